@@ -1,0 +1,72 @@
+/** Hono middleware: bearer authentication and scope checks (spec §5, DESIGN.md §6). */
+import type { MiddlewareHandler } from "hono";
+import { HttpError } from "../http/errors.ts";
+import {
+  authenticate,
+  LOCAL_OPERATOR,
+  type Principal,
+  type Scope,
+  tokensActive,
+  type TokenSpec,
+} from "./tokens.ts";
+
+/** Per-request values set by the auth middleware. */
+export interface AuthVariables {
+  principal: Principal;
+}
+
+/** Options of {@link bearerAuth}. */
+export interface BearerAuthOptions {
+  /** The token specs in force (configured list or the SERVICE_TOKEN shorthand). */
+  specs: () => TokenSpec[];
+  env?: (name: string) => string | undefined;
+}
+
+/**
+ * Require a valid bearer token once any token is configured (401 otherwise). With none, reads
+ * are open and the caller is the local `dashboard-operator` (the server then binds loopback only).
+ */
+export function bearerAuth(
+  options: BearerAuthOptions,
+): MiddlewareHandler<{ Variables: AuthVariables }> {
+  const env = options.env ?? ((name: string) => Deno.env.get(name));
+  return async function bearerAuthMiddleware(c, next) {
+    const specs = options.specs();
+    if (!tokensActive(specs, env)) {
+      c.set("principal", LOCAL_OPERATOR);
+      return await next();
+    }
+    const header = c.req.header("authorization") ?? "";
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const principal = match ? authenticate(match[1], specs, env) : undefined;
+    if (!principal) {
+      throw new HttpError(
+        401,
+        "unauthorized",
+        match
+          ? "the bearer token is not valid"
+          : "a bearer token is required: send `Authorization: Bearer <token>`",
+        { "WWW-Authenticate": 'Bearer realm="service"' },
+      );
+    }
+    c.set("principal", principal);
+    await next();
+  };
+}
+
+/** Refuse (403, before the handler runs) any principal whose scope is not `scope`. */
+export function requireScope(scope: Scope): MiddlewareHandler<{ Variables: AuthVariables }> {
+  return async function requireScopeMiddleware(c, next) {
+    const principal = c.get("principal");
+    if (principal?.scope !== scope) {
+      throw new HttpError(
+        403,
+        "forbidden",
+        `principal ${JSON.stringify(principal?.principal)} has scope ${
+          JSON.stringify(principal?.scope)
+        }; this action needs scope "${scope}"`,
+      );
+    }
+    await next();
+  };
+}

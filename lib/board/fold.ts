@@ -1,0 +1,204 @@
+/**
+ * The pure fold from journal rows to the review board (spec §3.2, DESIGN.md §5). It reads
+ * `type` and `data` only — never `ts`, the host, the path or the run directory's name — so
+ * the same rows give the same board, byte for byte, anywhere.
+ */
+import { compareCodePoints, type JsonValue } from "../journal/canonical_json.ts";
+import type { JournalRow } from "../journal/row.ts";
+
+/** The five columns, in display order. */
+export const COLUMNS = ["queued", "running", "gated", "needs_review", "merged"] as const;
+/** A board column name. */
+export type Column = typeof COLUMNS[number];
+
+/** Review decisions an operator can take (spec §2.6). */
+export const DECISIONS = ["approve", "request_changes", "merge"] as const;
+/** A review decision. */
+export type Decision = typeof DECISIONS[number];
+
+/** Diff summary attached to a card. */
+export interface CardDiff {
+  sha256: string;
+  added: number;
+  removed: number;
+  files: number;
+}
+
+/** Operator verdict attached to a card. */
+export interface CardVerdict {
+  decision: Decision;
+  principal: string;
+  index: number;
+  note?: string;
+}
+
+/** A card as it appears on the board; optional keys are absent, never null. */
+export interface Card {
+  task_id: string;
+  last_index: number;
+  title?: string;
+  role?: string;
+  diff?: CardDiff;
+  gates?: JsonValue[];
+  verdict?: CardVerdict;
+}
+
+/** The board (DESIGN.md §5). */
+export interface Board {
+  schema_version: 1;
+  run: { started: JsonValue | null; completed: JsonValue | null };
+  event_count: number;
+  columns: Record<Column, Card[]>;
+}
+
+interface CardState {
+  card: Card;
+  column: Column;
+}
+
+/** Mutable fold state; cheap to clone, turned into a board by {@link boardOf}. */
+export interface FoldState {
+  started: JsonValue | null;
+  completed: JsonValue | null;
+  eventCount: number;
+  cards: Map<string, CardState>;
+  /** Latest diff capture of every task, with or without a card (the diff endpoint reads it). */
+  diffs: Map<string, CardDiff>;
+}
+
+/** The state before any row. */
+export function initialFoldState(): FoldState {
+  return { started: null, completed: null, eventCount: 0, cards: new Map(), diffs: new Map() };
+}
+
+/** A deep copy of `state`. */
+export function cloneFoldState(state: FoldState): FoldState {
+  return structuredClone(state);
+}
+
+const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
+const isStr = (v: unknown): v is string => typeof v === "string";
+
+// Values copied verbatim into the board must have a canonical form, or the board could not
+// be hashed; a row carrying anything else is not folded into that part of the board.
+function isJsonSafe(value: unknown): value is JsonValue {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isSafeInteger(value);
+    case "object":
+      if (value === null) return true;
+      if (Array.isArray(value)) return value.every(isJsonSafe);
+      return Object.values(value).every(isJsonSafe);
+    default:
+      return false;
+  }
+}
+
+function move(state: FoldState, taskId: string, column: Column, index: number): CardState {
+  let entry = state.cards.get(taskId);
+  if (!entry) {
+    entry = { card: { task_id: taskId, last_index: index }, column };
+    state.cards.set(taskId, entry);
+  }
+  entry.column = column;
+  entry.card.last_index = index;
+  return entry;
+}
+
+/** Fold one row found at 0-based line `index` into `state`. Unknown types are ignored. */
+export function foldRow(state: FoldState, row: JournalRow, index: number): void {
+  state.eventCount++;
+  const data = row.data as Record<string, unknown>;
+  switch (row.type) {
+    case "run_started":
+      if (state.started === null && isJsonSafe(data)) state.started = data;
+      return;
+    case "run_completed":
+      if (isJsonSafe(data)) state.completed = data;
+      return;
+  }
+  const taskId = data.task_id;
+  if (!isStr(taskId)) return;
+  switch (row.type) {
+    case "task_claimed": {
+      const { card } = move(state, taskId, "running", index);
+      if (isStr(data.title)) card.title = data.title;
+      if (isStr(data.role)) card.role = data.role;
+      return;
+    }
+    case "task_verification_failed": {
+      const { card } = move(state, taskId, "gated", index);
+      if (Array.isArray(data.signals) && isJsonSafe(data.signals)) card.gates = data.signals;
+      return;
+    }
+    case "task_retried":
+      move(state, taskId, "queued", index);
+      return;
+    case "task_completed":
+      move(state, taskId, "needs_review", index);
+      return;
+    case "task_merged":
+      move(state, taskId, "merged", index);
+      return;
+    case "task_diff_captured": {
+      const { sha256, added, removed, files } = data;
+      if (!isStr(sha256) || !isInt(added) || !isInt(removed) || !isInt(files)) return;
+      const diff = { sha256, added, removed, files };
+      state.diffs.set(taskId, diff);
+      const entry = state.cards.get(taskId);
+      if (entry) entry.card.diff = { ...diff };
+      return;
+    }
+    case "task_review_decision": {
+      const decision = data.decision as Decision;
+      if (!DECISIONS.includes(decision) || !isStr(data.principal)) return;
+      const entry = decision === "merge"
+        ? move(state, taskId, "merged", index)
+        : state.cards.get(taskId);
+      if (!entry) return;
+      const verdict: CardVerdict = { decision, principal: data.principal, index };
+      if (isStr(data.note)) verdict.note = data.note;
+      entry.card.verdict = verdict;
+      return;
+    }
+  }
+}
+
+function byLastIndexThenId(a: Card, b: Card): number {
+  if (a.last_index !== b.last_index) return a.last_index - b.last_index;
+  return compareCodePoints(a.task_id, b.task_id);
+}
+
+/** The board of `state`: fresh objects, columns ordered by last transition then task id. */
+export function boardOf(state: FoldState): Board {
+  const columns = { queued: [], running: [], gated: [], needs_review: [], merged: [] } as Record<
+    Column,
+    Card[]
+  >;
+  for (const { card, column } of state.cards.values()) {
+    const copy: Card = { task_id: card.task_id, last_index: card.last_index };
+    if (card.title !== undefined) copy.title = card.title;
+    if (card.role !== undefined) copy.role = card.role;
+    if (card.diff) copy.diff = { ...card.diff };
+    if (card.gates) copy.gates = card.gates;
+    if (card.verdict) copy.verdict = { ...card.verdict };
+    columns[column].push(copy);
+  }
+  for (const column of COLUMNS) columns[column].sort(byLastIndexThenId);
+  return {
+    schema_version: 1,
+    run: { started: state.started, completed: state.completed },
+    event_count: state.eventCount,
+    columns,
+  };
+}
+
+/** Fold a whole list of rows (each with its line index) into a board. */
+export function foldBoard(rows: Iterable<{ index: number; row: JournalRow }>): Board {
+  const state = initialFoldState();
+  for (const { index, row } of rows) foldRow(state, row, index);
+  return boardOf(state);
+}

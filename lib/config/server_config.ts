@@ -1,0 +1,71 @@
+/**
+ * The server's own settings from `service.yaml`: `host`, `port`, `auth.tokens`. The full
+ * configuration schema (spec §2.11) validates the rest of the file.
+ */
+import { z } from "zod";
+import { parse as parseYaml } from "yaml";
+import { join } from "node:path";
+import { SCOPES, type TokenSpec } from "../auth/tokens.ts";
+
+/** Default bind of the task server (spec §1). */
+export const DEFAULT_HOST = "127.0.0.1";
+/** Default port (spec §1); `SERVICE_PORT` overrides the config. */
+export const DEFAULT_PORT = 8052;
+
+const TokenSpecSchema = z.strictObject({
+  principal: z.string().min(1),
+  scope: z.enum(SCOPES),
+  token_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name"),
+});
+
+const ServerKeys = z.looseObject({
+  host: z.string().min(1).optional(),
+  port: z.number().int().min(0).max(65535).optional(),
+  auth: z.strictObject({ tokens: z.array(TokenSpecSchema).default([]) }).optional(),
+});
+
+/** Settings the HTTP server needs. */
+export interface ServerSettings {
+  host: string;
+  port: number;
+  tokens: TokenSpec[];
+}
+
+/** A configuration problem with where it is and how to fix it. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ValidationError";
+  }
+}
+
+/** Read server settings from `<root>/service.yaml` (absent file: defaults), then `SERVICE_PORT`. */
+export async function loadServerSettings(
+  root: string,
+  env = Deno.env.toObject(),
+): Promise<ServerSettings> {
+  let raw: unknown = {};
+  const file = join(root, "service.yaml");
+  try {
+    raw = parseYaml(await Deno.readTextFile(file)) ?? {};
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) {
+      throw new ConfigError(`${file}: ${(e as Error).message}`);
+    }
+  }
+  const parsed = ServerKeys.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(`${file}: ${issue.path.join(".")}: ${issue.message}`);
+  }
+  let port = parsed.data.port ?? DEFAULT_PORT;
+  if (env.SERVICE_PORT) {
+    port = Number(env.SERVICE_PORT);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new ConfigError(
+        `SERVICE_PORT=${JSON.stringify(env.SERVICE_PORT)} is not a port number (0-65535)`,
+      );
+    }
+  }
+  return { host: parsed.data.host ?? DEFAULT_HOST, port, tokens: parsed.data.auth?.tokens ?? [] };
+}

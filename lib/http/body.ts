@@ -1,0 +1,24 @@
+/** Request bodies: bounded size, JSON only, clear errors. */
+import type { Context } from "hono";
+import { HttpError } from "./errors.ts";
+
+/** Largest JSON body accepted by default. */
+export const MAX_JSON_BODY = 1 << 20;
+
+/** Parse the body as JSON (400 `invalid_json` when it is not; 413 when too large). */
+export async function readJsonBody(c: Context, maxBytes = MAX_JSON_BODY): Promise<unknown> {
+  const length = Number(c.req.header("content-length") ?? "0");
+  if (length > maxBytes) {
+    throw new HttpError(413, "body_too_large", `request body over ${maxBytes} bytes`);
+  }
+  const bytes = new Uint8Array(await c.req.arrayBuffer());
+  if (bytes.length > maxBytes) {
+    throw new HttpError(413, "body_too_large", `request body over ${maxBytes} bytes`);
+  }
+  const text = new TextDecoder().decode(bytes);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new HttpError(400, "invalid_json", `request body is not JSON: ${(e as Error).message}`);
+  }
+}

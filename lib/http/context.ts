@@ -1,0 +1,24 @@
+/** What every route handler can reach: the workspace, auth and audit settings. */
+import type { Context } from "hono";
+import type { AuthVariables } from "../auth/middleware.ts";
+import type { TokenSpec } from "../auth/tokens.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+
+/** Server-wide settings, built once at start. */
+export interface AppContext {
+  paths: WorkspacePaths;
+  /** Token specs in force (read per request so SERVICE_TOKEN rotation needs no restart). */
+  tokenSpecs: () => TokenSpec[];
+  /** The audit HMAC key (created on first use). */
+  auditKey: () => Promise<Uint8Array>;
+  /** Wall clock for envelopes (tests pin it). */
+  now?: () => Date;
+}
+
+/** Hono environment of the service. */
+export interface AppEnv {
+  Variables: AuthVariables & { app: AppContext };
+}
+
+/** A handler's context. */
+export type Ctx = Context<AppEnv>;

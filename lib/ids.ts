@@ -1,0 +1,24 @@
+/** Identifier rules (DESIGN.md §4): run and task ids can never name a path outside `.sdd/runs/`. */
+import { HttpError } from "./http/errors.ts";
+
+/** Pattern shared by run ids and task ids. */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** True when `id` is a safe run or task id. */
+export function isValidId(id: string): boolean {
+  return ID_PATTERN.test(id) && !id.includes("..");
+}
+
+/** Return `id` or throw a 400 naming which parameter was rejected. */
+export function requireId(kind: "run_id" | "task_id", id: string): string {
+  if (!isValidId(id)) {
+    throw new HttpError(
+      400,
+      `invalid_${kind}`,
+      `${kind} ${
+        JSON.stringify(id.slice(0, 140))
+      } must match ${ID_PATTERN.source} (letters, digits, '.', '_', '-'; no '..')`,
+    );
+  }
+  return id;
+}

@@ -1,0 +1,59 @@
+/**
+ * The diff under review (spec §2.4): the bytes at `.sdd/runs/<run>/review/diffs/<task>.diff`,
+ * re-hashed against the `task_diff_captured` row chained in the journal.
+ */
+import { projectJournal } from "../board/projection.ts";
+import { parseUnifiedDiff, summarizeDiff } from "../diff/parse.ts";
+import { HttpError } from "../http/errors.ts";
+import { sha256Hex } from "../journal/hash.ts";
+import { diffPath, type WorkspacePaths } from "../workspace.ts";
+
+/** The diff response. */
+export interface DiffResponse {
+  sha256: string;
+  verified: boolean;
+  added: number;
+  removed: number;
+  files: string[];
+  diff_text: string;
+}
+
+/** Read, re-hash and summarise the stored diff of a task; 404 when none was captured or it is gone. */
+export async function readReviewedDiff(
+  paths: WorkspacePaths,
+  runId: string,
+  taskId: string,
+  journal: string,
+): Promise<DiffResponse> {
+  const projection = await projectJournal(runId, journal);
+  const captured = projection.diffs.get(taskId);
+  if (!captured) {
+    throw new HttpError(
+      404,
+      "no_diff_captured",
+      `no diff captured for task ${taskId} in run ${runId}`,
+    );
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(diffPath(paths, runId, taskId));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    throw new HttpError(
+      404,
+      "diff_file_missing",
+      `the journal chains diff ${captured.sha256} for task ${taskId}, but review/diffs/${taskId}.diff is gone`,
+    );
+  }
+  const actual = "sha256:" + sha256Hex(bytes);
+  const text = new TextDecoder().decode(bytes);
+  const summary = summarizeDiff(parseUnifiedDiff(text));
+  return {
+    sha256: captured.sha256,
+    verified: actual === captured.sha256 && projection.receipt.journal_verified,
+    added: summary.added,
+    removed: summary.removed,
+    files: summary.files,
+    diff_text: text,
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * The status object (DESIGN.md §6). Its shape is fixed now; the task, verification, agent and
+ * cost parts are filled from their stores as those land.
+ */
+import type { AppContext } from "../http/context.ts";
+
+/** Answer of `GET /status`. */
+export interface ServiceStatus {
+  service: "service";
+  workspace: string;
+  runs: number;
+  [part: string]: unknown;
+}
+
+/** Extra status parts contributed by other subsystems, keyed by their name in the object. */
+export type StatusPart = (app: AppContext) => Promise<unknown>;
+
+const parts = new Map<string, StatusPart>();
+
+/** Register a named part of the status object (task counts, verification nudge, agents, cost). */
+export function registerStatusPart(name: string, part: StatusPart): void {
+  parts.set(name, part);
+}
+
+/** Collect the status object. */
+export async function collectStatus(app: AppContext): Promise<ServiceStatus> {
+  const status: ServiceStatus = {
+    service: "service",
+    workspace: app.paths.root,
+    runs: await countRuns(app.paths.runs),
+  };
+  for (const [name, part] of parts) status[name] = await part(app);
+  return status;
+}
+
+async function countRuns(runsDir: string): Promise<number> {
+  let n = 0;
+  try {
+    for await (const entry of Deno.readDir(runsDir)) if (entry.isDirectory) n++;
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  return n;
+}

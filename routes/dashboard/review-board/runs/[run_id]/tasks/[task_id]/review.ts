@@ -1,0 +1,45 @@
+/** POST /dashboard/review-board/runs/<run_id>/tasks/<task_id>/review — an attested review action. */
+import type { Ctx } from "../../../../../../../lib/http/context.ts";
+import { HttpError } from "../../../../../../../lib/http/errors.ts";
+import { requireId } from "../../../../../../../lib/ids.ts";
+import { requireRunJournal } from "../../../../../../../lib/runs/runs.ts";
+import { recordReview, ReviewRequest } from "../../../../../../../lib/review/action.ts";
+import { auditPaths } from "../../../../../../../lib/audit/store.ts";
+import { readJsonBody } from "../../../../../../../lib/http/body.ts";
+
+/** Validate, record on journal and audit chain, answer the receipt and the re-folded board. */
+export async function POST(c: Ctx): Promise<Response> {
+  const runId = c.req.param("run_id")!;
+  const taskId = requireId("task_id", c.req.param("task_id")!);
+  const app = c.get("app");
+  const journalPath = await requireRunJournal(app.paths, runId);
+  const parsed = ReviewRequest.safeParse(await readJsonBody(c));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new HttpError(
+      422,
+      "invalid_review",
+      `${
+        issue.path.join(".") || "body"
+      }: ${issue.message}. Send {"decision": "approve" | "request_changes" | "merge", "note"?: string}`,
+    );
+  }
+  const ifMatch = parseIfMatch(c.req.header("if-match"));
+  const { receipt, projection } = await recordReview(parsed.data, {
+    runId,
+    taskId,
+    journalPath,
+    audit: auditPaths(app.paths.audit),
+    auditKey: app.auditKey,
+    principal: c.get("principal"),
+    ifMatch,
+    now: app.now,
+  });
+  return c.json({ receipt, board: projection.receipt });
+}
+
+function parseIfMatch(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const value = header.trim().replace(/^W\//, "");
+  return value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
+}

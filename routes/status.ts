@@ -1,0 +1,9 @@
+/** GET /status and /status/ — one JSON object describing the service now. */
+import type { Ctx } from "../lib/http/context.ts";
+import { collectStatus } from "../lib/status/status.ts";
+
+/** Answer the status object. */
+export async function GET(c: Ctx): Promise<Response> {
+  c.header("Cache-Control", "no-store");
+  return c.json(await collectStatus(c.get("app")));
+}
