@@ -1,0 +1,149 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { canonicalJson } from "../journal/canonical_json.ts";
+import { verifyJournalText } from "../journal/verify.ts";
+import { foldBoard } from "./fold.ts";
+import { projectionHash, projectJournal } from "./projection.ts";
+import { GOLDEN_DIR, journalText, tempDir } from "../../tests/helpers.ts";
+import type { JournalEvent } from "../journal/row.ts";
+
+const golden = JSON.parse(await Deno.readTextFile(join(GOLDEN_DIR, "expected.json")));
+const goldenBoard = await Deno.readTextFile(join(GOLDEN_DIR, "board.canonical.json"));
+
+Deno.test("the golden journal folds to the exact board bytes and receipt of the independent writer", async () => {
+  const { receipt } = await projectJournal("golden", join(GOLDEN_DIR, "journal.jsonl"));
+  assert.equal(canonicalJson(receipt.board), goldenBoard);
+  assert.equal(receipt.projection_hash, golden.projection_hash);
+  assert.equal(receipt.journal_head, golden.journal_head);
+  assert.equal(receipt.journal_verified, true);
+  assert.equal(receipt.event_count, golden.event_count);
+  assert.equal(receipt.run_id, "golden");
+});
+
+function fold(events: JournalEvent[]) {
+  return foldBoard(verifyJournalText(journalText(events)).rows);
+}
+
+Deno.test("foldBoard() of a journal recorded before task_merged existed has an empty merged column", () => {
+  const board = fold([
+    { type: "run_started", data: { run_id: "old" } },
+    { type: "task_claimed", data: { task_id: "a" } },
+    { type: "task_completed", data: { task_id: "a" } },
+  ]);
+  assert.deepEqual(board.columns.merged, []);
+  assert.deepEqual(board.columns.needs_review, [{ task_id: "a", last_index: 2 }]);
+  assert.deepEqual(board.run, { started: { run_id: "old" }, completed: null });
+});
+
+Deno.test("foldBoard() orders cards by the index of their last transition, ties by task id", () => {
+  const rows = verifyJournalText(journalText([
+    { type: "task_claimed", data: { task_id: "b" } },
+    { type: "task_claimed", data: { task_id: "a" } },
+    { type: "task_claimed", data: { task_id: "c" } },
+    { type: "task_claimed", data: { task_id: "b" } },
+  ])).rows;
+  // Two rows at the same index only happen across journals; force a tie to check the tiebreak.
+  rows[1].index = 0;
+  const board = foldBoard(rows);
+  assert.deepEqual(board.columns.running.map((c) => c.task_id), ["a", "c", "b"]);
+});
+
+Deno.test("foldBoard() ignores unknown event types, attachment rows for tasks with no card, and never reads ts", () => {
+  const events: JournalEvent[] = [
+    { type: "agent_heartbeat", data: { task_id: "x" } },
+    { type: "task_review_decision", data: { task_id: "x", decision: "approve", principal: "p" } },
+    {
+      type: "task_diff_captured",
+      data: { task_id: "x", sha256: "sha256:" + "1".repeat(64), added: 1, removed: 1, files: 1 },
+    },
+    { type: "task_claimed", data: { task_id: "y", title: "T" } },
+  ];
+  const board = fold(events);
+  assert.equal(board.event_count, 4);
+  assert.deepEqual(board.columns.running, [{ task_id: "y", last_index: 3, title: "T" }]);
+  const rows = verifyJournalText(journalText(events)).rows;
+  for (const r of rows) r.row.ts = "1999-01-01T00:00:00.000Z";
+  assert.equal(projectionHash(foldBoard(rows)), projectionHash(board));
+});
+
+Deno.test("foldBoard(): approve attaches a verdict without moving; merge moves to merged; a retry keeps gates", () => {
+  const board = fold([
+    { type: "task_claimed", data: { task_id: "a", role: "qa" } },
+    {
+      type: "task_verification_failed",
+      data: { task_id: "a", signals: [{ kind: "test_passes", detail: "exit 1" }] },
+    },
+    { type: "task_retried", data: { task_id: "a" } },
+    { type: "task_claimed", data: { task_id: "b" } },
+    { type: "task_completed", data: { task_id: "b" } },
+    {
+      type: "task_review_decision",
+      data: { task_id: "b", decision: "approve", principal: "alice" },
+    },
+    {
+      type: "task_review_decision",
+      data: { task_id: "b", decision: "merge", principal: "bob", note: "ok" },
+    },
+  ]);
+  assert.deepEqual(board.columns.queued, [{
+    task_id: "a",
+    last_index: 2,
+    role: "qa",
+    gates: [{ kind: "test_passes", detail: "exit 1" }],
+  }]);
+  assert.deepEqual(board.columns.merged, [{
+    task_id: "b",
+    last_index: 6,
+    verdict: { decision: "merge", principal: "bob", index: 6, note: "ok" },
+  }]);
+});
+
+Deno.test("the TypeScript fold and the independent Python fold agree on random journals", async () => {
+  await using dir = await tempDir();
+  let seed = 7;
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const types = [
+    "task_claimed",
+    "task_verification_failed",
+    "task_retried",
+    "task_completed",
+    "task_merged",
+    "task_diff_captured",
+    "task_review_decision",
+    "run_started",
+    "run_completed",
+    "agent_note",
+  ];
+  const script = new URL("../../scripts/fold.py", import.meta.url).pathname;
+  for (let j = 0; j < 8; j++) {
+    const events: JournalEvent[] = Array.from({ length: 200 }, () => {
+      const type = types[Math.floor(rand() * types.length)];
+      const task_id = `t${Math.floor(rand() * 12)}`;
+      const data: Record<string, unknown> = { task_id, run_id: "r" };
+      if (rand() < 0.5) data.title = `Tâche ${Math.floor(rand() * 9)} 🚀`;
+      if (rand() < 0.5) data.role = ["qa", "docs"][Math.floor(rand() * 2)];
+      if (type === "task_verification_failed") {
+        data.signals = [{ kind: "path_exists", detail: "x" }];
+      }
+      if (type === "task_diff_captured") {
+        Object.assign(data, { sha256: "sha256:" + "b".repeat(64), added: 3, removed: 1, files: 2 });
+      }
+      if (type === "task_review_decision") {
+        Object.assign(data, {
+          decision: ["approve", "request_changes", "merge"][Math.floor(rand() * 3)],
+          principal: "p",
+        });
+        if (rand() < 0.5) data.note = "n";
+      }
+      return { type, data } as JournalEvent;
+    });
+    const path = join(dir.path, `j${j}.jsonl`);
+    await Deno.writeTextFile(path, journalText(events));
+    const out = await new Deno.Command("python3", { args: [script, path] }).output();
+    const python = JSON.parse(new TextDecoder().decode(out.stdout));
+    const { receipt } = await projectJournal(`j${j}`, path);
+    assert.equal(receipt.projection_hash, python.projection_hash, `journal ${j}`);
+    assert.equal(receipt.journal_head, python.journal_head);
+    assert.equal(receipt.journal_verified, python.journal_verified);
+  }
+});

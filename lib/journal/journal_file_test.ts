@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { appendEvents, JournalPoisonedError, verifyJournalFile } from "./journal_file.ts";
+import { verifyJournalText } from "./verify.ts";
+import { journalText, sampleEvents, tempDir } from "../../tests/helpers.ts";
+
+Deno.test("appendEvents() starts a chain at seq 0 with the zero prev and returns assigned seqs", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "runs", "r1", "journal.jsonl");
+  const rows = await appendEvents(path, sampleEvents().slice(0, 2));
+  assert.deepEqual(rows.map((r) => r.seq), [0, 1]);
+  assert.equal(rows[0].row.prev, "0".repeat(64));
+  assert.equal(rows[1].row.prev, rows[0].hash);
+  const report = verifyJournalText(await Deno.readTextFile(path));
+  assert.equal(report.verified, true);
+  assert.equal(report.head, rows[1].hash);
+});
+
+Deno.test("appendEvents() resumes from the verified head of an existing journal", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "journal.jsonl");
+  await Deno.writeTextFile(path, journalText(sampleEvents()));
+  const [row] = await appendEvents(path, [{ type: "task_completed", data: { task_id: "t2" } }]);
+  assert.equal(row.seq, 5);
+  assert.equal((await verifyJournalFile(path)).walker.verified, true);
+});
+
+Deno.test("appendEvents() completes a last row that lacks its newline instead of gluing onto it", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "journal.jsonl");
+  await Deno.writeTextFile(path, journalText(sampleEvents()).trimEnd());
+  await appendEvents(path, [{ type: "task_completed", data: { task_id: "t2" } }]);
+  const report = verifyJournalText(await Deno.readTextFile(path));
+  assert.equal(report.verified, true);
+  assert.equal(report.rowCount, 6);
+});
+
+Deno.test("appendEvents() refuses to extend a poisoned chain and writes nothing", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "journal.jsonl");
+  const tampered = journalText(sampleEvents()).replace('"First"', '"Forged"');
+  await Deno.writeTextFile(path, tampered);
+  await assert.rejects(
+    appendEvents(path, [{ type: "task_completed", data: { task_id: "t2" } }]),
+    JournalPoisonedError,
+  );
+  assert.equal(await Deno.readTextFile(path), tampered);
+});
+
+Deno.test("appendEvents() refuses to extend a torn tail", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "journal.jsonl");
+  const torn = journalText(sampleEvents()) + '{"data":{"task_id"';
+  await Deno.writeTextFile(path, torn);
+  await assert.rejects(
+    appendEvents(path, [{ type: "task_completed", data: { task_id: "t2" } }]),
+    /torn tail/,
+  );
+  assert.equal(await Deno.readTextFile(path), torn);
+});
+
+Deno.test("appendEvents() from four processes at once leaves one linear chain", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "journal.jsonl");
+  const script = join(dir.path, "writer.ts");
+  const module = new URL("./journal_file.ts", import.meta.url).href;
+  await Deno.writeTextFile(
+    script,
+    `import { appendEvents } from ${JSON.stringify(module)};
+     const [path, who] = Deno.args;
+     for (let i = 0; i < 40; i++) await appendEvents(path, [{ type: "task_claimed", data: { task_id: who + "-" + i, session_id: who } }]);`,
+  );
+  const writers = ["a", "b", "c", "d"].map((who) =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", script, path, who],
+      stderr: "piped",
+      stdout: "null",
+    }).output()
+  );
+  for (const result of await Promise.all(writers)) {
+    assert.ok(result.success, new TextDecoder().decode(result.stderr));
+  }
+  const report = verifyJournalText(await Deno.readTextFile(path));
+  assert.equal(report.verified, true, report.firstFault?.message);
+  assert.equal(report.rowCount, 160);
+  const ids = new Set(report.rows.map((r) => r.row.data.task_id));
+  assert.equal(ids.size, 160);
+});
+
+Deno.test("appendEvents() in one process serialises a burst of concurrent calls", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "journal.jsonl");
+  const results = await Promise.all(
+    Array.from(
+      { length: 50 },
+      (_, i) => appendEvents(path, [{ type: "task_claimed", data: { task_id: `t${i}` } }]),
+    ),
+  );
+  assert.deepEqual(
+    results.map((r) => r[0].seq).sort((a, b) => a - b),
+    Array.from({ length: 50 }, (_, i) => i),
+  );
+  assert.equal(verifyJournalText(await Deno.readTextFile(path)).verified, true);
+});

@@ -1,0 +1,75 @@
+/** Shared test fixtures: journals built by the real encoder, temporary workspaces. */
+import { encodeRow, type JournalEvent } from "../lib/journal/row.ts";
+import { ZERO_HASH } from "../lib/journal/hash.ts";
+import { join } from "node:path";
+
+/** The golden run directory written by an independent writer. */
+export const GOLDEN_DIR = new URL("../../shared/examples/run-golden/", import.meta.url).pathname;
+
+/** Journal lines (no trailing newline) for `events`, with a fixed clock. */
+export function journalLines(events: JournalEvent[]): string[] {
+  let prev = ZERO_HASH;
+  return events.map((event, seq) => {
+    const { line, hash } = encodeRow(
+      event,
+      prev,
+      seq,
+      `2026-11-21T10:00:${String(seq % 60).padStart(2, "0")}.000Z`,
+    );
+    prev = hash;
+    return line;
+  });
+}
+
+/** A journal text with a trailing newline. */
+export function journalText(events: JournalEvent[]): string {
+  return journalLines(events).join("\n") + "\n";
+}
+
+/** A small run: start, two claims, a diff, a completion. */
+export function sampleEvents(runId = "r1"): JournalEvent[] {
+  return [
+    { type: "run_started", data: { run_id: runId, plan: "sample" } },
+    {
+      type: "task_claimed",
+      data: { task_id: "t1", session_id: "s1", title: "First", role: "backend" },
+    },
+    {
+      type: "task_claimed",
+      data: { task_id: "t2", session_id: "s2", title: "Second", role: "docs" },
+    },
+    {
+      type: "task_diff_captured",
+      data: { task_id: "t1", sha256: "sha256:" + "a".repeat(64), added: 1, removed: 0, files: 1 },
+    },
+    { type: "task_completed", data: { task_id: "t1" } },
+  ];
+}
+
+/** A temporary directory removed on dispose (`await using`). */
+export async function tempDir(
+  prefix = "service-test-",
+): Promise<AsyncDisposable & { path: string }> {
+  const path = await Deno.makeTempDir({ prefix });
+  return {
+    path,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(path, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** A temporary workspace holding a copy of the golden run as `.sdd/runs/golden`. */
+export async function goldenWorkspace(): Promise<
+  AsyncDisposable & { path: string; runDir: string }
+> {
+  const dir = await tempDir();
+  const runDir = join(dir.path, ".sdd", "runs", "golden");
+  await Deno.mkdir(join(runDir, "review", "diffs"), { recursive: true });
+  await Deno.copyFile(join(GOLDEN_DIR, "journal.jsonl"), join(runDir, "journal.jsonl"));
+  await Deno.copyFile(
+    join(GOLDEN_DIR, "review/diffs/t-parser.diff"),
+    join(runDir, "review/diffs/t-parser.diff"),
+  );
+  return Object.assign(dir, { runDir });
+}
