@@ -70,9 +70,19 @@ export function receiptOf(runId: string, snapshot: JournalSnapshot<FoldState>): 
 }
 
 const boardViews = new Map<string, IncrementalJournal<FoldState>>();
+const memo = new Map<string, { version: number; runId: string; projection: Projection }>();
 
-/** Project the journal at `journalPath` (read under a shared lock; incremental when it only grew). */
+/**
+ * Project the journal at `journalPath` (read under a shared lock; incremental when it only grew,
+ * and the previous answer itself when its bytes did not change at all).
+ */
 export async function projectJournal(runId: string, journalPath: string): Promise<Projection> {
   const snapshot = await readJournal(journalPath, viewFor(journalPath, boardViews, BOARD_SINK));
-  return receiptOf(runId, snapshot);
+  const cached = memo.get(journalPath);
+  if (cached && cached.version === snapshot.version && cached.runId === runId) {
+    return cached.projection;
+  }
+  const projection = receiptOf(runId, snapshot);
+  memo.set(journalPath, { version: snapshot.version, runId, projection });
+  return projection;
 }
