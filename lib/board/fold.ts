@@ -64,11 +64,30 @@ export interface FoldState {
   cards: Map<string, CardState>;
   /** Latest diff capture of every task, with or without a card (the diff endpoint reads it). */
   diffs: Map<string, CardDiff>;
+  /**
+   * Attachments that arrived while a task had no card in this state. Ignored by the board; kept
+   * so a state folded over a later segment of the journal can be merged onto an earlier one,
+   * where the card may already exist ({@link mergeFoldStates}).
+   */
+  pending: Map<string, Attachments>;
+}
+
+/** Diff and verdict attachments of one task. */
+export interface Attachments {
+  diff?: CardDiff;
+  verdict?: CardVerdict;
 }
 
 /** The state before any row. */
 export function initialFoldState(): FoldState {
-  return { started: null, completed: null, eventCount: 0, cards: new Map(), diffs: new Map() };
+  return {
+    started: null,
+    completed: null,
+    eventCount: 0,
+    cards: new Map(),
+    diffs: new Map(),
+    pending: new Map(),
+  };
 }
 
 /** A deep copy of `state`. */
@@ -150,6 +169,7 @@ export function foldRow(state: FoldState, row: JournalRow, index: number): void 
       state.diffs.set(taskId, diff);
       const entry = state.cards.get(taskId);
       if (entry) entry.card.diff = { ...diff };
+      else pendingOf(state, taskId).diff = { ...diff };
       return;
     }
     case "task_review_decision": {
@@ -158,13 +178,58 @@ export function foldRow(state: FoldState, row: JournalRow, index: number): void 
       const entry = decision === "merge"
         ? move(state, taskId, "merged", index)
         : state.cards.get(taskId);
-      if (!entry) return;
       const verdict: CardVerdict = { decision, principal: data.principal, index };
       if (isStr(data.note)) verdict.note = data.note;
-      entry.card.verdict = verdict;
+      if (entry) entry.card.verdict = verdict;
+      else pendingOf(state, taskId).verdict = verdict;
       return;
     }
   }
+}
+
+function pendingOf(state: FoldState, taskId: string): Attachments {
+  let pending = state.pending.get(taskId);
+  if (!pending) state.pending.set(taskId, pending = {});
+  return pending;
+}
+
+/**
+ * Merge `right`, folded over the rows after those of `left`, onto `left` (both consumed): the
+ * result equals one fold over all rows. A right-hand attachment that came before its task had
+ * a card there applies only if the left state already has that card.
+ */
+export function mergeFoldStates(left: FoldState, right: FoldState): FoldState {
+  left.started ??= right.started;
+  if (right.completed !== null) left.completed = right.completed;
+  left.eventCount += right.eventCount;
+  for (const [taskId, diff] of right.diffs) left.diffs.set(taskId, diff);
+  for (const [taskId, early] of right.pending) {
+    const entry = left.cards.get(taskId);
+    if (entry) {
+      if (early.diff) entry.card.diff = early.diff;
+      if (early.verdict) entry.card.verdict = early.verdict;
+    } else {
+      const pending = pendingOf(left, taskId);
+      if (early.diff) pending.diff = early.diff;
+      if (early.verdict) pending.verdict = early.verdict;
+    }
+  }
+  for (const [taskId, later] of right.cards) {
+    const earlier = left.cards.get(taskId);
+    if (!earlier) {
+      left.cards.set(taskId, later);
+      continue;
+    }
+    const card = earlier.card;
+    card.last_index = later.card.last_index;
+    earlier.column = later.column;
+    if (later.card.title !== undefined) card.title = later.card.title;
+    if (later.card.role !== undefined) card.role = later.card.role;
+    if (later.card.gates) card.gates = later.card.gates;
+    if (later.card.diff) card.diff = later.card.diff;
+    if (later.card.verdict) card.verdict = later.card.verdict;
+  }
+  return left;
 }
 
 function byLastIndexThenId(a: Card, b: Card): number {

@@ -4,18 +4,16 @@
  */
 import { canonicalJson } from "../journal/canonical_json.ts";
 import { sha256Hex } from "../journal/hash.ts";
-import { IncrementalJournal, type JournalSnapshot, type RowSink } from "../journal/incremental.ts";
-import { readJournal, viewFor } from "../journal/journal_file.ts";
-import type { ChainFault } from "../journal/verify.ts";
 import {
-  type Board,
-  boardOf,
-  type CardDiff,
-  cloneFoldState,
-  foldRow,
-  type FoldState,
-  initialFoldState,
-} from "./fold.ts";
+  IncrementalJournal,
+  type JournalSnapshot,
+  type RowSink,
+  walkSegment,
+} from "../journal/incremental.ts";
+import type { ChainFault, WalkerState } from "../journal/verify.ts";
+import { readJournal, viewFor } from "../journal/journal_file.ts";
+import { BOARD_FOLD_SINK } from "./sink.ts";
+import { type Board, boardOf, type CardDiff, type FoldState, mergeFoldStates } from "./fold.ts";
 
 /** The response of `GET /review-board/runs/<run_id>`. */
 export interface ProjectionReceipt {
@@ -38,12 +36,50 @@ export interface Projection {
   diffs: ReadonlyMap<string, CardDiff>;
 }
 
-/** The board fold as an incremental journal sink. */
+/** First reads at least this large are folded on two cores. */
+export const PARALLEL_FOLD_MIN_BYTES = 8 << 20;
+
+/** The board fold as an incremental journal sink, parallel on large first reads. */
 export const BOARD_SINK: RowSink<FoldState> = {
-  init: initialFoldState,
-  apply: foldRow,
-  clone: cloneFoldState,
+  ...BOARD_FOLD_SINK,
+  parallel: {
+    minBytes: PARALLEL_FOLD_MIN_BYTES,
+    foldSegment: foldSegmentInWorker,
+    merge: mergeFoldStates,
+  },
 };
+
+// A worker per large first read, ended as soon as it answers. Where no worker can start (a
+// single-file bundle has no module to load), the segment is folded on this thread instead.
+function foldSegmentInWorker(
+  bytes: Uint8Array,
+  startLine: number,
+): Promise<{ walker: WalkerState; state: FoldState }> {
+  const inThread = () => {
+    const { walker, state } = walkSegment(BOARD_FOLD_SINK, bytes, startLine);
+    return { walker: walker.toState(), state };
+  };
+  let worker: Worker;
+  try {
+    worker = new Worker(new URL("./segment_worker.ts", import.meta.url), { type: "module" });
+  } catch {
+    return Promise.resolve(inThread());
+  }
+  return new Promise((resolve) => {
+    worker.onmessage = (event) => {
+      worker.terminate();
+      resolve(event.data);
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      worker.terminate();
+      resolve(inThread());
+    };
+    // Shared memory crosses without a copy; an ordinary buffer is cut down to the segment.
+    const shared = bytes.buffer instanceof SharedArrayBuffer;
+    worker.postMessage({ bytes: shared ? bytes : bytes.slice(), startLine });
+  });
+}
 
 /** SHA-256 hex of the canonical JSON of a board. */
 export function projectionHash(board: Board): string {

@@ -7,13 +7,71 @@
  */
 import { Buffer } from "node:buffer";
 import type { JournalRow } from "./row.ts";
-import { ChainWalker } from "./verify.ts";
+import { ChainWalker, linkWalkers, type WalkerState } from "./verify.ts";
 
 /** Consumes verified-or-not rows in order (the board fold is one). */
 export interface RowSink<S> {
   init(): S;
   apply(state: S, row: JournalRow, index: number): void;
   clone(state: S): S;
+  /** Optional: fold a large first read on two cores (see {@link ParallelFold}). */
+  parallel?: ParallelFold<S>;
+}
+
+/**
+ * Splits a large first read in two: the later half is walked and folded elsewhere (a worker)
+ * while this thread does the first half; then the chains are linked and the states merged.
+ */
+export interface ParallelFold<S> {
+  /** Reads smaller than this stay on one thread. */
+  minBytes: number;
+  /** Walk and fold the complete lines of `bytes`, the first being line `startLine`. */
+  foldSegment(bytes: Uint8Array, startLine: number): Promise<{ walker: WalkerState; state: S }>;
+  /** Merge a later segment's state onto an earlier one's. */
+  merge(left: S, right: S): S;
+}
+
+/** Feed every newline-terminated line of `bytes[start, end)` to `each`, with its bytes. */
+export function forEachLine(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  each: (line: string, lineBytes: Uint8Array) => void,
+): void {
+  if (end <= start) return;
+  const lines = decoder.decode(bytes.subarray(start, end - 1)).split("\n");
+  let at = start;
+  for (const line of lines) {
+    const lineEnd = bytes.indexOf(NEWLINE, at);
+    each(line, bytes.subarray(at, lineEnd));
+    at = lineEnd + 1;
+  }
+}
+
+/** Walk and fold the complete lines of `bytes` as a segment starting at line `startLine`. */
+export function walkSegment<S>(
+  sink: RowSink<S>,
+  bytes: Uint8Array,
+  startLine: number,
+): { walker: ChainWalker; state: S } {
+  const walker = new ChainWalker(startLine);
+  const state = sink.init();
+  forEachLine(bytes, 0, bytes.lastIndexOf(NEWLINE) + 1, (line, lineBytes) => {
+    const index = walker.lineIndex;
+    const row = walker.push(line, lineBytes);
+    if (row) sink.apply(state, row, index);
+  });
+  return { walker, state };
+}
+
+function countLines(bytes: Uint8Array, end: number): number {
+  let n = 0;
+  for (
+    let at = bytes.indexOf(NEWLINE);
+    at !== -1 && at < end;
+    at = bytes.indexOf(NEWLINE, at + 1)
+  ) n++;
+  return n;
 }
 
 /** A sink that keeps nothing: for callers that only need the chain (appends, `verify`). */
@@ -64,6 +122,10 @@ export class IncrementalJournal<S> {
 
   #prefixUnchanged(bytes: Uint8Array): boolean {
     if (bytes.length < this.#committed) return false;
+    // The view's own buffer is never lent out for another read, so it still holds what was seen.
+    if (bytes.buffer === this.#seen.buffer && bytes.byteOffset === this.#seen.byteOffset) {
+      return true;
+    }
     const n = this.#committed;
     return Buffer.compare(
       Buffer.from(bytes.buffer, bytes.byteOffset, n),
@@ -87,6 +149,41 @@ export class IncrementalJournal<S> {
     return released;
   }
 
+  #queue: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Like {@link update}, but a large first read is folded on two cores when the sink can
+   * (one walk's result, byte for byte). Calls are serialised per view.
+   */
+  refresh(bytes: Uint8Array): Promise<JournalSnapshot<S>> {
+    const run = this.#queue.then(() => this.#refresh(bytes));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  async #refresh(bytes: Uint8Array): Promise<JournalSnapshot<S>> {
+    const parallel = this.#sink.parallel;
+    if (this.#committed > 0 && !this.#prefixUnchanged(bytes)) this.#reset();
+    const end = bytes.lastIndexOf(NEWLINE) + 1;
+    if (!parallel || this.#committed > 0 || end < parallel.minBytes) return this.update(bytes);
+    // The worker takes the later half; it starts up while this thread walks the first half.
+    const split = bytes.indexOf(NEWLINE, end >> 1) + 1;
+    const later = parallel.foldSegment(bytes.subarray(split, end), countLines(bytes, split));
+    forEachLine(
+      bytes,
+      0,
+      split,
+      (line, lineBytes) => this.#feed(this.#walker, this.#state, line, lineBytes, false),
+    );
+    const right = await later;
+    this.#walker = linkWalkers(this.#walker, right.walker);
+    this.#state = parallel.merge(this.#state, right.state);
+    this.#committed = end;
+    this.#version = ++versions;
+    this.#adopt(bytes);
+    return this.update(bytes);
+  }
+
   /**
    * Bring the state up to `bytes` (the whole file as read now) and return a snapshot of it.
    * The view keeps `bytes`: the caller must not write into that memory afterwards.
@@ -95,14 +192,9 @@ export class IncrementalJournal<S> {
     if (this.#committed > 0 && !this.#prefixUnchanged(bytes)) this.#reset();
     const end = bytes.lastIndexOf(NEWLINE) + 1;
     if (end > this.#committed) {
-      const start = this.#committed;
-      const lines = decoder.decode(bytes.subarray(start, end - 1)).split("\n");
-      let at = start;
-      for (const line of lines) {
-        const lineEnd = bytes.indexOf(NEWLINE, at);
-        this.#feed(this.#walker, this.#state, line, bytes.subarray(at, lineEnd), false);
-        at = lineEnd + 1;
-      }
+      forEachLine(bytes, this.#committed, end, (line, lineBytes) => {
+        this.#feed(this.#walker, this.#state, line, lineBytes, false);
+      });
       this.#committed = end;
       this.#version = ++versions;
     }

@@ -59,7 +59,10 @@ async function readIntoView<S>(
   const spares = spareBuffers.get(path) ?? [];
   spareBuffers.set(path, spares);
   let buffer = spares.pop();
-  if (!buffer || buffer.length < size) buffer = new Uint8Array(Math.max(size + (size >> 3), 4096));
+  // Shared memory, so a worker can fold part of a large first read without a copy.
+  if (!buffer || buffer.length < size) {
+    buffer = new Uint8Array(new SharedArrayBuffer(Math.max(size + (size >> 3), 4096)));
+  }
   let offset = 0;
   try {
     await file.seek(0, Deno.SeekMode.Start);
@@ -72,7 +75,7 @@ async function readIntoView<S>(
     spares.push(buffer);
     throw e;
   }
-  const snapshot = view.update(buffer.subarray(0, offset));
+  const snapshot = await view.refresh(buffer.subarray(0, offset));
   const released = view.takeReleasedBuffer();
   if (released && spares.length < 2) spares.push(released);
   return snapshot;
@@ -178,7 +181,7 @@ export function appendEventsWith<S>(
       if (walker.firstFault) throw new JournalPoisonedError(path, walker.firstFault);
       const events = await build(snapshot);
       const now = options.now ?? (() => new Date());
-      let prev = walker.cursor.head;
+      let prev = walker.head;
       let seq = walker.cursor.nextSeq;
       const appended: AppendedRow[] = [];
       let text = snapshot.endsWithNewline ? "" : "\n";

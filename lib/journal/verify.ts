@@ -23,7 +23,10 @@ export interface ChainFault {
 /** Where verification stands: the next expected `seq` and `prev`. */
 export interface ChainCursor {
   nextSeq: number;
-  head: string;
+  /** The `prev` the next row must carry; null at the start of a detached segment. */
+  head: string | null;
+  /** In a detached segment: the `prev` its first row carried (to link it to what precedes). */
+  firstPrev?: string;
 }
 
 /** The cursor of an empty chain. */
@@ -126,7 +129,9 @@ function fault(seq: number, kind: FaultKind, expected: string, actual: string, w
 
 /**
  * Check one line at index `cursor.nextSeq` and advance the cursor when it verifies.
- * The cursor is left untouched on a fault: the chain is broken from there on.
+ * The cursor is left untouched on a fault: the chain is broken from there on. A cursor whose
+ * `head` is null starts a segment verified apart from what precedes it: the first row's `prev`
+ * is recorded in `cursor.firstPrev` for the caller to link, instead of being compared.
  */
 export function verifyLine(line: string, cursor: ChainCursor, lineBytes?: Uint8Array): LineOutcome {
   const seq = cursor.nextSeq;
@@ -134,15 +139,8 @@ export function verifyLine(line: string, cursor: ChainCursor, lineBytes?: Uint8A
   try {
     parsed = JSON.parse(line);
   } catch (e) {
-    return {
-      fault: fault(
-        seq,
-        "unparseable",
-        "a JSON object",
-        preview(line),
-        `line does not parse: ${(e as Error).message}`,
-      ),
-    };
+    const why = `line does not parse: ${(e as Error).message}`;
+    return { fault: fault(seq, "unparseable", "a JSON object", preview(line), why) };
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return {
@@ -152,42 +150,34 @@ export function verifyLine(line: string, cursor: ChainCursor, lineBytes?: Uint8A
   const obj = parsed as Record<string, unknown>;
   const problem = shapeProblem(obj, true);
   if (problem) return { fault: fault(seq, "shape", "a journal row", preview(line), problem) };
-  const hexProblem = (field: "hash" | "prev") =>
-    HEX64.test(obj[field] as string) ? undefined : fault(
-      seq,
-      "shape",
-      "64 lower-case hex",
-      preview(String(obj[field])),
-      `\`${field}\` is not a digest`,
-    );
   const row = obj as unknown as JournalRow;
   if (row.seq !== seq) {
     return { row, fault: fault(seq, "seq", String(seq), String(row.seq), "seq out of order") };
   }
-  if (row.prev !== cursor.head) {
-    return {
-      row,
-      fault: fault(seq, "prev", cursor.head, row.prev, "prev does not chain onto the previous row"),
-    };
+  if (cursor.head === null) {
+    cursor.firstPrev = row.prev;
+  } else if (row.prev !== cursor.head) {
+    return { row, fault: prevFault(seq, cursor.head, row.prev) };
   }
   const recomputed = recomputeRowHash(line, obj, lineBytes);
   if (recomputed !== row.hash) {
-    const bad = hexProblem("hash");
-    if (bad) return { fault: bad };
-    return {
-      row,
-      fault: fault(
-        seq,
-        "hash",
-        recomputed ?? "a row with a canonical form",
-        row.hash,
-        "hash does not recompute",
-      ),
-    };
+    if (!HEX64.test(row.hash)) return { fault: digestSyntaxFault(seq, "hash", row.hash) };
+    const expected = recomputed ?? "a row with a canonical form";
+    return { row, fault: fault(seq, "hash", expected, row.hash, "hash does not recompute") };
   }
   cursor.nextSeq = seq + 1;
   cursor.head = row.hash;
   return { row };
+}
+
+function digestSyntaxFault(seq: number, field: "hash" | "prev", value: string): ChainFault {
+  return fault(seq, "shape", "64 lower-case hex", preview(value), `\`${field}\` is not a digest`);
+}
+
+/** The fault of row `seq` whose `prev` is `found` where `expected` was due. */
+export function prevFault(seq: number, expected: string, found: string): ChainFault {
+  if (!HEX64.test(found)) return digestSyntaxFault(seq, "prev", found);
+  return fault(seq, "prev", expected, found, "prev does not chain onto the previous row");
 }
 
 /** A torn tail: a last line with no newline that is not a whole row. */
@@ -204,14 +194,41 @@ function preview(line: string): string {
  * of a tampered journal is rendered, marked unverified). Cheap to copy: the state is a few values.
  */
 export class ChainWalker {
-  cursor: ChainCursor = emptyCursor();
+  cursor: ChainCursor;
   firstFault?: ChainFault;
   /** Rows that parsed (the board's `event_count`). */
   rowCount = 0;
   /** Hash of the last row that parsed: the head the file claims. */
   lastHash = ZERO_HASH;
   /** Index of the next line. */
-  lineIndex = 0;
+  lineIndex: number;
+
+  /**
+   * A walker from line 0, or — with `detachedFrom` — over a segment that starts at that line
+   * and is linked to the walker of the lines before it by {@link linkWalkers}.
+   */
+  constructor(detachedFrom?: number) {
+    this.lineIndex = detachedFrom ?? 0;
+    this.cursor = detachedFrom === undefined
+      ? emptyCursor()
+      : { nextSeq: detachedFrom, head: null };
+  }
+
+  /** The head the next append must chain onto (only meaningful while verified). */
+  get head(): string {
+    return this.cursor.head ?? this.lastHash;
+  }
+
+  /** Plain-data form (crosses worker boundaries). */
+  toState(): WalkerState {
+    return {
+      cursor: { ...this.cursor },
+      firstFault: this.firstFault,
+      rowCount: this.rowCount,
+      lastHash: this.lastHash,
+      lineIndex: this.lineIndex,
+    };
+  }
 
   /** True while no fault was seen. */
   get verified(): boolean {
@@ -249,6 +266,36 @@ export class ChainWalker {
     copy.lineIndex = this.lineIndex;
     return copy;
   }
+}
+
+/** A walker's state as plain data. */
+export interface WalkerState {
+  cursor: ChainCursor;
+  firstFault?: ChainFault;
+  rowCount: number;
+  lastHash: string;
+  lineIndex: number;
+}
+
+/**
+ * Join `left` (lines 0..k) with a detached walker's state over lines k..n: the segment's first
+ * `prev` must equal the left head; the first fault in line order wins, exactly as one walk.
+ */
+export function linkWalkers(left: ChainWalker, right: WalkerState): ChainWalker {
+  const joined = left.clone();
+  joined.rowCount += right.rowCount;
+  if (right.rowCount > 0) joined.lastHash = right.lastHash;
+  joined.lineIndex = right.lineIndex;
+  if (left.firstFault) return joined;
+  const leftHead = left.cursor.head!;
+  const firstPrev = right.cursor.firstPrev;
+  if (firstPrev !== undefined && firstPrev !== leftHead) {
+    joined.firstFault = prevFault(left.lineIndex, leftHead, firstPrev);
+    return joined;
+  }
+  joined.firstFault = right.firstFault;
+  joined.cursor = { nextSeq: right.cursor.nextSeq, head: right.cursor.head ?? leftHead };
+  return joined;
 }
 
 /** Result of verifying a whole journal text. */
