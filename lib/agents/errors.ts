@@ -1,0 +1,33 @@
+/**
+ * Errors of the agent side, named as in spec §7.3 so that `String(err)` reads like the spec
+ * (`RuntimeError: binary not found in PATH: claude`). Each carries the fix in `fix`.
+ */
+
+/** A configuration value is wrong (e.g. an unknown adapter name). */
+export class ValueError extends Error {
+  constructor(message: string, readonly fix = "") {
+    super(message);
+    this.name = "ValueError";
+  }
+}
+
+/** The environment cannot run the agent (binary missing, not executable, key unset). */
+export class RuntimeError extends Error {
+  constructor(message: string, readonly fix = "") {
+    super(message);
+    this.name = "RuntimeError";
+  }
+}
+
+/** The agent died at start: it exited within the fast-exit probe window. */
+export class SpawnError extends Error {
+  constructor(
+    message: string,
+    readonly logPath: string,
+    readonly logTail: string[],
+    readonly exitCode: number,
+  ) {
+    super(`${message}\nlog: ${logPath}${logTail.length ? "\n" + logTail.join("\n") : ""}`);
+    this.name = "SpawnError";
+  }
+}
