@@ -11,9 +11,12 @@ export class ValueError extends Error {
   }
 }
 
-/** The environment cannot run the agent (binary missing, not executable, key unset). */
+/**
+ * The environment cannot run the agent (binary missing, not executable, key unset); `exitCode`
+ * follows spec §7.4 (127 not found, 126 permission denied, 1 otherwise).
+ */
 export class RuntimeError extends Error {
-  constructor(message: string, readonly fix = "") {
+  constructor(message: string, readonly fix = "", readonly exitCode = 1) {
     super(message);
     this.name = "RuntimeError";
   }
