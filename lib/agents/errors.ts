@@ -34,3 +34,32 @@ export class SpawnError extends Error {
     this.name = "SpawnError";
   }
 }
+
+/** Provider throttling seen in an agent's log; spawns for `adapter` are blocked until `until`. */
+export class RateLimitError extends Error {
+  constructor(
+    readonly adapter: string,
+    readonly until: number,
+    readonly rule: string,
+    readonly line: string,
+  ) {
+    super(
+      `RateLimitError: ${adapter} is rate limited (${rule}); spawns blocked until ` +
+        `${new Date(until * 1000).toISOString()}. Lower max_agents or use more providers.`,
+    );
+    this.name = "RateLimitError";
+  }
+}
+
+/** Scheduling one more agent could pass `budget_usd`; the service turns read-only. */
+export class BudgetExceededError extends Error {
+  constructor(readonly spentMicroUsd: number, readonly budgetMicroUsd: number) {
+    super(
+      `Budget exceeded, read-only mode: spent ${spentMicroUsd / 1e6} USD of ${
+        budgetMicroUsd / 1e6
+      } USD. ` +
+        "Raise budget_usd, use cheaper models, or use batch routing.",
+    );
+    this.name = "BudgetExceededError";
+  }
+}

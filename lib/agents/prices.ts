@@ -17,12 +17,12 @@ export const PRICE_TABLE: readonly (readonly [string, Price])[] = [
   ["opus", { inputPerMTok: 15, outputPerMTok: 75 }],
   ["sonnet", { inputPerMTok: 3, outputPerMTok: 15 }],
   ["haiku", { inputPerMTok: 1, outputPerMTok: 5 }],
-  ["gpt-5-nano", { inputPerMTok: 0.05, outputPerMTok: 0.4 }],
-  ["mini", { inputPerMTok: 0.25, outputPerMTok: 2 }],
-  ["gpt-5", { inputPerMTok: 1.25, outputPerMTok: 10 }],
   ["flash-lite", { inputPerMTok: 0.1, outputPerMTok: 0.4 }],
   ["flash", { inputPerMTok: 0.3, outputPerMTok: 2.5 }],
   ["gemini", { inputPerMTok: 1.25, outputPerMTok: 10 }],
+  ["gpt-5-nano", { inputPerMTok: 0.05, outputPerMTok: 0.4 }],
+  ["-mini", { inputPerMTok: 0.25, outputPerMTok: 2 }],
+  ["gpt-5", { inputPerMTok: 1.25, outputPerMTok: 10 }],
   ["qwen", { inputPerMTok: 1, outputPerMTok: 5 }],
 ];
 

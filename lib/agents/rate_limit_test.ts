@@ -86,7 +86,11 @@ const CASES: [string, string, string | null][] = [
     "token:timeout",
   ],
   ["401 with status", "request failed with status 401", "token:401"],
-  ["unauthorized exception", "anthropic.AuthenticationError exception: Unauthorized", "token:unauthorized"],
+  [
+    "unauthorized exception",
+    "anthropic.AuthenticationError exception: Unauthorized",
+    "token:unauthorized",
+  ],
   ["504 with http", "http 504 gateway timeout", "token:504"],
   ["413 with code", "code 413: request too large", "token:413"],
   ["timeout with failed", "Connection failed: timeout after 60s", "token:timeout"],
