@@ -1,0 +1,78 @@
+/**
+ * The adapter set: the built-in adapters and the registration call for third-party ones.
+ *
+ * A third-party package registers its adapter at import time:
+ *
+ * ```ts
+ * import { registerAdapter } from "./lib/agents/adapters/mod.ts";
+ * registerAdapter({ name: "my-cli", binary: "my-cli", apiKeyEnv: ["MY_KEY"], passEnv: [],
+ *   acceptsMcpConfig: false, supportsEffort: false,
+ *   buildArgv: (i) => ["--headless", i.prompt], parseUsage: () => undefined });
+ * ```
+ */
+import type { AgentAdapter } from "./types.ts";
+import { claudeAdapter } from "./claude.ts";
+import { codexAdapter } from "./codex.ts";
+import { geminiAdapter } from "./gemini.ts";
+import { aiderAdapter } from "./aider.ts";
+import { qwenAdapter } from "./qwen.ts";
+import { genericAdapter, type GenericAdapterOptions } from "./generic.ts";
+import { ValueError } from "../errors.ts";
+
+export type { AdapterInput, AgentAdapter, ModelUsage, UsageReport } from "./types.ts";
+export { genericAdapter, type GenericAdapterOptions } from "./generic.ts";
+
+/** The adapters that ship with the service (`generic` is built per config by `genericAdapter`). */
+export const BUILTIN_ADAPTERS: readonly AgentAdapter[] = [
+  claudeAdapter,
+  codexAdapter,
+  geminiAdapter,
+  aiderAdapter,
+  qwenAdapter,
+];
+
+const registered = new Map<string, AgentAdapter>();
+
+/**
+ * Register a third-party adapter under `adapter.name`. Throws `ValueError` when the name is
+ * taken (built-in names and `generic` included) or when the adapter lacks a name or binary.
+ */
+export function registerAdapter(adapter: AgentAdapter): void {
+  if (!adapter.name || !adapter.binary) {
+    throw new ValueError("an adapter needs a name and a binary");
+  }
+  if (adapter.name === "generic" || BUILTIN_ADAPTERS.some((a) => a.name === adapter.name)) {
+    throw new ValueError(`Adapter '${adapter.name}' is built in and cannot be replaced`);
+  }
+  if (registered.has(adapter.name)) {
+    throw new ValueError(`Adapter '${adapter.name}' is already registered`);
+  }
+  registered.set(adapter.name, adapter);
+}
+
+/** Names of every adapter `adapterByName` accepts, sorted. */
+export function availableAdapters(): string[] {
+  return [...BUILTIN_ADAPTERS.map((a) => a.name), "generic", ...registered.keys()].sort();
+}
+
+/**
+ * The adapter named by `cli:`. `generic` needs its options (`cli_command` …). Throws
+ * `ValueError: Unknown adapter '<x>'. Available adapters: a, b, …` for an unknown name.
+ */
+export function adapterByName(name: string, generic?: GenericAdapterOptions): AgentAdapter {
+  if (name === "generic") {
+    if (!generic) {
+      throw new ValueError(
+        "generic adapter needs cli_command",
+        "set cli_command (and optionally prompt_flag, model_flag) in service.yaml",
+      );
+    }
+    return genericAdapter(generic);
+  }
+  const found = BUILTIN_ADAPTERS.find((a) => a.name === name) ?? registered.get(name);
+  if (found) return found;
+  throw new ValueError(
+    `Unknown adapter '${name}'. Available adapters: ${availableAdapters().join(", ")}`,
+    "set cli: to one of the available adapters, or register a third-party adapter",
+  );
+}

@@ -1,0 +1,120 @@
+/**
+ * Rate-limit cooldowns (spec §7.3 RateLimitError, §8: spawns for the affected adapter are blocked
+ * for 300 s). `CooldownTracker` is pure (the clock is passed in as epoch seconds); `loadCooldowns`
+ * and `saveCooldowns` persist it to `.sdd/runtime/rate_limits.json`.
+ */
+import { writeFileAtomic } from "../workspace.ts";
+
+/** Spawn block after a rate-limit hit, in seconds (spec §8). */
+export const RATE_LIMIT_COOLDOWN_S = 300;
+
+/** One adapter's cooldown. */
+export interface CooldownEntry {
+  /** Epoch seconds until which spawns are blocked. */
+  until: number;
+  /** Epoch seconds of the hit. */
+  since: number;
+  /** Rule that matched (see `rate_limit.ts`), when known. */
+  rule?: string;
+  /** The matched log line, when known. */
+  line?: string;
+}
+
+/** On-disk form of `.sdd/runtime/rate_limits.json`. */
+export interface CooldownFile {
+  version: 1;
+  cooldowns: Record<string, CooldownEntry>;
+}
+
+/** Blocks spawns per adapter after a rate-limit hit. */
+export class CooldownTracker {
+  #entries: Map<string, CooldownEntry>;
+  readonly cooldownS: number;
+
+  constructor(entries: Record<string, CooldownEntry> = {}, cooldownS = RATE_LIMIT_COOLDOWN_S) {
+    this.#entries = new Map(Object.entries(entries));
+    this.cooldownS = cooldownS;
+  }
+
+  /** Record a hit at `now`; the block ends `cooldownS` later (a later hit extends it). */
+  recordHit(
+    adapter: string,
+    now: number,
+    evidence: { rule?: string; line?: string } = {},
+  ): CooldownEntry {
+    const prev = this.#entries.get(adapter);
+    const until = Math.max(prev?.until ?? 0, now + this.cooldownS);
+    const entry: CooldownEntry = { until, since: now, ...evidence };
+    this.#entries.set(adapter, entry);
+    return entry;
+  }
+
+  /** True while spawns for `adapter` are blocked. */
+  isBlocked(adapter: string, now: number): boolean {
+    return this.remaining(adapter, now) > 0;
+  }
+
+  /** Seconds until `adapter` may spawn again (0 when it may now). */
+  remaining(adapter: string, now: number): number {
+    const e = this.#entries.get(adapter);
+    return e ? Math.max(0, e.until - now) : 0;
+  }
+
+  /** Adapters blocked at `now` with their remaining seconds (for `status`). */
+  blocked(now: number): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const name of [...this.#entries.keys()].sort()) {
+      const r = this.remaining(name, now);
+      if (r > 0) out[name] = r;
+    }
+    return out;
+  }
+
+  /** Lift a block by hand. */
+  clear(adapter: string): void {
+    this.#entries.delete(adapter);
+  }
+
+  /** The serialisable form; entries that ended before `now` are dropped when `now` is given. */
+  toJSON(now?: number): CooldownFile {
+    const cooldowns: Record<string, CooldownEntry> = {};
+    for (const [name, e] of [...this.#entries].sort(([a], [b]) => a.localeCompare(b))) {
+      if (now === undefined || e.until > now) cooldowns[name] = e;
+    }
+    return { version: 1, cooldowns };
+  }
+
+  /** Rebuild from `toJSON()` output; malformed entries are ignored. */
+  static fromJSON(data: unknown, cooldownS = RATE_LIMIT_COOLDOWN_S): CooldownTracker {
+    const entries: Record<string, CooldownEntry> = {};
+    const raw = (data as { cooldowns?: unknown })?.cooldowns;
+    if (raw && typeof raw === "object") {
+      for (const [name, e] of Object.entries(raw as Record<string, unknown>)) {
+        const v = e as Partial<CooldownEntry>;
+        if (typeof v?.until === "number" && typeof v.since === "number") {
+          entries[name] = { ...v, until: v.until, since: v.since };
+        }
+      }
+    }
+    return new CooldownTracker(entries, cooldownS);
+  }
+}
+
+/** Read `.sdd/runtime/rate_limits.json`; a missing or unreadable file gives an empty tracker. */
+export async function loadCooldowns(path: string): Promise<CooldownTracker> {
+  try {
+    return CooldownTracker.fromJSON(JSON.parse(await Deno.readTextFile(path)));
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof SyntaxError) return new CooldownTracker();
+    throw e;
+  }
+}
+
+/** Write the tracker atomically (temp file + rename), dropping entries over at `now`. */
+export async function saveCooldowns(
+  path: string,
+  tracker: CooldownTracker,
+  now: number,
+): Promise<void> {
+  await writeFileAtomic(path, JSON.stringify(tracker.toJSON(now), null, 2) + "\n");
+}

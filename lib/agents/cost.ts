@@ -1,0 +1,105 @@
+/**
+ * Spend tracking (DESIGN.md §7): `.sdd/runtime/cost_report.json` is
+ * `{"total_micro_usd", "by_model": {<model>: {"micro_usd","input_tokens","output_tokens"}},
+ * "by_task": {<task_id>: {"micro_usd","model"}}, "budget_micro_usd"}`, money in integer micro-USD.
+ * `addUsage` and `wouldExceedBudget` are pure; load and save touch the file.
+ */
+import type { UsageReport } from "./adapters/types.ts";
+import { usdToMicro } from "./prices.ts";
+import { writeFileAtomic } from "../workspace.ts";
+
+/** Spend of one model. */
+export interface ModelSpend {
+  micro_usd: number;
+  input_tokens: number;
+  output_tokens: number;
+}
+
+/** Spend of one task; `model` is the model that cost most in its latest usage. */
+export interface TaskSpend {
+  micro_usd: number;
+  model: string;
+}
+
+/** The cost report of DESIGN.md §7. */
+export interface CostReport {
+  total_micro_usd: number;
+  by_model: Record<string, ModelSpend>;
+  by_task: Record<string, TaskSpend>;
+  budget_micro_usd: number | null;
+}
+
+/** An empty report with a budget given in USD (`budget_usd`), or none. */
+export function emptyCostReport(budgetUsd: number | null = null): CostReport {
+  return {
+    total_micro_usd: 0,
+    by_model: {},
+    by_task: {},
+    budget_micro_usd: budgetUsd === null ? null : usdToMicro(budgetUsd),
+  };
+}
+
+function dominantModel(usage: UsageReport): string {
+  const entries = Object.entries(usage.byModel);
+  if (entries.length === 0) return "unknown";
+  return entries.reduce((a, b) => (b[1].microUsd > a[1].microUsd ? b : a))[0];
+}
+
+/** A new report with `usage` of `taskId` added. Pure; the input report is not changed. */
+export function addUsage(report: CostReport, taskId: string, usage: UsageReport): CostReport {
+  const by_model = { ...report.by_model };
+  for (const [model, u] of Object.entries(usage.byModel)) {
+    const prev = by_model[model] ?? { micro_usd: 0, input_tokens: 0, output_tokens: 0 };
+    by_model[model] = {
+      micro_usd: prev.micro_usd + u.microUsd,
+      input_tokens: prev.input_tokens + u.inputTokens,
+      output_tokens: prev.output_tokens + u.outputTokens,
+    };
+  }
+  const prevTask = report.by_task[taskId]?.micro_usd ?? 0;
+  return {
+    total_micro_usd: report.total_micro_usd + usage.microUsd,
+    by_model,
+    by_task: {
+      ...report.by_task,
+      [taskId]: { micro_usd: prevTask + usage.microUsd, model: dominantModel(usage) },
+    },
+    budget_micro_usd: report.budget_micro_usd,
+  };
+}
+
+/**
+ * True when spending `estimateMicroUsd` more would pass the budget, so scheduling stops before
+ * the cap is passed. Reaching the budget exactly is allowed; no budget never exceeds.
+ */
+export function wouldExceedBudget(report: CostReport, estimateMicroUsd: number): boolean {
+  if (report.budget_micro_usd === null) return false;
+  return report.total_micro_usd + estimateMicroUsd > report.budget_micro_usd;
+}
+
+/** Read the report; a missing file gives an empty report with `budgetUsd`. The file's budget is
+ * replaced by `budgetUsd` when one is given (the config is authoritative). */
+export async function loadCostReport(path: string, budgetUsd?: number | null): Promise<CostReport> {
+  let report: CostReport;
+  try {
+    const raw = JSON.parse(await Deno.readTextFile(path)) as Partial<CostReport>;
+    report = {
+      total_micro_usd: raw.total_micro_usd ?? 0,
+      by_model: raw.by_model ?? {},
+      by_task: raw.by_task ?? {},
+      budget_micro_usd: raw.budget_micro_usd ?? null,
+    };
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    report = emptyCostReport();
+  }
+  if (budgetUsd !== undefined) {
+    report.budget_micro_usd = budgetUsd === null ? null : usdToMicro(budgetUsd);
+  }
+  return report;
+}
+
+/** Write the report atomically (temp file + rename). */
+export async function saveCostReport(path: string, report: CostReport): Promise<void> {
+  await writeFileAtomic(path, JSON.stringify(report, null, 2) + "\n");
+}

@@ -1,0 +1,65 @@
+/**
+ * Errors of the agent side, named as in spec §7.3 so that `String(err)` reads like the spec
+ * (`RuntimeError: binary not found in PATH: claude`). Each carries the fix in `fix`.
+ */
+
+/** A configuration value is wrong (e.g. an unknown adapter name). */
+export class ValueError extends Error {
+  constructor(message: string, readonly fix = "") {
+    super(message);
+    this.name = "ValueError";
+  }
+}
+
+/**
+ * The environment cannot run the agent (binary missing, not executable, key unset); `exitCode`
+ * follows spec §7.4 (127 not found, 126 permission denied, 1 otherwise).
+ */
+export class RuntimeError extends Error {
+  constructor(message: string, readonly fix = "", readonly exitCode = 1) {
+    super(message);
+    this.name = "RuntimeError";
+  }
+}
+
+/** The agent died at start: it exited within the fast-exit probe window. */
+export class SpawnError extends Error {
+  constructor(
+    message: string,
+    readonly logPath: string,
+    readonly logTail: string[],
+    readonly exitCode: number,
+  ) {
+    super(`${message}\nlog: ${logPath}${logTail.length ? "\n" + logTail.join("\n") : ""}`);
+    this.name = "SpawnError";
+  }
+}
+
+/** Provider throttling seen in an agent's log; spawns for `adapter` are blocked until `until`. */
+export class RateLimitError extends Error {
+  constructor(
+    readonly adapter: string,
+    readonly until: number,
+    readonly rule: string,
+    readonly line: string,
+  ) {
+    super(
+      `RateLimitError: ${adapter} is rate limited (${rule}); spawns blocked until ` +
+        `${new Date(until * 1000).toISOString()}. Lower max_agents or use more providers.`,
+    );
+    this.name = "RateLimitError";
+  }
+}
+
+/** Scheduling one more agent could pass `budget_usd`; the service turns read-only. */
+export class BudgetExceededError extends Error {
+  constructor(readonly spentMicroUsd: number, readonly budgetMicroUsd: number) {
+    super(
+      `Budget exceeded, read-only mode: spent ${spentMicroUsd / 1e6} USD of ${
+        budgetMicroUsd / 1e6
+      } USD. ` +
+        "Raise budget_usd, use cheaper models, or use batch routing.",
+    );
+    this.name = "BudgetExceededError";
+  }
+}

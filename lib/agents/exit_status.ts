@@ -1,0 +1,71 @@
+/** Mapping of an agent's end to the exit codes of spec §7.4. Pure. */
+
+/** Exit codes of spec §7.4 for agents. */
+export const AGENT_EXIT = {
+  ok: 0,
+  error: 1,
+  timeout: 124,
+  permissionDenied: 126,
+  notFound: 127,
+  killedByShell: 137,
+  sigint: -2,
+  sigkill: -9,
+  sigterm: -15,
+} as const;
+
+const SIGNAL_NUMBERS: Record<string, number> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGABRT: 6,
+  SIGKILL: 9,
+  SIGSEGV: 11,
+  SIGPIPE: 13,
+  SIGALRM: 14,
+  SIGTERM: 15,
+};
+
+/** How a process ended. */
+export interface ProcessEnd {
+  code: number;
+  signal: string | null;
+  /** True when the watchdog killed it for exceeding its wall-clock timeout. */
+  timedOut?: boolean;
+}
+
+/**
+ * The spec §7.4 code: 124 for a watchdog timeout, `-N` for death by signal N (-2 SIGINT, -9
+ * SIGKILL, -15 SIGTERM), otherwise the exit code itself (126, 127, and 137 when a shell reported
+ * a SIGKILLed child, likely out of memory).
+ */
+export function agentExitCode(end: ProcessEnd): number {
+  if (end.timedOut) return AGENT_EXIT.timeout;
+  if (end.signal) return -(SIGNAL_NUMBERS[end.signal] ?? 1);
+  return end.code;
+}
+
+/** A one-line meaning of a spec §7.4 code, for logs and `ps`. */
+export function describeExitCode(code: number): string {
+  switch (code) {
+    case 0:
+      return "success";
+    case 1:
+      return "general error";
+    case 124:
+      return "timeout (watchdog kill)";
+    case 126:
+      return "permission denied";
+    case 127:
+      return "command not found";
+    case 137:
+      return "SIGKILL, likely out of memory";
+    case -2:
+      return "SIGINT";
+    case -9:
+      return "SIGKILL";
+    case -15:
+      return "SIGTERM";
+    default:
+      return code < 0 ? `signal ${-code}` : `exit ${code}`;
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Runtime state of live agents: PID metadata `.sdd/runtime/pids/<session>.json` and heartbeats
+ * `.sdd/runtime/heartbeats/<session>.json`, each written atomically (temp file + rename).
+ */
+import { join } from "node:path";
+import { writeFileAtomic } from "../workspace.ts";
+
+/** PID metadata of one agent session. */
+export interface PidRecord {
+  session_id: string;
+  pid: number;
+  /** Process group id (equal to pid: agents run in their own group). */
+  pgid: number;
+  adapter: string;
+  task_id?: string;
+  run_id?: string;
+  command: string[];
+  log_path: string;
+  /** Epoch seconds. */
+  started_at: number;
+}
+
+/** Live progress of one agent session (rewritten every 15 s, spec §8). */
+export interface HeartbeatRecord {
+  session_id: string;
+  pid: number;
+  alive: boolean;
+  /** Epoch seconds of the last byte the agent wrote, null before any output. */
+  last_output_at: number | null;
+  log_bytes: number;
+  /** Epoch seconds of this write. */
+  updated_at: number;
+}
+
+/** `.sdd/runtime/pids/<session>.json` under `runtimeDir` (`.sdd/runtime`). */
+export function pidFilePath(runtimeDir: string, sessionId: string): string {
+  return join(runtimeDir, "pids", `${sessionId}.json`);
+}
+
+/** `.sdd/runtime/heartbeats/<session>.json` under `runtimeDir`. */
+export function heartbeatFilePath(runtimeDir: string, sessionId: string): string {
+  return join(runtimeDir, "heartbeats", `${sessionId}.json`);
+}
+
+/** `.sdd/runtime/<session>.log` under `runtimeDir`. */
+export function sessionLogPath(runtimeDir: string, sessionId: string): string {
+  return join(runtimeDir, `${sessionId}.log`);
+}
+
+async function writeJson(path: string, value: unknown): Promise<void> {
+  await Deno.mkdir(join(path, ".."), { recursive: true });
+  await writeFileAtomic(path, JSON.stringify(value, null, 2) + "\n");
+}
+
+/** Write the PID file of a session. */
+export async function writePidFile(runtimeDir: string, record: PidRecord): Promise<string> {
+  const path = pidFilePath(runtimeDir, record.session_id);
+  await writeJson(path, record);
+  return path;
+}
+
+/** Write the heartbeat file of a session. */
+export async function writeHeartbeat(runtimeDir: string, record: HeartbeatRecord): Promise<string> {
+  const path = heartbeatFilePath(runtimeDir, record.session_id);
+  await writeJson(path, record);
+  return path;
+}
+
+/** Read every PID file; unreadable ones are reported by path (stale state, spec §7.3). */
+export async function readPidFiles(
+  runtimeDir: string,
+): Promise<{ records: PidRecord[]; unreadable: string[] }> {
+  const dir = join(runtimeDir, "pids");
+  const records: PidRecord[] = [];
+  const unreadable: string[] = [];
+  try {
+    for await (const e of Deno.readDir(dir)) {
+      if (!e.isFile || !e.name.endsWith(".json")) continue;
+      try {
+        records.push(JSON.parse(await Deno.readTextFile(join(dir, e.name))));
+      } catch {
+        unreadable.push(join(dir, e.name));
+      }
+    }
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  records.sort((a, b) => a.session_id.localeCompare(b.session_id));
+  return { records, unreadable };
+}
+
+/** Remove a session's PID file (on `stop` or after the agent ended); missing is fine. */
+export async function removePidFile(runtimeDir: string, sessionId: string): Promise<void> {
+  await Deno.remove(pidFilePath(runtimeDir, sessionId)).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  });
+}
