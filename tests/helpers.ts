@@ -3,8 +3,14 @@ import { encodeRow, type JournalEvent } from "../lib/journal/row.ts";
 import { ZERO_HASH } from "../lib/journal/hash.ts";
 import { join } from "node:path";
 
-/** The golden run directory written by an independent writer. */
-export const GOLDEN_DIR = new URL("../../shared/examples/run-golden/", import.meta.url).pathname;
+/**
+ * The golden run directory written by an independent writer (a copy of
+ * `../shared/examples/run-golden`, checked against it by golden_fixture_test.ts when present).
+ */
+export const GOLDEN_DIR = new URL("./fixtures/run-golden/", import.meta.url).pathname;
+
+/** The shared original of the golden run, beside the repository (absent in a bare clone). */
+export const SHARED_GOLDEN_DIR = new URL("../../shared/examples/run-golden/", import.meta.url).pathname;
 
 /** Journal lines (no trailing newline) for `events`, with a fixed clock. */
 export function journalLines(events: JournalEvent[]): string[] {
