@@ -8,6 +8,7 @@
  *    touch the user's uncommitted changes.
  * The caller appends `task_merged` or `task_verification_failed` (events.ts).
  */
+import { serialised } from "../async/serialised.ts";
 import { commitIdentity, git } from "../git/git.ts";
 import type { SignalOptions } from "../janitor/signals.ts";
 import { evaluateGates, type GateResult, type GateSpec } from "./gates.ts";
@@ -43,19 +44,9 @@ export type MergeOutcome =
   | { status: "gates_failed"; gates: GateResult }
   | { status: "waiting"; reason: string; files: string[]; gates: GateResult };
 
-const queues = new Map<string, Promise<unknown>>();
-
-function serialised<T>(root: string, work: () => Promise<T>): Promise<T> {
-  const run = (queues.get(root) ?? Promise.resolve()).then(work, work);
-  const tail = run.then(() => {}, () => {});
-  queues.set(root, tail);
-  tail.then(() => queues.get(root) === tail && queues.delete(root));
-  return run;
-}
-
 /** Merge `options.agent` into `options.target` in `root` when its gates pass on the result. */
 export function mergeAgentBranch(root: string, options: MergeOptions): Promise<MergeOutcome> {
-  return serialised(root, () => mergeNow(root, options));
+  return serialised(`merge:${root}`, () => mergeNow(root, options));
 }
 
 async function mergeNow(root: string, options: MergeOptions): Promise<MergeOutcome> {

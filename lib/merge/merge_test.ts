@@ -240,3 +240,17 @@ Deno.test("mergeAgentBranch() with nothing to land still evaluates the gates", a
   assert.deepEqual(out.changed_files, []);
   assert.equal(out.gates.signals.length, 1);
 });
+
+Deno.test("concurrent mergeAgentBranch() calls are serialised and both land", async () => {
+  await using repo = await tempRepo();
+  await agentWork(repo, "s1", { "one.txt": "1\n" });
+  await agentWork(repo, "s2", { "two.txt": "2\n" });
+  const outs = await Promise.all([
+    mergeAgentBranch(repo.root, { target: "main", agent: "agent/s1", taskId: "t1" }),
+    mergeAgentBranch(repo.root, { target: "main", agent: "agent/s2", taskId: "t2" }),
+  ]);
+  assert.deepEqual(outs.map((o) => o.status), ["merged", "merged"]);
+  assert.equal(await repo.read("one.txt"), "1\n");
+  assert.equal(await repo.read("two.txt"), "2\n");
+  assert.equal(await repo.git(["status", "--porcelain"]), "");
+});

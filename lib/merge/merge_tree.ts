@@ -2,7 +2,7 @@
  * The result of merging an agent branch into the target, computed without touching any checkout,
  * index or ref: `git merge-tree --write-tree` (git >= 2.38) writes only objects.
  */
-import { git, type GitOptions, resolveCommit, splitZ } from "../git/git.ts";
+import { git, GitError, type GitOptions, resolveCommit, splitZ } from "../git/git.ts";
 
 /** A merge computed in the object store. */
 export type ComputedMerge =
@@ -50,7 +50,7 @@ export async function computeMerge(
     return { kind: "conflict", ...base, files: [...new Set(rest)].sort() };
   }
   if (r.code !== 0 || !tree || !OID.test(tree)) {
-    await git(["merge-tree", "--write-tree", targetTip, agentTip], o); // throws with git's words
+    throw new GitError(["merge-tree", "--write-tree", targetTip, agentTip], root, r.code, r.stderr);
   }
   const upToDate = (await git(
     ["merge-base", "--is-ancestor", agentTip, targetTip],
