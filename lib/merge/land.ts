@@ -13,7 +13,6 @@
  * 3. the ref moves with a compare-and-swap; if the user committed in between, the working tree
  *    update is reverted the same way and the merge waits.
  */
-import { lstat } from "node:fs/promises";
 import { join } from "node:path";
 import { git, splitZ } from "../git/git.ts";
 
@@ -79,8 +78,8 @@ export async function dirtyAmong(
   }
   for (const prefix of prefixes) {
     if (changed.has(prefix)) continue;
-    const st = await lstat(join(dir, prefix)).catch(() => undefined);
-    if (st && !st.isDirectory()) dirty.add(prefix); // a file where the merge needs a directory
+    const st = await Deno.lstat(join(dir, prefix)).catch(() => undefined);
+    if (st && !st.isDirectory) dirty.add(prefix); // a file where the merge needs a directory
   }
   return [...dirty].sort();
 }
