@@ -7,6 +7,7 @@ import { encodeRow, type JournalEvent, type JournalRow } from "./row.ts";
 import { IncrementalJournal, type JournalSnapshot, NO_SINK, type RowSink } from "./incremental.ts";
 import type { ChainFault } from "./verify.ts";
 import { dirname } from "node:path";
+import { serialised } from "../async/serialised.ts";
 
 /** The chain is broken: appending would extend an unverifiable history. */
 export class JournalPoisonedError extends Error {
@@ -81,20 +82,8 @@ async function readIntoView<S>(
   return snapshot;
 }
 
-// Serialise this process's own lock requests per path so a burst of appends waits on a
-// promise chain rather than on parked threads.
-const queues = new Map<string, Promise<unknown>>();
-
-function serialised<T>(path: string, work: () => Promise<T>): Promise<T> {
-  const previous = queues.get(path) ?? Promise.resolve();
-  const run = previous.then(work, work);
-  const tail = run.then(() => {}, () => {});
-  queues.set(path, tail);
-  tail.then(() => {
-    if (queues.get(path) === tail) queues.delete(path);
-  });
-  return run;
-}
+// This process's own lock requests per path are serialised (lib/async/serialised.ts) so a
+// burst of appends waits on a promise chain rather than on parked threads.
 
 /**
  * Read a journal under a shared lock into `view` and return the snapshot. A missing file is an

@@ -1,0 +1,147 @@
+/**
+ * Advancing the target branch without damaging the user's checkout (DESIGN.md §7).
+ *
+ * When no worktree has the target branch checked out, the ref moves with a compare-and-swap
+ * (`git update-ref <ref> <new> <old>`). When the user has it checked out:
+ * 1. every path the merge changes is checked against the checkout: modified, staged, untracked
+ *    and even ignored files at those paths (or an untracked file where the merge needs a
+ *    directory) make the merge wait — `read-tree` would silently overwrite ignored files;
+ * 2. `git read-tree -m -u <old> <new>` (the two-tree "switch" that `git checkout` uses) updates
+ *    exactly the paths that differ between the two commits, in index and working tree, and
+ *    refuses as a whole, changing nothing, if it would lose anything; unrelated staged and
+ *    unstaged changes are carried over untouched;
+ * 3. the ref moves with a compare-and-swap; if the user committed in between, the working tree
+ *    update is reverted the same way and the merge waits.
+ */
+import { join } from "node:path";
+import { git, splitZ } from "../git/git.ts";
+
+/** Outcome of {@link advanceTarget}. */
+export type LandResult =
+  | { landed: true; checkout?: string }
+  | { landed: false; reason: string; files: string[] };
+
+/** Input of {@link advanceTarget}. */
+export interface AdvanceOptions {
+  /** Target branch name, e.g. `main`. */
+  target: string;
+  /** The tip the merge was computed against. */
+  oldTip: string;
+  /** The merge commit. */
+  newTip: string;
+  /** Paths that differ between `oldTip` and `newTip`. */
+  changed: string[];
+  /** Reflog message. */
+  message: string;
+  signal?: AbortSignal;
+}
+
+/** Worktrees (main checkout first) that have `refs/heads/<branch>` checked out. */
+export async function checkoutsOf(root: string, branch: string): Promise<string[]> {
+  const out = await git(["worktree", "list", "--porcelain", "-z"], { cwd: root });
+  const found: string[] = [];
+  let path = "";
+  for (const field of splitZ(out.stdout)) {
+    if (field.startsWith("worktree ")) path = field.slice("worktree ".length);
+    else if (field === `branch refs/heads/${branch}`) found.push(path);
+  }
+  return found;
+}
+
+const CHUNK = 500;
+
+/** Paths among `paths` that the checkout at `dir` has dirty, staged, untracked or ignored. */
+export async function dirtyAmong(
+  dir: string,
+  paths: readonly string[],
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const dirty = new Set<string>();
+  for (let i = 0; i < paths.length; i += CHUNK) {
+    const out = await git([
+      "status",
+      "--porcelain=v1",
+      "-z",
+      "--untracked-files=all",
+      "--ignored=matching",
+      "--no-renames",
+      "--",
+      ...paths.slice(i, i + CHUNK),
+    ], { cwd: dir, signal, env: { GIT_LITERAL_PATHSPECS: "1" } });
+    for (const entry of splitZ(out.stdout)) dirty.add(entry.slice(3));
+  }
+  const changed = new Set(paths);
+  const prefixes = new Set<string>();
+  for (const p of paths) {
+    const parts = p.split("/");
+    for (let i = 1; i < parts.length; i++) prefixes.add(parts.slice(0, i).join("/"));
+  }
+  for (const prefix of prefixes) {
+    if (changed.has(prefix)) continue;
+    const st = await Deno.lstat(join(dir, prefix)).catch(() => undefined);
+    if (st && !st.isDirectory) dirty.add(prefix); // a file where the merge needs a directory
+  }
+  return [...dirty].sort();
+}
+
+/** Move `target` from `oldTip` to `newTip`, updating a checkout of it only where safe. */
+export async function advanceTarget(root: string, options: AdvanceOptions): Promise<LandResult> {
+  const { target, oldTip, newTip, signal } = options;
+  const ref = `refs/heads/${target}`;
+  const cas = (cwd: string) =>
+    git(["update-ref", "-m", options.message, ref, newTip, oldTip], {
+      cwd,
+      signal,
+      allowFailure: true,
+    });
+  const moved = (stderr: string): LandResult => ({
+    landed: false,
+    reason: `${target} moved while merging (${stderr.trim()}); retry`,
+    files: [],
+  });
+  const checkouts = await checkoutsOf(root, target);
+  if (checkouts.length === 0) {
+    const r = await cas(root);
+    return r.code === 0 ? { landed: true } : moved(r.stderr);
+  }
+  if (checkouts.length > 1) {
+    return {
+      landed: false,
+      reason: `${target} is checked out in ${checkouts.join(", ")}`,
+      files: [],
+    };
+  }
+  const dir = checkouts[0];
+  const head = await git(["rev-parse", "HEAD", "--symbolic-full-name", "HEAD"], {
+    cwd: dir,
+    signal,
+  });
+  const [headOid, headRef] = head.stdout.trim().split("\n");
+  if (headRef !== ref || headOid !== oldTip) return moved(`HEAD is ${headRef} at ${headOid}`);
+  const dirty = await dirtyAmong(dir, options.changed, signal);
+  if (dirty.length > 0) {
+    return {
+      landed: false,
+      reason: `uncommitted changes in ${dirty.join(", ")} would be overwritten`,
+      files: dirty,
+    };
+  }
+  const update = await git(["read-tree", "-m", "-u", oldTip, newTip], {
+    cwd: dir,
+    signal,
+    allowFailure: true,
+  });
+  if (update.code !== 0) {
+    return {
+      landed: false,
+      reason: `the checkout at ${dir} cannot take the merge: ${update.stderr.trim()}`,
+      files: [],
+    };
+  }
+  const r = await cas(dir);
+  if (r.code !== 0) {
+    await git(["read-tree", "-m", "-u", newTip, oldTip], { cwd: dir, allowFailure: true });
+    return moved(r.stderr);
+  }
+  return { landed: true, checkout: dir };
+}

@@ -1,0 +1,37 @@
+import assert from "node:assert/strict";
+import { runShell, TIMEOUT_EXIT } from "./shell.ts";
+
+Deno.test("runShell() runs the literal command with sh -c in cwd and keeps the output tail", async () => {
+  await using dir = await tempDir();
+  await Deno.writeTextFile(`${dir.path}/f.txt`, "x");
+  const ok = await runShell("ls && echo oops >&2 && test -f f.txt", { cwd: dir.path });
+  assert.equal(ok.code, 0);
+  assert.match(ok.output_tail, /f\.txt/);
+  assert.match(ok.output_tail, /oops/);
+  const fail = await runShell("exit 3", { cwd: dir.path });
+  assert.equal(fail.code, 3);
+  const tail = await runShell("seq 1 10000", { cwd: dir.path, tailChars: 12 });
+  assert.equal(tail.output_tail, "\n9999\n10000\n".slice(-12));
+});
+
+Deno.test("runShell() kills the whole process group on timeout", async () => {
+  await using dir = await tempDir();
+  const r = await runShell("sleep 30 & sleep 30", { cwd: dir.path, timeoutMs: 200, graceMs: 100 });
+  assert.equal(r.code, TIMEOUT_EXIT);
+  assert.equal(r.timed_out, true);
+  assert.ok(r.duration_ms < 5000, `took ${r.duration_ms} ms`);
+});
+
+Deno.test("runShell() stops on abort", async () => {
+  await using dir = await tempDir();
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 100);
+  const r = await runShell("sleep 30", { cwd: dir.path, signal: controller.signal, graceMs: 100 });
+  assert.equal(r.aborted, true);
+  assert.notEqual(r.code, 0);
+});
+
+async function tempDir() {
+  const path = await Deno.makeTempDir({ prefix: "svc-shell-" });
+  return { path, [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }) };
+}

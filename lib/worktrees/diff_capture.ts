@@ -1,0 +1,100 @@
+/**
+ * Diff capture at reap time (spec §4.1 rule 5, DESIGN.md §7): stage everything in the worktree,
+ * commit it to the agent branch when anything is uncommitted, store `git diff <base> <tip>` at
+ * `.sdd/runs/<run>/review/diffs/<task>.diff` and chain a `task_diff_captured` row. Fail-open:
+ * any failure returns `{captured: false, reason}`, appends nothing and never throws.
+ *
+ * The stored text is plain `git diff` (no `--binary`): binary files appear as
+ * "Binary files … differ" lines, which the review board can show and count, instead of
+ * base85 payloads nobody reviews.
+ */
+import { dirname } from "node:path";
+import { parseUnifiedDiff, summarizeDiff } from "../diff/parse.ts";
+import { git } from "../git/git.ts";
+import { isValidId } from "../ids.ts";
+import { appendEvents } from "../journal/journal_file.ts";
+import { sha256Hex } from "../journal/hash.ts";
+import { diffPath, workspacePaths, writeFileAtomic } from "../workspace.ts";
+import { commitPartialWork } from "./worktrees.ts";
+
+/** Input of {@link captureDiff}. */
+export interface CaptureDiffOptions {
+  /** Workspace root. */
+  root: string;
+  runId: string;
+  taskId: string;
+  /** The agent's worktree. */
+  worktree: string;
+  /** The commit the worktree was cut from. */
+  base: string;
+  /** The run journal to append `task_diff_captured` to. */
+  journalPath: string;
+  /** Message of the commit of uncommitted work. */
+  message?: string;
+  signal?: AbortSignal;
+}
+
+/** What {@link captureDiff} did. */
+export type CaptureDiffResult =
+  | {
+    captured: true;
+    path: string;
+    /** `sha256:<hex>` of the stored bytes. */
+    sha256: string;
+    added: number;
+    removed: number;
+    files: number;
+    tip: string;
+  }
+  | { captured: false; reason: string };
+
+/** Arguments that pin the diff format regardless of the user's git configuration. */
+const DIFF_ARGS = [
+  "-c",
+  "core.quotePath=true",
+  "diff",
+  "--no-color",
+  "--no-ext-diff",
+  "--no-textconv",
+  "--src-prefix=a/",
+  "--dst-prefix=b/",
+];
+
+/** Capture the diff of a task's worktree; never throws. */
+export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureDiffResult> {
+  try {
+    if (!isValidId(options.runId) || !isValidId(options.taskId)) {
+      return {
+        captured: false,
+        reason: `invalid run or task id: ${options.runId}/${options.taskId}`,
+      };
+    }
+    const stat = await Deno.stat(options.worktree).catch(() => undefined);
+    if (!stat?.isDirectory) {
+      return { captured: false, reason: `no worktree at ${options.worktree}` };
+    }
+    const message = options.message ?? `service: uncommitted work of task ${options.taskId}`;
+    const { tip } = await commitPartialWork(options.worktree, message, { signal: options.signal });
+    const diff = await git([...DIFF_ARGS, options.base, tip, "--"], {
+      cwd: options.worktree,
+      signal: options.signal,
+    });
+    const bytes = diff.bytes;
+    const summary = summarizeDiff(parseUnifiedDiff(diff.stdout));
+    const sha256 = "sha256:" + sha256Hex(bytes);
+    const path = diffPath(workspacePaths(options.root), options.runId, options.taskId);
+    await Deno.mkdir(dirname(path), { recursive: true });
+    await writeFileAtomic(path, bytes);
+    const data = {
+      task_id: options.taskId,
+      sha256,
+      added: summary.added,
+      removed: summary.removed,
+      files: summary.files.length,
+    };
+    await appendEvents(options.journalPath, [{ type: "task_diff_captured", data }]);
+    return { captured: true, path, tip, ...data };
+  } catch (e) {
+    return { captured: false, reason: e instanceof Error ? e.message : String(e) };
+  }
+}

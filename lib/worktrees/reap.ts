@@ -1,0 +1,109 @@
+/**
+ * Removing agent worktrees without ever losing work: a worktree goes only once its work is
+ * committed and either merged into the target branch or kept at `refs/service/rescue/<session>`.
+ */
+import { git, resolveCommit } from "../git/git.ts";
+import { agentBranch, commitPartialWork, requireSessionId, worktreePath } from "./worktrees.ts";
+
+/** Namespace of the refs that keep the work of reaped, unmerged sessions. */
+export const RESCUE_PREFIX = "refs/service/rescue/";
+
+/** Options of {@link reapWorktree}. */
+export interface ReapOptions {
+  /** The branch work lands on (e.g. `main`). */
+  target: string;
+  /** Message of the commit of uncommitted leftovers. */
+  message?: string;
+  /** Delete `agent/<session>` when it is merged (default true). Unmerged branches are kept. */
+  deleteMergedBranch?: boolean;
+  signal?: AbortSignal;
+}
+
+/** What {@link reapWorktree} did. */
+export interface ReapResult {
+  /** True when the worktree directory and its registration are gone. */
+  removed: boolean;
+  /** True when the branch tip is contained in the target branch. */
+  merged: boolean;
+  /** The branch tip after committing leftovers (absent when the branch is gone). */
+  tip?: string;
+  /** True when leftovers were committed before removal. */
+  committed_partial: boolean;
+  /** The rescue ref written for unmerged work. */
+  rescue_ref?: string;
+  /** Why the worktree was kept (nothing was removed). */
+  reason?: string;
+}
+
+/**
+ * Reap the worktree of `sessionId`: commit leftovers to `agent/<session>`, then remove the
+ * worktree when the branch is merged into `options.target` or its tip has been written to
+ * `refs/service/rescue/<session>`. When any step fails the worktree stays and `reason` says why.
+ */
+export async function reapWorktree(
+  root: string,
+  sessionId: string,
+  options: ReapOptions,
+): Promise<ReapResult> {
+  requireSessionId(sessionId);
+  const path = worktreePath(root, sessionId);
+  const branch = agentBranch(sessionId);
+  const o = { cwd: root, signal: options.signal };
+  const exists = await Deno.stat(path).then(() => true, () => false);
+  let committed = false;
+  try {
+    // The work is the worktree's HEAD (an agent may have left the branch) or else the branch.
+    let tip: string | undefined;
+    if (exists) {
+      const message = options.message ?? `service: partial work of session ${sessionId}`;
+      const work = await commitPartialWork(path, message, { signal: options.signal });
+      committed = work.committed;
+      tip = work.tip;
+    } else {
+      tip = await resolveCommit(`refs/heads/${branch}`, o);
+    }
+    if (tip === undefined) {
+      await git(["worktree", "prune"], o);
+      return { removed: true, merged: false, committed_partial: false };
+    }
+    const merged = (await git(
+      ["merge-base", "--is-ancestor", tip, `refs/heads/${options.target}`],
+      { ...o, allowFailure: true },
+    )).code === 0;
+    let rescue: string | undefined;
+    if (!merged) {
+      rescue = RESCUE_PREFIX + sessionId;
+      await git(["update-ref", "-m", `service: rescue ${branch}`, rescue, tip], o);
+    }
+    if (exists) await git(["worktree", "remove", "--force", path], o);
+    else await git(["worktree", "prune"], o);
+    const branchTip = await resolveCommit(`refs/heads/${branch}`, o);
+    if (merged && branchTip === tip && (options.deleteMergedBranch ?? true)) {
+      await git(["update-ref", "-d", `refs/heads/${branch}`, tip], o);
+    }
+    return { removed: true, merged, tip, committed_partial: committed, rescue_ref: rescue };
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : String(e);
+    return { removed: false, merged: false, committed_partial: committed, reason };
+  }
+}
+
+/** One kept piece of unmerged work. */
+export interface RescueRef {
+  session_id: string;
+  ref: string;
+  commit: string;
+  /** Committer date of the tip, ISO 8601. */
+  committed_at: string;
+  subject: string;
+}
+
+/** Every `refs/service/rescue/*` ref, for `doctor` (sorted by ref name). */
+export async function listRescueRefs(root: string): Promise<RescueRef[]> {
+  const format = "%(refname)%00%(objectname)%00%(committerdate:iso-strict)%00%(subject)";
+  const out = await git(["for-each-ref", `--format=${format}`, RESCUE_PREFIX], { cwd: root });
+  return out.stdout.split("\n").filter((l) => l !== "").map((line) => {
+    const [ref, commit, committed_at, subject] = line.split("\0");
+    return { session_id: ref.slice(RESCUE_PREFIX.length), ref, commit, committed_at, subject };
+  });
+}

@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { tempRepo } from "../git/_test_repo.ts";
+import { listRescueRefs, reapWorktree } from "./reap.ts";
+import { createWorktree } from "./worktrees.ts";
+
+const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
+
+Deno.test("reapWorktree() writes a rescue ref before removing a worktree with unmerged work", async () => {
+  await using repo = await tempRepo();
+  const wt = await createWorktree(repo.root, "s1", await repo.git(["rev-parse", "main"]));
+  await repo.write("half-done.txt", "uncommitted agent work\n", wt.path);
+  const result = await reapWorktree(repo.root, "s1", { target: "main" });
+  assert.equal(result.removed, true);
+  assert.equal(result.merged, false);
+  assert.equal(result.committed_partial, true);
+  assert.equal(result.rescue_ref, "refs/service/rescue/s1");
+  assert.equal(await exists(wt.path), false);
+  assert.equal(
+    await repo.git(["show", "refs/service/rescue/s1:half-done.txt"]),
+    "uncommitted agent work",
+  );
+  assert.equal(
+    await repo.git(["rev-parse", "agent/s1"]),
+    result.tip,
+    "branch kept for a later merge",
+  );
+  const refs = await listRescueRefs(repo.root);
+  assert.equal(refs.length, 1);
+  assert.equal(refs[0].session_id, "s1");
+  assert.equal(refs[0].commit, result.tip);
+  assert.match(refs[0].subject, /partial work of session s1/);
+});
+
+Deno.test("reapWorktree() removes a merged worktree and its branch without a rescue ref", async () => {
+  await using repo = await tempRepo();
+  const wt = await createWorktree(repo.root, "s1", await repo.git(["rev-parse", "main"]));
+  await repo.write("a.txt", "a\n", wt.path);
+  const tip = await repo.commitAll("agent work", wt.path);
+  await repo.git(["merge", "-q", "--no-edit", "agent/s1"]);
+  const result = await reapWorktree(repo.root, "s1", { target: "main" });
+  assert.deepEqual(result, {
+    removed: true,
+    merged: true,
+    tip,
+    committed_partial: false,
+    rescue_ref: undefined,
+  });
+  assert.equal(await exists(wt.path), false);
+  assert.equal(await repo.git(["branch", "--list", "agent/s1"]), "");
+  assert.deepEqual(await listRescueRefs(repo.root), []);
+});
+
+Deno.test("reapWorktree() keeps the worktree when its work cannot be committed", async () => {
+  await using repo = await tempRepo();
+  const wt = await createWorktree(repo.root, "s1", await repo.git(["rev-parse", "main"]));
+  await repo.write("x.txt", "x\n", wt.path);
+  await Deno.writeTextFile(`${wt.path}/.git`, "gitdir: /nonexistent\n"); // broken worktree
+  const result = await reapWorktree(repo.root, "s1", { target: "main" });
+  assert.equal(result.removed, false);
+  assert.ok(result.reason);
+  assert.equal(await exists(`${wt.path}/x.txt`), true);
+});

@@ -1,0 +1,143 @@
+/**
+ * Agent worktrees (DESIGN.md §7): `.sdd/worktrees/<session_id>` on branch `agent/<session_id>`,
+ * cut from the target branch's commit, plus the commit of whatever an agent left uncommitted.
+ */
+import { join } from "node:path";
+import { commitIdentity, git, GitError, type GitResult, resolveCommit } from "../git/git.ts";
+import { isValidId } from "../ids.ts";
+import { workspacePaths } from "../workspace.ts";
+import { ensureServiceExcluded, SKILL_PREFIX } from "./exclude.ts";
+
+/** A worktree could not be created; `fix` is the command that clears the cause. */
+export class WorktreeError extends Error {
+  constructor(readonly path: string, readonly stderr: string, readonly fix: string) {
+    super(`cannot create worktree ${path}: ${stderr.trim()}. Fix: ${fix}`);
+    this.name = "WorktreeError";
+  }
+}
+
+/** A created agent worktree. */
+export interface Worktree {
+  path: string;
+  branch: string;
+  base: string;
+  /** True when stale worktree metadata had to be pruned first. */
+  pruned: boolean;
+}
+
+/** Options of {@link createWorktree}. */
+export interface CreateWorktreeOptions {
+  /** Prefix of injected skill files to exclude (default `service-`). */
+  skillPrefix?: string;
+  signal?: AbortSignal;
+}
+
+/** `agent/<session_id>`. */
+export function agentBranch(sessionId: string): string {
+  return `agent/${sessionId}`;
+}
+
+/** `<root>/.sdd/worktrees/<session_id>`. */
+export function worktreePath(root: string, sessionId: string): string {
+  return join(workspacePaths(root).worktrees, sessionId);
+}
+
+/** Throw unless `sessionId` can safely name a directory and a branch. */
+export function requireSessionId(sessionId: string): string {
+  if (!isValidId(sessionId) || sessionId.endsWith(".lock") || sessionId.endsWith(".")) {
+    throw new RangeError(
+      `session id ${JSON.stringify(sessionId)} must be letters, digits, '.', '_', '-' ` +
+        "(no '..', not ending in '.' or '.lock')",
+    );
+  }
+  return sessionId;
+}
+
+const STALE = /already registered|already exists|is a missing but locked worktree/;
+
+/**
+ * Create `.sdd/worktrees/<session>` on a new branch `agent/<session>` at `baseCommit`. Stale
+ * metadata (a registered worktree whose directory is gone) is pruned and the add retried once;
+ * a leftover branch is reused only when it still points at `baseCommit` (it holds no work).
+ * Anything else is a {@link WorktreeError} naming the fix.
+ */
+export async function createWorktree(
+  root: string,
+  sessionId: string,
+  baseCommit: string,
+  options: CreateWorktreeOptions = {},
+): Promise<Worktree> {
+  requireSessionId(sessionId);
+  await ensureServiceExcluded(root, options.skillPrefix ?? SKILL_PREFIX);
+  const path = worktreePath(root, sessionId);
+  const branch = agentBranch(sessionId);
+  const run = (args: string[]) =>
+    git(args, { cwd: root, signal: options.signal, allowFailure: true });
+  const add = () => run(["worktree", "add", "-q", "-b", branch, "--", path, baseCommit]);
+
+  let result: GitResult = await add();
+  if (result.code === 0) return { path, branch, base: baseCommit, pruned: false };
+  if (!STALE.test(result.stderr)) throw new WorktreeError(path, result.stderr, fixFor(path));
+  await run(["worktree", "prune"]);
+  result = await add();
+  if (result.code !== 0 && /a branch named .* already exists/.test(result.stderr)) {
+    const tip = await resolveCommit(`refs/heads/${branch}`, { cwd: root });
+    const base = await resolveCommit(baseCommit, { cwd: root });
+    if (tip === undefined || tip !== base) {
+      throw new WorktreeError(
+        path,
+        result.stderr,
+        `branch ${branch} already exists with commits of its own; reap the old session ` +
+          `(its work is kept at refs/service/rescue/${sessionId}) or use a new session id`,
+      );
+    }
+    result = await run(["worktree", "add", "-q", "--", path, branch]);
+  }
+  if (result.code === 0) return { path, branch, base: baseCommit, pruned: true };
+  throw new WorktreeError(path, result.stderr, fixFor(path));
+}
+
+function fixFor(path: string): string {
+  return `\`git worktree prune\`, or \`git worktree remove ${path} --force\` ` +
+    "(if the directory is not a registered worktree, move it aside)";
+}
+
+/** The tip of a worktree's branch after {@link commitPartialWork}. */
+export interface PartialWork {
+  tip: string;
+  /** True when uncommitted work was found and committed. */
+  committed: boolean;
+}
+
+/** Options of {@link commitPartialWork}. */
+export interface CommitOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/**
+ * Stage everything in `worktree` (`git add -A`, which honours the excludes) and commit it when
+ * anything is staged. Hooks and signing are skipped: this commit preserves work, it does not
+ * publish it. Returns the branch tip.
+ */
+export async function commitPartialWork(
+  worktree: string,
+  message: string,
+  options: CommitOptions = {},
+): Promise<PartialWork> {
+  const o = { cwd: worktree, signal: options.signal, timeoutMs: options.timeoutMs };
+  await git(["add", "-A"], o);
+  const staged = await git(["diff", "--cached", "--quiet"], { ...o, allowFailure: true });
+  if (staged.code > 1) {
+    throw new GitError(["diff", "--cached", "--quiet"], worktree, staged.code, staged.stderr);
+  }
+  const committed = staged.code === 1;
+  if (committed) {
+    await git(["-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message], {
+      ...o,
+      env: await commitIdentity(worktree),
+    });
+  }
+  const tip = (await git(["rev-parse", "HEAD"], o)).stdout.trim();
+  return { tip, committed };
+}
