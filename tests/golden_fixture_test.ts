@@ -2,7 +2,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { GOLDEN_DIR, SHARED_GOLDEN_DIR } from "./helpers.ts";
 
-const FILES = ["journal.jsonl", "board.canonical.json", "expected.json", "review/diffs/t-parser.diff"];
+const FILES = [
+  "journal.jsonl",
+  "board.canonical.json",
+  "expected.json",
+  "review/diffs/t-parser.diff",
+];
 
 Deno.test("the vendored golden run is byte-identical to ../shared/examples/run-golden", async (t) => {
   try {

@@ -10,7 +10,8 @@ import { join } from "node:path";
 export const GOLDEN_DIR = new URL("./fixtures/run-golden/", import.meta.url).pathname;
 
 /** The shared original of the golden run, beside the repository (absent in a bare clone). */
-export const SHARED_GOLDEN_DIR = new URL("../../shared/examples/run-golden/", import.meta.url).pathname;
+export const SHARED_GOLDEN_DIR =
+  new URL("../../shared/examples/run-golden/", import.meta.url).pathname;
 
 /** Journal lines (no trailing newline) for `events`, with a fixed clock. */
 export function journalLines(events: JournalEvent[]): string[] {
