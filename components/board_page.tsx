@@ -21,6 +21,7 @@ export function BoardPage({ bundleUrl }: BoardPageProps) {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>Review board</title>
+        <link rel="icon" href="data:," />
         <style dangerouslySetInnerHTML={{ __html: BOARD_CSS }} />
         <script type="module" src={bundleUrl} />
       </head>

@@ -26,6 +26,8 @@ export interface EventsOptions {
   heartbeatMs?: number;
   /** Tuning of the journal watch (debounce, poll interval). */
   watch?: Omit<JournalActivityOptions, "hub">;
+  /** Called once a stream has ended and released its journal watch (tests, metrics). */
+  onStreamEnd?: () => void;
 }
 
 function frameOf(activity: Activity): string {
@@ -82,6 +84,7 @@ export function eventsHandler(options: EventsOptions = {}): (c: Ctx) => Response
         unsubscribe();
         app.closing?.removeEventListener("abort", finish);
         await release();
+        options.onStreamEnd?.();
       }
     });
   };
