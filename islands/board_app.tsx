@@ -99,9 +99,8 @@ export function BoardApp() {
       onActivity: (notice) => {
         const { runId, runs } = current.current;
         if (typeof notice.run_id !== "string" || notice.run_id === runId) loadBoard();
-        if (typeof notice.run_id === "string" && !runs?.some((r) => r.run_id === notice.run_id)) {
-          loadRuns();
-        }
+        // the picker shows event counts and tamper marks, so any journal activity refreshes it
+        if (typeof notice.run_id === "string" || !runs) loadRuns();
       },
     });
   }, [ready, token]);
