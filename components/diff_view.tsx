@@ -89,7 +89,7 @@ const SIGN: Record<DiffLine["kind"], string> = { add: "+", del: "-", ctx: " ", m
 /** Props of {@link DiffLines}. */
 export interface DiffLinesProps {
   file: DiffFile;
-  /** Render at most this many lines (hunk headers included); the viewer offers the rest. */
+  /** Render at most this many rows (hunk headers included); the viewer offers the rest. */
   limit?: number;
 }
 
@@ -100,7 +100,13 @@ export function rowCount(file: DiffFile): number {
   return rows;
 }
 
-/** A file's hunks as a table: old and new line numbers, sign and text, coloured by kind. */
+const gutter = (n: number | undefined) => (n === undefined ? "" : String(n)).padStart(6);
+
+/**
+ * A file's hunks, one block per line: old and new line numbers (a CSS gutter, so they are not
+ * copied with the code), sign and text, coloured by kind. Plain blocks, not a table: 5 000
+ * lines lay out in a few milliseconds.
+ */
 export function DiffLines({ file, limit = Infinity }: DiffLinesProps) {
   if (file.binary) return <p class="muted">Binary file: contents not shown.</p>;
   if (file.hunks.length === 0) {
@@ -110,25 +116,20 @@ export function DiffLines({ file, limit = Infinity }: DiffLinesProps) {
   let budget = limit;
   for (const hunk of file.hunks) {
     if (budget-- <= 0) break;
-    rows.push(
-      <tr class="hunk">
-        <td colSpan={3}>{hunk.header}</td>
-      </tr>,
-    );
+    rows.push(<div class="l hunk">{hunk.header}</div>);
     for (const line of hunk.lines) {
       if (budget-- <= 0) break;
       rows.push(
-        <tr class={line.kind}>
-          <td class="n">{line.old}</td>
-          <td class="n">{line.new}</td>
-          <td class="c">{SIGN[line.kind] + line.text}</td>
-        </tr>,
+        <div
+          class={`l ${line.kind}`}
+          data-old={line.old}
+          data-new={line.new}
+          data-ln={gutter(line.old) + gutter(line.new)}
+        >
+          {SIGN[line.kind] + line.text}
+        </div>,
       );
     }
   }
-  return (
-    <table class="lines">
-      <tbody>{rows}</tbody>
-    </table>
-  );
+  return <div class="lines">{rows}</div>;
 }

@@ -60,20 +60,14 @@ Deno.test("DiffFileToggle shows binary files and renames sensibly", () => {
 Deno.test("DiffLines numbers old and new lines and classes them by kind", () => {
   const [file] = parseUnifiedDiff(DIFF);
   const html = renderToString(<DiffLines file={file} />);
-  assert.match(html, /<tr class="ctx"><td class="n">10<\/td><td class="n">10<\/td>/);
-  assert.match(
-    html,
-    /<tr class="del"><td class="n">11<\/td><td class="n"><\/td><td class="c">-old/,
-  );
-  assert.match(
-    html,
-    /<tr class="add"><td class="n"><\/td><td class="n">12<\/td><td class="c">\+more/,
-  );
+  assert.match(html, /<div class="l ctx" data-old="10" data-new="10" data-ln="    10    10"> keep/);
+  assert.match(html, /<div class="l del" data-old="11" data-ln="    11      ">-old/);
+  assert.match(html, /<div class="l add" data-new="12" data-ln="          12">\+more/);
   assert.equal(rowCount(file), 5);
 });
 
 Deno.test("DiffLines renders no more rows than its limit", () => {
   const [file] = parseUnifiedDiff(DIFF);
   const html = renderToString(<DiffLines file={file} limit={2} />);
-  assert.equal((html.match(/<tr/g) ?? []).length, 2);
+  assert.equal((html.match(/class="l /g) ?? []).length, 2);
 });

@@ -54,13 +54,14 @@ dl.kv dt { color: var(--muted); } dl.kv dd { margin: 0; min-width: 0; }
 .file-toggle .path { font-weight: 600; word-break: break-all; margin-right: auto; }
 .file-toggle::before { content: "\\25B8"; } .file-toggle[aria-expanded=true]::before { content: "\\25BE"; }
 .diff-body { overflow-x: auto; }
-table.lines { border-collapse: collapse; width: 100%; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .8rem; }
-table.lines td { padding: 0 .4rem; white-space: pre; vertical-align: top; }
-table.lines td.n { color: var(--muted); text-align: right; user-select: none; width: 1%; }
-table.lines tr.add { background: var(--add); } table.lines tr.add td.c { color: var(--add-fg); }
-table.lines tr.del { background: var(--del); } table.lines tr.del td.c { color: var(--del-fg); }
-table.lines tr.hunk td { background: #ddf4ff; color: var(--muted); }
-table.lines tr.meta td { color: var(--muted); font-style: italic; }
+.lines { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .8rem; line-height: 1.4; }
+.lines .l { white-space: pre-wrap; overflow-wrap: anywhere; padding-left: 14ch; text-indent: -14ch; }
+.lines .l::before { content: attr(data-ln) "  "; white-space: pre; color: var(--muted); user-select: none; }
+.lines .l.add { background: var(--add); color: var(--add-fg); }
+.lines .l.del { background: var(--del); color: var(--del-fg); }
+.lines .l.hunk { background: #ddf4ff; color: var(--muted); padding-left: .4rem; text-indent: 0; }
+.lines .l.hunk::before { content: none; }
+.lines .l.meta { color: var(--muted); font-style: italic; }
 pre.evidence { background: var(--panel); border: 1px solid var(--line); padding: .5rem; overflow: auto; max-height: 20rem; font-size: .8rem; }
 @media (max-width: 40rem) { header.top { align-items: stretch; flex-direction: column; } main { padding: .5rem; } }
 `;

@@ -18,6 +18,12 @@ import { useApi } from "./_use_api.ts";
 /** Rows rendered per expansion step of one file. */
 export const ROWS_PER_STEP = 5000;
 
+/** Rows to show after one more step from `shown`: a small remainder is not left behind. */
+export function nextLimit(shown: number, total: number): number {
+  const next = shown + ROWS_PER_STEP;
+  return next + ROWS_PER_STEP / 5 >= total ? total : next;
+}
+
 /** Props of {@link DiffViewer}. */
 export interface DiffViewerProps {
   runId: string;
@@ -37,7 +43,7 @@ function FileEntry({ file, index }: { file: DiffFile; index: number }) {
         file={file}
         expanded={limit > 0}
         controls={id}
-        onToggle={() => setLimit(limit > 0 ? 0 : ROWS_PER_STEP)}
+        onToggle={() => setLimit(limit > 0 ? 0 : nextLimit(0, total))}
       />
       <div class="diff-body" id={id} hidden={limit === 0}>
         {limit > 0 && <DiffLines file={file} limit={limit} />}

@@ -89,8 +89,8 @@ export async function openBoard(options: OpenBoardOptions = {}): Promise<BoardHa
   };
 }
 
-/** Save a full-page screenshot under tests/artifacts/. */
-export async function screenshot(page: Page, name: string): Promise<void> {
+/** Save a screenshot (full page unless `fullPage` is false) under tests/artifacts/. */
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<void> {
   await Deno.mkdir(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: new URL(name, ARTIFACTS).pathname, fullPage: true });
+  await page.screenshot({ path: new URL(name, ARTIFACTS).pathname, fullPage });
 }

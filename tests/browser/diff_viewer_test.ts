@@ -19,10 +19,11 @@ Deno.test("board page: expanding a file shows its hunk with numbered, coloured l
   await toggle.focus();
   await page.keyboard.press("Enter"); // keyboard-operable
   assert.equal(await toggle.getAttribute("aria-expanded"), "true");
-  const added = page.locator("table.lines tr.add");
+  const added = page.locator(".lines .l.add");
   assert.equal(await added.count(), 2);
-  assert.equal(await added.nth(0).locator("td").nth(1).textContent(), "1");
-  assert.equal(await added.nth(1).locator("td").nth(1).textContent(), "2");
+  assert.equal(await added.nth(0).getAttribute("data-new"), "1");
+  assert.equal(await added.nth(1).getAttribute("data-new"), "2");
+  assert.equal(await added.nth(1).getAttribute("data-old"), null);
   assert.match((await added.nth(0).textContent())!, /\+export function parse/);
   const background = await added.nth(0).evaluate((el) => getComputedStyle(el).backgroundColor);
   assert.equal(background, "rgb(218, 251, 225)");
@@ -30,7 +31,7 @@ Deno.test("board page: expanding a file shows its hunk with numbered, coloured l
 
   await toggle.click();
   assert.equal(await toggle.getAttribute("aria-expanded"), "false");
-  assert.equal(await page.locator("table.lines").count(), 0, "collapsed lines leave the DOM");
+  assert.equal(await page.locator(".lines").count(), 0, "collapsed lines leave the DOM");
 });
 
 Deno.test("board page: a task without a captured diff says 'no diff captured'", async () => {
