@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { appendEvents } from "../../lib/journal/journal_file.ts";
 import { openBoard } from "./_harness.ts";
 
 const APPENDER = new URL("../../lib/journal/journal_file.ts", import.meta.url).href;
@@ -32,6 +33,24 @@ for (let i = 0; i < 5; i++) {
   console.log(`board updated ${latency} ms after the other process's append`);
   assert.ok(latency < 1000);
   assert.equal(await page.textContent("[data-column=running] [data-count]"), "5");
-  await page.waitForTimeout(1200); // a poll interval: no second report of the same append
-  assert.ok(boardFetches.length <= 2, `coalesced refreshes, got ${boardFetches.length}`);
+  await page.waitForTimeout(200);
+  const settled = boardFetches.length;
+  assert.ok(settled <= 5, `at most one refresh per append burst, got ${settled} for 5 appends`);
+  await page.waitForTimeout(1200); // a poll interval: the stat fallback does not report again
+  assert.equal(boardFetches.length, settled, "no duplicate refresh for the same append");
+});
+
+Deno.test("board page: the activity stream reconnects after failures and refetches", async () => {
+  await using board = await openBoard();
+  const { page } = board;
+  let attempts = 0;
+  await page.route("**/events*", (route) => (++attempts <= 1 ? route.abort() : route.continue()));
+  await page.goto(`${board.url}/dashboard/review-board?run=golden`);
+  await page.locator(".live[data-state=reconnecting]").waitFor();
+  await page.locator(".live[data-state=live]").waitFor({ timeout: 10_000 });
+  assert.ok(attempts >= 2, `reconnected after a failed attempt (${attempts} attempts)`);
+  await appendEvents(join(board.runDir("golden"), "journal.jsonl"), [
+    { type: "task_claimed", data: { task_id: "t-after-reconnect" } },
+  ]);
+  await page.locator("[data-task-id=t-after-reconnect]").waitFor({ timeout: 2000 });
 });
