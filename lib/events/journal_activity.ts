@@ -13,7 +13,8 @@ interface Shared {
   watch: JournalWatch;
 }
 
-const shared = new Map<string, Shared>();
+// One watch per hub and runs directory, so two apps with their own hubs never cross-publish.
+const watches = new WeakMap<ActivityHub, Map<string, Shared>>();
 
 /** Options of {@link retainJournalActivity}. */
 export interface JournalActivityOptions extends JournalWatchOptions {
@@ -29,6 +30,8 @@ export function retainJournalActivity(
   options: JournalActivityOptions = {},
 ): () => Promise<void> {
   const hub = options.hub ?? activityHub;
+  let shared = watches.get(hub);
+  if (!shared) watches.set(hub, shared = new Map());
   let entry = shared.get(runsDir);
   if (!entry) {
     const watch = watchRunJournals(
