@@ -20,6 +20,12 @@ export interface BearerAuthOptions {
   /** The token specs in force (configured list or the SERVICE_TOKEN shorthand). */
   specs: () => TokenSpec[];
   env?: (name: string) => string | undefined;
+  /**
+   * Also accept the token as this query parameter when no Authorization header is sent. Only
+   * for routes a browser cannot send headers to (EventSource on `/events`): query strings end
+   * up in logs and history, so never enable it on other routes.
+   */
+  queryParam?: string;
 }
 
 /**
@@ -36,7 +42,9 @@ export function bearerAuth(
       c.set("principal", LOCAL_OPERATOR);
       return await next();
     }
-    const header = c.req.header("authorization") ?? "";
+    let header = c.req.header("authorization") ?? "";
+    const fromQuery = options.queryParam ? c.req.query(options.queryParam) : undefined;
+    if (!header && fromQuery) header = `Bearer ${fromQuery}`;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     const principal = match ? authenticate(match[1], specs, env) : undefined;
     if (!principal) {

@@ -13,6 +13,8 @@ export interface AppContext {
   auditKey: () => Promise<Uint8Array>;
   /** Wall clock for envelopes (tests pin it). */
   now?: () => Date;
+  /** Aborted when the server begins to shut down: long-lived streams (`/events`) end on it. */
+  closing?: AbortSignal;
 }
 
 /** Hono environment of the service. */

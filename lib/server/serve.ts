@@ -59,11 +59,13 @@ export function appContext(root: string, tokens: TokenSpec[]): AppContext {
 
 /** Serve the workspace until `signal` aborts or `shutdown()` is called. */
 export function startServer(options: StartServerOptions): Promise<RunningServer> {
-  const ctx = appContext(options.root, options.tokens);
+  const closing = new AbortController();
+  const ctx = { ...appContext(options.root, options.tokens), closing: closing.signal };
   if (!LOOPBACK.test(options.host) && !tokensActive(ctx.tokenSpecs(), (n) => Deno.env.get(n))) {
     throw new UnsafeBindError(options.host);
   }
   const app = createApp(ctx, options);
+  options.signal?.addEventListener("abort", () => closing.abort(), { once: true });
   return new Promise((resolve, reject) => {
     try {
       let listening: { url: string; port: number } | undefined;
@@ -81,7 +83,14 @@ export function startServer(options: StartServerOptions): Promise<RunningServer>
         },
       }, app.fetch);
       // onListen runs inside Deno.serve, before `server` exists.
-      resolve({ ...listening!, finished: server.finished, shutdown: () => server.shutdown() });
+      resolve({
+        ...listening!,
+        finished: server.finished,
+        shutdown: () => {
+          closing.abort();
+          return server.shutdown();
+        },
+      });
     } catch (e) {
       reject(e);
     }

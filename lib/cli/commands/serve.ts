@@ -1,9 +1,10 @@
 /** `service serve`: the task server and review board on 127.0.0.1:8052. */
 import { parseArgs } from "node:util";
-import { CliError, type Command } from "../command.ts";
+import { type CliContext, CliError, type Command } from "../command.ts";
 import { loadServerSettings } from "../../config/server_config.ts";
 import { startServer, UnsafeBindError } from "../../server/serve.ts";
 import { serverMounts } from "../../server/mounts.ts";
+import type { CreateAppOptions } from "../../../routes/mod.ts";
 
 export const serveCommand: Command = {
   name: "serve",
@@ -17,42 +18,51 @@ Options:
   --port N     port to listen on (default: service.yaml "port", SERVICE_PORT, else 8052; 0 = any free port)
   --host H     address to bind (default 127.0.0.1; a non-loopback bind needs a bearer token)
   --root DIR   workspace root (default: current directory)`,
-  async run(args, ctx) {
-    const { values } = parseArgs({
-      args,
-      options: { port: { type: "string" }, host: { type: "string" } },
-    });
-    const settings = await loadServerSettings(ctx.root);
-    const port = values.port === undefined ? settings.port : Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      throw new CliError(`--port ${values.port} is not a port number (0-65535)`);
-    }
-    const controller = new AbortController();
-    const stop = () => controller.abort();
-    Deno.addSignalListener("SIGINT", stop);
-    Deno.addSignalListener("SIGTERM", stop);
-    try {
-      const server = await startServer({
-        root: ctx.root,
-        host: values.host ?? settings.host,
-        port,
-        tokens: settings.tokens,
-        signal: controller.signal,
-        ...serverMounts(),
-      });
-      await server.finished;
-    } catch (e) {
-      if (e instanceof UnsafeBindError) throw new CliError(e.message);
-      if (e instanceof Deno.errors.AddrInUse) {
-        throw new CliError(
-          `port ${port} is already in use: stop the other server or pass --port (or SERVICE_PORT)`,
-        );
-      }
-      throw e;
-    } finally {
-      Deno.removeSignalListener("SIGINT", stop);
-      Deno.removeSignalListener("SIGTERM", stop);
-    }
-    return 0;
+  run(args, ctx) {
+    return serveUntilStopped(args, ctx, serverMounts());
   },
 };
+
+/** Parse `--port`/`--host`, serve `mounts` over the workspace until SIGINT or SIGTERM. */
+export async function serveUntilStopped(
+  args: string[],
+  ctx: CliContext,
+  mounts: CreateAppOptions,
+): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { port: { type: "string" }, host: { type: "string" } },
+  });
+  const settings = await loadServerSettings(ctx.root);
+  const port = values.port === undefined ? settings.port : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new CliError(`--port ${values.port} is not a port number (0-65535)`);
+  }
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
+  try {
+    const server = await startServer({
+      root: ctx.root,
+      host: values.host ?? settings.host,
+      port,
+      tokens: settings.tokens,
+      signal: controller.signal,
+      ...mounts,
+    });
+    await server.finished;
+  } catch (e) {
+    if (e instanceof UnsafeBindError) throw new CliError(e.message);
+    if (e instanceof Deno.errors.AddrInUse) {
+      throw new CliError(
+        `port ${port} is already in use: stop the other server or pass --port (or SERVICE_PORT)`,
+      );
+    }
+    throw e;
+  } finally {
+    Deno.removeSignalListener("SIGINT", stop);
+    Deno.removeSignalListener("SIGTERM", stop);
+  }
+  return 0;
+}

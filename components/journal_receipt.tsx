@@ -1,0 +1,42 @@
+/** The projection receipt of the board on screen; a JOURNAL TAMPERED stamp when it does not verify. */
+import type { ProjectionReceipt } from "../lib/board/projection.ts";
+
+/** Props of {@link JournalReceipt}. */
+export interface JournalReceiptProps {
+  receipt: ProjectionReceipt;
+}
+
+/** The verification banner above the columns. */
+export function JournalReceipt({ receipt }: JournalReceiptProps) {
+  const tampered = !receipt.journal_verified;
+  return (
+    <section
+      class={`banner ${tampered ? "tampered" : "verified"}`}
+      role={tampered ? "alert" : undefined}
+      aria-label="journal receipt"
+      data-journal-verified={String(receipt.journal_verified)}
+    >
+      <p style="margin:0 0 .3rem">
+        {tampered
+          ? (
+            <>
+              <strong class="stamp">JOURNAL TAMPERED</strong>{" "}
+              — the run's hash chain does not recompute (a row was edited, reordered or torn). The
+              board below is what the rows say now; review actions are disabled.
+            </>
+          )
+          : <strong class="stamp">journal verified</strong>}
+      </p>
+      <dl class="kv">
+        <dt>run</dt>
+        <dd class="mono">{receipt.run_id}</dd>
+        <dt>projection hash</dt>
+        <dd class="hash" data-projection-hash>{receipt.projection_hash}</dd>
+        <dt>journal head</dt>
+        <dd class="hash">{receipt.journal_head}</dd>
+        <dt>events</dt>
+        <dd>{receipt.event_count}</dd>
+      </dl>
+    </section>
+  );
+}

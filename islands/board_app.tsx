@@ -1,0 +1,162 @@
+/**
+ * The board app island: token, run picker, live status, the board of the chosen run and the
+ * selected task. It holds no board state of its own: every board it shows is a projection
+ * receipt the server answered (a GET, or the `board` of a review receipt).
+ */
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { type Column, COLUMNS } from "../lib/board/fold.ts";
+import type { ProjectionReceipt } from "../lib/board/projection.ts";
+import type { RunSummary } from "../lib/runs/runs.ts";
+import { ApiError, apiFetch } from "../lib/dashboard/api.ts";
+import { coalesce } from "../lib/dashboard/coalesce.ts";
+import { connectActivity, type LiveState } from "../lib/dashboard/live.ts";
+import { BoardColumns } from "../components/board_columns.tsx";
+import { JournalReceipt } from "../components/journal_receipt.tsx";
+import { TOKEN_KEY, TokenField } from "./token_field.tsx";
+import { RunPicker } from "./run_picker.tsx";
+import { TaskDetail } from "./task_detail.tsx";
+
+const LIVE_WORDS: Record<LiveState | "off", string> = {
+  off: "not connected",
+  connecting: "connecting…",
+  live: "live",
+  reconnecting: "reconnecting…",
+};
+
+function findCard(receipt: ProjectionReceipt | null, taskId: string | null) {
+  if (!receipt || !taskId) return undefined;
+  for (const column of COLUMNS) {
+    const card = receipt.board.columns[column].find((c) => c.task_id === taskId);
+    if (card) return { card, column: column as Column };
+  }
+  return undefined;
+}
+
+/** The whole interactive board page. */
+export function BoardApp() {
+  const [ready, setReady] = useState(false);
+  const [token, setToken] = useState("");
+  const [runs, setRuns] = useState<RunSummary[] | null>(null);
+  const [runId, setRunId] = useState<string | null>(null);
+  const [receipt, setReceipt] = useState<ProjectionReceipt | null>(null);
+  const [selected, setSelected] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [live, setLive] = useState<LiveState | "off">("off");
+  const current = useRef({ token, runId, runs });
+  current.current = { token, runId, runs };
+
+  const onError = (e: unknown) =>
+    setError(e instanceof ApiError ? e : new ApiError(0, "error", String(e)));
+  const loadRuns = useMemo(() =>
+    coalesce(async () => {
+      const answer = await apiFetch<{ runs: RunSummary[] }>("/review-board/runs", {
+        token: current.current.token,
+      });
+      setRuns(answer.runs);
+      if (!current.current.runId && answer.runs.length > 0) setRunId(answer.runs[0].run_id);
+      setError(null);
+    }, onError), []);
+  const loadBoard = useMemo(() =>
+    coalesce(async () => {
+      const id = current.current.runId;
+      if (!id) return;
+      const answer = await apiFetch<ProjectionReceipt>(
+        `/review-board/runs/${encodeURIComponent(id)}`,
+        { token: current.current.token },
+      );
+      if (current.current.runId === id) setReceipt(answer);
+      setError(null);
+    }, onError), []);
+
+  useEffect(() => {
+    const query = new URLSearchParams(location.search);
+    setToken(sessionStorage.getItem(TOKEN_KEY) ?? "");
+    setRunId(query.get("run"));
+    setSelected(query.get("task"));
+    setReady(true);
+  }, []);
+  useEffect(() => {
+    if (ready) loadRuns();
+  }, [ready, token]);
+  useEffect(() => {
+    if (!ready || !runId) return;
+    const query = new URLSearchParams({ run: runId });
+    if (selected) query.set("task", selected);
+    history.replaceState(null, "", `?${query}`);
+  }, [ready, runId, selected]);
+  useEffect(() => {
+    if (ready && runId) loadBoard();
+  }, [ready, runId, token]);
+  useEffect(() => {
+    if (!ready) return;
+    return connectActivity({
+      token,
+      onState: setLive,
+      onReconnect: () => {
+        loadRuns();
+        loadBoard();
+      },
+      onActivity: (notice) => {
+        const { runId, runs } = current.current;
+        if (typeof notice.run_id !== "string" || notice.run_id === runId) loadBoard();
+        // the picker shows event counts and tamper marks, so any journal activity refreshes it
+        if (typeof notice.run_id === "string" || !runs) loadRuns();
+      },
+    });
+  }, [ready, token]);
+
+  const found = findCard(receipt, selected);
+  return (
+    <>
+      <header class="top">
+        <h1>Review board</h1>
+        <TokenField token={token} onChange={setToken} />
+        {runs && runs.length > 0 && (
+          <RunPicker
+            runs={runs}
+            runId={runId}
+            onChange={(id) => {
+              setReceipt(null);
+              setSelected(null);
+              setRunId(id);
+            }}
+          />
+        )}
+        <span class="live" data-state={live} aria-live="polite">
+          updates: {LIVE_WORDS[live]}
+        </span>
+      </header>
+      <main>
+        {error && <p class="error" role="alert" data-error={error.status}>{error.words}</p>}
+        {!ready || runs === null ? <p class="muted">loading runs…</p> : runs.length === 0
+          ? (
+            <p>
+              No runs yet: a run appears here once .sdd/runs/&lt;run_id&gt;/journal.jsonl exists.
+            </p>
+          )
+          : null}
+        {receipt && (
+          <>
+            <JournalReceipt receipt={receipt} />
+            <BoardColumns
+              board={receipt.board}
+              selected={selected}
+              onSelect={(id) => setSelected(id === selected ? null : id)}
+            />
+            {selected && !found && <p class="muted">Task {selected} is not on this board.</p>}
+            {found && (
+              <TaskDetail
+                receipt={receipt}
+                card={found.card}
+                column={found.column}
+                token={token}
+                onBoard={setReceipt}
+                onReload={loadBoard}
+              />
+            )}
+          </>
+        )}
+      </main>
+    </>
+  );
+}
