@@ -11,7 +11,9 @@ import type { TokenSpec } from "../../lib/auth/tokens.ts";
 /** Where screenshots go (gitignored). */
 export const ARTIFACTS = new URL("../artifacts/", import.meta.url);
 /** The golden run directory of the shared examples. */
-export const GOLDEN = "/work/shared/examples/run-golden";
+import { GOLDEN_DIR } from "../helpers.ts";
+/** The golden run (the vendored copy of ../shared/examples/run-golden). */
+export const GOLDEN = GOLDEN_DIR;
 
 const CHROMIUM_ARGS = [
   "--no-sandbox",
