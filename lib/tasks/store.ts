@@ -21,6 +21,8 @@ import {
   transition,
 } from "./lifecycle.ts";
 import {
+  type Bucket,
+  bucketOf,
   ensureBacklogDirs,
   loadTaskSpecs,
   saveTaskSpec,
@@ -61,6 +63,8 @@ export class TaskStore {
   readonly #anyRole = new ReadyQueue();
   readonly #active = new Set<string>();
   readonly #writes = new Map<string, Promise<void>>();
+  /** The backlog directory each task's spec was last written to. */
+  readonly #onDisk = new Map<string, Bucket>();
   #seq = 0;
   #exportDirty = false;
   #exporting: Promise<void> | undefined;
@@ -79,6 +83,7 @@ export class TaskStore {
     const { tasks, problems } = await loadTaskSpecs(paths);
     for (const p of problems) (options.warn ?? console.warn)(`task store: ${p}`);
     for (const task of tasks) store.#index(task);
+    // After a crash a task may have a stale copy elsewhere: the first save cleans every directory.
     store.#seq = tasks.reduce((m, t) => Math.max(m, t.seq + 1), 0);
     // A claimant of a previous server process cannot have heartbeated meanwhile: restart its clock.
     const now = new Date(store.#clock()).toISOString();
@@ -180,7 +185,10 @@ export class TaskStore {
         this.#setStatus(task, "OPEN");
       }
     }
-    for (const task of created) emitTaskChange(this.#change(task, null));
+    for (const task of created) {
+      this.#onDisk.set(task.id, "open"); // new: no copy elsewhere to remove
+      emitTaskChange(this.#change(task, null));
+    }
     await Promise.all(created.map((t) => this.#persist(t)));
     return created;
   }
@@ -375,9 +383,10 @@ export class TaskStore {
     const yaml = taskYaml(task);
     const status = task.status;
     const previous = this.#writes.get(task.id) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(() =>
-      saveTaskSpec(this.#paths, task.id, status, yaml)
-    );
+    const next = previous.catch(() => {}).then(async () => {
+      await saveTaskSpec(this.#paths, task.id, status, yaml, this.#onDisk.get(task.id));
+      this.#onDisk.set(task.id, bucketOf(status));
+    });
     this.#writes.set(task.id, next);
     this.#exportDirty = true;
     return next.finally(() => {
