@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { CliError, type Command } from "../command.ts";
 import { loadServerSettings } from "../../config/server_config.ts";
+import { loadConfig } from "../../config/load.ts";
 import { startServer, UnsafeBindError } from "../../server/serve.ts";
 import { serverMounts } from "../../server/mounts.ts";
 
@@ -22,6 +23,7 @@ Options:
       args,
       options: { port: { type: "string" }, host: { type: "string" } },
     });
+    await loadConfig(ctx.root); // ValidationError on startup when service.yaml is bad (spec §7.3)
     const settings = await loadServerSettings(ctx.root);
     const port = values.port === undefined ? settings.port : Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -38,6 +40,7 @@ Options:
         port,
         tokens: settings.tokens,
         signal: controller.signal,
+        warn: (line) => ctx.stderr(`service serve: ${line}`),
         ...serverMounts(),
       });
       await server.finished;
