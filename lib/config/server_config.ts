@@ -1,22 +1,18 @@
 /**
  * The server's own settings from `service.yaml`: `host`, `port`, `auth.tokens`. The full
- * configuration schema (spec §2.11) validates the rest of the file.
+ * configuration schema (spec §2.11, `lib/config/schema.ts`, `loadConfig`) validates the whole
+ * file; this reader stays lenient so the server's own keys are usable on their own.
  */
 import { z } from "zod";
 import { parse as parseYaml } from "yaml";
 import { join } from "node:path";
-import { SCOPES, type TokenSpec } from "../auth/tokens.ts";
+import type { TokenSpec } from "../auth/tokens.ts";
+import { TokenSpecSchema } from "./schema.ts";
 
 /** Default bind of the task server (spec §1). */
 export const DEFAULT_HOST = "127.0.0.1";
 /** Default port (spec §1); `SERVICE_PORT` overrides the config. */
 export const DEFAULT_PORT = 8052;
-
-const TokenSpecSchema = z.strictObject({
-  principal: z.string().min(1),
-  scope: z.enum(SCOPES),
-  token_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name"),
-});
 
 const ServerKeys = z.looseObject({
   host: z.string().min(1).optional(),

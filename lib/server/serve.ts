@@ -4,6 +4,9 @@ import { effectiveTokenSpecs, tokensActive, type TokenSpec } from "../auth/token
 import type { AppContext } from "../http/context.ts";
 import { workspacePaths } from "../workspace.ts";
 import { createApp, type CreateAppOptions } from "../../routes/mod.ts";
+import { accessLogFor } from "../http/access_log.ts";
+import { repairStateOnStart } from "../state/startup_repair.ts";
+import { closeTaskStore, openedTaskStore, taskStoreFor } from "../tasks/registry.ts";
 
 /** Options of {@link startServer}. */
 export interface StartServerOptions extends CreateAppOptions {
@@ -14,6 +17,10 @@ export interface StartServerOptions extends CreateAppOptions {
   signal?: AbortSignal;
   /** Print the listening line (default true). */
   announce?: boolean;
+  /** Background tick (orphan sweep, export, access-log flush) in ms (default 1000). */
+  tickMs?: number;
+  /** Where start-up repairs and warnings are reported (default console.warn). */
+  warn?: (line: string) => void;
 }
 
 /** A running server. */
@@ -57,15 +64,77 @@ export function appContext(root: string, tokens: TokenSpec[]): AppContext {
   };
 }
 
-/** Serve the workspace until `signal` aborts or `shutdown()` is called. */
+/**
+ * Serve the workspace until `signal` aborts or `shutdown()` is called. Before listening it
+ * repairs torn state files (reporting what was dropped) and opens the task store; while it
+ * runs, a ticker sweeps orphaned tasks, writes the backlog export and flushes the access log.
+ */
 export function startServer(options: StartServerOptions): Promise<RunningServer> {
   const closing = new AbortController();
   const ctx = { ...appContext(options.root, options.tokens), closing: closing.signal };
   if (!LOOPBACK.test(options.host) && !tokensActive(ctx.tokenSpecs(), (n) => Deno.env.get(n))) {
     throw new UnsafeBindError(options.host);
   }
+  return serveContext(ctx, options, closing);
+}
+
+async function serveContext(
+  ctx: AppContext,
+  options: StartServerOptions,
+  closing: AbortController,
+): Promise<RunningServer> {
+  const warn = options.warn ?? ((line: string) => console.warn(line));
+  for (const line of await repairStateOnStart(ctx.paths)) warn(line);
+  await (await taskStoreFor(ctx)).flushExport();
   const app = createApp(ctx, options);
+  // Open event streams end when the server stops, or shutdown() would wait on them.
   options.signal?.addEventListener("abort", () => closing.abort(), { once: true });
+  const tick = async () => {
+    accessLogFor(ctx).flush();
+    const store = openedTaskStore(ctx);
+    if (!store) return;
+    const s = await store;
+    for (const t of await s.sweepOrphans()) {
+      warn(`task ${t.id} ORPHANED: no heartbeat from session ${t.session_id}`);
+    }
+    await s.flushExport();
+  };
+  let running: RunningServer;
+  try {
+    running = await listen(options, app.fetch);
+  } catch (e) {
+    await closeTaskStore(ctx);
+    throw e;
+  }
+  let ticking: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    ticking = ticking.then(tick).catch((e) =>
+      warn(`background tick failed: ${(e as Error).message}`)
+    );
+  }, options.tickMs ?? 1000);
+  const stopBackground = async () => {
+    clearInterval(timer);
+    await ticking;
+    accessLogFor(ctx).flush();
+    await closeTaskStore(ctx);
+  };
+  const finished = running.finished.then(stopBackground);
+  return {
+    url: running.url,
+    port: running.port,
+    finished,
+    shutdown: async () => {
+      closing.abort();
+      await running.shutdown();
+      await finished;
+    },
+  };
+}
+
+function listen(
+  options: StartServerOptions,
+  fetch: (req: Request) => Response | Promise<Response>,
+): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     try {
       let listening: { url: string; port: number } | undefined;
@@ -81,15 +150,12 @@ export function startServer(options: StartServerOptions): Promise<RunningServer>
           }
           listening = { url, port };
         },
-      }, app.fetch);
+      }, fetch);
       // onListen runs inside Deno.serve, before `server` exists.
       resolve({
         ...listening!,
         finished: server.finished,
-        shutdown: () => {
-          closing.abort();
-          return server.shutdown();
-        },
+        shutdown: () => server.shutdown(),
       });
     } catch (e) {
       reject(e);

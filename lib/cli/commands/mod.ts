@@ -4,5 +4,25 @@ import { serveCommand } from "./serve.ts";
 import { auditVerifyCommand } from "./audit_verify.ts";
 import { demoCommand } from "./demo.ts";
 import { guiServeCommand } from "./gui_serve.ts";
+import { statusCommand } from "./status.ts";
+import { psCommand } from "./ps.ts";
+import { backlogClaimCommand } from "./backlog_claim.ts";
+import { doctorCommand } from "./doctor.ts";
+import { debugCommand } from "./debug.ts";
+import { integrationsListCommand } from "./integrations_list.ts";
+import { NOT_YET_COMMANDS } from "./not_yet.ts";
 
-export const COMMANDS: Command[] = [demoCommand, serveCommand, guiServeCommand, auditVerifyCommand];
+/** The commands, in the order `service --help` lists them. */
+export const COMMANDS: Command[] = [
+  demoCommand,
+  serveCommand,
+  guiServeCommand,
+  statusCommand,
+  psCommand,
+  backlogClaimCommand,
+  doctorCommand,
+  debugCommand,
+  integrationsListCommand,
+  auditVerifyCommand,
+  ...NOT_YET_COMMANDS,
+];

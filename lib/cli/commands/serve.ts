@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { type CliContext, CliError, type Command } from "../command.ts";
 import { loadServerSettings } from "../../config/server_config.ts";
+import { loadConfig } from "../../config/load.ts";
 import { startServer, UnsafeBindError } from "../../server/serve.ts";
 import { serverMounts } from "../../server/mounts.ts";
 import type { CreateAppOptions } from "../../../routes/mod.ts";
@@ -33,6 +34,7 @@ export async function serveUntilStopped(
     args,
     options: { port: { type: "string" }, host: { type: "string" } },
   });
+  await loadConfig(ctx.root); // ValidationError on startup when service.yaml is bad (spec §7.3)
   const settings = await loadServerSettings(ctx.root);
   const port = values.port === undefined ? settings.port : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -49,6 +51,7 @@ export async function serveUntilStopped(
       port,
       tokens: settings.tokens,
       signal: controller.signal,
+      warn: (line) => ctx.stderr(`service: ${line}`),
       ...mounts,
     });
     await server.finished;

@@ -1,0 +1,54 @@
+/** Commands of spec §4.4 whose implementation arrives with other issues: they say so and exit 1. */
+import type { Command } from "../command.ts";
+
+function notYet(name: string, summary: string, arrives: string, help: string): Command {
+  return {
+    name,
+    summary: `${summary} (not yet available)`,
+    help: `Usage: service ${name}\n\n${help}\n\nNot yet available: arrives with ${arrives}.`,
+    run(_args, ctx) {
+      ctx.stderr(`service ${name}: not yet available: arrives with ${arrives}.`);
+      return Promise.resolve(1);
+    },
+  };
+}
+
+/** `run`, `stop`, `agents`, `cost`, `mcp catalog`, `preview`. */
+export const NOT_YET_COMMANDS: Command[] = [
+  notYet(
+    "run",
+    "run a plan with agents",
+    "the orchestrator (issue 5)",
+    "service run [plan.yaml]: create the plan's tasks and spawn agents in worktrees.",
+  ),
+  notYet(
+    "stop",
+    "stop running agents",
+    "the orchestrator (issue 5)",
+    "Stops the agents of the current run and removes their PID files.",
+  ),
+  notYet(
+    "agents",
+    "list agent adapters and their readiness",
+    "the agent adapters (issue 5)",
+    "Lists the registered agent CLIs, whether each is on PATH and its API-key variables.",
+  ),
+  notYet(
+    "cost",
+    "spend by model or task",
+    "cost tracking (issue 5)",
+    "Options --by model, --last 24h: spend from .sdd/runtime/cost_report.json.",
+  ),
+  notYet(
+    "mcp catalog",
+    "browse the MCP server catalog",
+    "the MCP catalog work",
+    "Lists installable MCP servers from the community catalog.",
+  ),
+  notYet(
+    "preview",
+    "expose the server through a tunnel",
+    "the tunnel subsystem",
+    "Starts a tunnel so trackers can reach the webhook endpoint.",
+  ),
+];

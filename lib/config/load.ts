@@ -1,0 +1,77 @@
+/** Load and validate `<root>/service.yaml` (spec §2.11), with positioned errors. */
+import { join } from "node:path";
+import { adapterByName } from "../agents/adapters/mod.ts";
+import type { AgentAdapter } from "../agents/adapters/types.ts";
+import { expandEnv, UnsetVariableError } from "../util/env_expand.ts";
+import { ValidationError } from "./errors.ts";
+import { CONFIG_EXAMPLES, type ServiceConfig, ServiceConfigSchema } from "./schema.ts";
+import { validateYaml } from "./validate.ts";
+import { parseYamlSource } from "./yaml_source.ts";
+
+/** The configuration file's name at the workspace root. */
+export const CONFIG_FILE = "service.yaml";
+
+/** Path of the configuration file of `root`. */
+export function configPath(root: string): string {
+  return join(root, CONFIG_FILE);
+}
+
+/** Validate configuration text; throws ValidationError, YamlSyntaxError or ValueError. */
+export function parseConfig(text: string, file = CONFIG_FILE): ServiceConfig {
+  const source = parseYamlSource(file, text);
+  if (source.value === null || typeof source.value !== "object" || Array.isArray(source.value)) {
+    throw new ValidationError(
+      file,
+      "",
+      { line: 1, col: 1 },
+      "the configuration must be a mapping with at least `cli` and `roles`",
+      `start from:\n    ${CONFIG_EXAMPLES.cli}\n    ${
+        CONFIG_EXAMPLES.roles.replaceAll("\n", "\n    ")
+      }`,
+    );
+  }
+  const config = validateYaml(source, ServiceConfigSchema, { examples: CONFIG_EXAMPLES });
+  if (config.cli !== "generic") adapterByName(config.cli); // throws ValueError: Unknown adapter
+  if (config.cli === "generic" && !config.cli_command) {
+    throw new ValidationError(
+      file,
+      "cli_command",
+      source.locate(["cli"]),
+      "the generic adapter needs `cli_command`",
+      'add for example:\n    cli_command: "my-agent --non-interactive"\n    prompt_flag: --prompt',
+    );
+  }
+  return config;
+}
+
+/** Read and validate `<root>/service.yaml`; undefined when the file does not exist. */
+export async function loadConfig(root: string): Promise<ServiceConfig | undefined> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(configPath(root));
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    throw e;
+  }
+  return parseConfig(text, configPath(root));
+}
+
+/** The adapter that `config.cli` names, built with the generic settings. */
+export function configuredAdapter(config: ServiceConfig): AgentAdapter {
+  if (config.cli !== "generic") return adapterByName(config.cli);
+  return adapterByName("generic", {
+    cliCommand: config.cli_command ?? [],
+    promptFlag: config.prompt_flag,
+    modelFlag: config.model_flag,
+  });
+}
+
+/** `mcp_servers` with every `${VAR}` resolved; an unset variable is an error naming it. */
+export function resolveMcpServers(
+  config: ServiceConfig,
+  env: (name: string) => string | undefined = (n) => Deno.env.get(n),
+): Record<string, Record<string, unknown>> {
+  const { value, unset } = expandEnv(config.mcp_servers ?? {}, env);
+  if (unset.length > 0) throw new UnsetVariableError(unset, "mcp_servers");
+  return value;
+}

@@ -1,0 +1,180 @@
+import assert from "node:assert/strict";
+import { loadConfig, parseConfig, resolveMcpServers } from "./load.ts";
+import { ValidationError } from "./errors.ts";
+import { YamlSyntaxError } from "./yaml_source.ts";
+import { ValueError } from "../agents/errors.ts";
+import { UnsetVariableError } from "../util/env_expand.ts";
+
+const MINIMAL = "cli: claude\nroles:\n  backend: {}\n  qa:\n";
+
+Deno.test("parseConfig() fills every default of a minimal file", () => {
+  const c = parseConfig(MINIMAL);
+  assert.equal(c.cli, "claude");
+  assert.deepEqual(c.roles, { backend: {}, qa: {} });
+  assert.deepEqual(c.verification_nudge, { threshold: 0.3, min_completions: 3 });
+  assert.equal(c.heartbeat_timeout_s, 45);
+  assert.equal(c.review.require_approval, false);
+  assert.equal(c.batch_eligible, false);
+  assert.deepEqual(c.auth.tokens, []);
+});
+
+Deno.test("parseConfig() accepts every documented key", () => {
+  const c = parseConfig(`
+cli: generic
+cli_command: "my-agent --flag 'two words' \\"q x\\""
+prompt_flag: --prompt
+model_flag: --model
+roles: [backend, qa]
+budget_usd: 12.5
+max_agents: 4
+model: big
+effort: high
+mcp_servers:
+  files: { command: npx, args: ["-y", "srv", "\${HOME}"], env: { TOKEN: "\${MY_TOKEN}" } }
+verification_nudge: { threshold: 0.5, min_completions: 5 }
+trackers:
+  tracker_a:
+    webhook: { enabled: true, secret_env: TRACKER_A_SECRET, public_url_base: "https://x.example" }
+isolation: container
+auto_build_image: true
+memory_mb: 2048
+cpu_cores: 2
+batch_eligible: true
+host: 127.0.0.1
+port: 9000
+heartbeat_timeout_s: 30
+review: { require_approval: true }
+auth:
+  tokens: [{ principal: ci, scope: reader, token_env: CI_TOKEN }]
+`);
+  assert.deepEqual(c.cli_command, ["my-agent", "--flag", "two words", "q x"]);
+  assert.deepEqual(Object.keys(c.roles), ["backend", "qa"]);
+  assert.equal(c.trackers.tracker_a.webhook?.enabled, true);
+  assert.equal(c.review.require_approval, true);
+  const env: Record<string, string> = { HOME: "/h", MY_TOKEN: "t0k" };
+  const mcp = resolveMcpServers(c, (n) => env[n]);
+  assert.deepEqual(mcp.files, { command: "npx", args: ["-y", "srv", "/h"], env: { TOKEN: "t0k" } });
+  assert.throws(() => resolveMcpServers(c, () => undefined), (e: unknown) => {
+    assert.ok(e instanceof UnsetVariableError);
+    assert.deepEqual(e.names, ["HOME", "MY_TOKEN"]);
+    assert.match(e.message, /HOME, MY_TOKEN/);
+    return true;
+  });
+});
+
+interface BrokenConfig {
+  name: string;
+  text: string;
+  error: new (...a: never[]) => Error;
+  message: RegExp;
+}
+
+const BROKEN: BrokenConfig[] = [
+  {
+    name: "missing cli names the key, line and an example",
+    text: "roles:\n  backend: {}\n",
+    error: ValidationError,
+    message: /:1:1: cli: missing required key 'cli' at the top level[\s\S]*cli: claude/,
+  },
+  {
+    name: "missing roles",
+    text: "cli: claude\n",
+    error: ValidationError,
+    message: /roles: missing required key 'roles'[\s\S]*backend: \{\}/,
+  },
+  {
+    name: "unknown top-level key suggests the closest",
+    text: "cli: claude\nroles: [qa]\nmax_agent: 3\n",
+    error: ValidationError,
+    message: /:3:1: max_agent: unknown key 'max_agent' \(did you mean 'max_agents'\?\)/,
+  },
+  {
+    name: "unknown nested key suggests the closest",
+    text: "cli: claude\nroles: [qa]\nverification_nudge:\n  treshold: 0.2\n",
+    error: ValidationError,
+    message: /:4:3: verification_nudge\.treshold: unknown key .*did you mean 'threshold'/,
+  },
+  {
+    name: "unknown webhook key",
+    text:
+      "cli: claude\nroles: [qa]\ntrackers:\n  tracker_a:\n    webhook: {enabled: true, secret_env: S, secert: x}\n",
+    error: ValidationError,
+    message: /trackers\.tracker_a\.webhook\.secert: unknown key/,
+  },
+  {
+    name: "missing webhook secret_env",
+    text: "cli: claude\nroles: [qa]\ntrackers:\n  tracker_b:\n    webhook:\n      enabled: true\n",
+    error: ValidationError,
+    message: /:5:5: trackers\.tracker_b\.webhook\.secret_env: missing required key/,
+  },
+  {
+    name: "yes is not a boolean",
+    text: "cli: claude\nroles: [qa]\nbatch_eligible: yes\n",
+    error: ValidationError,
+    message: /:3:17: batch_eligible: expected boolean, got string/,
+  },
+  {
+    name: "unknown adapter lists the available ones",
+    text: "cli: cursor\nroles: [qa]\n",
+    error: ValueError,
+    message:
+      /Unknown adapter 'cursor'\. Available adapters: aider, claude, codex, gemini, generic, qwen/,
+  },
+  {
+    name: "malformed YAML",
+    text: "cli: claude\nroles: [qa\n",
+    error: YamlSyntaxError,
+    message: /not valid YAML/,
+  },
+  {
+    name: "a list instead of a mapping",
+    text: "- cli\n- roles\n",
+    error: ValidationError,
+    message: /must be a mapping/,
+  },
+  {
+    name: "unterminated quote in cli_command",
+    text: 'cli: generic\ncli_command: "agent \'oops"\nroles: [qa]\n',
+    error: ValidationError,
+    message: /cli_command: unterminated single quote/,
+  },
+  {
+    name: "generic without cli_command",
+    text: "cli: generic\nroles: [qa]\n",
+    error: ValidationError,
+    message: /generic adapter needs `cli_command`/,
+  },
+  {
+    name: "threshold above 1",
+    text: "cli: claude\nroles: [qa]\nverification_nudge: {threshold: 1.5}\n",
+    error: ValidationError,
+    message: /verification_nudge\.threshold/,
+  },
+  {
+    name: "empty roles",
+    text: "cli: claude\nroles: {}\n",
+    error: ValidationError,
+    message: /roles: list at least one role/,
+  },
+];
+
+for (const c of BROKEN) {
+  Deno.test(`parseConfig() rejects: ${c.name}`, () => {
+    assert.throws(() => parseConfig(c.text, "service.yaml"), (e: unknown) => {
+      assert.ok(e instanceof c.error, `${(e as Error).name}: ${(e as Error).message}`);
+      assert.match((e as Error).message, c.message);
+      return true;
+    });
+  });
+}
+
+Deno.test("loadConfig() answers undefined when the workspace has no service.yaml", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    assert.equal(await loadConfig(root), undefined);
+    await Deno.writeTextFile(`${root}/service.yaml`, MINIMAL);
+    assert.equal((await loadConfig(root))?.cli, "claude");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

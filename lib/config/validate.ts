@@ -1,0 +1,116 @@
+/**
+ * Validate a parsed YAML document against a zod schema, turning the first issue into a
+ * {@link ValidationError} with the key path, line, column, and a fix ("did you mean" for
+ * unknown keys, an example for missing ones).
+ */
+import type { z } from "zod";
+import { suggest } from "../util/levenshtein.ts";
+import { formatPath, ValidationError } from "./errors.ts";
+import type { YamlSource } from "./yaml_source.ts";
+
+/** Options of {@link validateYaml}. */
+export interface ValidateYamlOptions {
+  /** Example YAML for a missing key, by formatted path (`cli`, `roles`, `stages[].steps`). */
+  examples?: Record<string, string>;
+}
+
+// deno-lint-ignore no-explicit-any
+type AnySchema = any;
+
+function unwrap(schema: AnySchema): AnySchema {
+  let s = schema;
+  for (let i = 0; i < 10 && s?._zod?.def; i++) {
+    const def = s._zod.def;
+    if (["optional", "default", "nullable", "prefault", "readonly", "catch"].includes(def.type)) {
+      s = def.innerType;
+    } else if (def.type === "pipe") s = def.in;
+    else break;
+  }
+  return s;
+}
+
+/** Known keys of the object schema reached by `path` inside `schema` (empty when unknown). */
+export function knownKeysAt(schema: AnySchema, path: readonly PropertyKey[]): string[] {
+  let s = unwrap(schema);
+  for (const step of path) {
+    const def = s?._zod?.def;
+    if (!def) return [];
+    if (def.type === "object") s = unwrap(def.shape[step as string]);
+    else if (def.type === "record") s = unwrap(def.valueType);
+    else if (def.type === "array") s = unwrap(def.element);
+    else if (def.type === "union") {
+      s = unwrap(def.options.find((o: AnySchema) => unwrap(o)?._zod?.def?.type === "object"));
+    } else return [];
+  }
+  const def = s?._zod?.def;
+  if (def?.type === "union") {
+    const obj = def.options.map(unwrap).find((o: AnySchema) => o?._zod?.def?.type === "object");
+    return obj ? Object.keys(obj._zod.def.shape) : [];
+  }
+  return def?.type === "object" ? Object.keys(def.shape) : [];
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let v = value;
+  for (const step of path) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<PropertyKey, unknown>)[step];
+  }
+  return v;
+}
+
+function genericPath(path: readonly PropertyKey[]): string {
+  return formatPath(path.map((p) => (typeof p === "number" ? -1 : p))).replaceAll("[-1]", "[]");
+}
+
+/** Parse `source.value` with `schema`, or throw a positioned {@link ValidationError}. */
+export function validateYaml<S extends z.ZodType>(
+  source: YamlSource,
+  schema: S,
+  options: ValidateYamlOptions = {},
+): z.output<S> {
+  const result = schema.safeParse(source.value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = issue.path as PropertyKey[];
+  if (issue.code === "unrecognized_keys") {
+    const key = issue.keys[0];
+    const known = knownKeysAt(schema, path);
+    const guess = suggest(key, known);
+    throw new ValidationError(
+      source.file,
+      formatPath([...path, key]),
+      source.locate([...path, key], { key: true }),
+      `unknown key '${key}'${guess ? ` (did you mean '${guess}'?)` : ""}`,
+      guess
+        ? `rename '${key}' to '${guess}'`
+        : `remove '${key}'; known keys here: ${known.join(", ") || "(none)"}`,
+    );
+  }
+  const parent = path.slice(0, -1);
+  const input = valueAt(source.value, path);
+  if (input === undefined && path.length > 0) {
+    const name = formatPath(path);
+    const example = options.examples?.[genericPath(path)] ??
+      `${String(path[path.length - 1])}: <${
+        issue.code === "invalid_type" ? issue.expected : "value"
+      }>`;
+    throw new ValidationError(
+      source.file,
+      name,
+      source.locate(parent, { key: true }),
+      `missing required key '${String(path[path.length - 1])}'${
+        parent.length ? ` in ${formatPath(parent)}` : " at the top level"
+      }`,
+      `add it, for example:\n${example.replace(/^/gm, "    ")}`,
+    );
+  }
+  let problem = issue.message;
+  if (issue.code === "invalid_type") {
+    const got = input === null ? "null" : Array.isArray(input) ? "a list" : typeof input;
+    problem = `expected ${issue.expected}, got ${got}${
+      typeof input === "string" || typeof input === "number" ? ` (${JSON.stringify(input)})` : ""
+    }`;
+  }
+  throw new ValidationError(source.file, formatPath(path), source.locate(path), problem);
+}

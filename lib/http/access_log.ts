@@ -1,0 +1,108 @@
+/**
+ * The request log `.sdd/runtime/access.jsonl`: one JSON line per request (ts, method, path,
+ * status, ms, principal). Lines are buffered in memory and appended in one write when the
+ * buffer fills, when the server's ticker flushes (about every second) and at shutdown. The file
+ * is rotated at 10 MiB with one backup (`access.jsonl.1`). It is non-authoritative.
+ */
+import { join } from "node:path";
+import type { Hono } from "hono";
+import type { AppContext, AppEnv } from "./context.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+
+/** Rotation size (spec §8). */
+export const ACCESS_LOG_MAX_BYTES = 10 * 1024 * 1024;
+const BUFFER_BYTES = 64 * 1024;
+
+/** One access-log line. */
+export interface AccessRecord {
+  ts: string;
+  method: string;
+  path: string;
+  status: number;
+  ms: number;
+  principal: string | null;
+}
+
+/** `.sdd/runtime/access.jsonl`. */
+export function accessLogPath(paths: WorkspacePaths): string {
+  return join(paths.runtime, "access.jsonl");
+}
+
+/** A buffered, rotating append-only log. */
+export class AccessLog {
+  readonly path: string;
+  readonly #maxBytes: number;
+  #buffer: string[] = [];
+  #bufferBytes = 0;
+  #size: number | undefined;
+  #encoder = new TextEncoder();
+
+  constructor(path: string, maxBytes = ACCESS_LOG_MAX_BYTES) {
+    this.path = path;
+    this.#maxBytes = maxBytes;
+  }
+
+  /** Buffer one record; flushes when the buffer is full. */
+  record(entry: AccessRecord): void {
+    const line = JSON.stringify(entry) + "\n";
+    this.#buffer.push(line);
+    this.#bufferBytes += line.length;
+    if (this.#bufferBytes >= BUFFER_BYTES) this.flush();
+  }
+
+  /** Append the buffered lines now (synchronous: one write, nothing left pending). */
+  flush(): void {
+    if (this.#buffer.length === 0) return;
+    const data = this.#encoder.encode(this.#buffer.join(""));
+    this.#buffer = [];
+    this.#bufferBytes = 0;
+    try {
+      if (this.#size === undefined) {
+        Deno.mkdirSync(join(this.path, ".."), { recursive: true });
+        try {
+          this.#size = Deno.statSync(this.path).size;
+        } catch {
+          this.#size = 0;
+        }
+      }
+      if (this.#size > 0 && this.#size + data.length > this.#maxBytes) {
+        Deno.renameSync(this.path, `${this.path}.1`);
+        this.#size = 0;
+      }
+      Deno.writeFileSync(this.path, data, { append: true });
+      this.#size += data.length;
+    } catch (e) {
+      this.#size = undefined;
+      console.error(`access log: cannot write ${this.path}: ${(e as Error).message}`);
+    }
+  }
+}
+
+const logs = new WeakMap<AppContext, AccessLog>();
+
+/** The access log of a server context. */
+export function accessLogFor(ctx: AppContext): AccessLog {
+  let log = logs.get(ctx);
+  if (!log) logs.set(ctx, log = new AccessLog(accessLogPath(ctx.paths)));
+  return log;
+}
+
+/** Route mount: log every request that reaches the app (mount it first). */
+export function mountAccessLog(app: Hono<AppEnv>, ctx: AppContext): void {
+  const log = accessLogFor(ctx);
+  app.use("*", async function accessLogMiddleware(c, next) {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      log.record({
+        ts: new Date().toISOString(),
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+        principal: c.get("principal")?.principal ?? null,
+      });
+    }
+  });
+}

@@ -1,0 +1,72 @@
+/** Human rendering of the status object for `service status` (pure). */
+import type { VerificationNudge } from "../verification/nudge.ts";
+
+/** Colour functions (identity when colours are off). */
+export interface Palette {
+  red: (s: string) => string;
+  yellow: (s: string) => string;
+  green: (s: string) => string;
+  bold: (s: string) => string;
+}
+
+/** The verification line: red ALERT when exceeded, yellow notice when anything is unverified. */
+export function verificationLine(n: VerificationNudge, p: Palette): string | undefined {
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const recent = n.recent_unverified.length ? ` Recent: ${n.recent_unverified.join(", ")}.` : "";
+  if (n.threshold_exceeded) {
+    return p.red(
+      `ALERT: ${n.unverified_count} of ${n.total_completions} completions unverified ` +
+        `(${pct(n.unverified_ratio)} > threshold ${pct(n.nudge_threshold)}).${recent} ` +
+        "Have agents run tests or quality gates before reporting completion.",
+    );
+  }
+  if (n.unverified_count > 0) {
+    return p.yellow(
+      `notice: ${n.unverified_count} of ${n.total_completions} completions unverified ` +
+        `(${pct(n.unverified_ratio)}; threshold ${pct(n.nudge_threshold)}).${recent}`,
+    );
+  }
+  return undefined;
+}
+
+/** All lines of the human status. */
+export function formatStatus(
+  status: Record<string, unknown>,
+  source: string,
+  p: Palette,
+): string[] {
+  const lines = [p.bold(`service status`) + ` (${source})`, `workspace: ${status.workspace}`];
+  const tasks = status.tasks as Record<string, number> | undefined;
+  if (tasks) {
+    const parts = Object.entries(tasks).filter(([k, v]) => k !== "total" && v > 0)
+      .map(([k, v]) => `${k.toLowerCase()} ${v}`);
+    lines.push(`tasks: ${tasks.total ?? 0}${parts.length ? ` (${parts.join(", ")})` : ""}`);
+  }
+  const agents = status.agents as unknown[] | undefined;
+  lines.push(`agents: ${agents?.length ?? 0} live`);
+  lines.push(`runs: ${status.runs ?? 0}`);
+  const spend = status.spend as
+    | { total_micro_usd: number; budget_micro_usd: number | null; over_budget: boolean }
+    | undefined;
+  if (spend) {
+    const usd = (m: number) => `$${(m / 1_000_000).toFixed(2)}`;
+    const budget = spend.budget_micro_usd === null
+      ? "no budget"
+      : `budget ${usd(spend.budget_micro_usd)}`;
+    const line = `spend: ${usd(spend.total_micro_usd)} (${budget})`;
+    lines.push(spend.over_budget ? p.red(`${line}: budget reached, read-only mode`) : line);
+  }
+  const cooldowns = (status.rate_limits as { cooldowns?: unknown[] } | undefined)?.cooldowns ?? [];
+  if (cooldowns.length) {
+    lines.push(p.yellow(`rate limits: ${cooldowns.length} adapter(s) cooling down`));
+  }
+  const nudge = status.verification_nudge as VerificationNudge | undefined;
+  if (nudge) {
+    lines.push(
+      `verification: ${nudge.verified_count}/${nudge.total_completions} completions verified`,
+    );
+    const v = verificationLine(nudge, p);
+    if (v) lines.push(v);
+  }
+  return lines;
+}

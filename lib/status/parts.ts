@@ -1,0 +1,48 @@
+/**
+ * The status parts of this service (DESIGN.md §6): `tasks` (counts by status),
+ * `verification_nudge` (spec §2.10, from the ledger at request time), `agents` (live agents
+ * from PID files), `spend` (cost report against budget), `rate_limits` (cooldowns).
+ * Importing this module registers them.
+ */
+import { readPidFiles } from "../agents/pid_files.ts";
+import { loadConfig } from "../config/load.ts";
+import { readSpend } from "../cost/report.ts";
+import type { AppContext } from "../http/context.ts";
+import { loadTaskSpecs } from "../tasks/persist.ts";
+import { openedTaskStore } from "../tasks/registry.ts";
+import { STATUSES } from "../tasks/lifecycle.ts";
+import { readVerificationNudge } from "../verification/nudge.ts";
+import { registerStatusPart } from "./status.ts";
+
+/** Task counts by status: the store's when the server opened it, else from the specs on disk. */
+export async function taskCounts(app: AppContext): Promise<Record<string, number>> {
+  const store = openedTaskStore(app);
+  if (store) return (await store).counts();
+  const counts: Record<string, number> = Object.fromEntries(STATUSES.map((s) => [s, 0]));
+  const { tasks } = await loadTaskSpecs(app.paths);
+  for (const t of tasks) counts[t.status]++;
+  counts.total = tasks.length;
+  return counts;
+}
+
+registerStatusPart("tasks", taskCounts);
+
+registerStatusPart("verification_nudge", async (app) => {
+  const config = await loadConfig(app.paths.root);
+  return await readVerificationNudge(
+    app.paths,
+    config?.verification_nudge ?? { threshold: 0.3, min_completions: 3 },
+  );
+});
+
+registerStatusPart("agents", async (app) => {
+  const agents = await readPidFiles(app.paths);
+  return agents.filter((a) => a.alive).map(({ file: _f, problem: _p, ...rest }) => rest);
+});
+
+registerStatusPart("spend", async (app) => {
+  const config = await loadConfig(app.paths.root);
+  return await readSpend(app.paths, config?.budget_usd);
+});
+
+registerStatusPart("rate_limits", () => Promise.resolve({ cooldowns: [] }));

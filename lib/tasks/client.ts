@@ -1,0 +1,112 @@
+/** A small HTTP client of the task API for external workers and the CLI. */
+import { loadServerSettings } from "../config/server_config.ts";
+import type { Task } from "./task.ts";
+
+/** The task server cannot be reached (spec §7.3). */
+export class TaskStoreUnavailable extends Error {
+  constructor(readonly url: string, detail = "connection refused") {
+    super(
+      `TaskStoreUnavailable: ${detail} at ${url}. Start the server with \`service serve\` ` +
+        "(in the workspace), or point SERVICE_PORT (or `port` in service.yaml, or " +
+        "SERVICE_SERVER_URL) at the port it runs on.",
+    );
+    this.name = "TaskStoreUnavailable";
+  }
+}
+
+/** The server answered with an error body. */
+export class TaskApiError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(`HTTP ${status} ${code}: ${message}`);
+    this.name = "TaskApiError";
+  }
+}
+
+/** Options of {@link TaskClient}. */
+export interface TaskClientOptions {
+  /** Base URL, e.g. `http://127.0.0.1:8052`. */
+  url: string;
+  /** Bearer token (default SERVICE_TOKEN). */
+  token?: string;
+  /** Per-request timeout in ms (default 10 000). */
+  timeoutMs?: number;
+}
+
+/** The server URL of a workspace: SERVICE_SERVER_URL, else host and port from config/SERVICE_PORT. */
+export async function serverUrlFor(root: string, env = Deno.env.toObject()): Promise<string> {
+  if (env.SERVICE_SERVER_URL) return env.SERVICE_SERVER_URL.replace(/\/+$/, "");
+  const s = await loadServerSettings(root, env);
+  const host = s.host === "0.0.0.0" ? "127.0.0.1" : s.host.includes(":") ? `[${s.host}]` : s.host;
+  return `http://${host}:${s.port}`;
+}
+
+/** Calls the task API. */
+export class TaskClient {
+  readonly url: string;
+  readonly #token?: string;
+  readonly #timeoutMs: number;
+
+  constructor(options: TaskClientOptions) {
+    this.url = options.url.replace(/\/+$/, "");
+    this.#token = options.token ?? Deno.env.get("SERVICE_TOKEN");
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
+  }
+
+  /** Send a request; JSON in, JSON out (undefined for 204). */
+  async request<T>(method: string, path: string, body?: unknown): Promise<T | undefined> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (this.#token) headers.authorization = `Bearer ${this.#token}`;
+    let res: Response;
+    try {
+      res = await fetch(`${this.url}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+    } catch (e) {
+      const err = e as Error;
+      if (err.name === "TimeoutError") {
+        throw new TaskStoreUnavailable(this.url, "no answer within " + this.#timeoutMs + " ms");
+      }
+      throw new TaskStoreUnavailable(this.url);
+    }
+    if (res.status === 204) {
+      await res.body?.cancel();
+      return undefined;
+    }
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      throw new TaskApiError(res.status, "invalid_response", text.slice(0, 200));
+    }
+    if (!res.ok) {
+      const e = (parsed as { error?: { code?: string; message?: string } })?.error;
+      throw new TaskApiError(res.status, e?.code ?? "error", e?.message ?? text.slice(0, 200));
+    }
+    return parsed as T;
+  }
+
+  /** Claim the next ready task of `role` (undefined when none is ready). */
+  claimNext(role?: string, sessionId?: string): Promise<Task | undefined> {
+    const q = role ? `?role=${encodeURIComponent(role)}` : "";
+    return this.request<Task>(
+      "POST",
+      `/tasks/next${q}`,
+      sessionId ? { session_id: sessionId } : {},
+    );
+  }
+
+  /** One task. */
+  async get(id: string): Promise<Task> {
+    return (await this.request<Task>("GET", `/tasks/${encodeURIComponent(id)}`))!;
+  }
+
+  /** The status object. */
+  async status(): Promise<Record<string, unknown>> {
+    return (await this.request<Record<string, unknown>>("GET", "/status"))!;
+  }
+}

@@ -1,0 +1,50 @@
+/** Request-body schemas of the task API and their translation into 400 errors. */
+import { z } from "zod";
+import { HttpError } from "../http/errors.ts";
+import { TaskInputSchema } from "./task.ts";
+
+/** `POST /tasks`: one task or `{"tasks":[…]}`. */
+export const CreateBodySchema = z.union([
+  z.strictObject({ tasks: z.array(TaskInputSchema).min(1).max(50_000) }),
+  TaskInputSchema,
+]);
+
+/** Body of claim and next. */
+export const ClaimBodySchema = z.looseObject({
+  session_id: z.string().min(1).max(200).optional(),
+});
+
+/** Body of complete. */
+export const CompleteBodySchema = z.looseObject({
+  summary: z.string().max(100_000).optional(),
+  session_id: z.string().min(1).max(200).optional(),
+  operator: z.boolean().optional(),
+  tests_run: z.boolean().optional(),
+  quality_gates_run: z.boolean().optional(),
+  completion_signals_checked: z.boolean().optional(),
+});
+
+/** Body of fail and cancel. */
+export const ReasonBodySchema = z.looseObject({
+  reason: z.string().max(100_000).optional(),
+  summary: z.string().max(100_000).optional(),
+  operator: z.boolean().optional(),
+});
+
+/** Parse `body` with `schema` or throw 400 naming the first bad field. */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  let detail = issue.message;
+  if (issue.code === "invalid_union" && "errors" in issue) {
+    const inner = (issue.errors as z.core.$ZodIssue[][]).map((e) => e[0]).filter(Boolean);
+    const best = inner.sort((a, b) => b.path.length - a.path.length)[0];
+    if (best) {
+      const where = [...issue.path, ...best.path].join(".");
+      throw new HttpError(400, "invalid_body", `${where || "body"}: ${best.message}`);
+    }
+  }
+  if (issue.code === "unrecognized_keys") detail = `unknown field(s) ${issue.keys.join(", ")}`;
+  throw new HttpError(400, "invalid_body", `${issue.path.join(".") || "body"}: ${detail}`);
+}

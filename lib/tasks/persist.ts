@@ -1,0 +1,165 @@
+/**
+ * Task state on disk. The YAML specs under `.sdd/backlog/` are authoritative, one file per task
+ * in the directory of its status group:
+ *
+ * | directory | statuses |
+ * |---|---|
+ * | `open/` | OPEN, BLOCKED (waiting to be claimed) |
+ * | `claimed/` | CLAIMED, IN_PROGRESS, ORPHANED (held, or held by an agent that vanished) |
+ * | `closed/` | DONE, CLOSED, FAILED, CANCELLED (finished) |
+ *
+ * A move writes the new file atomically first, then removes the old one; a crash in between
+ * leaves two copies and the higher `revision` wins on load. `.sdd/runtime/task-backlog.json`
+ * is an export of every task for external workers, rebuilt from the specs.
+ */
+import { join } from "node:path";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { isValidId } from "../ids.ts";
+import { type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
+import type { TaskStatus } from "./lifecycle.ts";
+import { StoredTaskSchema, type Task } from "./task.ts";
+
+/** The backlog directories. */
+export const BUCKETS = ["open", "claimed", "closed"] as const;
+/** A backlog directory name. */
+export type Bucket = typeof BUCKETS[number];
+
+/** The backlog directory of a status. */
+export function bucketOf(status: TaskStatus): Bucket {
+  switch (status) {
+    case "OPEN":
+    case "BLOCKED":
+      return "open";
+    case "CLAIMED":
+    case "IN_PROGRESS":
+    case "ORPHANED":
+      return "claimed";
+    default:
+      return "closed";
+  }
+}
+
+/** `.sdd/backlog/<bucket>/<id>.yaml` (the id must already be valid). */
+export function taskFile(paths: WorkspacePaths, bucket: Bucket, id: string): string {
+  return join(paths.backlog, bucket, `${id}.yaml`);
+}
+
+/** `.sdd/runtime/task-backlog.json`. */
+export function backlogExportPath(paths: WorkspacePaths): string {
+  return join(paths.runtime, "task-backlog.json");
+}
+
+/** Create the backlog directories. */
+export async function ensureBacklogDirs(paths: WorkspacePaths): Promise<void> {
+  for (const b of BUCKETS) await Deno.mkdir(join(paths.backlog, b), { recursive: true });
+  await Deno.mkdir(paths.runtime, { recursive: true });
+}
+
+/** The YAML text of a task spec. */
+export function taskYaml(task: Task): string {
+  return stringifyYaml(task, { lineWidth: 0 });
+}
+
+/** Tasks read from disk and what could not be read. */
+export interface LoadedTasks {
+  tasks: Task[];
+  problems: string[];
+}
+
+/** Read every task spec (read-only; unreadable files are reported, never touched). */
+export async function loadTaskSpecs(paths: WorkspacePaths): Promise<LoadedTasks> {
+  const byId = new Map<string, Task>();
+  const problems: string[] = [];
+  for (const bucket of BUCKETS) {
+    const dir = join(paths.backlog, bucket);
+    let entries: Deno.DirEntry[];
+    try {
+      entries = await Array.fromAsync(Deno.readDir(dir));
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) continue;
+      throw e;
+    }
+    for (const entry of entries) {
+      if (!entry.isFile || !entry.name.endsWith(".yaml")) continue;
+      const file = join(dir, entry.name);
+      const id = entry.name.slice(0, -5);
+      let task: Task;
+      try {
+        const parsed = StoredTaskSchema.safeParse(parseYaml(await Deno.readTextFile(file)));
+        if (!parsed.success) {
+          const i = parsed.error.issues[0];
+          problems.push(`${file}: ${i.path.join(".")}: ${i.message} (file skipped, left in place)`);
+          continue;
+        }
+        task = parsed.data as Task;
+      } catch (e) {
+        problems.push(`${file}: ${(e as Error).message} (file skipped, left in place)`);
+        continue;
+      }
+      if (task.id !== id || !isValidId(id)) {
+        problems.push(
+          `${file}: id ${JSON.stringify(task.id)} does not match the file name (skipped)`,
+        );
+        continue;
+      }
+      if (bucketOf(task.status) !== bucket) {
+        problems.push(
+          `${file}: status ${task.status} belongs in ${bucketOf(task.status)}/ (loaded)`,
+        );
+      }
+      const seen = byId.get(id);
+      if (!seen || seen.revision < task.revision) byId.set(id, task);
+    }
+  }
+  const tasks = [...byId.values()].sort((a, b) => a.seq - b.seq);
+  return { tasks, problems };
+}
+
+/**
+ * Write one task spec into its directory (temporary file + rename), then remove the copy in
+ * `previous` (the directory it was in; every other directory when unknown).
+ */
+export async function saveTaskSpec(
+  paths: WorkspacePaths,
+  id: string,
+  status: TaskStatus,
+  yaml: string,
+  previous?: Bucket,
+): Promise<void> {
+  const bucket = bucketOf(status);
+  await writeSpecAtomic(taskFile(paths, bucket, id), yaml);
+  for (const other of previous ? [previous] : BUCKETS) {
+    if (other === bucket) continue;
+    await Deno.remove(taskFile(paths, other, id)).catch((e) => {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    });
+  }
+}
+
+let tmpCounter = 0;
+
+/**
+ * Atomic replace of a small spec: a temporary file in the same directory renamed into place, so
+ * readers and a crashed process never see a partial spec. Unlike `writeFileAtomic` it does not
+ * fsync each change (task changes run at thousands per second); the rename is still atomic.
+ */
+async function writeSpecAtomic(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp-${Deno.pid}-${tmpCounter++}`;
+  await Deno.writeTextFile(tmp, text, { createNew: true });
+  try {
+    await Deno.rename(tmp, path);
+  } catch (e) {
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
+}
+
+/** Write the JSON export of every task atomically. */
+export async function writeBacklogExport(
+  paths: WorkspacePaths,
+  tasks: Iterable<Task>,
+  now: string,
+): Promise<void> {
+  const body = JSON.stringify({ generated_at: now, tasks: [...tasks] });
+  await writeFileAtomic(backlogExportPath(paths), body + "\n");
+}

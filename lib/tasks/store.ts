@@ -1,0 +1,411 @@
+/**
+ * The task store: every task in memory, each change persisted to its YAML spec (atomic write,
+ * awaited before the caller answers) and coalesced into the JSON export. A claim checks and
+ * sets the status synchronously, so two claimants can never both win.
+ */
+import { HttpError } from "../http/errors.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+import {
+  appendLedgerRecord,
+  type Evidence,
+  ledgerRecord,
+  verificationCount,
+} from "../verification/ledger.ts";
+import { emitTaskChange } from "./changes.ts";
+import { checkDependencies, describeProblem } from "./graph.ts";
+import {
+  ACTIVE,
+  SATISFIES_DEPENDENCY,
+  type TaskStatus,
+  type TaskTrigger,
+  transition,
+} from "./lifecycle.ts";
+import {
+  type Bucket,
+  bucketOf,
+  ensureBacklogDirs,
+  loadTaskSpecs,
+  saveTaskSpec,
+  taskYaml,
+  writeBacklogExport,
+} from "./persist.ts";
+import { ReadyQueue } from "./ready_queue.ts";
+import { newTask, type Task, type TaskInput } from "./task.ts";
+
+/** Options of {@link TaskStore.open}. */
+export interface TaskStoreOptions {
+  /** Roles tasks may name; undefined accepts any role (no service.yaml loaded). */
+  roles?: ReadonlySet<string>;
+  /** Seconds without heartbeat before a claimed task is ORPHANED (default 45). */
+  heartbeatTimeoutS?: number;
+  /** Milliseconds since the epoch (tests pin it). */
+  clock?: () => number;
+  /** Where load problems are reported (default console.warn). */
+  warn?: (line: string) => void;
+}
+
+/** Body of a completion. */
+export interface CompleteOptions extends Partial<Evidence> {
+  summary?: string;
+  operator?: boolean;
+  session_id?: string;
+}
+
+/** The in-memory task store of one workspace. */
+export class TaskStore {
+  readonly #paths: WorkspacePaths;
+  readonly #roles?: ReadonlySet<string>;
+  readonly #timeoutMs: number;
+  readonly #clock: () => number;
+  readonly #tasks = new Map<string, Task>();
+  readonly #dependents = new Map<string, Set<string>>();
+  readonly #queues = new Map<string, ReadyQueue>();
+  readonly #anyRole = new ReadyQueue();
+  readonly #active = new Set<string>();
+  readonly #writes = new Map<string, Promise<void>>();
+  /** The backlog directory each task's spec was last written to. */
+  readonly #onDisk = new Map<string, Bucket>();
+  #seq = 0;
+  #exportDirty = false;
+  #exporting: Promise<void> | undefined;
+
+  private constructor(paths: WorkspacePaths, options: TaskStoreOptions) {
+    this.#paths = paths;
+    this.#roles = options.roles;
+    this.#timeoutMs = (options.heartbeatTimeoutS ?? 45) * 1000;
+    this.#clock = options.clock ?? Date.now;
+  }
+
+  /** Load every task spec of the workspace into a new store. */
+  static async open(paths: WorkspacePaths, options: TaskStoreOptions = {}): Promise<TaskStore> {
+    const store = new TaskStore(paths, options);
+    await ensureBacklogDirs(paths);
+    const { tasks, problems } = await loadTaskSpecs(paths);
+    for (const p of problems) (options.warn ?? console.warn)(`task store: ${p}`);
+    for (const task of tasks) store.#index(task);
+    // After a crash a task may have a stale copy elsewhere: the first save cleans every directory.
+    store.#seq = tasks.reduce((m, t) => Math.max(m, t.seq + 1), 0);
+    // A claimant of a previous server process cannot have heartbeated meanwhile: restart its clock.
+    const now = new Date(store.#clock()).toISOString();
+    for (const id of store.#active) store.#tasks.get(id)!.heartbeat_at = now;
+    store.#exportDirty = true;
+    return store;
+  }
+
+  /** Number of tasks. */
+  get size(): number {
+    return this.#tasks.size;
+  }
+
+  /** One task, or undefined. */
+  get(id: string): Task | undefined {
+    return this.#tasks.get(id);
+  }
+
+  /** One task, or 404. */
+  require(id: string): Task {
+    const task = this.#tasks.get(id);
+    if (!task) throw new HttpError(404, "task_not_found", `no task ${JSON.stringify(id)}`);
+    return task;
+  }
+
+  /** Tasks in creation order, optionally of one status. */
+  list(status?: TaskStatus): Task[] {
+    const out: Task[] = [];
+    for (const t of this.#tasks.values()) if (!status || t.status === status) out.push(t);
+    return out;
+  }
+
+  /** Task counts by status (every status present, zero when none). */
+  counts(): Record<TaskStatus, number> & { total: number } {
+    const counts = {
+      OPEN: 0,
+      CLAIMED: 0,
+      IN_PROGRESS: 0,
+      DONE: 0,
+      CLOSED: 0,
+      FAILED: 0,
+      BLOCKED: 0,
+      ORPHANED: 0,
+      CANCELLED: 0,
+      total: 0,
+    };
+    for (const t of this.#tasks.values()) {
+      counts[t.status]++;
+      counts.total++;
+    }
+    return counts;
+  }
+
+  /**
+   * Create tasks atomically: all or none. Members may depend on each other in any order.
+   * 409 on a duplicate id, 422 on an unknown role, unknown dependency or cycle.
+   */
+  async create(inputs: TaskInput[]): Promise<Task[]> {
+    const ids = new Map<string, TaskInput & { id: string }>();
+    for (const input of inputs) {
+      const id = input.id ?? this.#newId();
+      if (this.#tasks.has(id) || ids.has(id)) {
+        throw new HttpError(
+          409,
+          "duplicate_id",
+          `a task with id ${JSON.stringify(id)} already exists`,
+        );
+      }
+      if (this.#roles && !this.#roles.has(input.role)) {
+        throw new HttpError(
+          422,
+          "unknown_role",
+          `role ${JSON.stringify(input.role)} is not in service.yaml roles (${
+            [...this.#roles].join(", ")
+          })`,
+        );
+      }
+      ids.set(id, { ...input, id });
+    }
+    const graph = new Map([...ids].map(([id, t]) => [id, t.depends_on]));
+    const problem = checkDependencies(graph, (id) => this.#tasks.has(id));
+    if (problem) {
+      throw new HttpError(
+        422,
+        problem.kind === "cycle" ? "cyclic_depends_on" : "unknown_dependency",
+        `${describeProblem(problem)}; nothing was created`,
+      );
+    }
+    const now = this.#nowIso();
+    const created: Task[] = [];
+    for (const input of ids.values()) {
+      const task = newTask(input, "BLOCKED", this.#seq++, now);
+      this.#index(task);
+      created.push(task);
+    }
+    // Unblock after indexing all, so members that depend on each other resolve correctly.
+    for (const task of created) {
+      if (task.depends_on.every((d) => SATISFIES_DEPENDENCY.has(this.#tasks.get(d)!.status))) {
+        this.#setStatus(task, "OPEN");
+      }
+    }
+    for (const task of created) {
+      this.#onDisk.set(task.id, "open"); // new: no copy elsewhere to remove
+      emitTaskChange(this.#change(task, null));
+    }
+    await Promise.all(created.map((t) => this.#persist(t)));
+    return created;
+  }
+
+  /** Claim `id` for `sessionId` (409 unless OPEN). */
+  claim(id: string, sessionId?: string): Promise<Task> {
+    const task = this.require(id);
+    return this.#claim(task, sessionId);
+  }
+
+  /** Claim the ready task of `role` (any role when undefined) with the lowest priority number. */
+  claimNext(role: string | undefined, sessionId?: string): Promise<Task> | undefined {
+    const queue = role === undefined ? this.#anyRole : this.#queues.get(role);
+    const entry = queue?.popValid((e) => this.#tasks.get(e.id)?.status === "OPEN");
+    if (!entry) return undefined;
+    return this.#claim(this.#tasks.get(entry.id)!, sessionId);
+  }
+
+  /** Record a heartbeat; the first one moves CLAIMED to IN_PROGRESS. */
+  heartbeat(id: string): Promise<Task> {
+    const task = this.require(id);
+    this.#fire(task, "heartbeat", (t) => {
+      t.heartbeat_at = this.#nowIso();
+    });
+    return this.#persist(task).then(() => task);
+  }
+
+  /**
+   * Complete `id` (from CLAIMED or IN_PROGRESS; an operator may complete any non-terminal
+   * task). Appends one verification ledger record and sets the task's verification fields.
+   */
+  async complete(id: string, options: CompleteOptions = {}): Promise<Task> {
+    const task = this.require(id);
+    const evidence: Evidence = {
+      tests_run: options.tests_run === true,
+      quality_gates_run: options.quality_gates_run === true,
+      completion_signals_checked: options.completion_signals_checked === true,
+    };
+    this.#fire(task, options.operator ? "operator_complete" : "complete", (t) => {
+      t.summary = options.summary ?? t.summary;
+      t.verification_count = verificationCount(evidence);
+      t.flagged_unverified = t.verification_count === 0;
+    });
+    const session = task.session_id ?? options.session_id ?? "operator";
+    await appendLedgerRecord(this.#paths, ledgerRecord(task.id, session, evidence, this.#clock()));
+    await this.#persist(task);
+    return task;
+  }
+
+  /** Mark `id` FAILED (from CLAIMED or IN_PROGRESS). */
+  fail(id: string, reason?: string): Promise<Task> {
+    const task = this.require(id);
+    this.#fire(task, "fail", (t) => {
+      t.summary = reason ?? t.summary;
+    });
+    return this.#persist(task).then(() => task);
+  }
+
+  /** Cancel `id` (any non-terminal status); its dependents may become ready. */
+  cancel(id: string, reason?: string): Promise<Task> {
+    const task = this.require(id);
+    this.#fire(task, "cancel", (t) => {
+      t.summary = reason ?? t.summary;
+    });
+    return this.#persist(task).then(() => task);
+  }
+
+  /** Requeue an ORPHANED task (409 otherwise). */
+  reopen(id: string): Promise<Task> {
+    const task = this.require(id);
+    this.#fire(task, "reopen", (t) => {
+      t.session_id = null;
+      t.heartbeat_at = null;
+    });
+    return this.#persist(task).then(() => task);
+  }
+
+  /** Move every claimed task whose heartbeat is older than the timeout to ORPHANED. */
+  async sweepOrphans(): Promise<Task[]> {
+    const now = this.#clock();
+    const orphaned: Task[] = [];
+    for (const id of [...this.#active]) {
+      const task = this.#tasks.get(id)!;
+      const last = task.heartbeat_at ? Date.parse(task.heartbeat_at) : 0;
+      if (now - last >= this.#timeoutMs) {
+        this.#fire(task, "orphan", () => {});
+        orphaned.push(task);
+      }
+    }
+    await Promise.all(orphaned.map((t) => this.#persist(t)));
+    return orphaned;
+  }
+
+  /** Write the JSON export when anything changed since the last one. */
+  flushExport(): Promise<void> {
+    if (this.#exporting) {
+      return this.#exporting.then(() => this.#exportDirty ? this.flushExport() : undefined);
+    }
+    if (!this.#exportDirty) return Promise.resolve();
+    this.#exportDirty = false;
+    this.#exporting = writeBacklogExport(this.#paths, this.#tasks.values(), this.#nowIso())
+      .catch((e) => {
+        this.#exportDirty = true;
+        console.error(`task store: cannot write task-backlog.json: ${(e as Error).message}`);
+      })
+      .finally(() => {
+        this.#exporting = undefined;
+      });
+    return this.#exporting;
+  }
+
+  /** Wait for every pending write and write the export. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#writes.values()]);
+    await this.flushExport();
+  }
+
+  #claim(task: Task, sessionId?: string): Promise<Task> {
+    this.#fire(task, "claim", (t) => {
+      t.session_id = sessionId ?? `http-${crypto.randomUUID().slice(0, 8)}`;
+      t.attempts++;
+      t.heartbeat_at = this.#nowIso();
+    });
+    return this.#persist(task).then(() => task);
+  }
+
+  /** Apply a transition or answer 409; re-index, publish, and unblock dependents. */
+  #fire(task: Task, trigger: TaskTrigger, mutate: (t: Task) => void): void {
+    const result = transition(task.status, trigger);
+    if (!result.ok) {
+      throw new HttpError(
+        409,
+        "invalid_transition",
+        `task ${JSON.stringify(task.id)}: ${result.reason}`,
+      );
+    }
+    const from = task.status;
+    mutate(task);
+    this.#setStatus(task, result.to);
+    emitTaskChange(this.#change(task, from));
+    if (SATISFIES_DEPENDENCY.has(result.to) && !SATISFIES_DEPENDENCY.has(from)) {
+      this.#unblockAfter(task);
+    }
+  }
+
+  #unblockAfter(task: Task): void {
+    for (const id of this.#dependents.get(task.id) ?? []) {
+      const dependent = this.#tasks.get(id)!;
+      if (dependent.status !== "BLOCKED") continue;
+      if (dependent.depends_on.every((d) => SATISFIES_DEPENDENCY.has(this.#tasks.get(d)!.status))) {
+        this.#fire(dependent, "unblock", () => {});
+        this.#persist(dependent).catch((e) =>
+          console.error(`task store: cannot save ${dependent.id}: ${(e as Error).message}`)
+        );
+      }
+    }
+  }
+
+  #setStatus(task: Task, status: TaskStatus): void {
+    if (task.status !== status) {
+      task.status = status;
+      if (status === "OPEN") this.#enqueue(task);
+    }
+    if (ACTIVE.has(status)) this.#active.add(task.id);
+    else this.#active.delete(task.id);
+    if (!ACTIVE.has(status) && status !== "ORPHANED" && status !== "DONE") task.heartbeat_at = null;
+    task.updated_at = this.#nowIso();
+    task.revision++;
+  }
+
+  #index(task: Task): void {
+    this.#tasks.set(task.id, task);
+    for (const dep of task.depends_on) {
+      let set = this.#dependents.get(dep);
+      if (!set) this.#dependents.set(dep, set = new Set());
+      set.add(task.id);
+    }
+    if (task.status === "OPEN") this.#enqueue(task);
+    if (ACTIVE.has(task.status)) this.#active.add(task.id);
+  }
+
+  #enqueue(task: Task): void {
+    const entry = { id: task.id, priority: task.priority, seq: task.seq };
+    let queue = this.#queues.get(task.role);
+    if (!queue) this.#queues.set(task.role, queue = new ReadyQueue());
+    queue.push(entry);
+    this.#anyRole.push(entry);
+  }
+
+  /** Serialise now, write in order per task; the returned promise settles once durable. */
+  #persist(task: Task): Promise<void> {
+    const yaml = taskYaml(task);
+    const status = task.status;
+    const previous = this.#writes.get(task.id) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(async () => {
+      await saveTaskSpec(this.#paths, task.id, status, yaml, this.#onDisk.get(task.id));
+      this.#onDisk.set(task.id, bucketOf(status));
+    });
+    this.#writes.set(task.id, next);
+    this.#exportDirty = true;
+    return next.finally(() => {
+      if (this.#writes.get(task.id) === next) this.#writes.delete(task.id);
+    });
+  }
+
+  #change(task: Task, from: TaskStatus | null) {
+    return { task, from, to: task.status, workspace: this.#paths.root };
+  }
+
+  #nowIso(): string {
+    return new Date(this.#clock()).toISOString();
+  }
+
+  #newId(): string {
+    for (;;) {
+      const id = `t-${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+      if (!this.#tasks.has(id)) return id;
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { stringify } from "yaml";
+import { TaskStore } from "./store.ts";
+import { workspacePaths } from "../workspace.ts";
+import { loadPlan } from "../plans/load.ts";
+import { parseConfig } from "../config/load.ts";
+
+Deno.test("TaskStore.open() keeps the higher revision when a crash left two copies, and reports bad specs", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const paths = workspacePaths(root);
+    const first = await TaskStore.open(paths, { warn: () => {} });
+    await first.create([{
+      id: "a",
+      title: "A",
+      role: "qa",
+      priority: 2,
+      scope: "medium",
+      complexity: "medium",
+      depends_on: [],
+      owned_files: [],
+      completion_signals: [],
+      batch_eligible: false,
+    }]);
+    const open = await Deno.readTextFile(`${root}/.sdd/backlog/open/a.yaml`);
+    await first.claim("a", "s1");
+    await first.close();
+    // Simulate a crash between writing claimed/a.yaml and removing open/a.yaml.
+    await Deno.writeTextFile(`${root}/.sdd/backlog/open/a.yaml`, open);
+    await Deno.writeTextFile(
+      `${root}/.sdd/backlog/open/bad.yaml`,
+      stringify({ id: "bad", status: "WEIRD" }),
+    );
+    const warnings: string[] = [];
+    const second = await TaskStore.open(paths, { warn: (l) => warnings.push(l) });
+    assert.equal(second.get("a")?.status, "CLAIMED");
+    assert.equal(second.get("a")?.session_id, "s1");
+    assert.equal(second.get("bad"), undefined);
+    assert.match(warnings.join("\n"), /bad\.yaml.*skipped, left in place/);
+    await second.complete("a");
+    await second.close();
+    await assert.rejects(Deno.stat(`${root}/.sdd/backlog/open/a.yaml`), Deno.errors.NotFound);
+    await Deno.stat(`${root}/.sdd/backlog/closed/a.yaml`);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("loadPlan() checks roles against service.yaml and their templates; its tasks create in one batch", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const config = parseConfig("cli: claude\nroles: [backend, qa, painter]\n");
+    const plan = `${root}/plan.yaml`;
+    await Deno.writeTextFile(
+      plan,
+      "stages:\n  - name: b\n    steps: [{goal: Build, role: backend}]\n  - name: t\n    depends_on: [b]\n    steps: [{goal: Test, role: qa}]\n",
+    );
+    const parsed = await loadPlan(root, plan, config);
+    const store = await TaskStore.open(workspacePaths(root));
+    const created = await store.create(parsed.tasks);
+    assert.deepEqual(created.map((t) => [t.id, t.status]), [["b-1", "OPEN"], ["t-1", "BLOCKED"]]);
+    await store.close();
+    await Deno.writeTextFile(
+      plan,
+      "stages:\n  - name: p\n    steps: [{goal: Paint, role: painter}]\n",
+    );
+    await assert.rejects(
+      loadPlan(root, plan, config),
+      /stages\[0\]\.steps\[0\]\.role: role 'painter' has no template directory/,
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

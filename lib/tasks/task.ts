@@ -1,0 +1,141 @@
+/** The task record (spec §2.8, DESIGN.md §6) and the shapes of its inputs. */
+import { z } from "zod";
+import { ID_PATTERN } from "../ids.ts";
+import type { TaskStatus } from "./lifecycle.ts";
+
+/** Default priority: lower runs first, 1 is the highest (DESIGN.md §7). */
+export const DEFAULT_PRIORITY = 2;
+
+/** A janitor completion signal (spec §2.12, §4.5). */
+export const CompletionSignalSchema = z.union([
+  z.strictObject({ path_exists: z.string().min(1) }),
+  z.strictObject({ glob_exists: z.string().min(1) }),
+  z.strictObject({ test_passes: z.string().min(1) }),
+]);
+
+/** One completion signal. */
+export type CompletionSignal = z.output<typeof CompletionSignalSchema>;
+
+/** Task scope: small, medium or large (spec §8 timeouts). */
+export const ScopeSchema = z.enum(["small", "medium", "large"]);
+/** Task complexity: `low` routes to the cheapest model. */
+export const ComplexitySchema = z.enum(["low", "medium", "high"]);
+
+const TaskId = z.string().regex(ID_PATTERN, `must match ${ID_PATTERN.source}`)
+  .refine((s) => !s.includes(".."), "must not contain '..'");
+
+/** Body of `POST /tasks` for one task. */
+export const TaskInputSchema = z.strictObject({
+  id: TaskId.optional(),
+  title: z.string().min(1).max(500),
+  role: z.string().min(1),
+  goal: z.string().optional(),
+  priority: z.number().int().min(0).max(1000).default(DEFAULT_PRIORITY),
+  scope: ScopeSchema.default("medium"),
+  complexity: ComplexitySchema.default("medium"),
+  depends_on: z.array(TaskId).default([]),
+  owned_files: z.array(z.string().min(1)).default([]),
+  completion_signals: z.array(CompletionSignalSchema).default([]),
+  batch_eligible: z.boolean().default(false),
+});
+
+/** A validated creation request. */
+export type TaskInput = z.output<typeof TaskInputSchema>;
+
+/** A task as stored in memory, in the YAML specs and in every JSON answer. */
+export interface Task {
+  id: string;
+  status: TaskStatus;
+  title: string;
+  role: string;
+  goal: string;
+  priority: number;
+  scope: "small" | "medium" | "large";
+  complexity: "low" | "medium" | "high";
+  depends_on: string[];
+  owned_files: string[];
+  completion_signals: CompletionSignal[];
+  batch_eligible: boolean;
+  session_id: string | null;
+  attempts: number;
+  verification_count: number;
+  flagged_unverified: boolean;
+  summary: string | null;
+  created_at: string;
+  updated_at: string;
+  /** Last heartbeat (or claim) of the current claimant; null when unclaimed. */
+  heartbeat_at: string | null;
+  /** Creation order, used to break priority ties. */
+  seq: number;
+  /** Incremented on every change; the highest wins when a crash left two copies on disk. */
+  revision: number;
+}
+
+/** The stored task schema (YAML specs), strict so hand edits with typos are caught. */
+export const StoredTaskSchema = z.strictObject({
+  id: TaskId,
+  status: z.enum([
+    "OPEN",
+    "CLAIMED",
+    "IN_PROGRESS",
+    "DONE",
+    "CLOSED",
+    "FAILED",
+    "BLOCKED",
+    "ORPHANED",
+    "CANCELLED",
+  ]),
+  title: z.string(),
+  role: z.string(),
+  goal: z.string().default(""),
+  priority: z.number().int(),
+  scope: ScopeSchema,
+  complexity: ComplexitySchema,
+  depends_on: z.array(TaskId),
+  owned_files: z.array(z.string()),
+  completion_signals: z.array(CompletionSignalSchema),
+  batch_eligible: z.boolean(),
+  session_id: z.string().nullable(),
+  attempts: z.number().int().min(0),
+  verification_count: z.number().int().min(0).max(3),
+  flagged_unverified: z.boolean(),
+  summary: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  heartbeat_at: z.string().nullable().default(null),
+  seq: z.number().int().min(0),
+  revision: z.number().int().min(0),
+});
+
+/** A new task record from a validated input (status is decided by the store). */
+export function newTask(
+  input: TaskInput & { id: string },
+  status: TaskStatus,
+  seq: number,
+  now: string,
+): Task {
+  return {
+    id: input.id,
+    status,
+    title: input.title,
+    role: input.role,
+    goal: input.goal ?? "",
+    priority: input.priority,
+    scope: input.scope,
+    complexity: input.complexity,
+    depends_on: [...new Set(input.depends_on)],
+    owned_files: input.owned_files,
+    completion_signals: input.completion_signals,
+    batch_eligible: input.batch_eligible,
+    session_id: null,
+    attempts: 0,
+    verification_count: 0,
+    flagged_unverified: false,
+    summary: null,
+    created_at: now,
+    updated_at: now,
+    heartbeat_at: null,
+    seq,
+    revision: 0,
+  };
+}

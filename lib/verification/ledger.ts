@@ -1,0 +1,60 @@
+/** The verification ledger (spec §2.9): one JSON record per completion, append-only. */
+import { join } from "node:path";
+import type { WorkspacePaths } from "../workspace.ts";
+
+/** One ledger record (spec §2.9). */
+export interface LedgerRecord {
+  task_id: string;
+  session_id: string;
+  timestamp: number;
+  tests_run: boolean;
+  quality_gates_run: boolean;
+  completion_signals_checked: boolean;
+  verified: boolean;
+}
+
+/** Evidence flags of one completion. */
+export interface Evidence {
+  tests_run: boolean;
+  quality_gates_run: boolean;
+  completion_signals_checked: boolean;
+}
+
+/** `.sdd/metrics/verification_nudges.jsonl`. */
+export function ledgerPath(paths: WorkspacePaths): string {
+  return join(paths.metrics, "verification_nudges.jsonl");
+}
+
+/** The record of one completion (pure): `verified` is the OR of the evidence flags. */
+export function ledgerRecord(
+  taskId: string,
+  sessionId: string,
+  evidence: Evidence,
+  nowMs: number,
+): LedgerRecord {
+  return {
+    task_id: taskId,
+    session_id: sessionId,
+    timestamp: nowMs / 1000,
+    tests_run: evidence.tests_run,
+    quality_gates_run: evidence.quality_gates_run,
+    completion_signals_checked: evidence.completion_signals_checked,
+    verified: evidence.tests_run || evidence.quality_gates_run ||
+      evidence.completion_signals_checked,
+  };
+}
+
+/** Number of evidence types present (0 to 3). */
+export function verificationCount(evidence: Evidence): number {
+  return Number(evidence.tests_run) + Number(evidence.quality_gates_run) +
+    Number(evidence.completion_signals_checked);
+}
+
+/** Append one record as one whole line. */
+export async function appendLedgerRecord(
+  paths: WorkspacePaths,
+  record: LedgerRecord,
+): Promise<void> {
+  await Deno.mkdir(paths.metrics, { recursive: true });
+  await Deno.writeTextFile(ledgerPath(paths), JSON.stringify(record) + "\n", { append: true });
+}

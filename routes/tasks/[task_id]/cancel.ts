@@ -1,0 +1,16 @@
+/** POST /tasks/<id>/cancel — operator only; any non-terminal task becomes CANCELLED. */
+import type { Ctx } from "../../../lib/http/context.ts";
+import { readOptionalJsonObject } from "../../../lib/http/body.ts";
+import { requireId } from "../../../lib/ids.ts";
+import { parseBody, ReasonBodySchema } from "../../../lib/tasks/http_input.ts";
+import { requireOperator } from "../../../lib/tasks/operator.ts";
+import { taskStoreFor } from "../../../lib/tasks/registry.ts";
+
+/** Cancel one task; tasks blocked only on it become OPEN. */
+export async function POST(c: Ctx): Promise<Response> {
+  const id = requireId("task_id", c.req.param("task_id")!);
+  const body = parseBody(ReasonBodySchema, await readOptionalJsonObject(c));
+  requireOperator(c, "cancel a task");
+  const store = await taskStoreFor(c.get("app"));
+  return c.json(await store.cancel(id, body.reason ?? body.summary));
+}

@@ -1,0 +1,14 @@
+/** POST /tasks/<id>/claim — body `{"session_id"}` optional; 409 unless the task is OPEN. */
+import type { Ctx } from "../../../lib/http/context.ts";
+import { readOptionalJsonObject } from "../../../lib/http/body.ts";
+import { requireId } from "../../../lib/ids.ts";
+import { ClaimBodySchema, parseBody } from "../../../lib/tasks/http_input.ts";
+import { taskStoreFor } from "../../../lib/tasks/registry.ts";
+
+/** Claim one task. */
+export async function POST(c: Ctx): Promise<Response> {
+  const id = requireId("task_id", c.req.param("task_id")!);
+  const body = parseBody(ClaimBodySchema, await readOptionalJsonObject(c));
+  const store = await taskStoreFor(c.get("app"));
+  return c.json(await store.claim(id, body.session_id));
+}

@@ -1,0 +1,14 @@
+/** POST /tasks/next?role=R — claim the ready task with the lowest priority number; 204 if none. */
+import type { Ctx } from "../../lib/http/context.ts";
+import { readOptionalJsonObject } from "../../lib/http/body.ts";
+import { ClaimBodySchema, parseBody } from "../../lib/tasks/http_input.ts";
+import { taskStoreFor } from "../../lib/tasks/registry.ts";
+
+/** Claim the next task of a role (any role without `role`). */
+export async function POST(c: Ctx): Promise<Response> {
+  const body = parseBody(ClaimBodySchema, await readOptionalJsonObject(c));
+  const store = await taskStoreFor(c.get("app"));
+  const claimed = store.claimNext(c.req.query("role") || undefined, body.session_id);
+  if (!claimed) return c.body(null, 204);
+  return c.json(await claimed);
+}
