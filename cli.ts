@@ -67,6 +67,12 @@ export async function main(argv: string[]): Promise<number> {
       ctx.stderr(`service ${found.command.name}: ${e.message}`);
       return e.exitCode;
     }
+    const withCode = e as { exitCode?: unknown; fix?: unknown; name?: string; message?: string };
+    if (typeof withCode.exitCode === "number") {
+      const fix = typeof withCode.fix === "string" ? `\n  fix: ${withCode.fix}` : "";
+      ctx.stderr(`service ${found.command.name}: ${withCode.name}: ${withCode.message}${fix}`);
+      return withCode.exitCode;
+    }
     if (e instanceof Deno.errors.PermissionDenied) {
       ctx.stderr(
         `service ${found.command.name}: RuntimeError: Permission denied: ${(e as Error).message}`,

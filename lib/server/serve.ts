@@ -27,6 +27,8 @@ export interface StartServerOptions extends CreateAppOptions {
 export interface RunningServer {
   url: string;
   port: number;
+  /** The server's context (its task store is `taskStoreFor(ctx)`). */
+  ctx: AppContext;
   finished: Promise<void>;
   shutdown(): Promise<void>;
 }
@@ -99,7 +101,7 @@ async function serveContext(
     }
     await s.flushExport();
   };
-  let running: RunningServer;
+  let running: Omit<RunningServer, "ctx">;
   try {
     running = await listen(options, app.fetch);
   } catch (e) {
@@ -122,6 +124,7 @@ async function serveContext(
   return {
     url: running.url,
     port: running.port,
+    ctx,
     finished,
     shutdown: async () => {
       closing.abort();
@@ -134,7 +137,7 @@ async function serveContext(
 function listen(
   options: StartServerOptions,
   fetch: (req: Request) => Response | Promise<Response>,
-): Promise<RunningServer> {
+): Promise<Omit<RunningServer, "ctx">> {
   return new Promise((resolve, reject) => {
     try {
       let listening: { url: string; port: number } | undefined;

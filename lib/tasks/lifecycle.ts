@@ -34,6 +34,8 @@ export const TRIGGERS = [
   "unblock", // every dependency is satisfied
   "merge_succeeded", // the merge step landed the work
   "merge_failed", // the merge step gave up on conflicts
+  "retry", // gates failed or an operator requested changes: a new attempt
+  "give_up", // recovery found nothing mergeable and the attempts are spent
 ] as const;
 
 /** A trigger of a transition. */
@@ -69,6 +71,8 @@ export const TRANSITIONS: Readonly<Record<TaskTrigger, Partial<Record<TaskStatus
   unblock: { BLOCKED: "OPEN" },
   merge_succeeded: { DONE: "CLOSED" },
   merge_failed: { DONE: "FAILED" },
+  retry: { DONE: "OPEN" },
+  give_up: { ORPHANED: "FAILED" },
 };
 
 /** Outcome of {@link transition}. */

@@ -35,6 +35,8 @@ const ALLOWED: [TaskStatus, TaskTrigger, TaskStatus][] = [
   ["BLOCKED", "unblock", "OPEN"],
   ["DONE", "merge_succeeded", "CLOSED"],
   ["DONE", "merge_failed", "FAILED"],
+  ["DONE", "retry", "OPEN"],
+  ["ORPHANED", "give_up", "FAILED"],
 ];
 
 for (const from of STATUSES) {

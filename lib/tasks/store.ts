@@ -3,6 +3,7 @@
  * awaited before the caller answers) and coalesced into the JSON export. A claim checks and
  * sets the status synchronously, so two claimants can never both win.
  */
+import { join } from "node:path";
 import { HttpError } from "../http/errors.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import {
@@ -26,6 +27,7 @@ import {
   ensureBacklogDirs,
   loadTaskSpecs,
   saveTaskSpec,
+  taskFile,
   taskYaml,
   writeBacklogExport,
 } from "./persist.ts";
@@ -263,6 +265,102 @@ export class TaskStore {
       t.session_id = null;
       t.heartbeat_at = null;
     });
+    return this.#persist(task).then(() => task);
+  }
+
+  /** The orchestrator saw the agent of `id` end without reporting: ORPHANED now. */
+  orphan(id: string, reason?: string): Promise<Task> {
+    return this.#apply(id, "orphan", (t) => {
+      t.summary = reason ?? t.summary;
+    });
+  }
+
+  /**
+   * Auto-recovery or a retry: ORPHANED (requeue) or DONE (retry) back to OPEN. With
+   * `countAttempt: false` the attempt does not count (a rate limit is not the task's failure).
+   */
+  requeue(id: string, options: { reason?: string; countAttempt?: boolean } = {}): Promise<Task> {
+    const task = this.require(id);
+    const trigger: TaskTrigger = task.status === "DONE" ? "retry" : "requeue";
+    return this.#apply(id, trigger, (t) => {
+      t.session_id = null;
+      t.heartbeat_at = null;
+      t.summary = options.reason ?? t.summary;
+      if (options.countAttempt === false) t.attempts = Math.max(0, t.attempts - 1);
+    });
+  }
+
+  /** Auto-recovery merged partial work: ORPHANED to DONE, with a ledger record like any completion. */
+  async recoverDone(id: string, evidence: Partial<Evidence> = {}): Promise<Task> {
+    const full: Evidence = {
+      tests_run: evidence.tests_run === true,
+      quality_gates_run: evidence.quality_gates_run === true,
+      completion_signals_checked: evidence.completion_signals_checked === true,
+    };
+    const task = await this.#apply(id, "recover_done", (t) => {
+      t.verification_count = verificationCount(full);
+      t.flagged_unverified = t.verification_count === 0;
+    });
+    await appendLedgerRecord(
+      this.#paths,
+      ledgerRecord(task.id, task.session_id ?? "recovery", full, this.#clock()),
+    );
+    return task;
+  }
+
+  /** The merge step landed the work: DONE to CLOSED. */
+  markMerged(id: string): Promise<Task> {
+    return this.#apply(id, "merge_succeeded", () => {});
+  }
+
+  /** The merge step gave up (repeated conflicts): DONE to FAILED, naming why. */
+  markMergeFailed(id: string, reason: string): Promise<Task> {
+    return this.#apply(id, "merge_failed", (t) => {
+      t.summary = reason;
+    });
+  }
+
+  /** Recovery found nothing mergeable and the attempts are spent: ORPHANED to FAILED. */
+  giveUp(id: string, reason: string): Promise<Task> {
+    return this.#apply(id, "give_up", (t) => {
+      t.summary = reason;
+    });
+  }
+
+  /**
+   * Remove finished tasks (CLOSED, FAILED, CANCELLED) of an earlier run from the store, moving
+   * their specs to `.sdd/backlog/archive/<label>/`, so a new run may reuse their ids.
+   */
+  async archive(ids: string[], label: string): Promise<void> {
+    const finished = new Set<TaskStatus>(["CLOSED", "FAILED", "CANCELLED"]);
+    for (const id of ids) {
+      const task = this.require(id);
+      if (!finished.has(task.status)) {
+        throw new HttpError(
+          409,
+          "task_not_finished",
+          `task ${id} is ${task.status}; only finished tasks are archived`,
+        );
+      }
+    }
+    await Promise.all(ids.map((id) => this.#writes.get(id)));
+    const dir = join(this.#paths.backlog, "archive", label);
+    await Deno.mkdir(dir, { recursive: true });
+    for (const id of ids) {
+      const bucket = this.#onDisk.get(id) ?? bucketOf(this.#tasks.get(id)!.status);
+      await Deno.rename(taskFile(this.#paths, bucket, id), join(dir, `${id}.yaml`)).catch((e) => {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+      });
+      this.#tasks.delete(id);
+      this.#onDisk.delete(id);
+      this.#active.delete(id);
+    }
+    this.#exportDirty = true;
+  }
+
+  #apply(id: string, trigger: TaskTrigger, mutate: (t: Task) => void): Promise<Task> {
+    const task = this.require(id);
+    this.#fire(task, trigger, mutate);
     return this.#persist(task).then(() => task);
   }
 

@@ -4,6 +4,8 @@ import { serveCommand } from "./serve.ts";
 import { auditVerifyCommand } from "./audit_verify.ts";
 import { demoCommand } from "./demo.ts";
 import { guiServeCommand } from "./gui_serve.ts";
+import { runCommand } from "./run.ts";
+import { stopCommand } from "./stop.ts";
 import { statusCommand } from "./status.ts";
 import { psCommand } from "./ps.ts";
 import { backlogClaimCommand } from "./backlog_claim.ts";
@@ -15,6 +17,8 @@ import { NOT_YET_COMMANDS } from "./not_yet.ts";
 /** The commands, in the order `service --help` lists them. */
 export const COMMANDS: Command[] = [
   demoCommand,
+  runCommand,
+  stopCommand,
   serveCommand,
   guiServeCommand,
   statusCommand,

@@ -13,20 +13,8 @@ function notYet(name: string, summary: string, arrives: string, help: string): C
   };
 }
 
-/** `run`, `stop`, `agents`, `cost`, `mcp catalog`, `preview`. */
+/** `agents`, `cost`, `mcp catalog`, `preview`. */
 export const NOT_YET_COMMANDS: Command[] = [
-  notYet(
-    "run",
-    "run a plan with agents",
-    "the orchestrator (issue 5)",
-    "service run [plan.yaml]: create the plan's tasks and spawn agents in worktrees.",
-  ),
-  notYet(
-    "stop",
-    "stop running agents",
-    "the orchestrator (issue 5)",
-    "Stops the agents of the current run and removes their PID files.",
-  ),
   notYet(
     "agents",
     "list agent adapters and their readiness",

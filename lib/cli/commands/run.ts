@@ -1,0 +1,121 @@
+/** `service run [plan]`: run a plan with agents in worktrees, in the foreground or detached. */
+import { parseArgs } from "node:util";
+import { join, resolve } from "node:path";
+import { CliError, colour, type Command } from "../command.ts";
+import { runPlan } from "../../orchestrator/run.ts";
+import { readRunState } from "../../orchestrator/run_state.ts";
+import { workspacePaths } from "../../workspace.ts";
+
+export const runCommand: Command = {
+  name: "run",
+  summary: "run a plan: agents in git worktrees, verified and merged",
+  help: `Usage: service run [plan.yaml] [--detach] [--port N] [--root DIR]
+
+Loads service.yaml and the plan (default plan.yaml), records run_started in a new run journal
+(.sdd/runs/<run_id>/journal.jsonl), starts the task server, creates the plan's tasks and runs
+agents up to max_agents, each in .sdd/worktrees/<session> on branch agent/<session>. Finished
+work is diffed, checked against its completion signals on the merged tree and merged into the
+current branch. Shows live progress; exits 0 when every task landed, 1 when any did not.
+
+A run interrupted by \`service stop\`, Ctrl-C or a crash resumes with \`service run\` (same journal):
+stale agents are ended, their partial work is recovered, and the remaining tasks continue.
+
+Options:
+  --detach     run in the background (output in .sdd/runtime/orchestrator.log)
+  --port N     port of the run's task server (default 8052; a busy port falls back to a free one)
+
+Environment:
+  SERVICE_AGENT_TIMEOUT_S   wall-clock limit of every agent (default: by scope and role)
+  SERVICE_KILL_GRACE_S      SIGTERM to SIGKILL grace (default 30)`,
+  async run(args, ctx) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { detach: { type: "boolean", default: false }, port: { type: "string" } },
+    });
+    const plan = positionals[0];
+    const port = values.port === undefined ? undefined : Number(values.port);
+    if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
+      throw new CliError(`--port ${values.port} is not a port number (0-65535)`);
+    }
+    if (values.detach) return await detach(ctx.root, plan, values.port, ctx.stdout);
+    const controller = new AbortController();
+    const stop = () => {
+      ctx.stderr("stopping: agents get SIGTERM, then SIGKILL after the grace; their work is kept");
+      controller.abort();
+    };
+    Deno.addSignalListener("SIGINT", stop);
+    Deno.addSignalListener("SIGTERM", stop);
+    try {
+      const result = await runPlan({
+        root: ctx.root,
+        plan,
+        port,
+        out: ctx.stdout,
+        signal: controller.signal,
+      });
+      if (result.status === "completed") {
+        ctx.stdout(colour.green(`run ${result.runId} completed: every task landed`));
+        return 0;
+      }
+      ctx.stdout(colour.red(`run ${result.runId} ${result.status}:`));
+      for (const p of result.problems) ctx.stdout(`  ${p}`);
+      return 1;
+    } finally {
+      Deno.removeSignalListener("SIGINT", stop);
+      Deno.removeSignalListener("SIGTERM", stop);
+    }
+  },
+};
+
+async function detach(
+  root: string,
+  plan: string | undefined,
+  port: string | undefined,
+  out: (l: string) => void,
+) {
+  const paths = workspacePaths(root);
+  await Deno.mkdir(paths.runtime, { recursive: true });
+  const logPath = join(paths.runtime, "orchestrator.log");
+  const args = ["run", "-A", Deno.mainModule, "--root", root, "run"];
+  if (plan) args.push(resolve(root, plan));
+  if (port) args.push("--port", port);
+  const before = (await readRunState(paths))?.started_at ?? 0;
+  // `exec` keeps the pid and writes straight to the log: nothing flows through this process.
+  const child = new Deno.Command("sh", {
+    args: ["-c", 'exec "$0" "$@" >>"$SERVICE_RUN_LOG" 2>&1 </dev/null', Deno.execPath(), ...args],
+    env: { SERVICE_RUN_LOG: logPath, NO_COLOR: "1" },
+    detached: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  for (let i = 0; i < 100; i++) {
+    const state = await readRunState(paths);
+    if (
+      state && state.status === "running" && state.started_at >= before && state.pid === child.pid
+    ) {
+      out(`run ${state.run_id} started in the background (pid ${child.pid}); log ${logPath}`);
+      out(
+        `board: ${state.url}/dashboard/review-board?run=${state.run_id} · \`service status\` · \`service stop\``,
+      );
+      child.unref();
+      return 0;
+    }
+    const done = await Promise.race([
+      child.status,
+      new Promise((r) => setTimeout(() => r(undefined), 100)),
+    ]);
+    if (done) {
+      out(
+        `the background run exited at once (code ${
+          (done as Deno.CommandStatus).code
+        }); see ${logPath}`,
+      );
+      return 1;
+    }
+  }
+  child.unref();
+  out(`the background run (pid ${child.pid}) has not registered yet; see ${logPath}`);
+  return 0;
+}

@@ -1,0 +1,60 @@
+/** `service stop`: end the current run cleanly. */
+import { parseArgs } from "node:util";
+import type { Command } from "../command.ts";
+import { processAlive, readRunState, writeRunState } from "../../orchestrator/run_state.ts";
+import { groupAlive, killTree } from "../../agents/process.ts";
+import { readPidFiles, removePidFile } from "../../agents/runtime_files.ts";
+import { workspacePaths } from "../../workspace.ts";
+
+export const stopCommand: Command = {
+  name: "stop",
+  summary: "stop the current run: agents get SIGTERM, then SIGKILL; work is kept",
+  help: `Usage: service stop [--timeout S] [--root DIR]
+
+Signals the run's orchestrator (SIGTERM). It gives every agent SIGTERM, waits the grace (30 s,
+SERVICE_KILL_GRACE_S), sends SIGKILL to what is left, commits the agents' partial work to their
+branches, removes the PID files and records run_completed with status "stopped"; \`service run\`
+resumes the run later. When the orchestrator is already gone, stop ends the agents it left
+behind and removes their stale PID files (.sdd/runtime/pids/*.json).
+
+Options:
+  --timeout S  how long to wait for the orchestrator to finish (default 45)`,
+  async run(args, ctx) {
+    const { values } = parseArgs({ args, options: { timeout: { type: "string", default: "45" } } });
+    const paths = workspacePaths(ctx.root);
+    const state = await readRunState(paths);
+    if (state && state.status === "running" && processAlive(state.pid)) {
+      ctx.stdout(`stopping run ${state.run_id} (pid ${state.pid})…`);
+      Deno.kill(state.pid, "SIGTERM");
+      const deadline = Date.now() + Number(values.timeout) * 1000;
+      while (processAlive(state.pid) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      if (processAlive(state.pid)) {
+        ctx.stderr(
+          `run ${state.run_id} is still stopping (pid ${state.pid}); run \`service stop\` again to wait`,
+        );
+        return 1;
+      }
+      ctx.stdout(`run ${state.run_id} stopped; \`service run\` resumes it`);
+    }
+    let stale = 0;
+    for (const record of (await readPidFiles(paths.runtime)).records) {
+      if (groupAlive(record.pgid)) {
+        killTree(record.pgid, "SIGTERM");
+        await new Promise((r) => setTimeout(r, 2000));
+        if (groupAlive(record.pgid)) killTree(record.pgid, "SIGKILL");
+      }
+      await removePidFile(paths.runtime, record.session_id);
+      stale++;
+    }
+    if (stale > 0) {
+      ctx.stdout(`ended ${stale} agent(s) left by an orchestrator that is gone; PID files removed`);
+    }
+    if (state && state.status === "running" && !processAlive(state.pid)) {
+      await writeRunState(paths, { ...state, status: "stopped" });
+    }
+    if (!state && stale === 0) ctx.stdout("no run in progress");
+    return 0;
+  },
+};

@@ -1,0 +1,63 @@
+/**
+ * The orchestrator's own state, `.sdd/runtime/orchestrator.json`: which run is in progress, in
+ * which process, serving which URL. `stop` signals that process; a `run` that finds the file
+ * with a dead process resumes that run (same journal) after recovering its agents' work.
+ */
+import { join } from "node:path";
+import { type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
+
+/** Contents of `.sdd/runtime/orchestrator.json`. */
+export interface RunState {
+  run_id: string;
+  pid: number;
+  plan: string;
+  url: string;
+  /** Epoch seconds. */
+  started_at: number;
+  status: "running" | "stopped";
+}
+
+/** `.sdd/runtime/orchestrator.json`. */
+export function runStatePath(paths: WorkspacePaths): string {
+  return join(paths.runtime, "orchestrator.json");
+}
+
+/** The run state, or undefined when no run is in progress or resumable. */
+export async function readRunState(paths: WorkspacePaths): Promise<RunState | undefined> {
+  try {
+    return JSON.parse(await Deno.readTextFile(runStatePath(paths)));
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof SyntaxError) return undefined;
+    throw e;
+  }
+}
+
+/** Write the run state atomically. */
+export async function writeRunState(paths: WorkspacePaths, state: RunState): Promise<void> {
+  await Deno.mkdir(paths.runtime, { recursive: true });
+  await writeFileAtomic(runStatePath(paths), JSON.stringify(state, null, 2) + "\n");
+}
+
+/** Forget the run state (the run finished). */
+export async function clearRunState(paths: WorkspacePaths): Promise<void> {
+  await Deno.remove(runStatePath(paths)).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  });
+}
+
+/** True when a process with `pid` exists (signal 0 semantics, via /proc or kill). */
+export function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    Deno.kill(pid, "SIGCONT");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A new run id, sortable by time: `run-20261121-101500-3fa2`. */
+export function newRunId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  return `run-${stamp}-${crypto.randomUUID().slice(0, 4)}`;
+}

@@ -1,0 +1,137 @@
+/**
+ * One agent session: a worktree on `agent/<session>` cut from the target's tip, the agent CLI
+ * started there in its own process group with an allow-listed environment, its PID file and a
+ * heartbeat every 15 s, and a wall-clock timeout (SIGTERM, grace, SIGKILL of the whole group).
+ */
+import { join } from "node:path";
+import type { AgentAdapter } from "../agents/adapters/types.ts";
+import { agentEnvironment } from "../agents/env.ts";
+import { type AgentProcess, spawnAgent, terminateWithGrace } from "../agents/process.ts";
+import type { PreflightResult } from "../agents/preflight.ts";
+import {
+  type PidRecord,
+  removePidFile,
+  sessionLogPath,
+  writeHeartbeat,
+  writePidFile,
+} from "../agents/runtime_files.ts";
+import { createWorktree, type Worktree } from "../worktrees/worktrees.ts";
+import type { Task } from "../tasks/task.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+
+/** Heartbeat file update interval (spec §8). */
+export const HEARTBEAT_INTERVAL_MS = 15_000;
+
+/** PID metadata of a session, with what recovery needs after a crash of the orchestrator. */
+export interface SessionRecord extends PidRecord {
+  worktree: string;
+  branch: string;
+  base: string;
+}
+
+/** What starting a session needs. */
+export interface SessionStart {
+  paths: WorkspacePaths;
+  runId: string;
+  task: Task;
+  sessionId: string;
+  baseCommit: string;
+  adapter: AgentAdapter;
+  launch: PreflightResult["launch"];
+  argv: string[];
+  serverUrl: string;
+  token?: string;
+  timeoutS: number;
+  graceMs: number;
+}
+
+/** A live (or just ended) agent session. */
+export class AgentSession {
+  readonly task: Task;
+  readonly sessionId: string;
+  readonly worktree: Worktree;
+  readonly proc: AgentProcess;
+  readonly startedAt: number;
+  readonly deadline: number;
+  readonly logPath: string;
+  /** Why the orchestrator ended it (timeout, stop, rate limit), when it did. */
+  endedBy?: "timeout" | "stop" | "rate_limit" | "reported";
+  /** Log bytes already scanned for rate limits. */
+  scannedBytes = 0;
+  #start: SessionStart;
+
+  private constructor(start: SessionStart, worktree: Worktree, proc: AgentProcess) {
+    this.#start = start;
+    this.task = start.task;
+    this.sessionId = start.sessionId;
+    this.worktree = worktree;
+    this.proc = proc;
+    this.startedAt = proc.startedAt;
+    this.deadline = this.startedAt + start.timeoutS * 1000;
+    this.logPath = proc.logPath;
+  }
+
+  /** Cut the worktree, spawn the agent, write its PID file. */
+  static async start(start: SessionStart): Promise<AgentSession> {
+    const worktree = await createWorktree(start.paths.root, start.sessionId, start.baseCommit);
+    const logPath = sessionLogPath(start.paths.runtime, start.sessionId);
+    await Deno.mkdir(join(logPath, ".."), { recursive: true });
+    const env = agentEnvironment(start.adapter, Deno.env.toObject(), {
+      serverUrl: start.serverUrl,
+      token: start.token,
+      runId: start.runId,
+      taskId: start.task.id,
+      sessionId: start.sessionId,
+    });
+    const proc = spawnAgent({
+      command: start.launch.command,
+      args: [...start.launch.prefixArgs, ...start.argv],
+      cwd: worktree.path,
+      env,
+      logPath,
+    });
+    const session = new AgentSession(start, worktree, proc);
+    const record: SessionRecord = {
+      session_id: start.sessionId,
+      pid: proc.pid,
+      pgid: proc.pid,
+      adapter: start.adapter.name,
+      task_id: start.task.id,
+      run_id: start.runId,
+      command: [start.launch.command, ...start.launch.prefixArgs, start.adapter.binary],
+      log_path: logPath,
+      started_at: Math.floor(proc.startedAt / 1000),
+      worktree: worktree.path,
+      branch: worktree.branch,
+      base: worktree.base,
+    };
+    await writePidFile(start.paths.runtime, record);
+    await session.writeHeartbeat();
+    return session;
+  }
+
+  /** Rewrite the heartbeat file (pid, alive, last output time, log bytes). */
+  writeHeartbeat(): Promise<string> {
+    const p = this.proc;
+    return writeHeartbeat(this.#start.paths.runtime, {
+      session_id: this.sessionId,
+      pid: p.pid,
+      alive: p.alive,
+      last_output_at: p.lastOutputAt === null ? null : Math.floor(p.lastOutputAt / 1000),
+      log_bytes: p.logBytes,
+      updated_at: Math.floor(Date.now() / 1000),
+    });
+  }
+
+  /** SIGTERM the group, wait the grace, SIGKILL; remembers why. */
+  async terminate(reason: NonNullable<AgentSession["endedBy"]>): Promise<void> {
+    this.endedBy ??= reason;
+    if (this.proc.alive) await terminateWithGrace(this.proc, { graceMs: this.#start.graceMs });
+  }
+
+  /** Remove the PID file (the heartbeat file keeps the last state, alive false). */
+  async cleanup(): Promise<void> {
+    await this.writeHeartbeat().catch(() => {});
+    await removePidFile(this.#start.paths.runtime, this.sessionId);
+  }
+}
