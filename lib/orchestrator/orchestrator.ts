@@ -142,7 +142,7 @@ export class Orchestrator {
       await this.#recoverOrphans();
       for (;;) {
         await this.#reapExited();
-        await this.#checkDeadlines();
+        this.#checkDeadlines();
         if (this.#stopping) {
           await this.#stopAll();
           return this.#outcome("stopped");
@@ -360,7 +360,7 @@ export class Orchestrator {
     return true;
   }
 
-  async #checkDeadlines(): Promise<void> {
+  #checkDeadlines(): void {
     const now = Date.now();
     for (const session of this.#sessions.values()) {
       if (!session.proc.alive || session.endedBy) continue;
