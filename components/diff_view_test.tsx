@@ -62,7 +62,7 @@ Deno.test("DiffLines numbers old and new lines and classes them by kind", () => 
   const html = renderToString(<DiffLines file={file} />);
   assert.match(html, /<div class="l ctx" data-old="10" data-new="10" data-ln=" {4}10 {4}10"> keep/);
   assert.match(html, /<div class="l del" data-old="11" data-ln=" {4}11 {6}">-old/);
-  assert.match(html, /<div class="l add" data-new="12" data-ln="          12">\+more/);
+  assert.match(html, /<div class="l add" data-new="12" data-ln=" {10}12">\+more/);
   assert.equal(rowCount(file), 5);
 });
 
