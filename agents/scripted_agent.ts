@@ -22,101 +22,106 @@ import { dirname } from "node:path";
 
 type Directive = [string, ...unknown[]];
 
-const prompt = Deno.args.at(-1) ?? "";
-const taskId = Deno.env.get("SERVICE_TASK_ID") ?? "task";
-const isRetry = /PREVIOUS ATTEMPT/.test(prompt);
-let testsRun = false;
-let reported = false;
+/** Run the scripted agent on `prompt` in the current directory; resolves when the script ends. */
+export async function runScriptedAgent(prompt: string): Promise<void> {
+  const taskId = Deno.env.get("SERVICE_TASK_ID") ?? "task";
+  const isRetry = /PREVIOUS ATTEMPT/.test(prompt);
+  let testsRun = false;
+  let reported = false;
 
-function parseScript(text: string): Directive[] {
-  const block = /```agent-script\n([\s\S]*?)```/.exec(text);
-  if (!block) {
-    return [["write", `NOTES/${taskId}.md`, `# ${taskId}\n\n${text.slice(0, 400)}\n`], [
-      "report",
-      "notes written",
-    ]];
+  function parseScript(text: string): Directive[] {
+    const block = /```agent-script\n([\s\S]*?)```/.exec(text);
+    if (!block) {
+      return [["write", `NOTES/${taskId}.md`, `# ${taskId}\n\n${text.slice(0, 400)}\n`], [
+        "report",
+        "notes written",
+      ]];
+    }
+    return block[1].split("\n").map((l) => l.trim()).filter((l) => l.length > 0).map((l) =>
+      JSON.parse(l)
+    );
   }
-  return block[1].split("\n").map((l) => l.trim()).filter((l) => l.length > 0).map((l) =>
-    JSON.parse(l)
-  );
-}
 
-async function report(summary: string): Promise<void> {
-  const base = Deno.env.get("SERVICE_SERVER_URL");
-  if (!base) throw new Error("SERVICE_SERVER_URL is not set: cannot report completion");
-  const token = Deno.env.get("SERVICE_TOKEN");
-  const res = await fetch(`${base}/tasks/${taskId}/complete`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: JSON.stringify({
-      summary,
-      tests_run: testsRun,
-      session_id: Deno.env.get("SERVICE_SESSION_ID"),
-    }),
-  });
-  console.log(`reported completion: HTTP ${res.status} ${await res.text()}`);
-  reported = true;
-}
+  async function report(summary: string): Promise<void> {
+    const base = Deno.env.get("SERVICE_SERVER_URL");
+    if (!base) throw new Error("SERVICE_SERVER_URL is not set: cannot report completion");
+    const token = Deno.env.get("SERVICE_TOKEN");
+    const res = await fetch(`${base}/tasks/${taskId}/complete`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      body: JSON.stringify({
+        summary,
+        tests_run: testsRun,
+        session_id: Deno.env.get("SERVICE_SESSION_ID"),
+      }),
+    });
+    console.log(`reported completion: HTTP ${res.status} ${await res.text()}`);
+    reported = true;
+  }
 
-async function run(directives: Directive[]): Promise<void> {
-  for (const [op, ...args] of directives) {
-    switch (op) {
-      case "write":
-      case "append": {
-        const [path, text] = args as [string, string];
-        await Deno.mkdir(dirname(path), { recursive: true });
-        await Deno.writeTextFile(path, text, { append: op === "append" });
-        console.log(`${op} ${path}`);
-        break;
-      }
-      case "run": {
-        const command = args[0] as string;
-        console.log(`$ ${command}`);
-        const out = await new Deno.Command("sh", {
-          args: ["-c", command],
-          stdout: "inherit",
-          stderr: "inherit",
-        }).output();
-        if (!out.success) {
-          console.log(`command failed with exit ${out.code}`);
-          Deno.exit(1);
+  async function run(directives: Directive[]): Promise<void> {
+    for (const [op, ...args] of directives) {
+      switch (op) {
+        case "write":
+        case "append": {
+          const [path, text] = args as [string, string];
+          await Deno.mkdir(dirname(path), { recursive: true });
+          await Deno.writeTextFile(path, text, { append: op === "append" });
+          console.log(`${op} ${path}`);
+          break;
         }
-        testsRun = true;
-        break;
+        case "run": {
+          const command = args[0] as string;
+          console.log(`$ ${command}`);
+          const out = await new Deno.Command("sh", {
+            args: ["-c", command],
+            stdout: "inherit",
+            stderr: "inherit",
+          })
+            .output();
+          if (!out.success) {
+            console.log(`command failed with exit ${out.code}`);
+            Deno.exit(1);
+          }
+          testsRun = true;
+          break;
+        }
+        case "print":
+          console.log(args[0]);
+          break;
+        case "sleep":
+          await new Promise((r) => setTimeout(r, args[0] as number));
+          break;
+        case "exit":
+          Deno.exit(args[0] as number);
+          break;
+        case "hang":
+          Deno.addSignalListener("SIGTERM", () => console.log("ignoring SIGTERM"));
+          new Deno.Command("sh", { args: ["-c", "trap '' TERM; sleep 3600"] }).spawn();
+          console.log("hanging");
+          await new Promise(() => {});
+          break;
+        case "report":
+          await report((args[0] as string) ?? "done");
+          break;
+        case "first_attempt":
+          if (!isRetry) await run(args[0] as Directive[]);
+          break;
+        case "retry":
+          if (isRetry) await run(args[0] as Directive[]);
+          break;
+        default:
+          throw new Error(`unknown directive ${JSON.stringify(op)}`);
       }
-      case "print":
-        console.log(args[0]);
-        break;
-      case "sleep":
-        await new Promise((r) => setTimeout(r, args[0] as number));
-        break;
-      case "exit":
-        Deno.exit(args[0] as number);
-        break;
-      case "hang":
-        Deno.addSignalListener("SIGTERM", () => console.log("ignoring SIGTERM"));
-        new Deno.Command("sh", { args: ["-c", "trap '' TERM; sleep 3600"] }).spawn();
-        console.log("hanging");
-        await new Promise(() => {});
-        break;
-      case "report":
-        await report((args[0] as string) ?? "done");
-        break;
-      case "first_attempt":
-        if (!isRetry) await run(args[0] as Directive[]);
-        break;
-      case "retry":
-        if (isRetry) await run(args[0] as Directive[]);
-        break;
-      default:
-        throw new Error(`unknown directive ${JSON.stringify(op)}`);
     }
   }
+
+  console.log(`scripted agent for ${taskId}${isRetry ? " (retry)" : ""}`);
+  await run(parseScript(prompt));
+  if (!reported) console.log("finished without reporting");
 }
 
-console.log(`scripted agent for ${taskId}${isRetry ? " (retry)" : ""}`);
-await run(parseScript(prompt));
-if (!reported) console.log("finished without reporting");
+if (import.meta.main) await runScriptedAgent(Deno.args.at(-1) ?? "");

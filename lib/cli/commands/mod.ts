@@ -6,6 +6,7 @@ import { demoCommand } from "./demo.ts";
 import { guiServeCommand } from "./gui_serve.ts";
 import { runCommand } from "./run.ts";
 import { stopCommand } from "./stop.ts";
+import { scriptedAgentCommand } from "./scripted_agent.ts";
 import { statusCommand } from "./status.ts";
 import { psCommand } from "./ps.ts";
 import { backlogClaimCommand } from "./backlog_claim.ts";
@@ -29,4 +30,5 @@ export const COMMANDS: Command[] = [
   integrationsListCommand,
   auditVerifyCommand,
   ...NOT_YET_COMMANDS,
+  scriptedAgentCommand,
 ];
