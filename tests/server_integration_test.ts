@@ -1,5 +1,6 @@
 /** The real server on a real port, used over HTTP by fetch and by the real CLI. */
 import assert from "node:assert/strict";
+import { NOT_YET_COMMANDS } from "../lib/cli/commands/not_yet.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { serverMounts } from "../lib/server/mounts.ts";
 import { TaskClient } from "../lib/tasks/client.ts";
@@ -172,7 +173,7 @@ Deno.test("every command of spec §4.4 answers --help; unfinished ones exit 1 sa
       assert.equal(r.code, 0, `${name}: ${r.stderr}`);
       assert.match(r.stdout, new RegExp(`Usage: service ${name}`));
     }
-    for (const name of ["run", "stop", "agents", "cost", "mcp catalog", "preview"]) {
+    for (const name of NOT_YET_COMMANDS.map((c) => c.name)) {
       const r = await cli(root, name.split(" "));
       assert.equal(r.code, 1);
       assert.match(r.stderr, /not yet available: arrives with/);

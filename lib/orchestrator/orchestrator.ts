@@ -26,6 +26,9 @@ import { AgentSession, HEARTBEAT_INTERVAL_MS } from "./session.ts";
 import { Lander, type LandingNotice } from "./lander.ts";
 import { ReviewWatcher } from "./review_watcher.ts";
 
+/** How long an agent may keep running after it reported completion. */
+export const REPORTED_EXIT_GRACE_MS = 10_000;
+
 /** Attempts (agent runs) a task gets before it is FAILED. */
 export const MAX_ATTEMPTS = 3;
 
@@ -366,13 +369,9 @@ export class Orchestrator {
       if (!session.proc.alive || session.endedBy) continue;
       const task = this.#o.store.get(session.task.id);
       if (task?.status === "DONE" || task?.status === "CANCELLED") {
-        // Reported (or cancelled) but still running: give it a moment, then end it.
-        if (now - session.startedAt > 0 && !session.endedBy) {
-          session.endedBy = "reported";
-          setTimeout(() => {
-            if (session.proc.alive) session.terminate("reported");
-          }, 10_000);
-        }
+        // Reported (or cancelled) but still running: give it 10 s to exit, then end it.
+        session.reportedAt ??= now;
+        if (now - session.reportedAt >= REPORTED_EXIT_GRACE_MS) session.terminate("reported");
         continue;
       }
       if (now >= session.deadline) {

@@ -8,7 +8,7 @@ import { configuredAdapter, loadConfig } from "../config/load.ts";
 import { loadServerSettings } from "../config/server_config.ts";
 import { ValidationError } from "../config/errors.ts";
 import { preflight } from "../agents/preflight.ts";
-import { loadCooldowns } from "../agents/cooldown.ts";
+import { CooldownTracker, loadCooldowns } from "../agents/cooldown.ts";
 import { loadCostReport } from "../agents/cost.ts";
 import { agentTimeoutS } from "../agents/timeouts.ts";
 import { groupAlive, KILL_GRACE_MS, killTree } from "../agents/process.ts";
@@ -226,7 +226,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       effort: config.effort,
       requireApproval: config.review?.require_approval ?? false,
       qualityGates: [],
-      cooldowns: await loadCooldowns(join(paths.runtime, "rate_limits.json")),
+      cooldowns: await cooldownTracker(join(paths.runtime, "rate_limits.json"), env),
       cost: await loadCostReport(
         join(paths.runtime, "cost_report.json"),
         config.budget_usd === undefined ? null : config.budget_usd,
@@ -264,6 +264,16 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     options.signal?.removeEventListener("abort", stopOnSignal);
     await server.shutdown();
   }
+}
+
+// The spec's 300 s cooldown; SERVICE_RATE_LIMIT_COOLDOWN_S shortens it for tests and drills.
+async function cooldownTracker(
+  path: string,
+  env: Record<string, string>,
+): Promise<CooldownTracker> {
+  const loaded = await loadCooldowns(path);
+  const seconds = Number(env.SERVICE_RATE_LIMIT_COOLDOWN_S);
+  return seconds > 0 ? CooldownTracker.fromJSON(loaded.toJSON(), seconds) : loaded;
 }
 
 async function startOnFreePort(

@@ -56,6 +56,8 @@ export class AgentSession {
   readonly logPath: string;
   /** Why the orchestrator ended it (timeout, stop, rate limit), when it did. */
   endedBy?: "timeout" | "stop" | "rate_limit" | "reported";
+  /** When the loop first saw the task reported (DONE) while the agent still ran. */
+  reportedAt?: number;
   /** Log bytes already scanned for rate limits. */
   scannedBytes = 0;
   #start: SessionStart;

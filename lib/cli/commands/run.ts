@@ -26,7 +26,8 @@ Options:
 
 Environment:
   SERVICE_AGENT_TIMEOUT_S   wall-clock limit of every agent (default: by scope and role)
-  SERVICE_KILL_GRACE_S      SIGTERM to SIGKILL grace (default 30)`,
+  SERVICE_KILL_GRACE_S      SIGTERM to SIGKILL grace (default 30)
+  SERVICE_RATE_LIMIT_COOLDOWN_S  spawn block after a rate limit (default 300)`,
   async run(args, ctx) {
     const { values, positionals } = parseArgs({
       args,

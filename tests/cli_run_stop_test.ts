@@ -1,0 +1,81 @@
+/** The real CLI: `run --detach`, `stop` (agents SIGTERM'd, work kept, PID files removed), resume. */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { tempDir } from "./helpers.ts";
+
+const CLI = new URL("../cli.ts", import.meta.url).pathname;
+const AGENT = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
+
+async function cli(root: string, ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", root, ...args],
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0", SERVICE_KILL_GRACE_S: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: out.code,
+    text: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
+  };
+}
+
+async function git(cwd: string, ...args: string[]) {
+  const out = await new Deno.Command("git", { args, cwd }).output();
+  assert.ok(out.success, `git ${args.join(" ")}`);
+  return new TextDecoder().decode(out.stdout);
+}
+
+Deno.test("run --detach starts in the background; stop ends it cleanly; run resumes and finishes", async () => {
+  await using dir = await tempDir();
+  const root = dir.path;
+  await git(root, "init", "-q", "-b", "main");
+  await git(root, "config", "user.email", "t@localhost");
+  await git(root, "config", "user.name", "t");
+  await Deno.writeTextFile(
+    join(root, "service.yaml"),
+    `cli: generic\ncli_command: ${
+      JSON.stringify(["deno", "run", "-A", AGENT])
+    }\nroles:\n  backend: {}\n`,
+  );
+  // The agent writes, then waits for a flag file that the test creates after the stop.
+  const flag = join(root, "..", `${crypto.randomUUID()}.go`);
+  await Deno.writeTextFile(
+    join(root, "plan.yaml"),
+    `stages:\n  - name: s\n    steps:\n      - id: long\n        role: backend\n        goal: |\n          wait\n          \`\`\`agent-script\n          ["write", "w.txt", "work\\n"]\n          ["run", "while [ ! -f ${flag} ]; do sleep 0.1; done"]\n          ["report"]\n          \`\`\`\n`,
+  );
+  await git(root, "add", "-A");
+  await git(root, "commit", "-q", "-m", "init");
+  try {
+    const started = await cli(root, "run", "--detach", "--port", "0");
+    assert.equal(started.code, 0, started.text);
+    assert.match(started.text, /started in the background/);
+    const pidDir = join(root, ".sdd/runtime/pids");
+    for (let i = 0; i < 100 && [...Deno.readDirSync(pidDir)].length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal([...Deno.readDirSync(pidDir)].length, 1, "one live agent");
+
+    const stopped = await cli(root, "stop");
+    assert.equal(stopped.code, 0, stopped.text);
+    assert.match(stopped.text, /stopped; `service run` resumes it/);
+    assert.deepEqual([...Deno.readDirSync(pidDir)], [], "PID files removed");
+    const state = JSON.parse(await Deno.readTextFile(join(root, ".sdd/runtime/orchestrator.json")));
+    assert.equal(state.status, "stopped");
+    const branches = await git(
+      root,
+      "for-each-ref",
+      "--format=%(refname)",
+      "refs/heads/agent/",
+      "refs/service/rescue/",
+    );
+    assert.ok(branches.trim().length > 0, "the stopped agent's work is kept on its branch");
+
+    await Deno.writeTextFile(flag, "");
+    const resumed = await cli(root, "run", "--port", "0");
+    assert.equal(resumed.code, 0, resumed.text);
+    assert.match(resumed.text, /resuming run/);
+    assert.equal(await Deno.readTextFile(join(root, "w.txt")), "work\n");
+  } finally {
+    await Deno.remove(flag).catch(() => {});
+  }
+});

@@ -1,0 +1,340 @@
+/**
+ * End to end: real git repositories, the real task server, real agent processes (the scripted
+ * agent, through the generic adapter), every failure mode of spec §7.3 the orchestrator owns.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { runPlan } from "../lib/orchestrator/run.ts";
+import { verifyJournalText } from "../lib/journal/verify.ts";
+import { tempDir } from "./helpers.ts";
+
+const AGENT = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
+const CLI = new URL("../cli.ts", import.meta.url).pathname;
+
+interface Step {
+  id: string;
+  role?: string;
+  script: unknown[][];
+  signals?: Record<string, string>[];
+  owned?: string[];
+}
+
+async function sh(cwd: string, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("git", { args, cwd, stderr: "piped" }).output();
+  if (!out.success) {
+    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return new TextDecoder().decode(out.stdout);
+}
+
+function planYaml(stages: { name: string; depends?: string[]; steps: Step[] }[]): string {
+  const lines = ["name: e2e", "stages:"];
+  for (const stage of stages) {
+    lines.push(`  - name: ${stage.name}`);
+    if (stage.depends) lines.push(`    depends_on: ${JSON.stringify(stage.depends)}`);
+    lines.push("    steps:");
+    for (const step of stage.steps) {
+      lines.push(
+        `      - id: ${step.id}`,
+        `        role: ${step.role ?? "backend"}`,
+        "        goal: |",
+      );
+      lines.push(`          Task ${step.id}.`, "          ```agent-script");
+      for (const d of step.script) lines.push(`          ${JSON.stringify(d)}`);
+      lines.push("          ```");
+      if (step.signals) lines.push(`        completion_signals: ${JSON.stringify(step.signals)}`);
+      if (step.owned) lines.push(`        owned_files: ${JSON.stringify(step.owned)}`);
+    }
+  }
+  return lines.join("\n") + "\n";
+}
+
+async function workspace(
+  dir: string,
+  stages: Parameters<typeof planYaml>[0],
+  extraConfig = "",
+): Promise<void> {
+  await sh(dir, "init", "-q", "-b", "main");
+  await sh(dir, "config", "user.email", "e2e@localhost");
+  await sh(dir, "config", "user.name", "e2e");
+  await Deno.writeTextFile(join(dir, "README.md"), "# e2e\n");
+  await Deno.writeTextFile(
+    join(dir, "service.yaml"),
+    `cli: generic\ncli_command: ${
+      JSON.stringify(["deno", "run", "-A", AGENT])
+    }\nroles:\n  backend: {}\n  docs: {}\n${extraConfig}`,
+  );
+  await Deno.writeTextFile(join(dir, "plan.yaml"), planYaml(stages));
+  await sh(dir, "add", "-A");
+  await sh(dir, "commit", "-q", "-m", "init");
+}
+
+async function journalOf(dir: string, runId: string) {
+  return verifyJournalText(await Deno.readTextFile(join(dir, ".sdd/runs", runId, "journal.jsonl")));
+}
+
+function withEnv(vars: Record<string, string>): Disposable {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, Deno.env.get(k)]));
+  for (const [k, v] of Object.entries(vars)) Deno.env.set(k, v);
+  return {
+    [Symbol.dispose]() {
+      for (const [k, v] of Object.entries(before)) {
+        v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
+      }
+    },
+  };
+}
+
+const quiet = { out: () => {}, port: 0 };
+
+Deno.test("run: a dependent stage starts from the merged work of the stage before it", async () => {
+  await using dir = await tempDir();
+  await workspace(dir.path, [
+    {
+      name: "one",
+      steps: [{
+        id: "base",
+        script: [["write", "lib.txt", "v1\n"], ["report"]],
+        signals: [{ path_exists: "lib.txt" }],
+      }],
+    },
+    {
+      name: "two",
+      depends: ["one"],
+      steps: [{
+        id: "uses",
+        script: [["run", "grep -q v1 lib.txt"], ["write", "use.txt", "ok\n"], ["report"]],
+      }],
+    },
+  ]);
+  const result = await runPlan({ root: dir.path, ...quiet });
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.equal(await Deno.readTextFile(join(dir.path, "use.txt")), "ok\n");
+  const journal = await journalOf(dir.path, result.runId);
+  assert.equal(journal.verified, true);
+  const types = journal.rows.map((r) => r.row.type);
+  assert.ok(
+    types.indexOf("task_merged") < types.lastIndexOf("task_claimed"),
+    "the dependent was claimed after the merge",
+  );
+  assert.equal(
+    (await sh(dir.path, "status", "--porcelain")).trim(),
+    "",
+    "the user's checkout is clean",
+  );
+});
+
+Deno.test("run: an agent that crashes is retried; the next attempt lands", async () => {
+  await using dir = await tempDir();
+  await workspace(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "flaky",
+      script: [["first_attempt", [["print", "segfault (simulated)"], ["exit", 3]]], [
+        "write",
+        "f.txt",
+        "x\n",
+      ], ["report"]],
+    }],
+  }]);
+  const result = await runPlan({ root: dir.path, ...quiet });
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  const rows = (await journalOf(dir.path, result.runId)).rows.map((r) => r.row);
+  const exited = rows.filter((r) => r.type === "agent_exited").map((r) => r.data.exit_code);
+  assert.deepEqual(exited, [3, 0]);
+  assert.ok(rows.some((r) => r.type === "task_retried"));
+});
+
+Deno.test("run: an agent that exits without reporting leaves an orphan whose partial work is recovered and merged", async () => {
+  await using dir = await tempDir();
+  await workspace(dir.path, [{
+    name: "s",
+    steps: [{ id: "quiet", script: [["write", "partial.txt", "half\n"]] }],
+  }]);
+  const result = await runPlan({ root: dir.path, ...quiet });
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.equal(await Deno.readTextFile(join(dir.path, "partial.txt")), "half\n");
+  const rows = (await journalOf(dir.path, result.runId)).rows.map((r) => r.row);
+  assert.ok(rows.some((r) => r.type === "task_completed" && r.data.recovered === true));
+  assert.ok(rows.some((r) => r.type === "task_merged"));
+  const ledger = await Deno.readTextFile(join(dir.path, ".sdd/metrics/verification_nudges.jsonl"));
+  assert.match(ledger, /"task_id":"quiet"/);
+});
+
+Deno.test("run: an agent hanging past its timeout gets SIGTERM then SIGKILL (whole tree); exit 124 and partial work kept", async () => {
+  await using dir = await tempDir();
+  using _env = withEnv({ SERVICE_AGENT_TIMEOUT_S: "2", SERVICE_KILL_GRACE_S: "1" });
+  const marker = `hang-marker-${crypto.randomUUID().slice(0, 8)}`;
+  await workspace(dir.path, [{
+    name: "s",
+    steps: [{ id: "stuck", script: [["write", "wip.txt", `${marker}\n`], ["hang"]] }],
+  }]);
+  const started = Date.now();
+  const result = await runPlan({ root: dir.path, ...quiet });
+  assert.ok(Date.now() - started < 20_000);
+  const rows = (await journalOf(dir.path, result.runId)).rows.map((r) => r.row);
+  const exit = rows.find((r) => r.type === "agent_exited")!;
+  assert.equal(exit.data.exit_code, 124);
+  assert.equal(exit.data.ended_by, "timeout");
+  assert.equal(
+    await Deno.readTextFile(join(dir.path, "wip.txt")),
+    `${marker}\n`,
+    "partial work merged",
+  );
+  const left = await new Deno.Command("pgrep", { args: ["-f", "trap '' TERM; sleep 3600"] })
+    .output();
+  const pids = new TextDecoder().decode(left.stdout).trim();
+  assert.equal(pids, "", `processes of the agent's tree survived: ${pids}`);
+});
+
+Deno.test("run: two agents editing the same file — the second conflicts, nothing is damaged, it fails naming the file", async () => {
+  await using dir = await tempDir();
+  await workspace(dir.path, [{
+    name: "s",
+    steps: [
+      { id: "left", script: [["write", "shared.txt", "left\n"], ["report"]] },
+      { id: "right", script: [["write", "shared.txt", "right\n"], ["sleep", 300], ["report"]] },
+    ],
+  }]);
+  const result = await runPlan({ root: dir.path, ...quiet });
+  assert.equal(result.status, "failed");
+  assert.equal(await Deno.readTextFile(join(dir.path, "shared.txt")), "left\n");
+  assert.match(result.problems.join("\n"), /right: FAILED — merge conflicts in shared\.txt/);
+  assert.equal((await sh(dir.path, "status", "--porcelain")).trim(), "");
+  const rows = (await journalOf(dir.path, result.runId)).rows.map((r) => r.row);
+  assert.equal(rows.filter((r) => r.type === "merge_conflict").length, 2);
+});
+
+Deno.test("run: a rate-limit line blocks spawns for the cooldown, is not a task failure, and the task resumes", async () => {
+  await using dir = await tempDir();
+  using _env = withEnv({ SERVICE_RATE_LIMIT_COOLDOWN_S: "2" });
+  const flag = join(dir.path, "..", `${crypto.randomUUID()}.flag`);
+  await workspace(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "busy",
+      script: [
+        [
+          "run",
+          `test -f ${flag} || { touch ${flag}; echo 'Error: HTTP 429 Too Many Requests: rate limit exceeded'; exit 1; }`,
+        ],
+        ["write", "done.txt", "ok\n"],
+        ["report"],
+      ],
+    }],
+  }]);
+  try {
+    const result = await runPlan({ root: dir.path, ...quiet });
+    assert.equal(result.status, "completed", result.problems.join("; "));
+    const rows = (await journalOf(dir.path, result.runId)).rows;
+    const limited = rows.find((r) => r.row.type === "rate_limited")!;
+    assert.match(String(limited.row.data.line), /429/);
+    const claims = rows.filter((r) => r.row.type === "task_claimed");
+    assert.equal(claims.length, 2);
+    const gap = Date.parse(claims[1].row.ts) - Date.parse(limited.row.ts);
+    assert.ok(gap >= 1500, `respawned ${gap} ms after the rate limit`);
+    const store = JSON.parse(
+      await Deno.readTextFile(join(dir.path, ".sdd/runtime/task-backlog.json")),
+    );
+    const task = store.tasks.find((t: { id: string }) => t.id === "busy");
+    assert.equal(task.attempts, 1, "the rate-limited attempt does not count");
+  } finally {
+    await Deno.remove(flag).catch(() => {});
+  }
+});
+
+Deno.test("run: reaching budget_usd mid-run stops scheduling before the cap and says so", async () => {
+  await using dir = await tempDir();
+  const result_line = JSON.stringify({
+    type: "result",
+    subtype: "success",
+    total_cost_usd: 0.0015,
+    modelUsage: { "claude-haiku-4-5": { inputTokens: 1000, outputTokens: 100, costUSD: 0.0015 } },
+  });
+  const step = (id: string) => ({
+    id,
+    script: [["write", `${id}.txt`, "x\n"], ["print", result_line], ["report"]],
+  });
+  await workspace(
+    dir.path,
+    [{ name: "s", steps: [step("a"), step("b"), step("c")] }],
+    "max_agents: 1\nbudget_usd: 0.002\n",
+  );
+  const lines: string[] = [];
+  const result = await runPlan({ root: dir.path, port: 0, out: (l) => lines.push(l) });
+  assert.equal(result.status, "failed");
+  assert.equal(result.counts.CLOSED, 1);
+  assert.equal(result.counts.OPEN, 2);
+  assert.match(lines.join("\n"), /Budget exceeded, read-only mode/);
+  const cost = JSON.parse(await Deno.readTextFile(join(dir.path, ".sdd/runtime/cost_report.json")));
+  assert.equal(cost.total_micro_usd, 1500);
+  assert.equal(cost.budget_micro_usd, 2000);
+  const rows = (await journalOf(dir.path, result.runId)).rows.map((r) => r.row);
+  assert.ok(rows.some((r) => r.type === "budget_exceeded"));
+});
+
+Deno.test("run: kill -9 of the orchestrator mid-run, then `run` again recovers without losing a journal row or a commit", async () => {
+  await using dir = await tempDir();
+  await workspace(dir.path, [{
+    name: "s",
+    steps: [
+      { id: "fast", script: [["write", "fast.txt", "1\n"], ["report"]], owned: ["fast.txt"] },
+      {
+        id: "slow",
+        script: [["write", "slow.txt", "partial\n"], ["sleep", 60_000], ["report"]],
+        owned: ["slow.txt"],
+      },
+    ],
+  }]);
+  const env = { NO_COLOR: "1", RUST_BACKTRACE: "0" };
+  const first = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", dir.path, "run", "--port", "0"],
+    env,
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const runsDir = join(dir.path, ".sdd/runs");
+  let journalFile = "";
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    assert.ok(Date.now() < deadline, "the first run did not reach the point to kill");
+    await new Promise((r) => setTimeout(r, 100));
+    try {
+      for await (const e of Deno.readDir(runsDir)) {
+        journalFile = join(runsDir, e.name, "journal.jsonl");
+      }
+      const text = await Deno.readTextFile(journalFile);
+      if (text.includes('"task_merged"') && (text.match(/"task_claimed"/g) ?? []).length >= 2) {
+        break;
+      }
+    } catch { /* not yet */ }
+  }
+  await new Promise((r) => setTimeout(r, 300)); // let the slow agent write its file
+  first.kill("SIGKILL");
+  await first.status;
+  const before = await Deno.readTextFile(journalFile);
+  const fastCommit = (await sh(dir.path, "rev-parse", "HEAD")).trim();
+
+  const second = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", dir.path, "run", "--port", "0"],
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const out = new TextDecoder().decode(second.stdout) + new TextDecoder().decode(second.stderr);
+  assert.equal(second.code, 0, out);
+  assert.match(out, /resuming run/);
+  const after = await Deno.readTextFile(journalFile);
+  assert.ok(after.startsWith(before), "every row of the killed run is still there, unchanged");
+  const journal = verifyJournalText(after);
+  assert.equal(journal.verified, true);
+  const types = journal.rows.map((r) => r.row.type);
+  assert.equal(types.filter((t) => t === "run_started").length, 1);
+  assert.ok(types.includes("run_resumed"));
+  assert.equal(await Deno.readTextFile(join(dir.path, "slow.txt")), "partial\n");
+  const log = await sh(dir.path, "log", "--format=%H");
+  assert.ok(log.includes(fastCommit), "the commit merged before the kill is still on the branch");
+  const pids = join(dir.path, ".sdd/runtime/pids");
+  const stale = [...Deno.readDirSync(pids)];
+  assert.deepEqual(stale, [], "no stale PID files");
+});
