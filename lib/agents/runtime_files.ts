@@ -95,3 +95,16 @@ export async function removePidFile(runtimeDir: string, sessionId: string): Prom
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   });
 }
+
+/** Read a session's heartbeat file; undefined when it is missing or unreadable. */
+export async function readHeartbeat(
+  runtimeDir: string,
+  sessionId: string,
+): Promise<HeartbeatRecord | undefined> {
+  try {
+    const raw = JSON.parse(await Deno.readTextFile(heartbeatFilePath(runtimeDir, sessionId)));
+    return raw && typeof raw === "object" ? raw as HeartbeatRecord : undefined;
+  } catch {
+    return undefined;
+  }
+}

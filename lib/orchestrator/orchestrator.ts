@@ -306,7 +306,7 @@ export class Orchestrator {
       return;
     }
     this.#sessions.set(task.id, session);
-    await o.store.heartbeat(task.id).catch(() => {});
+    await this.#storeHeartbeat(task.id);
     o.log(`${task.id}: agent ${sessionId} started (${task.role}, attempt ${task.attempts})`);
     session.proc.status.then(() => {
       this.#exited.push(session);
@@ -316,11 +316,22 @@ export class Orchestrator {
 
   // ---- watching -----------------------------------------------------------------------------
 
+  /**
+   * Heartbeat the task in the store. A task whose agent already reported (DONE) or that ended
+   * meanwhile refuses heartbeats: that is expected, not an error. `store.heartbeat` throws
+   * synchronously, so a `.catch()` on its result would not catch it.
+   */
+  async #storeHeartbeat(taskId: string): Promise<void> {
+    try {
+      await this.#o.store.heartbeat(taskId);
+    } catch { /* no longer CLAIMED or IN_PROGRESS */ }
+  }
+
   async #heartbeatAll(): Promise<void> {
     for (const session of this.#sessions.values()) {
       if (!session.proc.alive) continue;
       await session.writeHeartbeat().catch(() => {});
-      await this.#o.store.heartbeat(session.task.id).catch(() => {});
+      await this.#storeHeartbeat(session.task.id);
       await this.#scanForRateLimit(session);
     }
   }

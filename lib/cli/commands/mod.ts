@@ -13,6 +13,8 @@ import { backlogClaimCommand } from "./backlog_claim.ts";
 import { doctorCommand } from "./doctor.ts";
 import { debugCommand } from "./debug.ts";
 import { integrationsListCommand } from "./integrations_list.ts";
+import { agentsCommand } from "./agents.ts";
+import { costCommand } from "./cost.ts";
 import { NOT_YET_COMMANDS } from "./not_yet.ts";
 
 /** The commands, in the order `service --help` lists them. */
@@ -24,6 +26,8 @@ export const COMMANDS: Command[] = [
   guiServeCommand,
   statusCommand,
   psCommand,
+  agentsCommand,
+  costCommand,
   backlogClaimCommand,
   doctorCommand,
   debugCommand,

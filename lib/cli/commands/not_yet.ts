@@ -13,20 +13,8 @@ function notYet(name: string, summary: string, arrives: string, help: string): C
   };
 }
 
-/** `agents`, `cost`, `mcp catalog`, `preview`. */
+/** `mcp catalog`, `preview`. */
 export const NOT_YET_COMMANDS: Command[] = [
-  notYet(
-    "agents",
-    "list agent adapters and their readiness",
-    "the agent adapters (issue 5)",
-    "Lists the registered agent CLIs, whether each is on PATH and its API-key variables.",
-  ),
-  notYet(
-    "cost",
-    "spend by model or task",
-    "cost tracking (issue 5)",
-    "Options --by model, --last 24h: spend from .sdd/runtime/cost_report.json.",
-  ),
   notYet(
     "mcp catalog",
     "browse the MCP server catalog",

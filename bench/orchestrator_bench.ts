@@ -1,0 +1,186 @@
+/**
+ * Issue 5 benchmark, printed as figures: `deno run -A bench/orchestrator_bench.ts [spawns]`
+ * (`deno task bench:orchestrator`).
+ *
+ * (a) Spawn overhead per agent in a repository of ~200 files, median over `spawns` (default 20):
+ *     createWorktree + start `true` (until it exits), and createWorktree + the scripted Deno
+ *     agent through `spawnAgent` (until spawned, and until it exits). Aim: worktree + `true`
+ *     median <= 150 ms.
+ * (b) A run of 50 trivial tasks with max_agents 16 through `runPlan` (real task server on a free
+ *     port, real git, the scripted agent via the generic adapter): wall time, tasks/min, the
+ *     agents' own run time (`agent_exited.duration_ms` of the journal) and the orchestration
+ *     overhead per task. Fails unless every task is CLOSED.
+ */
+import { join } from "node:path";
+import { git, gitText } from "../lib/git/git.ts";
+import { createWorktree } from "../lib/worktrees/worktrees.ts";
+import { spawnAgent } from "../lib/agents/process.ts";
+import { runPlan } from "../lib/orchestrator/run.ts";
+import { loadTaskSpecs } from "../lib/tasks/persist.ts";
+import { journalPath, workspacePaths } from "../lib/workspace.ts";
+import { benchRepo, spawnOnce } from "./_fixture.ts";
+
+const SPAWNS = Number(Deno.args[0] ?? 20);
+const TASKS = 50;
+const MAX_AGENTS = 16;
+const AGENT = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
+const DENO = Deno.execPath();
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+function stats(xs: number[]): string {
+  return `median ${median(xs).toFixed(1)} ms (min ${Math.min(...xs).toFixed(1)}, max ${
+    Math.max(...xs).toFixed(1)
+  }, n ${xs.length})`;
+}
+
+async function spawnBench(): Promise<void> {
+  const root = await benchRepo(200);
+  try {
+    const base = await gitText(["rev-parse", "main"], { cwd: root });
+    const worktreeTrue: number[] = [];
+    const worktreeOnly: number[] = [];
+    const denoSpawned: number[] = [];
+    const denoExited: number[] = [];
+    const prompt = '```agent-script\n["print", "hello"]\n```';
+    const logDir = await Deno.makeTempDir({ prefix: "svc-bench-logs-" });
+    for (let i = 0; i < SPAWNS; i++) {
+      let t = performance.now();
+      await spawnOnce(root, `t${i}`, base);
+      worktreeTrue.push(performance.now() - t);
+
+      t = performance.now();
+      const wt = await createWorktree(root, `d${i}`, base);
+      worktreeOnly.push(performance.now() - t);
+      const proc = spawnAgent({
+        command: DENO,
+        args: ["run", "-A", AGENT, prompt],
+        cwd: wt.path,
+        env: { PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "/tmp" },
+        logPath: join(logDir, `d${i}.log`),
+      });
+      denoSpawned.push(performance.now() - t);
+      const status = await proc.status;
+      denoExited.push(performance.now() - t);
+      if (!status.success) {
+        throw new Error(`scripted agent failed: ${await Deno.readTextFile(proc.logPath)}`);
+      }
+    }
+    await Deno.remove(logDir, { recursive: true });
+    console.log(`(a) spawn overhead, repository of 200 files, ${SPAWNS} spawns each`);
+    console.log(`    worktree + \`true\` (start to exit):              ${stats(worktreeTrue)}`);
+    console.log(`    worktree alone:                                 ${stats(worktreeOnly)}`);
+    console.log(`    worktree + scripted deno agent, spawned:        ${stats(denoSpawned)}`);
+    console.log(`    worktree + scripted deno agent, run to exit:    ${stats(denoExited)}`);
+    const m = median(worktreeTrue);
+    console.log(`    aim worktree + process start <= 150 ms: ${m <= 150 ? "met" : "MISSED"}`);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+function planYaml(): string {
+  const steps = Array.from({ length: TASKS }, (_, i) => {
+    const n = String(i).padStart(2, "0");
+    return `      - id: t${n}
+        title: Write f/${n}.txt
+        role: backend
+        goal: |
+          Write f/${n}.txt and report.
+          \`\`\`agent-script
+          ["write", "f/${n}.txt", "${n}\\n"]
+          ["report", "wrote f/${n}.txt"]
+          \`\`\`
+        owned_files: [f/${n}.txt]`;
+  });
+  return `name: bench 50\nstages:\n  - name: all\n    steps:\n${steps.join("\n")}\n`;
+}
+
+async function runBench(): Promise<void> {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "svc-bench-run-" }));
+  try {
+    await git(["init", "-q", "-b", "main"], { cwd: root });
+    await git(["config", "user.name", "bench"], { cwd: root });
+    await git(["config", "user.email", "bench@example.com"], { cwd: root });
+    await Deno.writeTextFile(join(root, "README.md"), "# bench\n");
+    await Deno.writeTextFile(
+      join(root, "service.yaml"),
+      `cli: generic\ncli_command: ${
+        JSON.stringify([DENO, "run", "-A", AGENT])
+      }\nmax_agents: ${MAX_AGENTS}\nroles:\n  backend: {}\n`,
+    );
+    await Deno.writeTextFile(join(root, "plan.yaml"), planYaml());
+    await git(["add", "-A"], { cwd: root });
+    await git(["commit", "-qm", "init"], { cwd: root });
+
+    const log: string[] = [];
+    const t0 = performance.now();
+    const result = await runPlan({ root, plan: "plan.yaml", port: 0, out: (l) => log.push(l) });
+    const wallMs = performance.now() - t0;
+
+    const { tasks } = await loadTaskSpecs(workspacePaths(root));
+    const notClosed = tasks.filter((t) => t.status !== "CLOSED");
+    if (result.status !== "completed" || tasks.length !== TASKS || notClosed.length > 0) {
+      console.error(log.slice(-40).join("\n"));
+      throw new Error(
+        `run ${result.status}: ${tasks.length} tasks, not CLOSED: ${
+          notClosed.map((t) => `${t.id}=${t.status}`).join(", ")
+        }; problems: ${result.problems.join("; ")}`,
+      );
+    }
+    const files = (await gitText(["ls-tree", "-r", "--name-only", "main", "f/"], { cwd: root }))
+      .split("\n").filter(Boolean);
+    if (files.length !== TASKS) throw new Error(`main holds ${files.length} of ${TASKS} files`);
+
+    const rows = (await Deno.readTextFile(journalPath(workspacePaths(root), result.runId)))
+      .split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const exited = rows.filter((r) => r.type === "agent_exited");
+    const agentMs = exited.map((r) => r.data.duration_ms as number);
+    const sumAgent = agentMs.reduce((a, b) => a + b, 0);
+    // Per task: from its claim to its last row (merged/closed) minus its agent's own run time.
+    const first = new Map<string, number>();
+    const last = new Map<string, number>();
+    for (const r of rows) {
+      const id = r.data?.task_id;
+      if (typeof id !== "string") continue;
+      const ts = Date.parse(r.ts);
+      if (!first.has(id)) first.set(id, ts);
+      last.set(id, ts);
+    }
+    const lifecycle = exited.map((r) =>
+      last.get(r.data.task_id)! - first.get(r.data.task_id)! - r.data.duration_ms
+    );
+    const slots = Math.min(MAX_AGENTS, TASKS);
+    console.log(`(b) run of ${TASKS} trivial tasks, max_agents ${MAX_AGENTS}, scripted deno agent`);
+    console.log(`    all ${TASKS} tasks CLOSED and merged (${files.length} files on main)`);
+    console.log(`    wall time:               ${(wallMs / 1000).toFixed(2)} s`);
+    console.log(`    throughput:              ${(TASKS / (wallMs / 60_000)).toFixed(1)} tasks/min`);
+    console.log(
+      `    agents' own run time:    ${stats(agentMs)}; sum ${(sumAgent / 1000).toFixed(2)} s`,
+    );
+    console.log(
+      `    overhead per task, wall minus agent time: (wall - sum(agent) / ${slots}) / ${TASKS} = ${
+        ((wallMs - sumAgent / slots) / TASKS).toFixed(1)
+      } ms`,
+    );
+    console.log(
+      `    per-task orchestration latency (first to last journal row minus agent run): ${
+        stats(lifecycle)
+      }`,
+    );
+    console.log(`    agent_exited rows: ${exited.length}, journal rows: ${rows.length}`);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+console.log(
+  `orchestrator benchmark: ${Deno.build.os}, ${navigator.hardwareConcurrency} cpus, load ${
+    Deno.loadavg().map((x) => x.toFixed(2)).join(" ")
+  }`,
+);
+await spawnBench();
+await runBench();
