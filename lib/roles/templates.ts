@@ -4,6 +4,7 @@
  * `templates/roles/<name>/` overrides the built-in `templates/roles/<name>/` shipped here.
  */
 import { join } from "node:path";
+import { BUILTIN_TEMPLATES } from "./builtin_templates.ts";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { parse as parseYaml } from "yaml";
@@ -65,8 +66,10 @@ export async function roleTemplateDir(
   if (!ROLE_NAME.test(role)) return undefined;
   const own = join(root, "templates", "roles", role);
   if (await isDir(own)) return { dir: own, builtin: false };
-  const builtin = join(BUILTIN_TEMPLATES_DIR, role);
-  if (await isDir(builtin)) return { dir: builtin, builtin: true };
+  // Built-ins come from the embedded copy (a single-file bundle has no templates/ beside it).
+  if (Object.hasOwn(BUILTIN_TEMPLATES, role)) {
+    return { dir: join(BUILTIN_TEMPLATES_DIR, role), builtin: true };
+  }
   return undefined;
 }
 
@@ -82,7 +85,9 @@ export async function loadRoleTemplate(root: string, role: string): Promise<Role
   const texts: Record<string, string> = {};
   for (const file of TEMPLATE_FILES) {
     try {
-      texts[file] = await Deno.readTextFile(join(found.dir, file));
+      texts[file] = found.builtin
+        ? BUILTIN_TEMPLATES[role][file]
+        : await Deno.readTextFile(join(found.dir, file));
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) {
         throw new TemplateError(
@@ -132,10 +137,8 @@ export async function loadRoleTemplate(root: string, role: string): Promise<Role
 }
 
 /** Names of the built-in role templates. */
-export async function listBuiltinRoles(): Promise<string[]> {
-  const names: string[] = [];
-  for await (const e of Deno.readDir(BUILTIN_TEMPLATES_DIR)) if (e.isDirectory) names.push(e.name);
-  return names.sort();
+export function listBuiltinRoles(): Promise<string[]> {
+  return Promise.resolve(Object.keys(BUILTIN_TEMPLATES).sort());
 }
 
 /** The reporting instructions every agent gets (DESIGN.md §7). */

@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { sha256Hex } from "../journal/hash.ts";
 import { buildBoardBundle, type BuiltBundle, PROJECT_ROOT } from "./build_bundle.ts";
+import { EMBEDDED_BUNDLE } from "./embedded_bundle.ts";
 
 /** Where `deno task build` writes, relative to the project root. */
 export const BUILD_DIR = "static/build";
@@ -49,8 +50,15 @@ export async function readCurrentBuild(root = PROJECT_ROOT): Promise<BuiltBundle
 
 let cached: Promise<BuiltBundle> | undefined;
 
-/** The bundle of this process: the current stored build, else an in-memory build (memoised). */
+/**
+ * The bundle of this process: the one embedded in a single-file artefact, else the current
+ * stored build, else an in-memory build (memoised).
+ */
 export function boardBundle(): Promise<BuiltBundle> {
+  if (EMBEDDED_BUNDLE) {
+    const bytes = new TextEncoder().encode(EMBEDDED_BUNDLE.js);
+    return Promise.resolve({ fileName: EMBEDDED_BUNDLE.fileName, bytes, inputs: {} });
+  }
   cached ??= (async () => (await readCurrentBuild()) ?? await buildBoardBundle())().catch((e) => {
     cached = undefined;
     throw e;

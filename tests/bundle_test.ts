@@ -1,0 +1,73 @@
+/**
+ * The tested artefact: a single bundled file (`deno task bundle`) copied alone into an empty
+ * directory runs the CLI, the demo (its agents call back into the same file) and the board page.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { tempDir } from "./helpers.ts";
+
+const SCRIPT = new URL("../scripts/bundle.ts", import.meta.url).pathname;
+
+async function run(args: string[], cwd: string) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd,
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: out.code,
+    text: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
+  };
+}
+
+Deno.test("the single-file bundle runs alone: --help, the demo end to end, and the board page with its islands", async () => {
+  await using dir = await tempDir();
+  const artefact = join(dir.path, "service.js");
+  const built = await run(["run", "-A", SCRIPT, "--out", artefact], dir.path);
+  assert.equal(built.code, 0, built.text);
+
+  const help = await run(["run", "-A", artefact, "--help"], dir.path);
+  assert.equal(help.code, 0);
+  assert.match(help.text, /Commands:/);
+
+  const demo = await run([
+    "run",
+    "-A",
+    artefact,
+    "demo",
+    "--dir",
+    join(dir.path, "demo"),
+    "--no-serve",
+  ], dir.path);
+  assert.equal(demo.code, 0, demo.text);
+  assert.match(demo.text, /completed in .* every task verified and merged/);
+
+  const server = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", artefact, "--root", join(dir.path, "demo"), "gui", "serve", "--port", "0"],
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  try {
+    const reader = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let seen = "";
+    while (!/listening on (\S+)/.test(seen)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`gui serve exited: ${seen}`);
+      seen += value;
+    }
+    await reader.cancel();
+    const url = /listening on (\S+)/.exec(seen)![1];
+    const page = await (await fetch(`${url}/dashboard/review-board`)).text();
+    const script = /\/static\/board-[0-9a-f]+\.js/.exec(page)?.[0];
+    assert.ok(script, "the page links its island bundle");
+    const js = await fetch(`${url}${script}`);
+    assert.equal(js.status, 200);
+    assert.ok((await js.text()).length > 1000);
+  } finally {
+    server.kill("SIGTERM");
+    await server.status;
+  }
+});
