@@ -63,7 +63,10 @@ export async function readPidFiles(paths: WorkspacePaths): Promise<AgentProcess[
         task_id: str(raw?.task_id),
         role: str(raw?.role),
         adapter: str(raw?.adapter) ?? str(raw?.cli),
-        started_at: str(raw?.started_at),
+        // The orchestrator writes epoch seconds (runtime_files.ts); older files held ISO text.
+        started_at: typeof raw?.started_at === "number"
+          ? new Date(raw.started_at * 1000).toISOString()
+          : str(raw?.started_at),
         alive: pid !== null && processAlive(pid),
         problem: pid === null ? "no valid pid" : undefined,
       });
