@@ -338,3 +338,29 @@ Deno.test("run: kill -9 of the orchestrator mid-run, then `run` again recovers w
   const stale = [...Deno.readDirSync(pids)];
   assert.deepEqual(stale, [], "no stale PID files");
 });
+
+Deno.test("GET /status reports an active rate-limit cooldown", async () => {
+  await using dir = await tempDir();
+  const runtime = join(dir.path, ".sdd/runtime");
+  await Deno.mkdir(runtime, { recursive: true });
+  const until = Date.now() / 1000 + 120;
+  await Deno.writeTextFile(
+    join(runtime, "rate_limits.json"),
+    JSON.stringify({
+      version: 1,
+      cooldowns: { claude: { until, since: until - 300, rule: "token:429" } },
+    }),
+  );
+  const { createApp } = await import("../routes/mod.ts");
+  const { appContext } = await import("../lib/server/serve.ts");
+  const { serverMounts } = await import("../lib/server/mounts.ts");
+  const { closeTaskStore } = await import("../lib/tasks/registry.ts");
+  const ctx = appContext(dir.path, []);
+  try {
+    const status = await (await createApp(ctx, serverMounts()).request("/status")).json();
+    assert.equal(status.rate_limits.cooldowns[0].adapter, "claude");
+    assert.ok(status.rate_limits.cooldowns[0].remaining_s > 100);
+  } finally {
+    await closeTaskStore(ctx);
+  }
+});

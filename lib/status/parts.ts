@@ -4,6 +4,8 @@
  * from PID files), `spend` (cost report against budget), `rate_limits` (cooldowns).
  * Importing this module registers them.
  */
+import { join } from "node:path";
+import { loadCooldowns } from "../agents/cooldown.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
 import { loadConfig } from "../config/load.ts";
 import { readSpend } from "../cost/report.ts";
@@ -45,4 +47,16 @@ registerStatusPart("spend", async (app) => {
   return await readSpend(app.paths, config?.budget_usd);
 });
 
-registerStatusPart("rate_limits", () => Promise.resolve({ cooldowns: [] }));
+registerStatusPart("rate_limits", async (app: AppContext) => {
+  const nowS = Date.now() / 1000;
+  const tracker = await loadCooldowns(join(app.paths.runtime, "rate_limits.json"));
+  const file = tracker.toJSON(nowS);
+  return {
+    cooldowns: Object.entries(file.cooldowns).map(([adapter, e]) => ({
+      adapter,
+      remaining_s: Math.ceil(e.until - nowS),
+      until: new Date(e.until * 1000).toISOString(),
+      ...(e.rule ? { rule: e.rule } : {}),
+    })),
+  };
+});
