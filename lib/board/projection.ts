@@ -44,6 +44,8 @@ export const BOARD_SINK: RowSink<FoldState> = {
   ...BOARD_FOLD_SINK,
   parallel: {
     minBytes: PARALLEL_FOLD_MIN_BYTES,
+    // Measured on 2 cores: an even split; this thread also reads, merges and builds the board.
+    firstShare: Number(Deno.env.get("SERVICE_FOLD_FIRST_SHARE")) || 0.5,
     foldSegment: foldSegmentInWorker,
     merge: mergeFoldStates,
   },

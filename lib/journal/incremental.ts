@@ -25,6 +25,8 @@ export interface RowSink<S> {
 export interface ParallelFold<S> {
   /** Reads smaller than this stay on one thread. */
   minBytes: number;
+  /** Share of the bytes this thread walks itself; the worker takes the rest (it does no I/O or merging). */
+  firstShare: number;
   /** Walk and fold the complete lines of `bytes`, the first being line `startLine`. */
   foldSegment(bytes: Uint8Array, startLine: number): Promise<{ walker: WalkerState; state: S }>;
   /** Merge a later segment's state onto an earlier one's. */
@@ -166,8 +168,8 @@ export class IncrementalJournal<S> {
     if (this.#committed > 0 && !this.#prefixUnchanged(bytes)) this.#reset();
     const end = bytes.lastIndexOf(NEWLINE) + 1;
     if (!parallel || this.#committed > 0 || end < parallel.minBytes) return this.update(bytes);
-    // The worker takes the later half; it starts up while this thread walks the first half.
-    const split = bytes.indexOf(NEWLINE, end >> 1) + 1;
+    // The worker takes the later part; it starts up while this thread walks the first part.
+    const split = bytes.indexOf(NEWLINE, Math.floor(end * parallel.firstShare)) + 1;
     const later = parallel.foldSegment(bytes.subarray(split, end), countLines(bytes, split));
     forEachLine(
       bytes,
