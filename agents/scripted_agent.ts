@@ -16,6 +16,7 @@
  *   ["report", summary?]         report completion now
  *   ["first_attempt", [...]]     run the nested directives only on a first attempt
  *   ["retry", [...]]             run them only when the prompt carries a previous attempt's note
+ *   ["require_prompt", text]     exit 1 unless the prompt contains text (checks what reached it)
  * Without a script it writes NOTES/<task>.md with the goal and reports.
  */
 import { dirname } from "node:path";
@@ -106,6 +107,12 @@ export async function runScriptedAgent(prompt: string): Promise<void> {
           break;
         case "report":
           await report((args[0] as string) ?? "done");
+          break;
+        case "require_prompt":
+          if (!prompt.includes(args[0] as string)) {
+            console.log(`the prompt lacks ${JSON.stringify(args[0])}`);
+            Deno.exit(1);
+          }
           break;
         case "first_attempt":
           if (!isRetry) await run(args[0] as Directive[]);

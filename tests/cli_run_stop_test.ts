@@ -79,3 +79,33 @@ Deno.test("run --detach starts in the background; stop ends it cleanly; run resu
     await Deno.remove(flag).catch(() => {});
   }
 });
+
+Deno.test("doctor lists rescued work (refs/service/rescue/*) as a warning with how to merge it", async () => {
+  await using dir = await tempDir();
+  const root = dir.path;
+  await git(root, "init", "-q", "-b", "main");
+  await git(
+    root,
+    "-c",
+    "user.email=t@l",
+    "-c",
+    "user.name=t",
+    "commit",
+    "-q",
+    "--allow-empty",
+    "-m",
+    "init",
+  );
+  await git(root, "update-ref", "refs/service/rescue/s-lost", "HEAD");
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", root, "doctor", "--json"],
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const report = JSON.parse(new TextDecoder().decode(out.stdout));
+  const rescued = report.checks.find((c: { name: string }) => c.name === "rescued work");
+  assert.equal(rescued.warning, true);
+  assert.match(rescued.detail, /refs\/service\/rescue\/s-lost/);
+  assert.match(rescued.fix, /git merge <ref>/);
+});

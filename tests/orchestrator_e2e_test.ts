@@ -364,3 +364,70 @@ Deno.test("GET /status reports an active rate-limit cooldown", async () => {
     await closeTaskStore(ctx);
   }
 });
+
+Deno.test("run with review.require_approval: work waits for the board; request_changes retries with the note; merge lands it", async () => {
+  await using dir = await tempDir();
+  await workspace(
+    dir.path,
+    [{
+      name: "s",
+      steps: [{
+        id: "feature",
+        script: [
+          ["first_attempt", [["write", "feature.txt", "draft\n"], ["report"]]],
+          ["retry", [["require_prompt", "call it final"], ["write", "feature.txt", "final\n"], [
+            "report",
+          ]]],
+        ],
+      }],
+    }],
+    "review:\n  require_approval: true\n",
+  );
+  let url = "";
+  let runId = "";
+  const running = runPlan({
+    root: dir.path,
+    port: 0,
+    out: (line) => {
+      const m = /review board: (http:\/\/[^/]+)\/dashboard\/review-board\?run=(\S+)/.exec(line);
+      if (m) [url, runId] = [m[1], m[2]];
+    },
+  });
+  const journalFile = () => join(dir.path, ".sdd/runs", runId, "journal.jsonl");
+  async function waitFor(type: string, count: number) {
+    for (let i = 0; i < 200; i++) {
+      if (runId) {
+        const text = await Deno.readTextFile(journalFile()).catch(() => "");
+        if ((text.match(new RegExp(`"type":"${type}"`, "g")) ?? []).length >= count) return;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no ${count}× ${type} in the journal`);
+  }
+  async function review(decision: string, note?: string) {
+    const res = await fetch(`${url}/dashboard/review-board/runs/${runId}/tasks/feature/review`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(note ? { decision, note } : { decision }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+  }
+  await waitFor("task_completed", 1);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok(
+    !(await Deno.readTextFile(journalFile())).includes('"task_merged"'),
+    "nothing merges before approval",
+  );
+  await review("request_changes", "call it final");
+  await waitFor("task_completed", 2);
+  await review("merge");
+  const result = await running;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.equal(await Deno.readTextFile(join(dir.path, "feature.txt")), "final\n");
+  const rows = (await journalOf(dir.path, runId)).rows.map((r) => r.row);
+  const retried = rows.find((r) => r.type === "task_retried")!;
+  assert.match(String(retried.data.reason), /requested changes: call it final/);
+  assert.equal(rows.filter((r) => r.type === "task_claimed").length, 2);
+  assert.equal(rows.at(-2)!.type, "task_merged");
+});

@@ -15,6 +15,8 @@ import { RuntimeError } from "./errors.ts";
 export interface PreflightOptions {
   /** The environment the agent would get its keys from (usually the service's). */
   env: Record<string, string>;
+  /** Directory a relative binary path (`./bin/agent`) is resolved against (the workspace). */
+  cwd?: string;
   /** Working directory that must be writable (the worktree); skipped when absent. */
   workdir?: string;
   /** Operating system; default the host's. */
@@ -122,7 +124,11 @@ export async function preflight(
   options: PreflightOptions,
 ): Promise<PreflightResult> {
   const os = options.os ?? Deno.build.os;
-  const binaryPath = await resolveBinary(adapter.binary, options.env, os);
+  // A relative path with a directory part (`./bin/agent`) is relative to the workspace.
+  const binary = options.cwd && adapter.binary.includes("/") && !isAbsolute(adapter.binary)
+    ? join(options.cwd, adapter.binary)
+    : adapter.binary;
+  const binaryPath = await resolveBinary(binary, options.env, os);
   if (!binaryPath) {
     throw new RuntimeError(
       `binary not found in PATH: ${adapter.binary}`,

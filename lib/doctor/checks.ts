@@ -6,6 +6,7 @@ import { configPath, configuredAdapter, loadConfig } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { loadServerSettings } from "../config/server_config.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
+import { listRescueRefs, type RescueRef } from "../worktrees/reap.ts";
 import { verifyJournalText } from "../journal/verify.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
 import { type WorkspacePaths, workspacePaths } from "../workspace.ts";
@@ -265,6 +266,26 @@ async function checkJournals(paths: WorkspacePaths): Promise<CheckResult[]> {
   return out;
 }
 
+async function checkRescueRefs(root: string): Promise<CheckResult | undefined> {
+  let refs: RescueRef[];
+  try {
+    refs = await listRescueRefs(root);
+  } catch {
+    return undefined; // not a git repository: reported by the git check
+  }
+  if (refs.length === 0) return undefined;
+  return {
+    name: "rescued work",
+    ok: true,
+    warning: true,
+    detail: `${refs.length} agent session(s) left work that was not merged: ${
+      refs.map((r) => `${r.ref} (${r.commit.slice(0, 10)})`).join(", ")
+    }`,
+    fix: "inspect with `git log <ref>`, merge what you want with `git merge <ref>`, then " +
+      "`git update-ref -d <ref>`",
+  };
+}
+
 /** Run every check over the workspace at `root`. */
 export async function runDoctor(root: string): Promise<CheckResult[]> {
   const paths = workspacePaths(root);
@@ -281,6 +302,8 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
   }
   results.push(await checkPort(root));
   results.push(await checkPidFiles(paths));
+  const rescued = await checkRescueRefs(root);
+  if (rescued) results.push(rescued);
   results.push(...await checkJournals(paths));
   return results;
 }

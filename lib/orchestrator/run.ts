@@ -159,7 +159,12 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   if (resuming) await reapStaleAgents(paths, out);
 
   const env = Deno.env.toObject();
-  const checked = await preflight(adapter, { env, warn: (m) => out(`warning: ${m}`) });
+  const checked = await preflight(adapter, {
+    env,
+    cwd: root,
+    workdir: root,
+    warn: (m) => out(`warning: ${m}`),
+  });
 
   const settings = await loadServerSettings(root);
   const server = await startOnFreePort(root, options.port ?? settings.port, settings, out);

@@ -23,8 +23,13 @@ Options:
       ctx.stdout(JSON.stringify({ ok: failed.length === 0, checks: results }, null, 2));
     } else {
       for (const r of results) {
-        ctx.stdout(`${r.ok ? colour.green("ok  ") : colour.red("FAIL")}  ${r.name}: ${r.detail}`);
-        if (!r.ok && r.fix) ctx.stdout(`      fix: ${r.fix}`);
+        const mark = !r.ok
+          ? colour.red("FAIL")
+          : r.warning
+          ? colour.yellow("warn")
+          : colour.green("ok  ");
+        ctx.stdout(`${mark}  ${r.name}: ${r.detail}`);
+        if ((!r.ok || r.warning) && r.fix) ctx.stdout(`      fix: ${r.fix}`);
       }
       ctx.stdout(
         failed.length === 0
