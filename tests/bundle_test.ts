@@ -4,22 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { tempDir } from "./helpers.ts";
+import { runDeno, tempDir } from "./helpers.ts";
 
 const SCRIPT = new URL("../scripts/bundle.ts", import.meta.url).pathname;
 
-async function run(args: string[], cwd: string) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd,
-    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return {
-    code: out.code,
-    text: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
-  };
+function run(args: string[], cwd: string) {
+  return runDeno(args, { cwd });
 }
 
 Deno.test("the single-file bundle runs alone: --help, the demo end to end, and the board page with its islands", async () => {

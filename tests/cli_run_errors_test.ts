@@ -1,9 +1,8 @@
 /** `service run` refuses bad setups with the errors of spec §7.3 and the exit codes of §7.4. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { tempDir } from "./helpers.ts";
+import { CLI, runDeno, tempDir } from "./helpers.ts";
 
-const CLI = new URL("../cli.ts", import.meta.url).pathname;
 const PLAN = "stages:\n  - name: s\n    steps:\n      - goal: do it\n        role: backend\n";
 
 async function repo(dir: string, config: string | undefined, plan = PLAN) {
@@ -15,24 +14,8 @@ async function repo(dir: string, config: string | undefined, plan = PLAN) {
   await git("-c", "user.email=t@l", "-c", "user.name=t", "commit", "-q", "-m", "init");
 }
 
-async function run(root: string, env: Record<string, string> = {}) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, "--root", root, "run", "--port", "0"],
-    clearEnv: true,
-    env: {
-      PATH: Deno.env.get("PATH")!,
-      HOME: Deno.env.get("HOME")!,
-      NO_COLOR: "1",
-      RUST_BACKTRACE: "0",
-      ...env,
-    },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return {
-    code: out.code,
-    text: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
-  };
+function run(root: string, env: Record<string, string> = {}) {
+  return runDeno(["run", "-A", CLI, "--root", root, "run", "--port", "0"], { clearEnv: true, env });
 }
 
 const CASES: {

@@ -1,22 +1,14 @@
 /** The real CLI: `run --detach`, `stop` (agents SIGTERM'd, work kept, PID files removed), resume. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { tempDir } from "./helpers.ts";
+import { CLI, runDeno, tempDir } from "./helpers.ts";
 
-const CLI = new URL("../cli.ts", import.meta.url).pathname;
 const AGENT = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
 
-async function cli(root: string, ...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, "--root", root, ...args],
-    env: { NO_COLOR: "1", RUST_BACKTRACE: "0", SERVICE_KILL_GRACE_S: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return {
-    code: out.code,
-    text: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
-  };
+function cli(root: string, ...args: string[]) {
+  return runDeno(["run", "-A", CLI, "--root", root, ...args], {
+    env: { SERVICE_KILL_GRACE_S: "1" },
+  });
 }
 
 async function git(cwd: string, ...args: string[]) {

@@ -80,3 +80,86 @@ export async function goldenWorkspace(): Promise<
   );
   return Object.assign(dir, { runDir });
 }
+
+/** `cli.ts` of this checkout. */
+export const CLI = new URL("../cli.ts", import.meta.url).pathname;
+
+/** Options of {@link runDeno}. */
+export interface RunDenoOptions {
+  cwd?: string;
+  /** Extra environment (NO_COLOR and RUST_BACKTRACE=0 are always set). */
+  env?: Record<string, string>;
+  /** Start from an empty environment (only PATH and HOME are kept). */
+  clearEnv?: boolean;
+}
+
+/** Run `deno <args>` to completion; the exit code and stdout+stderr as text. */
+export async function runDeno(
+  args: string[],
+  options: RunDenoOptions = {},
+): Promise<{ code: number; text: string }> {
+  const base: Record<string, string> = options.clearEnv
+    ? { PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "" }
+    : {};
+  const out = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: options.cwd,
+    clearEnv: options.clearEnv,
+    env: { ...base, NO_COLOR: "1", RUST_BACKTRACE: "0", ...options.env },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: out.code,
+    text: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
+  };
+}
+
+/**
+ * Deterministic random journal events over every type the board reads (and one it does not),
+ * with non-ASCII titles, optional notes and roles, over `tasks` task ids.
+ */
+export function randomEvents(seed: number, n: number, tasks = 8): JournalEvent[] {
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const pick = <T>(items: T[]) => items[Math.floor(rand() * items.length)];
+  const types = [
+    "task_claimed",
+    "task_verification_failed",
+    "task_retried",
+    "task_completed",
+    "task_merged",
+    "task_diff_captured",
+    "task_review_decision",
+    "run_started",
+    "run_completed",
+    "agent_note",
+  ];
+  return Array.from({ length: n }, () => {
+    const type = pick(types);
+    const data: Record<string, unknown> = {
+      task_id: `t${Math.floor(rand() * tasks)}`,
+      run_id: "r",
+    };
+    if (rand() < 0.4) data.title = `Tâche ${Math.floor(rand() * 9)} 🚀`;
+    if (rand() < 0.4) data.role = pick(["qa", "docs"]);
+    if (type === "task_verification_failed") {
+      data.signals = [{ kind: "path_exists", detail: `d${Math.floor(rand() * 9)}` }];
+    }
+    if (type === "task_diff_captured") {
+      Object.assign(data, {
+        sha256: `sha256:${Math.floor(rand() * 9)}`,
+        added: 3,
+        removed: 1,
+        files: 2,
+      });
+    }
+    if (type === "task_review_decision") {
+      Object.assign(data, {
+        decision: pick(["approve", "request_changes", "merge"]),
+        principal: "p",
+      });
+      if (rand() < 0.5) data.note = "n";
+    }
+    return { type, data } as JournalEvent;
+  });
+}

@@ -4,7 +4,7 @@ import { canonicalJson } from "../journal/canonical_json.ts";
 import { verifyJournalText } from "../journal/verify.ts";
 import { foldBoard } from "./fold.ts";
 import { projectionHash, projectJournal } from "./projection.ts";
-import { GOLDEN_DIR, journalText, tempDir } from "../../tests/helpers.ts";
+import { GOLDEN_DIR, journalText, randomEvents, tempDir } from "../../tests/helpers.ts";
 import type { JournalEvent } from "../journal/row.ts";
 
 const golden = JSON.parse(await Deno.readTextFile(join(GOLDEN_DIR, "expected.json")));
@@ -100,43 +100,9 @@ Deno.test("foldBoard(): approve attaches a verdict without moving; merge moves t
 
 Deno.test("the TypeScript fold and the independent Python fold agree on random journals", async () => {
   await using dir = await tempDir();
-  let seed = 7;
-  const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-  const types = [
-    "task_claimed",
-    "task_verification_failed",
-    "task_retried",
-    "task_completed",
-    "task_merged",
-    "task_diff_captured",
-    "task_review_decision",
-    "run_started",
-    "run_completed",
-    "agent_note",
-  ];
   const script = new URL("../../scripts/fold.py", import.meta.url).pathname;
   for (let j = 0; j < 8; j++) {
-    const events: JournalEvent[] = Array.from({ length: 200 }, () => {
-      const type = types[Math.floor(rand() * types.length)];
-      const task_id = `t${Math.floor(rand() * 12)}`;
-      const data: Record<string, unknown> = { task_id, run_id: "r" };
-      if (rand() < 0.5) data.title = `Tâche ${Math.floor(rand() * 9)} 🚀`;
-      if (rand() < 0.5) data.role = ["qa", "docs"][Math.floor(rand() * 2)];
-      if (type === "task_verification_failed") {
-        data.signals = [{ kind: "path_exists", detail: "x" }];
-      }
-      if (type === "task_diff_captured") {
-        Object.assign(data, { sha256: "sha256:" + "b".repeat(64), added: 3, removed: 1, files: 2 });
-      }
-      if (type === "task_review_decision") {
-        Object.assign(data, {
-          decision: ["approve", "request_changes", "merge"][Math.floor(rand() * 3)],
-          principal: "p",
-        });
-        if (rand() < 0.5) data.note = "n";
-      }
-      return { type, data } as JournalEvent;
-    });
+    const events = randomEvents(7 + j, 200, 12);
     const path = join(dir.path, `j${j}.jsonl`);
     await Deno.writeTextFile(path, journalText(events));
     const out = await new Deno.Command("python3", { args: [script, path] }).output();

@@ -1,7 +1,7 @@
 /** The task record (spec §2.8, DESIGN.md §6) and the shapes of its inputs. */
 import { z } from "zod";
 import { ID_PATTERN } from "../ids.ts";
-import type { TaskStatus } from "./lifecycle.ts";
+import { STATUSES, type TaskStatus } from "./lifecycle.ts";
 
 /** Default priority: lower runs first, 1 is the highest (DESIGN.md §7). */
 export const DEFAULT_PRIORITY = 2;
@@ -74,17 +74,7 @@ export interface Task {
 /** The stored task schema (YAML specs), strict so hand edits with typos are caught. */
 export const StoredTaskSchema = z.strictObject({
   id: TaskId,
-  status: z.enum([
-    "OPEN",
-    "CLAIMED",
-    "IN_PROGRESS",
-    "DONE",
-    "CLOSED",
-    "FAILED",
-    "BLOCKED",
-    "ORPHANED",
-    "CANCELLED",
-  ]),
+  status: z.enum(STATUSES),
   title: z.string(),
   role: z.string(),
   goal: z.string().default(""),
