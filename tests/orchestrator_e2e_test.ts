@@ -431,3 +431,38 @@ Deno.test("run with review.require_approval: work waits for the board; request_c
   assert.equal(rows.filter((r) => r.type === "task_claimed").length, 2);
   assert.equal(rows.at(-2)!.type, "task_merged");
 });
+
+Deno.test("run: a merge that would touch the user's uncommitted change waits, `status` says why, and lands once it can", async () => {
+  await using dir = await tempDir();
+  await workspace(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "readme",
+      script: [["write", "README.md", "# e2e\n\nby an agent\n"], ["report"]],
+    }],
+  }]);
+  await Deno.writeTextFile(join(dir.path, "README.md"), "# e2e\n\nmy unsaved notes\n");
+  const running = runPlan({ root: dir.path, ...quiet });
+  const { collectStatus } = await import("../lib/status/status.ts");
+  const { formatStatus } = await import("../lib/status/format.ts");
+  const { appContext } = await import("../lib/server/serve.ts");
+  await import("../lib/status/parts.ts");
+  let lines: string[] = [];
+  for (let i = 0; i < 200; i++) {
+    const status = await collectStatus(appContext(dir.path, [])) as Record<string, unknown>;
+    const plain = (text: string) => text;
+    lines = formatStatus(status, "test", { bold: plain, red: plain, yellow: plain, green: plain });
+    if (lines.some((l) => l.includes("readme waits"))) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.match(lines.join("\n"), /readme waits: .*README\.md/);
+  assert.equal(
+    await Deno.readTextFile(join(dir.path, "README.md")),
+    "# e2e\n\nmy unsaved notes\n",
+    "untouched",
+  );
+  await sh(dir.path, "checkout", "--", "README.md"); // the user sets their edit aside
+  const result = await running;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.equal(await Deno.readTextFile(join(dir.path, "README.md")), "# e2e\n\nby an agent\n");
+});

@@ -58,6 +58,8 @@ export interface OrchestratorOptions {
   graceMs: number;
   /** Receives one line per event (the progress display). */
   log: (line: string) => void;
+  /** Receives the reasons tasks wait whenever they change (published for `status`). */
+  onWaiting?: (reasons: Record<string, string>) => void;
 }
 
 /** How the run ended. */
@@ -68,12 +70,11 @@ export interface RunOutcome {
   problems: string[];
 }
 
-/** A task's live state for the progress display. */
+/** A live agent, for the progress display. */
 export interface LiveAgent {
   taskId: string;
   sessionId: string;
   elapsedS: number;
-  lastLine: string;
 }
 
 /** Runs one plan's tasks to the end. */
@@ -115,13 +116,15 @@ export class Orchestrator {
       taskId: s.task.id,
       sessionId: s.sessionId,
       elapsedS: Math.round((now - s.startedAt) / 1000),
-      lastLine: "",
     }));
   }
 
-  /** Why ready tasks wait (for status). */
-  waiting(): ReadonlyMap<string, WaitReason> {
-    return this.#waiting;
+  /** Why tasks wait: ready ones (slot, cooldown, budget, a dependency's merge) and landings. */
+  waitingReasons(): Record<string, string> {
+    const reasons: Record<string, string> = {};
+    for (const [id, reason] of this.#waiting) reasons[id] = describeWait(reason);
+    for (const [id, reason] of this.#lander.pendingReasons()) reasons[id] = reason;
+    return reasons;
   }
 
   /** Ask the loop to end: agents get SIGTERM, the grace, then SIGKILL; their work is kept. */
@@ -153,6 +156,7 @@ export class Orchestrator {
         await this.#applyReviews();
         await this.#lander.retryPending(this.#sessions.size);
         await this.#schedule();
+        this.#publishWaiting();
         if (this.#finished()) {
           const counts = this.#counts();
           return this.#outcome(counts.CLOSED === this.#mine.size ? "completed" : "failed");
@@ -203,6 +207,16 @@ export class Orchestrator {
       problems.push(`${t.id}: ${t.status}${t.summary ? ` — ${t.summary}` : ""}`);
     }
     return { status, counts: this.#counts(), problems };
+  }
+
+  #lastWaiting = "{}";
+
+  #publishWaiting(): void {
+    const reasons = this.waitingReasons();
+    const text = JSON.stringify(reasons);
+    if (text === this.#lastWaiting) return;
+    this.#lastWaiting = text;
+    this.#o.onWaiting?.(reasons);
   }
 
   // ---- scheduling ---------------------------------------------------------------------------
@@ -602,5 +616,3 @@ async function appendTaskMetric(
     append: true,
   });
 }
-
-export { describeWait };

@@ -215,6 +215,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       tasksJsonl = await Deno.readTextFile(join(paths.metrics, "tasks.jsonl"));
     } catch { /* no history yet */ }
     const progress = new ProgressDisplay(out, runId);
+    let stateWrites: Promise<unknown> = Promise.resolve();
     orchestrator = new Orchestrator({
       paths,
       runId,
@@ -244,6 +245,12 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
         ? graceOverride * 1000
         : KILL_GRACE_MS,
       log: (line) => progress.event(line),
+      onWaiting: (waiting) => {
+        stateWrites = stateWrites
+          .then(() => readRunState(paths))
+          .then((state) => state && writeRunState(paths, { ...state, waiting }))
+          .catch((e) => progress.event(`cannot publish waiting reasons: ${(e as Error).message}`));
+      },
     });
     if (options.signal?.aborted) orchestrator.stop();
     progress.start(() => ({
@@ -254,12 +261,17 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     }));
     const outcome = await orchestrator.run();
     progress.stop();
+    await stateWrites; // the last word on the run state is below
     await appendEvents(journal, [{
       type: "run_completed",
       data: { run_id: runId, status: outcome.status },
     }]);
     if (outcome.status === "stopped") {
-      await writeRunState(paths, { ...(await readRunState(paths))!, status: "stopped" });
+      await writeRunState(paths, {
+        ...(await readRunState(paths))!,
+        status: "stopped",
+        waiting: {},
+      });
       out(`run ${runId} stopped; \`service run\` resumes it`);
     } else {
       await clearRunState(paths);

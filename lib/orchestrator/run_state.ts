@@ -15,6 +15,8 @@ export interface RunState {
   /** Epoch seconds. */
   started_at: number;
   status: "running" | "stopped";
+  /** Why tasks of the run wait (a slot, a cooldown, the budget, a merge that would touch the user's changes …). */
+  waiting?: Record<string, string>;
 }
 
 /** `.sdd/runtime/orchestrator.json`. */

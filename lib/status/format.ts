@@ -42,6 +42,26 @@ export function formatStatus(
       .map(([k, v]) => `${k.toLowerCase()} ${v}`);
     lines.push(`tasks: ${tasks.total ?? 0}${parts.length ? ` (${parts.join(", ")})` : ""}`);
   }
+  const run = status.run as
+    | {
+      run_id: string;
+      status: string;
+      alive: boolean;
+      url: string;
+      waiting: Record<string, string>;
+      note?: string;
+    }
+    | null
+    | undefined;
+  if (run) {
+    const state = run.status === "running" && run.alive
+      ? `running at ${run.url}`
+      : run.note ?? run.status;
+    lines.push(`run: ${run.run_id} (${state})`);
+    for (const [task, reason] of Object.entries(run.waiting ?? {})) {
+      lines.push(p.yellow(`  ${task} waits: ${reason}`));
+    }
+  }
   const agents = status.agents as unknown[] | undefined;
   lines.push(`agents: ${agents?.length ?? 0} live`);
   lines.push(`runs: ${status.runs ?? 0}`);

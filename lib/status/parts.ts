@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import { loadCooldowns } from "../agents/cooldown.ts";
+import { processAlive, readRunState } from "../orchestrator/run_state.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
 import { loadConfig } from "../config/load.ts";
 import { readSpend } from "../cost/report.ts";
@@ -45,6 +46,20 @@ registerStatusPart("agents", async (app) => {
 registerStatusPart("spend", async (app) => {
   const config = await loadConfig(app.paths.root);
   return await readSpend(app.paths, config?.budget_usd);
+});
+
+registerStatusPart("run", async (app: AppContext) => {
+  const state = await readRunState(app.paths);
+  if (!state) return null;
+  const alive = state.status === "running" && processAlive(state.pid);
+  return {
+    ...state,
+    waiting: state.waiting ?? {},
+    alive,
+    ...(alive || state.status === "stopped"
+      ? {}
+      : { note: "its process is gone: `service run` resumes it" }),
+  };
 });
 
 registerStatusPart("rate_limits", async (app: AppContext) => {

@@ -1,4 +1,6 @@
 /** A small HTTP client of the task API for external workers and the CLI. */
+import { processAlive, readRunState } from "../orchestrator/run_state.ts";
+import { workspacePaths } from "../workspace.ts";
 import { loadServerSettings } from "../config/server_config.ts";
 import type { Task } from "./task.ts";
 
@@ -35,6 +37,9 @@ export interface TaskClientOptions {
 /** The server URL of a workspace: SERVICE_SERVER_URL, else host and port from config/SERVICE_PORT. */
 export async function serverUrlFor(root: string, env = Deno.env.toObject()): Promise<string> {
   if (env.SERVICE_SERVER_URL) return env.SERVICE_SERVER_URL.replace(/\/+$/, "");
+  // A run in progress serves its own task server, possibly on a fallback port.
+  const run = await readRunState(workspacePaths(root));
+  if (run?.status === "running" && processAlive(run.pid)) return run.url;
   const s = await loadServerSettings(root, env);
   const host = s.host === "0.0.0.0" ? "127.0.0.1" : s.host.includes(":") ? `[${s.host}]` : s.host;
   return `http://${host}:${s.port}`;
