@@ -88,3 +88,36 @@ Deno.test("service run: claude without its API key warns `API key not set` and e
   assert.match(r.text, /API key not set: .*ANTHROPIC_API_KEY/);
   assert.ok(Date.now() - started < 15_000);
 });
+
+Deno.test("service run refuses to open a second task store while `service serve` holds the workspace's", async () => {
+  await using dir = await tempDir();
+  await repo(dir.path, "cli: generic\ncli_command: [sh, -c, 'true']\nroles:\n  backend: {}\n");
+  const server = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", dir.path, "serve", "--port", "0"],
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  try {
+    const reader = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let seen = "";
+    while (!seen.includes("listening on")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error("serve exited");
+      seen += value;
+    }
+    await reader.cancel();
+    const r = await run(dir.path);
+    assert.equal(r.code, 1, r.text);
+    assert.match(r.text, /task store of this workspace is open in process \d+/);
+  } finally {
+    server.kill("SIGTERM");
+    await server.status;
+  }
+  const owner = join(dir.path, ".sdd/runtime/task-store.owner");
+  assert.equal(
+    await Deno.stat(owner).then(() => true, () => false),
+    false,
+    "the server gave the store up on exit",
+  );
+});

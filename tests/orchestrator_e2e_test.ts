@@ -389,7 +389,9 @@ Deno.test("run with review.require_approval: work waits for the board; request_c
     root: dir.path,
     port: 0,
     out: (line) => {
-      const m = /review board \(live while the run lasts\): (http:\/\/[^/]+)\/dashboard\/review-board\?run=(\S+)/.exec(line);
+      const m =
+        /review board \(live while the run lasts\): (http:\/\/[^/]+)\/dashboard\/review-board\?run=(\S+)/
+          .exec(line);
       if (m) [url, runId] = [m[1], m[2]];
     },
   });

@@ -196,7 +196,9 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       await createPlanTasks(store, plan.tasks, runId);
       out(`run ${runId}: ${plan.tasks.length} tasks from ${planFile}, landing on ${targetBranch}`);
     }
-    out(`review board (live while the run lasts): ${server.url}/dashboard/review-board?run=${runId}`);
+    out(
+      `review board (live while the run lasts): ${server.url}/dashboard/review-board?run=${runId}`,
+    );
     await writeRunState(paths, {
       run_id: runId,
       pid: Deno.pid,

@@ -32,6 +32,7 @@ import {
   writeBacklogExport,
 } from "./persist.ts";
 import { ReadyQueue } from "./ready_queue.ts";
+import { claimStoreOwnership, releaseStoreOwnership } from "./owner.ts";
 import { newTask, type Task, type TaskInput } from "./task.ts";
 
 /** Options of {@link TaskStore.open}. */
@@ -80,6 +81,7 @@ export class TaskStore {
 
   /** Load every task spec of the workspace into a new store. */
   static async open(paths: WorkspacePaths, options: TaskStoreOptions = {}): Promise<TaskStore> {
+    await claimStoreOwnership(paths);
     const store = new TaskStore(paths, options);
     await ensureBacklogDirs(paths);
     const { tasks, problems } = await loadTaskSpecs(paths);
@@ -402,6 +404,7 @@ export class TaskStore {
   async close(): Promise<void> {
     await Promise.all([...this.#writes.values()]);
     await this.flushExport();
+    await releaseStoreOwnership(this.#paths);
   }
 
   #claim(task: Task, sessionId?: string): Promise<Task> {

@@ -1,0 +1,77 @@
+/**
+ * One process owns a workspace's task store at a time: two stores over the same
+ * `.sdd/backlog/` would overwrite each other's task files and let a task be claimed twice.
+ * The owner is recorded in `.sdd/runtime/task-store.owner` (created exclusively); a live other
+ * owner is refused, a dead one's record is taken over.
+ */
+import { join } from "node:path";
+import { processAlive } from "../orchestrator/run_state.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+
+/** Another live process owns the task store. */
+export class TaskStoreBusyError extends Error {
+  constructor(readonly pid: number, readonly purpose: string) {
+    super(
+      `the task store of this workspace is open in process ${pid} (${purpose}): stop it first ` +
+        "(Ctrl-C, or `service stop` for a run), or use its task API instead of opening another",
+    );
+    this.name = "TaskStoreBusyError";
+  }
+}
+
+interface Owner {
+  pid: number;
+  purpose: string;
+  since: string;
+}
+
+function ownerFile(paths: WorkspacePaths): string {
+  return join(paths.runtime, "task-store.owner");
+}
+
+const held = new Map<string, number>();
+
+/** Record this process as the owner (re-entrant within the process); throws when another owns it. */
+export async function claimStoreOwnership(
+  paths: WorkspacePaths,
+  purpose = Deno.args.join(" ") || "service",
+): Promise<void> {
+  const file = ownerFile(paths);
+  const count = held.get(file) ?? 0;
+  if (count > 0) {
+    held.set(file, count + 1);
+    return;
+  }
+  await Deno.mkdir(paths.runtime, { recursive: true });
+  const record: Owner = { pid: Deno.pid, purpose, since: new Date().toISOString() };
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await Deno.writeTextFile(file, JSON.stringify(record) + "\n", { createNew: true });
+      held.set(file, 1);
+      return;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    }
+    let other: Owner | undefined;
+    try {
+      other = JSON.parse(await Deno.readTextFile(file));
+    } catch { /* unreadable: treat as stale */ }
+    if (other && other.pid !== Deno.pid && processAlive(other.pid)) {
+      throw new TaskStoreBusyError(other.pid, other.purpose);
+    }
+    await Deno.remove(file).catch(() => {}); // stale: its process is gone
+  }
+  throw new Error(`could not take ownership of ${file}: another process keeps creating it`);
+}
+
+/** Give up ownership (the last holder in this process removes the record). */
+export async function releaseStoreOwnership(paths: WorkspacePaths): Promise<void> {
+  const file = ownerFile(paths);
+  const count = held.get(file) ?? 0;
+  if (count > 1) {
+    held.set(file, count - 1);
+    return;
+  }
+  held.delete(file);
+  if (count === 1) await Deno.remove(file).catch(() => {});
+}
