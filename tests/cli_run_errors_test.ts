@@ -121,3 +121,29 @@ Deno.test("service run refuses to open a second task store while `service serve`
     "the server gave the store up on exit",
   );
 });
+
+Deno.test("`service gui serve` (no task API) does not hold the task store: a run can start beside it", async () => {
+  await using dir = await tempDir();
+  await repo(dir.path, "cli: generic\ncli_command: [sh, -c, 'true']\nroles:\n  backend: {}\n");
+  const server = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", dir.path, "gui", "serve", "--port", "0"],
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  try {
+    const reader = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let seen = "";
+    while (!seen.includes("listening on")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error("gui serve exited");
+      seen += value;
+    }
+    await reader.cancel();
+    const owner = join(dir.path, ".sdd/runtime/task-store.owner");
+    assert.equal(await Deno.stat(owner).then(() => true, () => false), false);
+  } finally {
+    server.kill("SIGTERM");
+    await server.status;
+  }
+});

@@ -11,6 +11,10 @@ export function serverMounts(): CreateAppOptions {
 }
 
 /** Route groups of `gui serve`: the board page and `/events`, but not the task API. */
-export function guiMounts(): CreateAppOptions {
-  return { publicRoutes: [mountAccessLog, boardPageMount], routes: [eventsMount()] };
+export function guiMounts(): CreateAppOptions & { taskStore: false } {
+  return {
+    publicRoutes: [mountAccessLog, boardPageMount],
+    routes: [eventsMount()],
+    taskStore: false,
+  };
 }

@@ -19,6 +19,8 @@ export interface StartServerOptions extends CreateAppOptions {
   announce?: boolean;
   /** Background tick (orphan sweep, export, access-log flush) in ms (default 1000). */
   tickMs?: number;
+  /** Open the workspace's task store (default true; `gui serve` has no task API and does not). */
+  taskStore?: boolean;
   /** Where start-up repairs and warnings are reported (default console.warn). */
   warn?: (line: string) => void;
 }
@@ -87,7 +89,8 @@ async function serveContext(
 ): Promise<RunningServer> {
   const warn = options.warn ?? ((line: string) => console.warn(line));
   for (const line of await repairStateOnStart(ctx.paths)) warn(line);
-  await (await taskStoreFor(ctx)).flushExport();
+  // The task store is opened (and owned) only by a server that serves the task API.
+  if (options.taskStore !== false) await (await taskStoreFor(ctx)).flushExport();
   const app = createApp(ctx, options);
   // Open event streams end when the server stops, or shutdown() would wait on them.
   options.signal?.addEventListener("abort", () => closing.abort(), { once: true });

@@ -28,7 +28,7 @@ Options:
 export async function serveUntilStopped(
   args: string[],
   ctx: CliContext,
-  mounts: CreateAppOptions,
+  mounts: CreateAppOptions & { taskStore?: boolean },
 ): Promise<number> {
   const { values } = parseArgs({
     args,
