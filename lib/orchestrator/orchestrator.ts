@@ -6,25 +6,33 @@
  */
 import { join } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
-import { type CooldownTracker, saveCooldowns } from "../agents/cooldown.ts";
-import { addUsage, type CostReport, saveCostReport, wouldExceedBudget } from "../agents/cost.ts";
-import { appendCostRecords, costRecords } from "../agents/cost_summary.ts";
+import type { CooldownTracker } from "../agents/cooldown.ts";
+import type { CostReport } from "../agents/cost.ts";
 import { agentExitCode } from "../agents/exit_status.ts";
-import { FAST_EXIT_WINDOW_MS, logTail } from "../agents/process.ts";
+import { logTail } from "../agents/process.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
-import { firstRateLimit, scanLog } from "../agents/rate_limit.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import type { JournalEvent } from "../journal/row.ts";
 import type { JsonValue } from "../journal/canonical_json.ts";
 import { onTaskChange } from "../tasks/changes.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
-import { loadRoleTemplate, renderPrompt, type RoleTemplate } from "../roles/templates.ts";
+import { loadRoleTemplate, type RoleTemplate } from "../roles/templates.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { decideSchedule, describeWait, type WaitReason } from "./schedule.ts";
 import { AgentSession, HEARTBEAT_INTERVAL_MS } from "./session.ts";
 import { Lander, type LandingNotice } from "./lander.ts";
 import { ReviewWatcher } from "./review_watcher.ts";
+import { RateLimitGuard } from "./rate_limit_guard.ts";
+import {
+  recoverInterrupted,
+  recoverOrphan,
+  type RecoveryContext,
+  requeueOrFail,
+} from "./recovery.ts";
+import { SpendTracker } from "./spend.ts";
+import { exitReason } from "./exit_reason.ts";
+import { agentInvocation } from "./invocation.ts";
 
 /** How long an agent may keep running after it reported completion. */
 export const REPORTED_EXIT_GRACE_MS = 10_000;
@@ -87,10 +95,12 @@ export class Orchestrator {
   readonly #lander: Lander;
   readonly #reviews: ReviewWatcher;
   readonly #mine: Set<string>;
+  readonly #spend: SpendTracker;
+  readonly #rateLimits: RateLimitGuard;
+  readonly #recovery: RecoveryContext;
   #waiting = new Map<string, WaitReason>();
   #wake: () => void = () => {};
   #stopping = false;
-  #readOnly = false;
   #sessionCounter = 0;
 
   constructor(options: OrchestratorOptions) {
@@ -108,6 +118,22 @@ export class Orchestrator {
       notify: (notice) => this.#onLanding(notice),
     });
     this.#reviews = new ReviewWatcher(options.journalPath);
+    this.#spend = new SpendTracker(options.paths, options.adapter, options.cost);
+    this.#rateLimits = new RateLimitGuard({
+      adapter: options.adapter.name,
+      cooldowns: options.cooldowns,
+      runtimeDir: options.paths.runtime,
+      journal: (type, data) => this.#journal(type, data),
+      log: options.log,
+    });
+    this.#recovery = {
+      store: options.store,
+      lander: this.#lander,
+      maxAttempts: MAX_ATTEMPTS,
+      journal: (type, data) => this.#journal(type, data),
+      log: options.log,
+      retryNotes: this.#retryNotes,
+    };
   }
 
   /** Live agents, for `ps`-like displays. */
@@ -145,7 +171,10 @@ export class Orchestrator {
     const tick = setInterval(() => this.#wake(), 1000);
     const heartbeat = setInterval(() => this.#heartbeatAll(), HEARTBEAT_INTERVAL_MS);
     try {
-      await this.#recoverOrphans();
+      await recoverInterrupted(
+        this.#recovery,
+        this.#tasks().filter((t) => !this.#sessions.has(t.id)),
+      );
       for (;;) {
         await this.#reapExited();
         this.#checkDeadlines();
@@ -196,7 +225,7 @@ export class Orchestrator {
     if (tasks.some((t) => t.status === "ORPHANED")) return false;
     const open = tasks.filter((t) => t.status === "OPEN");
     if (open.length === 0) return true;
-    if (this.#readOnly) return true;
+    if (this.#spend.readOnly) return true;
     return false; // open tasks wait for a slot, a cooldown or a merge: keep going
   }
 
@@ -223,37 +252,27 @@ export class Orchestrator {
 
   async #schedule(): Promise<void> {
     const tasks = this.#tasks();
-    const nowS = Date.now() / 1000;
     this.#updateReadOnly();
     const decision = decideSchedule({
       ready: tasks.filter((t) => t.status === "OPEN" && !this.#sessions.has(t.id)),
       running: [...this.#sessions.values()].map((s) => s.task),
       maxAgents: this.#o.maxAgents,
       pendingMerge: new Set(tasks.filter((t) => t.status === "DONE").map((t) => t.id)),
-      cooldownS: this.#o.cooldowns.remaining(this.#o.adapter.name, nowS),
-      readOnly: this.#readOnly,
+      cooldownS: this.#rateLimits.remainingS(),
+      readOnly: this.#spend.readOnly,
     });
     this.#waiting = decision.waiting;
     for (const id of decision.start) await this.#spawn(this.#o.store.require(id));
   }
 
   #updateReadOnly(): void {
-    const report = this.#o.cost;
-    if (this.#readOnly || report.budget_micro_usd === null) return;
-    const spentTasks = Object.keys(report.by_task).length;
-    const estimate = spentTasks > 0 ? Math.ceil(report.total_micro_usd / spentTasks) : 0;
-    if (wouldExceedBudget(report, estimate)) {
-      this.#readOnly = true;
-      const line = `Budget exceeded, read-only mode: spent ${usd(report.total_micro_usd)} of ${
-        usd(report.budget_micro_usd)
-      }; no new agents start. Raise budget_usd, use cheaper models (complexity: low) or batch routing.`;
-      this.#o.log(line);
-      this.#journal("budget_exceeded", {
-        total_micro_usd: report.total_micro_usd,
-        budget_micro_usd: report.budget_micro_usd,
-        estimate_micro_usd: estimate,
-      }).catch((e) => this.#o.log(`journal: ${(e as Error).message}`));
-    }
+    const stop = this.#spend.checkBudget();
+    if (!stop) return;
+    this.#o.log(stop.message);
+    const { message: _message, ...data } = stop;
+    this.#journal("budget_exceeded", data).catch((e) =>
+      this.#o.log(`journal: ${(e as Error).message}`)
+    );
   }
 
   async #template(role: string): Promise<RoleTemplate> {
@@ -275,17 +294,12 @@ export class Orchestrator {
     } catch {
       return; // claimed meanwhile through the task API: not ours to run
     }
-    let prompt = renderPrompt(await this.#template(task.role), task);
-    const note = this.#retryNotes.get(task.id);
-    if (note) prompt += `\n\nPREVIOUS ATTEMPT: ${note}\n`;
-    const model = o.model ?? (task.complexity === "low" ? o.adapter.cheapestModel : undefined);
-    const argv = o.adapter.buildArgv({
-      prompt,
-      model,
+    const { model, argv } = agentInvocation(o.adapter, await this.#template(task.role), task, {
+      model: o.model,
       effort: o.effort,
-      complexity: task.complexity,
-      mcpConfigPath: o.adapter.acceptsMcpConfig ? o.mcpConfigPath : undefined,
+      mcpConfigPath: o.mcpConfigPath,
       workdir: join(o.paths.worktrees, sessionId),
+      retryNote: this.#retryNotes.get(task.id),
     });
     await this.#journal("task_claimed", {
       task_id: task.id,
@@ -316,7 +330,7 @@ export class Orchestrator {
       const reason = `could not start the agent: ${(e as Error).message}`;
       o.log(`${task.id}: ${reason}`);
       await o.store.orphan(task.id, reason);
-      await this.#requeueOrFail(task, reason, true);
+      await requeueOrFail(this.#recovery, task, reason);
       return;
     }
     this.#sessions.set(task.id, session);
@@ -346,46 +360,8 @@ export class Orchestrator {
       if (!session.proc.alive) continue;
       await session.writeHeartbeat().catch(() => {});
       await this.#storeHeartbeat(session.task.id);
-      await this.#scanForRateLimit(session);
+      await this.#rateLimits.check(session);
     }
-  }
-
-  async #scanForRateLimit(session: AgentSession): Promise<boolean> {
-    let text = "";
-    try {
-      const bytes = await Deno.readFile(session.logPath);
-      text = new TextDecoder().decode(bytes.subarray(session.scannedBytes));
-      const lastNewline = text.lastIndexOf("\n");
-      if (session.proc.alive) text = text.slice(0, lastNewline + 1);
-      session.scannedBytes += new TextEncoder().encode(text).length;
-    } catch {
-      return false;
-    }
-    const hit = firstRateLimit(scanLog(text));
-    if (!hit) return false;
-    const nowS = Date.now() / 1000;
-    const entry = this.#o.cooldowns.recordHit(this.#o.adapter.name, nowS, {
-      rule: hit.rule,
-      line: hit.line,
-    });
-    await saveCooldowns(join(this.#o.paths.runtime, "rate_limits.json"), this.#o.cooldowns, nowS)
-      .catch(() => {});
-    this.#o.log(
-      `RateLimitError: ${this.#o.adapter.name} log of ${session.task.id} matched ${hit.rule}: ${
-        hit.line.slice(0, 160)
-      } — spawns blocked for ${Math.round(entry.until - nowS)} s`,
-    );
-    await this.#journal("rate_limited", {
-      task_id: session.task.id,
-      session_id: session.sessionId,
-      adapter: this.#o.adapter.name,
-      rule: hit.rule,
-      line: hit.line.slice(0, 500),
-      until: Math.round(entry.until),
-    });
-    if (session.proc.alive) await session.terminate("rate_limit");
-    else session.endedBy ??= "rate_limit";
-    return true;
   }
 
   #checkDeadlines(): void {
@@ -427,8 +403,8 @@ export class Orchestrator {
     const exitCode = agentExitCode({ code: status.code, signal: status.signal ?? null, timedOut });
     await session.cleanup();
     this.#sessions.delete(session.task.id);
-    await this.#recordCost(session);
-    const rateLimited = session.endedBy === "rate_limit" || await this.#scanForRateLimit(session);
+    await this.#spend.record(session.task.id, session.sessionId, session.logPath);
+    const rateLimited = session.endedBy === "rate_limit" || await this.#rateLimits.check(session);
     await this.#journal("agent_exited", {
       task_id: session.task.id,
       session_id: session.sessionId,
@@ -453,15 +429,16 @@ export class Orchestrator {
       await this.#lander.reap(session.worktree, task);
       return;
     }
-    let reason: string;
-    if (rateLimited) reason = "rate limited: the task resumes after the cooldown";
-    else if (timedOut) reason = `agent timed out (exit ${exitCode}); partial work kept`;
-    else if (session.endedBy === "stop") reason = "run stopped";
-    else if (durationMs < FAST_EXIT_WINDOW_MS && exitCode !== 0) {
-      const tail = (await logTail(session.logPath, 8)).join("\n  ");
-      reason = `SpawnError: agent exited within 2s (exit ${exitCode}); read ${session.logPath}`;
-      o.log(`${task.id}: ${reason}\n  ${tail}`);
-    } else reason = `agent exited (code ${exitCode}) without reporting completion`;
+    const { reason, fastExit } = exitReason({
+      exitCode,
+      durationMs,
+      rateLimited,
+      endedBy: session.endedBy,
+      logPath: session.logPath,
+    });
+    if (fastExit) {
+      o.log(`${task.id}: log tail:\n  ${(await logTail(session.logPath, 8)).join("\n  ")}`);
+    }
     if (task.status === "CLAIMED" || task.status === "IN_PROGRESS") {
       await o.store.orphan(task.id, reason);
     }
@@ -472,80 +449,7 @@ export class Orchestrator {
       await this.#journal("task_retried", { task_id: task.id, reason });
       return;
     }
-    await this.#recover(task, session.worktree, reason);
-  }
-
-  async #recordCost(session: AgentSession): Promise<void> {
-    let text: string;
-    try {
-      text = await Deno.readTextFile(session.logPath);
-    } catch {
-      return;
-    }
-    const usage = this.#o.adapter.parseUsage(text);
-    if (!usage) return;
-    this.#o.cost = addUsage(this.#o.cost, session.task.id, usage);
-    await saveCostReport(join(this.#o.paths.runtime, "cost_report.json"), this.#o.cost);
-    await appendCostRecords(
-      join(this.#o.paths.metrics, "cost.jsonl"),
-      costRecords(usage, {
-        ts: Math.floor(Date.now() / 1000),
-        taskId: session.task.id,
-        adapter: this.#o.adapter.name,
-        sessionId: session.sessionId,
-      }),
-    );
-  }
-
-  /** ORPHANED: keep the partial work; merge it when it is mergeable, else requeue or fail. */
-  async #recover(task: Task, worktree: AgentSession["worktree"], reason: string): Promise<void> {
-    const hasWork = await this.#lander.commitLeftovers(worktree, task, reason);
-    if (hasWork) {
-      await this.#o.store.recoverDone(task.id);
-      this.#o.log(`${task.id}: recovered partial work; landing it through the gates`);
-      await this.#lander.land(this.#o.store.require(task.id), worktree, { recovered: true });
-      return;
-    }
-    await this.#lander.reap(worktree, task);
-    await this.#requeueOrFail(task, reason, false);
-  }
-
-  async #requeueOrFail(task: Task, reason: string, startFailed: boolean): Promise<void> {
-    const current = this.#o.store.require(task.id);
-    if (current.attempts >= MAX_ATTEMPTS) {
-      await this.#o.store.giveUp(task.id, `${reason} (after ${current.attempts} attempts)`);
-      await this.#journal("task_failed", { task_id: task.id, reason });
-      this.#o.log(`${task.id}: FAILED after ${current.attempts} attempts: ${reason}`);
-      return;
-    }
-    await this.#o.store.requeue(task.id, { reason });
-    this.#retryNotes.set(task.id, reason);
-    await this.#journal("task_retried", { task_id: task.id, reason });
-    if (startFailed) this.#wake();
-  }
-
-  /** After a crash of the previous orchestrator: tasks still claimed have no live agent. */
-  async #recoverOrphans(): Promise<void> {
-    for (const task of this.#tasks()) {
-      if (
-        task.status !== "CLAIMED" && task.status !== "IN_PROGRESS" && task.status !== "ORPHANED"
-      ) continue;
-      if (this.#sessions.has(task.id)) continue;
-      const sessionId = task.session_id;
-      const reason = "its agent was lost when the orchestrator stopped";
-      if (task.status !== "ORPHANED") await this.#o.store.orphan(task.id, reason);
-      if (!sessionId) {
-        await this.#requeueOrFail(task, reason, false);
-        continue;
-      }
-      const worktree = await this.#lander.existingWorktree(sessionId);
-      if (!worktree) {
-        await this.#requeueOrFail(task, reason, false);
-        continue;
-      }
-      this.#o.log(`${task.id}: recovering session ${sessionId} of the interrupted run`);
-      await this.#recover(task, worktree, reason);
-    }
+    await recoverOrphan(this.#recovery, task, session.worktree, reason);
   }
 
   // ---- reviews and landing ------------------------------------------------------------------
@@ -601,10 +505,6 @@ export class Orchestrator {
     }
     this.#exited.length = 0;
   }
-}
-
-function usd(micro: number): string {
-  return `$${(micro / 1e6).toFixed(2)}`;
 }
 
 async function appendTaskMetric(

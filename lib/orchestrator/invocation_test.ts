@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { adapterByName } from "../agents/adapters/mod.ts";
+import { loadRoleTemplate } from "../roles/templates.ts";
+import { newTask, TaskInputSchema } from "../tasks/task.ts";
+import { agentInvocation, PREVIOUS_ATTEMPT } from "./invocation.ts";
+
+const template = await loadRoleTemplate("/nonexistent-workspace", "backend");
+const task = (complexity: "low" | "medium") =>
+  newTask(
+    {
+      ...TaskInputSchema.parse({
+        title: "Parse CSV",
+        role: "backend",
+        goal: "Write the parser",
+        complexity,
+      }),
+      id: "t1",
+    },
+    "OPEN",
+    0,
+    "2026-11-21T10:00:00.000Z",
+  );
+
+Deno.test("agentInvocation(): the prompt carries the goal, the reporting instructions and the previous attempt's note", () => {
+  const inv = agentInvocation(adapterByName("claude"), template, task("medium"), {
+    workdir: "/w",
+    retryNote: "an operator requested changes: add tests",
+  });
+  assert.match(inv.prompt, /Write the parser/);
+  assert.match(inv.prompt, /\/tasks\/\$SERVICE_TASK_ID\/complete/);
+  assert.ok(inv.prompt.endsWith(`${PREVIOUS_ATTEMPT} an operator requested changes: add tests\n`));
+  assert.equal(inv.argv.at(-1), inv.prompt);
+});
+
+Deno.test("agentInvocation(): `model` wins; complexity low routes to the adapter's cheapest model; else the CLI default", () => {
+  const claude = adapterByName("claude");
+  assert.equal(
+    agentInvocation(claude, template, task("low"), { workdir: "/w", model: "opus" }).model,
+    "opus",
+  );
+  assert.equal(
+    agentInvocation(claude, template, task("low"), { workdir: "/w" }).model,
+    claude.cheapestModel,
+  );
+  const medium = agentInvocation(claude, template, task("medium"), { workdir: "/w" });
+  assert.equal(medium.model, undefined);
+  assert.ok(!medium.argv.includes("--model"));
+});

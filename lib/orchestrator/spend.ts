@@ -1,0 +1,88 @@
+/**
+ * Spend of a run: each agent's usage, parsed from its own structured output, is added to
+ * `.sdd/runtime/cost_report.json` and `.sdd/metrics/cost.jsonl`; the budget decision stops
+ * scheduling before the next task would pass `budget_usd`.
+ */
+import { join } from "node:path";
+import type { AgentAdapter } from "../agents/adapters/types.ts";
+import { addUsage, type CostReport, saveCostReport, wouldExceedBudget } from "../agents/cost.ts";
+import { appendCostRecords, costRecords } from "../agents/cost_summary.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+
+/** Dollars from micro-USD, for messages. */
+export function usd(micro: number): string {
+  return `$${(micro / 1e6).toFixed(2)}`;
+}
+
+/** The expected cost of one more task: the average so far (0 before any spend). */
+export function nextTaskEstimate(report: CostReport): number {
+  const tasks = Object.keys(report.by_task).length;
+  return tasks > 0 ? Math.ceil(report.total_micro_usd / tasks) : 0;
+}
+
+/** Why the run went read-only, once it did. */
+export interface BudgetStop {
+  total_micro_usd: number;
+  budget_micro_usd: number;
+  estimate_micro_usd: number;
+  message: string;
+}
+
+/** Records spend and decides when the budget forbids another agent. */
+export class SpendTracker {
+  #report: CostReport;
+  #stopped?: BudgetStop;
+  readonly #paths: WorkspacePaths;
+  readonly #adapter: AgentAdapter;
+
+  constructor(paths: WorkspacePaths, adapter: AgentAdapter, report: CostReport) {
+    this.#paths = paths;
+    this.#adapter = adapter;
+    this.#report = report;
+  }
+
+  /** True once the budget would be passed by one more task: no new agents start. */
+  get readOnly(): boolean {
+    return this.#stopped !== undefined;
+  }
+
+  /** Add what the agent's log reports it spent (nothing when the CLI reported no usage). */
+  async record(taskId: string, sessionId: string, logPath: string): Promise<void> {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(logPath);
+    } catch {
+      return;
+    }
+    const usage = this.#adapter.parseUsage(text);
+    if (!usage) return;
+    this.#report = addUsage(this.#report, taskId, usage);
+    await saveCostReport(join(this.#paths.runtime, "cost_report.json"), this.#report);
+    await appendCostRecords(
+      join(this.#paths.metrics, "cost.jsonl"),
+      costRecords(usage, {
+        ts: Math.floor(Date.now() / 1000),
+        taskId,
+        adapter: this.#adapter.name,
+        sessionId,
+      }),
+    );
+  }
+
+  /** The budget stop, the first time one more task would pass the budget; undefined otherwise. */
+  checkBudget(): BudgetStop | undefined {
+    const report = this.#report;
+    if (this.#stopped || report.budget_micro_usd === null) return undefined;
+    const estimate = nextTaskEstimate(report);
+    if (!wouldExceedBudget(report, estimate)) return undefined;
+    this.#stopped = {
+      total_micro_usd: report.total_micro_usd,
+      budget_micro_usd: report.budget_micro_usd,
+      estimate_micro_usd: estimate,
+      message: `Budget exceeded, read-only mode: spent ${usd(report.total_micro_usd)} of ${
+        usd(report.budget_micro_usd)
+      }; no new agents start. Raise budget_usd, use cheaper models (complexity: low) or batch routing.`,
+    };
+    return this.#stopped;
+  }
+}
