@@ -20,11 +20,13 @@ await projectJournal("grown", grown);
 let next = 100_000, prev = head;
 
 let coldRound = 0;
-Deno.bench("first projection of 100k rows (full chain re-walk)", { n: 5, warmup: 0 }, async () => {
+Deno.bench("first projection of 100k rows (full chain re-walk)", { n: 5, warmup: 0 }, async (b) => {
   // A fresh path each time defeats the cache: this is the first request for that journal.
   const path = join(dir, `cold-${coldRound++}.jsonl`);
   await Deno.copyFile(cold, path);
+  b.start();
   await projectJournal("cold", path);
+  b.end();
 });
 
 Deno.bench("repeated projection, unchanged 100k-row journal", { n: 30 }, async () => {

@@ -11,7 +11,7 @@ import {
   walkSegment,
 } from "../journal/incremental.ts";
 import type { ChainFault, WalkerState } from "../journal/verify.ts";
-import { readJournal, viewFor } from "../journal/journal_file.ts";
+import { MAX_CACHED_JOURNALS, readJournal, viewFor } from "../journal/journal_file.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
 import { type Board, boardOf, type CardDiff, type FoldState, mergeFoldStates } from "./fold.ts";
 
@@ -121,6 +121,8 @@ export async function projectJournal(runId: string, journalPath: string): Promis
     return cached.projection;
   }
   const projection = receiptOf(runId, snapshot);
+  memo.delete(journalPath);
   memo.set(journalPath, { version: snapshot.version, runId, projection });
+  while (memo.size > MAX_CACHED_JOURNALS) memo.delete(memo.keys().next().value!);
   return projection;
 }

@@ -115,6 +115,9 @@ export function verifyJournalFile(path: string): Promise<JournalSnapshot<null>> 
   return readJournal(path, viewFor(path, appendViews, NO_SINK));
 }
 
+/** How many journals keep an incremental view (and their bytes) per cache. */
+export const MAX_CACHED_JOURNALS = 16;
+
 /** The cached incremental view of `path` in `views`, created with `sink` on first use. */
 export function viewFor<S>(
   path: string,
@@ -122,10 +125,18 @@ export function viewFor<S>(
   sink: RowSink<S>,
 ) {
   let view = views.get(path);
-  if (!view) {
+  if (view) {
+    views.delete(path); // most recently used last
+  } else {
     view = new IncrementalJournal(sink);
-    views.set(path, view);
+    // Each view keeps its journal's bytes: bound how many are kept (least recently used go).
+    while (views.size >= MAX_CACHED_JOURNALS) {
+      const oldest = views.keys().next().value!;
+      views.delete(oldest);
+      spareBuffers.delete(oldest);
+    }
   }
+  views.set(path, view);
   return view;
 }
 
