@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runDeno, tempDir } from "./helpers.ts";
+import { runDeno, startServing, tempDir } from "./helpers.ts";
 
 const SCRIPT = new URL("../scripts/bundle.ts", import.meta.url).pathname;
 
@@ -34,30 +34,19 @@ Deno.test("the single-file bundle runs alone: --help, the demo end to end, and t
   assert.equal(demo.code, 0, demo.text);
   assert.match(demo.text, /completed in .* every task verified and merged/);
 
-  const server = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", artefact, "--root", join(dir.path, "demo"), "gui", "serve", "--port", "0"],
-    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  try {
-    const reader = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let seen = "";
-    while (!/listening on (\S+)/.test(seen)) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`gui serve exited: ${seen}`);
-      seen += value;
-    }
-    await reader.cancel();
-    const url = /listening on (\S+)/.exec(seen)![1];
-    const page = await (await fetch(`${url}/dashboard/review-board`)).text();
-    const script = /\/static\/board-[0-9a-f]+\.js/.exec(page)?.[0];
-    assert.ok(script, "the page links its island bundle");
-    const js = await fetch(`${url}${script}`);
-    assert.equal(js.status, 200);
-    assert.ok((await js.text()).length > 1000);
-  } finally {
-    server.kill("SIGTERM");
-    await server.status;
-  }
+  await using server = await startServing([
+    artefact,
+    "--root",
+    join(dir.path, "demo"),
+    "gui",
+    "serve",
+    "--port",
+    "0",
+  ]);
+  const page = await (await fetch(`${server.url}/dashboard/review-board`)).text();
+  const script = /\/static\/board-[0-9a-f]+\.js/.exec(page)?.[0];
+  assert.ok(script, "the page links its island bundle");
+  const js = await fetch(`${server.url}${script}`);
+  assert.equal(js.status, 200);
+  assert.ok((await js.text()).length > 1000);
 });

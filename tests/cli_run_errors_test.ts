@@ -1,7 +1,7 @@
 /** `service run` refuses bad setups with the errors of spec §7.3 and the exit codes of §7.4. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI, runDeno, tempDir } from "./helpers.ts";
+import { CLI, runDeno, startServing, tempDir } from "./helpers.ts";
 
 const PLAN = "stages:\n  - name: s\n    steps:\n      - goal: do it\n        role: backend\n";
 
@@ -92,27 +92,11 @@ Deno.test("service run: claude without its API key warns `API key not set` and e
 Deno.test("service run refuses to open a second task store while `service serve` holds the workspace's", async () => {
   await using dir = await tempDir();
   await repo(dir.path, "cli: generic\ncli_command: [sh, -c, 'true']\nroles:\n  backend: {}\n");
-  const server = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, "--root", dir.path, "serve", "--port", "0"],
-    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  try {
-    const reader = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let seen = "";
-    while (!seen.includes("listening on")) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error("serve exited");
-      seen += value;
-    }
-    await reader.cancel();
+  {
+    await using _server = await startServing([CLI, "--root", dir.path, "serve", "--port", "0"]);
     const r = await run(dir.path);
     assert.equal(r.code, 1, r.text);
     assert.match(r.text, /task store of this workspace is open in process \d+/);
-  } finally {
-    server.kill("SIGTERM");
-    await server.status;
   }
   const owner = join(dir.path, ".sdd/runtime/task-store.owner");
   assert.equal(
@@ -125,25 +109,15 @@ Deno.test("service run refuses to open a second task store while `service serve`
 Deno.test("`service gui serve` (no task API) does not hold the task store: a run can start beside it", async () => {
   await using dir = await tempDir();
   await repo(dir.path, "cli: generic\ncli_command: [sh, -c, 'true']\nroles:\n  backend: {}\n");
-  const server = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, "--root", dir.path, "gui", "serve", "--port", "0"],
-    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  try {
-    const reader = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let seen = "";
-    while (!seen.includes("listening on")) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error("gui serve exited");
-      seen += value;
-    }
-    await reader.cancel();
-    const owner = join(dir.path, ".sdd/runtime/task-store.owner");
-    assert.equal(await Deno.stat(owner).then(() => true, () => false), false);
-  } finally {
-    server.kill("SIGTERM");
-    await server.status;
-  }
+  await using _server = await startServing([
+    CLI,
+    "--root",
+    dir.path,
+    "gui",
+    "serve",
+    "--port",
+    "0",
+  ]);
+  const owner = join(dir.path, ".sdd/runtime/task-store.owner");
+  assert.equal(await Deno.stat(owner).then(() => true, () => false), false);
 });

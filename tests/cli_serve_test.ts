@@ -1,7 +1,7 @@
 /** Integration: the real `cli.ts serve` on a free port, used over HTTP, then `audit verify`. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { goldenWorkspace } from "./helpers.ts";
+import { goldenWorkspace, startServing } from "./helpers.ts";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 
@@ -14,25 +14,8 @@ function cli(args: string[], env: Record<string, string> = {}) {
   });
 }
 
-async function startServe(root: string, env: Record<string, string> = {}) {
-  const child = cli(["--root", root, "serve", "--port", "0"], env).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!/listening on (\S+)/.test(seen)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`serve exited early: ${seen}`);
-    seen += value;
-  }
-  const url = /listening on (\S+)/.exec(seen)![1];
-  return {
-    url,
-    async [Symbol.asyncDispose]() {
-      child.kill("SIGTERM");
-      await reader.cancel();
-      await child.stderr.cancel();
-      await child.status;
-    },
-  };
+function startServe(root: string, env: Record<string, string> = {}) {
+  return startServing([CLI, "--root", root, "serve", "--port", "0"], env);
 }
 
 Deno.test("cli.ts serve answers the board API over HTTP, and audit verify checks the chain it wrote", async () => {

@@ -163,3 +163,45 @@ export function randomEvents(seed: number, n: number, tasks = 8): JournalEvent[]
     return { type, data } as JournalEvent;
   });
 }
+
+/** A serving CLI process (`serve`, `gui serve`), ended with SIGTERM on dispose. */
+export interface ServingProcess extends AsyncDisposable {
+  url: string;
+  child: Deno.ChildProcess;
+}
+
+/** Start `deno run -A <args>` and wait for its "listening on <url>" line. */
+export async function startServing(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<ServingProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", ...args],
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0", ...env },
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  try {
+    while (!/listening on (\S+)/.test(seen)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`${args.join(" ")} exited before listening: ${seen}`);
+      seen += value;
+    }
+  } catch (e) {
+    child.kill("SIGTERM");
+    await child.status;
+    throw e;
+  } finally {
+    await reader.cancel();
+  }
+  return {
+    url: /listening on (\S+)/.exec(seen)![1],
+    child,
+    async [Symbol.asyncDispose]() {
+      child.kill("SIGTERM");
+      await child.status;
+    },
+  };
+}
