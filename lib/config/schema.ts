@@ -1,7 +1,7 @@
 /** The zod schema of `service.yaml` (spec §2.11, DESIGN.md §6–§7). Every key, no others. */
 import { z } from "zod";
 import { SCOPES } from "../auth/tokens.ts";
-import { ShellWordsError, splitShellWords } from "../util/shell_words.ts";
+import { CommandLineError, splitCommandLine } from "../agents/split_command_line.ts";
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -17,11 +17,11 @@ export const CliCommandSchema = z.union([z.string(), z.array(z.string().min(1)).
   .transform((v, ctx) => {
     if (Array.isArray(v)) return v;
     try {
-      const words = splitShellWords(v);
+      const words = splitCommandLine(v);
       if (words.length === 0) ctx.addIssue({ code: "custom", message: "must not be empty" });
       return words;
     } catch (e) {
-      ctx.addIssue({ code: "custom", message: (e as ShellWordsError).message });
+      ctx.addIssue({ code: "custom", message: (e as CommandLineError).message });
       return z.NEVER;
     }
   });
