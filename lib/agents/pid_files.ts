@@ -1,6 +1,7 @@
 /** PID metadata of spawned agents: `.sdd/runtime/pids/<session>.json` (spec "Log and state"). */
 import { join } from "node:path";
 import type { WorkspacePaths } from "../workspace.ts";
+import { processAlive } from "../util/process_alive.ts";
 
 /** One PID file and whether its process still runs. */
 export interface AgentProcess {
@@ -19,21 +20,6 @@ export interface AgentProcess {
 /** `.sdd/runtime/pids`. */
 export function pidDir(paths: WorkspacePaths): string {
   return join(paths.runtime, "pids");
-}
-
-/** True when process `pid` exists on this host (Linux /proc; elsewhere assumed alive). */
-export function processAlive(pid: number): boolean {
-  try {
-    Deno.statSync("/proc/self");
-  } catch {
-    return true;
-  }
-  try {
-    Deno.statSync(`/proc/${pid}`);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);

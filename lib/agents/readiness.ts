@@ -9,7 +9,7 @@ import type { AgentAdapter } from "./adapters/types.ts";
 import { adapterByName, availableAdapters, BUILTIN_ADAPTERS } from "./adapters/mod.ts";
 import { loadCooldowns } from "./cooldown.ts";
 import { missingApiKey, resolveBinary } from "./preflight.ts";
-import { processAlive } from "./pid_files.ts";
+import { processAlive } from "../util/process_alive.ts";
 import {
   type HeartbeatRecord,
   type PidRecord,

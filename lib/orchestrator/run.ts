@@ -26,7 +26,8 @@ import { ensureServiceExcluded } from "../worktrees/exclude.ts";
 import { journalPath, type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { Orchestrator, type RunOutcome } from "./orchestrator.ts";
 import { ProgressDisplay } from "./progress.ts";
-import { clearRunState, newRunId, processAlive, readRunState, writeRunState } from "./run_state.ts";
+import { clearRunState, newRunId, readRunState, writeRunState } from "./run_state.ts";
+import { processAlive } from "../util/process_alive.ts";
 
 /** A user-facing failure of `service run`, with its exit code (spec §7.4). */
 export class RunError extends Error {

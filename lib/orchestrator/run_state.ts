@@ -47,17 +47,6 @@ export async function clearRunState(paths: WorkspacePaths): Promise<void> {
   });
 }
 
-/** True when a process with `pid` exists (signal 0 semantics, via /proc or kill). */
-export function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    Deno.kill(pid, "SIGCONT");
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** A new run id, sortable by time: `run-20261121-101500-3fa2`. */
 export function newRunId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);

@@ -6,7 +6,8 @@
  */
 import { join } from "node:path";
 import { loadCooldowns } from "../agents/cooldown.ts";
-import { processAlive, readRunState } from "../orchestrator/run_state.ts";
+import { readRunState } from "../orchestrator/run_state.ts";
+import { processAlive } from "../util/process_alive.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
 import { loadConfig } from "../config/load.ts";
 import { readSpend } from "../cost/report.ts";

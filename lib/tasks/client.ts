@@ -1,5 +1,6 @@
 /** A small HTTP client of the task API for external workers and the CLI. */
-import { processAlive, readRunState } from "../orchestrator/run_state.ts";
+import { readRunState } from "../orchestrator/run_state.ts";
+import { processAlive } from "../util/process_alive.ts";
 import { workspacePaths } from "../workspace.ts";
 import { loadServerSettings } from "../config/server_config.ts";
 import type { Task } from "./task.ts";

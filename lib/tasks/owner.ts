@@ -5,7 +5,7 @@
  * owner is refused, a dead one's record is taken over.
  */
 import { join } from "node:path";
-import { processAlive } from "../orchestrator/run_state.ts";
+import { processAlive } from "../util/process_alive.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 
 /** Another live process owns the task store. */

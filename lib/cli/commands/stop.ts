@@ -1,7 +1,8 @@
 /** `service stop`: end the current run cleanly. */
 import { parseArgs } from "node:util";
 import type { Command } from "../command.ts";
-import { processAlive, readRunState, writeRunState } from "../../orchestrator/run_state.ts";
+import { readRunState, writeRunState } from "../../orchestrator/run_state.ts";
+import { processAlive } from "../../util/process_alive.ts";
 import { groupAlive, killTree } from "../../agents/process.ts";
 import { readPidFiles, removePidFile } from "../../agents/runtime_files.ts";
 import { workspacePaths } from "../../workspace.ts";
