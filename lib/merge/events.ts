@@ -1,14 +1,10 @@
 /** Journal rows of the merge step (DESIGN.md §4) and the retry rule for conflicts (spec §3.1). */
+import { taskVerificationFailed } from "../journal/events.ts";
 import type { JournalEvent } from "../journal/row.ts";
 import type { GateResult } from "./gates.ts";
 
 /** Characters of a failed check's output kept in the journal. */
 export const JOURNAL_OUTPUT_CHARS = 2000;
-
-/** `task_merged {task_id, commit}`: the verified work landed as `commit`. */
-export function taskMergedEvent(taskId: string, commit: string): JournalEvent {
-  return { type: "task_merged", data: { task_id: taskId, commit } };
-}
 
 /**
  * `task_verification_failed {task_id, signals}`: the failed checks of a gate evaluation, each
@@ -20,7 +16,7 @@ export function taskVerificationFailedEvent(taskId: string, gates: GateResult): 
     detail: s.detail,
     output_tail: s.output_tail.slice(-JOURNAL_OUTPUT_CHARS),
   }));
-  return { type: "task_verification_failed", data: { task_id: taskId, signals } };
+  return taskVerificationFailed({ task_id: taskId, signals });
 }
 
 /** What to do after a merge conflict. */

@@ -1,11 +1,7 @@
 import assert from "node:assert/strict";
-import { conflictVerdict, taskMergedEvent, taskVerificationFailedEvent } from "./events.ts";
+import { conflictVerdict, taskVerificationFailedEvent } from "./events.ts";
 
-Deno.test("taskMergedEvent() and taskVerificationFailedEvent() build the journal rows", () => {
-  assert.deepEqual(taskMergedEvent("t1", "abc"), {
-    type: "task_merged",
-    data: { task_id: "t1", commit: "abc" },
-  });
+Deno.test("taskVerificationFailedEvent() keeps the failed checks with their output tail", () => {
   const event = taskVerificationFailedEvent("t1", {
     passed: false,
     commit: "abc",

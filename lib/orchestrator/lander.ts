@@ -8,8 +8,9 @@
 import { existsSync } from "node:fs";
 import { git, resolveCommit } from "../git/git.ts";
 import { appendEvents } from "../journal/journal_file.ts";
-import type { JsonValue } from "../journal/canonical_json.ts";
-import { taskMergedEvent, taskVerificationFailedEvent } from "../merge/events.ts";
+import type { JournalEvent } from "../journal/row.ts";
+import { taskVerificationFailedEvent } from "../merge/events.ts";
+import * as ev from "../journal/events.ts";
 import { mergeAgentBranch, type MergeOutcome } from "../merge/merge.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
@@ -80,8 +81,8 @@ export class Lander {
     return new Map([...this.#pending].map(([id, p]) => [id, `${p.kind}: ${p.reason}`]));
   }
 
-  async #journal(type: string, data: Record<string, JsonValue>): Promise<void> {
-    await appendEvents(this.#o.journalPath, [{ type, data }]);
+  async #append(event: JournalEvent): Promise<void> {
+    await appendEvents(this.#o.journalPath, [event]);
   }
 
   /** The target branch's current commit (new worktrees are cut from it). */
@@ -155,11 +156,11 @@ export class Lander {
         journalPath: this.#o.journalPath,
         message: `service: work of ${task.id}`,
       });
-      await this.#journal("task_completed", {
+      await this.#append(ev.taskCompleted({
         task_id: task.id,
-        ...(options.summary ? { summary: options.summary.slice(0, 2000) } : {}),
-        ...(options.recovered ? { recovered: true } : {}),
-      });
+        summary: options.summary?.slice(0, 2000) || undefined,
+        recovered: options.recovered,
+      }));
       if (this.#o.requireApproval) {
         this.#pending.set(task.id, {
           worktree,
@@ -233,7 +234,9 @@ export class Lander {
     }
     switch (outcome.status) {
       case "merged": {
-        await appendEvents(this.#o.journalPath, [taskMergedEvent(task.id, outcome.commit)]);
+        await appendEvents(this.#o.journalPath, [
+          ev.taskMerged({ task_id: task.id, commit: outcome.commit }),
+        ]);
         await this.#o.store.markMerged(task.id);
         this.#merges++;
         await this.reap(worktree, task);
@@ -255,12 +258,12 @@ export class Lander {
         await this.reap(worktree, task);
         if (task.attempts >= this.#o.maxAttempts) {
           await this.#o.store.markMergeFailed(task.id, `${note} (after ${task.attempts} attempts)`);
-          await this.#journal("task_failed", { task_id: task.id, reason: note });
+          await this.#append(ev.taskFailed({ task_id: task.id, reason: note }));
           this.#o.notify({ kind: "failed", taskId: task.id, message: `FAILED: ${note}` });
           return;
         }
         await this.#o.store.requeue(task.id, { reason: note });
-        await this.#journal("task_retried", { task_id: task.id, reason: note });
+        await this.#append(ev.taskRetried({ task_id: task.id, reason: note }));
         this.#o.notify({ kind: "retry", taskId: task.id, note, message: `${note}; retrying` });
         return;
       }
@@ -271,7 +274,7 @@ export class Lander {
           const reason =
             `merge conflicts in ${files} after ${tries} attempts; declare owned_files and depends_on`;
           await this.#o.store.markMergeFailed(task.id, reason);
-          await this.#journal("task_failed", { task_id: task.id, reason, files: outcome.files });
+          await this.#append(ev.taskFailed({ task_id: task.id, reason, files: outcome.files }));
           await this.reap(worktree, task);
           this.#o.notify({ kind: "failed", taskId: task.id, message: `FAILED: ${reason}` });
           return;
@@ -284,11 +287,11 @@ export class Lander {
           mergesAtLastTry: this.#merges,
           lastTry: Date.now(),
         });
-        await this.#journal("merge_conflict", {
+        await this.#append(ev.mergeConflict({
           task_id: task.id,
           files: outcome.files,
           attempt: tries,
-        });
+        }));
         this.#o.notify({
           kind: "waiting",
           taskId: task.id,

@@ -12,8 +12,8 @@ import { agentExitCode } from "../agents/exit_status.ts";
 import { logTail } from "../agents/process.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
 import { appendEvents } from "../journal/journal_file.ts";
+import * as ev from "../journal/events.ts";
 import type { JournalEvent } from "../journal/row.ts";
-import type { JsonValue } from "../journal/canonical_json.ts";
 import { onTaskChange } from "../tasks/changes.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
@@ -123,14 +123,14 @@ export class Orchestrator {
       adapter: options.adapter.name,
       cooldowns: options.cooldowns,
       runtimeDir: options.paths.runtime,
-      journal: (type, data) => this.#journal(type, data),
+      journal: (event) => this.#journal(event),
       log: options.log,
     });
     this.#recovery = {
       store: options.store,
       lander: this.#lander,
       maxAttempts: MAX_ATTEMPTS,
-      journal: (type, data) => this.#journal(type, data),
+      journal: (event) => this.#journal(event),
       log: options.log,
       retryNotes: this.#retryNotes,
     };
@@ -159,8 +159,8 @@ export class Orchestrator {
     this.#wake();
   }
 
-  async #journal(type: string, data: Record<string, JsonValue>): Promise<void> {
-    await appendEvents(this.#o.journalPath, [{ type, data } as JournalEvent]);
+  async #journal(event: JournalEvent): Promise<void> {
+    await appendEvents(this.#o.journalPath, [event]);
   }
 
   /** Run until every task of the plan has landed or cannot progress, or `stop()`. */
@@ -270,7 +270,7 @@ export class Orchestrator {
     if (!stop) return;
     this.#o.log(stop.message);
     const { message: _message, ...data } = stop;
-    this.#journal("budget_exceeded", data).catch((e) =>
+    this.#journal(ev.budgetExceeded(data)).catch((e) =>
       this.#o.log(`journal: ${(e as Error).message}`)
     );
   }
@@ -301,15 +301,15 @@ export class Orchestrator {
       workdir: join(o.paths.worktrees, sessionId),
       retryNote: this.#retryNotes.get(task.id),
     });
-    await this.#journal("task_claimed", {
+    await this.#journal(ev.taskClaimed({
       task_id: task.id,
       session_id: sessionId,
       title: task.title,
       role: task.role,
       attempt: task.attempts,
-      ...(model ? { model } : {}),
-      ...(task.batch_eligible ? { batch_eligible: true } : {}),
-    });
+      model,
+      batch_eligible: task.batch_eligible,
+    }));
     let session: AgentSession;
     try {
       session = await AgentSession.start({
@@ -405,13 +405,13 @@ export class Orchestrator {
     this.#sessions.delete(session.task.id);
     await this.#spend.record(session.task.id, session.sessionId, session.logPath);
     const rateLimited = session.endedBy === "rate_limit" || await this.#rateLimits.check(session);
-    await this.#journal("agent_exited", {
+    await this.#journal(ev.agentExited({
       task_id: session.task.id,
       session_id: session.sessionId,
       exit_code: exitCode,
       duration_ms: durationMs,
-      ...(session.endedBy ? { ended_by: session.endedBy } : {}),
-    });
+      ended_by: session.endedBy,
+    }));
     await appendTaskMetric(o.paths, {
       task_id: session.task.id,
       role: session.task.role,
@@ -446,7 +446,7 @@ export class Orchestrator {
     if (rateLimited) {
       await this.#lander.reap(session.worktree, task);
       await o.store.requeue(task.id, { reason, countAttempt: false });
-      await this.#journal("task_retried", { task_id: task.id, reason });
+      await this.#journal(ev.taskRetried({ task_id: task.id, reason }));
       return;
     }
     await recoverOrphan(this.#recovery, task, session.worktree, reason);
@@ -468,7 +468,7 @@ export class Orchestrator {
         this.#retryNotes.set(task.id, note);
         await this.#lander.discard(task);
         await this.#o.store.requeue(task.id, { reason: note });
-        await this.#journal("task_retried", { task_id: task.id, reason: note });
+        await this.#journal(ev.taskRetried({ task_id: task.id, reason: note }));
         this.#o.log(`${task.id}: ${note}; new attempt queued`);
       }
     }

@@ -5,7 +5,8 @@
  */
 import { join } from "node:path";
 import { type CooldownTracker, saveCooldowns } from "../agents/cooldown.ts";
-import type { JsonValue } from "../journal/canonical_json.ts";
+import * as ev from "../journal/events.ts";
+import type { JournalEvent } from "../journal/row.ts";
 import { scanNewLines } from "./log_watch.ts";
 import type { AgentSession } from "./session.ts";
 
@@ -14,7 +15,7 @@ export interface RateLimitGuardOptions {
   adapter: string;
   cooldowns: CooldownTracker;
   runtimeDir: string;
-  journal: (type: string, data: Record<string, JsonValue>) => Promise<void>;
+  journal: (event: JournalEvent) => Promise<void>;
   log: (line: string) => void;
 }
 
@@ -50,14 +51,14 @@ export class RateLimitGuard {
       }` +
         ` — spawns blocked for ${Math.round(entry.until - nowS)} s`,
     );
-    await o.journal("rate_limited", {
+    await o.journal(ev.rateLimited({
       task_id: session.task.id,
       session_id: session.sessionId,
       adapter: o.adapter,
       rule: match.rule,
       line: match.line.slice(0, 500),
       until: Math.round(entry.until),
-    });
+    }));
     if (session.proc.alive) await session.terminate("rate_limit");
     else session.endedBy ??= "rate_limit";
     return true;

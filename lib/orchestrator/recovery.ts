@@ -5,7 +5,8 @@
  * attempts are spent, then FAILED. After a crash of the orchestrator itself, every task still
  * claimed is such an orphan.
  */
-import type { JsonValue } from "../journal/canonical_json.ts";
+import * as ev from "../journal/events.ts";
+import type { JournalEvent } from "../journal/row.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
 import type { Worktree } from "../worktrees/worktrees.ts";
@@ -16,7 +17,7 @@ export interface RecoveryContext {
   store: TaskStore;
   lander: Lander;
   maxAttempts: number;
-  journal: (type: string, data: Record<string, JsonValue>) => Promise<void>;
+  journal: (event: JournalEvent) => Promise<void>;
   log: (line: string) => void;
   /** Notes for the next attempt's prompt, by task id. */
   retryNotes: Map<string, string>;
@@ -48,13 +49,13 @@ export async function requeueOrFail(
   const current = ctx.store.require(task.id);
   if (current.attempts >= ctx.maxAttempts) {
     await ctx.store.giveUp(task.id, `${reason} (after ${current.attempts} attempts)`);
-    await ctx.journal("task_failed", { task_id: task.id, reason });
+    await ctx.journal(ev.taskFailed({ task_id: task.id, reason }));
     ctx.log(`${task.id}: FAILED after ${current.attempts} attempts: ${reason}`);
     return;
   }
   await ctx.store.requeue(task.id, { reason });
   ctx.retryNotes.set(task.id, reason);
-  await ctx.journal("task_retried", { task_id: task.id, reason });
+  await ctx.journal(ev.taskRetried({ task_id: task.id, reason }));
 }
 
 /** Recover the tasks of `tasks` that an earlier orchestrator left claimed (it crashed or was killed). */

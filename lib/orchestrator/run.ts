@@ -16,6 +16,7 @@ import { readPidFiles, removePidFile } from "../agents/runtime_files.ts";
 import { effectiveTokenSpecs } from "../auth/tokens.ts";
 import { git } from "../git/git.ts";
 import { appendEvents } from "../journal/journal_file.ts";
+import * as ev from "../journal/events.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { loadPlan } from "../plans/load.ts";
 import { startServer } from "../server/serve.ts";
@@ -176,24 +177,18 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     const store = await taskStoreFor(server.ctx);
     const journal = journalPath(paths, runId);
     if (resuming) {
-      await appendEvents(journal, [{
-        type: "run_resumed",
-        data: { run_id: runId, pid: Deno.pid },
-      }]);
+      await appendEvents(journal, [ev.runResumed({ run_id: runId, pid: Deno.pid })]);
       out(`resuming run ${runId} (${plan.tasks.length} tasks, plan ${planFile})`);
     } else {
-      await appendEvents(journal, [{
-        type: "run_started",
-        data: {
-          run_id: runId,
-          plan: plan.name ?? planFile.split("/").pop()!,
-          plan_sha256: "sha256:" + sha256Hex(await Deno.readFile(planFile)),
-          config_sha256: "sha256:" + sha256Hex(await Deno.readFile(join(root, "service.yaml"))),
-          adapter: adapter.name,
-          target_branch: targetBranch,
-          tasks: plan.tasks.length,
-        },
-      }]);
+      await appendEvents(journal, [ev.runStarted({
+        run_id: runId,
+        plan: plan.name ?? planFile.split("/").pop()!,
+        plan_sha256: "sha256:" + sha256Hex(await Deno.readFile(planFile)),
+        config_sha256: "sha256:" + sha256Hex(await Deno.readFile(join(root, "service.yaml"))),
+        adapter: adapter.name,
+        target_branch: targetBranch,
+        tasks: plan.tasks.length,
+      })]);
       await createPlanTasks(store, plan.tasks, runId);
       out(`run ${runId}: ${plan.tasks.length} tasks from ${planFile}, landing on ${targetBranch}`);
     }
@@ -265,10 +260,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     const outcome = await orchestrator.run();
     progress.stop();
     await stateWrites; // the last word on the run state is below
-    await appendEvents(journal, [{
-      type: "run_completed",
-      data: { run_id: runId, status: outcome.status },
-    }]);
+    await appendEvents(journal, [ev.runCompleted({ run_id: runId, status: outcome.status })]);
     if (outcome.status === "stopped") {
       await writeRunState(paths, {
         ...(await readRunState(paths))!,

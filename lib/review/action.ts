@@ -4,6 +4,7 @@
  * entry onto the audit chain, then append the `task_review_decision` row carrying that entry's
  * hash. A poisoned journal or a broken audit chain refuses with 409 and writes nothing.
  */
+import { taskReviewDecision } from "../journal/events.ts";
 import { z } from "zod";
 import { appendAuditEntry, AuditChainBrokenError, type AuditPaths } from "../audit/store.ts";
 import { REVIEW_ACTION_EVENT } from "../audit/chain.ts";
@@ -92,17 +93,6 @@ export async function recordReview(
         principal: ctx.principal.principal,
         data: binding,
       }, ctx.now);
-      const data: Record<string, JsonValue> = {
-        task_id: ctx.taskId,
-        decision: request.decision,
-        principal: ctx.principal.principal,
-        scope: ctx.principal.scope,
-        projection_hash: seen.projection_hash,
-        journal_head: seen.journal_head,
-        diff_sha256: diffSha,
-        audit_event_hash: audit.lineHash,
-      };
-      if (request.note !== undefined) data.note = request.note;
       receipt = {
         decision: request.decision,
         principal: ctx.principal.principal,
@@ -113,7 +103,17 @@ export async function recordReview(
         diff_sha256: diffSha,
         audit_event_hash: audit.lineHash,
       };
-      return [{ type: "task_review_decision", data }];
+      return [taskReviewDecision({
+        task_id: ctx.taskId,
+        decision: request.decision,
+        note: request.note,
+        principal: ctx.principal.principal,
+        scope: ctx.principal.scope,
+        projection_hash: seen.projection_hash,
+        journal_head: seen.journal_head,
+        diff_sha256: diffSha,
+        audit_event_hash: audit.lineHash,
+      })];
     }, { now: ctx.now });
     receipt!.journal_entry_hash = appended.hash;
   } catch (e) {

@@ -12,6 +12,7 @@ import { dirname } from "node:path";
 import { parseUnifiedDiff, summarizeDiff } from "../diff/parse.ts";
 import { git } from "../git/git.ts";
 import { isValidId } from "../ids.ts";
+import { taskDiffCaptured } from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { diffPath, workspacePaths, writeFileAtomic } from "../workspace.ts";
@@ -92,7 +93,7 @@ export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureD
       removed: summary.removed,
       files: summary.files.length,
     };
-    await appendEvents(options.journalPath, [{ type: "task_diff_captured", data }]);
+    await appendEvents(options.journalPath, [taskDiffCaptured(data)]);
     return { captured: true, path, tip, ...data };
   } catch (e) {
     return { captured: false, reason: e instanceof Error ? e.message : String(e) };

@@ -1,0 +1,203 @@
+/**
+ * The journal's event vocabulary: one typed constructor per event type, so no caller spells a
+ * type name or shapes a row's `data` by hand (`row.ts` is the one place an event becomes bytes).
+ *
+ * The board reads the events of spec §2.7 (DESIGN.md §4); the others are detail rows that the
+ * fold ignores (spec §2.7, §9.3), so adding one never changes a projection.
+ */
+import type { JsonValue } from "./canonical_json.ts";
+import type { JournalEvent } from "./row.ts";
+
+type Data = Record<string, JsonValue>;
+
+/** Drop keys whose value is undefined (a row leaves a key out rather than writing null). */
+function defined(data: Record<string, JsonValue | undefined>): Data {
+  const out: Data = {};
+  for (const [k, v] of Object.entries(data)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+function event(type: string, data: Record<string, JsonValue | undefined>): JournalEvent {
+  return { type, data: defined(data) };
+}
+
+// ---- run envelope (board: run.started / run.completed) ---------------------------------------
+
+/** A step of the plan as carried in `run_started` (planned tasks show on the page before a claim). */
+export interface PlannedTask {
+  task_id: string;
+  title: string;
+  role: string;
+  stage?: string;
+  depends_on: string[];
+}
+
+/** Facts of a new run. */
+export interface RunStartedData {
+  run_id: string;
+  plan?: string;
+  plan_sha256?: string;
+  config_sha256?: string;
+  adapter?: string;
+  target_branch?: string;
+  /** Number of tasks the run starts with. */
+  tasks?: number;
+  /** The planned tasks, in plan order. */
+  planned?: PlannedTask[];
+  /** Tasks of the plan that an earlier run already landed (not run again). */
+  already_landed?: { task_id: string; commit: string }[];
+}
+
+/** `run_started`: fills `board.run.started`. */
+export function runStarted(data: RunStartedData): JournalEvent {
+  return event("run_started", data as unknown as Data);
+}
+
+/** `run_resumed` (detail): a later process took over an interrupted run. */
+export function runResumed(data: { run_id: string; pid: number }): JournalEvent {
+  return event("run_resumed", data);
+}
+
+/** How a run ended. */
+export type RunStatus = "completed" | "failed" | "stopped";
+
+/** `run_completed`: fills `board.run.completed`. */
+export function runCompleted(
+  data: { run_id: string; status: RunStatus; counts?: Record<string, number> },
+): JournalEvent {
+  return event("run_completed", data);
+}
+
+// ---- task columns (spec §3.2) -----------------------------------------------------------------
+
+/** `task_claimed`: the card enters (or returns to) running. */
+export function taskClaimed(data: {
+  task_id: string;
+  session_id: string;
+  title?: string;
+  role?: string;
+  attempt?: number;
+  model?: string;
+  batch_eligible?: boolean;
+}): JournalEvent {
+  return event("task_claimed", {
+    ...data,
+    batch_eligible: data.batch_eligible ? true : undefined,
+  });
+}
+
+/** One failed check or failure reason on a card's gate receipt (`{kind, detail}` at least). */
+export interface FailedSignal {
+  kind: string;
+  detail: string;
+  output_tail?: string;
+  [extra: string]: JsonValue | undefined;
+}
+
+/** `task_verification_failed`: the card moves to gated with `signals` as its receipt. */
+export function taskVerificationFailed(
+  data: { task_id: string; signals: FailedSignal[] },
+): JournalEvent {
+  return event("task_verification_failed", {
+    task_id: data.task_id,
+    signals: data.signals.map((s) => defined(s)),
+  });
+}
+
+/** `task_retried`: a new attempt; the card moves to queued. */
+export function taskRetried(data: { task_id: string; reason?: string }): JournalEvent {
+  return event("task_retried", data);
+}
+
+/** `task_completed`: the agent reported (or recovery found) finished work; needs review. */
+export function taskCompleted(
+  data: { task_id: string; summary?: string; recovered?: boolean },
+): JournalEvent {
+  return event("task_completed", {
+    ...data,
+    recovered: data.recovered ? true : undefined,
+  });
+}
+
+/** `task_merged`: the verified work landed as `commit`. */
+export function taskMerged(data: { task_id: string; commit?: string }): JournalEvent {
+  return event("task_merged", data);
+}
+
+/** `task_diff_captured`: attaches the diff summary (DESIGN.md §4). */
+export function taskDiffCaptured(data: {
+  task_id: string;
+  sha256: string;
+  added: number;
+  removed: number;
+  files: number;
+}): JournalEvent {
+  return event("task_diff_captured", data);
+}
+
+/** A review decision's row (spec §2.6, DESIGN.md §4). */
+export interface ReviewDecisionData {
+  task_id: string;
+  decision: "approve" | "request_changes" | "merge";
+  note?: string;
+  principal: string;
+  scope: string;
+  projection_hash: string;
+  journal_head: string;
+  /** Null when no diff was captured for the task. */
+  diff_sha256: string | null;
+  audit_event_hash: string;
+}
+
+/** `task_review_decision`: attaches the verdict; `merge` moves the card to merged. */
+export function taskReviewDecision(data: ReviewDecisionData): JournalEvent {
+  return event("task_review_decision", data as unknown as Record<string, JsonValue | undefined>);
+}
+
+// ---- detail rows (ignored by the fold) --------------------------------------------------------
+
+/** `task_failed` (detail): the task is FAILED for good, with why. */
+export function taskFailed(
+  data: { task_id: string; reason: string; files?: string[] },
+): JournalEvent {
+  return event("task_failed", data);
+}
+
+/** `agent_exited` (detail): an agent process ended. */
+export function agentExited(data: {
+  task_id: string;
+  session_id: string;
+  exit_code: number;
+  duration_ms: number;
+  ended_by?: string;
+}): JournalEvent {
+  return event("agent_exited", data);
+}
+
+/** `merge_conflict` (detail): a merge attempt conflicted on `files`. */
+export function mergeConflict(
+  data: { task_id: string; files: string[]; attempt: number },
+): JournalEvent {
+  return event("merge_conflict", data);
+}
+
+/** `budget_exceeded` (detail): scheduling stopped before the cap would be passed. */
+export function budgetExceeded(data: {
+  total_micro_usd: number;
+  budget_micro_usd: number;
+  estimate_micro_usd: number;
+}): JournalEvent {
+  return event("budget_exceeded", data);
+}
+
+/** `rate_limited` (detail): an adapter's log matched a rate-limit rule; spawns are blocked. */
+export function rateLimited(data: {
+  task_id: string;
+  session_id: string;
+  adapter: string;
+  rule: string;
+  line: string;
+  until: number;
+}): JournalEvent {
+  return event("rate_limited", data);
+}
