@@ -38,6 +38,11 @@ export function journalPath(paths: WorkspacePaths, runId: string): string {
   return join(paths.runs, runId, "journal.jsonl");
 }
 
+/** `.sdd/runs/<run_id>/logs/<session_id>.log`: a session's log, kept with the run when reaped. */
+export function runLogPath(paths: WorkspacePaths, runId: string, sessionId: string): string {
+  return join(paths.runs, runId, "logs", `${sessionId}.log`);
+}
+
 /** `.sdd/runs/<run_id>/review/diffs/<task_id>.diff`. */
 export function diffPath(paths: WorkspacePaths, runId: string, taskId: string): string {
   return join(paths.runs, runId, "review", "diffs", `${taskId}.diff`);

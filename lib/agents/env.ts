@@ -36,6 +36,8 @@ export interface ServiceVars {
 export interface AgentEnvironmentOptions {
   /** Operating system; `windows` adds `PATHEXT` and matches names case-insensitively. Default: the host's. */
   os?: typeof Deno.build.os;
+  /** More names to forward (`agent_env` in service.yaml, top level and per role). */
+  extraNames?: readonly string[];
 }
 
 /** Every variable name the adapter may receive from the service's environment. */
@@ -46,8 +48,8 @@ export function adapterEnvNames(adapter: AgentAdapter): string[] {
 
 /**
  * The environment of an agent process: PATH, HOME, USER, LANG, LC_*, TERM, TMPDIR, the proxy
- * variables, `PATHEXT` on Windows, the adapter's key and endpoint variables, and the `SERVICE_*`
- * variables. Nothing else of `processEnv` passes.
+ * variables, `PATHEXT` on Windows, the adapter's key and endpoint variables, the names listed in
+ * `agent_env`, and the `SERVICE_*` variables. Nothing else of `processEnv` passes.
  */
 export function agentEnvironment(
   adapter: AgentAdapter,
@@ -56,7 +58,11 @@ export function agentEnvironment(
   options: AgentEnvironmentOptions = {},
 ): Record<string, string> {
   const windows = (options.os ?? Deno.build.os) === "windows";
-  const allowed = new Set<string>([...BASE_ALLOWED_ENV, ...adapterEnvNames(adapter)]);
+  const allowed = new Set<string>([
+    ...BASE_ALLOWED_ENV,
+    ...adapterEnvNames(adapter),
+    ...(options.extraNames ?? []),
+  ]);
   if (windows) allowed.add("PATHEXT");
   const norm = (k: string) => (windows ? k.toUpperCase() : k);
   const allowedNorm = new Set([...allowed].map(norm));

@@ -26,6 +26,11 @@ export const CliCommandSchema = z.union([z.string(), z.array(z.string().min(1)).
     }
   });
 
+/** `agent_env`: names of more environment variables forwarded to agents. */
+export const AgentEnvSchema = z.array(
+  z.string().regex(ENV_NAME, "must be an environment variable name"),
+);
+
 /** Settings of one role (`{}` or an empty value is fine). */
 export const RoleSettingsSchema = z.strictObject({
   description: z.string().optional(),
@@ -33,16 +38,20 @@ export const RoleSettingsSchema = z.strictObject({
   effort: z.string().min(1).optional(),
   max_agents: z.number().int().min(1).optional(),
   timeout_minutes: z.number().positive().optional(),
+  agent_env: AgentEnvSchema.optional(),
 });
+
+/** The settings of one role. */
+export type RoleSettings = z.output<typeof RoleSettingsSchema>;
 
 /** `roles`: a mapping of role name to settings, or a list of role names. */
 export const RolesSchema = z.union([
   z.record(
     z.string().regex(/^[a-z][a-z0-9_-]*$/, "role names are lower-case letters, digits, _ and -"),
-    z.union([RoleSettingsSchema, z.null().transform(() => ({}))]),
+    z.union([RoleSettingsSchema, z.null().transform((): RoleSettings => ({}))]),
   ),
   z.array(z.string().regex(/^[a-z][a-z0-9_-]*$/)).transform((names) =>
-    Object.fromEntries(names.map((n) => [n, {}]))
+    Object.fromEntries(names.map((n): [string, RoleSettings] => [n, {}]))
   ),
 ]).refine((roles) => Object.keys(roles).length > 0, "list at least one role");
 
@@ -76,6 +85,7 @@ export const ServiceConfigSchema = z.strictObject({
   cli_command: CliCommandSchema.optional(),
   prompt_flag: z.string().min(1).optional(),
   model_flag: z.string().min(1).optional(),
+  agent_env: AgentEnvSchema.default([]),
   mcp_servers: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   verification_nudge: VerificationNudgeSchema.default({ threshold: 0.3, min_completions: 3 }),
   trackers: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), TrackerSchema).default({}),

@@ -201,3 +201,31 @@ export function rateLimited(data: {
 }): JournalEvent {
   return event("rate_limited", data);
 }
+
+/** `task_cancelled` (detail): an operator cancelled the task. */
+export function taskCancelled(data: { task_id: string; reason: string }): JournalEvent {
+  return event("task_cancelled", data);
+}
+
+/** `task_waiting` (detail): why a task that could run does not (blocked, owned files, a merge). */
+export function taskWaiting(data: { task_id: string; reason: string }): JournalEvent {
+  return event("task_waiting", data);
+}
+
+/** `task_rebased` (detail): the agent branch was rebased onto the target's new tip. */
+export function taskRebased(
+  data: { task_id: string; onto: string; diff_changed: boolean },
+): JournalEvent {
+  return event("task_rebased", data);
+}
+
+/** `task_log_captured` (detail): the session log was kept in the run directory. */
+export function taskLogCaptured(data: {
+  task_id: string;
+  session_id: string;
+  /** `sha256:`-prefixed digest of the stored log bytes. */
+  sha256: string;
+  bytes: number;
+}): JournalEvent {
+  return event("task_log_captured", data);
+}

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { conflictVerdict, taskVerificationFailedEvent } from "./events.ts";
+import { taskVerificationFailedEvent } from "./events.ts";
 
 Deno.test("taskVerificationFailedEvent() keeps the failed checks with their output tail", () => {
   const event = taskVerificationFailedEvent("t1", {
@@ -28,12 +28,4 @@ Deno.test("taskVerificationFailedEvent() keeps the failed checks with their outp
     task_id: "t1",
     signals: [{ kind: "test_passes", detail: "deno test", output_tail: "x".repeat(2000) }],
   });
-});
-
-Deno.test("conflictVerdict() retries until the last attempt, then fails naming the files", () => {
-  assert.equal(conflictVerdict(1, ["a.ts"]).action, "retry");
-  assert.equal(conflictVerdict(2, ["a.ts"]).action, "retry");
-  const last = conflictVerdict(3, ["a.ts", "b.ts"]);
-  assert.equal(last.action, "fail");
-  assert.match(last.reason, /a\.ts, b\.ts/);
 });

@@ -1,8 +1,11 @@
 /**
- * Why an agent that ended without reporting did so (pure): the line the operator reads and the
- * orphan's summary.
+ * Why an agent that ended without reporting did so (pure): the kind on the card's receipt, the
+ * line the operator reads (with the CLI's last error line, since that is what says what went
+ * wrong) and whether another attempt could fare better.
  */
 import { FAST_EXIT_WINDOW_MS } from "../agents/process.ts";
+import { AGENT_EXIT } from "../agents/exit_status.ts";
+import type { ExitDiagnosis } from "./core/protocol.ts";
 
 /** How the agent ended. */
 export interface AgentEnd {
@@ -10,27 +13,67 @@ export interface AgentEnd {
   durationMs: number;
   rateLimited: boolean;
   /** Why the orchestrator ended it, when it did. */
-  endedBy?: "timeout" | "stop" | "rate_limit" | "reported";
+  endedBy?: "timeout" | "stop" | "rate_limit" | "reported" | "cancelled";
   logPath: string;
+  /** The last lines of the agent's log (newest last). */
+  logTail?: string[];
 }
 
-/** The reason, and whether it was the fast-exit probe (spec §7.3 SpawnError). */
-export function exitReason(end: AgentEnd): { reason: string; fastExit: boolean } {
+const ERROR_WORDS =
+  /\b(error|fatal|failed|failure|exception|traceback|denied|not found|invalid|unauthori[sz]ed|forbidden|refus\w*|must|cannot|can't|missing)\b/i;
+
+/** The last log line that reads like an error (else the last non-empty line), trimmed. */
+export function lastErrorLine(tail: readonly string[] = []): string | undefined {
+  const lines = tail.map((l) => l.trim()).filter((l) => l.length > 0);
+  const line = [...lines].reverse().find((l) => ERROR_WORDS.test(l)) ?? lines.at(-1);
+  return line === undefined ? undefined : line.length > 300 ? line.slice(0, 297) + "…" : line;
+}
+
+/** The diagnosis of an agent's end, and whether it was the fast-exit probe (spec §7.3). */
+export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean } {
+  const said = lastErrorLine(end.logTail);
+  const quote = said ? `: ${said}` : "";
   if (end.rateLimited) {
-    return { reason: "rate limited: the task resumes after the cooldown", fastExit: false };
+    return {
+      kind: "rate_limited",
+      reason: "rate limited: the task resumes after the cooldown",
+      retryable: true,
+      fastExit: false,
+    };
   }
   if (end.endedBy === "timeout") {
-    return { reason: `agent timed out (exit ${end.exitCode}); partial work kept`, fastExit: false };
+    return {
+      kind: "agent_timeout",
+      reason: `agent timed out (exit ${end.exitCode}); partial work kept`,
+      retryable: true,
+      fastExit: false,
+    };
   }
-  if (end.endedBy === "stop") return { reason: "run stopped", fastExit: false };
+  if (end.endedBy === "stop") {
+    return { kind: "agent_stopped", reason: "run stopped", retryable: true, fastExit: false };
+  }
+  if (end.exitCode === AGENT_EXIT.notFound || end.exitCode === AGENT_EXIT.permissionDenied) {
+    const what = end.exitCode === AGENT_EXIT.notFound ? "command not found" : "permission denied";
+    return {
+      kind: "spawn_error",
+      reason: `agent exited ${end.exitCode} (${what})${quote}`,
+      retryable: false,
+      fastExit: end.durationMs < FAST_EXIT_WINDOW_MS,
+    };
+  }
   if (end.durationMs < FAST_EXIT_WINDOW_MS && end.exitCode !== 0) {
     return {
-      reason: `SpawnError: agent exited within 2s (exit ${end.exitCode}); read ${end.logPath}`,
+      kind: "spawn_error",
+      reason:
+        `SpawnError: agent exited within 2s (exit ${end.exitCode})${quote}; read ${end.logPath}`,
+      retryable: true,
       fastExit: true,
     };
   }
   return {
-    reason: `agent exited (code ${end.exitCode}) without reporting completion`,
+    kind: "agent_failed",
+    reason: `agent exited (exit ${end.exitCode}) without reporting completion${quote}`,
+    retryable: true,
     fastExit: false,
   };
 }

@@ -1,28 +1,65 @@
 import assert from "node:assert/strict";
-import { type AgentEnd, exitReason } from "./exit_reason.ts";
+import { type AgentEnd, exitReason, lastErrorLine } from "./exit_reason.ts";
 
 const base: AgentEnd = { exitCode: 1, durationMs: 10_000, rateLimited: false, logPath: "/x/s.log" };
 
 Deno.test("exitReason() names each way an agent ends without reporting", () => {
-  const cases: [Partial<AgentEnd>, RegExp, boolean][] = [
-    [{}, /^agent exited \(code 1\) without reporting completion$/, false],
+  const cases: [Partial<AgentEnd>, string, RegExp, boolean, boolean][] = [
+    [{}, "agent_failed", /^agent exited \(exit 1\) without reporting completion$/, true, false],
     [
-      { durationMs: 500 },
-      /^SpawnError: agent exited within 2s \(exit 1\); read \/x\/s\.log$/,
+      { logTail: ["working", "Error: ENOSPC: no space left", "bye"] },
+      "agent_failed",
+      /without reporting completion: Error: ENOSPC: no space left$/,
       true,
-    ],
-    [{ durationMs: 500, exitCode: 0 }, /without reporting completion/, false],
-    [{ endedBy: "timeout", exitCode: 124 }, /timed out \(exit 124\); partial work kept/, false],
-    [{ endedBy: "stop", durationMs: 100 }, /^run stopped$/, false],
-    [
-      { rateLimited: true, durationMs: 100 },
-      /^rate limited: the task resumes after the cooldown$/,
       false,
     ],
+    [
+      { durationMs: 500 },
+      "spawn_error",
+      /^SpawnError: agent exited within 2s \(exit 1\); read \/x\/s\.log$/,
+      true,
+      true,
+    ],
+    [{ durationMs: 500, exitCode: 0 }, "agent_failed", /without reporting/, true, false],
+    [
+      { endedBy: "timeout", exitCode: 124 },
+      "agent_timeout",
+      /timed out \(exit 124\); partial work kept/,
+      true,
+      false,
+    ],
+    [{ endedBy: "stop", durationMs: 100 }, "agent_stopped", /^run stopped$/, true, false],
+    [
+      { rateLimited: true, durationMs: 100 },
+      "rate_limited",
+      /^rate limited: the task resumes after the cooldown$/,
+      true,
+      false,
+    ],
+    [
+      { exitCode: 127, durationMs: 20, logTail: ["sh: 1: claude: not found"] },
+      "spawn_error",
+      /^agent exited 127 \(command not found\): sh: 1: claude: not found$/,
+      false,
+      true,
+    ],
+    [{ exitCode: 126 }, "spawn_error", /permission denied/, false, false],
   ];
-  for (const [over, reason, fast] of cases) {
+  for (const [over, kind, reason, retryable, fast] of cases) {
     const r = exitReason({ ...base, ...over });
+    assert.equal(r.kind, kind, JSON.stringify(over));
     assert.match(r.reason, reason, JSON.stringify(over));
+    assert.equal(r.retryable, retryable, JSON.stringify(over));
     assert.equal(r.fastExit, fast, JSON.stringify(over));
   }
+});
+
+Deno.test("lastErrorLine() prefers the last line that reads like an error", () => {
+  assert.equal(lastErrorLine([]), undefined);
+  assert.equal(lastErrorLine(["a", "", "b  "]), "b");
+  assert.equal(
+    lastErrorLine(["fatal: not a git repository", "done"]),
+    "fatal: not a git repository",
+  );
+  assert.equal(lastErrorLine(["x".repeat(400)])!.length, 298);
 });

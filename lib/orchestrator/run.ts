@@ -228,6 +228,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       maxAgents: config.max_agents ?? 4,
       model: config.model,
       effort: config.effort,
+      roles: config.roles,
+      agentEnv: config.agent_env,
       requireApproval: config.review?.require_approval ?? false,
       qualityGates: [],
       cooldowns: await cooldownTracker(join(paths.runtime, "rate_limits.json"), env),
@@ -235,10 +237,13 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
         join(paths.runtime, "cost_report.json"),
         config.budget_usd === undefined ? null : config.budget_usd,
       ),
-      timeoutS: (task) =>
-        timeoutOverride > 0
-          ? timeoutOverride
-          : agentTimeoutS({ scope: task.scope, role: task.role }, tasksJsonl),
+      timeoutS: (task) => {
+        if (timeoutOverride > 0) return timeoutOverride;
+        const minutes = config.roles[task.role]?.timeout_minutes;
+        return minutes !== undefined
+          ? Math.round(minutes * 60)
+          : agentTimeoutS({ scope: task.scope, role: task.role }, tasksJsonl);
+      },
       graceMs: graceOverride >= 0 && env.SERVICE_KILL_GRACE_S !== undefined
         ? graceOverride * 1000
         : KILL_GRACE_MS,

@@ -1,14 +1,17 @@
 /**
  * The scheduling decision (pure): which ready tasks start now. Lower priority number first,
- * then creation order; never more than `maxAgents` at once; never two running tasks whose
- * `owned_files` overlap; never a task whose dependency's merge is still pending; nothing while
- * the adapter cools down after a rate limit or the run is read-only because of the budget.
+ * then creation order; never more than `maxAgents` at once (nor more than a role's own
+ * `max_agents`); never a task whose `owned_files` overlap a task that is running or whose work
+ * has not merged yet (so it starts from a tip that holds that work); never a task whose
+ * dependency's merge is still pending; nothing while the adapter cools down after a rate limit
+ * or the run is read-only because of the budget.
  */
 import { hasGlobChars, matchGlob } from "../janitor/glob.ts";
 
 /** What the scheduler needs to know of a task. */
 export interface SchedulableTask {
   id: string;
+  role?: string;
   priority: number;
   /** Creation order. */
   seq: number;
@@ -22,7 +25,11 @@ export interface ScheduleInput {
   ready: SchedulableTask[];
   /** Tasks with a live agent. */
   running: SchedulableTask[];
+  /** Tasks whose work is done but has not merged yet (an overlap waits for their merge). */
+  unmerged?: SchedulableTask[];
   maxAgents: number;
+  /** Per-role caps (`roles.<role>.max_agents`). */
+  roleMaxAgents?: Readonly<Record<string, number>>;
   /** Tasks whose work is done but not merged yet (DONE, not CLOSED). */
   pendingMerge: ReadonlySet<string>;
   /** Seconds left of a rate-limit cooldown for the adapter (0 when none). */
@@ -34,6 +41,7 @@ export interface ScheduleInput {
 /** Why a ready task did not start. */
 export type WaitReason =
   | { kind: "max_agents" }
+  | { kind: "role_max_agents"; role: string; max: number }
   | { kind: "owned_files"; with: string; file: string }
   | { kind: "dependency_merge"; dependency: string }
   | { kind: "cooldown"; seconds: number }
@@ -78,6 +86,9 @@ export function decideSchedule(input: ScheduleInput): ScheduleDecision {
     ? { kind: "cooldown", seconds: Math.ceil(input.cooldownS) }
     : undefined;
   const busy = [...input.running];
+  const holders = [...input.running, ...(input.unmerged ?? [])];
+  const perRole = new Map<string, number>();
+  for (const t of input.running) if (t.role) perRole.set(t.role, (perRole.get(t.role) ?? 0) + 1);
   for (const task of ready) {
     if (global) {
       waiting.set(task.id, global);
@@ -92,8 +103,13 @@ export function decideSchedule(input: ScheduleInput): ScheduleDecision {
       waiting.set(task.id, { kind: "max_agents" });
       continue;
     }
+    const roleMax = task.role ? input.roleMaxAgents?.[task.role] : undefined;
+    if (roleMax !== undefined && (perRole.get(task.role!) ?? 0) >= roleMax) {
+      waiting.set(task.id, { kind: "role_max_agents", role: task.role!, max: roleMax });
+      continue;
+    }
     let clash: WaitReason | undefined;
-    for (const other of busy) {
+    for (const other of holders) {
       const file = ownedFilesOverlap(task.owned_files, other.owned_files);
       if (file) {
         clash = { kind: "owned_files", with: other.id, file };
@@ -106,6 +122,8 @@ export function decideSchedule(input: ScheduleInput): ScheduleDecision {
     }
     start.push(task.id);
     busy.push(task);
+    holders.push(task);
+    if (task.role) perRole.set(task.role, (perRole.get(task.role) ?? 0) + 1);
   }
   return { start, waiting };
 }
@@ -115,8 +133,10 @@ export function describeWait(reason: WaitReason): string {
   switch (reason.kind) {
     case "max_agents":
       return "waiting for a free agent slot (max_agents)";
+    case "role_max_agents":
+      return `waiting for a free ${reason.role} slot (roles.${reason.role}.max_agents: ${reason.max})`;
     case "owned_files":
-      return `waiting: owns ${reason.file}, like running task ${reason.with}`;
+      return `waiting for ${reason.with} to merge: both own ${reason.file}`;
     case "dependency_merge":
       return `waiting for the merge of dependency ${reason.dependency}`;
     case "cooldown":

@@ -90,3 +90,32 @@ Deno.test("ownedFilesOverlap() matches equal paths, directories and globs, not s
     assert.equal(ownedFilesOverlap(a, b) !== undefined, want, `${a} ~ ${b}`);
   }
 });
+
+Deno.test("decideSchedule() holds a task whose owned_files overlap work that has not merged yet", () => {
+  const d = decideSchedule({
+    ...base,
+    unmerged: [task("done1", { owned_files: ["textkit/__init__.py"] })],
+    ready: [
+      task("t1", { owned_files: ["textkit/__init__.py", "textkit/slug.py"] }),
+      task("t2", { owned_files: ["textkit/wrap.py"] }),
+    ],
+  });
+  assert.deepEqual(d.start, ["t2"]);
+  assert.deepEqual(d.waiting.get("t1"), {
+    kind: "owned_files",
+    with: "done1",
+    file: "textkit/__init__.py",
+  });
+});
+
+Deno.test("decideSchedule() honours roles.<role>.max_agents beside max_agents", () => {
+  const d = decideSchedule({
+    ...base,
+    maxAgents: 4,
+    roleMaxAgents: { docs: 1 },
+    running: [task("r1", { role: "docs" })],
+    ready: [task("t1", { role: "docs" }), task("t2", { role: "backend" })],
+  });
+  assert.deepEqual(d.start, ["t2"]);
+  assert.deepEqual(d.waiting.get("t1"), { kind: "role_max_agents", role: "docs", max: 1 });
+});

@@ -18,6 +18,7 @@ import {
 import { createWorktree, type Worktree } from "../worktrees/worktrees.ts";
 import type { Task } from "../tasks/task.ts";
 import type { WorkspacePaths } from "../workspace.ts";
+import type { EndReason } from "./core/state.ts";
 
 /** Heartbeat file update interval (spec §8). */
 export const HEARTBEAT_INTERVAL_MS = 15_000;
@@ -43,6 +44,8 @@ export interface SessionStart {
   token?: string;
   timeoutS: number;
   graceMs: number;
+  /** More variables to forward (`agent_env`). */
+  agentEnv?: readonly string[];
 }
 
 /** A live (or just ended) agent session. */
@@ -55,7 +58,7 @@ export class AgentSession {
   readonly deadline: number;
   readonly logPath: string;
   /** Why the orchestrator ended it (timeout, stop, rate limit), when it did. */
-  endedBy?: "timeout" | "stop" | "rate_limit" | "reported";
+  endedBy?: EndReason;
   /** When the loop first saw the task reported (DONE) while the agent still ran. */
   reportedAt?: number;
   /** Log bytes already scanned for rate limits. */
@@ -84,7 +87,7 @@ export class AgentSession {
       runId: start.runId,
       taskId: start.task.id,
       sessionId: start.sessionId,
-    });
+    }, { extraNames: start.agentEnv });
     const proc = spawnAgent({
       command: start.launch.command,
       args: [...start.launch.prefixArgs, ...start.argv],

@@ -41,6 +41,11 @@ export class SpendTracker {
     this.#report = report;
   }
 
+  /** Why the run went read-only, once it did. */
+  get budgetStop(): BudgetStop | undefined {
+    return this.#stopped;
+  }
+
   /** True once the budget would be passed by one more task: no new agents start. */
   get readOnly(): boolean {
     return this.#stopped !== undefined;

@@ -1,0 +1,269 @@
+/**
+ * The agents of a run: starting one for a task (claim, prompt, worktree, process), heartbeats
+ * and rate-limit scans while it runs, ending it on request, and — when it exits — the I/O that
+ * turns its end into an event for the decision core (spend, leftovers, diagnosis).
+ */
+import { join } from "node:path";
+import type { AgentAdapter } from "../agents/adapters/types.ts";
+import { agentExitCode } from "../agents/exit_status.ts";
+import { logTail } from "../agents/process.ts";
+import type { PreflightResult } from "../agents/preflight.ts";
+import type { RoleSettings } from "../config/schema.ts";
+import { loadRoleTemplate, type RoleTemplate } from "../roles/templates.ts";
+import type { TaskStore } from "../tasks/store.ts";
+import type { Task } from "../tasks/task.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+import type { CoreEvent } from "./core/protocol.ts";
+import type { EndReason } from "./core/state.ts";
+import { exitReason } from "./exit_reason.ts";
+import { agentInvocation } from "./invocation.ts";
+import type { RateLimitGuard } from "./rate_limit_guard.ts";
+import { AgentSession } from "./session.ts";
+import type { SpendTracker } from "./spend.ts";
+import type { TaskWork } from "./task_work.ts";
+
+/** Settings of {@link AgentPool}. */
+export interface AgentPoolOptions {
+  paths: WorkspacePaths;
+  runId: string;
+  store: TaskStore;
+  adapter: AgentAdapter;
+  launch: PreflightResult["launch"];
+  serverUrl: string;
+  token?: string;
+  model?: string;
+  effort?: string;
+  roles: Readonly<Record<string, RoleSettings>>;
+  /** `agent_env` at the top level of service.yaml. */
+  agentEnv: readonly string[];
+  mcpConfigPath?: string;
+  /** Wall-clock limit of an agent, by task (seconds). */
+  timeoutS: (task: Task) => number;
+  graceMs: number;
+  work: TaskWork;
+  spend: SpendTracker;
+  rateLimits: RateLimitGuard;
+  log: (line: string) => void;
+  clock: () => number;
+}
+
+/** A live agent, for the progress display and `ps`-like views. */
+export interface LiveAgent {
+  taskId: string;
+  sessionId: string;
+  role: string;
+  elapsedS: number;
+}
+
+/** Starts, watches and ends a run's agents. */
+export class AgentPool {
+  readonly #o: AgentPoolOptions;
+  readonly #sessions = new Map<string, AgentSession>();
+  readonly #templates = new Map<string, RoleTemplate>();
+  #counter = 0;
+
+  constructor(options: AgentPoolOptions) {
+    this.#o = options;
+  }
+
+  /** Live agents. */
+  live(): LiveAgent[] {
+    const now = this.#o.clock();
+    return [...this.#sessions.values()].map((s) => ({
+      taskId: s.task.id,
+      sessionId: s.sessionId,
+      role: s.task.role,
+      elapsedS: Math.round((now - s.startedAt) / 1000),
+    }));
+  }
+
+  /** A new session id: sortable within the run, unique across runs. */
+  #sessionId(): string {
+    const n = String(++this.#counter).padStart(3, "0");
+    return `s-${this.#o.runId.slice(-4)}-${n}-${crypto.randomUUID().slice(0, 4)}`;
+  }
+
+  async #template(role: string): Promise<RoleTemplate> {
+    let template = this.#templates.get(role);
+    if (!template) {
+      template = await loadRoleTemplate(this.#o.paths.root, role);
+      this.#templates.set(role, template);
+    }
+    return template;
+  }
+
+  /**
+   * Claim `taskId` and start its agent. `onExit` receives the exit's events once the process
+   * ends. Answers `spawned`, `claim_lost` (claimed meanwhile through the task API) or
+   * `spawn_failed`.
+   */
+  async spawn(
+    taskId: string,
+    note: string | undefined,
+    onExit: (events: () => Promise<CoreEvent[]>) => void,
+  ): Promise<CoreEvent> {
+    const o = this.#o;
+    const sessionId = this.#sessionId();
+    try {
+      await o.store.claim(taskId, sessionId);
+    } catch {
+      return { type: "claim_lost", taskId };
+    }
+    const task = o.store.require(taskId);
+    const role = o.roles[task.role] ?? {};
+    let session: AgentSession;
+    let model: string | undefined;
+    try {
+      const invocation = agentInvocation(o.adapter, await this.#template(task.role), task, {
+        model: role.model ?? o.model,
+        effort: role.effort ?? o.effort,
+        mcpConfigPath: o.mcpConfigPath,
+        workdir: join(o.paths.worktrees, sessionId),
+        retryNote: note,
+      });
+      model = invocation.model;
+      session = await AgentSession.start({
+        paths: o.paths,
+        runId: o.runId,
+        task,
+        sessionId,
+        baseCommit: await o.work.targetTip(),
+        adapter: o.adapter,
+        launch: o.launch,
+        argv: invocation.argv,
+        serverUrl: o.serverUrl,
+        token: o.token,
+        timeoutS: o.timeoutS(task),
+        graceMs: o.graceMs,
+        agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
+      });
+    } catch (e) {
+      const err = e as Error;
+      const permanent = err.name === "TemplateError" || e instanceof Deno.errors.NotFound ||
+        e instanceof Deno.errors.PermissionDenied;
+      return {
+        type: "spawn_failed",
+        taskId,
+        sessionId,
+        diagnosis: {
+          kind: "spawn_failed",
+          reason: `could not start the agent: ${err.message}`,
+          retryable: !permanent,
+        },
+      };
+    }
+    this.#sessions.set(taskId, session);
+    o.work.set(taskId, { worktree: session.worktree, sessionId, logPath: session.logPath });
+    await this.#storeHeartbeat(taskId);
+    session.proc.status.then(() => onExit(() => this.#exited(session)));
+    return {
+      type: "spawned",
+      taskId,
+      sessionId,
+      startedAt: session.startedAt,
+      deadline: session.deadline,
+      attempt: o.store.require(taskId).attempts,
+      model,
+      batchEligible: task.batch_eligible,
+    };
+  }
+
+  /** Ask `taskId`'s agent to end: SIGTERM, the grace, SIGKILL of its process group. */
+  terminate(taskId: string, reason: EndReason): void {
+    const session = this.#sessions.get(taskId);
+    if (!session) return;
+    session.terminate(reason).catch((e) =>
+      this.#o.log(`${taskId}: could not end the agent: ${(e as Error).message}`)
+    );
+  }
+
+  /** Every 15 s: heartbeat files, store heartbeats and rate-limit scans of live agents. */
+  async heartbeat(): Promise<CoreEvent[]> {
+    const hits: CoreEvent[] = [];
+    for (const session of this.#sessions.values()) {
+      if (!session.proc.alive) continue;
+      await session.writeHeartbeat().catch(() => {});
+      await this.#storeHeartbeat(session.task.id);
+      const hit = await this.#o.rateLimits.check(session);
+      if (hit) hits.push(hit);
+    }
+    return hits;
+  }
+
+  /**
+   * A task whose agent already reported (DONE) or ended refuses heartbeats: expected, not an
+   * error. `store.heartbeat` throws synchronously, so `.catch()` on its result would miss it.
+   */
+  async #storeHeartbeat(taskId: string): Promise<void> {
+    try {
+      await this.#o.store.heartbeat(taskId);
+    } catch { /* no longer CLAIMED or IN_PROGRESS */ }
+  }
+
+  async #exited(session: AgentSession): Promise<CoreEvent[]> {
+    const o = this.#o;
+    const taskId = session.task.id;
+    const status = await session.proc.status;
+    const durationMs = o.clock() - session.startedAt;
+    const exitCode = agentExitCode({
+      code: status.code,
+      signal: status.signal ?? null,
+      timedOut: session.endedBy === "timeout",
+    });
+    await session.cleanup();
+    this.#sessions.delete(taskId);
+    await o.spend.record(taskId, session.sessionId, session.logPath).catch((e) =>
+      o.log(`${taskId}: could not record spend: ${(e as Error).message}`)
+    );
+    const hit = await o.rateLimits.check(session);
+    const rateLimited = session.endedBy === "rate_limit" || hit !== undefined;
+    await appendTaskMetric(o.paths, {
+      task_id: taskId,
+      role: session.task.role,
+      scope: session.task.scope,
+      duration_s: Math.round(durationMs / 1000),
+      exit_code: exitCode,
+      ts: Math.floor(o.clock() / 1000),
+    }).catch(() => {});
+    const tail = await logTail(session.logPath, 20);
+    const diagnosis = exitReason({
+      exitCode,
+      durationMs,
+      rateLimited,
+      endedBy: session.endedBy,
+      logPath: session.logPath,
+      logTail: tail,
+    });
+    if (diagnosis.fastExit) o.log(`${taskId}: log tail:\n  ${tail.slice(-8).join("\n  ")}`);
+    const status2 = o.store.get(taskId)?.status;
+    const unreported = status2 === "CLAIMED" || status2 === "IN_PROGRESS" ||
+      status2 === "ORPHANED";
+    const hasWork = unreported && !rateLimited && session.endedBy !== "stop"
+      ? await o.work.commitLeftovers(taskId, diagnosis.reason)
+      : false;
+    const { fastExit: _fastExit, ...d } = diagnosis;
+    return [
+      ...(hit ? [hit] : []),
+      {
+        type: "agent_exited",
+        taskId,
+        sessionId: session.sessionId,
+        exitCode,
+        durationMs,
+        rateLimited,
+        hasWork,
+        diagnosis: d,
+      },
+    ];
+  }
+}
+
+async function appendTaskMetric(
+  paths: WorkspacePaths,
+  record: Record<string, unknown>,
+): Promise<void> {
+  await Deno.mkdir(paths.metrics, { recursive: true });
+  await Deno.writeTextFile(join(paths.metrics, "tasks.jsonl"), JSON.stringify(record) + "\n", {
+    append: true,
+  });
+}

@@ -1,0 +1,109 @@
+/**
+ * The run loop's decision core (pure): the state and one event in, the next state and the
+ * actions to take out — journal rows, store changes, spawns, terminations, landings, log lines.
+ * No files, processes, clocks or randomness: the executor does the I/O and feeds outcomes back
+ * as events; table tests drive every outcome through {@link decide}.
+ */
+import * as ev from "../../journal/events.ts";
+import { onAgentExited, onRecovered, onSpawnFailed } from "./on_exit.ts";
+import { onCaptured, onMergeResult, onRebaseResult, onReview } from "./on_landing.ts";
+import { onTaskChanged } from "./on_change.ts";
+import { onTick } from "./on_tick.ts";
+import { Out } from "./outcomes.ts";
+import type { Action, CoreEvent } from "./protocol.ts";
+import { type CoreState, draft } from "./state.ts";
+
+/** One decision. */
+export interface Step {
+  state: CoreState;
+  actions: Action[];
+}
+
+/** Decide what follows `event` in `state`. */
+export function decide(state: CoreState, event: CoreEvent): Step {
+  const d = draft(state);
+  const out = new Out();
+  switch (event.type) {
+    case "tick":
+      onTick(d, out);
+      break;
+    case "spawned": {
+      d.starting.delete(event.taskId);
+      const task = d.tasks.get(event.taskId);
+      d.sessions.set(event.taskId, {
+        taskId: event.taskId,
+        sessionId: event.sessionId,
+        startedAt: event.startedAt,
+        deadline: event.deadline,
+      });
+      out.journal(ev.taskClaimed({
+        task_id: event.taskId,
+        session_id: event.sessionId,
+        title: task?.title,
+        role: task?.role,
+        attempt: event.attempt,
+        model: event.model,
+        batch_eligible: event.batchEligible,
+      }));
+      out.log(
+        event.taskId,
+        `agent ${event.sessionId} started (${task?.role ?? "?"}, attempt ${event.attempt})`,
+      );
+      break;
+    }
+    case "spawn_failed":
+      onSpawnFailed(d, out, event);
+      break;
+    case "claim_lost":
+      d.starting.delete(event.taskId);
+      break;
+    case "agent_exited":
+      onAgentExited(d, out, event);
+      break;
+    case "rate_limit_hit": {
+      const { type: _type, taskId, sessionId, ...hit } = event;
+      out.journal(ev.rateLimited({ task_id: taskId, session_id: sessionId, ...hit }));
+      out.log(
+        taskId,
+        `RateLimitError: ${hit.adapter} log matched ${hit.rule}: ${hit.line.slice(0, 160)} — ` +
+          `spawns blocked for ${Math.max(0, Math.round(hit.until - d.now / 1000))} s`,
+      );
+      const session = d.sessions.get(taskId);
+      if (session && !session.endedBy) {
+        d.sessions.set(taskId, { ...session, endedBy: "rate_limit" });
+        out.push({ kind: "terminate", taskId, reason: "rate_limit" });
+      }
+      break;
+    }
+    case "recovered":
+      onRecovered(d, out, event);
+      break;
+    case "captured":
+      onCaptured(d, out, event);
+      break;
+    case "merge_result":
+      onMergeResult(d, out, event);
+      break;
+    case "rebase_result":
+      onRebaseResult(d, out, event);
+      break;
+    case "review":
+      onReview(d, out, event);
+      break;
+    case "task_changed":
+      onTaskChanged(d, out, event);
+      break;
+    case "stop": {
+      if (d.stopping) break;
+      d.stopping = true;
+      const live = [...d.sessions.values()].filter((s) => !s.endedBy);
+      if (live.length > 0) out.log(null, `stopping ${live.length} agent(s); their work is kept`);
+      for (const s of live) {
+        d.sessions.set(s.taskId, { ...s, endedBy: "stop" });
+        out.push({ kind: "terminate", taskId: s.taskId, reason: "stop" });
+      }
+      break;
+    }
+  }
+  return { state: d, actions: out.actions };
+}

@@ -1,0 +1,49 @@
+/**
+ * A task of the run changed outside the loop — an operator cancelled or retried it, an agent
+ * reported failure through the task API — and the run reacts: ends the agent, drops the
+ * landing, records what happened.
+ */
+import * as ev from "../../journal/events.ts";
+import { recordAgentFailure } from "./on_exit.ts";
+import type { CoreEvent } from "./protocol.ts";
+import { type Out, recordCancel } from "./outcomes.ts";
+import type { Draft } from "./state.ts";
+
+/** `task_changed`. */
+export function onTaskChanged(
+  d: Draft,
+  out: Out,
+  e: Extract<CoreEvent, { type: "task_changed" }>,
+): void {
+  const task = d.tasks.get(e.taskId);
+  if (!task || task.status !== e.to) return; // moved again since: the later change decides
+  const session = d.sessions.get(task.id);
+  switch (e.to) {
+    case "CANCELLED":
+      if (session) {
+        if (!session.endedBy) {
+          d.sessions.set(task.id, { ...session, endedBy: "cancelled" });
+          out.push({ kind: "terminate", taskId: task.id, reason: "cancelled" });
+        }
+        return; // the exit records it
+      }
+      if (d.landings.delete(task.id)) {
+        out.push({ kind: "reap", taskId: task.id, reason: "cancelled" });
+      }
+      recordCancel(out, task);
+      return;
+    case "FAILED":
+      // Through POST /tasks/<id>/fail: a running agent's exit records it.
+      if ((e.from === "CLAIMED" || e.from === "IN_PROGRESS") && !session) {
+        recordAgentFailure(out, task);
+      }
+      return;
+    case "OPEN":
+      if (e.from === "FAILED" || e.from === "CANCELLED") {
+        const reason = "retried by an operator";
+        out.journal(ev.taskRetried({ task_id: task.id, reason }));
+        out.log(task.id, reason);
+      }
+      return;
+  }
+}

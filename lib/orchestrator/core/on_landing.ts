@@ -1,0 +1,175 @@
+/**
+ * Landing finished work: after its diff is captured the task is completed (and waits for an
+ * operator's merge under `review.require_approval`), merged through its gates, rebased onto the
+ * new tip when the merge conflicts, and sent back to an agent — with the conflicting files and
+ * the change it collided with in the prompt — when even the rebase conflicts.
+ */
+import * as ev from "../../journal/events.ts";
+import type { CoreEvent } from "./protocol.ts";
+import { attemptFailed, type Out } from "./outcomes.ts";
+import type { Draft, Landing } from "./state.ts";
+
+const REVIEW_WAIT = "waiting for an operator's merge decision on the board";
+
+function landing(d: Draft, taskId: string): Landing | undefined {
+  return d.landings.get(taskId);
+}
+
+function setStage(d: Draft, l: Landing, stage: Landing["stage"], reason: string): void {
+  d.landings.set(l.taskId, { ...l, stage, reason, lastTry: d.now });
+}
+
+/** `captured`: the task is complete; review or merge follows. */
+export function onCaptured(d: Draft, out: Out, e: Extract<CoreEvent, { type: "captured" }>): void {
+  const l = landing(d, e.taskId);
+  const task = d.tasks.get(e.taskId);
+  if (!l || !task) return;
+  out.journal(ev.taskCompleted({
+    task_id: task.id,
+    summary: l.recovered ? undefined : task.summary?.slice(0, 2000) || undefined,
+    recovered: l.recovered,
+  }));
+  if (d.settings.requireApproval) {
+    setStage(d, l, "review", REVIEW_WAIT);
+    out.log(task.id, "completed; waiting for review on the board");
+    return;
+  }
+  setStage(d, l, "merging", "merging");
+  out.push({ kind: "merge", taskId: task.id });
+}
+
+/** `merge_result`. */
+export function onMergeResult(
+  d: Draft,
+  out: Out,
+  e: Extract<CoreEvent, { type: "merge_result" }>,
+): void {
+  const l = landing(d, e.taskId);
+  const task = d.tasks.get(e.taskId);
+  if (!l || !task) return;
+  const r = e.result;
+  switch (r.kind) {
+    case "merged":
+      d.landings.delete(task.id);
+      d.notes.delete(task.id);
+      out.journal(ev.taskMerged({ task_id: task.id, commit: r.commit }));
+      out.push({ kind: "store", change: { op: "merged", taskId: task.id } });
+      out.push({ kind: "reap", taskId: task.id, reason: "merged" });
+      out.log(task.id, `merged as ${r.commit.slice(0, 10)}`);
+      return;
+    case "gates_failed": {
+      d.landings.delete(task.id);
+      out.push({ kind: "reap", taskId: task.id, reason: "the gates failed" });
+      const failed = r.signals.map((s) => `${s.kind} ${s.detail}`).join("; ");
+      const tails = r.signals.filter((s) => s.output_tail).map((s) =>
+        `\n--- ${s.kind} ${s.detail} ---\n${String(s.output_tail).slice(-800)}`
+      ).join("");
+      attemptFailed(d, out, task, {
+        signals: r.signals,
+        reason: `the gates failed on the merged tree: ${failed}`,
+        note: `the gates failed on the merged tree: ${failed}${tails}`,
+        retryable: true,
+      });
+      return;
+    }
+    case "conflict":
+      if (l.rebases < d.settings.maxRebases) {
+        setStage(d, l, "rebasing", `merge conflict in ${r.files.join(", ")}; rebasing`);
+        out.push({ kind: "rebase", taskId: task.id });
+        out.log(task.id, `merge conflict in ${r.files.join(", ")}; rebasing onto the new tip`);
+        return;
+      }
+      return conflictNeedsNewAttempt(d, out, task.id, r.files, "");
+    case "waiting":
+      if (l.stage !== "waiting" || l.reason !== r.reason) {
+        out.log(task.id, `merge waits: ${r.reason}`);
+        out.journal(ev.taskWaiting({ task_id: task.id, reason: `merge waits: ${r.reason}` }));
+      }
+      setStage(d, l, "waiting", r.reason);
+  }
+}
+
+/** `rebase_result`. */
+export function onRebaseResult(
+  d: Draft,
+  out: Out,
+  e: Extract<CoreEvent, { type: "rebase_result" }>,
+): void {
+  const l = landing(d, e.taskId);
+  const task = d.tasks.get(e.taskId);
+  if (!l || !task) return;
+  const r = e.result;
+  if (r.kind === "conflict") {
+    return conflictNeedsNewAttempt(d, out, task.id, r.files, r.otherChange);
+  }
+  const rebased = { ...l, rebases: l.rebases + 1 };
+  d.landings.set(task.id, rebased);
+  out.journal(ev.taskRebased({ task_id: task.id, onto: r.tip, diff_changed: r.diffChanged }));
+  if (d.settings.requireApproval && r.diffChanged) {
+    // The operator approved another diff: the rebased one needs its own review.
+    out.journal(ev.taskCompleted({
+      task_id: task.id,
+      summary: `rebased onto ${r.tip.slice(0, 10)}: the diff changed, review it again`,
+    }));
+    setStage(d, rebased, "review", REVIEW_WAIT);
+    out.log(task.id, "rebased onto the new tip; the diff changed, so it waits for review again");
+    return;
+  }
+  setStage(d, rebased, "merging", "merging after a rebase");
+  out.log(task.id, `rebased onto ${r.tip.slice(0, 10)}; merging`);
+  out.push({ kind: "merge", taskId: task.id });
+}
+
+function conflictNeedsNewAttempt(
+  d: Draft,
+  out: Out,
+  taskId: string,
+  files: string[],
+  otherChange: string,
+): void {
+  const task = d.tasks.get(taskId)!;
+  d.landings.delete(taskId);
+  out.journal(ev.mergeConflict({ task_id: taskId, files, attempt: Math.max(1, task.attempts) }));
+  out.push({ kind: "reap", taskId, reason: "merge conflict" });
+  const named = files.join(", ");
+  attemptFailed(d, out, task, {
+    signals: files.map((f) => ({ kind: "merge_conflict", detail: f })),
+    reason: `merge conflict in ${named} with work merged meanwhile, even after a rebase`,
+    note: `your previous work conflicted in ${named} with changes merged into the branch ` +
+      `meanwhile. Start from the current files, keep those changes, and redo your task on top of ` +
+      `them.${otherChange ? `\nThe other change:\n${otherChange}` : ""}`,
+    retryable: true,
+    files,
+  });
+}
+
+/** `review`: an operator's decision from the board. */
+export function onReview(d: Draft, out: Out, e: Extract<CoreEvent, { type: "review" }>): void {
+  const l = landing(d, e.taskId);
+  const task = d.tasks.get(e.taskId);
+  if (!task) return;
+  if (e.decision === "approve") {
+    out.log(task.id, `approved by ${e.principal}`);
+    return;
+  }
+  if (!l || l.stage !== "review") {
+    out.log(task.id, `${e.decision} by ${e.principal} ignored: the task is not waiting for review`);
+    return;
+  }
+  if (e.decision === "merge") {
+    setStage(d, l, "merging", `merge approved by ${e.principal}`);
+    out.log(task.id, `merge approved by ${e.principal}`);
+    out.push({ kind: "merge", taskId: task.id });
+    return;
+  }
+  const note = `an operator (${e.principal}) requested changes${e.note ? `: ${e.note}` : ""}`;
+  d.landings.delete(task.id);
+  out.push({ kind: "reap", taskId: task.id, reason: "changes requested" });
+  out.push({
+    kind: "store",
+    change: { op: "requeue", taskId: task.id, reason: note, countAttempt: false },
+  });
+  out.journal(ev.taskRetried({ task_id: task.id, reason: note }));
+  d.notes.set(task.id, note);
+  out.log(task.id, `${note}; new attempt queued`);
+}

@@ -1,0 +1,95 @@
+/**
+ * The outcomes every handler of the core shares, each written once: an attempt failed (the card
+ * goes to gated with the reason as its receipt, then a new attempt or FAILED per the one policy),
+ * finished work starts landing, an operator's cancel is recorded.
+ */
+import * as ev from "../../journal/events.ts";
+import type { FailedSignal } from "../../journal/events.ts";
+import type { JournalEvent } from "../../journal/row.ts";
+import type { Action } from "./protocol.ts";
+import { afterFailure } from "./policy.ts";
+import type { Draft, TaskView } from "./state.ts";
+
+/** Collects a decision's actions. */
+export class Out {
+  readonly actions: Action[] = [];
+
+  /** Append a journal row. */
+  journal(event: JournalEvent): void {
+    this.actions.push({ kind: "journal", event });
+  }
+
+  /** A line for the progress display. */
+  log(taskId: string | null, line: string): void {
+    this.actions.push({ kind: "log", line: taskId ? `${taskId}: ${line}` : line });
+  }
+
+  /** Any other action. */
+  push(action: Action): void {
+    this.actions.push(action);
+  }
+}
+
+/** A failed attempt, as the card's receipt shows it and the next attempt's prompt explains it. */
+export interface AttemptFailure {
+  /** The failed checks or the failure, each `{kind, detail}`. */
+  signals: FailedSignal[];
+  /** One line saying what went wrong. */
+  reason: string;
+  retryable: boolean;
+  /** The note for the next attempt's prompt (default: the reason). */
+  note?: string;
+  /** Files to name when the task fails (merge conflicts). */
+  files?: string[];
+}
+
+/**
+ * An attempt of `task` failed. The task must be ORPHANED (its agent ended) or DONE (its work
+ * did not land); it goes back to OPEN for a new attempt or to FAILED, per {@link afterFailure}.
+ */
+export function attemptFailed(d: Draft, out: Out, task: TaskView, f: AttemptFailure): void {
+  out.journal(ev.taskVerificationFailed({ task_id: task.id, signals: f.signals }));
+  const verdict = afterFailure(
+    { attempts: Math.max(1, task.attempts), retryable: f.retryable, reason: f.reason },
+    d.settings.maxAttempts,
+  );
+  if (verdict.action === "retry") {
+    out.push({
+      kind: "store",
+      change: { op: "requeue", taskId: task.id, reason: verdict.reason, countAttempt: true },
+    });
+    out.journal(ev.taskRetried({ task_id: task.id, reason: verdict.reason }));
+    d.notes.set(task.id, f.note ?? f.reason);
+    out.log(task.id, verdict.reason);
+    return;
+  }
+  const op = task.status === "DONE" ? "merge_failed" : "give_up";
+  out.push({ kind: "store", change: { op, taskId: task.id, reason: verdict.reason } });
+  out.journal(ev.taskFailed({ task_id: task.id, reason: verdict.reason, files: f.files }));
+  d.notes.delete(task.id);
+  out.log(task.id, `FAILED: ${verdict.reason}`);
+}
+
+/** A DONE task's work starts on its way to the target: capture its diff first. */
+export function startLanding(d: Draft, out: Out, taskId: string, recovered: boolean): void {
+  d.landings.set(taskId, {
+    taskId,
+    stage: "capturing",
+    recovered,
+    reason: "capturing the diff",
+    lastTry: d.now,
+    rebases: 0,
+  });
+  out.push({ kind: "capture", taskId });
+}
+
+/** Record an operator's cancel: the card goes to gated with the reason. */
+export function recordCancel(out: Out, task: TaskView): void {
+  const reason = `cancelled by an operator${task.summary ? `: ${task.summary}` : ""}`;
+  out.journal(ev.taskVerificationFailed({
+    task_id: task.id,
+    signals: [{ kind: "cancelled", detail: reason }],
+  }));
+  out.journal(ev.taskCancelled({ task_id: task.id, reason }));
+  out.log(task.id, reason);
+}

@@ -1,0 +1,117 @@
+/**
+ * What goes into the decision core (events: things that happened) and what comes out (actions:
+ * things the executor does, journal rows included). The executor turns the outcome of an action
+ * that takes time — a spawn, a diff capture, a merge, a rebase — into the next event.
+ */
+import type { FailedSignal } from "../../journal/events.ts";
+import type { JournalEvent } from "../../journal/row.ts";
+import type { TaskStatus } from "../../tasks/lifecycle.ts";
+import type { EndReason, RunVerdict } from "./state.ts";
+
+/** Whether an agent's failure would repeat, and the line that says why (from the exit diagnosis). */
+export interface ExitDiagnosis {
+  retryable: boolean;
+  /** One line for the operator, with the CLI's last error line when there is one. */
+  reason: string;
+  /** The kind named on the card's gate receipt (agent_failed, agent_timeout, spawn_error …). */
+  kind: string;
+}
+
+/** The outcome of a merge attempt. */
+export type MergeResult =
+  | { kind: "merged"; commit: string }
+  | { kind: "gates_failed"; signals: FailedSignal[] }
+  | { kind: "conflict"; files: string[] }
+  | { kind: "waiting"; reason: string };
+
+/** The outcome of rebasing an agent branch onto the target's new tip. */
+export type RebaseResult =
+  | { kind: "rebased"; tip: string; diffChanged: boolean }
+  | { kind: "conflict"; files: string[]; otherChange: string };
+
+/** Something that happened. */
+export type CoreEvent =
+  | { type: "tick" }
+  | {
+    type: "spawned";
+    taskId: string;
+    sessionId: string;
+    startedAt: number;
+    deadline: number;
+    attempt: number;
+    model?: string;
+    batchEligible?: boolean;
+  }
+  | { type: "spawn_failed"; taskId: string; sessionId: string; diagnosis: ExitDiagnosis }
+  /** The task was claimed through the task API before the loop could claim it. */
+  | { type: "claim_lost"; taskId: string }
+  | {
+    type: "agent_exited";
+    taskId: string;
+    sessionId: string;
+    exitCode: number;
+    durationMs: number;
+    /** The log matched a rate-limit rule. */
+    rateLimited: boolean;
+    /** The agent's branch holds work beyond its base (leftovers committed). */
+    hasWork: boolean;
+    diagnosis: ExitDiagnosis;
+  }
+  | {
+    type: "rate_limit_hit";
+    taskId: string;
+    sessionId: string;
+    adapter: string;
+    rule: string;
+    line: string;
+    until: number;
+  }
+  /** A task an earlier process left claimed or done (it was stopped or crashed). */
+  | { type: "recovered"; taskId: string; hasWorktree: boolean; hasWork: boolean }
+  /** The diff of a DONE task's work was captured (or capture failed open). */
+  | { type: "captured"; taskId: string }
+  | { type: "merge_result"; taskId: string; result: MergeResult }
+  | { type: "rebase_result"; taskId: string; result: RebaseResult }
+  | {
+    type: "review";
+    taskId: string;
+    decision: "approve" | "request_changes" | "merge";
+    principal: string;
+    note?: string;
+  }
+  /** The store moved a task (the task API, the CLI, the heartbeat monitor). */
+  | { type: "task_changed"; taskId: string; from: TaskStatus | null; to: TaskStatus }
+  | { type: "stop" };
+
+/** A change of a task's status in the store. */
+export type StoreChange =
+  | { op: "orphan"; taskId: string; reason: string }
+  | { op: "requeue"; taskId: string; reason: string; countAttempt: boolean }
+  /** ORPHANED → FAILED: the attempts are spent (or the failure would repeat). */
+  | { op: "give_up"; taskId: string; reason: string }
+  /** DONE → FAILED: its work cannot land. */
+  | { op: "merge_failed"; taskId: string; reason: string }
+  /** ORPHANED → DONE: partial work was found and will land like any completion. */
+  | { op: "recover_done"; taskId: string }
+  /** DONE → CLOSED: landed. */
+  | { op: "merged"; taskId: string };
+
+/** Something to do. */
+export type Action =
+  | { kind: "journal"; event: JournalEvent }
+  | { kind: "store"; change: StoreChange }
+  | { kind: "spawn"; taskId: string; note?: string }
+  | { kind: "terminate"; taskId: string; reason: EndReason }
+  /** Commit what the agent left, store its diff (task_diff_captured); then `captured`. */
+  | { kind: "capture"; taskId: string }
+  /** Gates on the merged tree, then merge; then `merge_result`. */
+  | { kind: "merge"; taskId: string }
+  /** Rebase the agent branch onto the target's tip; then `rebase_result`. */
+  | { kind: "rebase"; taskId: string }
+  /** Remove the worktree (work kept on a rescue ref) and keep the session log in the run. */
+  | { kind: "reap"; taskId: string; reason: string }
+  /** Commit what the agent left and keep its worktree for the next run (stop). */
+  | { kind: "keep"; taskId: string; reason: string }
+  | { kind: "log"; line: string }
+  | { kind: "publish_waits"; waits: Record<string, string> }
+  | { kind: "finish"; verdict: RunVerdict };

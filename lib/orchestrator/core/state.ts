@@ -1,0 +1,159 @@
+/**
+ * The decision core's state: what the run loop remembers between events (live sessions, work
+ * being landed, notes for the next attempt, why tasks wait) plus a snapshot of the run's tasks
+ * as the task store holds them. Plain data: no handles, no clocks, no files.
+ */
+import type { TaskStatus } from "../../tasks/lifecycle.ts";
+
+/** What the core needs to know of a task (a snapshot of the store's record). */
+export interface TaskView {
+  id: string;
+  status: TaskStatus;
+  title: string;
+  role: string;
+  priority: number;
+  /** Creation order (ties of priority). */
+  seq: number;
+  owned_files: string[];
+  depends_on: string[];
+  /** Agent runs so far (a claim counts one). */
+  attempts: number;
+  /** The store's last word on the task (an agent's summary or a failure reason). */
+  summary: string | null;
+}
+
+/** Why the loop ended an agent. */
+export type EndReason = "timeout" | "stop" | "rate_limit" | "reported" | "cancelled";
+
+/** A live agent session, by task. */
+export interface SessionView {
+  taskId: string;
+  sessionId: string;
+  startedAt: number;
+  /** Wall-clock limit (ms since the epoch). */
+  deadline: number;
+  /** Set once the loop asked the agent to end. */
+  endedBy?: EndReason;
+  /** When the loop first saw the task reported (or failed) while the agent still ran. */
+  reportedAt?: number;
+}
+
+/** Where a finished task's work is on its way to the target branch. */
+export type LandingStage = "capturing" | "review" | "merging" | "rebasing" | "waiting";
+
+/** Work of a DONE task that has not landed yet. */
+export interface Landing {
+  taskId: string;
+  stage: LandingStage;
+  /** Recovered from an agent that ended without reporting. */
+  recovered: boolean;
+  /** Why it waits (shown by `status`). */
+  reason: string;
+  /** When a waiting merge was last tried (ms). */
+  lastTry: number;
+  /** Rebases onto a new tip in this attempt. */
+  rebases: number;
+}
+
+/** Settings the core decides with (from service.yaml and the run's options). */
+export interface CoreSettings {
+  maxAgents: number;
+  /** `roles.<role>.max_agents`: at most this many agents of the role at once. */
+  roleMaxAgents: Readonly<Record<string, number>>;
+  maxAttempts: number;
+  requireApproval: boolean;
+  /** Keep running when every task is finished (work arrives from trackers and the task API). */
+  continuous: boolean;
+  /** How long an agent may run on after it reported (ms). */
+  reportedExitGraceMs: number;
+  /** How often a merge that waits (the user's checkout, a moved branch) is tried again (ms). */
+  mergeRetryMs: number;
+  /** Rebases of one attempt's work before a conflict sends it back to an agent. */
+  maxRebases: number;
+}
+
+/** Why the run became read-only. */
+export interface BudgetStop {
+  total_micro_usd: number;
+  budget_micro_usd: number;
+  estimate_micro_usd: number;
+  /** The line the operator reads. */
+  message: string;
+}
+
+/** How the run ended. */
+export interface RunVerdict {
+  status: "completed" | "failed" | "stopped";
+  /** One line per task that did not land, with the way out. */
+  problems: string[];
+}
+
+/** Everything the core knows. */
+export interface CoreState {
+  settings: CoreSettings;
+  /** The time of the event being decided (ms), set by the executor's clock. */
+  now: number;
+  /** The run's tasks, refreshed from the store before each decision. */
+  tasks: ReadonlyMap<string, TaskView>;
+  sessions: ReadonlyMap<string, SessionView>;
+  /** Tasks whose spawn was asked for and not yet confirmed. */
+  starting: ReadonlySet<string>;
+  landings: ReadonlyMap<string, Landing>;
+  /** Notes for a task's next attempt (why the last one did not land). */
+  notes: ReadonlyMap<string, string>;
+  /** Why each waiting task waits (published for `status` and the board). */
+  waits: ReadonlyMap<string, string>;
+  /** The wait reasons already journaled, so each change is journaled once. */
+  journaledWaits: ReadonlyMap<string, string>;
+  /** Seconds left of the adapter's rate-limit cooldown. */
+  cooldownS: number;
+  /** The budget would be passed by another agent: no new agents start. */
+  readOnly: boolean;
+  /** Spend against the budget when `readOnly` (journaled once). */
+  budget?: BudgetStop;
+  budgetNoted: boolean;
+  stopping: boolean;
+  verdict?: RunVerdict;
+}
+
+/** A fresh state for a run. */
+export function initialState(settings: CoreSettings, now: number): CoreState {
+  return {
+    settings,
+    now,
+    tasks: new Map(),
+    sessions: new Map(),
+    starting: new Set(),
+    landings: new Map(),
+    notes: new Map(),
+    waits: new Map(),
+    journaledWaits: new Map(),
+    cooldownS: 0,
+    readOnly: false,
+    budgetNoted: false,
+    stopping: false,
+  };
+}
+
+/** A mutable copy of the parts a decision changes (the task snapshot is shared, never written). */
+export interface Draft extends CoreState {
+  sessions: Map<string, SessionView>;
+  starting: Set<string>;
+  landings: Map<string, Landing>;
+  notes: Map<string, string>;
+  waits: Map<string, string>;
+  journaledWaits: Map<string, string>;
+}
+
+/** Copy `state` for one decision. */
+export function draft(state: CoreState): Draft {
+  return {
+    ...state,
+    sessions: new Map(state.sessions),
+    starting: new Set(state.starting),
+    landings: new Map(state.landings),
+    notes: new Map(state.notes),
+    waits: new Map(state.waits),
+    journaledWaits: new Map(state.journaledWaits),
+  };
+}

@@ -1,0 +1,226 @@
+/**
+ * The I/O of a task's work on its way to the target branch, by task: the agent's worktree, its
+ * diff capture, the gated merge, the rebase onto a new tip, and reaping — which keeps the work
+ * on a rescue ref and the session's log in the run directory (spec §4.1 rule 2: a copied run
+ * directory still shows it), with the log's digest in the journal.
+ */
+import { existsSync } from "node:fs";
+import { dirname } from "node:path";
+import { git, resolveCommit } from "../git/git.ts";
+import * as ev from "../journal/events.ts";
+import { sha256Hex } from "../journal/hash.ts";
+import { appendEvents } from "../journal/journal_file.ts";
+import { failedSignals } from "../merge/events.ts";
+import { mergeAgentBranch } from "../merge/merge.ts";
+import { rebaseOnto } from "../merge/rebase.ts";
+import type { CompletionSignal } from "../janitor/signals.ts";
+import type { Task } from "../tasks/task.ts";
+import { captureDiff } from "../worktrees/diff_capture.ts";
+import { reapWorktree } from "../worktrees/reap.ts";
+import {
+  agentBranch,
+  commitPartialWork,
+  type Worktree,
+  worktreePath,
+} from "../worktrees/worktrees.ts";
+import { runLogPath, type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
+import type { MergeResult, RebaseResult } from "./core/protocol.ts";
+
+/** A task's completion signals (`{path_exists: "x"}`) as the janitor's checks (`{kind, detail}`). */
+export function janitorSignals(task: Task): CompletionSignal[] {
+  return task.completion_signals.map((signal) => {
+    const [kind, detail] = Object.entries(signal)[0] as [CompletionSignal["kind"], string];
+    return { kind, detail };
+  });
+}
+
+/** Where a task's work is. */
+export interface WorkHandle {
+  worktree: Worktree;
+  sessionId: string;
+  logPath: string;
+}
+
+/** Settings of {@link TaskWork}. */
+export interface TaskWorkOptions {
+  paths: WorkspacePaths;
+  runId: string;
+  journalPath: string;
+  targetBranch: string;
+  qualityGates: string[];
+  /** Where problems that change nothing are reported. */
+  warn: (line: string) => void;
+}
+
+/** The worktrees of a run's tasks and what is done with them. */
+export class TaskWork {
+  readonly #o: TaskWorkOptions;
+  readonly #handles = new Map<string, WorkHandle>();
+
+  constructor(options: TaskWorkOptions) {
+    this.#o = options;
+  }
+
+  /** Remember where `taskId`'s work is. */
+  set(taskId: string, handle: WorkHandle): void {
+    this.#handles.set(taskId, handle);
+  }
+
+  /** Where `taskId`'s work is, if the run holds it. */
+  get(taskId: string): WorkHandle | undefined {
+    return this.#handles.get(taskId);
+  }
+
+  /** The target branch's current commit (new worktrees are cut from it). */
+  async targetTip(): Promise<string> {
+    const root = this.#o.paths.root;
+    const tip = await resolveCommit(`refs/heads/${this.#o.targetBranch}`, { cwd: root });
+    if (!tip) throw new Error(`target branch ${this.#o.targetBranch} has no commit`);
+    return tip;
+  }
+
+  /** Find the worktree an earlier process left for `task` (after a stop or a crash). */
+  async adopt(task: Task, logPath: string): Promise<WorkHandle | undefined> {
+    const sessionId = task.session_id;
+    if (!sessionId) return undefined;
+    const root = this.#o.paths.root;
+    const path = worktreePath(root, sessionId);
+    if (!existsSync(path)) return undefined;
+    const base = await git([
+      "merge-base",
+      `refs/heads/${this.#o.targetBranch}`,
+      `refs/heads/${agentBranch(sessionId)}`,
+    ], { cwd: root, allowFailure: true });
+    if (base.code !== 0) return undefined;
+    const handle: WorkHandle = {
+      worktree: { path, branch: agentBranch(sessionId), base: base.stdout.trim(), pruned: false },
+      sessionId,
+      logPath,
+    };
+    this.#handles.set(task.id, handle);
+    return handle;
+  }
+
+  /** Commit whatever the agent left; true when its branch holds work beyond its base. */
+  async commitLeftovers(taskId: string, reason: string): Promise<boolean> {
+    const h = this.#handles.get(taskId);
+    if (!h) return false;
+    try {
+      const { tip } = await commitPartialWork(
+        h.worktree.path,
+        `service: partial work of ${taskId} (${reason})`,
+      );
+      return tip !== h.worktree.base;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Commit the work and store its diff (`task_diff_captured`); fail-open (spec §4.1 rule 5). */
+  async capture(taskId: string): Promise<void> {
+    const h = this.#handles.get(taskId);
+    if (!h) return;
+    const result = await captureDiff({
+      root: this.#o.paths.root,
+      runId: this.#o.runId,
+      taskId,
+      worktree: h.worktree.path,
+      base: h.worktree.base,
+      journalPath: this.#o.journalPath,
+      message: `service: work of ${taskId}`,
+    });
+    if (!result.captured) this.#o.warn(`${taskId}: no diff captured: ${result.reason}`);
+  }
+
+  /** Evaluate the gates on the tree the merge would produce, then merge. */
+  async merge(task: Task): Promise<MergeResult> {
+    const h = this.#handles.get(task.id);
+    if (!h) return { kind: "waiting", reason: "the task's worktree is gone" };
+    try {
+      const outcome = await mergeAgentBranch(this.#o.paths.root, {
+        target: this.#o.targetBranch,
+        agent: h.worktree.branch,
+        taskId: task.id,
+        gates: { signals: janitorSignals(task), quality_gates: this.#o.qualityGates },
+        message: `service: merge ${task.id} (${task.title})`,
+      });
+      switch (outcome.status) {
+        case "merged":
+          return { kind: "merged", commit: outcome.commit };
+        case "gates_failed":
+          return { kind: "gates_failed", signals: failedSignals(outcome.gates) };
+        case "conflict":
+          return { kind: "conflict", files: outcome.files };
+        case "waiting":
+          return { kind: "waiting", reason: outcome.reason };
+      }
+    } catch (e) {
+      return { kind: "waiting", reason: `merge step failed: ${(e as Error).message}` };
+    }
+  }
+
+  /** Rebase the task's branch onto the target's tip; a changed diff is captured again. */
+  async rebase(taskId: string): Promise<RebaseResult> {
+    const h = this.#handles.get(taskId);
+    if (!h) return { kind: "conflict", files: [], otherChange: "the task's worktree is gone" };
+    const onto = await this.targetTip();
+    const out = await rebaseOnto({
+      worktree: h.worktree.path,
+      base: h.worktree.base,
+      onto,
+      root: this.#o.paths.root,
+    });
+    if (out.kind === "rebased") {
+      h.worktree = { ...h.worktree, base: onto };
+      if (out.diffChanged) await this.capture(taskId);
+    }
+    return out;
+  }
+
+  /**
+   * Remove the worktree (its work stays on a rescue ref unless merged) and keep the session's
+   * log in the run directory, journaling its digest.
+   */
+  async reap(taskId: string): Promise<void> {
+    const h = this.#handles.get(taskId);
+    if (!h) return;
+    this.#handles.delete(taskId);
+    await this.#keepLog(taskId, h);
+    try {
+      const r = await reapWorktree(this.#o.paths.root, h.sessionId, {
+        target: this.#o.targetBranch,
+        message: `service: leftovers of ${taskId}`,
+      });
+      if (!r.removed) this.#o.warn(`${taskId}: worktree kept: ${r.reason}`);
+    } catch (e) {
+      this.#o.warn(`${taskId}: worktree kept: ${(e as Error).message}`);
+    }
+  }
+
+  /** Commit what the agent left and keep the worktree for the next run. */
+  async keep(taskId: string, reason: string): Promise<void> {
+    await this.commitLeftovers(taskId, reason);
+  }
+
+  async #keepLog(taskId: string, h: WorkHandle): Promise<void> {
+    let bytes: Uint8Array;
+    try {
+      bytes = await Deno.readFile(h.logPath);
+    } catch {
+      return; // no log: nothing to keep
+    }
+    try {
+      const path = runLogPath(this.#o.paths, this.#o.runId, h.sessionId);
+      await Deno.mkdir(dirname(path), { recursive: true });
+      await writeFileAtomic(path, bytes);
+      await appendEvents(this.#o.journalPath, [ev.taskLogCaptured({
+        task_id: taskId,
+        session_id: h.sessionId,
+        sha256: "sha256:" + sha256Hex(bytes),
+        bytes: bytes.length,
+      })]);
+    } catch (e) {
+      this.#o.warn(`${taskId}: could not keep the session log: ${(e as Error).message}`);
+    }
+  }
+}
