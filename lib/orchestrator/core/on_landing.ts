@@ -11,6 +11,11 @@ import type { Draft, Landing } from "./state.ts";
 
 const REVIEW_WAIT = "waiting for an operator's merge decision on the board";
 
+/** How a merge that waits is described (in `status`, the journal and the log). */
+export function mergeWaitText(reason: string): string {
+  return `merge waits: ${reason}`;
+}
+
 function landing(d: Draft, taskId: string): Landing | undefined {
   return d.landings.get(taskId);
 }
@@ -80,12 +85,12 @@ export function onMergeResult(
         return;
       }
       return conflictNeedsNewAttempt(d, out, task.id, r.files, "");
-    case "waiting":
-      if (l.stage !== "waiting" || l.reason !== r.reason) {
-        out.log(task.id, `merge waits: ${r.reason}`);
-        out.journal(ev.taskWaiting({ task_id: task.id, reason: `merge waits: ${r.reason}` }));
-      }
+    case "waiting": {
+      // Journaled (once per reason) with the other waits, at the next tick.
+      const text = mergeWaitText(r.reason);
+      if (d.journaledWaits.get(task.id) !== text) out.log(task.id, text);
       setStage(d, l, "waiting", r.reason);
+    }
   }
 }
 

@@ -12,6 +12,7 @@ import {
 } from "../schedule.ts";
 import { blockedReasons } from "./blocked.ts";
 import { LOST_REASON } from "./on_exit.ts";
+import { mergeWaitText } from "./on_landing.ts";
 import { attemptFailed, type Out } from "./outcomes.ts";
 import type { Draft, TaskView } from "./state.ts";
 
@@ -142,15 +143,21 @@ function updateWaits(d: Draft, out: Out, scheduled: Map<string, WaitReason>): vo
     if (b.stuck) toJournal.set(id, b.reason);
   }
   for (const l of d.landings.values()) {
-    waits.set(l.taskId, l.stage === "waiting" ? `merge waits: ${l.reason}` : l.reason);
+    if (l.stage !== "waiting") {
+      waits.set(l.taskId, l.reason);
+      continue;
+    }
+    waits.set(l.taskId, mergeWaitText(l.reason));
+    toJournal.set(l.taskId, mergeWaitText(l.reason));
   }
   for (const [id, reason] of toJournal) {
     if (d.journaledWaits.get(id) === reason) continue;
     d.journaledWaits.set(id, reason);
     out.journal(ev.taskWaiting({ task_id: id, reason }));
   }
+  // Forget a journaled wait once the task no longer waits at all (a merge being retried still does).
   for (const id of d.journaledWaits.keys()) {
-    if (!toJournal.has(id)) d.journaledWaits.delete(id);
+    if (!waits.has(id)) d.journaledWaits.delete(id);
   }
   if (!sameEntries(waits, d.waits)) {
     d.waits = waits;

@@ -1,0 +1,627 @@
+/** Table tests of the decision core: every way a task runs, stops, waits or lands. */
+import assert from "node:assert/strict";
+import type { TaskStatus } from "../../tasks/lifecycle.ts";
+import { decide, type Step } from "./decide.ts";
+import type { Action, CoreEvent, ExitDiagnosis } from "./protocol.ts";
+import { type CoreSettings, type CoreState, initialState, type TaskView } from "./state.ts";
+
+const SETTINGS: CoreSettings = {
+  maxAgents: 4,
+  roleMaxAgents: {},
+  maxAttempts: 3,
+  requireApproval: false,
+  continuous: false,
+  reportedExitGraceMs: 10_000,
+  mergeRetryMs: 3000,
+  maxRebases: 3,
+};
+
+function task(id: string, over: Partial<TaskView> = {}): TaskView {
+  return {
+    id,
+    status: "OPEN",
+    title: `Task ${id}`,
+    role: "backend",
+    priority: 2,
+    seq: Number(id.replace(/\D/g, "")) || 0,
+    owned_files: [],
+    depends_on: [],
+    attempts: 0,
+    summary: null,
+    ...over,
+  };
+}
+
+function state(tasks: TaskView[], over: Partial<CoreState> = {}, settings = SETTINGS): CoreState {
+  return {
+    ...initialState(settings, 1_000_000),
+    tasks: new Map(tasks.map((t) => [t.id, t])),
+    ...over,
+  };
+}
+
+/** The state with a live session for `id`. */
+function running(s: CoreState, id: string, over: Partial<{ deadline: number }> = {}): CoreState {
+  return {
+    ...s,
+    sessions: new Map([...s.sessions, [id, {
+      taskId: id,
+      sessionId: `s-${id}`,
+      startedAt: s.now - 5000,
+      deadline: over.deadline ?? s.now + 60_000,
+    }]]),
+  };
+}
+
+/** The state with `id`'s work landing at `stage`. */
+function landing(
+  s: CoreState,
+  id: string,
+  stage: "capturing" | "review" | "merging" | "rebasing" | "waiting",
+  rebases = 0,
+): CoreState {
+  return {
+    ...s,
+    landings: new Map([...s.landings, [id, {
+      taskId: id,
+      stage,
+      recovered: false,
+      reason: stage,
+      lastTry: s.now,
+      rebases,
+    }]]),
+  };
+}
+
+/** The state after the store moved `id` to `status`. */
+function withStatus(s: CoreState, id: string, status: TaskStatus, over: Partial<TaskView> = {}) {
+  return { ...s, tasks: new Map([...s.tasks, [id, { ...s.tasks.get(id)!, status, ...over }]]) };
+}
+
+/** What a step did, in a form a table can compare: journal types, store ops, other kinds. */
+function summary(step: Step): string[] {
+  return step.actions.flatMap((a: Action) => {
+    switch (a.kind) {
+      case "journal":
+        return [`journal ${a.event.type}`];
+      case "store":
+        return [`store ${a.change.op}`];
+      case "log":
+      case "publish_waits":
+        return [];
+      default:
+        return [`${a.kind} ${"taskId" in a ? a.taskId : ""}`.trim()];
+    }
+  });
+}
+
+function journaled(step: Step, type: string): Record<string, unknown>[] {
+  return step.actions.flatMap((a) =>
+    a.kind === "journal" && a.event.type === type ? [a.event.data] : []
+  );
+}
+
+function storeChange(step: Step, op: string) {
+  return step.actions.find((a) => a.kind === "store" && a.change.op === op) as
+    | Extract<Action, { kind: "store" }>
+    | undefined;
+}
+
+const crash: ExitDiagnosis = {
+  kind: "agent_failed",
+  reason: "agent exited (exit 3) without reporting completion: Error: boom",
+  retryable: true,
+};
+
+function exited(id: string, over: Partial<Extract<CoreEvent, { type: "agent_exited" }>> = {}) {
+  return {
+    type: "agent_exited" as const,
+    taskId: id,
+    sessionId: `s-${id}`,
+    exitCode: 3,
+    durationMs: 9000,
+    rateLimited: false,
+    hasWork: false,
+    diagnosis: crash,
+    ...over,
+  };
+}
+
+Deno.test("decide(): a spawned agent's claim is journaled with its attempt and model", () => {
+  const s = {
+    ...state([task("t1", { status: "CLAIMED", attempts: 1 })]),
+    starting: new Set(["t1"]),
+  };
+  const step = decide(s, {
+    type: "spawned",
+    taskId: "t1",
+    sessionId: "s-1",
+    startedAt: 1,
+    deadline: 2,
+    attempt: 1,
+    model: "m",
+  });
+  assert.deepEqual(summary(step), ["journal task_claimed"]);
+  assert.deepEqual(journaled(step, "task_claimed")[0], {
+    task_id: "t1",
+    session_id: "s-1",
+    title: "Task t1",
+    role: "backend",
+    attempt: 1,
+    model: "m",
+  });
+  assert.equal(step.state.sessions.get("t1")?.sessionId, "s-1");
+  assert.equal(step.state.starting.size, 0);
+});
+
+Deno.test("decide(): reported work is captured, completed, merged and reaped", () => {
+  let s = running(state([task("t1", { status: "DONE", attempts: 1, summary: "did it" })]), "t1");
+  let step = decide(s, exited("t1", { exitCode: 0 }));
+  assert.deepEqual(summary(step), ["journal agent_exited", "capture t1"]);
+  step = decide(step.state, { type: "captured", taskId: "t1" });
+  assert.deepEqual(summary(step), ["journal task_completed", "merge t1"]);
+  assert.deepEqual(journaled(step, "task_completed")[0], { task_id: "t1", summary: "did it" });
+  s = step.state;
+  step = decide(s, {
+    type: "merge_result",
+    taskId: "t1",
+    result: { kind: "merged", commit: "abc" },
+  });
+  assert.deepEqual(summary(step), ["journal task_merged", "store merged", "reap t1"]);
+  assert.equal(step.state.landings.size, 0);
+});
+
+Deno.test("decide(): under require_approval completed work waits for the board's merge", () => {
+  const settings = { ...SETTINGS, requireApproval: true };
+  let s = landing(
+    state([task("t1", { status: "DONE", attempts: 1 })], {}, settings),
+    "t1",
+    "capturing",
+  );
+  let step = decide(s, { type: "captured", taskId: "t1" });
+  assert.deepEqual(summary(step), ["journal task_completed"]);
+  assert.equal(step.state.landings.get("t1")?.stage, "review");
+  s = step.state;
+  step = decide(s, { type: "review", taskId: "t1", decision: "approve", principal: "ann" });
+  assert.deepEqual(summary(step), [], "approve attaches a verdict only");
+  step = decide(s, { type: "review", taskId: "t1", decision: "merge", principal: "ann" });
+  assert.deepEqual(summary(step), ["merge t1"]);
+  const again = decide(step.state, {
+    type: "review",
+    taskId: "t1",
+    decision: "merge",
+    principal: "bo",
+  });
+  assert.deepEqual(summary(again), [], "a second merge while merging does nothing");
+  step = decide(s, {
+    type: "review",
+    taskId: "t1",
+    decision: "request_changes",
+    principal: "ann",
+    note: "call it final",
+  });
+  assert.deepEqual(summary(step), ["reap t1", "store requeue", "journal task_retried"]);
+  assert.equal(
+    storeChange(step, "requeue")?.change.op === "requeue" &&
+      (storeChange(step, "requeue")!.change as { countAttempt: boolean }).countAttempt,
+    false,
+  );
+  assert.match(step.state.notes.get("t1")!, /ann\) requested changes: call it final/);
+});
+
+Deno.test("decide(): failed gates send the work back until the attempts are spent, then FAIL", () => {
+  const signals = [{ kind: "test_passes", detail: "pytest", output_tail: "1 failed" }];
+  for (const [attempts, expected] of [[1, "retry"], [2, "retry"], [3, "fail"]] as const) {
+    const s = landing(state([task("t1", { status: "DONE", attempts })]), "t1", "merging");
+    const step = decide(s, {
+      type: "merge_result",
+      taskId: "t1",
+      result: { kind: "gates_failed", signals },
+    });
+    assert.deepEqual(journaled(step, "task_verification_failed")[0], { task_id: "t1", signals });
+    if (expected === "retry") {
+      assert.deepEqual(summary(step), [
+        "reap t1",
+        "journal task_verification_failed",
+        "store requeue",
+        "journal task_retried",
+      ]);
+      assert.match(step.state.notes.get("t1")!, /gates failed.*test_passes pytest[\s\S]*1 failed/);
+    } else {
+      assert.deepEqual(summary(step), [
+        "reap t1",
+        "journal task_verification_failed",
+        "store merge_failed",
+        "journal task_failed",
+      ]);
+      assert.match(String(journaled(step, "task_failed")[0].reason), /after 3 attempts/);
+    }
+  }
+});
+
+Deno.test("decide(): a merge conflict is rebased first; a clean rebase merges, or waits for review when its diff changed", () => {
+  const s = landing(state([task("t1", { status: "DONE", attempts: 1 })]), "t1", "merging");
+  let step = decide(s, {
+    type: "merge_result",
+    taskId: "t1",
+    result: { kind: "conflict", files: ["a.py"] },
+  });
+  assert.deepEqual(summary(step), ["rebase t1"]);
+  const rebasing = step.state;
+  step = decide(rebasing, {
+    type: "rebase_result",
+    taskId: "t1",
+    result: { kind: "rebased", tip: "f00", diffChanged: true },
+  });
+  assert.deepEqual(summary(step), ["journal task_rebased", "merge t1"]);
+  assert.equal(step.state.landings.get("t1")?.rebases, 1);
+
+  const approval = { ...rebasing, settings: { ...SETTINGS, requireApproval: true } };
+  step = decide(approval, {
+    type: "rebase_result",
+    taskId: "t1",
+    result: { kind: "rebased", tip: "f00", diffChanged: true },
+  });
+  assert.deepEqual(summary(step), ["journal task_rebased", "journal task_completed"]);
+  assert.equal(step.state.landings.get("t1")?.stage, "review");
+  step = decide(approval, {
+    type: "rebase_result",
+    taskId: "t1",
+    result: { kind: "rebased", tip: "f00", diffChanged: false },
+  });
+  assert.deepEqual(
+    summary(step),
+    ["journal task_rebased", "merge t1"],
+    "same change: no new review",
+  );
+});
+
+Deno.test("decide(): a conflict the rebase cannot solve is a new attempt told about the other change; spent attempts FAIL naming the files", () => {
+  const conflict = {
+    type: "rebase_result" as const,
+    taskId: "t1",
+    result: {
+      kind: "conflict" as const,
+      files: ["textkit/__init__.py", "b.py"],
+      otherChange: "abc other task\n+__all__ = ['slug']",
+    },
+  };
+  let step = decide(
+    landing(state([task("t1", { status: "DONE", attempts: 1 })]), "t1", "rebasing"),
+    conflict,
+  );
+  assert.deepEqual(summary(step), [
+    "journal merge_conflict",
+    "reap t1",
+    "journal task_verification_failed",
+    "store requeue",
+    "journal task_retried",
+  ]);
+  assert.deepEqual(journaled(step, "task_verification_failed")[0].signals, [
+    { kind: "merge_conflict", detail: "textkit/__init__.py" },
+    { kind: "merge_conflict", detail: "b.py" },
+  ]);
+  assert.match(
+    step.state.notes.get("t1")!,
+    /conflicted in textkit\/__init__\.py, b\.py[\s\S]*__all__/,
+  );
+  step = decide(
+    landing(state([task("t1", { status: "DONE", attempts: 3 })]), "t1", "rebasing"),
+    conflict,
+  );
+  assert.ok(summary(step).includes("store merge_failed"));
+  assert.deepEqual(journaled(step, "task_failed")[0].files, ["textkit/__init__.py", "b.py"]);
+  assert.match(String(journaled(step, "task_failed")[0].reason), /merge conflict in textkit/);
+  // A conflict after the rebases of this attempt are used up skips straight to a new attempt.
+  step = decide(
+    landing(state([task("t1", { status: "DONE", attempts: 1 })]), "t1", "merging", 3),
+    { type: "merge_result", taskId: "t1", result: { kind: "conflict", files: ["a.py"] } },
+  );
+  assert.ok(summary(step).includes("store requeue"));
+});
+
+Deno.test("decide(): how an agent ended decides its task's outcome", () => {
+  type Row = [string, TaskStatus, number, Partial<ReturnType<typeof exited>>, string[]];
+  const table: Row[] = [
+    ["crash, attempts left", "IN_PROGRESS", 1, {}, [
+      "journal agent_exited",
+      "store orphan",
+      "reap t1",
+      "journal task_verification_failed",
+      "store requeue",
+      "journal task_retried",
+    ]],
+    ["crash, attempts spent", "IN_PROGRESS", 3, {}, [
+      "journal agent_exited",
+      "store orphan",
+      "reap t1",
+      "journal task_verification_failed",
+      "store give_up",
+      "journal task_failed",
+    ]],
+    ["missing binary: never retried", "CLAIMED", 1, {
+      exitCode: 127,
+      diagnosis: {
+        kind: "spawn_error",
+        reason: "agent exited 127 (command not found)",
+        retryable: false,
+      },
+    }, [
+      "journal agent_exited",
+      "store orphan",
+      "reap t1",
+      "journal task_verification_failed",
+      "store give_up",
+      "journal task_failed",
+    ]],
+    ["partial work is recovered and lands", "IN_PROGRESS", 1, { hasWork: true }, [
+      "journal agent_exited",
+      "store orphan",
+      "store recover_done",
+      "capture t1",
+    ]],
+    ["rate limited: requeued, the attempt not counted", "IN_PROGRESS", 1, { rateLimited: true }, [
+      "journal agent_exited",
+      "store orphan",
+      "store requeue",
+      "journal task_retried",
+      "reap t1",
+    ]],
+    ["the agent reported failure (POST /fail)", "FAILED", 1, {}, [
+      "journal agent_exited",
+      "journal task_verification_failed",
+      "journal task_failed",
+      "reap t1",
+    ]],
+    ["an operator cancelled it", "CANCELLED", 1, {}, [
+      "journal agent_exited",
+      "journal task_verification_failed",
+      "journal task_cancelled",
+      "reap t1",
+    ]],
+  ];
+  for (const [name, status, attempts, over, expected] of table) {
+    const s = running(
+      state([task("t1", { status, attempts, summary: "tests will not pass" })]),
+      "t1",
+    );
+    const step = decide(s, exited("t1", over));
+    assert.deepEqual(summary(step), expected, name);
+    assert.equal(step.state.sessions.size, 0, name);
+  }
+  const s = running(state([task("t1", { status: "IN_PROGRESS", attempts: 1 })]), "t1");
+  const step = decide(s, exited("t1"));
+  assert.deepEqual(journaled(step, "task_verification_failed")[0].signals, [
+    { kind: "agent_failed", detail: crash.reason },
+  ]);
+  const rate = decide(s, exited("t1", { rateLimited: true }));
+  assert.equal(
+    (storeChange(rate, "requeue")!.change as { countAttempt: boolean }).countAttempt,
+    false,
+  );
+  const failed = decide(
+    running(state([task("t1", { status: "FAILED", attempts: 1, summary: "no database" })]), "t1"),
+    exited("t1", { exitCode: 0 }),
+  );
+  assert.deepEqual(journaled(failed, "task_verification_failed")[0].signals, [
+    { kind: "agent_reported_failure", detail: "no database" },
+  ]);
+});
+
+Deno.test("decide(): ticks end agents past their deadline and reported agents that linger", () => {
+  let s = running(state([task("t1", { status: "IN_PROGRESS" })]), "t1", { deadline: 999_999 });
+  let step = decide(s, { type: "tick" });
+  assert.ok(summary(step).includes("terminate t1"));
+  assert.equal(step.state.sessions.get("t1")?.endedBy, "timeout");
+  assert.ok(!summary(decide(step.state, { type: "tick" })).includes("terminate t1"), "once");
+
+  s = running(state([task("t1", { status: "DONE" })]), "t1");
+  step = decide(s, { type: "tick" });
+  assert.ok(!summary(step).includes("terminate t1"), "a reported agent gets a grace");
+  step = decide({ ...step.state, now: s.now + 10_000 }, { type: "tick" });
+  assert.ok(summary(step).includes("terminate t1"));
+  assert.equal(step.state.sessions.get("t1")?.endedBy, "reported");
+});
+
+Deno.test("decide(): an operator's cancel ends a running agent, drops landing work, records a queued task", () => {
+  let s = running(state([task("t1", { status: "CANCELLED" })]), "t1");
+  let step = decide(s, {
+    type: "task_changed",
+    taskId: "t1",
+    from: "IN_PROGRESS",
+    to: "CANCELLED",
+  });
+  assert.deepEqual(summary(step), ["terminate t1"]);
+  s = landing(state([task("t1", { status: "CANCELLED" })]), "t1", "review");
+  step = decide(s, { type: "task_changed", taskId: "t1", from: "DONE", to: "CANCELLED" });
+  assert.deepEqual(summary(step), [
+    "reap t1",
+    "journal task_verification_failed",
+    "journal task_cancelled",
+  ]);
+  s = state([task("t1", { status: "CANCELLED", summary: "not needed" })]);
+  step = decide(s, { type: "task_changed", taskId: "t1", from: "OPEN", to: "CANCELLED" });
+  assert.deepEqual(journaled(step, "task_verification_failed")[0].signals, [
+    { kind: "cancelled", detail: "cancelled by an operator: not needed" },
+  ]);
+  step = decide(withStatus(s, "t1", "OPEN"), {
+    type: "task_changed",
+    taskId: "t1",
+    from: "FAILED",
+    to: "OPEN",
+  });
+  assert.deepEqual(journaled(step, "task_retried"), [
+    { task_id: "t1", reason: "retried by an operator" },
+  ]);
+});
+
+Deno.test("decide(): overlapping owned_files wait for the earlier task's merge, journaled once", () => {
+  const s = landing(
+    state([
+      task("t1", { status: "DONE", owned_files: ["pkg/__init__.py"] }),
+      task("t2", { owned_files: ["pkg/__init__.py"] }),
+      task("t3", { owned_files: ["docs/x.md"] }),
+    ]),
+    "t1",
+    "review",
+  );
+  const step = decide(s, { type: "tick" });
+  assert.deepEqual(summary(step).filter((x) => x.startsWith("spawn")), ["spawn t3"]);
+  assert.deepEqual(journaled(step, "task_waiting"), [
+    { task_id: "t2", reason: "waiting for t1 to merge: both own pkg/__init__.py" },
+  ]);
+  const again = decide({ ...step.state, starting: new Set() }, { type: "tick" });
+  assert.deepEqual(journaled(again, "task_waiting"), [], "the same reason is not journaled twice");
+});
+
+Deno.test("decide(): dependents of a FAILED task stay blocked with the way out, and the run ends failed", () => {
+  const s = state([
+    task("core-1", { status: "FAILED", summary: "gates failed" }),
+    task("docs-1", { status: "BLOCKED", depends_on: ["core-1"] }),
+    task("docs-2", { status: "BLOCKED", depends_on: ["docs-1"] }),
+  ]);
+  const step = decide(s, { type: "tick" });
+  const waits = journaled(step, "task_waiting").map((w) => w.task_id);
+  assert.deepEqual(waits, ["docs-1", "docs-2"]);
+  assert.match(step.state.waits.get("docs-2")!, /waits on core-1, which FAILED \(through docs-1\)/);
+  assert.match(step.state.waits.get("docs-1")!, /service retry core-1/);
+  const finish = step.actions.find((a) => a.kind === "finish");
+  assert.ok(finish && finish.kind === "finish");
+  assert.equal(finish.verdict.status, "failed");
+  assert.match(
+    finish.verdict.problems.join("\n"),
+    /core-1: FAILED — gates failed \(`service retry core-1`\)/,
+  );
+  assert.match(finish.verdict.problems.join("\n"), /docs-1: BLOCKED — blocked: waits on core-1/);
+});
+
+Deno.test("decide(): the budget stops scheduling once, journaled, and the run ends with what did not start", () => {
+  const s = state([task("t1", { status: "CLOSED" }), task("t2")], {
+    readOnly: true,
+    budget: {
+      total_micro_usd: 900,
+      budget_micro_usd: 1000,
+      estimate_micro_usd: 300,
+      message: "Budget exceeded, read-only mode",
+    },
+  });
+  const step = decide(s, { type: "tick" });
+  assert.deepEqual(journaled(step, "budget_exceeded"), [
+    { total_micro_usd: 900, budget_micro_usd: 1000, estimate_micro_usd: 300 },
+  ]);
+  assert.ok(!summary(step).some((x) => x.startsWith("spawn")));
+  const finish = step.actions.find((a) => a.kind === "finish") as Extract<
+    Action,
+    { kind: "finish" }
+  >;
+  assert.equal(finish.verdict.status, "failed");
+  assert.match(finish.verdict.problems[0], /t2: not started — budget reached/);
+  assert.deepEqual(journaled(decide(step.state, { type: "tick" }), "budget_exceeded"), []);
+});
+
+Deno.test("decide(): stop ends every agent, keeps their work, and the run ends stopped", () => {
+  let s = running(
+    running(
+      state([
+        task("t1", { status: "IN_PROGRESS" }),
+        task("t2", {
+          status: "IN_PROGRESS",
+        }),
+      ]),
+      "t1",
+    ),
+    "t2",
+  );
+  let step = decide(s, { type: "stop" });
+  assert.deepEqual(summary(step), ["terminate t1", "terminate t2"]);
+  s = step.state;
+  step = decide(s, exited("t1", { exitCode: -15 }));
+  assert.deepEqual(summary(step), ["journal agent_exited", "store orphan", "keep t1"]);
+  step = decide(step.state, { type: "tick" });
+  assert.ok(!step.actions.some((a) => a.kind === "finish"), "t2 still runs");
+  step = decide(step.state, exited("t2", { exitCode: -15 }));
+  step = decide(step.state, { type: "tick" });
+  const finish = step.actions.find((a) => a.kind === "finish") as Extract<
+    Action,
+    { kind: "finish" }
+  >;
+  assert.equal(finish.verdict.status, "stopped");
+});
+
+Deno.test("decide(): a merge that waits is journaled once and tried again after the retry interval", () => {
+  const s = landing(state([task("t1", { status: "DONE" })]), "t1", "merging");
+  const wait = {
+    kind: "waiting" as const,
+    reason: "uncommitted changes in README.md would be overwritten",
+  };
+  let step = decide(s, { type: "merge_result", taskId: "t1", result: wait });
+  step = decide(step.state, { type: "tick" });
+  assert.deepEqual(journaled(step, "task_waiting"), [
+    { task_id: "t1", reason: `merge waits: ${wait.reason}` },
+  ]);
+  assert.ok(!summary(step).includes("merge t1"), "not yet");
+  assert.equal(step.state.waits.get("t1"), `merge waits: ${wait.reason}`);
+  step = decide({ ...step.state, now: s.now + 3000 }, { type: "tick" });
+  assert.ok(summary(step).includes("merge t1"));
+  step = decide(step.state, { type: "merge_result", taskId: "t1", result: wait });
+  step = decide(step.state, { type: "tick" });
+  assert.deepEqual(journaled(step, "task_waiting"), [], "the same wait is journaled once");
+});
+
+Deno.test("decide(): a task left by a crashed orchestrator is recovered, requeued, or landed", () => {
+  const claimed = state([task("t1", { status: "IN_PROGRESS", attempts: 1 })]);
+  assert.deepEqual(
+    summary(decide(claimed, { type: "recovered", taskId: "t1", hasWorktree: true, hasWork: true })),
+    ["store orphan", "store recover_done", "capture t1"],
+  );
+  assert.deepEqual(
+    summary(
+      decide(claimed, { type: "recovered", taskId: "t1", hasWorktree: true, hasWork: false }),
+    ),
+    [
+      "store orphan",
+      "reap t1",
+      "journal task_verification_failed",
+      "store requeue",
+      "journal task_retried",
+    ],
+  );
+  const done = state([task("t1", { status: "DONE", attempts: 1 })]);
+  assert.deepEqual(
+    summary(decide(done, { type: "recovered", taskId: "t1", hasWorktree: true, hasWork: false })),
+    ["capture t1"],
+  );
+});
+
+Deno.test("decide(): an agent that could not start is a failed attempt with the reason", () => {
+  const s = {
+    ...state([task("t1", { status: "CLAIMED", attempts: 1 })]),
+    starting: new Set(["t1"]),
+  };
+  const step = decide(s, {
+    type: "spawn_failed",
+    taskId: "t1",
+    sessionId: "s",
+    diagnosis: {
+      kind: "spawn_failed",
+      reason: "could not start the agent: ENOENT",
+      retryable: false,
+    },
+  });
+  assert.deepEqual(summary(step), [
+    "store orphan",
+    "reap t1",
+    "journal task_verification_failed",
+    "store give_up",
+    "journal task_failed",
+  ]);
+  assert.equal(step.state.starting.size, 0);
+});
+
+Deno.test("decide(): a continuous run never finishes on its own", () => {
+  const s = state([task("t1", { status: "CLOSED" })], {}, { ...SETTINGS, continuous: true });
+  assert.ok(!decide(s, { type: "tick" }).actions.some((a) => a.kind === "finish"));
+  const plan = state([task("t1", { status: "CLOSED" })]);
+  const finish = decide(plan, { type: "tick" }).actions.find((a) => a.kind === "finish");
+  assert.deepEqual(finish, { kind: "finish", verdict: { status: "completed", problems: [] } });
+});
