@@ -29,6 +29,8 @@ export interface PlannedTask {
   title: string;
   role: string;
   stage?: string;
+  /** Identifies the step across runs (stage, position, goal). */
+  step_key?: string;
   depends_on: string[];
 }
 
@@ -45,7 +47,7 @@ export interface RunStartedData {
   /** The planned tasks, in plan order. */
   planned?: PlannedTask[];
   /** Tasks of the plan that an earlier run already landed (not run again). */
-  already_landed?: { task_id: string; commit: string }[];
+  already_landed?: { task_id: string; run_id: string; commit: string }[];
 }
 
 /** `run_started`: fills `board.run.started`. */

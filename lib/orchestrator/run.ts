@@ -1,11 +1,14 @@
 /**
- * `service run [plan]`: load the configuration and the plan, start the task server, record
- * `run_started` in a new journal (or `run_resumed` in the journal of an interrupted run), turn
- * the plan into tasks and drive them to the end with the {@link Orchestrator}.
+ * `service run [plan]`: check everything that can be checked, start the task server, then either
+ * resume the run that has unfinished tasks (`run_resumed` in its journal) or start a new one
+ * (`run_started`) with the plan's steps that have not landed yet, and drive its tasks to the end
+ * with the {@link Orchestrator}.
  */
-import { join, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
 import { configuredAdapter, loadConfig } from "../config/load.ts";
 import { loadServerSettings } from "../config/server_config.ts";
+import type { ServiceConfig } from "../config/schema.ts";
 import { ValidationError } from "../config/errors.ts";
 import { preflight } from "../agents/preflight.ts";
 import { CooldownTracker, loadCooldowns } from "../agents/cooldown.ts";
@@ -15,24 +18,28 @@ import { groupAlive, KILL_GRACE_MS, killTree } from "../agents/process.ts";
 import { readPidFiles, removePidFile } from "../agents/runtime_files.ts";
 import { effectiveTokenSpecs } from "../auth/tokens.ts";
 import { git } from "../git/git.ts";
-import { appendEvents } from "../journal/journal_file.ts";
 import * as ev from "../journal/events.ts";
+import { appendEvents } from "../journal/journal_file.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { loadPlan } from "../plans/load.ts";
+import type { ParsedPlan } from "../plans/plan.ts";
 import { startServer } from "../server/serve.ts";
 import { serverMounts } from "../server/mounts.ts";
 import { taskStoreFor } from "../tasks/registry.ts";
 import type { TaskStore } from "../tasks/store.ts";
+import type { Task } from "../tasks/task.ts";
 import { ensureServiceExcluded } from "../worktrees/exclude.ts";
 import { journalPath, type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { Orchestrator, type RunOutcome } from "./orchestrator.ts";
+import { keyedTasks, landedSteps, plannedTasks, stepsToDo } from "./plan_steps.ts";
 import { ProgressDisplay } from "./progress.ts";
-import { clearRunState, newRunId, readRunState, writeRunState } from "./run_state.ts";
+import { runSetupProblems } from "./run_checks.ts";
+import { newRunId, readRunState, type RunState, writeRunState } from "./run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
 
-/** A user-facing failure of `service run`, with its exit code (spec §7.4). */
+/** A user-facing failure of `service run`, with its exit code (spec §7.4) and the fix. */
 export class RunError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(message: string, readonly exitCode = 1, readonly fix?: string) {
     super(message);
     this.name = "RunError";
   }
@@ -41,8 +48,10 @@ export class RunError extends Error {
 /** Options of {@link runPlan}. */
 export interface RunPlanOptions {
   root: string;
-  /** Plan file (default `plan.yaml` in the workspace). */
+  /** Plan file. Without it an unfinished run resumes, else `plan.yaml` starts. */
   plan?: string;
+  /** Run every step, also those an earlier run landed. */
+  force?: boolean;
   /** Port of the embedded task server (default: config / SERVICE_PORT / 8052; busy → any free port). */
   port?: number;
   out?: (line: string) => void;
@@ -54,7 +63,12 @@ export interface RunPlanOptions {
 export interface RunResult extends RunOutcome {
   runId: string;
   url: string;
+  /** Every step of the plan had landed already: no run was started. */
+  upToDate?: boolean;
 }
+
+/** Statuses a run's task ends in. */
+const FINISHED: ReadonlySet<string> = new Set(["CLOSED", "FAILED", "CANCELLED"]);
 
 async function currentBranch(root: string): Promise<string> {
   const inside = await git(["rev-parse", "--is-inside-work-tree"], {
@@ -63,7 +77,9 @@ async function currentBranch(root: string): Promise<string> {
   });
   if (inside.code !== 0) {
     throw new RunError(
-      `${root} is not a git repository: run \`git init\` and commit once, or pass --root`,
+      `${root} is not a git repository`,
+      1,
+      "run `git init` and commit once, or pass --root <your repository>",
     );
   }
   const head = await git(["symbolic-ref", "--quiet", "--short", "HEAD"], {
@@ -71,7 +87,7 @@ async function currentBranch(root: string): Promise<string> {
     allowFailure: true,
   });
   if (head.code !== 0) {
-    throw new RunError("HEAD is detached: check out the branch the work should land on");
+    throw new RunError("HEAD is detached", 1, "check out the branch the work should land on");
   }
   const branch = head.stdout.trim();
   const tip = await git(["rev-parse", "--verify", "--quiet", "HEAD"], {
@@ -79,7 +95,11 @@ async function currentBranch(root: string): Promise<string> {
     allowFailure: true,
   });
   if (tip.code !== 0) {
-    throw new RunError(`branch ${branch} has no commit yet: commit once before \`service run\``);
+    throw new RunError(
+      `branch ${branch} has no commit yet`,
+      1,
+      "commit once before `service run`",
+    );
   }
   return branch;
 }
@@ -102,30 +122,77 @@ async function reapStaleAgents(paths: WorkspacePaths, out: (line: string) => voi
   }
 }
 
-async function createPlanTasks(
-  store: TaskStore,
-  tasks: Awaited<ReturnType<typeof loadPlan>>["tasks"],
-  runId: string,
-): Promise<void> {
-  const existing = tasks.filter((t) => store.get(t.id));
-  if (existing.length > 0) {
-    const unfinished = existing.filter((t) =>
-      !["CLOSED", "FAILED", "CANCELLED"].includes(store.get(t.id)!.status)
-    );
-    if (unfinished.length > 0) {
-      throw new RunError(
-        `tasks ${
-          unfinished.map((t) => `${t.id} (${store.get(t.id)!.status})`).join(", ")
-        } of an earlier run are ` +
-          "not finished: resume it with `service run` (no new plan), or cancel them with POST /tasks/<id>/cancel",
-      );
-    }
-    await store.archive(existing.map((t) => t.id), `before-${runId}`);
-  }
-  await store.create(tasks.map(({ stage: _stage, ...input }) => input));
+async function fileDigest(path: string): Promise<string> {
+  return "sha256:" + sha256Hex(await Deno.readFile(path));
 }
 
-/** Run a plan to the end (or resume the interrupted run). */
+/** A run with unfinished tasks: the one `service run` resumes. */
+interface Resumable {
+  runId: string;
+  plan?: string;
+  planSha256?: string;
+  unfinished: Task[];
+  taskIds: string[];
+}
+
+/** The latest run whose tasks are not all finished (the run state's first, else the newest id). */
+function findResumable(store: TaskStore, state: RunState | undefined): Resumable | undefined {
+  const byRun = new Map<string, Task[]>();
+  for (const t of store.list()) {
+    if (!t.run_id) continue;
+    const list = byRun.get(t.run_id) ?? [];
+    list.push(t);
+    byRun.set(t.run_id, list);
+  }
+  const candidates = [...byRun.keys()].filter((id) =>
+    byRun.get(id)!.some((t) => !FINISHED.has(t.status))
+  ).sort().reverse();
+  const runId = state && candidates.includes(state.run_id) ? state.run_id : candidates[0];
+  if (!runId) return undefined;
+  const tasks = byRun.get(runId)!;
+  return {
+    runId,
+    plan: state?.run_id === runId ? state.plan : undefined,
+    planSha256: state?.run_id === runId ? state.plan_sha256 : undefined,
+    unfinished: tasks.filter((t) => !FINISHED.has(t.status)),
+    taskIds: tasks.map((t) => t.id),
+  };
+}
+
+function describeUnfinished(tasks: Task[]): string {
+  const shown = tasks.slice(0, 6).map((t) => `${t.id} (${t.status})`).join(", ");
+  return tasks.length > 6 ? `${shown} and ${tasks.length - 6} more` : shown;
+}
+
+/** Check a plan and what its run needs before anything is written. */
+async function checkedPlan(
+  root: string,
+  planFile: string,
+  config: ServiceConfig,
+): Promise<ParsedPlan> {
+  if (!existsSync(planFile)) {
+    throw new RunError(
+      `no plan file ${planFile}`,
+      1,
+      "pass the plan to run: `service run path/to/plan.yaml` (see README.md for the format)",
+    );
+  }
+  const plan = await loadPlan(root, planFile, config);
+  await throwSetupProblems(root, config, plan.tasks.map((t) => t.role));
+  return plan;
+}
+
+async function throwSetupProblems(root: string, config: ServiceConfig, roles: string[]) {
+  const problems = await runSetupProblems(root, config, roles);
+  if (problems.length === 0) return;
+  throw new RunError(
+    problems.map((p) => `${p.subject}: ${p.problem}`).join("\n  "),
+    1,
+    problems.map((p) => p.fix).join("; "),
+  );
+}
+
+/** Run a plan to the end, or resume the unfinished run. */
 export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   const root = resolve(options.root);
   const out = options.out ?? ((line: string) => console.log(line));
@@ -150,16 +217,16 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     processAlive(previous.pid)
   ) {
     throw new RunError(
-      `run ${previous.run_id} is in progress (pid ${previous.pid}, ${previous.url}): watch it with \`service status\` or end it with \`service stop\``,
+      `run ${previous.run_id} is in progress (pid ${previous.pid}, ${previous.url})`,
+      1,
+      "watch it with `service status`, or end it with `service stop`",
     );
   }
-  const resuming = previous !== undefined &&
-    (options.plan === undefined || resolve(root, options.plan) === previous.plan);
-  const planFile = resuming ? previous!.plan : resolve(root, options.plan ?? "plan.yaml");
-  const plan = await loadPlan(root, planFile, config);
-  const runId = resuming ? previous!.run_id : newRunId();
-  if (resuming) await reapStaleAgents(paths, out);
-
+  const planFile = options.plan === undefined ? undefined : resolve(root, options.plan);
+  const defaultPlan = join(root, "plan.yaml");
+  // Everything checkable is checked before a row is written: the plan, templates, settings, CLI.
+  const plan = planFile ? await checkedPlan(root, planFile, config) : undefined;
+  if (!plan) await throwSetupProblems(root, config, Object.keys(config.roles));
   const env = Deno.env.toObject();
   const checked = await preflight(adapter, {
     env,
@@ -175,34 +242,84 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   options.signal?.addEventListener("abort", stopOnSignal, { once: true });
   try {
     const store = await taskStoreFor(server.ctx);
-    const journal = journalPath(paths, runId);
-    if (resuming) {
-      await appendEvents(journal, [ev.runResumed({ run_id: runId, pid: Deno.pid })]);
-      out(`resuming run ${runId} (${plan.tasks.length} tasks, plan ${planFile})`);
+    const resumable = findResumable(store, previous);
+    let runId: string;
+    let taskIds: string[];
+    let runPlanFile: string;
+    let planSha: string | undefined;
+    const resumeSame = resumable && planFile && resumable.plan === planFile &&
+      resumable.planSha256 === await fileDigest(planFile);
+    if (resumable && (!planFile || resumeSame)) {
+      runId = resumable.runId;
+      taskIds = resumable.taskIds;
+      runPlanFile = resumable.plan ?? planFile ?? "";
+      planSha = resumable.planSha256;
+      await reapStaleAgents(paths, out);
+      await appendEvents(journalPath(paths, runId), [
+        ev.runResumed({ run_id: runId, pid: Deno.pid }),
+      ]);
+      out(
+        `resuming run ${runId}: ${resumable.unfinished.length} unfinished task(s): ${
+          describeUnfinished(resumable.unfinished)
+        }`,
+      );
+    } else if (resumable) {
+      throw new RunError(
+        `run ${resumable.runId}${
+          resumable.plan ? ` (${relative(root, resumable.plan)})` : ""
+        } has ${resumable.unfinished.length} unfinished task(s): ${
+          describeUnfinished(resumable.unfinished)
+        }`,
+        1,
+        `\`service run\` resumes it; or \`service cancel --all\` cancels them, then \`service run ${options.plan}\` starts a new run`,
+      );
     } else {
-      await appendEvents(journal, [ev.runStarted({
-        run_id: runId,
-        plan: plan.name ?? planFile.split("/").pop()!,
-        plan_sha256: "sha256:" + sha256Hex(await Deno.readFile(planFile)),
-        config_sha256: "sha256:" + sha256Hex(await Deno.readFile(join(root, "service.yaml"))),
+      runPlanFile = planFile ?? defaultPlan;
+      if (!plan && !existsSync(runPlanFile)) {
+        throw new RunError(
+          "nothing to run: no earlier run has unfinished tasks and there is no plan.yaml",
+          1,
+          "pass a plan: `service run path/to/plan.yaml`",
+        );
+      }
+      const thePlan = plan ?? await checkedPlan(root, runPlanFile, config);
+      planSha = await fileDigest(runPlanFile);
+      const started = await startNewRun(store, {
+        paths,
+        plan: thePlan,
+        planFile: runPlanFile,
+        planSha,
+        config,
         adapter: adapter.name,
-        target_branch: targetBranch,
-        tasks: plan.tasks.length,
-      })]);
-      await createPlanTasks(store, plan.tasks, runId);
-      out(`run ${runId}: ${plan.tasks.length} tasks from ${planFile}, landing on ${targetBranch}`);
+        targetBranch,
+        force: options.force ?? false,
+        out,
+      });
+      if (!started) {
+        return {
+          status: "completed",
+          problems: [],
+          counts: {},
+          runId: previous?.run_id ?? "",
+          url: server.url,
+          upToDate: true,
+        };
+      }
+      ({ runId, taskIds } = started);
     }
     out(
       `review board (live while the run lasts): ${server.url}/dashboard/review-board?run=${runId}`,
     );
-    await writeRunState(paths, {
+    const state: RunState = {
       run_id: runId,
       pid: Deno.pid,
-      plan: planFile,
+      plan: runPlanFile,
+      plan_sha256: planSha,
       url: server.url,
       started_at: Math.floor(Date.now() / 1000),
       status: "running",
-    });
+    };
+    await writeRunState(paths, state);
     const tokenSpec = effectiveTokenSpecs(settings.tokens, (n) => env[n]).find((s) =>
       env[s.token_env]
     );
@@ -217,9 +334,9 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     orchestrator = new Orchestrator({
       paths,
       runId,
-      journalPath: journal,
+      journalPath: journalPath(paths, runId),
       store,
-      taskIds: plan.tasks.map((t) => t.id),
+      taskIds,
       adapter,
       launch: checked.launch,
       serverUrl: server.url,
@@ -250,8 +367,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       log: (line) => progress.event(line),
       onWaiting: (waiting) => {
         stateWrites = stateWrites
-          .then(() => readRunState(paths))
-          .then((state) => state && writeRunState(paths, { ...state, waiting }))
+          .then(() => writeRunState(paths, { ...state, waiting }))
           .catch((e) => progress.event(`cannot publish waiting reasons: ${(e as Error).message}`));
       },
     });
@@ -259,28 +375,100 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     progress.start(() => ({
       store,
       runtimeDir: paths.runtime,
-      taskIds: plan.tasks.map((t) => t.id),
+      taskIds,
       orchestrator: orchestrator!,
     }));
     const outcome = await orchestrator.run();
     progress.stop();
     await stateWrites; // the last word on the run state is below
-    await appendEvents(journal, [ev.runCompleted({ run_id: runId, status: outcome.status })]);
-    if (outcome.status === "stopped") {
-      await writeRunState(paths, {
-        ...(await readRunState(paths))!,
-        status: "stopped",
-        waiting: {},
-      });
-      out(`run ${runId} stopped; \`service run\` resumes it`);
-    } else {
-      await clearRunState(paths);
-    }
+    await appendEvents(journalPath(paths, runId), [
+      ev.runCompleted({ run_id: runId, status: outcome.status, counts: outcome.counts }),
+    ]);
+    await writeRunState(paths, {
+      ...state,
+      status: outcome.status,
+      waiting: orchestrator.waitingReasons(),
+    });
+    if (outcome.status === "stopped") out(`run ${runId} stopped; \`service run\` resumes it`);
     return { ...outcome, runId, url: server.url };
   } finally {
     options.signal?.removeEventListener("abort", stopOnSignal);
     await server.shutdown();
   }
+}
+
+/** What a new run needs. */
+interface NewRun {
+  paths: WorkspacePaths;
+  plan: ParsedPlan;
+  planFile: string;
+  planSha: string;
+  config: ServiceConfig;
+  adapter: string;
+  targetBranch: string;
+  force: boolean;
+  out: (line: string) => void;
+}
+
+/**
+ * Journal `run_started` and create the plan's steps that have not landed yet (all of them with
+ * `force`). Undefined when every step already landed: nothing to do, no run.
+ */
+async function startNewRun(
+  store: TaskStore,
+  o: NewRun,
+): Promise<{ runId: string; taskIds: string[] } | undefined> {
+  const keyed = keyedTasks(o.plan);
+  const landed = o.force ? new Map() : await landedSteps(o.paths, o.targetBranch, o.out);
+  const { todo, done } = stepsToDo(keyed, landed);
+  const landedNote = done.map((t) => `${t.id} in ${t.landed.commit.slice(0, 10)}`).join(", ");
+  const name = relative(o.paths.root, o.planFile);
+  if (todo.length === 0) {
+    o.out(
+      `nothing to do: all ${done.length} step(s) of ${name} already landed (${landedNote}); ` +
+        "`service run --force` runs them again",
+    );
+    return undefined;
+  }
+  const collisions = todo.map((t) => store.get(t.id)).filter((t): t is Task => t !== undefined);
+  const open = collisions.filter((t) => !FINISHED.has(t.status));
+  if (open.length > 0) {
+    throw new RunError(
+      `task id(s) ${describeUnfinished(open)} of the plan are unfinished tasks of the task API`,
+      1,
+      `\`service cancel ${open.map((t) => t.id).join(" ")}\`, or give the steps other \`id:\`s`,
+    );
+  }
+  const runId = newRunId();
+  if (collisions.length > 0) await store.archive(collisions.map((t) => t.id), `before-${runId}`);
+  await appendEvents(journalPath(o.paths, runId), [ev.runStarted({
+    run_id: runId,
+    plan: o.plan.name ?? name,
+    plan_sha256: o.planSha,
+    config_sha256: await fileDigest(join(o.paths.root, "service.yaml")),
+    adapter: o.adapter,
+    target_branch: o.targetBranch,
+    tasks: todo.length,
+    planned: plannedTasks(todo),
+    ...(done.length > 0
+      ? {
+        already_landed: done.map((t) => ({
+          task_id: t.id,
+          run_id: t.landed.run_id,
+          commit: t.landed.commit,
+        })),
+      }
+      : {}),
+  })]);
+  await store.create(
+    todo.map(({ stage: _stage, step_key: _key, ...input }) => input),
+    { runId },
+  );
+  const landedPart = done.length > 0 ? `${done.length} already landed (${landedNote}), ` : "";
+  o.out(
+    `run ${runId}: ${landedPart}${todo.length} to do from ${name}, landing on ${o.targetBranch}`,
+  );
+  return { runId, taskIds: todo.map((t) => t.id) };
 }
 
 // The spec's 300 s cooldown; SERVICE_RATE_LIMIT_COOLDOWN_S shortens it for tests and drills.

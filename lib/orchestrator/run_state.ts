@@ -1,7 +1,8 @@
 /**
- * The orchestrator's own state, `.sdd/runtime/orchestrator.json`: which run is in progress, in
- * which process, serving which URL. `stop` signals that process; a `run` that finds the file
- * with a dead process resumes that run (same journal) after recovering its agents' work.
+ * The orchestrator's own state, `.sdd/runtime/orchestrator.json`: the latest run, its process,
+ * the URL it serves and how it ended. `stop` signals a running one; `run` resumes a run whose
+ * tasks are not all finished (same journal) after recovering its agents' work; `status` shows
+ * why its tasks wait, also after it ended.
  */
 import { join } from "node:path";
 import { type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
@@ -11,10 +12,12 @@ export interface RunState {
   run_id: string;
   pid: number;
   plan: string;
+  /** `sha256:` digest of the plan file the run was started from. */
+  plan_sha256?: string;
   url: string;
   /** Epoch seconds. */
   started_at: number;
-  status: "running" | "stopped";
+  status: "running" | "stopped" | "completed" | "failed";
   /** Why tasks of the run wait (a slot, a cooldown, the budget, a merge that would touch the user's changes …). */
   waiting?: Record<string, string>;
 }
@@ -38,13 +41,6 @@ export async function readRunState(paths: WorkspacePaths): Promise<RunState | un
 export async function writeRunState(paths: WorkspacePaths, state: RunState): Promise<void> {
   await Deno.mkdir(paths.runtime, { recursive: true });
   await writeFileAtomic(runStatePath(paths), JSON.stringify(state, null, 2) + "\n");
-}
-
-/** Forget the run state (the run finished). */
-export async function clearRunState(paths: WorkspacePaths): Promise<void> {
-  await Deno.remove(runStatePath(paths)).catch((e) => {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  });
 }
 
 /** A new run id, sortable by time: `run-20261121-101500-3fa2`. */

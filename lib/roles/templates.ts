@@ -9,12 +9,38 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { parse as parseYaml } from "yaml";
 import type { CompletionSignal, Task } from "../tasks/task.ts";
+import { suggest } from "../util/levenshtein.ts";
 
 /** The files every role directory holds. */
 export const TEMPLATE_FILES = ["system_prompt.md", "task_prompt.md", "config.yaml"] as const;
 
 /** Placeholders `task_prompt.md` must contain. */
 export const REQUIRED_PLACEHOLDERS = ["{{goal}}", "{{reporting}}"] as const;
+
+/** Every placeholder a template may use (`{{name}}`); any other is a typo, refused up front. */
+export const KNOWN_PLACEHOLDERS = [
+  "task_id",
+  "title",
+  "role",
+  "goal",
+  "priority",
+  "scope",
+  "complexity",
+  "depends_on",
+  "owned_files",
+  "completion_signals",
+  "reporting",
+] as const;
+
+const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]*)\s*\}\}/g;
+
+/** Placeholders of `text` that no task fills. */
+export function unknownPlaceholders(text: string): string[] {
+  const known = new Set<string>(KNOWN_PLACEHOLDERS);
+  return [...new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1]))].filter((n) =>
+    !known.has(n)
+  );
+}
 
 /** Directory of the built-in templates. */
 export const BUILTIN_TEMPLATES_DIR = fileURLToPath(
@@ -105,6 +131,18 @@ export async function loadRoleTemplate(root: string, role: string): Promise<Role
       `role '${role}': ${join(found.dir, "task_prompt.md")} lacks the placeholder(s) ${
         missing.join(", ")
       }; the task goal and the reporting instructions must appear in every task prompt`,
+    );
+  }
+  for (const file of ["system_prompt.md", "task_prompt.md"] as const) {
+    const unknown = unknownPlaceholders(texts[file]);
+    if (unknown.length === 0) continue;
+    const hints = unknown.map((n) => {
+      const guess = suggest(n, KNOWN_PLACEHOLDERS);
+      return `{{${n}}}${guess ? ` (did you mean {{${guess}}}?)` : ""}`;
+    });
+    throw new TemplateError(
+      `role '${role}': ${join(found.dir, file)} uses unknown placeholder(s) ${hints.join(", ")}; ` +
+        `known: ${KNOWN_PLACEHOLDERS.map((n) => `{{${n}}}`).join(", ")}`,
     );
   }
   let raw: unknown;

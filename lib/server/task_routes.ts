@@ -11,6 +11,7 @@ import * as complete from "../../routes/tasks/[task_id]/complete.ts";
 import * as fail from "../../routes/tasks/[task_id]/fail.ts";
 import * as cancel from "../../routes/tasks/[task_id]/cancel.ts";
 import * as reopen from "../../routes/tasks/[task_id]/reopen.ts";
+import * as retry from "../../routes/tasks/[task_id]/retry.ts";
 
 /** Mount the task API on `app`. */
 export function mountTaskApi(app: Hono<AppEnv>, ctx: AppContext): void {
@@ -27,4 +28,5 @@ export function mountTaskApi(app: Hono<AppEnv>, ctx: AppContext): void {
   app.post("/tasks/:task_id/fail", fail.POST);
   app.post("/tasks/:task_id/cancel", cancel.POST);
   app.post("/tasks/:task_id/reopen", reopen.POST);
+  app.post("/tasks/:task_id/retry", retry.POST);
 }

@@ -36,6 +36,8 @@ export const TRIGGERS = [
   "merge_failed", // the merge step gave up on conflicts
   "retry", // gates failed or an operator requested changes: a new attempt
   "give_up", // recovery found nothing mergeable and the attempts are spent
+  "operator_retry", // `service retry`: a FAILED or CANCELLED task gets new attempts
+  "reblock", // a dependency no longer satisfies it (its work went back or failed to land)
 ] as const;
 
 /** A trigger of a transition. */
@@ -63,7 +65,8 @@ export const TRANSITIONS: Readonly<Record<TaskTrigger, Partial<Record<TaskStatus
   complete: { CLAIMED: "DONE", IN_PROGRESS: "DONE" },
   operator_complete: Object.fromEntries(NON_TERMINAL.map((s) => [s, "DONE"])),
   fail: { CLAIMED: "FAILED", IN_PROGRESS: "FAILED" },
-  cancel: Object.fromEntries(NON_TERMINAL.map((s) => [s, "CANCELLED"])),
+  // DONE work that has not landed may be cancelled too (it is discarded, kept on a rescue ref).
+  cancel: Object.fromEntries([...NON_TERMINAL, "DONE"].map((s) => [s, "CANCELLED"])),
   orphan: { CLAIMED: "ORPHANED", IN_PROGRESS: "ORPHANED" },
   reopen: { ORPHANED: "OPEN" },
   requeue: { ORPHANED: "OPEN" },
@@ -73,6 +76,8 @@ export const TRANSITIONS: Readonly<Record<TaskTrigger, Partial<Record<TaskStatus
   merge_failed: { DONE: "FAILED" },
   retry: { DONE: "OPEN" },
   give_up: { ORPHANED: "FAILED" },
+  operator_retry: { FAILED: "OPEN", CANCELLED: "OPEN" },
+  reblock: { OPEN: "BLOCKED" },
 };
 
 /** Outcome of {@link transition}. */

@@ -37,6 +37,10 @@ const ALLOWED: [TaskStatus, TaskTrigger, TaskStatus][] = [
   ["DONE", "merge_failed", "FAILED"],
   ["DONE", "retry", "OPEN"],
   ["ORPHANED", "give_up", "FAILED"],
+  ["DONE", "cancel", "CANCELLED"],
+  ["FAILED", "operator_retry", "OPEN"],
+  ["CANCELLED", "operator_retry", "OPEN"],
+  ["OPEN", "reblock", "BLOCKED"],
 ];
 
 for (const from of STATUSES) {

@@ -145,7 +145,7 @@ export class TaskStore {
    * Create tasks atomically: all or none. Members may depend on each other in any order.
    * 409 on a duplicate id, 422 on an unknown role, unknown dependency or cycle.
    */
-  async create(inputs: TaskInput[]): Promise<Task[]> {
+  async create(inputs: TaskInput[], options: { runId?: string } = {}): Promise<Task[]> {
     const ids = new Map<string, TaskInput & { id: string }>();
     for (const input of inputs) {
       const id = input.id ?? this.#newId();
@@ -179,7 +179,7 @@ export class TaskStore {
     const now = this.#nowIso();
     const created: Task[] = [];
     for (const input of ids.values()) {
-      const task = newTask(input, "BLOCKED", this.#seq++, now);
+      const task = newTask(input, "BLOCKED", this.#seq++, now, options.runId ?? null);
       this.#index(task);
       created.push(task);
     }
@@ -258,6 +258,23 @@ export class TaskStore {
       t.summary = reason ?? t.summary;
     });
     return this.#persist(task).then(() => task);
+  }
+
+  /**
+   * An operator gives a FAILED or CANCELLED task new attempts (`service retry`): OPEN with its
+   * attempts reset, or BLOCKED when a dependency is not satisfied yet.
+   */
+  async retry(id: string, reason = "retried by an operator"): Promise<Task> {
+    const task = this.require(id);
+    this.#fire(task, "operator_retry", (t) => {
+      t.attempts = 0;
+      t.session_id = null;
+      t.heartbeat_at = null;
+      t.summary = reason;
+    });
+    if (!this.#dependenciesSatisfied(task)) this.#fire(task, "reblock", () => {});
+    await this.#persist(task);
+    return task;
   }
 
   /** Requeue an ORPHANED task (409 otherwise). */
@@ -432,6 +449,30 @@ export class TaskStore {
     emitTaskChange(this.#change(task, from));
     if (SATISFIES_DEPENDENCY.has(result.to) && !SATISFIES_DEPENDENCY.has(from)) {
       this.#unblockAfter(task);
+    } else if (SATISFIES_DEPENDENCY.has(from) && !SATISFIES_DEPENDENCY.has(result.to)) {
+      this.#reblockAfter(task);
+    }
+  }
+
+  #dependenciesSatisfied(task: Task): boolean {
+    return task.depends_on.every((d) => {
+      const dep = this.#tasks.get(d);
+      return dep !== undefined && SATISFIES_DEPENDENCY.has(dep.status);
+    });
+  }
+
+  /**
+   * `task` no longer satisfies its dependents (its work went back for a new attempt or failed to
+   * land): those not started yet wait again, so none starts without the work it depends on.
+   */
+  #reblockAfter(task: Task): void {
+    for (const id of this.#dependents.get(task.id) ?? []) {
+      const dependent = this.#tasks.get(id)!;
+      if (dependent.status !== "OPEN") continue;
+      this.#fire(dependent, "reblock", () => {});
+      this.#persist(dependent).catch((e) =>
+        console.error(`task store: cannot save ${dependent.id}: ${(e as Error).message}`)
+      );
     }
   }
 
@@ -439,7 +480,7 @@ export class TaskStore {
     for (const id of this.#dependents.get(task.id) ?? []) {
       const dependent = this.#tasks.get(id)!;
       if (dependent.status !== "BLOCKED") continue;
-      if (dependent.depends_on.every((d) => SATISFIES_DEPENDENCY.has(this.#tasks.get(d)!.status))) {
+      if (this.#dependenciesSatisfied(dependent)) {
         this.#fire(dependent, "unblock", () => {});
         this.#persist(dependent).catch((e) =>
           console.error(`task store: cannot save ${dependent.id}: ${(e as Error).message}`)

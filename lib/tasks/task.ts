@@ -69,6 +69,8 @@ export interface Task {
   seq: number;
   /** Incremented on every change; the highest wins when a crash left two copies on disk. */
   revision: number;
+  /** The run (`service run`) the task belongs to; null for tasks created through the API. */
+  run_id: string | null;
 }
 
 /** The stored task schema (YAML specs), strict so hand edits with typos are caught. */
@@ -95,6 +97,7 @@ export const StoredTaskSchema = z.strictObject({
   heartbeat_at: z.string().nullable().default(null),
   seq: z.number().int().min(0),
   revision: z.number().int().min(0),
+  run_id: z.string().nullable().default(null),
 });
 
 /** A new task record from a validated input (status is decided by the store). */
@@ -103,6 +106,7 @@ export function newTask(
   status: TaskStatus,
   seq: number,
   now: string,
+  runId: string | null = null,
 ): Task {
   return {
     id: input.id,
@@ -127,5 +131,6 @@ export function newTask(
     heartbeat_at: null,
     seq,
     revision: 0,
+    run_id: runId,
   };
 }

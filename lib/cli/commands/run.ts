@@ -9,18 +9,25 @@ import { workspacePaths } from "../../workspace.ts";
 export const runCommand: Command = {
   name: "run",
   summary: "run a plan: agents in git worktrees, verified and merged",
-  help: `Usage: service run [plan.yaml] [--detach] [--port N] [--root DIR]
+  help: `Usage: service run [plan.yaml] [--force] [--detach] [--port N] [--root DIR]
 
-Loads service.yaml and the plan (default plan.yaml), records run_started in a new run journal
-(.sdd/runs/<run_id>/journal.jsonl), starts the task server, creates the plan's tasks and runs
-agents up to max_agents, each in .sdd/worktrees/<session> on branch agent/<session>. Finished
-work is diffed, checked against its completion signals on the merged tree and merged into the
-current branch. Shows live progress; exits 0 when every task landed, 1 when any did not.
+Loads service.yaml and the plan, checks the role templates, settings and the agent CLI, records
+run_started in a new run journal (.sdd/runs/<run_id>/journal.jsonl), starts the task server,
+creates the plan's tasks and runs agents up to max_agents, each in .sdd/worktrees/<session> on
+branch agent/<session>. Finished work is diffed, checked against its completion signals on the
+merged tree and merged into the current branch. Shows live progress; exits 0 when every task
+landed, 1 when any did not (each with what to do about it).
 
-A run interrupted by \`service stop\`, Ctrl-C or a crash resumes with \`service run\` (same journal):
-stale agents are ended, their partial work is recovered, and the remaining tasks continue.
+Steps an earlier run of the plan already landed are not run again: a step is its stage, its
+position in the stage and its goal (a changed goal is a new step). --force runs every step.
+
+Without a plan, \`service run\` resumes the run that has unfinished tasks — one interrupted by
+\`service stop\`, Ctrl-C or a crash (stale agents are ended, their partial work recovered), or one
+with FAILED tasks you retried (\`service retry <task>\`) — and otherwise runs plan.yaml.
+Unfinished work can also be cancelled: \`service cancel <task>\` or \`service cancel --all\`.
 
 Options:
+  --force      run every step of the plan, also those that already landed
   --detach     run in the background (output in .sdd/runtime/orchestrator.log)
   --port N     port of the run's task server (default 8052; a busy port falls back to a free one)
 
@@ -32,14 +39,26 @@ Environment:
     const { values, positionals } = parseArgs({
       args,
       allowPositionals: true,
-      options: { detach: { type: "boolean", default: false }, port: { type: "string" } },
+      options: {
+        detach: { type: "boolean", default: false },
+        force: { type: "boolean", default: false },
+        port: { type: "string" },
+      },
     });
+    if (positionals.length > 1) {
+      throw new CliError(
+        `one plan at a time: got ${positionals.length} (${positionals.join(" ")}); ` +
+          "run `service run <plan.yaml>`",
+      );
+    }
     const plan = positionals[0];
     const port = values.port === undefined ? undefined : Number(values.port);
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
       throw new CliError(`--port ${values.port} is not a port number (0-65535)`);
     }
-    if (values.detach) return await detach(ctx.root, plan, values.port, ctx.stdout);
+    if (values.detach) {
+      return await detach(ctx.root, plan, values.port, values.force, ctx.stdout);
+    }
     const controller = new AbortController();
     const stop = () => {
       ctx.stderr("stopping: agents get SIGTERM, then SIGKILL after the grace; their work is kept");
@@ -52,11 +71,18 @@ Environment:
         root: ctx.root,
         plan,
         port,
+        force: values.force,
         out: ctx.stdout,
         signal: controller.signal,
       });
+      if (result.upToDate) return 0;
       if (result.status === "completed") {
-        ctx.stdout(colour.green(`run ${result.runId} completed: every task landed`));
+        ctx.stdout(colour.green(
+          result.problems.length === 0
+            ? `run ${result.runId} completed: every task landed`
+            : `run ${result.runId} completed: every task landed or was cancelled`,
+        ));
+        for (const p of result.problems) ctx.stdout(`  ${p}`);
         return 0;
       }
       ctx.stdout(colour.red(`run ${result.runId} ${result.status}:`));
@@ -73,6 +99,7 @@ async function detach(
   root: string,
   plan: string | undefined,
   port: string | undefined,
+  force: boolean,
   out: (l: string) => void,
 ) {
   const paths = workspacePaths(root);
@@ -81,6 +108,7 @@ async function detach(
   const args = ["run", "-A", Deno.mainModule, "--root", root, "run"];
   if (plan) args.push(resolve(root, plan));
   if (port) args.push("--port", port);
+  if (force) args.push("--force");
   const before = (await readRunState(paths))?.started_at ?? 0;
   // `exec` keeps the pid and writes straight to the log: nothing flows through this process.
   const child = new Deno.Command("sh", {

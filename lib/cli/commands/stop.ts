@@ -55,7 +55,7 @@ Options:
     if (state && state.status === "running" && !processAlive(state.pid)) {
       await writeRunState(paths, { ...state, status: "stopped" });
     }
-    if (!state && stale === 0) ctx.stdout("no run in progress");
+    if ((!state || state.status !== "running") && stale === 0) ctx.stdout("no run in progress");
     return 0;
   },
 };

@@ -3,10 +3,9 @@
  * reported failure through the task API — and the run reacts: ends the agent, drops the
  * landing, records what happened.
  */
-import * as ev from "../../journal/events.ts";
 import { recordAgentFailure } from "./on_exit.ts";
 import type { CoreEvent } from "./protocol.ts";
-import { type Out, recordCancel } from "./outcomes.ts";
+import { operatorRetryRows, type Out, recordCancel } from "./outcomes.ts";
 import type { Draft } from "./state.ts";
 
 /** `task_changed`. */
@@ -16,7 +15,14 @@ export function onTaskChanged(
   e: Extract<CoreEvent, { type: "task_changed" }>,
 ): void {
   const task = d.tasks.get(e.taskId);
-  if (!task || task.status !== e.to) return; // moved again since: the later change decides
+  if (!task) return;
+  if (e.to === "OPEN" && (e.from === "FAILED" || e.from === "CANCELLED")) {
+    // An operator's retry (it may be BLOCKED again already, waiting on a dependency).
+    for (const row of operatorRetryRows(task)) out.journal(row);
+    out.log(task.id, "retried by an operator");
+    return;
+  }
+  if (task.status !== e.to) return; // moved again since: the later change decides
   const session = d.sessions.get(task.id);
   switch (e.to) {
     case "CANCELLED":
@@ -36,13 +42,6 @@ export function onTaskChanged(
       // Through POST /tasks/<id>/fail: a running agent's exit records it.
       if ((e.from === "CLAIMED" || e.from === "IN_PROGRESS") && !session) {
         recordAgentFailure(out, task);
-      }
-      return;
-    case "OPEN":
-      if (e.from === "FAILED" || e.from === "CANCELLED") {
-        const reason = "retried by an operator";
-        out.journal(ev.taskRetried({ task_id: task.id, reason }));
-        out.log(task.id, reason);
       }
       return;
   }

@@ -83,13 +83,26 @@ export function startLanding(d: Draft, out: Out, taskId: string, recovered: bool
   out.push({ kind: "capture", taskId });
 }
 
-/** Record an operator's cancel: the card goes to gated with the reason. */
-export function recordCancel(out: Out, task: TaskView): void {
+/** The rows of an operator's cancel: the card goes to gated with the reason as its receipt. */
+export function cancelRows(task: { id: string; summary: string | null }): JournalEvent[] {
   const reason = `cancelled by an operator${task.summary ? `: ${task.summary}` : ""}`;
-  out.journal(ev.taskVerificationFailed({
-    task_id: task.id,
-    signals: [{ kind: "cancelled", detail: reason }],
-  }));
-  out.journal(ev.taskCancelled({ task_id: task.id, reason }));
-  out.log(task.id, reason);
+  return [
+    ev.taskVerificationFailed({
+      task_id: task.id,
+      signals: [{ kind: "cancelled", detail: reason }],
+    }),
+    ev.taskCancelled({ task_id: task.id, reason }),
+  ];
+}
+
+/** The row of an operator's retry (`service retry`): the card goes back to queued. */
+export function operatorRetryRows(task: { id: string }): JournalEvent[] {
+  return [ev.taskRetried({ task_id: task.id, reason: "retried by an operator" })];
+}
+
+/** Record an operator's cancel. */
+export function recordCancel(out: Out, task: TaskView): void {
+  const rows = cancelRows(task);
+  for (const row of rows) out.journal(row);
+  out.log(task.id, String(rows[1].data.reason));
 }
