@@ -3,12 +3,15 @@
  */
 import { type CliContext, CliError, type Command, EXIT } from "./lib/cli/command.ts";
 import { COMMANDS } from "./lib/cli/commands/mod.ts";
+import { suggest } from "./lib/util/levenshtein.ts";
+import { SERVICE_VERSION } from "./lib/version.ts";
 import { resolve } from "node:path";
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
   return [
     "Usage: service [--root DIR] [--debug] <command> [options]",
+    "       service help <command> · service --version",
     "",
     "Commands:",
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
@@ -24,6 +27,32 @@ function findCommand(words: string[]): { command: Command; rest: string[] } | un
     if (command) return { command, rest: words.slice(take) };
   }
   return undefined;
+}
+
+/** The options a command's help lists (`--name`), for "did you mean". */
+function optionsOf(command: Command): string[] {
+  return [...new Set([...command.help.matchAll(/--[a-z][a-z0-9-]*/g)].map((m) => m[0]))];
+}
+
+/** A mistyped command: the nearest command name, when there is one. */
+function unknownCommand(words: string[]): string {
+  const typed = words.slice(0, 2).join(" ");
+  const names = COMMANDS.map((c) => c.name);
+  const guess = suggest(typed, names) ?? suggest(words[0], names);
+  return `service: unknown command ${JSON.stringify(words[0])}${
+    guess ? ` (did you mean \`service ${guess}\`?)` : ""
+  }; \`service --help\` lists the commands`;
+}
+
+/** node:util parseArgs mistakes, with the option the user probably meant. */
+function optionError(command: Command, e: Error & { code?: string }): string | undefined {
+  if (!e.code?.startsWith("ERR_PARSE_ARGS")) return undefined;
+  const first = e.message.split("\n")[0].replace(/\. To specify.*$/, "");
+  const typed = /'(-[^']*)'/.exec(first)?.[1];
+  const guess = typed?.startsWith("--") ? suggest(typed, optionsOf(command)) : undefined;
+  return `${first}${
+    guess ? ` (did you mean ${guess}?)` : ""
+  }; see \`service ${command.name} --help\``;
 }
 
 /** Run the CLI with `argv`; returns the exit code. */
@@ -44,20 +73,45 @@ export async function main(argv: string[]): Promise<number> {
     stdout: (l) => console.log(l),
     stderr: (l) => console.error(l),
   };
-  if (words.length === 0 || words[0] === "--help" || words[0] === "-h" || words[0] === "help") {
+  if (words[0] === "--version" || words[0] === "-V" || words[0] === "version") {
+    ctx.stdout(`service ${SERVICE_VERSION} (deno ${Deno.version.deno})`);
+    return EXIT.ok;
+  }
+  if (words.length === 0 || words[0] === "--help" || words[0] === "-h") {
     console.log(usage());
     return words.length === 0 ? EXIT.error : EXIT.ok;
   }
+  if (words[0] === "help") {
+    if (words.length === 1) {
+      console.log(usage());
+      return EXIT.ok;
+    }
+    const wanted = findCommand(words.slice(1));
+    if (!wanted) {
+      ctx.stderr(unknownCommand(words.slice(1)));
+      return EXIT.error;
+    }
+    ctx.stdout(wanted.command.help);
+    return EXIT.ok;
+  }
   const found = findCommand(words);
   if (!found) {
-    ctx.stderr(
-      `service: unknown command ${JSON.stringify(words.slice(0, 2).join(" "))}\n\n${usage()}`,
-    );
+    ctx.stderr(unknownCommand(words));
     return EXIT.error;
   }
   if (found.rest.includes("--help") || found.rest.includes("-h")) {
     ctx.stdout(found.command.help);
     return EXIT.ok;
+  }
+  try {
+    const info = await Deno.stat(root);
+    if (!info.isDirectory) throw new Deno.errors.NotFound(root);
+  } catch {
+    ctx.stderr(
+      `service ${found.command.name}: --root ${root} is not a directory: ` +
+        "pass the workspace (your git repository), or leave --root out to use the current directory",
+    );
+    return EXIT.error;
   }
   try {
     return await found.command.run(found.rest, ctx);
@@ -66,6 +120,11 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof CliError) {
       ctx.stderr(`service ${found.command.name}: ${e.message}`);
       return e.exitCode;
+    }
+    const parse = optionError(found.command, e as Error & { code?: string });
+    if (parse) {
+      ctx.stderr(`service ${found.command.name}: ${parse}`);
+      return EXIT.error;
     }
     const withCode = e as { exitCode?: unknown; fix?: unknown; name?: string; message?: string };
     if (typeof withCode.exitCode === "number") {

@@ -56,13 +56,17 @@ Deno.test("GET /review-board/runs lists runs with head and envelope", async () =
   assert.equal(body.runs.length, 1);
   assert.deepEqual(Object.keys(body.runs[0]).sort(), [
     "completed",
+    "counts",
     "event_count",
     "journal_head",
     "journal_verified",
     "run_id",
     "started",
+    "status",
   ]);
   assert.equal(body.runs[0].journal_head, expected.journal_head);
+  // The golden run's last run_completed says how it ended; the list repeats it.
+  assert.equal(body.runs[0].status, "completed");
 });
 
 Deno.test("a tampered journal still projects, with journal_verified false", async () => {

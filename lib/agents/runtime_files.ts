@@ -13,6 +13,8 @@ export interface PidRecord {
   pgid: number;
   adapter: string;
   task_id?: string;
+  /** The task's role (shown by `ps`). */
+  role?: string;
   run_id?: string;
   command: string[];
   log_path: string;

@@ -208,6 +208,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     );
   }
   const adapter = configuredAdapter(config);
+  const settings = await loadServerSettings(root); // a bad port fails before any work
   const targetBranch = await currentBranch(root);
   await ensureServiceExcluded(root);
 
@@ -235,7 +236,6 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     warn: (m) => out(`warning: ${m}`),
   });
 
-  const settings = await loadServerSettings(root);
   const server = await startOnFreePort(root, options.port ?? settings.port, settings, out);
   const stopOnSignal = () => orchestrator?.stop();
   let orchestrator: Orchestrator | undefined;

@@ -102,6 +102,7 @@ export class AgentSession {
       pgid: proc.pid,
       adapter: start.adapter.name,
       task_id: start.task.id,
+      role: start.task.role,
       run_id: start.runId,
       command: [start.launch.command, ...start.launch.prefixArgs, start.adapter.binary],
       log_path: logPath,

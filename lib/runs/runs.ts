@@ -4,6 +4,8 @@ import { isValidId, requireId } from "../ids.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
 import { projectJournal } from "../board/projection.ts";
 import type { JsonValue } from "../journal/canonical_json.ts";
+import { readRunState } from "../orchestrator/run_state.ts";
+import { processAlive } from "../util/process_alive.ts";
 
 /** The journal path of an existing run; 400 for a bad id, 404 when the run does not exist. */
 export async function requireRunJournal(paths: WorkspacePaths, runId: string): Promise<string> {
@@ -18,6 +20,9 @@ export async function requireRunJournal(paths: WorkspacePaths, runId: string): P
   throw new HttpError(404, "unknown_run", `no run ${JSON.stringify(runId)} (no ${path})`);
 }
 
+/** How a run stands, from its journal and whether its process lives. */
+export type RunStatus = "running" | "completed" | "failed" | "stopped" | "interrupted";
+
 /** One entry of `GET /review-board/runs`. */
 export interface RunSummary {
   run_id: string;
@@ -26,6 +31,22 @@ export interface RunSummary {
   journal_verified: boolean;
   started: JsonValue | null;
   completed: JsonValue | null;
+  /** `completed.status`, or running (its process lives) / interrupted (it is gone). */
+  status: RunStatus;
+  /** Cards per board column. */
+  counts: Record<string, number>;
+}
+
+/**
+ * A run's status (pure): a live process runs it (also after an earlier completion: it was
+ * resumed); else its last `run_completed` says; else it was interrupted.
+ */
+export function runStatus(completed: JsonValue | null, live: boolean): RunStatus {
+  if (live) return "running";
+  const status = (completed as { status?: unknown } | null)?.status;
+  return status === "completed" || status === "failed" || status === "stopped"
+    ? status
+    : "interrupted";
 }
 
 async function firstRowTs(path: string): Promise<string> {
@@ -43,6 +64,8 @@ async function firstRowTs(path: string): Promise<string> {
 
 /** Every run with a journal, newest first (by the first row's time, then run id). */
 export async function listRuns(paths: WorkspacePaths): Promise<RunSummary[]> {
+  const state = await readRunState(paths);
+  const liveRun = state?.status === "running" && processAlive(state.pid) ? state.run_id : null;
   const found: { runId: string; path: string; ts: string }[] = [];
   try {
     for await (const entry of Deno.readDir(paths.runs)) {
@@ -68,6 +91,10 @@ export async function listRuns(paths: WorkspacePaths): Promise<RunSummary[]> {
       journal_verified: receipt.journal_verified,
       started: receipt.board.run.started,
       completed: receipt.board.run.completed,
+      status: runStatus(receipt.board.run.completed, runId === liveRun),
+      counts: Object.fromEntries(
+        Object.entries(receipt.board.columns).map(([column, cards]) => [column, cards.length]),
+      ),
     });
   }
   return runs;

@@ -16,12 +16,18 @@ import { integrationsListCommand } from "./integrations_list.ts";
 import { agentsCommand } from "./agents.ts";
 import { costCommand } from "./cost.ts";
 import { NOT_YET_COMMANDS } from "./not_yet.ts";
+import { cancelCommand } from "./cancel.ts";
+import { retryCommand } from "./retry.ts";
+import { runsCommand } from "./runs.ts";
 
 /** The commands, in the order `service --help` lists them. */
 export const COMMANDS: Command[] = [
   demoCommand,
   runCommand,
   stopCommand,
+  runsCommand,
+  cancelCommand,
+  retryCommand,
   serveCommand,
   guiServeCommand,
   statusCommand,

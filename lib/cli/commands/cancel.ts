@@ -1,0 +1,104 @@
+/** `service cancel <task>… | --all`: cancel tasks; a running agent is ended, its work kept. */
+import { parseArgs } from "node:util";
+import { CliError, type Command } from "../command.ts";
+import {
+  CANCELLABLE,
+  journalOperatorChange,
+  openTaskControl,
+} from "../../orchestrator/task_control.ts";
+import { TaskApiError, TaskStoreUnavailable } from "../../tasks/client.ts";
+
+export const cancelCommand: Command = {
+  name: "cancel",
+  summary: "cancel tasks (a running agent is ended; its work stays on a rescue ref)",
+  help: `Usage: service cancel <task>... [--reason TEXT] [--root DIR]
+       service cancel --all [--reason TEXT] [--root DIR]
+
+Moves each task to CANCELLED: OPEN, BLOCKED, claimed, ORPHANED, or DONE but not merged yet. A
+running agent gets SIGTERM (then SIGKILL after the grace) and its partial work is kept on a rescue
+ref (\`service doctor\` lists them). The run journal records the cancel with its reason, so the
+board shows the card under gated. Tasks that only waited on a cancelled task may start (spec
+§3.1: cancelling the blocking task unblocks them).
+
+Works while a run is live (through its task API) and when nothing runs (on the task store).
+\`service retry <task>\` undoes a cancel.
+
+Options:
+  --all          every unfinished task of the workspace
+  --reason TEXT  why (shown in the journal, on the board and by \`status\`)`,
+  async run(args, ctx) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { all: { type: "boolean", default: false }, reason: { type: "string" } },
+    });
+    if (values.all === (positionals.length > 0)) {
+      throw new CliError(
+        "name the tasks to cancel (`service cancel <task>...`) or pass --all, not both",
+      );
+    }
+    return await changeTasks(ctx, "cancel", positionals, values.all!, values.reason);
+  },
+};
+
+/** Cancel or retry `ids` (or every eligible task), journaling each change in its run. */
+export async function changeTasks(
+  ctx: { root: string; stdout: (l: string) => void; stderr: (l: string) => void },
+  kind: "cancel" | "retry",
+  ids: string[],
+  all: boolean,
+  reason?: string,
+): Promise<number> {
+  const eligible = kind === "cancel" ? CANCELLABLE : new Set(["FAILED", "CANCELLED"]);
+  let control;
+  try {
+    control = await openTaskControl(ctx.root);
+  } catch (e) {
+    if (e instanceof TaskStoreUnavailable) throw new CliError(e.message);
+    throw e;
+  }
+  let failures = 0;
+  try {
+    const tasks = await control.list();
+    const targets = all ? tasks.filter((t) => eligible.has(t.status)).map((t) => t.id) : ids;
+    if (targets.length === 0) {
+      ctx.stdout(`no task to ${kind}`);
+      return 0;
+    }
+    for (const id of targets) {
+      const task = tasks.find((t) => t.id === id);
+      if (!task) {
+        ctx.stderr(`${id}: no such task (\`service status\` lists them)`);
+        failures++;
+        continue;
+      }
+      if (!eligible.has(task.status)) {
+        ctx.stderr(
+          `${id}: is ${task.status}; only ${[...eligible].join(", ")} tasks can be ${
+            kind === "cancel" ? "cancelled" : "retried"
+          }`,
+        );
+        failures++;
+        continue;
+      }
+      try {
+        const changed = kind === "cancel"
+          ? await control.cancel(id, reason)
+          : await control.retry(id);
+        await journalOperatorChange(ctx.root, kind, changed);
+        ctx.stdout(
+          kind === "cancel"
+            ? `${id}: CANCELLED (was ${task.status})`
+            : `${id}: ${changed.status} again (was ${task.status}); \`service run\` runs it`,
+        );
+      } catch (e) {
+        if (!(e instanceof TaskApiError) && (e as Error).name !== "HttpError") throw e;
+        ctx.stderr(`${id}: ${(e as Error).message}`);
+        failures++;
+      }
+    }
+  } finally {
+    await control.close();
+  }
+  return failures > 0 ? 1 : 0;
+}

@@ -1,0 +1,97 @@
+/**
+ * Operator control of tasks from the CLI (`service cancel`, `service retry`): through the task
+ * API of the process that owns the task store (a run or `service serve`), else on the store
+ * directly. The run journal records the change: a live run's orchestrator does it when it sees
+ * the change; otherwise this module appends the same rows (one constructor each, shared with
+ * the decision core).
+ */
+import { appendEvents } from "../journal/journal_file.ts";
+import type { JournalEvent } from "../journal/row.ts";
+import { loadConfig } from "../config/load.ts";
+import { serverUrlFor, TaskClient } from "../tasks/client.ts";
+import { TaskStoreBusyError } from "../tasks/owner.ts";
+import { TaskStore } from "../tasks/store.ts";
+import type { Task } from "../tasks/task.ts";
+import { processAlive } from "../util/process_alive.ts";
+import { journalPath, workspacePaths } from "../workspace.ts";
+import { cancelRows, operatorRetryRows } from "./core/outcomes.ts";
+import { readRunState } from "./run_state.ts";
+
+/** Statuses an operator can cancel. */
+export const CANCELLABLE: ReadonlySet<string> = new Set([
+  "OPEN",
+  "BLOCKED",
+  "CLAIMED",
+  "IN_PROGRESS",
+  "ORPHANED",
+  "DONE",
+]);
+
+/** Statuses an operator can retry. */
+export const RETRYABLE: ReadonlySet<string> = new Set(["FAILED", "CANCELLED"]);
+
+/** Access to the workspace's tasks for an operator. */
+export interface TaskControl {
+  /** `server` (through a running process's task API) or `store` (opened here). */
+  via: "server" | "store";
+  list(): Promise<Task[]>;
+  cancel(id: string, reason?: string): Promise<Task>;
+  retry(id: string): Promise<Task>;
+  close(): Promise<void>;
+}
+
+/** Open the task store, or talk to the process that holds it. */
+export async function openTaskControl(root: string): Promise<TaskControl> {
+  const paths = workspacePaths(root);
+  const config = await loadConfig(root);
+  try {
+    const store = await TaskStore.open(paths, {
+      roles: config ? new Set(Object.keys(config.roles)) : undefined,
+      heartbeatTimeoutS: config?.heartbeat_timeout_s,
+      warn: () => {},
+    });
+    return {
+      via: "store",
+      list: () => Promise.resolve(store.list()),
+      cancel: (id, reason) => store.cancel(id, reason),
+      retry: (id) => store.retry(id),
+      close: () => store.close(),
+    };
+  } catch (e) {
+    if (!(e instanceof TaskStoreBusyError)) throw e;
+  }
+  const client = new TaskClient({ url: await serverUrlFor(root) });
+  const post = async (id: string, action: string, body: Record<string, unknown>) =>
+    (await client.request<Task>("POST", `/tasks/${encodeURIComponent(id)}/${action}`, body))!;
+  return {
+    via: "server",
+    list: async () => (await client.request<{ tasks: Task[] }>("GET", "/tasks"))!.tasks,
+    cancel: (id, reason) => post(id, "cancel", { operator: true, ...(reason ? { reason } : {}) }),
+    retry: (id) => post(id, "retry", {}),
+    close: () => Promise.resolve(),
+  };
+}
+
+/** The rows of an operator's cancel or retry of `task`. */
+export function operatorRows(kind: "cancel" | "retry", task: Task): JournalEvent[] {
+  return kind === "cancel" ? cancelRows(task) : operatorRetryRows(task);
+}
+
+/**
+ * Journal an operator's change of `task` in its run's journal, unless that run's orchestrator
+ * is live (it journals what it sees). Tasks of no run (the task API's) have no journal.
+ */
+export async function journalOperatorChange(
+  root: string,
+  kind: "cancel" | "retry",
+  task: Task,
+): Promise<boolean> {
+  if (!task.run_id) return false;
+  const paths = workspacePaths(root);
+  const state = await readRunState(paths);
+  if (state?.run_id === task.run_id && state.status === "running" && processAlive(state.pid)) {
+    return false;
+  }
+  await appendEvents(journalPath(paths, task.run_id), operatorRows(kind, task));
+  return true;
+}
