@@ -14,6 +14,8 @@
  *   ["exit", code]               stop without reporting
  *   ["hang"]                     ignore SIGTERM, start a child that ignores it too, and wait forever
  *   ["report", summary?]         report completion now
+ *   ["fail", reason]             report failure now (`POST /tasks/<id>/fail`)
+ *   ["if_missing", path, [...]]  run the nested directives only while `path` does not exist
  *   ["first_attempt", [...]]     run the nested directives only on a first attempt
  *   ["retry", [...]]             run them only when the prompt carries a previous attempt's note
  *   ["require_prompt", text]     exit 1 unless the prompt contains text (checks what reached it)
@@ -22,6 +24,15 @@
 import { dirname } from "node:path";
 
 type Directive = [string, ...unknown[]];
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Run the scripted agent on `prompt` in the current directory; resolves when the script ends. */
 export async function runScriptedAgent(prompt: string): Promise<void> {
@@ -43,23 +54,23 @@ export async function runScriptedAgent(prompt: string): Promise<void> {
     );
   }
 
-  async function report(summary: string): Promise<void> {
+  async function report(outcome: "complete" | "fail", summary: string): Promise<void> {
     const base = Deno.env.get("SERVICE_SERVER_URL");
-    if (!base) throw new Error("SERVICE_SERVER_URL is not set: cannot report completion");
+    if (!base) throw new Error(`SERVICE_SERVER_URL is not set: cannot report (${outcome})`);
     const token = Deno.env.get("SERVICE_TOKEN");
-    const res = await fetch(`${base}/tasks/${taskId}/complete`, {
+    const res = await fetch(`${base}/tasks/${taskId}/${outcome}`, {
       method: "POST",
       headers: {
         "content-type": "application/json",
         ...(token ? { authorization: `Bearer ${token}` } : {}),
       },
-      body: JSON.stringify({
-        summary,
-        tests_run: testsRun,
-        session_id: Deno.env.get("SERVICE_SESSION_ID"),
-      }),
+      body: JSON.stringify(
+        outcome === "complete"
+          ? { summary, tests_run: testsRun, session_id: Deno.env.get("SERVICE_SESSION_ID") }
+          : { reason: summary, session_id: Deno.env.get("SERVICE_SESSION_ID") },
+      ),
     });
-    console.log(`reported completion: HTTP ${res.status} ${await res.text()}`);
+    console.log(`reported ${outcome}: HTTP ${res.status} ${await res.text()}`);
     reported = true;
   }
 
@@ -106,7 +117,14 @@ export async function runScriptedAgent(prompt: string): Promise<void> {
           await new Promise(() => {});
           break;
         case "report":
-          await report((args[0] as string) ?? "done");
+          await report("complete", (args[0] as string) ?? "done");
+          break;
+        case "fail":
+          await report("fail", args[0] as string);
+          Deno.exit(0);
+          break;
+        case "if_missing":
+          if (!(await exists(args[0] as string))) await run(args[1] as Directive[]);
           break;
         case "require_prompt":
           if (!prompt.includes(args[0] as string)) {

@@ -40,6 +40,12 @@ button:disabled { opacity: .55; cursor: not-allowed; }
 .card .gate { font-size: .82rem; color: var(--bad); display: block; }
 .card .verdict { font-size: .82rem; display: block; }
 .plus { color: var(--add-fg); } .minus { color: var(--del-fg); }
+.outline { margin-top: .75rem; background: var(--panel); border: 1px dashed var(--line); border-radius: 6px; padding: .5rem; }
+.outline h2 { font-size: .95rem; margin: .1rem .2rem .5rem; }
+.outline ol { list-style: none; margin: 0; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(16rem, 1fr)); gap: .4rem; }
+.attempts { margin: 0; padding-left: 1.2rem; display: grid; gap: .5rem; }
+.run-status { font-weight: 600; }
+.run-status[data-run-status=failed], .run-status[data-run-status=interrupted] { color: var(--bad); }
 .detail { margin-top: 1.25rem; border-top: 1px solid var(--line); padding-top: .75rem; display: grid; gap: 1rem; }
 .detail h2 { margin: 0; font-size: 1.1rem; }
 .detail h3 { margin: 0 0 .4rem; font-size: 1rem; }

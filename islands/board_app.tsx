@@ -7,6 +7,8 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { type Column, COLUMNS } from "../lib/board/fold.ts";
 import type { ProjectionReceipt } from "../lib/board/projection.ts";
 import type { RunSummary } from "../lib/runs/runs.ts";
+import type { RunOutline } from "../lib/review/activity.ts";
+import { RunOutlineView } from "../components/run_outline.tsx";
 import { ApiError, apiFetch } from "../lib/dashboard/api.ts";
 import { coalesce } from "../lib/dashboard/coalesce.ts";
 import { connectActivity, type LiveState } from "../lib/dashboard/live.ts";
@@ -39,6 +41,7 @@ export function BoardApp() {
   const [runs, setRuns] = useState<RunSummary[] | null>(null);
   const [runId, setRunId] = useState<string | null>(null);
   const [receipt, setReceipt] = useState<ProjectionReceipt | null>(null);
+  const [outline, setOutline] = useState<RunOutline | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [live, setLive] = useState<LiveState | "off">("off");
@@ -60,11 +63,16 @@ export function BoardApp() {
     coalesce(async () => {
       const id = current.current.runId;
       if (!id) return;
-      const answer = await apiFetch<ProjectionReceipt>(
-        `/review-board/runs/${encodeURIComponent(id)}`,
-        { token: current.current.token },
-      );
-      if (current.current.runId === id) setReceipt(answer);
+      const base = `/review-board/runs/${encodeURIComponent(id)}`;
+      const token = current.current.token;
+      const [answer, tasks] = await Promise.all([
+        apiFetch<ProjectionReceipt>(base, { token }),
+        apiFetch<RunOutline>(`${base}/tasks`, { token }),
+      ]);
+      if (current.current.runId === id) {
+        setReceipt(answer);
+        setOutline(tasks);
+      }
       setError(null);
     }, onError), []);
 
@@ -106,6 +114,11 @@ export function BoardApp() {
   }, [ready, token]);
 
   const found = findCard(receipt, selected);
+  const onBoard = new Set(
+    receipt ? COLUMNS.flatMap((c) => receipt.board.columns[c].map((card) => card.task_id)) : [],
+  );
+  const notStarted = outline?.tasks.filter((t) => !onBoard.has(t.task_id)) ?? [];
+  const run = runs?.find((r) => r.run_id === runId);
   return (
     <>
       <header class="top">
@@ -117,6 +130,7 @@ export function BoardApp() {
             runId={runId}
             onChange={(id) => {
               setReceipt(null);
+              setOutline(null);
               setSelected(null);
               setRunId(id);
             }}
@@ -137,18 +151,35 @@ export function BoardApp() {
           : null}
         {receipt && (
           <>
+            {run && (
+              <p style="margin:0 0 .5rem">
+                Run <span class="run-status" data-run-status={run.status}>{run.status}</span>
+                {run.status === "interrupted" &&
+                  " — its process is gone before the run ended; `service run` resumes it"}
+              </p>
+            )}
             <JournalReceipt receipt={receipt} />
             <BoardColumns
               board={receipt.board}
               selected={selected}
               onSelect={(id) => setSelected(id === selected ? null : id)}
             />
-            {selected && !found && <p class="muted">Task {selected} is not on this board.</p>}
-            {found && (
+            <RunOutlineView
+              tasks={notStarted}
+              alreadyLanded={outline?.already_landed.length ?? 0}
+              selected={selected}
+              onSelect={(id) => setSelected(id === selected ? null : id)}
+            />
+            {selected && !found && !notStarted.some((t) => t.task_id === selected) && (
+              <p class="muted">Task {selected} is not in this run.</p>
+            )}
+            {selected && (found || notStarted.some((t) => t.task_id === selected)) && (
               <TaskDetail
+                key={selected}
                 receipt={receipt}
-                card={found.card}
-                column={found.column}
+                taskId={selected}
+                card={found?.card}
+                column={found?.column}
                 token={token}
                 onBoard={setReceipt}
                 onReload={loadBoard}

@@ -19,6 +19,10 @@ export interface ReviewActionsProps {
   projectionHash: string;
   /** True when actions must not be offered (journal tampered). */
   disabled: boolean;
+  /** The decisions that still apply to the task; the others are shown disabled. */
+  decisions: readonly Decision[];
+  /** Why some or all decisions do not apply. */
+  why?: string;
   token: string;
   /** Show the board the server answered with. */
   onBoard: (receipt: ProjectionReceipt) => void;
@@ -71,12 +75,13 @@ export function ReviewActions(props: ReviewActionsProps) {
       {props.disabled && (
         <p class="error">Review actions are disabled: this run's journal does not verify.</p>
       )}
+      {!props.disabled && props.why && <p class="muted" data-actions-why>{props.why}</p>}
       <div class="actions">
         <label>
           Note (sent with the decision)
           <textarea
             value={note}
-            disabled={off}
+            disabled={off || props.decisions.length === 0}
             onInput={(e) => setNote((e.target as HTMLTextAreaElement).value)}
           />
         </label>
@@ -84,7 +89,7 @@ export function ReviewActions(props: ReviewActionsProps) {
           <button
             type="button"
             key={decision}
-            disabled={off}
+            disabled={off || !props.decisions.includes(decision)}
             data-decision={decision}
             onClick={() => act(decision)}
           >

@@ -11,9 +11,8 @@ export interface RunPickerProps {
 function label(run: RunSummary): string {
   const started = run.started as Record<string, unknown> | null;
   const plan = typeof started?.plan === "string" ? ` · ${started.plan}` : "";
-  const done = run.completed ? " · completed" : "";
   const bad = run.journal_verified ? "" : " · TAMPERED";
-  return `${run.run_id}${plan} · ${run.event_count} events${done}${bad}`;
+  return `${run.run_id}${plan} · ${run.status} · ${run.event_count} events${bad}`;
 }
 
 /** A labelled select of runs. */

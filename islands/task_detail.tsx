@@ -1,54 +1,109 @@
-/** The selected task: its card facts, diff viewer, evidence panel and review actions. */
-import type { Card, Column } from "../lib/board/fold.ts";
+/**
+ * The selected task: where it stands and why, its attempts and logs, its diff and evidence, and
+ * the review actions that still apply to it. A task with no card yet (planned, waiting,
+ * blocked) shows its state and reason only.
+ */
+import type { Card, Column, Decision } from "../lib/board/fold.ts";
 import type { ProjectionReceipt } from "../lib/board/projection.ts";
+import type { TaskDetailResponse } from "../lib/review/activity.ts";
 import { COLUMN_LABELS } from "../components/board_columns.tsx";
+import { AttemptsView } from "../components/attempts_view.tsx";
 import { DiffViewer } from "./diff_viewer.tsx";
 import { EvidencePanel } from "./evidence_panel.tsx";
 import { ReviewActions } from "./review_actions.tsx";
+import { useApi } from "./_use_api.ts";
 
 /** Props of {@link TaskDetail}. */
 export interface TaskDetailProps {
   receipt: ProjectionReceipt;
-  card: Card;
-  column: Column;
+  taskId: string;
+  /** Absent while the task has no card on the board. */
+  card?: Card;
+  column?: Column;
   token: string;
   onBoard: (receipt: ProjectionReceipt) => void;
   onReload: () => void;
 }
 
+/**
+ * The decisions that apply to a card in `column` (the server refuses a merge anywhere but
+ * needs review), or why none do.
+ */
+export function applicableDecisions(
+  column: Column,
+): { decisions: Decision[]; why?: string } {
+  switch (column) {
+    case "needs_review":
+      return { decisions: ["approve", "request_changes", "merge"] };
+    case "gated":
+      return {
+        decisions: ["approve", "request_changes"],
+        why: "Merge is off: the latest attempt did not pass (see its reason above).",
+      };
+    case "merged":
+      return {
+        decisions: [],
+        why: "Nothing to decide: the task is merged (or its merge is on the way).",
+      };
+    default:
+      return { decisions: [], why: "Nothing to review yet: the agent has not finished." };
+  }
+}
+
 /** Everything an operator needs to decide on one task. */
-export function TaskDetail({ receipt, card, column, token, onBoard, onReload }: TaskDetailProps) {
+export function TaskDetail(
+  { receipt, taskId, card, column, token, onBoard, onReload }: TaskDetailProps,
+) {
   const runId = receipt.run_id;
-  const version = `${card.diff?.sha256 ?? "none"}:${receipt.journal_verified}`;
+  const version = `${card?.diff?.sha256 ?? "none"}:${receipt.journal_verified}`;
+  const detailPath = `/review-board/runs/${encodeURIComponent(runId)}/tasks/${
+    encodeURIComponent(taskId)
+  }`;
+  // The detail changes with every row about the task: refetch whenever the journal grows.
+  const detail = useApi<TaskDetailResponse>(detailPath, token, receipt.journal_head);
+  const applicable = column ? applicableDecisions(column) : undefined;
   return (
     <section class="detail" aria-labelledby="task-heading">
       <div>
         <h2 id="task-heading">
-          Task <code>{card.task_id}</code> <span class="muted">({COLUMN_LABELS[column]})</span>
+          Task <code>{taskId}</code>{" "}
+          <span class="muted">({column ? COLUMN_LABELS[column] : "not started"})</span>
         </h2>
-        {card.title && <p style="margin:.2rem 0">{card.title}</p>}
+        {card?.title && <p style="margin:.2rem 0">{card.title}</p>}
       </div>
-      <section aria-labelledby="diff-heading">
-        <h3 id="diff-heading">Diff</h3>
-        <DiffViewer runId={runId} taskId={card.task_id} token={token} version={version} />
+      <section aria-labelledby="attempts-heading">
+        <h3 id="attempts-heading">What happened</h3>
+        {detail.status === "loading" && <p class="muted">loading…</p>}
+        {detail.status === "error" && <p class="error" role="alert">{detail.error.words}</p>}
+        {detail.status === "ok" && <AttemptsView detail={detail.value.task} />}
       </section>
-      <section aria-labelledby="evidence-heading">
-        <h3 id="evidence-heading">Evidence</h3>
-        <EvidencePanel runId={runId} taskId={card.task_id} token={token} version={version} />
-      </section>
-      <section aria-labelledby="review-heading">
-        <h3 id="review-heading">Review</h3>
-        <ReviewActions
-          key={`${runId}/${card.task_id}`}
-          runId={runId}
-          taskId={card.task_id}
-          projectionHash={receipt.projection_hash}
-          disabled={!receipt.journal_verified}
-          token={token}
-          onBoard={onBoard}
-          onReload={onReload}
-        />
-      </section>
+      {card && column && applicable && (
+        <>
+          <section aria-labelledby="diff-heading">
+            <h3 id="diff-heading">Diff</h3>
+            <DiffViewer runId={runId} taskId={taskId} token={token} version={version} />
+          </section>
+          <section aria-labelledby="evidence-heading">
+            <h3 id="evidence-heading">Evidence</h3>
+            <EvidencePanel runId={runId} taskId={taskId} token={token} version={version} />
+          </section>
+          <section aria-labelledby="review-heading">
+            <h3 id="review-heading">Review</h3>
+            <ReviewActions
+              key={`${runId}/${taskId}`}
+              runId={runId}
+              taskId={taskId}
+              projectionHash={receipt.projection_hash}
+              disabled={!receipt.journal_verified}
+              decisions={applicable.decisions}
+              why={applicable.why}
+              token={token}
+              onBoard={onBoard}
+              onReload={onReload}
+            />
+          </section>
+        </>
+      )}
     </section>
   );
 }

@@ -9,6 +9,8 @@ import * as runs from "./review-board/runs.ts";
 import * as run from "./review-board/runs/[run_id].ts";
 import * as diff from "./review-board/runs/[run_id]/diff/[task_id].ts";
 import * as evidence from "./review-board/runs/[run_id]/evidence/[task_id].ts";
+import * as tasks from "./review-board/runs/[run_id]/tasks.ts";
+import * as task from "./review-board/runs/[run_id]/tasks/[task_id].ts";
 import * as review from "./dashboard/review-board/runs/[run_id]/tasks/[task_id]/review.ts";
 import * as status from "./status.ts";
 
@@ -53,6 +55,8 @@ export function createApp(ctx: AppContext, options: CreateAppOptions = {}): Hono
   app.get("/review-board/runs/:run_id", run.GET);
   app.get("/review-board/runs/:run_id/diff/:task_id", diff.GET);
   app.get("/review-board/runs/:run_id/evidence/:task_id", evidence.GET);
+  app.get("/review-board/runs/:run_id/tasks", tasks.GET);
+  app.get("/review-board/runs/:run_id/tasks/:task_id", task.GET);
   app.post("/dashboard/review-board/runs/:run_id/tasks/:task_id/review", review.POST);
   app.get("/status", status.GET);
   app.get("/status/", status.GET);

@@ -6,84 +6,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runPlan } from "../lib/orchestrator/run.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
+import { CLI, journalOf, sh, withEnv, workspace } from "./_e2e.ts";
 import { tempDir } from "./helpers.ts";
-
-const AGENT = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
-const CLI = new URL("../cli.ts", import.meta.url).pathname;
-
-interface Step {
-  id: string;
-  role?: string;
-  script: unknown[][];
-  signals?: Record<string, string>[];
-  owned?: string[];
-}
-
-async function sh(cwd: string, ...args: string[]): Promise<string> {
-  const out = await new Deno.Command("git", { args, cwd, stderr: "piped" }).output();
-  if (!out.success) {
-    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  return new TextDecoder().decode(out.stdout);
-}
-
-function planYaml(stages: { name: string; depends?: string[]; steps: Step[] }[]): string {
-  const lines = ["name: e2e", "stages:"];
-  for (const stage of stages) {
-    lines.push(`  - name: ${stage.name}`);
-    if (stage.depends) lines.push(`    depends_on: ${JSON.stringify(stage.depends)}`);
-    lines.push("    steps:");
-    for (const step of stage.steps) {
-      lines.push(
-        `      - id: ${step.id}`,
-        `        role: ${step.role ?? "backend"}`,
-        "        goal: |",
-      );
-      lines.push(`          Task ${step.id}.`, "          ```agent-script");
-      for (const d of step.script) lines.push(`          ${JSON.stringify(d)}`);
-      lines.push("          ```");
-      if (step.signals) lines.push(`        completion_signals: ${JSON.stringify(step.signals)}`);
-      if (step.owned) lines.push(`        owned_files: ${JSON.stringify(step.owned)}`);
-    }
-  }
-  return lines.join("\n") + "\n";
-}
-
-async function workspace(
-  dir: string,
-  stages: Parameters<typeof planYaml>[0],
-  extraConfig = "",
-): Promise<void> {
-  await sh(dir, "init", "-q", "-b", "main");
-  await sh(dir, "config", "user.email", "e2e@localhost");
-  await sh(dir, "config", "user.name", "e2e");
-  await Deno.writeTextFile(join(dir, "README.md"), "# e2e\n");
-  await Deno.writeTextFile(
-    join(dir, "service.yaml"),
-    `cli: generic\ncli_command: ${
-      JSON.stringify(["deno", "run", "-A", AGENT])
-    }\nroles:\n  backend: {}\n  docs: {}\n${extraConfig}`,
-  );
-  await Deno.writeTextFile(join(dir, "plan.yaml"), planYaml(stages));
-  await sh(dir, "add", "-A");
-  await sh(dir, "commit", "-q", "-m", "init");
-}
-
-async function journalOf(dir: string, runId: string) {
-  return verifyJournalText(await Deno.readTextFile(join(dir, ".sdd/runs", runId, "journal.jsonl")));
-}
-
-function withEnv(vars: Record<string, string>): Disposable {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, Deno.env.get(k)]));
-  for (const [k, v] of Object.entries(vars)) Deno.env.set(k, v);
-  return {
-    [Symbol.dispose]() {
-      for (const [k, v] of Object.entries(before)) {
-        v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
-      }
-    },
-  };
-}
 
 const quiet = { out: () => {}, port: 0 };
 

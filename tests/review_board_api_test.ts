@@ -197,6 +197,8 @@ Deno.test("POST review refuses bad requests and writes nothing", async () => {
     ["t-docs", { decision: "approve", note: "x".repeat(4001) }, 422, "invalid_review"],
     ["t-unknown", { decision: "approve" }, 404, "unknown_task"],
     ["t-ghost", { decision: "approve" }, 404, "unknown_task"],
+    // t-parser is under merged by a merge decision: a second one has nothing to act on
+    ["t-parser", { decision: "merge" }, 409, "merge_pending"],
   ];
   for (const [task, body, status, code] of cases) {
     const res = await review(app, task, body);
@@ -344,4 +346,56 @@ Deno.test("unknown routes answer the JSON error body", async () => {
   const res = await appFor(ws.path).request("/nope");
   assert.equal(res.status, 404);
   assert.equal((await res.json()).error.code, "not_found");
+});
+
+Deno.test("a merge refused as pending, landed or not reviewable writes nothing", async () => {
+  await using ws = await goldenWorkspace();
+  const app = appFor(ws.path);
+  assert.equal((await review(app, "t-docs", { decision: "merge" })).status, 200);
+  const before = await snapshotState(ws.path);
+  const res = await review(app, "t-docs", { decision: "merge" });
+  assert.equal(res.status, 409);
+  const body = await res.json();
+  assert.equal(body.error.code, "merge_pending");
+  assert.match(body.error.message, /t-docs already has a merge decision/);
+  assert.equal((await review(app, "t-parser", { decision: "merge" })).status, 409);
+  assert.deepEqual(await snapshotState(ws.path), before);
+  // approve and request_changes stay attachments: allowed on a merged card
+  assert.equal((await review(app, "t-parser", { decision: "approve" })).status, 200);
+});
+
+Deno.test("GET .../tasks outlines every task; .../tasks/<id> gives attempts, reasons and the verified log", async () => {
+  await using ws = await goldenWorkspace();
+  const app = appFor(ws.path);
+  const outline = await (await app.request("/review-board/runs/golden/tasks")).json();
+  assert.equal(outline.journal_verified, true);
+  assert.deepEqual(
+    outline.tasks.map((t: { task_id: string; state: string }) => [t.task_id, t.state]),
+    [["t-parser", "merged"], ["t-docs", "needs_review"]],
+  );
+  const detail = await (await app.request("/review-board/runs/golden/tasks/t-docs")).json();
+  assert.deepEqual(
+    detail.task.attempts.map((a: Record<string, unknown>) => [
+      a.session_id,
+      a.outcome,
+      a.retried_because,
+    ]),
+    [["s-02", "gated", "completion signal failed"], ["s-03", "completed", undefined]],
+  );
+  assert.deepEqual(detail.task.attempts[0].signals, [
+    { kind: "path_exists", detail: "docs/parser.md not found" },
+  ]);
+  for (
+    const [path, status, code] of [
+      ["/review-board/runs/golden/tasks/t-nobody", 404, "unknown_task"],
+      ["/review-board/runs/golden/tasks/..", 404, "not_found"],
+      ["/review-board/runs/golden/tasks/a%2F..%2Fb", 400, "invalid_task_id"],
+      ["/review-board/runs/nope/tasks", 404, "unknown_run"],
+      ["/review-board/runs/..%2Fx/tasks", 400, "invalid_run_id"],
+    ] as const
+  ) {
+    const res = await app.request(path);
+    assert.equal(res.status, status, path);
+    assert.equal((await res.json()).error.code, code, path);
+  }
 });

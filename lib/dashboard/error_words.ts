@@ -21,6 +21,9 @@ export function plainWords(failure: ApiFailure): string {
       return "Not allowed: your token may read the board but review actions need a token " +
         "with the operator scope. Nothing was written.";
     case 409:
+      if (["already_merged", "merge_pending", "not_reviewable"].includes(failure.code)) {
+        return `Refused, nothing was written: ${failure.message}.`;
+      }
       return "Refused: the journal or the audit chain does not verify, so the action was not " +
         `recorded and nothing was written. (${failure.message})`;
     case 412:

@@ -3,7 +3,7 @@
  * and rate-limit scans while it runs, ending it on request, and — when it exits — the I/O that
  * turns its end into an event for the decision core (spend, leftovers, diagnosis).
  */
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { agentExitCode } from "../agents/exit_status.ts";
 import { logTail } from "../agents/process.ts";
@@ -12,7 +12,7 @@ import type { RoleSettings } from "../config/schema.ts";
 import { loadRoleTemplate, type RoleTemplate } from "../roles/templates.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
-import type { WorkspacePaths } from "../workspace.ts";
+import { runLogPath, type WorkspacePaths } from "../workspace.ts";
 import type { CoreEvent } from "./core/protocol.ts";
 import type { EndReason } from "./core/state.ts";
 import { exitReason } from "./exit_reason.ts";
@@ -231,7 +231,8 @@ export class AgentPool {
       durationMs,
       rateLimited,
       endedBy: session.endedBy,
-      logPath: session.logPath,
+      // Named where a reader finds it after the worktree is reaped, relative to the workspace.
+      logPath: relative(o.paths.root, runLogPath(o.paths, o.runId, session.sessionId)),
       logTail: tail,
     });
     if (diagnosis.fastExit) o.log(`${taskId}: log tail:\n  ${tail.slice(-8).join("\n  ")}`);

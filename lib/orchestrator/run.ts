@@ -380,6 +380,10 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     }));
     const outcome = await orchestrator.run();
     progress.stop();
+    if (outcome.status !== "completed") {
+      // Say what is left and why, so the last lines on the terminal are the way forward.
+      for (const [id, why] of Object.entries(orchestrator.waitingReasons())) out(`${id}: ${why}`);
+    }
     await stateWrites; // the last word on the run state is below
     await appendEvents(journalPath(paths, runId), [
       ev.runCompleted({ run_id: runId, status: outcome.status, counts: outcome.counts }),

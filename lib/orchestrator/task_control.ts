@@ -25,6 +25,7 @@ export const CANCELLABLE: ReadonlySet<string> = new Set([
   "IN_PROGRESS",
   "ORPHANED",
   "DONE",
+  "FAILED",
 ]);
 
 /** Statuses an operator can retry. */

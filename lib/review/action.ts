@@ -9,7 +9,7 @@ import { z } from "zod";
 import { appendAuditEntry, AuditChainBrokenError, type AuditPaths } from "../audit/store.ts";
 import { REVIEW_ACTION_EVENT } from "../audit/chain.ts";
 import type { Principal } from "../auth/tokens.ts";
-import { DECISIONS, type FoldState } from "../board/fold.ts";
+import { type Card, type Column, DECISIONS, type FoldState } from "../board/fold.ts";
 import { BOARD_SINK, type Projection, projectJournal, receiptOf } from "../board/projection.ts";
 import { HttpError } from "../http/errors.ts";
 import { appendEventsWith, JournalPoisonedError, viewFor } from "../journal/journal_file.ts";
@@ -52,6 +52,39 @@ export interface ReviewContext {
   now?: () => Date;
 }
 
+/**
+ * A merge applies only to work waiting for review: once a card is under merged (its merge was
+ * decided, or it landed) a second merge would chain a decision nothing can act on, and a task
+ * that is queued, running or gated has no verified work to merge. Refused with 409, nothing
+ * written.
+ */
+function refuseMergeOf(ctx: ReviewContext, state: { card: Card; column: Column }): void {
+  const { card, column } = state;
+  if (column === "merged") {
+    const pending = card.verdict?.decision === "merge" && card.verdict.index === card.last_index;
+    throw pending
+      ? new HttpError(
+        409,
+        "merge_pending",
+        `task ${ctx.taskId} already has a merge decision (row ${card.last_index}); a second one would change nothing`,
+      )
+      : new HttpError(
+        409,
+        "already_merged",
+        `task ${ctx.taskId} already landed (row ${card.last_index}); there is nothing left to merge`,
+      );
+  }
+  if (column !== "needs_review") {
+    throw new HttpError(
+      409,
+      "not_reviewable",
+      `task ${ctx.taskId} is ${
+        column.replace("_", " ")
+      }, not waiting for review; only a task under needs review can be merged`,
+    );
+  }
+}
+
 const reviewViews = new Map<string, IncrementalJournal<FoldState>>();
 
 /** Record one review decision; returns the receipt and the freshly re-folded projection. */
@@ -78,6 +111,7 @@ export async function recordReview(
           `run ${ctx.runId} has no card for task ${ctx.taskId}`,
         );
       }
+      if (request.decision === "merge") refuseMergeOf(ctx, snapshot.state.cards.get(ctx.taskId)!);
       const diffSha = snapshot.state.diffs.get(ctx.taskId)?.sha256 ?? null;
       const binding: Record<string, JsonValue> = {
         run_id: ctx.runId,

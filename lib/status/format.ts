@@ -49,6 +49,7 @@ export function formatStatus(
       alive: boolean;
       url: string;
       waiting: Record<string, string>;
+      failed?: Record<string, string>;
       note?: string;
     }
     | null
@@ -58,8 +59,11 @@ export function formatStatus(
       ? `running at ${run.url}`
       : run.note ?? run.status;
     lines.push(`run: ${run.run_id} (${state})`);
+    for (const [task, reason] of Object.entries(run.failed ?? {})) {
+      lines.push(p.red(`  ${task} FAILED: ${reason}`));
+    }
     for (const [task, reason] of Object.entries(run.waiting ?? {})) {
-      lines.push(p.yellow(`  ${task} waits: ${reason}`));
+      lines.push(p.yellow(`  ${task} ${reason.startsWith("blocked") ? "is" : "waits:"} ${reason}`));
     }
   }
   const agents = status.agents as unknown[] | undefined;

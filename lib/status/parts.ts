@@ -49,6 +49,23 @@ registerStatusPart("spend", async (app) => {
   return await readSpend(app.paths, config?.budget_usd);
 });
 
+/** What `status` says of a run whose process is not running it, by the run state's status. */
+const RUN_NOTES: Record<string, string> = {
+  running: "its process is gone: `service run` resumes it",
+  stopped: "stopped: `service run` resumes it",
+  failed: "failed: `service retry <task>` or `service cancel <task>`, then `service run`",
+  completed: "completed",
+};
+
+/** Every FAILED task with the reason it failed (the store's summary). */
+async function failedReasons(app: AppContext): Promise<Record<string, string>> {
+  const opened = openedTaskStore(app);
+  const tasks = opened ? (await opened).list() : (await loadTaskSpecs(app.paths)).tasks;
+  return Object.fromEntries(
+    tasks.filter((t) => t.status === "FAILED").map((t) => [t.id, t.summary ?? "no reason given"]),
+  );
+}
+
 registerStatusPart("run", async (app: AppContext) => {
   const state = await readRunState(app.paths);
   if (!state) return null;
@@ -56,10 +73,9 @@ registerStatusPart("run", async (app: AppContext) => {
   return {
     ...state,
     waiting: state.waiting ?? {},
+    failed: await failedReasons(app),
     alive,
-    ...(alive || state.status === "stopped"
-      ? {}
-      : { note: "its process is gone: `service run` resumes it" }),
+    ...(alive ? {} : { note: RUN_NOTES[state.status] }),
   };
 });
 

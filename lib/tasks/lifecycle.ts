@@ -65,8 +65,9 @@ export const TRANSITIONS: Readonly<Record<TaskTrigger, Partial<Record<TaskStatus
   complete: { CLAIMED: "DONE", IN_PROGRESS: "DONE" },
   operator_complete: Object.fromEntries(NON_TERMINAL.map((s) => [s, "DONE"])),
   fail: { CLAIMED: "FAILED", IN_PROGRESS: "FAILED" },
-  // DONE work that has not landed may be cancelled too (it is discarded, kept on a rescue ref).
-  cancel: Object.fromEntries([...NON_TERMINAL, "DONE"].map((s) => [s, "CANCELLED"])),
+  // DONE work that has not landed may be cancelled too (it is discarded, kept on a rescue ref);
+  // so may a FAILED task: that is how an operator unblocks its dependents (spec §3.1).
+  cancel: Object.fromEntries([...NON_TERMINAL, "DONE", "FAILED"].map((s) => [s, "CANCELLED"])),
   orphan: { CLAIMED: "ORPHANED", IN_PROGRESS: "ORPHANED" },
   reopen: { ORPHANED: "OPEN" },
   requeue: { ORPHANED: "OPEN" },

@@ -38,6 +38,7 @@ const ALLOWED: [TaskStatus, TaskTrigger, TaskStatus][] = [
   ["DONE", "retry", "OPEN"],
   ["ORPHANED", "give_up", "FAILED"],
   ["DONE", "cancel", "CANCELLED"],
+  ["FAILED", "cancel", "CANCELLED"],
   ["FAILED", "operator_retry", "OPEN"],
   ["CANCELLED", "operator_retry", "OPEN"],
   ["OPEN", "reblock", "BLOCKED"],

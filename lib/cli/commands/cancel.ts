@@ -81,6 +81,7 @@ export async function changeTasks(
         failures++;
         continue;
       }
+      const was = task.status; // the store may update `task` itself
       try {
         const changed = kind === "cancel"
           ? await control.cancel(id, reason)
@@ -88,8 +89,8 @@ export async function changeTasks(
         await journalOperatorChange(ctx.root, kind, changed);
         ctx.stdout(
           kind === "cancel"
-            ? `${id}: CANCELLED (was ${task.status})`
-            : `${id}: ${changed.status} again (was ${task.status}); \`service run\` runs it`,
+            ? `${id}: CANCELLED (was ${was})`
+            : `${id}: ${changed.status} again (was ${was}); \`service run\` runs it`,
         );
       } catch (e) {
         if (!(e instanceof TaskApiError) && (e as Error).name !== "HttpError") throw e;

@@ -98,10 +98,9 @@ function agentEndedWithoutReport(
     out.log(task.id, reason);
     return;
   }
-  out.log(task.id, e.diagnosis.reason);
   if (e.hasWork) {
     out.push({ kind: "store", change: { op: "recover_done", taskId: task.id } });
-    out.log(task.id, "recovered partial work; landing it through the gates");
+    out.log(task.id, `${e.diagnosis.reason}; recovered partial work, landing it through the gates`);
     startLanding(d, out, task.id, true);
     return;
   }

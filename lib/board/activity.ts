@@ -1,0 +1,314 @@
+/**
+ * What happened to each task of a run, folded from every row of its journal — the board's
+ * events and the detail rows the board ignores (spec §2.7, §9.3). The board page reads it for
+ * what the five columns cannot say: planned tasks that have not started, why a task waits, each
+ * attempt with its outcome and reason, and the session logs kept in the run directory. It never
+ * changes the projection: the board is folded by `fold.ts` alone.
+ *
+ * Pure, like the board fold: `type` and `data` only, never `ts` or the host.
+ */
+import type { JsonValue } from "../journal/canonical_json.ts";
+import type { JournalRow } from "../journal/row.ts";
+import type { RowSink } from "../journal/incremental.ts";
+
+/** A failed check or failure reason (at least `kind` and `detail`). */
+export type Signal = { kind: string; detail: string; [extra: string]: JsonValue };
+
+/** How an attempt ended (`running` while it has not). */
+export type AttemptOutcome =
+  | "running"
+  | "completed"
+  | "gated"
+  | "merged"
+  | "failed"
+  | "cancelled";
+
+/** One claim of a task and what came of it. */
+export interface Attempt {
+  session_id: string;
+  /** 1-based, in claim order within this run. */
+  number: number;
+  role?: string;
+  model?: string;
+  outcome: AttemptOutcome;
+  /** The failed signals when the attempt was gated (agent failure, gates, merge conflict …). */
+  signals?: Signal[];
+  /** Why a new attempt followed (the `task_retried` reason). */
+  retried_because?: string;
+  /** The agent's own summary, from its completion. */
+  summary?: string;
+  exit?: { exit_code: number; duration_ms: number; ended_by?: string };
+  /** The session log kept in the run directory (`logs/<session_id>.log`). */
+  log?: { sha256: string; bytes: number };
+}
+
+/** Where a task stands, in words the page shows (the board column where it has a card). */
+export type TaskState =
+  | "planned"
+  | "blocked"
+  | "waiting"
+  | "queued"
+  | "running"
+  | "gated"
+  | "needs_review"
+  | "merged"
+  | "failed"
+  | "cancelled";
+
+/** Everything the journal says about one task. */
+export interface TaskActivity {
+  task_id: string;
+  title?: string;
+  role?: string;
+  stage?: string;
+  depends_on: string[];
+  /** In the run's plan (`run_started.planned`). */
+  planned: boolean;
+  state: TaskState;
+  /** Why it waits or stopped (the latest wait, failure or cancel reason); absent otherwise. */
+  reason?: string;
+  attempts: Attempt[];
+  /** Files of the latest merge conflicts. */
+  conflict_files?: string[];
+  rebases: number;
+  merge_decided: boolean;
+  merged?: { commit?: string };
+}
+
+/** The activity of a run's journal (mutable while folding). */
+export interface ActivityState {
+  tasks: Map<string, TaskActivity>;
+  /** Task ids in first-seen order (plan order for planned tasks). */
+  order: string[];
+  already_landed: { task_id: string; run_id: string; commit: string }[];
+}
+
+/** An empty activity. */
+export function initialActivity(): ActivityState {
+  return { tasks: new Map(), order: [], already_landed: [] };
+}
+
+function str(v: JsonValue | undefined): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+
+function strings(v: JsonValue | undefined): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+}
+
+function task(state: ActivityState, id: string): TaskActivity {
+  let t = state.tasks.get(id);
+  if (!t) {
+    t = {
+      task_id: id,
+      depends_on: [],
+      planned: false,
+      state: "queued",
+      attempts: [],
+      rebases: 0,
+      merge_decided: false,
+    };
+    state.tasks.set(id, t);
+    state.order.push(id);
+  }
+  return t;
+}
+
+function current(t: TaskActivity): Attempt | undefined {
+  return t.attempts.at(-1);
+}
+
+function signalsOf(v: JsonValue | undefined): Signal[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((s): s is Signal =>
+    s !== null && typeof s === "object" && !Array.isArray(s) && typeof s.kind === "string"
+  ).map((s) => ({ ...s, detail: typeof s.detail === "string" ? s.detail : String(s.detail) }));
+}
+
+function reasonOf(signals: Signal[]): string {
+  return signals.map((s) => `${s.kind}: ${s.detail}`).join("; ");
+}
+
+/** Row types that can be the first a journal says about a task. */
+const INTRODUCES = new Set([
+  "task_claimed",
+  "task_completed",
+  "task_verification_failed",
+  "task_retried",
+  "task_merged",
+  "task_failed",
+  "task_cancelled",
+  "task_waiting",
+]);
+
+/** Fold one row into `state`. Rows of unknown types, and rows without a task id, change nothing. */
+export function foldActivity(state: ActivityState, row: JournalRow): void {
+  const d = row.data as Record<string, JsonValue>;
+  if (row.type === "run_started") {
+    for (const p of Array.isArray(d.planned) ? d.planned : []) {
+      if (!p || typeof p !== "object" || Array.isArray(p) || typeof p.task_id !== "string") {
+        continue;
+      }
+      const t = task(state, p.task_id);
+      t.planned = true;
+      t.title ??= str(p.title);
+      t.role ??= str(p.role);
+      t.stage ??= str(p.stage);
+      t.depends_on = strings(p.depends_on);
+      if (t.attempts.length === 0) t.state = "planned";
+    }
+    for (const l of Array.isArray(d.already_landed) ? d.already_landed : []) {
+      if (l && typeof l === "object" && !Array.isArray(l) && typeof l.task_id === "string") {
+        state.already_landed.push({
+          task_id: l.task_id,
+          run_id: str(l.run_id) ?? "",
+          commit: str(l.commit) ?? "",
+        });
+      }
+    }
+    return;
+  }
+  const id = str(d.task_id);
+  if (!id) return;
+  // Attachment and detail rows describe a task the journal already knows, never introduce one.
+  if (!state.tasks.has(id) && !INTRODUCES.has(row.type)) return;
+  const t = task(state, id);
+  const attempt = current(t);
+  switch (row.type) {
+    case "task_claimed": {
+      t.title = str(d.title) ?? t.title;
+      t.role = str(d.role) ?? t.role;
+      t.attempts.push({
+        session_id: str(d.session_id) ?? "",
+        number: t.attempts.length + 1,
+        role: str(d.role),
+        model: str(d.model),
+        outcome: "running",
+      });
+      t.state = "running";
+      t.reason = undefined;
+      break;
+    }
+    case "task_completed":
+      if (attempt) {
+        attempt.outcome = "completed";
+        attempt.summary = str(d.summary) ?? attempt.summary;
+      }
+      t.state = "needs_review";
+      t.reason = undefined;
+      break;
+    case "task_verification_failed": {
+      const signals = signalsOf(d.signals);
+      if (attempt) {
+        attempt.outcome = "gated";
+        attempt.signals = signals;
+      }
+      t.state = "gated";
+      t.reason = reasonOf(signals);
+      t.merge_decided = false;
+      const conflicts = signals.filter((s) => s.kind === "merge_conflict").map((s) => s.detail);
+      if (conflicts.length > 0) t.conflict_files = conflicts;
+      break;
+    }
+    case "task_retried":
+      if (attempt) attempt.retried_because = str(d.reason);
+      t.state = "queued";
+      t.reason = str(d.reason);
+      break;
+    case "task_merged":
+      if (attempt) attempt.outcome = "merged";
+      t.state = "merged";
+      t.reason = undefined;
+      t.merged = { commit: str(d.commit) };
+      break;
+    case "task_review_decision":
+      // Like the board: a merge decision puts the task under merged until its landing says otherwise.
+      if (d.decision === "merge") {
+        t.merge_decided = true;
+        t.state = "merged";
+      }
+      break;
+    case "task_failed":
+      if (attempt && attempt.outcome === "running") attempt.outcome = "failed";
+      t.state = "failed";
+      t.reason = str(d.reason);
+      if (strings(d.files).length > 0) t.conflict_files = strings(d.files);
+      break;
+    case "task_cancelled":
+      if (attempt && attempt.outcome === "running") attempt.outcome = "cancelled";
+      t.state = "cancelled";
+      t.reason = str(d.reason);
+      break;
+    case "task_waiting":
+      // A wait only describes a task that has not started (or whose landing waits).
+      t.reason = str(d.reason);
+      if (t.state === "planned" || t.state === "queued" || t.state === "blocked") {
+        t.state = t.reason?.startsWith("blocked") ? "blocked" : "waiting";
+      }
+      break;
+    case "agent_exited": {
+      const a = t.attempts.find((x) => x.session_id === str(d.session_id));
+      if (a && typeof d.exit_code === "number" && typeof d.duration_ms === "number") {
+        a.exit = { exit_code: d.exit_code, duration_ms: d.duration_ms, ended_by: str(d.ended_by) };
+      }
+      break;
+    }
+    case "task_log_captured": {
+      const a = t.attempts.find((x) => x.session_id === str(d.session_id));
+      if (a && typeof d.sha256 === "string" && typeof d.bytes === "number") {
+        a.log = { sha256: d.sha256, bytes: d.bytes };
+      }
+      break;
+    }
+    case "merge_conflict":
+      if (strings(d.files).length > 0) t.conflict_files = strings(d.files);
+      break;
+    case "task_rebased":
+      t.rebases++;
+      break;
+  }
+}
+
+/** Deep copy (the incremental view hands out snapshots while it keeps folding). */
+export function cloneActivity(state: ActivityState): ActivityState {
+  return structuredClone(state);
+}
+
+/** The activity fold as an incremental journal sink. */
+export const ACTIVITY_SINK: RowSink<ActivityState> = {
+  init: initialActivity,
+  apply: (state, row) => foldActivity(state, row),
+  clone: cloneActivity,
+};
+
+/** A task of the outline: where it stands and why (no attempts). */
+export type OutlineTask = Omit<TaskActivity, "attempts"> & { attempts: number };
+
+/**
+ * Every task of the run in plan order, with planned tasks whose dependencies have not landed
+ * shown as blocked on them (pure; the journal's own wait and failure reasons win).
+ */
+export function outline(state: ActivityState): OutlineTask[] {
+  const landed = new Set(state.already_landed.map((l) => l.task_id));
+  const out: OutlineTask[] = [];
+  for (const id of state.order) {
+    const t = state.tasks.get(id)!;
+    const { attempts, ...rest } = t;
+    const item: OutlineTask = { ...rest, attempts: attempts.length };
+    if (t.state === "planned") {
+      const pending = t.depends_on.filter((dep) => {
+        const other = state.tasks.get(dep);
+        if (!other) return !landed.has(dep);
+        return other.state !== "merged" && other.state !== "cancelled";
+      });
+      if (pending.length > 0) {
+        item.state = "blocked";
+        item.reason ??= `waits on ${
+          pending.map((p) => `${p} (${state.tasks.get(p)?.state ?? "not in this run"})`).join(", ")
+        }`;
+      }
+    }
+    out.push(item);
+  }
+  return out;
+}

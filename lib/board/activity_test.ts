@@ -1,0 +1,165 @@
+import assert from "node:assert/strict";
+import type { JsonValue } from "../journal/canonical_json.ts";
+import type { JournalRow } from "../journal/row.ts";
+import { foldActivity, initialActivity, outline } from "./activity.ts";
+
+function fold(rows: [string, Record<string, JsonValue>][]) {
+  const state = initialActivity();
+  rows.forEach(([type, data], seq) =>
+    foldActivity(state, { type, data, seq, v: 1, ts: "", prev: "", hash: "" } as JournalRow)
+  );
+  return state;
+}
+
+const PLAN: [string, Record<string, JsonValue>] = ["run_started", {
+  run_id: "r",
+  planned: [
+    { task_id: "a", title: "A", role: "dev", depends_on: [] },
+    { task_id: "b", title: "B", role: "dev", depends_on: ["a"] },
+    { task_id: "c", title: "C", role: "dev", depends_on: ["b"] },
+    { task_id: "d", title: "D", role: "dev", depends_on: ["old"] },
+  ],
+  already_landed: [{ task_id: "old", run_id: "r0", commit: "abc" }],
+}];
+
+Deno.test("outline: planned tasks not started are shown, blocked on what has not landed", () => {
+  const rows = outline(fold([PLAN]));
+  assert.deepEqual(rows.map((t) => [t.task_id, t.state, t.reason]), [
+    ["a", "planned", undefined],
+    ["b", "blocked", "waits on a (planned)"],
+    ["c", "blocked", "waits on b (planned)"],
+    ["d", "planned", undefined], // its dependency landed in an earlier run
+  ]);
+});
+
+const cases: {
+  name: string;
+  rows: [string, Record<string, JsonValue>][];
+  task: string;
+  state: string;
+  reason?: string;
+  outcomes: string[];
+}[] = [
+  {
+    name: "agent failure then a new attempt that completes",
+    rows: [
+      ["task_claimed", { task_id: "a", session_id: "s1" }],
+      ["task_verification_failed", {
+        task_id: "a",
+        signals: [{ kind: "agent_failed", detail: "exit 3" }],
+      }],
+      ["task_retried", { task_id: "a", reason: "agent failed: exit 3" }],
+      ["task_claimed", { task_id: "a", session_id: "s2" }],
+      ["task_completed", { task_id: "a", summary: "did it" }],
+    ],
+    task: "a",
+    state: "needs_review",
+    outcomes: ["gated", "completed"],
+  },
+  {
+    name: "merge conflict, attempts used up: FAILED with the files",
+    rows: [
+      ["task_claimed", { task_id: "a", session_id: "s1" }],
+      ["task_completed", { task_id: "a" }],
+      ["merge_conflict", { task_id: "a", files: ["x.py"], attempt: 1 }],
+      ["task_verification_failed", {
+        task_id: "a",
+        signals: [{ kind: "merge_conflict", detail: "x.py" }],
+      }],
+      ["task_failed", { task_id: "a", reason: "merge conflict in x.py", files: ["x.py"] }],
+    ],
+    task: "a",
+    state: "failed",
+    reason: "merge conflict in x.py",
+    outcomes: ["gated"],
+  },
+  {
+    name: "a dependent of a failed task is blocked with the journaled reason",
+    rows: [
+      ["task_claimed", { task_id: "a", session_id: "s1" }],
+      ["task_failed", { task_id: "a", reason: "gave up" }],
+      ["task_waiting", { task_id: "b", reason: "blocked: waits on a, which FAILED" }],
+    ],
+    task: "b",
+    state: "blocked",
+    reason: "blocked: waits on a, which FAILED",
+    outcomes: [],
+  },
+  {
+    name: "cancel of a running task",
+    rows: [
+      ["task_claimed", { task_id: "a", session_id: "s1" }],
+      ["task_cancelled", { task_id: "a", reason: "operator" }],
+    ],
+    task: "a",
+    state: "cancelled",
+    reason: "operator",
+    outcomes: ["cancelled"],
+  },
+  {
+    name: "a merge that does not land moves the task out of merged",
+    rows: [
+      ["task_claimed", { task_id: "a", session_id: "s1" }],
+      ["task_completed", { task_id: "a" }],
+      ["task_review_decision", { task_id: "a", decision: "merge" }],
+      ["task_verification_failed", {
+        task_id: "a",
+        signals: [{ kind: "merge_conflict", detail: "x.py" }],
+      }],
+    ],
+    task: "a",
+    state: "gated",
+    reason: "merge_conflict: x.py",
+    outcomes: ["gated"],
+  },
+  {
+    name: "hostile data: wrong types are ignored, never thrown on",
+    rows: [
+      ["run_started", { planned: "nope" as unknown as JsonValue }],
+      ["run_started", { planned: [null, 3, { task_id: 5 }, { task_id: "a", depends_on: "x" }] }],
+      ["task_claimed", { task_id: "a", session_id: 7 as unknown as JsonValue }],
+      ["task_verification_failed", {
+        task_id: "a",
+        signals: [null, "x", { kind: "k", detail: 1 }],
+      }],
+      ["agent_exited", { task_id: "a", session_id: "", exit_code: "3" as unknown as JsonValue }],
+    ],
+    task: "a",
+    state: "gated",
+    reason: "k: 1",
+    outcomes: ["gated"],
+  },
+];
+
+for (const c of cases) {
+  Deno.test(`activity: ${c.name}`, () => {
+    const state = fold(c.rows);
+    const t = outline(state).find((x) => x.task_id === c.task)!;
+    assert.equal(t.state, c.state);
+    if (c.reason !== undefined) assert.equal(t.reason, c.reason);
+    assert.deepEqual(state.tasks.get(c.task)?.attempts.map((a) => a.outcome), c.outcomes);
+  });
+}
+
+Deno.test("activity: exits and kept logs attach to their attempt; rows about unknown tasks are ignored", () => {
+  const state = fold([
+    ["task_claimed", { task_id: "a", session_id: "s1" }],
+    ["agent_exited", { task_id: "a", session_id: "s1", exit_code: 3, duration_ms: 1200 }],
+    ["task_log_captured", { task_id: "a", session_id: "s1", sha256: "sha256:00", bytes: 5 }],
+    ["task_diff_captured", {
+      task_id: "ghost",
+      sha256: "sha256:11",
+      added: 1,
+      removed: 0,
+      files: 1,
+    }],
+    ["task_log_captured", { task_id: "ghost", session_id: "s9", sha256: "sha256:22", bytes: 1 }],
+  ]);
+  assert.deepEqual(state.tasks.get("a")!.attempts[0].exit, {
+    exit_code: 3,
+    duration_ms: 1200,
+    ended_by: undefined,
+  });
+  assert.deepEqual(state.tasks.get("a")!.attempts[0].log, { sha256: "sha256:00", bytes: 5 });
+  assert.deepEqual(state.order, ["a"]);
+});

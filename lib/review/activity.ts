@@ -1,0 +1,112 @@
+/**
+ * The run outline and task detail the board page shows beside the projection: read from the
+ * run's journal (verified as it is read) and the session logs kept in the run directory. A log
+ * is served only with whether its bytes still re-hash to the digest the journal chained.
+ */
+import { ACTIVITY_SINK, type ActivityState, type Attempt, outline } from "../board/activity.ts";
+import type { OutlineTask, TaskActivity } from "../board/activity.ts";
+import { HttpError } from "../http/errors.ts";
+import type { IncrementalJournal } from "../journal/incremental.ts";
+import { readJournal, viewFor } from "../journal/journal_file.ts";
+import { sha256Hex } from "../journal/hash.ts";
+import { requireId } from "../ids.ts";
+import { requireRunJournal } from "../runs/runs.ts";
+import { runLogPath, type WorkspacePaths } from "../workspace.ts";
+
+/** Bytes of a session log's end served with the task detail. */
+export const LOG_TAIL_BYTES = 16 * 1024;
+
+/** `GET /review-board/runs/<run_id>/tasks`. */
+export interface RunOutline {
+  run_id: string;
+  journal_verified: boolean;
+  tasks: OutlineTask[];
+  already_landed: ActivityState["already_landed"];
+}
+
+/** A kept session log as served: its tail and whether the whole file matches the journal. */
+export interface ServedLog {
+  sha256: string;
+  bytes: number;
+  /** False when the file is gone or its bytes no longer hash to the journal's digest. */
+  verified: boolean;
+  missing?: true;
+  /** The last {@link LOG_TAIL_BYTES} bytes (from a line start), when the file exists. */
+  tail?: string;
+  truncated?: true;
+}
+
+/** `GET /review-board/runs/<run_id>/tasks/<task_id>`. */
+export interface TaskDetailResponse {
+  run_id: string;
+  journal_verified: boolean;
+  task: Omit<TaskActivity, "attempts"> & {
+    attempts: (Omit<Attempt, "log"> & { log?: ServedLog })[];
+  };
+}
+
+const views = new Map<string, IncrementalJournal<ActivityState>>();
+
+async function activityOf(paths: WorkspacePaths, runId: string) {
+  const path = await requireRunJournal(paths, runId);
+  return await readJournal(path, viewFor(path, views, ACTIVITY_SINK));
+}
+
+/** Every task of a run: planned, waiting, blocked (with why) and those on the board. */
+export async function runOutline(paths: WorkspacePaths, runId: string): Promise<RunOutline> {
+  const snapshot = await activityOf(paths, runId);
+  return {
+    run_id: runId,
+    journal_verified: snapshot.walker.verified,
+    tasks: outline(snapshot.state),
+    already_landed: snapshot.state.already_landed,
+  };
+}
+
+/** One task's attempts, outcomes, reasons, summaries and log tails; 404 for a task not in the run. */
+export async function taskDetail(
+  paths: WorkspacePaths,
+  runId: string,
+  taskId: string,
+): Promise<TaskDetailResponse> {
+  requireId("task_id", taskId);
+  const snapshot = await activityOf(paths, runId);
+  const found = outline(snapshot.state).find((t) => t.task_id === taskId);
+  const activity = snapshot.state.tasks.get(taskId);
+  if (!found || !activity) {
+    throw new HttpError(404, "unknown_task", `run ${runId} has no task ${taskId}`);
+  }
+  const attempts = await Promise.all(activity.attempts.map(async (a) => {
+    const { log, ...rest } = a;
+    return log
+      ? { ...rest, log: await serveLog(runLogPath(paths, runId, a.session_id), log) }
+      : rest;
+  }));
+  return {
+    run_id: runId,
+    journal_verified: snapshot.walker.verified,
+    task: { ...found, attempts },
+  };
+}
+
+async function serveLog(path: string, chained: { sha256: string; bytes: number }) {
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(path);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    return { ...chained, verified: false, missing: true } satisfies ServedLog;
+  }
+  const served: ServedLog = {
+    ...chained,
+    verified: "sha256:" + sha256Hex(bytes) === chained.sha256,
+  };
+  let start = Math.max(0, bytes.length - LOG_TAIL_BYTES);
+  if (start > 0) {
+    const newline = bytes.indexOf(10, start);
+    start = newline === -1 ? start : newline + 1;
+    served.truncated = true;
+  }
+  served.tail = new TextDecoder().decode(bytes.subarray(start));
+  return served;
+}

@@ -1,0 +1,11 @@
+/** GET /review-board/runs/<run_id>/tasks/<task_id> — attempts, reasons, summaries, log tails. */
+import type { Ctx } from "../../../../../lib/http/context.ts";
+import { taskDetail } from "../../../../../lib/review/activity.ts";
+
+/** The task detail a reviewer reads beside the diff and the evidence. */
+export async function GET(c: Ctx): Promise<Response> {
+  c.header("Cache-Control", "no-store");
+  return c.json(
+    await taskDetail(c.get("app").paths, c.req.param("run_id")!, c.req.param("task_id")!),
+  );
+}

@@ -1,0 +1,200 @@
+/**
+ * Shared parts of the end-to-end run tests: a real git workspace with a plan for the scripted
+ * agent, the CLI as a child process, the journal read back and checked by the independent
+ * Python fold, and the board page in the real browser.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { verifyJournalText } from "../lib/journal/verify.ts";
+import { projectJournal } from "../lib/board/projection.ts";
+import { startServer } from "../lib/server/serve.ts";
+import { serverMounts } from "../lib/server/mounts.ts";
+
+export const AGENT = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
+export const CLI = new URL("../cli.ts", import.meta.url).pathname;
+const FOLD_PY = new URL("../scripts/fold.py", import.meta.url).pathname;
+
+/** One plan step for the scripted agent. */
+export interface Step {
+  id: string;
+  role?: string;
+  script: unknown[][];
+  signals?: Record<string, string>[];
+  owned?: string[];
+}
+
+/** Run git in `cwd`; throws with its stderr on failure. */
+export async function sh(cwd: string, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("git", { args, cwd, stderr: "piped" }).output();
+  if (!out.success) {
+    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return new TextDecoder().decode(out.stdout);
+}
+
+/** A plan whose steps carry their agent scripts in the goal. */
+export function planYaml(stages: { name: string; depends?: string[]; steps: Step[] }[]): string {
+  const lines = ["name: e2e", "stages:"];
+  for (const stage of stages) {
+    lines.push(`  - name: ${stage.name}`);
+    if (stage.depends) lines.push(`    depends_on: ${JSON.stringify(stage.depends)}`);
+    lines.push("    steps:");
+    for (const step of stage.steps) {
+      lines.push(
+        `      - id: ${step.id}`,
+        `        role: ${step.role ?? "backend"}`,
+        "        goal: |",
+      );
+      lines.push(`          Task ${step.id}.`, "          ```agent-script");
+      for (const d of step.script) lines.push(`          ${JSON.stringify(d)}`);
+      lines.push("          ```");
+      if (step.signals) lines.push(`        completion_signals: ${JSON.stringify(step.signals)}`);
+      if (step.owned) lines.push(`        owned_files: ${JSON.stringify(step.owned)}`);
+    }
+  }
+  return lines.join("\n") + "\n";
+}
+
+/** A git repository with `service.yaml` (generic adapter, scripted agent) and `plan.yaml`. */
+export async function workspace(
+  dir: string,
+  stages: Parameters<typeof planYaml>[0],
+  extraConfig = "",
+  files: Record<string, string> = {},
+): Promise<void> {
+  await sh(dir, "init", "-q", "-b", "main");
+  await sh(dir, "config", "user.email", "e2e@localhost");
+  await sh(dir, "config", "user.name", "e2e");
+  await Deno.writeTextFile(join(dir, "README.md"), "# e2e\n");
+  for (const [path, text] of Object.entries(files)) await Deno.writeTextFile(join(dir, path), text);
+  await Deno.writeTextFile(
+    join(dir, "service.yaml"),
+    `cli: generic\ncli_command: ${
+      JSON.stringify(["deno", "run", "-A", AGENT])
+    }\nroles:\n  backend: {}\n  docs: {}\n${extraConfig}`,
+  );
+  await Deno.writeTextFile(join(dir, "plan.yaml"), planYaml(stages));
+  await sh(dir, "add", "-A");
+  await sh(dir, "commit", "-q", "-m", "init");
+}
+
+/** The verified rows of a run's journal. */
+export async function journalOf(dir: string, runId: string) {
+  return verifyJournalText(await Deno.readTextFile(join(dir, ".sdd/runs", runId, "journal.jsonl")));
+}
+
+/** The journal's rows (verified first). */
+export async function rowsOf(dir: string, runId: string) {
+  const journal = await journalOf(dir, runId);
+  assert.equal(journal.verified, true, "the run's journal verifies");
+  return journal.rows.map((r) => r.row);
+}
+
+/**
+ * The server's projection of a run, after checking that `scripts/fold.py` (an independent fold)
+ * computes the same projection hash and head from the same file.
+ */
+export async function projectionAgreed(dir: string, runId: string) {
+  const path = join(dir, ".sdd/runs", runId, "journal.jsonl");
+  const out = await new Deno.Command("python3", { args: [FOLD_PY, path] }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const python = JSON.parse(new TextDecoder().decode(out.stdout));
+  const { receipt } = await projectJournal(runId, path);
+  assert.equal(receipt.projection_hash, python.projection_hash, "fold.py agrees with the server");
+  assert.equal(receipt.journal_head, python.journal_head);
+  assert.equal(python.journal_verified, true);
+  return receipt;
+}
+
+/** Task ids per board column. */
+export function columnsOf(
+  receipt: { board: { columns: Record<string, { task_id: string }[]> } },
+): Record<string, string[]> {
+  return Object.fromEntries(
+    Object.entries(receipt.board.columns).map(([k, cards]) => [k, cards.map((c) => c.task_id)]),
+  );
+}
+
+/** The CLI as a child process in `root`; resolves with its exit code and output. */
+export async function cli(root: string, ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", root, ...args],
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  return { code: out.code, out: text };
+}
+
+/** Set environment variables until disposed. */
+export function withEnv(vars: Record<string, string>): Disposable {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, Deno.env.get(k)]));
+  for (const [k, v] of Object.entries(vars)) Deno.env.set(k, v);
+  return {
+    [Symbol.dispose]() {
+      for (const [k, v] of Object.entries(before)) {
+        v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
+      }
+    },
+  };
+}
+
+/** Headless Chromium with one page; closed on dispose. */
+export async function browserPage(): Promise<AsyncDisposable & { page: Page }> {
+  const browser: Browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+  });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  return {
+    page,
+    async [Symbol.asyncDispose]() {
+      await browser.close();
+    },
+  };
+}
+
+/** Open the board of `runId` on `base` and wait until its columns are drawn. */
+export async function openRunPage(page: Page, base: string, runId: string, task?: string) {
+  const query = new URLSearchParams({ run: runId });
+  if (task) query.set("task", task);
+  await page.goto(`${base}/dashboard/review-board?${query}`);
+  await page.locator(".columns").waitFor({ timeout: 20_000 });
+}
+
+/** Task ids in one column of the page, as drawn. */
+export function pageColumn(page: Page, column: string): Promise<string[]> {
+  return page.locator(`[data-column=${column}] [data-task-id]`).evaluateAll((els) =>
+    els.map((e) => e.getAttribute("data-task-id")!)
+  );
+}
+
+/** Poll `check` until it is true (or fail with `what` after `ms`). */
+export async function until(what: string, check: () => Promise<boolean>, ms = 60_000) {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The server (board and task API) over `root` on a free loopback port; shut down on dispose. */
+export async function serveBoard(root: string): Promise<AsyncDisposable & { url: string }> {
+  const server = await startServer({
+    root,
+    host: "127.0.0.1",
+    port: 0,
+    tokens: [],
+    announce: false,
+    ...serverMounts(),
+  });
+  return {
+    url: server.url,
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+    },
+  };
+}
