@@ -79,31 +79,48 @@ export async function workspace(
   await sh(dir, "commit", "-q", "-m", "init");
 }
 
-/** The verified rows of a run's journal. */
+/**
+ * A run's journal, verified, after checking that `scripts/fold.py` (an independent fold)
+ * computes the projection the server computes from the same bytes.
+ */
 export async function journalOf(dir: string, runId: string) {
-  return verifyJournalText(await Deno.readTextFile(join(dir, ".sdd/runs", runId, "journal.jsonl")));
+  const text = await Deno.readTextFile(join(dir, ".sdd/runs", runId, "journal.jsonl"));
+  await foldAgrees(text, runId);
+  return verifyJournalText(text);
 }
 
-/** The journal's rows (verified first). */
+/** The journal's rows (verified first; no fold check, cheap enough to poll). */
 export async function rowsOf(dir: string, runId: string) {
-  const journal = await journalOf(dir, runId);
+  const journal = verifyJournalText(
+    await Deno.readTextFile(join(dir, ".sdd/runs", runId, "journal.jsonl")),
+  );
   assert.equal(journal.verified, true, "the run's journal verifies");
   return journal.rows.map((r) => r.row);
 }
 
-/**
- * The server's projection of a run, after checking that `scripts/fold.py` (an independent fold)
- * computes the same projection hash and head from the same file.
- */
+// Both folds read one snapshot of the bytes, so a run still appending cannot make them differ.
+async function foldAgrees(text: string, runId: string) {
+  const snapshot = await Deno.makeTempFile({ suffix: ".jsonl" });
+  try {
+    await Deno.writeTextFile(snapshot, text);
+    const out = await new Deno.Command("python3", { args: [FOLD_PY, snapshot] }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    const python = JSON.parse(new TextDecoder().decode(out.stdout));
+    const { receipt } = await projectJournal(runId, snapshot);
+    assert.equal(receipt.projection_hash, python.projection_hash, "fold.py agrees with the server");
+    assert.equal(receipt.journal_head, python.journal_head);
+    assert.equal(receipt.journal_verified, python.journal_verified);
+    return receipt;
+  } finally {
+    await Deno.remove(snapshot);
+  }
+}
+
+/** The server's projection of a run, checked against `scripts/fold.py` on the same bytes. */
 export async function projectionAgreed(dir: string, runId: string) {
-  const path = join(dir, ".sdd/runs", runId, "journal.jsonl");
-  const out = await new Deno.Command("python3", { args: [FOLD_PY, path] }).output();
-  assert.ok(out.success, new TextDecoder().decode(out.stderr));
-  const python = JSON.parse(new TextDecoder().decode(out.stdout));
-  const { receipt } = await projectJournal(runId, path);
-  assert.equal(receipt.projection_hash, python.projection_hash, "fold.py agrees with the server");
-  assert.equal(receipt.journal_head, python.journal_head);
-  assert.equal(python.journal_verified, true);
+  const text = await Deno.readTextFile(join(dir, ".sdd/runs", runId, "journal.jsonl"));
+  const receipt = await foldAgrees(text, runId);
+  assert.equal(receipt.journal_verified, true, "the run's journal verifies");
   return receipt;
 }
 

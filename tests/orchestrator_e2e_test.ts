@@ -6,7 +6,18 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runPlan } from "../lib/orchestrator/run.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
-import { CLI, journalOf, sh, withEnv, workspace } from "./_e2e.ts";
+import {
+  browserPage,
+  CLI,
+  columnsOf,
+  journalOf,
+  openRunPage,
+  projectionAgreed,
+  serveBoard,
+  sh,
+  withEnv,
+  workspace,
+} from "./_e2e.ts";
 import { tempDir } from "./helpers.ts";
 
 const quiet = { out: () => {}, port: 0 };
@@ -147,6 +158,18 @@ Deno.test("run: two agents editing the same file — the second conflicts, a reb
   assert.equal(rows.filter((r) => r.type === "merge_conflict").length, 1);
   assert.equal(order.filter((t) => t === "task_claimed").length, 3);
   assert.equal(order.at(-1), "task_merged");
+  // The projection (agreed by fold.py) and the page tell the same story.
+  const receipt = await projectionAgreed(dir.path, result.runId);
+  assert.deepEqual(columnsOf(receipt).merged.sort(), ["left", "right"]);
+  await using server = await serveBoard(dir.path);
+  await using browser = await browserPage();
+  await openRunPage(browser.page, server.url, result.runId, "right");
+  const attempts = browser.page.locator("[data-attempt]");
+  await attempts.first().waitFor();
+  assert.equal(await attempts.count(), 2);
+  assert.equal(await attempts.nth(1).getAttribute("data-outcome"), "gated");
+  assert.match(await attempts.nth(1).innerText(), /merge_conflict: shared\.txt/);
+  assert.equal(await attempts.nth(0).getAttribute("data-outcome"), "merged");
 });
 
 Deno.test("run: a rate-limit line blocks spawns for the cooldown, is not a task failure, and the task resumes", async () => {

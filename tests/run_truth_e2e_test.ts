@@ -13,9 +13,11 @@ import {
   columnsOf,
   openRunPage,
   pageColumn,
+  planYaml,
   projectionAgreed,
   rowsOf,
   serveBoard,
+  until,
   workspace,
 } from "./_e2e.ts";
 
@@ -144,4 +146,225 @@ Deno.test("a run whose agents fail (POST /fail, crash) says why everywhere; its 
   assert.deepEqual(columnsOf(final).merged.sort(), ["d", "f1"]);
   assert.deepEqual(columnsOf(final).gated, ["f2"]);
   assert.equal((final.board.run.completed as { status: string }).status, "completed");
+});
+
+const LIB = "a\nb\nc\nd\ne\nf\ng\nh\n";
+
+Deno.test("approval with overlapping owned_files and a conflict the rebase resolves: the overlap waits for the merge, the rebased diff is reviewed again, a second merge is refused", async () => {
+  await using dir = await tempDir();
+  const commit = (msg: string) => ["run", `git add -A && git commit -qm '${msg}'`];
+  await workspace(
+    dir.path,
+    [{
+      name: "s",
+      steps: [
+        {
+          id: "a",
+          owned: ["lib.txt"],
+          script: [["write", "lib.txt", LIB.replace("b\n", "B\n")], ["report", "fixed b"]],
+        },
+        {
+          id: "b",
+          owned: ["lib.txt"],
+          script: [["append", "lib.txt", "i\n"], ["report", "added i"]],
+        },
+        {
+          // Touches lib.txt without declaring it: the same fix as a, then a better one.
+          id: "c",
+          script: [
+            ["write", "lib.txt", LIB.replace("b\n", "B\n")],
+            commit("fix b"),
+            ["write", "lib.txt", LIB.replace("b\n", "B!\n")],
+            commit("improve b"),
+            ["report", "improved b"],
+          ],
+        },
+      ],
+    }],
+    "max_agents: 3\nreview:\n  require_approval: true\n",
+    { "lib.txt": LIB },
+  );
+  let url = "";
+  let runId = "";
+  const lines: string[] = [];
+  const running = runPlan({
+    root: dir.path,
+    port: 0,
+    out: (line) => {
+      lines.push(line);
+      const m =
+        /review board \(live while the run lasts\): (http:\/\/[^/]+)\/dashboard\/review-board\?run=(\S+)/
+          .exec(line);
+      if (m) [url, runId] = [m[1], m[2]];
+    },
+  });
+  const rows = async () => runId ? await rowsOf(dir.path, runId) : [];
+  const count = async (type: string, task: string) =>
+    (await rows()).filter((r) => r.type === type && r.data.task_id === task).length;
+  const review = async (task: string, decision: string) => {
+    const res = await fetch(`${url}/dashboard/review-board/runs/${runId}/tasks/${task}/review`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ decision }),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+
+  await until(
+    "a and c to wait for review",
+    async () =>
+      (await count("task_completed", "a")) === 1 && (await count("task_completed", "c")) === 1,
+  );
+  assert.equal(await count("task_claimed", "b"), 0, "b waits: a owns lib.txt and has not merged");
+  const wait = (await rows()).find((r) => r.type === "task_waiting" && r.data.task_id === "b")!;
+  assert.match(String(wait.data.reason), /lib\.txt.*\ba\b|\ba\b.*lib\.txt/);
+
+  assert.equal((await review("a", "merge")).status, 200);
+  await until("a to land", async () => (await count("task_merged", "a")) === 1);
+  await until("b to start", async () => (await count("task_claimed", "b")) === 1);
+  const all = await rows();
+  assert.ok(
+    all.findIndex((r) => r.type === "task_claimed" && r.data.task_id === "b") >
+      all.findIndex((r) => r.type === "task_merged" && r.data.task_id === "a"),
+    "b starts only after a merged",
+  );
+
+  // c's three-way merge conflicts with a; the rebase drops the duplicate commit and the diff
+  // changed, so the card goes back to needs review instead of sitting under merged.
+  assert.equal((await review("c", "merge")).status, 200);
+  await until("c to be rebased", async () => (await count("task_rebased", "c")) === 1);
+  await until("c to wait for review again", async () => (await count("task_completed", "c")) === 2);
+  const rebased = (await rows()).find((r) => r.type === "task_rebased")!;
+  assert.equal(rebased.data.diff_changed, true);
+  assert.equal(await count("task_merged", "c"), 0);
+  const mid = await projectionAgreed(dir.path, runId);
+  assert.ok(columnsOf(mid).needs_review.includes("c"), JSON.stringify(columnsOf(mid)));
+
+  {
+    // The operator merges the rebased work from the page.
+    await using browser = await browserPage();
+    const page = browser.page;
+    await openRunPage(page, url, runId, "c");
+    assert.ok((await pageColumn(page, "needs_review")).includes("c"));
+    assert.ok((await pageColumn(page, "merged")).includes("a"));
+    await page.locator('button[data-decision="merge"]:not([disabled])').click();
+    await page.locator(".receipt").waitFor();
+  }
+  await until("c to land", async () => (await count("task_merged", "c")) === 1);
+  await until("b to wait for review", async () => (await count("task_completed", "b")) === 1);
+  assert.equal((await review("b", "merge")).status, 200);
+  const result = await running;
+  assert.equal(result.status, "completed", lines.join("\n"));
+  assert.equal(
+    await Deno.readTextFile(join(dir.path, "lib.txt")),
+    LIB.replace("b\n", "B!\n") + "i\n",
+  );
+
+  // A second merge of landed work is refused and writes nothing; the page offers no merge.
+  await using server = await serveBoard(dir.path);
+  const before = await Deno.readTextFile(join(dir.path, ".sdd/runs", runId, "journal.jsonl"));
+  url = server.url;
+  const again = await review("a", "merge");
+  assert.equal(again.status, 409);
+  assert.equal(again.body.error.code, "already_merged");
+  assert.equal(
+    await Deno.readTextFile(join(dir.path, ".sdd/runs", runId, "journal.jsonl")),
+    before,
+  );
+  const final = await projectionAgreed(dir.path, runId);
+  assert.deepEqual(columnsOf(final).merged.sort(), ["a", "b", "c"]);
+  await using browser = await browserPage();
+  await openRunPage(browser.page, server.url, runId, "a");
+  await browser.page.locator("[data-actions-why]").waitFor();
+  assert.equal(await browser.page.locator('button[data-decision="merge"]').isDisabled(), true);
+  assert.match(
+    await browser.page.locator("[data-task-state]").innerText(),
+    /landed as [0-9a-f]{12}/,
+  );
+});
+
+Deno.test("re-running a partly landed plan runs only what did not land; a changed goal is a new step; --force runs everything", async () => {
+  await using dir = await tempDir();
+  await using outside = await tempDir();
+  const allow = join(outside.path, "api-key-set");
+  const stages = (xText: string) => [{
+    name: "s",
+    steps: [
+      { id: "x", script: [["append", "names.txt", xText], ["report"]] },
+      {
+        id: "y",
+        script: [["if_missing", allow, [["fail", "no API key for the fixture"]]], [
+          "write",
+          "y.txt",
+          "y\n",
+        ], ["report"]],
+      },
+      { id: "z", script: [["append", "all.txt", "z\n"], ["report"]] },
+    ],
+  }];
+  await workspace(dir.path, stages("x\n"));
+  const first = await cli(dir.path, "run", "plan.yaml", "--port", "0");
+  assert.equal(first.code, 1, first.out);
+  assert.match(first.out, /y: FAILED: the agent reported failure: no API key for the fixture/);
+
+  // Same plan again while y is FAILED: only y runs again (x and z landed), and the way out is
+  // named in CLI words, not a loop.
+  const again = await cli(dir.path, "run", "plan.yaml", "--port", "0");
+  assert.equal(again.code, 1, again.out);
+  assert.match(again.out, /2 already landed \(x in [0-9a-f]{10}, z in [0-9a-f]{10}\), 1 to do/);
+  assert.match(again.out, /y: FAILED — no API key for the fixture \(`service retry y`\)/);
+  assert.doesNotMatch(again.out, /POST \/tasks/);
+
+  const cancel = await cli(dir.path, "cancel", "--all");
+  assert.equal(cancel.code, 0, cancel.out);
+  await Deno.writeTextFile(allow, "");
+  const rerun = await cli(dir.path, "run", "plan.yaml", "--port", "0");
+  assert.equal(rerun.code, 0, rerun.out);
+  assert.match(rerun.out, /2 already landed \(x in [0-9a-f]{10}, z in [0-9a-f]{10}\), 1 to do/);
+  assert.equal(await Deno.readTextFile(join(dir.path, "names.txt")), "x\n", "x did not run again");
+  assert.equal(await Deno.readTextFile(join(dir.path, "all.txt")), "z\n");
+  assert.equal(await Deno.readTextFile(join(dir.path, "y.txt")), "y\n");
+
+  const runs = JSON.parse((await cli(dir.path, "runs", "--json")).out).runs;
+  assert.deepEqual(runs.map((r: { status: string }) => r.status), [
+    "completed",
+    "failed",
+    "failed",
+  ]);
+  const newest = runs[0].run_id;
+  const started = (await rowsOf(dir.path, newest))[0];
+  assert.deepEqual(
+    (started.data.already_landed as { task_id: string }[]).map((l) => l.task_id),
+    ["x", "z"],
+  );
+  assert.deepEqual(
+    (started.data.planned as { task_id: string }[]).map((p) => p.task_id),
+    ["y"],
+  );
+  const receipt = await projectionAgreed(dir.path, newest);
+  assert.deepEqual(columnsOf(receipt).merged, ["y"]);
+  for (const run of runs) await projectionAgreed(dir.path, run.run_id);
+  {
+    await using server = await serveBoard(dir.path);
+    await using browser = await browserPage();
+    await openRunPage(browser.page, server.url, newest);
+    assert.equal(
+      await browser.page.locator("[data-already-landed]").getAttribute("data-already-landed"),
+      "2",
+    );
+  }
+
+  // Everything landed: nothing to do. A changed goal is a new step and runs.
+  const nothing = await cli(dir.path, "run", "plan.yaml", "--port", "0");
+  assert.equal(nothing.code, 0, nothing.out);
+  assert.match(nothing.out, /nothing to do: all 3 step\(s\) of plan.yaml already landed/);
+  await Deno.writeTextFile(join(dir.path, "plan.yaml"), planYaml(stages("x2\n")));
+  const changed = await cli(dir.path, "run", "plan.yaml", "--port", "0");
+  assert.equal(changed.code, 0, changed.out);
+  assert.match(changed.out, /2 already landed .*, 1 to do/);
+  assert.equal(await Deno.readTextFile(join(dir.path, "names.txt")), "x\nx2\n");
+  const forced = await cli(dir.path, "run", "plan.yaml", "--force", "--port", "0");
+  assert.equal(forced.code, 0, forced.out);
+  assert.match(forced.out, /3 to do/);
+  assert.equal(await Deno.readTextFile(join(dir.path, "names.txt")), "x\nx2\nx2\n");
 });
