@@ -5,6 +5,7 @@ import { type CliContext, CliError, type Command, EXIT } from "./lib/cli/command
 import { COMMANDS } from "./lib/cli/commands/mod.ts";
 import { suggest } from "./lib/util/levenshtein.ts";
 import { SERVICE_VERSION } from "./lib/version.ts";
+import { optionMistake } from "./lib/cli/commands/_options.ts";
 import { resolve } from "node:path";
 
 function usage(): string {
@@ -42,17 +43,6 @@ function unknownCommand(words: string[]): string {
   return `service: unknown command ${JSON.stringify(words[0])}${
     guess ? ` (did you mean \`service ${guess}\`?)` : ""
   }; \`service --help\` lists the commands`;
-}
-
-/** node:util parseArgs mistakes, with the option the user probably meant. */
-function optionError(command: Command, e: Error & { code?: string }): string | undefined {
-  if (!e.code?.startsWith("ERR_PARSE_ARGS")) return undefined;
-  const first = e.message.split("\n")[0].replace(/\. To specify.*$/, "");
-  const typed = /'(-[^']*)'/.exec(first)?.[1];
-  const guess = typed?.startsWith("--") ? suggest(typed, optionsOf(command)) : undefined;
-  return `${first}${
-    guess ? ` (did you mean ${guess}?)` : ""
-  }; see \`service ${command.name} --help\``;
 }
 
 /** Run the CLI with `argv`; returns the exit code. */
@@ -121,7 +111,11 @@ export async function main(argv: string[]): Promise<number> {
       ctx.stderr(`service ${found.command.name}: ${e.message}`);
       return e.exitCode;
     }
-    const parse = optionError(found.command, e as Error & { code?: string });
+    const parse = optionMistake(
+      found.command.name,
+      e as Error & { code?: string },
+      optionsOf(found.command),
+    );
     if (parse) {
       ctx.stderr(`service ${found.command.name}: ${parse}`);
       return EXIT.error;

@@ -199,8 +199,8 @@ Deno.test("service cost: bad option values exit 1 naming the fix", async () => {
     [["--by", "day"], /unknown --by value "day": use --by model or --by task/],
     [["--last", "3w"], /bad --last value "3w": .*--last 24h/],
     [["--last", "0h"], /bad --last value "0h"/],
-    [["--last"], /argument missing: see `service cost --help`/],
-    [["--frobnicate"], /Unknown option '--frobnicate': see `service cost --help`/],
+    [["--last"], /argument missing; see `service cost --help`/],
+    [["--frobnicate"], /Unknown option '--frobnicate'; see `service cost --help`/],
   ];
   for (const [args, message] of cases) {
     const r = await cli(ws.path, ["cost", ...args]);
@@ -340,5 +340,5 @@ Deno.test("service agents with no config and no sessions; a generic config lists
 
   const bad = await cli(ws.path, ["agents", "--all"], { PATH: bin });
   assert.equal(bad.code, 1);
-  assert.match(bad.stderr, /Unknown option '--all': see `service agents --help`/);
+  assert.match(bad.stderr, /Unknown option '--all'; see `service agents --help`/);
 });

@@ -94,6 +94,16 @@ Deno.test("a run whose agents fail (POST /fail, crash) says why everywhere; its 
   );
   assert.match(status.out, /f1 FAILED: .*the fixture server is down/);
   assert.match(status.out, /d is blocked: waits on f1, which FAILED; `service retry f1`/);
+  const doctor = await cli(dir.path, "doctor", "--json");
+  const tasksCheck = JSON.parse(doctor.out).checks.find((c: { name: string }) =>
+    c.name === "tasks"
+  );
+  assert.equal(tasksCheck.ok, false, "doctor does not say all is well after a failed run");
+  assert.match(
+    tasksCheck.detail,
+    /FAILED: .*f1 \(.*the fixture server is down\).*blocked on them: d/,
+  );
+  assert.match(tasksCheck.fix, /`service retry f1 f2`.*`service cancel f1 f2`/);
   const runs = await cli(dir.path, "runs", "--json");
   assert.equal(runs.code, 0, runs.out);
   assert.equal(JSON.parse(runs.out).runs[0].status, "failed");

@@ -11,6 +11,8 @@ import { verifyJournalText } from "../journal/verify.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
 import { type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { findOnPath } from "./path_lookup.ts";
+import { settingProblems, templateProblems } from "../orchestrator/run_checks.ts";
+import { loadTaskSpecs } from "../tasks/persist.ts";
 
 /** One check's outcome. */
 export interface CheckResult {
@@ -110,26 +112,52 @@ async function checkConfig(root: string): Promise<{ result: CheckResult; config?
   }
 }
 
-async function checkTemplates(root: string, config: ServiceConfig): Promise<CheckResult[]> {
-  const out: CheckResult[] = [];
-  for (const role of Object.keys(config.roles)) {
-    try {
-      const t = await loadRoleTemplate(root, role);
-      out.push({
-        name: `role ${role}`,
-        ok: true,
-        detail: `template ${t.builtin ? "built-in" : t.dir}`,
-      });
-    } catch (e) {
-      out.push({
-        name: `role ${role}`,
-        ok: false,
-        detail: `${(e as Error).name}: ${(e as Error).message}`,
-        fix: `create templates/roles/${role}/ with system_prompt.md, task_prompt.md, config.yaml`,
-      });
-    }
+// The same checks `service run` makes before `run_started` (lib/orchestrator/run_checks.ts).
+async function checkRunSetup(root: string, config: ServiceConfig): Promise<CheckResult[]> {
+  const roles = Object.keys(config.roles);
+  const problems = [
+    ...settingProblems(config),
+    ...await templateProblems(root, roles),
+  ];
+  const out: CheckResult[] = problems.map((p) => ({
+    name: p.subject,
+    ok: false,
+    detail: p.problem,
+    fix: p.fix,
+  }));
+  for (const role of roles) {
+    if (problems.some((p) => p.subject === `role ${role}`)) continue;
+    const t = await loadRoleTemplate(root, role);
+    out.push({
+      name: `role ${role}`,
+      ok: true,
+      detail: `template ${t.builtin ? "built-in" : t.dir}`,
+    });
   }
   return out;
+}
+
+// Tasks that need an operator: FAILED ones, and the BLOCKED ones waiting on them.
+async function checkTasks(paths: WorkspacePaths): Promise<CheckResult> {
+  const { tasks } = await loadTaskSpecs(paths);
+  const failed = tasks.filter((t) => t.status === "FAILED");
+  if (failed.length === 0) {
+    return { name: "tasks", ok: true, detail: `${tasks.length} task(s), none FAILED` };
+  }
+  const ids = new Set(failed.map((t) => t.id));
+  const blocked = tasks.filter((t) =>
+    t.status === "BLOCKED" && t.depends_on.some((d) => ids.has(d))
+  );
+  const list = failed.map((t) => `${t.id} (${t.summary ?? "no reason given"})`).join("; ");
+  return {
+    name: "tasks",
+    ok: false,
+    detail: `FAILED: ${list}` +
+      (blocked.length ? `; blocked on them: ${blocked.map((t) => t.id).join(", ")}` : ""),
+    fix: `\`service retry ${failed.map((t) => t.id).join(" ")}\` tries again, or ` +
+      `\`service cancel ${failed.map((t) => t.id).join(" ")}\` gives up (dependents then start); ` +
+      "then `service run`",
+  };
 }
 
 async function checkPort(root: string): Promise<CheckResult> {
@@ -297,13 +325,14 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
   const { result, config } = await checkConfig(root);
   results.push(result);
   if (config) {
-    results.push(...await checkTemplates(root, config));
+    results.push(...await checkRunSetup(root, config));
     results.push(...await checkAgentCli(config));
   }
   results.push(await checkPort(root));
   results.push(await checkPidFiles(paths));
   const rescued = await checkRescueRefs(root);
   if (rescued) results.push(rescued);
+  results.push(await checkTasks(paths));
   results.push(...await checkJournals(paths));
   return results;
 }

@@ -1,12 +1,30 @@
 /** Option parsing for commands: `node:util` parseArgs whose mistakes become a {@link CliError}. */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { CliError } from "../command.ts";
+import { suggest } from "../../util/levenshtein.ts";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
 /**
+ * A parseArgs mistake (`ERR_PARSE_ARGS_*`) in words, with the option the user probably meant
+ * among `known` (`--name` forms); undefined for any other error.
+ */
+export function optionMistake(
+  command: string,
+  e: Error & { code?: string },
+  known: string[],
+): string | undefined {
+  if (!e.code?.startsWith("ERR_PARSE_ARGS")) return undefined;
+  const first = e.message.split("\n")[0].replace(/\. To specify.*$/, "");
+  const typed = /'(-[^']*)'/.exec(first)?.[1];
+  const guess = typed?.startsWith("--") ? suggest(typed, known) : undefined;
+  return `${first}${guess ? ` (did you mean ${guess}?)` : ""}; see \`service ${command} --help\``;
+}
+
+/**
  * Parse `args` against `options` (no positionals). An unknown option, a missing value or a stray
- * argument is a `CliError` that names it and points at `service <name> --help`.
+ * argument is a `CliError` that names it, suggests the nearest option and points at
+ * `service <name> --help`.
  */
 export function parseOptions(
   name: string,
@@ -19,7 +37,9 @@ export function parseOptions(
       string | boolean | undefined
     >;
   } catch (e) {
-    const message = (e as Error).message.split("\n")[0].replace(/\. To specify.*$/, "");
-    throw new CliError(`${message}: see \`service ${name} --help\` for the options`);
+    const known = Object.keys(options).map((o) => `--${o}`);
+    const words = optionMistake(name, e as Error & { code?: string }, known);
+    if (words) throw new CliError(words);
+    throw e;
   }
 }

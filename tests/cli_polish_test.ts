@@ -1,0 +1,100 @@
+/**
+ * The command line as a user meets it: version, help, "did you mean", and the input mistakes
+ * that must stop before any work with an error naming the cause and the fix. One child process
+ * per case (the real entry point), walked from a table.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { SERVICE_VERSION } from "../lib/version.ts";
+import { tempDir } from "./helpers.ts";
+import { cli, workspace } from "./_e2e.ts";
+
+const CASES: { args: string[]; code: number; out: RegExp; name: string }[] = [
+  {
+    name: "--version",
+    args: ["--version"],
+    code: 0,
+    out: new RegExp(`service ${SERVICE_VERSION}`),
+  },
+  { name: "-V", args: ["-V"], code: 0, out: /^service \d+\.\d+\.\d+ \(deno / },
+  { name: "help <command>", args: ["help", "retry"], code: 0, out: /Usage: service retry <task>/ },
+  {
+    name: "help of an unknown command",
+    args: ["help", "retyr"],
+    code: 1,
+    out: /did you mean `service retry`/,
+  },
+  {
+    name: "mistyped command",
+    args: ["stauts"],
+    code: 1,
+    out: /unknown command "stauts" \(did you mean `service status`\?\)/,
+  },
+  {
+    name: "mistyped option",
+    args: ["runs", "--jsno"],
+    code: 1,
+    out: /Unknown option '--jsno' \(did you mean --json\?\)/,
+  },
+  {
+    name: "extra positional of run",
+    args: ["run", "plan.yaml", "other.yaml"],
+    code: 1,
+    out: /other\.yaml/,
+  },
+  { name: "a port that is not a port", args: ["run", "--port", "99999"], code: 1, out: /port/ },
+  {
+    name: "cancel without a task",
+    args: ["cancel"],
+    code: 1,
+    out: /name the tasks to cancel .* or pass --all/,
+  },
+  {
+    name: "cancel of an unknown task",
+    args: ["cancel", "nope"],
+    code: 1,
+    out: /nope: no such task \(`service status` lists them\)/,
+  },
+  { name: "retry of an unknown task", args: ["retry", "nope"], code: 1, out: /nope: no such task/ },
+  { name: "runs with no run yet", args: ["runs"], code: 0, out: /no runs/i },
+];
+
+Deno.test("CLI: version, help, did-you-mean and mistakes that stop before any work", async (t) => {
+  await using dir = await tempDir();
+  await workspace(dir.path, [{ name: "s", steps: [{ id: "a", script: [["report"]] }] }]);
+  for (const c of CASES) {
+    await t.step(c.name, async () => {
+      const r = await cli(dir.path, ...c.args);
+      assert.equal(r.code, c.code, r.out);
+      assert.match(r.out, c.out);
+    });
+  }
+  // None of them started a run.
+  await assert.rejects(Deno.stat(join(dir.path, ".sdd/runs")));
+});
+
+Deno.test("CLI: a --root that does not exist is an error naming it, before any work", async () => {
+  const r = await cli("/nonexistent/workspace", "status");
+  assert.equal(r.code, 1);
+  assert.match(r.out, /--root \/nonexistent\/workspace is not a directory/);
+});
+
+Deno.test("doctor reports what `service run` would refuse: a heartbeat timeout that orphans every agent", async () => {
+  await using dir = await tempDir();
+  await workspace(
+    dir.path,
+    [{ name: "s", steps: [{ id: "a", script: [["report"]] }] }],
+    "heartbeat_timeout_s: 5\n",
+  );
+  const doctor = await cli(dir.path, "doctor", "--json");
+  assert.equal(doctor.code, 1);
+  const check = JSON.parse(doctor.out).checks.find((c: { name: string }) =>
+    c.name === "heartbeat_timeout_s"
+  );
+  assert.equal(check.ok, false);
+  assert.match(check.fix, /set heartbeat_timeout_s to at least 30/);
+  const run = await cli(dir.path, "run", "--port", "0");
+  assert.equal(run.code, 1);
+  assert.match(run.out, /heartbeat_timeout_s is 5 s/);
+  await assert.rejects(Deno.stat(join(dir.path, ".sdd/runs")), "nothing was started");
+});
