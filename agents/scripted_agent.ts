@@ -112,7 +112,10 @@ export async function runScriptedAgent(prompt: string): Promise<void> {
           break;
         case "hang":
           Deno.addSignalListener("SIGTERM", () => console.log("ignoring SIGTERM"));
-          new Deno.Command("sh", { args: ["-c", "trap '' TERM; sleep 3600"] }).spawn();
+          // The session id in the command line lets a test find exactly this tree's survivors.
+          new Deno.Command("sh", {
+            args: ["-c", `trap '' TERM; sleep 3600; : ${Deno.env.get("SERVICE_SESSION_ID")}`],
+          }).spawn();
           console.log("hanging");
           await new Promise(() => {});
           break;

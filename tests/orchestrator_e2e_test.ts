@@ -116,8 +116,9 @@ Deno.test("run: an agent hanging past its timeout gets SIGTERM then SIGKILL (who
     `${marker}\n`,
     "partial work merged",
   );
-  const left = await new Deno.Command("pgrep", { args: ["-f", "trap '' TERM; sleep 3600"] })
-    .output();
+  const left = await new Deno.Command("pgrep", {
+    args: ["-f", `sleep 3600; : ${exit.data.session_id}`],
+  }).output();
   const pids = new TextDecoder().decode(left.stdout).trim();
   assert.equal(pids, "", `processes of the agent's tree survived: ${pids}`);
 });

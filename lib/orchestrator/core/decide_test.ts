@@ -536,7 +536,12 @@ Deno.test("decide(): stop ends every agent, keeps their work, and the run ends s
   assert.deepEqual(summary(step), ["terminate t1", "terminate t2"]);
   s = step.state;
   step = decide(s, exited("t1", { exitCode: -15 }));
-  assert.deepEqual(summary(step), ["journal agent_exited", "store orphan", "keep t1"]);
+  assert.deepEqual(summary(step), [
+    "journal agent_exited",
+    "store orphan",
+    "keep t1",
+    "journal task_retried",
+  ]);
   step = decide(step.state, { type: "tick" });
   assert.ok(!step.actions.some((a) => a.kind === "finish"), "t2 still runs");
   step = decide(step.state, exited("t2", { exitCode: -15 }));

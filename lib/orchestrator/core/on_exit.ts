@@ -84,6 +84,8 @@ function agentEndedWithoutReport(
       out.push({ kind: "store", change: { op: "orphan", taskId: task.id, reason: "run stopped" } });
     }
     out.push({ kind: "keep", taskId: task.id, reason: "run stopped" });
+    // The card leaves running (its agent is gone) for queued: the next `service run` resumes it.
+    out.journal(ev.taskRetried({ task_id: task.id, reason: STOPPED_REASON }));
     return;
   }
   orphan();
@@ -132,6 +134,9 @@ export function onSpawnFailed(d: Draft, out: Out, e: SpawnFailed): void {
 }
 
 type Recovered = Extract<CoreEvent, { type: "recovered" }>;
+
+/** Why a task's card goes back to queued when the run stops under it. */
+export const STOPPED_REASON = "the run stopped; `service run` resumes it (its work is kept)";
 
 /** The agent was lost when an earlier orchestrator process stopped or died. */
 export const LOST_REASON = "its agent was lost when the orchestrator stopped";
