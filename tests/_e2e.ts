@@ -10,6 +10,7 @@ import { verifyJournalText } from "../lib/journal/verify.ts";
 import { projectJournal } from "../lib/board/projection.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { serverMounts } from "../lib/server/mounts.ts";
+import type { TokenSpec } from "../lib/auth/tokens.ts";
 
 export const AGENT = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
 export const CLI = new URL("../cli.ts", import.meta.url).pathname;
@@ -158,12 +159,23 @@ export function withEnv(vars: Record<string, string>): Disposable {
   };
 }
 
+/** Flags for Debian's Chromium as root in a container, without background traffic. */
+export const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
 /** Headless Chromium with one page; closed on dispose. */
 export async function browserPage(): Promise<AsyncDisposable & { page: Page }> {
   const browser: Browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+    args: CHROMIUM_ARGS,
   });
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   return {
@@ -199,12 +211,15 @@ export async function until(what: string, check: () => Promise<boolean>, ms = 60
 }
 
 /** The server (board and task API) over `root` on a free loopback port; shut down on dispose. */
-export async function serveBoard(root: string): Promise<AsyncDisposable & { url: string }> {
+export async function serveBoard(
+  root: string,
+  tokens: TokenSpec[] = [],
+): Promise<AsyncDisposable & { url: string }> {
   const server = await startServer({
     root,
     host: "127.0.0.1",
     port: 0,
-    tokens: [],
+    tokens,
     announce: false,
     ...serverMounts(),
   });

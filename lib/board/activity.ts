@@ -285,30 +285,28 @@ export const ACTIVITY_SINK: RowSink<ActivityState> = {
 export type OutlineTask = Omit<TaskActivity, "attempts"> & { attempts: number };
 
 /**
- * Every task of the run in plan order, with planned tasks whose dependencies have not landed
- * shown as blocked on them (pure; the journal's own wait and failure reasons win).
+ * One task as the outline shows it: a planned task whose dependencies have not landed is shown
+ * blocked on them (pure; the journal's own wait and failure reasons win).
  */
-export function outline(state: ActivityState): OutlineTask[] {
-  const landed = new Set(state.already_landed.map((l) => l.task_id));
-  const out: OutlineTask[] = [];
-  for (const id of state.order) {
-    const t = state.tasks.get(id)!;
-    const { attempts, ...rest } = t;
-    const item: OutlineTask = { ...rest, attempts: attempts.length };
-    if (t.state === "planned") {
-      const pending = t.depends_on.filter((dep) => {
-        const other = state.tasks.get(dep);
-        if (!other) return !landed.has(dep);
-        return other.state !== "merged" && other.state !== "cancelled";
-      });
-      if (pending.length > 0) {
-        item.state = "blocked";
-        item.reason ??= `waits on ${
-          pending.map((p) => `${p} (${state.tasks.get(p)?.state ?? "not in this run"})`).join(", ")
-        }`;
-      }
-    }
-    out.push(item);
+export function outlineTask(state: ActivityState, t: TaskActivity): OutlineTask {
+  const { attempts, ...rest } = t;
+  const item: OutlineTask = { ...rest, attempts: attempts.length };
+  if (t.state !== "planned") return item;
+  const pending = t.depends_on.filter((dep) => {
+    const other = state.tasks.get(dep);
+    if (!other) return !state.already_landed.some((l) => l.task_id === dep);
+    return other.state !== "merged" && other.state !== "cancelled";
+  });
+  if (pending.length > 0) {
+    item.state = "blocked";
+    item.reason ??= `waits on ${
+      pending.map((p) => `${p} (${state.tasks.get(p)?.state ?? "not in this run"})`).join(", ")
+    }`;
   }
-  return out;
+  return item;
+}
+
+/** Every task of the run in plan order (see {@link outlineTask}). */
+export function outline(state: ActivityState): OutlineTask[] {
+  return state.order.map((id) => outlineTask(state, state.tasks.get(id)!));
 }

@@ -21,11 +21,13 @@ export function plainWords(failure: ApiFailure): string {
       return "Not allowed: your token may read the board but review actions need a token " +
         "with the operator scope. Nothing was written.";
     case 409:
-      if (["already_merged", "merge_pending", "not_reviewable"].includes(failure.code)) {
-        return `Refused, nothing was written: ${failure.message}.`;
+      // A broken chain is the one 409 whose message needs explaining; every other refusal
+      // (already merged, merge pending, not reviewable …) says what it is itself.
+      if (failure.code === "journal_poisoned" || failure.code === "audit_chain_broken") {
+        return "Refused: the journal or the audit chain does not verify, so the action was not " +
+          `recorded and nothing was written. (${failure.message})`;
       }
-      return "Refused: the journal or the audit chain does not verify, so the action was not " +
-        `recorded and nothing was written. (${failure.message})`;
+      return `Refused, nothing was written: ${failure.message}.`;
     case 412:
       return "The board changed since you loaded it, so the action was not recorded. Reload " +
         "the board, look again, then review.";

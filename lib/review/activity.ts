@@ -3,7 +3,13 @@
  * run's journal (verified as it is read) and the session logs kept in the run directory. A log
  * is served only with whether its bytes still re-hash to the digest the journal chained.
  */
-import { ACTIVITY_SINK, type ActivityState, type Attempt, outline } from "../board/activity.ts";
+import {
+  ACTIVITY_SINK,
+  type ActivityState,
+  type Attempt,
+  outline,
+  outlineTask,
+} from "../board/activity.ts";
 import type { OutlineTask, TaskActivity } from "../board/activity.ts";
 import { HttpError } from "../http/errors.ts";
 import type { IncrementalJournal } from "../journal/incremental.ts";
@@ -71,9 +77,8 @@ export async function taskDetail(
 ): Promise<TaskDetailResponse> {
   requireId("task_id", taskId);
   const snapshot = await activityOf(paths, runId);
-  const found = outline(snapshot.state).find((t) => t.task_id === taskId);
   const activity = snapshot.state.tasks.get(taskId);
-  if (!found || !activity) {
+  if (!activity) {
     throw new HttpError(404, "unknown_task", `run ${runId} has no task ${taskId}`);
   }
   const attempts = await Promise.all(activity.attempts.map(async (a) => {
@@ -85,7 +90,7 @@ export async function taskDetail(
   return {
     run_id: runId,
     journal_verified: snapshot.walker.verified,
-    task: { ...found, attempts },
+    task: { ...outlineTask(snapshot.state, activity), attempts },
   };
 }
 

@@ -4,8 +4,7 @@
  */
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { join } from "node:path";
-import { startServer } from "../../lib/server/serve.ts";
-import { serverMounts } from "../../lib/server/mounts.ts";
+import { CHROMIUM_ARGS, serveBoard } from "../_e2e.ts";
 import type { TokenSpec } from "../../lib/auth/tokens.ts";
 
 /** Where screenshots go (gitignored). */
@@ -14,16 +13,6 @@ export const ARTIFACTS = new URL("../artifacts/", import.meta.url);
 import { GOLDEN_DIR } from "../helpers.ts";
 /** The golden run (the vendored copy of ../shared/examples/run-golden). */
 export const GOLDEN = GOLDEN_DIR;
-
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 async function copyDir(from: string, to: string): Promise<void> {
   await Deno.mkdir(to, { recursive: true });
@@ -61,14 +50,7 @@ export async function openBoard(options: OpenBoardOptions = {}): Promise<BoardHa
     await Deno.remove(join(runDir("golden"), name)).catch(() => {});
   }
   await options.prepare?.(root);
-  const server = await startServer({
-    root,
-    host: "127.0.0.1",
-    port: 0,
-    tokens: options.tokens ?? [],
-    announce: false,
-    ...serverMounts(),
-  });
+  const server = await serveBoard(root, options.tokens ?? []);
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: "/usr/bin/chromium",
     headless: true,
@@ -84,7 +66,7 @@ export async function openBoard(options: OpenBoardOptions = {}): Promise<BoardHa
     runDir,
     async [Symbol.asyncDispose]() {
       await context.close();
-      await server.shutdown();
+      await server[Symbol.asyncDispose]();
       await Deno.remove(profile, { recursive: true }).catch(() => {});
       await Deno.remove(root, { recursive: true }).catch(() => {});
     },
