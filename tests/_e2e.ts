@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { chromiumExecutable } from "./_chromium.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
 import { projectJournal } from "../lib/board/projection.ts";
 import { startServer } from "../lib/server/serve.ts";
@@ -173,7 +174,7 @@ export const CHROMIUM_ARGS = [
 /** Headless Chromium with one page; closed on dispose. */
 export async function browserPage(): Promise<AsyncDisposable & { page: Page }> {
   const browser: Browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
+    executablePath: await chromiumExecutable(),
     headless: true,
     args: CHROMIUM_ARGS,
   });

@@ -5,6 +5,7 @@
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { join } from "node:path";
 import { CHROMIUM_ARGS, serveBoard } from "../_e2e.ts";
+import { chromiumExecutable } from "../_chromium.ts";
 import type { TokenSpec } from "../../lib/auth/tokens.ts";
 
 /** Where screenshots go (gitignored). */
@@ -52,7 +53,7 @@ export async function openBoard(options: OpenBoardOptions = {}): Promise<BoardHa
   await options.prepare?.(root);
   const server = await serveBoard(root, options.tokens ?? []);
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: "/usr/bin/chromium",
+    executablePath: await chromiumExecutable(),
     headless: true,
     args: CHROMIUM_ARGS,
     viewport: options.viewport ?? { width: 1400, height: 1000 },
