@@ -24,6 +24,8 @@ const ServerKeys = z.looseObject({
 export interface ServerSettings {
   host: string;
   port: number;
+  /** Where `port` came from (a chosen port is never silently replaced: lib/server/port_policy.ts). */
+  portSource: "SERVICE_PORT" | "service.yaml" | "default";
   tokens: TokenSpec[];
 }
 
@@ -54,14 +56,29 @@ export async function loadServerSettings(
     const issue = parsed.error.issues[0];
     throw new ConfigError(`${file}: ${issue.path.join(".")}: ${issue.message}`);
   }
-  let port = parsed.data.port ?? DEFAULT_PORT;
+  const { port, portSource } = resolvePort(parsed.data.port, env);
+  return {
+    host: parsed.data.host ?? DEFAULT_HOST,
+    port,
+    portSource,
+    tokens: parsed.data.auth?.tokens ?? [],
+  };
+}
+
+/** The port from `SERVICE_PORT`, else the configured one, else the default, with its source. */
+export function resolvePort(
+  configured: number | undefined,
+  env: Record<string, string | undefined>,
+): Pick<ServerSettings, "port" | "portSource"> {
   if (env.SERVICE_PORT) {
-    port = Number(env.SERVICE_PORT);
+    const port = Number(env.SERVICE_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       throw new ConfigError(
         `SERVICE_PORT=${JSON.stringify(env.SERVICE_PORT)} is not a port number (0-65535)`,
       );
     }
+    return { port, portSource: "SERVICE_PORT" };
   }
-  return { host: parsed.data.host ?? DEFAULT_HOST, port, tokens: parsed.data.auth?.tokens ?? [] };
+  if (configured !== undefined) return { port: configured, portSource: "service.yaml" };
+  return { port: DEFAULT_PORT, portSource: "default" };
 }

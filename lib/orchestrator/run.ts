@@ -23,7 +23,8 @@ import { appendEvents } from "../journal/journal_file.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { loadPlan } from "../plans/load.ts";
 import type { ParsedPlan } from "../plans/plan.ts";
-import { startServer } from "../server/serve.ts";
+import { type RunningServer, startServer } from "../server/serve.ts";
+import { listenByPolicy, PortBusyError, portChoice } from "../server/port_policy.ts";
 import { serverMounts } from "../server/mounts.ts";
 import { taskStoreFor } from "../tasks/registry.ts";
 import type { TaskStore } from "../tasks/store.ts";
@@ -52,8 +53,13 @@ export interface RunPlanOptions {
   plan?: string;
   /** Run every step, also those an earlier run landed. */
   force?: boolean;
-  /** Port of the embedded task server (default: config / SERVICE_PORT / 8052; busy → any free port). */
+  /**
+   * Port of the embedded task server, chosen with `--port` (default: SERVICE_PORT / config /
+   * 8052). A busy chosen port is an error; only the default falls back (lib/server/port_policy.ts).
+   */
   port?: number;
+  /** Serve on this already-started server instead (the caller owns it and keeps it afterwards). */
+  server?: RunningServer;
   out?: (line: string) => void;
   /** Stops the run (SIGINT/SIGTERM in the CLI). */
   signal?: AbortSignal;
@@ -236,7 +242,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     warn: (m) => out(`warning: ${m}`),
   });
 
-  const server = await startOnFreePort(root, options.port ?? settings.port, settings, out);
+  const server = options.server ?? await startRunServer(root, options.port, settings, out);
   const stopOnSignal = () => orchestrator?.stop();
   let orchestrator: Orchestrator | undefined;
   options.signal?.addEventListener("abort", stopOnSignal, { once: true });
@@ -308,7 +314,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       ({ runId, taskIds } = started);
     }
     out(
-      `review board (live while the run lasts): ${server.url}/dashboard/review-board?run=${runId}`,
+      `review board${options.server ? "" : " (live while the run lasts)"}: ${server.url}` +
+        `/dashboard/review-board?run=${runId}`,
     );
     const state: RunState = {
       run_id: runId,
@@ -397,7 +404,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     return { ...outcome, runId, url: server.url };
   } finally {
     options.signal?.removeEventListener("abort", stopOnSignal);
-    await server.shutdown();
+    if (!options.server) await server.shutdown();
   }
 }
 
@@ -485,27 +492,31 @@ async function cooldownTracker(
   return seconds > 0 ? CooldownTracker.fromJSON(loaded.toJSON(), seconds) : loaded;
 }
 
-async function startOnFreePort(
+/** The run's task server (and board) on the chosen port, by the one busy-port policy. */
+async function startRunServer(
   root: string,
-  port: number,
+  flagPort: number | undefined,
   settings: Awaited<ReturnType<typeof loadServerSettings>>,
   out: (line: string) => void,
-) {
-  const start = (p: number) =>
-    startServer({
-      root,
-      host: settings.host,
-      port: p,
-      tokens: settings.tokens,
-      announce: false,
-      warn: out,
-      ...serverMounts(),
-    });
+): Promise<RunningServer> {
+  const choice = portChoice(flagPort === undefined ? undefined : String(flagPort), settings);
   try {
-    return await start(port);
+    return await listenByPolicy(
+      (port) =>
+        startServer({
+          root,
+          host: settings.host,
+          port,
+          tokens: settings.tokens,
+          announce: false,
+          warn: out,
+          ...serverMounts(),
+        }),
+      choice,
+      out,
+    );
   } catch (e) {
-    if (!(e instanceof Deno.errors.AddrInUse) || port === 0) throw e;
-    out(`port ${port} is busy; the run's task server takes a free port instead`);
-    return await start(0);
+    if (e instanceof PortBusyError) throw new RunError(e.message, 1);
+    throw e;
   }
 }

@@ -11,6 +11,8 @@ import { git } from "../../git/git.ts";
 import { runPlan } from "../../orchestrator/run.ts";
 import { startServer } from "../../server/serve.ts";
 import { serverMounts } from "../../server/mounts.ts";
+import { listenByPolicy, PortBusyError, portChoice } from "../../server/port_policy.ts";
+import { resolvePort } from "../../config/server_config.ts";
 
 const FILES: Record<string, string> = {
   "README.md": "# calc\n\nA tiny calculator, built by agents in the `service` demo.\n",
@@ -122,78 +124,114 @@ max_agents: 2
 export const demoCommand: Command = {
   name: "demo",
   summary: "run the embedded demo plan with scripted agents (no API key needed)",
-  help: `Usage: service demo [--dir DIR] [--no-serve] [--port N]
+  help: `Usage: service demo [--dir DIR] [--keep] [--no-serve] [--port N]
 
 Creates a scratch git repository (a tiny calculator), a plan of two stages and four tasks, and
 runs it with the bundled scripted agent through the generic adapter: agents edit files in their
 own worktrees, run tests and report; one task fails its gate once and is retried; every task is
-verified and merged. Then the review board is served until Ctrl-C.
+verified and merged. The review board is served from the start of the run at one URL, which
+stays valid after the run until Ctrl-C.
 
 Options:
   --dir DIR    where to create the demo repository (default: a new temporary directory)
+  --keep       keep the temporary demo repository on exit (a --dir is always kept)
   --no-serve   exit after the run instead of serving the board
-  --port N     port of the board afterwards (default 8052, or any free port when busy)`,
+  --port N     port of the board (default SERVICE_PORT, else 8052; a busy 8052 falls back to a
+               free port and says so, a busy port you chose is an error)`,
   async run(args, ctx) {
     const { values } = parseArgs({
       args,
       options: {
         dir: { type: "string" },
+        keep: { type: "boolean", default: false },
         "no-serve": { type: "boolean", default: false },
         port: { type: "string" },
       },
     });
+    let choice: ReturnType<typeof portChoice>;
+    try {
+      choice = portChoice(values.port, resolvePort(undefined, Deno.env.toObject()));
+    } catch (e) {
+      ctx.stderr(`service demo: ${(e as Error).message}`);
+      return 2;
+    }
+    const scratch = values.dir === undefined;
     const dir = values.dir ?? await Deno.makeTempDir({ prefix: "service-demo-" });
     await Deno.mkdir(dir, { recursive: true });
-    for await (const _ of Deno.readDir(dir)) {
-      ctx.stderr(`service demo: ${dir} is not empty: pass --dir with a new or empty directory`);
-      return 1;
+    if (!scratch) {
+      for await (const _ of Deno.readDir(dir)) {
+        ctx.stderr(`service demo: ${dir} is not empty: pass --dir with a new or empty directory`);
+        return 1;
+      }
     }
-    ctx.stdout(colour.bold(`demo workspace: ${dir}`));
-    await createDemoWorkspace(dir);
-    const started = Date.now();
-    const result = await runPlan({ root: dir, port: 0, out: ctx.stdout });
-    const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    ctx.stdout(
-      result.status === "completed"
-        ? colour.green(
-          `demo run ${result.runId} completed in ${seconds} s: every task verified and merged`,
-        )
-        : colour.red(
-          `demo run ${result.runId} ${result.status} after ${seconds} s: ${
-            result.problems.join("; ")
-          }`,
-        ),
-    );
-    const log = await git(["log", "--oneline", "-8"], { cwd: dir });
-    ctx.stdout(`git log of ${dir}:\n${log.stdout.trimEnd().replace(/^/gm, "  ")}`);
-    if (values["no-serve"]) return result.status === "completed" ? 0 : 1;
     const controller = new AbortController();
     const stop = () => controller.abort();
     Deno.addSignalListener("SIGINT", stop);
+    Deno.addSignalListener("SIGTERM", stop);
     try {
-      const wanted = values.port === undefined ? 8052 : Number(values.port);
-      const start = (port: number) =>
-        startServer({
-          root: dir,
-          host: "127.0.0.1",
-          port,
-          tokens: [],
-          signal: controller.signal,
-          announce: false,
-          ...serverMounts(),
-        });
-      const server = await start(wanted).catch((e) => {
-        if (e instanceof Deno.errors.AddrInUse) return start(0);
-        throw e;
-      });
-      ctx.stdout(
-        colour.bold(`review board: ${server.url}/dashboard/review-board?run=${result.runId}`),
+      ctx.stdout(colour.bold(`demo workspace: ${dir}`));
+      await createDemoWorkspace(dir);
+      // One server for the whole demo: the board URL printed at the start of the run stays valid.
+      const server = await listenByPolicy(
+        (port) =>
+          startServer({
+            root: dir,
+            host: "127.0.0.1",
+            port,
+            tokens: [],
+            signal: controller.signal,
+            announce: false,
+            ...serverMounts(),
+          }),
+        choice,
+        (line) => ctx.stdout(line),
       );
-      ctx.stdout("serving the board until Ctrl-C");
-      await server.finished;
+      const started = Date.now();
+      const result = await runPlan({
+        root: dir,
+        server,
+        out: ctx.stdout,
+        signal: controller.signal,
+      });
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      ctx.stdout(
+        result.status === "completed"
+          ? colour.green(
+            `demo run ${result.runId} completed in ${seconds} s: every task verified and merged`,
+          )
+          : colour.red(
+            `demo run ${result.runId} ${result.status} after ${seconds} s: ${
+              result.problems.join("; ")
+            }`,
+          ),
+      );
+      const log = await git(["log", "--oneline", "-8"], { cwd: dir });
+      ctx.stdout(`git log of ${dir}:\n${log.stdout.trimEnd().replace(/^/gm, "  ")}`);
+      if (values["no-serve"] || controller.signal.aborted) {
+        await server.shutdown();
+      } else {
+        ctx.stdout(
+          colour.bold(`review board: ${server.url}/dashboard/review-board?run=${result.runId}`),
+        );
+        ctx.stdout("serving the board at that address until Ctrl-C");
+        await server.finished;
+      }
+      return result.status === "completed" ? 0 : 1;
+    } catch (e) {
+      if (e instanceof PortBusyError) {
+        ctx.stderr(`service demo: ${e.message}`);
+        return 1;
+      }
+      throw e;
     } finally {
       Deno.removeSignalListener("SIGINT", stop);
+      Deno.removeSignalListener("SIGTERM", stop);
+      if (scratch && !values.keep) {
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+        ctx.stdout(`removed the demo workspace ${dir} (pass --keep to keep it)`);
+      } else {
+        ctx.stdout(`the demo workspace stays at ${dir}`);
+      }
     }
-    return result.status === "completed" ? 0 : 1;
   },
 };

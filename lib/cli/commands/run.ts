@@ -29,7 +29,8 @@ Unfinished work can also be cancelled: \`service cancel <task>\` or \`service ca
 Options:
   --force      run every step of the plan, also those that already landed
   --detach     run in the background (output in .sdd/runtime/orchestrator.log)
-  --port N     port of the run's task server (default 8052; a busy port falls back to a free one)
+  --port N     port of the run's task server and board (default SERVICE_PORT, service.yaml
+               port, else 8052; a busy default falls back to a free port, a busy chosen one is an error)
 
 Environment:
   SERVICE_AGENT_TIMEOUT_S   wall-clock limit of every agent (default: by scope and role)
