@@ -4,15 +4,18 @@
  */
 import { canonicalJson } from "../journal/canonical_json.ts";
 import { sha256Hex } from "../journal/hash.ts";
-import {
-  IncrementalJournal,
-  type JournalSnapshot,
-  type RowSink,
-  walkSegment,
-} from "../journal/incremental.ts";
-import type { ChainFault, WalkerState } from "../journal/verify.ts";
+import { IncrementalJournal, type JournalSnapshot, type RowSink } from "../journal/incremental.ts";
+import type { ChainFault } from "../journal/verify.ts";
+import type { JsonValue } from "../journal/canonical_json.ts";
 import { MAX_CACHED_JOURNALS, readJournal, viewFor } from "../journal/journal_file.ts";
+import {
+  type FileIdentity,
+  fileIdentity,
+  sameIdentity,
+  settledBefore,
+} from "../journal/file_identity.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
+import { foldSegmentInWorker } from "./fold_worker.ts";
 import { type Board, boardOf, type CardDiff, type FoldState, mergeFoldStates } from "./fold.ts";
 
 /** The response of `GET /review-board/runs/<run_id>`. */
@@ -28,6 +31,8 @@ export interface ProjectionReceipt {
 /** A receipt plus what the server needs but does not serve. */
 export interface Projection {
   receipt: ProjectionReceipt;
+  /** Canonical JSON of `receipt.board` (hashed into `projection_hash`; reused when served). */
+  boardJson: string;
   /** The first bad row when the chain does not verify. */
   fault?: ChainFault;
   /** Next `seq` an append would take (when verified). */
@@ -51,38 +56,6 @@ export const BOARD_SINK: RowSink<FoldState> = {
   },
 };
 
-// A worker per large first read, ended as soon as it answers. Where no worker can start (a
-// single-file bundle has no module to load), the segment is folded on this thread instead.
-function foldSegmentInWorker(
-  bytes: Uint8Array,
-  startLine: number,
-): Promise<{ walker: WalkerState; state: FoldState }> {
-  const inThread = () => {
-    const { walker, state } = walkSegment(BOARD_FOLD_SINK, bytes, startLine);
-    return { walker: walker.toState(), state };
-  };
-  let worker: Worker;
-  try {
-    worker = new Worker(new URL("./segment_worker.ts", import.meta.url), { type: "module" });
-  } catch {
-    return Promise.resolve(inThread());
-  }
-  return new Promise((resolve) => {
-    worker.onmessage = (event) => {
-      worker.terminate();
-      resolve(event.data);
-    };
-    worker.onerror = (event) => {
-      event.preventDefault();
-      worker.terminate();
-      resolve(inThread());
-    };
-    // Shared memory crosses without a copy; an ordinary buffer is cut down to the segment.
-    const shared = bytes.buffer instanceof SharedArrayBuffer;
-    worker.postMessage({ bytes: shared ? bytes : bytes.slice(), startLine });
-  });
-}
-
 /** SHA-256 hex of the canonical JSON of a board. */
 export function projectionHash(board: Board): string {
   return sha256Hex(canonicalJson(board));
@@ -91,38 +64,173 @@ export function projectionHash(board: Board): string {
 /** Build the receipt from a journal snapshot (pure). */
 export function receiptOf(runId: string, snapshot: JournalSnapshot<FoldState>): Projection {
   const board = boardOf(snapshot.state);
+  const boardJson = canonicalJson(board);
   const walker = snapshot.walker;
   return {
     receipt: {
       run_id: runId,
       board,
-      projection_hash: projectionHash(board),
+      projection_hash: sha256Hex(boardJson),
       journal_head: walker.lastHash,
       journal_verified: walker.verified,
       event_count: board.event_count,
     },
+    boardJson,
     fault: walker.firstFault,
     nextSeq: walker.cursor.nextSeq,
     diffs: new Map(snapshot.state.diffs),
   };
 }
 
+/** The receipt as served: its canonical JSON bytes and their entity tag. */
+export interface ServedReceipt {
+  body: Uint8Array<ArrayBuffer>;
+  /** Strong tag over the exact bytes (the board, its head and verdict all change it). */
+  etag: string;
+}
+
+/** The canonical JSON bytes of a receipt, with the board's text reused rather than re-encoded. */
+export function servedReceipt(projection: Projection): ServedReceipt {
+  const { receipt, boardJson } = projection;
+  const text = `{"board":${boardJson},"event_count":${receipt.event_count},` +
+    `"journal_head":${canonicalJson(receipt.journal_head)},` +
+    `"journal_verified":${receipt.journal_verified},` +
+    `"projection_hash":${canonicalJson(receipt.projection_hash)},` +
+    `"run_id":${canonicalJson(receipt.run_id)}}`;
+  const body = new TextEncoder().encode(text);
+  return { body, etag: `"${sha256Hex(body)}"` };
+}
+
 const boardViews = new Map<string, IncrementalJournal<FoldState>>();
-const memo = new Map<string, { version: number; runId: string; projection: Projection }>();
+
+/** What the runs list shows of a journal (everything but the run's liveness). */
+export interface JournalSummary {
+  event_count: number;
+  journal_head: string;
+  journal_verified: boolean;
+  started: JsonValue | null;
+  completed: JsonValue | null;
+  /** Cards per board column. */
+  counts: Record<string, number>;
+  /** `ts` of the first row (runs are listed newest first by it). */
+  firstTs: string;
+}
+
+function summaryOf(projection: Projection, firstTs: string): JournalSummary {
+  const { receipt } = projection;
+  return {
+    event_count: receipt.event_count,
+    journal_head: receipt.journal_head,
+    journal_verified: receipt.journal_verified,
+    started: receipt.board.run.started,
+    completed: receipt.board.run.completed,
+    counts: Object.fromEntries(
+      Object.entries(receipt.board.columns).map(([column, cards]) => [column, cards.length]),
+    ),
+    firstTs,
+  };
+}
+
+// Summaries are small, so every journal's is kept (bounded) beside the few full projections:
+// listing runs re-reads only journals whose identity changed since they were summarised.
+const summaries = new Map<
+  string,
+  { identity: FileIdentity; runId: string; summary: JournalSummary }
+>();
+const MAX_SUMMARIES = 4096;
+
+/** The runs-list summary of a journal: from its identity when unchanged, else projected now. */
+export async function journalSummary(runId: string, journalPath: string): Promise<JournalSummary> {
+  const identity = await fileIdentity(journalPath);
+  if (!identity) throw new Deno.errors.NotFound(journalPath);
+  const hit = summaries.get(journalPath);
+  if (hit && hit.runId === runId && sameIdentity(hit.identity, identity)) return hit.summary;
+  const entry = await memoised(runId, journalPath);
+  return entry.summary ?? summaryOf(entry.projection, await firstRowTs(journalPath));
+}
+
+async function firstRowTs(path: string): Promise<string> {
+  const file = await Deno.open(path);
+  try {
+    const buffer = new Uint8Array(8192);
+    const n = (await file.read(buffer)) ?? 0;
+    const line = new TextDecoder().decode(buffer.subarray(0, n)).split("\n")[0];
+    return /"ts":"([^"]*)"/.exec(line)?.[1] ?? "";
+  } finally {
+    file.close();
+  }
+}
+
+interface Memo {
+  /** Set when the identity settled (then also kept in `summaries`). */
+  summary?: JournalSummary;
+  version: number;
+  runId: string;
+  projection: Projection;
+  /** The file as stat saw it when read, once its last change had settled (see below). */
+  identity?: FileIdentity;
+  served?: ServedReceipt;
+}
+const memo = new Map<string, Memo>();
 
 /**
- * Project the journal at `journalPath` (read under a shared lock; incremental when it only grew,
- * and the previous answer itself when its bytes did not change at all).
+ * Project the journal at `journalPath`. A journal whose identity (device, inode, size, mtime,
+ * ctime) is what it was when last read, and whose last change was already over a second old
+ * then, is not read again: any later write sets a newer ctime, which no process can set back.
+ * Otherwise it is read under a shared lock — incrementally when it only grew, and the previous
+ * answer itself when its bytes did not change at all.
  */
 export async function projectJournal(runId: string, journalPath: string): Promise<Projection> {
-  const snapshot = await readJournal(journalPath, viewFor(journalPath, boardViews, BOARD_SINK));
+  return (await memoised(runId, journalPath)).projection;
+}
+
+/** {@link projectJournal} plus the receipt's bytes as served (built once per journal version). */
+export async function projectJournalServed(
+  runId: string,
+  journalPath: string,
+): Promise<{ projection: Projection; served: ServedReceipt }> {
+  const entry = await memoised(runId, journalPath);
+  entry.served ??= servedReceipt(entry.projection);
+  return { projection: entry.projection, served: entry.served };
+}
+
+async function memoised(runId: string, journalPath: string): Promise<Memo> {
   const cached = memo.get(journalPath);
-  if (cached && cached.version === snapshot.version && cached.runId === runId) {
-    return cached.projection;
+  const statAt = Date.now();
+  const identity = await fileIdentity(journalPath);
+  if (
+    cached && cached.runId === runId && identity && cached.identity &&
+    sameIdentity(cached.identity, identity)
+  ) {
+    return remember(journalPath, cached);
   }
-  const projection = receiptOf(runId, snapshot);
-  memo.delete(journalPath);
-  memo.set(journalPath, { version: snapshot.version, runId, projection });
+  const snapshot = await readJournal(journalPath, viewFor(journalPath, boardViews, BOARD_SINK));
+  const settled = identity && snapshot.byteLength === identity.size &&
+      settledBefore(identity, statAt)
+    ? identity
+    : undefined;
+  if (cached && cached.version === snapshot.version && cached.runId === runId) {
+    cached.identity = settled;
+    return remember(journalPath, cached);
+  }
+  const entry: Memo = {
+    version: snapshot.version,
+    runId,
+    projection: receiptOf(runId, snapshot),
+    identity: settled,
+  };
+  if (settled) {
+    entry.summary = summaryOf(entry.projection, await firstRowTs(journalPath));
+    summaries.delete(journalPath);
+    summaries.set(journalPath, { identity: settled, runId, summary: entry.summary });
+    while (summaries.size > MAX_SUMMARIES) summaries.delete(summaries.keys().next().value!);
+  }
+  return remember(journalPath, entry);
+}
+
+function remember(journalPath: string, entry: Memo): Memo {
+  memo.delete(journalPath); // most recently used last
+  memo.set(journalPath, entry);
   while (memo.size > MAX_CACHED_JOURNALS) memo.delete(memo.keys().next().value!);
-  return projection;
+  return entry;
 }

@@ -130,8 +130,59 @@ function encode(value: unknown, path: string, out: string[]): void {
   }
 }
 
+/**
+ * True when `JSON.stringify(value)` already is its canonical form up to the ASCII escaping:
+ * plain objects whose keys ascend by code unit with nothing at or above U+D800 (where code-unit
+ * and code-point order part) and no leading digit (V8 moves integer-like keys first), arrays,
+ * strings, booleans, null and safe integers only.
+ */
+export function stringifiesCanonically(value: unknown): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isSafeInteger(value);
+    case "object": {
+      if (value === null) return true;
+      if (Array.isArray(value)) {
+        for (const item of value) if (!stringifiesCanonically(item)) return false;
+        return true;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return false;
+      let last: string | undefined;
+      for (const key in value) {
+        if (last !== undefined && !(last < key)) return false;
+        const first = key.charCodeAt(0);
+        if (first >= 0x30 && first <= 0x39) return false;
+        for (let i = 0; i < key.length; i++) if (key.charCodeAt(i) >= 0xd800) return false;
+        last = key;
+        if (!stringifiesCanonically((value as Record<string, unknown>)[key])) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 /** Canonical JSON text of `value`; throws {@link CanonicalJsonError} on values with no canonical form. */
 export function canonicalJson(value: unknown): string {
+  // The common case (values built in key order, like every board and row) costs one native
+  // stringify; anything else takes the exact encoder, which also names what has no form.
+  if (stringifiesCanonically(value)) {
+    const json = JSON.stringify(value);
+    for (let i = 0; i < json.length; i++) {
+      if (json.charCodeAt(i) >= 0x7f) return json.replace(NEEDS_ASCII_ESCAPE, escapeToAscii);
+    }
+    return json;
+  }
+  return canonicalJsonExact(value);
+}
+
+/** The exact encoder alone (what {@link canonicalJson} falls back to; tests compare the two). */
+export function canonicalJsonExact(value: unknown): string {
   const out: string[] = [];
   encode(value, "", out);
   return out.join("");

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { canonicalJson, CanonicalJsonError, compareCodePoints } from "./canonical_json.ts";
+import {
+  canonicalJson,
+  CanonicalJsonError,
+  canonicalJsonExact,
+  compareCodePoints,
+} from "./canonical_json.ts";
 
 // A small deterministic PRNG so a failure can be replayed from its seed.
 function mulberry32(seed: number): () => number {
@@ -137,4 +142,23 @@ Deno.test("compareCodePoints() orders astral characters after the whole BMP, as 
   assert.ok("\uffff" > "\u{10000}"); // UTF-16 order would be wrong
   assert.equal(compareCodePoints("ab", "ab"), 0);
   assert.ok(compareCodePoints("a", "ab") < 0);
+});
+
+Deno.test("the stringify fast path writes exactly what the exact encoder writes", () => {
+  const values: unknown[] = [
+    { a: 1, b: [true, null, "x"], c: { d: -0, e: "caf\u00e9 \u007f \u{1f600} \ud800" } },
+    { b: 1, a: 2 },
+    { "1": "digit key", a: 1 },
+    { "\u{1f600}": 1, "\uffff": 2 },
+    { z: { y: { x: [1, 2, { w: "tab\tnew\nline" }] } } },
+    { schema_version: 1, columns: { merged: [{ task_id: "t", last_index: 3 }] } },
+    [],
+    "plain",
+    9007199254740991,
+    new Date(0),
+  ];
+  for (const value of values) assert.equal(canonicalJson(value), canonicalJsonExact(value));
+  for (const bad of [{ a: 1.5 }, { a: undefined }, { a: 2 ** 53 }, { a: NaN }]) {
+    assert.throws(() => canonicalJson(bad));
+  }
 });

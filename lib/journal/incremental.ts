@@ -1,11 +1,12 @@
 /**
  * Incremental verification of a growing journal. The state after the last complete line is
- * kept together with the bytes it was computed from, so a later read compares that prefix
- * (one native memcmp) and only verifies and folds the new suffix. Any change to the
- * prefix — an edit, a truncation, a rewrite — starts over from row 0: the cache can never
- * answer for bytes it did not verify.
+ * kept together with a fingerprint of the bytes it was computed from (SHA-256 digests of the
+ * byte ranges read so far, not the bytes: a 40 MB journal keeps a few digests, not 40 MB), so a
+ * later read re-hashes that prefix natively and only verifies and folds the new suffix. Any
+ * change to the prefix — an edit, a truncation, a rewrite — starts over from row 0: the cache
+ * can never answer for bytes it did not verify.
  */
-import { Buffer } from "node:buffer";
+import { hash as oneShotHash } from "node:crypto";
 import type { JournalRow } from "./row.ts";
 import { ChainWalker, linkWalkers, type WalkerState } from "./verify.ts";
 
@@ -99,14 +100,26 @@ const NEWLINE = 10;
 const decoder = new TextDecoder("utf-8", { fatal: false });
 let versions = 0;
 
+/** A verified byte range and its digest. */
+interface Span {
+  start: number;
+  end: number;
+  digest: string;
+}
+
+const digestOf = (bytes: Uint8Array, start: number, end: number) =>
+  oneShotHash("sha256", bytes.subarray(start, end), "hex");
+
+/** Spans beyond this many are folded into one on the next successful prefix check. */
+const MAX_SPANS = 8;
+
 /** One journal's incremental state; feed it the file's current bytes. */
 export class IncrementalJournal<S> {
   #sink: RowSink<S>;
   #walker = new ChainWalker();
   #state: S;
-  /** The bytes last read (adopted from the caller); the first `#committed` are verified. */
-  #seen: Uint8Array = new Uint8Array(0);
-  #released: Uint8Array | undefined;
+  /** Digests of the byte ranges verified so far, covering `[0, #committed)` in order. */
+  #spans: Span[] = [];
   #committed = 0;
   #version = ++versions;
 
@@ -118,37 +131,30 @@ export class IncrementalJournal<S> {
   #reset(): void {
     this.#walker = new ChainWalker();
     this.#state = this.#sink.init();
+    this.#spans = [];
     this.#committed = 0;
     this.#version = ++versions;
   }
 
   #prefixUnchanged(bytes: Uint8Array): boolean {
     if (bytes.length < this.#committed) return false;
-    // The view's own buffer is never lent out for another read, so it still holds what was seen.
-    if (bytes.buffer === this.#seen.buffer && bytes.byteOffset === this.#seen.byteOffset) {
-      return true;
+    for (const span of this.#spans) {
+      if (digestOf(bytes, span.start, span.end) !== span.digest) return false;
     }
-    const n = this.#committed;
-    return Buffer.compare(
-      Buffer.from(bytes.buffer, bytes.byteOffset, n),
-      Buffer.from(this.#seen.buffer, this.#seen.byteOffset, n),
-    ) === 0;
+    if (this.#spans.length > MAX_SPANS) {
+      this.#spans = [{
+        start: 0,
+        end: this.#committed,
+        digest: digestOf(bytes, 0, this.#committed),
+      }];
+    }
+    return true;
   }
 
-  // Keep `bytes` itself rather than a copy (copying 40 MB into fresh memory costs more than the
-  // whole incremental refresh); the previous buffer goes back to the caller for reuse.
-  #adopt(bytes: Uint8Array): void {
-    if (this.#seen.buffer !== bytes.buffer && this.#seen.length > 0) {
-      this.#released = new Uint8Array(this.#seen.buffer as ArrayBuffer);
-    }
-    this.#seen = bytes;
-  }
-
-  /** A buffer this view no longer needs (the one it held before the last update), once. */
-  takeReleasedBuffer(): Uint8Array | undefined {
-    const released = this.#released;
-    this.#released = undefined;
-    return released;
+  #commit(bytes: Uint8Array, from: number, to: number): void {
+    if (to > from) this.#spans.push({ start: from, end: to, digest: digestOf(bytes, from, to) });
+    this.#committed = to;
+    this.#version = ++versions;
   }
 
   #queue: Promise<unknown> = Promise.resolve();
@@ -177,30 +183,30 @@ export class IncrementalJournal<S> {
       split,
       (line, lineBytes) => this.#feed(this.#walker, this.#state, line, lineBytes, false),
     );
+    // Fingerprint both parts while the worker is still folding its own.
+    this.#commit(bytes, 0, split);
+    this.#commit(bytes, split, end);
     const right = await later;
     this.#walker = linkWalkers(this.#walker, right.walker);
     this.#state = parallel.merge(this.#state, right.state);
-    this.#committed = end;
     this.#version = ++versions;
-    this.#adopt(bytes);
     return this.update(bytes);
   }
 
   /**
    * Bring the state up to `bytes` (the whole file as read now) and return a snapshot of it.
-   * The view keeps `bytes`: the caller must not write into that memory afterwards.
+   * The view keeps nothing of `bytes` but digests: the caller may reuse that memory.
    */
   update(bytes: Uint8Array): JournalSnapshot<S> {
     if (this.#committed > 0 && !this.#prefixUnchanged(bytes)) this.#reset();
     const end = bytes.lastIndexOf(NEWLINE) + 1;
     if (end > this.#committed) {
-      forEachLine(bytes, this.#committed, end, (line, lineBytes) => {
+      const from = this.#committed;
+      forEachLine(bytes, from, end, (line, lineBytes) => {
         this.#feed(this.#walker, this.#state, line, lineBytes, false);
       });
-      this.#committed = end;
-      this.#version = ++versions;
+      this.#commit(bytes, from, end);
     }
-    this.#adopt(bytes);
     if (end === bytes.length) {
       return {
         walker: this.#walker,

@@ -62,3 +62,34 @@ Deno.test("IncrementalJournal never commits a tail without a newline", () => {
   assert.equal(healed.walker.verified, true);
   assert.equal(healed.state.n, 6);
 });
+
+Deno.test("IncrementalJournal keeps digests, not bytes: the memory it was fed may be reused", () => {
+  const view = new IncrementalJournal(NO_SINK);
+  const buffer = enc(full);
+  assert.equal(view.update(buffer).walker.verified, true);
+  buffer.fill(0x20); // the caller reuses its buffer for something else
+  const again = view.update(enc(full));
+  assert.equal(again.walker.verified, true);
+  assert.equal(again.walker.rowCount, 6);
+});
+
+Deno.test("IncrementalJournal catches an edit inside any span after many appends", () => {
+  const grownView = () => {
+    const events = sampleEvents();
+    let text = journalText(events);
+    const view = new IncrementalJournal(NO_SINK);
+    view.update(enc(text));
+    for (let i = 0; i < 12; i++) { // more appends than spans are kept: spans get folded
+      events.push({ type: "task_completed", data: { task_id: `x${i}` } });
+      text = journalText(events);
+      assert.equal(view.update(enc(text)).walker.verified, true);
+    }
+    return { view, text };
+  };
+  for (const [needle, swap] of [['"First"', '"Fir5t"'], ['"x3"', '"y3"'], ['"x11"', '"y11"']]) {
+    const { view, text } = grownView();
+    const edited = text.replace(needle, swap);
+    assert.equal(edited.length, text.length);
+    assert.equal(view.update(enc(edited)).walker.verified, false, needle);
+  }
+});

@@ -46,10 +46,12 @@ export type EventBuilder<S> = (
   snapshot: JournalSnapshot<S>,
 ) => JournalEvent[] | Promise<JournalEvent[]>;
 
-// Reusable read buffers: re-reading 40 MB into reused memory costs ~3 ms, a fresh allocation
-// costs 10-100x that in page faults and GC. A buffer is lent to one read at a time; the view
-// keeps the buffer it was given and returns the one it held before.
-const spareBuffers = new Map<string, Uint8Array[]>();
+// Reusable read buffers: re-reading a journal into reused memory costs far less than a fresh
+// allocation (page faults, GC). Views keep digests, not bytes, so a buffer goes back to the
+// spares as soon as its read is folded — for journals up to SPARE_MAX_BYTES; a larger one is
+// read into fresh memory and released, so a 40 MB journal does not pin 40 MB per path.
+const spareBuffers = new Map<string, Uint8Array>();
+const SPARE_MAX_BYTES = 4 << 20;
 
 async function readIntoView<S>(
   file: Deno.FsFile,
@@ -57,9 +59,8 @@ async function readIntoView<S>(
   view: IncrementalJournal<S>,
 ): Promise<JournalSnapshot<S>> {
   const size = (await file.stat()).size;
-  const spares = spareBuffers.get(path) ?? [];
-  spareBuffers.set(path, spares);
-  let buffer = spares.pop();
+  let buffer = spareBuffers.get(path);
+  spareBuffers.delete(path);
   // Shared memory, so a worker can fold part of a large first read without a copy.
   if (!buffer || buffer.length < size) {
     buffer = new Uint8Array(new SharedArrayBuffer(Math.max(size + (size >> 3), 4096)));
@@ -72,14 +73,10 @@ async function readIntoView<S>(
       if (n === null) break;
       offset += n;
     }
-  } catch (e) {
-    spares.push(buffer);
-    throw e;
+    return await view.refresh(buffer.subarray(0, offset));
+  } finally {
+    if (buffer.length <= SPARE_MAX_BYTES) spareBuffers.set(path, buffer);
   }
-  const snapshot = await view.refresh(buffer.subarray(0, offset));
-  const released = view.takeReleasedBuffer();
-  if (released && spares.length < 2) spares.push(released);
-  return snapshot;
 }
 
 // This process's own lock requests per path are serialised (lib/async/serialised.ts) so a

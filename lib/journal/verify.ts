@@ -2,7 +2,7 @@
  * Pure chain verification (DESIGN.md §4): each line parses, `seq` matches its index,
  * `prev` matches the previous row's hash and `hash` recomputes. No files, no clocks.
  */
-import { canonicalJson } from "./canonical_json.ts";
+import { canonicalJson, stringifiesCanonically } from "./canonical_json.ts";
 import { HEX64, sha256Hex, ZERO_HASH } from "./hash.ts";
 import type { JournalRow } from "./row.ts";
 import { hash as oneShotHash } from "node:crypto";
@@ -42,28 +42,15 @@ export interface LineOutcome {
 }
 
 const PRINTABLE_ASCII_ONLY = /^[\x20-\x7e]*$/;
+
+// A decoded line is ASCII exactly when it has as many characters as bytes (raw control
+// characters cannot survive the stringify comparison; DEL can, so it is looked for).
+function printableAscii(line: string, lineBytes: Uint8Array | undefined): boolean {
+  if (!lineBytes) return PRINTABLE_ASCII_ONLY.test(line);
+  return lineBytes.length === line.length && line.indexOf("\x7f") === -1;
+}
 const HASH_KEY_LENGTH = ',"hash":"'.length + 64 + 1;
 let scratch = new Uint8Array(4096);
-
-// True when every object's keys are in strictly ascending code-unit order (no integer-like keys,
-// whose property order JSON.parse changes) and every number is a safe integer.
-function keysSortedAndIntegral(value: unknown): boolean {
-  if (typeof value === "number") return Number.isSafeInteger(value);
-  if (typeof value !== "object" || value === null) return true;
-  if (Array.isArray(value)) {
-    for (const item of value) if (!keysSortedAndIntegral(item)) return false;
-    return true;
-  }
-  let last: string | undefined;
-  for (const key in value) {
-    if (last !== undefined && !(last < key)) return false;
-    const c = key.charCodeAt(0);
-    if (c >= 0x30 && c <= 0x39) return false; // maybe an array index: order not preserved
-    last = key;
-    if (!keysSortedAndIntegral((value as Record<string, unknown>)[key])) return false;
-  }
-  return true;
-}
 
 /**
  * Recompute a row's hash. When the stored line is already canonical (the normal case, proven
@@ -76,7 +63,7 @@ export function recomputeRowHash(
   lineBytes?: Uint8Array,
 ): string | undefined {
   if (
-    PRINTABLE_ASCII_ONLY.test(line) && JSON.stringify(row) === line && keysSortedAndIntegral(row)
+    printableAscii(line, lineBytes) && JSON.stringify(row) === line && stringifiesCanonically(row)
   ) {
     const at = line.lastIndexOf(',"hash":"');
     if (at > 0) {

@@ -2,7 +2,7 @@
 import { HttpError } from "../http/errors.ts";
 import { isValidId, requireId } from "../ids.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
-import { projectJournal } from "../board/projection.ts";
+import { type JournalSummary, journalSummary } from "../board/projection.ts";
 import type { JsonValue } from "../journal/canonical_json.ts";
 import { readRunState } from "../orchestrator/run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
@@ -49,30 +49,17 @@ export function runStatus(completed: JsonValue | null, live: boolean): RunStatus
     : "interrupted";
 }
 
-async function firstRowTs(path: string): Promise<string> {
-  const file = await Deno.open(path);
-  try {
-    const buffer = new Uint8Array(8192);
-    const n = (await file.read(buffer)) ?? 0;
-    const line = new TextDecoder().decode(buffer.subarray(0, n)).split("\n")[0];
-    const ts = /"ts":"([^"]*)"/.exec(line)?.[1];
-    return ts ?? "";
-  } finally {
-    file.close();
-  }
-}
-
 /** Every run with a journal, newest first (by the first row's time, then run id). */
 export async function listRuns(paths: WorkspacePaths): Promise<RunSummary[]> {
   const state = await readRunState(paths);
   const liveRun = state?.status === "running" && processAlive(state.pid) ? state.run_id : null;
-  const found: { runId: string; path: string; ts: string }[] = [];
+  const found: { runId: string; summary: JournalSummary }[] = [];
   try {
     for await (const entry of Deno.readDir(paths.runs)) {
       if (!entry.isDirectory || !isValidId(entry.name)) continue;
-      const path = journalPath(paths, entry.name);
       try {
-        found.push({ runId: entry.name, path, ts: await firstRowTs(path) });
+        const summary = await journalSummary(entry.name, journalPath(paths, entry.name));
+        found.push({ runId: entry.name, summary });
       } catch (e) {
         if (!(e instanceof Deno.errors.NotFound)) throw e;
       }
@@ -80,22 +67,13 @@ export async function listRuns(paths: WorkspacePaths): Promise<RunSummary[]> {
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
-  found.sort((a, b) => (a.ts === b.ts ? (a.runId < b.runId ? 1 : -1) : a.ts < b.ts ? 1 : -1));
-  const runs: RunSummary[] = [];
-  for (const { runId, path } of found) {
-    const { receipt } = await projectJournal(runId, path);
-    runs.push({
-      run_id: runId,
-      event_count: receipt.event_count,
-      journal_head: receipt.journal_head,
-      journal_verified: receipt.journal_verified,
-      started: receipt.board.run.started,
-      completed: receipt.board.run.completed,
-      status: runStatus(receipt.board.run.completed, runId === liveRun),
-      counts: Object.fromEntries(
-        Object.entries(receipt.board.columns).map(([column, cards]) => [column, cards.length]),
-      ),
-    });
-  }
-  return runs;
+  found.sort((a, b) => {
+    const [x, y] = [a.summary.firstTs, b.summary.firstTs];
+    return x === y ? (a.runId < b.runId ? 1 : -1) : x < y ? 1 : -1;
+  });
+  return found.map(({ runId, summary: { firstTs: _, ...summary } }) => ({
+    run_id: runId,
+    ...summary,
+    status: runStatus(summary.completed, runId === liveRun),
+  }));
 }

@@ -5,6 +5,7 @@ import type { AppContext } from "../http/context.ts";
 import { workspacePaths } from "../workspace.ts";
 import { createApp, type CreateAppOptions } from "../../routes/mod.ts";
 import { accessLogFor } from "../http/access_log.ts";
+import { holdFoldWorker } from "../board/fold_worker.ts";
 import { repairStateOnStart } from "../state/startup_repair.ts";
 import { closeTaskStore, openedTaskStore, taskStoreFor } from "../tasks/registry.ts";
 
@@ -111,6 +112,7 @@ async function serveContext(
     await closeTaskStore(ctx);
     throw e;
   }
+  const releaseFoldWorker = holdFoldWorker(); // warm for the first large board request
   let ticking: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     ticking = ticking.then(tick).catch((e) =>
@@ -119,6 +121,7 @@ async function serveContext(
   }, options.tickMs ?? 1000);
   const stopBackground = async () => {
     clearInterval(timer);
+    releaseFoldWorker();
     await ticking;
     accessLogFor(ctx).flush();
     await closeTaskStore(ctx);

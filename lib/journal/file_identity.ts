@@ -1,0 +1,45 @@
+/** What `stat` says about a file, to tell whether it may have changed since it was read. */
+
+/** Device, inode, size and both modification times of a file. */
+export interface FileIdentity {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+/** The identity of the file at `path`, or undefined when it cannot be stat'ed. */
+export async function fileIdentity(path: string): Promise<FileIdentity | undefined> {
+  try {
+    const info = await Deno.stat(path);
+    if (!info.isFile || info.ctime === null || info.mtime === null) return undefined;
+    return {
+      dev: info.dev,
+      ino: info.ino ?? -1,
+      size: info.size,
+      mtimeMs: info.mtime.getTime(),
+      ctimeMs: info.ctime.getTime(),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when both identities describe the same, unchanged file. */
+export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs &&
+    a.ctimeMs === b.ctimeMs && a.ino !== -1;
+}
+
+/**
+ * Changes settle this long before a stat may stand in for reading the bytes: a file whose
+ * last change (ctime) was already older than this when it was stat'ed and then read cannot
+ * change again without a newer ctime, which no process can set back.
+ */
+export const SETTLED_MS = 1000;
+
+/** True when the file's last change is older than `SETTLED_MS` before `statAt` (epoch ms). */
+export function settledBefore(identity: FileIdentity, statAt: number): boolean {
+  return identity.ctimeMs < statAt - SETTLED_MS;
+}

@@ -1,0 +1,105 @@
+/**
+ * The board's caches never answer for bytes they did not verify (issue 9, spec §4.1 rule 1):
+ * a settled journal is not re-read while its identity holds, yet any write — even one that
+ * keeps the size and puts the mtime back — is seen at once; `ETag`/`If-None-Match` follow
+ * the bytes served; the runs list follows every journal.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { serveBoard } from "./_e2e.ts";
+import { journalText, sampleEvents, tempDir } from "./helpers.ts";
+import { SETTLED_MS } from "../lib/journal/file_identity.ts";
+
+async function workspaceWith(runs: Record<string, string>) {
+  const dir = await tempDir();
+  for (const [runId, text] of Object.entries(runs)) {
+    await Deno.mkdir(join(dir.path, ".sdd/runs", runId), { recursive: true });
+    await Deno.writeTextFile(join(dir.path, ".sdd/runs", runId, "journal.jsonl"), text);
+  }
+  return dir;
+}
+
+const settle = () => new Promise((r) => setTimeout(r, SETTLED_MS + 200));
+
+Deno.test("an in-place edit that keeps the size and restores the mtime is still seen at once", async () => {
+  const text = journalText(sampleEvents("r1"));
+  await using ws = await workspaceWith({ r1: text });
+  await settle();
+  await using server = await serveBoard(ws.path);
+  const url = `${server.url}/review-board/runs/r1`;
+  const first = await (await fetch(url)).json();
+  assert.equal(first.journal_verified, true);
+  assert.equal((await (await fetch(url)).json()).journal_verified, true); // served from the cache
+
+  const path = join(ws.path, ".sdd/runs/r1/journal.jsonl");
+  const { mtime } = await Deno.stat(path);
+  const edited = text.replace('"First"', '"Fir5t"');
+  assert.equal(edited.length, text.length);
+  await Deno.writeTextFile(path, edited);
+  await Deno.utime(path, mtime!, mtime!); // a careful forger puts the time back
+  const after = await (await fetch(url)).json();
+  assert.equal(after.journal_verified, false);
+  assert.notEqual(after.board.columns.running[0]?.title, "First");
+});
+
+Deno.test("ETag follows the served bytes: 304 while unchanged, a new tag after an append or a tamper", async () => {
+  const text = journalText(sampleEvents("r1"));
+  await using ws = await workspaceWith({ r1: text });
+  await using server = await serveBoard(ws.path);
+  const url = `${server.url}/review-board/runs/r1`;
+  const res = await fetch(url);
+  const etag = res.headers.get("etag")!;
+  const body = await res.text();
+  assert.match(etag, /^"[0-9a-f]{64}"$/);
+  assert.deepEqual(JSON.parse(body).run_id, "r1");
+  const same = await fetch(url, { headers: { "If-None-Match": etag } });
+  assert.equal(same.status, 304);
+  assert.equal(await same.text(), "");
+
+  const path = join(ws.path, ".sdd/runs/r1/journal.jsonl");
+  await Deno.writeTextFile(
+    path,
+    journalText([...sampleEvents("r1"), {
+      type: "task_completed",
+      data: { task_id: "t2" },
+    }]),
+  );
+  const grown = await fetch(url, { headers: { "If-None-Match": etag } });
+  assert.equal(grown.status, 200);
+  const grownTag = grown.headers.get("etag")!;
+  assert.notEqual(grownTag, etag);
+  assert.equal((await grown.json()).event_count, 6);
+
+  // Only the hash of the last row changes: the board is the same, the verdict is not.
+  const rows = (await Deno.readTextFile(path)).trimEnd().split("\n");
+  const last = JSON.parse(rows.at(-1)!);
+  last.hash = "f".repeat(64);
+  rows[rows.length - 1] = JSON.stringify(last);
+  await Deno.writeTextFile(path, rows.join("\n") + "\n");
+  const tampered = await fetch(url, { headers: { "If-None-Match": grownTag } });
+  assert.equal(tampered.status, 200);
+  assert.equal((await tampered.json()).journal_verified, false);
+});
+
+Deno.test("the runs list follows every journal, also after it was cached", async () => {
+  const runs: Record<string, string> = {};
+  for (let i = 0; i < 30; i++) runs[`run-${i}`] = journalText(sampleEvents(`run-${i}`));
+  await using ws = await workspaceWith(runs);
+  await settle();
+  await using server = await serveBoard(ws.path);
+  const list = async () => (await (await fetch(`${server.url}/review-board/runs`)).json()).runs;
+  assert.equal((await list()).length, 30);
+  assert.ok((await list()).every((r: { event_count: number }) => r.event_count === 5));
+  const path = join(ws.path, ".sdd/runs/run-7/journal.jsonl");
+  await Deno.writeTextFile(
+    path,
+    journalText([...sampleEvents("run-7"), {
+      type: "run_completed",
+      data: { run_id: "run-7", status: "failed" },
+    }]),
+  );
+  const after = await list();
+  const seven = after.find((r: { run_id: string }) => r.run_id === "run-7");
+  assert.equal(seven.event_count, 6);
+  assert.equal(seven.status, "failed");
+});
