@@ -23,10 +23,18 @@ const journal = join(root, ".sdd/runs/big/journal.jsonl");
 
 try {
   let t = performance.now();
-  await mustRun("python3", [join(here, "write_workspace.py"), root, values.rows, values.tasks, values.small]);
+  await mustRun("python3", [
+    join(here, "write_workspace.py"),
+    root,
+    values.rows,
+    values.tasks,
+    values.small,
+  ]);
   const size = (await Deno.stat(journal)).size;
   console.log(
-    `workspace: ${values.rows}-row journal (${(size / 1e6).toFixed(1)} MB, ${values.tasks} tasks) ` +
+    `workspace: ${values.rows}-row journal (${
+      (size / 1e6).toFixed(1)
+    } MB, ${values.tasks} tasks) ` +
       `+ ${values.small} small runs, written by CPython in ${ms(performance.now() - t)}`,
   );
 

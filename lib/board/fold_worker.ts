@@ -1,9 +1,11 @@
 /**
- * The worker that folds the later half of a large first read (lib/journal/incremental.ts).
- * Starting a worker costs ~150 ms on this class of machine — as much as the half it would
- * fold — so a server holds one warm from start-up; elsewhere (a CLI command, or while the warm
- * one is busy) a one-shot worker is started. Every worker is ended after its answer. Where no worker can
- * start (a single-file bundle has no module to load), the segment is folded on this thread.
+ * The workers that fold the segments of a large first read (lib/journal/incremental.ts).
+ * Starting a worker costs ~150 ms on this class of machine — as much as the segment it would
+ * fold — so a server holds one warm per core from start-up; elsewhere (a CLI command, or while
+ * the warm ones are busy) a one-shot worker is started. Every worker is ended after its answer,
+ * because its heap still holds what it parsed, and a warm one is replaced by a fresh one that
+ * starts up while the server is idle. Where no worker can start (a single-file bundle has no
+ * module to load), the segment is folded on this thread.
  */
 import { walkSegment } from "../journal/incremental.ts";
 import type { WalkerState } from "../journal/verify.ts";
@@ -12,7 +14,11 @@ import { BOARD_FOLD_SINK } from "./sink.ts";
 
 type SegmentResult = { walker: WalkerState; state: FoldState };
 
-let warm: { worker: Worker; holders: number; busy: boolean } | undefined;
+/** Warm workers are kept for this many segments at once (one per core). */
+export const WARM_WORKERS = Math.max(2, Math.min(navigator.hardwareConcurrency || 2, 8));
+
+let holders = 0;
+const idle: Worker[] = [];
 
 function spawn(): Worker | undefined {
   try {
@@ -22,22 +28,23 @@ function spawn(): Worker | undefined {
   }
 }
 
-/** Keep a fold worker warm until the returned release is called (once per holder). */
-export function holdFoldWorker(): () => void {
-  if (!warm) {
+function refill(): void {
+  while (holders > 0 && idle.length < WARM_WORKERS) {
     const worker = spawn();
-    if (!worker) return () => {};
-    warm = { worker, holders: 0, busy: false };
+    if (!worker) return;
+    idle.push(worker);
   }
-  warm.holders++;
+}
+
+/** Keep fold workers warm until the returned release is called (once per holder). */
+export function holdFoldWorker(): () => void {
+  holders++;
+  refill();
   let released = false;
   return () => {
-    if (released || !warm) return;
+    if (released) return;
     released = true;
-    if (--warm.holders === 0) {
-      warm.worker.terminate();
-      warm = undefined;
-    }
+    if (--holders === 0) { for (const worker of idle.splice(0)) worker.terminate(); }
   };
 }
 
@@ -47,19 +54,11 @@ export function foldSegmentInWorker(bytes: Uint8Array, startLine: number): Promi
     const { walker, state } = walkSegment(BOARD_FOLD_SINK, bytes, startLine);
     return { walker: walker.toState(), state };
   };
-  const held = warm && !warm.busy ? warm : undefined;
-  const worker = held?.worker ?? spawn();
+  const worker = idle.pop() ?? spawn();
   if (!worker) return Promise.resolve(inThread());
-  if (held) held.busy = true;
-  // A used worker is ended either way: its heap still holds the half it parsed. The warm one
-  // is replaced by a fresh one, which starts up while the server is idle.
   const done = () => {
     worker.terminate();
-    if (held && warm === held) {
-      const fresh = spawn();
-      if (fresh) warm = { worker: fresh, holders: held.holders, busy: false };
-      else warm = undefined;
-    }
+    queueMicrotask(refill);
   };
   return new Promise((resolve) => {
     worker.onmessage = (event) => {

@@ -15,7 +15,7 @@ import {
   settledBefore,
 } from "../journal/file_identity.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
-import { foldSegmentInWorker } from "./fold_worker.ts";
+import { foldSegmentInWorker, WARM_WORKERS } from "./fold_worker.ts";
 import { type Board, boardOf, type CardDiff, type FoldState, mergeFoldStates } from "./fold.ts";
 
 /** The response of `GET /review-board/runs/<run_id>`. */
@@ -41,7 +41,7 @@ export interface Projection {
   diffs: ReadonlyMap<string, CardDiff>;
 }
 
-/** First reads at least this large are folded on two cores. */
+/** First reads at least this large are folded in workers, one segment per core. */
 export const PARALLEL_FOLD_MIN_BYTES = 8 << 20;
 
 /** The board fold as an incremental journal sink, parallel on large first reads. */
@@ -49,8 +49,7 @@ export const BOARD_SINK: RowSink<FoldState> = {
   ...BOARD_FOLD_SINK,
   parallel: {
     minBytes: PARALLEL_FOLD_MIN_BYTES,
-    // Measured on 2 cores: an even split; this thread also reads, merges and builds the board.
-    firstShare: Number(Deno.env.get("SERVICE_FOLD_FIRST_SHARE")) || 0.5,
+    segments: WARM_WORKERS,
     foldSegment: foldSegmentInWorker,
     merge: mergeFoldStates,
   },

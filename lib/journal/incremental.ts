@@ -20,19 +20,24 @@ export interface RowSink<S> {
 }
 
 /**
- * Splits a large first read in two: the later half is walked and folded elsewhere (a worker)
- * while this thread does the first half; then the chains are linked and the states merged.
+ * Splits a large first read into segments walked and folded elsewhere (workers), while this
+ * thread only fingerprints the bytes; then the chains are linked and the states merged in
+ * line order. The parsing garbage of a large read then lives and dies with the workers' heaps.
  */
 export interface ParallelFold<S> {
   /** Reads smaller than this stay on one thread. */
   minBytes: number;
-  /** Share of the bytes this thread walks itself; the worker takes the rest (it does no I/O or merging). */
-  firstShare: number;
+  /** How many segments a large first read is cut into (one per core). */
+  segments: number;
   /** Walk and fold the complete lines of `bytes`, the first being line `startLine`. */
   foldSegment(bytes: Uint8Array, startLine: number): Promise<{ walker: WalkerState; state: S }>;
   /** Merge a later segment's state onto an earlier one's. */
   merge(left: S, right: S): S;
 }
+
+/** Lines are decoded this many bytes at a time (cut at a newline), so a 40 MB journal never
+ * becomes one 40 MB string: the heap stays small, and so does the memory a process keeps. */
+const DECODE_CHUNK = 1 << 20;
 
 /** Feed every newline-terminated line of `bytes[start, end)` to `each`, with its bytes. */
 export function forEachLine(
@@ -41,13 +46,16 @@ export function forEachLine(
   end: number,
   each: (line: string, lineBytes: Uint8Array) => void,
 ): void {
-  if (end <= start) return;
-  const lines = decoder.decode(bytes.subarray(start, end - 1)).split("\n");
   let at = start;
-  for (const line of lines) {
-    const lineEnd = bytes.indexOf(NEWLINE, at);
-    each(line, bytes.subarray(at, lineEnd));
-    at = lineEnd + 1;
+  while (at < end) {
+    const cut = at + DECODE_CHUNK >= end ? end : bytes.indexOf(NEWLINE, at + DECODE_CHUNK) + 1;
+    const chunkEnd = cut <= at || cut > end ? end : cut;
+    const lines = decoder.decode(bytes.subarray(at, chunkEnd - 1)).split("\n");
+    for (const line of lines) {
+      const lineEnd = bytes.indexOf(NEWLINE, at);
+      each(line, bytes.subarray(at, lineEnd));
+      at = lineEnd + 1;
+    }
   }
 }
 
@@ -67,10 +75,10 @@ export function walkSegment<S>(
   return { walker, state };
 }
 
-function countLines(bytes: Uint8Array, end: number): number {
+function countLines(bytes: Uint8Array, start: number, end: number): number {
   let n = 0;
   for (
-    let at = bytes.indexOf(NEWLINE);
+    let at = bytes.indexOf(NEWLINE, start);
     at !== -1 && at < end;
     at = bytes.indexOf(NEWLINE, at + 1)
   ) n++;
@@ -174,21 +182,24 @@ export class IncrementalJournal<S> {
     if (this.#committed > 0 && !this.#prefixUnchanged(bytes)) this.#reset();
     const end = bytes.lastIndexOf(NEWLINE) + 1;
     if (!parallel || this.#committed > 0 || end < parallel.minBytes) return this.update(bytes);
-    // The worker takes the later part; it starts up while this thread walks the first part.
-    const split = bytes.indexOf(NEWLINE, Math.floor(end * parallel.firstShare)) + 1;
-    const later = parallel.foldSegment(bytes.subarray(split, end), countLines(bytes, split));
-    forEachLine(
-      bytes,
-      0,
-      split,
-      (line, lineBytes) => this.#feed(this.#walker, this.#state, line, lineBytes, false),
-    );
-    // Fingerprint both parts while the worker is still folding its own.
-    this.#commit(bytes, 0, split);
-    this.#commit(bytes, split, end);
-    const right = await later;
-    this.#walker = linkWalkers(this.#walker, right.walker);
-    this.#state = parallel.merge(this.#state, right.state);
+    const cuts = [0];
+    for (let k = 1; k < parallel.segments; k++) {
+      const cut = bytes.indexOf(NEWLINE, Math.floor((end * k) / parallel.segments)) + 1;
+      if (cut > cuts.at(-1)! && cut < end) cuts.push(cut);
+    }
+    cuts.push(end);
+    const folds: Promise<{ walker: WalkerState; state: S }>[] = [];
+    let startLine = 0;
+    for (let i = 0; i + 1 < cuts.length; i++) {
+      folds.push(parallel.foldSegment(bytes.subarray(cuts[i], cuts[i + 1]), startLine));
+      startLine += countLines(bytes, cuts[i], cuts[i + 1]);
+    }
+    // Fingerprint the bytes while the segments are folded elsewhere.
+    for (let i = 0; i + 1 < cuts.length; i++) this.#commit(bytes, cuts[i], cuts[i + 1]);
+    for (const segment of await Promise.all(folds)) {
+      this.#walker = linkWalkers(this.#walker, segment.walker);
+      this.#state = parallel.merge(this.#state, segment.state);
+    }
     this.#version = ++versions;
     return this.update(bytes);
   }
