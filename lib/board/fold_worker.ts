@@ -20,10 +20,26 @@ export const WARM_WORKERS = Math.max(2, Math.min(navigator.hardwareConcurrency |
 let holders = 0;
 const idle: Worker[] = [];
 
+const WORKER_MODULE = new URL("./segment_worker.ts", import.meta.url);
+let unavailable = false;
+
+// A bundle carries no worker module beside it; an error while a worker idles must not end the
+// process either, so an idle worker that fails is dropped and no more are started.
 function spawn(): Worker | undefined {
+  if (unavailable) return undefined;
   try {
-    return new Worker(new URL("./segment_worker.ts", import.meta.url), { type: "module" });
+    if (WORKER_MODULE.protocol === "file:") Deno.statSync(WORKER_MODULE);
+    const worker = new Worker(WORKER_MODULE, { type: "module" });
+    worker.onerror = (event) => {
+      event.preventDefault();
+      unavailable = true;
+      const at = idle.indexOf(worker);
+      if (at !== -1) idle.splice(at, 1);
+      worker.terminate();
+    };
+    return worker;
   } catch {
+    unavailable = true;
     return undefined;
   }
 }
