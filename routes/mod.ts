@@ -5,6 +5,7 @@ import { Hono } from "hono";
 import { bearerAuth, requireScope } from "../lib/auth/middleware.ts";
 import type { AppContext, AppEnv } from "../lib/http/context.ts";
 import { errorBody, HttpError } from "../lib/http/errors.ts";
+import { originGuard } from "../lib/http/origin_guard.ts";
 import * as runs from "./review-board/runs.ts";
 import * as run from "./review-board/runs/[run_id].ts";
 import * as diff from "./review-board/runs/[run_id]/diff/[task_id].ts";
@@ -43,6 +44,8 @@ export function createApp(ctx: AppContext, options: CreateAppOptions = {}): Hono
     c.set("app", ctx);
     await next();
   });
+  // Browser defences first, before any route (and any body) is looked at: docs/security.md.
+  app.use("*", originGuard(ctx.origin ?? { bindHost: "127.0.0.1" }));
   for (const mount of options.publicRoutes ?? []) mount(app, ctx);
 
   const auth = bearerAuth({ specs: ctx.tokenSpecs });

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { parse as parseYaml } from "yaml";
 import { join } from "node:path";
 import type { TokenSpec } from "../auth/tokens.ts";
-import { TokenSpecSchema } from "./schema.ts";
+import { type ServerBlock, ServerSchema, TokenSpecSchema } from "./schema.ts";
 
 /** Default bind of the task server (spec §1). */
 export const DEFAULT_HOST = "127.0.0.1";
@@ -18,6 +18,7 @@ const ServerKeys = z.looseObject({
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65535).optional(),
   auth: z.strictObject({ tokens: z.array(TokenSpecSchema).default([]) }).optional(),
+  server: ServerSchema.optional(),
 });
 
 /** Settings the HTTP server needs. */
@@ -25,6 +26,8 @@ export interface ServerSettings {
   host: string;
   port: number;
   tokens: TokenSpec[];
+  /** The `server` block: public URL, allowed origins, connection limits. */
+  server: ServerBlock;
 }
 
 /** A configuration problem with where it is and how to fix it. */
@@ -63,5 +66,10 @@ export async function loadServerSettings(
       );
     }
   }
-  return { host: parsed.data.host ?? DEFAULT_HOST, port, tokens: parsed.data.auth?.tokens ?? [] };
+  return {
+    host: parsed.data.host ?? DEFAULT_HOST,
+    port,
+    tokens: parsed.data.auth?.tokens ?? [],
+    server: parsed.data.server ?? ServerSchema.parse({}),
+  };
 }

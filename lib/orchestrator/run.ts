@@ -497,6 +497,7 @@ async function startOnFreePort(
       host: settings.host,
       port: p,
       tokens: settings.tokens,
+      server: settings.server, // issue 10: public_url, allowed origins, connection limits
       announce: false,
       warn: out,
       ...serverMounts(),

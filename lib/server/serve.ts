@@ -6,6 +6,8 @@ import { workspacePaths } from "../workspace.ts";
 import { createApp, type CreateAppOptions } from "../../routes/mod.ts";
 import { accessLogFor } from "../http/access_log.ts";
 import { repairStateOnStart } from "../state/startup_repair.ts";
+import type { ServerBlock } from "../config/schema.ts";
+import type { OriginPolicy } from "../http/origin_guard.ts";
 import { closeTaskStore, openedTaskStore, taskStoreFor } from "../tasks/registry.ts";
 
 /** Options of {@link startServer}. */
@@ -14,6 +16,8 @@ export interface StartServerOptions extends CreateAppOptions {
   host: string;
   port: number;
   tokens: TokenSpec[];
+  /** The `server` block of service.yaml (public URL, allowed origins, limits). */
+  server?: Partial<ServerBlock>;
   signal?: AbortSignal;
   /** Print the listening line (default true). */
   announce?: boolean;
@@ -75,11 +79,40 @@ export function appContext(root: string, tokens: TokenSpec[]): AppContext {
  */
 export function startServer(options: StartServerOptions): Promise<RunningServer> {
   const closing = new AbortController();
-  const ctx = { ...appContext(options.root, options.tokens), closing: closing.signal };
+  const ctx = {
+    ...appContext(options.root, options.tokens),
+    closing: closing.signal,
+    origin: originPolicy(options.host, options.server),
+  };
   if (!LOOPBACK.test(options.host) && !tokensActive(ctx.tokenSpecs(), (n) => Deno.env.get(n))) {
     throw new UnsafeBindError(options.host);
   }
   return serveContext(ctx, options, closing);
+}
+
+/** The hosts and origins the server answers: its bind address, loopback, the configured ones. */
+export function originPolicy(host: string, server: Partial<ServerBlock> = {}): OriginPolicy {
+  const extraHosts: string[] = [];
+  if (host === "0.0.0.0" || host === "::") {
+    // A wildcard bind is reached by the machine's own addresses and name.
+    for (const ni of safe(() => Deno.networkInterfaces(), [])) extraHosts.push(ni.address);
+    const name = safe(() => Deno.hostname(), "");
+    if (name) extraHosts.push(name);
+  }
+  return {
+    bindHost: host,
+    publicUrl: server.public_url,
+    allowedOrigins: server.allowed_origins ?? [],
+    extraHosts,
+  };
+}
+
+function safe<T>(f: () => T, fallback: T): T {
+  try {
+    return f();
+  } catch {
+    return fallback;
+  }
 }
 
 async function serveContext(

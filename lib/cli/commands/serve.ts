@@ -50,6 +50,7 @@ export async function serveUntilStopped(
       host: values.host ?? settings.host,
       port,
       tokens: settings.tokens,
+      server: settings.server,
       signal: controller.signal,
       warn: (line) => ctx.stderr(`service: ${line}`),
       ...mounts,

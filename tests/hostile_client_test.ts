@@ -1,0 +1,212 @@
+/**
+ * The hostile-client catalogue (docs/security.md): forged origins, rebinding hosts, non-JSON
+ * bodies and the rest, each sent as raw bytes to the real server on a loopback port, each with
+ * the refusal a user relies on and a check that nothing was written.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { startServer } from "../lib/server/serve.ts";
+import { serverMounts } from "../lib/server/mounts.ts";
+import { goldenWorkspace } from "./helpers.ts";
+import { errorCode, rawRequest, send } from "./_raw_http.ts";
+
+const REVIEW = "/dashboard/review-board/runs/golden/tasks/t-docs/review";
+const APPROVE = JSON.stringify({ decision: "approve" });
+
+async function hostileServer(yaml = "cli: claude\nroles: [backend, docs]\n") {
+  const ws = await goldenWorkspace();
+  await Deno.writeTextFile(join(ws.path, "service.yaml"), yaml);
+  const server = await startServer({
+    root: ws.path,
+    host: "127.0.0.1",
+    port: 0,
+    tokens: [],
+    announce: false,
+    warn: () => {},
+    server: { public_url: "https://board.example.com", allowed_origins: ["https://ops.example"] },
+    ...serverMounts(),
+  });
+  const journal = join(ws.runDir, "journal.jsonl");
+  return {
+    port: server.port,
+    journalLines: async () => (await Deno.readTextFile(journal)).trim().split("\n").length,
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+      await ws[Symbol.asyncDispose]();
+    },
+  };
+}
+
+interface BrowserCase {
+  name: string;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  status: number;
+  code?: string;
+}
+
+const host = (port: number) => `127.0.0.1:${port}`;
+
+/** Each row: what a page (or attacker) sends, and what the server must answer. */
+const BROWSER_CASES: ((port: number) => BrowserCase)[] = [
+  (p) => ({
+    name: "a simple text/plain POST from a foreign page (the CSRF of the issue)",
+    method: "POST",
+    path: REVIEW,
+    headers: { host: host(p), origin: "https://evil.example", "content-type": "text/plain" },
+    body: APPROVE,
+    status: 403,
+    code: "forbidden_origin",
+  }),
+  (p) => ({
+    name: "a JSON POST from a foreign origin",
+    method: "POST",
+    path: REVIEW,
+    headers: {
+      host: host(p),
+      origin: "http://localhost:9999",
+      "content-type": "application/json",
+    },
+    body: APPROVE,
+    status: 403,
+    code: "forbidden_origin",
+  }),
+  (p) => ({
+    name: "an opaque origin (sandboxed iframe, file://)",
+    method: "POST",
+    path: "/tasks",
+    headers: { host: host(p), origin: "null", "content-type": "application/json" },
+    body: JSON.stringify({ title: "x", role: "backend" }),
+    status: 403,
+    code: "forbidden_origin",
+  }),
+  (p) => ({
+    name: "a cross-site fetch without Origin",
+    method: "POST",
+    path: "/tasks",
+    headers: { host: host(p), "sec-fetch-site": "cross-site", "content-type": "application/json" },
+    body: JSON.stringify({ title: "x", role: "backend" }),
+    status: 403,
+    code: "forbidden_origin",
+  }),
+  (p) => ({
+    name: "a text/plain body without Origin (curl, a non-browser)",
+    method: "POST",
+    path: "/tasks",
+    headers: { host: host(p), "content-type": "text/plain" },
+    body: JSON.stringify({ title: "x", role: "backend" }),
+    status: 415,
+    code: "unsupported_media_type",
+  }),
+  (p) => ({
+    name: "a form-encoded review",
+    method: "POST",
+    path: REVIEW,
+    headers: { host: host(p), "content-type": "application/x-www-form-urlencoded" },
+    body: "decision=merge",
+    status: 415,
+    code: "unsupported_media_type",
+  }),
+  (p) => ({
+    name: "a body with no Content-Type",
+    method: "POST",
+    path: REVIEW,
+    headers: { host: host(p) },
+    body: APPROVE,
+    status: 415,
+    code: "unsupported_media_type",
+  }),
+  (p) => ({
+    name: "a DNS-rebinding read of the board",
+    method: "GET",
+    path: "/review-board/runs/golden",
+    headers: { host: `evil.example:${p}` },
+    status: 403,
+    code: "forbidden_host",
+  }),
+  (p) => ({
+    name: "a DNS-rebinding read of the page",
+    method: "GET",
+    path: "/dashboard/review-board",
+    headers: { host: `rebind.evil.example:${p}` },
+    status: 403,
+    code: "forbidden_host",
+  }),
+  (p) => ({
+    name: "a DNS-rebinding write, even same-origin to the rebinding host",
+    method: "POST",
+    path: REVIEW,
+    headers: {
+      host: `evil.example:${p}`,
+      origin: `http://evil.example:${p}`,
+      "content-type": "application/json",
+    },
+    body: APPROVE,
+    status: 403,
+    code: "forbidden_host",
+  }),
+  (p) => ({
+    name: "the board's own same-origin read",
+    method: "GET",
+    path: "/review-board/runs/golden",
+    headers: { host: host(p), origin: `http://${host(p)}` },
+    status: 200,
+  }),
+  (p) => ({
+    name: "localhost by name",
+    method: "GET",
+    path: "/status",
+    headers: { host: `localhost:${p}` },
+    status: 200,
+  }),
+  (_p) => ({
+    name: "the public_url host behind a reverse proxy",
+    method: "GET",
+    path: "/review-board/runs",
+    headers: { host: "board.example.com", origin: "https://board.example.com" },
+    status: 200,
+  }),
+  (p) => ({
+    name: "an allowed origin",
+    method: "GET",
+    path: "/review-board/runs",
+    headers: { host: host(p), origin: "https://ops.example" },
+    status: 200,
+  }),
+  (p) => ({
+    name: "a bodyless POST from a script (no Content-Type needed)",
+    method: "POST",
+    path: "/tasks/nope/heartbeat",
+    headers: { host: host(p) },
+    status: 404,
+  }),
+];
+
+Deno.test("hostile browsers: forged origins, rebinding hosts and non-JSON bodies are refused", async () => {
+  await using server = await hostileServer();
+  const before = await server.journalLines();
+  for (const make of BROWSER_CASES) {
+    const c = make(server.port);
+    const answer = await send(server.port, rawRequest(c.method, c.path, c.headers, c.body));
+    assert.equal(answer.status, c.status, `${c.name}: ${answer.body}`);
+    if (c.code) assert.equal(errorCode(answer), c.code, c.name);
+  }
+  assert.equal(await server.journalLines(), before, "no refused request wrote to the journal");
+});
+
+Deno.test("the board's own JSON POST (same origin, application/json) still records a review", async () => {
+  await using server = await hostileServer();
+  const before = await server.journalLines();
+  const answer = await send(
+    server.port,
+    rawRequest("POST", REVIEW, {
+      host: host(server.port),
+      origin: `http://${host(server.port)}`,
+      "content-type": "application/json; charset=utf-8",
+    }, APPROVE),
+  );
+  assert.equal(answer.status, 200, answer.body);
+  assert.equal(await server.journalLines(), before + 1);
+});
