@@ -6,6 +6,7 @@ import { bearerAuth, requireScope } from "../lib/auth/middleware.ts";
 import type { AppContext, AppEnv } from "../lib/http/context.ts";
 import { errorBody, HttpError } from "../lib/http/errors.ts";
 import { originGuard } from "../lib/http/origin_guard.ts";
+import { boundedBodies } from "../lib/http/body_limit.ts";
 import * as runs from "./review-board/runs.ts";
 import * as run from "./review-board/runs/[run_id].ts";
 import * as diff from "./review-board/runs/[run_id]/diff/[task_id].ts";
@@ -46,6 +47,7 @@ export function createApp(ctx: AppContext, options: CreateAppOptions = {}): Hono
   });
   // Browser defences first, before any route (and any body) is looked at: docs/security.md.
   app.use("*", originGuard(ctx.origin ?? { bindHost: "127.0.0.1" }));
+  app.use("*", boundedBodies());
   for (const mount of options.publicRoutes ?? []) mount(app, ctx);
 
   const auth = bearerAuth({ specs: ctx.tokenSpecs });

@@ -73,8 +73,24 @@ export async function readAnswer(conn: Deno.Conn, timeoutMs: number): Promise<Ra
       break;
     }
     chunks.push(buf.slice(0, n));
+    if (complete(concat(chunks))) break;
   }
   return parseAnswer(new TextDecoder().decode(concat(chunks)), closed);
+}
+
+/** True once `bytes` hold a whole answer (by Content-Length or the last chunk). */
+function complete(bytes: Uint8Array): boolean {
+  const text = new TextDecoder().decode(bytes);
+  const end = text.indexOf("\r\n\r\n");
+  if (end < 0) return false;
+  const head = text.slice(0, end).toLowerCase();
+  const length = /\r\ncontent-length:\s*(\d+)/.exec(head);
+  if (length) {
+    return bytes.length >=
+      new TextEncoder().encode(text.slice(0, end + 4)).length + Number(length[1]);
+  }
+  if (/\r\ntransfer-encoding:[^\r]*chunked/.test(head)) return text.endsWith("0\r\n\r\n");
+  return /^http\/1\.1 (1\d\d|204|304)/.test(head);
 }
 
 function concat(chunks: Uint8Array[]): Uint8Array {

@@ -210,3 +210,119 @@ Deno.test("the board's own JSON POST (same origin, application/json) still recor
   assert.equal(answer.status, 200, answer.body);
   assert.equal(await server.journalLines(), before + 1);
 });
+
+/**
+ * Stream a chunked body of up to `total` bytes, stopping as soon as the server's answer head
+ * arrives: its status and how much had been written by then.
+ */
+async function chunkedFlood(port: number, path: string, total: number) {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  let head = "";
+  let answered = false;
+  const reading = (async () => {
+    const buf = new Uint8Array(4096);
+    while (!head.includes("\r\n\r\n")) {
+      const n = await conn.read(buf).catch(() => null);
+      if (n === null) break;
+      head += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    answered = true;
+  })();
+  const chunk = new TextEncoder().encode("10000\r\n" + "a".repeat(0x10000) + "\r\n");
+  let written = 0;
+  try {
+    await conn.write(rawRequest("POST", path, {
+      host: `127.0.0.1:${port}`,
+      "content-type": "application/json",
+      "transfer-encoding": "chunked",
+    }));
+    while (!answered && written < total) {
+      await conn.write(chunk);
+      written += chunk.length;
+    }
+  } catch { /* the server closed the connection: the point */ }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([reading, new Promise((r) => timer = setTimeout(r, 10_000))]);
+  clearTimeout(timer);
+  try {
+    conn.close();
+  } catch { /* closed */ }
+  await reading;
+  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), written, head };
+}
+
+const BODY_ROUTES = [
+  "/tasks",
+  "/tasks/next?role=backend",
+  "/tasks/x/claim",
+  "/tasks/x/heartbeat",
+  "/tasks/x/complete",
+  "/tasks/x/fail",
+  "/tasks/x/cancel",
+  "/tasks/x/reopen",
+  "/tasks/x/retry",
+  REVIEW,
+  "/no/such/route",
+];
+
+Deno.test("bodies are bounded while read: declared or chunked, on every route, 413 before buffering", async () => {
+  await using server = await hostileServer();
+  const before = await server.journalLines();
+  for (const path of BODY_ROUTES) {
+    const declared = await send(
+      server.port,
+      rawRequest("POST", path, {
+        host: host(server.port),
+        "content-type": "application/json",
+        "content-length": String(2 << 20),
+      }),
+    );
+    assert.equal(declared.status, 413, `${path} (declared 2 MiB): ${declared.body}`);
+    assert.equal(errorCode(declared), "body_too_large");
+    const flood = await chunkedFlood(server.port, path, 64 << 20);
+    assert.equal(flood.status, 413, `${path} (chunked flood): ${flood.head}`);
+    assert.ok(flood.written < 16 << 20, `${path}: ${flood.written} bytes went in before the 413`);
+  }
+  // Four parallel 64 MiB floods: each is cut off at the limit, memory stays flat.
+  const rss = Deno.memoryUsage().rss;
+  const floods = await Promise.all(
+    [1, 2, 3, 4].map(() => chunkedFlood(server.port, "/tasks", 64 << 20)),
+  );
+  for (const f of floods) assert.equal(f.status, 413);
+  const grown = (Deno.memoryUsage().rss - rss) / (1 << 20);
+  assert.ok(grown < 64, `RSS grew ${grown.toFixed(0)} MiB under four floods`);
+  assert.equal(await server.journalLines(), before);
+  const fine = await send(
+    server.port,
+    rawRequest("GET", "/status", { host: host(server.port) }),
+  );
+  assert.equal(fine.status, 200);
+});
+
+Deno.test("a client that disconnects mid-body leaves no stack trace and the server serves on", async () => {
+  await using server = await hostileServer();
+  const logged: unknown[] = [];
+  const original = console.error;
+  console.error = (...args: unknown[]) => logged.push(args);
+  try {
+    const framings: Record<string, string>[] = [
+      { "content-length": "1000" },
+      { "transfer-encoding": "chunked" },
+    ];
+    for (const framing of framings) {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+      await conn.write(rawRequest("POST", "/tasks", {
+        host: host(server.port),
+        "content-type": "application/json",
+        ...framing,
+      }));
+      await conn.write(new TextEncoder().encode(framing["content-length"] ? '{"ti' : '4\r\n{"ti'));
+      conn.close();
+    }
+    const fine = await send(server.port, rawRequest("GET", "/status", { host: host(server.port) }));
+    assert.equal(fine.status, 200);
+  } finally {
+    console.error = original;
+  }
+  assert.deepEqual(logged, []);
+});

@@ -1,9 +1,9 @@
 /** Request bodies: bounded size, JSON only, clear errors. */
 import type { Context } from "hono";
 import { HttpError } from "./errors.ts";
+import { MAX_JSON_BODY } from "./body_limit.ts";
 
-/** Largest JSON body accepted by default. */
-export const MAX_JSON_BODY = 1 << 20;
+export { MAX_JSON_BODY };
 
 /** Parse the body as JSON (400 `invalid_json` when it is not; 413 when too large). */
 export async function readJsonBody(c: Context, maxBytes = MAX_JSON_BODY): Promise<unknown> {
