@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startServer } from "../lib/server/serve.ts";
 import { serverMounts } from "../lib/server/mounts.ts";
-import { goldenWorkspace } from "./helpers.ts";
+import { loadServerSettings } from "../lib/config/server_config.ts";
+import { CLI, goldenWorkspace } from "./helpers.ts";
 import { errorCode, rawRequest, send } from "./_raw_http.ts";
 
 const REVIEW = "/dashboard/review-board/runs/golden/tasks/t-docs/review";
@@ -325,4 +326,97 @@ Deno.test("a client that disconnects mid-body leaves no stack trace and the serv
     console.error = original;
   }
   assert.deepEqual(logged, []);
+});
+
+const TOKENS_YAML = `cli: claude
+roles: [backend, docs]
+auth:
+  tokens:
+    - {principal: op, scope: operator, token_env: H_OP_TOKEN}
+    - {principal: bot, scope: worker, token_env: H_WORKER_TOKEN}
+    - {principal: viewer, scope: reader, token_env: H_READER_TOKEN}
+`;
+
+Deno.test("auth fails closed: serve refuses to start while a configured token variable is unset or empty", async () => {
+  await using ws = await goldenWorkspace();
+  await Deno.writeTextFile(join(ws.path, "service.yaml"), TOKENS_YAML);
+  const envs: Record<string, string>[] = [
+    { H_OP_TOKEN: "op", H_READER_TOKEN: "r" },
+    { H_OP_TOKEN: "op", H_WORKER_TOKEN: "", H_READER_TOKEN: "r" },
+  ];
+  for (const env of envs) {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", CLI, "--root", ws.path, "serve", "--port", "0"],
+      env: { NO_COLOR: "1", RUST_BACKTRACE: "0", ...env },
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(30_000),
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, text);
+    assert.match(text, /H_WORKER_TOKEN \(principal "bot"\)/);
+    assert.match(text, /export H_WORKER_TOKEN=<secret>/);
+    assert.doesNotMatch(text, /listening/);
+  }
+});
+
+Deno.test("scopes gate the task API: readers read, workers work tasks, operators create and review", async () => {
+  await using ws = await goldenWorkspace();
+  await Deno.writeTextFile(join(ws.path, "service.yaml"), TOKENS_YAML);
+  const env = {
+    H_OP_TOKEN: "op-secret",
+    H_WORKER_TOKEN: "worker-secret",
+    H_READER_TOKEN: "reader-secret",
+  };
+  for (const [k, v] of Object.entries(env)) Deno.env.set(k, v);
+  const server = await startServer({
+    root: ws.path,
+    host: "127.0.0.1",
+    port: 0,
+    tokens: (await loadServerSettings(ws.path)).tokens,
+    announce: false,
+    warn: () => {},
+    ...serverMounts(),
+  });
+  try {
+    const call = async (token: string, method: string, path: string, body?: unknown) => {
+      const headers: Record<string, string> = {
+        host: host(server.port),
+        authorization: `Bearer ${token}`,
+      };
+      if (body !== undefined) headers["content-type"] = "application/json";
+      const a = await send(
+        server.port,
+        rawRequest(method, path, headers, body === undefined ? undefined : JSON.stringify(body)),
+      );
+      return a.status;
+    };
+    const rows: [string, string, string, unknown, number][] = [
+      ["reader-secret", "GET", "/tasks", undefined, 200],
+      ["reader-secret", "GET", "/review-board/runs/golden", undefined, 200],
+      ["reader-secret", "POST", "/tasks", { id: "r1", title: "R", role: "backend" }, 403],
+      ["worker-secret", "POST", "/tasks", { id: "w1", title: "W", role: "backend" }, 403],
+      ["op-secret", "POST", "/tasks", { id: "k", title: "K", role: "backend" }, 201],
+      ["reader-secret", "POST", "/tasks/k/claim", { session_id: "s" }, 403],
+      ["reader-secret", "POST", "/tasks/next?role=backend", {}, 403],
+      ["worker-secret", "POST", "/tasks/k/claim", { session_id: "s" }, 200],
+      ["reader-secret", "POST", "/tasks/k/heartbeat", undefined, 403],
+      ["reader-secret", "POST", "/tasks/k/complete", {}, 403],
+      ["worker-secret", "POST", "/tasks/k/cancel", {}, 403],
+      ["worker-secret", "POST", "/tasks/k/complete", { summary: "done" }, 200],
+      ["reader-secret", "POST", REVIEW, { decision: "approve" }, 403],
+      ["worker-secret", "POST", REVIEW, { decision: "approve" }, 403],
+      ["wrong", "GET", "/tasks", undefined, 401],
+      ["op-secret", "POST", REVIEW, { decision: "approve" }, 200],
+    ];
+    for (const [token, method, path, body, status] of rows) {
+      assert.equal(await call(token, method, path, body), status, `${token} ${method} ${path}`);
+    }
+    // A variable emptied while serving fails closed: its token matches nothing.
+    Deno.env.set("H_READER_TOKEN", "");
+    assert.equal(await call("", "GET", "/tasks"), 401);
+  } finally {
+    await server.shutdown();
+    for (const k of Object.keys(env)) Deno.env.delete(k);
+  }
 });

@@ -9,6 +9,7 @@ import {
   tokensActive,
   type TokenSpec,
 } from "./tokens.ts";
+import { requiredScope, scopeAllows } from "./scopes.ts";
 
 /** Per-request values set by the auth middleware. */
 export interface AuthVariables {
@@ -29,8 +30,9 @@ export interface BearerAuthOptions {
 }
 
 /**
- * Require a valid bearer token once any token is configured (401 otherwise). With none, reads
- * are open and the caller is the local `dashboard-operator` (the server then binds loopback only).
+ * Require a valid bearer token once any token is configured (401 otherwise), then the scope the
+ * request needs by the matrix of `scopes.ts` (403, before the handler runs). With no token,
+ * the caller is the local `dashboard-operator` (the server then binds loopback only).
  */
 export function bearerAuth(
   options: BearerAuthOptions,
@@ -38,7 +40,7 @@ export function bearerAuth(
   const env = options.env ?? ((name: string) => Deno.env.get(name));
   return async function bearerAuthMiddleware(c, next) {
     const specs = options.specs();
-    if (!tokensActive(specs, env)) {
+    if (!tokensActive(specs)) {
       c.set("principal", LOCAL_OPERATOR);
       return await next();
     }
@@ -58,23 +60,27 @@ export function bearerAuth(
       );
     }
     c.set("principal", principal);
+    const needed = requiredScope(c.req.method, c.req.path);
+    if (!scopeAllows(principal.scope, needed)) throw forbidden(principal, needed);
     await next();
   };
+}
+
+function forbidden(principal: Principal | undefined, needed: Scope): HttpError {
+  return new HttpError(
+    403,
+    "forbidden",
+    `principal ${JSON.stringify(principal?.principal)} has scope ${
+      JSON.stringify(principal?.scope)
+    }; this action needs scope "${needed}" (docs/security.md has the scope matrix)`,
+  );
 }
 
 /** Refuse (403, before the handler runs) any principal whose scope is not `scope`. */
 export function requireScope(scope: Scope): MiddlewareHandler<{ Variables: AuthVariables }> {
   return async function requireScopeMiddleware(c, next) {
     const principal = c.get("principal");
-    if (principal?.scope !== scope) {
-      throw new HttpError(
-        403,
-        "forbidden",
-        `principal ${JSON.stringify(principal?.principal)} has scope ${
-          JSON.stringify(principal?.scope)
-        }; this action needs scope "${scope}"`,
-      );
-    }
+    if (!scopeAllows(principal?.scope, scope)) throw forbidden(principal, scope);
     await next();
   };
 }

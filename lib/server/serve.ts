@@ -1,6 +1,11 @@
 /** Start the HTTP server over a workspace. */
 import { auditPaths, loadAuditKey } from "../audit/store.ts";
-import { effectiveTokenSpecs, tokensActive, type TokenSpec } from "../auth/tokens.ts";
+import {
+  assertTokenVariablesSet,
+  effectiveTokenSpecs,
+  tokensActive,
+  type TokenSpec,
+} from "../auth/tokens.ts";
 import type { AppContext } from "../http/context.ts";
 import { workspacePaths } from "../workspace.ts";
 import { createApp, type CreateAppOptions } from "../../routes/mod.ts";
@@ -84,7 +89,9 @@ export function startServer(options: StartServerOptions): Promise<RunningServer>
     closing: closing.signal,
     origin: originPolicy(options.host, options.server),
   };
-  if (!LOOPBACK.test(options.host) && !tokensActive(ctx.tokenSpecs(), (n) => Deno.env.get(n))) {
+  // Auth fails closed: a configured token with no value is a start-up error naming it.
+  assertTokenVariablesSet(options.tokens, (n) => Deno.env.get(n));
+  if (!LOOPBACK.test(options.host) && !tokensActive(ctx.tokenSpecs())) {
     throw new UnsafeBindError(options.host);
   }
   return serveContext(ctx, options, closing);

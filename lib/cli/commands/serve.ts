@@ -4,6 +4,7 @@ import { type CliContext, CliError, type Command } from "../command.ts";
 import { loadServerSettings } from "../../config/server_config.ts";
 import { loadConfig } from "../../config/load.ts";
 import { startServer, UnsafeBindError } from "../../server/serve.ts";
+import { TokenVariableUnsetError } from "../../auth/tokens.ts";
 import { serverMounts } from "../../server/mounts.ts";
 import type { CreateAppOptions } from "../../../routes/mod.ts";
 
@@ -57,7 +58,9 @@ export async function serveUntilStopped(
     });
     await server.finished;
   } catch (e) {
-    if (e instanceof UnsafeBindError) throw new CliError(e.message);
+    if (e instanceof UnsafeBindError || e instanceof TokenVariableUnsetError) {
+      throw new CliError(e.message);
+    }
     if (e instanceof Deno.errors.AddrInUse) {
       throw new CliError(
         `port ${port} is already in use: stop the other server or pass --port (or SERVICE_PORT)`,
