@@ -13,6 +13,8 @@ import { accessLogFor } from "../http/access_log.ts";
 import { repairStateOnStart } from "../state/startup_repair.ts";
 import type { ServerBlock } from "../config/schema.ts";
 import type { OriginPolicy } from "../http/origin_guard.ts";
+import { listenGated, type Listening } from "./listen.ts";
+import type { GateStats } from "./connection_gate.ts";
 import { closeTaskStore, openedTaskStore, taskStoreFor } from "../tasks/registry.ts";
 
 /** Options of {@link startServer}. */
@@ -42,6 +44,8 @@ export interface RunningServer {
   ctx: AppContext;
   finished: Promise<void>;
   shutdown(): Promise<void>;
+  /** Connection counters of the gate (open, refused, evicted, timeouts). */
+  connections(): GateStats;
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
@@ -88,6 +92,7 @@ export function startServer(options: StartServerOptions): Promise<RunningServer>
     ...appContext(options.root, options.tokens),
     closing: closing.signal,
     origin: originPolicy(options.host, options.server),
+    maxEventStreams: options.server?.max_event_streams,
   };
   // Auth fails closed: a configured token with no value is a start-up error naming it.
   assertTokenVariablesSet(options.tokens, (n) => Deno.env.get(n));
@@ -144,9 +149,20 @@ async function serveContext(
     }
     await s.flushExport();
   };
-  let running: Omit<RunningServer, "ctx">;
+  let running: Listening;
   try {
-    running = await listen(options, app.fetch);
+    running = await listenGated({
+      host: options.host,
+      port: options.port,
+      server: options.server,
+      signal: options.signal,
+      warn,
+      onListen: (url) => {
+        if (options.announce !== false) {
+          console.log(`service listening on ${url} (workspace ${options.root})`);
+        }
+      },
+    }, app.fetch);
   } catch (e) {
     await closeTaskStore(ctx);
     throw e;
@@ -169,42 +185,11 @@ async function serveContext(
     port: running.port,
     ctx,
     finished,
+    connections: running.connections,
     shutdown: async () => {
       closing.abort();
       await running.shutdown();
       await finished;
     },
   };
-}
-
-function listen(
-  options: StartServerOptions,
-  fetch: (req: Request) => Response | Promise<Response>,
-): Promise<Omit<RunningServer, "ctx">> {
-  return new Promise((resolve, reject) => {
-    try {
-      let listening: { url: string; port: number } | undefined;
-      const server: Deno.HttpServer = Deno.serve({
-        hostname: options.host,
-        port: options.port,
-        signal: options.signal,
-        onListen: ({ port }) => {
-          const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-          const url = `http://${host}:${port}`;
-          if (options.announce !== false) {
-            console.log(`service listening on ${url} (workspace ${options.root})`);
-          }
-          listening = { url, port };
-        },
-      }, fetch);
-      // onListen runs inside Deno.serve, before `server` exists.
-      resolve({
-        ...listening!,
-        finished: server.finished,
-        shutdown: () => server.shutdown(),
-      });
-    } catch (e) {
-      reject(e);
-    }
-  });
 }
