@@ -15,6 +15,9 @@ import { HttpError } from "../http/errors.ts";
 import { appendEventsWith, JournalPoisonedError, viewFor } from "../journal/journal_file.ts";
 import type { IncrementalJournal } from "../journal/incremental.ts";
 import type { JsonValue } from "../journal/canonical_json.ts";
+import { sha256Hex } from "../journal/hash.ts";
+import { journalContradiction } from "../audit/workspace_check.ts";
+import { diffPath, type WorkspacePaths } from "../workspace.ts";
 
 /** Longest note accepted, in characters. */
 export const MAX_NOTE_LENGTH = 4000;
@@ -50,6 +53,10 @@ export interface ReviewContext {
   /** The projection hash the operator saw (`If-Match`), when sent. */
   ifMatch?: string;
   now?: () => Date;
+  /** The workspace (for the stored diff and the audit cross-check). */
+  paths: WorkspacePaths;
+  /** Fault injection for tests: runs between the audit append and the journal append. */
+  afterAuditAppend?: () => void | Promise<void>;
 }
 
 /**
@@ -85,6 +92,41 @@ function refuseMergeOf(ctx: ReviewContext, state: { card: Card; column: Column }
   }
 }
 
+/**
+ * The digest of the diff bytes the operator is served, which the receipt binds: null when no
+ * diff was captured; 409 `diff_unverified` (nothing written) when the stored bytes are gone or
+ * no longer hash to the capture chained in the journal, since nobody saw what was captured.
+ */
+async function servedDiffDigest(
+  ctx: ReviewContext,
+  captured: string | undefined,
+): Promise<string | null> {
+  if (captured === undefined) return null;
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(diffPath(ctx.paths, ctx.runId, ctx.taskId));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    throw new HttpError(
+      409,
+      "diff_unverified",
+      `the journal chains diff ${captured} for task ${ctx.taskId}, but its file is gone: nothing ` +
+        "can be reviewed against it (re-run the task to capture it again)",
+    );
+  }
+  const served = "sha256:" + sha256Hex(bytes);
+  if (served !== captured) {
+    throw new HttpError(
+      409,
+      "diff_unverified",
+      `the stored diff of task ${ctx.taskId} hashes to ${served}, not the ${captured} chained in ` +
+        "the journal: it was edited after capture, so a review would bind a diff nobody saw " +
+        "(restore the file or re-run the task)",
+    );
+  }
+  return served;
+}
+
 const reviewViews = new Map<string, IncrementalJournal<FoldState>>();
 
 /** Record one review decision; returns the receipt and the freshly re-folded projection. */
@@ -112,7 +154,15 @@ export async function recordReview(
         );
       }
       if (request.decision === "merge") refuseMergeOf(ctx, snapshot.state.cards.get(ctx.taskId)!);
-      const diffSha = snapshot.state.diffs.get(ctx.taskId)?.sha256 ?? null;
+      const contradiction = await journalContradiction(ctx.paths, ctx.runId, ctx.journalPath);
+      if (contradiction) {
+        throw new HttpError(
+          409,
+          "journal_poisoned",
+          `${contradiction.message}; no action can chain onto it (service audit verify names it)`,
+        );
+      }
+      const diffSha = await servedDiffDigest(ctx, snapshot.state.diffs.get(ctx.taskId)?.sha256);
       const binding: Record<string, JsonValue> = {
         run_id: ctx.runId,
         task_id: ctx.taskId,
@@ -127,6 +177,7 @@ export async function recordReview(
         principal: ctx.principal.principal,
         data: binding,
       }, ctx.now);
+      await ctx.afterAuditAppend?.();
       receipt = {
         decision: request.decision,
         principal: ctx.principal.principal,
