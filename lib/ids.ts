@@ -22,3 +22,6 @@ export function requireId(kind: "run_id" | "task_id", id: string): string {
   }
   return id;
 }
+
+/** What a role name may be: it names a template directory, so no paths, dots or capitals. */
+export const ROLE_NAME = /^[a-z][a-z0-9_-]{0,63}$/;

@@ -16,7 +16,7 @@ const APPROVE = JSON.stringify({ decision: "approve" });
 
 async function hostileServer(yaml = "cli: claude\nroles: [backend, docs]\n") {
   const ws = await goldenWorkspace();
-  await Deno.writeTextFile(join(ws.path, "service.yaml"), yaml);
+  if (yaml) await Deno.writeTextFile(join(ws.path, "service.yaml"), yaml);
   const server = await startServer({
     root: ws.path,
     host: "127.0.0.1",
@@ -419,4 +419,94 @@ Deno.test("scopes gate the task API: readers read, workers work tasks, operators
     await server.shutdown();
     for (const k of Object.keys(env)) Deno.env.delete(k);
   }
+});
+
+/** Each row: a body for POST /tasks (or the review), and the exact refusal. */
+const INPUT_CASES: {
+  name: string;
+  path?: string;
+  body: string | Uint8Array;
+  status: number;
+  code: string;
+  message: RegExp;
+}[] = [
+  {
+    name: "a title of the wrong type",
+    body: JSON.stringify({ title: 5, role: "backend" }),
+    status: 400,
+    code: "invalid_body",
+    message: /^title: expected string, received number$/,
+  },
+  {
+    name: "a priority of the wrong type in a batch",
+    body: JSON.stringify({
+      tasks: [{ title: "a", role: "backend" }, { title: "b", role: "backend", priority: "high" }],
+    }),
+    status: 400,
+    code: "invalid_body",
+    message: /^tasks\[1\]\.priority: expected number, received string$/,
+  },
+  {
+    name: "a missing role",
+    body: JSON.stringify({ title: "x" }),
+    status: 400,
+    code: "invalid_body",
+    message: /^role: expected string, received undefined$/,
+  },
+  {
+    name: "a role that climbs out of the template directory",
+    body: JSON.stringify({ title: "x", role: "../../etc" }),
+    status: 400,
+    code: "invalid_body",
+    message: /^role: expected a role name/,
+  },
+  {
+    name: "invalid UTF-8",
+    body: new Uint8Array([
+      ...new TextEncoder().encode('{"title":"'),
+      0xc3,
+      0x28,
+      ...new TextEncoder().encode('","role":"backend"}'),
+    ]),
+    status: 400,
+    code: "invalid_utf8",
+    message: /bad byte 0xc3 at offset 10/,
+  },
+  {
+    name: "a duplicate key in a review (the last value would have won)",
+    path: REVIEW,
+    body: '{"decision":"bogus","decision":"approve"}',
+    status: 400,
+    code: "duplicate_key",
+    message: /repeats the key "decision"/,
+  },
+  {
+    name: "a duplicate key inside a batch member",
+    body: '{"tasks":[{"title":"a","role":"backend","role":"docs"}]}',
+    status: 400,
+    code: "duplicate_key",
+    message: /"role" in the object at tasks\[0\]/,
+  },
+];
+
+Deno.test("hostile input: exact messages naming field and type; bad UTF-8, duplicate keys and path-like roles refused", async () => {
+  // No service.yaml: role names are still checked against the template directory pattern.
+  await using server = await hostileServer("");
+  const before = await server.journalLines();
+  for (const c of INPUT_CASES) {
+    const answer = await send(
+      server.port,
+      rawRequest("POST", c.path ?? "/tasks", {
+        host: host(server.port),
+        "content-type": "application/json",
+      }, c.body),
+    );
+    assert.equal(answer.status, c.status, `${c.name}: ${answer.body}`);
+    const error = JSON.parse(answer.body).error;
+    assert.equal(error.code, c.code, c.name);
+    assert.match(error.message, c.message, c.name);
+  }
+  const listed = await send(server.port, rawRequest("GET", "/tasks", { host: host(server.port) }));
+  assert.deepEqual(JSON.parse(listed.body).tasks, [], "nothing was created");
+  assert.equal(await server.journalLines(), before);
 });
