@@ -41,20 +41,24 @@ function frameOf(activity: Activity): string {
 export function eventsHandler(options: EventsOptions = {}): (c: Ctx) => Response {
   const hub = options.hub ?? activityHub;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
-  let open = 0;
+  // Streams open per server (one context per server, several servers in a test process).
+  const openBy = new WeakMap<object, { open: number }>();
   return function eventsStream(c: Ctx): Response {
     const app = c.get("app");
     const max = options.maxStreams ?? app.maxEventStreams ?? 64;
-    if (open >= max) {
+    let count = openBy.get(app);
+    if (!count) openBy.set(app, count = { open: 0 });
+    const counter = count;
+    if (counter.open >= max) {
       throw new HttpError(
         503,
         "too_many_streams",
-        `${open} event streams are open, the most this server keeps (server.max_event_streams ` +
+        `${counter.open} event streams are open, the most this server keeps (server.max_event_streams ` +
           `is ${max}); retry later or close other board tabs`,
         { "Retry-After": "5" },
       );
     }
-    open++;
+    counter.open++;
     const run = async (stream: SSEStreamingApi) => {
       const queued = new Set<string>();
       let wake: (() => void) | undefined;
@@ -106,8 +110,11 @@ export function eventsHandler(options: EventsOptions = {}): (c: Ctx) => Response
       try {
         await run(stream);
       } finally {
-        open--;
+        counter.open--;
       }
     });
   };
 }
+
+/** `GET /events` over the process-wide activity hub (the route the manifest mounts). */
+export const GET = eventsHandler();

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startServer } from "../lib/server/serve.ts";
-import { serverMounts } from "../lib/server/mounts.ts";
+import { SERVER_APP } from "../routes/_app.ts";
 import { encodeRow, type JournalRow } from "../lib/journal/row.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
 import { sha256Hex, ZERO_HASH } from "../lib/journal/hash.ts";
@@ -33,7 +33,7 @@ async function served(root: string) {
     tokens: [],
     announce: false,
     warn: () => {},
-    ...serverMounts(),
+    app: SERVER_APP,
   });
   return {
     url: server.url,

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startServer } from "../lib/server/serve.ts";
-import { serverMounts } from "../lib/server/mounts.ts";
+import { SERVER_APP } from "../routes/_app.ts";
 import { loadServerSettings } from "../lib/config/server_config.ts";
 import { CLI, goldenWorkspace } from "./helpers.ts";
 import { errorCode, rawRequest, send } from "./_raw_http.ts";
@@ -25,7 +25,7 @@ async function hostileServer(yaml = "cli: claude\nroles: [backend, docs]\n") {
     announce: false,
     warn: () => {},
     server: { public_url: "https://board.example.com", allowed_origins: ["https://ops.example"] },
-    ...serverMounts(),
+    app: SERVER_APP,
   });
   const journal = join(ws.runDir, "journal.jsonl");
   return {
@@ -376,7 +376,7 @@ Deno.test("scopes gate the task API: readers read, workers work tasks, operators
     tokens: (await loadServerSettings(ws.path)).tokens,
     announce: false,
     warn: () => {},
-    ...serverMounts(),
+    app: SERVER_APP,
   });
   try {
     const call = async (token: string, method: string, path: string, body?: unknown) => {

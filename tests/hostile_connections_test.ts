@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startServer } from "../lib/server/serve.ts";
-import { serverMounts } from "../lib/server/mounts.ts";
+import { SERVER_APP } from "../routes/_app.ts";
 import type { ServerBlock } from "../lib/config/schema.ts";
 import { CLI, goldenWorkspace } from "./helpers.ts";
 import { errorCode, rawRequest, readAnswer, send } from "./_raw_http.ts";
@@ -24,7 +24,7 @@ async function limitedServer(server: Partial<ServerBlock>) {
     announce: false,
     warn: () => {},
     server,
-    ...serverMounts(),
+    app: SERVER_APP,
   });
   return {
     port: running.port,

@@ -5,6 +5,23 @@
  */
 import type { Scope } from "./tokens.ts";
 
+/**
+ * Paths served without a bearer token: the board page and its static bundle carry no data
+ * (DESIGN.md §6); webhook deliveries are authenticated by their signature (spec §5).
+ */
+export function isPublicPath(path: string): boolean {
+  return /^\/dashboard\/review-board\/?$/.test(path) || path.startsWith("/static/") ||
+    path.startsWith("/webhooks/");
+}
+
+/**
+ * Paths that also accept the token as `?access_token=`: only `/events`, because EventSource
+ * cannot send headers. Query strings end up in logs and history, so nothing else does.
+ */
+export function acceptsQueryToken(path: string): boolean {
+  return path === "/events";
+}
+
 const RANK: Record<Scope, number> = { reader: 0, worker: 1, operator: 2 };
 
 /** One row of the matrix: a method, a path pattern, the scope it needs and what it does. */

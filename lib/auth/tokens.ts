@@ -4,6 +4,7 @@
  * Token values are read from the environment at request time, so rotation needs no restart.
  */
 import { constantTimeEqual } from "../journal/hash.ts";
+import { UserFacingError } from "../errors.ts";
 
 /** Scopes a principal can hold, lowest first (lib/auth/scopes.ts has the matrix). */
 export const SCOPES = ["reader", "worker", "operator"] as const;
@@ -66,9 +67,7 @@ export function tokensActive(specs: TokenSpec[]): boolean {
 }
 
 /** A configured token whose variable is unset or empty: the server refuses to start. */
-export class TokenVariableUnsetError extends Error {
-  /** Exit status of the CLI. */
-  readonly exitCode = 1;
+export class TokenVariableUnsetError extends UserFacingError {
   constructor(readonly missing: TokenSpec[]) {
     const names = missing.map((s) => s.token_env);
     super(
@@ -78,6 +77,8 @@ export class TokenVariableUnsetError extends Error {
         "the server would start with that principal locked out or, worse, unprotected. " +
         `Fix: export ${names.map((n) => `${n}=<secret>`).join(" ")} before starting, ` +
         "or remove the entry from auth.tokens.",
+      1,
+      `export ${names.map((n) => `${n}=<secret>`).join(" ")}, or remove the entry from auth.tokens`,
     );
     this.name = "TokenVariableUnsetError";
   }

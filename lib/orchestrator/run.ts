@@ -23,8 +23,8 @@ import { appendEvents } from "../journal/journal_file.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { loadPlan } from "../plans/load.ts";
 import type { ParsedPlan } from "../plans/plan.ts";
-import { startServer } from "../server/serve.ts";
-import { serverMounts } from "../server/mounts.ts";
+import { type ServedApp, startServer } from "../server/serve.ts";
+import { UserFacingError } from "../errors.ts";
 import { taskStoreFor } from "../tasks/registry.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
@@ -38,9 +38,9 @@ import { newRunId, readRunState, type RunState, writeRunState } from "./run_stat
 import { processAlive } from "../util/process_alive.ts";
 
 /** A user-facing failure of `service run`, with its exit code (spec §7.4) and the fix. */
-export class RunError extends Error {
-  constructor(message: string, readonly exitCode = 1, readonly fix?: string) {
-    super(message);
+export class RunError extends UserFacingError {
+  constructor(message: string, exitCode = 1, fix?: string) {
+    super(message, exitCode, fix);
     this.name = "RunError";
   }
 }
@@ -57,6 +57,8 @@ export interface RunPlanOptions {
   out?: (line: string) => void;
   /** Stops the run (SIGINT/SIGTERM in the CLI). */
   signal?: AbortSignal;
+  /** The task server's HTTP app, built at the edge (routes/_app.ts `SERVER_APP`). */
+  app: ServedApp;
 }
 
 /** The result of a run. */
@@ -236,7 +238,13 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     warn: (m) => out(`warning: ${m}`),
   });
 
-  const server = await startOnFreePort(root, options.port ?? settings.port, settings, out);
+  const server = await startOnFreePort(
+    root,
+    options.port ?? settings.port,
+    settings,
+    out,
+    options.app,
+  );
   const stopOnSignal = () => orchestrator?.stop();
   let orchestrator: Orchestrator | undefined;
   options.signal?.addEventListener("abort", stopOnSignal, { once: true });
@@ -490,6 +498,7 @@ async function startOnFreePort(
   port: number,
   settings: Awaited<ReturnType<typeof loadServerSettings>>,
   out: (line: string) => void,
+  app: ServedApp,
 ) {
   const start = (p: number) =>
     startServer({
@@ -500,7 +509,7 @@ async function startOnFreePort(
       server: settings.server, // issue 10: public_url, allowed origins, connection limits
       announce: false,
       warn: out,
-      ...serverMounts(),
+      app, // issue 10: the app is built at the edge and handed in
     });
   try {
     return await start(port);

@@ -11,7 +11,7 @@ import { REVIEW_ACTION_EVENT } from "../audit/chain.ts";
 import type { Principal } from "../auth/tokens.ts";
 import { type Card, type Column, DECISIONS, type FoldState } from "../board/fold.ts";
 import { BOARD_SINK, type Projection, projectJournal, receiptOf } from "../board/projection.ts";
-import { HttpError } from "../http/errors.ts";
+import { ConflictError, DomainError, NotFoundError } from "../errors.ts";
 import { appendEventsWith, JournalPoisonedError, viewFor } from "../journal/journal_file.ts";
 import type { IncrementalJournal } from "../journal/incremental.ts";
 import type { JsonValue } from "../journal/canonical_json.ts";
@@ -70,20 +70,17 @@ function refuseMergeOf(ctx: ReviewContext, state: { card: Card; column: Column }
   if (column === "merged") {
     const pending = card.verdict?.decision === "merge" && card.verdict.index === card.last_index;
     throw pending
-      ? new HttpError(
-        409,
+      ? new ConflictError(
         "merge_pending",
         `task ${ctx.taskId} already has a merge decision (row ${card.last_index}); a second one would change nothing`,
       )
-      : new HttpError(
-        409,
+      : new ConflictError(
         "already_merged",
         `task ${ctx.taskId} already landed (row ${card.last_index}); there is nothing left to merge`,
       );
   }
   if (column !== "needs_review") {
-    throw new HttpError(
-      409,
+    throw new ConflictError(
       "not_reviewable",
       `task ${ctx.taskId} is ${
         column.replace("_", " ")
@@ -107,8 +104,7 @@ async function servedDiffDigest(
     bytes = await Deno.readFile(diffPath(ctx.paths, ctx.runId, ctx.taskId));
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
-    throw new HttpError(
-      409,
+    throw new ConflictError(
       "diff_unverified",
       `the journal chains diff ${captured} for task ${ctx.taskId}, but its file is gone: nothing ` +
         "can be reviewed against it (re-run the task to capture it again)",
@@ -116,8 +112,7 @@ async function servedDiffDigest(
   }
   const served = "sha256:" + sha256Hex(bytes);
   if (served !== captured) {
-    throw new HttpError(
-      409,
+    throw new ConflictError(
       "diff_unverified",
       `the stored diff of task ${ctx.taskId} hashes to ${served}, not the ${captured} chained in ` +
         "the journal: it was edited after capture, so a review would bind a diff nobody saw " +
@@ -140,15 +135,14 @@ export async function recordReview(
     const [appended] = await appendEventsWith(ctx.journalPath, view, async (snapshot) => {
       const seen = receiptOf(ctx.runId, snapshot).receipt;
       if (ctx.ifMatch !== undefined && ctx.ifMatch !== seen.projection_hash) {
-        throw new HttpError(
-          412,
+        throw new DomainError(
+          "precondition_failed",
           "board_moved",
           `the board changed since it was loaded (you saw ${ctx.ifMatch}, it is now ${seen.projection_hash}); reload and review again`,
         );
       }
       if (!snapshot.state.cards.has(ctx.taskId)) {
-        throw new HttpError(
-          404,
+        throw new NotFoundError(
           "unknown_task",
           `run ${ctx.runId} has no card for task ${ctx.taskId}`,
         );
@@ -156,8 +150,7 @@ export async function recordReview(
       if (request.decision === "merge") refuseMergeOf(ctx, snapshot.state.cards.get(ctx.taskId)!);
       const contradiction = await journalContradiction(ctx.paths, ctx.runId, ctx.journalPath);
       if (contradiction) {
-        throw new HttpError(
-          409,
+        throw new ConflictError(
           "journal_poisoned",
           `${contradiction.message}; no action can chain onto it (service audit verify names it)`,
         );
@@ -203,14 +196,13 @@ export async function recordReview(
     receipt!.journal_entry_hash = appended.hash;
   } catch (e) {
     if (e instanceof JournalPoisonedError) {
-      throw new HttpError(
-        409,
+      throw new ConflictError(
         "journal_poisoned",
         `${e.fault.message}: the journal does not verify, so no action can chain onto it`,
       );
     }
     if (e instanceof AuditChainBrokenError) {
-      throw new HttpError(409, "audit_chain_broken", e.message);
+      throw new ConflictError("audit_chain_broken", e.message);
     }
     throw e;
   }

@@ -8,17 +8,29 @@ import {
 } from "../auth/tokens.ts";
 import type { AppContext } from "../http/context.ts";
 import { workspacePaths } from "../workspace.ts";
-import { createApp, type CreateAppOptions } from "../../routes/mod.ts";
 import { accessLogFor } from "../http/access_log.ts";
 import { repairStateOnStart } from "../state/startup_repair.ts";
 import type { ServerBlock } from "../config/schema.ts";
+import { UserFacingError } from "../errors.ts";
 import type { OriginPolicy } from "../http/origin_guard.ts";
 import { listenGated, type Listening } from "./listen.ts";
 import type { GateStats } from "./connection_gate.ts";
 import { closeTaskStore, openedTaskStore, taskStoreFor } from "../tasks/registry.ts";
 
+/**
+ * The app a server serves, built at the edge (routes/_app.ts: `SERVER_APP`, `GUI_APP`) and
+ * handed in, so lib/ never imports routes/, components/ or islands/.
+ */
+export interface ServedApp {
+  build(ctx: AppContext): { fetch(request: Request): Response | Promise<Response> };
+  /** Open the workspace's task store (default true; `gui serve` has no task API). */
+  taskStore?: boolean;
+}
+
 /** Options of {@link startServer}. */
-export interface StartServerOptions extends CreateAppOptions {
+export interface StartServerOptions {
+  /** The app to serve (routes/_app.ts). */
+  app: ServedApp;
   root: string;
   host: string;
   port: number;
@@ -30,8 +42,6 @@ export interface StartServerOptions extends CreateAppOptions {
   announce?: boolean;
   /** Background tick (orphan sweep, export, access-log flush) in ms (default 1000). */
   tickMs?: number;
-  /** Open the workspace's task store (default true; `gui serve` has no task API and does not). */
-  taskStore?: boolean;
   /** Where start-up repairs and warnings are reported (default console.warn). */
   warn?: (line: string) => void;
 }
@@ -51,11 +61,13 @@ export interface RunningServer {
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 /** Thrown when the server would expose unauthenticated state beyond loopback. */
-export class UnsafeBindError extends Error {
+export class UnsafeBindError extends UserFacingError {
   constructor(host: string) {
     super(
       `refusing to bind ${host} with no bearer token configured: anyone on the network could act as ` +
         "dashboard-operator. Set SERVICE_TOKEN (or auth.tokens in service.yaml), or bind 127.0.0.1.",
+      1,
+      "set SERVICE_TOKEN (or auth.tokens in service.yaml), or bind 127.0.0.1",
     );
     this.name = "UnsafeBindError";
   }
@@ -135,8 +147,8 @@ async function serveContext(
   const warn = options.warn ?? ((line: string) => console.warn(line));
   for (const line of await repairStateOnStart(ctx.paths)) warn(line);
   // The task store is opened (and owned) only by a server that serves the task API.
-  if (options.taskStore !== false) await (await taskStoreFor(ctx)).flushExport();
-  const app = createApp(ctx, options);
+  if (options.app.taskStore !== false) await (await taskStoreFor(ctx)).flushExport();
+  const app = options.app.build(ctx);
   // Open event streams end when the server stops, or shutdown() would wait on them.
   options.signal?.addEventListener("abort", () => closing.abort(), { once: true });
   const tick = async () => {

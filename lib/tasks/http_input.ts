@@ -1,6 +1,6 @@
 /** Request-body schemas of the task API and their translation into 400 errors. */
 import { z } from "zod";
-import { HttpError } from "../http/errors.ts";
+import { InvalidInputError } from "../errors.ts";
 import { TaskInputSchema } from "./task.ts";
 import { formatPath } from "../config/errors.ts";
 
@@ -52,11 +52,14 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.outp
     const best = inner.sort((a, b) => b.path.length - a.path.length)[0];
     if (best) {
       const where = formatPath([...issue.path, ...best.path]);
-      throw new HttpError(400, "invalid_body", `${where || "body"}: ${plain(best.message)}`);
+      throw new InvalidInputError("invalid_body", `${where || "body"}: ${plain(best.message)}`);
     }
   }
   if (issue.code === "unrecognized_keys") detail = `unknown field(s) ${issue.keys.join(", ")}`;
-  throw new HttpError(400, "invalid_body", `${formatPath(issue.path) || "body"}: ${plain(detail)}`);
+  throw new InvalidInputError(
+    "invalid_body",
+    `${formatPath(issue.path) || "body"}: ${plain(detail)}`,
+  );
 }
 
 /** zod's "Invalid input: expected string, received number" as "expected string, received number". */

@@ -10,7 +10,6 @@ import { colour, type Command } from "../command.ts";
 import { git } from "../../git/git.ts";
 import { runPlan } from "../../orchestrator/run.ts";
 import { startServer } from "../../server/serve.ts";
-import { serverMounts } from "../../server/mounts.ts";
 
 const FILES: Record<string, string> = {
   "README.md": "# calc\n\nA tiny calculator, built by agents in the `service` demo.\n",
@@ -151,7 +150,7 @@ Options:
     ctx.stdout(colour.bold(`demo workspace: ${dir}`));
     await createDemoWorkspace(dir);
     const started = Date.now();
-    const result = await runPlan({ root: dir, port: 0, out: ctx.stdout });
+    const result = await runPlan({ root: dir, port: 0, out: ctx.stdout, app: ctx.apps.server });
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     ctx.stdout(
       result.status === "completed"
@@ -180,7 +179,7 @@ Options:
           tokens: [],
           signal: controller.signal,
           announce: false,
-          ...serverMounts(),
+          app: ctx.apps.server,
         });
       const server = await start(wanted).catch((e) => {
         if (e instanceof Deno.errors.AddrInUse) return start(0);

@@ -3,10 +3,8 @@ import { parseArgs } from "node:util";
 import { type CliContext, CliError, type Command } from "../command.ts";
 import { loadServerSettings } from "../../config/server_config.ts";
 import { loadConfig } from "../../config/load.ts";
-import { startServer, UnsafeBindError } from "../../server/serve.ts";
+import { type ServedApp, startServer, UnsafeBindError } from "../../server/serve.ts";
 import { TokenVariableUnsetError } from "../../auth/tokens.ts";
-import { serverMounts } from "../../server/mounts.ts";
-import type { CreateAppOptions } from "../../../routes/mod.ts";
 
 export const serveCommand: Command = {
   name: "serve",
@@ -21,15 +19,15 @@ Options:
   --host H     address to bind (default 127.0.0.1; a non-loopback bind needs a bearer token)
   --root DIR   workspace root (default: current directory)`,
   run(args, ctx) {
-    return serveUntilStopped(args, ctx, serverMounts());
+    return serveUntilStopped(args, ctx, ctx.apps.server);
   },
 };
 
-/** Parse `--port`/`--host`, serve `mounts` over the workspace until SIGINT or SIGTERM. */
+/** Parse `--port`/`--host`, serve `app` over the workspace until SIGINT or SIGTERM. */
 export async function serveUntilStopped(
   args: string[],
   ctx: CliContext,
-  mounts: CreateAppOptions & { taskStore?: boolean },
+  app: ServedApp,
 ): Promise<number> {
   const { values } = parseArgs({
     args,
@@ -54,7 +52,7 @@ export async function serveUntilStopped(
       server: settings.server,
       signal: controller.signal,
       warn: (line) => ctx.stderr(`service: ${line}`),
-      ...mounts,
+      app,
     });
     await server.finished;
   } catch (e) {
