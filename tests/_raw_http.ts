@@ -4,6 +4,12 @@
  * an attacker would send them. Every call is bounded by a timeout.
  */
 
+import { join } from "node:path";
+import type { ServerBlock } from "../lib/config/schema.ts";
+import type { TokenSpec } from "../lib/auth/tokens.ts";
+import { startServer } from "../lib/server/serve.ts";
+import { SERVER_APP } from "../routes/_app.ts";
+
 /** A parsed answer (status 0 when the server closed the connection without one). */
 export interface RawAnswer {
   status: number;
@@ -138,4 +144,28 @@ export function errorCode(answer: RawAnswer): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Options of {@link loopbackServer}. */
+export interface LoopbackOptions {
+  /** service.yaml text (none written when empty). */
+  yaml?: string;
+  server?: Partial<ServerBlock>;
+  tokens?: TokenSpec[];
+}
+
+/** The real server (every route) over `root` on a free loopback port, quiet. */
+export async function loopbackServer(root: string, options: LoopbackOptions = {}) {
+  const yaml = options.yaml ?? "cli: claude\nroles: [backend, docs]\n";
+  if (yaml) await Deno.writeTextFile(join(root, "service.yaml"), yaml);
+  return await startServer({
+    root,
+    host: "127.0.0.1",
+    port: 0,
+    tokens: options.tokens ?? [],
+    announce: false,
+    warn: () => {},
+    server: options.server,
+    app: SERVER_APP,
+  });
 }

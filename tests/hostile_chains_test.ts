@@ -5,12 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startServer } from "../lib/server/serve.ts";
-import { SERVER_APP } from "../routes/_app.ts";
 import { encodeRow, type JournalRow } from "../lib/journal/row.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
 import { sha256Hex, ZERO_HASH } from "../lib/journal/hash.ts";
 import { CLI, goldenWorkspace } from "./helpers.ts";
+import { loopbackServer } from "./_raw_http.ts";
 
 async function cli(root: string, ...args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -25,16 +24,7 @@ async function cli(root: string, ...args: string[]) {
 }
 
 async function served(root: string) {
-  await Deno.writeTextFile(join(root, "service.yaml"), "cli: claude\nroles: [backend, docs]\n");
-  const server = await startServer({
-    root,
-    host: "127.0.0.1",
-    port: 0,
-    tokens: [],
-    announce: false,
-    warn: () => {},
-    app: SERVER_APP,
-  });
+  const server = await loopbackServer(root);
   return {
     url: server.url,
     review: (task: string, decision: string) =>

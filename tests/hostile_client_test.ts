@@ -5,27 +5,18 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startServer } from "../lib/server/serve.ts";
-import { SERVER_APP } from "../routes/_app.ts";
 import { loadServerSettings } from "../lib/config/server_config.ts";
 import { CLI, goldenWorkspace } from "./helpers.ts";
-import { errorCode, rawRequest, send } from "./_raw_http.ts";
+import { errorCode, loopbackServer, rawRequest, send } from "./_raw_http.ts";
 
 const REVIEW = "/dashboard/review-board/runs/golden/tasks/t-docs/review";
 const APPROVE = JSON.stringify({ decision: "approve" });
 
 async function hostileServer(yaml = "cli: claude\nroles: [backend, docs]\n") {
   const ws = await goldenWorkspace();
-  if (yaml) await Deno.writeTextFile(join(ws.path, "service.yaml"), yaml);
-  const server = await startServer({
-    root: ws.path,
-    host: "127.0.0.1",
-    port: 0,
-    tokens: [],
-    announce: false,
-    warn: () => {},
+  const server = await loopbackServer(ws.path, {
+    yaml,
     server: { public_url: "https://board.example.com", allowed_origins: ["https://ops.example"] },
-    app: SERVER_APP,
   });
   const journal = join(ws.runDir, "journal.jsonl");
   return {
@@ -369,14 +360,9 @@ Deno.test("scopes gate the task API: readers read, workers work tasks, operators
     H_READER_TOKEN: "reader-secret",
   };
   for (const [k, v] of Object.entries(env)) Deno.env.set(k, v);
-  const server = await startServer({
-    root: ws.path,
-    host: "127.0.0.1",
-    port: 0,
+  const server = await loopbackServer(ws.path, {
+    yaml: "",
     tokens: (await loadServerSettings(ws.path)).tokens,
-    announce: false,
-    warn: () => {},
-    app: SERVER_APP,
   });
   try {
     const call = async (token: string, method: string, path: string, body?: unknown) => {

@@ -5,27 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startServer } from "../lib/server/serve.ts";
-import { SERVER_APP } from "../routes/_app.ts";
 import type { ServerBlock } from "../lib/config/schema.ts";
 import { CLI, goldenWorkspace } from "./helpers.ts";
-import { errorCode, rawRequest, readAnswer, send } from "./_raw_http.ts";
+import { errorCode, loopbackServer, rawRequest, readAnswer, send } from "./_raw_http.ts";
 
 const encoder = new TextEncoder();
 
 async function limitedServer(server: Partial<ServerBlock>) {
   const ws = await goldenWorkspace();
-  await Deno.writeTextFile(join(ws.path, "service.yaml"), "cli: claude\nroles: [backend]\n");
-  const running = await startServer({
-    root: ws.path,
-    host: "127.0.0.1",
-    port: 0,
-    tokens: [],
-    announce: false,
-    warn: () => {},
-    server,
-    app: SERVER_APP,
-  });
+  const running = await loopbackServer(ws.path, { server });
   return {
     port: running.port,
     running,
