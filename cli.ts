@@ -7,6 +7,7 @@ import { suggest } from "./lib/util/levenshtein.ts";
 import { SERVICE_VERSION } from "./lib/version.ts";
 import { optionMistake } from "./lib/cli/commands/_options.ts";
 import { resolve } from "node:path";
+import { GUI_APP, SERVER_APP } from "./routes/_app.ts";
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -60,6 +61,7 @@ export async function main(argv: string[]): Promise<number> {
   const ctx: CliContext = {
     root,
     debug,
+    apps: { server: SERVER_APP, gui: GUI_APP },
     stdout: (l) => console.log(l),
     stderr: (l) => console.error(l),
   };

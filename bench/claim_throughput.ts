@@ -8,7 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import { startServer } from "../lib/server/serve.ts";
-import { serverMounts } from "../lib/server/mounts.ts";
+import { SERVER_APP } from "../routes/_app.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -28,7 +28,7 @@ const server = await startServer({
   port: 0,
   tokens: [],
   announce: false,
-  ...serverMounts(),
+  app: SERVER_APP,
 });
 try {
   const createStart = performance.now();

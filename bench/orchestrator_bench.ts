@@ -16,6 +16,7 @@ import { git, gitText } from "../lib/git/git.ts";
 import { createWorktree } from "../lib/worktrees/worktrees.ts";
 import { spawnAgent } from "../lib/agents/process.ts";
 import { runPlan } from "../lib/orchestrator/run.ts";
+import { SERVER_APP } from "../routes/_app.ts";
 import { loadTaskSpecs } from "../lib/tasks/persist.ts";
 import { journalPath, workspacePaths } from "../lib/workspace.ts";
 import { benchRepo, spawnOnce } from "./_fixture.ts";
@@ -118,7 +119,13 @@ async function runBench(): Promise<void> {
 
     const log: string[] = [];
     const t0 = performance.now();
-    const result = await runPlan({ root, plan: "plan.yaml", port: 0, out: (l) => log.push(l) });
+    const result = await runPlan({
+      root,
+      plan: "plan.yaml",
+      port: 0,
+      out: (l) => log.push(l),
+      app: SERVER_APP,
+    });
     const wallMs = performance.now() - t0;
 
     const { tasks } = await loadTaskSpecs(workspacePaths(root));

@@ -1,5 +1,5 @@
 /** Identifier rules (DESIGN.md §4): run and task ids can never name a path outside `.sdd/runs/`. */
-import { HttpError } from "./http/errors.ts";
+import { InvalidInputError } from "./errors.ts";
 
 /** Pattern shared by run ids and task ids. */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -12,8 +12,7 @@ export function isValidId(id: string): boolean {
 /** Return `id` or throw a 400 naming which parameter was rejected. */
 export function requireId(kind: "run_id" | "task_id", id: string): string {
   if (!isValidId(id)) {
-    throw new HttpError(
-      400,
+    throw new InvalidInputError(
       `invalid_${kind}`,
       `${kind} ${
         JSON.stringify(id.slice(0, 140))
@@ -22,3 +21,6 @@ export function requireId(kind: "run_id" | "task_id", id: string): string {
   }
   return id;
 }
+
+/** What a role name may be: it names a template directory, so no paths, dots or capitals. */
+export const ROLE_NAME = /^[a-z][a-z0-9_-]{0,63}$/;

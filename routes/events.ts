@@ -11,8 +11,9 @@
  * Behind the same bearer auth as the JSON routes; EventSource cannot send headers, so this
  * route alone also accepts the token as `?access_token=`.
  */
-import { streamSSE } from "hono/streaming";
+import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import type { Ctx } from "../lib/http/context.ts";
+import { HttpError } from "../lib/http/errors.ts";
 import { type Activity, type ActivityHub, activityHub } from "../lib/events/hub.ts";
 import {
   type JournalActivityOptions,
@@ -28,6 +29,8 @@ export interface EventsOptions {
   watch?: Omit<JournalActivityOptions, "hub">;
   /** Called once a stream has ended and released its journal watch (tests, metrics). */
   onStreamEnd?: () => void;
+  /** Most streams open at once (default `server.max_event_streams`, else 64); 503 beyond. */
+  maxStreams?: number;
 }
 
 function frameOf(activity: Activity): string {
@@ -38,9 +41,25 @@ function frameOf(activity: Activity): string {
 export function eventsHandler(options: EventsOptions = {}): (c: Ctx) => Response {
   const hub = options.hub ?? activityHub;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
+  // Streams open per server (one context per server, several servers in a test process).
+  const openBy = new WeakMap<object, { open: number }>();
   return function eventsStream(c: Ctx): Response {
     const app = c.get("app");
-    return streamSSE(c, async (stream) => {
+    const max = options.maxStreams ?? app.maxEventStreams ?? 64;
+    let count = openBy.get(app);
+    if (!count) openBy.set(app, count = { open: 0 });
+    const counter = count;
+    if (counter.open >= max) {
+      throw new HttpError(
+        503,
+        "too_many_streams",
+        `${counter.open} event streams are open, the most this server keeps (server.max_event_streams ` +
+          `is ${max}); retry later or close other board tabs`,
+        { "Retry-After": "5" },
+      );
+    }
+    counter.open++;
+    const run = async (stream: SSEStreamingApi) => {
       const queued = new Set<string>();
       let wake: (() => void) | undefined;
       let done = false;
@@ -86,6 +105,16 @@ export function eventsHandler(options: EventsOptions = {}): (c: Ctx) => Response
         await release();
         options.onStreamEnd?.();
       }
+    };
+    return streamSSE(c, async (stream) => {
+      try {
+        await run(stream);
+      } finally {
+        counter.open--;
+      }
     });
   };
 }
+
+/** `GET /events` over the process-wide activity hub (the route the manifest mounts). */
+export const GET = eventsHandler();

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createApp } from "./mod.ts";
+import { createApp } from "./_app.ts";
 import { appContext } from "../lib/server/serve.ts";
-import { boardPageMount, eventsMount } from "../lib/server/board_mounts.ts";
+import { eventsHandler } from "./events.ts";
 import { ActivityHub } from "../lib/events/hub.ts";
 import { appendEvents } from "../lib/journal/journal_file.ts";
 import type { EventsOptions } from "./events.ts";
@@ -26,8 +26,11 @@ async function harness(options: EventsOptions & { tokenEnv?: string } = {}): Pro
     : [];
   const ctx = { ...appContext(root, tokens), closing: closing.signal };
   const app = createApp(ctx, {
-    publicRoutes: [boardPageMount],
-    routes: [eventsMount({ hub, watch: { pollMs: 100 }, ...options, onStreamEnd: ended })],
+    overrides: {
+      "/events": {
+        GET: eventsHandler({ hub, watch: { pollMs: 100 }, ...options, onStreamEnd: ended }),
+      },
+    },
   });
   return {
     app,

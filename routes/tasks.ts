@@ -3,7 +3,7 @@ import type { Ctx } from "../lib/http/context.ts";
 import { readJsonBody } from "../lib/http/body.ts";
 import { HttpError } from "../lib/http/errors.ts";
 import { parseStatusQuery, STATUSES } from "../lib/tasks/lifecycle.ts";
-import { CreateBodySchema, parseBody } from "../lib/tasks/http_input.ts";
+import { parseCreateBody } from "../lib/tasks/http_input.ts";
 import { taskStoreFor } from "../lib/tasks/registry.ts";
 
 /** List tasks, optionally of one status (lower-case query value). */
@@ -25,7 +25,7 @@ export async function GET(c: Ctx): Promise<Response> {
 
 /** Create one task (201, the bare task) or a batch atomically (201, `{"tasks":[…]}`). */
 export async function POST(c: Ctx): Promise<Response> {
-  const body = parseBody(CreateBodySchema, await readJsonBody(c));
+  const body = parseCreateBody(await readJsonBody(c));
   const store = await taskStoreFor(c.get("app"));
   if ("tasks" in body) return c.json({ tasks: await store.create(body.tasks) }, 201);
   const [task] = await store.create([body]);

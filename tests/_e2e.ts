@@ -10,7 +10,7 @@ import { chromiumExecutable } from "./_chromium.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
 import { projectJournal } from "../lib/board/projection.ts";
 import { startServer } from "../lib/server/serve.ts";
-import { serverMounts } from "../lib/server/mounts.ts";
+import { SERVER_APP } from "../routes/_app.ts";
 import type { TokenSpec } from "../lib/auth/tokens.ts";
 
 export const AGENT = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
@@ -222,7 +222,7 @@ export async function serveBoard(
     port: 0,
     tokens,
     announce: false,
-    ...serverMounts(),
+    app: SERVER_APP,
   });
   return {
     url: server.url,

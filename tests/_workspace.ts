@@ -1,8 +1,7 @@
 /** Test helper: a real temporary workspace with the in-process app over it. */
 import type { Hono } from "hono";
 import { appContext } from "../lib/server/serve.ts";
-import { serverMounts } from "../lib/server/mounts.ts";
-import { createApp } from "../routes/mod.ts";
+import { createApp } from "../routes/_app.ts";
 import type { AppContext, AppEnv } from "../lib/http/context.ts";
 import { closeTaskStore, setTaskStoreHooks } from "../lib/tasks/registry.ts";
 import { accessLogFor } from "../lib/http/access_log.ts";
@@ -36,7 +35,7 @@ export async function testWorkspace(options: TestWorkspaceOptions = {}): Promise
   if (options.config) await Deno.writeTextFile(`${root}/service.yaml`, options.config);
   const ctx = appContext(root, []);
   if (options.clock) setTaskStoreHooks(ctx, { clock: options.clock });
-  const app = createApp(ctx, serverMounts());
+  const app = createApp(ctx);
   const flush = async () => {
     await closeTaskStore(ctx);
     accessLogFor(ctx).flush();

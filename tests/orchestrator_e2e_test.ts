@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runPlan } from "../lib/orchestrator/run.ts";
+import { SERVER_APP } from "../routes/_app.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
 import {
   browserPage,
@@ -20,7 +21,7 @@ import {
 } from "./_e2e.ts";
 import { tempDir } from "./helpers.ts";
 
-const quiet = { out: () => {}, port: 0 };
+const quiet = { out: () => {}, port: 0, app: SERVER_APP };
 
 Deno.test("run: a dependent stage starts from the merged work of the stage before it", async () => {
   await using dir = await tempDir();
@@ -229,7 +230,12 @@ Deno.test("run: reaching budget_usd mid-run stops scheduling before the cap and 
     "max_agents: 1\nbudget_usd: 0.002\n",
   );
   const lines: string[] = [];
-  const result = await runPlan({ root: dir.path, port: 0, out: (l) => lines.push(l) });
+  const result = await runPlan({
+    root: dir.path,
+    port: 0,
+    out: (l) => lines.push(l),
+    app: SERVER_APP,
+  });
   assert.equal(result.status, "failed");
   assert.equal(result.counts.CLOSED, 1);
   assert.equal(result.counts.OPEN, 2);
@@ -319,13 +325,13 @@ Deno.test("GET /status reports an active rate-limit cooldown", async () => {
       cooldowns: { claude: { until, since: until - 300, rule: "token:429" } },
     }),
   );
-  const { createApp } = await import("../routes/mod.ts");
+  const { createApp } = await import("../routes/_app.ts");
   const { appContext } = await import("../lib/server/serve.ts");
-  const { serverMounts } = await import("../lib/server/mounts.ts");
+
   const { closeTaskStore } = await import("../lib/tasks/registry.ts");
   const ctx = appContext(dir.path, []);
   try {
-    const status = await (await createApp(ctx, serverMounts()).request("/status")).json();
+    const status = await (await createApp(ctx).request("/status")).json();
     assert.equal(status.rate_limits.cooldowns[0].adapter, "claude");
     assert.ok(status.rate_limits.cooldowns[0].remaining_s > 100);
   } finally {
@@ -356,6 +362,7 @@ Deno.test("run with review.require_approval: work waits for the board; request_c
   const running = runPlan({
     root: dir.path,
     port: 0,
+    app: SERVER_APP,
     out: (line) => {
       const m =
         /review board \(live while the run lasts\): (http:\/\/[^/]+)\/dashboard\/review-board\?run=(\S+)/
@@ -421,7 +428,7 @@ Deno.test("run: a merge that would touch the user's uncommitted change waits, `s
   const { collectStatus } = await import("../lib/status/status.ts");
   const { formatStatus } = await import("../lib/status/format.ts");
   const { appContext } = await import("../lib/server/serve.ts");
-  await import("../lib/status/parts.ts");
+
   let lines: string[] = [];
   for (let i = 0; i < 200; i++) {
     const status = await collectStatus(appContext(dir.path, [])) as Record<string, unknown>;

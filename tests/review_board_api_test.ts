@@ -1,7 +1,7 @@
 /** In-process tests of the review-board JSON API (app.request, no port). */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createApp } from "../routes/mod.ts";
+import { createApp } from "../routes/_app.ts";
 import { appContext } from "../lib/server/serve.ts";
 import type { TokenSpec } from "../lib/auth/tokens.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runPlan } from "../lib/orchestrator/run.ts";
+import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import {
   browserPage,
@@ -21,7 +22,7 @@ import {
   workspace,
 } from "./_e2e.ts";
 
-const quiet = { out: () => {}, port: 0 };
+const quiet = { out: () => {}, port: 0, app: SERVER_APP };
 
 Deno.test("a run whose agents fail (POST /fail, crash) says why everywhere; its dependent stays blocked; cancel and retry from the CLI, then `service run` finishes it", async () => {
   await using dir = await tempDir();
@@ -49,7 +50,12 @@ Deno.test("a run whose agents fail (POST /fail, crash) says why everywhere; its 
     },
   ]);
   const lines: string[] = [];
-  const first = await runPlan({ root: dir.path, port: 0, out: (l) => lines.push(l) });
+  const first = await runPlan({
+    root: dir.path,
+    port: 0,
+    out: (l) => lines.push(l),
+    app: SERVER_APP,
+  });
   assert.equal(first.status, "failed", lines.join("\n"));
   const terminal = lines.join("\n");
   assert.match(terminal, /f1.*the fixture server is down/);
@@ -200,6 +206,7 @@ Deno.test("approval with overlapping owned_files and a conflict the rebase resol
   const running = runPlan({
     root: dir.path,
     port: 0,
+    app: SERVER_APP,
     out: (line) => {
       lines.push(line);
       const m =

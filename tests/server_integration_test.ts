@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { NOT_YET_COMMANDS } from "../lib/cli/commands/not_yet.ts";
 import { startServer } from "../lib/server/serve.ts";
-import { serverMounts } from "../lib/server/mounts.ts";
+import { SERVER_APP } from "../routes/_app.ts";
 import { TaskClient } from "../lib/tasks/client.ts";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
@@ -36,7 +36,7 @@ Deno.test("the real server serves the task API over HTTP; the CLI claims from it
     announce: false,
     tickMs: 50,
     warn: (l) => warnings.push(l),
-    ...serverMounts(),
+    app: SERVER_APP,
   });
   try {
     const client = new TaskClient({ url: server.url, token: "" });

@@ -396,12 +396,12 @@ Deno.test("with tokens configured the task API needs a bearer token and operator
   try {
     const { appContext } = await import("../lib/server/serve.ts");
     const { loadServerSettings } = await import("../lib/config/server_config.ts");
-    const { createApp } = await import("../routes/mod.ts");
-    const { serverMounts } = await import("../lib/server/mounts.ts");
+    const { createApp } = await import("../routes/_app.ts");
+
     const { closeTaskStore } = await import("../lib/tasks/registry.ts");
     const settings = await loadServerSettings(ws.root);
     const ctx = appContext(ws.root, settings.tokens);
-    const app = createApp(ctx, serverMounts());
+    const app = createApp(ctx);
     try {
       assert.equal((await app.request("/tasks")).status, 401);
       const op = { authorization: "Bearer op-secret", "content-type": "application/json" };

@@ -4,6 +4,7 @@
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { type AuditEvent, type AuditReport, signAuditEntry, verifyAuditText } from "./chain.ts";
+import { appendUnderLock, readWhole } from "../journal/locked_append.ts";
 
 /** The audit chain is broken: no action may be recorded on it. */
 export class AuditChainBrokenError extends Error {
@@ -71,19 +72,17 @@ export interface AuditAppendResult {
 }
 
 /**
- * Append one entry under an exclusive lock after re-verifying the whole chain; refuses with
+ * Append one entry under the exclusive lock shared with the journal's mechanism
+ * (lib/journal/locked_append.ts) after re-verifying the whole chain; refuses with
  * {@link AuditChainBrokenError} (nothing written) when the chain does not verify.
  */
-export async function appendAuditEntry(
+export function appendAuditEntry(
   paths: AuditPaths,
   key: Uint8Array,
   event: AuditEvent,
   now: () => Date = () => new Date(),
 ): Promise<AuditAppendResult> {
-  await Deno.mkdir(join(paths.log, ".."), { recursive: true, mode: 0o700 });
-  const file = await Deno.open(paths.log, { read: true, write: true, create: true });
-  try {
-    await file.lock(true);
+  return appendUnderLock(paths.log, async (file) => {
     const text = new TextDecoder().decode(await readWhole(file));
     const report = verifyAuditText(key, text);
     if (!report.ok) throw new AuditChainBrokenError(report);
@@ -94,25 +93,9 @@ export async function appendAuditEntry(
       report.entries,
       now().toISOString(),
     );
-    await file.seek(0, Deno.SeekMode.End);
-    const bytes = new TextEncoder().encode(line + "\n");
-    let written = 0;
-    while (written < bytes.length) written += await file.write(bytes.subarray(written));
-    await file.syncData();
-    return { seq: entry.seq, hmac: entry.hmac, lineHash };
-  } finally {
-    file.close();
-  }
-}
-
-async function readWhole(file: Deno.FsFile): Promise<Uint8Array> {
-  const size = (await file.stat()).size;
-  const buffer = new Uint8Array(size);
-  let offset = 0;
-  while (offset < size) {
-    const n = await file.read(buffer.subarray(offset));
-    if (n === null) break;
-    offset += n;
-  }
-  return buffer.subarray(0, offset);
+    return {
+      append: new TextEncoder().encode(line + "\n"),
+      result: { seq: entry.seq, hmac: entry.hmac, lineHash },
+    };
+  }, { dirMode: 0o700 });
 }

@@ -9,6 +9,7 @@ import {
   tokensActive,
   type TokenSpec,
 } from "./tokens.ts";
+import { acceptsQueryToken, isPublicPath, requiredScope, scopeAllows } from "./scopes.ts";
 
 /** Per-request values set by the auth middleware. */
 export interface AuthVariables {
@@ -20,30 +21,27 @@ export interface BearerAuthOptions {
   /** The token specs in force (configured list or the SERVICE_TOKEN shorthand). */
   specs: () => TokenSpec[];
   env?: (name: string) => string | undefined;
-  /**
-   * Also accept the token as this query parameter when no Authorization header is sent. Only
-   * for routes a browser cannot send headers to (EventSource on `/events`): query strings end
-   * up in logs and history, so never enable it on other routes.
-   */
-  queryParam?: string;
 }
 
 /**
- * Require a valid bearer token once any token is configured (401 otherwise). With none, reads
- * are open and the caller is the local `dashboard-operator` (the server then binds loopback only).
+ * Require a valid bearer token once any token is configured (401 otherwise), then the scope the
+ * request needs by the matrix of `scopes.ts` (403, before the handler runs). Public paths
+ * (`isPublicPath`) pass without one; `/events` alone also takes `?access_token=`. With no
+ * token configured, the caller is the local `dashboard-operator` (the server binds loopback only).
  */
 export function bearerAuth(
   options: BearerAuthOptions,
 ): MiddlewareHandler<{ Variables: AuthVariables }> {
   const env = options.env ?? ((name: string) => Deno.env.get(name));
   return async function bearerAuthMiddleware(c, next) {
+    if (isPublicPath(c.req.path)) return await next();
     const specs = options.specs();
-    if (!tokensActive(specs, env)) {
+    if (!tokensActive(specs)) {
       c.set("principal", LOCAL_OPERATOR);
       return await next();
     }
     let header = c.req.header("authorization") ?? "";
-    const fromQuery = options.queryParam ? c.req.query(options.queryParam) : undefined;
+    const fromQuery = acceptsQueryToken(c.req.path) ? c.req.query("access_token") : undefined;
     if (!header && fromQuery) header = `Bearer ${fromQuery}`;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     const principal = match ? authenticate(match[1], specs, env) : undefined;
@@ -58,23 +56,27 @@ export function bearerAuth(
       );
     }
     c.set("principal", principal);
+    const needed = requiredScope(c.req.method, c.req.path);
+    if (!scopeAllows(principal.scope, needed)) throw forbidden(principal, needed);
     await next();
   };
+}
+
+function forbidden(principal: Principal | undefined, needed: Scope): HttpError {
+  return new HttpError(
+    403,
+    "forbidden",
+    `principal ${JSON.stringify(principal?.principal)} has scope ${
+      JSON.stringify(principal?.scope)
+    }; this action needs scope "${needed}" (docs/security.md has the scope matrix)`,
+  );
 }
 
 /** Refuse (403, before the handler runs) any principal whose scope is not `scope`. */
 export function requireScope(scope: Scope): MiddlewareHandler<{ Variables: AuthVariables }> {
   return async function requireScopeMiddleware(c, next) {
     const principal = c.get("principal");
-    if (principal?.scope !== scope) {
-      throw new HttpError(
-        403,
-        "forbidden",
-        `principal ${JSON.stringify(principal?.principal)} has scope ${
-          JSON.stringify(principal?.scope)
-        }; this action needs scope "${scope}"`,
-      );
-    }
+    if (!scopeAllows(principal?.scope, scope)) throw forbidden(principal, scope);
     await next();
   };
 }

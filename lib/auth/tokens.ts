@@ -4,9 +4,10 @@
  * Token values are read from the environment at request time, so rotation needs no restart.
  */
 import { constantTimeEqual } from "../journal/hash.ts";
+import { UserFacingError } from "../errors.ts";
 
-/** Scopes a principal can hold. */
-export const SCOPES = ["reader", "operator"] as const;
+/** Scopes a principal can hold, lowest first (lib/auth/scopes.ts has the matrix). */
+export const SCOPES = ["reader", "worker", "operator"] as const;
 /** A scope. */
 export type Scope = typeof SCOPES[number];
 
@@ -57,10 +58,37 @@ export function authenticate(
   return found;
 }
 
-/** True when at least one configured token has a value: the server then requires tokens. */
-export function tokensActive(
-  specs: TokenSpec[],
+/**
+ * True when tokens are in force: any configured entry, whatever its variable holds now. A
+ * variable that is later emptied fails closed (its token matches nothing), never open.
+ */
+export function tokensActive(specs: TokenSpec[]): boolean {
+  return specs.length > 0;
+}
+
+/** A configured token whose variable is unset or empty: the server refuses to start. */
+export class TokenVariableUnsetError extends UserFacingError {
+  constructor(readonly missing: TokenSpec[]) {
+    const names = missing.map((s) => s.token_env);
+    super(
+      `auth.tokens in service.yaml names ${
+        missing.map((s) => `${s.token_env} (principal ${JSON.stringify(s.principal)})`).join(", ")
+      } but ${names.length === 1 ? "that variable is" : "those variables are"} unset or empty: ` +
+        "the server would start with that principal locked out or, worse, unprotected. " +
+        `Fix: export ${names.map((n) => `${n}=<secret>`).join(" ")} before starting, ` +
+        "or remove the entry from auth.tokens.",
+      1,
+      `export ${names.map((n) => `${n}=<secret>`).join(" ")}, or remove the entry from auth.tokens`,
+    );
+    this.name = "TokenVariableUnsetError";
+  }
+}
+
+/** Throw {@link TokenVariableUnsetError} unless every configured token variable has a value. */
+export function assertTokenVariablesSet(
+  configured: TokenSpec[],
   env: (name: string) => string | undefined,
-): boolean {
-  return specs.some((s) => Boolean(env(s.token_env)));
+): void {
+  const missing = configured.filter((s) => !env(s.token_env)?.trim());
+  if (missing.length > 0) throw new TokenVariableUnsetError(missing);
 }

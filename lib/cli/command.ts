@@ -1,5 +1,8 @@
 /** The command-line conventions of DESIGN.md §8: `--help` everywhere, exit codes of spec §7.4. */
 
+import type { ServedApp } from "../server/serve.ts";
+import { UserFacingError } from "../errors.ts";
+
 /** Exit codes of spec §7.4. */
 export const EXIT = {
   ok: 0,
@@ -17,6 +20,8 @@ export interface CliContext {
   debug: boolean;
   stdout: (line: string) => void;
   stderr: (line: string) => void;
+  /** The HTTP apps, built at the edge (cli.ts hands in routes/_app.ts): lib/ never imports routes/. */
+  apps: { server: ServedApp; gui: ServedApp };
 }
 
 /** One command (possibly two words, like `audit verify`). */
@@ -29,9 +34,9 @@ export interface Command {
 }
 
 /** A failure the user can fix: printed as one or two lines, no stack trace. */
-export class CliError extends Error {
-  constructor(message: string, readonly exitCode: number = EXIT.error) {
-    super(message);
+export class CliError extends UserFacingError {
+  constructor(message: string, exitCode: number = EXIT.error, fix?: string) {
+    super(message, exitCode, fix);
     this.name = "CliError";
   }
 }

@@ -12,6 +12,35 @@ export const TokenSpecSchema = z.strictObject({
   token_env: z.string().regex(ENV_NAME, "must be an environment variable name"),
 });
 
+/** A browser origin: scheme, host and optional port, nothing else (`https://board.example`). */
+const OriginSchema = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return /^https?:$/.test(url.protocol) && url.origin === value.replace(/\/$/, "");
+  } catch {
+    return false;
+  }
+}, "must be an origin like https://board.example.com (scheme, host, optional port; no path)");
+
+/** `server`: how browsers and clients may reach `service serve` (docs/security.md). */
+export const ServerSchema = z.strictObject({
+  public_url: z.string().refine((value) => {
+    try {
+      return /^https?:$/.test(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, "must be an http(s) URL like https://board.example.com").optional(),
+  allowed_origins: z.array(OriginSchema).default([]),
+  max_connections: z.number().int().min(1).optional(),
+  max_event_streams: z.number().int().min(1).default(64),
+  header_timeout_s: z.number().positive().default(10),
+  idle_timeout_s: z.number().positive().default(75),
+});
+
+/** The validated `server` block. */
+export type ServerBlock = z.output<typeof ServerSchema>;
+
 /** `cli_command`: a string split like a shell would (quotes respected) or a YAML list. */
 export const CliCommandSchema = z.union([z.string(), z.array(z.string().min(1)).min(1)])
   .transform((v, ctx) => {
@@ -96,6 +125,7 @@ export const ServiceConfigSchema = z.strictObject({
   batch_eligible: z.boolean().default(false),
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65535).optional(),
+  server: ServerSchema.default(ServerSchema.parse({})),
   heartbeat_timeout_s: z.number().positive().default(45),
   review: z.strictObject({ require_approval: z.boolean().default(false) })
     .default({ require_approval: false }),

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { parse as parseYaml } from "yaml";
 import { join } from "node:path";
 import type { TokenSpec } from "../auth/tokens.ts";
-import { TokenSpecSchema } from "./schema.ts";
+import { type ServerBlock, ServerSchema, TokenSpecSchema } from "./schema.ts";
 
 /** Default bind of the task server (spec §1). */
 export const DEFAULT_HOST = "127.0.0.1";
@@ -18,6 +18,7 @@ const ServerKeys = z.looseObject({
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65535).optional(),
   auth: z.strictObject({ tokens: z.array(TokenSpecSchema).default([]) }).optional(),
+  server: ServerSchema.optional(),
 });
 
 /** Settings the HTTP server needs. */
@@ -27,6 +28,8 @@ export interface ServerSettings {
   /** Where `port` came from (a chosen port is never silently replaced: lib/server/port_policy.ts). */
   portSource: "SERVICE_PORT" | "service.yaml" | "default";
   tokens: TokenSpec[];
+  /** The `server` block: public URL, allowed origins, connection limits. */
+  server: ServerBlock;
 }
 
 /** A configuration problem with where it is and how to fix it. */
@@ -62,6 +65,7 @@ export async function loadServerSettings(
     port,
     portSource,
     tokens: parsed.data.auth?.tokens ?? [],
+    server: parsed.data.server ?? ServerSchema.parse({}),
   };
 }
 

@@ -18,6 +18,11 @@ export function plainWords(failure: ApiFailure): string {
       return "Not authorised: the server needs a bearer token. Paste a valid token into the " +
         "token field at the top of the page.";
     case 403:
+      if (failure.code === "forbidden_origin" || failure.code === "forbidden_host") {
+        return "Refused: the server does not trust the address this page was opened at " +
+          "(a reverse proxy needs server.public_url in service.yaml). Nothing was written. " +
+          `(${failure.message})`;
+      }
       return "Not allowed: your token may read the board but review actions need a token " +
         "with the operator scope. Nothing was written.";
     case 409:

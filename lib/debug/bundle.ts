@@ -12,7 +12,6 @@ import { collectStatus } from "../status/status.ts";
 import { fileStamp } from "../state/repair_jsonl.ts";
 import { workspacePaths } from "../workspace.ts";
 import { redactObject, redactText, secretEnvValues } from "./redact.ts";
-import "../status/parts.ts";
 
 /** How many trailing lines of each log go into the bundle. */
 export const LOG_TAIL_LINES = 200;

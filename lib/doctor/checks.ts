@@ -8,6 +8,7 @@ import { loadServerSettings } from "../config/server_config.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
 import { listRescueRefs, type RescueRef } from "../worktrees/reap.ts";
 import { verifyJournalText } from "../journal/verify.ts";
+import { auditCrossCheckResults } from "../audit/doctor_check.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
 import { type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { findOnPath } from "./path_lookup.ts";
@@ -334,5 +335,6 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
   if (rescued) results.push(rescued);
   results.push(await checkTasks(paths));
   results.push(...await checkJournals(paths));
+  results.push(...await auditCrossCheckResults(paths)); // issue 10: journal vs audit chain
   return results;
 }

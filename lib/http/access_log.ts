@@ -5,7 +5,7 @@
  * is rotated at 10 MiB with one backup (`access.jsonl.1`). It is non-authoritative.
  */
 import { join } from "node:path";
-import type { Hono } from "hono";
+import type { MiddlewareHandler } from "hono";
 import type { AppContext, AppEnv } from "./context.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 
@@ -87,10 +87,10 @@ export function accessLogFor(ctx: AppContext): AccessLog {
   return log;
 }
 
-/** Route mount: log every request that reaches the app (mount it first). */
-export function mountAccessLog(app: Hono<AppEnv>, ctx: AppContext): void {
+/** Middleware logging every request that reaches the app (use it first). */
+export function accessLogMiddleware(ctx: AppContext): MiddlewareHandler<AppEnv> {
   const log = accessLogFor(ctx);
-  app.use("*", async function accessLogMiddleware(c, next) {
+  return async function accessLog(c, next) {
     const started = performance.now();
     try {
       await next();
@@ -104,5 +104,5 @@ export function mountAccessLog(app: Hono<AppEnv>, ctx: AppContext): void {
         principal: c.get("principal")?.principal ?? null,
       });
     }
-  });
+  };
 }

@@ -1,26 +1,31 @@
-/** Request bodies: bounded size, JSON only, clear errors. */
+/**
+ * Request bodies: bounded size (also enforced while reading, lib/http/body_limit.ts), strict
+ * JSON (valid UTF-8, no repeated keys: lib/http/strict_json.ts), clear errors.
+ */
 import type { Context } from "hono";
 import { HttpError } from "./errors.ts";
+import { bodyTooLarge, MAX_JSON_BODY } from "./body_limit.ts";
+import { parseStrictJson } from "./strict_json.ts";
 
-/** Largest JSON body accepted by default. */
-export const MAX_JSON_BODY = 1 << 20;
+export { MAX_JSON_BODY };
 
-/** Parse the body as JSON (400 `invalid_json` when it is not; 413 when too large). */
-export async function readJsonBody(c: Context, maxBytes = MAX_JSON_BODY): Promise<unknown> {
+async function bodyBytes(c: Context, maxBytes: number): Promise<Uint8Array> {
   const length = Number(c.req.header("content-length") ?? "0");
-  if (length > maxBytes) {
-    throw new HttpError(413, "body_too_large", `request body over ${maxBytes} bytes`);
-  }
+  if (length > maxBytes) throw bodyTooLarge(maxBytes);
   const bytes = new Uint8Array(await c.req.arrayBuffer());
-  if (bytes.length > maxBytes) {
-    throw new HttpError(413, "body_too_large", `request body over ${maxBytes} bytes`);
-  }
-  const text = new TextDecoder().decode(bytes);
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new HttpError(400, "invalid_json", `request body is not JSON: ${(e as Error).message}`);
-  }
+  if (bytes.length > maxBytes) throw bodyTooLarge(maxBytes);
+  return bytes;
+}
+
+function strict(bytes: Uint8Array): unknown {
+  const parsed = parseStrictJson(bytes);
+  if (!parsed.ok) throw new HttpError(400, parsed.error.code, parsed.error.message);
+  return parsed.value;
+}
+
+/** Parse the body as strict JSON (400 `invalid_json`, `invalid_utf8`, `duplicate_key`; 413). */
+export async function readJsonBody(c: Context, maxBytes = MAX_JSON_BODY): Promise<unknown> {
+  return strict(await bodyBytes(c, maxBytes));
 }
 
 /** Parse an optional JSON object body: empty means `{}`; anything but an object is 400. */
@@ -28,18 +33,9 @@ export async function readOptionalJsonObject(
   c: Context,
   maxBytes = MAX_JSON_BODY,
 ): Promise<Record<string, unknown>> {
-  const bytes = new Uint8Array(await c.req.arrayBuffer());
-  if (bytes.length > maxBytes) {
-    throw new HttpError(413, "body_too_large", `request body over ${maxBytes} bytes`);
-  }
-  const text = new TextDecoder().decode(bytes);
-  if (text.trim() === "") return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new HttpError(400, "invalid_json", `request body is not JSON: ${(e as Error).message}`);
-  }
+  const bytes = await bodyBytes(c, maxBytes);
+  if (new TextDecoder().decode(bytes).trim() === "") return {};
+  const value = strict(bytes);
   if (!value || typeof value !== "object" || Array.isArray(value)) {
     throw new HttpError(400, "invalid_body", "request body must be a JSON object");
   }

@@ -2,6 +2,7 @@
 import type { Context } from "hono";
 import type { AuthVariables } from "../auth/middleware.ts";
 import type { TokenSpec } from "../auth/tokens.ts";
+import type { OriginPolicy } from "./origin_guard.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 
 /** Server-wide settings, built once at start. */
@@ -13,6 +14,10 @@ export interface AppContext {
   auditKey: () => Promise<Uint8Array>;
   /** Wall clock for envelopes (tests pin it). */
   now?: () => Date;
+  /** Which hosts and browser origins may call the server (default: loopback on 127.0.0.1). */
+  origin?: OriginPolicy;
+  /** Most `/events` streams open at once (`server.max_event_streams`). */
+  maxEventStreams?: number;
   /** Aborted when the server begins to shut down: long-lived streams (`/events`) end on it. */
   closing?: AbortSignal;
 }

@@ -1,14 +1,18 @@
-/** One error type for request failures, mapped to the JSON body of DESIGN.md §6. */
+/** Request refusals raised at the HTTP edge, and the JSON error body of DESIGN.md §6. */
+import { DomainError, kindOf } from "../errors.ts";
 
-/** A request failure with its HTTP status and a snake_case code. */
-export class HttpError extends Error {
+/**
+ * A refusal decided by HTTP middleware (origin, size, auth) with its status and code. Domain
+ * code throws the {@link DomainError} subclasses of lib/errors.ts instead.
+ */
+export class HttpError extends DomainError {
   constructor(
     readonly status: number,
-    readonly code: string,
+    code: string,
     message: string,
-    readonly headers: Record<string, string> = {},
+    headers: Record<string, string> = {},
   ) {
-    super(message);
+    super(kindOf(status), code, message, headers);
     this.name = "HttpError";
   }
 }

@@ -6,8 +6,7 @@
 import { encodeRow, type JournalEvent, type JournalRow } from "./row.ts";
 import { IncrementalJournal, type JournalSnapshot, NO_SINK, type RowSink } from "./incremental.ts";
 import type { ChainFault } from "./verify.ts";
-import { dirname } from "node:path";
-import { serialised } from "../async/serialised.ts";
+import { appendUnderLock } from "./locked_append.ts";
 
 /** The chain is broken: appending would extend an unverifiable history. */
 export class JournalPoisonedError extends Error {
@@ -160,59 +159,24 @@ export function appendEventsWith<S>(
   build: EventBuilder<S>,
   options: AppendOptions = {},
 ): Promise<AppendedRow[]> {
-  return serialised(path, async () => {
-    await Deno.mkdir(dirname(path), { recursive: true });
-    let created = false;
-    let file: Deno.FsFile;
-    try {
-      file = await Deno.open(path, { read: true, write: true, createNew: true });
-      created = true;
-    } catch (e) {
-      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
-      file = await Deno.open(path, { read: true, write: true });
+  return appendUnderLock(path, async (file) => {
+    const snapshot = await readIntoView(file, path, view);
+    const walker = snapshot.walker;
+    if (walker.firstFault) throw new JournalPoisonedError(path, walker.firstFault);
+    const events = await build(snapshot);
+    const now = options.now ?? (() => new Date());
+    let prev = walker.head;
+    let seq = walker.cursor.nextSeq;
+    const appended: AppendedRow[] = [];
+    let text = snapshot.endsWithNewline ? "" : "\n";
+    for (const event of events) {
+      const encoded = encodeRow(event, prev, seq, now().toISOString());
+      appended.push({ seq, hash: encoded.hash, row: encoded.row });
+      text += encoded.line + "\n";
+      prev = encoded.hash;
+      seq++;
     }
-    try {
-      await file.lock(true);
-      const snapshot = await readIntoView(file, path, view);
-      const walker = snapshot.walker;
-      if (walker.firstFault) throw new JournalPoisonedError(path, walker.firstFault);
-      const events = await build(snapshot);
-      const now = options.now ?? (() => new Date());
-      let prev = walker.head;
-      let seq = walker.cursor.nextSeq;
-      const appended: AppendedRow[] = [];
-      let text = snapshot.endsWithNewline ? "" : "\n";
-      for (const event of events) {
-        const encoded = encodeRow(event, prev, seq, now().toISOString());
-        appended.push({ seq, hash: encoded.hash, row: encoded.row });
-        text += encoded.line + "\n";
-        prev = encoded.hash;
-        seq++;
-      }
-      if (appended.length > 0) {
-        await file.seek(0, Deno.SeekMode.End);
-        const bytes = new TextEncoder().encode(text);
-        let written = 0;
-        while (written < bytes.length) written += await file.write(bytes.subarray(written));
-        await file.syncData();
-      }
-      if (created) await syncDirectory(dirname(path));
-      return appended;
-    } finally {
-      file.close();
-    }
+    const append = appended.length > 0 ? new TextEncoder().encode(text) : undefined;
+    return { append, result: appended };
   });
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  try {
-    const handle = await Deno.open(dir, { read: true });
-    try {
-      await handle.syncData();
-    } finally {
-      handle.close();
-    }
-  } catch {
-    // Not every platform can open a directory for syncing; the file itself is synced.
-  }
 }

@@ -23,9 +23,9 @@ import { appendEvents } from "../journal/journal_file.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { loadPlan } from "../plans/load.ts";
 import type { ParsedPlan } from "../plans/plan.ts";
-import { type RunningServer, startServer } from "../server/serve.ts";
+import { type RunningServer, type ServedApp, startServer } from "../server/serve.ts";
 import { listenByPolicy, PortBusyError, portChoice } from "../server/port_policy.ts";
-import { serverMounts } from "../server/mounts.ts";
+import { UserFacingError } from "../errors.ts";
 import { taskStoreFor } from "../tasks/registry.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
@@ -39,9 +39,9 @@ import { newRunId, readRunState, type RunState, writeRunState } from "./run_stat
 import { processAlive } from "../util/process_alive.ts";
 
 /** A user-facing failure of `service run`, with its exit code (spec §7.4) and the fix. */
-export class RunError extends Error {
-  constructor(message: string, readonly exitCode = 1, readonly fix?: string) {
-    super(message);
+export class RunError extends UserFacingError {
+  constructor(message: string, exitCode = 1, fix?: string) {
+    super(message, exitCode, fix);
     this.name = "RunError";
   }
 }
@@ -63,6 +63,8 @@ export interface RunPlanOptions {
   out?: (line: string) => void;
   /** Stops the run (SIGINT/SIGTERM in the CLI). */
   signal?: AbortSignal;
+  /** The task server's HTTP app, built at the edge (routes/_app.ts `SERVER_APP`). */
+  app: ServedApp;
 }
 
 /** The result of a run. */
@@ -242,7 +244,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     warn: (m) => out(`warning: ${m}`),
   });
 
-  const server = options.server ?? await startRunServer(root, options.port, settings, out);
+  const server = options.server ??
+    await startRunServer(root, options.port, settings, out, options.app);
   const stopOnSignal = () => orchestrator?.stop();
   let orchestrator: Orchestrator | undefined;
   options.signal?.addEventListener("abort", stopOnSignal, { once: true });
@@ -498,6 +501,7 @@ async function startRunServer(
   flagPort: number | undefined,
   settings: Awaited<ReturnType<typeof loadServerSettings>>,
   out: (line: string) => void,
+  app: ServedApp,
 ): Promise<RunningServer> {
   const choice = portChoice(flagPort === undefined ? undefined : String(flagPort), settings);
   try {
@@ -508,9 +512,10 @@ async function startRunServer(
           host: settings.host,
           port,
           tokens: settings.tokens,
+          server: settings.server, // public_url, allowed origins, connection limits
           announce: false,
           warn: out,
-          ...serverMounts(),
+          app, // built at the edge and handed in
         }),
       choice,
       out,

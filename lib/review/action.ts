@@ -11,10 +11,13 @@ import { REVIEW_ACTION_EVENT } from "../audit/chain.ts";
 import type { Principal } from "../auth/tokens.ts";
 import { type Card, type Column, DECISIONS, type FoldState } from "../board/fold.ts";
 import { BOARD_SINK, type Projection, projectJournal, receiptOf } from "../board/projection.ts";
-import { HttpError } from "../http/errors.ts";
+import { ConflictError, DomainError, NotFoundError } from "../errors.ts";
 import { appendEventsWith, JournalPoisonedError, viewFor } from "../journal/journal_file.ts";
 import type { IncrementalJournal } from "../journal/incremental.ts";
 import type { JsonValue } from "../journal/canonical_json.ts";
+import { sha256Hex } from "../journal/hash.ts";
+import { journalContradiction } from "../audit/workspace_check.ts";
+import { diffPath, type WorkspacePaths } from "../workspace.ts";
 
 /** Longest note accepted, in characters. */
 export const MAX_NOTE_LENGTH = 4000;
@@ -50,6 +53,10 @@ export interface ReviewContext {
   /** The projection hash the operator saw (`If-Match`), when sent. */
   ifMatch?: string;
   now?: () => Date;
+  /** The workspace (for the stored diff and the audit cross-check). */
+  paths: WorkspacePaths;
+  /** Fault injection for tests: runs between the audit append and the journal append. */
+  afterAuditAppend?: () => void | Promise<void>;
 }
 
 /**
@@ -63,26 +70,56 @@ function refuseMergeOf(ctx: ReviewContext, state: { card: Card; column: Column }
   if (column === "merged") {
     const pending = card.verdict?.decision === "merge" && card.verdict.index === card.last_index;
     throw pending
-      ? new HttpError(
-        409,
+      ? new ConflictError(
         "merge_pending",
         `task ${ctx.taskId} already has a merge decision (row ${card.last_index}); a second one would change nothing`,
       )
-      : new HttpError(
-        409,
+      : new ConflictError(
         "already_merged",
         `task ${ctx.taskId} already landed (row ${card.last_index}); there is nothing left to merge`,
       );
   }
   if (column !== "needs_review") {
-    throw new HttpError(
-      409,
+    throw new ConflictError(
       "not_reviewable",
       `task ${ctx.taskId} is ${
         column.replace("_", " ")
       }, not waiting for review; only a task under needs review can be merged`,
     );
   }
+}
+
+/**
+ * The digest of the diff bytes the operator is served, which the receipt binds: null when no
+ * diff was captured; 409 `diff_unverified` (nothing written) when the stored bytes are gone or
+ * no longer hash to the capture chained in the journal, since nobody saw what was captured.
+ */
+async function servedDiffDigest(
+  ctx: ReviewContext,
+  captured: string | undefined,
+): Promise<string | null> {
+  if (captured === undefined) return null;
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(diffPath(ctx.paths, ctx.runId, ctx.taskId));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    throw new ConflictError(
+      "diff_unverified",
+      `the journal chains diff ${captured} for task ${ctx.taskId}, but its file is gone: nothing ` +
+        "can be reviewed against it (re-run the task to capture it again)",
+    );
+  }
+  const served = "sha256:" + sha256Hex(bytes);
+  if (served !== captured) {
+    throw new ConflictError(
+      "diff_unverified",
+      `the stored diff of task ${ctx.taskId} hashes to ${served}, not the ${captured} chained in ` +
+        "the journal: it was edited after capture, so a review would bind a diff nobody saw " +
+        "(restore the file or re-run the task)",
+    );
+  }
+  return served;
 }
 
 const reviewViews = new Map<string, IncrementalJournal<FoldState>>();
@@ -98,21 +135,27 @@ export async function recordReview(
     const [appended] = await appendEventsWith(ctx.journalPath, view, async (snapshot) => {
       const seen = receiptOf(ctx.runId, snapshot).receipt;
       if (ctx.ifMatch !== undefined && ctx.ifMatch !== seen.projection_hash) {
-        throw new HttpError(
-          412,
+        throw new DomainError(
+          "precondition_failed",
           "board_moved",
           `the board changed since it was loaded (you saw ${ctx.ifMatch}, it is now ${seen.projection_hash}); reload and review again`,
         );
       }
       if (!snapshot.state.cards.has(ctx.taskId)) {
-        throw new HttpError(
-          404,
+        throw new NotFoundError(
           "unknown_task",
           `run ${ctx.runId} has no card for task ${ctx.taskId}`,
         );
       }
       if (request.decision === "merge") refuseMergeOf(ctx, snapshot.state.cards.get(ctx.taskId)!);
-      const diffSha = snapshot.state.diffs.get(ctx.taskId)?.sha256 ?? null;
+      const contradiction = await journalContradiction(ctx.paths, ctx.runId, ctx.journalPath);
+      if (contradiction) {
+        throw new ConflictError(
+          "journal_poisoned",
+          `${contradiction.message}; no action can chain onto it (service audit verify names it)`,
+        );
+      }
+      const diffSha = await servedDiffDigest(ctx, snapshot.state.diffs.get(ctx.taskId)?.sha256);
       const binding: Record<string, JsonValue> = {
         run_id: ctx.runId,
         task_id: ctx.taskId,
@@ -127,6 +170,7 @@ export async function recordReview(
         principal: ctx.principal.principal,
         data: binding,
       }, ctx.now);
+      await ctx.afterAuditAppend?.();
       receipt = {
         decision: request.decision,
         principal: ctx.principal.principal,
@@ -152,14 +196,13 @@ export async function recordReview(
     receipt!.journal_entry_hash = appended.hash;
   } catch (e) {
     if (e instanceof JournalPoisonedError) {
-      throw new HttpError(
-        409,
+      throw new ConflictError(
         "journal_poisoned",
         `${e.fault.message}: the journal does not verify, so no action can chain onto it`,
       );
     }
     if (e instanceof AuditChainBrokenError) {
-      throw new HttpError(409, "audit_chain_broken", e.message);
+      throw new ConflictError("audit_chain_broken", e.message);
     }
     throw e;
   }

@@ -11,7 +11,7 @@ import {
   outlineTask,
 } from "../board/activity.ts";
 import type { OutlineTask, TaskActivity } from "../board/activity.ts";
-import { HttpError } from "../http/errors.ts";
+import { NotFoundError } from "../errors.ts";
 import type { IncrementalJournal } from "../journal/incremental.ts";
 import { readJournal, viewFor } from "../journal/journal_file.ts";
 import { sha256Hex } from "../journal/hash.ts";
@@ -79,7 +79,7 @@ export async function taskDetail(
   const snapshot = await activityOf(paths, runId);
   const activity = snapshot.state.tasks.get(taskId);
   if (!activity) {
-    throw new HttpError(404, "unknown_task", `run ${runId} has no task ${taskId}`);
+    throw new NotFoundError("unknown_task", `run ${runId} has no task ${taskId}`);
   }
   const attempts = await Promise.all(activity.attempts.map(async (a) => {
     const { log, ...rest } = a;

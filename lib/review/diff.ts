@@ -4,7 +4,7 @@
  */
 import { projectJournal } from "../board/projection.ts";
 import { parseUnifiedDiff, summarizeDiff } from "../diff/parse.ts";
-import { HttpError } from "../http/errors.ts";
+import { NotFoundError } from "../errors.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { diffPath, type WorkspacePaths } from "../workspace.ts";
 
@@ -28,8 +28,7 @@ export async function readReviewedDiff(
   const projection = await projectJournal(runId, journal);
   const captured = projection.diffs.get(taskId);
   if (!captured) {
-    throw new HttpError(
-      404,
+    throw new NotFoundError(
       "no_diff_captured",
       `no diff captured for task ${taskId} in run ${runId}`,
     );
@@ -39,8 +38,7 @@ export async function readReviewedDiff(
     bytes = await Deno.readFile(diffPath(paths, runId, taskId));
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
-    throw new HttpError(
-      404,
+    throw new NotFoundError(
       "diff_file_missing",
       `the journal chains diff ${captured.sha256} for task ${taskId}, but review/diffs/${taskId}.diff is gone`,
     );

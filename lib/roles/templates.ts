@@ -10,6 +10,7 @@ import { z } from "zod";
 import { parse as parseYaml } from "yaml";
 import type { CompletionSignal, Task } from "../tasks/task.ts";
 import { suggest } from "../util/levenshtein.ts";
+import { ROLE_NAME } from "../ids.ts";
 
 /** The files every role directory holds. */
 export const TEMPLATE_FILES = ["system_prompt.md", "task_prompt.md", "config.yaml"] as const;
@@ -72,8 +73,6 @@ export interface RoleTemplate {
   taskPrompt: string;
   config: z.output<typeof RoleTemplateConfigSchema>;
 }
-
-const ROLE_NAME = /^[a-z][a-z0-9_-]*$/;
 
 async function isDir(path: string): Promise<boolean> {
   try {

@@ -1,5 +1,5 @@
 /** Runs on disk: `.sdd/runs/<run_id>/journal.jsonl`. */
-import { HttpError } from "../http/errors.ts";
+import { NotFoundError } from "../errors.ts";
 import { isValidId, requireId } from "../ids.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
 import { type JournalSummary, journalSummary } from "../board/projection.ts";
@@ -17,7 +17,7 @@ export async function requireRunJournal(paths: WorkspacePaths, runId: string): P
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
-  throw new HttpError(404, "unknown_run", `no run ${JSON.stringify(runId)} (no ${path})`);
+  throw new NotFoundError("unknown_run", `no run ${JSON.stringify(runId)} (no ${path})`);
 }
 
 /** How a run stands, from its journal and whether its process lives. */

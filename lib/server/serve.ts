@@ -1,27 +1,48 @@
 /** Start the HTTP server over a workspace. */
 import { auditPaths, loadAuditKey } from "../audit/store.ts";
-import { effectiveTokenSpecs, tokensActive, type TokenSpec } from "../auth/tokens.ts";
+import {
+  assertTokenVariablesSet,
+  effectiveTokenSpecs,
+  tokensActive,
+  type TokenSpec,
+} from "../auth/tokens.ts";
 import type { AppContext } from "../http/context.ts";
 import { workspacePaths } from "../workspace.ts";
-import { createApp, type CreateAppOptions } from "../../routes/mod.ts";
 import { accessLogFor } from "../http/access_log.ts";
 import { holdFoldWorker } from "../board/fold_worker.ts";
 import { repairStateOnStart } from "../state/startup_repair.ts";
+import type { ServerBlock } from "../config/schema.ts";
+import { UserFacingError } from "../errors.ts";
+import type { OriginPolicy } from "../http/origin_guard.ts";
+import { listenGated, type Listening } from "./listen.ts";
+import type { GateStats } from "./connection_gate.ts";
 import { closeTaskStore, openedTaskStore, taskStoreFor } from "../tasks/registry.ts";
 
+/**
+ * The app a server serves, built at the edge (routes/_app.ts: `SERVER_APP`, `GUI_APP`) and
+ * handed in, so lib/ never imports routes/, components/ or islands/.
+ */
+export interface ServedApp {
+  build(ctx: AppContext): { fetch(request: Request): Response | Promise<Response> };
+  /** Open the workspace's task store (default true; `gui serve` has no task API). */
+  taskStore?: boolean;
+}
+
 /** Options of {@link startServer}. */
-export interface StartServerOptions extends CreateAppOptions {
+export interface StartServerOptions {
+  /** The app to serve (routes/_app.ts). */
+  app: ServedApp;
   root: string;
   host: string;
   port: number;
   tokens: TokenSpec[];
+  /** The `server` block of service.yaml (public URL, allowed origins, limits). */
+  server?: Partial<ServerBlock>;
   signal?: AbortSignal;
   /** Print the listening line (default true). */
   announce?: boolean;
   /** Background tick (orphan sweep, export, access-log flush) in ms (default 1000). */
   tickMs?: number;
-  /** Open the workspace's task store (default true; `gui serve` has no task API and does not). */
-  taskStore?: boolean;
   /** Where start-up repairs and warnings are reported (default console.warn). */
   warn?: (line: string) => void;
 }
@@ -34,16 +55,20 @@ export interface RunningServer {
   ctx: AppContext;
   finished: Promise<void>;
   shutdown(): Promise<void>;
+  /** Connection counters of the gate (open, refused, evicted, timeouts). */
+  connections(): GateStats;
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 /** Thrown when the server would expose unauthenticated state beyond loopback. */
-export class UnsafeBindError extends Error {
+export class UnsafeBindError extends UserFacingError {
   constructor(host: string) {
     super(
       `refusing to bind ${host} with no bearer token configured: anyone on the network could act as ` +
         "dashboard-operator. Set SERVICE_TOKEN (or auth.tokens in service.yaml), or bind 127.0.0.1.",
+      1,
+      "set SERVICE_TOKEN (or auth.tokens in service.yaml), or bind 127.0.0.1",
     );
     this.name = "UnsafeBindError";
   }
@@ -76,11 +101,43 @@ export function appContext(root: string, tokens: TokenSpec[]): AppContext {
  */
 export function startServer(options: StartServerOptions): Promise<RunningServer> {
   const closing = new AbortController();
-  const ctx = { ...appContext(options.root, options.tokens), closing: closing.signal };
-  if (!LOOPBACK.test(options.host) && !tokensActive(ctx.tokenSpecs(), (n) => Deno.env.get(n))) {
+  const ctx = {
+    ...appContext(options.root, options.tokens),
+    closing: closing.signal,
+    origin: originPolicy(options.host, options.server),
+    maxEventStreams: options.server?.max_event_streams,
+  };
+  // Auth fails closed: a configured token with no value is a start-up error naming it.
+  assertTokenVariablesSet(options.tokens, (n) => Deno.env.get(n));
+  if (!LOOPBACK.test(options.host) && !tokensActive(ctx.tokenSpecs())) {
     throw new UnsafeBindError(options.host);
   }
   return serveContext(ctx, options, closing);
+}
+
+/** The hosts and origins the server answers: its bind address, loopback, the configured ones. */
+export function originPolicy(host: string, server: Partial<ServerBlock> = {}): OriginPolicy {
+  const extraHosts: string[] = [];
+  if (host === "0.0.0.0" || host === "::") {
+    // A wildcard bind is reached by the machine's own addresses and name.
+    for (const ni of safe(() => Deno.networkInterfaces(), [])) extraHosts.push(ni.address);
+    const name = safe(() => Deno.hostname(), "");
+    if (name) extraHosts.push(name);
+  }
+  return {
+    bindHost: host,
+    publicUrl: server.public_url,
+    allowedOrigins: server.allowed_origins ?? [],
+    extraHosts,
+  };
+}
+
+function safe<T>(f: () => T, fallback: T): T {
+  try {
+    return f();
+  } catch {
+    return fallback;
+  }
 }
 
 async function serveContext(
@@ -91,8 +148,8 @@ async function serveContext(
   const warn = options.warn ?? ((line: string) => console.warn(line));
   for (const line of await repairStateOnStart(ctx.paths)) warn(line);
   // The task store is opened (and owned) only by a server that serves the task API.
-  if (options.taskStore !== false) await (await taskStoreFor(ctx)).flushExport();
-  const app = createApp(ctx, options);
+  if (options.app.taskStore !== false) await (await taskStoreFor(ctx)).flushExport();
+  const app = options.app.build(ctx);
   // Open event streams end when the server stops, or shutdown() would wait on them.
   options.signal?.addEventListener("abort", () => closing.abort(), { once: true });
   const tick = async () => {
@@ -105,9 +162,20 @@ async function serveContext(
     }
     await s.flushExport();
   };
-  let running: Omit<RunningServer, "ctx">;
+  let running: Listening;
   try {
-    running = await listen(options, app.fetch);
+    running = await listenGated({
+      host: options.host,
+      port: options.port,
+      server: options.server,
+      signal: options.signal,
+      warn,
+      onListen: (url) => {
+        if (options.announce !== false) {
+          console.log(`service listening on ${url} (workspace ${options.root})`);
+        }
+      },
+    }, app.fetch);
   } catch (e) {
     await closeTaskStore(ctx);
     throw e;
@@ -132,42 +200,11 @@ async function serveContext(
     port: running.port,
     ctx,
     finished,
+    connections: running.connections,
     shutdown: async () => {
       closing.abort();
       await running.shutdown();
       await finished;
     },
   };
-}
-
-function listen(
-  options: StartServerOptions,
-  fetch: (req: Request) => Response | Promise<Response>,
-): Promise<Omit<RunningServer, "ctx">> {
-  return new Promise((resolve, reject) => {
-    try {
-      let listening: { url: string; port: number } | undefined;
-      const server: Deno.HttpServer = Deno.serve({
-        hostname: options.host,
-        port: options.port,
-        signal: options.signal,
-        onListen: ({ port }) => {
-          const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-          const url = `http://${host}:${port}`;
-          if (options.announce !== false) {
-            console.log(`service listening on ${url} (workspace ${options.root})`);
-          }
-          listening = { url, port };
-        },
-      }, fetch);
-      // onListen runs inside Deno.serve, before `server` exists.
-      resolve({
-        ...listening!,
-        finished: server.finished,
-        shutdown: () => server.shutdown(),
-      });
-    } catch (e) {
-      reject(e);
-    }
-  });
 }

@@ -2,7 +2,7 @@
  * The status parts of this service (DESIGN.md §6): `tasks` (counts by status),
  * `verification_nudge` (spec §2.10, from the ledger at request time), `agents` (live agents
  * from PID files), `spend` (cost report against budget), `rate_limits` (cooldowns).
- * Importing this module registers them.
+ * `STATUS_PARTS` lists them in the order the status object shows them.
  */
 import { join } from "node:path";
 import { loadCooldowns } from "../agents/cooldown.ts";
@@ -16,7 +16,7 @@ import { loadTaskSpecs } from "../tasks/persist.ts";
 import { openedTaskStore } from "../tasks/registry.ts";
 import { STATUSES } from "../tasks/lifecycle.ts";
 import { readVerificationNudge } from "../verification/nudge.ts";
-import { registerStatusPart } from "./status.ts";
+import type { StatusPart } from "./status.ts";
 
 /** Task counts by status: the store's when the server opened it, else from the specs on disk. */
 export async function taskCounts(app: AppContext): Promise<Record<string, number>> {
@@ -29,25 +29,23 @@ export async function taskCounts(app: AppContext): Promise<Record<string, number
   return counts;
 }
 
-registerStatusPart("tasks", taskCounts);
-
-registerStatusPart("verification_nudge", async (app) => {
+const verificationNudgePart: StatusPart = async (app) => {
   const config = await loadConfig(app.paths.root);
   return await readVerificationNudge(
     app.paths,
     config?.verification_nudge ?? { threshold: 0.3, min_completions: 3 },
   );
-});
+};
 
-registerStatusPart("agents", async (app) => {
+const agentsPart: StatusPart = async (app) => {
   const agents = await readPidFiles(app.paths);
   return agents.filter((a) => a.alive).map(({ file: _f, problem: _p, ...rest }) => rest);
-});
+};
 
-registerStatusPart("spend", async (app) => {
+const spendPart: StatusPart = async (app) => {
   const config = await loadConfig(app.paths.root);
   return await readSpend(app.paths, config?.budget_usd);
-});
+};
 
 /** What `status` says of a run whose process is not running it, by the run state's status. */
 const RUN_NOTES: Record<string, string> = {
@@ -66,7 +64,7 @@ async function failedReasons(app: AppContext): Promise<Record<string, string>> {
   );
 }
 
-registerStatusPart("run", async (app: AppContext) => {
+const runPart: StatusPart = async (app: AppContext) => {
   const state = await readRunState(app.paths);
   if (!state) return null;
   const alive = state.status === "running" && processAlive(state.pid);
@@ -77,9 +75,9 @@ registerStatusPart("run", async (app: AppContext) => {
     alive,
     ...(alive ? {} : { note: RUN_NOTES[state.status] }),
   };
-});
+};
 
-registerStatusPart("rate_limits", async (app: AppContext) => {
+const rateLimitsPart: StatusPart = async (app: AppContext) => {
   const nowS = Date.now() / 1000;
   const tracker = await loadCooldowns(join(app.paths.runtime, "rate_limits.json"));
   const file = tracker.toJSON(nowS);
@@ -91,4 +89,14 @@ registerStatusPart("rate_limits", async (app: AppContext) => {
       ...(e.rule ? { rule: e.rule } : {}),
     })),
   };
-});
+};
+
+/** The parts of the status object, in order (DESIGN.md §6). */
+export const STATUS_PARTS: ReadonlyArray<readonly [string, StatusPart]> = [
+  ["tasks", taskCounts],
+  ["verification_nudge", verificationNudgePart],
+  ["agents", agentsPart],
+  ["spend", spendPart],
+  ["run", runPart],
+  ["rate_limits", rateLimitsPart],
+];

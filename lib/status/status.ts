@@ -3,6 +3,7 @@
  * cost parts are filled from their stores as those land.
  */
 import type { AppContext } from "../http/context.ts";
+import { STATUS_PARTS } from "./parts.ts";
 
 /** Answer of `GET /status`. */
 export interface ServiceStatus {
@@ -12,15 +13,8 @@ export interface ServiceStatus {
   [part: string]: unknown;
 }
 
-/** Extra status parts contributed by other subsystems, keyed by their name in the object. */
+/** One named part of the status object (task counts, verification nudge, agents, cost). */
 export type StatusPart = (app: AppContext) => Promise<unknown>;
-
-const parts = new Map<string, StatusPart>();
-
-/** Register a named part of the status object (task counts, verification nudge, agents, cost). */
-export function registerStatusPart(name: string, part: StatusPart): void {
-  parts.set(name, part);
-}
 
 /** Collect the status object. */
 export async function collectStatus(app: AppContext): Promise<ServiceStatus> {
@@ -29,7 +23,7 @@ export async function collectStatus(app: AppContext): Promise<ServiceStatus> {
     workspace: app.paths.root,
     runs: await countRuns(app.paths.runs),
   };
-  for (const [name, part] of parts) status[name] = await part(app);
+  for (const [name, part] of STATUS_PARTS) status[name] = await part(app);
   return status;
 }
 

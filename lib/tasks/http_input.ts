@@ -1,13 +1,23 @@
 /** Request-body schemas of the task API and their translation into 400 errors. */
 import { z } from "zod";
-import { HttpError } from "../http/errors.ts";
+import { InvalidInputError } from "../errors.ts";
 import { TaskInputSchema } from "./task.ts";
+import { formatPath } from "../config/errors.ts";
 
-/** `POST /tasks`: one task or `{"tasks":[…]}`. */
-export const CreateBodySchema = z.union([
-  z.strictObject({ tasks: z.array(TaskInputSchema).min(1).max(50_000) }),
-  TaskInputSchema,
-]);
+const BatchSchema = z.strictObject({ tasks: z.array(TaskInputSchema).min(1).max(50_000) });
+
+/**
+ * Parse a `POST /tasks` body: one task, or `{"tasks":[…]}` when it has a `tasks` key. Choosing
+ * the form first makes an error name the field the client meant (`tasks[2].priority: expected
+ * int, received string`), not "tasks: expected array" for a single task with a bad title.
+ */
+export function parseCreateBody(
+  body: unknown,
+): z.output<typeof BatchSchema> | z.output<typeof TaskInputSchema> {
+  const batch = body !== null && typeof body === "object" && !Array.isArray(body) &&
+    "tasks" in body;
+  return batch ? parseBody(BatchSchema, body) : parseBody(TaskInputSchema, body);
+}
 
 /** Body of claim and next. */
 export const ClaimBodySchema = z.looseObject({
@@ -41,10 +51,18 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.outp
     const inner = (issue.errors as z.core.$ZodIssue[][]).map((e) => e[0]).filter(Boolean);
     const best = inner.sort((a, b) => b.path.length - a.path.length)[0];
     if (best) {
-      const where = [...issue.path, ...best.path].join(".");
-      throw new HttpError(400, "invalid_body", `${where || "body"}: ${best.message}`);
+      const where = formatPath([...issue.path, ...best.path]);
+      throw new InvalidInputError("invalid_body", `${where || "body"}: ${plain(best.message)}`);
     }
   }
   if (issue.code === "unrecognized_keys") detail = `unknown field(s) ${issue.keys.join(", ")}`;
-  throw new HttpError(400, "invalid_body", `${issue.path.join(".") || "body"}: ${detail}`);
+  throw new InvalidInputError(
+    "invalid_body",
+    `${formatPath(issue.path) || "body"}: ${plain(detail)}`,
+  );
+}
+
+/** zod's "Invalid input: expected string, received number" as "expected string, received number". */
+function plain(message: string): string {
+  return message.replace(/^Invalid input: /, "");
 }

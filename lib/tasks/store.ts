@@ -4,7 +4,7 @@
  * sets the status synchronously, so two claimants can never both win.
  */
 import { join } from "node:path";
-import { HttpError } from "../http/errors.ts";
+import { ConflictError, NotFoundError, UnprocessableError } from "../errors.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import {
   appendLedgerRecord,
@@ -109,7 +109,7 @@ export class TaskStore {
   /** One task, or 404. */
   require(id: string): Task {
     const task = this.#tasks.get(id);
-    if (!task) throw new HttpError(404, "task_not_found", `no task ${JSON.stringify(id)}`);
+    if (!task) throw new NotFoundError("task_not_found", `no task ${JSON.stringify(id)}`);
     return task;
   }
 
@@ -150,15 +150,13 @@ export class TaskStore {
     for (const input of inputs) {
       const id = input.id ?? this.#newId();
       if (this.#tasks.has(id) || ids.has(id)) {
-        throw new HttpError(
-          409,
+        throw new ConflictError(
           "duplicate_id",
           `a task with id ${JSON.stringify(id)} already exists`,
         );
       }
       if (this.#roles && !this.#roles.has(input.role)) {
-        throw new HttpError(
-          422,
+        throw new UnprocessableError(
           "unknown_role",
           `role ${JSON.stringify(input.role)} is not in service.yaml roles (${
             [...this.#roles].join(", ")
@@ -170,8 +168,7 @@ export class TaskStore {
     const graph = new Map([...ids].map(([id, t]) => [id, t.depends_on]));
     const problem = checkDependencies(graph, (id) => this.#tasks.has(id));
     if (problem) {
-      throw new HttpError(
-        422,
+      throw new UnprocessableError(
         problem.kind === "cycle" ? "cyclic_depends_on" : "unknown_dependency",
         `${describeProblem(problem)}; nothing was created`,
       );
@@ -355,8 +352,7 @@ export class TaskStore {
     for (const id of ids) {
       const task = this.require(id);
       if (!finished.has(task.status)) {
-        throw new HttpError(
-          409,
+        throw new ConflictError(
           "task_not_finished",
           `task ${id} is ${task.status}; only finished tasks are archived`,
         );
@@ -437,8 +433,7 @@ export class TaskStore {
   #fire(task: Task, trigger: TaskTrigger, mutate: (t: Task) => void): void {
     const result = transition(task.status, trigger);
     if (!result.ok) {
-      throw new HttpError(
-        409,
+      throw new ConflictError(
         "invalid_transition",
         `task ${JSON.stringify(task.id)}: ${result.reason}`,
       );

@@ -1,6 +1,6 @@
 /** The task record (spec §2.8, DESIGN.md §6) and the shapes of its inputs. */
 import { z } from "zod";
-import { ID_PATTERN } from "../ids.ts";
+import { ID_PATTERN, ROLE_NAME } from "../ids.ts";
 import { STATUSES, type TaskStatus } from "./lifecycle.ts";
 
 /** Default priority: lower runs first, 1 is the highest (DESIGN.md §7). */
@@ -28,7 +28,10 @@ const TaskId = z.string().regex(ID_PATTERN, `must match ${ID_PATTERN.source}`)
 export const TaskInputSchema = z.strictObject({
   id: TaskId.optional(),
   title: z.string().min(1).max(500),
-  role: z.string().min(1),
+  role: z.string().regex(
+    ROLE_NAME,
+    "expected a role name (lower-case letters, digits, _ and -, starting with a letter)",
+  ),
   goal: z.string().optional(),
   priority: z.number().int().min(0).max(1000).default(DEFAULT_PRIORITY),
   scope: ScopeSchema.default("medium"),

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
-import { createApp } from "../mod.ts";
+import { createApp } from "../_app.ts";
 import { appContext } from "../../lib/server/serve.ts";
-import { boardPageMount } from "../../lib/server/board_mounts.ts";
 
 Deno.test("GET /dashboard/review-board serves the page without a token when tokens are on", async () => {
   const name = `PAGE_TEST_TOKEN_${crypto.randomUUID().slice(0, 8)}`;
@@ -9,7 +8,7 @@ Deno.test("GET /dashboard/review-board serves the page without a token when toke
   const root = await Deno.makeTempDir();
   try {
     const tokens = [{ principal: "ops", scope: "operator" as const, token_env: name }];
-    const app = createApp(appContext(root, tokens), { publicRoutes: [boardPageMount] });
+    const app = createApp(appContext(root, tokens));
     const page = await app.request("/dashboard/review-board");
     assert.equal(page.status, 200);
     assert.match(page.headers.get("content-type")!, /^text\/html/);

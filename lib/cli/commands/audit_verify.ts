@@ -4,6 +4,7 @@ import type { Command } from "../command.ts";
 import { colour } from "../command.ts";
 import { auditPaths, loadAuditKey, verifyAuditFile } from "../../audit/store.ts";
 import { workspacePaths } from "../../workspace.ts";
+import { crossCheckWorkspace } from "../../audit/workspace_check.ts";
 
 export const auditVerifyCommand: Command = {
   name: "audit verify",
@@ -11,8 +12,10 @@ export const auditVerifyCommand: Command = {
   help: `Usage: service audit verify [--json] [--root DIR]
 
 Re-walks .sdd/audit/audit.jsonl: each line parses, seq and prev chain, and each hmac recomputes
-under the key (SERVICE_AUDIT_KEY, else .sdd/audit/key). Exit 0 when intact; 1 naming the first
-bad entry otherwise.
+under the key (SERVICE_AUDIT_KEY, else .sdd/audit/key). Then cross-checks it against every run's
+journal: each review entry has its journal row and that row chains onto the head the entry
+signed; each review row cites an entry on the chain. Exit 0 when both agree; 1 naming the first
+bad entry or the first journal row that disagrees with the signed chain otherwise.
 
 Options:
   --json       print the report as JSON`,
@@ -37,12 +40,23 @@ Options:
       return 1;
     }
     const report = await verifyAuditFile(paths, key);
+    const cross = await crossCheckWorkspace(workspacePaths(ctx.root));
+    const agree = cross.findings.length === 0;
     if (values.json) {
-      ctx.stdout(JSON.stringify(report));
+      ctx.stdout(JSON.stringify({ ...report, ok: report.ok && agree, cross_check: cross }));
     } else if (report.ok) {
       ctx.stdout(
         `${colour.green("ok")}: audit chain intact, ${report.entries} entries, head ${report.head}`,
       );
+      if (cross.unattested.length > 0) {
+        ctx.stdout(
+          `note: ${cross.unattested.length} review row(s) predate this chain (imported runs): ` +
+            cross.unattested.slice(0, 3).map((u) => `${u.runId} row ${u.rowSeq}`).join(", "),
+        );
+      }
+      for (const f of cross.findings) {
+        ctx.stderr(`${colour.red("MISMATCH")}: ${f.message}`);
+      }
     } else {
       const f = report.fault!;
       const evidence = f.expected !== undefined
@@ -52,6 +66,6 @@ Options:
         `${colour.red("BROKEN")}: audit entry ${f.seq}: ${f.reason}${evidence} in ${paths.log}`,
       );
     }
-    return report.ok ? 0 : 1;
+    return report.ok && agree ? 0 : 1;
   },
 };

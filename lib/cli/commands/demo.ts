@@ -10,7 +10,6 @@ import { colour, type Command } from "../command.ts";
 import { git } from "../../git/git.ts";
 import { runPlan } from "../../orchestrator/run.ts";
 import { startServer } from "../../server/serve.ts";
-import { serverMounts } from "../../server/mounts.ts";
 import { listenByPolicy, PortBusyError, portChoice } from "../../server/port_policy.ts";
 import { resolvePort } from "../../config/server_config.ts";
 
@@ -181,7 +180,7 @@ Options:
             tokens: [],
             signal: controller.signal,
             announce: false,
-            ...serverMounts(),
+            app: ctx.apps.server,
           }),
         choice,
         (line) => ctx.stdout(line),
@@ -190,6 +189,7 @@ Options:
       const result = await runPlan({
         root: dir,
         server,
+        app: ctx.apps.server,
         out: ctx.stdout,
         signal: controller.signal,
       });

@@ -1,6 +1,5 @@
 /** `service gui serve`: the review board page and its JSON API only (no task API). */
 import type { Command } from "../command.ts";
-import { guiMounts } from "../../server/mounts.ts";
 import { serveUntilStopped } from "./serve.ts";
 
 export const guiServeCommand: Command = {
@@ -18,6 +17,6 @@ Options:
   --host H     address to bind (default 127.0.0.1; a non-loopback bind needs a bearer token)
   --root DIR   workspace root (default: current directory)`,
   run(args, ctx) {
-    return serveUntilStopped(args, ctx, guiMounts());
+    return serveUntilStopped(args, ctx, ctx.apps.gui);
   },
 };

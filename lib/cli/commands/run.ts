@@ -75,6 +75,7 @@ Environment:
         force: values.force,
         out: ctx.stdout,
         signal: controller.signal,
+        app: ctx.apps.server,
       });
       if (result.upToDate) return 0;
       if (result.status === "completed") {

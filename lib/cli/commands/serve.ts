@@ -3,9 +3,8 @@ import { parseArgs } from "node:util";
 import { type CliContext, CliError, type Command } from "../command.ts";
 import { loadServerSettings } from "../../config/server_config.ts";
 import { loadConfig } from "../../config/load.ts";
-import { startServer, UnsafeBindError } from "../../server/serve.ts";
-import { serverMounts } from "../../server/mounts.ts";
-import type { CreateAppOptions } from "../../../routes/mod.ts";
+import { type ServedApp, startServer, UnsafeBindError } from "../../server/serve.ts";
+import { TokenVariableUnsetError } from "../../auth/tokens.ts";
 
 export const serveCommand: Command = {
   name: "serve",
@@ -20,15 +19,15 @@ Options:
   --host H     address to bind (default 127.0.0.1; a non-loopback bind needs a bearer token)
   --root DIR   workspace root (default: current directory)`,
   run(args, ctx) {
-    return serveUntilStopped(args, ctx, serverMounts());
+    return serveUntilStopped(args, ctx, ctx.apps.server);
   },
 };
 
-/** Parse `--port`/`--host`, serve `mounts` over the workspace until SIGINT or SIGTERM. */
+/** Parse `--port`/`--host`, serve `app` over the workspace until SIGINT or SIGTERM. */
 export async function serveUntilStopped(
   args: string[],
   ctx: CliContext,
-  mounts: CreateAppOptions & { taskStore?: boolean },
+  app: ServedApp,
 ): Promise<number> {
   const { values } = parseArgs({
     args,
@@ -50,13 +49,16 @@ export async function serveUntilStopped(
       host: values.host ?? settings.host,
       port,
       tokens: settings.tokens,
+      server: settings.server,
       signal: controller.signal,
       warn: (line) => ctx.stderr(`service: ${line}`),
-      ...mounts,
+      app,
     });
     await server.finished;
   } catch (e) {
-    if (e instanceof UnsafeBindError) throw new CliError(e.message);
+    if (e instanceof UnsafeBindError || e instanceof TokenVariableUnsetError) {
+      throw new CliError(e.message);
+    }
     if (e instanceof Deno.errors.AddrInUse) {
       throw new CliError(
         `port ${port} is already in use: stop the other server or pass --port (or SERVICE_PORT)`,

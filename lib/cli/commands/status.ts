@@ -5,7 +5,6 @@ import { appContext } from "../../server/serve.ts";
 import { collectStatus } from "../../status/status.ts";
 import { formatStatus } from "../../status/format.ts";
 import { serverUrlFor, TaskClient, TaskStoreUnavailable } from "../../tasks/client.ts";
-import "../../status/parts.ts";
 
 export const statusCommand: Command = {
   name: "status",

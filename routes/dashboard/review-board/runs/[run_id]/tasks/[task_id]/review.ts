@@ -34,6 +34,7 @@ export async function POST(c: Ctx): Promise<Response> {
     principal: c.get("principal"),
     ifMatch,
     now: app.now,
+    paths: app.paths,
   });
   return c.json({ receipt, board: projection.receipt });
 }

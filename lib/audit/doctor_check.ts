@@ -1,0 +1,20 @@
+/** `doctor`'s look at the two chains: does the signed audit chain agree with every journal? */
+import type { CheckResult } from "../doctor/checks.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+import { crossCheckWorkspace } from "./workspace_check.ts";
+
+/** One failed check per disagreement (the first row or entry named), nothing when they agree. */
+export async function auditCrossCheckResults(paths: WorkspacePaths): Promise<CheckResult[]> {
+  const { findings } = await crossCheckWorkspace(paths);
+  return findings.map((f) => ({
+    name: `audit ${f.runId}`,
+    ok: false,
+    detail: f.message,
+    fix: f.journalContradicted
+      ? "the journal no longer matches what the audit chain signed: keep both files as evidence, " +
+        "restore the journal from a backup; `service audit verify` lists every disagreement"
+      : f.kind === "entry_without_row"
+      ? "nothing to repair: the action was not recorded; review the task again if it is wanted"
+      : "`service audit verify` lists every disagreement; restore .sdd/audit/audit.jsonl from a backup",
+  }));
+}

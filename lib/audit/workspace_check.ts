@@ -1,0 +1,91 @@
+/**
+ * The two-chain cross-check over a workspace's files (the pure rules are in cross_check.ts):
+ * `audit verify` and `doctor` check every run; the board and review actions check one run.
+ */
+import { auditPaths } from "./store.ts";
+import {
+  crossCheckRun,
+  type CrossFinding,
+  type CrossReport,
+  journalFacts,
+  readIfExists,
+  type SignedReview,
+  signedReviews,
+} from "./cross_check.ts";
+import { journalPath, type WorkspacePaths } from "../workspace.ts";
+import { type Projection, projectJournal } from "../board/projection.ts";
+
+/** Cross-check every run of the workspace and every run the audit chain names. */
+export async function crossCheckWorkspace(paths: WorkspacePaths): Promise<CrossReport> {
+  const entries = signedReviews((await readIfExists(auditPaths(paths.audit).log)) ?? "");
+  const runs = new Set(entries.map((e) => e.runId));
+  try {
+    for await (const d of Deno.readDir(paths.runs)) if (d.isDirectory) runs.add(d.name);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  const report: CrossReport = { findings: [], unattested: [] };
+  for (const runId of [...runs].sort()) {
+    const text = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(runId)
+      ? await readIfExists(journalPath(paths, runId))
+      : undefined;
+    const one = crossCheckRun(runId, text === undefined ? undefined : journalFacts(text), entries);
+    report.findings.push(...one.findings);
+    report.unattested.push(...one.unattested);
+  }
+  return report;
+}
+
+let cached: { key: string; entries: SignedReview[] } | undefined;
+
+async function entriesOf(paths: WorkspacePaths): Promise<SignedReview[]> {
+  const log = auditPaths(paths.audit).log;
+  let key: string;
+  try {
+    const st = await Deno.stat(log);
+    key = `${log}:${st.size}:${st.mtime?.getTime()}`;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return [];
+    throw e;
+  }
+  if (cached?.key !== key) cached = { key, entries: signedReviews(await Deno.readTextFile(log)) };
+  return cached.entries;
+}
+
+/**
+ * The first finding by which the signed audit chain contradicts run `runId`'s journal (it was
+ * edited and re-hashed), or undefined. Cheap when the chain signed nothing for the run.
+ */
+export async function journalContradiction(
+  paths: WorkspacePaths,
+  runId: string,
+  journal: string,
+): Promise<CrossFinding | undefined> {
+  const entries = (await entriesOf(paths)).filter((e) => e.runId === runId);
+  if (entries.length === 0) return undefined;
+  const text = await readIfExists(journal);
+  if (text === undefined) return undefined;
+  return crossCheckRun(runId, journalFacts(text), entries).findings.find((f) =>
+    f.journalContradicted
+  );
+}
+
+/**
+ * Project run `runId` as the board serves it: `journal_verified` is also false when the signed
+ * audit chain contradicts the journal (a re-hashed journal still recomputes as a chain).
+ */
+export async function attestedProjection(
+  paths: WorkspacePaths,
+  runId: string,
+  journal: string,
+): Promise<Projection & { contradiction?: CrossFinding }> {
+  const projection = await projectJournal(runId, journal);
+  if (!projection.receipt.journal_verified) return projection;
+  const contradiction = await journalContradiction(paths, runId, journal);
+  if (!contradiction) return projection;
+  return {
+    ...projection,
+    receipt: { ...projection.receipt, journal_verified: false },
+    contradiction,
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * Every request body is bounded while it is read (docs/security.md): a declared
+ * `Content-Length` over the limit is refused before a byte is read, and a chunked (or lying)
+ * body is counted as it streams in and refused with 413 the moment it passes the limit, so no
+ * route ever buffers more than its limit. The bytes read are handed on as the request's body,
+ * so handlers read it as usual. A client that disconnects mid-body ends its request quietly.
+ */
+import type { MiddlewareHandler } from "hono";
+import { HttpError } from "./errors.ts";
+import { isSignedDeliveryPath } from "./origin_guard.ts";
+
+/** Largest JSON body (1 MiB). */
+export const MAX_JSON_BODY = 1 << 20;
+/** Largest webhook delivery (5 MiB): tracker payloads carry whole issues and diffs. */
+export const MAX_WEBHOOK_BODY = 5 << 20;
+
+/** The body limit of a path. */
+export function bodyLimitFor(path: string): number {
+  return isSignedDeliveryPath(path) ? MAX_WEBHOOK_BODY : MAX_JSON_BODY;
+}
+
+/** Thrown when a client sent more than `limit` bytes (declared or streamed). */
+export function bodyTooLarge(limit: number): HttpError {
+  return new HttpError(
+    413,
+    "body_too_large",
+    `request body over ${limit} bytes (${limit >> 20} MiB): send less`,
+  );
+}
+
+/**
+ * Read `body` into memory, at most `limit` bytes: 413 as soon as it passes the limit (the
+ * stream is cancelled, nothing more is read), 400 `body_incomplete` when the client goes away.
+ */
+export async function readBounded(
+  body: ReadableStream<Uint8Array>,
+  limit: number,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      let step: ReadableStreamReadResult<Uint8Array>;
+      try {
+        step = await reader.read();
+      } catch {
+        throw new HttpError(
+          400,
+          "body_incomplete",
+          "the client closed the connection before the body ended",
+        );
+      }
+      if (step.done) break;
+      size += step.value.length;
+      if (size > limit) {
+        reader.cancel().catch(() => {});
+        throw bodyTooLarge(limit);
+      }
+      chunks.push(step.value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+/** Hono middleware bounding every request body ({@link bodyLimitFor} of its path). */
+export function boundedBodies(limitFor = bodyLimitFor): MiddlewareHandler {
+  return async function boundedBodiesMiddleware(c, next) {
+    const raw = c.req.raw;
+    if (!raw.body) return await next();
+    const limit = limitFor(c.req.path);
+    const declared = raw.headers.get("content-length");
+    if (declared !== null && !raw.headers.has("transfer-encoding") && Number(declared) > limit) {
+      throw bodyTooLarge(limit);
+    }
+    const bytes = await readBounded(raw.body, limit);
+    // A GET or HEAD cannot carry a body in a Request: it was bounded and is dropped.
+    if (raw.method === "GET" || raw.method === "HEAD") return await next();
+    c.req.raw = new Request(raw.url, {
+      method: raw.method,
+      headers: raw.headers,
+      body: bytes,
+    });
+    await next();
+  };
+}

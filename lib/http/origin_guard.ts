@@ -1,0 +1,201 @@
+/**
+ * Who may talk to the server from a browser (docs/security.md): a loopback server is reachable
+ * by every page the operator opens, so
+ *
+ * - the `Host` must name this server (a loopback name, the bind address, the `public_url` host or
+ *   an allowed origin's host): a DNS-rebinding page (`Host: evil.example:8052`) reads nothing;
+ * - an `Origin` (or `Sec-Fetch-Site: cross-site`) must be this server's own origin or an
+ *   allowed one: no page elsewhere can write, or read through CORS-less tricks;
+ * - a request that carries a body must say `Content-Type: application/json`, so no "simple"
+ *   cross-origin form or `text/plain` fetch is ever parsed as a command.
+ *
+ * Webhook deliveries (`/webhooks/...`) are exempt from all three: trackers reach the server
+ * through tunnels under their own host name, send their own content types and are
+ * authenticated by their signature instead (spec §4.2).
+ */
+import type { MiddlewareHandler } from "hono";
+import { HttpError } from "./errors.ts";
+
+/** The server's own names and the origins it trusts besides itself. */
+export interface OriginPolicy {
+  /** The address the server is bound to (`127.0.0.1`, `::1`, `0.0.0.0`, a host name). */
+  bindHost: string;
+  /** The URL operators open behind a reverse proxy (`server.public_url`), if any. */
+  publicUrl?: string;
+  /** Further browser origins allowed to call the API (`server.allowed_origins`). */
+  allowedOrigins?: string[];
+  /** Extra host names accepted in `Host` (a wildcard bind adds the machine's addresses). */
+  extraHosts?: string[];
+}
+
+/** The facts of one request the guard looks at (pure input). */
+export interface RequestFacts {
+  method: string;
+  path: string;
+  /** The `Host` header (or the URL's host when the client sent none). */
+  host: string;
+  origin?: string;
+  secFetchSite?: string;
+  contentType?: string;
+  /** True when the request carries a body (a non-zero length or a transfer encoding). */
+  hasBody: boolean;
+}
+
+/** A refusal: status, error code and the words that explain it. */
+export interface GuardRefusal {
+  status: 403 | 415;
+  code: "forbidden_host" | "forbidden_origin" | "unsupported_media_type";
+  message: string;
+}
+
+/**
+ * Paths that skip the browser defences because they authenticate every delivery by its own
+ * signature. The webhook route (issue 12) lives here; add nothing else without a signature.
+ */
+export const SIGNED_DELIVERY_PREFIXES = ["/webhooks/"] as const;
+
+const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+const WILDCARD_BINDS = new Set(["0.0.0.0", "::", "[::]"]);
+
+/** True for a path exempt from the origin, host and content-type checks (signed deliveries). */
+export function isSignedDeliveryPath(path: string): boolean {
+  return SIGNED_DELIVERY_PREFIXES.some((prefix) => path.startsWith(prefix));
+}
+
+/** The host name of a `Host` header value, lower-cased, without its port (`[::1]` kept bare). */
+export function hostName(host: string): string {
+  const h = host.trim().toLowerCase();
+  if (h.startsWith("[")) {
+    const end = h.indexOf("]");
+    return h.slice(1, end < 0 ? undefined : end);
+  }
+  const colon = h.lastIndexOf(":");
+  return colon > 0 && h.indexOf(":") === colon ? h.slice(0, colon) : h;
+}
+
+function isLoopbackName(name: string): boolean {
+  return LOOPBACK_NAMES.has(name) || /^127\.\d+\.\d+\.\d+$/.test(name) ||
+    name.endsWith(".localhost");
+}
+
+function originOf(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    return u.origin === "null" ? undefined : u.origin.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The host names a policy accepts in `Host` (besides every loopback name). */
+export function acceptedHostNames(policy: OriginPolicy): Set<string> {
+  const names = new Set<string>();
+  const bind = hostName(policy.bindHost);
+  if (!WILDCARD_BINDS.has(policy.bindHost) && !WILDCARD_BINDS.has(bind)) names.add(bind);
+  for (const url of [policy.publicUrl, ...(policy.allowedOrigins ?? [])]) {
+    if (!url) continue;
+    try {
+      names.add(new URL(url).hostname.toLowerCase().replace(/^\[|\]$/g, ""));
+    } catch { /* validated by the config schema */ }
+  }
+  for (const h of policy.extraHosts ?? []) names.add(hostName(h));
+  return names;
+}
+
+/** Decide one request (pure): undefined when it may proceed, else the refusal. */
+export function checkRequest(
+  facts: RequestFacts,
+  policy: OriginPolicy,
+  accepted = acceptedHostNames(policy),
+): GuardRefusal | undefined {
+  if (isSignedDeliveryPath(facts.path)) return undefined;
+  const name = hostName(facts.host);
+  if (!isLoopbackName(name) && !accepted.has(name)) {
+    return {
+      status: 403,
+      code: "forbidden_host",
+      message: `Host ${JSON.stringify(facts.host)} is not this server's name: only loopback ` +
+        `names, the bind address${policy.publicUrl ? ", the public_url host" : ""} and the ` +
+        "hosts of server.allowed_origins are answered (DNS-rebinding defence). Open the board " +
+        "at http://127.0.0.1:<port>/dashboard/review-board, or set server.public_url in " +
+        "service.yaml when a reverse proxy serves it under another name.",
+    };
+  }
+  const trusted = trustedOrigins(facts.host, policy);
+  if (facts.origin !== undefined) {
+    const origin = originOf(facts.origin);
+    if (!origin || !trusted.has(origin)) {
+      return {
+        status: 403,
+        code: "forbidden_origin",
+        message:
+          `cross-origin request from ${
+            JSON.stringify(facts.origin)
+          } refused: only pages served by this server` +
+          " (or listed in server.allowed_origins in service.yaml) may call its API",
+      };
+    }
+  } else if (facts.secFetchSite === "cross-site") {
+    return {
+      status: 403,
+      code: "forbidden_origin",
+      message: "cross-site request refused (Sec-Fetch-Site: cross-site) and no Origin to allow",
+    };
+  }
+  if (!SAFE_METHODS.has(facts.method) && facts.hasBody && !isJson(facts.contentType)) {
+    return {
+      status: 415,
+      code: "unsupported_media_type",
+      message: `${facts.method} ${facts.path} takes a JSON body: send ` +
+        `\`Content-Type: application/json\` (got ${
+          facts.contentType ? JSON.stringify(facts.contentType) : "none"
+        })`,
+    };
+  }
+  return undefined;
+}
+
+/** The origins that count as this server: its own (as the browser reached it) and the allowed. */
+function trustedOrigins(host: string, policy: OriginPolicy): Set<string> {
+  const out = new Set<string>();
+  const h = host.trim().toLowerCase();
+  out.add(`http://${h}`);
+  out.add(`https://${h}`);
+  for (const url of [policy.publicUrl, ...(policy.allowedOrigins ?? [])]) {
+    const origin = url ? originOf(url) : undefined;
+    if (origin) out.add(origin);
+  }
+  return out;
+}
+
+function isJson(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  const essence = contentType.split(";")[0].trim().toLowerCase();
+  return essence === "application/json";
+}
+
+/** The facts {@link checkRequest} needs, read from a request. */
+export function requestFacts(req: Request, path: string): RequestFacts {
+  const headers = req.headers;
+  const length = headers.get("content-length");
+  return {
+    method: req.method.toUpperCase(),
+    path,
+    host: headers.get("host") ?? new URL(req.url).host,
+    origin: headers.get("origin") ?? undefined,
+    secFetchSite: headers.get("sec-fetch-site")?.toLowerCase(),
+    contentType: headers.get("content-type") ?? undefined,
+    hasBody: headers.has("transfer-encoding") || (length !== null && length.trim() !== "0"),
+  };
+}
+
+/** Hono middleware refusing foreign hosts, foreign origins and non-JSON bodies (403/415). */
+export function originGuard(policy: OriginPolicy): MiddlewareHandler {
+  const accepted = acceptedHostNames(policy);
+  return async function originGuardMiddleware(c, next) {
+    const refusal = checkRequest(requestFacts(c.req.raw, c.req.path), policy, accepted);
+    if (refusal) throw new HttpError(refusal.status, refusal.code, refusal.message);
+    await next();
+  };
+}
