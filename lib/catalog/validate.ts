@@ -14,20 +14,26 @@ export interface Violation {
   rule: string;
 }
 
+/** The document as written (signatures are checked over the entries as written). */
+export interface RawCatalog {
+  entries: Record<string, unknown>[];
+}
+
 /** The outcome of validating a catalog document. */
 export type CatalogCheck =
-  | { ok: true; catalog: Catalog }
+  | { ok: true; catalog: Catalog; raw: RawCatalog }
   | { ok: false; violations: Violation[] };
 
 /** Thrown when a catalog is rejected; its message lists every violation. */
 export class CatalogRejectedError extends Error {
   /** Machine-readable kind of failure. */
   readonly code = "catalog_rejected";
-  constructor(readonly source: string, readonly violations: Violation[]) {
+  constructor(readonly source: string, readonly violations: Violation[], note?: string) {
     super(
       `catalog ${source} rejected (${violations.length} violation${
         violations.length === 1 ? "" : "s"
-      }):\n${violations.map((v) => `  ${v.path}: ${v.rule}`).join("\n")}`,
+      }):\n${violations.map((v) => `  ${v.path}: ${v.rule}`).join("\n")}` +
+        (note ? `\n${note}` : ""),
     );
     this.name = "CatalogRejectedError";
   }
@@ -98,7 +104,7 @@ export function checkCatalog(value: unknown): CatalogCheck {
     ...duplicateIds(value),
   ];
   if (violations.length > 0 || !result.success) return { ok: false, violations };
-  return { ok: true, catalog: result.data };
+  return { ok: true, catalog: result.data, raw: value as RawCatalog };
 }
 
 /** Validate catalog bytes: size, UTF-8 JSON, then every rule. */

@@ -1,21 +1,6 @@
 import assert from "node:assert/strict";
 import { checkCatalog, checkCatalogBytes, MAX_CATALOG_BYTES } from "./validate.ts";
-
-/** A valid entry; each case below breaks one thing. */
-export function validEntry(over: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    id: "memory",
-    name: "Memory",
-    description: "A knowledge-graph memory server.",
-    homepage: "https://example.com/memory",
-    repository: "https://github.com/example/memory",
-    install_command: ["npm", "install", "@example/memory@1.0.0"],
-    version_pin: "1.0.0",
-    transports: ["stdio"],
-    verified_by_service: true,
-    ...over,
-  };
-}
+import { validEntry } from "./_test_catalog.ts";
 
 function doc(entries: unknown[], over: Record<string, unknown> = {}): Record<string, unknown> {
   return { version: 1, generated_at: "2026-11-01T12:00:00Z", entries, ...over };
