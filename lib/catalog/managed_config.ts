@@ -1,18 +1,24 @@
 /**
  * The user's MCP configuration file (DESIGN.md §9): JSON with comments whose top-level
- * `service-managed` key holds the catalog installs. Edits go through jsonc-parser's `modify`
- * without formatting options, so everything outside the edited range stays byte for byte. Writes
- * are atomic and serialised across processes by an exclusive lock on `<file>.lock`.
+ * `service-managed` key holds the catalog installs. Only the value of that key is rewritten (it
+ * is the service's); when the key is new it is inserted on its own line after the last property.
+ * jsonc-parser locates the ranges. Everything else stays byte for byte (at most one comma is added
+ * after the user's last property). Writes are atomic and serialised across processes by an
+ * exclusive lock on `<file>.lock`.
  */
-import { applyEdits, modify, parse, type ParseError, printParseErrorCode } from "jsonc-parser";
+import {
+  createScanner,
+  findNodeAtLocation,
+  parse,
+  type ParseError,
+  parseTree,
+  printParseErrorCode,
+} from "jsonc-parser";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "../workspace.ts";
 
 /** The key of the block the service owns. */
 export const MANAGED_KEY = "service-managed";
-
-/** Formatting of the inserted range only (jsonc-parser formats nothing outside an edit). */
-const FORMAT = { insertSpaces: true, tabSize: 2, eol: "\n" };
 
 /** One server as written for MCP clients. */
 export interface ManagedServer {
@@ -99,38 +105,70 @@ function freshText(block: ManagedBlock): string {
   return JSON.stringify({ [MANAGED_KEY]: block }, null, 2) + "\n";
 }
 
+/** The whitespace that starts the line holding `offset`. */
+function lineIndent(text: string, offset: number): string {
+  const lineStart = text.lastIndexOf("\n", offset - 1) + 1;
+  return /^[ \t]*/.exec(text.slice(lineStart))![0];
+}
+
+/** The block as pretty JSON whose inner lines sit under `indent`. */
+function pretty(block: ManagedBlock, indent: string): string {
+  return JSON.stringify(block, null, 2).replace(/\n/g, `\n${indent}`);
+}
+
+/** Insert the `service-managed` property after the last top-level property. */
+function insertBlock(text: string, block: ManagedBlock): string {
+  const root = parseTree(text, [], { allowTrailingComma: true })!;
+  const last = root.children?.at(-1);
+  const close = root.offset + root.length - 1; // the closing brace
+  if (!last) {
+    // `{}` or `{ /* comments */ }`: the block goes before the closing brace, on its own line.
+    const before = text.slice(0, close).replace(/[ \t\r\n]*$/, "");
+    return `${before}\n  "${MANAGED_KEY}": ${pretty(block, "  ")}\n${text.slice(close)}`;
+  }
+  const indent = lineIndent(text, last.offset);
+  const valueEnd = last.offset + last.length;
+  // Is the last property already followed by a comma (JSONC allows a trailing one)?
+  const scanner = createScanner(text, true);
+  scanner.setPosition(valueEnd);
+  let out = text;
+  let shift = 0;
+  if (scanner.scan() !== 5 /* CommaToken */) {
+    out = `${out.slice(0, valueEnd)},${out.slice(valueEnd)}`;
+    shift = 1;
+  }
+  const newline = out.indexOf("\n", valueEnd + shift);
+  const property = `"${MANAGED_KEY}": ${pretty(block, indent)}`;
+  if (newline !== -1 && newline < close + shift) {
+    // Own line, after the rest of the last property's line (its comma, its comment).
+    return `${out.slice(0, newline + 1)}${indent}${property}\n${out.slice(newline + 1)}`;
+  }
+  return `${out.slice(0, close + shift)} ${property}${out.slice(close + shift)}`;
+}
+
 /**
- * Apply `edits` to the configuration text (undefined: no file yet). Only the ranges inside the
- * `service-managed` key change. Pure.
+ * Apply `edits` to the configuration text (undefined: no file yet). Only the value of the
+ * `service-managed` key changes (or the key is added). Pure.
  */
 export function editManaged(text: string | undefined, edits: ManagedEdit[], file = "mcp.json") {
-  const current = managedBlock(text, file);
-  if (text === undefined || text.trim() === "") {
-    for (const e of edits) {
-      if (e.op === "set") {
-        current.mcpServers[e.id] = e.server;
-        current.installed[e.id] = e.record;
-      } else {
-        delete current.mcpServers[e.id];
-        delete current.installed[e.id];
-      }
-    }
-    return freshText(current);
-  }
-  let out = text;
+  const block = managedBlock(text, file);
   for (const e of edits) {
-    const paths = [[MANAGED_KEY, "mcpServers", e.id], [MANAGED_KEY, "installed", e.id]];
-    const values = e.op === "set" ? [e.server, e.record] : [undefined, undefined];
-    paths.forEach((path, i) => {
-      // modify() creates missing parents and removes a property given undefined.
-      if (
-        values[i] === undefined && !(e.id in (i === 0 ? current.mcpServers : current.installed))
-      ) {
-        return;
-      }
-      out = applyEdits(out, modify(out, path, values[i], { formattingOptions: FORMAT }));
-    });
+    if (e.op === "set") {
+      block.mcpServers[e.id] = e.server;
+      block.installed[e.id] = e.record;
+    } else {
+      delete block.mcpServers[e.id];
+      delete block.installed[e.id];
+    }
   }
+  if (text === undefined || text.trim() === "") return freshText(block);
+  const node = findNodeAtLocation(parseTree(text, [], { allowTrailingComma: true })!, [
+    MANAGED_KEY,
+  ]);
+  const out = node
+    ? text.slice(0, node.offset) + pretty(block, lineIndent(text, node.parent!.offset)) +
+      text.slice(node.offset + node.length)
+    : insertBlock(text, block);
   managedBlock(out, file); // the result must read back
   return out;
 }

@@ -75,30 +75,44 @@ Deno.test("managed config: install into a block keeps everything else byte for b
   assert.deepEqual(Object.keys(managedBlock(gone).installed), ["files"]);
 });
 
-Deno.test("managed config: the first install adds the block; the user's comments and entries stay", () => {
-  const out = editManaged(USER_FILE, [{
-    op: "set",
-    id: "memory",
-    server: server("npx"),
-    record: record("1"),
-  }]);
-  const node = findNodeAtLocation(parseTree(out)!, ["service-managed"])!;
-  const property = node.parent!;
-  // Everything before the inserted property is the user's text unchanged.
-  const before = out.slice(0, property.offset);
-  assert.ok(USER_FILE.startsWith(before.replace(/,?\s*$/, "")), before);
-  assert.ok(
-    out.includes(
-      `"mine":   { "command": "my-server", "args": ["--port",  "1"] },  // odd spacing on purpose`,
-    ),
-  );
-  assert.ok(out.includes("// My MCP servers — hand-written, keep my comments!"));
-  assert.ok(out.includes("/* the user's own server */"));
-  assert.equal(managedBlock(out).mcpServers.memory.command, "npx");
-  // Uninstalling the last managed entry leaves the user's part as it was.
-  const back = editManaged(out, [{ op: "remove", id: "memory" }]);
-  assert.deepEqual(managedBlock(back), { mcpServers: {}, installed: {} });
-  assert.ok(back.includes("/* the user's own server */"));
+Deno.test("managed config: the first install adds the block on its own line; the user's bytes stay", () => {
+  const set = [{ op: "set" as const, id: "m", server: server("npx"), record: record("1") }];
+  const block = (indent: string) =>
+    JSON.stringify({ mcpServers: { m: server("npx") }, installed: { m: record("1") } }, null, 2)
+      .replace(/\n/g, `\n${indent}`);
+  const cases: [string, string][] = [
+    // trailing comma and a comment after the last property: the block goes after that line
+    [
+      USER_FILE,
+      USER_FILE.replace(
+        `"theme": "dark",\n`,
+        `"theme": "dark",\n  "service-managed": ${block("  ")}\n`,
+      ),
+    ],
+    // no comma after the last property: one comma is added, the comment stays on its line
+    [
+      '{\n    "a": 1 // note\n}\n',
+      `{\n    "a": 1, // note\n    "service-managed": ${block("    ")}\n}\n`,
+    ],
+    // tabs and a block comment
+    [
+      '{\n\t"a": [1,\n\t  2] /* c */\n}',
+      `{\n\t"a": [1,\n\t  2], /* c */\n\t"service-managed": ${block("\t")}\n}`,
+    ],
+    // one line
+    ['{"a":1}', `{"a":1, "service-managed": ${block("")}}`],
+    // empty object
+    ["{}", `{\n  "service-managed": ${block("  ")}\n}`],
+  ];
+  for (const [input, expected] of cases) {
+    const out = editManaged(input, set);
+    assert.equal(out, expected);
+    // Uninstalling the last entry rewrites only the block's value.
+    const back = editManaged(out, [{ op: "remove", id: "m" }]);
+    assert.deepEqual(managedBlock(back), { mcpServers: {}, installed: {} });
+    assert.deepEqual(outside(back).map((p) => p.length > 0), outside(out).map((p) => p.length > 0));
+    assert.equal(outside(back)[0], outside(out)[0]);
+  }
 });
 
 Deno.test("managed config: no file yet → a new file with the block only", () => {
