@@ -41,18 +41,24 @@ export async function checkInstalledServer(
 ): Promise<HealthOutcome> {
   let outcome: HealthOutcome;
   try {
-    const resolved = resolveVars(server, (n) => ctx.processEnv[n], [
-      "service-managed",
-      "mcpServers",
-      id,
-    ]);
+    const resolved = resolveVars(
+      server,
+      (n) => ctx.processEnv[n],
+      ["service-managed", "mcpServers", id],
+      ctx.configPath,
+    );
     outcome = await checkServerHealth(resolved, {
       processEnv: ctx.processEnv,
       timeoutMs: ctx.healthTimeoutMs,
     });
   } catch (e) {
     if (!(e instanceof McpVariableError)) throw e;
-    outcome = { ok: false, checked_at: new Date().toISOString(), duration_ms: 0, error: e.message };
+    outcome = {
+      ok: false,
+      checked_at: new Date().toISOString(),
+      duration_ms: 0,
+      error: `${e.message}; ${e.fix}`,
+    };
   }
   await recordHealth(ctx.stateDir, { [id]: outcome });
   return outcome;

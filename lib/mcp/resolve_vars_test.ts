@@ -6,7 +6,7 @@ Deno.test("resolveVars: nested values resolve; unset ones name the variable and 
   const servers = {
     github: { command: "gh-mcp", args: ["--root", "${HOME}/src"], env: { TOKEN: "${TOKEN}" } },
   };
-  assert.deepEqual(resolveVars(servers, (n) => env[n], ["mcp_servers"]), {
+  assert.deepEqual(resolveVars(servers, (n) => env[n], ["mcp_servers"], "service.yaml"), {
     github: { command: "gh-mcp", args: ["--root", "/home/u/src"], env: { TOKEN: "t0k" } },
   });
   assert.throws(
@@ -15,12 +15,15 @@ Deno.test("resolveVars: nested values resolve; unset ones name the variable and 
         { db: { env: { URL: "${DB_URL}" }, args: ["${DB_URL}", "${X}"] } },
         (n) => env[n],
         ["mcp_servers"],
+        "service.yaml",
       ),
     (e: unknown) => {
       assert.ok(e instanceof McpVariableError);
       assert.match(e.message, /mcp_servers\.db\.env\.URL references \$\{DB_URL\}/);
       assert.match(e.message, /mcp_servers\.db\.args\[1\] references \$\{X\}/);
-      assert.match(e.message, /export DB_URL=/);
+      assert.match(e.message, /^service\.yaml: /);
+      assert.match(e.fix, /export DB_URL=/);
+      assert.deepEqual(e.names, ["DB_URL", "X"]);
       return true;
     },
   );
