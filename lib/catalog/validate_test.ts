@@ -237,3 +237,10 @@ Deno.test("catalog bytes: a valid document parses", () => {
   assert.ok(result.ok);
   assert.equal(result.catalog.entries[0].id, "memory");
 });
+
+Deno.test("catalog: the example in docs/mcp.md is a valid catalog", async () => {
+  const doc = await Deno.readTextFile(new URL("../../docs/mcp.md", import.meta.url));
+  const example = /```json\n([\s\S]*?)\n```/.exec(doc)![1];
+  const result = checkCatalog(JSON.parse(example));
+  assert.ok(result.ok, JSON.stringify(!result.ok && result.violations));
+});

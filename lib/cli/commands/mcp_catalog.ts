@@ -51,7 +51,7 @@ signatures). Cached under $XDG_CACHE_HOME/service/. A catalog that breaks a rule
 
 Environment:
   SERVICE_MCP_INSTALL_TIMEOUT_S   install command limit (default 600)
-  SERVICE_MCP_HEALTH_TIMEOUT_S    start + handshake limit (default 30)
+  SERVICE_MCP_HEALTH_TIMEOUT_S    start + handshake limit (default 60)
   SERVICE_MCP_CATALOG_TIMEOUT_S   catalog request limit (default 20)
 
 See docs/mcp.md.`,
