@@ -231,3 +231,63 @@ Deno.test("mcp catalog: mistakes are named with the fix", async () => {
   assert.equal(r.code, 1);
   assert.match(r.stderr, /broken\.json:1:\d+: CommaExpected/);
 });
+
+Deno.test("mcp catalog: with a public key the preview says valid, INVALID or unsigned", async () => {
+  const { signedBytes } = await import("../lib/catalog/signature.ts");
+  const pair = await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
+    "sign",
+    "verify",
+  ]) as CryptoKeyPair;
+  const b64 = (b: ArrayBuffer) => btoa(String.fromCharCode(...new Uint8Array(b)));
+  const sign = async (e: Record<string, unknown>) =>
+    b64(await crypto.subtle.sign("Ed25519", pair.privateKey, signedBytes(e)));
+  await using ws = await workspace();
+  const good = validEntry({ id: "good", command: "x" });
+  const bad = validEntry({ id: "bad", command: "x" });
+  ws.catalog.entries = [
+    { ...good, signature: await sign(good) },
+    { ...bad, signature: await sign(bad), version_pin: "6.6.6" }, // changed after signing
+    validEntry({ id: "plain", command: "x" }),
+  ];
+  const key = b64(await crypto.subtle.exportKey("raw", pair.publicKey));
+  await Deno.writeTextFile(
+    join(ws.home, "service.yaml"),
+    `cli: claude\nroles:\n  backend: {}\nmcp_catalog:\n  url: https://unused.example\n  public_key: "${key}"\n`,
+  );
+  const expectations: [string, RegExp][] = [
+    ["good", /signature: {4}valid \(Ed25519/],
+    ["bad", /signature: {4}INVALID/],
+    ["plain", /signature: {4}none \(the entry is not signed\)/],
+  ];
+  for (const [id, pattern] of expectations) {
+    const r = await ws.run(["info", id]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, pattern);
+  }
+  const json = await ws.run(["info", "bad", "--json"]);
+  assert.equal(JSON.parse(json.stdout).signature, "invalid");
+});
+
+Deno.test({
+  name: "mcp catalog: a real npm install command, then npx starts the server for the handshake",
+  async fn() {
+    const { MEMORY_PACKAGE } = await import("../lib/mcp/_test_server.ts");
+    await using ws = await workspace();
+    ws.catalog.entries = [validEntry({
+      id: "memory",
+      install_command: ["npm", "cache", "add", MEMORY_PACKAGE],
+      command: "npx",
+      args: ["-y", "--prefer-offline", MEMORY_PACKAGE],
+    })];
+    const r = await ws.run(["install", "memory", "--yes"]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(
+      r.stderr,
+      /installing memory 1\.0\.0: npm cache add @modelcontextprotocol\/server-memory@/,
+    );
+    assert.match(r.stdout, /memory: health check ok: memory-server/);
+    const status = await ws.run(["status"]);
+    assert.equal(status.code, 0, status.stdout + status.stderr);
+    assert.match(status.stdout, /^memory\s+ok\s+memory-server/m);
+  },
+});
