@@ -26,6 +26,8 @@ export function scrubbedEnvironment(processEnv: Record<string, string>): Record<
 export interface InstallRun {
   code: number;
   timedOut: boolean;
+  /** Ended by Ctrl-C or SIGTERM to the service (the install runs in its own process group). */
+  interrupted: boolean;
   /** The last lines of its combined output. */
   tail: string[];
   durationMs: number;
@@ -88,6 +90,7 @@ export async function runInstallCommand(
       return {
         code: notFound ? 127 : 126,
         timedOut: false,
+        interrupted: false,
         tail,
         durationMs: performance.now() - started,
         cwd,
@@ -110,16 +113,32 @@ export async function runInstallCommand(
       kill("SIGTERM");
       killTimer = setTimeout(() => kill("SIGKILL"), KILL_GRACE_MS);
     }, options.timeoutMs ?? INSTALL_TIMEOUT_MS);
-    const [status] = await Promise.all([
-      child.status,
-      pump(child.stdout, onLine),
-      pump(child.stderr, onLine),
-    ]);
-    clearTimeout(timer);
-    clearTimeout(killTimer);
+    // Its own process group does not get the terminal's Ctrl-C: pass it on, then report it.
+    let interrupted = false;
+    const interrupt = () => {
+      interrupted = true;
+      onLine("interrupted: stopping the install command");
+      kill("SIGTERM");
+      killTimer ??= setTimeout(() => kill("SIGKILL"), KILL_GRACE_MS);
+    };
+    const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+    for (const s of signals) Deno.addSignalListener(s, interrupt);
+    let status: Deno.CommandStatus;
+    try {
+      [status] = await Promise.all([
+        child.status,
+        pump(child.stdout, onLine),
+        pump(child.stderr, onLine),
+      ]);
+    } finally {
+      for (const s of signals) Deno.removeSignalListener(s, interrupt);
+      clearTimeout(timer);
+      clearTimeout(killTimer);
+    }
     return {
-      code: timedOut ? 124 : status.code,
+      code: timedOut ? 124 : interrupted ? 130 : status.code,
       timedOut,
+      interrupted,
       tail,
       durationMs: performance.now() - started,
       cwd,

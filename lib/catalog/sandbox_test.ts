@@ -62,3 +62,33 @@ Deno.test("sandbox: a timeout ends the whole process tree (124)", async () => {
   assert.equal(await Deno.readTextFile(marker), "", "the background child was killed too");
   await Deno.remove(marker);
 });
+
+Deno.test("sandbox: Ctrl-C to the service stops the install's process group", async () => {
+  const module = new URL("./sandbox.ts", import.meta.url).href;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      `import { runInstallCommand } from ${JSON.stringify(module)};
+       const run = await runInstallCommand(["sh", "-c", "echo ready; sleep 30"], {
+         processEnv: { PATH: Deno.env.get("PATH") },
+         onLine: (l) => console.log(l),
+       });
+       console.log(JSON.stringify({ code: run.code, interrupted: run.interrupted }));`,
+    ],
+    stdout: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("ready")) text += (await reader.read()).value ?? "";
+  const started = performance.now();
+  child.kill("SIGINT");
+  while (true) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += value;
+  }
+  await child.status;
+  assert.ok(performance.now() - started < 10_000);
+  assert.match(text, /interrupted: stopping the install command/);
+  assert.match(text, /\{"code":130,"interrupted":true\}/);
+});

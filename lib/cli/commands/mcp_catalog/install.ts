@@ -33,6 +33,8 @@ async function runInstall(cli: CatalogCli, entry: CatalogEntry): Promise<boolean
   if (!result.written) {
     const why = result.run.timedOut
       ? "timed out (SERVICE_MCP_INSTALL_TIMEOUT_S raises the limit)"
+      : result.run.interrupted
+      ? "was interrupted"
       : result.run.code === 127
       ? `exited 127: ${entry.install_command[0]} is not on PATH`
       : `exited ${result.run.code}`;
