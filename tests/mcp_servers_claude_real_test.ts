@@ -11,10 +11,14 @@ import { startFakeAnthropicApi } from "./fakes/anthropic_api.ts";
 import { claudeAdapter } from "../lib/agents/adapters/claude.ts";
 import { resolveBinary } from "../lib/agents/preflight.ts";
 import { agentEnvironment } from "../lib/agents/env.ts";
-import { mergeMcpServers, writeRunMcpConfig } from "../lib/mcp/run_servers.ts";
+import { mcpSessionEnv, mergeMcpServers, writeRunMcpConfig } from "../lib/mcp/run_servers.ts";
 import { workspacePaths } from "../lib/workspace.ts";
 import { parseConfig } from "../lib/config/load.ts";
 import { memoryServerScript } from "../lib/mcp/_test_server.ts";
+
+/** The test's HOME is a temp dir: keep Deno's cache where it is. */
+const DENO_DIR = Deno.env.get("DENO_DIR") ??
+  join(Deno.env.get("HOME") ?? "/root", ".cache", "deno");
 
 const claudePath = await resolveBinary("claude", Deno.env.toObject());
 if (!claudePath) console.warn("SKIP mcp_servers_claude_real_test: `claude` not found in PATH");
@@ -67,16 +71,22 @@ mcp_servers:
         "--mcp-config",
         file,
       ]);
-      const env = agentEnvironment(claudeAdapter, {
-        PATH: Deno.env.get("PATH") ?? "",
-        HOME: dir,
-        LANG: "C.UTF-8",
-        ANTHROPIC_BASE_URL: api.url,
-        ANTHROPIC_API_KEY: "test-key",
-        CLAUDE_CODE_MAX_RETRIES: "0",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-        DISABLE_TELEMETRY: "1",
-      }, { serverUrl: "http://127.0.0.1:1", runId: "run-1", taskId: "t1", sessionId: "s1" });
+      const env = {
+        ...agentEnvironment(claudeAdapter, {
+          PATH: Deno.env.get("PATH") ?? "",
+          HOME: dir,
+          LANG: "C.UTF-8",
+          ANTHROPIC_BASE_URL: api.url,
+          ANTHROPIC_API_KEY: "test-key",
+          CLAUDE_CODE_MAX_RETRIES: "0",
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+          DISABLE_TELEMETRY: "1",
+        }, { serverUrl: "http://127.0.0.1:1", runId: "run-1", taskId: "t1", sessionId: "s1" }),
+        // What the orchestrator adds to a session given --mcp-config: Claude Code waits for the
+        // servers before its first turn.
+        ...mcpSessionEnv(claudeAdapter, file),
+      };
+      assert.equal(env.MCP_CONNECTION_NONBLOCKING, "false");
       const out = await new Deno.Command(claudePath!, {
         args: argv,
         cwd: dir,
@@ -149,7 +159,7 @@ Deno.test("service run / doctor / agents: an unset ${VAR} in mcp_servers names t
   );
   await git("-c", "user.email=t@l", "-c", "user.name=t", "add", "-A");
   await git("-c", "user.email=t@l", "-c", "user.name=t", "commit", "-q", "-m", "init");
-  const env = { HOME: dir, ANTHROPIC_API_KEY: "k" };
+  const env = { HOME: dir, ANTHROPIC_API_KEY: "k", DENO_DIR };
   try {
     const run = await runDeno(["run", "-A", CLI, "--root", dir, "run", "--port", "0"], {
       clearEnv: true,
@@ -193,6 +203,99 @@ Deno.test("service run / doctor / agents: an unset ${VAR} in mcp_servers names t
     const check = checks.find((c) => c.name === "mcp servers")!;
     assert.equal(check.warning, true);
     assert.match(check.detail, /codex takes no runtime MCP configuration/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("service run writes the run's MCP configuration and every claude agent gets --mcp-config", async () => {
+  const { CLI, runDeno } = await import("./helpers.ts");
+  const dir = await Deno.makeTempDir({ prefix: "mcp-run-" });
+  const repo = join(dir, "repo");
+  const stub = join(dir, "bin");
+  const seen = join(dir, "seen");
+  await Deno.mkdir(repo);
+  await Deno.mkdir(stub);
+  await Deno.mkdir(seen);
+  // Stands in for `claude` on PATH: keeps the --mcp-config file it was given, then reports.
+  await Deno.writeTextFile(
+    join(stub, "claude"),
+    `#!/bin/sh
+prev=""
+for a in "$@"; do
+  if [ "$prev" = "--mcp-config" ]; then cp "$a" "$STUB_OUT/$SERVICE_SESSION_ID.json"; fi
+  prev="$a"
+done
+echo "$MCP_CONNECTION_NONBLOCKING" > "$STUB_OUT/$SERVICE_SESSION_ID.env"
+echo '{"type":"result","subtype":"success","total_cost_usd":0,"usage":{}}'
+curl -s -X POST -H "content-type: application/json" -d '{"summary":"stub"}' \\
+  "$SERVICE_SERVER_URL/tasks/$SERVICE_TASK_ID/complete" >/dev/null
+`,
+    { mode: 0o755 },
+  );
+  const git = (...args: string[]) =>
+    new Deno.Command("git", {
+      args: ["-c", "user.email=t@l", "-c", "user.name=t", ...args],
+      cwd: repo,
+    })
+      .output();
+  await git("init", "-q", "-b", "main");
+  await Deno.writeTextFile(
+    join(repo, "service.yaml"),
+    "cli: claude\nroles:\n  backend: {}\nagent_env: [STUB_OUT]\nmcp_servers:\n  notes:\n" +
+      "    command: node\n    args: [server.js]\n    env: { TOKEN: '${NOTES_TOKEN}' }\n",
+  );
+  await Deno.writeTextFile(
+    join(repo, "plan.yaml"),
+    "stages:\n  - name: s\n    steps:\n      - goal: one\n        role: backend\n      - goal: two\n        role: backend\n",
+  );
+  await git("add", "-A");
+  await git("commit", "-q", "-m", "init");
+  // One server installed from the catalog, in the user's mcp.json.
+  await Deno.mkdir(join(dir, ".config", "service"), { recursive: true });
+  await Deno.writeTextFile(
+    join(dir, ".config", "service", "mcp.json"),
+    JSON.stringify({
+      "service-managed": {
+        mcpServers: { memory: { command: "npx", args: ["-y", "m"], env: {} } },
+        installed: {},
+      },
+    }),
+  );
+  try {
+    const run = await runDeno(["run", "-A", CLI, "--root", repo, "run", "--port", "0"], {
+      clearEnv: true,
+      env: {
+        PATH: `${stub}:${Deno.env.get("PATH")}`,
+        HOME: dir,
+        DENO_DIR,
+        ANTHROPIC_API_KEY: "k",
+        STUB_OUT: seen,
+        NOTES_TOKEN: "t0k",
+      },
+    });
+    assert.equal(run.code, 0, run.text);
+    assert.match(
+      run.text,
+      /2 MCP servers \(memory, notes\) passed to claude agents with --mcp-config/,
+    );
+    const files = [...Deno.readDirSync(seen)].map((e) => e.name).filter((f) => f.endsWith(".json"));
+    assert.equal(files.length, 2, "both agents received --mcp-config");
+    for (const f of files) {
+      const waits = await Deno.readTextFile(join(seen, f.replace(/\.json$/, ".env")));
+      assert.equal(
+        waits.trim(),
+        "false",
+        "MCP_CONNECTION_NONBLOCKING=false: Claude Code waits for the servers",
+      );
+    }
+    for (const f of files) {
+      const config = JSON.parse(await Deno.readTextFile(join(seen, f)));
+      assert.deepEqual(config.mcpServers, {
+        memory: { command: "npx", args: ["-y", "m"], env: {} },
+        notes: { command: "node", args: ["server.js"], env: { TOKEN: "t0k" } },
+      });
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -56,6 +56,14 @@ export function mcpDelivery(adapter: AgentAdapter, run: RunMcpServers): string |
       "will not get them (configure them in the CLI's own settings, or use claude or qwen)";
 }
 
+/** The variables an agent's CLI needs when it is given the run's MCP configuration. */
+export function mcpSessionEnv(
+  adapter: AgentAdapter,
+  mcpConfigPath: string | undefined,
+): Readonly<Record<string, string>> {
+  return adapter.acceptsMcpConfig && mcpConfigPath ? adapter.mcpEnv ?? {} : {};
+}
+
 /**
  * Write the run's MCP configuration for adapters that accept one; undefined when there is
  * nothing to write or the adapter would ignore it.
