@@ -8,7 +8,7 @@ import { join } from "node:path";
 export type EnvLookup = (name: string) => string | undefined;
 
 /** The host's environment. */
-export const hostEnv: EnvLookup = (name) => Deno.env.get(name);
+const hostEnv: EnvLookup = (name) => Deno.env.get(name);
 
 function home(env: EnvLookup): string {
   const h = env("HOME") ?? env("USERPROFILE");

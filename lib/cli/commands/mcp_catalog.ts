@@ -18,6 +18,7 @@ const SUBCOMMANDS: Record<string, (cli: CatalogCli) => Promise<number>> = {
   status,
 };
 
+/** `service mcp catalog`: dispatches to its subcommands. */
 export const mcpCatalogCommand: Command = {
   name: "mcp catalog",
   summary: "browse the MCP server catalog; install, upgrade and health-check MCP servers",

@@ -9,7 +9,7 @@ import type { SignatureStatus } from "../../../catalog/signature.ts";
 import { type CatalogCli, confirm, entryById, signatures, theCatalog } from "./_context.ts";
 
 /** One line about a health outcome. */
-export function healthLine(id: string, h: HealthOutcome): string {
+function healthLine(id: string, h: HealthOutcome): string {
   if (!h.ok) return colour.red(`${id}: health check FAILED: ${h.error}`);
   const who = h.server ? `${h.server.name} ${h.server.version}` : "server";
   const tools = h.tools === undefined ? "" : `, ${h.tools} tool${h.tools === 1 ? "" : "s"}`;
