@@ -43,6 +43,11 @@ export function runLogPath(paths: WorkspacePaths, runId: string, sessionId: stri
   return join(paths.runs, runId, "logs", `${sessionId}.log`);
 }
 
+/** `.sdd/runtime/mcp/<run_id>.json`: the MCP configuration handed to a run's agents. */
+export function runMcpConfigPath(paths: WorkspacePaths, runId: string): string {
+  return join(paths.runtime, "mcp", `${runId}.json`);
+}
+
 /** `.sdd/runs/<run_id>/review/diffs/<task_id>.diff`. */
 export function diffPath(paths: WorkspacePaths, runId: string, taskId: string): string {
   return join(paths.runs, runId, "review", "diffs", `${taskId}.diff`);

@@ -2,7 +2,7 @@
 import { join } from "node:path";
 import { adapterByName } from "../agents/adapters/mod.ts";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
-import { expandEnv, UnsetVariableError } from "../util/env_expand.ts";
+import { resolveVars } from "../mcp/resolve_vars.ts";
 import { ValidationError } from "./errors.ts";
 import { CONFIG_EXAMPLES, type ServiceConfig, ServiceConfigSchema } from "./schema.ts";
 import { validateYaml } from "./validate.ts";
@@ -66,12 +66,10 @@ export function configuredAdapter(config: ServiceConfig): AgentAdapter {
   });
 }
 
-/** `mcp_servers` with every `${VAR}` resolved; an unset variable is an error naming it. */
+/** `mcp_servers` with every `${VAR}` resolved; an unset variable is an error naming it and its key. */
 export function resolveMcpServers(
   config: ServiceConfig,
   env: (name: string) => string | undefined = (n) => Deno.env.get(n),
 ): Record<string, Record<string, unknown>> {
-  const { value, unset } = expandEnv(config.mcp_servers ?? {}, env);
-  if (unset.length > 0) throw new UnsetVariableError(unset, "mcp_servers");
-  return value;
+  return resolveVars(config.mcp_servers ?? {}, env, ["mcp_servers"], CONFIG_FILE);
 }

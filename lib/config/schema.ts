@@ -103,6 +103,13 @@ export const VerificationNudgeSchema = z.strictObject({
   min_completions: z.number().int().min(0).default(3),
 });
 
+/** `mcp_catalog`: where the MCP server catalog comes from (spec §2.1; docs/mcp.md). */
+export const McpCatalogSchema = z.strictObject({
+  url: z.string().min(1),
+  mirror_url: z.string().min(1).optional(),
+  public_key: z.string().min(1).optional(),
+});
+
 /** The whole `service.yaml`. */
 export const ServiceConfigSchema = z.strictObject({
   cli: z.string().min(1),
@@ -116,6 +123,7 @@ export const ServiceConfigSchema = z.strictObject({
   model_flag: z.string().min(1).optional(),
   agent_env: AgentEnvSchema.default([]),
   mcp_servers: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+  mcp_catalog: McpCatalogSchema.optional(),
   verification_nudge: VerificationNudgeSchema.default({ threshold: 0.3, min_completions: 3 }),
   trackers: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), TrackerSchema).default({}),
   isolation: z.enum(["worktree", "container"]).default("worktree"),

@@ -1,6 +1,7 @@
 /**
  * The checks of `service doctor`: each passes or says what is wrong and how to fix it.
  */
+import { checkMcpServers } from "../mcp/doctor_check.ts";
 import { join } from "node:path";
 import { configPath, configuredAdapter, loadConfig } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
@@ -328,6 +329,8 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
   if (config) {
     results.push(...await checkRunSetup(root, config));
     results.push(...await checkAgentCli(config));
+    const mcp = await checkMcpServers(config);
+    if (mcp) results.push(mcp);
   }
   results.push(await checkPort(root));
   results.push(await checkPidFiles(paths));

@@ -3,6 +3,7 @@
  * and rate-limit scans while it runs, ending it on request, and — when it exits — the I/O that
  * turns its end into an event for the decision core (spend, leftovers, diagnosis).
  */
+import { mcpSessionEnv } from "../mcp/run_servers.ts";
 import { join, relative } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { agentExitCode } from "../agents/exit_status.ts";
@@ -136,6 +137,7 @@ export class AgentPool {
         timeoutS: o.timeoutS(task),
         graceMs: o.graceMs,
         agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
+        extraEnv: mcpSessionEnv(o.adapter, o.mcpConfigPath),
       });
     } catch (e) {
       const err = e as Error;

@@ -4,6 +4,7 @@
  * (`run_started`) with the plan's steps that have not landed yet, and drive its tasks to the end
  * with the {@link Orchestrator}.
  */
+import { mcpDelivery, runMcpServers, writeRunMcpConfig } from "../mcp/run_servers.ts";
 import { existsSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { configuredAdapter, loadConfig } from "../config/load.ts";
@@ -237,6 +238,10 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   const plan = planFile ? await checkedPlan(root, planFile, config) : undefined;
   if (!plan) await throwSetupProblems(root, config, Object.keys(config.roles));
   const env = Deno.env.toObject();
+  // MCP servers (issue 13): an unset ${VAR} fails here, before a row is written.
+  const mcp = await runMcpServers(config, (n) => env[n]);
+  const mcpNote = mcpDelivery(adapter, mcp);
+  if (mcpNote) out(adapter.acceptsMcpConfig ? mcpNote : `warning: ${mcpNote}`);
   const checked = await preflight(adapter, {
     env,
     cwd: root,
@@ -357,6 +362,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       effort: config.effort,
       roles: config.roles,
       agentEnv: config.agent_env,
+      mcpConfigPath: await writeRunMcpConfig(paths, runId, adapter, mcp),
       requireApproval: config.review?.require_approval ?? false,
       qualityGates: [],
       cooldowns: await cooldownTracker(join(paths.runtime, "rate_limits.json"), env),

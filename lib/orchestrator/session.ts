@@ -46,6 +46,8 @@ export interface SessionStart {
   graceMs: number;
   /** More variables to forward (`agent_env`). */
   agentEnv?: readonly string[];
+  /** Variables set on top of the forwarded ones (the adapter's MCP settings, lib/mcp). */
+  extraEnv?: Readonly<Record<string, string>>;
 }
 
 /** A live (or just ended) agent session. */
@@ -88,6 +90,7 @@ export class AgentSession {
       taskId: start.task.id,
       sessionId: start.sessionId,
     }, { extraNames: start.agentEnv });
+    Object.assign(env, start.extraEnv ?? {});
     const proc = spawnAgent({
       command: start.launch.command,
       args: [...start.launch.prefixArgs, ...start.argv],

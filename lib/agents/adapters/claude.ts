@@ -44,6 +44,9 @@ export const claudeAdapter: AgentAdapter = {
   gatewayKeyEnv: { ANTHROPIC_BASE_URL: ["ANTHROPIC_AUTH_TOKEN"] },
   cheapestModel: "haiku",
   acceptsMcpConfig: true,
+  // Claude Code -p connects MCP servers in the background unless told to wait: without this the
+  // first turn can start before the servers' tools exist.
+  mcpEnv: { MCP_CONNECTION_NONBLOCKING: "false" },
   supportsEffort: true,
   buildArgv(input: AdapterInput): string[] {
     const argv = [

@@ -55,6 +55,8 @@ export interface AgentAdapter {
   cheapestModel?: string;
   /** True when the CLI takes a runtime MCP configuration file. */
   acceptsMcpConfig: boolean;
+  /** Variables set for the CLI when it is given a runtime MCP configuration (docs/mcp.md). */
+  mcpEnv?: Readonly<Record<string, string>>;
   /** True when the CLI takes an effort / reasoning level. */
   supportsEffort: boolean;
   /** The argv after the binary for one non-interactive, headless run. */

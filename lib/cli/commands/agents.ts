@@ -10,6 +10,7 @@ import {
 } from "../../agents/readiness.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { parseOptions } from "./_options.ts";
+import { type McpReport, mcpReport } from "../../mcp/run_servers.ts";
 
 /** `75` → `1m15s`; null → `-`. */
 function duration(s: number | null): string {
@@ -99,13 +100,19 @@ sessions with a PID file (.sdd/runtime/pids/): task, pid, whether the process is
 time, time since its last output and its log size (.sdd/runtime/heartbeats/ and the session log).
 
 Options:
-  --json   print JSON: {configured, adapters: [...], sessions: [...], unreadable_pid_files}`,
+  --json   print JSON: {configured, adapters: [...], sessions: [...], unreadable_pid_files,
+           mcp_servers: {names, delivered, note} or null}
+
+MCP servers (service.yaml mcp_servers and \`service mcp catalog install\`) reach only adapters
+that take a runtime MCP configuration (claude, qwen); a line says so when yours does not.`,
   async run(args, ctx) {
     const values = parseOptions("agents", args, { json: { type: "boolean", default: false } });
     let configured: AgentAdapter | undefined;
+    let mcp: McpReport | undefined;
     try {
       const config = await loadConfig(ctx.root);
       if (config) configured = configuredAdapter(config);
+      if (config && configured) mcp = await mcpReport(config, configured);
     } catch (e) {
       ctx.stderr(
         colour.yellow(
@@ -125,6 +132,7 @@ Options:
           adapters,
           sessions,
           unreadable_pid_files: unreadable,
+          mcp_servers: mcp ?? null,
         },
         null,
         2,
@@ -132,6 +140,9 @@ Options:
       return 0;
     }
     for (const line of adapterLines(adapters)) ctx.stdout(line);
+    if (mcp?.note) {
+      ctx.stdout(mcp.delivered ? mcp.note : colour.yellow(`warning: ${mcp.note}`));
+    }
     ctx.stdout("");
     for (const line of sessionLines(sessions, unreadable)) ctx.stdout(line);
     return 0;

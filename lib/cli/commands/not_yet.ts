@@ -13,14 +13,8 @@ function notYet(name: string, summary: string, arrives: string, help: string): C
   };
 }
 
-/** `mcp catalog`, `preview`. */
+/** `preview`. */
 export const NOT_YET_COMMANDS: Command[] = [
-  notYet(
-    "mcp catalog",
-    "browse the MCP server catalog",
-    "the MCP catalog work",
-    "Lists installable MCP servers from the community catalog.",
-  ),
   notYet(
     "preview",
     "expose the server through a tunnel",

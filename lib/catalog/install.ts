@@ -1,0 +1,99 @@
+/**
+ * Installing, health-checking and uninstalling catalog entries: the install command runs in the
+ * sandbox and only its success writes the managed block; stdio servers are then started and
+ * shaken hands with, and the outcome recorded.
+ */
+import type { CatalogEntry } from "./schema.ts";
+import { installedRecord, managedServer } from "./entry_plan.ts";
+import { type ManagedServer, updateMcpConfig } from "./managed_config.ts";
+import { type InstallRun, runInstallCommand } from "./sandbox.ts";
+import { checkServerHealth, type HealthOutcome, recordHealth } from "../mcp/health.ts";
+import { McpVariableError, resolveVars } from "../mcp/resolve_vars.ts";
+
+/** Where installs write and what they may see. */
+export interface InstallContext {
+  /** The user's MCP configuration file. */
+  configPath: string;
+  /** `$XDG_STATE_HOME/service`: health outcomes. */
+  stateDir: string;
+  processEnv: Record<string, string>;
+  installTimeoutMs?: number;
+  healthTimeoutMs?: number;
+  /** Receives each line the install command prints. */
+  onLine?: (line: string) => void;
+  now?: () => Date;
+}
+
+/** How an install went. */
+export interface InstallResult {
+  run: InstallRun;
+  /** The managed block was written (only after the install command succeeded). */
+  written: boolean;
+  /** The handshake outcome, for stdio servers. */
+  health?: HealthOutcome;
+}
+
+/** Start an installed server and record the outcome; `${VAR}` in it resolve from the environment. */
+export async function checkInstalledServer(
+  id: string,
+  server: ManagedServer,
+  ctx: InstallContext,
+): Promise<HealthOutcome> {
+  let outcome: HealthOutcome;
+  try {
+    const resolved = resolveVars(
+      server,
+      (n) => ctx.processEnv[n],
+      ["service-managed", "mcpServers", id],
+      ctx.configPath,
+    );
+    outcome = await checkServerHealth(resolved, {
+      processEnv: ctx.processEnv,
+      timeoutMs: ctx.healthTimeoutMs,
+    });
+  } catch (e) {
+    if (!(e instanceof McpVariableError)) throw e;
+    outcome = {
+      ok: false,
+      checked_at: new Date().toISOString(),
+      duration_ms: 0,
+      error: `${e.message}; ${e.fix}`,
+    };
+  }
+  await recordHealth(ctx.stateDir, { [id]: outcome });
+  return outcome;
+}
+
+/**
+ * Run the entry's install command; on success write its server into the managed block and, for a
+ * stdio server, check its health. A failed command leaves the configuration untouched.
+ */
+export async function installEntry(
+  entry: CatalogEntry,
+  ctx: InstallContext,
+): Promise<InstallResult> {
+  const server = managedServer(entry); // refuse before running anything
+  const run = await runInstallCommand(entry.install_command, {
+    processEnv: ctx.processEnv,
+    timeoutMs: ctx.installTimeoutMs,
+    onLine: ctx.onLine,
+  });
+  if (run.code !== 0) return { run, written: false };
+  const record = installedRecord(entry, (ctx.now ?? (() => new Date()))());
+  await updateMcpConfig(ctx.configPath, () => [{ op: "set", id: entry.id, server, record }]);
+  const health = entry.transports.includes("stdio")
+    ? await checkInstalledServer(entry.id, server, ctx)
+    : undefined;
+  return { run, written: true, health };
+}
+
+/** Remove an entry from the managed block; false when it was not installed. */
+export async function uninstallEntry(id: string, ctx: InstallContext): Promise<boolean> {
+  let found = false;
+  await updateMcpConfig(ctx.configPath, (block) => {
+    found = id in block.installed || id in block.mcpServers;
+    return found ? [{ op: "remove", id }] : [];
+  });
+  if (found) await recordHealth(ctx.stateDir, { [id]: null });
+  return found;
+}

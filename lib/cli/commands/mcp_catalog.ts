@@ -1,0 +1,95 @@
+/** `service mcp catalog …`: browse the MCP server catalog; install, upgrade and check servers. */
+import { parseArgs } from "node:util";
+import { CliError, type Command } from "../command.ts";
+import { asCliError, type CatalogCli, catalogCli } from "./mcp_catalog/_context.ts";
+import { browse, info, listInstalled, search } from "./mcp_catalog/listing.ts";
+import { install, uninstall, upgrade } from "./mcp_catalog/install.ts";
+import { status } from "./mcp_catalog/status.ts";
+import { suggest } from "../../util/levenshtein.ts";
+
+const SUBCOMMANDS: Record<string, (cli: CatalogCli) => Promise<number>> = {
+  browse,
+  search,
+  info,
+  install,
+  "list-installed": listInstalled,
+  upgrade,
+  uninstall,
+  status,
+};
+
+/** `service mcp catalog`: dispatches to its subcommands. */
+export const mcpCatalogCommand: Command = {
+  name: "mcp catalog",
+  summary: "browse the MCP server catalog; install, upgrade and health-check MCP servers",
+  help: `Usage: service mcp catalog <subcommand> [options]
+
+Subcommands:
+  browse              every entry of the catalog (id, pin, transports, verified, installed)
+  search QUERY        entries whose id, name or description contain every word of QUERY
+  info ID             every field of an entry, what installing it runs and writes, its state
+  install ID          preview, ask, run its install command in a sandbox, write the entry into
+                      the service-managed block of your MCP configuration, health-check it
+  list-installed      the entries in the service-managed block, with their last health check
+  upgrade [ID|--all]  compare installed pins with the catalog; apply auto_upgrade entries, and
+                      the named one (or all) after confirmation
+  uninstall ID        remove the entry from the service-managed block (nothing else changes)
+  status              start every installed server and do an MCP initialize handshake
+
+Options:
+  --json          print JSON (browse, search, info, list-installed, upgrade, status)
+  --yes           accept without asking (install, upgrade, uninstall); otherwise the answer is
+                  read from standard input and anything but y/yes declines
+  --refresh       fetch the catalog even when the cached copy is less than 1 hour old
+  --config PATH   the MCP configuration file to edit (default
+                  $XDG_CONFIG_HOME/service/mcp.json, i.e. ~/.config/service/mcp.json)
+  --all           upgrade every entry with a newer pin
+
+Catalog source: SERVICE_MCP_CATALOG_URL, else mcp_catalog.url in service.yaml (an https URL or a
+local path; mcp_catalog.mirror_url is tried when it fails; mcp_catalog.public_key checks entry
+signatures). Cached under $XDG_CACHE_HOME/service/. A catalog that breaks a rule is rejected whole
+(exit 1, every violation listed with its JSON path); the cached copy is kept and used.
+
+Environment:
+  SERVICE_MCP_INSTALL_TIMEOUT_S   install command limit (default 600)
+  SERVICE_MCP_HEALTH_TIMEOUT_S    start + handshake limit (default 60)
+  SERVICE_MCP_CATALOG_TIMEOUT_S   catalog request limit (default 20)
+
+See docs/mcp.md.`,
+  async run(args, ctx) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        json: { type: "boolean", default: false },
+        yes: { type: "boolean", short: "y", default: false },
+        refresh: { type: "boolean", default: false },
+        all: { type: "boolean", default: false },
+        config: { type: "string" },
+      },
+    });
+    const [name, ...rest] = positionals;
+    const handler = name === undefined ? undefined : SUBCOMMANDS[name];
+    if (!handler) {
+      const guess = name === undefined ? undefined : suggest(name, Object.keys(SUBCOMMANDS));
+      throw new CliError(
+        `${name === undefined ? "name a subcommand" : `unknown subcommand "${name}"`}${
+          guess ? ` (did you mean \`${guess}\`?)` : ""
+        }: one of ${Object.keys(SUBCOMMANDS).join(", ")}; see \`service mcp catalog --help\``,
+      );
+    }
+    if (values.all && name !== "upgrade") throw new CliError("--all goes with `upgrade`");
+    try {
+      const cli = await catalogCli(ctx, {
+        json: values.json,
+        yes: values.yes,
+        refresh: values.refresh,
+        all: values.all,
+        config: values.config,
+      }, rest);
+      return await handler(cli);
+    } catch (e) {
+      throw asCliError(e);
+    }
+  },
+};

@@ -1,0 +1,58 @@
+/**
+ * `${VAR}` references in MCP server definitions, resolved recursively from the environment; an
+ * unset variable is a configuration error naming the variable and every key that uses it. Pure.
+ */
+import { formatPath } from "../config/errors.ts";
+import { UnsetVariableError } from "../util/env_expand.ts";
+
+const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** Unset variables referenced by MCP server settings, with the keys that reference them. */
+export class McpVariableError extends UnsetVariableError {
+  /** Machine-readable kind of failure. */
+  readonly code = "mcp_unset_variable";
+  /** Exit code of the command that meets it (spec §7.4: general error). */
+  readonly exitCode = 1;
+  /** What to do about it. */
+  readonly fix: string;
+  constructor(readonly unset: { name: string; key: string }[], where: string) {
+    const names = [...new Set(unset.map((u) => u.name))].sort();
+    super(names, where);
+    this.message = `${where}: ` +
+      unset.map((u) => `${u.key} references \${${u.name}}, which is not set`).join("; ") +
+      ` (unset: ${names.join(", ")})`;
+    this.fix = `export ${names[0]}=… before starting, or remove the reference from ${where}`;
+    this.name = "ConfigError";
+  }
+}
+
+/**
+ * Resolve every `${VAR}` inside `value`; `prefix` is its key path (`["mcp_servers"]`) and `where`
+ * the file it comes from, for the error.
+ */
+export function resolveVars<T>(
+  value: T,
+  env: (name: string) => string | undefined,
+  prefix: (string | number)[],
+  where: string,
+): T {
+  const unset: { name: string; key: string }[] = [];
+  const walk = (v: unknown, path: (string | number)[]): unknown => {
+    if (typeof v === "string") {
+      return v.replace(REFERENCE, (whole, name: string) => {
+        const found = env(name);
+        if (found !== undefined) return found;
+        unset.push({ name, key: formatPath(path) });
+        return whole;
+      });
+    }
+    if (Array.isArray(v)) return v.map((x, i) => walk(x, [...path, i]));
+    if (v && typeof v === "object") {
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, [...path, k])]));
+    }
+    return v;
+  };
+  const out = walk(value, prefix) as T;
+  if (unset.length > 0) throw new McpVariableError(unset, where);
+  return out;
+}

@@ -1,0 +1,100 @@
+/**
+ * The MCP servers of a run (issue 13): the entries installed from the catalog (the
+ * `service-managed` block of the user's mcp.json) overridden by `mcp_servers` of service.yaml,
+ * every `${VAR}` resolved. Adapters that take a runtime MCP configuration get it as a file
+ * (`.sdd/runtime/mcp/<run_id>.json`, mode 0600: resolved values may be secrets); the others are
+ * named so the user knows their agents will not see the servers.
+ */
+import { dirname } from "node:path";
+import type { AgentAdapter } from "../agents/adapters/types.ts";
+import type { ServiceConfig } from "../config/schema.ts";
+import { CONFIG_FILE } from "../config/load.ts";
+import { managedBlock, readConfigText } from "../catalog/managed_config.ts";
+import { type EnvLookup, userPaths } from "../catalog/user_paths.ts";
+import { runMcpConfigPath, type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
+import { resolveVars } from "./resolve_vars.ts";
+
+/** Server definitions by name, as MCP clients read them (`command`/`args`/`env`, or `url`). */
+export type McpServers = Record<string, Record<string, unknown>>;
+
+/** The servers of a run and where each came from. */
+export interface RunMcpServers {
+  servers: McpServers;
+  origin: Record<string, "service.yaml" | "installed">;
+}
+
+/** Merge installed entries and service.yaml overrides, resolving `${VAR}` (pure). */
+export function mergeMcpServers(
+  config: ServiceConfig,
+  installed: McpServers,
+  env: EnvLookup,
+  installedFile: string,
+): RunMcpServers {
+  const fromCatalog = resolveVars(installed, env, ["service-managed", "mcpServers"], installedFile);
+  const fromProject = resolveVars(config.mcp_servers ?? {}, env, ["mcp_servers"], CONFIG_FILE);
+  const origin: RunMcpServers["origin"] = {};
+  for (const id of Object.keys(fromCatalog)) origin[id] = "installed";
+  for (const id of Object.keys(fromProject)) origin[id] = "service.yaml";
+  return { servers: { ...fromCatalog, ...fromProject }, origin };
+}
+
+/** The run's servers from service.yaml and the user's mcp.json (`$XDG_CONFIG_HOME/service`). */
+export async function runMcpServers(config: ServiceConfig, env: EnvLookup): Promise<RunMcpServers> {
+  const file = userPaths(env).mcpConfig;
+  const block = managedBlock(await readConfigText(file), file);
+  return mergeMcpServers(config, block.mcpServers as unknown as McpServers, env, file);
+}
+
+/** What happens to the servers with `adapter`, in one sentence (for run, agents and doctor). */
+export function mcpDelivery(adapter: AgentAdapter, run: RunMcpServers): string | undefined {
+  const names = Object.keys(run.servers);
+  if (names.length === 0) return undefined;
+  const list = `${names.length} MCP server${names.length === 1 ? "" : "s"} (${names.join(", ")})`;
+  return adapter.acceptsMcpConfig
+    ? `${list} passed to ${adapter.name} agents with --mcp-config`
+    : `${list} configured, but ${adapter.name} takes no runtime MCP configuration: its agents ` +
+      "will not get them (configure them in the CLI's own settings, or use claude or qwen)";
+}
+
+/** The variables an agent's CLI needs when it is given the run's MCP configuration. */
+export function mcpSessionEnv(
+  adapter: AgentAdapter,
+  mcpConfigPath: string | undefined,
+): Readonly<Record<string, string>> {
+  return adapter.acceptsMcpConfig && mcpConfigPath ? adapter.mcpEnv ?? {} : {};
+}
+
+/**
+ * Write the run's MCP configuration for adapters that accept one; undefined when there is
+ * nothing to write or the adapter would ignore it.
+ */
+export async function writeRunMcpConfig(
+  paths: WorkspacePaths,
+  runId: string,
+  adapter: AgentAdapter,
+  run: RunMcpServers,
+): Promise<string | undefined> {
+  if (!adapter.acceptsMcpConfig || Object.keys(run.servers).length === 0) return undefined;
+  const file = runMcpConfigPath(paths, runId);
+  await Deno.mkdir(dirname(file), { recursive: true });
+  await writeFileAtomic(file, JSON.stringify({ mcpServers: run.servers }, null, 2) + "\n", 0o600);
+  return file;
+}
+
+/** What `service agents` says about MCP servers. */
+export interface McpReport {
+  names: string[];
+  /** The configured adapter gets them. */
+  delivered: boolean;
+  note?: string;
+}
+
+/** The MCP servers against the configured adapter (throws on an unset variable). */
+export async function mcpReport(config: ServiceConfig, adapter: AgentAdapter): Promise<McpReport> {
+  const run = await runMcpServers(config, (n) => Deno.env.get(n));
+  return {
+    names: Object.keys(run.servers),
+    delivered: adapter.acceptsMcpConfig,
+    note: mcpDelivery(adapter, run),
+  };
+}
