@@ -179,7 +179,11 @@ Deno.test("mergeAgentBranch() evaluates gates on the merged tree and lands only 
         { kind: "path_exists", detail: "src/feature.ts" },
         { kind: "path_exists", detail: "src/missing.ts" },
       ],
-      quality_gates: ["test -f CHANGELOG.md && test -f src/feature.ts"],
+      quality_gates: [{
+        name: "files",
+        command: "test -f CHANGELOG.md && test -f src/feature.ts",
+        timeout_s: 60,
+      }],
     },
     gateOptions: { env: {} },
   });
@@ -198,7 +202,11 @@ Deno.test("mergeAgentBranch() evaluates gates on the merged tree and lands only 
     taskId: "t1",
     gates: {
       signals: [{ kind: "glob_exists", detail: "src/*.ts" }],
-      quality_gates: ["test -f CHANGELOG.md && test -f src/feature.ts"],
+      quality_gates: [{
+        name: "files",
+        command: "test -f CHANGELOG.md && test -f src/feature.ts",
+        timeout_s: 60,
+      }],
     },
   });
   assert.equal(passing.status, "merged");

@@ -34,7 +34,8 @@ export function onCaptured(d: Draft, out: Out, e: Extract<CoreEvent, { type: "ca
     summary: l.recovered ? undefined : task.summary?.slice(0, 2000) || undefined,
     recovered: l.recovered,
   }));
-  if (d.settings.requireApproval) {
+  // Failed gates need no review: the merge refuses them at once (with their receipt).
+  if (d.settings.requireApproval && !e.gatesFailed) {
     setStage(d, l, "review", REVIEW_WAIT);
     out.log(task.id, "completed; waiting for review on the board");
     return;

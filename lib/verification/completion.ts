@@ -1,0 +1,262 @@
+/**
+ * The verification step of a completion (spec §2.9, §4.3; DESIGN.md §10): once the agent has
+ * ended, its work is merged in the object store, the task's completion signals and quality
+ * gates run on that candidate tree, then its evidence producers; the ledger record is written
+ * from what the service observed (the session log, the gates, the janitor) and the task gets
+ * `verification_count` and `flagged_unverified` at the same moment; a task that declared
+ * producers gets its sealed evidence bundle.
+ *
+ * One record per completion: when the candidate conflicts the gates cannot run yet, so the record
+ * waits for the merge step's gates (after a rebase); a completion that never reaches any gate
+ * (its work was sent back) is recorded when its worktree is reaped, with what was observed.
+ * The merge reuses this step's gate result when it produces the same tree.
+ */
+import type { CommandCheck } from "../config/schema.ts";
+import { git } from "../git/git.ts";
+import type { CompletionSignal } from "../janitor/signals.ts";
+import { taskVerificationRecorded } from "../journal/events.ts";
+import { appendEvents } from "../journal/journal_file.ts";
+import { evaluateGates, type GateResult, type GateSpec } from "../merge/gates.ts";
+import { prepareCandidate } from "../merge/merge.ts";
+import { loadRoleTemplate, renderPrompt } from "../roles/templates.ts";
+import type { TaskStore } from "../tasks/store.ts";
+import type { Task } from "../tasks/task.ts";
+import { runLogPath, type WorkspacePaths } from "../workspace.ts";
+import { observedEvidence } from "./evidence.ts";
+import type { Evidence } from "./ledger.ts";
+import { type NudgeSettings, readVerificationNudge, type VerificationNudge } from "./nudge.ts";
+import { sealEvidence } from "./seal.ts";
+import { detectTestRuns } from "./test_run_detector.ts";
+
+/** Bytes at the end of a session log that are scanned for test runs. */
+export const LOG_SCAN_BYTES = 64 << 20;
+
+/** Where a completion's work and log are. */
+export interface CompletionHandle {
+  sessionId: string;
+  /** The agent branch, e.g. `agent/<session>`. */
+  branch: string;
+  logPath: string;
+}
+
+/** Settings of {@link VerificationStep}. */
+export interface VerificationStepOptions {
+  paths: WorkspacePaths;
+  runId: string;
+  journalPath: string;
+  targetBranch: string;
+  store: TaskStore;
+  /** The quality gates of a task (top-level plus its role's). */
+  qualityGates: (task: Task) => CommandCheck[];
+  /** The task's completion signals as janitor checks. */
+  signals: (task: Task) => CompletionSignal[];
+  /** Thresholds of the alert. */
+  nudge: NudgeSettings;
+  /** Called once, the moment the alert first trips during this process. */
+  onAlert?: (nudge: VerificationNudge) => void;
+  warn: (line: string) => void;
+}
+
+/** What the verification found, for the decision core. */
+export interface VerifyOutcome {
+  /** The gates ran on the candidate and failed: the merge will refuse it. */
+  gatesFailed: boolean;
+}
+
+/** The verification step of a run's completions. */
+export class VerificationStep {
+  readonly #o: VerificationStepOptions;
+  /** Gate results by task, with the tree they ran on (reused by the merge). */
+  readonly #evaluated = new Map<string, { tree: string; gates: GateResult }>();
+  /** Completions whose record waits for the merge step's gates. */
+  readonly #waiting = new Map<string, CompletionHandle>();
+  #alerted: boolean | undefined;
+
+  constructor(options: VerificationStepOptions) {
+    this.#o = options;
+  }
+
+  /** The checks of a task: its signals and quality gates, plus producers when asked. */
+  gateSpec(task: Task, withProducers: boolean): GateSpec {
+    return {
+      signals: this.#o.signals(task),
+      quality_gates: this.#o.qualityGates(task),
+      evidence: withProducers ? task.evidence : [],
+    };
+  }
+
+  /** The gates already evaluated for `taskId`'s completion, for the merge to reuse. */
+  evaluated(taskId: string): { tree: string; gates: GateResult } | undefined {
+    return this.#evaluated.get(taskId);
+  }
+
+  /** Verify a fresh completion of `taskId` (its diff is captured; its agent has ended). */
+  async verify(taskId: string, handle: CompletionHandle | undefined): Promise<VerifyOutcome> {
+    this.#evaluated.delete(taskId);
+    this.#waiting.delete(taskId);
+    const task = this.#o.store.get(taskId);
+    if (!task) return { gatesFailed: false };
+    if (!handle) {
+      // The worktree is gone: nothing can be evaluated; record what the log shows.
+      await this.#record(task, task.session_id ?? "unknown", undefined, undefined);
+      return { gatesFailed: false };
+    }
+    const candidate = await prepareCandidate(this.#o.paths.root, {
+      target: this.#o.targetBranch,
+      agent: handle.branch,
+      taskId,
+    });
+    if (candidate.kind === "conflict") {
+      this.#waiting.set(taskId, handle);
+      return { gatesFailed: false };
+    }
+    const gates = await evaluateGates(
+      this.#o.paths.root,
+      candidate.commit,
+      this.gateSpec(task, true),
+      { warn: this.#o.warn },
+    );
+    this.#evaluated.set(taskId, { tree: candidate.merge.tree, gates });
+    await this.#record(task, handle.sessionId, handle.logPath, {
+      gates,
+      tree: candidate.merge.tree,
+    });
+    return { gatesFailed: !gates.passed };
+  }
+
+  /** True when `taskId`'s record waits for the merge's gates (they must run its producers too). */
+  waitsForMerge(taskId: string): boolean {
+    return this.#waiting.has(taskId);
+  }
+
+  /** The merge step evaluated the gates (or not): record a completion that waited for them. */
+  async afterMerge(taskId: string, gates: GateResult | undefined): Promise<void> {
+    const handle = this.#waiting.get(taskId);
+    const task = this.#o.store.get(taskId);
+    if (!handle || !task || !gates) return;
+    this.#waiting.delete(taskId);
+    const tree = await git(["rev-parse", `${gates.commit}^{tree}`], {
+      cwd: this.#o.paths.root,
+      allowFailure: true,
+    });
+    await this.#record(task, handle.sessionId, handle.logPath, {
+      gates,
+      tree: tree.code === 0 ? tree.stdout.trim() : "",
+    });
+  }
+
+  /** The completion's worktree is reaped: a record still waiting is written with what was seen. */
+  async beforeReap(taskId: string): Promise<void> {
+    this.#evaluated.delete(taskId);
+    const handle = this.#waiting.get(taskId);
+    const task = this.#o.store.get(taskId);
+    if (!handle || !task) return;
+    this.#waiting.delete(taskId);
+    await this.#record(task, handle.sessionId, handle.logPath, undefined);
+  }
+
+  async #record(
+    task: Task,
+    sessionId: string,
+    logPath: string | undefined,
+    evaluated: { gates: GateResult; tree: string } | undefined,
+  ): Promise<void> {
+    const log = await readLogTail(
+      logPath ?? runLogPath(this.#o.paths, this.#o.runId, sessionId),
+      runLogPath(this.#o.paths, this.#o.runId, sessionId),
+    );
+    if (this.#alerted === undefined) await this.start();
+    const testRuns = detectTestRuns(log, { prompt: await this.#promptOf(task) });
+    const evidence: Evidence = observedEvidence({
+      testRuns,
+      checks: evaluated?.gates.signals,
+    });
+    const verified = evidence.tests_run || evidence.quality_gates_run ||
+      evidence.completion_signals_checked;
+    await this.#o.store.recordVerification(task.id, sessionId, evidence);
+    await appendEvents(this.#o.journalPath, [taskVerificationRecorded({
+      task_id: task.id,
+      session_id: sessionId,
+      ...evidence,
+      verified,
+      test_runs: testRuns.sightings.slice(0, 5).map((s) => ({
+        runner: s.runner,
+        outcome: s.outcome,
+        line: s.line.slice(0, 200),
+      })),
+      reported: task.reported_evidence ?? undefined,
+    })]);
+    if (evaluated && task.evidence.length > 0) {
+      try {
+        await sealEvidence({
+          paths: this.#o.paths,
+          runId: this.#o.runId,
+          journalPath: this.#o.journalPath,
+          taskId: task.id,
+          sessionId,
+          gates: evaluated.gates,
+          tree: evaluated.tree,
+          evidence,
+        });
+      } catch (e) {
+        this.#o.warn(`${task.id}: evidence bundle not sealed: ${(e as Error).message}`);
+      }
+    }
+    await this.#checkAlert();
+  }
+
+  async #promptOf(task: Task): Promise<string> {
+    const plain = `${task.title}\n${task.goal}`;
+    try {
+      return `${
+        renderPrompt(await loadRoleTemplate(this.#o.paths.root, task.role), task)
+      }\n${plain}`;
+    } catch {
+      return plain;
+    }
+  }
+
+  async #checkAlert(): Promise<void> {
+    try {
+      const nudge = await readVerificationNudge(this.#o.paths, this.#o.nudge);
+      if (nudge.threshold_exceeded && this.#alerted === false) this.#o.onAlert?.(nudge);
+      this.#alerted = nudge.threshold_exceeded;
+    } catch (e) {
+      this.#o.warn(`verification summary unreadable: ${(e as Error).message}`);
+    }
+  }
+
+  /** Read the alert's state before the first record (it trips only on a change). */
+  async start(): Promise<void> {
+    const nudge = await readVerificationNudge(this.#o.paths, this.#o.nudge).catch(() => undefined);
+    this.#alerted = nudge?.threshold_exceeded ?? false;
+  }
+}
+
+/** The last {@link LOG_SCAN_BYTES} of the first readable log (empty when none is). */
+async function readLogTail(...paths: string[]): Promise<string> {
+  for (const path of paths) {
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(path);
+    } catch {
+      continue;
+    }
+    try {
+      const size = (await file.stat()).size;
+      const start = Math.max(0, size - LOG_SCAN_BYTES);
+      await file.seek(start, Deno.SeekMode.Start);
+      const buf = new Uint8Array(size - start);
+      let at = 0;
+      while (at < buf.length) {
+        const n = await file.read(buf.subarray(at));
+        if (n === null) break;
+        at += n;
+      }
+      return new TextDecoder().decode(buf.subarray(0, at));
+    } finally {
+      file.close();
+    }
+  }
+  return "";
+}
