@@ -63,7 +63,7 @@ export function EvidenceView({ bundle }: EvidenceViewProps) {
       </p>
       {!bundle.verified && (
         <ul class="muted" data-evidence-problems>
-          {bundle.problems.map((p) => <li>{p}</li>)}
+          {bundle.problems.map((p) => <li key={p}>{p}</li>)}
         </ul>
       )}
       <table class="evidence-producers">
@@ -77,7 +77,7 @@ export function EvidenceView({ bundle }: EvidenceViewProps) {
         </thead>
         <tbody>
           {producers.map((p) => (
-            <tr data-producer={p.name}>
+            <tr key={p.name} data-producer={p.name}>
               <td>{p.name}</td>
               <td>
                 <code>{p.command}</code>
@@ -103,7 +103,7 @@ export function EvidenceView({ bundle }: EvidenceViewProps) {
       {checks.length > 0 && (
         <ul class="evidence-checks">
           {checks.map((c) => (
-            <li data-check={c.name ?? c.detail}>
+            <li key={`${c.kind}:${c.name ?? c.detail}`} data-check={c.name ?? c.detail}>
               <span class={`badge ${c.passed ? "ok" : "bad"}`}>{c.passed ? "pass" : "fail"}</span>
               {" "}
               {c.kind} {c.name ? <strong>{c.name}</strong> : null} <code>{c.detail}</code>
