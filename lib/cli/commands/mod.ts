@@ -19,6 +19,7 @@ import { NOT_YET_COMMANDS } from "./not_yet.ts";
 import { cancelCommand } from "./cancel.ts";
 import { retryCommand } from "./retry.ts";
 import { runsCommand } from "./runs.ts";
+import { verificationResetCommand } from "./verification_reset.ts";
 
 /** The commands, in the order `service --help` lists them. */
 export const COMMANDS: Command[] = [
@@ -39,6 +40,7 @@ export const COMMANDS: Command[] = [
   debugCommand,
   integrationsListCommand,
   auditVerifyCommand,
+  verificationResetCommand,
   ...NOT_YET_COMMANDS,
   scriptedAgentCommand,
 ];
