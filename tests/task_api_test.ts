@@ -434,3 +434,35 @@ Deno.test("with tokens configured the task API needs a bearer token and operator
     Deno.env.delete("T_READER_TOKEN");
   }
 });
+
+Deno.test("POST /tasks: evidence producers are kept on the task; a bad producer is a 400 naming it", async () => {
+  await using ws = await testWorkspace();
+  const r = await ws.call("POST", "/tasks", {
+    id: "e1",
+    title: "With evidence",
+    role: "qa",
+    evidence: [{ name: "tests", command: "deno task test", timeout_s: 120 }, {
+      name: "lint",
+      command: "deno lint",
+    }],
+  });
+  assert.equal(r.status, 201);
+  assert.deepEqual(r.body.evidence, [
+    { name: "tests", command: "deno task test", timeout_s: 120 },
+    { name: "lint", command: "deno lint", timeout_s: 600 },
+  ]);
+  assert.equal(r.body.reported_evidence, null);
+  const plain = await ws.call("POST", "/tasks", { id: "e2", title: "Without", role: "qa" });
+  assert.deepEqual(plain.body.evidence, []);
+  for (
+    const [evidence, where] of [
+      [[{ command: "x" }], /evidence\.0\.name/],
+      [[{ name: "a", command: "x" }, { name: "a", command: "y" }], /duplicate name a/],
+      [[{ name: "a", command: "x", timeout_s: -1 }], /timeout_s/],
+    ] as const
+  ) {
+    const bad = await ws.call("POST", "/tasks", { title: "Bad", role: "qa", evidence });
+    assert.equal(bad.status, 400, JSON.stringify(bad.body));
+    assert.match(bad.body.error.message, where);
+  }
+});
