@@ -268,3 +268,69 @@ Deno.test("a failing quality gate blocks the merge like a failed signal (gate re
   ]);
   assert.notEqual(records[0].session_id, records[1].session_id);
 });
+
+Deno.test("a broken audit chain cannot seal evidence: the run goes on, the terminal and the endpoint say why", async () => {
+  await using dir = await tempDir();
+  const root = dir.path;
+  await workspace(root, [{
+    name: "build",
+    steps: [{
+      id: "e",
+      script: [["write", "e.txt", "e\n"], ["report"]],
+      signals: [{ path_exists: "e.txt" }],
+      evidence: [{ name: "listing", command: "ls" }],
+    }],
+  }]);
+  await Deno.mkdir(join(root, ".sdd/audit"), { recursive: true });
+  await Deno.writeTextFile(join(root, ".sdd/audit/key"), "k".repeat(64) + "\n");
+  await Deno.writeTextFile(join(root, ".sdd/audit/audit.jsonl"), '{"not":"an entry"}\n');
+  const lines: string[] = [];
+  const result = await runPlan({ root, port: 0, out: (l) => lines.push(l) });
+  const terminal = lines.join("\n");
+  assert.equal(result.status, "completed", terminal);
+  assert.match(terminal, /e: evidence bundle not sealed: audit chain does not verify/);
+  const [record] = await ledger(root);
+  assert.equal(record.completion_signals_checked, true, "the record does not depend on the seal");
+  await using server = await serveBoard(root);
+  const res = await fetch(`${server.url}/review-board/runs/${result.runId}/evidence/e`);
+  assert.equal(res.status, 404);
+  const body = await res.json();
+  assert.equal(body.error.code, "evidence_not_sealed");
+  assert.match(body.error.message, /could not be sealed: audit chain does not verify/);
+});
+
+Deno.test("a completion whose work conflicts gets one record when it is sent back; its next attempt gets its own", async () => {
+  await using dir = await tempDir();
+  const root = dir.path;
+  await workspace(root, [{
+    name: "s",
+    steps: [
+      {
+        id: "left",
+        script: [["write", "shared.txt", "left\n"], ["report"]],
+        signals: [{ path_exists: "shared.txt" }],
+      },
+      {
+        id: "right",
+        script: [
+          ["first_attempt", [["write", "shared.txt", "right\n"], ["sleep", 1500], ["report"]]],
+          ["retry", [["append", "shared.txt", "right\n"], ["report"]]],
+        ],
+        signals: [{ path_exists: "shared.txt" }],
+      },
+    ],
+  }]);
+  const lines: string[] = [];
+  const result = await runPlan({ root, port: 0, out: (l) => lines.push(l) });
+  assert.equal(result.status, "completed", lines.join("\n"));
+  const rows = await rowsOf(root, result.runId);
+  assert.ok(rows.some((r) => r.type === "merge_conflict" && r.data.task_id === "right"));
+  const records = await ledger(root);
+  const of = (id: string) =>
+    records.filter((r) => r.task_id === id).map((r) => [r.completion_signals_checked, r.verified]);
+  assert.deepEqual(of("left"), [[true, true]]);
+  // The conflicting completion never reached a gate: recorded when sent back, with nothing seen.
+  assert.deepEqual(of("right"), [[false, false], [true, true]]);
+  const sessions = records.filter((r) => r.task_id === "right").map((r) => r.session_id);
+  assert.notEqual(sessions[0], sessions[1]);
+});

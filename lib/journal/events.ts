@@ -261,3 +261,8 @@ export function taskVerificationRecorded(data: VerificationRecordedData): Journa
 export function taskEvidenceSealed(data: { task_id: string; bundle_hash: string }): JournalEvent {
   return event("task_evidence_sealed", data);
 }
+
+/** `task_evidence_unsealed` (detail): producers were declared but their bundle could not be sealed. */
+export function taskEvidenceUnsealed(data: { task_id: string; reason: string }): JournalEvent {
+  return event("task_evidence_unsealed", data);
+}

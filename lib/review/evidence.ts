@@ -68,16 +68,21 @@ export function outputDigests(bundle: unknown): string[] {
   });
 }
 
-/** The latest `bundle_hash` the journal chains for `taskId`, if any. */
+/** The latest `bundle_hash` the journal chains for `taskId`, if any, and why sealing failed. */
 function chainedHash(journalText: string, taskId: string) {
   const report = verifyJournalText(journalText);
   let hash: string | undefined;
+  let unsealed: string | undefined;
   for (const { row } of report.rows) {
-    if (row.type === "task_evidence_sealed" && row.data.task_id === taskId) {
+    if (row.data.task_id !== taskId) continue;
+    if (row.type === "task_evidence_sealed") {
       hash = String(row.data.bundle_hash);
+      unsealed = undefined;
+    } else if (row.type === "task_evidence_unsealed") {
+      unsealed = String(row.data.reason);
     }
   }
-  return { hash, journalVerified: report.verified };
+  return { hash, unsealed, journalVerified: report.verified };
 }
 
 /** Check a bundle against its outputs, the journal and the audit chain (pure). */
@@ -210,13 +215,17 @@ export async function readEvidence(
   const decoder = new TextDecoder();
   const bundleBytes = await readOrUndefined(join(dir, "bundle.json"));
   const journalText = decoder.decode(await readOrUndefined(journalPath(paths, runId)));
-  if (!bundleBytes && chainedHash(journalText, taskId).hash === undefined) {
+  const chained = chainedHash(journalText, taskId);
+  if (!bundleBytes && chained.hash === undefined) {
     const declared = await declaredProducers(paths, taskId);
-    if (declared > 0) {
+    if (declared > 0 || chained.unsealed !== undefined) {
       throw new EvidenceNotFoundError(
         "evidence_not_sealed",
-        `task ${taskId} of run ${runId} declared ${declared} evidence producer(s); nothing is ` +
-          "sealed yet (the bundle is sealed when the task's gates run on its finished work)",
+        chained.unsealed !== undefined
+          ? `the evidence bundle of task ${taskId} in run ${runId} could not be sealed: ` +
+            chained.unsealed
+          : `task ${taskId} of run ${runId} declared ${declared} evidence producer(s); nothing ` +
+            "is sealed yet (the bundle is sealed when the task's gates run on its finished work)",
       );
     }
     throw new EvidenceNotFoundError(

@@ -14,9 +14,9 @@
 import type { CommandCheck } from "../config/schema.ts";
 import { git } from "../git/git.ts";
 import type { CompletionSignal } from "../janitor/signals.ts";
-import { taskVerificationRecorded } from "../journal/events.ts";
+import { taskEvidenceUnsealed, taskVerificationRecorded } from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
-import { evaluateGates, type GateResult, type GateSpec } from "../merge/gates.ts";
+import { evaluateGates, gateChecks, type GateResult, type GateSpec } from "../merge/gates.ts";
 import { prepareCandidate } from "../merge/merge.ts";
 import { loadRoleTemplate, renderPrompt } from "../roles/templates.ts";
 import type { TaskStore } from "../tasks/store.ts";
@@ -101,27 +101,37 @@ export class VerificationStep {
       await this.#record(task, task.session_id ?? "unknown", undefined, undefined);
       return { gatesFailed: false };
     }
-    const candidate = await prepareCandidate(this.#o.paths.root, {
-      target: this.#o.targetBranch,
-      agent: handle.branch,
-      taskId,
-    });
-    if (candidate.kind === "conflict") {
+    const spec = this.gateSpec(task, true);
+    if (gateChecks(spec).length === 0 && (spec.evidence ?? []).length === 0) {
+      // Nothing to run on the merged tree: the record needs only the log.
+      await this.#record(task, handle.sessionId, handle.logPath, undefined);
+      return { gatesFailed: false };
+    }
+    try {
+      const candidate = await prepareCandidate(this.#o.paths.root, {
+        target: this.#o.targetBranch,
+        agent: handle.branch,
+        taskId,
+      });
+      if (candidate.kind === "conflict") {
+        this.#waiting.set(taskId, handle);
+        return { gatesFailed: false };
+      }
+      const gates = await evaluateGates(this.#o.paths.root, candidate.commit, spec, {
+        warn: this.#o.warn,
+      });
+      this.#evaluated.set(taskId, { tree: candidate.merge.tree, gates });
+      await this.#record(task, handle.sessionId, handle.logPath, {
+        gates,
+        tree: candidate.merge.tree,
+      });
+      return { gatesFailed: !gates.passed };
+    } catch (e) {
+      // Fail open like the diff capture: the merge step evaluates the gates and records then.
+      this.#o.warn(`${taskId}: verification deferred to the merge: ${(e as Error).message}`);
       this.#waiting.set(taskId, handle);
       return { gatesFailed: false };
     }
-    const gates = await evaluateGates(
-      this.#o.paths.root,
-      candidate.commit,
-      this.gateSpec(task, true),
-      { warn: this.#o.warn },
-    );
-    this.#evaluated.set(taskId, { tree: candidate.merge.tree, gates });
-    await this.#record(task, handle.sessionId, handle.logPath, {
-      gates,
-      tree: candidate.merge.tree,
-    });
-    return { gatesFailed: !gates.passed };
   }
 
   /** True when `taskId`'s record waits for the merge's gates (they must run its producers too). */
@@ -199,7 +209,11 @@ export class VerificationStep {
           evidence,
         });
       } catch (e) {
-        this.#o.warn(`${task.id}: evidence bundle not sealed: ${(e as Error).message}`);
+        const reason = (e as Error).message;
+        this.#o.warn(`${task.id}: evidence bundle not sealed: ${reason}`);
+        await appendEvents(this.#o.journalPath, [
+          taskEvidenceUnsealed({ task_id: task.id, reason: reason.slice(0, 500) }),
+        ]).catch(() => {});
       }
     }
     await this.#checkAlert();
