@@ -98,24 +98,42 @@ function toolResultText(content: unknown): string {
   return content.map((b) => str(obj(b)?.text) ?? "").join("\n");
 }
 
-/** Split the log into output segments; `toolNames` maps tool-use ids to tool names. */
+/**
+ * Words without which no runner summary can be in a line (a superset of the rules below): a
+ * structured line without any of them is not parsed at all, which keeps a long session log fast.
+ */
+const SUMMARY_WORDS =
+  /passed|failed|passing|\d+ errors?\b|Ran \d|\bok\b|FAIL|test result|Summary \[|\d+ examples?\b|OK \(|Tests|tests|Task :/;
+
+/** An output segment that came from a tool, until its tool's name is known. */
+interface ToolSegment extends Segment {
+  toolId?: string;
+}
+
+/** Split the log into output segments; results of file-reading tools are dropped. */
 function segments(log: string): Segment[] {
-  const out: Segment[] = [];
-  const toolNames = new Map<string, string>();
+  const out: ToolSegment[] = [];
   let plain: Segment | undefined;
   const lines = log.split("\n");
-  const isReadingTool = (id: unknown) => {
-    const name = typeof id === "string" ? toolNames.get(id) : undefined;
-    return name !== undefined && READING_TOOLS.has(name.toLowerCase());
-  };
-  const push = (source: OutputSource, logLine: number, text: string) => {
-    if (text.trim() !== "") out.push({ source, logLine, lines: text.split(/\r?\n/) });
+  const push = (source: OutputSource, logLine: number, text: string, toolId?: unknown) => {
+    if (text.trim() === "") return;
+    out.push({
+      source,
+      logLine,
+      lines: text.split(/\r?\n/),
+      ...(typeof toolId === "string" ? { toolId } : {}),
+    });
   };
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i];
     const trimmed = raw.trim();
     let json: Json | undefined;
-    if (trimmed.startsWith("{") && trimmed.endsWith("}")) {
+    const structured = trimmed.startsWith("{") && trimmed.endsWith("}");
+    if (structured && !SUMMARY_WORDS.test(trimmed)) {
+      plain = undefined;
+      continue;
+    }
+    if (structured) {
       try {
         json = obj(JSON.parse(trimmed));
       } catch { /* not JSON: a plain line */ }
@@ -130,23 +148,14 @@ function segments(log: string): Segment[] {
     }
     plain = undefined;
     const type = str(json.type);
-    // Claude Code: assistant tool_use blocks name the tools; user tool_result blocks hold output.
+    // Claude Code: user tool_result blocks hold the output of tools.
     const message = obj(json.message);
     const content = Array.isArray(message?.content) ? message.content : [];
-    if (type === "assistant") {
-      for (const block of content) {
-        const b = obj(block);
-        if (b?.type === "tool_use" && typeof b.id === "string" && typeof b.name === "string") {
-          toolNames.set(b.id, b.name);
-        }
-      }
-      continue;
-    }
     if (type === "user") {
       for (const block of content) {
         const b = obj(block);
-        if (b?.type !== "tool_result" || isReadingTool(b.tool_use_id)) continue;
-        push("claude_tool_result", i + 1, toolResultText(b.content));
+        if (b?.type !== "tool_result") continue;
+        push("claude_tool_result", i + 1, toolResultText(b.content), b.tool_use_id);
       }
       continue;
     }
@@ -165,18 +174,53 @@ function segments(log: string): Segment[] {
       push("codex_command", i + 1, text);
       continue;
     }
-    // Gemini stream-json: tool_use names the tool, tool_result carries its output.
-    if (type === "tool_use" && typeof json.tool_id === "string") {
-      const name = str(json.tool_name);
-      if (name) toolNames.set(json.tool_id, name);
-      continue;
-    }
-    if (type === "tool_result" && !isReadingTool(json.tool_id)) {
-      const output = str(json.output) ?? toolResultText(json.content);
-      push("gemini_tool_output", i + 1, output);
+    // Gemini stream-json: tool_result lines carry the output of tools.
+    if (type === "tool_result") {
+      push(
+        "gemini_tool_output",
+        i + 1,
+        str(json.output) ?? toolResultText(json.content),
+        json.tool_id,
+      );
     }
   }
-  return out;
+  const names = toolNames(lines, new Set(out.flatMap((s) => s.toolId ? [s.toolId] : [])));
+  return out.filter((s) => {
+    const name = s.toolId === undefined ? undefined : names.get(s.toolId);
+    return name === undefined || !READING_TOOLS.has(name.toLowerCase());
+  });
+}
+
+/**
+ * The names of the tools whose ids are in `ids`, from the lines that call them: Claude Code
+ * `assistant` lines with `tool_use` blocks, Gemini `tool_use` lines. Only lines that mention one
+ * of the ids are parsed.
+ */
+function toolNames(lines: string[], ids: Set<string>): Map<string, string> {
+  const names = new Map<string, string>();
+  if (ids.size === 0) return names;
+  for (const line of lines) {
+    if (!line.includes('"tool_use"') || ![...ids].some((id) => line.includes(id))) continue;
+    let json: Json | undefined;
+    try {
+      json = obj(JSON.parse(line.trim()));
+    } catch {
+      continue;
+    }
+    if (json?.type === "tool_use" && typeof json.tool_id === "string") {
+      const name = str(json.tool_name);
+      if (name) names.set(json.tool_id, name);
+      continue;
+    }
+    const content = obj(json?.message)?.content;
+    for (const block of Array.isArray(content) ? content : []) {
+      const b = obj(block);
+      if (b?.type === "tool_use" && typeof b.id === "string" && typeof b.name === "string") {
+        names.set(b.id, b.name);
+      }
+    }
+  }
+  return names;
 }
 
 /** A rule over one line; `next` gives the following lines of the same segment. */
