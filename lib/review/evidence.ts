@@ -15,7 +15,8 @@ import { parse as parseYaml } from "yaml";
 import { verifyAuditText } from "../audit/chain.ts";
 import { auditPaths, loadAuditKey } from "../audit/store.ts";
 import { sha256Hex } from "../journal/hash.ts";
-import { verifyJournalText } from "../journal/verify.ts";
+import type { IncrementalJournal, RowSink } from "../journal/incremental.ts";
+import { readJournal, viewFor } from "../journal/journal_file.ts";
 import { BUCKETS, taskFile } from "../tasks/persist.ts";
 import { bundleHash, signatureValid } from "../verification/bundle.ts";
 import { evidenceDir, journalPath, type WorkspacePaths } from "../workspace.ts";
@@ -43,7 +44,7 @@ export interface BundleFiles {
   bundleText: string | undefined;
   /** Stored outputs by hex digest. */
   outputs: ReadonlyMap<string, Uint8Array | undefined>;
-  journalText: string;
+  journal: JournalEvidence;
   auditText: string;
   key: Uint8Array;
 }
@@ -68,27 +69,45 @@ export function outputDigests(bundle: unknown): string[] {
   });
 }
 
-/** The latest `bundle_hash` the journal chains for `taskId`, if any, and why sealing failed. */
-function chainedHash(journalText: string, taskId: string) {
-  const report = verifyJournalText(journalText);
-  let hash: string | undefined;
-  let unsealed: string | undefined;
-  for (const { row } of report.rows) {
-    if (row.data.task_id !== taskId) continue;
+/** What the run's journal says about one task's evidence. */
+export interface JournalEvidence {
+  /** The `bundle_hash` of the task's latest `task_evidence_sealed` row. */
+  hash?: string;
+  /** Why sealing failed, when the latest such row is a `task_evidence_unsealed`. */
+  unsealed?: string;
+  journalVerified: boolean;
+}
+
+type SealRows = Map<string, { hash?: string; unsealed?: string }>;
+
+/** The journal sink of the evidence rows (incremental, like the board's fold). */
+const EVIDENCE_SINK: RowSink<SealRows> = {
+  init: () => new Map(),
+  apply(state, row) {
+    const task = row.data?.task_id;
+    if (typeof task !== "string") return;
     if (row.type === "task_evidence_sealed") {
-      hash = String(row.data.bundle_hash);
-      unsealed = undefined;
+      state.set(task, { hash: String(row.data.bundle_hash) });
     } else if (row.type === "task_evidence_unsealed") {
-      unsealed = String(row.data.reason);
+      state.set(task, { ...state.get(task), unsealed: String(row.data.reason) });
     }
-  }
-  return { hash, unsealed, journalVerified: report.verified };
+  },
+  clone: (state) => new Map(state),
+};
+
+const evidenceViews = new Map<string, IncrementalJournal<SealRows>>();
+
+/** What the journal at `path` chains for `taskId` (read incrementally, under a shared lock). */
+export async function journalEvidence(path: string, taskId: string): Promise<JournalEvidence> {
+  const snapshot = await readJournal(path, viewFor(path, evidenceViews, EVIDENCE_SINK));
+  const seen = snapshot.state.get(taskId);
+  return { ...seen, journalVerified: snapshot.walker.verified };
 }
 
 /** Check a bundle against its outputs, the journal and the audit chain (pure). */
 export function checkBundle(files: BundleFiles): EvidenceResponse {
   const problems: string[] = [];
-  const { hash: chained, journalVerified } = chainedHash(files.journalText, files.taskId);
+  const { hash: chained, journalVerified } = files.journal;
   if (!journalVerified) problems.push("the run's journal does not verify (edited or torn)");
   let bundle: Record<string, unknown> = {};
   let recomputed: string | null = null;
@@ -214,8 +233,7 @@ export async function readEvidence(
   const dir = evidenceDir(paths, runId, taskId);
   const decoder = new TextDecoder();
   const bundleBytes = await readOrUndefined(join(dir, "bundle.json"));
-  const journalText = decoder.decode(await readOrUndefined(journalPath(paths, runId)));
-  const chained = chainedHash(journalText, taskId);
+  const chained = await journalEvidence(journalPath(paths, runId), taskId);
   if (!bundleBytes && chained.hash === undefined) {
     const declared = await declaredProducers(paths, taskId);
     if (declared > 0 || chained.unsealed !== undefined) {
@@ -243,5 +261,5 @@ export async function readEvidence(
   const audit = auditPaths(paths.audit);
   const key = await loadAuditKey(audit, { create: false }).catch(() => new Uint8Array());
   const auditText = decoder.decode(await readOrUndefined(audit.log));
-  return checkBundle({ taskId, bundleText, outputs, journalText, auditText, key });
+  return checkBundle({ taskId, bundleText, outputs, journal: chained, auditText, key });
 }
