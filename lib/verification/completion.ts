@@ -71,6 +71,8 @@ export class VerificationStep {
   /** Completions whose record waits for the merge step's gates. */
   readonly #waiting = new Map<string, CompletionHandle>();
   #alerted: boolean | undefined;
+  /** `task_id session_id` of the completions the run's journal already records. */
+  #recorded: Set<string> | undefined;
 
   constructor(options: VerificationStepOptions) {
     this.#o = options;
@@ -171,11 +173,17 @@ export class VerificationStep {
     logPath: string | undefined,
     evaluated: { gates: GateResult; tree: string } | undefined,
   ): Promise<void> {
+    // A process that resumes the run (after a stop or a crash) lands work an earlier one may
+    // have verified already: one record per completion, whoever wrote it.
+    const key = `${task.id} ${sessionId}`;
+    const recorded = this.#recorded ??= await recordedCompletions(this.#o.journalPath);
+    if (recorded.has(key)) return;
+    recorded.add(key);
+    if (this.#alerted === undefined) await this.start();
     const log = await readLogTail(
       logPath ?? runLogPath(this.#o.paths, this.#o.runId, sessionId),
       runLogPath(this.#o.paths, this.#o.runId, sessionId),
     );
-    if (this.#alerted === undefined) await this.start();
     const testRuns = detectTestRuns(log, { prompt: await this.#promptOf(task) });
     const evidence: Evidence = observedEvidence({
       testRuns,
@@ -245,6 +253,25 @@ export class VerificationStep {
     const nudge = await readVerificationNudge(this.#o.paths, this.#o.nudge).catch(() => undefined);
     this.#alerted = nudge?.threshold_exceeded ?? false;
   }
+}
+
+/** `task_id session_id` of every `task_verification_recorded` row of a journal. */
+async function recordedCompletions(journalPath: string): Promise<Set<string>> {
+  const keys = new Set<string>();
+  let text = "";
+  try {
+    text = await Deno.readTextFile(journalPath);
+  } catch { /* no journal yet */ }
+  for (const line of text.split("\n")) {
+    if (!line.includes('"task_verification_recorded"')) continue;
+    try {
+      const row = JSON.parse(line);
+      if (row.type === "task_verification_recorded") {
+        keys.add(`${row.data.task_id} ${row.data.session_id}`);
+      }
+    } catch { /* a torn line records nothing */ }
+  }
+  return keys;
 }
 
 /** The last {@link LOG_SCAN_BYTES} of the first readable log (empty when none is). */
