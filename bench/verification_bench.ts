@@ -11,7 +11,7 @@
 import { join } from "node:path";
 import { appendEvents } from "../lib/journal/journal_file.ts";
 import * as ev from "../lib/journal/events.ts";
-import { sealEvidence } from "../lib/verification/seal.ts";
+import { producerRun, sealSample } from "../lib/verification/_test_fixtures.ts";
 import { detectTestRuns } from "../lib/verification/test_run_detector.ts";
 import { journalPath, workspacePaths } from "../lib/workspace.ts";
 
@@ -92,31 +92,11 @@ try {
     rows.push(ev.taskClaimed({ task_id: `t${i % 500}`, session_id: `s${i}` }));
   }
   await appendEvents(journal, rows);
-  const output = (n: number) =>
-    new TextEncoder().encode(`line ${n} of the report\n`.repeat(200_000));
-  await sealEvidence({
-    paths,
+  const report = (n: number) => `line ${n} of the report\n`.repeat(200_000);
+  await sealSample(paths, {
     runId,
-    journalPath: journal,
     taskId: "t1",
-    sessionId: "s1",
-    tree: "d".repeat(40),
-    evidence: { tests_run: true, quality_gates_run: true, completion_signals_checked: true },
-    gates: {
-      passed: true,
-      commit: "c".repeat(40),
-      warnings: [],
-      signals: [],
-      producers: [1, 2, 3].map((n) => ({
-        name: `p${n}`,
-        command: `report ${n}`,
-        exit_code: 0,
-        timed_out: false,
-        truncated: false,
-        duration_ms: 1,
-        output: output(n),
-      })),
-    },
+    producers: [1, 2, 3].map((n) => producerRun(`p${n}`, report(n))),
   });
   const server = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI, "--root", root, "serve", "--port", "0"],
@@ -145,7 +125,7 @@ try {
     const warm: number[] = [];
     for (let i = 0; i < 20; i++) warm.push(await get());
     console.log(
-      `(b) evidence endpoint (3 × ${(output(1).length / (1 << 20)).toFixed(1)} MB outputs, ` +
+      `(b) evidence endpoint (3 × ${(report(1).length / (1 << 20)).toFixed(1)} MB outputs, ` +
         `20 000-row journal), fresh \`service serve\`: first GET ${cold.toFixed(0)} ms, ` +
         `median of 20 ${median(warm).toFixed(0)} ms`,
     );

@@ -175,8 +175,6 @@ Deno.test({
   name:
     "real Claude Code: its Bash tool's test run (in stream-json tool_result) with passing signals and gates is a verified completion, no ALERT",
   ignore: !claudePath,
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     await using dir = await tempDir();
     const root = dir.path;
@@ -230,8 +228,6 @@ Deno.test({
   name:
     "real Claude Code: a completion with no evidence (no tests, no signals, no gates) raises the ALERT, whatever the agent claims",
   ignore: !claudePath,
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     await using dir = await tempDir();
     const root = dir.path;

@@ -9,7 +9,7 @@ import { verifyAuditText } from "../lib/audit/chain.ts";
 import { canonicalJson } from "../lib/journal/canonical_json.ts";
 import { sha256Hex } from "../lib/journal/hash.ts";
 import { GOLDEN_DIR, goldenWorkspace } from "./helpers.ts";
-import { sealEvidence } from "../lib/verification/seal.ts";
+import { producerRun, sealSample } from "../lib/verification/_test_fixtures.ts";
 import { workspacePaths } from "../lib/workspace.ts";
 
 const expected = JSON.parse(await Deno.readTextFile(join(GOLDEN_DIR, "expected.json")));
@@ -119,29 +119,10 @@ Deno.test("GET .../evidence/<task> is 404 when no evidence producers were declar
   const res = await app.request(url);
   assert.equal(res.status, 404);
   assert.equal((await res.json()).error.code, "no_evidence_producers");
-  const sealed = await sealEvidence({
-    paths: workspacePaths(ws.path),
+  const sealed = await sealSample(workspacePaths(ws.path), {
     runId: "golden",
-    journalPath: join(ws.runDir, "journal.jsonl"),
     taskId: "t-parser",
-    sessionId: "s1",
-    tree: "d".repeat(40),
-    evidence: { tests_run: false, quality_gates_run: true, completion_signals_checked: false },
-    gates: {
-      passed: true,
-      commit: "c".repeat(40),
-      warnings: [],
-      signals: [],
-      producers: [{
-        name: "tests",
-        command: "deno test",
-        exit_code: 0,
-        timed_out: false,
-        truncated: false,
-        duration_ms: 3,
-        output: new TextEncoder().encode("ok | 1 passed | 0 failed (1ms)\n"),
-      }],
-    },
+    producers: [producerRun("tests", "ok | 1 passed | 0 failed (1ms)\n")],
   });
   const served = await (await app.request(url)).json();
   assert.equal(served.verified, true, served.problems.join("; "));

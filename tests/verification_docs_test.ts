@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { appendEvents } from "../lib/journal/journal_file.ts";
 import * as ev from "../lib/journal/events.ts";
-import { bundlePath, sealEvidence } from "../lib/verification/seal.ts";
+import { bundlePath } from "../lib/verification/seal.ts";
+import { passedCheck, producerRun, sealSample } from "../lib/verification/_test_fixtures.ts";
 import { journalPath, workspacePaths } from "../lib/workspace.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -19,37 +20,11 @@ Deno.test("docs/verification.md: the Python bundle check agrees with the service
   const paths = workspacePaths(dir.path);
   await Deno.mkdir(join(paths.runs, "r1"), { recursive: true });
   await appendEvents(journalPath(paths, "r1"), [ev.runStarted({ run_id: "r1" })]);
-  await sealEvidence({
-    paths,
+  await sealSample(paths, {
     runId: "r1",
-    journalPath: journalPath(paths, "r1"),
     taskId: "t1",
-    sessionId: "s1",
-    tree: "d".repeat(40),
-    evidence: { tests_run: true, quality_gates_run: true, completion_signals_checked: false },
-    gates: {
-      passed: true,
-      commit: "c".repeat(40),
-      warnings: [],
-      signals: [{
-        kind: "quality_gate",
-        name: "lint",
-        detail: "deno lint — ünïcode ✓ 😀",
-        passed: true,
-        exit_code: 0,
-        output_tail: "",
-        duration_ms: 3,
-      }],
-      producers: [{
-        name: "tests",
-        command: "echo 'ü'",
-        exit_code: 0,
-        timed_out: false,
-        truncated: false,
-        duration_ms: 3,
-        output: new TextEncoder().encode("ok ✓\n"),
-      }],
-    },
+    checks: [passedCheck("quality_gate", "deno lint — ünïcode ✓ 😀", "lint")],
+    producers: [producerRun("tests", "ok ✓\n")],
   });
   const file = join(dir.path, "check_bundle.py");
   await Deno.writeTextFile(file, script);

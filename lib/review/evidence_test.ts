@@ -7,48 +7,22 @@ import { join } from "node:path";
 import { appendEvents } from "../journal/journal_file.ts";
 import * as ev from "../journal/events.ts";
 import { sha256Hex } from "../journal/hash.ts";
-import type { GateResult } from "../merge/gates.ts";
-import { bundlePath, sealEvidence } from "../verification/seal.ts";
+import { bundlePath } from "../verification/seal.ts";
+import { passedCheck, producerRun, sealSample } from "../verification/_test_fixtures.ts";
 import { evidenceDir, journalPath, workspacePaths } from "../workspace.ts";
 import { EvidenceNotFoundError, readEvidence } from "./evidence.ts";
 
-const enc = new TextEncoder();
-
-const gates: GateResult = {
-  passed: true,
-  commit: "c".repeat(40),
-  warnings: [],
-  signals: [
-    { kind: "path_exists", detail: "src/a.ts", passed: true, output_tail: "", duration_ms: 1 },
-    {
-      kind: "quality_gate",
-      detail: "deno lint",
-      name: "lint",
-      passed: true,
-      exit_code: 0,
-      output_tail: "",
-      duration_ms: 5,
-    },
-  ],
-  producers: [
-    {
-      name: "tests",
-      command: "deno test",
-      exit_code: 0,
-      timed_out: false,
-      output: enc.encode("ok | 3 passed | 0 failed (4ms)\n"),
-      truncated: false,
-      duration_ms: 40,
-    },
-    {
-      name: "coverage",
-      command: "deno coverage",
-      exit_code: 1,
-      timed_out: false,
-      output: enc.encode("cover: 81.2%\n"),
-      truncated: false,
-      duration_ms: 30,
-    },
+const PRODUCERS = [
+  producerRun("tests", "ok | 3 passed | 0 failed (4ms)\n"),
+  producerRun("coverage", "cover: 81.2%\n", 1),
+];
+const SAMPLE = {
+  runId: "r1",
+  taskId: "t1",
+  producers: PRODUCERS,
+  checks: [
+    passedCheck("path_exists", "src/a.ts"),
+    passedCheck("quality_gate", "deno lint", "lint"),
   ],
 };
 
@@ -62,16 +36,7 @@ async function sealed() {
     ev.runStarted({ run_id: runId }),
     ev.taskClaimed({ task_id: "t1", session_id: "s1" }),
   ]);
-  const bundle = await sealEvidence({
-    paths,
-    runId,
-    journalPath: journal,
-    taskId: "t1",
-    sessionId: "s1",
-    gates,
-    tree: "d".repeat(40),
-    evidence: { tests_run: true, quality_gates_run: true, completion_signals_checked: true },
-  });
+  const bundle = await sealSample(paths, SAMPLE);
   return {
     root,
     paths,
@@ -103,7 +68,7 @@ Deno.test("a sealed bundle verifies: outputs, chained hash, journal, signature, 
     ["coverage", 1, 13],
   ]);
   // Outputs are content-addressed beside the bundle.
-  for (const p of gates.producers) {
+  for (const p of PRODUCERS) {
     const hex = sha256Hex(p.output);
     assert.deepEqual(await Deno.readFile(join(s.dir, hex)), p.output);
   }
@@ -132,14 +97,14 @@ const TAMPERS: {
     name: "an output edited",
     check: "outputs_rehash",
     tamper: async (s) => {
-      const hex = sha256Hex(gates.producers[0].output);
+      const hex = sha256Hex(PRODUCERS[0].output);
       await Deno.writeTextFile(join(s.dir, hex), "ok | 9 passed | 0 failed (4ms)\n");
     },
   },
   {
     name: "an output deleted",
     check: "outputs_rehash",
-    tamper: (s) => Deno.remove(join(s.dir, sha256Hex(gates.producers[1].output))),
+    tamper: (s) => Deno.remove(join(s.dir, sha256Hex(PRODUCERS[1].output))),
   },
   {
     name: "the bundle edited (an exit code)",
@@ -200,16 +165,7 @@ const TAMPERS: {
       const real = await Deno.readTextFile(keyFile);
       await Deno.remove(join(s.paths.audit, "audit.jsonl"));
       await Deno.writeTextFile(keyFile, "f".repeat(64) + "\n");
-      await sealEvidence({
-        paths: s.paths,
-        runId: s.runId,
-        journalPath: s.journal,
-        taskId: "t1",
-        sessionId: "s1",
-        gates,
-        tree: "d".repeat(40),
-        evidence: { tests_run: true, quality_gates_run: true, completion_signals_checked: true },
-      });
+      await sealSample(s.paths, SAMPLE);
       await Deno.writeTextFile(keyFile, real);
     },
   },

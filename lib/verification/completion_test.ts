@@ -11,23 +11,13 @@ import { TaskStore } from "../tasks/store.ts";
 import { journalPath, workspacePaths } from "../workspace.ts";
 import { VerificationStep } from "./completion.ts";
 import { ledgerPath } from "./ledger.ts";
+import { taskInput } from "./_test_fixtures.ts";
 
 async function setup() {
   const root = await Deno.makeTempDir({ prefix: "verify-step-" });
   const paths = workspacePaths(root);
   const store = await TaskStore.open(paths);
-  await store.create([{
-    id: "t1",
-    title: "T1",
-    role: "qa",
-    priority: 2,
-    scope: "small",
-    complexity: "low",
-    depends_on: [],
-    owned_files: [],
-    completion_signals: [],
-    batch_eligible: false,
-  }], { runId: "r1" });
+  await store.create([taskInput("t1")], { runId: "r1" });
   await store.claim("t1", "s1");
   await store.complete("t1", { tests_run: true, summary: "done" });
   const journal = journalPath(paths, "r1");

@@ -5,60 +5,29 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { sealEvidence } from "../../lib/verification/seal.ts";
+import {
+  passedCheck,
+  producerRun,
+  sealSample,
+  taskInput,
+} from "../../lib/verification/_test_fixtures.ts";
 import { workspacePaths } from "../../lib/workspace.ts";
 import { sha256Hex } from "../../lib/journal/hash.ts";
 import { TaskStore } from "../../lib/tasks/store.ts";
 import { openBoard, screenshot } from "./_harness.ts";
 
-const REPORT = new TextEncoder().encode("Ran 2 tests in 0.001s\n\nOK\n");
+const REPORT_TEXT = "Ran 2 tests in 0.001s\n\nOK\n";
+const REPORT = new TextEncoder().encode(REPORT_TEXT);
 
-async function seal(root: string) {
-  await sealEvidence({
-    paths: workspacePaths(root),
+async function seal(root: string): Promise<void> {
+  await sealSample(workspacePaths(root), {
     runId: "golden",
-    journalPath: join(root, ".sdd/runs/golden/journal.jsonl"),
     taskId: "t-parser",
-    sessionId: "s-parser",
-    tree: "d".repeat(40),
-    evidence: { tests_run: true, quality_gates_run: true, completion_signals_checked: true },
-    gates: {
-      passed: true,
-      commit: "c".repeat(40),
-      warnings: [],
-      signals: [
-        { kind: "path_exists", detail: "parser.ts", passed: true, output_tail: "", duration_ms: 1 },
-        {
-          kind: "quality_gate",
-          name: "lint",
-          detail: "deno lint",
-          passed: true,
-          exit_code: 0,
-          output_tail: "",
-          duration_ms: 9,
-        },
-      ],
-      producers: [
-        {
-          name: "unittest",
-          command: "python3 -m unittest",
-          exit_code: 0,
-          timed_out: false,
-          truncated: false,
-          duration_ms: 80,
-          output: REPORT,
-        },
-        {
-          name: "coverage",
-          command: "coverage report --fail-under 90",
-          exit_code: 2,
-          timed_out: false,
-          truncated: false,
-          duration_ms: 40,
-          output: new TextEncoder().encode("TOTAL 81%\n"),
-        },
-      ],
-    },
+    checks: [
+      passedCheck("path_exists", "parser.ts"),
+      passedCheck("quality_gate", "deno lint", "lint"),
+    ],
+    producers: [producerRun("unittest", REPORT_TEXT), producerRun("coverage", "TOTAL 81%\n", 2)],
   });
 }
 
@@ -96,19 +65,9 @@ Deno.test("board page: a task that declared producers with nothing sealed says s
   await using board = await openBoard({
     prepare: async (root) => {
       const store = await TaskStore.open(workspacePaths(root));
-      await store.create([{
-        id: "t-docs",
-        title: "Docs",
-        role: "docs",
-        priority: 2,
-        scope: "small",
-        complexity: "low",
-        depends_on: [],
-        owned_files: [],
-        completion_signals: [],
-        evidence: [{ name: "docs", command: "mdlint", timeout_s: 60 }],
-        batch_eligible: false,
-      }], { runId: "golden" });
+      await store.create([
+        taskInput("t-docs", { evidence: [{ name: "docs", command: "mdlint", timeout_s: 60 }] }),
+      ], { runId: "golden" });
       await store.close();
     },
   });
