@@ -231,7 +231,8 @@ export class TaskStore {
    * task). The evidence flags in the body are the agent's word: kept as `reported_evidence`, a
    * hint, never a ledger flag. A task of a run gets its ledger record once the janitor and the
    * gates have run on its work ({@link recordVerification}); a task outside any run (the task
-   * API, external workers) is recorded at once from what the service observed: nothing.
+   * API, external workers) or one an operator completed without any claimant is recorded at once
+   * from what the service observed: nothing.
    */
   async complete(id: string, options: CompleteOptions = {}): Promise<Task> {
     const task = this.require(id);
@@ -243,11 +244,14 @@ export class TaskStore {
         completion_signals_checked: options.completion_signals_checked === true,
       }
       : null;
+    const claimed = task.status === "CLAIMED" || task.status === "IN_PROGRESS";
     this.#fire(task, options.operator ? "operator_complete" : "complete", (t) => {
       t.summary = options.summary ?? t.summary;
       t.reported_evidence = reported;
     });
-    if (task.run_id === null) {
+    // No agent's work will be landed (outside a run, or an operator completed a task nobody
+    // worked on): nothing more will be observed, so the record is written now.
+    if (task.run_id === null || !claimed) {
       const session = task.session_id ?? options.session_id ?? "operator";
       await this.recordVerification(task.id, session, NO_EVIDENCE);
     } else {

@@ -94,3 +94,14 @@ Deno.test("VerificationStep: one record per completion, even across processes; t
   assert.equal(s.store.get("t1")!.verification_count, 1);
   assert.equal(s.store.get("t1")!.flagged_unverified, false);
 });
+
+Deno.test("TaskStore.complete(): an operator's completion of a run's task nobody worked on is recorded at once, unverified", async () => {
+  await using s = await setup();
+  await s.store.create([taskInput("t2")], { runId: "r1" });
+  await s.store.complete("t2", { operator: true, tests_run: true });
+  const records = (await s.ledger()).filter((r) => r.task_id === "t2");
+  assert.deepEqual(records.map((r) => [r.session_id, r.verified]), [["operator", false]]);
+  assert.equal(s.store.get("t2")!.flagged_unverified, true);
+  // A claimed task of a run waits for the verification step instead.
+  assert.equal((await s.ledger()).filter((r) => r.task_id === "t1").length, 0);
+});
