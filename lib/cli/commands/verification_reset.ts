@@ -7,6 +7,7 @@ import { ledgerPath, moveLedgerAside } from "../../verification/ledger.ts";
 import { readVerificationNudge } from "../../verification/nudge.ts";
 import { workspacePaths } from "../../workspace.ts";
 
+/** `service verification reset`. */
 export const verificationResetCommand: Command = {
   name: "verification reset",
   summary: "reset the verification alert (moves the ledger aside, never deletes it)",
