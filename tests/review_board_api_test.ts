@@ -138,6 +138,19 @@ Deno.test("GET .../evidence/<task> is 404 when no evidence producers were declar
   const edited = await app.request(url);
   assert.equal(edited.status, 200);
   assert.equal((await edited.json()).verified, false);
+  // Hostile ids never reach the file system.
+  for (
+    const [path, status] of [
+      ["/review-board/runs/golden/evidence/..%2F..%2Faudit", 400],
+      ["/review-board/runs/golden/evidence/%2Fetc%2Fpasswd", 400],
+      ["/review-board/runs/..%2Fgolden/evidence/t-parser", 400],
+      ["/review-board/runs/nope/evidence/t-parser", 404],
+    ] as const
+  ) {
+    const res = await app.request(path);
+    assert.equal(res.status, status, path);
+    assert.match((await res.json()).error.code, /^[a-z_]+$/);
+  }
 });
 
 Deno.test("POST review appends a chained decision and a signed audit entry, and answers the receipt and new board", async () => {

@@ -138,6 +138,31 @@ const TAMPERS: {
     tamper: (s) => Deno.remove(bundlePath(s.paths, s.runId, "t1")),
   },
   {
+    name: "an output digest rewritten into a path",
+    check: "outputs_rehash",
+    tamper: async (s) => {
+      const path = bundlePath(s.paths, s.runId, "t1");
+      const b = JSON.parse(await Deno.readTextFile(path));
+      b.producers[0].output.sha256 = "sha256:../../../audit/key";
+      await Deno.writeTextFile(path, JSON.stringify(b));
+    },
+  },
+  {
+    name: "a non-integer number in the bundle (no canonical form)",
+    check: "bundle_hash_chained",
+    tamper: async (s) => {
+      const path = bundlePath(s.paths, s.runId, "t1");
+      const b = JSON.parse(await Deno.readTextFile(path));
+      b.producers[0].duration_ms = 1.5;
+      await Deno.writeTextFile(path, JSON.stringify(b));
+    },
+  },
+  {
+    name: "the bundle replaced by a JSON array",
+    check: "bundle_hash_chained",
+    tamper: (s) => Deno.writeTextFile(bundlePath(s.paths, s.runId, "t1"), "[1,2,3]"),
+  },
+  {
     name: "the journal row edited",
     check: "journal_verified",
     tamper: async (s) => {
