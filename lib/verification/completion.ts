@@ -98,6 +98,18 @@ export class VerificationStep {
     this.#waiting.delete(taskId);
     const task = this.#o.store.get(taskId);
     if (!task) return { gatesFailed: false };
+    try {
+      return await this.#verify(task, handle);
+    } catch (e) {
+      // Fail open like the diff capture: the landing goes on, and the merge step evaluates the
+      // gates and writes the record then (or the reap, with what was seen).
+      this.#o.warn(`${taskId}: verification deferred to the merge: ${(e as Error).message}`);
+      if (handle) this.#waiting.set(taskId, handle);
+      return { gatesFailed: false };
+    }
+  }
+
+  async #verify(task: Task, handle: CompletionHandle | undefined): Promise<VerifyOutcome> {
     if (!handle) {
       // The worktree is gone: nothing can be evaluated; record what the log shows.
       await this.#record(task, task.session_id ?? "unknown", undefined, undefined);
@@ -109,31 +121,24 @@ export class VerificationStep {
       await this.#record(task, handle.sessionId, handle.logPath, undefined);
       return { gatesFailed: false };
     }
-    try {
-      const candidate = await prepareCandidate(this.#o.paths.root, {
-        target: this.#o.targetBranch,
-        agent: handle.branch,
-        taskId,
-      });
-      if (candidate.kind === "conflict") {
-        this.#waiting.set(taskId, handle);
-        return { gatesFailed: false };
-      }
-      const gates = await evaluateGates(this.#o.paths.root, candidate.commit, spec, {
-        warn: this.#o.warn,
-      });
-      this.#evaluated.set(taskId, { tree: candidate.merge.tree, gates });
-      await this.#record(task, handle.sessionId, handle.logPath, {
-        gates,
-        tree: candidate.merge.tree,
-      });
-      return { gatesFailed: !gates.passed };
-    } catch (e) {
-      // Fail open like the diff capture: the merge step evaluates the gates and records then.
-      this.#o.warn(`${taskId}: verification deferred to the merge: ${(e as Error).message}`);
-      this.#waiting.set(taskId, handle);
+    const candidate = await prepareCandidate(this.#o.paths.root, {
+      target: this.#o.targetBranch,
+      agent: handle.branch,
+      taskId: task.id,
+    });
+    if (candidate.kind === "conflict") {
+      this.#waiting.set(task.id, handle);
       return { gatesFailed: false };
     }
+    const gates = await evaluateGates(this.#o.paths.root, candidate.commit, spec, {
+      warn: this.#o.warn,
+    });
+    this.#evaluated.set(task.id, { tree: candidate.merge.tree, gates });
+    await this.#record(task, handle.sessionId, handle.logPath, {
+      gates,
+      tree: candidate.merge.tree,
+    });
+    return { gatesFailed: !gates.passed };
   }
 
   /** True when `taskId`'s record waits for the merge's gates (they must run its producers too). */
@@ -147,13 +152,15 @@ export class VerificationStep {
     const task = this.#o.store.get(taskId);
     if (!handle || !task || !gates) return;
     this.#waiting.delete(taskId);
-    const tree = await git(["rev-parse", `${gates.commit}^{tree}`], {
-      cwd: this.#o.paths.root,
-      allowFailure: true,
-    });
-    await this.#record(task, handle.sessionId, handle.logPath, {
-      gates,
-      tree: tree.code === 0 ? tree.stdout.trim() : "",
+    await this.#safely(taskId, async () => {
+      const tree = await git(["rev-parse", `${gates.commit}^{tree}`], {
+        cwd: this.#o.paths.root,
+        allowFailure: true,
+      });
+      await this.#record(task, handle.sessionId, handle.logPath, {
+        gates,
+        tree: tree.code === 0 ? tree.stdout.trim() : "",
+      });
     });
   }
 
@@ -164,7 +171,19 @@ export class VerificationStep {
     const task = this.#o.store.get(taskId);
     if (!handle || !task) return;
     this.#waiting.delete(taskId);
-    await this.#record(task, handle.sessionId, handle.logPath, undefined);
+    await this.#safely(
+      taskId,
+      () => this.#record(task, handle.sessionId, handle.logPath, undefined),
+    );
+  }
+
+  /** A record that fails is reported, never allowed to undo what the merge or reap did. */
+  async #safely(taskId: string, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (e) {
+      this.#o.warn(`${taskId}: verification record not written: ${(e as Error).message}`);
+    }
   }
 
   async #record(
@@ -178,7 +197,6 @@ export class VerificationStep {
     const key = `${task.id} ${sessionId}`;
     const recorded = this.#recorded ??= await recordedCompletions(this.#o.journalPath);
     if (recorded.has(key)) return;
-    recorded.add(key);
     if (this.#alerted === undefined) await this.start();
     const log = await readLogTail(
       logPath ?? runLogPath(this.#o.paths, this.#o.runId, sessionId),
@@ -192,6 +210,7 @@ export class VerificationStep {
     const verified = evidence.tests_run || evidence.quality_gates_run ||
       evidence.completion_signals_checked;
     await this.#o.store.recordVerification(task.id, sessionId, evidence);
+    recorded.add(key); // the ledger holds it now: never again for this completion
     await appendEvents(this.#o.journalPath, [taskVerificationRecorded({
       task_id: task.id,
       session_id: sessionId,
