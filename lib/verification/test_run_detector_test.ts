@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { detectTestRuns } from "./test_run_detector.ts";
 
-/** Real summaries, one or more per runner (captured from the runners or their documented output). */
+/**
+ * Summaries as each runner prints them, including runners that cannot be installed here (cargo
+ * nextest, dotnet test, Gradle): transcribed from their output. The real bytes of the runners
+ * that can run here are in testdata/runner_outputs (below).
+ */
 const RUNNER_OUTPUTS: { runner: string; outcome: "passed" | "failed"; log: string }[] = [
   {
     runner: "deno test",
@@ -156,6 +160,51 @@ for (const { runner, outcome, log } of RUNNER_OUTPUTS) {
     assert.equal(report.sightings[0].runner, runner);
     assert.equal(report.sightings[0].outcome, outcome);
     assert.equal(report.sightings[0].source, "plain");
+  });
+}
+
+/** Real output (colour codes included) captured from each runner on a small failing or passing suite. */
+const CAPTURED: [file: string, runner: string, outcome: "passed" | "failed"][] = [
+  ["deno_test_passed.txt", "deno test", "passed"],
+  ["deno_test_failed.txt", "deno test", "failed"],
+  ["node_test_tap_failed.txt", "node --test", "failed"],
+  ["node_test_spec_failed.txt", "node --test", "failed"],
+  ["jest_passed.txt", "jest", "passed"],
+  ["jest_failed.txt", "jest", "failed"],
+  ["vitest_failed.txt", "vitest", "failed"],
+  ["mocha_failed.txt", "mocha", "failed"],
+  ["pytest_passed.txt", "pytest", "passed"],
+  ["pytest_failed.txt", "pytest", "failed"],
+  ["pytest_q_failed.txt", "pytest", "failed"],
+  ["unittest_passed.txt", "unittest", "passed"],
+  ["unittest_failed.txt", "unittest", "failed"],
+  ["go_test_passed.txt", "go test", "passed"],
+  ["go_test_failed.txt", "go test", "failed"],
+  ["cargo_test_passed.txt", "cargo test", "passed"],
+  ["rspec_failed.txt", "rspec", "failed"],
+  ["phpunit_passed.txt", "phpunit", "passed"],
+  ["phpunit_failed.txt", "phpunit", "failed"],
+  ["maven_surefire_passed.txt", "maven surefire", "passed"],
+  ["maven_surefire_failed.txt", "maven surefire", "failed"],
+];
+
+for (const [file, runner, outcome] of CAPTURED) {
+  Deno.test(`detectTestRuns() on the real output of ${runner}: ${file}`, async () => {
+    const log = await Deno.readTextFile(
+      new URL(`./testdata/runner_outputs/${file}`, import.meta.url),
+    );
+    const report = detectTestRuns(log);
+    assert.equal(report.tests_run, true);
+    assert.ok(report.sightings.every((s) => s.runner === runner && s.outcome === outcome));
+    // The same output inside a Claude Code Bash tool_result is found the same way.
+    const wrapped = detectTestRuns(
+      [claudeToolUse("toolu_x", "Bash", { command: "run" }), claudeToolResult("toolu_x", log)]
+        .join("\n"),
+    );
+    assert.deepEqual(
+      wrapped.sightings.map((s) => [s.runner, s.outcome, s.line]),
+      report.sightings.map((s) => [s.runner, s.outcome, s.line]),
+    );
   });
 }
 
