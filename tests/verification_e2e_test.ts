@@ -10,7 +10,7 @@ import { parse as parseYaml } from "yaml";
 import { runPlan } from "../lib/orchestrator/run.ts";
 import { sha256Hex } from "../lib/journal/hash.ts";
 import { tempDir } from "./helpers.ts";
-import { browserPage, cli, openRunPage, rowsOf, serveBoard, sh, workspace } from "./_e2e.ts";
+import { browserPage, cli, openRunPage, rowsOf, serveBoard, sh, until, workspace } from "./_e2e.ts";
 
 const CALC = "def add(a, b):\n    return a + b\n";
 const TESTS = "import unittest\nfrom calc import add\n\n" +
@@ -246,11 +246,12 @@ Deno.test("a failing quality gate blocks the merge like a failed signal (gate re
       ],
     }],
   }]);
+  const counter = join(root, "..", `${crypto.randomUUID()}.count`);
   await config(
     root,
     agentConfig(
       "roles:\n  backend: {}\nquality_gates:\n" +
-        '  - {name: changelog, command: "test -f CHANGELOG.md || { echo no CHANGELOG.md; exit 3; }", timeout_s: 30}\n',
+        `  - {name: changelog, command: "echo run >> ${counter}; test -f CHANGELOG.md || { echo no CHANGELOG.md; exit 3; }", timeout_s: 30}\n`,
     ),
   );
   const lines: string[] = [];
@@ -271,6 +272,8 @@ Deno.test("a failing quality gate blocks the merge like a failed signal (gate re
     ["g", true, true],
   ]);
   assert.notEqual(records[0].session_id, records[1].session_id);
+  assert.equal(await Deno.readTextFile(counter), "run\nrun\n", "the gate ran once per attempt");
+  await Deno.remove(counter);
 });
 
 Deno.test("a broken audit chain cannot seal evidence: the run goes on, the terminal and the endpoint say why", async () => {
@@ -337,4 +340,58 @@ Deno.test("a completion whose work conflicts gets one record when it is sent bac
   assert.deepEqual(of("right"), [[false, false], [true, true]]);
   const sessions = records.filter((r) => r.task_id === "right").map((r) => r.session_id);
   assert.notEqual(sessions[0], sessions[1]);
+});
+
+Deno.test("under review.require_approval the evidence is sealed and the record written before the operator decides; the merge reuses the gates", async () => {
+  await using dir = await tempDir();
+  const root = dir.path;
+  await workspace(root, [{
+    name: "build",
+    steps: [{
+      id: "r",
+      script: [["write", "r.txt", "r\n"], ["report"]],
+      signals: [{ path_exists: "r.txt" }],
+      evidence: [{ name: "listing", command: "ls" }],
+    }],
+  }]);
+  const counter = join(root, "..", `${crypto.randomUUID()}.count`);
+  await config(
+    root,
+    agentConfig(
+      "roles:\n  backend: {}\nreview:\n  require_approval: true\nquality_gates:\n" +
+        `  - {name: counted, command: "echo run >> ${counter}", timeout_s: 30}\n`,
+    ),
+  );
+  let url = "";
+  let runId = "";
+  const running = runPlan({
+    root,
+    port: 0,
+    out: (line) => {
+      const m =
+        /review board \(live while the run lasts\): (http:\/\/[^/]+)\/dashboard\/review-board\?run=(\S+)/
+          .exec(line);
+      if (m) [url, runId] = [m[1], m[2]];
+    },
+  });
+  const count = async (type: string) =>
+    runId ? (await rowsOf(root, runId)).filter((r) => r.type === type).length : 0;
+  await until("the task to wait for review", async () => (await count("task_completed")) === 1);
+  // Before any decision: the record, the sealed bundle, one gate run.
+  assert.equal((await ledger(root)).length, 1);
+  const evidence = await (await fetch(`${url}/review-board/runs/${runId}/evidence/r`)).json();
+  assert.equal(evidence.verified, true, JSON.stringify(evidence.problems));
+  assert.deepEqual(evidence.producers.map((p: { name: string }) => p.name), ["listing"]);
+  assert.equal(await count("task_merged"), 0);
+  const res = await fetch(`${url}/dashboard/review-board/runs/${runId}/tasks/r/review`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ decision: "merge" }),
+  });
+  assert.equal(res.status, 200);
+  const result = await running;
+  assert.equal(result.status, "completed");
+  assert.equal(await Deno.readTextFile(counter), "run\n", "the merge reused the gates");
+  assert.equal((await ledger(root)).length, 1, "one record per completion");
+  await Deno.remove(counter);
 });

@@ -135,6 +135,7 @@ export class Orchestrator {
         store: options.store,
         qualityGates: options.qualityGates,
         signals: janitorSignals,
+        evaluateBeforeMerge: options.requireApproval,
         nudge: options.nudge ?? { threshold: 0.3, min_completions: 3 },
         onAlert: options.onAlert,
         warn: options.log,

@@ -6,10 +6,12 @@
  * `verification_count` and `flagged_unverified` at the same moment; a task that declared
  * producers gets its sealed evidence bundle.
  *
+ * When the merge follows at once (no review), its own gate evaluation is the one that records,
+ * so no gate runs twice; under review the gates run as soon as the work is captured, so the
+ * reviewer sees the evidence, and the merge reuses that result when it produces the same tree.
  * One record per completion: when the candidate conflicts the gates cannot run yet, so the record
  * waits for the merge step's gates (after a rebase); a completion that never reaches any gate
  * (its work was sent back) is recorded when its worktree is reaped, with what was observed.
- * The merge reuses this step's gate result when it produces the same tree.
  */
 import type { CommandCheck } from "../config/schema.ts";
 import { git } from "../git/git.ts";
@@ -50,6 +52,13 @@ export interface VerificationStepOptions {
   qualityGates: (task: Task) => CommandCheck[];
   /** The task's completion signals as janitor checks. */
   signals: (task: Task) => CompletionSignal[];
+  /**
+   * Evaluate the gates and producers as soon as the work is captured (so a reviewer sees the
+   * evidence before deciding) rather than with the merge that follows at once. Under
+   * `review.require_approval`; otherwise the merge's own evaluation is the one that records, so
+   * no gate runs twice.
+   */
+  evaluateBeforeMerge: boolean;
   /** Thresholds of the alert. */
   nudge: NudgeSettings;
   /** Called once, the moment the alert first trips during this process. */
@@ -121,6 +130,11 @@ export class VerificationStep {
       await this.#record(task, handle.sessionId, handle.logPath, undefined);
       return { gatesFailed: false };
     }
+    if (!this.#o.evaluateBeforeMerge) {
+      // The merge comes next and evaluates them on the tree it lands; it records then.
+      this.#waiting.set(task.id, handle);
+      return { gatesFailed: false };
+    }
     const candidate = await prepareCandidate(this.#o.paths.root, {
       target: this.#o.targetBranch,
       agent: handle.branch,
@@ -146,21 +160,24 @@ export class VerificationStep {
     return this.#waiting.has(taskId);
   }
 
-  /** The merge step evaluated the gates (or not): record a completion that waited for them. */
+  /**
+   * The merge step evaluated the gates (or could not: a conflict): keep the result for a retried
+   * merge of the same tree, and record a completion that waited for them.
+   */
   async afterMerge(taskId: string, gates: GateResult | undefined): Promise<void> {
-    const handle = this.#waiting.get(taskId);
-    const task = this.#o.store.get(taskId);
-    if (!handle || !task || !gates) return;
-    this.#waiting.delete(taskId);
+    if (!gates) return;
     await this.#safely(taskId, async () => {
       const tree = await git(["rev-parse", `${gates.commit}^{tree}`], {
         cwd: this.#o.paths.root,
         allowFailure: true,
       });
-      await this.#record(task, handle.sessionId, handle.logPath, {
-        gates,
-        tree: tree.code === 0 ? tree.stdout.trim() : "",
-      });
+      const treeId = tree.code === 0 ? tree.stdout.trim() : "";
+      if (treeId) this.#evaluated.set(taskId, { tree: treeId, gates });
+      const handle = this.#waiting.get(taskId);
+      const task = this.#o.store.get(taskId);
+      if (!handle || !task) return;
+      this.#waiting.delete(taskId);
+      await this.#record(task, handle.sessionId, handle.logPath, { gates, tree: treeId });
     });
   }
 

@@ -33,6 +33,7 @@ async function setup() {
       store,
       qualityGates: () => [],
       signals: () => [],
+      evaluateBeforeMerge: true,
       nudge: { threshold: 0.3, min_completions: 1 },
       onAlert: (n) => alerts.push(`${n.unverified_count}/${n.total_completions}`),
       warn: () => {},
