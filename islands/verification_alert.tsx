@@ -62,7 +62,8 @@ export function VerificationAlert({ token, tick }: VerificationAlertProps) {
       {toast !== null && (
         <div class="toast" role="alert" data-verification-toast data-timeout-ms={TOAST_MS}>
           <strong>Verification</strong> {toast}{" "}
-          Have agents run tests or quality gates before reporting completion.
+          Add quality_gates or completion signals, or have agents run the tests
+          (docs/verification.md).
           <button
             type="button"
             aria-label="dismiss"
