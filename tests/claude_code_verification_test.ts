@@ -8,9 +8,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { resolveBinary } from "../lib/agents/preflight.ts";
-import { runPlan } from "../lib/orchestrator/run.ts";
 import { tempDir } from "./helpers.ts";
-import { rowsOf, sh, withEnv } from "./_e2e.ts";
+import { CLI, rowsOf, sh } from "./_e2e.ts";
 
 const claudePath = await resolveBinary("claude", Deno.env.toObject());
 if (!claudePath) console.warn("SKIP claude_code_verification_test: `claude` not found in PATH");
@@ -151,19 +150,30 @@ async function claudeWorkspace(root: string, plan: string, extra = "") {
   await sh(root, "commit", "-q", "-m", "init");
 }
 
+/**
+ * `service run` as a child process whose environment points Claude Code at the stand-in (never
+ * this process's environment: tests of other files run beside this one).
+ */
 async function runWithClaude(root: string, apiUrl: string) {
   await using home = await tempDir("claude-home-");
-  using _env = withEnv({
-    ANTHROPIC_BASE_URL: apiUrl,
-    ANTHROPIC_API_KEY: "test-key",
-    CLAUDE_CODE_MAX_RETRIES: "0",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    DISABLE_TELEMETRY: "1",
-    HOME: home.path,
-  });
-  const lines: string[] = [];
-  const result = await runPlan({ root, port: 0, out: (l) => lines.push(l) });
-  return { result, terminal: lines.join("\n") };
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", root, "run", "plan.yaml", "--port", "0"],
+    env: {
+      NO_COLOR: "1",
+      ANTHROPIC_BASE_URL: apiUrl,
+      ANTHROPIC_API_KEY: "test-key",
+      CLAUDE_CODE_MAX_RETRIES: "0",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      DISABLE_TELEMETRY: "1",
+      HOME: home.path,
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  const terminal = dec.decode(out.stdout) + dec.decode(out.stderr);
+  const runId = /^run (\S+): /m.exec(terminal)?.[1] ?? "";
+  return { code: out.code, runId, terminal };
 }
 
 async function ledger(root: string) {
@@ -193,8 +203,9 @@ Deno.test({
       { bash: REPORT },
       { text: "Added sub(); the tests pass." },
     ]);
-    const { result, terminal } = await runWithClaude(root, api.url);
-    assert.equal(result.status, "completed", terminal);
+    const { code, runId, terminal } = await runWithClaude(root, api.url);
+    assert.equal(code, 0, terminal);
+    assert.match(terminal, /completed: every task landed/);
     assert.doesNotMatch(terminal, /ALERT/);
     const [record] = await ledger(root);
     assert.deepEqual(
@@ -207,7 +218,7 @@ Deno.test({
       ["calc", true, true, true],
     );
     assert.equal(record.verified, true);
-    const rows = await rowsOf(root, result.runId);
+    const rows = await rowsOf(root, runId);
     const recorded = rows.find((r) => r.type === "task_verification_recorded")!;
     assert.deepEqual(
       (recorded.data.test_runs as { runner: string }[]).map((r) => r.runner),
@@ -217,7 +228,7 @@ Deno.test({
     assert.ok(rows.some((r) => r.type === "task_merged"));
     // The summary was found inside Claude Code's structured tool output, not a plain line.
     const log = await Deno.readTextFile(
-      join(root, ".sdd/runs", result.runId, "logs", `${record.session_id}.log`),
+      join(root, ".sdd/runs", runId, "logs", `${record.session_id}.log`),
     );
     assert.match(log, /"type":"tool_result"/);
     assert.ok(!log.split("\n").some((l) => /^Ran 1 test in/.test(l)), "no plain summary line");
@@ -242,8 +253,9 @@ Deno.test({
       { bash: REPORT },
       { text: "All tests passed." },
     ]);
-    const { result, terminal } = await runWithClaude(root, api.url);
-    assert.equal(result.status, "completed", terminal);
+    const { code, runId, terminal } = await runWithClaude(root, api.url);
+    assert.equal(code, 0, terminal);
+    assert.match(terminal, /completed: every task landed/);
     assert.equal(terminal.split("\n").filter((l) => /ALERT/.test(l)).length, 1, terminal);
     const [record] = await ledger(root);
     assert.equal(record.verified, false);
