@@ -257,6 +257,11 @@ Deno.test({
     assert.equal(code, 0, terminal);
     assert.match(terminal, /completed: every task landed/);
     assert.equal(terminal.split("\n").filter((l) => /ALERT/.test(l)).length, 1, terminal);
+    const rows = await rowsOf(root, runId);
+    assert.ok(
+      rows.some((r) => r.type === "task_merged"),
+      "the work still lands: the alert is advice",
+    );
     const [record] = await ledger(root);
     assert.equal(record.verified, false);
     assert.equal(record.tests_run, false, "its claim of tests_run is only a hint");
