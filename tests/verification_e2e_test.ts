@@ -7,10 +7,19 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { runPlan } from "../lib/orchestrator/run.ts";
 import { sha256Hex } from "../lib/journal/hash.ts";
 import { tempDir } from "./helpers.ts";
-import { browserPage, cli, openRunPage, rowsOf, serveBoard, sh, until, workspace } from "./_e2e.ts";
+import {
+  browserPage,
+  CLI,
+  cli,
+  openRunPage,
+  rowsOf,
+  serveBoard,
+  sh,
+  until,
+  workspace,
+} from "./_e2e.ts";
 
 const CALC = "def add(a, b):\n    return a + b\n";
 const TESTS = "import unittest\nfrom calc import add\n\n" +
@@ -20,6 +29,37 @@ const TESTS = "import unittest\nfrom calc import add\n\n" +
 async function ledger(root: string) {
   const text = await Deno.readTextFile(join(root, ".sdd/metrics/verification_nudges.jsonl"));
   return text.trim().split("\n").map((l) => JSON.parse(l));
+}
+
+/**
+ * `service run plan.yaml` as a child process, as a user runs it (its own process, so nothing of
+ * this test's process leaks into the run); `onLine` sees its output as it comes.
+ */
+async function serviceRun(root: string, onLine: (line: string) => void = () => {}) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", root, "run", "plan.yaml", "--port", "0"],
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const lines: string[] = [];
+  const read = async (stream: ReadableStream<Uint8Array>) => {
+    const decoder = new TextDecoder();
+    let rest = "";
+    for await (const bytes of stream) {
+      const parts = (rest + decoder.decode(bytes, { stream: true })).split("\n");
+      rest = parts.pop()!;
+      for (const line of parts) {
+        lines.push(line);
+        onLine(line);
+      }
+    }
+    if (rest) lines.push(rest);
+  };
+  const [status] = await Promise.all([child.status, read(child.stdout), read(child.stderr)]);
+  const terminal = lines.join("\n");
+  const runId = /^run (\S+): /m.exec(terminal)?.[1] ?? "";
+  return { code: status.code, runId, lines, terminal };
 }
 
 async function taskSpec(root: string, id: string) {
@@ -88,10 +128,9 @@ Deno.test("a run whose agent runs the tests, with passing signals and gates, rec
         "verification_nudge: {threshold: 0.0, min_completions: 1}\n",
     ),
   );
-  const lines: string[] = [];
-  const result = await runPlan({ root, port: 0, out: (l) => lines.push(l) });
-  const terminal = lines.join("\n");
-  assert.equal(result.status, "completed", terminal);
+  const result = await serviceRun(root);
+  const terminal = result.terminal;
+  assert.equal(result.code, 0, terminal);
   assert.doesNotMatch(terminal, /ALERT/);
 
   // The ledger: one record per completion, each from what the service observed.
@@ -198,11 +237,10 @@ Deno.test("a run with no evidence at all raises the ALERT once, in the live view
       { id: "c", script: [["write", "c.txt", "c\n"], ["sleep", 2500], ["exit", 0]] },
     ],
   }]);
-  const lines: string[] = [];
-  const result = await runPlan({ root, port: 0, out: (l) => lines.push(l) });
-  const terminal = lines.join("\n");
-  assert.equal(result.status, "completed", terminal);
-  const alerts = lines.filter((l) => /ALERT/.test(l));
+  const result = await serviceRun(root);
+  const terminal = result.terminal;
+  assert.equal(result.code, 0, terminal);
+  const alerts = result.lines.filter((l) => /ALERT/.test(l));
   assert.equal(alerts.length, 1, terminal);
   assert.match(alerts[0], /ALERT: 3 of 3 completions unverified/);
 
@@ -254,9 +292,8 @@ Deno.test("a failing quality gate blocks the merge like a failed signal (gate re
         `  - {name: changelog, command: "echo run >> ${counter}; test -f CHANGELOG.md || { echo no CHANGELOG.md; exit 3; }", timeout_s: 30}\n`,
     ),
   );
-  const lines: string[] = [];
-  const result = await runPlan({ root, port: 0, out: (l) => lines.push(l) });
-  assert.equal(result.status, "completed", lines.join("\n"));
+  const result = await serviceRun(root);
+  assert.equal(result.code, 0, result.terminal);
   const rows = await rowsOf(root, result.runId);
   const failed = rows.filter((r) => r.type === "task_verification_failed");
   assert.equal(failed.length, 1);
@@ -291,10 +328,9 @@ Deno.test("a broken audit chain cannot seal evidence: the run goes on, the termi
   await Deno.mkdir(join(root, ".sdd/audit"), { recursive: true });
   await Deno.writeTextFile(join(root, ".sdd/audit/key"), "k".repeat(64) + "\n");
   await Deno.writeTextFile(join(root, ".sdd/audit/audit.jsonl"), '{"not":"an entry"}\n');
-  const lines: string[] = [];
-  const result = await runPlan({ root, port: 0, out: (l) => lines.push(l) });
-  const terminal = lines.join("\n");
-  assert.equal(result.status, "completed", terminal);
+  const result = await serviceRun(root);
+  const terminal = result.terminal;
+  assert.equal(result.code, 0, terminal);
   assert.match(terminal, /e: evidence bundle not sealed: audit chain does not verify/);
   const [record] = await ledger(root);
   assert.equal(record.completion_signals_checked, true, "the record does not depend on the seal");
@@ -327,9 +363,8 @@ Deno.test("a completion whose work conflicts gets one record when it is sent bac
       },
     ],
   }]);
-  const lines: string[] = [];
-  const result = await runPlan({ root, port: 0, out: (l) => lines.push(l) });
-  assert.equal(result.status, "completed", lines.join("\n"));
+  const result = await serviceRun(root);
+  assert.equal(result.code, 0, result.terminal);
   const rows = await rowsOf(root, result.runId);
   assert.ok(rows.some((r) => r.type === "merge_conflict" && r.data.task_id === "right"));
   const records = await ledger(root);
@@ -364,15 +399,11 @@ Deno.test("under review.require_approval the evidence is sealed and the record w
   );
   let url = "";
   let runId = "";
-  const running = runPlan({
-    root,
-    port: 0,
-    out: (line) => {
-      const m =
-        /review board \(live while the run lasts\): (http:\/\/[^/]+)\/dashboard\/review-board\?run=(\S+)/
-          .exec(line);
-      if (m) [url, runId] = [m[1], m[2]];
-    },
+  const running = serviceRun(root, (line) => {
+    const m =
+      /review board \(live while the run lasts\): (http:\/\/[^/]+)\/dashboard\/review-board\?run=(\S+)/
+        .exec(line);
+    if (m) [url, runId] = [m[1], m[2]];
   });
   const count = async (type: string) =>
     runId ? (await rowsOf(root, runId)).filter((r) => r.type === type).length : 0;
@@ -390,7 +421,7 @@ Deno.test("under review.require_approval the evidence is sealed and the record w
   });
   assert.equal(res.status, 200);
   const result = await running;
-  assert.equal(result.status, "completed");
+  assert.equal(result.code, 0, result.terminal);
   assert.equal(await Deno.readTextFile(counter), "run\n", "the merge reused the gates");
   assert.equal((await ledger(root)).length, 1, "one record per completion");
   await Deno.remove(counter);
