@@ -3,6 +3,7 @@
  * the reason it stopped (the failed signals, with their output), the agent's summary, its exit,
  * and the tail of its session log with whether the kept log still matches the journal's digest.
  */
+import type { Attempt } from "../lib/board/activity.ts";
 import type { TaskDetailResponse } from "../lib/review/activity.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
 
@@ -59,6 +60,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
               ))}
               {a.retried_because && <div class="muted">new attempt: {a.retried_because}</div>}
               {a.summary && <div data-summary>Agent's summary: {a.summary}</div>}
+              {a.verification && <VerificationLine v={a.verification} />}
               {a.log && (
                 <details data-log-verified={String(a.log.verified)}>
                   <summary>
@@ -77,6 +79,25 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
           ))}
         </ol>
       )}
+    </div>
+  );
+}
+
+/** The observed evidence of one completion: the three flags and the test run the log showed. */
+function VerificationLine({ v }: { v: NonNullable<Attempt["verification"]> }) {
+  const mark = (on: boolean, label: string) => `${on ? "✓" : "✗"} ${label}`;
+  const run = v.test_runs[0];
+  return (
+    <div data-verification={v.verified ? "verified" : "unverified"}>
+      Verification: {v.verified
+        ? <span class="badge ok">verified</span>
+        : <span class="badge bad">unverified</span>}{" "}
+      <span class="muted">
+        {mark(v.tests_run, "tests run")}
+        {run ? ` (${run.runner}: ${run.line})` : ""} · {mark(v.quality_gates_run, "quality gates")}
+        {" · "}
+        {mark(v.completion_signals_checked, "completion signals")}
+      </span>
     </div>
   );
 }

@@ -1,30 +1,122 @@
-/** The evidence bundle of a task (spec §2.5) with its recomputed `bundle_hash`. */
+/**
+ * The evidence panel's pieces (spec §2.5): the sealed bundle's producers with exit codes and
+ * digests, the gate verdict, the observed evidence flags, and an EVIDENCE UNVERIFIED badge (like
+ * the diff viewer's) with the reasons when anything no longer re-hashes or chains.
+ */
+import type { EvidenceResponse } from "../lib/review/evidence.ts";
 
-/** Props of {@link EvidenceView}: the served bundle, or null when none was declared (404). */
+/** Props of {@link EvidenceView}. */
 export interface EvidenceViewProps {
-  bundle: Record<string, unknown> | null;
+  bundle: EvidenceResponse;
 }
 
-/** The bundle hash and the bundle itself, or the "no producers" notice. */
+interface ShownProducer {
+  name?: string;
+  command?: string;
+  exit_code?: number;
+  timed_out?: boolean;
+  truncated?: boolean;
+  output?: { sha256?: string; size?: number };
+}
+
+interface ShownCheck {
+  kind?: string;
+  name?: string;
+  detail?: string;
+  passed?: boolean;
+  exit_code?: number;
+}
+
+/** Shown on a 404: why there is no bundle. */
+export function NoEvidence({ code }: { code: string }) {
+  return code === "evidence_not_sealed"
+    ? (
+      <p class="muted" data-no-evidence="not_sealed">
+        evidence producers declared; nothing sealed yet (sealed when the gates run on the work)
+      </p>
+    )
+    : <p class="muted" data-no-evidence="none">no evidence producers declared</p>;
+}
+
+const flag = (on: unknown, label: string) => (
+  <span class={`badge ${on ? "ok" : ""}`} data-evidence-flag={label} data-on={on ? "1" : "0"}>
+    {on ? "✓" : "✗"} {label}
+  </span>
+);
+
+/** The bundle: badge, producers, verdict, flags, hashes. */
 export function EvidenceView({ bundle }: EvidenceViewProps) {
-  if (bundle === null) return <p class="muted" data-no-evidence>no evidence producers declared</p>;
-  const matches = bundle.bundle_hash_matches;
+  const producers = (Array.isArray(bundle.producers) ? bundle.producers : []) as ShownProducer[];
+  const verdict = (bundle.verdict ?? {}) as { passed?: boolean; checks?: ShownCheck[] };
+  const checks = Array.isArray(verdict.checks) ? verdict.checks : [];
+  const evidence = (bundle.evidence ?? {}) as Record<string, unknown>;
   return (
-    <div>
-      <dl class="kv">
-        <dt>bundle hash (recomputed)</dt>
-        <dd class="hash" data-bundle-hash>{String(bundle.bundle_hash)}</dd>
-        {matches !== undefined && matches !== null && (
-          <>
-            <dt>stored hash</dt>
-            <dd>
-              {matches
-                ? <span class="badge ok">matches</span>
-                : <span class="badge bad">DOES NOT MATCH</span>}
-            </dd>
-          </>
-        )}
-      </dl>
+    <div data-evidence>
+      <p style="margin:0 0 .5rem">
+        {bundle.verified
+          ? <span class="badge ok" data-evidence-verified>evidence verified</span>
+          : (
+            <span class="badge bad" role="status" data-evidence-unverified>
+              EVIDENCE UNVERIFIED
+            </span>
+          )} <span class="hash" data-bundle-hash>{String(bundle.bundle_hash ?? "no bundle")}</span>
+      </p>
+      {!bundle.verified && (
+        <ul class="muted" data-evidence-problems>
+          {bundle.problems.map((p) => <li key={p}>{p}</li>)}
+        </ul>
+      )}
+      <table class="evidence-producers">
+        <thead>
+          <tr>
+            <th>producer</th>
+            <th>command</th>
+            <th>exit</th>
+            <th>output</th>
+          </tr>
+        </thead>
+        <tbody>
+          {producers.map((p) => (
+            <tr key={p.name} data-producer={p.name}>
+              <td>{p.name}</td>
+              <td>
+                <code>{p.command}</code>
+              </td>
+              <td data-exit-code={String(p.exit_code)}>
+                <span class={`badge ${p.exit_code === 0 ? "ok" : "bad"}`}>
+                  {p.timed_out ? "timed out" : `exit ${p.exit_code}`}
+                </span>
+              </td>
+              <td>
+                <span class="hash">{p.output?.sha256}</span> · {p.output?.size} bytes
+                {p.truncated ? " (truncated)" : ""}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p style="margin:.5rem 0 .25rem" data-verdict={verdict.passed ? "passed" : "failed"}>
+        gate verdict: {verdict.passed
+          ? <span class="badge ok">passed</span>
+          : <span class="badge bad">failed</span>}
+      </p>
+      {checks.length > 0 && (
+        <ul class="evidence-checks">
+          {checks.map((c) => (
+            <li key={`${c.kind}:${c.name ?? c.detail}`} data-check={c.name ?? c.detail}>
+              <span class={`badge ${c.passed ? "ok" : "bad"}`}>{c.passed ? "pass" : "fail"}</span>
+              {" "}
+              {c.kind} {c.name ? <strong>{c.name}</strong> : null} <code>{c.detail}</code>
+              {c.exit_code !== undefined ? ` (exit ${c.exit_code})` : ""}
+            </li>
+          ))}
+        </ul>
+      )}
+      <p style="margin:.25rem 0">
+        {flag(evidence.tests_run, "tests run")}{" "}
+        {flag(evidence.quality_gates_run, "quality gates run")}{" "}
+        {flag(evidence.completion_signals_checked, "completion signals checked")}
+      </p>
       <details>
         <summary>bundle contents</summary>
         <pre class="evidence">{JSON.stringify(bundle, null, 2)}</pre>

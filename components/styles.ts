@@ -29,6 +29,9 @@ button:disabled { opacity: .55; cursor: not-allowed; }
 .badge { display: inline-block; padding: 0 .4rem; border-radius: 3px; font-size: .8rem; font-weight: 600; border: 1px solid currentColor; }
 .badge.bad { color: var(--bad); background: var(--del); }
 .badge.ok { color: var(--ok); }
+.alert-indicator { margin-left: .5rem; cursor: help; }
+.toast { position: fixed; top: 1rem; right: 1rem; max-width: 28rem; z-index: 10; padding: .75rem 2rem .75rem 1rem; border: 1px solid var(--bad); border-left-width: 4px; border-radius: 4px; background: var(--del); color: var(--bad); box-shadow: 0 2px 8px rgba(0,0,0,.2); }
+.toast button { position: absolute; top: .25rem; right: .4rem; border: 0; background: none; font-size: 1.1rem; cursor: pointer; color: inherit; }
 .columns { display: grid; grid-template-columns: repeat(auto-fit, minmax(13rem, 1fr)); gap: .75rem; align-items: start; }
 .column { background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: .5rem; min-width: 0; }
 .column h2 { font-size: .95rem; margin: .1rem .2rem .5rem; display: flex; justify-content: space-between; }

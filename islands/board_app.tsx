@@ -17,6 +17,7 @@ import { JournalReceipt } from "../components/journal_receipt.tsx";
 import { TOKEN_KEY, TokenField } from "./token_field.tsx";
 import { RunPicker } from "./run_picker.tsx";
 import { TaskDetail } from "./task_detail.tsx";
+import { VerificationAlert } from "./verification_alert.tsx";
 
 const LIVE_WORDS: Record<LiveState | "off", string> = {
   off: "not connected",
@@ -45,6 +46,8 @@ export function BoardApp() {
   const [selected, setSelected] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [live, setLive] = useState<LiveState | "off">("off");
+  // Bumped on every activity notice: the verification alert reads the summary again.
+  const [activity, setActivity] = useState(0);
   const current = useRef({ token, runId, runs });
   current.current = { token, runId, runs };
 
@@ -103,8 +106,10 @@ export function BoardApp() {
       onReconnect: () => {
         loadRuns();
         loadBoard();
+        setActivity((n) => n + 1);
       },
       onActivity: (notice) => {
+        setActivity((n) => n + 1);
         const { runId, runs } = current.current;
         if (typeof notice.run_id !== "string" || notice.run_id === runId) loadBoard();
         // the picker shows event counts and tamper marks, so any journal activity refreshes it
@@ -139,6 +144,7 @@ export function BoardApp() {
         <span class="live" data-state={live} aria-live="polite">
           updates: {LIVE_WORDS[live]}
         </span>
+        {ready && <VerificationAlert token={token} tick={activity} />}
       </header>
       <main>
         {error && <p class="error" role="alert" data-error={error.status}>{error.words}</p>}

@@ -53,6 +53,11 @@ export function diffPath(paths: WorkspacePaths, runId: string, taskId: string): 
   return join(paths.runs, runId, "review", "diffs", `${taskId}.diff`);
 }
 
+/** `.sdd/runs/<run_id>/evidence/<task_id>`: a task's evidence outputs and its `bundle.json`. */
+export function evidenceDir(paths: WorkspacePaths, runId: string, taskId: string): string {
+  return join(paths.runs, runId, "evidence", taskId);
+}
+
 /** Write `bytes` to `path` atomically: a temporary file in the same directory, synced, renamed. */
 export async function writeFileAtomic(
   path: string,

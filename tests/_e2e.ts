@@ -24,6 +24,7 @@ export interface Step {
   script: unknown[][];
   signals?: Record<string, string>[];
   owned?: string[];
+  evidence?: { name: string; command: string; timeout_s?: number }[];
 }
 
 /** Run git in `cwd`; throws with its stderr on failure. */
@@ -53,6 +54,7 @@ export function planYaml(stages: { name: string; depends?: string[]; steps: Step
       lines.push("          ```");
       if (step.signals) lines.push(`        completion_signals: ${JSON.stringify(step.signals)}`);
       if (step.owned) lines.push(`        owned_files: ${JSON.stringify(step.owned)}`);
+      if (step.evidence) lines.push(`        evidence: ${JSON.stringify(step.evidence)}`);
     }
   }
   return lines.join("\n") + "\n";

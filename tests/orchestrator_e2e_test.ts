@@ -434,7 +434,8 @@ Deno.test("run: a merge that would touch the user's uncommitted change waits, `s
     const status = await collectStatus(appContext(dir.path, [])) as Record<string, unknown>;
     const plain = (text: string) => text;
     lines = formatStatus(status, "test", { bold: plain, red: plain, yellow: plain, green: plain });
-    if (lines.some((l) => l.includes("readme waits"))) break;
+    // "merging" may show first while the merge is on its way; the wait names the file.
+    if (lines.some((l) => l.includes("readme waits") && l.includes("README.md"))) break;
     await new Promise((r) => setTimeout(r, 50));
   }
   assert.match(lines.join("\n"), /readme waits: .*README\.md/);

@@ -9,6 +9,8 @@ import { verifyAuditText } from "../lib/audit/chain.ts";
 import { canonicalJson } from "../lib/journal/canonical_json.ts";
 import { sha256Hex } from "../lib/journal/hash.ts";
 import { GOLDEN_DIR, goldenWorkspace } from "./helpers.ts";
+import { producerRun, sealSample } from "../lib/verification/_test_fixtures.ts";
+import { workspacePaths } from "../lib/workspace.ts";
 
 const expected = JSON.parse(await Deno.readTextFile(join(GOLDEN_DIR, "expected.json")));
 
@@ -110,24 +112,45 @@ Deno.test("GET .../diff/<task> is 404 no_diff_captured without a capture row and
   assert.match(body.error.message, /sha256:9d06fe0a/);
 });
 
-Deno.test("GET .../evidence/<task> is 404 when no evidence producers were declared, else the bundle with bundle_hash", async () => {
+Deno.test("GET .../evidence/<task> is 404 when no evidence producers were declared, else the sealed bundle with bundle_hash recomputed and verified", async () => {
   await using ws = await goldenWorkspace();
   const app = appFor(ws.path);
-  const res = await app.request("/review-board/runs/golden/evidence/t-parser");
+  const url = "/review-board/runs/golden/evidence/t-parser";
+  const res = await app.request(url);
   assert.equal(res.status, 404);
   assert.equal((await res.json()).error.code, "no_evidence_producers");
-  const bundle = {
-    task_id: "t-parser",
-    producers: [{ name: "tests", sha256: "sha256:" + "0".repeat(64) }],
-    verdict: "pass",
-  };
-  await Deno.mkdir(join(ws.runDir, "review/evidence"), { recursive: true });
+  const sealed = await sealSample(workspacePaths(ws.path), {
+    runId: "golden",
+    taskId: "t-parser",
+    producers: [producerRun("tests", "ok | 1 passed | 0 failed (1ms)\n")],
+  });
+  const served = await (await app.request(url)).json();
+  assert.equal(served.verified, true, served.problems.join("; "));
+  assert.equal(served.bundle_hash, sealed.bundle_hash);
+  const { bundle_hash: _h, ...rest } = sealed;
+  assert.equal(served.bundle_hash, "sha256:" + sha256Hex(canonicalJson(rest)));
+  // An edited bundle is still served, as unverified (never an error page).
+  const path = join(ws.runDir, "evidence/t-parser/bundle.json");
   await Deno.writeTextFile(
-    join(ws.runDir, "review/evidence/t-parser.json"),
-    JSON.stringify(bundle),
+    path,
+    (await Deno.readTextFile(path)).replace('"exit_code":0', '"exit_code":2'),
   );
-  const served = await (await app.request("/review-board/runs/golden/evidence/t-parser")).json();
-  assert.equal(served.bundle_hash, "sha256:" + sha256Hex(canonicalJson(bundle)));
+  const edited = await app.request(url);
+  assert.equal(edited.status, 200);
+  assert.equal((await edited.json()).verified, false);
+  // Hostile ids never reach the file system.
+  for (
+    const [path, status] of [
+      ["/review-board/runs/golden/evidence/..%2F..%2Faudit", 400],
+      ["/review-board/runs/golden/evidence/%2Fetc%2Fpasswd", 400],
+      ["/review-board/runs/..%2Fgolden/evidence/t-parser", 400],
+      ["/review-board/runs/nope/evidence/t-parser", 404],
+    ] as const
+  ) {
+    const res = await app.request(path);
+    assert.equal(res.status, status, path);
+    assert.match((await res.json()).error.code, /^[a-z_]+$/);
+  }
 });
 
 Deno.test("POST review appends a chained decision and a signed audit entry, and answers the receipt and new board", async () => {

@@ -244,7 +244,7 @@ Deno.test("a claim of a task that is not OPEN is 409; racing claims have exactly
   assert.equal(results.filter((r) => r.status === 409).length, 31);
 });
 
-Deno.test("complete: from CLAIMED/IN_PROGRESS, 409 once DONE, ledger record and verification fields", async () => {
+Deno.test("complete: from CLAIMED/IN_PROGRESS, 409 once DONE; outside a run the ledger records what the service observed (nothing), the agent's flags only a hint", async () => {
   await using ws = await testWorkspace();
   await ws.call("POST", "/tasks", {
     tasks: [{ id: "v", title: "V", role: "qa" }, { id: "u", title: "U", role: "qa" }, {
@@ -262,8 +262,14 @@ Deno.test("complete: from CLAIMED/IN_PROGRESS, 409 once DONE, ledger record and 
     quality_gates_run: true,
   });
   assert.equal(done.body.status, "DONE");
-  assert.equal(done.body.verification_count, 2);
-  assert.equal(done.body.flagged_unverified, false);
+  // The agent's word alone never verifies a completion.
+  assert.equal(done.body.verification_count, 0);
+  assert.equal(done.body.flagged_unverified, true);
+  assert.deepEqual(done.body.reported_evidence, {
+    tests_run: true,
+    quality_gates_run: true,
+    completion_signals_checked: false,
+  });
   assert.equal(done.body.summary, "did it");
   assert.equal((await ws.call("POST", "/tasks/v/complete")).status, 409);
   await ws.call("POST", "/tasks/u/claim", {});
@@ -274,17 +280,18 @@ Deno.test("complete: from CLAIMED/IN_PROGRESS, 409 once DONE, ledger record and 
   assert.equal(op.body.status, "DONE");
   const lines = (await Deno.readTextFile(`${ws.root}/.sdd/metrics/verification_nudges.jsonl`))
     .trim().split("\n").map((l) => JSON.parse(l));
-  assert.deepEqual(lines.map((l) => [l.task_id, l.verified]), [["v", true], ["u", false], [
-    "o",
-    false,
-  ]]);
+  assert.deepEqual(lines.map((l) => [l.task_id, l.verified, l.tests_run]), [
+    ["v", false, false],
+    ["u", false, false],
+    ["o", false, false],
+  ]);
   assert.equal(lines[0].session_id, "sv");
   assert.equal(typeof lines[0].timestamp, "number");
   const status = await ws.call("GET", "/status");
   assert.equal(status.body.verification_nudge.total_completions, 3);
-  assert.equal(status.body.verification_nudge.unverified_count, 2);
+  assert.equal(status.body.verification_nudge.unverified_count, 3);
   assert.equal(status.body.verification_nudge.threshold_exceeded, true);
-  assert.deepEqual(status.body.verification_nudge.recent_unverified, ["o", "u"]);
+  assert.deepEqual(status.body.verification_nudge.recent_unverified, ["o", "u", "v"]);
   assert.equal(status.body.tasks.DONE, 3);
   assert.deepEqual(status.body.agents, []);
   assert.deepEqual(status.body.rate_limits, { cooldowns: [] });
@@ -425,5 +432,37 @@ Deno.test("with tokens configured the task API needs a bearer token and operator
   } finally {
     Deno.env.delete("T_OP_TOKEN");
     Deno.env.delete("T_READER_TOKEN");
+  }
+});
+
+Deno.test("POST /tasks: evidence producers are kept on the task; a bad producer is a 400 naming it", async () => {
+  await using ws = await testWorkspace();
+  const r = await ws.call("POST", "/tasks", {
+    id: "e1",
+    title: "With evidence",
+    role: "qa",
+    evidence: [{ name: "tests", command: "deno task test", timeout_s: 120 }, {
+      name: "lint",
+      command: "deno lint",
+    }],
+  });
+  assert.equal(r.status, 201);
+  assert.deepEqual(r.body.evidence, [
+    { name: "tests", command: "deno task test", timeout_s: 120 },
+    { name: "lint", command: "deno lint", timeout_s: 600 },
+  ]);
+  assert.equal(r.body.reported_evidence, null);
+  const plain = await ws.call("POST", "/tasks", { id: "e2", title: "Without", role: "qa" });
+  assert.deepEqual(plain.body.evidence, []);
+  for (
+    const [evidence, where] of [
+      [[{ command: "x" }], /evidence\.0\.name/],
+      [[{ name: "a", command: "x" }, { name: "a", command: "y" }], /duplicate name a/],
+      [[{ name: "a", command: "x", timeout_s: -1 }], /timeout_s/],
+    ] as const
+  ) {
+    const bad = await ws.call("POST", "/tasks", { title: "Bad", role: "qa", evidence });
+    assert.equal(bad.status, 400, JSON.stringify(bad.body));
+    assert.match(bad.body.error.message, where);
   }
 });

@@ -40,6 +40,17 @@ export interface Attempt {
   exit?: { exit_code: number; duration_ms: number; ended_by?: string };
   /** The session log kept in the run directory (`logs/<session_id>.log`). */
   log?: { sha256: string; bytes: number };
+  /** What the service observed of this completion (`task_verification_recorded`). */
+  verification?: AttemptVerification;
+}
+
+/** The evidence flags of one completion and the test runs its log showed. */
+export interface AttemptVerification {
+  tests_run: boolean;
+  quality_gates_run: boolean;
+  completion_signals_checked: boolean;
+  verified: boolean;
+  test_runs: { runner: string; outcome: string; line: string }[];
 }
 
 /** Where a task stands, in words the page shows (the board column where it has a card). */
@@ -260,6 +271,11 @@ export function foldActivity(state: ActivityState, row: JournalRow): void {
       }
       break;
     }
+    case "task_verification_recorded": {
+      const a = t.attempts.find((x) => x.session_id === str(d.session_id));
+      if (a) a.verification = verificationOf(d);
+      break;
+    }
     case "merge_conflict":
       if (strings(d.files).length > 0) t.conflict_files = strings(d.files);
       break;
@@ -267,6 +283,21 @@ export function foldActivity(state: ActivityState, row: JournalRow): void {
       t.rebases++;
       break;
   }
+}
+
+function verificationOf(d: Record<string, JsonValue>): AttemptVerification {
+  const runs = Array.isArray(d.test_runs) ? d.test_runs : [];
+  return {
+    tests_run: d.tests_run === true,
+    quality_gates_run: d.quality_gates_run === true,
+    completion_signals_checked: d.completion_signals_checked === true,
+    verified: d.verified === true,
+    test_runs: runs.flatMap((r) =>
+      r && typeof r === "object" && !Array.isArray(r) && typeof r.runner === "string"
+        ? [{ runner: r.runner, outcome: str(r.outcome) ?? "", line: str(r.line) ?? "" }]
+        : []
+    ),
+  };
 }
 
 /** Deep copy (the incremental view hands out snapshots while it keeps folding). */

@@ -163,3 +163,26 @@ Deno.test("activity: exits and kept logs attach to their attempt; rows about unk
   assert.deepEqual(state.tasks.get("a")!.attempts[0].log, { sha256: "sha256:00", bytes: 5 });
   assert.deepEqual(state.order, ["a"]);
 });
+
+Deno.test("activity: a completion's verification record attaches to its attempt", () => {
+  const state = fold([
+    ["task_claimed", { task_id: "a", session_id: "s1" }],
+    ["task_verification_recorded", {
+      task_id: "a",
+      session_id: "s1",
+      tests_run: true,
+      quality_gates_run: false,
+      completion_signals_checked: true,
+      verified: true,
+      test_runs: [{ runner: "pytest", outcome: "passed", line: "3 passed in 0.1s" }],
+    }],
+    ["task_verification_recorded", { task_id: "a", session_id: "s-unknown", verified: false }],
+  ]);
+  assert.deepEqual(state.tasks.get("a")!.attempts[0].verification, {
+    tests_run: true,
+    quality_gates_run: false,
+    completion_signals_checked: true,
+    verified: true,
+    test_runs: [{ runner: "pytest", outcome: "passed", line: "3 passed in 0.1s" }],
+  });
+});

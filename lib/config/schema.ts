@@ -60,6 +60,31 @@ export const AgentEnvSchema = z.array(
   z.string().regex(ENV_NAME, "must be an environment variable name"),
 );
 
+/**
+ * A named command run on the tree a merge would produce (DESIGN.md §10): a quality gate (exit 0
+ * passes) or an evidence producer (its output is stored as evidence). `command` is a literal
+ * shell command (`sh -c`); `timeout_s` its time limit (default 600 s).
+ */
+export const CommandCheckSchema = z.strictObject({
+  name: z.string().min(1).max(100).regex(/^[^\n\r]+$/, "must be one line"),
+  command: z.string().min(1).max(10_000),
+  timeout_s: z.number().positive().max(86_400).default(600),
+});
+
+/** A quality gate or an evidence producer. */
+export type CommandCheck = z.output<typeof CommandCheckSchema>;
+
+/** A list of named commands whose names are unique. */
+export const CommandChecksSchema = z.array(CommandCheckSchema).max(50).superRefine((list, ctx) => {
+  const seen = new Set<string>();
+  for (const [i, c] of list.entries()) {
+    if (seen.has(c.name)) {
+      ctx.addIssue({ code: "custom", path: [i, "name"], message: `duplicate name ${c.name}` });
+    }
+    seen.add(c.name);
+  }
+});
+
 /** Settings of one role (`{}` or an empty value is fine). */
 export const RoleSettingsSchema = z.strictObject({
   description: z.string().optional(),
@@ -68,6 +93,8 @@ export const RoleSettingsSchema = z.strictObject({
   max_agents: z.number().int().min(1).optional(),
   timeout_minutes: z.number().positive().optional(),
   agent_env: AgentEnvSchema.optional(),
+  /** Quality gates of this role's tasks, added to the top-level ones. */
+  quality_gates: CommandChecksSchema.optional(),
 });
 
 /** The settings of one role. */
@@ -101,6 +128,8 @@ export const TrackerSchema = z.strictObject({
 export const VerificationNudgeSchema = z.strictObject({
   threshold: z.number().min(0).max(1).default(0.3),
   min_completions: z.number().int().min(0).default(3),
+  /** Ledger records older than this are left out of the summary (default: none are). */
+  max_age_hours: z.number().positive().optional(),
 });
 
 /** `mcp_catalog`: where the MCP server catalog comes from (spec §2.1; docs/mcp.md). */
@@ -124,6 +153,7 @@ export const ServiceConfigSchema = z.strictObject({
   agent_env: AgentEnvSchema.default([]),
   mcp_servers: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   mcp_catalog: McpCatalogSchema.optional(),
+  quality_gates: CommandChecksSchema.default([]),
   verification_nudge: VerificationNudgeSchema.default({ threshold: 0.3, min_completions: 3 }),
   trackers: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), TrackerSchema).default({}),
   isolation: z.enum(["worktree", "container"]).default("worktree"),

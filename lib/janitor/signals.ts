@@ -18,13 +18,21 @@ export type SignalKind = "path_exists" | "glob_exists" | "test_passes" | "qualit
 export interface CompletionSignal {
   kind: SignalKind;
   detail: string;
+  /** The name of a quality gate. */
+  name?: string;
+  /** Time limit of a command check, in seconds (default: the options' limit). */
+  timeout_s?: number;
 }
 
 /** The evidence of one evaluated check. */
 export interface SignalResult {
   kind: SignalKind;
   detail: string;
+  /** The name of a quality gate. */
+  name?: string;
   passed: boolean;
+  /** A command's exit code (124 on timeout). */
+  exit_code?: number;
   /** What was found, or the tail of the command's output. */
   output_tail: string;
   /** Paths that satisfied a path or glob check (sorted). */
@@ -90,14 +98,28 @@ async function evaluateOne(
 ): Promise<Evaluated> {
   const { kind, detail } = signal;
   if (kind === "test_passes" || kind === "quality_gate") {
+    const timeoutMs = signal.timeout_s !== undefined
+      ? signal.timeout_s * 1000
+      : options.commandTimeoutMs;
     const r = await runShell(detail, {
       cwd: dir,
-      timeoutMs: options.commandTimeoutMs,
+      timeoutMs,
       signal: options.signal,
       env: options.commandEnv,
     });
-    const note = r.timed_out ? "\n[timed out]" : r.code !== 0 ? `\n[exit ${r.code}]` : "";
-    return { kind, detail, passed: r.code === 0, output_tail: r.output_tail + note };
+    const note = r.timed_out
+      ? `\n[timed out after ${Math.round((timeoutMs ?? 600_000) / 1000)} s]`
+      : r.code !== 0
+      ? `\n[exit ${r.code}]`
+      : "";
+    return {
+      kind,
+      detail,
+      ...(signal.name !== undefined ? { name: signal.name } : {}),
+      passed: r.code === 0,
+      exit_code: r.code,
+      output_tail: r.output_tail + note,
+    };
   }
   if (kind === "glob_exists" || (kind === "path_exists" && hasGlobChars(detail))) {
     return globResult(signal, detail, await files());

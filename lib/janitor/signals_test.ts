@@ -78,3 +78,23 @@ Deno.test("test_passes runs the literal command in the tree and records the outp
   assert.equal(slow.passed, false);
   assert.match(slow.output_tail, /timed out/);
 });
+
+Deno.test("evaluateSignals(): a quality gate runs with its own timeout and names it; its exit code is kept", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const started = performance.now();
+    const [slow, failing, passing] = await evaluateSignals(dir, [
+      { kind: "quality_gate", name: "slow", detail: "sleep 5", timeout_s: 1 },
+      { kind: "quality_gate", name: "lint", detail: "echo 2 problems; exit 3" },
+      { kind: "quality_gate", name: "ok", detail: "true" },
+    ]);
+    assert.ok(performance.now() - started < 4500, "the gate's own timeout applied");
+    assert.deepEqual([slow.passed, slow.exit_code, slow.name], [false, 124, "slow"]);
+    assert.match(slow.output_tail, /\[timed out after 1 s\]/);
+    assert.deepEqual([failing.passed, failing.exit_code], [false, 3]);
+    assert.match(failing.output_tail, /2 problems\n+\[exit 3\]/);
+    assert.deepEqual([passing.passed, passing.exit_code], [true, 0]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -231,3 +231,38 @@ export function taskLogCaptured(data: {
 }): JournalEvent {
   return event("task_log_captured", data);
 }
+
+// ---- verification evidence (detail rows; the fold ignores them) ------------------------------
+
+/** The evidence of one completion as the service observed it (DESIGN.md §10). */
+export interface VerificationRecordedData {
+  task_id: string;
+  session_id: string;
+  tests_run: boolean;
+  quality_gates_run: boolean;
+  completion_signals_checked: boolean;
+  verified: boolean;
+  /** The runner summaries found in the session log (runner and line). */
+  test_runs?: { runner: string; outcome: string; line: string }[];
+  /** The flags the agent reported itself: a hint only. */
+  reported?: {
+    tests_run: boolean;
+    quality_gates_run: boolean;
+    completion_signals_checked: boolean;
+  };
+}
+
+/** `task_verification_recorded` (detail): the ledger record of a completion, with its sources. */
+export function taskVerificationRecorded(data: VerificationRecordedData): JournalEvent {
+  return event("task_verification_recorded", data as unknown as Data);
+}
+
+/** `task_evidence_sealed` (detail): chains the `bundle_hash` of a task's sealed evidence bundle. */
+export function taskEvidenceSealed(data: { task_id: string; bundle_hash: string }): JournalEvent {
+  return event("task_evidence_sealed", data);
+}
+
+/** `task_evidence_unsealed` (detail): producers were declared but their bundle could not be sealed. */
+export function taskEvidenceUnsealed(data: { task_id: string; reason: string }): JournalEvent {
+  return event("task_evidence_unsealed", data);
+}

@@ -11,6 +11,7 @@ export function failedSignals(gates: GateResult): FailedSignal[] {
   return gates.signals.filter((s) => !s.passed).map((s) => ({
     kind: s.kind,
     detail: s.detail,
+    ...(s.name !== undefined ? { name: s.name } : {}),
     output_tail: s.output_tail.slice(-JOURNAL_OUTPUT_CHARS),
   }));
 }

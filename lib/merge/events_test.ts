@@ -6,6 +6,7 @@ Deno.test("taskVerificationFailedEvent() keeps the failed checks with their outp
     passed: false,
     commit: "abc",
     warnings: [],
+    producers: [],
     signals: [
       {
         kind: "path_exists",

@@ -1,10 +1,13 @@
 /**
- * Gates evaluated on the tree a merge would produce (DESIGN.md §7): the candidate commit is
+ * Gates evaluated on the tree a merge would produce (DESIGN.md §7, §10): the candidate commit is
  * checked out in a temporary detached worktree `.sdd/worktrees/_gate-<id>`, the task's completion
- * signals and quality-gate commands run there, and the worktree is removed either way.
+ * signals and quality-gate commands run there, then its evidence producers (whatever the gates
+ * said: a failing run is evidence too), and the worktree is removed either way.
  */
 import { join } from "node:path";
+import type { CommandCheck } from "../config/schema.ts";
 import { git } from "../git/git.ts";
+import { runShell } from "../process/shell.ts";
 import {
   type CompletionSignal,
   evaluateSignals,
@@ -17,8 +20,26 @@ import { workspacePaths } from "../workspace.ts";
 export interface GateSpec {
   /** Completion signals (`path_exists`, `glob_exists`, `test_passes`). */
   signals?: CompletionSignal[];
-  /** Quality-gate commands from the configuration (each must exit 0). */
-  quality_gates?: string[];
+  /** Quality gates from the configuration (each must exit 0). */
+  quality_gates?: CommandCheck[];
+  /** Evidence producers of the task, run after the gates; their outcome never gates. */
+  evidence?: CommandCheck[];
+}
+
+/** Bytes of one producer's output kept as evidence. */
+export const PRODUCER_CAPTURE_BYTES = 16 << 20;
+
+/** What an evidence producer did. */
+export interface ProducerRun {
+  name: string;
+  command: string;
+  exit_code: number;
+  timed_out: boolean;
+  /** stdout and stderr as captured, in arrival order. */
+  output: Uint8Array;
+  /** More than {@link PRODUCER_CAPTURE_BYTES} were written; the rest is not kept. */
+  truncated: boolean;
+  duration_ms: number;
 }
 
 /** The evidence of one gate evaluation. */
@@ -29,13 +50,20 @@ export interface GateResult {
   signals: SignalResult[];
   /** Fuzzy-path warnings (spec §4.5). */
   warnings: string[];
+  /** Evidence producers, in declaration order. */
+  producers: ProducerRun[];
 }
 
 /** The checks of `gates` in evaluation order. */
 export function gateChecks(gates: GateSpec): CompletionSignal[] {
   return [
     ...(gates.signals ?? []),
-    ...(gates.quality_gates ?? []).map((c) => ({ kind: "quality_gate" as const, detail: c })),
+    ...(gates.quality_gates ?? []).map((c) => ({
+      kind: "quality_gate" as const,
+      detail: c.command,
+      name: c.name,
+      timeout_s: c.timeout_s,
+    })),
   ];
 }
 
@@ -50,7 +78,10 @@ export async function evaluateGates(
   options: SignalOptions = {},
 ): Promise<GateResult> {
   const checks = gateChecks(gates);
-  if (checks.length === 0) return { passed: true, commit, signals: [], warnings: [] };
+  const producers = gates.evidence ?? [];
+  if (checks.length === 0 && producers.length === 0) {
+    return { passed: true, commit, signals: [], warnings: [], producers: [] };
+  }
   const id = crypto.randomUUID().slice(0, 12);
   const path = join(workspacePaths(root).worktrees, `_gate-${id}`);
   const o = { cwd: root, signal: options.signal };
@@ -64,7 +95,9 @@ export async function evaluateGates(
         (options.warn ?? console.warn)(w);
       },
     });
-    return { passed: signals.every((s) => s.passed), commit, signals, warnings };
+    const runs: ProducerRun[] = [];
+    for (const p of producers) runs.push(await runProducer(path, p, options));
+    return { passed: signals.every((s) => s.passed), commit, signals, warnings, producers: runs };
   } finally {
     const removed = await git(["worktree", "remove", "--force", "--force", path], {
       cwd: root,
@@ -75,4 +108,27 @@ export async function evaluateGates(
       await git(["worktree", "prune"], { cwd: root, allowFailure: true });
     }
   }
+}
+
+async function runProducer(
+  dir: string,
+  producer: CommandCheck,
+  options: SignalOptions,
+): Promise<ProducerRun> {
+  const r = await runShell(producer.command, {
+    cwd: dir,
+    timeoutMs: producer.timeout_s * 1000,
+    signal: options.signal,
+    env: options.commandEnv,
+    captureBytes: PRODUCER_CAPTURE_BYTES,
+  });
+  return {
+    name: producer.name,
+    command: producer.command,
+    exit_code: r.code,
+    timed_out: r.timed_out,
+    output: r.output ?? new Uint8Array(),
+    truncated: r.output_truncated ?? false,
+    duration_ms: r.duration_ms,
+  };
 }

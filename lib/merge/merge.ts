@@ -13,7 +13,7 @@ import { commitIdentity, git } from "../git/git.ts";
 import type { SignalOptions } from "../janitor/signals.ts";
 import { evaluateGates, type GateResult, type GateSpec } from "./gates.ts";
 import { advanceTarget } from "./land.ts";
-import { computeMerge } from "./merge_tree.ts";
+import { type ComputedMerge, computeMerge } from "./merge_tree.ts";
 
 /** Input of {@link mergeAgentBranch}. */
 export interface MergeOptions {
@@ -28,6 +28,11 @@ export interface MergeOptions {
   message?: string;
   /** Options of the gate checks (fuzzy-path environment, command timeout, warnings). */
   gateOptions?: SignalOptions;
+  /**
+   * Gates already evaluated on a tree (by the verification step): when the merge produces that
+   * same tree they are not run again. A tree is content-addressed, so the checks saw these bytes.
+   */
+  evaluated?: { tree: string; gates: GateResult };
   signal?: AbortSignal;
 }
 
@@ -49,10 +54,19 @@ export function mergeAgentBranch(root: string, options: MergeOptions): Promise<M
   return serialised(`merge:${root}`, () => mergeNow(root, options));
 }
 
-async function mergeNow(root: string, options: MergeOptions): Promise<MergeOutcome> {
+/** The merge commit a landing would create, not yet referenced; or the conflicting files. */
+export type Candidate =
+  | { kind: "conflict"; files: string[] }
+  | { kind: "clean"; merge: Extract<ComputedMerge, { kind: "clean" }>; commit: string };
+
+/** Compute the merge of `agent` into `target` and its (unreferenced) merge commit. */
+export async function prepareCandidate(
+  root: string,
+  options: Pick<MergeOptions, "target" | "agent" | "taskId" | "message" | "signal">,
+): Promise<Candidate> {
   const { target, agent, signal } = options;
   const merge = await computeMerge(root, target, agent, { signal });
-  if (merge.kind === "conflict") return { status: "conflict", files: merge.files };
+  if (merge.kind === "conflict") return { kind: "conflict", files: merge.files };
   let commit = merge.target_tip;
   if (!merge.up_to_date) {
     const message = options.message ?? `service: merge ${agent} (task ${options.taskId})`;
@@ -63,10 +77,17 @@ async function mergeNow(root: string, options: MergeOptions): Promise<MergeOutco
       env: await commitIdentity(root),
     })).stdout.trim();
   }
-  const gates = await evaluateGates(root, commit, options.gates ?? {}, {
-    ...options.gateOptions,
-    signal,
-  });
+  return { kind: "clean", merge, commit };
+}
+
+async function mergeNow(root: string, options: MergeOptions): Promise<MergeOutcome> {
+  const { target, agent, signal } = options;
+  const candidate = await prepareCandidate(root, options);
+  if (candidate.kind === "conflict") return { status: "conflict", files: candidate.files };
+  const { merge, commit } = candidate;
+  const gates = options.evaluated?.tree === merge.tree
+    ? { ...options.evaluated.gates, commit }
+    : await evaluateGates(root, commit, options.gates ?? {}, { ...options.gateOptions, signal });
   if (!gates.passed) return { status: "gates_failed", gates };
   if (merge.up_to_date) return { status: "merged", commit, changed_files: [], gates };
   const landed = await advanceTarget(root, {

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempRepo, type TestRepo } from "../git/_test_repo.ts";
 import { createWorktree } from "../worktrees/worktrees.ts";
-import { mergeAgentBranch } from "./merge.ts";
+import { evaluateGates } from "./gates.ts";
+import { mergeAgentBranch, prepareCandidate } from "./merge.ts";
 
 /** An agent session that wrote `files` and committed them on agent/<session>. */
 async function agentWork(repo: TestRepo, session: string, files: Record<string, string>) {
@@ -179,7 +180,11 @@ Deno.test("mergeAgentBranch() evaluates gates on the merged tree and lands only 
         { kind: "path_exists", detail: "src/feature.ts" },
         { kind: "path_exists", detail: "src/missing.ts" },
       ],
-      quality_gates: ["test -f CHANGELOG.md && test -f src/feature.ts"],
+      quality_gates: [{
+        name: "files",
+        command: "test -f CHANGELOG.md && test -f src/feature.ts",
+        timeout_s: 60,
+      }],
     },
     gateOptions: { env: {} },
   });
@@ -198,7 +203,11 @@ Deno.test("mergeAgentBranch() evaluates gates on the merged tree and lands only 
     taskId: "t1",
     gates: {
       signals: [{ kind: "glob_exists", detail: "src/*.ts" }],
-      quality_gates: ["test -f CHANGELOG.md && test -f src/feature.ts"],
+      quality_gates: [{
+        name: "files",
+        command: "test -f CHANGELOG.md && test -f src/feature.ts",
+        timeout_s: 60,
+      }],
     },
   });
   assert.equal(passing.status, "merged");
@@ -253,4 +262,57 @@ Deno.test("concurrent mergeAgentBranch() calls are serialised and both land", as
   assert.equal(await repo.read("one.txt"), "1\n");
   assert.equal(await repo.read("two.txt"), "2\n");
   assert.equal(await repo.git(["status", "--porcelain"]), "");
+});
+
+Deno.test("evidence producers run in the gate worktree on the merged tree after the gates, even when a gate fails; a merge of the same tree reuses the gates", async () => {
+  await using repo = await tempRepo();
+  await agentWork(repo, "s1", { "src/feature.ts": "export const f = 1;\n" });
+  const counter = join(repo.root, "..", `${crypto.randomUUID()}.count`);
+  const candidate = await prepareCandidate(repo.root, {
+    target: "main",
+    agent: "agent/s1",
+    taskId: "t1",
+  });
+  assert.equal(candidate.kind, "clean");
+  if (candidate.kind !== "clean") return;
+  const gates = await evaluateGates(repo.root, candidate.commit, {
+    quality_gates: [
+      { name: "count", command: `echo run >> ${counter}`, timeout_s: 30 },
+      { name: "fails", command: "exit 4", timeout_s: 30 },
+    ],
+    evidence: [
+      { name: "listing", command: "ls src; echo oops >&2", timeout_s: 30 },
+      { name: "slow", command: "sleep 5", timeout_s: 1 },
+    ],
+  });
+  assert.equal(gates.passed, false);
+  assert.deepEqual(gates.producers.map((p) => [p.name, p.exit_code, p.timed_out]), [
+    ["listing", 0, false],
+    ["slow", 124, true],
+  ]);
+  assert.equal(new TextDecoder().decode(gates.producers[0].output), "feature.ts\noops\n");
+  assert.equal(await Deno.readTextFile(counter), "run\n");
+
+  // The merge reuses a result for the same tree (the gate does not run again) …
+  const reused = await mergeAgentBranch(repo.root, {
+    target: "main",
+    agent: "agent/s1",
+    taskId: "t1",
+    gates: { quality_gates: [{ name: "count", command: `echo run >> ${counter}`, timeout_s: 30 }] },
+    evaluated: { tree: candidate.merge.tree, gates: { ...gates, passed: true } },
+  });
+  assert.equal(reused.status, "merged");
+  assert.equal(await Deno.readTextFile(counter), "run\n", "not evaluated again");
+  // … and evaluates again when the tree differs.
+  await agentWork(repo, "s2", { "src/other.ts": "export const o = 1;\n" });
+  const fresh = await mergeAgentBranch(repo.root, {
+    target: "main",
+    agent: "agent/s2",
+    taskId: "t2",
+    gates: { quality_gates: [{ name: "count", command: `echo run >> ${counter}`, timeout_s: 30 }] },
+    evaluated: { tree: candidate.merge.tree, gates },
+  });
+  assert.equal(fresh.status, "merged");
+  assert.equal(await Deno.readTextFile(counter), "run\nrun\n");
+  await Deno.remove(counter);
 });

@@ -26,7 +26,10 @@ import { RateLimitGuard } from "./rate_limit_guard.ts";
 import { ReviewWatcher } from "./review_watcher.ts";
 import { HEARTBEAT_INTERVAL_MS } from "./session.ts";
 import { SpendTracker } from "./spend.ts";
-import { TaskWork } from "./task_work.ts";
+import { janitorSignals, TaskWork } from "./task_work.ts";
+import type { CommandCheck } from "../config/schema.ts";
+import { VerificationStep } from "../verification/completion.ts";
+import type { NudgeSettings, VerificationNudge } from "../verification/nudge.ts";
 
 export { MAX_ATTEMPTS };
 export type { LiveAgent };
@@ -56,7 +59,12 @@ export interface OrchestratorOptions {
   agentEnv?: readonly string[];
   mcpConfigPath?: string;
   requireApproval: boolean;
-  qualityGates: string[];
+  /** Quality gates of a task: top-level plus its role's (`quality_gates`). */
+  qualityGates: (task: Task) => CommandCheck[];
+  /** Thresholds of the verification alert (`verification_nudge`). */
+  nudge?: NudgeSettings;
+  /** Told once, the moment the verification alert first trips. */
+  onAlert?: (nudge: VerificationNudge) => void;
   cooldowns: CooldownTracker;
   cost: CostReport;
   /** Wall-clock limit of an agent, by task (seconds). */
@@ -119,7 +127,19 @@ export class Orchestrator {
       runId: options.runId,
       journalPath: options.journalPath,
       targetBranch: options.targetBranch,
-      qualityGates: options.qualityGates,
+      verification: new VerificationStep({
+        paths: options.paths,
+        runId: options.runId,
+        journalPath: options.journalPath,
+        targetBranch: options.targetBranch,
+        store: options.store,
+        qualityGates: options.qualityGates,
+        signals: janitorSignals,
+        evaluateBeforeMerge: options.requireApproval,
+        nudge: options.nudge ?? { threshold: 0.3, min_completions: 3 },
+        onAlert: options.onAlert,
+        warn: options.log,
+      }),
       warn: options.log,
     });
     this.#spend = new SpendTracker(options.paths, options.adapter, options.cost);
@@ -295,7 +315,8 @@ export class Orchestrator {
       case "capture":
         this.#inLane(async () => {
           await this.#work.capture(action.taskId);
-          return [{ type: "captured", taskId: action.taskId }];
+          const { gatesFailed } = await this.#work.verify(action.taskId);
+          return [{ type: "captured", taskId: action.taskId, gatesFailed }];
         });
         return [];
       case "merge":

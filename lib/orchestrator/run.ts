@@ -38,6 +38,9 @@ import { ProgressDisplay } from "./progress.ts";
 import { runSetupProblems } from "./run_checks.ts";
 import { newRunId, readRunState, type RunState, writeRunState } from "./run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
+import { qualityGatesFor } from "../verification/quality_gates.ts";
+import { verificationLine } from "../status/format.ts";
+import { colour } from "../cli/command.ts";
 
 /** A user-facing failure of `service run`, with its exit code (spec §7.4) and the fix. */
 export class RunError extends UserFacingError {
@@ -364,7 +367,9 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       agentEnv: config.agent_env,
       mcpConfigPath: await writeRunMcpConfig(paths, runId, adapter, mcp),
       requireApproval: config.review?.require_approval ?? false,
-      qualityGates: [],
+      qualityGates: (task) => qualityGatesFor(config, task.role),
+      nudge: config.verification_nudge,
+      onAlert: (nudge) => progress.event(verificationLine(nudge, colour) ?? "ALERT"),
       cooldowns: await cooldownTracker(join(paths.runtime, "rate_limits.json"), env),
       cost: await loadCostReport(
         join(paths.runtime, "cost_report.json"),

@@ -25,6 +25,7 @@ import {
 } from "../worktrees/worktrees.ts";
 import { runLogPath, type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
 import type { MergeResult, RebaseResult } from "./core/protocol.ts";
+import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
 
 /** A task's completion signals (`{path_exists: "x"}`) as the janitor's checks (`{kind, detail}`). */
 export function janitorSignals(task: Task): CompletionSignal[] {
@@ -47,7 +48,8 @@ export interface TaskWorkOptions {
   runId: string;
   journalPath: string;
   targetBranch: string;
-  qualityGates: string[];
+  /** Gates, producers and the ledger record of completions (lib/verification). */
+  verification: VerificationStep;
   /** Where problems that change nothing are reported. */
   warn: (line: string) => void;
 }
@@ -132,18 +134,28 @@ export class TaskWork {
     if (!result.captured) this.#o.warn(`${taskId}: no diff captured: ${result.reason}`);
   }
 
+  /** The verification step of a fresh completion: gates, producers, ledger record, bundle. */
+  verify(taskId: string): Promise<VerifyOutcome> {
+    const h = this.#handles.get(taskId);
+    const handle = h && { sessionId: h.sessionId, branch: h.worktree.branch, logPath: h.logPath };
+    return this.#o.verification.verify(taskId, handle);
+  }
+
   /** Evaluate the gates on the tree the merge would produce, then merge. */
   async merge(task: Task): Promise<MergeResult> {
     const h = this.#handles.get(task.id);
     if (!h) return { kind: "waiting", reason: "the task's worktree is gone" };
+    const verification = this.#o.verification;
     try {
       const outcome = await mergeAgentBranch(this.#o.paths.root, {
         target: this.#o.targetBranch,
         agent: h.worktree.branch,
         taskId: task.id,
-        gates: { signals: janitorSignals(task), quality_gates: this.#o.qualityGates },
+        gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
+        evaluated: verification.evaluated(task.id),
         message: `service: merge ${task.id} (${task.title})`,
       });
+      await verification.afterMerge(task.id, "gates" in outcome ? outcome.gates : undefined);
       switch (outcome.status) {
         case "merged":
           return { kind: "merged", commit: outcome.commit };
@@ -184,6 +196,7 @@ export class TaskWork {
   async reap(taskId: string): Promise<void> {
     const h = this.#handles.get(taskId);
     if (!h) return;
+    await this.#o.verification.beforeReap(taskId);
     this.#handles.delete(taskId);
     await this.#keepLog(taskId, h);
     try {

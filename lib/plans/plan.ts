@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { ValidationError } from "../config/errors.ts";
+import { CommandChecksSchema } from "../config/schema.ts";
 import { validateYaml } from "../config/validate.ts";
 import { parseYamlSource, type YamlSource } from "../config/yaml_source.ts";
 import { ID_PATTERN, isValidId } from "../ids.ts";
@@ -41,6 +42,8 @@ export const StepSchema = z.strictObject({
   complexity: ComplexitySchema.default("medium"),
   completion_signals: z.array(CompletionSignalSchema).default([]),
   owned_files: z.array(z.string().min(1)).default([]),
+  /** Evidence producers: `[{name, command, timeout_s}]` (DESIGN.md §10). */
+  evidence: CommandChecksSchema.default([]),
   batch_eligible: z.boolean().optional(),
 });
 
@@ -184,6 +187,7 @@ export function parsePlan(text: string, file: string, options: ParsePlanOptions 
         depends_on: depends,
         owned_files: step.owned_files,
         completion_signals: step.completion_signals,
+        evidence: step.evidence,
         batch_eligible: step.batch_eligible ?? options.batchEligible ?? false,
       });
     });

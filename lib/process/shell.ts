@@ -19,6 +19,8 @@ export interface ShellOptions {
   tailChars?: number;
   /** Grace between SIGTERM and SIGKILL of the group (default 2000 ms). */
   graceMs?: number;
+  /** Keep up to this many bytes of stdout and stderr, in arrival order, in `output`. */
+  captureBytes?: number;
 }
 
 /** How a command ended. */
@@ -30,6 +32,10 @@ export interface ShellResult {
   /** The last `tailChars` characters of stdout and stderr, in arrival order. */
   output_tail: string;
   duration_ms: number;
+  /** The captured bytes (only with `captureBytes`). */
+  output?: Uint8Array;
+  /** True when more than `captureBytes` bytes were written. */
+  output_truncated?: boolean;
 }
 
 let setsidAvailable: boolean | undefined;
@@ -62,9 +68,22 @@ export async function runShell(command: string, options: ShellOptions): Promise<
     stderr: "piped",
   }).spawn();
   let tail = "";
+  const limit = options.captureBytes ?? 0;
+  const captured: Uint8Array[] = [];
+  let capturedBytes = 0;
+  let truncated = false;
   const collect = async (stream: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder();
     for await (const chunk of stream) {
+      if (limit > 0) {
+        const room = limit - capturedBytes;
+        if (chunk.length > room) truncated = true;
+        if (room > 0) {
+          const kept = chunk.subarray(0, room);
+          captured.push(kept.slice());
+          capturedBytes += kept.length;
+        }
+      }
       tail = (tail + decoder.decode(chunk, { stream: true })).slice(-tailChars);
     }
   };
@@ -105,6 +124,9 @@ export async function runShell(command: string, options: ShellOptions): Promise<
       aborted,
       output_tail: tail,
       duration_ms: Math.round(performance.now() - started),
+      ...(limit > 0
+        ? { output: concat(captured, capturedBytes), output_truncated: truncated }
+        : {}),
     };
   } finally {
     clearTimeout(timer);
@@ -112,4 +134,14 @@ export async function runShell(command: string, options: ShellOptions): Promise<
     options.signal?.removeEventListener("abort", onAbort);
     if (timedOut || aborted) kill("SIGKILL"); // stragglers that ignored SIGTERM
   }
+}
+
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
 }

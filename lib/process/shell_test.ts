@@ -35,3 +35,25 @@ async function tempDir() {
   const path = await Deno.makeTempDir({ prefix: "svc-shell-" });
   return { path, [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }) };
 }
+
+Deno.test("runShell() with captureBytes keeps stdout and stderr bytes up to the limit and says when it cut", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const all = await runShell("printf 'out\\n'; printf 'err\\n' >&2", {
+      cwd: dir,
+      captureBytes: 1000,
+    });
+    const text = new TextDecoder().decode(all.output);
+    assert.equal(text.length, 8);
+    assert.match(text, /out\n/);
+    assert.match(text, /err\n/);
+    assert.equal(all.output_truncated, false);
+    const cut = await runShell("head -c 5000 /dev/zero", { cwd: dir, captureBytes: 1000 });
+    assert.equal(cut.output!.length, 1000);
+    assert.equal(cut.output_truncated, true);
+    const none = await runShell("echo x", { cwd: dir });
+    assert.equal(none.output, undefined, "no capture unless asked");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

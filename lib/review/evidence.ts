@@ -1,66 +1,265 @@
 /**
- * Evidence bundles (spec §2.5): `.sdd/runs/<run>/review/evidence/<task>.json`, written when a
- * task that declared evidence producers is verified. Served with `bundle_hash` recomputed as
- * the SHA-256 of the canonical JSON of the bundle without its own `bundle_hash`.
+ * The evidence endpoint's answer (spec §2.5, §7.1; DESIGN.md §10): a task's sealed bundle with
+ * `bundle_hash` recomputed now and `verified`, true only when
+ * - every producer output stored beside the bundle still re-hashes to its digest and size,
+ * - the bundle re-hashes to the `bundle_hash` of the task's latest `task_evidence_sealed` row,
+ * - the run's journal chain verifies,
+ * - the signature is the audit key's HMAC of the bundle's core, and
+ * - the `evidence.sealed` audit entry the bundle names is on an intact audit chain with that
+ *   signature.
+ * Anything edited, missing or unreadable answers `verified: false` with the reasons, never an
+ * error page. {@link checkBundle} is the pure part; {@link readEvidence} reads the files.
  */
 import { join } from "node:path";
-import { canonicalJson } from "../journal/canonical_json.ts";
+import { parse as parseYaml } from "yaml";
+import { verifyAuditText } from "../audit/chain.ts";
+import { auditPaths, loadAuditKey } from "../audit/store.ts";
 import { sha256Hex } from "../journal/hash.ts";
-import { HttpError } from "../http/errors.ts";
-import { runDir, type WorkspacePaths } from "../workspace.ts";
+import type { IncrementalJournal, RowSink } from "../journal/incremental.ts";
+import { readJournal, viewFor } from "../journal/journal_file.ts";
+import { BUCKETS, taskFile } from "../tasks/persist.ts";
+import { bundleHash, signatureValid } from "../verification/bundle.ts";
+import { evidenceDir, journalPath, type WorkspacePaths } from "../workspace.ts";
 
-/** `.sdd/runs/<run>/review/evidence/<task>.json`. */
-export function evidencePath(paths: WorkspacePaths, runId: string, taskId: string): string {
-  return join(runDir(paths, runId), "review", "evidence", `${taskId}.json`);
+/** No bundle to serve: `no_evidence_producers` (none declared) or `evidence_not_sealed`. */
+export class EvidenceNotFoundError extends Error {
+  constructor(readonly code: "no_evidence_producers" | "evidence_not_sealed", message: string) {
+    super(message);
+    this.name = "EvidenceNotFoundError";
+  }
 }
 
-/** `sha256:`-prefixed hash of a bundle's canonical JSON, ignoring any stored `bundle_hash`. */
-export function bundleHash(bundle: Record<string, unknown>): string {
-  const { bundle_hash: _ignored, ...rest } = bundle;
-  return "sha256:" + sha256Hex(canonicalJson(rest));
+/** What each check of a bundle found. */
+export interface EvidenceChecks {
+  outputs_rehash: boolean;
+  bundle_hash_chained: boolean;
+  journal_verified: boolean;
+  signature_valid: boolean;
+  audit_entry_valid: boolean;
 }
 
-/** The stored bundle with `bundle_hash` recomputed; 404 when the task declared no producers. */
+/** The inputs of {@link checkBundle}, as read from disk (undefined: the file is missing). */
+export interface BundleFiles {
+  taskId: string;
+  bundleText: string | undefined;
+  /** Stored outputs by hex digest. */
+  outputs: ReadonlyMap<string, Uint8Array | undefined>;
+  journal: JournalEvidence;
+  auditText: string;
+  key: Uint8Array;
+}
+
+/** The endpoint's body: the stored bundle, with `bundle_hash` recomputed, `verified` and why. */
+export type EvidenceResponse = Record<string, unknown> & {
+  bundle_hash: string | null;
+  verified: boolean;
+  checks: EvidenceChecks;
+  problems: string[];
+};
+
+const DIGEST = /^sha256:([0-9a-f]{64})$/;
+
+/** The hex digests of the outputs a bundle names (ill-formed entries are skipped). */
+export function outputDigests(bundle: unknown): string[] {
+  const producers = (bundle as { producers?: unknown })?.producers;
+  if (!Array.isArray(producers)) return [];
+  return producers.flatMap((p) => {
+    const m = DIGEST.exec(String((p as { output?: { sha256?: unknown } })?.output?.sha256));
+    return m ? [m[1]] : [];
+  });
+}
+
+/** What the run's journal says about one task's evidence. */
+export interface JournalEvidence {
+  /** The `bundle_hash` of the task's latest `task_evidence_sealed` row. */
+  hash?: string;
+  /** Why sealing failed, when the latest such row is a `task_evidence_unsealed`. */
+  unsealed?: string;
+  journalVerified: boolean;
+}
+
+type SealRows = Map<string, { hash?: string; unsealed?: string }>;
+
+/** The journal sink of the evidence rows (incremental, like the board's fold). */
+const EVIDENCE_SINK: RowSink<SealRows> = {
+  init: () => new Map(),
+  apply(state, row) {
+    const task = row.data?.task_id;
+    if (typeof task !== "string") return;
+    if (row.type === "task_evidence_sealed") {
+      state.set(task, { hash: String(row.data.bundle_hash) });
+    } else if (row.type === "task_evidence_unsealed") {
+      state.set(task, { ...state.get(task), unsealed: String(row.data.reason) });
+    }
+  },
+  clone: (state) => new Map(state),
+};
+
+const evidenceViews = new Map<string, IncrementalJournal<SealRows>>();
+
+/** What the journal at `path` chains for `taskId` (read incrementally, under a shared lock). */
+export async function journalEvidence(path: string, taskId: string): Promise<JournalEvidence> {
+  const snapshot = await readJournal(path, viewFor(path, evidenceViews, EVIDENCE_SINK));
+  const seen = snapshot.state.get(taskId);
+  return { ...seen, journalVerified: snapshot.walker.verified };
+}
+
+/** Check a bundle against its outputs, the journal and the audit chain (pure). */
+export function checkBundle(files: BundleFiles): EvidenceResponse {
+  const problems: string[] = [];
+  const { hash: chained, journalVerified } = files.journal;
+  if (!journalVerified) problems.push("the run's journal does not verify (edited or torn)");
+  let bundle: Record<string, unknown> = {};
+  let recomputed: string | null = null;
+  if (files.bundleText === undefined) {
+    problems.push("bundle.json is missing");
+  } else {
+    try {
+      const parsed = JSON.parse(files.bundleText);
+      if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("");
+      bundle = parsed;
+      recomputed = bundleHash(bundle);
+    } catch {
+      problems.push("bundle.json is not a canonical JSON object");
+    }
+  }
+  const hashChained = recomputed !== null && recomputed === chained;
+  if (recomputed !== null && chained === undefined) {
+    problems.push("the journal chains no bundle for this task");
+  } else if (recomputed !== null && !hashChained) {
+    problems.push(`bundle_hash ${recomputed} is not the ${chained} chained in the journal`);
+  }
+  let outputsOk = recomputed !== null;
+  const producers = Array.isArray(bundle.producers) ? bundle.producers : [];
+  const digests = outputDigests(bundle);
+  if (digests.length !== producers.length) {
+    outputsOk = false;
+    problems.push("a producer names no well-formed output digest");
+  }
+  for (const p of producers) {
+    const out = (p as { output?: { sha256?: string; size?: number }; name?: string }) ?? {};
+    const hex = DIGEST.exec(String(out.output?.sha256))?.[1];
+    if (!hex) continue;
+    const bytes = files.outputs.get(hex);
+    if (!bytes) {
+      outputsOk = false;
+      problems.push(`output of ${out.name} (${hex.slice(0, 12)}…) is missing`);
+    } else if (sha256Hex(bytes) !== hex || bytes.length !== out.output?.size) {
+      outputsOk = false;
+      problems.push(`output of ${out.name} (${hex.slice(0, 12)}…) no longer re-hashes`);
+    }
+  }
+  const signatureOk = recomputed !== null && signatureValid(files.key, bundle);
+  if (recomputed !== null && !signatureOk) {
+    problems.push("the signature is not the audit key's HMAC of the bundle");
+  }
+  const auditOk = recomputed !== null && auditEntryValid(files, bundle, problems);
+  const checks: EvidenceChecks = {
+    outputs_rehash: outputsOk,
+    bundle_hash_chained: hashChained,
+    journal_verified: journalVerified,
+    signature_valid: signatureOk,
+    audit_entry_valid: auditOk,
+  };
+  return {
+    ...bundle,
+    task_id: files.taskId,
+    stored_bundle_hash: typeof bundle.bundle_hash === "string" ? bundle.bundle_hash : null,
+    bundle_hash: recomputed,
+    verified: Object.values(checks).every(Boolean),
+    checks,
+    problems,
+  };
+}
+
+function auditEntryValid(
+  files: BundleFiles,
+  bundle: Record<string, unknown>,
+  problems: string[],
+): boolean {
+  const report = verifyAuditText(files.key, files.auditText);
+  if (!report.ok) {
+    problems.push("the audit chain does not verify");
+    return false;
+  }
+  const want = bundle.audit_entry_hash;
+  const signature = (bundle.signature as { value?: unknown } | undefined)?.value;
+  for (const line of files.auditText.split("\n")) {
+    if (line === "" || sha256Hex(line) !== want) continue;
+    const entry = JSON.parse(line);
+    if (entry.event === "evidence.sealed" && entry.data?.signature === signature) return true;
+    problems.push("the audit entry does not record this bundle's signature");
+    return false;
+  }
+  problems.push("the audit chain holds no entry with this bundle's audit_entry_hash");
+  return false;
+}
+
+async function readOrUndefined(path: string): Promise<Uint8Array | undefined> {
+  try {
+    return await Deno.readFile(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.IsADirectory) {
+      return undefined;
+    }
+    throw e;
+  }
+}
+
+/** How many evidence producers the task's stored spec declares (0 when unknown). */
+export async function declaredProducers(paths: WorkspacePaths, taskId: string): Promise<number> {
+  for (const bucket of BUCKETS) {
+    const bytes = await readOrUndefined(taskFile(paths, bucket, taskId));
+    if (!bytes) continue;
+    try {
+      const spec = parseYaml(new TextDecoder().decode(bytes));
+      return Array.isArray(spec?.evidence) ? spec.evidence.length : 0;
+    } catch {
+      return 0;
+    }
+  }
+  return 0;
+}
+
+/**
+ * The evidence of `taskId` in `runId` (the caller checked that the run exists). Throws
+ * {@link EvidenceNotFoundError} when nothing was sealed and the journal chains nothing.
+ */
 export async function readEvidence(
   paths: WorkspacePaths,
   runId: string,
   taskId: string,
-): Promise<Record<string, unknown>> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(evidencePath(paths, runId, taskId));
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-    throw new HttpError(
-      404,
+): Promise<EvidenceResponse> {
+  const dir = evidenceDir(paths, runId, taskId);
+  const decoder = new TextDecoder();
+  const bundleBytes = await readOrUndefined(join(dir, "bundle.json"));
+  const chained = await journalEvidence(journalPath(paths, runId), taskId);
+  if (!bundleBytes && chained.hash === undefined) {
+    const declared = await declaredProducers(paths, taskId);
+    if (declared > 0 || chained.unsealed !== undefined) {
+      throw new EvidenceNotFoundError(
+        "evidence_not_sealed",
+        chained.unsealed !== undefined
+          ? `the evidence bundle of task ${taskId} in run ${runId} could not be sealed: ` +
+            chained.unsealed
+          : `task ${taskId} of run ${runId} declared ${declared} evidence producer(s); nothing ` +
+            "is sealed yet (the bundle is sealed when the task's gates run on its finished work)",
+      );
+    }
+    throw new EvidenceNotFoundError(
       "no_evidence_producers",
       `task ${taskId} of run ${runId} declared no evidence producers`,
     );
   }
-  let bundle: Record<string, unknown>;
+  const bundleText = bundleBytes ? decoder.decode(bundleBytes) : undefined;
+  let parsed: unknown;
   try {
-    bundle = JSON.parse(text);
-  } catch {
-    throw new HttpError(
-      500,
-      "evidence_unreadable",
-      `evidence bundle of task ${taskId} is not valid JSON`,
-    );
-  }
-  let recomputed: string;
-  try {
-    recomputed = bundleHash(bundle);
-  } catch (e) {
-    throw new HttpError(
-      500,
-      "evidence_unreadable",
-      `evidence bundle of task ${taskId} has no canonical form: ${(e as Error).message}`,
-    );
-  }
-  const stored = bundle.bundle_hash;
-  return {
-    ...bundle,
-    bundle_hash: recomputed,
-    bundle_hash_matches: stored === undefined ? null : stored === recomputed,
-  };
+    parsed = bundleText ? JSON.parse(bundleText) : undefined;
+  } catch { /* checkBundle reports it */ }
+  const outputs = new Map<string, Uint8Array | undefined>();
+  for (const hex of outputDigests(parsed)) outputs.set(hex, await readOrUndefined(join(dir, hex)));
+  const audit = auditPaths(paths.audit);
+  const key = await loadAuditKey(audit, { create: false }).catch(() => new Uint8Array());
+  const auditText = decoder.decode(await readOrUndefined(audit.log));
+  return checkBundle({ taskId, bundleText, outputs, journal: chained, auditText, key });
 }

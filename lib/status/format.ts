@@ -17,7 +17,7 @@ export function verificationLine(n: VerificationNudge, p: Palette): string | und
     return p.red(
       `ALERT: ${n.unverified_count} of ${n.total_completions} completions unverified ` +
         `(${pct(n.unverified_ratio)} > threshold ${pct(n.nudge_threshold)}).${recent} ` +
-        "Have agents run tests or quality gates before reporting completion.",
+        "Add quality_gates or completion signals, or have agents run the tests (docs/verification.md).",
     );
   }
   if (n.unverified_count > 0) {

@@ -35,6 +35,12 @@ import { ReadyQueue } from "./ready_queue.ts";
 import { claimStoreOwnership, releaseStoreOwnership } from "./owner.ts";
 import { newTask, type Task, type TaskInput } from "./task.ts";
 
+const NO_EVIDENCE: Evidence = {
+  tests_run: false,
+  quality_gates_run: false,
+  completion_signals_checked: false,
+};
+
 /** Options of {@link TaskStore.open}. */
 export interface TaskStoreOptions {
   /** Roles tasks may name; undefined accepts any role (no service.yaml loaded). */
@@ -219,22 +225,52 @@ export class TaskStore {
 
   /**
    * Complete `id` (from CLAIMED or IN_PROGRESS; an operator may complete any non-terminal
-   * task). Appends one verification ledger record and sets the task's verification fields.
+   * task). The evidence flags in the body are the agent's word: kept as `reported_evidence`, a
+   * hint, never a ledger flag. A task of a run gets its ledger record once the janitor and the
+   * gates have run on its work ({@link recordVerification}); a task outside any run (the task
+   * API, external workers) or one an operator completed without any claimant is recorded at once
+   * from what the service observed: nothing.
    */
   async complete(id: string, options: CompleteOptions = {}): Promise<Task> {
     const task = this.require(id);
-    const evidence: Evidence = {
-      tests_run: options.tests_run === true,
-      quality_gates_run: options.quality_gates_run === true,
-      completion_signals_checked: options.completion_signals_checked === true,
-    };
+    const reported = options.tests_run !== undefined || options.quality_gates_run !== undefined ||
+        options.completion_signals_checked !== undefined
+      ? {
+        tests_run: options.tests_run === true,
+        quality_gates_run: options.quality_gates_run === true,
+        completion_signals_checked: options.completion_signals_checked === true,
+      }
+      : null;
+    const claimed = task.status === "CLAIMED" || task.status === "IN_PROGRESS";
     this.#fire(task, options.operator ? "operator_complete" : "complete", (t) => {
       t.summary = options.summary ?? t.summary;
-      t.verification_count = verificationCount(evidence);
-      t.flagged_unverified = t.verification_count === 0;
+      t.reported_evidence = reported;
     });
-    const session = task.session_id ?? options.session_id ?? "operator";
-    await appendLedgerRecord(this.#paths, ledgerRecord(task.id, session, evidence, this.#clock()));
+    // No agent's work will be landed (outside a run, or an operator completed a task nobody
+    // worked on): nothing more will be observed, so the record is written now.
+    if (task.run_id === null || !claimed) {
+      const session = task.session_id ?? options.session_id ?? "operator";
+      await this.recordVerification(task.id, session, NO_EVIDENCE);
+    } else {
+      await this.#persist(task);
+    }
+    return task;
+  }
+
+  /**
+   * The service's verdict on one completion (spec §2.9, §4.3 rule 1): appends the ledger record
+   * and sets `verification_count` and `flagged_unverified` at the same moment.
+   */
+  async recordVerification(id: string, sessionId: string, evidence: Evidence): Promise<Task> {
+    const task = this.require(id);
+    task.verification_count = verificationCount(evidence);
+    task.flagged_unverified = task.verification_count === 0;
+    task.revision++;
+    task.updated_at = this.#nowIso();
+    await appendLedgerRecord(
+      this.#paths,
+      ledgerRecord(task.id, sessionId, evidence, this.#clock()),
+    );
     await this.#persist(task);
     return task;
   }
@@ -306,22 +342,12 @@ export class TaskStore {
     });
   }
 
-  /** Auto-recovery merged partial work: ORPHANED to DONE, with a ledger record like any completion. */
-  async recoverDone(id: string, evidence: Partial<Evidence> = {}): Promise<Task> {
-    const full: Evidence = {
-      tests_run: evidence.tests_run === true,
-      quality_gates_run: evidence.quality_gates_run === true,
-      completion_signals_checked: evidence.completion_signals_checked === true,
-    };
-    const task = await this.#apply(id, "recover_done", (t) => {
-      t.verification_count = verificationCount(full);
-      t.flagged_unverified = t.verification_count === 0;
-    });
-    await appendLedgerRecord(
-      this.#paths,
-      ledgerRecord(task.id, task.session_id ?? "recovery", full, this.#clock()),
-    );
-    return task;
+  /**
+   * Auto-recovery found partial work: ORPHANED to DONE. It lands like any completion, and its
+   * ledger record is written the same way, after the janitor and the gates.
+   */
+  recoverDone(id: string): Promise<Task> {
+    return this.#apply(id, "recover_done", () => {});
   }
 
   /** The merge step landed the work: DONE to CLOSED. */

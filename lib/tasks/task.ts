@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { ID_PATTERN, ROLE_NAME } from "../ids.ts";
 import { STATUSES, type TaskStatus } from "./lifecycle.ts";
+import { type CommandCheck, CommandChecksSchema } from "../config/schema.ts";
 
 /** Default priority: lower runs first, 1 is the highest (DESIGN.md §7). */
 export const DEFAULT_PRIORITY = 2;
@@ -39,11 +40,20 @@ export const TaskInputSchema = z.strictObject({
   depends_on: z.array(TaskId).default([]),
   owned_files: z.array(z.string().min(1)).default([]),
   completion_signals: z.array(CompletionSignalSchema).default([]),
+  /** Evidence producers (DESIGN.md §10): commands whose output is sealed as evidence. */
+  evidence: CommandChecksSchema.optional(),
   batch_eligible: z.boolean().default(false),
 });
 
 /** A validated creation request. */
 export type TaskInput = z.output<typeof TaskInputSchema>;
+
+/** Evidence flags as an agent reported them in `POST /tasks/<id>/complete`. */
+export interface ReportedEvidence {
+  tests_run: boolean;
+  quality_gates_run: boolean;
+  completion_signals_checked: boolean;
+}
 
 /** A task as stored in memory, in the YAML specs and in every JSON answer. */
 export interface Task {
@@ -58,11 +68,15 @@ export interface Task {
   depends_on: string[];
   owned_files: string[];
   completion_signals: CompletionSignal[];
+  /** Evidence producers run on the merged tree after the gates. */
+  evidence: CommandCheck[];
   batch_eligible: boolean;
   session_id: string | null;
   attempts: number;
   verification_count: number;
   flagged_unverified: boolean;
+  /** The evidence flags the agent reported itself: a hint, never the ledger's flags. */
+  reported_evidence: ReportedEvidence | null;
   summary: string | null;
   created_at: string;
   updated_at: string;
@@ -89,11 +103,17 @@ export const StoredTaskSchema = z.strictObject({
   depends_on: z.array(TaskId),
   owned_files: z.array(z.string()),
   completion_signals: z.array(CompletionSignalSchema),
+  evidence: CommandChecksSchema.default([]),
   batch_eligible: z.boolean(),
   session_id: z.string().nullable(),
   attempts: z.number().int().min(0),
   verification_count: z.number().int().min(0).max(3),
   flagged_unverified: z.boolean(),
+  reported_evidence: z.strictObject({
+    tests_run: z.boolean(),
+    quality_gates_run: z.boolean(),
+    completion_signals_checked: z.boolean(),
+  }).nullable().default(null),
   summary: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -123,11 +143,13 @@ export function newTask(
     depends_on: [...new Set(input.depends_on)],
     owned_files: input.owned_files,
     completion_signals: input.completion_signals,
+    evidence: input.evidence ?? [],
     batch_eligible: input.batch_eligible,
     session_id: null,
     attempts: 0,
     verification_count: 0,
     flagged_unverified: false,
+    reported_evidence: null,
     summary: null,
     created_at: now,
     updated_at: now,

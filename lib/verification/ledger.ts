@@ -58,3 +58,33 @@ export async function appendLedgerRecord(
   await Deno.mkdir(paths.metrics, { recursive: true });
   await Deno.writeTextFile(ledgerPath(paths), JSON.stringify(record) + "\n", { append: true });
 }
+
+/**
+ * Reset the summary by moving the ledger aside (never deleting it) to
+ * `verification_nudges.<UTC time>.jsonl` beside it. Returns the new path, or null when there was
+ * no ledger.
+ */
+export async function moveLedgerAside(
+  paths: WorkspacePaths,
+  now: Date = new Date(),
+): Promise<string | null> {
+  const from = ledgerPath(paths);
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  for (let n = 0; n < 1000; n++) {
+    const to = join(paths.metrics, `verification_nudges.${stamp}${n ? `-${n}` : ""}.jsonl`);
+    try {
+      await Deno.lstat(to);
+      continue; // taken: never overwrite an earlier reset
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+    try {
+      await Deno.rename(from, to);
+      return to;
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return null;
+      throw e;
+    }
+  }
+  throw new Error(`too many ledger resets at ${stamp}`);
+}

@@ -21,13 +21,25 @@ export interface VerificationNudge {
 export interface NudgeSettings {
   threshold: number;
   min_completions: number;
+  /** Records older than this many hours are left out (ageing out of the alert, spec §3.3). */
+  max_age_hours?: number;
 }
 
 /** How many unverified task ids `recent_unverified` lists at most. */
 export const RECENT_UNVERIFIED_LIMIT = 10;
 
-/** Summarise ledger text (pure). Lines that do not parse as records are skipped. */
-export function summarizeLedger(text: string, settings: NudgeSettings): VerificationNudge {
+/**
+ * Summarise ledger text (pure). Lines that do not parse as records are skipped, and so are
+ * records older than `max_age_hours` before `nowMs`. `recent_unverified` lists distinct task ids.
+ */
+export function summarizeLedger(
+  text: string,
+  settings: NudgeSettings,
+  nowMs: number = Date.now(),
+): VerificationNudge {
+  const oldest = settings.max_age_hours === undefined
+    ? -Infinity
+    : nowMs / 1000 - settings.max_age_hours * 3600;
   let total = 0;
   let verified = 0;
   const unverifiedIds: string[] = [];
@@ -40,6 +52,7 @@ export function summarizeLedger(text: string, settings: NudgeSettings): Verifica
       continue;
     }
     if (!record || typeof record !== "object" || typeof record.task_id !== "string") continue;
+    if (typeof record.timestamp === "number" && record.timestamp < oldest) continue;
     total++;
     const isVerified = typeof record.verified === "boolean"
       ? record.verified
@@ -56,7 +69,7 @@ export function summarizeLedger(text: string, settings: NudgeSettings): Verifica
     unverified_ratio: Math.round(ratio * 1000) / 1000,
     threshold_exceeded: total >= settings.min_completions && ratio > settings.threshold,
     nudge_threshold: settings.threshold,
-    recent_unverified: unverifiedIds.reverse().slice(0, RECENT_UNVERIFIED_LIMIT),
+    recent_unverified: [...new Set(unverifiedIds.reverse())].slice(0, RECENT_UNVERIFIED_LIMIT),
   };
 }
 

@@ -109,3 +109,33 @@ Deno.test("summarizeLedger() lists recent unverified newest first", () => {
   assert.equal(s.unverified_count, 2);
   assert.equal(s.verified_count, 1);
 });
+
+Deno.test("summarizeLedger(): recent_unverified lists distinct task ids, newest first", () => {
+  const text = [rec("a", false), rec("b", false), rec("a", false), rec("c", true)].join("\n");
+  const n = summarizeLedger(text, DEFAULTS);
+  assert.deepEqual(n.recent_unverified, ["a", "b"]);
+  assert.equal(n.unverified_count, 3, "every record counts; only the list is distinct");
+});
+
+Deno.test("summarizeLedger(): max_age_hours ages old records out of the summary and the alert", () => {
+  const now = 1_700_000_000_000;
+  const at = (hoursAgo: number) => ({ timestamp: now / 1000 - hoursAgo * 3600 });
+  const text = [
+    rec("old1", false, at(50)),
+    rec("old2", false, at(49)),
+    rec("new1", true, at(2)),
+    rec("new2", true, at(1)),
+    rec("new3", false, at(0.5)),
+  ].join("\n");
+  const all = summarizeLedger(text, DEFAULTS, now);
+  assert.equal(all.total_completions, 5);
+  assert.equal(all.threshold_exceeded, true);
+  const recent = summarizeLedger(text, { ...DEFAULTS, max_age_hours: 48 }, now);
+  assert.equal(recent.total_completions, 3);
+  assert.equal(recent.unverified_count, 1);
+  assert.equal(recent.threshold_exceeded, true, "1/3 > 0.3");
+  assert.deepEqual(recent.recent_unverified, ["new3"]);
+  const day = summarizeLedger(text, { ...DEFAULTS, max_age_hours: 1.5 }, now);
+  assert.equal(day.total_completions, 2);
+  assert.equal(day.threshold_exceeded, false, "below min_completions");
+});

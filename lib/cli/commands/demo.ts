@@ -81,6 +81,8 @@ stages:
         owned_files: [src/mod.ts]
         completion_signals:
           - test_passes: deno test --no-check -q src/
+        evidence:
+          - { name: tests, command: "deno test --no-check src/ 2>&1", timeout_s: 120 }
 `;
 
 /** Create the demo workspace in `dir`: files, config, plan, one commit. */
@@ -100,6 +102,9 @@ roles:
   docs: {}
   qa: {}
 max_agents: 2
+# Run by the service on the tree each merge would produce; a failure blocks the merge.
+quality_gates:
+  - { name: lint, command: "deno lint src/", timeout_s: 120 }
 `,
   );
   await Deno.writeTextFile(join(dir, "plan.yaml"), PLAN);

@@ -20,6 +20,7 @@ import { cancelCommand } from "./cancel.ts";
 import { retryCommand } from "./retry.ts";
 import { runsCommand } from "./runs.ts";
 import { mcpCatalogCommand } from "./mcp_catalog.ts";
+import { verificationResetCommand } from "./verification_reset.ts";
 
 /** The commands, in the order `service --help` lists them. */
 export const COMMANDS: Command[] = [
@@ -41,6 +42,7 @@ export const COMMANDS: Command[] = [
   integrationsListCommand,
   auditVerifyCommand,
   mcpCatalogCommand,
+  verificationResetCommand,
   ...NOT_YET_COMMANDS,
   scriptedAgentCommand,
 ];

@@ -209,6 +209,18 @@ Deno.test("decide(): under require_approval completed work waits for the board's
   assert.match(step.state.notes.get("t1")!, /ann\) requested changes: call it final/);
 });
 
+Deno.test("decide(): under require_approval work whose gates already failed goes to the merge, not to review", () => {
+  const settings = { ...SETTINGS, requireApproval: true };
+  const s = landing(
+    state([task("t1", { status: "DONE", attempts: 1 })], {}, settings),
+    "t1",
+    "capturing",
+  );
+  const step = decide(s, { type: "captured", taskId: "t1", gatesFailed: true });
+  assert.deepEqual(summary(step), ["journal task_completed", "merge t1"]);
+  assert.equal(step.state.landings.get("t1")?.stage, "merging");
+});
+
 Deno.test("decide(): failed gates send the work back until the attempts are spent, then FAIL", () => {
   const signals = [{ kind: "test_passes", detail: "pytest", output_tail: "1 failed" }];
   for (const [attempts, expected] of [[1, "retry"], [2, "retry"], [3, "fail"]] as const) {

@@ -34,7 +34,8 @@ export function onCaptured(d: Draft, out: Out, e: Extract<CoreEvent, { type: "ca
     summary: l.recovered ? undefined : task.summary?.slice(0, 2000) || undefined,
     recovered: l.recovered,
   }));
-  if (d.settings.requireApproval) {
+  // Failed gates need no review: the merge refuses them at once (with their receipt).
+  if (d.settings.requireApproval && !e.gatesFailed) {
     setStage(d, l, "review", REVIEW_WAIT);
     out.log(task.id, "completed; waiting for review on the board");
     return;
@@ -65,7 +66,10 @@ export function onMergeResult(
     case "gates_failed": {
       d.landings.delete(task.id);
       out.push({ kind: "reap", taskId: task.id, reason: "the gates failed" });
-      const failed = r.signals.map((s) => `${s.kind} ${s.detail}`).join("; ");
+      // A quality gate is named by its name, then its command.
+      const failed = r.signals.map((s) =>
+        s.name ? `${s.kind} ${s.name} (${s.detail})` : `${s.kind} ${s.detail}`
+      ).join("; ");
       const tails = r.signals.filter((s) => s.output_tail).map((s) =>
         `\n--- ${s.kind} ${s.detail} ---\n${String(s.output_tail).slice(-800)}`
       ).join("");

@@ -68,8 +68,11 @@ export type CoreEvent =
   }
   /** A task an earlier process left claimed or done (it was stopped or crashed). */
   | { type: "recovered"; taskId: string; hasWorktree: boolean; hasWork: boolean }
-  /** The diff of a DONE task's work was captured (or capture failed open). */
-  | { type: "captured"; taskId: string }
+  /**
+   * The diff of a DONE task's work was captured (or capture failed open) and its verification
+   * ran; `gatesFailed` when its gates failed on the candidate tree (the merge will refuse it).
+   */
+  | { type: "captured"; taskId: string; gatesFailed?: boolean }
   | { type: "merge_result"; taskId: string; result: MergeResult }
   | { type: "rebase_result"; taskId: string; result: RebaseResult }
   | {

@@ -1,0 +1,79 @@
+/**
+ * The verification alert on the board (spec §3.3): reads the `verification_nudge` of `/status`
+ * whenever the activity stream reports something (`tick` changes), shows a warning toast for
+ * 10 s the first time the threshold trips while the page is open, and keeps a quiet indicator
+ * in the header while the alert holds.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { apiFetch } from "../lib/dashboard/api.ts";
+import {
+  alertWords,
+  FRESH_ALERT,
+  nextAlert,
+  TOAST_MS,
+} from "../lib/dashboard/verification_alert.ts";
+import type { VerificationNudge } from "../lib/verification/nudge.ts";
+
+/** Props of {@link VerificationAlert}. */
+export interface VerificationAlertProps {
+  token: string;
+  /** Changes on every activity notice or reconnection: the summary is read again. */
+  tick: number;
+}
+
+/** The toast and the indicator. */
+export function VerificationAlert({ token, tick }: VerificationAlertProps) {
+  const memory = useRef(FRESH_ALERT);
+  const [nudge, setNudge] = useState<VerificationNudge | null>(null);
+  const [toast, setToast] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    apiFetch<{ verification_nudge?: VerificationNudge }>("/status", { token }).then(
+      (status) => {
+        const n = status.verification_nudge;
+        if (!live || !n) return;
+        const next = nextAlert(memory.current, n);
+        memory.current = next.memory;
+        setNudge(n);
+        if (next.toast) setToast(alertWords(n));
+      },
+      () => {/* the status is advisory: the board's own errors are shown elsewhere */},
+    );
+    return () => {
+      live = false;
+    };
+  }, [token, tick]);
+  useEffect(() => {
+    if (toast === null) return;
+    const timer = setTimeout(() => setToast(null), TOAST_MS);
+    return () => clearTimeout(timer);
+  }, [toast]);
+  return (
+    <>
+      {nudge?.threshold_exceeded && (
+        <span
+          class="badge bad alert-indicator"
+          data-verification-alert
+          title={alertWords(nudge)}
+        >
+          ⚠ {nudge.unverified_count}/{nudge.total_completions} unverified
+        </span>
+      )}
+      {toast !== null && (
+        <div class="toast" role="alert" data-verification-toast data-timeout-ms={TOAST_MS}>
+          <strong>Verification</strong> {toast}{" "}
+          Add quality_gates or completion signals, or have agents run the tests
+          (docs/verification.md).
+          <button
+            type="button"
+            aria-label="dismiss"
+            onClick={() =>
+              setToast(null)}
+          >
+            ×
+          </button>
+        </div>
+      )}
+    </>
+  );
+}

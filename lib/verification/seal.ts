@@ -1,0 +1,121 @@
+/**
+ * Sealing a task's evidence bundle (spec §2.5, DESIGN.md §10), the I/O: each producer's output
+ * stored content-addressed at `.sdd/runs/<run>/evidence/<task>/<sha256 hex>`, the core signed with
+ * the audit key, an `evidence.sealed` entry appended to the audit chain, `bundle.json` written
+ * atomically, and a `task_evidence_sealed` journal row chaining its `bundle_hash`.
+ */
+import { join } from "node:path";
+import { appendAuditEntry, auditPaths, loadAuditKey } from "../audit/store.ts";
+import { taskEvidenceSealed } from "../journal/events.ts";
+import { appendEvents } from "../journal/journal_file.ts";
+import { canonicalJson, type JsonValue } from "../journal/canonical_json.ts";
+import { sha256Hex } from "../journal/hash.ts";
+import type { GateResult } from "../merge/gates.ts";
+import { evidenceDir, type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
+import {
+  BUNDLE_SCHEMA_VERSION,
+  type BundleCore,
+  digestOf,
+  EVIDENCE_SEALED_EVENT,
+  sealBundle,
+  type SealedBundle,
+  signCore,
+} from "./bundle.ts";
+import type { Evidence } from "./ledger.ts";
+
+/** Input of {@link sealEvidence}. */
+export interface SealInput {
+  paths: WorkspacePaths;
+  runId: string;
+  journalPath: string;
+  taskId: string;
+  sessionId: string;
+  /** The gate evaluation (checks and producers) on the candidate merge commit. */
+  gates: GateResult;
+  tree: string;
+  evidence: Evidence;
+  now?: () => Date;
+}
+
+/** The bundle's `bundle.json` path. */
+export function bundlePath(paths: WorkspacePaths, runId: string, taskId: string): string {
+  return join(evidenceDir(paths, runId, taskId), "bundle.json");
+}
+
+/** The core of a bundle from a gate evaluation (pure). */
+export function bundleCore(
+  input: Omit<SealInput, "paths" | "journalPath">,
+  sealedAt: string,
+): BundleCore {
+  const { gates, evidence } = input;
+  return {
+    schema_version: BUNDLE_SCHEMA_VERSION,
+    run_id: input.runId,
+    task_id: input.taskId,
+    session_id: input.sessionId,
+    commit: gates.commit,
+    tree: input.tree,
+    sealed_at: sealedAt,
+    producers: gates.producers.map((p) => ({
+      name: p.name,
+      command: p.command,
+      exit_code: p.exit_code,
+      timed_out: p.timed_out,
+      truncated: p.truncated,
+      duration_ms: p.duration_ms,
+      output: { sha256: digestOf(p.output), size: p.output.length },
+    })),
+    verdict: {
+      passed: gates.passed,
+      checks: gates.signals.map((s) => ({
+        kind: s.kind,
+        detail: s.detail,
+        ...(s.name !== undefined ? { name: s.name } : {}),
+        passed: s.passed,
+        ...(s.exit_code !== undefined ? { exit_code: s.exit_code } : {}),
+      })),
+    },
+    evidence: {
+      tests_run: evidence.tests_run,
+      quality_gates_run: evidence.quality_gates_run,
+      completion_signals_checked: evidence.completion_signals_checked,
+      verified: evidence.tests_run || evidence.quality_gates_run ||
+        evidence.completion_signals_checked,
+    },
+  };
+}
+
+/** Store the outputs, sign, chain and write the bundle; returns the sealed bundle. */
+export async function sealEvidence(input: SealInput): Promise<SealedBundle> {
+  const dir = evidenceDir(input.paths, input.runId, input.taskId);
+  await Deno.mkdir(dir, { recursive: true });
+  for (const p of input.gates.producers) {
+    const path = join(dir, sha256Hex(p.output));
+    const present = await Deno.stat(path).then((s) => s.size === p.output.length, () => false);
+    if (!present) await writeFileAtomic(path, p.output);
+  }
+  const now = input.now ?? (() => new Date());
+  const core = bundleCore(input, now().toISOString());
+  const audit = auditPaths(input.paths.audit);
+  const key = await loadAuditKey(audit);
+  const signature = signCore(key, core);
+  const entry = await appendAuditEntry(audit, key, {
+    event: EVIDENCE_SEALED_EVENT,
+    principal: "service",
+    data: {
+      run_id: input.runId,
+      task_id: input.taskId,
+      core_sha256: "sha256:" + sha256Hex(canonicalJson(core as unknown as JsonValue)),
+      signature,
+    },
+  }, now);
+  const bundle = sealBundle(core, signature, entry.lineHash);
+  await writeFileAtomic(
+    bundlePath(input.paths, input.runId, input.taskId),
+    canonicalJson(bundle as unknown as JsonValue) + "\n",
+  );
+  await appendEvents(input.journalPath, [
+    taskEvidenceSealed({ task_id: input.taskId, bundle_hash: bundle.bundle_hash }),
+  ]);
+  return bundle;
+}

@@ -1,0 +1,447 @@
+/**
+ * The test-run detector (DESIGN.md §10, `tests_run`): did the agent's own session log show a test
+ * suite running? Pure: it takes the log text (and the prompt, whose echo proves nothing) and
+ * returns every runner summary it found.
+ *
+ * Where output is read from:
+ * - plain lines (any CLI that prints what it runs);
+ * - Claude Code stream-json `tool_result` blocks of `user` lines (the output of its Bash tool;
+ *   results of tools that only read files, such as Read or Grep, are skipped);
+ * - Codex `--json` `command_execution` items (`aggregated_output`) and the older
+ *   `exec_command_end` messages;
+ * - Gemini stream-json `tool_result` lines (`output`), again skipping file-reading tools.
+ * Every other JSON line — the model's prose, the prompt, the final `result` text, tool inputs — is
+ * ignored: a model saying "all 3 tests passed" is not a test run.
+ *
+ * A summary counts only in the exact shape its runner prints (anchored at the start of a line,
+ * colour codes removed) and only when it reports at least one test; a failing run is still a run.
+ * A summary line that also occurs in the prompt is discounted (an echoed prompt is not output).
+ */
+
+/** Where a summary was read from. */
+export type OutputSource = "plain" | "claude_tool_result" | "codex_command" | "gemini_tool_output";
+
+/** One runner summary found in the log. */
+export interface TestRunSighting {
+  runner: string;
+  /** `passed` or `failed` as the summary says. */
+  outcome: "passed" | "failed";
+  /** The summary line, colour codes removed. */
+  line: string;
+  /** 1-based line of the log that holds it. */
+  logLine: number;
+  source: OutputSource;
+}
+
+/** What the detector found. */
+export interface TestRunReport {
+  tests_run: boolean;
+  sightings: TestRunSighting[];
+}
+
+/** Options of {@link detectTestRuns}. */
+export interface DetectOptions {
+  /** The prompt the agent was given: summary lines it contains are not evidence. */
+  prompt?: string;
+  /** Stop after this many sightings (default 20). */
+  limit?: number;
+}
+
+/** A block of output lines from one source. */
+interface Segment {
+  source: OutputSource;
+  logLine: number;
+  lines: string[];
+}
+
+type Json = Record<string, unknown>;
+
+// deno-lint-ignore no-control-regex -- colour codes are exactly what must go
+const ANSI = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07/g;
+
+/** Tools whose output is a file's content or a search result, not a command's. */
+const READING_TOOLS = new Set([
+  "read",
+  "grep",
+  "glob",
+  "ls",
+  "webfetch",
+  "websearch",
+  "notebookread",
+  "todowrite",
+  "edit",
+  "multiedit",
+  "write",
+  "read_file",
+  "read_many_files",
+  "search_file_content",
+  "glob_tool",
+  "list_directory",
+  "web_fetch",
+  "google_web_search",
+  "write_file",
+  "replace",
+]);
+
+function obj(v: unknown): Json | undefined {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? v as Json : undefined;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+
+/** The text of a Claude Code `tool_result` block's `content` (a string or text blocks). */
+function toolResultText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map((b) => str(obj(b)?.text) ?? "").join("\n");
+}
+
+/**
+ * Words without which no runner summary can be in a line (a superset of the rules below): a
+ * structured line without any of them is not parsed at all, which keeps a long session log fast.
+ */
+const SUMMARY_WORDS =
+  /passed|failed|passing|\d+ errors?\b|Ran \d|\bok\b|FAIL|test result|Summary \[|\d+ examples?\b|OK \(|Tests|tests|Task :/;
+
+/** An output segment that came from a tool, until its tool's name is known. */
+interface ToolSegment extends Segment {
+  toolId?: string;
+}
+
+/** Split the log into output segments; results of file-reading tools are dropped. */
+function segments(log: string): Segment[] {
+  const out: ToolSegment[] = [];
+  let plain: Segment | undefined;
+  const lines = log.split("\n");
+  const push = (source: OutputSource, logLine: number, text: string, toolId?: unknown) => {
+    if (text.trim() === "") return;
+    out.push({
+      source,
+      logLine,
+      lines: text.split(/\r?\n/),
+      ...(typeof toolId === "string" ? { toolId } : {}),
+    });
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i];
+    const trimmed = raw.trim();
+    let json: Json | undefined;
+    const structured = trimmed.startsWith("{") && trimmed.endsWith("}");
+    if (structured && !SUMMARY_WORDS.test(trimmed)) {
+      plain = undefined;
+      continue;
+    }
+    if (structured) {
+      try {
+        json = obj(JSON.parse(trimmed));
+      } catch { /* not JSON: a plain line */ }
+    }
+    if (!json) {
+      if (!plain) {
+        plain = { source: "plain", logLine: i + 1, lines: [] };
+        out.push(plain);
+      }
+      plain.lines.push(raw.replace(/\r$/, ""));
+      continue;
+    }
+    plain = undefined;
+    const type = str(json.type);
+    // Claude Code: user tool_result blocks hold the output of tools.
+    const message = obj(json.message);
+    const content = Array.isArray(message?.content) ? message.content : [];
+    if (type === "user") {
+      for (const block of content) {
+        const b = obj(block);
+        if (b?.type !== "tool_result") continue;
+        push("claude_tool_result", i + 1, toolResultText(b.content), b.tool_use_id);
+      }
+      continue;
+    }
+    // Codex --json: command items (current) and exec_command_end messages (older releases).
+    const item = obj(json.item);
+    if (type?.startsWith("item.") && item?.type === "command_execution") {
+      if (type === "item.completed") {
+        push("codex_command", i + 1, str(item.aggregated_output) ?? "");
+      }
+      continue;
+    }
+    const msg = obj(json.msg);
+    if (msg?.type === "exec_command_end") {
+      const text = str(msg.aggregated_output) ??
+        [str(msg.stdout) ?? "", str(msg.stderr) ?? ""].join("\n");
+      push("codex_command", i + 1, text);
+      continue;
+    }
+    // Gemini stream-json: tool_result lines carry the output of tools.
+    if (type === "tool_result") {
+      push(
+        "gemini_tool_output",
+        i + 1,
+        str(json.output) ?? toolResultText(json.content),
+        json.tool_id,
+      );
+    }
+  }
+  const names = toolNames(lines, new Set(out.flatMap((s) => s.toolId ? [s.toolId] : [])));
+  return out.filter((s) => {
+    const name = s.toolId === undefined ? undefined : names.get(s.toolId);
+    return name === undefined || !READING_TOOLS.has(name.toLowerCase());
+  });
+}
+
+/**
+ * The names of the tools whose ids are in `ids`, from the lines that call them: Claude Code
+ * `assistant` lines with `tool_use` blocks, Gemini `tool_use` lines. Only lines that mention one
+ * of the ids are parsed.
+ */
+function toolNames(lines: string[], ids: Set<string>): Map<string, string> {
+  const names = new Map<string, string>();
+  if (ids.size === 0) return names;
+  for (const line of lines) {
+    if (!line.includes('"tool_use"') || ![...ids].some((id) => line.includes(id))) continue;
+    let json: Json | undefined;
+    try {
+      json = obj(JSON.parse(line.trim()));
+    } catch {
+      continue;
+    }
+    if (json?.type === "tool_use" && typeof json.tool_id === "string") {
+      const name = str(json.tool_name);
+      if (name) names.set(json.tool_id, name);
+      continue;
+    }
+    const content = obj(json?.message)?.content;
+    for (const block of Array.isArray(content) ? content : []) {
+      const b = obj(block);
+      if (b?.type === "tool_use" && typeof b.id === "string" && typeof b.name === "string") {
+        names.set(b.id, b.name);
+      }
+    }
+  }
+  return names;
+}
+
+/** A rule over one line; `next` gives the following lines of the same segment. */
+interface Rule {
+  runner: string;
+  match: (line: string, next: (n: number) => string[]) => "passed" | "failed" | undefined;
+}
+
+const n = (s: string | undefined) => Number(s ?? 0);
+
+/** Outcome from counts of failed and total (or passed) tests; undefined when no test ran. */
+function counted(failed: number, ran: number): "passed" | "failed" | undefined {
+  if (ran <= 0 && failed <= 0) return undefined;
+  return failed > 0 ? "failed" : "passed";
+}
+
+function laterLine(lines: string[], re: RegExp): RegExpMatchArray | undefined {
+  for (const l of lines) {
+    const m = l.match(re);
+    if (m) return m;
+  }
+  return undefined;
+}
+
+const RULES: Rule[] = [
+  {
+    // ok | 3 passed (2 steps) | 0 failed (12ms)   /   FAILED | 1 passed | 1 failed (13ms)
+    runner: "deno test",
+    match: (l) => {
+      const m = l.match(/^(ok|FAILED) \| (\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed/);
+      return m ? counted(n(m[3]), n(m[2]) + n(m[3])) : undefined;
+    },
+  },
+  {
+    // TAP: "# tests 2" … "# pass 1" "# fail 1"; spec reporter: "ℹ tests 2" … "ℹ fail 1"
+    runner: "node --test",
+    match: (l, next) => {
+      const m = l.match(/^(#|ℹ) tests (\d+)$/);
+      if (!m) return undefined;
+      const following = next(8);
+      const pass = laterLine(following, new RegExp(`^\\${m[1] === "#" ? "#" : "ℹ"} pass (\\d+)$`));
+      const fail = laterLine(following, new RegExp(`^\\${m[1] === "#" ? "#" : "ℹ"} fail (\\d+)$`));
+      return pass && fail ? counted(n(fail[1]), n(m[2])) : undefined;
+    },
+  },
+  {
+    // Tests:       1 failed, 2 passed, 3 total
+    runner: "jest",
+    match: (l) => {
+      const m = l.match(/^Tests:\s+((?:\d+ [a-z]+, )*)(\d+) total$/);
+      if (!m) return undefined;
+      return counted(n(m[1].match(/(\d+) failed/)?.[1]), n(m[2]));
+    },
+  },
+  {
+    //       Tests  1 failed | 2 passed (3)
+    runner: "vitest",
+    match: (l) => {
+      const m = l.match(
+        /^\s*Tests\s+((?:\d+ (?:passed|failed|skipped|todo)(?: \| )?)+)\s*\((\d+)\)/,
+      );
+      if (!m) return undefined;
+      return counted(n(m[1].match(/(\d+) failed/)?.[1]), n(m[2]));
+    },
+  },
+  {
+    //   3 passing (12ms)   [then optionally "  1 failing"]
+    runner: "mocha",
+    match: (l, next) => {
+      const m = l.match(/^\s*(\d+) passing \(\d+(?:ms|s|m)\)$/);
+      if (!m) return undefined;
+      const failing = laterLine(next(3), /^\s*(\d+) failing$/);
+      return counted(n(failing?.[1]), n(m[1]) + n(failing?.[1]));
+    },
+  },
+  {
+    // ==== 1 failed, 1 passed in 0.93s ====   /   3 passed in 0.01s   (pytest -q)
+    runner: "pytest",
+    match: (l) => {
+      const m = l.match(
+        /^=*\s*((?:\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)(?:, )?)+) in \d+(?:\.\d+)?s(?: \([\d:.]+\))?\s*=*$/,
+      );
+      if (!m) return undefined;
+      const counts = m[1];
+      const failed = n(counts.match(/(\d+) failed/)?.[1]) + n(counts.match(/(\d+) errors?/)?.[1]);
+      const ran = failed + n(counts.match(/(\d+) passed/)?.[1]) +
+        n(counts.match(/(\d+) x(?:failed|passed)/)?.[1]);
+      return counted(failed, ran);
+    },
+  },
+  {
+    // Ran 2 tests in 0.001s  …  OK  /  FAILED (failures=1)
+    runner: "unittest",
+    match: (l, next) => {
+      const m = l.match(/^Ran (\d+) tests? in \d+(?:\.\d+)?s$/);
+      if (!m) return undefined;
+      const verdict = laterLine(next(3), /^(OK|FAILED \((?:failures|errors)=\d+.*\))(?: \(.*\))?$/);
+      if (!verdict) return undefined;
+      return counted(verdict[1].startsWith("FAILED") ? 1 : 0, n(m[1]));
+    },
+  },
+  {
+    // ok  	example.com/pkg	0.012s   /   FAIL	example.com/pkg	0.010s
+    runner: "go test",
+    match: (l) => {
+      const m = l.match(/^(ok|FAIL)\s+\S+\s+(?:\d+\.\d+s|\(cached\))(?:\s+coverage: .*)?$/);
+      return m ? (m[1] === "ok" ? "passed" : "failed") : undefined;
+    },
+  },
+  {
+    // test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+    runner: "cargo test",
+    match: (l) => {
+      const m = l.match(/^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed;/);
+      return m ? counted(n(m[3]), n(m[2]) + n(m[3])) : undefined;
+    },
+  },
+  {
+    //      Summary [   0.012s] 3 tests run: 2 passed, 1 failed, 0 skipped
+    runner: "cargo nextest",
+    match: (l) => {
+      const m = l.match(/^\s*Summary \[\s*[\d.]+s\] (\d+) tests? run: (.*)$/);
+      if (!m) return undefined;
+      const failed = n(m[2].match(/(\d+) failed/)?.[1]) + n(m[2].match(/(\d+) timed out/)?.[1]);
+      return counted(failed, n(m[1]));
+    },
+  },
+  {
+    // 3 examples, 1 failure, 1 pending
+    runner: "rspec",
+    match: (l) => {
+      const m = l.match(
+        /^(\d+) examples?, (\d+) failures?(?:, \d+ pending)?(?:, \d+ errors? occurred outside of examples)?$/,
+      );
+      return m ? counted(n(m[2]), n(m[1])) : undefined;
+    },
+  },
+  {
+    // OK (3 tests, 5 assertions)   /   Tests: 3, Assertions: 5, Failures: 1.
+    runner: "phpunit",
+    match: (l) => {
+      const ok = l.match(/^OK \((\d+) tests?, \d+ assertions?\)$/);
+      if (ok) return counted(0, n(ok[1]));
+      const m = l.match(/^Tests: (\d+), Assertions: \d+(.*)\.$/);
+      if (!m) return undefined;
+      const bad = n(m[2].match(/Failures: (\d+)/)?.[1]) + n(m[2].match(/Errors: (\d+)/)?.[1]);
+      return counted(bad, n(m[1]));
+    },
+  },
+  {
+    // Passed!  - Failed:     0, Passed:     3, Skipped:     0, Total:     3, Duration: 12 ms - x.dll
+    // Test summary: total: 3, failed: 0, succeeded: 3, skipped: 0, duration: 0.5s   (.NET 9)
+    runner: "dotnet test",
+    match: (l) => {
+      const m = l.match(
+        /^\s*(?:Passed|Failed)!\s+-\s+Failed:\s+(\d+), Passed:\s+(\d+),.*Total:\s+(\d+)/,
+      );
+      if (m) return counted(n(m[1]), n(m[3]));
+      const s = l.match(/^\s*Test summary: total: (\d+), failed: (\d+),/);
+      return s ? counted(n(s[2]), n(s[1])) : undefined;
+    },
+  },
+  {
+    // [INFO] Tests run: 3, Failures: 0, Errors: 0, Skipped: 0   (surefire and failsafe)
+    runner: "maven surefire",
+    match: (l) => {
+      const m = l.match(
+        /^(?:\[(?:INFO|ERROR|WARNING)\]\s+)?Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: \d+/,
+      );
+      return m ? counted(n(m[2]) + n(m[3]), n(m[1])) : undefined;
+    },
+  },
+  {
+    // 3 tests completed, 1 failed   /   > Task :test … BUILD SUCCESSFUL
+    runner: "gradle test",
+    match: (l, next) => {
+      const m = l.match(/^(\d+) tests? completed, (\d+) failed/);
+      if (m) return counted(n(m[2]), n(m[1]));
+      if (!/^> Task (?::[\w-]+)*:test$/.test(l)) return undefined;
+      const build = laterLine(next(400), /^BUILD (SUCCESSFUL|FAILED)\b/);
+      return build ? (build[1] === "SUCCESSFUL" ? "passed" : "failed") : undefined;
+    },
+  },
+];
+
+/** Lines of the prompt, trimmed, to recognise an echo. */
+function promptLines(prompt: string | undefined): Set<string> {
+  const set = new Set<string>();
+  for (const l of (prompt ?? "").split("\n")) {
+    const t = l.replace(ANSI, "").trim();
+    if (t) set.add(t);
+  }
+  return set;
+}
+
+/** Scan `log` for test-runner summaries (pure). */
+export function detectTestRuns(log: string, options: DetectOptions = {}): TestRunReport {
+  const limit = options.limit ?? 20;
+  const echo = promptLines(options.prompt);
+  const sightings: TestRunSighting[] = [];
+  for (const seg of segments(log)) {
+    const lines = seg.lines.map((l) => l.replace(ANSI, "").replace(/\s+$/, ""));
+    for (let i = 0; i < lines.length && sightings.length < limit; i++) {
+      const line = lines[i];
+      // Every summary holds a digit, except gradle's task line.
+      if (line.length > 400 || (!/\d/.test(line) && !line.startsWith("> Task"))) continue;
+      if (echo.has(line.trim())) continue;
+      const next = (count: number) => lines.slice(i + 1, i + 1 + count);
+      for (const rule of RULES) {
+        const outcome = rule.match(line, next);
+        if (!outcome) continue;
+        sightings.push({
+          runner: rule.runner,
+          outcome,
+          line: line.trim(),
+          logLine: seg.logLine + (seg.source === "plain" ? i : 0),
+          source: seg.source,
+        });
+        break;
+      }
+    }
+  }
+  return { tests_run: sightings.length > 0, sightings };
+}

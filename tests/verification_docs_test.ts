@@ -1,0 +1,47 @@
+/**
+ * The hand check of docs/verification.md, run as written: the Python snippet recomputes a really
+ * sealed bundle (non-ASCII text included) and says True five times; after an edit it does not.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { appendEvents } from "../lib/journal/journal_file.ts";
+import * as ev from "../lib/journal/events.ts";
+import { bundlePath } from "../lib/verification/seal.ts";
+import { passedCheck, producerRun, sealSample } from "../lib/verification/_test_fixtures.ts";
+import { journalPath, workspacePaths } from "../lib/workspace.ts";
+import { tempDir } from "./helpers.ts";
+
+const DOC = new URL("../docs/verification.md", import.meta.url);
+
+Deno.test("docs/verification.md: the Python bundle check agrees with the service", async () => {
+  const text = await Deno.readTextFile(DOC);
+  const script = /```python\n([\s\S]*?)```/.exec(text)![1];
+  await using dir = await tempDir();
+  const paths = workspacePaths(dir.path);
+  await Deno.mkdir(join(paths.runs, "r1"), { recursive: true });
+  await appendEvents(journalPath(paths, "r1"), [ev.runStarted({ run_id: "r1" })]);
+  await sealSample(paths, {
+    runId: "r1",
+    taskId: "t1",
+    checks: [passedCheck("quality_gate", "deno lint — ünïcode ✓ 😀", "lint")],
+    producers: [producerRun("tests", "ok ✓\n")],
+  });
+  const file = join(dir.path, "check_bundle.py");
+  await Deno.writeTextFile(file, script);
+  const run = async () => {
+    const out = await new Deno.Command("python3", { args: [file, dir.path, "r1", "t1"] }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    return new TextDecoder().decode(out.stdout).trim().split("\n");
+  };
+  const lines = await run();
+  assert.equal(lines.length, 5);
+  assert.ok(lines.every((l) => l.endsWith(": True")), lines.join("\n"));
+  const path = bundlePath(paths, "r1", "t1");
+  await Deno.writeTextFile(
+    path,
+    (await Deno.readTextFile(path)).replace('"exit_code":0', '"exit_code":1'),
+  );
+  const after = await run();
+  assert.match(after[0], /bundle_hash recomputes: False/);
+  assert.match(after.join("\n"), /signature valid: False/);
+});
