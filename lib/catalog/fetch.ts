@@ -4,6 +4,7 @@
  * mtime is its validator. A rejected document or a network failure keeps the cached copy: the
  * rejection is an error listing every violation, the network failure a warning.
  */
+import { concatBytes } from "../util/bytes.ts";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { writeFileAtomic } from "../workspace.ts";
@@ -132,13 +133,7 @@ async function limitedBody(response: Response): Promise<Uint8Array> {
       break;
     }
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return concatBytes(chunks, size);
 }
 
 async function fetchHttp(

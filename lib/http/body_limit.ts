@@ -5,6 +5,7 @@
  * route ever buffers more than its limit. The bytes read are handed on as the request's body,
  * so handlers read it as usual. A client that disconnects mid-body ends its request quietly.
  */
+import { concatBytes } from "../util/bytes.ts";
 import type { MiddlewareHandler } from "hono";
 import { HttpError } from "./errors.ts";
 import { isSignedDeliveryPath } from "./origin_guard.ts";
@@ -62,13 +63,7 @@ export async function readBounded(
   } finally {
     reader.releaseLock();
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return concatBytes(chunks, size);
 }
 
 /** Hono middleware bounding every request body ({@link bodyLimitFor} of its path). */

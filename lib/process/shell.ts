@@ -3,6 +3,7 @@
  * process group so a timeout kills the whole tree (test runners spawn children), keeping only
  * the tail of its output.
  */
+import { concatBytes } from "../util/bytes.ts";
 
 /** Exit code reported for a command killed by its timeout (spec §7.4). */
 export const TIMEOUT_EXIT = 124;
@@ -125,7 +126,7 @@ export async function runShell(command: string, options: ShellOptions): Promise<
       output_tail: tail,
       duration_ms: Math.round(performance.now() - started),
       ...(limit > 0
-        ? { output: concat(captured, capturedBytes), output_truncated: truncated }
+        ? { output: concatBytes(captured, capturedBytes), output_truncated: truncated }
         : {}),
     };
   } finally {
@@ -134,14 +135,4 @@ export async function runShell(command: string, options: ShellOptions): Promise<
     options.signal?.removeEventListener("abort", onAbort);
     if (timedOut || aborted) kill("SIGKILL"); // stragglers that ignored SIGTERM
   }
-}
-
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }
