@@ -456,7 +456,7 @@ Deno.test("POST /tasks: evidence producers are kept on the task; a bad producer 
   assert.deepEqual(plain.body.evidence, []);
   for (
     const [evidence, where] of [
-      [[{ command: "x" }], /evidence\.0\.name/],
+      [[{ command: "x" }], /evidence(\.0|\[0\])\.name/],
       [[{ name: "a", command: "x" }, { name: "a", command: "y" }], /duplicate name a/],
       [[{ name: "a", command: "x", timeout_s: -1 }], /timeout_s/],
     ] as const
