@@ -179,6 +179,18 @@ async function serveContext(
     await closeTaskStore(ctx);
     throw e;
   }
+  ctx.connections = () => {
+    const s = running.connections();
+    return {
+      open: s.open,
+      accepted: s.accepted,
+      refused: s.refused,
+      evicted: s.evicted,
+      header_timeouts: s.headerTimeouts,
+      idle_timeouts: s.idleTimeouts,
+      accept_errors: s.acceptErrors,
+    };
+  };
   let ticking: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     ticking = ticking.then(tick).catch((e) =>
