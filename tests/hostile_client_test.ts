@@ -348,6 +348,15 @@ Deno.test("auth fails closed: serve refuses to start while a configured token va
     assert.match(text, /H_WORKER_TOKEN \(principal "bot"\)/);
     assert.match(text, /export H_WORKER_TOKEN=<secret>/);
     assert.doesNotMatch(text, /listening/);
+    const doctor = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", CLI, "--root", ws.path, "doctor"],
+      env: { NO_COLOR: "1", RUST_BACKTRACE: "0", ...env },
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(30_000),
+    }).output();
+    const said = new TextDecoder().decode(doctor.stdout) + new TextDecoder().decode(doctor.stderr);
+    assert.match(said, /H_WORKER_TOKEN \(principal bot\).*refuse to start/);
   }
 });
 

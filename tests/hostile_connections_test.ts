@@ -75,8 +75,11 @@ Deno.test("a silent connection and a slowloris head are cut at the header timeou
   assert.ok(Date.now() - started < 3000, "cut within a few header timeouts");
   closeQuietly(silent);
   closeQuietly(slow);
-  assert.equal((await status(s.port)).status, 200);
+  const answer = await status(s.port);
+  assert.equal(answer.status, 200);
   assert.ok(s.running.connections().headerTimeouts >= 2);
+  // `/status` tells the operator what the gate did.
+  assert.ok(JSON.parse(answer.body).connections.header_timeouts >= 2, answer.body);
 });
 
 Deno.test("a keep-alive connection is timed on its second head too, and closed when idle", async () => {

@@ -10,6 +10,7 @@ import { readPidFiles } from "../agents/pid_files.ts";
 import { listRescueRefs, type RescueRef } from "../worktrees/reap.ts";
 import { verifyJournalText } from "../journal/verify.ts";
 import { auditCrossCheckResults } from "../audit/doctor_check.ts";
+import { tokenVariablesResult } from "../auth/doctor_check.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
 import { type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { findOnPath } from "./path_lookup.ts";
@@ -333,6 +334,7 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
     if (mcp) results.push(mcp);
   }
   results.push(await checkPort(root));
+  results.push(...await tokenVariablesResult(root)); // issue 10: auth fails closed
   results.push(await checkPidFiles(paths));
   const rescued = await checkRescueRefs(root);
   if (rescued) results.push(rescued);

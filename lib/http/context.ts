@@ -16,6 +16,8 @@ export interface AppContext {
   now?: () => Date;
   /** Which hosts and browser origins may call the server (default: loopback on 127.0.0.1). */
   origin?: OriginPolicy;
+  /** Connection counters of the gate in front of the server (set once it listens). */
+  connections?: () => Record<string, number>;
   /** Most `/events` streams open at once (`server.max_event_streams`). */
   maxEventStreams?: number;
   /** Aborted when the server begins to shut down: long-lived streams (`/events`) end on it. */

@@ -123,6 +123,10 @@ export function checkRequest(
     };
   }
   const trusted = trustedOrigins(facts.host, policy);
+  // The content-hashed bundle carries no data; browsers fetch module scripts with an Origin,
+  // and refusing it would leave a misconfigured proxy's page blank instead of explaining itself.
+  const dataFree = SAFE_METHODS.has(facts.method) && facts.path.startsWith("/static/");
+  if (dataFree) return undefined;
   if (facts.origin !== undefined) {
     const origin = originOf(facts.origin);
     if (!origin || !trusted.has(origin)) {

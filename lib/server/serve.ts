@@ -195,6 +195,19 @@ async function serveContext(
     await closeTaskStore(ctx);
   };
   const finished = running.finished.then(stopBackground);
+  // `/status` reports the gate's counters (docs/security.md "Connections").
+  ctx.connections = () => {
+    const s = running.connections();
+    return {
+      open: s.open,
+      accepted: s.accepted,
+      refused: s.refused,
+      evicted: s.evicted,
+      header_timeouts: s.headerTimeouts,
+      idle_timeouts: s.idleTimeouts,
+      accept_errors: s.acceptErrors,
+    };
+  };
   return {
     url: running.url,
     port: running.port,

@@ -91,6 +91,10 @@ const rateLimitsPart: StatusPart = async (app: AppContext) => {
   };
 };
 
+/** The connection gate's counters (docs/security.md): null when no server is listening. */
+const connectionsPart: StatusPart = (app: AppContext) =>
+  Promise.resolve(app.connections?.() ?? null);
+
 /** The parts of the status object, in order (DESIGN.md §6). */
 export const STATUS_PARTS: ReadonlyArray<readonly [string, StatusPart]> = [
   ["tasks", taskCounts],
@@ -99,4 +103,5 @@ export const STATUS_PARTS: ReadonlyArray<readonly [string, StatusPart]> = [
   ["spend", spendPart],
   ["run", runPart],
   ["rate_limits", rateLimitsPart],
+  ["connections", connectionsPart],
 ];

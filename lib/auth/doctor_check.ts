@@ -1,0 +1,31 @@
+/** `doctor`'s look at auth: every token configured in service.yaml has a value to check against. */
+import type { CheckResult } from "../doctor/checks.ts";
+import { loadServerSettings } from "../config/server_config.ts";
+import { assertTokenVariablesSet, TokenVariableUnsetError } from "./tokens.ts";
+
+/** A failed check naming each unset token variable; nothing when all are set or none is configured. */
+export async function tokenVariablesResult(
+  root: string,
+  env: (name: string) => string | undefined = (n) => Deno.env.get(n),
+): Promise<CheckResult[]> {
+  let tokens;
+  try {
+    tokens = (await loadServerSettings(root)).tokens;
+  } catch {
+    return []; // a bad service.yaml is reported by the config check
+  }
+  try {
+    assertTokenVariablesSet(tokens, env);
+    return [];
+  } catch (e) {
+    if (!(e instanceof TokenVariableUnsetError)) throw e;
+    return [{
+      name: "auth tokens",
+      ok: false,
+      detail: `unset or empty: ${
+        e.missing.map((s) => `${s.token_env} (principal ${s.principal})`).join(", ")
+      }; \`service serve\` and \`service run\` refuse to start`,
+      fix: e.fix,
+    }];
+  }
+}
