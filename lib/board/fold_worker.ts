@@ -19,6 +19,8 @@ export const WARM_WORKERS = Math.max(2, Math.min(navigator.hardwareConcurrency |
 
 let holders = 0;
 const idle: Worker[] = [];
+/** Resolves when a worker has loaded its module (true) or failed to (false). */
+const loaded = new WeakMap<Worker, Promise<boolean>>();
 
 const WORKER_MODULE = new URL("./segment_worker.ts", import.meta.url);
 let unavailable = false;
@@ -30,13 +32,20 @@ function spawn(): Worker | undefined {
   try {
     if (WORKER_MODULE.protocol === "file:") Deno.statSync(WORKER_MODULE);
     const worker = new Worker(WORKER_MODULE, { type: "module" });
-    worker.onerror = (event) => {
-      event.preventDefault();
-      unavailable = true;
-      const at = idle.indexOf(worker);
-      if (at !== -1) idle.splice(at, 1);
-      worker.terminate();
-    };
+    loaded.set(
+      worker,
+      new Promise((resolve) => {
+        worker.onmessage = (event) => resolve(event.data?.ready === true);
+        worker.onerror = (event) => {
+          event.preventDefault();
+          unavailable = true;
+          const at = idle.indexOf(worker);
+          if (at !== -1) idle.splice(at, 1);
+          worker.terminate();
+          resolve(false);
+        };
+      }),
+    );
     return worker;
   } catch {
     unavailable = true;
@@ -52,10 +61,20 @@ function refill(): void {
   }
 }
 
-/** Keep fold workers warm until the returned release is called (once per holder). */
-export function holdFoldWorker(): () => void {
+/**
+ * Keep fold workers warm until the returned release is called (once per holder). Resolves once
+ * they have loaded (at most `waitMs`), so a server can take connections only after that: a
+ * worker still loading its module when the descriptors run out would fail noisily.
+ */
+export async function holdFoldWorkers(waitMs = 5000): Promise<() => void> {
   holders++;
   refill();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    Promise.all(idle.map((w) => loaded.get(w))),
+    new Promise((resolve) => timer = setTimeout(resolve, waitMs)),
+  ]);
+  clearTimeout(timer);
   let released = false;
   return () => {
     if (released) return;
@@ -78,6 +97,7 @@ export function foldSegmentInWorker(bytes: Uint8Array, startLine: number): Promi
   };
   return new Promise((resolve) => {
     worker.onmessage = (event) => {
+      if (event.data?.ready) return; // a one-shot worker announcing itself first
       done();
       resolve(event.data);
     };

@@ -1,6 +1,7 @@
 /**
- * Worker: walks and folds one segment of a journal (the later half of a large first read),
- * posting back the walker state and the fold state as plain data.
+ * Worker: walks and folds one segment of a large first read of a journal, posting back the
+ * walker state and the fold state as plain data. It says `{ready: true}` once loaded, so a
+ * server can have its warm workers loaded before it takes connections.
  */
 /// <reference lib="deno.worker" />
 import { walkSegment } from "../journal/incremental.ts";
@@ -10,3 +11,4 @@ self.onmessage = (event: MessageEvent<{ bytes: Uint8Array; startLine: number }>)
   const { walker, state } = walkSegment(BOARD_FOLD_SINK, event.data.bytes, event.data.startLine);
   self.postMessage({ walker: walker.toState(), state });
 };
+self.postMessage({ ready: true });

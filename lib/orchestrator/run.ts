@@ -519,6 +519,7 @@ async function startRunServer(
     return await listenByPolicy(
       (port) =>
         startServer({
+          warmFoldWorkers: true,
           root,
           host: settings.host,
           port,

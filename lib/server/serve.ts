@@ -9,7 +9,7 @@ import {
 import type { AppContext } from "../http/context.ts";
 import { workspacePaths } from "../workspace.ts";
 import { accessLogFor } from "../http/access_log.ts";
-import { holdFoldWorker } from "../board/fold_worker.ts";
+import { holdFoldWorkers } from "../board/fold_worker.ts";
 import { repairStateOnStart } from "../state/startup_repair.ts";
 import type { ServerBlock } from "../config/schema.ts";
 import { UserFacingError } from "../errors.ts";
@@ -45,6 +45,11 @@ export interface StartServerOptions {
   tickMs?: number;
   /** Where start-up repairs and warnings are reported (default console.warn). */
   warn?: (line: string) => void;
+  /**
+   * Load the board's fold workers before taking connections (the CLI's servers do; a first
+   * board request of a large journal then finds them ready). Default false.
+   */
+  warmFoldWorkers?: boolean;
 }
 
 /** A running server. */
@@ -162,6 +167,8 @@ async function serveContext(
     }
     await s.flushExport();
   };
+  // Loaded before the first connection: see StartServerOptions.warmFoldWorkers.
+  const releaseFoldWorkers = options.warmFoldWorkers ? await holdFoldWorkers() : () => {};
   let running: Listening;
   try {
     running = await listenGated({
@@ -177,10 +184,10 @@ async function serveContext(
       },
     }, app.fetch);
   } catch (e) {
+    releaseFoldWorkers();
     await closeTaskStore(ctx);
     throw e;
   }
-  const releaseFoldWorker = holdFoldWorker(); // warm for the first large board request
   let ticking: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     ticking = ticking.then(tick).catch((e) =>
@@ -189,7 +196,7 @@ async function serveContext(
   }, options.tickMs ?? 1000);
   const stopBackground = async () => {
     clearInterval(timer);
-    releaseFoldWorker();
+    releaseFoldWorkers();
     await ticking;
     accessLogFor(ctx).flush();
     await closeTaskStore(ctx);
