@@ -6,6 +6,7 @@ import { createApp } from "../routes/mod.ts";
 import type { AppContext, AppEnv } from "../lib/http/context.ts";
 import { closeTaskStore, setTaskStoreHooks } from "../lib/tasks/registry.ts";
 import { accessLogFor } from "../lib/http/access_log.ts";
+import { closeTrackerService } from "../lib/trackers/service.ts";
 
 /** A temporary workspace and the app serving it. */
 export interface TestWorkspace extends AsyncDisposable {
@@ -38,6 +39,7 @@ export async function testWorkspace(options: TestWorkspaceOptions = {}): Promise
   if (options.clock) setTaskStoreHooks(ctx, { clock: options.clock });
   const app = createApp(ctx, serverMounts());
   const flush = async () => {
+    await closeTrackerService(ctx);
     await closeTaskStore(ctx);
     accessLogFor(ctx).flush();
   };

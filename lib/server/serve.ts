@@ -7,6 +7,7 @@ import { createApp, type CreateAppOptions } from "../../routes/mod.ts";
 import { accessLogFor } from "../http/access_log.ts";
 import { repairStateOnStart } from "../state/startup_repair.ts";
 import { closeTaskStore, openedTaskStore, taskStoreFor } from "../tasks/registry.ts";
+import { closeTrackerService, trackerServiceFor } from "../trackers/service.ts";
 
 /** Options of {@link startServer}. */
 export interface StartServerOptions extends CreateAppOptions {
@@ -91,6 +92,8 @@ async function serveContext(
   for (const line of await repairStateOnStart(ctx.paths)) warn(line);
   // The task store is opened (and owned) only by a server that serves the task API.
   if (options.taskStore !== false) await (await taskStoreFor(ctx)).flushExport();
+  // Trackers (webhook ledger, pollers) feed the task store, so they run where it does.
+  if (options.taskStore !== false) await trackerServiceFor(ctx, { warn });
   const app = createApp(ctx, options);
   // Open event streams end when the server stops, or shutdown() would wait on them.
   options.signal?.addEventListener("abort", () => closing.abort(), { once: true });
@@ -108,6 +111,7 @@ async function serveContext(
   try {
     running = await listen(options, app.fetch);
   } catch (e) {
+    await closeTrackerService(ctx);
     await closeTaskStore(ctx);
     throw e;
   }
@@ -121,6 +125,7 @@ async function serveContext(
     clearInterval(timer);
     await ticking;
     accessLogFor(ctx).flush();
+    await closeTrackerService(ctx);
     await closeTaskStore(ctx);
   };
   const finished = running.finished.then(stopBackground);
