@@ -46,7 +46,7 @@ function issueTicket(
   return {
     tracker,
     key: id,
-    ref: seq ? `${ident || "issue"}-${seq}` : id,
+    ref: str(issue.identifier) || (seq ? `${ident || "issue"}-${seq}` : id),
     title: str(issue.name),
     body: str(issue.description_stripped) || htmlToText(str(issue.description_html)),
     labels: labelNames(issue.labels),
@@ -58,10 +58,14 @@ function issueTicket(
 
 function tickets(payload: unknown, _headers: Headers, context: HandlerContext): Ticket[] {
   const p = obj(payload);
-  if (p.event !== "issue") return [];
+  // v1 webhooks send `event: "issue"` and an `action`; v2 send `event: "workitem.<action>"`.
+  const event = str(p.event);
+  const v2 = /^(workitem|work_item|issue)\.(\w+)$/.exec(event);
+  if (event !== "issue" && !v2) return [];
   const data = obj(p.data);
   if (!data.id) return [];
-  const ticket = issueTicket(data, context.tracker, context, /^delete/.test(str(p.action)));
+  const action = str(p.action) || (v2 ? v2[2] : "");
+  const ticket = issueTicket(data, context.tracker, context, /^delete/.test(action));
   const wanted = planeProject(context.project).id;
   const project = str(ticket.raw.ids?.project);
   if (wanted && project && project !== wanted) return [];
