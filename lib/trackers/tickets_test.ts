@@ -8,7 +8,8 @@ const FIXTURES = new URL("../../tests/fixtures/trackers/", import.meta.url);
 async function ticketsOf(
   tracker: string,
   file: string,
-  edit: (p: Record<string, any>) => void = () => {}, // deno-lint-ignore no-explicit-any
+  // deno-lint-ignore no-explicit-any
+  edit: (p: Record<string, any>) => void = () => {},
   headers: Record<string, string> = {},
   context: { project?: string; apiUrl?: string } = {},
 ): Promise<Ticket[]> {
@@ -184,7 +185,7 @@ Deno.test("tracker_e (Plane issue event, v1 and v2) → ticket; other projects i
   );
 });
 
-Deno.test("handlers never throw on hostile payloads", async () => {
+Deno.test("handlers never throw on hostile payloads", () => {
   const hostile: unknown[] = [
     null,
     1,
