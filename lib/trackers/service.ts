@@ -11,9 +11,10 @@ import { ReplayLedger } from "../webhooks/ledger.ts";
 import { WebhookReceiver } from "../webhooks/receiver.ts";
 import { loadHandlerModule } from "../webhooks/registry.ts";
 import { BUILTIN_TRACKERS } from "./builtin.ts";
+import { TrackerPoller } from "./poller.ts";
 import { createTicketSink } from "./sink.ts";
 import { TrackerRuntimeStore } from "./state.ts";
-import { type TrackerSettings, trackerSettings } from "./settings.ts";
+import { apiProblem, type TrackerSettings, trackerSettings } from "./settings.ts";
 import type { Ticket, TicketSink } from "./ticket.ts";
 
 /** A server's tracker subsystem. */
@@ -33,6 +34,8 @@ export interface TrackerServiceOptions {
   warn?: (line: string) => void;
   /** Environment lookup (tests). */
   env?: (name: string) => string | undefined;
+  /** Start the pollers (default true). */
+  poll?: boolean;
 }
 
 const services = new WeakMap<AppContext, Promise<TrackerService>>();
@@ -105,6 +108,23 @@ async function openTrackerService(
     env: options.env,
     onDelivery: (name, record) => runtime.update(name, { last_delivery: record }),
   });
+  const env = options.env ?? ((n: string) => Deno.env.get(n));
+  const pollers: TrackerPoller[] = [];
+  for (const s of settings) {
+    if (!s.polling || !s.adapter || options.poll === false) continue;
+    const problem = apiProblem(s, env);
+    if (problem) warn(`tracker ${s.name}: not polling yet: ${problem}`);
+    const poller = new TrackerPoller(s, s.adapter, {
+      fetch: globalThis.fetch,
+      now: ctx.now ? () => ctx.now!().getTime() : Date.now,
+      env,
+      sink,
+      runtime,
+      warn,
+    });
+    poller.start();
+    pollers.push(poller);
+  }
   return {
     receiver,
     ledger,
@@ -112,6 +132,7 @@ async function openTrackerService(
     sink,
     settings,
     async close() {
+      await Promise.all(pollers.map((p) => p.stop()));
       await ledger.close();
       await runtime.close();
     },
