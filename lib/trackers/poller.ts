@@ -7,7 +7,7 @@
  */
 import type { ApiAccess, PollResult, TrackerAdapter } from "./adapter.ts";
 import { nextPollDelay, TrackerApiError } from "./http.ts";
-import { apiProblem, type TrackerSettings } from "./settings.ts";
+import { apiAccess, apiProblem, type TrackerSettings } from "./settings.ts";
 import type { OutcomeRecord, TrackerRuntimeStore } from "./state.ts";
 import type { Ticket, TicketSink } from "./ticket.ts";
 
@@ -76,7 +76,11 @@ export class TrackerPoller {
     }
     const since = this.#d.runtime.get(name).last_processed_ts;
     try {
-      const result = await replayRecentViaPoll(this.#adapter, this.#access(), since);
+      const result = await replayRecentViaPoll(
+        this.#adapter,
+        apiAccess(this.#s, this.#d.env, this.#d),
+        since,
+      );
       const outcomes = await this.#d.sink(result.tickets);
       this.#failures = 0;
       const created = outcomes.filter((o) => o.action === "created").length;
@@ -99,17 +103,6 @@ export class TrackerPoller {
         rate: error.rate,
       });
     }
-  }
-
-  #access(): ApiAccess {
-    return {
-      fetch: this.#d.fetch,
-      now: this.#d.now,
-      apiUrl: this.#s.apiUrl ?? "",
-      project: this.#s.project ?? "",
-      token: this.#d.env(this.#s.tokenEnv) ?? "",
-      email: this.#s.emailEnv ? this.#d.env(this.#s.emailEnv) : undefined,
-    };
   }
 
   #record(r: Omit<OutcomeRecord, "at">): void {

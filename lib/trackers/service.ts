@@ -11,10 +11,12 @@ import { ReplayLedger } from "../webhooks/ledger.ts";
 import { WebhookReceiver } from "../webhooks/receiver.ts";
 import { loadHandlerModule } from "../webhooks/registry.ts";
 import { BUILTIN_TRACKERS } from "./builtin.ts";
+import { readRunState } from "../orchestrator/run_state.ts";
 import { TrackerPoller } from "./poller.ts";
+import { startWriteBack } from "./write_back.ts";
 import { createTicketSink } from "./sink.ts";
 import { TrackerRuntimeStore } from "./state.ts";
-import { apiProblem, type TrackerSettings, trackerSettings } from "./settings.ts";
+import { apiAccess, apiProblem, type TrackerSettings, trackerSettings } from "./settings.ts";
 import type { Ticket, TicketSink } from "./ticket.ts";
 
 /** A server's tracker subsystem. */
@@ -125,6 +127,15 @@ async function openTrackerService(
     poller.start();
     pollers.push(poller);
   }
+  const stopWriteBack = startWriteBack({
+    paths: ctx.paths,
+    settings,
+    runtime,
+    warn,
+    access: (s) => apiAccess(s, env),
+    boardUrl: async (s) =>
+      s.webhook?.publicUrlBase?.replace(/\/+$/, "") ?? (await readRunState(ctx.paths))?.url,
+  });
   return {
     receiver,
     ledger,
@@ -132,6 +143,7 @@ async function openTrackerService(
     sink,
     settings,
     async close() {
+      await stopWriteBack();
       await Promise.all(pollers.map((p) => p.stop()));
       await ledger.close();
       await runtime.close();

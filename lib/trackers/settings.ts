@@ -4,7 +4,7 @@
  * `webhook.enabled`; both may be on.
  */
 import type { ServiceConfig } from "../config/schema.ts";
-import type { TrackerAdapter } from "./adapter.ts";
+import type { ApiAccess, TrackerAdapter } from "./adapter.ts";
 
 /** Default seconds between polls. */
 export const DEFAULT_POLL_INTERVAL_S = 60;
@@ -89,4 +89,20 @@ export function apiProblem(
   if (!s.adapter.tokenOptional && !env(s.tokenEnv)) return `${s.tokenEnv} is empty`;
   if (s.emailEnv && !env(s.emailEnv)) return `${s.emailEnv} is empty`;
   return undefined;
+}
+
+/** How `s`'s API is called now (the token is read per call, so rotation needs no restart). */
+export function apiAccess(
+  s: TrackerSettings,
+  env: (name: string) => string | undefined,
+  io: { fetch: typeof fetch; now: () => number } = { fetch: globalThis.fetch, now: Date.now },
+): ApiAccess {
+  return {
+    fetch: io.fetch,
+    now: io.now,
+    apiUrl: s.apiUrl ?? "",
+    project: s.project ?? "",
+    token: env(s.tokenEnv) ?? "",
+    email: s.emailEnv ? env(s.emailEnv) : undefined,
+  };
 }

@@ -24,6 +24,8 @@ export interface TrackerRuntime {
   last_processed_ts?: string;
   last_poll?: OutcomeRecord;
   last_delivery?: OutcomeRecord;
+  /** The last write-back comment (`comment_on_land`). */
+  last_comment?: OutcomeRecord;
 }
 
 /** The whole file. */
