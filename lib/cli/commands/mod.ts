@@ -13,6 +13,7 @@ import { backlogClaimCommand } from "./backlog_claim.ts";
 import { doctorCommand } from "./doctor.ts";
 import { debugCommand } from "./debug.ts";
 import { integrationsListCommand } from "./integrations_list.ts";
+import { previewCommand } from "./preview.ts";
 import { agentsCommand } from "./agents.ts";
 import { costCommand } from "./cost.ts";
 import { NOT_YET_COMMANDS } from "./not_yet.ts";
@@ -38,6 +39,7 @@ export const COMMANDS: Command[] = [
   doctorCommand,
   debugCommand,
   integrationsListCommand,
+  previewCommand,
   auditVerifyCommand,
   ...NOT_YET_COMMANDS,
   scriptedAgentCommand,

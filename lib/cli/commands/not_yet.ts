@@ -13,18 +13,12 @@ function notYet(name: string, summary: string, arrives: string, help: string): C
   };
 }
 
-/** `mcp catalog`, `preview`. */
+/** `mcp catalog`. */
 export const NOT_YET_COMMANDS: Command[] = [
   notYet(
     "mcp catalog",
     "browse the MCP server catalog",
     "the MCP catalog work",
     "Lists installable MCP servers from the community catalog.",
-  ),
-  notYet(
-    "preview",
-    "expose the server through a tunnel",
-    "the tunnel subsystem",
-    "Starts a tunnel so trackers can reach the webhook endpoint.",
   ),
 ];
