@@ -97,6 +97,7 @@ export function createTicketSink(options: TicketSinkOptions): TicketSink {
     return { ref: ticket.ref, action: "created", task_id: task.id };
   };
   return (tickets) => {
+    if (tickets.length === 0) return Promise.resolve([]); // not an issue event: nothing to order
     const run = queue.then(async () => {
       const out: TicketOutcome[] = [];
       for (const t of tickets) out.push(await applyOne(t));

@@ -146,17 +146,21 @@ export class WebhookReceiver {
           : `${handler.signatureHeaders[0]} does not match the body under ${settings.secretEnv}`,
       );
     }
+    const key = deliveryKey(firstHeader(request.headers, handler.deliveryHeaders), bytes);
+    const ledger = this.#o.ledger;
+    const replay = {
+      status: 200 as const,
+      body: { status: "replay" as const, adapter: name, delivery_id: key },
+    };
+    // A remembered key was a valid JSON delivery when accepted: answer without parsing again.
+    if (ledger.has(name, key) && await ledger.claim(name, key) === "seen") return replay;
     let payload: unknown;
     try {
       payload = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
     } catch (e) {
       return fail(400, "invalid_payload", `signed body is not UTF-8 JSON: ${(e as Error).message}`);
     }
-    const key = deliveryKey(firstHeader(request.headers, handler.deliveryHeaders), bytes);
-    const ledger = this.#o.ledger;
-    if (await ledger.claim(name, key) === "seen") {
-      return { status: 200, body: { status: "replay", adapter: name, delivery_id: key } };
-    }
+    if (await ledger.claim(name, key) === "seen") return replay;
     let tickets: Ticket[];
     try {
       tickets = handler.tickets(payload, request.headers, this.#o.context(name));
