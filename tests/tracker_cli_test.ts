@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { CLI, tempDir } from "./helpers.ts";
 import { TUNNEL_PROGRAMS } from "../lib/tunnel/tunnel.ts";
+import { processAlive } from "../lib/util/process_alive.ts";
 
 function run(root: string, args: string[], env: Record<string, string> = {}) {
   return new Deno.Command(Deno.execPath(), {
@@ -119,15 +120,6 @@ OUT
 exec /bin/sleep 600
 `;
 
-function alive(pid: number): boolean {
-  try {
-    Deno.kill(pid, "SIGCONT");
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 Deno.test("preview: starts the installed tunnel, prints the webhook URLs, stops the tunnel on Ctrl-C", async () => {
   await using dir = await tempDir();
   await Deno.writeTextFile(join(dir.path, "service.yaml"), CONFIG);
@@ -168,14 +160,14 @@ Deno.test("preview: starts the installed tunnel, prints the webhook URLs, stops 
     "tunnel --no-autoupdate --url http://127.0.0.1:18999",
   );
   const tunnelPid = Number((await Deno.readTextFile(pidFile)).trim());
-  assert.ok(alive(tunnelPid));
+  assert.ok(processAlive(tunnelPid));
   child.kill("SIGINT");
   const status = await child.status;
   await reader.cancel();
   const stderr = new TextDecoder().decode(await new Response(child.stderr).arrayBuffer());
   assert.equal(status.code, 0, stderr);
   assert.match(stderr, /tunnel stopped/);
-  assert.equal(alive(tunnelPid), false, "the tunnel program was stopped with preview");
+  assert.equal(processAlive(tunnelPid), false, "the tunnel program was stopped with preview");
 });
 
 Deno.test("preview: with no tunnel program installed it says which to install and exits 1", async () => {

@@ -7,7 +7,7 @@
  */
 import { ID_PATTERN } from "../ids.ts";
 import type { TaskStore } from "../tasks/store.ts";
-import type { Task, TaskSource } from "../tasks/task.ts";
+import { type Task, TaskInputSchema, type TaskSource } from "../tasks/task.ts";
 import type { Ticket, TicketOutcome, TicketSink } from "./ticket.ts";
 
 /** How one tracker's tickets become tasks (`trackers.<name>.role`, `labels`, `label_roles`). */
@@ -79,20 +79,13 @@ export function createTicketSink(options: TicketSinkOptions): TicketSink {
     if ("ignored" in route) return ignored(ticket, route.ignored);
     let id = ticketTaskId(ticket);
     if (id && store.get(id)) id = undefined; // taken by another task: let the store pick one
-    const [task] = await store.create([{
+    const [task] = await store.create([TaskInputSchema.parse({
       id,
       title: (ticket.title || ticket.ref || ticket.key).slice(0, 500),
       goal: ticketGoal(ticket),
       role: route.role,
-      priority: 2,
-      scope: "medium",
-      complexity: "medium",
-      depends_on: [],
-      owned_files: [],
-      completion_signals: [],
-      batch_eligible: false,
       source: sourceOf(ticket),
-    }]);
+    })]);
     index.set(slot(ticket.tracker, ticket.key), task.id);
     return { ref: ticket.ref, action: "created", task_id: task.id };
   };
