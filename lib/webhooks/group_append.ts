@@ -1,7 +1,7 @@
 /**
- * Durable appends with group commit: lines queued while a write is in flight go out together in
- * the next write and share one `fdatasync`, so many concurrent appenders cost one disk flush per
- * batch instead of one each. An append resolves only once its bytes are on disk.
+ * Durable appends with group commit: lines queued while a write or sync is in flight go out
+ * together in the next write and share one `fdatasync`, so many concurrent appenders cost one
+ * disk flush per batch instead of one each. An append resolves only once its bytes are on disk.
  */
 import { writeFileAtomic } from "../workspace.ts";
 
@@ -55,19 +55,42 @@ export class GroupAppender {
     this.#file.close();
   }
 
+  /**
+   * Write queued lines in batches. Syncs are pipelined: the next batch is written while the
+   * previous one's `fdatasync` runs (at most two in flight), and each batch resolves when its
+   * own sync (issued after its write) completes.
+   */
   async #flush(): Promise<void> {
+    let older: Promise<void> | undefined;
+    let newer: Promise<void> | undefined;
     try {
-      while (this.#queue.length > 0 || this.#rewrite) {
-        if (this.#rewrite) await this.#replace();
+      while (this.#queue.length > 0 || this.#rewrite || newer) {
+        if (this.#rewrite) {
+          await older;
+          await newer;
+          older = newer = undefined;
+          await this.#replace();
+        }
         const batch = this.#queue.splice(0);
-        if (batch.length === 0) continue;
+        if (batch.length === 0) {
+          // Nothing new: wait for the syncs in flight, then look again.
+          await older;
+          await newer;
+          older = newer = undefined;
+          continue;
+        }
         try {
           await writeAll(this.#file, concat(batch.map((q) => q.bytes)));
-          await this.#file.syncData();
-          for (const q of batch) q.resolve();
         } catch (e) {
           for (const q of batch) q.reject(e);
+          continue;
         }
+        await older; // at most two syncs in flight
+        older = newer;
+        newer = this.#file.syncData().then(
+          () => batch.forEach((q) => q.resolve()),
+          (e) => batch.forEach((q) => q.reject(e)),
+        );
       }
     } finally {
       this.#flushing = undefined;

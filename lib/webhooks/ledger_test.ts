@@ -98,3 +98,15 @@ Deno.test("ledger: memory keeps the last N keys (LRU) and compaction keeps the f
   assert.equal(again.has("tracker_e", "k16"), true);
   await again.close();
 });
+
+Deno.test("ledger: 500 concurrent accepts across compactions are all durable and parse", async () => {
+  await using t = await tmpLedger();
+  const { ledger } = await ReplayLedger.open(t.path, { capacity: 1000, compactAfter: 64 });
+  const keys = Array.from({ length: 500 }, (_, i) => `c${i}`);
+  const results = await Promise.all(keys.map((k) => accept(ledger, "tracker_b", k)));
+  assert.ok(results.every(Boolean));
+  await ledger.close();
+  const { ledger: again } = await ReplayLedger.open(t.path, { capacity: 1000 });
+  for (const k of keys) assert.equal(again.has("tracker_b", k), true, k);
+  await again.close();
+});
