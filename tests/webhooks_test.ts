@@ -302,3 +302,24 @@ registerHandler("beta", { scheme: "token", signatureHeaders: ["X-Beta-Token"], d
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("webhook: a streamed (chunked) body past 5 MiB is cut off with 413, never buffered whole", async () => {
+  await using ws = await webhookWorkspace();
+  let sent = 0;
+  const chunk = new Uint8Array(256 * 1024).fill(0x20);
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent >= 64 * 1024 * 1024) return controller.close(); // 64 MiB offered
+      sent += chunk.length;
+      controller.enqueue(chunk);
+    },
+  });
+  const res = await ws.app.request("/webhooks/trackers/tracker_b", {
+    method: "POST",
+    headers: { "X-Hub-Signature-256": "sha256=00" },
+    body,
+  });
+  assert.equal(res.status, 413);
+  assert.equal((await res.json()).error.code, "body_too_large");
+  assert.ok(sent <= 6 * 1024 * 1024, `read ${sent} bytes`);
+});
