@@ -11,6 +11,10 @@ export interface WorkspacePaths {
   metrics: string;
   backlog: string;
   worktrees: string;
+  /** `.sdd/runtime/tracker_webhook_ledger.jsonl`: the webhook replay ledger (spec §4.2 rule 5). */
+  webhookLedger: string;
+  /** `.sdd/runtime/trackers.json`: per-tracker last_processed_ts, last poll and last delivery. */
+  trackerState: string;
 }
 
 /** The state layout under `root/.sdd`. */
@@ -25,6 +29,8 @@ export function workspacePaths(root: string): WorkspacePaths {
     metrics: join(sdd, "metrics"),
     backlog: join(sdd, "backlog"),
     worktrees: join(sdd, "worktrees"),
+    webhookLedger: join(sdd, "runtime", "tracker_webhook_ledger.jsonl"),
+    trackerState: join(sdd, "runtime", "trackers.json"),
   };
 }
 

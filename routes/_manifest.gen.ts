@@ -22,6 +22,7 @@ import * as $17 from "./tasks/[task_id]/fail.ts";
 import * as $18 from "./tasks/[task_id]/heartbeat.ts";
 import * as $19 from "./tasks/[task_id]/reopen.ts";
 import * as $20 from "./tasks/[task_id]/retry.ts";
+import * as $21 from "./webhooks/trackers/[adapter_name].ts";
 
 /** Every route module with the URL path its file mirrors, most specific first. */
 export const ROUTES = [
@@ -46,4 +47,5 @@ export const ROUTES = [
   { path: "/tasks/:task_id/heartbeat", module: $18 },
   { path: "/tasks/:task_id/reopen", module: $19 },
   { path: "/tasks/:task_id/retry", module: $20 },
+  { path: "/webhooks/trackers/:adapter_name", module: $21 },
 ] as const;

@@ -5,6 +5,7 @@ import { createApp } from "../routes/_app.ts";
 import type { AppContext, AppEnv } from "../lib/http/context.ts";
 import { closeTaskStore, setTaskStoreHooks } from "../lib/tasks/registry.ts";
 import { accessLogFor } from "../lib/http/access_log.ts";
+import { closeTrackerService } from "../lib/trackers/service.ts";
 
 /** A temporary workspace and the app serving it. */
 export interface TestWorkspace extends AsyncDisposable {
@@ -37,6 +38,7 @@ export async function testWorkspace(options: TestWorkspaceOptions = {}): Promise
   if (options.clock) setTaskStoreHooks(ctx, { clock: options.clock });
   const app = createApp(ctx);
   const flush = async () => {
+    await closeTrackerService(ctx);
     await closeTaskStore(ctx);
     accessLogFor(ctx).flush();
   };

@@ -118,10 +118,36 @@ export const WebhookSchema = z.strictObject({
   public_url_base: z.string().url().optional(),
 });
 
-/** `trackers.<adapter>`. */
+const ROLE_NAME = z.string().regex(
+  /^[a-z][a-z0-9_-]*$/,
+  "role names are lower-case letters, digits, _ and -",
+);
+
+/** `trackers.<adapter>` (spec §2.11; the keys beyond `webhook` are documented in docs/trackers.md). */
 export const TrackerSchema = z.strictObject({
   webhook: WebhookSchema.optional(),
+  /** Seconds between polls (default 60). */
   poll_interval_s: z.number().positive().optional(),
+  /** Poll on the interval (default true; polling needs `project`). */
+  polling: z.boolean().optional(),
+  /** What to poll: repository, project key, team key … (docs/trackers.md). */
+  project: z.string().min(1).optional(),
+  /** The tracker's API base URL (each built-in tracker has a default but tracker_a). */
+  api_url: z.string().url().optional(),
+  /** Variable holding the API token (default `<NAME>_TOKEN`, e.g. TRACKER_B_TOKEN). */
+  token_env: z.string().regex(ENV_NAME, "must be an environment variable name").optional(),
+  /** tracker_a: variable holding the account e-mail for Basic auth (Jira Cloud API tokens). */
+  email_env: z.string().regex(ENV_NAME, "must be an environment variable name").optional(),
+  /** Role of the tasks its tickets become (default: the first role in `roles`). */
+  role: ROLE_NAME.optional(),
+  /** Only tickets carrying at least one of these labels become tasks. */
+  labels: z.array(z.string().min(1)).min(1).optional(),
+  /** Label → role; the first listed label the ticket carries picks the role. */
+  label_roles: z.record(z.string().min(1), ROLE_NAME).optional(),
+  /** Comment on the ticket (merge commit, board link) when its task lands (default false). */
+  comment_on_land: z.boolean().default(false),
+  /** A module registering this tracker's webhook handler (path or npm:/jsr:/URL specifier). */
+  module: z.string().min(1).optional(),
 });
 
 /** `verification_nudge` (spec §2.11, §8). */
@@ -168,6 +194,25 @@ export const ServiceConfigSchema = z.strictObject({
   review: z.strictObject({ require_approval: z.boolean().default(false) })
     .default({ require_approval: false }),
   auth: z.strictObject({ tokens: z.array(TokenSpecSchema).default([]) }).default({ tokens: [] }),
+}).superRefine((config, ctx) => {
+  // A tracker may only route tickets to roles that exist.
+  const roles = new Set(Object.keys(config.roles));
+  for (const [name, tracker] of Object.entries(config.trackers)) {
+    const wanted: [PropertyKey[], string][] = [];
+    if (tracker.role) wanted.push([["trackers", name, "role"], tracker.role]);
+    for (const [label, role] of Object.entries(tracker.label_roles ?? {})) {
+      wanted.push([["trackers", name, "label_roles", label], role]);
+    }
+    for (const [path, role] of wanted) {
+      if (!roles.has(role)) {
+        ctx.addIssue({
+          code: "custom",
+          path,
+          message: `role '${role}' is not in roles (${[...roles].join(", ")})`,
+        });
+      }
+    }
+  }
 });
 
 /** A validated configuration. */

@@ -188,6 +188,20 @@ export class Orchestrator {
     this.#push({ type: "stop" });
   }
 
+  /**
+   * Make `ids` tasks of this run (a continuous run adopting tasks created before its loop
+   * subscribed to task changes, lib/trackers/service_run.ts); ids it has already are skipped.
+   */
+  adopt(ids: string[]): void {
+    for (const id of ids) this.#ids.add(id);
+    this.#push({ type: "tick" });
+  }
+
+  /** Ids of the run's tasks (a continuous run's grow as it adopts new ones). */
+  taskIds(): string[] {
+    return [...this.#ids];
+  }
+
   #push(item: Pending): void {
     this.#queue.push(item);
     this.#wake();

@@ -41,6 +41,12 @@ import { processAlive } from "../util/process_alive.ts";
 import { qualityGatesFor } from "../verification/quality_gates.ts";
 import { verificationLine } from "../status/format.ts";
 import { colour } from "../cli/command.ts";
+import {
+  runsFromTrackers,
+  startTrackerRun,
+  TRACKER_RUN_PLAN,
+  unownedTaskIds,
+} from "../trackers/service_run.ts";
 
 /** A user-facing failure of `service run`, with its exit code (spec §7.4) and the fix. */
 export class RunError extends UserFacingError {
@@ -264,6 +270,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     let taskIds: string[];
     let runPlanFile: string;
     let planSha: string | undefined;
+    let continuous = false;
     const resumeSame = resumable && planFile && resumable.plan === planFile &&
       resumable.planSha256 === await fileDigest(planFile);
     if (resumable && (!planFile || resumeSame)) {
@@ -290,13 +297,24 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
         1,
         `\`service run\` resumes it; or \`service cancel --all\` cancels them, then \`service run ${options.plan}\` starts a new run`,
       );
+    } else if (!plan && !existsSync(defaultPlan) && runsFromTrackers(config)) {
+      // Tracker hook (lib/trackers/service_run.ts): no plan, trackers configured → continuous.
+      continuous = true;
+      runPlanFile = TRACKER_RUN_PLAN;
+      ({ runId, taskIds } = await startTrackerRun(store, {
+        paths,
+        adapter: adapter.name,
+        targetBranch,
+        out,
+      }));
     } else {
       runPlanFile = planFile ?? defaultPlan;
       if (!plan && !existsSync(runPlanFile)) {
         throw new RunError(
           "nothing to run: no earlier run has unfinished tasks and there is no plan.yaml",
           1,
-          "pass a plan: `service run path/to/plan.yaml`",
+          "pass a plan: `service run path/to/plan.yaml`, or configure `trackers` in service.yaml " +
+            "to take work from issue trackers (docs/trackers.md)",
         );
       }
       const thePlan = plan ?? await checkedPlan(root, runPlanFile, config);
@@ -382,6 +400,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
           ? Math.round(minutes * 60)
           : agentTimeoutS({ scope: task.scope, role: task.role }, tasksJsonl);
       },
+      continuous,
       graceMs: graceOverride >= 0 && env.SERVICE_KILL_GRACE_S !== undefined
         ? graceOverride * 1000
         : KILL_GRACE_MS,
@@ -396,10 +415,13 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     progress.start(() => ({
       store,
       runtimeDir: paths.runtime,
-      taskIds,
+      taskIds: continuous ? orchestrator!.taskIds() : taskIds,
       orchestrator: orchestrator!,
     }));
-    const outcome = await orchestrator.run();
+    const running = orchestrator.run();
+    // Tracker hook: tasks the trackers created before the loop subscribed join a continuous run.
+    if (continuous) orchestrator.adopt(unownedTaskIds(store));
+    const outcome = await running;
     progress.stop();
     if (outcome.status !== "completed") {
       // Say what is left and why, so the last lines on the terminal are the way forward.

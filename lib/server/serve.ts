@@ -17,6 +17,7 @@ import type { OriginPolicy } from "../http/origin_guard.ts";
 import { listenGated, type Listening } from "./listen.ts";
 import type { GateStats } from "./connection_gate.ts";
 import { closeTaskStore, openedTaskStore, taskStoreFor } from "../tasks/registry.ts";
+import { closeTrackerService, trackerServiceFor } from "../trackers/service.ts";
 
 /**
  * The app a server serves, built at the edge (routes/_app.ts: `SERVER_APP`, `GUI_APP`) and
@@ -154,6 +155,8 @@ async function serveContext(
   for (const line of await repairStateOnStart(ctx.paths)) warn(line);
   // The task store is opened (and owned) only by a server that serves the task API.
   if (options.app.taskStore !== false) await (await taskStoreFor(ctx)).flushExport();
+  // Trackers (webhook ledger, pollers) feed the task store, so they run where it does.
+  if (options.app.taskStore !== false) await trackerServiceFor(ctx, { warn });
   const app = options.app.build(ctx);
   // Open event streams end when the server stops, or shutdown() would wait on them.
   options.signal?.addEventListener("abort", () => closing.abort(), { once: true });
@@ -185,6 +188,7 @@ async function serveContext(
     }, app.fetch);
   } catch (e) {
     releaseFoldWorkers();
+    await closeTrackerService(ctx);
     await closeTaskStore(ctx);
     throw e;
   }
@@ -199,6 +203,7 @@ async function serveContext(
     releaseFoldWorkers();
     await ticking;
     accessLogFor(ctx).flush();
+    await closeTrackerService(ctx);
     await closeTaskStore(ctx);
   };
   const finished = running.finished.then(stopBackground);

@@ -209,9 +209,44 @@ export class TaskStore {
   /** Claim the ready task of `role` (any role when undefined) with the lowest priority number. */
   claimNext(role: string | undefined, sessionId?: string): Promise<Task> | undefined {
     const queue = role === undefined ? this.#anyRole : this.#queues.get(role);
-    const entry = queue?.popValid((e) => this.#tasks.get(e.id)?.status === "OPEN");
+    const entry = queue?.popValid((e) => {
+      const task = this.#tasks.get(e.id);
+      return task?.status === "OPEN" && (role === undefined || task.role === role);
+    });
     if (!entry) return undefined;
     return this.#claim(this.#tasks.get(entry.id)!, sessionId);
+  }
+
+  /**
+   * Change what a task not started yet (OPEN or BLOCKED) asks for: its tracker ticket was
+   * edited. 409 once the task has started, 422 on an unknown role.
+   */
+  revise(
+    id: string,
+    fields: Partial<Pick<Task, "title" | "goal" | "role" | "source">>,
+  ): Promise<Task> {
+    const task = this.require(id);
+    if (task.status !== "OPEN" && task.status !== "BLOCKED") {
+      throw new ConflictError("task_started", `task ${JSON.stringify(id)} is ${task.status}`);
+    }
+    if (fields.role !== undefined && this.#roles && !this.#roles.has(fields.role)) {
+      throw new UnprocessableError(
+        "unknown_role",
+        `role ${JSON.stringify(fields.role)} is not in roles`,
+      );
+    }
+    const requeue = fields.role !== undefined && fields.role !== task.role &&
+      task.status === "OPEN";
+    Object.assign(task, fields);
+    task.updated_at = this.#nowIso();
+    task.revision++;
+    if (requeue) {
+      let queue = this.#queues.get(task.role);
+      if (!queue) this.#queues.set(task.role, queue = new ReadyQueue());
+      queue.push({ id: task.id, priority: task.priority, seq: task.seq });
+    }
+    emitTaskChange(this.#change(task, task.status));
+    return this.#persist(task).then(() => task);
   }
 
   /** Record a heartbeat; the first one moves CLAIMED to IN_PROGRESS. */

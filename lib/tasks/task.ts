@@ -25,6 +25,19 @@ export const ComplexitySchema = z.enum(["low", "medium", "high"]);
 const TaskId = z.string().regex(ID_PATTERN, `must match ${ID_PATTERN.source}`)
   .refine((s) => !s.includes(".."), "must not contain '..'");
 
+/** The tracker ticket a task was made from (set by the ticket sink, lib/trackers/sink.ts). */
+export const TaskSourceSchema = z.strictObject({
+  tracker: z.string().min(1).max(64),
+  key: z.string().min(1).max(500),
+  ref: z.string().max(500),
+  url: z.string().max(2000),
+  updated_at: z.string().optional(),
+  ids: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
+});
+
+/** Where a task came from. */
+export type TaskSource = z.output<typeof TaskSourceSchema>;
+
 /** Body of `POST /tasks` for one task. */
 export const TaskInputSchema = z.strictObject({
   id: TaskId.optional(),
@@ -43,6 +56,7 @@ export const TaskInputSchema = z.strictObject({
   /** Evidence producers (DESIGN.md §10): commands whose output is sealed as evidence. */
   evidence: CommandChecksSchema.optional(),
   batch_eligible: z.boolean().default(false),
+  source: TaskSourceSchema.optional(),
 });
 
 /** A validated creation request. */
@@ -88,6 +102,8 @@ export interface Task {
   revision: number;
   /** The run (`service run`) the task belongs to; null for tasks created through the API. */
   run_id: string | null;
+  /** The tracker ticket it was made from, if any (its URL is kept here). */
+  source?: TaskSource;
 }
 
 /** The stored task schema (YAML specs), strict so hand edits with typos are caught. */
@@ -121,6 +137,7 @@ export const StoredTaskSchema = z.strictObject({
   seq: z.number().int().min(0),
   revision: z.number().int().min(0),
   run_id: z.string().nullable().default(null),
+  source: TaskSourceSchema.optional(),
 });
 
 /** A new task record from a validated input (status is decided by the store). */
@@ -157,5 +174,6 @@ export function newTask(
     seq,
     revision: 0,
     run_id: runId,
+    ...(input.source ? { source: input.source } : {}),
   };
 }

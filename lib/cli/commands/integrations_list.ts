@@ -1,51 +1,82 @@
-/** `service integrations list`: tracker adapters and the state of their webhooks. */
-import { parseArgs } from "node:util";
+/** `service integrations list`: each tracker, how it ingests, its variables and its last events. */
 import { colour, type Command } from "../command.ts";
 import { loadConfig } from "../../config/load.ts";
-
-/** The built-in tracker adapters (spec §4.2). */
-export const TRACKER_ADAPTERS = ["tracker_a", "tracker_b", "tracker_c", "tracker_d", "tracker_e"];
+import { BUILTIN_TRACKERS } from "../../trackers/builtin.ts";
+import { type IntegrationRow, integrationRows, webhookPath } from "../../trackers/integrations.ts";
+import { readTrackerRuntime } from "../../trackers/state.ts";
+import type { OutcomeRecord } from "../../trackers/state.ts";
+import { workspacePaths } from "../../workspace.ts";
+import { parseOptions } from "./_options.ts";
 
 export const integrationsListCommand: Command = {
   name: "integrations list",
-  summary: "tracker adapters and their webhook configuration",
+  summary: "trackers: polling or webhook, variables set, URL to register, last delivery and poll",
   help: `Usage: service integrations list [--json] [--root DIR]
 
-Lists the tracker adapters with their webhook state from service.yaml
-(trackers.<adapter>.webhook): enabled or not, the secret variable and whether it is set now,
-and the advisory public URL. Polling is the default; webhooks are opt-in per adapter.
+Lists the tracker adapters (tracker_a Jira, tracker_b GitHub, tracker_c GitLab, tracker_d Linear,
+tracker_e Plane, and any added with trackers.<name>.module) with how each takes work: polling
+(the default, when trackers.<name>.project is set) and/or webhooks (trackers.<name>.webhook).
+For each: whether its secret and token variables are set (never their values), the URL to
+register with the tracker (webhook.public_url_base + ${webhookPath("<name>")}), and the last
+delivery, poll and write-back comment with their outcomes (.sdd/runtime/trackers.json).
+See docs/trackers.md.
 
 Options:
-  --json   print JSON`,
+  --json   print JSON ({"integrations": [...]})`,
   async run(args, ctx) {
-    const { values } = parseArgs({ args, options: { json: { type: "boolean", default: false } } });
+    const values = parseOptions("integrations list", args, { json: { type: "boolean" } });
     const config = await loadConfig(ctx.root);
-    const names = [...new Set([...TRACKER_ADAPTERS, ...Object.keys(config?.trackers ?? {})])]
-      .sort();
-    const rows = names.map((name) => {
-      const webhook = config?.trackers[name]?.webhook;
-      return {
-        adapter: name,
-        configured: Boolean(config?.trackers[name]),
-        webhook_enabled: webhook?.enabled ?? false,
-        secret_env: webhook?.secret_env ?? null,
-        secret_set: webhook ? Boolean(Deno.env.get(webhook.secret_env)) : false,
-        public_url: webhook?.public_url_base
-          ? `${webhook.public_url_base.replace(/\/+$/, "")}/webhooks/trackers/${name}`
-          : null,
-      };
-    });
+    const runtime = await readTrackerRuntime(workspacePaths(ctx.root).trackerState);
+    const rows = integrationRows(config, BUILTIN_TRACKERS, (n) => Deno.env.get(n), runtime);
     if (values.json) {
       ctx.stdout(JSON.stringify({ integrations: rows }, null, 2));
       return 0;
     }
-    for (const r of rows) {
-      let state = r.webhook_enabled ? colour.green("webhook enabled") : "polling (webhook off)";
-      if (r.webhook_enabled && !r.secret_set) {
-        state = colour.yellow(`webhook enabled but ${r.secret_env} is empty: deliveries get 503`);
-      }
-      ctx.stdout(`${r.adapter.padEnd(10)}  ${state}${r.public_url ? `  ${r.public_url}` : ""}`);
-    }
+    for (const r of rows) for (const line of describe(r)) ctx.stdout(line);
     return 0;
   },
 };
+
+function describe(r: IntegrationRow): string[] {
+  const head = `${r.adapter}${r.product ? ` (${r.product})` : ""}`;
+  if (!r.configured) {
+    return [
+      `${head}: ${colour.dim("not configured (trackers." + r.adapter + " in service.yaml)")}`,
+    ];
+  }
+  const lines = [
+    `${head}: ${r.mode.startsWith("idle") ? colour.yellow(r.mode) : colour.green(r.mode)}`,
+  ];
+  if (r.webhook_enabled) {
+    lines.push(
+      r.secret_set
+        ? `  webhook secret ${r.secret_env}: set`
+        : colour.yellow(`  webhook secret ${r.secret_env}: EMPTY — deliveries get 503; set it`),
+    );
+    lines.push(
+      r.webhook_url
+        ? `  register: ${r.webhook_url}`
+        : `  register: <public URL>${
+          webhookPath(r.adapter)
+        } (set webhook.public_url_base, or use \`service preview\`)`,
+    );
+  } else if (r.secret_env) {
+    lines.push(`  webhook: disabled (deliveries get 503)`);
+  }
+  if (r.token_env) {
+    lines.push(`  token ${r.token_env}: ${r.token_set ? "set" : "not set"}`);
+  }
+  if (r.problem) lines.push(colour.yellow(`  cannot poll: ${r.problem}`));
+  if (r.comment_on_land) lines.push("  comments on tickets when their task lands");
+  lines.push(`  last delivery: ${outcome(r.last_delivery)}`);
+  if (r.polling) lines.push(`  last poll: ${outcome(r.last_poll)}`);
+  if (r.comment_on_land) lines.push(`  last comment: ${outcome(r.last_comment)}`);
+  return lines;
+}
+
+function outcome(o: OutcomeRecord | null): string {
+  if (!o) return "none yet";
+  const status = o.status ? ` ${o.status}` : "";
+  const text = `${o.at}${status} ${o.outcome}${o.detail ? ` — ${o.detail}` : ""}`;
+  return o.outcome === "failed" || (o.status ?? 200) >= 400 ? colour.red(text) : text;
+}

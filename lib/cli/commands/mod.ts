@@ -13,9 +13,9 @@ import { backlogClaimCommand } from "./backlog_claim.ts";
 import { doctorCommand } from "./doctor.ts";
 import { debugCommand } from "./debug.ts";
 import { integrationsListCommand } from "./integrations_list.ts";
+import { previewCommand } from "./preview.ts";
 import { agentsCommand } from "./agents.ts";
 import { costCommand } from "./cost.ts";
-import { NOT_YET_COMMANDS } from "./not_yet.ts";
 import { cancelCommand } from "./cancel.ts";
 import { retryCommand } from "./retry.ts";
 import { runsCommand } from "./runs.ts";
@@ -40,9 +40,9 @@ export const COMMANDS: Command[] = [
   doctorCommand,
   debugCommand,
   integrationsListCommand,
+  previewCommand,
   auditVerifyCommand,
   mcpCatalogCommand,
   verificationResetCommand,
-  ...NOT_YET_COMMANDS,
   scriptedAgentCommand,
 ];

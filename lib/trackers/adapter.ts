@@ -1,0 +1,60 @@
+/**
+ * A built-in tracker: its webhook handler, and its REST/GraphQL client for polling and
+ * write-back. One file per tracker implements this (`jira.ts` for tracker_a, `github.ts` for
+ * tracker_b, `gitlab.ts` for tracker_c, `linear.ts` for tracker_d, `plane.ts` for tracker_e).
+ */
+import type { WebhookHandler } from "../webhooks/handler.ts";
+import type { HttpDeps, RateLimit } from "./http.ts";
+import type { Ticket, TicketRef } from "./ticket.ts";
+
+/** Where and as whom a tracker's API is called. */
+export interface ApiAccess extends HttpDeps {
+  /** The tracker's API base URL (`trackers.<name>.api_url` or the default). */
+  apiUrl: string;
+  /** What to poll: `trackers.<name>.project`. */
+  project: string;
+  /** The token from `token_env` ("" when unset: only public GitHub/GitLab projects work). */
+  token: string;
+  /** Jira Cloud's account e-mail from `email_env` (Basic auth); unset means a bearer token. */
+  email?: string;
+  /** Pages fetched per poll at most (default 10). */
+  maxPages?: number;
+}
+
+/** One poll's tickets. */
+export interface PollResult {
+  tickets: Ticket[];
+  /** Rate-limit facts of the last response. */
+  rate: RateLimit;
+  /** True when the page cap stopped the walk (the next poll continues from the newest ticket). */
+  truncated: boolean;
+}
+
+/** A built-in tracker adapter. */
+export interface TrackerAdapter {
+  name: string;
+  /** The product it speaks to, for messages and docs. */
+  product: string;
+  /** Default `api_url` (none for self-hosted-only products like Jira). */
+  defaultApiUrl?: string;
+  /** What `project` means here (shown in errors). */
+  projectHint: string;
+  /** Whether polling works without a token (public projects). */
+  tokenOptional: boolean;
+  webhook: WebhookHandler;
+  /**
+   * Tickets updated after `since` (ISO 8601), or every open ticket when `since` is undefined,
+   * oldest update first.
+   */
+  poll(access: ApiAccess, since: string | undefined): Promise<PollResult>;
+  /** Post `text` (Markdown) as a comment on the ticket identified by `ids`. */
+  comment(access: ApiAccess, ids: TicketRef, text: string): Promise<void>;
+}
+
+/** Default page cap of a poll. */
+export const MAX_POLL_PAGES = 10;
+
+/** Sort tickets oldest update first (tickets without `updated_at` first). */
+export function byUpdate(tickets: Ticket[]): Ticket[] {
+  return tickets.sort((a, b) => (a.raw.updated_at ?? "").localeCompare(b.raw.updated_at ?? ""));
+}

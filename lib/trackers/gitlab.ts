@@ -1,0 +1,119 @@
+/**
+ * tracker_c speaks GitLab: the issue hook (`object_kind: "issue"`, a shared token compared in
+ * constant time), the project issues API with `updated_after` for polling, issue notes for
+ * write-back. `project` is the project path (`group/name`) or its numeric id; `api_url` the
+ * instance (default https://gitlab.com).
+ */
+import type { HandlerContext } from "../webhooks/handler.ts";
+import { type ApiAccess, byUpdate, MAX_POLL_PAGES, type TrackerAdapter } from "./adapter.ts";
+import { type RateLimit, requestJson } from "./http.ts";
+import { arr, isoTime, labelNames, obj, str, type Ticket } from "./ticket.ts";
+
+const NAME = "tracker_c";
+
+function tickets(payload: unknown, _headers: Headers, context: HandlerContext): Ticket[] {
+  const p = obj(payload);
+  if (p.object_kind !== "issue") return [];
+  const attrs = obj(p.object_attributes);
+  const project = obj(p.project);
+  const path = str(project.path_with_namespace);
+  if (!path || attrs.iid === undefined) return [];
+  const iid = Number(attrs.iid);
+  const ref = `${path}#${iid}`;
+  const closed = attrs.action === "close" ||
+    (attrs.state !== "opened" && attrs.action !== "reopen");
+  return [{
+    tracker: context.tracker,
+    key: ref,
+    ref,
+    title: str(attrs.title),
+    body: str(attrs.description),
+    labels: labelNames(arr(p.labels).length ? p.labels : attrs.labels),
+    state: closed ? "closed" : "open",
+    url: str(attrs.url),
+    raw: {
+      updated_at: isoTime(attrs.updated_at),
+      ids: { project_id: Number(project.id ?? attrs.project_id), iid },
+    },
+  }];
+}
+
+/** A REST issue as a ticket. */
+function restTicket(issue: Record<string, unknown>): Ticket {
+  const iid = Number(issue.iid);
+  const ref = str(obj(issue.references).full) || `${issue.project_id}#${iid}`;
+  return {
+    tracker: NAME,
+    key: ref,
+    ref,
+    title: str(issue.title),
+    body: str(issue.description),
+    labels: labelNames(issue.labels),
+    state: issue.state === "opened" ? "open" : "closed",
+    url: str(issue.web_url),
+    raw: {
+      updated_at: isoTime(issue.updated_at),
+      ids: { project_id: Number(issue.project_id), iid },
+    },
+  };
+}
+
+function headersOf(access: ApiAccess): HeadersInit {
+  return access.token ? { "private-token": access.token } : {};
+}
+
+function api(access: ApiAccess): string {
+  return `${access.apiUrl.replace(/\/+$/, "")}/api/v4`;
+}
+
+async function poll(access: ApiAccess, since: string | undefined) {
+  const query = new URLSearchParams({
+    state: since ? "all" : "opened",
+    order_by: "updated_at",
+    sort: "asc",
+    per_page: "100",
+  });
+  if (since) query.set("updated_after", since);
+  const out: Ticket[] = [];
+  let rate: RateLimit = {};
+  let page: string | null = "1";
+  let pages = 0;
+  while (page && pages < (access.maxPages ?? MAX_POLL_PAGES)) {
+    query.set("page", page);
+    const answer = await requestJson(
+      access,
+      `${api(access)}/projects/${encodeURIComponent(access.project)}/issues?${query}`,
+      { headers: headersOf(access) },
+    );
+    rate = answer.rate;
+    pages++;
+    for (const issue of Array.isArray(answer.json) ? answer.json : []) {
+      out.push(restTicket(obj(issue)));
+    }
+    page = answer.headers.get("x-next-page") || null;
+  }
+  return { tickets: byUpdate(out), rate, truncated: page !== null };
+}
+
+/** GitLab as tracker_c. */
+export const gitlabAdapter: TrackerAdapter = {
+  name: NAME,
+  product: "GitLab",
+  defaultApiUrl: "https://gitlab.com",
+  projectHint: "the project path (group/name) or numeric id",
+  tokenOptional: true,
+  webhook: {
+    scheme: "token",
+    signatureHeaders: ["X-Tracker-C-Token", "X-Gitlab-Token"],
+    deliveryHeaders: ["X-Tracker-C-Event-UUID", "Idempotency-Key", "X-Gitlab-Event-UUID"],
+    tickets,
+  },
+  poll,
+  async comment(access, ids, text) {
+    await requestJson(access, `${api(access)}/projects/${ids.project_id}/issues/${ids.iid}/notes`, {
+      method: "POST",
+      headers: { ...headersOf(access), "content-type": "application/json" },
+      body: JSON.stringify({ body: text }),
+    });
+  },
+};

@@ -1,0 +1,133 @@
+/**
+ * tracker_a speaks Jira Cloud: `jira:issue_*` webhook events (HMAC-SHA256 with a `sha256=`
+ * prefix), the enhanced JQL search (`/rest/api/3/search/jql`, `updated >= -Nm`) for polling,
+ * issue comments in Atlassian Document Format for write-back. `api_url` is the site
+ * (`https://acme.atlassian.net`), `project` the project key; `email_env` selects Basic auth
+ * (Cloud API tokens), otherwise the token is sent as a bearer (personal access tokens).
+ */
+import type { HandlerContext } from "../webhooks/handler.ts";
+import { type ApiAccess, byUpdate, MAX_POLL_PAGES, type TrackerAdapter } from "./adapter.ts";
+import { type RateLimit, requestJson } from "./http.ts";
+import { adfToText, isoTime, labelNames, obj, str, type Ticket } from "./ticket.ts";
+
+const NAME = "tracker_a";
+const FIELDS = "summary,description,labels,status,updated";
+
+/** A Jira issue (webhook or REST shape) as a ticket. */
+function issueTicket(
+  issue: Record<string, unknown>,
+  tracker: string,
+  site: string,
+  deleted = false,
+) {
+  const fields = obj(issue.fields);
+  const key = str(issue.key);
+  const category = str(obj(obj(fields.status).statusCategory).key);
+  let origin = site.replace(/\/+$/, "");
+  try {
+    origin = new URL(str(issue.self)).origin;
+  } catch { /* no self link: use the configured site */ }
+  const ticket: Ticket = {
+    tracker,
+    key: str(issue.id) || key,
+    ref: key,
+    title: str(fields.summary),
+    body: adfToText(fields.description).trim(),
+    labels: labelNames(fields.labels),
+    state: deleted || category === "done" ? "closed" : "open",
+    url: origin && key ? `${origin}/browse/${key}` : "",
+    raw: { updated_at: isoTime(fields.updated), ids: { key, id: str(issue.id) } },
+  };
+  return ticket;
+}
+
+function tickets(payload: unknown, _headers: Headers, context: HandlerContext): Ticket[] {
+  const p = obj(payload);
+  const event = str(p.webhookEvent);
+  if (!event.startsWith("jira:issue_")) return [];
+  const issue = obj(p.issue);
+  if (!issue.key) return [];
+  return [
+    issueTicket(issue, context.tracker, context.apiUrl ?? "", event === "jira:issue_deleted"),
+  ];
+}
+
+function headersOf(access: ApiAccess): HeadersInit {
+  const auth = access.email
+    ? `Basic ${btoa(`${access.email}:${access.token}`)}`
+    : `Bearer ${access.token}`;
+  return { accept: "application/json", authorization: auth };
+}
+
+/** The JQL of a poll: open issues first, then issues updated since (timezone-proof minutes). */
+export function pollJql(project: string, since: string | undefined, nowMs: number): string {
+  const scope = `project = "${project.replaceAll('"', '\\"')}"`;
+  if (!since) return `${scope} AND statusCategory != Done ORDER BY updated ASC`;
+  const minutes = Math.max(1, Math.ceil((nowMs - Date.parse(since)) / 60_000) + 1);
+  return `${scope} AND updated >= -${minutes}m ORDER BY updated ASC`;
+}
+
+async function poll(access: ApiAccess, since: string | undefined) {
+  const site = access.apiUrl.replace(/\/+$/, "");
+  const out: Ticket[] = [];
+  let rate: RateLimit = {};
+  let token: string | undefined;
+  let pages = 0;
+  const jql = pollJql(access.project, since, access.now());
+  do {
+    const query = new URLSearchParams({ jql, fields: FIELDS, maxResults: "100" });
+    if (token) query.set("nextPageToken", token);
+    const answer = await requestJson(access, `${site}/rest/api/3/search/jql?${query}`, {
+      headers: headersOf(access),
+    });
+    rate = answer.rate;
+    pages++;
+    const body = obj(answer.json);
+    for (const issue of Array.isArray(body.issues) ? body.issues : []) {
+      const t = issueTicket(obj(issue), NAME, site);
+      // JQL works in minutes: drop what is not newer than the cursor.
+      if (!since || (t.raw.updated_at ?? "") > since) out.push(t);
+    }
+    token = body.isLast === true ? undefined : str(body.nextPageToken) || undefined;
+  } while (token && pages < (access.maxPages ?? MAX_POLL_PAGES));
+  return { tickets: byUpdate(out), rate, truncated: token !== undefined };
+}
+
+/** A comment body in Atlassian Document Format, one paragraph per line. */
+export function adfComment(text: string): Record<string, unknown> {
+  return {
+    type: "doc",
+    version: 1,
+    content: text.split("\n").filter((l) => l.trim() !== "").map((line) => ({
+      type: "paragraph",
+      content: [{ type: "text", text: line }],
+    })),
+  };
+}
+
+/** Jira as tracker_a. */
+export const jiraAdapter: TrackerAdapter = {
+  name: NAME,
+  product: "Jira",
+  projectHint: "the project key (e.g. PROJ); api_url is the site, e.g. https://acme.atlassian.net",
+  tokenOptional: false,
+  webhook: {
+    scheme: "hub-sha256",
+    signatureHeaders: ["X-Hub-Signature-256", "X-Hub-Signature"],
+    deliveryHeaders: ["X-Tracker-A-Webhook-Identifier", "X-Atlassian-Webhook-Identifier"],
+    tickets,
+  },
+  poll,
+  async comment(access, ids, text) {
+    const site = access.apiUrl.replace(/\/+$/, "");
+    await requestJson(
+      access,
+      `${site}/rest/api/3/issue/${encodeURIComponent(String(ids.key))}/comment`,
+      {
+        method: "POST",
+        headers: { ...headersOf(access), "content-type": "application/json" },
+        body: JSON.stringify({ body: adfComment(text) }),
+      },
+    );
+  },
+};

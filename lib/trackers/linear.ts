@@ -1,0 +1,138 @@
+/**
+ * tracker_d speaks Linear: `Issue` data-change webhooks (raw-hex HMAC-SHA256 signature), the
+ * GraphQL `issues` query filtered by `updatedAt` for polling, `commentCreate` for write-back.
+ * `project` is the team key (e.g. `ENG`); the token is a personal API key (sent as is) or
+ * `Bearer <oauth token>`.
+ */
+import type { HandlerContext } from "../webhooks/handler.ts";
+import { type ApiAccess, byUpdate, MAX_POLL_PAGES, type TrackerAdapter } from "./adapter.ts";
+import { type JsonAnswer, type RateLimit, requestJson, TrackerApiError } from "./http.ts";
+import { arr, isoTime, labelNames, obj, str, type Ticket } from "./ticket.ts";
+
+const NAME = "tracker_d";
+const CLOSED_STATES = new Set(["completed", "canceled"]);
+
+/** A Linear issue (webhook `data` or GraphQL node) as a ticket. */
+function issueTicket(issue: Record<string, unknown>, tracker: string, removed = false): Ticket {
+  const id = str(issue.id);
+  const labels = Array.isArray(issue.labels) ? issue.labels : obj(issue.labels).nodes;
+  return {
+    tracker,
+    key: id,
+    ref: str(issue.identifier) || id,
+    title: str(issue.title),
+    body: str(issue.description),
+    labels: labelNames(labels),
+    state: removed || CLOSED_STATES.has(str(obj(issue.state).type)) ? "closed" : "open",
+    url: str(issue.url),
+    raw: { updated_at: isoTime(issue.updatedAt), ids: { id } },
+  };
+}
+
+function tickets(payload: unknown, _headers: Headers, context: HandlerContext): Ticket[] {
+  const p = obj(payload);
+  if (p.type !== "Issue") return [];
+  const data = obj(p.data);
+  if (!data.id) return [];
+  const ticket = issueTicket(data, context.tracker, p.action === "remove");
+  if (!ticket.url) ticket.url = str(p.url);
+  // A team-scoped tracker ignores other teams' issues (an organisation webhook sends them all).
+  const team = str(obj(data.team).key);
+  if (context.project && team && team !== context.project) return [];
+  return [ticket];
+}
+
+const ISSUES_QUERY = `query Issues($filter: IssueFilter, $after: String) {
+  issues(first: 100, after: $after, filter: $filter, orderBy: updatedAt) {
+    nodes { id identifier title description url updatedAt state { type } labels { nodes { name } } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+function headersOf(access: ApiAccess): HeadersInit {
+  return { "content-type": "application/json", authorization: access.token };
+}
+
+/** Run a GraphQL operation; GraphQL errors (RATELIMITED included) become {@link TrackerApiError}. */
+async function graphql(
+  access: ApiAccess,
+  query: string,
+  variables: Record<string, unknown>,
+): Promise<JsonAnswer & { data: Record<string, unknown> }> {
+  let answer: JsonAnswer;
+  try {
+    answer = await requestJson(access, access.apiUrl, {
+      method: "POST",
+      headers: headersOf(access),
+      body: JSON.stringify({ query, variables }),
+    });
+  } catch (e) {
+    // Linear answers a rate limit with HTTP 400 and extensions.code RATELIMITED.
+    if (e instanceof TrackerApiError && /RATELIMITED/.test(e.message)) {
+      throw new TrackerApiError(e.message, 429, e.rate);
+    }
+    throw e;
+  }
+  const body = obj(answer.json);
+  const errors = arr(body.errors);
+  if (errors.length > 0) {
+    const first = obj(errors[0]);
+    const code = str(obj(first.extensions).code);
+    throw new TrackerApiError(
+      `Linear GraphQL: ${str(first.message) || code}`,
+      code === "RATELIMITED" ? 429 : 400,
+      answer.rate,
+    );
+  }
+  return { ...answer, data: obj(body.data) };
+}
+
+async function poll(access: ApiAccess, since: string | undefined) {
+  const filter: Record<string, unknown> = { team: { key: { eq: access.project } } };
+  if (since) filter.updatedAt = { gt: since };
+  else filter.state = { type: { nin: [...CLOSED_STATES] } };
+  const out: Ticket[] = [];
+  let rate: RateLimit = {};
+  let after: string | undefined;
+  let pages = 0;
+  let more = true;
+  while (more && pages < (access.maxPages ?? MAX_POLL_PAGES)) {
+    const answer = await graphql(access, ISSUES_QUERY, { filter, after });
+    rate = answer.rate;
+    pages++;
+    const issues = obj(answer.data.issues);
+    for (const node of arr(issues.nodes)) out.push(issueTicket(obj(node), NAME));
+    const info = obj(issues.pageInfo);
+    more = info.hasNextPage === true;
+    after = str(info.endCursor) || undefined;
+  }
+  return { tickets: byUpdate(out), rate, truncated: more };
+}
+
+const COMMENT_MUTATION = `mutation Comment($input: CommentCreateInput!) {
+  commentCreate(input: $input) { success }
+}`;
+
+/** Linear as tracker_d. */
+export const linearAdapter: TrackerAdapter = {
+  name: NAME,
+  product: "Linear",
+  defaultApiUrl: "https://api.linear.app/graphql",
+  projectHint: "the team key (e.g. ENG)",
+  tokenOptional: false,
+  webhook: {
+    scheme: "raw-hex",
+    signatureHeaders: ["Tracker-D-Signature", "Linear-Signature"],
+    deliveryHeaders: ["Tracker-D-Delivery", "Linear-Delivery"],
+    tickets,
+  },
+  poll,
+  async comment(access, ids, text) {
+    const answer = await graphql(access, COMMENT_MUTATION, {
+      input: { issueId: ids.id, body: text },
+    });
+    if (obj(answer.data.commentCreate).success !== true) {
+      throw new TrackerApiError("Linear commentCreate did not succeed", 400, answer.rate);
+    }
+  },
+};

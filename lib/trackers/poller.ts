@@ -1,0 +1,135 @@
+/**
+ * Polling, the default ingestion path (spec §1, §4.2 rule 7): each tracker with a `project` is
+ * polled on its interval through its own API, and the tickets go to the same sink as the
+ * webhook route. The first poll after boot is {@link replayRecentViaPoll}: tickets not newer
+ * than the stored `last_processed_ts` are dropped. Failures back off (429, 5xx, network) and
+ * honour Retry-After and exhausted rate-limit windows; a 4xx stops nothing but says what to fix.
+ */
+import type { ApiAccess, PollResult, TrackerAdapter } from "./adapter.ts";
+import { nextPollDelay, TrackerApiError } from "./http.ts";
+import { apiAccess, apiProblem, type TrackerSettings } from "./settings.ts";
+import type { OutcomeRecord, TrackerRuntimeStore } from "./state.ts";
+import type { Ticket, TicketSink } from "./ticket.ts";
+
+/**
+ * Tickets of a boot replay worth feeding (pure): those newer than `lastProcessedTs`; a ticket
+ * without `raw.updated_at` cannot be compared, so it is kept when open (spec §4.2 rule 7).
+ */
+export function replayFilter(tickets: Ticket[], lastProcessedTs: string | undefined): Ticket[] {
+  if (!lastProcessedTs) return tickets;
+  const cursor = Date.parse(lastProcessedTs);
+  return tickets.filter((t) => {
+    const at = t.raw.updated_at ? Date.parse(t.raw.updated_at) : NaN;
+    return Number.isNaN(at) ? t.state === "open" : at > cursor;
+  });
+}
+
+/** Dependencies of a poller (tests inject fetch and the clock). */
+export interface PollerDeps {
+  fetch: typeof fetch;
+  now: () => number;
+  env: (name: string) => string | undefined;
+  sink: TicketSink;
+  runtime: TrackerRuntimeStore;
+  warn: (line: string) => void;
+}
+
+/** Polls one tracker until stopped. */
+export class TrackerPoller {
+  readonly #s: TrackerSettings;
+  readonly #adapter: TrackerAdapter;
+  readonly #d: PollerDeps;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #running: Promise<void> | undefined;
+  #failures = 0;
+  #stopped = false;
+
+  constructor(settings: TrackerSettings, adapter: TrackerAdapter, deps: PollerDeps) {
+    this.#s = settings;
+    this.#adapter = adapter;
+    this.#d = deps;
+  }
+
+  /** Run the boot replay now, then poll on the interval. */
+  start(): void {
+    this.#schedule(0);
+  }
+
+  /** Stop polling; waits for a poll in flight. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    await this.#running;
+  }
+
+  /**
+   * One poll: tickets updated after the tracker's `last_processed_ts` (all open tickets when
+   * there is none) fed to the sink. Records the outcome; returns when to poll next (ms).
+   */
+  async pollOnce(): Promise<number> {
+    const name = this.#s.name;
+    const intervalMs = this.#s.pollIntervalS * 1000;
+    const problem = apiProblem(this.#s, this.#d.env);
+    if (problem) {
+      this.#record({ outcome: "not_polling", detail: problem });
+      return intervalMs;
+    }
+    const since = this.#d.runtime.get(name).last_processed_ts;
+    try {
+      const result = await replayRecentViaPoll(
+        this.#adapter,
+        apiAccess(this.#s, this.#d.env, this.#d),
+        since,
+      );
+      const outcomes = await this.#d.sink(result.tickets);
+      this.#failures = 0;
+      const created = outcomes.filter((o) => o.action === "created").length;
+      this.#record({
+        outcome: "ok",
+        detail: `${result.tickets.length} ticket(s), ${created} new task(s)` +
+          (result.truncated ? "; page cap reached, continuing next poll" : ""),
+      });
+      return nextPollDelay({ intervalMs, nowMs: this.#d.now(), failures: 0, rate: result.rate });
+    } catch (e) {
+      const error = e instanceof TrackerApiError ? e : new TrackerApiError(String(e), 0);
+      this.#failures++;
+      const hint = error.retryable ? "will retry with back-off" : "fix the configuration or token";
+      this.#record({ outcome: "failed", detail: `${error.message} (${hint})` });
+      this.#d.warn(`tracker ${name}: poll failed: ${error.message} (${hint})`);
+      return nextPollDelay({
+        intervalMs,
+        nowMs: this.#d.now(),
+        failures: error.retryable ? this.#failures : 1,
+        rate: error.rate,
+      });
+    }
+  }
+
+  #record(r: Omit<OutcomeRecord, "at">): void {
+    const at = new Date(this.#d.now()).toISOString();
+    this.#d.runtime.update(this.#s.name, { last_poll: { at, ...r } });
+  }
+
+  #schedule(ms: number): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      this.#running = this.pollOnce().then((next) => {
+        this.#running = undefined;
+        this.#schedule(next);
+      });
+    }, ms);
+  }
+}
+
+/**
+ * Spec §4.2 rule 7: one poll of `adapter` for tickets updated since `lastProcessedTs`, minus
+ * those not newer than it (every open ticket when there is no cursor).
+ */
+export async function replayRecentViaPoll(
+  adapter: TrackerAdapter,
+  access: ApiAccess,
+  lastProcessedTs: string | undefined,
+): Promise<PollResult> {
+  const result = await adapter.poll(access, lastProcessedTs);
+  return { ...result, tickets: replayFilter(result.tickets, lastProcessedTs) };
+}

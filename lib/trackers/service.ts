@@ -1,0 +1,167 @@
+/**
+ * The tracker subsystem of one server (one per AppContext): the replay ledger, the webhook
+ * receiver, the ticket sink over the task store, the runtime facts and the pollers. Opened when
+ * the server starts (`startTrackerService`) and closed when it stops.
+ */
+import { loadConfig } from "../config/load.ts";
+import type { ServiceConfig } from "../config/schema.ts";
+import type { AppContext } from "../http/context.ts";
+import { taskStoreFor } from "../tasks/registry.ts";
+import { ReplayLedger } from "../webhooks/ledger.ts";
+import { WebhookReceiver } from "../webhooks/receiver.ts";
+import { loadHandlerModule } from "../webhooks/registry.ts";
+import { BUILTIN_TRACKERS } from "./builtin.ts";
+import { readRunState } from "../orchestrator/run_state.ts";
+import { TrackerPoller } from "./poller.ts";
+import { startWriteBack } from "./write_back.ts";
+import { createTicketSink } from "./sink.ts";
+import { TrackerRuntimeStore } from "./state.ts";
+import { apiAccess, apiProblem, type TrackerSettings, trackerSettings } from "./settings.ts";
+import type { Ticket, TicketSink } from "./ticket.ts";
+
+/** A server's tracker subsystem. */
+export interface TrackerService {
+  receiver: WebhookReceiver;
+  ledger: ReplayLedger;
+  runtime: TrackerRuntimeStore;
+  /** The sink every source feeds (it advances `last_processed_ts`). */
+  sink: TicketSink;
+  settings: TrackerSettings[];
+  close(): Promise<void>;
+}
+
+/** Options of {@link openTrackerService}. */
+export interface TrackerServiceOptions {
+  /** Where start-up repairs and module failures are reported. */
+  warn?: (line: string) => void;
+  /** Environment lookup (tests). */
+  env?: (name: string) => string | undefined;
+  /** Start the pollers (default true). */
+  poll?: boolean;
+}
+
+const services = new WeakMap<AppContext, Promise<TrackerService>>();
+
+/** Open (once) the tracker subsystem of `ctx`. */
+export function trackerServiceFor(
+  ctx: AppContext,
+  options: TrackerServiceOptions = {},
+): Promise<TrackerService> {
+  let service = services.get(ctx);
+  if (!service) {
+    service = openTrackerService(ctx, options);
+    service.catch(() => services.delete(ctx));
+    services.set(ctx, service);
+  }
+  return service;
+}
+
+/** Close the tracker subsystem of `ctx` if it was opened. */
+export async function closeTrackerService(ctx: AppContext): Promise<void> {
+  const service = services.get(ctx);
+  if (!service) return;
+  services.delete(ctx);
+  await (await service).close();
+}
+
+async function openTrackerService(
+  ctx: AppContext,
+  options: TrackerServiceOptions,
+): Promise<TrackerService> {
+  const warn = options.warn ?? ((line: string) => console.warn(line));
+  const config = await loadConfig(ctx.paths.root);
+  const settings = config ? trackerSettings(config, BUILTIN_TRACKERS) : [];
+  for (const s of settings) {
+    if (!s.module) continue;
+    try {
+      await loadHandlerModule(s.name, s.module, ctx.paths.root);
+    } catch (e) {
+      warn((e as Error).message);
+    }
+  }
+  const { ledger, repair } = await ReplayLedger.open(ctx.paths.webhookLedger);
+  if (repair) {
+    warn(
+      `repaired ${repair.path}: kept ${repair.kept} line(s), moved ${repair.dropped} to ${repair.movedTo}`,
+    );
+  }
+  const runtime = await TrackerRuntimeStore.open(ctx.paths.trackerState);
+  const store = await taskStoreFor(ctx);
+  const byName = new Map(settings.map((s) => [s.name, s]));
+  const inner = createTicketSink({
+    store,
+    routing: (name) => byName.get(name),
+  });
+  const sink: TicketSink = async (tickets) => {
+    const out = await inner(tickets);
+    const newest = newestUpdate(tickets);
+    for (const [tracker, ts] of newest) runtime.update(tracker, { last_processed_ts: ts });
+    return out;
+  };
+  const receiver = new WebhookReceiver({
+    ledger,
+    settings: (name) => webhookOf(config, name),
+    context: (name) => ({
+      tracker: name,
+      project: byName.get(name)?.project,
+      apiUrl: byName.get(name)?.apiUrl,
+    }),
+    sink,
+    env: options.env,
+    onDelivery: (name, record) => runtime.update(name, { last_delivery: record }),
+  });
+  const env = options.env ?? ((n: string) => Deno.env.get(n));
+  const pollers: TrackerPoller[] = [];
+  for (const s of settings) {
+    if (!s.polling || !s.adapter || options.poll === false) continue;
+    const problem = apiProblem(s, env);
+    if (problem) warn(`tracker ${s.name}: not polling yet: ${problem}`);
+    const poller = new TrackerPoller(s, s.adapter, {
+      fetch: globalThis.fetch,
+      now: ctx.now ? () => ctx.now!().getTime() : Date.now,
+      env,
+      sink,
+      runtime,
+      warn,
+    });
+    poller.start();
+    pollers.push(poller);
+  }
+  const stopWriteBack = startWriteBack({
+    paths: ctx.paths,
+    settings,
+    runtime,
+    warn,
+    access: (s) => apiAccess(s, env),
+    boardUrl: async (s) =>
+      s.webhook?.publicUrlBase?.replace(/\/+$/, "") ?? (await readRunState(ctx.paths))?.url,
+  });
+  return {
+    receiver,
+    ledger,
+    runtime,
+    sink,
+    settings,
+    async close() {
+      await stopWriteBack();
+      await Promise.all(pollers.map((p) => p.stop()));
+      await ledger.close();
+      await runtime.close();
+    },
+  };
+}
+
+function webhookOf(config: ServiceConfig | undefined, name: string) {
+  const webhook = config?.trackers[name]?.webhook;
+  return webhook && { enabled: webhook.enabled, secretEnv: webhook.secret_env };
+}
+
+/** The newest `raw.updated_at` per tracker among `tickets`. */
+function newestUpdate(tickets: Ticket[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const t of tickets) {
+    const ts = t.raw.updated_at;
+    if (ts && ts > (out.get(t.tracker) ?? "")) out.set(t.tracker, ts);
+  }
+  return out;
+}

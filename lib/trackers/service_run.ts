@@ -1,0 +1,56 @@
+/**
+ * `service run` without a plan, when trackers are configured: a continuous run that takes its
+ * work from the trackers (polls and webhooks feed the task store) and the task API until
+ * `service stop`. The orchestrator adopts every task created while it runs (`continuous`);
+ * this module decides when such a run applies and starts it (journal `run_started`, the
+ * unfinished tasks not owned by any run as its first tasks).
+ */
+import { join } from "node:path";
+import type { ServiceConfig } from "../config/schema.ts";
+import { sha256Hex } from "../journal/hash.ts";
+import * as ev from "../journal/events.ts";
+import { appendEvents } from "../journal/journal_file.ts";
+import { newRunId } from "../orchestrator/run_state.ts";
+import type { TaskStore } from "../tasks/store.ts";
+import { journalPath, type WorkspacePaths } from "../workspace.ts";
+
+/** The plan name a continuous tracker run records. */
+export const TRACKER_RUN_PLAN = "trackers and the task API (continuous)";
+
+const FINISHED: ReadonlySet<string> = new Set(["CLOSED", "FAILED", "CANCELLED"]);
+
+/** True when `service run` without a plan should run continuously from the trackers. */
+export function runsFromTrackers(config: ServiceConfig): boolean {
+  return Object.keys(config.trackers).length > 0;
+}
+
+/** Unfinished tasks no run owns (created by the trackers or the task API). */
+export function unownedTaskIds(store: TaskStore): string[] {
+  return store.list().filter((t) => t.run_id === null && !FINISHED.has(t.status)).map((t) => t.id);
+}
+
+/** Start a continuous run: journal `run_started`; its first tasks are the unowned unfinished ones. */
+export async function startTrackerRun(
+  store: TaskStore,
+  o: { paths: WorkspacePaths; adapter: string; targetBranch: string; out: (l: string) => void },
+): Promise<{ runId: string; taskIds: string[] }> {
+  const runId = newRunId();
+  const taskIds = unownedTaskIds(store);
+  let configSha: string | undefined;
+  try {
+    configSha = "sha256:" + sha256Hex(await Deno.readFile(join(o.paths.root, "service.yaml")));
+  } catch { /* checked by the caller already */ }
+  await appendEvents(journalPath(o.paths, runId), [ev.runStarted({
+    run_id: runId,
+    plan: TRACKER_RUN_PLAN,
+    config_sha256: configSha,
+    adapter: o.adapter,
+    target_branch: o.targetBranch,
+    tasks: taskIds.length,
+  })]);
+  o.out(
+    `run ${runId}: taking work from the trackers and the task API until \`service stop\` ` +
+      `(${taskIds.length} waiting task(s)), landing on ${o.targetBranch}`,
+  );
+  return { runId, taskIds };
+}

@@ -1,0 +1,152 @@
+/**
+ * The ticket sink (spec §4.2 rule 7): webhook deliveries and polls of every tracker feed tickets
+ * here, and each becomes at most one task, idempotent by (adapter, ticket key). An open ticket
+ * creates its task or revises it while it has not started; a closed ticket cancels its task if
+ * it has not started. The routing policy (label filter, label→role map, default role) is
+ * {@link routeTicket}, pure.
+ */
+import { ID_PATTERN } from "../ids.ts";
+import type { TaskStore } from "../tasks/store.ts";
+import { type Task, TaskInputSchema, type TaskSource } from "../tasks/task.ts";
+import type { Ticket, TicketOutcome, TicketSink } from "./ticket.ts";
+
+/** How one tracker's tickets become tasks (`trackers.<name>.role`, `labels`, `label_roles`). */
+export interface TicketRouting {
+  /** Default role. */
+  role: string;
+  /** Only tickets carrying at least one of these labels become tasks. */
+  labels?: string[];
+  /** Label → role, in configuration order: the first listed label the ticket carries wins. */
+  labelRoles: [label: string, role: string][];
+}
+
+/** The role a ticket's task gets, or why it gets none (pure). */
+export function routeTicket(
+  ticket: Ticket,
+  routing: TicketRouting,
+): { role: string } | { ignored: string } {
+  const carried = new Set(ticket.labels.map((l) => l.toLowerCase()));
+  if (routing.labels && !routing.labels.some((l) => carried.has(l.toLowerCase()))) {
+    return { ignored: `carries none of the labels ${routing.labels.join(", ")}` };
+  }
+  for (const [label, role] of routing.labelRoles) {
+    if (carried.has(label.toLowerCase())) return { role };
+  }
+  return { role: routing.role };
+}
+
+/** The goal of a ticket's task: its title, then its body. */
+export function ticketGoal(ticket: Ticket): string {
+  const body = ticket.body.trim();
+  return body ? `${ticket.title}\n\n${body}` : ticket.title;
+}
+
+/** A task id derived from the ticket (`tracker_b-octo-app-42`), or undefined if none fits. */
+export function ticketTaskId(ticket: Ticket): string | undefined {
+  const id = `${ticket.tracker}-${ticket.ref || ticket.key}`.replace(/[^A-Za-z0-9._-]+/g, "-")
+    .replace(/\.{2,}/g, ".").replace(/-+/g, "-").replace(/-$/, "").slice(0, 120);
+  return ID_PATTERN.test(id) && !id.includes("..") ? id : undefined;
+}
+
+const NOT_STARTED = new Set(["OPEN", "BLOCKED"]);
+
+/** Options of {@link createTicketSink}. */
+export interface TicketSinkOptions {
+  store: TaskStore;
+  /** Routing of a tracker's tickets (undefined: the tracker is not configured; ignore them). */
+  routing: (tracker: string) => TicketRouting | undefined;
+}
+
+/**
+ * A sink over `store`. Tickets are applied one at a time (two deliveries about one ticket never
+ * create two tasks); the (adapter, key) → task index is built from the store once.
+ */
+export function createTicketSink(options: TicketSinkOptions): TicketSink {
+  const { store } = options;
+  const index = new Map<string, string>();
+  for (const task of store.list()) {
+    if (task.source) index.set(slot(task.source.tracker, task.source.key), task.id);
+  }
+  let queue: Promise<unknown> = Promise.resolve();
+  const applyOne = async (ticket: Ticket): Promise<TicketOutcome> => {
+    const existingId = index.get(slot(ticket.tracker, ticket.key));
+    const existing = existingId ? store.get(existingId) : undefined;
+    const routing = options.routing(ticket.tracker);
+    if (!routing) return ignored(ticket, `trackers.${ticket.tracker} is not configured`);
+    const route = routeTicket(ticket, routing);
+    if (existing) return await update(store, existing, ticket, route);
+    if (ticket.state === "closed") return ignored(ticket, "closed ticket without a task");
+    if ("ignored" in route) return ignored(ticket, route.ignored);
+    let id = ticketTaskId(ticket);
+    if (id && store.get(id)) id = undefined; // taken by another task: let the store pick one
+    const [task] = await store.create([TaskInputSchema.parse({
+      id,
+      title: (ticket.title || ticket.ref || ticket.key).slice(0, 500),
+      goal: ticketGoal(ticket),
+      role: route.role,
+      source: sourceOf(ticket),
+    })]);
+    index.set(slot(ticket.tracker, ticket.key), task.id);
+    return { ref: ticket.ref, action: "created", task_id: task.id };
+  };
+  return (tickets) => {
+    if (tickets.length === 0) return Promise.resolve([]); // not an issue event: nothing to order
+    const run = queue.then(async () => {
+      const out: TicketOutcome[] = [];
+      for (const t of tickets) out.push(await applyOne(t));
+      return out;
+    });
+    queue = run.catch(() => {});
+    return run;
+  };
+}
+
+async function update(
+  store: TaskStore,
+  task: Task,
+  ticket: Ticket,
+  route: { role: string } | { ignored: string },
+): Promise<TicketOutcome> {
+  const base = { ref: ticket.ref, task_id: task.id };
+  const known = task.source?.updated_at;
+  if (known && ticket.raw.updated_at && ticket.raw.updated_at < known) {
+    return { ...base, action: "unchanged", reason: "older than the ticket the task was made from" };
+  }
+  if (!NOT_STARTED.has(task.status)) {
+    return { ...base, action: "unchanged", reason: `task is ${task.status}` };
+  }
+  if (ticket.state === "closed") {
+    await store.cancel(task.id, `ticket ${ticket.ref} was closed in ${ticket.tracker}`);
+    return { ...base, action: "cancelled" };
+  }
+  const fields = {
+    title: (ticket.title || task.title).slice(0, 500),
+    goal: ticketGoal(ticket),
+    role: "role" in route ? route.role : task.role,
+    source: sourceOf(ticket),
+  };
+  const changed = fields.title !== task.title || fields.goal !== task.goal ||
+    fields.role !== task.role || fields.source.url !== task.source?.url;
+  if (!changed) return { ...base, action: "unchanged", reason: "no change" };
+  await store.revise(task.id, fields);
+  return { ...base, action: "updated" };
+}
+
+function sourceOf(ticket: Ticket): TaskSource {
+  return {
+    tracker: ticket.tracker,
+    key: ticket.key.slice(0, 500),
+    ref: ticket.ref.slice(0, 500),
+    url: ticket.url.slice(0, 2000),
+    ...(ticket.raw.updated_at ? { updated_at: ticket.raw.updated_at } : {}),
+    ...(ticket.raw.ids ? { ids: ticket.raw.ids } : {}),
+  };
+}
+
+function ignored(ticket: Ticket, reason: string): TicketOutcome {
+  return { ref: ticket.ref, action: "ignored", reason };
+}
+
+function slot(tracker: string, key: string): string {
+  return `${tracker}\u0000${key}`;
+}

@@ -1,0 +1,213 @@
+/**
+ * The webhook receiver behind `POST /webhooks/trackers/<adapter_name>` (spec §3.4, §4.2, §7.1,
+ * DESIGN.md §6). In order:
+ *
+ * | check | outcome |
+ * |---|---|
+ * | no handler registered under the name | 404 `unknown_adapter` |
+ * | `webhook.enabled` false or not configured | 503 `webhook_disabled` |
+ * | secret variable (or its `_FILE`) empty | 503 `webhook_secret_missing` |
+ * | body over 5 MiB (declared or streamed) | 413 `body_too_large`, before any hashing |
+ * | signature missing or wrong | 401 `invalid_signature` |
+ * | body not UTF-8 JSON | 400 `invalid_payload`, key not recorded |
+ * | delivery key already accepted | 200 `{"status":"replay"}`, nothing written through |
+ * | otherwise | tickets to the sink, key recorded durably, 200 `{"status":"accepted"}` |
+ *
+ * It returns data, never a `Response`: the route turns it into one.
+ */
+import { sha256Hex } from "../journal/hash.ts";
+import type { Ticket, TicketOutcome, TicketSink } from "../trackers/ticket.ts";
+import { MAX_WEBHOOK_BODY, readBoundedBody } from "./body.ts";
+import { firstHeader, type HandlerContext } from "./handler.ts";
+import type { ReplayLedger } from "./ledger.ts";
+import { handlerFor, registeredNames } from "./registry.ts";
+import { readSecret } from "./secret.ts";
+import { verifySignature } from "./signature.ts";
+
+/** `trackers.<name>.webhook` as the receiver needs it. */
+export interface WebhookSettings {
+  enabled: boolean;
+  secretEnv: string;
+}
+
+/** Body of a 200 answer. */
+export interface DeliveryAnswer {
+  status: "accepted" | "replay";
+  adapter: string;
+  /** The dedup key: the tracker's delivery id, or `sha256:<hex>` of the body. */
+  delivery_id: string;
+  tickets?: TicketOutcome[];
+}
+
+/** What the route answers. */
+export type WebhookOutcome =
+  | { status: 200; body: DeliveryAnswer }
+  | {
+    status: 400 | 401 | 404 | 413 | 500 | 503;
+    body: { error: { code: string; message: string } };
+  };
+
+/** One delivery as remembered for `integrations list` (never the body or the secret). */
+export interface DeliveryRecord {
+  at: string;
+  status: number;
+  outcome: string;
+  delivery_id?: string;
+  detail?: string;
+}
+
+/** Options of {@link WebhookReceiver}. */
+export interface WebhookReceiverOptions {
+  ledger: ReplayLedger;
+  /** Webhook settings of a configured tracker (undefined when `trackers.<name>` is absent). */
+  settings: (name: string) => WebhookSettings | undefined;
+  /** What the handler is told about the tracker. */
+  context: (name: string) => HandlerContext;
+  sink: TicketSink;
+  env?: (name: string) => string | undefined;
+  /** Called once per delivery of a known adapter. */
+  onDelivery?: (name: string, record: DeliveryRecord) => void;
+  maxBodyBytes?: number;
+  clock?: () => number;
+}
+
+/** Delivery ids longer than this are hashed into the key. */
+const MAX_ID_LENGTH = 200;
+
+/** Verifies, de-duplicates and feeds webhook deliveries. */
+export class WebhookReceiver {
+  readonly #o: WebhookReceiverOptions;
+
+  constructor(options: WebhookReceiverOptions) {
+    this.#o = options;
+  }
+
+  /** Handle one delivery to `/webhooks/trackers/<name>`. */
+  async receive(name: string, request: Request): Promise<WebhookOutcome> {
+    const handler = handlerFor(name);
+    if (!handler) {
+      await request.body?.cancel().catch(() => {});
+      return fail(
+        404,
+        "unknown_adapter",
+        `no tracker adapter named ${JSON.stringify(name.slice(0, 60))}; known: ${
+          registeredNames().join(", ")
+        } (add others with trackers.<name>.module)`,
+      );
+    }
+    const outcome = await this.#receive(name, handler, request);
+    const body = outcome.body as DeliveryAnswer & { error?: { code: string; message: string } };
+    this.#o.onDelivery?.(name, {
+      at: new Date((this.#o.clock ?? Date.now)()).toISOString(),
+      status: outcome.status,
+      outcome: body.error?.code ?? body.status,
+      delivery_id: body.delivery_id,
+      detail: body.error?.message ?? ticketSummary(body.tickets),
+    });
+    return outcome;
+  }
+
+  async #receive(
+    name: string,
+    handler: NonNullable<ReturnType<typeof handlerFor>>,
+    request: Request,
+  ): Promise<WebhookOutcome> {
+    const settings = this.#o.settings(name);
+    if (!settings?.enabled) {
+      await request.body?.cancel().catch(() => {});
+      return fail(
+        503,
+        "webhook_disabled",
+        settings
+          ? `webhooks of ${name} are disabled (trackers.${name}.webhook.enabled is false)`
+          : `${name} has no webhook configured: add trackers.${name}.webhook to service.yaml`,
+      );
+    }
+    const secret = await readSecret(settings.secretEnv, this.#o.env);
+    if (!secret.ok) {
+      await request.body?.cancel().catch(() => {});
+      return fail(
+        503,
+        "webhook_secret_missing",
+        `cannot verify ${name} deliveries: ${secret.reason}`,
+      );
+    }
+    const max = this.#o.maxBodyBytes ?? MAX_WEBHOOK_BODY;
+    const read = await readBoundedBody(request, max);
+    if (!read.ok) return fail(413, "body_too_large", `webhook body over ${max} bytes`);
+    const bytes = read.bytes;
+    const signature = firstHeader(request.headers, handler.signatureHeaders);
+    if (!verifySignature(handler.scheme, secret.secret, bytes, signature)) {
+      return fail(
+        401,
+        "invalid_signature",
+        signature === null
+          ? `missing ${handler.signatureHeaders[0]} header`
+          : `${handler.signatureHeaders[0]} does not match the body under ${settings.secretEnv}`,
+      );
+    }
+    const key = deliveryKey(firstHeader(request.headers, handler.deliveryHeaders), bytes);
+    const ledger = this.#o.ledger;
+    const replay = {
+      status: 200 as const,
+      body: { status: "replay" as const, adapter: name, delivery_id: key },
+    };
+    // A remembered key was a valid JSON delivery when accepted: answer without parsing again.
+    if (ledger.has(name, key) && await ledger.claim(name, key) === "seen") return replay;
+    let payload: unknown;
+    try {
+      payload = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    } catch (e) {
+      return fail(400, "invalid_payload", `signed body is not UTF-8 JSON: ${(e as Error).message}`);
+    }
+    if (await ledger.claim(name, key) === "seen") return replay;
+    let tickets: Ticket[];
+    try {
+      tickets = handler.tickets(payload, request.headers, this.#o.context(name));
+    } catch (e) {
+      ledger.release(name, key);
+      return fail(
+        400,
+        "invalid_payload",
+        `the ${name} handler cannot read it: ${(e as Error).message}`,
+      );
+    }
+    let results: TicketOutcome[];
+    try {
+      results = await this.#o.sink(tickets);
+      await ledger.commit(name, key);
+    } catch (e) {
+      ledger.release(name, key);
+      return fail(
+        500,
+        "delivery_not_recorded",
+        `${(e as Error).message}; the tracker may redeliver`,
+      );
+    }
+    return {
+      status: 200,
+      body: { status: "accepted", adapter: name, delivery_id: key, tickets: results },
+    };
+  }
+}
+
+/** The dedup key of a delivery (spec §4.2 rule 4): its id, else the SHA-256 of the raw body. */
+export function deliveryKey(id: string | null, body: Uint8Array): string {
+  const trimmed = id?.trim() ?? "";
+  if (trimmed === "") return `sha256:${sha256Hex(body)}`;
+  return trimmed.length > MAX_ID_LENGTH ? `id-sha256:${sha256Hex(trimmed)}` : trimmed;
+}
+
+function fail(
+  status: 400 | 401 | 404 | 413 | 500 | 503,
+  code: string,
+  message: string,
+): WebhookOutcome {
+  return { status, body: { error: { code, message } } };
+}
+
+function ticketSummary(tickets: TicketOutcome[] | undefined): string | undefined {
+  if (!tickets) return undefined;
+  if (tickets.length === 0) return "not an issue event: ignored";
+  return tickets.map((t) => `${t.ref} ${t.action}${t.task_id ? ` ${t.task_id}` : ""}`).join("; ");
+}

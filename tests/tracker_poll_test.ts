@@ -1,0 +1,203 @@
+/**
+ * Polling through each tracker's real API shape (against the local stand-in in
+ * _tracker_apis.ts): open tickets on the first poll, `since`-style cursors after, pagination,
+ * rate limits and back-off, and the boot replay feeding the same sink as the webhook route.
+ */
+import assert from "node:assert/strict";
+import type { ApiAccess } from "../lib/trackers/adapter.ts";
+import { BUILTIN_TRACKERS } from "../lib/trackers/builtin.ts";
+import { nextPollDelay, TrackerApiError } from "../lib/trackers/http.ts";
+import { replayFilter, TrackerPoller } from "../lib/trackers/poller.ts";
+import { closeTrackerService, trackerServiceFor } from "../lib/trackers/service.ts";
+import { trackerSettings } from "../lib/trackers/settings.ts";
+import { TrackerRuntimeStore } from "../lib/trackers/state.ts";
+import { parseConfig } from "../lib/config/load.ts";
+import type { Ticket } from "../lib/trackers/ticket.ts";
+import { type FakeIssue, PLANE_PROJECT, startFakeTrackerApis } from "./_tracker_apis.ts";
+import { testWorkspace } from "./_workspace.ts";
+
+const ago = (min: number) =>
+  new Date(Date.now() - min * 60_000).toISOString().replace(/\.\d+Z$/, "Z");
+
+function sampleIssues(): FakeIssue[] {
+  return [
+    { number: 1, title: "One", body: "b1", labels: ["agent"], state: "open", updated_at: ago(180) },
+    { number: 2, title: "Two", body: "b2", labels: [], state: "open", updated_at: ago(120) },
+    { number: 3, title: "Three", body: "b3", labels: [], state: "closed", updated_at: ago(60) },
+    { number: 4, title: "Four", body: "b4", labels: [], state: "open", updated_at: ago(30) },
+    { number: 5, title: "Five", body: "b5", labels: [], state: "open", updated_at: ago(10) },
+  ];
+}
+
+function access(tracker: string, url: string): ApiAccess {
+  const shape: Record<string, [string, string]> = {
+    tracker_a: [url, "PROJ"],
+    tracker_b: [url, "octo/app"],
+    tracker_c: [url, "group/app"],
+    tracker_d: [`${url}/graphql`, "ENG"],
+    tracker_e: [url, `acme/${PLANE_PROJECT}`],
+  };
+  const [apiUrl, project] = shape[tracker];
+  return { fetch, now: Date.now, apiUrl, project, token: "tok" };
+}
+
+const titles = (tickets: Ticket[]) => tickets.map((t) => t.title);
+
+for (const tracker of ["tracker_a", "tracker_b", "tracker_c", "tracker_d", "tracker_e"]) {
+  Deno.test(`poll ${tracker}: open tickets first, then what changed since the cursor, across pages`, async () => {
+    await using fake = startFakeTrackerApis(sampleIssues());
+    const adapter = BUILTIN_TRACKERS.get(tracker)!;
+    const first = await adapter.poll(access(tracker, fake.url), undefined);
+    assert.deepEqual(titles(first.tickets), ["One", "Two", "Four", "Five"]);
+    assert.ok(first.tickets.every((t) => t.state === "open" && t.tracker === tracker && t.url));
+    assert.ok(fake.requests.length >= 2, "pagination was followed");
+    const since = ago(90);
+    const later = await adapter.poll(access(tracker, fake.url), since);
+    assert.deepEqual(titles(later.tickets), ["Three", "Four", "Five"]);
+    assert.equal(later.tickets[0].state, "closed");
+  });
+}
+
+Deno.test("poll: each tracker's request carries its real cursor and auth shape", async () => {
+  await using fake = startFakeTrackerApis(sampleIssues());
+  const since = ago(90);
+  for (const tracker of BUILTIN_TRACKERS.keys()) {
+    await BUILTIN_TRACKERS.get(tracker)!.poll(access(tracker, fake.url), since);
+  }
+  const gh = fake.requests.find((r) => r.path === "/repos/octo/app/issues")!;
+  assert.equal(gh.query.get("since"), since);
+  assert.equal(gh.query.get("state"), "all");
+  assert.equal(gh.headers.get("authorization"), "Bearer tok");
+  assert.equal(gh.headers.get("x-github-api-version"), "2022-11-28");
+  const gl = fake.requests.find((r) => r.path.startsWith("/api/v4/projects/"))!;
+  assert.equal(gl.path, "/api/v4/projects/group%2Fapp/issues");
+  assert.equal(gl.query.get("updated_after"), since);
+  assert.equal(gl.headers.get("private-token"), "tok");
+  const jira = fake.requests.find((r) => r.path === "/rest/api/3/search/jql")!;
+  assert.match(
+    jira.query.get("jql")!,
+    /^project = "PROJ" AND updated >= -\d+m ORDER BY updated ASC$/,
+  );
+  const lin = fake.requests.find((r) => r.path === "/graphql")!;
+  assert.deepEqual(JSON.parse(lin.body).variables.filter, {
+    team: { key: { eq: "ENG" } },
+    updatedAt: { gt: since },
+  });
+  assert.equal(lin.headers.get("authorization"), "tok");
+  const pl = fake.requests.find((r) => r.path.startsWith("/api/v1/workspaces/"))!;
+  assert.equal(pl.path, `/api/v1/workspaces/acme/projects/${PLANE_PROJECT}/issues/`);
+  assert.equal(pl.query.get("order_by"), "-updated_at");
+  assert.equal(pl.headers.get("x-api-key"), "tok");
+});
+
+Deno.test("poll: 429 with Retry-After and 5xx back off; 401 is not retried fast", async () => {
+  await using fake = startFakeTrackerApis(sampleIssues());
+  const dir = await Deno.makeTempDir();
+  const runtime = await TrackerRuntimeStore.open(`${dir}/trackers.json`, 10);
+  const config = parseConfig(
+    "cli: claude\nroles: [backend]\ntrackers:\n  tracker_b:\n    project: octo/app\n    poll_interval_s: 60\n" +
+      `    api_url: ${fake.url}\n`,
+  );
+  const [settings] = trackerSettings(config, BUILTIN_TRACKERS);
+  const fed: Ticket[] = [];
+  const poller = new TrackerPoller(settings, settings.adapter!, {
+    fetch,
+    now: Date.now,
+    env: () => undefined,
+    sink: (t) => {
+      fed.push(...t);
+      return Promise.resolve(t.map((x) => ({ ref: x.ref, action: "created" as const })));
+    },
+    runtime,
+    warn: () => {},
+  });
+  fake.failNext.push({ status: 429, headers: { "retry-after": "600" } });
+  assert.ok(await poller.pollOnce() >= 600_000);
+  assert.equal(runtime.get("tracker_b").last_poll?.outcome, "failed");
+  fake.failNext.push({ status: 502 }, { status: 503 });
+  const d1 = await poller.pollOnce();
+  const d2 = await poller.pollOnce();
+  assert.ok(d2 > d1 && d1 > 60_000, `${d1} then ${d2}`);
+  assert.equal(await poller.pollOnce(), 60_000);
+  assert.equal(fed.length, 4);
+  assert.equal(runtime.get("tracker_b").last_poll?.outcome, "ok");
+  // An exhausted window waits for its reset.
+  const reset = Date.now() + 900_000;
+  assert.ok(
+    nextPollDelay({
+      intervalMs: 60_000,
+      nowMs: Date.now(),
+      failures: 0,
+      rate: { remaining: 0, resetAtMs: reset },
+    }) > 890_000,
+  );
+  assert.equal(new TrackerApiError("x", 401).retryable, false);
+  await runtime.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("replayFilter drops tickets not newer than last_processed_ts; keeps open ones without updated_at", () => {
+  const t = (title: string, updated_at?: string, state: "open" | "closed" = "open"): Ticket => ({
+    tracker: "x",
+    key: title,
+    ref: title,
+    title,
+    body: "",
+    labels: [],
+    state,
+    url: "",
+    raw: { updated_at },
+  });
+  const tickets = [
+    t("old", "2026-01-01T00:00:00Z"),
+    t("same", "2026-01-02T00:00:00.000Z"),
+    t("new", "2026-01-03T00:00:00Z"),
+    t("unknown"),
+    t("unknown-closed", undefined, "closed"),
+  ];
+  assert.deepEqual(titles(replayFilter(tickets, "2026-01-02T00:00:00Z")), ["new", "unknown"]);
+  assert.equal(replayFilter(tickets, undefined).length, 5);
+});
+
+Deno.test("polling end to end: tasks appear, last_processed_ts is kept, a restart replays only what is newer", async () => {
+  await using fake = startFakeTrackerApis(sampleIssues());
+  await using ws = await testWorkspace({
+    config: "cli: claude\nroles: [backend]\ntrackers:\n  tracker_b:\n    project: octo/app\n" +
+      `    poll_interval_s: 0.05\n    api_url: ${fake.url}\n`,
+  });
+  await trackerServiceFor(ws.ctx);
+  const waitFor = async (what: string, ok: () => Promise<boolean>) => {
+    const deadline = Date.now() + 10_000;
+    while (!(await ok())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const count = async () => (await ws.call("GET", "/tasks")).body.tasks.length;
+  await waitFor("4 tasks", async () => await count() === 4);
+  await closeTrackerService(ws.ctx);
+  const state = JSON.parse(await Deno.readTextFile(`${ws.root}/.sdd/runtime/trackers.json`));
+  assert.equal(
+    state.tracker_b.last_processed_ts,
+    new Date(fake.issues[4].updated_at).toISOString(),
+  );
+  assert.equal(state.tracker_b.last_poll.outcome, "ok");
+  fake.issues.push({
+    number: 6,
+    title: "Six",
+    body: "",
+    labels: [],
+    state: "open",
+    updated_at: ago(0),
+  });
+  fake.issues[0].state = "closed";
+  fake.issues[0].updated_at = ago(0);
+  fake.requests.length = 0;
+  await trackerServiceFor(ws.ctx);
+  await waitFor("task six", async () => await count() === 5);
+  await waitFor(
+    "task one cancelled",
+    async () => (await ws.call("GET", "/tasks/tracker_b-octo-app-1")).body.status === "CANCELLED",
+  );
+  assert.equal(fake.requests[0].query.get("since"), state.tracker_b.last_processed_ts);
+});
