@@ -19,7 +19,7 @@ export interface AgentProcess {
 
 /** `.sdd/runtime/pids`. */
 export function pidDir(paths: WorkspacePaths): string {
-  return join(paths.runtime, "pids");
+  return paths.pids;
 }
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);

@@ -102,7 +102,7 @@ export async function collectAdapters(
 ): Promise<AdapterReadiness[]> {
   const env = options.env ?? Deno.env.toObject();
   const now = options.now ?? Date.now() / 1000;
-  const cooldowns = await loadCooldowns(join(paths.runtime, "rate_limits.json"));
+  const cooldowns = await loadCooldowns(paths.rateLimits);
   const builtin = new Set(BUILTIN_ADAPTERS.map((a) => a.name));
   const adapters = availableAdapters().filter((n) => n !== "generic").map((n) => adapterByName(n));
   const configured = options.configured;

@@ -64,7 +64,7 @@ export async function writeDebugBundle(
   env = Deno.env.toObject(),
 ): Promise<DebugBundle> {
   const paths = workspacePaths(root);
-  const dir = join(paths.sdd, "debug", `debug-${fileStamp()}`);
+  const dir = join(paths.debug, `debug-${fileStamp()}`);
   await Deno.mkdir(dir, { recursive: true });
   const known = secretEnvValues(env);
   const files: string[] = [];
@@ -100,7 +100,7 @@ export async function writeDebugBundle(
     await put("status.json", JSON.stringify({ error: (e as Error).message }));
   }
   await put("doctor.json", JSON.stringify(await runDoctor(root), null, 2));
-  const logs = [join(paths.runtime, "server.log"), join(paths.runtime, "access.jsonl")];
+  const logs = [paths.serverLog, paths.accessLog];
   try {
     for await (const e of Deno.readDir(paths.runtime)) {
       if (e.isFile && e.name.endsWith(".log") && e.name !== "server.log") {

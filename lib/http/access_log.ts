@@ -25,7 +25,7 @@ export interface AccessRecord {
 
 /** `.sdd/runtime/access.jsonl`. */
 export function accessLogPath(paths: WorkspacePaths): string {
-  return join(paths.runtime, "access.jsonl");
+  return paths.accessLog;
 }
 
 /** A buffered, rotating append-only log. */

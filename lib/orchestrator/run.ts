@@ -12,7 +12,7 @@ import type { ServiceConfig } from "../config/schema.ts";
 import { ValidationError } from "../config/errors.ts";
 import { preflight } from "../agents/preflight.ts";
 import { CooldownTracker, loadCooldowns } from "../agents/cooldown.ts";
-import { loadCostReport } from "../agents/cost.ts";
+import { configuredBudgetUsd, readCostReport } from "../cost/spend.ts";
 import { agentTimeoutS } from "../agents/timeouts.ts";
 import { groupAlive, KILL_GRACE_MS, killTree } from "../agents/process.ts";
 import { readPidFiles, removePidFile } from "../agents/runtime_files.ts";
@@ -327,7 +327,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     const graceOverride = Number(env.SERVICE_KILL_GRACE_S);
     let tasksJsonl = "";
     try {
-      tasksJsonl = await Deno.readTextFile(join(paths.metrics, "tasks.jsonl"));
+      tasksJsonl = await Deno.readTextFile(paths.taskMetrics);
     } catch { /* no history yet */ }
     const progress = new ProgressDisplay(out, runId);
     let stateWrites: Promise<unknown> = Promise.resolve();
@@ -349,11 +349,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       agentEnv: config.agent_env,
       requireApproval: config.review?.require_approval ?? false,
       qualityGates: [],
-      cooldowns: await cooldownTracker(join(paths.runtime, "rate_limits.json"), env),
-      cost: await loadCostReport(
-        join(paths.runtime, "cost_report.json"),
-        config.budget_usd === undefined ? null : config.budget_usd,
-      ),
+      cooldowns: await cooldownTracker(paths.rateLimits, env),
+      cost: await readCostReport(paths, configuredBudgetUsd(config)),
       timeoutS: (task) => {
         if (timeoutOverride > 0) return timeoutOverride;
         const minutes = config.roles[task.role]?.timeout_minutes;

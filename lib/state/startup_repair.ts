@@ -11,8 +11,8 @@ import { fileStamp, repairJsonl } from "./repair_jsonl.ts";
 /** The JSONL files repaired on start. */
 export async function repairableJsonlFiles(paths: WorkspacePaths): Promise<string[]> {
   const files = [
-    join(paths.runtime, "access.jsonl"),
-    join(paths.runtime, "tracker_webhook_ledger.jsonl"),
+    paths.accessLog,
+    paths.trackerWebhookLedger,
   ];
   try {
     for await (const e of Deno.readDir(paths.metrics)) {

@@ -1,5 +1,4 @@
 /** The verification ledger (spec §2.9): one JSON record per completion, append-only. */
-import { join } from "node:path";
 import type { WorkspacePaths } from "../workspace.ts";
 
 /** One ledger record (spec §2.9). */
@@ -22,7 +21,7 @@ export interface Evidence {
 
 /** `.sdd/metrics/verification_nudges.jsonl`. */
 export function ledgerPath(paths: WorkspacePaths): string {
-  return join(paths.metrics, "verification_nudges.jsonl");
+  return paths.verificationNudges;
 }
 
 /** The record of one completion (pure): `verified` is the OR of the evidence flags. */

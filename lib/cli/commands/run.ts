@@ -1,6 +1,6 @@
 /** `service run [plan]`: run a plan with agents in worktrees, in the foreground or detached. */
 import { parseArgs } from "node:util";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { CliError, colour, type Command } from "../command.ts";
 import { runPlan } from "../../orchestrator/run.ts";
 import { readRunState } from "../../orchestrator/run_state.ts";
@@ -104,7 +104,7 @@ async function detach(
 ) {
   const paths = workspacePaths(root);
   await Deno.mkdir(paths.runtime, { recursive: true });
-  const logPath = join(paths.runtime, "orchestrator.log");
+  const logPath = paths.orchestratorLog;
   const args = ["run", "-A", Deno.mainModule, "--root", root, "run"];
   if (plan) args.push(resolve(root, plan));
   if (port) args.push("--port", port);
