@@ -68,29 +68,6 @@ export async function writeHeartbeat(runtimeDir: string, record: HeartbeatRecord
   return path;
 }
 
-/** Read every PID file; unreadable ones are reported by path (stale state, spec §7.3). */
-export async function readPidFiles(
-  runtimeDir: string,
-): Promise<{ records: PidRecord[]; unreadable: string[] }> {
-  const dir = join(runtimeDir, "pids");
-  const records: PidRecord[] = [];
-  const unreadable: string[] = [];
-  try {
-    for await (const e of Deno.readDir(dir)) {
-      if (!e.isFile || !e.name.endsWith(".json")) continue;
-      try {
-        records.push(JSON.parse(await Deno.readTextFile(join(dir, e.name))));
-      } catch {
-        unreadable.push(join(dir, e.name));
-      }
-    }
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  }
-  records.sort((a, b) => a.session_id.localeCompare(b.session_id));
-  return { records, unreadable };
-}
-
 /** Remove a session's PID file (on `stop` or after the agent ended); missing is fine. */
 export async function removePidFile(runtimeDir: string, sessionId: string): Promise<void> {
   await Deno.remove(pidFilePath(runtimeDir, sessionId)).catch((e) => {

@@ -10,7 +10,8 @@ import { listRescueRefs, type RescueRef } from "../worktrees/reap.ts";
 import { verifyJournalText } from "../journal/verify.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
 import { type WorkspacePaths, workspacePaths } from "../workspace.ts";
-import { findOnPath } from "./path_lookup.ts";
+import { keyFix, missingApiKey, preflight } from "../agents/preflight.ts";
+import { RuntimeError } from "../agents/errors.ts";
 import { settingProblems, templateProblems } from "../orchestrator/run_checks.ts";
 import { loadTaskSpecs } from "../tasks/persist.ts";
 
@@ -206,59 +207,72 @@ async function checkPort(root: string): Promise<CheckResult> {
   };
 }
 
-async function checkAgentCli(config: ServiceConfig): Promise<CheckResult[]> {
+// The very preflight `service run` makes (same PATH lookup, executable bit, key rule), so doctor
+// passes exactly what run accepts.
+async function checkAgentCli(root: string, config: ServiceConfig): Promise<CheckResult[]> {
   const adapter = configuredAdapter(config);
+  const name = `agent cli ${adapter.name}`;
+  const env = Deno.env.toObject();
+  const keyProblem = missingApiKey(adapter, env);
   const out: CheckResult[] = [];
-  const found = adapter.binary ? await findOnPath(adapter.binary) : undefined;
-  out.push(
-    found
-      ? {
-        name: `agent cli ${adapter.name}`,
-        ok: true,
-        detail: `${adapter.binary} found at ${found}`,
-      }
-      : {
-        name: `agent cli ${adapter.name}`,
-        ok: false,
-        detail: `RuntimeError: binary not found in PATH: ${
-          adapter.binary || "(cli_command is empty)"
-        }`,
-        fix: `install ${adapter.binary} or add its directory to PATH`,
-      },
-  );
+  if (!adapter.binary) {
+    out.push({
+      name,
+      ok: false,
+      detail: "RuntimeError: binary not found in PATH: (cli_command is empty)",
+      fix: "set cli_command in service.yaml to the agent's command line",
+    });
+  } else {
+    try {
+      const found = await preflight(adapter, { env, cwd: root, warn: () => {} });
+      out.push({ name, ok: true, detail: `${adapter.binary} found at ${found.binaryPath}` });
+    } catch (e) {
+      if (!(e instanceof RuntimeError)) throw e;
+      out.push(
+        e.message === keyProblem
+          ? { name, ok: true, detail: `${adapter.binary} found on PATH` }
+          : { name, ok: false, detail: `RuntimeError: ${e.message}`, fix: e.fix },
+      );
+    }
+  }
   if (adapter.apiKeyEnv.length > 0) {
-    const set = adapter.apiKeyEnv.filter((n) => Deno.env.get(n));
+    const set = adapter.apiKeyEnv.filter((n) => env[n]);
     out.push(
-      set.length ? { name: "api key", ok: true, detail: `${set.join(", ")} set` } : {
-        name: "api key",
-        ok: false,
-        detail: `API key not set: none of ${adapter.apiKeyEnv.join(", ")} is set`,
-        fix: `export ${adapter.apiKeyEnv[0]}=<your key> before \`service run\``,
-      },
+      keyProblem === undefined
+        ? {
+          name: "api key",
+          ok: true,
+          detail: set.length ? `${set.join(", ")} set` : "gateway endpoint and token set",
+        }
+        : { name: "api key", ok: false, detail: keyProblem, fix: keyFix(adapter) },
     );
   }
   return out;
 }
 
+// `service run` ends what is left of these agents and removes their files before it starts, so
+// stale files are a warning, not a failure.
 async function checkPidFiles(paths: WorkspacePaths): Promise<CheckResult> {
   const agents = await readPidFiles(paths);
   const stale = agents.filter((a) => !a.alive);
+  const live = agents.length - stale.length;
   if (stale.length === 0) {
     return {
       name: "pid files",
       ok: true,
-      detail: `${agents.length} agent(s) running, no stale PID files`,
+      detail: `${live} agent(s) running, no stale PID files`,
     };
   }
   return {
     name: "pid files",
-    ok: false,
+    ok: true,
+    warning: true,
     detail: `${stale.length} stale PID file(s): ${
-      stale.map((a) => `${a.session_id} (pid ${a.pid ?? "?"})`).join(", ")
+      stale.map((a) => `${a.session_id} (${a.problem ?? `pid ${a.pid} is gone`})`).join(", ")
     }`,
-    fix: `delete ${
+    fix: `\`service run\` or \`service stop\` removes them; or delete ${
       stale.map((a) => a.file).join(" ")
-    } (they are recreated on spawn; \`service stop\` removes them)`,
+    }`,
   };
 }
 
@@ -326,7 +340,7 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
   results.push(result);
   if (config) {
     results.push(...await checkRunSetup(root, config));
-    results.push(...await checkAgentCli(config));
+    results.push(...await checkAgentCli(root, config));
   }
   results.push(await checkPort(root));
   results.push(await checkPidFiles(paths));

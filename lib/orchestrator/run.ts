@@ -14,8 +14,8 @@ import { preflight } from "../agents/preflight.ts";
 import { CooldownTracker, loadCooldowns } from "../agents/cooldown.ts";
 import { configuredBudgetUsd, readCostReport } from "../cost/spend.ts";
 import { agentTimeoutS } from "../agents/timeouts.ts";
-import { groupAlive, KILL_GRACE_MS, killTree } from "../agents/process.ts";
-import { readPidFiles, removePidFile } from "../agents/runtime_files.ts";
+import { KILL_GRACE_MS } from "../agents/process.ts";
+import { reapPidFiles } from "../agents/pid_files.ts";
 import { effectiveTokenSpecs } from "../auth/tokens.ts";
 import { git } from "../git/git.ts";
 import * as ev from "../journal/events.ts";
@@ -106,20 +106,11 @@ async function currentBranch(root: string): Promise<string> {
 
 /** End agents left running by an orchestrator that died, and remove their stale PID files. */
 async function reapStaleAgents(paths: WorkspacePaths, out: (line: string) => void): Promise<void> {
-  for (const record of (await readPidFiles(paths.runtime)).records) {
-    if (groupAlive(record.pgid)) {
-      out(
-        `stale agent ${record.session_id} (pid ${record.pid}) still running: SIGTERM, then SIGKILL`,
-      );
-      killTree(record.pgid, "SIGTERM");
-      const deadline = Date.now() + 5000;
-      while (groupAlive(record.pgid) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      if (groupAlive(record.pgid)) killTree(record.pgid, "SIGKILL");
-    }
-    await removePidFile(paths.runtime, record.session_id);
-  }
+  await reapPidFiles(
+    paths,
+    5000,
+    (a) => out(`stale agent ${a.session_id} (pid ${a.pid}) still running: SIGTERM, then SIGKILL`),
+  );
 }
 
 async function fileDigest(path: string): Promise<string> {
