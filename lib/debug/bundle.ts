@@ -3,6 +3,7 @@
  * it when `tar` is available) with the redacted configuration, versions, the status object,
  * doctor results and the last lines of the logs. Secrets are masked everywhere.
  */
+import $ from "dax";
 import { basename, join } from "node:path";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { configPath } from "../config/load.ts";
@@ -50,12 +51,8 @@ async function tail(file: string, lines: number): Promise<string | undefined> {
 }
 
 async function version(cmd: string, args: string[]): Promise<string> {
-  try {
-    const o = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "null" }).output();
-    return new TextDecoder().decode(o.stdout).trim() || "unknown";
-  } catch {
-    return "not found";
-  }
+  const o = await $`${cmd} ${args}`.stdin("null").quiet().noThrow().timeout(10_000);
+  return o.code === 127 ? "not found" : o.stdout.trim() || "unknown";
 }
 
 /** Write the bundle for the workspace at `root`. */
@@ -116,12 +113,9 @@ export async function writeDebugBundle(
   }
   let tarball: string | undefined = `${dir}.tar.gz`;
   try {
-    const o = await new Deno.Command("tar", {
-      args: ["-czf", tarball, "-C", join(dir, ".."), basename(dir)],
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    if (!o.success) tarball = undefined;
+    const code = await $`tar -czf ${tarball} -C ${join(dir, "..")} ${basename(dir)}`
+      .stdin("null").quiet().noThrow().timeout(60_000).code();
+    if (code !== 0) tarball = undefined;
   } catch {
     tarball = undefined;
   }

@@ -2,6 +2,7 @@
  * The checks of `service doctor`: each passes or says what is wrong and how to fix it.
  */
 import { join } from "node:path";
+import { git } from "../git/git.ts";
 import { configPath, configuredAdapter, loadConfig } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { loadServerSettings } from "../config/server_config.ts";
@@ -26,23 +27,18 @@ export interface CheckResult {
   warning?: boolean;
 }
 
-async function run(
-  cmd: string,
-  args: string[],
-  cwd?: string,
-): Promise<{ ok: boolean; out: string }> {
+async function runGit(args: string[], cwd: string): Promise<{ ok: boolean; out: string }> {
   try {
-    const o = await new Deno.Command(cmd, { args, cwd, stdout: "piped", stderr: "piped" }).output();
-    const text = new TextDecoder().decode(o.success ? o.stdout : o.stderr).trim();
-    return { ok: o.success, out: text };
+    const o = await git(args, { cwd, allowFailure: true });
+    return { ok: o.code === 0, out: (o.code === 0 ? o.stdout : o.stderr).trim() };
   } catch (e) {
     return { ok: false, out: (e as Error).message };
   }
 }
 
 async function checkGit(root: string): Promise<CheckResult[]> {
-  const git = await run("git", ["--version"]);
-  if (!git.ok) {
+  const version = await runGit(["--version"], root);
+  if (!version.ok) {
     return [{
       name: "git",
       ok: false,
@@ -50,9 +46,9 @@ async function checkGit(root: string): Promise<CheckResult[]> {
       fix: "install git (https://git-scm.com) or add it to PATH",
     }];
   }
-  const top = await run("git", ["rev-parse", "--show-toplevel"], root);
+  const top = await runGit(["rev-parse", "--show-toplevel"], root);
   return [
-    { name: "git", ok: true, detail: git.out },
+    { name: "git", ok: true, detail: version.out },
     top.ok ? { name: "workspace", ok: true, detail: `git repository at ${top.out}` } : {
       name: "workspace",
       ok: false,

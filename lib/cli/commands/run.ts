@@ -111,6 +111,8 @@ async function detach(
   if (force) args.push("--force");
   const before = (await readRunState(paths))?.started_at ?? 0;
   // `exec` keeps the pid and writes straight to the log: nothing flows through this process.
+  // Deno.Command, not dax: the background run is detached into its own session and outlives
+  // this process, which dax cannot do.
   const child = new Deno.Command("sh", {
     args: ["-c", 'exec "$0" "$@" >>"$SERVICE_RUN_LOG" 2>&1 </dev/null', Deno.execPath(), ...args],
     env: { SERVICE_RUN_LOG: logPath, NO_COLOR: "1" },
