@@ -35,12 +35,12 @@ export interface HeartbeatRecord {
 }
 
 /** `.sdd/runtime/pids/<session>.json` under `runtimeDir` (`.sdd/runtime`). */
-export function pidFilePath(runtimeDir: string, sessionId: string): string {
+function pidFilePath(runtimeDir: string, sessionId: string): string {
   return join(runtimeDir, "pids", `${sessionId}.json`);
 }
 
 /** `.sdd/runtime/heartbeats/<session>.json` under `runtimeDir`. */
-export function heartbeatFilePath(runtimeDir: string, sessionId: string): string {
+function heartbeatFilePath(runtimeDir: string, sessionId: string): string {
   return join(runtimeDir, "heartbeats", `${sessionId}.json`);
 }
 

@@ -270,7 +270,7 @@ export function foldActivity(state: ActivityState, row: JournalRow): void {
 }
 
 /** Deep copy (the incremental view hands out snapshots while it keeps folding). */
-export function cloneActivity(state: ActivityState): ActivityState {
+function cloneActivity(state: ActivityState): ActivityState {
   return structuredClone(state);
 }
 

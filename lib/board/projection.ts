@@ -37,7 +37,7 @@ export interface Projection {
 }
 
 /** First reads at least this large are folded on two cores. */
-export const PARALLEL_FOLD_MIN_BYTES = 8 << 20;
+const PARALLEL_FOLD_MIN_BYTES = 8 << 20;
 
 /** The board fold as an incremental journal sink, parallel on large first reads. */
 export const BOARD_SINK: RowSink<FoldState> = {

@@ -9,7 +9,7 @@ import { validateYaml } from "./validate.ts";
 import { parseYamlSource } from "./yaml_source.ts";
 
 /** The configuration file's name at the workspace root. */
-export const CONFIG_FILE = "service.yaml";
+const CONFIG_FILE = "service.yaml";
 
 /** Path of the configuration file of `root`. */
 export function configPath(root: string): string {

@@ -69,7 +69,7 @@ function isCount(v: unknown): v is number {
 }
 
 /** Parse the text of cost_report.json; anything but an object with a numeric total throws. */
-export function parseCostReport(text: string, path: string): CostReport {
+function parseCostReport(text: string, path: string): CostReport {
   const fix =
     `delete ${path}: it is rebuilt from .sdd/metrics/cost.jsonl, which keeps every record`;
   let raw: unknown;

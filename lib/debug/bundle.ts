@@ -16,7 +16,7 @@ import { redactObject, redactText, secretEnvValues } from "./redact.ts";
 import "../status/parts.ts";
 
 /** How many trailing lines of each log go into the bundle. */
-export const LOG_TAIL_LINES = 200;
+const LOG_TAIL_LINES = 200;
 
 /** Where the bundle went. */
 export interface DebugBundle {

@@ -7,7 +7,7 @@
 import $, { KillController } from "dax";
 
 /** Default time limit of one git call. */
-export const GIT_TIMEOUT_MS = 60_000;
+const GIT_TIMEOUT_MS = 60_000;
 
 const ENV = { GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", GIT_OPTIONAL_LOCKS: "0" };
 /** dax's exit code for a command it ended at its `.timeout()`. */
@@ -136,7 +136,7 @@ export async function resolveCommit(
  * Environment that gives the service's own commits (partial work, merges) an identity when the
  * repository has none configured, and never signs or runs hooks interactively.
  */
-export const SERVICE_IDENTITY: Record<string, string> = {
+const SERVICE_IDENTITY: Record<string, string> = {
   GIT_AUTHOR_NAME: "service",
   GIT_AUTHOR_EMAIL: "service@localhost",
   GIT_COMMITTER_NAME: "service",

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { HttpError } from "./errors.ts";
 
 /** Largest JSON body accepted by default. */
-export const MAX_JSON_BODY = 1 << 20;
+const MAX_JSON_BODY = 1 << 20;
 
 /** Parse the body as JSON (400 `invalid_json` when it is not; 413 when too large). */
 export async function readJsonBody(c: Context, maxBytes = MAX_JSON_BODY): Promise<unknown> {

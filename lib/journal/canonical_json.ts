@@ -35,7 +35,7 @@ function escapeToAscii(ch: string): string {
 }
 
 /** Encode one string exactly as Python's `json.dumps` with `ensure_ascii=True`. */
-export function canonicalString(value: string): string {
+function canonicalString(value: string): string {
   const json = JSON.stringify(value);
   // Fast path: pure printable ASCII needs no further work.
   for (let i = 0; i < json.length; i++) {
@@ -135,9 +135,4 @@ export function canonicalJson(value: unknown): string {
   const out: string[] = [];
   encode(value, "", out);
   return out.join("");
-}
-
-/** UTF-8 bytes of the canonical JSON of `value` (pure ASCII by construction). */
-export function canonicalBytes(value: unknown): Uint8Array {
-  return new TextEncoder().encode(canonicalJson(value));
 }

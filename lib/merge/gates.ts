@@ -32,7 +32,7 @@ export interface GateResult {
 }
 
 /** The checks of `gates` in evaluation order. */
-export function gateChecks(gates: GateSpec): CompletionSignal[] {
+function gateChecks(gates: GateSpec): CompletionSignal[] {
   return [
     ...(gates.signals ?? []),
     ...(gates.quality_gates ?? []).map((c) => ({ kind: "quality_gate" as const, detail: c })),

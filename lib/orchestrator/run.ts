@@ -38,7 +38,7 @@ import { newRunId, readRunState, type RunState, writeRunState } from "./run_stat
 import { processAlive } from "../util/process_alive.ts";
 
 /** A user-facing failure of `service run`, with its exit code (spec §7.4) and the fix. */
-export class RunError extends Error {
+class RunError extends Error {
   constructor(message: string, readonly exitCode = 1, readonly fix?: string) {
     super(message);
     this.name = "RunError";

@@ -22,7 +22,7 @@ export interface RunState {
 }
 
 /** `.sdd/runtime/orchestrator.json`. */
-export function runStatePath(paths: WorkspacePaths): string {
+function runStatePath(paths: WorkspacePaths): string {
   return paths.runState;
 }
 

@@ -15,7 +15,7 @@ export function usd(micro: number): string {
 }
 
 /** The expected cost of one more task: the average so far (0 before any spend). */
-export function nextTaskEstimate(report: CostReport): number {
+function nextTaskEstimate(report: CostReport): number {
   const tasks = Object.keys(report.by_task).length;
   return tasks > 0 ? Math.ceil(report.total_micro_usd / tasks) : 0;
 }

@@ -27,7 +27,7 @@ import { runLogPath, type WorkspacePaths, writeFileAtomic } from "../workspace.t
 import type { MergeResult, RebaseResult } from "./core/protocol.ts";
 
 /** A task's completion signals (`{path_exists: "x"}`) as the janitor's checks (`{kind, detail}`). */
-export function janitorSignals(task: Task): CompletionSignal[] {
+function janitorSignals(task: Task): CompletionSignal[] {
   return task.completion_signals.map((signal) => {
     const [kind, detail] = Object.entries(signal)[0] as [CompletionSignal["kind"], string];
     return { kind, detail };

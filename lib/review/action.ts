@@ -17,7 +17,7 @@ import type { IncrementalJournal } from "../journal/incremental.ts";
 import type { JsonValue } from "../journal/canonical_json.ts";
 
 /** Longest note accepted, in characters. */
-export const MAX_NOTE_LENGTH = 4000;
+const MAX_NOTE_LENGTH = 4000;
 
 /** The request body of spec §2.6. Unknown fields are refused so typos are not silently dropped. */
 export const ReviewRequest = z.strictObject({

@@ -10,12 +10,12 @@ import { HttpError } from "../http/errors.ts";
 import { runDir, type WorkspacePaths } from "../workspace.ts";
 
 /** `.sdd/runs/<run>/review/evidence/<task>.json`. */
-export function evidencePath(paths: WorkspacePaths, runId: string, taskId: string): string {
+function evidencePath(paths: WorkspacePaths, runId: string, taskId: string): string {
   return join(runDir(paths, runId), "review", "evidence", `${taskId}.json`);
 }
 
 /** `sha256:`-prefixed hash of a bundle's canonical JSON, ignoring any stored `bundle_hash`. */
-export function bundleHash(bundle: Record<string, unknown>): string {
+function bundleHash(bundle: Record<string, unknown>): string {
   const { bundle_hash: _ignored, ...rest } = bundle;
   return "sha256:" + sha256Hex(canonicalJson(rest));
 }

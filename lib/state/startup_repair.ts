@@ -9,7 +9,7 @@ import type { WorkspacePaths } from "../workspace.ts";
 import { fileStamp, repairJsonl } from "./repair_jsonl.ts";
 
 /** The JSONL files repaired on start. */
-export async function repairableJsonlFiles(paths: WorkspacePaths): Promise<string[]> {
+async function repairableJsonlFiles(paths: WorkspacePaths): Promise<string[]> {
   const files = [
     paths.accessLog,
     paths.trackerWebhookLedger,

@@ -10,7 +10,7 @@ export interface Palette {
 }
 
 /** The verification line: red ALERT when exceeded, yellow notice when anything is unverified. */
-export function verificationLine(n: VerificationNudge, p: Palette): string | undefined {
+function verificationLine(n: VerificationNudge, p: Palette): string | undefined {
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   const recent = n.recent_unverified.length ? ` Recent: ${n.recent_unverified.join(", ")}.` : "";
   if (n.threshold_exceeded) {

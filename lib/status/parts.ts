@@ -18,7 +18,7 @@ import { readVerificationNudge } from "../verification/nudge.ts";
 import { registerStatusPart } from "./status.ts";
 
 /** Task counts by status: the store's when the server opened it, else from the specs on disk. */
-export async function taskCounts(app: AppContext): Promise<Record<string, number>> {
+async function taskCounts(app: AppContext): Promise<Record<string, number>> {
   const store = openedTaskStore(app);
   if (store) return (await store).counts();
   const counts: Record<string, number> = Object.fromEntries(STATUSES.map((s) => [s, 0]));

@@ -20,7 +20,7 @@ import type { TaskStatus } from "./lifecycle.ts";
 import { StoredTaskSchema, type Task } from "./task.ts";
 
 /** The backlog directories. */
-export const BUCKETS = ["open", "claimed", "closed"] as const;
+const BUCKETS = ["open", "claimed", "closed"] as const;
 /** A backlog directory name. */
 export type Bucket = typeof BUCKETS[number];
 

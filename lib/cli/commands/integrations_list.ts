@@ -4,7 +4,7 @@ import { colour, type Command } from "../command.ts";
 import { loadConfig } from "../../config/load.ts";
 
 /** The built-in tracker adapters (spec §4.2). */
-export const TRACKER_ADAPTERS = ["tracker_a", "tracker_b", "tracker_c", "tracker_d", "tracker_e"];
+const TRACKER_ADAPTERS = ["tracker_a", "tracker_b", "tracker_c", "tracker_d", "tracker_e"];
 
 export const integrationsListCommand: Command = {
   name: "integrations list",
