@@ -87,6 +87,10 @@ export async function readPidFiles(paths: WorkspacePaths): Promise<AgentProcess[
     entries = await Array.fromAsync(Deno.readDir(paths.pids));
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return [];
+    // A file where the directory belongs holds no agent: reported, and removed by the reaper.
+    if (e instanceof Deno.errors.NotADirectory) {
+      return [pidFileEntry(paths.pids, "pids", "not a directory")];
+    }
     throw e;
   }
   for (const entry of entries) {

@@ -62,3 +62,19 @@ Deno.test("reapPidFiles() ends a surviving agent group and removes every PID fil
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("a file where .sdd/runtime/pids belongs is reported and removed by the reaper", async () => {
+  const root = await Deno.makeTempDir({ prefix: "pids-" });
+  try {
+    const paths = workspacePaths(root);
+    await Deno.mkdir(paths.runtime, { recursive: true });
+    await Deno.writeTextFile(paths.pids, "[");
+    const [entry] = await readPidFiles(paths);
+    assert.equal(entry.file, paths.pids);
+    assert.match(entry.problem ?? "", /^unreadable/);
+    await reapPidFiles(paths, 100);
+    assert.deepEqual(await readPidFiles(paths), []);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -38,9 +38,13 @@ Options:
       }
       ctx.stdout(`run ${state.run_id} stopped; \`service run\` resumes it`);
     }
-    const stale = (await reapPidFiles(paths, 2000)).length;
+    let survivors = 0;
+    const stale = (await reapPidFiles(paths, 2000, () => survivors++)).length;
+    if (survivors > 0) {
+      ctx.stdout(`ended ${survivors} agent(s) left by an orchestrator that is gone`);
+    }
     if (stale > 0) {
-      ctx.stdout(`ended ${stale} agent(s) left by an orchestrator that is gone; PID files removed`);
+      ctx.stdout(`removed ${stale} stale PID file(s)`);
     }
     if (state && state.status === "running" && !processAlive(state.pid)) {
       await writeRunState(paths, { ...state, status: "stopped" });
