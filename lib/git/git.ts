@@ -90,7 +90,7 @@ export async function git(args: readonly string[], options: GitOptions): Promise
       .timeout(timeoutMs)
       .signal(abort.signal);
   } catch (e) {
-    // dax refuses a missing cwd before spawning; git itself missing exits 127 below.
+    // dax refuses a missing cwd before spawning (git itself missing comes back as exit 127).
     throw new GitError(args, options.cwd, 127, `git or ${options.cwd} not found: ${e}`);
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
