@@ -1,5 +1,9 @@
-/** Paths of the service's state inside a workspace (spec "Log and state locations"). */
-import { join } from "node:path";
+/**
+ * Paths of the service's state inside a workspace (spec "Log and state locations"). Every state
+ * path is named here once; writers create the directory they write into (a fresh workspace has no
+ * `.sdd/` at all).
+ */
+import { dirname, join } from "node:path";
 
 /** Where every piece of state lives, given the workspace root. */
 export interface WorkspacePaths {
@@ -15,22 +19,63 @@ export interface WorkspacePaths {
   webhookLedger: string;
   /** `.sdd/runtime/trackers.json`: per-tracker last_processed_ts, last poll and last delivery. */
   trackerState: string;
+  /** `.sdd/debug`: debug bundles. */
+  debug: string;
+  /** `.sdd/runtime/pids`: one PID file per live agent session. */
+  pids: string;
+  /** `.sdd/runtime/cost_report.json`: the running spend total and budget (DESIGN.md §7). */
+  costReport: string;
+  /** `.sdd/metrics/cost.jsonl`: one spend record per model per usage. */
+  costRecords: string;
+  /** `.sdd/runtime/rate_limits.json`: provider cooldowns. */
+  rateLimits: string;
+  /** `.sdd/metrics/tasks.jsonl`: one record per finished agent session. */
+  taskMetrics: string;
+  /** `.sdd/metrics/verification_nudges.jsonl`: the verification ledger. */
+  verificationNudges: string;
+  /** `.sdd/runtime/orchestrator.json`: the state of the current or last run. */
+  runState: string;
+  /** `.sdd/runtime/orchestrator.log`: the log of a detached `service run`. */
+  orchestratorLog: string;
+  /** `.sdd/runtime/task-backlog.json`: the task store's export. */
+  taskBacklogExport: string;
+  /** `.sdd/runtime/task-store.owner`: which process owns the task store. */
+  taskStoreOwner: string;
+  /** `.sdd/runtime/access.jsonl`: the HTTP access log. */
+  accessLog: string;
+  /** `.sdd/runtime/server.log`: the server's log. */
+  serverLog: string;
 }
 
 /** The state layout under `root/.sdd`. */
 export function workspacePaths(root: string): WorkspacePaths {
   const sdd = join(root, ".sdd");
+  const runtime = join(sdd, "runtime");
+  const metrics = join(sdd, "metrics");
   return {
     root,
     sdd,
     runs: join(sdd, "runs"),
     audit: join(sdd, "audit"),
-    runtime: join(sdd, "runtime"),
-    metrics: join(sdd, "metrics"),
+    runtime,
+    metrics,
     backlog: join(sdd, "backlog"),
     worktrees: join(sdd, "worktrees"),
     webhookLedger: join(sdd, "runtime", "tracker_webhook_ledger.jsonl"),
     trackerState: join(sdd, "runtime", "trackers.json"),
+    debug: join(sdd, "debug"),
+    pids: join(runtime, "pids"),
+    costReport: join(runtime, "cost_report.json"),
+    costRecords: join(metrics, "cost.jsonl"),
+    rateLimits: join(runtime, "rate_limits.json"),
+    taskMetrics: join(metrics, "tasks.jsonl"),
+    verificationNudges: join(metrics, "verification_nudges.jsonl"),
+    runState: join(runtime, "orchestrator.json"),
+    orchestratorLog: join(runtime, "orchestrator.log"),
+    taskBacklogExport: join(runtime, "task-backlog.json"),
+    taskStoreOwner: join(runtime, "task-store.owner"),
+    accessLog: join(runtime, "access.jsonl"),
+    serverLog: join(runtime, "server.log"),
   };
 }
 
@@ -64,12 +109,16 @@ export function evidenceDir(paths: WorkspacePaths, runId: string, taskId: string
   return join(paths.runs, runId, "evidence", taskId);
 }
 
-/** Write `bytes` to `path` atomically: a temporary file in the same directory, synced, renamed. */
+/**
+ * Write `bytes` to `path` atomically: a temporary file in the same directory, synced, renamed.
+ * The directory is created first, so the first write of a fresh workspace works.
+ */
 export async function writeFileAtomic(
   path: string,
   bytes: Uint8Array | string,
   mode?: number,
 ): Promise<void> {
+  await Deno.mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
   const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
   const file = await Deno.open(tmp, { write: true, createNew: true, mode });
@@ -86,4 +135,10 @@ export async function writeFileAtomic(
     await Deno.remove(tmp).catch(() => {});
     throw e;
   }
+}
+
+/** Append `text` (whole lines) to `path` in one write, creating the file and its directory. */
+export async function appendStateLines(path: string, text: string): Promise<void> {
+  await Deno.mkdir(dirname(path), { recursive: true });
+  await Deno.writeTextFile(path, text, { append: true });
 }

@@ -2,11 +2,10 @@
  * Spend tracking (DESIGN.md §7): `.sdd/runtime/cost_report.json` is
  * `{"total_micro_usd", "by_model": {<model>: {"micro_usd","input_tokens","output_tokens"}},
  * "by_task": {<task_id>: {"micro_usd","model"}}, "budget_micro_usd"}`, money in integer micro-USD.
- * `addUsage` and `wouldExceedBudget` are pure; load and save touch the file.
+ * Pure arithmetic; lib/cost/spend.ts reads and writes the files.
  */
 import type { UsageReport } from "./adapters/types.ts";
 import { usdToMicro } from "./prices.ts";
-import { writeFileAtomic } from "../workspace.ts";
 
 /** Spend of one model. */
 export interface ModelSpend {
@@ -75,31 +74,4 @@ export function addUsage(report: CostReport, taskId: string, usage: UsageReport)
 export function wouldExceedBudget(report: CostReport, estimateMicroUsd: number): boolean {
   if (report.budget_micro_usd === null) return false;
   return report.total_micro_usd + estimateMicroUsd > report.budget_micro_usd;
-}
-
-/** Read the report; a missing file gives an empty report with `budgetUsd`. The file's budget is
- * replaced by `budgetUsd` when one is given (the config is authoritative). */
-export async function loadCostReport(path: string, budgetUsd?: number | null): Promise<CostReport> {
-  let report: CostReport;
-  try {
-    const raw = JSON.parse(await Deno.readTextFile(path)) as Partial<CostReport>;
-    report = {
-      total_micro_usd: raw.total_micro_usd ?? 0,
-      by_model: raw.by_model ?? {},
-      by_task: raw.by_task ?? {},
-      budget_micro_usd: raw.budget_micro_usd ?? null,
-    };
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-    report = emptyCostReport();
-  }
-  if (budgetUsd !== undefined) {
-    report.budget_micro_usd = budgetUsd === null ? null : usdToMicro(budgetUsd);
-  }
-  return report;
-}
-
-/** Write the report atomically (temp file + rename). */
-export async function saveCostReport(path: string, report: CostReport): Promise<void> {
-  await writeFileAtomic(path, JSON.stringify(report, null, 2) + "\n");
 }

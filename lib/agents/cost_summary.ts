@@ -92,11 +92,3 @@ export function parseDuration(text: string): number | undefined {
   if (!m) return undefined;
   return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[m[2] as "s" | "m" | "h" | "d"];
 }
-
-/** Append records to cost.jsonl, one whole line each, in one write. */
-export async function appendCostRecords(path: string, records: CostRecord[]): Promise<void> {
-  if (records.length === 0) return;
-  await Deno.writeTextFile(path, records.map((r) => JSON.stringify(r) + "\n").join(""), {
-    append: true,
-  });
-}

@@ -1,12 +1,5 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import {
-  addUsage,
-  emptyCostReport,
-  loadCostReport,
-  saveCostReport,
-  wouldExceedBudget,
-} from "./cost.ts";
+import { addUsage, emptyCostReport, wouldExceedBudget } from "./cost.ts";
 import { costRecords, parseCostRecords, parseDuration, summarizeCost } from "./cost_summary.ts";
 import type { UsageReport } from "./adapters/types.ts";
 
@@ -58,21 +51,6 @@ for (const [name, budget, spent, estimate, expected] of BUDGET) {
     assert.equal(wouldExceedBudget(report, estimate), expected);
   });
 }
-
-Deno.test("saveCostReport() and loadCostReport() round-trip; the config budget wins", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const path = join(dir, "cost_report.json");
-    assert.deepEqual(await loadCostReport(path), emptyCostReport());
-    const report = addUsage(emptyCostReport(2.5), "t1", HAIKU);
-    await saveCostReport(path, report);
-    assert.deepEqual(await loadCostReport(path), report);
-    assert.equal((await loadCostReport(path, 10)).budget_micro_usd, 10_000_000);
-    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["cost_report.json"]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
 
 Deno.test("summarizeCost() groups cost.jsonl records by model or task within --last", () => {
   const now = 1_763_719_200;

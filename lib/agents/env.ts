@@ -41,7 +41,7 @@ export interface AgentEnvironmentOptions {
 }
 
 /** Every variable name the adapter may receive from the service's environment. */
-export function adapterEnvNames(adapter: AgentAdapter): string[] {
+function adapterEnvNames(adapter: AgentAdapter): string[] {
   const gateway = Object.values(adapter.gatewayKeyEnv ?? {}).flat();
   return [...new Set([...adapter.apiKeyEnv, ...adapter.passEnv, ...gateway])];
 }

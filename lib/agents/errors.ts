@@ -50,16 +50,3 @@ export class RateLimitError extends Error {
     this.name = "RateLimitError";
   }
 }
-
-/** Scheduling one more agent could pass `budget_usd`; the service turns read-only. */
-export class BudgetExceededError extends Error {
-  constructor(readonly spentMicroUsd: number, readonly budgetMicroUsd: number) {
-    super(
-      `Budget exceeded, read-only mode: spent ${spentMicroUsd / 1e6} USD of ${
-        budgetMicroUsd / 1e6
-      } USD. ` +
-        "Raise budget_usd, use cheaper models, or use batch routing.",
-    );
-    this.name = "BudgetExceededError";
-  }
-}

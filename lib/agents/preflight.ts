@@ -47,7 +47,8 @@ export function missingApiKey(
   return `API key not set: ${adapter.apiKeyEnv[0]} (set it for the ${adapter.name} adapter)`;
 }
 
-function keyFix(adapter: AgentAdapter): string {
+/** How to set a key `adapter` accepts (the fix of the API-key refusal). Pure. */
+export function keyFix(adapter: AgentAdapter): string {
   const parts = [`export ${adapter.apiKeyEnv[0]}=…`];
   if (adapter.apiKeyEnv.length > 1) {
     parts.push(`or one of ${adapter.apiKeyEnv.slice(1).join(", ")}`);

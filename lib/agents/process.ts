@@ -55,6 +55,8 @@ async function pump(
 
 /** Spawn an agent in its own process group with output appended to `logPath`. */
 export function spawnAgent(options: SpawnAgentOptions): AgentProcess {
+  // Deno.Command, not dax: the agent leads its own process group so a timeout or `stop` can
+  // signal its whole tree (dax signals only the direct child).
   const child = new Deno.Command(options.command, {
     args: options.args,
     cwd: options.cwd,

@@ -3,7 +3,9 @@ import { join } from "node:path";
 import { groupAlive, killTree, probeFastExit, spawnAgent, terminateWithGrace } from "./process.ts";
 import { agentExitCode, describeExitCode } from "./exit_status.ts";
 import { SpawnError } from "./errors.ts";
-import { readPidFiles, removePidFile, writeHeartbeat, writePidFile } from "./runtime_files.ts";
+import { removePidFile, writeHeartbeat, writePidFile } from "./runtime_files.ts";
+import { readPidFiles } from "./pid_files.ts";
+import { workspacePaths } from "../workspace.ts";
 
 const ENV = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" };
 
@@ -157,7 +159,9 @@ for (const [name, end, code, meaning] of EXIT_CASES) {
 }
 
 Deno.test("PID and heartbeat files are written atomically and read back", async () => {
-  await withDir(async (runtime) => {
+  await withDir(async (root) => {
+    const paths = workspacePaths(root);
+    const runtime = paths.runtime;
     const pidPath = await writePidFile(runtime, {
       session_id: "s1",
       pid: 4242,
@@ -170,9 +174,13 @@ Deno.test("PID and heartbeat files are written atomically and read back", async 
     });
     assert.equal(pidPath, join(runtime, "pids", "s1.json"));
     await Deno.writeTextFile(join(runtime, "pids", "torn.json"), "{");
-    const { records, unreadable } = await readPidFiles(runtime);
-    assert.deepEqual(records.map((r) => r.pid), [4242]);
-    assert.deepEqual(unreadable, [join(runtime, "pids", "torn.json")]);
+    const agents = await readPidFiles(paths);
+    assert.deepEqual(agents.map((a) => [a.session_id, a.pid, a.pgid]), [
+      ["s1", 4242, 4242],
+      ["torn", null, null],
+    ]);
+    assert.equal(agents[0].problem, undefined);
+    assert.match(agents[1].problem ?? "", /^unreadable: /);
     const hb = await writeHeartbeat(runtime, {
       session_id: "s1",
       pid: 4242,
@@ -187,6 +195,6 @@ Deno.test("PID and heartbeat files are written atomically and read back", async 
     ]);
     await removePidFile(runtime, "s1");
     await removePidFile(runtime, "s1");
-    assert.deepEqual((await readPidFiles(runtime)).records, []);
+    assert.deepEqual((await readPidFiles(paths)).map((a) => a.session_id), ["torn"]);
   });
 });

@@ -9,13 +9,8 @@ import type { AgentAdapter } from "./adapters/types.ts";
 import { adapterByName, availableAdapters, BUILTIN_ADAPTERS } from "./adapters/mod.ts";
 import { loadCooldowns } from "./cooldown.ts";
 import { missingApiKey, resolveBinary } from "./preflight.ts";
-import { processAlive } from "../util/process_alive.ts";
-import {
-  type HeartbeatRecord,
-  type PidRecord,
-  readHeartbeat,
-  readPidFiles,
-} from "./runtime_files.ts";
+import { type HeartbeatRecord, type PidRecord, readHeartbeat } from "./runtime_files.ts";
+import { readPidFiles } from "./pid_files.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 
 /** One adapter's readiness. */
@@ -102,7 +97,7 @@ export async function collectAdapters(
 ): Promise<AdapterReadiness[]> {
   const env = options.env ?? Deno.env.toObject();
   const now = options.now ?? Date.now() / 1000;
-  const cooldowns = await loadCooldowns(join(paths.runtime, "rate_limits.json"));
+  const cooldowns = await loadCooldowns(paths.rateLimits);
   const builtin = new Set(BUILTIN_ADAPTERS.map((a) => a.name));
   const adapters = availableAdapters().filter((n) => n !== "generic").map((n) => adapterByName(n));
   const configured = options.configured;
@@ -186,17 +181,28 @@ export async function collectSessions(
   paths: WorkspacePaths,
   now: number = Date.now() / 1000,
 ): Promise<{ sessions: SessionView[]; unreadable: string[] }> {
-  const { records, unreadable } = await readPidFiles(paths.runtime);
-  const sessions = await Promise.all(records.map(async (pid) => {
-    const heartbeat = await readHeartbeat(paths.runtime, pid.session_id);
-    let log: SessionFacts["log"];
-    const logPath = pid.log_path ?? join(paths.runtime, `${pid.session_id}.log`);
-    try {
-      const st = await Deno.stat(logPath);
-      log = { bytes: st.size, mtime: st.mtime ? st.mtime.getTime() / 1000 : null };
-    } catch { /* no log yet */ }
-    const alive = Number.isInteger(pid.pid) && pid.pid > 0 && processAlive(pid.pid);
-    return sessionView({ pid, heartbeat, log, alive, now });
-  }));
+  const agents = await readPidFiles(paths);
+  const unreadable = agents.filter((a) => a.problem?.startsWith("unreadable")).map((a) => a.file);
+  const sessions = await Promise.all(
+    agents.filter((a) => !unreadable.includes(a.file)).map(
+      async (a) => {
+        const heartbeat = await readHeartbeat(paths.runtime, a.session_id);
+        let log: SessionFacts["log"];
+        try {
+          const st = await Deno.stat(a.log_path ?? join(paths.runtime, `${a.session_id}.log`));
+          log = { bytes: st.size, mtime: st.mtime ? st.mtime.getTime() / 1000 : null };
+        } catch { /* no log yet */ }
+        const pid = {
+          session_id: a.session_id,
+          task_id: a.task_id ?? undefined,
+          run_id: a.run_id ?? undefined,
+          adapter: a.adapter ?? undefined,
+          pid: a.pid ?? undefined,
+          started_at: a.started_at === null ? undefined : Date.parse(a.started_at) / 1000,
+        };
+        return sessionView({ pid, heartbeat, log, alive: a.alive, now });
+      },
+    ),
+  );
   return { sessions, unreadable };
 }

@@ -35,12 +35,12 @@ export interface HeartbeatRecord {
 }
 
 /** `.sdd/runtime/pids/<session>.json` under `runtimeDir` (`.sdd/runtime`). */
-export function pidFilePath(runtimeDir: string, sessionId: string): string {
+function pidFilePath(runtimeDir: string, sessionId: string): string {
   return join(runtimeDir, "pids", `${sessionId}.json`);
 }
 
 /** `.sdd/runtime/heartbeats/<session>.json` under `runtimeDir`. */
-export function heartbeatFilePath(runtimeDir: string, sessionId: string): string {
+function heartbeatFilePath(runtimeDir: string, sessionId: string): string {
   return join(runtimeDir, "heartbeats", `${sessionId}.json`);
 }
 
@@ -66,29 +66,6 @@ export async function writeHeartbeat(runtimeDir: string, record: HeartbeatRecord
   const path = heartbeatFilePath(runtimeDir, record.session_id);
   await writeJson(path, record);
   return path;
-}
-
-/** Read every PID file; unreadable ones are reported by path (stale state, spec §7.3). */
-export async function readPidFiles(
-  runtimeDir: string,
-): Promise<{ records: PidRecord[]; unreadable: string[] }> {
-  const dir = join(runtimeDir, "pids");
-  const records: PidRecord[] = [];
-  const unreadable: string[] = [];
-  try {
-    for await (const e of Deno.readDir(dir)) {
-      if (!e.isFile || !e.name.endsWith(".json")) continue;
-      try {
-        records.push(JSON.parse(await Deno.readTextFile(join(dir, e.name))));
-      } catch {
-        unreadable.push(join(dir, e.name));
-      }
-    }
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  }
-  records.sort((a, b) => a.session_id.localeCompare(b.session_id));
-  return { records, unreadable };
 }
 
 /** Remove a session's PID file (on `stop` or after the agent ended); missing is fine. */

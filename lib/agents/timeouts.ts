@@ -6,13 +6,13 @@
  */
 
 /** Timeout per plan-step scope, in seconds. */
-export const SCOPE_TIMEOUT_S = { small: 900, medium: 1800, large: 3600 } as const;
+const SCOPE_TIMEOUT_S = { small: 900, medium: 1800, large: 3600 } as const;
 /** Roles that get the XL timeout. */
-export const XL_ROLES: readonly string[] = ["architect", "security", "manager"];
+const XL_ROLES: readonly string[] = ["architect", "security", "manager"];
 /** XL role timeout in seconds. */
-export const XL_TIMEOUT_S = 7200;
+const XL_TIMEOUT_S = 7200;
 /** Default timeout in seconds. */
-export const DEFAULT_TIMEOUT_S = 1800;
+const DEFAULT_TIMEOUT_S = 1800;
 
 /** What a timeout depends on. */
 export interface TimeoutKey {
@@ -65,7 +65,7 @@ export function adaptiveTimeoutS(
  * Durations (`duration_s`) of tasks.jsonl records with the same role and scope as `key`
  * (a record without a scope counts as the default scope). Lines that do not parse are skipped.
  */
-export function historicalDurations(tasksJsonl: string, key: TimeoutKey): number[] {
+function historicalDurations(tasksJsonl: string, key: TimeoutKey): number[] {
   const out: number[] = [];
   for (const line of tasksJsonl.split("\n")) {
     if (!line.trim()) continue;

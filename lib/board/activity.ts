@@ -301,7 +301,7 @@ function verificationOf(d: Record<string, JsonValue>): AttemptVerification {
 }
 
 /** Deep copy (the incremental view hands out snapshots while it keeps folding). */
-export function cloneActivity(state: ActivityState): ActivityState {
+function cloneActivity(state: ActivityState): ActivityState {
   return structuredClone(state);
 }
 

@@ -42,7 +42,7 @@ export class CliError extends UserFacingError {
 }
 
 /** True when colours should be used on this stream. */
-export function useColour(): boolean {
+function useColour(): boolean {
   return !Deno.env.get("NO_COLOR") && Deno.stdout.isTerminal();
 }
 

@@ -42,7 +42,7 @@ export const ServerSchema = z.strictObject({
 export type ServerBlock = z.output<typeof ServerSchema>;
 
 /** `cli_command`: a string split like a shell would (quotes respected) or a YAML list. */
-export const CliCommandSchema = z.union([z.string(), z.array(z.string().min(1)).min(1)])
+const CliCommandSchema = z.union([z.string(), z.array(z.string().min(1)).min(1)])
   .transform((v, ctx) => {
     if (Array.isArray(v)) return v;
     try {
@@ -56,7 +56,7 @@ export const CliCommandSchema = z.union([z.string(), z.array(z.string().min(1)).
   });
 
 /** `agent_env`: names of more environment variables forwarded to agents. */
-export const AgentEnvSchema = z.array(
+const AgentEnvSchema = z.array(
   z.string().regex(ENV_NAME, "must be an environment variable name"),
 );
 
@@ -86,7 +86,7 @@ export const CommandChecksSchema = z.array(CommandCheckSchema).max(50).superRefi
 });
 
 /** Settings of one role (`{}` or an empty value is fine). */
-export const RoleSettingsSchema = z.strictObject({
+const RoleSettingsSchema = z.strictObject({
   description: z.string().optional(),
   model: z.string().min(1).optional(),
   effort: z.string().min(1).optional(),
@@ -101,7 +101,7 @@ export const RoleSettingsSchema = z.strictObject({
 export type RoleSettings = z.output<typeof RoleSettingsSchema>;
 
 /** `roles`: a mapping of role name to settings, or a list of role names. */
-export const RolesSchema = z.union([
+const RolesSchema = z.union([
   z.record(
     z.string().regex(/^[a-z][a-z0-9_-]*$/, "role names are lower-case letters, digits, _ and -"),
     z.union([RoleSettingsSchema, z.null().transform((): RoleSettings => ({}))]),
@@ -112,7 +112,7 @@ export const RolesSchema = z.union([
 ]).refine((roles) => Object.keys(roles).length > 0, "list at least one role");
 
 /** `trackers.<adapter>.webhook` (spec §2.11). */
-export const WebhookSchema = z.strictObject({
+const WebhookSchema = z.strictObject({
   enabled: z.boolean(),
   secret_env: z.string().regex(ENV_NAME, "must be an environment variable name"),
   public_url_base: z.string().url().optional(),
@@ -151,7 +151,7 @@ export const TrackerSchema = z.strictObject({
 });
 
 /** `verification_nudge` (spec §2.11, §8). */
-export const VerificationNudgeSchema = z.strictObject({
+const VerificationNudgeSchema = z.strictObject({
   threshold: z.number().min(0).max(1).default(0.3),
   min_completions: z.number().int().min(0).default(3),
   /** Ledger records older than this are left out of the summary (default: none are). */

@@ -10,9 +10,9 @@ import type { TokenSpec } from "../auth/tokens.ts";
 import { type ServerBlock, ServerSchema, TokenSpecSchema } from "./schema.ts";
 
 /** Default bind of the task server (spec §1). */
-export const DEFAULT_HOST = "127.0.0.1";
+const DEFAULT_HOST = "127.0.0.1";
 /** Default port (spec §1); `SERVICE_PORT` overrides the config. */
-export const DEFAULT_PORT = 8052;
+const DEFAULT_PORT = 8052;
 
 const ServerKeys = z.looseObject({
   host: z.string().min(1).optional(),
@@ -33,7 +33,7 @@ export interface ServerSettings {
 }
 
 /** A configuration problem with where it is and how to fix it. */
-export class ConfigError extends Error {
+class ConfigError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "ValidationError";

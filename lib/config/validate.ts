@@ -30,7 +30,7 @@ function unwrap(schema: AnySchema): AnySchema {
 }
 
 /** Known keys of the object schema reached by `path` inside `schema` (empty when unknown). */
-export function knownKeysAt(schema: AnySchema, path: readonly PropertyKey[]): string[] {
+function knownKeysAt(schema: AnySchema, path: readonly PropertyKey[]): string[] {
   let s = unwrap(schema);
   for (const step of path) {
     const def = s?._zod?.def;

@@ -1,28 +1,12 @@
 /**
  * What `service cost` shows: spend per model or per task from the per-usage records of
  * `.sdd/metrics/cost.jsonl` (filterable by time), with the all-time total and the budget of
- * `.sdd/runtime/cost_report.json` (DESIGN.md §7). `buildSpendView` and `formatSpendView` are pure;
- * `readSpendSources` reads the two files.
+ * `.sdd/runtime/cost_report.json` (DESIGN.md §7), as `readSpend` of ./spend.ts read them.
+ * Pure.
  */
-import { join } from "node:path";
 import type { CostReport } from "../agents/cost.ts";
-import {
-  type CostRecord,
-  type CostSummaryRow,
-  parseCostRecords,
-  summarizeCost,
-} from "../agents/cost_summary.ts";
-import type { WorkspacePaths } from "../workspace.ts";
-
-/** The two spend files as read from disk; absent files are undefined. */
-export interface SpendSources {
-  /** Records of cost.jsonl, undefined when the file does not exist. */
-  records?: CostRecord[];
-  /** 1-based line numbers of cost.jsonl that did not parse. */
-  badLines: number[];
-  /** cost_report.json, undefined when the file does not exist. */
-  report?: CostReport;
-}
+import { type CostSummaryRow, summarizeCost } from "../agents/cost_summary.ts";
+import type { SpendState } from "./spend.ts";
 
 /** Options of {@link buildSpendView}. */
 export interface SpendViewOptions {
@@ -31,8 +15,6 @@ export interface SpendViewOptions {
   last?: { text: string; seconds: number };
   /** Now, in epoch seconds. */
   now: number;
-  /** Budget from service.yaml (`budget_usd` in micro-USD); wins over the report's. */
-  configBudgetMicroUsd?: number | null;
 }
 
 /** The `--json` shape of `service cost`. */
@@ -47,63 +29,13 @@ export interface SpendView {
   rows: CostSummaryRow[];
   /** Sum of the rows (the window's spend). */
   window_micro_usd: number;
-  /** All-time spend: the report's total, else the sum of every record. */
+  /** All-time spend: the report's total (rebuilt from the records when it is missing). */
   total_micro_usd: number;
   budget_micro_usd: number | null;
   /** total / budget, or null without a budget. */
   budget_used: number | null;
   /** Line numbers of cost.jsonl that did not parse and were skipped. */
   bad_lines: number[];
-}
-
-/** `.sdd/metrics/cost.jsonl`. */
-export function costRecordsPath(paths: WorkspacePaths): string {
-  return join(paths.metrics, "cost.jsonl");
-}
-
-/** Read cost.jsonl and cost_report.json; a missing file is undefined, a torn report an error. */
-export async function readSpendSources(paths: WorkspacePaths): Promise<SpendSources> {
-  const sources: SpendSources = { badLines: [] };
-  try {
-    const parsed = parseCostRecords(await Deno.readTextFile(costRecordsPath(paths)));
-    sources.records = parsed.records;
-    sources.badLines = parsed.badLines;
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  }
-  const reportPath = join(paths.runtime, "cost_report.json");
-  let text: string | undefined;
-  try {
-    text = await Deno.readTextFile(reportPath);
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  }
-  if (text !== undefined) {
-    let raw: Partial<CostReport>;
-    try {
-      raw = JSON.parse(text);
-    } catch (e) {
-      throw new SpendFileError(
-        `${reportPath} is not JSON (${(e as Error).message})`,
-        `delete it; the next agent that finishes rewrites it (cost.jsonl keeps the history)`,
-      );
-    }
-    sources.report = {
-      total_micro_usd: raw.total_micro_usd ?? 0,
-      by_model: raw.by_model ?? {},
-      by_task: raw.by_task ?? {},
-      budget_micro_usd: raw.budget_micro_usd ?? null,
-    };
-  }
-  return sources;
-}
-
-/** A spend file that cannot be read, with the fix. */
-export class SpendFileError extends Error {
-  constructor(message: string, readonly fix: string, readonly exitCode = 1) {
-    super(message);
-    this.name = "SpendFileError";
-  }
 }
 
 function rowsFromReport(report: CostReport, by: "model" | "task"): CostSummaryRow[] {
@@ -129,7 +61,7 @@ function rowsFromReport(report: CostReport, by: "model" | "task"): CostSummaryRo
  * The view of `service cost`. Rows come from the records (the only source with timestamps);
  * without records and without `--last`, from the report's `by_model` / `by_task`. Pure.
  */
-export function buildSpendView(sources: SpendSources, options: SpendViewOptions): SpendView {
+export function buildSpendView(sources: SpendState, options: SpendViewOptions): SpendView {
   const since = options.last ? options.now - options.last.seconds : undefined;
   let rows: CostSummaryRow[] = [];
   let source: SpendView["source"] = "none";
@@ -140,11 +72,8 @@ export function buildSpendView(sources: SpendSources, options: SpendViewOptions)
     rows = rowsFromReport(sources.report, options.by);
     source = "cost_report.json";
   } else if (sources.report) source = "cost_report.json";
-  const recordsTotal = (sources.records ?? []).reduce((s, r) => s + r.micro_usd, 0);
-  const total = sources.report?.total_micro_usd ?? recordsTotal;
-  const budget = options.configBudgetMicroUsd !== undefined
-    ? options.configBudgetMicroUsd
-    : sources.report?.budget_micro_usd ?? null;
+  const total = sources.report?.total_micro_usd ?? 0;
+  const budget = sources.budgetMicroUsd;
   return {
     by: options.by,
     last: options.last?.text ?? null,

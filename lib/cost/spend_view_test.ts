@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { buildSpendView, formatMicroUsd, formatSpendView } from "./spend_view.ts";
 import type { CostRecord } from "../agents/cost_summary.ts";
+import { reportFromRecords } from "./spend.ts";
+
+const NOTHING = { badLines: [], budgetMicroUsd: null };
 
 const plain = { red: (s: string) => s, yellow: (s: string) => s, bold: (s: string) => s };
 const rec = (ts: number, task_id: string, model: string, micro_usd: number): CostRecord => ({
@@ -23,7 +26,8 @@ Deno.test("formatMicroUsd() renders dollars with 4 decimals, rounding half up", 
 
 Deno.test("buildSpendView() filters records by --last and keeps the all-time total", () => {
   const records = [rec(100, "a", "m1", 5), rec(1000, "b", "m2", 7), rec(1900, "b", "m1", 3)];
-  const view = buildSpendView({ records, badLines: [] }, {
+  const report = reportFromRecords(records);
+  const view = buildSpendView({ records, report, badLines: [], budgetMicroUsd: null }, {
     by: "task",
     last: { text: "15m", seconds: 900 },
     now: 2000,
@@ -31,28 +35,27 @@ Deno.test("buildSpendView() filters records by --last and keeps the all-time tot
   assert.equal(view.since, 1100);
   assert.deepEqual(view.rows.map((r) => [r.key, r.micro_usd]), [["b", 3]]);
   assert.equal(view.window_micro_usd, 3);
-  assert.equal(view.total_micro_usd, 15, "no report: the total is the sum of every record");
+  assert.equal(view.total_micro_usd, 15, "the window does not change the all-time total");
   assert.equal(view.budget_used, null);
 });
 
-Deno.test("buildSpendView() takes the budget from the config over the report", () => {
+Deno.test("buildSpendView() shows the budget in force and the share of it used", () => {
   const report = { total_micro_usd: 50, by_model: {}, by_task: {}, budget_micro_usd: 100 };
-  const fromReport = buildSpendView({ badLines: [], report }, { by: "model", now: 0 });
-  assert.equal(fromReport.budget_used, 0.5);
-  assert.equal(fromReport.source, "cost_report.json");
-  const fromConfig = buildSpendView({ badLines: [], report }, {
+  const view = buildSpendView({ badLines: [], report, budgetMicroUsd: 200 }, {
     by: "model",
     now: 0,
-    configBudgetMicroUsd: 200,
   });
-  assert.equal(fromConfig.budget_micro_usd, 200);
-  assert.equal(fromConfig.budget_used, 0.25);
+  assert.equal(view.source, "cost_report.json");
+  assert.equal(view.budget_micro_usd, 200);
+  assert.equal(view.budget_used, 0.25);
 });
 
 Deno.test("formatSpendView() says when nothing was spent, overall or in the window", () => {
-  const none = formatSpendView(buildSpendView({ badLines: [] }, { by: "model", now: 0 }), plain);
+  const none = formatSpendView(buildSpendView(NOTHING, { by: "model", now: 0 }), plain);
   assert.match(none[0], /^no spend recorded yet/);
-  const view = buildSpendView({ records: [rec(1, "a", "m", 9)], badLines: [] }, {
+  const records = [rec(1, "a", "m", 9)];
+  const state = { records, report: reportFromRecords(records), badLines: [], budgetMicroUsd: null };
+  const view = buildSpendView(state, {
     by: "model",
     last: { text: "1h", seconds: 3600 },
     now: 100_000,

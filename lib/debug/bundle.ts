@@ -3,6 +3,7 @@
  * it when `tar` is available) with the redacted configuration, versions, the status object,
  * doctor results and the last lines of the logs. Secrets are masked everywhere.
  */
+import $ from "dax";
 import { basename, join } from "node:path";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { configPath } from "../config/load.ts";
@@ -14,7 +15,7 @@ import { workspacePaths } from "../workspace.ts";
 import { redactObject, redactText, secretEnvValues } from "./redact.ts";
 
 /** How many trailing lines of each log go into the bundle. */
-export const LOG_TAIL_LINES = 200;
+const LOG_TAIL_LINES = 200;
 
 /** Where the bundle went. */
 export interface DebugBundle {
@@ -49,12 +50,8 @@ async function tail(file: string, lines: number): Promise<string | undefined> {
 }
 
 async function version(cmd: string, args: string[]): Promise<string> {
-  try {
-    const o = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "null" }).output();
-    return new TextDecoder().decode(o.stdout).trim() || "unknown";
-  } catch {
-    return "not found";
-  }
+  const o = await $`${cmd} ${args}`.stdin("null").quiet().noThrow().timeout(10_000);
+  return o.code === 127 ? "not found" : o.stdout.trim() || "unknown";
 }
 
 /** Write the bundle for the workspace at `root`. */
@@ -63,7 +60,7 @@ export async function writeDebugBundle(
   env = Deno.env.toObject(),
 ): Promise<DebugBundle> {
   const paths = workspacePaths(root);
-  const dir = join(paths.sdd, "debug", `debug-${fileStamp()}`);
+  const dir = join(paths.debug, `debug-${fileStamp()}`);
   await Deno.mkdir(dir, { recursive: true });
   const known = secretEnvValues(env);
   const files: string[] = [];
@@ -99,7 +96,7 @@ export async function writeDebugBundle(
     await put("status.json", JSON.stringify({ error: (e as Error).message }));
   }
   await put("doctor.json", JSON.stringify(await runDoctor(root), null, 2));
-  const logs = [join(paths.runtime, "server.log"), join(paths.runtime, "access.jsonl")];
+  const logs = [paths.serverLog, paths.accessLog];
   try {
     for await (const e of Deno.readDir(paths.runtime)) {
       if (e.isFile && e.name.endsWith(".log") && e.name !== "server.log") {
@@ -115,12 +112,9 @@ export async function writeDebugBundle(
   }
   let tarball: string | undefined = `${dir}.tar.gz`;
   try {
-    const o = await new Deno.Command("tar", {
-      args: ["-czf", tarball, "-C", join(dir, ".."), basename(dir)],
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    if (!o.success) tarball = undefined;
+    const code = await $`tar -czf ${tarball} -C ${join(dir, "..")} ${basename(dir)}`
+      .stdin("null").quiet().noThrow().timeout(60_000).code();
+    if (code !== 0) tarball = undefined;
   } catch {
     tarball = undefined;
   }

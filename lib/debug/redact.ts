@@ -1,8 +1,7 @@
 /** Redaction of secrets in diagnostic output (pure). */
 
 /** Keys whose values are secrets. */
-export const SECRET_KEY =
-  /(secret|token|password|passwd|api[_-]?key|private[_-]?key|credential|auth)/i;
+const SECRET_KEY = /(secret|token|password|passwd|api[_-]?key|private[_-]?key|credential|auth)/i;
 /** Keys that hold the *name* of a variable, not its value: kept. */
 const NAME_KEY = /(_env|_name)$/i;
 

@@ -3,6 +3,7 @@
  */
 import { checkMcpServers } from "../mcp/doctor_check.ts";
 import { join } from "node:path";
+import { git } from "../git/git.ts";
 import { configPath, configuredAdapter, loadConfig } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { loadServerSettings } from "../config/server_config.ts";
@@ -13,7 +14,8 @@ import { auditCrossCheckResults } from "../audit/doctor_check.ts";
 import { tokenVariablesResult } from "../auth/doctor_check.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
 import { type WorkspacePaths, workspacePaths } from "../workspace.ts";
-import { findOnPath } from "./path_lookup.ts";
+import { keyFix, missingApiKey, preflight } from "../agents/preflight.ts";
+import { RuntimeError } from "../agents/errors.ts";
 import { settingProblems, templateProblems } from "../orchestrator/run_checks.ts";
 import { loadTaskSpecs } from "../tasks/persist.ts";
 
@@ -28,23 +30,18 @@ export interface CheckResult {
   warning?: boolean;
 }
 
-async function run(
-  cmd: string,
-  args: string[],
-  cwd?: string,
-): Promise<{ ok: boolean; out: string }> {
+async function runGit(args: string[], cwd: string): Promise<{ ok: boolean; out: string }> {
   try {
-    const o = await new Deno.Command(cmd, { args, cwd, stdout: "piped", stderr: "piped" }).output();
-    const text = new TextDecoder().decode(o.success ? o.stdout : o.stderr).trim();
-    return { ok: o.success, out: text };
+    const o = await git(args, { cwd, allowFailure: true });
+    return { ok: o.code === 0, out: (o.code === 0 ? o.stdout : o.stderr).trim() };
   } catch (e) {
     return { ok: false, out: (e as Error).message };
   }
 }
 
 async function checkGit(root: string): Promise<CheckResult[]> {
-  const git = await run("git", ["--version"]);
-  if (!git.ok) {
+  const version = await runGit(["--version"], root);
+  if (!version.ok) {
     return [{
       name: "git",
       ok: false,
@@ -52,9 +49,9 @@ async function checkGit(root: string): Promise<CheckResult[]> {
       fix: "install git (https://git-scm.com) or add it to PATH",
     }];
   }
-  const top = await run("git", ["rev-parse", "--show-toplevel"], root);
+  const top = await runGit(["rev-parse", "--show-toplevel"], root);
   return [
-    { name: "git", ok: true, detail: git.out },
+    { name: "git", ok: true, detail: version.out },
     top.ok ? { name: "workspace", ok: true, detail: `git repository at ${top.out}` } : {
       name: "workspace",
       ok: false,
@@ -209,59 +206,72 @@ async function checkPort(root: string): Promise<CheckResult> {
   };
 }
 
-async function checkAgentCli(config: ServiceConfig): Promise<CheckResult[]> {
+// The very preflight `service run` makes (same PATH lookup, executable bit, key rule), so doctor
+// passes exactly what run accepts.
+async function checkAgentCli(root: string, config: ServiceConfig): Promise<CheckResult[]> {
   const adapter = configuredAdapter(config);
+  const name = `agent cli ${adapter.name}`;
+  const env = Deno.env.toObject();
+  const keyProblem = missingApiKey(adapter, env);
   const out: CheckResult[] = [];
-  const found = adapter.binary ? await findOnPath(adapter.binary) : undefined;
-  out.push(
-    found
-      ? {
-        name: `agent cli ${adapter.name}`,
-        ok: true,
-        detail: `${adapter.binary} found at ${found}`,
-      }
-      : {
-        name: `agent cli ${adapter.name}`,
-        ok: false,
-        detail: `RuntimeError: binary not found in PATH: ${
-          adapter.binary || "(cli_command is empty)"
-        }`,
-        fix: `install ${adapter.binary} or add its directory to PATH`,
-      },
-  );
+  if (!adapter.binary) {
+    out.push({
+      name,
+      ok: false,
+      detail: "RuntimeError: binary not found in PATH: (cli_command is empty)",
+      fix: "set cli_command in service.yaml to the agent's command line",
+    });
+  } else {
+    try {
+      const found = await preflight(adapter, { env, cwd: root, warn: () => {} });
+      out.push({ name, ok: true, detail: `${adapter.binary} found at ${found.binaryPath}` });
+    } catch (e) {
+      if (!(e instanceof RuntimeError)) throw e;
+      out.push(
+        e.message === keyProblem
+          ? { name, ok: true, detail: `${adapter.binary} found on PATH` }
+          : { name, ok: false, detail: `RuntimeError: ${e.message}`, fix: e.fix },
+      );
+    }
+  }
   if (adapter.apiKeyEnv.length > 0) {
-    const set = adapter.apiKeyEnv.filter((n) => Deno.env.get(n));
+    const set = adapter.apiKeyEnv.filter((n) => env[n]);
     out.push(
-      set.length ? { name: "api key", ok: true, detail: `${set.join(", ")} set` } : {
-        name: "api key",
-        ok: false,
-        detail: `API key not set: none of ${adapter.apiKeyEnv.join(", ")} is set`,
-        fix: `export ${adapter.apiKeyEnv[0]}=<your key> before \`service run\``,
-      },
+      keyProblem === undefined
+        ? {
+          name: "api key",
+          ok: true,
+          detail: set.length ? `${set.join(", ")} set` : "gateway endpoint and token set",
+        }
+        : { name: "api key", ok: false, detail: keyProblem, fix: keyFix(adapter) },
     );
   }
   return out;
 }
 
+// `service run` ends what is left of these agents and removes their files before it starts, so
+// stale files are a warning, not a failure.
 async function checkPidFiles(paths: WorkspacePaths): Promise<CheckResult> {
   const agents = await readPidFiles(paths);
   const stale = agents.filter((a) => !a.alive);
+  const live = agents.length - stale.length;
   if (stale.length === 0) {
     return {
       name: "pid files",
       ok: true,
-      detail: `${agents.length} agent(s) running, no stale PID files`,
+      detail: `${live} agent(s) running, no stale PID files`,
     };
   }
   return {
     name: "pid files",
-    ok: false,
+    ok: true,
+    warning: true,
     detail: `${stale.length} stale PID file(s): ${
-      stale.map((a) => `${a.session_id} (pid ${a.pid ?? "?"})`).join(", ")
+      stale.map((a) => `${a.session_id} (${a.problem ?? `pid ${a.pid} is gone`})`).join(", ")
     }`,
-    fix: `delete ${
+    fix: `\`service run\` or \`service stop\` removes them; or delete ${
       stale.map((a) => a.file).join(" ")
-    } (they are recreated on spawn; \`service stop\` removes them)`,
+    }`,
   };
 }
 
@@ -329,7 +339,7 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
   results.push(result);
   if (config) {
     results.push(...await checkRunSetup(root, config));
-    results.push(...await checkAgentCli(config));
+    results.push(...await checkAgentCli(root, config));
     const mcp = await checkMcpServers(config);
     if (mcp) results.push(mcp);
   }

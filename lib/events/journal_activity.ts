@@ -6,7 +6,7 @@ import { type ActivityHub, activityHub } from "./hub.ts";
 import { type JournalWatch, type JournalWatchOptions, watchRunJournals } from "./journal_watch.ts";
 
 /** The activity kind published when a run's journal grows or changes. */
-export const JOURNAL_ACTIVITY = "journal_appended";
+const JOURNAL_ACTIVITY = "journal_appended";
 
 interface Shared {
   users: number;

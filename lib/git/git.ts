@@ -1,15 +1,17 @@
 /**
- * A small git runner over `Deno.Command`: argv only (no shell), a timeout and an AbortSignal on
- * every call, a fixed environment (`GIT_TERMINAL_PROMPT=0`, `LC_ALL=C`) so output is parseable and
- * git never waits for a password, and a non-zero exit is a {@link GitError} unless the caller opts
- * out with `allowFailure`.
+ * Git through dax (`npm:dax-sh`): argv only (each argument escaped, never a shell string), a
+ * timeout and an AbortSignal on every call, a fixed environment (`GIT_TERMINAL_PROMPT=0`,
+ * `LC_ALL=C`) so output is parseable and git never waits for a password, and a non-zero exit is a
+ * {@link GitError} unless the caller opts out with `allowFailure`.
  */
+import $, { KillController } from "dax";
 
 /** Default time limit of one git call. */
-export const GIT_TIMEOUT_MS = 60_000;
+const GIT_TIMEOUT_MS = 60_000;
 
 const ENV = { GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", GIT_OPTIONAL_LOCKS: "0" };
-const decoder = new TextDecoder();
+/** dax's exit code for a command it ended at its `.timeout()`. */
+const DAX_TIMED_OUT = 124;
 
 /** A git call failed: what ran, where, how it ended and what git said. */
 export class GitError extends Error {
@@ -52,52 +54,58 @@ export interface GitResult {
   stderr: string;
 }
 
+// dax looks a bare command name up on PATH at every call (a few ms of stats); git's path is
+// resolved once per PATH value instead, which keeps git-heavy paths as fast as Deno.Command.
+const gitPaths = new Map<string, Promise<string>>();
+function gitBinary(): Promise<string> {
+  const path = Deno.env.get("PATH") ?? "";
+  let found = gitPaths.get(path);
+  if (!found) {
+    found = $.which("git").then((p) => p ?? "git");
+    gitPaths.set(path, found);
+  }
+  return found;
+}
+
 /** Run `git <args>` in `options.cwd`. */
 export async function git(args: readonly string[], options: GitOptions): Promise<GitResult> {
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? GIT_TIMEOUT_MS);
-  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
-  const command = new Deno.Command("git", {
-    args: [...args],
-    cwd: options.cwd,
-    env: options.env ? { ...ENV, ...options.env } : ENV,
-    stdin: options.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-    signal,
-  });
-  let output: Deno.CommandOutput;
+  const timeoutMs = options.timeoutMs ?? GIT_TIMEOUT_MS;
+  // 130: ended by a signal before it ran (the shell convention for an interrupt).
+  if (options.signal?.aborted) throw new GitError(args, options.cwd, 130, "aborted");
+  const abort = new KillController();
+  const onAbort = () => abort.kill("SIGKILL");
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  const stdin = typeof options.stdin === "string"
+    ? new TextEncoder().encode(options.stdin)
+    : options.stdin ?? "null";
+  const started = performance.now();
+  let result;
   try {
-    if (options.stdin === undefined) {
-      output = await command.output();
-    } else {
-      const child = command.spawn();
-      const writer = child.stdin.getWriter();
-      const data = typeof options.stdin === "string"
-        ? new TextEncoder().encode(options.stdin)
-        : options.stdin;
-      await writer.write(data).finally(() => writer.close());
-      output = await child.output();
-    }
+    result = await $`${await gitBinary()} ${[...args]}`
+      .cwd(options.cwd)
+      .env(options.env ? { ...ENV, ...options.env } : ENV)
+      .stdin(stdin)
+      .quiet()
+      .noThrow()
+      .timeout(timeoutMs)
+      .signal(abort.signal);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new GitError(args, options.cwd, 127, `git or ${options.cwd} not found: ${e.message}`);
-    }
-    throw e;
+    // dax refuses a missing cwd before spawning (git itself missing comes back as exit 127).
+    throw new GitError(args, options.cwd, 127, `git or ${options.cwd} not found: ${e}`);
+  } finally {
+    options.signal?.removeEventListener("abort", onAbort);
   }
-  const stderr = decoder.decode(output.stderr);
-  if (signal.aborted) {
-    throw new GitError(args, options.cwd, output.code, stderr, timeout.aborted);
+  const stderr = result.stderr;
+  if (options.signal?.aborted) throw new GitError(args, options.cwd, result.code, stderr);
+  if (result.code === DAX_TIMED_OUT && performance.now() - started >= timeoutMs) {
+    throw new GitError(args, options.cwd, result.code, stderr, true);
   }
-  const result = {
-    code: output.code,
-    bytes: output.stdout,
-    stdout: decoder.decode(output.stdout),
-    stderr,
-  };
-  if (output.code !== 0 && !options.allowFailure) {
-    throw new GitError(args, options.cwd, output.code, stderr);
+  const bytes = result.stdoutBytes;
+  const out = { code: result.code, bytes, stdout: result.stdout, stderr };
+  if (result.code !== 0 && !options.allowFailure) {
+    throw new GitError(args, options.cwd, result.code, stderr);
   }
-  return result;
+  return out;
 }
 
 /** Run git and return its standard output without the trailing newline. */
@@ -128,7 +136,7 @@ export async function resolveCommit(
  * Environment that gives the service's own commits (partial work, merges) an identity when the
  * repository has none configured, and never signs or runs hooks interactively.
  */
-export const SERVICE_IDENTITY: Record<string, string> = {
+const SERVICE_IDENTITY: Record<string, string> = {
   GIT_AUTHOR_NAME: "service",
   GIT_AUTHOR_EMAIL: "service@localhost",
   GIT_COMMITTER_NAME: "service",

@@ -46,3 +46,64 @@ Deno.test("resolveCommit() and splitZ()", async () => {
   assert.deepEqual(splitZ("a\0b c\0"), ["a", "b c"]);
   assert.deepEqual(splitZ(""), []);
 });
+
+// Arguments reach git verbatim: nothing is split, expanded or run by a shell.
+const HOSTILE_ARGS = [
+  "two words",
+  "it's",
+  'say "hi"',
+  "$HOME",
+  "$(touch pwned)",
+  "`touch pwned`",
+  "a;touch pwned",
+  "a && touch pwned",
+  "*",
+  "line\nbreak",
+  "tab\there",
+  "back\\slash",
+  "ünïcödé ✓",
+  "",
+];
+for (const arg of HOSTILE_ARGS) {
+  Deno.test(`git() passes the argument ${JSON.stringify(arg)} verbatim`, async () => {
+    await using repo = await tempRepo();
+    const r = await git(["-c", `x.y=${arg}`, "config", "--get", "x.y"], {
+      cwd: repo.root,
+      allowFailure: true,
+    });
+    assert.equal(r.stdout, arg === "" ? "\n" : `${arg}\n`);
+    assert.rejects(() => Deno.stat(`${repo.root}/pwned`));
+  });
+}
+
+Deno.test("git() is killed when its signal aborts mid-call, and refuses to start once aborted", async () => {
+  await using repo = await tempRepo();
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 100);
+  // (git is killed; its alias's `sleep` holds the pipe until it ends, as with Deno.Command.)
+  await assert.rejects(
+    () => git(["-c", "alias.nap=!sleep 1", "nap"], { cwd: repo.root, signal: controller.signal }),
+    (e: unknown) => e instanceof GitError && !e.timedOut,
+  );
+  await assert.rejects(
+    () => git(["status"], { cwd: repo.root, signal: controller.signal }),
+    (e: unknown) => e instanceof GitError && /aborted/.test(e.message),
+  );
+});
+
+Deno.test("git() in a missing directory is a GitError naming it; env and byte stdin pass through", async () => {
+  await using repo = await tempRepo();
+  await assert.rejects(
+    () => git(["status"], { cwd: `${repo.root}/nope` }),
+    (e: unknown) => e instanceof GitError && e.code === 127 && e.message.includes("/nope"),
+  );
+  const ident = await gitText(["var", "GIT_AUTHOR_IDENT"], {
+    cwd: repo.root,
+    env: { GIT_AUTHOR_NAME: "Ada Lovelace", GIT_AUTHOR_EMAIL: "ada@example.org" },
+  });
+  assert.match(ident, /^Ada Lovelace <ada@example\.org> /);
+  const bytes = new Uint8Array([0, 1, 2, 255, 10]);
+  const oid = await gitText(["hash-object", "-w", "--stdin"], { cwd: repo.root, stdin: bytes });
+  const raw = await git(["cat-file", "blob", oid], { cwd: repo.root });
+  assert.deepEqual(raw.bytes, bytes, "stdout bytes are kept verbatim");
+});

@@ -10,7 +10,7 @@ import type { AppContext, AppEnv } from "./context.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 
 /** Rotation size (spec §8). */
-export const ACCESS_LOG_MAX_BYTES = 10 * 1024 * 1024;
+const ACCESS_LOG_MAX_BYTES = 10 * 1024 * 1024;
 const BUFFER_BYTES = 64 * 1024;
 
 /** One access-log line. */
@@ -24,8 +24,8 @@ export interface AccessRecord {
 }
 
 /** `.sdd/runtime/access.jsonl`. */
-export function accessLogPath(paths: WorkspacePaths): string {
-  return join(paths.runtime, "access.jsonl");
+function accessLogPath(paths: WorkspacePaths): string {
+  return paths.accessLog;
 }
 
 /** A buffered, rotating append-only log. */

@@ -56,7 +56,7 @@ export interface SignalOptions {
 }
 
 /** Every file and directory under `dir` as `/`-separated relative paths, `.git` skipped, sorted. */
-export async function listTree(dir: string): Promise<string[]> {
+async function listTree(dir: string): Promise<string[]> {
   const out: string[] = [];
   const walk = async (rel: string) => {
     for await (const entry of Deno.readDir(rel === "" ? dir : join(dir, rel))) {

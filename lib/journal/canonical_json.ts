@@ -35,7 +35,7 @@ function escapeToAscii(ch: string): string {
 }
 
 /** Encode one string exactly as Python's `json.dumps` with `ensure_ascii=True`. */
-export function canonicalString(value: string): string {
+function canonicalString(value: string): string {
   const json = JSON.stringify(value);
   // Fast path: pure printable ASCII needs no further work.
   for (let i = 0; i < json.length; i++) {

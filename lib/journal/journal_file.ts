@@ -19,14 +19,6 @@ export class JournalPoisonedError extends Error {
   }
 }
 
-/** The head moved since the caller looked (optimistic concurrency). */
-export class JournalHeadMovedError extends Error {
-  constructor(readonly expected: string, readonly actual: string) {
-    super(`journal head moved: expected ${expected}, found ${actual}`);
-    this.name = "JournalHeadMovedError";
-  }
-}
-
 /** A row that was appended, with its assigned `seq` and hash. */
 export interface AppendedRow {
   seq: number;

@@ -5,7 +5,7 @@ import { canonicalJson, type JsonValue } from "./canonical_json.ts";
 import { sha256Hex } from "./hash.ts";
 
 /** Current journal row format version. */
-export const ROW_VERSION = 1;
+const ROW_VERSION = 1;
 
 /** A journal row as stored: the canonical JSON of this object is one line. */
 export interface JournalRow {
@@ -32,7 +32,7 @@ export interface EncodedRow {
 }
 
 /** Event type names: lower snake case, so they read the same in every tool. */
-export const EVENT_TYPE = /^[a-z][a-z0-9_.]{0,63}$/;
+const EVENT_TYPE = /^[a-z][a-z0-9_.]{0,63}$/;
 
 /**
  * Build the row that follows `prev` at `seq`: hash = SHA-256 of the canonical JSON of

@@ -30,7 +30,7 @@ export interface ChainCursor {
 }
 
 /** The cursor of an empty chain. */
-export function emptyCursor(): ChainCursor {
+function emptyCursor(): ChainCursor {
   return { nextSeq: 0, head: ZERO_HASH };
 }
 
@@ -57,7 +57,7 @@ let scratch = new Uint8Array(4096);
  * cheaply by a native round trip) the hash is taken over the line minus its `hash` member;
  * otherwise the row is re-encoded canonically. Returns undefined when it has no canonical form.
  */
-export function recomputeRowHash(
+function recomputeRowHash(
   line: string,
   row: Record<string, unknown>,
   lineBytes?: Uint8Array,
@@ -120,7 +120,7 @@ function fault(seq: number, kind: FaultKind, expected: string, actual: string, w
  * `head` is null starts a segment verified apart from what precedes it: the first row's `prev`
  * is recorded in `cursor.firstPrev` for the caller to link, instead of being compared.
  */
-export function verifyLine(line: string, cursor: ChainCursor, lineBytes?: Uint8Array): LineOutcome {
+function verifyLine(line: string, cursor: ChainCursor, lineBytes?: Uint8Array): LineOutcome {
   const seq = cursor.nextSeq;
   let parsed: unknown;
   try {
@@ -162,13 +162,13 @@ function digestSyntaxFault(seq: number, field: "hash" | "prev", value: string): 
 }
 
 /** The fault of row `seq` whose `prev` is `found` where `expected` was due. */
-export function prevFault(seq: number, expected: string, found: string): ChainFault {
+function prevFault(seq: number, expected: string, found: string): ChainFault {
   if (!HEX64.test(found)) return digestSyntaxFault(seq, "prev", found);
   return fault(seq, "prev", expected, found, "prev does not chain onto the previous row");
 }
 
 /** A torn tail: a last line with no newline that is not a whole row. */
-export function tornTailFault(seq: number, line: string): ChainFault {
+function tornTailFault(seq: number, line: string): ChainFault {
   return fault(seq, "torn_tail", "a whole row ending in a newline", preview(line), "torn tail");
 }
 
@@ -323,7 +323,7 @@ export function verifyJournalText(text: string): ChainReport {
 }
 
 /** Parse a line after the chain already broke: rows are still folded, not verified. */
-export function parseOnly(line: string): LineOutcome {
+function parseOnly(line: string): LineOutcome {
   try {
     const parsed = JSON.parse(line);
     if (typeof parsed === "object" && parsed !== null && !shapeProblem(parsed)) {

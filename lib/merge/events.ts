@@ -4,7 +4,7 @@ import type { JournalEvent } from "../journal/row.ts";
 import type { GateResult } from "./gates.ts";
 
 /** Characters of a failed check's output kept in the journal. */
-export const JOURNAL_OUTPUT_CHARS = 2000;
+const JOURNAL_OUTPUT_CHARS = 2000;
 
 /** The failed checks of a gate evaluation, each `{kind, detail}` plus the tail of its output. */
 export function failedSignals(gates: GateResult): FailedSignal[] {

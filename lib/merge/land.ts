@@ -37,7 +37,7 @@ export interface AdvanceOptions {
 }
 
 /** Worktrees (main checkout first) that have `refs/heads/<branch>` checked out. */
-export async function checkoutsOf(root: string, branch: string): Promise<string[]> {
+async function checkoutsOf(root: string, branch: string): Promise<string[]> {
   const out = await git(["worktree", "list", "--porcelain", "-z"], { cwd: root });
   const found: string[] = [];
   let path = "";
@@ -51,7 +51,7 @@ export async function checkoutsOf(root: string, branch: string): Promise<string[
 const CHUNK = 500;
 
 /** Paths among `paths` that the checkout at `dir` has dirty, staged, untracked or ignored. */
-export async function dirtyAmong(
+async function dirtyAmong(
   dir: string,
   paths: readonly string[],
   signal?: AbortSignal,

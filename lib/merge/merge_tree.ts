@@ -19,7 +19,7 @@ export type ComputedMerge =
   | { kind: "conflict"; target_tip: string; agent_tip: string; files: string[] };
 
 /** A ref that must exist does not. */
-export class MissingRefError extends Error {
+class MissingRefError extends Error {
   constructor(readonly ref: string, readonly root: string) {
     super(`${ref} does not name a commit in ${root}`);
     this.name = "MissingRefError";

@@ -266,7 +266,7 @@ async function appendTaskMetric(
   record: Record<string, unknown>,
 ): Promise<void> {
   await Deno.mkdir(paths.metrics, { recursive: true });
-  await Deno.writeTextFile(join(paths.metrics, "tasks.jsonl"), JSON.stringify(record) + "\n", {
+  await Deno.writeTextFile(paths.taskMetrics, JSON.stringify(record) + "\n", {
     append: true,
   });
 }

@@ -35,7 +35,7 @@ export { MAX_ATTEMPTS };
 export type { LiveAgent };
 
 /** How long an agent may keep running after it reported completion. */
-export const REPORTED_EXIT_GRACE_MS = 10_000;
+const REPORTED_EXIT_GRACE_MS = 10_000;
 
 /** Everything the loop needs, built by `runPlan`. */
 export interface OrchestratorOptions {

@@ -16,7 +16,7 @@ import { journalPath, type WorkspacePaths } from "../workspace.ts";
 export type KeyedTask = ParsedPlan["tasks"][number] & { step_key: string };
 
 /** The step key of a step: stage, position within the stage, goal. */
-export function stepKey(stage: string, position: number, goal: string): string {
+function stepKey(stage: string, position: number, goal: string): string {
   return sha256Hex(`${stage}\n${position}\n${goal}`).slice(0, 16);
 }
 

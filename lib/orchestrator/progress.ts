@@ -15,7 +15,7 @@ interface Source {
 }
 
 /** Summarise counts like `2 open · 1 running · 3 closed`. */
-export function formatCounts(counts: Record<string, number>): string {
+function formatCounts(counts: Record<string, number>): string {
   const order = [
     "OPEN",
     "BLOCKED",

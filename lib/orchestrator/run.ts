@@ -13,10 +13,10 @@ import type { ServiceConfig } from "../config/schema.ts";
 import { ValidationError } from "../config/errors.ts";
 import { preflight } from "../agents/preflight.ts";
 import { CooldownTracker, loadCooldowns } from "../agents/cooldown.ts";
-import { loadCostReport } from "../agents/cost.ts";
+import { configuredBudgetUsd, readCostReport } from "../cost/spend.ts";
 import { agentTimeoutS } from "../agents/timeouts.ts";
-import { groupAlive, KILL_GRACE_MS, killTree } from "../agents/process.ts";
-import { readPidFiles, removePidFile } from "../agents/runtime_files.ts";
+import { KILL_GRACE_MS } from "../agents/process.ts";
+import { reapPidFiles } from "../agents/pid_files.ts";
 import { effectiveTokenSpecs } from "../auth/tokens.ts";
 import { git } from "../git/git.ts";
 import * as ev from "../journal/events.ts";
@@ -124,20 +124,11 @@ async function currentBranch(root: string): Promise<string> {
 
 /** End agents left running by an orchestrator that died, and remove their stale PID files. */
 async function reapStaleAgents(paths: WorkspacePaths, out: (line: string) => void): Promise<void> {
-  for (const record of (await readPidFiles(paths.runtime)).records) {
-    if (groupAlive(record.pgid)) {
-      out(
-        `stale agent ${record.session_id} (pid ${record.pid}) still running: SIGTERM, then SIGKILL`,
-      );
-      killTree(record.pgid, "SIGTERM");
-      const deadline = Date.now() + 5000;
-      while (groupAlive(record.pgid) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      if (groupAlive(record.pgid)) killTree(record.pgid, "SIGKILL");
-    }
-    await removePidFile(paths.runtime, record.session_id);
-  }
+  await reapPidFiles(
+    paths,
+    5000,
+    (a) => out(`stale agent ${a.session_id} (pid ${a.pid}) still running: SIGTERM, then SIGKILL`),
+  );
 }
 
 async function fileDigest(path: string): Promise<string> {
@@ -363,7 +354,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     const graceOverride = Number(env.SERVICE_KILL_GRACE_S);
     let tasksJsonl = "";
     try {
-      tasksJsonl = await Deno.readTextFile(join(paths.metrics, "tasks.jsonl"));
+      tasksJsonl = await Deno.readTextFile(paths.taskMetrics);
     } catch { /* no history yet */ }
     const progress = new ProgressDisplay(out, runId);
     let stateWrites: Promise<unknown> = Promise.resolve();
@@ -388,11 +379,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       qualityGates: (task) => qualityGatesFor(config, task.role),
       nudge: config.verification_nudge,
       onAlert: (nudge) => progress.event(verificationLine(nudge, colour) ?? "ALERT"),
-      cooldowns: await cooldownTracker(join(paths.runtime, "rate_limits.json"), env),
-      cost: await loadCostReport(
-        join(paths.runtime, "cost_report.json"),
-        config.budget_usd === undefined ? null : config.budget_usd,
-      ),
+      cooldowns: await cooldownTracker(paths.rateLimits, env),
+      cost: await readCostReport(paths, configuredBudgetUsd(config)),
       timeoutS: (task) => {
         if (timeoutOverride > 0) return timeoutOverride;
         const minutes = config.roles[task.role]?.timeout_minutes;

@@ -17,7 +17,7 @@ export interface SetupProblem {
 }
 
 /** The shortest `heartbeat_timeout_s` that tolerates one late heartbeat. */
-export const MIN_HEARTBEAT_TIMEOUT_S = (2 * HEARTBEAT_INTERVAL_MS) / 1000;
+const MIN_HEARTBEAT_TIMEOUT_S = (2 * HEARTBEAT_INTERVAL_MS) / 1000;
 
 /** Settings of service.yaml that would break every task (pure). */
 export function settingProblems(config: ServiceConfig): SetupProblem[] {

@@ -4,7 +4,6 @@
  * tasks are not all finished (same journal) after recovering its agents' work; `status` shows
  * why its tasks wait, also after it ended.
  */
-import { join } from "node:path";
 import { type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
 
 /** Contents of `.sdd/runtime/orchestrator.json`. */
@@ -23,8 +22,8 @@ export interface RunState {
 }
 
 /** `.sdd/runtime/orchestrator.json`. */
-export function runStatePath(paths: WorkspacePaths): string {
-  return join(paths.runtime, "orchestrator.json");
+function runStatePath(paths: WorkspacePaths): string {
+  return paths.runState;
 }
 
 /** The run state, or undefined when no run is in progress or resumable. */

@@ -3,10 +3,10 @@
  * `.sdd/runtime/cost_report.json` and `.sdd/metrics/cost.jsonl`; the budget decision stops
  * scheduling before the next task would pass `budget_usd`.
  */
-import { join } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
-import { addUsage, type CostReport, saveCostReport, wouldExceedBudget } from "../agents/cost.ts";
-import { appendCostRecords, costRecords } from "../agents/cost_summary.ts";
+import { addUsage, type CostReport, wouldExceedBudget } from "../agents/cost.ts";
+import { costRecords } from "../agents/cost_summary.ts";
+import { writeSpend } from "../cost/spend.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 
 /** Dollars from micro-USD, for messages. */
@@ -15,7 +15,7 @@ export function usd(micro: number): string {
 }
 
 /** The expected cost of one more task: the average so far (0 before any spend). */
-export function nextTaskEstimate(report: CostReport): number {
+function nextTaskEstimate(report: CostReport): number {
   const tasks = Object.keys(report.by_task).length;
   return tasks > 0 ? Math.ceil(report.total_micro_usd / tasks) : 0;
 }
@@ -62,9 +62,9 @@ export class SpendTracker {
     const usage = this.#adapter.parseUsage(text);
     if (!usage) return;
     this.#report = addUsage(this.#report, taskId, usage);
-    await saveCostReport(join(this.#paths.runtime, "cost_report.json"), this.#report);
-    await appendCostRecords(
-      join(this.#paths.metrics, "cost.jsonl"),
+    await writeSpend(
+      this.#paths,
+      this.#report,
       costRecords(usage, {
         ts: Math.floor(Date.now() / 1000),
         taskId,

@@ -28,9 +28,6 @@ export const CANCELLABLE: ReadonlySet<string> = new Set([
   "FAILED",
 ]);
 
-/** Statuses an operator can retry. */
-export const RETRYABLE: ReadonlySet<string> = new Set(["FAILED", "CANCELLED"]);
-
 /** Access to the workspace's tasks for an operator. */
 export interface TaskControl {
   /** `server` (through a running process's task API) or `store` (opened here). */
@@ -74,7 +71,7 @@ export async function openTaskControl(root: string): Promise<TaskControl> {
 }
 
 /** The rows of an operator's cancel or retry of `task`. */
-export function operatorRows(kind: "cancel" | "retry", task: Task): JournalEvent[] {
+function operatorRows(kind: "cancel" | "retry", task: Task): JournalEvent[] {
   return kind === "cancel" ? cancelRows(task) : operatorRetryRows(task);
 }
 

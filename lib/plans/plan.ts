@@ -32,7 +32,7 @@ function formatPlanPath(path: (string | number)[]): string {
 }
 
 /** One step. */
-export const StepSchema = z.strictObject({
+const StepSchema = z.strictObject({
   id: z.string().regex(ID_PATTERN).optional(),
   title: z.string().min(1).optional(),
   goal: z.string().min(1),
@@ -48,14 +48,14 @@ export const StepSchema = z.strictObject({
 });
 
 /** One stage. */
-export const StageSchema = z.strictObject({
+const StageSchema = z.strictObject({
   name: z.string().min(1),
   depends_on: z.array(z.string().min(1)).default([]),
   steps: z.array(StepSchema).min(1, "a stage needs at least one step"),
 });
 
 /** The plan document. */
-export const PlanSchema = z.strictObject({
+const PlanSchema = z.strictObject({
   name: z.string().optional(),
   description: z.string().optional(),
   stages: z.array(StageSchema).min(1, "a plan needs at least one stage"),

@@ -60,6 +60,8 @@ export async function runShell(command: string, options: ShellOptions): Promise<
   const tailChars = options.tailChars ?? 4000;
   const grouped = Deno.build.os !== "windows" && hasSetsid();
   const argv = grouped ? ["setsid", "sh", "-c", command] : ["sh", "-c", command];
+  // Deno.Command, not dax: gates and test commands spawn children, and a timeout must signal the
+  // whole group (dax signals only the direct child).
   const child = new Deno.Command(argv[0], {
     args: argv.slice(1),
     cwd: options.cwd,

@@ -20,7 +20,7 @@ import { journalContradiction } from "../audit/workspace_check.ts";
 import { diffPath, type WorkspacePaths } from "../workspace.ts";
 
 /** Longest note accepted, in characters. */
-export const MAX_NOTE_LENGTH = 4000;
+const MAX_NOTE_LENGTH = 4000;
 
 /** The request body of spec §2.6. Unknown fields are refused so typos are not silently dropped. */
 export const ReviewRequest = z.strictObject({

@@ -20,7 +20,7 @@ import { requireRunJournal } from "../runs/runs.ts";
 import { runLogPath, type WorkspacePaths } from "../workspace.ts";
 
 /** Bytes of a session log's end served with the task detail. */
-export const LOG_TAIL_BYTES = 16 * 1024;
+const LOG_TAIL_BYTES = 16 * 1024;
 
 /** `GET /review-board/runs/<run_id>/tasks`. */
 export interface RunOutline {

@@ -13,13 +13,13 @@ import { suggest } from "../util/levenshtein.ts";
 import { ROLE_NAME } from "../ids.ts";
 
 /** The files every role directory holds. */
-export const TEMPLATE_FILES = ["system_prompt.md", "task_prompt.md", "config.yaml"] as const;
+const TEMPLATE_FILES = ["system_prompt.md", "task_prompt.md", "config.yaml"] as const;
 
 /** Placeholders `task_prompt.md` must contain. */
-export const REQUIRED_PLACEHOLDERS = ["{{goal}}", "{{reporting}}"] as const;
+const REQUIRED_PLACEHOLDERS = ["{{goal}}", "{{reporting}}"] as const;
 
 /** Every placeholder a template may use (`{{name}}`); any other is a typo, refused up front. */
-export const KNOWN_PLACEHOLDERS = [
+const KNOWN_PLACEHOLDERS = [
   "task_id",
   "title",
   "role",
@@ -36,7 +36,7 @@ export const KNOWN_PLACEHOLDERS = [
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]*)\s*\}\}/g;
 
 /** Placeholders of `text` that no task fills. */
-export function unknownPlaceholders(text: string): string[] {
+function unknownPlaceholders(text: string): string[] {
   const known = new Set<string>(KNOWN_PLACEHOLDERS);
   return [...new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1]))].filter((n) =>
     !known.has(n)
@@ -44,7 +44,7 @@ export function unknownPlaceholders(text: string): string[] {
 }
 
 /** Directory of the built-in templates. */
-export const BUILTIN_TEMPLATES_DIR = fileURLToPath(
+const BUILTIN_TEMPLATES_DIR = fileURLToPath(
   new URL("../../templates/roles/", import.meta.url),
 );
 
@@ -57,7 +57,7 @@ export class TemplateError extends Error {
 }
 
 /** `config.yaml` of a role template. */
-export const RoleTemplateConfigSchema = z.strictObject({
+const RoleTemplateConfigSchema = z.strictObject({
   description: z.string().optional(),
   model: z.string().min(1).optional(),
   effort: z.string().min(1).optional(),
@@ -179,7 +179,7 @@ export function listBuiltinRoles(): Promise<string[]> {
 }
 
 /** The reporting instructions every agent gets (DESIGN.md §7). */
-export const REPORTING_INSTRUCTIONS = `When the goal is met, report completion:
+const REPORTING_INSTRUCTIONS = `When the goal is met, report completion:
 
     curl -sS -X POST "$SERVICE_SERVER_URL/tasks/$SERVICE_TASK_ID/complete" \\
       -H "Authorization: Bearer $SERVICE_TOKEN" -H "Content-Type: application/json" \\

@@ -41,7 +41,7 @@ export interface RunSummary {
  * A run's status (pure): a live process runs it (also after an earlier completion: it was
  * resumed); else its last `run_completed` says; else it was interrupted.
  */
-export function runStatus(completed: JsonValue | null, live: boolean): RunStatus {
+function runStatus(completed: JsonValue | null, live: boolean): RunStatus {
   if (live) return "running";
   const status = (completed as { status?: unknown } | null)?.status;
   return status === "completed" || status === "failed" || status === "stopped"

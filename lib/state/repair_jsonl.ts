@@ -19,7 +19,7 @@ export interface JsonlRepair {
 }
 
 /** Split JSONL text into lines that parse and lines that do not (pure). */
-export function partitionJsonl(text: string): { good: string[]; bad: string[] } {
+function partitionJsonl(text: string): { good: string[]; bad: string[] } {
   const good: string[] = [];
   const bad: string[] = [];
   for (const line of text.split("\n")) {

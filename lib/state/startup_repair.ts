@@ -9,10 +9,10 @@ import type { WorkspacePaths } from "../workspace.ts";
 import { fileStamp, repairJsonl } from "./repair_jsonl.ts";
 
 /** The JSONL files repaired on start. */
-export async function repairableJsonlFiles(paths: WorkspacePaths): Promise<string[]> {
+async function repairableJsonlFiles(paths: WorkspacePaths): Promise<string[]> {
   const files = [
-    join(paths.runtime, "access.jsonl"),
-    join(paths.runtime, "tracker_webhook_ledger.jsonl"),
+    paths.accessLog,
+    paths.webhookLedger,
   ];
   try {
     for await (const e of Deno.readDir(paths.metrics)) {

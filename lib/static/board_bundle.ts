@@ -11,7 +11,7 @@ import { EMBEDDED_BUNDLE } from "./embedded_bundle.ts";
 /** Where `deno task build` writes, relative to the project root. */
 export const BUILD_DIR = "static/build";
 /** The manifest naming the built file and its inputs. */
-export const MANIFEST = "manifest.json";
+const MANIFEST = "manifest.json";
 
 /** The URL path of a bundle file. */
 export function bundleUrl(bundle: BuiltBundle): string {
@@ -32,7 +32,7 @@ export async function writeBundle(bundle: BuiltBundle, dir: string): Promise<voi
 }
 
 /** The stored build in `root/static/build` when it is current, else undefined. */
-export async function readCurrentBuild(root = PROJECT_ROOT): Promise<BuiltBundle | undefined> {
+async function readCurrentBuild(root = PROJECT_ROOT): Promise<BuiltBundle | undefined> {
   const dir = join(root, BUILD_DIR);
   try {
     const manifest = JSON.parse(await Deno.readTextFile(join(dir, MANIFEST)));

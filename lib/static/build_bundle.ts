@@ -11,7 +11,7 @@ import { sha256Hex } from "../journal/hash.ts";
 export const PROJECT_ROOT: string = fileURLToPath(new URL("../../", import.meta.url));
 
 /** The islands entry point, relative to the project root. */
-export const ISLANDS_ENTRY = "islands/client.tsx";
+const ISLANDS_ENTRY = "islands/client.tsx";
 
 /** A built bundle: its bytes, content-hashed file name and the hashes of the sources it came from. */
 export interface BuiltBundle {

@@ -71,8 +71,10 @@ export function formatStatus(
   lines.push(`runs: ${status.runs ?? 0}`);
   const spend = status.spend as
     | { total_micro_usd: number; budget_micro_usd: number | null; over_budget: boolean }
+    | { error: string; fix: string }
     | undefined;
-  if (spend) {
+  if (spend && "error" in spend) lines.push(p.red(`spend: ${spend.error}; fix: ${spend.fix}`));
+  else if (spend) {
     const usd = (m: number) => `$${(m / 1_000_000).toFixed(2)}`;
     const budget = spend.budget_micro_usd === null
       ? "no budget"

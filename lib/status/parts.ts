@@ -4,13 +4,12 @@
  * from PID files), `spend` (cost report against budget), `rate_limits` (cooldowns).
  * `STATUS_PARTS` lists them in the order the status object shows them.
  */
-import { join } from "node:path";
 import { loadCooldowns } from "../agents/cooldown.ts";
 import { readRunState } from "../orchestrator/run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
 import { loadConfig } from "../config/load.ts";
-import { readSpend } from "../cost/report.ts";
+import { configuredBudgetUsd, readSpend, SpendFileError, spendSummary } from "../cost/spend.ts";
 import type { AppContext } from "../http/context.ts";
 import { loadTaskSpecs } from "../tasks/persist.ts";
 import { openedTaskStore } from "../tasks/registry.ts";
@@ -19,7 +18,7 @@ import { readVerificationNudge } from "../verification/nudge.ts";
 import type { StatusPart } from "./status.ts";
 
 /** Task counts by status: the store's when the server opened it, else from the specs on disk. */
-export async function taskCounts(app: AppContext): Promise<Record<string, number>> {
+async function taskCounts(app: AppContext): Promise<Record<string, number>> {
   const store = openedTaskStore(app);
   if (store) return (await store).counts();
   const counts: Record<string, number> = Object.fromEntries(STATUSES.map((s) => [s, 0]));
@@ -44,7 +43,13 @@ const agentsPart: StatusPart = async (app) => {
 
 const spendPart: StatusPart = async (app) => {
   const config = await loadConfig(app.paths.root);
-  return await readSpend(app.paths, config?.budget_usd);
+  try {
+    return spendSummary(await readSpend(app.paths, configuredBudgetUsd(config), false));
+  } catch (e) {
+    // A broken report must not hide the rest of the status, nor read as zero spend.
+    if (!(e instanceof SpendFileError)) throw e;
+    return { error: e.message, fix: e.fix };
+  }
 };
 
 /** What `status` says of a run whose process is not running it, by the run state's status. */
@@ -79,7 +84,7 @@ const runPart: StatusPart = async (app: AppContext) => {
 
 const rateLimitsPart: StatusPart = async (app: AppContext) => {
   const nowS = Date.now() / 1000;
-  const tracker = await loadCooldowns(join(app.paths.runtime, "rate_limits.json"));
+  const tracker = await loadCooldowns(app.paths.rateLimits);
   const file = tracker.toJSON(nowS);
   return {
     cooldowns: Object.entries(file.cooldowns).map(([adapter, e]) => ({

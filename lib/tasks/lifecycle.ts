@@ -43,9 +43,6 @@ export const TRIGGERS = [
 /** A trigger of a transition. */
 export type TaskTrigger = typeof TRIGGERS[number];
 
-/** Statuses no trigger leaves except the merge step (DONE) or none at all. */
-export const TERMINAL: ReadonlySet<TaskStatus> = new Set(["DONE", "CLOSED", "FAILED", "CANCELLED"]);
-
 /** Statuses that satisfy a dependency (DESIGN.md §6). */
 export const SATISFIES_DEPENDENCY: ReadonlySet<TaskStatus> = new Set([
   "DONE",
@@ -59,7 +56,7 @@ export const ACTIVE: ReadonlySet<TaskStatus> = new Set(["CLAIMED", "IN_PROGRESS"
 const NON_TERMINAL: TaskStatus[] = ["OPEN", "BLOCKED", "CLAIMED", "IN_PROGRESS", "ORPHANED"];
 
 /** The allowed transitions: trigger -> from-status -> to-status. */
-export const TRANSITIONS: Readonly<Record<TaskTrigger, Partial<Record<TaskStatus, TaskStatus>>>> = {
+const TRANSITIONS: Readonly<Record<TaskTrigger, Partial<Record<TaskStatus, TaskStatus>>>> = {
   claim: { OPEN: "CLAIMED" },
   heartbeat: { CLAIMED: "IN_PROGRESS", IN_PROGRESS: "IN_PROGRESS" },
   complete: { CLAIMED: "DONE", IN_PROGRESS: "DONE" },

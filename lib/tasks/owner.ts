@@ -4,7 +4,6 @@
  * The owner is recorded in `.sdd/runtime/task-store.owner` (created exclusively); a live other
  * owner is refused, a dead one's record is taken over.
  */
-import { join } from "node:path";
 import { processAlive } from "../util/process_alive.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 
@@ -26,7 +25,7 @@ interface Owner {
 }
 
 function ownerFile(paths: WorkspacePaths): string {
-  return join(paths.runtime, "task-store.owner");
+  return paths.taskStoreOwner;
 }
 
 const held = new Map<string, number>();

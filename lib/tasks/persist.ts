@@ -46,7 +46,7 @@ export function taskFile(paths: WorkspacePaths, bucket: Bucket, id: string): str
 
 /** `.sdd/runtime/task-backlog.json`. */
 export function backlogExportPath(paths: WorkspacePaths): string {
-  return join(paths.runtime, "task-backlog.json");
+  return paths.taskBacklogExport;
 }
 
 /** Create the backlog directories. */

@@ -4,7 +4,7 @@
  * and learn its public URL from the program's own output. The tunnel runs in its own process
  * group and is ended with it.
  */
-import { findOnPath } from "../doctor/path_lookup.ts";
+import { resolveBinary } from "../agents/preflight.ts";
 
 /** A supported tunnel program. */
 export interface TunnelProgram {
@@ -72,7 +72,7 @@ export async function findTunnelProgram(
 ): Promise<{ program: TunnelProgram; path: string }> {
   for (const program of TUNNEL_PROGRAMS) {
     if (wanted && program.name !== wanted) continue;
-    const path = await findOnPath(program.name, pathVar);
+    const path = await resolveBinary(program.name, { PATH: pathVar ?? Deno.env.get("PATH") ?? "" });
     if (path) return { program, path };
   }
   throw new NoTunnelProgramError(wanted);

@@ -22,7 +22,7 @@ export interface Evidence {
 
 /** `.sdd/metrics/verification_nudges.jsonl`. */
 export function ledgerPath(paths: WorkspacePaths): string {
-  return join(paths.metrics, "verification_nudges.jsonl");
+  return paths.verificationNudges;
 }
 
 /** The record of one completion (pure): `verified` is the OR of the evidence flags. */

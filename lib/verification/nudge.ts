@@ -26,7 +26,7 @@ export interface NudgeSettings {
 }
 
 /** How many unverified task ids `recent_unverified` lists at most. */
-export const RECENT_UNVERIFIED_LIMIT = 10;
+const RECENT_UNVERIFIED_LIMIT = 10;
 
 /**
  * Summarise ledger text (pure). Lines that do not parse as records are skipped, and so are

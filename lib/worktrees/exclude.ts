@@ -15,17 +15,17 @@ import { gitText } from "../git/git.ts";
 export const SKILL_PREFIX = "service-";
 
 /** The exclude line that keeps the service's state directory out of git. */
-export const SDD_EXCLUDE = ".sdd/";
+const SDD_EXCLUDE = ".sdd/";
 
 /** The exclude line for injected skill files with `prefix` (anchored at the worktree root). */
-export function skillExcludeLine(prefix: string = SKILL_PREFIX): string {
+function skillExcludeLine(prefix: string = SKILL_PREFIX): string {
   return `/.claude/skills/${prefix}*`;
 }
 
 const done = new Set<string>();
 
 /** The `info/exclude` file git reads for the worktree or repository at `cwd`. */
-export async function excludeFilePath(cwd: string): Promise<string> {
+async function excludeFilePath(cwd: string): Promise<string> {
   const path = await gitText(["rev-parse", "--git-path", "info/exclude"], { cwd });
   return isAbsolute(path) ? path : join(cwd, path);
 }

@@ -6,7 +6,7 @@ import { git, resolveCommit } from "../git/git.ts";
 import { agentBranch, commitPartialWork, requireSessionId, worktreePath } from "./worktrees.ts";
 
 /** Namespace of the refs that keep the work of reaped, unmerged sessions. */
-export const RESCUE_PREFIX = "refs/service/rescue/";
+const RESCUE_PREFIX = "refs/service/rescue/";
 
 /** Options of {@link reapWorktree}. */
 export interface ReapOptions {

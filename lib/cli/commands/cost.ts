@@ -1,9 +1,9 @@
 /** `service cost`: spend by model or task, optionally over the last period, against the budget. */
 import { CliError, colour, type Command } from "../command.ts";
 import { parseDuration } from "../../agents/cost_summary.ts";
-import { usdToMicro } from "../../agents/prices.ts";
 import { loadConfig } from "../../config/load.ts";
-import { buildSpendView, formatSpendView, readSpendSources } from "../../cost/spend_view.ts";
+import { configuredBudgetUsd, readSpend } from "../../cost/spend.ts";
+import { buildSpendView, formatSpendView } from "../../cost/spend_view.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { parseOptions } from "./_options.ts";
 
@@ -44,10 +44,9 @@ Options:
       }
       last = { text, seconds };
     }
-    let configBudgetMicroUsd: number | null | undefined;
+    let budgetUsd: number | null | undefined;
     try {
-      const config = await loadConfig(ctx.root);
-      if (config?.budget_usd !== undefined) configBudgetMicroUsd = usdToMicro(config.budget_usd);
+      budgetUsd = configuredBudgetUsd(await loadConfig(ctx.root));
     } catch (e) {
       ctx.stderr(
         colour.yellow(
@@ -56,13 +55,8 @@ Options:
         ),
       );
     }
-    const sources = await readSpendSources(workspacePaths(ctx.root));
-    const view = buildSpendView(sources, {
-      by,
-      last,
-      now: Math.floor(Date.now() / 1000),
-      configBudgetMicroUsd,
-    });
+    const spend = await readSpend(workspacePaths(ctx.root), budgetUsd);
+    const view = buildSpendView(spend, { by, last, now: Math.floor(Date.now() / 1000) });
     if (values.json) ctx.stdout(JSON.stringify(view, null, 2));
     else for (const line of formatSpendView(view, colour)) ctx.stdout(line);
     return 0;

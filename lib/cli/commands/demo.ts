@@ -86,7 +86,7 @@ stages:
 `;
 
 /** Create the demo workspace in `dir`: files, config, plan, one commit. */
-export async function createDemoWorkspace(dir: string): Promise<void> {
+async function createDemoWorkspace(dir: string): Promise<void> {
   for (const [path, text] of Object.entries(FILES)) {
     await Deno.mkdir(join(dir, path, ".."), { recursive: true });
     await Deno.writeTextFile(join(dir, path), text);

@@ -10,7 +10,8 @@ export const doctorCommand: Command = {
 
 Checks: deno; git on PATH; the workspace is a git repository and .sdd/ is writable;
 service.yaml is valid; every role has a template; the server port is free (or our server runs
-there); the configured agent CLI is on PATH and its API-key variable is set; no stale PID files;
+there); the configured agent CLI passes the preflight \`service run\` makes (PATH lookup,
+executable, API key or gateway token); stale PID files (a warning: run and stop remove them);
 every run journal verifies. Each failed check prints its fix. Exit 0 when all pass, else 1.
 
 Options:

@@ -1,6 +1,6 @@
 /** `service run [plan]`: run a plan with agents in worktrees, in the foreground or detached. */
 import { parseArgs } from "node:util";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { CliError, colour, type Command } from "../command.ts";
 import { runPlan } from "../../orchestrator/run.ts";
 import { readRunState } from "../../orchestrator/run_state.ts";
@@ -106,13 +106,15 @@ async function detach(
 ) {
   const paths = workspacePaths(root);
   await Deno.mkdir(paths.runtime, { recursive: true });
-  const logPath = join(paths.runtime, "orchestrator.log");
+  const logPath = paths.orchestratorLog;
   const args = ["run", "-A", Deno.mainModule, "--root", root, "run"];
   if (plan) args.push(resolve(root, plan));
   if (port) args.push("--port", port);
   if (force) args.push("--force");
   const before = (await readRunState(paths))?.started_at ?? 0;
   // `exec` keeps the pid and writes straight to the log: nothing flows through this process.
+  // Deno.Command, not dax: the background run is detached into its own session and outlives
+  // this process, which dax cannot do.
   const child = new Deno.Command("sh", {
     args: ["-c", 'exec "$0" "$@" >>"$SERVICE_RUN_LOG" 2>&1 </dev/null', Deno.execPath(), ...args],
     env: { SERVICE_RUN_LOG: logPath, NO_COLOR: "1" },

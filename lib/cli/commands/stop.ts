@@ -3,8 +3,7 @@ import { parseArgs } from "node:util";
 import type { Command } from "../command.ts";
 import { readRunState, writeRunState } from "../../orchestrator/run_state.ts";
 import { processAlive } from "../../util/process_alive.ts";
-import { groupAlive, killTree } from "../../agents/process.ts";
-import { readPidFiles, removePidFile } from "../../agents/runtime_files.ts";
+import { reapPidFiles } from "../../agents/pid_files.ts";
 import { workspacePaths } from "../../workspace.ts";
 
 export const stopCommand: Command = {
@@ -39,18 +38,13 @@ Options:
       }
       ctx.stdout(`run ${state.run_id} stopped; \`service run\` resumes it`);
     }
-    let stale = 0;
-    for (const record of (await readPidFiles(paths.runtime)).records) {
-      if (groupAlive(record.pgid)) {
-        killTree(record.pgid, "SIGTERM");
-        await new Promise((r) => setTimeout(r, 2000));
-        if (groupAlive(record.pgid)) killTree(record.pgid, "SIGKILL");
-      }
-      await removePidFile(paths.runtime, record.session_id);
-      stale++;
+    let survivors = 0;
+    const stale = (await reapPidFiles(paths, 2000, () => survivors++)).length;
+    if (survivors > 0) {
+      ctx.stdout(`ended ${survivors} agent(s) left by an orchestrator that is gone`);
     }
     if (stale > 0) {
-      ctx.stdout(`ended ${stale} agent(s) left by an orchestrator that is gone; PID files removed`);
+      ctx.stdout(`removed ${stale} stale PID file(s)`);
     }
     if (state && state.status === "running" && !processAlive(state.pid)) {
       await writeRunState(paths, { ...state, status: "stopped" });

@@ -136,7 +136,7 @@ export function onSpawnFailed(d: Draft, out: Out, e: SpawnFailed): void {
 type Recovered = Extract<CoreEvent, { type: "recovered" }>;
 
 /** Why a task's card goes back to queued when the run stops under it. */
-export const STOPPED_REASON = "the run stopped; `service run` resumes it (its work is kept)";
+const STOPPED_REASON = "the run stopped; `service run` resumes it (its work is kept)";
 
 /** The agent was lost when an earlier orchestrator process stopped or died. */
 export const LOST_REASON = "its agent was lost when the orchestrator stopped";
