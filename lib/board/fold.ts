@@ -237,28 +237,45 @@ function byLastIndexThenId(a: Card, b: Card): number {
   return compareCodePoints(a.task_id, b.task_id);
 }
 
-/** The board of `state`: fresh objects, columns ordered by last transition then task id. */
+/**
+ * The board of `state`: fresh objects, columns ordered by last transition then task id. Every
+ * object is built with its keys in canonical (sorted) order, so its canonical JSON is one native
+ * stringify (lib/journal/canonical_json.ts) — a 20 000-card board hashes in milliseconds.
+ */
 export function boardOf(state: FoldState): Board {
-  const columns = { queued: [], running: [], gated: [], needs_review: [], merged: [] } as Record<
+  const columns = { gated: [], merged: [], needs_review: [], queued: [], running: [] } as Record<
     Column,
     Card[]
   >;
   for (const { card, column } of state.cards.values()) {
-    const copy: Card = { task_id: card.task_id, last_index: card.last_index };
-    if (card.title !== undefined) copy.title = card.title;
-    if (card.role !== undefined) copy.role = card.role;
-    if (card.diff) copy.diff = { ...card.diff };
+    const copy = {} as Card;
+    if (card.diff) copy.diff = diffOf(card.diff);
     if (card.gates) copy.gates = card.gates;
-    if (card.verdict) copy.verdict = { ...card.verdict };
+    copy.last_index = card.last_index;
+    if (card.role !== undefined) copy.role = card.role;
+    copy.task_id = card.task_id;
+    if (card.title !== undefined) copy.title = card.title;
+    if (card.verdict) copy.verdict = verdictOf(card.verdict);
     columns[column].push(copy);
   }
   for (const column of COLUMNS) columns[column].sort(byLastIndexThenId);
   return {
-    schema_version: 1,
-    run: { started: state.started, completed: state.completed },
-    event_count: state.eventCount,
     columns,
+    event_count: state.eventCount,
+    run: { completed: state.completed, started: state.started },
+    schema_version: 1,
   };
+}
+
+function diffOf({ added, files, removed, sha256 }: CardDiff): CardDiff {
+  return { added, files, removed, sha256 };
+}
+
+function verdictOf(verdict: CardVerdict): CardVerdict {
+  const copy = { decision: verdict.decision, index: verdict.index } as CardVerdict;
+  if (verdict.note !== undefined) copy.note = verdict.note;
+  copy.principal = verdict.principal;
+  return copy;
 }
 
 /** Fold a whole list of rows (each with its line index) into a board. */

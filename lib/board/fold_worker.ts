@@ -11,11 +11,13 @@ import { walkSegment } from "../journal/incremental.ts";
 import type { WalkerState } from "../journal/verify.ts";
 import type { FoldState } from "./fold.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
+import { warmUpFold } from "./warm_up.ts";
 
 type SegmentResult = { walker: WalkerState; state: FoldState };
 
-/** Warm workers are kept for this many segments at once (one per core). */
-export const WARM_WORKERS = Math.max(2, Math.min(navigator.hardwareConcurrency || 2, 8));
+/** Segments of a large first read: one per core, the first folded by the requesting thread. */
+export const FOLD_SEGMENTS = Math.max(2, Math.min(navigator.hardwareConcurrency || 2, 8));
+const WARM_WORKERS = FOLD_SEGMENTS - 1;
 
 let holders = 0;
 const idle: Worker[] = [];
@@ -69,6 +71,7 @@ function refill(): void {
 export async function holdFoldWorkers(waitMs = 5000): Promise<() => void> {
   holders++;
   refill();
+  if (holders === 1) warmUpFold(); // this thread folds the first segment: warm it too
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([
     Promise.all(idle.map((w) => loaded.get(w))),

@@ -15,7 +15,7 @@ import {
   settledBefore,
 } from "../journal/file_identity.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
-import { foldSegmentInWorker, WARM_WORKERS } from "./fold_worker.ts";
+import { FOLD_SEGMENTS, foldSegmentInWorker } from "./fold_worker.ts";
 import { type Board, boardOf, type CardDiff, type FoldState, mergeFoldStates } from "./fold.ts";
 
 /** The response of `GET /review-board/runs/<run_id>`. */
@@ -49,7 +49,7 @@ export const BOARD_SINK: RowSink<FoldState> = {
   ...BOARD_FOLD_SINK,
   parallel: {
     minBytes: PARALLEL_FOLD_MIN_BYTES,
-    segments: WARM_WORKERS,
+    segments: FOLD_SEGMENTS,
     foldSegment: foldSegmentInWorker,
     merge: mergeFoldStates,
   },

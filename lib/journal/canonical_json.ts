@@ -29,6 +29,7 @@ export type JsonValue =
 // escapes '"', '\\', control characters (with Python's short forms \b \f \n \r \t and
 // lower-case \u00XX) and lone surrogates; what it leaves raw is DEL and non-ASCII.
 const NEEDS_ASCII_ESCAPE = /[\u007f-\uffff]/g;
+const HAS_NON_ASCII = /[\u007f-\uffff]/;
 
 function escapeToAscii(ch: string): string {
   return "\\u" + ch.charCodeAt(0).toString(16).padStart(4, "0");
@@ -173,10 +174,7 @@ export function canonicalJson(value: unknown): string {
   // stringify; anything else takes the exact encoder, which also names what has no form.
   if (stringifiesCanonically(value)) {
     const json = JSON.stringify(value);
-    for (let i = 0; i < json.length; i++) {
-      if (json.charCodeAt(i) >= 0x7f) return json.replace(NEEDS_ASCII_ESCAPE, escapeToAscii);
-    }
-    return json;
+    return HAS_NON_ASCII.test(json) ? json.replace(NEEDS_ASCII_ESCAPE, escapeToAscii) : json;
   }
   return canonicalJsonExact(value);
 }

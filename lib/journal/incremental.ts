@@ -20,9 +20,8 @@ export interface RowSink<S> {
 }
 
 /**
- * Splits a large first read into segments walked and folded elsewhere (workers), while this
- * thread only fingerprints the bytes; then the chains are linked and the states merged in
- * line order. The parsing garbage of a large read then lives and dies with the workers' heaps.
+ * Splits a large first read into segments: this thread walks and folds the first while workers
+ * take the others; then the chains are linked and the states merged in line order.
  */
 export interface ParallelFold<S> {
   /** Reads smaller than this stay on one thread. */
@@ -188,13 +187,16 @@ export class IncrementalJournal<S> {
       if (cut > cuts.at(-1)! && cut < end) cuts.push(cut);
     }
     cuts.push(end);
+    // The later segments go to workers; this thread folds the first one meanwhile.
     const folds: Promise<{ walker: WalkerState; state: S }>[] = [];
-    let startLine = 0;
-    for (let i = 0; i + 1 < cuts.length; i++) {
+    let startLine = countLines(bytes, 0, cuts[1]);
+    for (let i = 1; i + 1 < cuts.length; i++) {
       folds.push(parallel.foldSegment(bytes.subarray(cuts[i], cuts[i + 1]), startLine));
       startLine += countLines(bytes, cuts[i], cuts[i + 1]);
     }
-    // Fingerprint the bytes while the segments are folded elsewhere.
+    forEachLine(bytes, 0, cuts[1], (line, lineBytes) => {
+      this.#feed(this.#walker, this.#state, line, lineBytes, false);
+    });
     for (let i = 0; i + 1 < cuts.length; i++) this.#commit(bytes, cuts[i], cuts[i + 1]);
     for (const segment of await Promise.all(folds)) {
       this.#walker = linkWalkers(this.#walker, segment.walker);
