@@ -2,6 +2,7 @@
  * Per-usage cost records in `.sdd/metrics/cost.jsonl` (one line per model per usage, `ts` in
  * epoch seconds) and their summary for `service cost --by model|task --last 24h`.
  */
+import { dirname } from "node:path";
 import type { UsageReport } from "./adapters/types.ts";
 
 /** One line of `.sdd/metrics/cost.jsonl`. */
@@ -96,6 +97,8 @@ export function parseDuration(text: string): number | undefined {
 /** Append records to cost.jsonl, one whole line each, in one write. */
 export async function appendCostRecords(path: string, records: CostRecord[]): Promise<void> {
   if (records.length === 0) return;
+  // A fresh workspace has no metrics directory until the first record.
+  await Deno.mkdir(dirname(path), { recursive: true });
   await Deno.writeTextFile(path, records.map((r) => JSON.stringify(r) + "\n").join(""), {
     append: true,
   });
