@@ -11,6 +11,8 @@ export interface PermanentExit {
   cause: "auth" | "trust" | "config" | "input" | "model";
   /** What to do about it. */
   fix: string;
+  /** The CLI's own words: the message of the last log line that names the failure. */
+  said?: string;
 }
 
 interface ExitRule {
@@ -79,6 +81,28 @@ const RULES: readonly ExitRule[] = [
   },
 ];
 
+/** The human part of a log line: `error.message` or `message` of a JSON line, else the line. */
+export function logLineMessage(line: string): string {
+  const t = line.trim();
+  if (!t.startsWith("{")) return t;
+  try {
+    const v = JSON.parse(t);
+    const msg = v?.error?.message ?? v?.message;
+    if (typeof msg !== "string") return t;
+    // Gemini wraps the provider's JSON body in "[API Error: …]": keep the provider's message.
+    const inner = /"message":\s*"((?:[^"\\]|\\.)*)"/.exec(msg);
+    return (inner ? JSON.parse(`"${inner[1]}"`) : msg).trim();
+  } catch {
+    return t;
+  }
+}
+
+function saidBy(rule: ExitRule, tail: readonly string[]): string | undefined {
+  const lines = tail.filter((l) => l.trim() !== "");
+  const line = rule.pattern ? lines.findLast((l) => rule.pattern!.test(l)) : undefined;
+  return line === undefined ? undefined : logLineMessage(line).slice(0, 300);
+}
+
 /**
  * The verdict on an agent's non-zero exit when it will repeat on every attempt, from the exit
  * code and the last lines of its log; undefined when another attempt may fare better.
@@ -95,5 +119,7 @@ export function permanentExit(
     (r.code === undefined || r.code === exitCode) &&
     (r.pattern === undefined || r.pattern.test(text))
   );
-  return rule?.verdict;
+  if (!rule) return undefined;
+  const said = saidBy(rule, logTail);
+  return said ? { ...rule.verdict, said } : rule.verdict;
 }

@@ -60,7 +60,9 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
   if (permanent) {
     return {
       kind: `agent_${permanent.cause}_error`,
-      reason: `agent exited ${end.exitCode} (${permanent.cause} error)${quote}; ${permanent.fix}`,
+      reason: `agent exited ${end.exitCode} (${permanent.cause} error): ${
+        permanent.said ?? said ?? "no error line in its log"
+      }; ${permanent.fix}`,
       retryable: false,
       fastExit: end.durationMs < FAST_EXIT_WINDOW_MS,
     };

@@ -93,8 +93,9 @@ export function startFakeGeminiApi(options: FakeGeminiOptions = {}): FakeServer 
       responseId: `fake-${crypto.randomUUID()}`,
     });
     if (method === "generateContent") {
-      // Helpers (the model router, next-speaker checks) ask for JSON; answer a neutral one.
-      return Response.json(answer([{ text: '{"reasoning":"simple","model_choice":"flash"}' }]));
+      // Gemini CLI's model router asks for a JSON complexity verdict: a simple task.
+      const verdict = { complexity_reasoning: "a one-file change", complexity_score: 10 };
+      return Response.json(answer([{ text: JSON.stringify(verdict) }]));
     }
     if (method !== "streamGenerateContent") {
       return Response.json({ error: { code: 404, message: `no ${method}`, status: "NOT_FOUND" } }, {

@@ -8,7 +8,8 @@
  * through the tool the request offers (Codex's code-mode `exec` custom tool, whose JavaScript
  * calls `tools.exec_command`, or a plain `exec_command` / `shell` function); then the assistant
  * says `finalText`. The Responses WebSocket upgrade (`GET /v1/responses`) answers 426 so a
- * client falls back to HTTP at once. Every request is recorded.
+ * client falls back to HTTP at once. In `auth` mode every call answers 401 `invalid_api_key`.
+ * Every request is recorded.
  */
 import {
   type FakeServer,
@@ -37,6 +38,8 @@ export interface FakeResponsesOptions {
   usage?: ResponsesUsage;
   /** The model named in `response.completed` (default: the model the request asked for). */
   model?: string;
+  /** `auth`: every call answers 401 `invalid_api_key`, as OpenAI does for a bad key. */
+  mode?: "ok" | "auth";
 }
 
 type Json = Record<string, unknown>;
@@ -103,6 +106,17 @@ export function startFakeResponsesApi(options: FakeResponsesOptions = {}): FakeS
       return Response.json({ error: { message: "Not found", type: "invalid_request_error" } }, {
         status: 404,
       });
+    }
+    if (options.mode === "auth") {
+      return Response.json({
+        error: {
+          message: "Incorrect API key provided. You can find your API key at " +
+            "https://platform.openai.com/account/api-keys.",
+          type: "invalid_request_error",
+          param: null,
+          code: "invalid_api_key",
+        },
+      }, { status: 401 });
     }
     const body = (req.body ?? {}) as Json;
     const n = ++responses;
