@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { configPath, configuredAdapter, loadConfig } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { loadServerSettings } from "../config/server_config.ts";
+import { headlessProblem } from "../agents/preflight.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
 import { listRescueRefs, type RescueRef } from "../worktrees/reap.ts";
 import { verifyJournalText } from "../journal/verify.ts";
@@ -235,6 +236,15 @@ async function checkAgentCli(config: ServiceConfig): Promise<CheckResult[]> {
         detail: `API key not set: none of ${adapter.apiKeyEnv.join(", ")} is set`,
         fix: `export ${adapter.apiKeyEnv[0]}=<your key> before \`service run\``,
       },
+    );
+  }
+  // What the CLI needs to start headless beyond a key: auth selection, endpoint, trust.
+  if (adapter.headlessProblem) {
+    const problem = headlessProblem(adapter, Deno.env.toObject());
+    out.push(
+      problem
+        ? { name: "headless start", ok: false, detail: problem.problem, fix: problem.fix }
+        : { name: "headless start", ok: true, detail: `${adapter.name} can start headless` },
     );
   }
   return out;

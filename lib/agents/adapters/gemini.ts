@@ -16,6 +16,7 @@
 import { join } from "node:path";
 import type { AdapterInput, AgentAdapter, HeadlessSetup } from "./types.ts";
 import { routeModel } from "./_model.ts";
+import { isHttpUrl } from "./_url.ts";
 import { parseGeminiJson } from "../usage.ts";
 
 /** The auth type Gemini CLI calls API-key auth. */
@@ -83,21 +84,26 @@ export const geminiAdapter: AgentAdapter = {
   headless: geminiHeadless,
   headlessProblem(env) {
     const url = env.GOOGLE_GEMINI_BASE_URL;
-    if (url && !URL.canParse(url)) {
-      return `GOOGLE_GEMINI_BASE_URL is not a URL (${url}): set it to the endpoint's base, e.g. http://127.0.0.1:8080`;
+    if (url && !isHttpUrl(url)) {
+      return {
+        problem: `GOOGLE_GEMINI_BASE_URL is not an http(s) URL: ${url}`,
+        fix: "set it to the endpoint's base, e.g. http://127.0.0.1:8080, or unset it",
+      };
     }
     if (truthy(env.GOOGLE_GENAI_USE_VERTEXAI)) {
       const project = env.GOOGLE_CLOUD_PROJECT && env.GOOGLE_CLOUD_LOCATION;
-      if (!project && !env.GOOGLE_API_KEY) {
-        return "Vertex AI auth (GOOGLE_GENAI_USE_VERTEXAI=true) needs GOOGLE_CLOUD_PROJECT and " +
-          "GOOGLE_CLOUD_LOCATION, or GOOGLE_API_KEY";
-      }
+      if (project || env.GOOGLE_API_KEY) return undefined;
+      return {
+        problem: "Vertex AI auth (GOOGLE_GENAI_USE_VERTEXAI=true) has no project and no key",
+        fix: "export GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, or GOOGLE_API_KEY",
+      };
+    }
+    if (truthy(env.GOOGLE_GENAI_USE_GCA) || env.GEMINI_API_KEY || env.GOOGLE_API_KEY) {
       return undefined;
     }
-    if (!truthy(env.GOOGLE_GENAI_USE_GCA) && !env.GEMINI_API_KEY && !env.GOOGLE_API_KEY) {
-      return "API-key auth needs GEMINI_API_KEY: export GEMINI_API_KEY=… (or set " +
-        "GOOGLE_GENAI_USE_VERTEXAI=true for Vertex AI)";
-    }
-    return undefined;
+    return {
+      problem: "Gemini's API-key auth has no key",
+      fix: "export GEMINI_API_KEY=… (or GOOGLE_GENAI_USE_VERTEXAI=true with a project)",
+    };
   },
 };

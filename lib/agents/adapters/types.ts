@@ -58,6 +58,12 @@ export interface HeadlessSetup {
   files: LaunchFile[];
 }
 
+/** Why a headless start would fail, and what to do. */
+export interface HeadlessProblem {
+  problem: string;
+  fix: string;
+}
+
 /** Where a CLI keeps its own record of a session, found from the session's log. */
 export interface SessionRecordLocation {
   /** Directory searched (recursively, newest first) for the record. */
@@ -108,5 +114,5 @@ export interface AgentAdapter {
    * Why a headless start would fail under `env` although a key is set (auth selection, endpoint,
    * trust), with the fix; undefined when nothing is known to be wrong. Pure.
    */
-  headlessProblem?(env: Readonly<Record<string, string>>): string | undefined;
+  headlessProblem?(env: Readonly<Record<string, string>>): HeadlessProblem | undefined;
 }
