@@ -101,3 +101,39 @@ Deno.test({
     assert.match(String(failed.data.reason), /not retried/);
   },
 });
+
+Deno.test({
+  name: "real Gemini without its auth selected (a generic command) exits 41 once, not retried",
+  ignore: !gemini,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using dir = await tempDir();
+    await using home = await tempDir();
+    await using api = startFakeGeminiApi();
+    // What the gemini adapter does NOT do here: select API-key auth. Gemini guesses `gateway`.
+    await realCliWorkspace(
+      dir.path,
+      "generic",
+      "gemini.txt",
+      "cli_command: [gemini, --approval-mode, yolo, --skip-trust, --output-format, stream-json]\n" +
+        "prompt_flag: --prompt\nagent_env: [GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL]\n",
+    );
+    using _env = withEnv({
+      GEMINI_API_KEY: "test-key",
+      GOOGLE_GEMINI_BASE_URL: api.url,
+      HOME: home.path,
+    });
+    const result = await runPlan({ root: dir.path, ...quiet });
+    assert.equal(result.status, "failed", result.problems.join("; "));
+    const rows = (await journalOf(dir.path, result.runId)).rows.map((r) => r.row);
+    const exits = rows.filter((r) => r.type === "agent_exited").map((r) => r.data.exit_code);
+    assert.deepEqual(exits, [41], "one attempt");
+    const failed = rows.find((r) => r.type === "task_failed");
+    assert.match(
+      String(failed?.data.reason),
+      /^agent exited 41 \(auth error\): Invalid auth method selected\.; .*\(not retried/,
+    );
+    assert.equal(api.requests.length, 0, "Gemini gave up before calling the API");
+  },
+});

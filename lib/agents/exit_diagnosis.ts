@@ -64,7 +64,7 @@ const RULES: readonly ExitRule[] = [
   },
   {
     pattern:
-      /\b401\b[^\n]*unauthori[sz]ed|\bunauthori[sz]ed\b[^\n]*\b401\b|invalid[_ ]api[_ ]key|incorrect api key|api key not valid|UNAUTHENTICATED|authentication_error|no codex credentials were found/i,
+      /\b401\b[^\n]*unauthori[sz]ed|\bunauthori[sz]ed\b[^\n]*\b401\b|invalid[_ ]api[_ ]key|incorrect api key|api key not valid|UNAUTHENTICATED|authentication_error|no codex credentials were found|invalid auth method selected|please set an auth method/i,
     verdict: { cause: "auth", fix: AUTH_FIX },
   },
   {
