@@ -6,8 +6,10 @@
 /** One request a stand-in received. */
 export interface RecordedRequest {
   method: string;
-  /** Path and query, e.g. `/v1beta/models/x:streamGenerateContent?alt=sse`. */
+  /** Path without the query, e.g. `/v1beta/models/x:streamGenerateContent`. */
   path: string;
+  /** The query with its `?`, e.g. `?alt=sse`, or "". */
+  search: string;
   headers: Record<string, string>;
   body: unknown;
 }
@@ -46,7 +48,8 @@ export function startRecordingServer(
       } catch { /* keep the raw text */ }
       const recorded = {
         method: req.method,
-        path: url.pathname + url.search,
+        path: url.pathname,
+        search: url.search,
         headers: Object.fromEntries(req.headers),
         body,
       };

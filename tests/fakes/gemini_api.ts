@@ -64,7 +64,7 @@ export function startFakeGeminiApi(options: FakeGeminiOptions = {}): FakeServer 
   const commands = options.commands ?? [];
   const usage = options.usage ?? { prompt: 3000, cached: 1000, candidates: 50, thoughts: 10 };
   return startRecordingServer((req: RecordedRequest) => {
-    const m = /\/models\/([^/:]+):(\w+)/.exec(req.path.split("?")[0]);
+    const m = /\/models\/([^/:]+):(\w+)/.exec(req.path);
     if (req.method !== "POST" || !m) {
       return Response.json({ error: { code: 404, message: "Not found", status: "NOT_FOUND" } }, {
         status: 404,

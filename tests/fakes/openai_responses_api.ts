@@ -96,7 +96,7 @@ export function startFakeResponsesApi(options: FakeResponsesOptions = {}): FakeS
   const usage = options.usage ?? { input: 2000, cached: 500, output: 60, reasoning: 20 };
   let responses = 0;
   return startRecordingServer((req: RecordedRequest) => {
-    const path = req.path.split("?")[0];
+    const path = req.path;
     if (req.method === "GET" && path.endsWith("/responses")) {
       return Response.json({ error: { message: "websockets are not supported here" } }, {
         status: 426,
