@@ -68,7 +68,8 @@ export const geminiAdapter: AgentAdapter = {
     "GOOGLE_APPLICATION_CREDENTIALS",
     "GEMINI_CLI_HOME",
   ],
-  cheapestModel: "gemini-2.5-flash-lite",
+  // Gemini 0.61's own alias of its cheapest model (gemini-3.5-flash-lite), so it follows the CLI.
+  cheapestModel: "flash-lite",
   acceptsMcpConfig: false,
   supportsEffort: false,
   buildArgv(input: AdapterInput): string[] {

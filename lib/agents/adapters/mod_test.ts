@@ -97,6 +97,16 @@ const CASES: [string, string, Partial<AdapterInput>, string[]][] = [
     "gemini-2.5-pro",
     "--prompt=-fix the bug",
   ]],
+  ["gemini: complexity low routes to its flash-lite alias", "gemini", { complexity: "low" }, [
+    "--approval-mode",
+    "yolo",
+    "--skip-trust",
+    "--output-format",
+    "stream-json",
+    "--model",
+    "flash-lite",
+    "--prompt=-fix the bug",
+  ]],
   ["qwen takes a runtime MCP config", "qwen", { mcpConfigPath: "/m.json" }, [
     "--approval-mode",
     "yolo",
