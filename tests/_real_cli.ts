@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { journalOf, sh, withEnv } from "./_e2e.ts";
+import { CLI, journalOf, sh } from "./_e2e.ts";
+import { runDeno } from "./helpers.ts";
 import { resolveBinary } from "../lib/agents/preflight.ts";
 import { runPlan, type RunResult } from "../lib/orchestrator/run.ts";
 
@@ -60,16 +61,28 @@ export async function realCliWorkspace(
 /** A run of the plan in a fresh workspace by `adapter`, with `env` set for the service. */
 export interface RealRun extends AsyncDisposable {
   dir: string;
-  result: RunResult;
+  /** How the run ended (its `run_completed` status) and the service's terminal output. */
+  status: string;
+  output: string;
   /** The run's journal rows (verified, fold-checked). */
   rows: JournalRow[];
 }
 
 type JournalRow = Awaited<ReturnType<typeof journalOf>>["rows"][number]["row"];
 
+/** `p`, or a rejection after `ms` (the run's agents have their own 2-minute timeout). */
+function deadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`service run took over ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 /**
- * Run the one-step plan with a real CLI: a fresh workspace and a fresh HOME (`HOME` and, for
- * Codex, `CODEX_HOME`), `env` set in the service's environment for the run only.
+ * `service run` of the one-step plan in its own process, as a user runs it, with a fresh HOME
+ * (and `CODEX_HOME`) and `env`. Its environment is built here, not inherited from this process,
+ * whose variables other test files running in parallel may change (SERVICE_AGENT_TIMEOUT_S …).
  */
 export async function realRun(
   adapter: string,
@@ -80,15 +93,26 @@ export async function realRun(
   const dir = await Deno.makeTempDir({ prefix: "real-cli-" });
   const home = await Deno.makeTempDir({ prefix: "real-cli-home-" });
   await realCliWorkspace(dir, adapter, file, extraConfig);
-  let result: RunResult;
-  {
-    using _env = withEnv({ HOME: home, CODEX_HOME: home, ...env });
-    result = await runPlan({ root: dir, out: () => {}, port: 0 });
-  }
-  const rows = (await journalOf(dir, result.runId)).rows.map((r) => r.row);
+  const run = runDeno(["run", "-A", CLI, "--root", dir, "run", "--port", "0"], {
+    clearEnv: true,
+    env: {
+      LANG: "C.UTF-8",
+      // The agent's HOME is fresh; Deno's own cache stays where it is.
+      DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache/deno"),
+      HOME: home,
+      CODEX_HOME: home,
+      ...env,
+    },
+  });
+  const { text: output } = await deadline(run, 300_000);
+  const runs = await Array.fromAsync(Deno.readDir(join(dir, ".sdd/runs")));
+  assert.equal(runs.length, 1, `one run:\n${output}`);
+  const rows = (await journalOf(dir, runs[0].name)).rows.map((r) => r.row);
+  const status = String(rows.findLast((r) => r.type === "run_completed")?.data.status);
   return {
     dir,
-    result,
+    status,
+    output,
     rows,
     async [Symbol.asyncDispose]() {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -105,7 +129,7 @@ export async function costLines(dir: string): Promise<Record<string, unknown>[]>
 
 /** The agent wrote `file`, reported it over HTTP itself, and its work landed. */
 export async function assertReportedAndLanded(run: RealRun, file: string, text: string) {
-  assert.equal(run.result.status, "completed", run.result.problems.join("; "));
+  assert.equal(run.status, "completed", run.output);
   assert.equal(await Deno.readTextFile(join(run.dir, file)), `${text}\n`);
   const completed = run.rows.find((r) => r.type === "task_completed");
   assert.ok(completed, "the task was reported");
@@ -116,9 +140,11 @@ export async function assertReportedAndLanded(run: RealRun, file: string, text: 
 
 /** The run failed after exactly one agent exit, for a reason matching `reason`. */
 export function assertFailedOnce(run: RealRun, reason: RegExp) {
-  assert.equal(run.result.status, "failed", run.result.problems.join("; "));
+  assert.equal(run.status, "failed", run.output);
   const exits = run.rows.filter((r) => r.type === "agent_exited");
-  assert.equal(exits.length, 1, "not retried");
+  const said = run.rows.filter((r) => r.type === "task_retried" || r.type === "task_failed")
+    .map((r) => `${r.type}: ${r.data.reason}`);
+  assert.equal(exits.length, 1, `not retried; the journal says:\n${said.join("\n")}`);
   const failed = run.rows.find((r) => r.type === "task_failed");
   assert.match(String(failed?.data.reason), reason);
   assert.match(String(failed?.data.reason), /\(not retried: it would fail the same way\)$/);
