@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { CLI, journalOf, sh } from "./_e2e.ts";
 import { runDeno } from "./helpers.ts";
 import { resolveBinary } from "../lib/agents/preflight.ts";
-import { runPlan, type RunResult } from "../lib/orchestrator/run.ts";
 
 /** The binary's path, or undefined (with a SKIP line naming the install command). */
 export async function realBinary(name: string, pkg: string): Promise<string | undefined> {
