@@ -44,7 +44,7 @@ async function writeLaunchFile(file: LaunchFile): Promise<void> {
 }
 
 /** The adapter's private state directory under the runtime directory. */
-export function adapterStateDir(runtimeDir: string, adapter: AgentAdapter): string {
+function adapterStateDir(runtimeDir: string, adapter: AgentAdapter): string {
   return join(runtimeDir, "agents", adapter.name);
 }
 

@@ -147,7 +147,7 @@ export function codexThreadId(text: string): string | undefined {
  * attributed to the model of its turn's `turn_context`. Without such records, the
  * `token_count` events' `last_token_usage` are used. Undefined when the record names no usage.
  */
-export function parseCodexSessionRecord(text: string): UsageReport | undefined {
+function parseCodexSessionRecord(text: string): UsageReport | undefined {
   const turnModel = new Map<string, string>();
   let current = "unknown";
   const records: { turn?: string; usage: Json; model: string }[] = [];

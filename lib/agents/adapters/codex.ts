@@ -24,10 +24,10 @@ import { isHttpUrl } from "./_url.ts";
 import { codexThreadId, parseCodexJson } from "../usage.ts";
 
 /** The cheapest model of Codex 0.169's catalogue (`codex debug models`), for `complexity: low`. */
-export const CODEX_CHEAPEST_MODEL = "gpt-6-luna";
+const CODEX_CHEAPEST_MODEL = "gpt-6-luna";
 
 /** The `-c` overrides every headless run gets (the report must reach the task server). */
-export const CODEX_SANDBOX_OVERRIDES = ["-c", "sandbox_workspace_write.network_access=true"];
+const CODEX_SANDBOX_OVERRIDES = ["-c", "sandbox_workspace_write.network_access=true"];
 
 /** `-c` overrides and key mapping for a headless Codex under `env`. Pure. */
 export function codexHeadless(env: Readonly<Record<string, string>>): HeadlessSetup {

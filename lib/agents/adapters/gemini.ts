@@ -20,7 +20,7 @@ import { isHttpUrl } from "./_url.ts";
 import { parseGeminiJson } from "../usage.ts";
 
 /** The auth type Gemini CLI calls API-key auth. */
-export const GEMINI_API_KEY_AUTH = "gemini-api-key";
+const GEMINI_API_KEY_AUTH = "gemini-api-key";
 
 const truthy = (v: string | undefined) => v === "true";
 
