@@ -8,7 +8,7 @@
  * authenticate with a bearer token rather than a provider key. Otherwise the agent is refused.
  */
 import { delimiter, isAbsolute, join } from "node:path";
-import type { AgentAdapter } from "./adapters/types.ts";
+import type { AgentAdapter, HeadlessProblem } from "./adapters/types.ts";
 import { RuntimeError } from "./errors.ts";
 
 /** Options of `preflight`. */
@@ -45,6 +45,18 @@ export function missingApiKey(
     if (set(endpoint) && keys.some(set)) return undefined;
   }
   return `API key not set: ${adapter.apiKeyEnv[0]} (set it for the ${adapter.name} adapter)`;
+}
+
+/**
+ * Why `adapter` would fail to start headless under `env` although its key is set (auth
+ * selection, endpoint, trust: the adapter's own `headlessProblem`), or undefined. Pure.
+ */
+export function headlessProblem(
+  adapter: AgentAdapter,
+  env: Record<string, string>,
+): HeadlessProblem | undefined {
+  const found = adapter.headlessProblem?.(env);
+  return found && { ...found, problem: `${adapter.name} cannot start headless: ${found.problem}` };
 }
 
 /** How to set a key `adapter` accepts (the fix of the API-key refusal). Pure. */
@@ -150,6 +162,8 @@ export async function preflight(
     (options.warn ?? console.warn)(warning);
     throw new RuntimeError(warning, keyFix(adapter), 1);
   }
+  const problem = headlessProblem(adapter, options.env);
+  if (problem) throw new RuntimeError(problem.problem, problem.fix, 1);
   const shim = os === "windows" && /\.(cmd|bat)$/i.test(binaryPath);
   return {
     binaryPath,

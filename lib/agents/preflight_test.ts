@@ -131,3 +131,26 @@ Deno.test("preflight() launches a Windows batch shim through cmd.exe", async () 
     assert.deepEqual(r.launch.prefixArgs, ["/d", "/s", "/c", r.binaryPath]);
   });
 });
+
+Deno.test("preflight() refuses a CLI that could not start headless, naming the fix", async () => {
+  await withBin(async (dir) => {
+    const adapter = {
+      ...fake("agent-ok", ["FAKE_KEY"]),
+      headlessProblem: (env: Readonly<Record<string, string>>) =>
+        env.FAKE_URL === "bad"
+          ? { problem: "FAKE_URL is not a URL", fix: "set FAKE_URL" }
+          : undefined,
+    };
+    await assert.rejects(
+      preflight(adapter, { env: { PATH: dir, FAKE_KEY: "k", FAKE_URL: "bad" } }),
+      (e) => {
+        assert.ok(e instanceof RuntimeError);
+        assert.equal(e.message, "fake cannot start headless: FAKE_URL is not a URL");
+        assert.equal(e.fix, "set FAKE_URL");
+        assert.equal(e.exitCode, 1);
+        return true;
+      },
+    );
+    await preflight(adapter, { env: { PATH: dir, FAKE_KEY: "k" } });
+  });
+});

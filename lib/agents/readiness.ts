@@ -8,7 +8,8 @@ import { join } from "node:path";
 import type { AgentAdapter } from "./adapters/types.ts";
 import { adapterByName, availableAdapters, BUILTIN_ADAPTERS } from "./adapters/mod.ts";
 import { loadCooldowns } from "./cooldown.ts";
-import { missingApiKey, resolveBinary } from "./preflight.ts";
+import { headlessProblem, missingApiKey, resolveBinary } from "./preflight.ts";
+import { processAlive } from "../util/process_alive.ts";
 import { type HeartbeatRecord, type PidRecord, readHeartbeat } from "./runtime_files.ts";
 import { readPidFiles } from "./pid_files.ts";
 import type { WorkspacePaths } from "../workspace.ts";
@@ -28,9 +29,14 @@ export interface AdapterReadiness {
   api_keys_set: string[];
   /** True when a key is set, or none is needed, or a gateway key with its endpoint is set. */
   api_key_ok: boolean;
+  /**
+   * Why the CLI would still fail to start headless (auth selection, endpoint, trust), or null:
+   * checked by the adapter against what the CLI itself requires.
+   */
+  headless_problem: string | null;
   /** Seconds until spawns are allowed again after a rate-limit hit (0: not blocked). */
   cooldown_remaining_s: number;
-  /** Binary found, key present, not cooling down. */
+  /** Binary found, key present, headless start possible, not cooling down. */
   ready: boolean;
   /** What to do when not ready (first problem only), else null. */
   fix: string | null;
@@ -54,12 +60,15 @@ export function adapterReadiness(adapter: AgentAdapter, facts: AdapterFacts): Ad
   const keysSet = [...new Set([...adapter.apiKeyEnv, ...gatewayKeys])].filter(set);
   const keyOk = missingApiKey(adapter, facts.env) === undefined;
   const cooldown = Math.max(0, Math.ceil(facts.cooldownRemainingS));
+  const headless = keyOk ? headlessProblem(adapter, facts.env) : undefined;
   let fix: string | null = null;
   if (!facts.binaryPath) {
     fix = `install the ${adapter.name} CLI (${adapter.binary}) or add its directory to PATH`;
   } else if (!keyOk) {
     fix = `export ${adapter.apiKeyEnv[0]}=…` +
       (adapter.apiKeyEnv.length > 1 ? ` (or ${adapter.apiKeyEnv.slice(1).join(", ")})` : "");
+  } else if (headless) {
+    fix = headless.fix;
   } else if (cooldown > 0) {
     fix = `rate limited: wait ${cooldown} s, lower max_agents or use another provider`;
   }
@@ -72,6 +81,7 @@ export function adapterReadiness(adapter: AgentAdapter, facts: AdapterFacts): Ad
     api_key_env: [...adapter.apiKeyEnv],
     api_keys_set: keysSet,
     api_key_ok: keyOk,
+    headless_problem: headless?.problem ?? null,
     cooldown_remaining_s: cooldown,
     ready: fix === null,
     fix,

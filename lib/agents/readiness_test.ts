@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { adapterReadiness, sessionView } from "./readiness.ts";
 import { claudeAdapter } from "./adapters/claude.ts";
+import { geminiAdapter } from "./adapters/gemini.ts";
+import { codexAdapter } from "./adapters/codex.ts";
 
 const facts = {
   binaryPath: "/usr/bin/claude",
@@ -39,6 +41,32 @@ Deno.test("adapterReadiness() reports the first problem with its fix", () => {
   });
   assert.equal(cooling.cooldown_remaining_s, 42);
   assert.match(cooling.fix!, /rate limited: wait 42 s/);
+});
+
+Deno.test("adapterReadiness() is not ready when the CLI could not start headless", () => {
+  const vertex = adapterReadiness(geminiAdapter, {
+    ...facts,
+    binaryPath: "/usr/bin/gemini",
+    env: { GOOGLE_API_KEY: "", GEMINI_API_KEY: "g", GOOGLE_GENAI_USE_VERTEXAI: "true" },
+  });
+  assert.equal(vertex.api_key_ok, true);
+  assert.equal(vertex.ready, false);
+  assert.match(vertex.headless_problem ?? "", /^gemini cannot start headless: Vertex AI/);
+  assert.match(vertex.fix ?? "", /GOOGLE_CLOUD_PROJECT/);
+  const gateway = adapterReadiness(geminiAdapter, {
+    ...facts,
+    binaryPath: "/usr/bin/gemini",
+    env: { GEMINI_API_KEY: "g", GOOGLE_GEMINI_BASE_URL: "http://127.0.0.1:9" },
+  });
+  assert.equal(gateway.ready, true, "the adapter selects API-key auth for an endpoint");
+  assert.equal(gateway.headless_problem, null);
+  const badUrl = adapterReadiness(codexAdapter, {
+    ...facts,
+    binaryPath: "/usr/bin/codex",
+    env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "127.0.0.1:9/v1" },
+  });
+  assert.equal(badUrl.ready, false);
+  assert.match(badUrl.fix ?? "", /http:\/\/127\.0\.0\.1:8080\/v1/);
 });
 
 Deno.test("sessionView() prefers the fresher of log and heartbeat; accepts ISO start times", () => {

@@ -3,7 +3,7 @@
  * take log text and return a `UsageReport`, or undefined when the log names no usage.
  */
 import type { ModelUsage, UsageReport } from "./adapters/types.ts";
-import { estimateMicroUsd, usdToMicro } from "./prices.ts";
+import { estimateMicroUsd, type TokenCounts, usdToMicro } from "./prices.ts";
 
 type Json = Record<string, unknown>;
 
@@ -28,13 +28,46 @@ function obj(v: unknown): Json | undefined {
   return v && typeof v === "object" && !Array.isArray(v) ? v as Json : undefined;
 }
 
-function estimated(model: string, inputTokens: number, outputTokens: number): UsageReport {
-  const microUsd = estimateMicroUsd(model, inputTokens, outputTokens);
+function estimated(model: string, tokens: TokenCounts): UsageReport {
+  const microUsd = estimateMicroUsd(model, tokens);
   return {
     microUsd,
-    byModel: { [model]: { inputTokens, outputTokens, microUsd } },
+    byModel: { [model]: modelUsage(tokens, microUsd) },
     source: "estimated",
   };
+}
+
+/** A `ModelUsage`, with `cachedInputTokens` only when some input was cached. */
+function modelUsage(tokens: TokenCounts, microUsd: number): ModelUsage {
+  const usage: ModelUsage = {
+    inputTokens: tokens.inputTokens,
+    outputTokens: tokens.outputTokens,
+    microUsd,
+  };
+  if (tokens.cachedInputTokens) usage.cachedInputTokens = tokens.cachedInputTokens;
+  return usage;
+}
+
+/** Per-model token counts summed into an estimated report (models with no tokens dropped). */
+function estimatedByModel(counts: Map<string, TokenCounts>): UsageReport | undefined {
+  const byModel: Record<string, ModelUsage> = {};
+  let microUsd = 0;
+  for (const [model, tokens] of counts) {
+    if (tokens.inputTokens + tokens.outputTokens === 0) continue;
+    const cost = estimateMicroUsd(model, tokens);
+    byModel[model] = modelUsage(tokens, cost);
+    microUsd += cost;
+  }
+  if (Object.keys(byModel).length === 0) return undefined;
+  return { microUsd, byModel, source: "estimated" };
+}
+
+function addTokens(counts: Map<string, TokenCounts>, model: string, t: TokenCounts): void {
+  const c = counts.get(model) ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+  c.inputTokens += t.inputTokens;
+  c.cachedInputTokens = (c.cachedInputTokens ?? 0) + (t.cachedInputTokens ?? 0);
+  c.outputTokens += t.outputTokens;
+  counts.set(model, c);
 }
 
 /** The model named by a stream-json `system`/`init` line, if any. */
@@ -85,38 +118,108 @@ export function parseClaudeStreamJson(
   }
   const u = obj(result.usage);
   if (!u) return undefined;
-  return estimated(
-    initModel(lines) ?? fallbackModel,
-    num(u.input_tokens) + num(u.cache_read_input_tokens) + num(u.cache_creation_input_tokens),
-    num(u.output_tokens),
-  );
+  return estimated(initModel(lines) ?? fallbackModel, {
+    inputTokens: num(u.input_tokens) + num(u.cache_read_input_tokens) +
+      num(u.cache_creation_input_tokens),
+    cachedInputTokens: num(u.cache_read_input_tokens),
+    outputTokens: num(u.output_tokens),
+  });
+}
+
+/** `turn.completed` / Responses API usage: `input_tokens` includes `cached_input_tokens`. */
+function codexTokens(u: Json): TokenCounts {
+  return {
+    inputTokens: num(u.input_tokens),
+    cachedInputTokens: num(u.cached_input_tokens),
+    outputTokens: num(u.output_tokens),
+  };
+}
+
+/** The thread id of a Codex `exec --json` log (its `thread.started` event), if any. */
+export function codexThreadId(text: string): string | undefined {
+  const started = jsonLines(text).find((l) => l.type === "thread.started");
+  return typeof started?.thread_id === "string" ? started.thread_id : undefined;
 }
 
 /**
- * Codex `exec --json`: every `{"type":"turn.completed","usage":{input_tokens, cached_input_tokens,
- * output_tokens}}` event is summed (`input_tokens` already includes the cached ones). Codex
- * reports no cost and no model in these events, so the cost is estimated for `model` (the
- * configured model, else the adapter's assumed default).
+ * Per-model usage from a Codex session record (`$CODEX_HOME/sessions/…/rollout-…-<thread>.jsonl`,
+ * which Codex writes for every `exec`): each `token_usage_record` (one per model response) is
+ * attributed to the model of its turn's `turn_context`. Without such records, the
+ * `token_count` events' `last_token_usage` are used. Undefined when the record names no usage.
  */
-export function parseCodexJson(text: string, model: string): UsageReport | undefined {
+function parseCodexSessionRecord(text: string): UsageReport | undefined {
+  const turnModel = new Map<string, string>();
+  let current = "unknown";
+  const records: { turn?: string; usage: Json; model: string }[] = [];
+  const counts: { model: string; usage: Json }[] = [];
+  for (const line of jsonLines(text)) {
+    const payload = obj(line.payload) ?? {};
+    if (line.type === "turn_context" && typeof payload.model === "string") {
+      current = payload.model;
+      if (typeof payload.turn_id === "string") turnModel.set(payload.turn_id, current);
+    } else if (line.type === "token_usage_record" && obj(payload.usage)) {
+      const turn = typeof payload.turn_id === "string" ? payload.turn_id : undefined;
+      records.push({ turn, usage: obj(payload.usage)!, model: current });
+    } else if (payload.type === "token_count") {
+      const last = obj(obj(payload.info)?.last_token_usage);
+      if (last) counts.push({ model: current, usage: last });
+    }
+  }
+  const tokens = new Map<string, TokenCounts>();
+  if (records.length > 0) {
+    for (const r of records) {
+      addTokens(tokens, (r.turn && turnModel.get(r.turn)) ?? r.model, codexTokens(r.usage));
+    }
+  } else {
+    for (const c of counts) addTokens(tokens, c.model, codexTokens(c.usage));
+  }
+  return estimatedByModel(tokens);
+}
+
+/** Options of {@link parseCodexJson}. */
+export interface CodexUsageOptions {
+  /** The model to price the log's tokens at when no session record is given. */
+  model?: string;
+  /** Text of the session record Codex wrote for this run (see {@link parseCodexSessionRecord}). */
+  sessionRecord?: string;
+}
+
+/**
+ * Codex `exec --json`: Codex prints no cost and no model, only `{"type":"turn.completed","usage":
+ * {input_tokens, cached_input_tokens, output_tokens, …}}` per turn. The model Codex actually used
+ * is in its session record: when that is given and names usage, it is the source; otherwise the
+ * log's turns are summed and priced for `options.model` (`unknown`, at the expensive default
+ * price, when nothing better is known). Cached input is priced at the cached-input price.
+ */
+export function parseCodexJson(
+  text: string,
+  options: CodexUsageOptions = {},
+): UsageReport | undefined {
+  if (options.sessionRecord) {
+    const fromRecord = parseCodexSessionRecord(options.sessionRecord);
+    if (fromRecord) return fromRecord;
+  }
+  const tokens = new Map<string, TokenCounts>();
   let seen = false;
-  let input = 0;
-  let output = 0;
   for (const l of jsonLines(text)) {
-    if (l.type !== "turn.completed") continue;
-    const u = obj(l.usage);
+    const u = l.type === "turn.completed" ? obj(l.usage) : undefined;
     if (!u) continue;
     seen = true;
-    input += num(u.input_tokens);
-    output += num(u.output_tokens);
+    addTokens(tokens, options.model ?? "unknown", codexTokens(u));
   }
-  return seen ? estimated(model, input, output) : undefined;
+  if (!seen) return undefined;
+  return estimatedByModel(tokens) ??
+    estimated(options.model ?? "unknown", { inputTokens: 0, outputTokens: 0 });
 }
 
 /**
  * Gemini CLI: `--output-format stream-json` ends with `{"type":"result","stats":{"models":
- * {<model>: {input_tokens, output_tokens}}}}`; `--output-format json` prints one object with
- * `stats.models.<model>.tokens.{prompt,candidates}`. Gemini reports no cost: estimated.
+ * {<model>: {total_tokens, input_tokens, output_tokens, cached, input}}}}` (0.61: `input_tokens`
+ * includes the `cached` ones, `input` is the uncached part, `output_tokens` excludes thinking);
+ * `--output-format json` prints one object with `stats.models.<model>.tokens.{prompt,
+ * candidates, cached, thoughts, total}`. Gemini reports no cost: estimated, with thinking tokens
+ * billed as output (as Google bills them) and cached input at the cached price. The models are
+ * the ones Gemini actually called (its `auto` routing resolves to real model names here).
  */
 export function parseGeminiJson(text: string): UsageReport | undefined {
   const lines = jsonLines(text);
@@ -131,18 +234,20 @@ export function parseGeminiJson(text: string): UsageReport | undefined {
   }
   const models = obj(obj(candidate?.stats)?.models);
   if (!models) return undefined;
-  const byModel: Record<string, ModelUsage> = {};
-  let microUsd = 0;
+  const counts = new Map<string, TokenCounts>();
   for (const [model, raw] of Object.entries(models)) {
     const m = obj(raw) ?? {};
-    const tokens = obj(m.tokens);
-    const inputTokens = tokens ? num(tokens.prompt) : num(m.input_tokens);
-    const outputTokens = tokens ? num(tokens.candidates) : num(m.output_tokens);
-    const cost = estimateMicroUsd(model, inputTokens, outputTokens);
-    byModel[model] = { inputTokens, outputTokens, microUsd: cost };
-    microUsd += cost;
+    const t = obj(m.tokens);
+    const input = t ? num(t.prompt) : num(m.input_tokens);
+    const total = t ? num(t.total) : num(m.total_tokens);
+    const visible = t ? num(t.candidates) + num(t.thoughts) : num(m.output_tokens);
+    addTokens(counts, model, {
+      inputTokens: input,
+      cachedInputTokens: t ? num(t.cached) : num(m.cached),
+      outputTokens: Math.max(visible, total - input),
+    });
   }
-  return { microUsd, byModel, source: "estimated" };
+  return estimatedByModel(counts) ?? { microUsd: 0, byModel: {}, source: "estimated" };
 }
 
 function tokenCount(s: string): number {
@@ -177,7 +282,9 @@ export function parseAiderText(text: string, fallbackModel = "unknown"): UsageRe
     if (c) sessionUsd = Number(c[2]);
   }
   if (sessionUsd === undefined) {
-    return input + output > 0 ? estimated(model, input, output) : undefined;
+    return input + output > 0
+      ? estimated(model, { inputTokens: input, outputTokens: output })
+      : undefined;
   }
   const microUsd = usdToMicro(sessionUsd);
   return {

@@ -49,7 +49,7 @@ const CASES: [string, string, string, UsageReport | undefined][] = [
   }],
   ["claude: no result line", "claude", "plain text\n{not json", undefined],
   [
-    "codex: turn.completed usage summed, estimated for gpt-5",
+    "codex without its session record: turns summed, priced as an unknown model",
     "codex",
     [
       j({ type: "thread.started", thread_id: "t" }),
@@ -63,8 +63,15 @@ const CASES: [string, string, string, UsageReport | undefined][] = [
       }),
     ].join("\n"),
     {
-      microUsd: 12000 * 1.25 + 600 * 10,
-      byModel: { "gpt-5": { inputTokens: 12000, outputTokens: 600, microUsd: 21000 } },
+      microUsd: 12000 * 3 + 600 * 15,
+      byModel: {
+        unknown: {
+          inputTokens: 12000,
+          cachedInputTokens: 8000,
+          outputTokens: 600,
+          microUsd: 45000,
+        },
+      },
       source: "estimated",
     },
   ],

@@ -7,6 +7,7 @@ import { git } from "../git/git.ts";
 import { configPath, configuredAdapter, loadConfig } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { loadServerSettings } from "../config/server_config.ts";
+import { headlessProblem } from "../agents/preflight.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
 import { listRescueRefs, type RescueRef } from "../worktrees/reap.ts";
 import { verifyJournalText } from "../journal/verify.ts";
@@ -244,6 +245,15 @@ async function checkAgentCli(root: string, config: ServiceConfig): Promise<Check
           detail: set.length ? `${set.join(", ")} set` : "gateway endpoint and token set",
         }
         : { name: "api key", ok: false, detail: keyProblem, fix: keyFix(adapter) },
+    );
+  }
+  // What the CLI needs to start headless beyond a key: auth selection, endpoint, trust.
+  if (adapter.headlessProblem) {
+    const problem = headlessProblem(adapter, Deno.env.toObject());
+    out.push(
+      problem
+        ? { name: "headless start", ok: false, detail: problem.problem, fix: problem.fix }
+        : { name: "headless start", ok: true, detail: `${adapter.name} can start headless` },
     );
   }
   return out;

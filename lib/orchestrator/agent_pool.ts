@@ -236,6 +236,7 @@ export class AgentPool {
       // Named where a reader finds it after the worktree is reaped, relative to the workspace.
       logPath: relative(o.paths.root, runLogPath(o.paths, o.runId, session.sessionId)),
       logTail: tail,
+      adapter: o.adapter.name,
     });
     if (diagnosis.fastExit) o.log(`${taskId}: log tail:\n  ${tail.slice(-8).join("\n  ")}`);
     const status2 = o.store.get(taskId)?.status;

@@ -6,6 +6,7 @@
 import { FAST_EXIT_WINDOW_MS } from "../agents/process.ts";
 import { AGENT_EXIT } from "../agents/exit_status.ts";
 import type { ExitDiagnosis } from "./core/protocol.ts";
+import { permanentExit } from "../agents/exit_diagnosis.ts";
 
 /** How the agent ended. */
 export interface AgentEnd {
@@ -17,6 +18,8 @@ export interface AgentEnd {
   logPath: string;
   /** The last lines of the agent's log (newest last). */
   logTail?: string[];
+  /** The adapter that ran it (its exits that always repeat are known by name). */
+  adapter?: string;
 }
 
 const ERROR_WORDS =
@@ -51,6 +54,18 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
   }
   if (end.endedBy === "stop") {
     return { kind: "agent_stopped", reason: "run stopped", retryable: true, fastExit: false };
+  }
+  // Exits that repeat on every attempt (auth, trust, config): not retried (lib/agents/exit_diagnosis.ts).
+  const permanent = permanentExit(end.adapter, end.exitCode, end.logTail);
+  if (permanent) {
+    return {
+      kind: `agent_${permanent.cause}_error`,
+      reason: `agent exited ${end.exitCode} (${permanent.cause} error): ${
+        permanent.said ?? said ?? "no error line in its log"
+      }; ${permanent.fix}`,
+      retryable: false,
+      fastExit: end.durationMs < FAST_EXIT_WINDOW_MS,
+    };
   }
   if (end.exitCode === AGENT_EXIT.notFound || end.exitCode === AGENT_EXIT.permissionDenied) {
     const what = end.exitCode === AGENT_EXIT.notFound ? "command not found" : "permission denied";

@@ -37,6 +37,13 @@ Deno.test("exitReason() names each way an agent ends without reporting", () => {
       false,
     ],
     [
+      { exitCode: 41, adapter: "gemini", logTail: ["Invalid auth method selected."] },
+      "agent_auth_error",
+      /^agent exited 41 \(auth error\): Invalid auth method selected\.; Gemini refused its auth/,
+      false,
+      false,
+    ],
+    [
       { exitCode: 127, durationMs: 20, logTail: ["sh: 1: claude: not found"] },
       "spawn_error",
       /^agent exited 127 \(command not found\): sh: 1: claude: not found$/,

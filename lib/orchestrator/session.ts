@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { agentEnvironment } from "../agents/env.ts";
+import { prepareHeadless } from "../agents/launch.ts";
 import { type AgentProcess, spawnAgent, terminateWithGrace } from "../agents/process.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
 import {
@@ -83,19 +84,21 @@ export class AgentSession {
     const worktree = await createWorktree(start.paths.root, start.sessionId, start.baseCommit);
     const logPath = sessionLogPath(start.paths.runtime, start.sessionId);
     await Deno.mkdir(join(logPath, ".."), { recursive: true });
-    const env = agentEnvironment(start.adapter, Deno.env.toObject(), {
+    const allowed = agentEnvironment(start.adapter, Deno.env.toObject(), {
       serverUrl: start.serverUrl,
       token: start.token,
       runId: start.runId,
       taskId: start.task.id,
       sessionId: start.sessionId,
     }, { extraNames: start.agentEnv });
-    Object.assign(env, start.extraEnv ?? {});
+    Object.assign(allowed, start.extraEnv ?? {});
+    // What the CLI needs to start headless (auth selection, endpoint overrides): lib/agents/launch.ts.
+    const headless = await prepareHeadless(start.adapter, allowed, start.paths.runtime);
     const proc = spawnAgent({
       command: start.launch.command,
-      args: [...start.launch.prefixArgs, ...start.argv],
+      args: [...start.launch.prefixArgs, ...headless.args, ...start.argv],
       cwd: worktree.path,
-      env,
+      env: headless.env,
       logPath,
     });
     const session = new AgentSession(start, worktree, proc);

@@ -8,6 +8,7 @@ import { addUsage, type CostReport, wouldExceedBudget } from "../agents/cost.ts"
 import { costRecords } from "../agents/cost_summary.ts";
 import { writeSpend } from "../cost/spend.ts";
 import type { WorkspacePaths } from "../workspace.ts";
+import { readAgentUsage } from "../agents/usage_reader.ts";
 
 /** Dollars from micro-USD, for messages. */
 export function usd(micro: number): string {
@@ -59,7 +60,8 @@ export class SpendTracker {
     } catch {
       return;
     }
-    const usage = this.#adapter.parseUsage(text);
+    // The log, and the CLI's own session record where it keeps the model (Codex).
+    const usage = await readAgentUsage(this.#adapter, text, Deno.env.toObject());
     if (!usage) return;
     this.#report = addUsage(this.#report, taskId, usage);
     await writeSpend(

@@ -7,21 +7,15 @@
  * `retry-after`. Any other path answers 404. Every request is recorded.
  */
 
+import { type FakeServer, sseFrame, startRecordingServer } from "./_sse_server.ts";
+
 /** How the fake answers `POST /v1/messages`. */
 export type FakeMode = "ok" | "rate_limit";
 
-/** One request the fake received. */
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: unknown;
-}
+export type { RecordedRequest } from "./_sse_server.ts";
 
 /** A running fake; dispose it to stop the server. */
-export interface FakeAnthropicApi extends AsyncDisposable {
-  url: string;
-  requests: RecordedRequest[];
+export interface FakeAnthropicApi extends FakeServer {
   mode: FakeMode;
 }
 
@@ -34,9 +28,7 @@ export interface FakeAnthropicOptions {
   outputTokens?: number;
 }
 
-function sse(event: string, data: unknown): string {
-  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-}
+const sse = (event: string, data: unknown) => sseFrame(data, event);
 
 function messageEvents(model: string, text: string, input: number, output: number): string {
   const id = `msg_fake_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
@@ -88,74 +80,56 @@ function messageEvents(model: string, text: string, input: number, output: numbe
 
 /** Start the fake on 127.0.0.1, port 0 (a free port). */
 export function startFakeAnthropicApi(options: FakeAnthropicOptions = {}): FakeAnthropicApi {
-  const requests: RecordedRequest[] = [];
   const text = options.text ?? "Done. The task is complete.";
   const input = options.inputTokens ?? 1200;
   const output = options.outputTokens ?? 30;
   const state = { mode: options.mode ?? "ok" as FakeMode };
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    async (req) => {
-      const url = new URL(req.url);
-      const raw = await req.text();
-      let body: unknown = raw;
-      try {
-        body = raw ? JSON.parse(raw) : undefined;
-      } catch { /* keep the raw text */ }
-      requests.push({
-        method: req.method,
-        path: url.pathname,
-        headers: Object.fromEntries(req.headers),
-        body,
-      });
-      if (req.method !== "POST" || url.pathname !== "/v1/messages") {
-        return Response.json(
-          { type: "error", error: { type: "not_found_error", message: "Not found" } },
-          { status: 404 },
-        );
-      }
-      if (state.mode === "rate_limit") {
-        return Response.json({
-          type: "error",
-          error: {
-            type: "rate_limit_error",
-            message: "This request would exceed the rate limit for your organization.",
-          },
-        }, {
-          status: 429,
-          headers: { "retry-after": "30", "request-id": "req_fake_429" },
-        });
-      }
-      const b = (body ?? {}) as { model?: string; stream?: boolean };
-      const model = b.model ?? "claude-sonnet-4-5";
-      if (b.stream) {
-        return new Response(messageEvents(model, text, input, output), {
-          headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-        });
-      }
+  const server = startRecordingServer((req) => {
+    if (req.method !== "POST" || req.path !== "/v1/messages") {
+      return Response.json(
+        { type: "error", error: { type: "not_found_error", message: "Not found" } },
+        { status: 404 },
+      );
+    }
+    if (state.mode === "rate_limit") {
       return Response.json({
-        id: "msg_fake",
-        type: "message",
-        role: "assistant",
-        model,
-        content: [{ type: "text", text }],
-        stop_reason: "end_turn",
-        stop_sequence: null,
-        usage: { input_tokens: input, output_tokens: output },
+        type: "error",
+        error: {
+          type: "rate_limit_error",
+          message: "This request would exceed the rate limit for your organization.",
+        },
+      }, {
+        status: 429,
+        headers: { "retry-after": "30", "request-id": "req_fake_429" },
       });
-    },
-  );
+    }
+    const b = (req.body ?? {}) as { model?: string; stream?: boolean };
+    const model = b.model ?? "claude-sonnet-4-5";
+    if (b.stream) {
+      return new Response(messageEvents(model, text, input, output), {
+        headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+      });
+    }
+    return Response.json({
+      id: "msg_fake",
+      type: "message",
+      role: "assistant",
+      model,
+      content: [{ type: "text", text }],
+      stop_reason: "end_turn",
+      stop_sequence: null,
+      usage: { input_tokens: input, output_tokens: output },
+    });
+  });
   return {
-    url: `http://127.0.0.1:${server.addr.port}`,
-    requests,
+    url: server.url,
+    requests: server.requests,
     get mode() {
       return state.mode;
     },
     set mode(m: FakeMode) {
       state.mode = m;
     },
-    async [Symbol.asyncDispose]() {
-      await server.shutdown();
-    },
+    [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
   };
 }

@@ -1,17 +1,44 @@
 /**
  * OpenAI Codex CLI (`npm i -g @openai/codex`). Flags read from `codex exec --help` of
- * codex-cli 0.169.0: `exec` runs non-interactively (no approval prompts), `--json` prints JSONL
- * events, `--sandbox workspace-write` lets it edit the worktree, `--skip-git-repo-check`,
- * `-C/--cd <DIR>`, `-m/--model`, and `-c model_reasoning_effort="<level>"` for effort (a config
- * override; the binary names the key and the levels low, medium, high, xhigh). Codex has no
- * runtime MCP configuration file flag (its MCP servers live in config.toml), so it ignores one.
+ * codex-cli 0.169.0 and checked by running it against tests/fakes/openai_responses_api.ts:
+ * `exec` runs non-interactively (no approval prompts), `--json` prints JSONL events,
+ * `--sandbox workspace-write` lets it edit the worktree, `--skip-git-repo-check`, `-C/--cd <DIR>`,
+ * `-m/--model`, and `-c key=value` config overrides (TOML values).
+ *
+ * What a headless run needs, found by running 0.169:
+ * - the `workspace-write` sandbox has its own network namespace, so the report to the task
+ *   server fails unless `sandbox_workspace_write.network_access=true`; `.git` stays read-only in
+ *   it, so the agent cannot commit (the service commits what it leaves);
+ * - `codex exec` authenticates with `CODEX_API_KEY` (or a `codex login`); `OPENAI_API_KEY` alone
+ *   sends no key, so the adapter passes it on as `CODEX_API_KEY`;
+ * - `OPENAI_BASE_URL` is ignored: a gateway is reached with `-c openai_base_url=<url>`;
+ * - the JSONL names no model: the model and per-model usage come from Codex's own session record
+ *   (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<thread id>.jsonl`, `turn_context` and
+ *   `token_usage_record` lines).
+ * Codex has no runtime MCP configuration file flag (its MCP servers live in config.toml).
  */
-import type { AdapterInput, AgentAdapter } from "./types.ts";
+import { join } from "node:path";
+import type { AdapterInput, AgentAdapter, HeadlessSetup } from "./types.ts";
 import { routeModel } from "./_model.ts";
-import { parseCodexJson } from "../usage.ts";
+import { isHttpUrl } from "./_url.ts";
+import { codexThreadId, parseCodexJson } from "../usage.ts";
 
-/** Model assumed for cost estimates when none is configured (Codex does not log its model). */
-export const CODEX_ASSUMED_MODEL = "gpt-5";
+/** The cheapest model of Codex 0.169's catalogue (`codex debug models`), for `complexity: low`. */
+const CODEX_CHEAPEST_MODEL = "gpt-6-luna";
+
+/** The `-c` overrides every headless run gets (the report must reach the task server). */
+const CODEX_SANDBOX_OVERRIDES = ["-c", "sandbox_workspace_write.network_access=true"];
+
+/** `-c` overrides and key mapping for a headless Codex under `env`. Pure. */
+export function codexHeadless(env: Readonly<Record<string, string>>): HeadlessSetup {
+  const out: Record<string, string> = { ...env };
+  if (!env.CODEX_API_KEY && env.OPENAI_API_KEY) out.CODEX_API_KEY = env.OPENAI_API_KEY;
+  const args: string[] = [];
+  if (env.OPENAI_BASE_URL) {
+    args.push("-c", `openai_base_url=${JSON.stringify(env.OPENAI_BASE_URL)}`);
+  }
+  return { env: out, args, files: [] };
+}
 
 /** The Codex adapter. */
 export const codexAdapter: AgentAdapter = {
@@ -19,7 +46,7 @@ export const codexAdapter: AgentAdapter = {
   binary: "codex",
   apiKeyEnv: ["OPENAI_API_KEY", "CODEX_API_KEY"],
   passEnv: ["OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"],
-  cheapestModel: "gpt-5-mini",
+  cheapestModel: CODEX_CHEAPEST_MODEL,
   acceptsMcpConfig: false,
   supportsEffort: true,
   buildArgv(input: AdapterInput): string[] {
@@ -28,6 +55,7 @@ export const codexAdapter: AgentAdapter = {
       "--json",
       "--sandbox",
       "workspace-write",
+      ...CODEX_SANDBOX_OVERRIDES,
       "--skip-git-repo-check",
       "--cd",
       input.workdir,
@@ -38,7 +66,24 @@ export const codexAdapter: AgentAdapter = {
     argv.push("--", input.prompt);
     return argv;
   },
-  parseUsage(logText: string) {
-    return parseCodexJson(logText, CODEX_ASSUMED_MODEL);
+  parseUsage(logText: string, sessionRecord?: string) {
+    return parseCodexJson(logText, { sessionRecord });
+  },
+  headless: (env) => codexHeadless(env),
+  sessionRecord(logText, env) {
+    const thread = codexThreadId(logText);
+    if (!thread) return undefined;
+    const home = env.CODEX_HOME || (env.HOME ? join(env.HOME, ".codex") : undefined);
+    return home ? { dir: join(home, "sessions"), suffix: `-${thread}.jsonl` } : undefined;
+  },
+  headlessProblem(env) {
+    const url = env.OPENAI_BASE_URL;
+    if (url && !isHttpUrl(url)) {
+      return {
+        problem: `OPENAI_BASE_URL is not an http(s) URL: ${url}`,
+        fix: "set it to the gateway's base, e.g. http://127.0.0.1:8080/v1, or unset it",
+      };
+    }
+    return undefined;
   },
 };

@@ -5,7 +5,10 @@
 
 /** Token and cost figures of one model inside one agent session. */
 export interface ModelUsage {
+  /** Input tokens, cached ones included. */
   inputTokens: number;
+  /** Part of `inputTokens` read from the provider's prompt cache (billed lower), when reported. */
+  cachedInputTokens?: number;
   outputTokens: number;
   /** Cost in integer micro-USD (1 USD = 1_000_000). */
   microUsd: number;
@@ -36,6 +39,39 @@ export interface AdapterInput {
   workdir: string;
 }
 
+/** A file a headless launch needs, written (mode 0600) before the agent starts. */
+export interface LaunchFile {
+  /** Absolute path. */
+  path: string;
+  /** JSON content. */
+  json: Record<string, unknown>;
+  /** A JSON file of the user's whose content is kept under `json` (deep-merged), if readable. */
+  mergeOver?: string;
+}
+
+/** What one headless launch needs besides the argv: variables, leading arguments, files. */
+export interface HeadlessSetup {
+  /** The agent's environment with the adapter's additions (never a variable removed). */
+  env: Record<string, string>;
+  /** Arguments placed before the argv of `buildArgv` (global options of the CLI). */
+  args: string[];
+  files: LaunchFile[];
+}
+
+/** Why a headless start would fail, and what to do. */
+export interface HeadlessProblem {
+  problem: string;
+  fix: string;
+}
+
+/** Where a CLI keeps its own record of a session, found from the session's log. */
+export interface SessionRecordLocation {
+  /** Directory searched (recursively, newest first) for the record. */
+  dir: string;
+  /** The record's file name ends with this. */
+  suffix: string;
+}
+
 /** One agent CLI. */
 export interface AgentAdapter {
   /** Name used by `cli:` in service.yaml. */
@@ -61,6 +97,24 @@ export interface AgentAdapter {
   supportsEffort: boolean;
   /** The argv after the binary for one non-interactive, headless run. */
   buildArgv(input: AdapterInput): string[];
-  /** The usage of a finished run, from its log; undefined when the log names none. */
-  parseUsage(logText: string): UsageReport | undefined;
+  /**
+   * The usage of a finished run, from its log (and the CLI's own session record, when
+   * `sessionRecord` names one and it was found); undefined when neither names any.
+   */
+  parseUsage(logText: string, sessionRecord?: string): UsageReport | undefined;
+  /**
+   * What a headless start needs beyond the argv, from the agent's environment (pure). `stateDir`
+   * is a private directory of the adapter under `.sdd/runtime/` for files it must write.
+   */
+  headless?(env: Readonly<Record<string, string>>, stateDir: string): HeadlessSetup;
+  /** Where the CLI recorded the session that wrote `logText` (pure), when it keeps one. */
+  sessionRecord?(
+    logText: string,
+    env: Readonly<Record<string, string>>,
+  ): SessionRecordLocation | undefined;
+  /**
+   * Why a headless start would fail under `env` although a key is set (auth selection, endpoint,
+   * trust), with the fix; undefined when nothing is known to be wrong. Pure.
+   */
+  headlessProblem?(env: Readonly<Record<string, string>>): HeadlessProblem | undefined;
 }

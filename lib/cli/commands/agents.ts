@@ -51,7 +51,8 @@ function adapterLines(adapters: AdapterReadiness[]): string[] {
   if (configured) {
     lines.push(`* configured in service.yaml (cli: ${configured.name})`);
     if (configured.fix) {
-      lines.push(colour.red(`${configured.name} is not ready: ${configured.fix}`));
+      const why = configured.headless_problem ? `${configured.headless_problem}; ` : "";
+      lines.push(colour.red(`${configured.name} is not ready: ${why}${configured.fix}`));
     }
   }
   return lines;
