@@ -2,7 +2,6 @@
  * Per-usage cost records in `.sdd/metrics/cost.jsonl` (one line per model per usage, `ts` in
  * epoch seconds) and their summary for `service cost --by model|task --last 24h`.
  */
-import { dirname } from "node:path";
 import type { UsageReport } from "./adapters/types.ts";
 
 /** One line of `.sdd/metrics/cost.jsonl`. */

@@ -9,7 +9,6 @@ import type { AgentAdapter } from "./adapters/types.ts";
 import { adapterByName, availableAdapters, BUILTIN_ADAPTERS } from "./adapters/mod.ts";
 import { loadCooldowns } from "./cooldown.ts";
 import { headlessProblem, missingApiKey, resolveBinary } from "./preflight.ts";
-import { processAlive } from "../util/process_alive.ts";
 import { type HeartbeatRecord, type PidRecord, readHeartbeat } from "./runtime_files.ts";
 import { readPidFiles } from "./pid_files.ts";
 import type { WorkspacePaths } from "../workspace.ts";
