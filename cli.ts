@@ -7,6 +7,7 @@ import { suggest } from "./lib/util/levenshtein.ts";
 import { SERVICE_VERSION } from "./lib/version.ts";
 import { optionMistake } from "./lib/cli/commands/_options.ts";
 import { resolve } from "node:path";
+import { UserFacingError } from "./lib/errors.ts";
 import { GUI_APP, SERVER_APP } from "./routes/_app.ts";
 
 function usage(): string {
@@ -122,11 +123,10 @@ export async function main(argv: string[]): Promise<number> {
       ctx.stderr(`service ${found.command.name}: ${parse}`);
       return EXIT.error;
     }
-    const withCode = e as { exitCode?: unknown; fix?: unknown; name?: string; message?: string };
-    if (typeof withCode.exitCode === "number") {
-      const fix = typeof withCode.fix === "string" ? `\n  fix: ${withCode.fix}` : "";
-      ctx.stderr(`service ${found.command.name}: ${withCode.name}: ${withCode.message}${fix}`);
-      return withCode.exitCode;
+    if (e instanceof UserFacingError) {
+      const fix = e.fix ? `\n  fix: ${e.fix}` : "";
+      ctx.stderr(`service ${found.command.name}: ${e.name}: ${e.message}${fix}`);
+      return e.exitCode;
     }
     if (e instanceof Deno.errors.PermissionDenied) {
       ctx.stderr(

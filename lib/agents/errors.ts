@@ -2,6 +2,7 @@
  * Errors of the agent side, named as in spec §7.3 so that `String(err)` reads like the spec
  * (`RuntimeError: binary not found in PATH: claude`). Each carries the fix in `fix`.
  */
+import { UserFacingError } from "../errors.ts";
 
 /** A configuration value is wrong (e.g. an unknown adapter name). */
 export class ValueError extends Error {
@@ -15,22 +16,27 @@ export class ValueError extends Error {
  * The environment cannot run the agent (binary missing, not executable, key unset); `exitCode`
  * follows spec §7.4 (127 not found, 126 permission denied, 1 otherwise).
  */
-export class RuntimeError extends Error {
-  constructor(message: string, readonly fix = "", readonly exitCode = 1) {
-    super(message);
+export class RuntimeError extends UserFacingError {
+  override readonly fix: string;
+  constructor(message: string, fix = "", exitCode = 1) {
+    super(message, exitCode, fix || undefined);
+    this.fix = fix;
     this.name = "RuntimeError";
   }
 }
 
 /** The agent died at start: it exited within the fast-exit probe window. */
-export class SpawnError extends Error {
+export class SpawnError extends UserFacingError {
   constructor(
     message: string,
     readonly logPath: string,
     readonly logTail: string[],
-    readonly exitCode: number,
+    exitCode: number,
   ) {
-    super(`${message}\nlog: ${logPath}${logTail.length ? "\n" + logTail.join("\n") : ""}`);
+    super(
+      `${message}\nlog: ${logPath}${logTail.length ? "\n" + logTail.join("\n") : ""}`,
+      exitCode,
+    );
     this.name = "SpawnError";
   }
 }

@@ -13,14 +13,17 @@ import { type CostReport, emptyCostReport } from "../agents/cost.ts";
 import { type CostRecord, parseCostRecords } from "../agents/cost_summary.ts";
 import { usdToMicro } from "../agents/prices.ts";
 import type { ServiceConfig } from "../config/schema.ts";
+import { UserFacingError } from "../errors.ts";
 import { appendStateLines, type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
 
 /** A spend file that cannot be read, with the fix. */
-export class SpendFileError extends Error {
+export class SpendFileError extends UserFacingError {
   /** Stable code for callers that branch on the failure. */
   readonly code = "spend_file_unreadable";
-  constructor(message: string, readonly fix: string, readonly exitCode = 1) {
-    super(message);
+  override readonly fix: string;
+  constructor(message: string, fix: string, exitCode = 1) {
+    super(message, exitCode, fix);
+    this.fix = fix;
     this.name = "SpendFileError";
   }
 }

@@ -11,10 +11,8 @@ const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 export class McpVariableError extends UnsetVariableError {
   /** Machine-readable kind of failure. */
   readonly code = "mcp_unset_variable";
-  /** Exit code of the command that meets it (spec §7.4: general error). */
-  readonly exitCode = 1;
   /** What to do about it. */
-  readonly fix: string;
+  override readonly fix: string;
   constructor(readonly unset: { name: string; key: string }[], where: string) {
     const names = [...new Set(unset.map((u) => u.name))].sort();
     super(names, where);
