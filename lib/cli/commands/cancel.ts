@@ -1,4 +1,5 @@
 /** `service cancel <task>… | --all`: cancel tasks; a running agent is ended, its work kept. */
+import { DomainError } from "../../errors.ts";
 import { parseArgs } from "node:util";
 import { CliError, type Command } from "../command.ts";
 import {
@@ -93,7 +94,8 @@ export async function changeTasks(
             : `${id}: ${changed.status} again (was ${was}); \`service run\` runs it`,
         );
       } catch (e) {
-        if (!(e instanceof TaskApiError) && (e as Error).name !== "HttpError") throw e;
+        // A refusal from the server (TaskApiError) or from the store itself (DomainError).
+        if (!(e instanceof TaskApiError) && !(e instanceof DomainError)) throw e;
         ctx.stderr(`${id}: ${(e as Error).message}`);
         failures++;
       }
