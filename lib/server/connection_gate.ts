@@ -224,6 +224,11 @@ export function openGate(options: GateOptions): Gate {
 
   const serveOne = (conn: Deno.Conn) => {
     stats.accepted++;
+    // The relay writes each response in pieces: without TCP_NODELAY, Nagle's algorithm and the
+    // client's delayed ACK hold a small keep-alive response back ~40 ms.
+    try {
+      (conn as Deno.TcpConn).setNoDelay?.(true);
+    } catch { /* not a TCP connection */ }
     if (live.size >= options.maxConnections && !evictOne(Date.now())) {
       stats.refused++;
       conn.write(refusal("503 Service Unavailable", 1)).catch(() => {}).finally(() => {
