@@ -66,12 +66,26 @@ export async function readBounded(
   return concatBytes(chunks, size);
 }
 
-/** Hono middleware bounding every request body ({@link bodyLimitFor} of its path). */
-export function boundedBodies(limitFor = bodyLimitFor): MiddlewareHandler {
+/** Context variables set by {@link boundedBodies}. */
+export interface BoundedBodyVariables {
+  /** The bytes of a signed delivery's body, as read (and bounded) by {@link boundedBodies}. */
+  deliveryBody?: Uint8Array<ArrayBuffer>;
+}
+
+/**
+ * Hono middleware bounding every request body ({@link bodyLimitFor} of its path). A signed
+ * delivery's bytes (`/webhooks/…`) are handed to its route as the `deliveryBody` variable, read
+ * once: that route reads nothing else of the body. Every other request gets a new `Request`
+ * over the bytes read, so its handler reads the body as usual.
+ */
+export function boundedBodies(
+  limitFor = bodyLimitFor,
+): MiddlewareHandler<{ Variables: BoundedBodyVariables }> {
   return async function boundedBodiesMiddleware(c, next) {
     const raw = c.req.raw;
     if (!raw.body) return await next();
-    const limit = limitFor(c.req.path);
+    const path = c.req.path;
+    const limit = limitFor(path);
     const declared = raw.headers.get("content-length");
     if (declared !== null && !raw.headers.has("transfer-encoding") && Number(declared) > limit) {
       throw bodyTooLarge(limit);
@@ -79,6 +93,10 @@ export function boundedBodies(limitFor = bodyLimitFor): MiddlewareHandler {
     const bytes = await readBounded(raw.body, limit);
     // A GET or HEAD cannot carry a body in a Request: it was bounded and is dropped.
     if (raw.method === "GET" || raw.method === "HEAD") return await next();
+    if (isSignedDeliveryPath(path)) {
+      c.set("deliveryBody", bytes);
+      return await next();
+    }
     c.req.raw = new Request(raw.url, {
       method: raw.method,
       headers: raw.headers,

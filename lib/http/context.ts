@@ -1,6 +1,7 @@
 /** What every route handler can reach: the workspace, auth and audit settings. */
 import type { Context } from "hono";
 import type { AuthVariables } from "../auth/middleware.ts";
+import type { BoundedBodyVariables } from "./body_limit.ts";
 import type { TokenSpec } from "../auth/tokens.ts";
 import type { OriginPolicy } from "./origin_guard.ts";
 import type { WorkspacePaths } from "../workspace.ts";
@@ -26,7 +27,7 @@ export interface AppContext {
 
 /** Hono environment of the service. */
 export interface AppEnv {
-  Variables: AuthVariables & { app: AppContext };
+  Variables: AuthVariables & BoundedBodyVariables & { app: AppContext };
 }
 
 /** A handler's context. */

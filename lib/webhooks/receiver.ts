@@ -7,17 +7,19 @@
  * | no handler registered under the name | 404 `unknown_adapter` |
  * | `webhook.enabled` false or not configured | 503 `webhook_disabled` |
  * | secret variable (or its `_FILE`) empty | 503 `webhook_secret_missing` |
- * | body over 5 MiB (declared or streamed) | 413 `body_too_large`, before any hashing |
+ * | body over 5 MiB | 413 `body_too_large`, before any hashing |
  * | signature missing or wrong | 401 `invalid_signature` |
  * | body not UTF-8 JSON | 400 `invalid_payload`, key not recorded |
  * | delivery key already accepted | 200 `{"status":"replay"}`, nothing written through |
  * | otherwise | tickets to the sink, key recorded durably, 200 `{"status":"accepted"}` |
  *
- * It returns data, never a `Response`: the route turns it into one.
+ * It takes the body's bytes as read by the app (lib/http/body_limit.ts bounds them while reading
+ * and refuses a larger body, declared or streamed, before it gets here) and returns data, never a
+ * `Response`: the route turns it into one.
  */
 import { sha256Hex } from "../journal/hash.ts";
 import type { Ticket, TicketOutcome, TicketSink } from "../trackers/ticket.ts";
-import { MAX_WEBHOOK_BODY, readBoundedBody } from "./body.ts";
+import { MAX_WEBHOOK_BODY } from "../http/body_limit.ts";
 import { firstHeader, type HandlerContext } from "./handler.ts";
 import type { ReplayLedger } from "./ledger.ts";
 import { handlerFor, registeredNames } from "./registry.ts";
@@ -82,11 +84,10 @@ export class WebhookReceiver {
     this.#o = options;
   }
 
-  /** Handle one delivery to `/webhooks/trackers/<name>`. */
-  async receive(name: string, request: Request): Promise<WebhookOutcome> {
+  /** Handle one delivery to `/webhooks/trackers/<name>`: its headers and its raw body bytes. */
+  async receive(name: string, headers: Headers, bytes: Uint8Array): Promise<WebhookOutcome> {
     const handler = handlerFor(name);
     if (!handler) {
-      await request.body?.cancel().catch(() => {});
       return fail(
         404,
         "unknown_adapter",
@@ -95,7 +96,7 @@ export class WebhookReceiver {
         } (add others with trackers.<name>.module)`,
       );
     }
-    const outcome = await this.#receive(name, handler, request);
+    const outcome = await this.#receive(name, handler, headers, bytes);
     const body = outcome.body as DeliveryAnswer & { error?: { code: string; message: string } };
     this.#o.onDelivery?.(name, {
       at: new Date((this.#o.clock ?? Date.now)()).toISOString(),
@@ -110,11 +111,11 @@ export class WebhookReceiver {
   async #receive(
     name: string,
     handler: NonNullable<ReturnType<typeof handlerFor>>,
-    request: Request,
+    headers: Headers,
+    bytes: Uint8Array,
   ): Promise<WebhookOutcome> {
     const settings = this.#o.settings(name);
     if (!settings?.enabled) {
-      await request.body?.cancel().catch(() => {});
       return fail(
         503,
         "webhook_disabled",
@@ -125,7 +126,6 @@ export class WebhookReceiver {
     }
     const secret = await readSecret(settings.secretEnv, this.#o.env);
     if (!secret.ok) {
-      await request.body?.cancel().catch(() => {});
       return fail(
         503,
         "webhook_secret_missing",
@@ -133,10 +133,8 @@ export class WebhookReceiver {
       );
     }
     const max = this.#o.maxBodyBytes ?? MAX_WEBHOOK_BODY;
-    const read = await readBoundedBody(request, max);
-    if (!read.ok) return fail(413, "body_too_large", `webhook body over ${max} bytes`);
-    const bytes = read.bytes;
-    const signature = firstHeader(request.headers, handler.signatureHeaders);
+    if (bytes.length > max) return fail(413, "body_too_large", `webhook body over ${max} bytes`);
+    const signature = firstHeader(headers, handler.signatureHeaders);
     if (!verifySignature(handler.scheme, secret.secret, bytes, signature)) {
       return fail(
         401,
@@ -146,7 +144,7 @@ export class WebhookReceiver {
           : `${handler.signatureHeaders[0]} does not match the body under ${settings.secretEnv}`,
       );
     }
-    const key = deliveryKey(firstHeader(request.headers, handler.deliveryHeaders), bytes);
+    const key = deliveryKey(firstHeader(headers, handler.deliveryHeaders), bytes);
     const ledger = this.#o.ledger;
     const replay = {
       status: 200 as const,
@@ -163,7 +161,7 @@ export class WebhookReceiver {
     if (await ledger.claim(name, key) === "seen") return replay;
     let tickets: Ticket[];
     try {
-      tickets = handler.tickets(payload, request.headers, this.#o.context(name));
+      tickets = handler.tickets(payload, headers, this.#o.context(name));
     } catch (e) {
       ledger.release(name, key);
       return fail(

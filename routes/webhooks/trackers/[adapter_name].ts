@@ -1,14 +1,20 @@
 /**
  * POST /webhooks/trackers/<adapter_name>: a tracker's signed delivery (spec §3.4, §4.2, §5: no
- * bearer token; the per-tracker shared-secret check authenticates it). The receiver reads the
- * raw body itself, bounded at 5 MiB.
+ * bearer token; the per-tracker shared-secret check authenticates it). The raw body bytes come
+ * from the app's body bound (5 MiB for this path), read once.
  */
 import type { Ctx } from "../../../lib/http/context.ts";
 import { trackerServiceFor } from "../../../lib/trackers/service.ts";
 
+const EMPTY = new Uint8Array(0);
+
 /** Verify, de-duplicate and feed one delivery. */
 export async function POST(c: Ctx): Promise<Response> {
   const service = await trackerServiceFor(c.get("app"));
-  const outcome = await service.receiver.receive(c.req.param("adapter_name") ?? "", c.req.raw);
+  const outcome = await service.receiver.receive(
+    c.req.param("adapter_name") ?? "",
+    c.req.raw.headers,
+    c.get("deliveryBody") ?? EMPTY,
+  );
   return c.json(outcome.body, outcome.status);
 }
