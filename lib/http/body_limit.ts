@@ -32,6 +32,7 @@ export function bodyTooLarge(limit: number): HttpError {
 /**
  * Read `body` into memory, at most `limit` bytes: 413 as soon as it passes the limit (the
  * stream is cancelled, nothing more is read), 400 `body_incomplete` when the client goes away.
+ * The reader keeps its lock: the stream is spent (or cancelled) and nobody reads it again.
  */
 export async function readBounded(
   body: ReadableStream<Uint8Array>,
@@ -40,30 +41,56 @@ export async function readBounded(
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  try {
-    for (;;) {
-      let step: ReadableStreamReadResult<Uint8Array>;
-      try {
-        step = await reader.read();
-      } catch {
-        throw new HttpError(
-          400,
-          "body_incomplete",
-          "the client closed the connection before the body ended",
-        );
-      }
-      if (step.done) break;
-      size += step.value.length;
-      if (size > limit) {
-        reader.cancel().catch(() => {});
-        throw bodyTooLarge(limit);
-      }
-      chunks.push(step.value);
+  for (;;) {
+    let step: ReadableStreamReadResult<Uint8Array>;
+    try {
+      step = await reader.read();
+    } catch {
+      throw incomplete();
     }
-  } finally {
-    reader.releaseLock();
+    if (step.done) break;
+    size += step.value.length;
+    if (size > limit) {
+      reader.cancel().catch(() => {});
+      throw bodyTooLarge(limit);
+    }
+    chunks.push(step.value);
   }
   return concatBytes(chunks, size);
+}
+
+function incomplete(): HttpError {
+  return new HttpError(
+    400,
+    "body_incomplete",
+    "the client closed the connection before the body ended",
+  );
+}
+
+/**
+ * The body of `request`, at most `limit` bytes. A declared `Content-Length` over the limit is
+ * refused before a byte is read; one within it frames the body (the HTTP server reads exactly
+ * that many bytes), so the body is read whole in one step. A chunked body is counted as it
+ * streams in ({@link readBounded}).
+ */
+async function readBody(
+  request: Request,
+  body: ReadableStream<Uint8Array>,
+  limit: number,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const declared = request.headers.get("content-length");
+  if (declared === null || request.headers.has("transfer-encoding")) {
+    return await readBounded(body, limit);
+  }
+  if (Number(declared) > limit) throw bodyTooLarge(limit);
+  let bytes: Uint8Array<ArrayBuffer>;
+  try {
+    bytes = await request.bytes();
+  } catch {
+    throw incomplete();
+  }
+  if (bytes.length > limit) throw bodyTooLarge(limit); // not framed as declared: refuse anyway
+  return bytes;
 }
 
 /** Context variables set by {@link boundedBodies}. */
@@ -85,12 +112,7 @@ export function boundedBodies(
     const raw = c.req.raw;
     if (!raw.body) return await next();
     const path = c.req.path;
-    const limit = limitFor(path);
-    const declared = raw.headers.get("content-length");
-    if (declared !== null && !raw.headers.has("transfer-encoding") && Number(declared) > limit) {
-      throw bodyTooLarge(limit);
-    }
-    const bytes = await readBounded(raw.body, limit);
+    const bytes = await readBody(raw, raw.body, limitFor(path));
     // A GET or HEAD cannot carry a body in a Request: it was bounded and is dropped.
     if (raw.method === "GET" || raw.method === "HEAD") return await next();
     if (isSignedDeliveryPath(path)) {
