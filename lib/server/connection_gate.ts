@@ -60,6 +60,7 @@ const PIPE_READ = 32 * 1024;
 /** A connection silent this long (and not in a request head) may be evicted at the cap. */
 const EVICTABLE_IDLE_MS = 20_000;
 const encoder = new TextEncoder();
+const STATUS_413 = encoder.encode("HTTP/1.1 413");
 
 function refusal(status: string, retryAfter?: number): Uint8Array {
   const extra = retryAfter ? `Retry-After: ${retryAfter}\r\n` : "";
@@ -297,8 +298,9 @@ export function openGate(options: GateOptions): Gate {
 
 /** The body length of a 413 response head in `bytes` (headers included), else undefined. */
 function payloadTooLarge(bytes: Uint8Array): number | undefined {
+  // Most answers are not 413s: compare the status line's bytes before decoding anything.
+  for (let i = 0; i < STATUS_413.length; i++) if (bytes[i] !== STATUS_413[i]) return undefined;
   const text = new TextDecoder().decode(bytes.subarray(0, Math.min(bytes.length, 1024)));
-  if (!text.startsWith("HTTP/1.1 413")) return undefined;
   const end = text.indexOf("\r\n\r\n");
   const length = /\r\ncontent-length:\s*(\d+)/i.exec(text);
   if (end < 0 || !length) return bytes.length;

@@ -9,7 +9,8 @@
 export const MAX_HEAD_BYTES = 64 * 1024;
 
 type State =
-  | { kind: "head"; seen: number[]; size: number }
+  /** `match`: how much of the `\r\n\r\n` ending a head the bytes so far end with (0–3). */
+  | { kind: "head"; parts: Uint8Array[]; size: number; match: number }
   | { kind: "length"; left: number }
   | { kind: "chunk_size"; line: number[] }
   | { kind: "chunk_data"; left: number }
@@ -29,7 +30,7 @@ export interface FramingStep {
 
 /** Tracks request boundaries over the bytes a client sends. */
 export class RequestFraming {
-  #state: State = { kind: "head", seen: [], size: 0 };
+  #state: State = newHead();
 
   /** True while a request head has started but not ended. */
   get inHead(): boolean {
@@ -48,16 +49,23 @@ export class RequestFraming {
           return { headOpen: false, headsCompleted, headTooLarge };
         case "head": {
           if (s.size === 0 && (b === 13 || b === 10)) continue; // stray CRLF between requests
-          s.size++;
-          s.seen.push(b);
+          // Scan to the end of the head (or of the bytes) in one go.
+          let m = s.match;
+          let j = i;
+          for (; j < bytes.length && m < 4; j++) {
+            const c = bytes[j];
+            if (c === 10) m = m === 1 ? 2 : m === 3 ? 4 : 0;
+            else if (c === 13) m = m === 2 ? 3 : 1;
+            else m = 0;
+          }
+          s.parts.push(bytes.slice(i, j));
+          s.size += j - i;
+          s.match = m;
           if (s.size > MAX_HEAD_BYTES) headTooLarge = true;
-          const n = s.seen.length;
-          if (
-            n >= 4 && s.seen[n - 4] === 13 && s.seen[n - 3] === 10 && b === 10 &&
-            s.seen[n - 2] === 13
-          ) {
+          i = j - 1;
+          if (m === 4) {
             headsCompleted++;
-            this.#state = bodyState(new TextDecoder().decode(new Uint8Array(s.seen)));
+            this.#state = bodyState(decoder.decode(concat(s.parts, s.size)));
           }
           break;
         }
@@ -66,13 +74,13 @@ export class RequestFraming {
             const take = Math.min(s.left, bytes.length - i);
             s.left -= take;
             i += take - 1;
-            if (s.left === 0) this.#state = { kind: "head", seen: [], size: 0 };
+            if (s.left === 0) this.#state = newHead();
           }
           break;
         case "chunk_size":
           if (b === 10) {
             const size = parseInt(
-              new TextDecoder().decode(new Uint8Array(s.line)).split(";")[0],
+              decoder.decode(new Uint8Array(s.line)).split(";")[0],
               16,
             );
             if (Number.isNaN(size)) this.#state = { kind: "opaque" };
@@ -92,7 +100,7 @@ export class RequestFraming {
           break;
         case "trailer":
           if (b === 10) {
-            if (s.empty) this.#state = { kind: "head", seen: [], size: 0 };
+            if (s.empty) this.#state = newHead();
             else this.#state = { kind: "trailer", line: [], empty: true };
           } else if (b !== 13) s.empty = false;
           break;
@@ -100,6 +108,23 @@ export class RequestFraming {
     }
     return { headOpen: this.inHead, headsCompleted, headTooLarge };
   }
+}
+
+const decoder = new TextDecoder();
+
+function newHead(): State {
+  return { kind: "head", parts: [], size: 0, match: 0 };
+}
+
+function concat(parts: Uint8Array[], size: number): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
 function bodyState(head: string): State {
@@ -110,5 +135,5 @@ function bodyState(head: string): State {
   const cl = lines.find((l) => l.startsWith("content-length:"));
   const length = cl ? Number(cl.slice("content-length:".length).trim()) : 0;
   if (!Number.isSafeInteger(length) || length < 0) return { kind: "opaque" };
-  return length > 0 ? { kind: "length", left: length } : { kind: "head", seen: [], size: 0 };
+  return length > 0 ? { kind: "length", left: length } : newHead();
 }

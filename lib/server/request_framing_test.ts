@@ -31,3 +31,18 @@ Deno.test("RequestFraming: a body that looks like a head is not counted; oversiz
   );
   assert.equal(big.headTooLarge, true);
 });
+
+Deno.test("RequestFraming: a head ends at the first CRLF CRLF however the bytes are split", () => {
+  const stream = "GET /a HTTP/1.1\r\nX: a\r\r\n\r\n" + // a stray CR before the blank line
+    "\r\n" + // a stray CRLF between requests
+    "POST /b HTTP/1.1\r\nContent-Length: 4\r\n\r\n\r\n\r\n" + // a body of CRLF CRLF
+    "GET /c HTTP/1.1\r\n\n\r\n"; // LF LF CRLF is not the end
+  const all = bytes(stream);
+  for (let cut = 1; cut < all.length; cut++) {
+    const f = new RequestFraming();
+    const heads = f.push(all.subarray(0, cut)).headsCompleted +
+      f.push(all.subarray(cut)).headsCompleted;
+    assert.equal(heads, 2, `split at ${cut}`);
+    assert.equal(f.inHead, true, `split at ${cut}: the third head is open`);
+  }
+});
