@@ -8,7 +8,12 @@
  * | `raw-hex` | hex HMAC-SHA256 of the body (tracker_d, tracker_e) |
  * | `token` | the shared secret itself (tracker_c) |
  */
-import { constantTimeEqual, hmacSha256Hex } from "../journal/hash.ts";
+import {
+  constantTimeEqual,
+  constantTimeHexEqual,
+  hmacSha256,
+  hmacSha256Hex,
+} from "../journal/hash.ts";
 
 /** How a tracker proves a delivery is from it. */
 export type SignatureScheme = "hub-sha256" | "raw-hex" | "token";
@@ -31,7 +36,8 @@ export function signBody(
 
 /**
  * True when `header` proves `body` under `secret`. A missing header, a wrong prefix, a truncated
- * or re-encoded digest all fail; hex digits are compared case-insensitively.
+ * or re-encoded digest all fail; hex digits are compared case-insensitively. The body's HMAC is
+ * compared as bytes with the hex the header carries, in constant time.
  */
 export function verifySignature(
   scheme: SignatureScheme,
@@ -44,16 +50,14 @@ export function verifySignature(
     case "token":
       return constantTimeEqual(header, secret);
     case "hub-sha256": {
-      const expected = `sha256=${hmacSha256Hex(secret, body)}`;
-      return constantTimeEqual(lowerHexTail(header, "sha256="), expected);
+      const digest = hmacSha256(secret, body);
+      const value = header.trim();
+      return value.startsWith(HUB_PREFIX) && constantTimeHexEqual(digest, value, HUB_PREFIX.length);
     }
     case "raw-hex":
-      return constantTimeEqual(header.trim().toLowerCase(), hmacSha256Hex(secret, body));
+      return constantTimeHexEqual(hmacSha256(secret, body), header.trim());
   }
 }
 
-/** `prefix` kept as sent, the digest after it lower-cased (hex is case-insensitive). */
-function lowerHexTail(value: string, prefix: string): string {
-  const v = value.trim();
-  return v.startsWith(prefix) ? prefix + v.slice(prefix.length).toLowerCase() : v;
-}
+/** The prefix of a `hub-sha256` header, as sent (only the hex after it may be either case). */
+const HUB_PREFIX = "sha256=";

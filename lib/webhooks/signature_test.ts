@@ -48,6 +48,11 @@ const CASES: [string, SignatureScheme, string, Uint8Array, string | null, boolea
   ["raw hex with the sha256= prefix", "raw-hex", GH_SECRET, body, GH_SIG, false],
   ["raw hex truncated", "raw-hex", GH_SECRET, body, hex.slice(0, 63), false],
   ["raw hex forged", "raw-hex", GH_SECRET, body, "0".repeat(64), false],
+  ["raw hex with spaces around", "raw-hex", GH_SECRET, body, ` ${hex}\t`, true],
+  ["raw hex, one digit not hex", "raw-hex", GH_SECRET, body, hex.slice(0, -1) + "g", false],
+  // U+0E37's low seven bits are "7": only ASCII digits count.
+  ["raw hex, one digit non-ASCII", "raw-hex", GH_SECRET, body, hex.slice(0, -1) + "\u0e37", false],
+  ["raw hex one byte longer", "raw-hex", GH_SECRET, body, hex + "00", false],
   ["token equal", "token", "s3cret", body, "s3cret", true],
   ["token prefix", "token", "s3cret", body, "s3cre", false],
   ["token longer", "token", "s3cret", body, "s3cret!", false],
@@ -60,3 +65,11 @@ for (const [name, scheme, secret, bytes, header, ok] of CASES) {
     assert.equal(verifySignature(scheme, secret, bytes, header), ok);
   });
 }
+
+Deno.test("verifySignature: every single-nibble change of a valid digest fails", () => {
+  for (let i = 0; i < hex.length; i++) {
+    const flipped = hex.slice(0, i) + (hex[i] === "0" ? "1" : "0") + hex.slice(i + 1);
+    assert.equal(verifySignature("raw-hex", GH_SECRET, body, flipped), false, `nibble ${i}`);
+    assert.equal(verifySignature("hub-sha256", GH_SECRET, body, `sha256=${flipped}`), false);
+  }
+});
