@@ -68,29 +68,31 @@ function incomplete(): HttpError {
 }
 
 /**
- * The body of `request`, at most `limit` bytes. A declared `Content-Length` over the limit is
- * refused before a byte is read; one within it frames the body (the HTTP server reads exactly
- * that many bytes), so the body is read whole in one step. A chunked body is counted as it
- * streams in ({@link readBounded}).
+ * The body of `request` (undefined when it has none), at most `limit` bytes. A declared
+ * `Content-Length` over the limit is refused before a byte is read; one within it frames the
+ * body (the HTTP server reads exactly that many bytes), so the body is taken whole in one step,
+ * without a stream. A chunked body is counted as it streams in ({@link readBounded}).
  */
 async function readBody(
   request: Request,
-  body: ReadableStream<Uint8Array>,
   limit: number,
-): Promise<Uint8Array<ArrayBuffer>> {
+): Promise<Uint8Array<ArrayBuffer> | undefined> {
   const declared = request.headers.get("content-length");
-  if (declared === null || request.headers.has("transfer-encoding")) {
-    return await readBounded(body, limit);
+  const length = declared === null ? NaN : Number(declared);
+  if (Number.isSafeInteger(length) && !request.headers.has("transfer-encoding")) {
+    if (length > limit) throw bodyTooLarge(limit);
+    if (length === 0) return undefined;
+    let bytes: Uint8Array<ArrayBuffer>;
+    try {
+      bytes = await request.bytes();
+    } catch {
+      throw incomplete();
+    }
+    if (bytes.length > limit) throw bodyTooLarge(limit); // not framed as declared: refuse anyway
+    return bytes;
   }
-  if (Number(declared) > limit) throw bodyTooLarge(limit);
-  let bytes: Uint8Array<ArrayBuffer>;
-  try {
-    bytes = await request.bytes();
-  } catch {
-    throw incomplete();
-  }
-  if (bytes.length > limit) throw bodyTooLarge(limit); // not framed as declared: refuse anyway
-  return bytes;
+  const body = request.body;
+  return body ? await readBounded(body, limit) : undefined;
 }
 
 /** Context variables set by {@link boundedBodies}. */
@@ -110,9 +112,9 @@ export function boundedBodies(
 ): MiddlewareHandler<{ Variables: BoundedBodyVariables }> {
   return async function boundedBodiesMiddleware(c, next) {
     const raw = c.req.raw;
-    if (!raw.body) return await next();
     const path = c.req.path;
-    const bytes = await readBody(raw, raw.body, limitFor(path));
+    const bytes = await readBody(raw, limitFor(path));
+    if (!bytes) return await next();
     // A GET or HEAD cannot carry a body in a Request: it was bounded and is dropped.
     if (raw.method === "GET" || raw.method === "HEAD") return await next();
     if (isSignedDeliveryPath(path)) {

@@ -5,6 +5,8 @@
  */
 import { writeFileAtomic } from "../workspace.ts";
 
+const encoder = new TextEncoder();
+
 interface Queued {
   bytes: Uint8Array;
   resolve: () => void;
@@ -34,7 +36,7 @@ export class GroupAppender {
   append(line: string): Promise<void> {
     if (this.#closed) return Promise.reject(new Error(`${this.#path} is closed`));
     return new Promise((resolve, reject) => {
-      this.#queue.push({ bytes: new TextEncoder().encode(line + "\n"), resolve, reject });
+      this.#queue.push({ bytes: encoder.encode(line + "\n"), resolve, reject });
       this.#flushing ??= this.#flush();
     });
   }

@@ -73,6 +73,9 @@ export interface WebhookReceiverOptions {
   clock?: () => number;
 }
 
+/** Strict UTF-8 (a decoder that is not streaming keeps no state between calls). */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /** Delivery ids longer than this are hashed into the key. */
 const MAX_ID_LENGTH = 200;
 
@@ -154,7 +157,7 @@ export class WebhookReceiver {
     if (ledger.has(name, key) && await ledger.claim(name, key) === "seen") return replay;
     let payload: unknown;
     try {
-      payload = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+      payload = JSON.parse(UTF8.decode(bytes));
     } catch (e) {
       return fail(400, "invalid_payload", `signed body is not UTF-8 JSON: ${(e as Error).message}`);
     }
