@@ -1,8 +1,16 @@
 /**
- * Durable appends with group commit: lines queued while a write or sync is in flight go out
- * together in the next write and share one `fdatasync`, so many concurrent appenders cost one
- * disk flush per batch instead of one each. An append resolves only once its bytes are on disk.
+ * Durable appends with group commit: lines queued while a flush is in flight go out together in
+ * the next write and share one `fdatasync`, so many concurrent appenders cost one disk flush per
+ * batch instead of one each. An append resolves only once its bytes are on disk.
+ *
+ * The file is open twice. Batches are written through the first handle synchronously (a write
+ * to the page cache takes microseconds), and synced through the second, off this thread: the
+ * runtime runs one operation at a time per handle, so a write queued behind a sync in flight on
+ * the same handle would wait for it, and every step would need this thread again before the
+ * next could start. Here a batch costs one system call on this thread and one asynchronous sync,
+ * whose completion resolves the batch. (`fdatasync` flushes the file, whichever handle wrote.)
  */
+import { dirname } from "node:path";
 import { writeFileAtomic } from "../workspace.ts";
 
 const encoder = new TextEncoder();
@@ -13,23 +21,30 @@ interface Queued {
   reject: (e: unknown) => void;
 }
 
+/** The two handles of the open file and its size (the end every append goes to). */
+interface Handles {
+  writer: Deno.FsFile;
+  syncer: Deno.FsFile;
+  size: number;
+}
+
 /** An append-only file opened once and written in synced batches. */
 export class GroupAppender {
   readonly #path: string;
-  #file: Deno.FsFile;
+  #file: Handles;
   #queue: Queued[] = [];
   #flushing: Promise<void> | undefined;
   #rewrite: (() => string) | undefined;
   #closed = false;
 
-  private constructor(path: string, file: Deno.FsFile) {
+  private constructor(path: string, file: Handles) {
     this.#path = path;
     this.#file = file;
   }
 
   /** Open (creating) `path` for appending. */
   static async open(path: string): Promise<GroupAppender> {
-    return new GroupAppender(path, await openAppend(path));
+    return new GroupAppender(path, await openHandles(path));
   }
 
   /** Append `line` (a newline is added); resolves once it is durable. */
@@ -42,8 +57,9 @@ export class GroupAppender {
   }
 
   /**
-   * Replace the whole file with `text()` (computed when no write is in flight) at the next
-   * quiet point; appends queued meanwhile follow it.
+   * Replace the whole file with `text()` (computed when no write is in flight, after the
+   * appends already durable have been seen by their callers) at the next quiet point; appends
+   * queued meanwhile follow it.
    */
   rewrite(text: () => string): void {
     this.#rewrite = text;
@@ -54,71 +70,99 @@ export class GroupAppender {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#flushing;
-    this.#file.close();
+    closeHandles(this.#file);
   }
 
   /**
-   * Write queued lines in batches. Syncs are pipelined: the next batch is written while the
-   * previous one's `fdatasync` runs (at most two in flight), and each batch resolves when its
-   * own sync (issued after its write) completes.
+   * Write and sync queued lines, batch after batch, until none are left. The first batch is
+   * written by the `append` that starts the flush; lines queued while its sync runs form the
+   * next batch.
    */
   async #flush(): Promise<void> {
-    let older: Promise<void> | undefined;
-    let newer: Promise<void> | undefined;
     try {
-      while (this.#queue.length > 0 || this.#rewrite || newer) {
-        if (this.#rewrite) {
-          await older;
-          await newer;
-          older = newer = undefined;
-          await this.#replace();
-        }
+      while (this.#queue.length > 0 || this.#rewrite) {
+        if (this.#rewrite) await this.#replace();
         const batch = this.#queue.splice(0);
-        if (batch.length === 0) {
-          // Nothing new: wait for the syncs in flight, then look again.
-          await older;
-          await newer;
-          older = newer = undefined;
-          continue;
-        }
+        if (batch.length === 0) continue;
         try {
-          await writeAll(this.#file, concat(batch.map((q) => q.bytes)));
+          this.#write(concat(batch.map((q) => q.bytes)));
+          await this.#file.syncer.syncData();
         } catch (e) {
           for (const q of batch) q.reject(e);
           continue;
         }
-        await older; // at most two syncs in flight
-        older = newer;
-        newer = this.#file.syncData().then(
-          () => batch.forEach((q) => q.resolve()),
-          (e) => batch.forEach((q) => q.reject(e)),
-        );
+        for (const q of batch) q.resolve();
       }
     } finally {
       this.#flushing = undefined;
     }
   }
 
+  /** Write `bytes` at the end of the file; on failure, cut off whatever part of them landed. */
+  #write(bytes: Uint8Array): void {
+    const file = this.#file;
+    let written = 0;
+    try {
+      while (written < bytes.length) written += file.writer.writeSync(bytes.subarray(written));
+    } catch (e) {
+      // A torn line would glue itself to the next append: take the batch back whole.
+      if (written > 0) {
+        try {
+          file.writer.truncateSync(file.size);
+        } catch { /* the repair on the next open moves a torn tail aside */ }
+      }
+      throw e;
+    }
+    file.size += bytes.length;
+  }
+
   async #replace(): Promise<void> {
     const text = this.#rewrite!;
     this.#rewrite = undefined;
+    // Let the callers of the appends just resolved record them before the text is taken.
+    await Promise.resolve();
     try {
       await writeFileAtomic(this.#path, text());
-      this.#file.close();
-      this.#file = await openAppend(this.#path);
     } catch (e) {
       console.error(`cannot compact ${this.#path}: ${(e as Error).message}`);
+      return;
     }
+    try {
+      const old = this.#file;
+      this.#file = await openHandles(this.#path);
+      closeHandles(old);
+    } catch (e) {
+      console.error(`cannot reopen ${this.#path} after compacting: ${(e as Error).message}`);
+    }
+    // The rename itself must survive a crash before later appends are reported durable.
+    await syncDirectory(dirname(this.#path)).catch((e) =>
+      console.error(`cannot sync the directory of ${this.#path}: ${(e as Error).message}`)
+    );
   }
 }
 
-function openAppend(path: string): Promise<Deno.FsFile> {
-  return Deno.open(path, { append: true, create: true });
+async function openHandles(path: string): Promise<Handles> {
+  const writer = await Deno.open(path, { append: true, create: true });
+  try {
+    const syncer = await Deno.open(path, { write: true });
+    return { writer, syncer, size: (await writer.stat()).size };
+  } catch (e) {
+    writer.close();
+    throw e;
+  }
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
-  let written = 0;
-  while (written < bytes.length) written += await file.write(bytes.subarray(written));
+function closeHandles(file: Handles): void {
+  for (const f of [file.writer, file.syncer]) {
+    try {
+      f.close();
+    } catch { /* already closed */ }
+  }
+}
+
+async function syncDirectory(path: string): Promise<void> {
+  using dir = await Deno.open(path, { read: true });
+  await dir.sync();
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {
