@@ -1,5 +1,5 @@
 /** Test helpers: a workspace with the five trackers' webhooks on, and signed deliveries to it. */
-import { type TestWorkspace, testWorkspace } from "./_workspace.ts";
+import { type TestWorkspace, testWorkspace, type TestWorkspaceOptions } from "./_workspace.ts";
 import { type SignatureScheme, signBody } from "../lib/webhooks/signature.ts";
 
 export const FIXTURES = new URL("./fixtures/trackers/", import.meta.url);
@@ -24,6 +24,7 @@ let n = 0;
 /** A workspace whose five trackers have webhooks on, each secret in its own fresh variable. */
 export async function webhookWorkspace(
   extra = "",
+  options: Pick<TestWorkspaceOptions, "tokens"> = {},
 ): Promise<TestWorkspace & { secret: (t: string) => string; env: Record<string, string> }> {
   const tag = `${Deno.pid}_${n++}`;
   const env: Record<string, string> = {};
@@ -38,6 +39,7 @@ export async function webhookWorkspace(
     }
   }
   const ws = await testWorkspace({
+    ...options,
     config: `cli: claude\nroles:\n  backend: {}\n  qa: {}\n${trackers}${extra}`,
   });
   return Object.assign(ws, { env, secret: (t: string) => Deno.env.get(env[t]) ?? "" });

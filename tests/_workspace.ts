@@ -3,6 +3,7 @@ import type { Hono } from "hono";
 import { appContext } from "../lib/server/serve.ts";
 import { createApp } from "../routes/_app.ts";
 import type { AppContext, AppEnv } from "../lib/http/context.ts";
+import type { TokenSpec } from "../lib/auth/tokens.ts";
 import { closeTaskStore, setTaskStoreHooks } from "../lib/tasks/registry.ts";
 import { accessLogFor } from "../lib/http/access_log.ts";
 import { closeTrackerService } from "../lib/trackers/service.ts";
@@ -28,13 +29,15 @@ export interface TestWorkspace extends AsyncDisposable {
 export interface TestWorkspaceOptions {
   config?: string;
   clock?: () => number;
+  /** Bearer tokens in force (default none: the caller is the local operator). */
+  tokens?: TokenSpec[];
 }
 
 /** Make a workspace (optionally with a service.yaml) and its app; dispose removes everything. */
 export async function testWorkspace(options: TestWorkspaceOptions = {}): Promise<TestWorkspace> {
   const root = await Deno.makeTempDir({ prefix: "service-test-" });
   if (options.config) await Deno.writeTextFile(`${root}/service.yaml`, options.config);
-  const ctx = appContext(root, []);
+  const ctx = appContext(root, options.tokens ?? []);
   if (options.clock) setTaskStoreHooks(ctx, { clock: options.clock });
   const app = createApp(ctx);
   const flush = async () => {

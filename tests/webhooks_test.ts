@@ -133,15 +133,19 @@ Deno.test("webhook: a disabled webhook answers 503 so the tracker stops retrying
 });
 
 Deno.test("webhook: no bearer token on the route even when tokens are configured", async () => {
-  Deno.env.set("SERVICE_TOKEN", "tok-webhook-test");
+  // A variable of its own: SERVICE_TOKEN is process-wide and other test files run alongside.
+  const variable = `WH_TOKEN_${Deno.pid}`;
+  Deno.env.set(variable, "tok-webhook-test");
   try {
-    await using ws = await webhookWorkspace();
+    await using ws = await webhookWorkspace("", {
+      tokens: [{ principal: "op", scope: "operator", token_env: variable }],
+    });
     const tasks = await ws.call("GET", "/tasks");
     assert.equal(tasks.status, 401);
     const r = await deliver(ws, "tracker_b", { body: "{}", secret: ws.secret("tracker_b") });
     assert.equal(r.status, 200);
   } finally {
-    Deno.env.delete("SERVICE_TOKEN");
+    Deno.env.delete(variable);
   }
 });
 
