@@ -1,7 +1,8 @@
 /**
- * A built-in tracker: its webhook handler, and its REST/GraphQL client for polling and
- * write-back. One file per tracker implements this (`jira.ts` for tracker_a, `github.ts` for
- * tracker_b, `gitlab.ts` for tracker_c, `linear.ts` for tracker_d, `plane.ts` for tracker_e).
+ * A built-in tracker: its REST/GraphQL client for polling and write-back, and its webhook
+ * handler. One file per tracker here implements the client (`jira.ts` for tracker_a, `github.ts`
+ * for tracker_b, `gitlab.ts` for tracker_c, `linear.ts` for tracker_d, `plane.ts` for tracker_e);
+ * the handler of the same name in lib/webhooks/handlers/ reads its webhooks.
  */
 import type { WebhookHandler } from "../webhooks/handler.ts";
 import type { HttpDeps, RateLimit } from "./http.ts";
@@ -41,6 +42,7 @@ export interface TrackerAdapter {
   projectHint: string;
   /** Whether polling works without a token (public projects). */
   tokenOptional: boolean;
+  /** Its webhook handler (lib/webhooks/handlers/). */
   webhook: WebhookHandler;
   /**
    * Tickets updated after `since` (ISO 8601), or every open ticket when `since` is undefined,

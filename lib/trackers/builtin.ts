@@ -1,8 +1,8 @@
 /**
- * The five built-in trackers (spec §4.2 rule 3), registered with the webhook receiver when this
- * module is imported.
+ * The five built-in trackers (spec §4.2 rule 3): their API clients here, their webhook handlers
+ * in lib/webhooks/handlers/ (registered with the receiver when this module is imported).
  */
-import { registerHandler } from "../webhooks/registry.ts";
+import "../webhooks/handlers/builtin.ts";
 import type { TrackerAdapter } from "./adapter.ts";
 import { githubAdapter } from "./github.ts";
 import { gitlabAdapter } from "./gitlab.ts";
@@ -14,5 +14,3 @@ import { planeAdapter } from "./plane.ts";
 export const BUILTIN_TRACKERS: ReadonlyMap<string, TrackerAdapter> = new Map(
   [jiraAdapter, githubAdapter, gitlabAdapter, linearAdapter, planeAdapter].map((a) => [a.name, a]),
 );
-
-for (const adapter of BUILTIN_TRACKERS.values()) registerHandler(adapter.name, adapter.webhook);

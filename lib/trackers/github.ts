@@ -1,49 +1,14 @@
 /**
- * tracker_b speaks GitHub: `issues` webhook events (HMAC-SHA256 `sha256=` signature), the REST
- * issues list with `since` for polling, issue comments for write-back. `project` is the
- * repository, `owner/name`.
+ * tracker_b speaks GitHub: the REST issues list with `since` for polling, issue comments for
+ * write-back; its webhooks (`issues` events) are lib/webhooks/handlers/github.ts. `project` is
+ * the repository, `owner/name`.
  */
-import type { HandlerContext } from "../webhooks/handler.ts";
+import { githubHandler, githubIssueTicket } from "../webhooks/handlers/github.ts";
 import { type ApiAccess, byUpdate, MAX_POLL_PAGES, type TrackerAdapter } from "./adapter.ts";
 import { type RateLimit, requestJson } from "./http.ts";
-import { isoTime, labelNames, obj, str, type Ticket } from "./ticket.ts";
+import { obj, type Ticket } from "./ticket.ts";
 
 const NAME = "tracker_b";
-
-/** A REST/webhook issue object of `repo` as a ticket (undefined for pull requests). */
-function issueTicket(
-  issue: Record<string, unknown>,
-  repo: string,
-  tracker: string,
-  deleted = false,
-): Ticket | undefined {
-  if (issue.pull_request !== undefined || issue.number === undefined) return undefined;
-  const number = Number(issue.number);
-  const ref = `${repo}#${number}`;
-  return {
-    tracker,
-    key: ref,
-    ref,
-    title: str(issue.title),
-    body: str(issue.body),
-    labels: labelNames(issue.labels),
-    state: deleted || issue.state === "closed" ? "closed" : "open",
-    url: str(issue.html_url),
-    raw: { updated_at: isoTime(issue.updated_at), ids: { repo, number } },
-  };
-}
-
-function tickets(payload: unknown, headers: Headers, context: HandlerContext): Ticket[] {
-  const event = headers.get("x-tracker-b-event") ?? headers.get("x-github-event");
-  const p = obj(payload);
-  if (event !== null && event !== "issues") return [];
-  if (event === null && (p.comment !== undefined || typeof p.action !== "string")) return [];
-  const repo = str(obj(p.repository).full_name);
-  const issue = obj(p.issue);
-  if (!repo || Object.keys(issue).length === 0) return [];
-  const ticket = issueTicket(issue, repo, context.tracker, p.action === "deleted");
-  return ticket ? [ticket] : [];
-}
 
 function headersOf(access: ApiAccess): HeadersInit {
   return {
@@ -84,7 +49,7 @@ async function poll(access: ApiAccess, since: string | undefined) {
     rate = answer.rate;
     pages++;
     for (const issue of Array.isArray(answer.json) ? answer.json : []) {
-      const t = issueTicket(obj(issue), access.project, NAME);
+      const t = githubIssueTicket(obj(issue), access.project, NAME);
       if (t) out.push(t);
     }
     url = nextLink(answer.headers.get("link"));
@@ -99,12 +64,7 @@ export const githubAdapter: TrackerAdapter = {
   defaultApiUrl: "https://api.github.com",
   projectHint: "the repository as owner/name",
   tokenOptional: true,
-  webhook: {
-    scheme: "hub-sha256",
-    signatureHeaders: ["X-Hub-Signature-256"],
-    deliveryHeaders: ["X-Tracker-B-Delivery", "X-GitHub-Delivery"],
-    tickets,
-  },
+  webhook: githubHandler,
   poll,
   async comment(access, ids, text) {
     await requestJson(access, `${base(access)}/repos/${ids.repo}/issues/${ids.number}/comments`, {

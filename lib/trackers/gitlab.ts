@@ -1,42 +1,15 @@
 /**
- * tracker_c speaks GitLab: the issue hook (`object_kind: "issue"`, a shared token compared in
- * constant time), the project issues API with `updated_after` for polling, issue notes for
- * write-back. `project` is the project path (`group/name`) or its numeric id; `api_url` the
- * instance (default https://gitlab.com).
+ * tracker_c speaks GitLab: the project issues API with `updated_after` for polling, issue notes
+ * for write-back; its webhooks (the issue hook) are lib/webhooks/handlers/gitlab.ts. `project`
+ * is the project path (`group/name`) or its numeric id; `api_url` the instance (default
+ * https://gitlab.com).
  */
-import type { HandlerContext } from "../webhooks/handler.ts";
+import { gitlabHandler } from "../webhooks/handlers/gitlab.ts";
 import { type ApiAccess, byUpdate, MAX_POLL_PAGES, type TrackerAdapter } from "./adapter.ts";
 import { type RateLimit, requestJson } from "./http.ts";
-import { arr, isoTime, labelNames, obj, str, type Ticket } from "./ticket.ts";
+import { isoTime, labelNames, obj, str, type Ticket } from "./ticket.ts";
 
 const NAME = "tracker_c";
-
-function tickets(payload: unknown, _headers: Headers, context: HandlerContext): Ticket[] {
-  const p = obj(payload);
-  if (p.object_kind !== "issue") return [];
-  const attrs = obj(p.object_attributes);
-  const project = obj(p.project);
-  const path = str(project.path_with_namespace);
-  if (!path || attrs.iid === undefined) return [];
-  const iid = Number(attrs.iid);
-  const ref = `${path}#${iid}`;
-  const closed = attrs.action === "close" ||
-    (attrs.state !== "opened" && attrs.action !== "reopen");
-  return [{
-    tracker: context.tracker,
-    key: ref,
-    ref,
-    title: str(attrs.title),
-    body: str(attrs.description),
-    labels: labelNames(arr(p.labels).length ? p.labels : attrs.labels),
-    state: closed ? "closed" : "open",
-    url: str(attrs.url),
-    raw: {
-      updated_at: isoTime(attrs.updated_at),
-      ids: { project_id: Number(project.id ?? attrs.project_id), iid },
-    },
-  }];
-}
 
 /** A REST issue as a ticket. */
 function restTicket(issue: Record<string, unknown>): Ticket {
@@ -102,12 +75,7 @@ export const gitlabAdapter: TrackerAdapter = {
   defaultApiUrl: "https://gitlab.com",
   projectHint: "the project path (group/name) or numeric id",
   tokenOptional: true,
-  webhook: {
-    scheme: "token",
-    signatureHeaders: ["X-Tracker-C-Token", "X-Gitlab-Token"],
-    deliveryHeaders: ["X-Tracker-C-Event-UUID", "Idempotency-Key", "X-Gitlab-Event-UUID"],
-    tickets,
-  },
+  webhook: gitlabHandler,
   poll,
   async comment(access, ids, text) {
     await requestJson(access, `${api(access)}/projects/${ids.project_id}/issues/${ids.iid}/notes`, {

@@ -1,56 +1,17 @@
 /**
- * tracker_a speaks Jira Cloud: `jira:issue_*` webhook events (HMAC-SHA256 with a `sha256=`
- * prefix), the enhanced JQL search (`/rest/api/3/search/jql`, `updated >= -Nm`) for polling,
- * issue comments in Atlassian Document Format for write-back. `api_url` is the site
+ * tracker_a speaks Jira Cloud: the enhanced JQL search (`/rest/api/3/search/jql`,
+ * `updated >= -Nm`) for polling, issue comments in Atlassian Document Format for write-back; its
+ * webhooks (`jira:issue_*` events) are lib/webhooks/handlers/jira.ts. `api_url` is the site
  * (`https://acme.atlassian.net`), `project` the project key; `email_env` selects Basic auth
  * (Cloud API tokens), otherwise the token is sent as a bearer (personal access tokens).
  */
-import type { HandlerContext } from "../webhooks/handler.ts";
+import { jiraHandler, jiraIssueTicket } from "../webhooks/handlers/jira.ts";
 import { type ApiAccess, byUpdate, MAX_POLL_PAGES, type TrackerAdapter } from "./adapter.ts";
 import { type RateLimit, requestJson } from "./http.ts";
-import { adfToText, isoTime, labelNames, obj, str, type Ticket } from "./ticket.ts";
+import { obj, str, type Ticket } from "./ticket.ts";
 
 const NAME = "tracker_a";
 const FIELDS = "summary,description,labels,status,updated";
-
-/** A Jira issue (webhook or REST shape) as a ticket. */
-function issueTicket(
-  issue: Record<string, unknown>,
-  tracker: string,
-  site: string,
-  deleted = false,
-) {
-  const fields = obj(issue.fields);
-  const key = str(issue.key);
-  const category = str(obj(obj(fields.status).statusCategory).key);
-  let origin = site.replace(/\/+$/, "");
-  try {
-    origin = new URL(str(issue.self)).origin;
-  } catch { /* no self link: use the configured site */ }
-  const ticket: Ticket = {
-    tracker,
-    key: str(issue.id) || key,
-    ref: key,
-    title: str(fields.summary),
-    body: adfToText(fields.description).trim(),
-    labels: labelNames(fields.labels),
-    state: deleted || category === "done" ? "closed" : "open",
-    url: origin && key ? `${origin}/browse/${key}` : "",
-    raw: { updated_at: isoTime(fields.updated), ids: { key, id: str(issue.id) } },
-  };
-  return ticket;
-}
-
-function tickets(payload: unknown, _headers: Headers, context: HandlerContext): Ticket[] {
-  const p = obj(payload);
-  const event = str(p.webhookEvent);
-  if (!event.startsWith("jira:issue_")) return [];
-  const issue = obj(p.issue);
-  if (!issue.key) return [];
-  return [
-    issueTicket(issue, context.tracker, context.apiUrl ?? "", event === "jira:issue_deleted"),
-  ];
-}
 
 function headersOf(access: ApiAccess): HeadersInit {
   const auth = access.email
@@ -84,7 +45,7 @@ async function poll(access: ApiAccess, since: string | undefined) {
     pages++;
     const body = obj(answer.json);
     for (const issue of Array.isArray(body.issues) ? body.issues : []) {
-      const t = issueTicket(obj(issue), NAME, site);
+      const t = jiraIssueTicket(obj(issue), NAME, site);
       // JQL works in minutes: drop what is not newer than the cursor.
       if (!since || (t.raw.updated_at ?? "") > since) out.push(t);
     }
@@ -111,12 +72,7 @@ export const jiraAdapter: TrackerAdapter = {
   product: "Jira",
   projectHint: "the project key (e.g. PROJ); api_url is the site, e.g. https://acme.atlassian.net",
   tokenOptional: false,
-  webhook: {
-    scheme: "hub-sha256",
-    signatureHeaders: ["X-Hub-Signature-256", "X-Hub-Signature"],
-    deliveryHeaders: ["X-Tracker-A-Webhook-Identifier", "X-Atlassian-Webhook-Identifier"],
-    tickets,
-  },
+  webhook: jiraHandler,
   poll,
   async comment(access, ids, text) {
     const site = access.apiUrl.replace(/\/+$/, "");

@@ -1,46 +1,20 @@
 /**
- * tracker_d speaks Linear: `Issue` data-change webhooks (raw-hex HMAC-SHA256 signature), the
- * GraphQL `issues` query filtered by `updatedAt` for polling, `commentCreate` for write-back.
+ * tracker_d speaks Linear: the GraphQL `issues` query filtered by `updatedAt` for polling,
+ * `commentCreate` for write-back; its webhooks (`Issue` data changes) are
+ * lib/webhooks/handlers/linear.ts.
  * `project` is the team key (e.g. `ENG`); the token is a personal API key (sent as is) or
  * `Bearer <oauth token>`.
  */
-import type { HandlerContext } from "../webhooks/handler.ts";
+import {
+  LINEAR_CLOSED_STATES,
+  linearHandler,
+  linearIssueTicket,
+} from "../webhooks/handlers/linear.ts";
 import { type ApiAccess, byUpdate, MAX_POLL_PAGES, type TrackerAdapter } from "./adapter.ts";
 import { type JsonAnswer, type RateLimit, requestJson, TrackerApiError } from "./http.ts";
-import { arr, isoTime, labelNames, obj, str, type Ticket } from "./ticket.ts";
+import { arr, obj, str, type Ticket } from "./ticket.ts";
 
 const NAME = "tracker_d";
-const CLOSED_STATES = new Set(["completed", "canceled"]);
-
-/** A Linear issue (webhook `data` or GraphQL node) as a ticket. */
-function issueTicket(issue: Record<string, unknown>, tracker: string, removed = false): Ticket {
-  const id = str(issue.id);
-  const labels = Array.isArray(issue.labels) ? issue.labels : obj(issue.labels).nodes;
-  return {
-    tracker,
-    key: id,
-    ref: str(issue.identifier) || id,
-    title: str(issue.title),
-    body: str(issue.description),
-    labels: labelNames(labels),
-    state: removed || CLOSED_STATES.has(str(obj(issue.state).type)) ? "closed" : "open",
-    url: str(issue.url),
-    raw: { updated_at: isoTime(issue.updatedAt), ids: { id } },
-  };
-}
-
-function tickets(payload: unknown, _headers: Headers, context: HandlerContext): Ticket[] {
-  const p = obj(payload);
-  if (p.type !== "Issue") return [];
-  const data = obj(p.data);
-  if (!data.id) return [];
-  const ticket = issueTicket(data, context.tracker, p.action === "remove");
-  if (!ticket.url) ticket.url = str(p.url);
-  // A team-scoped tracker ignores other teams' issues (an organisation webhook sends them all).
-  const team = str(obj(data.team).key);
-  if (context.project && team && team !== context.project) return [];
-  return [ticket];
-}
 
 const ISSUES_QUERY = `query Issues($filter: IssueFilter, $after: String) {
   issues(first: 100, after: $after, filter: $filter, orderBy: updatedAt) {
@@ -90,7 +64,7 @@ async function graphql(
 async function poll(access: ApiAccess, since: string | undefined) {
   const filter: Record<string, unknown> = { team: { key: { eq: access.project } } };
   if (since) filter.updatedAt = { gt: since };
-  else filter.state = { type: { nin: [...CLOSED_STATES] } };
+  else filter.state = { type: { nin: [...LINEAR_CLOSED_STATES] } };
   const out: Ticket[] = [];
   let rate: RateLimit = {};
   let after: string | undefined;
@@ -101,7 +75,7 @@ async function poll(access: ApiAccess, since: string | undefined) {
     rate = answer.rate;
     pages++;
     const issues = obj(answer.data.issues);
-    for (const node of arr(issues.nodes)) out.push(issueTicket(obj(node), NAME));
+    for (const node of arr(issues.nodes)) out.push(linearIssueTicket(obj(node), NAME));
     const info = obj(issues.pageInfo);
     more = info.hasNextPage === true;
     after = str(info.endCursor) || undefined;
@@ -120,12 +94,7 @@ export const linearAdapter: TrackerAdapter = {
   defaultApiUrl: "https://api.linear.app/graphql",
   projectHint: "the team key (e.g. ENG)",
   tokenOptional: false,
-  webhook: {
-    scheme: "raw-hex",
-    signatureHeaders: ["Tracker-D-Signature", "Linear-Signature"],
-    deliveryHeaders: ["Tracker-D-Delivery", "Linear-Delivery"],
-    tickets,
-  },
+  webhook: linearHandler,
   poll,
   async comment(access, ids, text) {
     const answer = await graphql(access, COMMENT_MUTATION, {

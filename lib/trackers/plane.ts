@@ -1,76 +1,15 @@
 /**
- * tracker_e speaks Plane: `issue` webhook events (raw-hex HMAC-SHA256 signature), the project
- * issues endpoint (newest update first, cursor pages) for polling, issue comments for
- * write-back. `project` is `<workspace-slug>/<project-uuid>`; the token is an API key
- * (`X-API-Key`). Plane's webhooks are workspace-wide: issues of other projects are ignored.
+ * tracker_e speaks Plane: the project issues endpoint (newest update first, cursor pages) for
+ * polling, issue comments for write-back; its webhooks (`issue` / `workitem.*` events) are
+ * lib/webhooks/handlers/plane.ts. `project` is `<workspace-slug>/<project-uuid>`; the token is
+ * an API key (`X-API-Key`).
  */
-import type { HandlerContext } from "../webhooks/handler.ts";
+import { planeHandler, planeIssueTicket, planeProject } from "../webhooks/handlers/plane.ts";
 import { type ApiAccess, byUpdate, MAX_POLL_PAGES, type TrackerAdapter } from "./adapter.ts";
 import { type RateLimit, requestJson } from "./http.ts";
-import { htmlToText, isoTime, labelNames, obj, str, type Ticket } from "./ticket.ts";
+import { obj, str, type Ticket } from "./ticket.ts";
 
 const NAME = "tracker_e";
-const CLOSED_GROUPS = new Set(["completed", "cancelled"]);
-
-/** `slug/uuid` split (empty strings when malformed). */
-export function planeProject(project: string | undefined): { slug: string; id: string } {
-  const [slug = "", id = ""] = (project ?? "").split("/");
-  return { slug, id };
-}
-
-/** The web app's origin for an API origin (`api.plane.so` → `app.plane.so`; self-hosted: same). */
-function webOrigin(apiUrl: string): string {
-  try {
-    const u = new URL(apiUrl);
-    u.hostname = u.hostname.replace(/^api\./, "app.");
-    return u.origin;
-  } catch {
-    return "";
-  }
-}
-
-/** A Plane issue (webhook `data` or REST result) as a ticket. */
-function issueTicket(
-  issue: Record<string, unknown>,
-  tracker: string,
-  context: { project?: string; apiUrl?: string },
-  deleted = false,
-): Ticket {
-  const id = str(issue.id);
-  const project = str(issue.project) || str(issue.project_id);
-  const state = obj(issue.state_detail ?? issue.state);
-  const seq = str(issue.sequence_id);
-  const ident = str(obj(issue.project_detail).identifier);
-  const { slug } = planeProject(context.project);
-  const web = webOrigin(context.apiUrl ?? "https://api.plane.so");
-  return {
-    tracker,
-    key: id,
-    ref: str(issue.identifier) || (seq ? `${ident || "issue"}-${seq}` : id),
-    title: str(issue.name),
-    body: str(issue.description_stripped) || htmlToText(str(issue.description_html)),
-    labels: labelNames(issue.labels),
-    state: deleted || CLOSED_GROUPS.has(str(state.group)) ? "closed" : "open",
-    url: slug && web && project ? `${web}/${slug}/projects/${project}/issues/${id}` : "",
-    raw: { updated_at: isoTime(issue.updated_at), ids: { project, id } },
-  };
-}
-
-function tickets(payload: unknown, _headers: Headers, context: HandlerContext): Ticket[] {
-  const p = obj(payload);
-  // v1 webhooks send `event: "issue"` and an `action`; v2 send `event: "workitem.<action>"`.
-  const event = str(p.event);
-  const v2 = /^(workitem|work_item|issue)\.(\w+)$/.exec(event);
-  if (event !== "issue" && !v2) return [];
-  const data = obj(p.data);
-  if (!data.id) return [];
-  const action = str(p.action) || (v2 ? v2[2] : "");
-  const ticket = issueTicket(data, context.tracker, context, /^delete/.test(action));
-  const wanted = planeProject(context.project).id;
-  const project = str(ticket.raw.ids?.project);
-  if (wanted && project && project !== wanted) return [];
-  return [ticket];
-}
 
 function headersOf(access: ApiAccess): HeadersInit {
   return { "x-api-key": access.token, accept: "application/json" };
@@ -102,7 +41,7 @@ async function poll(access: ApiAccess, since: string | undefined) {
     pages++;
     const body = obj(answer.json);
     for (const result of Array.isArray(body.results) ? body.results : []) {
-      const t = issueTicket(obj(result), NAME, access);
+      const t = planeIssueTicket(obj(result), NAME, access);
       if (since && (t.raw.updated_at ?? "") <= since) {
         more = false;
         break;
@@ -122,12 +61,7 @@ export const planeAdapter: TrackerAdapter = {
   defaultApiUrl: "https://api.plane.so",
   projectHint: "<workspace-slug>/<project-uuid>",
   tokenOptional: false,
-  webhook: {
-    scheme: "raw-hex",
-    signatureHeaders: ["X-Tracker-E-Signature", "X-Plane-Signature"],
-    deliveryHeaders: ["X-Tracker-E-Delivery", "X-Plane-Delivery"],
-    tickets,
-  },
+  webhook: planeHandler,
   poll,
   async comment(access, ids, text) {
     const html = text.split("\n").filter((l) => l.trim() !== "").map((l) =>

@@ -1,7 +1,8 @@
 /**
  * The `WebhookHandler` contract (spec §4.2 rules 3 and 6): how one tracker signs its deliveries,
  * which header names a delivery, and how a verified payload becomes tickets. Built-in handlers
- * live in `lib/trackers/`; others register through {@link registerHandler} in `registry.ts`.
+ * live in `lib/webhooks/handlers/`; others register through {@link registerHandler} in
+ * `registry.ts`.
  */
 import type { Ticket } from "../trackers/ticket.ts";
 import type { SignatureScheme } from "./signature.ts";

@@ -1,0 +1,51 @@
+/**
+ * tracker_b's webhooks, as GitHub sends them: `issues` events (the `X-GitHub-Event` header)
+ * signed with HMAC-SHA256 in `X-Hub-Signature-256: sha256=<hex>`, named by
+ * `X-GitHub-Delivery`. The issue object is the REST shape, so polling (lib/trackers/github.ts)
+ * reads its issue lists with {@link githubIssueTicket} too.
+ */
+import { isoTime, labelNames, obj, str, type Ticket } from "../../trackers/ticket.ts";
+import type { HandlerContext, WebhookHandler } from "../handler.ts";
+
+/** A REST/webhook issue object of `repo` as a ticket (undefined for pull requests). */
+export function githubIssueTicket(
+  issue: Record<string, unknown>,
+  repo: string,
+  tracker: string,
+  deleted = false,
+): Ticket | undefined {
+  if (issue.pull_request !== undefined || issue.number === undefined) return undefined;
+  const number = Number(issue.number);
+  const ref = `${repo}#${number}`;
+  return {
+    tracker,
+    key: ref,
+    ref,
+    title: str(issue.title),
+    body: str(issue.body),
+    labels: labelNames(issue.labels),
+    state: deleted || issue.state === "closed" ? "closed" : "open",
+    url: str(issue.html_url),
+    raw: { updated_at: isoTime(issue.updated_at), ids: { repo, number } },
+  };
+}
+
+function tickets(payload: unknown, headers: Headers, context: HandlerContext): Ticket[] {
+  const event = headers.get("x-tracker-b-event") ?? headers.get("x-github-event");
+  const p = obj(payload);
+  if (event !== null && event !== "issues") return [];
+  if (event === null && (p.comment !== undefined || typeof p.action !== "string")) return [];
+  const repo = str(obj(p.repository).full_name);
+  const issue = obj(p.issue);
+  if (!repo || Object.keys(issue).length === 0) return [];
+  const ticket = githubIssueTicket(issue, repo, context.tracker, p.action === "deleted");
+  return ticket ? [ticket] : [];
+}
+
+/** GitHub's webhooks as tracker_b. */
+export const githubHandler: WebhookHandler = {
+  scheme: "hub-sha256",
+  signatureHeaders: ["X-Hub-Signature-256"],
+  deliveryHeaders: ["X-Tracker-B-Delivery", "X-GitHub-Delivery"],
+  tickets,
+};

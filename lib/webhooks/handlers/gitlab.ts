@@ -1,0 +1,43 @@
+/**
+ * tracker_c's webhooks, as GitLab sends them: the issue hook (`object_kind: "issue"`)
+ * authenticated by the shared token in `X-Gitlab-Token` (compared in constant time), named by
+ * `Idempotency-Key` or `X-Gitlab-Event-UUID`. The hook's issue attributes differ from the REST
+ * issue that polling reads (lib/trackers/gitlab.ts).
+ */
+import { arr, isoTime, labelNames, obj, str, type Ticket } from "../../trackers/ticket.ts";
+import type { HandlerContext, WebhookHandler } from "../handler.ts";
+
+function tickets(payload: unknown, _headers: Headers, context: HandlerContext): Ticket[] {
+  const p = obj(payload);
+  if (p.object_kind !== "issue") return [];
+  const attrs = obj(p.object_attributes);
+  const project = obj(p.project);
+  const path = str(project.path_with_namespace);
+  if (!path || attrs.iid === undefined) return [];
+  const iid = Number(attrs.iid);
+  const ref = `${path}#${iid}`;
+  const closed = attrs.action === "close" ||
+    (attrs.state !== "opened" && attrs.action !== "reopen");
+  return [{
+    tracker: context.tracker,
+    key: ref,
+    ref,
+    title: str(attrs.title),
+    body: str(attrs.description),
+    labels: labelNames(arr(p.labels).length ? p.labels : attrs.labels),
+    state: closed ? "closed" : "open",
+    url: str(attrs.url),
+    raw: {
+      updated_at: isoTime(attrs.updated_at),
+      ids: { project_id: Number(project.id ?? attrs.project_id), iid },
+    },
+  }];
+}
+
+/** GitLab's webhooks as tracker_c. */
+export const gitlabHandler: WebhookHandler = {
+  scheme: "token",
+  signatureHeaders: ["X-Tracker-C-Token", "X-Gitlab-Token"],
+  deliveryHeaders: ["X-Tracker-C-Event-UUID", "Idempotency-Key", "X-Gitlab-Event-UUID"],
+  tickets,
+};

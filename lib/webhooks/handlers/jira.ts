@@ -1,0 +1,54 @@
+/**
+ * tracker_a's webhooks, as Jira Cloud sends them: `jira:issue_*` events signed with HMAC-SHA256
+ * behind a `sha256=` prefix, named by `X-Atlassian-Webhook-Identifier`. The issue object is the
+ * REST shape, so polling (lib/trackers/jira.ts) reads its search results with
+ * {@link jiraIssueTicket} too.
+ */
+import { adfToText, isoTime, labelNames, obj, str, type Ticket } from "../../trackers/ticket.ts";
+import type { HandlerContext, WebhookHandler } from "../handler.ts";
+
+/** A Jira issue (webhook or REST shape) of the site `site` as a ticket. */
+export function jiraIssueTicket(
+  issue: Record<string, unknown>,
+  tracker: string,
+  site: string,
+  deleted = false,
+): Ticket {
+  const fields = obj(issue.fields);
+  const key = str(issue.key);
+  const category = str(obj(obj(fields.status).statusCategory).key);
+  let origin = site.replace(/\/+$/, "");
+  try {
+    origin = new URL(str(issue.self)).origin;
+  } catch { /* no self link: use the configured site */ }
+  return {
+    tracker,
+    key: str(issue.id) || key,
+    ref: key,
+    title: str(fields.summary),
+    body: adfToText(fields.description).trim(),
+    labels: labelNames(fields.labels),
+    state: deleted || category === "done" ? "closed" : "open",
+    url: origin && key ? `${origin}/browse/${key}` : "",
+    raw: { updated_at: isoTime(fields.updated), ids: { key, id: str(issue.id) } },
+  };
+}
+
+function tickets(payload: unknown, _headers: Headers, context: HandlerContext): Ticket[] {
+  const p = obj(payload);
+  const event = str(p.webhookEvent);
+  if (!event.startsWith("jira:issue_")) return [];
+  const issue = obj(p.issue);
+  if (!issue.key) return [];
+  return [
+    jiraIssueTicket(issue, context.tracker, context.apiUrl ?? "", event === "jira:issue_deleted"),
+  ];
+}
+
+/** Jira's webhooks as tracker_a. */
+export const jiraHandler: WebhookHandler = {
+  scheme: "hub-sha256",
+  signatureHeaders: ["X-Hub-Signature-256", "X-Hub-Signature"],
+  deliveryHeaders: ["X-Tracker-A-Webhook-Identifier", "X-Atlassian-Webhook-Identifier"],
+  tickets,
+};

@@ -1,0 +1,79 @@
+/**
+ * tracker_e's webhooks, as Plane sends them: `issue` events (v1, with an `action`) and
+ * `workitem.<action>` events (v2), signed with a raw-hex HMAC-SHA256 in `X-Plane-Signature`,
+ * named by `X-Plane-Delivery`. Plane's webhooks are workspace-wide: issues of other projects
+ * are ignored. The issue in `data` has the REST shape, so polling (lib/trackers/plane.ts) reads
+ * its results with {@link planeIssueTicket} too.
+ */
+import { htmlToText, isoTime, labelNames, obj, str, type Ticket } from "../../trackers/ticket.ts";
+import type { HandlerContext, WebhookHandler } from "../handler.ts";
+
+const CLOSED_GROUPS = new Set(["completed", "cancelled"]);
+
+/** `slug/uuid` split (empty strings when malformed). */
+export function planeProject(project: string | undefined): { slug: string; id: string } {
+  const [slug = "", id = ""] = (project ?? "").split("/");
+  return { slug, id };
+}
+
+/** The web app's origin for an API origin (`api.plane.so` → `app.plane.so`; self-hosted: same). */
+function webOrigin(apiUrl: string): string {
+  try {
+    const u = new URL(apiUrl);
+    u.hostname = u.hostname.replace(/^api\./, "app.");
+    return u.origin;
+  } catch {
+    return "";
+  }
+}
+
+/** A Plane issue (webhook `data` or REST result) as a ticket. */
+export function planeIssueTicket(
+  issue: Record<string, unknown>,
+  tracker: string,
+  context: { project?: string; apiUrl?: string },
+  deleted = false,
+): Ticket {
+  const id = str(issue.id);
+  const project = str(issue.project) || str(issue.project_id);
+  const state = obj(issue.state_detail ?? issue.state);
+  const seq = str(issue.sequence_id);
+  const ident = str(obj(issue.project_detail).identifier);
+  const { slug } = planeProject(context.project);
+  const web = webOrigin(context.apiUrl ?? "https://api.plane.so");
+  return {
+    tracker,
+    key: id,
+    ref: str(issue.identifier) || (seq ? `${ident || "issue"}-${seq}` : id),
+    title: str(issue.name),
+    body: str(issue.description_stripped) || htmlToText(str(issue.description_html)),
+    labels: labelNames(issue.labels),
+    state: deleted || CLOSED_GROUPS.has(str(state.group)) ? "closed" : "open",
+    url: slug && web && project ? `${web}/${slug}/projects/${project}/issues/${id}` : "",
+    raw: { updated_at: isoTime(issue.updated_at), ids: { project, id } },
+  };
+}
+
+function tickets(payload: unknown, _headers: Headers, context: HandlerContext): Ticket[] {
+  const p = obj(payload);
+  // v1 webhooks send `event: "issue"` and an `action`; v2 send `event: "workitem.<action>"`.
+  const event = str(p.event);
+  const v2 = /^(workitem|work_item|issue)\.(\w+)$/.exec(event);
+  if (event !== "issue" && !v2) return [];
+  const data = obj(p.data);
+  if (!data.id) return [];
+  const action = str(p.action) || (v2 ? v2[2] : "");
+  const ticket = planeIssueTicket(data, context.tracker, context, /^delete/.test(action));
+  const wanted = planeProject(context.project).id;
+  const project = str(ticket.raw.ids?.project);
+  if (wanted && project && project !== wanted) return [];
+  return [ticket];
+}
+
+/** Plane's webhooks as tracker_e. */
+export const planeHandler: WebhookHandler = {
+  scheme: "raw-hex",
+  signatureHeaders: ["X-Tracker-E-Signature", "X-Plane-Signature"],
+  deliveryHeaders: ["X-Tracker-E-Delivery", "X-Plane-Delivery"],
+  tickets,
+};
