@@ -102,6 +102,17 @@ Deno.test("service run (no plan) takes work from trackers until stopped; comment
     assert.equal(types[0], "run_started");
     assert.equal(journal[0].data.plan, "trackers and the task API (continuous)");
     assert.equal(types.filter((t) => t === "task_merged").length, 2);
+    // Adopted tasks belong to the run: one verification record per completion, after the gates.
+    const backlog = JSON.parse(
+      await Deno.readTextFile(join(root, ".sdd/runtime/task-backlog.json")),
+    );
+    for (const task of backlog.tasks) assert.equal(task.run_id, state.run_id, task.id);
+    const ledger = (await Deno.readTextFile(join(root, ".sdd/metrics/verification_nudges.jsonl")))
+      .trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(ledger.map((r) => r.task_id).sort(), [
+      "tracker_b-octo-app-1",
+      "tracker_b-octo-app-2",
+    ]);
   } finally {
     if (!stopped) await cli(root, "stop");
     Deno.env.delete(secretVar);

@@ -193,8 +193,18 @@ export class Orchestrator {
    * subscribed to task changes, lib/trackers/service_run.ts); ids it has already are skipped.
    */
   adopt(ids: string[]): void {
-    for (const id of ids) this.#ids.add(id);
+    for (const id of ids) this.#join(id);
     this.#push({ type: "tick" });
+  }
+
+  // An adopted task becomes the run's in the store too, before the loop decides anything on it
+  // (joinRun leaves a task that already belongs to a run as it is).
+  #join(id: string): void {
+    this.#ids.add(id);
+    this.#push(async () => {
+      await this.#o.store.joinRun(id, this.#o.runId);
+      return [];
+    });
   }
 
   /** Ids of the run's tasks (a continuous run's grow as it adopts new ones). */
@@ -213,7 +223,7 @@ export class Orchestrator {
       const id = change.task.id;
       if (!this.#ids.has(id)) {
         if (!this.#o.continuous || change.from !== null) return;
-        this.#ids.add(id); // a task created meanwhile joins a continuous run
+        this.#join(id); // a task created meanwhile joins a continuous run
       }
       this.#push({ type: "task_changed", taskId: id, from: change.from, to: change.to });
     });

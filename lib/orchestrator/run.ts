@@ -269,6 +269,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       taskIds = resumable.taskIds;
       runPlanFile = resumable.plan ?? planFile ?? "";
       planSha = resumable.planSha256;
+      // A continuous run stopped with adopted tasks still waiting resumes as one.
+      continuous = resumable.plan === TRACKER_RUN_PLAN && runsFromTrackers(config);
       await reapStaleAgents(paths, out);
       await appendEvents(journalPath(paths, runId), [
         ev.runResumed({ run_id: runId, pid: Deno.pid }),

@@ -385,6 +385,21 @@ export class TaskStore {
     return this.#apply(id, "recover_done", () => {});
   }
 
+  /**
+   * Make `id`, created outside any run (a tracker ticket, the task API), a task of run `runId`
+   * (a continuous run adopting it): its completion is then recorded once, after the run's gates,
+   * and operator actions on it are journalled in that run. A task of another run is left alone.
+   */
+  async joinRun(id: string, runId: string): Promise<Task> {
+    const task = this.require(id);
+    if (task.run_id !== null) return task;
+    task.run_id = runId;
+    task.revision++;
+    task.updated_at = this.#nowIso();
+    await this.#persist(task);
+    return task;
+  }
+
   /** The merge step landed the work: DONE to CLOSED. */
   markMerged(id: string): Promise<Task> {
     return this.#apply(id, "merge_succeeded", () => {});

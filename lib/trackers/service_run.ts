@@ -3,7 +3,7 @@
  * work from the trackers (polls and webhooks feed the task store) and the task API until
  * `service stop`. The orchestrator adopts every task created while it runs (`continuous`);
  * this module decides when such a run applies and starts it (journal `run_started`, the
- * unfinished tasks not owned by any run as its first tasks).
+ * unfinished tasks not owned by any run as its first tasks, made the run's own).
  */
 import { join } from "node:path";
 import type { ServiceConfig } from "../config/schema.ts";
@@ -36,6 +36,7 @@ export async function startTrackerRun(
 ): Promise<{ runId: string; taskIds: string[] }> {
   const runId = newRunId();
   const taskIds = unownedTaskIds(store);
+  for (const id of taskIds) await store.joinRun(id, runId);
   let configSha: string | undefined;
   try {
     configSha = "sha256:" + sha256Hex(await Deno.readFile(join(o.paths.root, "service.yaml")));

@@ -454,7 +454,7 @@ Deno.test("decide(): an operator's cancel ends a running agent, drops landing wo
   s = state([task("t1", { status: "CANCELLED", summary: "not needed" })]);
   step = decide(s, { type: "task_changed", taskId: "t1", from: "OPEN", to: "CANCELLED" });
   assert.deepEqual(journaled(step, "task_verification_failed")[0].signals, [
-    { kind: "cancelled", detail: "cancelled by an operator: not needed" },
+    { kind: "cancelled", detail: "cancelled: not needed" },
   ]);
   step = decide(withStatus(s, "t1", "OPEN"), {
     type: "task_changed",

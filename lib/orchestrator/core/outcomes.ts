@@ -83,9 +83,13 @@ export function startLanding(d: Draft, out: Out, taskId: string, recovered: bool
   out.push({ kind: "capture", taskId });
 }
 
-/** The rows of an operator's cancel: the card goes to gated with the reason as its receipt. */
+/**
+ * The rows of a cancel: the card goes to gated with the reason as its receipt. The reason says
+ * who when it can (an operator's own words, "ticket … was closed in tracker_b"); without one
+ * the cancel came from an operator.
+ */
 export function cancelRows(task: { id: string; summary: string | null }): JournalEvent[] {
-  const reason = `cancelled by an operator${task.summary ? `: ${task.summary}` : ""}`;
+  const reason = task.summary ? `cancelled: ${task.summary}` : "cancelled by an operator";
   return [
     ev.taskVerificationFailed({
       task_id: task.id,
