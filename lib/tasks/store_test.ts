@@ -72,3 +72,38 @@ Deno.test("loadPlan() checks roles against service.yaml and their templates; its
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("TaskStore.joinRun(): a task created outside any run joins one once; its completion then waits for the run's verdict", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const paths = workspacePaths(root);
+    const store = await TaskStore.open(paths, { warn: () => {} });
+    const input = {
+      title: "T",
+      role: "qa",
+      priority: 2,
+      scope: "medium" as const,
+      complexity: "medium" as const,
+      depends_on: [],
+      owned_files: [],
+      completion_signals: [],
+      batch_eligible: false,
+    };
+    await store.create([{ ...input, id: "ticket" }, { ...input, id: "loose" }]);
+    assert.equal((await store.joinRun("ticket", "run-1")).run_id, "run-1");
+    assert.equal((await store.joinRun("ticket", "run-2")).run_id, "run-1"); // never moves
+    await store.claim("ticket", "s1");
+    await store.complete("ticket");
+    await store.claim("loose", "s2");
+    await store.complete("loose");
+    await store.close();
+    // Only the task outside any run is recorded at once; the run records the other after its gates.
+    const ledger = (await Deno.readTextFile(paths.verificationNudges)).trim().split("\n");
+    assert.deepEqual(ledger.map((l) => JSON.parse(l).task_id), ["loose"]);
+    const reopened = await TaskStore.open(paths, { warn: () => {} });
+    assert.equal(reopened.get("ticket")?.run_id, "run-1");
+    await reopened.close();
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
