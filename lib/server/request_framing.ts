@@ -4,6 +4,7 @@
  * the HTTP server behind the gate parses them for real. Bodies are skipped by their
  * `Content-Length` or their chunked framing.
  */
+import { concatBytes } from "../util/bytes.ts";
 
 /** Largest request head the gate lets through (hyper refuses larger ones too). */
 export const MAX_HEAD_BYTES = 64 * 1024;
@@ -65,7 +66,9 @@ export class RequestFraming {
           i = j - 1;
           if (m === 4) {
             headsCompleted++;
-            this.#state = bodyState(decoder.decode(concat(s.parts, s.size)));
+            this.#state = bodyState(
+              decoder.decode(s.parts.length === 1 ? s.parts[0] : concatBytes(s.parts, s.size)),
+            );
           }
           break;
         }
@@ -114,17 +117,6 @@ const decoder = new TextDecoder();
 
 function newHead(): State {
   return { kind: "head", parts: [], size: 0, match: 0 };
-}
-
-function concat(parts: Uint8Array[], size: number): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 function bodyState(head: string): State {
