@@ -10,123 +10,10 @@ import { join } from "node:path";
 import { resolveBinary } from "../lib/agents/preflight.ts";
 import { tempDir } from "./helpers.ts";
 import { CLI, rowsOf, sh } from "./_e2e.ts";
+import { startFakeAnthropicApi } from "./fakes/anthropic_api.ts";
 
 const claudePath = await resolveBinary("claude", Deno.env.toObject());
 if (!claudePath) console.warn("SKIP claude_code_verification_test: `claude` not found in PATH");
-
-function sse(event: string, data: unknown): string {
-  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-}
-
-/** One streamed assistant turn: a Bash tool_use, or text that ends the turn. */
-function turn(model: string, step: { bash: string } | { text: string }): string {
-  const id = `msg_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
-  const usage = { input_tokens: 900, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-  const events = [sse("message_start", {
-    type: "message_start",
-    message: {
-      id,
-      type: "message",
-      role: "assistant",
-      model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { ...usage, output_tokens: 1 },
-    },
-  })];
-  if ("bash" in step) {
-    events.push(
-      sse("content_block_start", {
-        type: "content_block_start",
-        index: 0,
-        content_block: {
-          type: "tool_use",
-          id: `toolu_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`,
-          name: "Bash",
-          input: {},
-        },
-      }),
-      sse("content_block_delta", {
-        type: "content_block_delta",
-        index: 0,
-        delta: {
-          type: "input_json_delta",
-          partial_json: JSON.stringify({ command: step.bash, description: "run it" }),
-        },
-      }),
-    );
-  } else {
-    events.push(
-      sse("content_block_start", {
-        type: "content_block_start",
-        index: 0,
-        content_block: { type: "text", text: "" },
-      }),
-      sse("content_block_delta", {
-        type: "content_block_delta",
-        index: 0,
-        delta: { type: "text_delta", text: step.text },
-      }),
-    );
-  }
-  events.push(
-    sse("content_block_stop", { type: "content_block_stop", index: 0 }),
-    sse("message_delta", {
-      type: "message_delta",
-      delta: { stop_reason: "bash" in step ? "tool_use" : "end_turn", stop_sequence: null },
-      usage: { output_tokens: 40 },
-    }),
-    sse("message_stop", { type: "message_stop" }),
-  );
-  return events.join("");
-}
-
-type Script = ({ bash: string } | { text: string })[];
-
-/** The Messages API stand-in: the main conversation (it offers tools) follows `script`. */
-function scriptedApi(script: (prompt: string) => Script) {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    const url = new URL(req.url);
-    if (req.method !== "POST" || url.pathname !== "/v1/messages") {
-      return Response.json({ type: "error", error: { type: "not_found_error", message: "" } }, {
-        status: 404,
-      });
-    }
-    const body = await req.json();
-    const model = body.model ?? "claude-sonnet-4-5";
-    const messages = (body.messages ?? []) as { role: string; content: unknown }[];
-    const blocks = messages.flatMap((m) => Array.isArray(m.content) ? m.content : []);
-    const prompt = messages.map((m) =>
-      typeof m.content === "string"
-        ? m.content
-        : (m.content as { text?: string }[]).map((b) => b.text ?? "").join("\n")
-    ).join("\n");
-    const done = blocks.filter((b) => b?.type === "tool_result").length;
-    const hasTools = Array.isArray(body.tools) && body.tools.length > 0;
-    const steps = hasTools ? script(prompt) : [{ text: "ok" }];
-    const step = steps[Math.min(done, steps.length - 1)];
-    if (body.stream) {
-      return new Response(turn(model, step), { headers: { "content-type": "text/event-stream" } });
-    }
-    return Response.json({
-      id: "msg_plain",
-      type: "message",
-      role: "assistant",
-      model,
-      content: [{ type: "text", text: "text" in step ? step.text : "ok" }],
-      stop_reason: "end_turn",
-      stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: 2 },
-    });
-  });
-  return {
-    url: `http://127.0.0.1:${server.addr.port}`,
-    async [Symbol.asyncDispose]() {
-      await server.shutdown();
-    },
-  };
-}
 
 const REPORT = `curl -sS -X POST "$SERVICE_SERVER_URL/tasks/$SERVICE_TASK_ID/complete" ` +
   `-H "Content-Type: application/json" -d '{"summary":"done","tests_run":true}'`;
@@ -197,12 +84,16 @@ Deno.test({
       "quality_gates:\n  - {name: compiles, command: python3 -m py_compile calc.py, timeout_s: 60}\n" +
         "verification_nudge: {threshold: 0.0, min_completions: 1}\n",
     );
-    await using api = scriptedApi(() => [
-      { bash: "printf '\\ndef sub(a, b):\\n    return a - b\\n' >> calc.py" },
-      { bash: "python3 -m unittest -v 2>&1" },
-      { bash: REPORT },
-      { text: "Added sub(); the tests pass." },
-    ]);
+    await using api = startFakeAnthropicApi({
+      inputTokens: 900,
+      outputTokens: 40,
+      script: [
+        { bash: "printf '\\ndef sub(a, b):\\n    return a - b\\n' >> calc.py" },
+        { bash: "python3 -m unittest -v 2>&1" },
+        { bash: REPORT },
+        { text: "Added sub(); the tests pass." },
+      ],
+    });
     const { code, runId, terminal } = await runWithClaude(root, api.url);
     assert.equal(code, 0, terminal);
     assert.match(terminal, /completed: every task landed/);
@@ -248,11 +139,15 @@ Deno.test({
         "        goal: Write NOTES.md.\n",
       "verification_nudge: {threshold: 0.0, min_completions: 1}\n",
     );
-    await using api = scriptedApi(() => [
-      { bash: "echo '# notes' > NOTES.md && echo 'all tests passed'" },
-      { bash: REPORT },
-      { text: "All tests passed." },
-    ]);
+    await using api = startFakeAnthropicApi({
+      inputTokens: 900,
+      outputTokens: 40,
+      script: [
+        { bash: "echo '# notes' > NOTES.md && echo 'all tests passed'" },
+        { bash: REPORT },
+        { text: "All tests passed." },
+      ],
+    });
     const { code, runId, terminal } = await runWithClaude(root, api.url);
     assert.equal(code, 0, terminal);
     assert.match(terminal, /completed: every task landed/);

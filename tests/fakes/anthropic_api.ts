@@ -2,7 +2,10 @@
  * A local stand-in for the Anthropic Messages API, speaking its wire format: `POST /v1/messages`
  * with `stream: true` answers Server-Sent Events (`message_start`, `content_block_start`,
  * `content_block_delta` with a `text_delta`, `content_block_stop`, `message_delta` with usage,
- * `message_stop`); without `stream` it answers one message object. In `rate_limit` mode every
+ * `message_stop`); without `stream` it answers one message object. With a `script`, a request
+ * that offers tools (Claude Code's main conversation) is answered with the script's next step — a
+ * streamed `Bash` `tool_use` block, or text that ends the turn — by how many `tool_result` blocks it
+ * already carries; Claude Code's own Bash tool then runs the command. In `rate_limit` mode every
  * messages call answers 429 with `{"type":"error","error":{"type":"rate_limit_error",…}}` and
  * `retry-after`. Any other path answers 404. Every request is recorded.
  */
@@ -19,25 +22,71 @@ export interface FakeAnthropicApi extends FakeServer {
   mode: FakeMode;
 }
 
+/** One scripted assistant turn: run a command with the Bash tool, or answer text. */
+export type ScriptStep = { bash: string } | { text: string };
+
 /** Options of `startFakeAnthropicApi`. */
 export interface FakeAnthropicOptions {
   mode?: FakeMode;
-  /** Text the assistant answers with. */
+  /** Text the assistant answers with (requests without tools, or without a script). */
   text?: string;
+  /** The turns of the conversation that offers tools, one per response, the last repeated. */
+  script?: ScriptStep[];
   inputTokens?: number;
   outputTokens?: number;
 }
 
 const sse = (event: string, data: unknown) => sseFrame(data, event);
 
-function messageEvents(model: string, text: string, input: number, output: number): string {
-  const id = `msg_fake_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
-  const half = Math.ceil(text.length / 2);
+const newId = (prefix: string) =>
+  `${prefix}_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+
+// The content block of one turn: text in two deltas, or a Bash call with its JSON input.
+function blockEvents(step: ScriptStep): string[] {
+  if ("bash" in step) {
+    return [
+      sse("content_block_start", {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "tool_use", id: newId("toolu"), name: "Bash", input: {} },
+      }),
+      sse("content_block_delta", {
+        type: "content_block_delta",
+        index: 0,
+        delta: {
+          type: "input_json_delta",
+          partial_json: JSON.stringify({ command: step.bash, description: "run it" }),
+        },
+      }),
+    ];
+  }
+  const half = Math.ceil(step.text.length / 2);
+  return [
+    sse("content_block_start", {
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "text", text: "" },
+    }),
+    sse("ping", { type: "ping" }),
+    sse("content_block_delta", {
+      type: "content_block_delta",
+      index: 0,
+      delta: { type: "text_delta", text: step.text.slice(0, half) },
+    }),
+    sse("content_block_delta", {
+      type: "content_block_delta",
+      index: 0,
+      delta: { type: "text_delta", text: step.text.slice(half) },
+    }),
+  ];
+}
+
+function messageEvents(model: string, step: ScriptStep, input: number, output: number): string {
   return [
     sse("message_start", {
       type: "message_start",
       message: {
-        id,
+        id: newId("msg_fake"),
         type: "message",
         role: "assistant",
         model,
@@ -52,30 +101,23 @@ function messageEvents(model: string, text: string, input: number, output: numbe
         },
       },
     }),
-    sse("content_block_start", {
-      type: "content_block_start",
-      index: 0,
-      content_block: { type: "text", text: "" },
-    }),
-    sse("ping", { type: "ping" }),
-    sse("content_block_delta", {
-      type: "content_block_delta",
-      index: 0,
-      delta: { type: "text_delta", text: text.slice(0, half) },
-    }),
-    sse("content_block_delta", {
-      type: "content_block_delta",
-      index: 0,
-      delta: { type: "text_delta", text: text.slice(half) },
-    }),
+    ...blockEvents(step),
     sse("content_block_stop", { type: "content_block_stop", index: 0 }),
     sse("message_delta", {
       type: "message_delta",
-      delta: { stop_reason: "end_turn", stop_sequence: null },
+      delta: { stop_reason: "bash" in step ? "tool_use" : "end_turn", stop_sequence: null },
       usage: { output_tokens: output },
     }),
     sse("message_stop", { type: "message_stop" }),
   ].join("");
+}
+
+/** The script's step for a request that already carries `done` tool results. */
+function scriptedStep(script: ScriptStep[], body: { messages?: unknown; tools?: unknown }) {
+  const messages = Array.isArray(body.messages) ? body.messages as { content?: unknown }[] : [];
+  const done = messages.flatMap((m) => Array.isArray(m.content) ? m.content : [])
+    .filter((b) => b?.type === "tool_result").length;
+  return script[Math.min(done, script.length - 1)];
 }
 
 /** Start the fake on 127.0.0.1, port 0 (a free port). */
@@ -103,10 +145,12 @@ export function startFakeAnthropicApi(options: FakeAnthropicOptions = {}): FakeA
         headers: { "retry-after": "30", "request-id": "req_fake_429" },
       });
     }
-    const b = (req.body ?? {}) as { model?: string; stream?: boolean };
+    const b = (req.body ?? {}) as { model?: string; stream?: boolean; tools?: unknown[] };
     const model = b.model ?? "claude-sonnet-4-5";
+    const offersTools = Array.isArray(b.tools) && b.tools.length > 0;
+    const step = options.script?.length && offersTools ? scriptedStep(options.script, b) : { text };
     if (b.stream) {
-      return new Response(messageEvents(model, text, input, output), {
+      return new Response(messageEvents(model, step, input, output), {
         headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
       });
     }
@@ -115,7 +159,7 @@ export function startFakeAnthropicApi(options: FakeAnthropicOptions = {}): FakeA
       type: "message",
       role: "assistant",
       model,
-      content: [{ type: "text", text }],
+      content: [{ type: "text", text: "text" in step ? step.text : text }],
       stop_reason: "end_turn",
       stop_sequence: null,
       usage: { input_tokens: input, output_tokens: output },
