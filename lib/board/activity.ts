@@ -8,7 +8,7 @@
  * Pure, like the board fold: `type` and `data` only, never `ts` or the host.
  */
 import type { JsonValue } from "../journal/canonical_json.ts";
-import type { JournalRow } from "../journal/row.ts";
+import type { JournalEvent } from "../journal/row.ts";
 import type { RowSink } from "../journal/incremental.ts";
 
 /** A failed check or failure reason (at least `kind` and `detail`). */
@@ -153,7 +153,7 @@ const INTRODUCES = new Set([
 ]);
 
 /** Fold one row into `state`. Rows of unknown types, and rows without a task id, change nothing. */
-export function foldActivity(state: ActivityState, row: JournalRow): void {
+export function foldActivity(state: ActivityState, row: JournalEvent): void {
   const d = row.data as Record<string, JsonValue>;
   if (row.type === "run_started") {
     for (const p of Array.isArray(d.planned) ? d.planned : []) {

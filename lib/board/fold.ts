@@ -4,7 +4,8 @@
  * the same rows give the same board, byte for byte, anywhere.
  */
 import { compareCodePoints, type JsonValue } from "../journal/canonical_json.ts";
-import type { JournalRow } from "../journal/row.ts";
+import type { JournalEvent } from "../journal/row.ts";
+import type { DataNeed } from "../journal/incremental.ts";
 
 /** The five columns, in display order. */
 export const COLUMNS = ["queued", "running", "gated", "needs_review", "merged"] as const;
@@ -64,18 +65,6 @@ export interface FoldState {
   cards: Map<string, CardState>;
   /** Latest diff capture of every task, with or without a card (the diff endpoint reads it). */
   diffs: Map<string, CardDiff>;
-  /**
-   * Attachments that arrived while a task had no card in this state. Ignored by the board; kept
-   * so a state folded over a later segment of the journal can be merged onto an earlier one,
-   * where the card may already exist ({@link mergeFoldStates}).
-   */
-  pending: Map<string, Attachments>;
-}
-
-/** Diff and verdict attachments of one task. */
-export interface Attachments {
-  diff?: CardDiff;
-  verdict?: CardVerdict;
 }
 
 /** The state before any row. */
@@ -86,7 +75,6 @@ export function initialFoldState(): FoldState {
     eventCount: 0,
     cards: new Map(),
     diffs: new Map(),
-    pending: new Map(),
   };
 }
 
@@ -127,8 +115,31 @@ function move(state: FoldState, taskId: string, column: Column, index: number): 
   return entry;
 }
 
+/**
+ * What {@link foldRow} reads of each row type's `data` (rows proven in bulk are parsed no
+ * further). Keep in step with the switch below; lib/board/fold_test.ts folds a journal of every
+ * kind both ways and compares.
+ */
+export function foldReads(type: string): DataNeed {
+  switch (type) {
+    case "task_retried":
+    case "task_completed":
+    case "task_merged":
+      return "task_id";
+    case "run_started":
+    case "run_completed":
+    case "task_claimed":
+    case "task_verification_failed":
+    case "task_diff_captured":
+    case "task_review_decision":
+      return "data";
+    default:
+      return "nothing";
+  }
+}
+
 /** Fold one row found at 0-based line `index` into `state`. Unknown types are ignored. */
-export function foldRow(state: FoldState, row: JournalRow, index: number): void {
+export function foldRow(state: FoldState, row: JournalEvent, index: number): void {
   state.eventCount++;
   const data = row.data as Record<string, unknown>;
   switch (row.type) {
@@ -169,7 +180,6 @@ export function foldRow(state: FoldState, row: JournalRow, index: number): void 
       state.diffs.set(taskId, diff);
       const entry = state.cards.get(taskId);
       if (entry) entry.card.diff = { ...diff };
-      else pendingOf(state, taskId).diff = { ...diff };
       return;
     }
     case "task_review_decision": {
@@ -181,55 +191,9 @@ export function foldRow(state: FoldState, row: JournalRow, index: number): void 
       const verdict: CardVerdict = { decision, principal: data.principal, index };
       if (isStr(data.note)) verdict.note = data.note;
       if (entry) entry.card.verdict = verdict;
-      else pendingOf(state, taskId).verdict = verdict;
       return;
     }
   }
-}
-
-function pendingOf(state: FoldState, taskId: string): Attachments {
-  let pending = state.pending.get(taskId);
-  if (!pending) state.pending.set(taskId, pending = {});
-  return pending;
-}
-
-/**
- * Merge `right`, folded over the rows after those of `left`, onto `left` (both consumed): the
- * result equals one fold over all rows. A right-hand attachment that came before its task had
- * a card there applies only if the left state already has that card.
- */
-export function mergeFoldStates(left: FoldState, right: FoldState): FoldState {
-  left.started ??= right.started;
-  if (right.completed !== null) left.completed = right.completed;
-  left.eventCount += right.eventCount;
-  for (const [taskId, diff] of right.diffs) left.diffs.set(taskId, diff);
-  for (const [taskId, early] of right.pending) {
-    const entry = left.cards.get(taskId);
-    if (entry) {
-      if (early.diff) entry.card.diff = early.diff;
-      if (early.verdict) entry.card.verdict = early.verdict;
-    } else {
-      const pending = pendingOf(left, taskId);
-      if (early.diff) pending.diff = early.diff;
-      if (early.verdict) pending.verdict = early.verdict;
-    }
-  }
-  for (const [taskId, later] of right.cards) {
-    const earlier = left.cards.get(taskId);
-    if (!earlier) {
-      left.cards.set(taskId, later);
-      continue;
-    }
-    const card = earlier.card;
-    card.last_index = later.card.last_index;
-    earlier.column = later.column;
-    if (later.card.title !== undefined) card.title = later.card.title;
-    if (later.card.role !== undefined) card.role = later.card.role;
-    if (later.card.gates) card.gates = later.card.gates;
-    if (later.card.diff) card.diff = later.card.diff;
-    if (later.card.verdict) card.verdict = later.card.verdict;
-  }
-  return left;
 }
 
 function byLastIndexThenId(a: Card, b: Card): number {
@@ -279,7 +243,7 @@ function verdictOf(verdict: CardVerdict): CardVerdict {
 }
 
 /** Fold a whole list of rows (each with its line index) into a board. */
-export function foldBoard(rows: Iterable<{ index: number; row: JournalRow }>): Board {
+export function foldBoard(rows: Iterable<{ index: number; row: JournalEvent }>): Board {
   const state = initialFoldState();
   for (const { index, row } of rows) foldRow(state, row, index);
   return boardOf(state);

@@ -4,7 +4,7 @@
  */
 import { canonicalJson } from "../journal/canonical_json.ts";
 import { sha256Hex } from "../journal/hash.ts";
-import { IncrementalJournal, type JournalSnapshot, type RowSink } from "../journal/incremental.ts";
+import { IncrementalJournal, type JournalSnapshot } from "../journal/incremental.ts";
 import type { ChainFault } from "../journal/verify.ts";
 import type { JsonValue } from "../journal/canonical_json.ts";
 import { MAX_CACHED_JOURNALS, readJournal, viewFor } from "../journal/journal_file.ts";
@@ -15,8 +15,7 @@ import {
   settledBefore,
 } from "../journal/file_identity.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
-import { FOLD_SEGMENTS, foldSegmentInWorker } from "./fold_worker.ts";
-import { type Board, boardOf, type CardDiff, type FoldState, mergeFoldStates } from "./fold.ts";
+import { type Board, boardOf, type CardDiff, type FoldState } from "./fold.ts";
 
 /** The response of `GET /review-board/runs/<run_id>`. */
 export interface ProjectionReceipt {
@@ -40,20 +39,6 @@ export interface Projection {
   /** Latest diff capture of every task. */
   diffs: ReadonlyMap<string, CardDiff>;
 }
-
-/** First reads at least this large are folded in workers, one segment per core. */
-export const PARALLEL_FOLD_MIN_BYTES = 8 << 20;
-
-/** The board fold as an incremental journal sink, parallel on large first reads. */
-export const BOARD_SINK: RowSink<FoldState> = {
-  ...BOARD_FOLD_SINK,
-  parallel: {
-    minBytes: PARALLEL_FOLD_MIN_BYTES,
-    segments: FOLD_SEGMENTS,
-    foldSegment: foldSegmentInWorker,
-    merge: mergeFoldStates,
-  },
-};
 
 /** SHA-256 hex of the canonical JSON of a board. */
 export function projectionHash(board: Board): string {
@@ -203,7 +188,10 @@ async function memoised(runId: string, journalPath: string): Promise<Memo> {
   ) {
     return remember(journalPath, cached);
   }
-  const snapshot = await readJournal(journalPath, viewFor(journalPath, boardViews, BOARD_SINK));
+  const snapshot = await readJournal(
+    journalPath,
+    viewFor(journalPath, boardViews, BOARD_FOLD_SINK),
+  );
   const settled = identity && snapshot.byteLength === identity.size &&
       settledBefore(identity, statAt)
     ? identity

@@ -1,9 +1,10 @@
 /**
- * JIT warm-up of the verify-and-fold path. A fresh isolate runs this code cold — a worker's first
- * fold of half a 40 MB journal took ~1.7x as long as its second — so a server folds a small
- * synthetic journal through the same functions once at start-up, in each thread that will fold.
+ * Warm-up of the verify-and-fold path. A fresh process runs this code cold (the first fold of a
+ * 40 MB journal took ~1.7x as long as the second), and the WebAssembly scanner starts in V8's
+ * baseline tier, several times slower than the optimised code it tiers up to once it is hot. So
+ * a server folds a small synthetic journal through the same functions once at start-up.
  */
-import { walkSegment } from "../journal/incremental.ts";
+import { IncrementalJournal } from "../journal/incremental.ts";
 import { encodeRow, type JournalEvent } from "../journal/row.ts";
 import { ZERO_HASH } from "../journal/hash.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
@@ -29,5 +30,5 @@ export function warmUpFold(rows = 12_000): void {
     lines.push(line);
     prev = hash;
   }
-  walkSegment(BOARD_FOLD_SINK, new TextEncoder().encode(lines.join("\n") + "\n"), 0);
+  new IncrementalJournal(BOARD_FOLD_SINK).update(new TextEncoder().encode(lines.join("\n") + "\n"));
 }

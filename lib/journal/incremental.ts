@@ -7,31 +7,25 @@
  * can never answer for bytes it did not verify.
  */
 import { hash as oneShotHash } from "node:crypto";
-import type { JournalRow } from "./row.ts";
-import { ChainWalker, linkWalkers, type WalkerState } from "./verify.ts";
+import type { JsonValue } from "./canonical_json.ts";
+import type { JournalEvent } from "./row.ts";
+import { ChainWalker } from "./verify.ts";
+import { proveLines, type ProvenLines } from "./bulk_verify.ts";
+
+/** How much of a row's `data` a sink reads, by row type (see {@link RowSink.reads}). */
+export type DataNeed = "data" | "task_id" | "nothing";
 
 /** Consumes verified-or-not rows in order (the board fold is one). */
 export interface RowSink<S> {
   init(): S;
-  apply(state: S, row: JournalRow, index: number): void;
+  /** Fold one row; sinks read `type` and `data` only, never the chain envelope. */
+  apply(state: S, row: JournalEvent, index: number): void;
   clone(state: S): S;
-  /** Optional: fold a large first read on two cores (see {@link ParallelFold}). */
-  parallel?: ParallelFold<S>;
-}
-
-/**
- * Splits a large first read into segments: this thread walks and folds the first while workers
- * take the others; then the chains are linked and the states merged in line order.
- */
-export interface ParallelFold<S> {
-  /** Reads smaller than this stay on one thread. */
-  minBytes: number;
-  /** How many segments a large first read is cut into (one per core). */
-  segments: number;
-  /** Walk and fold the complete lines of `bytes`, the first being line `startLine`. */
-  foldSegment(bytes: Uint8Array, startLine: number): Promise<{ walker: WalkerState; state: S }>;
-  /** Merge a later segment's state onto an earlier one's. */
-  merge(left: S, right: S): S;
+  /**
+   * What `apply` reads of a row of this type: all of `data` (the default), only its
+   * `task_id`, or nothing. Rows proven in bulk are parsed no further than this.
+   */
+  reads?(type: string): DataNeed;
 }
 
 /** Lines are decoded this many bytes at a time (cut at a newline), so a 40 MB journal never
@@ -58,30 +52,23 @@ export function forEachLine(
   }
 }
 
-/** Walk and fold the complete lines of `bytes` as a segment starting at line `startLine`. */
-export function walkSegment<S>(
-  sink: RowSink<S>,
-  bytes: Uint8Array,
-  startLine: number,
-): { walker: ChainWalker; state: S } {
-  const walker = new ChainWalker(startLine);
-  const state = sink.init();
-  forEachLine(bytes, 0, bytes.lastIndexOf(NEWLINE) + 1, (line, lineBytes) => {
-    const index = walker.lineIndex;
-    const row = walker.push(line, lineBytes);
-    if (row) sink.apply(state, row, index);
-  });
-  return { walker, state };
-}
+const NOTHING: Record<string, JsonValue> = Object.freeze({}) as Record<string, JsonValue>;
 
-function countLines(bytes: Uint8Array, start: number, end: number): number {
-  let n = 0;
-  for (
-    let at = bytes.indexOf(NEWLINE, start);
-    at !== -1 && at < end;
-    at = bytes.indexOf(NEWLINE, at + 1)
-  ) n++;
-  return n;
+/** Hand the rows of a window of proven lines to `sink`, parsing only what it reads. */
+function applyProven<S>(sink: RowSink<S>, state: S, lines: ProvenLines, firstIndex: number) {
+  const { text, records, count } = lines;
+  const reads = sink.reads;
+  for (let i = 0, r = 0; i < count; i++, r += 8) {
+    const typeText = text.slice(records[r + 4], records[r + 5]);
+    const type: string = typeText.includes("\\") ? JSON.parse(typeText) : typeText.slice(1, -1);
+    const need = reads ? reads(type) : "data";
+    let data = NOTHING;
+    if (need === "data") data = JSON.parse(text.slice(records[r + 2], records[r + 3]));
+    else if (need === "task_id" && records[r + 7] !== 0) {
+      data = { task_id: JSON.parse(text.slice(records[r + 6], records[r + 7])) };
+    }
+    sink.apply(state, { type, data }, firstIndex + i);
+  }
 }
 
 /** A sink that keeps nothing: for callers that only need the chain (appends, `verify`). */
@@ -89,6 +76,7 @@ export const NO_SINK: RowSink<null> = {
   init: () => null,
   apply: () => {},
   clone: () => null,
+  reads: () => "nothing",
 };
 
 /** Verification and fold state of the bytes read. */
@@ -164,48 +152,6 @@ export class IncrementalJournal<S> {
     this.#version = ++versions;
   }
 
-  #queue: Promise<unknown> = Promise.resolve();
-
-  /**
-   * Like {@link update}, but a large first read is folded on two cores when the sink can
-   * (one walk's result, byte for byte). Calls are serialised per view.
-   */
-  refresh(bytes: Uint8Array): Promise<JournalSnapshot<S>> {
-    const run = this.#queue.then(() => this.#refresh(bytes));
-    this.#queue = run.catch(() => {});
-    return run;
-  }
-
-  async #refresh(bytes: Uint8Array): Promise<JournalSnapshot<S>> {
-    const parallel = this.#sink.parallel;
-    if (this.#committed > 0 && !this.#prefixUnchanged(bytes)) this.#reset();
-    const end = bytes.lastIndexOf(NEWLINE) + 1;
-    if (!parallel || this.#committed > 0 || end < parallel.minBytes) return this.update(bytes);
-    const cuts = [0];
-    for (let k = 1; k < parallel.segments; k++) {
-      const cut = bytes.indexOf(NEWLINE, Math.floor((end * k) / parallel.segments)) + 1;
-      if (cut > cuts.at(-1)! && cut < end) cuts.push(cut);
-    }
-    cuts.push(end);
-    // The later segments go to workers; this thread folds the first one meanwhile.
-    const folds: Promise<{ walker: WalkerState; state: S }>[] = [];
-    let startLine = countLines(bytes, 0, cuts[1]);
-    for (let i = 1; i + 1 < cuts.length; i++) {
-      folds.push(parallel.foldSegment(bytes.subarray(cuts[i], cuts[i + 1]), startLine));
-      startLine += countLines(bytes, cuts[i], cuts[i + 1]);
-    }
-    forEachLine(bytes, 0, cuts[1], (line, lineBytes) => {
-      this.#feed(this.#walker, this.#state, line, lineBytes, false);
-    });
-    for (let i = 0; i + 1 < cuts.length; i++) this.#commit(bytes, cuts[i], cuts[i + 1]);
-    for (const segment of await Promise.all(folds)) {
-      this.#walker = linkWalkers(this.#walker, segment.walker);
-      this.#state = parallel.merge(this.#state, segment.state);
-    }
-    this.#version = ++versions;
-    return this.update(bytes);
-  }
-
   /**
    * Bring the state up to `bytes` (the whole file as read now) and return a snapshot of it.
    * The view keeps nothing of `bytes` but digests: the caller may reuse that memory.
@@ -215,9 +161,7 @@ export class IncrementalJournal<S> {
     const end = bytes.lastIndexOf(NEWLINE) + 1;
     if (end > this.#committed) {
       const from = this.#committed;
-      forEachLine(bytes, from, end, (line, lineBytes) => {
-        this.#feed(this.#walker, this.#state, line, lineBytes, false);
-      });
+      this.#walk(bytes, from, end);
       this.#commit(bytes, from, end);
     }
     if (end === bytes.length) {
@@ -235,6 +179,47 @@ export class IncrementalJournal<S> {
     const tail = bytes.subarray(end);
     this.#feed(walker, state, decoder.decode(tail), tail, true);
     return { walker, state, byteLength: bytes.length, endsWithNewline: false, version: ++versions };
+  }
+
+  /** Slow lines after a bulk attempt failed on this many in a row before trying bulk again. */
+  static readonly #MAX_BACKOFF = 512;
+
+  /**
+   * Verify and fold the lines of `bytes[from, end)`: in bulk while lines are proven there, one
+   * line the slow way where they are not (which reports the fault, or verifies a line that is
+   * valid but not canonical). A journal of such lines backs off from bulk attempts, so it costs
+   * little more than the slow path alone.
+   */
+  #walk(bytes: Uint8Array, from: number, end: number): void {
+    let at = from;
+    let backoff = 1;
+    let unprovable = -1; // a line the bulk path just stopped at
+    while (at < end) {
+      const walker = this.#walker;
+      if (walker.verified && walker.cursor.head !== null && at !== unprovable) {
+        const cursor = { nextSeq: walker.cursor.nextSeq, head: walker.cursor.head };
+        const proven = proveLines(bytes, at, end, cursor, (lines, firstIndex) => {
+          applyProven(this.#sink, this.#state, lines, firstIndex);
+        });
+        if (proven > at) {
+          walker.acceptProven(cursor.nextSeq - walker.cursor.nextSeq, cursor.head);
+          at = unprovable = proven;
+          backoff = 1;
+          continue;
+        }
+        backoff = Math.min(backoff * 2, IncrementalJournal.#MAX_BACKOFF);
+      }
+      // The slow way: everything once the chain is broken, else the next few lines.
+      let stop = end;
+      if (walker.verified) {
+        stop = at;
+        for (let n = 0; n < backoff && stop < end; n++) stop = bytes.indexOf(NEWLINE, stop) + 1;
+      }
+      forEachLine(bytes, at, stop, (line, lineBytes) => {
+        this.#feed(this.#walker, this.#state, line, lineBytes, false);
+      });
+      at = stop;
+    }
   }
 
   #feed(walker: ChainWalker, state: S, line: string, lineBytes: Uint8Array, isTail: boolean): void {

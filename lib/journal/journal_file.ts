@@ -52,10 +52,7 @@ async function readIntoView<S>(
   const size = (await file.stat()).size;
   let buffer = spareBuffers.get(path);
   spareBuffers.delete(path);
-  // Shared memory, so a worker can fold part of a large first read without a copy.
-  if (!buffer || buffer.length < size) {
-    buffer = new Uint8Array(new SharedArrayBuffer(Math.max(size + (size >> 3), 4096)));
-  }
+  if (!buffer || buffer.length < size) buffer = new Uint8Array(Math.max(size + (size >> 3), 4096));
   let offset = 0;
   try {
     await file.seek(0, Deno.SeekMode.Start);
@@ -64,7 +61,7 @@ async function readIntoView<S>(
       if (n === null) break;
       offset += n;
     }
-    return await view.refresh(buffer.subarray(0, offset));
+    return view.update(buffer.subarray(0, offset));
   } finally {
     if (buffer.length <= SPARE_MAX_BYTES) spareBuffers.set(path, buffer);
   }

@@ -23,10 +23,8 @@ export interface ChainFault {
 /** Where verification stands: the next expected `seq` and `prev`. */
 export interface ChainCursor {
   nextSeq: number;
-  /** The `prev` the next row must carry; null at the start of a detached segment. */
-  head: string | null;
-  /** In a detached segment: the `prev` its first row carried (to link it to what precedes). */
-  firstPrev?: string;
+  /** The `prev` the next row must carry. */
+  head: string;
 }
 
 /** The cursor of an empty chain. */
@@ -116,9 +114,7 @@ function fault(seq: number, kind: FaultKind, expected: string, actual: string, w
 
 /**
  * Check one line at index `cursor.nextSeq` and advance the cursor when it verifies.
- * The cursor is left untouched on a fault: the chain is broken from there on. A cursor whose
- * `head` is null starts a segment verified apart from what precedes it: the first row's `prev`
- * is recorded in `cursor.firstPrev` for the caller to link, instead of being compared.
+ * The cursor is left untouched on a fault: the chain is broken from there on.
  */
 function verifyLine(line: string, cursor: ChainCursor, lineBytes?: Uint8Array): LineOutcome {
   const seq = cursor.nextSeq;
@@ -141,9 +137,7 @@ function verifyLine(line: string, cursor: ChainCursor, lineBytes?: Uint8Array): 
   if (row.seq !== seq) {
     return { row, fault: fault(seq, "seq", String(seq), String(row.seq), "seq out of order") };
   }
-  if (cursor.head === null) {
-    cursor.firstPrev = row.prev;
-  } else if (row.prev !== cursor.head) {
+  if (row.prev !== cursor.head) {
     return { row, fault: prevFault(seq, cursor.head, row.prev) };
   }
   const recomputed = recomputeRowHash(line, obj, lineBytes);
@@ -190,31 +184,23 @@ export class ChainWalker {
   /** Index of the next line. */
   lineIndex: number;
 
-  /**
-   * A walker from line 0, or — with `detachedFrom` — over a segment that starts at that line
-   * and is linked to the walker of the lines before it by {@link linkWalkers}.
-   */
-  constructor(detachedFrom?: number) {
-    this.lineIndex = detachedFrom ?? 0;
-    this.cursor = detachedFrom === undefined
-      ? emptyCursor()
-      : { nextSeq: detachedFrom, head: null };
+  constructor() {
+    this.lineIndex = 0;
+    this.cursor = emptyCursor();
   }
 
   /** The head the next append must chain onto (only meaningful while verified). */
   get head(): string {
-    return this.cursor.head ?? this.lastHash;
+    return this.cursor.head;
   }
 
-  /** Plain-data form (crosses worker boundaries). */
-  toState(): WalkerState {
-    return {
-      cursor: { ...this.cursor },
-      firstFault: this.firstFault,
-      rowCount: this.rowCount,
-      lastHash: this.lastHash,
-      lineIndex: this.lineIndex,
-    };
+  /** Count `n` lines proven in bulk (lib/journal/bulk_verify.ts), the last hashing to `head`. */
+  acceptProven(n: number, head: string): void {
+    if (n <= 0) return;
+    this.cursor = { nextSeq: this.cursor.nextSeq + n, head };
+    this.rowCount += n;
+    this.lineIndex += n;
+    this.lastHash = head;
   }
 
   /** True while no fault was seen. */
@@ -253,36 +239,6 @@ export class ChainWalker {
     copy.lineIndex = this.lineIndex;
     return copy;
   }
-}
-
-/** A walker's state as plain data. */
-export interface WalkerState {
-  cursor: ChainCursor;
-  firstFault?: ChainFault;
-  rowCount: number;
-  lastHash: string;
-  lineIndex: number;
-}
-
-/**
- * Join `left` (lines 0..k) with a detached walker's state over lines k..n: the segment's first
- * `prev` must equal the left head; the first fault in line order wins, exactly as one walk.
- */
-export function linkWalkers(left: ChainWalker, right: WalkerState): ChainWalker {
-  const joined = left.clone();
-  joined.rowCount += right.rowCount;
-  if (right.rowCount > 0) joined.lastHash = right.lastHash;
-  joined.lineIndex = right.lineIndex;
-  if (left.firstFault) return joined;
-  const leftHead = left.cursor.head!;
-  const firstPrev = right.cursor.firstPrev;
-  if (firstPrev !== undefined && firstPrev !== leftHead) {
-    joined.firstFault = prevFault(left.lineIndex, leftHead, firstPrev);
-    return joined;
-  }
-  joined.firstFault = right.firstFault;
-  joined.cursor = { nextSeq: right.cursor.nextSeq, head: right.cursor.head ?? leftHead };
-  return joined;
 }
 
 /** Result of verifying a whole journal text. */

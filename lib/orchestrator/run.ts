@@ -531,7 +531,7 @@ async function startRunServer(
     return await listenByPolicy(
       (port) =>
         startServer({
-          warmFoldWorkers: true,
+          warmUpBoard: true,
           root,
           host: settings.host,
           port,

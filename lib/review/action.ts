@@ -10,7 +10,8 @@ import { appendAuditEntry, AuditChainBrokenError, type AuditPaths } from "../aud
 import { REVIEW_ACTION_EVENT } from "../audit/chain.ts";
 import type { Principal } from "../auth/tokens.ts";
 import { type Card, type Column, DECISIONS, type FoldState } from "../board/fold.ts";
-import { BOARD_SINK, type Projection, projectJournal, receiptOf } from "../board/projection.ts";
+import { type Projection, projectJournal, receiptOf } from "../board/projection.ts";
+import { BOARD_FOLD_SINK } from "../board/sink.ts";
 import { ConflictError, DomainError, NotFoundError } from "../errors.ts";
 import { appendEventsWith, JournalPoisonedError, viewFor } from "../journal/journal_file.ts";
 import type { IncrementalJournal } from "../journal/incremental.ts";
@@ -130,7 +131,7 @@ export async function recordReview(
   ctx: ReviewContext,
 ): Promise<{ receipt: ReviewReceipt; projection: Projection }> {
   let receipt: ReviewReceipt | undefined;
-  const view = viewFor(ctx.journalPath, reviewViews, BOARD_SINK);
+  const view = viewFor(ctx.journalPath, reviewViews, BOARD_FOLD_SINK);
   try {
     const [appended] = await appendEventsWith(ctx.journalPath, view, async (snapshot) => {
       const seen = receiptOf(ctx.runId, snapshot).receipt;

@@ -9,7 +9,7 @@ import {
 import type { AppContext } from "../http/context.ts";
 import { workspacePaths } from "../workspace.ts";
 import { accessLogFor } from "../http/access_log.ts";
-import { holdFoldWorkers } from "../board/fold_worker.ts";
+import { warmUpFold } from "../board/warm_up.ts";
 import { repairStateOnStart } from "../state/startup_repair.ts";
 import type { ServerBlock } from "../config/schema.ts";
 import { UserFacingError } from "../errors.ts";
@@ -47,10 +47,11 @@ export interface StartServerOptions {
   /** Where start-up repairs and warnings are reported (default console.warn). */
   warn?: (line: string) => void;
   /**
-   * Load the board's fold workers before taking connections (the CLI's servers do; a first
-   * board request of a large journal then finds them ready). Default false.
+   * Run the board's verify-and-fold path over a small synthetic journal before taking
+   * connections (the CLI's servers do), so a first board request of a large journal finds it
+   * compiled by the optimising tiers. Default false.
    */
-  warmFoldWorkers?: boolean;
+  warmUpBoard?: boolean;
 }
 
 /** A running server. */
@@ -170,8 +171,8 @@ async function serveContext(
     }
     await s.flushExport();
   };
-  // Loaded before the first connection: see StartServerOptions.warmFoldWorkers.
-  const releaseFoldWorkers = options.warmFoldWorkers ? await holdFoldWorkers() : () => {};
+  // Before the first connection: see StartServerOptions.warmUpBoard.
+  if (options.warmUpBoard) warmUpFold();
   let running: Listening;
   try {
     running = await listenGated({
@@ -187,7 +188,6 @@ async function serveContext(
       },
     }, app.fetch);
   } catch (e) {
-    releaseFoldWorkers();
     await closeTrackerService(ctx);
     await closeTaskStore(ctx);
     throw e;
@@ -200,7 +200,6 @@ async function serveContext(
   }, options.tickMs ?? 1000);
   const stopBackground = async () => {
     clearInterval(timer);
-    releaseFoldWorkers();
     await ticking;
     accessLogFor(ctx).flush();
     await closeTrackerService(ctx);

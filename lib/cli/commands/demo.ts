@@ -179,7 +179,7 @@ Options:
       const server = await listenByPolicy(
         (port) =>
           startServer({
-            warmFoldWorkers: true,
+            warmUpBoard: true,
             root: dir,
             host: "127.0.0.1",
             port,

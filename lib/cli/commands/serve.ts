@@ -45,7 +45,7 @@ export async function serveUntilStopped(
   Deno.addSignalListener("SIGTERM", stop);
   try {
     const server = await startServer({
-      warmFoldWorkers: true,
+      warmUpBoard: true,
       root: ctx.root,
       host: values.host ?? settings.host,
       port,
