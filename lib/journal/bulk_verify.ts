@@ -25,11 +25,17 @@ export interface ProofCursor {
 }
 
 const RECORD_WORDS = 8;
-/** Bytes of journal copied into the scanner per call; longer lines go the slow way. */
-const WINDOW_BYTES = 1 << 20;
+/**
+ * Bytes of journal copied into the scanner per call. Small enough that the window's text is an
+ * ordinary young object (a string over ~128 KiB goes to V8's large-object space, freed only by
+ * a full collection: 1 MiB windows grew a 40 MB first read's heap by ~40 MB). A line that does
+ * not fit gets a window of its own up to MAX_WINDOW_BYTES; longer ones go the slow way.
+ */
+const WINDOW_BYTES = 64 << 10;
+const MAX_WINDOW_BYTES = 1 << 20;
 /** The shortest line the scanner can prove is longer than this, bounding the lines per window. */
 const MIN_LINE_BYTES = 160;
-const MAX_LINES = Math.ceil(WINDOW_BYTES / MIN_LINE_BYTES);
+const MAX_LINES = Math.ceil(MAX_WINDOW_BYTES / MIN_LINE_BYTES);
 const SLACK = 64;
 
 interface Scanner {
@@ -58,7 +64,7 @@ function loadScanner(): Scanner | null {
     const exports = instance.exports as Record<string, unknown>;
     const memory = exports.memory as WebAssembly.Memory;
     const window = (exports.windowAddress as () => number)();
-    const records = window + WINDOW_BYTES + SLACK;
+    const records = window + MAX_WINDOW_BYTES + SLACK;
     const claimed = records + MAX_LINES * RECORD_WORDS * 4;
     const needed = claimed + MAX_LINES * 32;
     if (memory.buffer.byteLength < needed) {
@@ -113,7 +119,8 @@ export function proveLines(
   let at = from;
   while (at < end) {
     let stop = at + WINDOW_BYTES >= end ? end : bytes.lastIndexOf(10, at + WINDOW_BYTES - 1) + 1;
-    if (stop <= at) break; // a line longer than a window: the slow path takes it
+    if (stop <= at) stop = bytes.indexOf(10, at) + 1; // one long line
+    if (stop <= at || stop - at > MAX_WINDOW_BYTES) break; // the slow path takes it
     if (stop > end) stop = end;
     memory = new Uint8Array(wasm.memory.buffer);
     memory.set(bytes.subarray(at, stop), wasm.window);

@@ -6,7 +6,7 @@
  * change to the prefix — an edit, a truncation, a rewrite — starts over from row 0: the cache
  * can never answer for bytes it did not verify.
  */
-import { hash as oneShotHash } from "node:crypto";
+import { createHash, hash as oneShotHash } from "node:crypto";
 import type { JsonValue } from "./canonical_json.ts";
 import type { JournalEvent } from "./row.ts";
 import { ChainWalker } from "./verify.ts";
@@ -108,6 +108,44 @@ const digestOf = (bytes: Uint8Array, start: number, end: number) =>
 /** Spans beyond this many are folded into one on the next successful prefix check. */
 const MAX_SPANS = 8;
 
+/** A file read in place: its size, and reads at a position (0 at its end). */
+export interface ByteSource {
+  size: number;
+  readAt(position: number, into: Uint8Array): Promise<number>;
+}
+
+/** Reads go through buffers of this size (a longer line grows its buffer), never the whole file. */
+const READ_CHUNK = 1 << 20;
+const idleBuffers: Uint8Array[] = [];
+
+async function withReadBuffer<T>(use: (buffer: Uint8Array) => Promise<T>): Promise<T> {
+  const buffer = idleBuffers.pop() ?? new Uint8Array(READ_CHUNK);
+  try {
+    return await use(buffer);
+  } finally {
+    if (buffer.length === READ_CHUNK && idleBuffers.length < 4) idleBuffers.push(buffer);
+  }
+}
+
+/** SHA-256 (hex) of `source[start, end)`, read through `buffer`; null when the file is shorter. */
+async function digestRange(
+  source: ByteSource,
+  start: number,
+  end: number,
+  buffer: Uint8Array,
+  alsoInto?: ReturnType<typeof createHash>,
+): Promise<string | null> {
+  const hasher = createHash("sha256");
+  for (let at = start; at < end;) {
+    const n = await source.readAt(at, buffer.subarray(0, Math.min(buffer.length, end - at)));
+    if (n === 0) return null;
+    hasher.update(buffer.subarray(0, n));
+    alsoInto?.update(buffer.subarray(0, n));
+    at += n;
+  }
+  return hasher.digest("hex");
+}
+
 /** One journal's incremental state; feed it the file's current bytes. */
 export class IncrementalJournal<S> {
   #sink: RowSink<S>;
@@ -152,6 +190,76 @@ export class IncrementalJournal<S> {
     this.#version = ++versions;
   }
 
+  async #prefixUnchangedIn(source: ByteSource, buffer: Uint8Array): Promise<boolean> {
+    if (source.size < this.#committed) return false;
+    const whole = this.#spans.length > MAX_SPANS ? createHash("sha256") : undefined;
+    for (const span of this.#spans) {
+      const digest = await digestRange(source, span.start, span.end, buffer, whole);
+      if (digest !== span.digest) return false;
+    }
+    if (whole) this.#spans = [{ start: 0, end: this.#committed, digest: whole.digest("hex") }];
+    return true;
+  }
+
+  /**
+   * Like {@link update}, reading the file through a small buffer rather than holding all of it:
+   * the prefix verified before is re-hashed, then only new lines are verified and folded.
+   */
+  read(source: ByteSource): Promise<JournalSnapshot<S>> {
+    return withReadBuffer(async (initial) => {
+      let buffer = initial;
+      if (this.#committed > 0 && !(await this.#prefixUnchangedIn(source, buffer))) this.#reset();
+      const from = this.#committed;
+      const hasher = createHash("sha256");
+      let position = from; // file offset of buffer[0]
+      let filled = 0;
+      while (position + filled < source.size) {
+        if (filled === buffer.length) { // one line longer than the buffer
+          const larger = new Uint8Array(buffer.length * 2);
+          larger.set(buffer);
+          buffer = larger;
+        }
+        const n = await source.readAt(
+          position + filled,
+          buffer.subarray(filled, Math.min(buffer.length, filled + source.size - position)),
+        );
+        if (n === 0) break;
+        filled += n;
+        const lines = buffer.lastIndexOf(NEWLINE, filled - 1) + 1;
+        if (lines === 0) continue;
+        this.#walk(buffer, 0, lines);
+        hasher.update(buffer.subarray(0, lines));
+        buffer.copyWithin(0, lines, filled);
+        position += lines;
+        filled -= lines;
+      }
+      if (position > from) {
+        this.#spans.push({ start: from, end: position, digest: hasher.digest("hex") });
+        this.#committed = position;
+        this.#version = ++versions;
+      }
+      return this.#snapshot(buffer.subarray(0, filled), position + filled);
+    });
+  }
+
+  /** The snapshot after the committed lines, peeking at a `tail` without a newline if any. */
+  #snapshot(tail: Uint8Array, byteLength: number): JournalSnapshot<S> {
+    if (tail.length === 0) {
+      return {
+        walker: this.#walker,
+        state: this.#state,
+        byteLength,
+        endsWithNewline: true,
+        version: this.#version,
+      };
+    }
+    // A last line without a newline: peek at it on copies, never commit it.
+    const walker = this.#walker.clone();
+    const state = this.#sink.clone(this.#state);
+    this.#feed(walker, state, decoder.decode(tail), tail, true);
+    return { walker, state, byteLength, endsWithNewline: false, version: ++versions };
+  }
+
   /**
    * Bring the state up to `bytes` (the whole file as read now) and return a snapshot of it.
    * The view keeps nothing of `bytes` but digests: the caller may reuse that memory.
@@ -164,21 +272,7 @@ export class IncrementalJournal<S> {
       this.#walk(bytes, from, end);
       this.#commit(bytes, from, end);
     }
-    if (end === bytes.length) {
-      return {
-        walker: this.#walker,
-        state: this.#state,
-        byteLength: bytes.length,
-        endsWithNewline: true,
-        version: this.#version,
-      };
-    }
-    // A last line without a newline: peek at it on copies, never commit it.
-    const walker = this.#walker.clone();
-    const state = this.#sink.clone(this.#state);
-    const tail = bytes.subarray(end);
-    this.#feed(walker, state, decoder.decode(tail), tail, true);
-    return { walker, state, byteLength: bytes.length, endsWithNewline: false, version: ++versions };
+    return this.#snapshot(bytes.subarray(end), bytes.length);
   }
 
   /** Slow lines after a bulk attempt failed on this many in a row before trying bulk again. */

@@ -37,34 +37,23 @@ export type EventBuilder<S> = (
   snapshot: JournalSnapshot<S>,
 ) => JournalEvent[] | Promise<JournalEvent[]>;
 
-// Reusable read buffers: re-reading a journal into reused memory costs far less than a fresh
-// allocation (page faults, GC). Views keep digests, not bytes, so a buffer goes back to the
-// spares as soon as its read is folded — for journals up to SPARE_MAX_BYTES; a larger one is
-// read into fresh memory and released, so a 40 MB journal does not pin 40 MB per path.
-const spareBuffers = new Map<string, Uint8Array>();
-const SPARE_MAX_BYTES = 4 << 20;
-
+// The file is read through small reused buffers (lib/journal/incremental.ts), never held whole:
+// a 40 MB journal costs 1 MiB of buffer, not 40 MB a process then keeps.
 async function readIntoView<S>(
   file: Deno.FsFile,
-  path: string,
   view: IncrementalJournal<S>,
 ): Promise<JournalSnapshot<S>> {
   const size = (await file.stat()).size;
-  let buffer = spareBuffers.get(path);
-  spareBuffers.delete(path);
-  if (!buffer || buffer.length < size) buffer = new Uint8Array(Math.max(size + (size >> 3), 4096));
-  let offset = 0;
-  try {
-    await file.seek(0, Deno.SeekMode.Start);
-    while (offset < size) {
-      const n = await file.read(buffer.subarray(offset, size));
-      if (n === null) break;
-      offset += n;
-    }
-    return view.update(buffer.subarray(0, offset));
-  } finally {
-    if (buffer.length <= SPARE_MAX_BYTES) spareBuffers.set(path, buffer);
-  }
+  let offset = -1;
+  return await view.read({
+    size,
+    async readAt(position, into) {
+      if (position !== offset) await file.seek(position, Deno.SeekMode.Start);
+      const n = (await file.read(into)) ?? 0;
+      offset = position + n;
+      return n;
+    },
+  });
 }
 
 // This process's own lock requests per path are serialised (lib/async/serialised.ts) so a
@@ -87,7 +76,7 @@ export async function readJournal<S>(
   }
   try {
     await file.lock(false);
-    return await readIntoView(file, path, view);
+    return await readIntoView(file, view);
   } finally {
     file.close();
   }
@@ -118,7 +107,6 @@ export function viewFor<S>(
     while (views.size >= MAX_CACHED_JOURNALS) {
       const oldest = views.keys().next().value!;
       views.delete(oldest);
-      spareBuffers.delete(oldest);
     }
   }
   views.set(path, view);
@@ -149,7 +137,7 @@ export function appendEventsWith<S>(
   options: AppendOptions = {},
 ): Promise<AppendedRow[]> {
   return appendUnderLock(path, async (file) => {
-    const snapshot = await readIntoView(file, path, view);
+    const snapshot = await readIntoView(file, view);
     const walker = snapshot.walker;
     if (walker.firstFault) throw new JournalPoisonedError(path, walker.firstFault);
     const events = await build(snapshot);

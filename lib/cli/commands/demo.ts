@@ -8,7 +8,6 @@ import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { colour, type Command } from "../command.ts";
 import { git } from "../../git/git.ts";
-import { runPlan } from "../../orchestrator/run.ts";
 import { startServer } from "../../server/serve.ts";
 import { listenByPolicy, PortBusyError, portChoice } from "../../server/port_policy.ts";
 import { resolvePort } from "../../config/server_config.ts";
@@ -192,6 +191,8 @@ Options:
         (line) => ctx.stdout(line),
       );
       const started = Date.now();
+      // Loaded when run: a server started by the CLI does not keep the orchestrator.
+      const { runPlan } = await import("../../orchestrator/run.ts");
       const result = await runPlan({
         root: dir,
         server,

@@ -1,21 +1,22 @@
 /** `service mcp catalog …`: browse the MCP server catalog; install, upgrade and check servers. */
 import { parseArgs } from "node:util";
 import { CliError, type Command } from "../command.ts";
-import { asCliError, type CatalogCli, catalogCli } from "./mcp_catalog/_context.ts";
-import { browse, info, listInstalled, search } from "./mcp_catalog/listing.ts";
-import { install, uninstall, upgrade } from "./mcp_catalog/install.ts";
-import { status } from "./mcp_catalog/status.ts";
+import type { CatalogCli } from "./mcp_catalog/_context.ts";
 import { suggest } from "../../util/levenshtein.ts";
 
+// Loaded when run: the catalog's modules are not kept by every process the CLI starts (a
+// server would hold them for nothing).
+const listing = () => import("./mcp_catalog/listing.ts");
+const installing = () => import("./mcp_catalog/install.ts");
 const SUBCOMMANDS: Record<string, (cli: CatalogCli) => Promise<number>> = {
-  browse,
-  search,
-  info,
-  install,
-  "list-installed": listInstalled,
-  upgrade,
-  uninstall,
-  status,
+  browse: async (cli) => (await listing()).browse(cli),
+  search: async (cli) => (await listing()).search(cli),
+  info: async (cli) => (await listing()).info(cli),
+  install: async (cli) => (await installing()).install(cli),
+  "list-installed": async (cli) => (await listing()).listInstalled(cli),
+  upgrade: async (cli) => (await installing()).upgrade(cli),
+  uninstall: async (cli) => (await installing()).uninstall(cli),
+  status: async (cli) => (await import("./mcp_catalog/status.ts")).status(cli),
 };
 
 /** `service mcp catalog`: dispatches to its subcommands. */
@@ -79,6 +80,7 @@ See docs/mcp.md.`,
       );
     }
     if (values.all && name !== "upgrade") throw new CliError("--all goes with `upgrade`");
+    const { asCliError, catalogCli } = await import("./mcp_catalog/_context.ts");
     try {
       const cli = await catalogCli(ctx, {
         json: values.json,

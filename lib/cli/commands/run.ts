@@ -2,7 +2,6 @@
 import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { CliError, colour, type Command } from "../command.ts";
-import { runPlan } from "../../orchestrator/run.ts";
 import { readRunState } from "../../orchestrator/run_state.ts";
 import { workspacePaths } from "../../workspace.ts";
 
@@ -68,6 +67,8 @@ Environment:
     Deno.addSignalListener("SIGINT", stop);
     Deno.addSignalListener("SIGTERM", stop);
     try {
+      // Loaded when run: a server started by the CLI does not keep the orchestrator.
+      const { runPlan } = await import("../../orchestrator/run.ts");
       const result = await runPlan({
         root: ctx.root,
         plan,
