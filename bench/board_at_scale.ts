@@ -41,12 +41,14 @@ try {
   const server = await startServer(root);
   try {
     const big = `${server.url}/review-board/runs/big`;
+    const idleRss = await rssBytes(server.pid);
     t = performance.now();
     const first = await timedGet(big);
     const receipt = JSON.parse(new TextDecoder().decode(first.body));
     console.log(
       `first GET /review-board/runs/big (fresh server): ${ms(first.ms)} ` +
-        `(${(first.body.length / 1e6).toFixed(1)} MB, verified ${receipt.journal_verified})`,
+        `(${(first.body.length / 1e6).toFixed(1)} MB, verified ${receipt.journal_verified}); ` +
+        `server RSS ${mb(idleRss)} before, ${mb(await rssBytes(server.pid))} after`,
     );
     const repeats: number[] = [];
     for (let i = 0; i < 10; i++) repeats.push((await timedGet(big)).ms);
@@ -62,7 +64,7 @@ try {
       `GET /review-board/runs (${values.small} + 1 runs): first ${ms(listFirst.ms)}, ` +
         `then median ${ms(median(lists))} of 5`,
     );
-    console.log(`server RSS after all of it: ${(await rssBytes(server.pid) / 1e6).toFixed(0)} MB`);
+    console.log(`server RSS after all of it: ${mb(await rssBytes(server.pid))}`);
 
     const py: number[] = [];
     let pyReceipt: Record<string, unknown> = {};
@@ -88,6 +90,10 @@ try {
 
 function ms(n: number): string {
   return `${n.toFixed(0)} ms`;
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(0)} MB`;
 }
 
 function median(values: number[]): number {

@@ -103,3 +103,27 @@ Deno.test("the runs list follows every journal, also after it was cached", async
   assert.equal(seven.event_count, 6);
   assert.equal(seven.status, "failed");
 });
+
+Deno.test("a journal that settles after its first read is listed from its summary, not folded again", async () => {
+  const runs: Record<string, string> = {};
+  for (let i = 0; i < 20; i++) runs[`run-${i}`] = journalText(sampleEvents(`run-${i}`));
+  await using ws = await workspaceWith(runs);
+  const path = join(ws.path, ".sdd/runs/run-0/journal.jsonl");
+  const { projectJournal, journalSummary } = await import("../lib/board/projection.ts");
+  await projectJournal("run-0", path); // written just now: its identity has not settled
+  await settle();
+  await projectJournal("run-0", path); // the same bytes, now settled
+  for (let i = 1; i < 20; i++) { // more journals than projections are kept: run-0's goes
+    await projectJournal(`run-${i}`, join(ws.path, `.sdd/runs/run-${i}/journal.jsonl`));
+  }
+  // A writer holding the lock: reading the journal again would wait for it.
+  using file = await Deno.open(path, { read: true, write: true });
+  await file.lock(true);
+  const summary = await Promise.race([
+    journalSummary("run-0", path),
+    new Promise<undefined>((r) => setTimeout(r, 2000)),
+  ]);
+  await file.unlock();
+  assert.ok(summary, "the summary was not kept: listing runs re-read (and re-folded) the journal");
+  assert.equal(summary.event_count, 5);
+});

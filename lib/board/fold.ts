@@ -3,7 +3,13 @@
  * `type` and `data` only — never `ts`, the host, the path or the run directory's name — so
  * the same rows give the same board, byte for byte, anywhere.
  */
-import { compareCodePoints, type JsonValue } from "../journal/canonical_json.ts";
+import {
+  canonicalJson,
+  canonicalJsonOfOrdered,
+  compareCodePoints,
+  type JsonValue,
+  stringifiesCanonically,
+} from "../journal/canonical_json.ts";
 import type { JournalEvent } from "../journal/row.ts";
 import type { DataNeed } from "../journal/incremental.ts";
 
@@ -229,6 +235,21 @@ export function boardOf(state: FoldState): Board {
     run: { completed: state.completed, started: state.started },
     schema_version: 1,
   };
+}
+
+/**
+ * Canonical JSON of a board made by {@link boardOf}. Its own objects are built in key order, so
+ * only what was copied from rows (gates, the run's start and end) is checked; a 20 000-card
+ * board then costs one native stringify.
+ */
+export function boardJson(board: Board): string {
+  const copied: unknown[] = [board.run.started, board.run.completed];
+  for (const column of COLUMNS) {
+    for (const card of board.columns[column]) if (card.gates) copied.push(card.gates);
+  }
+  return copied.every(stringifiesCanonically)
+    ? canonicalJsonOfOrdered(board)
+    : canonicalJson(board);
 }
 
 function diffOf({ added, files, removed, sha256 }: CardDiff): CardDiff {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { canonicalJson } from "../journal/canonical_json.ts";
+import { canonicalJson, canonicalJsonExact, type JsonValue } from "../journal/canonical_json.ts";
 import { verifyJournalText } from "../journal/verify.ts";
-import { foldBoard } from "./fold.ts";
+import { boardJson, foldBoard } from "./fold.ts";
 import { projectionHash, projectJournal } from "./projection.ts";
 import { GOLDEN_DIR, journalText, randomEvents, tempDir } from "../../tests/helpers.ts";
 import type { JournalEvent } from "../journal/row.ts";
@@ -111,5 +111,24 @@ Deno.test("the TypeScript fold and the independent Python fold agree on random j
     assert.equal(receipt.projection_hash, python.projection_hash, `journal ${j}`);
     assert.equal(receipt.journal_head, python.journal_head);
     assert.equal(receipt.journal_verified, python.journal_verified);
+  }
+});
+
+Deno.test("boardJson() writes the exact canonical bytes, also when copied values are out of order", () => {
+  const ev = (type: string, data: Record<string, JsonValue>) => ({ type, data });
+  for (
+    const gates of [
+      [{ kind: "tests", n: 1 }],
+      [{ n: 1, kind: "tests" }],
+      [{ "10": "a", "9": "b" }],
+      [{ note: "caf\u00e9 \u{1F600} \x7f" }],
+    ]
+  ) {
+    const board = foldBoard([
+      ev("run_started", { z: 1, a: { y: 2, b: 3 } }),
+      ev("task_claimed", { task_id: "t\u00e9", title: "T \u2603", role: "r" }),
+      ev("task_verification_failed", { task_id: "t\u00e9", signals: gates }),
+    ].map((row, index) => ({ index, row })));
+    assert.equal(boardJson(board), canonicalJsonExact(board));
   }
 });

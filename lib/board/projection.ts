@@ -15,7 +15,7 @@ import {
   settledBefore,
 } from "../journal/file_identity.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
-import { type Board, boardOf, type CardDiff, type FoldState } from "./fold.ts";
+import { type Board, boardJson, boardOf, type CardDiff, type FoldState } from "./fold.ts";
 
 /** The response of `GET /review-board/runs/<run_id>`. */
 export interface ProjectionReceipt {
@@ -48,18 +48,18 @@ export function projectionHash(board: Board): string {
 /** Build the receipt from a journal snapshot (pure). */
 export function receiptOf(runId: string, snapshot: JournalSnapshot<FoldState>): Projection {
   const board = boardOf(snapshot.state);
-  const boardJson = canonicalJson(board);
+  const json = boardJson(board);
   const walker = snapshot.walker;
   return {
     receipt: {
       run_id: runId,
       board,
-      projection_hash: sha256Hex(boardJson),
+      projection_hash: sha256Hex(json),
       journal_head: walker.lastHash,
       journal_verified: walker.verified,
       event_count: board.event_count,
     },
-    boardJson,
+    boardJson: json,
     fault: walker.firstFault,
     nextSeq: walker.cursor.nextSeq,
     diffs: new Map(snapshot.state.diffs),
@@ -196,18 +196,14 @@ async function memoised(runId: string, journalPath: string): Promise<Memo> {
       settledBefore(identity, statAt)
     ? identity
     : undefined;
-  if (cached && cached.version === snapshot.version && cached.runId === runId) {
-    cached.identity = settled;
-    return remember(journalPath, cached);
-  }
-  const entry: Memo = {
-    version: snapshot.version,
-    runId,
-    projection: receiptOf(runId, snapshot),
-    identity: settled,
-  };
+  const entry: Memo = cached && cached.version === snapshot.version && cached.runId === runId
+    ? cached
+    : { version: snapshot.version, runId, projection: receiptOf(runId, snapshot) };
+  entry.identity = settled;
+  // Kept as soon as the identity settles — also when that happens on a later read of unchanged
+  // bytes — so listing runs never re-folds a large journal whose projection was evicted.
   if (settled) {
-    entry.summary = summaryOf(entry.projection, await firstRowTs(journalPath));
+    entry.summary ??= summaryOf(entry.projection, await firstRowTs(journalPath));
     summaries.delete(journalPath);
     summaries.set(journalPath, { identity: settled, runId, summary: entry.summary });
     while (summaries.size > MAX_SUMMARIES) summaries.delete(summaries.keys().next().value!);

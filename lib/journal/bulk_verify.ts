@@ -85,19 +85,18 @@ function loadScanner(): Scanner | null {
   return scanner;
 }
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 const decoder = new TextDecoder();
+const HEX64 = /^[0-9a-f]{64}$/;
 
+/** The head as the scanner keeps it: its 64 hex digits. */
 function writeHead(memory: Uint8Array, at: number, hex: string): boolean {
-  if (!/^[0-9a-f]{64}$/.test(hex)) return false;
-  for (let i = 0; i < 32; i++) memory[at + i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  if (!HEX64.test(hex)) return false;
+  for (let i = 0; i < 64; i++) memory[at + i] = hex.charCodeAt(i);
   return true;
 }
 
 function readHead(memory: Uint8Array, at: number): string {
-  let hex = "";
-  for (let i = 0; i < 32; i++) hex += HEX[memory[at + i]];
-  return hex;
+  return decoder.decode(memory.subarray(at, at + 64));
 }
 
 /**

@@ -179,6 +179,16 @@ export function canonicalJson(value: unknown): string {
   return canonicalJsonExact(value);
 }
 
+/**
+ * Canonical JSON of a value the caller built in canonical key order throughout (so only the
+ * ASCII escaping is left to do): one native stringify, no walk. For anything else, use
+ * {@link canonicalJson}.
+ */
+export function canonicalJsonOfOrdered(value: unknown): string {
+  const json = JSON.stringify(value);
+  return HAS_NON_ASCII.test(json) ? json.replace(NEEDS_ASCII_ESCAPE, escapeToAscii) : json;
+}
+
 /** The exact encoder alone (what {@link canonicalJson} falls back to; tests compare the two). */
 export function canonicalJsonExact(value: unknown): string {
   const out: string[] = [];

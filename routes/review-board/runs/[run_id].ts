@@ -3,6 +3,7 @@ import type { Ctx } from "../../../lib/http/context.ts";
 import { requireRunJournal } from "../../../lib/runs/runs.ts";
 import { projectJournalServed, servedReceipt } from "../../../lib/board/projection.ts";
 import { journalContradiction } from "../../../lib/audit/workspace_check.ts";
+import { largeBody } from "../../../lib/http/large_body.ts";
 
 /**
  * Fold the journal (or prove by its identity that the last fold still holds) and answer the
@@ -31,7 +32,11 @@ export async function GET(c: Ctx): Promise<Response> {
   if (wanted && wanted.split(",").some((tag) => tag.trim() === served.etag)) {
     return new Response(null, { status: 304, headers });
   }
-  return new Response(served.body, {
-    headers: { ...headers, "Content-Type": "application/json; charset=UTF-8" },
+  return new Response(largeBody(served.body), {
+    headers: {
+      ...headers,
+      "Content-Type": "application/json; charset=UTF-8",
+      "Content-Length": String(served.body.length),
+    },
   });
 }

@@ -17,7 +17,7 @@ const K_TABLE: usize = 1024; // 64 x v128: each round constant in all four lanes
 const W_BUF: usize = 2048; // 64 x v128: message schedule of the four blocks in flight
 const LANE_BLOCK: usize = 3072; // 4 x 64 bytes: blocks assembled for a lane (hole, padding)
 const STATE: usize = 3328; // 8 x v128: a..h of the four lanes
-/** The head the first line of a window must chain onto (32 bytes), updated by scan(). */
+/** The head the first line of a window must chain onto (64 hex digits), updated by scan(). */
 const HEAD: usize = 3456;
 /**
  * Where the JavaScript side puts a window: lines, then 64 bytes of slack for wide loads. Above
@@ -48,7 +48,7 @@ export function init(): void {
   for (let i = 0; i < 64; i++) v128.store(K_TABLE + (<usize>i << 4), i32x4.splat(K[i]));
 }
 
-/** The address of the 32-byte head (the JavaScript side writes and reads it). */
+/** The address of the head's 64 hex digits (the JavaScript side writes and reads them). */
 export function headAddress(): usize {
   return HEAD;
 }
@@ -217,29 +217,51 @@ function object(p: usize, depth: i32): usize {
   }
 }
 
-/** Whether the bytes at p are `text` (ASCII, from a static string). */
-function expect(p: usize, text: string): bool {
-  for (let i = 0; i < text.length; i++) {
-    if (<u32>load<u8>(p + <usize>i) != <u32>text.charCodeAt(i)) return false;
-  }
-  return true;
-}
+const DIGIT_0 = i8x16.splat(0x30);
+const DIGIT_9 = i8x16.splat(0x39);
+const LETTER_A = i8x16.splat(0x61);
+const LETTER_F = i8x16.splat(0x66);
+const LETTER_OFFSET = i8x16.splat(0x57); // 'a' - 10
+const LOW_BYTE = i16x8.splat(0x00ff);
 
-/** 64 lower-case hex digits at p into 32 bytes at out. */
+/** 64 lower-case hex digits at p into 32 bytes at out, 16 digits a step; false if not hex. */
 function hex64(p: usize, out: usize): bool {
-  for (let i: usize = 0; i < 32; i++) {
-    const hi = hexValue(load<u8>(p + 2 * i));
-    const lo = hexValue(load<u8>(p + 2 * i + 1));
-    if ((hi | lo) < 0) return false;
-    store<u8>(out + i, <u8>((hi << 4) | lo));
+  let bad = i8x16.splat(0);
+  for (let k: usize = 0; k < 64; k += 32) {
+    const a = v128.load(p + k);
+    const b = v128.load(p + k + 16);
+    const aDigit = v128.and(i8x16.ge_u(a, DIGIT_0), i8x16.le_u(a, DIGIT_9));
+    const bDigit = v128.and(i8x16.ge_u(b, DIGIT_0), i8x16.le_u(b, DIGIT_9));
+    const aLetter = v128.and(i8x16.ge_u(a, LETTER_A), i8x16.le_u(a, LETTER_F));
+    const bLetter = v128.and(i8x16.ge_u(b, LETTER_A), i8x16.le_u(b, LETTER_F));
+    bad = v128.or(bad, v128.not(v128.and(v128.or(aDigit, aLetter), v128.or(bDigit, bLetter))));
+    const aNibble = v128.bitselect(i8x16.sub(a, DIGIT_0), i8x16.sub(a, LETTER_OFFSET), aDigit);
+    const bNibble = v128.bitselect(i8x16.sub(b, DIGIT_0), i8x16.sub(b, LETTER_OFFSET), bDigit);
+    // Pairs of digits as 16-bit lanes: first digit in the low byte (the high nibble).
+    const aPair = v128.or(i16x8.shl(v128.and(aNibble, LOW_BYTE), 4), i16x8.shr_u(aNibble, 8));
+    const bPair = v128.or(i16x8.shl(v128.and(bNibble, LOW_BYTE), 4), i16x8.shr_u(bNibble, 8));
+    v128.store(out + (k >> 1), i8x16.narrow_i16x8_u(aPair, bPair));
   }
-  return true;
+  return !v128.any_true(bad);
 }
 
-function equal32(a: usize, b: usize): bool {
-  return v128.any_true(v128.xor(v128.load(a), v128.load(b))) == false &&
-    v128.any_true(v128.xor(v128.load(a, 16), v128.load(b, 16))) == false;
+/** Whether the 64 bytes at a and b are equal. */
+function equal64(a: usize, b: usize): bool {
+  const diff = v128.or(
+    v128.or(v128.xor(v128.load(a), v128.load(b)), v128.xor(v128.load(a, 16), v128.load(b, 16))),
+    v128.or(v128.xor(v128.load(a, 32), v128.load(b, 32)), v128.xor(v128.load(a, 48), v128.load(b, 48))),
+  );
+  return !v128.any_true(diff);
 }
+
+// The fixed parts of a row, as little-endian words (`{"data":` is 7b 22 64 61 74 61 22 3a).
+const DATA_KEY: u64 = 0x3a2261746164227b; // {"data":
+const HASH_KEY: u64 = 0x3a2268736168222c; // ,"hash":  then "
+const PREV_KEY: u64 = 0x2276657270222c22; // ","prev  then ":"
+const SEQ_KEY: u64 = 0x3a22716573222c22; // ","seq":
+const TS_KEY: u64 = 0x223a227374222c; // ,"ts":"  (7 bytes)
+const TYPE_KEY: u64 = 0x3a2265707974222c; // ,"type":  then "
+const V_KEY: u64 = 0x3a2276222c; // ,"v":  (5 bytes)
 
 /** The decimal value of the canonical integer at [p, end). */
 function intValue(p: usize, end: usize): i64 {
@@ -254,13 +276,14 @@ function intValue(p: usize, end: usize): i64 {
 }
 
 /**
- * Prove the line at p canonical and chained at `seq` onto the 32 bytes at `prev`; on success
- * fill its record and its claimed hash (32 bytes at `claimed`) and return the index after its
- * newline, else 0. Every rule stops at the newline, so a line is never read past its end.
+ * Prove the line at p canonical and chained at `seq` onto the hash whose 64 hex digits are at
+ * `prev`; on success fill its record and its claimed hash (32 bytes at `claimed`) and return the
+ * index after its newline, else 0. Every rule stops at the newline, so a line is never read past
+ * its end (wide loads may look into the slack after it, never decide on it).
  */
 function proveLine(p: usize, seq: i64, prev: usize, record: usize, claimed: usize): usize {
   const start = p;
-  if (!expect(p, '{"data":') || load<u8>(p + 8) != 0x7b) return 0;
+  if (load<u64>(p) != DATA_KEY || load<u8>(p + 8) != 0x7b) return 0;
   p += 8;
   const dataStart = p;
   taskIdStart = 0;
@@ -268,25 +291,23 @@ function proveLine(p: usize, seq: i64, prev: usize, record: usize, claimed: usiz
   p = object(p, 0);
   if (p == 0) return 0;
   const dataEnd = p;
-  if (!expect(p, ',"hash":"') || !hex64(p + 9, claimed)) return 0;
+  if (load<u64>(p) != HASH_KEY || load<u8>(p + 8) != 0x22 || !hex64(p + 9, claimed)) return 0;
   p += 9 + 64;
-  if (!expect(p, '","prev":"') || !hex64(p + 10, LANE_BLOCK) || !equal32(LANE_BLOCK, prev)) {
-    return 0;
-  }
+  if (load<u64>(p) != PREV_KEY || load<u16>(p + 8) != 0x223a || !equal64(p + 10, prev)) return 0;
   p += 10 + 64;
-  if (!expect(p, '","seq":')) return 0;
+  if (load<u64>(p) != SEQ_KEY) return 0;
   p += 8;
   const seqEnd = int(p);
   if (seqEnd == 0 || intValue(p, seqEnd) != seq) return 0;
   p = seqEnd;
-  if (!expect(p, ',"ts":"')) return 0;
+  if ((load<u64>(p) & 0x00ffffffffffffff) != TS_KEY) return 0;
   p = str(p + 6, false);
-  if (p == 0 || !expect(p, ',"type":"')) return 0;
+  if (p == 0 || load<u64>(p) != TYPE_KEY || load<u8>(p + 8) != 0x22) return 0;
   const typeStart = p + 8;
   p = str(typeStart, false);
   if (p == 0) return 0;
   const typeEnd = p;
-  if (!expect(p, ',"v":')) return 0;
+  if ((load<u64>(p) & 0xffffffffff) != V_KEY) return 0;
   p = int(p + 5);
   if (p == 0 || load<u8>(p) != 0x7d || load<u8>(p + 1) != 0x0a) return 0;
   const newline = p + 1;
@@ -299,6 +320,11 @@ function proveLine(p: usize, seq: i64, prev: usize, record: usize, claimed: usiz
   store<u32>(record, taskIdStart == 0 ? 0 : <u32>(taskIdStart - WINDOW), 24);
   store<u32>(record, taskIdEnd == 0 ? 0 : <u32>(taskIdEnd - WINDOW), 28);
   return newline + 1;
+}
+
+/** Where the hash digits of the line of `record` are (just after `,"hash":"`). */
+@inline function hashDigits(record: usize): usize {
+  return WINDOW + <usize>load<u32>(record, 12) + 9;
 }
 
 // ---- SHA-256, four messages at a time ----
@@ -472,11 +498,11 @@ export function scan(length: u32, seq: f64, maxLines: i32, records: usize, claim
     const hash = claimed + (<usize>n << 5);
     const next = proveLine(p, <i64>seq + <i64>n, prev, record, hash);
     if (next == 0) break;
-    prev = hash;
+    prev = hashDigits(record);
     n++;
     p = next;
   }
   n = hashRows(n, records, claimed);
-  if (n > 0) memory.copy(HEAD, claimed + (<usize>(n - 1) << 5), 32);
+  if (n > 0) memory.copy(HEAD, hashDigits(records + <usize>(n - 1) * RECORD_BYTES), 64);
   return n;
 }
