@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { IncrementalJournal, NO_SINK, type RowSink } from "./incremental.ts";
+import { type ByteSource, IncrementalJournal, NO_SINK, type RowSink } from "./incremental.ts";
 import { journalText, sampleEvents } from "../../tests/helpers.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -92,4 +92,54 @@ Deno.test("IncrementalJournal catches an edit inside any span after many appends
     assert.equal(edited.length, text.length);
     assert.equal(view.update(enc(edited)).walker.verified, false, needle);
   }
+});
+
+/** A file in memory read the way journal_file.ts reads one: at positions, into small buffers. */
+function memorySource(bytes: Uint8Array, maxRead = 7): ByteSource {
+  return {
+    size: bytes.length,
+    readAt(position, into) {
+      const n = Math.min(into.length, maxRead, bytes.length - position);
+      into.set(bytes.subarray(position, position + n));
+      return Promise.resolve(Math.max(0, n));
+    },
+  };
+}
+
+Deno.test("read() streams: the same verdict as update(), appends fold only the suffix, any edit is seen", async () => {
+  const events = sampleEvents();
+  let text = journalText(events);
+  const sink = countingSink();
+  const view = new IncrementalJournal(sink);
+  assert.equal((await view.read(memorySource(enc(text)))).state.n, 5);
+  for (let i = 0; i < 12; i++) { // more appends than spans are kept: spans get folded
+    events.push({ type: "task_completed", data: { task_id: `x${i}` } });
+    text = journalText(events);
+    const snapshot = await view.read(memorySource(enc(text)));
+    assert.equal(snapshot.walker.verified, true);
+    assert.equal(
+      snapshot.walker.lastHash,
+      new IncrementalJournal(NO_SINK).update(enc(text)).walker.lastHash,
+    );
+  }
+  assert.equal(sink.fed, 17); // each row folded once
+  const torn = await view.read(memorySource(enc(text + '{"data":')));
+  assert.equal(torn.walker.verified, false);
+  assert.equal(torn.endsWithNewline, false);
+  for (const [needle, swap] of [['"First"', '"Fir5t"'], ['"x3"', '"y3"'], ['"x11"', '"y11"']]) {
+    const edited = text.replace(needle, swap);
+    const fresh = new IncrementalJournal(NO_SINK);
+    await fresh.read(memorySource(enc(text)));
+    assert.equal((await fresh.read(memorySource(enc(edited)))).walker.verified, false, needle);
+  }
+});
+
+Deno.test("read() takes a line longer than its buffer", async () => {
+  const text = journalText([{
+    type: "task_claimed",
+    data: { task_id: "t", pad: "p".repeat(3 << 20) },
+  }]);
+  const snapshot = await new IncrementalJournal(NO_SINK).read(memorySource(enc(text), 1 << 20));
+  assert.equal(snapshot.walker.verified, true);
+  assert.equal(snapshot.walker.rowCount, 1);
 });
