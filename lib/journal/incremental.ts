@@ -201,11 +201,20 @@ export class IncrementalJournal<S> {
     return true;
   }
 
+  #queue: Promise<unknown> = Promise.resolve();
+
   /**
    * Like {@link update}, reading the file through a small buffer rather than holding all of it:
-   * the prefix verified before is re-hashed, then only new lines are verified and folded.
+   * the prefix verified before is re-hashed, then only new lines are verified and folded. Calls
+   * are serialised per view (two requests reading one journal at once must not interleave).
    */
   read(source: ByteSource): Promise<JournalSnapshot<S>> {
+    const run = this.#queue.then(() => this.#read(source));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  #read(source: ByteSource): Promise<JournalSnapshot<S>> {
     return withReadBuffer(async (initial) => {
       let buffer = initial;
       if (this.#committed > 0 && !(await this.#prefixUnchangedIn(source, buffer))) this.#reset();

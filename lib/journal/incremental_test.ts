@@ -143,3 +143,18 @@ Deno.test("read() takes a line longer than its buffer", async () => {
   assert.equal(snapshot.walker.verified, true);
   assert.equal(snapshot.walker.rowCount, 1);
 });
+
+Deno.test("read() calls on one view are serialised: concurrent reads fold each row once", async () => {
+  const sink = countingSink();
+  const view = new IncrementalJournal(sink);
+  const events = sampleEvents();
+  const texts = [journalText(events)];
+  for (let i = 0; i < 5; i++) {
+    events.push({ type: "task_completed", data: { task_id: `x${i}` } });
+    texts.push(journalText(events));
+  }
+  const snapshots = await Promise.all(texts.map((t) => view.read(memorySource(enc(t)))));
+  assert.ok(snapshots.every((s) => s.walker.verified));
+  assert.equal(snapshots.at(-1)!.walker.rowCount, 10);
+  assert.equal(sink.fed, 10);
+});
