@@ -127,3 +127,26 @@ Deno.test("a journal that settles after its first read is listed from its summar
   assert.ok(summary, "the summary was not kept: listing runs re-read (and re-folded) the journal");
   assert.equal(summary.event_count, 5);
 });
+
+Deno.test("listing many runs does not push a board out of the projection cache", async () => {
+  const runs: Record<string, string> = {};
+  for (let i = 0; i < 40; i++) runs[`run-${i}`] = journalText(sampleEvents(`run-${i}`));
+  await using ws = await workspaceWith(runs);
+  await settle();
+  const { projectJournal } = await import("../lib/board/projection.ts");
+  const { listRuns } = await import("../lib/runs/runs.ts");
+  const { workspacePaths } = await import("../lib/workspace.ts");
+  const path = join(ws.path, ".sdd/runs/run-3/journal.jsonl");
+  const board = await projectJournal("run-3", path);
+  assert.equal((await listRuns(workspacePaths(ws.path))).length, 40);
+  // A writer holding the lock: folding the journal again would wait for it.
+  using file = await Deno.open(path, { read: true, write: true });
+  await file.lock(true);
+  const again = await Promise.race([
+    projectJournal("run-3", path),
+    new Promise<undefined>((r) => setTimeout(r, 2000)),
+  ]);
+  await file.unlock();
+  assert.ok(again, "the list evicted the board's projection: it was read again");
+  assert.equal(again.receipt.projection_hash, board.receipt.projection_hash);
+});

@@ -15,7 +15,7 @@ import {
   settledBefore,
 } from "../journal/file_identity.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
-import { type Board, boardJson, boardOf, type CardDiff, type FoldState } from "./fold.ts";
+import { type Board, boardJson, boardOf, type CardDiff, COLUMNS, type FoldState } from "./fold.ts";
 
 /** The response of `GET /review-board/runs/<run_id>`. */
 export interface ProjectionReceipt {
@@ -100,17 +100,20 @@ export interface JournalSummary {
   firstTs: string;
 }
 
-function summaryOf(projection: Projection, firstTs: string): JournalSummary {
-  const { receipt } = projection;
+const COLUMN_KEYS = [...COLUMNS].sort();
+
+function summaryOf(snapshot: JournalSnapshot<FoldState>, firstTs: string): JournalSummary {
+  const { walker, state } = snapshot;
+  // Keys in canonical (sorted) order, as the board's columns are.
+  const counts: Record<string, number> = Object.fromEntries(COLUMN_KEYS.map((c) => [c, 0]));
+  for (const { column } of state.cards.values()) counts[column]++;
   return {
-    event_count: receipt.event_count,
-    journal_head: receipt.journal_head,
-    journal_verified: receipt.journal_verified,
-    started: receipt.board.run.started,
-    completed: receipt.board.run.completed,
-    counts: Object.fromEntries(
-      Object.entries(receipt.board.columns).map(([column, cards]) => [column, cards.length]),
-    ),
+    event_count: state.eventCount,
+    journal_head: walker.lastHash,
+    journal_verified: walker.verified,
+    started: state.started,
+    completed: state.completed,
+    counts,
     firstTs,
   };
 }
@@ -123,14 +126,32 @@ const summaries = new Map<
 >();
 const MAX_SUMMARIES = 4096;
 
-/** The runs-list summary of a journal: from its identity when unchanged, else projected now. */
+function keepSummary(path: string, runId: string, identity: FileIdentity, summary: JournalSummary) {
+  summaries.delete(path);
+  summaries.set(path, { identity, runId, summary });
+  while (summaries.size > MAX_SUMMARIES) summaries.delete(summaries.keys().next().value!);
+}
+
+/**
+ * The runs-list summary of a journal: from its identity when unchanged; else, for a journal that
+ * has settled and is not on a board, folded once on the side — listing many runs must not push
+ * the few boards being looked at out of the projection cache (a 40 MB one would be folded
+ * again); else from its incremental projection, as a live run's journal is.
+ */
 export async function journalSummary(runId: string, journalPath: string): Promise<JournalSummary> {
+  const statAt = Date.now();
   const identity = await fileIdentity(journalPath);
   if (!identity) throw new Deno.errors.NotFound(journalPath);
   const hit = summaries.get(journalPath);
   if (hit && hit.runId === runId && sameIdentity(hit.identity, identity)) return hit.summary;
+  if (!memo.has(journalPath) && settledBefore(identity, statAt)) {
+    const snapshot = await readJournal(journalPath, new IncrementalJournal(BOARD_FOLD_SINK));
+    const summary = summaryOf(snapshot, await firstRowTs(journalPath));
+    if (snapshot.byteLength === identity.size) keepSummary(journalPath, runId, identity, summary);
+    return summary;
+  }
   const entry = await memoised(runId, journalPath);
-  return entry.summary ?? summaryOf(entry.projection, await firstRowTs(journalPath));
+  return entry.summary ?? summaryOf(entry.snapshot, await firstRowTs(journalPath));
 }
 
 async function firstRowTs(path: string): Promise<string> {
@@ -148,6 +169,7 @@ async function firstRowTs(path: string): Promise<string> {
 interface Memo {
   /** Set when the identity settled (then also kept in `summaries`). */
   summary?: JournalSummary;
+  snapshot: JournalSnapshot<FoldState>;
   version: number;
   runId: string;
   projection: Projection;
@@ -198,15 +220,13 @@ async function memoised(runId: string, journalPath: string): Promise<Memo> {
     : undefined;
   const entry: Memo = cached && cached.version === snapshot.version && cached.runId === runId
     ? cached
-    : { version: snapshot.version, runId, projection: receiptOf(runId, snapshot) };
+    : { version: snapshot.version, runId, snapshot, projection: receiptOf(runId, snapshot) };
   entry.identity = settled;
   // Kept as soon as the identity settles — also when that happens on a later read of unchanged
   // bytes — so listing runs never re-folds a large journal whose projection was evicted.
   if (settled) {
-    entry.summary ??= summaryOf(entry.projection, await firstRowTs(journalPath));
-    summaries.delete(journalPath);
-    summaries.set(journalPath, { identity: settled, runId, summary: entry.summary });
-    while (summaries.size > MAX_SUMMARIES) summaries.delete(summaries.keys().next().value!);
+    entry.summary ??= summaryOf(entry.snapshot, await firstRowTs(journalPath));
+    keepSummary(journalPath, runId, settled, entry.summary);
   }
   return remember(journalPath, entry);
 }
