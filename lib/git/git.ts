@@ -4,7 +4,10 @@
  * `LC_ALL=C`) so output is parseable and git never waits for a password, and a non-zero exit is a
  * {@link GitError} unless the caller opts out with `allowFailure`.
  */
-import $, { KillController } from "dax";
+// dax is loaded at the first git command: a process that runs none (a board server) does not
+// keep its ~12 MB.
+let daxModule: Promise<typeof import("dax")> | undefined;
+const loadDax = () => daxModule ??= import("dax");
 
 /** Default time limit of one git call. */
 const GIT_TIMEOUT_MS = 60_000;
@@ -61,7 +64,7 @@ function gitBinary(): Promise<string> {
   const path = Deno.env.get("PATH") ?? "";
   let found = gitPaths.get(path);
   if (!found) {
-    found = $.which("git").then((p) => p ?? "git");
+    found = loadDax().then(({ default: $ }) => $.which("git")).then((p) => p ?? "git");
     gitPaths.set(path, found);
   }
   return found;
@@ -71,6 +74,8 @@ function gitBinary(): Promise<string> {
 export async function git(args: readonly string[], options: GitOptions): Promise<GitResult> {
   const timeoutMs = options.timeoutMs ?? GIT_TIMEOUT_MS;
   // 130: ended by a signal before it ran (the shell convention for an interrupt).
+  if (options.signal?.aborted) throw new GitError(args, options.cwd, 130, "aborted");
+  const { default: $, KillController } = await loadDax();
   if (options.signal?.aborted) throw new GitError(args, options.cwd, 130, "aborted");
   const abort = new KillController();
   const onAbort = () => abort.kill("SIGKILL");

@@ -2,7 +2,6 @@
  * Bundle the board's islands with esbuild into one small ES module (`board-<hash>.js`).
  * Every input file's hash is kept, so a stored build can later be checked against the sources.
  */
-import * as esbuild from "esbuild";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sha256Hex } from "../journal/hash.ts";
@@ -32,6 +31,8 @@ export interface BuildOptions {
 /** Build the islands bundle in memory; the esbuild service is stopped before returning. */
 export async function buildBoardBundle(options: BuildOptions = {}): Promise<BuiltBundle> {
   const root = options.root ?? PROJECT_ROOT;
+  // Loaded here, when a bundle is built: a server started from a build never loads esbuild.
+  const esbuild = await import("esbuild");
   try {
     const result = await esbuild.build({
       absWorkingDir: root,

@@ -1,7 +1,6 @@
 /** `service debug`: write a redacted diagnostic bundle under .sdd/debug/. */
 import { parseArgs } from "node:util";
 import type { Command } from "../command.ts";
-import { writeDebugBundle } from "../../debug/bundle.ts";
 
 export const debugCommand: Command = {
   name: "debug",
@@ -18,6 +17,8 @@ Options:
   --json   print where the bundle went as JSON`,
   async run(args, ctx) {
     const { values } = parseArgs({ args, options: { json: { type: "boolean", default: false } } });
+    // Loaded when run (it pulls in dax): other commands, a server above all, do not keep it.
+    const { writeDebugBundle } = await import("../../debug/bundle.ts");
     const bundle = await writeDebugBundle(ctx.root);
     if (values.json) ctx.stdout(JSON.stringify(bundle, null, 2));
     else {
