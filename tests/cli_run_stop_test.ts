@@ -57,10 +57,11 @@ Deno.test("run --detach starts in the background; stop ends it cleanly; run resu
 
     const stopped = await cli(root, "stop");
     assert.equal(stopped.code, 0, stopped.text);
-    assert.match(stopped.text, /stopped; `service run` resumes it/);
+    assert.match(stopped.text, /stopped; `service run` resumes it \(\d+ unfinished task\(s\)\)/);
     assert.deepEqual(pidFiles(), [], "PID files removed");
     const state = JSON.parse(await Deno.readTextFile(join(root, ".sdd/runtime/orchestrator.json")));
     assert.equal(state.status, "stopped");
+    assert.ok(state.unfinished >= 1, "the stopped run has unfinished tasks");
     const branches = await git(
       root,
       "for-each-ref",

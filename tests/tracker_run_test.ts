@@ -95,6 +95,12 @@ Deno.test("service run (no plan) takes work from trackers until stopped; comment
     assert.equal(stop.code, 0, stop.out);
     const after = JSON.parse(await Deno.readTextFile(join(root, ".sdd/runtime/orchestrator.json")));
     assert.equal(after.status, "stopped");
+    // Every ticket landed: nothing is left for `service run` to resume, and stop says so.
+    assert.equal(after.unfinished, 0);
+    assert.match(
+      stop.out,
+      /stopped with every task finished; the next `service run` starts a new run/,
+    );
     const journal =
       (await Deno.readTextFile(join(root, ".sdd/runs", state.run_id, "journal.jsonl")))
         .trim().split("\n").map((l) => JSON.parse(l));

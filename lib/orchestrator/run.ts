@@ -36,7 +36,13 @@ import { Orchestrator, type RunOutcome } from "./orchestrator.ts";
 import { keyedTasks, landedSteps, plannedTasks, stepsToDo } from "./plan_steps.ts";
 import { ProgressDisplay } from "./progress.ts";
 import { runSetupProblems } from "./run_checks.ts";
-import { newRunId, readRunState, type RunState, writeRunState } from "./run_state.ts";
+import {
+  newRunId,
+  readRunState,
+  type RunState,
+  stoppedOutcome,
+  writeRunState,
+} from "./run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { qualityGatesFor } from "../verification/quality_gates.ts";
 import { verificationLine } from "../status/format.ts";
@@ -421,12 +427,15 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     await appendEvents(journalPath(paths, runId), [
       ev.runCompleted({ run_id: runId, status: outcome.status, counts: outcome.counts }),
     ]);
-    await writeRunState(paths, {
+    const unfinished = store.list().filter((t) => t.run_id === runId && !FINISHED.has(t.status));
+    const ended = {
       ...state,
       status: outcome.status,
       waiting: orchestrator.waitingReasons(),
-    });
-    if (outcome.status === "stopped") out(`run ${runId} stopped; \`service run\` resumes it`);
+      unfinished: unfinished.length,
+    };
+    await writeRunState(paths, ended);
+    if (outcome.status === "stopped") out(`run ${runId} ${stoppedOutcome(ended)}`);
     return { ...outcome, runId, url: server.url };
   } finally {
     options.signal?.removeEventListener("abort", stopOnSignal);

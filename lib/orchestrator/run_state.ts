@@ -19,6 +19,21 @@ export interface RunState {
   status: "running" | "stopped" | "completed" | "failed";
   /** Why tasks of the run wait (a slot, a cooldown, the budget, a merge that would touch the user's changes …). */
   waiting?: Record<string, string>;
+  /** How many of the run's tasks were unfinished when its process ended (absent while it runs). */
+  unfinished?: number;
+}
+
+/**
+ * What becomes of a stopped run, said once for the terminal, `service stop` and `status`: the
+ * next `service run` resumes it only while it has unfinished tasks (an older state file, which
+ * does not say, is taken to have some).
+ */
+export function stoppedOutcome(state: Pick<RunState, "unfinished">): string {
+  if (state.unfinished === 0) {
+    return "stopped with every task finished; the next `service run` starts a new run";
+  }
+  const count = state.unfinished === undefined ? "" : ` (${state.unfinished} unfinished task(s))`;
+  return `stopped; \`service run\` resumes it${count}`;
 }
 
 /** `.sdd/runtime/orchestrator.json`. */

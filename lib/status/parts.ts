@@ -5,7 +5,7 @@
  * `STATUS_PARTS` lists them in the order the status object shows them.
  */
 import { loadCooldowns } from "../agents/cooldown.ts";
-import { readRunState } from "../orchestrator/run_state.ts";
+import { readRunState, type RunState, stoppedOutcome } from "../orchestrator/run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
 import { loadConfig } from "../config/load.ts";
@@ -55,10 +55,13 @@ const spendPart: StatusPart = async (app) => {
 /** What `status` says of a run whose process is not running it, by the run state's status. */
 const RUN_NOTES: Record<string, string> = {
   running: "its process is gone: `service run` resumes it",
-  stopped: "stopped: `service run` resumes it",
   failed: "failed: `service retry <task>` or `service cancel <task>`, then `service run`",
   completed: "completed",
 };
+
+function noteOf(state: RunState): string {
+  return state.status === "stopped" ? stoppedOutcome(state) : RUN_NOTES[state.status];
+}
 
 /** Every FAILED task with the reason it failed (the store's summary). */
 async function failedReasons(app: AppContext): Promise<Record<string, string>> {
@@ -78,7 +81,7 @@ const runPart: StatusPart = async (app: AppContext) => {
     waiting: state.waiting ?? {},
     failed: await failedReasons(app),
     alive,
-    ...(alive ? {} : { note: RUN_NOTES[state.status] }),
+    ...(alive ? {} : { note: noteOf(state) }),
   };
 };
 

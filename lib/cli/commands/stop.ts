@@ -1,7 +1,7 @@
 /** `service stop`: end the current run cleanly. */
 import { parseArgs } from "node:util";
 import type { Command } from "../command.ts";
-import { readRunState, writeRunState } from "../../orchestrator/run_state.ts";
+import { readRunState, stoppedOutcome, writeRunState } from "../../orchestrator/run_state.ts";
 import { processAlive } from "../../util/process_alive.ts";
 import { reapPidFiles } from "../../agents/pid_files.ts";
 import { workspacePaths } from "../../workspace.ts";
@@ -36,7 +36,12 @@ Options:
         );
         return 1;
       }
-      ctx.stdout(`run ${state.run_id} stopped; \`service run\` resumes it`);
+      const ended = await readRunState(paths);
+      ctx.stdout(
+        ended?.run_id === state.run_id && ended.status !== "running" && ended.status !== "stopped"
+          ? `run ${state.run_id} ended (${ended.status}) as it was stopped`
+          : `run ${state.run_id} ${stoppedOutcome(ended?.run_id === state.run_id ? ended : state)}`,
+      );
     }
     let survivors = 0;
     const stale = (await reapPidFiles(paths, 2000, () => survivors++)).length;
@@ -46,8 +51,11 @@ Options:
     if (stale > 0) {
       ctx.stdout(`removed ${stale} stale PID file(s)`);
     }
-    if (state && state.status === "running" && !processAlive(state.pid)) {
-      await writeRunState(paths, { ...state, status: "stopped" });
+    // Only an orchestrator that ended without its last word (killed) leaves "running" behind;
+    // one that ended cleanly wrote its final state, which must not be overwritten.
+    const last = await readRunState(paths);
+    if (last && last.status === "running" && !processAlive(last.pid)) {
+      await writeRunState(paths, { ...last, status: "stopped" });
     }
     if ((!state || state.status !== "running") && stale === 0) ctx.stdout("no run in progress");
     return 0;
