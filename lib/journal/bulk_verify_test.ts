@@ -235,7 +235,7 @@ Deno.test("the bulk path proves canonical lines and stops at the first it cannot
     const text = journalAround(make);
     const cursor = { nextSeq: 0, head: ZERO_HASH };
     const bytes = enc(text);
-    const at = proveLines(bytes, 0, bytes.length, cursor, () => {});
+    const at = proveLines(bytes, 0, bytes.length, cursor, () => "data", () => {});
     return { at, all: at === bytes.length, seq: cursor.nextSeq };
   };
   assert.equal(proves(claim('{"task_id":"a"}')).all, true);
@@ -312,4 +312,51 @@ Deno.test("proven rows are folded with only what the fold reads, into the same b
   const { bulk, slow } = bothWays(lines.join("\n") + "\n");
   assert.equal(bulk.verified, true);
   assert.deepEqual(bulk, slow);
+});
+
+Deno.test("every reader gets exactly what it reads, across windows and row types seen for the first time", () => {
+  const readers: ((type: string) => "data" | "task_id" | "nothing")[] = [
+    () => "task_id",
+    () => "data",
+    () => "nothing",
+    (type) => type.includes("custom") ? "data" : type === "task_merged" ? "task_id" : "nothing",
+  ];
+  readers.forEach((reads, r) => {
+    // Types no earlier scan has seen, so their first rows come without an id.
+    const events: JournalEvent[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const kind =
+        [`claimed_${r}`, "agent_heartbeat", `custom_${r}_${i % 7}`, "task_merged"][i % 4];
+      const task_id = i % 9 === 0 ? 7 : `t${i % 50}`; // some task_ids are not strings
+      events.push({ type: kind, data: { n: i, task_id, nested: { task_id: "no" } } });
+    }
+    let prev = ZERO_HASH;
+    const lines = events.map((event, seq) => {
+      const row = encodeRow(event, prev, seq, "t");
+      prev = row.hash;
+      return row.line;
+    });
+    const bytes = enc(lines.join("\n") + "\n");
+    assert.ok(bytes.length > 3 * 65536, "spans several scanner windows");
+    const seen: { type: string; data: unknown; index: number }[] = [];
+    const cursor = { nextSeq: 0, head: ZERO_HASH };
+    const at = proveLines(bytes, 0, bytes.length, cursor, reads, (row, index) => {
+      seen.push({ ...row, index });
+    });
+    assert.equal(at, bytes.length);
+    assert.equal(cursor.head, prev);
+    assert.equal(seen.length, lines.length);
+    seen.forEach(({ type, data, index }, i) => {
+      const row = JSON.parse(lines[i]);
+      assert.equal(index, i);
+      assert.equal(type, row.type);
+      const need = reads(type);
+      const want = need === "data"
+        ? row.data
+        : need === "task_id" && typeof row.data.task_id === "string"
+        ? { task_id: row.data.task_id }
+        : {};
+      assert.deepEqual(data, want, `reader ${r}, row ${i} (${type}, ${need})`);
+    });
+  });
 });

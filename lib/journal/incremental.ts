@@ -7,13 +7,11 @@
  * can never answer for bytes it did not verify.
  */
 import { createHash, hash as oneShotHash } from "node:crypto";
-import type { JsonValue } from "./canonical_json.ts";
 import type { JournalEvent } from "./row.ts";
 import { ChainWalker } from "./verify.ts";
-import { proveLines, type ProvenLines } from "./bulk_verify.ts";
+import { type DataNeed, proveLines } from "./bulk_verify.ts";
 
-/** How much of a row's `data` a sink reads, by row type (see {@link RowSink.reads}). */
-export type DataNeed = "data" | "task_id" | "nothing";
+export type { DataNeed };
 
 /** Consumes verified-or-not rows in order (the board fold is one). */
 export interface RowSink<S> {
@@ -52,24 +50,7 @@ export function forEachLine(
   }
 }
 
-const NOTHING: Record<string, JsonValue> = Object.freeze({}) as Record<string, JsonValue>;
-
-/** Hand the rows of a window of proven lines to `sink`, parsing only what it reads. */
-function applyProven<S>(sink: RowSink<S>, state: S, lines: ProvenLines, firstIndex: number) {
-  const { text, records, count } = lines;
-  const reads = sink.reads;
-  for (let i = 0, r = 0; i < count; i++, r += 8) {
-    const typeText = text.slice(records[r + 4], records[r + 5]);
-    const type: string = typeText.includes("\\") ? JSON.parse(typeText) : typeText.slice(1, -1);
-    const need = reads ? reads(type) : "data";
-    let data = NOTHING;
-    if (need === "data") data = JSON.parse(text.slice(records[r + 2], records[r + 3]));
-    else if (need === "task_id" && records[r + 7] !== 0) {
-      data = { task_id: JSON.parse(text.slice(records[r + 6], records[r + 7])) };
-    }
-    sink.apply(state, { type, data }, firstIndex + i);
-  }
-}
+const readsAll = (): DataNeed => "data";
 
 /** A sink that keeps nothing: for callers that only need the chain (appends, `verify`). */
 export const NO_SINK: RowSink<null> = {
@@ -301,9 +282,16 @@ export class IncrementalJournal<S> {
       const walker = this.#walker;
       if (walker.verified && walker.cursor.head !== null && at !== unprovable) {
         const cursor = { nextSeq: walker.cursor.nextSeq, head: walker.cursor.head };
-        const proven = proveLines(bytes, at, end, cursor, (lines, firstIndex) => {
-          applyProven(this.#sink, this.#state, lines, firstIndex);
-        });
+        const sink = this.#sink;
+        const state = this.#state;
+        const proven = proveLines(
+          bytes,
+          at,
+          end,
+          cursor,
+          sink.reads?.bind(sink) ?? readsAll,
+          (row, index) => sink.apply(state, row, index),
+        );
         if (proven > at) {
           walker.acceptProven(cursor.nextSeq - walker.cursor.nextSeq, cursor.head);
           at = unprovable = proven;

@@ -19,6 +19,13 @@ const LANE_BLOCK: usize = 3072; // 4 x 64 bytes: blocks assembled for a lane (ho
 const STATE: usize = 3328; // 8 x v128: a..h of the four lanes
 /** The head the first line of a window must chain onto (64 hex digits), updated by scan(). */
 const HEAD: usize = 3456;
+/** What the reader needs of each row type id (1..MAX_TYPES), one byte each (see scan). */
+const NEEDS: usize = 3584;
+/** The row types seen so far: MAX_TYPES entries of TYPE_ENTRY bytes, [length, name...]. */
+const TYPE_TABLE: usize = 4096;
+const TYPE_ENTRY: usize = 64;
+const MAX_TYPES: i32 = 63;
+let typeCount: i32 = 0;
 /**
  * Where the JavaScript side puts a window: lines, then 64 bytes of slack for wide loads. Above
  * the static data (from 64 KiB) and the few bytes the stub runtime allocates at start-up.
@@ -51,6 +58,52 @@ export function init(): void {
 /** The address of the head's 64 hex digits (the JavaScript side writes and reads them). */
 export function headAddress(): usize {
   return HEAD;
+}
+
+/** The address of the per-type needs (the JavaScript side writes them before each scan). */
+export function needsAddress(): usize {
+  return NEEDS;
+}
+
+/**
+ * Register a row type whose name (ASCII, at most TYPE_ENTRY - 1 bytes) was written at the given
+ * entry of the table; returns its id, or 0 when the table is full.
+ */
+export function addType(length: u32): i32 {
+  if (typeCount >= MAX_TYPES || length >= <u32>TYPE_ENTRY) return 0;
+  store<u8>(TYPE_TABLE + <usize>typeCount * TYPE_ENTRY, <u8>length);
+  return ++typeCount;
+}
+
+/** Where the next type's name goes (after its length byte). */
+export function nextTypeAddress(): usize {
+  return TYPE_TABLE + <usize>typeCount * TYPE_ENTRY + 1;
+}
+
+/** The id of the type named by the raw bytes [p, end), or 0 when it is not registered. */
+function typeId(p: usize, end: usize): i32 {
+  const length = end - p;
+  for (let id = 1; id <= typeCount; id++) {
+    const entry = TYPE_TABLE + <usize>(id - 1) * TYPE_ENTRY;
+    if (<usize>load<u8>(entry) != length) continue;
+    let i: usize = 0;
+    while (i < length && load<u8>(entry + 1 + i) == load<u8>(p + i)) i++;
+    if (i == length) return id;
+  }
+  return 0;
+}
+
+// What a reader needs of a row (NEEDS and scan's `otherwise`).
+const NEED_NOTHING: u8 = 0;
+const NEED_TASK_ID: u8 = 1;
+const NEED_DATA: u8 = 2;
+
+/** Where the next proven row's wanted text goes (see scan). */
+let compactAt: usize = 0;
+
+@inline function appendCompact(from: usize, to: usize): void {
+  memory.copy(compactAt, from, to - from);
+  compactAt += to - from;
 }
 
 /** The address of the window (the JavaScript side copies lines there). */
@@ -138,6 +191,10 @@ function int(p: usize): usize {
   if (length == 4) return load<u32>(p) == word ? p + 4 : 0;
   return load<u32>(p) == word && load<u8>(p + 4) == 0x65 ? p + 5 : 0;
 }
+
+/** The need of unregistered types and the compact buffer of the current scan. */
+let otherwiseNeed: u8 = NEED_DATA;
+let compactBase: usize = 0;
 
 /** Where data's top-level "task_id" string sits (quotes included), when it has one. */
 let taskIdStart: usize = 0;
@@ -311,14 +368,23 @@ function proveLine(p: usize, seq: i64, prev: usize, record: usize, claimed: usiz
   p = int(p + 5);
   if (p == 0 || load<u8>(p) != 0x7d || load<u8>(p + 1) != 0x0a) return 0;
   const newline = p + 1;
+  // The text the reader wants of this row goes to the compact buffer: the type's (quoted) when
+  // it is not registered, then all of data, its task_id (quoted), or nothing.
+  const id = typeId(typeStart + 1, typeEnd - 1);
+  const need = id == 0 ? otherwiseNeed : load<u8>(NEEDS + <usize>id);
+  const textStart = compactAt;
+  if (id == 0) appendCompact(typeStart, typeEnd);
+  const wantedStart = compactAt;
+  if (need == NEED_DATA) appendCompact(dataStart, dataEnd);
+  else if (need == NEED_TASK_ID && taskIdStart != 0) appendCompact(taskIdStart, taskIdEnd);
   store<u32>(record, <u32>(start - WINDOW));
   store<u32>(record, <u32>(newline - WINDOW), 4);
   store<u32>(record, <u32>(dataStart - WINDOW), 8);
   store<u32>(record, <u32>(dataEnd - WINDOW), 12);
-  store<u32>(record, <u32>(typeStart - WINDOW), 16);
-  store<u32>(record, <u32>(typeEnd - WINDOW), 20);
-  store<u32>(record, taskIdStart == 0 ? 0 : <u32>(taskIdStart - WINDOW), 24);
-  store<u32>(record, taskIdEnd == 0 ? 0 : <u32>(taskIdEnd - WINDOW), 28);
+  store<u32>(record, <u32>id | (<u32>need << 8), 16);
+  store<u32>(record, <u32>(textStart - compactBase), 20);
+  store<u32>(record, <u32>(wantedStart - compactBase), 24);
+  store<u32>(record, <u32>(compactAt - compactBase), 28);
   return newline + 1;
 }
 
@@ -482,17 +548,30 @@ function hashRows(n: i32, records: usize, claimed: usize): i32 {
 
 /**
  * Prove the leading lines of the window [WINDOW, WINDOW + length) (whole lines, each ending in
- * a newline, followed by 64 bytes of slack), the first at `seq`, chained onto HEAD. Writes a
- * 32-byte record per proven line at `records` (offsets into the window: line start, newline,
- * data start and end, type start and end with quotes, data.task_id start and end with quotes or
- * 0, 0) and its hash at `claimed` (32 bytes each), moves HEAD to the last proven hash and
- * returns how many lines were proven (at most maxLines).
+ * a newline, followed by 64 bytes of slack), the first at `seq`, chained onto HEAD. Per proven
+ * line it writes a 32-byte record at `records` — line start, newline, data start and end (window
+ * offsets); type id | need << 8; then offsets into `compact` where the row's unregistered type
+ * name (quoted) starts, where what the reader needs of it starts (all of data, or its task_id
+ * quoted, per NEEDS or `otherwise`) and where that ends — and its hash at `claimed` (32 bytes
+ * each); moves HEAD to the last proven hash and returns how many lines were proven (at most
+ * maxLines). Only the wanted text reaches JavaScript, not the window.
  */
-export function scan(length: u32, seq: f64, maxLines: i32, records: usize, claimed: usize): i32 {
+export function scan(
+  length: u32,
+  seq: f64,
+  maxLines: i32,
+  records: usize,
+  claimed: usize,
+  compact: usize,
+  otherwise: u8,
+): i32 {
   const end = WINDOW + <usize>length;
   let p = WINDOW;
   let n = 0;
   let prev = HEAD;
+  compactBase = compact;
+  compactAt = compact;
+  otherwiseNeed = otherwise;
   while (p < end && n < maxLines) {
     const record = records + <usize>n * RECORD_BYTES;
     const hash = claimed + (<usize>n << 5);
