@@ -4,6 +4,7 @@
  */
 import { canonicalJson } from "../journal/canonical_json.ts";
 import { sha256Hex } from "../journal/hash.ts";
+import { createHash } from "node:crypto";
 import { IncrementalJournal, type JournalSnapshot } from "../journal/incremental.ts";
 import type { ChainFault } from "../journal/verify.ts";
 import type { JsonValue } from "../journal/canonical_json.ts";
@@ -30,8 +31,11 @@ export interface ProjectionReceipt {
 /** A receipt plus what the server needs but does not serve. */
 export interface Projection {
   receipt: ProjectionReceipt;
-  /** Canonical JSON of `receipt.board` (hashed into `projection_hash`; reused when served). */
-  boardJson: string;
+  /**
+   * Canonical JSON of `receipt.board` as bytes (hashed into `projection_hash`; served as they
+   * are between the receipt's other members, never copied into a second buffer).
+   */
+  boardBytes: Uint8Array<ArrayBuffer>;
   /** The first bad row when the chain does not verify. */
   fault?: ChainFault;
   /** Next `seq` an append would take (when verified). */
@@ -48,41 +52,55 @@ export function projectionHash(board: Board): string {
 /** Build the receipt from a journal snapshot (pure). */
 export function receiptOf(runId: string, snapshot: JournalSnapshot<FoldState>): Projection {
   const board = boardOf(snapshot.state);
-  const json = boardJson(board);
+  const bytes = new TextEncoder().encode(boardJson(board));
   const walker = snapshot.walker;
   return {
     receipt: {
       run_id: runId,
       board,
-      projection_hash: sha256Hex(json),
+      projection_hash: sha256Hex(bytes),
       journal_head: walker.lastHash,
       journal_verified: walker.verified,
       event_count: board.event_count,
     },
-    boardJson: json,
+    boardBytes: bytes,
     fault: walker.firstFault,
     nextSeq: walker.cursor.nextSeq,
     diffs: new Map(snapshot.state.diffs),
   };
 }
 
-/** The receipt as served: its canonical JSON bytes and their entity tag. */
+/** The receipt as served: its canonical JSON bytes, in parts, and their entity tag. */
 export interface ServedReceipt {
-  body: Uint8Array<ArrayBuffer>;
+  /** The bytes in order: the receipt's members around the board's bytes (shared, not copied). */
+  parts: Uint8Array<ArrayBuffer>[];
+  length: number;
   /** Strong tag over the exact bytes (the board, its head and verdict all change it). */
   etag: string;
 }
 
-/** The canonical JSON bytes of a receipt, with the board's text reused rather than re-encoded. */
+/** The canonical JSON bytes of a receipt, with the board's bytes reused rather than copied. */
 export function servedReceipt(projection: Projection): ServedReceipt {
-  const { receipt, boardJson } = projection;
-  const text = `{"board":${boardJson},"event_count":${receipt.event_count},` +
-    `"journal_head":${canonicalJson(receipt.journal_head)},` +
-    `"journal_verified":${receipt.journal_verified},` +
-    `"projection_hash":${canonicalJson(receipt.projection_hash)},` +
-    `"run_id":${canonicalJson(receipt.run_id)}}`;
-  const body = new TextEncoder().encode(text);
-  return { body, etag: `"${sha256Hex(body)}"` };
+  const { receipt, boardBytes } = projection;
+  const encoder = new TextEncoder();
+  const parts = [
+    encoder.encode(`{"board":`),
+    boardBytes,
+    encoder.encode(
+      `,"event_count":${receipt.event_count},` +
+        `"journal_head":${canonicalJson(receipt.journal_head)},` +
+        `"journal_verified":${receipt.journal_verified},` +
+        `"projection_hash":${canonicalJson(receipt.projection_hash)},` +
+        `"run_id":${canonicalJson(receipt.run_id)}}`,
+    ),
+  ];
+  const digest = createHash("sha256");
+  for (const part of parts) digest.update(part);
+  return {
+    parts,
+    length: parts.reduce((n, part) => n + part.length, 0),
+    etag: `"${digest.digest("hex")}"`,
+  };
 }
 
 const boardViews = new Map<string, IncrementalJournal<FoldState>>();

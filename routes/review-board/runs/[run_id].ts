@@ -32,11 +32,11 @@ export async function GET(c: Ctx): Promise<Response> {
   if (wanted && wanted.split(",").some((tag) => tag.trim() === served.etag)) {
     return new Response(null, { status: 304, headers });
   }
-  return new Response(largeBody(served.body), {
+  return new Response(largeBody(served.parts), {
     headers: {
       ...headers,
       "Content-Type": "application/json; charset=UTF-8",
-      "Content-Length": String(served.body.length),
+      "Content-Length": String(served.length),
     },
   });
 }
