@@ -21,6 +21,25 @@ async function workspaceWith(runs: Record<string, string>) {
 
 const settle = () => new Promise((r) => setTimeout(r, SETTLED_MS + 200));
 
+/**
+ * `answer()` while a writer holds the journal's lock, so reading the journal would wait for it:
+ * undefined when it did not answer within 2 s (it tried to read).
+ */
+async function withoutReading<T>(path: string, answer: () => Promise<T>): Promise<T | undefined> {
+  using file = await Deno.open(path, { read: true, write: true });
+  await file.lock(true);
+  let timer: number | undefined;
+  try {
+    return await Promise.race([
+      answer(),
+      new Promise<undefined>((r) => timer = setTimeout(r, 2000)),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    await file.unlock();
+  }
+}
+
 Deno.test("an in-place edit that keeps the size and restores the mtime is still seen at once", async () => {
   const text = journalText(sampleEvents("r1"));
   await using ws = await workspaceWith({ r1: text });
@@ -116,14 +135,7 @@ Deno.test("a journal that settles after its first read is listed from its summar
   for (let i = 1; i < 20; i++) { // more journals than projections are kept: run-0's goes
     await projectJournal(`run-${i}`, join(ws.path, `.sdd/runs/run-${i}/journal.jsonl`));
   }
-  // A writer holding the lock: reading the journal again would wait for it.
-  using file = await Deno.open(path, { read: true, write: true });
-  await file.lock(true);
-  const summary = await Promise.race([
-    journalSummary("run-0", path),
-    new Promise<undefined>((r) => setTimeout(r, 2000)),
-  ]);
-  await file.unlock();
+  const summary = await withoutReading(path, () => journalSummary("run-0", path));
   assert.ok(summary, "the summary was not kept: listing runs re-read (and re-folded) the journal");
   assert.equal(summary.event_count, 5);
 });
@@ -139,14 +151,7 @@ Deno.test("listing many runs does not push a board out of the projection cache",
   const path = join(ws.path, ".sdd/runs/run-3/journal.jsonl");
   const board = await projectJournal("run-3", path);
   assert.equal((await listRuns(workspacePaths(ws.path))).length, 40);
-  // A writer holding the lock: folding the journal again would wait for it.
-  using file = await Deno.open(path, { read: true, write: true });
-  await file.lock(true);
-  const again = await Promise.race([
-    projectJournal("run-3", path),
-    new Promise<undefined>((r) => setTimeout(r, 2000)),
-  ]);
-  await file.unlock();
+  const again = await withoutReading(path, () => projectJournal("run-3", path));
   assert.ok(again, "the list evicted the board's projection: it was read again");
   assert.equal(again.receipt.projection_hash, board.receipt.projection_hash);
 });
