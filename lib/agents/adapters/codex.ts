@@ -20,7 +20,7 @@
 import { join } from "node:path";
 import type { AdapterInput, AgentAdapter, HeadlessSetup } from "./types.ts";
 import { routeModel } from "./_model.ts";
-import { isHttpUrl } from "./_url.ts";
+import { endpointProblem } from "./_url.ts";
 import { codexThreadId, parseCodexJson } from "../usage.ts";
 
 /** The cheapest model of Codex 0.169's catalogue (`codex debug models`), for `complexity: low`. */
@@ -77,13 +77,6 @@ export const codexAdapter: AgentAdapter = {
     return home ? { dir: join(home, "sessions"), suffix: `-${thread}.jsonl` } : undefined;
   },
   headlessProblem(env) {
-    const url = env.OPENAI_BASE_URL;
-    if (url && !isHttpUrl(url)) {
-      return {
-        problem: `OPENAI_BASE_URL is not an http(s) URL: ${url}`,
-        fix: "set it to the gateway's base, e.g. http://127.0.0.1:8080/v1, or unset it",
-      };
-    }
-    return undefined;
+    return endpointProblem(env, "OPENAI_BASE_URL", "gateway's base, e.g. http://127.0.0.1:8080/v1");
   },
 };

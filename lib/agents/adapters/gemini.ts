@@ -16,7 +16,7 @@
 import { join } from "node:path";
 import type { AdapterInput, AgentAdapter, HeadlessSetup } from "./types.ts";
 import { routeModel } from "./_model.ts";
-import { isHttpUrl } from "./_url.ts";
+import { endpointProblem } from "./_url.ts";
 import { parseGeminiJson } from "../usage.ts";
 
 /** The auth type Gemini CLI calls API-key auth. */
@@ -84,13 +84,12 @@ export const geminiAdapter: AgentAdapter = {
   },
   headless: geminiHeadless,
   headlessProblem(env) {
-    const url = env.GOOGLE_GEMINI_BASE_URL;
-    if (url && !isHttpUrl(url)) {
-      return {
-        problem: `GOOGLE_GEMINI_BASE_URL is not an http(s) URL: ${url}`,
-        fix: "set it to the endpoint's base, e.g. http://127.0.0.1:8080, or unset it",
-      };
-    }
+    const endpoint = endpointProblem(
+      env,
+      "GOOGLE_GEMINI_BASE_URL",
+      "endpoint's base, e.g. http://127.0.0.1:8080",
+    );
+    if (endpoint) return endpoint;
     if (truthy(env.GOOGLE_GENAI_USE_VERTEXAI)) {
       const project = env.GOOGLE_CLOUD_PROJECT && env.GOOGLE_CLOUD_LOCATION;
       if (project || env.GOOGLE_API_KEY) return undefined;
