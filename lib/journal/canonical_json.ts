@@ -172,11 +172,7 @@ export function stringifiesCanonically(value: unknown): boolean {
 export function canonicalJson(value: unknown): string {
   // The common case (values built in key order, like every board and row) costs one native
   // stringify; anything else takes the exact encoder, which also names what has no form.
-  if (stringifiesCanonically(value)) {
-    const json = JSON.stringify(value);
-    return HAS_NON_ASCII.test(json) ? json.replace(NEEDS_ASCII_ESCAPE, escapeToAscii) : json;
-  }
-  return canonicalJsonExact(value);
+  return stringifiesCanonically(value) ? canonicalJsonOfOrdered(value) : canonicalJsonExact(value);
 }
 
 /**

@@ -6,7 +6,7 @@
  * change to the prefix — an edit, a truncation, a rewrite — starts over from row 0: the cache
  * can never answer for bytes it did not verify.
  */
-import { createHash, hash as oneShotHash } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { JournalEvent } from "./row.ts";
 import { ChainWalker } from "./verify.ts";
 import { type DataNeed, proveLines } from "./bulk_verify.ts";
@@ -31,7 +31,7 @@ export interface RowSink<S> {
 const DECODE_CHUNK = 1 << 20;
 
 /** Feed every newline-terminated line of `bytes[start, end)` to `each`, with its bytes. */
-export function forEachLine(
+function forEachLine(
   bytes: Uint8Array,
   start: number,
   end: number,
@@ -83,42 +83,42 @@ interface Span {
   digest: string;
 }
 
-const digestOf = (bytes: Uint8Array, start: number, end: number) =>
-  oneShotHash("sha256", bytes.subarray(start, end), "hex");
-
 /** Spans beyond this many are folded into one on the next successful prefix check. */
 const MAX_SPANS = 8;
 
-/** A file read in place: its size, and reads at a position (0 at its end). */
+/** A file read in place: its size, and synchronous reads at a position (0 at its end). */
 export interface ByteSource {
   size: number;
-  readAt(position: number, into: Uint8Array): Promise<number>;
+  readAt(position: number, into: Uint8Array): number;
+}
+
+/** Bytes in memory as a {@link ByteSource}. */
+function bytesSource(bytes: Uint8Array): ByteSource {
+  return {
+    size: bytes.length,
+    readAt(position, into) {
+      const n = Math.min(into.length, bytes.length - position);
+      into.set(bytes.subarray(position, position + n));
+      return n;
+    },
+  };
 }
 
 /** Reads go through buffers of this size (a longer line grows its buffer), never the whole file. */
 const READ_CHUNK = 1 << 20;
 const idleBuffers: Uint8Array[] = [];
 
-async function withReadBuffer<T>(use: (buffer: Uint8Array) => Promise<T>): Promise<T> {
-  const buffer = idleBuffers.pop() ?? new Uint8Array(READ_CHUNK);
-  try {
-    return await use(buffer);
-  } finally {
-    if (buffer.length === READ_CHUNK && idleBuffers.length < 4) idleBuffers.push(buffer);
-  }
-}
-
 /** SHA-256 (hex) of `source[start, end)`, read through `buffer`; null when the file is shorter. */
-async function digestRange(
+function digestRange(
   source: ByteSource,
   start: number,
   end: number,
   buffer: Uint8Array,
   alsoInto?: ReturnType<typeof createHash>,
-): Promise<string | null> {
+): string | null {
   const hasher = createHash("sha256");
   for (let at = start; at < end;) {
-    const n = await source.readAt(at, buffer.subarray(0, Math.min(buffer.length, end - at)));
+    const n = source.readAt(at, buffer.subarray(0, Math.min(buffer.length, end - at)));
     if (n === 0) return null;
     hasher.update(buffer.subarray(0, n));
     alsoInto?.update(buffer.subarray(0, n));
@@ -150,86 +150,68 @@ export class IncrementalJournal<S> {
     this.#version = ++versions;
   }
 
-  #prefixUnchanged(bytes: Uint8Array): boolean {
-    if (bytes.length < this.#committed) return false;
-    for (const span of this.#spans) {
-      if (digestOf(bytes, span.start, span.end) !== span.digest) return false;
-    }
-    if (this.#spans.length > MAX_SPANS) {
-      this.#spans = [{
-        start: 0,
-        end: this.#committed,
-        digest: digestOf(bytes, 0, this.#committed),
-      }];
-    }
-    return true;
-  }
-
-  #commit(bytes: Uint8Array, from: number, to: number): void {
-    if (to > from) this.#spans.push({ start: from, end: to, digest: digestOf(bytes, from, to) });
-    this.#committed = to;
-    this.#version = ++versions;
-  }
-
-  async #prefixUnchangedIn(source: ByteSource, buffer: Uint8Array): Promise<boolean> {
+  #prefixUnchanged(source: ByteSource, buffer: Uint8Array): boolean {
     if (source.size < this.#committed) return false;
     const whole = this.#spans.length > MAX_SPANS ? createHash("sha256") : undefined;
     for (const span of this.#spans) {
-      const digest = await digestRange(source, span.start, span.end, buffer, whole);
-      if (digest !== span.digest) return false;
+      if (digestRange(source, span.start, span.end, buffer, whole) !== span.digest) return false;
     }
     if (whole) this.#spans = [{ start: 0, end: this.#committed, digest: whole.digest("hex") }];
     return true;
   }
 
-  #queue: Promise<unknown> = Promise.resolve();
-
   /**
-   * Like {@link update}, reading the file through a small buffer rather than holding all of it:
-   * the prefix verified before is re-hashed, then only new lines are verified and folded. Calls
-   * are serialised per view (two requests reading one journal at once must not interleave).
+   * Bring the state up to the file as `source` reads it now, through a small buffer rather than
+   * holding all of it: the prefix verified before is re-hashed, then only new lines are verified
+   * and folded. Synchronous, so two requests reading one journal cannot interleave in a view.
    */
-  read(source: ByteSource): Promise<JournalSnapshot<S>> {
-    const run = this.#queue.then(() => this.#read(source));
-    this.#queue = run.catch(() => {});
-    return run;
+  read(source: ByteSource): JournalSnapshot<S> {
+    const initial = idleBuffers.pop() ?? new Uint8Array(READ_CHUNK);
+    try {
+      return this.#read(source, initial);
+    } finally {
+      if (idleBuffers.length < 4) idleBuffers.push(initial);
+    }
   }
 
-  #read(source: ByteSource): Promise<JournalSnapshot<S>> {
-    return withReadBuffer(async (initial) => {
-      let buffer = initial;
-      if (this.#committed > 0 && !(await this.#prefixUnchangedIn(source, buffer))) this.#reset();
-      const from = this.#committed;
-      const hasher = createHash("sha256");
-      let position = from; // file offset of buffer[0]
-      let filled = 0;
-      while (position + filled < source.size) {
-        if (filled === buffer.length) { // one line longer than the buffer
-          const larger = new Uint8Array(buffer.length * 2);
-          larger.set(buffer);
-          buffer = larger;
-        }
-        const n = await source.readAt(
-          position + filled,
-          buffer.subarray(filled, Math.min(buffer.length, filled + source.size - position)),
-        );
-        if (n === 0) break;
-        filled += n;
-        const lines = buffer.lastIndexOf(NEWLINE, filled - 1) + 1;
-        if (lines === 0) continue;
-        this.#walk(buffer, 0, lines);
-        hasher.update(buffer.subarray(0, lines));
-        buffer.copyWithin(0, lines, filled);
-        position += lines;
-        filled -= lines;
+  /** {@link read} of bytes in memory (the view keeps nothing of them but digests). */
+  update(bytes: Uint8Array): JournalSnapshot<S> {
+    return this.read(bytesSource(bytes));
+  }
+
+  #read(source: ByteSource, initial: Uint8Array): JournalSnapshot<S> {
+    let buffer = initial;
+    if (this.#committed > 0 && !this.#prefixUnchanged(source, buffer)) this.#reset();
+    const from = this.#committed;
+    const hasher = createHash("sha256");
+    let position = from; // file offset of buffer[0]
+    let filled = 0;
+    while (position + filled < source.size) {
+      if (filled === buffer.length) { // one line longer than the buffer
+        const larger = new Uint8Array(buffer.length * 2);
+        larger.set(buffer);
+        buffer = larger;
       }
-      if (position > from) {
-        this.#spans.push({ start: from, end: position, digest: hasher.digest("hex") });
-        this.#committed = position;
-        this.#version = ++versions;
-      }
-      return this.#snapshot(buffer.subarray(0, filled), position + filled);
-    });
+      const n = source.readAt(
+        position + filled,
+        buffer.subarray(filled, Math.min(buffer.length, filled + source.size - position)),
+      );
+      if (n === 0) break;
+      filled += n;
+      const lines = buffer.lastIndexOf(NEWLINE, filled - 1) + 1;
+      if (lines === 0) continue;
+      this.#walk(buffer, 0, lines);
+      hasher.update(buffer.subarray(0, lines));
+      buffer.copyWithin(0, lines, filled);
+      position += lines;
+      filled -= lines;
+    }
+    if (position > from) {
+      this.#spans.push({ start: from, end: position, digest: hasher.digest("hex") });
+      this.#committed = position;
+      this.#version = ++versions;
+    }
+    return this.#snapshot(buffer.subarray(0, filled), position + filled);
   }
 
   /** The snapshot after the committed lines, peeking at a `tail` without a newline if any. */
@@ -250,21 +232,6 @@ export class IncrementalJournal<S> {
     return { walker, state, byteLength, endsWithNewline: false, version: ++versions };
   }
 
-  /**
-   * Bring the state up to `bytes` (the whole file as read now) and return a snapshot of it.
-   * The view keeps nothing of `bytes` but digests: the caller may reuse that memory.
-   */
-  update(bytes: Uint8Array): JournalSnapshot<S> {
-    if (this.#committed > 0 && !this.#prefixUnchanged(bytes)) this.#reset();
-    const end = bytes.lastIndexOf(NEWLINE) + 1;
-    if (end > this.#committed) {
-      const from = this.#committed;
-      this.#walk(bytes, from, end);
-      this.#commit(bytes, from, end);
-    }
-    return this.#snapshot(bytes.subarray(end), bytes.length);
-  }
-
   /** Slow lines after a bulk attempt failed on this many in a row before trying bulk again. */
   static readonly #MAX_BACKOFF = 512;
 
@@ -280,7 +247,7 @@ export class IncrementalJournal<S> {
     let unprovable = -1; // a line the bulk path just stopped at
     while (at < end) {
       const walker = this.#walker;
-      if (walker.verified && walker.cursor.head !== null && at !== unprovable) {
+      if (walker.verified && at !== unprovable) {
         const cursor = { nextSeq: walker.cursor.nextSeq, head: walker.cursor.head };
         const sink = this.#sink;
         const state = this.#state;

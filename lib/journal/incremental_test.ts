@@ -101,7 +101,7 @@ function memorySource(bytes: Uint8Array, maxRead = 7): ByteSource {
     readAt(position, into) {
       const n = Math.min(into.length, maxRead, bytes.length - position);
       into.set(bytes.subarray(position, position + n));
-      return Promise.resolve(Math.max(0, n));
+      return Math.max(0, n);
     },
   };
 }

@@ -47,13 +47,13 @@ async function readIntoView<S>(
 ): Promise<JournalSnapshot<S>> {
   const size = (await file.stat()).size;
   let offset = -1;
-  return await view.read({
+  return view.read({
     size,
     readAt(position, into) {
       if (position !== offset) file.seekSync(position, Deno.SeekMode.Start);
       const n = file.readSync(into) ?? 0;
       offset = position + n;
-      return Promise.resolve(n);
+      return n;
     },
   });
 }
