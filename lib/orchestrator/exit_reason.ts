@@ -6,6 +6,7 @@
 import { FAST_EXIT_WINDOW_MS } from "../agents/process.ts";
 import { AGENT_EXIT } from "../agents/exit_status.ts";
 import type { ExitDiagnosis } from "./core/protocol.ts";
+import { lastErrorLine } from "../util/last_error_line.ts";
 import { permanentExit } from "../agents/exit_diagnosis.ts";
 
 /** How the agent ended. */
@@ -20,16 +21,6 @@ export interface AgentEnd {
   logTail?: string[];
   /** The adapter that ran it (its exits that always repeat are known by name). */
   adapter?: string;
-}
-
-const ERROR_WORDS =
-  /\b(error|fatal|failed|failure|exception|traceback|denied|not found|invalid|unauthori[sz]ed|forbidden|refus\w*|must|cannot|can't|missing)\b/i;
-
-/** The last log line that reads like an error (else the last non-empty line), trimmed. */
-export function lastErrorLine(tail: readonly string[] = []): string | undefined {
-  const lines = tail.map((l) => l.trim()).filter((l) => l.length > 0);
-  const line = [...lines].reverse().find((l) => ERROR_WORDS.test(l)) ?? lines.at(-1);
-  return line === undefined ? undefined : line.length > 300 ? line.slice(0, 297) + "…" : line;
 }
 
 /** The diagnosis of an agent's end, and whether it was the fast-exit probe (spec §7.3). */

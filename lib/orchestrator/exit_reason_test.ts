@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type AgentEnd, exitReason, lastErrorLine } from "./exit_reason.ts";
+import { type AgentEnd, exitReason } from "./exit_reason.ts";
+import { lastErrorLine } from "../util/last_error_line.ts";
 
 const base: AgentEnd = { exitCode: 1, durationMs: 10_000, rateLimited: false, logPath: "/x/s.log" };
 

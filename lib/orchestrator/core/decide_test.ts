@@ -642,3 +642,23 @@ Deno.test("decide(): a continuous run never finishes on its own", () => {
   const finish = decide(plan, { type: "tick" }).actions.find((a) => a.kind === "finish");
   assert.deepEqual(finish, { kind: "finish", verdict: { status: "completed", problems: [] } });
 });
+
+Deno.test("decide(): a gate's failure reason carries what the gate said went wrong", () => {
+  const signals = [{
+    kind: "quality_gate",
+    name: "unit",
+    detail: "python3 -m unittest",
+    output_tail:
+      "Traceback (most recent call last):\n  File x\nImportError: Start directory is not importable\n",
+  }];
+  const s = landing(state([task("t1", { status: "DONE", attempts: 3 })]), "t1", "merging");
+  const step = decide(s, {
+    type: "merge_result",
+    taskId: "t1",
+    result: { kind: "gates_failed", signals },
+  });
+  assert.match(
+    String(journaled(step, "task_failed")[0].reason),
+    /quality_gate unit \(python3 -m unittest\): ImportError: Start directory is not importable/,
+  );
+});

@@ -8,6 +8,7 @@ import * as ev from "../../journal/events.ts";
 import type { CoreEvent } from "./protocol.ts";
 import { attemptFailed, type Out } from "./outcomes.ts";
 import type { Draft, Landing } from "./state.ts";
+import { lastErrorLine } from "../../util/last_error_line.ts";
 
 const REVIEW_WAIT = "waiting for an operator's merge decision on the board";
 
@@ -66,10 +67,12 @@ export function onMergeResult(
     case "gates_failed": {
       d.landings.delete(task.id);
       out.push({ kind: "reap", taskId: task.id, reason: "the gates failed" });
-      // A quality gate is named by its name, then its command.
-      const failed = r.signals.map((s) =>
-        s.name ? `${s.kind} ${s.name} (${s.detail})` : `${s.kind} ${s.detail}`
-      ).join("; ");
+      // A quality gate is named by its name, then its command, then what it said went wrong.
+      const failed = r.signals.map((s) => {
+        const said = lastErrorLine(String(s.output_tail ?? "").split("\n"));
+        const what = s.name ? `${s.kind} ${s.name} (${s.detail})` : `${s.kind} ${s.detail}`;
+        return said ? `${what}: ${said}` : what;
+      }).join("; ");
       const tails = r.signals.filter((s) => s.output_tail).map((s) =>
         `\n--- ${s.kind} ${s.detail} ---\n${String(s.output_tail).slice(-800)}`
       ).join("");
