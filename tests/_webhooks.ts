@@ -21,10 +21,13 @@ export const TRACKERS: Record<string, { scheme: SignatureScheme; sig: string; id
 
 let n = 0;
 
-/** A workspace whose five trackers have webhooks on, each secret in its own fresh variable. */
+/**
+ * A workspace whose five trackers have webhooks on, each secret in its own fresh variable.
+ * `projects` sets `trackers.<name>.project` (webhook-only: `polling: false`).
+ */
 export async function webhookWorkspace(
   extra = "",
-  options: Pick<TestWorkspaceOptions, "tokens"> = {},
+  options: Pick<TestWorkspaceOptions, "tokens"> & { projects?: Record<string, string> } = {},
 ): Promise<TestWorkspace & { secret: (t: string) => string; env: Record<string, string> }> {
   const tag = `${Deno.pid}_${n++}`;
   const env: Record<string, string> = {};
@@ -34,12 +37,12 @@ export async function webhookWorkspace(
     env[name] = variable;
     Deno.env.set(variable, `secret-of-${name}-${tag}`);
     trackers += `  ${name}:\n    webhook: { enabled: true, secret_env: ${variable} }\n`;
-    if (name === "tracker_e") {
-      trackers += "    project: acme/4af68566-94a4-4eb3-94aa-50dc9427067b\n";
-    }
+    const project = options.projects?.[name] ??
+      (name === "tracker_e" ? "acme/4af68566-94a4-4eb3-94aa-50dc9427067b" : undefined);
+    if (project) trackers += `    project: ${project}\n    polling: false\n`;
   }
   const ws = await testWorkspace({
-    ...options,
+    tokens: options.tokens,
     config: `cli: claude\nroles:\n  backend: {}\n  qa: {}\n${trackers}${extra}`,
   });
   return Object.assign(ws, { env, secret: (t: string) => Deno.env.get(env[t]) ?? "" });
@@ -51,12 +54,17 @@ export interface Delivery {
   id?: string | null;
   signature?: string | null;
   headers?: Record<string, string>;
+  /** tracker_b's `X-GitHub-Event` (default `issues`, as GitHub names an issue event; null: none). */
+  event?: string | null;
 }
 
 /** POST a delivery signed the way `adapter` signs (unless a signature is given). */
 export async function deliver(ws: TestWorkspace, adapter: string, d: Delivery) {
   const t = TRACKERS[adapter] ?? TRACKERS.tracker_b;
-  const headers: Record<string, string> = { "content-type": "application/json", ...d.headers };
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  const event = d.event === undefined ? "issues" : d.event;
+  if (adapter === "tracker_b" && event !== null) headers["X-GitHub-Event"] = event;
+  Object.assign(headers, d.headers);
   const sig = d.signature === undefined ? signBody(t.scheme, d.secret ?? "", d.body) : d.signature;
   if (sig !== null) headers[t.sig] = sig;
   if (d.id !== null) headers[t.id] = d.id ?? crypto.randomUUID();

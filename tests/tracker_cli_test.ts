@@ -25,6 +25,8 @@ roles: [backend]
 trackers:
   tracker_b:
     webhook: { enabled: true, secret_env: INTEG_B_SECRET, public_url_base: "https://hooks.example.test/" }
+    project: octo/app
+    polling: false
     comment_on_land: true
   tracker_c:
     project: group/app

@@ -1,7 +1,8 @@
 /**
  * `service run` without a plan, trackers configured: the real CLI runs continuously, takes a
  * ticket from a poll and another from a signed webhook delivery, lands both with the scripted
- * agent, comments on each ticket (comment_on_land) and ends on `service stop`.
+ * agent, comments on each ticket (comment_on_land) and ends on `service stop`. A signed delivery
+ * about another repository's issue is ignored: no task, no goal run, no comment there.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -55,22 +56,31 @@ Deno.test("service run (no plan) takes work from trackers until stopped; comment
         new URL("./fixtures/trackers/github_issues_opened.json", import.meta.url),
       ),
     );
-    payload.repository.full_name = "octo/app";
-    payload.issue.number = 2;
-    payload.issue.title = "Delivered ticket";
-    payload.issue.body = script("two.txt");
-    const body = JSON.stringify(payload);
-    const res = await fetch(`${state.url}/webhooks/trackers/tracker_b`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "X-Hub-Signature-256": signBody("hub-sha256", "run-secret", body),
-        "X-Tracker-B-Delivery": "run-delivery-1",
-      },
-      body,
-    });
-    const answer = await res.json();
-    assert.equal(res.status, 200, JSON.stringify(answer));
+    const send = async (repo: string, number: number, title: string, file: string) => {
+      payload.repository.full_name = repo;
+      payload.issue.number = number;
+      payload.issue.title = title;
+      payload.issue.body = script(file);
+      const body = JSON.stringify(payload);
+      const res = await fetch(`${state.url}/webhooks/trackers/tracker_b`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "X-GitHub-Event": "issues",
+          "X-Hub-Signature-256": signBody("hub-sha256", "run-secret", body),
+          "X-Tracker-B-Delivery": `run-delivery-${number}`,
+        },
+        body,
+      });
+      const answer = await res.json();
+      assert.equal(res.status, 200, JSON.stringify(answer));
+      return answer;
+    };
+    // Signed with the same secret, about another repository: ignored, nothing written.
+    const foreign = await send("stranger/elsewhere", 3, "Foreign ticket", "three.txt");
+    assert.equal(foreign.status, "ignored");
+    assert.match(foreign.reason, /not in trackers\.tracker_b\.project \(octo\/app\)/);
+    const answer = await send("octo/app", 2, "Delivered ticket", "two.txt");
     assert.equal(answer.tickets[0].action, "created");
     await until("the delivered ticket lands", () => exists("two.txt"), 90_000);
     await until("two comments", () => Promise.resolve(fake.comments.length >= 2), 30_000);
@@ -113,6 +123,8 @@ Deno.test("service run (no plan) takes work from trackers until stopped; comment
       await Deno.readTextFile(join(root, ".sdd/runtime/task-backlog.json")),
     );
     for (const task of backlog.tasks) assert.equal(task.run_id, state.run_id, task.id);
+    assert.equal(backlog.tasks.length, 2, "no task from the other repository");
+    assert.equal(await exists("three.txt"), false, "the other repository's goal never ran");
     const ledger = (await Deno.readTextFile(join(root, ".sdd/metrics/verification_nudges.jsonl")))
       .trim().split("\n").map((l) => JSON.parse(l));
     assert.deepEqual(ledger.map((r) => r.task_id).sort(), [

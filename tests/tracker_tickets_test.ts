@@ -165,3 +165,75 @@ Deno.test("tickets: the five trackers' real payloads each become one task keepin
   }
   assert.equal((await ws.call("GET", "/tasks")).body.tasks.length, 5);
 });
+
+Deno.test("tickets: a ticket closed and then reopened brings back its cancelled task, a new attempt", async () => {
+  await using ws = await webhookWorkspace();
+  const secret = ws.secret("tracker_b");
+  await deliver(ws, "tracker_b", { body: await fixture("github_issues_opened.json"), secret });
+  const id = "tracker_b-octo-org-app-42";
+  await deliver(ws, "tracker_b", {
+    secret,
+    body: await github((p) => {
+      p.action = "closed";
+      p.issue.state = "closed";
+      p.issue.updated_at = "2026-11-20T12:00:00Z";
+    }),
+  });
+  assert.equal((await ws.call("GET", `/tasks/${id}`)).body.status, "CANCELLED");
+  const reopened = await deliver(ws, "tracker_b", {
+    secret,
+    body: await github((p) => {
+      p.action = "reopened";
+      p.issue.title = "Parser rejects trailing commas (still)";
+      p.issue.updated_at = "2026-11-20T13:00:00Z";
+    }),
+  });
+  assert.deepEqual(reopened.body.tickets, [{
+    ref: "octo-org/app#42",
+    action: "reopened",
+    task_id: id,
+  }]);
+  const task = (await ws.call("GET", `/tasks/${id}`)).body;
+  assert.equal(task.status, "OPEN");
+  assert.equal(task.attempts, 0);
+  assert.equal(task.summary, "ticket octo-org/app#42 was reopened in tracker_b");
+  assert.equal(task.title, "Parser rejects trailing commas (still)");
+  // A late copy of the closing (older than the reopen) does not cancel it again.
+  const late = await deliver(ws, "tracker_b", {
+    secret,
+    body: await github((p) => {
+      p.action = "closed";
+      p.issue.state = "closed";
+      p.issue.updated_at = "2026-11-20T12:00:00Z";
+    }),
+  });
+  assert.equal(late.body.tickets[0].action, "unchanged");
+  assert.equal((await ws.call("GET", `/tasks/${id}`)).body.status, "OPEN");
+  assert.equal((await ws.call("GET", "/tasks")).body.tasks.length, 1);
+});
+
+Deno.test("tickets: an operator's cancel stays: an open ticket's later edit does not bring the task back", async () => {
+  await using ws = await webhookWorkspace();
+  const secret = ws.secret("tracker_b");
+  await deliver(ws, "tracker_b", { body: await fixture("github_issues_opened.json"), secret });
+  const id = "tracker_b-octo-org-app-42";
+  const cancel = await ws.call("POST", `/tasks/${id}/cancel`, {
+    operator: true,
+    reason: "not now",
+  });
+  assert.equal(cancel.status, 200, JSON.stringify(cancel.body));
+  const edited = await deliver(ws, "tracker_b", {
+    secret,
+    body: await github((p) => {
+      p.action = "edited";
+      p.issue.updated_at = "2026-11-20T13:00:00Z";
+    }),
+  });
+  assert.deepEqual(edited.body.tickets[0], {
+    ref: "octo-org/app#42",
+    action: "unchanged",
+    task_id: id,
+    reason: "task is CANCELLED",
+  });
+  assert.equal((await ws.call("GET", `/tasks/${id}`)).body.status, "CANCELLED");
+});

@@ -249,6 +249,53 @@ Deno.test("webhook: non-issue events are accepted and ignored", async () => {
   assert.equal((await ws.call("GET", "/tasks")).body.tasks.length, 0);
 });
 
+Deno.test("webhook: a GitHub delivery that names no event is not an issue event", async () => {
+  await using ws = await webhookWorkspace();
+  const r = await deliver(ws, "tracker_b", {
+    body: await fixture("github_issues_opened.json"),
+    secret: ws.secret("tracker_b"),
+    event: null,
+  });
+  assert.equal(r.body.status, "accepted");
+  assert.deepEqual(r.body.tickets, []);
+  assert.equal((await ws.call("GET", "/tasks")).body.tasks.length, 0);
+});
+
+Deno.test("webhook: a signed body with fields of the wrong type answers 400 invalid_payload, not recorded", async () => {
+  await using ws = await webhookWorkspace();
+  // deno-lint-ignore no-explicit-any
+  const CASES: [string, string, (p: any) => void][] = [
+    ["tracker_b", "github_issues_opened.json", (p) => p.issue.number = "forty-two"],
+    ["tracker_b", "github_issues_opened.json", (p) => p.issue.number = { n: 42 }],
+    ["tracker_c", "gitlab_issue_open.json", (p) => p.object_attributes.iid = "x"],
+    ["tracker_d", "linear_issue_create.json", (p) => p.data.id = { id: 1 }],
+    ["tracker_e", "plane_issue_created.json", (p) => p.data.id = ["x"]],
+    ["tracker_a", "jira_issue_created.json", (p) => p.issue.fields.description.content = "x"],
+  ];
+  for (const [i, [tracker, file, edit]] of CASES.entries()) {
+    const payload = JSON.parse(await fixture(file));
+    edit(payload);
+    const id = `typed-${i}`;
+    const secret = ws.secret(tracker);
+    const r = await deliver(ws, tracker, { body: JSON.stringify(payload), secret, id });
+    if (tracker === "tracker_a") {
+      // A description of an odd shape is read as text, not refused.
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      continue;
+    }
+    assert.equal(r.status, 400, `${tracker}: ${JSON.stringify(r.body)}`);
+    assert.equal(r.body.error.code, "invalid_payload");
+    assert.match(
+      r.body.error.message,
+      new RegExp(`^a field of the ${tracker} payload has the wrong type: the ticket`),
+    );
+    assert.ok(r.body.error.message.length < 200, "a sentence, not a validation dump");
+    // Not recorded: the same id with a sound body is accepted.
+    const fixed = await deliver(ws, tracker, { body: await fixture(file), secret, id });
+    assert.equal(fixed.body.status, "accepted", tracker);
+  }
+});
+
 Deno.test("webhook: trackers.<name>.module loads a third-party handler (default export or registerHandler)", async () => {
   Deno.env.set("WH_CUSTOM_SECRET", "custom-secret");
   const dir = await Deno.makeTempDir({ prefix: "handler-mod-" });

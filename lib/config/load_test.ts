@@ -102,6 +102,19 @@ const BROKEN: BrokenConfig[] = [
     message: /trackers\.tracker_a\.webhook\.secert: unknown key/,
   },
   {
+    name: "comment_on_land without the project it may comment in",
+    text: "cli: claude\nroles: [qa]\ntrackers:\n  tracker_b:\n    comment_on_land: true\n",
+    error: ValidationError,
+    message:
+      /:5:22: trackers\.tracker_b\.comment_on_land: needs trackers\.tracker_b\.project, the one project whose tickets become tasks and get comments: set it \(GitHub owner\/name/,
+  },
+  {
+    name: "polling: true without the project to poll",
+    text: "cli: claude\nroles: [qa]\ntrackers:\n  tracker_c:\n    polling: true\n",
+    error: ValidationError,
+    message: /trackers\.tracker_c\.polling: needs trackers\.tracker_c\.project/,
+  },
+  {
     name: "missing webhook secret_env",
     text: "cli: claude\nroles: [qa]\ntrackers:\n  tracker_b:\n    webhook:\n      enabled: true\n",
     error: ValidationError,

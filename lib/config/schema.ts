@@ -128,9 +128,12 @@ export const TrackerSchema = z.strictObject({
   webhook: WebhookSchema.optional(),
   /** Seconds between polls (default 60). */
   poll_interval_s: z.number().positive().optional(),
-  /** Poll on the interval (default true; polling needs `project`). */
+  /** Poll on the interval (default true when `project` is set; `true` requires `project`). */
   polling: z.boolean().optional(),
-  /** What to poll: repository, project key, team key … (docs/trackers.md). */
+  /**
+   * The one project whose tickets are taken and commented on: repository, project key, team
+   * key … (docs/trackers.md). Required with `comment_on_land` or `polling: true`.
+   */
   project: z.string().min(1).optional(),
   /** The tracker's API base URL (each built-in tracker has a default but tracker_a). */
   api_url: z.string().url().optional(),
@@ -198,6 +201,17 @@ export const ServiceConfigSchema = z.strictObject({
   // A tracker may only route tickets to roles that exist.
   const roles = new Set(Object.keys(config.roles));
   for (const [name, tracker] of Object.entries(config.trackers)) {
+    // Tickets are taken, and comments written, only in the configured project (lib/trackers/scope.ts).
+    const needs = tracker.comment_on_land ? "comment_on_land" : tracker.polling ? "polling" : "";
+    if (needs && tracker.project === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["trackers", name, needs],
+        message: `needs trackers.${name}.project, the one project whose tickets become tasks ` +
+          `and get comments: set it (GitHub owner/name, GitLab group/name or id, Jira project ` +
+          `key, Linear team key, Plane workspace-slug/project-uuid)`,
+      });
+    }
     const wanted: [PropertyKey[], string][] = [];
     if (tracker.role) wanted.push([["trackers", name, "role"], tracker.role]);
     for (const [label, role] of Object.entries(tracker.label_roles ?? {})) {

@@ -198,11 +198,11 @@ export class Orchestrator {
   }
 
   // An adopted task becomes the run's in the store too, before the loop decides anything on it
-  // (joinRun leaves a task that already belongs to a run as it is).
-  #join(id: string): void {
+  // (joinRun leaves a task that already belongs to a run as it is, unless `reclaim`).
+  #join(id: string, reclaim = false): void {
     this.#ids.add(id);
     this.#push(async () => {
-      await this.#o.store.joinRun(id, this.#o.runId);
+      await this.#o.store.joinRun(id, this.#o.runId, reclaim);
       return [];
     });
   }
@@ -222,8 +222,13 @@ export class Orchestrator {
     const unsubscribe = onTaskChange((change) => {
       const id = change.task.id;
       if (!this.#ids.has(id)) {
-        if (!this.#o.continuous || change.from !== null) return;
-        this.#join(id); // a task created meanwhile joins a continuous run
+        if (!this.#o.continuous) return;
+        // A task created meanwhile joins a continuous run; so does a ticket's task that its
+        // reopened ticket brought back after its own run ended (lib/trackers/sink.ts).
+        const reopened = change.task.source !== undefined && change.to === "OPEN" &&
+          (change.from === "CANCELLED" || change.from === "FAILED");
+        if (change.from !== null && !reopened) return;
+        this.#join(id, reopened);
       }
       this.#push({ type: "task_changed", taskId: id, from: change.from, to: change.to });
     });

@@ -388,11 +388,17 @@ export class TaskStore {
   /**
    * Make `id`, created outside any run (a tracker ticket, the task API), a task of run `runId`
    * (a continuous run adopting it): its completion is then recorded once, after the run's gates,
-   * and operator actions on it are journalled in that run. A task of another run is left alone.
+   * and operator actions on it are journalled in that run. A task of another run is left alone,
+   * unless `reclaim` (a reopened ticket's task, back to OPEN after its run finished with it).
    */
-  async joinRun(id: string, runId: string): Promise<Task> {
+  async joinRun(id: string, runId: string, reclaim = false): Promise<Task> {
     const task = this.require(id);
-    if (task.run_id !== null) return task;
+    if (task.run_id === runId) return task;
+    if (
+      task.run_id !== null && !(reclaim && (task.status === "OPEN" || task.status === "BLOCKED"))
+    ) {
+      return task;
+    }
     task.run_id = runId;
     task.revision++;
     task.updated_at = this.#nowIso();

@@ -6,7 +6,7 @@
  */
 import type { WebhookHandler } from "../webhooks/handler.ts";
 import type { HttpDeps, RateLimit } from "./http.ts";
-import type { Ticket, TicketRef } from "./ticket.ts";
+import type { Ticket, TicketIdentity, TicketRef } from "./ticket.ts";
 
 /** Where and as whom a tracker's API is called. */
 export interface ApiAccess extends HttpDeps {
@@ -49,8 +49,28 @@ export interface TrackerAdapter {
    * oldest update first.
    */
   poll(access: ApiAccess, since: string | undefined): Promise<PollResult>;
-  /** Post `text` (Markdown) as a comment on the ticket identified by `ids`. */
+  /**
+   * The project a ticket belongs to, named as `trackers.<name>.project` names it (the repository,
+   * the project key, the team key, the project id); "" when its ref and ids do not say.
+   */
+  projectOf(ticket: TicketIdentity): string;
+  /** Whether `ticket` belongs to the configured `project` (pure; see lib/trackers/scope.ts). */
+  inProject(project: string, ticket: TicketIdentity): boolean;
+  /**
+   * Post `text` (Markdown) as a comment on the ticket identified by `ids`, in `access.project`
+   * (the caller checked the ticket belongs to it).
+   */
   comment(access: ApiAccess, ids: TicketRef, text: string): Promise<void>;
+}
+
+/** Two project names are the same (the trackers' names are case-insensitive); "" never matches. */
+export function sameProject(a: string, b: string): boolean {
+  return a !== "" && a.toLowerCase() === b.toLowerCase();
+}
+
+/** The project key of a `KEY-123` reference (Jira issue keys, Linear identifiers), or "". */
+export function keyPrefix(ref: string): string {
+  return /^([A-Za-z][A-Za-z0-9_]*)-\d+$/.exec(ref)?.[1] ?? "";
 }
 
 /** Default page cap of a poll. */

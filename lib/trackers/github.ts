@@ -4,9 +4,15 @@
  * the repository, `owner/name`.
  */
 import { githubHandler, githubIssueTicket } from "../webhooks/handlers/github.ts";
-import { type ApiAccess, byUpdate, MAX_POLL_PAGES, type TrackerAdapter } from "./adapter.ts";
+import {
+  type ApiAccess,
+  byUpdate,
+  MAX_POLL_PAGES,
+  sameProject,
+  type TrackerAdapter,
+} from "./adapter.ts";
 import { type RateLimit, requestJson } from "./http.ts";
-import { obj, type Ticket } from "./ticket.ts";
+import { obj, str, type Ticket } from "./ticket.ts";
 
 const NAME = "tracker_b";
 
@@ -66,8 +72,11 @@ export const githubAdapter: TrackerAdapter = {
   tokenOptional: true,
   webhook: githubHandler,
   poll,
+  projectOf: (t) => str(t.ids?.repo),
+  inProject: (project, t) => sameProject(str(t.ids?.repo), project),
   async comment(access, ids, text) {
-    await requestJson(access, `${base(access)}/repos/${ids.repo}/issues/${ids.number}/comments`, {
+    const url = `${base(access)}/repos/${access.project}/issues/${Number(ids.number)}/comments`;
+    await requestJson(access, url, {
       method: "POST",
       headers: { ...headersOf(access), "content-type": "application/json" },
       body: JSON.stringify({ body: text }),

@@ -5,7 +5,13 @@
  * https://gitlab.com).
  */
 import { gitlabHandler } from "../webhooks/handlers/gitlab.ts";
-import { type ApiAccess, byUpdate, MAX_POLL_PAGES, type TrackerAdapter } from "./adapter.ts";
+import {
+  type ApiAccess,
+  byUpdate,
+  MAX_POLL_PAGES,
+  sameProject,
+  type TrackerAdapter,
+} from "./adapter.ts";
 import { type RateLimit, requestJson } from "./http.ts";
 import { isoTime, labelNames, obj, str, type Ticket } from "./ticket.ts";
 
@@ -77,11 +83,22 @@ export const gitlabAdapter: TrackerAdapter = {
   tokenOptional: true,
   webhook: gitlabHandler,
   poll,
+  // A ticket's ref is `<path>#<iid>`; a numeric `project` is compared with the project id.
+  projectOf: (t) => t.ref.replace(/#\d+$/, ""),
+  inProject: (project, t) =>
+    /^\d+$/.test(project)
+      ? String(t.ids?.project_id ?? "") === project
+      : sameProject(t.ref.replace(/#\d+$/, ""), project),
   async comment(access, ids, text) {
-    await requestJson(access, `${api(access)}/projects/${ids.project_id}/issues/${ids.iid}/notes`, {
-      method: "POST",
-      headers: { ...headersOf(access), "content-type": "application/json" },
-      body: JSON.stringify({ body: text }),
-    });
+    const project = encodeURIComponent(access.project);
+    await requestJson(
+      access,
+      `${api(access)}/projects/${project}/issues/${Number(ids.iid)}/notes`,
+      {
+        method: "POST",
+        headers: { ...headersOf(access), "content-type": "application/json" },
+        body: JSON.stringify({ body: text }),
+      },
+    );
   },
 };

@@ -6,12 +6,24 @@
  * (Cloud API tokens), otherwise the token is sent as a bearer (personal access tokens).
  */
 import { jiraHandler, jiraIssueTicket } from "../webhooks/handlers/jira.ts";
-import { type ApiAccess, byUpdate, MAX_POLL_PAGES, type TrackerAdapter } from "./adapter.ts";
+import {
+  type ApiAccess,
+  byUpdate,
+  keyPrefix,
+  MAX_POLL_PAGES,
+  sameProject,
+  type TrackerAdapter,
+} from "./adapter.ts";
 import { type RateLimit, requestJson } from "./http.ts";
 import { obj, str, type Ticket } from "./ticket.ts";
 
 const NAME = "tracker_a";
-const FIELDS = "summary,description,labels,status,updated";
+const FIELDS = "summary,description,labels,status,updated,project";
+
+/** The project key of a Jira ticket: `fields.project.key` when sent, else its key's prefix. */
+function projectKey(t: { ref: string; ids?: Record<string, string | number> }): string {
+  return str(t.ids?.project) || keyPrefix(str(t.ids?.key) || t.ref);
+}
 
 function headersOf(access: ApiAccess): HeadersInit {
   const auth = access.email
@@ -74,6 +86,8 @@ export const jiraAdapter: TrackerAdapter = {
   tokenOptional: false,
   webhook: jiraHandler,
   poll,
+  projectOf: projectKey,
+  inProject: (project, t) => sameProject(projectKey(t), project),
   async comment(access, ids, text) {
     const site = access.apiUrl.replace(/\/+$/, "");
     await requestJson(

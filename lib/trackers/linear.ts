@@ -10,15 +10,30 @@ import {
   linearHandler,
   linearIssueTicket,
 } from "../webhooks/handlers/linear.ts";
-import { type ApiAccess, byUpdate, MAX_POLL_PAGES, type TrackerAdapter } from "./adapter.ts";
+import {
+  type ApiAccess,
+  byUpdate,
+  keyPrefix,
+  MAX_POLL_PAGES,
+  sameProject,
+  type TrackerAdapter,
+} from "./adapter.ts";
 import { type JsonAnswer, type RateLimit, requestJson, TrackerApiError } from "./http.ts";
 import { arr, obj, str, type Ticket } from "./ticket.ts";
 
 const NAME = "tracker_d";
 
+/** The team of a Linear ticket: `team.key` when sent, else its identifier's prefix (`ENG-12`). */
+function teamKey(t: { ref: string; ids?: Record<string, string | number> }): string {
+  return str(t.ids?.team) || keyPrefix(t.ref);
+}
+
 const ISSUES_QUERY = `query Issues($filter: IssueFilter, $after: String) {
   issues(first: 100, after: $after, filter: $filter, orderBy: updatedAt) {
-    nodes { id identifier title description url updatedAt state { type } labels { nodes { name } } }
+    nodes {
+      id identifier title description url updatedAt state { type } team { key }
+      labels { nodes { name } }
+    }
     pageInfo { hasNextPage endCursor }
   }
 }`;
@@ -96,6 +111,8 @@ export const linearAdapter: TrackerAdapter = {
   tokenOptional: false,
   webhook: linearHandler,
   poll,
+  projectOf: teamKey,
+  inProject: (project, t) => sameProject(teamKey(t), project),
   async comment(access, ids, text) {
     const answer = await graphql(access, COMMENT_MUTATION, {
       input: { issueId: ids.id, body: text },

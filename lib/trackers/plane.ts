@@ -5,7 +5,13 @@
  * an API key (`X-API-Key`).
  */
 import { planeHandler, planeIssueTicket, planeProject } from "../webhooks/handlers/plane.ts";
-import { type ApiAccess, byUpdate, MAX_POLL_PAGES, type TrackerAdapter } from "./adapter.ts";
+import {
+  type ApiAccess,
+  byUpdate,
+  MAX_POLL_PAGES,
+  sameProject,
+  type TrackerAdapter,
+} from "./adapter.ts";
 import { type RateLimit, requestJson } from "./http.ts";
 import { obj, str, type Ticket } from "./ticket.ts";
 
@@ -63,14 +69,21 @@ export const planeAdapter: TrackerAdapter = {
   tokenOptional: false,
   webhook: planeHandler,
   poll,
+  // `project` is `<workspace-slug>/<project-uuid>`; tickets name the uuid.
+  projectOf: (t) => str(t.ids?.project),
+  inProject: (project, t) => sameProject(str(t.ids?.project), planeProject(project).id),
   async comment(access, ids, text) {
     const html = text.split("\n").filter((l) => l.trim() !== "").map((l) =>
       `<p>${l.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")}</p>`
     ).join("");
-    await requestJson(access, `${projectUrl(access)}/issues/${ids.id}/comments/`, {
-      method: "POST",
-      headers: { ...headersOf(access), "content-type": "application/json" },
-      body: JSON.stringify({ comment_html: html }),
-    });
+    await requestJson(
+      access,
+      `${projectUrl(access)}/issues/${encodeURIComponent(String(ids.id))}/comments/`,
+      {
+        method: "POST",
+        headers: { ...headersOf(access), "content-type": "application/json" },
+        body: JSON.stringify({ comment_html: html }),
+      },
+    );
   },
 };

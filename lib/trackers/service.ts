@@ -14,6 +14,7 @@ import { BUILTIN_TRACKERS } from "./builtin.ts";
 import { readRunState } from "../orchestrator/run_state.ts";
 import { TrackerPoller } from "./poller.ts";
 import { startWriteBack } from "./write_back.ts";
+import { outsideProject } from "./scope.ts";
 import { createTicketSink } from "./sink.ts";
 import { TrackerRuntimeStore } from "./state.ts";
 import { apiAccess, apiProblem, type TrackerSettings, trackerSettings } from "./settings.ts";
@@ -88,9 +89,14 @@ async function openTrackerService(
   const runtime = await TrackerRuntimeStore.open(ctx.paths.trackerState);
   const store = await taskStoreFor(ctx);
   const byName = new Map(settings.map((s) => [s.name, s]));
+  const outside = (name: string, t: Ticket) => {
+    const s = byName.get(name);
+    return s && outsideProject(s, { ref: t.ref, ids: t.raw.ids });
+  };
   const inner = createTicketSink({
     store,
     routing: (name) => byName.get(name),
+    outside: (t) => outside(t.tracker, t),
   });
   const sink: TicketSink = async (tickets) => {
     const out = await inner(tickets);
@@ -107,6 +113,7 @@ async function openTrackerService(
       apiUrl: byName.get(name)?.apiUrl,
     }),
     sink,
+    scope: outside,
     env: options.env,
     onDelivery: (name, record) => runtime.update(name, { last_delivery: record }),
   });

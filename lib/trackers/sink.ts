@@ -2,13 +2,15 @@
  * The ticket sink (spec §4.2 rule 7): webhook deliveries and polls of every tracker feed tickets
  * here, and each becomes at most one task, idempotent by (adapter, ticket key). An open ticket
  * creates its task or revises it while it has not started; a closed ticket cancels its task if
- * it has not started. The routing policy (label filter, label→role map, default role) is
+ * it has not started, and reopening the ticket brings that task back (a new attempt, as
+ * `service retry` gives). Tickets outside the tracker's project, or whose fields have the wrong
+ * types, are ignored. The routing policy (label filter, label→role map, default role) is
  * {@link routeTicket}, pure.
  */
 import { ID_PATTERN } from "../ids.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import { type Task, TaskInputSchema, type TaskSource } from "../tasks/task.ts";
-import type { Ticket, TicketOutcome, TicketSink } from "./ticket.ts";
+import { type Ticket, type TicketOutcome, ticketProblem, type TicketSink } from "./ticket.ts";
 
 /** How one tracker's tickets become tasks (`trackers.<name>.role`, `labels`, `label_roles`). */
 export interface TicketRouting {
@@ -55,6 +57,8 @@ export interface TicketSinkOptions {
   store: TaskStore;
   /** Routing of a tracker's tickets (undefined: the tracker is not configured; ignore them). */
   routing: (tracker: string) => TicketRouting | undefined;
+  /** Why a ticket is outside its tracker's project (lib/trackers/scope.ts), if it is. */
+  outside?: (ticket: Ticket) => string | undefined;
 }
 
 /**
@@ -69,6 +73,8 @@ export function createTicketSink(options: TicketSinkOptions): TicketSink {
   }
   let queue: Promise<unknown> = Promise.resolve();
   const applyOne = async (ticket: Ticket): Promise<TicketOutcome> => {
+    const refused = ticketProblem(ticket) ?? options.outside?.(ticket);
+    if (refused) return ignored(ticket, refused);
     const existingId = index.get(slot(ticket.tracker, ticket.key));
     const existing = existingId ? store.get(existingId) : undefined;
     const routing = options.routing(ticket.tracker);
@@ -112,24 +118,43 @@ async function update(
   if (known && ticket.raw.updated_at && ticket.raw.updated_at < known) {
     return { ...base, action: "unchanged", reason: "older than the ticket the task was made from" };
   }
+  if (
+    task.status === "CANCELLED" && ticket.state === "open" && task.summary === closedReason(ticket)
+  ) {
+    // Only a cancel the ticket's closing made is undone: an operator's cancel stays.
+    await store.retry(task.id, `ticket ${ticket.ref} was reopened in ${ticket.tracker}`);
+    // The ticket as reopened, and its time: a late copy of the closing is then older.
+    await store.revise(task.id, ticketFields(task, ticket, route));
+    return { ...base, action: "reopened" };
+  }
   if (!NOT_STARTED.has(task.status)) {
     return { ...base, action: "unchanged", reason: `task is ${task.status}` };
   }
   if (ticket.state === "closed") {
-    await store.cancel(task.id, `ticket ${ticket.ref} was closed in ${ticket.tracker}`);
+    await store.cancel(task.id, closedReason(ticket));
     return { ...base, action: "cancelled" };
   }
-  const fields = {
-    title: (ticket.title || task.title).slice(0, 500),
-    goal: ticketGoal(ticket),
-    role: "role" in route ? route.role : task.role,
-    source: sourceOf(ticket),
-  };
+  const fields = ticketFields(task, ticket, route);
   const changed = fields.title !== task.title || fields.goal !== task.goal ||
     fields.role !== task.role || fields.source.url !== task.source?.url;
   if (!changed) return { ...base, action: "unchanged", reason: "no change" };
   await store.revise(task.id, fields);
   return { ...base, action: "updated" };
+}
+
+/** A task's fields as `ticket` says them now. */
+function ticketFields(task: Task, ticket: Ticket, route: { role: string } | { ignored: string }) {
+  return {
+    title: (ticket.title || task.title).slice(0, 500),
+    goal: ticketGoal(ticket),
+    role: "role" in route ? route.role : task.role,
+    source: sourceOf(ticket),
+  };
+}
+
+/** Why a ticket's closing cancelled its task (also how a reopen recognises that cancel). */
+function closedReason(ticket: Ticket): string {
+  return `ticket ${ticket.ref} was closed in ${ticket.tracker}`;
 }
 
 function sourceOf(ticket: Ticket): TaskSource {

@@ -6,6 +6,12 @@
 /** A ticket's identifying fields in its tracker's API (for write-back), e.g. `{repo, number}`. */
 export type TicketRef = Record<string, string | number>;
 
+/** What names a ticket and the project it is in: a ticket's `ref` and `raw.ids`, or a task's source. */
+export interface TicketIdentity {
+  ref: string;
+  ids?: TicketRef;
+}
+
 /** One issue of one tracker, normalised. */
 export interface Ticket {
   /** Adapter name (`tracker_a` … or a registered one). */
@@ -62,7 +68,7 @@ export function adfToText(node: unknown): string {
   const n = node as { type?: string; text?: string; content?: unknown[]; attrs?: { url?: string } };
   if (n.type === "text") return n.text ?? "";
   if (n.type === "hardBreak") return "\n";
-  const inner = (n.content ?? []).map(adfToText).join("");
+  const inner = arr(n.content).map(adfToText).join("");
   const block = ["paragraph", "heading", "codeBlock", "blockquote", "rule"];
   if (n.type === "listItem") return `- ${inner.trim()}\n`;
   if (n.type === "inlineCard") return n.attrs?.url ?? "";
@@ -92,10 +98,32 @@ export function labelNames(value: unknown): string[] {
     .filter((l) => l !== "");
 }
 
+/**
+ * Why a normalised ticket cannot become a task (pure): a payload whose identity fields have the
+ * wrong type (an issue number that is not a number, an id that is an object) yields an empty key
+ * or a non-finite id. Undefined when the ticket is sound. The receiver answers such a delivery
+ * 400 `invalid_payload` (the tracker stops retrying it); the sink ignores such a polled ticket.
+ */
+export function ticketProblem(ticket: Ticket): string | undefined {
+  if (typeof ticket.key !== "string" || ticket.key.trim() === "") {
+    return "the ticket has no identity (its id or number is missing or not a string or number)";
+  }
+  if (typeof ticket.ref !== "string" || typeof ticket.title !== "string") {
+    return "the ticket's reference or title is not text";
+  }
+  for (const [field, value] of Object.entries(ticket.raw.ids ?? {})) {
+    if (typeof value === "number" && !Number.isFinite(value)) {
+      return `the ticket's ${field} is not a number`;
+    }
+    if (typeof value === "string" && value === "") return `the ticket's ${field} is missing`;
+  }
+  return undefined;
+}
+
 /** What a ticket did to the task queue. */
 export interface TicketOutcome {
   ref: string;
-  action: "created" | "updated" | "cancelled" | "unchanged" | "ignored";
+  action: "created" | "updated" | "cancelled" | "reopened" | "unchanged" | "ignored";
   task_id?: string;
   /** Why it was ignored or left unchanged. */
   reason?: string;

@@ -1,14 +1,16 @@
 /**
  * Opt-in write-back (`trackers.<name>.comment_on_land: true`): when a task made from a ticket
  * lands (its task goes CLOSED after `task_merged`), the service comments on the ticket through
- * the tracker's API with the merge commit and the board link. A failed comment is reported and
- * recorded, never retried in a loop and never blocks the run.
+ * the tracker's API with the merge commit and the board link — only ever in the tracker's
+ * configured `project` (lib/trackers/scope.ts). A failed comment is reported and recorded, never
+ * retried in a loop and never blocks the run.
  */
 import { join } from "node:path";
 import { onTaskChange } from "../tasks/changes.ts";
 import type { Task } from "../tasks/task.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import type { ApiAccess } from "./adapter.ts";
+import { writeBackRefusal } from "./scope.ts";
 import type { TrackerSettings } from "./settings.ts";
 import type { TrackerRuntimeStore } from "./state.ts";
 
@@ -95,6 +97,14 @@ export function startWriteBack(deps: WriteBackDeps): () => Promise<void> {
 
 async function comment(deps: WriteBackDeps, s: TrackerSettings, task: Task): Promise<void> {
   const at = () => new Date().toISOString();
+  const refused = writeBackRefusal(s, task.source!);
+  if (refused) {
+    deps.warn(`tracker ${s.name}: not commenting on ${task.source!.ref}: ${refused}`);
+    deps.runtime.update(s.name, {
+      last_comment: { at: at(), outcome: "refused", detail: `${task.source!.ref}: ${refused}` },
+    });
+    return;
+  }
   try {
     const merged = await findMergeCommit(deps.paths, task.id);
     const text = landingComment({

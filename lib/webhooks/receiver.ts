@@ -11,6 +11,8 @@
  * | signature missing or wrong | 401 `invalid_signature` |
  * | body not UTF-8 JSON | 400 `invalid_payload`, key not recorded |
  * | delivery key already accepted | 200 `{"status":"replay"}`, nothing written through |
+ * | a ticket field of the wrong type (an issue number that is not a number) | 400 `invalid_payload`, key not recorded |
+ * | every ticket outside the tracker's `project` | 200 `{"status":"ignored","reason":…}`, nothing written, key not recorded |
  * | otherwise | tickets to the sink, key recorded durably, 200 `{"status":"accepted"}` |
  *
  * It takes the body's bytes as read by the app (lib/http/body_limit.ts bounds them while reading
@@ -18,7 +20,12 @@
  * `Response`: the route turns it into one.
  */
 import { sha256Hex } from "../journal/hash.ts";
-import type { Ticket, TicketOutcome, TicketSink } from "../trackers/ticket.ts";
+import {
+  type Ticket,
+  type TicketOutcome,
+  ticketProblem,
+  type TicketSink,
+} from "../trackers/ticket.ts";
 import { MAX_WEBHOOK_BODY } from "../http/body_limit.ts";
 import { firstHeader, type HandlerContext } from "./handler.ts";
 import type { ReplayLedger } from "./ledger.ts";
@@ -34,11 +41,14 @@ export interface WebhookSettings {
 
 /** Body of a 200 answer. */
 export interface DeliveryAnswer {
-  status: "accepted" | "replay";
+  /** `ignored`: every ticket it carries is outside the tracker's project (nothing written). */
+  status: "accepted" | "replay" | "ignored";
   adapter: string;
   /** The dedup key: the tracker's delivery id, or `sha256:<hex>` of the body. */
   delivery_id: string;
   tickets?: TicketOutcome[];
+  /** Why it was ignored. */
+  reason?: string;
 }
 
 /** What the route answers. */
@@ -66,6 +76,8 @@ export interface WebhookReceiverOptions {
   /** What the handler is told about the tracker. */
   context: (name: string) => HandlerContext;
   sink: TicketSink;
+  /** Why a ticket of tracker `name` is outside its project (lib/trackers/scope.ts), if it is. */
+  scope?: (name: string, ticket: Ticket) => string | undefined;
   env?: (name: string) => string | undefined;
   /** Called once per delivery of a known adapter. */
   onDelivery?: (name: string, record: DeliveryRecord) => void;
@@ -106,7 +118,7 @@ export class WebhookReceiver {
       status: outcome.status,
       outcome: body.error?.code ?? body.status,
       delivery_id: body.delivery_id,
-      detail: body.error?.message ?? ticketSummary(body.tickets),
+      detail: body.error?.message ?? body.reason ?? ticketSummary(body.tickets),
     });
     return outcome;
   }
@@ -173,9 +185,26 @@ export class WebhookReceiver {
         `the ${name} handler cannot read it: ${(e as Error).message}`,
       );
     }
+    const problem = tickets.map(ticketProblem).find((p) => p !== undefined);
+    if (problem) {
+      ledger.release(name, key);
+      return fail(
+        400,
+        "invalid_payload",
+        `a field of the ${name} payload has the wrong type: ${problem}`,
+      );
+    }
+    const outside = tickets.map((t) => this.#o.scope?.(name, t));
+    if (tickets.length > 0 && outside.every((reason) => reason !== undefined)) {
+      ledger.release(name, key);
+      return {
+        status: 200,
+        body: { status: "ignored", adapter: name, delivery_id: key, reason: outside.join("; ") },
+      };
+    }
     let results: TicketOutcome[];
     try {
-      results = await this.#o.sink(tickets);
+      results = await this.#o.sink(tickets.filter((_, i) => outside[i] === undefined));
       await ledger.commit(name, key);
     } catch (e) {
       ledger.release(name, key);

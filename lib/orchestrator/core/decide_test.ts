@@ -456,15 +456,16 @@ Deno.test("decide(): an operator's cancel ends a running agent, drops landing wo
   assert.deepEqual(journaled(step, "task_verification_failed")[0].signals, [
     { kind: "cancelled", detail: "cancelled: not needed" },
   ]);
-  step = decide(withStatus(s, "t1", "OPEN"), {
-    type: "task_changed",
-    taskId: "t1",
-    from: "FAILED",
-    to: "OPEN",
-  });
-  assert.deepEqual(journaled(step, "task_retried"), [
-    { task_id: "t1", reason: "retried by an operator" },
-  ]);
+  // The store keeps a retry's reason as the summary: an operator's, or a reopened ticket's.
+  for (const reason of ["retried by an operator", "ticket o/r#4 was reopened in tracker_b"]) {
+    step = decide(withStatus(s, "t1", "OPEN", { summary: reason }), {
+      type: "task_changed",
+      taskId: "t1",
+      from: "CANCELLED",
+      to: "OPEN",
+    });
+    assert.deepEqual(journaled(step, "task_retried"), [{ task_id: "t1", reason }]);
+  }
 });
 
 Deno.test("decide(): overlapping owned_files wait for the earlier task's merge, journaled once", () => {

@@ -17,9 +17,11 @@ export function onTaskChanged(
   const task = d.tasks.get(e.taskId);
   if (!task) return;
   if (e.to === "OPEN" && (e.from === "FAILED" || e.from === "CANCELLED")) {
-    // An operator's retry (it may be BLOCKED again already, waiting on a dependency).
-    for (const row of operatorRetryRows(task)) out.journal(row);
-    out.log(task.id, "retried by an operator");
+    // An operator's retry or a reopened ticket (it may be BLOCKED again already, waiting on a
+    // dependency).
+    const rows = operatorRetryRows(task);
+    for (const row of rows) out.journal(row);
+    out.log(task.id, String(rows[0].data.reason));
     return;
   }
   if (task.status !== e.to) return; // moved again since: the later change decides

@@ -99,9 +99,12 @@ export function cancelRows(task: { id: string; summary: string | null }): Journa
   ];
 }
 
-/** The row of an operator's retry (`service retry`): the card goes back to queued. */
-export function operatorRetryRows(task: { id: string }): JournalEvent[] {
-  return [ev.taskRetried({ task_id: task.id, reason: "retried by an operator" })];
+/**
+ * The row of a retry from outside the run (`service retry`, a reopened ticket): the card goes back
+ * to queued. The store keeps the reason as the summary ("ticket … was reopened in tracker_b").
+ */
+export function operatorRetryRows(task: { id: string; summary: string | null }): JournalEvent[] {
+  return [ev.taskRetried({ task_id: task.id, reason: task.summary ?? "retried by an operator" })];
 }
 
 /** Record an operator's cancel. */

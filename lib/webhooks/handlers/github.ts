@@ -1,7 +1,7 @@
 /**
- * tracker_b's webhooks, as GitHub sends them: `issues` events (the `X-GitHub-Event` header)
- * signed with HMAC-SHA256 in `X-Hub-Signature-256: sha256=<hex>`, named by
- * `X-GitHub-Delivery`. The issue object is the REST shape, so polling (lib/trackers/github.ts)
+ * tracker_b's webhooks, as GitHub sends them: `issues` events (the `X-GitHub-Event` header, or
+ * `X-Tracker-B-Event`; a delivery naming no event is not an issue event) signed with HMAC-SHA256
+ * in `X-Hub-Signature-256: sha256=<hex>`, named by `X-GitHub-Delivery`. The issue object is the REST shape, so polling (lib/trackers/github.ts)
  * reads its issue lists with {@link githubIssueTicket} too.
  */
 import { isoTime, labelNames, obj, str, type Ticket } from "../../trackers/ticket.ts";
@@ -31,10 +31,11 @@ export function githubIssueTicket(
 }
 
 function tickets(payload: unknown, headers: Headers, context: HandlerContext): Ticket[] {
+  // GitHub names every event; a body that merely looks like an issue (an `issue_comment`, a
+  // `sub_issues` event) is not one without the header saying so.
   const event = headers.get("x-tracker-b-event") ?? headers.get("x-github-event");
+  if (event?.trim() !== "issues") return [];
   const p = obj(payload);
-  if (event !== null && event !== "issues") return [];
-  if (event === null && (p.comment !== undefined || typeof p.action !== "string")) return [];
   const repo = str(obj(p.repository).full_name);
   const issue = obj(p.issue);
   if (!repo || Object.keys(issue).length === 0) return [];

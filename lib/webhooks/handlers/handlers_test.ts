@@ -31,7 +31,10 @@ Deno.test("tracker_a (Jira jira:issue_created) → ticket", async () => {
     labels: ["backend", "agent"],
     state: "open",
     url: "https://acme.atlassian.net/browse/PROJ-7",
-    raw: { updated_at: "2026-11-20T09:00:00.000Z", ids: { key: "PROJ-7", id: "10002" } },
+    raw: {
+      updated_at: "2026-11-20T09:00:00.000Z",
+      ids: { key: "PROJ-7", id: "10002", project: "PROJ" },
+    },
   });
   const [done] = await ticketsOf("tracker_a", "jira_issue_created.json", (p) => {
     p.webhookEvent = "jira:issue_updated";
@@ -50,7 +53,7 @@ Deno.test("tracker_a (Jira jira:issue_created) → ticket", async () => {
   );
 });
 
-Deno.test("tracker_b (GitHub issues event) → ticket; pull requests and other events ignored", async () => {
+Deno.test("tracker_b (GitHub issues event) → ticket; pull requests, other events and unnamed events ignored", async () => {
   const [t] = await ticketsOf("tracker_b", "github_issues_opened.json", undefined, {
     "X-GitHub-Event": "issues",
   });
@@ -68,8 +71,10 @@ Deno.test("tracker_b (GitHub issues event) → ticket; pull requests and other e
   const [closed] = await ticketsOf("tracker_b", "github_issues_opened.json", (p) => {
     p.action = "closed";
     p.issue.state = "closed";
-  });
+  }, { "X-GitHub-Event": "issues" });
   assert.equal(closed.state, "closed");
+  // GitHub names every event: a body that looks like an issue event, sent without the name, is not one.
+  assert.deepEqual(await ticketsOf("tracker_b", "github_issues_opened.json"), []);
   assert.deepEqual(
     await ticketsOf("tracker_b", "github_issues_opened.json", undefined, {
       "X-GitHub-Event": "issue_comment",
@@ -105,7 +110,7 @@ Deno.test("tracker_c (GitLab issue hook) → ticket; close action closes", async
   );
 });
 
-Deno.test("tracker_d (Linear Issue data change) → ticket; other teams and models ignored", async () => {
+Deno.test("tracker_d (Linear Issue data change) → ticket; other models ignored", async () => {
   const [t] = await ticketsOf("tracker_d", "linear_issue_create.json");
   assert.deepEqual(t, {
     tracker: "tracker_d",
@@ -118,7 +123,7 @@ Deno.test("tracker_d (Linear Issue data change) → ticket; other teams and mode
     url: "https://linear.app/acme/issue/ENG-12/rate-limit-the-login-endpoint",
     raw: {
       updated_at: "2026-11-20T10:00:00.000Z",
-      ids: { id: "2174add1-f7c8-44e3-bbf3-2d60b5ea8bc9" },
+      ids: { id: "2174add1-f7c8-44e3-bbf3-2d60b5ea8bc9", team: "ENG" },
     },
   });
   const [done] = await ticketsOf("tracker_d", "linear_issue_create.json", (p) => {
@@ -127,10 +132,6 @@ Deno.test("tracker_d (Linear Issue data change) → ticket; other teams and mode
   });
   assert.equal(done.state, "closed");
   assert.deepEqual(
-    await ticketsOf("tracker_d", "linear_issue_create.json", undefined, {}, { project: "OPS" }),
-    [],
-  );
-  assert.deepEqual(
     await ticketsOf("tracker_d", "linear_issue_create.json", (p) => {
       p.type = "Comment";
     }),
@@ -138,7 +139,7 @@ Deno.test("tracker_d (Linear Issue data change) → ticket; other teams and mode
   );
 });
 
-Deno.test("tracker_e (Plane issue event, v1 and v2) → ticket; other projects ignored", async () => {
+Deno.test("tracker_e (Plane issue event, v1 and v2) → ticket; other events ignored", async () => {
   const project = "acme/4af68566-94a4-4eb3-94aa-50dc9427067b";
   const [t] = await ticketsOf("tracker_e", "plane_issue_created.json", undefined, {}, { project });
   assert.deepEqual(t, {
@@ -172,12 +173,6 @@ Deno.test("tracker_e (Plane issue event, v1 and v2) → ticket; other projects i
   );
   assert.equal(v2.state, "closed");
   assert.equal(v2.ref, "WEB-42");
-  assert.deepEqual(
-    await ticketsOf("tracker_e", "plane_issue_created.json", undefined, {}, {
-      project: "acme/00000000-0000-0000-0000-000000000000",
-    }),
-    [],
-  );
   assert.deepEqual(
     await ticketsOf("tracker_e", "plane_issue_created.json", (p) => {
       p.event = "project";

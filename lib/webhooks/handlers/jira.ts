@@ -17,6 +17,7 @@ export function jiraIssueTicket(
   const fields = obj(issue.fields);
   const key = str(issue.key);
   const category = str(obj(obj(fields.status).statusCategory).key);
+  const project = str(obj(fields.project).key);
   let origin = site.replace(/\/+$/, "");
   try {
     origin = new URL(str(issue.self)).origin;
@@ -30,7 +31,10 @@ export function jiraIssueTicket(
     labels: labelNames(fields.labels),
     state: deleted || category === "done" ? "closed" : "open",
     url: origin && key ? `${origin}/browse/${key}` : "",
-    raw: { updated_at: isoTime(fields.updated), ids: { key, id: str(issue.id) } },
+    raw: {
+      updated_at: isoTime(fields.updated),
+      ids: { key, id: str(issue.id), ...(project ? { project } : {}) },
+    },
   };
 }
 

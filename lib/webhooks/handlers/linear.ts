@@ -18,6 +18,7 @@ export function linearIssueTicket(
 ): Ticket {
   const id = str(issue.id);
   const labels = Array.isArray(issue.labels) ? issue.labels : obj(issue.labels).nodes;
+  const team = str(obj(issue.team).key);
   return {
     tracker,
     key: id,
@@ -27,7 +28,7 @@ export function linearIssueTicket(
     labels: labelNames(labels),
     state: removed || LINEAR_CLOSED_STATES.has(str(obj(issue.state).type)) ? "closed" : "open",
     url: str(issue.url),
-    raw: { updated_at: isoTime(issue.updatedAt), ids: { id } },
+    raw: { updated_at: isoTime(issue.updatedAt), ids: { id, ...(team ? { team } : {}) } },
   };
 }
 
@@ -38,10 +39,7 @@ function tickets(payload: unknown, _headers: Headers, context: HandlerContext): 
   if (!data.id) return [];
   const ticket = linearIssueTicket(data, context.tracker, p.action === "remove");
   if (!ticket.url) ticket.url = str(p.url);
-  // A team-scoped tracker ignores other teams' issues (an organisation webhook sends them all).
-  const team = str(obj(data.team).key);
-  if (context.project && team && team !== context.project) return [];
-  return [ticket];
+  return [ticket]; // other teams' issues are answered `ignored` (lib/trackers/scope.ts)
 }
 
 /** Linear's webhooks as tracker_d. */

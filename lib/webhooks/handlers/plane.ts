@@ -2,8 +2,8 @@
  * tracker_e's webhooks, as Plane sends them: `issue` events (v1, with an `action`) and
  * `workitem.<action>` events (v2), signed with a raw-hex HMAC-SHA256 in `X-Plane-Signature`,
  * named by `X-Plane-Delivery`. Plane's webhooks are workspace-wide: issues of other projects
- * are ignored. The issue in `data` has the REST shape, so polling (lib/trackers/plane.ts) reads
- * its results with {@link planeIssueTicket} too.
+ * are answered `ignored` by the project scope. The issue in `data` has the REST shape, so
+ * polling (lib/trackers/plane.ts) reads its results with {@link planeIssueTicket} too.
  */
 import { htmlToText, isoTime, labelNames, obj, str, type Ticket } from "../../trackers/ticket.ts";
 import type { HandlerContext, WebhookHandler } from "../handler.ts";
@@ -63,11 +63,9 @@ function tickets(payload: unknown, _headers: Headers, context: HandlerContext): 
   const data = obj(p.data);
   if (!data.id) return [];
   const action = str(p.action) || (v2 ? v2[2] : "");
-  const ticket = planeIssueTicket(data, context.tracker, context, /^delete/.test(action));
-  const wanted = planeProject(context.project).id;
-  const project = str(ticket.raw.ids?.project);
-  if (wanted && project && project !== wanted) return [];
-  return [ticket];
+  // Other projects' issues (the webhooks are workspace-wide) are answered `ignored` by the
+  // project scope (lib/trackers/scope.ts).
+  return [planeIssueTicket(data, context.tracker, context, /^delete/.test(action))];
 }
 
 /** Plane's webhooks as tracker_e. */
