@@ -82,6 +82,8 @@ Deno.test("integrations list: mode, variables set (never values), URL to registe
     "https://hooks.example.test/webhooks/trackers/tracker_b",
   );
   assert.equal(rows.tracker_b.last_delivery.outcome, "invalid_signature");
+  assert.equal(rows.tracker_b.project, "octo/app");
+  assert.equal(rows.tracker_b.missed_deliveries, "lost: TRACKER_B_TOKEN is empty");
   assert.equal(rows.tracker_c.mode, "polling every 120s");
   assert.equal(rows.tracker_c.token_env, "TRACKER_C_TOKEN");
   assert.equal(rows.tracker_c.token_set, false);
@@ -101,6 +103,10 @@ Deno.test("integrations list: mode, variables set (never values), URL to registe
   );
   assert.match(text.stdout, /last delivery: 2026-11-23T08:00:00\.000Z 401 invalid_signature/);
   assert.match(text.stdout, /tracker_c \(GitLab\): polling every 120s/);
+  assert.match(
+    text.stdout,
+    /project: octo\/app \(tickets of other projects are ignored\)\n {2}deliveries sent while the service is down: lost: TRACKER_B_TOKEN is empty/,
+  );
   assert.match(text.stdout, /tracker_a \(Jira\): not configured/);
   const noSecret = await output(dir.path, ["integrations", "list"]);
   assert.match(noSecret.stdout, /webhook secret INTEG_B_SECRET: EMPTY — deliveries get 503/);

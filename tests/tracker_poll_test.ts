@@ -10,6 +10,7 @@ import { nextPollDelay, TrackerApiError } from "../lib/trackers/http.ts";
 import { replayFilter, TrackerPoller } from "../lib/trackers/poller.ts";
 import { closeTrackerService, trackerServiceFor } from "../lib/trackers/service.ts";
 import { trackerSettings } from "../lib/trackers/settings.ts";
+import { integrationRows } from "../lib/trackers/integrations.ts";
 import { TrackerRuntimeStore } from "../lib/trackers/state.ts";
 import { parseConfig } from "../lib/config/load.ts";
 import type { Ticket } from "../lib/trackers/ticket.ts";
@@ -200,4 +201,86 @@ Deno.test("polling end to end: tasks appear, last_processed_ts is kept, a restar
     async () => (await ws.call("GET", "/tasks/tracker_b-octo-app-1")).body.status === "CANCELLED",
   );
   assert.equal(fake.requests[0].query.get("since"), state.tracker_b.last_processed_ts);
+});
+
+Deno.test("webhook only (polling: false) with a token: each start replays what changed while the service was down, and polls no more", async () => {
+  await using fake = startFakeTrackerApis(sampleIssues());
+  const tokenVar = `TRK_REPLAY_TOKEN_${Deno.pid}`;
+  Deno.env.set(tokenVar, "tok");
+  await using ws = await testWorkspace({
+    config: "cli: claude\nroles: [backend]\ntrackers:\n  tracker_b:\n    project: octo/app\n" +
+      `    polling: false\n    poll_interval_s: 0.05\n    api_url: ${fake.url}\n` +
+      `    token_env: ${tokenVar}\n    webhook: { enabled: true, secret_env: WH_REPLAY_${Deno.pid} }\n`,
+  });
+  try {
+    const state = async () =>
+      JSON.parse(await Deno.readTextFile(`${ws.root}/.sdd/runtime/trackers.json`)).tracker_b;
+    const count = async () => (await ws.call("GET", "/tasks")).body.tasks.length;
+    // First start: nothing was missed yet; the cursor starts now and the open tickets stay out.
+    await trackerServiceFor(ws.ctx);
+    await closeTrackerService(ws.ctx);
+    const first = await state();
+    assert.ok(first.last_processed_ts, "the replay cursor is set on the first start");
+    assert.match(first.last_poll.detail, /webhook only: the replay cursor starts now/);
+    assert.equal(fake.requests.length, 0);
+    assert.equal(await count(), 0);
+    // While the service is down, a ticket is opened and another closed.
+    fake.issues.push({
+      number: 6,
+      title: "Opened while down",
+      body: "",
+      labels: [],
+      state: "open",
+      updated_at: new Date(Date.parse(first.last_processed_ts) + 1000).toISOString(),
+    });
+    await trackerServiceFor(ws.ctx);
+    const deadline = Date.now() + 10_000;
+    while (await count() === 0) {
+      assert.ok(
+        Date.now() < deadline,
+        "the startup replay did not create the missed ticket's task",
+      );
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(
+      (await ws.call("GET", "/tasks/tracker_b-octo-app-6")).body.title,
+      "Opened while down",
+    );
+    const requests = fake.requests.length;
+    assert.equal(fake.requests[0].query.get("since"), first.last_processed_ts);
+    // No interval polling after the replay (the interval is 50 ms: several would have run).
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(fake.requests.length, requests);
+    await closeTrackerService(ws.ctx);
+    assert.match(
+      (await state()).last_poll.detail,
+      /^startup replay \(webhook only\): 1 ticket\(s\), 1 new task/,
+    );
+  } finally {
+    Deno.env.delete(tokenVar);
+  }
+});
+
+Deno.test("webhook only without API access: no startup replay, and integrations say missed deliveries are lost", () => {
+  const config = parseConfig(
+    "cli: claude\nroles: [backend]\ntrackers:\n  tracker_b:\n    project: octo/app\n    polling: false\n" +
+      "    webhook: { enabled: true, secret_env: S }\n  tracker_d:\n    webhook: { enabled: true, secret_env: S }\n" +
+      "  tracker_c:\n    project: g/a\n    webhook: { enabled: true, secret_env: S }\n",
+  );
+  const rows = Object.fromEntries(
+    integrationRows(config, BUILTIN_TRACKERS, () => undefined, {}).map((r) => [r.adapter, r]),
+  );
+  assert.equal(rows.tracker_b.missed_deliveries, "lost: TRACKER_B_TOKEN is empty");
+  assert.match(rows.tracker_d.missed_deliveries!, /^lost: trackers\.tracker_d\.project is not set/);
+  assert.equal(rows.tracker_c.missed_deliveries, "caught up by polling");
+  const withToken = integrationRows(
+    config,
+    BUILTIN_TRACKERS,
+    (n) => n === "TRACKER_B_TOKEN" ? "t" : undefined,
+    {},
+  );
+  assert.equal(
+    withToken.find((r) => r.adapter === "tracker_b")!.missed_deliveries,
+    "replayed at start",
+  );
 });

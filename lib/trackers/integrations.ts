@@ -6,7 +6,8 @@
  */
 import type { ServiceConfig } from "../config/schema.ts";
 import type { TrackerAdapter } from "./adapter.ts";
-import { apiProblem, ingestMode, trackerSettings } from "./settings.ts";
+import type { TrackerSettings } from "./settings.ts";
+import { apiProblem, ingestMode, startupReplayProblem, trackerSettings } from "./settings.ts";
 import type { OutcomeRecord, TrackerRuntimeFile } from "./state.ts";
 
 /** One row of `integrations list --json`. */
@@ -17,7 +18,14 @@ export interface IntegrationRow {
   /** `polling every 60s`, `webhook`, `polling every 60s + webhook` or `idle: …`. */
   mode: string;
   polling: boolean;
+  /** The one project whose tickets are taken and commented on (null: any the secret signs). */
+  project: string | null;
   webhook_enabled: boolean;
+  /**
+   * What becomes of deliveries sent while the service is down: `caught up by polling`,
+   * `replayed at start`, or `lost: <why>` (null without a webhook).
+   */
+  missed_deliveries: string | null;
   secret_env: string | null;
   /** Whether the secret (variable or `<secret_env>_FILE`) is available now. */
   secret_set: boolean;
@@ -31,6 +39,19 @@ export interface IntegrationRow {
   last_delivery: OutcomeRecord | null;
   last_poll: OutcomeRecord | null;
   last_comment: OutcomeRecord | null;
+}
+
+/** What becomes of deliveries sent while the service is down (null without a webhook). */
+export function missedDeliveries(
+  s: TrackerSettings,
+  env: (name: string) => string | undefined,
+): string | null {
+  if (!s.webhook?.enabled) return null;
+  if (s.polling) return "caught up by polling";
+  const problem = s.adapter
+    ? startupReplayProblem(s, env)
+    : `${s.name} has no API client to replay them`;
+  return problem ? `lost: ${problem}` : "replayed at start";
 }
 
 /** The webhook path of a tracker. */
@@ -59,7 +80,9 @@ export function integrationRows(
       configured: s !== undefined,
       mode: s ? ingestMode(s) : "not configured",
       polling: s?.polling ?? false,
+      project: s?.project ?? null,
       webhook_enabled: s?.webhook?.enabled ?? false,
+      missed_deliveries: s ? missedDeliveries(s, env) : null,
       secret_env: secretEnv,
       secret_set: secretEnv !== null && Boolean(env(secretEnv) || env(`${secretEnv}_FILE`)),
       token_env: s?.adapter ? s.tokenEnv : null,

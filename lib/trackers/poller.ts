@@ -4,6 +4,9 @@
  * webhook route. The first poll after boot is {@link replayRecentViaPoll}: tickets not newer
  * than the stored `last_processed_ts` are dropped. Failures back off (429, 5xx, network) and
  * honour Retry-After and exhausted rate-limit windows; a 4xx stops nothing but says what to fix.
+ * A webhook-only tracker (`polling: false`) with API access runs that startup poll alone
+ * ({@link TrackerPoller.startBootReplay}), so deliveries sent while the service was down are not
+ * lost either.
  */
 import type { ApiAccess, PollResult, TrackerAdapter } from "./adapter.ts";
 import { nextPollDelay, TrackerApiError } from "./http.ts";
@@ -43,6 +46,9 @@ export class TrackerPoller {
   #running: Promise<void> | undefined;
   #failures = 0;
   #stopped = false;
+  /** Webhook-only: stop after the first successful poll. */
+  #bootOnly = false;
+  #caughtUp = false;
 
   constructor(settings: TrackerSettings, adapter: TrackerAdapter, deps: PollerDeps) {
     this.#s = settings;
@@ -52,6 +58,26 @@ export class TrackerPoller {
 
   /** Run the boot replay now, then poll on the interval. */
   start(): void {
+    this.#schedule(0);
+  }
+
+  /**
+   * Webhook-only mode: the startup poll of spec §4.2 rule 7 and no interval polling; a failed
+   * replay is retried with back-off until one succeeds. On the first start there is no cursor
+   * and nothing was missed: the cursor starts now, so later starts replay what changed since.
+   */
+  startBootReplay(): void {
+    this.#bootOnly = true;
+    if (this.#d.runtime.get(this.#s.name).last_processed_ts === undefined) {
+      const now = new Date(this.#d.now()).toISOString();
+      this.#d.runtime.update(this.#s.name, { last_processed_ts: now });
+      this.#record({
+        outcome: "ok",
+        detail: "webhook only: the replay cursor starts now; each later start replays the " +
+          "tickets that changed while the service was down",
+      });
+      return;
+    }
     this.#schedule(0);
   }
 
@@ -83,10 +109,12 @@ export class TrackerPoller {
       );
       const outcomes = await this.#d.sink(result.tickets);
       this.#failures = 0;
+      this.#caughtUp = true;
       const created = outcomes.filter((o) => o.action === "created").length;
       this.#record({
         outcome: "ok",
-        detail: `${result.tickets.length} ticket(s), ${created} new task(s)` +
+        detail: (this.#bootOnly ? "startup replay (webhook only): " : "") +
+          `${result.tickets.length} ticket(s), ${created} new task(s)` +
           (result.truncated ? "; page cap reached, continuing next poll" : ""),
       });
       return nextPollDelay({ intervalMs, nowMs: this.#d.now(), failures: 0, rate: result.rate });
@@ -115,7 +143,7 @@ export class TrackerPoller {
     this.#timer = setTimeout(() => {
       this.#running = this.pollOnce().then((next) => {
         this.#running = undefined;
-        this.#schedule(next);
+        if (!(this.#bootOnly && this.#caughtUp)) this.#schedule(next);
       });
     }, ms);
   }

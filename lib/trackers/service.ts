@@ -17,7 +17,13 @@ import { startWriteBack } from "./write_back.ts";
 import { outsideProject } from "./scope.ts";
 import { createTicketSink } from "./sink.ts";
 import { TrackerRuntimeStore } from "./state.ts";
-import { apiAccess, apiProblem, type TrackerSettings, trackerSettings } from "./settings.ts";
+import {
+  apiAccess,
+  apiProblem,
+  replaysAtStartup,
+  type TrackerSettings,
+  trackerSettings,
+} from "./settings.ts";
 import type { Ticket, TicketSink } from "./ticket.ts";
 
 /** A server's tracker subsystem. */
@@ -120,8 +126,10 @@ async function openTrackerService(
   const env = options.env ?? ((n: string) => Deno.env.get(n));
   const pollers: TrackerPoller[] = [];
   for (const s of settings) {
-    if (!s.polling || !s.adapter || options.poll === false) continue;
-    const problem = apiProblem(s, env);
+    if (!s.adapter || options.poll === false) continue;
+    const replay = replaysAtStartup(s, env);
+    if (!s.polling && !replay) continue;
+    const problem = s.polling && apiProblem(s, env);
     if (problem) warn(`tracker ${s.name}: not polling yet: ${problem}`);
     const poller = new TrackerPoller(s, s.adapter, {
       fetch: globalThis.fetch,
@@ -131,7 +139,8 @@ async function openTrackerService(
       runtime,
       warn,
     });
-    poller.start();
+    if (s.polling) poller.start();
+    else poller.startBootReplay();
     pollers.push(poller);
   }
   const stopWriteBack = startWriteBack({

@@ -91,6 +91,29 @@ export function apiProblem(
   return undefined;
 }
 
+/**
+ * Why a webhook-only tracker (`polling: false`, webhook on) cannot run the startup poll that
+ * recovers deliveries sent while the service was down, or undefined when it can: it needs the
+ * API (`project`, `api_url`) and a token. Trackers that poll need no such replay.
+ */
+export function startupReplayProblem(
+  s: TrackerSettings,
+  env: (name: string) => string | undefined,
+): string | undefined {
+  if (s.polling || !s.webhook?.enabled) return undefined;
+  const problem = apiProblem(s, env);
+  if (problem) return problem;
+  return env(s.tokenEnv) ? undefined : `${s.tokenEnv} is empty`;
+}
+
+/** Whether `s` is webhook-only with what the startup replay needs. */
+export function replaysAtStartup(
+  s: TrackerSettings,
+  env: (name: string) => string | undefined,
+): boolean {
+  return !s.polling && Boolean(s.webhook?.enabled) && startupReplayProblem(s, env) === undefined;
+}
+
 /** How `s`'s API is called now (the token is read per call, so rotation needs no restart). */
 export function apiAccess(
   s: TrackerSettings,

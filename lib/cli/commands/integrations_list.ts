@@ -66,6 +66,17 @@ function describe(r: IntegrationRow): string[] {
   if (r.token_env) {
     lines.push(`  token ${r.token_env}: ${r.token_set ? "set" : "not set"}`);
   }
+  if (r.product) {
+    lines.push(
+      r.project
+        ? `  project: ${r.project} (tickets of other projects are ignored)`
+        : colour.yellow("  project: not set — tickets of any project its secret signs are taken"),
+    );
+  }
+  if (r.missed_deliveries) {
+    const text = `  deliveries sent while the service is down: ${r.missed_deliveries}`;
+    lines.push(r.missed_deliveries.startsWith("lost") ? colour.yellow(text) : text);
+  }
   if (r.problem) lines.push(colour.yellow(`  cannot poll: ${r.problem}`));
   if (r.comment_on_land) lines.push("  comments on tickets when their task lands");
   lines.push(`  last delivery: ${outcome(r.last_delivery)}`);
