@@ -45,6 +45,8 @@ export interface TrackerServiceOptions {
   env?: (name: string) => string | undefined;
   /** Start the pollers (default true). */
   poll?: boolean;
+  /** First retry delay of a failed landing comment (tests; default 30 s). */
+  commentRetryDelayMs?: number;
 }
 
 const services = new WeakMap<AppContext, Promise<TrackerService>>();
@@ -143,15 +145,21 @@ async function openTrackerService(
     else poller.startBootReplay();
     pollers.push(poller);
   }
-  const stopWriteBack = startWriteBack({
-    paths: ctx.paths,
-    settings,
-    runtime,
-    warn,
-    access: (s) => apiAccess(s, env),
-    boardUrl: async (s) =>
-      s.webhook?.publicUrlBase?.replace(/\/+$/, "") ?? (await readRunState(ctx.paths))?.url,
-  });
+  let stopWriteBack = () => Promise.resolve();
+  try {
+    stopWriteBack = await startWriteBack({
+      paths: ctx.paths,
+      settings,
+      runtime,
+      warn,
+      access: (s) => apiAccess(s, env),
+      boardUrl: async (s) =>
+        s.webhook?.publicUrlBase?.replace(/\/+$/, "") ?? (await readRunState(ctx.paths))?.url,
+      firstRetryDelayMs: options.commentRetryDelayMs,
+    });
+  } catch (e) {
+    warn(`tracker write-back is off: ${(e as Error).message}`);
+  }
   return {
     receiver,
     ledger,

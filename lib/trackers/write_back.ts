@@ -2,14 +2,17 @@
  * Opt-in write-back (`trackers.<name>.comment_on_land: true`): when a task made from a ticket
  * lands (its task goes CLOSED after `task_merged`), the service comments on the ticket through
  * the tracker's API with the merge commit and the board link — only ever in the tracker's
- * configured `project` (lib/trackers/scope.ts). A failed comment is reported and recorded, never
- * retried in a loop and never blocks the run.
+ * configured `project` (lib/trackers/scope.ts). The comment goes through the outbox
+ * (lib/trackers/outbox.ts): written down first, retried with back-off while the tracker is down,
+ * also after a restart, and sent once per landing. It never blocks the run.
  */
 import { join } from "node:path";
 import { onTaskChange } from "../tasks/changes.ts";
 import type { Task } from "../tasks/task.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import type { ApiAccess } from "./adapter.ts";
+import { TrackerApiError } from "./http.ts";
+import { nextCommentTry, Outbox, type OutboxEntry, outboxPath } from "./outbox.ts";
 import { writeBackRefusal } from "./scope.ts";
 import type { TrackerSettings } from "./settings.ts";
 import type { TrackerRuntimeStore } from "./state.ts";
@@ -73,53 +76,144 @@ export interface WriteBackDeps {
   /** The board's base URL (public_url_base, else the running server's). */
   boardUrl: (s: TrackerSettings) => Promise<string | undefined>;
   warn: (line: string) => void;
+  /** The clock (ms). */
+  now?: () => number;
+  /** First retry delay (tests shorten it; default 30 s). */
+  firstRetryDelayMs?: number;
 }
 
-/** Comment on landed tickets until the returned function is called; it waits for comments in flight. */
-export function startWriteBack(deps: WriteBackDeps): () => Promise<void> {
+/**
+ * Comment on landed tickets, and send what the outbox still holds, until the returned function
+ * is called; it waits for the comment in flight.
+ */
+export async function startWriteBack(deps: WriteBackDeps): Promise<() => Promise<void>> {
   const byName = new Map(
     deps.settings.filter((s) => s.commentOnLand && s.adapter).map((s) => [s.name, s]),
   );
   if (byName.size === 0) return () => Promise.resolve();
-  const inFlight = new Set<Promise<void>>();
+  const outbox = await Outbox.open(outboxPath(deps.paths));
+  const now = deps.now ?? Date.now;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+  // One chain: landings are written down and comments sent one at a time, in order.
+  let chain: Promise<void> = Promise.resolve();
+  const enqueue = (work: () => Promise<void>) => {
+    chain = chain.then(work).catch((e) => deps.warn(`tracker write-back: ${(e as Error).message}`));
+  };
+  const schedule = () => {
+    if (stopped) return;
+    if (timer !== undefined) clearTimeout(timer);
+    const next = outbox.pending().find((e) => byName.has(e.tracker));
+    if (!next) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      enqueue(sendDue);
+    }, Math.max(0, Date.parse(next.next_at) - now()));
+  };
+  const sendDue = async () => {
+    for (const entry of outbox.pending()) {
+      if (stopped || Date.parse(entry.next_at) > now()) break;
+      const s = byName.get(entry.tracker);
+      if (s) await send(deps, s, outbox, entry, now);
+    }
+    schedule();
+  };
   const unsubscribe = onTaskChange((change) => {
     if (change.to !== "CLOSED" || change.workspace !== deps.paths.root) return;
     const s = change.task.source && byName.get(change.task.source.tracker);
     if (!s) return;
-    const p = comment(deps, s, change.task).finally(() => inFlight.delete(p));
-    inFlight.add(p);
+    const task = structuredClone(change.task);
+    enqueue(async () => {
+      if (await outbox.add(await landingEntry(deps, s, task, now))) await sendDue();
+    });
   });
+  enqueue(sendDue); // what an earlier process left
   return async () => {
+    stopped = true;
     unsubscribe();
-    await Promise.all(inFlight);
+    if (timer !== undefined) clearTimeout(timer);
+    await chain;
   };
 }
 
-async function comment(deps: WriteBackDeps, s: TrackerSettings, task: Task): Promise<void> {
-  const at = () => new Date().toISOString();
-  const refused = writeBackRefusal(s, task.source!);
-  if (refused) {
-    deps.warn(`tracker ${s.name}: not commenting on ${task.source!.ref}: ${refused}`);
-    deps.runtime.update(s.name, {
-      last_comment: { at: at(), outcome: "refused", detail: `${task.source!.ref}: ${refused}` },
-    });
-    return;
-  }
-  try {
-    const merged = await findMergeCommit(deps.paths, task.id);
-    const text = landingComment({
+/** The outbox entry of `task`'s landing. */
+async function landingEntry(
+  deps: WriteBackDeps,
+  s: TrackerSettings,
+  task: Task,
+  now: () => number,
+): Promise<OutboxEntry> {
+  const merged = await findMergeCommit(deps.paths, task.id);
+  const at = new Date(now()).toISOString();
+  return {
+    key: `${s.name}/${task.id}/${task.revision}`,
+    tracker: s.name,
+    task_id: task.id,
+    ref: task.source!.ref,
+    ids: task.source!.ids ?? {},
+    text: landingComment({
       taskId: task.id,
       commit: merged?.commit,
       runId: merged?.runId,
       boardUrl: await deps.boardUrl(s),
-    });
-    await s.adapter!.comment(deps.access(s), task.source!.ids ?? {}, text);
-    deps.runtime.update(s.name, {
-      last_comment: { at: at(), outcome: "ok", detail: `${task.source!.ref}: ${task.id} landed` },
-    });
-  } catch (e) {
-    const message = `cannot comment on ${task.source!.ref}: ${(e as Error).message}`;
-    deps.warn(`tracker ${s.name}: ${message}`);
-    deps.runtime.update(s.name, { last_comment: { at: at(), outcome: "failed", detail: message } });
+    }),
+    landed_at: at,
+    state: "pending",
+    attempts: 0,
+    next_at: at,
+  };
+}
+
+/** One try of `entry`: sent, rescheduled with back-off, or given up; recorded either way. */
+async function send(
+  deps: WriteBackDeps,
+  s: TrackerSettings,
+  outbox: Outbox,
+  entry: OutboxEntry,
+  now: () => number,
+): Promise<void> {
+  const at = () => new Date(now()).toISOString();
+  const record = (outcome: string, detail: string) =>
+    deps.runtime.update(s.name, { last_comment: { at: at(), outcome, detail } });
+  const refused = writeBackRefusal(s, { ref: entry.ref, ids: entry.ids });
+  if (refused) {
+    await outbox.update(entry.key, { state: "abandoned", last_error: refused, done_at: at() });
+    deps.warn(`tracker ${s.name}: not commenting on ${entry.ref}: ${refused}`);
+    record("refused", `${entry.ref}: ${refused}`);
+    return;
   }
+  const attempts = entry.attempts + 1;
+  try {
+    await s.adapter!.comment(deps.access(s), entry.ids, entry.text);
+  } catch (e) {
+    const error = e instanceof TrackerApiError ? e : new TrackerApiError(String(e), 0);
+    const verdict = nextCommentTry(
+      {
+        attempts,
+        landedMs: Date.parse(entry.landed_at),
+        nowMs: now(),
+        firstDelayMs: deps.firstRetryDelayMs,
+      },
+      { retryable: error.retryable, retryAfterMs: error.rate.retryAfterMs },
+    );
+    const base = `cannot comment on ${entry.ref} (try ${attempts}): ${error.message}`;
+    if (verdict.retry) {
+      const next = new Date(verdict.atMs).toISOString();
+      await outbox.update(entry.key, { attempts, next_at: next, last_error: error.message });
+      deps.warn(`tracker ${s.name}: ${base}; trying again at ${next}`);
+      record("pending", `${base}; trying again at ${next}`);
+    } else {
+      await outbox.update(entry.key, {
+        attempts,
+        state: "abandoned",
+        last_error: error.message,
+        done_at: at(),
+      });
+      deps.warn(`tracker ${s.name}: ${base}; gave up: ${verdict.reason}`);
+      record("failed", `${base}; gave up: ${verdict.reason}`);
+    }
+    return;
+  }
+  await outbox.update(entry.key, { attempts, state: "sent", done_at: at() });
+  record("ok", `${entry.ref}: ${entry.task_id} landed`);
 }
