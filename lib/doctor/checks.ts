@@ -19,6 +19,8 @@ import { keyFix, missingApiKey, preflight } from "../agents/preflight.ts";
 import { RuntimeError } from "../agents/errors.ts";
 import { settingProblems, templateProblems } from "../orchestrator/run_checks.ts";
 import { loadTaskSpecs } from "../tasks/persist.ts";
+import { BUILTIN_TRACKERS } from "../trackers/builtin.ts";
+import { trackerChecks } from "../trackers/doctor_check.ts";
 
 /** One check's outcome. */
 export interface CheckResult {
@@ -352,6 +354,7 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
     results.push(...await checkAgentCli(root, config));
     const mcp = await checkMcpServers(config);
     if (mcp) results.push(mcp);
+    results.push(...await trackerChecks(config, BUILTIN_TRACKERS)); // secrets, tokens, project
   }
   results.push(await checkPort(root));
   results.push(...await tokenVariablesResult(root)); // issue 10: auth fails closed

@@ -219,3 +219,15 @@ Deno.test("the five built-in handlers are registered with the receiver on import
   ]);
   for (const [name, handler] of BUILTIN_HANDLERS) assert.equal(handlerFor(name), handler);
 });
+
+Deno.test("docs/trackers.md lists each built-in handler's signature and delivery headers, exactly", async () => {
+  const doc = await Deno.readTextFile(new URL("../../../docs/trackers.md", import.meta.url));
+  const names = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+  for (const [name, handler] of BUILTIN_HANDLERS) {
+    const row = doc.split("\n").find((l) => l.startsWith(`| \`${name}\` |`));
+    assert.ok(row, `no webhook table row for ${name}`);
+    const [, , signature, , delivery] = row.split("|").map((c) => c.trim());
+    assert.deepEqual(names(signature), handler.signatureHeaders, `${name} signature headers`);
+    assert.deepEqual(names(delivery), handler.deliveryHeaders, `${name} delivery headers`);
+  }
+});
