@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { closeTrackerService, trackerServiceFor } from "../lib/trackers/service.ts";
 import { taskStoreFor } from "../lib/tasks/registry.ts";
+import { TaskInputSchema } from "../lib/tasks/task.ts";
 import { startFakeTrackerApis } from "./_tracker_apis.ts";
 import { testWorkspace } from "./_workspace.ts";
 import { deliver, fixture } from "./_webhooks.ts";
@@ -110,16 +111,9 @@ Deno.test("write-back: a task whose ticket is outside the configured project is 
     const service = await trackerServiceFor(ws.ctx, { commentRetryDelayMs: 20 });
     const store = await taskStoreFor(ws.ctx);
     // A task made from another repository's ticket (before tickets were scoped to the project).
-    const [task] = await store.create([{
+    const [task] = await store.create([TaskInputSchema.parse({
       title: "stranger's ticket",
       role: "backend",
-      priority: 2,
-      scope: "medium",
-      complexity: "medium",
-      depends_on: [],
-      owned_files: [],
-      completion_signals: [],
-      batch_eligible: false,
       source: {
         tracker: "tracker_b",
         key: "stranger/elsewhere#1",
@@ -127,7 +121,7 @@ Deno.test("write-back: a task whose ticket is outside the configured project is 
         url: "https://github.com/stranger/elsewhere/issues/1",
         ids: { repo: "stranger/elsewhere", number: 1 },
       },
-    }]);
+    })]);
     await store.claim(task.id, "s1");
     await store.complete(task.id, {});
     await store.markMerged(task.id);

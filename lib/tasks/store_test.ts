@@ -107,3 +107,34 @@ Deno.test("TaskStore.joinRun(): a task created outside any run joins one once; i
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("TaskStore.joinRun(reclaim): a reopened ticket's task, back to OPEN after its run ended, moves to the running run; a live one never does", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
+    const input = {
+      title: "T",
+      role: "qa",
+      priority: 2,
+      scope: "medium" as const,
+      complexity: "medium" as const,
+      depends_on: [],
+      owned_files: [],
+      completion_signals: [],
+      batch_eligible: false,
+    };
+    await store.create([{ ...input, id: "ticket" }, { ...input, id: "busy" }]);
+    await store.joinRun("ticket", "run-1");
+    await store.joinRun("busy", "run-1");
+    await store.cancel("ticket", "ticket o/r#1 was closed in tracker_b");
+    assert.equal((await store.joinRun("ticket", "run-2", true)).run_id, "run-1"); // CANCELLED
+    await store.retry("ticket", "ticket o/r#1 was reopened in tracker_b");
+    assert.equal((await store.joinRun("ticket", "run-2")).run_id, "run-1");
+    assert.equal((await store.joinRun("ticket", "run-2", true)).run_id, "run-2");
+    await store.claim("busy", "s1");
+    assert.equal((await store.joinRun("busy", "run-2", true)).run_id, "run-1"); // CLAIMED
+    await store.close();
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -9,8 +9,12 @@ import type { ServiceConfig } from "../config/schema.ts";
 import type { CheckResult } from "../doctor/checks.ts";
 import { readSecret } from "../webhooks/secret.ts";
 import type { TrackerAdapter } from "./adapter.ts";
-import { missedDeliveries } from "./integrations.ts";
-import { apiProblem, type TrackerSettings, trackerSettings } from "./settings.ts";
+import {
+  apiProblem,
+  startupReplayProblem,
+  type TrackerSettings,
+  trackerSettings,
+} from "./settings.ts";
 
 /** The checks of every configured tracker (none without `trackers`). */
 export async function trackerChecks(
@@ -26,15 +30,20 @@ export async function trackerChecks(
     const token = tokenCheck(s, env);
     if (token) out.push(token);
     out.push(projectCheck(s));
-    const missed = missedDeliveries(s, env);
-    if (missed?.startsWith("lost")) {
+    const lost = startupReplayProblem(s, env);
+    if (lost) {
+      const first = !s.project
+        ? `set trackers.${s.name}.project (${s.adapter.projectHint}) and export ${s.tokenEnv}`
+        : !env(s.tokenEnv)
+        ? `export ${s.tokenEnv}=<a ${s.adapter.product} token that can read ${s.project}>`
+        : `fix it: ${lost}`;
       out.push({
         name: `tracker ${s.name} downtime`,
         ok: true,
         warning: true,
-        detail: `webhook only: deliveries sent while the service is down are ${missed}`,
-        fix: `set trackers.${s.name}.project and export ${s.tokenEnv}: each start then replays ` +
-          "the tickets that changed meanwhile (or turn polling on)",
+        detail: `webhook only, and ${lost}: deliveries sent while the service is down are lost`,
+        fix: `${first}; each start then replays the tickets that changed meanwhile ` +
+          "(or turn polling on)",
       });
     }
   }

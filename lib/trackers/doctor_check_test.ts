@@ -77,7 +77,11 @@ Deno.test("doctor checks each tracker's webhook secret and API token, never prin
   assert.equal(byName["tracker tracker_d downtime"].warning, true);
   assert.match(
     byName["tracker tracker_d downtime"].detail,
-    /deliveries sent while the service is down are lost/,
+    /^webhook only, and trackers\.tracker_d\.project is not set .*: deliveries sent while the service is down are lost$/,
+  );
+  assert.match(
+    byName["tracker tracker_d downtime"].fix!,
+    /^set trackers\.tracker_d\.project \(the team key.*\) and export TRACKER_D_TOKEN; each start then replays/,
   );
   for (const r of results) if (!r.ok) assert.ok(r.fix && !r.fix.includes("\n"), r.name);
 });

@@ -81,6 +81,7 @@ function describe(r: IntegrationRow): string[] {
   if (r.comment_on_land) lines.push("  comments on tickets when their task lands");
   lines.push(`  last delivery: ${outcome(r.last_delivery)}`);
   if (r.polling) lines.push(`  last poll: ${outcome(r.last_poll)}`);
+  else if (r.last_poll) lines.push(`  last startup replay: ${outcome(r.last_poll)}`);
   if (r.comment_on_land) lines.push(`  last comment: ${outcome(r.last_comment)}`);
   return lines;
 }
