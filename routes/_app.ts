@@ -1,42 +1,38 @@
 /**
  * The service's HTTP app, assembled at the edge (lib/ never imports routes/): every route
  * module of the generated manifest (`_manifest.gen.ts`, file-based routing) mounted on one Hono
- * app behind the defences of docs/security.md, each applied once, here, in this order:
+ * app behind the defences of docs/security.md. The access log sees every request, refusals
+ * included; then each route gets what its module's `policy` states, in this order:
  *
- * 1. access log (every request, refusals included);
- * 2. origin guard: foreign `Host` / `Origin`, non-JSON bodies (403/415);
- * 3. bounded bodies: 1 MiB (5 MiB for webhooks) while read (413);
- * 4. bearer auth and the scope matrix (401/403), public paths excepted.
+ * 1. origin guard: foreign `Host` / `Origin`, non-JSON bodies (403/415), unless a signed delivery;
+ * 2. a bounded body: the route's `bodyLimit`, enforced while read (413);
+ * 3. bearer auth and the scope its method needs (401/403), unless public.
  *
  * Connections (header and idle timeouts, the connection cap, descriptor exhaustion) are bounded
  * before a request exists, by the gate in front of the listener (lib/server/connection_gate.ts).
  * Domain errors and request refusals become JSON answers in one `onError`.
  */
 import { type Context, Hono } from "hono";
+import type { MiddlewareHandler } from "hono";
 import { bearerAuth } from "../lib/auth/middleware.ts";
 import type { AppContext, AppEnv, Ctx } from "../lib/http/context.ts";
 import { errorBody } from "../lib/http/errors.ts";
 import { DomainError, statusOf } from "../lib/errors.ts";
 import { originGuard } from "../lib/http/origin_guard.ts";
-import { boundedBodies } from "../lib/http/body_limit.ts";
+import { boundedBody } from "../lib/http/body_limit.ts";
+import { ROUTE_METHODS, type RouteMethod, type RoutePolicy } from "../lib/http/route_policy.ts";
 import { accessLogMiddleware } from "../lib/http/access_log.ts";
 import type { ServedApp } from "../lib/server/serve.ts";
 import { ROUTES } from "./_manifest.gen.ts";
 
-/** HTTP methods a route module may export a handler for. */
-const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
-type Method = typeof METHODS[number];
 type Handler = (c: Ctx) => Response | Promise<Response>;
-
-/** Paths also served with a trailing slash (spec §4: `/status/`; the page's own address). */
-const SLASH_ALIASES = new Set(["/status", "/dashboard/review-board"]);
 
 /** Options of {@link createApp}. */
 export interface AppOptions {
   /** Serve the task API (`/tasks…`); `gui serve` does not (default true). */
   taskApi?: boolean;
   /** Handlers replacing a route's (tests: an `/events` over a private hub). */
-  overrides?: Record<string, Partial<Record<Method, Handler>>>;
+  overrides?: Record<string, Partial<Record<RouteMethod, Handler>>>;
 }
 
 /** Build the service's HTTP app over `ctx`. */
@@ -51,21 +47,38 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Hono<AppEn
     await next();
   });
   app.use("*", accessLogMiddleware(ctx));
-  app.use("*", originGuard(ctx.origin ?? { bindHost: "127.0.0.1" }));
-  app.use("*", boundedBodies());
-  app.use("*", bearerAuth({ specs: ctx.tokenSpecs }));
   for (const route of ROUTES) {
     if (options.taskApi === false && route.path.startsWith("/tasks")) continue;
-    const module = route.module as Partial<Record<Method, Handler>>;
+    const module = route.module as Partial<Record<RouteMethod, Handler>>;
     const override = options.overrides?.[route.path] ?? {};
-    for (const method of METHODS) {
+    for (const method of ROUTE_METHODS) {
       const handler = override[method] ?? module[method];
       if (!handler) continue;
-      app.on(method, route.path, handler);
-      if (SLASH_ALIASES.has(route.path)) app.on(method, `${route.path}/`, handler);
+      const chain = [...defences(ctx, route.policy, method), handler] as [Handler];
+      app.on(method, route.path, ...chain);
+      if (route.policy.trailingSlash) app.on(method, `${route.path}/`, ...chain);
     }
   }
   return app;
+}
+
+/** The middleware a route's policy asks for in front of one method's handler, in order. */
+function defences(ctx: AppContext, policy: RoutePolicy, method: RouteMethod): MiddlewareHandler[] {
+  const out: MiddlewareHandler[] = [];
+  if (!policy.signedDelivery) {
+    out.push(originGuard(ctx.origin ?? { bindHost: "127.0.0.1" }, { anyOrigin: policy.anyOrigin }));
+  }
+  out.push(boundedBody({ limit: policy.bodyLimit, signedDelivery: policy.signedDelivery }));
+  const access = policy.access[method];
+  // A handler always has an access entry (routes/_manifest_test.ts); none would mean operator.
+  if (access !== "public") {
+    out.push(bearerAuth({
+      specs: ctx.tokenSpecs,
+      scope: access ?? "operator",
+      queryToken: policy.queryToken,
+    }));
+  }
+  return out;
 }
 
 /** The JSON answer of a failure: a domain error's status and code, else 500 (logged). */

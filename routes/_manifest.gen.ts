@@ -24,28 +24,119 @@ import * as $19 from "./tasks/[task_id]/reopen.ts";
 import * as $20 from "./tasks/[task_id]/retry.ts";
 import * as $21 from "./webhooks/trackers/[adapter_name].ts";
 
-/** Every route module with the URL path its file mirrors, most specific first. */
+/**
+ * Every route module with the URL path its file mirrors and the policy it states (what
+ * routes/_app.ts mounts in front of its handlers), most specific first.
+ */
 export const ROUTES = [
-  { path: "/dashboard/review-board", module: $0 },
-  { path: "/dashboard/review-board/runs/:run_id/tasks/:task_id/review", module: $1 },
-  { path: "/events", module: $2 },
-  { path: "/review-board/runs", module: $3 },
-  { path: "/review-board/runs/:run_id", module: $4 },
-  { path: "/review-board/runs/:run_id/diff/:task_id", module: $5 },
-  { path: "/review-board/runs/:run_id/evidence/:task_id", module: $6 },
-  { path: "/review-board/runs/:run_id/tasks", module: $7 },
-  { path: "/review-board/runs/:run_id/tasks/:task_id", module: $8 },
-  { path: "/static/:file", module: $9 },
-  { path: "/status", module: $10 },
-  { path: "/tasks", module: $11 },
-  { path: "/tasks/next", module: $12 },
-  { path: "/tasks/:task_id", module: $13 },
-  { path: "/tasks/:task_id/cancel", module: $14 },
-  { path: "/tasks/:task_id/claim", module: $15 },
-  { path: "/tasks/:task_id/complete", module: $16 },
-  { path: "/tasks/:task_id/fail", module: $17 },
-  { path: "/tasks/:task_id/heartbeat", module: $18 },
-  { path: "/tasks/:task_id/reopen", module: $19 },
-  { path: "/tasks/:task_id/retry", module: $20 },
-  { path: "/webhooks/trackers/:adapter_name", module: $21 },
+  {
+    path: "/dashboard/review-board",
+    module: $0,
+    policy: $0.policy,
+  },
+  {
+    path: "/dashboard/review-board/runs/:run_id/tasks/:task_id/review",
+    module: $1,
+    policy: $1.policy,
+  },
+  {
+    path: "/events",
+    module: $2,
+    policy: $2.policy,
+  },
+  {
+    path: "/review-board/runs",
+    module: $3,
+    policy: $3.policy,
+  },
+  {
+    path: "/review-board/runs/:run_id",
+    module: $4,
+    policy: $4.policy,
+  },
+  {
+    path: "/review-board/runs/:run_id/diff/:task_id",
+    module: $5,
+    policy: $5.policy,
+  },
+  {
+    path: "/review-board/runs/:run_id/evidence/:task_id",
+    module: $6,
+    policy: $6.policy,
+  },
+  {
+    path: "/review-board/runs/:run_id/tasks",
+    module: $7,
+    policy: $7.policy,
+  },
+  {
+    path: "/review-board/runs/:run_id/tasks/:task_id",
+    module: $8,
+    policy: $8.policy,
+  },
+  {
+    path: "/static/:file",
+    module: $9,
+    policy: $9.policy,
+  },
+  {
+    path: "/status",
+    module: $10,
+    policy: $10.policy,
+  },
+  {
+    path: "/tasks",
+    module: $11,
+    policy: $11.policy,
+  },
+  {
+    path: "/tasks/next",
+    module: $12,
+    policy: $12.policy,
+  },
+  {
+    path: "/tasks/:task_id",
+    module: $13,
+    policy: $13.policy,
+  },
+  {
+    path: "/tasks/:task_id/cancel",
+    module: $14,
+    policy: $14.policy,
+  },
+  {
+    path: "/tasks/:task_id/claim",
+    module: $15,
+    policy: $15.policy,
+  },
+  {
+    path: "/tasks/:task_id/complete",
+    module: $16,
+    policy: $16.policy,
+  },
+  {
+    path: "/tasks/:task_id/fail",
+    module: $17,
+    policy: $17.policy,
+  },
+  {
+    path: "/tasks/:task_id/heartbeat",
+    module: $18,
+    policy: $18.policy,
+  },
+  {
+    path: "/tasks/:task_id/reopen",
+    module: $19,
+    policy: $19.policy,
+  },
+  {
+    path: "/tasks/:task_id/retry",
+    module: $20,
+    policy: $20.policy,
+  },
+  {
+    path: "/webhooks/trackers/:adapter_name",
+    module: $21,
+    policy: $21.policy,
+  },
 ] as const;

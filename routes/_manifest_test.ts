@@ -1,7 +1,17 @@
-/** The checked-in route manifest matches the files under routes/, and lib/ stays below them. */
+/**
+ * The checked-in route manifest matches the files under routes/, every route states its policy,
+ * the scope matrix of docs/security.md is the one the policies call for, and lib/ stays below
+ * routes/.
+ */
 import assert from "node:assert/strict";
-import { expectedManifest } from "../scripts/gen_routes.ts";
+import {
+  expectedManifest,
+  expectedSecurityDoc,
+  SECURITY_DOC,
+  unpadTables,
+} from "../scripts/gen_routes.ts";
 import { urlPathOf } from "../lib/http/route_manifest.ts";
+import { policyProblems } from "../lib/http/route_policy.ts";
 import { ROUTES } from "./_manifest.gen.ts";
 
 Deno.test("routes/_manifest.gen.ts is up to date (else run `deno task routes`)", async () => {
@@ -19,6 +29,36 @@ Deno.test("every route module exports at least one method handler", () => {
   assert.equal(
     urlPathOf("review-board/runs/[run_id]/diff/[task_id].ts"),
     "/review-board/runs/:run_id/diff/:task_id",
+  );
+});
+
+Deno.test("every route states its policy: an access entry per handler, nothing public unsigned", () => {
+  const problems = ROUTES.flatMap((r) => policyProblems(r.path, r.module));
+  assert.deepEqual(problems, []);
+  for (const r of ROUTES) assert.equal(r.policy, r.module.policy, `${r.path}: manifest policy`);
+});
+
+Deno.test("policyProblems() names a missing policy, a handler without access and a public write", () => {
+  const handler = () => new Response();
+  assert.match(policyProblems("/x", { GET: handler })[0], /exports no `policy`/);
+  const policy = { access: { POST: "public" }, signedDelivery: false, bodyLimit: 1 };
+  assert.deepEqual(policyProblems("/x", { GET: handler, POST: handler, policy }), [
+    "/x: GET has a handler but no access entry",
+    "/x: public POST without a signature check",
+  ]);
+  const signed = { access: { POST: "worker" }, signedDelivery: true, bodyLimit: 0 };
+  assert.deepEqual(policyProblems("/x", { POST: handler, policy: signed }), [
+    "/x: a signed delivery takes no bearer token, so its access is public",
+    "/x: bodyLimit must be a positive number of bytes",
+  ]);
+});
+
+Deno.test("docs/security.md's scope matrix is generated from the route policies (else `deno task routes`)", async () => {
+  const current = await Deno.readTextFile(SECURITY_DOC);
+  assert.equal(
+    unpadTables(current),
+    unpadTables(await expectedSecurityDoc()),
+    "stale scope matrix in docs/security.md: run `deno task routes`",
   );
 });
 

@@ -19,6 +19,10 @@ import {
   type JournalActivityOptions,
   retainJournalActivity,
 } from "../lib/events/journal_activity.ts";
+import { routePolicy } from "../lib/http/route_policy.ts";
+
+/** Who may call it: readers; also with `?access_token=` (EventSource sends no headers). */
+export const policy = routePolicy({ GET: "reader" }, { queryToken: true });
 
 /** Options of {@link eventsHandler}. */
 export interface EventsOptions {

@@ -5,6 +5,10 @@ import { HttpError } from "../lib/http/errors.ts";
 import { parseStatusQuery, STATUSES } from "../lib/tasks/lifecycle.ts";
 import { parseCreateBody } from "../lib/tasks/http_input.ts";
 import { taskStoreFor } from "../lib/tasks/registry.ts";
+import { routePolicy } from "../lib/http/route_policy.ts";
+
+/** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
+export const policy = routePolicy({ GET: "reader", POST: "operator" });
 
 /** List tasks, optionally of one status (lower-case query value). */
 export async function GET(c: Ctx): Promise<Response> {

@@ -6,7 +6,7 @@
 import { constantTimeEqual } from "../journal/hash.ts";
 import { UserFacingError } from "../errors.ts";
 
-/** Scopes a principal can hold, lowest first (lib/auth/scopes.ts has the matrix). */
+/** Scopes a principal can hold, lowest first (each route's policy names the one it needs). */
 export const SCOPES = ["reader", "worker", "operator"] as const;
 /** A scope. */
 export type Scope = typeof SCOPES[number];

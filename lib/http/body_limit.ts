@@ -8,17 +8,11 @@
 import { concatBytes } from "../util/bytes.ts";
 import type { MiddlewareHandler } from "hono";
 import { HttpError } from "./errors.ts";
-import { isSignedDeliveryPath } from "./origin_guard.ts";
 
 /** Largest JSON body (1 MiB). */
 export const MAX_JSON_BODY = 1 << 20;
 /** Largest webhook delivery (5 MiB): tracker payloads carry whole issues and diffs. */
 export const MAX_WEBHOOK_BODY = 5 << 20;
-
-/** The body limit of a path. */
-export function bodyLimitFor(path: string): number {
-  return isSignedDeliveryPath(path) ? MAX_WEBHOOK_BODY : MAX_JSON_BODY;
-}
 
 /** Thrown when a client sent more than `limit` bytes (declared or streamed). */
 export function bodyTooLarge(limit: number): HttpError {
@@ -95,29 +89,37 @@ async function readBody(
   return body ? await readBounded(body, limit) : undefined;
 }
 
-/** Context variables set by {@link boundedBodies}. */
+/** Context variables set by {@link boundedBody}. */
 export interface BoundedBodyVariables {
-  /** The bytes of a signed delivery's body, as read (and bounded) by {@link boundedBodies}. */
+  /** The bytes of a signed delivery's body, as read (and bounded) by {@link boundedBody}. */
   deliveryBody?: Uint8Array<ArrayBuffer>;
 }
 
+/** Options of {@link boundedBody}. */
+export interface BoundedBodyOptions {
+  /** Largest body in bytes (the route's `bodyLimit`). */
+  limit: number;
+  /** Hand the bytes to the handler as `deliveryBody` instead of as the request's body. */
+  signedDelivery?: boolean;
+}
+
 /**
- * Hono middleware bounding every request body ({@link bodyLimitFor} of its path). A signed
- * delivery's bytes (`/webhooks/…`) are handed to its route as the `deliveryBody` variable, read
- * once: that route reads nothing else of the body. Every other request gets a new `Request`
- * over the bytes read, so its handler reads the body as usual.
+ * Hono middleware bounding a route's request body to `limit` bytes (413). A signed delivery's
+ * bytes are handed to its route as the `deliveryBody` variable, read once: that route reads
+ * nothing else of the body. Every other request gets a new `Request` over the bytes read, so its
+ * handler reads the body as usual.
  */
-export function boundedBodies(
-  limitFor = bodyLimitFor,
+export function boundedBody(
+  options: BoundedBodyOptions,
 ): MiddlewareHandler<{ Variables: BoundedBodyVariables }> {
-  return async function boundedBodiesMiddleware(c, next) {
+  const { limit, signedDelivery = false } = options;
+  return async function boundedBodyMiddleware(c, next) {
     const raw = c.req.raw;
-    const path = c.req.path;
-    const bytes = await readBody(raw, limitFor(path));
+    const bytes = await readBody(raw, limit);
     if (!bytes) return await next();
     // A GET or HEAD cannot carry a body in a Request: it was bounded and is dropped.
     if (raw.method === "GET" || raw.method === "HEAD") return await next();
-    if (isSignedDeliveryPath(path)) {
+    if (signedDelivery) {
       c.set("deliveryBody", bytes);
       return await next();
     }

@@ -9,9 +9,10 @@
  * - a request that carries a body must say `Content-Type: application/json`, so no "simple"
  *   cross-origin form or `text/plain` fetch is ever parsed as a command.
  *
- * Webhook deliveries (`/webhooks/...`) are exempt from all three: trackers reach the server
- * through tunnels under their own host name, send their own content types and are
- * authenticated by their signature instead (spec §4.2).
+ * Routes whose policy says `signedDelivery` (the webhook route) are not guarded at all: trackers
+ * reach the server through tunnels under their own host name, send their own content types and
+ * are authenticated by their signature instead (spec §4.2). Routes that say `anyOrigin` (the
+ * content-hashed bundle, which carries no data) skip the `Origin` check only.
  */
 import type { MiddlewareHandler } from "hono";
 import { HttpError } from "./errors.ts";
@@ -48,20 +49,9 @@ export interface GuardRefusal {
   message: string;
 }
 
-/**
- * Paths that skip the browser defences because they authenticate every delivery by its own
- * signature. The webhook route (issue 12) lives here; add nothing else without a signature.
- */
-export const SIGNED_DELIVERY_PREFIXES = ["/webhooks/"] as const;
-
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 const WILDCARD_BINDS = new Set(["0.0.0.0", "::", "[::]"]);
-
-/** True for a path exempt from the origin, host and content-type checks (signed deliveries). */
-export function isSignedDeliveryPath(path: string): boolean {
-  return SIGNED_DELIVERY_PREFIXES.some((prefix) => path.startsWith(prefix));
-}
 
 /** The host name of a `Host` header value, lower-cased, without its port (`[::1]` kept bare). */
 export function hostName(host: string): string {
@@ -103,13 +93,21 @@ export function acceptedHostNames(policy: OriginPolicy): Set<string> {
   return names;
 }
 
+/** Options of {@link checkRequest} and {@link originGuard}. */
+export interface GuardOptions {
+  /** The route's bytes carry no data: any page may load them (the `Origin` check is skipped). */
+  anyOrigin?: boolean;
+  /** {@link acceptedHostNames} of the policy, when already computed. */
+  accepted?: Set<string>;
+}
+
 /** Decide one request (pure): undefined when it may proceed, else the refusal. */
 export function checkRequest(
   facts: RequestFacts,
   policy: OriginPolicy,
-  accepted = acceptedHostNames(policy),
+  options: GuardOptions = {},
 ): GuardRefusal | undefined {
-  if (isSignedDeliveryPath(facts.path)) return undefined;
+  const accepted = options.accepted ?? acceptedHostNames(policy);
   const name = hostName(facts.host);
   if (!isLoopbackName(name) && !accepted.has(name)) {
     return {
@@ -122,11 +120,10 @@ export function checkRequest(
         "service.yaml when a reverse proxy serves it under another name.",
     };
   }
+  // Browsers fetch module scripts with an Origin; refusing the data-free bundle would leave a
+  // misconfigured proxy's page blank instead of explaining itself.
+  if (options.anyOrigin && SAFE_METHODS.has(facts.method)) return undefined;
   const trusted = trustedOrigins(facts.host, policy);
-  // The content-hashed bundle carries no data; browsers fetch module scripts with an Origin,
-  // and refusing it would leave a misconfigured proxy's page blank instead of explaining itself.
-  const dataFree = SAFE_METHODS.has(facts.method) && facts.path.startsWith("/static/");
-  if (dataFree) return undefined;
   if (facts.origin !== undefined) {
     const origin = originOf(facts.origin);
     if (!origin || !trusted.has(origin)) {
@@ -195,13 +192,10 @@ export function requestFacts(req: Request, path: string): RequestFacts {
 }
 
 /** Hono middleware refusing foreign hosts, foreign origins and non-JSON bodies (403/415). */
-export function originGuard(policy: OriginPolicy): MiddlewareHandler {
-  const accepted = acceptedHostNames(policy);
+export function originGuard(policy: OriginPolicy, options: GuardOptions = {}): MiddlewareHandler {
+  const guard = { ...options, accepted: options.accepted ?? acceptedHostNames(policy) };
   return async function originGuardMiddleware(c, next) {
-    const path = c.req.path;
-    // Signed deliveries are exempt (checkRequest says so too): skip reading their headers.
-    if (isSignedDeliveryPath(path)) return await next();
-    const refusal = checkRequest(requestFacts(c.req.raw, path), policy, accepted);
+    const refusal = checkRequest(requestFacts(c.req.raw, c.req.path), policy, guard);
     if (refusal) throw new HttpError(refusal.status, refusal.code, refusal.message);
     await next();
   };

@@ -5,6 +5,13 @@
 import type { Ctx } from "../../lib/http/context.ts";
 import { boardBundle, bundleUrl } from "../../lib/static/board_bundle.ts";
 import { renderBoardPage } from "../../components/board_page.tsx";
+import { routePolicy } from "../../lib/http/route_policy.ts";
+
+/**
+ * Who may call it: anyone; the page carries no data (its islands fetch the JSON API with the
+ * operator's token).
+ */
+export const policy = routePolicy({ GET: "public" }, { trailingSlash: true });
 
 /** Content-Security-Policy of the page: nothing but this origin, no inline scripts. */
 export const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; " +

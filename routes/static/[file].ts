@@ -5,6 +5,13 @@
 import type { Ctx } from "../../lib/http/context.ts";
 import { HttpError } from "../../lib/http/errors.ts";
 import { boardBundle } from "../../lib/static/board_bundle.ts";
+import { routePolicy } from "../../lib/http/route_policy.ts";
+
+/**
+ * Who may call it: anyone; the content-hashed bundle carries no data, and browsers fetch module
+ * scripts with an `Origin`.
+ */
+export const policy = routePolicy({ GET: "public" }, { anyOrigin: true });
 
 /** Serve the bundle when `file` is its current name; 404 otherwise. */
 export async function GET(c: Ctx): Promise<Response> {

@@ -3,6 +3,10 @@ import type { Ctx } from "../../lib/http/context.ts";
 import { readOptionalJsonObject } from "../../lib/http/body.ts";
 import { ClaimBodySchema, parseBody } from "../../lib/tasks/http_input.ts";
 import { taskStoreFor } from "../../lib/tasks/registry.ts";
+import { routePolicy } from "../../lib/http/route_policy.ts";
+
+/** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
+export const policy = routePolicy({ POST: "worker" });
 
 /** Claim the next task of a role (any role without `role`). */
 export async function POST(c: Ctx): Promise<Response> {

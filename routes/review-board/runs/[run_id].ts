@@ -4,6 +4,10 @@ import { requireRunJournal } from "../../../lib/runs/runs.ts";
 import { projectJournalServed, servedReceipt } from "../../../lib/board/projection.ts";
 import { journalContradiction } from "../../../lib/audit/workspace_check.ts";
 import { largeBody } from "../../../lib/http/large_body.ts";
+import { routePolicy } from "../../../lib/http/route_policy.ts";
+
+/** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
+export const policy = routePolicy({ GET: "reader" });
 
 /**
  * Fold the journal (or prove by its identity that the last fold still holds) and answer the

@@ -9,6 +9,13 @@ import { requireId } from "../../../lib/ids.ts";
 import { CompleteBodySchema, parseBody } from "../../../lib/tasks/http_input.ts";
 import { requireOperator } from "../../../lib/tasks/operator.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
+import { routePolicy } from "../../../lib/http/route_policy.ts";
+
+/**
+ * Who may call it: an agent (worker); `{"operator": true}` also needs scope operator, which the
+ * handler checks because it depends on the body.
+ */
+export const policy = routePolicy({ POST: "worker" });
 
 /** Complete one task. */
 export async function POST(c: Ctx): Promise<Response> {

@@ -2,6 +2,10 @@
 import type { Ctx } from "../../../lib/http/context.ts";
 import { requireId } from "../../../lib/ids.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
+import { routePolicy } from "../../../lib/http/route_policy.ts";
+
+/** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
+export const policy = routePolicy({ POST: "worker" });
 
 /** Record a heartbeat. */
 export async function POST(c: Ctx): Promise<Response> {

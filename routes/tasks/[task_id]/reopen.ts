@@ -4,6 +4,10 @@ import { readOptionalJsonObject } from "../../../lib/http/body.ts";
 import { requireId } from "../../../lib/ids.ts";
 import { requireOperator } from "../../../lib/tasks/operator.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
+import { routePolicy } from "../../../lib/http/route_policy.ts";
+
+/** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
+export const policy = routePolicy({ POST: "operator" });
 
 /** Requeue one task. */
 export async function POST(c: Ctx): Promise<Response> {

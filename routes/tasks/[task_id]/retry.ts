@@ -5,6 +5,10 @@ import { requireId } from "../../../lib/ids.ts";
 import { parseBody, ReasonBodySchema } from "../../../lib/tasks/http_input.ts";
 import { requireOperator } from "../../../lib/tasks/operator.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
+import { routePolicy } from "../../../lib/http/route_policy.ts";
+
+/** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
+export const policy = routePolicy({ POST: "operator" });
 
 /** Retry one task: OPEN again (BLOCKED while a dependency is unsatisfied), attempts reset. */
 export async function POST(c: Ctx): Promise<Response> {

@@ -5,6 +5,17 @@
  */
 import type { Ctx } from "../../../lib/http/context.ts";
 import { trackerServiceFor } from "../../../lib/trackers/service.ts";
+import { MAX_WEBHOOK_BODY } from "../../../lib/http/body_limit.ts";
+import { routePolicy } from "../../../lib/http/route_policy.ts";
+
+/**
+ * Who may call it: anyone, with no bearer token; each delivery is authenticated by its
+ * tracker's signature instead (spec §5), and its raw bytes reach the handler.
+ */
+export const policy = routePolicy({ POST: "public" }, {
+  signedDelivery: true,
+  bodyLimit: MAX_WEBHOOK_BODY,
+});
 
 const EMPTY = new Uint8Array(0);
 

@@ -3,6 +3,10 @@ import type { Ctx } from "../../../../../lib/http/context.ts";
 import { requireRunJournal } from "../../../../../lib/runs/runs.ts";
 import { readReviewedDiff } from "../../../../../lib/review/diff.ts";
 import { requireId } from "../../../../../lib/ids.ts";
+import { routePolicy } from "../../../../../lib/http/route_policy.ts";
+
+/** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
+export const policy = routePolicy({ GET: "reader" });
 
 /** Serve the diff with `verified` true only when its bytes match the chained hash. */
 export async function GET(c: Ctx): Promise<Response> {

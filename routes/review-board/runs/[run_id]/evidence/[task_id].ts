@@ -8,6 +8,10 @@ import { HttpError } from "../../../../../lib/http/errors.ts";
 import { requireRunJournal } from "../../../../../lib/runs/runs.ts";
 import { EvidenceNotFoundError, readEvidence } from "../../../../../lib/review/evidence.ts";
 import { requireId } from "../../../../../lib/ids.ts";
+import { routePolicy } from "../../../../../lib/http/route_policy.ts";
+
+/** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
+export const policy = routePolicy({ GET: "reader" });
 
 /** Serve the bundle; an edited bundle, output or journal answers `verified: false`. */
 export async function GET(c: Ctx): Promise<Response> {

@@ -1,6 +1,10 @@
 /** GET /review-board/runs/<run_id>/tasks/<task_id> — attempts, reasons, summaries, log tails. */
 import type { Ctx } from "../../../../../lib/http/context.ts";
 import { taskDetail } from "../../../../../lib/review/activity.ts";
+import { routePolicy } from "../../../../../lib/http/route_policy.ts";
+
+/** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
+export const policy = routePolicy({ GET: "reader" });
 
 /** The task detail a reviewer reads beside the diff and the evidence. */
 export async function GET(c: Ctx): Promise<Response> {

@@ -6,6 +6,10 @@ import { requireRunJournal } from "../../../../../../../lib/runs/runs.ts";
 import { recordReview, ReviewRequest } from "../../../../../../../lib/review/action.ts";
 import { auditPaths } from "../../../../../../../lib/audit/store.ts";
 import { readJsonBody } from "../../../../../../../lib/http/body.ts";
+import { routePolicy } from "../../../../../../../lib/http/route_policy.ts";
+
+/** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
+export const policy = routePolicy({ POST: "operator" });
 
 /** Validate, record on journal and audit chain, answer the receipt and the re-folded board. */
 export async function POST(c: Ctx): Promise<Response> {
