@@ -4,48 +4,50 @@
 import * as $0 from "./dashboard/review-board.ts";
 import * as $1 from "./dashboard/review-board/runs/[run_id]/tasks/[task_id]/review.ts";
 import * as $2 from "./events.ts";
-import * as $3 from "./review-board/runs.ts";
-import * as $4 from "./review-board/runs/[run_id].ts";
-import * as $5 from "./review-board/runs/[run_id]/diff/[task_id].ts";
-import * as $6 from "./review-board/runs/[run_id]/evidence/[task_id].ts";
-import * as $7 from "./review-board/runs/[run_id]/tasks.ts";
-import * as $8 from "./review-board/runs/[run_id]/tasks/[task_id].ts";
-import * as $9 from "./static/[file].ts";
-import * as $10 from "./status.ts";
-import * as $11 from "./tasks.ts";
-import * as $12 from "./tasks/next.ts";
-import * as $13 from "./tasks/[task_id].ts";
-import * as $14 from "./tasks/[task_id]/cancel.ts";
-import * as $15 from "./tasks/[task_id]/claim.ts";
-import * as $16 from "./tasks/[task_id]/complete.ts";
-import * as $17 from "./tasks/[task_id]/fail.ts";
-import * as $18 from "./tasks/[task_id]/heartbeat.ts";
-import * as $19 from "./tasks/[task_id]/reopen.ts";
-import * as $20 from "./tasks/[task_id]/retry.ts";
-import * as $21 from "./webhooks/trackers/[adapter_name].ts";
+import * as $3 from "./identity.ts";
+import * as $4 from "./review-board/runs.ts";
+import * as $5 from "./review-board/runs/[run_id].ts";
+import * as $6 from "./review-board/runs/[run_id]/diff/[task_id].ts";
+import * as $7 from "./review-board/runs/[run_id]/evidence/[task_id].ts";
+import * as $8 from "./review-board/runs/[run_id]/tasks.ts";
+import * as $9 from "./review-board/runs/[run_id]/tasks/[task_id].ts";
+import * as $10 from "./static/[file].ts";
+import * as $11 from "./status.ts";
+import * as $12 from "./tasks.ts";
+import * as $13 from "./tasks/next.ts";
+import * as $14 from "./tasks/[task_id].ts";
+import * as $15 from "./tasks/[task_id]/cancel.ts";
+import * as $16 from "./tasks/[task_id]/claim.ts";
+import * as $17 from "./tasks/[task_id]/complete.ts";
+import * as $18 from "./tasks/[task_id]/fail.ts";
+import * as $19 from "./tasks/[task_id]/heartbeat.ts";
+import * as $20 from "./tasks/[task_id]/reopen.ts";
+import * as $21 from "./tasks/[task_id]/retry.ts";
+import * as $22 from "./webhooks/trackers/[adapter_name].ts";
 
 /** Every route module with the URL path its file mirrors, most specific first. */
 export const ROUTES = [
   { path: "/dashboard/review-board", module: $0 },
   { path: "/dashboard/review-board/runs/:run_id/tasks/:task_id/review", module: $1 },
   { path: "/events", module: $2 },
-  { path: "/review-board/runs", module: $3 },
-  { path: "/review-board/runs/:run_id", module: $4 },
-  { path: "/review-board/runs/:run_id/diff/:task_id", module: $5 },
-  { path: "/review-board/runs/:run_id/evidence/:task_id", module: $6 },
-  { path: "/review-board/runs/:run_id/tasks", module: $7 },
-  { path: "/review-board/runs/:run_id/tasks/:task_id", module: $8 },
-  { path: "/static/:file", module: $9 },
-  { path: "/status", module: $10 },
-  { path: "/tasks", module: $11 },
-  { path: "/tasks/next", module: $12 },
-  { path: "/tasks/:task_id", module: $13 },
-  { path: "/tasks/:task_id/cancel", module: $14 },
-  { path: "/tasks/:task_id/claim", module: $15 },
-  { path: "/tasks/:task_id/complete", module: $16 },
-  { path: "/tasks/:task_id/fail", module: $17 },
-  { path: "/tasks/:task_id/heartbeat", module: $18 },
-  { path: "/tasks/:task_id/reopen", module: $19 },
-  { path: "/tasks/:task_id/retry", module: $20 },
-  { path: "/webhooks/trackers/:adapter_name", module: $21 },
+  { path: "/identity", module: $3 },
+  { path: "/review-board/runs", module: $4 },
+  { path: "/review-board/runs/:run_id", module: $5 },
+  { path: "/review-board/runs/:run_id/diff/:task_id", module: $6 },
+  { path: "/review-board/runs/:run_id/evidence/:task_id", module: $7 },
+  { path: "/review-board/runs/:run_id/tasks", module: $8 },
+  { path: "/review-board/runs/:run_id/tasks/:task_id", module: $9 },
+  { path: "/static/:file", module: $10 },
+  { path: "/status", module: $11 },
+  { path: "/tasks", module: $12 },
+  { path: "/tasks/next", module: $13 },
+  { path: "/tasks/:task_id", module: $14 },
+  { path: "/tasks/:task_id/cancel", module: $15 },
+  { path: "/tasks/:task_id/claim", module: $16 },
+  { path: "/tasks/:task_id/complete", module: $17 },
+  { path: "/tasks/:task_id/fail", module: $18 },
+  { path: "/tasks/:task_id/heartbeat", module: $19 },
+  { path: "/tasks/:task_id/reopen", module: $20 },
+  { path: "/tasks/:task_id/retry", module: $21 },
+  { path: "/webhooks/trackers/:adapter_name", module: $22 },
 ] as const;

@@ -2,9 +2,8 @@
 import { colour, type Command } from "../command.ts";
 import { parseOptions } from "./_options.ts";
 import { loadServerSettings } from "../../config/server_config.ts";
-import { readRunState } from "../../orchestrator/run_state.ts";
 import { listRuns, type RunSummary } from "../../runs/runs.ts";
-import { processAlive } from "../../util/process_alive.ts";
+import { findWorkspaceServer } from "../../discovery/find.ts";
 import { workspacePaths } from "../../workspace.ts";
 
 const COLUMNS = ["queued", "running", "gated", "needs_review", "merged"] as const;
@@ -42,8 +41,8 @@ Options:
     const values = parseOptions("runs", args, { json: { type: "boolean", default: false } });
     const paths = workspacePaths(ctx.root);
     const runs = await listRuns(paths);
-    const state = await readRunState(paths);
-    const live = state?.status === "running" && processAlive(state.pid) ? state.url : undefined;
+    // The board is served by the workspace's own server (a run's or `service serve`'s).
+    const live = (await findWorkspaceServer(ctx.root)).found?.url;
     const settings = await loadServerSettings(ctx.root);
     const base = live ?? `http://${settings.host}:${settings.port}`;
     const url = (id: string) => `${base}/dashboard/review-board?run=${encodeURIComponent(id)}`;
