@@ -25,16 +25,22 @@ async function killedButVisible(): Promise<{ pid: number; dispose: () => Promise
   };
 }
 
+/** A workspace whose task store `.sdd/runtime/task-store.owner` says `pid` (`serve`) holds. */
+async function ownedBy(root: string, pid: number) {
+  const paths = workspacePaths(root);
+  await Deno.mkdir(paths.runtime, { recursive: true });
+  await Deno.writeTextFile(
+    paths.taskStoreOwner,
+    JSON.stringify({ pid, purpose: "serve", since: new Date().toISOString() }),
+  );
+  return paths;
+}
+
 Deno.test("the task store is taken over from an owner killed with -9 whose pid is still visible", async () => {
   const root = await Deno.makeTempDir();
   const owner = await killedButVisible();
   try {
-    const paths = workspacePaths(root);
-    await Deno.mkdir(paths.runtime, { recursive: true });
-    await Deno.writeTextFile(
-      paths.taskStoreOwner,
-      JSON.stringify({ pid: owner.pid, purpose: "serve", since: new Date().toISOString() }),
-    );
+    const paths = await ownedBy(root, owner.pid);
     await claimStoreOwnership(paths, "run");
     const record = JSON.parse(await Deno.readTextFile(paths.taskStoreOwner));
     assert.equal(record.pid, Deno.pid);
@@ -49,12 +55,7 @@ Deno.test("a live owner of the task store is still refused at once", async () =>
   const root = await Deno.makeTempDir();
   const live = new Deno.Command("sleep", { args: ["600"] }).spawn();
   try {
-    const paths = workspacePaths(root);
-    await Deno.mkdir(paths.runtime, { recursive: true });
-    await Deno.writeTextFile(
-      paths.taskStoreOwner,
-      JSON.stringify({ pid: live.pid, purpose: "serve", since: new Date().toISOString() }),
-    );
+    const paths = await ownedBy(root, live.pid);
     const started = Date.now();
     await assert.rejects(claimStoreOwnership(paths, "run"), TaskStoreBusyError);
     assert.ok(Date.now() - started < 1000, "a running owner is not waited for");
