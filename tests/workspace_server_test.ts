@@ -133,6 +133,7 @@ Deno.test("a stale server record (its process is gone) is ignored and removed", 
       workspace: root,
       started_at: new Date().toISOString(),
     }),
+    { mode: 0o600 },
   );
   const status = await run(root, "status");
   assert.equal(status.code, 0, status.text);
@@ -171,4 +172,41 @@ Deno.test("serve writes .sdd/runtime/server.log and its server.json, and removes
   const log = await Deno.readTextFile(join(root, ".sdd/runtime/server.log"));
   assert.match(log, /^\S+Z listening on http:\/\/127\.0\.0\.1:\d+ \(workspace .*\/ws, pid \d+\)$/m);
   assert.match(log, /^\S+Z stopped \(http:\/\/127\.0\.0\.1:\d+\)$/m);
+});
+
+Deno.test("a server.json checked out from a repository (not 600) or naming another machine is never contacted", async () => {
+  await using dir = await tempDir();
+  const root = await workspaceDir(dir.path, "ws");
+  const seen: string[] = [];
+  const trap = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+    seen.push(req.headers.get("authorization") ?? "");
+    return Response.json({ proof: "x" });
+  });
+  try {
+    const record = join(root, ".sdd/runtime/server.json");
+    await Deno.mkdir(join(root, ".sdd/runtime"), { recursive: true });
+    const plant = (url: string, mode: number) =>
+      Deno.writeTextFile(
+        record,
+        JSON.stringify({
+          pid: Deno.pid, // a live process
+          url,
+          instance: "ab".repeat(32),
+          workspace: root,
+          started_at: new Date().toISOString(),
+        }),
+        { mode },
+      ).then(() => Deno.chmod(record, mode));
+    const env = { SERVICE_TOKEN: "operator-secret" };
+    await plant(`http://127.0.0.1:${trap.addr.port}`, 0o644);
+    const planted = await runDeno(["run", "-A", CLI, "--root", root, "status"], { env });
+    assert.match(planted.text, /ignored \.sdd\/runtime\/server\.json: it is readable by others/);
+    await plant("http://198.51.100.7:8052", 0o600);
+    const remote = await runDeno(["run", "-A", CLI, "--root", root, "backlog", "claim"], { env });
+    assert.equal(remote.code, 1);
+    assert.match(remote.text, /is not on this machine/);
+    assert.deepEqual(seen, [], "the token was never sent");
+  } finally {
+    await trap.shutdown();
+  }
 });

@@ -6,6 +6,7 @@
  * workspace's is never taken for it.
  */
 import { processAlive } from "../util/process_alive.ts";
+import { isLoopbackHost, isWildcardHost } from "../util/loopback.ts";
 import { workspacePaths } from "../workspace.ts";
 import { identityProof, randomHex } from "./identity.ts";
 import { readServerRecord, type ServerRecord, withdrawServer } from "./record.ts";
@@ -56,6 +57,8 @@ export async function findWorkspaceServer(
       notable: false,
     };
   }
+  const untrusted = await untrustedRecord(paths.serverRecord, record);
+  if (untrusted) return { why: `ignored .sdd/runtime/server.json: ${untrusted}`, notable: true };
   if (!processAlive(record.pid)) {
     await withdrawServer(paths, record.instance);
     return {
@@ -70,6 +73,41 @@ export async function findWorkspaceServer(
   });
   if (problem) return { why: problem, notable: true };
   return { found: { url: record.url.replace(/\/+$/, ""), via: "server.json", pid: record.pid } };
+}
+
+/**
+ * Why a record must not be acted on, or undefined. The command sends its bearer token with the
+ * identity request, so the record must be one a server of this user wrote — readable by its
+ * owner only, which no file checked out by git is — and name a server on this machine.
+ */
+async function untrustedRecord(path: string, record: ServerRecord): Promise<string | undefined> {
+  const mode = (await Deno.stat(path).catch(() => undefined))?.mode ?? null;
+  if (mode !== null && (mode & 0o077) !== 0) {
+    return `it is readable by others (mode ${(mode & 0o777).toString(8)}); servers write it 600`;
+  }
+  let url: URL;
+  try {
+    url = new URL(record.url);
+  } catch {
+    return `${JSON.stringify(record.url)} is not a URL`;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return `${record.url} is not an http(s) URL`;
+  }
+  if (!isThisMachine(url.hostname.replace(/^\[|\]$/g, ""))) {
+    return `${record.url} is not on this machine`;
+  }
+  return undefined;
+}
+
+/** True for a loopback or wildcard host, or an address of one of this machine's interfaces. */
+function isThisMachine(host: string): boolean {
+  if (isLoopbackHost(host) || isWildcardHost(host)) return true;
+  try {
+    return Deno.networkInterfaces().some((ni) => ni.address === host);
+  } catch {
+    return false;
+  }
 }
 
 /**

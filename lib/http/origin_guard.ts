@@ -14,6 +14,7 @@
  * authenticated by their signature instead (spec §4.2).
  */
 import type { MiddlewareHandler } from "hono";
+import { isLoopbackHost, isWildcardHost } from "../util/loopback.ts";
 import { HttpError } from "./errors.ts";
 
 /** The server's own names and the origins it trusts besides itself. */
@@ -54,9 +55,7 @@ export interface GuardRefusal {
  */
 export const SIGNED_DELIVERY_PREFIXES = ["/webhooks/"] as const;
 
-const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
-const WILDCARD_BINDS = new Set(["0.0.0.0", "::", "[::]"]);
 
 /** True for a path exempt from the origin, host and content-type checks (signed deliveries). */
 export function isSignedDeliveryPath(path: string): boolean {
@@ -74,11 +73,6 @@ export function hostName(host: string): string {
   return colon > 0 && h.indexOf(":") === colon ? h.slice(0, colon) : h;
 }
 
-function isLoopbackName(name: string): boolean {
-  return LOOPBACK_NAMES.has(name) || /^127\.\d+\.\d+\.\d+$/.test(name) ||
-    name.endsWith(".localhost");
-}
-
 function originOf(url: string): string | undefined {
   try {
     const u = new URL(url);
@@ -92,7 +86,7 @@ function originOf(url: string): string | undefined {
 export function acceptedHostNames(policy: OriginPolicy): Set<string> {
   const names = new Set<string>();
   const bind = hostName(policy.bindHost);
-  if (!WILDCARD_BINDS.has(policy.bindHost) && !WILDCARD_BINDS.has(bind)) names.add(bind);
+  if (!isWildcardHost(policy.bindHost) && !isWildcardHost(bind)) names.add(bind);
   for (const url of [policy.publicUrl, ...(policy.allowedOrigins ?? [])]) {
     if (!url) continue;
     try {
@@ -111,7 +105,7 @@ export function checkRequest(
 ): GuardRefusal | undefined {
   if (isSignedDeliveryPath(facts.path)) return undefined;
   const name = hostName(facts.host);
-  if (!isLoopbackName(name) && !accepted.has(name)) {
+  if (!isLoopbackHost(name) && !accepted.has(name)) {
     return {
       status: 403,
       code: "forbidden_host",

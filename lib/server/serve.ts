@@ -21,6 +21,7 @@ import { closeTrackerService, trackerServiceFor } from "../trackers/service.ts";
 import { newServerIdentity } from "../discovery/identity.ts";
 import { publishServer, withdrawServer } from "../discovery/record.ts";
 import { ServerLog } from "./server_log.ts";
+import { isLoopbackHost, isWildcardHost } from "../util/loopback.ts";
 
 /**
  * The app a server serves, built at the edge (routes/_app.ts: `SERVER_APP`, `GUI_APP`) and
@@ -68,8 +69,6 @@ export interface RunningServer {
   /** Connection counters of the gate (open, refused, evicted, timeouts). */
   connections(): GateStats;
 }
-
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 /** Thrown when the server would expose unauthenticated state beyond loopback. */
 export class UnsafeBindError extends UserFacingError {
@@ -119,7 +118,7 @@ export function startServer(options: StartServerOptions): Promise<RunningServer>
   };
   // Auth fails closed: a configured token with no value is a start-up error naming it.
   assertTokenVariablesSet(options.tokens, (n) => Deno.env.get(n));
-  if (!LOOPBACK.test(options.host) && !tokensActive(ctx.tokenSpecs())) {
+  if (!isLoopbackHost(options.host) && !tokensActive(ctx.tokenSpecs())) {
     throw new UnsafeBindError(options.host);
   }
   return serveContext(ctx, options, closing);
@@ -128,7 +127,7 @@ export function startServer(options: StartServerOptions): Promise<RunningServer>
 /** The hosts and origins the server answers: its bind address, loopback, the configured ones. */
 export function originPolicy(host: string, server: Partial<ServerBlock> = {}): OriginPolicy {
   const extraHosts: string[] = [];
-  if (host === "0.0.0.0" || host === "::") {
+  if (isWildcardHost(host)) {
     // A wildcard bind is reached by the machine's own addresses and name.
     for (const ni of safe(() => Deno.networkInterfaces(), [])) extraHosts.push(ni.address);
     const name = safe(() => Deno.hostname(), "");
