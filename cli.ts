@@ -47,6 +47,14 @@ function unknownCommand(words: string[]): string {
   }; \`service --help\` lists the commands`;
 }
 
+/** "Name: message", the name said once (a message may begin with its error's name already). */
+export function named(error: Error): string {
+  const prefix = `${error.name}: `;
+  let message = error.message;
+  while (message.startsWith(prefix)) message = message.slice(prefix.length);
+  return prefix + message;
+}
+
 /** Run the CLI with `argv`; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   let root = Deno.cwd();
@@ -125,7 +133,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (e instanceof UserFacingError) {
       const fix = e.fix ? `\n  fix: ${e.fix}` : "";
-      ctx.stderr(`service ${found.command.name}: ${e.name}: ${e.message}${fix}`);
+      ctx.stderr(`service ${found.command.name}: ${named(e)}${fix}`);
       return e.exitCode;
     }
     if (e instanceof Deno.errors.PermissionDenied) {
@@ -134,11 +142,8 @@ export async function main(argv: string[]): Promise<number> {
       );
       return EXIT.permissionDenied;
     }
-    const err = e as Error;
     ctx.stderr(
-      `service ${found.command.name}: ${err.name}: ${err.message}${
-        debug ? "" : " (--debug for details)"
-      }`,
+      `service ${found.command.name}: ${named(e as Error)}${debug ? "" : " (--debug for details)"}`,
     );
     return EXIT.error;
   }

@@ -45,6 +45,8 @@ export interface WorkspacePaths {
   accessLog: string;
   /** `.sdd/runtime/server.log`: the server's log. */
   serverLog: string;
+  /** `.sdd/runtime/server.json`: the workspace's running task server (port, pid, identity). */
+  serverRecord: string;
 }
 
 /** The state layout under `root/.sdd`. */
@@ -76,6 +78,7 @@ export function workspacePaths(root: string): WorkspacePaths {
     taskStoreOwner: join(runtime, "task-store.owner"),
     accessLog: join(runtime, "access.jsonl"),
     serverLog: join(runtime, "server.log"),
+    serverRecord: join(runtime, "server.json"),
   };
 }
 

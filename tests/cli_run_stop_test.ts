@@ -61,6 +61,10 @@ Deno.test("run --detach starts in the background; stop ends it cleanly; run resu
     assert.deepEqual(pidFiles(), [], "PID files removed");
     const state = JSON.parse(await Deno.readTextFile(join(root, ".sdd/runtime/orchestrator.json")));
     assert.equal(state.status, "stopped");
+    // The detached run's task server kept its log (spec: .sdd/runtime/server.log).
+    const serverLog = await Deno.readTextFile(join(root, ".sdd/runtime/server.log"));
+    assert.match(serverLog, new RegExp(`listening on ${state.url.replace(/\./g, "\\.")} `));
+    assert.match(serverLog, /stopped \(http/);
     assert.ok(state.unfinished >= 1, "the stopped run has unfinished tasks");
     const branches = await git(
       root,

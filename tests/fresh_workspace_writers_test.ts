@@ -5,6 +5,8 @@
  * workspace and checks the file it names exists afterwards.
  */
 import assert from "node:assert/strict";
+import { ServerLog } from "../lib/server/server_log.ts";
+import { publishServer } from "../lib/discovery/record.ts";
 import { join } from "node:path";
 import type { AgentAdapter } from "../lib/agents/adapters/types.ts";
 import { CooldownTracker, saveCooldowns } from "../lib/agents/cooldown.ts";
@@ -155,6 +157,23 @@ const WRITERS: [string, (p: WorkspacePaths) => Promise<unknown>, (p: WorkspacePa
         });
       },
       (p) => join(p.audit, "audit.jsonl"),
+    ],
+    [
+      "server log (ServerLog.line)",
+      (p) => Promise.resolve(new ServerLog(p).line("listening")),
+      (p) => p.serverLog,
+    ],
+    [
+      "server record (publishServer)",
+      (p) =>
+        publishServer(p, {
+          pid: 1,
+          url: "http://127.0.0.1:1",
+          instance: "00",
+          workspace: p.root,
+          started_at: "now",
+        }),
+      (p) => p.serverRecord,
     ],
     ["debug bundle (writeDebugBundle)", (p) => writeDebugBundle(p.root, {}), (p) => p.debug],
     [

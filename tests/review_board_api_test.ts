@@ -57,9 +57,11 @@ Deno.test("GET /review-board/runs lists runs with head and envelope", async () =
   const body = await (await appFor(ws.path).request("/review-board/runs")).json();
   assert.equal(body.runs.length, 1);
   assert.deepEqual(Object.keys(body.runs[0]).sort(), [
+    "cancelled",
     "completed",
     "counts",
     "event_count",
+    "failed",
     "journal_head",
     "journal_verified",
     "run_id",

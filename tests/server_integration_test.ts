@@ -103,7 +103,7 @@ Deno.test("the CLI reports TaskStoreUnavailable with how to start the server", a
     assert.equal(r.code, 1);
     assert.match(
       r.stderr,
-      /TaskStoreUnavailable: connection refused at http:\/\/127\.0\.0\.1:9\. Start the server with `service serve`/,
+      /TaskStoreUnavailable: connection refused at http:\/\/127\.0\.0\.1:9\n {2}fix: start the server in this workspace: `service serve`/,
     );
     assert.doesNotMatch(r.stderr, /at .*\.ts:\d+/);
   } finally {

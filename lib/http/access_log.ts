@@ -28,7 +28,7 @@ function accessLogPath(paths: WorkspacePaths): string {
   return paths.accessLog;
 }
 
-/** A buffered, rotating append-only log. */
+/** A buffered, rotating append-only log (the access log's records, the server log's lines). */
 export class AccessLog {
   readonly path: string;
   readonly #maxBytes: number;
@@ -44,7 +44,12 @@ export class AccessLog {
 
   /** Buffer one record; flushes when the buffer is full. */
   record(entry: AccessRecord): void {
-    const line = JSON.stringify(entry) + "\n";
+    this.append(JSON.stringify(entry));
+  }
+
+  /** Buffer one line of text (the server log's lines); flushes when the buffer is full. */
+  append(text: string): void {
+    const line = text + "\n";
     this.#buffer.push(line);
     this.#bufferBytes += line.length;
     if (this.#bufferBytes >= BUFFER_BYTES) this.flush();
@@ -73,7 +78,7 @@ export class AccessLog {
       this.#size += data.length;
     } catch (e) {
       this.#size = undefined;
-      console.error(`access log: cannot write ${this.path}: ${(e as Error).message}`);
+      console.error(`cannot write ${this.path}: ${(e as Error).message}`);
     }
   }
 }

@@ -5,6 +5,7 @@ import type { BoundedBodyVariables } from "./body_limit.ts";
 import type { TokenSpec } from "../auth/tokens.ts";
 import type { OriginPolicy } from "./origin_guard.ts";
 import type { WorkspacePaths } from "../workspace.ts";
+import type { ServerIdentity } from "../discovery/identity.ts";
 
 /** Server-wide settings, built once at start. */
 export interface AppContext {
@@ -21,6 +22,8 @@ export interface AppContext {
   connections?: () => Record<string, number>;
   /** Most `/events` streams open at once (`server.max_event_streams`). */
   maxEventStreams?: number;
+  /** What the server proves at `GET /identity` (set by a listening server). */
+  identity?: ServerIdentity;
   /** Aborted when the server begins to shut down: long-lived streams (`/events`) end on it. */
   closing?: AbortSignal;
 }

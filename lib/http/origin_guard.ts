@@ -15,6 +15,7 @@
  * content-hashed bundle, which carries no data) skip the `Origin` check only.
  */
 import type { MiddlewareHandler } from "hono";
+import { isLoopbackHost, isWildcardHost } from "../util/loopback.ts";
 import { HttpError } from "./errors.ts";
 
 /** The server's own names and the origins it trusts besides itself. */
@@ -49,9 +50,7 @@ export interface GuardRefusal {
   message: string;
 }
 
-const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
-const WILDCARD_BINDS = new Set(["0.0.0.0", "::", "[::]"]);
 
 /** The host name of a `Host` header value, lower-cased, without its port (`[::1]` kept bare). */
 export function hostName(host: string): string {
@@ -62,11 +61,6 @@ export function hostName(host: string): string {
   }
   const colon = h.lastIndexOf(":");
   return colon > 0 && h.indexOf(":") === colon ? h.slice(0, colon) : h;
-}
-
-function isLoopbackName(name: string): boolean {
-  return LOOPBACK_NAMES.has(name) || /^127\.\d+\.\d+\.\d+$/.test(name) ||
-    name.endsWith(".localhost");
 }
 
 function originOf(url: string): string | undefined {
@@ -82,7 +76,7 @@ function originOf(url: string): string | undefined {
 export function acceptedHostNames(policy: OriginPolicy): Set<string> {
   const names = new Set<string>();
   const bind = hostName(policy.bindHost);
-  if (!WILDCARD_BINDS.has(policy.bindHost) && !WILDCARD_BINDS.has(bind)) names.add(bind);
+  if (!isWildcardHost(policy.bindHost) && !isWildcardHost(bind)) names.add(bind);
   for (const url of [policy.publicUrl, ...(policy.allowedOrigins ?? [])]) {
     if (!url) continue;
     try {
@@ -109,7 +103,7 @@ export function checkRequest(
 ): GuardRefusal | undefined {
   const accepted = options.accepted ?? acceptedHostNames(policy);
   const name = hostName(facts.host);
-  if (!isLoopbackName(name) && !accepted.has(name)) {
+  if (!isLoopbackHost(name) && !accepted.has(name)) {
     return {
       status: 403,
       code: "forbidden_host",

@@ -8,7 +8,7 @@
 import { appendEvents } from "../journal/journal_file.ts";
 import type { JournalEvent } from "../journal/row.ts";
 import { loadConfig } from "../config/load.ts";
-import { serverUrlFor, TaskClient } from "../tasks/client.ts";
+import { serverUrlFor, TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
 import { TaskStoreBusyError } from "../tasks/owner.ts";
 import { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
@@ -42,6 +42,7 @@ export interface TaskControl {
 export async function openTaskControl(root: string): Promise<TaskControl> {
   const paths = workspacePaths(root);
   const config = await loadConfig(root);
+  let busy: TaskStoreBusyError;
   try {
     const store = await TaskStore.open(paths, {
       roles: config ? new Set(Object.keys(config.roles)) : undefined,
@@ -57,8 +58,20 @@ export async function openTaskControl(root: string): Promise<TaskControl> {
     };
   } catch (e) {
     if (!(e instanceof TaskStoreBusyError)) throw e;
+    busy = e;
   }
-  const client = new TaskClient({ url: await serverUrlFor(root) });
+  let url: string;
+  try {
+    url = await serverUrlFor(root);
+  } catch (e) {
+    if (!(e instanceof TaskStoreUnavailable)) throw e;
+    throw new TaskStoreUnavailable(
+      undefined,
+      `the task store is open in process ${busy.pid} (${busy.purpose}), but no server of this ` +
+        `workspace answers: ${e.message}`,
+    );
+  }
+  const client = new TaskClient({ url });
   const post = async (id: string, action: string, body: Record<string, unknown>) =>
     (await client.request<Task>("POST", `/tasks/${encodeURIComponent(id)}/${action}`, body))!;
   return {

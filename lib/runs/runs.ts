@@ -6,6 +6,22 @@ import { type JournalSummary, journalSummary } from "../board/projection.ts";
 import type { JsonValue } from "../journal/canonical_json.ts";
 import { readRunState } from "../orchestrator/run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
+import { IncrementalJournal } from "../journal/incremental.ts";
+import { readJournal, viewFor } from "../journal/journal_file.ts";
+import {
+  type FileIdentity,
+  fileIdentity,
+  sameIdentity,
+  settledBefore,
+} from "../journal/file_identity.ts";
+import {
+  outcomeOf,
+  RUN_TRAIL_SINK,
+  type RunOutcome,
+  type RunStatus,
+  runStatusOf,
+  type RunTrail,
+} from "./trail.ts";
 
 /** The journal path of an existing run; 400 for a bad id, 404 when the run does not exist. */
 export async function requireRunJournal(paths: WorkspacePaths, runId: string): Promise<string> {
@@ -20,9 +36,6 @@ export async function requireRunJournal(paths: WorkspacePaths, runId: string): P
   throw new NotFoundError("unknown_run", `no run ${JSON.stringify(runId)} (no ${path})`);
 }
 
-/** How a run stands, from its journal and whether its process lives. */
-export type RunStatus = "running" | "completed" | "failed" | "stopped" | "interrupted";
-
 /** One entry of `GET /review-board/runs`. */
 export interface RunSummary {
   run_id: string;
@@ -31,22 +44,42 @@ export interface RunSummary {
   journal_verified: boolean;
   started: JsonValue | null;
   completed: JsonValue | null;
-  /** `completed.status`, or running (its process lives) / interrupted (it is gone). */
+  /** How the run stands now (lib/runs/trail.ts: recomputed after a cancel or retry). */
   status: RunStatus;
   /** Cards per board column. */
   counts: Record<string, number>;
+  /** Tasks that ended FAILED, and CANCELLED (the board keeps their cards in `gated`). */
+  failed: number;
+  cancelled: number;
 }
 
+const trailViews = new Map<string, IncrementalJournal<RunTrail>>();
+const settledOutcomes = new Map<string, { identity: FileIdentity; outcome: RunOutcome }>();
+const MAX_OUTCOMES = 4096;
+
 /**
- * A run's status (pure): a live process runs it (also after an earlier completion: it was
- * resumed); else its last `run_completed` says; else it was interrupted.
+ * How the tasks of the run journal at `path` ended. A journal unchanged since it settled is not
+ * read again (as the runs list's board summaries); a live one is read incrementally.
  */
-function runStatus(completed: JsonValue | null, live: boolean): RunStatus {
-  if (live) return "running";
-  const status = (completed as { status?: unknown } | null)?.status;
-  return status === "completed" || status === "failed" || status === "stopped"
-    ? status
-    : "interrupted";
+export async function runOutcome(path: string): Promise<RunOutcome> {
+  const statAt = Date.now();
+  const identity = await fileIdentity(path);
+  const hit = settledOutcomes.get(path);
+  if (hit && identity && sameIdentity(hit.identity, identity)) return hit.outcome;
+  const settled = identity !== undefined && settledBefore(identity, statAt);
+  const view = settled
+    ? new IncrementalJournal(RUN_TRAIL_SINK)
+    : viewFor(path, trailViews, RUN_TRAIL_SINK);
+  const snapshot = await readJournal(path, view);
+  const outcome = outcomeOf(snapshot.state);
+  if (settled && snapshot.byteLength === identity.size) {
+    settledOutcomes.delete(path);
+    settledOutcomes.set(path, { identity, outcome });
+    while (settledOutcomes.size > MAX_OUTCOMES) {
+      settledOutcomes.delete(settledOutcomes.keys().next().value!);
+    }
+  }
+  return outcome;
 }
 
 /** Every run with a journal, newest first (by the first row's time, then run id). */
@@ -71,9 +104,14 @@ export async function listRuns(paths: WorkspacePaths): Promise<RunSummary[]> {
     const [x, y] = [a.summary.firstTs, b.summary.firstTs];
     return x === y ? (a.runId < b.runId ? 1 : -1) : x < y ? 1 : -1;
   });
-  return found.map(({ runId, summary: { firstTs: _, ...summary } }) => ({
-    run_id: runId,
-    ...summary,
-    status: runStatus(summary.completed, runId === liveRun),
+  return await Promise.all(found.map(async ({ runId, summary: { firstTs: _, ...summary } }) => {
+    const outcome = await runOutcome(journalPath(paths, runId));
+    return {
+      run_id: runId,
+      ...summary,
+      status: runStatusOf(outcome, runId === liveRun),
+      failed: outcome.failed,
+      cancelled: outcome.cancelled,
+    };
   }));
 }

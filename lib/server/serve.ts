@@ -18,6 +18,10 @@ import { listenGated, type Listening } from "./listen.ts";
 import type { GateStats } from "./connection_gate.ts";
 import { closeTaskStore, openedTaskStore, taskStoreFor } from "../tasks/registry.ts";
 import { closeTrackerService, trackerServiceFor } from "../trackers/service.ts";
+import { newServerIdentity } from "../discovery/identity.ts";
+import { publishServer, withdrawServer } from "../discovery/record.ts";
+import { ServerLog } from "./server_log.ts";
+import { isLoopbackHost, isWildcardHost } from "../util/loopback.ts";
 
 /**
  * The app a server serves, built at the edge (routes/_app.ts: `SERVER_APP`, `GUI_APP`) and
@@ -65,8 +69,6 @@ export interface RunningServer {
   /** Connection counters of the gate (open, refused, evicted, timeouts). */
   connections(): GateStats;
 }
-
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 /** Thrown when the server would expose unauthenticated state beyond loopback. */
 export class UnsafeBindError extends UserFacingError {
@@ -116,7 +118,7 @@ export function startServer(options: StartServerOptions): Promise<RunningServer>
   };
   // Auth fails closed: a configured token with no value is a start-up error naming it.
   assertTokenVariablesSet(options.tokens, (n) => Deno.env.get(n));
-  if (!LOOPBACK.test(options.host) && !tokensActive(ctx.tokenSpecs())) {
+  if (!isLoopbackHost(options.host) && !tokensActive(ctx.tokenSpecs())) {
     throw new UnsafeBindError(options.host);
   }
   return serveContext(ctx, options, closing);
@@ -125,7 +127,7 @@ export function startServer(options: StartServerOptions): Promise<RunningServer>
 /** The hosts and origins the server answers: its bind address, loopback, the configured ones. */
 export function originPolicy(host: string, server: Partial<ServerBlock> = {}): OriginPolicy {
   const extraHosts: string[] = [];
-  if (host === "0.0.0.0" || host === "::") {
+  if (isWildcardHost(host)) {
     // A wildcard bind is reached by the machine's own addresses and name.
     for (const ni of safe(() => Deno.networkInterfaces(), [])) extraHosts.push(ni.address);
     const name = safe(() => Deno.hostname(), "");
@@ -152,7 +154,16 @@ async function serveContext(
   options: StartServerOptions,
   closing: AbortController,
 ): Promise<RunningServer> {
-  const warn = options.warn ?? ((line: string) => console.warn(line));
+  const log = new ServerLog(ctx.paths);
+  const tell = options.warn ?? ((line: string) => console.warn(line));
+  const warn = (line: string) => {
+    log.line(line);
+    tell(line);
+  };
+  // Commands find this server by its record and check this identity (lib/discovery).
+  ctx.identity = await newServerIdentity(options.root);
+  // Only the owner of the task store serves the task API, so only it publishes a record.
+  const publishes = options.app.taskStore !== false;
   for (const line of await repairStateOnStart(ctx.paths)) warn(line);
   // The task store is opened (and owned) only by a server that serves the task API.
   if (options.app.taskStore !== false) await (await taskStoreFor(ctx)).flushExport();
@@ -181,16 +192,35 @@ async function serveContext(
       server: options.server,
       signal: options.signal,
       warn,
-      onListen: (url) => {
-        if (options.announce !== false) {
-          console.log(`service listening on ${url} (workspace ${options.root})`);
-        }
-      },
     }, app.fetch);
   } catch (e) {
+    log.line(`could not listen on ${options.host}:${options.port}: ${(e as Error).message}`);
     await closeTrackerService(ctx);
     await closeTaskStore(ctx);
     throw e;
+  }
+  const identity = ctx.identity;
+  log.line(`listening on ${running.url} (workspace ${identity.workspace}, pid ${Deno.pid})`);
+  if (publishes) {
+    try {
+      await publishServer(ctx.paths, {
+        ...identity,
+        pid: Deno.pid,
+        url: running.url,
+        started_at: new Date().toISOString(),
+      });
+    } catch (e) {
+      // A server no command can find would look like none at all: stop rather than linger.
+      log.line(`could not write ${ctx.paths.serverRecord}: ${(e as Error).message}`);
+      await running.shutdown();
+      await closeTrackerService(ctx);
+      await closeTaskStore(ctx);
+      throw e;
+    }
+  }
+  // Said once the record is out: whoever reads this line finds the server by it.
+  if (options.announce !== false) {
+    console.log(`service listening on ${running.url} (workspace ${options.root})`);
   }
   let ticking: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
@@ -202,8 +232,10 @@ async function serveContext(
     clearInterval(timer);
     await ticking;
     accessLogFor(ctx).flush();
+    if (publishes) await withdrawServer(ctx.paths, identity.instance);
     await closeTrackerService(ctx);
     await closeTaskStore(ctx);
+    log.line(`stopped (${running.url})`);
   };
   const finished = running.finished.then(stopBackground);
   // `/status` reports the gate's counters (docs/security.md "Connections").

@@ -36,24 +36,35 @@ export function formatStatus(
   p: Palette,
 ): string[] {
   const lines = [p.bold(`service status`) + ` (${source})`, `workspace: ${status.workspace}`];
-  const tasks = status.tasks as Record<string, number> | undefined;
-  if (tasks) {
-    const parts = Object.entries(tasks).filter(([k, v]) => k !== "total" && v > 0)
-      .map(([k, v]) => `${k.toLowerCase()} ${v}`);
-    lines.push(`tasks: ${tasks.total ?? 0}${parts.length ? ` (${parts.join(", ")})` : ""}`);
-  }
+  const all = status.tasks as Record<string, number> | undefined;
   const run = status.run as
     | {
       run_id: string;
       status: string;
       alive: boolean;
       url: string;
+      tasks?: Record<string, number>;
       waiting: Record<string, string>;
       failed?: Record<string, string>;
       note?: string;
     }
     | null
     | undefined;
+  // The current run's tasks; every run's only when there is no run, or as a total beside it.
+  const counted = run?.tasks ?? all;
+  if (counted) {
+    const parts = Object.entries(counted).filter(([k, v]) => k !== "total" && v > 0)
+      .map(([k, v]) => `${k.toLowerCase()} ${v}`);
+    const whose = run?.tasks ? ` in run ${run.run_id}` : "";
+    const others = run?.tasks && all && all.total !== run.tasks.total
+      ? `; ${all.total} in the workspace, every run`
+      : "";
+    lines.push(
+      `tasks: ${counted.total ?? 0}${whose}${
+        parts.length ? ` (${parts.join(", ")})` : ""
+      }${others}`,
+    );
+  }
   if (run) {
     const state = run.status === "running" && run.alive
       ? `running at ${run.url}`

@@ -1,5 +1,5 @@
 /**
- * The status parts of this service (DESIGN.md §6): `tasks` (counts by status),
+ * The status parts of this service (DESIGN.md §6): `tasks` (counts by status, every run's),
  * `verification_nudge` (spec §2.10, from the ledger at request time), `agents` (live agents
  * from PID files), `spend` (cost report against budget), `rate_limits` (cooldowns).
  * `STATUS_PARTS` lists them in the order the status object shows them.
@@ -14,18 +14,18 @@ import type { AppContext } from "../http/context.ts";
 import { loadTaskSpecs } from "../tasks/persist.ts";
 import { openedTaskStore } from "../tasks/registry.ts";
 import { STATUSES } from "../tasks/lifecycle.ts";
+import type { Task } from "../tasks/task.ts";
+import { runOutcome } from "../runs/runs.ts";
+import { runStatusOf } from "../runs/trail.ts";
+import { journalPath } from "../workspace.ts";
 import { readVerificationNudge } from "../verification/nudge.ts";
 import type { StatusPart } from "./status.ts";
 
-/** Task counts by status: the store's when the server opened it, else from the specs on disk. */
+/** Task counts by status, of every run: the store's when the server opened it, else the specs'. */
 async function taskCounts(app: AppContext): Promise<Record<string, number>> {
   const store = openedTaskStore(app);
   if (store) return (await store).counts();
-  const counts: Record<string, number> = Object.fromEntries(STATUSES.map((s) => [s, 0]));
-  const { tasks } = await loadTaskSpecs(app.paths);
-  for (const t of tasks) counts[t.status]++;
-  counts.total = tasks.length;
-  return counts;
+  return countByStatus((await loadTaskSpecs(app.paths)).tasks);
 }
 
 const verificationNudgePart: StatusPart = async (app) => {
@@ -52,38 +52,71 @@ const spendPart: StatusPart = async (app) => {
   }
 };
 
-/** What `status` says of a run whose process is not running it, by the run state's status. */
+/** What `status` says of a run whose process is not running it, by its status now. */
 const RUN_NOTES: Record<string, string> = {
-  running: "its process is gone: `service run` resumes it",
+  interrupted: "its process is gone: `service run` resumes it",
   failed: "failed: `service retry <task>` or `service cancel <task>`, then `service run`",
   completed: "completed",
+  resumable: "tasks were retried or unblocked since it ended: `service run` resumes it",
 };
 
-function noteOf(state: RunState): string {
-  return state.status === "stopped" ? stoppedOutcome(state) : RUN_NOTES[state.status];
+function noteOf(status: string, state: RunState): string {
+  return status === "stopped" ? stoppedOutcome(state) : RUN_NOTES[status] ?? status;
 }
 
-/** Every FAILED task with the reason it failed (the store's summary). */
-async function failedReasons(app: AppContext): Promise<Record<string, string>> {
+/** The tasks of one run (the store's when the server opened it, else the specs on disk). */
+async function runTasks(app: AppContext, runId: string): Promise<Task[]> {
   const opened = openedTaskStore(app);
   const tasks = opened ? (await opened).list() : (await loadTaskSpecs(app.paths)).tasks;
-  return Object.fromEntries(
-    tasks.filter((t) => t.status === "FAILED").map((t) => [t.id, t.summary ?? "no reason given"]),
-  );
+  return tasks.filter((t) => t.run_id === runId);
 }
 
+/** Counts by status of `tasks`, with their total. */
+function countByStatus(tasks: Task[]): Record<string, number> {
+  const counts: Record<string, number> = Object.fromEntries(STATUSES.map((s) => [s, 0]));
+  for (const t of tasks) counts[t.status]++;
+  counts.total = tasks.length;
+  return counts;
+}
+
+/**
+ * The current run: its state, its status now (recomputed from its journal as `service runs`
+ * does, so a cancel or retry after it ended shows), its tasks counted by status, and each of
+ * its FAILED tasks with the reason it failed.
+ */
 const runPart: StatusPart = async (app: AppContext) => {
   const state = await readRunState(app.paths);
   if (!state) return null;
   const alive = state.status === "running" && processAlive(state.pid);
+  const journal = journalPath(app.paths, state.run_id);
+  const status = alive
+    ? "running"
+    : await exists(journal)
+    ? runStatusOf(await runOutcome(journal), false)
+    : state.status === "running"
+    ? "interrupted"
+    : state.status;
+  const tasks = await runTasks(app, state.run_id);
   return {
     ...state,
+    status,
+    tasks: countByStatus(tasks),
     waiting: state.waiting ?? {},
-    failed: await failedReasons(app),
+    failed: Object.fromEntries(
+      tasks.filter((t) => t.status === "FAILED").map((t) => [t.id, t.summary ?? "no reason given"]),
+    ),
     alive,
-    ...(alive ? {} : { note: noteOf(state) }),
+    ...(alive ? {} : { note: noteOf(status, state) }),
   };
 };
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isFile;
+  } catch {
+    return false;
+  }
+}
 
 const rateLimitsPart: StatusPart = async (app: AppContext) => {
   const nowS = Date.now() / 1000;

@@ -1,18 +1,17 @@
 /** A small HTTP client of the task API for external workers and the CLI. */
-import { readRunState } from "../orchestrator/run_state.ts";
-import { processAlive } from "../util/process_alive.ts";
-import { workspacePaths } from "../workspace.ts";
-import { loadServerSettings } from "../config/server_config.ts";
+import { findWorkspaceServer } from "../discovery/find.ts";
+import { UserFacingError } from "../errors.ts";
 import type { Task } from "./task.ts";
 
+/** How to reach the task server, said once for every command that needs it (spec §7.3). */
+const START_THE_SERVER = "start the server in this workspace: `service serve` (port: --port, " +
+  "`port` in service.yaml or SERVICE_PORT) or `service run`; commands find it on any port " +
+  "through .sdd/runtime/server.json. For a server elsewhere set SERVICE_SERVER_URL";
+
 /** The task server cannot be reached (spec §7.3). */
-export class TaskStoreUnavailable extends Error {
-  constructor(readonly url: string, detail = "connection refused") {
-    super(
-      `TaskStoreUnavailable: ${detail} at ${url}. Start the server with \`service serve\` ` +
-        "(in the workspace), or point SERVICE_PORT (or `port` in service.yaml, or " +
-        "SERVICE_SERVER_URL) at the port it runs on.",
-    );
+export class TaskStoreUnavailable extends UserFacingError {
+  constructor(readonly url: string | undefined, detail = "connection refused") {
+    super(url ? `${detail} at ${url}` : detail, 1, START_THE_SERVER);
     this.name = "TaskStoreUnavailable";
   }
 }
@@ -35,15 +34,15 @@ export interface TaskClientOptions {
   timeoutMs?: number;
 }
 
-/** The server URL of a workspace: SERVICE_SERVER_URL, else host and port from config/SERVICE_PORT. */
+/**
+ * The URL of the workspace's own server (lib/discovery/find.ts): SERVICE_SERVER_URL, else the
+ * one `.sdd/runtime/server.json` names once it proved it serves this workspace. Throws
+ * TaskStoreUnavailable, saying why, when there is none.
+ */
 export async function serverUrlFor(root: string, env = Deno.env.toObject()): Promise<string> {
-  if (env.SERVICE_SERVER_URL) return env.SERVICE_SERVER_URL.replace(/\/+$/, "");
-  // A run in progress serves its own task server, possibly on a fallback port.
-  const run = await readRunState(workspacePaths(root));
-  if (run?.status === "running" && processAlive(run.pid)) return run.url;
-  const s = await loadServerSettings(root, env);
-  const host = s.host === "0.0.0.0" ? "127.0.0.1" : s.host.includes(":") ? `[${s.host}]` : s.host;
-  return `http://${host}:${s.port}`;
+  const search = await findWorkspaceServer(root, { env });
+  if (search.found) return search.found.url;
+  throw new TaskStoreUnavailable(undefined, search.why);
 }
 
 /** Calls the task API. */

@@ -2,9 +2,11 @@
  * One process owns a workspace's task store at a time: two stores over the same
  * `.sdd/backlog/` would overwrite each other's task files and let a task be claimed twice.
  * The owner is recorded in `.sdd/runtime/task-store.owner` (created exclusively); a live other
- * owner is refused, a dead one's record is taken over.
+ * owner is refused, a dead one's record is taken over. An owner killed a moment ago (`kill -9`,
+ * then a restart at once) may still show in the process table while the kernel tears it down,
+ * or stay there as a zombie its parent has not collected: neither runs, so neither refuses.
  */
-import { processAlive } from "../util/process_alive.ts";
+import { processAlive, processExiting } from "../util/process_alive.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 
 /** Another live process owns the task store. */
@@ -29,6 +31,19 @@ function ownerFile(paths: WorkspacePaths): string {
 }
 
 const held = new Map<string, number>();
+
+/** How long an owner that is on its way out (killed, exiting) is waited for. */
+const EXITING_OWNER_WAIT_MS = 3000;
+
+/** True when `pid` runs and is not merely on its way out (waited for, briefly). */
+async function ownerRuns(pid: number): Promise<boolean> {
+  const deadline = Date.now() + EXITING_OWNER_WAIT_MS;
+  while (processAlive(pid) && processExiting(pid)) {
+    if (Date.now() >= deadline) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return processAlive(pid);
+}
 
 /** Record this process as the owner (re-entrant within the process); throws when another owns it. */
 export async function claimStoreOwnership(
@@ -55,7 +70,7 @@ export async function claimStoreOwnership(
     try {
       other = JSON.parse(await Deno.readTextFile(file));
     } catch { /* unreadable: treat as stale */ }
-    if (other && other.pid !== Deno.pid && processAlive(other.pid)) {
+    if (other && other.pid !== Deno.pid && await ownerRuns(other.pid)) {
       throw new TaskStoreBusyError(other.pid, other.purpose);
     }
     await Deno.remove(file).catch(() => {}); // stale: its process is gone

@@ -1,12 +1,7 @@
 /** `service backlog claim`: claim the next ready task for an external worker. */
 import { parseArgs } from "node:util";
 import { CliError, type Command } from "../command.ts";
-import {
-  serverUrlFor,
-  TaskApiError,
-  TaskClient,
-  TaskStoreUnavailable,
-} from "../../tasks/client.ts";
+import { serverUrlFor, TaskApiError, TaskClient } from "../../tasks/client.ts";
 
 export const backlogClaimCommand: Command = {
   name: "backlog claim",
@@ -17,7 +12,8 @@ Calls POST /tasks/next?role=ROLE on the running task server and prints the claim
 JSON. The worker then sends heartbeats (POST /tasks/<id>/heartbeat) at least every
 heartbeat_timeout_s seconds and reports with POST /tasks/<id>/complete or /fail.
 
-Server URL: SERVICE_SERVER_URL, else host/port from service.yaml and SERVICE_PORT.
+Server: SERVICE_SERVER_URL, else the workspace's own server, on whatever port it was started
+(.sdd/runtime/server.json, checked with GET /identity).
 Token: SERVICE_TOKEN when set.
 
 Exit codes: 0 claimed (JSON on stdout); 1 nothing ready for the role, or an error.
@@ -40,9 +36,7 @@ Options:
       ctx.stdout(JSON.stringify(task, null, 2));
       return 0;
     } catch (e) {
-      if (e instanceof TaskStoreUnavailable || e instanceof TaskApiError) {
-        throw new CliError(e.message);
-      }
+      if (e instanceof TaskApiError) throw new CliError(e.message);
       throw e;
     }
   },

@@ -7,7 +7,7 @@ import {
   journalOperatorChange,
   openTaskControl,
 } from "../../orchestrator/task_control.ts";
-import { TaskApiError, TaskStoreUnavailable } from "../../tasks/client.ts";
+import { TaskApiError } from "../../tasks/client.ts";
 
 export const cancelCommand: Command = {
   name: "cancel",
@@ -51,13 +51,7 @@ export async function changeTasks(
   reason?: string,
 ): Promise<number> {
   const eligible = kind === "cancel" ? CANCELLABLE : new Set(["FAILED", "CANCELLED"]);
-  let control;
-  try {
-    control = await openTaskControl(ctx.root);
-  } catch (e) {
-    if (e instanceof TaskStoreUnavailable) throw new CliError(e.message);
-    throw e;
-  }
+  const control = await openTaskControl(ctx.root);
   let failures = 0;
   try {
     const tasks = await control.list();

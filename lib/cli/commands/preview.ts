@@ -2,12 +2,11 @@
 import { CliError, colour, type Command } from "../command.ts";
 import { loadConfig } from "../../config/load.ts";
 import { loadServerSettings } from "../../config/server_config.ts";
-import { readRunState } from "../../orchestrator/run_state.ts";
 import { BUILTIN_TRACKERS } from "../../trackers/builtin.ts";
 import { integrationRows, webhookPath } from "../../trackers/integrations.ts";
 import { readTrackerRuntime } from "../../trackers/state.ts";
 import { findTunnelProgram, NoTunnelProgramError, startTunnel } from "../../tunnel/tunnel.ts";
-import { processAlive } from "../../util/process_alive.ts";
+import { findWorkspaceServer } from "../../discovery/find.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { parseOptions } from "./_options.ts";
 
@@ -90,7 +89,7 @@ Options:
   },
 };
 
-/** The port to expose: --port, the running run's server, else the configured port. */
+/** The port to expose: --port, the workspace's own server (a run's or `serve`'s), else the configured port. */
 async function localPort(root: string, option: string | undefined): Promise<number> {
   if (option !== undefined) {
     const port = Number(option);
@@ -99,9 +98,9 @@ async function localPort(root: string, option: string | undefined): Promise<numb
     }
     return port;
   }
-  const state = await readRunState(workspacePaths(root));
-  if (state?.status === "running" && processAlive(state.pid)) {
-    const port = Number(new URL(state.url).port);
+  const found = (await findWorkspaceServer(root)).found;
+  if (found) {
+    const port = Number(new URL(found.url).port);
     if (port > 0) return port;
   }
   return (await loadServerSettings(root)).port;

@@ -2,9 +2,8 @@
 import { colour, type Command } from "../command.ts";
 import { parseOptions } from "./_options.ts";
 import { loadServerSettings } from "../../config/server_config.ts";
-import { readRunState } from "../../orchestrator/run_state.ts";
 import { listRuns, type RunSummary } from "../../runs/runs.ts";
-import { processAlive } from "../../util/process_alive.ts";
+import { findWorkspaceServer } from "../../discovery/find.ts";
 import { workspacePaths } from "../../workspace.ts";
 
 const COLUMNS = ["queued", "running", "gated", "needs_review", "merged"] as const;
@@ -21,9 +20,17 @@ function paint(status: RunSummary["status"]): string {
     case "failed":
     case "interrupted":
       return colour.red(status);
+    case "resumable":
+      return colour.yellow(status);
     default:
       return colour.yellow(status);
   }
+}
+
+/** Cards of `column`; FAILED and CANCELLED tasks, whose cards the board keeps in gated, apart. */
+function columnCount(run: RunSummary, column: typeof COLUMNS[number]): number {
+  const cards = run.counts[column] ?? 0;
+  return column === "gated" ? Math.max(0, cards - run.failed - run.cancelled) : cards;
 }
 
 export const runsCommand: Command = {
@@ -32,9 +39,11 @@ export const runsCommand: Command = {
   help: `Usage: service runs [--json] [--root DIR]
 
 Lists every run of the workspace (.sdd/runs/<run_id>/journal.jsonl), newest first: its status
-(running, completed, failed, stopped, or interrupted when its process is gone — \`service run\`
-resumes it), its plan, the cards in each board column, whether its journal verifies, and the URL
-of its board (served while a run lasts, or by \`service serve\`).
+(running, completed, failed, stopped, interrupted when its process is gone, or resumable when
+tasks were retried or unblocked after it ended — \`service run\` resumes those two), its plan, the
+cards in each board column with FAILED and CANCELLED tasks counted apart from gated, whether its
+journal verifies, and the URL of its board (served while a run lasts, or by \`service serve\`).
+A run's status is recomputed when its tasks are cancelled or retried after it ended.
 
 Options:
   --json   print JSON`,
@@ -42,8 +51,8 @@ Options:
     const values = parseOptions("runs", args, { json: { type: "boolean", default: false } });
     const paths = workspacePaths(ctx.root);
     const runs = await listRuns(paths);
-    const state = await readRunState(paths);
-    const live = state?.status === "running" && processAlive(state.pid) ? state.url : undefined;
+    // The board is served by the workspace's own server (a run's or `service serve`'s).
+    const live = (await findWorkspaceServer(ctx.root)).found?.url;
     const settings = await loadServerSettings(ctx.root);
     const base = live ?? `http://${settings.host}:${settings.port}`;
     const url = (id: string) => `${base}/dashboard/review-board?run=${encodeURIComponent(id)}`;
@@ -59,13 +68,23 @@ Options:
       ctx.stdout("no runs yet: `service run plan.yaml` starts one");
       return 0;
     }
-    const rows = [["RUN", "STATUS", "PLAN", ...COLUMNS.map((c) => c.toUpperCase()), "JOURNAL"]];
+    const rows = [[
+      "RUN",
+      "STATUS",
+      "PLAN",
+      ...COLUMNS.map((c) => c.toUpperCase()),
+      "FAILED",
+      "CANCELLED",
+      "JOURNAL",
+    ]];
     for (const r of runs) {
       rows.push([
         r.run_id,
         r.status,
         plan(r),
-        ...COLUMNS.map((c) => String(r.counts[c] ?? 0)),
+        ...COLUMNS.map((c) => String(columnCount(r, c))),
+        String(r.failed),
+        String(r.cancelled),
         r.journal_verified ? "verified" : "TAMPERED",
       ]);
     }
