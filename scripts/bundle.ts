@@ -49,7 +49,7 @@ try {
       mapFile,
       "-o",
       out,
-      join(ROOT, "cli.ts"),
+      join(ROOT, "cli_main.ts"),
     ],
     cwd: ROOT,
     env: { RUST_BACKTRACE: "0" },

@@ -18,8 +18,8 @@ async function readmeCommands(): Promise<string[]> {
 
 Deno.test("the README starts with the demo and the test command, in that order", async () => {
   const [demo, test] = await readmeCommands();
-  assert.equal(demo, "npx -y deno@2.9.6 task demo");
-  assert.equal(test, "npx -y deno@2.9.6 task test");
+  assert.equal(demo, "npx -y deno@2.9.6 run -qA cli.ts demo");
+  assert.equal(test, "npx -y deno@2.9.6 task -q test");
 });
 
 Deno.test("on a fresh clone the README's demo command reaches its board and the test command runs", async () => {
@@ -45,6 +45,10 @@ Deno.test("on a fresh clone the README's demo command reaches its board and the 
     detached: true,
   }).spawn();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let errors = "";
+  const errorsRead = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
+    new WritableStream({ write: (text) => void (errors += text) }),
+  ).catch(() => {});
   let seen = "";
   try {
     const deadline = Date.now() + 240_000;
@@ -55,6 +59,9 @@ Deno.test("on a fresh clone the README's demo command reaches its board and the 
       seen += value;
     }
     assert.match(seen, /completed in .* every task verified and merged/);
+    // The first run installs the npm packages quietly, saying so once (not a line per package).
+    assert.equal(errors.match(/installing its dependencies/g)?.length, 1, errors);
+    assert.doesNotMatch(seen + errors, /Initialize|Download/);
     const board = /review board: (\S+)/.exec(seen)![1];
     const page = await fetch(board);
     assert.equal(page.status, 200);
@@ -62,8 +69,8 @@ Deno.test("on a fresh clone the README's demo command reaches its board and the 
   } finally {
     Deno.kill(-child.pid, "SIGINT"); // npx → deno: the whole group, as Ctrl-C would
     await reader.cancel().catch(() => {});
-    await child.stderr.cancel().catch(() => {});
     await child.status;
+    await errorsRead;
   }
 
   const [testProgram, ...testArgs] = testCommand.split(" ");
@@ -77,4 +84,5 @@ Deno.test("on a fresh clone the README's demo command reaches its board and the 
   const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
   assert.equal(out.code, 0, text);
   assert.match(text, /ok \| 4 passed/);
+  assert.doesNotMatch(text, /Initialize/);
 });
