@@ -29,7 +29,7 @@ import { listenByPolicy, PortBusyError, portChoice } from "../server/port_policy
 import { UserFacingError } from "../errors.ts";
 import { taskStoreFor } from "../tasks/registry.ts";
 import type { TaskStore } from "../tasks/store.ts";
-import type { Task } from "../tasks/task.ts";
+import { isFinished, type Task } from "../tasks/task.ts";
 import { ensureServiceExcluded } from "../worktrees/exclude.ts";
 import { journalPath, type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { Orchestrator, type RunOutcome } from "./orchestrator.ts";
@@ -90,9 +90,6 @@ export interface RunResult extends RunOutcome {
   /** Every step of the plan had landed already: no run was started. */
   upToDate?: boolean;
 }
-
-/** Statuses a run's task ends in. */
-const FINISHED: ReadonlySet<string> = new Set(["CLOSED", "FAILED", "CANCELLED"]);
 
 async function currentBranch(root: string): Promise<string> {
   const inside = await git(["rev-parse", "--is-inside-work-tree"], {
@@ -159,9 +156,8 @@ function findResumable(store: TaskStore, state: RunState | undefined): Resumable
     list.push(t);
     byRun.set(t.run_id, list);
   }
-  const candidates = [...byRun.keys()].filter((id) =>
-    byRun.get(id)!.some((t) => !FINISHED.has(t.status))
-  ).sort().reverse();
+  const candidates = [...byRun.keys()].filter((id) => byRun.get(id)!.some((t) => !isFinished(t)))
+    .sort().reverse();
   const runId = state && candidates.includes(state.run_id) ? state.run_id : candidates[0];
   if (!runId) return undefined;
   const tasks = byRun.get(runId)!;
@@ -169,7 +165,7 @@ function findResumable(store: TaskStore, state: RunState | undefined): Resumable
     runId,
     plan: state?.run_id === runId ? state.plan : undefined,
     planSha256: state?.run_id === runId ? state.plan_sha256 : undefined,
-    unfinished: tasks.filter((t) => !FINISHED.has(t.status)),
+    unfinished: tasks.filter((t) => !isFinished(t)),
     taskIds: tasks.map((t) => t.id),
   };
 }
@@ -397,6 +393,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
           : agentTimeoutS({ scope: task.scope, role: task.role }, tasksJsonl);
       },
       continuous,
+      landUnreported: config.recovery.land_unreported,
       graceMs: graceOverride >= 0 && env.SERVICE_KILL_GRACE_S !== undefined
         ? graceOverride * 1000
         : KILL_GRACE_MS,
@@ -427,7 +424,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     await appendEvents(journalPath(paths, runId), [
       ev.runCompleted({ run_id: runId, status: outcome.status, counts: outcome.counts }),
     ]);
-    const unfinished = store.list().filter((t) => t.run_id === runId && !FINISHED.has(t.status));
+    const unfinished = store.list().filter((t) => t.run_id === runId && !isFinished(t));
     const ended = {
       ...state,
       status: outcome.status,
@@ -477,7 +474,7 @@ async function startNewRun(
     return undefined;
   }
   const collisions = todo.map((t) => store.get(t.id)).filter((t): t is Task => t !== undefined);
-  const open = collisions.filter((t) => !FINISHED.has(t.status));
+  const open = collisions.filter((t) => !isFinished(t));
   if (open.length > 0) {
     throw new RunError(
       `task id(s) ${describeUnfinished(open)} of the plan are unfinished tasks of the task API`,

@@ -21,9 +21,10 @@ Steps an earlier run of the plan already landed are not run again: a step is its
 position in the stage and its goal (a changed goal is a new step). --force runs every step.
 
 Without a plan, \`service run\` resumes the run that has unfinished tasks — one interrupted by
-\`service stop\`, Ctrl-C or a crash (stale agents are ended, their partial work recovered), or one
-with FAILED tasks you retried (\`service retry <task>\`) — and otherwise runs plan.yaml.
-Unfinished work can also be cancelled: \`service cancel <task>\` or \`service cancel --all\`.
+\`service stop\`, Ctrl-C or a crash (stale agents are ended; a new attempt continues their kept
+work, and the stop counts no attempt), or one with FAILED tasks you retried (\`service retry
+<task>\`) — and otherwise runs plan.yaml. Unfinished work can also be cancelled: \`service cancel
+<task>\` or \`service cancel --all\`.
 
 Options:
   --force      run every step of the plan, also those that already landed
