@@ -14,6 +14,7 @@ import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import {
   browserPage,
+  cli,
   columnsOf,
   openRunPage,
   pageColumn,
@@ -271,4 +272,32 @@ Deno.test("recovery.land_unreported lands interrupted work only when every compl
     await browser.page.locator('[data-unreported="exited"]').innerText(),
     /exited without a report/,
   );
+});
+
+Deno.test("service run --detach resumes a stopped run and says it resumed; the foreground run prints its final status line once", async () => {
+  await using dir = await tempDir();
+  await using outside = await tempDir();
+  const { mark, go } = await oneResumableTask(dir.path, outside.path);
+  using _env = withEnv({ SERVICE_KILL_GRACE_S: "1" });
+  const started = await cli(dir.path, "run", "--detach", "--port", "0");
+  assert.equal(started.code, 0, started.out);
+  assert.match(started.out, /run \S+ started in the background/);
+  await until("the first agent", () => exists(`${mark}.1`));
+  const stop = await cli(dir.path, "stop");
+  assert.equal(stop.code, 0, stop.out);
+  const resumed = await cli(dir.path, "run", "--detach", "--port", "0");
+  assert.equal(resumed.code, 0, resumed.out);
+  assert.match(resumed.out, /run \S+ resumed in the background/);
+  await until("the resumed agent", () => exists(`${mark}.2`));
+  assert.equal((await cli(dir.path, "stop")).code, 0);
+
+  await Deno.writeTextFile(`${go}.3`, "");
+  const last = await cli(dir.path, "run", "--port", "0");
+  assert.equal(last.code, 0, last.out);
+  assert.equal(last.out.match(/completed: every task landed/g)?.length, 1, last.out);
+  const summaries = last.out.split("\n").filter((l) => /^run \S+ · \d+s · /.test(l));
+  assert.equal(new Set(summaries).size, summaries.length, `a summary repeated:\n${last.out}`);
+  const log = await Deno.readTextFile(join(dir.path, ".sdd/runtime/orchestrator.log"));
+  const stoppedLines = log.split("\n").filter((l) => /^run \S+ stopped/.test(l));
+  assert.equal(stoppedLines.length, 2, `one final line per stopped run:\n${log}`);
 });

@@ -36,13 +36,7 @@ import { Orchestrator, type RunOutcome } from "./orchestrator.ts";
 import { keyedTasks, landedSteps, plannedTasks, stepsToDo } from "./plan_steps.ts";
 import { ProgressDisplay } from "./progress.ts";
 import { runSetupProblems } from "./run_checks.ts";
-import {
-  newRunId,
-  readRunState,
-  type RunState,
-  stoppedOutcome,
-  writeRunState,
-} from "./run_state.ts";
+import { newRunId, readRunState, type RunState, writeRunState } from "./run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { qualityGatesFor } from "../verification/quality_gates.ts";
 import { verificationLine } from "../status/format.ts";
@@ -89,6 +83,8 @@ export interface RunResult extends RunOutcome {
   url: string;
   /** Every step of the plan had landed already: no run was started. */
   upToDate?: boolean;
+  /** Tasks of the run left unfinished (a stopped run resumes only while some are). */
+  unfinished?: number;
 }
 
 async function currentBranch(root: string): Promise<string> {
@@ -432,8 +428,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       unfinished: unfinished.length,
     };
     await writeRunState(paths, ended);
-    if (outcome.status === "stopped") out(`run ${runId} ${stoppedOutcome(ended)}`);
-    return { ...outcome, runId, url: server.url };
+    // The caller prints the final status line, once (lib/cli/commands/run.ts).
+    return { ...outcome, runId, url: server.url, unfinished: unfinished.length };
   } finally {
     options.signal?.removeEventListener("abort", stopOnSignal);
     if (!options.server) await server.shutdown();
