@@ -30,7 +30,10 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
           <span>
             landed as <code>{detail.merged.commit.slice(0, 12)}</code>
             {detail.attempts.at(-1)?.unreported === "interrupted" && (
-              <span class="badge bad" data-landed-without-report>landed without a report</span>
+              <>
+                {" "}
+                <span class="badge bad" data-landed-without-report>landed without a report</span>
+              </>
             )}
           </span>
         )}

@@ -661,6 +661,11 @@ Deno.test("decide(): a task left by a stopped or crashed orchestrator gets a new
   ]);
   assert.equal(requeueOf(noWork).countAttempt, false);
   assert.equal(requeueOf(noWork).resumeFrom, null);
+  assert.equal(
+    requeueOf(noWork).reason,
+    "its agent was lost when the orchestrator stopped; it left no work; a new attempt starts " +
+      "afresh (no attempt counted)",
+  );
   // A stop left it ORPHANED with its summary: the reason says the agent was stopped.
   const stopped = state([task("t1", { status: "ORPHANED", attempts: 3, summary: "run stopped" })]);
   const resumed = decide(stopped, {

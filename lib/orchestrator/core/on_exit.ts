@@ -190,7 +190,7 @@ export function onRecovered(d: Draft, out: Out, e: Recovered): void {
   if (e.hasWorktree) out.push({ kind: "reap", taskId: task.id, reason: why });
   const next = e.hasWork
     ? "a new attempt continues from its kept work"
-    : "a new attempt starts (it left no work)";
+    : "it left no work; a new attempt starts afresh";
   const reason = `${why}; ${next} (no attempt counted)`;
   out.push({
     kind: "store",
