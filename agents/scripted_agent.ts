@@ -16,6 +16,7 @@
  *   ["report", summary?]         report completion now
  *   ["fail", reason]             report failure now (`POST /tasks/<id>/fail`)
  *   ["if_missing", path, [...]]  run the nested directives only while `path` does not exist
+ *   ["if_exists", path, [...]]   run them only when `path` exists (work an earlier attempt left)
  *   ["first_attempt", [...]]     run the nested directives only on a first attempt
  *   ["retry", [...]]             run them only when the prompt carries a previous attempt's note
  *   ["require_prompt", text]     exit 1 unless the prompt contains text (checks what reached it)
@@ -128,6 +129,9 @@ export async function runScriptedAgent(prompt: string): Promise<void> {
           break;
         case "if_missing":
           if (!(await exists(args[0] as string))) await run(args[1] as Directive[]);
+          break;
+        case "if_exists":
+          if (await exists(args[0] as string)) await run(args[1] as Directive[]);
           break;
         case "require_prompt":
           if (!prompt.includes(args[0] as string)) {

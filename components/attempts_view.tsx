@@ -29,6 +29,12 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
         {detail.merged?.commit && (
           <span>
             landed as <code>{detail.merged.commit.slice(0, 12)}</code>
+            {detail.attempts.at(-1)?.unreported === "interrupted" && (
+              <>
+                {" "}
+                <span class="badge bad" data-landed-without-report>landed without a report</span>
+              </>
+            )}
           </span>
         )}
       </p>
@@ -58,6 +64,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
                   )}
                 </div>
               ))}
+              {a.unreported && <div data-unreported={a.unreported}>{unreportedWords(a)}</div>}
               {a.retried_because && <div class="muted">new attempt: {a.retried_because}</div>}
               {a.summary && <div data-summary>Agent's summary: {a.summary}</div>}
               {a.verification && <VerificationLine v={a.verification} />}
@@ -81,6 +88,14 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
       )}
     </div>
   );
+}
+
+/** How an attempt's unreported work was taken (DESIGN.md §7). */
+function unreportedWords(a: Attempt): string {
+  if (a.unreported === "exited") return "exited without a report: its work went through the gates";
+  return a.outcome === "merged"
+    ? "landed without a report: interrupted, every completion signal passed (recovery.land_unreported)"
+    : "interrupted without a report: every completion signal passed, so its work goes through the gates (recovery.land_unreported)";
 }
 
 /** The observed evidence of one completion: the three flags and the test run the log showed. */

@@ -17,6 +17,7 @@ export const STATE_WORDS: Record<TaskState, string> = {
   merged: "merged",
   failed: "FAILED",
   cancelled: "cancelled",
+  done: "DONE by an operator",
 };
 
 /** Props of {@link RunOutlineView}. */

@@ -97,25 +97,39 @@ Deno.test("run: an agent that exits without reporting leaves an orphan whose par
   assert.match(ledger, /"task_id":"quiet"/);
 });
 
-Deno.test("run: an agent hanging past its timeout gets SIGTERM then SIGKILL (whole tree); exit 124 and partial work kept", async () => {
+Deno.test("run: an agent hanging past its timeout gets SIGTERM then SIGKILL (whole tree); exit 124, its work is kept and the next attempt continues it", async () => {
   await using dir = await tempDir();
   using _env = withEnv({ SERVICE_AGENT_TIMEOUT_S: "2", SERVICE_KILL_GRACE_S: "1" });
   const marker = `hang-marker-${crypto.randomUUID().slice(0, 8)}`;
   await workspace(dir.path, [{
     name: "s",
-    steps: [{ id: "stuck", script: [["write", "wip.txt", `${marker}\n`], ["hang"]] }],
+    steps: [{
+      id: "stuck",
+      script: [
+        ["if_missing", "wip.txt", [["write", "wip.txt", `${marker}\n`], ["hang"]]],
+        ["require_prompt", "EARLIER WORK:"],
+        ["report", "finished the kept work"],
+      ],
+    }],
   }]);
   const started = Date.now();
   const result = await runPlan({ root: dir.path, ...quiet });
-  assert.ok(Date.now() - started < 20_000);
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.ok(Date.now() - started < 30_000);
   const rows = (await journalOf(dir.path, result.runId)).rows.map((r) => r.row);
   const exit = rows.find((r) => r.type === "agent_exited")!;
   assert.equal(exit.data.exit_code, 124);
   assert.equal(exit.data.ended_by, "timeout");
+  const completed = rows.filter((r) => r.type === "task_completed");
+  assert.deepEqual(completed.map((r) => r.data.summary), ["finished the kept work"]);
+  assert.ok(
+    rows.indexOf(completed[0]) > rows.findLastIndex((r) => r.type === "task_claimed"),
+    "the timed-out work was not landed as if finished: the next attempt completed it",
+  );
   assert.equal(
     await Deno.readTextFile(join(dir.path, "wip.txt")),
     `${marker}\n`,
-    "partial work merged",
+    "the kept work landed with the attempt that finished it",
   );
   const left = await new Deno.Command("pgrep", {
     args: ["-f", `sleep 3600; : ${exit.data.session_id}`],
@@ -255,7 +269,11 @@ Deno.test("run: kill -9 of the orchestrator mid-run, then `run` again recovers w
       { id: "fast", script: [["write", "fast.txt", "1\n"], ["report"]], owned: ["fast.txt"] },
       {
         id: "slow",
-        script: [["write", "slow.txt", "partial\n"], ["sleep", 60_000], ["report"]],
+        // The next attempt continues the kept work and reports.
+        script: [["if_missing", "slow.txt", [["write", "slow.txt", "partial\n"], [
+          "sleep",
+          60_000,
+        ]]], ["report"]],
         owned: ["slow.txt"],
       },
     ],

@@ -14,9 +14,13 @@ import type { RowSink } from "../journal/incremental.ts";
 /** A failed check or failure reason (at least `kind` and `detail`). */
 export type Signal = { kind: string; detail: string; [extra: string]: JsonValue };
 
-/** How an attempt ended (`running` while it has not). */
+/**
+ * How an attempt ended (`running` while it has not; `interrupted`: its agent was stopped, lost
+ * with the orchestrator or rate limited, and a new attempt follows without counting it).
+ */
 export type AttemptOutcome =
   | "running"
+  | "interrupted"
   | "completed"
   | "gated"
   | "merged"
@@ -37,6 +41,11 @@ export interface Attempt {
   retried_because?: string;
   /** The agent's own summary, from its completion. */
   summary?: string;
+  /**
+   * Its work was completed without a report: its agent exited 0 on its own (`exited`), or it
+   * was interrupted and `recovery.land_unreported` landed it (`interrupted`).
+   */
+  unreported?: "exited" | "interrupted";
   exit?: { exit_code: number; duration_ms: number; ended_by?: string };
   /** The session log kept in the run directory (`logs/<session_id>.log`). */
   log?: { sha256: string; bytes: number };
@@ -53,7 +62,10 @@ export interface AttemptVerification {
   test_runs: { runner: string; outcome: string; line: string }[];
 }
 
-/** Where a task stands, in words the page shows (the board column where it has a card). */
+/**
+ * Where a task stands, in words the page shows (the board column where it has a card); `done`:
+ * an operator marked it done while no agent worked on it (nothing merged; its card is gated).
+ */
 export type TaskState =
   | "planned"
   | "blocked"
@@ -64,7 +76,8 @@ export type TaskState =
   | "needs_review"
   | "merged"
   | "failed"
-  | "cancelled";
+  | "cancelled"
+  | "done";
 
 /** Everything the journal says about one task. */
 export interface TaskActivity {
@@ -149,6 +162,7 @@ const INTRODUCES = new Set([
   "task_merged",
   "task_failed",
   "task_cancelled",
+  "task_done_by_operator",
   "task_waiting",
 ]);
 
@@ -204,6 +218,9 @@ export function foldActivity(state: ActivityState, row: JournalEvent): void {
       if (attempt) {
         attempt.outcome = "completed";
         attempt.summary = str(d.summary) ?? attempt.summary;
+        if (d.recovered === true) {
+          attempt.unreported = d.interrupted === true ? "interrupted" : "exited";
+        }
       }
       t.state = "needs_review";
       t.reason = undefined;
@@ -222,7 +239,10 @@ export function foldActivity(state: ActivityState, row: JournalEvent): void {
       break;
     }
     case "task_retried":
-      if (attempt) attempt.retried_because = str(d.reason);
+      if (attempt) {
+        attempt.retried_because = str(d.reason);
+        if (attempt.outcome === "running") attempt.outcome = "interrupted";
+      }
       t.state = "queued";
       t.reason = str(d.reason);
       break;
@@ -248,6 +268,10 @@ export function foldActivity(state: ActivityState, row: JournalEvent): void {
     case "task_cancelled":
       if (attempt && attempt.outcome === "running") attempt.outcome = "cancelled";
       t.state = "cancelled";
+      t.reason = str(d.reason);
+      break;
+    case "task_done_by_operator":
+      t.state = "done";
       t.reason = str(d.reason);
       break;
     case "task_waiting":
@@ -326,7 +350,7 @@ export function outlineTask(state: ActivityState, t: TaskActivity): OutlineTask 
   const pending = t.depends_on.filter((dep) => {
     const other = state.tasks.get(dep);
     if (!other) return !state.already_landed.some((l) => l.task_id === dep);
-    return other.state !== "merged" && other.state !== "cancelled";
+    return other.state !== "merged" && other.state !== "cancelled" && other.state !== "done";
   });
   if (pending.length > 0) {
     item.state = "blocked";

@@ -186,3 +186,54 @@ Deno.test("activity: a completion's verification record attaches to its attempt"
     test_runs: [{ runner: "pytest", outcome: "passed", line: "3 passed in 0.1s" }],
   });
 });
+
+Deno.test("activity: an operator's completion is done with its reason and satisfies dependents; unreported completions say how", () => {
+  const state = fold([
+    PLAN,
+    ["task_verification_failed", {
+      task_id: "a",
+      signals: [{
+        kind: "operator_done",
+        detail: "marked done by an operator; nothing was merged",
+      }],
+    }],
+    ["task_done_by_operator", {
+      task_id: "a",
+      reason: "marked done by an operator; nothing was merged",
+    }],
+    ["task_claimed", { task_id: "b", session_id: "s1" }],
+    ["task_completed", { task_id: "b", recovered: true }],
+    ["task_claimed", { task_id: "c", session_id: "s2" }],
+    ["task_completed", { task_id: "c", recovered: true, interrupted: true }],
+  ]);
+  const a = state.tasks.get("a")!;
+  assert.deepEqual([a.state, a.reason], ["done", "marked done by an operator; nothing was merged"]);
+  assert.equal(state.tasks.get("b")!.attempts[0].unreported, "exited");
+  assert.equal(state.tasks.get("c")!.attempts[0].unreported, "interrupted");
+  const fresh = fold([PLAN, ["task_done_by_operator", { task_id: "a", reason: "done" }]]);
+  assert.deepEqual(
+    outline(fresh).find((t) => t.task_id === "b")!.state,
+    "planned",
+    "b no longer waits on a",
+  );
+});
+
+Deno.test("activity: an attempt stopped with the run reads interrupted, not running", () => {
+  const state = fold([
+    PLAN,
+    ["task_claimed", { task_id: "a", session_id: "s1" }],
+    ["agent_exited", {
+      task_id: "a",
+      session_id: "s1",
+      exit_code: -15,
+      duration_ms: 900,
+      ended_by: "stop",
+    }],
+    ["task_retried", { task_id: "a", reason: "the run stopped; `service run` resumes it" }],
+    ["task_claimed", { task_id: "a", session_id: "s2" }],
+  ]);
+  assert.deepEqual(state.tasks.get("a")!.attempts.map((a) => a.outcome), [
+    "interrupted",
+    "running",
+  ]);
+});

@@ -14,6 +14,7 @@ Deno.test("parseConfig() fills every default of a minimal file", () => {
   assert.deepEqual(c.verification_nudge, { threshold: 0.3, min_completions: 3 });
   assert.equal(c.heartbeat_timeout_s, 45);
   assert.equal(c.review.require_approval, false);
+  assert.equal(c.recovery.land_unreported, false);
   assert.equal(c.batch_eligible, false);
   assert.deepEqual(c.auth.tokens, []);
 });
@@ -44,6 +45,7 @@ host: 127.0.0.1
 port: 9000
 heartbeat_timeout_s: 30
 review: { require_approval: true }
+recovery: { land_unreported: true }
 auth:
   tokens: [{ principal: ci, scope: reader, token_env: CI_TOKEN }]
 `);
@@ -51,6 +53,7 @@ auth:
   assert.deepEqual(Object.keys(c.roles), ["backend", "qa"]);
   assert.equal(c.trackers.tracker_a.webhook?.enabled, true);
   assert.equal(c.review.require_approval, true);
+  assert.equal(c.recovery.land_unreported, true);
   const env: Record<string, string> = { HOME: "/h", MY_TOKEN: "t0k" };
   const mcp = resolveMcpServers(c, (n) => env[n]);
   assert.deepEqual(mcp.files, { command: "npx", args: ["-y", "srv", "/h"], env: { TOKEN: "t0k" } });
@@ -93,6 +96,12 @@ const BROKEN: BrokenConfig[] = [
     text: "cli: claude\nroles: [qa]\nverification_nudge:\n  treshold: 0.2\n",
     error: ValidationError,
     message: /:4:3: verification_nudge\.treshold: unknown key .*did you mean 'threshold'/,
+  },
+  {
+    name: "a mistyped recovery key names recovery.land_unreported",
+    text: "cli: claude\nroles: [qa]\nrecovery:\n  land_unreportd: true\n",
+    error: ValidationError,
+    message: /:4:3: recovery\.land_unreportd: unknown key .*did you mean 'land_unreported'/,
   },
   {
     name: "unknown webhook key",

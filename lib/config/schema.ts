@@ -196,6 +196,13 @@ export const ServiceConfigSchema = z.strictObject({
   heartbeat_timeout_s: z.number().positive().default(45),
   review: z.strictObject({ require_approval: z.boolean().default(false) })
     .default({ require_approval: false }),
+  /**
+   * `recovery.land_unreported`: land the work of an interrupted agent (spec §3.1 ORPHANED →
+   * DONE) when every completion signal of its task passes, instead of continuing it in a new
+   * attempt (the default, DESIGN.md §7).
+   */
+  recovery: z.strictObject({ land_unreported: z.boolean().default(false) })
+    .default({ land_unreported: false }),
   auth: z.strictObject({ tokens: z.array(TokenSpecSchema).default([]) }).default({ tokens: [] }),
 }).superRefine((config, ctx) => {
   // A tracker may only route tickets to roles that exist.

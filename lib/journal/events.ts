@@ -111,13 +111,19 @@ export function taskRetried(data: { task_id: string; reason?: string }): Journal
   return event("task_retried", data);
 }
 
-/** `task_completed`: the agent reported (or recovery found) finished work; needs review. */
+/**
+ * `task_completed`: the agent reported (or recovery found) finished work; needs review.
+ * `recovered`: its agent ended without reporting (it exited 0 on its own); `interrupted` too:
+ * its agent was interrupted and `recovery.land_unreported` lands it because every completion
+ * signal passed.
+ */
 export function taskCompleted(
-  data: { task_id: string; summary?: string; recovered?: boolean },
+  data: { task_id: string; summary?: string; recovered?: boolean; interrupted?: boolean },
 ): JournalEvent {
   return event("task_completed", {
     ...data,
-    recovered: data.recovered ? true : undefined,
+    recovered: data.recovered || data.interrupted ? true : undefined,
+    interrupted: data.interrupted ? true : undefined,
   });
 }
 
@@ -207,6 +213,14 @@ export function rateLimited(data: {
 /** `task_cancelled` (detail): an operator cancelled the task. */
 export function taskCancelled(data: { task_id: string; reason: string }): JournalEvent {
   return event("task_cancelled", data);
+}
+
+/**
+ * `task_done_by_operator` (detail): an operator marked the task DONE while no agent worked on
+ * it; it is done for good and nothing of it is merged.
+ */
+export function taskDoneByOperator(data: { task_id: string; reason: string }): JournalEvent {
+  return event("task_done_by_operator", data);
 }
 
 /** `task_waiting` (detail): why a task that could run does not (blocked, owned files, a merge). */

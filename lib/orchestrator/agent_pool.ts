@@ -22,6 +22,7 @@ import type { RateLimitGuard } from "./rate_limit_guard.ts";
 import { AgentSession } from "./session.ts";
 import type { SpendTracker } from "./spend.ts";
 import type { TaskWork } from "./task_work.ts";
+import { type EarlierWork, earlierWork, supersedeEarlierWork } from "../worktrees/earlier_work.ts";
 
 /** Settings of {@link AgentPool}. */
 export interface AgentPoolOptions {
@@ -44,6 +45,8 @@ export interface AgentPoolOptions {
   work: TaskWork;
   spend: SpendTracker;
   rateLimits: RateLimitGuard;
+  /** `recovery.land_unreported` (see CoreSettings). */
+  landUnreported: boolean;
   log: (line: string) => void;
   clock: () => number;
 }
@@ -84,6 +87,19 @@ export class AgentPool {
     return `s-${this.#o.runId.slice(-4)}-${n}-${crypto.randomUUID().slice(0, 4)}`;
   }
 
+  /** The kept work of the task's interrupted attempt, which this attempt continues. */
+  async #earlierWork(task: Task, tip: string): Promise<EarlierWork | undefined> {
+    if (!task.resume_from) return undefined;
+    const found = await earlierWork(this.#o.paths.root, task.resume_from, tip);
+    if (!found) {
+      this.#o.log(
+        `${task.id}: nothing is left to continue of session ${task.resume_from} ` +
+          "(it landed, or its refs were deleted); starting from the target branch",
+      );
+    }
+    return found;
+  }
+
   async #template(role: string): Promise<RoleTemplate> {
     let template = this.#templates.get(role);
     if (!template) {
@@ -114,13 +130,17 @@ export class AgentPool {
     const role = o.roles[task.role] ?? {};
     let session: AgentSession;
     let model: string | undefined;
+    let earlier: EarlierWork | undefined;
     try {
+      const tip = await o.work.targetTip();
+      earlier = await this.#earlierWork(task, tip);
       const invocation = agentInvocation(o.adapter, await this.#template(task.role), task, {
         model: role.model ?? o.model,
         effort: role.effort ?? o.effort,
         mcpConfigPath: o.mcpConfigPath,
         workdir: join(o.paths.worktrees, sessionId),
         retryNote: note,
+        earlierWork: earlier && { session: task.resume_from!, base: earlier.base },
       });
       model = invocation.model;
       session = await AgentSession.start({
@@ -128,7 +148,8 @@ export class AgentPool {
         runId: o.runId,
         task,
         sessionId,
-        baseCommit: await o.work.targetTip(),
+        baseCommit: earlier?.base ?? tip,
+        startCommit: earlier?.commit,
         adapter: o.adapter,
         launch: o.launch,
         argv: invocation.argv,
@@ -156,6 +177,10 @@ export class AgentPool {
     }
     this.#sessions.set(taskId, session);
     o.work.set(taskId, { worktree: session.worktree, sessionId, logPath: session.logPath });
+    if (earlier) {
+      o.log(`${taskId}: continuing the kept work of session ${task.resume_from}`);
+      await supersedeEarlierWork(o.paths.root, task.resume_from!, earlier.commit);
+    }
     await this.#storeHeartbeat(taskId);
     session.proc.status.then(() => onExit(() => this.#exited(session)));
     return {
@@ -242,9 +267,15 @@ export class AgentPool {
     const status2 = o.store.get(taskId)?.status;
     const unreported = status2 === "CLAIMED" || status2 === "IN_PROGRESS" ||
       status2 === "ORPHANED";
-    const hasWork = unreported && !rateLimited && session.endedBy !== "stop"
+    // A stopped agent's leftovers are committed when its worktree is kept for the next run.
+    const hasWork = unreported && session.endedBy !== "stop"
       ? await o.work.commitLeftovers(taskId, diagnosis.reason)
       : false;
+    const exitedOnItsOwn = !session.endedBy && exitCode === 0;
+    // Under `recovery.land_unreported` interrupted work lands only if every signal passes on it.
+    const signalsPass = hasWork && o.landUnreported && !exitedOnItsOwn && !rateLimited
+      ? await o.work.signalsPass(session.task)
+      : undefined;
     const { fastExit: _fastExit, ...d } = diagnosis;
     return [
       ...(hit ? [hit] : []),
@@ -256,6 +287,7 @@ export class AgentPool {
         durationMs,
         rateLimited,
         hasWork,
+        ...(signalsPass === undefined ? {} : { signalsPass }),
         diagnosis: d,
       },
     ];

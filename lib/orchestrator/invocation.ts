@@ -1,7 +1,8 @@
 /**
  * What one agent is asked to do (pure): the prompt from the role template and the task, with
- * the previous attempt's note when there is one, the routed model (`model` wins, else
- * `complexity: low` takes the adapter's cheapest), and the adapter's argv.
+ * the interrupted work its worktree continues and the previous attempt's note when there are,
+ * the routed model (`model` wins, else `complexity: low` takes the adapter's cheapest), and the
+ * adapter's argv.
  */
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { renderPrompt, type RoleTemplate } from "../roles/templates.ts";
@@ -24,14 +25,43 @@ export interface Invocation {
 /** Marks the note of a previous attempt in a prompt. */
 export const PREVIOUS_ATTEMPT = "PREVIOUS ATTEMPT:";
 
+/** Marks the note that the worktree already holds an interrupted attempt's work. */
+export const EARLIER_WORK = "EARLIER WORK:";
+
+/** An interrupted attempt's work that the worktree was cut from. */
+export interface EarlierWorkNote {
+  /** Its session. */
+  session: string;
+  /** The target commit it was based on: `git diff <base>` shows all of it. */
+  base: string;
+}
+
+/** Per-agent settings of {@link agentInvocation}. */
+export interface AgentInvocationSettings extends InvocationSettings {
+  workdir: string;
+  /** Why the previous attempt did not land. */
+  retryNote?: string;
+  /** The worktree continues this interrupted attempt's work. */
+  earlierWork?: EarlierWorkNote;
+}
+
+/** What the agent is told when its worktree starts from an interrupted attempt's work. */
+export function earlierWorkNote(work: EarlierWorkNote): string {
+  return `${EARLIER_WORK} an earlier attempt at this task (session ${work.session}) was ` +
+    "interrupted before it reported. Its work is already in your worktree, committed on your " +
+    `branch: \`git diff ${work.base.slice(0, 12)}\` shows everything it changed. Continue from ` +
+    "it: check what is done and what is missing, finish the task, and report as described above.";
+}
+
 /** Build the invocation of `task` for an agent working in `workdir`. */
 export function agentInvocation(
   adapter: AgentAdapter,
   template: RoleTemplate,
   task: Task,
-  settings: InvocationSettings & { workdir: string; retryNote?: string },
+  settings: AgentInvocationSettings,
 ): Invocation {
   let prompt = renderPrompt(template, task);
+  if (settings.earlierWork) prompt += `\n\n${earlierWorkNote(settings.earlierWork)}\n`;
   if (settings.retryNote) prompt += `\n\n${PREVIOUS_ATTEMPT} ${settings.retryNote}\n`;
   const model = settings.model ?? (task.complexity === "low" ? adapter.cheapestModel : undefined);
   const argv = adapter.buildArgv({

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { adapterByName } from "../agents/adapters/mod.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
 import { newTask, TaskInputSchema } from "../tasks/task.ts";
-import { agentInvocation, PREVIOUS_ATTEMPT } from "./invocation.ts";
+import { agentInvocation, EARLIER_WORK, PREVIOUS_ATTEMPT } from "./invocation.ts";
 
 const template = await loadRoleTemplate("/nonexistent-workspace", "backend");
 const task = (complexity: "low" | "medium") =>
@@ -45,4 +45,19 @@ Deno.test("agentInvocation(): `model` wins; complexity low routes to the adapter
   const medium = agentInvocation(claude, template, task("medium"), { workdir: "/w" });
   assert.equal(medium.model, undefined);
   assert.ok(!medium.argv.includes("--model"));
+});
+
+Deno.test("agentInvocation(): a worktree that continues interrupted work says so in the prompt, with how to see it", () => {
+  const base = "0123456789abcdef0123456789abcdef01234567";
+  const inv = agentInvocation(adapterByName("claude"), template, task("medium"), {
+    workdir: "/w",
+    earlierWork: { session: "s-run1-001-abcd", base },
+  });
+  assert.match(inv.prompt, new RegExp(`${EARLIER_WORK} an earlier attempt .*s-run1-001-abcd`));
+  assert.match(inv.prompt, /already in your worktree, committed on your branch/);
+  assert.match(inv.prompt, /`git diff 0123456789ab` shows everything it changed/);
+  const fresh = agentInvocation(adapterByName("claude"), template, task("medium"), {
+    workdir: "/w",
+  });
+  assert.ok(!fresh.prompt.includes(EARLIER_WORK));
 });

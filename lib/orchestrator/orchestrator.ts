@@ -72,6 +72,8 @@ export interface OrchestratorOptions {
   graceMs: number;
   /** Keep running when every task is finished; adopt tasks created meanwhile. */
   continuous?: boolean;
+  /** `recovery.land_unreported`: interrupted work whose completion signals all pass lands. */
+  landUnreported?: boolean;
   /** Receives one line per event (the progress display). */
   log: (line: string) => void;
   /** Receives the reasons tasks wait whenever they change (published for `status`). */
@@ -121,6 +123,7 @@ export class Orchestrator {
       reportedExitGraceMs: REPORTED_EXIT_GRACE_MS,
       mergeRetryMs: 3000,
       maxRebases: 3,
+      landUnreported: options.landUnreported ?? false,
     }, this.#clock());
     this.#work = new TaskWork({
       paths: options.paths,
@@ -167,6 +170,7 @@ export class Orchestrator {
       work: this.#work,
       spend: this.#spend,
       rateLimits: this.#rateLimits,
+      landUnreported: options.landUnreported ?? false,
       log: options.log,
       clock: this.#clock,
     });
@@ -315,6 +319,8 @@ export class Orchestrator {
         depends_on: t.depends_on,
         attempts: t.attempts,
         summary: t.summary,
+        operatorDone: t.operator_done === true,
+        ...(t.resume_from ? { resumeFrom: t.resume_from } : {}),
       });
     }
     const stop = this.#spend.checkBudget() ?? this.#spend.budgetStop;
@@ -405,6 +411,7 @@ export class Orchestrator {
           await s.requeue(change.taskId, {
             reason: change.reason,
             countAttempt: change.countAttempt,
+            resumeFrom: change.resumeFrom,
           });
           return;
         case "give_up":
@@ -436,9 +443,19 @@ export class Orchestrator {
       const logPath = sessionLogPath(this.#o.paths.runtime, task.session_id ?? "none");
       const handle = await this.#work.adopt(task, logPath);
       const hasWork = handle !== undefined && task.status !== "DONE"
-        ? await this.#work.commitLeftovers(id, "recovered after the orchestrator stopped")
+        ? await this.#work.commitLeftovers(id, "kept when the orchestrator stopped")
         : false;
-      events.push({ type: "recovered", taskId: id, hasWorktree: handle !== undefined, hasWork });
+      const signalsPass = hasWork && this.#o.landUnreported
+        ? await this.#work.signalsPass(task)
+        : undefined;
+      events.push({
+        type: "recovered",
+        taskId: id,
+        ...(task.session_id ? { sessionId: task.session_id } : {}),
+        hasWorktree: handle !== undefined,
+        hasWork,
+        ...(signalsPass === undefined ? {} : { signalsPass }),
+      });
     }
     return events;
   }

@@ -58,13 +58,13 @@ export class ProgressDisplay {
     this.#timer = setInterval(() => this.#summary(), this.#tty ? 2000 : 10_000);
   }
 
-  /** Stop periodic summaries (prints a last one). */
+  /** Stop periodic summaries (prints a last one, unless it would repeat the line just printed). */
   stop(): void {
     clearInterval(this.#timer);
     this.#summary(true);
   }
 
-  async #summary(force = false): Promise<void> {
+  async #summary(final = false): Promise<void> {
     if (!this.#source) return;
     const { store, runtimeDir, taskIds, orchestrator } = this.#source();
     const counts: Record<string, number> = {};
@@ -85,7 +85,7 @@ export class ProgressDisplay {
       );
     }
     const text = lines.join("\n");
-    if (!force && text === this.#lastSummary && !this.#tty) return;
+    if (text === this.#lastSummary && (final || !this.#tty)) return;
     this.#lastSummary = text;
     this.#out(text);
   }

@@ -29,20 +29,14 @@ import { listenByPolicy, PortBusyError, portChoice } from "../server/port_policy
 import { UserFacingError } from "../errors.ts";
 import { taskStoreFor } from "../tasks/registry.ts";
 import type { TaskStore } from "../tasks/store.ts";
-import type { Task } from "../tasks/task.ts";
+import { isFinished, type Task } from "../tasks/task.ts";
 import { ensureServiceExcluded } from "../worktrees/exclude.ts";
 import { journalPath, type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { Orchestrator, type RunOutcome } from "./orchestrator.ts";
 import { keyedTasks, landedSteps, plannedTasks, stepsToDo } from "./plan_steps.ts";
 import { ProgressDisplay } from "./progress.ts";
 import { runSetupProblems } from "./run_checks.ts";
-import {
-  newRunId,
-  readRunState,
-  type RunState,
-  stoppedOutcome,
-  writeRunState,
-} from "./run_state.ts";
+import { newRunId, readRunState, type RunState, writeRunState } from "./run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { qualityGatesFor } from "../verification/quality_gates.ts";
 import { verificationLine } from "../status/format.ts";
@@ -89,10 +83,9 @@ export interface RunResult extends RunOutcome {
   url: string;
   /** Every step of the plan had landed already: no run was started. */
   upToDate?: boolean;
+  /** Tasks of the run left unfinished (a stopped run resumes only while some are). */
+  unfinished?: number;
 }
-
-/** Statuses a run's task ends in. */
-const FINISHED: ReadonlySet<string> = new Set(["CLOSED", "FAILED", "CANCELLED"]);
 
 async function currentBranch(root: string): Promise<string> {
   const inside = await git(["rev-parse", "--is-inside-work-tree"], {
@@ -159,9 +152,8 @@ function findResumable(store: TaskStore, state: RunState | undefined): Resumable
     list.push(t);
     byRun.set(t.run_id, list);
   }
-  const candidates = [...byRun.keys()].filter((id) =>
-    byRun.get(id)!.some((t) => !FINISHED.has(t.status))
-  ).sort().reverse();
+  const candidates = [...byRun.keys()].filter((id) => byRun.get(id)!.some((t) => !isFinished(t)))
+    .sort().reverse();
   const runId = state && candidates.includes(state.run_id) ? state.run_id : candidates[0];
   if (!runId) return undefined;
   const tasks = byRun.get(runId)!;
@@ -169,7 +161,7 @@ function findResumable(store: TaskStore, state: RunState | undefined): Resumable
     runId,
     plan: state?.run_id === runId ? state.plan : undefined,
     planSha256: state?.run_id === runId ? state.plan_sha256 : undefined,
-    unfinished: tasks.filter((t) => !FINISHED.has(t.status)),
+    unfinished: tasks.filter((t) => !isFinished(t)),
     taskIds: tasks.map((t) => t.id),
   };
 }
@@ -397,6 +389,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
           : agentTimeoutS({ scope: task.scope, role: task.role }, tasksJsonl);
       },
       continuous,
+      landUnreported: config.recovery.land_unreported,
       graceMs: graceOverride >= 0 && env.SERVICE_KILL_GRACE_S !== undefined
         ? graceOverride * 1000
         : KILL_GRACE_MS,
@@ -427,7 +420,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     await appendEvents(journalPath(paths, runId), [
       ev.runCompleted({ run_id: runId, status: outcome.status, counts: outcome.counts }),
     ]);
-    const unfinished = store.list().filter((t) => t.run_id === runId && !FINISHED.has(t.status));
+    const unfinished = store.list().filter((t) => t.run_id === runId && !isFinished(t));
     const ended = {
       ...state,
       status: outcome.status,
@@ -435,8 +428,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       unfinished: unfinished.length,
     };
     await writeRunState(paths, ended);
-    if (outcome.status === "stopped") out(`run ${runId} ${stoppedOutcome(ended)}`);
-    return { ...outcome, runId, url: server.url };
+    // The caller prints the final status line, once (lib/cli/commands/run.ts).
+    return { ...outcome, runId, url: server.url, unfinished: unfinished.length };
   } finally {
     options.signal?.removeEventListener("abort", stopOnSignal);
     if (!options.server) await server.shutdown();
@@ -477,7 +470,7 @@ async function startNewRun(
     return undefined;
   }
   const collisions = todo.map((t) => store.get(t.id)).filter((t): t is Task => t !== undefined);
-  const open = collisions.filter((t) => !FINISHED.has(t.status));
+  const open = collisions.filter((t) => !isFinished(t));
   if (open.length > 0) {
     throw new RunError(
       `task id(s) ${describeUnfinished(open)} of the plan are unfinished tasks of the task API`,

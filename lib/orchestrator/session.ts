@@ -37,7 +37,10 @@ export interface SessionStart {
   runId: string;
   task: Task;
   sessionId: string;
+  /** The target commit the work is based on (its diff is taken from here). */
   baseCommit: string;
+  /** Where the worktree is cut when it continues earlier work (default `baseCommit`). */
+  startCommit?: string;
   adapter: AgentAdapter;
   launch: PreflightResult["launch"];
   argv: string[];
@@ -81,7 +84,12 @@ export class AgentSession {
 
   /** Cut the worktree, spawn the agent, write its PID file. */
   static async start(start: SessionStart): Promise<AgentSession> {
-    const worktree = await createWorktree(start.paths.root, start.sessionId, start.baseCommit);
+    const cut = await createWorktree(
+      start.paths.root,
+      start.sessionId,
+      start.startCommit ?? start.baseCommit,
+    );
+    const worktree = { ...cut, base: start.baseCommit };
     const logPath = sessionLogPath(start.paths.runtime, start.sessionId);
     await Deno.mkdir(join(logPath, ".."), { recursive: true });
     const allowed = agentEnvironment(start.adapter, Deno.env.toObject(), {

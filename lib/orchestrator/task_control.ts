@@ -1,7 +1,7 @@
 /**
  * Operator control of tasks from the CLI (`service cancel`, `service retry`): through the task
  * API of the process that owns the task store (a run or `service serve`), else on the store
- * directly. The run journal records the change: a live run's orchestrator does it when it sees
+ * directly; an operator's completion through the task API is journaled the same way. The run journal records the change: a live run's orchestrator does it when it sees
  * the change; otherwise this module appends the same rows (one constructor each, shared with
  * the decision core).
  */
@@ -14,7 +14,7 @@ import { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { journalPath, workspacePaths } from "../workspace.ts";
-import { cancelRows, operatorRetryRows } from "./core/outcomes.ts";
+import { cancelRows, operatorDoneRows, operatorRetryRows } from "./core/outcomes.ts";
 import { readRunState } from "./run_state.ts";
 
 /** Statuses an operator can cancel. */
@@ -83,9 +83,19 @@ export async function openTaskControl(root: string): Promise<TaskControl> {
   };
 }
 
-/** The rows of an operator's cancel or retry of `task`. */
-function operatorRows(kind: "cancel" | "retry", task: Task): JournalEvent[] {
-  return kind === "cancel" ? cancelRows(task) : operatorRetryRows(task);
+/** An operator's change of a task that its run's journal records. */
+export type OperatorChange = "cancel" | "retry" | "complete";
+
+/** The rows of an operator's cancel, retry or completion of `task`. */
+function operatorRows(kind: OperatorChange, task: Task): JournalEvent[] {
+  switch (kind) {
+    case "cancel":
+      return cancelRows(task);
+    case "retry":
+      return operatorRetryRows(task);
+    case "complete":
+      return operatorDoneRows(task);
+  }
 }
 
 /**
@@ -94,7 +104,7 @@ function operatorRows(kind: "cancel" | "retry", task: Task): JournalEvent[] {
  */
 export async function journalOperatorChange(
   root: string,
-  kind: "cancel" | "retry",
+  kind: OperatorChange,
   task: Task,
 ): Promise<boolean> {
   if (!task.run_id) return false;

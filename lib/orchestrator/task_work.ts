@@ -13,7 +13,7 @@ import { appendEvents } from "../journal/journal_file.ts";
 import { failedSignals } from "../merge/events.ts";
 import { mergeAgentBranch } from "../merge/merge.ts";
 import { rebaseOnto } from "../merge/rebase.ts";
-import type { CompletionSignal } from "../janitor/signals.ts";
+import { type CompletionSignal, evaluateSignals } from "../janitor/signals.ts";
 import type { Task } from "../tasks/task.ts";
 import { captureDiff } from "../worktrees/diff_capture.ts";
 import { reapWorktree } from "../worktrees/reap.ts";
@@ -114,6 +114,25 @@ export class TaskWork {
       );
       return tip !== h.worktree.base;
     } catch {
+      return false;
+    }
+  }
+
+  /**
+   * True when `task` has completion signals and every one passes on the work in its worktree
+   * (`recovery.land_unreported` lands interrupted work only then); false otherwise.
+   */
+  async signalsPass(task: Task): Promise<boolean> {
+    const taskId = task.id;
+    const h = this.#handles.get(taskId);
+    if (!h) return false;
+    const signals = janitorSignals(task);
+    if (signals.length === 0) return false; // nothing says it is finished
+    try {
+      const results = await evaluateSignals(h.worktree.path, signals, { warn: this.#o.warn });
+      return results.every((r) => r.passed);
+    } catch (e) {
+      this.#o.warn(`${taskId}: completion signals not evaluated: ${(e as Error).message}`);
       return false;
     }
   }

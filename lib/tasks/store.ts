@@ -33,7 +33,7 @@ import {
 } from "./persist.ts";
 import { ReadyQueue } from "./ready_queue.ts";
 import { claimStoreOwnership, releaseStoreOwnership } from "./owner.ts";
-import { newTask, type Task, type TaskInput } from "./task.ts";
+import { isFinished, newTask, type Task, type TaskInput } from "./task.ts";
 
 const NO_EVIDENCE: Evidence = {
   tests_run: false,
@@ -58,6 +58,19 @@ export interface CompleteOptions extends Partial<Evidence> {
   summary?: string;
   operator?: boolean;
   session_id?: string;
+}
+
+/** Options of {@link TaskStore.requeue}. */
+export interface RequeueOptions {
+  /** The reason the task reads meanwhile (its `summary`). */
+  reason?: string;
+  /** False: the attempt does not count against the task's attempts (default true). */
+  countAttempt?: boolean;
+  /**
+   * The session whose kept work the next attempt starts from (an interrupted attempt's); null
+   * starts it afresh from the target branch; undefined leaves the task's choice as it is.
+   */
+  resumeFrom?: string | null;
 }
 
 /** The in-memory task store of one workspace. */
@@ -280,6 +293,11 @@ export class TaskStore {
     this.#fire(task, options.operator ? "operator_complete" : "complete", (t) => {
       t.summary = options.summary ?? t.summary;
       t.reported_evidence = reported;
+      // Nobody worked on it: DONE for good, with no work to land (it satisfies its dependents).
+      if (options.operator && !claimed) {
+        t.operator_done = true;
+        delete t.resume_from;
+      }
     });
     // No agent's work will be landed (outside a run, or an operator completed a task nobody
     // worked on): nothing more will be observed, so the record is written now.
@@ -337,6 +355,7 @@ export class TaskStore {
     this.#fire(task, "operator_retry", (t) => {
       t.attempts = 0;
       t.session_id = null;
+      delete t.resume_from; // fresh attempts start from the target branch
       t.heartbeat_at = null;
       t.summary = reason;
     });
@@ -364,9 +383,10 @@ export class TaskStore {
 
   /**
    * Auto-recovery or a retry: ORPHANED (requeue) or DONE (retry) back to OPEN. With
-   * `countAttempt: false` the attempt does not count (a rate limit is not the task's failure).
+   * `countAttempt: false` the attempt does not count (a rate limit or a stop is not the task's
+   * failure). See {@link RequeueOptions.resumeFrom} for where the next attempt starts.
    */
-  requeue(id: string, options: { reason?: string; countAttempt?: boolean } = {}): Promise<Task> {
+  requeue(id: string, options: RequeueOptions = {}): Promise<Task> {
     const task = this.require(id);
     const trigger: TaskTrigger = task.status === "DONE" ? "retry" : "requeue";
     return this.#apply(id, trigger, (t) => {
@@ -374,6 +394,8 @@ export class TaskStore {
       t.heartbeat_at = null;
       t.summary = options.reason ?? t.summary;
       if (options.countAttempt === false) t.attempts = Math.max(0, t.attempts - 1);
+      if (options.resumeFrom === null) delete t.resume_from;
+      else if (options.resumeFrom !== undefined) t.resume_from = options.resumeFrom;
     });
   }
 
@@ -426,14 +448,13 @@ export class TaskStore {
   }
 
   /**
-   * Remove finished tasks (CLOSED, FAILED, CANCELLED) of an earlier run from the store, moving
+   * Remove finished tasks (CLOSED, FAILED, CANCELLED, done by an operator) of an earlier run from the store, moving
    * their specs to `.sdd/backlog/archive/<label>/`, so a new run may reuse their ids.
    */
   async archive(ids: string[], label: string): Promise<void> {
-    const finished = new Set<TaskStatus>(["CLOSED", "FAILED", "CANCELLED"]);
     for (const id of ids) {
       const task = this.require(id);
-      if (!finished.has(task.status)) {
+      if (!isFinished(task)) {
         throw new ConflictError(
           "task_not_finished",
           `task ${id} is ${task.status}; only finished tasks are archived`,
@@ -567,6 +588,7 @@ export class TaskStore {
   }
 
   #setStatus(task: Task, status: TaskStatus): void {
+    if (status !== "DONE") delete task.operator_done; // cancelled since: no longer done
     if (task.status !== status) {
       task.status = status;
       if (status === "OPEN") this.#enqueue(task);

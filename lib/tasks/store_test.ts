@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
 import { TaskStore } from "./store.ts";
+import { isFinished } from "./task.ts";
 import { workspacePaths } from "../workspace.ts";
 import { loadPlan } from "../plans/load.ts";
 import { parseConfig } from "../config/load.ts";
@@ -73,23 +74,25 @@ Deno.test("loadPlan() checks roles against service.yaml and their templates; its
   }
 });
 
+/** A task input with every default spelled out. */
+const INPUT = {
+  title: "T",
+  role: "qa",
+  priority: 2,
+  scope: "medium" as const,
+  complexity: "medium" as const,
+  depends_on: [],
+  owned_files: [],
+  completion_signals: [],
+  batch_eligible: false,
+};
+
 Deno.test("TaskStore.joinRun(): a task created outside any run joins one once; its completion then waits for the run's verdict", async () => {
   const root = await Deno.makeTempDir();
   try {
     const paths = workspacePaths(root);
     const store = await TaskStore.open(paths, { warn: () => {} });
-    const input = {
-      title: "T",
-      role: "qa",
-      priority: 2,
-      scope: "medium" as const,
-      complexity: "medium" as const,
-      depends_on: [],
-      owned_files: [],
-      completion_signals: [],
-      batch_eligible: false,
-    };
-    await store.create([{ ...input, id: "ticket" }, { ...input, id: "loose" }]);
+    await store.create([{ ...INPUT, id: "ticket" }, { ...INPUT, id: "loose" }]);
     assert.equal((await store.joinRun("ticket", "run-1")).run_id, "run-1");
     assert.equal((await store.joinRun("ticket", "run-2")).run_id, "run-1"); // never moves
     await store.claim("ticket", "s1");
@@ -133,6 +136,57 @@ Deno.test("TaskStore.joinRun(reclaim): a reopened ticket's task, back to OPEN af
     assert.equal((await store.joinRun("ticket", "run-2", true)).run_id, "run-2");
     await store.claim("busy", "s1");
     assert.equal((await store.joinRun("busy", "run-2", true)).run_id, "run-1"); // CLAIMED
+    await store.close();
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("TaskStore: an operator's completion of a task nobody works on is DONE for good; a claimed one's is not", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const paths = workspacePaths(root);
+    const store = await TaskStore.open(paths, { warn: () => {} });
+    await store.create([{ ...INPUT, id: "waiting" }, { ...INPUT, id: "worked" }], {
+      runId: "run-1",
+    });
+    await store.create([{ ...INPUT, id: "after", depends_on: ["waiting"] }], { runId: "run-1" });
+    assert.equal(store.get("after")?.status, "BLOCKED");
+    const done = await store.complete("waiting", { operator: true });
+    assert.equal(done.status, "DONE");
+    assert.equal(done.operator_done, true);
+    assert.equal(isFinished(done), true);
+    assert.equal(store.get("after")?.status, "OPEN", "it satisfies its dependents");
+    await store.claim("worked", "s1");
+    const vouched = await store.complete("worked", { operator: true });
+    assert.equal(vouched.operator_done, undefined, "the agent's work still lands");
+    assert.equal(isFinished(vouched), false);
+    await store.close();
+    const reopened = await TaskStore.open(paths, { warn: () => {} });
+    assert.equal(reopened.get("waiting")?.operator_done, true, "it survives a restart");
+    await reopened.cancel("waiting");
+    assert.equal(reopened.get("waiting")?.operator_done, undefined, "cancelled: no longer done");
+    await reopened.close();
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("TaskStore.requeue(): resumeFrom names the interrupted session a new attempt continues; null starts afresh; absent keeps it", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
+    await store.create([{ ...INPUT, id: "t" }]);
+    const cycle = async (resumeFrom: string | null | undefined, countAttempt = true) => {
+      await store.claim("t", crypto.randomUUID());
+      await store.orphan("t", "interrupted");
+      return await store.requeue("t", { countAttempt, resumeFrom });
+    };
+    assert.equal((await cycle("s-1", false)).resume_from, "s-1");
+    assert.equal(store.get("t")?.attempts, 0, "the stop counted no attempt");
+    assert.equal((await cycle(undefined)).resume_from, "s-1");
+    assert.equal((await cycle(null)).resume_from, undefined);
+    assert.equal(store.get("t")?.attempts, 2);
     await store.close();
   } finally {
     await Deno.remove(root, { recursive: true });

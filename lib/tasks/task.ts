@@ -104,6 +104,25 @@ export interface Task {
   run_id: string | null;
   /** The tracker ticket it was made from, if any (its URL is kept here). */
   source?: TaskSource;
+  /**
+   * An operator marked it DONE while no agent worked on it: done for good, nothing to merge
+   * (absent otherwise).
+   */
+  operator_done?: true;
+  /**
+   * The session of an interrupted attempt (stopped, killed, timed out, lost with the
+   * orchestrator) whose kept work the next attempt starts from (absent otherwise).
+   */
+  resume_from?: string;
+}
+
+/**
+ * True when nothing more will happen to `task` on its own: it landed (CLOSED), FAILED, was
+ * CANCELLED, or an operator marked it DONE without an agent's work to merge.
+ */
+export function isFinished(task: Pick<Task, "status" | "operator_done">): boolean {
+  return task.status === "CLOSED" || task.status === "FAILED" || task.status === "CANCELLED" ||
+    (task.status === "DONE" && task.operator_done === true);
 }
 
 /** The stored task schema (YAML specs), strict so hand edits with typos are caught. */
@@ -138,6 +157,8 @@ export const StoredTaskSchema = z.strictObject({
   revision: z.number().int().min(0),
   run_id: z.string().nullable().default(null),
   source: TaskSourceSchema.optional(),
+  operator_done: z.literal(true).optional(),
+  resume_from: z.string().regex(ID_PATTERN).optional(),
 });
 
 /** A new task record from a validated input (status is decided by the store). */

@@ -8,6 +8,11 @@ import { agentBranch, commitPartialWork, requireSessionId, worktreePath } from "
 /** Namespace of the refs that keep the work of reaped, unmerged sessions. */
 const RESCUE_PREFIX = "refs/service/rescue/";
 
+/** `refs/service/rescue/<session>`: where a reaped session's unmerged work is kept. */
+export function rescueRef(sessionId: string): string {
+  return RESCUE_PREFIX + requireSessionId(sessionId);
+}
+
 /** Options of {@link reapWorktree}. */
 export interface ReapOptions {
   /** The branch work lands on (e.g. `main`). */
@@ -72,7 +77,7 @@ export async function reapWorktree(
     )).code === 0;
     let rescue: string | undefined;
     if (!merged) {
-      rescue = RESCUE_PREFIX + sessionId;
+      rescue = rescueRef(sessionId);
       await git(["update-ref", "-m", `service: rescue ${branch}`, rescue, tip], o);
     }
     if (exists) await git(["worktree", "remove", "--force", path], o);

@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { CliError, colour, type Command } from "../command.ts";
-import { readRunState } from "../../orchestrator/run_state.ts";
+import { readRunState, stoppedOutcome } from "../../orchestrator/run_state.ts";
 import { workspacePaths } from "../../workspace.ts";
 
 export const runCommand: Command = {
@@ -21,9 +21,10 @@ Steps an earlier run of the plan already landed are not run again: a step is its
 position in the stage and its goal (a changed goal is a new step). --force runs every step.
 
 Without a plan, \`service run\` resumes the run that has unfinished tasks — one interrupted by
-\`service stop\`, Ctrl-C or a crash (stale agents are ended, their partial work recovered), or one
-with FAILED tasks you retried (\`service retry <task>\`) — and otherwise runs plan.yaml.
-Unfinished work can also be cancelled: \`service cancel <task>\` or \`service cancel --all\`.
+\`service stop\`, Ctrl-C or a crash (stale agents are ended; a new attempt continues their kept
+work, and the stop counts no attempt), or one with FAILED tasks you retried (\`service retry
+<task>\`) — and otherwise runs plan.yaml. Unfinished work can also be cancelled: \`service cancel
+<task>\` or \`service cancel --all\`.
 
 Options:
   --force      run every step of the plan, also those that already landed
@@ -79,16 +80,21 @@ Environment:
         app: ctx.apps.server,
       });
       if (result.upToDate) return 0;
+      // The final status line, printed once, then what is left and the way out.
       if (result.status === "completed") {
         ctx.stdout(colour.green(
           result.problems.length === 0
             ? `run ${result.runId} completed: every task landed`
-            : `run ${result.runId} completed: every task landed or was cancelled`,
+            : `run ${result.runId} completed: every task landed or was settled by an operator:`,
         ));
         for (const p of result.problems) ctx.stdout(`  ${p}`);
         return 0;
       }
-      ctx.stdout(colour.red(`run ${result.runId} ${result.status}:`));
+      ctx.stdout(colour.red(
+        result.status === "stopped"
+          ? `run ${result.runId} ${stoppedOutcome(result)}${result.problems.length ? ":" : ""}`
+          : `run ${result.runId} ${result.status}:`,
+      ));
       for (const p of result.problems) ctx.stdout(`  ${p}`);
       return 1;
     } finally {
@@ -112,7 +118,8 @@ async function detach(
   if (plan) args.push(resolve(root, plan));
   if (port) args.push("--port", port);
   if (force) args.push("--force");
-  const before = (await readRunState(paths))?.started_at ?? 0;
+  const previous = await readRunState(paths);
+  const before = previous?.started_at ?? 0;
   // `exec` keeps the pid and writes straight to the log: nothing flows through this process.
   // Deno.Command, not dax: the background run is detached into its own session and outlives
   // this process, which dax cannot do.
@@ -129,7 +136,9 @@ async function detach(
     if (
       state && state.status === "running" && state.started_at >= before && state.pid === child.pid
     ) {
-      out(`run ${state.run_id} started in the background (pid ${child.pid}); log ${logPath}`);
+      // The same run id again: the background process resumed the unfinished run.
+      const how = previous?.run_id === state.run_id ? "resumed" : "started";
+      out(`run ${state.run_id} ${how} in the background (pid ${child.pid}); log ${logPath}`);
       out(
         `board: ${state.url}/dashboard/review-board?run=${state.run_id} · \`service status\` · \`service stop\``,
       );

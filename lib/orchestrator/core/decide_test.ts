@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import type { TaskStatus } from "../../tasks/lifecycle.ts";
 import { decide, type Step } from "./decide.ts";
-import type { Action, CoreEvent, ExitDiagnosis } from "./protocol.ts";
+import type { Action, CoreEvent, ExitDiagnosis, StoreChange } from "./protocol.ts";
 import { type CoreSettings, type CoreState, initialState, type TaskView } from "./state.ts";
 
 const SETTINGS: CoreSettings = {
@@ -14,6 +14,7 @@ const SETTINGS: CoreSettings = {
   reportedExitGraceMs: 10_000,
   mergeRetryMs: 3000,
   maxRebases: 3,
+  landUnreported: false,
 };
 
 function task(id: string, over: Partial<TaskView> = {}): TaskView {
@@ -65,7 +66,6 @@ function landing(
     landings: new Map([...s.landings, [id, {
       taskId: id,
       stage,
-      recovered: false,
       reason: stage,
       lastTry: s.now,
       rebases,
@@ -105,6 +105,13 @@ function storeChange(step: Step, op: string) {
   return step.actions.find((a) => a.kind === "store" && a.change.op === op) as
     | Extract<Action, { kind: "store" }>
     | undefined;
+}
+
+/** The requeue a step asked of the store. */
+function requeueOf(step: Step): Extract<StoreChange, { op: "requeue" }> {
+  const change = storeChange(step, "requeue")?.change;
+  assert.ok(change?.op === "requeue", "the step requeues the task");
+  return change;
 }
 
 const crash: ExitDiagnosis = {
@@ -366,18 +373,49 @@ Deno.test("decide(): how an agent ended decides its task's outcome", () => {
       "store give_up",
       "journal task_failed",
     ]],
-    ["partial work is recovered and lands", "IN_PROGRESS", 1, { hasWork: true }, [
+    [
+      "exited 0 on its own with work: a completion candidate, landed through the gates",
+      "IN_PROGRESS",
+      1,
+      {
+        exitCode: 0,
+        hasWork: true,
+      },
+      [
+        "journal agent_exited",
+        "store orphan",
+        "store recover_done",
+        "capture t1",
+      ],
+    ],
+    ["crashed with work: kept for the next attempt, never landed", "IN_PROGRESS", 1, {
+      hasWork: true,
+    }, [
       "journal agent_exited",
       "store orphan",
-      "store recover_done",
-      "capture t1",
+      "reap t1",
+      "journal task_verification_failed",
+      "store requeue",
+      "journal task_retried",
+    ]],
+    ["killed with work, signals passing, land_unreported off: not landed", "IN_PROGRESS", 1, {
+      exitCode: 137,
+      hasWork: true,
+      signalsPass: true,
+    }, [
+      "journal agent_exited",
+      "store orphan",
+      "reap t1",
+      "journal task_verification_failed",
+      "store requeue",
+      "journal task_retried",
     ]],
     ["rate limited: requeued, the attempt not counted", "IN_PROGRESS", 1, { rateLimited: true }, [
       "journal agent_exited",
       "store orphan",
+      "reap t1",
       "store requeue",
       "journal task_retried",
-      "reap t1",
     ]],
     ["the agent reported failure (POST /fail)", "FAILED", 1, {}, [
       "journal agent_exited",
@@ -586,29 +624,160 @@ Deno.test("decide(): a merge that waits is journaled once and tried again after 
   assert.deepEqual(journaled(step, "task_waiting"), [], "the same wait is journaled once");
 });
 
-Deno.test("decide(): a task left by a crashed orchestrator is recovered, requeued, or landed", () => {
+Deno.test("decide(): a task left by a stopped or crashed orchestrator gets a new attempt that continues its kept work, counting none", () => {
   const claimed = state([task("t1", { status: "IN_PROGRESS", attempts: 1 })]);
-  assert.deepEqual(
-    summary(decide(claimed, { type: "recovered", taskId: "t1", hasWorktree: true, hasWork: true })),
-    ["store orphan", "store recover_done", "capture t1"],
+  const withWork = decide(claimed, {
+    type: "recovered",
+    taskId: "t1",
+    sessionId: "s-1",
+    hasWorktree: true,
+    hasWork: true,
+  });
+  assert.deepEqual(summary(withWork), [
+    "store orphan",
+    "reap t1",
+    "store requeue",
+    "journal task_retried",
+  ]);
+  assert.deepEqual(storeChange(withWork, "requeue")!.change, {
+    op: "requeue",
+    taskId: "t1",
+    reason: "its agent was lost when the orchestrator stopped; a new attempt continues from " +
+      "its kept work (no attempt counted)",
+    countAttempt: false,
+    resumeFrom: "s-1",
+  });
+  const noWork = decide(claimed, {
+    type: "recovered",
+    taskId: "t1",
+    sessionId: "s-1",
+    hasWorktree: true,
+    hasWork: false,
+  });
+  assert.deepEqual(summary(noWork), [
+    "store orphan",
+    "reap t1",
+    "store requeue",
+    "journal task_retried",
+  ]);
+  assert.equal(requeueOf(noWork).countAttempt, false);
+  assert.equal(requeueOf(noWork).resumeFrom, null);
+  assert.equal(
+    requeueOf(noWork).reason,
+    "its agent was lost when the orchestrator stopped; it left no work; a new attempt starts " +
+      "afresh (no attempt counted)",
   );
-  assert.deepEqual(
-    summary(
-      decide(claimed, { type: "recovered", taskId: "t1", hasWorktree: true, hasWork: false }),
-    ),
-    [
-      "store orphan",
-      "reap t1",
-      "journal task_verification_failed",
-      "store requeue",
-      "journal task_retried",
-    ],
+  // A stop left it ORPHANED with its summary: the reason says the agent was stopped.
+  const stopped = state([task("t1", { status: "ORPHANED", attempts: 3, summary: "run stopped" })]);
+  const resumed = decide(stopped, {
+    type: "recovered",
+    taskId: "t1",
+    sessionId: "s-3",
+    hasWorktree: true,
+    hasWork: true,
+  });
+  assert.equal(
+    journaled(resumed, "task_retried")[0].reason,
+    "its agent was stopped with the run; a new attempt continues from its kept work " +
+      "(no attempt counted)",
   );
+  assert.deepEqual(journaled(resumed, "task_failed"), [], "three stops do not spend the attempts");
   const done = state([task("t1", { status: "DONE", attempts: 1 })]);
   assert.deepEqual(
     summary(decide(done, { type: "recovered", taskId: "t1", hasWorktree: true, hasWork: false })),
     ["capture t1"],
   );
+});
+
+Deno.test("decide(): recovery.land_unreported lands interrupted work only when every completion signal passes", () => {
+  const on = { ...SETTINGS, landUnreported: true };
+  const claimed = state([task("t1", { status: "IN_PROGRESS", attempts: 1 })], {}, on);
+  const recovered = (signalsPass: boolean) =>
+    decide(claimed, {
+      type: "recovered",
+      taskId: "t1",
+      sessionId: "s-1",
+      hasWorktree: true,
+      hasWork: true,
+      signalsPass,
+    });
+  assert.deepEqual(summary(recovered(true)), ["store orphan", "store recover_done", "capture t1"]);
+  assert.equal(recovered(true).state.landings.get("t1")!.unreported, "interrupted");
+  assert.deepEqual(summary(recovered(false)), [
+    "store orphan",
+    "reap t1",
+    "store requeue",
+    "journal task_retried",
+  ]);
+  const live = running(state([task("t1", { status: "IN_PROGRESS", attempts: 1 })], {}, on), "t1");
+  const timedOut = (signalsPass: boolean) =>
+    decide(
+      { ...live, sessions: new Map([["t1", { ...live.sessions.get("t1")!, endedBy: "timeout" }]]) },
+      exited("t1", { exitCode: 124, hasWork: true, signalsPass }),
+    );
+  assert.ok(summary(timedOut(true)).includes("store recover_done"));
+  assert.ok(!summary(timedOut(false)).includes("store recover_done"));
+  // Its completion row and its landing say it was never reported.
+  let step = timedOut(true);
+  step = decide(step.state, { type: "captured", taskId: "t1" });
+  assert.deepEqual(journaled(step, "task_completed"), [
+    { task_id: "t1", recovered: true, interrupted: true },
+  ]);
+});
+
+Deno.test("decide(): an interrupted attempt's work is what the next attempt continues; a failed completion's is not", () => {
+  const live = running(state([task("t1", { status: "IN_PROGRESS", attempts: 1 })]), "t1");
+  const timedOut = decide(
+    { ...live, sessions: new Map([["t1", { ...live.sessions.get("t1")!, endedBy: "timeout" }]]) },
+    exited("t1", { exitCode: 124, hasWork: true }),
+  );
+  assert.equal(requeueOf(timedOut).resumeFrom, "s-t1");
+  assert.equal(requeueOf(timedOut).countAttempt, true);
+  const gates = decide(
+    landing(
+      state([task("t1", { status: "DONE", attempts: 1, resumeFrom: "s-0" })]),
+      "t1",
+      "merging",
+    ),
+    {
+      type: "merge_result",
+      taskId: "t1",
+      result: { kind: "gates_failed", signals: [{ kind: "test_passes", detail: "false" }] },
+    },
+  );
+  assert.equal(requeueOf(gates).resumeFrom, null, "gated work starts afresh");
+});
+
+Deno.test("decide(): an operator's completion of a waiting task is done for good: journaled, nothing landed, dependents start, the run completes", () => {
+  let s = state([
+    task("t1", { status: "DONE", operatorDone: true }),
+    task("t2", { status: "OPEN", depends_on: ["t1"] }),
+  ]);
+  let step = decide(s, { type: "task_changed", taskId: "t1", from: "OPEN", to: "DONE" });
+  assert.deepEqual(summary(step), [
+    "journal task_verification_failed",
+    "journal task_done_by_operator",
+  ]);
+  assert.deepEqual(journaled(step, "task_verification_failed")[0].signals, [
+    { kind: "operator_done", detail: "marked done by an operator; nothing was merged" },
+  ]);
+  step = decide(step.state, { type: "tick" });
+  assert.deepEqual(summary(step), ["spawn t2"], "a dependent does not wait for a merge");
+  s = withStatus(step.state, "t2", "CLOSED");
+  s = { ...s, starting: new Set() };
+  const finish = decide(s, { type: "tick" }).actions.find((a) => a.kind === "finish");
+  assert.deepEqual(finish, {
+    kind: "finish",
+    verdict: { status: "completed", problems: ["t1: DONE by an operator (nothing merged)"] },
+  });
+  // After a restart it is neither landed nor retried.
+  const recovered = decide(state([task("t1", { status: "DONE", operatorDone: true })]), {
+    type: "recovered",
+    taskId: "t1",
+    hasWorktree: false,
+    hasWork: false,
+  });
+  assert.deepEqual(summary(recovered), []);
 });
 
 Deno.test("decide(): an agent that could not start is a failed attempt with the reason", () => {

@@ -1,11 +1,11 @@
 /**
- * A task of the run changed outside the loop — an operator cancelled or retried it, an agent
- * reported failure through the task API — and the run reacts: ends the agent, drops the
- * landing, records what happened.
+ * A task of the run changed outside the loop — an operator cancelled, retried or completed it,
+ * an agent reported failure through the task API — and the run reacts: ends the agent, drops
+ * the landing, records what happened.
  */
 import { recordAgentFailure } from "./on_exit.ts";
 import type { CoreEvent } from "./protocol.ts";
-import { operatorRetryRows, type Out, recordCancel } from "./outcomes.ts";
+import { operatorRetryRows, type Out, recordCancel, recordOperatorDone } from "./outcomes.ts";
 import type { Draft } from "./state.ts";
 
 /** `task_changed`. */
@@ -45,6 +45,10 @@ export function onTaskChanged(
       if ((e.from === "CLAIMED" || e.from === "IN_PROGRESS") && !session) {
         recordAgentFailure(out, task);
       }
+      return;
+    case "DONE":
+      // An operator settled a task nobody worked on: done for good, nothing to land.
+      if (task.operatorDone) recordOperatorDone(out, task);
       return;
   }
 }

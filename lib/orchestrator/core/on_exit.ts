@@ -1,14 +1,27 @@
 /**
  * An agent ended (or never started, or was lost with an earlier process): what its task's
  * status says happened, and what follows — landing reported work, recording an agent's own
- * failure or an operator's cancel, recovering partial work, or a new attempt per the policy.
+ * failure or an operator's cancel, or a new attempt per the policy. Work never reported lands
+ * only when its agent exited 0 on its own (a CLI that cannot call the task API); the work of an
+ * interrupted agent (stopped, killed, timed out, lost with the orchestrator) is kept and the next
+ * attempt starts from it — unless `recovery.land_unreported` lands it because every completion
+ * signal passes (spec §3.1 ORPHANED → DONE). A stop counts no attempt.
  */
 import * as ev from "../../journal/events.ts";
 import type { CoreEvent } from "./protocol.ts";
 import { attemptFailed, type Out, recordCancel, startLanding } from "./outcomes.ts";
-import type { Draft, TaskView } from "./state.ts";
+import type { Draft, SessionView, TaskView } from "./state.ts";
 
 type Exited = Extract<CoreEvent, { type: "agent_exited" }>;
+
+/** What a task whose agent was stopped with the run says until the run resumes. */
+const RUN_STOPPED = "run stopped";
+
+/** Why a task's card goes back to queued when the run stops under it. */
+const STOPPED_REASON = "the run stopped; `service run` resumes it (its work is kept)";
+
+/** The agent was lost when an earlier orchestrator process stopped or died. */
+export const LOST_REASON = "its agent was lost when the orchestrator stopped";
 
 /** `agent_exited`. */
 export function onAgentExited(d: Draft, out: Out, e: Exited): void {
@@ -31,7 +44,7 @@ export function onAgentExited(d: Draft, out: Out, e: Exited): void {
         out.push({ kind: "keep", taskId: task.id, reason: "run stopped before landing" });
         return;
       }
-      startLanding(d, out, task.id, false);
+      startLanding(d, out, task.id);
       return;
     case "CANCELLED":
       recordCancel(out, task);
@@ -44,7 +57,7 @@ export function onAgentExited(d: Draft, out: Out, e: Exited): void {
     case "CLAIMED":
     case "IN_PROGRESS":
     case "ORPHANED":
-      return agentEndedWithoutReport(d, out, task, e, stopped);
+      return agentEndedWithoutReport(d, out, task, e, session, stopped);
     default:
       out.push({ kind: "reap", taskId: task.id, reason: `task is ${task.status}` });
   }
@@ -69,48 +82,57 @@ function agentEndedWithoutReport(
   out: Out,
   task: TaskView,
   e: Exited,
+  session: SessionView | undefined,
   stopped: boolean,
 ): void {
-  const orphan = () => {
-    if (task.status !== "ORPHANED") {
-      out.push({
-        kind: "store",
-        change: { op: "orphan", taskId: task.id, reason: e.diagnosis.reason },
-      });
-    }
-  };
+  if (task.status !== "ORPHANED") {
+    const reason = stopped ? RUN_STOPPED : e.diagnosis.reason;
+    out.push({ kind: "store", change: { op: "orphan", taskId: task.id, reason } });
+  }
   if (stopped) {
-    if (task.status !== "ORPHANED") {
-      out.push({ kind: "store", change: { op: "orphan", taskId: task.id, reason: "run stopped" } });
-    }
     out.push({ kind: "keep", taskId: task.id, reason: "run stopped" });
     // The card leaves running (its agent is gone) for queued: the next `service run` resumes it.
     out.journal(ev.taskRetried({ task_id: task.id, reason: STOPPED_REASON }));
     return;
   }
-  orphan();
+  // The work a new attempt continues from: the session's branch holds it (leftovers committed).
+  const resumeFrom = e.hasWork ? e.sessionId : null;
   if (e.rateLimited) {
     const reason = "rate limited: the task resumes after the cooldown";
+    out.push({ kind: "reap", taskId: task.id, reason: "rate limited" });
     out.push({
       kind: "store",
-      change: { op: "requeue", taskId: task.id, reason, countAttempt: false },
+      change: { op: "requeue", taskId: task.id, reason, countAttempt: false, resumeFrom },
     });
     out.journal(ev.taskRetried({ task_id: task.id, reason }));
-    out.push({ kind: "reap", taskId: task.id, reason: "rate limited" });
     out.log(task.id, reason);
     return;
   }
-  if (e.hasWork) {
+  const exitedOnItsOwn = !session?.endedBy && e.exitCode === 0;
+  if (e.hasWork && exitedOnItsOwn) {
+    // A CLI that cannot call the task API ends this way: its work is a completion candidate.
     out.push({ kind: "store", change: { op: "recover_done", taskId: task.id } });
-    out.log(task.id, `${e.diagnosis.reason}; recovered partial work, landing it through the gates`);
-    startLanding(d, out, task.id, true);
+    out.log(task.id, "exited without a report; landing its work through the gates");
+    startLanding(d, out, task.id, "exited");
     return;
   }
+  if (e.hasWork && d.settings.landUnreported && e.signalsPass) {
+    out.push({ kind: "store", change: { op: "recover_done", taskId: task.id } });
+    out.log(
+      task.id,
+      `${e.diagnosis.reason}; every completion signal passes, so its work lands without a ` +
+        "report (recovery.land_unreported)",
+    );
+    startLanding(d, out, task.id, "interrupted");
+    return;
+  }
+  // Interrupted (killed, timed out, crashed): its work is never landed as if it were finished.
   out.push({ kind: "reap", taskId: task.id, reason: e.diagnosis.reason });
   attemptFailed(d, out, { ...task, status: "ORPHANED" }, {
     signals: [{ kind: e.diagnosis.kind, detail: e.diagnosis.reason }],
     reason: e.diagnosis.reason,
     retryable: e.diagnosis.retryable,
+    resumeFrom,
   });
 }
 
@@ -130,51 +152,77 @@ export function onSpawnFailed(d: Draft, out: Out, e: SpawnFailed): void {
     signals: [{ kind: e.diagnosis.kind, detail: e.diagnosis.reason }],
     reason: e.diagnosis.reason,
     retryable: e.diagnosis.retryable,
+    resumeFrom: "keep", // it never started: the work it was to continue from is still there
   });
 }
 
 type Recovered = Extract<CoreEvent, { type: "recovered" }>;
 
-/** Why a task's card goes back to queued when the run stops under it. */
-const STOPPED_REASON = "the run stopped; `service run` resumes it (its work is kept)";
-
-/** The agent was lost when an earlier orchestrator process stopped or died. */
-export const LOST_REASON = "its agent was lost when the orchestrator stopped";
-
-/** `recovered`: a task an earlier process left claimed, orphaned or done. */
+/**
+ * `recovered`: a task an earlier process left claimed, orphaned or done. The previous process
+ * stopped (or died) before it could decide: a stop is not the task's failure, so no attempt is
+ * counted, and interrupted work is never landed as if it were finished — a new attempt starts
+ * from it (under `recovery.land_unreported`, it lands when every completion signal passes).
+ */
 export function onRecovered(d: Draft, out: Out, e: Recovered): void {
   const task = d.tasks.get(e.taskId);
   if (!task || d.sessions.has(task.id) || d.landings.has(task.id)) return;
-  if (task.status === "DONE") {
-    if (e.hasWorktree) {
-      out.log(task.id, "landing the work reported before the orchestrator stopped");
-      startLanding(d, out, task.id, false);
-      return;
-    }
-    // Reported, but its work is gone with its worktree: it must be done again.
-    attemptFailed(d, out, task, {
-      signals: [{ kind: "agent_lost", detail: "the reported work's worktree is gone" }],
-      reason: "the reported work's worktree is gone",
-      retryable: true,
-    });
-    return;
-  }
+  if (task.status === "DONE") return recoveredDone(d, out, task, e);
   if (task.status !== "CLAIMED" && task.status !== "IN_PROGRESS" && task.status !== "ORPHANED") {
     return;
   }
   if (task.status !== "ORPHANED") {
     out.push({ kind: "store", change: { op: "orphan", taskId: task.id, reason: LOST_REASON } });
   }
-  if (e.hasWork) {
+  const why = task.status === "ORPHANED" && task.summary === RUN_STOPPED
+    ? "its agent was stopped with the run"
+    : LOST_REASON;
+  if (e.hasWork && d.settings.landUnreported && e.signalsPass) {
     out.push({ kind: "store", change: { op: "recover_done", taskId: task.id } });
-    out.log(task.id, "recovering the partial work of the interrupted run");
-    startLanding(d, out, task.id, true);
+    out.log(
+      task.id,
+      `${why}; every completion signal passes, so its work lands without a report ` +
+        "(recovery.land_unreported)",
+    );
+    startLanding(d, out, task.id, "interrupted");
     return;
   }
-  if (e.hasWorktree) out.push({ kind: "reap", taskId: task.id, reason: LOST_REASON });
-  attemptFailed(d, out, { ...task, status: "ORPHANED" }, {
-    signals: [{ kind: "agent_lost", detail: LOST_REASON }],
-    reason: LOST_REASON,
+  if (e.hasWorktree) out.push({ kind: "reap", taskId: task.id, reason: why });
+  const next = e.hasWork
+    ? "a new attempt continues from its kept work"
+    : "it left no work; a new attempt starts afresh";
+  const reason = `${why}; ${next} (no attempt counted)`;
+  out.push({
+    kind: "store",
+    change: {
+      op: "requeue",
+      taskId: task.id,
+      reason,
+      countAttempt: false,
+      // Without its worktree nothing is known of this session: the task's own choice stands.
+      resumeFrom: e.hasWork && e.sessionId ? e.sessionId : e.hasWorktree ? null : undefined,
+    },
+  });
+  out.journal(ev.taskRetried({ task_id: task.id, reason }));
+  out.log(task.id, reason);
+}
+
+function recoveredDone(d: Draft, out: Out, task: TaskView, e: Recovered): void {
+  if (task.operatorDone) {
+    // Done for good by an operator: nothing to land; a worktree left behind is reaped (kept work
+    // stays on its rescue ref).
+    if (e.hasWorktree) out.push({ kind: "reap", taskId: task.id, reason: "done by an operator" });
+    return;
+  }
+  if (e.hasWorktree) {
+    out.log(task.id, "landing the work reported before the orchestrator stopped");
+    startLanding(d, out, task.id);
+    return;
+  }
+  // Reported, but its work is gone with its worktree: it must be done again.
+  attemptFailed(d, out, task, {
+    signals: [{ kind: "agent_lost", detail: "the reported work's worktree is gone" }],
+    reason: "the reported work's worktree is gone",
     retryable: true,
   });
 }

@@ -12,6 +12,13 @@ import { lastErrorLine } from "../../util/last_error_line.ts";
 
 const REVIEW_WAIT = "waiting for an operator's merge decision on the board";
 
+/** What a merge of work its agent never reported says of it (the board says the same). */
+const UNREPORTED_NOTE: Record<string, string> = {
+  "": "",
+  exited: " (it exited without a report)",
+  interrupted: " (landed without a report)",
+};
+
 /** How a merge that waits is described (in `status`, the journal and the log). */
 export function mergeWaitText(reason: string): string {
   return `merge waits: ${reason}`;
@@ -32,8 +39,9 @@ export function onCaptured(d: Draft, out: Out, e: Extract<CoreEvent, { type: "ca
   if (!l || !task) return;
   out.journal(ev.taskCompleted({
     task_id: task.id,
-    summary: l.recovered ? undefined : task.summary?.slice(0, 2000) || undefined,
-    recovered: l.recovered,
+    summary: l.unreported ? undefined : task.summary?.slice(0, 2000) || undefined,
+    recovered: l.unreported === "exited",
+    interrupted: l.unreported === "interrupted",
   }));
   // Failed gates need no review: the merge refuses them at once (with their receipt).
   if (d.settings.requireApproval && !e.gatesFailed) {
@@ -62,7 +70,7 @@ export function onMergeResult(
       out.journal(ev.taskMerged({ task_id: task.id, commit: r.commit }));
       out.push({ kind: "store", change: { op: "merged", taskId: task.id } });
       out.push({ kind: "reap", taskId: task.id, reason: "merged" });
-      out.log(task.id, `merged as ${r.commit.slice(0, 10)}`);
+      out.log(task.id, `merged as ${r.commit.slice(0, 10)}${UNREPORTED_NOTE[l.unreported ?? ""]}`);
       return;
     case "gates_failed": {
       d.landings.delete(task.id);

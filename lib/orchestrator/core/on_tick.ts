@@ -82,6 +82,7 @@ function recoverStrays(d: Draft, out: Out): void {
       signals: [{ kind: "agent_lost", detail: task.summary ?? LOST_REASON }],
       reason: task.summary ?? LOST_REASON,
       retryable: true,
+      resumeFrom: "keep", // the claimant's work is not ours; an earlier interrupted one's stays
     });
   }
 }
@@ -105,6 +106,11 @@ function schedulable(t: TaskView): SchedulableTask {
   };
 }
 
+/** Work that is done but not merged yet (an operator's completion has none to merge). */
+function awaitsMerge(t: TaskView): boolean {
+  return t.status === "DONE" && !t.operatorDone;
+}
+
 function schedule(d: Draft, out: Out): Map<string, WaitReason> {
   const tasks = [...d.tasks.values()];
   const busyIds = new Set([...d.sessions.keys(), ...d.starting]);
@@ -114,10 +120,10 @@ function schedule(d: Draft, out: Out): Map<string, WaitReason> {
       const t = d.tasks.get(id);
       return t ? [schedulable(t)] : [];
     }),
-    unmerged: tasks.filter((t) => t.status === "DONE" && !busyIds.has(t.id)).map(schedulable),
+    unmerged: tasks.filter((t) => awaitsMerge(t) && !busyIds.has(t.id)).map(schedulable),
     maxAgents: d.settings.maxAgents,
     roleMaxAgents: d.settings.roleMaxAgents,
-    pendingMerge: new Set(tasks.filter((t) => t.status === "DONE").map((t) => t.id)),
+    pendingMerge: new Set(tasks.filter(awaitsMerge).map((t) => t.id)),
     cooldownS: d.cooldownS,
     readOnly: d.readOnly,
   });
@@ -189,8 +195,10 @@ function finishIfDone(d: Draft, out: Out): void {
         return;
     }
   }
+  // An operator's word settles a task as a landing does (a cancel, or a completion of a task
+  // nobody worked on); a FAILED task or unlanded work fails the run.
   const landed = [...d.tasks.values()].every((t) =>
-    t.status === "CLOSED" || t.status === "CANCELLED"
+    t.status === "CLOSED" || t.status === "CANCELLED" || (t.status === "DONE" && t.operatorDone)
   );
   d.verdict = { status: landed ? "completed" : "failed", problems: problems(d) };
   out.push({ kind: "finish", verdict: d.verdict });
@@ -223,6 +231,10 @@ function problems(d: Draft): string[] {
         );
         break;
       case "DONE":
+        if (t.operatorDone) {
+          lines.push(`${t.id}: DONE by an operator (nothing merged)`);
+          break;
+        }
         lines.push(
           d.landings.has(t.id)
             ? `${t.id}: DONE, not merged yet — ${

@@ -8,7 +8,7 @@ import type { FailedSignal } from "../../journal/events.ts";
 import type { JournalEvent } from "../../journal/row.ts";
 import type { Action } from "./protocol.ts";
 import { afterFailure } from "./policy.ts";
-import type { Draft, TaskView } from "./state.ts";
+import type { Draft, TaskView, Unreported } from "./state.ts";
 
 /** Collects a decision's actions. */
 export class Out {
@@ -41,6 +41,11 @@ export interface AttemptFailure {
   note?: string;
   /** Files to name when the task fails (merge conflicts). */
   files?: string[];
+  /**
+   * The session whose kept work a new attempt continues (the attempt was interrupted); null or
+   * absent: a new attempt starts afresh from the target branch; `"keep"`: as the task says.
+   */
+  resumeFrom?: string | null | "keep";
 }
 
 /**
@@ -54,9 +59,16 @@ export function attemptFailed(d: Draft, out: Out, task: TaskView, f: AttemptFail
     d.settings.maxAttempts,
   );
   if (verdict.action === "retry") {
+    const resumeFrom = f.resumeFrom === "keep" ? undefined : f.resumeFrom ?? null;
     out.push({
       kind: "store",
-      change: { op: "requeue", taskId: task.id, reason: verdict.reason, countAttempt: true },
+      change: {
+        op: "requeue",
+        taskId: task.id,
+        reason: verdict.reason,
+        countAttempt: true,
+        resumeFrom,
+      },
     });
     out.journal(ev.taskRetried({ task_id: task.id, reason: verdict.reason }));
     d.notes.set(task.id, f.note ?? f.reason);
@@ -70,12 +82,15 @@ export function attemptFailed(d: Draft, out: Out, task: TaskView, f: AttemptFail
   out.log(task.id, `FAILED: ${verdict.reason}`);
 }
 
-/** A DONE task's work starts on its way to the target: capture its diff first. */
-export function startLanding(d: Draft, out: Out, taskId: string, recovered: boolean): void {
+/**
+ * A DONE task's work starts on its way to the target: capture its diff first. `unreported`
+ * says how work its agent never reported came to land.
+ */
+export function startLanding(d: Draft, out: Out, taskId: string, unreported?: Unreported): void {
   d.landings.set(taskId, {
     taskId,
     stage: "capturing",
-    recovered,
+    ...(unreported ? { unreported } : {}),
     reason: "capturing the diff",
     lastTry: d.now,
     rebases: 0,
@@ -100,6 +115,24 @@ export function cancelRows(task: { id: string; summary: string | null }): Journa
 }
 
 /**
+ * The rows of an operator's completion of a task nobody worked on: its card goes to gated, as a
+ * cancelled one's does, with a receipt that says so (the board has no column for work settled
+ * without a merge, and a `task_merged` row would claim a merge that never happened).
+ */
+export function operatorDoneRows(task: { id: string; summary: string | null }): JournalEvent[] {
+  const reason = `marked done by an operator${
+    task.summary ? `: ${task.summary}` : ""
+  }; nothing was merged`;
+  return [
+    ev.taskVerificationFailed({
+      task_id: task.id,
+      signals: [{ kind: "operator_done", detail: reason }],
+    }),
+    ev.taskDoneByOperator({ task_id: task.id, reason }),
+  ];
+}
+
+/**
  * The row of a retry from outside the run (`service retry`, a reopened ticket): the card goes back
  * to queued. The store keeps the reason as the summary ("ticket … was reopened in tracker_b").
  */
@@ -112,4 +145,11 @@ export function recordCancel(out: Out, task: TaskView): void {
   const rows = cancelRows(task);
   for (const row of rows) out.journal(row);
   out.log(task.id, String(rows[1].data.reason));
+}
+
+/** Record an operator's completion of a task nobody worked on. */
+export function recordOperatorDone(out: Out, task: TaskView): void {
+  const rows = operatorDoneRows(task);
+  for (const row of rows) out.journal(row);
+  out.log(task.id, `DONE: ${String(rows[1].data.reason)}`);
 }

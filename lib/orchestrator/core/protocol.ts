@@ -55,6 +55,11 @@ export type CoreEvent =
     rateLimited: boolean;
     /** The agent's branch holds work beyond its base (leftovers committed). */
     hasWork: boolean;
+    /**
+     * Asked only under `recovery.land_unreported` for interrupted work: true when the task has
+     * completion signals and every one passes on that work.
+     */
+    signalsPass?: boolean;
     diagnosis: ExitDiagnosis;
   }
   | {
@@ -67,7 +72,16 @@ export type CoreEvent =
     until: number;
   }
   /** A task an earlier process left claimed or done (it was stopped or crashed). */
-  | { type: "recovered"; taskId: string; hasWorktree: boolean; hasWork: boolean }
+  | {
+    type: "recovered";
+    taskId: string;
+    /** The session whose worktree or branch holds the work. */
+    sessionId?: string;
+    hasWorktree: boolean;
+    hasWork: boolean;
+    /** As in `agent_exited`. */
+    signalsPass?: boolean;
+  }
   /**
    * The diff of a DONE task's work was captured (or capture failed open) and its verification
    * ran; `gatesFailed` when its gates failed on the candidate tree (the merge will refuse it).
@@ -89,12 +103,22 @@ export type CoreEvent =
 /** A change of a task's status in the store. */
 export type StoreChange =
   | { op: "orphan"; taskId: string; reason: string }
-  | { op: "requeue"; taskId: string; reason: string; countAttempt: boolean }
+  | {
+    op: "requeue";
+    taskId: string;
+    reason: string;
+    countAttempt: boolean;
+    /** The session whose kept work the next attempt continues; null: start afresh. */
+    resumeFrom?: string | null;
+  }
   /** ORPHANED → FAILED: the attempts are spent (or the failure would repeat). */
   | { op: "give_up"; taskId: string; reason: string }
   /** DONE → FAILED: its work cannot land. */
   | { op: "merge_failed"; taskId: string; reason: string }
-  /** ORPHANED → DONE: partial work was found and will land like any completion. */
+  /**
+   * ORPHANED → DONE: unreported work will land like any completion (an agent that exited 0 on
+   * its own, or interrupted work under `recovery.land_unreported`).
+   */
   | { op: "recover_done"; taskId: string }
   /** DONE → CLOSED: landed. */
   | { op: "merged"; taskId: string };

@@ -20,6 +20,10 @@ export interface TaskView {
   attempts: number;
   /** The store's last word on the task (an agent's summary or a failure reason). */
   summary: string | null;
+  /** An operator marked it DONE with no agent's work: done for good, nothing to land. */
+  operatorDone?: boolean;
+  /** The session of an interrupted attempt whose kept work the next attempt starts from. */
+  resumeFrom?: string;
 }
 
 /** Why the loop ended an agent. */
@@ -38,6 +42,9 @@ export interface SessionView {
   reportedAt?: number;
 }
 
+/** How work that was never reported came to land (see {@link Landing.unreported}). */
+export type Unreported = "exited" | "interrupted";
+
 /** Where a finished task's work is on its way to the target branch. */
 export type LandingStage = "capturing" | "review" | "merging" | "rebasing" | "waiting";
 
@@ -45,8 +52,11 @@ export type LandingStage = "capturing" | "review" | "merging" | "rebasing" | "wa
 export interface Landing {
   taskId: string;
   stage: LandingStage;
-  /** Recovered from an agent that ended without reporting. */
-  recovered: boolean;
+  /**
+   * Its agent ended without reporting: it exited 0 on its own (a completion candidate), or it
+   * was interrupted and `recovery.land_unreported` lands it. Absent for reported work.
+   */
+  unreported?: Unreported;
   /** Why it waits (shown by `status`). */
   reason: string;
   /** When a waiting merge was last tried (ms). */
@@ -70,6 +80,11 @@ export interface CoreSettings {
   mergeRetryMs: number;
   /** Rebases of one attempt's work before a conflict sends it back to an agent. */
   maxRebases: number;
+  /**
+   * `recovery.land_unreported`: the work of an interrupted agent lands (spec §3.1 ORPHANED →
+   * DONE) when every completion signal of its task passes, instead of going to a new attempt.
+   */
+  landUnreported: boolean;
 }
 
 /** Why the run became read-only. */

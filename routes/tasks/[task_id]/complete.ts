@@ -1,7 +1,8 @@
 /**
  * POST /tasks/<id>/complete — body optional: `{"summary", "tests_run", "quality_gates_run",
  * "completion_signals_checked"}`; `{"operator": true}` (operator scope) completes any
- * non-terminal task. 409 once DONE or CLOSED.
+ * non-terminal task; one nobody worked on is then DONE for good with nothing to merge. 409 once
+ * DONE or CLOSED.
  */
 import type { Ctx } from "../../../lib/http/context.ts";
 import { readOptionalJsonObject } from "../../../lib/http/body.ts";
@@ -9,6 +10,7 @@ import { requireId } from "../../../lib/ids.ts";
 import { CompleteBodySchema, parseBody } from "../../../lib/tasks/http_input.ts";
 import { requireOperator } from "../../../lib/tasks/operator.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
+import { journalOperatorChange } from "../../../lib/orchestrator/task_control.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
 
 /**
@@ -22,6 +24,11 @@ export async function POST(c: Ctx): Promise<Response> {
   const id = requireId("task_id", c.req.param("task_id")!);
   const body = parseBody(CompleteBodySchema, await readOptionalJsonObject(c));
   if (body.operator) requireOperator(c, "complete a task as operator");
-  const store = await taskStoreFor(c.get("app"));
-  return c.json(await store.complete(id, body));
+  const app = c.get("app");
+  const store = await taskStoreFor(app);
+  const task = await store.complete(id, body);
+  // Settled by an operator with nothing to land: its run's board shows it even when no run is
+  // live to journal it (a live one does so itself).
+  if (task.operator_done) await journalOperatorChange(app.paths.root, "complete", task);
+  return c.json(task);
 }

@@ -1,0 +1,25 @@
+import assert from "node:assert/strict";
+import { TaskStore } from "../tasks/store.ts";
+import { workspacePaths } from "../workspace.ts";
+import type { Orchestrator } from "./orchestrator.ts";
+import { ProgressDisplay } from "./progress.ts";
+
+Deno.test("ProgressDisplay: the final summary is not printed again when it repeats the last one", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const paths = workspacePaths(root);
+    const store = await TaskStore.open(paths, { warn: () => {} });
+    const lines: string[] = [];
+    const progress = new ProgressDisplay((l) => lines.push(l), "run-1");
+    // No agent is live at the end of a run: the summary is the counts alone.
+    const orchestrator = { liveAgents: () => [] } as unknown as Orchestrator;
+    progress.start(() => ({ store, runtimeDir: paths.runtime, taskIds: [], orchestrator }));
+    progress.stop(); // as when the periodic summary fired in the run's last second
+    progress.stop();
+    assert.equal(lines.length, 1, lines.join("\n"));
+    assert.match(lines[0], /^run run-1 · \d+s · no tasks$/);
+    await store.close();
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
