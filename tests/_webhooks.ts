@@ -24,7 +24,7 @@ let n = 0;
 /** A workspace whose five trackers have webhooks on, each secret in its own fresh variable. */
 export async function webhookWorkspace(
   extra = "",
-  options: Pick<TestWorkspaceOptions, "tokens"> = {},
+  options: Pick<TestWorkspaceOptions, "tokens" | "parent"> = {},
 ): Promise<TestWorkspace & { secret: (t: string) => string; env: Record<string, string> }> {
   const tag = `${Deno.pid}_${n++}`;
   const env: Record<string, string> = {};

@@ -56,8 +56,9 @@ export function sampleEvents(runId = "r1"): JournalEvent[] {
 /** A temporary directory removed on dispose (`await using`). */
 export async function tempDir(
   prefix = "service-test-",
+  parent?: string,
 ): Promise<AsyncDisposable & { path: string }> {
-  const path = await Deno.makeTempDir({ prefix });
+  const path = await Deno.makeTempDir({ prefix, dir: parent });
   return {
     path,
     async [Symbol.asyncDispose]() {
@@ -66,11 +67,14 @@ export async function tempDir(
   };
 }
 
-/** A temporary workspace holding a copy of the golden run as `.sdd/runs/golden`. */
-export async function goldenWorkspace(): Promise<
+/**
+ * A temporary workspace holding a copy of the golden run as `.sdd/runs/golden`, made in `parent`
+ * (default the system's temporary directory; a small tmpfs in the full-disk tests).
+ */
+export async function goldenWorkspace(parent?: string): Promise<
   AsyncDisposable & { path: string; runDir: string }
 > {
-  const dir = await tempDir();
+  const dir = await tempDir("service-test-", parent);
   const runDir = join(dir.path, ".sdd", "runs", "golden");
   await Deno.mkdir(join(runDir, "review", "diffs"), { recursive: true });
   await Deno.copyFile(join(GOLDEN_DIR, "journal.jsonl"), join(runDir, "journal.jsonl"));
