@@ -1,5 +1,6 @@
 /** Shared test fixtures: journals built by the real encoder, temporary workspaces. */
-import { encodeRow, type JournalEvent } from "../lib/journal/row.ts";
+import { encodeRow, type JournalEvent, type JournalRow } from "../lib/journal/row.ts";
+import { verifyJournalText } from "../lib/journal/verify.ts";
 import { ZERO_HASH } from "../lib/journal/hash.ts";
 import { join } from "node:path";
 
@@ -208,4 +209,30 @@ export async function startServing(
       await child.status;
     },
   };
+}
+
+/**
+ * Edit row `seq` of a journal file with `edit` and recompute every hash from there on: the chain
+ * recomputes again, as a forger with write access would leave it.
+ */
+export async function rehashJournal(
+  journal: string,
+  seq: number,
+  edit: (row: JournalRow) => void,
+): Promise<void> {
+  const rows: JournalRow[] = (await Deno.readTextFile(journal)).trim().split("\n").map((l) =>
+    JSON.parse(l)
+  );
+  edit(rows[seq]);
+  let prev = ZERO_HASH;
+  const lines = rows.map((r) => {
+    const { line, hash } = encodeRow({ type: r.type, data: r.data }, prev, r.seq, r.ts);
+    prev = hash;
+    return line;
+  });
+  const text = lines.join("\n") + "\n";
+  if (!verifyJournalText(text).verified) {
+    throw new Error("the re-hashed journal does not recompute");
+  }
+  await Deno.writeTextFile(journal, text);
 }

@@ -173,6 +173,7 @@ export async function recordReview(
         run_id: ctx.runId,
         task_id: ctx.taskId,
         decision: request.decision,
+        scope: ctx.principal.scope,
         projection_hash: seen.projection_hash,
         journal_head: seen.journal_head,
         diff_sha256: diffSha,
