@@ -49,7 +49,7 @@ export async function writeFileAtomic(
     }
     await Deno.rename(tmp, path);
     placed = true;
-    await syncDirectory(dirname(path));
+    await syncDirectoryShared(dirname(path));
   } catch (e) {
     if (!placed) await Deno.remove(tmp).catch(() => {});
     throw storageFailure(e, path);
@@ -83,11 +83,40 @@ export async function createFileAtomic(
       if (e instanceof Deno.errors.AlreadyExists) return false;
       throw e;
     }
-    await syncDirectory(dirname(path));
+    await syncDirectoryShared(dirname(path));
     return true;
   } catch (e) {
     throw storageFailure(e, path);
   } finally {
     await Deno.remove(tmp).catch(() => {});
   }
+}
+
+/** Per directory: the sync in flight, and the one queued to start after it. */
+const directorySyncs = new Map<string, { running: Promise<void>; next?: Promise<void> }>();
+
+/**
+ * Sync `dir` after a rename in it, sharing syncs between concurrent writers (group commit): a
+ * sync that starts after the rename covers it, so a writer joins the next sync to start rather
+ * than queueing one of its own (a burst of task changes costs a few directory syncs, not one each).
+ */
+function syncDirectoryShared(dir: string): Promise<void> {
+  const state = directorySyncs.get(dir);
+  if (!state) {
+    const running = syncDirectory(dir).finally(() => {
+      const now = directorySyncs.get(dir);
+      if (now?.running === running && !now.next) directorySyncs.delete(dir);
+    });
+    directorySyncs.set(dir, { running });
+    return running;
+  }
+  // The sync in flight may have started before this rename: wait for the next one.
+  state.next ??= state.running.catch(() => {}).then(() => {
+    const running = syncDirectory(dir).finally(() => {
+      if (directorySyncs.get(dir)?.running === running) directorySyncs.delete(dir);
+    });
+    directorySyncs.set(dir, { running });
+    return running;
+  });
+  return state.next;
 }
