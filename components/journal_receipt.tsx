@@ -4,10 +4,12 @@ import type { ProjectionReceipt } from "../lib/board/projection.ts";
 /** Props of {@link JournalReceipt}. */
 export interface JournalReceiptProps {
   receipt: ProjectionReceipt;
+  /** Where the journal and the signed audit chain disagree (the run outline names the row). */
+  disagreement?: string;
 }
 
 /** The verification banner above the columns. */
-export function JournalReceipt({ receipt }: JournalReceiptProps) {
+export function JournalReceipt({ receipt, disagreement }: JournalReceiptProps) {
   const tampered = !receipt.journal_verified;
   return (
     <section
@@ -17,7 +19,15 @@ export function JournalReceipt({ receipt }: JournalReceiptProps) {
       data-journal-verified={String(receipt.journal_verified)}
     >
       <p style="margin:0 0 .3rem">
-        {tampered
+        {tampered && disagreement
+          ? (
+            <>
+              <strong class="stamp">JOURNAL TAMPERED</strong>{" "}
+              — the journal and the signed audit chain disagree:{" "}
+              {disagreement}. The board below is what the rows say now; review actions are disabled.
+            </>
+          )
+          : tampered
           ? (
             <>
               <strong class="stamp">JOURNAL TAMPERED</strong>{" "}

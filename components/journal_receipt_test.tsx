@@ -18,3 +18,15 @@ Deno.test("JournalReceipt shows a verified journal with its hashes and no stamp"
   assert.ok(html.includes(receipt.projection_hash));
   assert.ok(html.includes(receipt.journal_head));
 });
+
+Deno.test("JournalReceipt says the journal and the audit chain disagree and names the row", () => {
+  const html = renderToString(
+    <JournalReceipt
+      receipt={manyCardReceipt(3, false)}
+      disagreement="row 14 of run golden records principal mallory, but audit entry 0 signed principal alice"
+    />,
+  );
+  assert.match(html, /JOURNAL TAMPERED/);
+  assert.match(html, /the journal and the signed audit chain disagree: row 14 of run golden/);
+  assert.doesNotMatch(html, /does not recompute/);
+});

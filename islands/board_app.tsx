@@ -164,7 +164,10 @@ export function BoardApp() {
                   " — its process is gone before the run ended; `service run` resumes it"}
               </p>
             )}
-            <JournalReceipt receipt={receipt} />
+            <JournalReceipt
+              receipt={receipt}
+              disagreement={outline?.audit_disagreement?.message}
+            />
             <BoardColumns
               board={receipt.board}
               selected={selected}

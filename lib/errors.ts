@@ -18,6 +18,7 @@ export const KIND_STATUS = {
   unsupported_media_type: 415,
   unprocessable: 422,
   unavailable: 503,
+  insufficient_storage: 507,
 } as const;
 
 /** A domain error kind. */
@@ -67,6 +68,36 @@ export class UnprocessableError extends DomainError {
     super("unprocessable", code, message);
     this.name = "UnprocessableError";
   }
+}
+
+/**
+ * A write failed because the disk (or the user's quota) is full: 507 `insufficient_storage`.
+ * The writer left the file as it was, so nothing of this write was recorded or acknowledged.
+ */
+export class StorageFullError extends DomainError {
+  constructor(readonly path: string, cause: string) {
+    super(
+      "insufficient_storage",
+      "insufficient_storage",
+      `cannot write ${path}: the disk is full (${cause}); nothing was recorded. ` +
+        "Free space on that disk, then retry.",
+    );
+    this.name = "StorageFullError";
+  }
+}
+
+/** The error codes of a full disk or an exhausted quota. */
+const STORAGE_FULL_CODES = new Set(["ENOSPC", "EDQUOT"]);
+
+/**
+ * The one policy for a failed write (docs/security.md "Durability"): a full disk or quota
+ * becomes {@link StorageFullError} naming `path`; any other error is returned as it is.
+ */
+export function storageFailure(error: unknown, path: string): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (error instanceof StorageFullError || typeof code !== "string") return error;
+  if (!STORAGE_FULL_CODES.has(code)) return error;
+  return new StorageFullError(path, (error as Error).message.replace(/:.*$/s, "").trim());
 }
 
 /** The HTTP status of a domain error. */

@@ -3,7 +3,7 @@
  * path is named here once; writers create the directory they write into (a fresh workspace has no
  * `.sdd/` at all).
  */
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 
 /** Where every piece of state lives, given the workspace root. */
 export interface WorkspacePaths {
@@ -112,36 +112,6 @@ export function evidenceDir(paths: WorkspacePaths, runId: string, taskId: string
   return join(paths.runs, runId, "evidence", taskId);
 }
 
-/**
- * Write `bytes` to `path` atomically: a temporary file in the same directory, synced, renamed.
- * The directory is created first, so the first write of a fresh workspace works.
- */
-export async function writeFileAtomic(
-  path: string,
-  bytes: Uint8Array | string,
-  mode?: number,
-): Promise<void> {
-  await Deno.mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
-  const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
-  const file = await Deno.open(tmp, { write: true, createNew: true, mode });
-  try {
-    let written = 0;
-    while (written < data.length) written += await file.write(data.subarray(written));
-    await file.syncData();
-  } finally {
-    file.close();
-  }
-  try {
-    await Deno.rename(tmp, path);
-  } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
-    throw e;
-  }
-}
-
-/** Append `text` (whole lines) to `path` in one write, creating the file and its directory. */
-export async function appendStateLines(path: string, text: string): Promise<void> {
-  await Deno.mkdir(dirname(path), { recursive: true });
-  await Deno.writeTextFile(path, text, { append: true });
-}
+// The durable write helpers live in lib/util; the state writers import them from here.
+export { writeFileAtomic } from "./util/atomic_write.ts";
+export { appendStateLines } from "./util/locked_append.ts";

@@ -27,7 +27,8 @@ let n = 0;
  */
 export async function webhookWorkspace(
   extra = "",
-  options: Pick<TestWorkspaceOptions, "tokens"> & { projects?: Record<string, string> } = {},
+  options: Pick<TestWorkspaceOptions, "tokens" | "parent"> & { projects?: Record<string, string> } =
+    {},
 ): Promise<TestWorkspace & { secret: (t: string) => string; env: Record<string, string> }> {
   const tag = `${Deno.pid}_${n++}`;
   const env: Record<string, string> = {};
@@ -43,6 +44,7 @@ export async function webhookWorkspace(
   }
   const ws = await testWorkspace({
     tokens: options.tokens,
+    parent: options.parent,
     config: `cli: claude\nroles:\n  backend: {}\n  qa: {}\n${trackers}${extra}`,
   });
   return Object.assign(ws, { env, secret: (t: string) => Deno.env.get(env[t]) ?? "" });

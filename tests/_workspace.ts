@@ -31,11 +31,13 @@ export interface TestWorkspaceOptions {
   clock?: () => number;
   /** Bearer tokens in force (default none: the caller is the local operator). */
   tokens?: TokenSpec[];
+  /** Directory the workspace is made in (default the system's; a small tmpfs in full-disk tests). */
+  parent?: string;
 }
 
 /** Make a workspace (optionally with a service.yaml) and its app; dispose removes everything. */
 export async function testWorkspace(options: TestWorkspaceOptions = {}): Promise<TestWorkspace> {
-  const root = await Deno.makeTempDir({ prefix: "service-test-" });
+  const root = await Deno.makeTempDir({ prefix: "service-test-", dir: options.parent });
   if (options.config) await Deno.writeTextFile(`${root}/service.yaml`, options.config);
   const ctx = appContext(root, options.tokens ?? []);
   if (options.clock) setTaskStoreHooks(ctx, { clock: options.clock });

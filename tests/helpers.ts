@@ -1,5 +1,6 @@
 /** Shared test fixtures: journals built by the real encoder, temporary workspaces. */
-import { encodeRow, type JournalEvent } from "../lib/journal/row.ts";
+import { encodeRow, type JournalEvent, type JournalRow } from "../lib/journal/row.ts";
+import { verifyJournalText } from "../lib/journal/verify.ts";
 import { ZERO_HASH } from "../lib/journal/hash.ts";
 import { join } from "node:path";
 
@@ -56,8 +57,9 @@ export function sampleEvents(runId = "r1"): JournalEvent[] {
 /** A temporary directory removed on dispose (`await using`). */
 export async function tempDir(
   prefix = "service-test-",
+  parent?: string,
 ): Promise<AsyncDisposable & { path: string }> {
-  const path = await Deno.makeTempDir({ prefix });
+  const path = await Deno.makeTempDir({ prefix, dir: parent });
   return {
     path,
     async [Symbol.asyncDispose]() {
@@ -66,11 +68,14 @@ export async function tempDir(
   };
 }
 
-/** A temporary workspace holding a copy of the golden run as `.sdd/runs/golden`. */
-export async function goldenWorkspace(): Promise<
+/**
+ * A temporary workspace holding a copy of the golden run as `.sdd/runs/golden`, made in `parent`
+ * (default the system's temporary directory; a small tmpfs in the full-disk tests).
+ */
+export async function goldenWorkspace(parent?: string): Promise<
   AsyncDisposable & { path: string; runDir: string }
 > {
-  const dir = await tempDir();
+  const dir = await tempDir("service-test-", parent);
   const runDir = join(dir.path, ".sdd", "runs", "golden");
   await Deno.mkdir(join(runDir, "review", "diffs"), { recursive: true });
   await Deno.copyFile(join(GOLDEN_DIR, "journal.jsonl"), join(runDir, "journal.jsonl"));
@@ -204,4 +209,30 @@ export async function startServing(
       await child.status;
     },
   };
+}
+
+/**
+ * Edit row `seq` of a journal file with `edit` and recompute every hash from there on: the chain
+ * recomputes again, as a forger with write access would leave it.
+ */
+export async function rehashJournal(
+  journal: string,
+  seq: number,
+  edit: (row: JournalRow) => void,
+): Promise<void> {
+  const rows: JournalRow[] = (await Deno.readTextFile(journal)).trim().split("\n").map((l) =>
+    JSON.parse(l)
+  );
+  edit(rows[seq]);
+  let prev = ZERO_HASH;
+  const lines = rows.map((r) => {
+    const { line, hash } = encodeRow({ type: r.type, data: r.data }, prev, r.seq, r.ts);
+    prev = hash;
+    return line;
+  });
+  const text = lines.join("\n") + "\n";
+  if (!verifyJournalText(text).verified) {
+    throw new Error("the re-hashed journal does not recompute");
+  }
+  await Deno.writeTextFile(journal, text);
 }

@@ -5,11 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { encodeRow, type JournalRow } from "../lib/journal/row.ts";
-import { verifyJournalText } from "../lib/journal/verify.ts";
-import { sha256Hex, ZERO_HASH } from "../lib/journal/hash.ts";
-import { CLI, goldenWorkspace } from "./helpers.ts";
+import { sha256Hex } from "../lib/journal/hash.ts";
+import { CLI, goldenWorkspace, rehashJournal } from "./helpers.ts";
 import { loopbackServer } from "./_raw_http.ts";
+import { appendAuditEntry, auditPaths, loadAuditKey } from "../lib/audit/store.ts";
 
 async function cli(root: string, ...args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -115,23 +114,6 @@ await recordReview({ decision: "approve" }, {
   assert.equal((await server.review("t-docs", "approve")).status, 200);
 });
 
-/** Edit row `seq` with `edit` and recompute every later hash: the chain recomputes again. */
-async function rehash(journal: string, seq: number, edit: (row: JournalRow) => void) {
-  const rows: JournalRow[] = (await Deno.readTextFile(journal)).trim().split("\n").map((l) =>
-    JSON.parse(l)
-  );
-  edit(rows[seq]);
-  let prev = ZERO_HASH;
-  const lines = rows.map((r) => {
-    const { line, hash } = encodeRow({ type: r.type, data: r.data }, prev, r.seq, r.ts);
-    prev = hash;
-    return line;
-  });
-  const text = lines.join("\n") + "\n";
-  assert.equal(verifyJournalText(text).verified, true, "the re-hashed journal recomputes");
-  await Deno.writeTextFile(journal, text);
-}
-
 Deno.test("a journal edited and re-hashed after a review is caught: board, review, audit verify, doctor", async () => {
   await using ws = await goldenWorkspace();
   const journal = join(ws.runDir, "journal.jsonl");
@@ -141,7 +123,7 @@ Deno.test("a journal edited and re-hashed after a review is caught: board, revie
     assert.equal((await server.review("t-docs", "request_changes")).status, 200);
   }
   const reviewed = (await Deno.readTextFile(journal)).trim().split("\n").length;
-  await rehash(journal, 1, (row) => {
+  await rehashJournal(journal, 1, (row) => {
     row.data = { ...row.data, title: "Something else" };
   });
 
@@ -162,4 +144,71 @@ Deno.test("a journal edited and re-hashed after a review is caught: board, revie
   assert.match(first ?? "", /row 14 of run golden chains onto .* audit entry 0 signed/);
   const doctor = await cli(ws.path, "doctor");
   assert.match(doctor.text, /row 14 of run golden/);
+});
+
+Deno.test("a review row whose principal and note were edited and re-hashed is caught: board names the row, review 409, audit verify and doctor", async () => {
+  await using ws = await goldenWorkspace();
+  const journal = join(ws.runDir, "journal.jsonl");
+  {
+    await using server = await served(ws.path);
+    assert.equal((await server.review("t-docs", "approve")).status, 200);
+  }
+  const rows = (await Deno.readTextFile(journal)).trim().split("\n").map((l) => JSON.parse(l));
+  const seq = rows.length - 1;
+  assert.equal(rows[seq].type, "task_review_decision");
+  // The row still chains onto the head its entry signed and cites it: only who and why changed.
+  await rehashJournal(journal, seq, (row) => {
+    row.data = { ...row.data, principal: "mallory", note: "approved after a careful read" };
+  });
+
+  await using server = await served(ws.path);
+  const res = await fetch(`${server.url}/review-board/runs/golden`);
+  assert.equal((await res.json()).journal_verified, false);
+  const fault = res.headers.get("x-journal-fault") ?? "";
+  assert.match(
+    fault,
+    new RegExp(`row ${seq} of run golden records principal mallory, note sha256:`),
+  );
+  assert.match(fault, /audit entry 0 signed principal dashboard-operator, note none/);
+  const outline = await (await fetch(`${server.url}/review-board/runs/golden/tasks`)).json();
+  assert.equal(outline.journal_verified, false);
+  assert.equal(outline.audit_disagreement.row, seq);
+  const refused = await server.review("t-docs", "merge");
+  assert.equal(refused.status, 409);
+  assert.equal((await refused.json()).error.code, "journal_poisoned");
+
+  const verify = await cli(ws.path, "audit", "verify");
+  assert.equal(verify.code, 1, verify.text);
+  assert.match(
+    verify.text,
+    new RegExp(`MISMATCH: row ${seq} of run golden records principal mallory`),
+  );
+  const doctor = await cli(ws.path, "doctor");
+  assert.match(doctor.text, new RegExp(`row ${seq} of run golden records principal mallory`));
+});
+
+Deno.test("an evidence.sealed entry whose task_evidence_sealed row is missing (a crash between the appends) is reported by audit verify and doctor", async () => {
+  await using ws = await goldenWorkspace();
+  await Deno.writeTextFile(join(ws.path, "service.yaml"), "cli: claude\nroles: [backend, docs]\n");
+  const paths = auditPaths(join(ws.path, ".sdd/audit"));
+  // What sealing leaves when it stops after its first append: the signed entry, no row.
+  await appendAuditEntry(paths, await loadAuditKey(paths), {
+    event: "evidence.sealed",
+    principal: "service",
+    data: { run_id: "golden", task_id: "t-docs", core_sha256: "sha256:" + "0".repeat(64) },
+  });
+  const verify = await cli(ws.path, "audit", "verify");
+  assert.equal(verify.code, 1, verify.text);
+  assert.match(
+    verify.text,
+    /audit entry 0 sealed the evidence of t-docs \(run golden\), but the journal has no task_evidence_sealed row/,
+  );
+  const doctor = await cli(ws.path, "doctor");
+  assert.match(doctor.text, /sealed the evidence of t-docs/);
+  // The journal itself is intact.
+  await using server = await served(ws.path);
+  assert.equal(
+    (await (await fetch(`${server.url}/review-board/runs/golden`)).json()).journal_verified,
+    true,
+  );
 });

@@ -10,6 +10,9 @@ import { constantTimeEqual, HEX64, hmacSha256Hex, sha256Hex, ZERO_HASH } from ".
 /** The event name of a review-board action. */
 export const REVIEW_ACTION_EVENT = "review_board.action";
 
+/** The event name of a sealed evidence bundle (DESIGN.md §10). */
+export const EVIDENCE_SEALED_EVENT = "evidence.sealed";
+
 /** One audit entry as stored. */
 export interface AuditEntry {
   data: Record<string, JsonValue>;

@@ -16,8 +16,54 @@
  * (an imported run, the golden fixture's placeholders) are reported as unattested, not as faults.
  */
 import { sha256Hex, ZERO_HASH } from "../journal/hash.ts";
-import { REVIEW_ACTION_EVENT } from "./chain.ts";
+import { EVIDENCE_SEALED_EVENT, REVIEW_ACTION_EVENT } from "./chain.ts";
 import type { AuditEntry } from "./chain.ts";
+
+/**
+ * The fields an audit entry binds besides the head, each read from the entry and from the
+ * journal row; a field an older entry does not carry (`scope`, added later) reads undefined
+ * there and is not compared. The note is compared by digest, so messages never echo it.
+ */
+const BOUND_FIELDS = {
+  task: { entry: (e: AuditEntry) => e.data.task_id, row: (d: RowData) => d.task_id },
+  decision: { entry: (e: AuditEntry) => e.data.decision, row: (d: RowData) => d.decision },
+  principal: { entry: (e: AuditEntry) => e.principal, row: (d: RowData) => d.principal },
+  scope: { entry: (e: AuditEntry) => e.data.scope, row: (d: RowData) => d.scope },
+  note: {
+    entry: (e: AuditEntry) => noteDigest(e.data.note),
+    row: (d: RowData) => noteDigest(d.note),
+  },
+  projection_hash: {
+    entry: (e: AuditEntry) => e.data.projection_hash,
+    row: (d: RowData) => d.projection_hash,
+  },
+  diff_sha256: {
+    entry: (e: AuditEntry) => "diff_sha256" in e.data ? e.data.diff_sha256 : undefined,
+    row: (d: RowData) => d.diff_sha256 ?? null,
+  },
+} as const;
+
+/** A field an audit entry binds (besides the journal head). */
+export type BoundField = keyof typeof BOUND_FIELDS;
+
+type RowData = Record<string, unknown>;
+
+/** `sha256:<hex>` of a note, `none` when there is none. */
+function noteDigest(note: unknown): string {
+  return typeof note === "string" ? `sha256:${sha256Hex(note)}` : "none";
+}
+
+/** The values bound fields read from an entry or a row (undefined ones left out). */
+type Bound = Partial<Record<BoundField, unknown>>;
+
+function boundOf(read: (field: (typeof BOUND_FIELDS)[BoundField]) => unknown): Bound {
+  const out: Bound = {};
+  for (const name of Object.keys(BOUND_FIELDS) as BoundField[]) {
+    const value = read(BOUND_FIELDS[name]);
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
 
 /** One review entry of the audit chain, as the cross-check needs it. */
 export interface SignedReview {
@@ -27,6 +73,8 @@ export interface SignedReview {
   taskId: string;
   decision: string;
   journalHead: string;
+  /** What the entry binds besides the head (fields it predates left out). */
+  bound: Bound;
 }
 
 /** One review row of a journal. */
@@ -35,8 +83,23 @@ export interface ReviewRow {
   prev: string;
   journalHead: unknown;
   auditEventHash: unknown;
+  /** The row's values of the fields an entry binds. */
+  bound: Bound;
+}
+
+/** An `evidence.sealed` entry: the service signed a task's evidence bundle for a run. */
+export interface SignedSeal {
+  seq: number;
+  lineHash: string;
+  runId: string;
+  taskId: string;
+}
+
+/** A `task_evidence_sealed` row: the task and, in rows written since, the entry it follows. */
+export interface SealRow {
+  seq: number;
   taskId: unknown;
-  decision: unknown;
+  auditEventHash?: unknown;
 }
 
 /** What the cross-check knows of one run's journal. */
@@ -44,6 +107,8 @@ export interface JournalFacts {
   /** Every row's hash (the heads an entry may have signed). */
   hashes: Set<string>;
   reviews: ReviewRow[];
+  /** Its `task_evidence_sealed` rows (absent: none). */
+  seals?: SealRow[];
 }
 
 /** Kinds of disagreement. */
@@ -53,6 +118,7 @@ export type FindingKind =
   | "entry_without_row"
   | "row_without_entry"
   | "binding_mismatch"
+  | "seal_without_row"
   | "journal_missing";
 
 /** One disagreement between the two chains. */
@@ -74,9 +140,15 @@ export interface CrossReport {
   unattested: { runId: string; rowSeq: number }[];
 }
 
-/** The review entries of an audit chain's text (lines that parse; the chain is verified apart). */
-export function signedReviews(auditText: string): SignedReview[] {
-  const out: SignedReview[] = [];
+/** The entries of an audit chain the cross-check reads. */
+export interface SignedEntries {
+  reviews: SignedReview[];
+  seals: SignedSeal[];
+}
+
+/** The review and seal entries of an audit chain's text (lines that parse; verified apart). */
+export function signedEntries(auditText: string): SignedEntries {
+  const out: SignedEntries = { reviews: [], seals: [] };
   for (const line of auditText.split("\n")) {
     if (!line) continue;
     let entry: AuditEntry;
@@ -85,15 +157,25 @@ export function signedReviews(auditText: string): SignedReview[] {
     } catch {
       continue;
     }
-    if (entry?.event !== REVIEW_ACTION_EVENT || typeof entry.data !== "object") continue;
+    if (typeof entry?.data !== "object" || entry.data === null) continue;
     const d = entry.data;
-    out.push({
+    if (entry.event === EVIDENCE_SEALED_EVENT) {
+      out.seals.push({
+        seq: entry.seq,
+        lineHash: sha256Hex(line),
+        runId: String(d.run_id),
+        taskId: String(d.task_id),
+      });
+    }
+    if (entry.event !== REVIEW_ACTION_EVENT) continue;
+    out.reviews.push({
       seq: entry.seq,
       lineHash: sha256Hex(line),
       runId: String(d.run_id),
       taskId: String(d.task_id),
       decision: String(d.decision),
       journalHead: String(d.journal_head),
+      bound: boundOf((f) => f.entry(entry)),
     });
   }
   return out;
@@ -103,6 +185,7 @@ export function signedReviews(auditText: string): SignedReview[] {
 export function journalFacts(text: string): JournalFacts {
   const hashes = new Set<string>();
   const reviews: ReviewRow[] = [];
+  const seals: SealRow[] = [];
   for (const line of text.split("\n")) {
     if (!line) continue;
     let row: {
@@ -118,43 +201,93 @@ export function journalFacts(text: string): JournalFacts {
       continue;
     }
     if (typeof row.hash === "string") hashes.add(row.hash);
-    if (row.type === "task_review_decision" && row.data && typeof row.seq === "number") {
-      reviews.push({
-        seq: row.seq,
-        prev: String(row.prev),
-        journalHead: row.data.journal_head,
-        auditEventHash: row.data.audit_event_hash,
-        taskId: row.data.task_id,
-        decision: row.data.decision,
-      });
+    const data = row.data;
+    if (!data || typeof data !== "object" || typeof row.seq !== "number") continue;
+    if (row.type === "task_evidence_sealed") {
+      seals.push({ seq: row.seq, taskId: data.task_id, auditEventHash: data.audit_event_hash });
+    }
+    if (row.type !== "task_review_decision") continue;
+    reviews.push({
+      seq: row.seq,
+      prev: String(row.prev),
+      journalHead: data.journal_head,
+      auditEventHash: data.audit_event_hash,
+      bound: boundOf((f) => f.row(data)),
+    });
+  }
+  return { hashes, reviews, seals };
+}
+
+/** The bound fields on which a row and the entry it cites disagree (pure). */
+export function boundMismatches(entry: SignedReview, row: ReviewRow): BoundField[] {
+  return (Object.keys(entry.bound) as BoundField[]).filter((f) => entry.bound[f] !== row.bound[f]);
+}
+
+/** How a bound value reads in a message. */
+function shown(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value) ?? "nothing";
+}
+
+/**
+ * Seal entries of a run without their `task_evidence_sealed` row (pure). The entry is signed
+ * first and the row appended after it (lib/verification/seal.ts), so a crash between the two
+ * leaves exactly this. Rows written since cite their entry; older rows match entries of their
+ * task in order.
+ */
+function sealsWithoutRow(runId: string, seals: SealRow[], entries: SignedSeal[]): CrossFinding[] {
+  const cited = new Set(seals.map((r) => r.auditEventHash).filter((h) => typeof h === "string"));
+  const legacy = new Map<string, number>();
+  for (const r of seals) {
+    if (r.auditEventHash === undefined) {
+      legacy.set(String(r.taskId), (legacy.get(String(r.taskId)) ?? 0) + 1);
     }
   }
-  return { hashes, reviews };
+  const findings: CrossFinding[] = [];
+  for (const entry of entries) {
+    if (cited.has(entry.lineHash)) continue;
+    const left = legacy.get(entry.taskId) ?? 0;
+    if (left > 0) {
+      legacy.set(entry.taskId, left - 1);
+      continue;
+    }
+    findings.push({
+      kind: "seal_without_row",
+      runId,
+      auditSeq: entry.seq,
+      journalContradicted: false,
+      message: `audit entry ${entry.seq} sealed the evidence of ${entry.taskId} (run ${runId}), ` +
+        "but the journal has no task_evidence_sealed row for it: sealing stopped between the " +
+        "audit entry and the journal row, so that bundle was never recorded (the task's next " +
+        "landing seals its evidence again)",
+    });
+  }
+  return findings;
 }
 
 /** Cross-check one run (pure): its journal facts against the entries signed for it. */
 export function crossCheckRun(
   runId: string,
   journal: JournalFacts | undefined,
-  entries: SignedReview[],
+  signed: SignedEntries,
 ): CrossReport {
   const findings: CrossFinding[] = [];
   const unattested: CrossReport["unattested"] = [];
-  const mine = entries.filter((e) => e.runId === runId);
+  const mine = signed.reviews.filter((e) => e.runId === runId);
+  const seals = signed.seals.filter((e) => e.runId === runId);
   if (!journal) {
-    if (mine.length > 0) {
+    const first = mine[0] ?? seals[0];
+    if (first) {
       findings.push({
         kind: "journal_missing",
         runId,
-        auditSeq: mine[0].seq,
+        auditSeq: first.seq,
         journalContradicted: false,
-        message: `audit entry ${
-          mine[0].seq
-        } signed a review of run ${runId}, whose journal is gone`,
+        message: `audit entry ${first.seq} signed for run ${runId}, whose journal is gone`,
       });
     }
     return { findings, unattested };
   }
+  findings.push(...sealsWithoutRow(runId, journal.seals ?? [], seals));
   const byLine = new Map(mine.map((e) => [e.lineHash, e]));
   const cited = new Set<string>();
   let vouchedFrom = Infinity;
@@ -196,17 +329,22 @@ export function crossCheckRun(
             entry.journalHead.slice(0, 12)
           }… for it: the journal was edited and re-hashed`,
       });
-    } else if (row.taskId !== entry.taskId || row.decision !== entry.decision) {
-      findings.push({
-        kind: "binding_mismatch",
-        runId,
-        rowSeq: row.seq,
-        auditSeq: entry.seq,
-        journalContradicted: true,
-        message: `row ${row.seq} of run ${runId} records ${String(row.decision)} on ${
-          String(row.taskId)
-        }, but audit entry ${entry.seq} signed ${entry.decision} on ${entry.taskId}`,
-      });
+    } else {
+      const differ = boundMismatches(entry, row);
+      if (differ.length > 0) {
+        findings.push({
+          kind: "binding_mismatch",
+          runId,
+          rowSeq: row.seq,
+          auditSeq: entry.seq,
+          journalContradicted: true,
+          message: `row ${row.seq} of run ${runId} records ${
+            differ.map((f) => `${f} ${shown(row.bound[f])}`).join(", ")
+          }, but audit entry ${entry.seq} signed ${
+            differ.map((f) => `${f} ${shown(entry.bound[f])}`).join(", ")
+          }: the review row was edited after it was signed`,
+        });
+      }
     }
   }
   for (const entry of mine) {

@@ -15,6 +15,9 @@ export async function auditCrossCheckResults(paths: WorkspacePaths): Promise<Che
         "restore the journal from a backup; `service audit verify` lists every disagreement"
       : f.kind === "entry_without_row"
       ? "nothing to repair: the action was not recorded; review the task again if it is wanted"
+      : f.kind === "seal_without_row"
+      ? "nothing to repair: that bundle was never recorded; the task's next landing seals its " +
+        "evidence again"
       : "`service audit verify` lists every disagreement; restore .sdd/audit/audit.jsonl from a backup",
   }));
 }

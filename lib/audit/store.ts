@@ -1,10 +1,13 @@
 /**
  * The audit chain on disk: key management and locked, fail-closed appends.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { ConflictError } from "../errors.ts";
+import { createFileAtomic } from "../util/atomic_write.ts";
 import { randomBytes } from "node:crypto";
 import { type AuditEvent, type AuditReport, signAuditEntry, verifyAuditText } from "./chain.ts";
-import { appendUnderLock, readWhole } from "../journal/locked_append.ts";
+import { appendUnderLock, readWhole, takeBackLastLine } from "../util/locked_append.ts";
+import { sha256Hex } from "../journal/hash.ts";
 
 /** The audit chain is broken: no action may be recorded on it. */
 export class AuditChainBrokenError extends Error {
@@ -30,7 +33,9 @@ export function auditPaths(auditDir: string): AuditPaths {
 
 /**
  * The HMAC key: the UTF-8 bytes of `SERVICE_AUDIT_KEY` when set, else of the text in
- * `.sdd/audit/key`, created with 32 random bytes (hex) and mode 0600 on first use.
+ * `.sdd/audit/key`, created whole (never empty or partial, even on a full disk) with 32 random
+ * bytes (hex) and mode 0600 on first use. An empty key file is refused: an empty key would sign
+ * entries anyone can forge.
  */
 export async function loadAuditKey(
   paths: AuditPaths,
@@ -38,19 +43,34 @@ export async function loadAuditKey(
 ): Promise<Uint8Array> {
   const fromEnv = Deno.env.get("SERVICE_AUDIT_KEY");
   if (fromEnv) return new TextEncoder().encode(fromEnv);
-  try {
-    return new TextEncoder().encode((await Deno.readTextFile(paths.keyFile)).trim());
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound) || !options.create) throw e;
+  const stored = await readKey(paths.keyFile);
+  if (stored !== undefined || !options.create) {
+    if (stored === undefined) throw new Deno.errors.NotFound(`no audit key at ${paths.keyFile}`);
+    return stored;
   }
-  await Deno.mkdir(join(paths.keyFile, ".."), { recursive: true, mode: 0o700 });
-  const key = randomBytes(32).toString("hex");
+  await Deno.mkdir(dirname(paths.keyFile), { recursive: true, mode: 0o700 });
+  // A concurrent process may create it first: then its key is the key.
+  await createFileAtomic(paths.keyFile, randomBytes(32).toString("hex") + "\n", 0o600);
+  return (await readKey(paths.keyFile))!;
+}
+
+/** The key in `file`, undefined when there is none; an empty file is an error naming the fix. */
+async function readKey(file: string): Promise<Uint8Array | undefined> {
+  let text: string;
   try {
-    await Deno.writeTextFile(paths.keyFile, key + "\n", { createNew: true, mode: 0o600 });
+    text = (await Deno.readTextFile(file)).trim();
   } catch (e) {
-    if (!(e instanceof Deno.errors.AlreadyExists)) throw e; // another process won the race
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    throw e;
   }
-  return new TextEncoder().encode((await Deno.readTextFile(paths.keyFile)).trim());
+  if (text === "") {
+    throw new ConflictError(
+      "audit_key_empty",
+      `the audit key ${file} is empty (a write of it was cut short): restore it from a backup, ` +
+        "or, when .sdd/audit/audit.jsonl is empty or absent, delete it and a new key is made",
+    );
+  }
+  return new TextEncoder().encode(text);
 }
 
 /** Verify the chain file offline. A missing file is an empty, intact chain. */
@@ -73,7 +93,7 @@ export interface AuditAppendResult {
 
 /**
  * Append one entry under the exclusive lock shared with the journal's mechanism
- * (lib/journal/locked_append.ts) after re-verifying the whole chain; refuses with
+ * (lib/util/locked_append.ts) after re-verifying the whole chain; refuses with
  * {@link AuditChainBrokenError} (nothing written) when the chain does not verify.
  */
 export function appendAuditEntry(
@@ -98,4 +118,14 @@ export function appendAuditEntry(
       result: { seq: entry.seq, hmac: entry.hmac, lineHash },
     };
   }, { dirMode: 0o700 });
+}
+
+/**
+ * Take back the entry whose line hashes to `lineHash` when it is still the chain's last: an
+ * action whose journal row could not be written never happened, so its entry must not stay. An
+ * entry something was chained onto since stays; the cross-check then reports it as an entry
+ * without its row. Returns whether it was taken back.
+ */
+export function retractAuditEntry(paths: AuditPaths, lineHash: string): Promise<boolean> {
+  return takeBackLastLine(paths.log, (line) => sha256Hex(line) === lineHash);
 }

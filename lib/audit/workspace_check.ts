@@ -9,16 +9,16 @@ import {
   type CrossReport,
   journalFacts,
   readIfExists,
-  type SignedReview,
-  signedReviews,
+  type SignedEntries,
+  signedEntries,
 } from "./cross_check.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
 import { type Projection, projectJournal } from "../board/projection.ts";
 
 /** Cross-check every run of the workspace and every run the audit chain names. */
 export async function crossCheckWorkspace(paths: WorkspacePaths): Promise<CrossReport> {
-  const entries = signedReviews((await readIfExists(auditPaths(paths.audit).log)) ?? "");
-  const runs = new Set(entries.map((e) => e.runId));
+  const entries = signedEntries((await readIfExists(auditPaths(paths.audit).log)) ?? "");
+  const runs = new Set([...entries.reviews, ...entries.seals].map((e) => e.runId));
   try {
     for await (const d of Deno.readDir(paths.runs)) if (d.isDirectory) runs.add(d.name);
   } catch (e) {
@@ -36,19 +36,21 @@ export async function crossCheckWorkspace(paths: WorkspacePaths): Promise<CrossR
   return report;
 }
 
-let cached: { key: string; entries: SignedReview[] } | undefined;
+let cached: { key: string; entries: SignedEntries } | undefined;
 
-async function entriesOf(paths: WorkspacePaths): Promise<SignedReview[]> {
+const NONE: SignedEntries = { reviews: [], seals: [] };
+
+async function entriesOf(paths: WorkspacePaths): Promise<SignedEntries> {
   const log = auditPaths(paths.audit).log;
   let key: string;
   try {
     const st = await Deno.stat(log);
     key = `${log}:${st.size}:${st.mtime?.getTime()}`;
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return [];
+    if (e instanceof Deno.errors.NotFound) return NONE;
     throw e;
   }
-  if (cached?.key !== key) cached = { key, entries: signedReviews(await Deno.readTextFile(log)) };
+  if (cached?.key !== key) cached = { key, entries: signedEntries(await Deno.readTextFile(log)) };
   return cached.entries;
 }
 
@@ -61,11 +63,12 @@ export async function journalContradiction(
   runId: string,
   journal: string,
 ): Promise<CrossFinding | undefined> {
-  const entries = (await entriesOf(paths)).filter((e) => e.runId === runId);
-  if (entries.length === 0) return undefined;
+  const all = await entriesOf(paths);
+  const reviews = all.reviews.filter((e) => e.runId === runId);
+  if (reviews.length === 0) return undefined;
   const text = await readIfExists(journal);
   if (text === undefined) return undefined;
-  return crossCheckRun(runId, journalFacts(text), entries).findings.find((f) =>
+  return crossCheckRun(runId, journalFacts(text), { reviews, seals: [] }).findings.find((f) =>
     f.journalContradicted
   );
 }

@@ -257,6 +257,8 @@ export function foldActivity(state: ActivityState, row: JournalEvent): void {
       if (d.decision === "merge") {
         t.merge_decided = true;
         t.state = "merged";
+        // Until its task_merged row, the merge is decided, not done: say so.
+        t.reason = `merge decided by ${str(d.principal) ?? "an operator"}; pending until it lands`;
       }
       break;
     case "task_failed":

@@ -74,7 +74,13 @@ export class AccessLog {
         Deno.renameSync(this.path, `${this.path}.1`);
         this.#size = 0;
       }
-      Deno.writeFileSync(this.path, data, { append: true });
+      try {
+        Deno.writeFileSync(this.path, data, { append: true });
+      } catch (e) {
+        // A full disk may take part of the batch: cut it back, so no torn line is left behind.
+        Deno.truncateSync(this.path, this.#size);
+        throw e;
+      }
       this.#size += data.length;
     } catch (e) {
       this.#size = undefined;

@@ -272,7 +272,9 @@ export function taskVerificationRecorded(data: VerificationRecordedData): Journa
 }
 
 /** `task_evidence_sealed` (detail): chains the `bundle_hash` of a task's sealed evidence bundle. */
-export function taskEvidenceSealed(data: { task_id: string; bundle_hash: string }): JournalEvent {
+export function taskEvidenceSealed(
+  data: { task_id: string; bundle_hash: string; audit_event_hash?: string },
+): JournalEvent {
   return event("task_evidence_sealed", data);
 }
 

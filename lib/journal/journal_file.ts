@@ -1,12 +1,13 @@
 /**
  * The journal on disk: locked reads, locked appends that resume from the verified head.
  * Appends from any process take an exclusive lock, re-read the head under it and write whole
- * lines, so the chain never forks; the bytes are synced before an append returns.
+ * lines, so the chain never forks; the bytes are synced before an append returns, and an append
+ * that fails (a full disk) leaves the file byte for byte as it was.
  */
 import { encodeRow, type JournalEvent, type JournalRow } from "./row.ts";
 import { IncrementalJournal, type JournalSnapshot, NO_SINK, type RowSink } from "./incremental.ts";
 import type { ChainFault } from "./verify.ts";
-import { appendUnderLock } from "./locked_append.ts";
+import { appendUnderLock } from "../util/locked_append.ts";
 
 /** The chain is broken: appending would extend an unverifiable history. */
 export class JournalPoisonedError extends Error {
@@ -30,6 +31,8 @@ export interface AppendedRow {
 export interface AppendOptions {
   /** Wall clock for the `ts` envelope (tests pin it). */
   now?: () => Date;
+  /** Runs under the lock when the rows could not be written (the file is as it was). */
+  onWriteFailed?: () => Promise<void>;
 }
 
 /** Builds the events to append from the verified snapshot, under the lock; throw to abort. */
@@ -156,6 +159,6 @@ export function appendEventsWith<S>(
       seq++;
     }
     const append = appended.length > 0 ? new TextEncoder().encode(text) : undefined;
-    return { append, result: appended };
+    return { append, result: appended, onWriteFailed: options.onWriteFailed };
   });
 }

@@ -13,7 +13,7 @@ import type { RoleSettings } from "../config/schema.ts";
 import { loadRoleTemplate, type RoleTemplate } from "../roles/templates.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
-import { runLogPath, type WorkspacePaths } from "../workspace.ts";
+import { appendStateLines, runLogPath, type WorkspacePaths } from "../workspace.ts";
 import type { CoreEvent } from "./core/protocol.ts";
 import type { EndReason } from "./core/state.ts";
 import { exitReason } from "./exit_reason.ts";
@@ -294,12 +294,6 @@ export class AgentPool {
   }
 }
 
-async function appendTaskMetric(
-  paths: WorkspacePaths,
-  record: Record<string, unknown>,
-): Promise<void> {
-  await Deno.mkdir(paths.metrics, { recursive: true });
-  await Deno.writeTextFile(paths.taskMetrics, JSON.stringify(record) + "\n", {
-    append: true,
-  });
+function appendTaskMetric(paths: WorkspacePaths, record: Record<string, unknown>): Promise<void> {
+  return appendStateLines(paths.taskMetrics, JSON.stringify(record) + "\n");
 }

@@ -23,7 +23,7 @@ import type { Action, CoreEvent, StoreChange } from "./core/protocol.ts";
 import { type CoreState, initialState, type RunVerdict, type TaskView } from "./core/state.ts";
 import { AgentPool, type LiveAgent } from "./agent_pool.ts";
 import { RateLimitGuard } from "./rate_limit_guard.ts";
-import { ReviewWatcher } from "./review_watcher.ts";
+import { type ReviewDecision, ReviewWatcher } from "./review_watcher.ts";
 import { HEARTBEAT_INTERVAL_MS } from "./session.ts";
 import { SpendTracker } from "./spend.ts";
 import { janitorSignals, TaskWork } from "./task_work.ts";
@@ -101,6 +101,8 @@ export class Orchestrator {
   readonly #spend: SpendTracker;
   readonly #rateLimits: RateLimitGuard;
   readonly #reviews: ReviewWatcher;
+  /** Merges decided before this orchestrator started, handed over once their task waits for review. */
+  readonly #decidedBefore = new Map<string, ReviewDecision>();
   #state: CoreState;
   #wake: () => void = () => {};
   /** The landing lane: captures, merges and rebases run one after another, off the loop. */
@@ -271,7 +273,11 @@ export class Orchestrator {
 
   async #decide(event: CoreEvent): Promise<void> {
     if (event.type === "tick") {
-      for (const d of await this.#reviews.newDecisions()) {
+      const decided = [...this.#decidedBefore.values()].filter((d) =>
+        this.#state.landings.get(d.taskId)?.stage === "review"
+      );
+      for (const d of decided) this.#decidedBefore.delete(d.taskId);
+      for (const d of [...decided, ...await this.#reviews.newDecisions()]) {
         if (!this.#ids.has(d.taskId)) continue;
         await this.#decide({
           type: "review",
@@ -435,6 +441,8 @@ export class Orchestrator {
 
   /** Events for tasks an earlier process left claimed, orphaned or done (a stop or a crash). */
   async #recoveryEvents(): Promise<CoreEvent[]> {
+    // Before recovery appends anything: which merges did operators decide that never landed?
+    for (const d of await this.#reviews.newDecisions()) this.#decidedBefore.set(d.taskId, d);
     const events: CoreEvent[] = [];
     for (const id of this.#ids) {
       const task = this.#o.store.get(id);

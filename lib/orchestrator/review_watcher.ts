@@ -1,10 +1,13 @@
 /**
  * Reads review decisions that operators appended to the run journal (through the board) since
  * the last look. Only a verifying journal is trusted: a decision on a poisoned chain is ignored.
+ * The first look hands out the merges still pending, so a merge acknowledged before a restart
+ * (or while no orchestrator ran) lands rather than being skipped as old.
  */
 import type { RowSink } from "../journal/incremental.ts";
 import { IncrementalJournal } from "../journal/incremental.ts";
 import { readJournal } from "../journal/journal_file.ts";
+import { BOARD_FOLD_SINK } from "../board/sink.ts";
 
 /** One operator decision. */
 export interface ReviewDecision {
@@ -46,7 +49,11 @@ export class ReviewWatcher {
     this.#path = journalPath;
   }
 
-  /** Decisions appended since the previous call (the first call only sets the starting point). */
+  /**
+   * Decisions appended since the previous call. The first call sets the starting point and
+   * returns only the merge decisions still pending then (earlier decisions were acted on or
+   * superseded): call it before anything is appended on recovery.
+   */
   async newDecisions(): Promise<ReviewDecision[]> {
     const snapshot = await readJournal(this.#path, this.#view);
     if (!snapshot.walker.verified) return [];
@@ -54,10 +61,25 @@ export class ReviewWatcher {
     if (!this.#started) {
       this.#started = true;
       this.#seen = all.length;
-      return [];
+      return await this.#pendingMerges(all);
     }
     const fresh = all.slice(this.#seen);
     this.#seen = all.length;
     return fresh;
+  }
+
+  /**
+   * The merge decisions still pending: the card sits under merged because of the decision itself
+   * (its last column-setting row is that merge: nothing landed it, sent it back or failed it).
+   */
+  async #pendingMerges(all: ReviewDecision[]): Promise<ReviewDecision[]> {
+    const board = await readJournal(this.#path, new IncrementalJournal(BOARD_FOLD_SINK));
+    const merges = new Map(all.filter((d) => d.decision === "merge").map((d) => [d.index, d]));
+    const out: ReviewDecision[] = [];
+    for (const { card, column } of board.state.cards.values()) {
+      const decision = merges.get(card.last_index);
+      if (column === "merged" && decision?.taskId === card.task_id) out.push(decision);
+    }
+    return out;
   }
 }

@@ -2,11 +2,18 @@
  * A review action (spec §4.1 rules 6-7): under the journal's exclusive lock, re-fold the board
  * at the verified head, check the operator's view (If-Match), sign a `review_board.action`
  * entry onto the audit chain, then append the `task_review_decision` row carrying that entry's
- * hash. A poisoned journal or a broken audit chain refuses with 409 and writes nothing.
+ * hash. A poisoned journal or a broken audit chain refuses with 409 and writes nothing. A row
+ * that cannot be written (a full disk: 507) takes its audit entry back, so nothing is recorded
+ * and no receipt is given; only a synced row is acknowledged.
  */
 import { taskReviewDecision } from "../journal/events.ts";
 import { z } from "zod";
-import { appendAuditEntry, AuditChainBrokenError, type AuditPaths } from "../audit/store.ts";
+import {
+  appendAuditEntry,
+  AuditChainBrokenError,
+  type AuditPaths,
+  retractAuditEntry,
+} from "../audit/store.ts";
 import { REVIEW_ACTION_EVENT } from "../audit/chain.ts";
 import type { Principal } from "../auth/tokens.ts";
 import { type Card, type Column, DECISIONS, type FoldState } from "../board/fold.ts";
@@ -131,7 +138,12 @@ export async function recordReview(
   ctx: ReviewContext,
 ): Promise<{ receipt: ReviewReceipt; projection: Projection }> {
   let receipt: ReviewReceipt | undefined;
+  let signed: string | undefined;
   const view = viewFor(ctx.journalPath, reviewViews, BOARD_FOLD_SINK);
+  // The row could not be written (a full disk): the action did not happen, so its entry goes.
+  const onWriteFailed = async () => {
+    if (signed) await retractAuditEntry(ctx.audit, signed);
+  };
   try {
     const [appended] = await appendEventsWith(ctx.journalPath, view, async (snapshot) => {
       const seen = receiptOf(ctx.runId, snapshot).receipt;
@@ -161,6 +173,7 @@ export async function recordReview(
         run_id: ctx.runId,
         task_id: ctx.taskId,
         decision: request.decision,
+        scope: ctx.principal.scope,
         projection_hash: seen.projection_hash,
         journal_head: seen.journal_head,
         diff_sha256: diffSha,
@@ -171,6 +184,7 @@ export async function recordReview(
         principal: ctx.principal.principal,
         data: binding,
       }, ctx.now);
+      signed = audit.lineHash;
       await ctx.afterAuditAppend?.();
       receipt = {
         decision: request.decision,
@@ -193,7 +207,7 @@ export async function recordReview(
         diff_sha256: diffSha,
         audit_event_hash: audit.lineHash,
       })];
-    }, { now: ctx.now });
+    }, { now: ctx.now, onWriteFailed });
     receipt!.journal_entry_hash = appended.hash;
   } catch (e) {
     if (e instanceof JournalPoisonedError) {

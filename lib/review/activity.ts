@@ -17,7 +17,8 @@ import { readJournal, viewFor } from "../journal/journal_file.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { requireId } from "../ids.ts";
 import { requireRunJournal } from "../runs/runs.ts";
-import { runLogPath, type WorkspacePaths } from "../workspace.ts";
+import { journalPath, runLogPath, type WorkspacePaths } from "../workspace.ts";
+import { journalContradiction } from "../audit/workspace_check.ts";
 
 /** Bytes of a session log's end served with the task detail. */
 const LOG_TAIL_BYTES = 16 * 1024;
@@ -25,9 +26,12 @@ const LOG_TAIL_BYTES = 16 * 1024;
 /** `GET /review-board/runs/<run_id>/tasks`. */
 export interface RunOutline {
   run_id: string;
+  /** False also when the signed audit chain contradicts the journal (see `audit_disagreement`). */
   journal_verified: boolean;
   tasks: OutlineTask[];
   already_landed: ActivityState["already_landed"];
+  /** The first row where the journal and the audit chain disagree (an edited, re-hashed journal). */
+  audit_disagreement?: { row?: number; audit_entry?: number; message: string };
 }
 
 /** A kept session log as served: its tail and whether the whole file matches the journal. */
@@ -61,11 +65,23 @@ async function activityOf(paths: WorkspacePaths, runId: string) {
 /** Every task of a run: planned, waiting, blocked (with why) and those on the board. */
 export async function runOutline(paths: WorkspacePaths, runId: string): Promise<RunOutline> {
   const snapshot = await activityOf(paths, runId);
+  const contradiction = snapshot.walker.verified
+    ? await journalContradiction(paths, runId, journalPath(paths, runId))
+    : undefined;
   return {
     run_id: runId,
-    journal_verified: snapshot.walker.verified,
+    journal_verified: snapshot.walker.verified && !contradiction,
     tasks: outline(snapshot.state),
     already_landed: snapshot.state.already_landed,
+    ...(contradiction
+      ? {
+        audit_disagreement: {
+          row: contradiction.rowSeq,
+          audit_entry: contradiction.auditSeq,
+          message: contradiction.message,
+        },
+      }
+      : {}),
   };
 }
 

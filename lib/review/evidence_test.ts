@@ -72,9 +72,13 @@ Deno.test("a sealed bundle verifies: outputs, chained hash, journal, signature, 
     const hex = sha256Hex(p.output);
     assert.deepEqual(await Deno.readFile(join(s.dir, hex)), p.output);
   }
-  // The journal row chains the hash; the audit chain holds the evidence.sealed entry.
+  // The journal row chains the hash and cites the evidence.sealed entry on the audit chain.
   const rows = (await Deno.readTextFile(s.journal)).trim().split("\n").map((l) => JSON.parse(l));
-  assert.deepEqual(rows.at(-1).data, { task_id: "t1", bundle_hash: s.bundle.bundle_hash });
+  assert.deepEqual(rows.at(-1).data, {
+    task_id: "t1",
+    bundle_hash: s.bundle.bundle_hash,
+    audit_event_hash: s.bundle.audit_entry_hash,
+  });
   assert.equal(rows.at(-1).type, "task_evidence_sealed");
   const audit = await Deno.readTextFile(join(s.paths.audit, "audit.jsonl"));
   const entry = JSON.parse(audit.trim().split("\n").at(-1)!);

@@ -84,3 +84,33 @@ Deno.test("repairStateOnStart() repairs metrics, access log and webhook ledger, 
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("repairStateOnStart() removes temporary files whose writer is gone, keeps live writers' and the agents' worktrees", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const paths = workspacePaths(root);
+    // A pid that cannot be running: past the highest the kernel hands out.
+    const gonePid = Number((await Deno.readTextFile("/proc/sys/kernel/pid_max")).trim()) + 1;
+    const files = {
+      gone: `${paths.backlog}/open/t1.yaml.tmp-${gonePid}-ab12cd34`,
+      goneDeep: `${paths.runs}/r1/evidence/t1/bundle.json.tmp-${gonePid}-0`,
+      live: `${paths.runtime}/orchestrator.json.tmp-${Deno.pid}-ffff0000`,
+      worktree: `${paths.worktrees}/s1/notes.tmp-${gonePid}-1`,
+      kept: `${paths.backlog}/open/t1.yaml`,
+    };
+    for (const file of Object.values(files)) {
+      await Deno.mkdir(file.slice(0, file.lastIndexOf("/")), { recursive: true });
+      await Deno.writeTextFile(file, "x");
+    }
+    const messages = await repairStateOnStart(paths, NOW);
+    assert.match(messages.join("\n"), /removed 2 temporary file\(s\) of interrupted writes/);
+    const exists = (p: string) => Deno.stat(p).then(() => true, () => false);
+    assert.equal(await exists(files.gone), false);
+    assert.equal(await exists(files.goneDeep), false);
+    assert.equal(await exists(files.live), true, "a running writer's file stays");
+    assert.equal(await exists(files.worktree), true, "the agents' worktrees are the user's files");
+    assert.equal(await exists(files.kept), true);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

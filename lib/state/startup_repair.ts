@@ -1,11 +1,15 @@
 /**
  * Start-up repair of the workspace's state files (DESIGN.md §6): JSONL metrics, the access log
  * and the webhook ledger keep every line that parses; an unreadable task-backlog.json export is
- * moved aside (it is rebuilt from the YAML specs). Run journals are never touched.
+ * moved aside (it is rebuilt from the YAML specs); temporary files of atomic writes whose writer
+ * is gone (killed mid-write, or stopped by a full disk) are removed. Run journals are never
+ * touched.
  */
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { backlogExportPath } from "../tasks/persist.ts";
 import type { WorkspacePaths } from "../workspace.ts";
+import { tempWriterPid } from "../util/atomic_write.ts";
+import { processAlive } from "../util/process_alive.ts";
 import { fileStamp, repairJsonl } from "./repair_jsonl.ts";
 
 /** The JSONL files repaired on start. */
@@ -39,6 +43,14 @@ export async function repairStateOnStart(
       );
     }
   }
+  const orphans = await removeOrphanedTemps(paths);
+  if (orphans.length > 0) {
+    messages.push(
+      `removed ${orphans.length} temporary file(s) of interrupted writes: ` +
+        orphans.slice(0, 3).map((p) => relative(paths.root, p)).join(", ") +
+        (orphans.length > 3 ? ", …" : ""),
+    );
+  }
   const exportFile = backlogExportPath(paths);
   try {
     const text = await Deno.readTextFile(exportFile);
@@ -54,4 +66,32 @@ export async function repairStateOnStart(
     }
   }
   return messages;
+}
+
+/**
+ * Remove every `<name>.tmp-<pid>-<suffix>` under `.sdd/` (the agents' worktrees excepted: those
+ * are the user's files) whose writer is no longer running: a write that never reached its rename.
+ * The file it was replacing is intact. Returns the removed paths.
+ */
+export async function removeOrphanedTemps(paths: WorkspacePaths): Promise<string[]> {
+  const removed: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = await Array.fromAsync(Deno.readDir(dir));
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return;
+      throw e;
+    }
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory && path !== paths.worktrees) await walk(path);
+      if (!entry.isFile) continue;
+      const pid = tempWriterPid(entry.name);
+      if (pid === undefined || processAlive(pid)) continue;
+      await Deno.remove(path).then(() => removed.push(path), () => {});
+    }
+  };
+  await walk(paths.sdd);
+  return removed.sort();
 }

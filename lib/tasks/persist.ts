@@ -116,8 +116,9 @@ export async function loadTaskSpecs(paths: WorkspacePaths): Promise<LoadedTasks>
 }
 
 /**
- * Write one task spec into its directory (temporary file + rename), then remove the copy in
- * `previous` (the directory it was in; every other directory when unknown).
+ * Write one task spec into its directory (temporary file, synced, renamed, directory synced:
+ * a change is acknowledged only once it is durable), then remove the copy in `previous` (the
+ * directory it was in; every other directory when unknown).
  */
 export async function saveTaskSpec(
   paths: WorkspacePaths,
@@ -127,30 +128,12 @@ export async function saveTaskSpec(
   previous?: Bucket,
 ): Promise<void> {
   const bucket = bucketOf(status);
-  await writeSpecAtomic(taskFile(paths, bucket, id), yaml);
+  await writeFileAtomic(taskFile(paths, bucket, id), yaml);
   for (const other of previous ? [previous] : BUCKETS) {
     if (other === bucket) continue;
     await Deno.remove(taskFile(paths, other, id)).catch((e) => {
       if (!(e instanceof Deno.errors.NotFound)) throw e;
     });
-  }
-}
-
-let tmpCounter = 0;
-
-/**
- * Atomic replace of a small spec: a temporary file in the same directory renamed into place, so
- * readers and a crashed process never see a partial spec. Unlike `writeFileAtomic` it does not
- * fsync each change (task changes run at thousands per second); the rename is still atomic.
- */
-async function writeSpecAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${Deno.pid}-${tmpCounter++}`;
-  await Deno.writeTextFile(tmp, text, { createNew: true });
-  try {
-    await Deno.rename(tmp, path);
-  } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
-    throw e;
   }
 }
 

@@ -1,7 +1,9 @@
 /**
- * The task store: every task in memory, each change persisted to its YAML spec (atomic write,
- * awaited before the caller answers) and coalesced into the JSON export. A claim checks and
- * sets the status synchronously, so two claimants can never both win.
+ * The task store: every task in memory, each change written durably to its YAML spec before it
+ * takes effect (a change is made on a copy, written, synced, and only then becomes the task, so
+ * memory never runs ahead of disk: a write that fails, say on a full disk, changes nothing and
+ * answers 507), and coalesced into the JSON export. Changes of one task run one at a time, each
+ * checking the status the last one left, so two claimants can never both win.
  */
 import { join } from "node:path";
 import { ConflictError, NotFoundError, UnprocessableError } from "../errors.ts";
@@ -9,6 +11,7 @@ import type { WorkspacePaths } from "../workspace.ts";
 import {
   appendLedgerRecord,
   type Evidence,
+  type LedgerRecord,
   ledgerRecord,
   verificationCount,
 } from "../verification/ledger.ts";
@@ -84,7 +87,12 @@ export class TaskStore {
   readonly #queues = new Map<string, ReadyQueue>();
   readonly #anyRole = new ReadyQueue();
   readonly #active = new Set<string>();
-  readonly #writes = new Map<string, Promise<void>>();
+  /** The last queued change of each task (changes of one task run one at a time). */
+  readonly #pending = new Map<string, Promise<void>>();
+  /** Ids of tasks being created (their specs are being written). */
+  readonly #creating = new Set<string>();
+  /** Tasks whose dependency-driven move could not be written: retried at the next sweep. */
+  readonly #unsettled = new Set<string>();
   /** The backlog directory each task's spec was last written to. */
   readonly #onDisk = new Map<string, Bucket>();
   #seq = 0;
@@ -111,6 +119,10 @@ export class TaskStore {
     // A claimant of a previous server process cannot have heartbeated meanwhile: restart its clock.
     const now = new Date(store.#clock()).toISOString();
     for (const id of store.#active) store.#tasks.get(id)!.heartbeat_at = now;
+    // A dependency's move whose dependents were not written yet (a crash, a full disk).
+    await Promise.all(
+      tasks.filter((t) => t.status === "BLOCKED").map((t) => store.#settleDependent(t)),
+    );
     store.#exportDirty = true;
     return store;
   }
@@ -162,13 +174,15 @@ export class TaskStore {
 
   /**
    * Create tasks atomically: all or none. Members may depend on each other in any order.
-   * 409 on a duplicate id, 422 on an unknown role, unknown dependency or cycle.
+   * 409 on a duplicate id, 422 on an unknown role, unknown dependency or cycle. The tasks exist
+   * (in `list()`, for claims, for listeners) only once every spec is durable: a failed write
+   * (507 on a full disk) creates nothing, and a retry may use the same ids.
    */
   async create(inputs: TaskInput[], options: { runId?: string } = {}): Promise<Task[]> {
     const ids = new Map<string, TaskInput & { id: string }>();
     for (const input of inputs) {
       const id = input.id ?? this.#newId();
-      if (this.#tasks.has(id) || ids.has(id)) {
+      if (this.#tasks.has(id) || this.#creating.has(id) || ids.has(id)) {
         throw new ConflictError(
           "duplicate_id",
           `a task with id ${JSON.stringify(id)} already exists`,
@@ -193,82 +207,91 @@ export class TaskStore {
       );
     }
     const now = this.#nowIso();
-    const created: Task[] = [];
-    for (const input of ids.values()) {
-      const task = newTask(input, "BLOCKED", this.#seq++, now, options.runId ?? null);
+    // A member of the batch never satisfies another (it is new): only existing tasks can.
+    const ready = (input: TaskInput) =>
+      input.depends_on.every((d) => !ids.has(d) && this.#dependencySatisfied(d));
+    const created = [...ids.values()].map((input) =>
+      newTask(input, ready(input) ? "OPEN" : "BLOCKED", this.#seq++, now, options.runId ?? null)
+    );
+    for (const id of ids.keys()) this.#creating.add(id);
+    try {
+      await this.#writeNew(created);
+    } finally {
+      for (const id of ids.keys()) this.#creating.delete(id);
+    }
+    for (const task of created) {
       this.#index(task);
-      created.push(task);
-    }
-    // Unblock after indexing all, so members that depend on each other resolve correctly.
-    for (const task of created) {
-      if (task.depends_on.every((d) => SATISFIES_DEPENDENCY.has(this.#tasks.get(d)!.status))) {
-        this.#setStatus(task, "OPEN");
-      }
-    }
-    for (const task of created) {
       this.#onDisk.set(task.id, "open"); // new: no copy elsewhere to remove
-      emitTaskChange(this.#change(task, null));
     }
-    await Promise.all(created.map((t) => this.#persist(t)));
+    this.#exportDirty = true;
+    for (const task of created) emitTaskChange(this.#change(task, null));
+    // A dependency may have moved while the specs were written.
+    await Promise.all(created.map((task) => this.#settleDependent(task)));
     return created;
   }
 
   /** Claim `id` for `sessionId` (409 unless OPEN). */
-  claim(id: string, sessionId?: string): Promise<Task> {
+  async claim(id: string, sessionId?: string): Promise<Task> {
     const task = this.require(id);
-    return this.#claim(task, sessionId);
+    await this.#claim(task, sessionId);
+    return task;
   }
 
-  /** Claim the ready task of `role` (any role when undefined) with the lowest priority number. */
-  claimNext(role: string | undefined, sessionId?: string): Promise<Task> | undefined {
+  /**
+   * Claim the ready task of `role` (any role when undefined) with the lowest priority number;
+   * undefined when none is ready. A task whose claim could not be written stays ready.
+   */
+  async claimNext(role: string | undefined, sessionId?: string): Promise<Task | undefined> {
     const queue = role === undefined ? this.#anyRole : this.#queues.get(role);
-    const entry = queue?.popValid((e) => {
-      const task = this.#tasks.get(e.id);
-      return task?.status === "OPEN" && (role === undefined || task.role === role);
-    });
-    if (!entry) return undefined;
-    return this.#claim(this.#tasks.get(entry.id)!, sessionId);
+    for (;;) {
+      const entry = queue?.popValid((e) => {
+        const task = this.#tasks.get(e.id);
+        return task?.status === "OPEN" && (role === undefined || task.role === role);
+      });
+      if (!entry) return undefined;
+      const task = this.#tasks.get(entry.id)!;
+      try {
+        await this.#claim(task, sessionId);
+        return task;
+      } catch (e) {
+        if (task.status === "OPEN") this.#enqueue(task);
+        // Another claimant took it while this claim waited for its turn: try the next one.
+        if (e instanceof ConflictError && task.status !== "OPEN") continue;
+        throw e;
+      }
+    }
   }
 
   /**
    * Change what a task not started yet (OPEN or BLOCKED) asks for: its tracker ticket was
    * edited. 409 once the task has started, 422 on an unknown role.
    */
-  revise(
+  async revise(
     id: string,
     fields: Partial<Pick<Task, "title" | "goal" | "role" | "source">>,
   ): Promise<Task> {
     const task = this.require(id);
-    if (task.status !== "OPEN" && task.status !== "BLOCKED") {
-      throw new ConflictError("task_started", `task ${JSON.stringify(id)} is ${task.status}`);
-    }
     if (fields.role !== undefined && this.#roles && !this.#roles.has(fields.role)) {
       throw new UnprocessableError(
         "unknown_role",
         `role ${JSON.stringify(fields.role)} is not in roles`,
       );
     }
-    const requeue = fields.role !== undefined && fields.role !== task.role &&
-      task.status === "OPEN";
-    Object.assign(task, fields);
-    task.updated_at = this.#nowIso();
-    task.revision++;
-    if (requeue) {
-      let queue = this.#queues.get(task.role);
-      if (!queue) this.#queues.set(task.role, queue = new ReadyQueue());
-      queue.push({ id: task.id, priority: task.priority, seq: task.seq });
-    }
-    emitTaskChange(this.#change(task, task.status));
-    return this.#persist(task).then(() => task);
+    await this.#update(task, (t) => {
+      if (t.status !== "OPEN" && t.status !== "BLOCKED") {
+        throw new ConflictError("task_started", `task ${JSON.stringify(id)} is ${t.status}`);
+      }
+      Object.assign(t, fields);
+      this.#touch(t);
+    });
+    return task;
   }
 
   /** Record a heartbeat; the first one moves CLAIMED to IN_PROGRESS. */
   heartbeat(id: string): Promise<Task> {
-    const task = this.require(id);
-    this.#fire(task, "heartbeat", (t) => {
+    return this.#apply(id, "heartbeat", (t) => {
       t.heartbeat_at = this.#nowIso();
     });
-    return this.#persist(task).then(() => task);
   }
 
   /**
@@ -289,24 +312,25 @@ export class TaskStore {
         completion_signals_checked: options.completion_signals_checked === true,
       }
       : null;
-    const claimed = task.status === "CLAIMED" || task.status === "IN_PROGRESS";
-    this.#fire(task, options.operator ? "operator_complete" : "complete", (t) => {
-      t.summary = options.summary ?? t.summary;
-      t.reported_evidence = reported;
-      // Nobody worked on it: DONE for good, with no work to land (it satisfies its dependents).
-      if (options.operator && !claimed) {
-        t.operator_done = true;
-        delete t.resume_from;
+    let record: LedgerRecord | undefined;
+    await this.#update(task, (t) => {
+      const claimed = t.status === "CLAIMED" || t.status === "IN_PROGRESS";
+      this.#transit(t, options.operator ? "operator_complete" : "complete", () => {
+        t.summary = options.summary ?? t.summary;
+        t.reported_evidence = reported;
+        // Nobody worked on it: DONE for good, with no work to land (it satisfies its dependents).
+        if (options.operator && !claimed) {
+          t.operator_done = true;
+          delete t.resume_from;
+        }
+      });
+      // No agent's work will be landed (outside a run, or an operator completed a task nobody
+      // worked on): nothing more will be observed, so the record is written now.
+      if (t.run_id === null || !claimed) {
+        const session = t.session_id ?? options.session_id ?? "operator";
+        record = this.#verify(t, session, NO_EVIDENCE);
       }
-    });
-    // No agent's work will be landed (outside a run, or an operator completed a task nobody
-    // worked on): nothing more will be observed, so the record is written now.
-    if (task.run_id === null || !claimed) {
-      const session = task.session_id ?? options.session_id ?? "operator";
-      await this.recordVerification(task.id, session, NO_EVIDENCE);
-    } else {
-      await this.#persist(task);
-    }
+    }, { before: () => record ? appendLedgerRecord(this.#paths, record) : undefined });
     return task;
   }
 
@@ -316,34 +340,26 @@ export class TaskStore {
    */
   async recordVerification(id: string, sessionId: string, evidence: Evidence): Promise<Task> {
     const task = this.require(id);
-    task.verification_count = verificationCount(evidence);
-    task.flagged_unverified = task.verification_count === 0;
-    task.revision++;
-    task.updated_at = this.#nowIso();
-    await appendLedgerRecord(
-      this.#paths,
-      ledgerRecord(task.id, sessionId, evidence, this.#clock()),
-    );
-    await this.#persist(task);
+    let record: LedgerRecord | undefined;
+    await this.#update(task, (t) => {
+      record = this.#verify(t, sessionId, evidence);
+      this.#touch(t);
+    }, { emit: false, before: () => appendLedgerRecord(this.#paths, record!) });
     return task;
   }
 
   /** Mark `id` FAILED (from CLAIMED or IN_PROGRESS). */
   fail(id: string, reason?: string): Promise<Task> {
-    const task = this.require(id);
-    this.#fire(task, "fail", (t) => {
+    return this.#apply(id, "fail", (t) => {
       t.summary = reason ?? t.summary;
     });
-    return this.#persist(task).then(() => task);
   }
 
   /** Cancel `id` (any non-terminal status); its dependents may become ready. */
   cancel(id: string, reason?: string): Promise<Task> {
-    const task = this.require(id);
-    this.#fire(task, "cancel", (t) => {
+    return this.#apply(id, "cancel", (t) => {
       t.summary = reason ?? t.summary;
     });
-    return this.#persist(task).then(() => task);
   }
 
   /**
@@ -352,26 +368,25 @@ export class TaskStore {
    */
   async retry(id: string, reason = "retried by an operator"): Promise<Task> {
     const task = this.require(id);
-    this.#fire(task, "operator_retry", (t) => {
-      t.attempts = 0;
-      t.session_id = null;
-      delete t.resume_from; // fresh attempts start from the target branch
-      t.heartbeat_at = null;
-      t.summary = reason;
+    await this.#update(task, (t) => {
+      this.#transit(t, "operator_retry", () => {
+        t.attempts = 0;
+        t.session_id = null;
+        delete t.resume_from; // fresh attempts start from the target branch
+        t.heartbeat_at = null;
+        t.summary = reason;
+      });
+      if (!this.#dependenciesSatisfied(t)) this.#transit(t, "reblock");
     });
-    if (!this.#dependenciesSatisfied(task)) this.#fire(task, "reblock", () => {});
-    await this.#persist(task);
     return task;
   }
 
   /** Requeue an ORPHANED task (409 otherwise). */
   reopen(id: string): Promise<Task> {
-    const task = this.require(id);
-    this.#fire(task, "reopen", (t) => {
+    return this.#apply(id, "reopen", (t) => {
       t.session_id = null;
       t.heartbeat_at = null;
     });
-    return this.#persist(task).then(() => task);
   }
 
   /** The orchestrator saw the agent of `id` end without reporting: ORPHANED now. */
@@ -415,16 +430,13 @@ export class TaskStore {
    */
   async joinRun(id: string, runId: string, reclaim = false): Promise<Task> {
     const task = this.require(id);
-    if (task.run_id === runId) return task;
-    if (
-      task.run_id !== null && !(reclaim && (task.status === "OPEN" || task.status === "BLOCKED"))
-    ) {
-      return task;
-    }
-    task.run_id = runId;
-    task.revision++;
-    task.updated_at = this.#nowIso();
-    await this.#persist(task);
+    await this.#update(task, (t) => {
+      if (t.run_id === runId) return false;
+      const waiting = t.status === "OPEN" || t.status === "BLOCKED";
+      if (t.run_id !== null && !(reclaim && waiting)) return false;
+      t.run_id = runId;
+      this.#touch(t);
+    }, { emit: false });
     return task;
   }
 
@@ -448,7 +460,8 @@ export class TaskStore {
   }
 
   /**
-   * Remove finished tasks (CLOSED, FAILED, CANCELLED, done by an operator) of an earlier run from the store, moving
+   * Remove finished tasks (CLOSED, FAILED, CANCELLED, done by an operator) of an earlier run from
+   * the store, moving
    * their specs to `.sdd/backlog/archive/<label>/`, so a new run may reuse their ids.
    */
   async archive(ids: string[], label: string): Promise<void> {
@@ -461,7 +474,7 @@ export class TaskStore {
         );
       }
     }
-    await Promise.all(ids.map((id) => this.#writes.get(id)));
+    await Promise.all(ids.map((id) => this.#pending.get(id)));
     const dir = join(this.#paths.backlog, "archive", label);
     await Deno.mkdir(dir, { recursive: true });
     for (const id of ids) {
@@ -476,25 +489,37 @@ export class TaskStore {
     this.#exportDirty = true;
   }
 
-  #apply(id: string, trigger: TaskTrigger, mutate: (t: Task) => void): Promise<Task> {
+  async #apply(id: string, trigger: TaskTrigger, mutate: (t: Task) => void): Promise<Task> {
     const task = this.require(id);
-    this.#fire(task, trigger, mutate);
-    return this.#persist(task).then(() => task);
+    await this.#update(task, (t) => this.#transit(t, trigger, () => mutate(t)));
+    return task;
   }
 
-  /** Move every claimed task whose heartbeat is older than the timeout to ORPHANED. */
+  /**
+   * Move every claimed task whose heartbeat is older than the timeout to ORPHANED (and retry
+   * the dependents whose unblocking could not be written before).
+   */
   async sweepOrphans(): Promise<Task[]> {
     const now = this.#clock();
+    const stale = (t: Task) =>
+      ACTIVE.has(t.status) &&
+      now - (t.heartbeat_at ? Date.parse(t.heartbeat_at) : 0) >= this.#timeoutMs;
+    const candidates = [...this.#active].map((id) => this.#tasks.get(id)!).filter(stale);
     const orphaned: Task[] = [];
-    for (const id of [...this.#active]) {
-      const task = this.#tasks.get(id)!;
-      const last = task.heartbeat_at ? Date.parse(task.heartbeat_at) : 0;
-      if (now - last >= this.#timeoutMs) {
-        this.#fire(task, "orphan", () => {});
-        orphaned.push(task);
-      }
+    await Promise.all(
+      candidates.map((task) =>
+        this.#update(task, (t) => stale(t) ? this.#transit(t, "orphan") : false)
+          .then((changed) => changed && orphaned.push(task))
+          .catch((e) =>
+            console.error(`task store: cannot orphan ${task.id}: ${(e as Error).message}`)
+          )
+      ),
+    );
+    for (const id of this.#unsettled) {
+      this.#unsettled.delete(id);
+      const task = this.#tasks.get(id);
+      if (task) await this.#settleDependent(task);
     }
-    await Promise.all(orphaned.map((t) => this.#persist(t)));
     return orphaned;
   }
 
@@ -518,86 +543,162 @@ export class TaskStore {
 
   /** Wait for every pending write and write the export. */
   async close(): Promise<void> {
-    await Promise.all([...this.#writes.values()]);
+    await Promise.all([...this.#pending.values()]);
     await this.flushExport();
     await releaseStoreOwnership(this.#paths);
   }
 
-  #claim(task: Task, sessionId?: string): Promise<Task> {
-    this.#fire(task, "claim", (t) => {
-      t.session_id = sessionId ?? `http-${crypto.randomUUID().slice(0, 8)}`;
-      t.attempts++;
-      t.heartbeat_at = this.#nowIso();
-    });
-    return this.#persist(task).then(() => task);
+  #claim(task: Task, sessionId?: string): Promise<boolean> {
+    return this.#update(task, (t) =>
+      this.#transit(t, "claim", () => {
+        t.session_id = sessionId ?? `http-${crypto.randomUUID().slice(0, 8)}`;
+        t.attempts++;
+        t.heartbeat_at = this.#nowIso();
+      }));
   }
 
-  /** Apply a transition or answer 409; re-index, publish, and unblock dependents. */
-  #fire(task: Task, trigger: TaskTrigger, mutate: (t: Task) => void): void {
-    const result = transition(task.status, trigger);
-    if (!result.ok) {
-      throw new ConflictError(
-        "invalid_transition",
-        `task ${JSON.stringify(task.id)}: ${result.reason}`,
+  /**
+   * The one way a task changes: `edit` changes a copy of it (throwing to refuse, returning false
+   * when there is nothing to do), the copy is written durably (after `before`, when given), and
+   * only then does it become the task, its queues and dependents follow, and listeners hear of
+   * it. Changes of one task run one at a time, each seeing the last one's result. A failed write
+   * changes nothing in memory either. Resolves to whether anything changed, once the dependents
+   * the change made ready (or sent back to wait) are written too.
+   */
+  #update(
+    task: Task,
+    edit: (draft: Task) => boolean | void,
+    options: { emit?: boolean; before?: () => Promise<void> | undefined } = {},
+  ): Promise<boolean> {
+    const previous = this.#pending.get(task.id) ?? Promise.resolve();
+    let dependents: Promise<void>[] = [];
+    const run = previous.then(async () => {
+      if (this.#tasks.get(task.id) !== task) {
+        throw new NotFoundError("task_not_found", `task ${JSON.stringify(task.id)} was archived`);
+      }
+      const draft = structuredClone(task);
+      if (edit(draft) === false) return false;
+      await options.before?.();
+      const bucket = bucketOf(draft.status);
+      await saveTaskSpec(
+        this.#paths,
+        draft.id,
+        draft.status,
+        taskYaml(draft),
+        this.#onDisk.get(draft.id),
       );
-    }
-    const from = task.status;
-    mutate(task);
-    this.#setStatus(task, result.to);
-    emitTaskChange(this.#change(task, from));
-    if (SATISFIES_DEPENDENCY.has(result.to) && !SATISFIES_DEPENDENCY.has(from)) {
-      this.#unblockAfter(task);
-    } else if (SATISFIES_DEPENDENCY.has(from) && !SATISFIES_DEPENDENCY.has(result.to)) {
-      this.#reblockAfter(task);
-    }
+      this.#onDisk.set(draft.id, bucket);
+      dependents = this.#commit(task, draft, options.emit ?? true);
+      return true;
+    });
+    const tail = run.then(() => {}, () => {});
+    this.#pending.set(task.id, tail);
+    tail.then(() => {
+      if (this.#pending.get(task.id) === tail) this.#pending.delete(task.id);
+    });
+    // Waited for outside this task's queue: a dependent's change never waits on this one.
+    return run.then(async (changed) => {
+      await Promise.all(dependents);
+      return changed;
+    });
   }
 
-  #dependenciesSatisfied(task: Task): boolean {
-    return task.depends_on.every((d) => {
-      const dep = this.#tasks.get(d);
-      return dep !== undefined && SATISFIES_DEPENDENCY.has(dep.status);
+  /** Make the durable `draft` the task: index it, tell listeners, move its dependents. */
+  #commit(task: Task, draft: Task, emit: boolean): Promise<void>[] {
+    const from = task.status;
+    const role = task.role;
+    // The draft may have dropped optional fields (operator_done, resume_from): drop them here too.
+    for (const key of Object.keys(task)) {
+      if (!(key in draft)) delete (task as Partial<Task>)[key as keyof Task];
+    }
+    Object.assign(task, draft);
+    this.#exportDirty = true;
+    if (ACTIVE.has(task.status)) this.#active.add(task.id);
+    else this.#active.delete(task.id);
+    if (task.status === "OPEN" && from !== "OPEN") this.#enqueue(task);
+    else if (task.status === "OPEN" && task.role !== role) {
+      this.#queueOf(task.role).push(this.#entry(task));
+    }
+    if (emit) emitTaskChange(this.#change(task, from));
+    if (SATISFIES_DEPENDENCY.has(task.status) === SATISFIES_DEPENDENCY.has(from)) return [];
+    return [...this.#dependents.get(task.id) ?? []].flatMap((id) => {
+      const dependent = this.#tasks.get(id);
+      return dependent ? [this.#settleDependent(dependent)] : [];
     });
   }
 
   /**
-   * `task` no longer satisfies its dependents (its work went back for a new attempt or failed to
-   * land): those not started yet wait again, so none starts without the work it depends on.
+   * Bring a task's BLOCKED/OPEN status in line with its dependencies: ready when every one is
+   * satisfied, waiting again when one no longer is (its work went back for a new attempt or
+   * failed to land), so none starts without the work it depends on. A write that fails is
+   * retried at the next sweep.
    */
-  #reblockAfter(task: Task): void {
-    for (const id of this.#dependents.get(task.id) ?? []) {
-      const dependent = this.#tasks.get(id)!;
-      if (dependent.status !== "OPEN") continue;
-      this.#fire(dependent, "reblock", () => {});
-      this.#persist(dependent).catch((e) =>
-        console.error(`task store: cannot save ${dependent.id}: ${(e as Error).message}`)
+  #settleDependent(task: Task): Promise<void> {
+    return this.#update(task, (t) => {
+      if (t.status === "BLOCKED" && this.#dependenciesSatisfied(t)) this.#transit(t, "unblock");
+      else if (t.status === "OPEN" && !this.#dependenciesSatisfied(t)) this.#transit(t, "reblock");
+      else return false;
+    }).then(() => {}, (e) => {
+      this.#unsettled.add(task.id);
+      console.error(`task store: cannot save ${task.id}: ${(e as Error).message}`);
+    });
+  }
+
+  /** Check `trigger` on a draft (409 when not allowed), apply `mutate`, then the new status. */
+  #transit(t: Task, trigger: TaskTrigger, mutate: () => void = () => {}): void {
+    const result = transition(t.status, trigger);
+    if (!result.ok) {
+      throw new ConflictError(
+        "invalid_transition",
+        `task ${JSON.stringify(t.id)}: ${result.reason}`,
       );
     }
+    mutate();
+    t.status = result.to;
+    if (t.status !== "DONE") delete t.operator_done; // cancelled or retried since: no longer done
+    if (!ACTIVE.has(t.status) && t.status !== "ORPHANED" && t.status !== "DONE") {
+      t.heartbeat_at = null;
+    }
+    this.#touch(t);
   }
 
-  #unblockAfter(task: Task): void {
-    for (const id of this.#dependents.get(task.id) ?? []) {
-      const dependent = this.#tasks.get(id)!;
-      if (dependent.status !== "BLOCKED") continue;
-      if (this.#dependenciesSatisfied(dependent)) {
-        this.#fire(dependent, "unblock", () => {});
-        this.#persist(dependent).catch((e) =>
-          console.error(`task store: cannot save ${dependent.id}: ${(e as Error).message}`)
-        );
-      }
-    }
+  /** A draft changed: a new revision now. */
+  #touch(t: Task): void {
+    t.updated_at = this.#nowIso();
+    t.revision++;
   }
 
-  #setStatus(task: Task, status: TaskStatus): void {
-    if (status !== "DONE") delete task.operator_done; // cancelled since: no longer done
-    if (task.status !== status) {
-      task.status = status;
-      if (status === "OPEN") this.#enqueue(task);
-    }
-    if (ACTIVE.has(status)) this.#active.add(task.id);
-    else this.#active.delete(task.id);
-    if (!ACTIVE.has(status) && status !== "ORPHANED" && status !== "DONE") task.heartbeat_at = null;
-    task.updated_at = this.#nowIso();
-    task.revision++;
+  /** Set a draft's verification fields; returns its ledger record. */
+  #verify(t: Task, sessionId: string, evidence: Evidence): LedgerRecord {
+    t.verification_count = verificationCount(evidence);
+    t.flagged_unverified = t.verification_count === 0;
+    return ledgerRecord(t.id, sessionId, evidence, this.#clock());
+  }
+
+  /** Write the specs of new tasks; when one fails, remove the others and throw. */
+  async #writeNew(tasks: Task[]): Promise<void> {
+    const results = await Promise.allSettled(
+      tasks.map((t) => saveTaskSpec(this.#paths, t.id, t.status, taskYaml(t), "open")),
+    );
+    const failed = results.find((r) => r.status === "rejected");
+    if (!failed) return;
+    await Promise.all(
+      tasks.map((t, i) =>
+        results[i].status === "fulfilled"
+          ? Deno.remove(taskFile(this.#paths, "open", t.id)).catch(() => {})
+          : undefined
+      ),
+    );
+    throw (failed as PromiseRejectedResult).reason;
+  }
+
+  #dependencySatisfied(id: string): boolean {
+    const dep = this.#tasks.get(id);
+    return dep !== undefined && SATISFIES_DEPENDENCY.has(dep.status);
+  }
+
+  #dependenciesSatisfied(task: Task): boolean {
+    return task.depends_on.every((d) => this.#dependencySatisfied(d));
   }
 
   #index(task: Task): void {
@@ -611,28 +712,20 @@ export class TaskStore {
     if (ACTIVE.has(task.status)) this.#active.add(task.id);
   }
 
-  #enqueue(task: Task): void {
-    const entry = { id: task.id, priority: task.priority, seq: task.seq };
-    let queue = this.#queues.get(task.role);
-    if (!queue) this.#queues.set(task.role, queue = new ReadyQueue());
-    queue.push(entry);
-    this.#anyRole.push(entry);
+  #entry(task: Task) {
+    return { id: task.id, priority: task.priority, seq: task.seq };
   }
 
-  /** Serialise now, write in order per task; the returned promise settles once durable. */
-  #persist(task: Task): Promise<void> {
-    const yaml = taskYaml(task);
-    const status = task.status;
-    const previous = this.#writes.get(task.id) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(async () => {
-      await saveTaskSpec(this.#paths, task.id, status, yaml, this.#onDisk.get(task.id));
-      this.#onDisk.set(task.id, bucketOf(status));
-    });
-    this.#writes.set(task.id, next);
-    this.#exportDirty = true;
-    return next.finally(() => {
-      if (this.#writes.get(task.id) === next) this.#writes.delete(task.id);
-    });
+  #queueOf(role: string): ReadyQueue {
+    let queue = this.#queues.get(role);
+    if (!queue) this.#queues.set(role, queue = new ReadyQueue());
+    return queue;
+  }
+
+  #enqueue(task: Task): void {
+    const entry = this.#entry(task);
+    this.#queueOf(task.role).push(entry);
+    this.#anyRole.push(entry);
   }
 
   #change(task: Task, from: TaskStatus | null) {

@@ -16,9 +16,6 @@ import type { Evidence } from "./ledger.ts";
 /** Version of the bundle layout. */
 export const BUNDLE_SCHEMA_VERSION = 1;
 
-/** The audit-chain event that seals a bundle. */
-export const EVIDENCE_SEALED_EVENT = "evidence.sealed";
-
 /** One producer as the bundle records it. */
 export interface BundleProducer {
   name: string;

@@ -1,6 +1,6 @@
 /** The verification ledger (spec §2.9): one JSON record per completion, append-only. */
 import { join } from "node:path";
-import type { WorkspacePaths } from "../workspace.ts";
+import { appendStateLines, type WorkspacePaths } from "../workspace.ts";
 
 /** One ledger record (spec §2.9). */
 export interface LedgerRecord {
@@ -50,13 +50,9 @@ export function verificationCount(evidence: Evidence): number {
     Number(evidence.completion_signals_checked);
 }
 
-/** Append one record as one whole line. */
-export async function appendLedgerRecord(
-  paths: WorkspacePaths,
-  record: LedgerRecord,
-): Promise<void> {
-  await Deno.mkdir(paths.metrics, { recursive: true });
-  await Deno.writeTextFile(ledgerPath(paths), JSON.stringify(record) + "\n", { append: true });
+/** Append one record as one whole line, durably (a failed append leaves the file as it was). */
+export function appendLedgerRecord(paths: WorkspacePaths, record: LedgerRecord): Promise<void> {
+  return appendStateLines(ledgerPath(paths), JSON.stringify(record) + "\n");
 }
 
 /**

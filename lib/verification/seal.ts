@@ -2,10 +2,17 @@
  * Sealing a task's evidence bundle (spec §2.5, DESIGN.md §10), the I/O: each producer's output
  * stored content-addressed at `.sdd/runs/<run>/evidence/<task>/<sha256 hex>`, the core signed with
  * the audit key, an `evidence.sealed` entry appended to the audit chain, `bundle.json` written
- * atomically, and a `task_evidence_sealed` journal row chaining its `bundle_hash`.
+ * atomically, and a `task_evidence_sealed` journal row chaining its `bundle_hash` and citing the
+ * entry (`audit_event_hash`).
+ *
+ * The order is the review action's: the signed entry first, the journal row last. A crash in
+ * between leaves an entry without its row, which `audit verify` and `doctor` report as a seal
+ * that was never recorded (`seal_without_row`); a failed write (a full disk) takes the entry back
+ * when it is still the chain's last. A row is never left citing an entry that is not there.
  */
 import { join } from "node:path";
-import { appendAuditEntry, auditPaths, loadAuditKey } from "../audit/store.ts";
+import { appendAuditEntry, auditPaths, loadAuditKey, retractAuditEntry } from "../audit/store.ts";
+import { EVIDENCE_SEALED_EVENT } from "../audit/chain.ts";
 import { taskEvidenceSealed } from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import { canonicalJson, type JsonValue } from "../journal/canonical_json.ts";
@@ -16,7 +23,6 @@ import {
   BUNDLE_SCHEMA_VERSION,
   type BundleCore,
   digestOf,
-  EVIDENCE_SEALED_EVENT,
   sealBundle,
   type SealedBundle,
   signCore,
@@ -110,12 +116,21 @@ export async function sealEvidence(input: SealInput): Promise<SealedBundle> {
     },
   }, now);
   const bundle = sealBundle(core, signature, entry.lineHash);
-  await writeFileAtomic(
-    bundlePath(input.paths, input.runId, input.taskId),
-    canonicalJson(bundle as unknown as JsonValue) + "\n",
-  );
-  await appendEvents(input.journalPath, [
-    taskEvidenceSealed({ task_id: input.taskId, bundle_hash: bundle.bundle_hash }),
-  ]);
+  try {
+    await writeFileAtomic(
+      bundlePath(input.paths, input.runId, input.taskId),
+      canonicalJson(bundle as unknown as JsonValue) + "\n",
+    );
+    await appendEvents(input.journalPath, [
+      taskEvidenceSealed({
+        task_id: input.taskId,
+        bundle_hash: bundle.bundle_hash,
+        audit_event_hash: entry.lineHash,
+      }),
+    ]);
+  } catch (e) {
+    await retractAuditEntry(audit, entry.lineHash).catch(() => false);
+    throw e;
+  }
   return bundle;
 }

@@ -12,7 +12,7 @@ export const policy = routePolicy({ POST: "worker" });
 export async function POST(c: Ctx): Promise<Response> {
   const body = parseBody(ClaimBodySchema, await readOptionalJsonObject(c));
   const store = await taskStoreFor(c.get("app"));
-  const claimed = store.claimNext(c.req.query("role") || undefined, body.session_id);
+  const claimed = await store.claimNext(c.req.query("role") || undefined, body.session_id);
   if (!claimed) return c.body(null, 204);
-  return c.json(await claimed);
+  return c.json(claimed);
 }
