@@ -119,6 +119,10 @@ export function BoardApp() {
   }, [ready, token]);
 
   const found = findCard(receipt, selected);
+  const tasks = useMemo(
+    () => new Map(outline?.tasks.map((t) => [t.task_id, t])),
+    [outline],
+  );
   const onBoard = new Set(
     receipt ? COLUMNS.flatMap((c) => receipt.board.columns[c].map((card) => card.task_id)) : [],
   );
@@ -167,6 +171,8 @@ export function BoardApp() {
             <JournalReceipt receipt={receipt} />
             <BoardColumns
               board={receipt.board}
+              tasks={tasks}
+              evidence={outline?.evidence}
               selected={selected}
               onSelect={(id) => setSelected(id === selected ? null : id)}
             />
@@ -186,6 +192,7 @@ export function BoardApp() {
                 taskId={selected}
                 card={found?.card}
                 column={found?.column}
+                task={tasks.get(selected)}
                 token={token}
                 onBoard={setReceipt}
                 onReload={loadBoard}

@@ -18,6 +18,7 @@ import { sha256Hex } from "../journal/hash.ts";
 import { requireId } from "../ids.ts";
 import { requireRunJournal } from "../runs/runs.ts";
 import { runLogPath, type WorkspacePaths } from "../workspace.ts";
+import { type EvidenceMark, evidenceMarks } from "./evidence_marks.ts";
 
 /** Bytes of a session log's end served with the task detail. */
 const LOG_TAIL_BYTES = 16 * 1024;
@@ -28,6 +29,8 @@ export interface RunOutline {
   journal_verified: boolean;
   tasks: OutlineTask[];
   already_landed: ActivityState["already_landed"];
+  /** The check of every sealed evidence bundle, by task id (a tampered one shows on its card). */
+  evidence: Record<string, EvidenceMark>;
 }
 
 /** A kept session log as served: its tail and whether the whole file matches the journal. */
@@ -66,6 +69,15 @@ export async function runOutline(paths: WorkspacePaths, runId: string): Promise<
     journal_verified: snapshot.walker.verified,
     tasks: outline(snapshot.state),
     already_landed: snapshot.state.already_landed,
+    evidence: await evidenceMarks(paths, {
+      runId,
+      journalVerified: snapshot.walker.verified,
+      sealed: new Map(
+        [...snapshot.state.tasks.values()].flatMap((t) =>
+          t.evidence_sealed ? [[t.task_id, t.evidence_sealed]] : []
+        ),
+      ),
+    }),
   };
 }
 
