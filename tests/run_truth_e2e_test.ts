@@ -60,7 +60,7 @@ Deno.test("a run whose agents fail (POST /fail, crash) says why everywhere; its 
   const terminal = lines.join("\n");
   assert.match(terminal, /f1.*the fixture server is down/);
   assert.match(terminal, /f2.*exit 3/);
-  assert.match(terminal, /d.*waits on f[12], which FAILED/);
+  assert.match(terminal, /d.*waits on f1 \(FAILED\), f2 \(/);
 
   // The journal: every failed attempt is a task_verification_failed naming why, then a give-up.
   const rows = await rowsOf(dir.path, first.runId);
@@ -82,7 +82,7 @@ Deno.test("a run whose agents fail (POST /fail, crash) says why everywhere; its 
     "d never starts",
   );
   const waiting = rows.findLast((r) => r.type === "task_waiting" && r.data.task_id === "d")!;
-  assert.match(String(waiting.data.reason), /which FAILED.*service retry/);
+  assert.match(String(waiting.data.reason), /f1 \(FAILED\), f2 \(FAILED\).*`service retry f1 f2`/);
   assert.deepEqual(rows.at(-1)!.data.status, "failed");
   const logs = rows.filter((r) => r.type === "task_log_captured");
   assert.ok(logs.length >= 2, "each ended session's log is kept in the run directory");
@@ -99,7 +99,10 @@ Deno.test("a run whose agents fail (POST /fail, crash) says why everywhere; its 
     /run: run-\S+ \(failed: `service retry <task>` or `service cancel <task>`/,
   );
   assert.match(status.out, /f1 FAILED: .*the fixture server is down/);
-  assert.match(status.out, /d is blocked: waits on f1, which FAILED; `service retry f1`/);
+  assert.match(
+    status.out,
+    /d is blocked: waits on f1 \(FAILED\), f2 \(FAILED\); `service retry f1 f2`/,
+  );
   const doctor = await cli(dir.path, "doctor", "--json");
   const tasksCheck = JSON.parse(doctor.out).checks.find((c: { name: string }) =>
     c.name === "tasks"
@@ -125,7 +128,7 @@ Deno.test("a run whose agents fail (POST /fail, crash) says why everywhere; its 
     assert.equal(await page.locator("[data-run-status]").innerText(), "failed");
     const blocked = page.locator('.outline [data-task-id="d"]');
     assert.equal(await blocked.getAttribute("data-state"), "blocked");
-    assert.match(await blocked.innerText(), /which FAILED/);
+    assert.match(await blocked.innerText(), /waits on f1 \(FAILED\), f2 \(FAILED\)/);
     await page.locator("[data-attempt]").first().waitFor();
     assert.equal(await page.locator("[data-attempt]").count(), 1);
     assert.match(
