@@ -35,8 +35,14 @@ function findCard(receipt: ProjectionReceipt | null, taskId: string | null) {
   return undefined;
 }
 
+/** Props of {@link BoardApp}. */
+export interface BoardAppProps {
+  /** Called once the first answer is on screen: the board, "no runs yet", or an error. */
+  onShown?: () => void;
+}
+
 /** The whole interactive board page. */
-export function BoardApp() {
+export function BoardApp({ onShown }: BoardAppProps) {
   const [ready, setReady] = useState(false);
   const [token, setToken] = useState("");
   const [runs, setRuns] = useState<RunSummary[] | null>(null);
@@ -103,7 +109,7 @@ export function BoardApp() {
     return connectActivity({
       token,
       onState: setLive,
-      onReconnect: () => {
+      onReady: () => {
         loadRuns();
         loadBoard();
         setActivity((n) => n + 1);
@@ -117,6 +123,11 @@ export function BoardApp() {
       },
     });
   }, [ready, token]);
+
+  const shown = error !== null || runs?.length === 0 || (receipt !== null && outline !== null);
+  useEffect(() => {
+    if (shown) onShown?.();
+  }, [shown]);
 
   const found = findCard(receipt, selected);
   const tasks = useMemo(
