@@ -7,10 +7,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { runPlan } from "../lib/orchestrator/run.ts";
-import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
-import { browserPage, openRunPage, projectionAgreed, rowsOf, until, workspace } from "./_e2e.ts";
+import {
+  browserPage,
+  openRunPage,
+  projectionAgreed,
+  rowsOf,
+  until,
+  watchedRun,
+  workspace,
+} from "./_e2e.ts";
 import { screenshot } from "./browser/_harness.ts";
 
 /** What the card of `task` shows, as drawn. */
@@ -43,28 +49,16 @@ Deno.test("under approval, changes requested then a conflict and a new attempt: 
     }],
     "max_agents: 2\nreview:\n  require_approval: true\n",
   );
-  let url = "";
-  let runId = "";
-  const lines: string[] = [];
-  const running = runPlan({
-    root: dir.path,
-    port: 0,
-    app: SERVER_APP,
-    out: (line) => {
-      lines.push(line);
-      const m =
-        /review board \(live while the run lasts\): (http:\/\/[^/]+)\/dashboard\/review-board\?run=(\S+)/
-          .exec(line);
-      if (m) [url, runId] = [m[1], m[2]];
-    },
-  });
+  const run = watchedRun(dir.path);
   const count = async (type: string, task: string) =>
-    runId
-      ? (await rowsOf(dir.path, runId)).filter((r) => r.type === type && r.data.task_id === task)
+    run.runId
+      ? (await rowsOf(dir.path, run.runId)).filter((r) =>
+        r.type === type && r.data.task_id === task
+      )
         .length
       : 0;
   const review = (task: string, decision: string) =>
-    fetch(`${url}/dashboard/review-board/runs/${runId}/tasks/${task}/review`, {
+    fetch(`${run.url}/dashboard/review-board/runs/${run.runId}/tasks/${task}/review`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ decision }),
@@ -77,7 +71,7 @@ Deno.test("under approval, changes requested then a conflict and a new attempt: 
 
   await using browser = await browserPage();
   const page = browser.page;
-  await openRunPage(page, url, runId, "right");
+  await openRunPage(page, run.url, run.runId, "right");
   const act = async (decision: string, note?: string) => {
     await page.locator(`button[data-decision=${decision}]:not([disabled])`).waitFor();
     if (note) await page.fill(".actions textarea", note);
@@ -138,12 +132,12 @@ Deno.test("under approval, changes requested then a conflict and a new attempt: 
   await screenshot(page, "truth-3-attempt-3-needs-review.png");
 
   await review("right", "merge");
-  const result = await running;
-  assert.equal(result.status, "completed", lines.join("\n"));
+  const result = await run.result;
+  assert.equal(result.status, "completed", run.lines.join("\n"));
   assert.equal(await Deno.readTextFile(join(dir.path, "shared.txt")), "left\nright\n");
 
   // The terminal, the journal and the page number the attempts alike.
-  const terminal = lines.join("\n");
+  const terminal = run.lines.join("\n");
   for (const n of [1, 2, 3]) {
     assert.match(terminal, new RegExp(`right: agent \\S+ started \\(backend, attempt ${n}\\)`));
   }
@@ -151,7 +145,7 @@ Deno.test("under approval, changes requested then a conflict and a new attempt: 
     terminal,
     /right: merge conflict in shared\.txt.*\(failed attempt 1 of 3; retrying\)/,
   );
-  const rows = await rowsOf(dir.path, runId);
+  const rows = await rowsOf(dir.path, run.runId);
   assert.deepEqual(
     rows.filter((r) => r.type === "task_claimed" && r.data.task_id === "right")
       .map((r) => r.data.attempt),
@@ -159,7 +153,7 @@ Deno.test("under approval, changes requested then a conflict and a new attempt: 
   );
   assert.equal(rows.find((r) => r.type === "merge_conflict")?.data.attempt, 2);
   // The projection itself is unchanged: it keeps the last gates and verdict (DESIGN.md §5).
-  const receipt = await projectionAgreed(dir.path, runId);
+  const receipt = await projectionAgreed(dir.path, run.runId);
   const projected = receipt.board.columns.merged.find((c) => c.task_id === "right")!;
   assert.deepEqual(projected.gates, [{ kind: "merge_conflict", detail: "shared.txt" }]);
 });
