@@ -42,7 +42,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
         <ol class="attempts">
           {attempts.map((a) => (
             <li key={a.session_id} data-attempt={a.number} data-outcome={a.outcome}>
-              <strong>Attempt {a.number}</strong>: {a.outcome.replace("_", " ")}
+              <strong>Attempt {a.number}</strong>: {a.outcome.replace("_", " ")}{" "}
               <span class="muted">
                 · session <code>{a.session_id}</code>
                 {a.role ? ` · ${a.role}` : ""}

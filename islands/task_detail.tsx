@@ -84,6 +84,13 @@ export function TaskDetail(
         <>
           <section aria-labelledby="diff-heading">
             <h3 id="diff-heading">Diff</h3>
+            {task?.diff_index !== undefined && task.current_since !== undefined &&
+              task.diff_index < task.current_since && (
+              <p class="muted" data-earlier-diff>
+                The diff of an earlier attempt: attempt {task.attempts}{" "}
+                has not captured its own yet.
+              </p>
+            )}
             <DiffViewer runId={runId} taskId={taskId} token={token} version={version} />
           </section>
           <section aria-labelledby="evidence-heading">

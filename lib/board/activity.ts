@@ -103,8 +103,9 @@ export interface TaskActivity {
   current_since?: number;
   /** 0-based row index of the latest `task_verification_failed` (the card's gates). */
   gated_index?: number;
-  /** `sha256` of the latest `task_diff_captured`. */
+  /** `sha256` and 0-based row index of the latest `task_diff_captured`. */
   diff_sha256?: string;
+  diff_index?: number;
   /** `bundle_hash` of the latest `task_evidence_sealed` (the card checks that bundle). */
   evidence_sealed?: string;
 }
@@ -291,6 +292,7 @@ export function foldActivity(state: ActivityState, row: JournalEvent, index: num
       const reviewed = attempt?.reviews?.some((r) => r.index > (t.current_since ?? -1));
       if (reviewed && t.diff_sha256 !== undefined && sha !== t.diff_sha256) t.current_since = index;
       t.diff_sha256 = sha;
+      t.diff_index = index;
       break;
     }
     case "task_failed":

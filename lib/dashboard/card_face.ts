@@ -31,15 +31,19 @@ export interface CardFace {
 const STANDING_STATES = new Set(["failed", "cancelled", "blocked", "waiting"]);
 
 /**
- * The face of `card`: its gates only when the latest gate row came after the current attempt
- * began, its verdict only when taken on the current attempt's work. Without the task's outline
- * entry the card is shown as projected.
+ * The face of `card`: its diff and gates only when captured or failed after the current
+ * attempt began, its verdict only when taken on the current attempt's work. Without the task's
+ * outline entry the card is shown as projected.
  */
 export function cardFace(card: Card, task?: OutlineTask, evidence?: EvidenceMark): CardFace {
   const since = task?.current_since;
   const shown: Card = { ...card };
   let history = false;
   if (since !== undefined) {
+    if (shown.diff && task?.diff_index !== undefined && task.diff_index < since) {
+      delete shown.diff;
+      history = true;
+    }
     if (shown.gates && !(task?.gated_index !== undefined && task.gated_index > since)) {
       delete shown.gates;
       history = true;

@@ -52,6 +52,11 @@ Deno.test("cardFace() shows the current attempt's gates and verdict only; older 
     assert.equal(face.history, !c.gates || !c.verdict, c.name);
   }
   assert.deepEqual(CARD.gates, [{ kind: "merge_conflict", detail: "x.py" }], "never changed");
+  const withDiff: Card = { ...CARD, diff: { sha256: "sha256:d1", added: 1, removed: 0, files: 1 } };
+  const running = cardFace(withDiff, task({ attempts: 2, current_since: 8, diff_index: 3 }));
+  assert.equal(running.card.diff, undefined, "attempt 2 has not captured a diff yet");
+  const captured = cardFace(withDiff, task({ attempts: 2, current_since: 8, diff_index: 10 }));
+  assert.equal(captured.card.diff?.sha256, "sha256:d1");
   assert.equal(CARD.verdict?.index, 4);
 });
 
