@@ -11,14 +11,16 @@ export type ApiState<T> =
 
 /**
  * GET `path` (with `token`) whenever `path`, `token` or `key` change. While the page is still
- * loading, its `load` waits until the answer is on screen (headless screenshots wait for it).
+ * loading, its `load` waits until the first answer is on screen (headless screenshots wait for it).
  */
 export function useApi<T>(path: string, token: string, key: string): ApiState<T> {
   const [state, setState] = useState<ApiState<T>>({ status: "loading" });
-  const release = useRef(() => {});
+  // Taken while rendering, not in an effect: the board app lets its own hold go in an effect,
+  // and effects of one commit need not run parents after children.
+  const firstAnswer = useRef<(() => void) | undefined>(undefined);
+  firstAnswer.current ??= holdLoadEvent();
   useEffect(() => {
     let live = true;
-    release.current = holdLoadEvent();
     setState({ status: "loading" });
     apiFetch<T>(path, { token }).then(
       (value) => live && setState({ status: "ok", value }),
@@ -31,12 +33,12 @@ export function useApi<T>(path: string, token: string, key: string): ApiState<T>
     );
     return () => {
       live = false;
-      release.current();
     };
   }, [path, token, key]);
   // Effects run once the render is committed: the answer is in the document.
   useEffect(() => {
-    if (state.status !== "loading") release.current();
+    if (state.status !== "loading") firstAnswer.current!();
   }, [state]);
+  useEffect(() => () => firstAnswer.current!(), []);
   return state;
 }

@@ -26,11 +26,12 @@ function letGo(): void {
 }
 
 /**
- * Hold `load` (nothing once the document has loaded); the returned function lets this hold go
- * (calling it again does nothing). `load` fires once every hold is let go.
+ * Hold `load`; the returned function lets this hold go (calling it again does nothing). `load`
+ * fires once every hold is let go.
  */
 export function holdLoadEvent(): () => void {
-  if (document.readyState === "complete") return () => {};
+  // Nothing to hold in a server render, or once the document has loaded.
+  if (typeof document === "undefined" || document.readyState === "complete") return () => {};
   if (!held) {
     const frame = document.createElement("iframe");
     frame.hidden = true;
