@@ -1,11 +1,14 @@
 /**
- * A task's story for a reviewer: where it stands and why, then each attempt with its outcome,
- * the reason it stopped (the failed signals, with their output), the agent's summary, its exit,
- * and the tail of its session log with whether the kept log still matches the journal's digest.
+ * A task's story for a reviewer: where it stands and why, then each attempt (newest first, each
+ * labelled with its one number) with its outcome, the agent's summary, the checks that ran on
+ * its completion, the operators' reviews of it, the reason it stopped (the failed signals, with
+ * their output), its exit, and the tail of its session log with whether the kept log still
+ * matches the journal's digest. Gates and verdicts of earlier attempts live here, not on the card.
  */
 import type { Attempt } from "../lib/board/activity.ts";
 import type { TaskDetailResponse } from "../lib/review/activity.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
+import { gateText } from "./card_view.tsx";
 
 /** Props of {@link AttemptsView}. */
 export interface AttemptsViewProps {
@@ -42,10 +45,10 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
         <p class="muted" style="margin:0 0 .4rem">depends on {detail.depends_on.join(", ")}</p>
       )}
       {attempts.length === 0 ? <p class="muted">No attempt yet.</p> : (
-        <ol class="attempts" reversed>
+        <ol class="attempts">
           {attempts.map((a) => (
             <li key={a.session_id} data-attempt={a.number} data-outcome={a.outcome}>
-              <strong>Attempt {a.number}</strong>: {a.outcome.replace("_", " ")}
+              <strong>Attempt {a.number}</strong>: {a.outcome.replace("_", " ")}{" "}
               <span class="muted">
                 · session <code>{a.session_id}</code>
                 {a.role ? ` · ${a.role}` : ""}
@@ -56,9 +59,18 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
                   }`
                   : ""}
               </span>
+              {/* In the order it happened: the report, its checks, reviews, then what stopped it. */}
+              {a.summary && <div data-summary>Agent's summary: {a.summary}</div>}
+              {a.verification && <VerificationLine v={a.verification} />}
+              {a.reviews?.map((r) => (
+                <div key={r.index} data-review={r.decision}>
+                  Review: <strong>{r.decision.replace("_", " ")}</strong> by {r.principal}
+                  {r.note ? `: “${r.note}”` : ""}
+                </div>
+              ))}
               {a.signals?.map((s, i) => (
                 <div key={i} class="gate" data-signal={s.kind}>
-                  ✗ {s.kind}: {s.detail}
+                  ✗ {gateText(s)}
                   {typeof s.output_tail === "string" && s.output_tail && (
                     <pre class="evidence">{s.output_tail}</pre>
                   )}
@@ -66,8 +78,6 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
               ))}
               {a.unreported && <div data-unreported={a.unreported}>{unreportedWords(a)}</div>}
               {a.retried_because && <div class="muted">new attempt: {a.retried_because}</div>}
-              {a.summary && <div data-summary>Agent's summary: {a.summary}</div>}
-              {a.verification && <VerificationLine v={a.verification} />}
               {a.log && (
                 <details data-log-verified={String(a.log.verified)}>
                   <summary>
@@ -98,20 +108,28 @@ function unreportedWords(a: Attempt): string {
     : "interrupted without a report: every completion signal passed, so its work goes through the gates (recovery.land_unreported)";
 }
 
-/** The observed evidence of one completion: the three flags and the test run the log showed. */
+/**
+ * What the service observed of one completion. "Verified" means checks ran on it (the ledger's
+ * definition, spec §2.10), not that they passed, so the badge names the checks that ran; what
+ * failed is in the ✗ rows after it.
+ */
 function VerificationLine({ v }: { v: NonNullable<Attempt["verification"]> }) {
-  const mark = (on: boolean, label: string) => `${on ? "✓" : "✗"} ${label}`;
+  const flags: [boolean, string, string][] = [
+    [v.tests_run, "tests ran", "tests"],
+    [v.quality_gates_run, "quality gates ran", "quality gates"],
+    [v.completion_signals_checked, "completion signals checked", "completion signals"],
+  ];
+  const ran = flags.filter(([on]) => on).map(([, label]) => label);
+  const missing = flags.filter(([on]) => !on).map(([, , noun]) => noun);
   const run = v.test_runs[0];
   return (
     <div data-verification={v.verified ? "verified" : "unverified"}>
-      Verification: {v.verified
-        ? <span class="badge ok">verified</span>
-        : <span class="badge bad">unverified</span>}{" "}
+      Completion checks: {v.verified
+        ? <span class="badge ok">verified: {ran.join(", ")}</span>
+        : <span class="badge bad">unverified: no tests, quality gates or signals ran</span>}{" "}
       <span class="muted">
-        {mark(v.tests_run, "tests run")}
-        {run ? ` (${run.runner}: ${run.line})` : ""} · {mark(v.quality_gates_run, "quality gates")}
-        {" · "}
-        {mark(v.completion_signals_checked, "completion signals")}
+        {run ? `(${run.runner}: ${run.line})` : ""}
+        {v.verified && missing.length > 0 ? ` · did not run: ${missing.join(", ")}` : ""}
       </span>
     </div>
   );

@@ -1,6 +1,9 @@
 /** The five columns of the board (spec §3.2) with their card counts. */
 import { type Column, COLUMNS } from "../lib/board/fold.ts";
 import type { Board } from "../lib/board/fold.ts";
+import type { OutlineTask } from "../lib/board/activity.ts";
+import { cardFace } from "../lib/dashboard/card_face.ts";
+import type { EvidenceMark } from "../lib/review/evidence_marks.ts";
 import { CardView } from "./card_view.tsx";
 
 /** Column headings as shown to people. */
@@ -15,12 +18,16 @@ export const COLUMN_LABELS: Record<Column, string> = {
 /** Props of {@link BoardColumns}. */
 export interface BoardColumnsProps {
   board: Board;
+  /** The run outline's tasks by id: cards then show their current attempt only. */
+  tasks?: ReadonlyMap<string, OutlineTask>;
+  /** Sealed evidence checks by task id. */
+  evidence?: Readonly<Record<string, EvidenceMark>>;
   selected?: string | null;
   onSelect?: (taskId: string) => void;
 }
 
 /** Every column, always all five, each with its count and cards in board order. */
-export function BoardColumns({ board, selected, onSelect }: BoardColumnsProps) {
+export function BoardColumns({ board, tasks, evidence, selected, onSelect }: BoardColumnsProps) {
   return (
     <div class="columns">
       {COLUMNS.map((column) => {
@@ -38,7 +45,7 @@ export function BoardColumns({ board, selected, onSelect }: BoardColumnsProps) {
                 {cards.map((card) => (
                   <li key={card.task_id}>
                     <CardView
-                      card={card}
+                      face={cardFace(card, tasks?.get(card.task_id), evidence?.[card.task_id])}
                       selected={card.task_id === selected}
                       onSelect={onSelect}
                     />

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { renderToString } from "preact-render-to-string";
 import { BoardColumns } from "./board_columns.tsx";
 import { manyCardReceipt } from "../tests/_fixtures.ts";
+import type { OutlineTask } from "../lib/board/activity.ts";
 
 function countOf(html: string, column: string): number {
   const m = new RegExp(`data-column="${column}"[^]*?data-count="(\\d+)"`).exec(html);
@@ -35,4 +36,33 @@ Deno.test("BoardColumns cards show id, title, role, diff summary, gates and verd
   assert.match(html, /test_passes: deno test exited 1/);
   assert.match(html, /<strong>merge<\/strong> by alice/);
   assert.match(html, /aria-pressed="true" data-task-id="t-0004"/);
+});
+
+Deno.test("BoardColumns with the run outline: a card of a new attempt drops the old gates, a FAILED card says so", () => {
+  const board = manyCardReceipt(5).board; // t-0002 gated, t-0004 merged
+  const task = (id: string, over: Partial<OutlineTask>): [string, OutlineTask] => [id, {
+    task_id: id,
+    depends_on: [],
+    planned: true,
+    state: "running",
+    attempts: 1,
+    rebases: 0,
+    merge_decided: false,
+    ...over,
+  }];
+  const tasks = new Map([
+    task("t-0002", {
+      state: "failed",
+      reason: "gave up",
+      attempts: 3,
+      current_since: 1,
+      gated_index: 2,
+    }),
+    task("t-0004", { state: "merged", attempts: 2, current_since: 9 }),
+  ]);
+  const html = renderToString(<BoardColumns board={board} tasks={tasks} />);
+  assert.match(html, /data-task-id="t-0002" data-state="failed">.*?FAILED<\/span>.*?attempt 3/);
+  assert.doesNotMatch(html, /t-0002.*?data-standing-reason/, "its gate rows say why");
+  assert.match(html, /test_passes: deno test exited 1/, "the failed attempt's own gates stay");
+  assert.doesNotMatch(html, /by alice/, "t-0004's verdict was on an earlier attempt");
 });

@@ -1,23 +1,31 @@
-/** One card of the board: task id, title and role, diff summary, gate receipts, verdict. */
-import type { Card } from "../lib/board/fold.ts";
+/**
+ * One card of the board: task id, the current attempt's number, title and role, where the task
+ * stands when its column does not say it (FAILED, cancelled, blocked, waiting), a tampered
+ * evidence bundle, the diff summary, and the current attempt's gate receipts and verdict.
+ */
+import type { CardFace } from "../lib/dashboard/card_face.ts";
+import { STATE_WORDS } from "./run_outline.tsx";
 
 /** Props of {@link CardView}. */
 export interface CardViewProps {
-  card: Card;
+  face: CardFace;
   selected?: boolean;
   onSelect?: (taskId: string) => void;
 }
 
-function gateText(gate: unknown): string {
+/** A gate receipt (a failed signal) in words: `kind: detail`. */
+export function gateText(gate: unknown): string {
   if (gate && typeof gate === "object" && !Array.isArray(gate)) {
     const { kind, detail } = gate as Record<string, unknown>;
-    return `${String(kind ?? "signal")}: ${String(detail ?? "")}`;
+    const [k, d] = [String(kind ?? "signal"), String(detail ?? "")];
+    return d.startsWith(`${k}:`) ? d : `${k}: ${d}`; // "cancelled: cancelled: …" says it twice
   }
   return JSON.stringify(gate);
 }
 
 /** A card as a toggle button that selects the task for review. */
-export function CardView({ card, selected = false, onSelect }: CardViewProps) {
+export function CardView({ face, selected = false, onSelect }: CardViewProps) {
+  const { card, standing, evidence } = face;
   const { diff, verdict } = card;
   return (
     <button
@@ -25,14 +33,47 @@ export function CardView({ card, selected = false, onSelect }: CardViewProps) {
       class="card"
       aria-pressed={selected}
       data-task-id={card.task_id}
+      data-state={standing?.state}
       onClick={() => onSelect?.(card.task_id)}
     >
       <span class="id">{card.task_id}</span>
+      {standing && (
+        <>
+          {" "}
+          <span class={`badge ${standing.state === "waiting" ? "" : "bad"}`}>
+            {STATE_WORDS[standing.state]}
+          </span>
+        </>
+      )}
+      {face.attempt !== undefined && face.attempt > 1 && (
+        <>
+          {" "}
+          <span
+            class="attempt"
+            data-attempt-number={face.attempt}
+            title={face.history ? "earlier attempts are in the task detail" : undefined}
+          >
+            attempt {face.attempt}
+          </span>
+        </>
+      )}
       {(card.title || card.role) && (
         <span class="meta">
           {card.title}
           {card.title && card.role ? " · " : ""}
           {card.role && <em>{card.role}</em>}
+        </span>
+      )}
+      {
+        // The gate rows say why a task FAILED or was cancelled; otherwise the reason does.
+        standing?.reason && !card.gates?.length && (
+          <span class="meta" data-standing-reason>{standing.reason}</span>
+        )
+      }
+      {evidence && !evidence.verified && (
+        <span class="meta" data-card-evidence="unverified" title={evidence.problems.join("\n")}>
+          <span class="badge bad">EVIDENCE UNVERIFIED</span>{" "}
+          its sealed bundle no longer checks (the evidence panel says why)
         </span>
       )}
       {diff && (

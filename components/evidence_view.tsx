@@ -54,12 +54,25 @@ export function EvidenceView({ bundle }: EvidenceViewProps) {
     <div data-evidence>
       <p style="margin:0 0 .5rem">
         {bundle.verified
-          ? <span class="badge ok" data-evidence-verified>evidence verified</span>
+          ? (
+            <span
+              class="badge ok"
+              data-evidence-verified
+              title="its outputs re-hash, its hash is the one the journal chains, its signature and audit entry check out; whether the checks passed is the gate verdict below"
+            >
+              evidence verified
+            </span>
+          )
           : (
             <span class="badge bad" role="status" data-evidence-unverified>
               EVIDENCE UNVERIFIED
             </span>
           )} <span class="hash" data-bundle-hash>{String(bundle.bundle_hash ?? "no bundle")}</span>
+        {bundle.verified && !verdict.passed && (
+          <span class="muted" data-verified-what>
+            {" "}— verified means the bundle is intact; the checks it records did not all pass
+          </span>
+        )}
       </p>
       {!bundle.verified && (
         <ul class="muted" data-evidence-problems>

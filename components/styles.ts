@@ -36,17 +36,18 @@ button:disabled { opacity: .55; cursor: not-allowed; }
 .column { background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: .5rem; min-width: 0; }
 .column h2 { font-size: .95rem; margin: .1rem .2rem .5rem; display: flex; justify-content: space-between; }
 .column ol { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: .4rem; }
-.card { display: block; width: 100%; text-align: left; background: #fff; border: 1px solid var(--line); border-radius: 5px; padding: .45rem .55rem; }
+.card { display: block; width: 100%; text-align: left; background: #fff; border: 1px solid var(--line); border-radius: 5px; padding: .45rem .55rem; overflow-wrap: anywhere; }
 .card[aria-pressed=true] { border-color: var(--focus); box-shadow: 0 0 0 1px var(--focus); }
 .card .id { font-weight: 600; word-break: break-all; }
 .card .meta { font-size: .82rem; color: var(--muted); display: block; }
 .card .gate { font-size: .82rem; color: var(--bad); display: block; }
 .card .verdict { font-size: .82rem; display: block; }
+.card .attempt { font-size: .8rem; color: var(--muted); }
 .plus { color: var(--add-fg); } .minus { color: var(--del-fg); }
 .outline { margin-top: .75rem; background: var(--panel); border: 1px dashed var(--line); border-radius: 6px; padding: .5rem; }
 .outline h2 { font-size: .95rem; margin: .1rem .2rem .5rem; }
 .outline ol { list-style: none; margin: 0; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(16rem, 1fr)); gap: .4rem; }
-.attempts { margin: 0; padding-left: 1.2rem; display: grid; gap: .5rem; }
+.attempts { list-style: none; margin: 0; padding: 0; display: grid; gap: .5rem; }
 .run-status { font-weight: 600; }
 .run-status[data-run-status=failed], .run-status[data-run-status=interrupted] { color: var(--bad); }
 .detail { margin-top: 1.25rem; border-top: 1px solid var(--line); padding-top: .75rem; display: grid; gap: 1rem; }

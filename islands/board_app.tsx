@@ -35,8 +35,14 @@ function findCard(receipt: ProjectionReceipt | null, taskId: string | null) {
   return undefined;
 }
 
+/** Props of {@link BoardApp}. */
+export interface BoardAppProps {
+  /** Called once the first answer is on screen: the board, "no runs yet", or an error. */
+  onShown?: () => void;
+}
+
 /** The whole interactive board page. */
-export function BoardApp() {
+export function BoardApp({ onShown }: BoardAppProps) {
   const [ready, setReady] = useState(false);
   const [token, setToken] = useState("");
   const [runs, setRuns] = useState<RunSummary[] | null>(null);
@@ -103,7 +109,7 @@ export function BoardApp() {
     return connectActivity({
       token,
       onState: setLive,
-      onReconnect: () => {
+      onReady: () => {
         loadRuns();
         loadBoard();
         setActivity((n) => n + 1);
@@ -118,7 +124,16 @@ export function BoardApp() {
     });
   }, [ready, token]);
 
+  const shown = error !== null || runs?.length === 0 || (receipt !== null && outline !== null);
+  useEffect(() => {
+    if (shown) onShown?.();
+  }, [shown]);
+
   const found = findCard(receipt, selected);
+  const tasks = useMemo(
+    () => new Map(outline?.tasks.map((t) => [t.task_id, t])),
+    [outline],
+  );
   const onBoard = new Set(
     receipt ? COLUMNS.flatMap((c) => receipt.board.columns[c].map((card) => card.task_id)) : [],
   );
@@ -170,6 +185,8 @@ export function BoardApp() {
             />
             <BoardColumns
               board={receipt.board}
+              tasks={tasks}
+              evidence={outline?.evidence}
               selected={selected}
               onSelect={(id) => setSelected(id === selected ? null : id)}
             />
@@ -189,6 +206,7 @@ export function BoardApp() {
                 taskId={selected}
                 card={found?.card}
                 column={found?.column}
+                task={tasks.get(selected)}
                 token={token}
                 onBoard={setReceipt}
                 onReload={loadBoard}

@@ -6,6 +6,7 @@
 import type { Card, Column, Decision } from "../lib/board/fold.ts";
 import type { ProjectionReceipt } from "../lib/board/projection.ts";
 import type { TaskDetailResponse } from "../lib/review/activity.ts";
+import type { OutlineTask } from "../lib/board/activity.ts";
 import { COLUMN_LABELS } from "../components/board_columns.tsx";
 import { AttemptsView } from "../components/attempts_view.tsx";
 import { DiffViewer } from "./diff_viewer.tsx";
@@ -20,6 +21,8 @@ export interface TaskDetailProps {
   /** Absent while the task has no card on the board. */
   card?: Card;
   column?: Column;
+  /** The task as the run outline has it (where its current attempt starts). */
+  task?: OutlineTask;
   token: string;
   onBoard: (receipt: ProjectionReceipt) => void;
   onReload: () => void;
@@ -52,7 +55,7 @@ export function applicableDecisions(
 
 /** Everything an operator needs to decide on one task. */
 export function TaskDetail(
-  { receipt, taskId, card, column, token, onBoard, onReload }: TaskDetailProps,
+  { receipt, taskId, card, column, task, token, onBoard, onReload }: TaskDetailProps,
 ) {
   const runId = receipt.run_id;
   const version = `${card?.diff?.sha256 ?? "none"}:${receipt.journal_verified}`;
@@ -81,6 +84,13 @@ export function TaskDetail(
         <>
           <section aria-labelledby="diff-heading">
             <h3 id="diff-heading">Diff</h3>
+            {task?.diff_index !== undefined && task.current_since !== undefined &&
+              task.diff_index < task.current_since && (
+              <p class="muted" data-earlier-diff>
+                The diff of an earlier attempt: attempt {task.attempts}{" "}
+                has not captured its own yet.
+              </p>
+            )}
             <DiffViewer runId={runId} taskId={taskId} token={token} version={version} />
           </section>
           <section aria-labelledby="evidence-heading">
@@ -90,7 +100,8 @@ export function TaskDetail(
           <section aria-labelledby="review-heading">
             <h3 id="review-heading">Review</h3>
             <ReviewActions
-              key={`${runId}/${taskId}`}
+              // A new attempt (or a rebased diff) starts a new review: the last receipt is history.
+              key={`${runId}/${taskId}/${task?.current_since ?? ""}`}
               runId={runId}
               taskId={taskId}
               projectionHash={receipt.projection_hash}

@@ -10,6 +10,7 @@ import { chromiumExecutable } from "./_chromium.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
 import { projectJournal } from "../lib/board/projection.ts";
 import { startServer } from "../lib/server/serve.ts";
+import { runPlan } from "../lib/orchestrator/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import type { TokenSpec } from "../lib/auth/tokens.ts";
 
@@ -232,4 +233,27 @@ export async function serveBoard(
       await server.shutdown();
     },
   };
+}
+
+/** The line a run prints with its board's URL and run id. */
+const BOARD_LINE =
+  /review board \(live while the run lasts\): (http:\/\/[^/]+)\/dashboard\/review-board\?run=(\S+)/;
+
+/**
+ * `root`'s plan run in this process on a free port with the real server, watched as a user
+ * watches it: its terminal lines, and the board's URL and run id once the run announced them.
+ */
+export function watchedRun(root: string) {
+  const run = { url: "", runId: "", lines: [] as string[] };
+  const result = runPlan({
+    root,
+    port: 0,
+    app: SERVER_APP,
+    out: (line) => {
+      run.lines.push(line);
+      const m = BOARD_LINE.exec(line);
+      if (m) [run.url, run.runId] = [m[1], m[2]];
+    },
+  });
+  return Object.assign(run, { result });
 }

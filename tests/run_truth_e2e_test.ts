@@ -19,6 +19,7 @@ import {
   rowsOf,
   serveBoard,
   until,
+  watchedRun,
   workspace,
 } from "./_e2e.ts";
 
@@ -60,7 +61,7 @@ Deno.test("a run whose agents fail (POST /fail, crash) says why everywhere; its 
   const terminal = lines.join("\n");
   assert.match(terminal, /f1.*the fixture server is down/);
   assert.match(terminal, /f2.*exit 3/);
-  assert.match(terminal, /d.*waits on f[12], which FAILED/);
+  assert.match(terminal, /d.*waits on f1 \(FAILED\), f2 \(/);
 
   // The journal: every failed attempt is a task_verification_failed naming why, then a give-up.
   const rows = await rowsOf(dir.path, first.runId);
@@ -82,7 +83,7 @@ Deno.test("a run whose agents fail (POST /fail, crash) says why everywhere; its 
     "d never starts",
   );
   const waiting = rows.findLast((r) => r.type === "task_waiting" && r.data.task_id === "d")!;
-  assert.match(String(waiting.data.reason), /which FAILED.*service retry/);
+  assert.match(String(waiting.data.reason), /f1 \(FAILED\), f2 \(FAILED\).*`service retry f1 f2`/);
   assert.deepEqual(rows.at(-1)!.data.status, "failed");
   const logs = rows.filter((r) => r.type === "task_log_captured");
   assert.ok(logs.length >= 2, "each ended session's log is kept in the run directory");
@@ -99,7 +100,10 @@ Deno.test("a run whose agents fail (POST /fail, crash) says why everywhere; its 
     /run: run-\S+ \(failed: `service retry <task>` or `service cancel <task>`/,
   );
   assert.match(status.out, /f1 FAILED: .*the fixture server is down/);
-  assert.match(status.out, /d is blocked: waits on f1, which FAILED; `service retry f1`/);
+  assert.match(
+    status.out,
+    /d is blocked: waits on f1 \(FAILED\), f2 \(FAILED\); `service retry f1 f2`/,
+  );
   const doctor = await cli(dir.path, "doctor", "--json");
   const tasksCheck = JSON.parse(doctor.out).checks.find((c: { name: string }) =>
     c.name === "tasks"
@@ -125,7 +129,7 @@ Deno.test("a run whose agents fail (POST /fail, crash) says why everywhere; its 
     assert.equal(await page.locator("[data-run-status]").innerText(), "failed");
     const blocked = page.locator('.outline [data-task-id="d"]');
     assert.equal(await blocked.getAttribute("data-state"), "blocked");
-    assert.match(await blocked.innerText(), /which FAILED/);
+    assert.match(await blocked.innerText(), /waits on f1 \(FAILED\), f2 \(FAILED\)/);
     await page.locator("[data-attempt]").first().waitFor();
     assert.equal(await page.locator("[data-attempt]").count(), 1);
     assert.match(
@@ -200,30 +204,19 @@ Deno.test("approval with overlapping owned_files and a conflict the rebase resol
     "max_agents: 3\nreview:\n  require_approval: true\n",
     { "lib.txt": LIB },
   );
-  let url = "";
-  let runId = "";
-  const lines: string[] = [];
-  const running = runPlan({
-    root: dir.path,
-    port: 0,
-    app: SERVER_APP,
-    out: (line) => {
-      lines.push(line);
-      const m =
-        /review board \(live while the run lasts\): (http:\/\/[^/]+)\/dashboard\/review-board\?run=(\S+)/
-          .exec(line);
-      if (m) [url, runId] = [m[1], m[2]];
-    },
-  });
-  const rows = async () => runId ? await rowsOf(dir.path, runId) : [];
+  const run = watchedRun(dir.path);
+  const rows = async () => run.runId ? await rowsOf(dir.path, run.runId) : [];
   const count = async (type: string, task: string) =>
     (await rows()).filter((r) => r.type === type && r.data.task_id === task).length;
   const review = async (task: string, decision: string) => {
-    const res = await fetch(`${url}/dashboard/review-board/runs/${runId}/tasks/${task}/review`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ decision }),
-    });
+    const res = await fetch(
+      `${run.url}/dashboard/review-board/runs/${run.runId}/tasks/${task}/review`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ decision }),
+      },
+    );
     return { status: res.status, body: await res.json() };
   };
 
@@ -254,14 +247,14 @@ Deno.test("approval with overlapping owned_files and a conflict the rebase resol
   const rebased = (await rows()).find((r) => r.type === "task_rebased")!;
   assert.equal(rebased.data.diff_changed, true);
   assert.equal(await count("task_merged", "c"), 0);
-  const mid = await projectionAgreed(dir.path, runId);
+  const mid = await projectionAgreed(dir.path, run.runId);
   assert.ok(columnsOf(mid).needs_review.includes("c"), JSON.stringify(columnsOf(mid)));
 
   {
     // The operator merges the rebased work from the page.
     await using browser = await browserPage();
     const page = browser.page;
-    await openRunPage(page, url, runId, "c");
+    await openRunPage(page, run.url, run.runId, "c");
     assert.ok((await pageColumn(page, "needs_review")).includes("c"));
     assert.ok((await pageColumn(page, "merged")).includes("a"));
     await page.locator('button[data-decision="merge"]:not([disabled])').click();
@@ -270,8 +263,8 @@ Deno.test("approval with overlapping owned_files and a conflict the rebase resol
   await until("c to land", async () => (await count("task_merged", "c")) === 1);
   await until("b to wait for review", async () => (await count("task_completed", "b")) === 1);
   assert.equal((await review("b", "merge")).status, 200);
-  const result = await running;
-  assert.equal(result.status, "completed", lines.join("\n"));
+  const result = await run.result;
+  assert.equal(result.status, "completed", run.lines.join("\n"));
   assert.equal(
     await Deno.readTextFile(join(dir.path, "lib.txt")),
     LIB.replace("b\n", "B!\n") + "i\n",
@@ -279,19 +272,19 @@ Deno.test("approval with overlapping owned_files and a conflict the rebase resol
 
   // A second merge of landed work is refused and writes nothing; the page offers no merge.
   await using server = await serveBoard(dir.path);
-  const before = await Deno.readTextFile(join(dir.path, ".sdd/runs", runId, "journal.jsonl"));
-  url = server.url;
+  const before = await Deno.readTextFile(join(dir.path, ".sdd/runs", run.runId, "journal.jsonl"));
+  run.url = server.url;
   const again = await review("a", "merge");
   assert.equal(again.status, 409);
   assert.equal(again.body.error.code, "already_merged");
   assert.equal(
-    await Deno.readTextFile(join(dir.path, ".sdd/runs", runId, "journal.jsonl")),
+    await Deno.readTextFile(join(dir.path, ".sdd/runs", run.runId, "journal.jsonl")),
     before,
   );
-  const final = await projectionAgreed(dir.path, runId);
+  const final = await projectionAgreed(dir.path, run.runId);
   assert.deepEqual(columnsOf(final).merged.sort(), ["a", "b", "c"]);
   await using browser = await browserPage();
-  await openRunPage(browser.page, server.url, runId, "a");
+  await openRunPage(browser.page, server.url, run.runId, "a");
   await browser.page.locator("[data-actions-why]").waitFor();
   assert.equal(await browser.page.locator('button[data-decision="merge"]').isDisabled(), true);
   assert.match(

@@ -208,7 +208,10 @@ Deno.test("a run whose agent runs the tests, with passing signals and gates, rec
   // The attempt says what was observed, and which test run.
   const verification = page.locator("[data-attempt] [data-verification]");
   assert.equal(await verification.getAttribute("data-verification"), "verified");
-  assert.match((await verification.textContent())!, /✓ tests run \(unittest: Ran 2 tests in/);
+  assert.match(
+    (await verification.textContent())!,
+    /verified: tests ran, quality gates ran, completion signals checked \(unittest: Ran 2 tests in/,
+  );
 
   // An edited output: the endpoint and the page say EVIDENCE UNVERIFIED.
   await Deno.writeTextFile(outputPath, output.replace("OK", "FAILED (failures=1)"));

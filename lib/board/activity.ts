@@ -30,7 +30,7 @@ export type AttemptOutcome =
 /** One claim of a task and what came of it. */
 export interface Attempt {
   session_id: string;
-  /** 1-based, in claim order within this run. */
+  /** 1-based, in claim order within this run ({@link nextAttemptNumber}). */
   number: number;
   role?: string;
   model?: string;
@@ -51,6 +51,17 @@ export interface Attempt {
   log?: { sha256: string; bytes: number };
   /** What the service observed of this completion (`task_verification_recorded`). */
   verification?: AttemptVerification;
+  /** The operators' review decisions taken while this attempt was the latest. */
+  reviews?: AttemptReview[];
+}
+
+/** One review decision on an attempt's work, as its journal row says. */
+export interface AttemptReview {
+  decision: string;
+  principal: string;
+  note?: string;
+  /** 0-based row index of the decision. */
+  index: number;
 }
 
 /** The evidence flags of one completion and the test runs its log showed. */
@@ -97,6 +108,19 @@ export interface TaskActivity {
   rebases: number;
   merge_decided: boolean;
   merged?: { commit?: string };
+  /**
+   * 0-based row index where the card's current story starts: the latest claim, or a later diff
+   * capture that replaced reviewed work (a rebase). The projection keeps older gates and
+   * verdicts on the card (DESIGN.md §5); the page shows them only in the task detail.
+   */
+  current_since?: number;
+  /** 0-based row index of the latest `task_verification_failed` (the card's gates). */
+  gated_index?: number;
+  /** `sha256` and 0-based row index of the latest `task_diff_captured`. */
+  diff_sha256?: string;
+  diff_index?: number;
+  /** `bundle_hash` of the latest `task_evidence_sealed` (the card checks that bundle). */
+  evidence_sealed?: string;
 }
 
 /** The activity of a run's journal (mutable while folding). */
@@ -166,8 +190,20 @@ const INTRODUCES = new Set([
   "task_waiting",
 ]);
 
-/** Fold one row into `state`. Rows of unknown types, and rows without a task id, change nothing. */
-export function foldActivity(state: ActivityState, row: JournalEvent): void {
+/**
+ * The number of `taskId`'s next attempt: one more than the claims the run's journal holds for
+ * it. Attempts are numbered by claim — 1, 2, 3… — by the terminal, `status`, the card and the
+ * task detail alike, whether or not an attempt counted against the retry limit.
+ */
+export function nextAttemptNumber(state: ActivityState, taskId: string): number {
+  return (state.tasks.get(taskId)?.attempts.length ?? 0) + 1;
+}
+
+/**
+ * Fold the row at 0-based line `index` into `state`. Rows of unknown types, and rows without a
+ * task id, change nothing.
+ */
+export function foldActivity(state: ActivityState, row: JournalEvent, index: number): void {
   const d = row.data as Record<string, JsonValue>;
   if (row.type === "run_started") {
     for (const p of Array.isArray(d.planned) ? d.planned : []) {
@@ -205,13 +241,14 @@ export function foldActivity(state: ActivityState, row: JournalEvent): void {
       t.role = str(d.role) ?? t.role;
       t.attempts.push({
         session_id: str(d.session_id) ?? "",
-        number: t.attempts.length + 1,
+        number: nextAttemptNumber(state, id),
         role: str(d.role),
         model: str(d.model),
         outcome: "running",
       });
       t.state = "running";
       t.reason = undefined;
+      t.current_since = index;
       break;
     }
     case "task_completed":
@@ -232,6 +269,7 @@ export function foldActivity(state: ActivityState, row: JournalEvent): void {
         attempt.signals = signals;
       }
       t.state = "gated";
+      if (Array.isArray(d.signals)) t.gated_index = index;
       t.reason = reasonOf(signals);
       t.merge_decided = false;
       const conflicts = signals.filter((s) => s.kind === "merge_conflict").map((s) => s.detail);
@@ -252,7 +290,7 @@ export function foldActivity(state: ActivityState, row: JournalEvent): void {
       t.reason = undefined;
       t.merged = { commit: str(d.commit) };
       break;
-    case "task_review_decision":
+    case "task_review_decision": {
       // Like the board: a merge decision puts the task under merged until its landing says otherwise.
       if (d.decision === "merge") {
         t.merge_decided = true;
@@ -260,7 +298,25 @@ export function foldActivity(state: ActivityState, row: JournalEvent): void {
         // Until its task_merged row, the merge is decided, not done: say so.
         t.reason = `merge decided by ${str(d.principal) ?? "an operator"}; pending until it lands`;
       }
+      const [decision, principal, note] = [str(d.decision), str(d.principal), str(d.note)];
+      if (attempt && decision && principal) {
+        (attempt.reviews ??= []).push({ decision, principal, index, ...(note ? { note } : {}) });
+      }
       break;
+    }
+    case "task_evidence_sealed":
+      t.evidence_sealed = str(d.bundle_hash) ?? t.evidence_sealed;
+      break;
+    case "task_diff_captured": {
+      const sha = str(d.sha256);
+      if (!sha) break;
+      // A diff that replaces one an operator already reviewed (a rebase) starts a new story.
+      const reviewed = attempt?.reviews?.some((r) => r.index > (t.current_since ?? -1));
+      if (reviewed && t.diff_sha256 !== undefined && sha !== t.diff_sha256) t.current_since = index;
+      t.diff_sha256 = sha;
+      t.diff_index = index;
+      break;
+    }
     case "task_failed":
       if (attempt && attempt.outcome === "running") attempt.outcome = "failed";
       t.state = "failed";
@@ -334,7 +390,7 @@ function cloneActivity(state: ActivityState): ActivityState {
 /** The activity fold as an incremental journal sink. */
 export const ACTIVITY_SINK: RowSink<ActivityState> = {
   init: initialActivity,
-  apply: (state, row) => foldActivity(state, row),
+  apply: foldActivity,
   clone: cloneActivity,
 };
 
@@ -342,25 +398,51 @@ export const ACTIVITY_SINK: RowSink<ActivityState> = {
 export type OutlineTask = Omit<TaskActivity, "attempts"> & { attempts: number };
 
 /**
- * One task as the outline shows it: a planned task whose dependencies have not landed is shown
- * blocked on them (pure; the journal's own wait and failure reasons win).
+ * One task as the outline shows it (pure). A planned task whose dependencies have not landed is
+ * shown blocked on them. A journaled "blocked" is re-read against the journal as it is now: the
+ * orchestrator journals a wait only when it changes, so after a dependency is cancelled or
+ * retried (perhaps with no orchestrator running) the last reason would tell an old story. It
+ * stands while a dependency is still stuck on a FAILED task (it names the way out).
  */
 export function outlineTask(state: ActivityState, t: TaskActivity): OutlineTask {
   const { attempts, ...rest } = t;
   const item: OutlineTask = { ...rest, attempts: attempts.length };
-  if (t.state !== "planned") return item;
-  const pending = t.depends_on.filter((dep) => {
+  // Only a planned task's dependencies are known (`run_started.planned`).
+  if (t.state !== "planned" && !(t.state === "blocked" && t.planned)) return item;
+  const pending = pendingDependencies(state, t);
+  if (pending.length === 0) {
+    if (t.state === "blocked") {
+      item.state = "planned";
+      item.reason = "nothing blocks it any more: it starts when the run goes on";
+    }
+    return item;
+  }
+  item.state = "blocked";
+  const words = `waits on ${
+    pending.map((p) => `${p} (${state.tasks.get(p)?.state ?? "not in this run"})`).join(", ")
+  }`;
+  if (t.state === "planned") item.reason ??= words;
+  else if (!pending.some((p) => stuck(state, p, new Set()))) item.reason = `blocked: ${words}`;
+  return item;
+}
+
+/** `t`'s dependencies that have neither landed (here or in an earlier run) nor been cancelled. */
+function pendingDependencies(state: ActivityState, t: TaskActivity): string[] {
+  return t.depends_on.filter((dep) => {
     const other = state.tasks.get(dep);
     if (!other) return !state.already_landed.some((l) => l.task_id === dep);
     return other.state !== "merged" && other.state !== "cancelled" && other.state !== "done";
   });
-  if (pending.length > 0) {
-    item.state = "blocked";
-    item.reason ??= `waits on ${
-      pending.map((p) => `${p} (${state.tasks.get(p)?.state ?? "not in this run"})`).join(", ")
-    }`;
-  }
-  return item;
+}
+
+/** True when `id` FAILED, or waits on a task that did. */
+function stuck(state: ActivityState, id: string, seen: Set<string>): boolean {
+  const t = state.tasks.get(id);
+  if (!t || seen.has(id)) return false;
+  if (t.state === "failed") return true;
+  if (t.state !== "blocked" && t.state !== "planned") return false;
+  seen.add(id);
+  return pendingDependencies(state, t).some((dep) => stuck(state, dep, seen));
 }
 
 /** Every task of the run in plan order (see {@link outlineTask}). */

@@ -1,13 +1,15 @@
 import assert from "node:assert/strict";
 import type { JsonValue } from "../journal/canonical_json.ts";
 import type { JournalRow } from "../journal/row.ts";
-import { foldActivity, initialActivity, outline } from "./activity.ts";
+import { foldActivity, initialActivity, nextAttemptNumber, outline } from "./activity.ts";
+
+function row(type: string, data: Record<string, JsonValue>, seq = 0): JournalRow {
+  return { type, data, seq, v: 1, ts: "", prev: "", hash: "" } as JournalRow;
+}
 
 function fold(rows: [string, Record<string, JsonValue>][]) {
   const state = initialActivity();
-  rows.forEach(([type, data], seq) =>
-    foldActivity(state, { type, data, seq, v: 1, ts: "", prev: "", hash: "" } as JournalRow)
-  );
+  rows.forEach(([type, data], seq) => foldActivity(state, row(type, data, seq), seq));
   return state;
 }
 
@@ -236,4 +238,78 @@ Deno.test("activity: an attempt stopped with the run reads interrupted, not runn
     "interrupted",
     "running",
   ]);
+});
+
+Deno.test("activity: attempts are numbered by claim, the same number the next claim gets", () => {
+  const state = fold([
+    ["task_claimed", { task_id: "a", session_id: "s1" }],
+    ["task_completed", { task_id: "a" }],
+    ["task_review_decision", { task_id: "a", decision: "request_changes", principal: "op" }],
+    ["task_retried", { task_id: "a", reason: "changes requested" }],
+  ]);
+  assert.equal(nextAttemptNumber(state, "a"), 2);
+  assert.equal(nextAttemptNumber(state, "unknown"), 1);
+  foldActivity(state, row("task_claimed", { task_id: "a", session_id: "s2" }), 4);
+  assert.deepEqual(state.tasks.get("a")!.attempts.map((a) => a.number), [1, 2]);
+  assert.equal(nextAttemptNumber(state, "a"), 3);
+});
+
+Deno.test("activity: where the card's current story starts — a new claim, or a rebase that replaced reviewed work", () => {
+  const state = fold([
+    ["task_claimed", { task_id: "a", session_id: "s1" }], // 0
+    ["task_diff_captured", { task_id: "a", sha256: "sha256:d1" }], // 1
+    ["task_completed", { task_id: "a" }], // 2
+    ["task_review_decision", { task_id: "a", decision: "merge", principal: "op", note: "go" }], // 3
+    ["task_verification_failed", {
+      task_id: "a",
+      signals: [{ kind: "merge_conflict", detail: "x.py" }],
+    }], // 4
+    ["task_retried", { task_id: "a", reason: "conflict" }], // 5
+  ]);
+  const a = state.tasks.get("a")!;
+  assert.equal(a.current_since, 0);
+  assert.equal(a.gated_index, 4, "the gates on the queued card are the last attempt's");
+  assert.deepEqual(a.attempts[0].reviews, [
+    { decision: "merge", principal: "op", note: "go", index: 3 },
+  ]);
+  foldActivity(state, row("task_claimed", { task_id: "a", session_id: "s2" }), 6);
+  foldActivity(state, row("task_diff_captured", { task_id: "a", sha256: "sha256:d2" }), 7);
+  assert.equal(a.current_since, 6, "a diff of a new attempt nobody reviewed yet starts nothing");
+  foldActivity(
+    state,
+    row("task_review_decision", {
+      task_id: "a",
+      decision: "merge",
+      principal: "op",
+    }),
+    8,
+  );
+  foldActivity(state, row("task_diff_captured", { task_id: "a", sha256: "sha256:d2" }), 9);
+  assert.equal(a.current_since, 6, "the same diff again is the same story");
+  foldActivity(state, row("task_diff_captured", { task_id: "a", sha256: "sha256:d3" }), 10);
+  assert.equal(a.current_since, 10, "a rebase replaced the reviewed diff: the verdict is history");
+  assert.equal(a.diff_sha256, "sha256:d3");
+});
+
+Deno.test("outline: a journaled block is re-read against the journal as it is now", () => {
+  const stuck = "blocked: waits on a (FAILED); `service retry a` tries it again";
+  const base: [string, Record<string, JsonValue>][] = [
+    PLAN,
+    ["task_claimed", { task_id: "a", session_id: "s1" }],
+    ["task_failed", { task_id: "a", reason: "gave up" }],
+    ["task_waiting", { task_id: "b", reason: stuck }],
+  ];
+  const b = (extra: [string, Record<string, JsonValue>][]) =>
+    outline(fold([...base, ...extra])).find((t) => t.task_id === "b")!;
+  assert.deepEqual([b([]).state, b([]).reason], ["blocked", stuck], "a still FAILED: it stands");
+  const cancelled = b([["task_cancelled", { task_id: "a", reason: "dropped" }]]);
+  assert.deepEqual([cancelled.state, cancelled.reason], [
+    "planned",
+    "nothing blocks it any more: it starts when the run goes on",
+  ]);
+  const retried = b([
+    ["task_retried", { task_id: "a", reason: "retried by an operator" }],
+    ["task_claimed", { task_id: "a", session_id: "s2" }],
+  ]);
+  assert.deepEqual([retried.state, retried.reason], ["blocked", "blocked: waits on a (running)"]);
 });

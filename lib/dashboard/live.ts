@@ -1,7 +1,9 @@
 /**
  * The page's subscription to `GET /events` (browser-safe): an EventSource that is replaced with
  * growing back-off when the server refuses it or goes away, and reports each (re)connection so
- * the page can refetch what it may have missed.
+ * the page can refetch what it may have missed. It opens only once the document has loaded: a
+ * stream that never ends, opened earlier, holds the load event in some browsers, and headless
+ * screenshots (which wait for it) would never finish.
  */
 
 /** Connection state shown to the operator. */
@@ -19,8 +21,11 @@ export interface ConnectOptions {
   /** The bearer token, sent as `?access_token=` (EventSource cannot send headers). */
   token?: string;
   onActivity: (notice: ActivityNotice) => void;
-  /** Called on every `ready` frame after the first: events may have been missed. */
-  onReconnect: () => void;
+  /**
+   * Called on every `ready` frame, the first included: the page fetched before the stream
+   * opened, so events may have been missed.
+   */
+  onReady: () => void;
   onState: (state: LiveState) => void;
   /** URL path of the stream (default `/events`). */
   path?: string;
@@ -43,7 +48,7 @@ export function connectActivity(options: ConnectOptions): () => void {
     es.addEventListener("ready", () => {
       delay = 1000;
       options.onState("live");
-      if (connectedBefore) options.onReconnect();
+      options.onReady();
       connectedBefore = true;
     });
     es.addEventListener("activity", (event) => {
@@ -65,9 +70,12 @@ export function connectActivity(options: ConnectOptions): () => void {
       }
     };
   };
-  open();
+  options.onState("connecting");
+  if (document.readyState === "complete") open();
+  else addEventListener("load", open, { once: true });
   return () => {
     stopped = true;
+    removeEventListener("load", open);
     clearTimeout(retryTimer);
     source?.close();
   };

@@ -182,9 +182,12 @@ export function agentExited(data: {
   return event("agent_exited", data);
 }
 
-/** `merge_conflict` (detail): a merge attempt conflicted on `files`. */
+/**
+ * `merge_conflict` (detail): a merge attempt conflicted on `files`; `attempt` is the conflicting
+ * attempt's number (as its `task_claimed` row says) when this process claimed it.
+ */
 export function mergeConflict(
-  data: { task_id: string; files: string[]; attempt: number },
+  data: { task_id: string; files: string[]; attempt?: number },
 ): JournalEvent {
   return event("merge_conflict", data);
 }

@@ -11,9 +11,12 @@ import { logTail } from "../agents/process.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
 import type { RoleSettings } from "../config/schema.ts";
 import { loadRoleTemplate, type RoleTemplate } from "../roles/templates.ts";
+import { ACTIVITY_SINK, nextAttemptNumber } from "../board/activity.ts";
+import { IncrementalJournal } from "../journal/incremental.ts";
+import { readJournal } from "../journal/journal_file.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
-import { appendStateLines, runLogPath, type WorkspacePaths } from "../workspace.ts";
+import { appendStateLines, journalPath, runLogPath, type WorkspacePaths } from "../workspace.ts";
 import type { CoreEvent } from "./core/protocol.ts";
 import type { EndReason } from "./core/state.ts";
 import { exitReason } from "./exit_reason.ts";
@@ -64,6 +67,8 @@ export class AgentPool {
   readonly #o: AgentPoolOptions;
   readonly #sessions = new Map<string, AgentSession>();
   readonly #templates = new Map<string, RoleTemplate>();
+  /** The run journal's task activity, read incrementally (attempt numbers, as the board's). */
+  readonly #activity = new IncrementalJournal(ACTIVITY_SINK);
   #counter = 0;
 
   constructor(options: AgentPoolOptions) {
@@ -98,6 +103,12 @@ export class AgentPool {
       );
     }
     return found;
+  }
+
+  /** The number of `taskId`'s attempt about to be claimed, from the claims the journal holds. */
+  async #attemptNumber(taskId: string): Promise<number> {
+    const path = journalPath(this.#o.paths, this.#o.runId);
+    return nextAttemptNumber((await readJournal(path, this.#activity)).state, taskId);
   }
 
   async #template(role: string): Promise<RoleTemplate> {
@@ -189,7 +200,7 @@ export class AgentPool {
       sessionId,
       startedAt: session.startedAt,
       deadline: session.deadline,
-      attempt: o.store.require(taskId).attempts,
+      attempt: await this.#attemptNumber(taskId),
       model,
       batchEligible: task.batch_eligible,
     };

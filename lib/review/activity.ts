@@ -19,6 +19,7 @@ import { requireId } from "../ids.ts";
 import { requireRunJournal } from "../runs/runs.ts";
 import { journalPath, runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { journalContradiction } from "../audit/workspace_check.ts";
+import { type EvidenceMark, evidenceMarks } from "./evidence_marks.ts";
 
 /** Bytes of a session log's end served with the task detail. */
 const LOG_TAIL_BYTES = 16 * 1024;
@@ -32,6 +33,8 @@ export interface RunOutline {
   already_landed: ActivityState["already_landed"];
   /** The first row where the journal and the audit chain disagree (an edited, re-hashed journal). */
   audit_disagreement?: { row?: number; audit_entry?: number; message: string };
+  /** The check of every sealed evidence bundle, by task id (a tampered one shows on its card). */
+  evidence: Record<string, EvidenceMark>;
 }
 
 /** A kept session log as served: its tail and whether the whole file matches the journal. */
@@ -82,6 +85,15 @@ export async function runOutline(paths: WorkspacePaths, runId: string): Promise<
         },
       }
       : {}),
+    evidence: await evidenceMarks(paths, {
+      runId,
+      journalVerified: snapshot.walker.verified,
+      sealed: new Map(
+        [...snapshot.state.tasks.values()].flatMap((t) =>
+          t.evidence_sealed ? [[t.task_id, t.evidence_sealed]] : []
+        ),
+      ),
+    }),
   };
 }
 

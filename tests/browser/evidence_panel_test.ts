@@ -31,7 +31,7 @@ async function seal(root: string): Promise<void> {
   });
 }
 
-Deno.test("board page: the evidence panel shows producers, exit codes, digests and the verdict; an edited output shows EVIDENCE UNVERIFIED", async () => {
+Deno.test("board page: the evidence panel shows producers, exit codes, digests and the verdict; an edited output shows EVIDENCE UNVERIFIED, on the card too", async () => {
   await using board = await openBoard({ prepare: seal });
   const { page } = board;
   await page.goto(`${board.url}/dashboard/review-board?run=golden&task=t-parser`);
@@ -48,6 +48,7 @@ Deno.test("board page: the evidence panel shows producers, exit codes, digests a
     /pass.*quality_gate.*lint.*deno lint/,
   );
   assert.equal(await page.locator("[data-evidence-flag][data-on='1']").count(), 3);
+  assert.equal(await page.locator(".columns [data-card-evidence]").count(), 0);
   await screenshot(page, "evidence_panel.png");
 
   const output = join(board.runDir("golden"), "evidence/t-parser", sha256Hex(REPORT));
@@ -59,6 +60,10 @@ Deno.test("board page: the evidence panel shows producers, exit codes, digests a
     (await page.textContent("[data-evidence-problems]"))!,
     /unittest.*no longer re-hashes/,
   );
+  // The card says so too, where an operator scanning the board sees it.
+  const mark = page.locator(".columns [data-task-id=t-parser] [data-card-evidence=unverified]");
+  assert.match((await mark.innerText())!, /EVIDENCE UNVERIFIED/);
+  assert.match((await mark.getAttribute("title"))!, /unittest.*no longer re-hashes/);
 });
 
 Deno.test("board page: a task that declared producers with nothing sealed says so", async () => {

@@ -36,6 +36,7 @@ export function decide(state: CoreState, event: CoreEvent): Step {
         startedAt: event.startedAt,
         deadline: event.deadline,
       });
+      d.attemptOf.set(event.taskId, event.attempt);
       out.journal(ev.taskClaimed({
         task_id: event.taskId,
         session_id: event.sessionId,

@@ -159,6 +159,7 @@ Deno.test("decide(): a spawned agent's claim is journaled with its attempt and m
   });
   assert.equal(step.state.sessions.get("t1")?.sessionId, "s-1");
   assert.equal(step.state.starting.size, 0);
+  assert.equal(step.state.attemptOf.get("t1"), 1, "kept for the rows about this attempt");
 });
 
 Deno.test("decide(): reported work is captured, completed, merged and reaped", () => {
@@ -253,7 +254,7 @@ Deno.test("decide(): failed gates send the work back until the attempts are spen
         "store merge_failed",
         "journal task_failed",
       ]);
-      assert.match(String(journaled(step, "task_failed")[0].reason), /after 3 attempts/);
+      assert.match(String(journaled(step, "task_failed")[0].reason), /after 3 failed attempts/);
     }
   }
 });
@@ -306,9 +307,16 @@ Deno.test("decide(): a conflict the rebase cannot solve is a new attempt told ab
     },
   };
   let step = decide(
-    landing(state([task("t1", { status: "DONE", attempts: 1 })]), "t1", "rebasing"),
+    landing(
+      // Its third attempt (claimed after a request for changes): the first that failed.
+      state([task("t1", { status: "DONE", attempts: 1 })], { attemptOf: new Map([["t1", 3]]) }),
+      "t1",
+      "rebasing",
+    ),
     conflict,
   );
+  assert.equal(journaled(step, "merge_conflict")[0].attempt, 3, "the attempt's own number");
+  assert.match(String(journaled(step, "task_retried")[0].reason), /failed attempt 1 of 3/);
   assert.deepEqual(summary(step), [
     "journal merge_conflict",
     "reap t1",
@@ -534,7 +542,10 @@ Deno.test("decide(): dependents of a FAILED task stay blocked with the way out, 
   const step = decide(s, { type: "tick" });
   const waits = journaled(step, "task_waiting").map((w) => w.task_id);
   assert.deepEqual(waits, ["docs-1", "docs-2"]);
-  assert.match(step.state.waits.get("docs-2")!, /waits on core-1, which FAILED \(through docs-1\)/);
+  assert.match(
+    step.state.waits.get("docs-2")!,
+    /waits on docs-1 \(BLOCKED behind core-1, which FAILED\); `service retry core-1`/,
+  );
   assert.match(step.state.waits.get("docs-1")!, /service retry core-1/);
   const finish = step.actions.find((a) => a.kind === "finish");
   assert.ok(finish && finish.kind === "finish");

@@ -149,7 +149,7 @@ function conflictNeedsNewAttempt(
 ): void {
   const task = d.tasks.get(taskId)!;
   d.landings.delete(taskId);
-  out.journal(ev.mergeConflict({ task_id: taskId, files, attempt: Math.max(1, task.attempts) }));
+  out.journal(ev.mergeConflict({ task_id: taskId, files, attempt: d.attemptOf.get(taskId) }));
   out.push({ kind: "reap", taskId, reason: "merge conflict" });
   const named = files.join(", ");
   attemptFailed(d, out, task, {

@@ -6,12 +6,16 @@
  * operator's request for changes, a checkout that cannot take the merge yet) do not come here.
  */
 
-/** Attempts (agent runs) a task gets before it is FAILED. */
+/**
+ * Failed attempts a task gets before it is FAILED. Attempts that end without failing (an
+ * operator's request for changes, a rate limit, a stop) do not count, so the words say "failed
+ * attempt n of 3" — an attempt's own number (its claim's, lib/board/activity.ts) can be higher.
+ */
 export const MAX_ATTEMPTS = 3;
 
 /** What the policy needs to know of a failed attempt. */
 export interface FailedAttempt {
-  /** Attempts made so far, this one included. */
+  /** Failed attempts so far, this one included (the task store's count). */
   attempts: number;
   /** False when the same start would fail again (bad credentials, missing binary, untrusted folder). */
   retryable: boolean;
@@ -35,13 +39,13 @@ export function afterFailure(
   if (failed.attempts >= maxAttempts) {
     return {
       action: "fail",
-      reason: `${failed.reason} (after ${failed.attempts} attempt${
+      reason: `${failed.reason} (after ${failed.attempts} failed attempt${
         failed.attempts === 1 ? "" : "s"
       })`,
     };
   }
   return {
     action: "retry",
-    reason: `${failed.reason} (attempt ${failed.attempts} of ${maxAttempts}; retrying)`,
+    reason: `${failed.reason} (failed attempt ${failed.attempts} of ${maxAttempts}; retrying)`,
   };
 }

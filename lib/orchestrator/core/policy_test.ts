@@ -3,10 +3,10 @@ import { afterFailure, MAX_ATTEMPTS } from "./policy.ts";
 
 Deno.test("afterFailure() retries until the attempts are spent, then fails naming the count", () => {
   const table: [number, boolean, "retry" | "fail", RegExp][] = [
-    [1, true, "retry", /attempt 1 of 3; retrying/],
-    [2, true, "retry", /attempt 2 of 3; retrying/],
-    [3, true, "fail", /after 3 attempts/],
-    [7, true, "fail", /after 7 attempts/],
+    [1, true, "retry", /\(failed attempt 1 of 3; retrying\)/],
+    [2, true, "retry", /\(failed attempt 2 of 3; retrying\)/],
+    [3, true, "fail", /after 3 failed attempts/],
+    [7, true, "fail", /after 7 failed attempts/],
     [1, false, "fail", /not retried/],
     [2, false, "fail", /not retried/],
   ];

@@ -38,6 +38,7 @@ export type CoreEvent =
     sessionId: string;
     startedAt: number;
     deadline: number;
+    /** The attempt's number: one more than the task's claims in the run journal. */
     attempt: number;
     model?: string;
     batchEligible?: boolean;

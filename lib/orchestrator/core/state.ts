@@ -116,6 +116,8 @@ export interface CoreState {
   landings: ReadonlyMap<string, Landing>;
   /** Notes for a task's next attempt (why the last one did not land). */
   notes: ReadonlyMap<string, string>;
+  /** The number of each task's latest attempt this process started (its claim row's `attempt`). */
+  attemptOf: ReadonlyMap<string, number>;
   /** Why each waiting task waits (published for `status` and the board). */
   waits: ReadonlyMap<string, string>;
   /** The wait reasons already journaled, so each change is journaled once. */
@@ -141,6 +143,7 @@ export function initialState(settings: CoreSettings, now: number): CoreState {
     starting: new Set(),
     landings: new Map(),
     notes: new Map(),
+    attemptOf: new Map(),
     waits: new Map(),
     journaledWaits: new Map(),
     cooldownS: 0,
@@ -156,6 +159,7 @@ export interface Draft extends CoreState {
   starting: Set<string>;
   landings: Map<string, Landing>;
   notes: Map<string, string>;
+  attemptOf: Map<string, number>;
   waits: Map<string, string>;
   journaledWaits: Map<string, string>;
 }
@@ -168,6 +172,7 @@ export function draft(state: CoreState): Draft {
     starting: new Set(state.starting),
     landings: new Map(state.landings),
     notes: new Map(state.notes),
+    attemptOf: new Map(state.attemptOf),
     waits: new Map(state.waits),
     journaledWaits: new Map(state.journaledWaits),
   };

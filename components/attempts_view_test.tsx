@@ -1,0 +1,63 @@
+import assert from "node:assert/strict";
+import { renderToString } from "preact-render-to-string";
+import { AttemptsView, type AttemptsViewProps } from "./attempts_view.tsx";
+import { EvidenceView } from "./evidence_view.tsx";
+import type { EvidenceResponse } from "../lib/review/evidence.ts";
+
+const DETAIL: AttemptsViewProps["detail"] = {
+  task_id: "a",
+  depends_on: [],
+  planned: true,
+  state: "needs_review",
+  rebases: 0,
+  merge_decided: false,
+  attempts: [{
+    session_id: "s1",
+    number: 1,
+    outcome: "gated",
+    summary: "did it",
+    verification: {
+      tests_run: true,
+      quality_gates_run: true,
+      completion_signals_checked: false,
+      verified: true,
+      test_runs: [{ runner: "pytest", outcome: "passed", line: "3 passed" }],
+    },
+    reviews: [{ decision: "merge", principal: "op", index: 5 }],
+    signals: [{ kind: "merge_conflict", detail: "x.py" }],
+    retried_because: "merge conflict in x.py",
+  }, { session_id: "s2", number: 2, outcome: "completed" }],
+};
+
+Deno.test("AttemptsView: each attempt under its one number, its story in order, the verified badge naming the checks that ran", () => {
+  const html = renderToString(<AttemptsView detail={DETAIL} />);
+  assert.ok(html.indexOf('data-attempt="2"') < html.indexOf('data-attempt="1"'), "newest first");
+  const first = html.slice(html.indexOf('data-attempt="1"'));
+  const order = [
+    "did it",
+    "verified: tests ran, quality gates ran",
+    "merge</strong> by op",
+    "✗ merge_conflict: x.py",
+    "new attempt: merge conflict",
+  ];
+  const at = order.map((text) => first.indexOf(text));
+  assert.ok(at.every((i, n) => i > 0 && (n === 0 || i > at[n - 1])), `in order: ${at}`);
+  assert.match(first, /did not run: completion signals/);
+});
+
+Deno.test("EvidenceView: a verified bundle whose checks failed says what was verified", () => {
+  const bundle = {
+    bundle_hash: "sha256:00",
+    verified: true,
+    checks: {},
+    problems: [],
+    producers: [],
+    verdict: { passed: false, checks: [{ kind: "quality_gate", name: "lint", passed: false }] },
+  } as unknown as EvidenceResponse;
+  assert.match(
+    renderToString(<EvidenceView bundle={bundle} />),
+    /data-verified-what[^>]*>.*the bundle is intact; the checks it records did not all pass/,
+  );
+  const passed = { ...bundle, verdict: { passed: true, checks: [] } } as EvidenceResponse;
+  assert.doesNotMatch(renderToString(<EvidenceView bundle={passed} />), /data-verified-what/);
+});

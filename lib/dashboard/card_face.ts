@@ -1,0 +1,66 @@
+/**
+ * What a card on the page shows (browser-safe, pure): the projection's card cut to the task's
+ * current attempt, plus what the columns alone cannot say — the attempt's number, a FAILED or
+ * CANCELLED task the fold keeps in its column, why a task waits, an evidence bundle that no
+ * longer verifies. The projection keeps a card's last gates and verdict across a retry
+ * (DESIGN.md §5); the page leaves those of earlier attempts to the task detail's history and
+ * never changes the projection itself.
+ */
+import type { Card } from "../board/fold.ts";
+import type { OutlineTask } from "../board/activity.ts";
+import type { EvidenceMark } from "../review/evidence_marks.ts";
+
+/** Where a task stands when its column does not say it. */
+export type Standing =
+  | { state: "failed" | "cancelled" | "blocked" | "waiting"; reason?: string }
+  | undefined;
+
+/** A card as shown. */
+export interface CardFace {
+  /** The projection's card without gates or verdict of earlier attempts. */
+  card: Card;
+  /** The current attempt's number (absent before the first claim). */
+  attempt?: number;
+  /** Gates or a verdict of earlier attempts were left out (they are in the task detail). */
+  history: boolean;
+  standing: Standing;
+  /** Present when the task sealed an evidence bundle. */
+  evidence?: EvidenceMark;
+}
+
+const STANDING_STATES = new Set(["failed", "cancelled", "blocked", "waiting"]);
+
+/**
+ * The face of `card`: its diff and gates only when captured or failed after the current
+ * attempt began, its verdict only when taken on the current attempt's work. Without the task's
+ * outline entry the card is shown as projected.
+ */
+export function cardFace(card: Card, task?: OutlineTask, evidence?: EvidenceMark): CardFace {
+  const since = task?.current_since;
+  const shown: Card = { ...card };
+  let history = false;
+  if (since !== undefined) {
+    if (shown.diff && task?.diff_index !== undefined && task.diff_index < since) {
+      delete shown.diff;
+      history = true;
+    }
+    if (shown.gates && !(task?.gated_index !== undefined && task.gated_index > since)) {
+      delete shown.gates;
+      history = true;
+    }
+    if (shown.verdict && shown.verdict.index < since) {
+      delete shown.verdict;
+      history = true;
+    }
+  }
+  const standing: Standing = task && STANDING_STATES.has(task.state)
+    ? { state: task.state as NonNullable<Standing>["state"], reason: task.reason }
+    : undefined;
+  return {
+    card: shown,
+    attempt: task && task.attempts > 0 ? task.attempts : undefined,
+    history,
+    standing,
+    evidence,
+  };
+}
