@@ -134,7 +134,10 @@ function signal(pid: number, sig: Deno.Signal): boolean {
 function anyLeft(tree: ProcessTree, withPipes: boolean): boolean {
   // With /proc the group is judged by its live members: an orphan the init process never reaps
   // stays a zombie in the group, and would make every end wait the whole grace.
-  return hasProc ? treeMembers(tree, withPipes).length > 0 : signal(-tree.pgid, "SIGCONT");
+  // Signal 0 only asks whether the group exists, as `kill -0` does.
+  return hasProc
+    ? treeMembers(tree, withPipes).length > 0
+    : signal(-tree.pgid, 0 as unknown as Deno.Signal);
 }
 
 /** Signal the group and every member found. */
