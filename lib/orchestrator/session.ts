@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { agentEnvironment } from "../agents/env.ts";
 import { prepareHeadless } from "../agents/launch.ts";
+import { injectSkills } from "../agents/skills.ts";
 import { type AgentProcess, spawnAgent, terminateWithGrace } from "../agents/process.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
 import {
@@ -82,6 +83,7 @@ export class AgentSession {
   /** Cut the worktree, spawn the agent, write its PID file. */
   static async start(start: SessionStart): Promise<AgentSession> {
     const worktree = await createWorktree(start.paths.root, start.sessionId, start.baseCommit);
+    await injectSkills(start.adapter, worktree.path); // spec §7.3: excluded, never staged
     const logPath = sessionLogPath(start.paths.runtime, start.sessionId);
     await Deno.mkdir(join(logPath, ".."), { recursive: true });
     const allowed = agentEnvironment(start.adapter, Deno.env.toObject(), {
