@@ -16,14 +16,7 @@ async function pages(): Promise<string[]> {
   return files.sort();
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
 
 Deno.test("README and docs point at nothing outside the repository; relative links resolve", async () => {
   const problems: string[] = [];

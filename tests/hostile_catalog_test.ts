@@ -15,6 +15,7 @@ import {
 } from "./_mcp_catalog.ts";
 import { validEntry } from "../lib/catalog/_test_catalog.ts";
 import { managedBlock } from "../lib/catalog/managed_config.ts";
+import { processRunning } from "../lib/process/tree.ts";
 
 /** One hostile catalog and the user's promise. */
 interface HostileCase {
@@ -34,27 +35,10 @@ const INSTALLED = validEntry({
 /** An install command that leaves a mark in HOME if it ever runs. */
 const PWN = ["sh", "-c", 'touch "$HOME/pwned"'];
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
 
 async function block(ws: CatalogWorkspace) {
   return managedBlock(await Deno.readTextFile(ws.configPath));
-}
-
-/** Whether `pid` still runs (a zombie nobody reaped has ended). */
-function running(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2));
-  } catch {
-    return false;
-  }
 }
 
 const CASES: HostileCase[] = [
@@ -150,11 +134,11 @@ const CASES: HostileCase[] = [
         assert.equal(r.code, 1);
         assert.match(r.stderr, /install command timed out/);
         assert.ok(performance.now() - started < 30_000);
-        assert.equal(running(Number(await Deno.readTextFile(pidFile))), false);
+        assert.equal(processRunning(Number(await Deno.readTextFile(pidFile))), false);
         assert.deepEqual(await block(ws), { mcpServers: {}, installed: {} });
       } finally {
         const pid = Number(await Deno.readTextFile(pidFile).catch(() => "0"));
-        if (pid > 0 && running(pid)) Deno.kill(pid, "SIGKILL"); // only on a failure
+        if (pid > 0 && processRunning(pid)) Deno.kill(pid, "SIGKILL"); // only on a failure
       }
     },
   },

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { runInstallCommand, scrubbedEnvironment } from "./sandbox.ts";
+import { processRunning } from "../process/tree.ts";
 
 const HOST = {
   PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
@@ -63,16 +64,6 @@ Deno.test("sandbox: a timeout ends the whole process tree (124)", async () => {
   await Deno.remove(marker);
 });
 
-/** Whether `pid` still runs (a zombie nobody reaped has ended). */
-function running(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2));
-  } catch {
-    return false;
-  }
-}
-
 Deno.test({
   name:
     "sandbox: a timeout ends a descendant that called setsid and holds the output, and stops reading",
@@ -87,7 +78,7 @@ Deno.test({
     assert.equal(run.code, 124);
     assert.ok(run.timedOut);
     const pid = Number(/pid=(\d+)/.exec(run.tail.join("\n"))![1]);
-    assert.equal(running(pid), false, "the setsid sleep outlived the install");
+    assert.equal(processRunning(pid), false, "the setsid sleep outlived the install");
   },
 });
 
@@ -110,8 +101,12 @@ Deno.test({
     const text = run.tail.join("\n");
     const held = Number(/held=(\d+)/.exec(text)![1]);
     const quiet = Number(/quiet=(\d+)/.exec(text)![1]);
-    assert.equal(running(held), false, "the setsid sleep holding the output outlived the install");
-    assert.equal(running(quiet), false, "the detached setsid sleep outlived the install");
+    assert.equal(
+      processRunning(held),
+      false,
+      "the setsid sleep holding the output outlived the install",
+    );
+    assert.equal(processRunning(quiet), false, "the detached setsid sleep outlived the install");
   },
 });
 
