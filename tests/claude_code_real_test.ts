@@ -10,6 +10,7 @@ import { resolveBinary } from "../lib/agents/preflight.ts";
 import { agentEnvironment } from "../lib/agents/env.ts";
 import { firstRateLimit, scanLog } from "../lib/agents/rate_limit.ts";
 import { addUsage, emptyCostReport } from "../lib/agents/cost.ts";
+import { injectSkills } from "../lib/agents/skills.ts";
 
 const claudePath = await resolveBinary("claude", Deno.env.toObject());
 if (!claudePath) {
@@ -19,7 +20,12 @@ if (!claudePath) {
   );
 }
 
-async function runClaude(baseUrl: string, workdir: string, complexity?: "low") {
+async function runClaude(
+  baseUrl: string,
+  workdir: string,
+  complexity?: "low",
+  prompt = "Say done.",
+) {
   const host = {
     PATH: Deno.env.get("PATH") ?? "",
     HOME: workdir,
@@ -39,7 +45,7 @@ async function runClaude(baseUrl: string, workdir: string, complexity?: "low") {
     sessionId: "s1",
   });
   assert.equal(env.SECRET_THAT_MUST_NOT_LEAK, undefined);
-  const argv = claudeAdapter.buildArgv({ prompt: "Say done.", workdir, complexity });
+  const argv = claudeAdapter.buildArgv({ prompt, workdir, complexity });
   const out = await new Deno.Command(claudePath!, {
     args: argv,
     cwd: workdir,
@@ -102,6 +108,41 @@ Deno.test({
       assert.match(hit.rule, /^claude:|^anthropic:|^provider:|^token:429$/);
       const calls = api.requests.filter((r) => r.path === "/v1/messages").length;
       assert.equal(calls, 1, "exactly one messages call: no retries");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "real Claude Code: the injected service skill is offered to the model and loads",
+  ignore: !claudePath,
+  async fn() {
+    await using api = startFakeAnthropicApi({
+      script: [{ skill: "service-task-api" }, { text: "done" }],
+    });
+    const dir = await Deno.makeTempDir({ prefix: "claude-skill-" });
+    try {
+      const init = await new Deno.Command("git", { args: ["init", "-q"], cwd: dir }).output();
+      assert.ok(init.success);
+      assert.deepEqual(await injectSkills(claudeAdapter, dir), [
+        ".claude/skills/service-task-api/SKILL.md",
+      ]);
+      const run = await runClaude(api.url, dir, undefined, "Do the task.");
+      assert.equal(run.code, 0, `claude failed:\n${run.stdout}\n${run.stderr}`);
+      const init0 = JSON.parse(run.stdout.split("\n")[0]);
+      assert.ok(init0.skills.includes("service-task-api"), "Claude Code lists the skill");
+      const bodies = api.requests.filter((r) => r.path === "/v1/messages").map((r) =>
+        JSON.stringify(r.body)
+      );
+      assert.ok(
+        bodies.some((b) => b.includes("- service-task-api: Report to the orchestration service")),
+        "the model is told the skill exists",
+      );
+      assert.ok(
+        bodies.some((b) => b.includes("$SERVICE_SERVER_URL/tasks/$SERVICE_TASK_ID/complete")),
+        "the Skill tool loaded the skill's text for the model",
+      );
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

@@ -5,77 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI } from "./helpers.ts";
+import { catalogWorkspace as workspace, recordInstall, USER_CONFIG } from "./_mcp_catalog.ts";
 import { memoryServerScript } from "../lib/mcp/_test_server.ts";
 import { validEntry } from "../lib/catalog/_test_catalog.ts";
 import { managedBlock } from "../lib/catalog/managed_config.ts";
-
-const USER_CONFIG = `// my own MCP setup
-{
-  "mcpServers": {
-    "mine": { "command": "my-server",   "args": [] }, // hand-formatted
-  },
-}
-`;
-
-interface Workspace extends AsyncDisposable {
-  home: string;
-  configPath: string;
-  catalog: { entries: Record<string, unknown>[]; broken: boolean };
-  run(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }>;
-}
-
-async function workspace(): Promise<Workspace> {
-  const home = await Deno.makeTempDir({ prefix: "mcp-cli-" });
-  const catalog = { entries: [] as Record<string, unknown>[], broken: false };
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
-    const body = catalog.broken
-      ? JSON.stringify({ version: 1, generated_at: "soon", entries: [{ id: "Bad" }] })
-      : JSON.stringify({
-        version: 1,
-        generated_at: "2026-11-01T12:00:00Z",
-        entries: catalog.entries,
-      });
-    return new Response(body, { headers: { "content-type": "application/json" } });
-  });
-  const configPath = join(home, ".config", "service", "mcp.json");
-  await Deno.mkdir(join(home, ".config", "service"), { recursive: true });
-  await Deno.writeTextFile(configPath, USER_CONFIG);
-  return {
-    home,
-    configPath,
-    catalog,
-    async run(args, stdin) {
-      const child = new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", CLI, "--root", home, "mcp", "catalog", ...args],
-        clearEnv: true,
-        env: {
-          PATH: Deno.env.get("PATH") ?? "",
-          HOME: home,
-          DENO_DIR: Deno.env.get("DENO_DIR") ??
-            join(Deno.env.get("HOME") ?? "/root", ".cache", "deno"),
-          NO_COLOR: "1",
-          RUST_BACKTRACE: "0",
-          SERVICE_MCP_CATALOG_URL: `http://127.0.0.1:${server.addr.port}/catalog.json`,
-          SECRET_TOKEN: "must-not-reach-installers",
-        },
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-      const writer = child.stdin.getWriter();
-      if (stdin !== undefined) await writer.write(new TextEncoder().encode(stdin));
-      await writer.close();
-      const out = await child.output();
-      const dec = new TextDecoder();
-      return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-    },
-    async [Symbol.asyncDispose]() {
-      await server.shutdown();
-      await Deno.remove(home, { recursive: true });
-    },
-  };
-}
 
 /** An entry whose install command prints and succeeds, and whose server is the real memory server. */
 function memoryEntry(script: string, over: Record<string, unknown> = {}) {
@@ -145,8 +78,11 @@ Deno.test("mcp catalog: browse, preview, decline, install, health, upgrade, unin
     from: "1.0.0",
     to: "1.1.0",
     auto_upgrade: false,
+    asks: "auto-upgrade was not allowed at install",
+    changes: [],
     applied: false,
     failed: false,
+    declined: false,
   }]);
   assert.equal(
     managedBlock(await Deno.readTextFile(ws.configPath)).installed.memory.version_pin,
@@ -160,14 +96,27 @@ Deno.test("mcp catalog: browse, preview, decline, install, health, upgrade, unin
     "1.1.0",
   );
 
-  // auto_upgrade: applied by a plain `upgrade`, without asking.
+  // The catalog offering auto_upgrade is not the user's consent: nothing is applied.
   ws.catalog.entries[0] = memoryEntry(script, { version_pin: "1.2.0", auto_upgrade: true });
+  const offered = await ws.run(["upgrade", "--refresh"]);
+  assert.equal(offered.code, 0, offered.stderr);
+  assert.match(offered.stdout, /memory: 1\.1\.0 → 1\.2\.0 \(asks: auto-upgrade was not allowed/);
+  assert.equal(
+    managedBlock(await Deno.readTextFile(ws.configPath)).installed.memory.version_pin,
+    "1.1.0",
+  );
+
+  // Installed with --auto-upgrade: a pin-only upgrade is then applied by a plain `upgrade`.
+  const consented = await ws.run(["install", "memory", "--yes", "--auto-upgrade"]);
+  assert.equal(consented.code, 0, consented.stderr);
+  ws.catalog.entries[0] = memoryEntry(script, { version_pin: "1.3.0", auto_upgrade: true });
   const auto = await ws.run(["upgrade", "--refresh"]);
   assert.equal(auto.code, 0, auto.stderr);
-  assert.match(auto.stdout, /auto_upgrade: applying/);
+  assert.match(auto.stdout, /memory: 1\.2\.0 → 1\.3\.0 \(auto-upgrade: applying\)/);
   const record = managedBlock(await Deno.readTextFile(ws.configPath)).installed.memory;
-  assert.equal(record.version_pin, "1.2.0");
+  assert.equal(record.version_pin, "1.3.0");
   assert.equal(record.auto_upgrade, true);
+  assert.deepEqual(record.install_command, memoryEntry(script).install_command);
 
   const status = await ws.run(["status", "--json"]);
   assert.equal(status.code, 0, status.stderr);
@@ -290,4 +239,37 @@ Deno.test({
     assert.equal(status.code, 0, status.stdout + status.stderr);
     assert.match(status.stdout, /^memory\s+ok\s+memory-server/m);
   },
+});
+
+Deno.test("mcp catalog: `upgrade --all` applies the upgrades you allowed without asking, and asks for each other one", async () => {
+  await using ws = await workspace();
+  const entry = (id: string, pin: string) =>
+    validEntry({
+      id,
+      version_pin: pin,
+      auto_upgrade: true,
+      install_command: ["sh", "-c", `echo installing ${id}`],
+      transports: ["http"], // no health check: the exit code is the upgrades' alone
+      command: "remote-proxy",
+    });
+  // Installed earlier: "quiet" with --auto-upgrade, "loud" without it.
+  await recordInstall(ws, entry("quiet", "1.0.0"), { auto_upgrade: true });
+  await recordInstall(ws, entry("loud", "1.0.0"));
+  await recordInstall(ws, entry("other", "1.0.0"));
+  ws.catalog.entries = [entry("quiet", "1.1.0"), entry("loud", "1.1.0"), entry("other", "1.1.0")];
+  const r = await ws.run(["upgrade", "--all"], "n\ny\n");
+  assert.equal(r.code, 1, "a declined upgrade is exit 1");
+  assert.match(r.stdout, /quiet: 1\.0\.0 → 1\.1\.0 \(auto-upgrade: applying\)/);
+  assert.match(
+    r.stdout,
+    /loud: 1\.0\.0 → 1\.1\.0 \(asks: auto-upgrade was not allowed at install\)/,
+  );
+  assert.match(r.stderr, /installing quiet 1\.1\.0/);
+  assert.match(r.stderr, /upgrade loud to 1\.1\.0\? \[y\/N\] n/);
+  assert.match(r.stderr, /upgrade other to 1\.1\.0\? \[y\/N\] y/);
+  const after = managedBlock(await Deno.readTextFile(ws.configPath)).installed;
+  assert.equal(after.quiet.version_pin, "1.1.0", "the allowed pin-only upgrade was applied");
+  assert.equal(after.loud.version_pin, "1.0.0", "the declined one stays");
+  assert.equal(after.other.version_pin, "1.1.0", "the accepted one was applied");
+  assert.equal(after.other.auto_upgrade, false, "accepting an upgrade is not auto-upgrade consent");
 });

@@ -42,18 +42,20 @@ mcp_servers:
     env:
       MEMORY_FILE_PATH: "\${NOTES_DIR}/notes.jsonl"
 `);
-      const run = mergeMcpServers(
-        config,
-        {
-          memory: {
-            command: "node",
-            args: [script],
-            env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") },
+      const run = mergeMcpServers(config, {
+        block: {
+          mcpServers: {
+            memory: {
+              command: "node",
+              args: [script],
+              env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") },
+            },
           },
+          installed: {},
         },
-        (n) => ({ NOTES_DIR: dir } as Record<string, string>)[n],
-        "mcp.json",
-      );
+        env: (n) => ({ NOTES_DIR: dir } as Record<string, string>)[n],
+        installedFile: "mcp.json",
+      });
       const paths = workspacePaths(dir);
       const file = await writeRunMcpConfig(paths, "run-1", claudeAdapter, run);
       assert.ok(file, "claude accepts a runtime MCP configuration");
@@ -127,12 +129,14 @@ Deno.test("run MCP servers: service.yaml overrides an installed entry of the sam
   const config = parseConfig(
     "cli: codex\nroles:\n  backend: {}\nmcp_servers:\n  memory: { command: mine }\n",
   );
-  const run = mergeMcpServers(
-    config,
-    { memory: { command: "npx" }, other: { command: "x" } },
-    () => undefined,
-    "mcp.json",
-  );
+  const run = mergeMcpServers(config, {
+    block: {
+      mcpServers: { memory: { command: "npx" }, other: { command: "x" } } as never,
+      installed: {},
+    },
+    env: () => undefined,
+    installedFile: "mcp.json",
+  });
   assert.deepEqual(run.servers, { memory: { command: "mine" }, other: { command: "x" } });
   assert.deepEqual(run.origin, { memory: "service.yaml", other: "installed" });
   const dir = await Deno.makeTempDir();

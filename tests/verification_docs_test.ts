@@ -1,6 +1,8 @@
 /**
  * The hand check of docs/verification.md, run as written: the Python snippet recomputes a really
- * sealed bundle (non-ASCII text included) and says True five times; after an edit it does not.
+ * sealed bundle (non-ASCII text included) and says True on every line — four, plus one per
+ * evidence producer, as the page says — with the file key or with SERVICE_AUDIT_KEY; after an
+ * edit it does not.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -29,7 +31,10 @@ Deno.test("docs/verification.md: the Python bundle check agrees with the service
   const file = join(dir.path, "check_bundle.py");
   await Deno.writeTextFile(file, script);
   const run = async () => {
-    const out = await new Deno.Command("python3", { args: [file, dir.path, "r1", "t1"] }).output();
+    const out = await new Deno.Command("python3", {
+      args: [file, dir.path, "r1", "t1"],
+      env: { SERVICE_AUDIT_KEY: "" },
+    }).output();
     assert.ok(out.success, new TextDecoder().decode(out.stderr));
     return new TextDecoder().decode(out.stdout).trim().split("\n");
   };
@@ -44,4 +49,39 @@ Deno.test("docs/verification.md: the Python bundle check agrees with the service
   const after = await run();
   assert.match(after[0], /bundle_hash recomputes: False/);
   assert.match(after.join("\n"), /signature valid: False/);
+});
+
+Deno.test("docs/verification.md: the Python bundle check uses SERVICE_AUDIT_KEY when the service did; one line per producer", async () => {
+  const text = await Deno.readTextFile(DOC);
+  const script = /```python\n([\s\S]*?)```/.exec(text)![1];
+  assert.match(
+    text,
+    /four lines .* and one `output of <producer> … re-hashes` line per evidence producer/s,
+  );
+  await using dir = await tempDir();
+  const paths = workspacePaths(dir.path);
+  await Deno.mkdir(join(paths.runs, "r1"), { recursive: true });
+  await appendEvents(journalPath(paths, "r1"), [ev.runStarted({ run_id: "r1" })]);
+  const key = "a-key-from-the-environment";
+  Deno.env.set("SERVICE_AUDIT_KEY", key);
+  try {
+    await sealSample(paths, {
+      runId: "r1",
+      taskId: "t1",
+      checks: [passedCheck("quality_gate", "lint", "lint")],
+      producers: [producerRun("tests", "ok\n"), producerRun("coverage", "91%\n")],
+    });
+  } finally {
+    Deno.env.delete("SERVICE_AUDIT_KEY");
+  }
+  const file = join(dir.path, "check_bundle.py");
+  await Deno.writeTextFile(file, script);
+  const out = await new Deno.Command("python3", {
+    args: [file, dir.path, "r1", "t1"],
+    env: { SERVICE_AUDIT_KEY: key },
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
+  assert.equal(lines.length, 4 + 2, lines.join("\n"));
+  assert.ok(lines.every((l) => l.endsWith(": True")), lines.join("\n"));
 });

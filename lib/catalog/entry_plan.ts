@@ -1,10 +1,17 @@
 /**
  * What installing or upgrading catalog entries would do, as data (pure): the server written into
- * the managed block, the install record, the preview shown before asking, and pending upgrades.
+ * the managed block, the install record holding the user's consent, and the pending upgrades with
+ * what each changes and whether it may be applied without asking.
+ *
+ * Consent comes from the user's installed record, never from the catalog: an upgrade is applied
+ * without asking only when the user allowed auto-upgrade at install (`install --auto-upgrade`),
+ * the catalog still marks the entry `auto_upgrade: true`, and nothing but the version pin changes
+ * (the install command, the server's command, args and env, and verification stay as they were).
  */
 import type { Catalog, CatalogEntry } from "./schema.ts";
 import type { InstalledRecord, ManagedBlock, ManagedServer } from "./managed_config.ts";
-import type { SignatureStatus } from "./signature.ts";
+import { referencedNames } from "../mcp/resolve_vars.ts";
+import { printable } from "../util/printable.ts";
 
 /** An entry the service cannot write a server for. */
 export class NotInstallableError extends Error {
@@ -22,97 +29,110 @@ export function managedServer(entry: CatalogEntry): ManagedServer {
     throw new NotInstallableError(
       `catalog entry ${entry.id} has no "command": the catalog does not say how to start the ` +
         "server, so there is nothing to write into your MCP configuration; ask the catalog " +
-        `maintainers (${entry.repository}) to add one`,
+        `maintainers (${printable(entry.repository)}) to add one`,
     );
   }
   return { command: entry.command, args: entry.args ?? [], env: entry.env ?? {} };
 }
 
-/** The install record of an entry. */
-export function installedRecord(entry: CatalogEntry, now: Date): InstalledRecord {
+/** The variables the entry's server would read from the user's environment (`${NAME}`). */
+export function entryEnvNames(entry: CatalogEntry): string[] {
+  return referencedNames([entry.command ?? "", entry.args ?? [], entry.env ?? {}]);
+}
+
+/** What the user agreed to when installing. */
+export interface InstallConsent {
+  /** Pin-only upgrades may be applied without asking. */
+  autoUpgrade: boolean;
+  /** Variables the server may read; names it does not reference are dropped. */
+  allowedEnv: readonly string[];
+}
+
+/** The install record of an entry: what ran, and the user's consent. */
+export function installedRecord(
+  entry: CatalogEntry,
+  now: Date,
+  consent: InstallConsent,
+): InstalledRecord {
+  const referenced = new Set(entryEnvNames(entry));
   return {
     version_pin: entry.version_pin,
     installed_at: now.toISOString(),
     verified_by_service: entry.verified_by_service,
-    auto_upgrade: entry.auto_upgrade,
+    auto_upgrade: consent.autoUpgrade,
+    install_command: [...entry.install_command],
+    allowed_env: [...new Set(consent.allowedEnv)].filter((n) => referenced.has(n)).sort(),
   };
 }
 
-/** Shell-like quoting for display only (the argv is never given to a shell). */
+/** Shell-like quoting for display only (the argv is never given to a shell), printable. */
 export function displayArgv(argv: string[]): string {
-  return argv.map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))
-    .join(" ");
-}
-
-/** One line of a preview; `warn` lines are shown prominently. */
-export interface PreviewLine {
-  text: string;
-  warn?: boolean;
-}
-
-const SIGNATURE_WORDS: Record<SignatureStatus, PreviewLine> = {
-  valid: { text: "valid (Ed25519, configured key)" },
-  invalid: {
-    text: "INVALID: the entry does not match its signature under the configured key",
-    warn: true,
-  },
-  missing: { text: "none (the entry is not signed)" },
-  unchecked: { text: "present, not checked (no mcp_catalog.public_key configured)" },
-};
-
-/** The install preview (spec §2.2; issue 13): every field, the exact argv, the warnings. */
-export function installPreview(
-  entry: CatalogEntry,
-  opts: { signature: SignatureStatus; installed?: InstalledRecord; configPath: string },
-): PreviewLine[] {
-  const server = managedServer(entry);
-  const lines: PreviewLine[] = [];
-  if (!entry.verified_by_service) {
-    lines.push({
-      text:
-        "WARNING: this entry is NOT verified by the service team (verified_by_service: false). " +
-        "Its install command runs on this machine: read it before you accept.",
-      warn: true,
-    });
-  }
-  lines.push(
-    { text: `${entry.name} (${entry.id})` },
-    { text: `  ${entry.description}` },
-    { text: `  homepage:     ${entry.homepage}` },
-    { text: `  repository:   ${entry.repository}` },
-    { text: `  version pin:  ${entry.version_pin}` },
-    { text: `  transports:   ${entry.transports.join(", ")}` },
-    {
-      text: `  verified:     ${entry.verified_by_service ? "yes" : "NO"}`,
-      warn: !entry.verified_by_service,
-    },
-    { text: `  auto-upgrade: ${entry.auto_upgrade ? "yes" : "no"}` },
-    {
-      text: `  signature:    ${SIGNATURE_WORDS[opts.signature].text}`,
-      warn: SIGNATURE_WORDS[opts.signature].warn,
-    },
-    { text: "  will run (argv, no shell, in an empty temporary directory):" },
-    { text: `    ${displayArgv(entry.install_command)}` },
-    { text: `    ${JSON.stringify(entry.install_command)}` },
-    { text: `  will write into "service-managed" of ${opts.configPath}:` },
-    { text: `    command: ${server.command}` },
-    { text: `    args:    ${JSON.stringify(server.args)}` },
-    {
-      text: `    env:     ${
-        Object.keys(server.env).length === 0
-          ? "{}"
-          : Object.keys(server.env).map((k) => `${k}=${server.env[k]}`).join(" ")
-      }`,
-    },
+  return printable(
+    argv.map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))
+      .join(" "),
   );
-  if (opts.installed) {
-    lines.push({
-      text:
-        `  already installed at ${opts.installed.version_pin} (${opts.installed.installed_at}): ` +
-        "installing replaces it",
+}
+
+/** A field an upgrade changes that decides what runs or what the server gets. */
+export interface UpgradeChange {
+  field: "install_command" | "command" | "args" | "env" | "verified_by_service";
+  /** The installed value, as JSON (`undefined` when the record predates it). */
+  from: string;
+  /** The catalog's new value, as JSON. */
+  to: string;
+}
+
+const json = (v: unknown) => (v === undefined ? "(not recorded at install)" : JSON.stringify(v));
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** What upgrading to `entry` changes besides the pin, against the record and the written server. */
+export function upgradeChanges(
+  entry: CatalogEntry,
+  record: InstalledRecord,
+  server: ManagedServer | undefined,
+): UpgradeChange[] {
+  const next = { command: entry.command, args: entry.args ?? [], env: entry.env ?? {} };
+  const out: UpgradeChange[] = [];
+  if (!record.install_command || !sameJson(record.install_command, entry.install_command)) {
+    out.push({
+      field: "install_command",
+      from: json(record.install_command),
+      to: json(entry.install_command),
     });
   }
-  return lines;
+  for (const field of ["command", "args", "env"] as const) {
+    if (!server || !sameJson(server[field], next[field])) {
+      out.push({ field, from: json(server?.[field]), to: json(next[field]) });
+    }
+  }
+  if (record.verified_by_service && !entry.verified_by_service) {
+    out.push({ field: "verified_by_service", from: "true", to: "false" });
+  }
+  return out;
+}
+
+/** Whether an upgrade may be applied without asking, and if not, why (one policy). */
+export type UpgradeVerdict = { auto: true } | { auto: false; reason: string };
+
+/** Decide whether an upgrade runs without asking: the user's consent, the catalog's, no change. */
+export function upgradeVerdict(
+  entry: CatalogEntry,
+  record: InstalledRecord,
+  changes: readonly UpgradeChange[],
+): UpgradeVerdict {
+  if (!record.auto_upgrade) {
+    return { auto: false, reason: "auto-upgrade was not allowed at install" };
+  }
+  if (!entry.auto_upgrade) {
+    return { auto: false, reason: "the catalog no longer marks it auto_upgrade" };
+  }
+  if (changes.length > 0) {
+    return { auto: false, reason: `it changes ${changes.map((c) => c.field).join(", ")}` };
+  }
+  return { auto: true };
 }
 
 /** One installed entry whose pin differs from the catalog's. */
@@ -120,9 +140,11 @@ export interface PendingUpgrade {
   id: string;
   from: string;
   to: string;
-  /** The catalog entry says `auto_upgrade: true`. */
-  auto: boolean;
+  /** What it changes besides the pin. */
+  changes: UpgradeChange[];
+  verdict: UpgradeVerdict;
   entry: CatalogEntry;
+  record: InstalledRecord;
 }
 
 /** Installed entries against the catalog: pending upgrades and ids the catalog no longer lists. */
@@ -139,12 +161,15 @@ export function pendingUpgrades(
     const entry = byId.get(id);
     if (!entry) missing.push(id);
     else if (entry.version_pin !== record.version_pin) {
+      const changes = upgradeChanges(entry, record, block.mcpServers[id]);
       upgrades.push({
         id,
         from: record.version_pin,
         to: entry.version_pin,
-        auto: entry.auto_upgrade,
+        changes,
+        verdict: upgradeVerdict(entry, record, changes),
         entry,
+        record,
       });
     }
   }

@@ -9,7 +9,12 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { writeFileAtomic } from "../workspace.ts";
 import type { Catalog } from "./schema.ts";
-import { type CatalogLocation, type CatalogSource, describeLocation } from "./source.ts";
+import {
+  type CatalogLocation,
+  type CatalogSource,
+  describeLocation,
+  httpUrlProblem,
+} from "./source.ts";
 import {
   CatalogRejectedError,
   checkCatalogBytes,
@@ -136,6 +141,13 @@ async function limitedBody(response: Response): Promise<Uint8Array> {
   return concatBytes(chunks, size);
 }
 
+/** Redirects followed at most. */
+const MAX_REDIRECTS = 5;
+
+/**
+ * GET `url`, following redirects by hand: every hop must pass the rule the configured URL passed
+ * (`httpUrlProblem`), so an allowed URL cannot hand the request to one that would be refused.
+ */
 async function fetchHttp(
   url: string,
   etag: string | undefined,
@@ -147,23 +159,50 @@ async function fetchHttp(
   };
   if (etag) headers["if-none-match"] = etag;
   const signal = AbortSignal.timeout(timeoutMs);
+  let at = url;
   try {
-    const response = await fetch(url, { headers, signal, redirect: "follow" });
+    let response = await fetch(at, { headers, signal, redirect: "manual" });
+    for (
+      let hops = 0;
+      response.status >= 300 && response.status < 400 && response.status !== 304;
+    ) {
+      await response.body?.cancel();
+      const location = response.headers.get("location");
+      if (!location) {
+        return {
+          kind: "failed",
+          reason: `${at} answered HTTP ${response.status} without a Location`,
+        };
+      }
+      const next = new URL(location, at);
+      const problem = httpUrlProblem(next);
+      if (problem) {
+        return {
+          kind: "failed",
+          reason: `${url} redirected to ${next.href}, which ${problem}; the redirect was refused`,
+        };
+      }
+      if (++hops > MAX_REDIRECTS) {
+        return { kind: "failed", reason: `${url} redirected more than ${MAX_REDIRECTS} times` };
+      }
+      at = next.href;
+      response = await fetch(at, { headers, signal, redirect: "manual" });
+    }
     if (response.status === 304) {
       await response.body?.cancel();
       return { kind: "not_modified" };
     }
     if (!response.ok) {
       await response.body?.cancel();
-      return { kind: "failed", reason: `${url} answered HTTP ${response.status}` };
+      return { kind: "failed", reason: `${at} answered HTTP ${response.status}` };
     }
     const bytes = await limitedBody(response);
     const etag = response.headers.get("etag") ?? undefined;
     return { kind: "body", bytes, etag } satisfies FetchOutcome as FetchOutcome;
   } catch (e) {
     const reason = signal.aborted
-      ? `${url} did not answer within ${Math.round(timeoutMs / 1000)} s`
-      : `cannot reach ${url}: ${(e as Error).message}`;
+      ? `${at} did not answer within ${Math.round(timeoutMs / 1000)} s`
+      : `cannot reach ${at}: ${(e as Error).message}`;
     return { kind: "failed", reason };
   }
 }

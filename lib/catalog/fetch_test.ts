@@ -206,3 +206,43 @@ Deno.test("source: settings that cannot work are refused with the fix", () => {
     { kind: "file", path: "/work/cat.json" },
   );
 });
+
+Deno.test("fetch: every redirect hop is held to the URL rule — loopback to loopback is followed, to plain http elsewhere is refused", async () => {
+  await using srv = catalogServer();
+  const cacheDir = await Deno.makeTempDir();
+  const hop = (location: string) =>
+    Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      () => new Response(null, { status: 301, headers: { location } }),
+    );
+  const toLoopback = hop(srv.url);
+  const toPlainHttp = hop("http://example.com/catalog.json");
+  const toFtp = hop("ftp://example.com/catalog.json");
+  try {
+    const followed = await loadCatalog(
+      sourceFor(`http://127.0.0.1:${toLoopback.addr.port}/`),
+      { cacheDir },
+    );
+    assert.equal(followed.catalog.entries[0].id, "memory");
+    for (
+      const [server, why] of [[toPlainHttp, /uses plain http/], [
+        toFtp,
+        /not an http\(s\) URL/,
+      ]] as const
+    ) {
+      await assert.rejects(
+        () => loadCatalog(sourceFor(`http://127.0.0.1:${server.addr.port}/`), { cacheDir }),
+        (e: unknown) => {
+          assert.ok(e instanceof CatalogUnavailableError);
+          assert.match(e.message, /redirected to .*example\.com\/catalog\.json, which/);
+          assert.match(e.message, why);
+          assert.match(e.message, /the redirect was refused/);
+          return true;
+        },
+      );
+    }
+  } finally {
+    await Promise.all([toLoopback.shutdown(), toPlainHttp.shutdown(), toFtp.shutdown()]);
+    await Deno.remove(cacheDir, { recursive: true });
+  }
+});

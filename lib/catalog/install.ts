@@ -1,14 +1,14 @@
 /**
  * Installing, health-checking and uninstalling catalog entries: the install command runs in the
- * sandbox and only its success writes the managed block; stdio servers are then started and
- * shaken hands with, and the outcome recorded.
+ * sandbox and only its success writes the managed block, with the user's consent in the install
+ * record; stdio servers are then started and shaken hands with, and the outcome recorded.
  */
 import type { CatalogEntry } from "./schema.ts";
-import { installedRecord, managedServer } from "./entry_plan.ts";
+import { type InstallConsent, installedRecord, managedServer } from "./entry_plan.ts";
 import { type ManagedServer, updateMcpConfig } from "./managed_config.ts";
 import { type InstallRun, runInstallCommand } from "./sandbox.ts";
 import { checkServerHealth, type HealthOutcome, recordHealth } from "../mcp/health.ts";
-import { McpVariableError, resolveVars } from "../mcp/resolve_vars.ts";
+import { McpVariableError, resolveAllowedVars } from "../mcp/resolve_vars.ts";
 
 /** Where installs write and what they may see. */
 export interface InstallContext {
@@ -33,19 +33,29 @@ export interface InstallResult {
   health?: HealthOutcome;
 }
 
-/** Start an installed server and record the outcome; `${VAR}` in it resolve from the environment. */
+/** An installed server and the variables its user allowed it to read. */
+export interface InstalledServer {
+  server: ManagedServer;
+  /** `allowed_env` of the install record: only these `${NAME}` are resolved. */
+  allowedEnv: readonly string[];
+}
+
+/**
+ * Start an installed server and record the outcome; only the `${VAR}` its user allowed resolve
+ * from the environment, the rest is passed as written.
+ */
 export async function checkInstalledServer(
   id: string,
-  server: ManagedServer,
+  installed: InstalledServer,
   ctx: InstallContext,
 ): Promise<HealthOutcome> {
   let outcome: HealthOutcome;
   try {
-    const resolved = resolveVars(
-      server,
+    const resolved = resolveAllowedVars(
+      installed.server,
+      installed.allowedEnv,
       (n) => ctx.processEnv[n],
-      ["service-managed", "mcpServers", id],
-      ctx.configPath,
+      { prefix: ["service-managed", "mcpServers", id], file: ctx.configPath },
     );
     outcome = await checkServerHealth(resolved, {
       processEnv: ctx.processEnv,
@@ -64,13 +74,19 @@ export async function checkInstalledServer(
   return outcome;
 }
 
+/** Options of {@link installEntry}. */
+export interface InstallEntryOptions extends InstallContext {
+  /** What the user agreed to (auto-upgrade, variables), kept in the install record. */
+  consent: InstallConsent;
+}
+
 /**
  * Run the entry's install command; on success write its server into the managed block and, for a
  * stdio server, check its health. A failed command leaves the configuration untouched.
  */
 export async function installEntry(
   entry: CatalogEntry,
-  ctx: InstallContext,
+  ctx: InstallEntryOptions,
 ): Promise<InstallResult> {
   const server = managedServer(entry); // refuse before running anything
   const run = await runInstallCommand(entry.install_command, {
@@ -79,10 +95,10 @@ export async function installEntry(
     onLine: ctx.onLine,
   });
   if (run.code !== 0) return { run, written: false };
-  const record = installedRecord(entry, (ctx.now ?? (() => new Date()))());
+  const record = installedRecord(entry, (ctx.now ?? (() => new Date()))(), ctx.consent);
   await updateMcpConfig(ctx.configPath, () => [{ op: "set", id: entry.id, server, record }]);
   const health = entry.transports.includes("stdio")
-    ? await checkInstalledServer(entry.id, server, ctx)
+    ? await checkInstalledServer(entry.id, { server, allowedEnv: record.allowed_env ?? [] }, ctx)
     : undefined;
   return { run, written: true, health };
 }

@@ -27,12 +27,17 @@ export interface ManagedServer {
   env: Record<string, string>;
 }
 
-/** What the service remembers about an install. */
+/** What the service remembers about an install: what ran, and what its user consented to. */
 export interface InstalledRecord {
   version_pin: string;
   installed_at: string;
   verified_by_service: boolean;
+  /** The user's consent to pin-only upgrades without asking (`install --auto-upgrade`). */
   auto_upgrade: boolean;
+  /** The install command that ran; an upgrade that changes it asks. Absent in older records. */
+  install_command?: string[];
+  /** Variables the user let this server read (`${NAME}` in its settings); absent: none. */
+  allowed_env?: string[];
 }
 
 /** The `service-managed` block. */

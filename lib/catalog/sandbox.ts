@@ -4,6 +4,7 @@
  * a timeout that ends the whole process tree, its output streamed as it comes.
  */
 import { BASE_ALLOWED_ENV } from "../agents/env.ts";
+import { runArgv, TIMEOUT_EXIT } from "../process/shell.ts";
 
 /** Default time limit of an install command. */
 export const INSTALL_TIMEOUT_MS = 10 * 60 * 1000;
@@ -43,107 +44,77 @@ export interface InstallRunOptions {
   onLine?: (line: string) => void;
 }
 
-async function pump(
-  stream: ReadableStream<Uint8Array<ArrayBuffer>>,
-  onLine: (line: string) => void,
-): Promise<void> {
+/** Splits one stream's text into lines as it arrives. */
+function lineSplitter(onLine: (line: string) => void) {
   let rest = "";
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-    const parts = (rest + chunk).split(/\r?\n|\r/);
-    rest = parts.pop() ?? "";
-    for (const p of parts) onLine(p);
-  }
-  if (rest) onLine(rest);
+  return {
+    push(text: string) {
+      const parts = (rest + text).split(/\r?\n|\r/);
+      rest = parts.pop() ?? "";
+      for (const p of parts) onLine(p);
+    },
+    flush() {
+      if (rest) onLine(rest);
+      rest = "";
+    },
+  };
 }
 
-/** Run `argv` in the sandbox; a missing program is exit 127, as a shell would say. */
+/**
+ * Run `argv` in the sandbox (lib/process/shell.ts's runner: at the limit, or on Ctrl-C, the whole
+ * tree ends — descendants that left its process group included — and reading stops); a missing
+ * program is exit 127, as a shell would say.
+ */
 export async function runInstallCommand(
   argv: string[],
   options: InstallRunOptions,
 ): Promise<InstallRun> {
   const cwd = await Deno.makeTempDir({ prefix: "service-mcp-install-" });
-  const started = performance.now();
   const tail: string[] = [];
   const onLine = (line: string) => {
     tail.push(line);
     if (tail.length > TAIL_LINES) tail.shift();
     options.onLine?.(line);
   };
+  const streams = { stdout: lineSplitter(onLine), stderr: lineSplitter(onLine) };
+  // Its own process group does not get the terminal's Ctrl-C: pass it on, then report it.
+  const interrupt = new AbortController();
+  const onSignal = () => {
+    if (interrupt.signal.aborted) return;
+    onLine("interrupted: stopping the install command");
+    interrupt.abort();
+  };
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  for (const s of signals) Deno.addSignalListener(s, onSignal);
+  const timeoutMs = options.timeoutMs ?? INSTALL_TIMEOUT_MS;
   try {
-    let child: Deno.ChildProcess;
-    try {
-      child = new Deno.Command(argv[0], {
-        args: argv.slice(1),
-        cwd,
-        clearEnv: true,
-        env: scrubbedEnvironment(options.processEnv),
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-        detached: true, // its own process group: the timeout ends the whole tree
-      }).spawn();
-    } catch (e) {
-      const notFound = e instanceof Deno.errors.NotFound;
+    const run = await runArgv(argv, {
+      cwd,
+      clearEnv: true,
+      env: scrubbedEnvironment(options.processEnv),
+      timeoutMs,
+      graceMs: KILL_GRACE_MS,
+      signal: interrupt.signal,
+      onOutput: (text, stream) => streams[stream].push(text),
+    });
+    streams.stdout.flush();
+    streams.stderr.flush();
+    if (run.timed_out) {
       onLine(
-        notFound ? `${argv[0]}: command not found on PATH` : `${argv[0]}: ${(e as Error).message}`,
+        `timed out after ${Math.round(timeoutMs / 1000)} s: the install command and everything ` +
+          "it started were stopped",
       );
-      return {
-        code: notFound ? 127 : 126,
-        timedOut: false,
-        interrupted: false,
-        tail,
-        durationMs: performance.now() - started,
-        cwd,
-      };
-    }
-    let timedOut = false;
-    const kill = (signal: Deno.Signal) => {
-      try {
-        Deno.kill(-child.pid, signal);
-      } catch { /* already gone */ }
-    };
-    let killTimer: ReturnType<typeof setTimeout> | undefined;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      onLine(
-        `timed out after ${
-          Math.round((options.timeoutMs ?? INSTALL_TIMEOUT_MS) / 1000)
-        } s: stopping it`,
-      );
-      kill("SIGTERM");
-      killTimer = setTimeout(() => kill("SIGKILL"), KILL_GRACE_MS);
-    }, options.timeoutMs ?? INSTALL_TIMEOUT_MS);
-    // Its own process group does not get the terminal's Ctrl-C: pass it on, then report it.
-    let interrupted = false;
-    const interrupt = () => {
-      interrupted = true;
-      onLine("interrupted: stopping the install command");
-      kill("SIGTERM");
-      killTimer ??= setTimeout(() => kill("SIGKILL"), KILL_GRACE_MS);
-    };
-    const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
-    for (const s of signals) Deno.addSignalListener(s, interrupt);
-    let status: Deno.CommandStatus;
-    try {
-      [status] = await Promise.all([
-        child.status,
-        pump(child.stdout, onLine),
-        pump(child.stderr, onLine),
-      ]);
-    } finally {
-      for (const s of signals) Deno.removeSignalListener(s, interrupt);
-      clearTimeout(timer);
-      clearTimeout(killTimer);
     }
     return {
-      code: timedOut ? 124 : interrupted ? 130 : status.code,
-      timedOut,
-      interrupted,
+      code: run.timed_out ? TIMEOUT_EXIT : run.aborted ? 130 : run.code,
+      timedOut: run.timed_out,
+      interrupted: run.aborted,
       tail,
-      durationMs: performance.now() - started,
+      durationMs: run.duration_ms,
       cwd,
     };
   } finally {
+    for (const s of signals) Deno.removeSignalListener(s, onSignal);
     await Deno.remove(cwd, { recursive: true }).catch(() => {});
   }
 }

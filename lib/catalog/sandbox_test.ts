@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { runInstallCommand, scrubbedEnvironment } from "./sandbox.ts";
+import { processRunning } from "../process/tree.ts";
 
 const HOST = {
   PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
@@ -44,7 +45,7 @@ Deno.test("sandbox: exit codes — failure, missing program (127)", async () => 
   assert.deepEqual(failed.tail, ["boom"]);
   const missing = await runInstallCommand(["no-such-installer-xyz", "x"], { processEnv: HOST });
   assert.equal(missing.code, 127);
-  assert.match(missing.tail[0], /command not found/);
+  assert.match(missing.tail.join("\n"), /no-such-installer-xyz/);
 });
 
 Deno.test("sandbox: a timeout ends the whole process tree (124)", async () => {
@@ -61,6 +62,52 @@ Deno.test("sandbox: a timeout ends the whole process tree (124)", async () => {
   await new Promise((r) => setTimeout(r, 3500));
   assert.equal(await Deno.readTextFile(marker), "", "the background child was killed too");
   await Deno.remove(marker);
+});
+
+Deno.test({
+  name:
+    "sandbox: a timeout ends a descendant that called setsid and holds the output, and stops reading",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const started = performance.now();
+    const run = await runInstallCommand(
+      ["sh", "-c", "setsid sleep 600 & echo pid=$!; sleep 600"],
+      { processEnv: HOST, timeoutMs: 500 },
+    );
+    assert.ok(performance.now() - started < 10_000, `took ${performance.now() - started} ms`);
+    assert.equal(run.code, 124);
+    assert.ok(run.timedOut);
+    const pid = Number(/pid=(\d+)/.exec(run.tail.join("\n"))![1]);
+    assert.equal(processRunning(pid), false, "the setsid sleep outlived the install");
+  },
+});
+
+Deno.test({
+  name: "sandbox: an install that exits leaves nothing running, even what it detached with setsid",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const started = performance.now();
+    const run = await runInstallCommand(
+      [
+        "sh",
+        "-c",
+        "setsid sleep 600 & echo held=$!; (setsid sleep 600 >/dev/null 2>&1 & echo quiet=$!); echo done",
+      ],
+      { processEnv: HOST, timeoutMs: 60_000 },
+    );
+    assert.ok(performance.now() - started < 10_000, `took ${performance.now() - started} ms`);
+    assert.equal(run.code, 0);
+    assert.ok(run.tail.includes("done"));
+    const text = run.tail.join("\n");
+    const held = Number(/held=(\d+)/.exec(text)![1]);
+    const quiet = Number(/quiet=(\d+)/.exec(text)![1]);
+    assert.equal(
+      processRunning(held),
+      false,
+      "the setsid sleep holding the output outlived the install",
+    );
+    assert.equal(processRunning(quiet), false, "the detached setsid sleep outlived the install");
+  },
 });
 
 Deno.test("sandbox: Ctrl-C to the service stops the install's process group", async () => {

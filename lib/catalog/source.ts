@@ -32,6 +32,19 @@ export class CatalogSourceError extends Error {
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
+/**
+ * Why the catalog may not be fetched from `url`, or undefined when it may: https anywhere, plain
+ * http only for loopback hosts (local mirrors, tests). Every redirect hop is held to it too. Pure.
+ */
+export function httpUrlProblem(url: URL): string | undefined {
+  if (url.protocol === "https:") return undefined;
+  if (url.protocol === "http:") {
+    return LOOPBACK.has(url.hostname) ? undefined : "uses plain http: use an https URL " +
+      "(plain http is allowed only for 127.0.0.1/localhost)";
+  }
+  return `is not an http(s) URL`;
+}
+
 /** Parse one location; plain http is accepted for loopback hosts only (local mirrors, tests). */
 export function parseLocation(value: string, setting: string, root: string): CatalogLocation {
   if (/^https?:\/\//i.test(value)) {
@@ -41,11 +54,8 @@ export function parseLocation(value: string, setting: string, root: string): Cat
     } catch {
       throw new CatalogSourceError(`${setting}: ${value} is not a valid URL`);
     }
-    if (url.protocol === "http:" && !LOOPBACK.has(url.hostname)) {
-      throw new CatalogSourceError(
-        `${setting}: ${value} uses plain http: use an https URL (plain http is allowed only for 127.0.0.1/localhost)`,
-      );
-    }
+    const problem = httpUrlProblem(url);
+    if (problem) throw new CatalogSourceError(`${setting}: ${value} ${problem}`);
     return { kind: "http", url: url.href };
   }
   if (/^file:\/\//i.test(value)) return { kind: "file", path: fileURLToPath(value) };

@@ -1,6 +1,7 @@
 /** Load and validate `<root>/service.yaml` (spec §2.11), with positioned errors. */
 import { join } from "node:path";
 import { adapterByName } from "../agents/adapters/mod.ts";
+import { loadAdapterModule } from "../agents/adapters/modules.ts";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { resolveVars } from "../mcp/resolve_vars.ts";
 import { ValidationError } from "./errors.ts";
@@ -31,7 +32,10 @@ export function parseConfig(text: string, file = CONFIG_FILE): ServiceConfig {
     );
   }
   const config = validateYaml(source, ServiceConfigSchema, { examples: CONFIG_EXAMPLES });
-  if (config.cli !== "generic") adapterByName(config.cli); // throws ValueError: Unknown adapter
+  // An adapter named under `adapters:` is registered when its module loads (loadConfig).
+  if (config.cli !== "generic" && !Object.hasOwn(config.adapters, config.cli)) {
+    adapterByName(config.cli); // throws ValueError: Unknown adapter
+  }
   if (config.cli === "generic" && !config.cli_command) {
     throw new ValidationError(
       file,
@@ -44,7 +48,10 @@ export function parseConfig(text: string, file = CONFIG_FILE): ServiceConfig {
   return config;
 }
 
-/** Read and validate `<root>/service.yaml`; undefined when the file does not exist. */
+/**
+ * Read and validate `<root>/service.yaml`, importing the modules of `adapters:` (which register
+ * their adapters); undefined when the file does not exist.
+ */
 export async function loadConfig(root: string): Promise<ServiceConfig | undefined> {
   let text: string;
   try {
@@ -53,7 +60,12 @@ export async function loadConfig(root: string): Promise<ServiceConfig | undefine
     if (e instanceof Deno.errors.NotFound) return undefined;
     throw e;
   }
-  return parseConfig(text, configPath(root));
+  const config = parseConfig(text, configPath(root));
+  for (const [name, { module }] of Object.entries(config.adapters)) {
+    await loadAdapterModule(name, module, root);
+  }
+  if (config.cli !== "generic") adapterByName(config.cli); // a module registered another name
+  return config;
 }
 
 /** The adapter that `config.cli` names, built with the generic settings. */

@@ -153,6 +153,12 @@ export const TrackerSchema = z.strictObject({
   module: z.string().min(1).optional(),
 });
 
+/** `adapters.<name>`: a third-party agent adapter (spec §7.3 entry point; docs/agents.md). */
+const AdapterModuleSchema = z.strictObject({
+  /** A module registering the adapter (path relative to the workspace, or npm:/jsr:/URL). */
+  module: z.string().min(1),
+});
+
 /** `verification_nudge` (spec §2.11, §8). */
 const VerificationNudgeSchema = z.strictObject({
   threshold: z.number().min(0).max(1).default(0.3),
@@ -179,6 +185,13 @@ export const ServiceConfigSchema = z.strictObject({
   cli_command: CliCommandSchema.optional(),
   prompt_flag: z.string().min(1).optional(),
   model_flag: z.string().min(1).optional(),
+  adapters: z.record(
+    z.string().regex(
+      /^[a-z][a-z0-9_-]*$/,
+      "adapter names are lower-case letters, digits, _ and - (the value of `cli:`)",
+    ),
+    AdapterModuleSchema,
+  ).default({}),
   agent_env: AgentEnvSchema.default([]),
   mcp_servers: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   mcp_catalog: McpCatalogSchema.optional(),

@@ -1,6 +1,8 @@
 /**
  * `${VAR}` references in MCP server definitions, resolved recursively from the environment; an
- * unset variable is a configuration error naming the variable and every key that uses it. Pure.
+ * unset variable is a configuration error naming the variable and every key that uses it. A
+ * catalog install resolves only the names its user allowed ({@link resolveAllowedVars}): the
+ * catalog's text is literal. Pure.
  */
 import { formatPath } from "../config/errors.ts";
 import { UnsetVariableError } from "../util/env_expand.ts";
@@ -53,4 +55,35 @@ export function resolveVars<T>(
   const out = walk(value, prefix) as T;
   if (unset.length > 0) throw new McpVariableError(unset, where);
   return out;
+}
+
+/** The variable names `${NAME}` references anywhere inside `value`, sorted, each once. */
+export function referencedNames(value: unknown): string[] {
+  const names = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (typeof v === "string") { for (const m of v.matchAll(REFERENCE)) names.add(m[1]); }
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === "object") Object.values(v).forEach(walk);
+  };
+  walk(value);
+  return [...names].sort();
+}
+
+/**
+ * Resolve only the references whose names are in `allowed` (a catalog install: the names its
+ * user allowed at install); every other `${NAME}` stays as written, never looked up.
+ */
+export function resolveAllowedVars<T>(
+  value: T,
+  allowed: readonly string[],
+  env: (name: string) => string | undefined,
+  where: { prefix: (string | number)[]; file: string },
+): T {
+  const names = new Set(allowed);
+  return resolveVars(
+    value,
+    (name) => names.has(name) ? env(name) : `\${${name}}`,
+    where.prefix,
+    where.file,
+  );
 }

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { agentEnvironment } from "../agents/env.ts";
 import { prepareHeadless } from "../agents/launch.ts";
+import { injectSkills } from "../agents/skills.ts";
 import { type AgentProcess, spawnAgent, terminateWithGrace } from "../agents/process.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
 import {
@@ -90,6 +91,7 @@ export class AgentSession {
       start.startCommit ?? start.baseCommit,
     );
     const worktree = { ...cut, base: start.baseCommit };
+    await injectSkills(start.adapter, worktree.path); // spec §7.3: excluded, never staged
     const logPath = sessionLogPath(start.paths.runtime, start.sessionId);
     await Deno.mkdir(join(logPath, ".."), { recursive: true });
     const allowed = agentEnvironment(start.adapter, Deno.env.toObject(), {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { runShell, TIMEOUT_EXIT } from "./shell.ts";
+import { runArgv, runShell, TIMEOUT_EXIT } from "./shell.ts";
+import { processRunning } from "./tree.ts";
 
 Deno.test("runShell() runs the literal command with sh -c in cwd and keeps the output tail", async () => {
   await using dir = await tempDir();
@@ -56,4 +57,28 @@ Deno.test("runShell() with captureBytes keeps stdout and stderr bytes up to the 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test({
+  name:
+    "runShell() returns when the command exits, even if a setsid'd child holds its output; nothing it started outlives it",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await using dir = await tempDir();
+    const r = await runShell("setsid sleep 600 & echo pid=$!", { cwd: dir.path, graceMs: 200 });
+    assert.equal(r.code, 0);
+    assert.ok(r.duration_ms < 5000, `took ${r.duration_ms} ms`);
+    const pid = Number(/pid=(\d+)/.exec(r.output_tail)![1]);
+    assert.equal(processRunning(pid), false, "the setsid sleep is still running");
+  },
+});
+
+Deno.test("runArgv() runs an argv without a shell; a missing program is 127", async () => {
+  await using dir = await tempDir();
+  const r = await runArgv(["echo", "a && b", "$HOME"], { cwd: dir.path });
+  assert.equal(r.code, 0);
+  assert.equal(r.output_tail, "a && b $HOME\n");
+  const missing = await runArgv(["no-such-program-xyz"], { cwd: dir.path });
+  assert.equal(missing.code, 127);
+  assert.match(missing.output_tail, /no-such-program-xyz/);
 });

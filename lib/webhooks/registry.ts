@@ -6,9 +6,8 @@
  * itself or default-exports a {@link WebhookHandler}, which is registered under the configured
  * name.
  */
-import { isAbsolute, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import type { WebhookHandler } from "./handler.ts";
+import { userModuleUrl } from "../util/user_module.ts";
 
 const handlers = new Map<string, WebhookHandler>();
 
@@ -58,9 +57,7 @@ export async function loadHandlerModule(
   specifier: string,
   root: string,
 ): Promise<void> {
-  const url = /^(npm|jsr|https?|file):/.test(specifier)
-    ? specifier
-    : pathToFileURL(isAbsolute(specifier) ? specifier : resolve(root, specifier)).href;
+  const url = userModuleUrl(specifier, root);
   let mod: Record<string, unknown>;
   try {
     mod = await import(url);

@@ -22,8 +22,8 @@ export interface FakeAnthropicApi extends FakeServer {
   mode: FakeMode;
 }
 
-/** One scripted assistant turn: run a command with the Bash tool, or answer text. */
-export type ScriptStep = { bash: string } | { text: string };
+/** One scripted assistant turn: run a command with the Bash tool, load a skill, or answer text. */
+export type ScriptStep = { bash: string } | { skill: string } | { text: string };
 
 /** Options of `startFakeAnthropicApi`. */
 export interface FakeAnthropicOptions {
@@ -41,22 +41,22 @@ const sse = (event: string, data: unknown) => sseFrame(data, event);
 const newId = (prefix: string) =>
   `${prefix}_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
 
-// The content block of one turn: text in two deltas, or a Bash call with its JSON input.
+// The content block of one turn: text in two deltas, or a tool call (Bash, Skill) with its input.
 function blockEvents(step: ScriptStep): string[] {
-  if ("bash" in step) {
+  if (!("text" in step)) {
+    const [name, input] = "bash" in step
+      ? ["Bash", { command: step.bash, description: "run it" }]
+      : ["Skill", { skill: step.skill }];
     return [
       sse("content_block_start", {
         type: "content_block_start",
         index: 0,
-        content_block: { type: "tool_use", id: newId("toolu"), name: "Bash", input: {} },
+        content_block: { type: "tool_use", id: newId("toolu"), name, input: {} },
       }),
       sse("content_block_delta", {
         type: "content_block_delta",
         index: 0,
-        delta: {
-          type: "input_json_delta",
-          partial_json: JSON.stringify({ command: step.bash, description: "run it" }),
-        },
+        delta: { type: "input_json_delta", partial_json: JSON.stringify(input) },
       }),
     ];
   }
@@ -105,7 +105,7 @@ function messageEvents(model: string, step: ScriptStep, input: number, output: n
     sse("content_block_stop", { type: "content_block_stop", index: 0 }),
     sse("message_delta", {
       type: "message_delta",
-      delta: { stop_reason: "bash" in step ? "tool_use" : "end_turn", stop_sequence: null },
+      delta: { stop_reason: "text" in step ? "end_turn" : "tool_use", stop_sequence: null },
       usage: { output_tokens: output },
     }),
     sse("message_stop", { type: "message_stop" }),

@@ -48,6 +48,8 @@ export const claudeAdapter: AgentAdapter = {
   // first turn can start before the servers' tools exist.
   mcpEnv: { MCP_CONNECTION_NONBLOCKING: "false" },
   supportsEffort: true,
+  // Claude Code reads .claude/skills/: the service's skill says how to report, fail and heartbeat.
+  claudeSkills: true,
   buildArgv(input: AdapterInput): string[] {
     const argv = [
       "-p",

@@ -1,7 +1,9 @@
 /**
- * The adapter set: the built-in adapters and the registration call for third-party ones.
+ * The adapter set: the built-in adapters and the registration call for third-party ones (spec
+ * §7.3: "third-party adapters register through an adapters entry point").
  *
- * A third-party package registers its adapter at import time:
+ * A third-party module, named in service.yaml by `adapters.<name>.module` (modules.ts imports it),
+ * registers its adapter at import time, or default-exports it:
  *
  * ```ts
  * import { registerAdapter } from "./lib/agents/adapters/mod.ts";
@@ -33,14 +35,34 @@ export const BUILTIN_ADAPTERS: readonly AgentAdapter[] = [
 
 const registered = new Map<string, AgentAdapter>();
 
+/** What is wrong with `value` as an adapter, or undefined when it is one. */
+export function adapterProblem(value: unknown): string | undefined {
+  if (!value || typeof value !== "object") return "not an object";
+  const a = value as Partial<AgentAdapter>;
+  if (typeof a.name !== "string" || !/^[a-z][a-z0-9_-]*$/.test(a.name)) {
+    return "name must be lower-case letters, digits, _ and - (the value of `cli:`)";
+  }
+  if (typeof a.binary !== "string" || a.binary === "") return "binary (the executable) is missing";
+  for (const key of ["apiKeyEnv", "passEnv"] as const) {
+    if (!Array.isArray(a[key]) || a[key].some((v) => typeof v !== "string")) {
+      return `${key} must be a list of variable names`;
+    }
+  }
+  for (const key of ["acceptsMcpConfig", "supportsEffort"] as const) {
+    if (typeof a[key] !== "boolean") return `${key} must be true or false`;
+  }
+  if (typeof a.buildArgv !== "function") return "buildArgv(input) is missing";
+  if (typeof a.parseUsage !== "function") return "parseUsage(logText) is missing";
+  return undefined;
+}
+
 /**
  * Register a third-party adapter under `adapter.name`. Throws `ValueError` when the name is
- * taken (built-in names and `generic` included) or when the adapter lacks a name or binary.
+ * taken (built-in names and `generic` included) or when the object is not an adapter.
  */
 export function registerAdapter(adapter: AgentAdapter): void {
-  if (!adapter.name || !adapter.binary) {
-    throw new ValueError("an adapter needs a name and a binary");
-  }
+  const problem = adapterProblem(adapter);
+  if (problem) throw new ValueError(`cannot register adapter: ${problem}`);
   if (adapter.name === "generic" || BUILTIN_ADAPTERS.some((a) => a.name === adapter.name)) {
     throw new ValueError(`Adapter '${adapter.name}' is built in and cannot be replaced`);
   }
@@ -49,6 +71,14 @@ export function registerAdapter(adapter: AgentAdapter): void {
   }
   registered.set(adapter.name, adapter);
 }
+
+/** Whether an adapter named `name` is registered by a third party. */
+export function isRegistered(name: string): boolean {
+  return registered.has(name);
+}
+
+// Modules written for a bundled service cannot import this file: they find it here instead.
+(globalThis as Record<symbol, unknown>)[Symbol.for("service.registerAdapter")] = registerAdapter;
 
 /** Names of every adapter `adapterByName` accepts, sorted. */
 export function availableAdapters(): string[] {
@@ -73,6 +103,7 @@ export function adapterByName(name: string, generic?: GenericAdapterOptions): Ag
   if (found) return found;
   throw new ValueError(
     `Unknown adapter '${name}'. Available adapters: ${availableAdapters().join(", ")}`,
-    "set cli: to one of the available adapters, or register a third-party adapter",
+    "set cli: to one of the available adapters, or name a module that registers it with " +
+      `adapters.${name}.module in service.yaml`,
   );
 }

@@ -95,6 +95,11 @@ export interface AgentAdapter {
   mcpEnv?: Readonly<Record<string, string>>;
   /** True when the CLI takes an effort / reasoning level. */
   supportsEffort: boolean;
+  /**
+   * True when the CLI reads Claude Code project skills (`.claude/skills/<name>/SKILL.md`): the
+   * service writes its own there before the agent starts (lib/agents/skills.ts).
+   */
+  claudeSkills?: boolean;
   /** The argv after the binary for one non-interactive, headless run. */
   buildArgv(input: AdapterInput): string[];
   /**

@@ -32,8 +32,9 @@ Subcommands:
   install ID          preview, ask, run its install command in a sandbox, write the entry into
                       the service-managed block of your MCP configuration, health-check it
   list-installed      the entries in the service-managed block, with their last health check
-  upgrade [ID|--all]  compare installed pins with the catalog; apply auto_upgrade entries, and
-                      the named one (or all) after confirmation
+  upgrade [ID|--all]  compare installed pins with the catalog; apply without asking the upgrades
+                      you allowed (--auto-upgrade at install, the catalog's auto_upgrade, only the
+                      pin changes); preview and ask for the named one (or every other with --all)
   uninstall ID        remove the entry from the service-managed block (nothing else changes)
   status              start every installed server and do an MCP initialize handshake
 
@@ -44,7 +45,13 @@ Options:
   --refresh       fetch the catalog even when the cached copy is less than 1 hour old
   --config PATH   the MCP configuration file to edit (default
                   $XDG_CONFIG_HOME/service/mcp.json, i.e. ~/.config/service/mcp.json)
-  --all           upgrade every entry with a newer pin
+  --all           upgrade every entry with a newer pin (each one not allowed to upgrade by
+                  itself is previewed and asked for)
+  --auto-upgrade  install: let \`upgrade\` apply this entry's new pins without asking, while the
+                  catalog marks it auto_upgrade and nothing but the pin changes
+
+A catalog's \`\${VAR}\` in command, args or env is passed as written unless you allow the
+variable when asked at install (the preview names the variables, never their values).
 
 Catalog source: SERVICE_MCP_CATALOG_URL, else mcp_catalog.url in service.yaml (an https URL or a
 local path; mcp_catalog.mirror_url is tried when it fails; mcp_catalog.public_key checks entry
@@ -66,6 +73,7 @@ See docs/mcp.md.`,
         yes: { type: "boolean", short: "y", default: false },
         refresh: { type: "boolean", default: false },
         all: { type: "boolean", default: false },
+        "auto-upgrade": { type: "boolean", default: false },
         config: { type: "string" },
       },
     });
@@ -80,6 +88,11 @@ See docs/mcp.md.`,
       );
     }
     if (values.all && name !== "upgrade") throw new CliError("--all goes with `upgrade`");
+    if (values["auto-upgrade"] && name !== "install") {
+      throw new CliError(
+        "--auto-upgrade goes with `install` (it is your consent, kept in the install record)",
+      );
+    }
     const { asCliError, catalogCli } = await import("./mcp_catalog/_context.ts");
     try {
       const cli = await catalogCli(ctx, {
@@ -87,6 +100,7 @@ See docs/mcp.md.`,
         yes: values.yes,
         refresh: values.refresh,
         all: values.all,
+        autoUpgrade: values["auto-upgrade"],
         config: values.config,
       }, rest);
       return await handler(cli);

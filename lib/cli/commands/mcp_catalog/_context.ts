@@ -21,6 +21,8 @@ export interface CatalogFlags {
   yes: boolean;
   refresh: boolean;
   all: boolean;
+  /** install: allow pin-only upgrades of this entry without asking. */
+  autoUpgrade: boolean;
   config?: string;
 }
 

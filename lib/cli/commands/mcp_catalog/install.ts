@@ -1,33 +1,52 @@
 /** `mcp catalog install ID | uninstall ID | upgrade [ID | --all]`. */
 import { CliError, colour } from "../../command.ts";
 import type { CatalogEntry } from "../../../catalog/schema.ts";
-import { displayArgv, installPreview, pendingUpgrades } from "../../../catalog/entry_plan.ts";
+import {
+  displayArgv,
+  entryEnvNames,
+  type InstallConsent,
+  pendingUpgrades,
+  type UpgradeChange,
+} from "../../../catalog/entry_plan.ts";
+import { installPreview } from "../../../catalog/preview.ts";
 import { installEntry, uninstallEntry } from "../../../catalog/install.ts";
-import { managedBlock, readConfigText } from "../../../catalog/managed_config.ts";
+import {
+  type InstalledRecord,
+  managedBlock,
+  readConfigText,
+} from "../../../catalog/managed_config.ts";
 import type { HealthOutcome } from "../../../mcp/health.ts";
 import type { SignatureStatus } from "../../../catalog/signature.ts";
+import { printable } from "../../../util/printable.ts";
 import { type CatalogCli, confirm, entryById, signatures, theCatalog } from "./_context.ts";
 
 /** One line about a health outcome. */
 function healthLine(id: string, h: HealthOutcome): string {
-  if (!h.ok) return colour.red(`${id}: health check FAILED: ${h.error}`);
-  const who = h.server ? `${h.server.name} ${h.server.version}` : "server";
+  if (!h.ok) return colour.red(`${id}: health check FAILED: ${printable(h.error ?? "")}`);
+  const who = h.server ? printable(`${h.server.name} ${h.server.version}`) : "server";
   const tools = h.tools === undefined ? "" : `, ${h.tools} tool${h.tools === 1 ? "" : "s"}`;
   return colour.green(
     `${id}: health check ok: ${who} answered initialize (protocol ${
-      h.protocol_version ?? "?"
+      printable(h.protocol_version ?? "?")
     }${tools}) in ${h.duration_ms} ms`,
   );
 }
 
 /** Run one install with progress; false (with the reason printed) when it failed. */
-async function runInstall(cli: CatalogCli, entry: CatalogEntry): Promise<boolean> {
+async function runInstall(
+  cli: CatalogCli,
+  entry: CatalogEntry,
+  consent: InstallConsent,
+): Promise<boolean> {
   const { ctx } = cli;
   const out = cli.flags.json ? ctx.stderr : ctx.stdout; // --json keeps stdout for the JSON
-  ctx.stderr(`installing ${entry.id} ${entry.version_pin}: ${displayArgv(entry.install_command)}`);
+  ctx.stderr(
+    `installing ${entry.id} ${printable(entry.version_pin)}: ${displayArgv(entry.install_command)}`,
+  );
   const result = await installEntry(entry, {
     ...cli.install,
-    onLine: (line) => ctx.stderr(colour.dim(`  │ ${line}`)),
+    consent,
+    onLine: (line) => ctx.stderr(colour.dim(`  │ ${printable(line)}`)),
   });
   const secs = (result.run.durationMs / 1000).toFixed(1);
   if (!result.written) {
@@ -36,7 +55,7 @@ async function runInstall(cli: CatalogCli, entry: CatalogEntry): Promise<boolean
       : result.run.interrupted
       ? "was interrupted"
       : result.run.code === 127
-      ? `exited 127: ${entry.install_command[0]} is not on PATH`
+      ? `exited 127: ${printable(entry.install_command[0])} is not on PATH`
       : `exited ${result.run.code}`;
     ctx.stderr(colour.red(
       `install of ${entry.id} failed: the install command ${why} after ${secs} s; ` +
@@ -45,7 +64,9 @@ async function runInstall(cli: CatalogCli, entry: CatalogEntry): Promise<boolean
     return false;
   }
   out(
-    `installed ${entry.id} ${entry.version_pin} into ${cli.install.configPath} (install command took ${secs} s)`,
+    `installed ${entry.id} ${
+      printable(entry.version_pin)
+    } into ${cli.install.configPath} (install command took ${secs} s)`,
   );
   if (result.health) {
     out(healthLine(entry.id, result.health));
@@ -69,12 +90,45 @@ async function runInstall(cli: CatalogCli, entry: CatalogEntry): Promise<boolean
 function printPreview(
   cli: CatalogCli,
   entry: CatalogEntry,
-  signature: SignatureStatus,
-  installed?: ReturnType<typeof managedBlock>["installed"][string],
+  opts: {
+    signature: SignatureStatus;
+    installed?: InstalledRecord;
+    autoUpgrade: boolean;
+    changes?: UpgradeChange[];
+  },
 ) {
-  const lines = installPreview(entry, { signature, installed, configPath: cli.install.configPath });
+  const lines = installPreview(entry, { ...opts, configPath: cli.install.configPath });
   const out = cli.flags.json ? cli.ctx.stderr : cli.ctx.stdout;
   for (const l of lines) out(l.warn ? colour.bold(colour.red(l.text)) : l.text);
+}
+
+/**
+ * Which variables the entry's server may read: those allowed before (`already`) that it still
+ * references, and — after asking (`--yes` answers yes) — the ones it newly references.
+ */
+async function envConsent(
+  cli: CatalogCli,
+  entry: CatalogEntry,
+  already: readonly string[],
+): Promise<string[]> {
+  const names = entryEnvNames(entry);
+  const kept = names.filter((n) => already.includes(n));
+  const asked = names.filter((n) => !already.includes(n));
+  if (asked.length === 0) return kept;
+  if (
+    await confirm(
+      cli,
+      `let ${entry.id} read ${
+        asked.join(", ")
+      } from your environment (their values go to its server)?`,
+    )
+  ) return names;
+  cli.ctx.stderr(
+    `not allowed: ${asked.join(", ")}: the server gets ${
+      asked.map((n) => `\${${n}}`).join(", ")
+    } as written (install again to allow)`,
+  );
+  return kept;
 }
 
 async function currentBlock(cli: CatalogCli) {
@@ -86,12 +140,18 @@ export async function install(cli: CatalogCli): Promise<number> {
   const loaded = await theCatalog(cli);
   const entry = entryById(loaded, cli.args[0]);
   const signature = (await signatures(cli, loaded)).get(entry.id) ?? "missing";
-  printPreview(cli, entry, signature, (await currentBlock(cli)).installed[entry.id]);
+  const autoUpgrade = cli.flags.autoUpgrade;
+  printPreview(cli, entry, {
+    signature,
+    installed: (await currentBlock(cli)).installed[entry.id],
+    autoUpgrade,
+  });
   if (!(await confirm(cli, `install ${entry.id}?`))) {
     cli.ctx.stderr("not installed: declined (pass --yes to accept without asking)");
     return 1;
   }
-  return (await runInstall(cli, entry)) ? 0 : 1;
+  const allowedEnv = await envConsent(cli, entry, []);
+  return (await runInstall(cli, entry, { autoUpgrade, allowedEnv })) ? 0 : 1;
 }
 
 /** `uninstall ID`: removes only the managed entry. */
@@ -122,8 +182,10 @@ export async function uninstall(cli: CatalogCli): Promise<number> {
 
 /**
  * `upgrade [ID | --all]`: compares the installed pins with the catalog and shows what would
- * change; entries with `auto_upgrade: true` are applied without asking, the named ones (or all
- * with --all) after confirmation.
+ * change. An upgrade the user's record lets through without asking (entry_plan.ts's
+ * `upgradeVerdict`: auto-upgrade allowed at install, still offered by the catalog, only the pin
+ * changes) is applied; the named one (or every other with --all) is previewed and asked for, one
+ * by one.
  */
 export async function upgrade(cli: CatalogCli): Promise<number> {
   const { ctx, flags } = cli;
@@ -142,40 +204,47 @@ export async function upgrade(cli: CatalogCli): Promise<number> {
       colour.yellow(`warning: ${m} is installed but no longer in the catalog; left as it is`),
     );
   }
-  const chosen = upgrades.filter((u) => (id ? u.id === id : flags.all));
-  const auto = upgrades.filter((u) => u.auto && !chosen.includes(u));
-  const outcome = new Map<string, boolean>();
+  const auto = upgrades.filter((u) => u.verdict.auto);
+  const asked = upgrades.filter((u) => !u.verdict.auto && (id ? u.id === id : flags.all));
+  const outcome = new Map<string, "applied" | "failed" | "declined">();
   for (const u of upgrades) {
-    const how = chosen.includes(u)
-      ? ""
-      : u.auto
-      ? " (auto_upgrade: applying)"
-      : ` (\`service mcp catalog upgrade ${u.id}\` or \`--all\` applies it)`;
-    say(`${u.id}: ${u.from} → ${u.to}${how}`);
+    const how = u.verdict.auto
+      ? " (auto-upgrade: applying)"
+      : asked.includes(u)
+      ? ` (asks: ${u.verdict.reason})`
+      : ` (asks: ${u.verdict.reason}; \`service mcp catalog upgrade ${u.id}\` or \`--all\`)`;
+    say(`${u.id}: ${printable(u.from)} → ${printable(u.to)}${how}`);
   }
-  if (upgrades.length === 0 || (id && chosen.length === 0)) {
+  if (upgrades.length === 0 || (id && !upgrades.some((u) => u.id === id))) {
     say(
       id
-        ? `${id} is up to date (${block.installed[id].version_pin})`
+        ? `${id} is up to date (${printable(block.installed[id].version_pin)})`
         : "everything installed is up to date",
     );
   }
-  for (const u of auto) outcome.set(u.id, await runInstall(cli, u.entry));
-  let declined = false;
-  if (chosen.length > 0) {
-    const sigs = await signatures(cli, loaded);
-    for (const u of chosen) {
-      printPreview(cli, u.entry, sigs.get(u.id) ?? "missing", block.installed[u.id]);
+  const consentOf = (r: InstalledRecord): InstallConsent => ({
+    autoUpgrade: r.auto_upgrade,
+    allowedEnv: r.allowed_env ?? [],
+  });
+  for (const u of auto) {
+    outcome.set(u.id, (await runInstall(cli, u.entry, consentOf(u.record))) ? "applied" : "failed");
+  }
+  const sigs = asked.length > 0 ? await signatures(cli, loaded) : new Map();
+  for (const u of asked) {
+    printPreview(cli, u.entry, {
+      signature: sigs.get(u.id) ?? "missing",
+      installed: u.record,
+      autoUpgrade: u.record.auto_upgrade,
+      changes: u.changes,
+    });
+    if (!(await confirm(cli, `upgrade ${u.id} to ${printable(u.to)}?`))) {
+      outcome.set(u.id, "declined");
+      ctx.stderr(`${u.id} not upgraded: declined (pass --yes to accept without asking)`);
+      continue;
     }
-    const what = chosen.length === 1
-      ? `${chosen[0].id} to ${chosen[0].to}`
-      : `${chosen.length} entries`;
-    if (await confirm(cli, `upgrade ${what}?`)) {
-      for (const u of chosen) outcome.set(u.id, await runInstall(cli, u.entry));
-    } else {
-      declined = true;
-      ctx.stderr("not upgraded: declined (pass --yes to accept without asking)");
-    }
+    const allowedEnv = await envConsent(cli, u.entry, u.record.allowed_env ?? []);
+    const ok = await runInstall(cli, u.entry, { ...consentOf(u.record), allowedEnv });
+    outcome.set(u.id, ok ? "applied" : "failed");
   }
   if (flags.json) {
     ctx.stdout(JSON.stringify(
@@ -184,9 +253,12 @@ export async function upgrade(cli: CatalogCli): Promise<number> {
           id: u.id,
           from: u.from,
           to: u.to,
-          auto_upgrade: u.auto,
-          applied: outcome.get(u.id) === true,
-          failed: outcome.get(u.id) === false,
+          auto_upgrade: u.verdict.auto,
+          asks: u.verdict.auto ? null : u.verdict.reason,
+          changes: u.changes.map((c) => c.field),
+          applied: outcome.get(u.id) === "applied",
+          failed: outcome.get(u.id) === "failed",
+          declined: outcome.get(u.id) === "declined",
         })),
         missing,
       },
@@ -194,5 +266,5 @@ export async function upgrade(cli: CatalogCli): Promise<number> {
       2,
     ));
   }
-  return declined || [...outcome.values()].some((ok) => !ok) ? 1 : 0;
+  return [...outcome.values()].some((o) => o !== "applied") ? 1 : 0;
 }

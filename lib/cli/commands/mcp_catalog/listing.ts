@@ -1,7 +1,8 @@
 /** `mcp catalog browse | search QUERY | info ID | list-installed`. */
 import { colour } from "../../command.ts";
 import type { CatalogEntry } from "../../../catalog/schema.ts";
-import { installPreview } from "../../../catalog/entry_plan.ts";
+import { installPreview } from "../../../catalog/preview.ts";
+import { printable } from "../../../util/printable.ts";
 import { managedBlock, readConfigText } from "../../../catalog/managed_config.ts";
 import { readHealth } from "../../../mcp/health.ts";
 import type { LoadedCatalog } from "../../../catalog/fetch.ts";
@@ -51,11 +52,11 @@ async function printEntries(cli: CatalogCli, loaded: LoadedCatalog, entries: Cat
       const pin = block.installed[e.id]?.version_pin;
       rows.push([
         e.id,
-        e.version_pin,
+        printable(e.version_pin),
         e.transports.join(","),
         e.verified_by_service ? "yes" : "NO",
-        pin === undefined ? "-" : pin === e.version_pin ? "yes" : `${pin} (upgrade)`,
-        e.name,
+        pin === undefined ? "-" : pin === e.version_pin ? "yes" : `${printable(pin)} (upgrade)`,
+        printable(e.name),
       ]);
     }
     for (const line of table(rows)) cli.ctx.stdout(line);
@@ -105,10 +106,11 @@ export async function info(cli: CatalogCli): Promise<number> {
     lines = installPreview(entry, {
       signature,
       installed: block.installed[entry.id],
+      autoUpgrade: block.installed[entry.id]?.auto_upgrade ?? false,
       configPath: cli.install.configPath,
     });
   } catch (e) {
-    cli.ctx.stdout(`${entry.name} (${entry.id}): ${entry.description}`);
+    cli.ctx.stdout(`${printable(entry.name)} (${entry.id}): ${printable(entry.description)}`);
     cli.ctx.stdout(colour.yellow((e as Error).message));
     return 0;
   }
@@ -116,7 +118,7 @@ export async function info(cli: CatalogCli): Promise<number> {
   if (health) {
     cli.ctx.stdout(
       `  last health check: ${
-        health.ok ? colour.green("ok") : colour.red(`failed: ${health.error}`)
+        health.ok ? colour.green("ok") : colour.red(`failed: ${printable(health.error ?? "")}`)
       } (${health.checked_at})`,
     );
   }
@@ -158,12 +160,12 @@ export async function listInstalled(cli: CatalogCli): Promise<number> {
     const h = health[id];
     rows.push([
       id,
-      r?.version_pin ?? "?",
+      printable(r?.version_pin ?? "?"),
       r ? (r.verified_by_service ? "yes" : "NO") : "?",
       r ? (r.auto_upgrade ? "yes" : "no") : "?",
       r?.installed_at ?? "?",
       h ? (h.ok ? "ok" : "FAILED") : "not checked",
-      s ? [s.command, ...s.args].join(" ") : "(missing)",
+      s ? printable([s.command, ...s.args].join(" ")) : "(missing)",
     ]);
   }
   for (const line of table(rows)) cli.ctx.stdout(line);

@@ -5,6 +5,7 @@ import { checkInstalledServer } from "../../../catalog/install.ts";
 import type { HealthOutcome } from "../../../mcp/health.ts";
 import type { CatalogCli } from "./_context.ts";
 import { table } from "./_table.ts";
+import { printable } from "../../../util/printable.ts";
 
 /** Check every installed server now; exit 1 when any fails. */
 export async function status(cli: CatalogCli): Promise<number> {
@@ -13,7 +14,10 @@ export async function status(cli: CatalogCli): Promise<number> {
   const results: Record<string, HealthOutcome> = {};
   for (const id of ids) {
     if (!cli.flags.json) cli.ctx.stderr(colour.dim(`checking ${id}…`));
-    results[id] = await checkInstalledServer(id, block.mcpServers[id], cli.install);
+    results[id] = await checkInstalledServer(id, {
+      server: block.mcpServers[id],
+      allowedEnv: block.installed[id]?.allowed_env ?? [],
+    }, cli.install);
   }
   const failed = ids.filter((id) => !results[id].ok);
   if (cli.flags.json) {
@@ -41,13 +45,15 @@ export async function status(cli: CatalogCli): Promise<number> {
     rows.push([
       id,
       h.ok ? "ok" : "FAILED",
-      h.server ? `${h.server.name} ${h.server.version}` : "-",
-      h.protocol_version ?? "-",
+      h.server ? printable(`${h.server.name} ${h.server.version}`) : "-",
+      printable(h.protocol_version ?? "-"),
       h.tools === undefined ? "-" : String(h.tools),
       `${h.duration_ms} ms`,
     ]);
   }
   for (const line of table(rows)) cli.ctx.stdout(line);
-  for (const id of failed) cli.ctx.stdout(colour.red(`${id}: ${results[id].error}`));
+  for (const id of failed) {
+    cli.ctx.stdout(colour.red(`${id}: ${printable(results[id].error ?? "")}`));
+  }
   return failed.length > 0 ? 1 : 0;
 }
