@@ -1,8 +1,8 @@
 /**
- * A built-in tracker: its REST/GraphQL client for polling and write-back, and its webhook
- * handler. One file per tracker here implements the client (`jira.ts` for tracker_a, `github.ts`
- * for tracker_b, `gitlab.ts` for tracker_c, `linear.ts` for tracker_d, `plane.ts` for tracker_e);
- * the handler of the same name in lib/webhooks/handlers/ reads its webhooks.
+ * A built-in tracker: its REST/GraphQL client for polling and write-back, its project scope and
+ * its webhook handler. Each lives in one folder here (`jira/` for tracker_a, `github/` for
+ * tracker_b, `gitlab/` for tracker_c, `linear/` for tracker_d, `plane/` for tracker_e):
+ * `adapter.ts` implements this interface and `webhook.ts` reads the tracker's webhooks.
  */
 import type { WebhookHandler } from "../webhooks/handler.ts";
 import type { HttpDeps, RateLimit } from "./http.ts";
@@ -42,8 +42,8 @@ export interface TrackerAdapter {
   projectHint: string;
   /** Whether polling works without a token (public projects). */
   tokenOptional: boolean;
-  /** Its webhook handler (lib/webhooks/handlers/). */
-  webhook: WebhookHandler;
+  /** Its webhook handler (`<tracker>/webhook.ts`), registered with the receiver by builtin.ts. */
+  webhook: WebhookHandler<Ticket>;
   /**
    * Tickets updated after `since` (ISO 8601), or every open ticket when `since` is undefined,
    * oldest update first.

@@ -24,11 +24,17 @@ import {
   type TrackerSettings,
   trackerSettings,
 } from "./settings.ts";
-import type { Ticket, TicketSink } from "./ticket.ts";
+import {
+  outcomeSummary,
+  type Ticket,
+  type TicketOutcome,
+  ticketProblem,
+  type TicketSink,
+} from "./ticket.ts";
 
 /** A server's tracker subsystem. */
 export interface TrackerService {
-  receiver: WebhookReceiver;
+  receiver: WebhookReceiver<Ticket, TicketOutcome>;
   ledger: ReplayLedger;
   runtime: TrackerRuntimeStore;
   /** The sink every source feeds (it advances `last_processed_ts`). */
@@ -112,7 +118,7 @@ async function openTrackerService(
     for (const [tracker, ts] of newest) runtime.update(tracker, { last_processed_ts: ts });
     return out;
   };
-  const receiver = new WebhookReceiver({
+  const receiver = new WebhookReceiver<Ticket, TicketOutcome>({
     ledger,
     settings: (name) => webhookOf(config, name),
     context: (name) => ({
@@ -121,7 +127,9 @@ async function openTrackerService(
       apiUrl: byName.get(name)?.apiUrl,
     }),
     sink,
+    problem: ticketProblem,
     scope: outside,
+    describe: outcomeSummary,
     env: options.env,
     onDelivery: (name, record) => runtime.update(name, { last_delivery: record }),
   });

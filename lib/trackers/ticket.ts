@@ -129,5 +129,11 @@ export interface TicketOutcome {
   reason?: string;
 }
 
+/** What a delivery's tickets did, in one line (`integrations list` shows it as the last delivery). */
+export function outcomeSummary(outcomes: TicketOutcome[]): string {
+  if (outcomes.length === 0) return "not an issue event: ignored";
+  return outcomes.map((t) => `${t.ref} ${t.action}${t.task_id ? ` ${t.task_id}` : ""}`).join("; ");
+}
+
 /** Where tickets go (webhook route and pollers feed the same sink, spec §4.2 rule 7). */
 export type TicketSink = (tickets: Ticket[]) => Promise<TicketOutcome[]>;

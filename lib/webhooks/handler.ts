@@ -1,10 +1,10 @@
 /**
  * The `WebhookHandler` contract (spec §4.2 rules 3 and 6): how one tracker signs its deliveries,
- * which header names a delivery, and how a verified payload becomes tickets. Built-in handlers
- * live in `lib/webhooks/handlers/`; others register through {@link registerHandler} in
- * `registry.ts`.
+ * which header names a delivery, and what a verified payload carries. It is generic over what a
+ * handler yields, so this folder needs nothing from the trackers: theirs yield tickets
+ * (lib/trackers/ticket.ts). Every handler, built-in or not, is registered through
+ * `registerHandler` in `registry.ts`.
  */
-import type { Ticket } from "../trackers/ticket.ts";
 import type { SignatureScheme } from "./signature.ts";
 
 /** What a handler is told about the tracker it serves (from `trackers.<name>`). */
@@ -17,8 +17,8 @@ export interface HandlerContext {
   apiUrl?: string;
 }
 
-/** One tracker's webhook format. */
-export interface WebhookHandler {
+/** One tracker's webhook format; `T` is what a delivery yields (a ticket, for the trackers). */
+export interface WebhookHandler<T = unknown> {
   /** How the signature header proves the body. */
   scheme: SignatureScheme;
   /** Header(s) carrying the signature or token, first present wins (spec name first). */
@@ -26,10 +26,11 @@ export interface WebhookHandler {
   /** Header(s) naming the delivery; without one the dedup key is the body's SHA-256. */
   deliveryHeaders: string[];
   /**
-   * Tickets carried by a verified, parsed payload; `[]` for events that are not issue events
-   * (they are accepted and ignored). Must not throw on odd payloads: return `[]` instead.
+   * What a verified, parsed payload carries (a tracker's tickets); `[]` for events that carry
+   * nothing, such as a tracker's non-issue events (they are accepted and ignored). Must not throw
+   * on odd payloads: return `[]` instead.
    */
-  tickets(payload: unknown, headers: Headers, context: HandlerContext): Ticket[];
+  tickets(payload: unknown, headers: Headers, context: HandlerContext): T[];
 }
 
 /** The first of `names` present in `headers`. */

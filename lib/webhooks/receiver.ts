@@ -11,21 +11,16 @@
  * | signature missing or wrong | 401 `invalid_signature` |
  * | body not UTF-8 JSON | 400 `invalid_payload`, key not recorded |
  * | delivery key already accepted | 200 `{"status":"replay"}`, nothing written through |
- * | a ticket field of the wrong type (an issue number that is not a number) | 400 `invalid_payload`, key not recorded |
- * | every ticket outside the tracker's `project` | 200 `{"status":"ignored","reason":…}`, nothing written, key not recorded |
- * | otherwise | tickets to the sink, key recorded durably, 200 `{"status":"accepted"}` |
+ * | an item `problem` refuses (a ticket whose issue number is not a number) | 400 `invalid_payload`, key not recorded |
+ * | every item out of `scope` (outside the tracker's `project`) | 200 `{"status":"ignored","reason":…}`, nothing written, key not recorded |
+ * | otherwise | the items in scope to the sink, key recorded durably, 200 `{"status":"accepted"}` |
  *
  * It takes the body's bytes as read by the app (lib/http/body_limit.ts bounds them while reading
  * and refuses a larger body, declared or streamed, before it gets here) and returns data, never a
- * `Response`: the route turns it into one.
+ * `Response`: the route turns it into one. It is generic over the items `T` its handlers yield and
+ * the outcomes `O` its sink answers; lib/trackers/service.ts makes the receiver of tickets.
  */
 import { sha256Hex } from "../journal/hash.ts";
-import {
-  type Ticket,
-  type TicketOutcome,
-  ticketProblem,
-  type TicketSink,
-} from "../trackers/ticket.ts";
 import { MAX_WEBHOOK_BODY } from "../http/body_limit.ts";
 import { firstHeader, type HandlerContext } from "./handler.ts";
 import type { ReplayLedger } from "./ledger.ts";
@@ -39,21 +34,22 @@ export interface WebhookSettings {
   secretEnv: string;
 }
 
-/** Body of a 200 answer. */
-export interface DeliveryAnswer {
-  /** `ignored`: every ticket it carries is outside the tracker's project (nothing written). */
+/** Body of a 200 answer; `O` is what the sink answers per item. */
+export interface DeliveryAnswer<O = unknown> {
+  /** `ignored`: every item it carries is out of scope (nothing written). */
   status: "accepted" | "replay" | "ignored";
   adapter: string;
   /** The dedup key: the tracker's delivery id, or `sha256:<hex>` of the body. */
   delivery_id: string;
-  tickets?: TicketOutcome[];
+  /** What the sink did with each item in scope (the field is named for the trackers' tickets). */
+  tickets?: O[];
   /** Why it was ignored. */
   reason?: string;
 }
 
 /** What the route answers. */
-export type WebhookOutcome =
-  | { status: 200; body: DeliveryAnswer }
+export type WebhookOutcome<O = unknown> =
+  | { status: 200; body: DeliveryAnswer<O> }
   | {
     status: 400 | 401 | 404 | 413 | 500 | 503;
     body: { error: { code: string; message: string } };
@@ -68,16 +64,21 @@ export interface DeliveryRecord {
   detail?: string;
 }
 
-/** Options of {@link WebhookReceiver}. */
-export interface WebhookReceiverOptions {
+/** Options of {@link WebhookReceiver}: `T` is what its handlers yield, `O` what its sink answers. */
+export interface WebhookReceiverOptions<T, O> {
   ledger: ReplayLedger;
   /** Webhook settings of a configured tracker (undefined when `trackers.<name>` is absent). */
   settings: (name: string) => WebhookSettings | undefined;
   /** What the handler is told about the tracker. */
   context: (name: string) => HandlerContext;
-  sink: TicketSink;
-  /** Why a ticket of tracker `name` is outside its project (lib/trackers/scope.ts), if it is. */
-  scope?: (name: string, ticket: Ticket) => string | undefined;
+  /** Where a delivery's items in scope go; the key is recorded only once it returned. */
+  sink: (items: T[]) => Promise<O[]>;
+  /** Why an item cannot be taken (a field of the wrong type), if so: the delivery is refused. */
+  problem?: (item: T) => string | undefined;
+  /** Why an item of tracker `name` is out of its scope, if it is. */
+  scope?: (name: string, item: T) => string | undefined;
+  /** One line saying what the sink did, for {@link DeliveryRecord.detail}. */
+  describe?: (outcomes: O[]) => string;
   env?: (name: string) => string | undefined;
   /** Called once per delivery of a known adapter. */
   onDelivery?: (name: string, record: DeliveryRecord) => void;
@@ -92,15 +93,15 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 const MAX_ID_LENGTH = 200;
 
 /** Verifies, de-duplicates and feeds webhook deliveries. */
-export class WebhookReceiver {
-  readonly #o: WebhookReceiverOptions;
+export class WebhookReceiver<T, O> {
+  readonly #o: WebhookReceiverOptions<T, O>;
 
-  constructor(options: WebhookReceiverOptions) {
+  constructor(options: WebhookReceiverOptions<T, O>) {
     this.#o = options;
   }
 
   /** Handle one delivery to `/webhooks/trackers/<name>`: its headers and its raw body bytes. */
-  async receive(name: string, headers: Headers, bytes: Uint8Array): Promise<WebhookOutcome> {
+  async receive(name: string, headers: Headers, bytes: Uint8Array): Promise<WebhookOutcome<O>> {
     const handler = handlerFor(name);
     if (!handler) {
       return fail(
@@ -112,13 +113,14 @@ export class WebhookReceiver {
       );
     }
     const outcome = await this.#receive(name, handler, headers, bytes);
-    const body = outcome.body as DeliveryAnswer & { error?: { code: string; message: string } };
+    const body = outcome.body as DeliveryAnswer<O> & { error?: { code: string; message: string } };
     this.#o.onDelivery?.(name, {
       at: new Date((this.#o.clock ?? Date.now)()).toISOString(),
       status: outcome.status,
       outcome: body.error?.code ?? body.status,
       delivery_id: body.delivery_id,
-      detail: body.error?.message ?? body.reason ?? ticketSummary(body.tickets),
+      detail: body.error?.message ?? body.reason ??
+        (body.tickets && this.#o.describe?.(body.tickets)),
     });
     return outcome;
   }
@@ -128,7 +130,7 @@ export class WebhookReceiver {
     handler: NonNullable<ReturnType<typeof handlerFor>>,
     headers: Headers,
     bytes: Uint8Array,
-  ): Promise<WebhookOutcome> {
+  ): Promise<WebhookOutcome<O>> {
     const settings = this.#o.settings(name);
     if (!settings?.enabled) {
       return fail(
@@ -174,9 +176,11 @@ export class WebhookReceiver {
       return fail(400, "invalid_payload", `signed body is not UTF-8 JSON: ${(e as Error).message}`);
     }
     if (await ledger.claim(name, key) === "seen") return replay;
-    let tickets: Ticket[];
+    let items: T[];
     try {
-      tickets = handler.tickets(payload, headers, this.#o.context(name));
+      // The registry holds handlers of any item type; the one registered under `name` yields the
+      // items this receiver was made for, and `problem` checks each before it goes further.
+      items = handler.tickets(payload, headers, this.#o.context(name)) as T[];
     } catch (e) {
       ledger.release(name, key);
       return fail(
@@ -185,7 +189,7 @@ export class WebhookReceiver {
         `the ${name} handler cannot read it: ${(e as Error).message}`,
       );
     }
-    const problem = tickets.map(ticketProblem).find((p) => p !== undefined);
+    const problem = this.#o.problem && items.map(this.#o.problem).find((p) => p !== undefined);
     if (problem) {
       ledger.release(name, key);
       return fail(
@@ -194,17 +198,17 @@ export class WebhookReceiver {
         `a field of the ${name} payload has the wrong type: ${problem}`,
       );
     }
-    const outside = tickets.map((t) => this.#o.scope?.(name, t));
-    if (tickets.length > 0 && outside.every((reason) => reason !== undefined)) {
+    const outside = items.map((item) => this.#o.scope?.(name, item));
+    if (items.length > 0 && outside.every((reason) => reason !== undefined)) {
       ledger.release(name, key);
       return {
         status: 200,
         body: { status: "ignored", adapter: name, delivery_id: key, reason: outside.join("; ") },
       };
     }
-    let results: TicketOutcome[];
+    let results: O[];
     try {
-      results = await this.#o.sink(tickets.filter((_, i) => outside[i] === undefined));
+      results = await this.#o.sink(items.filter((_, i) => outside[i] === undefined));
       await ledger.commit(name, key);
     } catch (e) {
       ledger.release(name, key);
@@ -232,12 +236,6 @@ function fail(
   status: 400 | 401 | 404 | 413 | 500 | 503,
   code: string,
   message: string,
-): WebhookOutcome {
+): WebhookOutcome<never> {
   return { status, body: { error: { code, message } } };
-}
-
-function ticketSummary(tickets: TicketOutcome[] | undefined): string | undefined {
-  if (!tickets) return undefined;
-  if (tickets.length === 0) return "not an issue event: ignored";
-  return tickets.map((t) => `${t.ref} ${t.action}${t.task_id ? ` ${t.task_id}` : ""}`).join("; ");
 }

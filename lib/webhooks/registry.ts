@@ -1,10 +1,9 @@
 /**
  * The handler registry (spec §4.2 rule 6, `register_handler`): the built-in trackers register
- * here when `lib/webhooks/handlers/builtin.ts` is imported, and so can any module, at import
- * time. A module named by `trackers.<name>.module` (a path relative to the workspace, or an
- * `npm:` / `jsr:` / URL specifier) is imported on start; it either calls {@link registerHandler}
- * itself or default-exports a {@link WebhookHandler}, which is registered under the configured
- * name.
+ * here when lib/trackers/builtin.ts is imported, and so can any module, at import time. A
+ * module named by `trackers.<name>.module` (a path relative to the workspace, or an `npm:` /
+ * `jsr:` / URL specifier) is imported on start; it either calls {@link registerHandler} itself
+ * or default-exports a {@link WebhookHandler}, which is registered under the configured name.
  */
 import type { WebhookHandler } from "./handler.ts";
 import { userModuleUrl } from "../util/user_module.ts";

@@ -3,10 +3,10 @@
  * `workitem.<action>` events (v2), signed with a raw-hex HMAC-SHA256 in `X-Plane-Signature`,
  * named by `X-Plane-Delivery`. Plane's webhooks are workspace-wide: issues of other projects
  * are answered `ignored` by the project scope. The issue in `data` has the REST shape, so
- * polling (lib/trackers/plane.ts) reads its results with {@link planeIssueTicket} too.
+ * polling (adapter.ts beside this file) reads its results with {@link planeIssueTicket} too.
  */
-import { htmlToText, isoTime, labelNames, obj, str, type Ticket } from "../../trackers/ticket.ts";
-import type { HandlerContext, WebhookHandler } from "../handler.ts";
+import { htmlToText, isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
 
 const CLOSED_GROUPS = new Set(["completed", "cancelled"]);
 
@@ -69,7 +69,7 @@ function tickets(payload: unknown, _headers: Headers, context: HandlerContext): 
 }
 
 /** Plane's webhooks as tracker_e. */
-export const planeHandler: WebhookHandler = {
+export const planeHandler: WebhookHandler<Ticket> = {
   scheme: "raw-hex",
   signatureHeaders: ["X-Tracker-E-Signature", "X-Plane-Signature"],
   deliveryHeaders: ["X-Tracker-E-Delivery", "X-Plane-Delivery"],

@@ -1,11 +1,12 @@
 /**
  * tracker_b's webhooks, as GitHub sends them: `issues` events (the `X-GitHub-Event` header, or
  * `X-Tracker-B-Event`; a delivery naming no event is not an issue event) signed with HMAC-SHA256
- * in `X-Hub-Signature-256: sha256=<hex>`, named by `X-GitHub-Delivery`. The issue object is the REST shape, so polling (lib/trackers/github.ts)
- * reads its issue lists with {@link githubIssueTicket} too.
+ * in `X-Hub-Signature-256: sha256=<hex>`, named by `X-GitHub-Delivery`. The issue object is the
+ * REST shape, so polling (adapter.ts beside this file) reads its issue lists with
+ * {@link githubIssueTicket} too.
  */
-import { isoTime, labelNames, obj, str, type Ticket } from "../../trackers/ticket.ts";
-import type { HandlerContext, WebhookHandler } from "../handler.ts";
+import { isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
 
 /** A REST/webhook issue object of `repo` as a ticket (undefined for pull requests). */
 export function githubIssueTicket(
@@ -44,7 +45,7 @@ function tickets(payload: unknown, headers: Headers, context: HandlerContext): T
 }
 
 /** GitHub's webhooks as tracker_b. */
-export const githubHandler: WebhookHandler = {
+export const githubHandler: WebhookHandler<Ticket> = {
   scheme: "hub-sha256",
   signatureHeaders: ["X-Hub-Signature-256"],
   deliveryHeaders: ["X-Tracker-B-Delivery", "X-GitHub-Delivery"],

@@ -1,15 +1,10 @@
 /**
  * tracker_d speaks Linear: the GraphQL `issues` query filtered by `updatedAt` for polling,
- * `commentCreate` for write-back; its webhooks (`Issue` data changes) are
- * lib/webhooks/handlers/linear.ts.
- * `project` is the team key (e.g. `ENG`); the token is a personal API key (sent as is) or
- * `Bearer <oauth token>`.
+ * `commentCreate` for write-back; its webhooks (`Issue` data changes) are read by webhook.ts
+ * beside this file. `project` is the team key (e.g. `ENG`); the token is a personal API key
+ * (sent as is) or `Bearer <oauth token>`.
  */
-import {
-  LINEAR_CLOSED_STATES,
-  linearHandler,
-  linearIssueTicket,
-} from "../webhooks/handlers/linear.ts";
+import { LINEAR_CLOSED_STATES, linearHandler, linearIssueTicket } from "./webhook.ts";
 import {
   type ApiAccess,
   byUpdate,
@@ -17,9 +12,9 @@ import {
   MAX_POLL_PAGES,
   sameProject,
   type TrackerAdapter,
-} from "./adapter.ts";
-import { type JsonAnswer, type RateLimit, requestJson, TrackerApiError } from "./http.ts";
-import { arr, obj, str, type Ticket } from "./ticket.ts";
+} from "../adapter.ts";
+import { type JsonAnswer, type RateLimit, requestJson, TrackerApiError } from "../http.ts";
+import { arr, obj, str, type Ticket } from "../ticket.ts";
 
 const NAME = "tracker_d";
 

@@ -1,19 +1,19 @@
 /**
  * tracker_e speaks Plane: the project issues endpoint (newest update first, cursor pages) for
- * polling, issue comments for write-back; its webhooks (`issue` / `workitem.*` events) are
- * lib/webhooks/handlers/plane.ts. `project` is `<workspace-slug>/<project-uuid>`; the token is
- * an API key (`X-API-Key`).
+ * polling, issue comments for write-back; its webhooks (`issue` / `workitem.*` events) are read
+ * by webhook.ts beside this file. `project` is `<workspace-slug>/<project-uuid>`; the token is an
+ * API key (`X-API-Key`).
  */
-import { planeHandler, planeIssueTicket, planeProject } from "../webhooks/handlers/plane.ts";
+import { planeHandler, planeIssueTicket, planeProject } from "./webhook.ts";
 import {
   type ApiAccess,
   byUpdate,
   MAX_POLL_PAGES,
   sameProject,
   type TrackerAdapter,
-} from "./adapter.ts";
-import { type RateLimit, requestJson } from "./http.ts";
-import { obj, str, type Ticket } from "./ticket.ts";
+} from "../adapter.ts";
+import { type RateLimit, requestJson } from "../http.ts";
+import { obj, str, type Ticket } from "../ticket.ts";
 
 const NAME = "tracker_e";
 

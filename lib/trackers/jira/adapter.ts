@@ -1,11 +1,11 @@
 /**
  * tracker_a speaks Jira Cloud: the enhanced JQL search (`/rest/api/3/search/jql`,
  * `updated >= -Nm`) for polling, issue comments in Atlassian Document Format for write-back; its
- * webhooks (`jira:issue_*` events) are lib/webhooks/handlers/jira.ts. `api_url` is the site
- * (`https://acme.atlassian.net`), `project` the project key; `email_env` selects Basic auth
+ * webhooks (`jira:issue_*` events) are read by webhook.ts beside this file. `api_url` is the
+ * site (`https://acme.atlassian.net`), `project` the project key; `email_env` selects Basic auth
  * (Cloud API tokens), otherwise the token is sent as a bearer (personal access tokens).
  */
-import { jiraHandler, jiraIssueTicket } from "../webhooks/handlers/jira.ts";
+import { jiraHandler, jiraIssueTicket } from "./webhook.ts";
 import {
   type ApiAccess,
   byUpdate,
@@ -13,9 +13,9 @@ import {
   MAX_POLL_PAGES,
   sameProject,
   type TrackerAdapter,
-} from "./adapter.ts";
-import { type RateLimit, requestJson } from "./http.ts";
-import { obj, str, type Ticket } from "./ticket.ts";
+} from "../adapter.ts";
+import { type RateLimit, requestJson } from "../http.ts";
+import { obj, str, type Ticket } from "../ticket.ts";
 
 const NAME = "tracker_a";
 const FIELDS = "summary,description,labels,status,updated,project";

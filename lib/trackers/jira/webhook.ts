@@ -1,11 +1,11 @@
 /**
  * tracker_a's webhooks, as Jira Cloud sends them: `jira:issue_*` events signed with HMAC-SHA256
  * behind a `sha256=` prefix, named by `X-Atlassian-Webhook-Identifier`. The issue object is the
- * REST shape, so polling (lib/trackers/jira.ts) reads its search results with
+ * REST shape, so polling (adapter.ts beside this file) reads its search results with
  * {@link jiraIssueTicket} too.
  */
-import { adfToText, isoTime, labelNames, obj, str, type Ticket } from "../../trackers/ticket.ts";
-import type { HandlerContext, WebhookHandler } from "../handler.ts";
+import { adfToText, isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
 
 /** A Jira issue (webhook or REST shape) of the site `site` as a ticket. */
 export function jiraIssueTicket(
@@ -50,7 +50,7 @@ function tickets(payload: unknown, _headers: Headers, context: HandlerContext): 
 }
 
 /** Jira's webhooks as tracker_a. */
-export const jiraHandler: WebhookHandler = {
+export const jiraHandler: WebhookHandler<Ticket> = {
   scheme: "hub-sha256",
   signatureHeaders: ["X-Hub-Signature-256", "X-Hub-Signature"],
   deliveryHeaders: ["X-Tracker-A-Webhook-Identifier", "X-Atlassian-Webhook-Identifier"],

@@ -2,10 +2,10 @@
  * tracker_c's webhooks, as GitLab sends them: the issue hook (`object_kind: "issue"`)
  * authenticated by the shared token in `X-Gitlab-Token` (compared in constant time), named by
  * `Idempotency-Key` or `X-Gitlab-Event-UUID`. The hook's issue attributes differ from the REST
- * issue that polling reads (lib/trackers/gitlab.ts).
+ * issue that polling reads (adapter.ts beside this file).
  */
-import { arr, isoTime, labelNames, obj, str, type Ticket } from "../../trackers/ticket.ts";
-import type { HandlerContext, WebhookHandler } from "../handler.ts";
+import { arr, isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
 
 function tickets(payload: unknown, _headers: Headers, context: HandlerContext): Ticket[] {
   const p = obj(payload);
@@ -35,7 +35,7 @@ function tickets(payload: unknown, _headers: Headers, context: HandlerContext): 
 }
 
 /** GitLab's webhooks as tracker_c. */
-export const gitlabHandler: WebhookHandler = {
+export const gitlabHandler: WebhookHandler<Ticket> = {
   scheme: "token",
   signatureHeaders: ["X-Tracker-C-Token", "X-Gitlab-Token"],
   deliveryHeaders: ["X-Tracker-C-Event-UUID", "Idempotency-Key", "X-Gitlab-Event-UUID"],

@@ -1,18 +1,18 @@
 /**
  * tracker_b speaks GitHub: the REST issues list with `since` for polling, issue comments for
- * write-back; its webhooks (`issues` events) are lib/webhooks/handlers/github.ts. `project` is
- * the repository, `owner/name`.
+ * write-back; its webhooks (`issues` events) are read by webhook.ts beside this file. `project`
+ * is the repository, `owner/name`.
  */
-import { githubHandler, githubIssueTicket } from "../webhooks/handlers/github.ts";
+import { githubHandler, githubIssueTicket } from "./webhook.ts";
 import {
   type ApiAccess,
   byUpdate,
   MAX_POLL_PAGES,
   sameProject,
   type TrackerAdapter,
-} from "./adapter.ts";
-import { type RateLimit, requestJson } from "./http.ts";
-import { obj, str, type Ticket } from "./ticket.ts";
+} from "../adapter.ts";
+import { type RateLimit, requestJson } from "../http.ts";
+import { obj, str, type Ticket } from "../ticket.ts";
 
 const NAME = "tracker_b";
 

@@ -1,11 +1,11 @@
 /**
  * tracker_d's webhooks, as Linear sends them: `Issue` data-change events signed with a raw-hex
  * HMAC-SHA256 in `Linear-Signature`, named by `Linear-Delivery`. The issue in `data` has the
- * GraphQL shape, so polling (lib/trackers/linear.ts) reads its query results with
+ * GraphQL shape, so polling (adapter.ts beside this file) reads its query results with
  * {@link linearIssueTicket} too.
  */
-import { isoTime, labelNames, obj, str, type Ticket } from "../../trackers/ticket.ts";
-import type { HandlerContext, WebhookHandler } from "../handler.ts";
+import { isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
 
 /** Linear's workflow state types that close a ticket. */
 export const LINEAR_CLOSED_STATES: ReadonlySet<string> = new Set(["completed", "canceled"]);
@@ -43,7 +43,7 @@ function tickets(payload: unknown, _headers: Headers, context: HandlerContext): 
 }
 
 /** Linear's webhooks as tracker_d. */
-export const linearHandler: WebhookHandler = {
+export const linearHandler: WebhookHandler<Ticket> = {
   scheme: "raw-hex",
   signatureHeaders: ["Tracker-D-Signature", "Linear-Signature"],
   deliveryHeaders: ["Tracker-D-Delivery", "Linear-Delivery"],

@@ -1,19 +1,19 @@
 /**
  * tracker_c speaks GitLab: the project issues API with `updated_after` for polling, issue notes
- * for write-back; its webhooks (the issue hook) are lib/webhooks/handlers/gitlab.ts. `project`
- * is the project path (`group/name`) or its numeric id; `api_url` the instance (default
- * https://gitlab.com).
+ * for write-back; its webhooks (the issue hook) are read by webhook.ts beside this file.
+ * `project` is the project path (`group/name`) or its numeric id; `api_url` the instance
+ * (default https://gitlab.com).
  */
-import { gitlabHandler } from "../webhooks/handlers/gitlab.ts";
+import { gitlabHandler } from "./webhook.ts";
 import {
   type ApiAccess,
   byUpdate,
   MAX_POLL_PAGES,
   sameProject,
   type TrackerAdapter,
-} from "./adapter.ts";
-import { type RateLimit, requestJson } from "./http.ts";
-import { isoTime, labelNames, obj, str, type Ticket } from "./ticket.ts";
+} from "../adapter.ts";
+import { type RateLimit, requestJson } from "../http.ts";
+import { isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
 
 const NAME = "tracker_c";
 
