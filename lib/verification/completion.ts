@@ -29,6 +29,7 @@ import type { Evidence } from "./ledger.ts";
 import { type NudgeSettings, readVerificationNudge, type VerificationNudge } from "./nudge.ts";
 import { sealEvidence } from "./seal.ts";
 import { detectTestRuns } from "./test_run_detector.ts";
+import { ledgerVerdict } from "./verdict.ts";
 
 /** Bytes at the end of a session log that are scanned for test runs. */
 export const LOG_SCAN_BYTES = 64 << 20;
@@ -226,7 +227,7 @@ export class VerificationStep {
     });
     const verified = evidence.tests_run || evidence.quality_gates_run ||
       evidence.completion_signals_checked;
-    await this.#o.store.recordVerification(task.id, sessionId, evidence);
+    await this.#o.store.recordVerdict(task.id, ledgerVerdict(this.#o.paths, sessionId, evidence));
     recorded.add(key); // the ledger holds it now: never again for this completion
     await appendEvents(this.#o.journalPath, [taskVerificationRecorded({
       task_id: task.id,
