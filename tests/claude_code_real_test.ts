@@ -9,7 +9,7 @@ import { claudeAdapter } from "../lib/agents/adapters/claude.ts";
 import { resolveBinary } from "../lib/agents/preflight.ts";
 import { agentEnvironment } from "../lib/agents/env.ts";
 import { firstRateLimit, scanLog } from "../lib/agents/rate_limit.ts";
-import { addUsage, emptyCostReport } from "../lib/agents/cost.ts";
+import { addUsage, emptyCostReport } from "../lib/cost/report.ts";
 
 const claudePath = await resolveBinary("claude", Deno.env.toObject());
 if (!claudePath) {

@@ -2,8 +2,8 @@
  * Parsers that read what an agent session spent from the CLI's own structured output. Pure: they
  * take log text and return a `UsageReport`, or undefined when the log names no usage.
  */
-import type { ModelUsage, UsageReport } from "./adapters/types.ts";
-import { estimateMicroUsd, type TokenCounts, usdToMicro } from "./prices.ts";
+import { estimateMicroUsd, type TokenCounts, usdToMicro } from "../cost/prices.ts";
+import type { ModelUsage, UsageReport } from "../cost/report.ts";
 
 type Json = Record<string, unknown>;
 

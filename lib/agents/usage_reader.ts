@@ -3,7 +3,8 @@
  * the adapter keeps one (Codex names its model only there). The parsing stays in the adapter.
  */
 import { join } from "node:path";
-import type { AgentAdapter, SessionRecordLocation, UsageReport } from "./adapters/types.ts";
+import type { UsageReport } from "../cost/report.ts";
+import type { AgentAdapter, SessionRecordLocation } from "./adapters/types.ts";
 
 /** Dated directories searched at most (`YYYY/MM/DD`: today and the days before, newest first). */
 const MAX_DAY_DIRS = 3;
@@ -36,6 +37,24 @@ export async function findSessionRecord(loc: SessionRecordLocation): Promise<str
     dirs = next.slice(0, MAX_DAY_DIRS * 4);
   }
   return undefined;
+}
+
+/**
+ * The usage of the session whose log is at `logPath` (undefined when it is unreadable or names
+ * none); the CLI's own record is looked up under this process's environment, which the agent
+ * inherited.
+ */
+export async function readSessionUsage(
+  adapter: AgentAdapter,
+  logPath: string,
+): Promise<UsageReport | undefined> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(logPath);
+  } catch {
+    return undefined;
+  }
+  return await readAgentUsage(adapter, text, Deno.env.toObject());
 }
 
 /** The usage of the session whose log is `logText`; `env` is the environment the agent had. */

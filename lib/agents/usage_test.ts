@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { adapterByName } from "./adapters/mod.ts";
-import type { UsageReport } from "./adapters/types.ts";
+import type { UsageReport } from "../cost/report.ts";
 
 const j = (v: unknown) => JSON.stringify(v);
 
@@ -154,7 +154,7 @@ for (const [name, adapter, log, expected] of CASES) {
 }
 
 Deno.test("priceOf(): gemini models are not mistaken for -mini models", async () => {
-  const { priceOf } = await import("./prices.ts");
+  const { priceOf } = await import("../cost/prices.ts");
   assert.equal(priceOf("gemini-2.5-flash").inputPerMTok, 0.3);
   assert.equal(priceOf("gpt-5-mini").inputPerMTok, 0.25);
   assert.equal(priceOf("some-new-model").inputPerMTok, 3);

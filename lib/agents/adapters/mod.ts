@@ -19,7 +19,8 @@ import { qwenAdapter } from "./qwen.ts";
 import { genericAdapter, type GenericAdapterOptions } from "./generic.ts";
 import { ValueError } from "../errors.ts";
 
-export type { AdapterInput, AgentAdapter, ModelUsage, UsageReport } from "./types.ts";
+export type { AdapterInput, AgentAdapter } from "./types.ts";
+export type { ModelUsage, UsageReport } from "../../cost/report.ts";
 export { genericAdapter, type GenericAdapterOptions } from "./generic.ts";
 
 /** The adapters that ship with the service (`generic` is built per config by `genericAdapter`). */

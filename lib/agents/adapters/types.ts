@@ -2,27 +2,7 @@
  * The adapter contract: how the service turns a task into the argv of one agent CLI and reads
  * back what that CLI spent. Adapters are plain data plus two pure functions.
  */
-
-/** Token and cost figures of one model inside one agent session. */
-export interface ModelUsage {
-  /** Input tokens, cached ones included. */
-  inputTokens: number;
-  /** Part of `inputTokens` read from the provider's prompt cache (billed lower), when reported. */
-  cachedInputTokens?: number;
-  outputTokens: number;
-  /** Cost in integer micro-USD (1 USD = 1_000_000). */
-  microUsd: number;
-}
-
-/** What one agent session spent, as parsed from the CLI's own output. */
-export interface UsageReport {
-  /** Total cost in integer micro-USD. */
-  microUsd: number;
-  /** Per-model breakdown; keys are the model names the CLI reported. */
-  byModel: Record<string, ModelUsage>;
-  /** `reported`: the CLI printed a cost; `estimated`: tokens × the price table of `cost.ts`. */
-  source: "reported" | "estimated";
-}
+import type { UsageReport } from "../../cost/report.ts";
 
 /** What a task asks of an agent run. */
 export interface AdapterInput {
