@@ -1,10 +1,13 @@
 /**
- * Reads what a finished agent session spent: its log, plus the CLI's own session record when
- * the adapter keeps one (Codex names its model only there). The parsing stays in the adapter.
+ * Reads what a finished agent session spent: its log, read once into events by its adapter, plus
+ * the CLI's own session record when the adapter keeps one (Codex names its model only there).
+ * The formats stay in the adapters; the pricing is ./usage.ts's.
  */
 import { join } from "node:path";
 import type { UsageReport } from "../cost/report.ts";
+import { logParserOf } from "./adapters/mod.ts";
 import type { AgentAdapter, SessionRecordLocation } from "./adapters/types.ts";
+import { usageOf } from "./usage.ts";
 
 /** Dated directories searched at most (`YYYY/MM/DD`: today and the days before, newest first). */
 const MAX_DAY_DIRS = 3;
@@ -63,9 +66,12 @@ export async function readAgentUsage(
   logText: string,
   env: Readonly<Record<string, string>>,
 ): Promise<UsageReport | undefined> {
-  const loc = adapter.sessionRecord?.(logText, env);
+  const events = logParserOf(adapter)(logText);
+  const loc = adapter.sessionRecord?.(events, env);
   const path = loc ? await findSessionRecord(loc) : undefined;
   let record: string | undefined;
   if (path) record = await Deno.readTextFile(path).catch(() => undefined);
-  return adapter.parseUsage(logText, record);
+  if (adapter.parseUsage) return adapter.parseUsage(logText, record);
+  const recorded = record === undefined ? undefined : adapter.parseSessionRecord?.(record);
+  return usageOf(events, recorded);
 }

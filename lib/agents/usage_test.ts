@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { adapterByName } from "./adapters/mod.ts";
+import { logParserFor } from "./adapters/mod.ts";
+import { usageOf } from "./usage.ts";
 import type { UsageReport } from "../cost/report.ts";
 
 const j = (v: unknown) => JSON.stringify(v);
@@ -148,8 +149,8 @@ CASES[CASES.length - 1][3]!.microUsd = 10000;
 CASES[CASES.length - 1][3]!.byModel["claude-3-5-sonnet-20241022"].microUsd = 10000;
 
 for (const [name, adapter, log, expected] of CASES) {
-  Deno.test(`parseUsage(): ${name}`, () => {
-    assert.deepEqual(adapterByName(adapter).parseUsage(log), expected);
+  Deno.test(`usageOf(): ${name}`, () => {
+    assert.deepEqual(usageOf(logParserFor(adapter)(log)), expected);
   });
 }
 

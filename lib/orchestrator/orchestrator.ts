@@ -144,6 +144,7 @@ export class Orchestrator {
         nudge: options.nudge ?? { threshold: 0.3, min_completions: 3 },
         onAlert: options.onAlert,
         warn: options.log,
+        adapter: options.adapter.name,
       }),
       warn: options.log,
     });

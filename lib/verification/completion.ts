@@ -28,6 +28,7 @@ import { observedEvidence } from "./evidence.ts";
 import type { Evidence } from "./ledger.ts";
 import { type NudgeSettings, readVerificationNudge, type VerificationNudge } from "./nudge.ts";
 import { sealEvidence } from "./seal.ts";
+import { logParserFor } from "../agents/adapters/mod.ts";
 import { detectTestRuns } from "./test_run_detector.ts";
 import { ledgerVerdict } from "./verdict.ts";
 
@@ -65,6 +66,8 @@ export interface VerificationStepOptions {
   /** Called once, the moment the alert first trips during this process. */
   onAlert?: (nudge: VerificationNudge) => void;
   warn: (line: string) => void;
+  /** The adapter (its name) whose agents wrote the session logs: it reads them. */
+  adapter?: string;
 }
 
 /** What the verification found, for the decision core. */
@@ -220,7 +223,8 @@ export class VerificationStep {
       logPath ?? runLogPath(this.#o.paths, this.#o.runId, sessionId),
       runLogPath(this.#o.paths, this.#o.runId, sessionId),
     );
-    const testRuns = detectTestRuns(log, { prompt: await this.#promptOf(task) });
+    const events = logParserFor(this.#o.adapter)(log);
+    const testRuns = detectTestRuns(events, { prompt: await this.#promptOf(task) });
     const evidence: Evidence = observedEvidence({
       testRuns,
       checks: evaluated?.gates.signals,

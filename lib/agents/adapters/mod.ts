@@ -7,8 +7,11 @@
  * import { registerAdapter } from "./lib/agents/adapters/mod.ts";
  * registerAdapter({ name: "my-cli", binary: "my-cli", apiKeyEnv: ["MY_KEY"], passEnv: [],
  *   acceptsMcpConfig: false, supportsEffort: false,
- *   buildArgv: (i) => ["--headless", i.prompt], parseUsage: () => undefined });
+ *   buildArgv: (i) => ["--headless", i.prompt] });
  * ```
+ *
+ * Without `parseLog` its session log is read as a generic command's (every built-in format is
+ * recognised); `parseUsage` reads usage a format of its own states.
  */
 import type { AgentAdapter } from "./types.ts";
 import { claudeAdapter } from "./claude.ts";
@@ -16,8 +19,9 @@ import { codexAdapter } from "./codex.ts";
 import { geminiAdapter } from "./gemini.ts";
 import { aiderAdapter } from "./aider.ts";
 import { qwenAdapter } from "./qwen.ts";
-import { genericAdapter, type GenericAdapterOptions } from "./generic.ts";
+import { genericAdapter, type GenericAdapterOptions, parseAnyLog } from "./generic.ts";
 import { ValueError } from "../errors.ts";
+import type { LogParser } from "../session_events.ts";
 
 export type { AdapterInput, AgentAdapter } from "./types.ts";
 export type { ModelUsage, UsageReport } from "../../cost/report.ts";
@@ -49,6 +53,21 @@ export function registerAdapter(adapter: AgentAdapter): void {
     throw new ValueError(`Adapter '${adapter.name}' is already registered`);
   }
   registered.set(adapter.name, adapter);
+}
+
+/** How `adapter` reads its session log: its own `parseLog`, else the generic reading. */
+export function logParserOf(adapter: AgentAdapter): LogParser {
+  return adapter.parseLog ? (text) => adapter.parseLog!(text) : parseAnyLog;
+}
+
+/**
+ * How the adapter named `name` reads its session log; a name no adapter has (a generic command,
+ * whatever it is called) reads it the generic way.
+ */
+export function logParserFor(name: string | undefined): LogParser {
+  const adapter = BUILTIN_ADAPTERS.find((a) => a.name === name) ??
+    (name === undefined ? undefined : registered.get(name));
+  return adapter ? logParserOf(adapter) : parseAnyLog;
 }
 
 /** Names of every adapter `adapterByName` accepts, sorted. */
