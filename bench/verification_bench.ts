@@ -2,7 +2,8 @@
  * Verification figures, printed: `deno run -A bench/verification_bench.ts`.
  *
  * (a) The test-run detector on a 50 MB Claude Code stream-json session log (assistant turns,
- *     Bash tool results, one test summary near the end): MB/s. Every completion reads its log.
+ *     Bash tool results, one test summary near the end), the log parsed into events by the Claude
+ *     adapter and read: MB/s. Every completion reads its log.
  * (b) The evidence endpoint as an operator's browser meets it: `service serve` started in a fresh
  *     process on a workspace whose run journal has 20 000 rows and whose bundle names three 4 MB
  *     producer outputs; the first GET (cold) and the median of 20 GETs, each re-hashing every
@@ -13,6 +14,7 @@ import { appendEvents } from "../lib/journal/journal_file.ts";
 import * as ev from "../lib/journal/events.ts";
 import { producerRun, sealSample } from "../lib/verification/_test_fixtures.ts";
 import { detectTestRuns } from "../lib/verification/test_run_detector.ts";
+import { parseClaudeLog } from "../lib/agents/adapters/claude_log.ts";
 import { journalPath, workspacePaths } from "../lib/workspace.ts";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
@@ -68,7 +70,7 @@ const log = claudeLog(50 << 20);
 const times: number[] = [];
 for (let i = 0; i < 5; i++) {
   const t = performance.now();
-  const report = detectTestRuns(log);
+  const report = detectTestRuns(parseClaudeLog(log));
   times.push(performance.now() - t);
   if (!report.tests_run) throw new Error("the summary was not found");
 }

@@ -8,9 +8,11 @@ import { startFakeAnthropicApi } from "./fakes/anthropic_api.ts";
 import { claudeAdapter } from "../lib/agents/adapters/claude.ts";
 import { resolveBinary } from "../lib/agents/preflight.ts";
 import { agentEnvironment } from "../lib/agents/env.ts";
+import { parseClaudeLog } from "../lib/agents/adapters/claude_log.ts";
 import { firstRateLimit, scanLog } from "../lib/agents/rate_limit.ts";
-import { addUsage, emptyCostReport } from "../lib/agents/cost.ts";
 import { injectSkills } from "../lib/agents/skills.ts";
+import { usageOf } from "../lib/agents/usage.ts";
+import { addUsage, emptyCostReport } from "../lib/cost/report.ts";
 
 const claudePath = await resolveBinary("claude", Deno.env.toObject());
 if (!claudePath) {
@@ -75,7 +77,10 @@ Deno.test({
       assert.match(body.model, /haiku/, "complexity low routed to the cheapest model");
       assert.equal(body.stream, true);
       assert.equal(messages[0].headers["x-api-key"], "test-key");
-      const usage = claudeAdapter.parseUsage(run.stdout);
+      const events = parseClaudeLog(run.stdout);
+      assert.equal(events.find((e) => e.kind === "session")?.kind, "session", "the init line");
+      assert.equal(events.at(-1)?.kind, "usage", "the result line's usage is read");
+      const usage = usageOf(events);
       assert.ok(usage, "the result line parses");
       // haiku list price: 1200 × 1 + 30 × 5 micro-USD, as Claude Code itself computed it.
       assert.equal(usage.microUsd, 1350);
@@ -85,7 +90,11 @@ Deno.test({
       assert.deepEqual(m, { inputTokens: 1200, outputTokens: 30, microUsd: 1350 });
       const report = addUsage(emptyCostReport(1), "t1", usage);
       assert.equal(report.total_micro_usd, 1350);
-      assert.deepEqual(scanLog(run.stdout), [], "a healthy run has no rate-limit match");
+      assert.deepEqual(
+        scanLog(run.stdout, parseClaudeLog),
+        [],
+        "a healthy run has no rate-limit match",
+      );
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
@@ -103,7 +112,7 @@ Deno.test({
       const run = await runClaude(api.url, dir);
       assert.ok(Date.now() - started < 60_000, "no retry loop with CLAUDE_CODE_MAX_RETRIES=0");
       assert.notEqual(run.code, 0);
-      const hit = firstRateLimit(scanLog(run.stdout + "\n" + run.stderr));
+      const hit = firstRateLimit(scanLog(run.stdout + "\n" + run.stderr, parseClaudeLog));
       assert.ok(hit, `no rate limit found in:\n${run.stdout}\n${run.stderr}`);
       assert.match(hit.rule, /^claude:|^anthropic:|^provider:|^token:429$/);
       const calls = api.requests.filter((r) => r.path === "/v1/messages").length;

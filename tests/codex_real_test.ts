@@ -16,7 +16,7 @@ import {
   realRun,
   writeAndReport,
 } from "./_real_cli.ts";
-import { priceOf } from "../lib/agents/prices.ts";
+import { priceOf } from "../lib/cost/prices.ts";
 
 const codex = await realBinary("codex", "@openai/codex@0.169.0");
 const real = { ignore: !codex, sanitizeResources: false, sanitizeOps: false };

@@ -8,9 +8,8 @@ import assert from "node:assert/strict";
 import { ServerLog } from "../lib/server/server_log.ts";
 import { publishServer } from "../lib/discovery/record.ts";
 import { join } from "node:path";
-import type { AgentAdapter } from "../lib/agents/adapters/types.ts";
 import { CooldownTracker, saveCooldowns } from "../lib/agents/cooldown.ts";
-import { emptyCostReport } from "../lib/agents/cost.ts";
+import { emptyCostReport, type UsageReport } from "../lib/cost/report.ts";
 import { writeHeartbeat, writePidFile } from "../lib/agents/runtime_files.ts";
 import { appendAuditEntry, auditPaths, loadAuditKey } from "../lib/audit/store.ts";
 import { writeSpend } from "../lib/cost/spend.ts";
@@ -18,7 +17,7 @@ import { writeDebugBundle } from "../lib/debug/bundle.ts";
 import { AccessLog } from "../lib/http/access_log.ts";
 import { appendEvents } from "../lib/journal/journal_file.ts";
 import { writeRunState } from "../lib/orchestrator/run_state.ts";
-import { SpendTracker } from "../lib/orchestrator/spend.ts";
+import { SpendTracker } from "../lib/cost/budget.ts";
 import { claimStoreOwnership, releaseStoreOwnership } from "../lib/tasks/owner.ts";
 import { ensureBacklogDirs, writeBacklogExport } from "../lib/tasks/persist.ts";
 import { appendLedgerRecord } from "../lib/verification/ledger.ts";
@@ -31,23 +30,18 @@ import {
 } from "../lib/workspace.ts";
 import { sampleEvents } from "./helpers.ts";
 
-const USAGE = {
+const USAGE: UsageReport = {
   microUsd: 10,
   byModel: { m: { inputTokens: 1, outputTokens: 1, microUsd: 10 } },
   source: "reported",
 };
-const ADAPTER = { name: "fake", parseUsage: () => USAGE } as unknown as AgentAdapter;
 
 /** [name, writer, the file it must have written]. */
 const WRITERS: [string, (p: WorkspacePaths) => Promise<unknown>, (p: WorkspacePaths) => string][] =
   [
     [
       "spend of an agent that exited without reporting (SpendTracker.record)",
-      async (p) => {
-        const log = await Deno.makeTempFile();
-        await new SpendTracker(p, ADAPTER, emptyCostReport()).record("t1", "s1", log);
-        await Deno.remove(log);
-      },
+      (p) => new SpendTracker(p, { name: "fake" }, emptyCostReport()).record("t1", "s1", USAGE),
       (p) => p.costRecords,
     ],
     [

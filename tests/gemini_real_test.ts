@@ -17,7 +17,7 @@ import {
   realRun,
   writeAndReport,
 } from "./_real_cli.ts";
-import { priceOf } from "../lib/agents/prices.ts";
+import { priceOf } from "../lib/cost/prices.ts";
 
 const gemini = await realBinary("gemini", "@google/gemini-cli@0.61.0");
 const real = { ignore: !gemini, sanitizeResources: false, sanitizeOps: false };

@@ -124,3 +124,21 @@ Deno.test("a broken cost_report.json: status and cost both name the file and the
     "the broken file is left for the user",
   );
 });
+
+Deno.test("service status and service cost print the same amounts the same way (one money format)", async () => {
+  await using ws = await tempDir();
+  await workspace(ws.path, {
+    config: config("budget_usd: 2.5\n"),
+    records: RECORD("a", 1_234_560) + RECORD("b", 7_300),
+  });
+  const [status, cost] = await Promise.all([cli(ws.path, ["status"]), cli(ws.path, ["cost"])]);
+  assert.equal(status.code, 0, status.stderr);
+  assert.equal(cost.code, 0, cost.stderr);
+  // $1.2419 of $2.5000: a fraction of a cent is not rounded away in either.
+  assert.match(status.stdout, /^spend: \$1\.2419 \(budget \$2\.5000\)$/m);
+  assert.match(cost.stdout, /^total: \$1\.2419 of budget \$2\.5000 /m);
+  const amounts = (text: string) => new Set(text.match(/\$\d+\.\d+/g));
+  for (const amount of amounts(status.stdout)) {
+    assert.ok(amounts(cost.stdout).has(amount), `${amount} of status is in cost's output too`);
+  }
+});

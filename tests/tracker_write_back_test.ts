@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { closeTrackerService, trackerServiceFor } from "../lib/trackers/service.ts";
 import { taskStoreFor } from "../lib/tasks/registry.ts";
 import { TaskInputSchema } from "../lib/tasks/task.ts";
+import { completionVerdict } from "../lib/verification/verdict.ts";
 import { startFakeTrackerApis } from "./_tracker_apis.ts";
 import { testWorkspace } from "./_workspace.ts";
 import { deliver, fixture } from "./_webhooks.ts";
@@ -123,7 +124,7 @@ Deno.test("write-back: a task whose ticket is outside the configured project is 
       },
     })]);
     await store.claim(task.id, "s1");
-    await store.complete(task.id, {});
+    await store.complete(task.id, {}, completionVerdict(ws.ctx.paths));
     await store.markMerged(task.id);
     await until(
       "the refusal",

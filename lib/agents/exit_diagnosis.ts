@@ -2,8 +2,12 @@
  * Exits of agent CLIs that fail the same way on every attempt (pure): bad or unselected
  * credentials, an untrusted folder, a configuration or input error, a model the provider does
  * not know. The orchestrator's retry policy asks {@link permanentExit} before it retries, so a
- * run fails at once with the CLI's own reason instead of three identical failures.
+ * run fails at once with the CLI's own reason instead of three identical failures. It reads the
+ * events of the log's last lines (its adapter parsed them, ./session_events.ts), and only what
+ * the CLI itself said: plain lines, errors and other records, never a tool's output or the
+ * model's words (an agent that tested an "invalid api key" message is not unauthorised).
  */
+import type { SessionEvent } from "./session_events.ts";
 
 /** Why an exit will repeat, for the card's receipt and the operator. */
 export interface PermanentExit {
@@ -81,45 +85,44 @@ const RULES: readonly ExitRule[] = [
   },
 ];
 
-/** The human part of a log line: `error.message` or `message` of a JSON line, else the line. */
-export function logLineMessage(line: string): string {
-  const t = line.trim();
-  if (!t.startsWith("{")) return t;
-  try {
-    const v = JSON.parse(t);
-    const msg = v?.error?.message ?? v?.message;
-    if (typeof msg !== "string") return t;
-    // Gemini wraps the provider's JSON body in "[API Error: …]": keep the provider's message.
-    const inner = /"message":\s*"((?:[^"\\]|\\.)*)"/.exec(msg);
-    return (inner ? JSON.parse(`"${inner[1]}"`) : msg).trim();
-  } catch {
-    return t;
-  }
+/** What the CLI itself said on a line: the error's message, or the line. */
+export function saidOn(event: SessionEvent): string {
+  if (event.kind === "error") return event.message;
+  if (event.kind === "record" && event.message !== undefined) return event.message;
+  return event.raw.trim();
 }
 
-function saidBy(rule: ExitRule, tail: readonly string[]): string | undefined {
-  const lines = tail.filter((l) => l.trim() !== "");
-  const line = rule.pattern ? lines.findLast((l) => rule.pattern!.test(l)) : undefined;
-  return line === undefined ? undefined : logLineMessage(line).slice(0, 300);
+/** The events of the CLI's own lines (not tool traffic, the model's words or usage). */
+function ownLines(events: readonly SessionEvent[]): SessionEvent[] {
+  return events.filter((e) =>
+    (e.kind === "text" || e.kind === "error" || e.kind === "record") && e.raw.trim() !== ""
+  );
+}
+
+function saidBy(rule: ExitRule, lines: readonly SessionEvent[]): string | undefined {
+  const line = rule.pattern ? lines.findLast((e) => rule.pattern!.test(e.raw)) : undefined;
+  return line === undefined ? undefined : saidOn(line).slice(0, 300);
 }
 
 /**
  * The verdict on an agent's non-zero exit when it will repeat on every attempt, from the exit
- * code and the last lines of its log; undefined when another attempt may fare better.
+ * code and the events of the last lines of its log; undefined when another attempt may fare
+ * better.
  */
 export function permanentExit(
   adapter: string | undefined,
   exitCode: number,
-  logTail: readonly string[] = [],
+  tail: readonly SessionEvent[] = [],
 ): PermanentExit | undefined {
   if (exitCode === 0) return undefined;
-  const text = logTail.join("\n");
+  const lines = ownLines(tail);
+  const text = lines.map((e) => e.raw).join("\n");
   const rule = RULES.find((r) =>
     (r.adapter === undefined || r.adapter === adapter) &&
     (r.code === undefined || r.code === exitCode) &&
     (r.pattern === undefined || r.pattern.test(text))
   );
   if (!rule) return undefined;
-  const said = saidBy(rule, logTail);
+  const said = saidBy(rule, lines);
   return said ? { ...rule.verdict, said } : rule.verdict;
 }

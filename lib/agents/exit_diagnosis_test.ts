@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { logLineMessage, permanentExit } from "./exit_diagnosis.ts";
+import { logParserFor } from "./adapters/mod.ts";
+import { parseAnyLog } from "./adapters/generic.ts";
+import { permanentExit, saidOn } from "./exit_diagnosis.ts";
+
+/** The events of a log tail as the adapter reads it. */
+const tailOf = (adapter: string, lines: string[]) => logParserFor(adapter)(lines.join("\n"));
 
 const GEMINI_401 =
   '{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: {\\"error\\":{\\"code\\":401,\\"message\\":\\"API key not valid. Please pass a valid API key.\\",\\"status\\":\\"UNAUTHENTICATED\\"}}]"}}';
@@ -40,21 +45,56 @@ const CASES: [string, string, number, string[], string | undefined, string | und
   ["41 of another CLI is its own business", "claude", 41, ["bye"], undefined, undefined],
   ["a crash is retried", "codex", 1, ["panicked at core/src/x.rs"], undefined, undefined],
   ["exit 0 is never permanent", "gemini", 0, ["UNAUTHENTICATED"], undefined, undefined],
+  [
+    "a test's output naming an invalid API key (a tool's output, not the CLI's word)",
+    "claude",
+    1,
+    [
+      JSON.stringify({
+        type: "user",
+        message: {
+          role: "user",
+          content: [{
+            type: "tool_result",
+            tool_use_id: "toolu_1",
+            content: "FAIL test_auth: expected 'Incorrect API key provided' (401 Unauthorized)",
+          }],
+        },
+      }),
+      "Claude Code exited: the session ended before the agent reported",
+    ],
+    undefined,
+    undefined,
+  ],
+  [
+    "the model writing about an unknown model",
+    "codex",
+    1,
+    [
+      JSON.stringify({
+        type: "item.completed",
+        item: { type: "agent_message", text: "The model gpt-x does not exist, so I used another" },
+      }),
+    ],
+    undefined,
+    undefined,
+  ],
 ];
 
 for (const [name, adapter, code, tail, cause, said] of CASES) {
   Deno.test(`permanentExit(): ${name}`, () => {
-    const verdict = permanentExit(adapter, code, tail);
+    const verdict = permanentExit(adapter, code, tailOf(adapter, tail));
     assert.equal(verdict?.cause, cause);
     if (said !== undefined) assert.equal(verdict?.said, said);
     if (verdict) assert.ok(verdict.fix.length > 0);
   });
 }
 
-Deno.test("logLineMessage() keeps plain lines and unwraps JSON error messages", () => {
-  assert.equal(logLineMessage("  Error: boom "), "Error: boom");
-  assert.equal(logLineMessage('{"message":"m"}'), "m");
-  assert.equal(logLineMessage('{"error":{"message":"e"}}'), "e");
-  assert.equal(logLineMessage("{not json"), "{not json");
-  assert.equal(logLineMessage('{"other":1}'), '{"other":1}');
+Deno.test("saidOn() keeps plain lines and unwraps JSON error messages", () => {
+  const said = (line: string) => saidOn(parseAnyLog(line)[0]);
+  assert.equal(said("  Error: boom "), "Error: boom");
+  assert.equal(said('{"message":"m"}'), "m");
+  assert.equal(said('{"error":{"message":"e"}}'), "e");
+  assert.equal(said("{not json"), "{not json");
+  assert.equal(said('{"other":1}'), '{"other":1}');
 });

@@ -1,23 +1,25 @@
 /**
- * The rate-limit log scanner (spec §7.3 "RateLimitError" and "False rate-limit kill"). Pure: it
- * reads log lines and reports each line that shows provider throttling or a provider failure,
- * with the rule that matched.
+ * The rate-limit reader (spec §7.3 "RateLimitError" and "False rate-limit kill"). Pure: it reads
+ * a session log's events (its adapter parsed the log, ../session_events.ts) and reports each line
+ * that shows provider throttling or a provider failure, with the rule that matched.
  *
- * - Structured tool traffic and heartbeats are skipped: JSON lines whose `type` is `tool_use`,
- *   `tool_call`, `tool_result`, `heartbeat` (and the like), Claude Code `assistant`/`user` lines
- *   whose content holds `tool_use`/`tool_result` blocks, Codex `item.*` events of commands,
- *   file changes and MCP tool calls.
- * - Known conversation lines (the model's own prose: Claude Code `assistant` messages from a real
- *   model, successful `result` lines, `system` init, Codex agent messages, Gemini `message` and
- *   `init`) are skipped too: a model writing "fixed the 429 error handling" is not throttling.
- * - Provider markers count anywhere else: "hit your limit", "quota exceeded", "rate_limit_error",
- *   a stream-json `rate_limit_event` whose status is `rejected`, an Anthropic
- *   `{"type":"error","error":{"type":"rate_limit_error"}}`, Claude Code's `"error":"rate_limit"`
- *   and `"api_error_status":429`.
+ * - Tool traffic and heartbeats are never read: tool calls and their output, in any CLI's shape
+ *   (the adapter knows them), and any JSON line whose `type` names a tool call, tool result or
+ *   heartbeat.
+ * - The model's own words and the CLI's bookkeeping (Claude Code `assistant` messages from a real
+ *   model, successful `result` lines, init lines, Codex agent messages, Gemini `message` lines)
+ *   are not read either: a model writing "fixed the 429 error handling" is not throttling.
+ * - The provider's own structured signals count (the adapter names them: a stream-json
+ *   `rate_limit_event` whose status is `rejected`, an Anthropic `rate_limit_error` body, Claude
+ *   Code's `"error":"rate_limit"` and `"api_error_status":429`), and so do provider markers on any
+ *   other line: "hit your limit", "quota exceeded", "rate_limit_error", RESOURCE_EXHAUSTED.
  * - Risky bare tokens (413, 429, 401, 403, 504, timeout, rate limit, unauthorized, too many
- *   requests) count only on a line that also has error context: error, status, http, code,
- *   exception, failed, failure or traceback, as whole words, any case.
+ *   requests) count only on a line that also has error context — error, status, http, code,
+ *   exception, failed, failure or traceback, as whole words, any case — or on a line the CLI
+ *   marks as an error.
  */
+import { parseAnyLog } from "./adapters/generic.ts";
+import type { LogParser, SessionEvent } from "./session_events.ts";
 
 /** What a match means: only `rate_limit` starts a spawn cooldown. */
 export type RateLimitCategory = "rate_limit" | "auth" | "timeout" | "payload";
@@ -33,27 +35,6 @@ export interface RateLimitMatch {
 }
 
 type Hit = { rule: string; category: RateLimitCategory };
-type Json = Record<string, unknown>;
-
-const TOOL_TYPES = new Set([
-  "tool_use",
-  "tool_call",
-  "tool_result",
-  "tool_call_result",
-  "tool_output",
-  "function_call",
-  "function_call_output",
-  "mcp_tool_call",
-  "heartbeat",
-]);
-const CODEX_TOOL_ITEMS = new Set([
-  "command_execution",
-  "file_change",
-  "mcp_tool_call",
-  "web_search",
-  "todo_list",
-]);
-const CODEX_PROSE_ITEMS = new Set(["agent_message", "reasoning"]);
 
 const PROVIDER_MARKERS: [RegExp, string][] = [
   [/hit your limit/i, "provider:hit_your_limit"],
@@ -77,10 +58,6 @@ const RISKY_TOKENS: [RegExp, string, RateLimitCategory][] = [
 
 const ERROR_CONTEXT = /\b(?:error|status|http|code|exception|failed|failure|traceback)\b/i;
 
-function obj(v: unknown): Json | undefined {
-  return v && typeof v === "object" && !Array.isArray(v) ? v as Json : undefined;
-}
-
 function textRules(line: string, contextKnown: boolean): Hit | undefined {
   for (const [re, rule] of PROVIDER_MARKERS) {
     if (re.test(line)) return { rule, category: "rate_limit" };
@@ -92,79 +69,24 @@ function textRules(line: string, contextKnown: boolean): Hit | undefined {
   return undefined;
 }
 
-function contentTypes(row: Json): string[] {
-  const content = obj(row.message)?.content;
-  if (!Array.isArray(content)) return [];
-  return content.map((c) => String(obj(c)?.type ?? ""));
+/** The match of one event, or undefined (events of tool traffic and prose never match). */
+function matchOf(event: SessionEvent): RateLimitMatch | undefined {
+  let hit: Hit | undefined;
+  if (event.kind === "rate_limit") hit = { rule: event.rule, category: "rate_limit" };
+  else if (event.kind === "text" || event.kind === "record") {
+    hit = textRules(event.raw.trim(), false);
+  } else if (event.kind === "error") hit = textRules(event.raw.trim(), true);
+  return hit && { lineNumber: event.line, line: event.raw, ...hit };
 }
 
-/** `skip`, a structured hit, or `text` (apply the text rules; `error` when the row is an error). */
-function classifyJson(row: Json): "skip" | Hit | { text: true; error: boolean } {
-  const type = String(row.type ?? "");
-  if (TOOL_TYPES.has(type) || TOOL_TYPES.has(String(row.subtype ?? ""))) return "skip";
-  const blocks = contentTypes(row);
-  if (blocks.some((t) => TOOL_TYPES.has(t))) return "skip";
-  const item = obj(row.item);
-  if (type.startsWith("item.") && item && CODEX_TOOL_ITEMS.has(String(item.type))) return "skip";
-
-  if (type === "rate_limit_event") {
-    const info = obj(row.rate_limit_info) ?? row;
-    return info.status === "rejected"
-      ? { rule: "claude:rate_limit_event_rejected", category: "rate_limit" }
-      : "skip";
-  }
-  const error = obj(row.error);
-  if (type === "error" && error?.type === "rate_limit_error") {
-    return { rule: "anthropic:rate_limit_error", category: "rate_limit" };
-  }
-  if (row.error === "rate_limit") {
-    return { rule: "claude:error_rate_limit", category: "rate_limit" };
-  }
-  if (row.api_error_status === 429) {
-    return { rule: "claude:api_error_status_429", category: "rate_limit" };
-  }
-
-  const isError = type === "error" || row.is_error === true || row.error !== undefined ||
-    type.endsWith(".failed") || row.status === "error";
-  if (isError) return { text: true, error: true };
-  const synthetic = obj(row.message)?.model === "<synthetic>";
-  const prose = ((type === "assistant" || type === "user") && !synthetic) ||
-    (type === "result" && row.is_error === false) ||
-    (type === "result" && row.status === "success") ||
-    type === "system" || type === "init" || type === "message" ||
-    type === "thread.started" || type === "turn.started" || type === "turn.completed" ||
-    (type.startsWith("item.") && item !== undefined && CODEX_PROSE_ITEMS.has(String(item.type)));
-  return prose ? "skip" : { text: true, error: false };
+/** Every matched line among `events`, in order. */
+export function rateLimitMatches(events: readonly SessionEvent[]): RateLimitMatch[] {
+  return events.flatMap((e) => matchOf(e) ?? []);
 }
 
-/** The hit of one log line, or undefined. */
-export function scanLine(line: string): Hit | undefined {
-  const t = line.trim();
-  if (t === "") return undefined;
-  if (t.startsWith("{")) {
-    let row: Json | undefined;
-    try {
-      row = obj(JSON.parse(t));
-    } catch { /* a line that only looks like JSON: scan it as text */ }
-    if (row) {
-      const c = classifyJson(row);
-      if (c === "skip") return undefined;
-      if ("rule" in c) return c;
-      return textRules(t, c.error);
-    }
-  }
-  return textRules(t, false);
-}
-
-/** Every matched line of `text` (or of an array of lines), in order. */
-export function scanLog(text: string | string[]): RateLimitMatch[] {
-  const lines = typeof text === "string" ? text.split("\n") : text;
-  const out: RateLimitMatch[] = [];
-  lines.forEach((line, i) => {
-    const hit = scanLine(line);
-    if (hit) out.push({ lineNumber: i + 1, line, ...hit });
-  });
-  return out;
+/** Every matched line of `text`, read by `parse` (an adapter's; default: any format). */
+export function scanLog(text: string, parse: LogParser = parseAnyLog): RateLimitMatch[] {
+  return rateLimitMatches(parse(text));
 }
 
 /** The first match that means provider throttling (starts a cooldown), if any. */

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { firstRateLimit, scanLine, scanLog } from "./rate_limit.ts";
+import { BUILTIN_ADAPTERS, logParserFor } from "./adapters/mod.ts";
+import { firstRateLimit, scanLog } from "./rate_limit.ts";
 
 const j = (v: unknown) => JSON.stringify(v);
 
@@ -140,6 +141,14 @@ const CASES: [string, string, string | null][] = [
     }),
     null,
   ],
+  [
+    "Codex (older releases) exec_command_end output",
+    j({
+      id: "0",
+      msg: { type: "exec_command_end", stdout: "Error: HTTP 429 in a fixture", exit_code: 1 },
+    }),
+    null,
+  ],
   ["took 429 ms without error context", "took 429 ms", null],
   ["4291 is not 429", "Error: wrote 4291 bytes", null],
   [
@@ -180,8 +189,8 @@ const CASES: [string, string, string | null][] = [
 ];
 
 for (const [name, line, rule] of CASES) {
-  Deno.test(`scanLine(): ${name} ${rule ? `matches ${rule}` : "does not match"}`, () => {
-    assert.equal(scanLine(line)?.rule ?? null, rule);
+  Deno.test(`scanLog(): ${name} ${rule ? `matches ${rule}` : "does not match"}`, () => {
+    assert.equal(scanLog(line)[0]?.rule ?? null, rule);
   });
 }
 
@@ -199,3 +208,22 @@ Deno.test("scanLog() reports line numbers, lines and categories, and firstRateLi
   assert.equal(firstRateLimit(matches)?.lineNumber, 3);
   assert.equal(firstRateLimit(scanLog("all fine")), undefined);
 });
+
+for (const adapter of [...BUILTIN_ADAPTERS.map((a) => a.name), "generic"]) {
+  Deno.test(`scanLog(): ${adapter}'s reading counts a throttled request and never a heartbeat or a tool's output`, () => {
+    const parse = logParserFor(adapter);
+    const heartbeat = j({ type: "heartbeat", status: "error", code: 429 });
+    const toolCall = j({
+      type: "tool_call",
+      name: "bash",
+      args: "curl -f http://x || echo 'HTTP 429'",
+    });
+    const toolResult = j({ type: "tool_result", status: "error", output: "Error: HTTP 429" });
+    const throttled = "HTTP/1.1 429 Too Many Requests";
+    assert.deepEqual(
+      scanLog([heartbeat, toolCall, toolResult, throttled].join("\n"), parse)
+        .map((m) => [m.lineNumber, m.rule]),
+      [[4, "token:429"]],
+    );
+  });
+}

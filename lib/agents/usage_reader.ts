@@ -1,9 +1,13 @@
 /**
- * Reads what a finished agent session spent: its log, plus the CLI's own session record when
- * the adapter keeps one (Codex names its model only there). The parsing stays in the adapter.
+ * Reads what a finished agent session spent: its log, read once into events by its adapter, plus
+ * the CLI's own session record when the adapter keeps one (Codex names its model only there).
+ * The formats stay in the adapters; the pricing is ./usage.ts's.
  */
 import { join } from "node:path";
-import type { AgentAdapter, SessionRecordLocation, UsageReport } from "./adapters/types.ts";
+import type { UsageReport } from "../cost/report.ts";
+import { logParserOf } from "./adapters/mod.ts";
+import type { AgentAdapter, SessionRecordLocation } from "./adapters/types.ts";
+import { usageOf } from "./usage.ts";
 
 /** Dated directories searched at most (`YYYY/MM/DD`: today and the days before, newest first). */
 const MAX_DAY_DIRS = 3;
@@ -38,15 +42,36 @@ export async function findSessionRecord(loc: SessionRecordLocation): Promise<str
   return undefined;
 }
 
+/**
+ * The usage of the session whose log is at `logPath` (undefined when it is unreadable or names
+ * none); the CLI's own record is looked up under this process's environment, which the agent
+ * inherited.
+ */
+export async function readSessionUsage(
+  adapter: AgentAdapter,
+  logPath: string,
+): Promise<UsageReport | undefined> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(logPath);
+  } catch {
+    return undefined;
+  }
+  return await readAgentUsage(adapter, text, Deno.env.toObject());
+}
+
 /** The usage of the session whose log is `logText`; `env` is the environment the agent had. */
 export async function readAgentUsage(
   adapter: AgentAdapter,
   logText: string,
   env: Readonly<Record<string, string>>,
 ): Promise<UsageReport | undefined> {
-  const loc = adapter.sessionRecord?.(logText, env);
+  const events = logParserOf(adapter)(logText);
+  const loc = adapter.sessionRecord?.(events, env);
   const path = loc ? await findSessionRecord(loc) : undefined;
   let record: string | undefined;
   if (path) record = await Deno.readTextFile(path).catch(() => undefined);
-  return adapter.parseUsage(logText, record);
+  if (adapter.parseUsage) return adapter.parseUsage(logText, record);
+  const recorded = record === undefined ? undefined : adapter.parseSessionRecord?.(record);
+  return usageOf(events, recorded);
 }

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { findSessionRecord, readAgentUsage } from "./usage_reader.ts";
+import { findSessionRecord, readAgentUsage, readSessionUsage } from "./usage_reader.ts";
 import { codexAdapter } from "./adapters/codex.ts";
-import { SpendTracker } from "../orchestrator/spend.ts";
-import { emptyCostReport } from "./cost.ts";
+import { SpendTracker } from "../cost/budget.ts";
+import { emptyCostReport } from "../cost/report.ts";
 import { workspacePaths } from "../workspace.ts";
 
 const THREAD = "01a20776-5e03-7ad2-9475-2e25749a6579";
@@ -56,7 +56,7 @@ Deno.test("SpendTracker.record() writes the spend of the first agent on a fresh 
     const log = join(paths.runtime, "s1.log");
     await Deno.writeTextFile(log, LOG);
     const tracker = new SpendTracker(paths, codexAdapter, emptyCostReport(null));
-    await tracker.record("t1", "s1", log);
+    await tracker.record("t1", "s1", await readSessionUsage(codexAdapter, log));
     const lines = (await Deno.readTextFile(join(paths.metrics, "cost.jsonl"))).trim().split("\n");
     assert.equal(lines.length, 1);
     assert.equal(JSON.parse(lines[0]).task_id, "t1");

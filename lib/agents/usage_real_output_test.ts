@@ -4,8 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { codexAdapter } from "./adapters/codex.ts";
-import { geminiAdapter } from "./adapters/gemini.ts";
-import { codexThreadId } from "./usage.ts";
+import { parseCodexLog, parseCodexSessionRecord } from "./adapters/codex_log.ts";
+import { parseGeminiLog } from "./adapters/gemini_log.ts";
+import { usageOf } from "./usage.ts";
 
 const CODEX_LOG = [
   '{"type":"thread.started","thread_id":"01a20776-5e03-7ad2-9475-2e25749a6579"}',
@@ -24,7 +25,7 @@ const GEMINI_RESULT =
   '{"type":"result","timestamp":"2026-11-23T08:14:26.715Z","status":"success","stats":{"total_tokens":9180,"input_tokens":9000,"output_tokens":150,"cached":3000,"input":6000,"duration_ms":2415,"tool_calls":1,"models":{"gemini-3.5-flash-lite":{"total_tokens":3060,"input_tokens":3000,"output_tokens":50,"cached":1000,"input":2000},"gemini-3.1-pro-preview":{"total_tokens":6120,"input_tokens":6000,"output_tokens":100,"cached":2000,"input":4000}}}}';
 
 Deno.test("codex: the session record gives the model Codex used; cached input is discounted", () => {
-  const usage = codexAdapter.parseUsage(CODEX_LOG, CODEX_RECORD);
+  const usage = usageOf(parseCodexLog(CODEX_LOG), parseCodexSessionRecord(CODEX_RECORD));
   // gpt-6.1-sol: $2 input, $0.10 cached input, $10 output per million tokens, per response.
   const perResponse = 1500 * 2 + 500 * 0.1 + 60 * 10;
   assert.deepEqual(usage, {
@@ -42,20 +43,24 @@ Deno.test("codex: the session record gives the model Codex used; cached input is
 });
 
 Deno.test("codex: the record is located by the log's thread id under CODEX_HOME", () => {
-  assert.equal(codexThreadId(CODEX_LOG), "01a20776-5e03-7ad2-9475-2e25749a6579");
-  assert.deepEqual(codexAdapter.sessionRecord!(CODEX_LOG, { CODEX_HOME: "/c", HOME: "/h" }), {
+  const events = parseCodexLog(CODEX_LOG);
+  assert.equal(
+    events.find((e) => e.kind === "session")?.id,
+    "01a20776-5e03-7ad2-9475-2e25749a6579",
+  );
+  assert.deepEqual(codexAdapter.sessionRecord!(events, { CODEX_HOME: "/c", HOME: "/h" }), {
     dir: "/c/sessions",
     suffix: "-01a20776-5e03-7ad2-9475-2e25749a6579.jsonl",
   });
   assert.equal(
-    codexAdapter.sessionRecord!(CODEX_LOG, { HOME: "/h" })!.dir,
+    codexAdapter.sessionRecord!(events, { HOME: "/h" })!.dir,
     "/h/.codex/sessions",
   );
-  assert.equal(codexAdapter.sessionRecord!("no thread", { HOME: "/h" }), undefined);
+  assert.equal(codexAdapter.sessionRecord!(parseCodexLog("no thread"), { HOME: "/h" }), undefined);
 });
 
 Deno.test("gemini: each routed model is priced with its cached input and thinking tokens", () => {
-  const usage = geminiAdapter.parseUsage(`{"type":"init","model":"auto"}\n${GEMINI_RESULT}\n`);
+  const usage = usageOf(parseGeminiLog(`{"type":"init","model":"auto"}\n${GEMINI_RESULT}\n`));
   assert.ok(usage);
   // flash-lite: $0.25 / $0.025 cached / $1.5; gemini-3.1-pro: $2 / $0.2 / $12. Thinking
   // tokens (total − input − output) are billed as output.

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import { adapterByName } from "./adapters/mod.ts";
-import type { UsageReport } from "./adapters/types.ts";
+import { logParserFor } from "./adapters/mod.ts";
+import { usageOf } from "./usage.ts";
+import type { UsageReport } from "../cost/report.ts";
 
 const j = (v: unknown) => JSON.stringify(v);
 
@@ -148,13 +149,13 @@ CASES[CASES.length - 1][3]!.microUsd = 10000;
 CASES[CASES.length - 1][3]!.byModel["claude-3-5-sonnet-20241022"].microUsd = 10000;
 
 for (const [name, adapter, log, expected] of CASES) {
-  Deno.test(`parseUsage(): ${name}`, () => {
-    assert.deepEqual(adapterByName(adapter).parseUsage(log), expected);
+  Deno.test(`usageOf(): ${name}`, () => {
+    assert.deepEqual(usageOf(logParserFor(adapter)(log)), expected);
   });
 }
 
 Deno.test("priceOf(): gemini models are not mistaken for -mini models", async () => {
-  const { priceOf } = await import("./prices.ts");
+  const { priceOf } = await import("../cost/prices.ts");
   assert.equal(priceOf("gemini-2.5-flash").inputPerMTok, 0.3);
   assert.equal(priceOf("gpt-5-mini").inputPerMTok, 0.25);
   assert.equal(priceOf("some-new-model").inputPerMTok, 3);

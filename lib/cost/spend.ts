@@ -9,10 +9,9 @@
  *   (that would silently lift the budget);
  * - a missing report is rebuilt from cost.jsonl, so deleting a broken report loses nothing.
  */
-import { type CostReport, emptyCostReport } from "../agents/cost.ts";
-import { type CostRecord, parseCostRecords } from "../agents/cost_summary.ts";
-import { usdToMicro } from "../agents/prices.ts";
-import type { ServiceConfig } from "../config/schema.ts";
+import { type CostReport, emptyCostReport } from "./report.ts";
+import { type CostRecord, parseCostRecords } from "./records.ts";
+import { usdToMicro } from "./prices.ts";
 import { UserFacingError } from "../errors.ts";
 import { appendStateLines, type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
 
@@ -30,9 +29,12 @@ export class SpendFileError extends UserFacingError {
 
 /**
  * The budget service.yaml sets, in USD: a number, null when it sets none, undefined when there is
- * no service.yaml (then the report's own budget stands).
+ * no service.yaml (then the report's own budget stands). `config` is the loaded service.yaml (only
+ * its `budget_usd` is read, so spend needs nothing else of the configuration).
  */
-export function configuredBudgetUsd(config: ServiceConfig | undefined): number | null | undefined {
+export function configuredBudgetUsd(
+  config: { budget_usd?: number } | undefined,
+): number | null | undefined {
   return config === undefined ? undefined : config.budget_usd ?? null;
 }
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { addUsage, emptyCostReport } from "../agents/cost.ts";
-import { costRecords } from "../agents/cost_summary.ts";
+import { addUsage, emptyCostReport, type UsageReport } from "./report.ts";
+import { costRecords } from "./records.ts";
 import { workspacePaths } from "../workspace.ts";
 import {
   configuredBudgetUsd,
@@ -10,7 +10,6 @@ import {
   spendSummary,
   writeSpend,
 } from "./spend.ts";
-import type { UsageReport } from "../agents/adapters/types.ts";
 
 const HAIKU: UsageReport = {
   microUsd: 1350,

@@ -4,8 +4,9 @@
  * `.sdd/runtime/cost_report.json` (DESIGN.md §7), as `readSpend` of ./spend.ts read them.
  * Pure.
  */
-import type { CostReport } from "../agents/cost.ts";
-import { type CostSummaryRow, summarizeCost } from "../agents/cost_summary.ts";
+import { formatUsd } from "./money.ts";
+import type { CostReport } from "./report.ts";
+import { type CostSummaryRow, summarizeCost } from "./records.ts";
 import type { SpendState } from "./spend.ts";
 
 /** Options of {@link buildSpendView}. */
@@ -88,15 +89,6 @@ export function buildSpendView(sources: SpendState, options: SpendViewOptions): 
   };
 }
 
-/** Integer micro-USD as dollars with 4 decimals (`$1.2346`), rounded half up. Pure. */
-export function formatMicroUsd(micro: number): string {
-  const sign = micro < 0 ? "-" : "";
-  const tenThousandths = Math.round(Math.abs(micro) / 100);
-  const dollars = Math.floor(tenThousandths / 10_000);
-  const frac = String(tenThousandths % 10_000).padStart(4, "0");
-  return `${sign}$${dollars}.${frac}`;
-}
-
 function table(rows: string[][], rightAligned: Set<number>): string[] {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) =>
@@ -130,12 +122,12 @@ export function formatSpendView(view: SpendView, p: SpendPalette): string[] {
     const head = [view.by === "model" ? "MODEL" : "TASK", "COST", "TOKENS IN", "TOKENS OUT"];
     const body = view.rows.map((r) => [
       r.key,
-      formatMicroUsd(r.micro_usd),
+      formatUsd(r.micro_usd),
       String(r.input_tokens),
       String(r.output_tokens),
     ]);
     lines.push(...table([head, ...body], new Set([1, 2, 3])));
-    if (view.last) lines.push(`spent${window}: ${formatMicroUsd(view.window_micro_usd)}`);
+    if (view.last) lines.push(`spent${window}: ${formatUsd(view.window_micro_usd)}`);
     if (view.source === "cost_report.json" && view.by === "task") {
       lines.push("(tokens per task are in .sdd/metrics/cost.jsonl, which does not exist yet)");
     }
@@ -146,14 +138,12 @@ export function formatSpendView(view: SpendView, p: SpendPalette): string[] {
 
 function budgetLines(view: SpendView, p: SpendPalette): string[] {
   const lines: string[] = [];
-  const total = formatMicroUsd(view.total_micro_usd);
+  const total = formatUsd(view.total_micro_usd);
   if (view.budget_micro_usd === null) {
     lines.push(`total: ${total} (no budget: set budget_usd in service.yaml to cap spend)`);
   } else {
     const share = view.budget_used === null ? "-" : `${(view.budget_used * 100).toFixed(1)}%`;
-    const line = `total: ${total} of budget ${
-      formatMicroUsd(view.budget_micro_usd)
-    } (${share} used)`;
+    const line = `total: ${total} of budget ${formatUsd(view.budget_micro_usd)} (${share} used)`;
     const used = view.budget_used ?? 1;
     lines.push(used >= 1 ? p.red(line) : used >= 0.8 ? p.yellow(line) : line);
     if (used >= 1) {

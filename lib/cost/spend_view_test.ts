@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { buildSpendView, formatMicroUsd, formatSpendView } from "./spend_view.ts";
-import type { CostRecord } from "../agents/cost_summary.ts";
+import { buildSpendView, formatSpendView } from "./spend_view.ts";
+import type { CostRecord } from "./records.ts";
 import { reportFromRecords } from "./spend.ts";
 
 const NOTHING = { badLines: [], budgetMicroUsd: null };
@@ -13,15 +13,6 @@ const rec = (ts: number, task_id: string, model: string, micro_usd: number): Cos
   micro_usd,
   input_tokens: 10,
   output_tokens: 1,
-});
-
-Deno.test("formatMicroUsd() renders dollars with 4 decimals, rounding half up", () => {
-  assert.equal(formatMicroUsd(0), "$0.0000");
-  assert.equal(formatMicroUsd(49), "$0.0000");
-  assert.equal(formatMicroUsd(50), "$0.0001");
-  assert.equal(formatMicroUsd(1_234_560), "$1.2346");
-  assert.equal(formatMicroUsd(12_000_000), "$12.0000");
-  assert.equal(formatMicroUsd(-1_500), "-$0.0015");
 });
 
 Deno.test("buildSpendView() filters records by --last and keeps the all-time total", () => {

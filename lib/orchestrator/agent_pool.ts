@@ -8,6 +8,7 @@ import { join, relative } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { agentExitCode } from "../agents/exit_status.ts";
 import { logTail } from "../agents/process.ts";
+import { readSessionUsage } from "../agents/usage_reader.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
 import type { RoleSettings } from "../config/schema.ts";
 import { loadRoleTemplate, type RoleTemplate } from "../roles/templates.ts";
@@ -23,7 +24,7 @@ import { exitReason } from "./exit_reason.ts";
 import { agentInvocation } from "./invocation.ts";
 import type { RateLimitGuard } from "./rate_limit_guard.ts";
 import { AgentSession } from "./session.ts";
-import type { SpendTracker } from "./spend.ts";
+import type { SpendTracker } from "../cost/budget.ts";
 import type { TaskWork } from "./task_work.ts";
 import { type EarlierWork, earlierWork, supersedeEarlierWork } from "../worktrees/earlier_work.ts";
 
@@ -250,9 +251,9 @@ export class AgentPool {
     });
     await session.cleanup();
     this.#sessions.delete(taskId);
-    await o.spend.record(taskId, session.sessionId, session.logPath).catch((e) =>
-      o.log(`${taskId}: could not record spend: ${(e as Error).message}`)
-    );
+    await readSessionUsage(o.adapter, session.logPath)
+      .then((usage) => o.spend.record(taskId, session.sessionId, usage))
+      .catch((e) => o.log(`${taskId}: could not record spend: ${(e as Error).message}`));
     const hit = await o.rateLimits.check(session);
     const rateLimited = session.endedBy === "rate_limit" || hit !== undefined;
     await appendTaskMetric(o.paths, {

@@ -8,6 +8,7 @@ import { AGENT_EXIT } from "../agents/exit_status.ts";
 import type { ExitDiagnosis } from "./core/protocol.ts";
 import { lastErrorLine } from "../util/last_error_line.ts";
 import { permanentExit } from "../agents/exit_diagnosis.ts";
+import { logParserFor } from "../agents/adapters/mod.ts";
 
 /** How the agent ended. */
 export interface AgentEnd {
@@ -47,7 +48,8 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
     return { kind: "agent_stopped", reason: "run stopped", retryable: true, fastExit: false };
   }
   // Exits that repeat on every attempt (auth, trust, config): not retried (lib/agents/exit_diagnosis.ts).
-  const permanent = permanentExit(end.adapter, end.exitCode, end.logTail);
+  const tail = logParserFor(end.adapter)((end.logTail ?? []).join("\n"));
+  const permanent = permanentExit(end.adapter, end.exitCode, tail);
   if (permanent) {
     return {
       kind: `agent_${permanent.cause}_error`,

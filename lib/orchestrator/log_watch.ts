@@ -1,7 +1,8 @@
 /**
- * Reads the lines an agent wrote since the last look and runs the rate-limit scanner over
- * them. While the agent runs, a partial last line waits for its newline.
+ * Reads the lines an agent wrote since the last look, as its adapter reads them, and runs the
+ * rate-limit reader over them. While the agent runs, a partial last line waits for its newline.
  */
+import { logParserFor } from "../agents/adapters/mod.ts";
 import { firstRateLimit, type RateLimitMatch, scanLog } from "../agents/rate_limit.ts";
 
 /** What a look at the log found, and where the next look starts. */
@@ -10,11 +11,15 @@ export interface LogScan {
   scannedTo: number;
 }
 
-/** Scan `logPath` from byte `from`; with `alive`, a last line without newline is left for later. */
+/**
+ * Scan `logPath` from byte `from` as `adapter` (its name) reads it; with `alive`, a last line
+ * without newline is left for later.
+ */
 export async function scanNewLines(
   logPath: string,
   from: number,
   alive: boolean,
+  adapter?: string,
 ): Promise<LogScan> {
   let bytes: Uint8Array;
   try {
@@ -25,7 +30,7 @@ export async function scanNewLines(
   let fresh = bytes.subarray(from);
   if (alive) fresh = fresh.subarray(0, fresh.lastIndexOf(10) + 1);
   return {
-    match: firstRateLimit(scanLog(new TextDecoder().decode(fresh))),
+    match: firstRateLimit(scanLog(new TextDecoder().decode(fresh), logParserFor(adapter))),
     scannedTo: from + fresh.length,
   };
 }

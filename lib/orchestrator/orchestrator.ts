@@ -7,7 +7,7 @@
  */
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import type { CooldownTracker } from "../agents/cooldown.ts";
-import type { CostReport } from "../agents/cost.ts";
+import type { CostReport } from "../cost/report.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
 import type { RoleSettings } from "../config/schema.ts";
 import { appendEvents } from "../journal/journal_file.ts";
@@ -25,7 +25,7 @@ import { AgentPool, type LiveAgent } from "./agent_pool.ts";
 import { RateLimitGuard } from "./rate_limit_guard.ts";
 import { type ReviewDecision, ReviewWatcher } from "./review_watcher.ts";
 import { HEARTBEAT_INTERVAL_MS } from "./session.ts";
-import { SpendTracker } from "./spend.ts";
+import { SpendTracker } from "../cost/budget.ts";
 import { janitorSignals, TaskWork } from "./task_work.ts";
 import type { CommandCheck } from "../config/schema.ts";
 import { VerificationStep } from "../verification/completion.ts";
@@ -144,6 +144,7 @@ export class Orchestrator {
         nudge: options.nudge ?? { threshold: 0.3, min_completions: 3 },
         onAlert: options.onAlert,
         warn: options.log,
+        adapter: options.adapter.name,
       }),
       warn: options.log,
     });

@@ -44,6 +44,7 @@ export class RateLimitGuard {
       session.logPath,
       session.scannedBytes,
       session.proc.alive,
+      o.adapter,
     );
     session.scannedBytes = scannedTo;
     if (!match) return undefined;

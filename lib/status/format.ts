@@ -1,4 +1,5 @@
 /** Human rendering of the status object for `service status` (pure). */
+import { formatUsd } from "../cost/money.ts";
 import type { VerificationNudge } from "../verification/nudge.ts";
 
 /** Colour functions (identity when colours are off). */
@@ -86,11 +87,10 @@ export function formatStatus(
     | undefined;
   if (spend && "error" in spend) lines.push(p.red(`spend: ${spend.error}; fix: ${spend.fix}`));
   else if (spend) {
-    const usd = (m: number) => `$${(m / 1_000_000).toFixed(2)}`;
     const budget = spend.budget_micro_usd === null
       ? "no budget"
-      : `budget ${usd(spend.budget_micro_usd)}`;
-    const line = `spend: ${usd(spend.total_micro_usd)} (${budget})`;
+      : `budget ${formatUsd(spend.budget_micro_usd)}`;
+    const line = `spend: ${formatUsd(spend.total_micro_usd)} (${budget})`;
     lines.push(spend.over_budget ? p.red(`${line}: budget reached, read-only mode`) : line);
   }
   const cooldowns = (status.rate_limits as { cooldowns?: unknown[] } | undefined)?.cooldowns ?? [];

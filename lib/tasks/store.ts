@@ -3,27 +3,16 @@
  * takes effect (a change is made on a copy, written, synced, and only then becomes the task, so
  * memory never runs ahead of disk: a write that fails, say on a full disk, changes nothing and
  * answers 507), and coalesced into the JSON export. Changes of one task run one at a time, each
- * checking the status the last one left, so two claimants can never both win.
+ * checking the status the last one left, so two claimants can never both win. Which waiting
+ * tasks a change releases is the graph's to say (./graph.ts); what a completion is worth is
+ * verification's (a {@link Verdict} it hands in, whose record is durable before the change is).
  */
 import { join } from "node:path";
 import { ConflictError, NotFoundError, UnprocessableError } from "../errors.ts";
 import type { WorkspacePaths } from "../workspace.ts";
-import {
-  appendLedgerRecord,
-  type Evidence,
-  type LedgerRecord,
-  ledgerRecord,
-  verificationCount,
-} from "../verification/ledger.ts";
 import { emitTaskChange } from "./changes.ts";
-import { checkDependencies, describeProblem } from "./graph.ts";
-import {
-  ACTIVE,
-  SATISFIES_DEPENDENCY,
-  type TaskStatus,
-  type TaskTrigger,
-  transition,
-} from "./lifecycle.ts";
+import { checkDependencies, DependencyGraph, describeProblem, movesDependents } from "./graph.ts";
+import { ACTIVE, type TaskStatus, type TaskTrigger, transition } from "./lifecycle.ts";
 import {
   type Bucket,
   bucketOf,
@@ -36,13 +25,7 @@ import {
 } from "./persist.ts";
 import { ReadyQueue } from "./ready_queue.ts";
 import { claimStoreOwnership, releaseStoreOwnership } from "./owner.ts";
-import { isFinished, newTask, type Task, type TaskInput } from "./task.ts";
-
-const NO_EVIDENCE: Evidence = {
-  tests_run: false,
-  quality_gates_run: false,
-  completion_signals_checked: false,
-};
+import { isFinished, newTask, type ReportedEvidence, type Task, type TaskInput } from "./task.ts";
 
 /** Options of {@link TaskStore.open}. */
 export interface TaskStoreOptions {
@@ -57,11 +40,23 @@ export interface TaskStoreOptions {
 }
 
 /** Body of a completion. */
-export interface CompleteOptions extends Partial<Evidence> {
+export interface CompleteOptions extends Partial<ReportedEvidence> {
   summary?: string;
   operator?: boolean;
   session_id?: string;
 }
+
+/**
+ * The service's verdict on a completion, as verification records it: run in the task's turn on
+ * the changed copy (`from`: the status before the change), it sets the copy's verification
+ * fields and returns the durable write of its record, which the store awaits before it writes
+ * the task (a failed write changes neither); undefined when there is nothing to record yet.
+ */
+export type Verdict = (
+  draft: Task,
+  from: TaskStatus,
+  nowMs: number,
+) => (() => Promise<void>) | undefined;
 
 /** Options of {@link TaskStore.requeue}. */
 export interface RequeueOptions {
@@ -83,7 +78,7 @@ export class TaskStore {
   readonly #timeoutMs: number;
   readonly #clock: () => number;
   readonly #tasks = new Map<string, Task>();
-  readonly #dependents = new Map<string, Set<string>>();
+  readonly #graph = new DependencyGraph((id) => this.#tasks.get(id)?.status);
   readonly #queues = new Map<string, ReadyQueue>();
   readonly #anyRole = new ReadyQueue();
   readonly #active = new Set<string>();
@@ -209,7 +204,7 @@ export class TaskStore {
     const now = this.#nowIso();
     // A member of the batch never satisfies another (it is new): only existing tasks can.
     const ready = (input: TaskInput) =>
-      input.depends_on.every((d) => !ids.has(d) && this.#dependencySatisfied(d));
+      input.depends_on.every((d) => !ids.has(d) && this.#graph.satisfied(d));
     const created = [...ids.values()].map((input) =>
       newTask(input, ready(input) ? "OPEN" : "BLOCKED", this.#seq++, now, options.runId ?? null)
     );
@@ -297,12 +292,11 @@ export class TaskStore {
   /**
    * Complete `id` (from CLAIMED or IN_PROGRESS; an operator may complete any non-terminal
    * task). The evidence flags in the body are the agent's word: kept as `reported_evidence`, a
-   * hint, never a ledger flag. A task of a run gets its ledger record once the janitor and the
-   * gates have run on its work ({@link recordVerification}); a task outside any run (the task
-   * API, external workers) or one an operator completed without any claimant is recorded at once
-   * from what the service observed: nothing.
+   * hint, never a ledger flag. `verdict` is verification's say on it, recorded in the same
+   * change (lib/verification/verdict.ts: at once when no agent's work will land, else later by
+   * {@link recordVerdict} once the janitor and the gates have run).
    */
-  async complete(id: string, options: CompleteOptions = {}): Promise<Task> {
+  async complete(id: string, options: CompleteOptions, verdict: Verdict): Promise<Task> {
     const task = this.require(id);
     const reported = options.tests_run !== undefined || options.quality_gates_run !== undefined ||
         options.completion_signals_checked !== undefined
@@ -312,9 +306,10 @@ export class TaskStore {
         completion_signals_checked: options.completion_signals_checked === true,
       }
       : null;
-    let record: LedgerRecord | undefined;
+    let record: (() => Promise<void>) | undefined;
     await this.#update(task, (t) => {
-      const claimed = t.status === "CLAIMED" || t.status === "IN_PROGRESS";
+      const from = t.status;
+      const claimed = from === "CLAIMED" || from === "IN_PROGRESS";
       this.#transit(t, options.operator ? "operator_complete" : "complete", () => {
         t.summary = options.summary ?? t.summary;
         t.reported_evidence = reported;
@@ -324,27 +319,22 @@ export class TaskStore {
           delete t.resume_from;
         }
       });
-      // No agent's work will be landed (outside a run, or an operator completed a task nobody
-      // worked on): nothing more will be observed, so the record is written now.
-      if (t.run_id === null || !claimed) {
-        const session = t.session_id ?? options.session_id ?? "operator";
-        record = this.#verify(t, session, NO_EVIDENCE);
-      }
-    }, { before: () => record ? appendLedgerRecord(this.#paths, record) : undefined });
+      record = verdict(t, from, this.#clock());
+    }, { before: () => record?.() });
     return task;
   }
 
   /**
-   * The service's verdict on one completion (spec §2.9, §4.3 rule 1): appends the ledger record
-   * and sets `verification_count` and `flagged_unverified` at the same moment.
+   * Record verification's verdict on the completion of `id` (spec §2.9, §4.3 rule 1): its record
+   * is durable before the task's verification fields change.
    */
-  async recordVerification(id: string, sessionId: string, evidence: Evidence): Promise<Task> {
+  async recordVerdict(id: string, verdict: Verdict): Promise<Task> {
     const task = this.require(id);
-    let record: LedgerRecord | undefined;
+    let record: (() => Promise<void>) | undefined;
     await this.#update(task, (t) => {
-      record = this.#verify(t, sessionId, evidence);
+      record = verdict(t, t.status, this.#clock());
       this.#touch(t);
-    }, { emit: false, before: () => appendLedgerRecord(this.#paths, record!) });
+    }, { emit: false, before: () => record?.() });
     return task;
   }
 
@@ -376,7 +366,7 @@ export class TaskStore {
         t.heartbeat_at = null;
         t.summary = reason;
       });
-      if (!this.#dependenciesSatisfied(t)) this.#transit(t, "reblock");
+      if (!this.#graph.ready(t)) this.#transit(t, "reblock");
     });
     return task;
   }
@@ -620,24 +610,22 @@ export class TaskStore {
       this.#queueOf(task.role).push(this.#entry(task));
     }
     if (emit) emitTaskChange(this.#change(task, from));
-    if (SATISFIES_DEPENDENCY.has(task.status) === SATISFIES_DEPENDENCY.has(from)) return [];
-    return [...this.#dependents.get(task.id) ?? []].flatMap((id) => {
+    if (!movesDependents(from, task.status)) return [];
+    return this.#graph.dependentsOf(task.id).flatMap((id) => {
       const dependent = this.#tasks.get(id);
       return dependent ? [this.#settleDependent(dependent)] : [];
     });
   }
 
   /**
-   * Bring a task's BLOCKED/OPEN status in line with its dependencies: ready when every one is
-   * satisfied, waiting again when one no longer is (its work went back for a new attempt or
-   * failed to land), so none starts without the work it depends on. A write that fails is
-   * retried at the next sweep.
+   * Bring a task's BLOCKED/OPEN status in line with its dependencies (the graph's
+   * `dependencyMove`). A write that fails is retried at the next sweep.
    */
   #settleDependent(task: Task): Promise<void> {
     return this.#update(task, (t) => {
-      if (t.status === "BLOCKED" && this.#dependenciesSatisfied(t)) this.#transit(t, "unblock");
-      else if (t.status === "OPEN" && !this.#dependenciesSatisfied(t)) this.#transit(t, "reblock");
-      else return false;
+      const move = this.#graph.move(t);
+      if (!move) return false;
+      this.#transit(t, move);
     }).then(() => {}, (e) => {
       this.#unsettled.add(task.id);
       console.error(`task store: cannot save ${task.id}: ${(e as Error).message}`);
@@ -668,13 +656,6 @@ export class TaskStore {
     t.revision++;
   }
 
-  /** Set a draft's verification fields; returns its ledger record. */
-  #verify(t: Task, sessionId: string, evidence: Evidence): LedgerRecord {
-    t.verification_count = verificationCount(evidence);
-    t.flagged_unverified = t.verification_count === 0;
-    return ledgerRecord(t.id, sessionId, evidence, this.#clock());
-  }
-
   /** Write the specs of new tasks; when one fails, remove the others and throw. */
   async #writeNew(tasks: Task[]): Promise<void> {
     const results = await Promise.allSettled(
@@ -692,22 +673,9 @@ export class TaskStore {
     throw (failed as PromiseRejectedResult).reason;
   }
 
-  #dependencySatisfied(id: string): boolean {
-    const dep = this.#tasks.get(id);
-    return dep !== undefined && SATISFIES_DEPENDENCY.has(dep.status);
-  }
-
-  #dependenciesSatisfied(task: Task): boolean {
-    return task.depends_on.every((d) => this.#dependencySatisfied(d));
-  }
-
   #index(task: Task): void {
     this.#tasks.set(task.id, task);
-    for (const dep of task.depends_on) {
-      let set = this.#dependents.get(dep);
-      if (!set) this.#dependents.set(dep, set = new Set());
-      set.add(task.id);
-    }
+    this.#graph.add(task);
     if (task.status === "OPEN") this.#enqueue(task);
     if (ACTIVE.has(task.status)) this.#active.add(task.id);
   }

@@ -28,7 +28,9 @@ import { observedEvidence } from "./evidence.ts";
 import type { Evidence } from "./ledger.ts";
 import { type NudgeSettings, readVerificationNudge, type VerificationNudge } from "./nudge.ts";
 import { sealEvidence } from "./seal.ts";
+import { logParserFor } from "../agents/adapters/mod.ts";
 import { detectTestRuns } from "./test_run_detector.ts";
+import { ledgerVerdict } from "./verdict.ts";
 
 /** Bytes at the end of a session log that are scanned for test runs. */
 export const LOG_SCAN_BYTES = 64 << 20;
@@ -64,6 +66,8 @@ export interface VerificationStepOptions {
   /** Called once, the moment the alert first trips during this process. */
   onAlert?: (nudge: VerificationNudge) => void;
   warn: (line: string) => void;
+  /** The adapter (its name) whose agents wrote the session logs: it reads them. */
+  adapter?: string;
 }
 
 /** What the verification found, for the decision core. */
@@ -219,14 +223,15 @@ export class VerificationStep {
       logPath ?? runLogPath(this.#o.paths, this.#o.runId, sessionId),
       runLogPath(this.#o.paths, this.#o.runId, sessionId),
     );
-    const testRuns = detectTestRuns(log, { prompt: await this.#promptOf(task) });
+    const events = logParserFor(this.#o.adapter)(log);
+    const testRuns = detectTestRuns(events, { prompt: await this.#promptOf(task) });
     const evidence: Evidence = observedEvidence({
       testRuns,
       checks: evaluated?.gates.signals,
     });
     const verified = evidence.tests_run || evidence.quality_gates_run ||
       evidence.completion_signals_checked;
-    await this.#o.store.recordVerification(task.id, sessionId, evidence);
+    await this.#o.store.recordVerdict(task.id, ledgerVerdict(this.#o.paths, sessionId, evidence));
     recorded.add(key); // the ledger holds it now: never again for this completion
     await appendEvents(this.#o.journalPath, [taskVerificationRecorded({
       task_id: task.id,

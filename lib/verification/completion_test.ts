@@ -12,6 +12,7 @@ import { journalPath, workspacePaths } from "../workspace.ts";
 import { VerificationStep } from "./completion.ts";
 import { ledgerPath } from "./ledger.ts";
 import { taskInput } from "./_test_fixtures.ts";
+import { completionVerdict } from "./verdict.ts";
 
 async function setup() {
   const root = await Deno.makeTempDir({ prefix: "verify-step-" });
@@ -19,7 +20,7 @@ async function setup() {
   const store = await TaskStore.open(paths);
   await store.create([taskInput("t1")], { runId: "r1" });
   await store.claim("t1", "s1");
-  await store.complete("t1", { tests_run: true, summary: "done" });
+  await store.complete("t1", { tests_run: true, summary: "done" }, completionVerdict(paths));
   const journal = journalPath(paths, "r1");
   await Deno.mkdir(join(paths.runs, "r1"), { recursive: true });
   await appendEvents(journal, [ev.runStarted({ run_id: "r1" })]);
@@ -99,7 +100,7 @@ Deno.test("VerificationStep: one record per completion, even across processes; t
 Deno.test("TaskStore.complete(): an operator's completion of a run's task nobody worked on is recorded at once, unverified", async () => {
   await using s = await setup();
   await s.store.create([taskInput("t2")], { runId: "r1" });
-  await s.store.complete("t2", { operator: true, tests_run: true });
+  await s.store.complete("t2", { operator: true, tests_run: true }, completionVerdict(s.paths));
   const records = (await s.ledger()).filter((r) => r.task_id === "t2");
   assert.deepEqual(records.map((r) => [r.session_id, r.verified]), [["operator", false]]);
   assert.equal(s.store.get("t2")!.flagged_unverified, true);

@@ -1,25 +1,24 @@
 /**
  * The test-run detector (DESIGN.md §10, `tests_run`): did the agent's own session log show a test
- * suite running? Pure: it takes the log text (and the prompt, whose echo proves nothing) and
- * returns every runner summary it found.
+ * suite running? Pure: it takes the log's events (its adapter read the log,
+ * lib/agents/session_events.ts) and the prompt, whose echo proves nothing, and returns every runner
+ * summary it found.
  *
- * Where output is read from:
- * - plain lines (any CLI that prints what it runs);
- * - Claude Code stream-json `tool_result` blocks of `user` lines (the output of its Bash tool;
- *   results of tools that only read files, such as Read or Grep, are skipped);
- * - Codex `--json` `command_execution` items (`aggregated_output`) and the older
- *   `exec_command_end` messages;
- * - Gemini stream-json `tool_result` lines (`output`), again skipping file-reading tools.
- * Every other JSON line — the model's prose, the prompt, the final `result` text, tool inputs — is
- * ignored: a model saying "all 3 tests passed" is not a test run.
+ * Output is read from plain lines (any CLI that prints what it runs) and from the output of tools
+ * the agent ran (Claude Code's Bash `tool_result` blocks, Codex's `command_execution` items,
+ * Gemini's `tool_result` lines) — except tools that only read or write files (Read, Grep,
+ * read_file, …), whose output is a file's content. Nothing else counts: the model's prose, the
+ * prompt, the final result text and tools' inputs are other events, and a model saying "all 3
+ * tests passed" is not a test run.
  *
  * A summary counts only in the exact shape its runner prints (anchored at the start of a line,
  * colour codes removed) and only when it reports at least one test; a failing run is still a run.
  * A summary line that also occurs in the prompt is discounted (an echoed prompt is not output).
  */
+import type { OutputSource as ToolSource, SessionEvent } from "../agents/session_events.ts";
 
-/** Where a summary was read from. */
-export type OutputSource = "plain" | "claude_tool_result" | "codex_command" | "gemini_tool_output";
+/** Where a summary was read from: plain lines, or a tool's output. */
+export type OutputSource = "plain" | ToolSource;
 
 /** One runner summary found in the log. */
 export interface TestRunSighting {
@@ -54,8 +53,6 @@ interface Segment {
   lines: string[];
 }
 
-type Json = Record<string, unknown>;
-
 // deno-lint-ignore no-control-regex -- colour codes are exactly what must go
 const ANSI = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07/g;
 
@@ -83,144 +80,43 @@ const READING_TOOLS = new Set([
   "replace",
 ]);
 
-function obj(v: unknown): Json | undefined {
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? v as Json : undefined;
-}
-
-function str(v: unknown): string | undefined {
-  return typeof v === "string" ? v : undefined;
-}
-
-/** The text of a Claude Code `tool_result` block's `content` (a string or text blocks). */
-function toolResultText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.map((b) => str(obj(b)?.text) ?? "").join("\n");
-}
-
 /**
- * Words without which no runner summary can be in a line (a superset of the rules below): a
- * structured line without any of them is not parsed at all, which keeps a long session log fast.
+ * Words without which no runner summary can be in a text (a superset of the rules below): a
+ * tool's output without any of them is not split into lines at all, which keeps a long session
+ * log fast.
  */
 const SUMMARY_WORDS =
   /passed|failed|passing|\d+ errors?\b|Ran \d|\bok\b|FAIL|test result|Summary \[|\d+ examples?\b|OK \(|Tests|tests|Task :/;
 
-/** An output segment that came from a tool, until its tool's name is known. */
-interface ToolSegment extends Segment {
-  toolId?: string;
-}
-
-/** Split the log into output segments; results of file-reading tools are dropped. */
-function segments(log: string): Segment[] {
-  const out: ToolSegment[] = [];
+/**
+ * The output segments of a log: runs of consecutive plain lines, and each tool's output except
+ * that of tools that read or write files (named by their calls).
+ */
+function segments(events: readonly SessionEvent[]): Segment[] {
+  const names = new Map<string, string>();
+  for (const e of events) {
+    if (e.kind === "tool_call" && e.id !== undefined && e.name !== undefined) {
+      names.set(e.id, e.name);
+    }
+  }
+  const out: Segment[] = [];
   let plain: Segment | undefined;
-  const lines = log.split("\n");
-  const push = (source: OutputSource, logLine: number, text: string, toolId?: unknown) => {
-    if (text.trim() === "") return;
-    out.push({
-      source,
-      logLine,
-      lines: text.split(/\r?\n/),
-      ...(typeof toolId === "string" ? { toolId } : {}),
-    });
-  };
-  for (let i = 0; i < lines.length; i++) {
-    const raw = lines[i];
-    const trimmed = raw.trim();
-    let json: Json | undefined;
-    const structured = trimmed.startsWith("{") && trimmed.endsWith("}");
-    if (structured && !SUMMARY_WORDS.test(trimmed)) {
-      plain = undefined;
-      continue;
-    }
-    if (structured) {
-      try {
-        json = obj(JSON.parse(trimmed));
-      } catch { /* not JSON: a plain line */ }
-    }
-    if (!json) {
-      if (!plain) {
-        plain = { source: "plain", logLine: i + 1, lines: [] };
+  let lastPlain = -1;
+  for (const e of events) {
+    if (e.kind === "text") {
+      if (!plain || e.line !== lastPlain + 1) {
+        plain = { source: "plain", logLine: e.line, lines: [] };
         out.push(plain);
       }
-      plain.lines.push(raw.replace(/\r$/, ""));
-      continue;
-    }
-    plain = undefined;
-    const type = str(json.type);
-    // Claude Code: user tool_result blocks hold the output of tools.
-    const message = obj(json.message);
-    const content = Array.isArray(message?.content) ? message.content : [];
-    if (type === "user") {
-      for (const block of content) {
-        const b = obj(block);
-        if (b?.type !== "tool_result") continue;
-        push("claude_tool_result", i + 1, toolResultText(b.content), b.tool_use_id);
-      }
-      continue;
-    }
-    // Codex --json: command items (current) and exec_command_end messages (older releases).
-    const item = obj(json.item);
-    if (type?.startsWith("item.") && item?.type === "command_execution") {
-      if (type === "item.completed") {
-        push("codex_command", i + 1, str(item.aggregated_output) ?? "");
-      }
-      continue;
-    }
-    const msg = obj(json.msg);
-    if (msg?.type === "exec_command_end") {
-      const text = str(msg.aggregated_output) ??
-        [str(msg.stdout) ?? "", str(msg.stderr) ?? ""].join("\n");
-      push("codex_command", i + 1, text);
-      continue;
-    }
-    // Gemini stream-json: tool_result lines carry the output of tools.
-    if (type === "tool_result") {
-      push(
-        "gemini_tool_output",
-        i + 1,
-        str(json.output) ?? toolResultText(json.content),
-        json.tool_id,
-      );
+      plain.lines.push(e.raw.replace(/\r$/, ""));
+      lastPlain = e.line;
+    } else if (e.kind === "tool_output" && SUMMARY_WORDS.test(e.text)) {
+      const name = e.id === undefined ? undefined : names.get(e.id);
+      if (name !== undefined && READING_TOOLS.has(name.toLowerCase())) continue;
+      out.push({ source: e.source, logLine: e.line, lines: e.text.split(/\r?\n/) });
     }
   }
-  const names = toolNames(lines, new Set(out.flatMap((s) => s.toolId ? [s.toolId] : [])));
-  return out.filter((s) => {
-    const name = s.toolId === undefined ? undefined : names.get(s.toolId);
-    return name === undefined || !READING_TOOLS.has(name.toLowerCase());
-  });
-}
-
-/**
- * The names of the tools whose ids are in `ids`, from the lines that call them: Claude Code
- * `assistant` lines with `tool_use` blocks, Gemini `tool_use` lines. Only lines that mention one
- * of the ids are parsed.
- */
-function toolNames(lines: string[], ids: Set<string>): Map<string, string> {
-  const names = new Map<string, string>();
-  if (ids.size === 0) return names;
-  for (const line of lines) {
-    if (!line.includes('"tool_use"') || ![...ids].some((id) => line.includes(id))) continue;
-    let json: Json | undefined;
-    try {
-      json = obj(JSON.parse(line.trim()));
-    } catch {
-      continue;
-    }
-    if (json?.type === "tool_use" && typeof json.tool_id === "string") {
-      const name = str(json.tool_name);
-      if (name) names.set(json.tool_id, name);
-      continue;
-    }
-    const content = obj(json?.message)?.content;
-    for (const block of Array.isArray(content) ? content : []) {
-      const b = obj(block);
-      if (b?.type === "tool_use" && typeof b.id === "string" && typeof b.name === "string") {
-        names.set(b.id, b.name);
-      }
-    }
-  }
-  return names;
+  return out;
 }
 
 /** A rule over one line; `next` gives the following lines of the same segment. */
@@ -416,12 +312,15 @@ function promptLines(prompt: string | undefined): Set<string> {
   return set;
 }
 
-/** Scan `log` for test-runner summaries (pure). */
-export function detectTestRuns(log: string, options: DetectOptions = {}): TestRunReport {
+/** The test-runner summaries among a session log's events (pure). */
+export function detectTestRuns(
+  events: readonly SessionEvent[],
+  options: DetectOptions = {},
+): TestRunReport {
   const limit = options.limit ?? 20;
   const echo = promptLines(options.prompt);
   const sightings: TestRunSighting[] = [];
-  for (const seg of segments(log)) {
+  for (const seg of segments(events)) {
     const lines = seg.lines.map((l) => l.replace(ANSI, "").replace(/\s+$/, ""));
     for (let i = 0; i < lines.length && sightings.length < limit; i++) {
       const line = lines[i];

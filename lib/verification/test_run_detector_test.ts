@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { detectTestRuns } from "./test_run_detector.ts";
+import { parseAnyLog } from "../agents/adapters/generic.ts";
+import { type DetectOptions, detectTestRuns as detect } from "./test_run_detector.ts";
+
+/** The detector on the events of a log of unknown make (every CLI's format is recognised). */
+const detectTestRuns = (log: string, options?: DetectOptions) => detect(parseAnyLog(log), options);
 
 /**
  * Summaries as each runner prints them, including runners that cannot be installed here (cargo

@@ -9,7 +9,7 @@
  */
 import type { AdapterInput, AgentAdapter } from "./types.ts";
 import { routeModel } from "./_model.ts";
-import { parseAiderText } from "../usage.ts";
+import { parseAiderLog } from "./aider_log.ts";
 
 /** The Aider adapter. */
 export const aiderAdapter: AgentAdapter = {
@@ -49,7 +49,5 @@ export const aiderAdapter: AgentAdapter = {
     argv.push("--message", input.prompt);
     return argv;
   },
-  parseUsage(logText: string) {
-    return parseAiderText(logText);
-  },
+  parseLog: parseAiderLog,
 };

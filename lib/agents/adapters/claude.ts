@@ -9,7 +9,7 @@
  */
 import type { AdapterInput, AgentAdapter } from "./types.ts";
 import { routeModel } from "./_model.ts";
-import { parseClaudeStreamJson } from "../usage.ts";
+import { parseClaudeLog } from "./claude_log.ts";
 
 /** Tools allowed without a prompt in headless runs. */
 export const CLAUDE_ALLOWED_TOOLS = [
@@ -68,7 +68,5 @@ export const claudeAdapter: AgentAdapter = {
     argv.push("--", input.prompt);
     return argv;
   },
-  parseUsage(logText: string) {
-    return parseClaudeStreamJson(logText);
-  },
+  parseLog: parseClaudeLog,
 };

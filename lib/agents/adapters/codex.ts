@@ -21,7 +21,7 @@ import { join } from "node:path";
 import type { AdapterInput, AgentAdapter, HeadlessSetup } from "./types.ts";
 import { routeModel } from "./_model.ts";
 import { endpointProblem } from "./_url.ts";
-import { codexThreadId, parseCodexJson } from "../usage.ts";
+import { parseCodexLog, parseCodexSessionRecord } from "./codex_log.ts";
 
 /** The cheapest model of Codex 0.169's catalogue (`codex debug models`), for `complexity: low`. */
 const CODEX_CHEAPEST_MODEL = "gpt-6-luna";
@@ -66,12 +66,11 @@ export const codexAdapter: AgentAdapter = {
     argv.push("--", input.prompt);
     return argv;
   },
-  parseUsage(logText: string, sessionRecord?: string) {
-    return parseCodexJson(logText, { sessionRecord });
-  },
+  parseLog: parseCodexLog,
+  parseSessionRecord: parseCodexSessionRecord,
   headless: (env) => codexHeadless(env),
-  sessionRecord(logText, env) {
-    const thread = codexThreadId(logText);
+  sessionRecord(events, env) {
+    const thread = events.find((e) => e.kind === "session")?.id;
     if (!thread) return undefined;
     const home = env.CODEX_HOME || (env.HOME ? join(env.HOME, ".codex") : undefined);
     return home ? { dir: join(home, "sessions"), suffix: `-${thread}.jsonl` } : undefined;

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import type { AdapterInput, AgentAdapter, HeadlessSetup } from "./types.ts";
 import { routeModel } from "./_model.ts";
 import { endpointProblem } from "./_url.ts";
-import { parseGeminiJson } from "../usage.ts";
+import { parseGeminiLog } from "./gemini_log.ts";
 
 /** The auth type Gemini CLI calls API-key auth. */
 const GEMINI_API_KEY_AUTH = "gemini-api-key";
@@ -79,9 +79,7 @@ export const geminiAdapter: AgentAdapter = {
     argv.push(`--prompt=${input.prompt}`);
     return argv;
   },
-  parseUsage(logText: string) {
-    return parseGeminiJson(logText);
-  },
+  parseLog: parseGeminiLog,
   headless: geminiHeadless,
   headlessProblem(env) {
     const endpoint = endpointProblem(

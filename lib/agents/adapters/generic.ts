@@ -7,7 +7,22 @@ import type { AdapterInput, AgentAdapter } from "./types.ts";
 import { routeModel } from "./_model.ts";
 import { splitCommandLine } from "../split_command_line.ts";
 import { ValueError } from "../errors.ts";
-import { parseClaudeStreamJson } from "../usage.ts";
+import type { SessionEvent } from "../session_events.ts";
+import { parseLogWith } from "./_log.ts";
+import { claudeFormat } from "./claude_log.ts";
+import { codexFormat } from "./codex_log.ts";
+import { geminiFormat } from "./gemini_log.ts";
+
+/** Every format the service knows; Claude Code's stream-json first (its usage wins). */
+const ANY = [claudeFormat(), codexFormat, geminiFormat];
+
+/**
+ * The events of a log of unknown make (a generic command, a third-party CLI without its own
+ * reading): every built-in format is recognised, and everything else is plain text.
+ */
+export function parseAnyLog(logText: string): SessionEvent[] {
+  return parseLogWith(ANY, logText);
+}
 
 /** The `generic` settings of service.yaml. */
 export interface GenericAdapterOptions {
@@ -53,8 +68,6 @@ export function genericAdapter(options: GenericAdapterOptions): AgentAdapter {
       else argv.push(input.prompt);
       return argv;
     },
-    parseUsage(logText: string) {
-      return parseClaudeStreamJson(logText);
-    },
+    parseLog: parseAnyLog,
   };
 }

@@ -9,8 +9,11 @@
  * import { registerAdapter } from "./lib/agents/adapters/mod.ts";
  * registerAdapter({ name: "my-cli", binary: "my-cli", apiKeyEnv: ["MY_KEY"], passEnv: [],
  *   acceptsMcpConfig: false, supportsEffort: false,
- *   buildArgv: (i) => ["--headless", i.prompt], parseUsage: () => undefined });
+ *   buildArgv: (i) => ["--headless", i.prompt] });
  * ```
+ *
+ * Without `parseLog` its session log is read as a generic command's (every built-in format is
+ * recognised); `parseUsage` reads usage a format of its own states.
  */
 import type { AgentAdapter } from "./types.ts";
 import { claudeAdapter } from "./claude.ts";
@@ -18,10 +21,12 @@ import { codexAdapter } from "./codex.ts";
 import { geminiAdapter } from "./gemini.ts";
 import { aiderAdapter } from "./aider.ts";
 import { qwenAdapter } from "./qwen.ts";
-import { genericAdapter, type GenericAdapterOptions } from "./generic.ts";
+import { genericAdapter, type GenericAdapterOptions, parseAnyLog } from "./generic.ts";
 import { ValueError } from "../errors.ts";
+import type { LogParser } from "../session_events.ts";
 
-export type { AdapterInput, AgentAdapter, ModelUsage, UsageReport } from "./types.ts";
+export type { AdapterInput, AgentAdapter } from "./types.ts";
+export type { ModelUsage, UsageReport } from "../../cost/report.ts";
 export { genericAdapter, type GenericAdapterOptions } from "./generic.ts";
 
 /** The adapters that ship with the service (`generic` is built per config by `genericAdapter`). */
@@ -52,7 +57,9 @@ export function adapterProblem(value: unknown): string | undefined {
     if (typeof a[key] !== "boolean") return `${key} must be true or false`;
   }
   if (typeof a.buildArgv !== "function") return "buildArgv(input) is missing";
-  if (typeof a.parseUsage !== "function") return "parseUsage(logText) is missing";
+  for (const key of ["parseLog", "parseUsage"] as const) {
+    if (a[key] !== undefined && typeof a[key] !== "function") return `${key} must be a function`;
+  }
   return undefined;
 }
 
@@ -79,6 +86,21 @@ export function isRegistered(name: string): boolean {
 
 // Modules written for a bundled service cannot import this file: they find it here instead.
 (globalThis as Record<symbol, unknown>)[Symbol.for("service.registerAdapter")] = registerAdapter;
+
+/** How `adapter` reads its session log: its own `parseLog`, else the generic reading. */
+export function logParserOf(adapter: AgentAdapter): LogParser {
+  return adapter.parseLog ? (text) => adapter.parseLog!(text) : parseAnyLog;
+}
+
+/**
+ * How the adapter named `name` reads its session log; a name no adapter has (a generic command,
+ * whatever it is called) reads it the generic way.
+ */
+export function logParserFor(name: string | undefined): LogParser {
+  const adapter = BUILTIN_ADAPTERS.find((a) => a.name === name) ??
+    (name === undefined ? undefined : registered.get(name));
+  return adapter ? logParserOf(adapter) : parseAnyLog;
+}
 
 /** Names of every adapter `adapterByName` accepts, sorted. */
 export function availableAdapters(): string[] {

@@ -7,7 +7,12 @@
  */
 import type { AdapterInput, AgentAdapter } from "./types.ts";
 import { routeModel } from "./_model.ts";
-import { parseClaudeStreamJson } from "../usage.ts";
+import type { SessionEvent } from "../session_events.ts";
+import { parseLogWith } from "./_log.ts";
+import { claudeFormat } from "./claude_log.ts";
+
+/** Qwen Code's stream-json is Claude Code's; usage without an init line is priced as `qwen`. */
+const QWEN = [claudeFormat("qwen")];
 
 /** The Qwen Code adapter. */
 export const qwenAdapter: AgentAdapter = {
@@ -26,7 +31,7 @@ export const qwenAdapter: AgentAdapter = {
     argv.push("--", input.prompt);
     return argv;
   },
-  parseUsage(logText: string) {
-    return parseClaudeStreamJson(logText, "qwen");
+  parseLog(logText: string): SessionEvent[] {
+    return parseLogWith(QWEN, logText);
   },
 };

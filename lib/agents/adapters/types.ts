@@ -1,28 +1,10 @@
 /**
  * The adapter contract: how the service turns a task into the argv of one agent CLI and reads
- * back what that CLI spent. Adapters are plain data plus two pure functions.
+ * back what that CLI said (its session log, as events). Adapters are plain data plus pure
+ * functions.
  */
-
-/** Token and cost figures of one model inside one agent session. */
-export interface ModelUsage {
-  /** Input tokens, cached ones included. */
-  inputTokens: number;
-  /** Part of `inputTokens` read from the provider's prompt cache (billed lower), when reported. */
-  cachedInputTokens?: number;
-  outputTokens: number;
-  /** Cost in integer micro-USD (1 USD = 1_000_000). */
-  microUsd: number;
-}
-
-/** What one agent session spent, as parsed from the CLI's own output. */
-export interface UsageReport {
-  /** Total cost in integer micro-USD. */
-  microUsd: number;
-  /** Per-model breakdown; keys are the model names the CLI reported. */
-  byModel: Record<string, ModelUsage>;
-  /** `reported`: the CLI printed a cost; `estimated`: tokens × the price table of `cost.ts`. */
-  source: "reported" | "estimated";
-}
+import type { UsageReport } from "../../cost/report.ts";
+import type { SessionEvent, UsageEvent } from "../session_events.ts";
 
 /** What a task asks of an agent run. */
 export interface AdapterInput {
@@ -103,20 +85,28 @@ export interface AgentAdapter {
   /** The argv after the binary for one non-interactive, headless run. */
   buildArgv(input: AdapterInput): string[];
   /**
-   * The usage of a finished run, from its log (and the CLI's own session record, when
-   * `sessionRecord` names one and it was found); undefined when neither names any.
+   * The session log as events (../session_events.ts): the one place this CLI's output format is
+   * known; usage, test runs, rate limits and exit diagnosis read the events. Absent: the generic
+   * reading, which knows every built-in format (`parseAnyLog` of ./generic.ts).
    */
-  parseUsage(logText: string, sessionRecord?: string): UsageReport | undefined;
+  parseLog?(logText: string): SessionEvent[];
+  /**
+   * A third-party adapter's own usage reader, for a CLI whose usage its events do not state: the
+   * usage of a finished run from its log (and the record `sessionRecord` found); it wins.
+   */
+  parseUsage?(logText: string, sessionRecord?: string): UsageReport | undefined;
   /**
    * What a headless start needs beyond the argv, from the agent's environment (pure). `stateDir`
    * is a private directory of the adapter under `.sdd/runtime/` for files it must write.
    */
   headless?(env: Readonly<Record<string, string>>, stateDir: string): HeadlessSetup;
-  /** Where the CLI recorded the session that wrote `logText` (pure), when it keeps one. */
+  /** Where the CLI recorded the session whose log reads `events` (pure), when it keeps one. */
   sessionRecord?(
-    logText: string,
+    events: readonly SessionEvent[],
     env: Readonly<Record<string, string>>,
   ): SessionRecordLocation | undefined;
+  /** The usage the CLI's own record of a session states (see `sessionRecord`). Pure. */
+  parseSessionRecord?(recordText: string): UsageEvent | undefined;
   /**
    * Why a headless start would fail under `env` although a key is set (auth selection, endpoint,
    * trust), with the fix; undefined when nothing is known to be wrong. Pure.

@@ -1,6 +1,6 @@
 /** `service cost`: spend by model or task, optionally over the last period, against the budget. */
 import { CliError, colour, type Command } from "../command.ts";
-import { parseDuration } from "../../agents/cost_summary.ts";
+import { parseDuration } from "../../cost/records.ts";
 import { loadConfig } from "../../config/load.ts";
 import { configuredBudgetUsd, readSpend } from "../../cost/spend.ts";
 import { buildSpendView, formatSpendView } from "../../cost/spend_view.ts";

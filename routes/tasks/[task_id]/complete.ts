@@ -12,6 +12,7 @@ import { requireOperator } from "../../../lib/tasks/operator.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 import { journalOperatorChange } from "../../../lib/orchestrator/task_control.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
+import { completionVerdict } from "../../../lib/verification/verdict.ts";
 
 /**
  * Who may call it: an agent (worker); `{"operator": true}` also needs scope operator, which the
@@ -26,7 +27,7 @@ export async function POST(c: Ctx): Promise<Response> {
   if (body.operator) requireOperator(c, "complete a task as operator");
   const app = c.get("app");
   const store = await taskStoreFor(app);
-  const task = await store.complete(id, body);
+  const task = await store.complete(id, body, completionVerdict(app.paths, body.session_id));
   // Settled by an operator with nothing to land: its run's board shows it even when no run is
   // live to journal it (a live one does so itself).
   if (task.operator_done) await journalOperatorChange(app.paths.root, "complete", task);

@@ -2,10 +2,30 @@
  * Spend tracking (DESIGN.md §7): `.sdd/runtime/cost_report.json` is
  * `{"total_micro_usd", "by_model": {<model>: {"micro_usd","input_tokens","output_tokens"}},
  * "by_task": {<task_id>: {"micro_usd","model"}}, "budget_micro_usd"}`, money in integer micro-USD.
- * Pure arithmetic; lib/cost/spend.ts reads and writes the files.
+ * Pure arithmetic; ./spend.ts reads and writes the files.
  */
-import type { UsageReport } from "./adapters/types.ts";
 import { usdToMicro } from "./prices.ts";
+
+/** Token and cost figures of one model inside one agent session. */
+export interface ModelUsage {
+  /** Input tokens, cached ones included. */
+  inputTokens: number;
+  /** Part of `inputTokens` read from the provider's prompt cache (billed lower), when reported. */
+  cachedInputTokens?: number;
+  outputTokens: number;
+  /** Cost in integer micro-USD (1 USD = 1_000_000). */
+  microUsd: number;
+}
+
+/** What one agent session spent, as read from the CLI's own output. */
+export interface UsageReport {
+  /** Total cost in integer micro-USD. */
+  microUsd: number;
+  /** Per-model breakdown; keys are the model names the CLI reported. */
+  byModel: Record<string, ModelUsage>;
+  /** `reported`: the CLI printed a cost; `estimated`: tokens × the price table of ./prices.ts. */
+  source: "reported" | "estimated";
+}
 
 /** Spend of one model. */
 export interface ModelSpend {

@@ -2,7 +2,7 @@
  * Per-usage cost records in `.sdd/metrics/cost.jsonl` (one line per model per usage, `ts` in
  * epoch seconds) and their summary for `service cost --by model|task --last 24h`.
  */
-import type { UsageReport } from "./adapters/types.ts";
+import type { UsageReport } from "./report.ts";
 
 /** One line of `.sdd/metrics/cost.jsonl`. */
 export interface CostRecord {

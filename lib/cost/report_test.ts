@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
-import { addUsage, emptyCostReport, wouldExceedBudget } from "./cost.ts";
-import { costRecords, parseCostRecords, parseDuration, summarizeCost } from "./cost_summary.ts";
-import type { UsageReport } from "./adapters/types.ts";
+import { addUsage, emptyCostReport, type UsageReport, wouldExceedBudget } from "./report.ts";
+import { costRecords, parseCostRecords, parseDuration, summarizeCost } from "./records.ts";
 
 const HAIKU: UsageReport = {
   microUsd: 1350,

@@ -1,19 +1,13 @@
 /**
- * Spend of a run: each agent's usage, parsed from its own structured output, is added to
+ * Spend of a run: each agent's usage (its adapter read it from the CLI's own output) is added to
  * `.sdd/runtime/cost_report.json` and `.sdd/metrics/cost.jsonl`; the budget decision stops
- * scheduling before the next task would pass `budget_usd`.
+ * scheduling before the next task would pass `budget_usd` (spec §7.3 "Budget exceeded").
  */
-import type { AgentAdapter } from "../agents/adapters/types.ts";
-import { addUsage, type CostReport, wouldExceedBudget } from "../agents/cost.ts";
-import { costRecords } from "../agents/cost_summary.ts";
-import { writeSpend } from "../cost/spend.ts";
 import type { WorkspacePaths } from "../workspace.ts";
-import { readAgentUsage } from "../agents/usage_reader.ts";
-
-/** Dollars from micro-USD, for messages. */
-export function usd(micro: number): string {
-  return `$${(micro / 1e6).toFixed(2)}`;
-}
+import { formatUsd } from "./money.ts";
+import { costRecords } from "./records.ts";
+import { addUsage, type CostReport, type UsageReport, wouldExceedBudget } from "./report.ts";
+import { writeSpend } from "./spend.ts";
 
 /** The expected cost of one more task: the average so far (0 before any spend). */
 function nextTaskEstimate(report: CostReport): number {
@@ -34,11 +28,12 @@ export class SpendTracker {
   #report: CostReport;
   #stopped?: BudgetStop;
   readonly #paths: WorkspacePaths;
-  readonly #adapter: AgentAdapter;
+  readonly #adapter: string;
 
-  constructor(paths: WorkspacePaths, adapter: AgentAdapter, report: CostReport) {
+  /** `adapter` names the CLI in each spend record. */
+  constructor(paths: WorkspacePaths, adapter: { name: string }, report: CostReport) {
     this.#paths = paths;
-    this.#adapter = adapter;
+    this.#adapter = adapter.name;
     this.#report = report;
   }
 
@@ -52,16 +47,8 @@ export class SpendTracker {
     return this.#stopped !== undefined;
   }
 
-  /** Add what the agent's log reports it spent (nothing when the CLI reported no usage). */
-  async record(taskId: string, sessionId: string, logPath: string): Promise<void> {
-    let text: string;
-    try {
-      text = await Deno.readTextFile(logPath);
-    } catch {
-      return;
-    }
-    // The log, and the CLI's own session record where it keeps the model (Codex).
-    const usage = await readAgentUsage(this.#adapter, text, Deno.env.toObject());
+  /** Add what an agent of `taskId` spent (nothing when its CLI reported no usage). */
+  async record(taskId: string, sessionId: string, usage: UsageReport | undefined): Promise<void> {
     if (!usage) return;
     this.#report = addUsage(this.#report, taskId, usage);
     await writeSpend(
@@ -70,7 +57,7 @@ export class SpendTracker {
       costRecords(usage, {
         ts: Math.floor(Date.now() / 1000),
         taskId,
-        adapter: this.#adapter.name,
+        adapter: this.#adapter,
         sessionId,
       }),
     );
@@ -86,8 +73,8 @@ export class SpendTracker {
       total_micro_usd: report.total_micro_usd,
       budget_micro_usd: report.budget_micro_usd,
       estimate_micro_usd: estimate,
-      message: `Budget exceeded, read-only mode: spent ${usd(report.total_micro_usd)} of ${
-        usd(report.budget_micro_usd)
+      message: `Budget exceeded, read-only mode: spent ${formatUsd(report.total_micro_usd)} of ${
+        formatUsd(report.budget_micro_usd)
       }; no new agents start. Raise budget_usd, use cheaper models (complexity: low) or batch routing.`,
     };
     return this.#stopped;

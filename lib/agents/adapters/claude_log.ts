@@ -1,0 +1,141 @@
+/**
+ * Claude Code's `--output-format stream-json` (Qwen Code prints the same format, without a cost):
+ *
+ * - `{"type":"system","subtype":"init","model","session_id"}` starts the session;
+ * - `assistant` / `user` lines hold the model's words, or `tool_use` / `tool_result` content
+ *   blocks (the tool's output is the `tool_result` block's `content`, a string or text blocks);
+ *   an `assistant` line of the `<synthetic>` model is the CLI speaking, not the model;
+ * - throttling: a `rate_limit_event` whose status is `rejected`, an Anthropic
+ *   `{"type":"error","error":{"type":"rate_limit_error"}}`, `"error":"rate_limit"`,
+ *   `"api_error_status":429`;
+ * - the last `{"type":"result"}` line carries `total_cost_usd`, `usage` and `modelUsage`
+ *   (`{<model>: {inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens,
+ *   costUSD}}`). Input tokens count cache reads and writes too. Without `total_cost_usd` (Qwen)
+ *   the tokens of `usage` are priced for the model of the init line.
+ */
+import type {
+  ModelTokens,
+  SessionEvent,
+  ToolCallEvent,
+  ToolOutputEvent,
+} from "../session_events.ts";
+import {
+  contentText,
+  isToolType,
+  type Json,
+  type LogFormat,
+  num,
+  obj,
+  parseLogWith,
+  str,
+  type UsageTally,
+  type Where,
+} from "./_log.ts";
+
+function toolBlocks(row: Json, at: Where): (ToolCallEvent | ToolOutputEvent)[] | undefined {
+  const content = obj(row.message)?.content;
+  if (!Array.isArray(content)) return undefined;
+  const blocks = content.map(obj).filter((b) => b !== undefined && isToolType(b.type));
+  if (blocks.length === 0) return undefined;
+  return blocks.map((b): ToolCallEvent | ToolOutputEvent =>
+    b!.type === "tool_result"
+      ? {
+        kind: "tool_output",
+        ...at,
+        id: str(b!.tool_use_id),
+        text: contentText(b!.content),
+        source: "claude_tool_result",
+      }
+      : { kind: "tool_call", ...at, id: str(b!.id), name: str(b!.name) }
+  );
+}
+
+function usageTally(fallbackModel: string): UsageTally {
+  let initModel: string | undefined;
+  let result: { row: Json; at: Where } | undefined;
+  return {
+    row(row, at) {
+      if (initModel === undefined && (row.type === "system" || row.type === "init")) {
+        initModel = str(row.model);
+      }
+      if (row.type === "result") result = { row, at };
+    },
+    end() {
+      if (!result) return undefined;
+      const { row, at } = result;
+      const model = initModel ?? fallbackModel;
+      const u = obj(row.usage);
+      const tokens = u && {
+        inputTokens: num(u.input_tokens) + num(u.cache_read_input_tokens) +
+          num(u.cache_creation_input_tokens),
+        outputTokens: num(u.output_tokens),
+      };
+      if (typeof row.total_cost_usd === "number") {
+        const models: Record<string, ModelTokens> = Object.fromEntries(
+          Object.entries(obj(row.modelUsage) ?? {}).map(([name, raw]) => {
+            const m = obj(raw) ?? {};
+            return [name, {
+              inputTokens: num(m.inputTokens) + num(m.cacheReadInputTokens) +
+                num(m.cacheCreationInputTokens),
+              outputTokens: num(m.outputTokens),
+              costUsd: num(m.costUSD),
+            }];
+          }),
+        );
+        if (Object.keys(models).length === 0) {
+          models[model] = tokens ?? { inputTokens: 0, outputTokens: 0 };
+        }
+        return { kind: "usage", ...at, models, costUsd: row.total_cost_usd };
+      }
+      if (!tokens) return undefined;
+      const cached = num(u!.cache_read_input_tokens);
+      return {
+        kind: "usage",
+        ...at,
+        models: { [model]: { ...tokens, ...(cached ? { cachedInputTokens: cached } : {}) } },
+      };
+    },
+  };
+}
+
+/** Claude Code's stream-json; `fallbackModel` prices usage when no init line names the model. */
+export function claudeFormat(fallbackModel = "unknown"): LogFormat {
+  return {
+    tools: toolBlocks,
+    signal(row, at) {
+      if (row.type === "rate_limit_event") {
+        const info = obj(row.rate_limit_info) ?? row;
+        return info.status === "rejected"
+          ? { kind: "rate_limit", ...at, rule: "claude:rate_limit_event_rejected" }
+          : "quiet";
+      }
+      if (row.type === "error" && obj(row.error)?.type === "rate_limit_error") {
+        return { kind: "rate_limit", ...at, rule: "anthropic:rate_limit_error" };
+      }
+      if (row.error === "rate_limit") {
+        return { kind: "rate_limit", ...at, rule: "claude:error_rate_limit" };
+      }
+      if (row.api_error_status === 429) {
+        return { kind: "rate_limit", ...at, rule: "claude:api_error_status_429" };
+      }
+      return undefined;
+    },
+    session(row, at) {
+      if (row.type !== "system" || row.subtype !== "init") return undefined;
+      return { kind: "session", ...at, id: str(row.session_id), model: str(row.model) };
+    },
+    quiet(row) {
+      const synthetic = obj(row.message)?.model === "<synthetic>";
+      return ((row.type === "assistant" || row.type === "user") && !synthetic) ||
+        (row.type === "result" && row.is_error === false) || row.type === "system";
+    },
+    usage: () => usageTally(fallbackModel),
+  };
+}
+
+const CLAUDE = [claudeFormat()];
+
+/** The events of a Claude Code stream-json log. */
+export function parseClaudeLog(logText: string): SessionEvent[] {
+  return parseLogWith(CLAUDE, logText);
+}
