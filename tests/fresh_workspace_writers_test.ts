@@ -22,13 +22,9 @@ import { SpendTracker } from "../lib/orchestrator/spend.ts";
 import { claimStoreOwnership, releaseStoreOwnership } from "../lib/tasks/owner.ts";
 import { ensureBacklogDirs, writeBacklogExport } from "../lib/tasks/persist.ts";
 import { appendLedgerRecord } from "../lib/verification/ledger.ts";
-import {
-  appendStateLines,
-  journalPath,
-  type WorkspacePaths,
-  workspacePaths,
-  writeFileAtomic,
-} from "../lib/workspace.ts";
+import { journalPath, type WorkspacePaths, workspacePaths } from "../lib/workspace.ts";
+import { appendStateLines } from "../lib/util/locked_append.ts";
+import { writeFileAtomic } from "../lib/util/atomic_write.ts";
 import { sampleEvents } from "./helpers.ts";
 
 const USAGE = {

@@ -14,7 +14,9 @@ import { type CostRecord, parseCostRecords } from "../agents/cost_summary.ts";
 import { usdToMicro } from "../agents/prices.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { UserFacingError } from "../errors.ts";
-import { appendStateLines, type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+import { appendStateLines } from "../util/locked_append.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 
 /** A spend file that cannot be read, with the fix. */
 export class SpendFileError extends UserFacingError {

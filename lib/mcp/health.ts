@@ -8,7 +8,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { join } from "node:path";
 import type { ManagedServer } from "../catalog/managed_config.ts";
 import { scrubbedEnvironment } from "../catalog/sandbox.ts";
-import { writeFileAtomic } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 import { SERVICE_VERSION } from "../version.ts";
 
 /** Default time limit of the start and the handshake. */
