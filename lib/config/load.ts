@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { adapterByName } from "../agents/adapters/mod.ts";
 import { loadAdapterModule } from "../agents/adapters/modules.ts";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
-import { resolveVars } from "../mcp/resolve_vars.ts";
+import { resolveVars } from "./resolve_vars.ts";
 import { ValidationError } from "./errors.ts";
 import { CONFIG_EXAMPLES, type ServiceConfig, ServiceConfigSchema } from "./schema.ts";
 import { validateYaml } from "./validate.ts";

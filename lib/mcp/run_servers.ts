@@ -14,7 +14,7 @@ import { type ManagedBlock, managedBlock, readConfigText } from "../catalog/mana
 import { type EnvLookup, userPaths } from "../catalog/user_paths.ts";
 import { runMcpConfigPath, type WorkspacePaths } from "../workspace.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
-import { referencedNames, resolveAllowedVars, resolveVars } from "./resolve_vars.ts";
+import { referencedNames, resolveAllowedVars, resolveVars } from "../config/resolve_vars.ts";
 
 /** Server definitions by name, as MCP clients read them (`command`/`args`/`env`, or `url`). */
 export type McpServers = Record<string, Record<string, unknown>>;
