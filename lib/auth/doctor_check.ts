@@ -1,6 +1,6 @@
 /** `doctor`'s look at auth: every token configured in service.yaml has a value to check against. */
 import type { CheckResult } from "../doctor/checks.ts";
-import { loadServerSettings } from "../config/server_config.ts";
+import { loadWorkspaceConfig } from "../config/load.ts";
 import { assertTokenVariablesSet, TokenVariableUnsetError } from "./tokens.ts";
 
 /** A failed check naming each unset token variable; nothing when all are set or none is configured. */
@@ -10,7 +10,7 @@ export async function tokenVariablesResult(
 ): Promise<CheckResult[]> {
   let tokens;
   try {
-    tokens = (await loadServerSettings(root)).tokens;
+    tokens = (await loadWorkspaceConfig(root)).server.tokens;
   } catch {
     return []; // a bad service.yaml is reported by the config check
   }

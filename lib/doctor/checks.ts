@@ -4,9 +4,8 @@
 import { checkMcpServers } from "../mcp/doctor_check.ts";
 import { join } from "node:path";
 import { git } from "../git/git.ts";
-import { configPath, configuredAdapter, loadConfig } from "../config/load.ts";
+import { configPath, configuredAdapter, loadConfig, loadWorkspaceConfig } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
-import { loadServerSettings } from "../config/server_config.ts";
 import { headlessProblem } from "../agents/preflight.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
 import { listRescueRefs, type RescueRef } from "../worktrees/reap.ts";
@@ -166,7 +165,7 @@ async function checkTasks(paths: WorkspacePaths): Promise<CheckResult> {
 async function checkPort(root: string): Promise<CheckResult> {
   let settings;
   try {
-    settings = await loadServerSettings(root);
+    settings = (await loadWorkspaceConfig(root)).server;
   } catch (e) {
     return {
       name: "port",
