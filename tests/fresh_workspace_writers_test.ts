@@ -171,7 +171,11 @@ const WRITERS: [string, (p: WorkspacePaths) => Promise<unknown>, (p: WorkspacePa
         }),
       (p) => p.serverRecord,
     ],
-    ["debug bundle (writeDebugBundle)", (p) => writeDebugBundle(p.root, {}), (p) => p.debug],
+    [
+      "debug bundle (writeDebugBundle)",
+      (p) => writeDebugBundle(p.root, { doctor: [], env: {} }),
+      (p) => p.debug,
+    ],
     [
       "any atomic state file (writeFileAtomic)",
       (p) => writeFileAtomic(p.serverLog, "x"),
