@@ -111,7 +111,3 @@ export function diffPath(paths: WorkspacePaths, runId: string, taskId: string): 
 export function evidenceDir(paths: WorkspacePaths, runId: string, taskId: string): string {
   return join(paths.runs, runId, "evidence", taskId);
 }
-
-// The durable write helpers live in lib/util; the state writers import them from here.
-export { writeFileAtomic } from "./util/atomic_write.ts";
-export { appendStateLines } from "./util/locked_append.ts";

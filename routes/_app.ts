@@ -14,7 +14,7 @@
  */
 import { type Context, Hono } from "hono";
 import type { MiddlewareHandler } from "hono";
-import { bearerAuth } from "../lib/auth/middleware.ts";
+import { bearerAuth } from "../lib/http/bearer_auth.ts";
 import type { AppContext, AppEnv, Ctx } from "../lib/http/context.ts";
 import { errorBody } from "../lib/http/errors.ts";
 import { DomainError, statusOf } from "../lib/errors.ts";

@@ -61,27 +61,3 @@ Deno.test("docs/security.md's scope matrix is generated from the route policies 
     "stale scope matrix in docs/security.md: run `deno task routes`",
   );
 });
-
-Deno.test("lib/ never imports routes/, components/ or islands/", async () => {
-  const offenders: string[] = [];
-  const walk = async (dir: URL) => {
-    for await (const e of Deno.readDir(dir)) {
-      const url = new URL(e.name + (e.isDirectory ? "/" : ""), dir);
-      if (e.isDirectory) await walk(url);
-      else if (/\.tsx?$/.test(e.name) && !/_test\.tsx?$/.test(e.name)) {
-        const text = await Deno.readTextFile(url);
-        for (const m of text.matchAll(/from\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)/g)) {
-          const spec = m[1] ?? m[2];
-          if (!spec.startsWith(".")) continue;
-          const target = new URL(spec, url).pathname;
-          if (/\/(routes|components|islands)\//.test(target.slice(root.length - 1))) {
-            offenders.push(`${url.pathname.slice(root.length)} imports ${spec}`);
-          }
-        }
-      }
-    }
-  };
-  const root = new URL("../", import.meta.url).pathname;
-  await walk(new URL("../lib/", import.meta.url));
-  assert.deepEqual(offenders, []);
-});

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SERVICE_VERSION } from "../lib/version.ts";
 import { tempDir } from "./helpers.ts";
-import { cli, workspace } from "./_e2e.ts";
+import { CLI, cli, workspace } from "./_e2e.ts";
 
 const CASES: { args: string[]; code: number; out: RegExp; name: string }[] = [
   {
@@ -77,6 +77,34 @@ Deno.test("CLI: a --root that does not exist is an error naming it, before any w
   const r = await cli("/nonexistent/workspace", "status");
   assert.equal(r.code, 1);
   assert.match(r.out, /--root \/nonexistent\/workspace is not a directory/);
+});
+
+Deno.test("doctor names a broken service.yaml once, in the config check, and skips the checks that would read it", async () => {
+  await using dir = await tempDir();
+  await workspace(dir.path, [{ name: "s", steps: [{ id: "a", script: [["report"]] }] }]);
+  const valid = await Deno.readTextFile(join(dir.path, "service.yaml"));
+  for (
+    const [broken, said] of [
+      ["port: [9000\n", /YamlSyntaxError: .*service\.yaml:\d+:\d+: not valid YAML/],
+      ["prot: 9000\n", /ValidationError: .*unknown key 'prot' \(did you mean 'port'\?\)/],
+    ] as const
+  ) {
+    await Deno.writeTextFile(join(dir.path, "service.yaml"), valid + broken);
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", CLI, "--root", dir.path, "doctor", "--json"],
+      env: { NO_COLOR: "1", SERVICE_PORT: "0" },
+      stdout: "piped",
+    }).output();
+    assert.equal(out.code, 1);
+    const checks: { name: string; ok: boolean; detail: string }[] =
+      JSON.parse(new TextDecoder().decode(out.stdout)).checks;
+    assert.deepEqual(checks.filter((c) => !c.ok).map((c) => c.name), ["config"], broken);
+    assert.match(checks.find((c) => c.name === "config")!.detail, said);
+    assert.ok(
+      !checks.some((c) => c.name === "port"),
+      "no port is checked for a server that would not start",
+    );
+  }
 });
 
 Deno.test("doctor reports what `service run` would refuse: a heartbeat timeout that orphans every agent", async () => {

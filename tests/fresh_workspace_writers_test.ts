@@ -21,13 +21,9 @@ import { SpendTracker } from "../lib/cost/budget.ts";
 import { claimStoreOwnership, releaseStoreOwnership } from "../lib/tasks/owner.ts";
 import { ensureBacklogDirs, writeBacklogExport } from "../lib/tasks/persist.ts";
 import { appendLedgerRecord } from "../lib/verification/ledger.ts";
-import {
-  appendStateLines,
-  journalPath,
-  type WorkspacePaths,
-  workspacePaths,
-  writeFileAtomic,
-} from "../lib/workspace.ts";
+import { journalPath, type WorkspacePaths, workspacePaths } from "../lib/workspace.ts";
+import { appendStateLines } from "../lib/util/locked_append.ts";
+import { writeFileAtomic } from "../lib/util/atomic_write.ts";
 import { sampleEvents } from "./helpers.ts";
 
 const USAGE: UsageReport = {
@@ -169,7 +165,11 @@ const WRITERS: [string, (p: WorkspacePaths) => Promise<unknown>, (p: WorkspacePa
         }),
       (p) => p.serverRecord,
     ],
-    ["debug bundle (writeDebugBundle)", (p) => writeDebugBundle(p.root, {}), (p) => p.debug],
+    [
+      "debug bundle (writeDebugBundle)",
+      (p) => writeDebugBundle(p.root, { doctor: [], env: {} }),
+      (p) => p.debug,
+    ],
     [
       "any atomic state file (writeFileAtomic)",
       (p) => writeFileAtomic(p.serverLog, "x"),

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadServerSettings } from "../lib/config/server_config.ts";
+import { loadWorkspaceConfig } from "../lib/config/load.ts";
 import { CLI, goldenWorkspace } from "./helpers.ts";
 import { errorCode, loopbackServer, rawRequest, send } from "./_raw_http.ts";
 
@@ -383,7 +383,7 @@ Deno.test("scopes gate the task API: readers read, workers work tasks, operators
   for (const [k, v] of Object.entries(env)) Deno.env.set(k, v);
   const server = await loopbackServer(ws.path, {
     yaml: "",
-    tokens: (await loadServerSettings(ws.path)).tokens,
+    tokens: (await loadWorkspaceConfig(ws.path)).server.tokens,
   });
   try {
     const call = async (token: string, method: string, path: string, body?: unknown) => {

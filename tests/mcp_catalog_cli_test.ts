@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { catalogWorkspace as workspace, recordInstall, USER_CONFIG } from "./_mcp_catalog.ts";
-import { memoryServerScript } from "../lib/mcp/_test_server.ts";
+import { memoryServerScript } from "../lib/catalog/_test_server.ts";
 import { validEntry } from "../lib/catalog/_test_catalog.ts";
 import { managedBlock } from "../lib/catalog/managed_config.ts";
 
@@ -220,7 +220,7 @@ Deno.test("mcp catalog: with a public key the preview says valid, INVALID or uns
 Deno.test({
   name: "mcp catalog: a real npm install command, then npx starts the server for the handshake",
   async fn() {
-    const { MEMORY_PACKAGE } = await import("../lib/mcp/_test_server.ts");
+    const { MEMORY_PACKAGE } = await import("../lib/catalog/_test_server.ts");
     await using ws = await workspace();
     ws.catalog.entries = [validEntry({
       id: "memory",

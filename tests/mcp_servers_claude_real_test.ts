@@ -14,7 +14,7 @@ import { agentEnvironment } from "../lib/agents/env.ts";
 import { mcpSessionEnv, mergeMcpServers, writeRunMcpConfig } from "../lib/mcp/run_servers.ts";
 import { workspacePaths } from "../lib/workspace.ts";
 import { parseConfig } from "../lib/config/load.ts";
-import { memoryServerScript } from "../lib/mcp/_test_server.ts";
+import { memoryServerScript } from "../lib/catalog/_test_server.ts";
 
 /** The test's HOME is a temp dir: keep Deno's cache where it is. */
 const DENO_DIR = Deno.env.get("DENO_DIR") ??

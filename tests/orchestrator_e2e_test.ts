@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { runPlan } from "../lib/orchestrator/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
+import { sha256Hex } from "../lib/journal/hash.ts";
 import {
   browserPage,
   CLI,
@@ -48,6 +49,11 @@ Deno.test("run: a dependent stage starts from the merged work of the stage befor
   assert.equal(await Deno.readTextFile(join(dir.path, "use.txt")), "ok\n");
   const journal = await journalOf(dir.path, result.runId);
   assert.equal(journal.verified, true);
+  assert.equal(
+    (journal.rows[0].row.data as { config_sha256?: string }).config_sha256,
+    `sha256:${sha256Hex(await Deno.readFile(join(dir.path, "service.yaml")))}`,
+    "run_started records the digest of the service.yaml the run validated",
+  );
   const types = journal.rows.map((r) => r.row.type);
   assert.ok(
     types.indexOf("task_merged") < types.lastIndexOf("task_claimed"),

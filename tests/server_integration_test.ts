@@ -212,6 +212,12 @@ Deno.test("service doctor fails with fixes on a broken workspace; service debug 
     const config = await Deno.readTextFile(`${bundle.dir}/service.yaml`);
     assert.doesNotMatch(config, /sk-live/);
     assert.match(config, /redacted/);
+    const inBundle = JSON.parse(await Deno.readTextFile(`${bundle.dir}/doctor.json`));
+    assert.deepEqual(
+      inBundle.map((c: { name: string }) => c.name),
+      report.checks.map((c: { name: string }) => c.name),
+      "the bundle holds the checks `service doctor` runs",
+    );
   } finally {
     await Deno.remove(root, { recursive: true });
   }

@@ -402,11 +402,11 @@ Deno.test("with tokens configured the task API needs a bearer token and operator
   Deno.env.set("T_READER_TOKEN", "reader-secret");
   try {
     const { appContext } = await import("../lib/server/serve.ts");
-    const { loadServerSettings } = await import("../lib/config/server_config.ts");
+    const { loadWorkspaceConfig } = await import("../lib/config/load.ts");
     const { createApp } = await import("../routes/_app.ts");
 
     const { closeTaskStore } = await import("../lib/tasks/registry.ts");
-    const settings = await loadServerSettings(ws.root);
+    const { server: settings } = await loadWorkspaceConfig(ws.root);
     const ctx = appContext(ws.root, settings.tokens);
     const app = createApp(ctx);
     try {

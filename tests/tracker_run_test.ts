@@ -10,6 +10,7 @@ import { AGENT, cli, sh, until } from "./_e2e.ts";
 import { tempDir } from "./helpers.ts";
 import { startFakeTrackerApis } from "./_tracker_apis.ts";
 import { signBody } from "../lib/webhooks/signature.ts";
+import { sha256Hex } from "../lib/journal/hash.ts";
 
 const script = (file: string) =>
   "```agent-script\n" + JSON.stringify(["write", file, "done\n"]) + "\n" + '["report"]\n```';
@@ -117,6 +118,10 @@ Deno.test("service run (no plan) takes work from trackers until stopped; comment
     const types = journal.map((r) => r.type);
     assert.equal(types[0], "run_started");
     assert.equal(journal[0].data.plan, "trackers and the task API (continuous)");
+    assert.equal(
+      journal[0].data.config_sha256,
+      `sha256:${sha256Hex(await Deno.readFile(join(root, "service.yaml")))}`,
+    );
     assert.equal(types.filter((t) => t === "task_merged").length, 2);
     // Adopted tasks belong to the run: one verification record per completion, after the gates.
     const backlog = JSON.parse(

@@ -3,7 +3,7 @@
  * for 300 s). `CooldownTracker` is pure (the clock is passed in as epoch seconds); `loadCooldowns`
  * and `saveCooldowns` persist it to `.sdd/runtime/rate_limits.json`.
  */
-import { writeFileAtomic } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 
 /** Spawn block after a rate-limit hit, in seconds (spec §8). */
 export const RATE_LIMIT_COOLDOWN_S = 300;

@@ -3,7 +3,7 @@
  * `.sdd/runtime/heartbeats/<session>.json`, each written atomically (temp file + rename).
  */
 import { join } from "node:path";
-import { writeFileAtomic } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 
 /** PID metadata of one agent session. */
 export interface PidRecord {

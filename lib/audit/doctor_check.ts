@@ -1,5 +1,5 @@
 /** `doctor`'s look at the two chains: does the signed audit chain agree with every journal? */
-import type { CheckResult } from "../doctor/checks.ts";
+import type { CheckResult } from "../check_result.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { crossCheckWorkspace } from "./workspace_check.ts";
 

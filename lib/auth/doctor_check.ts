@@ -1,19 +1,12 @@
 /** `doctor`'s look at auth: every token configured in service.yaml has a value to check against. */
-import type { CheckResult } from "../doctor/checks.ts";
-import { loadServerSettings } from "../config/server_config.ts";
-import { assertTokenVariablesSet, TokenVariableUnsetError } from "./tokens.ts";
+import type { CheckResult } from "../check_result.ts";
+import { assertTokenVariablesSet, type TokenSpec, TokenVariableUnsetError } from "./tokens.ts";
 
 /** A failed check naming each unset token variable; nothing when all are set or none is configured. */
-export async function tokenVariablesResult(
-  root: string,
+export function tokenVariablesResult(
+  tokens: TokenSpec[],
   env: (name: string) => string | undefined = (n) => Deno.env.get(n),
-): Promise<CheckResult[]> {
-  let tokens;
-  try {
-    tokens = (await loadServerSettings(root)).tokens;
-  } catch {
-    return []; // a bad service.yaml is reported by the config check
-  }
+): CheckResult[] {
   try {
     assertTokenVariablesSet(tokens, env);
     return [];

@@ -10,7 +10,7 @@
  */
 import type { Catalog, CatalogEntry } from "./schema.ts";
 import type { InstalledRecord, ManagedBlock, ManagedServer } from "./managed_config.ts";
-import { referencedNames } from "../mcp/resolve_vars.ts";
+import { referencedNames } from "../config/resolve_vars.ts";
 import { printable } from "../util/printable.ts";
 
 /** An entry the service cannot write a server for. */

@@ -7,7 +7,7 @@
 import { concatBytes } from "../util/bytes.ts";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
-import { writeFileAtomic } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 import type { Catalog } from "./schema.ts";
 import {
   type CatalogLocation,

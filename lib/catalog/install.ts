@@ -7,8 +7,8 @@ import type { CatalogEntry } from "./schema.ts";
 import { type InstallConsent, installedRecord, managedServer } from "./entry_plan.ts";
 import { type ManagedServer, updateMcpConfig } from "./managed_config.ts";
 import { type InstallRun, runInstallCommand } from "./sandbox.ts";
-import { checkServerHealth, type HealthOutcome, recordHealth } from "../mcp/health.ts";
-import { McpVariableError, resolveAllowedVars } from "../mcp/resolve_vars.ts";
+import { checkServerHealth, type HealthOutcome, recordHealth } from "./health.ts";
+import { McpVariableError, resolveAllowedVars } from "../config/resolve_vars.ts";
 
 /** Where installs write and what they may see. */
 export interface InstallContext {

@@ -15,7 +15,7 @@ import {
   printParseErrorCode,
 } from "jsonc-parser";
 import { dirname } from "node:path";
-import { writeFileAtomic } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 
 /** The key of the block the service owns. */
 export const MANAGED_KEY = "service-managed";

@@ -1,11 +1,17 @@
-/** Load and validate `<root>/service.yaml` (spec §2.11), with positioned errors. */
+/**
+ * Load and validate `<root>/service.yaml` (spec §2.11), with positioned errors. The file is read
+ * and validated once ({@link loadWorkspaceConfig}): the configuration, the server's settings and
+ * the digest a run records all come from the same bytes.
+ */
 import { join } from "node:path";
 import { adapterByName } from "../agents/adapters/mod.ts";
 import { loadAdapterModule } from "../agents/adapters/modules.ts";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
-import { resolveVars } from "../mcp/resolve_vars.ts";
+import { sha256Hex } from "../journal/hash.ts";
+import { resolveVars } from "./resolve_vars.ts";
 import { ValidationError } from "./errors.ts";
 import { CONFIG_EXAMPLES, type ServiceConfig, ServiceConfigSchema } from "./schema.ts";
+import { type ServerSettings, serverSettings } from "./server_config.ts";
 import { validateYaml } from "./validate.ts";
 import { parseYamlSource } from "./yaml_source.ts";
 
@@ -48,24 +54,57 @@ export function parseConfig(text: string, file = CONFIG_FILE): ServiceConfig {
   return config;
 }
 
+/** `service.yaml` validated, and the digest of the very bytes validated. */
+interface ConfigFile {
+  config: ServiceConfig;
+  /** `sha256:` and the hex digest of the file (a run's `config_sha256`). */
+  digest: string;
+}
+
 /**
- * Read and validate `<root>/service.yaml`, importing the modules of `adapters:` (which register
- * their adapters); undefined when the file does not exist.
+ * `service.yaml` read and validated once: the configuration and its digest (both absent when the
+ * workspace has no `service.yaml`) and the server's settings.
  */
+export type WorkspaceConfig = (ConfigFile | { config?: undefined; digest?: undefined }) & {
+  /** Host, port (`SERVICE_PORT` first), tokens and the `server` block; defaults without a file. */
+  server: ServerSettings;
+};
+
+/**
+ * Read and validate `<root>/service.yaml` once, importing the modules of `adapters:` (which
+ * register their adapters). Throws ValidationError, YamlSyntaxError or ValueError for the file,
+ * PortVariableError for a `SERVICE_PORT` that is not a port.
+ */
+export async function loadWorkspaceConfig(
+  root: string,
+  env: Record<string, string | undefined> = Deno.env.toObject(),
+): Promise<WorkspaceConfig> {
+  const file = await readConfigFile(root);
+  const server = serverSettings(file?.config, env);
+  return file ? { ...file, server } : { server };
+}
+
+/** The validated configuration of `root` ({@link loadWorkspaceConfig}); undefined without a file. */
 export async function loadConfig(root: string): Promise<ServiceConfig | undefined> {
-  let text: string;
+  return (await readConfigFile(root))?.config;
+}
+
+async function readConfigFile(root: string): Promise<ConfigFile | undefined> {
+  let bytes: Uint8Array;
   try {
-    text = await Deno.readTextFile(configPath(root));
+    bytes = await Deno.readFile(configPath(root));
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return undefined;
     throw e;
   }
+  // Decoded as Deno.readTextFile does: a byte-order mark stays part of the text.
+  const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
   const config = parseConfig(text, configPath(root));
   for (const [name, { module }] of Object.entries(config.adapters)) {
     await loadAdapterModule(name, module, root);
   }
   if (config.cli !== "generic") adapterByName(config.cli); // a module registered another name
-  return config;
+  return { config, digest: `sha256:${sha256Hex(bytes)}` };
 }
 
 /** The adapter that `config.cli` names, built with the generic settings. */

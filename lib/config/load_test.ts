@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { loadConfig, parseConfig, resolveMcpServers } from "./load.ts";
+import { loadConfig, loadWorkspaceConfig, parseConfig, resolveMcpServers } from "./load.ts";
+import { PortVariableError } from "./server_config.ts";
+import { sha256Hex } from "../journal/hash.ts";
 import { ValidationError } from "./errors.ts";
 import { YamlSyntaxError } from "./yaml_source.ts";
 import { ValueError } from "../agents/errors.ts";
@@ -196,6 +198,66 @@ Deno.test("loadConfig() answers undefined when the workspace has no service.yaml
     assert.equal(await loadConfig(root), undefined);
     await Deno.writeTextFile(`${root}/service.yaml`, MINIMAL);
     assert.equal((await loadConfig(root))?.cli, "claude");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("loadWorkspaceConfig() reads service.yaml once: the config, the server's settings, the digest of the bytes validated", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const absent = await loadWorkspaceConfig(root, {});
+    assert.equal(absent.config, undefined);
+    assert.equal(absent.digest, undefined);
+    assert.deepEqual(
+      [absent.server.host, absent.server.port, absent.server.portSource, absent.server.tokens],
+      ["127.0.0.1", 8052, "default", []],
+    );
+    const text = MINIMAL +
+      "host: 127.0.0.2\nport: 9000\nserver:\n  max_event_streams: 7\n" +
+      "auth:\n  tokens:\n    - {principal: op, scope: operator, token_env: T_OP}\n";
+    await Deno.writeTextFile(`${root}/service.yaml`, text);
+    const w = await loadWorkspaceConfig(root, {});
+    assert.equal(w.config?.cli, "claude");
+    assert.equal(w.digest, `sha256:${sha256Hex(text)}`);
+    assert.deepEqual(
+      [w.server.host, w.server.port, w.server.portSource, w.server.server.max_event_streams],
+      ["127.0.0.2", 9000, "service.yaml", 7],
+    );
+    assert.deepEqual(w.server.tokens, [{ principal: "op", scope: "operator", token_env: "T_OP" }]);
+    const env = await loadWorkspaceConfig(root, { SERVICE_PORT: "9100" });
+    assert.deepEqual([env.server.port, env.server.portSource], [9100, "SERVICE_PORT"]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("the server's settings are validated with the rest of service.yaml: a misspelt key is named with its line and the fix", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${root}/service.yaml`, MINIMAL + "server:\n  max_event_stream: 5\n");
+    await assert.rejects(() => loadWorkspaceConfig(root, {}), (e: unknown) => {
+      assert.ok(e instanceof ValidationError, String(e));
+      assert.match(
+        e.message,
+        /service\.yaml:6:3: server\.max_event_stream: unknown key 'max_event_stream' \(did you mean 'max_event_streams'\?\)\n {2}fix: rename/,
+      );
+      return true;
+    });
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a SERVICE_PORT that is not a port number is a PortVariableError that says how to fix it", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    await assert.rejects(() => loadWorkspaceConfig(root, { SERVICE_PORT: "80a" }), (e: unknown) => {
+      assert.ok(e instanceof PortVariableError, String(e));
+      assert.equal(e.message, 'SERVICE_PORT="80a" is not a port number (0-65535)');
+      assert.match(e.fix ?? "", /set SERVICE_PORT to a port number from 0 to 65535, or unset it/);
+      return true;
+    });
   } finally {
     await Deno.remove(root, { recursive: true });
   }

@@ -1,25 +1,16 @@
 /**
- * The server's own settings from `service.yaml`: `host`, `port`, `auth.tokens`. The full
- * configuration schema (spec §2.11, `lib/config/schema.ts`, `loadConfig`) validates the whole
- * file; this reader stays lenient so the server's own keys are usable on their own.
+ * The server's own settings, from the validated configuration (`host`, `port`, `auth.tokens`,
+ * the `server` block) and `SERVICE_PORT`; defaults when the workspace has no `service.yaml`.
+ * Pure: `loadWorkspaceConfig` (lib/config/load.ts) reads and validates the file once.
  */
-import { z } from "zod";
-import { parse as parseYaml } from "yaml";
-import { join } from "node:path";
 import type { TokenSpec } from "../auth/tokens.ts";
-import { type ServerBlock, ServerSchema, TokenSpecSchema } from "./schema.ts";
+import { UserFacingError } from "../errors.ts";
+import { type ServerBlock, ServerSchema, type ServiceConfig } from "./schema.ts";
 
 /** Default bind of the task server (spec §1). */
 const DEFAULT_HOST = "127.0.0.1";
 /** Default port (spec §1); `SERVICE_PORT` overrides the config. */
 const DEFAULT_PORT = 8052;
-
-const ServerKeys = z.looseObject({
-  host: z.string().min(1).optional(),
-  port: z.number().int().min(0).max(65535).optional(),
-  auth: z.strictObject({ tokens: z.array(TokenSpecSchema).default([]) }).optional(),
-  server: ServerSchema.optional(),
-});
 
 /** Settings the HTTP server needs. */
 export interface ServerSettings {
@@ -32,40 +23,31 @@ export interface ServerSettings {
   server: ServerBlock;
 }
 
-/** A configuration problem with where it is and how to fix it. */
-class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ValidationError";
+/** `SERVICE_PORT` is set to something that is not a port number. */
+export class PortVariableError extends UserFacingError {
+  constructor(readonly value: string) {
+    super(
+      `SERVICE_PORT=${JSON.stringify(value)} is not a port number (0-65535)`,
+      1,
+      "set SERVICE_PORT to a port number from 0 to 65535, or unset it to use `port:` of " +
+        "service.yaml (default 8052)",
+    );
+    this.name = "PortVariableError";
   }
 }
 
-/** Read server settings from `<root>/service.yaml` (absent file: defaults), then `SERVICE_PORT`. */
-export async function loadServerSettings(
-  root: string,
-  env = Deno.env.toObject(),
-): Promise<ServerSettings> {
-  let raw: unknown = {};
-  const file = join(root, "service.yaml");
-  try {
-    raw = parseYaml(await Deno.readTextFile(file)) ?? {};
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) {
-      throw new ConfigError(`${file}: ${(e as Error).message}`);
-    }
-  }
-  const parsed = ServerKeys.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new ConfigError(`${file}: ${issue.path.join(".")}: ${issue.message}`);
-  }
-  const { port, portSource } = resolvePort(parsed.data.port, env);
+/** The server's settings from `config` (undefined: no service.yaml, the defaults) and `env`. */
+export function serverSettings(
+  config: ServiceConfig | undefined,
+  env: Record<string, string | undefined>,
+): ServerSettings {
+  const { port, portSource } = resolvePort(config?.port, env);
   return {
-    host: parsed.data.host ?? DEFAULT_HOST,
+    host: config?.host ?? DEFAULT_HOST,
     port,
     portSource,
-    tokens: parsed.data.auth?.tokens ?? [],
-    server: parsed.data.server ?? ServerSchema.parse({}),
+    tokens: config?.auth.tokens ?? [],
+    server: config?.server ?? ServerSchema.parse({}),
   };
 }
 
@@ -77,9 +59,7 @@ export function resolvePort(
   if (env.SERVICE_PORT) {
     const port = Number(env.SERVICE_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      throw new ConfigError(
-        `SERVICE_PORT=${JSON.stringify(env.SERVICE_PORT)} is not a port number (0-65535)`,
-      );
+      throw new PortVariableError(env.SERVICE_PORT);
     }
     return { port, portSource: "SERVICE_PORT" };
   }

@@ -13,7 +13,9 @@ import { type CostReport, emptyCostReport } from "./report.ts";
 import { type CostRecord, parseCostRecords } from "./records.ts";
 import { usdToMicro } from "./prices.ts";
 import { UserFacingError } from "../errors.ts";
-import { appendStateLines, type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+import { appendStateLines } from "../util/locked_append.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 
 /** A spend file that cannot be read, with the fix. */
 export class SpendFileError extends UserFacingError {

@@ -7,7 +7,7 @@ import $ from "dax";
 import { basename, join } from "node:path";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { configPath } from "../config/load.ts";
-import { runDoctor } from "../doctor/checks.ts";
+import type { CheckResult } from "../check_result.ts";
 import { appContext } from "../server/serve.ts";
 import { collectStatus } from "../status/status.ts";
 import { fileStamp } from "../state/repair_jsonl.ts";
@@ -54,11 +54,20 @@ async function version(cmd: string, args: string[]): Promise<string> {
   return o.code === 127 ? "not found" : o.stdout.trim() || "unknown";
 }
 
+/** Options of {@link writeDebugBundle}. */
+export interface DebugBundleOptions {
+  /** The results of `service doctor` (lib/cli/commands/doctor.ts lists the checks). */
+  doctor: CheckResult[];
+  /** The environment whose secret values are masked (default: this process's). */
+  env?: Record<string, string>;
+}
+
 /** Write the bundle for the workspace at `root`. */
 export async function writeDebugBundle(
   root: string,
-  env = Deno.env.toObject(),
+  options: DebugBundleOptions,
 ): Promise<DebugBundle> {
+  const env = options.env ?? Deno.env.toObject();
   const paths = workspacePaths(root);
   const dir = join(paths.debug, `debug-${fileStamp()}`);
   await Deno.mkdir(dir, { recursive: true });
@@ -95,7 +104,7 @@ export async function writeDebugBundle(
   } catch (e) {
     await put("status.json", JSON.stringify({ error: (e as Error).message }));
   }
-  await put("doctor.json", JSON.stringify(await runDoctor(root), null, 2));
+  await put("doctor.json", JSON.stringify(options.doctor, null, 2));
   const logs = [paths.serverLog, paths.accessLog];
   try {
     for await (const e of Deno.readDir(paths.runtime)) {

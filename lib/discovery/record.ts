@@ -6,7 +6,8 @@
  * store writes it, so there is at most one. It holds the server's instance secret, so it is
  * readable by its owner only.
  */
-import { type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 import type { ServerIdentity } from "./identity.ts";
 
 /** Contents of `.sdd/runtime/server.json`. */

@@ -1,36 +1,30 @@
 /**
- * The checks of `service doctor`: each passes or says what is wrong and how to fix it.
+ * The checks of `service doctor` that belong to no one feature: the installation, the workspace,
+ * the configuration, the agent CLI, the port, agents, tasks and journals. Each passes or says
+ * what is wrong and how to fix it. A feature's own check sits in its folder
+ * (lib/<feature>/doctor_check.ts); the `doctor` command lists them all
+ * (lib/cli/commands/doctor.ts).
  */
-import { checkMcpServers } from "../mcp/doctor_check.ts";
 import { join } from "node:path";
+import type { CheckResult } from "../check_result.ts";
 import { git } from "../git/git.ts";
 import { configPath, configuredAdapter, loadConfig } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
-import { loadServerSettings } from "../config/server_config.ts";
+import { type ServerSettings, serverSettings } from "../config/server_config.ts";
 import { headlessProblem } from "../agents/preflight.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
 import { listRescueRefs, type RescueRef } from "../worktrees/reap.ts";
 import { verifyJournalText } from "../journal/verify.ts";
-import { auditCrossCheckResults } from "../audit/doctor_check.ts";
-import { tokenVariablesResult } from "../auth/doctor_check.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
-import { type WorkspacePaths, workspacePaths } from "../workspace.ts";
+import type { WorkspacePaths } from "../workspace.ts";
 import { keyFix, missingApiKey, preflight } from "../agents/preflight.ts";
 import { RuntimeError } from "../agents/errors.ts";
 import { settingProblems, templateProblems } from "../orchestrator/run_checks.ts";
 import { loadTaskSpecs } from "../tasks/persist.ts";
-import { BUILTIN_TRACKERS } from "../trackers/builtin.ts";
-import { trackerChecks } from "../trackers/doctor_check.ts";
 
-/** One check's outcome. */
-export interface CheckResult {
-  name: string;
-  ok: boolean;
-  detail: string;
-  /** How to fix it (failures only). */
-  fix?: string;
-  /** A warning passes but deserves attention. */
-  warning?: boolean;
+/** The runtime this service runs on. */
+export function checkDeno(): CheckResult {
+  return { name: "deno", ok: true, detail: `deno ${Deno.version.deno} (v8 ${Deno.version.v8})` };
 }
 
 async function runGit(args: string[], cwd: string): Promise<{ ok: boolean; out: string }> {
@@ -42,7 +36,8 @@ async function runGit(args: string[], cwd: string): Promise<{ ok: boolean; out: 
   }
 }
 
-async function checkGit(root: string): Promise<CheckResult[]> {
+/** git on PATH, and the workspace is a git repository. */
+export async function checkGit(root: string): Promise<CheckResult[]> {
   const version = await runGit(["--version"], root);
   if (!version.ok) {
     return [{
@@ -64,7 +59,8 @@ async function checkGit(root: string): Promise<CheckResult[]> {
   ];
 }
 
-async function checkWritable(paths: WorkspacePaths): Promise<CheckResult> {
+/** `.sdd/` can be written. */
+export async function checkWritable(paths: WorkspacePaths): Promise<CheckResult> {
   try {
     await Deno.mkdir(paths.runtime, { recursive: true });
     const probe = join(paths.runtime, `.doctor-${Deno.pid}`);
@@ -81,7 +77,17 @@ async function checkWritable(paths: WorkspacePaths): Promise<CheckResult> {
   }
 }
 
-async function checkConfig(root: string): Promise<{ result: CheckResult; config?: ServiceConfig }> {
+/** The config check, and what it read. */
+export interface ConfigCheck {
+  result: CheckResult;
+  /** The validated configuration (undefined when service.yaml is missing or invalid). */
+  config?: ServiceConfig;
+  /** service.yaml exists but does not validate: nothing else can be read from it. */
+  invalid?: boolean;
+}
+
+/** service.yaml exists and validates (read once; the other checks take what it read). */
+export async function checkConfig(root: string): Promise<ConfigCheck> {
   try {
     const config = await loadConfig(root);
     if (!config) {
@@ -111,12 +117,13 @@ async function checkConfig(root: string): Promise<{ result: CheckResult; config?
         detail: `${err.name}: ${err.message}`,
         fix: "edit service.yaml as the message says",
       },
+      invalid: true,
     };
   }
 }
 
-// The same checks `service run` makes before `run_started` (lib/orchestrator/run_checks.ts).
-async function checkRunSetup(root: string, config: ServiceConfig): Promise<CheckResult[]> {
+/** The same checks `service run` makes before `run_started` (lib/orchestrator/run_checks.ts). */
+export async function checkRunSetup(root: string, config: ServiceConfig): Promise<CheckResult[]> {
   const roles = Object.keys(config.roles);
   const problems = [
     ...settingProblems(config),
@@ -140,8 +147,8 @@ async function checkRunSetup(root: string, config: ServiceConfig): Promise<Check
   return out;
 }
 
-// Tasks that need an operator: FAILED ones, and the BLOCKED ones waiting on them.
-async function checkTasks(paths: WorkspacePaths): Promise<CheckResult> {
+/** Tasks that need an operator: FAILED ones, and the BLOCKED ones waiting on them. */
+export async function checkTasks(paths: WorkspacePaths): Promise<CheckResult> {
   const { tasks } = await loadTaskSpecs(paths);
   const failed = tasks.filter((t) => t.status === "FAILED");
   if (failed.length === 0) {
@@ -163,10 +170,17 @@ async function checkTasks(paths: WorkspacePaths): Promise<CheckResult> {
   };
 }
 
-async function checkPort(root: string): Promise<CheckResult> {
-  let settings;
+/**
+ * The port `service serve` would take (by `config`, undefined without a service.yaml, and
+ * SERVICE_PORT) is free, or our own server answers there.
+ */
+export async function checkPort(
+  config: ServiceConfig | undefined,
+  env: Record<string, string | undefined> = Deno.env.toObject(),
+): Promise<CheckResult> {
+  let settings: ServerSettings;
   try {
-    settings = await loadServerSettings(root);
+    settings = serverSettings(config, env);
   } catch (e) {
     return {
       name: "port",
@@ -209,9 +223,11 @@ async function checkPort(root: string): Promise<CheckResult> {
   };
 }
 
-// The very preflight `service run` makes (same PATH lookup, executable bit, key rule), so doctor
-// passes exactly what run accepts.
-async function checkAgentCli(root: string, config: ServiceConfig): Promise<CheckResult[]> {
+/**
+ * The very preflight `service run` makes (same PATH lookup, executable bit, key rule), so doctor
+ * passes exactly what run accepts.
+ */
+export async function checkAgentCli(root: string, config: ServiceConfig): Promise<CheckResult[]> {
   const adapter = configuredAdapter(config);
   const name = `agent cli ${adapter.name}`;
   const env = Deno.env.toObject();
@@ -261,9 +277,11 @@ async function checkAgentCli(root: string, config: ServiceConfig): Promise<Check
   return out;
 }
 
-// `service run` ends what is left of these agents and removes their files before it starts, so
-// stale files are a warning, not a failure.
-async function checkPidFiles(paths: WorkspacePaths): Promise<CheckResult> {
+/**
+ * Agents' PID files. `service run` ends what is left of these agents and removes their files
+ * before it starts, so stale files are a warning, not a failure.
+ */
+export async function checkPidFiles(paths: WorkspacePaths): Promise<CheckResult> {
   const agents = await readPidFiles(paths);
   const stale = agents.filter((a) => !a.alive);
   const live = agents.length - stale.length;
@@ -287,7 +305,8 @@ async function checkPidFiles(paths: WorkspacePaths): Promise<CheckResult> {
   };
 }
 
-async function checkJournals(paths: WorkspacePaths): Promise<CheckResult[]> {
+/** Every run journal verifies; one failed check per journal that does not. */
+export async function checkJournals(paths: WorkspacePaths): Promise<CheckResult[]> {
   const out: CheckResult[] = [];
   let entries: Deno.DirEntry[] = [];
   try {
@@ -319,7 +338,8 @@ async function checkJournals(paths: WorkspacePaths): Promise<CheckResult[]> {
   return out;
 }
 
-async function checkRescueRefs(root: string): Promise<CheckResult | undefined> {
+/** Work agents left unmerged (refs/service/rescue/*), a warning; undefined when there is none. */
+export async function checkRescueRefs(root: string): Promise<CheckResult | undefined> {
   let refs: RescueRef[];
   try {
     refs = await listRescueRefs(root);
@@ -337,32 +357,4 @@ async function checkRescueRefs(root: string): Promise<CheckResult | undefined> {
     fix: "inspect with `git log <ref>`, merge what you want with `git merge <ref>`, then " +
       "`git update-ref -d <ref>`",
   };
-}
-
-/** Run every check over the workspace at `root`. */
-export async function runDoctor(root: string): Promise<CheckResult[]> {
-  const paths = workspacePaths(root);
-  const results: CheckResult[] = [
-    { name: "deno", ok: true, detail: `deno ${Deno.version.deno} (v8 ${Deno.version.v8})` },
-  ];
-  results.push(...await checkGit(root));
-  results.push(await checkWritable(paths));
-  const { result, config } = await checkConfig(root);
-  results.push(result);
-  if (config) {
-    results.push(...await checkRunSetup(root, config));
-    results.push(...await checkAgentCli(root, config));
-    const mcp = await checkMcpServers(config);
-    if (mcp) results.push(mcp);
-    results.push(...await trackerChecks(config, BUILTIN_TRACKERS)); // secrets, tokens, project
-  }
-  results.push(await checkPort(root));
-  results.push(...await tokenVariablesResult(root)); // issue 10: auth fails closed
-  results.push(await checkPidFiles(paths));
-  const rescued = await checkRescueRefs(root);
-  if (rescued) results.push(rescued);
-  results.push(await checkTasks(paths));
-  results.push(...await checkJournals(paths));
-  results.push(...await auditCrossCheckResults(paths)); // issue 10: journal vs audit chain
-  return results;
 }

@@ -1,6 +1,6 @@
 /** What every route handler can reach: the workspace, auth and audit settings. */
 import type { Context } from "hono";
-import type { AuthVariables } from "../auth/middleware.ts";
+import type { AuthVariables } from "./bearer_auth.ts";
 import type { BoundedBodyVariables } from "./body_limit.ts";
 import type { TokenSpec } from "../auth/tokens.ts";
 import type { OriginPolicy } from "./origin_guard.ts";

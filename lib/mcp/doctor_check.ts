@@ -1,5 +1,5 @@
 /** The `service doctor` check of MCP servers: variables resolve; the adapter gets them or not. */
-import type { CheckResult } from "../doctor/checks.ts";
+import type { CheckResult } from "../check_result.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { configuredAdapter } from "../config/load.ts";
 import { mcpDelivery, runMcpServers } from "./run_servers.ts";

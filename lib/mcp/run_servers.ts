@@ -12,8 +12,9 @@ import type { ServiceConfig } from "../config/schema.ts";
 import { CONFIG_FILE } from "../config/load.ts";
 import { type ManagedBlock, managedBlock, readConfigText } from "../catalog/managed_config.ts";
 import { type EnvLookup, userPaths } from "../catalog/user_paths.ts";
-import { runMcpConfigPath, type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
-import { referencedNames, resolveAllowedVars, resolveVars } from "./resolve_vars.ts";
+import { runMcpConfigPath, type WorkspacePaths } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
+import { referencedNames, resolveAllowedVars, resolveVars } from "../config/resolve_vars.ts";
 
 /** Server definitions by name, as MCP clients read them (`command`/`args`/`env`, or `url`). */
 export type McpServers = Record<string, Record<string, unknown>>;

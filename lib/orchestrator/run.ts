@@ -7,8 +7,8 @@
 import { mcpDelivery, runMcpServers, writeRunMcpConfig } from "../mcp/run_servers.ts";
 import { existsSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { configuredAdapter, loadConfig } from "../config/load.ts";
-import { loadServerSettings } from "../config/server_config.ts";
+import { configuredAdapter, loadWorkspaceConfig } from "../config/load.ts";
+import type { ServerSettings } from "../config/server_config.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { ValidationError } from "../config/errors.ts";
 import { preflight } from "../agents/preflight.ts";
@@ -204,7 +204,9 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   const root = resolve(options.root);
   const out = options.out ?? ((line: string) => console.log(line));
   const paths = workspacePaths(root);
-  const config = await loadConfig(root);
+  // One read: the configuration, the server's settings (a bad port fails before any work) and
+  // the digest `run_started` records all come from the same bytes.
+  const { config, server: settings, digest } = await loadWorkspaceConfig(root);
   if (!config) {
     throw new ValidationError(
       join(root, "service.yaml"),
@@ -215,7 +217,6 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     );
   }
   const adapter = configuredAdapter(config);
-  const settings = await loadServerSettings(root); // a bad port fails before any work
   const targetBranch = await currentBranch(root);
   await ensureServiceExcluded(root);
 
@@ -294,6 +295,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       runPlanFile = TRACKER_RUN_PLAN;
       ({ runId, taskIds } = await startTrackerRun(store, {
         paths,
+        configSha: digest,
         adapter: adapter.name,
         targetBranch,
         out,
@@ -316,6 +318,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
         planFile: runPlanFile,
         planSha,
         config,
+        configSha: digest,
         adapter: adapter.name,
         targetBranch,
         force: options.force ?? false,
@@ -443,6 +446,8 @@ interface NewRun {
   planFile: string;
   planSha: string;
   config: ServiceConfig;
+  /** `sha256:` digest of the service.yaml the run validated. */
+  configSha: string;
   adapter: string;
   targetBranch: string;
   force: boolean;
@@ -484,7 +489,7 @@ async function startNewRun(
     run_id: runId,
     plan: o.plan.name ?? name,
     plan_sha256: o.planSha,
-    config_sha256: await fileDigest(join(o.paths.root, "service.yaml")),
+    config_sha256: o.configSha,
     adapter: o.adapter,
     target_branch: o.targetBranch,
     tasks: todo.length,
@@ -524,7 +529,7 @@ async function cooldownTracker(
 async function startRunServer(
   root: string,
   flagPort: number | undefined,
-  settings: Awaited<ReturnType<typeof loadServerSettings>>,
+  settings: ServerSettings,
   out: (line: string) => void,
   app: ServedApp,
 ): Promise<RunningServer> {

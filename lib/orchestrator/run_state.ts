@@ -4,7 +4,8 @@
  * tasks are not all finished (same journal) after recovering its agents' work; `status` shows
  * why its tasks wait, also after it ended.
  */
-import { type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 
 /** Contents of `.sdd/runtime/orchestrator.json`. */
 export interface RunState {

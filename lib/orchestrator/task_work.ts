@@ -23,7 +23,8 @@ import {
   type Worktree,
   worktreePath,
 } from "../worktrees/worktrees.ts";
-import { runLogPath, type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
+import { runLogPath, type WorkspacePaths } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 import type { MergeResult, RebaseResult } from "./core/protocol.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
 

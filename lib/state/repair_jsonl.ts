@@ -5,7 +5,7 @@
  * must stay visibly unverified.
  */
 import { basename } from "node:path";
-import { writeFileAtomic } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 
 /** What a repair did. */
 export interface JsonlRepair {

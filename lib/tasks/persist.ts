@@ -15,7 +15,8 @@
 import { join } from "node:path";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { isValidId } from "../ids.ts";
-import { type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 import type { TaskStatus } from "./lifecycle.ts";
 import { StoredTaskSchema, type Task } from "./task.ts";
 

@@ -6,7 +6,7 @@
  * is a configuration error, reported by the config check.)
  */
 import type { ServiceConfig } from "../config/schema.ts";
-import type { CheckResult } from "../doctor/checks.ts";
+import type { CheckResult } from "../check_result.ts";
 import { readSecret } from "../webhooks/secret.ts";
 import type { TrackerAdapter } from "./adapter.ts";
 import {

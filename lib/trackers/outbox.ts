@@ -7,7 +7,8 @@
  * comment is posted again after the restart (the tracker APIs offer no idempotency key).
  */
 import { join } from "node:path";
-import { type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 import type { TicketRef } from "./ticket.ts";
 
 /** One landing comment. */

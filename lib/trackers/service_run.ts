@@ -5,9 +5,7 @@
  * this module decides when such a run applies and starts it (journal `run_started`, the
  * unfinished tasks not owned by any run as its first tasks, made the run's own).
  */
-import { join } from "node:path";
 import type { ServiceConfig } from "../config/schema.ts";
-import { sha256Hex } from "../journal/hash.ts";
 import * as ev from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import { newRunId } from "../orchestrator/run_state.ts";
@@ -32,19 +30,22 @@ export function unownedTaskIds(store: TaskStore): string[] {
 /** Start a continuous run: journal `run_started`; its first tasks are the unowned unfinished ones. */
 export async function startTrackerRun(
   store: TaskStore,
-  o: { paths: WorkspacePaths; adapter: string; targetBranch: string; out: (l: string) => void },
+  o: {
+    paths: WorkspacePaths;
+    /** `sha256:` digest of the service.yaml the run validated. */
+    configSha: string;
+    adapter: string;
+    targetBranch: string;
+    out: (l: string) => void;
+  },
 ): Promise<{ runId: string; taskIds: string[] }> {
   const runId = newRunId();
   const taskIds = unownedTaskIds(store);
   for (const id of taskIds) await store.joinRun(id, runId);
-  let configSha: string | undefined;
-  try {
-    configSha = "sha256:" + sha256Hex(await Deno.readFile(join(o.paths.root, "service.yaml")));
-  } catch { /* checked by the caller already */ }
   await appendEvents(journalPath(o.paths, runId), [ev.runStarted({
     run_id: runId,
     plan: TRACKER_RUN_PLAN,
-    config_sha256: configSha,
+    config_sha256: o.configSha,
     adapter: o.adapter,
     target_branch: o.targetBranch,
     tasks: taskIds.length,

@@ -6,7 +6,7 @@
  * rewrite per `flushMs`, and one on close.
  */
 import { dirname } from "node:path";
-import { writeFileAtomic } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 
 /** One event's outcome as remembered. */
 export interface OutcomeRecord {

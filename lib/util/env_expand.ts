@@ -1,4 +1,4 @@
-/** The error of `${VAR}` references to unset variables (resolved by lib/mcp/resolve_vars.ts). */
+/** The error of `${VAR}` references to unset variables (resolved by lib/config/resolve_vars.ts). */
 
 import { UserFacingError } from "../errors.ts";
 

@@ -1,6 +1,7 @@
 /** The verification ledger (spec §2.9): one JSON record per completion, append-only. */
 import { join } from "node:path";
-import { appendStateLines, type WorkspacePaths } from "../workspace.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+import { appendStateLines } from "../util/locked_append.ts";
 
 /** One ledger record (spec §2.9). */
 export interface LedgerRecord {

@@ -18,7 +18,8 @@ import { appendEvents } from "../journal/journal_file.ts";
 import { canonicalJson, type JsonValue } from "../journal/canonical_json.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import type { GateResult } from "../merge/gates.ts";
-import { evidenceDir, type WorkspacePaths, writeFileAtomic } from "../workspace.ts";
+import { evidenceDir, type WorkspacePaths } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 import {
   BUNDLE_SCHEMA_VERSION,
   type BundleCore,

@@ -11,7 +11,7 @@
  * whose completion resolves the batch. (`fdatasync` flushes the file, whichever handle wrote.)
  */
 import { dirname } from "node:path";
-import { writeFileAtomic } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 
 const encoder = new TextEncoder();
 

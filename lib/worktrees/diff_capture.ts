@@ -15,7 +15,8 @@ import { isValidId } from "../ids.ts";
 import { taskDiffCaptured } from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import { sha256Hex } from "../journal/hash.ts";
-import { diffPath, workspacePaths, writeFileAtomic } from "../workspace.ts";
+import { diffPath, workspacePaths } from "../workspace.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 import { commitPartialWork } from "./worktrees.ts";
 
 /** Input of {@link captureDiff}. */

@@ -1,6 +1,7 @@
 /** `service debug`: write a redacted diagnostic bundle under .sdd/debug/. */
 import { parseArgs } from "node:util";
 import type { Command } from "../command.ts";
+import { runDoctor } from "./doctor.ts";
 
 export const debugCommand: Command = {
   name: "debug",
@@ -19,7 +20,7 @@ Options:
     const { values } = parseArgs({ args, options: { json: { type: "boolean", default: false } } });
     // Loaded when run (it pulls in dax): other commands, a server above all, do not keep it.
     const { writeDebugBundle } = await import("../../debug/bundle.ts");
-    const bundle = await writeDebugBundle(ctx.root);
+    const bundle = await writeDebugBundle(ctx.root, { doctor: await runDoctor(ctx.root) });
     if (values.json) ctx.stdout(JSON.stringify(bundle, null, 2));
     else {
       ctx.stdout(`diagnostic bundle: ${bundle.dir}`);

@@ -1,7 +1,55 @@
 /** `service doctor`: check the installation and the workspace; exit 1 if any check fails. */
 import { parseArgs } from "node:util";
 import { colour, type Command } from "../command.ts";
-import { runDoctor } from "../../doctor/checks.ts";
+import type { CheckResult } from "../../check_result.ts";
+import {
+  checkAgentCli,
+  checkConfig,
+  checkDeno,
+  checkGit,
+  checkJournals,
+  checkPidFiles,
+  checkPort,
+  checkRescueRefs,
+  checkRunSetup,
+  checkTasks,
+  checkWritable,
+} from "../../doctor/checks.ts";
+import { auditCrossCheckResults } from "../../audit/doctor_check.ts";
+import { tokenVariablesResult } from "../../auth/doctor_check.ts";
+import { checkMcpServers } from "../../mcp/doctor_check.ts";
+import { BUILTIN_TRACKERS } from "../../trackers/builtin.ts";
+import { trackerChecks } from "../../trackers/doctor_check.ts";
+import { workspacePaths } from "../../workspace.ts";
+
+/**
+ * Every check of `service doctor` over the workspace at `root`, in the order they print. The
+ * list is made here, at the edge: lib/doctor holds the general checks, each feature its own.
+ * service.yaml is read once, by the config check; the checks that need it take what it read.
+ */
+export async function runDoctor(root: string): Promise<CheckResult[]> {
+  const paths = workspacePaths(root);
+  const results: CheckResult[] = [checkDeno(), ...await checkGit(root), await checkWritable(paths)];
+  const { result, config, invalid } = await checkConfig(root);
+  results.push(result);
+  if (config) {
+    results.push(...await checkRunSetup(root, config));
+    results.push(...await checkAgentCli(root, config));
+    const mcp = await checkMcpServers(config);
+    if (mcp) results.push(mcp);
+    results.push(...await trackerChecks(config, BUILTIN_TRACKERS)); // secrets, tokens, project
+  }
+  // Without a service.yaml the server runs on the defaults; with an invalid one it does not start.
+  if (!invalid) results.push(await checkPort(config));
+  if (config) results.push(...tokenVariablesResult(config.auth.tokens)); // auth fails closed
+  results.push(await checkPidFiles(paths));
+  const rescued = await checkRescueRefs(root);
+  if (rescued) results.push(rescued);
+  results.push(await checkTasks(paths));
+  results.push(...await checkJournals(paths));
+  results.push(...await auditCrossCheckResults(paths)); // journal vs audit chain
+  return results;
+}
 
 export const doctorCommand: Command = {
   name: "doctor",

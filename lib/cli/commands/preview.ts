@@ -1,7 +1,6 @@
 /** `service preview`: a tunnel to the local server and the webhook URLs to register through it. */
 import { CliError, colour, type Command } from "../command.ts";
-import { loadConfig } from "../../config/load.ts";
-import { loadServerSettings } from "../../config/server_config.ts";
+import { loadConfig, loadWorkspaceConfig } from "../../config/load.ts";
 import { BUILTIN_TRACKERS } from "../../trackers/builtin.ts";
 import { integrationRows, webhookPath } from "../../trackers/integrations.ts";
 import { readTrackerRuntime } from "../../trackers/state.ts";
@@ -103,7 +102,7 @@ async function localPort(root: string, option: string | undefined): Promise<numb
     const port = Number(new URL(found.url).port);
     if (port > 0) return port;
   }
-  return (await loadServerSettings(root)).port;
+  return (await loadWorkspaceConfig(root)).server.port;
 }
 
 async function listening(port: number): Promise<boolean> {

@@ -1,7 +1,7 @@
 /** `service runs`: every run with its status, board counts and board URL. */
 import { colour, type Command } from "../command.ts";
 import { parseOptions } from "./_options.ts";
-import { loadServerSettings } from "../../config/server_config.ts";
+import { loadWorkspaceConfig } from "../../config/load.ts";
 import { listRuns, type RunSummary } from "../../runs/runs.ts";
 import { findWorkspaceServer } from "../../discovery/find.ts";
 import { workspacePaths } from "../../workspace.ts";
@@ -53,8 +53,7 @@ Options:
     const runs = await listRuns(paths);
     // The board is served by the workspace's own server (a run's or `service serve`'s).
     const live = (await findWorkspaceServer(ctx.root)).found?.url;
-    const settings = await loadServerSettings(ctx.root);
-    const base = live ?? `http://${settings.host}:${settings.port}`;
+    const base = live ?? await configuredUrl(ctx.root);
     const url = (id: string) => `${base}/dashboard/review-board?run=${encodeURIComponent(id)}`;
     if (values.json) {
       ctx.stdout(JSON.stringify(
@@ -98,3 +97,9 @@ Options:
     return 0;
   },
 };
+
+/** Where `service serve` would listen, by service.yaml and SERVICE_PORT. */
+async function configuredUrl(root: string): Promise<string> {
+  const { server } = await loadWorkspaceConfig(root);
+  return `http://${server.host}:${server.port}`;
+}

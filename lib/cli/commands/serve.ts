@@ -1,8 +1,7 @@
 /** `service serve`: the task server and review board on 127.0.0.1:8052. */
 import { parseArgs } from "node:util";
 import { type CliContext, CliError, type Command } from "../command.ts";
-import { loadServerSettings } from "../../config/server_config.ts";
-import { loadConfig } from "../../config/load.ts";
+import { loadWorkspaceConfig } from "../../config/load.ts";
 import { type ServedApp, startServer, UnsafeBindError } from "../../server/serve.ts";
 import { TokenVariableUnsetError } from "../../auth/tokens.ts";
 
@@ -33,8 +32,8 @@ export async function serveUntilStopped(
     args,
     options: { port: { type: "string" }, host: { type: "string" } },
   });
-  await loadConfig(ctx.root); // ValidationError on startup when service.yaml is bad (spec §7.3)
-  const settings = await loadServerSettings(ctx.root);
+  // ValidationError on startup when service.yaml is bad (spec §7.3).
+  const { server: settings } = await loadWorkspaceConfig(ctx.root);
   const port = values.port === undefined ? settings.port : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new CliError(`--port ${values.port} is not a port number (0-65535)`);

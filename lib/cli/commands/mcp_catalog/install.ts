@@ -15,7 +15,7 @@ import {
   managedBlock,
   readConfigText,
 } from "../../../catalog/managed_config.ts";
-import type { HealthOutcome } from "../../../mcp/health.ts";
+import type { HealthOutcome } from "../../../catalog/health.ts";
 import type { SignatureStatus } from "../../../catalog/signature.ts";
 import { printable } from "../../../util/printable.ts";
 import { type CatalogCli, confirm, entryById, signatures, theCatalog } from "./_context.ts";

@@ -4,7 +4,7 @@ import type { CatalogEntry } from "../../../catalog/schema.ts";
 import { installPreview } from "../../../catalog/preview.ts";
 import { printable } from "../../../util/printable.ts";
 import { managedBlock, readConfigText } from "../../../catalog/managed_config.ts";
-import { readHealth } from "../../../mcp/health.ts";
+import { readHealth } from "../../../catalog/health.ts";
 import type { LoadedCatalog } from "../../../catalog/fetch.ts";
 import { type CatalogCli, entryById, signatures, theCatalog } from "./_context.ts";
 import { table } from "./_table.ts";

@@ -2,7 +2,7 @@
 import { colour } from "../../command.ts";
 import { managedBlock, readConfigText } from "../../../catalog/managed_config.ts";
 import { checkInstalledServer } from "../../../catalog/install.ts";
-import type { HealthOutcome } from "../../../mcp/health.ts";
+import type { HealthOutcome } from "../../../catalog/health.ts";
 import type { CatalogCli } from "./_context.ts";
 import { table } from "./_table.ts";
 import { printable } from "../../../util/printable.ts";

@@ -4,7 +4,7 @@
  * catalog install resolves only the names its user allowed ({@link resolveAllowedVars}): the
  * catalog's text is literal. Pure.
  */
-import { formatPath } from "../config/errors.ts";
+import { formatPath } from "./errors.ts";
 import { UnsetVariableError } from "../util/env_expand.ts";
 
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;

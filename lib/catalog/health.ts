@@ -6,9 +6,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { join } from "node:path";
-import type { ManagedServer } from "../catalog/managed_config.ts";
-import { scrubbedEnvironment } from "../catalog/sandbox.ts";
-import { writeFileAtomic } from "../workspace.ts";
+import type { ManagedServer } from "./managed_config.ts";
+import { scrubbedEnvironment } from "./sandbox.ts";
+import { writeFileAtomic } from "../util/atomic_write.ts";
 import { SERVICE_VERSION } from "../version.ts";
 
 /** Default time limit of the start and the handshake. */

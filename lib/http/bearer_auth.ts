@@ -1,6 +1,9 @@
-/** Hono middleware: bearer authentication and scope checks (spec §5, DESIGN.md §6). */
+/**
+ * Hono middleware: bearer authentication and scope checks (spec §5, DESIGN.md §6). The tokens,
+ * principals and scope ranks it applies are lib/auth's; this is their HTTP edge.
+ */
 import type { MiddlewareHandler } from "hono";
-import { HttpError } from "../http/errors.ts";
+import { HttpError } from "./errors.ts";
 import {
   authenticate,
   LOCAL_OPERATOR,
@@ -8,8 +11,8 @@ import {
   type Scope,
   tokensActive,
   type TokenSpec,
-} from "./tokens.ts";
-import { scopeAllows } from "./scopes.ts";
+} from "../auth/tokens.ts";
+import { scopeAllows } from "../auth/scopes.ts";
 
 /** Per-request values set by the auth middleware. */
 export interface AuthVariables {

@@ -1,0 +1,198 @@
+/**
+ * lib/ is layered: its folders form no import cycle (no two import each other, and no longer
+ * ring either), and lib/ never imports the edge that assembles it: routes/, components/,
+ * islands/ or lib/cli. The imports are Deno's own module graph of every lib/ module except the
+ * tests: static, type-only and dynamic `import("…")` specifiers, as Deno resolves them.
+ */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+
+const ROOT = new URL("../", import.meta.url);
+const LIB = new URL("./", import.meta.url);
+
+/**
+ * Folder pairs still importing each other while issue 22 is being merged; each is being removed
+ * by another part of that issue. The lead empties this list as those parts land: it must end
+ * empty, and nothing may be added to it.
+ */
+const BEING_REMOVED: readonly (readonly [string, string])[] = [
+  ["cli", "orchestrator"], // runPlan as a decision: lib/orchestrator stops importing lib/cli
+  ["orchestrator", "status"], // the CLI hands in formatters; the run state leaves lib/orchestrator
+  ["orchestrator", "trackers"], // the run state leaves lib/orchestrator
+  ["tasks", "verification"], // TaskStore does tasks: the ledger write moves to verification
+];
+
+/** Imports from lib/ into the edge, likewise being removed (see {@link BEING_REMOVED}). */
+const EDGE_IMPORTS_BEING_REMOVED: readonly string[] = [
+  "lib/orchestrator/run.ts -> lib/cli/command.ts", // runPlan as a decision
+];
+
+/** One import: the importing module and the imported one, both relative to the repository. */
+interface Import {
+  from: string;
+  to: string;
+}
+
+/** The lib/ folder a module belongs to: `(lib)` for the files directly in lib/. */
+function folderOf(path: string): string {
+  const parts = path.split("/");
+  return parts.length > 2 ? parts[1] : "(lib)";
+}
+
+let graph: Promise<Import[]> | undefined;
+
+/** Every import of every lib/ module that is not a test, by Deno's module graph (read once). */
+function libImports(): Promise<Import[]> {
+  return graph ??= readLibImports();
+}
+
+async function readLibImports(): Promise<Import[]> {
+  const modules: string[] = [];
+  const walk = (dir: URL) => {
+    for (const e of Deno.readDirSync(dir)) {
+      const url = new URL(e.name + (e.isDirectory ? "/" : ""), dir);
+      if (e.isDirectory) walk(url);
+      else if (/\.tsx?$/.test(e.name) && !/_test\.tsx?$/.test(e.name)) modules.push(url.href);
+    }
+  };
+  walk(LIB);
+  const entry = await Deno.makeTempFile({ prefix: "import-graph-", suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(entry, modules.map((m) => `import ${JSON.stringify(m)};\n`).join(""));
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", "--config", fileURLToPath(new URL("deno.json", ROOT)), entry],
+      cwd: fileURLToPath(ROOT),
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+      modules: {
+        specifier: string;
+        dependencies?: { code?: { specifier: string }; type?: { specifier: string } }[];
+      }[];
+    };
+    const inRepo = (url: string) => url.startsWith(ROOT.href) ? url.slice(ROOT.href.length) : "";
+    const imports: Import[] = [];
+    for (const m of info.modules) {
+      const from = inRepo(m.specifier);
+      if (!from.startsWith("lib/") || /_test\.tsx?$/.test(from)) continue;
+      for (const d of m.dependencies ?? []) {
+        for (const target of [d.code?.specifier, d.type?.specifier]) {
+          const to = target ? inRepo(target) : "";
+          if (to) imports.push({ from, to });
+        }
+      }
+    }
+    return imports;
+  } finally {
+    await Deno.remove(entry);
+  }
+}
+
+/**
+ * The import cycles among lib/ folders: each strongly connected component of more than one
+ * folder, sorted, with one example import for every folder-to-folder edge inside it.
+ */
+function folderCycles(imports: readonly Import[]): { folders: string[]; edges: string[] }[] {
+  const edges = new Map<string, Map<string, string>>();
+  for (const { from, to } of imports) {
+    if (!to.startsWith("lib/")) continue;
+    const [a, b] = [folderOf(from), folderOf(to)];
+    if (a === b) continue;
+    if (!edges.has(a)) edges.set(a, new Map());
+    if (!edges.get(a)!.has(b)) edges.get(a)!.set(b, `${from} -> ${to}`);
+  }
+  // Tarjan's algorithm: one depth-first walk; a folder whose lowest reachable index is its own
+  // closes a component.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const components: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    for (const w of [...(edges.get(v)?.keys() ?? [])].sort()) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1) components.push(component.sort());
+  };
+  for (const v of [...edges.keys()].sort()) if (!index.has(v)) visit(v);
+  return components.sort((x, y) => x[0].localeCompare(y[0])).map((folders) => ({
+    folders,
+    edges: folders.flatMap((a) =>
+      [...(edges.get(a) ?? [])].filter(([b]) => folders.includes(b)).map(([, example]) => example)
+    ).sort(),
+  }));
+}
+
+const beingRemoved = (i: Import) =>
+  BEING_REMOVED.some(([a, b]) => {
+    const pair = [folderOf(i.from), folderOf(i.to)].sort();
+    return i.to.startsWith("lib/") && pair[0] === a && pair[1] === b;
+  });
+
+Deno.test("folderCycles() finds a ring of three folders that has no pair importing each other", () => {
+  const ring = [
+    { from: "lib/a/x.ts", to: "lib/b/y.ts" },
+    { from: "lib/b/y.ts", to: "lib/c/z.ts" },
+    { from: "lib/c/z.ts", to: "lib/a/w.ts" },
+    { from: "lib/c/z.ts", to: "lib/d/v.ts" },
+    { from: "lib/d/v.ts", to: "lib/errors.ts" },
+  ];
+  assert.deepEqual(folderCycles(ring), [{
+    folders: ["a", "b", "c"],
+    edges: ["lib/a/x.ts -> lib/b/y.ts", "lib/b/y.ts -> lib/c/z.ts", "lib/c/z.ts -> lib/a/w.ts"],
+  }]);
+  assert.deepEqual(folderCycles(ring.slice(1)), []);
+});
+
+Deno.test("lib/ folders form no import cycle", async () => {
+  const imports = await libImports();
+  // The graph is real: a known import is in it (lib/mcp reads the configuration).
+  assert.ok(
+    imports.some((i) => i.from === "lib/mcp/run_servers.ts" && i.to.startsWith("lib/config/")),
+  );
+  assert.deepEqual(folderCycles(imports.filter((i) => !beingRemoved(i))), []);
+});
+
+Deno.test("lib/ never imports routes/, components/, islands/ or lib/cli", async () => {
+  const offenders = (await libImports())
+    .filter(({ from, to }) =>
+      /^(routes|components|islands)\//.test(to) ||
+      (to.startsWith("lib/cli/") && !from.startsWith("lib/cli/"))
+    )
+    .map(({ from, to }) => `${from} -> ${to}`)
+    .filter((i) => !EDGE_IMPORTS_BEING_REMOVED.includes(i));
+  assert.deepEqual([...new Set(offenders)], []);
+});
+
+Deno.test("every pair on the list still imports each other (else it comes off the list)", async () => {
+  const imports = await libImports();
+  const folderImports = (a: string, b: string) =>
+    imports.some((i) => i.to.startsWith("lib/") && folderOf(i.from) === a && folderOf(i.to) === b);
+  for (const [a, b] of BEING_REMOVED) {
+    assert.ok(
+      folderImports(a, b) && folderImports(b, a),
+      `${a} and ${b} no longer import each other: take the pair off BEING_REMOVED`,
+    );
+  }
+  for (const edge of EDGE_IMPORTS_BEING_REMOVED) {
+    const [from, to] = edge.split(" -> ");
+    assert.ok(
+      imports.some((i) => i.from === from && i.to === to),
+      `${edge} is gone: take it off EDGE_IMPORTS_BEING_REMOVED`,
+    );
+  }
+});
