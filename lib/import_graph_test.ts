@@ -19,7 +19,6 @@ const BEING_REMOVED: readonly (readonly [string, string])[] = [
   ["cli", "orchestrator"], // runPlan as a decision: lib/orchestrator stops importing lib/cli
   ["orchestrator", "status"], // the CLI hands in formatters; the run state leaves lib/orchestrator
   ["orchestrator", "trackers"], // the run state leaves lib/orchestrator
-  ["tasks", "verification"], // TaskStore does tasks: the ledger write moves to verification
 ];
 
 /** Imports from lib/ into the edge, likewise being removed (see {@link BEING_REMOVED}). */
