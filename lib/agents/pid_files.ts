@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import type { WorkspacePaths } from "../workspace.ts";
 import { processAlive } from "../util/process_alive.ts";
-import { groupAlive, killTree } from "./process.ts";
+import { endTree, treeRunning } from "../process/tree.ts";
 
 /** One PID file and whether its agent still runs. */
 export interface AgentProcess {
@@ -74,7 +74,8 @@ export function pidFileEntry(file: string, session: string, text: string): Agent
       ? new Date(raw.started_at * 1000).toISOString()
       : str(raw.started_at),
     log_path: str(raw.log_path),
-    alive: (pgid !== null && groupAlive(pgid)) || (pid !== null && processAlive(pid)),
+    alive: (pgid !== null && treeRunning({ pgid, pipes: [] })) ||
+      (pid !== null && processAlive(pid)),
     problem: pid === null ? "no valid pid" : undefined,
   };
 }
@@ -120,15 +121,10 @@ export async function reapPidFiles(
 ): Promise<AgentProcess[]> {
   const agents = await readPidFiles(paths);
   for (const agent of agents) {
-    const pgid = agent.pgid;
-    if (pgid !== null && groupAlive(pgid)) {
+    const group = agent.pgid === null ? undefined : { pgid: agent.pgid, pipes: [] };
+    if (group && treeRunning(group)) {
       onSurvivor(agent);
-      killTree(pgid, "SIGTERM");
-      const deadline = Date.now() + graceMs;
-      while (groupAlive(pgid) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      if (groupAlive(pgid)) killTree(pgid, "SIGKILL");
+      await endTree(group, { graceMs });
     }
     await Deno.remove(agent.file).catch((e) => {
       if (!(e instanceof Deno.errors.NotFound)) throw e;

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { workspacePaths } from "../workspace.ts";
 import { pidFileEntry, readPidFiles, reapPidFiles } from "./pid_files.ts";
-import { groupAlive } from "./process.ts";
+import { treeRunning } from "../process/tree.ts";
 import { writePidFile } from "./runtime_files.ts";
 
 const HOSTILE: [string, string, string | undefined][] = [
@@ -53,7 +53,7 @@ Deno.test("reapPidFiles() ends a surviving agent group and removes every PID fil
     assert.equal(reaped.length, 3);
     assert.deepEqual(told, ["live"]);
     assert.equal((await child.status).signal, "SIGTERM");
-    assert.equal(groupAlive(child.pid), false);
+    assert.equal(treeRunning({ pgid: child.pid, pipes: [] }), false);
     assert.deepEqual(await readPidFiles(paths), []);
   } finally {
     try {

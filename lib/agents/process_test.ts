@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { groupAlive, killTree, probeFastExit, spawnAgent, terminateWithGrace } from "./process.ts";
+import { KILL_GRACE_MS, probeFastExit, spawnAgent } from "./process.ts";
 import { agentExitCode, describeExitCode } from "./exit_status.ts";
 import { SpawnError } from "./errors.ts";
 import { removePidFile, writeHeartbeat, writePidFile } from "./runtime_files.ts";
 import { readPidFiles } from "./pid_files.ts";
 import { workspacePaths } from "../workspace.ts";
+import { processRunning } from "../process/tree.ts";
 
 const ENV = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" };
 
@@ -18,16 +19,7 @@ async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    Deno.kill(pid, "SIGCONT");
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor(cond: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+async function waitFor(cond: () => Promise<boolean>, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await cond())) {
     if (Date.now() > end) throw new Error("condition not met in time");
@@ -51,54 +43,62 @@ Deno.test("spawnAgent() appends stdout and stderr to the log and reports the exi
     const text = await Deno.readTextFile(log);
     assert.ok(text.startsWith("previous run\n"));
     for (const l of ["out", "err", "key=unset"]) assert.ok(text.includes(l + "\n"), l);
-    assert.equal(proc.logBytes, text.length - "previous run\n".length);
+    assert.equal(proc.outputBytes, text.length - "previous run\n".length);
     assert.equal(proc.alive, false);
     assert.ok(proc.lastOutputAt !== null);
   });
 });
 
-Deno.test("terminateWithGrace() kills the whole tree, including a child that ignores SIGTERM", async () => {
-  await withDir(async (dir) => {
-    const log = join(dir, "tree.log");
-    const script =
-      `trap '' TERM; sh -c 'trap "" TERM; echo grandchild $$; while :; do sleep 0.1; done' &
-echo child $$; wait`;
-    const proc = spawnAgent({
-      command: "sh",
-      args: ["-c", script],
-      cwd: dir,
-      env: ENV,
-      logPath: log,
-    });
-    await waitFor(async () => /grandchild \d+/.test(await Deno.readTextFile(log)));
-    const grandchild = Number(/grandchild (\d+)/.exec(await Deno.readTextFile(log))![1]);
-    assert.ok(alive(grandchild));
-    const t0 = Date.now();
-    const result = await terminateWithGrace(proc, { graceMs: 300 });
-    assert.ok(Date.now() - t0 >= 300, "waited the grace before SIGKILL");
-    assert.equal(result.killed, true);
-    assert.equal(result.status.signal, "SIGKILL");
-    assert.equal(agentExitCode({ code: result.status.code, signal: result.status.signal }), -9);
-    await waitFor(() => !alive(grandchild));
-    assert.equal(groupAlive(proc.pid), false);
-  });
-});
-
-Deno.test("terminateWithGrace() stops at SIGTERM when the tree obeys it", async () => {
+Deno.test("an agent is ended with the 30 s grace unless its session says otherwise", async () => {
   await withDir(async (dir) => {
     const proc = spawnAgent({
       command: "sh",
-      args: ["-c", "sleep 30 & wait"],
+      args: ["-c", "trap '' TERM; echo ready; while :; do sleep 0.1; done"],
       cwd: dir,
       env: ENV,
       logPath: join(dir, "s.log"),
+      graceMs: 300,
     });
-    const result = await terminateWithGrace(proc, { graceMs: 5000 });
-    assert.equal(result.killed, false);
-    assert.equal(result.status.signal, "SIGTERM");
-    assert.equal(agentExitCode({ code: result.status.code, signal: result.status.signal }), -15);
-    assert.equal(killTree(proc.pid, "SIGTERM"), false, "nothing left to signal");
+    await waitFor(async () => (await Deno.readTextFile(join(dir, "s.log"))).includes("ready"));
+    const t0 = Date.now();
+    const status = await proc.end("timeout");
+    assert.ok(Date.now() - t0 >= 300, "waited the grace before SIGKILL");
+    assert.equal(status.killed, true);
+    assert.equal(agentExitCode({ ...status, timedOut: status.endedBy === "timeout" }), 124);
+    assert.equal(agentExitCode({ code: status.code, signal: status.signal }), -9);
+    assert.equal(KILL_GRACE_MS, 30_000);
   });
+});
+
+Deno.test({
+  name:
+    "an agent that exits leaving a setsid'd descendant on its output ends, and the descendant with it",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await withDir(async (dir) => {
+      const log = join(dir, "left.log");
+      const proc = spawnAgent({
+        command: "sh",
+        args: ["-c", "setsid sleep 600 & echo pid=$!; echo done"],
+        cwd: dir,
+        env: ENV,
+        logPath: log,
+        graceMs: 200,
+      });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const status = await Promise.race([
+        proc.status,
+        new Promise<undefined>((r) => timer = setTimeout(() => r(undefined), 10_000)),
+      ]);
+      clearTimeout(timer);
+      const pid = Number(/pid=(\d+)/.exec(await Deno.readTextFile(log))![1]);
+      const running = processRunning(pid);
+      if (running) Deno.kill(pid, "SIGKILL");
+      assert.ok(status, "the agent's session never ended: its descendant held the log open");
+      assert.equal(status.code, 0);
+      assert.equal(running, false, "the setsid sleep outlived the agent");
+    });
+  },
 });
 
 Deno.test("probeFastExit() turns an exit within 2s into a SpawnError with the log tail", async () => {

@@ -44,26 +44,10 @@ export interface InstallRunOptions {
   onLine?: (line: string) => void;
 }
 
-/** Splits one stream's text into lines as it arrives. */
-function lineSplitter(onLine: (line: string) => void) {
-  let rest = "";
-  return {
-    push(text: string) {
-      const parts = (rest + text).split(/\r?\n|\r/);
-      rest = parts.pop() ?? "";
-      for (const p of parts) onLine(p);
-    },
-    flush() {
-      if (rest) onLine(rest);
-      rest = "";
-    },
-  };
-}
-
 /**
  * Run `argv` in the sandbox (lib/process/shell.ts's runner: at the limit, or on Ctrl-C, the whole
  * tree ends — descendants that left its process group included — and reading stops); a missing
- * program is exit 127, as a shell would say.
+ * program is exit 127, as a shell would say. `onLine` gets stdout and stderr lines as they come.
  */
 export async function runInstallCommand(
   argv: string[],
@@ -76,7 +60,6 @@ export async function runInstallCommand(
     if (tail.length > TAIL_LINES) tail.shift();
     options.onLine?.(line);
   };
-  const streams = { stdout: lineSplitter(onLine), stderr: lineSplitter(onLine) };
   // Its own process group does not get the terminal's Ctrl-C: pass it on, then report it.
   const interrupt = new AbortController();
   const onSignal = () => {
@@ -95,10 +78,8 @@ export async function runInstallCommand(
       timeoutMs,
       graceMs: KILL_GRACE_MS,
       signal: interrupt.signal,
-      onOutput: (text, stream) => streams[stream].push(text),
+      onLine,
     });
-    streams.stdout.flush();
-    streams.stderr.flush();
     if (run.timed_out) {
       onLine(
         `timed out after ${Math.round(timeoutMs / 1000)} s: the install command and everything ` +

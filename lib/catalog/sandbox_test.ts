@@ -48,6 +48,16 @@ Deno.test("sandbox: exit codes — failure, missing program (127)", async () => 
   assert.match(missing.tail.join("\n"), /no-such-installer-xyz/);
 });
 
+Deno.test("sandbox: a CRLF split across writes is one line break, a progress bar's CR is one too", async () => {
+  const lines: string[] = [];
+  const run = await runInstallCommand(
+    ["sh", "-c", String.raw`printf 'fetching\r'; sleep 0.2; printf '\n10%%\r20%%\rdone'`],
+    { processEnv: HOST, onLine: (l) => lines.push(l) },
+  );
+  assert.equal(run.code, 0);
+  assert.deepEqual(lines, ["fetching", "10%", "20%", "done"]);
+});
+
 Deno.test("sandbox: a timeout ends the whole process tree (124)", async () => {
   const marker = await Deno.makeTempFile();
   const started = performance.now();

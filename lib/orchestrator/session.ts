@@ -8,7 +8,7 @@ import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { agentEnvironment } from "../agents/env.ts";
 import { prepareHeadless } from "../agents/launch.ts";
 import { injectSkills } from "../agents/skills.ts";
-import { type AgentProcess, spawnAgent, terminateWithGrace } from "../agents/process.ts";
+import { type AgentProcess, spawnAgent } from "../agents/process.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
 import {
   type PidRecord,
@@ -110,6 +110,7 @@ export class AgentSession {
       cwd: worktree.path,
       env: headless.env,
       logPath,
+      graceMs: start.graceMs,
     });
     const session = new AgentSession(start, worktree, proc);
     const record: SessionRecord = {
@@ -140,7 +141,7 @@ export class AgentSession {
       pid: p.pid,
       alive: p.alive,
       last_output_at: p.lastOutputAt === null ? null : Math.floor(p.lastOutputAt / 1000),
-      log_bytes: p.logBytes,
+      log_bytes: p.outputBytes,
       updated_at: Math.floor(Date.now() / 1000),
     });
   }
@@ -148,7 +149,7 @@ export class AgentSession {
   /** SIGTERM the group, wait the grace, SIGKILL; remembers why. */
   async terminate(reason: NonNullable<AgentSession["endedBy"]>): Promise<void> {
     this.endedBy ??= reason;
-    if (this.proc.alive) await terminateWithGrace(this.proc, { graceMs: this.#start.graceMs });
+    await this.proc.end(reason);
   }
 
   /** Remove the PID file (the heartbeat file keeps the last state, alive false). */

@@ -9,7 +9,8 @@
  * 3. every process holding the spawn's output pipes (found through `/proc/<pid>/fd`), which
  *    catches a descendant that also cleared its environment.
  *
- * 2 and 3 read `/proc` (Linux); elsewhere only the group is signalled.
+ * 2 and 3 read `/proc` (Linux); elsewhere only the group is signalled. A group known only by its
+ * id (an agent's PID file after the orchestrator died) is a tree without marker or pipes.
  */
 
 /** Prefix of the marker variables. */
@@ -19,8 +20,8 @@ export const TREE_MARKER_PREFIX = "SERVICE_TREE_";
 export interface ProcessTree {
   /** The process group (the spawned child's pid). */
   pgid: number;
-  /** The marker variable's name. */
-  marker: string;
+  /** The marker variable's name (none for a group known only by its id). */
+  marker?: string;
   /** `pipe:[inode]` links of the child's output, when they could be read at spawn. */
   pipes: string[];
 }
@@ -113,7 +114,9 @@ function holdsPipe(pid: number, pipes: ReadonlySet<string>): boolean {
  */
 export function treeMembers(tree: ProcessTree, withPipes = false): number[] {
   if (!hasProc) return [];
-  const needle = new TextEncoder().encode(`${tree.marker}=`);
+  const needle = tree.marker === undefined
+    ? undefined
+    : new TextEncoder().encode(`${tree.marker}=`);
   const pipes = new Set(tree.pipes);
   const out: number[] = [];
   for (const pid of numericEntries("/proc")) {
@@ -121,7 +124,7 @@ export function treeMembers(tree: ProcessTree, withPipes = false): number[] {
     const stat = statOf(pid);
     if (!stat || stat.state === "Z" || stat.state === "X") continue;
     if (
-      stat.pgrp === tree.pgid || carriesMarker(pid, needle) ||
+      stat.pgrp === tree.pgid || (needle !== undefined && carriesMarker(pid, needle)) ||
       (withPipes && pipes.size > 0 && holdsPipe(pid, pipes))
     ) out.push(pid);
   }
@@ -138,13 +141,14 @@ function signal(pid: number, sig: Deno.Signal): boolean {
 }
 
 /** Whether anything of the tree still runs (without /proc: whether its group still exists). */
-function anyLeft(tree: ProcessTree, withPipes: boolean): boolean {
-  // With /proc the group is judged by its live members: an orphan the init process never reaps
-  // stays a zombie in the group, and would make every end wait the whole grace.
-  // Signal 0 only asks whether the group exists, as `kill -0` does.
-  return hasProc
-    ? treeMembers(tree, withPipes).length > 0
-    : signal(-tree.pgid, 0 as unknown as Deno.Signal);
+export function treeRunning(tree: ProcessTree, withPipes = false): boolean {
+  // Signal 0 only asks whether the group exists, as `kill -0` does: a group that is gone needs
+  // no scan of /proc. With /proc the rest is judged by live members: an orphan the init process
+  // never reaps stays a zombie in the group, and would make every end wait the whole grace.
+  const groupExists = signal(-tree.pgid, 0 as unknown as Deno.Signal);
+  if (!hasProc) return groupExists;
+  if (!groupExists && tree.marker === undefined && !withPipes) return false;
+  return treeMembers(tree, withPipes).length > 0;
 }
 
 /** Signal the group and every member found. */
@@ -164,20 +168,26 @@ export interface EndTreeOptions {
 
 /**
  * End the whole tree: SIGTERM to every member, up to `graceMs` for them to go, then SIGKILL to
- * whatever is left (looked up again: a member may have started others meanwhile).
+ * whatever is left (looked up again: a member may have started others meanwhile). Resolves true
+ * when SIGKILL was needed.
  */
-export async function endTree(tree: ProcessTree, options: EndTreeOptions): Promise<void> {
-  if (Deno.build.os === "windows") return;
+export async function endTree(tree: ProcessTree, options: EndTreeOptions): Promise<boolean> {
+  if (Deno.build.os === "windows") return false;
   const withPipes = options.withPipes ?? false;
-  if (!anyLeft(tree, withPipes)) return;
+  if (!treeRunning(tree, withPipes)) return false;
   signalTree(tree, "SIGTERM", withPipes);
   const deadline = performance.now() + options.graceMs;
   while (performance.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    if (!anyLeft(tree, withPipes)) return;
+    await new Promise((r) =>
+      setTimeout(r, Math.min(50, Math.max(1, deadline - performance.now())))
+    );
+    if (!treeRunning(tree, withPipes)) return false;
   }
-  for (let round = 0; round < 3 && anyLeft(tree, withPipes); round++) {
+  let killed = false;
+  for (let round = 0; round < 3 && treeRunning(tree, withPipes); round++) {
     signalTree(tree, "SIGKILL", withPipes);
+    killed = true;
     await new Promise((r) => setTimeout(r, 20));
   }
+  return killed;
 }

@@ -1,10 +1,11 @@
 /**
  * The tunnel subsystem (spec §4.2 rule 8): expose a laptop-run server through whichever tunnel
  * program is installed — cloudflared (a quick tunnel on trycloudflare.com), ngrok, or bore —
- * and learn its public URL from the program's own output. The tunnel runs in its own process
- * group and is ended with it.
+ * and learn its public URL from the program's own output lines. The tunnel runs through
+ * lib/process/spawn.ts (its own process group, ended whole).
  */
 import { resolveBinary } from "../agents/preflight.ts";
+import { type ProcessStatus, spawnProcess } from "../process/spawn.ts";
 
 /** A supported tunnel program. */
 export interface TunnelProgram {
@@ -82,9 +83,9 @@ export async function findTunnelProgram(
 export interface Tunnel {
   publicUrl: string;
   pid: number;
-  /** Resolves when the tunnel program exits. */
-  exited: Promise<Deno.CommandStatus>;
-  /** End the tunnel's process group (SIGTERM, then SIGKILL after `graceMs`). */
+  /** Resolves when the tunnel program has exited. */
+  exited: Promise<ProcessStatus>;
+  /** End the tunnel's process tree (SIGTERM, then SIGKILL after `graceMs`, default 3 s). */
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -97,65 +98,34 @@ export async function startTunnel(
   port: number,
   timeoutMs = 30_000,
 ): Promise<Tunnel> {
-  const child = new Deno.Command(found.path, {
-    args: found.program.args(port),
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    detached: true,
-  }).spawn();
-  const tail: string[] = [];
   let resolveUrl!: (url: string) => void;
   const url = new Promise<string>((r) => resolveUrl = r);
-  const readLines = async (stream: ReadableStream<Uint8Array<ArrayBuffer>>) => {
-    const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      const lines = buffer.split("\n");
-      buffer = lines.pop()!;
-      for (const line of lines) {
-        tail.push(line);
-        if (tail.length > 20) tail.shift();
-        const found_ = found.program.publicUrl(line);
-        if (found_) resolveUrl(found_);
-      }
-    }
-  };
-  const reading = Promise.all([readLines(child.stdout), readLines(child.stderr)]);
-  const exited = child.status;
-  const stop = async (graceMs = 3000) => {
-    signalGroup(child.pid, "SIGTERM");
-    const done = await Promise.race([exited, sleep(graceMs).then(() => undefined)]);
-    if (!done) signalGroup(child.pid, "SIGKILL");
-    await exited;
-    await reading.catch(() => {});
+  const proc = spawnProcess([found.path, ...found.program.args(port)], {
+    graceMs: 3000,
+    tailLines: 8,
+    onLine: (line) => {
+      const announced = found.program.publicUrl(line);
+      if (announced) resolveUrl(announced);
+    },
+  });
+  const stop = async (graceMs?: number) => {
+    await proc.end("stop", graceMs);
   };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const outcome = await Promise.race([
     url.then((u) => ({ url: u })),
-    exited.then((s) => ({ exit: s })),
+    proc.status.then((s) => ({ exit: s })),
     new Promise<{ timeout: true }>((r) =>
       timer = setTimeout(() => r({ timeout: true }), timeoutMs)
     ),
   ]);
   clearTimeout(timer);
-  if ("url" in outcome) return { publicUrl: outcome.url, pid: child.pid, exited, stop };
+  if ("url" in outcome) {
+    return { publicUrl: outcome.url, pid: proc.pid, exited: proc.status, stop };
+  }
   await stop(500);
   const why = "exit" in outcome
     ? `${found.program.name} exited (code ${outcome.exit.code}) before announcing a public URL`
     : `${found.program.name} announced no public URL within ${timeoutMs / 1000}s`;
-  throw new Error(`${why}; its last output:\n${tail.slice(-8).map((l) => `  ${l}`).join("\n")}`);
-}
-
-function signalGroup(pid: number, signal: Deno.Signal): void {
-  try {
-    Deno.kill(-pid, signal);
-  } catch { /* already gone */ }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
+  throw new Error(`${why}; its last output:\n${proc.tail.map((l) => `  ${l}`).join("\n")}`);
 }

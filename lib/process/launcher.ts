@@ -1,0 +1,73 @@
+/**
+ * How a program is started and how everything it started is ended — the one seam between
+ * {@link spawnProcess} and where the program runs. {@link hostLauncher} runs it as a host process
+ * leading its own session and process group, found whole by lib/process/tree.ts; a container
+ * runner would start `podman run …` here and end it with `podman stop`, not a group kill.
+ */
+import { endTree, inheritedTreeMarkers, newTreeMarker, outputPipes } from "./tree.ts";
+
+/** Where and with what environment a program starts. */
+export interface LaunchOptions {
+  /** Working directory (default: this process's). */
+  cwd?: string;
+  /** Variables on top of the inherited ones (the only ones with `clearEnv`). */
+  env?: Record<string, string>;
+  /** Start from an empty environment. */
+  clearEnv?: boolean;
+}
+
+/** A started program. */
+export interface Launched {
+  /** The host process whose stdout and stderr are read and whose exit is the program's. */
+  child: Deno.ChildProcess;
+  /**
+   * End everything the program started: SIGTERM, up to `graceMs` for it to go, then SIGKILL;
+   * `withPipes` also ends whatever still holds its output. Resolves true when SIGKILL was needed.
+   */
+  end(graceMs: number, withPipes: boolean): Promise<boolean>;
+}
+
+/** Starts programs and ends them whole. */
+export interface Launcher {
+  /** Start `argv` with stdin closed and stdout and stderr piped; throws when it cannot start. */
+  launch(argv: readonly string[], options: LaunchOptions): Launched;
+}
+
+/**
+ * A host process in its own session and process group (`detached`), carrying a fresh tree marker
+ * variable, so that its group, a descendant that called `setsid` and a holder of its output all
+ * end with it (lib/process/tree.ts). Windows has no groups: only the program itself is killed.
+ */
+export const hostLauncher: Launcher = {
+  launch(argv, options) {
+    const marker = newTreeMarker();
+    // Deno.Command, not dax: dax signals only the direct child, and the whole tree must end.
+    const child = new Deno.Command(argv[0], {
+      args: argv.slice(1),
+      cwd: options.cwd,
+      clearEnv: options.clearEnv,
+      env: { ...options.env, ...inheritedTreeMarkers(), [marker]: "1" },
+      detached: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const tree = { pgid: child.pid, marker, pipes: outputPipes(child.pid) };
+    return {
+      child,
+      end: (graceMs, withPipes) =>
+        Deno.build.os === "windows"
+          ? Promise.resolve(killChild(child))
+          : endTree(tree, { graceMs, withPipes }),
+    };
+  },
+};
+
+function killChild(child: Deno.ChildProcess): boolean {
+  try {
+    child.kill("SIGKILL");
+    return true;
+  } catch {
+    return false; // already gone
+  }
+}

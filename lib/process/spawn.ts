@@ -1,0 +1,238 @@
+/**
+ * The one way the service runs a program it must be able to stop. {@link spawnProcess} starts an
+ * argv through a {@link Launcher} (by default the host's: its own process group), streams its
+ * output — appended to a log file, as chunks, as lines — keeps its last lines for
+ * `lastErrorLine`, and ends it whole (`end(reason)`: SIGTERM, a grace, SIGKILL of everything it
+ * started) at its timeout, when its AbortSignal aborts, or when asked. When the program exits by
+ * itself the rest of its tree ends too, so nothing it started outlives it or keeps its output
+ * open; a descendant that escaped every way of finding it stops being read after a short drain.
+ */
+import { lastErrorLine } from "../util/last_error_line.ts";
+import { hostLauncher, type Launcher } from "./launcher.ts";
+import { lineSplitter } from "./_line_splitter.ts";
+
+/** Which output stream a chunk or line came from. */
+export type OutputStream = "stdout" | "stderr";
+
+/** Options of {@link spawnProcess}. */
+export interface SpawnOptions {
+  /** Working directory (default: this process's). */
+  cwd?: string;
+  /** Variables on top of the inherited ones (the only ones with `clearEnv`). */
+  env?: Record<string, string>;
+  /** Start from an empty environment: only `env` (and the tree markers) is passed. */
+  clearEnv?: boolean;
+  /** End it with reason `"timeout"` after this many milliseconds (default: no limit). */
+  timeoutMs?: number;
+  /** End it with reason `"abort"` when this signal aborts. */
+  signal?: AbortSignal;
+  /** Time between SIGTERM and SIGKILL when it is ended (default 2000 ms). */
+  graceMs?: number;
+  /** Append stdout and stderr, in arrival order, to this file (created when missing). */
+  logPath?: string;
+  /** Receives each output chunk as it arrives. */
+  onOutput?: (chunk: Uint8Array, stream: OutputStream) => void;
+  /**
+   * Receives each output line as it completes, without its line break (`\n`, `\r\n` or a lone
+   * `\r`); an unterminated last line arrives when its stream ends.
+   */
+  onLine?: (line: string, stream: OutputStream) => void;
+  /** Lines of combined output kept for `tail` and `lastErrorLine` (default 40). */
+  tailLines?: number;
+  /** How the program is started and ended (default {@link hostLauncher}). */
+  launcher?: Launcher;
+}
+
+/** How a spawned program ended. */
+export interface ProcessStatus {
+  /** Exit code 0 and no signal. */
+  success: boolean;
+  /** The exit code (128 + N when signal N killed it). */
+  code: number;
+  /** The signal that killed the program itself, if one did. */
+  signal: Deno.Signal | null;
+  /** Ended by its `timeoutMs` (or by `end("timeout")`). */
+  timedOut: boolean;
+  /** The reason given to `end()` while it ran (`"timeout"`, `"abort"`, or the caller's). */
+  endedBy: string | null;
+  /** SIGKILL was needed: something of its tree outlived SIGTERM and the grace. */
+  killed: boolean;
+  /** From the spawn until it and its output were done. */
+  durationMs: number;
+}
+
+/** A running (or ended) program. */
+export interface ProcessHandle extends AsyncDisposable {
+  /** Process id of the started host process (the leader of its group). */
+  readonly pid: number;
+  /** Epoch milliseconds of the spawn. */
+  readonly startedAt: number;
+  /** True until the program itself has exited. */
+  readonly alive: boolean;
+  /** Bytes of output read so far. */
+  readonly outputBytes: number;
+  /** Epoch milliseconds of the last output, null before any. */
+  readonly lastOutputAt: number | null;
+  /** The last lines of combined output, oldest first. */
+  readonly tail: readonly string[];
+  /** The line of {@link tail} that says what went wrong (lib/util/last_error_line.ts). */
+  readonly lastErrorLine: string | undefined;
+  /** Resolves once the program and its tree have ended and its output has been read. */
+  readonly status: Promise<ProcessStatus>;
+  /**
+   * End it whole, remembering `reason` if it still runs: SIGTERM to its tree, up to `graceMs`
+   * (default the spawn's), then SIGKILL. Resolves its status.
+   */
+  end(reason: string, graceMs?: number): Promise<ProcessStatus>;
+}
+
+/** Time given to the output pipes to drain once the tree has ended. */
+const DRAIN_MS = 500;
+
+/**
+ * Start `argv` (no shell) and return its handle at once; throws when it cannot start (a missing
+ * program is `Deno.errors.NotFound`). A non-zero exit is reported in `status`, not thrown.
+ */
+export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}): ProcessHandle {
+  const graceMs = options.graceMs ?? 2000;
+  const tailLines = options.tailLines ?? 40;
+  // Opened before the spawn: a log that cannot be written must not leave a program running.
+  const log = options.logPath === undefined
+    ? undefined
+    : Deno.openSync(options.logPath, { append: true, create: true });
+  let launched;
+  try {
+    const { cwd, env, clearEnv } = options;
+    launched = (options.launcher ?? hostLauncher).launch(argv, { cwd, env, clearEnv });
+  } catch (e) {
+    log?.close();
+    throw e;
+  }
+  const { child } = launched;
+  const startedAt = Date.now();
+  const started = performance.now();
+  const tail: string[] = [];
+  let alive = true;
+  let endedBy: string | null = null;
+  let killed = false;
+  let outputBytes = 0;
+  let lastOutputAt: number | null = null;
+  let logWrites = Promise.resolve();
+
+  const readers = [child.stdout.getReader(), child.stderr.getReader()];
+  const read = async (reader: ReadableStreamDefaultReader<Uint8Array>, stream: OutputStream) => {
+    const lines = lineSplitter((line) => {
+      tail.push(line);
+      if (tail.length > tailLines) tail.shift();
+      options.onLine?.(line, stream);
+    });
+    const decoder = new TextDecoder();
+    while (true) {
+      const { done, value: chunk } = await reader.read();
+      if (done) break;
+      outputBytes += chunk.length;
+      lastOutputAt = Date.now();
+      // One write at a time, in arrival order: stdout and stderr share the file.
+      if (log) await (logWrites = logWrites.then(() => writeAll(log, chunk)));
+      options.onOutput?.(chunk, stream);
+      lines.push(decoder.decode(chunk, { stream: true }));
+    }
+    lines.push(decoder.decode());
+    lines.flush();
+  };
+  const reading = Promise.all([read(readers[0], "stdout"), read(readers[1], "stderr")]);
+  reading.catch(() => {}); // a failed read (the log's disk full) surfaces through `status`
+
+  // End the tree, give the pipes a moment to drain, then stop reading: a descendant that escaped
+  // every way of finding it must not keep the caller waiting.
+  let ending: Promise<void> | undefined;
+  const endAll = (grace: number) =>
+    ending ??= (async () => {
+      if (await launched.end(grace, false)) killed = true;
+      let drained = await settlesWithin(reading, DRAIN_MS);
+      if (!drained) {
+        if (await launched.end(0, true)) killed = true;
+        drained = await settlesWithin(reading, DRAIN_MS);
+      }
+      if (!drained) { for (const r of readers) r.cancel().catch(() => {}); }
+    })();
+
+  const end = (reason: string, grace = graceMs): Promise<ProcessStatus> => {
+    if (alive) {
+      endedBy ??= reason;
+      endAll(grace);
+    }
+    return status;
+  };
+  const timer = options.timeoutMs === undefined
+    ? undefined
+    : setTimeout(() => end("timeout"), options.timeoutMs);
+  const onAbort = () => end("abort");
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+
+  const status = (async (): Promise<ProcessStatus> => {
+    try {
+      const exit = await child.status;
+      alive = false;
+      clearTimeout(timer);
+      await endAll(graceMs); // what it started ends with it
+      await reading;
+      return {
+        success: exit.success,
+        code: exit.code,
+        signal: exit.signal,
+        timedOut: endedBy === "timeout",
+        endedBy,
+        killed,
+        durationMs: Math.round(performance.now() - started),
+      };
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+      await logWrites.catch(() => {});
+      log?.close();
+    }
+  })();
+  if (options.signal?.aborted) onAbort();
+
+  return {
+    pid: child.pid,
+    startedAt,
+    get alive() {
+      return alive;
+    },
+    get outputBytes() {
+      return outputBytes;
+    },
+    get lastOutputAt() {
+      return lastOutputAt;
+    },
+    get tail() {
+      return [...tail];
+    },
+    get lastErrorLine() {
+      return lastErrorLine(tail);
+    },
+    status,
+    end,
+    async [Symbol.asyncDispose]() {
+      await end("dispose", 0);
+    },
+  };
+}
+
+async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+  let written = 0;
+  while (written < bytes.length) written += await file.write(bytes.subarray(written));
+}
+
+/** Whether `p` settles within `ms`. */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((r) => timer = setTimeout(() => r(false), ms));
+  try {
+    return await Promise.race([p.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
