@@ -10,6 +10,18 @@ const MAX_LINE_CHARS = 64 * 1024;
  */
 export function lineSplitter(onLine: (line: string) => void) {
   let rest = "";
+  // Pieces of MAX_LINE_CHARS go on at once; the end of a whole line too, that of a partial one
+  // is kept (returned) until more text arrives.
+  const passOn = (line: string, whole: boolean): string => {
+    let at = 0;
+    while (line.length - at > MAX_LINE_CHARS) {
+      onLine(line.slice(at, at + MAX_LINE_CHARS));
+      at += MAX_LINE_CHARS;
+    }
+    const end = line.slice(at);
+    if (whole) onLine(end);
+    return whole ? "" : end;
+  };
   return {
     push(text: string) {
       let s = rest + text;
@@ -18,11 +30,9 @@ export function lineSplitter(onLine: (line: string) => void) {
       if (held) s = s.slice(0, -1);
       const parts = s.split(/\r\n|\n|\r/);
       rest = parts.pop()! + held;
-      for (const p of parts) onLine(p);
-      while (rest.length > MAX_LINE_CHARS) {
-        onLine(rest.slice(0, MAX_LINE_CHARS));
-        rest = rest.slice(MAX_LINE_CHARS);
-      }
+      // However the bytes were read, a long line goes on in the same pieces.
+      for (const p of parts) passOn(p, true);
+      rest = passOn(rest, false);
     },
     flush() {
       if (rest) onLine(rest.replace(/\r$/, ""));
