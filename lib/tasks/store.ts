@@ -348,7 +348,8 @@ export class TaskStore {
   /** Cancel `id` (any non-terminal status); its dependents may become ready. */
   cancel(id: string, reason?: string): Promise<Task> {
     return this.#apply(id, "cancel", (t) => {
-      t.summary = reason ?? t.summary;
+      // Without a reason of its own the cancel is an operator's, not the last failure's words.
+      t.summary = reason ?? null;
     });
   }
 

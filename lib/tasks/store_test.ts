@@ -171,3 +171,21 @@ Deno.test("TaskStore.requeue(): resumeFrom names the interrupted session a new a
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("TaskStore.cancel() without a reason drops the last failure's words: the cancel is the operator's", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
+    await store.create([{ ...INPUT, id: "t" }, { ...INPUT, id: "u" }]);
+    await store.claim("t", "s1");
+    await store.fail("t", "Error: cannot reach the model endpoint (HTTP 500)");
+    assert.equal((await store.cancel("t")).summary, null);
+    assert.equal(
+      (await store.cancel("u", "ticket o/r#1 was closed")).summary,
+      "ticket o/r#1 was closed",
+    );
+    await store.close();
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
