@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { cli, planYaml, sh, workspace } from "./_e2e.ts";
+import { cli, planYaml, rowsOf, serveBoard, sh, workspace } from "./_e2e.ts";
 import { tempDir } from "./helpers.ts";
 
 interface Listed {
@@ -78,4 +78,32 @@ Deno.test("runs and status after a failed run: counts apart from gated, status r
   const json = JSON.parse((await cli(root, "status", "--json")).out);
   assert.equal(json.run.tasks.total, 1);
   assert.equal(json.tasks.total, 3);
+});
+
+Deno.test("an operator's cancel or retry through `service serve` (no run live) is journaled once in its run", async () => {
+  await using dir = await tempDir();
+  const root = dir.path;
+  await workspace(root, [{ name: "s", steps: [{ id: "bad", script: [["fail", "no database"]] }] }]);
+  const first = await cli(root, "run", "--port", "0");
+  assert.equal(first.code, 1, first.out);
+  const [{ run_id: runId }] = await runs(root);
+  const count = async (type: string) =>
+    (await rowsOf(root, runId)).filter((r) => r.type === type && r.data.task_id === "bad").length;
+  await using server = await serveBoard(root);
+  const post = (action: string) =>
+    fetch(`${server.url}/tasks/bad/${action}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ operator: true }),
+    }).then(async (r) => ({ status: r.status, body: await r.json() }));
+  assert.equal((await post("cancel")).status, 200);
+  assert.equal(await count("task_cancelled"), 1, "the route journaled the cancel");
+  assert.equal((await runs(root))[0].status, "completed");
+  assert.equal((await post("retry")).status, 200);
+  const retries = await count("task_retried");
+  assert.ok(retries >= 1, "the route journaled the retry");
+  // The CLI through the same server: the route journals it, the command does not again.
+  const cancelled = await cli(root, "cancel", "bad");
+  assert.equal(cancelled.code, 0, cancelled.out);
+  assert.equal(await count("task_cancelled"), 2, "one row per cancel");
 });

@@ -81,7 +81,8 @@ export async function changeTasks(
         const changed = kind === "cancel"
           ? await control.cancel(id, reason)
           : await control.retry(id);
-        await journalOperatorChange(ctx.root, kind, changed);
+        // Through a server, its route journaled it; on the store opened here, this command does.
+        if (control.via === "store") await journalOperatorChange(ctx.root, kind, changed);
         ctx.stdout(
           kind === "cancel"
             ? `${id}: CANCELLED (was ${was})`

@@ -6,6 +6,7 @@ import { parseBody, ReasonBodySchema } from "../../../lib/tasks/http_input.ts";
 import { requireOperator } from "../../../lib/tasks/operator.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
+import { journalOperatorChange } from "../../../lib/orchestrator/task_control.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
 export const policy = routePolicy({ POST: "operator" });
@@ -15,6 +16,10 @@ export async function POST(c: Ctx): Promise<Response> {
   const id = requireId("task_id", c.req.param("task_id")!);
   const body = parseBody(ReasonBodySchema, await readOptionalJsonObject(c));
   requireOperator(c, "cancel a task");
-  const store = await taskStoreFor(c.get("app"));
-  return c.json(await store.cancel(id, body.reason ?? body.summary));
+  const app = c.get("app");
+  const store = await taskStoreFor(app);
+  const task = await store.cancel(id, body.reason ?? body.summary);
+  // Its run's board shows it even when no run is live to journal it (a live one does so itself).
+  await journalOperatorChange(app.paths.root, "cancel", task);
+  return c.json(task);
 }
