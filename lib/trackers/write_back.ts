@@ -19,12 +19,23 @@ import type { TrackerRuntimeStore } from "./state.ts";
 
 /** The comment posted on a landed ticket (pure). */
 export function landingComment(
-  o: { taskId: string; commit?: string; runId?: string; boardUrl?: string },
+  o: {
+    taskId: string;
+    commit?: string;
+    runId?: string;
+    boardUrl?: string;
+    unreported?: Unreported;
+  },
 ): string {
+  const where = o.commit ? ` in ${o.commit}` : "";
   const lines = [
-    o.commit
-      ? `Landed: task \`${o.taskId}\` was verified and merged in ${o.commit}.`
-      : `Landed: task \`${o.taskId}\` was verified and merged.`,
+    o.unreported === "interrupted"
+      ? `Landed without a report: task \`${o.taskId}\`'s agent was interrupted before it reported; ` +
+        `every completion signal passed (recovery.land_unreported) and its work was verified and merged${where}.`
+      : o.unreported === "exited"
+      ? `Landed without a report: task \`${o.taskId}\`'s agent exited without reporting; its work ` +
+        `was verified and merged${where}.`
+      : `Landed: task \`${o.taskId}\` was verified and merged${where}.`,
   ];
   if (o.boardUrl && o.runId) {
     lines.push(
@@ -34,11 +45,17 @@ export function landingComment(
   return lines.join("\n");
 }
 
-/** The run and merge commit of `taskId`'s `task_merged` row, newest run first. */
+/** How work no agent reported came to land: it exited on its own, or it was interrupted. */
+export type Unreported = "exited" | "interrupted";
+
+/**
+ * The run and merge commit of `taskId`'s `task_merged` row, newest run first, and whether the
+ * completion it landed came without a report (the `task_completed` row before it).
+ */
 export async function findMergeCommit(
   paths: WorkspacePaths,
   taskId: string,
-): Promise<{ runId: string; commit?: string } | undefined> {
+): Promise<{ runId: string; commit?: string; unreported?: Unreported } | undefined> {
   const runs: string[] = [];
   try {
     for await (const e of Deno.readDir(paths.runs)) if (e.isDirectory) runs.push(e.name);
@@ -53,16 +70,30 @@ export async function findMergeCommit(
     } catch {
       continue;
     }
+    let merged: { runId: string; commit?: string } | undefined;
     for (const line of text.split("\n").reverse()) {
-      if (!line.includes('"task_merged"') || !line.includes(needle)) continue;
+      const wanted = merged ? '"task_completed"' : '"task_merged"';
+      if (!line.includes(wanted) || !line.includes(needle)) continue;
+      let row;
       try {
-        const row = JSON.parse(line);
-        const data = row.data ?? row;
-        if (row.type === "task_merged" && data.task_id === taskId) {
-          return { runId, commit: typeof data.commit === "string" ? data.commit : undefined };
-        }
-      } catch { /* a torn line: keep looking */ }
+        row = JSON.parse(line);
+      } catch {
+        continue; // a torn line: keep looking
+      }
+      const data = row.data ?? row;
+      if (data.task_id !== taskId) continue;
+      if (!merged && row.type === "task_merged") {
+        merged = { runId, commit: typeof data.commit === "string" ? data.commit : undefined };
+      } else if (merged && row.type === "task_completed") {
+        const unreported: Unreported | undefined = data.interrupted === true
+          ? "interrupted"
+          : data.recovered === true
+          ? "exited"
+          : undefined;
+        return unreported ? { ...merged, unreported } : merged;
+      }
     }
+    if (merged) return merged;
   }
   return undefined;
 }
@@ -155,6 +186,7 @@ async function landingEntry(
       taskId: task.id,
       commit: merged?.commit,
       runId: merged?.runId,
+      unreported: merged?.unreported,
       boardUrl: await deps.boardUrl(s),
     }),
     landed_at: at,
