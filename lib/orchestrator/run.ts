@@ -36,7 +36,7 @@ import { Orchestrator, type RunOutcome } from "./orchestrator.ts";
 import { keyedTasks, landedSteps, plannedTasks, stepsToDo } from "./plan_steps.ts";
 import { ProgressDisplay } from "./progress.ts";
 import { runSetupProblems } from "./run_checks.ts";
-import { newRunId, readRunState, type RunState, writeRunState } from "./run_state.ts";
+import { newRunId, readRunState, type RunState, writeRunState } from "../runs/run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { qualityGatesFor } from "../verification/quality_gates.ts";
 import { verificationLine } from "../status/format.ts";

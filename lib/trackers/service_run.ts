@@ -10,7 +10,7 @@ import type { ServiceConfig } from "../config/schema.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import * as ev from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
-import { newRunId } from "../orchestrator/run_state.ts";
+import { newRunId } from "../runs/run_state.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
 

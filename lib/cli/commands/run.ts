@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { CliError, colour, type Command } from "../command.ts";
-import { readRunState, stoppedOutcome } from "../../orchestrator/run_state.ts";
+import { readRunState, stoppedOutcome } from "../../runs/run_state.ts";
 import { workspacePaths } from "../../workspace.ts";
 
 export const runCommand: Command = {
