@@ -9,12 +9,10 @@ import type { AgentAdapter } from "../agents/adapters/types.ts";
 import type { CooldownTracker } from "../agents/cooldown.ts";
 import type { CostReport } from "../agents/cost.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
-import type { RoleSettings } from "../config/schema.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import type { JournalEvent } from "../journal/row.ts";
 import { onTaskChange } from "../tasks/changes.ts";
 import type { TaskStore } from "../tasks/store.ts";
-import type { Task } from "../tasks/task.ts";
 import { sessionLogPath } from "../agents/runtime_files.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { decide } from "./core/decide.ts";
@@ -27,9 +25,9 @@ import { type ReviewDecision, ReviewWatcher } from "./review_watcher.ts";
 import { HEARTBEAT_INTERVAL_MS } from "./session.ts";
 import { SpendTracker } from "./spend.ts";
 import { janitorSignals, TaskWork } from "./task_work.ts";
-import type { CommandCheck } from "../config/schema.ts";
 import { VerificationStep } from "../verification/completion.ts";
-import type { NudgeSettings, VerificationNudge } from "../verification/nudge.ts";
+import type { VerificationNudge } from "../verification/nudge.ts";
+import type { OrchestratorSettings } from "./settings.ts";
 
 export { MAX_ATTEMPTS };
 export type { LiveAgent };
@@ -37,8 +35,8 @@ export type { LiveAgent };
 /** How long an agent may keep running after it reported completion. */
 const REPORTED_EXIT_GRACE_MS = 10_000;
 
-/** Everything the loop needs, built by `runPlan`. */
-export interface OrchestratorOptions {
+/** Everything the loop needs, built by `runPlan`: its settings and the run's parts. */
+export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLimitCooldownS"> {
   paths: WorkspacePaths;
   runId: string;
   journalPath: string;
@@ -48,32 +46,14 @@ export interface OrchestratorOptions {
   adapter: AgentAdapter;
   launch: PreflightResult["launch"];
   serverUrl: string;
-  token?: string;
   targetBranch: string;
-  maxAgents: number;
-  model?: string;
-  effort?: string;
-  /** `roles` of service.yaml (per-role model, effort, max_agents, agent_env). */
-  roles?: Readonly<Record<string, RoleSettings>>;
-  /** `agent_env` of service.yaml. */
-  agentEnv?: readonly string[];
   mcpConfigPath?: string;
-  requireApproval: boolean;
-  /** Quality gates of a task: top-level plus its role's (`quality_gates`). */
-  qualityGates: (task: Task) => CommandCheck[];
-  /** Thresholds of the verification alert (`verification_nudge`). */
-  nudge?: NudgeSettings;
   /** Told once, the moment the verification alert first trips. */
   onAlert?: (nudge: VerificationNudge) => void;
   cooldowns: CooldownTracker;
   cost: CostReport;
-  /** Wall-clock limit of an agent, by task (seconds). */
-  timeoutS: (task: Task) => number;
-  graceMs: number;
   /** Keep running when every task is finished; adopt tasks created meanwhile. */
   continuous?: boolean;
-  /** `recovery.land_unreported`: interrupted work whose completion signals all pass lands. */
-  landUnreported?: boolean;
   /** Receives one line per event (the progress display). */
   log: (line: string) => void;
   /** Receives the reasons tasks wait whenever they change (published for `status`). */
@@ -113,7 +93,7 @@ export class Orchestrator {
     this.#clock = options.clock ?? Date.now;
     this.#ids = new Set(options.taskIds);
     const roleMaxAgents: Record<string, number> = {};
-    for (const [role, s] of Object.entries(options.roles ?? {})) {
+    for (const [role, s] of Object.entries(options.roles)) {
       if (s.max_agents !== undefined) roleMaxAgents[role] = s.max_agents;
     }
     this.#state = initialState({
@@ -125,7 +105,7 @@ export class Orchestrator {
       reportedExitGraceMs: REPORTED_EXIT_GRACE_MS,
       mergeRetryMs: 3000,
       maxRebases: 3,
-      landUnreported: options.landUnreported ?? false,
+      landUnreported: options.landUnreported,
     }, this.#clock());
     this.#work = new TaskWork({
       paths: options.paths,
@@ -141,7 +121,7 @@ export class Orchestrator {
         qualityGates: options.qualityGates,
         signals: janitorSignals,
         evaluateBeforeMerge: options.requireApproval,
-        nudge: options.nudge ?? { threshold: 0.3, min_completions: 3 },
+        nudge: options.nudge,
         onAlert: options.onAlert,
         warn: options.log,
       }),
@@ -164,15 +144,15 @@ export class Orchestrator {
       token: options.token,
       model: options.model,
       effort: options.effort,
-      roles: options.roles ?? {},
-      agentEnv: options.agentEnv ?? [],
+      roles: options.roles,
+      agentEnv: options.agentEnv,
       mcpConfigPath: options.mcpConfigPath,
       timeoutS: options.timeoutS,
       graceMs: options.graceMs,
       work: this.#work,
       spend: this.#spend,
       rateLimits: this.#rateLimits,
-      landUnreported: options.landUnreported ?? false,
+      landUnreported: options.landUnreported,
       log: options.log,
       clock: this.#clock,
     });
