@@ -832,3 +832,34 @@ Deno.test("decide(): a gate's failure reason carries what the gate said went wro
     /quality_gate unit \(python3 -m unittest\): ImportError: Start directory is not importable/,
   );
 });
+
+Deno.test("decide(): while the run stops, why tasks wait follows their dependencies' end", () => {
+  let s = running(
+    state(
+      [
+        task("mul", { status: "IN_PROGRESS", attempts: 1 }),
+        task("dep", { status: "BLOCKED", depends_on: ["mul"] }),
+        task("later", { status: "OPEN" }),
+      ],
+      {},
+      { ...SETTINGS, maxAgents: 1 },
+    ),
+    "mul",
+  );
+  let step = decide(s, { type: "tick" });
+  assert.equal(step.state.waits.get("dep"), "blocked: waits on mul (IN_PROGRESS)");
+  assert.ok(step.state.waits.has("later"), "waits for a slot");
+  step = decide(step.state, { type: "stop" });
+  s = withStatus(step.state, "mul", "ORPHANED");
+  step = decide(s, exited("mul", { exitCode: -15 }));
+  step = decide(withStatus(step.state, "mul", "ORPHANED"), { type: "tick" });
+  assert.equal(step.state.verdict?.status, "stopped");
+  assert.deepEqual(Object.fromEntries(step.state.waits), {
+    dep: "blocked: waits on mul (ORPHANED)",
+  });
+  const published = step.actions.find((a) => a.kind === "publish_waits");
+  assert.deepEqual(published, {
+    kind: "publish_waits",
+    waits: { dep: "blocked: waits on mul (ORPHANED)" },
+  });
+});

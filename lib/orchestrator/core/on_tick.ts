@@ -19,7 +19,11 @@ import type { Draft, TaskView } from "./state.ts";
 /** `tick`. */
 export function onTick(d: Draft, out: Out): void {
   checkDeadlines(d, out);
-  if (d.stopping) return finishIfStopped(d, out);
+  if (d.stopping) {
+    // Nothing starts any more, but why tasks wait changes as their agents end: keep it true.
+    updateWaits(d, out, new Map());
+    return finishIfStopped(d, out);
+  }
   retryWaitingMerges(d, out);
   recoverStrays(d, out);
   noteBudget(d, out);
