@@ -1,9 +1,12 @@
 /**
  * The run loop, a thin executor around the pure decision core (core/decide.ts): it turns what
- * happens — ticks, agent exits, task changes, review decisions, the outcome of a landing — into
- * events, asks the core what follows, and carries out the actions: journal rows, store changes,
- * spawns, terminations, diff captures, merges and rebases (one at a time, in the background, so a
- * long gate never stalls the loop), log lines.
+ * happens — agent exits, task changes, review decisions (noticed as the journal grows), the
+ * outcome of a landing, ticks — into events, asks the core what follows, and carries out the
+ * actions: journal rows, store changes, terminations, log lines; spawns and worktree cleanups run
+ * off the loop, and diff captures, merges and rebases in the landing lane (one at a time, so a
+ * long gate never stalls the loop). Every event is decided when it arrives; once the events that
+ * arrived together are decided, the loop settles (starts what may start, says why the rest
+ * waits, ends the run when nothing can progress). The tick is for timeouts only.
  */
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import type { CooldownTracker } from "../agents/cooldown.ts";
@@ -11,6 +14,8 @@ import type { CostReport } from "../agents/cost.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import type { JournalEvent } from "../journal/row.ts";
+import { activityHub } from "../events/hub.ts";
+import { retainJournalActivity } from "../events/journal_activity.ts";
 import { onTaskChange } from "../tasks/changes.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import { sessionLogPath } from "../agents/runtime_files.ts";
@@ -20,6 +25,7 @@ import { MAX_ATTEMPTS } from "./core/policy.ts";
 import type { Action, CoreEvent, StoreChange } from "./core/protocol.ts";
 import { type CoreState, initialState, type RunVerdict, type TaskView } from "./core/state.ts";
 import { AgentPool, type LiveAgent } from "./agent_pool.ts";
+import { LandingLane } from "./landing_lane.ts";
 import { RateLimitGuard } from "./rate_limit_guard.ts";
 import { type ReviewDecision, ReviewWatcher } from "./review_watcher.ts";
 import { HEARTBEAT_INTERVAL_MS } from "./session.ts";
@@ -34,6 +40,9 @@ export type { LiveAgent };
 
 /** How long an agent may keep running after it reported completion. */
 const REPORTED_EXIT_GRACE_MS = 10_000;
+
+/** How often the clock is decided (deadlines, merge retries, a cooldown running out). */
+export const TICK_MS = 1000;
 
 /** Everything the loop needs, built by `runPlan`: its settings and the run's parts. */
 export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLimitCooldownS"> {
@@ -60,6 +69,8 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   onWaiting?: (reasons: Record<string, string>) => void;
   /** Milliseconds since the epoch (tests pin it). */
   clock?: () => number;
+  /** Interval of the tick (default {@link TICK_MS}; tests stretch it to show nothing waits on it). */
+  tickMs?: number;
 }
 
 /** How the run ended. */
@@ -85,8 +96,13 @@ export class Orchestrator {
   readonly #decidedBefore = new Map<string, ReviewDecision>();
   #state: CoreState;
   #wake: () => void = () => {};
-  /** The landing lane: captures, merges and rebases run one after another, off the loop. */
-  #lane: Promise<void> = Promise.resolve();
+  /** Events were decided since the last settle. */
+  #unsettled = false;
+  /** A look at the journal for review decisions is queued. */
+  #reviewsQueued = false;
+  readonly #lane: LandingLane;
+  /** Reaps and keeps under way off the loop, by task (a new attempt starts after its reap). */
+  readonly #cleanups = new Map<string, Promise<void>>();
 
   constructor(options: OrchestratorOptions) {
     this.#o = options;
@@ -157,6 +173,9 @@ export class Orchestrator {
       clock: this.#clock,
     });
     this.#reviews = new ReviewWatcher(options.journalPath);
+    this.#lane = new LandingLane((events) => {
+      for (const event of events) this.#push(event);
+    }, options.log);
   }
 
   /** Live agents, for `ps`-like displays. */
@@ -205,6 +224,9 @@ export class Orchestrator {
 
   /** Run until every task of the run has landed or cannot progress, or `stop()`. */
   async run(): Promise<RunOutcome> {
+    // Recovery reads the review decisions first: before any notice of the journal is acted on.
+    this.#push(() => this.#recoveryEvents());
+    this.#push({ type: "tick" });
     const unsubscribe = onTaskChange((change) => {
       const id = change.task.id;
       if (!this.#ids.has(id)) {
@@ -218,30 +240,65 @@ export class Orchestrator {
       }
       this.#push({ type: "task_changed", taskId: id, from: change.from, to: change.to });
     });
+    // Review decisions are appended by the board (this process's or another's): a grown journal
+    // is a notice to read them (lib/events: a file watch, with a stat poll behind it).
+    const releaseJournalWatch = retainJournalActivity(this.#o.paths.runs);
+    const unwatch = activityHub.subscribe((activity) => {
+      if (activity.kind !== "journal_appended" || activity.detail.run_id !== this.#o.runId) return;
+      if (this.#reviewsQueued) return;
+      this.#reviewsQueued = true;
+      this.#push(() => this.#reviewEvents());
+    });
     const tick = setInterval(() => {
       if (!this.#queue.some((p) => typeof p !== "function" && p.type === "tick")) {
         this.#push({ type: "tick" });
       }
-    }, 1000);
+    }, this.#o.tickMs ?? TICK_MS);
     const heartbeat = setInterval(
       () => this.#push(() => this.#agents.heartbeat()),
       HEARTBEAT_INTERVAL_MS,
     );
     try {
-      this.#push(() => this.#recoveryEvents());
-      this.#push({ type: "tick" });
       while (!this.#state.verdict) {
+        if (this.#unsettled && this.#queue.length === 0) {
+          this.#unsettled = false;
+          await this.#decide({ type: "settle" });
+          continue;
+        }
         const item = await this.#next();
         const events = typeof item === "function" ? await item() : [item];
-        for (const event of events) await this.#decide(event);
+        for (const event of events) {
+          await this.#decide(event);
+          if (event.type !== "tick" && event.type !== "settle") this.#unsettled = true;
+        }
       }
-      await this.#lane;
+      await this.#lane.idle();
+      await Promise.all(this.#cleanups.values());
       return { ...this.#state.verdict, counts: this.#counts() };
     } finally {
       clearInterval(tick);
       clearInterval(heartbeat);
       unsubscribe();
+      unwatch();
+      await releaseJournalWatch();
     }
+  }
+
+  /** Review decisions appended since the last look, and merges decided before this process. */
+  async #reviewEvents(): Promise<CoreEvent[]> {
+    this.#reviewsQueued = false;
+    return (await this.#reviews.newDecisions()).flatMap((d) =>
+      this.#ids.has(d.taskId) ? [reviewEvent(d)] : []
+    );
+  }
+
+  /** Merges decided before this process started, once their task waits for review again. */
+  #decidedBeforeEvents(): CoreEvent[] {
+    const ready = [...this.#decidedBefore.values()].filter((d) =>
+      this.#state.landings.get(d.taskId)?.stage === "review"
+    );
+    for (const d of ready) this.#decidedBefore.delete(d.taskId);
+    return ready.filter((d) => this.#ids.has(d.taskId)).map(reviewEvent);
   }
 
   async #next(): Promise<Pending> {
@@ -252,22 +309,6 @@ export class Orchestrator {
   }
 
   async #decide(event: CoreEvent): Promise<void> {
-    if (event.type === "tick") {
-      const decided = [...this.#decidedBefore.values()].filter((d) =>
-        this.#state.landings.get(d.taskId)?.stage === "review"
-      );
-      for (const d of decided) this.#decidedBefore.delete(d.taskId);
-      for (const d of [...decided, ...await this.#reviews.newDecisions()]) {
-        if (!this.#ids.has(d.taskId)) continue;
-        await this.#decide({
-          type: "review",
-          taskId: d.taskId,
-          decision: d.decision,
-          principal: d.principal,
-          note: d.note,
-        });
-      }
-    }
     const step = decide(this.#refresh(), event);
     this.#state = step.state;
     const followUps: CoreEvent[] = [];
@@ -285,7 +326,7 @@ export class Orchestrator {
     }
     if (journal.length > 0) await appendEvents(this.#o.journalPath, journal);
     // Outcomes of this step's actions are decided before anything that happened meanwhile.
-    this.#queue.unshift(...followUps);
+    this.#queue.unshift(...followUps, ...this.#decidedBeforeEvents());
   }
 
   /** The core's state with the store's view of the run's tasks and the clock, cooldown, budget. */
@@ -327,38 +368,37 @@ export class Orchestrator {
         await this.#store(action.change);
         return [];
       case "spawn":
-        return [
-          await this.#agents.spawn(action.taskId, action.note, (events) => this.#push(events)),
-        ];
+        this.#spawn(action.taskId, action.note);
+        return [];
       case "terminate":
         this.#agents.terminate(action.taskId, action.reason);
         return [];
       case "capture":
-        this.#inLane(async () => {
+        this.#lane.add("capture", async () => {
           await this.#work.capture(action.taskId);
           const { gatesFailed } = await this.#work.verify(action.taskId);
           return [{ type: "captured", taskId: action.taskId, gatesFailed }];
         });
         return [];
       case "merge":
-        this.#inLane(async () => [{
+        this.#lane.add("land", async () => [{
           type: "merge_result",
           taskId: action.taskId,
           result: await this.#work.merge(o.store.require(action.taskId)),
         }]);
         return [];
       case "rebase":
-        this.#inLane(async () => [{
+        this.#lane.add("land", async () => [{
           type: "rebase_result",
           taskId: action.taskId,
           result: await this.#work.rebase(action.taskId),
         }]);
         return [];
       case "reap":
-        await this.#work.reap(action.taskId);
+        this.#cleanUp(action.taskId, () => this.#work.reap(action.taskId));
         return [];
       case "keep":
-        await this.#work.keep(action.taskId, action.reason);
+        this.#cleanUp(action.taskId, () => this.#work.keep(action.taskId, action.reason));
         return [];
       case "log":
         o.log(action.line);
@@ -372,18 +412,38 @@ export class Orchestrator {
     }
   }
 
-  /** Run landing I/O off the loop, one operation at a time; its outcome becomes an event. */
-  #inLane(work: () => Promise<CoreEvent[]>): void {
-    this.#lane = this.#lane.then(async () => {
-      let events: CoreEvent[];
-      try {
-        events = await work();
-      } catch (e) {
-        this.#o.log(`landing step failed: ${(e as Error).message}`);
-        return;
-      }
-      for (const event of events) this.#push(event);
-    });
+  /**
+   * Start `taskId`'s agent off the loop (claim, worktree, process: tens of milliseconds each, many
+   * at once); its outcome, then its exit, become events in that order.
+   */
+  #spawn(taskId: string, note: string | undefined): void {
+    const started: Promise<CoreEvent> = (async () => {
+      await this.#cleanups.get(taskId); // the last attempt's work is on its rescue ref first
+      return await this.#agents.spawn(taskId, note, (exit) => {
+        void started.then(() => this.#push(exit));
+      });
+    })().catch((e) => ({
+      type: "spawn_failed",
+      taskId,
+      sessionId: "",
+      diagnosis: {
+        kind: "spawn_failed",
+        reason: `could not start the agent: ${(e as Error).message}`,
+        retryable: true,
+      },
+    }));
+    void started.then((event) => this.#push(event));
+  }
+
+  /** Reap or keep `taskId`'s worktree off the loop, after any earlier cleanup of it. */
+  #cleanUp(taskId: string, work: () => Promise<void>): void {
+    const done = (this.#cleanups.get(taskId) ?? Promise.resolve())
+      .then(work)
+      .catch((e) => this.#o.log(`${taskId}: worktree cleanup failed: ${(e as Error).message}`))
+      .finally(() => {
+        if (this.#cleanups.get(taskId) === done) this.#cleanups.delete(taskId);
+      });
+    this.#cleanups.set(taskId, done);
   }
 
   async #store(change: StoreChange): Promise<void> {
@@ -456,4 +516,15 @@ export class Orchestrator {
     }
     return counts;
   }
+}
+
+/** A review decision of the journal as an event of the core. */
+function reviewEvent(d: ReviewDecision): CoreEvent {
+  return {
+    type: "review",
+    taskId: d.taskId,
+    decision: d.decision,
+    principal: d.principal,
+    ...(d.note === undefined ? {} : { note: d.note }),
+  };
 }

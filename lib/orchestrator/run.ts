@@ -65,6 +65,8 @@ export interface RunPlanOptions {
    * status line); without it the alert is left to `service status` and the board.
    */
   alertLine?: (nudge: VerificationNudge) => string | undefined;
+  /** Interval of the loop's tick, for timeouts (default 1 s; tests stretch it). */
+  tickMs?: number;
 }
 
 /** The result of a run. */
@@ -244,6 +246,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       serverUrl: server.url,
       out,
       alertLine: options.alertLine,
+      tickMs: options.tickMs,
       signal: options.signal,
       started: (o) => orchestrator = o,
     });

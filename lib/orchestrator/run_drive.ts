@@ -39,6 +39,8 @@ export interface DriveOptions {
   out: (line: string) => void;
   /** The terminal's line for the verification alert (see `RunPlanOptions`). */
   alertLine?: (nudge: VerificationNudge) => string | undefined;
+  /** Interval of the loop's tick (see `RunPlanOptions`). */
+  tickMs?: number;
   signal?: AbortSignal;
   /** Told the loop once it exists (the caller's stop signal reaches it). */
   started: (orchestrator: Orchestrator) => void;
@@ -64,7 +66,19 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
   };
   await writeRunState(paths, state);
   const progress = new ProgressDisplay(out, run.runId);
-  let stateWrites: Promise<unknown> = Promise.resolve();
+  // Why tasks wait can change with every decision: write the latest, one write at a time.
+  let waits: Record<string, string> | undefined;
+  let writing: Promise<void> | undefined;
+  const writeWaits = async () => {
+    while (waits) {
+      const waiting = waits;
+      waits = undefined;
+      await writeRunState(paths, { ...state, waiting }).catch((e) =>
+        progress.event(`cannot publish waiting reasons: ${(e as Error).message}`)
+      );
+    }
+    writing = undefined;
+  };
   const { rateLimitCooldownS, ...settings } = o.settings;
   const orchestrator = new Orchestrator({
     ...settings,
@@ -85,11 +99,11 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     cooldowns: await cooldownTracker(paths.rateLimits, rateLimitCooldownS),
     cost: o.cost,
     continuous: run.continuous,
+    tickMs: o.tickMs,
     log: (line) => progress.event(line),
     onWaiting: (waiting) => {
-      stateWrites = stateWrites
-        .then(() => writeRunState(paths, { ...state, waiting }))
-        .catch((e) => progress.event(`cannot publish waiting reasons: ${(e as Error).message}`));
+      waits = waiting;
+      writing ??= writeWaits();
     },
   });
   o.started(orchestrator);
@@ -109,7 +123,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     // Say what is left and why, so the last lines on the terminal are the way forward.
     for (const [id, why] of Object.entries(orchestrator.waitingReasons())) out(`${id}: ${why}`);
   }
-  await stateWrites; // the last word on the run state is below
+  await writing; // the last word on the run state is below
   await appendEvents(journalPath(paths, run.runId), [
     ev.runCompleted({ run_id: run.runId, status: outcome.status, counts: outcome.counts }),
   ]);
