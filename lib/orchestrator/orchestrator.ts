@@ -22,12 +22,13 @@ import { sessionLogPath } from "../agents/runtime_files.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { decide } from "./core/decide.ts";
 import { MAX_ATTEMPTS } from "./core/policy.ts";
-import type { Action, CoreEvent, StoreChange } from "./core/protocol.ts";
+import type { Action, CoreEvent } from "./core/protocol.ts";
 import { type CoreState, initialState, type RunVerdict, type TaskView } from "./core/state.ts";
 import { AgentPool, type LiveAgent } from "./agent_pool.ts";
 import { LandingLane } from "./landing_lane.ts";
 import { RateLimitGuard } from "./rate_limit_guard.ts";
-import { type ReviewDecision, ReviewWatcher } from "./review_watcher.ts";
+import { reviewEvent, ReviewWatcher } from "./review_watcher.ts";
+import { applyStoreChange } from "./store_change.ts";
 import { HEARTBEAT_INTERVAL_MS } from "./session.ts";
 import { SpendTracker } from "./spend.ts";
 import { janitorSignals, TaskWork } from "./task_work.ts";
@@ -92,8 +93,6 @@ export class Orchestrator {
   readonly #spend: SpendTracker;
   readonly #rateLimits: RateLimitGuard;
   readonly #reviews: ReviewWatcher;
-  /** Merges decided before this orchestrator started, handed over once their task waits for review. */
-  readonly #decidedBefore = new Map<string, ReviewDecision>();
   #state: CoreState;
   #wake: () => void = () => {};
   /** Events were decided since the last settle. */
@@ -294,11 +293,9 @@ export class Orchestrator {
 
   /** Merges decided before this process started, once their task waits for review again. */
   #decidedBeforeEvents(): CoreEvent[] {
-    const ready = [...this.#decidedBefore.values()].filter((d) =>
-      this.#state.landings.get(d.taskId)?.stage === "review"
-    );
-    for (const d of ready) this.#decidedBefore.delete(d.taskId);
-    return ready.filter((d) => this.#ids.has(d.taskId)).map(reviewEvent);
+    const inReview = (id: string) => this.#state.landings.get(id)?.stage === "review";
+    return this.#reviews.decidedBefore(inReview).filter((d) => this.#ids.has(d.taskId))
+      .map(reviewEvent);
   }
 
   async #next(): Promise<Pending> {
@@ -365,7 +362,10 @@ export class Orchestrator {
     const o = this.#o;
     switch (action.kind) {
       case "store":
-        await this.#store(action.change);
+        await applyStoreChange(o.store, action.change).catch((e) =>
+          // The task moved meanwhile (an operator acted): the next decision sees where it is.
+          o.log(`${action.change.taskId}: ${action.change.op} not applied: ${(e as Error).message}`)
+        );
         return [];
       case "spawn":
         this.#spawn(action.taskId, action.note);
@@ -446,43 +446,10 @@ export class Orchestrator {
     this.#cleanups.set(taskId, done);
   }
 
-  async #store(change: StoreChange): Promise<void> {
-    const s = this.#o.store;
-    try {
-      switch (change.op) {
-        case "orphan":
-          await s.orphan(change.taskId, change.reason);
-          return;
-        case "requeue":
-          await s.requeue(change.taskId, {
-            reason: change.reason,
-            countAttempt: change.countAttempt,
-            resumeFrom: change.resumeFrom,
-          });
-          return;
-        case "give_up":
-          await s.giveUp(change.taskId, change.reason);
-          return;
-        case "merge_failed":
-          await s.markMergeFailed(change.taskId, change.reason);
-          return;
-        case "recover_done":
-          await s.recoverDone(change.taskId);
-          return;
-        case "merged":
-          await s.markMerged(change.taskId);
-          return;
-      }
-    } catch (e) {
-      // The task moved meanwhile (an operator acted): the next decision sees where it is.
-      this.#o.log(`${change.taskId}: ${change.op} not applied: ${(e as Error).message}`);
-    }
-  }
-
   /** Events for tasks an earlier process left claimed, orphaned or done (a stop or a crash). */
   async #recoveryEvents(): Promise<CoreEvent[]> {
     // Before recovery appends anything: which merges did operators decide that never landed?
-    for (const d of await this.#reviews.newDecisions()) this.#decidedBefore.set(d.taskId, d);
+    await this.#reviews.start();
     const events: CoreEvent[] = [];
     for (const id of this.#ids) {
       const task = this.#o.store.get(id);
@@ -516,15 +483,4 @@ export class Orchestrator {
     }
     return counts;
   }
-}
-
-/** A review decision of the journal as an event of the core. */
-function reviewEvent(d: ReviewDecision): CoreEvent {
-  return {
-    type: "review",
-    taskId: d.taskId,
-    decision: d.decision,
-    principal: d.principal,
-    ...(d.note === undefined ? {} : { note: d.note }),
-  };
 }
