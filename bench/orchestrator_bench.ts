@@ -8,8 +8,9 @@
  *     median <= 150 ms.
  * (b) A run of 50 trivial tasks with max_agents 16 through `runPlan` (real task server on a free
  *     port, real git, the scripted agent via the generic adapter): wall time, tasks/min, the
- *     agents' own run time (`agent_exited.duration_ms` of the journal) and the orchestration
- *     overhead per task. Fails unless every task is CLOSED.
+ *     agents' own run time (`agent_exited.duration_ms` of the journal), the orchestration overhead
+ *     per task and the per-task orchestration latency (a task's first to last journal row minus
+ *     its agent's run time). Fails unless every task is CLOSED.
  */
 import { join } from "node:path";
 import { git, gitText } from "../lib/git/git.ts";
