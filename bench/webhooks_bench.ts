@@ -34,7 +34,7 @@ import { parseArgs } from "node:util";
 import process from "node:process";
 import { join } from "node:path";
 import { signBody } from "../lib/webhooks/signature.ts";
-import { git } from "../lib/git/git.ts";
+import { committedRepo } from "./_fixture.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -434,20 +434,14 @@ function journalRows(path: string): { type: string; data: { task_id?: string } }
 
 /** Webhook → claim: a continuous `service run`, K deliveries, each once the run is idle. */
 async function claimLatency(): Promise<{ claim: number[]; row: number[] }> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "webhook-claim-bench-" }));
   const agent = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
-  await git(["init", "-q", "-b", "main"], { cwd: root });
-  await git(["config", "user.name", "bench"], { cwd: root });
-  await git(["config", "user.email", "bench@example.com"], { cwd: root });
-  await Deno.writeTextFile(join(root, "README.md"), "# bench\n");
-  await Deno.writeTextFile(
-    join(root, "service.yaml"),
-    `cli: generic\ncli_command: ${JSON.stringify([Deno.execPath(), "run", "-A", agent])}\n` +
+  const root = await committedRepo("webhook-claim-bench-", {
+    "README.md": "# bench\n",
+    "service.yaml":
+      `cli: generic\ncli_command: ${JSON.stringify([Deno.execPath(), "run", "-A", agent])}\n` +
       "roles:\n  backend: {}\ntrackers:\n  tracker_b:\n" +
       "    webhook: { enabled: true, secret_env: BENCH_WEBHOOK_SECRET }\n",
-  );
-  await git(["add", "-A"], { cwd: root });
-  await git(["commit", "-qm", "init"], { cwd: root });
+  });
   const runner = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI, "--root", root, "run", "--port", "0"],
     env: { NO_COLOR: "1", BENCH_WEBHOOK_SECRET: SECRET },
