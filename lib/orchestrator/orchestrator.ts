@@ -2,7 +2,7 @@
  * The run loop, a thin executor around the pure decision core (core/decide.ts): it turns what
  * happens — agent exits, task changes, review decisions (noticed as the journal grows), the
  * outcome of a landing, ticks — into events, asks the core what follows, and carries out the
- * actions: journal rows, store changes, terminations, log lines; spawns and worktree cleanups run
+ * actions: journal rows, store changes, spawns, terminations, log lines; worktree cleanups run
  * off the loop, and diff captures, merges and rebases in the landing lane (one at a time, so a
  * long gate never stalls the loop). Every event is decided when it arrives; once the events that
  * arrived together are decided, the loop settles (starts what may start, says why the rest
@@ -368,8 +368,12 @@ export class Orchestrator {
         );
         return [];
       case "spawn":
-        this.#spawn(action.taskId, action.note);
-        return [];
+        // On the loop: agents that start one after another finish one after another, so their
+        // work does not queue up in the landing lane all at once (bench:orchestrator).
+        await this.#cleanups.get(action.taskId); // the last attempt's work is on its rescue ref
+        return [
+          await this.#agents.spawn(action.taskId, action.note, (exit) => this.#push(exit)),
+        ];
       case "terminate":
         this.#agents.terminate(action.taskId, action.reason);
         return [];
@@ -410,29 +414,6 @@ export class Orchestrator {
       case "journal":
         return []; // the verdict is in the state; journal rows are appended in order above
     }
-  }
-
-  /**
-   * Start `taskId`'s agent off the loop (claim, worktree, process: tens of milliseconds each, many
-   * at once); its outcome, then its exit, become events in that order.
-   */
-  #spawn(taskId: string, note: string | undefined): void {
-    const started: Promise<CoreEvent> = (async () => {
-      await this.#cleanups.get(taskId); // the last attempt's work is on its rescue ref first
-      return await this.#agents.spawn(taskId, note, (exit) => {
-        void started.then(() => this.#push(exit));
-      });
-    })().catch((e) => ({
-      type: "spawn_failed",
-      taskId,
-      sessionId: "",
-      diagnosis: {
-        kind: "spawn_failed",
-        reason: `could not start the agent: ${(e as Error).message}`,
-        retryable: true,
-      },
-    }));
-    void started.then((event) => this.#push(event));
   }
 
   /** Reap or keep `taskId`'s worktree off the loop, after any earlier cleanup of it. */
