@@ -21,6 +21,7 @@ import type { ParsedPlan } from "../plans/plan.ts";
 import { readRunState } from "../runs/run_state.ts";
 import { listenByPolicy, PortBusyError, portChoice } from "../server/port_policy.ts";
 import { type RunningServer, type ServedApp, startServer } from "../server/serve.ts";
+import type { TaskStore } from "../tasks/store.ts";
 import { taskStoreFor } from "../tasks/registry.ts";
 import { runsFromTrackers, startTrackerRun, TRACKER_RUN_PLAN } from "../trackers/service_run.ts";
 import { processAlive } from "../util/process_alive.ts";
@@ -159,67 +160,28 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       facts.steps = stepsToDo(keyedTasks(newPlan), earlier);
       start = decideRunStart(facts);
     }
-    let run: StartedRun;
-    switch (start.kind) {
-      case "refuse":
-        return refused(start);
-      case "needs": // every fact it asks for is read above
-        throw new Error(`decideRunStart() still needs ${start.fact}`);
-      case "up_to_date":
-        out(upToDateLine(relative(root, start.planFile), start.steps.done));
-        return {
-          status: "completed",
-          problems: [],
-          counts: {},
-          runId: previous?.run_id ?? "",
-          url: server.url,
-          upToDate: true,
-        };
-      case "resume":
-        await reapStaleAgents(paths, out);
-        await appendEvents(journalPath(paths, start.runId), [
-          ev.runResumed({ run_id: start.runId, pid: Deno.pid }),
-        ]);
-        out(
-          `resuming run ${start.runId}: ${start.unfinished.length} unfinished task(s): ${
-            describeUnfinished(start.unfinished)
-          }`,
-        );
-        run = {
-          runId: start.runId,
-          taskIds: start.taskIds,
-          planFile: start.planFile,
-          planSha: start.planSha256,
-          continuous: start.continuous,
-        };
-        break;
-      case "tracker_run":
-        // Tracker hook (lib/trackers/service_run.ts): no plan, trackers configured → continuous.
-        run = {
-          ...await startTrackerRun(store, { paths, adapter: adapter.name, targetBranch, out }),
-          planFile: TRACKER_RUN_PLAN,
-          continuous: true,
-        };
-        break;
-      case "new_run": {
-        const planSha = facts.plan?.sha256 ?? await fileDigest(start.planFile);
-        run = {
-          ...await startNewRun(store, {
-            paths,
-            start,
-            planName: newPlan!.name,
-            planSha,
-            adapter: adapter.name,
-            targetBranch,
-            out,
-          }),
-          planFile: start.planFile,
-          planSha,
-          continuous: false,
-        };
-        break;
-      }
+    if (start.kind === "refuse") refused(start);
+    if (start.kind === "needs") throw new Error(`decideRunStart() still needs ${start.fact}`);
+    if (start.kind === "up_to_date") {
+      out(upToDateLine(relative(root, start.planFile), start.steps.done));
+      return {
+        status: "completed",
+        problems: [],
+        counts: {},
+        runId: previous?.run_id ?? "",
+        url: server.url,
+        upToDate: true,
+      };
     }
+    const run = await begin(start, {
+      paths,
+      store,
+      adapter: adapter.name,
+      targetBranch,
+      out,
+      planName: newPlan?.name,
+      planSha: facts.plan?.sha256,
+    });
     out(
       `review board${options.server ? "" : " (live while the run lasts)"}: ${server.url}` +
         `/dashboard/review-board?run=${run.runId}`,
@@ -254,6 +216,62 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   } finally {
     options.signal?.removeEventListener("abort", stopOnSignal);
     if (!options.server) await server.shutdown();
+  }
+}
+
+/** What {@link begin} needs besides the decision. */
+interface BeginOptions {
+  paths: WorkspacePaths;
+  store: TaskStore;
+  adapter: string;
+  targetBranch: string;
+  out: (line: string) => void;
+  /** The new run's plan `name:`. */
+  planName?: string;
+  /** The digest of the plan passed, when one was. */
+  planSha?: string;
+}
+
+/** Carry out how the run starts: resume it, or start a tracker run or a new run of the plan. */
+async function begin(
+  start: Extract<RunStart, { kind: "resume" | "tracker_run" | "new_run" }>,
+  o: BeginOptions,
+): Promise<StartedRun> {
+  const { paths, out } = o;
+  switch (start.kind) {
+    case "resume":
+      await reapStaleAgents(paths, out);
+      await appendEvents(journalPath(paths, start.runId), [
+        ev.runResumed({ run_id: start.runId, pid: Deno.pid }),
+      ]);
+      out(
+        `resuming run ${start.runId}: ${start.unfinished.length} unfinished task(s): ${
+          describeUnfinished(start.unfinished)
+        }`,
+      );
+      return {
+        runId: start.runId,
+        taskIds: start.taskIds,
+        planFile: start.planFile,
+        planSha: start.planSha256,
+        continuous: start.continuous,
+      };
+    case "tracker_run":
+      // Tracker hook (lib/trackers/service_run.ts): no plan, trackers configured → continuous.
+      return {
+        ...await startTrackerRun(o.store, o),
+        planFile: TRACKER_RUN_PLAN,
+        continuous: true,
+      };
+    case "new_run": {
+      const planSha = o.planSha ?? await fileDigest(start.planFile);
+      return {
+        ...await startNewRun(o.store, { ...o, start, planSha }),
+        planFile: start.planFile,
+        planSha,
+        continuous: false,
+      };
+    }
   }
 }
 
