@@ -4,20 +4,33 @@ import { git, gitText } from "../lib/git/git.ts";
 import { mergeAgentBranch } from "../lib/merge/merge.ts";
 import { createWorktree } from "../lib/worktrees/worktrees.ts";
 
-/** Create a repository with `files` small files committed on `main`; returns its root. */
-export async function benchRepo(files = 200): Promise<string> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "svc-bench-" }));
+/** A fresh git repository in a temporary directory with `files` (path → text) committed on `main`. */
+export async function committedRepo(
+  prefix: string,
+  files: Record<string, string>,
+): Promise<string> {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix }));
   await git(["init", "-q", "-b", "main"], { cwd: root });
   await git(["config", "user.name", "bench"], { cwd: root });
   await git(["config", "user.email", "bench@example.com"], { cwd: root });
-  for (let i = 0; i < files; i++) {
-    const path = join(root, `src/m${i % 10}/file_${i}.ts`);
-    await Deno.mkdir(dirname(path), { recursive: true });
-    await Deno.writeTextFile(path, `export const v${i} = ${i};\n`.repeat(40));
+  for (const [path, text] of Object.entries(files)) {
+    await Deno.mkdir(dirname(join(root, path)), { recursive: true });
+    await Deno.writeTextFile(join(root, path), text);
   }
   await git(["add", "-A"], { cwd: root });
   await git(["commit", "-qm", "init"], { cwd: root });
   return root;
+}
+
+/** Create a repository with `files` small files committed on `main`; returns its root. */
+export function benchRepo(files = 200): Promise<string> {
+  return committedRepo(
+    "svc-bench-",
+    Object.fromEntries(Array.from({ length: files }, (_, i) => [
+      `src/m${i % 10}/file_${i}.ts`,
+      `export const v${i} = ${i};\n`.repeat(40),
+    ])),
+  );
 }
 
 /** Spawn overhead of one agent: its worktree plus starting a trivial process there. */

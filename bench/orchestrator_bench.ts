@@ -8,18 +8,19 @@
  *     median <= 150 ms.
  * (b) A run of 50 trivial tasks with max_agents 16 through `runPlan` (real task server on a free
  *     port, real git, the scripted agent via the generic adapter): wall time, tasks/min, the
- *     agents' own run time (`agent_exited.duration_ms` of the journal) and the orchestration
- *     overhead per task. Fails unless every task is CLOSED.
+ *     agents' own run time (`agent_exited.duration_ms` of the journal), the orchestration overhead
+ *     per task and the per-task orchestration latency (a task's first to last journal row minus
+ *     its agent's run time). Fails unless every task is CLOSED.
  */
 import { join } from "node:path";
-import { git, gitText } from "../lib/git/git.ts";
+import { gitText } from "../lib/git/git.ts";
 import { createWorktree } from "../lib/worktrees/worktrees.ts";
 import { spawnAgent } from "../lib/agents/process.ts";
 import { runPlan } from "../lib/orchestrator/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { loadTaskSpecs } from "../lib/tasks/persist.ts";
 import { journalPath, workspacePaths } from "../lib/workspace.ts";
-import { benchRepo, spawnOnce } from "./_fixture.ts";
+import { benchRepo, committedRepo, spawnOnce } from "./_fixture.ts";
 
 const SPAWNS = Number(Deno.args[0] ?? 20);
 const TASKS = 50;
@@ -101,22 +102,14 @@ function planYaml(): string {
 }
 
 async function runBench(): Promise<void> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "svc-bench-run-" }));
+  const root = await committedRepo("svc-bench-run-", {
+    "README.md": "# bench\n",
+    "service.yaml": `cli: generic\ncli_command: ${
+      JSON.stringify([DENO, "run", "-A", AGENT])
+    }\nmax_agents: ${MAX_AGENTS}\nroles:\n  backend: {}\n`,
+    "plan.yaml": planYaml(),
+  });
   try {
-    await git(["init", "-q", "-b", "main"], { cwd: root });
-    await git(["config", "user.name", "bench"], { cwd: root });
-    await git(["config", "user.email", "bench@example.com"], { cwd: root });
-    await Deno.writeTextFile(join(root, "README.md"), "# bench\n");
-    await Deno.writeTextFile(
-      join(root, "service.yaml"),
-      `cli: generic\ncli_command: ${
-        JSON.stringify([DENO, "run", "-A", AGENT])
-      }\nmax_agents: ${MAX_AGENTS}\nroles:\n  backend: {}\n`,
-    );
-    await Deno.writeTextFile(join(root, "plan.yaml"), planYaml());
-    await git(["add", "-A"], { cwd: root });
-    await git(["commit", "-qm", "init"], { cwd: root });
-
     const log: string[] = [];
     const t0 = performance.now();
     const result = await runPlan({

@@ -10,22 +10,6 @@ import { fileURLToPath } from "node:url";
 const ROOT = new URL("../", import.meta.url);
 const LIB = new URL("./", import.meta.url);
 
-/**
- * Folder pairs still importing each other while issue 22 is being merged; each is being removed
- * by another part of that issue. The lead empties this list as those parts land: it must end
- * empty, and nothing may be added to it.
- */
-const BEING_REMOVED: readonly (readonly [string, string])[] = [
-  ["cli", "orchestrator"], // runPlan as a decision: lib/orchestrator stops importing lib/cli
-  ["orchestrator", "status"], // the CLI hands in formatters; the run state leaves lib/orchestrator
-  ["orchestrator", "trackers"], // the run state leaves lib/orchestrator
-];
-
-/** Imports from lib/ into the edge, likewise being removed (see {@link BEING_REMOVED}). */
-const EDGE_IMPORTS_BEING_REMOVED: readonly string[] = [
-  "lib/orchestrator/run.ts -> lib/cli/command.ts", // runPlan as a decision
-];
-
 /** One import: the importing module and the imported one, both relative to the repository. */
 interface Import {
   from: string;
@@ -136,12 +120,6 @@ function folderCycles(imports: readonly Import[]): { folders: string[]; edges: s
   }));
 }
 
-const beingRemoved = (i: Import) =>
-  BEING_REMOVED.some(([a, b]) => {
-    const pair = [folderOf(i.from), folderOf(i.to)].sort();
-    return i.to.startsWith("lib/") && pair[0] === a && pair[1] === b;
-  });
-
 Deno.test("folderCycles() finds a ring of three folders that has no pair importing each other", () => {
   const ring = [
     { from: "lib/a/x.ts", to: "lib/b/y.ts" },
@@ -163,7 +141,7 @@ Deno.test("lib/ folders form no import cycle", async () => {
   assert.ok(
     imports.some((i) => i.from === "lib/mcp/run_servers.ts" && i.to.startsWith("lib/config/")),
   );
-  assert.deepEqual(folderCycles(imports.filter((i) => !beingRemoved(i))), []);
+  assert.deepEqual(folderCycles(imports), []);
 });
 
 Deno.test("lib/ never imports routes/, components/, islands/ or lib/cli", async () => {
@@ -172,26 +150,53 @@ Deno.test("lib/ never imports routes/, components/, islands/ or lib/cli", async 
       /^(routes|components|islands)\//.test(to) ||
       (to.startsWith("lib/cli/") && !from.startsWith("lib/cli/"))
     )
-    .map(({ from, to }) => `${from} -> ${to}`)
-    .filter((i) => !EDGE_IMPORTS_BEING_REMOVED.includes(i));
+    .map(({ from, to }) => `${from} -> ${to}`);
   assert.deepEqual([...new Set(offenders)], []);
 });
 
-Deno.test("every pair on the list still imports each other (else it comes off the list)", async () => {
-  const imports = await libImports();
-  const folderImports = (a: string, b: string) =>
-    imports.some((i) => i.to.startsWith("lib/") && folderOf(i.from) === a && folderOf(i.to) === b);
-  for (const [a, b] of BEING_REMOVED) {
-    assert.ok(
-      folderImports(a, b) && folderImports(b, a),
-      `${a} and ${b} no longer import each other: take the pair off BEING_REMOVED`,
-    );
+/**
+ * Directions the layering promises beyond "no cycle": what a folder never reaches, directly or
+ * through others (type-only imports count). lib/webhooks is generic: trackers register with it.
+ * Verification records what the task store does, never the reverse. Spend (lib/cost) is a leaf
+ * that adapters, the orchestrator, `status` and `cost` use.
+ */
+const NEVER_REACHES: [string, string[]][] = [
+  ["webhooks", ["trackers"]],
+  ["tasks", ["verification"]],
+  ["cost", ["agents", "orchestrator", "config", "status", "cli", "tasks"]],
+];
+
+/** The lib/ folders `folder` reaches through imports, itself excluded. */
+function reachedFolders(imports: Import[], folder: string): Set<string> {
+  const next = new Map<string, Set<string>>();
+  for (const i of imports) {
+    if (!i.to.startsWith("lib/")) continue;
+    const [a, b] = [folderOf(i.from), folderOf(i.to)];
+    if (a !== b) next.set(a, (next.get(a) ?? new Set()).add(b));
   }
-  for (const edge of EDGE_IMPORTS_BEING_REMOVED) {
-    const [from, to] = edge.split(" -> ");
-    assert.ok(
-      imports.some((i) => i.from === from && i.to === to),
-      `${edge} is gone: take it off EDGE_IMPORTS_BEING_REMOVED`,
-    );
+  const seen = new Set<string>();
+  const stack = [folder];
+  while (stack.length > 0) {
+    for (const b of next.get(stack.pop()!) ?? []) {
+      if (!seen.has(b) && b !== folder) stack.push(b), seen.add(b);
+    }
   }
+  return seen;
+}
+
+Deno.test("reachedFolders() follows imports through other folders, types included", () => {
+  const chain = [
+    { from: "lib/a/x.ts", to: "lib/b/y.ts" },
+    { from: "lib/b/y.ts", to: "lib/c/z.ts" },
+    { from: "lib/c/z.ts", to: "node:path" },
+  ];
+  assert.deepEqual([...reachedFolders(chain, "a")].sort(), ["b", "c"]);
+  assert.deepEqual([...reachedFolders(chain, "c")], []);
 });
+
+for (const [folder, never] of NEVER_REACHES) {
+  Deno.test(`lib/${folder} never reaches lib/${never.join(", lib/")}`, async () => {
+    const reached = reachedFolders(await libImports(), folder);
+    assert.deepEqual(never.filter((f) => reached.has(f)), []);
+  });
+}

@@ -16,7 +16,7 @@ import { writeSpend } from "../lib/cost/spend.ts";
 import { writeDebugBundle } from "../lib/debug/bundle.ts";
 import { AccessLog } from "../lib/http/access_log.ts";
 import { appendEvents } from "../lib/journal/journal_file.ts";
-import { writeRunState } from "../lib/orchestrator/run_state.ts";
+import { writeRunState } from "../lib/runs/run_state.ts";
 import { SpendTracker } from "../lib/cost/budget.ts";
 import { claimStoreOwnership, releaseStoreOwnership } from "../lib/tasks/owner.ts";
 import { ensureBacklogDirs, writeBacklogExport } from "../lib/tasks/persist.ts";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runPlan, type RunResult } from "../lib/orchestrator/run.ts";
-import { readRunState } from "../lib/orchestrator/run_state.ts";
+import { readRunState } from "../lib/runs/run_state.ts";
 import { taskDetail } from "../lib/review/activity.ts";
 import { workspacePaths } from "../lib/workspace.ts";
 import { SERVER_APP } from "../routes/_app.ts";
@@ -18,6 +18,7 @@ import {
   columnsOf,
   openRunPage,
   pageColumn,
+  planYaml,
   projectionAgreed,
   rowsOf,
   serveBoard,
@@ -116,30 +117,27 @@ Deno.test("service stop ×3 with the agent running consumes no attempt; each new
   );
 });
 
-Deno.test("an operator's completion of waiting tasks survives a stop and a restart: DONE for good, never run or merged, dependents go on, shown on the board", async () => {
+Deno.test("an operator's completion of waiting tasks survives a stop and a restart: DONE for good, never run or merged, dependents go on, shown on the board, not run again by a new run of the plan", async () => {
   await using dir = await tempDir();
   await using outside = await tempDir();
   const mark = join(outside.path, "mark");
   const go = join(outside.path, "go");
-  await workspace(
-    dir.path,
-    [
-      {
-        name: "one",
-        steps: [
-          { id: "busy", script: resumableScript(mark, go) },
-          { id: "w1", script: [["write", "w1.txt", "agent\n"], ["report"]] },
-          { id: "w2", script: [["write", "w2.txt", "agent\n"], ["report"]] },
-        ],
-      },
-      {
-        name: "two",
-        depends: ["one"],
-        steps: [{ id: "after", script: [["write", "after.txt", "ok\n"], ["report"]] }],
-      },
-    ],
-    "max_agents: 1\n",
-  );
+  const stages = (after: string) => [
+    {
+      name: "one",
+      steps: [
+        { id: "busy", script: resumableScript(mark, go) },
+        { id: "w1", script: [["write", "w1.txt", "agent\n"], ["report"]] },
+        { id: "w2", script: [["write", "w2.txt", "agent\n"], ["report"]] },
+      ],
+    },
+    {
+      name: "two",
+      depends: ["one"],
+      steps: [{ id: "after", script: [["append", "after.txt", after], ["report"]] }],
+    },
+  ];
+  await workspace(dir.path, stages("ok\n"), "max_agents: 1\n");
   const controller = new AbortController();
   const running = runPlan({ root: dir.path, ...quiet, signal: controller.signal });
   await until("busy's agent", () => exists(`${mark}.1`));
@@ -201,6 +199,42 @@ Deno.test("an operator's completion of waiting tasks survives a stop and a resta
     await browser.page.locator('button[data-decision="merge"]').isDisabled(),
     true,
     "nothing to merge",
+  );
+
+  // A new run of the same plan: the operator's completions are done for good, like landings.
+  const again: string[] = [];
+  const rerun = await runPlan({ root: dir.path, ...quiet, out: (l) => again.push(l) });
+  assert.equal(rerun.upToDate, true, again.join("\n"));
+  assert.match(
+    again.join("\n"),
+    new RegExp(
+      "nothing to do: all 4 step\\(s\\) of plan.yaml are done: 2 already landed \\(busy in " +
+        "[0-9a-f]{10}, after in [0-9a-f]{10}\\), 2 marked done by an operator \\(w1 in " +
+        `${resumed.runId}, w2 in ${resumed.runId}; nothing was merged\\)`,
+    ),
+  );
+  // A changed step runs; the operator's steps do not, and run_started says why.
+  await Deno.writeTextFile(join(dir.path, "plan.yaml"), planYaml(stages("again\n")));
+  const changed: string[] = [];
+  const next = await runPlan({ root: dir.path, ...quiet, out: (l) => changed.push(l) });
+  assert.equal(next.status, "completed", changed.join("\n"));
+  assert.match(
+    changed.join("\n"),
+    /1 already landed \(busy in [0-9a-f]{10}\), 2 marked done by an operator \(w1 in run-\S+, w2 in run-\S+; nothing was merged\), 1 to do from plan.yaml/,
+  );
+  assert.equal(await exists(join(dir.path, "w1.txt")), false, "no agent ever ran w1");
+  assert.equal(await Deno.readTextFile(join(dir.path, "after.txt")), "ok\nagain\n");
+  const started = (await rowsOf(dir.path, next.runId))[0];
+  assert.deepEqual(started.data.done_by_operator, [
+    { task_id: "w1", run_id: resumed.runId },
+    { task_id: "w2", run_id: resumed.runId },
+  ]);
+  assert.deepEqual(
+    (started.data.planned as { task_id: string; depends_on: string[] }[]).map((p) => [
+      p.task_id,
+      p.depends_on,
+    ]),
+    [["after", []]],
   );
 });
 

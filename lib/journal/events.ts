@@ -48,6 +48,8 @@ export interface RunStartedData {
   planned?: PlannedTask[];
   /** Tasks of the plan that an earlier run already landed (not run again). */
   already_landed?: { task_id: string; run_id: string; commit: string }[];
+  /** Tasks of the plan an operator marked done earlier (nothing merged; not run again). */
+  done_by_operator?: { task_id: string; run_id: string }[];
 }
 
 /** `run_started`: fills `board.run.started`. */

@@ -1,35 +1,40 @@
 /**
  * The run loop, a thin executor around the pure decision core (core/decide.ts): it turns what
- * happens — ticks, agent exits, task changes, review decisions, the outcome of a landing — into
- * events, asks the core what follows, and carries out the actions: journal rows, store changes,
- * spawns, terminations, diff captures, merges and rebases (one at a time, in the background, so a
- * long gate never stalls the loop), log lines.
+ * happens — agent exits, task changes, review decisions (noticed as the journal grows), the
+ * outcome of a landing, ticks — into events, asks the core what follows, and carries out the
+ * actions: journal rows, store changes, spawns, terminations, log lines; worktree cleanups run
+ * off the loop, and diff captures, merges and rebases in the landing lane (one at a time, so a
+ * long gate never stalls the loop). Every event is decided when it arrives; once the events that
+ * arrived together are decided, the loop settles (starts what may start, says why the rest
+ * waits, ends the run when nothing can progress). The tick is for timeouts only.
  */
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import type { CooldownTracker } from "../agents/cooldown.ts";
 import type { CostReport } from "../cost/report.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
-import type { RoleSettings } from "../config/schema.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import type { JournalEvent } from "../journal/row.ts";
+import { activityHub } from "../events/hub.ts";
+import { retainJournalActivity } from "../events/journal_activity.ts";
 import { onTaskChange } from "../tasks/changes.ts";
 import type { TaskStore } from "../tasks/store.ts";
-import type { Task } from "../tasks/task.ts";
 import { sessionLogPath } from "../agents/runtime_files.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { decide } from "./core/decide.ts";
 import { MAX_ATTEMPTS } from "./core/policy.ts";
-import type { Action, CoreEvent, StoreChange } from "./core/protocol.ts";
+import type { Action, CoreEvent } from "./core/protocol.ts";
 import { type CoreState, initialState, type RunVerdict, type TaskView } from "./core/state.ts";
 import { AgentPool, type LiveAgent } from "./agent_pool.ts";
+import { LandingLane } from "./landing_lane.ts";
 import { RateLimitGuard } from "./rate_limit_guard.ts";
-import { type ReviewDecision, ReviewWatcher } from "./review_watcher.ts";
+import { reviewEvent, ReviewWatcher } from "./review_watcher.ts";
+import { applyStoreChange } from "./store_change.ts";
 import { HEARTBEAT_INTERVAL_MS } from "./session.ts";
 import { SpendTracker } from "../cost/budget.ts";
 import { janitorSignals, TaskWork } from "./task_work.ts";
-import type { CommandCheck } from "../config/schema.ts";
 import { VerificationStep } from "../verification/completion.ts";
-import type { NudgeSettings, VerificationNudge } from "../verification/nudge.ts";
+import type { VerificationNudge } from "../verification/nudge.ts";
+import type { OrchestratorSettings } from "./settings.ts";
 
 export { MAX_ATTEMPTS };
 export type { LiveAgent };
@@ -37,8 +42,11 @@ export type { LiveAgent };
 /** How long an agent may keep running after it reported completion. */
 const REPORTED_EXIT_GRACE_MS = 10_000;
 
-/** Everything the loop needs, built by `runPlan`. */
-export interface OrchestratorOptions {
+/** How often the clock is decided (deadlines, merge retries, a cooldown running out). */
+export const TICK_MS = 1000;
+
+/** Everything the loop needs, built by `runPlan`: its settings and the run's parts. */
+export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLimitCooldownS"> {
   paths: WorkspacePaths;
   runId: string;
   journalPath: string;
@@ -48,38 +56,22 @@ export interface OrchestratorOptions {
   adapter: AgentAdapter;
   launch: PreflightResult["launch"];
   serverUrl: string;
-  token?: string;
   targetBranch: string;
-  maxAgents: number;
-  model?: string;
-  effort?: string;
-  /** `roles` of service.yaml (per-role model, effort, max_agents, agent_env). */
-  roles?: Readonly<Record<string, RoleSettings>>;
-  /** `agent_env` of service.yaml. */
-  agentEnv?: readonly string[];
   mcpConfigPath?: string;
-  requireApproval: boolean;
-  /** Quality gates of a task: top-level plus its role's (`quality_gates`). */
-  qualityGates: (task: Task) => CommandCheck[];
-  /** Thresholds of the verification alert (`verification_nudge`). */
-  nudge?: NudgeSettings;
   /** Told once, the moment the verification alert first trips. */
   onAlert?: (nudge: VerificationNudge) => void;
   cooldowns: CooldownTracker;
   cost: CostReport;
-  /** Wall-clock limit of an agent, by task (seconds). */
-  timeoutS: (task: Task) => number;
-  graceMs: number;
   /** Keep running when every task is finished; adopt tasks created meanwhile. */
   continuous?: boolean;
-  /** `recovery.land_unreported`: interrupted work whose completion signals all pass lands. */
-  landUnreported?: boolean;
   /** Receives one line per event (the progress display). */
   log: (line: string) => void;
   /** Receives the reasons tasks wait whenever they change (published for `status`). */
   onWaiting?: (reasons: Record<string, string>) => void;
   /** Milliseconds since the epoch (tests pin it). */
   clock?: () => number;
+  /** Interval of the tick (default {@link TICK_MS}; tests stretch it to show nothing waits on it). */
+  tickMs?: number;
 }
 
 /** How the run ended. */
@@ -101,19 +93,22 @@ export class Orchestrator {
   readonly #spend: SpendTracker;
   readonly #rateLimits: RateLimitGuard;
   readonly #reviews: ReviewWatcher;
-  /** Merges decided before this orchestrator started, handed over once their task waits for review. */
-  readonly #decidedBefore = new Map<string, ReviewDecision>();
   #state: CoreState;
   #wake: () => void = () => {};
-  /** The landing lane: captures, merges and rebases run one after another, off the loop. */
-  #lane: Promise<void> = Promise.resolve();
+  /** Events were decided since the last settle. */
+  #unsettled = false;
+  /** A look at the journal for review decisions is queued. */
+  #reviewsQueued = false;
+  readonly #lane: LandingLane;
+  /** Reaps and keeps under way off the loop, by task (a new attempt starts after its reap). */
+  readonly #cleanups = new Map<string, Promise<void>>();
 
   constructor(options: OrchestratorOptions) {
     this.#o = options;
     this.#clock = options.clock ?? Date.now;
     this.#ids = new Set(options.taskIds);
     const roleMaxAgents: Record<string, number> = {};
-    for (const [role, s] of Object.entries(options.roles ?? {})) {
+    for (const [role, s] of Object.entries(options.roles)) {
       if (s.max_agents !== undefined) roleMaxAgents[role] = s.max_agents;
     }
     this.#state = initialState({
@@ -125,7 +120,7 @@ export class Orchestrator {
       reportedExitGraceMs: REPORTED_EXIT_GRACE_MS,
       mergeRetryMs: 3000,
       maxRebases: 3,
-      landUnreported: options.landUnreported ?? false,
+      landUnreported: options.landUnreported,
     }, this.#clock());
     this.#work = new TaskWork({
       paths: options.paths,
@@ -141,7 +136,7 @@ export class Orchestrator {
         qualityGates: options.qualityGates,
         signals: janitorSignals,
         evaluateBeforeMerge: options.requireApproval,
-        nudge: options.nudge ?? { threshold: 0.3, min_completions: 3 },
+        nudge: options.nudge,
         onAlert: options.onAlert,
         warn: options.log,
         adapter: options.adapter.name,
@@ -165,19 +160,22 @@ export class Orchestrator {
       token: options.token,
       model: options.model,
       effort: options.effort,
-      roles: options.roles ?? {},
-      agentEnv: options.agentEnv ?? [],
+      roles: options.roles,
+      agentEnv: options.agentEnv,
       mcpConfigPath: options.mcpConfigPath,
       timeoutS: options.timeoutS,
       graceMs: options.graceMs,
       work: this.#work,
       spend: this.#spend,
       rateLimits: this.#rateLimits,
-      landUnreported: options.landUnreported ?? false,
+      landUnreported: options.landUnreported,
       log: options.log,
       clock: this.#clock,
     });
     this.#reviews = new ReviewWatcher(options.journalPath);
+    this.#lane = new LandingLane((events) => {
+      for (const event of events) this.#push(event);
+    }, options.log);
   }
 
   /** Live agents, for `ps`-like displays. */
@@ -226,6 +224,9 @@ export class Orchestrator {
 
   /** Run until every task of the run has landed or cannot progress, or `stop()`. */
   async run(): Promise<RunOutcome> {
+    // Recovery reads the review decisions first: before any notice of the journal is acted on.
+    this.#push(() => this.#recoveryEvents());
+    this.#push({ type: "tick" });
     const unsubscribe = onTaskChange((change) => {
       const id = change.task.id;
       if (!this.#ids.has(id)) {
@@ -239,30 +240,63 @@ export class Orchestrator {
       }
       this.#push({ type: "task_changed", taskId: id, from: change.from, to: change.to });
     });
+    // Review decisions are appended by the board (this process's or another's): a grown journal
+    // is a notice to read them (lib/events: a file watch, with a stat poll behind it).
+    const releaseJournalWatch = retainJournalActivity(this.#o.paths.runs);
+    const unwatch = activityHub.subscribe((activity) => {
+      if (activity.kind !== "journal_appended" || activity.detail.run_id !== this.#o.runId) return;
+      if (this.#reviewsQueued) return;
+      this.#reviewsQueued = true;
+      this.#push(() => this.#reviewEvents());
+    });
     const tick = setInterval(() => {
       if (!this.#queue.some((p) => typeof p !== "function" && p.type === "tick")) {
         this.#push({ type: "tick" });
       }
-    }, 1000);
+    }, this.#o.tickMs ?? TICK_MS);
     const heartbeat = setInterval(
       () => this.#push(() => this.#agents.heartbeat()),
       HEARTBEAT_INTERVAL_MS,
     );
     try {
-      this.#push(() => this.#recoveryEvents());
-      this.#push({ type: "tick" });
       while (!this.#state.verdict) {
+        if (this.#unsettled && this.#queue.length === 0) {
+          this.#unsettled = false;
+          await this.#decide({ type: "settle" });
+          continue;
+        }
         const item = await this.#next();
         const events = typeof item === "function" ? await item() : [item];
-        for (const event of events) await this.#decide(event);
+        for (const event of events) {
+          await this.#decide(event);
+          if (event.type !== "tick" && event.type !== "settle") this.#unsettled = true;
+        }
       }
-      await this.#lane;
+      await this.#lane.idle();
+      await Promise.all(this.#cleanups.values());
       return { ...this.#state.verdict, counts: this.#counts() };
     } finally {
       clearInterval(tick);
       clearInterval(heartbeat);
       unsubscribe();
+      unwatch();
+      await releaseJournalWatch();
     }
+  }
+
+  /** Review decisions appended since the last look, and merges decided before this process. */
+  async #reviewEvents(): Promise<CoreEvent[]> {
+    this.#reviewsQueued = false;
+    return (await this.#reviews.newDecisions()).flatMap((d) =>
+      this.#ids.has(d.taskId) ? [reviewEvent(d)] : []
+    );
+  }
+
+  /** Merges decided before this process started, once their task waits for review again. */
+  #decidedBeforeEvents(): CoreEvent[] {
+    const inReview = (id: string) => this.#state.landings.get(id)?.stage === "review";
+    return this.#reviews.decidedBefore(inReview).filter((d) => this.#ids.has(d.taskId))
+      .map(reviewEvent);
   }
 
   async #next(): Promise<Pending> {
@@ -273,22 +307,6 @@ export class Orchestrator {
   }
 
   async #decide(event: CoreEvent): Promise<void> {
-    if (event.type === "tick") {
-      const decided = [...this.#decidedBefore.values()].filter((d) =>
-        this.#state.landings.get(d.taskId)?.stage === "review"
-      );
-      for (const d of decided) this.#decidedBefore.delete(d.taskId);
-      for (const d of [...decided, ...await this.#reviews.newDecisions()]) {
-        if (!this.#ids.has(d.taskId)) continue;
-        await this.#decide({
-          type: "review",
-          taskId: d.taskId,
-          decision: d.decision,
-          principal: d.principal,
-          note: d.note,
-        });
-      }
-    }
     const step = decide(this.#refresh(), event);
     this.#state = step.state;
     const followUps: CoreEvent[] = [];
@@ -306,7 +324,7 @@ export class Orchestrator {
     }
     if (journal.length > 0) await appendEvents(this.#o.journalPath, journal);
     // Outcomes of this step's actions are decided before anything that happened meanwhile.
-    this.#queue.unshift(...followUps);
+    this.#queue.unshift(...followUps, ...this.#decidedBeforeEvents());
   }
 
   /** The core's state with the store's view of the run's tasks and the clock, cooldown, budget. */
@@ -345,41 +363,47 @@ export class Orchestrator {
     const o = this.#o;
     switch (action.kind) {
       case "store":
-        await this.#store(action.change);
+        await applyStoreChange(o.store, action.change).catch((e) =>
+          // The task moved meanwhile (an operator acted): the next decision sees where it is.
+          o.log(`${action.change.taskId}: ${action.change.op} not applied: ${(e as Error).message}`)
+        );
         return [];
       case "spawn":
+        // On the loop: agents that start one after another finish one after another, so their
+        // work does not queue up in the landing lane all at once (bench:orchestrator).
+        await this.#cleanups.get(action.taskId); // the last attempt's work is on its rescue ref
         return [
-          await this.#agents.spawn(action.taskId, action.note, (events) => this.#push(events)),
+          await this.#agents.spawn(action.taskId, action.note, (exit) => this.#push(exit)),
         ];
       case "terminate":
         this.#agents.terminate(action.taskId, action.reason);
         return [];
       case "capture":
-        this.#inLane(async () => {
+        this.#lane.add("capture", async () => {
           await this.#work.capture(action.taskId);
           const { gatesFailed } = await this.#work.verify(action.taskId);
           return [{ type: "captured", taskId: action.taskId, gatesFailed }];
         });
         return [];
       case "merge":
-        this.#inLane(async () => [{
+        this.#lane.add("land", async () => [{
           type: "merge_result",
           taskId: action.taskId,
           result: await this.#work.merge(o.store.require(action.taskId)),
         }]);
         return [];
       case "rebase":
-        this.#inLane(async () => [{
+        this.#lane.add("land", async () => [{
           type: "rebase_result",
           taskId: action.taskId,
           result: await this.#work.rebase(action.taskId),
         }]);
         return [];
       case "reap":
-        await this.#work.reap(action.taskId);
+        this.#cleanUp(action.taskId, () => this.#work.reap(action.taskId));
         return [];
       case "keep":
-        await this.#work.keep(action.taskId, action.reason);
+        this.#cleanUp(action.taskId, () => this.#work.keep(action.taskId, action.reason));
         return [];
       case "log":
         o.log(action.line);
@@ -393,57 +417,21 @@ export class Orchestrator {
     }
   }
 
-  /** Run landing I/O off the loop, one operation at a time; its outcome becomes an event. */
-  #inLane(work: () => Promise<CoreEvent[]>): void {
-    this.#lane = this.#lane.then(async () => {
-      let events: CoreEvent[];
-      try {
-        events = await work();
-      } catch (e) {
-        this.#o.log(`landing step failed: ${(e as Error).message}`);
-        return;
-      }
-      for (const event of events) this.#push(event);
-    });
-  }
-
-  async #store(change: StoreChange): Promise<void> {
-    const s = this.#o.store;
-    try {
-      switch (change.op) {
-        case "orphan":
-          await s.orphan(change.taskId, change.reason);
-          return;
-        case "requeue":
-          await s.requeue(change.taskId, {
-            reason: change.reason,
-            countAttempt: change.countAttempt,
-            resumeFrom: change.resumeFrom,
-          });
-          return;
-        case "give_up":
-          await s.giveUp(change.taskId, change.reason);
-          return;
-        case "merge_failed":
-          await s.markMergeFailed(change.taskId, change.reason);
-          return;
-        case "recover_done":
-          await s.recoverDone(change.taskId);
-          return;
-        case "merged":
-          await s.markMerged(change.taskId);
-          return;
-      }
-    } catch (e) {
-      // The task moved meanwhile (an operator acted): the next decision sees where it is.
-      this.#o.log(`${change.taskId}: ${change.op} not applied: ${(e as Error).message}`);
-    }
+  /** Reap or keep `taskId`'s worktree off the loop, after any earlier cleanup of it. */
+  #cleanUp(taskId: string, work: () => Promise<void>): void {
+    const done = (this.#cleanups.get(taskId) ?? Promise.resolve())
+      .then(work)
+      .catch((e) => this.#o.log(`${taskId}: worktree cleanup failed: ${(e as Error).message}`))
+      .finally(() => {
+        if (this.#cleanups.get(taskId) === done) this.#cleanups.delete(taskId);
+      });
+    this.#cleanups.set(taskId, done);
   }
 
   /** Events for tasks an earlier process left claimed, orphaned or done (a stop or a crash). */
   async #recoveryEvents(): Promise<CoreEvent[]> {
     // Before recovery appends anything: which merges did operators decide that never landed?
-    for (const d of await this.#reviews.newDecisions()) this.#decidedBefore.set(d.taskId, d);
+    await this.#reviews.start();
     const events: CoreEvent[] = [];
     for (const id of this.#ids) {
       const task = this.#o.store.get(id);

@@ -1,7 +1,9 @@
 /**
  * Re-runs of a plan: a step is identified by its stage, its position in the stage and its goal
- * (a changed goal is a new step). Steps that an earlier run landed — its verified journal says
- * `task_merged` and the commit is still in the target branch's history — are not run again.
+ * (a changed goal is a new step). Steps an earlier run finished for good are not run again:
+ * those it landed (its verified journal says `task_merged` and the commit is still in the
+ * target branch's history) and those an operator marked done (`task_done_by_operator` with no
+ * later attempt: nothing was merged, and the operator said the step needs no agent).
  */
 import { git } from "../git/git.ts";
 import type { PlannedTask } from "../journal/events.ts";
@@ -42,20 +44,26 @@ export function plannedTasks(tasks: KeyedTask[]): PlannedTask[] {
   }));
 }
 
-/** A step an earlier run landed. */
-export interface LandedStep {
+/** A step an earlier run finished for good. */
+export interface EarlierStep {
   run_id: string;
   task_id: string;
-  commit: string;
+  /** The commit that landed it; absent when an operator marked it done (nothing was merged). */
+  commit?: string;
 }
 
-interface LandedState {
+/** A step of the plan that is not run again, with the run that finished it. */
+export type DoneStep = KeyedTask & { earlier: EarlierStep };
+
+interface DoneState {
   keys: Map<string, string>;
   merged: Map<string, string>;
+  /** Tasks an operator marked done, unless a later attempt (a retry, a claim) followed. */
+  operatorDone: Set<string>;
 }
 
-const LANDED_SINK: RowSink<LandedState> = {
-  init: () => ({ keys: new Map(), merged: new Map() }),
+const DONE_SINK: RowSink<DoneState> = {
+  init: () => ({ keys: new Map(), merged: new Map(), operatorDone: new Set() }),
   apply(state, row) {
     const d = row.data as Record<string, unknown>;
     if (row.type === "run_started" && Array.isArray(d.planned)) {
@@ -64,51 +72,69 @@ const LANDED_SINK: RowSink<LandedState> = {
           state.keys.set(p.task_id, p.step_key);
         }
       }
-    } else if (row.type === "task_merged" && typeof d.task_id === "string") {
+      return;
+    }
+    if (typeof d.task_id !== "string") return;
+    if (row.type === "task_merged") {
       state.merged.set(d.task_id, typeof d.commit === "string" ? d.commit : "");
+    } else if (row.type === "task_done_by_operator") {
+      state.operatorDone.add(d.task_id);
+    } else if (row.type === "task_retried" || row.type === "task_claimed") {
+      state.operatorDone.delete(d.task_id);
     }
   },
-  clone: (s) => ({ keys: new Map(s.keys), merged: new Map(s.merged) }),
+  clone: (s) => ({
+    keys: new Map(s.keys),
+    merged: new Map(s.merged),
+    operatorDone: new Set(s.operatorDone),
+  }),
 };
 
 /**
- * Steps of earlier runs that landed on `targetBranch` and are still in its history, by step key.
- * Journals that do not verify are not trusted (their steps run again).
+ * Steps of earlier runs finished for good, by step key: landed on `targetBranch` and still in
+ * its history, or marked done by an operator. Journals that do not verify are not trusted
+ * (their steps run again).
  */
-export async function landedSteps(
+export async function doneSteps(
   paths: WorkspacePaths,
   targetBranch: string,
   warn: (line: string) => void = () => {},
-): Promise<Map<string, LandedStep>> {
-  const landed = new Map<string, LandedStep>();
+): Promise<Map<string, EarlierStep>> {
+  const done = new Map<string, EarlierStep>();
   let entries: Deno.DirEntry[];
   try {
     entries = await Array.fromAsync(Deno.readDir(paths.runs));
   } catch {
-    return landed;
+    return done;
   }
   for (const e of entries.filter((e) => e.isDirectory && isValidId(e.name))) {
     const path = journalPath(paths, e.name);
     let snapshot;
     try {
-      snapshot = await readJournal(path, new IncrementalJournal(LANDED_SINK));
+      snapshot = await readJournal(path, new IncrementalJournal(DONE_SINK));
     } catch {
       continue;
     }
+    const { keys, merged, operatorDone } = snapshot.state;
     if (!snapshot.walker.verified) {
-      if (snapshot.state.merged.size > 0) {
-        warn(`run ${e.name}: its journal does not verify; the steps it landed are not trusted`);
+      if (merged.size + operatorDone.size > 0) {
+        warn(`run ${e.name}: its journal does not verify; the steps it finished are not trusted`);
       }
       continue;
     }
-    for (const [taskId, commit] of snapshot.state.merged) {
-      const key = snapshot.state.keys.get(taskId);
+    for (const [taskId, commit] of merged) {
+      const key = keys.get(taskId);
       if (!key || !commit) continue;
       if (!await inHistory(paths.root, commit, targetBranch)) continue;
-      landed.set(key, { run_id: e.name, task_id: taskId, commit });
+      done.set(key, { run_id: e.name, task_id: taskId, commit });
+    }
+    for (const taskId of operatorDone) {
+      const key = keys.get(taskId);
+      // A landing wins: it names the commit.
+      if (key && !done.get(key)?.commit) done.set(key, { run_id: e.name, task_id: taskId });
     }
   }
-  return landed;
+  return done;
 }
 
 async function inHistory(root: string, commit: string, branch: string): Promise<boolean> {
@@ -119,14 +145,14 @@ async function inHistory(root: string, commit: string, branch: string): Promise<
   return r.code === 0;
 }
 
-/** The tasks still to do: landed steps dropped, and dependencies on them too. */
-export function stepsToDo(tasks: KeyedTask[], landed: ReadonlyMap<string, LandedStep>): {
+/** The tasks still to do: steps done earlier dropped, and dependencies on them too. */
+export function stepsToDo(tasks: KeyedTask[], earlier: ReadonlyMap<string, EarlierStep>): {
   todo: KeyedTask[];
-  done: (KeyedTask & { landed: LandedStep })[];
+  done: DoneStep[];
 } {
   const done = tasks.flatMap((t) => {
-    const l = landed.get(t.step_key);
-    return l ? [{ ...t, landed: l }] : [];
+    const e = earlier.get(t.step_key);
+    return e ? [{ ...t, earlier: e }] : [];
   });
   const doneIds = new Set(done.map((t) => t.id));
   const todo = tasks.filter((t) => !doneIds.has(t.id)).map((t) => ({

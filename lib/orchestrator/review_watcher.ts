@@ -1,13 +1,14 @@
 /**
  * Reads review decisions that operators appended to the run journal (through the board) since
  * the last look. Only a verifying journal is trusted: a decision on a poisoned chain is ignored.
- * The first look hands out the merges still pending, so a merge acknowledged before a restart
- * (or while no orchestrator ran) lands rather than being skipped as old.
+ * The first look keeps the merges still pending, so a merge acknowledged before a restart (or
+ * while no orchestrator ran) lands rather than being skipped as old.
  */
 import type { RowSink } from "../journal/incremental.ts";
 import { IncrementalJournal } from "../journal/incremental.ts";
 import { readJournal } from "../journal/journal_file.ts";
 import { BOARD_FOLD_SINK } from "../board/sink.ts";
+import type { CoreEvent } from "./core/protocol.ts";
 
 /** One operator decision. */
 export interface ReviewDecision {
@@ -38,21 +39,50 @@ const DECISIONS_SINK: RowSink<ReviewDecision[]> = {
   clone: (state) => [...state],
 };
 
+/** A decision as an event of the decision core. */
+export function reviewEvent(d: ReviewDecision): CoreEvent {
+  return {
+    type: "review",
+    taskId: d.taskId,
+    decision: d.decision,
+    principal: d.principal,
+    ...(d.note === undefined ? {} : { note: d.note }),
+  };
+}
+
 /** Hands out each verified decision once. */
 export class ReviewWatcher {
   readonly #path: string;
   readonly #view = new IncrementalJournal(DECISIONS_SINK);
   #seen = 0;
   #started = false;
+  /** Merges decided before this process started, kept until their task waits for review. */
+  readonly #decidedBefore = new Map<string, ReviewDecision>();
 
   constructor(journalPath: string) {
     this.#path = journalPath;
   }
 
   /**
+   * The first look: the starting point, and the merges operators decided that never landed
+   * (handed out by {@link decidedBefore} once their task waits for review again). Call it
+   * before anything is appended on recovery.
+   */
+  async start(): Promise<void> {
+    for (const d of await this.newDecisions()) this.#decidedBefore.set(d.taskId, d);
+  }
+
+  /** The merges decided before this process whose task now waits for review (each once). */
+  decidedBefore(waitsForReview: (taskId: string) => boolean): ReviewDecision[] {
+    const ready = [...this.#decidedBefore.values()].filter((d) => waitsForReview(d.taskId));
+    for (const d of ready) this.#decidedBefore.delete(d.taskId);
+    return ready;
+  }
+
+  /**
    * Decisions appended since the previous call. The first call sets the starting point and
    * returns only the merge decisions still pending then (earlier decisions were acted on or
-   * superseded): call it before anything is appended on recovery.
+   * superseded).
    */
   async newDecisions(): Promise<ReviewDecision[]> {
     const snapshot = await readJournal(this.#path, this.#view);

@@ -1,12 +1,26 @@
 /**
  * What can be checked before a run starts is checked before `run_started` is written, and
- * `doctor` reports the same problems with the same fixes: the role templates the run will use
- * (files, placeholders, config), and settings that would break every task (a heartbeat timeout
- * shorter than the heartbeat interval orphans every agent).
+ * `doctor` reports the same problems with the same fixes: the repository and its branch, the
+ * plan, the role templates the run will use (files, placeholders, config), and settings that
+ * would break every task (a heartbeat timeout shorter than the heartbeat interval orphans every
+ * agent). A failed check is a {@link RunError} naming the fix.
  */
+import { existsSync } from "node:fs";
 import type { ServiceConfig } from "../config/schema.ts";
+import { UserFacingError } from "../errors.ts";
+import { git } from "../git/git.ts";
+import { loadPlan } from "../plans/load.ts";
+import type { ParsedPlan } from "../plans/plan.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
 import { HEARTBEAT_INTERVAL_MS } from "./session.ts";
+
+/** A user-facing failure of `service run`, with its exit code (spec §7.4) and the fix. */
+export class RunError extends UserFacingError {
+  constructor(message: string, exitCode = 1, fix?: string) {
+    super(message, exitCode, fix);
+    this.name = "RunError";
+  }
+}
 
 /** One problem that would make the run fail, with its fix. */
 export interface SetupProblem {
@@ -64,4 +78,68 @@ export async function runSetupProblems(
   roles: Iterable<string>,
 ): Promise<SetupProblem[]> {
   return [...settingProblems(config), ...await templateProblems(root, roles)];
+}
+
+/** The branch checked out in `root`, where the run lands; a {@link RunError} when there is none. */
+export async function currentBranch(root: string): Promise<string> {
+  const inside = await git(["rev-parse", "--is-inside-work-tree"], {
+    cwd: root,
+    allowFailure: true,
+  });
+  if (inside.code !== 0) {
+    throw new RunError(
+      `${root} is not a git repository`,
+      1,
+      "run `git init` and commit once, or pass --root <your repository>",
+    );
+  }
+  const head = await git(["symbolic-ref", "--quiet", "--short", "HEAD"], {
+    cwd: root,
+    allowFailure: true,
+  });
+  if (head.code !== 0) {
+    throw new RunError("HEAD is detached", 1, "check out the branch the work should land on");
+  }
+  const branch = head.stdout.trim();
+  const tip = await git(["rev-parse", "--verify", "--quiet", "HEAD"], {
+    cwd: root,
+    allowFailure: true,
+  });
+  if (tip.code !== 0) {
+    throw new RunError(
+      `branch ${branch} has no commit yet`,
+      1,
+      "commit once before `service run`",
+    );
+  }
+  return branch;
+}
+
+/** Check a plan and what its run needs before anything is written. */
+export async function checkedPlan(
+  root: string,
+  planFile: string,
+  config: ServiceConfig,
+): Promise<ParsedPlan> {
+  if (!existsSync(planFile)) {
+    throw new RunError(
+      `no plan file ${planFile}`,
+      1,
+      "pass the plan to run: `service run path/to/plan.yaml` (see README.md for the format)",
+    );
+  }
+  const plan = await loadPlan(root, planFile, config);
+  await throwSetupProblems(root, config, plan.tasks.map((t) => t.role));
+  return plan;
+}
+
+/** Throw the problems of a run of tasks with `roles` as one {@link RunError}. */
+export async function throwSetupProblems(root: string, config: ServiceConfig, roles: string[]) {
+  const problems = await runSetupProblems(root, config, roles);
+  if (problems.length === 0) return;
+  throw new RunError(
+    problems.map((p) => `${p.subject}: ${p.problem}`).join("\n  "),
+    1,
+    problems.map((p) => p.fix).join("; "),
+  );
 }

@@ -15,7 +15,7 @@ import type { Task } from "../tasks/task.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { journalPath, workspacePaths } from "../workspace.ts";
 import { cancelRows, operatorDoneRows, operatorRetryRows } from "./core/outcomes.ts";
-import { readRunState } from "./run_state.ts";
+import { readRunState } from "../runs/run_state.ts";
 
 /** Statuses an operator can cancel. */
 export const CANCELLABLE: ReadonlySet<string> = new Set([

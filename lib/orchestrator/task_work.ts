@@ -216,8 +216,9 @@ export class TaskWork {
   async reap(taskId: string): Promise<void> {
     const h = this.#handles.get(taskId);
     if (!h) return;
-    await this.#o.verification.beforeReap(taskId);
+    // Taken out at once: a new attempt of the task may set its own while this one is reaped.
     this.#handles.delete(taskId);
+    await this.#o.verification.beforeReap(taskId);
     await this.#keepLog(taskId, h);
     try {
       const r = await reapWorktree(this.#o.paths.root, h.sessionId, {

@@ -4,7 +4,7 @@ import { isValidId, requireId } from "../ids.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
 import { type JournalSummary, journalSummary } from "../board/projection.ts";
 import type { JsonValue } from "../journal/canonical_json.ts";
-import { readRunState } from "../orchestrator/run_state.ts";
+import { readRunState } from "./run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { IncrementalJournal } from "../journal/incremental.ts";
 import { readJournal, viewFor } from "../journal/journal_file.ts";

@@ -5,7 +5,7 @@
  * `STATUS_PARTS` lists them in the order the status object shows them.
  */
 import { loadCooldowns } from "../agents/cooldown.ts";
-import { readRunState, type RunState, stoppedOutcome } from "../orchestrator/run_state.ts";
+import { readRunState, type RunState, stoppedOutcome } from "../runs/run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
 import { loadConfig } from "../config/load.ts";

@@ -11,7 +11,7 @@ import { ReplayLedger } from "../webhooks/ledger.ts";
 import { WebhookReceiver } from "../webhooks/receiver.ts";
 import { loadHandlerModule } from "../webhooks/registry.ts";
 import { BUILTIN_TRACKERS } from "./builtin.ts";
-import { readRunState } from "../orchestrator/run_state.ts";
+import { readRunState } from "../runs/run_state.ts";
 import { TrackerPoller } from "./poller.ts";
 import { startWriteBack } from "./write_back.ts";
 import { outsideProject } from "./scope.ts";

@@ -8,14 +8,13 @@
 import type { ServiceConfig } from "../config/schema.ts";
 import * as ev from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
-import { newRunId } from "../orchestrator/run_state.ts";
+import { newRunId } from "../runs/run_state.ts";
 import type { TaskStore } from "../tasks/store.ts";
+import { isFinished } from "../tasks/task.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
 
 /** The plan name a continuous tracker run records. */
 export const TRACKER_RUN_PLAN = "trackers and the task API (continuous)";
-
-const FINISHED: ReadonlySet<string> = new Set(["CLOSED", "FAILED", "CANCELLED"]);
 
 /** True when `service run` without a plan should run continuously from the trackers. */
 export function runsFromTrackers(config: ServiceConfig): boolean {
@@ -24,7 +23,7 @@ export function runsFromTrackers(config: ServiceConfig): boolean {
 
 /** Unfinished tasks no run owns (created by the trackers or the task API). */
 export function unownedTaskIds(store: TaskStore): string[] {
-  return store.list().filter((t) => t.run_id === null && !FINISHED.has(t.status)).map((t) => t.id);
+  return store.list().filter((t) => t.run_id === null && !isFinished(t)).map((t) => t.id);
 }
 
 /** Start a continuous run: journal `run_started`; its first tasks are the unowned unfinished ones. */

@@ -7,6 +7,7 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { colour, type Command } from "../command.ts";
+import { verificationLine } from "../../status/format.ts";
 import { git } from "../../git/git.ts";
 import { startServer } from "../../server/serve.ts";
 import { listenByPolicy, PortBusyError, portChoice } from "../../server/port_policy.ts";
@@ -199,6 +200,7 @@ Options:
         app: ctx.apps.server,
         out: ctx.stdout,
         signal: controller.signal,
+        alertLine: (nudge) => verificationLine(nudge, colour),
       });
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       ctx.stdout(

@@ -2,7 +2,8 @@
 import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { CliError, colour, type Command } from "../command.ts";
-import { readRunState, stoppedOutcome } from "../../orchestrator/run_state.ts";
+import { verificationLine } from "../../status/format.ts";
+import { readRunState, stoppedOutcome } from "../../runs/run_state.ts";
 import { workspacePaths } from "../../workspace.ts";
 
 export const runCommand: Command = {
@@ -17,8 +18,9 @@ branch agent/<session>. Finished work is diffed, checked against its completion 
 merged tree and merged into the current branch. Shows live progress; exits 0 when every task
 landed, 1 when any did not (each with what to do about it).
 
-Steps an earlier run of the plan already landed are not run again: a step is its stage, its
-position in the stage and its goal (a changed goal is a new step). --force runs every step.
+Steps an earlier run of the plan already landed, or an operator marked done, are not run again:
+a step is its stage, its position in the stage and its goal (a changed goal is a new step).
+--force runs every step.
 
 Without a plan, \`service run\` resumes the run that has unfinished tasks — one interrupted by
 \`service stop\`, Ctrl-C or a crash (stale agents are ended; a new attempt continues their kept
@@ -78,6 +80,7 @@ Environment:
         out: ctx.stdout,
         signal: controller.signal,
         app: ctx.apps.server,
+        alertLine: (nudge) => verificationLine(nudge, colour),
       });
       if (result.upToDate) return 0;
       // The final status line, printed once, then what is left and the way out.

@@ -1,7 +1,7 @@
 /** `service stop`: end the current run cleanly. */
 import { parseArgs } from "node:util";
 import type { Command } from "../command.ts";
-import { readRunState, stoppedOutcome, writeRunState } from "../../orchestrator/run_state.ts";
+import { readRunState, stoppedOutcome, writeRunState } from "../../runs/run_state.ts";
 import { processAlive } from "../../util/process_alive.ts";
 import { reapPidFiles } from "../../agents/pid_files.ts";
 import { workspacePaths } from "../../workspace.ts";

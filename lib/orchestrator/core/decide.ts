@@ -9,7 +9,8 @@ import { onAgentExited, onRecovered, onSpawnFailed } from "./on_exit.ts";
 import { onCaptured, onMergeResult, onRebaseResult, onReview } from "./on_landing.ts";
 import { onTaskChanged } from "./on_change.ts";
 import { onTick } from "./on_tick.ts";
-import { Out } from "./outcomes.ts";
+import { onSettle } from "./settle.ts";
+import { Out, recordCancel } from "./outcomes.ts";
 import type { Action, CoreEvent } from "./protocol.ts";
 import { type CoreState, draft } from "./state.ts";
 
@@ -26,6 +27,9 @@ export function decide(state: CoreState, event: CoreEvent): Step {
   switch (event.type) {
     case "tick":
       onTick(d, out);
+      break;
+    case "settle":
+      onSettle(d, out);
       break;
     case "spawned": {
       d.starting.delete(event.taskId);
@@ -50,14 +54,24 @@ export function decide(state: CoreState, event: CoreEvent): Step {
         event.taskId,
         `agent ${event.sessionId} started (${task?.role ?? "?"}, attempt ${event.attempt})`,
       );
+      // Stopped or cancelled while it started: it is ended at once (its exit records the rest).
+      const endedBy = d.stopping ? "stop" : task?.status === "CANCELLED" ? "cancelled" : undefined;
+      if (endedBy) {
+        d.sessions.set(event.taskId, { ...d.sessions.get(event.taskId)!, endedBy });
+        out.push({ kind: "terminate", taskId: event.taskId, reason: endedBy });
+      }
       break;
     }
     case "spawn_failed":
       onSpawnFailed(d, out, event);
       break;
-    case "claim_lost":
+    case "claim_lost": {
       d.starting.delete(event.taskId);
+      // A cancel that came while it started was left to the start's outcome (on_change.ts).
+      const task = d.tasks.get(event.taskId);
+      if (task?.status === "CANCELLED") recordCancel(out, task);
       break;
+    }
     case "agent_exited":
       onAgentExited(d, out, event);
       break;

@@ -843,3 +843,108 @@ Deno.test("decide(): a gate's failure reason carries what the gate said went wro
     /quality_gate unit \(python3 -m unittest\): ImportError: Start directory is not importable/,
   );
 });
+
+Deno.test("decide(): while the run stops, why tasks wait follows their dependencies' end", () => {
+  let s = running(
+    state(
+      [
+        task("mul", { status: "IN_PROGRESS", attempts: 1 }),
+        task("dep", { status: "BLOCKED", depends_on: ["mul"] }),
+        task("later", { status: "OPEN" }),
+      ],
+      {},
+      { ...SETTINGS, maxAgents: 1 },
+    ),
+    "mul",
+  );
+  let step = decide(s, { type: "tick" });
+  assert.equal(step.state.waits.get("dep"), "blocked: waits on mul (IN_PROGRESS)");
+  assert.ok(step.state.waits.has("later"), "waits for a slot");
+  step = decide(step.state, { type: "stop" });
+  s = withStatus(step.state, "mul", "ORPHANED");
+  step = decide(s, exited("mul", { exitCode: -15 }));
+  step = decide(withStatus(step.state, "mul", "ORPHANED"), { type: "tick" });
+  assert.equal(step.state.verdict?.status, "stopped");
+  assert.deepEqual(Object.fromEntries(step.state.waits), {
+    dep: "blocked: waits on mul (ORPHANED)",
+  });
+  const published = step.actions.find((a) => a.kind === "publish_waits");
+  assert.deepEqual(published, {
+    kind: "publish_waits",
+    waits: { dep: "blocked: waits on mul (ORPHANED)" },
+  });
+});
+
+Deno.test("decide(): settle starts what may start, says why the rest waits, and ends a finished run", () => {
+  const s = state([task("t1"), task("t2", { status: "BLOCKED", depends_on: ["t1"] })]);
+  let step = decide(s, { type: "settle" });
+  assert.deepEqual(summary(step), ["spawn t1"]);
+  assert.deepEqual(Object.fromEntries(step.state.waits), { t2: "blocked: waits on t1 (OPEN)" });
+  step = decide(
+    state([task("t1", { status: "CLOSED" }), task("t2", { status: "CANCELLED" })]),
+    { type: "settle" },
+  );
+  assert.equal(step.state.verdict?.status, "completed");
+});
+
+Deno.test("decide(): an agent that starts after a stop or a cancel is ended at once; its exit records the cancel once", () => {
+  const starting = (status: TaskStatus, over: Partial<CoreState> = {}) => ({
+    ...state([task("t1", { status, attempts: 1 })]),
+    starting: new Set(["t1"]),
+    ...over,
+  });
+  const spawned = {
+    type: "spawned" as const,
+    taskId: "t1",
+    sessionId: "s-t1",
+    startedAt: 1,
+    deadline: 2,
+    attempt: 1,
+  };
+  let step = decide(starting("CLAIMED", { stopping: true }), spawned);
+  assert.deepEqual(summary(step), ["journal task_claimed", "terminate t1"]);
+  assert.equal(step.state.sessions.get("t1")?.endedBy, "stop");
+
+  // Cancelled while its agent starts: the cancel waits for the start's outcome.
+  step = decide(starting("CANCELLED"), {
+    type: "task_changed",
+    taskId: "t1",
+    from: "CLAIMED",
+    to: "CANCELLED",
+  });
+  assert.deepEqual(summary(step), []);
+  step = decide(step.state, spawned);
+  assert.deepEqual(summary(step), ["journal task_claimed", "terminate t1"]);
+  assert.equal(step.state.sessions.get("t1")?.endedBy, "cancelled");
+  step = decide(step.state, exited("t1", { exitCode: -15 }));
+  assert.deepEqual(summary(step), [
+    "journal agent_exited",
+    "journal task_verification_failed",
+    "journal task_cancelled",
+    "reap t1",
+  ]);
+  // … or its claim was refused, or the agent could not start: the cancel is recorded then.
+  step = decide(starting("CANCELLED"), { type: "claim_lost", taskId: "t1" });
+  assert.deepEqual(summary(step), ["journal task_verification_failed", "journal task_cancelled"]);
+  step = decide(starting("CANCELLED"), {
+    type: "spawn_failed",
+    taskId: "t1",
+    sessionId: "s-t1",
+    diagnosis: { kind: "spawn_failed", reason: "could not start the agent: boom", retryable: true },
+  });
+  assert.deepEqual(summary(step), [
+    "reap t1",
+    "journal task_verification_failed",
+    "journal task_cancelled",
+  ]);
+  assert.equal(step.state.starting.size, 0);
+
+  // A failure reported through the task API before the start is decided: its exit records it.
+  step = decide(starting("FAILED"), {
+    type: "task_changed",
+    taskId: "t1",
+    from: "IN_PROGRESS",
+    to: "FAILED",
+  });
+  assert.deepEqual(summary(step), []);
+});

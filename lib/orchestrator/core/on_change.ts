@@ -35,14 +35,18 @@ export function onTaskChanged(
         }
         return; // the exit records it
       }
+      // Its agent is starting: the start's outcome ends it and records the cancel (decide.ts).
+      if (d.starting.has(task.id)) return;
       if (d.landings.delete(task.id)) {
         out.push({ kind: "reap", taskId: task.id, reason: "cancelled" });
       }
       recordCancel(out, task);
       return;
     case "FAILED":
-      // Through POST /tasks/<id>/fail: a running agent's exit records it.
-      if ((e.from === "CLAIMED" || e.from === "IN_PROGRESS") && !session) {
+      // Through POST /tasks/<id>/fail: a running (or starting) agent's exit records it.
+      if (
+        (e.from === "CLAIMED" || e.from === "IN_PROGRESS") && !session && !d.starting.has(task.id)
+      ) {
         recordAgentFailure(out, task);
       }
       return;

@@ -143,6 +143,11 @@ export function onSpawnFailed(d: Draft, out: Out, e: SpawnFailed): void {
   d.starting.delete(e.taskId);
   const task = d.tasks.get(e.taskId);
   if (!task) return;
+  if (task.status === "CANCELLED") {
+    // Cancelled while it started (on_change.ts left it to this outcome): no attempt failed.
+    out.push({ kind: "reap", taskId: task.id, reason: "cancelled" });
+    return recordCancel(out, task);
+  }
   out.push({
     kind: "store",
     change: { op: "orphan", taskId: task.id, reason: e.diagnosis.reason },

@@ -1,31 +1,17 @@
 /**
- * The periodic decision: end agents past their deadline (or that reported and linger), retry
- * merges that wait, recover strays, note the budget, start what may start, publish why the rest
- * waits, and end the run when nothing can progress.
+ * The clock's decision (`tick`, once a second): end agents past their deadline (or that reported
+ * and linger), retry merges that wait, then settle — a rate-limit cooldown that ran out or a
+ * budget that changed may let tasks start. Every other event is settled when it is decided.
  */
-import * as ev from "../../journal/events.ts";
-import {
-  decideSchedule,
-  describeWait,
-  type SchedulableTask,
-  type WaitReason,
-} from "../schedule.ts";
-import { blockedReasons } from "./blocked.ts";
-import { LOST_REASON } from "./on_exit.ts";
-import { mergeWaitText } from "./on_landing.ts";
-import { attemptFailed, type Out } from "./outcomes.ts";
-import type { Draft, TaskView } from "./state.ts";
+import { onSettle } from "./settle.ts";
+import type { Out } from "./outcomes.ts";
+import type { Draft } from "./state.ts";
 
 /** `tick`. */
 export function onTick(d: Draft, out: Out): void {
   checkDeadlines(d, out);
-  if (d.stopping) return finishIfStopped(d, out);
-  retryWaitingMerges(d, out);
-  recoverStrays(d, out);
-  noteBudget(d, out);
-  const scheduleWaits = schedule(d, out);
-  updateWaits(d, out, scheduleWaits);
-  finishIfDone(d, out);
+  if (!d.stopping) retryWaitingMerges(d, out);
+  onSettle(d, out);
 }
 
 function checkDeadlines(d: Draft, out: Out): void {
@@ -56,196 +42,10 @@ function checkDeadlines(d: Draft, out: Out): void {
   }
 }
 
-function finishIfStopped(d: Draft, out: Out): void {
-  const busy = [...d.landings.values()].some((l) =>
-    l.stage === "capturing" || l.stage === "merging" || l.stage === "rebasing"
-  );
-  if (d.sessions.size > 0 || d.starting.size > 0 || busy || d.verdict) return;
-  d.verdict = { status: "stopped", problems: problems(d) };
-  out.push({ kind: "finish", verdict: d.verdict });
-}
-
 function retryWaitingMerges(d: Draft, out: Out): void {
   for (const l of d.landings.values()) {
     if (l.stage !== "waiting" || d.now - l.lastTry < d.settings.mergeRetryMs) continue;
     d.landings.set(l.taskId, { ...l, stage: "merging", lastTry: d.now });
     out.push({ kind: "merge", taskId: l.taskId });
   }
-}
-
-/** ORPHANED tasks nobody handles (a claimant through the task API stopped heartbeating). */
-function recoverStrays(d: Draft, out: Out): void {
-  for (const task of d.tasks.values()) {
-    if (task.status !== "ORPHANED") continue;
-    if (d.sessions.has(task.id) || d.landings.has(task.id) || d.starting.has(task.id)) continue;
-    attemptFailed(d, out, task, {
-      signals: [{ kind: "agent_lost", detail: task.summary ?? LOST_REASON }],
-      reason: task.summary ?? LOST_REASON,
-      retryable: true,
-      resumeFrom: "keep", // the claimant's work is not ours; an earlier interrupted one's stays
-    });
-  }
-}
-
-function noteBudget(d: Draft, out: Out): void {
-  if (!d.readOnly || !d.budget || d.budgetNoted) return;
-  d.budgetNoted = true;
-  const { message, ...data } = d.budget;
-  out.journal(ev.budgetExceeded(data));
-  out.log(null, message);
-}
-
-function schedulable(t: TaskView): SchedulableTask {
-  return {
-    id: t.id,
-    role: t.role,
-    priority: t.priority,
-    seq: t.seq,
-    owned_files: t.owned_files,
-    depends_on: t.depends_on,
-  };
-}
-
-/** Work that is done but not merged yet (an operator's completion has none to merge). */
-function awaitsMerge(t: TaskView): boolean {
-  return t.status === "DONE" && !t.operatorDone;
-}
-
-function schedule(d: Draft, out: Out): Map<string, WaitReason> {
-  const tasks = [...d.tasks.values()];
-  const busyIds = new Set([...d.sessions.keys(), ...d.starting]);
-  const decision = decideSchedule({
-    ready: tasks.filter((t) => t.status === "OPEN" && !busyIds.has(t.id)).map(schedulable),
-    running: [...busyIds].flatMap((id) => {
-      const t = d.tasks.get(id);
-      return t ? [schedulable(t)] : [];
-    }),
-    unmerged: tasks.filter((t) => awaitsMerge(t) && !busyIds.has(t.id)).map(schedulable),
-    maxAgents: d.settings.maxAgents,
-    roleMaxAgents: d.settings.roleMaxAgents,
-    pendingMerge: new Set(tasks.filter(awaitsMerge).map((t) => t.id)),
-    cooldownS: d.cooldownS,
-    readOnly: d.readOnly,
-  });
-  for (const id of decision.start) {
-    d.starting.add(id);
-    out.push({ kind: "spawn", taskId: id, note: d.notes.get(id) });
-  }
-  return decision.waiting;
-}
-
-/** Wait kinds worth a journal row (the others change by the second or are obvious). */
-const JOURNALED: ReadonlySet<WaitReason["kind"]> = new Set(["owned_files", "dependency_merge"]);
-
-function updateWaits(d: Draft, out: Out, scheduled: Map<string, WaitReason>): void {
-  const waits = new Map<string, string>();
-  const toJournal = new Map<string, string>();
-  for (const [id, reason] of scheduled) {
-    waits.set(id, describeWait(reason));
-    if (JOURNALED.has(reason.kind)) toJournal.set(id, describeWait(reason));
-  }
-  for (const [id, b] of blockedReasons(d.tasks)) {
-    waits.set(id, b.reason);
-    if (b.stuck) toJournal.set(id, b.reason);
-  }
-  for (const l of d.landings.values()) {
-    if (l.stage !== "waiting") {
-      waits.set(l.taskId, l.reason);
-      continue;
-    }
-    waits.set(l.taskId, mergeWaitText(l.reason));
-    toJournal.set(l.taskId, mergeWaitText(l.reason));
-  }
-  for (const [id, reason] of toJournal) {
-    if (d.journaledWaits.get(id) === reason) continue;
-    d.journaledWaits.set(id, reason);
-    out.journal(ev.taskWaiting({ task_id: id, reason }));
-  }
-  // Forget a journaled wait once the task no longer waits at all (a merge being retried still does).
-  for (const id of d.journaledWaits.keys()) {
-    if (!waits.has(id)) d.journaledWaits.delete(id);
-  }
-  if (!sameEntries(waits, d.waits)) {
-    d.waits = waits;
-    out.push({ kind: "publish_waits", waits: Object.fromEntries(waits) });
-  }
-}
-
-function sameEntries(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
-  if (a.size !== b.size) return false;
-  for (const [k, v] of a) if (b.get(k) !== v) return false;
-  return true;
-}
-
-function finishIfDone(d: Draft, out: Out): void {
-  if (d.settings.continuous || d.verdict) return;
-  if (d.sessions.size > 0 || d.starting.size > 0 || d.landings.size > 0) return;
-  const blocked = blockedReasons(d.tasks);
-  for (const t of d.tasks.values()) {
-    switch (t.status) {
-      case "BLOCKED":
-        if (!blocked.get(t.id)?.stuck && !d.readOnly) return;
-        break;
-      case "OPEN":
-        if (!d.readOnly) return;
-        break;
-      case "CLAIMED":
-      case "IN_PROGRESS":
-      case "ORPHANED":
-        return;
-    }
-  }
-  // An operator's word settles a task as a landing does (a cancel, or a completion of a task
-  // nobody worked on); a FAILED task or unlanded work fails the run.
-  const landed = [...d.tasks.values()].every((t) =>
-    t.status === "CLOSED" || t.status === "CANCELLED" || (t.status === "DONE" && t.operatorDone)
-  );
-  d.verdict = { status: landed ? "completed" : "failed", problems: problems(d) };
-  out.push({ kind: "finish", verdict: d.verdict });
-}
-
-/** One line per task that did not land, with what to do about it. */
-function problems(d: Draft): string[] {
-  const blocked = blockedReasons(d.tasks);
-  const lines: string[] = [];
-  for (const t of d.tasks.values()) {
-    switch (t.status) {
-      case "CLOSED":
-        break;
-      case "FAILED":
-        lines.push(
-          `${t.id}: FAILED — ${t.summary ?? "no reason recorded"} (\`service retry ${t.id}\`)`,
-        );
-        break;
-      case "CANCELLED":
-        lines.push(`${t.id}: CANCELLED`);
-        break;
-      case "BLOCKED":
-        lines.push(`${t.id}: BLOCKED — ${blocked.get(t.id)?.reason ?? "waits on a dependency"}`);
-        break;
-      case "OPEN":
-        lines.push(
-          d.readOnly
-            ? `${t.id}: not started — budget reached (raise budget_usd, then \`service run\`)`
-            : `${t.id}: not started (\`service run\` resumes the run)`,
-        );
-        break;
-      case "DONE":
-        if (t.operatorDone) {
-          lines.push(`${t.id}: DONE by an operator (nothing merged)`);
-          break;
-        }
-        lines.push(
-          d.landings.has(t.id)
-            ? `${t.id}: DONE, not merged yet — ${
-              d.landings.get(t.id)!.reason
-            } (\`service run\` resumes)`
-            : `${t.id}: DONE outside this run (through the task API); not merged by the service`,
-        );
-        break;
-      default:
-        lines.push(`${t.id}: ${t.status} (\`service run\` resumes the run)`);
-    }
-  }
-  return lines;
 }

@@ -31,7 +31,14 @@ export type RebaseResult =
 
 /** Something that happened. */
 export type CoreEvent =
+  /** A second passed: deadlines and merge retries (timeouts), then a settle. */
   | { type: "tick" }
+  /**
+   * Events were decided that may change what may start (the executor asks once the events that
+   * arrived together are decided): start what may start, say why the rest waits, end the run
+   * when nothing can progress.
+   */
+  | { type: "settle" }
   | {
     type: "spawned";
     taskId: string;

@@ -1,5 +1,5 @@
 /**
- * The orchestrator's own state, `.sdd/runtime/orchestrator.json`: the latest run, its process,
+ * The run state, `.sdd/runtime/orchestrator.json`: the latest run, the process running it,
  * the URL it serves and how it ended. `stop` signals a running one; `run` resumes a run whose
  * tasks are not all finished (same journal) after recovering its agents' work; `status` shows
  * why its tasks wait, also after it ended.

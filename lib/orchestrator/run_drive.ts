@@ -1,0 +1,145 @@
+/**
+ * Drive a started run: publish the run state (`.sdd/runtime/orchestrator.json`, with why tasks
+ * wait as it changes), run the {@link Orchestrator} with the progress display until the run ends,
+ * then journal `run_completed` and record how it ended and what is left.
+ */
+import { CooldownTracker, loadCooldowns } from "../agents/cooldown.ts";
+import * as ev from "../journal/events.ts";
+import { appendEvents } from "../journal/journal_file.ts";
+import { type RunState, writeRunState } from "../runs/run_state.ts";
+import type { TaskStore } from "../tasks/store.ts";
+import { isFinished } from "../tasks/task.ts";
+import { unownedTaskIds } from "../trackers/service_run.ts";
+import type { VerificationNudge } from "../verification/nudge.ts";
+import { journalPath, type WorkspacePaths } from "../workspace.ts";
+import { Orchestrator, type OrchestratorOptions, type RunOutcome } from "./orchestrator.ts";
+import { ProgressDisplay } from "./progress.ts";
+import type { OrchestratorSettings } from "./settings.ts";
+
+/** The run `runPlan` drives: its id, tasks and plan. */
+export interface StartedRun {
+  runId: string;
+  taskIds: string[];
+  planFile: string;
+  planSha?: string;
+  continuous: boolean;
+}
+
+/** What {@link drive} needs besides the run. */
+export interface DriveOptions {
+  paths: WorkspacePaths;
+  store: TaskStore;
+  settings: OrchestratorSettings;
+  adapter: OrchestratorOptions["adapter"];
+  launch: OrchestratorOptions["launch"];
+  mcpConfigPath?: string;
+  cost: OrchestratorOptions["cost"];
+  targetBranch: string;
+  serverUrl: string;
+  out: (line: string) => void;
+  /** The terminal's line for the verification alert (see `RunPlanOptions`). */
+  alertLine?: (nudge: VerificationNudge) => string | undefined;
+  /** Interval of the loop's tick (see `RunPlanOptions`). */
+  tickMs?: number;
+  signal?: AbortSignal;
+  /** Told the loop once it exists (the caller's stop signal reaches it). */
+  started: (orchestrator: Orchestrator) => void;
+}
+
+/** How a driven run ended. */
+export interface DrivenRun extends RunOutcome {
+  /** Tasks of the run left unfinished (a stopped run resumes only while some are). */
+  unfinished: number;
+}
+
+/** Publish the run state, drive the run's tasks to the end, and record how it ended. */
+export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun> {
+  const { paths, store, out } = o;
+  const state: RunState = {
+    run_id: run.runId,
+    pid: Deno.pid,
+    plan: run.planFile,
+    plan_sha256: run.planSha,
+    url: o.serverUrl,
+    started_at: Math.floor(Date.now() / 1000),
+    status: "running",
+  };
+  await writeRunState(paths, state);
+  const progress = new ProgressDisplay(out, run.runId);
+  // Why tasks wait can change with every decision: write the latest, one write at a time.
+  let waits: Record<string, string> | undefined;
+  let writing: Promise<void> | undefined;
+  const writeWaits = async () => {
+    while (waits) {
+      const waiting = waits;
+      waits = undefined;
+      await writeRunState(paths, { ...state, waiting }).catch((e) =>
+        progress.event(`cannot publish waiting reasons: ${(e as Error).message}`)
+      );
+    }
+    writing = undefined;
+  };
+  const { rateLimitCooldownS, ...settings } = o.settings;
+  const orchestrator = new Orchestrator({
+    ...settings,
+    paths,
+    runId: run.runId,
+    journalPath: journalPath(paths, run.runId),
+    store,
+    taskIds: run.taskIds,
+    adapter: o.adapter,
+    launch: o.launch,
+    serverUrl: o.serverUrl,
+    targetBranch: o.targetBranch,
+    mcpConfigPath: o.mcpConfigPath,
+    onAlert: (nudge) => {
+      const line = o.alertLine?.(nudge);
+      if (line) progress.event(line);
+    },
+    cooldowns: await cooldownTracker(paths.rateLimits, rateLimitCooldownS),
+    cost: o.cost,
+    continuous: run.continuous,
+    tickMs: o.tickMs,
+    log: (line) => progress.event(line),
+    onWaiting: (waiting) => {
+      waits = waiting;
+      writing ??= writeWaits();
+    },
+  });
+  o.started(orchestrator);
+  if (o.signal?.aborted) orchestrator.stop();
+  progress.start(() => ({
+    store,
+    runtimeDir: paths.runtime,
+    taskIds: run.continuous ? orchestrator.taskIds() : run.taskIds,
+    orchestrator,
+  }));
+  const running = orchestrator.run();
+  // Tracker hook: tasks the trackers created before the loop subscribed join a continuous run.
+  if (run.continuous) orchestrator.adopt(unownedTaskIds(store));
+  const outcome = await running;
+  progress.stop();
+  if (outcome.status !== "completed") {
+    // Say what is left and why, so the last lines on the terminal are the way forward.
+    for (const [id, why] of Object.entries(orchestrator.waitingReasons())) out(`${id}: ${why}`);
+  }
+  await writing; // the last word on the run state is below
+  await appendEvents(journalPath(paths, run.runId), [
+    ev.runCompleted({ run_id: run.runId, status: outcome.status, counts: outcome.counts }),
+  ]);
+  const unfinished = store.list().filter((t) => t.run_id === run.runId && !isFinished(t));
+  await writeRunState(paths, {
+    ...state,
+    status: outcome.status,
+    waiting: orchestrator.waitingReasons(),
+    unfinished: unfinished.length,
+  });
+  // The caller prints the final status line, once (lib/cli/commands/run.ts).
+  return { ...outcome, unfinished: unfinished.length };
+}
+
+/** The cooldowns of earlier runs, with the spec's 300 s, or `seconds` when set (tests, drills). */
+async function cooldownTracker(path: string, seconds?: number): Promise<CooldownTracker> {
+  const loaded = await loadCooldowns(path);
+  return seconds ? CooldownTracker.fromJSON(loaded.toJSON(), seconds) : loaded;
+}

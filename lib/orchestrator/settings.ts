@@ -1,0 +1,79 @@
+/**
+ * The run loop's settings (pure): service.yaml, the environment's overrides (for tests and
+ * drills) and the task history, read once by `runPlan`, become the plain values and per-task
+ * functions the {@link Orchestrator} runs with.
+ */
+import { KILL_GRACE_MS } from "../agents/process.ts";
+import { agentTimeoutS } from "../agents/timeouts.ts";
+import { effectiveTokenSpecs, type TokenSpec } from "../auth/tokens.ts";
+import type { CommandCheck, RoleSettings, ServiceConfig } from "../config/schema.ts";
+import type { Task } from "../tasks/task.ts";
+import type { NudgeSettings } from "../verification/nudge.ts";
+import { qualityGatesFor } from "../verification/quality_gates.ts";
+
+/** What a run's settings are read from. */
+export interface SettingsSource {
+  config: ServiceConfig;
+  /** The process environment. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** The task server's tokens (`auth.tokens`, server settings). */
+  tokens: TokenSpec[];
+  /** `.sdd/metrics/tasks.jsonl`: earlier agents' durations (adaptive timeouts). */
+  taskHistory: string;
+}
+
+/** The loop's settings. */
+export interface OrchestratorSettings {
+  maxAgents: number;
+  model?: string;
+  effort?: string;
+  /** `roles` of service.yaml (per-role model, effort, max_agents, agent_env). */
+  roles: Readonly<Record<string, RoleSettings>>;
+  /** `agent_env` of service.yaml. */
+  agentEnv: readonly string[];
+  requireApproval: boolean;
+  /** Quality gates of a task: top-level plus its role's (`quality_gates`). */
+  qualityGates: (task: Pick<Task, "role">) => CommandCheck[];
+  /** Thresholds of the verification alert (`verification_nudge`). */
+  nudge: NudgeSettings;
+  /** `recovery.land_unreported`. */
+  landUnreported: boolean;
+  /** Wall-clock limit of an agent, by task (seconds). */
+  timeoutS: (task: Pick<Task, "role" | "scope">) => number;
+  /** SIGTERM to SIGKILL grace (ms). */
+  graceMs: number;
+  /** The spawn block after a rate limit (s), when the environment shortens the spec's 300 s. */
+  rateLimitCooldownS?: number;
+  /** The bearer token agents call the task API with, when the server requires one. */
+  token?: string;
+}
+
+/** The settings of a run from its configuration, environment and history. */
+export function orchestratorSettings(source: SettingsSource): OrchestratorSettings {
+  const { config, env } = source;
+  const timeoutOverride = Number(env.SERVICE_AGENT_TIMEOUT_S);
+  const grace = Number(env.SERVICE_KILL_GRACE_S);
+  const cooldown = Number(env.SERVICE_RATE_LIMIT_COOLDOWN_S);
+  const spec = effectiveTokenSpecs(source.tokens, (n) => env[n]).find((s) => env[s.token_env]);
+  return {
+    maxAgents: config.max_agents ?? 4,
+    ...(config.model ? { model: config.model } : {}),
+    ...(config.effort ? { effort: config.effort } : {}),
+    roles: config.roles,
+    agentEnv: config.agent_env,
+    requireApproval: config.review.require_approval,
+    qualityGates: (task) => qualityGatesFor(config, task.role),
+    nudge: config.verification_nudge,
+    landUnreported: config.recovery.land_unreported,
+    timeoutS: (task) => {
+      if (timeoutOverride > 0) return timeoutOverride;
+      const minutes = config.roles[task.role]?.timeout_minutes;
+      return minutes !== undefined
+        ? Math.round(minutes * 60)
+        : agentTimeoutS({ scope: task.scope, role: task.role }, source.taskHistory);
+    },
+    graceMs: env.SERVICE_KILL_GRACE_S !== undefined && grace >= 0 ? grace * 1000 : KILL_GRACE_MS,
+    ...(cooldown > 0 ? { rateLimitCooldownS: cooldown } : {}),
+    ...(spec ? { token: env[spec.token_env] } : {}),
+  };
+}
