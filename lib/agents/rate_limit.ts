@@ -80,7 +80,7 @@ function matchOf(event: SessionEvent): RateLimitMatch | undefined {
 }
 
 /** Every matched line among `events`, in order. */
-export function rateLimitMatches(events: readonly SessionEvent[]): RateLimitMatch[] {
+function rateLimitMatches(events: readonly SessionEvent[]): RateLimitMatch[] {
   return events.flatMap((e) => matchOf(e) ?? []);
 }
 

@@ -20,7 +20,7 @@ function p(input: number, cached: number, output: number): Price {
 }
 
 /** `[substring of the model name, price]`, most specific first. */
-export const PRICE_TABLE: readonly (readonly [string, Price])[] = [
+const PRICE_TABLE: readonly (readonly [string, Price])[] = [
   // Anthropic (Claude Code reports its own cost; these serve Aider and Qwen-style estimates).
   ["opus-4-5", p(5, 0.5, 25)],
   ["opus", p(15, 1.5, 75)],
@@ -57,7 +57,7 @@ export const PRICE_TABLE: readonly (readonly [string, Price])[] = [
 ];
 
 /** The price used when no entry matches: deliberately on the expensive side. */
-export const DEFAULT_PRICE: Price = p(3, 3, 15);
+const DEFAULT_PRICE: Price = p(3, 3, 15);
 
 /** The price of `model` (default price when unknown). */
 export function priceOf(model: string): Price {

@@ -27,7 +27,7 @@ export interface GateSpec {
 }
 
 /** Bytes of one producer's output kept as evidence. */
-export const PRODUCER_CAPTURE_BYTES = 16 << 20;
+const PRODUCER_CAPTURE_BYTES = 16 << 20;
 
 /** What an evidence producer did. */
 export interface ProducerRun {

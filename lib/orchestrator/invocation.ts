@@ -46,7 +46,7 @@ export interface AgentInvocationSettings extends InvocationSettings {
 }
 
 /** What the agent is told when its worktree starts from an interrupted attempt's work. */
-export function earlierWorkNote(work: EarlierWorkNote): string {
+function earlierWorkNote(work: EarlierWorkNote): string {
   return `${EARLIER_WORK} an earlier attempt at this task (session ${work.session}) was ` +
     "interrupted before it reported. Its work is already in your worktree, committed on your " +
     `branch: \`git diff ${work.base.slice(0, 12)}\` shows everything it changed. Continue from ` +

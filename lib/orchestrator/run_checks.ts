@@ -72,7 +72,7 @@ export async function templateProblems(
 }
 
 /** Every problem of a run of tasks with `roles` under `config`. */
-export async function runSetupProblems(
+async function runSetupProblems(
   root: string,
   config: ServiceConfig,
   roles: Iterable<string>,

@@ -33,7 +33,7 @@ const PF_EXITING = 0x4;
  * the process is gone. The command name (field 2) may hold spaces and parentheses, so the
  * fields are read after its last `)`.
  */
-export function procStat(pid: number): { state: string; flags: number } | undefined {
+function procStat(pid: number): { state: string; flags: number } | undefined {
   if (Deno.build.os !== "linux") return undefined;
   let text: string;
   try {

@@ -33,7 +33,7 @@ import { detectTestRuns } from "./test_run_detector.ts";
 import { ledgerVerdict } from "./verdict.ts";
 
 /** Bytes at the end of a session log that are scanned for test runs. */
-export const LOG_SCAN_BYTES = 64 << 20;
+const LOG_SCAN_BYTES = 64 << 20;
 
 /** Where a completion's work and log are. */
 export interface CompletionHandle {

@@ -95,7 +95,7 @@ export function num(v: unknown): number {
  * wrapped in the message ("[API Error: {…"message":"…"…}]", as Gemini CLI prints it) gives the
  * provider's own message.
  */
-export function rowMessage(row: Json): string | undefined {
+function rowMessage(row: Json): string | undefined {
   const msg = obj(row.error)?.message ?? row.message;
   if (typeof msg !== "string") return undefined;
   const inner = /"message":\s*"((?:[^"\\]|\\.)*)"/.exec(msg);
