@@ -35,6 +35,7 @@ import { janitorSignals, TaskWork } from "./task_work.ts";
 import { VerificationStep } from "../verification/completion.ts";
 import type { VerificationNudge } from "../verification/nudge.ts";
 import type { OrchestratorSettings } from "./settings.ts";
+import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 
 export { MAX_ATTEMPTS };
 export type { LiveAgent };
@@ -93,6 +94,7 @@ export class Orchestrator {
   readonly #spend: SpendTracker;
   readonly #rateLimits: RateLimitGuard;
   readonly #reviews: ReviewWatcher;
+  readonly #environments: WorktreeEnvironments;
   #state: CoreState;
   #wake: () => void = () => {};
   /** Events were decided since the last settle. */
@@ -122,6 +124,11 @@ export class Orchestrator {
       maxRebases: 3,
       landUnreported: options.landUnreported,
     }, this.#clock());
+    const environments = this.#environments = new WorktreeEnvironments({
+      root: options.paths.root,
+      config: options.worktreeEnv,
+      portsDir: options.paths.portLeases,
+    });
     this.#work = new TaskWork({
       paths: options.paths,
       runId: options.runId,
@@ -140,8 +147,13 @@ export class Orchestrator {
         onAlert: options.onAlert,
         warn: options.log,
         adapter: options.adapter.name,
+        prepareGateTree: async (task, dir) => {
+          await environments.prepareGateTree(task.role, dir);
+        },
       }),
       warn: options.log,
+      environments,
+      agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
     });
     this.#spend = new SpendTracker(options.paths, options.adapter, options.cost);
     this.#rateLimits = new RateLimitGuard({
@@ -169,6 +181,7 @@ export class Orchestrator {
       spend: this.#spend,
       rateLimits: this.#rateLimits,
       landUnreported: options.landUnreported,
+      environments,
       log: options.log,
       clock: this.#clock,
     });
@@ -432,6 +445,7 @@ export class Orchestrator {
   async #recoveryEvents(): Promise<CoreEvent[]> {
     // Before recovery appends anything: which merges did operators decide that never landed?
     await this.#reviews.start();
+    await this.#reclaimPorts();
     const events: CoreEvent[] = [];
     for (const id of this.#ids) {
       const task = this.#o.store.get(id);
@@ -455,6 +469,18 @@ export class Orchestrator {
       });
     }
     return events;
+  }
+
+  /** Take back the port leases of sessions whose orchestrator is gone (killed, DESIGN.md §13). */
+  async #reclaimPorts(): Promise<void> {
+    try {
+      const reclaimed = await this.#environments.reclaimStaleLeases();
+      if (reclaimed.length === 0) return;
+      const which = reclaimed.map((l) => `${l.port} (${l.session_id})`).join(", ");
+      this.#o.log(`took back ${reclaimed.length} port lease(s) of ended sessions: ${which}`);
+    } catch (e) {
+      this.#o.log(`port leases not checked: ${(e as Error).message}`);
+    }
   }
 
   #counts(): Record<string, number> {

@@ -6,7 +6,7 @@
 import * as ev from "../../journal/events.ts";
 import type { FailedSignal } from "../../journal/events.ts";
 import type { JournalEvent } from "../../journal/row.ts";
-import type { Action } from "./protocol.ts";
+import type { Action, PreparedView } from "./protocol.ts";
 import { afterFailure } from "./policy.ts";
 import type { Draft, TaskView, Unreported } from "./state.ts";
 
@@ -28,6 +28,53 @@ export class Out {
   push(action: Action): void {
     this.actions.push(action);
   }
+}
+
+/** An attempt's claim as the journal records it. */
+export interface Claim {
+  taskId: string;
+  sessionId: string;
+  attempt: number;
+  model?: string;
+  batchEligible?: boolean;
+  /** What its worktree environment gave it (DESIGN.md §13). */
+  prepared?: PreparedView;
+}
+
+/**
+ * An attempt claimed its task: `task_claimed` (the card goes to running), then
+ * `task_worktree_prepared` when its worktree environment gave it anything.
+ */
+export function recordClaim(d: Draft, out: Out, claim: Claim): void {
+  const task = d.tasks.get(claim.taskId);
+  d.attemptOf.set(claim.taskId, claim.attempt);
+  out.journal(ev.taskClaimed({
+    task_id: claim.taskId,
+    session_id: claim.sessionId,
+    title: task?.title,
+    role: task?.role,
+    attempt: claim.attempt,
+    model: claim.model,
+    batch_eligible: claim.batchEligible,
+  }));
+  const p = claim.prepared;
+  if (!p) return;
+  out.journal(ev.taskWorktreePrepared({
+    task_id: claim.taskId,
+    session_id: claim.sessionId,
+    ...p,
+  }));
+  const what = [
+    p.copied.length ? `copied ${p.copied_total ?? p.copied.length} file(s)` : "",
+    p.linked.length ? `linked ${p.linked.join(", ")}` : "",
+    p.setup.length
+      ? `setup ${p.setup.length} command(s) in ${
+        (p.setup.reduce((n, s) => n + s.ms, 0) / 1000).toFixed(1)
+      } s`
+      : "",
+    p.ports.length ? `PORT ${p.ports[0]}` : "",
+  ].filter((x) => x !== "");
+  if (what.length > 0) out.log(claim.taskId, `worktree ${claim.sessionId}: ${what.join("; ")}`);
 }
 
 /** A failed attempt, as the card's receipt shows it and the next attempt's prompt explains it. */
