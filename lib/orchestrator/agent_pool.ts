@@ -28,10 +28,10 @@ import { AgentSession, sessionEnvironment, SessionStartError } from "./session.t
 import { sessionPorts } from "../worktree_env/ports.ts";
 import {
   type PreparedWorktree,
-  SETUP_FAILED,
   type WorktreeEnvironments,
   WorktreeSetupError,
 } from "../worktree_env/environments.ts";
+import { SETUP_FAILED } from "../worktree_env/spec.ts";
 import type { SpendTracker } from "../cost/budget.ts";
 import type { TaskWork } from "./task_work.ts";
 import { type EarlierWork, earlierWork, supersedeEarlierWork } from "../worktrees/earlier_work.ts";

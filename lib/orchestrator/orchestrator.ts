@@ -2,9 +2,9 @@
  * The run loop, a thin executor around the pure decision core (core/decide.ts): it turns what
  * happens — agent exits, task changes, review decisions (noticed as the journal grows), the
  * outcome of a landing, ticks — into events, asks the core what follows, and carries out the
- * actions: journal rows, store changes, spawns, terminations, log lines; worktree cleanups run
- * off the loop, and diff captures, merges and rebases in the landing lane (one at a time, so a
- * long gate never stalls the loop). Every event is decided when it arrives; once the events that
+ * actions: journal rows, store changes, spawns, terminations, log lines; worktree cleanups, and
+ * the starts of agents whose worktree runs setup commands, run off the loop, and diff captures,
+ * merges and rebases in the landing lane (one at a time, so a long gate never stalls the loop). Every event is decided when it arrives; once the events that
  * arrived together are decided, the loop settles (starts what may start, says why the rest
  * waits, ends the run when nothing can progress). The tick is for timeouts only.
  */
@@ -382,6 +382,10 @@ export class Orchestrator {
         );
         return [];
       case "spawn":
+        if (this.#setsUp(action.taskId)) {
+          this.#spawnOffLoop(action.taskId, action.note);
+          return [];
+        }
         // On the loop: agents that start one after another finish one after another, so their
         // work does not queue up in the landing lane all at once (bench:orchestrator).
         await this.#cleanups.get(action.taskId); // the last attempt's work is on its rescue ref
@@ -428,6 +432,36 @@ export class Orchestrator {
       case "journal":
         return []; // the verdict is in the state; journal rows are appended in order above
     }
+  }
+
+  /** True when `taskId`'s worktree runs setup commands before its agent (DESIGN.md §13). */
+  #setsUp(taskId: string): boolean {
+    const task = this.#o.store.get(taskId);
+    return task !== undefined && this.#environments.spec(task.role).setup.length > 0;
+  }
+
+  /**
+   * Start `taskId`'s agent off the loop: its worktree setup may take minutes (`npm ci`), and
+   * meanwhile the loop decides everything else and other setups run beside it. The start's
+   * outcome, then the agent's exit, become events in that order.
+   */
+  #spawnOffLoop(taskId: string, note: string | undefined): void {
+    const started: Promise<CoreEvent> = (async () => {
+      await this.#cleanups.get(taskId); // the last attempt's work is on its rescue ref first
+      return await this.#agents.spawn(taskId, note, (exit) => {
+        void started.then(() => this.#push(exit));
+      });
+    })().catch((e) => ({
+      type: "spawn_failed",
+      taskId,
+      sessionId: "",
+      diagnosis: {
+        kind: "spawn_failed",
+        reason: `could not start the agent: ${(e as Error).message}`,
+        retryable: true,
+      },
+    }));
+    void started.then((event) => this.#push(event));
   }
 
   /** Reap or keep `taskId`'s worktree off the loop, after any earlier cleanup of it. */

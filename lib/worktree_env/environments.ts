@@ -21,11 +21,14 @@ import {
   releasePorts,
 } from "./ports.ts";
 import { copySources, linkSources, readWorktreeInclude } from "./select.ts";
-import { ignoreLinesFor, isPlainWorktree, type WorktreeEnvConfig, worktreeEnvFor } from "./spec.ts";
+import {
+  ignoreLinesFor,
+  isPlainWorktree,
+  SETUP_FAILED,
+  type WorktreeEnvConfig,
+  worktreeEnvFor,
+} from "./spec.ts";
 import type { WorktreeEnvSpec } from "./spec.ts";
-
-/** The reason prefix of an attempt whose worktree setup failed. */
-export const SETUP_FAILED = "setup_failed";
 
 /** What a worktree got (the data of `task_worktree_prepared`, without the ids). */
 export interface PreparedWorktree {

@@ -6,6 +6,9 @@
 import type { WorktreeBlock } from "../config/schema.ts";
 import { DEFAULT_IGNORES, exactIgnoreLine } from "../worktrees/ignores.ts";
 
+/** The reason prefix of an attempt whose worktree setup failed (`setup_failed: <command>: <line>`). */
+export const SETUP_FAILED = "setup_failed";
+
 /** What one role's agent worktrees get. */
 export interface WorktreeEnvSpec {
   /** gitignore-style patterns of untracked files copied from the checkout (`.worktreeinclude` adds to them). */
@@ -84,4 +87,45 @@ export function ignoreLinesFor(
 export function isPlainWorktree(spec: WorktreeEnvSpec, includeLines: readonly string[]): boolean {
   return spec.copy.length === 0 && includeLines.length === 0 && spec.symlink.length === 0 &&
     spec.setup.length === 0 && spec.teardown.length === 0 && spec.ports === 0;
+}
+
+/** Installers that write into a directory of the given name, by the words of their command. */
+const INSTALLERS: { dirs: string[]; command: RegExp; effect: string }[] = [
+  {
+    dirs: ["node_modules"],
+    command:
+      /(^|[;&|(]\s*|\s)(npm\s+(ci|install|i|update)|pnpm\s+(install|i|add|update)|bun\s+install|yarn(\s+install\b|\s*($|[;&|)])))/,
+    effect: "empties or rewrites it",
+  },
+  {
+    dirs: [".venv", "venv"],
+    command:
+      /(^|[;&|(]\s*|\s)(uv\s+(sync|venv|pip\s+install)|poetry\s+install|pdm\s+(install|sync)|virtualenv\s|python3?\s+-m\s+venv\s|\S*pip3?\s+install)/,
+    effect: "installs into it or recreates it",
+  },
+];
+
+/** A setup command that would write through a link into the checkout's own directory. */
+export interface LinkedInstall {
+  linked: string;
+  command: string;
+  effect: string;
+}
+
+/**
+ * The setup commands of `spec` that install into a directory it links (pure): `npm ci` in a
+ * worktree whose `node_modules` is a link empties the checkout's own `node_modules` through it,
+ * `uv sync` rewrites the checkout's `.venv`. A directory is linked or installed, never both.
+ */
+export function linkedInstalls(spec: Pick<WorktreeEnvSpec, "symlink" | "setup">): LinkedInstall[] {
+  const out: LinkedInstall[] = [];
+  for (const linked of spec.symlink) {
+    const name = linked.split("/").at(-1)!;
+    for (const installer of INSTALLERS.filter((i) => i.dirs.includes(name))) {
+      for (const command of spec.setup.filter((c) => installer.command.test(c))) {
+        out.push({ linked, command, effect: installer.effect });
+      }
+    }
+  }
+  return out;
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { parseConfig } from "../config/load.ts";
 import { DEFAULT_IGNORES } from "../worktrees/ignores.ts";
-import { ignoreLinesFor, WORKTREE_ENV_DEFAULTS, worktreeEnvFor } from "./spec.ts";
+import { ignoreLinesFor, linkedInstalls, WORKTREE_ENV_DEFAULTS, worktreeEnvFor } from "./spec.ts";
 
 const CONFIG = `
 cli: claude
@@ -102,5 +102,31 @@ Deno.test("service.yaml refuses worktree entries that reach out of the workspace
       (e: Error) => message.test(`${e.message} ${(e as { fix?: string }).fix ?? ""}`),
       block,
     );
+  }
+});
+
+Deno.test("linkedInstalls(): a setup that installs into a linked directory — into the checkout's own — is found (table)", () => {
+  const rows: [string[], string, boolean][] = [
+    [["node_modules"], "npm ci", true],
+    [["node_modules"], "npm install --no-audit", true],
+    [["node_modules"], "cd web && pnpm install", true],
+    [["node_modules"], "yarn", true],
+    [["node_modules"], "yarn install --frozen-lockfile", true],
+    [["node_modules"], "bun install", true],
+    [["packages/a/node_modules"], "npm ci", true],
+    [["node_modules"], "npm run build", false],
+    [["node_modules"], "yarn build", false],
+    [["node_modules"], "npx prisma generate", false],
+    [[".venv"], "uv sync", true],
+    [[".venv"], ".venv/bin/pip install -e .", true],
+    [[".venv"], "python3 -m venv .venv", true],
+    [[".venv"], "poetry install", true],
+    [[".venv"], "npm ci", false],
+    [[".venv"], "python3 -m compileall src", false],
+    [[], "npm ci", false],
+  ];
+  for (const [symlink, command, clash] of rows) {
+    const got = linkedInstalls({ symlink, setup: [command] });
+    assert.equal(got.length > 0, clash, `${symlink.join(",") || "(nothing linked)"} + ${command}`);
   }
 });

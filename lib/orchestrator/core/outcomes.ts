@@ -67,14 +67,19 @@ export function recordClaim(d: Draft, out: Out, claim: Claim): void {
   const what = [
     p.copied.length ? `copied ${p.copied_total ?? p.copied.length} file(s)` : "",
     p.linked.length ? `linked ${p.linked.join(", ")}` : "",
-    p.setup.length
-      ? `setup ${p.setup.length} command(s) in ${
-        (p.setup.reduce((n, s) => n + s.ms, 0) / 1000).toFixed(1)
-      } s`
-      : "",
+    p.setup.length ? setupWords(p.setup) : "",
     p.ports.length ? `PORT ${p.ports[0]}` : "",
   ].filter((x) => x !== "");
   if (what.length > 0) out.log(claim.taskId, `worktree ${claim.sessionId}: ${what.join("; ")}`);
+}
+
+/** How the setup went, in a few words: how long, and which command failed. */
+function setupWords(setup: PreparedView["setup"]): string {
+  const s = (setup.reduce((n, r) => n + r.ms, 0) / 1000).toFixed(1);
+  const failed = setup.findIndex((r) => r.exit_code !== 0);
+  return failed === -1
+    ? `setup ${setup.length} command(s) in ${s} s`
+    : `setup failed at command ${failed + 1} (exit ${setup[failed].exit_code}) after ${s} s`;
 }
 
 /** A failed attempt, as the card's receipt shows it and the next attempt's prompt explains it. */
