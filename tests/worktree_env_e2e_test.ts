@@ -105,6 +105,7 @@ async function nodeProject(
     ),
     "server.js": SERVER_JS,
     "check.js": CHECK_JS,
+    ".worktreeinclude": "# what Claude Code copies too\nconfig/*.local.json\n",
   });
   await Deno.mkdir(join(root, "pkgs/greet"), { recursive: true });
   await Deno.writeTextFile(
@@ -129,12 +130,15 @@ async function nodeProject(
   );
   await Deno.writeTextFile(join(root, "node_modules/.marker"), "the user's own install\n");
   await Deno.writeTextFile(join(root, ".env"), "GREETING=hi-from-env\n");
+  await Deno.mkdir(join(root, "config"));
+  await Deno.writeTextFile(join(root, "config/dev.local.json"), '{"debug": true}\n');
 }
 
-Deno.test("node-like project: .env copied, node_modules linked, a setup that installs from a local package directory, two agents serving on their leased PORT at once; nothing of it merged", async () => {
+Deno.test("node-like project: .env and .worktreeinclude files copied, node_modules linked, a setup that installs from a local package directory, two agents serving on their leased PORT at once, a teardown in each worktree before its removal; nothing of it merged", async () => {
   await using dir = await tempDir();
   await using barrier = await tempDir();
-  using _env = withEnv({ E2E_BARRIER: barrier.path });
+  const teardowns = join(barrier.path, "..", `teardown-${crypto.randomUUID()}.txt`);
+  using _env = withEnv({ E2E_BARRIER: barrier.path, E2E_TEARDOWN: teardowns });
   const serve = (id: string) => ({
     id,
     role: "frontend",
@@ -153,8 +157,10 @@ Deno.test("node-like project: .env copied, node_modules linked, a setup that ins
       "    quality_gates:\n      - name: env and modules\n" +
       `        command: node -e "require('greet'); require('fs').readFileSync('.env')"\n` +
       "  devops:\n    worktree:\n      setup: [npm ci --offline --no-audit --no-fund]\n" +
-      "max_agents: 3\nagent_env: [E2E_BARRIER]\n" +
-      "worktree:\n  copy: ['.env']\n  ports: 1\n  port_range: [24100, 24199]\n",
+      "max_agents: 3\nagent_env: [E2E_BARRIER, E2E_TEARDOWN]\n" +
+      "worktree:\n  copy: ['.env']\n  ports: 1\n  port_range: [24100, 24199]\n" +
+      // Runs in the worktree before its removal, with the session's port still leased.
+      `  teardown: ['echo "$SERVICE_TASK_ID $PORT $(cat .env)" >> "$E2E_TEARDOWN"']\n`,
     [{
       name: "s",
       steps: [
@@ -197,13 +203,18 @@ Deno.test("node-like project: .env copied, node_modules linked, a setup that ins
     "the linked node_modules survived its worktrees' removal",
   );
   assert.deepEqual(await leaseFiles(dir.path), [], "every port released at reap");
+  const torn = (await Deno.readTextFile(teardowns)).split("\n").filter((l) => l).sort();
+  await Deno.remove(teardowns);
+  assert.equal(torn.length, 3, "a teardown per worktree");
+  assert.ok(torn.includes(`web1 ${port1} GREETING=hi-from-env`), torn.join("\n"));
+  assert.ok(torn.includes(`web2 ${port2} GREETING=hi-from-env`), torn.join("\n"));
 
   const journal = await journalOf(dir.path, result.runId);
   const rows = journal.rows.map((r) => r.row as Row);
   const prepared = Object.fromEntries(
     rows.filter((r) => r.type === "task_worktree_prepared").map((r) => [r.data.task_id, r.data]),
   );
-  assert.deepEqual(prepared.web1.copied, [".env"]);
+  assert.deepEqual(prepared.web1.copied, [".env", "config/dev.local.json"], ".worktreeinclude");
   assert.deepEqual(prepared.web1.linked, ["node_modules"]);
   assert.deepEqual(prepared.web1.ports, [port1]);
   assert.deepEqual(prepared.web2.ports, [port2]);
