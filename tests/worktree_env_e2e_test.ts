@@ -143,6 +143,7 @@ Deno.test("node-like project: .env and .worktreeinclude files copied, node_modul
     id,
     role: "frontend",
     script: [
+      ["require_prompt", "PORTS: "], // told to serve on its own port
       [
         "run",
         'node server.js > /dev/null 2>&1 & echo "$PORT" > "$E2E_BARRIER/$SERVICE_TASK_ID"; node check.js; kill $!',

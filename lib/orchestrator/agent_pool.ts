@@ -163,6 +163,7 @@ export class AgentPool {
         workdir: join(o.paths.worktrees, sessionId),
         retryNote: note,
         earlierWork: earlier && { session: task.resume_from!, base: earlier.base },
+        ports: o.environments?.spec(task.role).ports,
       });
       model = invocation.model;
       session = await AgentSession.start({

@@ -56,6 +56,13 @@ async function parentInside(realTree: string, dest: string): Promise<string | un
   }
 }
 
+/** Why nothing may be put at `dest` in the tree, or undefined when it may (its directory made). */
+async function notPlaceable(realTree: string, dest: string): Promise<string | undefined> {
+  if (await exists(dest)) return "the worktree has it already";
+  if (!await parentInside(realTree, dest)) return "its directory in the worktree leads out of it";
+  return undefined;
+}
+
 /** Copy and link `sources` from the workspace at `root` into the tree at `tree`. */
 export async function populateTree(
   root: string,
@@ -85,12 +92,9 @@ export async function populateTree(
       continue;
     }
     const dest = join(tree, path);
-    if (await exists(dest)) {
-      skip(path, "the worktree has it already");
-      continue;
-    }
-    if (!await parentInside(realTree, dest)) {
-      skip(path, "its directory in the worktree leads out of it");
+    const taken = await notPlaceable(realTree, dest);
+    if (taken) {
+      skip(path, taken);
       continue;
     }
     await Deno.copyFile(real, dest);
@@ -99,16 +103,11 @@ export async function populateTree(
   for (const path of sources.link) {
     const source = join(realRoot, path);
     const dest = join(tree, path);
-    if (!await exists(source)) {
-      skip(path, "gone from the checkout");
-      continue;
-    }
-    if (await exists(dest)) {
-      skip(path, "the worktree has it already");
-      continue;
-    }
-    if (!await parentInside(realTree, dest)) {
-      skip(path, "its directory in the worktree leads out of it");
+    const taken = await exists(source)
+      ? await notPlaceable(realTree, dest)
+      : "gone from the checkout";
+    if (taken) {
+      skip(path, taken);
       continue;
     }
     await Deno.symlink(source, dest);
