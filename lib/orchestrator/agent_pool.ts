@@ -208,8 +208,8 @@ export class AgentPool {
           prepared: preparedData(err.prepared),
         };
       }
-      const permanent = err.name === "TemplateError" || e instanceof Deno.errors.NotFound ||
-        e instanceof Deno.errors.PermissionDenied;
+      const permanent = err.name === "TemplateError" || err instanceof Deno.errors.NotFound ||
+        err instanceof Deno.errors.PermissionDenied;
       return {
         type: "spawn_failed",
         taskId,
