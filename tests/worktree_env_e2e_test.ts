@@ -52,16 +52,21 @@ http.createServer((req, res) => res.end(greet(env.GREETING) + " on " + process.e
   .listen(Number(process.env.PORT), "127.0.0.1");
 `;
 
-/** Waits until both agents announced their port, then asks each server and writes what it said. */
+/**
+ * Waits until both agents announced their port, asks each server and writes what it said, then
+ * keeps its own server up until the other agent has asked too.
+ */
 const CHECK_JS = `const fs = require("fs");
-const dir = process.env.E2E_BARRIER;
+const ports = process.env.E2E_BARRIER + "/ports";
+const done = process.env.E2E_BARRIER + "/done";
 const me = process.env.SERVICE_TASK_ID;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const both = async (dir) => { for (let i = 0; i < 600 && fs.readdirSync(dir).length < 2; i++) await sleep(50); };
 (async () => {
-  for (let i = 0; i < 600 && fs.readdirSync(dir).length < 2; i++) await sleep(50);
+  await both(ports);
   const lines = [];
-  for (const f of fs.readdirSync(dir).sort()) {
-    const port = fs.readFileSync(dir + "/" + f, "utf8").trim();
+  for (const f of fs.readdirSync(ports).sort()) {
+    const port = fs.readFileSync(ports + "/" + f, "utf8").trim();
     for (let i = 0; i < 200; i++) {
       try {
         lines.push(f + ": " + await (await fetch("http://127.0.0.1:" + port + "/")).text());
@@ -71,6 +76,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   }
   fs.mkdirSync("out", { recursive: true });
   fs.writeFileSync("out/" + me + ".txt", "PORT=" + process.env.PORT + "\\n" + lines.join("\\n") + "\\n");
+  fs.writeFileSync(done + "/" + me, "");
+  await both(done);
 })();
 `;
 
@@ -137,6 +144,8 @@ async function nodeProject(
 Deno.test("node-like project: .env and .worktreeinclude files copied, node_modules linked, a setup that installs from a local package directory, two agents serving on their leased PORT at once, a teardown in each worktree before its removal; nothing of it merged", async () => {
   await using dir = await tempDir();
   await using barrier = await tempDir();
+  await Deno.mkdir(join(barrier.path, "ports"));
+  await Deno.mkdir(join(barrier.path, "done"));
   const teardowns = join(barrier.path, "..", `teardown-${crypto.randomUUID()}.txt`);
   using _env = withEnv({ E2E_BARRIER: barrier.path, E2E_TEARDOWN: teardowns });
   const serve = (id: string) => ({
@@ -146,7 +155,7 @@ Deno.test("node-like project: .env and .worktreeinclude files copied, node_modul
       ["require_prompt", "PORTS: "], // told to serve on its own port
       [
         "run",
-        'node server.js > /dev/null 2>&1 & echo "$PORT" > "$E2E_BARRIER/$SERVICE_TASK_ID"; node check.js; kill $!',
+        'node server.js > /dev/null 2>&1 & echo "$PORT" > "$E2E_BARRIER/ports/$SERVICE_TASK_ID"; node check.js; kill $!',
       ],
       ["report"],
     ],
@@ -283,11 +292,11 @@ function pythonAgent(name: string, op: string, extra: unknown[][] = []): unknown
 }
 
 /**
- * A setup that waits (up to 10 s) until every agent's setup has begun: it passes only when the
+ * A setup that waits (up to 30 s) until every agent's setup has begun: it passes only when the
  * setups run side by side, not one after another.
  */
 const SETUP_BARRIER = `touch "$E2E_BARRIER/$SERVICE_TASK_ID"; n=0; ` +
-  `while [ "$(ls "$E2E_BARRIER" | wc -l)" -lt 2 ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done; ` +
+  `while [ "$(ls "$E2E_BARRIER" | wc -l)" -lt 2 ] && [ $n -lt 300 ]; do sleep 0.1; n=$((n+1)); done; ` +
   `[ "$(ls "$E2E_BARRIER" | wc -l)" -ge 2 ] || { echo "setups ran one after another" >&2; exit 1; }`;
 
 Deno.test("python-like project: agents run their tests and leave caches; nothing of them is staged, diffed or merged, no binary conflict costs a retry, a tracked .pyc stays tracked; setups run side by side", async () => {
