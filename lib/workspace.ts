@@ -23,6 +23,8 @@ export interface WorkspacePaths {
   debug: string;
   /** `.sdd/runtime/pids`: one PID file per live agent session. */
   pids: string;
+  /** `.sdd/runtime/ports`: one lease file per port leased to an agent session (DESIGN.md §13). */
+  portLeases: string;
   /** `.sdd/runtime/cost_report.json`: the running spend total and budget (DESIGN.md §7). */
   costReport: string;
   /** `.sdd/metrics/cost.jsonl`: one spend record per model per usage. */
@@ -67,6 +69,7 @@ export function workspacePaths(root: string): WorkspacePaths {
     trackerState: join(sdd, "runtime", "trackers.json"),
     debug: join(sdd, "debug"),
     pids: join(runtime, "pids"),
+    portLeases: join(runtime, "ports"),
     costReport: join(runtime, "cost_report.json"),
     costRecords: join(metrics, "cost.jsonl"),
     rateLimits: join(runtime, "rate_limits.json"),

@@ -49,10 +49,23 @@ export interface Attempt {
   exit?: { exit_code: number; duration_ms: number; ended_by?: string };
   /** The session log kept in the run directory (`logs/<session_id>.log`). */
   log?: { sha256: string; bytes: number };
+  /** What its worktree got before its agent started (`task_worktree_prepared`, DESIGN.md §13). */
+  prepared?: AttemptPrepared;
   /** What the service observed of this completion (`task_verification_recorded`). */
   verification?: AttemptVerification;
   /** The operators' review decisions taken while this attempt was the latest. */
   reviews?: AttemptReview[];
+}
+
+/** What an attempt's worktree environment gave it. */
+export interface AttemptPrepared {
+  copied: string[];
+  /** How many files were copied, when more than `copied` lists. */
+  copied_total?: number;
+  linked: string[];
+  /** The setup commands as they ran, up to the first that failed. */
+  setup: { command: string; exit_code: number; ms: number }[];
+  ports: number[];
 }
 
 /** One review decision on an attempt's work, as its journal row says. */
@@ -353,6 +366,11 @@ export function foldActivity(state: ActivityState, row: JournalEvent, index: num
       }
       break;
     }
+    case "task_worktree_prepared": {
+      const a = t.attempts.find((x) => x.session_id === str(d.session_id));
+      if (a) a.prepared = preparedOf(d);
+      break;
+    }
     case "task_verification_recorded": {
       const a = t.attempts.find((x) => x.session_id === str(d.session_id));
       if (a) a.verification = verificationOf(d);
@@ -365,6 +383,25 @@ export function foldActivity(state: ActivityState, row: JournalEvent, index: num
       t.rebases++;
       break;
   }
+}
+
+function preparedOf(d: Record<string, JsonValue>): AttemptPrepared {
+  const setup = Array.isArray(d.setup) ? d.setup : [];
+  return {
+    copied: strings(d.copied),
+    ...(typeof d.copied_total === "number" ? { copied_total: d.copied_total } : {}),
+    linked: strings(d.linked),
+    setup: setup.flatMap((s) =>
+      s && typeof s === "object" && !Array.isArray(s) && typeof s.command === "string"
+        ? [{
+          command: s.command,
+          exit_code: typeof s.exit_code === "number" ? s.exit_code : -1,
+          ms: typeof s.ms === "number" ? s.ms : 0,
+        }]
+        : []
+    ),
+    ports: Array.isArray(d.ports) ? d.ports.filter((p): p is number => typeof p === "number") : [],
+  };
 }
 
 function verificationOf(d: Record<string, JsonValue>): AttemptVerification {

@@ -251,6 +251,36 @@ export function taskLogCaptured(data: {
   return event("task_log_captured", data);
 }
 
+/** The data of `task_worktree_prepared` (DESIGN.md §13). */
+export interface WorktreePreparedData {
+  task_id: string;
+  session_id: string;
+  /** Files copied from the checkout (the first {@link PREPARED_LIST_MAX}). */
+  copied: string[];
+  /** How many were copied, when more than the list holds. */
+  copied_total?: number;
+  /** Paths linked to the checkout's. */
+  linked: string[];
+  /** The setup commands as they ran, up to the first that failed. */
+  setup: { command: string; exit_code: number; ms: number }[];
+  ports: number[];
+}
+
+/** Items of a list `task_worktree_prepared` holds. */
+export const PREPARED_LIST_MAX = 200;
+
+/** `task_worktree_prepared` (detail): what an agent's worktree got before its agent started. */
+export function taskWorktreePrepared(data: WorktreePreparedData): JournalEvent {
+  const many = data.copied.length > PREPARED_LIST_MAX;
+  return event("task_worktree_prepared", {
+    ...data,
+    copied: data.copied.slice(0, PREPARED_LIST_MAX),
+    copied_total: many ? data.copied.length : data.copied_total,
+    linked: data.linked.slice(0, PREPARED_LIST_MAX),
+    setup: data.setup.map((s) => ({ command: s.command, exit_code: s.exit_code, ms: s.ms })),
+  });
+}
+
 // ---- verification evidence (detail rows; the fold ignores them) ------------------------------
 
 /** The evidence of one completion as the service observed it (DESIGN.md §10). */

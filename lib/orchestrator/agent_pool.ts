@@ -24,7 +24,14 @@ import type { EndReason } from "./core/state.ts";
 import { exitReason } from "./exit_reason.ts";
 import { agentInvocation } from "./invocation.ts";
 import type { RateLimitGuard } from "./rate_limit_guard.ts";
-import { AgentSession } from "./session.ts";
+import { AgentSession, sessionEnvironment, SessionStartError } from "./session.ts";
+import { sessionPorts } from "../worktree_env/ports.ts";
+import {
+  type PreparedWorktree,
+  type WorktreeEnvironments,
+  WorktreeSetupError,
+} from "../worktree_env/environments.ts";
+import { SETUP_FAILED } from "../worktree_env/spec.ts";
 import type { SpendTracker } from "../cost/budget.ts";
 import type { TaskWork } from "./task_work.ts";
 import { type EarlierWork, earlierWork, supersedeEarlierWork } from "../worktrees/earlier_work.ts";
@@ -52,6 +59,8 @@ export interface AgentPoolOptions {
   rateLimits: RateLimitGuard;
   /** `recovery.land_unreported` (see CoreSettings). */
   landUnreported: boolean;
+  /** Copies, links, ignores, ports and setup of new worktrees (DESIGN.md §13). */
+  environments?: WorktreeEnvironments;
   log: (line: string) => void;
   clock: () => number;
 }
@@ -154,6 +163,7 @@ export class AgentPool {
         workdir: join(o.paths.worktrees, sessionId),
         retryNote: note,
         earlierWork: earlier && { session: task.resume_from!, base: earlier.base },
+        ports: o.environments?.spec(task.role).ports,
       });
       model = invocation.model;
       session = await AgentSession.start({
@@ -172,11 +182,34 @@ export class AgentPool {
         graceMs: o.graceMs,
         agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
         extraEnv: mcpSessionEnv(o.adapter, o.mcpConfigPath),
+        environments: o.environments,
       });
     } catch (e) {
-      const err = e as Error;
-      const permanent = err.name === "TemplateError" || e instanceof Deno.errors.NotFound ||
-        e instanceof Deno.errors.PermissionDenied;
+      if (e instanceof SessionStartError) {
+        // Its worktree is reaped like any other: teardown, log kept, ports released.
+        o.work.set(taskId, {
+          worktree: e.worktree,
+          sessionId,
+          logPath: e.logPath,
+          role: task.role,
+          env: e.env,
+        });
+      }
+      const err = (e instanceof SessionStartError ? e.cause : e) as Error;
+      if (err instanceof WorktreeSetupError) {
+        // The environment's fault, not the agent's: the attempt counts, with the claim it made.
+        return {
+          type: "spawn_failed",
+          taskId,
+          sessionId,
+          diagnosis: { kind: SETUP_FAILED, reason: err.reason, retryable: true },
+          attempt: await this.#attemptNumber(taskId),
+          model,
+          prepared: preparedData(err.prepared),
+        };
+      }
+      const permanent = err.name === "TemplateError" || err instanceof Deno.errors.NotFound ||
+        err instanceof Deno.errors.PermissionDenied;
       return {
         type: "spawn_failed",
         taskId,
@@ -189,7 +222,13 @@ export class AgentPool {
       };
     }
     this.#sessions.set(taskId, session);
-    o.work.set(taskId, { worktree: session.worktree, sessionId, logPath: session.logPath });
+    o.work.set(taskId, {
+      worktree: session.worktree,
+      sessionId,
+      logPath: session.logPath,
+      role: task.role,
+      env: session.env,
+    });
     if (earlier) {
       o.log(`${taskId}: continuing the kept work of session ${task.resume_from}`);
       await supersedeEarlierWork(o.paths.root, task.resume_from!, earlier.commit);
@@ -205,7 +244,29 @@ export class AgentPool {
       attempt: await this.#attemptNumber(taskId),
       model,
       batchEligible: task.batch_eligible,
+      prepared: session.prepared && preparedData(session.prepared),
     };
+  }
+
+  /**
+   * The environment an agent of `taskId` in `sessionId` has, with the ports the session still
+   * holds: for the teardown of a worktree an earlier process started.
+   */
+  async environmentFor(taskId: string, sessionId: string): Promise<Record<string, string>> {
+    const o = this.#o;
+    const task = o.store.get(taskId);
+    const role = (task && o.roles[task.role]) ?? {};
+    return sessionEnvironment({
+      adapter: o.adapter,
+      serverUrl: o.serverUrl,
+      token: o.token,
+      runId: o.runId,
+      taskId,
+      sessionId,
+      agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
+      extraEnv: mcpSessionEnv(o.adapter, o.mcpConfigPath),
+      ports: await sessionPorts(o.paths.portLeases, sessionId),
+    });
   }
 
   /** Ask `taskId`'s agent to end: SIGTERM, the grace, SIGKILL of its process group. */
@@ -305,6 +366,12 @@ export class AgentPool {
       },
     ];
   }
+}
+
+/** What a worktree got, as `task_worktree_prepared` says it; nothing when nothing was asked. */
+function preparedData(p: PreparedWorktree) {
+  if (!p.configured) return undefined;
+  return { copied: p.copied, linked: p.linked, setup: p.setup, ports: p.ports };
 }
 
 function appendTaskMetric(paths: WorkspacePaths, record: Record<string, unknown>): Promise<void> {

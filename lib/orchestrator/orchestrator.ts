@@ -2,9 +2,9 @@
  * The run loop, a thin executor around the pure decision core (core/decide.ts): it turns what
  * happens — agent exits, task changes, review decisions (noticed as the journal grows), the
  * outcome of a landing, ticks — into events, asks the core what follows, and carries out the
- * actions: journal rows, store changes, spawns, terminations, log lines; worktree cleanups run
- * off the loop, and diff captures, merges and rebases in the landing lane (one at a time, so a
- * long gate never stalls the loop). Every event is decided when it arrives; once the events that
+ * actions: journal rows, store changes, spawns, terminations, log lines; worktree cleanups, and
+ * the starts of agents whose worktree runs setup commands, run off the loop, and diff captures,
+ * merges and rebases in the landing lane (one at a time, so a long gate never stalls the loop). Every event is decided when it arrives; once the events that
  * arrived together are decided, the loop settles (starts what may start, says why the rest
  * waits, ends the run when nothing can progress). The tick is for timeouts only.
  */
@@ -35,6 +35,7 @@ import { janitorSignals, TaskWork } from "./task_work.ts";
 import { VerificationStep } from "../verification/completion.ts";
 import type { VerificationNudge } from "../verification/nudge.ts";
 import type { OrchestratorSettings } from "./settings.ts";
+import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 
 export { MAX_ATTEMPTS };
 export type { LiveAgent };
@@ -93,6 +94,7 @@ export class Orchestrator {
   readonly #spend: SpendTracker;
   readonly #rateLimits: RateLimitGuard;
   readonly #reviews: ReviewWatcher;
+  readonly #environments: WorktreeEnvironments;
   #state: CoreState;
   #wake: () => void = () => {};
   /** Events were decided since the last settle. */
@@ -122,6 +124,11 @@ export class Orchestrator {
       maxRebases: 3,
       landUnreported: options.landUnreported,
     }, this.#clock());
+    const environments = this.#environments = new WorktreeEnvironments({
+      root: options.paths.root,
+      config: options.worktreeEnv,
+      portsDir: options.paths.portLeases,
+    });
     this.#work = new TaskWork({
       paths: options.paths,
       runId: options.runId,
@@ -140,8 +147,13 @@ export class Orchestrator {
         onAlert: options.onAlert,
         warn: options.log,
         adapter: options.adapter.name,
+        prepareGateTree: async (task, dir) => {
+          await environments.prepareGateTree(task.role, dir);
+        },
       }),
       warn: options.log,
+      environments,
+      agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
     });
     this.#spend = new SpendTracker(options.paths, options.adapter, options.cost);
     this.#rateLimits = new RateLimitGuard({
@@ -169,6 +181,7 @@ export class Orchestrator {
       spend: this.#spend,
       rateLimits: this.#rateLimits,
       landUnreported: options.landUnreported,
+      environments,
       log: options.log,
       clock: this.#clock,
     });
@@ -369,6 +382,10 @@ export class Orchestrator {
         );
         return [];
       case "spawn":
+        if (this.#setsUp(action.taskId)) {
+          this.#spawnOffLoop(action.taskId, action.note);
+          return [];
+        }
         // On the loop: agents that start one after another finish one after another, so their
         // work does not queue up in the landing lane all at once (bench:orchestrator).
         await this.#cleanups.get(action.taskId); // the last attempt's work is on its rescue ref
@@ -417,6 +434,36 @@ export class Orchestrator {
     }
   }
 
+  /** True when `taskId`'s worktree runs setup commands before its agent (DESIGN.md §13). */
+  #setsUp(taskId: string): boolean {
+    const task = this.#o.store.get(taskId);
+    return task !== undefined && this.#environments.spec(task.role).setup.length > 0;
+  }
+
+  /**
+   * Start `taskId`'s agent off the loop: its worktree setup may take minutes (`npm ci`), and
+   * meanwhile the loop decides everything else and other setups run beside it. The start's
+   * outcome, then the agent's exit, become events in that order.
+   */
+  #spawnOffLoop(taskId: string, note: string | undefined): void {
+    const started: Promise<CoreEvent> = (async () => {
+      await this.#cleanups.get(taskId); // the last attempt's work is on its rescue ref first
+      return await this.#agents.spawn(taskId, note, (exit) => {
+        void started.then(() => this.#push(exit));
+      });
+    })().catch((e) => ({
+      type: "spawn_failed",
+      taskId,
+      sessionId: "",
+      diagnosis: {
+        kind: "spawn_failed",
+        reason: `could not start the agent: ${(e as Error).message}`,
+        retryable: true,
+      },
+    }));
+    void started.then((event) => this.#push(event));
+  }
+
   /** Reap or keep `taskId`'s worktree off the loop, after any earlier cleanup of it. */
   #cleanUp(taskId: string, work: () => Promise<void>): void {
     const done = (this.#cleanups.get(taskId) ?? Promise.resolve())
@@ -432,6 +479,7 @@ export class Orchestrator {
   async #recoveryEvents(): Promise<CoreEvent[]> {
     // Before recovery appends anything: which merges did operators decide that never landed?
     await this.#reviews.start();
+    await this.#reclaimPorts();
     const events: CoreEvent[] = [];
     for (const id of this.#ids) {
       const task = this.#o.store.get(id);
@@ -455,6 +503,18 @@ export class Orchestrator {
       });
     }
     return events;
+  }
+
+  /** Take back the port leases of sessions whose orchestrator is gone (killed, DESIGN.md §13). */
+  async #reclaimPorts(): Promise<void> {
+    try {
+      const reclaimed = await this.#environments.reclaimStaleLeases();
+      if (reclaimed.length === 0) return;
+      const which = reclaimed.map((l) => `${l.port} (${l.session_id})`).join(", ");
+      this.#o.log(`took back ${reclaimed.length} port lease(s) of ended sessions: ${which}`);
+    } catch (e) {
+      this.#o.log(`port leases not checked: ${(e as Error).message}`);
+    }
   }
 
   #counts(): Record<string, number> {

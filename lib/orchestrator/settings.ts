@@ -9,6 +9,7 @@ import { effectiveTokenSpecs, type TokenSpec } from "../auth/tokens.ts";
 import type { CommandCheck, RoleSettings, ServiceConfig } from "../config/schema.ts";
 import type { Task } from "../tasks/task.ts";
 import type { NudgeSettings } from "../verification/nudge.ts";
+import type { WorktreeEnvConfig } from "../worktree_env/spec.ts";
 import { qualityGatesFor } from "../verification/quality_gates.ts";
 
 /** What a run's settings are read from. */
@@ -31,6 +32,8 @@ export interface OrchestratorSettings {
   roles: Readonly<Record<string, RoleSettings>>;
   /** `agent_env` of service.yaml. */
   agentEnv: readonly string[];
+  /** `worktree`, top level and per role (DESIGN.md §13). */
+  worktreeEnv: WorktreeEnvConfig;
   requireApproval: boolean;
   /** Quality gates of a task: top-level plus its role's (`quality_gates`). */
   qualityGates: (task: Pick<Task, "role">) => CommandCheck[];
@@ -61,6 +64,7 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
     ...(config.effort ? { effort: config.effort } : {}),
     roles: config.roles,
     agentEnv: config.agent_env,
+    worktreeEnv: { worktree: config.worktree, roles: config.roles },
     requireApproval: config.review.require_approval,
     qualityGates: (task) => qualityGatesFor(config, task.role),
     nudge: config.verification_nudge,

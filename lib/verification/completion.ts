@@ -68,6 +68,8 @@ export interface VerificationStepOptions {
   warn: (line: string) => void;
   /** The adapter (its name) whose agents wrote the session logs: it reads them. */
   adapter?: string;
+  /** Gives the tree the gates run on the task's worktree environment (DESIGN.md §13). */
+  prepareGateTree?: (task: Task, dir: string) => Promise<void>;
 }
 
 /** What the verification found, for the decision core. */
@@ -97,6 +99,9 @@ export class VerificationStep {
       signals: this.#o.signals(task),
       quality_gates: this.#o.qualityGates(task),
       evidence: withProducers ? task.evidence : [],
+      ...(this.#o.prepareGateTree
+        ? { prepareTree: (dir: string) => this.#o.prepareGateTree!(task, dir) }
+        : {}),
     };
   }
 

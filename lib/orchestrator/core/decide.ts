@@ -10,7 +10,7 @@ import { onCaptured, onMergeResult, onRebaseResult, onReview } from "./on_landin
 import { onTaskChanged } from "./on_change.ts";
 import { onTick } from "./on_tick.ts";
 import { onSettle } from "./settle.ts";
-import { Out, recordCancel } from "./outcomes.ts";
+import { Out, recordCancel, recordClaim } from "./outcomes.ts";
 import type { Action, CoreEvent } from "./protocol.ts";
 import { type CoreState, draft } from "./state.ts";
 
@@ -40,16 +40,7 @@ export function decide(state: CoreState, event: CoreEvent): Step {
         startedAt: event.startedAt,
         deadline: event.deadline,
       });
-      d.attemptOf.set(event.taskId, event.attempt);
-      out.journal(ev.taskClaimed({
-        task_id: event.taskId,
-        session_id: event.sessionId,
-        title: task?.title,
-        role: task?.role,
-        attempt: event.attempt,
-        model: event.model,
-        batch_eligible: event.batchEligible,
-      }));
+      recordClaim(d, out, event);
       out.log(
         event.taskId,
         `agent ${event.sessionId} started (${task?.role ?? "?"}, attempt ${event.attempt})`,

@@ -816,6 +816,73 @@ Deno.test("decide(): an agent that could not start is a failed attempt with the 
   assert.equal(step.state.starting.size, 0);
 });
 
+Deno.test("decide(): a failed worktree setup is a counted attempt, journaled with its claim and what the worktree got; the last one fails the task", () => {
+  const prepared = {
+    copied: [".env"],
+    linked: [],
+    setup: [{ command: "npm ci", exit_code: 1, ms: 812 }],
+    ports: [20000],
+  };
+  const failed = (attempts: number): CoreEvent => ({
+    type: "spawn_failed",
+    taskId: "t1",
+    sessionId: `s${attempts}`,
+    diagnosis: {
+      kind: "setup_failed",
+      reason: "setup_failed: npm ci: npm ERR! 404 Not Found",
+      retryable: true,
+    },
+    attempt: attempts,
+    prepared,
+  });
+  const at = (attempts: number) => ({
+    ...state([task("t1", { status: "CLAIMED", attempts })]),
+    starting: new Set(["t1"]),
+  });
+  const first = decide(at(1), failed(1));
+  assert.deepEqual(summary(first), [
+    "journal task_claimed",
+    "journal task_worktree_prepared",
+    "store orphan",
+    "reap t1",
+    "journal task_verification_failed",
+    "store requeue",
+    "journal task_retried",
+  ]);
+  const rows = first.actions.flatMap((a) => a.kind === "journal" ? [a.event] : []);
+  assert.deepEqual(rows[0].data, {
+    task_id: "t1",
+    session_id: "s1",
+    title: "Task t1",
+    role: "backend",
+    attempt: 1,
+  });
+  assert.deepEqual(rows[1].data, { task_id: "t1", session_id: "s1", ...prepared });
+  assert.deepEqual(rows[2].data.signals, [{
+    kind: "setup_failed",
+    detail: "setup_failed: npm ci: npm ERR! 404 Not Found",
+  }]);
+  const requeue = first.actions.find((a) => a.kind === "store" && a.change.op === "requeue");
+  assert.deepEqual(requeue, {
+    kind: "store",
+    change: {
+      op: "requeue",
+      taskId: "t1",
+      reason: "setup_failed: npm ci: npm ERR! 404 Not Found (failed attempt 1 of 3; retrying)",
+      countAttempt: true,
+      resumeFrom: undefined,
+    },
+  });
+  assert.equal(first.state.attemptOf.get("t1"), 1);
+  const last = decide(at(3), failed(3));
+  assert.ok(summary(last).includes("store give_up"));
+  const reason = last.actions.find((a) => a.kind === "journal" && a.event.type === "task_failed");
+  assert.equal(
+    reason?.kind === "journal" && reason.event.data.reason,
+    "setup_failed: npm ci: npm ERR! 404 Not Found (after 3 failed attempts)",
+  );
+});
+
 Deno.test("decide(): a continuous run never finishes on its own", () => {
   const s = state([task("t1", { status: "CLOSED" })], {}, { ...SETTINGS, continuous: true });
   assert.ok(!decide(s, { type: "tick" }).actions.some((a) => a.kind === "finish"));

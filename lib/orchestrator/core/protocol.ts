@@ -3,7 +3,7 @@
  * things the executor does, journal rows included). The executor turns the outcome of an action
  * that takes time — a spawn, a diff capture, a merge, a rebase — into the next event.
  */
-import type { FailedSignal } from "../../journal/events.ts";
+import type { FailedSignal, WorktreePreparedData } from "../../journal/events.ts";
 import type { JournalEvent } from "../../journal/row.ts";
 import type { TaskStatus } from "../../tasks/lifecycle.ts";
 import type { EndReason, RunVerdict } from "./state.ts";
@@ -16,6 +16,9 @@ export interface ExitDiagnosis {
   /** The kind named on the card's gate receipt (agent_failed, agent_timeout, spawn_error …). */
   kind: string;
 }
+
+/** What an agent's worktree got before its agent started (DESIGN.md §13). */
+export type PreparedView = Omit<WorktreePreparedData, "task_id" | "session_id">;
 
 /** The outcome of a merge attempt. */
 export type MergeResult =
@@ -49,8 +52,22 @@ export type CoreEvent =
     attempt: number;
     model?: string;
     batchEligible?: boolean;
+    /** What its worktree environment gave it (absent when nothing was configured). */
+    prepared?: PreparedView;
   }
-  | { type: "spawn_failed"; taskId: string; sessionId: string; diagnosis: ExitDiagnosis }
+  | {
+    type: "spawn_failed";
+    taskId: string;
+    sessionId: string;
+    diagnosis: ExitDiagnosis;
+    /**
+     * Set when the attempt got as far as its worktree environment (its setup failed): the claim
+     * it made is journaled with this number, then what the worktree got.
+     */
+    attempt?: number;
+    model?: string;
+    prepared?: PreparedView;
+  }
   /** The task was claimed through the task API before the loop could claim it. */
   | { type: "claim_lost"; taskId: string }
   | {

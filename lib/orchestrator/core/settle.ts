@@ -14,6 +14,7 @@ import { blockedReasons } from "./blocked.ts";
 import { LOST_REASON } from "./on_exit.ts";
 import { mergeWaitText } from "./on_landing.ts";
 import { attemptFailed, type Out } from "./outcomes.ts";
+import { SETUP_FAILED } from "../../worktree_env/spec.ts";
 import type { Draft, TaskView } from "./state.ts";
 
 /** `settle`. */
@@ -180,7 +181,11 @@ function problems(d: Draft): string[] {
         break;
       case "FAILED":
         lines.push(
-          `${t.id}: FAILED — ${t.summary ?? "no reason recorded"} (\`service retry ${t.id}\`)`,
+          `${t.id}: FAILED — ${t.summary ?? "no reason recorded"} (${
+            // The environment failed, not the agent: a retry alone fails the same way.
+            t.summary?.startsWith(`${SETUP_FAILED}:`)
+              ? "fix worktree.setup, then "
+              : ""}\`service retry ${t.id}\`)`,
         );
         break;
       case "CANCELLED":
