@@ -29,13 +29,19 @@ import type { SpendTracker } from "../cost/budget.ts";
 import type { TaskWork } from "./task_work.ts";
 import { type EarlierWork, earlierWork, supersedeEarlierWork } from "../worktrees/earlier_work.ts";
 
+/** An adapter whose preflight passed: its CLI can start agents. */
+export interface ReadyAdapter {
+  adapter: AgentAdapter;
+  launch: PreflightResult["launch"];
+}
+
 /** Settings of {@link AgentPool}. */
 export interface AgentPoolOptions {
   paths: WorkspacePaths;
   runId: string;
   store: TaskStore;
-  adapter: AgentAdapter;
-  launch: PreflightResult["launch"];
+  /** The adapters agents may start with, by name: the configured one and the ready fallbacks. */
+  adapters: ReadonlyMap<string, ReadyAdapter>;
   serverUrl: string;
   token?: string;
   model?: string;
@@ -108,12 +114,13 @@ export class AgentPool {
   }
 
   /** The number of `taskId`'s attempt about to be claimed, from the claims the journal holds. */
-  async #attemptNumber(taskId: string): Promise<number> {
+  async attemptNumber(taskId: string): Promise<number> {
     const path = journalPath(this.#o.paths, this.#o.runId);
     return nextAttemptNumber((await readJournal(path, this.#activity)).state, taskId);
   }
 
-  async #template(role: string): Promise<RoleTemplate> {
+  /** The role's template, loaded once per run. */
+  async template(role: string): Promise<RoleTemplate> {
     let template = this.#templates.get(role);
     if (!template) {
       template = await loadRoleTemplate(this.#o.paths.root, role);
@@ -123,16 +130,20 @@ export class AgentPool {
   }
 
   /**
-   * Claim `taskId` and start its agent. `onExit` receives the exit's events once the process
-   * ends. Answers `spawned`, `claim_lost` (claimed meanwhile through the task API) or
-   * `spawn_failed`.
+   * Claim `taskId` and start its agent with `adapterName`'s CLI. `onExit` receives the exit's
+   * events once the process ends. Answers `spawned`, `claim_lost` (claimed meanwhile through the
+   * task API) or `spawn_failed`.
    */
   async spawn(
     taskId: string,
+    adapterName: string,
     note: string | undefined,
     onExit: (events: () => Promise<CoreEvent[]>) => void,
   ): Promise<CoreEvent> {
     const o = this.#o;
+    const ready = o.adapters.get(adapterName);
+    if (!ready) throw new Error(`adapter ${adapterName} is not ready: it cannot start agents`);
+    const { adapter, launch } = ready;
     const sessionId = this.#sessionId();
     try {
       await o.store.claim(taskId, sessionId);
@@ -147,7 +158,7 @@ export class AgentPool {
     try {
       const tip = await o.work.targetTip();
       earlier = await this.#earlierWork(task, tip);
-      const invocation = agentInvocation(o.adapter, await this.#template(task.role), task, {
+      const invocation = agentInvocation(adapter, await this.template(task.role), task, {
         model: role.model ?? o.model,
         effort: role.effort ?? o.effort,
         mcpConfigPath: o.mcpConfigPath,
@@ -163,15 +174,15 @@ export class AgentPool {
         sessionId,
         baseCommit: earlier?.base ?? tip,
         startCommit: earlier?.commit,
-        adapter: o.adapter,
-        launch: o.launch,
+        adapter,
+        launch,
         argv: invocation.argv,
         serverUrl: o.serverUrl,
         token: o.token,
         timeoutS: o.timeoutS(task),
         graceMs: o.graceMs,
         agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
-        extraEnv: mcpSessionEnv(o.adapter, o.mcpConfigPath),
+        extraEnv: mcpSessionEnv(adapter, o.mcpConfigPath),
       });
     } catch (e) {
       const err = e as Error;
@@ -202,9 +213,10 @@ export class AgentPool {
       sessionId,
       startedAt: session.startedAt,
       deadline: session.deadline,
-      attempt: await this.#attemptNumber(taskId),
+      attempt: await this.attemptNumber(taskId),
       model,
       batchEligible: task.batch_eligible,
+      adapter: adapter.name,
     };
   }
 
@@ -252,8 +264,10 @@ export class AgentPool {
     });
     await session.cleanup();
     this.#sessions.delete(taskId);
-    await readSessionUsage(o.adapter, session.logPath)
-      .then((usage) => o.spend.record(taskId, session.sessionId, usage))
+    await readSessionUsage(session.adapter, session.logPath)
+      .then((usage) =>
+        o.spend.record(taskId, session.sessionId, usage, { adapter: session.adapter.name })
+      )
       .catch((e) => o.log(`${taskId}: could not record spend: ${(e as Error).message}`));
     const hit = await o.rateLimits.check(session);
     const rateLimited = session.endedBy === "rate_limit" || hit !== undefined;
@@ -274,7 +288,7 @@ export class AgentPool {
       // Named where a reader finds it after the worktree is reaped, relative to the workspace.
       logPath: relative(o.paths.root, runLogPath(o.paths, o.runId, session.sessionId)),
       logTail: tail,
-      adapter: o.adapter.name,
+      adapter: session.adapter.name,
     });
     if (diagnosis.fastExit) o.log(`${taskId}: log tail:\n  ${tail.slice(-8).join("\n  ")}`);
     const status2 = o.store.get(taskId)?.status;

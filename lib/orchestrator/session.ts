@@ -64,6 +64,8 @@ export class AgentSession {
   readonly startedAt: number;
   readonly deadline: number;
   readonly logPath: string;
+  /** The adapter whose CLI runs it (the configured one, or a fallback). */
+  readonly adapter: AgentAdapter;
   /** Why the orchestrator ended it (timeout, stop, rate limit), when it did. */
   endedBy?: EndReason;
   /** When the loop first saw the task reported (DONE) while the agent still ran. */
@@ -81,6 +83,7 @@ export class AgentSession {
     this.startedAt = proc.startedAt;
     this.deadline = this.startedAt + start.timeoutS * 1000;
     this.logPath = proc.logPath;
+    this.adapter = start.adapter;
   }
 
   /** Cut the worktree, spawn the agent, write its PID file. */

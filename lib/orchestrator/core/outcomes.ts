@@ -30,6 +30,47 @@ export class Out {
   }
 }
 
+/** An attempt that started: an agent, or a request in the batch lane. */
+export interface Started {
+  taskId: string;
+  sessionId: string;
+  startedAt: number;
+  deadline: number;
+  attempt: number;
+  model?: string;
+  batchEligible?: boolean;
+  adapter: string;
+  /** A batch request's batch. */
+  batchId?: string;
+}
+
+/** An attempt started: it is the task's live session, and its claim is journaled. */
+export function recordStart(d: Draft, out: Out, e: Started): void {
+  d.starting.delete(e.taskId);
+  d.batching.delete(e.taskId);
+  const task = d.tasks.get(e.taskId);
+  d.sessions.set(e.taskId, {
+    taskId: e.taskId,
+    sessionId: e.sessionId,
+    startedAt: e.startedAt,
+    deadline: e.deadline,
+    adapter: e.adapter,
+    ...(e.batchId === undefined ? {} : { batchId: e.batchId }),
+  });
+  d.attemptOf.set(e.taskId, e.attempt);
+  out.journal(ev.taskClaimed({
+    task_id: e.taskId,
+    session_id: e.sessionId,
+    title: task?.title,
+    role: task?.role,
+    attempt: e.attempt,
+    model: e.model,
+    batch_eligible: e.batchEligible,
+    adapter: e.adapter,
+    lane: e.batchId === undefined ? undefined : "batch",
+  }));
+}
+
 /** A failed attempt, as the card's receipt shows it and the next attempt's prompt explains it. */
 export interface AttemptFailure {
   /** The failed checks or the failure, each `{kind, detail}`. */

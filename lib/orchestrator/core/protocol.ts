@@ -3,7 +3,7 @@
  * things the executor does, journal rows included). The executor turns the outcome of an action
  * that takes time — a spawn, a diff capture, a merge, a rebase — into the next event.
  */
-import type { FailedSignal } from "../../journal/events.ts";
+import type { BatchOutcome, FailedSignal } from "../../journal/events.ts";
 import type { JournalEvent } from "../../journal/row.ts";
 import type { TaskStatus } from "../../tasks/lifecycle.ts";
 import type { EndReason, RunVerdict } from "./state.ts";
@@ -49,6 +49,42 @@ export type CoreEvent =
     attempt: number;
     model?: string;
     batchEligible?: boolean;
+    /** The adapter that runs it. */
+    adapter: string;
+  }
+  /** The task's request went to a provider's batch API (the task is claimed for it). */
+  | {
+    type: "batch_submitted";
+    taskId: string;
+    sessionId: string;
+    provider: string;
+    /** The adapter whose provider it is. */
+    adapter: string;
+    batchId: string;
+    customId: string;
+    startedAt: number;
+    attempt: number;
+    model: string;
+  }
+  /** A request submitted before this process started is polled again (after a stop or crash). */
+  | {
+    type: "batch_adopted";
+    taskId: string;
+    sessionId: string;
+    batchId: string;
+    startedAt: number;
+  }
+  /**
+   * What came of a task's batch request: `applied` — its patch is committed in the task's
+   * worktree and the task is DONE; anything else — it goes to the agent CLI in real time.
+   */
+  | {
+    type: "batch_result";
+    taskId: string;
+    sessionId?: string;
+    batchId?: string;
+    outcome: BatchOutcome;
+    reason?: string;
   }
   | { type: "spawn_failed"; taskId: string; sessionId: string; diagnosis: ExitDiagnosis }
   /** The task was claimed through the task API before the loop could claim it. */
@@ -78,6 +114,8 @@ export type CoreEvent =
     rule: string;
     line: string;
     until: number;
+    /** `until` is the reset time the limit named (else the cooldown). */
+    named: boolean;
   }
   /** A task an earlier process left claimed or done (it was stopped or crashed). */
   | {
@@ -108,6 +146,8 @@ export type CoreEvent =
   | { type: "task_changed"; taskId: string; from: TaskStatus | null; to: TaskStatus }
   | { type: "stop" };
 
+export type { BatchOutcome };
+
 /** A change of a task's status in the store. */
 export type StoreChange =
   | { op: "orphan"; taskId: string; reason: string }
@@ -135,7 +175,9 @@ export type StoreChange =
 export type Action =
   | { kind: "journal"; event: JournalEvent }
   | { kind: "store"; change: StoreChange }
-  | { kind: "spawn"; taskId: string; note?: string }
+  | { kind: "spawn"; taskId: string; adapter: string; note?: string }
+  /** Claim `taskIds` and submit their requests to the batch lane; then `batch_submitted` each. */
+  | { kind: "batch"; taskIds: string[] }
   | { kind: "terminate"; taskId: string; reason: EndReason }
   /** Commit what the agent left, store its diff (task_diff_captured); then `captured`. */
   | { kind: "capture"; taskId: string }
