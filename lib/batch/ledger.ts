@@ -45,8 +45,19 @@ export function emptyLedger(): BatchLedger {
   return { version: 1, tasks: {} };
 }
 
-/** The ledger at `path`; a missing file is empty, an unreadable one is moved aside. */
-export async function loadBatchLedger(path: string): Promise<BatchLedger> {
+/** A ledger that is not the lane's JSON. */
+export class BatchLedgerError extends Error {
+  constructor(path: string) {
+    super(`${path} is not the batch lane's ledger (JSON with version 1 and tasks)`);
+    this.name = "BatchLedgerError";
+  }
+}
+
+/**
+ * The ledger at `path`; a missing file is empty. An unreadable one is moved aside (the lane starts
+ * afresh, nothing is lost), or, with `readOnly` (status), is a {@link BatchLedgerError}.
+ */
+export async function loadBatchLedger(path: string, readOnly = false): Promise<BatchLedger> {
   let text: string;
   try {
     text = await Deno.readTextFile(path);
@@ -58,6 +69,7 @@ export async function loadBatchLedger(path: string): Promise<BatchLedger> {
     const raw = JSON.parse(text);
     if (raw?.version === 1 && raw.tasks && typeof raw.tasks === "object") return raw as BatchLedger;
   } catch { /* below */ }
+  if (readOnly) throw new BatchLedgerError(path);
   // Nothing stored is lost: the unreadable file stays beside, and the lane starts afresh.
   await Deno.rename(path, `${path}.unreadable-${Date.now()}`);
   return emptyLedger();

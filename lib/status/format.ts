@@ -121,7 +121,9 @@ export function formatStatus(
       ));
     }
   }
-  const batches = (status.batches as { in_flight?: InFlight[] } | undefined)?.in_flight ?? [];
+  const lane = status.batches as { in_flight?: InFlight[]; error?: string } | undefined;
+  if (lane?.error) lines.push(p.red(`batches: ${lane.error}; \`service run\` moves it aside`));
+  const batches = lane?.in_flight ?? [];
   if (batches.length) {
     const byBatch = new Map<string, InFlight[]>();
     for (const b of batches) byBatch.set(b.batch_id, [...(byBatch.get(b.batch_id) ?? []), b]);

@@ -141,9 +141,9 @@ const batchesPart: StatusPart = async (app: AppContext) => {
   const nowS = Math.floor(Date.now() / 1000);
   let entries;
   try {
-    entries = inFlight(await loadBatchLedger(app.paths.batches));
+    entries = inFlight(await loadBatchLedger(app.paths.batches, true));
   } catch (e) {
-    return { error: `${app.paths.batches}: ${(e as Error).message}`, in_flight: [] };
+    return { error: (e as Error).message, in_flight: [] };
   }
   return {
     in_flight: entries.sort((a, b) => a.submitted_at - b.submitted_at).map((e) => ({
