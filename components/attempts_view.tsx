@@ -52,6 +52,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
               <span class="muted">
                 · session <code>{a.session_id}</code>
                 {a.role ? ` · ${a.role}` : ""}
+                {a.adapter ? ` · ${a.adapter}` : ""}
                 {a.model ? ` · ${a.model}` : ""}
                 {a.exit
                   ? ` · exit ${a.exit.exit_code} after ${seconds(a.exit.duration_ms)}${
@@ -59,6 +60,19 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
                   }`
                   : ""}
               </span>
+              {a.batch && (
+                <div data-batch={a.batch.outcome ?? "in_flight"}>
+                  batch request{a.batch.provider ? ` to ${a.batch.provider}` : ""}
+                  {a.batch.batch_id
+                    ? (
+                      <>
+                        {" "}(<code>{a.batch.batch_id}</code>)
+                      </>
+                    )
+                    : ""}: {a.batch.outcome ? a.batch.outcome.replace("_", " ") : "in flight"}
+                  {a.batch.reason ? ` — ${a.batch.reason}` : ""}
+                </div>
+              )}
               {/* In the order it happened: its worktree, the report, its checks, reviews, then what stopped it. */}
               {a.prepared && <PreparedLine p={a.prepared} />}
               {a.summary && <div data-summary>Agent's summary: {a.summary}</div>}

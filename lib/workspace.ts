@@ -31,6 +31,8 @@ export interface WorkspacePaths {
   costRecords: string;
   /** `.sdd/runtime/rate_limits.json`: provider cooldowns. */
   rateLimits: string;
+  /** `.sdd/runtime/batches.json`: the batch lane's requests (DESIGN.md §15). */
+  batches: string;
   /** `.sdd/metrics/tasks.jsonl`: one record per finished agent session. */
   taskMetrics: string;
   /** `.sdd/metrics/verification_nudges.jsonl`: the verification ledger. */
@@ -73,6 +75,7 @@ export function workspacePaths(root: string): WorkspacePaths {
     costReport: join(runtime, "cost_report.json"),
     costRecords: join(metrics, "cost.jsonl"),
     rateLimits: join(runtime, "rate_limits.json"),
+    batches: join(runtime, "batches.json"),
     taskMetrics: join(metrics, "tasks.jsonl"),
     verificationNudges: join(metrics, "verification_nudges.jsonl"),
     runState: join(runtime, "orchestrator.json"),

@@ -154,6 +154,26 @@ export const WorktreeSchema = z.strictObject({
 /** The `worktree` block as written (unset keys absent). */
 export type WorktreeBlock = z.output<typeof WorktreeSchema>;
 
+/** `fallback_adapters`: adapters tasks start with while the configured one is parked. */
+const FallbackAdaptersSchema = z.array(
+  z.string().regex(
+    /^[a-z][a-z0-9_-]*$/,
+    "adapter names are lower-case letters, digits, _ and - (as in `cli:`)",
+  ),
+);
+
+/** `batch:` — the batch lane (DESIGN.md §15; docs/batch.md). */
+export const BatchSchema = z.strictObject({
+  /** The batch API's base URL (default: the adapter's endpoint variable, else the provider's). */
+  api_url: z.string().url().optional(),
+  /** Requests per batch. */
+  max_requests: z.number().int().min(1).max(10_000).default(100),
+  /** Files every request shows besides the task's `owned_files` (paths or globs). */
+  context_files: z.array(z.string().min(1)).max(200).default([]),
+  /** Seconds between looks at a batch in flight (at least 1). */
+  poll_interval_s: z.number().min(1).default(30),
+});
+
 /** Settings of one role (`{}` or an empty value is fine). */
 const RoleSettingsSchema = z.strictObject({
   description: z.string().optional(),
@@ -166,6 +186,8 @@ const RoleSettingsSchema = z.strictObject({
   quality_gates: CommandChecksSchema.optional(),
   /** This role's worktree environment, added to the top-level `worktree` (DESIGN.md §13). */
   worktree: WorktreeSchema.optional(),
+  /** This role's fallback adapters (instead of the top-level list). */
+  fallback_adapters: FallbackAdaptersSchema.optional(),
 });
 
 /** The settings of one role. */
@@ -275,6 +297,8 @@ export const ServiceConfigSchema = z.strictObject({
   memory_mb: z.number().int().min(64).optional(),
   cpu_cores: z.number().positive().optional(),
   batch_eligible: z.boolean().default(false),
+  batch: BatchSchema.default(BatchSchema.parse({})),
+  fallback_adapters: FallbackAdaptersSchema.default([]),
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65535).optional(),
   server: ServerSchema.default(ServerSchema.parse({})),

@@ -36,13 +36,19 @@ import type { SpendTracker } from "../cost/budget.ts";
 import type { TaskWork } from "./task_work.ts";
 import { type EarlierWork, earlierWork, supersedeEarlierWork } from "../worktrees/earlier_work.ts";
 
+/** An adapter whose preflight passed: its CLI can start agents. */
+export interface ReadyAdapter {
+  adapter: AgentAdapter;
+  launch: PreflightResult["launch"];
+}
+
 /** Settings of {@link AgentPool}. */
 export interface AgentPoolOptions {
   paths: WorkspacePaths;
   runId: string;
   store: TaskStore;
-  adapter: AgentAdapter;
-  launch: PreflightResult["launch"];
+  /** The adapters agents may start with, by name: the configured one and the ready fallbacks. */
+  adapters: ReadonlyMap<string, ReadyAdapter>;
   serverUrl: string;
   token?: string;
   model?: string;
@@ -117,12 +123,13 @@ export class AgentPool {
   }
 
   /** The number of `taskId`'s attempt about to be claimed, from the claims the journal holds. */
-  async #attemptNumber(taskId: string): Promise<number> {
+  async attemptNumber(taskId: string): Promise<number> {
     const path = journalPath(this.#o.paths, this.#o.runId);
     return nextAttemptNumber((await readJournal(path, this.#activity)).state, taskId);
   }
 
-  async #template(role: string): Promise<RoleTemplate> {
+  /** The role's template, loaded once per run. */
+  async template(role: string): Promise<RoleTemplate> {
     let template = this.#templates.get(role);
     if (!template) {
       template = await loadRoleTemplate(this.#o.paths.root, role);
@@ -132,16 +139,20 @@ export class AgentPool {
   }
 
   /**
-   * Claim `taskId` and start its agent. `onExit` receives the exit's events once the process
-   * ends. Answers `spawned`, `claim_lost` (claimed meanwhile through the task API) or
-   * `spawn_failed`.
+   * Claim `taskId` and start its agent with `adapterName`'s CLI. `onExit` receives the exit's
+   * events once the process ends. Answers `spawned`, `claim_lost` (claimed meanwhile through the
+   * task API) or `spawn_failed`.
    */
   async spawn(
     taskId: string,
+    adapterName: string,
     note: string | undefined,
     onExit: (events: () => Promise<CoreEvent[]>) => void,
   ): Promise<CoreEvent> {
     const o = this.#o;
+    const ready = o.adapters.get(adapterName);
+    if (!ready) throw new Error(`adapter ${adapterName} is not ready: it cannot start agents`);
+    const { adapter, launch } = ready;
     const sessionId = this.#sessionId();
     try {
       await o.store.claim(taskId, sessionId);
@@ -156,7 +167,7 @@ export class AgentPool {
     try {
       const tip = await o.work.targetTip();
       earlier = await this.#earlierWork(task, tip);
-      const invocation = agentInvocation(o.adapter, await this.#template(task.role), task, {
+      const invocation = agentInvocation(adapter, await this.template(task.role), task, {
         model: role.model ?? o.model,
         effort: role.effort ?? o.effort,
         mcpConfigPath: o.mcpConfigPath,
@@ -173,15 +184,15 @@ export class AgentPool {
         sessionId,
         baseCommit: earlier?.base ?? tip,
         startCommit: earlier?.commit,
-        adapter: o.adapter,
-        launch: o.launch,
+        adapter,
+        launch,
         argv: invocation.argv,
         serverUrl: o.serverUrl,
         token: o.token,
         timeoutS: o.timeoutS(task),
         graceMs: o.graceMs,
         agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
-        extraEnv: mcpSessionEnv(o.adapter, o.mcpConfigPath),
+        extraEnv: mcpSessionEnv(adapter, o.mcpConfigPath),
         environments: o.environments,
       });
     } catch (e) {
@@ -203,8 +214,9 @@ export class AgentPool {
           taskId,
           sessionId,
           diagnosis: { kind: SETUP_FAILED, reason: err.reason, retryable: true },
-          attempt: await this.#attemptNumber(taskId),
+          attempt: await this.attemptNumber(taskId),
           model,
+          adapter: adapter.name,
           prepared: preparedData(err.prepared),
         };
       }
@@ -241,10 +253,11 @@ export class AgentPool {
       sessionId,
       startedAt: session.startedAt,
       deadline: session.deadline,
-      attempt: await this.#attemptNumber(taskId),
+      attempt: await this.attemptNumber(taskId),
       model,
       batchEligible: task.batch_eligible,
       prepared: session.prepared && preparedData(session.prepared),
+      adapter: adapter.name,
     };
   }
 
@@ -256,15 +269,17 @@ export class AgentPool {
     const o = this.#o;
     const task = o.store.get(taskId);
     const role = (task && o.roles[task.role]) ?? {};
+    // The configured adapter (first in the map): a worktree an earlier process started.
+    const adapter = [...o.adapters.values()][0].adapter;
     return sessionEnvironment({
-      adapter: o.adapter,
+      adapter,
       serverUrl: o.serverUrl,
       token: o.token,
       runId: o.runId,
       taskId,
       sessionId,
       agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
-      extraEnv: mcpSessionEnv(o.adapter, o.mcpConfigPath),
+      extraEnv: mcpSessionEnv(adapter, o.mcpConfigPath),
       ports: await sessionPorts(o.paths.portLeases, sessionId),
     });
   }
@@ -313,8 +328,10 @@ export class AgentPool {
     });
     await session.cleanup();
     this.#sessions.delete(taskId);
-    await readSessionUsage(o.adapter, session.logPath)
-      .then((usage) => o.spend.record(taskId, session.sessionId, usage))
+    await readSessionUsage(session.adapter, session.logPath)
+      .then((usage) =>
+        o.spend.record(taskId, session.sessionId, usage, { adapter: session.adapter.name })
+      )
       .catch((e) => o.log(`${taskId}: could not record spend: ${(e as Error).message}`));
     const hit = await o.rateLimits.check(session);
     const rateLimited = session.endedBy === "rate_limit" || hit !== undefined;
@@ -335,7 +352,7 @@ export class AgentPool {
       // Named where a reader finds it after the worktree is reaped, relative to the workspace.
       logPath: relative(o.paths.root, runLogPath(o.paths, o.runId, session.sessionId)),
       logTail: tail,
-      adapter: o.adapter.name,
+      adapter: session.adapter.name,
     });
     if (diagnosis.fastExit) o.log(`${taskId}: log tail:\n  ${tail.slice(-8).join("\n  ")}`);
     const status2 = o.store.get(taskId)?.status;

@@ -67,6 +67,15 @@ function earlierWorkNote(work: EarlierWorkNote): string {
     "it: check what is done and what is missing, finish the task, and report as described above.";
 }
 
+/** The model of `task`'s run: `model` (config or role) wins, else `complexity: low` routes cheap. */
+export function routedModel(
+  adapter: Pick<AgentAdapter, "cheapestModel">,
+  task: Pick<Task, "complexity">,
+  model?: string,
+): string | undefined {
+  return model ?? (task.complexity === "low" ? adapter.cheapestModel : undefined);
+}
+
 /** Build the invocation of `task` for an agent working in `workdir`. */
 export function agentInvocation(
   adapter: AgentAdapter,
@@ -78,7 +87,7 @@ export function agentInvocation(
   if (settings.ports) prompt += `\n\n${portsNote(settings.ports)}\n`;
   if (settings.earlierWork) prompt += `\n\n${earlierWorkNote(settings.earlierWork)}\n`;
   if (settings.retryNote) prompt += `\n\n${PREVIOUS_ATTEMPT} ${settings.retryNote}\n`;
-  const model = settings.model ?? (task.complexity === "low" ? adapter.cheapestModel : undefined);
+  const model = routedModel(adapter, task, settings.model);
   const argv = adapter.buildArgv({
     prompt,
     model,

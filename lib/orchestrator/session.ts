@@ -106,6 +106,8 @@ export class AgentSession {
   readonly startedAt: number;
   readonly deadline: number;
   readonly logPath: string;
+  /** The adapter whose CLI runs it (the configured one, or a fallback). */
+  readonly adapter: AgentAdapter;
   /** Why the orchestrator ended it (timeout, stop, rate limit), when it did. */
   endedBy?: EndReason;
   /** When the loop first saw the task reported (DONE) while the agent still ran. */
@@ -135,6 +137,7 @@ export class AgentSession {
     this.startedAt = proc.startedAt;
     this.deadline = this.startedAt + start.timeoutS * 1000;
     this.logPath = proc.logPath;
+    this.adapter = start.adapter;
   }
 
   /**

@@ -11,6 +11,7 @@ import type { Task } from "../tasks/task.ts";
 import type { NudgeSettings } from "../verification/nudge.ts";
 import type { WorktreeEnvConfig } from "../worktree_env/spec.ts";
 import { qualityGatesFor } from "../verification/quality_gates.ts";
+import type { BatchSettings } from "./batch_lane.ts";
 
 /** What a run's settings are read from. */
 export interface SettingsSource {
@@ -49,6 +50,8 @@ export interface OrchestratorSettings {
   rateLimitCooldownS?: number;
   /** The bearer token agents call the task API with, when the server requires one. */
   token?: string;
+  /** `batch:` (the batch lane). */
+  batch: BatchSettings;
 }
 
 /** The settings of a run from its configuration, environment and history. */
@@ -79,5 +82,11 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
     graceMs: env.SERVICE_KILL_GRACE_S !== undefined && grace >= 0 ? grace * 1000 : KILL_GRACE_MS,
     ...(cooldown > 0 ? { rateLimitCooldownS: cooldown } : {}),
     ...(spec ? { token: env[spec.token_env] } : {}),
+    batch: {
+      ...(config.batch.api_url ? { apiUrl: config.batch.api_url } : {}),
+      maxRequests: config.batch.max_requests,
+      contextFiles: config.batch.context_files,
+      pollIntervalS: config.batch.poll_interval_s,
+    },
   };
 }

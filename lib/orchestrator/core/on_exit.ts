@@ -98,7 +98,10 @@ function agentEndedWithoutReport(
   // The work a new attempt continues from: the session's branch holds it (leftovers committed).
   const resumeFrom = e.hasWork ? e.sessionId : null;
   if (e.rateLimited) {
-    const reason = "rate limited: the task resumes after the cooldown";
+    // A parked adapter never burns an attempt: the task waits for it, or starts with a fallback.
+    const reason = `rate limited: ${
+      session?.adapter ?? "its adapter"
+    } is parked; the task goes back to the queue (no attempt counted)`;
     out.push({ kind: "reap", taskId: task.id, reason: "rate limited" });
     out.push({
       kind: "store",
@@ -153,6 +156,7 @@ export function onSpawnFailed(d: Draft, out: Out, e: SpawnFailed): void {
       sessionId: e.sessionId,
       attempt: e.attempt,
       model: e.model,
+      adapter: e.adapter,
       prepared: e.prepared,
     });
   }

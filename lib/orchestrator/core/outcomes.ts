@@ -37,6 +37,10 @@ export interface Claim {
   attempt: number;
   model?: string;
   batchEligible?: boolean;
+  /** The adapter that runs it (a fallback adapter while the configured one is parked). */
+  adapter?: string;
+  /** `batch` for a request in the batch lane. */
+  lane?: "batch";
   /** What its worktree environment gave it (DESIGN.md §13). */
   prepared?: PreparedView;
 }
@@ -56,6 +60,8 @@ export function recordClaim(d: Draft, out: Out, claim: Claim): void {
     attempt: claim.attempt,
     model: claim.model,
     batch_eligible: claim.batchEligible,
+    adapter: claim.adapter,
+    lane: claim.lane,
   }));
   const p = claim.prepared;
   if (!p) return;
@@ -80,6 +86,30 @@ function setupWords(setup: PreparedView["setup"]): string {
   return failed === -1
     ? `setup ${setup.length} command(s) in ${s} s`
     : `setup failed at command ${failed + 1} (exit ${setup[failed].exit_code}) after ${s} s`;
+}
+
+/** An attempt that started: an agent, or a request in the batch lane. */
+export interface Started extends Omit<Claim, "lane"> {
+  startedAt: number;
+  deadline: number;
+  adapter: string;
+  /** A batch request's batch. */
+  batchId?: string;
+}
+
+/** An attempt started: it is the task's live session, and its claim is journaled. */
+export function recordStart(d: Draft, out: Out, e: Started): void {
+  d.starting.delete(e.taskId);
+  d.batching.delete(e.taskId);
+  d.sessions.set(e.taskId, {
+    taskId: e.taskId,
+    sessionId: e.sessionId,
+    startedAt: e.startedAt,
+    deadline: e.deadline,
+    adapter: e.adapter,
+    ...(e.batchId === undefined ? {} : { batchId: e.batchId }),
+  });
+  recordClaim(d, out, { ...e, lane: e.batchId === undefined ? undefined : "batch" });
 }
 
 /** A failed attempt, as the card's receipt shows it and the next attempt's prompt explains it. */
