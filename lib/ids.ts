@@ -9,8 +9,8 @@ export function isValidId(id: string): boolean {
   return ID_PATTERN.test(id) && !id.includes("..");
 }
 
-/** Return `id` or throw a 400 naming which parameter was rejected. */
-export function requireId(kind: "run_id" | "task_id", id: string): string {
+/** Return `id` (a run, task or worker name) or throw a 400 naming which parameter was rejected. */
+export function requireId(kind: "run_id" | "task_id" | "worker", id: string): string {
   if (!isValidId(id)) {
     throw new InvalidInputError(
       `invalid_${kind}`,

@@ -24,6 +24,10 @@ import * as $19 from "./tasks/[task_id]/heartbeat.ts";
 import * as $20 from "./tasks/[task_id]/reopen.ts";
 import * as $21 from "./tasks/[task_id]/retry.ts";
 import * as $22 from "./webhooks/trackers/[adapter_name].ts";
+import * as $23 from "./workers/[worker]/claim.ts";
+import * as $24 from "./workers/[worker]/heartbeat.ts";
+import * as $25 from "./workers/[worker]/register.ts";
+import * as $26 from "./workers/[worker]/report.ts";
 
 /**
  * Every route module with the URL path its file mirrors and the policy it states (what
@@ -144,5 +148,25 @@ export const ROUTES = [
     path: "/webhooks/trackers/:adapter_name",
     module: $22,
     policy: $22.policy,
+  },
+  {
+    path: "/workers/:worker/claim",
+    module: $23,
+    policy: $23.policy,
+  },
+  {
+    path: "/workers/:worker/heartbeat",
+    module: $24,
+    policy: $24.policy,
+  },
+  {
+    path: "/workers/:worker/register",
+    module: $25,
+    policy: $25.policy,
+  },
+  {
+    path: "/workers/:worker/report",
+    module: $26,
+    policy: $26.policy,
   },
 ] as const;

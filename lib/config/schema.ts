@@ -272,7 +272,8 @@ export const ServiceConfigSchema = z.strictObject({
   cli: z.string().min(1),
   roles: RolesSchema,
   budget_usd: z.number().nonnegative().optional(),
-  max_agents: z.number().int().min(1).optional(),
+  /** Local agents at once; 0 leaves every task to remote workers (`service worker`). */
+  max_agents: z.number().int().min(0).optional(),
   model: z.string().min(1).optional(),
   effort: z.string().min(1).optional(),
   cli_command: CliCommandSchema.optional(),

@@ -89,6 +89,8 @@ export function taskClaimed(data: {
   batch_eligible?: boolean;
   adapter?: string;
   lane?: "batch";
+  /** The remote worker that runs the attempt (DESIGN.md §16); absent: the orchestrator's machine. */
+  worker?: string;
 }): JournalEvent {
   return event("task_claimed", {
     ...data,
@@ -220,6 +222,10 @@ export function agentExited(data: {
   exit_code: number;
   duration_ms: number;
   ended_by?: string;
+  /** The remote worker it ran on (DESIGN.md §16), the commit it delivered, why none was. */
+  worker?: string;
+  commit?: string | null;
+  push_error?: string;
 }): JournalEvent {
   return event("agent_exited", data);
 }

@@ -91,7 +91,14 @@ export async function fetchBranch(o: RemoteOptions, branch: string): Promise<str
   const ref = trackingRef(o.remote, branch);
   await run(
     o,
-    ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", o.remote, `+refs/heads/${branch}:${ref}`],
+    [
+      "fetch",
+      "--quiet",
+      "--no-tags",
+      "--no-write-fetch-head",
+      o.remote,
+      `+refs/heads/${branch}:${ref}`,
+    ],
     `git fetch ${o.remote} ${branch}`,
   );
   const tip = await resolveCommit(ref, { cwd: o.root });
@@ -100,7 +107,11 @@ export async function fetchBranch(o: RemoteOptions, branch: string): Promise<str
 }
 
 /** Fetch `commit` (a merge commit the host made) when it is not here yet; true when it is now. */
-export async function fetchCommit(o: RemoteOptions, branch: string, commit: string): Promise<boolean> {
+export async function fetchCommit(
+  o: RemoteOptions,
+  branch: string,
+  commit: string,
+): Promise<boolean> {
   if (await resolveCommit(commit, { cwd: o.root })) return true;
   await fetchBranch(o, branch);
   return (await resolveCommit(commit, { cwd: o.root })) !== undefined;
@@ -159,7 +170,14 @@ export async function deleteBranch(o: RemoteOptions, branch: string, expected: s
   const ref = `refs/heads/${branch}`;
   await run(
     o,
-    ["push", "--porcelain", "--no-verify", `--force-with-lease=${ref}:${expected}`, o.remote, `:${ref}`],
+    [
+      "push",
+      "--porcelain",
+      "--no-verify",
+      `--force-with-lease=${ref}:${expected}`,
+      o.remote,
+      `:${ref}`,
+    ],
     `git push ${o.remote} --delete ${branch}`,
   );
 }

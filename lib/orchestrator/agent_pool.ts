@@ -77,6 +77,8 @@ export interface LiveAgent {
   sessionId: string;
   role: string;
   elapsedS: number;
+  /** The remote worker it runs on (absent: this machine). */
+  worker?: string;
 }
 
 /** Starts, watches and ends a run's agents. */
@@ -101,6 +103,11 @@ export class AgentPool {
       role: s.task.role,
       elapsedS: Math.round((now - s.startedAt) / 1000),
     }));
+  }
+
+  /** A new session id (a remote worker's session too). */
+  newSessionId(): string {
+    return this.#sessionId();
   }
 
   /** A new session id: sortable within the run, unique across runs. */

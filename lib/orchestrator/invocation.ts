@@ -88,13 +88,24 @@ export function agentInvocation(
   if (settings.earlierWork) prompt += `\n\n${earlierWorkNote(settings.earlierWork)}\n`;
   if (settings.retryNote) prompt += `\n\n${PREVIOUS_ATTEMPT} ${settings.retryNote}\n`;
   const model = routedModel(adapter, task, settings.model);
-  const argv = adapter.buildArgv({
-    prompt,
-    model,
+  return { prompt, model, argv: invocationArgv(adapter, task, { ...settings, prompt, model }) };
+}
+
+/**
+ * The adapter's argv for a prompt already rendered (a remote worker's, whose order carries the
+ * orchestrator's prompt and routed model; its workdir and MCP settings are its own).
+ */
+export function invocationArgv(
+  adapter: AgentAdapter,
+  task: Pick<Task, "complexity">,
+  settings: InvocationSettings & { prompt: string; workdir: string },
+): string[] {
+  return adapter.buildArgv({
+    prompt: settings.prompt,
+    model: settings.model,
     effort: settings.effort,
     complexity: task.complexity,
     mcpConfigPath: adapter.acceptsMcpConfig ? settings.mcpConfigPath : undefined,
     workdir: settings.workdir,
   });
-  return { prompt, model, argv };
 }

@@ -19,6 +19,9 @@ import { activityHub } from "../events/hub.ts";
 import { retainJournalActivity } from "../events/journal_activity.ts";
 import { onTaskChange } from "../tasks/changes.ts";
 import type { TaskStore } from "../tasks/store.ts";
+import type { Task } from "../tasks/task.ts";
+import { existsSync } from "node:fs";
+import { worktreePath } from "../worktrees/worktrees.ts";
 import { sessionLogPath } from "../agents/runtime_files.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { decide } from "./core/decide.ts";
@@ -40,6 +43,8 @@ import { VerificationStep } from "../verification/completion.ts";
 import type { VerificationNudge } from "../verification/nudge.ts";
 import type { OrchestratorSettings } from "./settings.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
+import { RemoteWork } from "./remote_work.ts";
+import { openDesk } from "../workers/desk.ts";
 
 export { MAX_ATTEMPTS };
 export type { LiveAgent };
@@ -85,6 +90,8 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   clock?: () => number;
   /** Interval of the tick (default {@link TICK_MS}; tests stretch it to show nothing waits on it). */
   tickMs?: number;
+  /** The git remote of remote workers (`landing.remote`; default `origin`). */
+  remote?: string;
 }
 
 /** How the run ended. */
@@ -108,6 +115,8 @@ export class Orchestrator {
   readonly #reviews: ReviewWatcher;
   readonly #environments: WorktreeEnvironments;
   readonly #batch: BatchLane;
+  /** Tasks on remote workers (DESIGN.md §16), and the desk their routes call. */
+  readonly #remote: RemoteWork;
   /** The adapter of each session this process started (the log reader of its completion). */
   readonly #sessionAdapters = new Map<string, string>();
   #state: CoreState;
@@ -209,6 +218,32 @@ export class Orchestrator {
       clock: this.#clock,
     });
     this.#reviews = new ReviewWatcher(options.journalPath);
+    this.#remote = new RemoteWork({
+      paths: options.paths,
+      runId: options.runId,
+      store: options.store,
+      remote: options.remote ?? "origin",
+      adapters: new Map(
+        [{ adapter: options.adapter }, ...(options.fallbacks ?? [])]
+          .map((r) => [r.adapter.name, r.adapter]),
+      ),
+      roles: options.roles,
+      model: options.model,
+      effort: options.effort,
+      timeoutS: options.timeoutS,
+      graceMs: options.graceMs,
+      work: this.#work,
+      spend: this.#spend,
+      environments,
+      template: (role) => this.#agents.template(role),
+      attemptNumber: (taskId) => this.#agents.attemptNumber(taskId),
+      sessionId: () => this.#agents.newSessionId(),
+      enqueue: (work) => this.#push(work),
+      push: (event) => this.#push(event),
+      landUnreported: options.landUnreported,
+      log: options.log,
+      clock: this.#clock,
+    });
     this.#batch = new BatchLane({
       paths: options.paths,
       runId: options.runId,
@@ -234,9 +269,19 @@ export class Orchestrator {
     }, options.log);
   }
 
-  /** Live agents, for `ps`-like displays. */
+  /** Live agents, for `ps`-like displays: this machine's, then the remote workers'. */
   liveAgents(): LiveAgent[] {
-    return this.#agents.live();
+    const now = this.#clock();
+    return [
+      ...this.#agents.live(),
+      ...this.#remote.live().map((r) => ({
+        taskId: r.taskId,
+        sessionId: r.sessionId,
+        role: this.#o.store.get(r.taskId)?.role ?? "?",
+        elapsedS: Math.round((now - r.startedAt) / 1000),
+        worker: r.worker,
+      })),
+    ];
   }
 
   /** Why tasks wait: a slot, a cooldown, the budget, a dependency, a merge, a review. */
@@ -299,6 +344,7 @@ export class Orchestrator {
     // Review decisions are appended by the board (this process's or another's): a grown journal
     // is a notice to read them (lib/events: a file watch, with a stat poll behind it).
     const releaseJournalWatch = retainJournalActivity(this.#o.paths.runs);
+    const closeDesk = openDesk(this.#o.paths.root, this.#remote);
     const unwatch = activityHub.subscribe((activity) => {
       if (activity.kind !== "journal_appended" || activity.detail.run_id !== this.#o.runId) return;
       if (this.#reviewsQueued) return;
@@ -336,6 +382,8 @@ export class Orchestrator {
       await Promise.all(this.#cleanups.values());
       return { ...this.#state.verdict, counts: this.#counts() };
     } finally {
+      closeDesk();
+      this.#remote.close();
       await this.#batch.close();
       clearInterval(tick);
       clearInterval(heartbeat);
@@ -444,8 +492,18 @@ export class Orchestrator {
         return [];
       case "terminate":
         if (this.#batch.has(action.taskId)) this.#batch.drop(action.taskId);
+        else if (this.#remote.has(action.taskId)) this.#remote.end(action.taskId, action.reason);
         else this.#agents.terminate(action.taskId, action.reason);
         return [];
+      case "dispatch": {
+        const events = await this.#remote.dispatch(action);
+        for (const e of events) {
+          if (e.type === "spawned") this.#sessionAdapters.set(e.sessionId, e.adapter);
+        }
+        return events;
+      }
+      case "remote_lost":
+        return await this.#remote.lost(action.taskId, action.reason);
       case "capture":
         this.#lane.add("capture", async () => {
           await this.#work.capture(action.taskId);
@@ -552,6 +610,11 @@ export class Orchestrator {
       const task = this.#o.store.get(id);
       if (!task || adopted.has(id)) continue;
       if (!["CLAIMED", "IN_PROGRESS", "ORPHANED", "DONE"].includes(task.status)) continue;
+      const remote = this.#remoteRecovery(task);
+      if (remote) {
+        events.push(remote);
+        continue;
+      }
       const logPath = sessionLogPath(this.#o.paths.runtime, task.session_id ?? "none");
       const handle = await this.#work.adopt(task, logPath);
       const hasWork = handle !== undefined && task.status !== "DONE"
@@ -570,6 +633,19 @@ export class Orchestrator {
       });
     }
     return events;
+  }
+
+  /**
+   * A task an earlier process handed to a remote worker that still holds it (CLAIMED or
+   * IN_PROGRESS with its lease, or DONE with its report to come): its session goes on there.
+   */
+  #remoteRecovery(task: Task): CoreEvent | undefined {
+    if (!task.worker || !task.session_id) return undefined;
+    const active = task.status === "CLAIMED" || task.status === "IN_PROGRESS";
+    const awaitsReport = task.status === "DONE" &&
+      !existsSync(worktreePath(this.#o.paths.root, task.session_id));
+    if (!active && !awaitsReport) return undefined;
+    return this.#remote.adopt(task, undefined);
   }
 
   /** Take back the port leases of sessions whose orchestrator is gone (killed, DESIGN.md §13). */

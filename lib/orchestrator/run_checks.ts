@@ -37,7 +37,8 @@ const MIN_HEARTBEAT_TIMEOUT_S = (2 * HEARTBEAT_INTERVAL_MS) / 1000;
 /** Settings of service.yaml that would break every task (pure). */
 export function settingProblems(config: ServiceConfig): SetupProblem[] {
   const problems: SetupProblem[] = [];
-  if (config.heartbeat_timeout_s < MIN_HEARTBEAT_TIMEOUT_S) {
+  // With `max_agents: 0` every agent runs on a remote worker, which heartbeats three times a lease.
+  if (config.heartbeat_timeout_s < MIN_HEARTBEAT_TIMEOUT_S && config.max_agents !== 0) {
     problems.push({
       subject: "heartbeat_timeout_s",
       problem:

@@ -236,10 +236,10 @@ export class TaskStore {
     return created;
   }
 
-  /** Claim `id` for `sessionId` (409 unless OPEN). */
-  async claim(id: string, sessionId?: string): Promise<Task> {
+  /** Claim `id` for `sessionId` (409 unless OPEN), on `worker` when a remote worker runs it. */
+  async claim(id: string, sessionId?: string, worker?: string): Promise<Task> {
     const task = this.require(id);
-    await this.#claim(task, sessionId);
+    await this.#claim(task, sessionId, worker);
     return task;
   }
 
@@ -550,12 +550,14 @@ export class TaskStore {
     await releaseStoreOwnership(this.#paths);
   }
 
-  #claim(task: Task, sessionId?: string): Promise<boolean> {
+  #claim(task: Task, sessionId?: string, worker?: string): Promise<boolean> {
     return this.#update(task, (t) =>
       this.#transit(t, "claim", () => {
         t.session_id = sessionId ?? `http-${crypto.randomUUID().slice(0, 8)}`;
         t.attempts++;
         t.heartbeat_at = this.#nowIso();
+        if (worker) t.worker = worker;
+        else delete t.worker;
       }));
   }
 

@@ -115,6 +115,8 @@ export interface Task {
    * orchestrator) whose kept work the next attempt starts from (absent otherwise).
    */
   resume_from?: string;
+  /** The worker (`service worker --name`) whose claim holds it, or held its last (absent: local). */
+  worker?: string;
 }
 
 /**
@@ -160,6 +162,7 @@ export const StoredTaskSchema = z.strictObject({
   source: TaskSourceSchema.optional(),
   operator_done: z.literal(true).optional(),
   resume_from: z.string().regex(ID_PATTERN).optional(),
+  worker: z.string().regex(ID_PATTERN).optional(),
 });
 
 /**

@@ -21,6 +21,7 @@ import { retryCommand } from "./retry.ts";
 import { runsCommand } from "./runs.ts";
 import { mcpCatalogCommand } from "./mcp_catalog.ts";
 import { verificationResetCommand } from "./verification_reset.ts";
+import { workerCommand } from "./worker.ts";
 
 /** The commands, in the order `service --help` lists them. */
 export const COMMANDS: Command[] = [
@@ -37,6 +38,7 @@ export const COMMANDS: Command[] = [
   agentsCommand,
   costCommand,
   backlogClaimCommand,
+  workerCommand,
   doctorCommand,
   debugCommand,
   integrationsListCommand,

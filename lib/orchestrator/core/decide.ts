@@ -10,6 +10,7 @@ import { onBatchAdopted, onBatchResult, onBatchSubmitted } from "./on_batch.ts";
 import { onCaptured, onMergeResult, onRebaseResult, onReview } from "./on_landing.ts";
 import { onTaskChanged } from "./on_change.ts";
 import { onTick } from "./on_tick.ts";
+import { onRemoteAdopted, onWorkerAsks } from "./on_worker.ts";
 import { onSettle } from "./settle.ts";
 import { Out, recordCancel, recordStart } from "./outcomes.ts";
 import type { Action, CoreEvent } from "./protocol.ts";
@@ -39,8 +40,8 @@ export function decide(state: CoreState, event: CoreEvent): Step {
       const fallback = event.adapter === d.settings.adapter ? "" : `, ${event.adapter}`;
       out.log(
         event.taskId,
-        `agent ${event.sessionId} started (${task?.role ?? "?"}, attempt ${event.attempt}` +
-          `${fallback})`,
+        `agent ${event.sessionId} started${event.worker ? ` on worker ${event.worker}` : ""} ` +
+          `(${task?.role ?? "?"}, attempt ${event.attempt}${fallback})`,
       );
       // Stopped or cancelled while it started: it is ended at once (its exit records the rest).
       const endedBy = d.stopping ? "stop" : task?.status === "CANCELLED" ? "cancelled" : undefined;
@@ -65,11 +66,18 @@ export function decide(state: CoreState, event: CoreEvent): Step {
     case "claim_lost": {
       d.starting.delete(event.taskId);
       d.batching.delete(event.taskId);
+      d.dispatching.delete(event.taskId);
       // A cancel that came while it started was left to the start's outcome (on_change.ts).
       const task = d.tasks.get(event.taskId);
       if (task?.status === "CANCELLED") recordCancel(out, task);
       break;
     }
+    case "worker_asks":
+      onWorkerAsks(d, out, event);
+      break;
+    case "remote_adopted":
+      onRemoteAdopted(d, out, event);
+      break;
     case "agent_exited":
       onAgentExited(d, out, event);
       break;
@@ -123,6 +131,14 @@ export function decide(state: CoreState, event: CoreEvent): Step {
         d.sessions.delete(s.taskId);
         d.batchesLeft.set(s.taskId, s.batchId!);
         out.log(s.taskId, `batch ${s.batchId} stays with the provider; \`service run\` polls it`);
+      }
+      // A worker's agent goes on: the worker keeps its lease and reports to the next process.
+      for (const s of [...d.sessions.values()].filter((s) => s.worker !== undefined)) {
+        d.sessions.delete(s.taskId);
+        out.log(
+          s.taskId,
+          `agent ${s.sessionId} goes on on worker ${s.worker}; it reports to the next \`service run\``,
+        );
       }
       const live = [...d.sessions.values()].filter((s) => !s.endedBy);
       if (live.length > 0) out.log(null, `stopping ${live.length} agent(s); their work is kept`);

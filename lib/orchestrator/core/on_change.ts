@@ -4,6 +4,7 @@
  * the landing, records what happened.
  */
 import { recordAgentFailure } from "./on_exit.ts";
+import { leaseLostReason } from "./on_worker.ts";
 import type { CoreEvent } from "./protocol.ts";
 import { operatorRetryRows, type Out, recordCancel, recordOperatorDone } from "./outcomes.ts";
 import type { Draft } from "./state.ts";
@@ -53,6 +54,17 @@ export function onTaskChanged(
     case "DONE":
       // An operator settled a task nobody worked on: done for good, nothing to land.
       if (task.operatorDone) recordOperatorDone(out, task);
+      return;
+    case "ORPHANED":
+      // A remote worker's lease ran out (the heartbeat monitor): what it pushed is its work.
+      if (session?.worker !== undefined && !session.lost) {
+        d.sessions.set(task.id, { ...session, lost: true });
+        out.push({
+          kind: "remote_lost",
+          taskId: task.id,
+          reason: leaseLostReason(session.worker, null),
+        });
+      }
       return;
   }
 }

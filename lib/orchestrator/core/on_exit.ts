@@ -34,6 +34,7 @@ export function onAgentExited(d: Draft, out: Out, e: Exited): void {
     exit_code: e.exitCode,
     duration_ms: e.durationMs,
     ended_by: session?.endedBy,
+    ...(e.remote ?? {}),
   }));
   if (!task) return;
   const stopped = session?.endedBy === "stop" || d.stopping;
@@ -148,6 +149,7 @@ type SpawnFailed = Extract<CoreEvent, { type: "spawn_failed" }>;
  */
 export function onSpawnFailed(d: Draft, out: Out, e: SpawnFailed): void {
   d.starting.delete(e.taskId);
+  d.dispatching.delete(e.taskId);
   const task = d.tasks.get(e.taskId);
   if (!task) return;
   if (e.attempt !== undefined) {

@@ -43,6 +43,8 @@ export interface Claim {
   lane?: "batch";
   /** What its worktree environment gave it (DESIGN.md §13). */
   prepared?: PreparedView;
+  /** The remote worker that runs it. */
+  worker?: string;
 }
 
 /**
@@ -62,6 +64,7 @@ export function recordClaim(d: Draft, out: Out, claim: Claim): void {
     batch_eligible: claim.batchEligible,
     adapter: claim.adapter,
     lane: claim.lane,
+    worker: claim.worker,
   }));
   const p = claim.prepared;
   if (!p) return;
@@ -101,6 +104,7 @@ export interface Started extends Omit<Claim, "lane"> {
 export function recordStart(d: Draft, out: Out, e: Started): void {
   d.starting.delete(e.taskId);
   d.batching.delete(e.taskId);
+  d.dispatching.delete(e.taskId);
   d.sessions.set(e.taskId, {
     taskId: e.taskId,
     sessionId: e.sessionId,
@@ -108,6 +112,7 @@ export function recordStart(d: Draft, out: Out, e: Started): void {
     deadline: e.deadline,
     adapter: e.adapter,
     ...(e.batchId === undefined ? {} : { batchId: e.batchId }),
+    ...(e.worker === undefined ? {} : { worker: e.worker }),
   });
   recordClaim(d, out, { ...e, lane: e.batchId === undefined ? undefined : "batch" });
 }

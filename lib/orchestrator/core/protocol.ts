@@ -56,6 +56,8 @@ export type CoreEvent =
     prepared?: PreparedView;
     /** The adapter that runs it. */
     adapter: string;
+    /** The remote worker that runs it (`service worker`, DESIGN.md §16); absent: this machine. */
+    worker?: string;
   }
   | {
     type: "spawn_failed";
@@ -108,6 +110,23 @@ export type CoreEvent =
   }
   /** The task was claimed through the task API before the loop could claim it. */
   | { type: "claim_lost"; taskId: string }
+  /**
+   * A remote worker asks for up to `free` tasks (of `roles`, any when absent); answered by one
+   * `dispatch` action naming the tasks it gets (none, when nothing may start).
+   */
+  | { type: "worker_asks"; requestId: string; worker: string; free: number; roles?: string[] }
+  /**
+   * A remote session an earlier process started is still held by its worker (its lease lives
+   * in the task store): the run waits for its report as for any agent.
+   */
+  | {
+    type: "remote_adopted";
+    taskId: string;
+    sessionId: string;
+    worker: string;
+    startedAt: number;
+    deadline: number;
+  }
   | {
     type: "agent_exited";
     taskId: string;
@@ -124,6 +143,8 @@ export type CoreEvent =
      */
     signalsPass?: boolean;
     diagnosis: ExitDiagnosis;
+    /** It ran on a remote worker: which, and the commit it delivered (null: none). */
+    remote?: { worker: string; commit: string | null; push_error?: string };
   }
   | {
     type: "rate_limit_hit";
@@ -198,6 +219,18 @@ export type Action =
   /** Claim `taskIds` and submit their requests to the batch lane; then `batch_submitted` each. */
   | { kind: "batch"; taskIds: string[] }
   | { kind: "terminate"; taskId: string; reason: EndReason }
+  /**
+   * Hand `tasks` to `worker`'s request `requestId` (claim each, publish its base, answer the
+   * request); then `spawned` (with `worker`) or `claim_lost` each. No tasks: the answer is 204.
+   */
+  | {
+    kind: "dispatch";
+    requestId: string;
+    worker: string;
+    tasks: { taskId: string; adapter: string; note?: string }[];
+  }
+  /** The worker holding `taskId` lost its lease: fetch what it pushed; then `agent_exited`. */
+  | { kind: "remote_lost"; taskId: string; reason: string }
   /** Commit what the agent left, store its diff (task_diff_captured); then `captured`. */
   | { kind: "capture"; taskId: string }
   /** Gates on the merged tree, then merge; then `merge_result`. */

@@ -81,9 +81,14 @@ function awaitsMerge(t: TaskView): boolean {
 function schedule(d: Draft, out: Out): Map<string, WaitReason> {
   const tasks = [...d.tasks.values()];
   const busyIds = new Set([...d.sessions.keys(), ...d.starting]);
-  // A request in the batch lane holds its owned files but no agent slot.
+  // A request in the batch lane, or a task on a remote worker (its own slots), holds its owned
+  // files but no agent slot of this machine.
   const inBatch = new Set(
-    [...busyIds].filter((id) => d.sessions.get(id)?.batchId !== undefined || d.batching.has(id)),
+    [...busyIds].filter((id) => {
+      const s = d.sessions.get(id);
+      return s?.batchId !== undefined || s?.worker !== undefined || d.batching.has(id) ||
+        d.dispatching.has(id);
+    }),
   );
   const views = (ids: Iterable<string>) =>
     [...ids].flatMap((id) => {

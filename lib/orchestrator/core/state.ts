@@ -46,6 +46,10 @@ export interface SessionView {
   adapter?: string;
   /** A request in the batch lane, not an agent: no process, no deadline of ours. */
   batchId?: string;
+  /** The remote worker running it (DESIGN.md §16): its lease is the task's heartbeat. */
+  worker?: string;
+  /** Its worker's lease ran out: what it pushed is being fetched. */
+  lost?: boolean;
 }
 
 /** How work that was never reported came to land (see {@link Landing.unreported}). */
@@ -128,6 +132,8 @@ export interface CoreState {
   starting: ReadonlySet<string>;
   /** Of `starting`, the tasks being submitted to the batch lane (they take no agent slot). */
   batching: ReadonlySet<string>;
+  /** Of `starting`, the tasks being handed to a remote worker (they take none of ours either). */
+  dispatching: ReadonlySet<string>;
   /** Batch requests left with their provider when the run stopped, by task (batch id). */
   batchesLeft: ReadonlyMap<string, string>;
   landings: ReadonlyMap<string, Landing>;
@@ -159,6 +165,7 @@ export function initialState(settings: CoreSettings, now: number): CoreState {
     sessions: new Map(),
     starting: new Set(),
     batching: new Set(),
+    dispatching: new Set(),
     batchesLeft: new Map(),
     landings: new Map(),
     notes: new Map(),
@@ -177,6 +184,7 @@ export interface Draft extends CoreState {
   sessions: Map<string, SessionView>;
   starting: Set<string>;
   batching: Set<string>;
+  dispatching: Set<string>;
   batchesLeft: Map<string, string>;
   landings: Map<string, Landing>;
   notes: Map<string, string>;
@@ -192,6 +200,7 @@ export function draft(state: CoreState): Draft {
     sessions: new Map(state.sessions),
     starting: new Set(state.starting),
     batching: new Set(state.batching),
+    dispatching: new Set(state.dispatching),
     batchesLeft: new Map(state.batchesLeft),
     landings: new Map(state.landings),
     notes: new Map(state.notes),

@@ -1,0 +1,92 @@
+/**
+ * Remote workers (DESIGN.md §16) in the decision core: a worker's request for tasks is answered
+ * by the one scheduling policy (lib/orchestrator/schedule.ts) with the worker's free slots in
+ * place of `max_agents` — its tasks hold their owned files like any running task, and a task
+ * never starts before its dependencies' merges. A remote session's end comes as `agent_exited`
+ * from its report, or from its lost lease (the task store's heartbeat monitor ORPHANs it).
+ */
+import { decideSchedule, type SchedulableTask } from "../schedule.ts";
+import type { CoreEvent } from "./protocol.ts";
+import type { Out } from "./outcomes.ts";
+import type { Draft, TaskView } from "./state.ts";
+
+/** The lease of a remote session ran out: its worker stopped heartbeating. */
+export function leaseLostReason(worker: string, summary: string | null): string {
+  return `worker ${worker} stopped heartbeating: its lease expired` +
+    (summary ? ` (${summary})` : "");
+}
+
+function schedulable(t: TaskView): SchedulableTask {
+  return {
+    id: t.id,
+    role: t.role,
+    priority: t.priority,
+    seq: t.seq,
+    owned_files: t.owned_files,
+    depends_on: t.depends_on,
+  };
+}
+
+/** `worker_asks`: the tasks `worker` gets now (none while the run stops or is read-only). */
+export function onWorkerAsks(
+  d: Draft,
+  out: Out,
+  e: Extract<CoreEvent, { type: "worker_asks" }>,
+): void {
+  const answer = (tasks: { taskId: string; adapter: string; note?: string }[]) =>
+    out.push({ kind: "dispatch", requestId: e.requestId, worker: e.worker, tasks });
+  if (d.stopping || d.verdict || e.free < 1) return answer([]);
+  const tasks = [...d.tasks.values()];
+  const busy = new Set([...d.sessions.keys(), ...d.starting]);
+  const roles = e.roles && e.roles.length > 0 ? new Set(e.roles) : undefined;
+  const ready = tasks.filter((t) =>
+    t.status === "OPEN" && !busy.has(t.id) && !t.batch && (!roles || roles.has(t.role))
+  );
+  const awaitsMerge = (t: TaskView) => t.status === "DONE" && !t.operatorDone;
+  const decision = decideSchedule({
+    ready: ready.map(schedulable),
+    // The worker's own slots: everything already running holds its files, not its slots.
+    running: [],
+    inBatch: [...busy].flatMap((id) => {
+      const t = d.tasks.get(id);
+      return t ? [schedulable(t)] : [];
+    }),
+    unmerged: tasks.filter((t) => awaitsMerge(t) && !busy.has(t.id)).map(schedulable),
+    maxAgents: e.free,
+    pendingMerge: new Set(tasks.filter(awaitsMerge).map((t) => t.id)),
+    adapter: d.settings.adapter,
+    // A worker runs the role's first adapter with its own keys: the orchestrator's rate-limit
+    // parking is about the orchestrator's keys, not the worker's.
+    chains: d.settings.chains,
+    readOnly: d.readOnly,
+  });
+  for (const id of decision.start) {
+    d.starting.add(id);
+    d.dispatching.add(id);
+  }
+  answer(decision.start.map((id) => ({
+    taskId: id,
+    adapter: decision.adapters.get(id) ?? d.settings.adapter,
+    ...(d.notes.has(id) ? { note: d.notes.get(id) } : {}),
+  })));
+}
+
+/** `remote_adopted`: a session an earlier process handed to a worker goes on there. */
+export function onRemoteAdopted(
+  d: Draft,
+  out: Out,
+  e: Extract<CoreEvent, { type: "remote_adopted" }>,
+): void {
+  if (d.sessions.has(e.taskId)) return;
+  d.sessions.set(e.taskId, {
+    taskId: e.taskId,
+    sessionId: e.sessionId,
+    startedAt: e.startedAt,
+    deadline: e.deadline,
+    worker: e.worker,
+  });
+  out.log(
+    e.taskId,
+    `agent ${e.sessionId} still runs on worker ${e.worker}; waiting for its report`,
+  );
+}

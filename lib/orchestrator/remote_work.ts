@@ -1,0 +1,496 @@
+/**
+ * The orchestrator's side of remote workers (DESIGN.md §16), the desk the `/workers/` routes
+ * call while a run is live. A worker's claim becomes a `worker_asks` event that the decision
+ * core answers with the one scheduling policy; the tasks it gets are claimed in the store on
+ * that worker, their base commit is published to the remote, their prompt is rendered as a
+ * local agent's would be, and the answer carries them. A report is checked against the session's
+ * lease, the pushed branch is fetched and verified (the reported commit, descending from the
+ * claim's base), checked out as the session's worktree here, and from then on it is any agent's
+ * end: the same diagnosis, spend, capture, gates and landing. A lost lease fetches what the
+ * worker last pushed: that is the partial work the next attempt continues.
+ */
+import { relative } from "node:path";
+import type { AgentAdapter } from "../agents/adapters/types.ts";
+import { logTail } from "../agents/process.ts";
+import { sessionLogPath } from "../agents/runtime_files.ts";
+import { readSessionUsage } from "../agents/usage_reader.ts";
+import type { SpendTracker } from "../cost/budget.ts";
+import { git, resolveCommit } from "../git/git.ts";
+import { fetchBranch, pushBranch, type RemoteOptions } from "../landing/push.ts";
+import type { RoleSettings } from "../config/schema.ts";
+import type { RoleTemplate } from "../roles/templates.ts";
+import type { TaskStore } from "../tasks/store.ts";
+import type { Task } from "../tasks/task.ts";
+import { runLogPath, type WorkspacePaths } from "../workspace.ts";
+import { earlierWork, supersedeEarlierWork } from "../worktrees/earlier_work.ts";
+import { agentBranch, createWorktree } from "../worktrees/worktrees.ts";
+import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
+import type { WorkerDesk } from "../workers/desk.ts";
+import { requireLease } from "../workers/leases.ts";
+import type { ClaimBody, ReportAnswer, ReportBody, WorkOrder } from "../workers/protocol.ts";
+import { baseRef, publishBase } from "../workers/remote_refs.ts";
+import type { Action, CoreEvent, ExitDiagnosis } from "./core/protocol.ts";
+import type { EndReason } from "./core/state.ts";
+import { exitReason } from "./exit_reason.ts";
+import { agentInvocation } from "./invocation.ts";
+import type { TaskWork } from "./task_work.ts";
+
+/** Settings of {@link RemoteWork}. */
+export interface RemoteWorkOptions {
+  paths: WorkspacePaths;
+  runId: string;
+  store: TaskStore;
+  /** The git remote workers fetch from and push to (`landing.remote`, default `origin`). */
+  remote: string;
+  /** The adapters tasks may start with, by name (prompts and spend are theirs). */
+  adapters: ReadonlyMap<string, AgentAdapter>;
+  roles: Readonly<Record<string, RoleSettings>>;
+  model?: string;
+  effort?: string;
+  timeoutS: (task: Task) => number;
+  graceMs: number;
+  work: TaskWork;
+  spend: SpendTracker;
+  environments?: WorktreeEnvironments;
+  template: (role: string) => Promise<RoleTemplate>;
+  attemptNumber: (taskId: string) => Promise<number>;
+  sessionId: () => string;
+  /** Hands a piece of work to the loop: its events are decided in order with the rest. */
+  enqueue: (work: () => Promise<CoreEvent[]>) => void;
+  /** Hands an event to the loop. */
+  push: (event: CoreEvent) => void;
+  landUnreported: boolean;
+  log: (line: string) => void;
+  clock: () => number;
+}
+
+/** A session running on a worker. */
+interface RemoteSession {
+  taskId: string;
+  worker: string;
+  base: string;
+  adapter: string;
+  startedAt: number;
+  /** The last commit the worker said it pushed. */
+  pushed?: string;
+}
+
+/** The live run's desk for remote workers. */
+export class RemoteWork implements WorkerDesk {
+  readonly #o: RemoteWorkOptions;
+  readonly #asks = new Map<string, (orders: WorkOrder[]) => void>();
+  readonly #sessions = new Map<string, RemoteSession>();
+  /** Sessions the run wants ended, with why (told at their next heartbeat). */
+  readonly #ending = new Map<string, string>();
+  /** Sessions whose report was taken (a repeated report is answered, not landed again). */
+  readonly #reported = new Map<string, ReportAnswer>();
+  #publishedBase: string | undefined;
+  #closed = false;
+
+  constructor(options: RemoteWorkOptions) {
+    this.#o = options;
+  }
+
+  /** The run being served. */
+  get runId(): string {
+    return this.#o.runId;
+  }
+
+  #remote(): RemoteOptions {
+    return { root: this.#o.paths.root, remote: this.#o.remote };
+  }
+
+  /** True when `taskId` runs on a worker. */
+  has(taskId: string): boolean {
+    return [...this.#sessions.values()].some((s) => s.taskId === taskId);
+  }
+
+  /** The worker running `taskId`, if one does. */
+  workerOf(taskId: string): string | undefined {
+    return [...this.#sessions.values()].find((s) => s.taskId === taskId)?.worker;
+  }
+
+  /** Remote sessions, for `ps`-like displays. */
+  live(): { taskId: string; sessionId: string; worker: string; startedAt: number }[] {
+    return [...this.#sessions].map(([sessionId, s]) => ({
+      taskId: s.taskId,
+      sessionId,
+      worker: s.worker,
+      startedAt: s.startedAt,
+    }));
+  }
+
+  /** Ask the loop for tasks for `worker`; resolves once the core has decided. */
+  claim(worker: string, body: ClaimBody): Promise<WorkOrder[]> {
+    if (this.#closed) return Promise.resolve([]);
+    const requestId = crypto.randomUUID();
+    const answered = new Promise<WorkOrder[]>((resolve) => this.#asks.set(requestId, resolve));
+    this.#o.push({ type: "worker_asks", requestId, worker, free: body.free, roles: body.roles });
+    return answered;
+  }
+
+  /** Carry out the core's answer to a worker: claim, publish, render; then their events. */
+  async dispatch(action: Extract<Action, { kind: "dispatch" }>): Promise<CoreEvent[]> {
+    const orders: WorkOrder[] = [];
+    const events: CoreEvent[] = [];
+    for (const t of action.tasks) {
+      const out = await this.#handOut(action.worker, t.taskId, t.adapter, t.note);
+      events.push(out.event);
+      if (out.order) orders.push(out.order);
+    }
+    const answer = this.#asks.get(action.requestId);
+    this.#asks.delete(action.requestId);
+    if (answer) answer(orders);
+    else {
+      // The request went away (the worker timed out): its claims lapse with their leases.
+      for (const o of orders) {
+        this.#o.log(`${o.task.id}: worker ${action.worker} left before its answer`);
+      }
+    }
+    return events;
+  }
+
+  async #handOut(
+    worker: string,
+    taskId: string,
+    adapterName: string,
+    note: string | undefined,
+  ): Promise<{ event: CoreEvent; order?: WorkOrder }> {
+    const o = this.#o;
+    const sessionId = o.sessionId();
+    try {
+      await o.store.claim(taskId, sessionId, worker);
+    } catch {
+      return { event: { type: "claim_lost", taskId } };
+    }
+    const task = o.store.require(taskId);
+    const adapter = o.adapters.get(adapterName);
+    try {
+      if (!adapter) throw new Error(`adapter ${adapterName} is not ready`);
+      const tip = await o.work.targetTip();
+      const earlier = task.resume_from
+        ? await earlierWork(o.paths.root, task.resume_from, tip)
+        : undefined;
+      const base = earlier?.base ?? tip;
+      if (this.#publishedBase !== base) {
+        await publishBase(this.#remote(), o.runId, base);
+        this.#publishedBase = base;
+      }
+      if (earlier) {
+        // The earlier attempt's work is where this one starts: on its own branch, on the remote.
+        const pushed = await pushBranch(
+          this.#remote(),
+          agentBranch(sessionId),
+          earlier.commit,
+          undefined,
+        );
+        if (!pushed.pushed) throw new Error(pushed.detail);
+        await supersedeEarlierWork(o.paths.root, task.resume_from!, earlier.commit);
+      }
+      const role = o.roles[task.role] ?? {};
+      const invocation = agentInvocation(adapter, await o.template(task.role), task, {
+        model: role.model ?? o.model,
+        effort: role.effort ?? o.effort,
+        workdir: ".",
+        retryNote: note,
+        earlierWork: earlier && { session: task.resume_from!, base: earlier.base },
+        ports: o.environments?.spec(task.role).ports,
+      });
+      const attempt = await o.attemptNumber(taskId);
+      const startedAt = o.clock();
+      const timeoutS = o.timeoutS(task);
+      this.#sessions.set(sessionId, { taskId, worker, base, adapter: adapter.name, startedAt });
+      const order: WorkOrder = {
+        run_id: o.runId,
+        task,
+        session_id: sessionId,
+        attempt,
+        adapter: adapter.name,
+        ...(invocation.model ? { model: invocation.model } : {}),
+        ...(role.effort ?? o.effort ? { effort: role.effort ?? o.effort } : {}),
+        prompt: invocation.prompt,
+        base,
+        base_ref: baseRef(o.runId),
+        ...(earlier ? { start: earlier.commit } : {}),
+        timeout_s: timeoutS,
+        grace_ms: o.graceMs,
+      };
+      return {
+        order,
+        event: {
+          type: "spawned",
+          taskId,
+          sessionId,
+          startedAt,
+          deadline: startedAt + timeoutS * 1000,
+          attempt,
+          model: invocation.model,
+          batchEligible: task.batch_eligible,
+          adapter: adapter.name,
+          worker,
+        },
+      };
+    } catch (e) {
+      const message = (e as Error).message;
+      return {
+        event: {
+          type: "spawn_failed",
+          taskId,
+          sessionId,
+          diagnosis: {
+            kind: "spawn_failed",
+            reason: `could not hand the task to worker ${worker}: ${message}`,
+            retryable: true,
+          },
+        },
+      };
+    }
+  }
+
+  /** Why the run wants `sessionId` ended, if it does. */
+  ending(sessionId: string): string | undefined {
+    return this.#ending.get(sessionId);
+  }
+
+  /** Ask `taskId`'s worker to end its agent (told at its next heartbeat). */
+  end(taskId: string, reason: EndReason): void {
+    for (const [sessionId, s] of this.#sessions) {
+      if (s.taskId === taskId) this.#ending.set(sessionId, reason);
+    }
+  }
+
+  /** A heartbeat of `worker` about `sessionId`. */
+  touched(worker: string, taskId: string, sessionId: string, pushed?: string): void {
+    const s = this.#sessions.get(sessionId);
+    if (s && s.worker === worker && s.taskId === taskId && pushed) s.pushed = pushed;
+  }
+
+  /** A session an earlier process handed to `worker`, still leased: this run waits for it. */
+  adopt(task: Task, base: string | undefined): CoreEvent | undefined {
+    if (!task.worker || !task.session_id) return undefined;
+    const startedAt = task.updated_at ? Date.parse(task.updated_at) : this.#o.clock();
+    this.#sessions.set(task.session_id, {
+      taskId: task.id,
+      worker: task.worker,
+      base: base ?? "",
+      adapter: "",
+      startedAt,
+    });
+    return {
+      type: "remote_adopted",
+      taskId: task.id,
+      sessionId: task.session_id,
+      worker: task.worker,
+      startedAt,
+      deadline: startedAt + this.#o.timeoutS(task) * 1000,
+    };
+  }
+
+  /**
+   * A worker's report: its lease is checked in the loop's turn, its work fetched and verified,
+   * and its end decided like any agent's. A repeated report of a taken session gets the same
+   * answer; one whose lease is gone is 409.
+   */
+  report(worker: string, body: ReportBody): Promise<ReportAnswer> {
+    const again = this.#reported.get(body.session_id);
+    if (again) return Promise.resolve(again);
+    return new Promise<ReportAnswer>((resolve, reject) => {
+      this.#o.enqueue(async () => {
+        try {
+          const { answer, events } = await this.#take(worker, body);
+          resolve(answer);
+          return events;
+        } catch (e) {
+          reject(e);
+          return [];
+        }
+      });
+    });
+  }
+
+  async #take(
+    worker: string,
+    body: ReportBody,
+  ): Promise<{ answer: ReportAnswer; events: CoreEvent[] }> {
+    const o = this.#o;
+    const again = this.#reported.get(body.session_id);
+    if (again) return { answer: again, events: [] };
+    const task = requireLease(o.store, worker, body.task_id, body.session_id);
+    const session = this.#sessions.get(body.session_id);
+    const base = session?.base || await this.#claimedBase(body);
+    const logPath = sessionLogPath(o.paths.runtime, body.session_id);
+    await Deno.mkdir(o.paths.runtime, { recursive: true });
+    await Deno.writeTextFile(
+      logPath,
+      (body.log_truncated ? `[earlier output of this session stayed on worker ${worker}]\n` : "") +
+        body.log,
+    );
+    let work: { hasWork: boolean; problem?: string } = { hasWork: false };
+    if (body.commit) {
+      work = await this.#materialise(task, body.session_id, base, body.commit, logPath);
+    }
+    const adapter = o.adapters.get(session?.adapter || "") ?? [...o.adapters.values()][0];
+    await readSessionUsage(adapter, logPath)
+      .then((usage) => o.spend.record(task.id, body.session_id, usage, { adapter: adapter.name }))
+      .catch((e) => o.log(`${task.id}: could not record spend: ${(e as Error).message}`));
+    const rateLimited = body.ended_by === "rate_limit";
+    let diagnosis: ExitDiagnosis;
+    const problem = body.push_error ?? work.problem;
+    if (problem) {
+      diagnosis = {
+        kind: "push_failed",
+        reason: `worker ${worker} could not deliver ${agentBranch(body.session_id)}: ${problem}`,
+        retryable: true,
+      };
+    } else {
+      const { fastExit: _f, ...d } = exitReason({
+        exitCode: body.exit_code,
+        durationMs: body.duration_ms,
+        rateLimited,
+        endedBy: body.ended_by,
+        logPath: relative(o.paths.root, runLogPath(o.paths, o.runId, body.session_id)),
+        logTail: await logTail(logPath, 20),
+        adapter: adapter.name,
+      });
+      diagnosis = d;
+    }
+    const exitedOnItsOwn = !body.ended_by && body.exit_code === 0;
+    const signalsPass = work.hasWork && o.landUnreported && !exitedOnItsOwn && !rateLimited
+      ? await o.work.signalsPass(task)
+      : undefined;
+    this.#sessions.delete(body.session_id);
+    this.#ending.delete(body.session_id);
+    const answer: ReportAnswer = { accepted: true, task_id: task.id, status: task.status };
+    this.#reported.set(body.session_id, answer);
+    return {
+      answer,
+      events: [{
+        type: "agent_exited",
+        taskId: task.id,
+        sessionId: body.session_id,
+        exitCode: body.exit_code,
+        durationMs: body.duration_ms,
+        rateLimited,
+        hasWork: work.hasWork,
+        ...(signalsPass === undefined ? {} : { signalsPass }),
+        diagnosis,
+        remote: {
+          worker,
+          commit: work.hasWork || !problem ? body.commit : null,
+          ...(problem ? { push_error: problem } : {}),
+        },
+      }],
+    };
+  }
+
+  /** The base of a session this process did not start: the claim's, known to the target. */
+  async #claimedBase(body: ReportBody): Promise<string> {
+    const root = this.#o.paths.root;
+    const tip = await this.#o.work.targetTip();
+    // Without the claim in memory (the orchestrator restarted), the base is where the pushed
+    // work meets the target branch: the commit the worktree was cut from, or later.
+    if (body.commit && await resolveCommit(body.commit, { cwd: root })) {
+      const r = await git(["merge-base", tip, body.commit], { cwd: root, allowFailure: true });
+      if (r.code === 0) return r.stdout.trim();
+    }
+    return tip;
+  }
+
+  /**
+   * Fetch `agent/<session>` and check it out as the session's worktree here, when it is the
+   * reported commit and descends from `base`; what went wrong otherwise.
+   */
+  async #materialise(
+    task: Task,
+    sessionId: string,
+    base: string,
+    commit: string,
+    logPath: string,
+  ): Promise<{ hasWork: boolean; problem?: string }> {
+    const o = this.#o;
+    const root = o.paths.root;
+    let tip: string;
+    try {
+      tip = await fetchBranch(this.#remote(), agentBranch(sessionId));
+    } catch (e) {
+      return { hasWork: false, problem: (e as Error).message };
+    }
+    if (tip !== commit) {
+      return {
+        hasWork: false,
+        problem: `the remote's ${agentBranch(sessionId)} is at ${tip.slice(0, 12)}, ` +
+          `not the reported ${commit.slice(0, 12)}`,
+      };
+    }
+    if (!base) base = await this.#claimedBase({ commit } as ReportBody);
+    const descends = await git(["merge-base", "--is-ancestor", base, commit], {
+      cwd: root,
+      allowFailure: true,
+    });
+    if (descends.code !== 0) {
+      return {
+        hasWork: false,
+        problem: `${commit.slice(0, 12)} does not descend from the claim's base ${
+          base.slice(0, 12)
+        }`,
+      };
+    }
+    if (commit === base) return { hasWork: false };
+    const cut = await createWorktree(root, sessionId, commit);
+    o.work.set(task.id, {
+      worktree: { ...cut, base },
+      sessionId,
+      logPath,
+      role: task.role,
+    });
+    return { hasWork: true };
+  }
+
+  /**
+   * `taskId`'s worker lost its lease: what it last pushed is fetched and kept (the next attempt
+   * continues it); then the agent's end is decided as an interrupted one's.
+   */
+  async lost(taskId: string, reason: string): Promise<CoreEvent[]> {
+    const o = this.#o;
+    const entry = [...this.#sessions].find(([, s]) => s.taskId === taskId);
+    if (!entry) return [];
+    const [sessionId, session] = entry;
+    this.#sessions.delete(sessionId);
+    this.#ending.delete(sessionId);
+    const logPath = sessionLogPath(o.paths.runtime, sessionId);
+    let hasWork = false;
+    let commit: string | null = null;
+    try {
+      const tip = await fetchBranch(this.#remote(), agentBranch(sessionId));
+      const task = o.store.require(taskId);
+      const base = session.base || await this.#claimedBase({ commit: tip } as ReportBody);
+      const got = await this.#materialise(task, sessionId, base, tip, logPath);
+      hasWork = got.hasWork;
+      commit = got.hasWork ? tip : null;
+    } catch {
+      // Nothing pushed (no such branch) or the remote is unreachable: nothing to continue from.
+    }
+    return [{
+      type: "agent_exited",
+      taskId,
+      sessionId,
+      exitCode: -9,
+      durationMs: o.clock() - session.startedAt,
+      rateLimited: false,
+      hasWork,
+      diagnosis: {
+        kind: "agent_lost",
+        reason: `${reason}; ${hasWork ? "the work it pushed is kept" : "it pushed no work"}`,
+        retryable: true,
+      },
+      remote: { worker: session.worker, commit },
+    }];
+  }
+
+  /** The loop ended: requests still waiting get nothing. */
+  close(): void {
+    this.#closed = true;
+    for (const answer of this.#asks.values()) answer([]);
+    this.#asks.clear();
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * What a remote worker and the orchestrator say to each other over HTTP (DESIGN.md §16; the
+ * routes under `/workers/<name>/`, scope `worker`): the request bodies, validated strictly at
+ * the edge, and the work order a claim answers. The code travels through a git remote, never
+ * in these bodies; provider keys never travel at all.
+ */
+import { z } from "zod";
+import { ID_PATTERN } from "../ids.ts";
+import type { Task } from "../tasks/task.ts";
+
+/** Largest session log a report carries (its tail, when longer). */
+export const MAX_REPORT_LOG_BYTES = 4 * 1024 * 1024;
+
+/** Body limit of a report: the log plus its JSON envelope. */
+export const REPORT_BODY_LIMIT = MAX_REPORT_LOG_BYTES * 2 + 64 * 1024;
+
+const Name = z.string().regex(ID_PATTERN, "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+const Sha = z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/, "must be a full commit id");
+
+/** `POST /workers/<name>/register`. */
+export const RegisterBodySchema = z.strictObject({
+  slots: z.number().int().min(1).max(256),
+  roles: z.array(Name).max(100).optional(),
+  version: z.string().max(100).optional(),
+});
+
+/** `POST /workers/<name>/claim`: how many tasks the worker can start now. */
+export const ClaimBodySchema = z.strictObject({
+  free: z.number().int().min(1).max(256),
+  roles: z.array(Name).max(100).optional(),
+});
+
+/** One session a heartbeat renews, with the tip the worker last pushed. */
+export const HeldSessionSchema = z.strictObject({
+  task_id: Name,
+  session_id: Name,
+  pushed: Sha.optional(),
+});
+
+/** `POST /workers/<name>/heartbeat`. */
+export const HeartbeatBodySchema = z.strictObject({
+  sessions: z.array(HeldSessionSchema).max(1024),
+});
+
+/** `POST /workers/<name>/report`: an agent ended; its branch was pushed (or could not be). */
+export const ReportBodySchema = z.strictObject({
+  task_id: Name,
+  session_id: Name,
+  exit_code: z.number().int(),
+  duration_ms: z.number().int().min(0),
+  /** Why the worker ended it: the orchestrator asked (timeout, reported, cancelled) or it stopped. */
+  ended_by: z.enum(["timeout", "stop", "rate_limit", "reported", "cancelled"]).optional(),
+  /** The commit pushed to `agent/<session_id>`; null when the push failed (`push_error`). */
+  commit: Sha.nullable(),
+  push_error: z.string().max(4000).optional(),
+  /** The session log (its tail when longer than {@link MAX_REPORT_LOG_BYTES}). */
+  log: z.string().max(MAX_REPORT_LOG_BYTES).default(""),
+  log_truncated: z.boolean().default(false),
+});
+
+/** A validated registration. */
+export type RegisterBody = z.output<typeof RegisterBodySchema>;
+/** A validated claim request. */
+export type ClaimBody = z.output<typeof ClaimBodySchema>;
+/** A validated heartbeat. */
+export type HeartbeatBody = z.output<typeof HeartbeatBodySchema>;
+/** A validated report. */
+export type ReportBody = z.output<typeof ReportBodySchema>;
+
+/** What a registration answers: how often to heartbeat, and the run being served. */
+export interface RegisterAnswer {
+  name: string;
+  run_id: string | null;
+  heartbeat_timeout_s: number;
+  heartbeat_interval_s: number;
+}
+
+/** One task handed to a worker: everything it needs besides its clone and its own keys. */
+export interface WorkOrder {
+  run_id: string;
+  task: Task;
+  session_id: string;
+  attempt: number;
+  /** The adapter to run (the worker's service.yaml defines it; its own keys authenticate it). */
+  adapter: string;
+  model?: string;
+  effort?: string;
+  /** The prompt, rendered by the orchestrator from its role templates and the task's notes. */
+  prompt: string;
+  /** The commit the work is based on, and the remote ref that holds it. */
+  base: string;
+  base_ref: string;
+  /** Where the worktree is cut when it continues an earlier attempt's work (on `agent/<session>`). */
+  start?: string;
+  timeout_s: number;
+  grace_ms: number;
+}
+
+/** A heartbeat's word on one session: go on, or end the agent (and why). */
+export interface SessionVerdict {
+  task_id: string;
+  session_id: string;
+  keep: boolean;
+  reason?: string;
+}
+
+/** What a report answers when accepted. */
+export interface ReportAnswer {
+  accepted: true;
+  task_id: string;
+  status: string;
+}
+
+/** The seconds between a worker's heartbeats for a lease of `timeoutS` (three per lease). */
+export function heartbeatIntervalS(timeoutS: number): number {
+  return Math.max(0.2, Math.min(15, timeoutS / 3));
+}

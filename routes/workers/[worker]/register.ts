@@ -1,0 +1,28 @@
+/** POST /workers/<name>/register — a worker says it exists, with its slots and roles. */
+import type { Ctx } from "../../../lib/http/context.ts";
+import { readJsonBody } from "../../../lib/http/body.ts";
+import { requireId } from "../../../lib/ids.ts";
+import { parseBody } from "../../../lib/tasks/http_input.ts";
+import { routePolicy } from "../../../lib/http/route_policy.ts";
+import { heartbeatIntervalS, RegisterBodySchema } from "../../../lib/workers/protocol.ts";
+import { bindWorkerName } from "../../../lib/workers/leases.ts";
+import { deskFor } from "../../../lib/workers/desk.ts";
+import { loadConfig } from "../../../lib/config/load.ts";
+
+/** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
+export const policy = routePolicy({ POST: "worker" });
+
+/** Register: answers the run served now and the lease's timing. */
+export async function POST(c: Ctx): Promise<Response> {
+  const name = requireId("worker", c.req.param("worker")!);
+  parseBody(RegisterBodySchema, await readJsonBody(c));
+  const app = c.get("app");
+  bindWorkerName(app, name, c.get("principal"));
+  const timeout = (await loadConfig(app.paths.root))?.heartbeat_timeout_s ?? 45;
+  return c.json({
+    name,
+    run_id: deskFor(app.paths.root)?.runId ?? null,
+    heartbeat_timeout_s: timeout,
+    heartbeat_interval_s: heartbeatIntervalS(timeout),
+  });
+}

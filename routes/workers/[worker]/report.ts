@@ -1,0 +1,37 @@
+/**
+ * POST /workers/<name>/report — an agent ended on the worker, whose branch `agent/<session>` is
+ * pushed at `commit`. 409 when the session's lease is gone (nothing lands twice); 503 while no
+ * run is live (the orchestrator restarts: report again).
+ */
+import type { Ctx } from "../../../lib/http/context.ts";
+import { readJsonBody } from "../../../lib/http/body.ts";
+import { requireId } from "../../../lib/ids.ts";
+import { parseBody } from "../../../lib/tasks/http_input.ts";
+import { routePolicy } from "../../../lib/http/route_policy.ts";
+import { taskStoreFor } from "../../../lib/tasks/registry.ts";
+import { DomainError } from "../../../lib/errors.ts";
+import { REPORT_BODY_LIMIT, ReportBodySchema } from "../../../lib/workers/protocol.ts";
+import { bindWorkerName, requireLease } from "../../../lib/workers/leases.ts";
+import { deskFor } from "../../../lib/workers/desk.ts";
+
+/** What this URL requires: a worker, with room for the session log. */
+export const policy = routePolicy({ POST: "worker" }, { bodyLimit: REPORT_BODY_LIMIT });
+
+/** Report one session's end. */
+export async function POST(c: Ctx): Promise<Response> {
+  const name = requireId("worker", c.req.param("worker")!);
+  const body = parseBody(ReportBodySchema, await readJsonBody(c, REPORT_BODY_LIMIT));
+  const app = c.get("app");
+  bindWorkerName(app, name, c.get("principal"));
+  requireLease(await taskStoreFor(app), name, body.task_id, body.session_id);
+  const desk = deskFor(app.paths.root);
+  if (!desk) {
+    throw new DomainError(
+      "unavailable",
+      "no_live_run",
+      "no run is live to land this work; the worker reports again",
+      { "Retry-After": "2" },
+    );
+  }
+  return c.json(await desk.report(name, body));
+}

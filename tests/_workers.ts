@@ -1,0 +1,142 @@
+/**
+ * Parts of the remote-worker tests (DESIGN.md §16): a bare repository as the shared remote, the
+ * orchestrator's workspace pushed to it, worker clones of it, and `service worker` as a real
+ * child process whose lines are watched as they come.
+ */
+import { join } from "node:path";
+import { CLI, sh, workspace } from "./_e2e.ts";
+
+/** A workspace (see `workspace()`) with an `origin` bare remote; the remote's path. */
+export async function sharedRemote(
+  dir: string,
+  stages: Parameters<typeof workspace>[1],
+  extraConfig = "",
+): Promise<{ root: string; bare: string }> {
+  const root = join(dir, "orchestrator");
+  const bare = join(dir, "remote.git");
+  await Deno.mkdir(root);
+  await workspace(root, stages, extraConfig);
+  await sh(dir, "init", "-q", "--bare", "-b", "main", bare);
+  await sh(root, "remote", "add", "origin", bare);
+  await sh(root, "push", "-q", "origin", "main");
+  return { root, bare };
+}
+
+/** A clone of `bare` for a worker named `name`. */
+export async function workerClone(dir: string, bare: string, name: string): Promise<string> {
+  const clone = join(dir, name);
+  await sh(dir, "clone", "-q", bare, clone);
+  await sh(clone, "config", "user.email", `${name}@localhost`);
+  await sh(clone, "config", "user.name", name);
+  return clone;
+}
+
+/** A `service worker` process; its lines as they come; killed (SIGKILL) or stopped on dispose. */
+export interface WorkerProcess extends AsyncDisposable {
+  lines: string[];
+  child: Deno.ChildProcess;
+  /** Resolves when a line matching `re` has been printed. */
+  saw(re: RegExp, ms?: number): Promise<string>;
+  /** SIGKILL, as a machine that dies. */
+  kill(): Promise<void>;
+  /** SIGTERM, as `systemctl stop`; resolves with its exit code. */
+  stop(): Promise<number>;
+}
+
+/** Start `service worker` over `clone`. */
+export function startWorker(
+  clone: string,
+  server: string,
+  name: string,
+  options: { slots?: number; env?: Record<string, string>; roles?: string } = {},
+): WorkerProcess {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      CLI,
+      "worker",
+      "--server",
+      server,
+      "--dir",
+      clone,
+      "--name",
+      name,
+      "--slots",
+      String(options.slots ?? 1),
+      "--poll-ms",
+      "100",
+      ...(options.roles ? ["--roles", options.roles] : []),
+    ],
+    env: { NO_COLOR: "1", ...(options.env ?? {}) },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const lines: string[] = [];
+  const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
+  const read = async (stream: ReadableStream<Uint8Array>) => {
+    let buf = "";
+    const decoder = new TextDecoder();
+    for await (const bytes of stream) {
+      buf += decoder.decode(bytes, { stream: true });
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        lines.push(line);
+        for (const w of [...waiters]) {
+          if (w.re.test(line)) {
+            waiters.splice(waiters.indexOf(w), 1);
+            w.resolve(line);
+          }
+        }
+      }
+    }
+  };
+  const reading = Promise.all([read(child.stdout), read(child.stderr)]);
+  let ended = false;
+  const status = child.status.then((s) => {
+    ended = true;
+    return s;
+  });
+  const end = async (signal: Deno.Signal) => {
+    if (!ended) {
+      try {
+        child.kill(signal);
+      } catch { /* gone */ }
+    }
+    const s = await status;
+    await reading;
+    return s.code;
+  };
+  return {
+    lines,
+    child,
+    saw(re, ms = 60_000) {
+      const seen = lines.find((l) => re.test(l));
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(
+          () => reject(new Error(`worker ${name} never printed ${re}:\n${lines.join("\n")}`)),
+          ms,
+        );
+        waiters.push({
+          re,
+          resolve: (l) => {
+            clearTimeout(t);
+            resolve(l);
+          },
+        });
+      });
+    },
+    async kill() {
+      await end("SIGKILL");
+    },
+    stop() {
+      return end("SIGTERM");
+    },
+    async [Symbol.asyncDispose]() {
+      await end("SIGKILL");
+    },
+  };
+}
