@@ -9,7 +9,7 @@ import { runPlan } from "../lib/orchestrator/run.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
-import { rowsOf, sh } from "./_e2e.ts";
+import { rowsOf, sh, until } from "./_e2e.ts";
 import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
 
 const WORKERS_ONLY = "max_agents: 0\nheartbeat_timeout_s: 3\n";
@@ -70,6 +70,190 @@ Deno.test("two workers run a plan's tasks and each landed commit is traced to on
     assert.deepEqual([...ranOn].sort(), ["w1", "w2"], "both workers served the one run");
     assert.equal(await Deno.readTextFile(join(root, "a.txt")), "from a\n");
     assert.equal(await Deno.readTextFile(join(root, "b.txt")), "from b\n");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+/** A server over `root` on a free port, for `runPlan({server})`. */
+function serve(root: string) {
+  return startServer({
+    root,
+    host: "127.0.0.1",
+    port: 0,
+    tokens: [],
+    announce: false,
+    app: SERVER_APP,
+  });
+}
+
+/** The remote's `agent/*` branches. */
+async function agentBranches(bare: string): Promise<string[]> {
+  const out = await sh(bare, "for-each-ref", "--format=%(refname:short)", "refs/heads/agent");
+  return out.split("\n").filter(Boolean);
+}
+
+Deno.test("a worker killed mid-task loses its lease; its pushed commit is the partial work another worker continues", async () => {
+  await using dir = await tempDir();
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "t",
+      script: [
+        ["first_attempt", [
+          ["write", "partial.txt", "half done\n"],
+          // The agent commits its progress; the worker pushes it at its next heartbeat.
+          ["run", "git add -A && git -c user.name=a -c user.email=a@x commit -qm partial"],
+          ["sleep", 30000],
+          ["exit", 1],
+        ]],
+        ["require_prompt", "EARLIER WORK:"],
+        ["write", "rest.txt", "finished\n"],
+        ["report", "continued and finished"],
+      ],
+    }],
+  }], WORKERS_ONLY);
+  const server = await serve(root);
+  try {
+    await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
+    const lines: string[] = [];
+    const result = runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    await w1.saw(/t: agent .* starting/);
+    await until("w1 pushed the partial work", async () => (await agentBranches(bare)).length > 0);
+    await w1.kill();
+    await using _w2 = startWorker(await workerClone(dir.path, bare, "w2"), server.url, "w2");
+    const done = await result;
+    assert.equal(done.status, "completed", lines.join("\n"));
+    const rows = await rowsOf(root, done.runId);
+    const claims = rowsFor(rows, "task_claimed", "t");
+    assert.deepEqual(claims.map((r) => r.data.worker), ["w1", "w2"]);
+    const [lost] = rowsFor(rows, "agent_exited", "t");
+    assert.equal(lost.data.worker, "w1");
+    const [failed] = rowsFor(rows, "task_verification_failed", "t");
+    assert.match(JSON.stringify(failed.data), /worker w1 stopped heartbeating: its lease expired/);
+    assert.match(JSON.stringify(failed.data), /the work it pushed is kept/);
+    // Both attempts' work landed together, once.
+    assert.equal(await Deno.readTextFile(join(root, "partial.txt")), "half done\n");
+    assert.equal(await Deno.readTextFile(join(root, "rest.txt")), "finished\n");
+    assert.equal(rowsFor(rows, "task_merged", "t").length, 1);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("a worker that reports after its lease expired gets 409 and nothing lands twice", async () => {
+  await using dir = await tempDir();
+  const go = join(dir.path, "go");
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "t",
+      script: [
+        // The first attempt waits (its worker is paused meanwhile), then writes and reports late.
+        ["first_attempt", [["run", `while [ ! -f ${go} ]; do sleep 0.1; done`]]],
+        ["write", "out.txt", "written\n"],
+        ["report", "done"],
+      ],
+    }],
+  }], WORKERS_ONLY);
+  const server = await serve(root);
+  try {
+    await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
+    const lines: string[] = [];
+    const result = runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    await w1.saw(/t: agent .* starting/);
+    // The network to w1 is cut: it neither heartbeats nor hears anything until it comes back.
+    Deno.kill(w1.child.pid, "SIGSTOP");
+    await using _w2 = startWorker(await workerClone(dir.path, bare, "w2"), server.url, "w2");
+    const done = await result;
+    assert.equal(done.status, "completed", lines.join("\n"));
+    await Deno.writeTextFile(go, "");
+    Deno.kill(w1.child.pid, "SIGCONT");
+    const refused = await w1.saw(/report refused/);
+    assert.match(refused, /HTTP 409 lease_expired/);
+    const rows = await rowsOf(root, done.runId);
+    assert.equal(rowsFor(rows, "task_merged", "t").length, 1, "landed once");
+    const claims = rowsFor(rows, "task_claimed", "t");
+    assert.deepEqual(claims.map((r) => r.data.worker), ["w1", "w2"]);
+    // What landed is w2's session's commit.
+    const exits = rowsFor(rows, "agent_exited", "t");
+    assert.equal(exits.at(-1)!.data.worker, "w2");
+    assert.equal(exits.at(-1)!.data.session_id, claims[1].data.session_id);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("two workers racing for one task: exactly one wins", async () => {
+  await using dir = await tempDir();
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{ id: "only", script: [["sleep", 500], ["write", "o.txt", "o\n"], ["report", "ok"]] }],
+  }], WORKERS_ONLY);
+  const server = await serve(root);
+  try {
+    const w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1", { slots: 4 });
+    const w2 = startWorker(await workerClone(dir.path, bare, "w2"), server.url, "w2", { slots: 4 });
+    await using _a = w1;
+    await using _b = w2;
+    const done = await runPlan({ root, server, app: SERVER_APP, out: () => {} });
+    assert.equal(done.status, "completed");
+    const rows = await rowsOf(root, done.runId);
+    assert.equal(rowsFor(rows, "task_claimed", "only").length, 1);
+    const started = [...w1.lines, ...w2.lines].filter((l) => /only: agent .* starting/.test(l));
+    assert.equal(started.length, 1, "one worker started it");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("a push the remote rejects fails that attempt with the remote's words; the next attempt lands", async () => {
+  await using dir = await tempDir();
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "t",
+      script: [
+        ["first_attempt", [["write", "forbidden.txt", "no\n"]]],
+        ["retry", [["write", "ok.txt", "yes\n"]]],
+        ["report", "done"],
+      ],
+    }],
+  }], WORKERS_ONLY);
+  const hook = join(bare, "hooks", "pre-receive");
+  await Deno.writeTextFile(
+    hook,
+    `#!/bin/sh
+while read old new ref; do
+  case "$ref" in refs/heads/agent/*)
+    if git cat-file -e "$new:forbidden.txt" 2>/dev/null; then
+      echo "policy: forbidden.txt may not be pushed" >&2; exit 1
+    fi;;
+  esac
+done
+`,
+  );
+  await Deno.chmod(hook, 0o755);
+  const server = await serve(root);
+  try {
+    await using _w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
+    const lines: string[] = [];
+    const done = await runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    assert.equal(done.status, "completed", lines.join("\n"));
+    const rows = await rowsOf(root, done.runId);
+    const [first] = rowsFor(rows, "agent_exited", "t");
+    assert.equal(first.data.commit, null);
+    assert.match(String(first.data.push_error), /forbidden\.txt may not be pushed/);
+    const [failed] = rowsFor(rows, "task_verification_failed", "t");
+    const [signal] = failed.data.signals as { kind: string; detail: string }[];
+    assert.equal(signal.kind, "push_failed");
+    assert.match(signal.detail, /worker w1 could not deliver agent\//);
+    assert.ok(
+      lines.some((l) => /forbidden\.txt may not be pushed/.test(l)),
+      "the terminal says why",
+    );
+    assert.equal(await Deno.readTextFile(join(root, "ok.txt")), "yes\n");
+    await assert.rejects(Deno.stat(join(root, "forbidden.txt")));
   } finally {
     await server.shutdown();
   }

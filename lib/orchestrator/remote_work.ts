@@ -328,6 +328,9 @@ export class RemoteWork implements WorkerDesk {
     let work: { hasWork: boolean; problem?: string } = { hasWork: false };
     if (body.commit) {
       work = await this.#materialise(task, body.session_id, base, body.commit, logPath);
+    } else if (!body.push_error && task.status === "DONE") {
+      // Reported with no change at all: its worktree is the base, landed like a local one's.
+      await this.#checkOut(task, body.session_id, base, base, logPath);
     }
     const adapter = o.adapters.get(session?.adapter || "") ?? [...o.adapters.values()][0];
     await readSessionUsage(adapter, logPath)
@@ -435,15 +438,15 @@ export class RemoteWork implements WorkerDesk {
         }`,
       };
     }
-    if (commit === base) return { hasWork: false };
-    const cut = await createWorktree(root, sessionId, commit);
-    o.work.set(task.id, {
-      worktree: { ...cut, base },
-      sessionId,
-      logPath,
-      role: task.role,
-    });
-    return { hasWork: true };
+    if (commit === base && task.status !== "DONE") return { hasWork: false };
+    await this.#checkOut(task, sessionId, base, commit, logPath);
+    return { hasWork: commit !== base };
+  }
+
+  /** Check `commit` out as `sessionId`'s worktree here, its diff taken from `base`. */
+  async #checkOut(task: Task, sessionId: string, base: string, commit: string, logPath: string) {
+    const cut = await createWorktree(this.#o.paths.root, sessionId, commit);
+    this.#o.work.set(task.id, { worktree: { ...cut, base }, sessionId, logPath, role: task.role });
   }
 
   /**

@@ -37,6 +37,7 @@ export const CompleteBodySchema = z.looseObject({
 /** Body of fail and cancel. */
 export const ReasonBodySchema = z.looseObject({
   reason: z.string().max(100_000).optional(),
+  session_id: z.string().min(1).max(200).optional(),
   summary: z.string().max(100_000).optional(),
   operator: z.boolean().optional(),
 });

@@ -321,6 +321,7 @@ export class TaskStore {
     await this.#update(task, (t) => {
       const from = t.status;
       const claimed = from === "CLAIMED" || from === "IN_PROGRESS";
+      if (!options.operator) refuseStaleSession(t, options.session_id);
       this.#transit(t, options.operator ? "operator_complete" : "complete", () => {
         t.summary = options.summary ?? t.summary;
         t.reported_evidence = reported;
@@ -349,11 +350,15 @@ export class TaskStore {
     return task;
   }
 
-  /** Mark `id` FAILED (from CLAIMED or IN_PROGRESS). */
-  fail(id: string, reason?: string): Promise<Task> {
-    return this.#apply(id, "fail", (t) => {
-      t.summary = reason ?? t.summary;
-    });
+  /** Mark `id` FAILED (from CLAIMED or IN_PROGRESS); a claimant naming another session is 409. */
+  fail(id: string, reason?: string, sessionId?: string): Promise<Task> {
+    const task = this.require(id);
+    return this.#update(task, (t) => {
+      refuseStaleSession(t, sessionId);
+      this.#transit(t, "fail", () => {
+        t.summary = reason ?? t.summary;
+      });
+    }).then(() => task);
   }
 
   /** Cancel `id` (any non-terminal status); its dependents may become ready. */
@@ -724,4 +729,18 @@ export class TaskStore {
       if (!this.#tasks.has(id)) return id;
     }
   }
+}
+
+/**
+ * A claimant that names its session speaks only for the claim it holds: an agent whose lease
+ * ran out (its worker stopped heartbeating, the task went to another session) cannot complete
+ * or fail the task that another session holds now (409).
+ */
+function refuseStaleSession(t: Task, sessionId: string | undefined): void {
+  if (!sessionId || !t.session_id || sessionId === t.session_id) return;
+  throw new ConflictError(
+    "stale_session",
+    `task ${JSON.stringify(t.id)} is held by session ${t.session_id}, not ${sessionId}: ` +
+      "this session's claim lapsed (its lease expired), so its report is not taken",
+  );
 }

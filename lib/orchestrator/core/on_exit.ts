@@ -40,6 +40,16 @@ export function onAgentExited(d: Draft, out: Out, e: Exited): void {
   const stopped = session?.endedBy === "stop" || d.stopping;
   switch (task.status) {
     case "DONE":
+      if (e.remote?.push_error !== undefined) {
+        // Reported on a worker, but its work never reached the remote: nothing here to land.
+        out.push({ kind: "reap", taskId: task.id, reason: e.diagnosis.reason });
+        attemptFailed(d, out, task, {
+          signals: [{ kind: e.diagnosis.kind, detail: e.diagnosis.reason }],
+          reason: e.diagnosis.reason,
+          retryable: e.diagnosis.retryable,
+        });
+        return;
+      }
       if (stopped) {
         // Reported as the run stopped: the next run lands it (its worktree is kept).
         out.push({ kind: "keep", taskId: task.id, reason: "run stopped before landing" });

@@ -14,5 +14,5 @@ export async function POST(c: Ctx): Promise<Response> {
   const id = requireId("task_id", c.req.param("task_id")!);
   const body = parseBody(ReasonBodySchema, await readOptionalJsonObject(c));
   const store = await taskStoreFor(c.get("app"));
-  return c.json(await store.fail(id, body.reason ?? body.summary));
+  return c.json(await store.fail(id, body.reason ?? body.summary, body.session_id));
 }
