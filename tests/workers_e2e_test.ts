@@ -9,7 +9,7 @@ import { runPlan } from "../lib/orchestrator/run.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
-import { rowsOf, sh, until } from "./_e2e.ts";
+import { CLI, rowsOf, sh, until } from "./_e2e.ts";
 import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
 
 const WORKERS_ONLY = "max_agents: 0\nheartbeat_timeout_s: 3\n";
@@ -257,4 +257,74 @@ done
   } finally {
     await server.shutdown();
   }
+});
+
+/** A free loopback port (the restarted orchestrator serves on the same one). */
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+/** `service run` as a child process; its output collected. */
+function orchestratorProcess(root: string, port: number) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", root, "run", "--port", String(port)],
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const out: string[] = [];
+  const decoder = new TextDecoder();
+  const read = async (s: ReadableStream<Uint8Array>) => {
+    for await (const b of s) out.push(decoder.decode(b, { stream: true }));
+  };
+  const reading = Promise.all([read(child.stdout), read(child.stderr)]);
+  return {
+    child,
+    text: () => out.join(""),
+    async done() {
+      const s = await child.status;
+      await reading;
+      return s.code;
+    },
+  };
+}
+
+Deno.test("an orchestrator restarted while a worker runs: the worker keeps its lease and reports to the new process", async () => {
+  await using dir = await tempDir();
+  const go = join(dir.path, "go");
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "t",
+      script: [
+        ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
+        ["write", "out.txt", "made on w1\n"],
+        ["report", "done"],
+      ],
+    }],
+  }], WORKERS_ONLY);
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const first = orchestratorProcess(root, port);
+  await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), url, "w1");
+  await w1.saw(/t: agent .* starting/);
+  first.child.kill("SIGKILL"); // the orchestrator's machine reboots
+  await first.done();
+  const second = orchestratorProcess(root, port);
+  await until(
+    "the new process adopted the remote session",
+    () => Promise.resolve(/still runs on worker w1/.test(second.text())),
+  );
+  await Deno.writeTextFile(go, "");
+  assert.equal(await second.done(), 0, second.text());
+  const runId = /run (run-[A-Za-z0-9-]+)/.exec(second.text())![1];
+  const rows = await rowsOf(root, runId);
+  assert.equal(rowsFor(rows, "task_claimed", "t").length, 1, "no second attempt");
+  const [exit] = rowsFor(rows, "agent_exited", "t");
+  assert.equal(exit.data.worker, "w1");
+  assert.equal(rowsFor(rows, "task_merged", "t").length, 1);
+  assert.equal(await Deno.readTextFile(join(root, "out.txt")), "made on w1\n");
 });

@@ -432,6 +432,8 @@ export class Orchestrator {
       followUps.push(...await this.#execute(action));
     }
     if (journal.length > 0) await appendEvents(this.#o.journalPath, journal);
+    // A remote attempt's worker hears of it once its claim row is durable.
+    if (event.type === "spawned" && event.worker) this.#remote.recorded(event.sessionId);
     // Outcomes of this step's actions are decided before anything that happened meanwhile.
     this.#queue.unshift(...followUps, ...this.#decidedBeforeEvents());
   }

@@ -79,6 +79,11 @@ interface RemoteSession {
 export class RemoteWork implements WorkerDesk {
   readonly #o: RemoteWorkOptions;
   readonly #asks = new Map<string, (orders: WorkOrder[]) => void>();
+  /** Orders whose claim rows are not journaled yet, by session. */
+  readonly #unrecorded = new Map<
+    string,
+    { orders: WorkOrder[]; left: Set<string>; answer: (orders: WorkOrder[]) => void }
+  >();
   readonly #sessions = new Map<string, RemoteSession>();
   /** Sessions the run wants ended, with why (told at their next heartbeat). */
   readonly #ending = new Map<string, string>();
@@ -140,14 +145,24 @@ export class RemoteWork implements WorkerDesk {
     }
     const answer = this.#asks.get(action.requestId);
     this.#asks.delete(action.requestId);
-    if (answer) answer(orders);
+    if (!answer) return events; // the loop closed: the claims lapse with their leases
+    if (orders.length === 0) answer([]);
     else {
-      // The request went away (the worker timed out): its claims lapse with their leases.
-      for (const o of orders) {
-        this.#o.log(`${o.task.id}: worker ${action.worker} left before its answer`);
-      }
+      // Answered once every claim is journaled (see `recorded`): a worker never runs an attempt
+      // the journal does not know of, even when this process dies right after answering.
+      const waiting = { orders, left: new Set(orders.map((o) => o.session_id)), answer };
+      for (const o of orders) this.#unrecorded.set(o.session_id, waiting);
     }
     return events;
+  }
+
+  /** `sessionId`'s claim row is in the journal: its worker may hear of it. */
+  recorded(sessionId: string): void {
+    const waiting = this.#unrecorded.get(sessionId);
+    if (!waiting) return;
+    this.#unrecorded.delete(sessionId);
+    waiting.left.delete(sessionId);
+    if (waiting.left.size === 0) waiting.answer(waiting.orders);
   }
 
   async #handOut(
@@ -495,5 +510,9 @@ export class RemoteWork implements WorkerDesk {
     this.#closed = true;
     for (const answer of this.#asks.values()) answer([]);
     this.#asks.clear();
+    for (const w of this.#unrecorded.values()) {
+      w.answer(w.orders.filter((o) => !w.left.has(o.session_id)));
+    }
+    this.#unrecorded.clear();
   }
 }
