@@ -53,6 +53,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
                 · session <code>{a.session_id}</code>
                 {a.role ? ` · ${a.role}` : ""}
                 {a.adapter ? ` · ${a.adapter}` : ""}
+                {a.worker ? ` · on worker ${a.worker}` : ""}
                 {a.model ? ` · ${a.model}` : ""}
                 {a.exit
                   ? ` · exit ${a.exit.exit_code} after ${seconds(a.exit.duration_ms)}${

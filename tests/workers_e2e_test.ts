@@ -9,7 +9,7 @@ import { runPlan } from "../lib/orchestrator/run.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
-import { CLI, rowsOf, sh, until } from "./_e2e.ts";
+import { cli, CLI, rowsOf, sh, until } from "./_e2e.ts";
 import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
 
 const WORKERS_ONLY = "max_agents: 0\nheartbeat_timeout_s: 3\n";
@@ -120,6 +120,15 @@ Deno.test("a worker killed mid-task loses its lease; its pushed commit is the pa
     const result = runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
     await w1.saw(/t: agent .* starting/);
     await until("w1 pushed the partial work", async () => (await agentBranches(bare)).length > 0);
+    // Where the task runs, as `ps`, `status` and the board's task detail say it.
+    const ps = await cli(root, "ps");
+    assert.match(ps.out, /t\s+backend\s+worker w1/);
+    const status = await (await fetch(`${server.url}/status`)).json();
+    assert.equal(status.workers[0].worker, "w1");
+    const detail = await (await fetch(
+      `${server.url}/review-board/runs/${status.run.run_id}/tasks/t`,
+    )).json();
+    assert.equal(detail.task.attempts[0].worker, "w1");
     await w1.kill();
     await using _w2 = startWorker(await workerClone(dir.path, bare, "w2"), server.url, "w2");
     const done = await result;

@@ -36,6 +36,8 @@ export interface Attempt {
   model?: string;
   /** The agent CLI that ran it (a fallback while the configured one was parked). */
   adapter?: string;
+  /** The remote worker it ran on (`service worker`, DESIGN.md §16); absent: the orchestrator's machine. */
+  worker?: string;
   /** It was a request to a provider's batch API, not an agent (DESIGN.md §15). */
   batch?: BatchTry;
   outcome: AttemptOutcome;
@@ -274,6 +276,7 @@ export function foldActivity(state: ActivityState, row: JournalEvent, index: num
         role: str(d.role),
         model: str(d.model),
         ...(str(d.adapter) ? { adapter: str(d.adapter) } : {}),
+        ...(str(d.worker) ? { worker: str(d.worker) } : {}),
         ...(batch ? { batch } : {}),
         outcome: "running",
       });

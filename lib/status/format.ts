@@ -98,6 +98,12 @@ export function formatStatus(
   }
   const agents = status.agents as unknown[] | undefined;
   lines.push(`agents: ${agents?.length ?? 0} live`);
+  const remote = status.workers as
+    | { task_id: string; worker: string; session_id: string }[]
+    | undefined;
+  for (const r of remote ?? []) {
+    lines.push(`  ${r.task_id}: on worker ${r.worker} (session ${r.session_id})`);
+  }
   lines.push(`runs: ${status.runs ?? 0}`);
   const spend = status.spend as
     | { total_micro_usd: number; budget_micro_usd: number | null; over_budget: boolean }

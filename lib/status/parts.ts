@@ -1,7 +1,7 @@
 /**
  * The status parts of this service (DESIGN.md §6): `tasks` (counts by status, every run's),
  * `verification_nudge` (spec §2.10, from the ledger at request time), `agents` (live agents
- * from PID files), `spend` (cost report against budget), `rate_limits` (parked adapters, with
+ * from PID files), `workers` (tasks on remote workers, from the task store), `spend` (cost report against budget), `rate_limits` (parked adapters, with
  * the reset time their limit named or the cooldown), `batches` (the batch lane's requests in
  * flight, with their age).
  * `STATUS_PARTS` lists them in the order the status object shows them.
@@ -43,6 +43,29 @@ const agentsPart: StatusPart = async (app) => {
   const agents = await readPidFiles(app.paths);
   return agents.filter((a) => a.alive).map(({ file: _f, problem: _p, ...rest }) => rest);
 };
+
+/**
+ * Tasks running on remote workers (DESIGN.md §16), from the task store: where each runs, its
+ * session and since when its lease was last renewed.
+ */
+const workersPart: StatusPart = async (app) => {
+  const opened = openedTaskStore(app);
+  const tasks = opened ? (await opened).list() : (await loadTaskSpecs(app.paths)).tasks;
+  return remoteTasks(tasks);
+};
+
+/** The claimed tasks of `tasks` that a remote worker holds. */
+export function remoteTasks(tasks: Task[]) {
+  return tasks.filter((t) => t.worker && (t.status === "CLAIMED" || t.status === "IN_PROGRESS"))
+    .map((t) => ({
+      task_id: t.id,
+      session_id: t.session_id,
+      worker: t.worker!,
+      role: t.role,
+      status: t.status,
+      heartbeat_at: t.heartbeat_at,
+    }));
+}
 
 const spendPart: StatusPart = async (app) => {
   const config = await loadConfig(app.paths.root);
@@ -166,6 +189,7 @@ export const STATUS_PARTS: ReadonlyArray<readonly [string, StatusPart]> = [
   ["tasks", taskCounts],
   ["verification_nudge", verificationNudgePart],
   ["agents", agentsPart],
+  ["workers", workersPart],
   ["spend", spendPart],
   ["run", runPart],
   ["rate_limits", rateLimitsPart],

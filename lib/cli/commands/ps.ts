@@ -3,13 +3,16 @@ import { parseArgs } from "node:util";
 import { colour, type Command } from "../command.ts";
 import { readPidFiles } from "../../agents/pid_files.ts";
 import { workspacePaths } from "../../workspace.ts";
+import { loadTaskSpecs } from "../../tasks/persist.ts";
+import { remoteTasks } from "../../status/parts.ts";
 
 export const psCommand: Command = {
   name: "ps",
-  summary: "list agent processes from .sdd/runtime/pids/",
+  summary: "list agent processes (local PID files, and remote workers' agents)",
   help: `Usage: service ps [--json] [--all] [--root DIR]
 
-Lists the agents recorded in .sdd/runtime/pids/*.json with whether each process still runs.
+Lists the agents recorded in .sdd/runtime/pids/*.json with whether each process still runs,
+and the agents running on remote workers (\`service worker\`) with the worker that runs each.
 A dead process with a PID file left behind is stale: \`service doctor\` explains how to clear it.
 
 Options:
@@ -23,16 +26,19 @@ Options:
         all: { type: "boolean", default: false },
       },
     });
-    const agents = await readPidFiles(workspacePaths(ctx.root));
+    const paths = workspacePaths(ctx.root);
+    const agents = await readPidFiles(paths);
+    // Agents on remote workers have no PID file here: the task store says where they run.
+    const remote = remoteTasks((await loadTaskSpecs(paths)).tasks);
     if (values.json) {
-      ctx.stdout(JSON.stringify({ agents }, null, 2));
+      ctx.stdout(JSON.stringify({ agents, remote }, null, 2));
       return 0;
     }
     const shown = values.all ? agents : agents.filter((a) => a.alive);
     const stale = agents.length - agents.filter((a) => a.alive).length;
-    if (shown.length === 0) ctx.stdout("no agents running");
+    if (shown.length === 0 && remote.length === 0) ctx.stdout("no agents running");
     else {
-      const rows = [["SESSION", "PID", "STATE", "TASK", "ROLE", "STARTED"]];
+      const rows = [["SESSION", "PID", "STATE", "TASK", "ROLE", "WHERE", "STARTED"]];
       for (const a of shown) {
         rows.push([
           a.session_id,
@@ -40,7 +46,19 @@ Options:
           a.alive ? "running" : "stale",
           a.task_id ?? "-",
           a.role ?? "-",
+          "local",
           a.started_at ?? "-",
+        ]);
+      }
+      for (const r of remote) {
+        rows.push([
+          r.session_id ?? "-",
+          "-",
+          "running",
+          r.task_id,
+          r.role,
+          `worker ${r.worker}`,
+          r.heartbeat_at ?? "-",
         ]);
       }
       const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
