@@ -31,6 +31,15 @@ export async function workerClone(dir: string, bare: string, name: string): Prom
   return clone;
 }
 
+/** What any machine has: PATH, HOME, Deno's cache; no provider keys. */
+function machineEnv(): Record<string, string> {
+  const keep = ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME", "TMPDIR", "LANG"];
+  return Object.fromEntries(keep.flatMap((k) => {
+    const v = Deno.env.get(k);
+    return v === undefined ? [] : [[k, v]];
+  }));
+}
+
 /** A `service worker` process; its lines as they come; killed (SIGKILL) or stopped on dispose. */
 export interface WorkerProcess extends AsyncDisposable {
   lines: string[];
@@ -68,7 +77,9 @@ export function startWorker(
       "100",
       ...(options.roles ? ["--roles", options.roles] : []),
     ],
-    env: { NO_COLOR: "1", ...(options.env ?? {}) },
+    // A machine of its own: nothing of the orchestrator's environment (its provider keys).
+    clearEnv: true,
+    env: { ...machineEnv(), NO_COLOR: "1", ...(options.env ?? {}) },
     stdout: "piped",
     stderr: "piped",
   }).spawn();

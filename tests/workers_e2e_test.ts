@@ -9,10 +9,24 @@ import { runPlan } from "../lib/orchestrator/run.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
-import { cli, CLI, rowsOf, sh, until } from "./_e2e.ts";
+import { CLI, cli, rowsOf, sh, until, withEnv } from "./_e2e.ts";
 import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
 
 const WORKERS_ONLY = "max_agents: 0\nheartbeat_timeout_s: 3\n";
+
+/** Files under `dir` (outside `skip`) whose bytes contain `needle`. */
+async function grepTree(dir: string, needle: string, skip: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    const path = join(dir, e.name);
+    if (path === skip) continue;
+    if (e.isDirectory) found.push(...await grepTree(path, needle, skip));
+    else if (e.isFile && (await Deno.readTextFile(path).catch(() => "")).includes(needle)) {
+      found.push(path);
+    }
+  }
+  return found;
+}
 
 /** The run's rows of `type` for `task`. */
 function rowsFor(
@@ -29,10 +43,16 @@ Deno.test("two workers run a plan's tasks and each landed commit is traced to on
     name: "s",
     steps: [
       // Each takes a moment, so the second task goes to the second worker's free slot.
-      { id: "a", script: [["write", "a.txt", "from a\n"], ["sleep", 1500], ["report", "a done"]] },
+      {
+        id: "a",
+        script: [["write", "a.txt", "from a\n"], ["run", "env"], ["sleep", 1500], [
+          "report",
+          "a done",
+        ]],
+      },
       { id: "b", script: [["write", "b.txt", "from b\n"], ["sleep", 1500], ["report", "b done"]] },
     ],
-  }], WORKERS_ONLY);
+  }], WORKERS_ONLY + "agent_env: [ANTHROPIC_API_KEY]\n");
   const server = await startServer({
     root,
     host: "127.0.0.1",
@@ -42,12 +62,32 @@ Deno.test("two workers run a plan's tasks and each landed commit is traced to on
     app: SERVER_APP,
   });
   try {
-    await using _w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
-    await using _w2 = startWorker(await workerClone(dir.path, bare, "w2"), server.url, "w2");
+    await using _w1 = startWorker(
+      await workerClone(dir.path, bare, "w1"),
+      server.url,
+      "w1",
+      { env: { ANTHROPIC_API_KEY: "sk-w1-own" } },
+    );
+    await using _w2 = startWorker(
+      await workerClone(dir.path, bare, "w2"),
+      server.url,
+      "w2",
+      { env: { ANTHROPIC_API_KEY: "sk-w2-own" } },
+    );
     const lines: string[] = [];
+    // The orchestrator's provider key: workers use their own and never receive it.
+    using _key = withEnv({ ANTHROPIC_API_KEY: "sk-orchestrator-only" });
     const result = await runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
     assert.equal(result.status, "completed", lines.join("\n"));
     const rows = await rowsOf(root, result.runId);
+    const seen = await grepTree(dir.path, "sk-orchestrator-only", root);
+    assert.deepEqual(seen, [], "nothing a worker received or wrote holds the orchestrator's key");
+    // The agent ran with its worker's own key (agent_env forwards it), as the log it sent says.
+    const claimA = rowsFor(rows, "task_claimed", "a")[0].data;
+    const logA = await Deno.readTextFile(
+      join(root, ".sdd/runs", result.runId, "logs", `${claimA.session_id}.log`),
+    ).catch(() => Deno.readTextFile(join(root, ".sdd/runtime", `${claimA.session_id}.log`)));
+    assert.match(logA, new RegExp(`ANTHROPIC_API_KEY=sk-${claimA.worker}-own`));
     const ranOn = new Set<unknown>();
     for (const id of ["a", "b"]) {
       const [claim] = rowsFor(rows, "task_claimed", id);

@@ -27,15 +27,48 @@ export interface Principal {
 /** The principal of review actions on an unconfigured loopback bind (spec §5). */
 export const LOCAL_OPERATOR: Principal = { principal: "dashboard-operator", scope: "operator" };
 
-/** The token specs in force: the configured list, else `SERVICE_TOKEN` as one operator token. */
+/** Worker-scope tokens this process minted for its own agents (see {@link agentToken}). */
+const minted: TokenSpec[] = [];
+
+/**
+ * The token specs in force: the configured list, else `SERVICE_TOKEN` as one operator token;
+ * with the worker-scope tokens this process minted for its agents once any token is in force.
+ */
 export function effectiveTokenSpecs(
   configured: TokenSpec[],
   env: (name: string) => string | undefined,
 ): TokenSpec[] {
-  if (configured.length > 0) return configured;
-  return env("SERVICE_TOKEN")
+  const specs: TokenSpec[] = configured.length > 0
+    ? configured
+    : env("SERVICE_TOKEN")
     ? [{ principal: "operator", scope: "operator", token_env: "SERVICE_TOKEN" }]
     : [];
+  return specs.length > 0 && minted.length > 0 ? [...specs, ...minted] : specs;
+}
+
+/**
+ * The token this process's agents call the task API with (DESIGN.md §16): never an operator's.
+ * A configured `worker`-scope token when there is one, else one minted for this process (held
+ * in its environment under a name the agents' allow-list never forwards); none when no token is
+ * in force (the server is open on loopback).
+ */
+export function agentToken(
+  configured: TokenSpec[],
+  env: Record<string, string | undefined>,
+): string | undefined {
+  const specs = effectiveTokenSpecs(configured, (n) => env[n]);
+  if (specs.length === 0) return undefined;
+  const worker = specs.find((s) => s.scope === "worker" && env[s.token_env]);
+  if (worker) return env[worker.token_env];
+  const name = `SERVICE_MINTED_AGENT_TOKEN_${Deno.pid}`;
+  let value = Deno.env.get(name);
+  if (!value) {
+    const bytes = crypto.getRandomValues(new Uint8Array(32));
+    value = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    Deno.env.set(name, value);
+    minted.push({ principal: "agents", scope: "worker", token_env: name });
+  }
+  return value;
 }
 
 /**

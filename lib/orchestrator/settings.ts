@@ -5,7 +5,7 @@
  */
 import { KILL_GRACE_MS } from "../agents/process.ts";
 import { agentTimeoutS } from "../agents/timeouts.ts";
-import { effectiveTokenSpecs, type TokenSpec } from "../auth/tokens.ts";
+import { agentToken, type TokenSpec } from "../auth/tokens.ts";
 import type { CommandCheck, RoleSettings, ServiceConfig } from "../config/schema.ts";
 import type { Task } from "../tasks/task.ts";
 import type { NudgeSettings } from "../verification/nudge.ts";
@@ -60,7 +60,7 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
   const timeoutOverride = Number(env.SERVICE_AGENT_TIMEOUT_S);
   const grace = Number(env.SERVICE_KILL_GRACE_S);
   const cooldown = Number(env.SERVICE_RATE_LIMIT_COOLDOWN_S);
-  const spec = effectiveTokenSpecs(source.tokens, (n) => env[n]).find((s) => env[s.token_env]);
+  const token = agentToken(source.tokens, env);
   return {
     maxAgents: config.max_agents ?? 4,
     ...(config.model ? { model: config.model } : {}),
@@ -81,7 +81,7 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
     },
     graceMs: env.SERVICE_KILL_GRACE_S !== undefined && grace >= 0 ? grace * 1000 : KILL_GRACE_MS,
     ...(cooldown > 0 ? { rateLimitCooldownS: cooldown } : {}),
-    ...(spec ? { token: env[spec.token_env] } : {}),
+    ...(token ? { token } : {}),
     batch: {
       ...(config.batch.api_url ? { apiUrl: config.batch.api_url } : {}),
       maxRequests: config.batch.max_requests,

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { KILL_GRACE_MS } from "../agents/process.ts";
 import { parseConfig } from "../config/load.ts";
 import { orchestratorSettings, type SettingsSource } from "./settings.ts";
+import { effectiveTokenSpecs } from "../auth/tokens.ts";
 
 const YAML = "cli: claude\nroles:\n  backend: {}\n  architect: {}\n" +
   "  qa: {timeout_minutes: 2.5, max_agents: 1, model: small, quality_gates: [{name: t, command: x}]}\n";
@@ -55,7 +56,7 @@ Deno.test("orchestratorSettings(): agent timeouts by role minutes, scope and rol
   assert.equal(bad.timeoutS({ role: "backend", scope: "small" }), 900, "not a number: ignored");
 });
 
-Deno.test("orchestratorSettings(): the environment sets the kill grace, the cooldown and the agents' token", () => {
+Deno.test("orchestratorSettings(): the environment sets the kill grace, the cooldown and the agents' worker-scope token", () => {
   const env = {
     SERVICE_KILL_GRACE_S: "0",
     SERVICE_RATE_LIMIT_COOLDOWN_S: "2",
@@ -70,12 +71,31 @@ Deno.test("orchestratorSettings(): the environment sets the kill grace, the cool
   }));
   assert.equal(s.graceMs, 0, "a zero grace is a grace of zero, not the default");
   assert.equal(s.rateLimitCooldownS, 2);
-  assert.equal(s.token, "secret", "the first configured token that is set");
+  // Agents never hold an operator's token (DESIGN.md §16): a worker-scope one minted for them.
+  assert.ok(s.token && s.token !== "secret", "never the operator's token");
+  const minted = effectiveTokenSpecs(
+    [{ principal: "ops", scope: "operator", token_env: "OPS_TOKEN" }],
+    (n) => ({ ...env, ...Deno.env.toObject() } as Record<string, string>)[n],
+  );
+  const spec = minted.find((m) => Deno.env.get(m.token_env) === s.token);
+  assert.equal(spec?.scope, "worker", "the minted token is a worker's, accepted by the server");
   assert.equal(
+    orchestratorSettings(source({
+      env: { OPS_TOKEN: "secret", AGENT_TOKEN: "w" },
+      tokens: [
+        { principal: "ops", scope: "operator", token_env: "OPS_TOKEN" },
+        { principal: "agents", scope: "worker", token_env: "AGENT_TOKEN" },
+      ],
+    })).token,
+    "w",
+    "a configured worker-scope token is the agents'",
+  );
+  assert.notEqual(
     orchestratorSettings(source({ env: { SERVICE_TOKEN: "t" } })).token,
     "t",
-    "no tokens configured: SERVICE_TOKEN",
+    "SERVICE_TOKEN alone is the operator's: agents get a worker token instead",
   );
+  assert.equal(orchestratorSettings(source({ env: {} })).token, undefined, "no token in force");
   assert.equal(
     orchestratorSettings(source({ env: { SERVICE_KILL_GRACE_S: "-1" } })).graceMs,
     KILL_GRACE_MS,
