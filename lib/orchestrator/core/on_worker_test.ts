@@ -1,0 +1,133 @@
+/** Table tests of remote workers in the decision core (DESIGN.md §16). */
+import assert from "node:assert/strict";
+import { decide } from "./decide.ts";
+import type { Action } from "./protocol.ts";
+import { type CoreSettings, type CoreState, initialState, type TaskView } from "./state.ts";
+
+const SETTINGS: CoreSettings = {
+  maxAgents: 1,
+  roleMaxAgents: {},
+  maxAttempts: 3,
+  requireApproval: false,
+  continuous: false,
+  reportedExitGraceMs: 10_000,
+  mergeRetryMs: 3000,
+  maxRebases: 3,
+  landUnreported: false,
+  adapter: "claude",
+  chains: { backend: ["claude"] },
+};
+
+function task(id: string, over: Partial<TaskView> = {}): TaskView {
+  return {
+    id,
+    status: "OPEN",
+    title: id,
+    role: "backend",
+    priority: 2,
+    seq: Number(id.replace(/\D/g, "")) || 0,
+    owned_files: [],
+    depends_on: [],
+    attempts: 0,
+    summary: null,
+    ...over,
+  };
+}
+
+function state(tasks: TaskView[], over: Partial<CoreState> = {}): CoreState {
+  return { ...initialState(SETTINGS, 1_000), tasks: new Map(tasks.map((t) => [t.id, t])), ...over };
+}
+
+function dispatched(actions: Action[]): string[] {
+  const d = actions.find((a) => a.kind === "dispatch");
+  assert.ok(d && d.kind === "dispatch", "a worker's request is always answered");
+  return d.tasks.map((t) => t.taskId);
+}
+
+const ask = (free: number, roles?: string[]) => ({
+  type: "worker_asks" as const,
+  requestId: "r",
+  worker: "w1",
+  free,
+  ...(roles ? { roles } : {}),
+});
+
+Deno.test("decide(worker_asks): a worker gets up to its free slots, whatever max_agents says", () => {
+  const s = state([task("t1"), task("t2"), task("t3")]);
+  const step = decide(s, ask(2));
+  assert.deepEqual(dispatched(step.actions), ["t1", "t2"]);
+  assert.deepEqual([...step.state.starting].sort(), ["t1", "t2"]);
+});
+
+Deno.test("decide(worker_asks): owned files, roles, pending merges and the budget hold as for local agents", () => {
+  const remote = {
+    taskId: "t1",
+    sessionId: "s1",
+    startedAt: 0,
+    deadline: 10_000,
+    worker: "w0",
+  };
+  const s = state([
+    task("t1", { status: "IN_PROGRESS", owned_files: ["src/a.ts"] }),
+    task("t2", { owned_files: ["src/a.ts"] }),
+    task("t3", { role: "docs" }),
+    task("t4", { depends_on: ["t5"] }),
+    task("t5", { status: "DONE" }),
+    task("t6"),
+  ], { sessions: new Map([["t1", remote]]) });
+  assert.deepEqual(dispatched(decide(s, ask(8, ["backend"])).actions), ["t6"]);
+  assert.deepEqual(dispatched(decide({ ...s, readOnly: true }, ask(8)).actions), []);
+  assert.deepEqual(dispatched(decide({ ...s, stopping: true }, ask(8)).actions), []);
+});
+
+Deno.test("decide(settle): a task on a worker takes no local slot but holds its owned files", () => {
+  const s = state([
+    task("t1", { status: "IN_PROGRESS", owned_files: ["x"] }),
+    task("t2", { owned_files: ["x"] }),
+    task("t3"),
+  ], {
+    sessions: new Map([["t1", {
+      taskId: "t1",
+      sessionId: "s1",
+      startedAt: 0,
+      deadline: 10_000,
+      worker: "w0",
+    }]]),
+  });
+  const spawns = decide(s, { type: "settle" }).actions.filter((a) => a.kind === "spawn");
+  assert.deepEqual(spawns.map((a) => a.kind === "spawn" && a.taskId), ["t3"]);
+});
+
+Deno.test("decide(task_changed ORPHANED): a remote session's lost lease fetches its pushed work once", () => {
+  const session = { taskId: "t1", sessionId: "s1", startedAt: 0, deadline: 10_000, worker: "w0" };
+  const s = state([task("t1", { status: "ORPHANED" })], { sessions: new Map([["t1", session]]) });
+  const step = decide(s, {
+    type: "task_changed",
+    taskId: "t1",
+    from: "IN_PROGRESS",
+    to: "ORPHANED",
+  });
+  const lost = step.actions.filter((a) => a.kind === "remote_lost");
+  assert.equal(lost.length, 1);
+  assert.match(
+    lost[0].kind === "remote_lost" ? lost[0].reason : "",
+    /worker w0 stopped heartbeating/,
+  );
+  const again = decide(step.state, {
+    type: "task_changed",
+    taskId: "t1",
+    from: "IN_PROGRESS",
+    to: "ORPHANED",
+  });
+  assert.equal(again.actions.filter((a) => a.kind === "remote_lost").length, 0);
+});
+
+Deno.test("decide(stop): agents on workers go on; the run does not wait for them", () => {
+  const session = { taskId: "t1", sessionId: "s1", startedAt: 0, deadline: 10_000, worker: "w0" };
+  const s = state([task("t1", { status: "IN_PROGRESS" })], {
+    sessions: new Map([["t1", session]]),
+  });
+  const step = decide(s, { type: "stop" });
+  assert.equal(step.actions.filter((a) => a.kind === "terminate").length, 0);
+  assert.equal(step.state.sessions.size, 0);
+});
