@@ -377,3 +377,44 @@ Deno.test("an orchestrator restarted while a worker runs: the worker keeps its l
   assert.equal(rowsFor(rows, "task_merged", "t").length, 1);
   assert.equal(await Deno.readTextFile(join(root, "out.txt")), "made on w1\n");
 });
+
+Deno.test("a worker that dies after its agent reported, before its own report, loses the lease; the task runs again", async () => {
+  await using dir = await tempDir();
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "t",
+      script: [
+        ["write", "out.txt", "done\n"],
+        ["report", "done"],
+        // The first attempt's agent lingers after its report: its worker dies meanwhile.
+        ["first_attempt", [["sleep", 30000]]],
+      ],
+    }],
+  }], WORKERS_ONLY);
+  const server = await serve(root);
+  try {
+    await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
+    const lines: string[] = [];
+    const result = runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    await w1.saw(/t: agent .* starting/);
+    await until("t reported", async () => {
+      const t = await (await fetch(`${server.url}/tasks/t`)).json();
+      return t.status === "DONE";
+    });
+    await w1.kill();
+    await using _w2 = startWorker(await workerClone(dir.path, bare, "w2"), server.url, "w2");
+    const done = await result;
+    assert.equal(done.status, "completed", lines.join("\n"));
+    const rows = await rowsOf(root, done.runId);
+    assert.deepEqual(rowsFor(rows, "task_claimed", "t").map((r) => r.data.worker), ["w1", "w2"]);
+    const [failed] = rowsFor(rows, "task_verification_failed", "t");
+    assert.match(
+      JSON.stringify(failed.data),
+      /worker w1 stopped heartbeating after its agent reported/,
+    );
+    assert.equal(rowsFor(rows, "task_merged", "t").length, 1);
+  } finally {
+    await server.shutdown();
+  }
+});

@@ -241,6 +241,7 @@ export class Orchestrator {
       enqueue: (work) => this.#push(work),
       push: (event) => this.#push(event),
       landUnreported: options.landUnreported,
+      heartbeatTimeoutS: options.heartbeatTimeoutS ?? 45,
       log: options.log,
       clock: this.#clock,
     });
@@ -354,6 +355,9 @@ export class Orchestrator {
     const tick = setInterval(() => {
       if (!this.#queue.some((p) => typeof p !== "function" && p.type === "tick")) {
         this.#push({ type: "tick" });
+      }
+      for (const lost of this.#remote.expired()) {
+        this.#push(() => this.#remote.lost(lost.taskId, lost.reason));
       }
     }, this.#o.tickMs ?? TICK_MS);
     const heartbeat = setInterval(

@@ -60,6 +60,8 @@ export interface RemoteWorkOptions {
   /** Hands an event to the loop. */
   push: (event: CoreEvent) => void;
   landUnreported: boolean;
+  /** A remote session not heard of for this long has lost its lease. */
+  heartbeatTimeoutS: number;
   log: (line: string) => void;
   clock: () => number;
 }
@@ -73,6 +75,8 @@ interface RemoteSession {
   startedAt: number;
   /** The last commit the worker said it pushed. */
   pushed?: string;
+  /** When its worker was last heard of about it (ms). */
+  seen: number;
 }
 
 /** The live run's desk for remote workers. */
@@ -214,7 +218,14 @@ export class RemoteWork implements WorkerDesk {
       const attempt = await o.attemptNumber(taskId);
       const startedAt = o.clock();
       const timeoutS = o.timeoutS(task);
-      this.#sessions.set(sessionId, { taskId, worker, base, adapter: adapter.name, startedAt });
+      this.#sessions.set(sessionId, {
+        taskId,
+        worker,
+        base,
+        adapter: adapter.name,
+        startedAt,
+        seen: startedAt,
+      });
       const order: WorkOrder = {
         run_id: o.runId,
         task,
@@ -277,7 +288,31 @@ export class RemoteWork implements WorkerDesk {
   /** A heartbeat of `worker` about `sessionId`. */
   touched(worker: string, taskId: string, sessionId: string, pushed?: string): void {
     const s = this.#sessions.get(sessionId);
-    if (s && s.worker === worker && s.taskId === taskId && pushed) s.pushed = pushed;
+    if (!s || s.worker !== worker || s.taskId !== taskId) return;
+    s.seen = this.#o.clock();
+    if (pushed) s.pushed = pushed;
+  }
+
+  /**
+   * Sessions whose task already reported (DONE, FAILED, CANCELLED) are out of the heartbeat
+   * monitor's sight (it watches claimed tasks): one whose worker has not been heard of for a
+   * lease is lost here, so a worker that dies between its agent's report and its own never
+   * leaves the run waiting.
+   */
+  expired(): { taskId: string; reason: string }[] {
+    const limit = this.#o.clock() - this.#o.heartbeatTimeoutS * 1000;
+    const out: { taskId: string; reason: string }[] = [];
+    for (const s of this.#sessions.values()) {
+      const status = this.#o.store.get(s.taskId)?.status;
+      if (status === "CLAIMED" || status === "IN_PROGRESS" || s.seen > limit) continue;
+      s.seen = Number.POSITIVE_INFINITY; // once
+      out.push({
+        taskId: s.taskId,
+        reason:
+          `worker ${s.worker} stopped heartbeating after its agent reported: its lease expired`,
+      });
+    }
+    return out;
   }
 
   /** A session an earlier process handed to `worker`, still leased: this run waits for it. */
@@ -290,6 +325,7 @@ export class RemoteWork implements WorkerDesk {
       base: base ?? "",
       adapter: "",
       startedAt,
+      seen: this.#o.clock(),
     });
     return {
       type: "remote_adopted",
@@ -501,7 +537,12 @@ export class RemoteWork implements WorkerDesk {
         reason: `${reason}; ${hasWork ? "the work it pushed is kept" : "it pushed no work"}`,
         retryable: true,
       },
-      remote: { worker: session.worker, commit },
+      remote: {
+        worker: session.worker,
+        commit,
+        // A reported task whose worker vanished: its final work never arrived.
+        ...(o.store.get(taskId)?.status === "DONE" ? { push_error: reason } : {}),
+      },
     }];
   }
 

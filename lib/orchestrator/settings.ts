@@ -27,6 +27,8 @@ export interface SettingsSource {
 /** The loop's settings. */
 export interface OrchestratorSettings {
   maxAgents: number;
+  /** `heartbeat_timeout_s`: a remote worker's lease (DESIGN.md §16). */
+  heartbeatTimeoutS?: number;
   model?: string;
   effort?: string;
   /** `roles` of service.yaml (per-role model, effort, max_agents, agent_env). */
@@ -63,6 +65,7 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
   const token = agentToken(source.tokens, env);
   return {
     maxAgents: config.max_agents ?? 4,
+    heartbeatTimeoutS: config.heartbeat_timeout_s,
     ...(config.model ? { model: config.model } : {}),
     ...(config.effort ? { effort: config.effort } : {}),
     roles: config.roles,

@@ -399,11 +399,13 @@ class Worker {
 
   /** Every interval: push new commits, renew the leases, end the agents the run wants ended. */
   async #heartbeat(): Promise<void> {
-    const live = [...this.#running.values()].filter((r) => r.session?.proc.alive);
+    // Every session until it is reported: one whose agent ended is still pushing its work.
+    const live = [...this.#running.values()];
     if (live.length === 0) return;
     for (const r of live) {
-      await r.session!.writeHeartbeat().catch(() => {});
-      const head = await resolveCommit("HEAD", { cwd: r.session!.worktree.path });
+      if (!r.session?.proc.alive) continue;
+      await r.session.writeHeartbeat().catch(() => {});
+      const head = await resolveCommit("HEAD", { cwd: r.session.worktree.path });
       if (head && head !== r.order.base && head !== r.pushed) await this.#push(r, head);
     }
     let answer: { sessions: SessionVerdict[] } | undefined;

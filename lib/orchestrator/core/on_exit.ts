@@ -47,6 +47,7 @@ export function onAgentExited(d: Draft, out: Out, e: Exited): void {
           signals: [{ kind: e.diagnosis.kind, detail: e.diagnosis.reason }],
           reason: e.diagnosis.reason,
           retryable: e.diagnosis.retryable,
+          resumeFrom: e.hasWork ? e.sessionId : null, // what it did push is kept
         });
         return;
       }
