@@ -2,11 +2,13 @@
  * The run loop, a thin executor around the pure decision core (core/decide.ts): it turns what
  * happens — agent exits, task changes, review decisions (noticed as the journal grows), the
  * outcome of a landing, ticks — into events, asks the core what follows, and carries out the
- * actions: journal rows, store changes, spawns, terminations, log lines; worktree cleanups run
- * off the loop, and diff captures, merges and rebases in the landing lane (one at a time, so a
- * long gate never stalls the loop). Every event is decided when it arrives; once the events that
- * arrived together are decided, the loop settles (starts what may start, says why the rest
- * waits, ends the run when nothing can progress). The tick is for timeouts only.
+ * actions: journal rows, store changes, terminations, log lines. What takes time runs off the
+ * loop and comes back as events: agents start a few at a time and what their exit left is read
+ * as they end; worktree cleanups run by task; diff captures with their verification run side
+ * by side, merges and rebases one at a time in the landing lane. Every event is decided when it
+ * arrives; once the events that arrived together are decided, the loop settles (starts what may
+ * start, says why the rest waits, ends the run when nothing can progress). The tick is for
+ * timeouts only.
  */
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import type { CooldownTracker } from "../agents/cooldown.ts";
@@ -26,6 +28,7 @@ import type { Action, CoreEvent } from "./core/protocol.ts";
 import { type CoreState, initialState, type RunVerdict, type TaskView } from "./core/state.ts";
 import { AgentPool, type LiveAgent } from "./agent_pool.ts";
 import { LandingLane } from "./landing_lane.ts";
+import { Bounded } from "../async/bounded.ts";
 import { RateLimitGuard } from "./rate_limit_guard.ts";
 import { reviewEvent, ReviewWatcher } from "./review_watcher.ts";
 import { applyStoreChange } from "./store_change.ts";
@@ -44,6 +47,14 @@ const REPORTED_EXIT_GRACE_MS = 10_000;
 
 /** How often the clock is decided (deadlines, merge retries, a cooldown running out). */
 export const TICK_MS = 1000;
+
+/**
+ * How many finished tasks are captured and verified at once: their git calls and gates share the
+ * machine's cores with the agents, and no more can finish at once than run at once.
+ */
+function verifications(maxAgents: number): number {
+  return Math.max(1, Math.min(maxAgents, navigator.hardwareConcurrency * 2));
+}
 
 /** Everything the loop needs, built by `runPlan`: its settings and the run's parts. */
 export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLimitCooldownS"> {
@@ -100,6 +111,8 @@ export class Orchestrator {
   /** A look at the journal for review decisions is queued. */
   #reviewsQueued = false;
   readonly #lane: LandingLane;
+  /** Agents being started (a few at a time: each cuts a worktree and forks a process). */
+  readonly #starts = new Bounded(navigator.hardwareConcurrency);
   /** Reaps and keeps under way off the loop, by task (a new attempt starts after its reap). */
   readonly #cleanups = new Map<string, Promise<void>>();
 
@@ -173,9 +186,17 @@ export class Orchestrator {
       clock: this.#clock,
     });
     this.#reviews = new ReviewWatcher(options.journalPath);
-    this.#lane = new LandingLane((events) => {
-      for (const event of events) this.#push(event);
-    }, options.log);
+    this.#lane = new LandingLane({
+      deliver: (events) => {
+        for (const event of events) this.#push(event);
+      },
+      fail: options.log,
+      verifications: verifications(options.maxAgents),
+      merge: async (taskIds) => {
+        const results = await this.#work.merge(taskIds.map((id) => options.store.require(id)));
+        return results.map((result, i) => ({ type: "merge_result", taskId: taskIds[i], result }));
+      },
+    });
   }
 
   /** Live agents, for `ps`-like displays. */
@@ -369,31 +390,23 @@ export class Orchestrator {
         );
         return [];
       case "spawn":
-        // On the loop: agents that start one after another finish one after another, so their
-        // work does not queue up in the landing lane all at once (bench:orchestrator).
-        await this.#cleanups.get(action.taskId); // the last attempt's work is on its rescue ref
-        return [
-          await this.#agents.spawn(action.taskId, action.note, (exit) => this.#push(exit)),
-        ];
+        this.#spawn(action.taskId, action.note);
+        return [];
       case "terminate":
         this.#agents.terminate(action.taskId, action.reason);
         return [];
       case "capture":
-        this.#lane.add("capture", async () => {
+        this.#lane.verify(async () => {
           await this.#work.capture(action.taskId);
           const { gatesFailed } = await this.#work.verify(action.taskId);
           return [{ type: "captured", taskId: action.taskId, gatesFailed }];
         });
         return [];
       case "merge":
-        this.#lane.add("land", async () => [{
-          type: "merge_result",
-          taskId: action.taskId,
-          result: await this.#work.merge(o.store.require(action.taskId)),
-        }]);
+        this.#lane.merge(action.taskId);
         return [];
       case "rebase":
-        this.#lane.add("land", async () => [{
+        this.#lane.land(async () => [{
           type: "rebase_result",
           taskId: action.taskId,
           result: await this.#work.rebase(action.taskId),
@@ -415,6 +428,33 @@ export class Orchestrator {
       case "journal":
         return []; // the verdict is in the state; journal rows are appended in order above
     }
+  }
+
+  /**
+   * Start `taskId`'s agent off the loop (claim, worktree, process: tens of milliseconds), a few
+   * at a time; its outcome, then its exit, become events in that order.
+   */
+  #spawn(taskId: string, note: string | undefined): void {
+    const started: Promise<CoreEvent> = this.#starts.run(async () => {
+      await this.#cleanups.get(taskId); // the last attempt's work is on its rescue ref first
+      return await this.#agents.spawn(taskId, note, (exit) => {
+        // What the exit left (spend, leftovers, diagnosis) is read off the loop as well.
+        void started.then(exit).then(
+          (events) => events.forEach((event) => this.#push(event)),
+          (e) => this.#push(() => Promise.reject(e)), // the loop fails as it would have
+        );
+      });
+    }).catch((e) => ({
+      type: "spawn_failed",
+      taskId,
+      sessionId: "",
+      diagnosis: {
+        kind: "spawn_failed",
+        reason: `could not start the agent: ${(e as Error).message}`,
+        retryable: true,
+      },
+    }));
+    void started.then((event) => this.#push(event));
   }
 
   /** Reap or keep `taskId`'s worktree off the loop, after any earlier cleanup of it. */

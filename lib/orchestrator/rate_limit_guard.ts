@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { type CooldownTracker, saveCooldowns } from "../agents/cooldown.ts";
 import type { CoreEvent } from "./core/protocol.ts";
 import { scanNewLines } from "./log_watch.ts";
+import { serialised } from "../async/serialised.ts";
 import type { AgentSession } from "./session.ts";
 
 /** What the guard acts through. */
@@ -37,8 +38,15 @@ export class RateLimitGuard {
     return this.#o.cooldowns.remaining(this.#o.adapter, this.#nowS());
   }
 
-  /** Scan the session's new log lines; on a rate limit, start the cooldown and say so. */
-  async check(session: AgentSession): Promise<RateLimitHit | undefined> {
+  /**
+   * Scan the session's new log lines; on a rate limit, start the cooldown and say so. Scans of
+   * one session run one at a time (a heartbeat's and its exit's), so no line is reported twice.
+   */
+  check(session: AgentSession): Promise<RateLimitHit | undefined> {
+    return serialised(`rate-limit-scan:${session.sessionId}`, () => this.#scan(session));
+  }
+
+  async #scan(session: AgentSession): Promise<RateLimitHit | undefined> {
     const o = this.#o;
     const { match, scannedTo } = await scanNewLines(
       session.logPath,

@@ -11,7 +11,7 @@ import * as ev from "../journal/events.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import { failedSignals } from "../merge/events.ts";
-import { mergeAgentBranch } from "../merge/merge.ts";
+import { mergeAgentBranches, type MergeOutcome } from "../merge/merge.ts";
 import { rebaseOnto } from "../merge/rebase.ts";
 import { type CompletionSignal, evaluateSignals } from "../janitor/signals.ts";
 import type { Task } from "../tasks/task.ts";
@@ -27,6 +27,20 @@ import { runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
 import type { MergeResult, RebaseResult } from "./core/protocol.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
+
+/** What the decision core is told of a member's landing. */
+function mergeResult(outcome: MergeOutcome): MergeResult {
+  switch (outcome.status) {
+    case "merged":
+      return { kind: "merged", commit: outcome.commit };
+    case "gates_failed":
+      return { kind: "gates_failed", signals: failedSignals(outcome.gates) };
+    case "conflict":
+      return { kind: "conflict", files: outcome.files };
+    case "waiting":
+      return { kind: "waiting", reason: outcome.reason };
+  }
+}
 
 /** A task's completion signals (`{path_exists: "x"}`) as the janitor's checks (`{kind, detail}`). */
 export function janitorSignals(task: Task): CompletionSignal[] {
@@ -161,34 +175,44 @@ export class TaskWork {
     return this.#o.verification.verify(taskId, handle);
   }
 
-  /** Evaluate the gates on the tree the merge would produce, then merge. */
-  async merge(task: Task): Promise<MergeResult> {
-    const h = this.#handles.get(task.id);
-    if (!h) return { kind: "waiting", reason: "the task's worktree is gone" };
+  /**
+   * Land `tasks`, in their order, as one train: the gates of each on the tree its merge would
+   * produce (side by side), then one advance of the target (lib/merge/train.ts).
+   */
+  async merge(tasks: Task[]): Promise<MergeResult[]> {
     const verification = this.#o.verification;
+    const results: MergeResult[] = tasks.map(() => ({
+      kind: "waiting",
+      reason: "the task's worktree is gone",
+    }));
+    const landing = tasks.flatMap((task, i) => {
+      const h = this.#handles.get(task.id);
+      return h ? [{ task, i, branch: h.worktree.branch }] : [];
+    });
     try {
-      const outcome = await mergeAgentBranch(this.#o.paths.root, {
+      const outcomes = await mergeAgentBranches(this.#o.paths.root, {
         target: this.#o.targetBranch,
-        agent: h.worktree.branch,
-        taskId: task.id,
-        gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
-        evaluated: verification.evaluated(task.id),
-        message: `service: merge ${task.id} (${task.title})`,
+        members: landing.map(({ task, branch }) => ({
+          agent: branch,
+          taskId: task.id,
+          gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
+          evaluated: verification.evaluated(task.id),
+          message: `service: merge ${task.id} (${task.title})`,
+        })),
       });
-      await verification.afterMerge(task.id, "gates" in outcome ? outcome.gates : undefined);
-      switch (outcome.status) {
-        case "merged":
-          return { kind: "merged", commit: outcome.commit };
-        case "gates_failed":
-          return { kind: "gates_failed", signals: failedSignals(outcome.gates) };
-        case "conflict":
-          return { kind: "conflict", files: outcome.files };
-        case "waiting":
-          return { kind: "waiting", reason: outcome.reason };
+      for (const [j, outcome] of outcomes.entries()) {
+        const { task, i } = landing[j];
+        if ("gates" in outcome) {
+          await verification.afterMerge(task.id, outcome.gates, outcome.tree);
+        }
+        results[i] = mergeResult(outcome);
       }
     } catch (e) {
-      return { kind: "waiting", reason: `merge step failed: ${(e as Error).message}` };
+      for (const { i } of landing) {
+        results[i] = { kind: "waiting", reason: `merge step failed: ${(e as Error).message}` };
+      }
     }
+    return results;
   }
 
   /** Rebase the task's branch onto the target's tip; a changed diff is captured again. */

@@ -14,7 +14,6 @@
  * (its work was sent back) is recorded when its worktree is reaped, with what was observed.
  */
 import type { CommandCheck } from "../config/schema.ts";
-import { git } from "../git/git.ts";
 import type { CompletionSignal } from "../janitor/signals.ts";
 import { taskEvidenceUnsealed, taskVerificationRecorded } from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
@@ -174,24 +173,19 @@ export class VerificationStep {
   }
 
   /**
-   * The merge step evaluated the gates (or could not: a conflict): keep the result for a retried
-   * merge of the same tree, and record a completion that waited for them.
+   * The merge step evaluated the gates on `tree`: keep the result for a retried merge of the same
+   * tree, and record a completion that waited for them.
    */
-  async afterMerge(taskId: string, gates: GateResult | undefined): Promise<void> {
-    if (!gates) return;
-    await this.#safely(taskId, async () => {
-      const tree = await git(["rev-parse", `${gates.commit}^{tree}`], {
-        cwd: this.#o.paths.root,
-        allowFailure: true,
-      });
-      const treeId = tree.code === 0 ? tree.stdout.trim() : "";
-      if (treeId) this.#evaluated.set(taskId, { tree: treeId, gates });
-      const handle = this.#waiting.get(taskId);
-      const task = this.#o.store.get(taskId);
-      if (!handle || !task) return;
-      this.#waiting.delete(taskId);
-      await this.#record(task, handle.sessionId, handle.logPath, { gates, tree: treeId });
-    });
+  async afterMerge(taskId: string, gates: GateResult, tree: string): Promise<void> {
+    this.#evaluated.set(taskId, { tree, gates });
+    const handle = this.#waiting.get(taskId);
+    const task = this.#o.store.get(taskId);
+    if (!handle || !task) return;
+    this.#waiting.delete(taskId);
+    await this.#safely(
+      taskId,
+      () => this.#record(task, handle.sessionId, handle.logPath, { gates, tree }),
+    );
   }
 
   /** The completion's worktree is reaped: a record still waiting is written with what was seen. */
