@@ -126,6 +126,7 @@ export class TaskWork {
       const { tip } = await commitPartialWork(
         h.worktree.path,
         `service: partial work of ${taskId} (${reason})`,
+        { root: this.#o.paths.root },
       );
       return tip !== h.worktree.base;
     } catch {

@@ -76,7 +76,10 @@ export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureD
       return { captured: false, reason: `no worktree at ${options.worktree}` };
     }
     const message = options.message ?? `service: uncommitted work of task ${options.taskId}`;
-    const { tip } = await commitPartialWork(options.worktree, message, { signal: options.signal });
+    const { tip } = await commitPartialWork(options.worktree, message, {
+      signal: options.signal,
+      root: options.root,
+    });
     const diff = await git([...DIFF_ARGS, options.base, tip, "--"], {
       cwd: options.worktree,
       signal: options.signal,

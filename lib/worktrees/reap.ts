@@ -61,7 +61,7 @@ export async function reapWorktree(
     let tip: string | undefined;
     if (exists) {
       const message = options.message ?? `service: partial work of session ${sessionId}`;
-      const work = await commitPartialWork(path, message, { signal: options.signal });
+      const work = await commitPartialWork(path, message, { signal: options.signal, root });
       committed = work.committed;
       tip = work.tip;
     } else {
@@ -82,9 +82,10 @@ export async function reapWorktree(
     }
     if (exists) await git(["worktree", "remove", "--force", path], o);
     else await git(["worktree", "prune"], o);
-    const branchTip = await resolveCommit(`refs/heads/${branch}`, o);
-    if (merged && branchTip === tip && (options.deleteMergedBranch ?? true)) {
-      await git(["update-ref", "-d", `refs/heads/${branch}`, tip], o);
+    if (merged && (options.deleteMergedBranch ?? true)) {
+      // Deleted only while it still points at the merged tip (a compare-and-swap): a branch the
+      // agent moved elsewhere keeps what it holds.
+      await git(["update-ref", "-d", `refs/heads/${branch}`, tip], { ...o, allowFailure: true });
     }
     return { removed: true, merged, tip, committed_partial: committed, rescue_ref: rescue };
   } catch (e) {

@@ -113,6 +113,11 @@ export interface PartialWork {
 export interface CommitOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
+  /**
+   * The repository the worktree belongs to: who commits is asked of it once, not of every
+   * worktree (they share its configuration). Default: the worktree itself.
+   */
+  root?: string;
 }
 
 /**
@@ -135,7 +140,7 @@ export async function commitPartialWork(
   if (committed) {
     await git(["-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message], {
       ...o,
-      env: await commitIdentity(worktree),
+      env: await commitIdentity(options.root ?? worktree),
     });
   }
   const tip = (await git(["rev-parse", "HEAD"], o)).stdout.trim();
