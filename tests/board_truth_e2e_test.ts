@@ -74,6 +74,14 @@ Deno.test("under approval, changes requested then a conflict and a new attempt: 
   await openRunPage(page, run.url, run.runId, "right");
   const act = async (decision: string, note?: string) => {
     await page.locator(`button[data-decision=${decision}]:not([disabled])`).waitFor();
+    // The review names the board the operator saw (If-Match): act on the board as it is now, not
+    // on one drawn from a review decision before the row of its merge arrived.
+    const now = async () =>
+      (await (await fetch(`${run.url}/review-board/runs/${run.runId}`)).json()).projection_hash;
+    await until(
+      "the page to show the board as it is",
+      async () => await page.textContent("[data-projection-hash]") === await now(),
+    );
     if (note) await page.fill(".actions textarea", note);
     const [answer] = await Promise.all([
       page.waitForResponse((r) => r.url().endsWith("/tasks/right/review")),

@@ -113,8 +113,12 @@ export class Orchestrator {
   readonly #lane: LandingLane;
   /** Agents being started (a few at a time: each cuts a worktree and forks a process). */
   readonly #starts = new Bounded(navigator.hardwareConcurrency);
+  /** The run's rows put in line so far: resolves once they are durable. */
+  #written: Promise<unknown> = Promise.resolve();
   /** Reaps and keeps under way off the loop, by task (a new attempt starts after its reap). */
   readonly #cleanups = new Map<string, Promise<void>>();
+  /** Worktree cleanups run a few at a time: nothing waits on them but a retry of their task. */
+  readonly #cleaning = new Bounded(navigator.hardwareConcurrency);
 
   constructor(options: OrchestratorOptions) {
     this.#o = options;
@@ -293,6 +297,7 @@ export class Orchestrator {
           if (event.type !== "tick" && event.type !== "settle") this.#unsettled = true;
         }
       }
+      await this.#written; // every row of the run is durable before it ends
       await this.#lane.idle();
       await Promise.all(this.#cleanups.values());
       return { ...this.#state.verdict, counts: this.#counts() };
@@ -330,22 +335,40 @@ export class Orchestrator {
   async #decide(event: CoreEvent): Promise<void> {
     const step = decide(this.#refresh(), event);
     this.#state = step.state;
-    const followUps: CoreEvent[] = [];
-    let journal: JournalEvent[] = [];
+    let rows: JournalEvent[] = [];
     for (const action of step.actions) {
       if (action.kind === "journal") {
-        journal.push(action.event);
+        rows.push(action.event);
         continue;
       }
-      if (journal.length > 0) {
-        await appendEvents(this.#o.journalPath, journal);
-        journal = [];
-      }
-      followUps.push(...await this.#execute(action));
+      this.#append(rows);
+      rows = [];
+      await this.#execute(action);
     }
-    if (journal.length > 0) await appendEvents(this.#o.journalPath, journal);
+    this.#append(rows);
     // Outcomes of this step's actions are decided before anything that happened meanwhile.
-    this.#queue.unshift(...followUps, ...this.#decidedBeforeEvents());
+    this.#queue.unshift(...this.#decidedBeforeEvents());
+  }
+
+  /**
+   * Put `rows` in line behind the run's earlier rows now, and go on deciding while they are
+   * written: what follows them waits for them (see {@link #afterRows}, the `store` action). A
+   * row that cannot be written fails the run, and no later row of it is written.
+   */
+  #append(rows: JournalEvent[]): void {
+    if (rows.length === 0) return;
+    const written = appendEvents(this.#o.journalPath, rows, { after: this.#written });
+    written.catch((e) => {
+      if (this.#written !== written) return; // a later append carries the same failure
+      this.#queue.unshift(() => Promise.reject(e));
+      this.#wake();
+    });
+    this.#written = written;
+  }
+
+  /** Do `effect` once the rows decided before it are durable (never, if one was not written). */
+  #afterRows(effect: () => void): void {
+    this.#written.then(effect, () => {});
   }
 
   /** The core's state with the store's view of the run's tasks and the clock, cooldown, budget. */
@@ -380,53 +403,56 @@ export class Orchestrator {
     };
   }
 
-  async #execute(action: Action): Promise<CoreEvent[]> {
+  async #execute(action: Action): Promise<void> {
     const o = this.#o;
     switch (action.kind) {
       case "store":
+        // The journal says it first: a store change waits for the rows decided before it.
+        await this.#written;
         await applyStoreChange(o.store, action.change).catch((e) =>
           // The task moved meanwhile (an operator acted): the next decision sees where it is.
           o.log(`${action.change.taskId}: ${action.change.op} not applied: ${(e as Error).message}`)
         );
-        return [];
+        return;
       case "spawn":
-        this.#spawn(action.taskId, action.note);
-        return [];
+        return this.#afterRows(() => this.#spawn(action.taskId, action.note));
       case "terminate":
-        this.#agents.terminate(action.taskId, action.reason);
-        return [];
+        return this.#afterRows(() => this.#agents.terminate(action.taskId, action.reason));
       case "capture":
-        this.#lane.verify(async () => {
-          await this.#work.capture(action.taskId);
-          const { gatesFailed } = await this.#work.verify(action.taskId);
-          return [{ type: "captured", taskId: action.taskId, gatesFailed }];
-        });
-        return [];
+        return this.#afterRows(() =>
+          this.#lane.verify(async () => {
+            await this.#work.capture(action.taskId);
+            const { gatesFailed } = await this.#work.verify(action.taskId);
+            return [{ type: "captured", taskId: action.taskId, gatesFailed }];
+          })
+        );
       case "merge":
-        this.#lane.merge(action.taskId);
-        return [];
+        return this.#afterRows(() => this.#lane.merge(action.taskId));
       case "rebase":
-        this.#lane.land(async () => [{
-          type: "rebase_result",
-          taskId: action.taskId,
-          result: await this.#work.rebase(action.taskId),
-        }]);
-        return [];
+        return this.#afterRows(() =>
+          this.#lane.land(async () => [{
+            type: "rebase_result",
+            taskId: action.taskId,
+            result: await this.#work.rebase(action.taskId),
+          }])
+        );
       case "reap":
-        this.#cleanUp(action.taskId, () => this.#work.reap(action.taskId));
-        return [];
+        return this.#afterRows(() =>
+          this.#cleanUp(action.taskId, () => this.#work.reap(action.taskId))
+        );
       case "keep":
-        this.#cleanUp(action.taskId, () => this.#work.keep(action.taskId, action.reason));
-        return [];
+        return this.#afterRows(() =>
+          this.#cleanUp(action.taskId, () => this.#work.keep(action.taskId, action.reason))
+        );
       case "log":
         o.log(action.line);
-        return [];
+        return;
       case "publish_waits":
         o.onWaiting?.(action.waits);
-        return [];
+        return;
       case "finish":
       case "journal":
-        return []; // the verdict is in the state; journal rows are appended in order above
+        return; // the verdict is in the state; journal rows are put in line in order above
     }
   }
 
@@ -460,7 +486,7 @@ export class Orchestrator {
   /** Reap or keep `taskId`'s worktree off the loop, after any earlier cleanup of it. */
   #cleanUp(taskId: string, work: () => Promise<void>): void {
     const done = (this.#cleanups.get(taskId) ?? Promise.resolve())
-      .then(work)
+      .then(() => this.#cleaning.run(work))
       .catch((e) => this.#o.log(`${taskId}: worktree cleanup failed: ${(e as Error).message}`))
       .finally(() => {
         if (this.#cleanups.get(taskId) === done) this.#cleanups.delete(taskId);

@@ -73,6 +73,8 @@ export interface TaskWorkOptions {
 export class TaskWork {
   readonly #o: TaskWorkOptions;
   readonly #handles = new Map<string, WorkHandle>();
+  /** Sessions whose log is kept in the run directory. */
+  readonly #logsKept = new Set<string>();
 
   constructor(options: TaskWorkOptions) {
     this.#o = options;
@@ -153,7 +155,10 @@ export class TaskWork {
     }
   }
 
-  /** Commit the work and store its diff (`task_diff_captured`); fail-open (spec §4.1 rule 5). */
+  /**
+   * Commit the work and store its diff (`task_diff_captured`); fail-open (spec §4.1 rule 5). Its
+   * agent has ended, so its session log is whole: it is kept in the run directory now.
+   */
   async capture(taskId: string): Promise<void> {
     const h = this.#handles.get(taskId);
     if (!h) return;
@@ -167,6 +172,7 @@ export class TaskWork {
       message: `service: work of ${taskId}`,
     });
     if (!result.captured) this.#o.warn(`${taskId}: no diff captured: ${result.reason}`);
+    await this.#keepLog(taskId, h);
   }
 
   /** The verification step of a fresh completion: gates, producers, ledger record, bundle. */
@@ -236,7 +242,7 @@ export class TaskWork {
 
   /**
    * Remove the worktree (its work stays on a rescue ref unless merged) and keep the session's
-   * log in the run directory, journaling its digest.
+   * log in the run directory, journaling its digest (unless its capture kept it).
    */
   async reap(taskId: string): Promise<void> {
     const h = this.#handles.get(taskId);
@@ -261,7 +267,10 @@ export class TaskWork {
     await this.commitLeftovers(taskId, reason);
   }
 
+  /** Keep `h`'s session log in the run directory with its digest in the journal, once. */
   async #keepLog(taskId: string, h: WorkHandle): Promise<void> {
+    if (this.#logsKept.has(h.sessionId)) return;
+    this.#logsKept.add(h.sessionId);
     let bytes: Uint8Array;
     try {
       bytes = await Deno.readFile(h.logPath);
