@@ -3,7 +3,13 @@
  * committed and either merged into the target branch or kept at `refs/service/rescue/<session>`.
  */
 import { git, resolveCommit } from "../git/git.ts";
-import { agentBranch, commitPartialWork, requireSessionId, worktreePath } from "./worktrees.ts";
+import {
+  agentBranch,
+  cleanHead,
+  commitPartialWork,
+  requireSessionId,
+  worktreePath,
+} from "./worktrees.ts";
 
 /** Namespace of the refs that keep the work of reaped, unmerged sessions. */
 const RESCUE_PREFIX = "refs/service/rescue/";
@@ -60,10 +66,14 @@ export async function reapWorktree(
     // The work is the worktree's HEAD (an agent may have left the branch) or else the branch.
     let tip: string | undefined;
     if (exists) {
-      const message = options.message ?? `service: partial work of session ${sessionId}`;
-      const work = await commitPartialWork(path, message, { signal: options.signal, root });
-      committed = work.committed;
-      tip = work.tip;
+      // Its work is usually committed already (captured): one look says so.
+      tip = await cleanHead(path, { signal: options.signal });
+      if (tip === undefined) {
+        const message = options.message ?? `service: partial work of session ${sessionId}`;
+        const work = await commitPartialWork(path, message, { signal: options.signal, root });
+        committed = work.committed;
+        tip = work.tip;
+      }
     } else {
       tip = await resolveCommit(`refs/heads/${branch}`, o);
     }

@@ -121,6 +121,27 @@ export interface CommitOptions {
 }
 
 /**
+ * The commit `worktree` has checked out when nothing in it is uncommitted (no change staged or
+ * not, no untracked file `git add -A` would take), in one `git status`; undefined otherwise.
+ */
+export async function cleanHead(
+  worktree: string,
+  options: CommitOptions = {},
+): Promise<string | undefined> {
+  const status = await git(
+    ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"],
+    { cwd: worktree, signal: options.signal, timeoutMs: options.timeoutMs },
+  );
+  let head: string | undefined;
+  for (const entry of status.stdout.split("\0")) {
+    if (entry === "") continue;
+    if (!entry.startsWith("# ")) return undefined; // a change
+    if (entry.startsWith("# branch.oid ")) head = entry.slice("# branch.oid ".length);
+  }
+  return head && /^[0-9a-f]{40,64}$/.test(head) ? head : undefined;
+}
+
+/**
  * Stage everything in `worktree` (`git add -A`, which honours the excludes) and commit it when
  * anything is staged. Hooks and signing are skipped: this commit preserves work, it does not
  * publish it. Returns the branch tip.
