@@ -6,7 +6,7 @@
  */
 
 /** What kind of failure a domain error is; each kind has one HTTP status. */
-export const KIND_STATUS = {
+const KIND_STATUS = {
   invalid: 400,
   unauthorized: 401,
   forbidden: 403,

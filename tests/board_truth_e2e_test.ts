@@ -72,22 +72,25 @@ Deno.test("under approval, changes requested then a conflict and a new attempt: 
   await using browser = await browserPage();
   const page = browser.page;
   await openRunPage(page, run.url, run.runId, "right");
-  const act = async (decision: string, note?: string) => {
-    await page.locator(`button[data-decision=${decision}]:not([disabled])`).waitFor();
-    // The review names the board the operator saw (If-Match): act on the board as it is now, not
-    // on one drawn from a review decision before the row of its merge arrived.
-    const now = async () =>
+  // The page shows the board as the server folds it now (rows the run appends off the loop, such
+  // as a reaped worktree's log, move the board after the card itself has moved).
+  const current = async () =>
+    (await page.locator("[data-projection-hash]").textContent()) ===
       (await (await fetch(`${run.url}/review-board/runs/${run.runId}`)).json()).projection_hash;
-    await until(
-      "the page to show the board as it is",
-      async () => await page.textContent("[data-projection-hash]") === await now(),
-    );
-    if (note) await page.fill(".actions textarea", note);
-    const [answer] = await Promise.all([
-      page.waitForResponse((r) => r.url().endsWith("/tasks/right/review")),
-      page.click(`button[data-decision=${decision}]`),
-    ]);
-    assert.equal(answer.status(), 200, await answer.text());
+  const act = async (decision: string, note?: string) => {
+    // As an operator would: a 412 (the board moved since the page loaded) means look again.
+    for (let tries = 1;; tries++) {
+      await until("the page to show the current board", current);
+      await page.locator(`button[data-decision=${decision}]:not([disabled])`).waitFor();
+      if (note) await page.fill(".actions textarea", note);
+      const [answer] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith("/tasks/right/review")),
+        page.click(`button[data-decision=${decision}]`),
+      ]);
+      if (answer.status() === 412 && tries < 3) continue;
+      assert.equal(answer.status(), 200, await answer.text());
+      return;
+    }
   };
   await screenshot(page, "truth-1-both-need-review.png");
 

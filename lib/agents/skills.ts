@@ -12,7 +12,7 @@ import { BUILTIN_SKILLS } from "./builtin_skills.ts";
 import { ensureSkillFilesExcluded, SKILL_PREFIX } from "../worktrees/exclude.ts";
 
 /** Where Claude Code reads project skills, relative to its working directory. */
-export const CLAUDE_SKILLS_DIR = ".claude/skills";
+const CLAUDE_SKILLS_DIR = ".claude/skills";
 
 /** The skill files the service injects: path relative to the worktree, and text. Pure. */
 export function serviceSkillFiles(): { path: string; text: string }[] {

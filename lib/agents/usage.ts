@@ -25,7 +25,7 @@ const hasTokens = (t: TokenCounts) => t.inputTokens + t.outputTokens > 0;
  * total when it printed one figure). Estimated: each model priced from its tokens; models without
  * tokens are left out unless none has any (then they are kept, at 0, naming the model).
  */
-export function pricedUsage(usage: UsageEvent): UsageReport {
+function pricedUsage(usage: UsageEvent): UsageReport {
   const entries = Object.entries(usage.models);
   if (usage.costUsd !== undefined) {
     const total = usage.costUsd;

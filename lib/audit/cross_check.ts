@@ -219,7 +219,7 @@ export function journalFacts(text: string): JournalFacts {
 }
 
 /** The bound fields on which a row and the entry it cites disagree (pure). */
-export function boundMismatches(entry: SignedReview, row: ReviewRow): BoundField[] {
+function boundMismatches(entry: SignedReview, row: ReviewRow): BoundField[] {
   return (Object.keys(entry.bound) as BoundField[]).filter((f) => entry.bound[f] !== row.bound[f]);
 }
 

@@ -13,7 +13,6 @@ import {
   signedEntries,
 } from "./cross_check.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
-import { type Projection, projectJournal } from "../board/projection.ts";
 
 /** Cross-check every run of the workspace and every run the audit chain names. */
 export async function crossCheckWorkspace(paths: WorkspacePaths): Promise<CrossReport> {
@@ -71,24 +70,4 @@ export async function journalContradiction(
   return crossCheckRun(runId, journalFacts(text), { reviews, seals: [] }).findings.find((f) =>
     f.journalContradicted
   );
-}
-
-/**
- * Project run `runId` as the board serves it: `journal_verified` is also false when the signed
- * audit chain contradicts the journal (a re-hashed journal still recomputes as a chain).
- */
-export async function attestedProjection(
-  paths: WorkspacePaths,
-  runId: string,
-  journal: string,
-): Promise<Projection & { contradiction?: CrossFinding }> {
-  const projection = await projectJournal(runId, journal);
-  if (!projection.receipt.journal_verified) return projection;
-  const contradiction = await journalContradiction(paths, runId, journal);
-  if (!contradiction) return projection;
-  return {
-    ...projection,
-    receipt: { ...projection.receipt, journal_verified: false },
-    contradiction,
-  };
 }

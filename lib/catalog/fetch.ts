@@ -28,7 +28,7 @@ import { SERVICE_VERSION } from "../version.ts";
 export const CATALOG_FRESH_MS = 60 * 60 * 1000;
 
 /** Default time limit of one catalog request (connect and body). */
-export const CATALOG_TIMEOUT_MS = 20_000;
+const CATALOG_TIMEOUT_MS = 20_000;
 
 /** How the catalog in hand was obtained. */
 export type CatalogHow = "cache" | "downloaded" | "revalidated" | "file";

@@ -12,7 +12,7 @@ import { writeFileAtomic } from "../util/atomic_write.ts";
 import { SERVICE_VERSION } from "../version.ts";
 
 /** Default time limit of the start and the handshake. */
-export const HEALTH_TIMEOUT_MS = 60_000;
+const HEALTH_TIMEOUT_MS = 60_000;
 
 /** The outcome of one health check. */
 export interface HealthOutcome {

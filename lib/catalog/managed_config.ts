@@ -18,7 +18,7 @@ import { dirname } from "node:path";
 import { writeFileAtomic } from "../util/atomic_write.ts";
 
 /** The key of the block the service owns. */
-export const MANAGED_KEY = "service-managed";
+const MANAGED_KEY = "service-managed";
 
 /** One server as written for MCP clients. */
 export interface ManagedServer {

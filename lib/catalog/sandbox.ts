@@ -7,7 +7,7 @@ import { BASE_ALLOWED_ENV } from "../agents/env.ts";
 import { runArgv, TIMEOUT_EXIT } from "../process/shell.ts";
 
 /** Default time limit of an install command. */
-export const INSTALL_TIMEOUT_MS = 10 * 60 * 1000;
+const INSTALL_TIMEOUT_MS = 10 * 60 * 1000;
 
 /** Grace between SIGTERM and SIGKILL of a timed-out install. */
 const KILL_GRACE_MS = 5_000;

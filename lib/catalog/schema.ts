@@ -18,7 +18,7 @@ export const ID_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
 export const TRANSPORTS = ["stdio", "http", "sse"] as const;
 
 /** True when `s` is an absolute URI: a scheme, and for http(s) a host; no spaces. */
-export function isUri(s: string): boolean {
+function isUri(s: string): boolean {
   if (/\s/.test(s) || !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(s)) return false;
   try {
     const url = new URL(s);

@@ -46,7 +46,7 @@ export function httpUrlProblem(url: URL): string | undefined {
 }
 
 /** Parse one location; plain http is accepted for loopback hosts only (local mirrors, tests). */
-export function parseLocation(value: string, setting: string, root: string): CatalogLocation {
+function parseLocation(value: string, setting: string, root: string): CatalogLocation {
   if (/^https?:\/\//i.test(value)) {
     let url: URL;
     try {

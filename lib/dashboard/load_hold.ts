@@ -10,7 +10,7 @@
  */
 
 /** How long the page may hold `load` at most (a server that does not answer). */
-export const MAX_LOAD_HOLD_MS = 10_000;
+const MAX_LOAD_HOLD_MS = 10_000;
 
 /** The open frame and how many holds keep it open (one document per page). */
 let held: { frame: HTMLIFrameElement; timer: ReturnType<typeof setTimeout> } | undefined;

@@ -28,7 +28,7 @@ export function bodyTooLarge(limit: number): HttpError {
  * stream is cancelled, nothing more is read), 400 `body_incomplete` when the client goes away.
  * The reader keeps its lock: the stream is spent (or cancelled) and nobody reads it again.
  */
-export async function readBounded(
+async function readBounded(
   body: ReadableStream<Uint8Array>,
   limit: number,
 ): Promise<Uint8Array<ArrayBuffer>> {

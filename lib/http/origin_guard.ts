@@ -53,7 +53,7 @@ export interface GuardRefusal {
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** The host name of a `Host` header value, lower-cased, without its port (`[::1]` kept bare). */
-export function hostName(host: string): string {
+function hostName(host: string): string {
   const h = host.trim().toLowerCase();
   if (h.startsWith("[")) {
     const end = h.indexOf("]");
@@ -73,7 +73,7 @@ function originOf(url: string): string | undefined {
 }
 
 /** The host names a policy accepts in `Host` (besides every loopback name). */
-export function acceptedHostNames(policy: OriginPolicy): Set<string> {
+function acceptedHostNames(policy: OriginPolicy): Set<string> {
   const names = new Set<string>();
   const bind = hostName(policy.bindHost);
   if (!isWildcardHost(policy.bindHost) && !isWildcardHost(bind)) names.add(bind);
@@ -96,7 +96,7 @@ export interface GuardOptions {
 }
 
 /** Decide one request (pure): undefined when it may proceed, else the refusal. */
-export function checkRequest(
+function checkRequest(
   facts: RequestFacts,
   policy: OriginPolicy,
   options: GuardOptions = {},
@@ -171,7 +171,7 @@ function isJson(contentType: string | undefined): boolean {
 }
 
 /** The facts {@link checkRequest} needs, read from a request. */
-export function requestFacts(req: Request, path: string): RequestFacts {
+function requestFacts(req: Request, path: string): RequestFacts {
   const headers = req.headers;
   const length = headers.get("content-length");
   return {

@@ -63,7 +63,7 @@ export function routePolicy(
 }
 
 /** The methods a route module exports handlers for. */
-export function handlerMethods(module: Record<string, unknown>): RouteMethod[] {
+function handlerMethods(module: Record<string, unknown>): RouteMethod[] {
   return ROUTE_METHODS.filter((m) => typeof module[m] === "function");
 }
 

@@ -58,7 +58,7 @@ export function parseStrictJson(
 }
 
 /** The offset of the first byte starting a sequence that is not UTF-8 (`bytes.length` if none). */
-export function firstInvalidUtf8(bytes: Uint8Array): number {
+function firstInvalidUtf8(bytes: Uint8Array): number {
   for (let i = 0; i < bytes.length;) {
     const b = bytes[i];
     const need = b < 0x80

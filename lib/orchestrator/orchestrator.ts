@@ -3,12 +3,13 @@
  * happens — agent exits, task changes, review decisions (noticed as the journal grows), the
  * outcome of a landing, ticks — into events, asks the core what follows, and carries out the
  * actions: journal rows, store changes, terminations, log lines. What takes time runs off the
- * loop and comes back as events: agents start a few at a time and what their exit left is read
- * as they end; worktree cleanups run by task; diff captures with their verification run side
- * by side, merges and rebases one at a time in the landing lane. Every event is decided when it
- * arrives; once the events that arrived together are decided, the loop settles (starts what may
- * start, says why the rest waits, ends the run when nothing can progress). The tick is for
- * timeouts only.
+ * loop and comes back as events: agents start a few at a time (those whose worktree runs setup
+ * commands beside them) and what their exit left is read as they end; worktree cleanups run by
+ * task; diff captures with their verification run side by side, merges and rebases one at a time
+ * in the landing lane. Every event is decided when it arrives; once the events that arrived
+ * together are decided, the loop settles (starts what may start, says why the rest waits, ends
+ * the run when nothing can progress). The tick is for timeouts only. Batch-eligible tasks go to
+ * the batch lane (./batch_lane.ts), whose polls also arrive as events.
  */
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import type { CooldownTracker } from "../agents/cooldown.ts";
@@ -26,7 +27,10 @@ import { decide } from "./core/decide.ts";
 import { MAX_ATTEMPTS } from "./core/policy.ts";
 import type { Action, CoreEvent } from "./core/protocol.ts";
 import { type CoreState, initialState, type RunVerdict, type TaskView } from "./core/state.ts";
-import { AgentPool, type LiveAgent } from "./agent_pool.ts";
+import { AgentPool, type LiveAgent, type ReadyAdapter } from "./agent_pool.ts";
+import { BatchLane } from "./batch_lane.ts";
+import { type BatchEndpoint, batchRoutingHint } from "../batch/provider.ts";
+import type { BatchApi } from "../batch/api.ts";
 import { LandingLane } from "./landing_lane.ts";
 import { Bounded } from "../async/bounded.ts";
 import { RateLimitGuard } from "./rate_limit_guard.ts";
@@ -38,6 +42,7 @@ import { janitorSignals, TaskWork } from "./task_work.ts";
 import { VerificationStep } from "../verification/completion.ts";
 import type { VerificationNudge } from "../verification/nudge.ts";
 import type { OrchestratorSettings } from "./settings.ts";
+import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 
 export { MAX_ATTEMPTS };
 export type { LiveAgent };
@@ -46,7 +51,7 @@ export type { LiveAgent };
 const REPORTED_EXIT_GRACE_MS = 10_000;
 
 /** How often the clock is decided (deadlines, merge retries, a cooldown running out). */
-export const TICK_MS = 1000;
+const TICK_MS = 1000;
 
 /**
  * How many finished tasks are captured and verified at once: their git calls and gates share the
@@ -66,6 +71,14 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   taskIds: string[];
   adapter: AgentAdapter;
   launch: PreflightResult["launch"];
+  /** Fallback adapters whose preflight passed (`fallback_adapters`). */
+  fallbacks?: readonly ReadyAdapter[];
+  /** By role, the adapters a task may start with (see `CoreSettings.chains`). */
+  chains?: Readonly<Record<string, readonly string[]>>;
+  /** The configured adapter's batch endpoint, when its provider has one and its key is set. */
+  batchEndpoint?: BatchEndpoint;
+  /** The batch API's client (tests hand in their own; default: the provider's). */
+  batchApi?: (endpoint: BatchEndpoint) => BatchApi;
   serverUrl: string;
   targetBranch: string;
   mcpConfigPath?: string;
@@ -104,6 +117,10 @@ export class Orchestrator {
   readonly #spend: SpendTracker;
   readonly #rateLimits: RateLimitGuard;
   readonly #reviews: ReviewWatcher;
+  readonly #environments: WorktreeEnvironments;
+  readonly #batch: BatchLane;
+  /** The adapter of each session this process started (the log reader of its completion). */
+  readonly #sessionAdapters = new Map<string, string>();
   #state: CoreState;
   #wake: () => void = () => {};
   /** Events were decided since the last settle. */
@@ -138,7 +155,14 @@ export class Orchestrator {
       mergeRetryMs: 3000,
       maxRebases: 3,
       landUnreported: options.landUnreported,
+      adapter: options.adapter.name,
+      chains: options.chains ?? {},
     }, this.#clock());
+    const environments = this.#environments = new WorktreeEnvironments({
+      root: options.paths.root,
+      config: options.worktreeEnv,
+      portsDir: options.paths.portLeases,
+    });
     this.#work = new TaskWork({
       paths: options.paths,
       runId: options.runId,
@@ -156,13 +180,22 @@ export class Orchestrator {
         nudge: options.nudge,
         onAlert: options.onAlert,
         warn: options.log,
-        adapter: options.adapter.name,
+        adapter: (sessionId) => this.#sessionAdapters.get(sessionId) ?? options.adapter.name,
+        prepareGateTree: async (task, dir) => {
+          await environments.prepareGateTree(task.role, dir);
+        },
       }),
       warn: options.log,
+      environments,
+      agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
     });
-    this.#spend = new SpendTracker(options.paths, options.adapter, options.cost);
+    this.#spend = new SpendTracker(
+      options.paths,
+      options.adapter,
+      options.cost,
+      batchRoutingHint(options.adapter.name),
+    );
     this.#rateLimits = new RateLimitGuard({
-      adapter: options.adapter.name,
       cooldowns: options.cooldowns,
       runtimeDir: options.paths.runtime,
       nowS: () => this.#clock() / 1000,
@@ -171,8 +204,10 @@ export class Orchestrator {
       paths: options.paths,
       runId: options.runId,
       store: options.store,
-      adapter: options.adapter,
-      launch: options.launch,
+      adapters: new Map(
+        [{ adapter: options.adapter, launch: options.launch }, ...(options.fallbacks ?? [])]
+          .map((r) => [r.adapter.name, r]),
+      ),
       serverUrl: options.serverUrl,
       token: options.token,
       model: options.model,
@@ -186,10 +221,31 @@ export class Orchestrator {
       spend: this.#spend,
       rateLimits: this.#rateLimits,
       landUnreported: options.landUnreported,
+      environments,
       log: options.log,
       clock: this.#clock,
     });
     this.#reviews = new ReviewWatcher(options.journalPath);
+    this.#batch = new BatchLane({
+      paths: options.paths,
+      runId: options.runId,
+      store: options.store,
+      adapter: options.adapter,
+      endpoint: options.batchEndpoint,
+      settings: options.batch,
+      model: options.model,
+      roles: options.roles,
+      template: (role) => this.#agents.template(role),
+      attemptNumber: (taskId) => this.#agents.attemptNumber(taskId),
+      work: this.#work,
+      spend: this.#spend,
+      push: (events) => {
+        for (const event of events) this.#push(event);
+      },
+      log: options.log,
+      clock: this.#clock,
+      api: options.batchApi,
+    });
     this.#lane = new LandingLane({
       deliver: (events) => {
         for (const event of events) this.#push(event);
@@ -280,7 +336,11 @@ export class Orchestrator {
       }
     }, this.#o.tickMs ?? TICK_MS);
     const heartbeat = setInterval(
-      () => this.#push(() => this.#agents.heartbeat()),
+      () =>
+        this.#push(async () => {
+          await this.#batch.heartbeat();
+          return await this.#agents.heartbeat();
+        }),
       HEARTBEAT_INTERVAL_MS,
     );
     try {
@@ -302,6 +362,7 @@ export class Orchestrator {
       await Promise.all(this.#cleanups.values());
       return { ...this.#state.verdict, counts: this.#counts() };
     } finally {
+      await this.#batch.close();
       clearInterval(tick);
       clearInterval(heartbeat);
       unsubscribe();
@@ -390,6 +451,7 @@ export class Orchestrator {
         summary: t.summary,
         operatorDone: t.operator_done === true,
         ...(t.resume_from ? { resumeFrom: t.resume_from } : {}),
+        ...(t.status === "OPEN" && this.#batch.routes(t) ? { batch: true } : {}),
       });
     }
     const stop = this.#spend.checkBudget() ?? this.#spend.budgetStop;
@@ -397,7 +459,7 @@ export class Orchestrator {
       ...this.#state,
       now: this.#clock(),
       tasks,
-      cooldownS: this.#rateLimits.remainingS(),
+      parked: this.#rateLimits.parked(),
       readOnly: this.#spend.readOnly,
       budget: stop,
     };
@@ -415,9 +477,15 @@ export class Orchestrator {
         );
         return;
       case "spawn":
-        return this.#afterRows(() => this.#spawn(action.taskId, action.note));
+        return this.#afterRows(() => this.#spawn(action.taskId, action.adapter, action.note));
+      case "batch":
+        // Off the loop: its outcomes arrive as events.
+        return this.#afterRows(() => this.#batch.submit(action.taskIds));
       case "terminate":
-        return this.#afterRows(() => this.#agents.terminate(action.taskId, action.reason));
+        return this.#afterRows(() => {
+          if (this.#batch.has(action.taskId)) this.#batch.drop(action.taskId);
+          else this.#agents.terminate(action.taskId, action.reason);
+        });
       case "capture":
         return this.#afterRows(() =>
           this.#lane.verify(async () => {
@@ -456,21 +524,33 @@ export class Orchestrator {
     }
   }
 
+  /** True when `taskId`'s worktree runs setup commands before its agent (DESIGN.md §13). */
+  #setsUp(taskId: string): boolean {
+    const task = this.#o.store.get(taskId);
+    return task !== undefined && this.#environments.spec(task.role).setup.length > 0;
+  }
+
   /**
-   * Start `taskId`'s agent off the loop (claim, worktree, process: tens of milliseconds), a few
-   * at a time; its outcome, then its exit, become events in that order.
+   * Start `taskId`'s agent with `adapter` off the loop (claim, worktree, process: tens of
+   * milliseconds), a few at a time; a start whose worktree runs setup commands (`npm ci` may take
+   * minutes) runs beside them. Its outcome, then its exit, become events in that order.
    */
-  #spawn(taskId: string, note: string | undefined): void {
-    const started: Promise<CoreEvent> = this.#starts.run(async () => {
+  #spawn(taskId: string, adapter: string, note: string | undefined): void {
+    const start = async (): Promise<CoreEvent> => {
       await this.#cleanups.get(taskId); // the last attempt's work is on its rescue ref first
-      return await this.#agents.spawn(taskId, note, (exit) => {
+      const event = await this.#agents.spawn(taskId, adapter, note, (exit) => {
         // What the exit left (spend, leftovers, diagnosis) is read off the loop as well.
         void started.then(exit).then(
           (events) => events.forEach((event) => this.#push(event)),
           (e) => this.#push(() => Promise.reject(e)), // the loop fails as it would have
         );
       });
-    }).catch((e) => ({
+      if (event.type === "spawned") this.#sessionAdapters.set(event.sessionId, adapter);
+      return event;
+    };
+    const started: Promise<CoreEvent> = (
+      this.#setsUp(taskId) ? start() : this.#starts.run(start)
+    ).catch((e) => ({
       type: "spawn_failed",
       taskId,
       sessionId: "",
@@ -498,10 +578,15 @@ export class Orchestrator {
   async #recoveryEvents(): Promise<CoreEvent[]> {
     // Before recovery appends anything: which merges did operators decide that never landed?
     await this.#reviews.start();
-    const events: CoreEvent[] = [];
+    await this.#reclaimPorts();
+    // Batches submitted before the stop are polled again; their tasks are not recovered here.
+    await this.#batch.start();
+    const batchEvents = (await this.#batch.adopt()).filter((e) => this.#ids.has(e.taskId));
+    const adopted = new Set(batchEvents.map((e) => e.taskId));
+    const events: CoreEvent[] = [...batchEvents];
     for (const id of this.#ids) {
       const task = this.#o.store.get(id);
-      if (!task) continue;
+      if (!task || adopted.has(id)) continue;
       if (!["CLAIMED", "IN_PROGRESS", "ORPHANED", "DONE"].includes(task.status)) continue;
       const logPath = sessionLogPath(this.#o.paths.runtime, task.session_id ?? "none");
       const handle = await this.#work.adopt(task, logPath);
@@ -521,6 +606,18 @@ export class Orchestrator {
       });
     }
     return events;
+  }
+
+  /** Take back the port leases of sessions whose orchestrator is gone (killed, DESIGN.md §13). */
+  async #reclaimPorts(): Promise<void> {
+    try {
+      const reclaimed = await this.#environments.reclaimStaleLeases();
+      if (reclaimed.length === 0) return;
+      const which = reclaimed.map((l) => `${l.port} (${l.session_id})`).join(", ");
+      this.#o.log(`took back ${reclaimed.length} port lease(s) of ended sessions: ${which}`);
+    } catch (e) {
+      this.#o.log(`port leases not checked: ${(e as Error).message}`);
+    }
   }
 
   #counts(): Record<string, number> {

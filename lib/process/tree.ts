@@ -14,7 +14,7 @@
  */
 
 /** Prefix of the marker variables. */
-export const TREE_MARKER_PREFIX = "SERVICE_TREE_";
+const TREE_MARKER_PREFIX = "SERVICE_TREE_";
 
 /** How to find one spawn's processes. */
 export interface ProcessTree {
@@ -112,7 +112,7 @@ function holdsPipe(pid: number, pipes: ReadonlySet<string>): boolean {
  * The live (not zombie) processes of `tree` other than this one; `withPipes` also looks for
  * holders of its output pipes (slower: it reads every process's fd table).
  */
-export function treeMembers(tree: ProcessTree, withPipes = false): number[] {
+function treeMembers(tree: ProcessTree, withPipes = false): number[] {
   if (!hasProc) return [];
   const needle = tree.marker === undefined
     ? undefined
@@ -152,7 +152,7 @@ export function treeRunning(tree: ProcessTree, withPipes = false): boolean {
 }
 
 /** Signal the group and every member found. */
-export function signalTree(tree: ProcessTree, sig: Deno.Signal, withPipes = false): void {
+function signalTree(tree: ProcessTree, sig: Deno.Signal, withPipes = false): void {
   if (Deno.build.os === "windows") return;
   signal(-tree.pgid, sig);
   for (const pid of treeMembers(tree, withPipes)) signal(pid, sig);

@@ -60,7 +60,7 @@ export type EvidenceResponse = Record<string, unknown> & {
 const DIGEST = /^sha256:([0-9a-f]{64})$/;
 
 /** The hex digests of the outputs a bundle names (ill-formed entries are skipped). */
-export function outputDigests(bundle: unknown): string[] {
+function outputDigests(bundle: unknown): string[] {
   const producers = (bundle as { producers?: unknown })?.producers;
   if (!Array.isArray(producers)) return [];
   return producers.flatMap((p) => {
@@ -98,14 +98,14 @@ const EVIDENCE_SINK: RowSink<SealRows> = {
 const evidenceViews = new Map<string, IncrementalJournal<SealRows>>();
 
 /** What the journal at `path` chains for `taskId` (read incrementally, under a shared lock). */
-export async function journalEvidence(path: string, taskId: string): Promise<JournalEvidence> {
+async function journalEvidence(path: string, taskId: string): Promise<JournalEvidence> {
   const snapshot = await readJournal(path, viewFor(path, evidenceViews, EVIDENCE_SINK));
   const seen = snapshot.state.get(taskId);
   return { ...seen, journalVerified: snapshot.walker.verified };
 }
 
 /** Check a bundle against its outputs, the journal and the audit chain (pure). */
-export function checkBundle(files: BundleFiles): EvidenceResponse {
+function checkBundle(files: BundleFiles): EvidenceResponse {
   const problems: string[] = [];
   const { hash: chained, journalVerified } = files.journal;
   if (!journalVerified) problems.push("the run's journal does not verify (edited or torn)");
@@ -207,7 +207,7 @@ async function readOrUndefined(path: string): Promise<Uint8Array | undefined> {
 }
 
 /** How many evidence producers the task's stored spec declares (0 when unknown). */
-export async function declaredProducers(paths: WorkspacePaths, taskId: string): Promise<number> {
+async function declaredProducers(paths: WorkspacePaths, taskId: string): Promise<number> {
   for (const bucket of BUCKETS) {
     const bytes = await readOrUndefined(taskFile(paths, bucket, taskId));
     if (!bytes) continue;

@@ -125,7 +125,7 @@ export function startServer(options: StartServerOptions): Promise<RunningServer>
 }
 
 /** The hosts and origins the server answers: its bind address, loopback, the configured ones. */
-export function originPolicy(host: string, server: Partial<ServerBlock> = {}): OriginPolicy {
+function originPolicy(host: string, server: Partial<ServerBlock> = {}): OriginPolicy {
   const extraHosts: string[] = [];
   if (isWildcardHost(host)) {
     // A wildcard bind is reached by the machine's own addresses and name.

@@ -73,7 +73,7 @@ export async function repairStateOnStart(
  * are the user's files) whose writer is no longer running: a write that never reached its rename.
  * The file it was replacing is intact. Returns the removed paths.
  */
-export async function removeOrphanedTemps(paths: WorkspacePaths): Promise<string[]> {
+async function removeOrphanedTemps(paths: WorkspacePaths): Promise<string[]> {
   const removed: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     let entries: Deno.DirEntry[];

@@ -47,7 +47,7 @@ function resetAt(value: string | null, nowMs: number): number | undefined {
 }
 
 /** The rate-limit facts of a response (GitHub, GitLab, Jira, Linear and Plane spellings). */
-export function rateLimitOf(headers: Headers, nowMs: number): RateLimit {
+function rateLimitOf(headers: Headers, nowMs: number): RateLimit {
   const rate: RateLimit = {};
   const remaining = headers.get("x-ratelimit-remaining") ?? headers.get("ratelimit-remaining") ??
     headers.get("x-ratelimit-requests-remaining");
@@ -128,7 +128,7 @@ export interface PollDelayInput {
 }
 
 /** Longest wait between polls after repeated failures. */
-export const MAX_BACKOFF_MS = 30 * 60_000;
+const MAX_BACKOFF_MS = 30 * 60_000;
 
 /**
  * When to poll next: the interval after a success; after failures the interval doubled per

@@ -42,7 +42,7 @@ export interface IntegrationRow {
 }
 
 /** What becomes of deliveries sent while the service is down (null without a webhook). */
-export function missedDeliveries(
+function missedDeliveries(
   s: TrackerSettings,
   env: (name: string) => string | undefined,
 ): string | null {

@@ -7,7 +7,7 @@ import type { ServiceConfig } from "../config/schema.ts";
 import type { ApiAccess, TrackerAdapter } from "./adapter.ts";
 
 /** Default seconds between polls. */
-export const DEFAULT_POLL_INTERVAL_S = 60;
+const DEFAULT_POLL_INTERVAL_S = 60;
 
 /** One tracker's settings with defaults applied. */
 export interface TrackerSettings {
@@ -31,7 +31,7 @@ export interface TrackerSettings {
 }
 
 /** The default token variable of a tracker: `tracker_b` → `TRACKER_B_TOKEN`. */
-export function defaultTokenEnv(name: string): string {
+function defaultTokenEnv(name: string): string {
   return `${name.toUpperCase()}_TOKEN`;
 }
 

@@ -23,7 +23,7 @@ export interface TicketRouting {
 }
 
 /** The role a ticket's task gets, or why it gets none (pure). */
-export function routeTicket(
+function routeTicket(
   ticket: Ticket,
   routing: TicketRouting,
 ): { role: string } | { ignored: string } {
@@ -38,13 +38,13 @@ export function routeTicket(
 }
 
 /** The goal of a ticket's task: its title, then its body. */
-export function ticketGoal(ticket: Ticket): string {
+function ticketGoal(ticket: Ticket): string {
   const body = ticket.body.trim();
   return body ? `${ticket.title}\n\n${body}` : ticket.title;
 }
 
 /** A task id derived from the ticket (`tracker_b-octo-app-42`), or undefined if none fits. */
-export function ticketTaskId(ticket: Ticket): string | undefined {
+function ticketTaskId(ticket: Ticket): string | undefined {
   const id = `${ticket.tracker}-${ticket.ref || ticket.key}`.replace(/[^A-Za-z0-9._-]+/g, "-")
     .replace(/\.{2,}/g, ".").replace(/-+/g, "-").replace(/-$/, "").slice(0, 120);
   return ID_PATTERN.test(id) && !id.includes("..") ? id : undefined;

@@ -95,7 +95,11 @@ export class TrackerRuntimeStore {
       await Deno.mkdir(dirname(this.#path), { recursive: true });
       await writeFileAtomic(this.#path, JSON.stringify(this.#data, null, 2) + "\n");
     } catch (e) {
-      console.error(`cannot write ${this.#path}: ${(e as Error).message}`);
+      // A StorageFullError names the file itself; other errors get it named here.
+      const message = (e as Error).message;
+      console.error(
+        message.includes(this.#path) ? message : `cannot write ${this.#path}: ${message}`,
+      );
     }
   }
 }

@@ -15,7 +15,7 @@ const TEMP_MARK = ".tmp-";
 const TEMP_NAME = /\.tmp-(\d+)-[A-Za-z0-9]+$/;
 
 /** The temporary file name for `path` written by this process. */
-export function tempPathFor(path: string): string {
+function tempPathFor(path: string): string {
   return `${path}${TEMP_MARK}${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
 }
 

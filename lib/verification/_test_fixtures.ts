@@ -2,7 +2,6 @@
  * Test helpers of verification: a task input, producer runs and checks, and sealing a bundle
  * from a made-up gate evaluation exactly as the service does.
  */
-import { join } from "node:path";
 import type { SignalResult } from "../janitor/signals.ts";
 import type { ProducerRun } from "../merge/gates.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
@@ -86,9 +85,4 @@ export function sealSample(paths: WorkspacePaths, s: SampleSeal): Promise<Sealed
       producers: s.producers,
     },
   });
-}
-
-/** The stored output file of a producer's bytes. */
-export function outputFile(paths: WorkspacePaths, runId: string, taskId: string, hex: string) {
-  return join(paths.runs, runId, "evidence", taskId, hex);
 }

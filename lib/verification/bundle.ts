@@ -70,7 +70,7 @@ export function signCore(key: Uint8Array, core: BundleCore): string {
 }
 
 /** The core of a stored bundle: every key except the signature, audit hash and bundle hash. */
-export function coreOf(bundle: Record<string, unknown>): Record<string, unknown> {
+function coreOf(bundle: Record<string, unknown>): Record<string, unknown> {
   const { signature: _s, audit_entry_hash: _a, bundle_hash: _b, ...core } = bundle;
   return core;
 }

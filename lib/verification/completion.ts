@@ -34,7 +34,7 @@ import { AlertLatch } from "./alert_latch.ts";
 import { ledgerVerdict } from "./verdict.ts";
 
 /** Bytes at the end of a session log that are scanned for test runs. */
-export const LOG_SCAN_BYTES = 64 << 20;
+const LOG_SCAN_BYTES = 64 << 20;
 
 /** Where a completion's work and log are. */
 export interface CompletionHandle {
@@ -67,8 +67,13 @@ export interface VerificationStepOptions {
   /** Called once, the moment the alert first trips during this process. */
   onAlert?: (nudge: VerificationNudge) => void;
   warn: (line: string) => void;
-  /** The adapter (its name) whose agents wrote the session logs: it reads them. */
-  adapter?: string;
+  /**
+   * The adapter (its name) whose agents wrote the session logs: it reads them; a function names
+   * it by session (a run whose tasks fall back to other adapters).
+   */
+  adapter?: string | ((sessionId: string) => string | undefined);
+  /** Gives the tree the gates run on the task's worktree environment (DESIGN.md §13). */
+  prepareGateTree?: (task: Task, dir: string) => Promise<void>;
 }
 
 /** What the verification found, for the decision core. */
@@ -105,6 +110,9 @@ export class VerificationStep {
       signals: this.#o.signals(task),
       quality_gates: this.#o.qualityGates(task),
       evidence: withProducers ? task.evidence : [],
+      ...(this.#o.prepareGateTree
+        ? { prepareTree: (dir: string) => this.#o.prepareGateTree!(task, dir) }
+        : {}),
     };
   }
 
@@ -245,7 +253,8 @@ export class VerificationStep {
       logPath ?? runLogPath(this.#o.paths, this.#o.runId, sessionId),
       runLogPath(this.#o.paths, this.#o.runId, sessionId),
     );
-    const events = logParserFor(this.#o.adapter)(log);
+    const adapter = this.#o.adapter;
+    const events = logParserFor(typeof adapter === "function" ? adapter(sessionId) : adapter)(log);
     const testRuns = detectTestRuns(events, { prompt: await this.#promptOf(task) });
     return { testRuns, evidence: observedEvidence({ testRuns, checks: evaluated?.gates.signals }) };
   }

@@ -50,7 +50,7 @@ export function bundlePath(paths: WorkspacePaths, runId: string, taskId: string)
 }
 
 /** The core of a bundle from a gate evaluation (pure). */
-export function bundleCore(
+function bundleCore(
   input: Omit<SealInput, "paths" | "journalPath">,
   sealedAt: string,
 ): BundleCore {

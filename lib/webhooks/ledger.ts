@@ -11,7 +11,7 @@ import { type JsonlRepair, repairJsonl } from "../state/repair_jsonl.ts";
 import { GroupAppender } from "./group_append.ts";
 
 /** Delivery keys kept in memory (spec §8). */
-export const LEDGER_CAPACITY = 4096;
+const LEDGER_CAPACITY = 4096;
 
 /** One line of the ledger file. */
 export interface LedgerEntry {

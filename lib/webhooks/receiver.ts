@@ -226,7 +226,7 @@ export class WebhookReceiver<T, O> {
 }
 
 /** The dedup key of a delivery (spec §4.2 rule 4): its id, else the SHA-256 of the raw body. */
-export function deliveryKey(id: string | null, body: Uint8Array): string {
+function deliveryKey(id: string | null, body: Uint8Array): string {
   const trimmed = id?.trim() ?? "";
   if (trimmed === "") return `sha256:${sha256Hex(body)}`;
   return trimmed.length > MAX_ID_LENGTH ? `id-sha256:${sha256Hex(trimmed)}` : trimmed;

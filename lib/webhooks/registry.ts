@@ -11,7 +11,7 @@ import { userModuleUrl } from "../util/user_module.ts";
 const handlers = new Map<string, WebhookHandler>();
 
 /** Adapter names: lower-case letters, digits and `_` (as `trackers.<name>` keys). */
-export const ADAPTER_NAME = /^[a-z][a-z0-9_]*$/;
+const ADAPTER_NAME = /^[a-z][a-z0-9_]*$/;
 
 /** A handler module that could not be loaded or did not provide a handler. */
 export class HandlerModuleError extends Error {

@@ -34,11 +34,3 @@ export async function readSecret(
   }
   return { ok: true, secret };
 }
-
-/** True when the secret is available now (for `integrations list`; never reveals it). */
-export async function secretIsSet(
-  secretEnv: string,
-  env: (name: string) => string | undefined = (n) => Deno.env.get(n),
-): Promise<boolean> {
-  return (await readSecret(secretEnv, env)).ok;
-}

@@ -27,6 +27,11 @@ export interface ReapOptions {
   message?: string;
   /** Delete `agent/<session>` when it is merged (default true). Unmerged branches are kept. */
   deleteMergedBranch?: boolean;
+  /**
+   * Runs once the work is committed and kept (merged or on its rescue ref), before the worktree
+   * is removed (the environment's teardown, DESIGN.md §13); what it leaves is not committed.
+   */
+  beforeRemove?: () => Promise<void>;
   signal?: AbortSignal;
 }
 
@@ -47,9 +52,10 @@ export interface ReapResult {
 }
 
 /**
- * Reap the worktree of `sessionId`: commit leftovers to `agent/<session>`, then remove the
- * worktree when the branch is merged into `options.target` or its tip has been written to
- * `refs/service/rescue/<session>`. When any step fails the worktree stays and `reason` says why.
+ * Reap the worktree of `sessionId`: commit leftovers to `agent/<session>`, then (after
+ * `beforeRemove`) remove the worktree when the branch is merged into `options.target` or its tip
+ * has been written to `refs/service/rescue/<session>`. When any step fails the worktree stays
+ * and `reason` says why.
  */
 export async function reapWorktree(
   root: string,
@@ -90,6 +96,7 @@ export async function reapWorktree(
       rescue = rescueRef(sessionId);
       await git(["update-ref", "-m", `service: rescue ${branch}`, rescue, tip], o);
     }
+    if (exists) await options.beforeRemove?.();
     if (exists) await git(["worktree", "remove", "--force", path], o);
     else await git(["worktree", "prune"], o);
     if (merged && (options.deleteMergedBranch ?? true)) {

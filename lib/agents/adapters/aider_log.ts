@@ -21,7 +21,7 @@ function tokenCount(s: string): number {
 }
 
 /** Aider's text output. */
-export const aiderFormat: LogFormat = {
+const aiderFormat: LogFormat = {
   usage() {
     let input = 0;
     let output = 0;

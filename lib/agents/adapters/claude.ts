@@ -12,7 +12,7 @@ import { routeModel } from "./_model.ts";
 import { parseClaudeLog } from "./claude_log.ts";
 
 /** Tools allowed without a prompt in headless runs. */
-export const CLAUDE_ALLOWED_TOOLS = [
+const CLAUDE_ALLOWED_TOOLS = [
   "Bash",
   "Edit",
   "MultiEdit",

@@ -30,7 +30,7 @@ function base(access: ApiAccess): string {
 }
 
 /** The `rel="next"` URL of a GitHub `Link` header. */
-export function nextLink(link: string | null): string | undefined {
+function nextLink(link: string | null): string | undefined {
   for (const part of (link ?? "").split(",")) {
     const m = /<([^>]+)>;\s*rel="next"/.exec(part);
     if (m) return m[1];

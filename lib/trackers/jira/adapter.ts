@@ -33,7 +33,7 @@ function headersOf(access: ApiAccess): HeadersInit {
 }
 
 /** The JQL of a poll: open issues first, then issues updated since (timezone-proof minutes). */
-export function pollJql(project: string, since: string | undefined, nowMs: number): string {
+function pollJql(project: string, since: string | undefined, nowMs: number): string {
   const scope = `project = "${project.replaceAll('"', '\\"')}"`;
   if (!since) return `${scope} AND statusCategory != Done ORDER BY updated ASC`;
   const minutes = Math.max(1, Math.ceil((nowMs - Date.parse(since)) / 60_000) + 1);
@@ -67,7 +67,7 @@ async function poll(access: ApiAccess, since: string | undefined) {
 }
 
 /** A comment body in Atlassian Document Format, one paragraph per line. */
-export function adfComment(text: string): Record<string, unknown> {
+function adfComment(text: string): Record<string, unknown> {
   return {
     type: "doc",
     version: 1,

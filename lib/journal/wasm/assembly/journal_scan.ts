@@ -1,5 +1,5 @@
 // AssemblyScript source of the journal fast path (built by `deno task build:wasm` into
-// ../journal_scan_wasm.ts; lib/journal/fast_walk.ts drives it).
+// ../journal_scan_wasm.ts; lib/journal/bulk_verify.ts drives it).
 //
 // scan() takes a window of whole journal lines and accepts the longest run of leading lines that
 // provably verify (DESIGN.md §4): each line is *already* canonical JSON (DESIGN.md §3, as
