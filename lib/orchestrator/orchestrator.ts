@@ -245,6 +245,8 @@ export class Orchestrator {
       log: options.log,
       clock: this.#clock,
       api: options.batchApi,
+      environments: this.#environments,
+      agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
     });
     this.#lane = new LandingLane({
       deliver: (events) => {
