@@ -186,27 +186,25 @@ export class VerificationStep {
    */
   async afterMerge(taskId: string, gates: GateResult, tree: string): Promise<void> {
     this.#evaluated.set(taskId, { tree, gates });
-    const handle = this.#waiting.get(taskId);
-    const task = this.#o.store.get(taskId);
-    if (!handle || !task) return;
-    this.#waiting.delete(taskId);
-    await this.#safely(
-      taskId,
-      () => this.#record(task, handle.sessionId, handle.logPath, { gates, tree }),
-    );
+    await this.#recordWaiting(taskId, { gates, tree });
   }
 
   /** The completion's worktree is reaped: a record still waiting is written with what was seen. */
   async beforeReap(taskId: string): Promise<void> {
     this.#evaluated.delete(taskId);
+    await this.#recordWaiting(taskId, undefined);
+  }
+
+  /** Write the record of `taskId` that waited for the merge's gates, once, with `seen`. */
+  async #recordWaiting(
+    taskId: string,
+    seen: { gates: GateResult; tree: string } | undefined,
+  ): Promise<void> {
     const handle = this.#waiting.get(taskId);
     const task = this.#o.store.get(taskId);
     if (!handle || !task) return;
     this.#waiting.delete(taskId);
-    await this.#safely(
-      taskId,
-      () => this.#record(task, handle.sessionId, handle.logPath, undefined),
-    );
+    await this.#safely(taskId, () => this.#record(task, handle.sessionId, handle.logPath, seen));
   }
 
   /** A record that fails is reported, never allowed to undo what the merge or reap did. */
