@@ -52,7 +52,7 @@ export interface BatchSettings {
 }
 
 /** Output tokens a request may use: room for a whole patch. */
-export const BATCH_MAX_TOKENS = 32_000;
+const BATCH_MAX_TOKENS = 32_000;
 
 /** Settings of {@link BatchLane}. */
 export interface BatchLaneOptions {
