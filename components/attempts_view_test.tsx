@@ -76,6 +76,17 @@ Deno.test("AttemptsView: an attempt shows what its worktree got and each setup c
   assert.ok(html.indexOf("data-prepared") < html.indexOf("setup_failed: npm run db:migrate"));
 });
 
+Deno.test("AttemptsView: an attempt that ran on a remote worker names the worker", () => {
+  const detail: AttemptsViewProps["detail"] = {
+    ...DETAIL,
+    attempts: [{ session_id: "s1", number: 1, outcome: "completed", worker: "box-1" }],
+  };
+  assert.match(
+    renderToString(<AttemptsView detail={detail} />),
+    /session <code>s1<\/code> · on worker box-1/,
+  );
+});
+
 Deno.test("EvidenceView: a verified bundle whose checks failed says what was verified", () => {
   const bundle = {
     bundle_hash: "sha256:00",

@@ -418,3 +418,37 @@ Deno.test("a worker that dies after its agent reported, before its own report, l
     await server.shutdown();
   }
 });
+
+Deno.test("the network to a worker cut and restored within its lease: heartbeats resume, nothing is retried", async () => {
+  await using dir = await tempDir();
+  const go = join(dir.path, "go");
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "t",
+      script: [
+        ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
+        ["write", "out.txt", "once\n"],
+        ["report", "done"],
+      ],
+    }],
+  }], "max_agents: 0\nheartbeat_timeout_s: 6\n");
+  const server = await serve(root);
+  try {
+    await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
+    const result = runPlan({ root, server, app: SERVER_APP, out: () => {} });
+    await w1.saw(/t: agent .* starting/);
+    Deno.kill(w1.child.pid, "SIGSTOP");
+    await new Promise((r) => setTimeout(r, 1500));
+    Deno.kill(w1.child.pid, "SIGCONT");
+    await Deno.writeTextFile(go, "");
+    const done = await result;
+    assert.equal(done.status, "completed");
+    const rows = await rowsOf(root, done.runId);
+    assert.equal(rowsFor(rows, "task_claimed", "t").length, 1, "one attempt");
+    assert.equal(rowsFor(rows, "task_retried", "t").length, 0);
+    assert.equal(rowsFor(rows, "task_merged", "t").length, 1);
+  } finally {
+    await server.shutdown();
+  }
+});
