@@ -147,7 +147,16 @@ class Worker {
         slots: o.slots,
         ...(o.roles ? { roles: o.roles } : {}),
       })
-    );
+    ).catch((e) => {
+      if (e instanceof TaskApiError && (e.status === 401 || e.status === 403)) {
+        throw new WorkerSetupError(
+          `${o.server} refused this worker: ${e.message}`,
+          "export SERVICE_TOKEN=<a token of scope worker from the orchestrator's auth.tokens>; " +
+            "a name another token already uses needs its own --name",
+        );
+      }
+      throw e;
+    });
     if (!registered) return;
     this.#intervalMs = registered.heartbeat_interval_s * 1000;
     o.log(
