@@ -94,6 +94,7 @@ export class RemoteWork implements WorkerDesk {
   /** Sessions whose report was taken (a repeated report is answered, not landed again). */
   readonly #reported = new Map<string, ReportAnswer>();
   #publishedBase: string | undefined;
+  #publishing: Promise<void> = Promise.resolve();
   #closed = false;
 
   constructor(options: RemoteWorkOptions) {
@@ -191,10 +192,7 @@ export class RemoteWork implements WorkerDesk {
         ? await earlierWork(o.paths.root, task.resume_from, tip)
         : undefined;
       const base = earlier?.base ?? tip;
-      if (this.#publishedBase !== base) {
-        await publishBase(this.#remote(), o.runId, base);
-        this.#publishedBase = base;
-      }
+      await this.#publish(base);
       if (earlier) {
         // The earlier attempt's work is where this one starts: on its own branch, on the remote.
         const pushed = await pushBranch(
@@ -271,6 +269,21 @@ export class RemoteWork implements WorkerDesk {
         },
       };
     }
+  }
+
+  /**
+   * Publish `base` as the run's base on the remote, one push at a time (claims are handed out
+   * side by side, and two pushes of one ref at once make git refuse one); a base already there
+   * is not pushed again.
+   */
+  #publish(base: string): Promise<void> {
+    const next = this.#publishing.catch(() => {}).then(async () => {
+      if (this.#publishedBase === base) return;
+      await publishBase(this.#remote(), this.#o.runId, base);
+      this.#publishedBase = base;
+    });
+    this.#publishing = next;
+    return next;
   }
 
   /** Why the run wants `sessionId` ended, if it does. */
