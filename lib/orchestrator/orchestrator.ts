@@ -384,7 +384,7 @@ export class Orchestrator {
         this.#push({ type: "tick" });
       }
       for (const lost of this.#remote.expired()) {
-        this.#push(() => this.#remote.lost(lost.taskId, lost.reason));
+        this.#push(() => this.#remote.lost(lost.sessionId, lost.reason));
       }
     }, this.#o.tickMs ?? TICK_MS);
     const heartbeat = setInterval(
@@ -561,7 +561,7 @@ export class Orchestrator {
         });
       case "remote_lost":
         return this.#afterRows(() =>
-          this.#push(() => this.#remote.lost(action.taskId, action.reason))
+          this.#push(() => this.#remote.lost(action.sessionId, action.reason))
         );
       case "capture":
         return this.#afterRows(() =>

@@ -312,15 +312,18 @@ export class RemoteWork implements WorkerDesk {
    * lease is lost here, so a worker that dies between its agent's report and its own never
    * leaves the run waiting.
    */
-  expired(): { taskId: string; reason: string }[] {
+  expired(): { sessionId: string; reason: string }[] {
     const limit = this.#o.clock() - this.#o.heartbeatTimeoutS * 1000;
-    const out: { taskId: string; reason: string }[] = [];
-    for (const s of this.#sessions.values()) {
-      const status = this.#o.store.get(s.taskId)?.status;
-      if (status === "CLAIMED" || status === "IN_PROGRESS" || s.seen > limit) continue;
+    const out: { sessionId: string; reason: string }[] = [];
+    for (const [sessionId, s] of this.#sessions) {
+      const task = this.#o.store.get(s.taskId);
+      // Claimed (or orphaned by it) tasks are the heartbeat monitor's; this is for the others.
+      const reported = task?.session_id === sessionId &&
+        (task.status === "DONE" || task.status === "FAILED" || task.status === "CANCELLED");
+      if (!reported || s.seen > limit) continue;
       s.seen = Number.POSITIVE_INFINITY; // once
       out.push({
-        taskId: s.taskId,
+        sessionId,
         reason:
           `worker ${s.worker} stopped heartbeating after its agent reported: its lease expired`,
       });
@@ -514,14 +517,14 @@ export class RemoteWork implements WorkerDesk {
   }
 
   /**
-   * `taskId`'s worker lost its lease: what it last pushed is fetched and kept (the next attempt
-   * continues it); then the agent's end is decided as an interrupted one's.
+   * `sessionId`'s worker lost its lease: what it last pushed is fetched and kept (the next
+   * attempt continues it); then the agent's end is decided as an interrupted one's.
    */
-  async lost(taskId: string, reason: string): Promise<CoreEvent[]> {
+  async lost(sessionId: string, reason: string): Promise<CoreEvent[]> {
     const o = this.#o;
-    const entry = [...this.#sessions].find(([, s]) => s.taskId === taskId);
-    if (!entry) return [];
-    const [sessionId, session] = entry;
+    const session = this.#sessions.get(sessionId);
+    if (!session) return []; // reported, or lost already
+    const taskId = session.taskId;
     this.#sessions.delete(sessionId);
     this.#ending.delete(sessionId);
     const logPath = sessionLogPath(o.paths.runtime, sessionId);

@@ -62,6 +62,7 @@ export function onTaskChanged(
         out.push({
           kind: "remote_lost",
           taskId: task.id,
+          sessionId: session.sessionId,
           reason: leaseLostReason(session.worker, null),
         });
       }

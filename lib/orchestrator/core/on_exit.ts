@@ -26,6 +26,9 @@ export const LOST_REASON = "its agent was lost when the orchestrator stopped";
 /** `agent_exited`. */
 export function onAgentExited(d: Draft, out: Out, e: Exited): void {
   const session = d.sessions.get(e.taskId);
+  // A remote session's end that comes after the task moved on to another session (a late
+  // report, a lease lost twice) is not the task's current attempt: nothing follows from it.
+  if (e.remote && session?.sessionId !== e.sessionId) return;
   d.sessions.delete(e.taskId);
   const task = d.tasks.get(e.taskId);
   out.journal(ev.agentExited({

@@ -131,3 +131,23 @@ Deno.test("decide(stop): agents on workers go on; the run does not wait for them
   assert.equal(step.actions.filter((a) => a.kind === "terminate").length, 0);
   assert.equal(step.state.sessions.size, 0);
 });
+
+Deno.test("decide(agent_exited): a remote session's end after its task moved on to another session changes nothing", () => {
+  const current = { taskId: "t1", sessionId: "s2", startedAt: 0, deadline: 10_000, worker: "w2" };
+  const s = state([task("t1", { status: "IN_PROGRESS" })], {
+    sessions: new Map([["t1", current]]),
+  });
+  const step = decide(s, {
+    type: "agent_exited",
+    taskId: "t1",
+    sessionId: "s1",
+    exitCode: -9,
+    durationMs: 5,
+    rateLimited: false,
+    hasWork: false,
+    diagnosis: { kind: "agent_lost", reason: "worker w1 stopped heartbeating", retryable: true },
+    remote: { worker: "w1", commit: null },
+  });
+  assert.deepEqual(step.actions, []);
+  assert.equal(step.state.sessions.get("t1")?.sessionId, "s2", "the current attempt goes on");
+});

@@ -230,7 +230,7 @@ export type Action =
     tasks: { taskId: string; adapter: string; note?: string }[];
   }
   /** The worker holding `taskId` lost its lease: fetch what it pushed; then `agent_exited`. */
-  | { kind: "remote_lost"; taskId: string; reason: string }
+  | { kind: "remote_lost"; taskId: string; sessionId: string; reason: string }
   /** Commit what the agent left, store its diff (task_diff_captured); then `captured`. */
   | { kind: "capture"; taskId: string }
   /** Gates on the merged tree, then merge; then `merge_result`. */
