@@ -452,3 +452,25 @@ Deno.test("the network to a worker cut and restored within its lease: heartbeats
     await server.shutdown();
   }
 });
+
+Deno.test("a task a worker finishes without changing anything lands like a local one: nothing to push, nothing lost", async () => {
+  await using dir = await tempDir();
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{ id: "noop", script: [["print", "nothing to change"], ["report", "already fine"]] }],
+  }], WORKERS_ONLY);
+  const server = await serve(root);
+  try {
+    await using _w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
+    const lines: string[] = [];
+    const done = await runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    assert.equal(done.status, "completed", lines.join("\n"));
+    const rows = await rowsOf(root, done.runId);
+    const [exit] = rowsFor(rows, "agent_exited", "noop");
+    assert.equal(exit.data.commit, null);
+    assert.equal(rowsFor(rows, "task_claimed", "noop").length, 1);
+    assert.deepEqual(await agentBranches(bare), [], "nothing was pushed");
+  } finally {
+    await server.shutdown();
+  }
+});
