@@ -53,14 +53,7 @@ Deno.test("two workers run a plan's tasks and each landed commit is traced to on
       { id: "b", script: [["write", "b.txt", "from b\n"], ["sleep", 1500], ["report", "b done"]] },
     ],
   }], WORKERS_ONLY + "agent_env: [ANTHROPIC_API_KEY]\n");
-  const server = await startServer({
-    root,
-    host: "127.0.0.1",
-    port: 0,
-    tokens: [],
-    announce: false,
-    app: SERVER_APP,
-  });
+  const server = await serve(root);
   try {
     await using _w1 = startWorker(
       await workerClone(dir.path, bare, "w1"),

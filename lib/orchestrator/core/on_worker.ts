@@ -5,26 +5,16 @@
  * never starts before its dependencies' merges. A remote session's end comes as `agent_exited`
  * from its report, or from its lost lease (the task store's heartbeat monitor ORPHANs it).
  */
-import { decideSchedule, type SchedulableTask } from "../schedule.ts";
+import { decideSchedule } from "../schedule.ts";
+import { awaitsMerge, schedulable } from "./settle.ts";
 import type { CoreEvent } from "./protocol.ts";
 import type { Out } from "./outcomes.ts";
-import type { Draft, TaskView } from "./state.ts";
+import type { Draft } from "./state.ts";
 
 /** The lease of a remote session ran out: its worker stopped heartbeating. */
 export function leaseLostReason(worker: string, summary: string | null): string {
   return `worker ${worker} stopped heartbeating: its lease expired` +
     (summary ? ` (${summary})` : "");
-}
-
-function schedulable(t: TaskView): SchedulableTask {
-  return {
-    id: t.id,
-    role: t.role,
-    priority: t.priority,
-    seq: t.seq,
-    owned_files: t.owned_files,
-    depends_on: t.depends_on,
-  };
 }
 
 /** `worker_asks`: the tasks `worker` gets now (none while the run stops or is read-only). */
@@ -42,7 +32,6 @@ export function onWorkerAsks(
   const ready = tasks.filter((t) =>
     t.status === "OPEN" && !busy.has(t.id) && !t.batch && (!roles || roles.has(t.role))
   );
-  const awaitsMerge = (t: TaskView) => t.status === "DONE" && !t.operatorDone;
   const decision = decideSchedule({
     ready: ready.map(schedulable),
     // The worker's own slots: everything already running holds its files, not its slots.

@@ -62,7 +62,8 @@ function noteBudget(d: Draft, out: Out): void {
   out.log(null, message);
 }
 
-function schedulable(t: TaskView): SchedulableTask {
+/** What the scheduler needs of a task. */
+export function schedulable(t: TaskView): SchedulableTask {
   return {
     id: t.id,
     role: t.role,
@@ -74,7 +75,7 @@ function schedulable(t: TaskView): SchedulableTask {
 }
 
 /** Work that is done but not merged yet (an operator's completion has none to merge). */
-function awaitsMerge(t: TaskView): boolean {
+export function awaitsMerge(t: TaskView): boolean {
   return t.status === "DONE" && !t.operatorDone;
 }
 
