@@ -80,15 +80,42 @@ export async function prepareCandidate(
   return { kind: "clean", merge, commit };
 }
 
-async function mergeNow(root: string, options: MergeOptions): Promise<MergeOutcome> {
-  const { target, agent, signal } = options;
+/** Outcome of {@link gateAgentBranch}: nothing visible changed in any case. */
+export type GateOutcome =
+  | { status: "conflict"; files: string[] }
+  | { status: "gates_failed"; gates: GateResult }
+  | {
+    status: "ready";
+    /** The candidate merge commit (unreferenced) whose tree the gates passed on. */
+    commit: string;
+    merge: Extract<ComputedMerge, { kind: "clean" }>;
+    gates: GateResult;
+  };
+
+/**
+ * Steps 1 and 2 of a landing: the merge of `options.agent` into `options.target` computed in the
+ * object store, and the task's gates on its tree. Landing through a pull request stops here
+ * (the host merges); {@link mergeAgentBranch} goes on to advance the target.
+ */
+export async function gateAgentBranch(root: string, options: MergeOptions): Promise<GateOutcome> {
   const candidate = await prepareCandidate(root, options);
   if (candidate.kind === "conflict") return { status: "conflict", files: candidate.files };
   const { merge, commit } = candidate;
   const gates = options.evaluated?.tree === merge.tree
     ? { ...options.evaluated.gates, commit }
-    : await evaluateGates(root, commit, options.gates ?? {}, { ...options.gateOptions, signal });
+    : await evaluateGates(root, commit, options.gates ?? {}, {
+      ...options.gateOptions,
+      signal: options.signal,
+    });
   if (!gates.passed) return { status: "gates_failed", gates };
+  return { status: "ready", commit, merge, gates };
+}
+
+async function mergeNow(root: string, options: MergeOptions): Promise<MergeOutcome> {
+  const { target, agent, signal } = options;
+  const gated = await gateAgentBranch(root, options);
+  if (gated.status !== "ready") return gated;
+  const { merge, commit, gates } = gated;
   if (merge.up_to_date) return { status: "merged", commit, changed_files: [], gates };
   const landed = await advanceTarget(root, {
     target,

@@ -2,7 +2,7 @@
  * The result of merging an agent branch into the target, computed without touching any checkout,
  * index or ref: `git merge-tree --write-tree` (git >= 2.38) writes only objects.
  */
-import { git, GitError, type GitOptions, resolveCommit, splitZ } from "../git/git.ts";
+import { git, GitError, type GitOptions, resolveCommit, splitZ, targetRef } from "../git/git.ts";
 
 /** A merge computed in the object store. */
 export type ComputedMerge =
@@ -28,7 +28,7 @@ class MissingRefError extends Error {
 
 const OID = /^[0-9a-f]{40,64}$/;
 
-/** Merge `agent` (a branch or commit) into the branch `target` in the object store only. */
+/** Merge `agent` (a branch or commit) into `target` (a branch or full ref) in the object store only. */
 export async function computeMerge(
   root: string,
   target: string,
@@ -36,8 +36,8 @@ export async function computeMerge(
   options: Omit<GitOptions, "cwd"> = {},
 ): Promise<ComputedMerge> {
   const o = { ...options, cwd: root };
-  const targetTip = await resolveCommit(`refs/heads/${target}`, o);
-  if (!targetTip) throw new MissingRefError(`refs/heads/${target}`, root);
+  const targetTip = await resolveCommit(targetRef(target), o);
+  if (!targetTip) throw new MissingRefError(targetRef(target), root);
   const agentTip = await resolveCommit(agent, o);
   if (!agentTip) throw new MissingRefError(agent, root);
   const base = { target_tip: targetTip, agent_tip: agentTip };

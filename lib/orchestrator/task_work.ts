@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
-import { git, resolveCommit } from "../git/git.ts";
+import { git, resolveCommit, targetRef } from "../git/git.ts";
 import * as ev from "../journal/events.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { appendEvents } from "../journal/journal_file.ts";
@@ -77,7 +77,7 @@ export class TaskWork {
   /** The target branch's current commit (new worktrees are cut from it). */
   async targetTip(): Promise<string> {
     const root = this.#o.paths.root;
-    const tip = await resolveCommit(`refs/heads/${this.#o.targetBranch}`, { cwd: root });
+    const tip = await resolveCommit(targetRef(this.#o.targetBranch), { cwd: root });
     if (!tip) throw new Error(`target branch ${this.#o.targetBranch} has no commit`);
     return tip;
   }
@@ -91,7 +91,7 @@ export class TaskWork {
     if (!existsSync(path)) return undefined;
     const base = await git([
       "merge-base",
-      `refs/heads/${this.#o.targetBranch}`,
+      targetRef(this.#o.targetBranch),
       `refs/heads/${agentBranch(sessionId)}`,
     ], { cwd: root, allowFailure: true });
     if (base.code !== 0) return undefined;

@@ -2,7 +2,7 @@
  * Removing agent worktrees without ever losing work: a worktree goes only once its work is
  * committed and either merged into the target branch or kept at `refs/service/rescue/<session>`.
  */
-import { git, resolveCommit } from "../git/git.ts";
+import { git, resolveCommit, targetRef } from "../git/git.ts";
 import { agentBranch, commitPartialWork, requireSessionId, worktreePath } from "./worktrees.ts";
 
 /** Namespace of the refs that keep the work of reaped, unmerged sessions. */
@@ -21,6 +21,11 @@ export interface ReapOptions {
   message?: string;
   /** Delete `agent/<session>` when it is merged (default true). Unmerged branches are kept. */
   deleteMergedBranch?: boolean;
+  /**
+   * The work landed although its tip is not in the target's history: a host squashed or rebased
+   * it while merging its pull request. It needs no rescue ref.
+   */
+  landed?: boolean;
   signal?: AbortSignal;
 }
 
@@ -71,10 +76,10 @@ export async function reapWorktree(
       await git(["worktree", "prune"], o);
       return { removed: true, merged: false, committed_partial: false };
     }
-    const merged = (await git(
-      ["merge-base", "--is-ancestor", tip, `refs/heads/${options.target}`],
-      { ...o, allowFailure: true },
-    )).code === 0;
+    const merged = options.landed === true || (await git(
+          ["merge-base", "--is-ancestor", tip, targetRef(options.target)],
+          { ...o, allowFailure: true },
+        )).code === 0;
     let rescue: string | undefined;
     if (!merged) {
       rescue = rescueRef(sessionId);
