@@ -35,6 +35,8 @@ import { janitorSignals, TaskWork } from "./task_work.ts";
 import { VerificationStep } from "../verification/completion.ts";
 import type { VerificationNudge } from "../verification/nudge.ts";
 import type { OrchestratorSettings } from "./settings.ts";
+import { PullRequestLanding } from "../landing/pull_requests.ts";
+import type { PreparedLanding } from "../landing/setup.ts";
 
 export { MAX_ATTEMPTS };
 export type { LiveAgent };
@@ -72,6 +74,11 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   clock?: () => number;
   /** Interval of the tick (default {@link TICK_MS}; tests stretch it to show nothing waits on it). */
   tickMs?: number;
+  /**
+   * Land through pull requests (DESIGN.md §12; lib/landing/setup.ts made it ready): then
+   * `targetBranch` is the base's remote-tracking ref.
+   */
+  landing?: PreparedLanding;
 }
 
 /** How the run ended. */
@@ -100,6 +107,7 @@ export class Orchestrator {
   /** A look at the journal for review decisions is queued. */
   #reviewsQueued = false;
   readonly #lane: LandingLane;
+  readonly #landing: PullRequestLanding | undefined;
   /** Reaps and keeps under way off the loop, by task (a new attempt starts after its reap). */
   readonly #cleanups = new Map<string, Promise<void>>();
 
@@ -118,9 +126,11 @@ export class Orchestrator {
       requireApproval: options.requireApproval,
       continuous: options.continuous ?? false,
       reportedExitGraceMs: REPORTED_EXIT_GRACE_MS,
-      mergeRetryMs: 3000,
+      // A pull request's host tells of changes (poller, webhooks); the clock is a safety net.
+      mergeRetryMs: options.landing ? options.landing.settings.pollIntervalMs : 3000,
       maxRebases: 3,
       landUnreported: options.landUnreported,
+      ...(options.landing ? { onCiFailure: options.landing.settings.onCiFailure } : {}),
     }, this.#clock());
     this.#work = new TaskWork({
       paths: options.paths,
@@ -142,6 +152,19 @@ export class Orchestrator {
         adapter: options.adapter.name,
       }),
       warn: options.log,
+      landing: () => this.#landing,
+    });
+    this.#landing = options.landing && new PullRequestLanding({
+      settings: options.landing.settings,
+      host: options.landing.host,
+      root: options.paths.root,
+      runId: options.runId,
+      journalPath: options.journalPath,
+      work: this.#work,
+      boardUrl: options.serverUrl,
+      onChange: (taskId) => this.#push({ type: "landing_changed", taskId }),
+      warn: options.log,
+      now: this.#clock,
     });
     this.#spend = new SpendTracker(options.paths, options.adapter, options.cost);
     this.#rateLimits = new RateLimitGuard({
@@ -225,6 +248,7 @@ export class Orchestrator {
   /** Run until every task of the run has landed or cannot progress, or `stop()`. */
   async run(): Promise<RunOutcome> {
     // Recovery reads the review decisions first: before any notice of the journal is acted on.
+    await this.#landing?.start(); // the journal's pull requests are continued, not opened again
     this.#push(() => this.#recoveryEvents());
     this.#push({ type: "tick" });
     const unsubscribe = onTaskChange((change) => {
@@ -278,6 +302,7 @@ export class Orchestrator {
     } finally {
       clearInterval(tick);
       clearInterval(heartbeat);
+      await this.#landing?.stop();
       unsubscribe();
       unwatch();
       await releaseJournalWatch();
@@ -400,7 +425,7 @@ export class Orchestrator {
         }]);
         return [];
       case "reap":
-        this.#cleanUp(action.taskId, () => this.#work.reap(action.taskId));
+        this.#cleanUp(action.taskId, () => this.#work.reap(action.taskId, action.reason));
         return [];
       case "keep":
         this.#cleanUp(action.taskId, () => this.#work.keep(action.taskId, action.reason));

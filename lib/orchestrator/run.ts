@@ -32,6 +32,7 @@ import { fileDigest, startNewRun, upToDateLine } from "./new_run.ts";
 import type { RunOutcome } from "./orchestrator.ts";
 import { doneSteps, keyedTasks, stepsToDo } from "./plan_steps.ts";
 import { checkedPlan, currentBranch, RunError, throwSetupProblems } from "./run_checks.ts";
+import { prepareLanding } from "../landing/setup.ts";
 import { drive, type StartedRun } from "./run_drive.ts";
 import {
   decideRunStart,
@@ -112,7 +113,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     );
   }
   const adapter = configuredAdapter(config);
-  const targetBranch = await currentBranch(root);
+  const workspaceBranch = await currentBranch(root);
   await ensureServiceExcluded(root);
 
   const previous = await readRunState(paths);
@@ -144,6 +145,14 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     workdir: root,
     warn: (m) => out(`warning: ${m}`),
   });
+  // Pull requests (DESIGN.md §12): the token and its permissions are checked and the base is
+  // fetched before a row is written; work is then cut from and gated against the fetched base.
+  const landing = await prepareLanding(config, {
+    root,
+    workspaceBranch,
+    env: (name) => Deno.env.get(name),
+  });
+  const targetBranch = landing?.settings.trackingRef ?? workspaceBranch;
 
   const server = options.server ??
     await startRunServer(root, options.port, serverSettings, out, options.app);
@@ -207,6 +216,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       mcpConfigPath: await writeRunMcpConfig(paths, run.runId, adapter, mcp),
       cost: await readCostReport(paths, configuredBudgetUsd(config)),
       targetBranch,
+      ...(landing ? { landing } : {}),
       serverUrl: server.url,
       out,
       alertLine: options.alertLine,

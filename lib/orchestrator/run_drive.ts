@@ -35,6 +35,8 @@ export interface DriveOptions {
   mcpConfigPath?: string;
   cost: OrchestratorOptions["cost"];
   targetBranch: string;
+  /** Landing through pull requests (lib/landing/setup.ts), when configured. */
+  landing?: OrchestratorOptions["landing"];
   serverUrl: string;
   out: (line: string) => void;
   /** The terminal's line for the verification alert (see `RunPlanOptions`). */
@@ -91,6 +93,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     launch: o.launch,
     serverUrl: o.serverUrl,
     targetBranch: o.targetBranch,
+    ...(o.landing ? { landing: o.landing } : {}),
     mcpConfigPath: o.mcpConfigPath,
     onAlert: (nudge) => {
       const line = o.alertLine?.(nudge);

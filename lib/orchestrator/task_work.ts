@@ -11,7 +11,8 @@ import * as ev from "../journal/events.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import { failedSignals } from "../merge/events.ts";
-import { mergeAgentBranch } from "../merge/merge.ts";
+import { gateAgentBranch, type GateOutcome, mergeAgentBranch } from "../merge/merge.ts";
+import type { PullRequestLanding } from "../landing/pull_requests.ts";
 import { rebaseOnto } from "../merge/rebase.ts";
 import { type CompletionSignal, evaluateSignals } from "../janitor/signals.ts";
 import type { Task } from "../tasks/task.ts";
@@ -53,6 +54,11 @@ export interface TaskWorkOptions {
   verification: VerificationStep;
   /** Where problems that change nothing are reported. */
   warn: (line: string) => void;
+  /**
+   * Landing through pull requests (DESIGN.md §12): `targetBranch` is then the base's
+   * remote-tracking ref, and work lands by the host's merge, never by advancing a local branch.
+   */
+  landing?: () => PullRequestLanding | undefined;
 }
 
 /** The worktrees of a run's tasks and what is done with them. */
@@ -161,10 +167,39 @@ export class TaskWork {
     return this.#o.verification.verify(taskId, handle);
   }
 
-  /** Evaluate the gates on the tree the merge would produce, then merge. */
+  /** The agent branch holding `taskId`'s work, when the run holds it. */
+  branchOf(taskId: string): string | undefined {
+    return this.#handles.get(taskId)?.worktree.branch;
+  }
+
+  /**
+   * The task's gates on the tree the merge of its branch into the target would produce, changing
+   * nothing (a pull request's host merges); a tree already gated is not gated again.
+   */
+  async gate(task: Task): Promise<GateOutcome> {
+    const h = this.#handles.get(task.id);
+    if (!h) return { status: "conflict", files: [] };
+    const verification = this.#o.verification;
+    const outcome = await gateAgentBranch(this.#o.paths.root, {
+      target: this.#o.targetBranch,
+      agent: h.worktree.branch,
+      taskId: task.id,
+      gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
+      evaluated: verification.evaluated(task.id),
+    });
+    await verification.afterMerge(task.id, "gates" in outcome ? outcome.gates : undefined);
+    return outcome;
+  }
+
+  /** Evaluate the gates on the tree the merge would produce, then merge (or land its PR). */
   async merge(task: Task): Promise<MergeResult> {
     const h = this.#handles.get(task.id);
     if (!h) return { kind: "waiting", reason: "the task's worktree is gone" };
+    const landing = this.#o.landing?.();
+    if (landing) {
+      const r = await landing.advance(task, true);
+      return r.kind === "pending" ? { kind: "waiting", reason: r.reason } : r;
+    }
     const verification = this.#o.verification;
     try {
       const outcome = await mergeAgentBranch(this.#o.paths.root, {
@@ -213,8 +248,11 @@ export class TaskWork {
    * Remove the worktree (its work stays on a rescue ref unless merged) and keep the session's
    * log in the run directory, journaling its digest.
    */
-  async reap(taskId: string): Promise<void> {
+  async reap(taskId: string, reason = ""): Promise<void> {
     const h = this.#handles.get(taskId);
+    const landed = reason === "merged";
+    // Its pull request did not land: close it, saying why (a new attempt opens its own).
+    if (!landed) await this.#o.landing?.()?.abandon(taskId, reason || "its work did not land");
     if (!h) return;
     // Taken out at once: a new attempt of the task may set its own while this one is reaped.
     this.#handles.delete(taskId);
@@ -224,6 +262,8 @@ export class TaskWork {
       const r = await reapWorktree(this.#o.paths.root, h.sessionId, {
         target: this.#o.targetBranch,
         message: `service: leftovers of ${taskId}`,
+        // A host that squashed or rebased it: the tip is not in the base's history, yet landed.
+        landed: landed && this.#o.landing?.() !== undefined,
       });
       if (!r.removed) this.#o.warn(`${taskId}: worktree kept: ${r.reason}`);
     } catch (e) {

@@ -67,10 +67,55 @@ export function onMergeResult(
     case "merged":
       d.landings.delete(task.id);
       d.notes.delete(task.id);
-      out.journal(ev.taskMerged({ task_id: task.id, commit: r.commit }));
+      out.journal(ev.taskMerged({ task_id: task.id, commit: r.commit, pr: r.pr }));
       out.push({ kind: "store", change: { op: "merged", taskId: task.id } });
       out.push({ kind: "reap", taskId: task.id, reason: "merged" });
-      out.log(task.id, `merged as ${r.commit.slice(0, 10)}${UNREPORTED_NOTE[l.unreported ?? ""]}`);
+      out.log(
+        task.id,
+        `merged as ${r.commit.slice(0, 10)}${r.pr ? ` through ${r.pr}` : ""}` +
+          UNREPORTED_NOTE[l.unreported ?? ""],
+      );
+      return;
+    case "base_moved":
+      if (l.rebases < d.settings.maxRebases) {
+        setStage(d, l, "rebasing", r.reason);
+        out.push({ kind: "rebase", taskId: task.id });
+        out.log(task.id, r.reason);
+        return;
+      }
+      return conflictNeedsNewAttempt(d, out, task.id, [], r.reason);
+    case "check_failed": {
+      d.landings.delete(task.id);
+      const reason = `required check \`${r.check}\` failed on ${r.pr}`;
+      out.push({ kind: "reap", taskId: task.id, reason });
+      attemptFailed(d, out, task, {
+        signals: [{ kind: "required_check", detail: r.check, output_tail: r.summary.slice(-800) }],
+        reason: `${reason}${r.summary ? `: ${firstLine(r.summary)}` : ""}`,
+        note: `the required check \`${r.check}\` failed on your pull request ${r.pr}` +
+          `${r.url ? ` (${r.url})` : ""}. It said:\n${r.summary.slice(-2000)}\n` +
+          "Fix what makes it fail, and keep the rest of the work.",
+        retryable: d.settings.onCiFailure !== "fail",
+      });
+      return;
+    }
+    case "changes_requested": {
+      const note = `${r.by.join(", ")} requested changes on ${r.pr}` +
+        `${r.comments ? `:\n${r.comments.slice(0, 4000)}` : ""}`;
+      d.landings.delete(task.id);
+      out.push({ kind: "reap", taskId: task.id, reason: "changes requested on the host" });
+      out.push({
+        kind: "store",
+        change: { op: "requeue", taskId: task.id, reason: firstLine(note), countAttempt: false },
+      });
+      out.journal(ev.taskRetried({ task_id: task.id, reason: firstLine(note) }));
+      d.notes.set(task.id, note);
+      out.log(task.id, `${firstLine(note)}; new attempt queued`);
+      return;
+    }
+    case "closed":
+      // The store's cancel comes back as a task change: the card's receipt and the reap follow.
+      out.push({ kind: "store", change: { op: "cancel", taskId: task.id, reason: r.reason } });
+      out.log(task.id, `CANCELLED: ${r.reason}`);
       return;
     case "gates_failed": {
       d.landings.delete(task.id);
@@ -107,6 +152,22 @@ export function onMergeResult(
       setStage(d, l, "waiting", r.reason);
     }
   }
+}
+
+/** `landing_changed`: the host says something changed; a waiting landing is tried now. */
+export function onLandingChanged(
+  d: Draft,
+  out: Out,
+  e: Extract<CoreEvent, { type: "landing_changed" }>,
+): void {
+  const l = landing(d, e.taskId);
+  if (!l || l.stage !== "waiting") return; // a step under way sees the change itself
+  setStage(d, l, "merging", l.reason);
+  out.push({ kind: "merge", taskId: e.taskId });
+}
+
+function firstLine(text: string): string {
+  return text.trim().split("\n")[0] ?? "";
 }
 
 /** `rebase_result`. */
