@@ -1,0 +1,233 @@
+/**
+ * Landing through GitHub pull requests, end to end (DESIGN.md §12): a real workspace whose
+ * `origin` is the fake GitHub's bare repository (its `pre-receive` hook refuses pushes to
+ * `main`), the scripted agent, the real run loop. Work reaches `main` only by the fake's merge of
+ * a pull request, and only when its required checks and reviews allow it.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { runPlan } from "../lib/orchestrator/run.ts";
+import { SERVER_APP } from "../routes/_app.ts";
+import { journalOf, rowsOf, sh, type Step, until, watchedRun, withEnv, workspace } from "./_e2e.ts";
+import { type FakeGithubOptions, startFakeGithub } from "./fakes/github_api.ts";
+import { tempDir } from "./helpers.ts";
+
+type Row = Awaited<ReturnType<typeof rowsOf>>[number];
+
+/** A workspace landing through the fake GitHub, with `token` in the token variable. */
+async function landingWorkspace(
+  dir: string,
+  steps: Step[],
+  options: FakeGithubOptions & { token?: string; landing?: string } = {},
+) {
+  await workspace(dir, [{ name: "s", steps }]);
+  const fake = await startFakeGithub(dir, options);
+  await sh(dir, "remote", "add", "origin", fake.bare);
+  const tokenEnv = `FAKE_GH_TOKEN_${crypto.randomUUID().slice(0, 8).toUpperCase()}`;
+  // Not committed: main is protected, and the run reads service.yaml from the workspace.
+  await Deno.writeTextFile(
+    join(dir, "service.yaml"),
+    `landing:\n  mode: pull_request\n  provider: github\n  api_url: ${fake.url}\n` +
+      `  repo: ${options.repo ?? "acme/widget"}\n  token_env: ${tokenEnv}\n` +
+      `  poll_interval_s: 1\n${options.landing ?? ""}`,
+    { append: true },
+  );
+  const env = withEnv({ [tokenEnv]: options.token ?? "gh-token" });
+  return {
+    fake,
+    async [Symbol.asyncDispose]() {
+      env[Symbol.dispose]();
+      await fake[Symbol.asyncDispose]();
+    },
+  };
+}
+
+function ofType(rows: Row[], type: string): Row[] {
+  return rows.filter((r) => r.type === type);
+}
+
+/** Wait until the run journals a `task_pr_status` whose `waits_for` matches `words`. */
+async function waitsFor(dir: string, run: { runId: string }, words: RegExp) {
+  await until(`a pull request that ${words}`, async () =>
+    run.runId !== "" &&
+    (await rowsOf(dir, run.runId).catch(() => [] as Row[])).some((r) =>
+      r.type === "task_pr_status" && words.test(String(r.data.waits_for ?? ""))
+    ));
+}
+
+Deno.test("a task lands through a pull request the host merges; main is never pushed to", async () => {
+  await using dir = await tempDir();
+  await using gh = await landingWorkspace(dir.path, [{
+    id: "feature",
+    script: [["write", "feature.txt", "done\n"], ["report", "wrote feature.txt"]],
+  }], { requiredChecks: ["ci/test"] });
+  const run = watchedRun(dir.path);
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+
+  const rows = (await journalOf(dir.path, run.runId)).rows.map((r) => r.row);
+  const opened = ofType(rows, "task_pr_opened");
+  assert.equal(opened.length, 1);
+  assert.equal(opened[0].data.number, 1);
+  assert.match(String(opened[0].data.url), /\/pull\/1$/);
+  const merged = ofType(rows, "task_merged")[0];
+  const mainTip = await sh(gh.fake.bare, "rev-parse", "refs/heads/main");
+  assert.equal(merged.data.commit, mainTip.trim(), "task_merged names the host's merge commit");
+  assert.equal(merged.data.pr, opened[0].data.url);
+  assert.equal(await sh(gh.fake.bare, "show", "main:feature.txt"), "done\n");
+  assert.deepEqual(await gh.fake.refusedPushes(), [], "nothing was pushed to main");
+  const [pr] = gh.fake.pulls();
+  assert.equal(pr.merged, true);
+  assert.match(pr.body, /### What was asked[\s\S]*Task feature\./);
+  assert.match(pr.body, /### What the agent reported\n\n> wrote feature.txt/);
+  assert.match(pr.body, /\/dashboard\/review-board\?run=/);
+  // The local clone's base never moved: the service does not commit on the user's branch.
+  assert.equal(
+    (await sh(dir.path, "rev-parse", "main")).trim(),
+    (await sh(dir.path, "rev-parse", "HEAD")).trim(),
+  );
+  assert.equal(
+    (await sh(dir.path, "rev-parse", "refs/remotes/origin/main")).trim(),
+    mainTip.trim(),
+  );
+});
+
+Deno.test("a required check still running holds the merge; it merges once the check is green", async () => {
+  await using dir = await tempDir();
+  await using gh = await landingWorkspace(dir.path, [{
+    id: "feature",
+    script: [["write", "feature.txt", "done\n"], ["report"]],
+  }], {
+    requiredChecks: ["ci/test"],
+    ci: () => [{ name: "ci/test", status: "in_progress" }, {
+      name: "lint",
+      status: "completed",
+      conclusion: "failure",
+      summary: "not required, never holds a merge",
+    }],
+  });
+  const run = watchedRun(dir.path);
+  await waitsFor(dir.path, run, /^waits for required check `ci\/test`$/);
+  const state = JSON.parse(
+    await Deno.readTextFile(join(dir.path, ".sdd/runtime/orchestrator.json")),
+  );
+  assert.match(
+    String(state.waiting?.feature),
+    /pull request #1 waits for required check `ci\/test`/,
+    "status says what it waits for",
+  );
+  assert.equal(gh.fake.pulls()[0].merged, false);
+  gh.fake.setCheck(await gh.fake.headOf(1), {
+    name: "ci/test",
+    status: "completed",
+    conclusion: "success",
+  });
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.equal(gh.fake.pulls()[0].merged, true);
+});
+
+Deno.test("a failed required check sends the task to a new attempt told the check's name", async () => {
+  await using dir = await tempDir();
+  let heads = 0;
+  await using gh = await landingWorkspace(dir.path, [{
+    id: "feature",
+    script: [
+      ["first_attempt", [["write", "feature.txt", "broken\n"], ["report"]]],
+      ["retry", [
+        ["require_prompt", "ci/test"],
+        ["require_prompt", "3 tests failed"],
+        ["write", "feature.txt", "fixed\n"],
+        ["report"],
+      ]],
+    ],
+  }], {
+    requiredChecks: ["ci/test"],
+    ci: () =>
+      heads++ === 0
+        ? [{
+          name: "ci/test",
+          status: "completed",
+          conclusion: "failure",
+          summary: "3 tests failed",
+        }]
+        : [{ name: "ci/test", status: "completed", conclusion: "success" }],
+  });
+  const run = watchedRun(dir.path);
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  const rows = (await journalOf(dir.path, run.runId)).rows.map((r) => r.row);
+  const failed = ofType(rows, "task_verification_failed")[0];
+  assert.equal(
+    (failed.data.signals as { kind: string; detail: string }[])[0].kind,
+    "required_check",
+  );
+  assert.equal((failed.data.signals as { kind: string; detail: string }[])[0].detail, "ci/test");
+  assert.match(
+    String(ofType(rows, "task_retried")[0].data.reason),
+    /required check `ci\/test` failed/,
+  );
+  const pulls = gh.fake.pulls();
+  assert.equal(pulls.length, 2, "the new attempt opened its own pull request");
+  assert.deepEqual(pulls.map((p) => [p.state, p.merged]), [["closed", false], ["closed", true]]);
+  assert.match(pulls[1].body, /It replaces #1/);
+  assert.equal(ofType(rows, "task_pr_closed")[0].data.number, 1);
+  assert.equal(await sh(gh.fake.bare, "show", "main:feature.txt"), "fixed\n");
+});
+
+Deno.test("a base that requires an approving review merges once a reviewer approves", async () => {
+  await using dir = await tempDir();
+  await using gh = await landingWorkspace(dir.path, [{
+    id: "feature",
+    script: [["write", "feature.txt", "done\n"], ["report"]],
+  }], { approvals: 1 });
+  const run = watchedRun(dir.path);
+  await waitsFor(dir.path, run, /^waits for 1 approving review$/);
+  assert.equal(gh.fake.pulls()[0].merged, false);
+  await gh.fake.review(1, "alice", "APPROVED");
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.equal(gh.fake.pulls()[0].merged, true);
+});
+
+Deno.test("a pull request a person closes cancels its task with their reason", async () => {
+  await using dir = await tempDir();
+  await using gh = await landingWorkspace(dir.path, [{
+    id: "feature",
+    script: [["write", "feature.txt", "done\n"], ["report"]],
+  }], { approvals: 1 });
+  const run = watchedRun(dir.path);
+  await waitsFor(dir.path, run, /approving review/);
+  gh.fake.closeByPerson(1, "alice", "We went another way.");
+  await run.result;
+  const rows = (await journalOf(dir.path, run.runId)).rows.map((r) => r.row);
+  const closed = ofType(rows, "task_pr_closed")[0];
+  assert.match(
+    String(closed.data.reason),
+    /closed by alice without merging: "We went another way\."/,
+  );
+  const cancelled = ofType(rows, "task_cancelled")[0];
+  assert.match(String(cancelled.data.reason), /closed by alice/);
+  assert.equal(ofType(rows, "task_merged").length, 0);
+  assert.equal(ofType(rows, "task_claimed").length, 1, "no new attempt");
+  assert.equal(gh.fake.pulls().length, 1);
+});
+
+Deno.test("a token without pull-request permission is refused before run_started", async () => {
+  await using dir = await tempDir();
+  await using _gh = await landingWorkspace(dir.path, [{ id: "feature", script: [["report"]] }], {
+    tokens: { "read-only": { push: false, pullRequests: false } },
+    token: "read-only",
+  });
+  await assert.rejects(
+    () => runPlan({ root: dir.path, port: 0, app: SERVER_APP, out: () => {} }),
+    (e: Error & { fix?: string }) => {
+      assert.match(e.message, /cannot push to acme\/widget/);
+      assert.match(e.message, /Pull requests: Read and write/);
+      assert.match(String(e.fix), /Contents: Read and write/);
+      return true;
+    },
+  );
+  assert.equal(existsSync(join(dir.path, ".sdd/runs")), false, "no run was started");
+});
