@@ -9,7 +9,17 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { runPlan } from "../lib/orchestrator/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
-import { journalOf, rowsOf, sh, type Step, until, watchedRun, withEnv, workspace } from "./_e2e.ts";
+import {
+  CLI,
+  journalOf,
+  rowsOf,
+  sh,
+  type Step,
+  until,
+  watchedRun,
+  withEnv,
+  workspace,
+} from "./_e2e.ts";
 import { type FakeGithubOptions, startFakeGithub } from "./fakes/github_api.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -230,4 +240,51 @@ Deno.test("a token without pull-request permission is refused before run_started
     },
   );
   assert.equal(existsSync(join(dir.path, ".sdd/runs")), false, "no run was started");
+});
+
+Deno.test("kill -9 between the push and the pull request: the restarted run opens no second one and pushes nothing again", async () => {
+  await using dir = await tempDir();
+  let arrived!: () => void;
+  const posted = new Promise<void>((r) => arrived = r);
+  let release!: () => void;
+  const released = new Promise<void>((r) => release = r);
+  await using gh = await landingWorkspace(dir.path, [{
+    id: "feature",
+    script: [["write", "feature.txt", "done\n"], ["report"]],
+  }], {
+    beforeCreate: () => {
+      arrived();
+      return released;
+    },
+  });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", dir.path, "run", "--port", "0"],
+    env: { NO_COLOR: "1" },
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  await posted; // pushed; GitHub is creating the pull request
+  child.kill("SIGKILL");
+  await child.status;
+  release(); // GitHub created it; the service never heard
+  const runId = JSON.parse(
+    await Deno.readTextFile(join(dir.path, ".sdd/runtime/orchestrator.json")),
+  ).run_id;
+  assert.equal(
+    (await rowsOf(dir.path, runId)).filter((r) => r.type === "task_pr_opened").length,
+    0,
+    "the killed process never journaled it",
+  );
+  const pushed = (await gh.fake.pushes()).length;
+  assert.equal(pushed, 1, "the agent branch was pushed once");
+
+  const resumed = await runPlan({ root: dir.path, port: 0, app: SERVER_APP, out: () => {} });
+  assert.equal(resumed.status, "completed", resumed.problems.join("; "));
+  assert.equal(resumed.runId, runId);
+  assert.equal(gh.fake.pulls().length, 1, "no second pull request");
+  assert.equal(gh.fake.pulls()[0].merged, true);
+  assert.equal((await gh.fake.pushes()).length, pushed, "the same work was not pushed again");
+  const rows = (await journalOf(dir.path, runId)).rows.map((r) => r.row);
+  assert.equal(ofType(rows, "task_pr_opened").length, 1, "found and recorded once");
+  assert.equal(ofType(rows, "task_merged")[0].data.pr, ofType(rows, "task_pr_opened")[0].data.url);
 });

@@ -73,6 +73,11 @@ export interface FakeGithubOptions {
    * (default: every required check completes with success at once).
    */
   ci?: (sha: string, files: string[]) => FakeCheck[];
+  /**
+   * Awaited when `POST /pulls` arrives, before the pull request is created (a test kills the
+   * service meanwhile: GitHub still creates it, and the answer is lost).
+   */
+  beforeCreate?: () => Promise<void>;
 }
 
 /** The fake and its controls. */
@@ -102,6 +107,8 @@ export interface FakeGithub extends AsyncDisposable {
   closeByPerson(n: number, user: string, comment: string): void;
   /** Pushes the `pre-receive` hook refused (a service pushing to the base). */
   refusedPushes(): Promise<string[]>;
+  /** Every ref update pushed and accepted, as `old new ref`. */
+  pushes(): Promise<string[]>;
 }
 
 async function git(cwd: string, ...args: string[]): Promise<{ ok: boolean; out: string }> {
@@ -139,6 +146,7 @@ export async function startFakeGithub(
   await mustGit(bare, "init", "-q", "--bare", "-b", base);
   await mustGit(seed, "push", "-q", bare, `HEAD:refs/heads/${base}`);
   const refusedLog = join(bare, "refused.log");
+  const pushLog = join(bare, "pushes.log");
   const hook = join(bare, "hooks", "pre-receive");
   await Deno.writeTextFile(
     hook,
@@ -150,6 +158,8 @@ while read old new ref; do
     echo "$ref" >> "${refusedLog}"
     echo "error: GH006: Protected branch update failed for $ref." >&2
     status=1
+  else
+    echo "$old $new $ref" >> "${pushLog}"
   fi
 done
 exit $status
@@ -336,6 +346,7 @@ exit $status
     }
     if (rest === "/pulls" && req.method === "POST") {
       if (!token.push) return needPulls();
+      await options.beforeCreate?.();
       const head = String(body.head ?? "");
       if (!(await tip(head))) {
         return json(422, {
@@ -528,18 +539,21 @@ exit $status
       p.state = "closed";
       p.closedBy = user;
     },
-    async refusedPushes() {
-      try {
-        return (await Deno.readTextFile(refusedLog)).split("\n").filter(Boolean);
-      } catch {
-        return [];
-      }
-    },
+    refusedPushes: () => lines(refusedLog),
+    pushes: () => lines(pushLog),
     async [Symbol.asyncDispose]() {
       await server.shutdown();
       await Deno.remove(bare, { recursive: true }).catch(() => {});
     },
   };
+}
+
+async function lines(path: string): Promise<string[]> {
+  try {
+    return (await Deno.readTextFile(path)).split("\n").filter(Boolean);
+  } catch {
+    return [];
+  }
 }
 
 /** A short digest for ETags (FNV-1a). */
