@@ -128,6 +128,19 @@ Deno.test("a required check still running holds the merge; it merges once the ch
     "status says what it waits for",
   );
   assert.equal(gh.fake.pulls()[0].merged, false);
+  const detail = await (await fetch(`${run.url}/review-board/runs/${run.runId}/tasks/feature`))
+    .json();
+  assert.equal(detail.task.pull_request.number, 1);
+  assert.match(detail.task.pull_request.url, /\/pull\/1$/);
+  assert.equal(detail.task.pull_request.waits_for, "waits for required check `ci/test`");
+  assert.deepEqual(
+    detail.task.pull_request.checks.map((c: { name: string; state: string; required: boolean }) => [
+      c.name,
+      c.state,
+      c.required,
+    ]),
+    [["ci/test", "pending", true], ["lint", "failure", false]],
+  );
   gh.fake.setCheck(await gh.fake.headOf(1), {
     name: "ci/test",
     status: "completed",
