@@ -189,6 +189,12 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       configSha: digest,
       adapter: adapter.name,
       targetBranch,
+      ...(landing
+        ? {
+          landingOn: `${landing.settings.base} of ${landing.settings.repo} through ` +
+            `${landing.settings.provider === "github" ? "pull" : "merge"} requests`,
+        }
+        : {}),
       out,
       planName: newPlan?.name,
       planSha: facts.plan?.sha256,
@@ -239,6 +245,8 @@ interface BeginOptions {
   configSha: string;
   adapter: string;
   targetBranch: string;
+  /** How the terminal names where work lands, when not `targetBranch` (pull requests). */
+  landingOn?: string;
   out: (line: string) => void;
   /** The new run's plan `name:`. */
   planName?: string;
