@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { runPlan } from "../lib/orchestrator/run.ts";
+import { runDoctor } from "../lib/cli/commands/doctor.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import {
   CLI,
@@ -253,6 +254,10 @@ Deno.test("a token without pull-request permission is refused before run_started
     },
   );
   assert.equal(existsSync(join(dir.path, ".sdd/runs")), false, "no run was started");
+  const doctor = (await runDoctor(dir.path)).filter((r) => r.name.startsWith("landing"));
+  assert.ok(doctor.every((r) => !r.ok));
+  assert.ok(doctor.some((r) => /Pull requests: Read and write/.test(r.detail)), "doctor names it");
+  assert.ok(doctor.some((r) => /Contents: Read and write/.test(String(r.fix))));
 });
 
 Deno.test("kill -9 between the push and the pull request: the restarted run opens no second one and pushes nothing again", async () => {

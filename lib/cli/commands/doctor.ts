@@ -18,6 +18,7 @@ import {
 import { auditCrossCheckResults } from "../../audit/doctor_check.ts";
 import { tokenVariablesResult } from "../../auth/doctor_check.ts";
 import { checkMcpServers } from "../../mcp/doctor_check.ts";
+import { landingChecks } from "../../landing/doctor_check.ts";
 import { BUILTIN_TRACKERS } from "../../trackers/builtin.ts";
 import { trackerChecks } from "../../trackers/doctor_check.ts";
 import { workspacePaths } from "../../workspace.ts";
@@ -38,6 +39,7 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
     const mcp = await checkMcpServers(config);
     if (mcp) results.push(mcp);
     results.push(...await trackerChecks(config, BUILTIN_TRACKERS)); // secrets, tokens, project
+    results.push(...await landingChecks(root, config)); // pull requests: token, permissions, remote
   }
   // Without a service.yaml the server runs on the defaults; with an invalid one it does not start.
   if (!invalid) results.push(await checkPort(config));
@@ -59,7 +61,8 @@ export const doctorCommand: Command = {
 Checks: deno; git on PATH; the workspace is a git repository and .sdd/ is writable;
 service.yaml is valid; every role has a template; the server port is free (or our server runs
 there); the configured agent CLI passes the preflight \`service run\` makes (PATH lookup,
-executable, API key or gateway token); stale PID files (a warning: run and stop remove them);
+executable, API key or gateway token); stale PID files (a warning: run and stop remove them); with landing.mode pull_request, the
+token and each permission it lacks, and the remote;
 every run journal verifies. Each failed check prints its fix. Exit 0 when all pass, else 1.
 
 Options:
