@@ -12,7 +12,7 @@
  * token without `pull_requests` answers 403 with `X-Accepted-GitHub-Permissions`, an unknown one
  * 401 "Bad credentials". Tests play CI and people through {@link FakeGithub}'s methods.
  */
-import { join } from "node:path";
+import { protectedRepo } from "./_protected_repo.ts";
 
 type Json = Record<string, unknown>;
 
@@ -111,19 +111,6 @@ export interface FakeGithub extends AsyncDisposable {
   pushes(): Promise<string[]>;
 }
 
-async function git(cwd: string, ...args: string[]): Promise<{ ok: boolean; out: string }> {
-  const r = await new Deno.Command("git", { args, cwd, stdout: "piped", stderr: "piped" })
-    .output();
-  const text = new TextDecoder();
-  return { ok: r.success, out: r.success ? text.decode(r.stdout).trim() : text.decode(r.stderr) };
-}
-
-async function mustGit(cwd: string, ...args: string[]): Promise<string> {
-  const r = await git(cwd, ...args);
-  if (!r.ok) throw new Error(`git ${args.join(" ")}: ${r.out}`);
-  return r.out;
-}
-
 /** Start the fake over a new bare repository holding `seed`'s branch `base`. */
 export async function startFakeGithub(
   seed: string,
@@ -142,31 +129,8 @@ export async function startFakeGithub(
         conclusion: "success" as const,
       })));
 
-  const bare = await Deno.makeTempDir({ prefix: "fake-github-" });
-  await mustGit(bare, "init", "-q", "--bare", "-b", base);
-  await mustGit(seed, "push", "-q", bare, `HEAD:refs/heads/${base}`);
-  const refusedLog = join(bare, "refused.log");
-  const pushLog = join(bare, "pushes.log");
-  const hook = join(bare, "hooks", "pre-receive");
-  await Deno.writeTextFile(
-    hook,
-    `#!/bin/sh
-# Branch protection: nobody pushes to ${base}; it moves only by merging a pull request.
-status=0
-while read old new ref; do
-  if [ "$ref" = "refs/heads/${base}" ]; then
-    echo "$ref" >> "${refusedLog}"
-    echo "error: GH006: Protected branch update failed for $ref." >&2
-    status=1
-  else
-    echo "$old $new $ref" >> "${pushLog}"
-  fi
-done
-exit $status
-`,
-  );
-  await Deno.chmod(hook, 0o755);
-
+  const git = await protectedRepo(seed, base, "fake-github-");
+  const bare = git.bare;
   const pulls: FakePull[] = [];
   const reviews: FakeReview[] = [];
   const comments = new Map<number, { user: string; body: string }[]>();
@@ -176,20 +140,14 @@ exit $status
   let nextId = 1000;
   const owner = repo.split("/")[0];
 
-  const tip = async (branch: string) => {
-    const r = await git(bare, "rev-parse", "--verify", "-q", `refs/heads/${branch}^{commit}`);
-    return r.ok ? r.out : undefined;
-  };
+  const tip = git.tip;
   const headSha = async (p: FakePull) => p.frozenHead ?? await tip(p.head) ?? "";
 
   /** The fake CI sees a head for the first time. */
   const runCi = async (sha: string) => {
     if (!sha || seen.has(sha)) return;
     seen.add(sha);
-    const baseTip = (await tip(base))!;
-    const files = (await mustGit(bare, "diff", "--name-only", baseTip, sha)).split("\n")
-      .filter(Boolean);
-    for (const c of ci(sha, files)) setCheck(sha, c);
+    for (const c of ci(sha, await git.changedFiles(sha))) setCheck(sha, c);
   };
   const setCheck = (sha: string, check: FakeCheck) => {
     const list = (checks.get(sha) ?? []).filter((c) => c.name !== check.name);
@@ -197,16 +155,10 @@ exit $status
     checks.set(sha, list);
   };
 
-  /** The merge tree of head into base, or undefined on a conflict. */
-  const mergeTree = async (head: string) => {
-    const r = await git(bare, "merge-tree", "--write-tree", (await tip(base))!, head);
-    return r.ok ? r.out.split("\n")[0] : undefined;
-  };
-
   const prJson = async (p: FakePull, url: string): Promise<Json> => {
     const sha = await headSha(p);
     if (p.state === "open") await runCi(sha);
-    const mergeable = p.state === "open" ? (await mergeTree(sha)) !== undefined : null;
+    const mergeable = p.state === "open" ? await git.mergesCleanly(sha) : null;
     return {
       url: `${url}/repos/${repo}/pulls/${p.number}`,
       id: p.number * 7,
@@ -319,7 +271,7 @@ exit $status
       });
     }
     if ((m = /^\/commits\/([^/]+)\/check-runs$/.exec(rest))) {
-      const sha = (await git(bare, "rev-parse", "--verify", "-q", `${m[1]}^{commit}`)).out;
+      const sha = await git.resolve(m[1]);
       const runs = (checks.get(sha) ?? []).map((c, i) => ({
         id: i + 1,
         name: c.name,
@@ -434,26 +386,12 @@ exit $status
           } required by reviewers with write access.`,
         });
       }
-      const tree = await mergeTree(sha);
-      if (!tree) return json(405, { message: "Pull Request is not mergeable" });
-      const baseTip = (await tip(p.base))!;
+      if (!(await git.mergesCleanly(sha))) {
+        return json(405, { message: "Pull Request is not mergeable" });
+      }
       const method = String(body.merge_method ?? "merge");
-      const parents = method === "merge" ? ["-p", baseTip, "-p", sha] : ["-p", baseTip];
-      const commit = await mustGit(
-        bare,
-        "-c",
-        "user.name=GitHub",
-        "-c",
-        "user.email=noreply@github.example",
-        "commit-tree",
-        tree,
-        ...parents,
-        "-m",
-        `${p.title} (#${p.number})`,
-      );
-      // update-ref runs no hook: only this merge moves the protected branch.
-      const moved = await git(bare, "update-ref", `refs/heads/${p.base}`, commit, baseTip);
-      if (!moved.ok) return json(409, { message: "Base branch was modified. Try again." });
+      const commit = await git.merge(sha, method, `${p.title} (#${p.number})`);
+      if (!commit) return json(409, { message: "Base branch was modified. Try again." });
       p.frozenHead = sha;
       p.state = "closed";
       p.merged = true;
@@ -495,8 +433,9 @@ exit $status
     if ((m = /^\/git\/refs\/heads\/(.+)$/.exec(rest)) && req.method === "DELETE") {
       const branch = decodeURIComponent(m[1]);
       if (branch === base) return json(422, { message: "Cannot delete protected branch" });
-      const r = await git(bare, "update-ref", "-d", `refs/heads/${branch}`);
-      return r.ok ? json(204, {}) : json(422, { message: "Reference does not exist" });
+      return (await git.deleteBranch(branch))
+        ? json(204, {})
+        : json(422, { message: "Reference does not exist" });
     }
     return json(404, { message: "Not Found", status: "404" });
   };
@@ -539,21 +478,13 @@ exit $status
       p.state = "closed";
       p.closedBy = user;
     },
-    refusedPushes: () => lines(refusedLog),
-    pushes: () => lines(pushLog),
+    refusedPushes: git.refusedPushes,
+    pushes: git.pushes,
     async [Symbol.asyncDispose]() {
       await server.shutdown();
-      await Deno.remove(bare, { recursive: true }).catch(() => {});
+      await git.remove();
     },
   };
-}
-
-async function lines(path: string): Promise<string[]> {
-  try {
-    return (await Deno.readTextFile(path)).split("\n").filter(Boolean);
-  } catch {
-    return [];
-  }
 }
 
 /** A short digest for ETags (FNV-1a). */
