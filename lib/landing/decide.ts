@@ -43,6 +43,11 @@ function names(checks: string[]): string {
   return checks.map((c) => `\`${c}\``).join(", ");
 }
 
+/** GitHub's merge queue, GitLab's merge train. */
+function queueNoun(facts: PrFacts): string {
+  return facts.product === "GitLab" ? "merge train" : "merge queue";
+}
+
 /** Approvals the pull request still needs. */
 export function approvalsLeft(s: Snapshot, req: Requirements): number {
   if (s.approvalsLeft !== undefined) return s.approvalsLeft;
@@ -98,17 +103,17 @@ export function decidePullRequest(s: Snapshot, req: Requirements, facts: PrFacts
   }
   if (s.queue) {
     const where = s.queue.position !== undefined ? ` (position ${s.queue.position})` : "";
-    return { kind: "wait", waitsFor: `is in the merge queue${where}` };
+    return { kind: "wait", waitsFor: `is in the ${queueNoun(facts)}${where}` };
   }
   if (facts.enqueued) {
     // It left the queue unmerged: the queue's checks failed on the merged result.
     return {
       kind: "check_failed",
       check: {
-        name: "merge queue",
+        name: queueNoun(facts),
         state: "failure",
-        summary: "the merge queue removed it without merging: its checks failed on the result " +
-          "of merging it with the changes ahead of it in the queue",
+        summary: `the ${queueNoun(facts)} removed it without merging: its checks failed on the ` +
+          "result of merging it with the changes ahead of it",
         required: true,
       },
     };

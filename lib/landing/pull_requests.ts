@@ -72,8 +72,8 @@ interface PrRecord {
   status?: string;
 }
 
-/** The reason of the `task_pr_updated` row of an enqueue. */
-const ENQUEUED = "added to the merge queue";
+/** The reason of the `task_pr_updated` row of an enqueue (GitHub's queue, GitLab's train). */
+const ENQUEUED = /^added to the merge (queue|train)$/;
 
 /** How long the base's requirements are trusted before they are read again. */
 const REQUIREMENTS_TTL_MS = 60_000;
@@ -188,7 +188,7 @@ export class PullRequestLanding {
         case "task_pr_updated":
           if (rec?.number === Number(d.number)) {
             rec.head = String(d.head_sha ?? rec.head);
-            if (d.reason === ENQUEUED) rec.enqueued = true;
+            if (ENQUEUED.test(String(d.reason))) rec.enqueued = true;
           }
           break;
         case "task_pr_closed":
@@ -450,13 +450,16 @@ export class PullRequestLanding {
       task_id: taskId,
       number: rec.number,
       head_sha: rec.head,
-      reason: ENQUEUED,
+      reason: `added to the ${this.#queueNoun()}`,
     }));
-    const noun = this.#s.provider === "gitlab" ? "merge train" : "merge queue";
     return {
       kind: "pending",
-      reason: `${this.#host.noun} ${this.#host.ref(rec.number)} is in the ${noun}`,
+      reason: `${this.#host.noun} ${this.#host.ref(rec.number)} is in the ${this.#queueNoun()}`,
     };
+  }
+
+  #queueNoun(): string {
+    return this.#s.provider === "gitlab" ? "merge train" : "merge queue";
   }
 
   /** Journal what the host says when it changed (the page shows it from the run directory). */
