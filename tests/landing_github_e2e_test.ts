@@ -306,3 +306,27 @@ Deno.test("kill -9 between the push and the pull request: the restarted run open
   assert.equal(ofType(rows, "task_pr_opened").length, 1, "found and recorded once");
   assert.equal(ofType(rows, "task_merged")[0].data.pr, ofType(rows, "task_pr_opened")[0].data.url);
 });
+
+Deno.test("a base that requires a merge queue: the pull request is enqueued (GraphQL) and the queue merges it", async () => {
+  await using dir = await tempDir();
+  await using gh = await landingWorkspace(dir.path, [{
+    id: "feature",
+    script: [["write", "feature.txt", "done\n"], ["report"]],
+  }], { requiredChecks: ["ci/test"], mergeQueue: true });
+  const run = watchedRun(dir.path);
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  const rows = (await journalOf(dir.path, run.runId)).rows.map((r) => r.row);
+  assert.ok(
+    rows.some((r) => r.type === "task_pr_updated" && r.data.reason === "added to the merge queue"),
+  );
+  assert.ok(gh.fake.requests.includes("POST /graphql"), "enqueued through GraphQL");
+  assert.ok(
+    !gh.fake.requests.some((r) => /^PUT .*\/merge$/.test(r)),
+    "never merged around the queue",
+  );
+  assert.equal(
+    ofType(rows, "task_merged")[0].data.commit,
+    (await sh(gh.fake.bare, "rev-parse", "main")).trim(),
+  );
+});

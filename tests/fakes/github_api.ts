@@ -67,6 +67,11 @@ export interface FakeGithubOptions {
   requiredChecks?: string[];
   /** Approving reviews the base's branch protection requires. */
   approvals?: number;
+  /**
+   * A ruleset requires a merge queue: `PUT …/merge` answers 405, GraphQL `enqueuePullRequest`
+   * queues it, and the queue merges it once its checks and reviews allow.
+   */
+  mergeQueue?: boolean;
   tokens?: Record<string, FakeToken>;
   /**
    * The fake CI: the checks a head commit gets when GitHub first sees it on a pull request
@@ -137,6 +142,8 @@ export async function startFakeGithub(
   const checks = new Map<string, FakeCheck[]>();
   const seen = new Set<string>();
   const requests: string[] = [];
+  /** Pull request numbers in the merge queue, in order. */
+  const queue: number[] = [];
   let nextId = 1000;
   const owner = repo.split("/")[0];
 
@@ -156,8 +163,9 @@ export async function startFakeGithub(
   };
 
   const prJson = async (p: FakePull, url: string): Promise<Json> => {
+    if (p.state === "open") await runCi(await headSha(p));
+    await runQueue(p);
     const sha = await headSha(p);
-    if (p.state === "open") await runCi(sha);
     const mergeable = p.state === "open" ? await git.mergesCleanly(sha) : null;
     return {
       url: `${url}/repos/${repo}/pulls/${p.number}`,
@@ -178,6 +186,40 @@ export async function startFakeGithub(
       head: { ref: p.head, sha, label: `${owner}:${p.head}` },
       base: { ref: p.base, sha: await tip(p.base), label: `${owner}:${p.base}` },
     };
+  };
+
+  /** Why `p` at `sha` may not merge (GitHub's words), or undefined. */
+  const blocker = async (p: FakePull, sha: string): Promise<string | undefined> => {
+    for (const name of required) {
+      const c = (checks.get(sha) ?? []).find((c) => c.name === name);
+      if (!c || c.status !== "completed" || c.conclusion === "failure") {
+        return `Required status check "${name}" is ${
+          c?.conclusion === "failure" ? "failing" : "expected"
+        }.`;
+      }
+    }
+    const approved = latestReviews(p.number).filter((r) => r.state === "APPROVED").length;
+    if (approved < approvals) {
+      return `At least ${approvals} approving review${
+        approvals === 1 ? " is" : "s are"
+      } required by reviewers with write access.`;
+    }
+    if (!(await git.mergesCleanly(sha))) return "Pull Request is not mergeable";
+    return undefined;
+  };
+
+  /** The merge queue merges `p` once nothing blocks it. */
+  const runQueue = async (p: FakePull) => {
+    if (!queue.includes(p.number) || p.state !== "open") return;
+    const sha = await headSha(p);
+    if (await blocker(p, sha)) return;
+    const commit = await git.merge(sha, "squash", `${p.title} (#${p.number})`);
+    if (!commit) return;
+    queue.splice(queue.indexOf(p.number), 1);
+    p.frozenHead = sha;
+    p.state = "closed";
+    p.merged = true;
+    p.mergeCommit = commit;
   };
 
   const latestReviews = (n: number) => {
@@ -217,6 +259,7 @@ export async function startFakeGithub(
       });
     }
     const path = url.pathname;
+    if (path === "/graphql" && req.method === "POST") return await graphql(req, json);
     const prefix = `/repos/${repo}`;
     if (!path.startsWith(prefix)) return json(404, { message: "Not Found", status: "404" });
     const rest = path.slice(prefix.length);
@@ -248,7 +291,20 @@ export async function startFakeGithub(
         permissions: { admin: false, maintain: false, push: token.push, triage: true, pull: true },
       });
     }
-    if ((m = /^\/rules\/branches\/(.+)$/.exec(rest))) return json(200, []);
+    if ((m = /^\/rules\/branches\/(.+)$/.exec(rest))) {
+      return json(
+        200,
+        options.mergeQueue && decodeURIComponent(m[1]) === base
+          ? [{
+            type: "merge_queue",
+            ruleset_source_type: "Repository",
+            ruleset_source: repo,
+            ruleset_id: 1,
+            parameters: { merge_method: "SQUASH", grouping_strategy: "ALLGREEN" },
+          }]
+          : [],
+      );
+    }
     if ((m = /^\/branches\/(.+)\/protection$/.exec(rest))) {
       if (decodeURIComponent(m[1]) !== base) {
         return json(404, { message: "Branch not protected", status: "404" });
@@ -368,27 +424,11 @@ export async function startFakeGithub(
       if (body.sha !== undefined && body.sha !== sha) {
         return json(409, { message: "Head branch was modified. Review and try the merge again." });
       }
-      for (const name of required) {
-        const c = (checks.get(sha) ?? []).find((c) => c.name === name);
-        if (!c || c.status !== "completed" || c.conclusion === "failure") {
-          return json(405, {
-            message: `Required status check "${name}" is ${
-              c?.conclusion === "failure" ? "failing" : "expected"
-            }.`,
-          });
-        }
+      if (options.mergeQueue) {
+        return json(405, { message: "Changes must be made through the merge queue" });
       }
-      const approved = latestReviews(p.number).filter((r) => r.state === "APPROVED").length;
-      if (approved < approvals) {
-        return json(405, {
-          message: `At least ${approvals} approving review${
-            approvals === 1 ? " is" : "s are"
-          } required by reviewers with write access.`,
-        });
-      }
-      if (!(await git.mergesCleanly(sha))) {
-        return json(405, { message: "Pull Request is not mergeable" });
-      }
+      const blocked = await blocker(p, sha);
+      if (blocked) return json(405, { message: blocked });
       const method = String(body.merge_method ?? "merge");
       const commit = await git.merge(sha, method, `${p.title} (#${p.number})`);
       if (!commit) return json(409, { message: "Base branch was modified. Try again." });
@@ -438,6 +478,47 @@ export async function startFakeGithub(
         : json(422, { message: "Reference does not exist" });
     }
     return json(404, { message: "Not Found", status: "404" });
+  };
+
+  /** GraphQL, only where REST has nothing: the merge queue. */
+  const graphql = async (
+    req: Request,
+    json: (status: number, body: unknown) => Response,
+  ): Promise<Response> => {
+    const { query, variables } = await req.json() as { query: string; variables: Json };
+    if (/enqueuePullRequest/.test(query)) {
+      const p = pulls.find((x) => `PR_${x.number}` === variables.id);
+      if (!p) return json(200, { errors: [{ message: "Could not resolve to a node" }] });
+      if (!options.mergeQueue) {
+        return json(200, { errors: [{ message: "Pull request is not in a merge queue state" }] });
+      }
+      if (variables.sha && variables.sha !== await headSha(p)) {
+        return json(200, { errors: [{ message: "Head oid does not match expected head oid" }] });
+      }
+      if (!queue.includes(p.number)) queue.push(p.number);
+      return json(200, {
+        data: {
+          enqueuePullRequest: {
+            mergeQueueEntry: { position: queue.indexOf(p.number) + 1, state: "QUEUED" },
+          },
+        },
+      });
+    }
+    if (/mergeQueueEntry/.test(query)) {
+      const p = pulls.find((x) => x.number === Number(variables.number));
+      if (p) await runQueue(p);
+      const at = p ? queue.indexOf(p.number) : -1;
+      return json(200, {
+        data: {
+          repository: {
+            pullRequest: {
+              mergeQueueEntry: at < 0 ? null : { position: at + 1, state: "AWAITING_CHECKS" },
+            },
+          },
+        },
+      });
+    }
+    return json(200, { errors: [{ message: "fake: unsupported query" }] });
   };
 
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
