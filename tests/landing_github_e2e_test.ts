@@ -330,3 +330,111 @@ Deno.test("a base that requires a merge queue: the pull request is enqueued (Gra
     (await sh(gh.fake.bare, "rev-parse", "main")).trim(),
   );
 });
+
+Deno.test("kill -9 between GitHub's merge and the journal row: the restarted run records the host's merge commit, once", async () => {
+  await using dir = await tempDir();
+  let merging!: () => void;
+  const merged = new Promise<void>((r) => merging = r);
+  let release!: () => void;
+  const released = new Promise<void>((r) => release = r);
+  await using gh = await landingWorkspace(dir.path, [{
+    id: "feature",
+    script: [["write", "feature.txt", "done\n"], ["report"]],
+  }], {
+    afterMerge: () => {
+      merging();
+      return released; // the service is killed before GitHub answers
+    },
+  });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", dir.path, "run", "--port", "0"],
+    env: { NO_COLOR: "1" },
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  await merged;
+  child.kill("SIGKILL");
+  await child.status;
+  release();
+  const runId = JSON.parse(
+    await Deno.readTextFile(join(dir.path, ".sdd/runtime/orchestrator.json")),
+  ).run_id;
+  assert.equal(ofType(await rowsOf(dir.path, runId), "task_merged").length, 0);
+
+  const resumed = await runPlan({ root: dir.path, port: 0, app: SERVER_APP, out: () => {} });
+  assert.equal(resumed.status, "completed", resumed.problems.join("; "));
+  const rows = (await journalOf(dir.path, runId)).rows.map((r) => r.row);
+  const landed = ofType(rows, "task_merged");
+  assert.equal(landed.length, 1);
+  assert.equal(landed[0].data.commit, (await sh(gh.fake.bare, "rev-parse", "main")).trim());
+  assert.equal(gh.fake.pulls().length, 1, "no second pull request");
+  assert.equal(
+    gh.fake.requests.filter((r) => /^PUT .*\/merge$/.test(r)).length,
+    1,
+    "merged once",
+  );
+});
+
+Deno.test("changes requested by a reviewer: a new attempt whose prompt holds the review, no attempt counted", async () => {
+  await using dir = await tempDir();
+  await using gh = await landingWorkspace(dir.path, [{
+    id: "feature",
+    script: [
+      ["first_attempt", [["write", "feature.txt", "v1\n"], ["report"]]],
+      ["retry", [["require_prompt", "please call it v2"], ["write", "feature.txt", "v2\n"], [
+        "report",
+      ]]],
+    ],
+  }], { approvals: 1 });
+  const run = watchedRun(dir.path);
+  await waitsFor(dir.path, run, /approving review/);
+  await gh.fake.review(1, "alice", "CHANGES_REQUESTED", "please call it v2");
+  await waitsFor(dir.path, run, /approving review/); // the new attempt's pull request
+  await until("the second pull request", () => Promise.resolve(gh.fake.pulls().length === 2));
+  await gh.fake.review(2, "alice", "APPROVED");
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  const rows = (await journalOf(dir.path, run.runId)).rows.map((r) => r.row);
+  assert.match(
+    String(ofType(rows, "task_retried")[0].data.reason),
+    /alice requested changes on .*\/pull\/1/,
+  );
+  assert.doesNotMatch(String(ofType(rows, "task_retried")[0].data.reason), /failed attempt/);
+  assert.equal(await sh(gh.fake.bare, "show", "main:feature.txt"), "v2\n");
+  assert.deepEqual(gh.fake.pulls().map((p) => p.merged), [false, true]);
+});
+
+Deno.test("a base that moved under an open pull request: rebased, gated again, pushed with lease to the same pull request", async () => {
+  await using dir = await tempDir();
+  await using gh = await landingWorkspace(dir.path, [
+    { id: "a", script: [["write", "a.txt", "a\n"], ["report"]] },
+    { id: "b", script: [["write", "b.txt", "b\n"], ["report"]] },
+  ], { approvals: 1 });
+  const run = watchedRun(dir.path);
+  await until("two pull requests waiting for review", async () =>
+    run.runId !== "" &&
+    ofType(await rowsOf(dir.path, run.runId), "task_pr_status").filter((r) =>
+        /approving review/.test(String(r.data.waits_for))
+      ).length >= 2);
+  const first = gh.fake.pulls()[0];
+  const other = gh.fake.pulls()[1];
+  const before = await gh.fake.headOf(other.number);
+  await gh.fake.review(first.number, "alice", "APPROVED");
+  await until(
+    "the other pull request rebased",
+    async () =>
+      ofType(await rowsOf(dir.path, run.runId), "task_pr_updated").some((r) =>
+        r.data.number === other.number && /^rebased onto main/.test(String(r.data.reason))
+      ),
+  );
+  const after = await gh.fake.headOf(other.number);
+  assert.notEqual(after, before);
+  const main = (await sh(gh.fake.bare, "rev-parse", "main")).trim();
+  assert.equal((await sh(gh.fake.bare, "merge-base", main, after)).trim(), main, "on the new base");
+  await gh.fake.review(other.number, "alice", "APPROVED");
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.equal(gh.fake.pulls().length, 2, "the same pull request, updated");
+  assert.ok(gh.fake.pulls().every((p) => p.merged));
+  assert.deepEqual(await gh.fake.refusedPushes(), []);
+});

@@ -83,6 +83,8 @@ export interface FakeGithubOptions {
    * service meanwhile: GitHub still creates it, and the answer is lost).
    */
   beforeCreate?: () => Promise<void>;
+  /** Awaited after a merge through `PUT …/merge`, before GitHub answers (a test kills meanwhile). */
+  afterMerge?: () => Promise<void>;
 }
 
 /** The fake and its controls. */
@@ -436,6 +438,7 @@ export async function startFakeGithub(
       p.state = "closed";
       p.merged = true;
       p.mergeCommit = commit;
+      await options.afterMerge?.();
       return json(200, { sha: commit, merged: true, message: "Pull Request successfully merged" });
     }
     if ((m = /^\/issues\/(\d+)$/.exec(rest))) {
