@@ -23,6 +23,7 @@ import {
 } from "./_e2e.ts";
 import { type FakeGithubOptions, startFakeGithub } from "./fakes/github_api.ts";
 import { tempDir } from "./helpers.ts";
+import { signBody } from "../lib/webhooks/signature.ts";
 
 type Row = Awaited<ReturnType<typeof rowsOf>>[number];
 
@@ -30,7 +31,7 @@ type Row = Awaited<ReturnType<typeof rowsOf>>[number];
 async function landingWorkspace(
   dir: string,
   steps: Step[],
-  options: FakeGithubOptions & { token?: string; landing?: string } = {},
+  options: FakeGithubOptions & { token?: string; pollS?: number; extra?: string } = {},
 ) {
   await workspace(dir, [{ name: "s", steps }]);
   const fake = await startFakeGithub(dir, options);
@@ -41,7 +42,7 @@ async function landingWorkspace(
     join(dir, "service.yaml"),
     `landing:\n  mode: pull_request\n  provider: github\n  api_url: ${fake.url}\n` +
       `  repo: ${options.repo ?? "acme/widget"}\n  token_env: ${tokenEnv}\n` +
-      `  poll_interval_s: 1\n${options.landing ?? ""}`,
+      `  poll_interval_s: ${options.pollS ?? 1}\n${options.extra ?? ""}`,
     { append: true },
   );
   const env = withEnv({ [tokenEnv]: options.token ?? "gh-token" });
@@ -437,4 +438,50 @@ Deno.test("a base that moved under an open pull request: rebased, gated again, p
   assert.equal(gh.fake.pulls().length, 2, "the same pull request, updated");
   assert.ok(gh.fake.pulls().every((p) => p.merged));
   assert.deepEqual(await gh.fake.refusedPushes(), []);
+});
+
+Deno.test("a GitHub check_run webhook wakes the landing at once: no poll needed", async () => {
+  await using dir = await tempDir();
+  const secretEnv = `WH_LANDING_${crypto.randomUUID().slice(0, 8).toUpperCase()}`;
+  using _secret = withEnv({ [secretEnv]: "hook-secret" });
+  await using gh = await landingWorkspace(dir.path, [{
+    id: "feature",
+    script: [["write", "feature.txt", "done\n"], ["report"]],
+  }], {
+    requiredChecks: ["ci/test"],
+    ci: () => [{ name: "ci/test", status: "in_progress" }],
+    pollS: 600, // with the webhook: a look every 50 minutes
+    extra: `trackers:\n  tracker_b:\n    webhook: { enabled: true, secret_env: ${secretEnv} }\n`,
+  });
+  const run = watchedRun(dir.path);
+  await waitsFor(dir.path, run, /required check `ci\/test`/);
+  const sha = await gh.fake.headOf(1);
+  gh.fake.setCheck(sha, { name: "ci/test", status: "completed", conclusion: "success" });
+  const body = JSON.stringify({
+    action: "completed",
+    check_run: {
+      id: 1,
+      name: "ci/test",
+      head_sha: sha,
+      status: "completed",
+      conclusion: "success",
+    },
+    repository: { id: 9, full_name: "acme/widget" },
+  });
+  const res = await fetch(`${run.url}/webhooks/trackers/tracker_b`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "X-GitHub-Event": "check_run",
+      "X-GitHub-Delivery": crypto.randomUUID(),
+      "X-Hub-Signature-256": signBody("hub-sha256", "hook-secret", body),
+    },
+    body,
+  });
+  assert.equal(res.status, 200, await res.text());
+  const started = Date.now();
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.ok(Date.now() - started < 30_000, "merged on the webhook, not on a poll");
+  assert.equal(gh.fake.pulls()[0].merged, true);
 });

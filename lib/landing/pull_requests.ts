@@ -27,6 +27,7 @@ import { failedSignals } from "../merge/events.ts";
 import type { GateOutcome } from "../merge/merge.ts";
 import type { Task } from "../tasks/task.ts";
 import { activityHub } from "../events/hub.ts";
+import { HOST_EVENT_ACTIVITY } from "../webhooks/handler.ts";
 import { pullRequestBody, pullRequestTitle } from "./body.ts";
 import { decidePullRequest, requiredChecks } from "./decide.ts";
 import type { PullRequest, PullRequestHost, Requirements, Snapshot } from "./host.ts";
@@ -77,9 +78,6 @@ const ENQUEUED = /^added to the merge (queue|train)$/;
 
 /** How long the base's requirements are trusted before they are read again. */
 const REQUIREMENTS_TTL_MS = 60_000;
-
-/** The activity kind a host's webhook delivery is announced under (lib/trackers/service.ts). */
-export const HOST_EVENT_ACTIVITY = "host_pull_request";
 
 /** A digest of everything the run acts on in a snapshot (the poller compares them). */
 export function snapshotDigest(s: Snapshot): string {
