@@ -485,3 +485,32 @@ Deno.test("a GitHub check_run webhook wakes the landing at once: no poll needed"
   assert.ok(Date.now() - started < 30_000, "merged on the webhook, not on a poll");
   assert.equal(gh.fake.pulls()[0].merged, true);
 });
+
+Deno.test("GitHub down for a while never fails a task: the landing waits, backs off, and merges when it is back", async () => {
+  await using dir = await tempDir();
+  await using gh = await landingWorkspace(dir.path, [{
+    id: "feature",
+    script: [["write", "feature.txt", "done\n"], ["report"]],
+  }], { requiredChecks: ["ci/test"], ci: () => [{ name: "ci/test", status: "in_progress" }] });
+  const run = watchedRun(dir.path);
+  await waitsFor(dir.path, run, /required check `ci\/test`/);
+  gh.fake.setDown(true);
+  const failedBefore = gh.fake.requests.length;
+  await until(
+    "the landing to hit the outage",
+    () => Promise.resolve(gh.fake.requests.length >= failedBefore + 3),
+  );
+  gh.fake.setCheck(await gh.fake.headOf(1), {
+    name: "ci/test",
+    status: "completed",
+    conclusion: "success",
+  });
+  const rows = await rowsOf(dir.path, run.runId);
+  assert.equal(ofType(rows, "task_failed").length, 0);
+  assert.equal(ofType(rows, "task_retried").length, 0);
+  gh.fake.setDown(false);
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.equal(gh.fake.pulls()[0].merged, true);
+  assert.ok(run.lines.some((l) => /HTTP 502/.test(l)), "the terminal said the host failed");
+});

@@ -112,6 +112,8 @@ export interface FakeGithub extends AsyncDisposable {
   review(n: number, user: string, state: FakeReview["state"], body?: string): Promise<void>;
   /** A person closes pull request `n` unmerged, after a comment. */
   closeByPerson(n: number, user: string, comment: string): void;
+  /** While down, every API call answers 502 (GitHub blinking); git still works. */
+  setDown(down: boolean): void;
   /** Pushes the `pre-receive` hook refused (a service pushing to the base). */
   refusedPushes(): Promise<string[]>;
   /** Every ref update pushed and accepted, as `old new ref`. */
@@ -144,6 +146,7 @@ export async function startFakeGithub(
   const checks = new Map<string, FakeCheck[]>();
   const seen = new Set<string>();
   const requests: string[] = [];
+  let down = false;
   /** Pull request numbers in the merge queue, in order. */
   const queue: number[] = [];
   let nextId = 1000;
@@ -527,6 +530,10 @@ export async function startFakeGithub(
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const url = new URL(req.url);
     requests.push(`${req.method} ${url.pathname}`);
+    if (down) {
+      await req.body?.cancel();
+      return Response.json({ message: "Server Error" }, { status: 502 });
+    }
     try {
       return await handle(req, url);
     } catch (e) {
@@ -548,6 +555,7 @@ export async function startFakeGithub(
         body: p.body,
       })),
     setCheck,
+    setDown: (d) => down = d,
     headOf: async (n) => await headSha(pulls.find((p) => p.number === n)!),
     async review(n, user, state, body = "") {
       const p = pulls.find((p) => p.number === n)!;
