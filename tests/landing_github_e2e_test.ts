@@ -514,3 +514,32 @@ Deno.test("GitHub down for a while never fails a task: the landing waits, backs 
   assert.equal(gh.fake.pulls()[0].merged, true);
   assert.ok(run.lines.some((l) => /HTTP 502/.test(l)), "the terminal said the host failed");
 });
+
+Deno.test("under review.require_approval the pull request opens at once and the board's merge merges it", async () => {
+  await using dir = await tempDir();
+  await using gh = await landingWorkspace(dir.path, [{
+    id: "feature",
+    script: [["write", "feature.txt", "done\n"], ["report"]],
+  }], { requiredChecks: ["ci/test"], extra: "review:\n  require_approval: true\n" });
+  const run = watchedRun(dir.path);
+  await until("the task waits for review", async () =>
+    run.runId !== "" &&
+    ofType(await rowsOf(dir.path, run.runId).catch(() => [] as Row[]), "task_completed")
+        .length > 0);
+  await waitsFor(dir.path, run, /^is ready; waits for the merge decision on the board$/);
+  assert.equal(gh.fake.pulls().length, 1, "opened while the operator decides");
+  assert.equal(gh.fake.pulls()[0].merged, false, "not merged before the operator decides");
+  const res = await fetch(
+    `${run.url}/dashboard/review-board/runs/${run.runId}/tasks/feature/review`,
+    {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ decision: "merge" }),
+    },
+  );
+  assert.equal(res.status, 200, await res.text());
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.equal(gh.fake.pulls()[0].merged, true);
+  assert.deepEqual(await gh.fake.refusedPushes(), []);
+});

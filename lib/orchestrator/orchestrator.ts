@@ -407,6 +407,12 @@ export class Orchestrator {
         this.#lane.add("capture", async () => {
           await this.#work.capture(action.taskId);
           const { gatesFailed } = await this.#work.verify(action.taskId);
+          if (this.#landing && o.requireApproval && !gatesFailed) {
+            // Its pull request opens now, so the host's checks and reviewers start while the
+            // operator decides; only the board's merge lets it merge (what it says is journaled).
+            const task = o.store.get(action.taskId);
+            if (task) await this.#landing.advance(task, false);
+          }
           return [{ type: "captured", taskId: action.taskId, gatesFailed }];
         });
         return [];
