@@ -8,6 +8,7 @@ import { formatUsd } from "./money.ts";
 import { costRecords } from "./records.ts";
 import { addUsage, type CostReport, type UsageReport, wouldExceedBudget } from "./report.ts";
 import { writeSpend } from "./spend.ts";
+import { serialised } from "../async/serialised.ts";
 
 /** The expected cost of one more task: the average so far (0 before any spend). */
 function nextTaskEstimate(report: CostReport): number {
@@ -29,12 +30,22 @@ export class SpendTracker {
   #stopped?: BudgetStop;
   readonly #paths: WorkspacePaths;
   readonly #adapter: string;
+  readonly #batchRouting: string;
 
-  /** `adapter` names the CLI in each spend record. */
-  constructor(paths: WorkspacePaths, adapter: { name: string }, report: CostReport) {
+  /**
+   * `adapter` names the CLI in each spend record; `batchRouting` says how batch routing is had
+   * with it (the budget stop names it, spec §7.3).
+   */
+  constructor(
+    paths: WorkspacePaths,
+    adapter: { name: string },
+    report: CostReport,
+    batchRouting = "batch routing (batch_eligible: true)",
+  ) {
     this.#paths = paths;
     this.#adapter = adapter.name;
     this.#report = report;
+    this.#batchRouting = batchRouting;
   }
 
   /** Why the run went read-only, once it did. */
@@ -47,19 +58,29 @@ export class SpendTracker {
     return this.#stopped !== undefined;
   }
 
-  /** Add what an agent of `taskId` spent (nothing when its CLI reported no usage). */
-  async record(taskId: string, sessionId: string, usage: UsageReport | undefined): Promise<void> {
+  /**
+   * Add what an attempt of `taskId` spent (nothing when its CLI reported no usage); `adapter`
+   * names the CLI (or batch lane) that spent it when it is not the configured one.
+   */
+  async record(
+    taskId: string,
+    sessionId: string,
+    usage: UsageReport | undefined,
+    meta: { adapter?: string } = {},
+  ): Promise<void> {
     if (!usage) return;
     this.#report = addUsage(this.#report, taskId, usage);
-    await writeSpend(
-      this.#paths,
-      this.#report,
-      costRecords(usage, {
-        ts: Math.floor(Date.now() / 1000),
-        taskId,
-        adapter: this.#adapter,
-        sessionId,
-      }),
+    const records = costRecords(usage, {
+      ts: Math.floor(Date.now() / 1000),
+      taskId,
+      adapter: meta.adapter ?? this.#adapter,
+      sessionId,
+    });
+    // Agents that end together record at once: one write at a time, each of the latest report,
+    // so an older report never lands over a newer one.
+    await serialised(
+      `spend:${this.#paths.costReport}`,
+      () => writeSpend(this.#paths, this.#report, records),
     );
   }
 
@@ -75,7 +96,7 @@ export class SpendTracker {
       estimate_micro_usd: estimate,
       message: `Budget exceeded, read-only mode: spent ${formatUsd(report.total_micro_usd)} of ${
         formatUsd(report.budget_micro_usd)
-      }; no new agents start. Raise budget_usd, use cheaper models (complexity: low) or batch routing.`,
+      }; no new agents start. Raise budget_usd, use cheaper models (complexity: low) or ${this.#batchRouting}.`,
     };
     return this.#stopped;
   }

@@ -7,7 +7,7 @@
  * never changes the projection itself.
  */
 import type { Card } from "../board/fold.ts";
-import type { OutlineTask } from "../board/activity.ts";
+import type { BatchTry, OutlineTask } from "../board/activity.ts";
 import type { EvidenceMark } from "../review/evidence_marks.ts";
 
 /** Where a task stands when its column does not say it. */
@@ -26,6 +26,8 @@ export interface CardFace {
   standing: Standing;
   /** Present when the task sealed an evidence bundle. */
   evidence?: EvidenceMark;
+  /** The current attempt is a request to a provider's batch API (the card says "batch"). */
+  batch?: BatchTry;
 }
 
 const STANDING_STATES = new Set(["failed", "cancelled", "blocked", "waiting"]);
@@ -62,5 +64,6 @@ export function cardFace(card: Card, task?: OutlineTask, evidence?: EvidenceMark
     history,
     standing,
     evidence,
+    ...(task?.batch ? { batch: task.batch } : {}),
   };
 }

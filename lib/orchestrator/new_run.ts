@@ -70,7 +70,11 @@ export async function startNewRun(
     { runId },
   );
   const donePart = done.length > 0 ? `${doneNote(done)}, ` : "";
-  o.out(`run ${runId}: ${donePart}${todo.length} to do from ${name}, landing on ${o.landingOn ?? o.targetBranch}`);
+  o.out(
+    `run ${runId}: ${donePart}${todo.length} to do from ${name}, landing on ${
+      o.landingOn ?? o.targetBranch
+    }`,
+  );
   return { runId, taskIds: todo.map((t) => t.id) };
 }
 

@@ -2,11 +2,14 @@
  * The run loop, a thin executor around the pure decision core (core/decide.ts): it turns what
  * happens — agent exits, task changes, review decisions (noticed as the journal grows), the
  * outcome of a landing, ticks — into events, asks the core what follows, and carries out the
- * actions: journal rows, store changes, spawns, terminations, log lines; worktree cleanups run
- * off the loop, and diff captures, merges and rebases in the landing lane (one at a time, so a
- * long gate never stalls the loop). Every event is decided when it arrives; once the events that
- * arrived together are decided, the loop settles (starts what may start, says why the rest
- * waits, ends the run when nothing can progress). The tick is for timeouts only.
+ * actions: journal rows, store changes, terminations, log lines. What takes time runs off the
+ * loop and comes back as events: agents start a few at a time (those whose worktree runs setup
+ * commands beside them) and what their exit left is read as they end; worktree cleanups run by
+ * task; diff captures with their verification run side by side, merges and rebases one at a time
+ * in the landing lane. Every event is decided when it arrives; once the events that arrived
+ * together are decided, the loop settles (starts what may start, says why the rest waits, ends
+ * the run when nothing can progress). The tick is for timeouts only. Batch-eligible tasks go to
+ * the batch lane (./batch_lane.ts), whose polls also arrive as events.
  */
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import type { CooldownTracker } from "../agents/cooldown.ts";
@@ -24,8 +27,12 @@ import { decide } from "./core/decide.ts";
 import { MAX_ATTEMPTS } from "./core/policy.ts";
 import type { Action, CoreEvent } from "./core/protocol.ts";
 import { type CoreState, initialState, type RunVerdict, type TaskView } from "./core/state.ts";
-import { AgentPool, type LiveAgent } from "./agent_pool.ts";
+import { AgentPool, type LiveAgent, type ReadyAdapter } from "./agent_pool.ts";
+import { BatchLane } from "./batch_lane.ts";
+import { type BatchEndpoint, batchRoutingHint } from "../batch/provider.ts";
+import type { BatchApi } from "../batch/api.ts";
 import { LandingLane } from "./landing_lane.ts";
+import { Bounded } from "../async/bounded.ts";
 import { RateLimitGuard } from "./rate_limit_guard.ts";
 import { reviewEvent, ReviewWatcher } from "./review_watcher.ts";
 import { applyStoreChange } from "./store_change.ts";
@@ -37,6 +44,7 @@ import type { VerificationNudge } from "../verification/nudge.ts";
 import type { OrchestratorSettings } from "./settings.ts";
 import { PullRequestLanding } from "../landing/pull_requests.ts";
 import type { PreparedLanding } from "../landing/setup.ts";
+import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 
 export { MAX_ATTEMPTS };
 export type { LiveAgent };
@@ -46,6 +54,14 @@ const REPORTED_EXIT_GRACE_MS = 10_000;
 
 /** How often the clock is decided (deadlines, merge retries, a cooldown running out). */
 const TICK_MS = 1000;
+
+/**
+ * How many finished tasks are captured and verified at once: their git calls and gates share the
+ * machine's cores with the agents, and no more can finish at once than run at once.
+ */
+function verifications(maxAgents: number): number {
+  return Math.max(1, Math.min(maxAgents, navigator.hardwareConcurrency * 2));
+}
 
 /** Everything the loop needs, built by `runPlan`: its settings and the run's parts. */
 export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLimitCooldownS"> {
@@ -57,6 +73,14 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   taskIds: string[];
   adapter: AgentAdapter;
   launch: PreflightResult["launch"];
+  /** Fallback adapters whose preflight passed (`fallback_adapters`). */
+  fallbacks?: readonly ReadyAdapter[];
+  /** By role, the adapters a task may start with (see `CoreSettings.chains`). */
+  chains?: Readonly<Record<string, readonly string[]>>;
+  /** The configured adapter's batch endpoint, when its provider has one and its key is set. */
+  batchEndpoint?: BatchEndpoint;
+  /** The batch API's client (tests hand in their own; default: the provider's). */
+  batchApi?: (endpoint: BatchEndpoint) => BatchApi;
   serverUrl: string;
   targetBranch: string;
   mcpConfigPath?: string;
@@ -100,6 +124,10 @@ export class Orchestrator {
   readonly #spend: SpendTracker;
   readonly #rateLimits: RateLimitGuard;
   readonly #reviews: ReviewWatcher;
+  readonly #environments: WorktreeEnvironments;
+  readonly #batch: BatchLane;
+  /** The adapter of each session this process started (the log reader of its completion). */
+  readonly #sessionAdapters = new Map<string, string>();
   #state: CoreState;
   #wake: () => void = () => {};
   /** Events were decided since the last settle. */
@@ -108,8 +136,14 @@ export class Orchestrator {
   #reviewsQueued = false;
   readonly #lane: LandingLane;
   readonly #landing: PullRequestLanding | undefined;
+  /** Agents being started (a few at a time: each cuts a worktree and forks a process). */
+  readonly #starts = new Bounded(navigator.hardwareConcurrency);
+  /** The run's rows put in line so far: resolves once they are durable. */
+  #written: Promise<unknown> = Promise.resolve();
   /** Reaps and keeps under way off the loop, by task (a new attempt starts after its reap). */
   readonly #cleanups = new Map<string, Promise<void>>();
+  /** Worktree cleanups run a few at a time: nothing waits on them but a retry of their task. */
+  readonly #cleaning = new Bounded(navigator.hardwareConcurrency);
 
   constructor(options: OrchestratorOptions) {
     this.#o = options;
@@ -131,7 +165,14 @@ export class Orchestrator {
       maxRebases: 3,
       landUnreported: options.landUnreported,
       ...(options.landing ? { onCiFailure: options.landing.settings.onCiFailure } : {}),
+      adapter: options.adapter.name,
+      chains: options.chains ?? {},
     }, this.#clock());
+    const environments = this.#environments = new WorktreeEnvironments({
+      root: options.paths.root,
+      config: options.worktreeEnv,
+      portsDir: options.paths.portLeases,
+    });
     this.#work = new TaskWork({
       paths: options.paths,
       runId: options.runId,
@@ -149,10 +190,15 @@ export class Orchestrator {
         nudge: options.nudge,
         onAlert: options.onAlert,
         warn: options.log,
-        adapter: options.adapter.name,
+        adapter: (sessionId) => this.#sessionAdapters.get(sessionId) ?? options.adapter.name,
+        prepareGateTree: async (task, dir) => {
+          await environments.prepareGateTree(task.role, dir);
+        },
       }),
       warn: options.log,
       landing: () => this.#landing,
+      environments,
+      agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
     });
     this.#landing = options.landing && new PullRequestLanding({
       settings: options.landing.settings,
@@ -166,9 +212,13 @@ export class Orchestrator {
       warn: options.log,
       now: this.#clock,
     });
-    this.#spend = new SpendTracker(options.paths, options.adapter, options.cost);
+    this.#spend = new SpendTracker(
+      options.paths,
+      options.adapter,
+      options.cost,
+      batchRoutingHint(options.adapter.name),
+    );
     this.#rateLimits = new RateLimitGuard({
-      adapter: options.adapter.name,
       cooldowns: options.cooldowns,
       runtimeDir: options.paths.runtime,
       nowS: () => this.#clock() / 1000,
@@ -177,8 +227,10 @@ export class Orchestrator {
       paths: options.paths,
       runId: options.runId,
       store: options.store,
-      adapter: options.adapter,
-      launch: options.launch,
+      adapters: new Map(
+        [{ adapter: options.adapter, launch: options.launch }, ...(options.fallbacks ?? [])]
+          .map((r) => [r.adapter.name, r]),
+      ),
       serverUrl: options.serverUrl,
       token: options.token,
       model: options.model,
@@ -192,13 +244,44 @@ export class Orchestrator {
       spend: this.#spend,
       rateLimits: this.#rateLimits,
       landUnreported: options.landUnreported,
+      environments,
       log: options.log,
       clock: this.#clock,
     });
     this.#reviews = new ReviewWatcher(options.journalPath);
-    this.#lane = new LandingLane((events) => {
-      for (const event of events) this.#push(event);
-    }, options.log);
+    this.#batch = new BatchLane({
+      paths: options.paths,
+      runId: options.runId,
+      store: options.store,
+      adapter: options.adapter,
+      endpoint: options.batchEndpoint,
+      settings: options.batch,
+      model: options.model,
+      roles: options.roles,
+      template: (role) => this.#agents.template(role),
+      attemptNumber: (taskId) => this.#agents.attemptNumber(taskId),
+      work: this.#work,
+      spend: this.#spend,
+      push: (events) => {
+        for (const event of events) this.#push(event);
+      },
+      log: options.log,
+      clock: this.#clock,
+      api: options.batchApi,
+      environments: this.#environments,
+      agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
+    });
+    this.#lane = new LandingLane({
+      deliver: (events) => {
+        for (const event of events) this.#push(event);
+      },
+      fail: options.log,
+      verifications: verifications(options.maxAgents),
+      merge: async (taskIds) => {
+        const results = await this.#work.merge(taskIds.map((id) => options.store.require(id)));
+        return results.map((result, i) => ({ type: "merge_result", taskId: taskIds[i], result }));
+      },
+    });
   }
 
   /** Live agents, for `ps`-like displays. */
@@ -279,7 +362,11 @@ export class Orchestrator {
       }
     }, this.#o.tickMs ?? TICK_MS);
     const heartbeat = setInterval(
-      () => this.#push(() => this.#agents.heartbeat()),
+      () =>
+        this.#push(async () => {
+          await this.#batch.heartbeat();
+          return await this.#agents.heartbeat();
+        }),
       HEARTBEAT_INTERVAL_MS,
     );
     try {
@@ -296,10 +383,12 @@ export class Orchestrator {
           if (event.type !== "tick" && event.type !== "settle") this.#unsettled = true;
         }
       }
+      await this.#written; // every row of the run is durable before it ends
       await this.#lane.idle();
       await Promise.all(this.#cleanups.values());
       return { ...this.#state.verdict, counts: this.#counts() };
     } finally {
+      await this.#batch.close();
       clearInterval(tick);
       clearInterval(heartbeat);
       await this.#landing?.stop();
@@ -334,22 +423,40 @@ export class Orchestrator {
   async #decide(event: CoreEvent): Promise<void> {
     const step = decide(this.#refresh(), event);
     this.#state = step.state;
-    const followUps: CoreEvent[] = [];
-    let journal: JournalEvent[] = [];
+    let rows: JournalEvent[] = [];
     for (const action of step.actions) {
       if (action.kind === "journal") {
-        journal.push(action.event);
+        rows.push(action.event);
         continue;
       }
-      if (journal.length > 0) {
-        await appendEvents(this.#o.journalPath, journal);
-        journal = [];
-      }
-      followUps.push(...await this.#execute(action));
+      this.#append(rows);
+      rows = [];
+      await this.#execute(action);
     }
-    if (journal.length > 0) await appendEvents(this.#o.journalPath, journal);
+    this.#append(rows);
     // Outcomes of this step's actions are decided before anything that happened meanwhile.
-    this.#queue.unshift(...followUps, ...this.#decidedBeforeEvents());
+    this.#queue.unshift(...this.#decidedBeforeEvents());
+  }
+
+  /**
+   * Put `rows` in line behind the run's earlier rows now, and go on deciding while they are
+   * written: what follows them waits for them (see {@link #afterRows}, the `store` action). A
+   * row that cannot be written fails the run, and no later row of it is written.
+   */
+  #append(rows: JournalEvent[]): void {
+    if (rows.length === 0) return;
+    const written = appendEvents(this.#o.journalPath, rows, { after: this.#written });
+    written.catch((e) => {
+      if (this.#written !== written) return; // a later append carries the same failure
+      this.#queue.unshift(() => Promise.reject(e));
+      this.#wake();
+    });
+    this.#written = written;
+  }
+
+  /** Do `effect` once the rows decided before it are durable (never, if one was not written). */
+  #afterRows(effect: () => void): void {
+    this.#written.then(effect, () => {});
   }
 
   /** The core's state with the store's view of the run's tasks and the clock, cooldown, budget. */
@@ -371,6 +478,7 @@ export class Orchestrator {
         summary: t.summary,
         operatorDone: t.operator_done === true,
         ...(t.resume_from ? { resumeFrom: t.resume_from } : {}),
+        ...(t.status === "OPEN" && this.#batch.routes(t) ? { batch: true } : {}),
       });
     }
     const stop = this.#spend.checkBudget() ?? this.#spend.budgetStop;
@@ -378,80 +486,120 @@ export class Orchestrator {
       ...this.#state,
       now: this.#clock(),
       tasks,
-      cooldownS: this.#rateLimits.remainingS(),
+      parked: this.#rateLimits.parked(),
       readOnly: this.#spend.readOnly,
       budget: stop,
     };
   }
 
-  async #execute(action: Action): Promise<CoreEvent[]> {
+  async #execute(action: Action): Promise<void> {
     const o = this.#o;
     switch (action.kind) {
       case "store":
+        // The journal says it first: a store change waits for the rows decided before it.
+        await this.#written;
         await applyStoreChange(o.store, action.change).catch((e) =>
           // The task moved meanwhile (an operator acted): the next decision sees where it is.
           o.log(`${action.change.taskId}: ${action.change.op} not applied: ${(e as Error).message}`)
         );
-        return [];
+        return;
       case "spawn":
-        // On the loop: agents that start one after another finish one after another, so their
-        // work does not queue up in the landing lane all at once (bench:orchestrator).
-        await this.#cleanups.get(action.taskId); // the last attempt's work is on its rescue ref
-        return [
-          await this.#agents.spawn(action.taskId, action.note, (exit) => this.#push(exit)),
-        ];
+        return this.#afterRows(() => this.#spawn(action.taskId, action.adapter, action.note));
+      case "batch":
+        // Off the loop: its outcomes arrive as events.
+        return this.#afterRows(() => this.#batch.submit(action.taskIds));
       case "terminate":
-        this.#agents.terminate(action.taskId, action.reason);
-        return [];
-      case "capture":
-        this.#lane.add("capture", async () => {
-          await this.#work.capture(action.taskId);
-          const { gatesFailed } = await this.#work.verify(action.taskId);
-          if (this.#landing && o.requireApproval && !gatesFailed) {
-            // Its pull request opens now, so the host's checks and reviewers start while the
-            // operator decides; only the board's merge lets it merge (what it says is journaled).
-            const task = o.store.get(action.taskId);
-            if (task) await this.#landing.advance(task, false);
-          }
-          return [{ type: "captured", taskId: action.taskId, gatesFailed }];
+        return this.#afterRows(() => {
+          if (this.#batch.has(action.taskId)) this.#batch.drop(action.taskId);
+          else this.#agents.terminate(action.taskId, action.reason);
         });
-        return [];
+      case "capture":
+        return this.#afterRows(() =>
+          this.#lane.verify(async () => {
+            await this.#work.capture(action.taskId);
+            const { gatesFailed } = await this.#work.verify(action.taskId);
+            if (this.#landing && o.requireApproval && !gatesFailed) {
+              // Its pull request opens now, so the host's checks and reviewers start while the
+              // operator decides; only the board's merge lets it merge (what it says is journaled).
+              const task = o.store.get(action.taskId);
+              if (task) await this.#landing.advance(task, false);
+            }
+            return [{ type: "captured", taskId: action.taskId, gatesFailed }];
+          })
+        );
       case "merge":
-        this.#lane.add("land", async () => [{
-          type: "merge_result",
-          taskId: action.taskId,
-          result: await this.#work.merge(o.store.require(action.taskId)),
-        }]);
-        return [];
+        return this.#afterRows(() => this.#lane.merge(action.taskId));
       case "rebase":
-        this.#lane.add("land", async () => [{
-          type: "rebase_result",
-          taskId: action.taskId,
-          result: await this.#work.rebase(action.taskId),
-        }]);
-        return [];
+        return this.#afterRows(() =>
+          this.#lane.land(async () => [{
+            type: "rebase_result",
+            taskId: action.taskId,
+            result: await this.#work.rebase(action.taskId),
+          }])
+        );
       case "reap":
-        this.#cleanUp(action.taskId, () => this.#work.reap(action.taskId, action.reason));
-        return [];
+        return this.#afterRows(() =>
+          this.#cleanUp(action.taskId, () => this.#work.reap(action.taskId, action.reason))
+        );
       case "keep":
-        this.#cleanUp(action.taskId, () => this.#work.keep(action.taskId, action.reason));
-        return [];
+        return this.#afterRows(() =>
+          this.#cleanUp(action.taskId, () => this.#work.keep(action.taskId, action.reason))
+        );
       case "log":
         o.log(action.line);
-        return [];
+        return;
       case "publish_waits":
         o.onWaiting?.(action.waits);
-        return [];
+        return;
       case "finish":
       case "journal":
-        return []; // the verdict is in the state; journal rows are appended in order above
+        return; // the verdict is in the state; journal rows are put in line in order above
     }
+  }
+
+  /** True when `taskId`'s worktree runs setup commands before its agent (DESIGN.md §13). */
+  #setsUp(taskId: string): boolean {
+    const task = this.#o.store.get(taskId);
+    return task !== undefined && this.#environments.spec(task.role).setup.length > 0;
+  }
+
+  /**
+   * Start `taskId`'s agent with `adapter` off the loop (claim, worktree, process: tens of
+   * milliseconds), a few at a time; a start whose worktree runs setup commands (`npm ci` may take
+   * minutes) runs beside them. Its outcome, then its exit, become events in that order.
+   */
+  #spawn(taskId: string, adapter: string, note: string | undefined): void {
+    const start = async (): Promise<CoreEvent> => {
+      await this.#cleanups.get(taskId); // the last attempt's work is on its rescue ref first
+      const event = await this.#agents.spawn(taskId, adapter, note, (exit) => {
+        // What the exit left (spend, leftovers, diagnosis) is read off the loop as well.
+        void started.then(exit).then(
+          (events) => events.forEach((event) => this.#push(event)),
+          (e) => this.#push(() => Promise.reject(e)), // the loop fails as it would have
+        );
+      });
+      if (event.type === "spawned") this.#sessionAdapters.set(event.sessionId, adapter);
+      return event;
+    };
+    const started: Promise<CoreEvent> = (
+      this.#setsUp(taskId) ? start() : this.#starts.run(start)
+    ).catch((e) => ({
+      type: "spawn_failed",
+      taskId,
+      sessionId: "",
+      diagnosis: {
+        kind: "spawn_failed",
+        reason: `could not start the agent: ${(e as Error).message}`,
+        retryable: true,
+      },
+    }));
+    void started.then((event) => this.#push(event));
   }
 
   /** Reap or keep `taskId`'s worktree off the loop, after any earlier cleanup of it. */
   #cleanUp(taskId: string, work: () => Promise<void>): void {
     const done = (this.#cleanups.get(taskId) ?? Promise.resolve())
-      .then(work)
+      .then(() => this.#cleaning.run(work))
       .catch((e) => this.#o.log(`${taskId}: worktree cleanup failed: ${(e as Error).message}`))
       .finally(() => {
         if (this.#cleanups.get(taskId) === done) this.#cleanups.delete(taskId);
@@ -463,10 +611,15 @@ export class Orchestrator {
   async #recoveryEvents(): Promise<CoreEvent[]> {
     // Before recovery appends anything: which merges did operators decide that never landed?
     await this.#reviews.start();
-    const events: CoreEvent[] = [];
+    await this.#reclaimPorts();
+    // Batches submitted before the stop are polled again; their tasks are not recovered here.
+    await this.#batch.start();
+    const batchEvents = (await this.#batch.adopt()).filter((e) => this.#ids.has(e.taskId));
+    const adopted = new Set(batchEvents.map((e) => e.taskId));
+    const events: CoreEvent[] = [...batchEvents];
     for (const id of this.#ids) {
       const task = this.#o.store.get(id);
-      if (!task) continue;
+      if (!task || adopted.has(id)) continue;
       if (!["CLAIMED", "IN_PROGRESS", "ORPHANED", "DONE"].includes(task.status)) continue;
       const logPath = sessionLogPath(this.#o.paths.runtime, task.session_id ?? "none");
       const handle = await this.#work.adopt(task, logPath);
@@ -486,6 +639,18 @@ export class Orchestrator {
       });
     }
     return events;
+  }
+
+  /** Take back the port leases of sessions whose orchestrator is gone (killed, DESIGN.md §13). */
+  async #reclaimPorts(): Promise<void> {
+    try {
+      const reclaimed = await this.#environments.reclaimStaleLeases();
+      if (reclaimed.length === 0) return;
+      const which = reclaimed.map((l) => `${l.port} (${l.session_id})`).join(", ");
+      this.#o.log(`took back ${reclaimed.length} port lease(s) of ended sessions: ${which}`);
+    } catch (e) {
+      this.#o.log(`port leases not checked: ${(e as Error).message}`);
+    }
   }
 
   #counts(): Record<string, number> {

@@ -11,7 +11,9 @@ import { join, relative, resolve } from "node:path";
 import { reapPidFiles } from "../agents/pid_files.ts";
 import { preflight } from "../agents/preflight.ts";
 import { ValidationError } from "../config/errors.ts";
-import { configuredAdapter, loadWorkspaceConfig } from "../config/load.ts";
+import { adapterChains, configuredAdapter, loadWorkspaceConfig } from "../config/load.ts";
+import { batchEndpoint, batchProviderOf } from "../batch/provider.ts";
+import { readyFallbacks } from "./fallbacks.ts";
 import type { ServerSettings } from "../config/server_config.ts";
 import { configuredBudgetUsd, readCostReport } from "../cost/spend.ts";
 import * as ev from "../journal/events.ts";
@@ -145,6 +147,27 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     workdir: root,
     warn: (m) => out(`warning: ${m}`),
   });
+  // Fallbacks that cannot start are left out of every chain, with the reason (never fatal).
+  const fallbacks = await readyFallbacks(config, { env, root, warn: (m) => out(`warning: ${m}`) });
+  const ready = new Set([adapter.name, ...fallbacks.map((f) => f.adapter.name)]);
+  const chains = Object.fromEntries(
+    Object.entries(adapterChains(config)).map(([role, chain]) => [
+      role,
+      chain.filter((a) => ready.has(a)),
+    ]),
+  );
+  const provider = batchProviderOf(adapter.name);
+  const endpoint = provider && batchEndpoint(provider, env, config.batch.api_url);
+  const batchable = Object.keys(config.roles).length > 0 && (config.batch_eligible ||
+    (plan?.tasks ?? []).some((t) => t.batch_eligible));
+  if (batchable && !provider) {
+    out(
+      `warning: batch_eligible tasks run in real time: ${adapter.name} has no batch API ` +
+        "(the batch lane serves claude and codex)",
+    );
+  } else if (batchable && endpoint && "problem" in endpoint) {
+    out(`warning: batch_eligible tasks run in real time: ${endpoint.problem} (${endpoint.fix})`);
+  }
   // Pull requests (DESIGN.md §12): the token and its permissions are checked and the base is
   // fetched before a row is written; work is then cut from and gated against the fetched base.
   const landing = await prepareLanding(config, {
@@ -219,6 +242,9 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       settings,
       adapter,
       launch: checked.launch,
+      fallbacks,
+      chains,
+      batchEndpoint: endpoint && !("problem" in endpoint) ? endpoint : undefined,
       mcpConfigPath: await writeRunMcpConfig(paths, run.runId, adapter, mcp),
       cost: await readCostReport(paths, configuredBudgetUsd(config)),
       targetBranch,

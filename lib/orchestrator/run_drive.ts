@@ -32,6 +32,9 @@ export interface DriveOptions {
   settings: OrchestratorSettings;
   adapter: OrchestratorOptions["adapter"];
   launch: OrchestratorOptions["launch"];
+  fallbacks?: OrchestratorOptions["fallbacks"];
+  chains?: OrchestratorOptions["chains"];
+  batchEndpoint?: OrchestratorOptions["batchEndpoint"];
   mcpConfigPath?: string;
   cost: OrchestratorOptions["cost"];
   targetBranch: string;
@@ -91,6 +94,9 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     taskIds: run.taskIds,
     adapter: o.adapter,
     launch: o.launch,
+    fallbacks: o.fallbacks,
+    chains: o.chains,
+    batchEndpoint: o.batchEndpoint,
     serverUrl: o.serverUrl,
     targetBranch: o.targetBranch,
     ...(o.landing ? { landing: o.landing } : {}),

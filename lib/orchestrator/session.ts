@@ -18,6 +18,7 @@ import {
   writePidFile,
 } from "../agents/runtime_files.ts";
 import { createWorktree, type Worktree } from "../worktrees/worktrees.ts";
+import type { PreparedWorktree, WorktreeEnvironments } from "../worktree_env/environments.ts";
 import type { Task } from "../tasks/task.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import type { EndReason } from "./core/state.ts";
@@ -53,6 +54,47 @@ export interface SessionStart {
   agentEnv?: readonly string[];
   /** Variables set on top of the forwarded ones (the adapter's MCP settings, lib/mcp). */
   extraEnv?: Readonly<Record<string, string>>;
+  /** The workspace's worktree environments (DESIGN.md §13); absent: a bare worktree. */
+  environments?: WorktreeEnvironments;
+}
+
+/** What a session's environment is built from. */
+export type SessionEnvSource =
+  & Pick<SessionStart, "adapter" | "serverUrl" | "token" | "runId" | "sessionId" | "agentEnv">
+  & Pick<SessionStart, "extraEnv">
+  & { taskId: string; ports: readonly number[] };
+
+/**
+ * The environment of an agent session (and of its worktree's setup and teardown): the allow-list
+ * of lib/agents/env.ts with the `SERVICE_*` variables and the leased ports, plus `extraEnv`.
+ */
+export function sessionEnvironment(s: SessionEnvSource): Record<string, string> {
+  const env = agentEnvironment(s.adapter, Deno.env.toObject(), {
+    serverUrl: s.serverUrl,
+    token: s.token,
+    runId: s.runId,
+    taskId: s.taskId,
+    sessionId: s.sessionId,
+    ports: s.ports,
+  }, { extraNames: s.agentEnv });
+  return Object.assign(env, s.extraEnv ?? {});
+}
+
+/**
+ * The start failed after the worktree was cut: the caller reaps `worktree` (which releases its
+ * ports and keeps its log) and reads why from `cause` (a `WorktreeSetupError` for a setup).
+ */
+export class SessionStartError extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly worktree: Worktree,
+    readonly logPath: string,
+    /** The agent's environment, when it was built (teardown runs with it). */
+    readonly env: Record<string, string> | undefined,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+    this.name = "SessionStartError";
+  }
 }
 
 /** A live (or just ended) agent session. */
@@ -64,16 +106,30 @@ export class AgentSession {
   readonly startedAt: number;
   readonly deadline: number;
   readonly logPath: string;
+  /** The adapter whose CLI runs it (the configured one, or a fallback). */
+  readonly adapter: AgentAdapter;
   /** Why the orchestrator ended it (timeout, stop, rate limit), when it did. */
   endedBy?: EndReason;
   /** When the loop first saw the task reported (DONE) while the agent still ran. */
   reportedAt?: number;
   /** Log bytes already scanned for rate limits. */
   scannedBytes = 0;
+  /** What the worktree environment gave the worktree (absent without environments). */
+  readonly prepared?: PreparedWorktree;
+  /** The agent's environment (its teardown runs with it). */
+  readonly env: Record<string, string>;
   #start: SessionStart;
 
-  private constructor(start: SessionStart, worktree: Worktree, proc: AgentProcess) {
+  private constructor(
+    start: SessionStart,
+    worktree: Worktree,
+    proc: AgentProcess,
+    env: Record<string, string>,
+    prepared: PreparedWorktree | undefined,
+  ) {
     this.#start = start;
+    this.env = env;
+    if (prepared) this.prepared = prepared;
     this.task = start.task;
     this.sessionId = start.sessionId;
     this.worktree = worktree;
@@ -81,9 +137,13 @@ export class AgentSession {
     this.startedAt = proc.startedAt;
     this.deadline = this.startedAt + start.timeoutS * 1000;
     this.logPath = proc.logPath;
+    this.adapter = start.adapter;
   }
 
-  /** Cut the worktree, spawn the agent, write its PID file. */
+  /**
+   * Cut the worktree, prepare its environment (copies, links, ignores, ports, setup), spawn the
+   * agent, write its PID file. A failure after the cut is a {@link SessionStartError}.
+   */
   static async start(start: SessionStart): Promise<AgentSession> {
     const cut = await createWorktree(
       start.paths.root,
@@ -91,28 +151,50 @@ export class AgentSession {
       start.startCommit ?? start.baseCommit,
     );
     const worktree = { ...cut, base: start.baseCommit };
-    await injectSkills(start.adapter, worktree.path); // spec §7.3: excluded, never staged
     const logPath = sessionLogPath(start.paths.runtime, start.sessionId);
-    await Deno.mkdir(join(logPath, ".."), { recursive: true });
-    const allowed = agentEnvironment(start.adapter, Deno.env.toObject(), {
-      serverUrl: start.serverUrl,
-      token: start.token,
-      runId: start.runId,
-      taskId: start.task.id,
-      sessionId: start.sessionId,
-    }, { extraNames: start.agentEnv });
-    Object.assign(allowed, start.extraEnv ?? {});
-    // What the CLI needs to start headless (auth selection, endpoint overrides): lib/agents/launch.ts.
-    const headless = await prepareHeadless(start.adapter, allowed, start.paths.runtime);
-    const proc = spawnAgent({
-      command: start.launch.command,
-      args: [...start.launch.prefixArgs, ...headless.args, ...start.argv],
-      cwd: worktree.path,
-      env: headless.env,
-      logPath,
-      graceMs: start.graceMs,
-    });
-    const session = new AgentSession(start, worktree, proc);
+    let env: Record<string, string> | undefined;
+    let proc: AgentProcess | undefined;
+    try {
+      await injectSkills(start.adapter, worktree.path); // spec §7.3: excluded, never staged
+      await Deno.mkdir(join(logPath, ".."), { recursive: true });
+      const environments = start.environments;
+      const ports = environments
+        ? await environments.leasePorts(start.sessionId, start.task.role)
+        : [];
+      env = sessionEnvironment({ ...start, taskId: start.task.id, ports });
+      const prepared = await environments?.prepare({
+        tree: worktree.path,
+        sessionId: start.sessionId,
+        role: start.task.role,
+        env,
+        ports,
+        logPath,
+      });
+      // What the CLI needs to start headless (auth selection, endpoint overrides): lib/agents/launch.ts.
+      const headless = await prepareHeadless(start.adapter, env, start.paths.runtime);
+      proc = spawnAgent({
+        command: start.launch.command,
+        args: [...start.launch.prefixArgs, ...headless.args, ...start.argv],
+        cwd: worktree.path,
+        env: headless.env,
+        logPath,
+        graceMs: start.graceMs,
+      });
+      return await AgentSession.#started(start, worktree, proc, env, prepared);
+    } catch (e) {
+      await proc?.end("start failed"); // nothing runs that the service does not know of
+      throw new SessionStartError(e, worktree, logPath, env);
+    }
+  }
+
+  static async #started(
+    start: SessionStart,
+    worktree: Worktree,
+    proc: AgentProcess,
+    env: Record<string, string>,
+    prepared: PreparedWorktree | undefined,
+  ): Promise<AgentSession> {
+    const session = new AgentSession(start, worktree, proc, env, prepared);
     const record: SessionRecord = {
       session_id: start.sessionId,
       pid: proc.pid,
@@ -122,7 +204,7 @@ export class AgentSession {
       role: start.task.role,
       run_id: start.runId,
       command: [start.launch.command, ...start.launch.prefixArgs, start.adapter.binary],
-      log_path: logPath,
+      log_path: proc.logPath,
       started_at: Math.floor(proc.startedAt / 1000),
       worktree: worktree.path,
       branch: worktree.branch,

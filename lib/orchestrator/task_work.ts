@@ -11,7 +11,12 @@ import * as ev from "../journal/events.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import { failedSignals } from "../merge/events.ts";
-import { gateAgentBranch, type GateOutcome, mergeAgentBranch } from "../merge/merge.ts";
+import {
+  gateAgentBranch,
+  type GateOutcome,
+  mergeAgentBranches,
+  type MergeOutcome,
+} from "../merge/merge.ts";
 import type { PullRequestLanding } from "../landing/pull_requests.ts";
 import { rebaseOnto } from "../merge/rebase.ts";
 import { type CompletionSignal, evaluateSignals } from "../janitor/signals.ts";
@@ -28,6 +33,21 @@ import { runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
 import type { MergeResult, RebaseResult } from "./core/protocol.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
+import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
+
+/** What the decision core is told of a member's landing. */
+function mergeResult(outcome: MergeOutcome): MergeResult {
+  switch (outcome.status) {
+    case "merged":
+      return { kind: "merged", commit: outcome.commit };
+    case "gates_failed":
+      return { kind: "gates_failed", signals: failedSignals(outcome.gates) };
+    case "conflict":
+      return { kind: "conflict", files: outcome.files };
+    case "waiting":
+      return { kind: "waiting", reason: outcome.reason };
+  }
+}
 
 /** A task's completion signals (`{path_exists: "x"}`) as the janitor's checks (`{kind, detail}`). */
 export function janitorSignals(task: Task): CompletionSignal[] {
@@ -42,6 +62,10 @@ export interface WorkHandle {
   worktree: Worktree;
   sessionId: string;
   logPath: string;
+  /** The task's role (its worktree environment's teardown). */
+  role: string;
+  /** The agent's environment, when this process started it (the teardown runs with it). */
+  env?: Record<string, string>;
 }
 
 /** Settings of {@link TaskWork}. */
@@ -59,12 +83,18 @@ export interface TaskWorkOptions {
    * remote-tracking ref, and work lands by the host's merge, never by advancing a local branch.
    */
   landing?: () => PullRequestLanding | undefined;
+  /** The worktree environments: teardown and port release at reap (DESIGN.md §13). */
+  environments?: WorktreeEnvironments;
+  /** The environment a teardown runs with when the agent's is not known (adopted worktrees). */
+  agentEnv?: (taskId: string, sessionId: string) => Promise<Record<string, string>>;
 }
 
 /** The worktrees of a run's tasks and what is done with them. */
 export class TaskWork {
   readonly #o: TaskWorkOptions;
   readonly #handles = new Map<string, WorkHandle>();
+  /** Sessions whose log is kept in the run directory. */
+  readonly #logsKept = new Set<string>();
 
   constructor(options: TaskWorkOptions) {
     this.#o = options;
@@ -105,6 +135,7 @@ export class TaskWork {
       worktree: { path, branch: agentBranch(sessionId), base: base.stdout.trim(), pruned: false },
       sessionId,
       logPath,
+      role: task.role,
     };
     this.#handles.set(task.id, handle);
     return handle;
@@ -118,6 +149,7 @@ export class TaskWork {
       const { tip } = await commitPartialWork(
         h.worktree.path,
         `service: partial work of ${taskId} (${reason})`,
+        { root: this.#o.paths.root },
       );
       return tip !== h.worktree.base;
     } catch {
@@ -144,7 +176,11 @@ export class TaskWork {
     }
   }
 
-  /** Commit the work and store its diff (`task_diff_captured`); fail-open (spec §4.1 rule 5). */
+  /**
+   * Commit the work and store its diff (`task_diff_captured`); fail-open (spec §4.1 rule 5). Its
+   * agent has ended, so its session log is whole: it is kept in the run directory now (at reap
+   * when a teardown will add to it).
+   */
   async capture(taskId: string): Promise<void> {
     const h = this.#handles.get(taskId);
     if (!h) return;
@@ -158,6 +194,12 @@ export class TaskWork {
       message: `service: work of ${taskId}`,
     });
     if (!result.captured) this.#o.warn(`${taskId}: no diff captured: ${result.reason}`);
+    // A teardown still writes to the log at reap: then the log is kept after it instead.
+    if (!this.#hasTeardown(h)) await this.#keepLog(taskId, h);
+  }
+
+  #hasTeardown(h: WorkHandle): boolean {
+    return (this.#o.environments?.spec(h.role).teardown.length ?? 0) > 0;
   }
 
   /** The verification step of a fresh completion: gates, producers, ledger record, bundle. */
@@ -187,43 +229,61 @@ export class TaskWork {
       gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
       evaluated: verification.evaluated(task.id),
     });
-    await verification.afterMerge(task.id, "gates" in outcome ? outcome.gates : undefined);
+    if (outcome.status !== "conflict") {
+      const tree = outcome.status === "ready" ? outcome.merge.tree : outcome.tree;
+      await verification.afterMerge(task.id, outcome.gates, tree);
+    }
     return outcome;
   }
 
-  /** Evaluate the gates on the tree the merge would produce, then merge (or land its PR). */
-  async merge(task: Task): Promise<MergeResult> {
-    const h = this.#handles.get(task.id);
-    if (!h) return { kind: "waiting", reason: "the task's worktree is gone" };
-    const landing = this.#o.landing?.();
-    if (landing) {
-      const r = await landing.advance(task, true);
-      return r.kind === "pending" ? { kind: "waiting", reason: r.reason } : r;
+  /**
+   * Land `tasks`, in their order, as one train: the gates of each on the tree its merge would
+   * produce (side by side), then one advance of the target (lib/merge/train.ts). Landing through
+   * pull requests, each goes its own way through its pull request instead.
+   */
+  async merge(tasks: Task[]): Promise<MergeResult[]> {
+    const pullRequests = this.#o.landing?.();
+    if (pullRequests) {
+      const results: MergeResult[] = [];
+      for (const task of tasks) {
+        const r = await pullRequests.advance(task, true);
+        results.push(r.kind === "pending" ? { kind: "waiting", reason: r.reason } : r);
+      }
+      return results;
     }
     const verification = this.#o.verification;
+    const results: MergeResult[] = tasks.map(() => ({
+      kind: "waiting",
+      reason: "the task's worktree is gone",
+    }));
+    const landing = tasks.flatMap((task, i) => {
+      const h = this.#handles.get(task.id);
+      return h ? [{ task, i, branch: h.worktree.branch }] : [];
+    });
     try {
-      const outcome = await mergeAgentBranch(this.#o.paths.root, {
+      const outcomes = await mergeAgentBranches(this.#o.paths.root, {
         target: this.#o.targetBranch,
-        agent: h.worktree.branch,
-        taskId: task.id,
-        gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
-        evaluated: verification.evaluated(task.id),
-        message: `service: merge ${task.id} (${task.title})`,
+        members: landing.map(({ task, branch }) => ({
+          agent: branch,
+          taskId: task.id,
+          gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
+          evaluated: verification.evaluated(task.id),
+          message: `service: merge ${task.id} (${task.title})`,
+        })),
       });
-      await verification.afterMerge(task.id, "gates" in outcome ? outcome.gates : undefined);
-      switch (outcome.status) {
-        case "merged":
-          return { kind: "merged", commit: outcome.commit };
-        case "gates_failed":
-          return { kind: "gates_failed", signals: failedSignals(outcome.gates) };
-        case "conflict":
-          return { kind: "conflict", files: outcome.files };
-        case "waiting":
-          return { kind: "waiting", reason: outcome.reason };
+      for (const [j, outcome] of outcomes.entries()) {
+        const { task, i } = landing[j];
+        if ("gates" in outcome) {
+          await verification.afterMerge(task.id, outcome.gates, outcome.tree);
+        }
+        results[i] = mergeResult(outcome);
       }
     } catch (e) {
-      return { kind: "waiting", reason: `merge step failed: ${(e as Error).message}` };
+      for (const { i } of landing) {
+        results[i] = { kind: "waiting", reason: `merge step failed: ${(e as Error).message}` };
+      }
     }
+    return results;
   }
 
   /** Rebase the task's branch onto the target's tip; a changed diff is captured again. */
@@ -245,8 +305,9 @@ export class TaskWork {
   }
 
   /**
-   * Remove the worktree (its work stays on a rescue ref unless merged) and keep the session's
-   * log in the run directory, journaling its digest.
+   * Remove the worktree (its work stays on a rescue ref unless merged) after its environment's
+   * teardown, keep the session's log in the run directory, journaling its digest (unless its
+   * capture kept it), and release the session's ports.
    */
   async reap(taskId: string, reason = ""): Promise<void> {
     const h = this.#handles.get(taskId);
@@ -257,17 +318,44 @@ export class TaskWork {
     // Taken out at once: a new attempt of the task may set its own while this one is reaped.
     this.#handles.delete(taskId);
     await this.#o.verification.beforeReap(taskId);
-    await this.#keepLog(taskId, h);
     try {
       const r = await reapWorktree(this.#o.paths.root, h.sessionId, {
         target: this.#o.targetBranch,
         message: `service: leftovers of ${taskId}`,
         // A host that squashed or rebased it: the tip is not in the base's history, yet landed.
         landed: landed && this.#o.landing?.() !== undefined,
+        beforeRemove: () => this.#teardown(taskId, h),
       });
       if (!r.removed) this.#o.warn(`${taskId}: worktree kept: ${r.reason}`);
     } catch (e) {
       this.#o.warn(`${taskId}: worktree kept: ${(e as Error).message}`);
+    }
+    await this.#keepLog(taskId, h); // after the teardown, whose output it holds
+    await this.#o.environments?.releasePorts(h.sessionId).catch((e) =>
+      this.#o.warn(`${taskId}: ports of ${h.sessionId} not released: ${(e as Error).message}`)
+    );
+  }
+
+  /** The environment's teardown in the worktree; a failure is reported, never fatal. */
+  async #teardown(taskId: string, h: WorkHandle): Promise<void> {
+    const environments = this.#o.environments;
+    if (!environments || environments.spec(h.role).teardown.length === 0) return;
+    try {
+      const env = h.env ?? await this.#o.agentEnv?.(taskId, h.sessionId) ?? {};
+      const out = await environments.teardown({
+        tree: h.worktree.path,
+        role: h.role,
+        env,
+        logPath: h.logPath,
+      });
+      if (out?.failure) {
+        this.#o.warn(
+          `${taskId}: worktree teardown failed: ${out.failure.command}: ${out.failure.line} ` +
+            `(the worktree is removed anyway; the session log has its output)`,
+        );
+      }
+    } catch (e) {
+      this.#o.warn(`${taskId}: worktree teardown failed: ${(e as Error).message}`);
     }
   }
 
@@ -276,7 +364,10 @@ export class TaskWork {
     await this.commitLeftovers(taskId, reason);
   }
 
+  /** Keep `h`'s session log in the run directory with its digest in the journal, once. */
   async #keepLog(taskId: string, h: WorkHandle): Promise<void> {
+    if (this.#logsKept.has(h.sessionId)) return;
+    this.#logsKept.add(h.sessionId);
     let bytes: Uint8Array;
     try {
       bytes = await Deno.readFile(h.logPath);

@@ -29,6 +29,8 @@ export interface ShellOptions {
   captureBytes?: number;
   /** Receives each output line as it completes (see {@link spawnProcess}). */
   onLine?: (line: string, stream: OutputStream) => void;
+  /** Append stdout and stderr, in arrival order, to this file (see {@link spawnProcess}). */
+  logPath?: string;
 }
 
 /** How a command ended. */
@@ -77,6 +79,7 @@ export async function runArgv(argv: string[], options: ShellOptions): Promise<Sh
       signal: options.signal,
       graceMs: options.graceMs ?? 2000,
       onLine: options.onLine,
+      logPath: options.logPath,
       onOutput: (chunk, stream) => {
         if (limit > 0) {
           const room = limit - capturedBytes;

@@ -3,7 +3,13 @@
  * committed and either merged into the target branch or kept at `refs/service/rescue/<session>`.
  */
 import { git, resolveCommit, targetRef } from "../git/git.ts";
-import { agentBranch, commitPartialWork, requireSessionId, worktreePath } from "./worktrees.ts";
+import {
+  agentBranch,
+  cleanHead,
+  commitPartialWork,
+  requireSessionId,
+  worktreePath,
+} from "./worktrees.ts";
 
 /** Namespace of the refs that keep the work of reaped, unmerged sessions. */
 const RESCUE_PREFIX = "refs/service/rescue/";
@@ -26,6 +32,11 @@ export interface ReapOptions {
    * it while merging its pull request. It needs no rescue ref.
    */
   landed?: boolean;
+  /**
+   * Runs once the work is committed and kept (merged or on its rescue ref), before the worktree
+   * is removed (the environment's teardown, DESIGN.md §13); what it leaves is not committed.
+   */
+  beforeRemove?: () => Promise<void>;
   signal?: AbortSignal;
 }
 
@@ -46,9 +57,10 @@ export interface ReapResult {
 }
 
 /**
- * Reap the worktree of `sessionId`: commit leftovers to `agent/<session>`, then remove the
- * worktree when the branch is merged into `options.target` or its tip has been written to
- * `refs/service/rescue/<session>`. When any step fails the worktree stays and `reason` says why.
+ * Reap the worktree of `sessionId`: commit leftovers to `agent/<session>`, then (after
+ * `beforeRemove`) remove the worktree when the branch is merged into `options.target` or its tip
+ * has been written to `refs/service/rescue/<session>`. When any step fails the worktree stays
+ * and `reason` says why.
  */
 export async function reapWorktree(
   root: string,
@@ -65,10 +77,14 @@ export async function reapWorktree(
     // The work is the worktree's HEAD (an agent may have left the branch) or else the branch.
     let tip: string | undefined;
     if (exists) {
-      const message = options.message ?? `service: partial work of session ${sessionId}`;
-      const work = await commitPartialWork(path, message, { signal: options.signal });
-      committed = work.committed;
-      tip = work.tip;
+      // Its work is usually committed already (captured): one look says so.
+      tip = await cleanHead(path, { signal: options.signal });
+      if (tip === undefined) {
+        const message = options.message ?? `service: partial work of session ${sessionId}`;
+        const work = await commitPartialWork(path, message, { signal: options.signal, root });
+        committed = work.committed;
+        tip = work.tip;
+      }
     } else {
       tip = await resolveCommit(`refs/heads/${branch}`, o);
     }
@@ -85,11 +101,13 @@ export async function reapWorktree(
       rescue = rescueRef(sessionId);
       await git(["update-ref", "-m", `service: rescue ${branch}`, rescue, tip], o);
     }
+    if (exists) await options.beforeRemove?.();
     if (exists) await git(["worktree", "remove", "--force", path], o);
     else await git(["worktree", "prune"], o);
-    const branchTip = await resolveCommit(`refs/heads/${branch}`, o);
-    if (merged && branchTip === tip && (options.deleteMergedBranch ?? true)) {
-      await git(["update-ref", "-d", `refs/heads/${branch}`, tip], o);
+    if (merged && (options.deleteMergedBranch ?? true)) {
+      // Deleted only while it still points at the merged tip (a compare-and-swap): a branch the
+      // agent moved elsewhere keeps what it holds.
+      await git(["update-ref", "-d", `refs/heads/${branch}`, tip], { ...o, allowFailure: true });
     }
     return { removed: true, merged, tip, committed_partial: committed, rescue_ref: rescue };
   } catch (e) {

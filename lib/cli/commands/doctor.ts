@@ -22,6 +22,7 @@ import { landingChecks } from "../../landing/doctor_check.ts";
 import { BUILTIN_TRACKERS } from "../../trackers/builtin.ts";
 import { trackerChecks } from "../../trackers/doctor_check.ts";
 import { workspacePaths } from "../../workspace.ts";
+import { worktreeEnvChecks } from "../../worktree_env/doctor_check.ts";
 
 /**
  * Every check of `service doctor` over the workspace at `root`, in the order they print. The
@@ -39,6 +40,7 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
     const mcp = await checkMcpServers(config);
     if (mcp) results.push(mcp);
     results.push(...await trackerChecks(config, BUILTIN_TRACKERS)); // secrets, tokens, project
+    results.push(...await worktreeEnvChecks(root, config, paths.portLeases)); // copies, links, setup
     results.push(...await landingChecks(root, config)); // pull requests: token, permissions, remote
   }
   // Without a service.yaml the server runs on the defaults; with an invalid one it does not start.
@@ -61,8 +63,11 @@ export const doctorCommand: Command = {
 Checks: deno; git on PATH; the workspace is a git repository and .sdd/ is writable;
 service.yaml is valid; every role has a template; the server port is free (or our server runs
 there); the configured agent CLI passes the preflight \`service run\` makes (PATH lookup,
-executable, API key or gateway token); stale PID files (a warning: run and stop remove them); with landing.mode pull_request, the
-token and each permission it lacks, and the remote;
+executable, API key or gateway token); the worktree environment each role's agents get (what is
+copied and linked from the checkout, setup commands, ports; a missing symlink source fails, a copy
+pattern that matches nothing warns) and the port leases; with landing.mode pull_request, the
+token and each permission it lacks, and the remote; stale PID files (a warning: run and stop
+remove them);
 every run journal verifies. Each failed check prints its fix. Exit 0 when all pass, else 1.
 
 Options:
