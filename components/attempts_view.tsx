@@ -32,8 +32,8 @@ function PullRequestLine({ pr }: { pr: NonNullable<TaskDetailResponse["task"]["p
         #{pr.number}
       </a>{" "}
       <span class="badge">{pr.state}</span>
-      {pr.waits_for && <span data-pr-waits>{" "}{pr.waits_for}</span>}
-      {pr.closed_reason && <span>{" "}{pr.closed_reason}</span>}
+      {pr.waits_for && <span data-pr-waits>{` ${pr.waits_for}`}</span>}
+      {pr.closed_reason && <span>{` ${pr.closed_reason}`}</span>}
       {pr.checks.length > 0 && (
         <span class="muted">
           {" · checks: "}

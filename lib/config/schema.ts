@@ -269,7 +269,7 @@ export const McpCatalogSchema = z.strictObject({
 
 /** A git branch name as `git check-ref-format --branch` would take it (no spaces, `..`, `~^:?*[\\`). */
 const BRANCH_NAME = z.string().min(1).max(200).regex(
-  /^(?!\/|-|.*\/\/|.*\.\.|.*\/$|.*\.lock$|.*@\{)[^\s~^:?*[\\\x00-\x1f\x7f]+$/,
+  /^(?!\/|-|.*\/\/|.*\.\.|.*\/$|.*\.lock$|.*@\{)[^\s~^:?*[\\\p{Cc}]+$/u,
   "must be a branch name like main or release/2.0",
 );
 
