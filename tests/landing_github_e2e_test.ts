@@ -543,3 +543,28 @@ Deno.test("under review.require_approval the pull request opens at once and the 
   assert.equal(gh.fake.pulls()[0].merged, true);
   assert.deepEqual(await gh.fake.refusedPushes(), []);
 });
+
+Deno.test("two pull requests that conflict: the second is sent to a new attempt from the new base, which lands", async () => {
+  await using dir = await tempDir();
+  const edit = (line: string) => [
+    ["first_attempt", [["append", "shared.txt", `${line}\n`], ["report"]]],
+    ["retry", [["require_prompt", "shared.txt"], ["append", "shared.txt", `${line}\n`], [
+      "report",
+    ]]],
+  ];
+  await using gh = await landingWorkspace(dir.path, [
+    { id: "one", script: edit("one") },
+    { id: "two", script: edit("two") },
+  ], { requiredChecks: ["ci/test"] });
+  const run = watchedRun(dir.path);
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  const rows = (await journalOf(dir.path, run.runId)).rows.map((r) => r.row);
+  const conflict = ofType(rows, "merge_conflict");
+  assert.equal(conflict.length, 1, "one of them conflicted with the other's merge");
+  assert.deepEqual(conflict[0].data.files, ["shared.txt"]);
+  const lines = (await sh(gh.fake.bare, "show", "main:shared.txt")).trim().split("\n").sort();
+  assert.deepEqual(lines, ["one", "two"], "both landed on main");
+  assert.equal(gh.fake.pulls().filter((p) => p.merged).length, 2);
+  assert.deepEqual(await gh.fake.refusedPushes(), []);
+});
