@@ -55,6 +55,20 @@ async function landingWorkspace(
   };
 }
 
+/** `service run` in `root` as a child process, killed with SIGKILL once `moment` comes; its run. */
+async function killedWhen(root: string, moment: Promise<void>): Promise<string> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", root, "run", "--port", "0"],
+    env: { NO_COLOR: "1" },
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  await moment;
+  child.kill("SIGKILL");
+  await child.status;
+  return JSON.parse(await Deno.readTextFile(join(root, ".sdd/runtime/orchestrator.json"))).run_id;
+}
+
 function ofType(rows: Row[], type: string): Row[] {
   return rows.filter((r) => r.type === type);
 }
@@ -276,19 +290,8 @@ Deno.test("kill -9 between the push and the pull request: the restarted run open
       return released;
     },
   });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, "--root", dir.path, "run", "--port", "0"],
-    env: { NO_COLOR: "1" },
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  await posted; // pushed; GitHub is creating the pull request
-  child.kill("SIGKILL");
-  await child.status;
+  const runId = await killedWhen(dir.path, posted); // pushed; GitHub is creating the PR
   release(); // GitHub created it; the service never heard
-  const runId = JSON.parse(
-    await Deno.readTextFile(join(dir.path, ".sdd/runtime/orchestrator.json")),
-  ).run_id;
   assert.equal(
     (await rowsOf(dir.path, runId)).filter((r) => r.type === "task_pr_opened").length,
     0,
@@ -347,19 +350,8 @@ Deno.test("kill -9 between GitHub's merge and the journal row: the restarted run
       return released; // the service is killed before GitHub answers
     },
   });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, "--root", dir.path, "run", "--port", "0"],
-    env: { NO_COLOR: "1" },
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  await merged;
-  child.kill("SIGKILL");
-  await child.status;
+  const runId = await killedWhen(dir.path, merged);
   release();
-  const runId = JSON.parse(
-    await Deno.readTextFile(join(dir.path, ".sdd/runtime/orchestrator.json")),
-  ).run_id;
   assert.equal(ofType(await rowsOf(dir.path, runId), "task_merged").length, 0);
 
   const resumed = await runPlan({ root: dir.path, port: 0, app: SERVER_APP, out: () => {} });

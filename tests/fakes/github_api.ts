@@ -12,6 +12,7 @@
  * token without `pull_requests` answers 403 with `X-Accepted-GitHub-Permissions`, an unknown one
  * 401 "Bad credentials". Tests play CI and people through {@link FakeGithub}'s methods.
  */
+import { hostAnswer } from "./_host_http.ts";
 import { protectedRepo } from "./_protected_repo.ts";
 
 type Json = Record<string, unknown>;
@@ -237,23 +238,15 @@ export async function startFakeGithub(
   };
 
   const handle = async (req: Request, url: URL): Promise<Response> => {
-    const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      const text = JSON.stringify(body);
-      const etag = `"${text.length}-${hash(text)}"`;
-      const h = {
+    const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+      hostAnswer(req, status, body, {
         "content-type": "application/json; charset=utf-8",
         "x-ratelimit-limit": "5000",
         "x-ratelimit-remaining": "4999",
         "x-ratelimit-reset": String(Math.floor(Date.now() / 1000) + 3600),
         "x-github-api-version-selected": "2022-11-28",
-        ...(req.method === "GET" && status === 200 ? { etag } : {}),
         ...headers,
-      };
-      if (req.method === "GET" && status === 200 && req.headers.get("if-none-match") === etag) {
-        return new Response(null, { status: 304, headers: h });
-      }
-      return new Response(status === 204 ? null : text, { status, headers: h });
-    };
+      });
     const auth = /^(?:Bearer|token) (.+)$/.exec(req.headers.get("authorization") ?? "");
     const token = auth ? tokens[auth[1]] : undefined;
     if (!token) {
@@ -577,14 +570,4 @@ export async function startFakeGithub(
       await git.remove();
     },
   };
-}
-
-/** A short digest for ETags (FNV-1a). */
-function hash(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0).toString(16);
 }

@@ -10,6 +10,7 @@
  * succeeded. Tokens travel in `PRIVATE-TOKEN`; an unknown one answers 401 "401 Unauthorized".
  * Answers carry `ETag` (304 on `If-None-Match`), `RateLimit-*` headers and `X-Next-Page`.
  */
+import { hostAnswer } from "./_host_http.ts";
 import { protectedRepo } from "./_protected_repo.ts";
 
 type Json = Record<string, unknown>;
@@ -130,22 +131,14 @@ export async function startFakeGitlab(
   };
 
   const handle = async (req: Request, url: URL): Promise<Response> => {
-    const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      const text = JSON.stringify(body);
-      const etag = `W/"${text.length}-${hash(text)}"`;
-      const h = {
+    const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+      hostAnswer(req, status, body, {
         "content-type": "application/json",
         "ratelimit-limit": "2000",
         "ratelimit-remaining": "1999",
         "ratelimit-reset": String(Math.floor(Date.now() / 1000) + 60),
-        ...(req.method === "GET" && status === 200 ? { etag } : {}),
         ...headers,
-      };
-      if (req.method === "GET" && status === 200 && req.headers.get("if-none-match") === etag) {
-        return new Response(null, { status: 304, headers: h });
-      }
-      return new Response(status === 204 ? null : text, { status, headers: h });
-    };
+      }, true);
     const level = tokens[req.headers.get("private-token") ?? ""];
     if (level === undefined) return json(401, { message: "401 Unauthorized" });
     const path = url.pathname.replace(/^\/api\/v4/, "");
@@ -317,14 +310,4 @@ export async function startFakeGitlab(
       await git.remove();
     },
   };
-}
-
-/** A short digest for ETags (FNV-1a). */
-function hash(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0).toString(16);
 }

@@ -98,20 +98,14 @@ export function onMergeResult(
       });
       return;
     }
-    case "changes_requested": {
-      const note = `${r.by.join(", ")} requested changes on ${r.pr}` +
-        `${r.comments ? `:\n${r.comments.slice(0, 4000)}` : ""}`;
-      d.landings.delete(task.id);
-      out.push({ kind: "reap", taskId: task.id, reason: "changes requested on the host" });
-      out.push({
-        kind: "store",
-        change: { op: "requeue", taskId: task.id, reason: firstLine(note), countAttempt: false },
-      });
-      out.journal(ev.taskRetried({ task_id: task.id, reason: firstLine(note) }));
-      d.notes.set(task.id, note);
-      out.log(task.id, `${firstLine(note)}; new attempt queued`);
-      return;
-    }
+    case "changes_requested":
+      return changesRequested(
+        d,
+        out,
+        task.id,
+        `${r.by.join(", ")} requested changes on ${r.pr}`,
+        r.comments.slice(0, 4000),
+      );
     case "closed":
       // The store's cancel comes back as a task change: the card's receipt and the reap follow.
       out.push({ kind: "store", change: { op: "cancel", taskId: task.id, reason: r.reason } });
@@ -243,14 +237,32 @@ export function onReview(d: Draft, out: Out, e: Extract<CoreEvent, { type: "revi
     out.push({ kind: "merge", taskId: task.id });
     return;
   }
-  const note = `an operator (${e.principal}) requested changes${e.note ? `: ${e.note}` : ""}`;
-  d.landings.delete(task.id);
-  out.push({ kind: "reap", taskId: task.id, reason: "changes requested" });
+  changesRequested(
+    d,
+    out,
+    task.id,
+    `an operator (${e.principal}) requested changes${e.note ? `: ${e.note}` : ""}`,
+  );
+}
+
+/**
+ * A reviewer — an operator on the board, or a person on the host — requested changes: a new
+ * attempt whose prompt holds `said` and their `comments`; no attempt is counted.
+ */
+function changesRequested(
+  d: Draft,
+  out: Out,
+  taskId: string,
+  said: string,
+  comments = "",
+): void {
+  d.landings.delete(taskId);
+  out.push({ kind: "reap", taskId, reason: "changes requested" });
   out.push({
     kind: "store",
-    change: { op: "requeue", taskId: task.id, reason: note, countAttempt: false },
+    change: { op: "requeue", taskId, reason: said, countAttempt: false },
   });
-  out.journal(ev.taskRetried({ task_id: task.id, reason: note }));
-  d.notes.set(task.id, note);
-  out.log(task.id, `${note}; new attempt queued`);
+  out.journal(ev.taskRetried({ task_id: taskId, reason: said }));
+  d.notes.set(taskId, comments ? `${said}:\n${comments}` : said);
+  out.log(taskId, `${said}; new attempt queued`);
 }
