@@ -277,21 +277,19 @@ Deno.test("a token without pull-request permission is refused before run_started
 
 Deno.test("kill -9 between the push and the pull request: the restarted run opens no second one and pushes nothing again", async () => {
   await using dir = await tempDir();
-  let arrived!: () => void;
-  const posted = new Promise<void>((r) => arrived = r);
-  let release!: () => void;
-  const released = new Promise<void>((r) => release = r);
+  const posted = Promise.withResolvers<void>();
+  const held = Promise.withResolvers<void>();
   await using gh = await landingWorkspace(dir.path, [{
     id: "feature",
     script: [["write", "feature.txt", "done\n"], ["report"]],
   }], {
     beforeCreate: () => {
-      arrived();
-      return released;
+      posted.resolve();
+      return held.promise;
     },
   });
-  const runId = await killedWhen(dir.path, posted); // pushed; GitHub is creating the PR
-  release(); // GitHub created it; the service never heard
+  const runId = await killedWhen(dir.path, posted.promise); // pushed; GitHub creates the PR
+  held.resolve(); // GitHub created it; the service never heard
   assert.equal(
     (await rowsOf(dir.path, runId)).filter((r) => r.type === "task_pr_opened").length,
     0,
@@ -337,21 +335,19 @@ Deno.test("a base that requires a merge queue: the pull request is enqueued (Gra
 
 Deno.test("kill -9 between GitHub's merge and the journal row: the restarted run records the host's merge commit, once", async () => {
   await using dir = await tempDir();
-  let merging!: () => void;
-  const merged = new Promise<void>((r) => merging = r);
-  let release!: () => void;
-  const released = new Promise<void>((r) => release = r);
+  const merged = Promise.withResolvers<void>();
+  const held = Promise.withResolvers<void>();
   await using gh = await landingWorkspace(dir.path, [{
     id: "feature",
     script: [["write", "feature.txt", "done\n"], ["report"]],
   }], {
     afterMerge: () => {
-      merging();
-      return released; // the service is killed before GitHub answers
+      merged.resolve();
+      return held.promise; // the service is killed before GitHub answers
     },
   });
-  const runId = await killedWhen(dir.path, merged);
-  release();
+  const runId = await killedWhen(dir.path, merged.promise);
+  held.resolve();
   assert.equal(ofType(await rowsOf(dir.path, runId), "task_merged").length, 0);
 
   const resumed = await runPlan({ root: dir.path, port: 0, app: SERVER_APP, out: () => {} });
