@@ -21,7 +21,8 @@ const UNREPORTED_NOTE: Record<string, string> = {
 
 /** How a merge that waits is described (in `status`, the journal and the log). */
 export function mergeWaitText(reason: string): string {
-  return `merge waits: ${reason}`;
+  // A pull request's wait names what waits ("pull request #3 waits for 1 approving review").
+  return /^(pull|merge) request [#!]\d+ /.test(reason) ? reason : `merge waits: ${reason}`;
 }
 
 function landing(d: Draft, taskId: string): Landing | undefined {
