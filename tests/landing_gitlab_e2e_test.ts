@@ -89,3 +89,19 @@ Deno.test("GitLab: with merge trains enabled the merge request goes on the train
     (await sh(gl.fake.bare, "rev-parse", "main")).trim(),
   );
 });
+
+Deno.test("GitLab: a merge request a person closes cancels its task with their reason", async () => {
+  await using dir = await tempDir();
+  await using gl = await gitlabWorkspace(dir.path, FEATURE, { approvals: 1 });
+  const run = watchedRun(dir.path);
+  await waitsFor(dir.path, run, /approving review/);
+  gl.fake.closeByPerson(1, "carol", "Duplicate of !7.");
+  await run.result;
+  const rows = (await journalOf(dir.path, run.runId)).rows.map((r) => r.row);
+  const cancelled = rows.find((r) => r.type === "task_cancelled")!;
+  assert.match(
+    String(cancelled.data.reason),
+    /merge request !1 was closed by carol without merging: "Duplicate of !7\."/,
+  );
+  assert.equal(rows.filter((r) => r.type === "task_merged").length, 0);
+});

@@ -42,6 +42,8 @@ export interface FakeGitlab extends AsyncDisposable {
   setPipeline(sha: string, status: "running" | "success" | "failed"): void;
   headOf(iid: number): Promise<string>;
   approve(iid: number, user: string): void;
+  /** A person comments, then closes merge request `iid` unmerged. */
+  closeByPerson(iid: number, user: string, comment: string): void;
   refusedPushes(): Promise<string[]>;
 }
 
@@ -57,6 +59,7 @@ interface FakeMr {
   closedBy?: string;
   approvedBy: string[];
   onTrain: boolean;
+  notes: { id: number; author: string; body: string }[];
 }
 
 /** Start the fake over a new bare repository holding `seed`'s HEAD as `base`. */
@@ -191,6 +194,7 @@ export async function startFakeGitlab(
           state: "opened",
           approvedBy: [],
           onTrain: false,
+          notes: [],
         };
         mrs.push(mr);
         return json(201, await mrJson(mr));
@@ -222,8 +226,22 @@ export async function startFakeGitlab(
       });
     }
     if ((m = /^\/merge_requests\/(\d+)\/reviewers$/.exec(rest))) return json(200, []);
-    if ((m = /^\/merge_requests\/(\d+)\/notes/.exec(rest))) {
-      return json(req.method === "POST" ? 201 : 200, req.method === "POST" ? { id: nextId++ } : []);
+    if ((m = /^\/merge_requests\/(\d+)\/notes$/.exec(rest))) {
+      const x = mr(m[1]);
+      if (!x) return json(404, { message: "404 Not found" });
+      if (req.method === "POST") {
+        const note = { id: nextId++, author: "service-bot", body: String(body.body ?? "") };
+        x.notes.push(note);
+        return json(201, { id: note.id, body: note.body });
+      }
+      const desc = url.searchParams.get("sort") === "desc";
+      const notes = x.notes.map((n) => ({
+        id: n.id,
+        body: n.body,
+        system: false,
+        author: { username: n.author },
+      }));
+      return json(200, desc ? notes.reverse() : notes);
     }
     if ((m = /^\/merge_requests\/(\d+)\/merge$/.exec(rest)) && req.method === "PUT") {
       const x = mr(m[1]);
@@ -303,6 +321,12 @@ export async function startFakeGitlab(
     headOf: async (iid) => await headSha(mrs.find((x) => x.iid === iid)!),
     approve(iid, user) {
       mrs.find((x) => x.iid === iid)!.approvedBy.push(user);
+    },
+    closeByPerson(iid, user, comment) {
+      const x = mrs.find((m) => m.iid === iid)!;
+      x.notes.push({ id: nextId++, author: user, body: comment });
+      x.state = "closed";
+      x.closedBy = user;
     },
     refusedPushes: git.refusedPushes,
     async [Symbol.asyncDispose]() {
