@@ -87,7 +87,10 @@ Deno.test("a task lands through a pull request the host merges; main is never pu
   await using gh = await landingWorkspace(dir.path, [{
     id: "feature",
     script: [["write", "feature.txt", "done\n"], ["report", "wrote feature.txt"]],
-  }], { requiredChecks: ["ci/test"] });
+  }], {
+    requiredChecks: ["ci/test"],
+    extra: "server:\n  public_url: https://board.example.com\n",
+  });
   const run = watchedRun(dir.path);
   const result = await run.result;
   assert.equal(result.status, "completed", result.problems.join("; "));
@@ -107,7 +110,11 @@ Deno.test("a task lands through a pull request the host merges; main is never pu
   assert.equal(pr.merged, true);
   assert.match(pr.body, /### What was asked[\s\S]*Task feature\./);
   assert.match(pr.body, /### What the agent reported\n\n> wrote feature.txt/);
-  assert.match(pr.body, /\/dashboard\/review-board\?run=/);
+  assert.match(
+    pr.body,
+    /Review board: https:\/\/board\.example\.com\/dashboard\/review-board\?run=.*&task=feature/,
+    "the board's public address, not the loopback one",
+  );
   // The local clone's base never moved: the service does not commit on the user's branch.
   assert.equal(
     (await sh(dir.path, "rev-parse", "main")).trim(),

@@ -18,6 +18,8 @@ import { type LandingSettings, landingSettings } from "./settings.ts";
 export interface PreparedLanding {
   settings: LandingSettings;
   host: PullRequestHost;
+  /** `server.public_url`: the board's address people outside this machine open (PR bodies link it). */
+  publicUrl?: string;
 }
 
 /** Options of {@link prepareLanding}. */
@@ -122,5 +124,6 @@ export async function prepareLanding(
       fix,
     );
   }
-  return { settings, host };
+  const publicUrl = config.server?.public_url;
+  return { settings, host, ...(publicUrl ? { publicUrl } : {}) };
 }

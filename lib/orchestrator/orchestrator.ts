@@ -207,7 +207,7 @@ export class Orchestrator {
       runId: options.runId,
       journalPath: options.journalPath,
       work: this.#work,
-      boardUrl: options.serverUrl,
+      boardUrl: options.landing.publicUrl ?? options.serverUrl,
       onChange: (taskId) => this.#push({ type: "landing_changed", taskId }),
       warn: options.log,
       now: this.#clock,
