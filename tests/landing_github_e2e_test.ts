@@ -31,7 +31,14 @@ type Row = Awaited<ReturnType<typeof rowsOf>>[number];
 async function landingWorkspace(
   dir: string,
   steps: Step[],
-  options: FakeGithubOptions & { token?: string; pollS?: number; extra?: string } = {},
+  options: FakeGithubOptions & {
+    token?: string;
+    pollS?: number;
+    /** More `landing:` keys (indented). */
+    landing?: string;
+    /** More top-level service.yaml. */
+    extra?: string;
+  } = {},
 ) {
   await workspace(dir, [{ name: "s", steps }]);
   const fake = await startFakeGithub(dir, options);
@@ -42,7 +49,7 @@ async function landingWorkspace(
     join(dir, "service.yaml"),
     `landing:\n  mode: pull_request\n  provider: github\n  api_url: ${fake.url}\n` +
       `  repo: ${options.repo ?? "acme/widget"}\n  token_env: ${tokenEnv}\n` +
-      `  poll_interval_s: ${options.pollS ?? 1}\n${options.extra ?? ""}`,
+      `  poll_interval_s: ${options.pollS ?? 1}\n${options.landing ?? ""}${options.extra ?? ""}`,
     { append: true },
   );
   const env = withEnv({ [tokenEnv]: options.token ?? "gh-token" });
@@ -562,4 +569,32 @@ Deno.test("two pull requests that conflict: the second is sent to a new attempt 
   assert.deepEqual(lines, ["one", "two"], "both landed on main");
   assert.equal(gh.fake.pulls().filter((p) => p.merged).length, 2);
   assert.deepEqual(await gh.fake.refusedPushes(), []);
+});
+
+Deno.test("on_ci_failure: fail — a failed required check FAILS the task with the check's name; its pull request is closed", async () => {
+  await using dir = await tempDir();
+  await using gh = await landingWorkspace(dir.path, [{
+    id: "feature",
+    script: [["write", "feature.txt", "broken\n"], ["report"]],
+  }], {
+    requiredChecks: ["ci/test"],
+    landing: "  on_ci_failure: fail\n",
+    ci: () => [{
+      name: "ci/test",
+      status: "completed",
+      conclusion: "failure",
+      summary: "1 test failed",
+    }],
+  });
+  const run = watchedRun(dir.path);
+  const result = await run.result;
+  assert.equal(result.status, "failed");
+  const rows = (await journalOf(dir.path, run.runId)).rows.map((r) => r.row);
+  assert.match(
+    String(ofType(rows, "task_failed")[0].data.reason),
+    /required check `ci\/test` failed/,
+  );
+  assert.equal(ofType(rows, "task_claimed").length, 1, "no new attempt");
+  assert.deepEqual(gh.fake.pulls().map((p) => [p.state, p.merged]), [["closed", false]]);
+  assert.equal(ofType(rows, "task_pr_closed").length, 1);
 });
