@@ -105,3 +105,28 @@ Deno.test("GitLab: a merge request a person closes cancels its task with their r
   );
   assert.equal(rows.filter((r) => r.type === "task_merged").length, 0);
 });
+
+Deno.test("GitLab: a reviewer's requested changes send the task to a new attempt told their comment", async () => {
+  await using dir = await tempDir();
+  await using gl = await gitlabWorkspace(dir.path, [{
+    id: "feature",
+    script: [
+      ["first_attempt", [["write", "feature.txt", "v1\n"], ["report"]]],
+      ["retry", [["require_prompt", "Use v2 please."], ["write", "feature.txt", "v2\n"], [
+        "report",
+      ]]],
+    ],
+  }], { approvals: 1 });
+  const run = watchedRun(dir.path);
+  await waitsFor(dir.path, run, /approving review/);
+  gl.fake.requestChanges(1, "dana", "Use v2 please.");
+  await until(
+    "the new attempt's merge request",
+    () => Promise.resolve(gl.fake.mergeRequests().length === 2),
+  );
+  gl.fake.approve(2, "dana");
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.equal(await sh(gl.fake.bare, "show", "main:feature.txt"), "v2\n");
+  assert.deepEqual(gl.fake.mergeRequests().map((m) => m.state), ["closed", "merged"]);
+});

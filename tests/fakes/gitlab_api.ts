@@ -42,6 +42,8 @@ export interface FakeGitlab extends AsyncDisposable {
   setPipeline(sha: string, status: "running" | "success" | "failed"): void;
   headOf(iid: number): Promise<string>;
   approve(iid: number, user: string): void;
+  /** A reviewer requests changes, with a comment. */
+  requestChanges(iid: number, user: string, comment: string): void;
   /** A person comments, then closes merge request `iid` unmerged. */
   closeByPerson(iid: number, user: string, comment: string): void;
   refusedPushes(): Promise<string[]>;
@@ -60,6 +62,8 @@ interface FakeMr {
   approvedBy: string[];
   onTrain: boolean;
   notes: { id: number; author: string; body: string }[];
+  /** Reviewers who requested changes. */
+  requested: string[];
 }
 
 /** Start the fake over a new bare repository holding `seed`'s HEAD as `base`. */
@@ -195,6 +199,7 @@ export async function startFakeGitlab(
           approvedBy: [],
           onTrain: false,
           notes: [],
+          requested: [],
         };
         mrs.push(mr);
         return json(201, await mrJson(mr));
@@ -225,7 +230,14 @@ export async function startFakeGitlab(
         approved_by: x.approvedBy.map((username) => ({ user: { username } })),
       });
     }
-    if ((m = /^\/merge_requests\/(\d+)\/reviewers$/.exec(rest))) return json(200, []);
+    if ((m = /^\/merge_requests\/(\d+)\/reviewers$/.exec(rest))) {
+      const x = mr(m[1]);
+      if (!x) return json(404, { message: "404 Not found" });
+      return json(
+        200,
+        x.requested.map((username) => ({ user: { username }, state: "requested_changes" })),
+      );
+    }
     if ((m = /^\/merge_requests\/(\d+)\/notes$/.exec(rest))) {
       const x = mr(m[1]);
       if (!x) return json(404, { message: "404 Not found" });
@@ -321,6 +333,11 @@ export async function startFakeGitlab(
     headOf: async (iid) => await headSha(mrs.find((x) => x.iid === iid)!),
     approve(iid, user) {
       mrs.find((x) => x.iid === iid)!.approvedBy.push(user);
+    },
+    requestChanges(iid, user, comment) {
+      const x = mrs.find((m) => m.iid === iid)!;
+      x.notes.push({ id: nextId++, author: user, body: comment });
+      x.requested.push(user);
     },
     closeByPerson(iid, user, comment) {
       const x = mrs.find((m) => m.iid === iid)!;
