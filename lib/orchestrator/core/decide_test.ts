@@ -1195,3 +1195,20 @@ Deno.test("mergeWaitText(): a pull request's wait is said as the host's words, a
     "merge waits: uncommitted changes in a.txt",
   );
 });
+
+Deno.test("decide(): a pull request whose base moved is rebased every time, however often it moves", () => {
+  let s = landing(state([task("t1", { status: "DONE", attempts: 1 })]), "t1", "merging");
+  for (let i = 0; i < 5; i++) {
+    const moved = decide(s, {
+      type: "merge_result",
+      taskId: "t1",
+      result: { kind: "base_moved", reason: `main moved (${i})` },
+    });
+    assert.ok(moved.actions.some((a) => a.kind === "rebase"), `move ${i} rebases`);
+    s = decide(moved.state, {
+      type: "rebase_result",
+      taskId: "t1",
+      result: { kind: "rebased", tip: "abc", diffChanged: false },
+    }).state;
+  }
+});

@@ -78,13 +78,12 @@ export function onMergeResult(
       );
       return;
     case "base_moved":
-      if (l.rebases < d.settings.maxRebases) {
-        setStage(d, l, "rebasing", r.reason);
-        out.push({ kind: "rebase", taskId: task.id });
-        out.log(task.id, r.reason);
-        return;
-      }
-      return conflictNeedsNewAttempt(d, out, task.id, [], r.reason);
+      // Each time is a real move of the remote base while the pull request waits (not a retry
+      // loop): it is rebased every time; a rebase that conflicts sends it to a new attempt.
+      setStage(d, l, "rebasing", r.reason);
+      out.push({ kind: "rebase", taskId: task.id });
+      out.log(task.id, r.reason);
+      return;
     case "check_failed": {
       d.landings.delete(task.id);
       const reason = `required check \`${r.check}\` failed on ${r.pr}`;
