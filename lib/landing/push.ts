@@ -61,7 +61,11 @@ async function run(o: RemoteOptions, args: string[], what: string) {
       allowFailure: true,
     });
     if (r.code === 0) return r;
-    const said = r.stderr.trim().split("\n").filter(Boolean).slice(-3).join(" / ");
+    // `push --porcelain` says why a ref was refused on stdout (`!\t<ref>\t[rejected] (stale info)`).
+    const refused = r.stdout.split("\n").filter((l) => l.startsWith("!"))
+      .map((l) => l.split("\t").slice(1).join(" "));
+    const said = [...refused, ...r.stderr.trim().split("\n").filter(Boolean).slice(-3)]
+      .join(" / ");
     throw new RemoteError(
       `${what} failed: ${said || `git exited with ${r.code}`}`,
       UNREACHABLE.test(r.stderr),

@@ -29,6 +29,8 @@ export interface OrchestratorSettings {
   maxAgents: number;
   /** `heartbeat_timeout_s`: a remote worker's lease (DESIGN.md §16). */
   heartbeatTimeoutS?: number;
+  /** `landing.remote`: the git remote remote workers fetch from and push to (DESIGN.md §16). */
+  remote?: string;
   model?: string;
   effort?: string;
   /** `roles` of service.yaml (per-role model, effort, max_agents, agent_env). */
@@ -66,6 +68,7 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
   return {
     maxAgents: config.max_agents ?? 4,
     heartbeatTimeoutS: config.heartbeat_timeout_s,
+    remote: config.landing.remote,
     ...(config.model ? { model: config.model } : {}),
     ...(config.effort ? { effort: config.effort } : {}),
     roles: config.roles,
