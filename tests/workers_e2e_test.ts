@@ -9,7 +9,8 @@ import { runPlan } from "../lib/orchestrator/run.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
-import { CLI, cli, rowsOf, sh, until, withEnv } from "./_e2e.ts";
+import { CLI, cli, rowsOf, sh, until, withEnv, workspace } from "./_e2e.ts";
+import { startFakeGithub } from "./fakes/github_api.ts";
 import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
 
 const WORKERS_ONLY = "max_agents: 0\nheartbeat_timeout_s: 3\n";
@@ -463,6 +464,40 @@ Deno.test("a task a worker finishes without changing anything lands like a local
     assert.equal(exit.data.commit, null);
     assert.equal(rowsFor(rows, "task_claimed", "noop").length, 1);
     assert.deepEqual(await agentBranches(bare), [], "nothing was pushed");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("in pull-request mode a worker's pushed branch becomes the pull request the host merges", async () => {
+  await using dir = await tempDir();
+  const root = join(dir.path, "orchestrator");
+  await Deno.mkdir(root);
+  await workspace(root, [{
+    name: "s",
+    steps: [{ id: "f", script: [["write", "f.txt", "from a worker\n"], ["report", "wrote f"]] }],
+  }]);
+  await using fake = await startFakeGithub(root, {});
+  await sh(root, "remote", "add", "origin", fake.bare);
+  await sh(root, "push", "-q", "origin", "main");
+  using _token = withEnv({ WORKERS_GH_TOKEN: "gh-token" });
+  await Deno.writeTextFile(
+    join(root, "service.yaml"),
+    `${WORKERS_ONLY}landing:\n  mode: pull_request\n  provider: github\n  api_url: ${fake.url}\n` +
+      "  repo: acme/widget\n  token_env: WORKERS_GH_TOKEN\n  poll_interval_s: 1\n",
+    { append: true },
+  );
+  const server = await serve(root);
+  try {
+    await using _w1 = startWorker(await workerClone(dir.path, fake.bare, "w1"), server.url, "w1");
+    const lines: string[] = [];
+    const done = await runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    assert.equal(done.status, "completed", lines.join("\n"));
+    const rows = await rowsOf(root, done.runId);
+    assert.equal(rowsFor(rows, "task_claimed", "f")[0].data.worker, "w1");
+    assert.equal(rowsFor(rows, "task_pr_opened", "f").length, 1);
+    assert.equal(await sh(fake.bare, "show", "main:f.txt"), "from a worker\n");
+    assert.deepEqual(await fake.refusedPushes(), [], "nothing was pushed to main");
   } finally {
     await server.shutdown();
   }
