@@ -138,7 +138,7 @@ Deno.test("a worker killed mid-task loses its lease; its pushed commit is the pa
           ["write", "partial.txt", "half done\n"],
           // The agent commits its progress; the worker pushes it at its next heartbeat.
           ["run", "git add -A && git -c user.name=a -c user.email=a@x commit -qm partial"],
-          ["sleep", 30000],
+          ["sleep", 8000],
           ["exit", 1],
         ]],
         ["require_prompt", "EARLIER WORK:"],
@@ -382,7 +382,7 @@ Deno.test("a worker that dies after its agent reported, before its own report, l
         ["write", "out.txt", "done\n"],
         ["report", "done"],
         // The first attempt's agent lingers after its report: its worker dies meanwhile.
-        ["first_attempt", [["sleep", 30000]]],
+        ["first_attempt", [["sleep", 8000]]],
       ],
     }],
   }], WORKERS_ONLY);
