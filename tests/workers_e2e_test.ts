@@ -157,6 +157,8 @@ Deno.test("a worker killed mid-task loses its lease; its pushed commit is the pa
     // Where the task runs, as `ps`, `status` and the board's task detail say it.
     const ps = await cli(root, "ps");
     assert.match(ps.out, /t\s+backend\s+worker w1/);
+    const statusText = await cli(root, "status");
+    assert.match(statusText.out, /agents: 0 live, 1 on remote workers\n {2}t: on worker w1/);
     const status = await (await fetch(`${server.url}/status`)).json();
     assert.equal(status.workers[0].worker, "w1");
     const detail = await (await fetch(

@@ -78,8 +78,11 @@ export class ProgressDisplay {
       }`,
     ];
     for (const agent of orchestrator.liveAgents()) {
-      const last =
-        (await logTail(`${runtimeDir}/${agent.sessionId}.log`, 1).catch(() => [""]))[0] ?? "";
+      // A remote worker's agent has no log here until it reports: say where it runs instead.
+      const last = agent.worker ? `on worker ${agent.worker}` : (await logTail(
+        `${runtimeDir}/${agent.sessionId}.log`,
+        1,
+      ).catch(() => [""]))[0] ?? "";
       lines.push(
         `  ${agent.taskId} (${agent.sessionId}) ${agent.elapsedS}s  ${last.slice(0, 100)}`,
       );

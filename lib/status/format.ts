@@ -97,10 +97,13 @@ export function formatStatus(
     }
   }
   const agents = status.agents as unknown[] | undefined;
-  lines.push(`agents: ${agents?.length ?? 0} live`);
   const remote = status.workers as
     | { task_id: string; worker: string; session_id: string }[]
     | undefined;
+  lines.push(
+    `agents: ${agents?.length ?? 0} live` +
+      (remote?.length ? `, ${remote.length} on remote workers` : ""),
+  );
   for (const r of remote ?? []) {
     lines.push(`  ${r.task_id}: on worker ${r.worker} (session ${r.session_id})`);
   }
