@@ -83,6 +83,8 @@ export function taskClaimed(data: {
   attempt?: number;
   model?: string;
   batch_eligible?: boolean;
+  /** `worktree` (a host process) or `container:<runtime>:<image id>` (DESIGN.md §14). */
+  isolation?: string;
 }): JournalEvent {
   return event("task_claimed", {
     ...data,

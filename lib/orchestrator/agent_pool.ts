@@ -10,6 +10,7 @@ import { agentExitCode } from "../agents/exit_status.ts";
 import { logTail } from "../agents/process.ts";
 import { readSessionUsage } from "../agents/usage_reader.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
+import type { ContainerIsolation } from "../container/probe.ts";
 import type { RoleSettings } from "../config/schema.ts";
 import { loadRoleTemplate, type RoleTemplate } from "../roles/templates.ts";
 import { ACTIVITY_SINK, nextAttemptNumber } from "../board/activity.ts";
@@ -36,6 +37,8 @@ export interface AgentPoolOptions {
   store: TaskStore;
   adapter: AgentAdapter;
   launch: PreflightResult["launch"];
+  /** Container isolation (absent: host processes). */
+  isolation?: ContainerIsolation;
   serverUrl: string;
   token?: string;
   model?: string;
@@ -165,6 +168,7 @@ export class AgentPool {
         startCommit: earlier?.commit,
         adapter: o.adapter,
         launch: o.launch,
+        isolation: o.isolation,
         argv: invocation.argv,
         serverUrl: o.serverUrl,
         token: o.token,
@@ -172,6 +176,8 @@ export class AgentPool {
         graceMs: o.graceMs,
         agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
         extraEnv: mcpSessionEnv(o.adapter, o.mcpConfigPath),
+        mcpConfigPath: o.mcpConfigPath,
+        warn: o.log,
       });
     } catch (e) {
       const err = e as Error;
@@ -205,6 +211,7 @@ export class AgentPool {
       attempt: await this.#attemptNumber(taskId),
       model,
       batchEligible: task.batch_eligible,
+      isolation: session.isolation,
     };
   }
 

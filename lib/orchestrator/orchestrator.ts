@@ -12,6 +12,7 @@ import type { AgentAdapter } from "../agents/adapters/types.ts";
 import type { CooldownTracker } from "../agents/cooldown.ts";
 import type { CostReport } from "../cost/report.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
+import type { ContainerIsolation } from "../container/probe.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import type { JournalEvent } from "../journal/row.ts";
 import { activityHub } from "../events/hub.ts";
@@ -55,6 +56,8 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   taskIds: string[];
   adapter: AgentAdapter;
   launch: PreflightResult["launch"];
+  /** Container isolation, as probed before `run_started` (absent: host processes). */
+  isolation?: ContainerIsolation;
   serverUrl: string;
   targetBranch: string;
   mcpConfigPath?: string;
@@ -156,6 +159,7 @@ export class Orchestrator {
       store: options.store,
       adapter: options.adapter,
       launch: options.launch,
+      isolation: options.isolation,
       serverUrl: options.serverUrl,
       token: options.token,
       model: options.model,

@@ -9,7 +9,6 @@
 import { existsSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { reapPidFiles } from "../agents/pid_files.ts";
-import { preflight } from "../agents/preflight.ts";
 import { ValidationError } from "../config/errors.ts";
 import { configuredAdapter, loadWorkspaceConfig } from "../config/load.ts";
 import type { ServerSettings } from "../config/server_config.ts";
@@ -40,6 +39,7 @@ import {
   type RunStartFacts,
 } from "./run_start.ts";
 import { orchestratorSettings } from "./settings.ts";
+import { runLaunch } from "./run_isolation.ts";
 import type { Orchestrator } from "./orchestrator.ts";
 
 /** Options of {@link runPlan}. */
@@ -138,12 +138,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   const mcp = await runMcpServers(config, (n) => env[n]);
   const mcpNote = mcpDelivery(adapter, mcp);
   if (mcpNote) out(adapter.acceptsMcpConfig ? mcpNote : `warning: ${mcpNote}`);
-  const checked = await preflight(adapter, {
-    env,
-    cwd: root,
-    workdir: root,
-    warn: (m) => out(`warning: ${m}`),
-  });
+  // Where agents run: host processes, or containers whose probe passed (never a fallback).
+  const checked = await runLaunch(config, adapter, { root, runtimeDir: paths.runtime, env, out });
 
   const server = options.server ??
     await startRunServer(root, options.port, serverSettings, out, options.app);
@@ -204,6 +200,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       settings,
       adapter,
       launch: checked.launch,
+      isolation: checked.isolation,
       mcpConfigPath: await writeRunMcpConfig(paths, run.runId, adapter, mcp),
       cost: await readCostReport(paths, configuredBudgetUsd(config)),
       targetBranch,

@@ -32,6 +32,8 @@ export interface DriveOptions {
   settings: OrchestratorSettings;
   adapter: OrchestratorOptions["adapter"];
   launch: OrchestratorOptions["launch"];
+  /** Container isolation, as probed before `run_started` (absent: host processes). */
+  isolation?: OrchestratorOptions["isolation"];
   mcpConfigPath?: string;
   cost: OrchestratorOptions["cost"];
   targetBranch: string;
@@ -89,6 +91,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     taskIds: run.taskIds,
     adapter: o.adapter,
     launch: o.launch,
+    isolation: o.isolation,
     serverUrl: o.serverUrl,
     targetBranch: o.targetBranch,
     mcpConfigPath: o.mcpConfigPath,

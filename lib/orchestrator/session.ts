@@ -21,6 +21,8 @@ import { createWorktree, type Worktree } from "../worktrees/worktrees.ts";
 import type { Task } from "../tasks/task.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import type { EndReason } from "./core/state.ts";
+import type { ContainerIsolation } from "../container/probe.ts";
+import { sessionContainer } from "./session_container.ts";
 
 /** Heartbeat file update interval (spec §8). */
 export const HEARTBEAT_INTERVAL_MS = 15_000;
@@ -53,6 +55,12 @@ export interface SessionStart {
   agentEnv?: readonly string[];
   /** Variables set on top of the forwarded ones (the adapter's MCP settings, lib/mcp). */
   extraEnv?: Readonly<Record<string, string>>;
+  /** Run the agent in a container (DESIGN.md §14; `launch` is then the CLI in the image). */
+  isolation?: ContainerIsolation;
+  /** The run's MCP configuration file the agent reads (copied into its container). */
+  mcpConfigPath?: string;
+  /** Where problems that change nothing are reported (default: standard error). */
+  warn?: (line: string) => void;
 }
 
 /** A live (or just ended) agent session. */
@@ -70,10 +78,18 @@ export class AgentSession {
   reportedAt?: number;
   /** Log bytes already scanned for rate limits. */
   scannedBytes = 0;
+  /** `worktree`, or `container:<runtime>:<image id>` (journaled with the claim). */
+  readonly isolation: string;
   #start: SessionStart;
 
-  private constructor(start: SessionStart, worktree: Worktree, proc: AgentProcess) {
+  private constructor(
+    start: SessionStart,
+    worktree: Worktree,
+    proc: AgentProcess,
+    isolation: string,
+  ) {
     this.#start = start;
+    this.isolation = isolation;
     this.task = start.task;
     this.sessionId = start.sessionId;
     this.worktree = worktree;
@@ -104,15 +120,23 @@ export class AgentSession {
     Object.assign(allowed, start.extraEnv ?? {});
     // What the CLI needs to start headless (auth selection, endpoint overrides): lib/agents/launch.ts.
     const headless = await prepareHeadless(start.adapter, allowed, start.paths.runtime);
-    const proc = spawnAgent({
-      command: start.launch.command,
-      args: [...start.launch.prefixArgs, ...headless.args, ...start.argv],
-      cwd: worktree.path,
-      env: headless.env,
-      logPath,
-      graceMs: start.graceMs,
-    });
-    const session = new AgentSession(start, worktree, proc);
+    const box = start.isolation && await sessionContainer(start, worktree, headless.env, logPath);
+    let proc: AgentProcess;
+    try {
+      proc = spawnAgent({
+        command: start.launch.command,
+        args: [...start.launch.prefixArgs, ...headless.args, ...start.argv],
+        cwd: worktree.path,
+        env: box ? box.env : headless.env,
+        logPath,
+        graceMs: start.graceMs,
+        launcher: box ? box.agent : undefined,
+      });
+    } catch (e) {
+      await box?.release(); // its worktree is the service's again
+      throw e;
+    }
+    const session = new AgentSession(start, worktree, proc, box ? box.label : "worktree");
     const record: SessionRecord = {
       session_id: start.sessionId,
       pid: proc.pid,
@@ -127,6 +151,7 @@ export class AgentSession {
       worktree: worktree.path,
       branch: worktree.branch,
       base: worktree.base,
+      ...(box ? { container: { runtime: box.runtimeBin, name: box.name } } : {}),
     };
     await writePidFile(start.paths.runtime, record);
     await session.writeHeartbeat();

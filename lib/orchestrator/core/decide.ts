@@ -49,6 +49,7 @@ export function decide(state: CoreState, event: CoreEvent): Step {
         attempt: event.attempt,
         model: event.model,
         batch_eligible: event.batchEligible,
+        isolation: event.isolation,
       }));
       out.log(
         event.taskId,

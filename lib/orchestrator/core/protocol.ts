@@ -49,6 +49,8 @@ export type CoreEvent =
     attempt: number;
     model?: string;
     batchEligible?: boolean;
+    /** Where the agent runs: `worktree` or `container:<runtime>:<image id>` (DESIGN.md §14). */
+    isolation?: string;
   }
   | { type: "spawn_failed"; taskId: string; sessionId: string; diagnosis: ExitDiagnosis }
   /** The task was claimed through the task API before the loop could claim it. */

@@ -1,0 +1,332 @@
+/**
+ * `isolation: container` end to end, with real containers (podman or docker) on the small image
+ * of tests/_container_image.ts: the scripted agent runs inside, edits, commits and reports; the
+ * limits are seen inside; the restricted network reaches the task server and allow_hosts and
+ * nothing else of the host; every failure of the runtime is a ContainerError before
+ * `run_started` and nothing is spawned; a timeout and a SIGKILL of the orchestrator leave no
+ * container behind and keep the work. The tests that need a runtime skip, loudly, only where
+ * none answers.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { runPlan } from "../lib/orchestrator/run.ts";
+import { SERVER_APP } from "../routes/_app.ts";
+import { ContainerError } from "../lib/container/errors.ts";
+import { LABELS, workspaceLabel } from "../lib/container/session.ts";
+import { runtimeCall } from "../lib/container/runtime.ts";
+import { runDoctor } from "../lib/cli/commands/doctor.ts";
+import { CLI, journalOf, planYaml, sh, type Step, until, withEnv } from "./_e2e.ts";
+import { tempDir } from "./helpers.ts";
+import { IMAGE_AGENT, skipping, testImage } from "./_container_image.ts";
+
+const image = await testImage();
+const ignore = skipping(image);
+const ref = image.ok ? image.ref : "localhost/none:0";
+const quiet = { out: () => {}, port: 0, app: SERVER_APP };
+
+/** What a test's service.yaml says beyond the scripted agent in the test image. */
+interface Isolated {
+  /** Top-level keys (default: 256 MB and one CPU). */
+  top?: string;
+  /** Keys of the `container` block besides `image`. */
+  container?: string;
+  image?: string;
+}
+
+/** A repository whose agents run in containers of the test image. */
+async function containerWorkspace(dir: string, steps: Step[], o: Isolated = {}): Promise<void> {
+  await sh(dir, "init", "-q", "-b", "main");
+  await sh(dir, "config", "user.email", "e2e@localhost");
+  await sh(dir, "config", "user.name", "e2e");
+  await Deno.writeTextFile(join(dir, "README.md"), "# e2e\n");
+  await Deno.writeTextFile(
+    join(dir, "service.yaml"),
+    `cli: generic\ncli_command: ${JSON.stringify(["deno", "run", "-A", IMAGE_AGENT])}\n` +
+      `roles:\n  backend: {}\nisolation: container\n${o.top ?? "memory_mb: 256\ncpu_cores: 1\n"}` +
+      `container:\n  image: ${o.image ?? ref}\n${o.container ?? ""}`,
+  );
+  await Deno.writeTextFile(join(dir, "plan.yaml"), planYaml([{ name: "s", steps }]));
+  await sh(dir, "add", "-A");
+  await sh(dir, "commit", "-q", "-m", "init");
+}
+
+/** The names of the containers of the workspace at `dir` (running or not). */
+async function containersOf(dir: string): Promise<string[]> {
+  if (!image.ok) return [];
+  const r = await runtimeCall(image.bin, [
+    "ps",
+    "--all",
+    "--filter",
+    `label=${LABELS.workspace}=${workspaceLabel(dir)}`,
+    "--format",
+    "{{.Names}}",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  return r.stdout.split("\n").filter(Boolean);
+}
+
+/** Files under `dir` not owned by this process's user (handed to a container and not back). */
+async function foreignFiles(dir: string): Promise<string[]> {
+  const out = await new Deno.Command("find", {
+    args: [dir, "!", "-uid", String(Deno.uid())],
+    stdout: "piped",
+  }).output();
+  return new TextDecoder().decode(out.stdout).split("\n").filter(Boolean);
+}
+
+Deno.test({
+  name:
+    "container: an agent in a container edits, commits and reports; its work lands; the claim " +
+    "and the session log say where it ran; the memory limit is visible inside",
+  ignore,
+  async fn() {
+    await using dir = await tempDir();
+    await containerWorkspace(dir.path, [{
+      id: "edit",
+      script: [
+        ["write", "hello.txt", "hello from a container\n"],
+        [
+          "run",
+          "cat /sys/fs/cgroup/memory.max 2>/dev/null > limit.txt || " +
+          "cat /sys/fs/cgroup/memory/memory.limit_in_bytes > limit.txt; id -u > uid.txt",
+        ],
+        ["run", "git add -A && git commit -q -m 'the agent commits inside'"],
+        ["report", "edited in a container"],
+      ],
+    }]);
+    const result = await runPlan({ root: dir.path, ...quiet });
+    assert.equal(result.status, "completed", result.problems.join("; "));
+    const read = (f: string) => Deno.readTextFile(join(dir.path, f));
+    assert.equal(await read("hello.txt"), "hello from a container\n");
+    assert.equal((await read("limit.txt")).trim(), String(256 * 1024 * 1024));
+    assert.notEqual((await read("uid.txt")).trim(), "0", "the agent is not root");
+    assert.match(await sh(dir.path, "log", "--format=%s"), /the agent commits inside/);
+    const rows = (await journalOf(dir.path, result.runId)).rows.map((r) => r.row);
+    const claim = rows.find((r) => r.type === "task_claimed")!;
+    assert.match(String(claim.data.isolation), /^container:(podman|docker):[0-9a-f]{64}$/);
+    const log = await Deno.readTextFile(
+      join(dir.path, ".sdd/runs", result.runId, "logs", `${claim.data.session_id}.log`),
+    );
+    assert.match(log, /agent runs in container .* memory 256 MB, 1 CPUs\); network restricted/);
+    assert.deepEqual(await containersOf(dir.path), [], "no container is left");
+    assert.deepEqual(await foreignFiles(dir.path), [], "everything is the service's user's again");
+    assert.equal((await sh(dir.path, "status", "--porcelain")).trim(), "");
+    assert.match(await sh(dir.path, "fsck", "--strict"), /^$/);
+  },
+});
+
+Deno.test({
+  name: "container: the restricted agent reaches the task server and allow_hosts, never another " +
+    "loopback port of the host, the internet or a name not listed",
+  ignore,
+  async fn() {
+    await using dir = await tempDir();
+    const secret = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const allowed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const accepted = { secret: 0, allowed: 0 };
+    const count = async (l: Deno.Listener, key: keyof typeof accepted) => {
+      for await (const c of l) {
+        accepted[key]++;
+        c.close();
+      }
+    };
+    const serving = [count(secret, "secret"), count(allowed, "allowed")];
+    const probes = [
+      ["127.0.0.1", (secret.addr as Deno.NetAddr).port],
+      ["127.0.0.1", (allowed.addr as Deno.NetAddr).port],
+      ["1.1.1.1", 80],
+      ["example.com", 443],
+    ];
+    const probe = `for (const [h, p] of ${JSON.stringify(probes)}) { try { ` +
+      "const c = await Deno.connect({ hostname: h, port: p }); c.close(); " +
+      "console.log(`reached ${h}:${p}`); } catch { console.log(`blocked ${h}:${p}`); } }";
+    await Deno.writeTextFile(join(dir.path, "probe.ts"), probe + "\n");
+    await containerWorkspace(
+      dir.path,
+      [{ id: "net", script: [["run", "deno run -A probe.ts > net.txt"], ["report", "probed"]] }],
+      { container: `  allow_hosts: ["127.0.0.1:${(allowed.addr as Deno.NetAddr).port}"]\n` },
+    );
+    try {
+      const result = await runPlan({ root: dir.path, ...quiet });
+      assert.equal(result.status, "completed", "the report went through the relay");
+      const net = await Deno.readTextFile(join(dir.path, "net.txt"));
+      const [s, a] = probes.map((p) => `${p[0]}:${p[1]}`);
+      assert.match(net, new RegExp(`blocked ${s}\n`), net);
+      assert.match(net, new RegExp(`reached ${a}\n`), net);
+      assert.match(net, /blocked 1\.1\.1\.1:80\n/);
+      assert.match(net, /blocked example\.com:443\n/);
+      assert.equal(accepted.secret, 0, "the port not allowed saw no connection");
+      assert.ok(accepted.allowed >= 1, "the allowed port was reached through the relay");
+    } finally {
+      secret.close();
+      allowed.close();
+      await Promise.allSettled(serving);
+    }
+  },
+});
+
+Deno.test("container: no runtime on PATH is a ContainerError before run_started; nothing is spawned, and doctor says the same", async () => {
+  await using dir = await tempDir();
+  await containerWorkspace(dir.path, [{ id: "t", script: [["report"]] }]);
+  await using bin = await tempDir("service-path-");
+  const git = new TextDecoder().decode(
+    (await new Deno.Command("sh", { args: ["-c", "command -v git"], stdout: "piped" }).output())
+      .stdout,
+  ).trim();
+  await Deno.symlink(git, join(bin.path, "git")); // git, and no container runtime
+  using _env = withEnv({ PATH: bin.path });
+  const err = await runPlan({ root: dir.path, ...quiet }).then(
+    () => assert.fail("the run must not start"),
+    (e) => e,
+  );
+  assert.ok(err instanceof ContainerError, String(err));
+  assert.equal(err.kind, "no_runtime");
+  assert.match(err.message, /podman or docker is not on PATH/);
+  assert.match(err.fix, /install podman/);
+  for (const state of [".sdd/runs", ".sdd/worktrees", ".sdd/runtime/pids"]) {
+    const entries = await Array.fromAsync(Deno.readDir(join(dir.path, state))).catch(() => []);
+    assert.deepEqual(entries, [], `${state} is empty: nothing ran`);
+  }
+  const doctor = await runDoctor(dir.path);
+  const check = doctor.find((c) => c.name.startsWith("isolation"))!;
+  assert.equal(check.ok, false);
+  assert.equal(check.detail, `ContainerError: ${err.message}`);
+  assert.equal(check.fix, err.fix);
+});
+
+Deno.test({
+  name:
+    "container: a runtime that does not answer, a missing image and limits it refuses are each " +
+    "a ContainerError naming it, before run_started",
+  ignore,
+  async fn() {
+    await using fake = await tempDir("service-fake-podman-");
+    await Deno.writeTextFile(
+      join(fake.path, "podman"),
+      "#!/bin/sh\necho 'Error: unable to connect to Podman socket: connection refused' >&2\nexit 125\n",
+    );
+    await Deno.chmod(join(fake.path, "podman"), 0o755);
+    const cases: [string, Isolated, Record<string, string>, RegExp][] = [
+      [
+        "runtime_not_answering",
+        { container: "  runtime: podman\n" },
+        { PATH: `${fake.path}:${Deno.env.get("PATH")}` },
+        /unable to connect to Podman socket/,
+      ],
+      ["image_missing", { image: "localhost/service-no-such-image:1" }, {}, /is not in/],
+    ];
+    if (image.ok && image.runtime === "podman") {
+      // Limits above the host's hard limits are refused (a containers.conf of its own).
+      await Deno.writeTextFile(
+        join(fake.path, "containers.conf"),
+        '[containers]\ndefault_ulimits = ["nproc=4194304:4194304"]\n[engine]\nruntime = "runc"\n',
+      );
+      cases.push([
+        "limits_refused",
+        {},
+        { CONTAINERS_CONF: join(fake.path, "containers.conf") },
+        /refused the container's limits \(memory_mb: 256, cpu_cores: 1\): .*rlimit/,
+      ]);
+    }
+    for (const [kind, isolated, env, message] of cases) {
+      await using dir = await tempDir();
+      await containerWorkspace(dir.path, [{ id: "t", script: [["report"]] }], isolated);
+      using _env = withEnv(env);
+      const err = await runPlan({ root: dir.path, ...quiet }).then(
+        () => assert.fail(`${kind}: the run must not start`),
+        (e) => e,
+      );
+      assert.ok(err instanceof ContainerError, `${kind}: ${err}`);
+      assert.equal(err.kind, kind, err.message);
+      assert.match(err.message, message);
+      assert.ok(err.fix.length > 10, "it names the fix");
+      const runs = await Array.fromAsync(Deno.readDir(join(dir.path, ".sdd/runs"))).catch(() => []);
+      assert.deepEqual(runs, [], `${kind}: no run_started`);
+    }
+  },
+});
+
+Deno.test({
+  name: "container: an agent past its timeout is stopped (SIGTERM, grace, SIGKILL); no container " +
+    "is left, its work is kept and the next attempt continues it",
+  ignore,
+  async fn() {
+    await using dir = await tempDir();
+    using _env = withEnv({ SERVICE_AGENT_TIMEOUT_S: "3", SERVICE_KILL_GRACE_S: "1" });
+    await containerWorkspace(dir.path, [{
+      id: "stuck",
+      script: [
+        ["if_missing", "wip.txt", [["write", "wip.txt", "kept\n"], ["hang"]]],
+        ["require_prompt", "EARLIER WORK:"],
+        ["report", "finished the kept work"],
+      ],
+    }]);
+    const result = await runPlan({ root: dir.path, ...quiet });
+    assert.equal(result.status, "completed", result.problems.join("; "));
+    assert.equal(await Deno.readTextFile(join(dir.path, "wip.txt")), "kept\n");
+    const rows = (await journalOf(dir.path, result.runId)).rows.map((r) => r.row);
+    const exits = rows.filter((r) => r.type === "agent_exited").map((r) => r.data.exit_code);
+    assert.equal(exits[0], 124, "the first attempt timed out");
+    assert.deepEqual(await containersOf(dir.path), [], "no container is left");
+    assert.deepEqual(await foreignFiles(dir.path), []);
+  },
+});
+
+Deno.test({
+  name: "container: SIGKILL of the orchestrator leaves no container behind; the next run brings " +
+    "the container's work back and lands it",
+  ignore,
+  async fn() {
+    await using dir = await tempDir();
+    await containerWorkspace(dir.path, [{
+      id: "long",
+      script: [
+        ["if_missing", "wip.txt", [
+          ["write", "wip.txt", "half\n"],
+          ["run", "git add wip.txt && git commit -q -m 'half done'"],
+          ["print", "committed half"],
+          ["hang"],
+        ]],
+        ["write", "done.txt", "whole\n"],
+        ["report", "done"],
+      ],
+    }]);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", CLI, "--root", dir.path, "run", "--port", "0"],
+      env: { NO_COLOR: "1" },
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    const runtime = join(dir.path, ".sdd/runtime");
+    try {
+      await until("the agent's half-done commit", async () => {
+        const logs = await Array.fromAsync(Deno.readDir(runtime)).catch(() => []);
+        for (const e of logs.filter((e) => e.name.endsWith(".log"))) {
+          const text = await Deno.readTextFile(join(runtime, e.name)).catch(() => "");
+          if (text.includes("committed half")) return true;
+        }
+        return false;
+      });
+      assert.equal((await containersOf(dir.path)).length, 1);
+    } finally {
+      child.kill("SIGKILL");
+      await child.status;
+    }
+    await until(
+      "no container left",
+      async () => (await containersOf(dir.path)).length === 0,
+      30_000,
+    );
+    const result = await runPlan({ root: dir.path, ...quiet });
+    assert.equal(result.status, "completed", result.problems.join("; "));
+    assert.equal(await Deno.readTextFile(join(dir.path, "wip.txt")), "half\n");
+    assert.equal(await Deno.readTextFile(join(dir.path, "done.txt")), "whole\n");
+    assert.match(
+      await sh(dir.path, "log", "--format=%s"),
+      /half done/,
+      "the commit made inside landed",
+    );
+    assert.deepEqual(await containersOf(dir.path), []);
+    assert.deepEqual(await foreignFiles(dir.path), []);
+  },
+});
