@@ -8,7 +8,7 @@
 import type { Attempt } from "../lib/board/activity.ts";
 import type { TaskDetailResponse } from "../lib/review/activity.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
-import { gateText } from "./card_view.tsx";
+import { gateText, isolationWords } from "./card_view.tsx";
 
 /** Props of {@link AttemptsView}. */
 export interface AttemptsViewProps {
@@ -53,6 +53,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
                 · session <code>{a.session_id}</code>
                 {a.role ? ` · ${a.role}` : ""}
                 {a.model ? ` · ${a.model}` : ""}
+                {a.isolation ? ` · ran ${isolationWords(a.isolation)}` : ""}
                 {a.exit
                   ? ` · exit ${a.exit.exit_code} after ${seconds(a.exit.duration_ms)}${
                     a.exit.ended_by ? ` (${a.exit.ended_by})` : ""

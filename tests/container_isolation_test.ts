@@ -76,8 +76,8 @@ async function foreignFiles(dir: string): Promise<string[]> {
 
 Deno.test({
   name:
-    "container: an agent in a container edits, commits and reports; its work lands; the claim " +
-    "and the session log say where it ran; the memory limit is visible inside",
+    "container: an agent in a container edits, commits and reports; its work lands; the claim, " +
+    "the sealed evidence and the session log say where it ran; the memory limit is visible inside",
   ignore,
   async fn() {
     await using dir = await tempDir();
@@ -93,6 +93,7 @@ Deno.test({
         ["run", "git add -A && git commit -q -m 'the agent commits inside'"],
         ["report", "edited in a container"],
       ],
+      evidence: [{ name: "greeting", command: "cat hello.txt" }],
     }]);
     const result = await runPlan({ root: dir.path, ...quiet });
     assert.equal(result.status, "completed", result.problems.join("; "));
@@ -104,6 +105,10 @@ Deno.test({
     const rows = (await journalOf(dir.path, result.runId)).rows.map((r) => r.row);
     const claim = rows.find((r) => r.type === "task_claimed")!;
     assert.match(String(claim.data.isolation), /^container:(podman|docker):[0-9a-f]{64}$/);
+    const bundle = JSON.parse(
+      await read(`.sdd/runs/${result.runId}/evidence/${claim.data.task_id}/bundle.json`),
+    );
+    assert.equal(bundle.isolation, claim.data.isolation, "the sealed evidence says where it ran");
     const log = await Deno.readTextFile(
       join(dir.path, ".sdd/runs", result.runId, "logs", `${claim.data.session_id}.log`),
     );

@@ -34,6 +34,8 @@ export interface Attempt {
   number: number;
   role?: string;
   model?: string;
+  /** Where its agent ran: `worktree` or `container:<runtime>:<image id>` (DESIGN.md §14). */
+  isolation?: string;
   outcome: AttemptOutcome;
   /** The failed signals when the attempt was gated (agent failure, gates, merge conflict …). */
   signals?: Signal[];
@@ -114,6 +116,8 @@ export interface TaskActivity {
    * verdicts on the card (DESIGN.md §5); the page shows them only in the task detail.
    */
   current_since?: number;
+  /** Where the latest claim's agent ran (`task_claimed.isolation`, DESIGN.md §14). */
+  isolation?: string;
   /** 0-based row index of the latest `task_verification_failed` (the card's gates). */
   gated_index?: number;
   /** `sha256` and 0-based row index of the latest `task_diff_captured`. */
@@ -244,8 +248,10 @@ export function foldActivity(state: ActivityState, row: JournalEvent, index: num
         number: nextAttemptNumber(state, id),
         role: str(d.role),
         model: str(d.model),
+        ...(str(d.isolation) ? { isolation: str(d.isolation) } : {}),
         outcome: "running",
       });
+      t.isolation = str(d.isolation);
       t.state = "running";
       t.reason = undefined;
       t.current_since = index;

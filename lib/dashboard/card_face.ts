@@ -26,6 +26,8 @@ export interface CardFace {
   standing: Standing;
   /** Present when the task sealed an evidence bundle. */
   evidence?: EvidenceMark;
+  /** Where the current attempt's agent runs or ran (`worktree`, `container:<runtime>:<id>`). */
+  isolation?: string;
 }
 
 const STANDING_STATES = new Set(["failed", "cancelled", "blocked", "waiting"]);
@@ -62,5 +64,6 @@ export function cardFace(card: Card, task?: OutlineTask, evidence?: EvidenceMark
     history,
     standing,
     evidence,
+    ...(task?.isolation ? { isolation: task.isolation } : {}),
   };
 }

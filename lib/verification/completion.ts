@@ -27,7 +27,7 @@ import { runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { observedEvidence } from "./evidence.ts";
 import type { Evidence } from "./ledger.ts";
 import { type NudgeSettings, readVerificationNudge, type VerificationNudge } from "./nudge.ts";
-import { sealEvidence } from "./seal.ts";
+import { claimIsolation, sealEvidence } from "./seal.ts";
 import { logParserFor } from "../agents/adapters/mod.ts";
 import { detectTestRuns } from "./test_run_detector.ts";
 import { ledgerVerdict } from "./verdict.ts";
@@ -256,6 +256,7 @@ export class VerificationStep {
           gates: evaluated.gates,
           tree: evaluated.tree,
           evidence,
+          isolation: await claimIsolation(this.#o.journalPath, sessionId),
         });
       } catch (e) {
         const reason = (e as Error).message;
