@@ -52,6 +52,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
               <span class="muted">
                 · session <code>{a.session_id}</code>
                 {a.role ? ` · ${a.role}` : ""}
+                {a.adapter ? ` · ${a.adapter}` : ""}
                 {a.model ? ` · ${a.model}` : ""}
                 {a.isolation ? ` · ran ${isolationWords(a.isolation)}` : ""}
                 {a.exit
@@ -60,7 +61,21 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
                   }`
                   : ""}
               </span>
-              {/* In the order it happened: the report, its checks, reviews, then what stopped it. */}
+              {a.batch && (
+                <div data-batch={a.batch.outcome ?? "in_flight"}>
+                  batch request{a.batch.provider ? ` to ${a.batch.provider}` : ""}
+                  {a.batch.batch_id
+                    ? (
+                      <>
+                        {" "}(<code>{a.batch.batch_id}</code>)
+                      </>
+                    )
+                    : ""}: {a.batch.outcome ? a.batch.outcome.replace("_", " ") : "in flight"}
+                  {a.batch.reason ? ` — ${a.batch.reason}` : ""}
+                </div>
+              )}
+              {/* In the order it happened: its worktree, the report, its checks, reviews, then what stopped it. */}
+              {a.prepared && <PreparedLine p={a.prepared} />}
               {a.summary && <div data-summary>Agent's summary: {a.summary}</div>}
               {a.verification && <VerificationLine v={a.verification} />}
               {a.reviews?.map((r) => (
@@ -97,6 +112,33 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
           ))}
         </ol>
       )}
+    </div>
+  );
+}
+
+/** What the attempt's worktree got before its agent started (DESIGN.md §13). */
+function PreparedLine({ p }: { p: NonNullable<Attempt["prepared"]> }) {
+  const copied = p.copied_total ?? p.copied.length;
+  const parts = [
+    copied
+      ? `copied ${p.copied.slice(0, 5).join(", ")}${copied > 5 ? ` (${copied} files)` : ""}`
+      : "",
+    p.linked.length ? `linked ${p.linked.join(", ")}` : "",
+    p.ports.length
+      ? `PORT ${p.ports[0]}${p.ports.length > 1 ? ` (ports ${p.ports.join(",")})` : ""}`
+      : "",
+  ].filter((x) => x !== "");
+  return (
+    <div data-prepared>
+      Worktree: {parts.join(" · ") || "nothing copied or linked"}
+      {p.setup.map((s, i) => (
+        <div key={i} class={s.exit_code === 0 ? "" : "gate"} data-setup-exit={s.exit_code}>
+          {s.exit_code === 0 ? "✓" : "✗"} setup <code>{s.command}</code>{" "}
+          <span class="muted">
+            exit {s.exit_code} after {seconds(s.ms)}
+          </span>
+        </div>
+      ))}
     </div>
   );
 }

@@ -45,6 +45,37 @@ Deno.test("AttemptsView: each attempt under its one number, its story in order, 
   assert.match(first, /did not run: completion signals/);
 });
 
+Deno.test("AttemptsView: an attempt shows what its worktree got and each setup command with its exit", () => {
+  const detail: AttemptsViewProps["detail"] = {
+    ...DETAIL,
+    state: "gated",
+    attempts: [{
+      session_id: "s1",
+      number: 1,
+      outcome: "gated",
+      prepared: {
+        copied: [".env"],
+        linked: ["node_modules"],
+        setup: [{ command: "npm ci", exit_code: 0, ms: 1200 }, {
+          command: "npm run db:migrate",
+          exit_code: 1,
+          ms: 300,
+        }],
+        ports: [20000, 20001],
+      },
+      signals: [{ kind: "setup_failed", detail: "setup_failed: npm run db:migrate: ECONNREFUSED" }],
+    }],
+  };
+  const html = renderToString(<AttemptsView detail={detail} />);
+  assert.match(
+    html,
+    /Worktree: copied \.env · linked node_modules · PORT 20000 \(ports 20000,20001\)/,
+  );
+  assert.match(html, /data-setup-exit="0"[^>]*>✓ setup <code>npm ci<\/code>/);
+  assert.match(html, /data-setup-exit="1"[^>]*>✗ setup <code>npm run db:migrate<\/code>/);
+  assert.ok(html.indexOf("data-prepared") < html.indexOf("setup_failed: npm run db:migrate"));
+});
+
 Deno.test("EvidenceView: a verified bundle whose checks failed says what was verified", () => {
   const bundle = {
     bundle_hash: "sha256:00",

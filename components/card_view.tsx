@@ -1,5 +1,6 @@
 /**
- * One card of the board: task id, the current attempt's number, title and role, where the task
+ * One card of the board: task id, the current attempt's number, "batch" when the attempt is a
+ * request to a provider's batch API, title and role, where the task
  * stands when its column does not say it (FAILED, cancelled, blocked, waiting), a tampered
  * evidence bundle, the diff summary, and the current attempt's gate receipts and verdict.
  */
@@ -64,6 +65,20 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
             title={face.history ? "earlier attempts are in the task detail" : undefined}
           >
             attempt {face.attempt}
+          </span>
+        </>
+      )}
+      {face.batch && (
+        <>
+          {" "}
+          <span
+            class="badge"
+            data-lane="batch"
+            title={`a request to the ${face.batch.provider ?? "provider"}'s batch API${
+              face.batch.batch_id ? ` (${face.batch.batch_id})` : ""
+            }${face.batch.outcome ? `: ${face.batch.outcome.replace("_", " ")}` : ", in flight"}`}
+          >
+            batch
           </span>
         </>
       )}

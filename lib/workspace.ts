@@ -23,12 +23,16 @@ export interface WorkspacePaths {
   debug: string;
   /** `.sdd/runtime/pids`: one PID file per live agent session. */
   pids: string;
+  /** `.sdd/runtime/ports`: one lease file per port leased to an agent session (DESIGN.md §13). */
+  portLeases: string;
   /** `.sdd/runtime/cost_report.json`: the running spend total and budget (DESIGN.md §7). */
   costReport: string;
   /** `.sdd/metrics/cost.jsonl`: one spend record per model per usage. */
   costRecords: string;
   /** `.sdd/runtime/rate_limits.json`: provider cooldowns. */
   rateLimits: string;
+  /** `.sdd/runtime/batches.json`: the batch lane's requests (DESIGN.md §15). */
+  batches: string;
   /** `.sdd/metrics/tasks.jsonl`: one record per finished agent session. */
   taskMetrics: string;
   /** `.sdd/metrics/verification_nudges.jsonl`: the verification ledger. */
@@ -67,9 +71,11 @@ export function workspacePaths(root: string): WorkspacePaths {
     trackerState: join(sdd, "runtime", "trackers.json"),
     debug: join(sdd, "debug"),
     pids: join(runtime, "pids"),
+    portLeases: join(runtime, "ports"),
     costReport: join(runtime, "cost_report.json"),
     costRecords: join(metrics, "cost.jsonl"),
     rateLimits: join(runtime, "rate_limits.json"),
+    batches: join(runtime, "batches.json"),
     taskMetrics: join(metrics, "tasks.jsonl"),
     verificationNudges: join(metrics, "verification_nudges.jsonl"),
     runState: join(runtime, "orchestrator.json"),

@@ -26,6 +26,8 @@ export interface Step {
   signals?: Record<string, string>[];
   owned?: string[];
   evidence?: { name: string; command: string; timeout_s?: number }[];
+  /** `batch_eligible: true`: the step goes through the batch lane. */
+  batch?: boolean;
 }
 
 /** Run git in `cwd`; throws with its stderr on failure. */
@@ -56,6 +58,7 @@ export function planYaml(stages: { name: string; depends?: string[]; steps: Step
       if (step.signals) lines.push(`        completion_signals: ${JSON.stringify(step.signals)}`);
       if (step.owned) lines.push(`        owned_files: ${JSON.stringify(step.owned)}`);
       if (step.evidence) lines.push(`        evidence: ${JSON.stringify(step.evidence)}`);
+      if (step.batch) lines.push("        batch_eligible: true");
     }
   }
   return lines.join("\n") + "\n";

@@ -114,6 +114,7 @@ Deno.test("service cost --by task --last 24h keeps only the window; --json has i
   const view = JSON.parse(j.stdout);
   assert.deepEqual(Object.keys(view).sort(), [
     "bad_lines",
+    "batch",
     "budget_micro_usd",
     "budget_used",
     "by",
@@ -133,6 +134,7 @@ Deno.test("service cost --by task --last 24h keeps only the window; --json has i
   assert.equal(view.total_micro_usd, 6_010_000);
   assert.equal(view.budget_micro_usd, 10_000_000);
   assert.equal(view.budget_used, 0.601);
+  assert.deepEqual(view.batch, { saved_micro_usd: 0, batch_micro_usd: 0, tasks: 0 });
 
   const week = JSON.parse((await cli(ws.path, ["cost", "--last", "7d", "--json"])).stdout);
   assert.equal(week.window_micro_usd, 6_010_000);

@@ -50,6 +50,12 @@ async function containerWorkspace(dir: string, steps: Step[], o: Isolated = {}):
   await sh(dir, "commit", "-q", "-m", "init");
 }
 
+/** A setup command that records where it ran and the network interfaces it saw. */
+function setupProbe(file: string): string {
+  return `{ test -e /run/.containerenv -o -e /.dockerenv && echo container || echo host; ` +
+    `id -u; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ' '; } > ${file}`;
+}
+
 /** The names of the containers of the workspace at `dir` (running or not). */
 async function containersOf(dir: string): Promise<string[]> {
   if (!image.ok) return [];
@@ -75,9 +81,9 @@ async function foreignFiles(dir: string): Promise<string[]> {
 }
 
 Deno.test({
-  name:
-    "container: an agent in a container edits, commits and reports; its work lands; the claim, " +
-    "the sealed evidence and the session log say where it ran; the memory limit is visible inside",
+  name: "container: setup runs in a container with the network (phase 1), then the agent edits, " +
+    "commits and reports (phase 2); its work lands; the claim, the sealed evidence and the " +
+    "session log say where it ran; the memory limit is visible inside",
   ignore,
   async fn() {
     await using dir = await tempDir();
@@ -94,13 +100,22 @@ Deno.test({
         ["report", "edited in a container"],
       ],
       evidence: [{ name: "greeting", command: "cat hello.txt" }],
-    }]);
+    }], {
+      top: `memory_mb: 256\ncpu_cores: 1\nworktree:\n  setup: [${
+        JSON.stringify(setupProbe("setup.txt"))
+      }]\n`,
+    });
     const result = await runPlan({ root: dir.path, ...quiet });
     assert.equal(result.status, "completed", result.problems.join("; "));
     const read = (f: string) => Deno.readTextFile(join(dir.path, f));
     assert.equal(await read("hello.txt"), "hello from a container\n");
     assert.equal((await read("limit.txt")).trim(), String(256 * 1024 * 1024));
     assert.notEqual((await read("uid.txt")).trim(), "0", "the agent is not root");
+    const [where, setupUid, nets] = (await read("setup.txt")).split("\n");
+    assert.equal(where, "container", "phase 1 (setup) ran in a container");
+    assert.notEqual(setupUid, "0", "as the same non-root user");
+    assert.match(nets, /^(?!lo $).+/, `setup_network: true gives phase 1 a network: ${nets}`);
+    assert.match(nets, /\blo\b/);
     assert.match(await sh(dir.path, "log", "--format=%s"), /the agent commits inside/);
     const rows = (await journalOf(dir.path, result.runId)).rows.map((r) => r.row);
     const claim = rows.find((r) => r.type === "task_claimed")!;
@@ -122,7 +137,8 @@ Deno.test({
 
 Deno.test({
   name: "container: the restricted agent reaches the task server and allow_hosts, never another " +
-    "loopback port of the host, the internet or a name not listed",
+    "loopback port of the host, the internet or a name not listed; setup_network: false gives " +
+    "phase 1 no network",
   ignore,
   async fn() {
     await using dir = await tempDir();
@@ -149,7 +165,14 @@ Deno.test({
     await containerWorkspace(
       dir.path,
       [{ id: "net", script: [["run", "deno run -A probe.ts > net.txt"], ["report", "probed"]] }],
-      { container: `  allow_hosts: ["127.0.0.1:${(allowed.addr as Deno.NetAddr).port}"]\n` },
+      {
+        top: `memory_mb: 256\ncpu_cores: 1\nworktree:\n  setup: [${
+          JSON.stringify(setupProbe("setup.txt"))
+        }]\n`,
+        container: `  setup_network: false\n  allow_hosts: ["127.0.0.1:${
+          (allowed.addr as Deno.NetAddr).port
+        }"]\n`,
+      },
     );
     try {
       const result = await runPlan({ root: dir.path, ...quiet });
@@ -160,6 +183,9 @@ Deno.test({
       assert.match(net, new RegExp(`reached ${a}\n`), net);
       assert.match(net, /blocked 1\.1\.1\.1:80\n/);
       assert.match(net, /blocked example\.com:443\n/);
+      const [where, , nets] = (await Deno.readTextFile(join(dir.path, "setup.txt"))).split("\n");
+      assert.equal(where, "container");
+      assert.equal(nets, "lo ", "setup_network: false: phase 1 has no network but loopback");
       assert.equal(accepted.secret, 0, "the port not allowed saw no connection");
       assert.ok(accepted.allowed >= 1, "the allowed port was reached through the relay");
     } finally {

@@ -260,6 +260,11 @@ Deno.test("run: reaching budget_usd mid-run stops scheduling before the cap and 
   assert.equal(result.counts.CLOSED, 1);
   assert.equal(result.counts.OPEN, 2);
   assert.match(lines.join("\n"), /Budget exceeded, read-only mode/);
+  // "use batch routing" (spec §7.3) says how: the generic adapter's tasks cannot be batched.
+  assert.match(
+    lines.join("\n"),
+    /or batch routing \(batch_eligible: true, with the claude or codex adapter, whose providers' batch APIs cost half\)\./,
+  );
   const cost = JSON.parse(await Deno.readTextFile(join(dir.path, ".sdd/runtime/cost_report.json")));
   assert.equal(cost.total_micro_usd, 1500);
   assert.equal(cost.budget_micro_usd, 2000);

@@ -466,3 +466,18 @@ Deno.test("POST /tasks: evidence producers are kept on the task; a bad producer 
     assert.match(bad.body.error.message, where);
   }
 });
+
+Deno.test("POST /tasks: a task that does not say takes service.yaml's top-level batch_eligible", async () => {
+  await using ws = await testWorkspace({ config: CONFIG + "batch_eligible: true\n" });
+  const r = await ws.call("POST", "/tasks", {
+    tasks: [
+      { id: "d", title: "Default", role: "backend" },
+      { id: "n", title: "No", role: "backend", batch_eligible: false },
+    ],
+  });
+  assert.equal(r.status, 201);
+  assert.deepEqual(r.body.tasks.map((t: { batch_eligible: boolean }) => t.batch_eligible), [
+    true,
+    false,
+  ]);
+});

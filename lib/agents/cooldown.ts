@@ -1,12 +1,19 @@
 /**
- * Rate-limit cooldowns (spec §7.3 RateLimitError, §8: spawns for the affected adapter are blocked
- * for 300 s). `CooldownTracker` is pure (the clock is passed in as epoch seconds); `loadCooldowns`
- * and `saveCooldowns` persist it to `.sdd/runtime/rate_limits.json`.
+ * Parked adapters (spec §7.3 RateLimitError, §8; DESIGN.md §15): after a rate or usage limit,
+ * spawns for the affected adapter are blocked until the reset time the limit names, else for the
+ * 300 s cooldown. `CooldownTracker` is pure (the clock is passed in as epoch seconds);
+ * `loadCooldowns` and `saveCooldowns` persist it to `.sdd/runtime/rate_limits.json`.
  */
 import { writeFileAtomic } from "../util/atomic_write.ts";
 
-/** Spawn block after a rate-limit hit, in seconds (spec §8). */
+/** Spawn block after a rate-limit hit that names no reset time, in seconds (spec §8). */
 export const RATE_LIMIT_COOLDOWN_S = 300;
+
+/** The longest park a named reset gets: a monthly spend limit resets within a month. */
+export const MAX_PARK_S = 32 * 86_400;
+
+/** A named reset that has passed still parks this long, so the same limit is not hit at once. */
+export const MIN_PARK_S = 1;
 
 /** One adapter's cooldown. */
 export interface CooldownEntry {
@@ -18,6 +25,8 @@ export interface CooldownEntry {
   rule?: string;
   /** The matched log line, when known. */
   line?: string;
+  /** `until` is the reset time the limit named (absent: the cooldown). */
+  named?: true;
 }
 
 /** On-disk form of `.sdd/runtime/rate_limits.json`. */
@@ -36,17 +45,33 @@ export class CooldownTracker {
     this.cooldownS = cooldownS;
   }
 
-  /** Record a hit at `now`; the block ends `cooldownS` later (a later hit extends it). */
+  /**
+   * Record a hit at `now`. The adapter is parked until `resetsAt` (epoch seconds, the reset the
+   * limit named; kept between {@link MIN_PARK_S} and {@link MAX_PARK_S} from now), else for
+   * `cooldownS`; a park already running that ends later is kept.
+   */
   recordHit(
     adapter: string,
     now: number,
-    evidence: { rule?: string; line?: string } = {},
+    evidence: { rule?: string; line?: string; resetsAt?: number } = {},
   ): CooldownEntry {
+    const { resetsAt, ...said } = evidence;
     const prev = this.#entries.get(adapter);
-    const until = Math.max(prev?.until ?? 0, now + this.cooldownS);
-    const entry: CooldownEntry = { until, since: now, ...evidence };
+    const own = resetsAt === undefined
+      ? now + this.cooldownS
+      : Math.min(Math.max(resetsAt, now + MIN_PARK_S), now + MAX_PARK_S);
+    const kept = prev !== undefined && prev.until > own;
+    const entry: CooldownEntry = kept
+      ? prev
+      : { until: own, since: now, ...said, ...(resetsAt === undefined ? {} : { named: true }) };
     this.#entries.set(adapter, entry);
     return entry;
+  }
+
+  /** The park of `adapter` while it lasts at `now`. */
+  entry(adapter: string, now: number): CooldownEntry | undefined {
+    const e = this.#entries.get(adapter);
+    return e && e.until > now ? e : undefined;
   }
 
   /** True while spawns for `adapter` are blocked. */
@@ -93,6 +118,7 @@ export class CooldownTracker {
         const v = e as Partial<CooldownEntry>;
         if (typeof v?.until === "number" && typeof v.since === "number") {
           entries[name] = { ...v, until: v.until, since: v.since };
+          if (v.named !== true) delete entries[name].named;
         }
       }
     }

@@ -63,3 +63,20 @@ Deno.test("CooldownTracker.fromJSON() ignores malformed entries", () => {
   assert.equal(t.isBlocked("a", T0), false);
   assert.equal(t.remaining("b", T0), 5);
 });
+
+Deno.test("CooldownTracker: a named reset parks the adapter until then, not for the cooldown", () => {
+  const t = new CooldownTracker();
+  const e = t.recordHit("claude", T0, { rule: "claude:usage_limit", resetsAt: T0 + 4 * 3600 });
+  assert.equal(e.until, T0 + 4 * 3600);
+  assert.equal(e.named, true);
+  assert.equal(t.remaining("claude", T0 + 3600), 3 * 3600);
+  assert.equal(t.entry("claude", T0 + 4 * 3600), undefined, "back at the reset");
+  t.recordHit("claude", T0 + 60, { rule: "token:429" });
+  assert.equal(t.remaining("claude", T0 + 60), 4 * 3600 - 60, "a cooldown never shortens it");
+});
+
+Deno.test("CooldownTracker: a named reset is kept between 1 s and 32 days from the hit", () => {
+  const t = new CooldownTracker();
+  assert.equal(t.recordHit("codex", T0, { resetsAt: T0 - 50 }).until, T0 + 1);
+  assert.equal(t.recordHit("gemini", T0, { resetsAt: T0 + 400 * 86_400 }).until, T0 + 32 * 86_400);
+});

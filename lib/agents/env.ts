@@ -30,6 +30,8 @@ export interface ServiceVars {
   runId: string;
   taskId: string;
   sessionId: string;
+  /** Ports leased to the session (DESIGN.md §13): `PORT` is the first, `SERVICE_PORTS` all. */
+  ports?: readonly number[];
 }
 
 /** Options of `agentEnvironment`. */
@@ -49,7 +51,8 @@ function adapterEnvNames(adapter: AgentAdapter): string[] {
 /**
  * The environment of an agent process: PATH, HOME, USER, LANG, LC_*, TERM, TMPDIR, the proxy
  * variables, `PATHEXT` on Windows, the adapter's key and endpoint variables, the names listed in
- * `agent_env`, and the `SERVICE_*` variables. Nothing else of `processEnv` passes.
+ * `agent_env`, the `SERVICE_*` variables, and `PORT` and `SERVICE_PORTS` when the session leased
+ * ports (in place of any `PORT` that `agent_env` forwards). Nothing else of `processEnv` passes.
  */
 export function agentEnvironment(
   adapter: AgentAdapter,
@@ -75,5 +78,10 @@ export function agentEnvironment(
   env.SERVICE_RUN_ID = serviceVars.runId;
   env.SERVICE_TASK_ID = serviceVars.taskId;
   env.SERVICE_SESSION_ID = serviceVars.sessionId;
+  const ports = serviceVars.ports ?? [];
+  if (ports.length > 0) {
+    env.PORT = String(ports[0]);
+    env.SERVICE_PORTS = ports.join(",");
+  }
   return env;
 }

@@ -86,3 +86,17 @@ Deno.test("agentEnvironment() never forwards unrelated secrets", () => {
     assert.equal(env[k], undefined, k);
   }
 });
+
+Deno.test("agentEnvironment(): leased ports are PORT (the first) and SERVICE_PORTS (all), in place of a forwarded PORT; none without a lease", () => {
+  const host = { ...HOST, PORT: "3000" };
+  const claude = adapterByName("claude");
+  const leased = agentEnvironment(claude, host, { ...SERVICE, ports: [20004, 20005] }, {
+    os: "linux",
+    extraNames: ["PORT"],
+  });
+  assert.equal(leased.PORT, "20004");
+  assert.equal(leased.SERVICE_PORTS, "20004,20005");
+  const none = agentEnvironment(claude, host, SERVICE, { os: "linux" });
+  assert.equal(none.PORT, undefined, "the service's own PORT is not the agent's");
+  assert.equal(none.SERVICE_PORTS, undefined);
+});

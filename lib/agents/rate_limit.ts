@@ -11,14 +11,20 @@
  *   are not read either: a model writing "fixed the 429 error handling" is not throttling.
  * - The provider's own structured signals count (the adapter names them: a stream-json
  *   `rate_limit_event` whose status is `rejected`, an Anthropic `rate_limit_error` body, Claude
- *   Code's `"error":"rate_limit"` and `"api_error_status":429`), and so do provider markers on any
- *   other line: "hit your limit", "quota exceeded", "rate_limit_error", RESOURCE_EXHAUSTED.
+ *   Code's `"error":"rate_limit"` and `"api_error_status":429`), and so do the CLIs' usage-limit
+ *   messages and provider markers on any other line: "hit your (session|usage|…) limit", "usage
+ *   limit reached", "quota exceeded", "exhausted your quota", "rate_limit_error",
+ *   RESOURCE_EXHAUSTED.
+ * - A match carries the reset time it names (./reset_time.ts): the usage-limit message's own, or
+ *   one that the matched line or the few plain lines after it name (`retry-after: 30`, printed
+ *   with the response's status line). The adapter is parked until then, else for the cooldown.
  * - Risky bare tokens (413, 429, 401, 403, 504, timeout, rate limit, unauthorized, too many
  *   requests) count only on a line that also has error context — error, status, http, code,
  *   exception, failed, failure or traceback, as whole words, any case — or on a line the CLI
  *   marks as an error.
  */
 import { parseAnyLog } from "./adapters/generic.ts";
+import { resetNamedIn, type ResetTime } from "./reset_time.ts";
 import type { LogParser, SessionEvent } from "./session_events.ts";
 
 /** What a match means: only `rate_limit` starts a spawn cooldown. */
@@ -32,13 +38,19 @@ export interface RateLimitMatch {
   /** Name of the rule that matched, e.g. `token:429` or `anthropic:rate_limit_error`. */
   rule: string;
   category: RateLimitCategory;
+  /** When the limit resets, as the log names it (absent: it names none). */
+  reset?: ResetTime;
 }
 
-type Hit = { rule: string; category: RateLimitCategory };
+type Hit = { rule: string; category: RateLimitCategory; reset?: ResetTime };
 
 const PROVIDER_MARKERS: [RegExp, string][] = [
-  [/hit your limit/i, "provider:hit_your_limit"],
-  [/quota exceeded|exceeded your current quota|insufficient_quota/i, "provider:quota_exceeded"],
+  [/\b(?:hit|reached) your (?:[\w'’-]+ ){0,3}limit\b/i, "provider:hit_your_limit"],
+  [/\b(?:usage|\d+-hour|session|weekly) limit reached\b/i, "provider:usage_limit_reached"],
+  [
+    /quota exceeded|exceeded your current quota|insufficient_quota|exhausted your (?:daily )?quota/i,
+    "provider:quota_exceeded",
+  ],
   [/RESOURCE_EXHAUSTED/, "provider:resource_exhausted"],
   [/rate_limit_error/, "provider:rate_limit_error"],
   [/rate_limit_exceeded/, "provider:rate_limit_exceeded"],
@@ -73,15 +85,39 @@ function textRules(line: string, contextKnown: boolean): Hit | undefined {
 function matchOf(event: SessionEvent): RateLimitMatch | undefined {
   let hit: Hit | undefined;
   if (event.kind === "rate_limit") hit = { rule: event.rule, category: "rate_limit" };
-  else if (event.kind === "text" || event.kind === "record") {
+  else if (event.kind === "usage_limit") {
+    hit = { rule: event.rule, category: "rate_limit", reset: event.reset };
+  } else if (event.kind === "text" || event.kind === "record") {
     hit = textRules(event.raw.trim(), false);
   } else if (event.kind === "error") hit = textRules(event.raw.trim(), true);
   return hit && { lineNumber: event.line, line: event.raw, ...hit };
 }
 
+/** Plain lines after a match that may still name its reset (headers after a status line). */
+const RESET_LOOKAHEAD = 5;
+
+/** The reset named by a throttling match's line or the plain lines right after it. */
+function resetNear(events: readonly SessionEvent[], i: number): ResetTime | undefined {
+  for (let j = i; j < events.length && j <= i + RESET_LOOKAHEAD; j++) {
+    const e = events[j];
+    if (e.kind !== "text" && e.kind !== "record" && e.kind !== "error") {
+      if (j === i) continue;
+      break; // tool traffic or prose: the response's lines have ended
+    }
+    const reset = resetNamedIn(e.raw);
+    if (reset) return reset;
+  }
+  return undefined;
+}
+
 /** Every matched line among `events`, in order. */
-function rateLimitMatches(events: readonly SessionEvent[]): RateLimitMatch[] {
-  return events.flatMap((e) => matchOf(e) ?? []);
+export function rateLimitMatches(events: readonly SessionEvent[]): RateLimitMatch[] {
+  return events.flatMap((e, i) => {
+    const match = matchOf(e);
+    if (!match || match.reset || match.category !== "rate_limit") return match ?? [];
+    const reset = resetNear(events, i);
+    return reset ? { ...match, reset } : match;
+  });
 }
 
 /** Every matched line of `text`, read by `parse` (an adapter's; default: any format). */
@@ -89,7 +125,11 @@ export function scanLog(text: string, parse: LogParser = parseAnyLog): RateLimit
   return rateLimitMatches(parse(text));
 }
 
-/** The first match that means provider throttling (starts a cooldown), if any. */
+/**
+ * The match that parks the adapter, if any: the first throttling match that names its reset time,
+ * else the first throttling match (the cooldown applies).
+ */
 export function firstRateLimit(matches: RateLimitMatch[]): RateLimitMatch | undefined {
-  return matches.find((m) => m.category === "rate_limit");
+  const throttled = matches.filter((m) => m.category === "rate_limit");
+  return throttled.find((m) => m.reset) ?? throttled[0];
 }

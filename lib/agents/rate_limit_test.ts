@@ -47,7 +47,22 @@ const CASES: [string, string, string | null][] = [
   [
     "Claude subscription limit",
     "You've hit your limit · resets 3pm (UTC)",
+    "claude:usage_limit",
+  ],
+  [
+    "Codex usage limit that names no reset",
+    "ERROR: You've hit your usage limit. Upgrade to Plus to continue using Codex, or try again later.",
     "provider:hit_your_limit",
+  ],
+  [
+    "Gemini daily quota",
+    "[API Error: You have exhausted your daily quota on this model.]",
+    "provider:quota_exceeded",
+  ],
+  [
+    "Claude Code's context window is not a usage limit",
+    "Context limit reached · /compact or /clear to continue",
+    null,
   ],
   [
     "Gemini quota",

@@ -69,7 +69,8 @@ export function adapterReadiness(adapter: AgentAdapter, facts: AdapterFacts): Ad
   } else if (headless) {
     fix = headless.fix;
   } else if (cooldown > 0) {
-    fix = `rate limited: wait ${cooldown} s, lower max_agents or use another provider`;
+    fix = `parked by a rate or usage limit for ${cooldown} s: lower max_agents, or name ` +
+      "fallback_adapters in service.yaml so tasks start with another adapter meanwhile";
   }
   return {
     name: adapter.name,

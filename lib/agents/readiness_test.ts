@@ -40,7 +40,7 @@ Deno.test("adapterReadiness() reports the first problem with its fix", () => {
     cooldownRemainingS: 41.2,
   });
   assert.equal(cooling.cooldown_remaining_s, 42);
-  assert.match(cooling.fix!, /rate limited: wait 42 s/);
+  assert.match(cooling.fix!, /parked by a rate or usage limit for 42 s: .*fallback_adapters/);
 });
 
 Deno.test("adapterReadiness() is not ready when the CLI could not start headless", () => {

@@ -5,10 +5,12 @@
  * events and know no format: usage (./usage.ts), rate limits (./rate_limit.ts), exit diagnosis
  * (./exit_diagnosis.ts) and test runs (lib/verification/test_run_detector.ts).
  *
- * A new kind of line (say, a usage-limit message naming its reset time) is one more member of
- * {@link SessionEvent}, produced by the adapters whose CLI prints it and read by whoever needs it.
+ * A new kind of line is one more member of {@link SessionEvent}, produced by the adapters whose
+ * CLI prints it and read by whoever needs it (a usage-limit message naming its reset time is
+ * {@link UsageLimitEvent}, read by the rate-limit reader).
  */
 import type { TokenCounts } from "../cost/prices.ts";
+import type { ResetTime } from "./reset_time.ts";
 
 /** Where a tool's output was read from. */
 export type OutputSource = "claude_tool_result" | "codex_command" | "gemini_tool_output";
@@ -73,6 +75,19 @@ export interface RateLimitEvent extends At {
   rule: string;
 }
 
+/**
+ * A provider's usage or rate limit, in the CLI's own words or signal, naming when it resets
+ * (Claude Code's "You've hit your session limit · resets 3pm (UTC)" or its rejected
+ * `rate_limit_event` with `resetsAt`, Codex's "… try again at 3:42 PM", Gemini's "Please retry in
+ * 34s"): the adapter is parked until then (./rate_limit.ts, ./cooldown.ts).
+ */
+export interface UsageLimitEvent extends At {
+  kind: "usage_limit";
+  /** Which message it is, e.g. `claude:usage_limit`, `claude:rate_limit_event_rejected`. */
+  rule: string;
+  reset: ResetTime;
+}
+
 /** A structured line of no kind above. */
 export interface RecordEvent extends At {
   kind: "record";
@@ -107,6 +122,7 @@ export type SessionEvent =
   | ToolOutputEvent
   | ErrorEvent
   | RateLimitEvent
+  | UsageLimitEvent
   | RecordEvent
   | UsageEvent;
 

@@ -36,6 +36,10 @@ export interface Attempt {
   model?: string;
   /** Where its agent ran: `worktree` or `container:<runtime>:<image id>` (DESIGN.md §14). */
   isolation?: string;
+  /** The agent CLI that ran it (a fallback while the configured one was parked). */
+  adapter?: string;
+  /** It was a request to a provider's batch API, not an agent (DESIGN.md §15). */
+  batch?: BatchTry;
   outcome: AttemptOutcome;
   /** The failed signals when the attempt was gated (agent failure, gates, merge conflict …). */
   signals?: Signal[];
@@ -51,10 +55,32 @@ export interface Attempt {
   exit?: { exit_code: number; duration_ms: number; ended_by?: string };
   /** The session log kept in the run directory (`logs/<session_id>.log`). */
   log?: { sha256: string; bytes: number };
+  /** What its worktree got before its agent started (`task_worktree_prepared`, DESIGN.md §13). */
+  prepared?: AttemptPrepared;
   /** What the service observed of this completion (`task_verification_recorded`). */
   verification?: AttemptVerification;
   /** The operators' review decisions taken while this attempt was the latest. */
   reviews?: AttemptReview[];
+}
+
+/** What an attempt's worktree environment gave it. */
+export interface AttemptPrepared {
+  copied: string[];
+  /** How many files were copied, when more than `copied` lists. */
+  copied_total?: number;
+  linked: string[];
+  /** The setup commands as they ran, up to the first that failed. */
+  setup: { command: string; exit_code: number; ms: number }[];
+  ports: number[];
+}
+
+/** A batch request: where it went, and what came of it once its batch ended. */
+export interface BatchTry {
+  provider?: string;
+  batch_id?: string;
+  /** `applied`, `not_applied`, `errored`, `expired`, `canceled`, `not_submitted`, `dropped`. */
+  outcome?: string;
+  reason?: string;
 }
 
 /** One review decision on an attempt's work, as its journal row says. */
@@ -125,6 +151,8 @@ export interface TaskActivity {
   diff_index?: number;
   /** `bundle_hash` of the latest `task_evidence_sealed` (the card checks that bundle). */
   evidence_sealed?: string;
+  /** The current attempt is a batch request (the card says "batch"). */
+  batch?: BatchTry;
 }
 
 /** The activity of a run's journal (mutable while folding). */
@@ -243,20 +271,36 @@ export function foldActivity(state: ActivityState, row: JournalEvent, index: num
     case "task_claimed": {
       t.title = str(d.title) ?? t.title;
       t.role = str(d.role) ?? t.role;
+      const batch: BatchTry | undefined = d.lane === "batch" ? {} : undefined;
       t.attempts.push({
         session_id: str(d.session_id) ?? "",
         number: nextAttemptNumber(state, id),
         role: str(d.role),
         model: str(d.model),
         ...(str(d.isolation) ? { isolation: str(d.isolation) } : {}),
+        ...(str(d.adapter) ? { adapter: str(d.adapter) } : {}),
+        ...(batch ? { batch } : {}),
         outcome: "running",
       });
       t.isolation = str(d.isolation);
+      t.batch = batch; // the same object: the batch rows below fill both
       t.state = "running";
       t.reason = undefined;
       t.current_since = index;
       break;
     }
+    case "task_batch_submitted":
+      if (attempt?.batch) {
+        attempt.batch.provider = str(d.provider);
+        attempt.batch.batch_id = str(d.batch_id);
+      }
+      break;
+    case "task_batch_result":
+      if (attempt?.batch && (!str(d.batch_id) || str(d.batch_id) === attempt.batch.batch_id)) {
+        attempt.batch.outcome = str(d.outcome);
+        attempt.batch.reason = str(d.reason);
+      }
+      break;
     case "task_completed":
       if (attempt) {
         attempt.outcome = "completed";
@@ -359,6 +403,11 @@ export function foldActivity(state: ActivityState, row: JournalEvent, index: num
       }
       break;
     }
+    case "task_worktree_prepared": {
+      const a = t.attempts.find((x) => x.session_id === str(d.session_id));
+      if (a) a.prepared = preparedOf(d);
+      break;
+    }
     case "task_verification_recorded": {
       const a = t.attempts.find((x) => x.session_id === str(d.session_id));
       if (a) a.verification = verificationOf(d);
@@ -371,6 +420,25 @@ export function foldActivity(state: ActivityState, row: JournalEvent, index: num
       t.rebases++;
       break;
   }
+}
+
+function preparedOf(d: Record<string, JsonValue>): AttemptPrepared {
+  const setup = Array.isArray(d.setup) ? d.setup : [];
+  return {
+    copied: strings(d.copied),
+    ...(typeof d.copied_total === "number" ? { copied_total: d.copied_total } : {}),
+    linked: strings(d.linked),
+    setup: setup.flatMap((s) =>
+      s && typeof s === "object" && !Array.isArray(s) && typeof s.command === "string"
+        ? [{
+          command: s.command,
+          exit_code: typeof s.exit_code === "number" ? s.exit_code : -1,
+          ms: typeof s.ms === "number" ? s.ms : 0,
+        }]
+        : []
+    ),
+    ports: Array.isArray(d.ports) ? d.ports.filter((p): p is number => typeof p === "number") : [],
+  };
 }
 
 function verificationOf(d: Record<string, JsonValue>): AttemptVerification {

@@ -4,7 +4,7 @@
  * the digest a run records all come from the same bytes.
  */
 import { join } from "node:path";
-import { adapterByName } from "../agents/adapters/mod.ts";
+import { adapterByName, availableAdapters } from "../agents/adapters/mod.ts";
 import { loadAdapterModule } from "../agents/adapters/modules.ts";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { sha256Hex } from "../journal/hash.ts";
@@ -42,6 +42,28 @@ export function parseConfig(text: string, file = CONFIG_FILE): ServiceConfig {
   if (config.cli !== "generic" && !Object.hasOwn(config.adapters, config.cli)) {
     adapterByName(config.cli); // throws ValueError: Unknown adapter
   }
+  for (const [path, name] of fallbackNames(config)) {
+    if (name === "generic" && !config.cli_command) {
+      throw new ValidationError(
+        file,
+        path.join("."),
+        source.locate(path),
+        "the generic adapter needs `cli_command`",
+        "set cli_command, or name another adapter",
+      );
+    }
+    // An adapter named under `adapters:` is registered when its module loads (loadConfig).
+    if (name === "generic" || Object.hasOwn(config.adapters, name) || isKnownAdapter(name)) {
+      continue;
+    }
+    throw new ValidationError(
+      file,
+      path.join("."),
+      source.locate(path),
+      `unknown adapter '${name}'`,
+      `name one of ${availableAdapters().join(", ")}, or register it with adapters.${name}.module`,
+    );
+  }
   if (config.cli === "generic" && !config.cli_command) {
     throw new ValidationError(
       file,
@@ -52,6 +74,24 @@ export function parseConfig(text: string, file = CONFIG_FILE): ServiceConfig {
     );
   }
   return config;
+}
+
+function isKnownAdapter(name: string): boolean {
+  return availableAdapters().includes(name);
+}
+
+/** Every `fallback_adapters` entry with its path in the file. */
+function fallbackNames(config: ServiceConfig): [(string | number)[], string][] {
+  const out: [(string | number)[], string][] = config.fallback_adapters.map((n, i) => [
+    ["fallback_adapters", i],
+    n,
+  ]);
+  for (const [role, s] of Object.entries(config.roles)) {
+    (s.fallback_adapters ?? []).forEach((n, i) =>
+      out.push([["roles", role, "fallback_adapters", i], n])
+    );
+  }
+  return out;
 }
 
 /** `service.yaml` validated, and the digest of the very bytes validated. */
@@ -104,17 +144,36 @@ async function readConfigFile(root: string): Promise<ConfigFile | undefined> {
     await loadAdapterModule(name, module, root);
   }
   if (config.cli !== "generic") adapterByName(config.cli); // a module registered another name
+  for (const [, name] of fallbackNames(config)) namedAdapter(config, name);
   return { config, digest: `sha256:${sha256Hex(bytes)}` };
 }
 
 /** The adapter that `config.cli` names, built with the generic settings. */
 export function configuredAdapter(config: ServiceConfig): AgentAdapter {
-  if (config.cli !== "generic") return adapterByName(config.cli);
+  return namedAdapter(config, config.cli);
+}
+
+/** The adapter named `name` (`generic` built with the generic settings). */
+export function namedAdapter(config: ServiceConfig, name: string): AgentAdapter {
+  if (name !== "generic") return adapterByName(name);
   return adapterByName("generic", {
     cliCommand: config.cli_command ?? [],
     promptFlag: config.prompt_flag,
     modelFlag: config.model_flag,
   });
+}
+
+/**
+ * By role, the adapters a task of the role may start with, first choice first: `cli`, then the
+ * role's `fallback_adapters` (else the top-level list), each once. Pure.
+ */
+export function adapterChains(config: ServiceConfig): Record<string, string[]> {
+  return Object.fromEntries(
+    Object.entries(config.roles).map(([role, s]) => [
+      role,
+      [...new Set([config.cli, ...(s.fallback_adapters ?? config.fallback_adapters)])],
+    ]),
+  );
 }
 
 /** `mcp_servers` with every `${VAR}` resolved; an unset variable is an error naming it and its key. */

@@ -86,6 +86,95 @@ export const CommandChecksSchema = z.array(CommandCheckSchema).max(50).superRefi
   }
 });
 
+/**
+ * A path in the workspace that `worktree.copy` or `worktree.symlink` names: relative, `/`
+ * separated, never reaching out (`..`) or into the service's state or git's (`.sdd`, `.git`).
+ */
+function workspaceRelative(what: string, glob: "gitignore" | "segments") {
+  return z.string().min(1).max(1000).superRefine((value, ctx) => {
+    const body = glob === "gitignore" ? value.replace(/^!/, "").replace(/^\//, "") : value;
+    const segments = body.replace(/\/+$/, "").split("/");
+    const problem = value.includes("\0") || value.includes("\n")
+      ? "must be one line"
+      : glob === "segments" && value.startsWith("/")
+      ? "must be relative to the workspace root (no leading /)"
+      : segments.some((s) => s === "..")
+      ? "must not contain '..': only what is inside the workspace is " + what
+      : segments.some((s) => s === "." || s === "")
+      ? "must not contain empty or '.' segments"
+      : [".git", ".sdd"].includes(segments[0])
+      ? `${segments[0]}/ is never ${what}`
+      : glob === "segments" && segments.some((s) => s.includes("**"))
+      ? "use one '*' per path segment (for example packages/*/node_modules); '**' is not supported"
+      : undefined;
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
+}
+
+/** A port number an agent's server may be given. */
+const LeasablePort = z.number().int().min(1024).max(65535);
+
+/**
+ * `worktree` (DESIGN.md §13), at the top level and per role: what each agent worktree gets
+ * before its agent starts. Keys left out take the top level's value (a role's lists add to it);
+ * the defaults are applied by lib/worktree_env/spec.ts.
+ */
+export const WorktreeSchema = z.strictObject({
+  /** gitignore-style patterns of untracked files copied from the checkout (ignored ones too). */
+  copy: z.array(workspaceRelative("copied", "gitignore")).max(200).optional(),
+  /** Paths (one `*` per segment allowed) linked into the worktree, not copied. */
+  symlink: z.array(workspaceRelative("linked", "segments")).max(200).optional(),
+  /** Shell commands run in the new worktree before the agent starts. */
+  setup: z.array(z.string().min(1).max(10_000)).max(50).optional(),
+  /** Shell commands run after the work is captured, before the worktree is removed. */
+  teardown: z.array(z.string().min(1).max(10_000)).max(50).optional(),
+  /** Time limit of the whole setup (and of the whole teardown), in seconds. */
+  setup_timeout_s: z.number().positive().max(86_400).optional(),
+  /** Ports leased per worktree: `PORT` and `SERVICE_PORTS`. */
+  ports: z.number().int().min(0).max(64).optional(),
+  /** The ports leases are taken from, both ends included. */
+  port_range: z.tuple([LeasablePort, LeasablePort]).refine(
+    ([low, high]) => low <= high,
+    "must be [low, high] with low <= high",
+  ).optional(),
+  /** Keep build caches (`__pycache__/`, `*.pyc`, …) out of every commit of the worktree. */
+  default_ignores: z.boolean().optional(),
+}).superRefine((w, ctx) => {
+  if (w.ports !== undefined && w.port_range !== undefined) {
+    const size = w.port_range[1] - w.port_range[0] + 1;
+    if (size < w.ports) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["port_range"],
+        message: `holds ${size} port(s), fewer than ports: ${w.ports}`,
+      });
+    }
+  }
+});
+
+/** The `worktree` block as written (unset keys absent). */
+export type WorktreeBlock = z.output<typeof WorktreeSchema>;
+
+/** `fallback_adapters`: adapters tasks start with while the configured one is parked. */
+const FallbackAdaptersSchema = z.array(
+  z.string().regex(
+    /^[a-z][a-z0-9_-]*$/,
+    "adapter names are lower-case letters, digits, _ and - (as in `cli:`)",
+  ),
+);
+
+/** `batch:` — the batch lane (DESIGN.md §15; docs/batch.md). */
+export const BatchSchema = z.strictObject({
+  /** The batch API's base URL (default: the adapter's endpoint variable, else the provider's). */
+  api_url: z.string().url().optional(),
+  /** Requests per batch. */
+  max_requests: z.number().int().min(1).max(10_000).default(100),
+  /** Files every request shows besides the task's `owned_files` (paths or globs). */
+  context_files: z.array(z.string().min(1)).max(200).default([]),
+  /** Seconds between looks at a batch in flight (at least 1). */
+  poll_interval_s: z.number().min(1).default(30),
+});
+
 /** Settings of one role (`{}` or an empty value is fine). */
 const RoleSettingsSchema = z.strictObject({
   description: z.string().optional(),
@@ -96,6 +185,10 @@ const RoleSettingsSchema = z.strictObject({
   agent_env: AgentEnvSchema.optional(),
   /** Quality gates of this role's tasks, added to the top-level ones. */
   quality_gates: CommandChecksSchema.optional(),
+  /** This role's worktree environment, added to the top-level `worktree` (DESIGN.md §13). */
+  worktree: WorktreeSchema.optional(),
+  /** This role's fallback adapters (instead of the top-level list). */
+  fallback_adapters: FallbackAdaptersSchema.optional(),
 });
 
 /** The settings of one role. */
@@ -224,6 +317,7 @@ export const ServiceConfigSchema = z.strictObject({
   mcp_servers: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   mcp_catalog: McpCatalogSchema.optional(),
   quality_gates: CommandChecksSchema.default([]),
+  worktree: WorktreeSchema.optional(),
   verification_nudge: VerificationNudgeSchema.default({ threshold: 0.3, min_completions: 3 }),
   trackers: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), TrackerSchema).default({}),
   isolation: z.enum(["worktree", "container"]).default("worktree"),
@@ -232,6 +326,8 @@ export const ServiceConfigSchema = z.strictObject({
   cpu_cores: z.number().positive().optional(),
   container: ContainerSchema.default(ContainerSchema.parse({})),
   batch_eligible: z.boolean().default(false),
+  batch: BatchSchema.default(BatchSchema.parse({})),
+  fallback_adapters: FallbackAdaptersSchema.default([]),
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65535).optional(),
   server: ServerSchema.default(ServerSchema.parse({})),

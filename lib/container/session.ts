@@ -119,6 +119,8 @@ export interface SessionContainer {
   runtimeBin: string;
   /** The agent's environment inside. */
   env: Record<string, string>;
+  /** The environment of phase 1 (setup) inside, from the host environment `hostEnv`. */
+  setupEnv(hostEnv: Record<string, string>): Record<string, string>;
   /** The hosts the agent can reach, and why (said in the session log). */
   reach: string[];
   /** Phase 2: the agent. */
@@ -225,6 +227,7 @@ export async function prepareSessionContainer(
       name,
       runtimeBin: iso.runtime.bin,
       env: containerEnvironment(o.env, agentPlan),
+      setupEnv: (hostEnv) => containerEnvironment(hostEnv, setupPlan),
       reach: agentPlan.network === "default"
         ? ["the runtime's default network", ...agentPlan.relays.map(reachText)]
         : agentPlan.relays.map(reachText),

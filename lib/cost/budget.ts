@@ -29,12 +29,22 @@ export class SpendTracker {
   #stopped?: BudgetStop;
   readonly #paths: WorkspacePaths;
   readonly #adapter: string;
+  readonly #batchRouting: string;
 
-  /** `adapter` names the CLI in each spend record. */
-  constructor(paths: WorkspacePaths, adapter: { name: string }, report: CostReport) {
+  /**
+   * `adapter` names the CLI in each spend record; `batchRouting` says how batch routing is had
+   * with it (the budget stop names it, spec §7.3).
+   */
+  constructor(
+    paths: WorkspacePaths,
+    adapter: { name: string },
+    report: CostReport,
+    batchRouting = "batch routing (batch_eligible: true)",
+  ) {
     this.#paths = paths;
     this.#adapter = adapter.name;
     this.#report = report;
+    this.#batchRouting = batchRouting;
   }
 
   /** Why the run went read-only, once it did. */
@@ -47,8 +57,16 @@ export class SpendTracker {
     return this.#stopped !== undefined;
   }
 
-  /** Add what an agent of `taskId` spent (nothing when its CLI reported no usage). */
-  async record(taskId: string, sessionId: string, usage: UsageReport | undefined): Promise<void> {
+  /**
+   * Add what an attempt of `taskId` spent (nothing when its CLI reported no usage); `adapter`
+   * names the CLI (or batch lane) that spent it when it is not the configured one.
+   */
+  async record(
+    taskId: string,
+    sessionId: string,
+    usage: UsageReport | undefined,
+    meta: { adapter?: string } = {},
+  ): Promise<void> {
     if (!usage) return;
     this.#report = addUsage(this.#report, taskId, usage);
     await writeSpend(
@@ -57,7 +75,7 @@ export class SpendTracker {
       costRecords(usage, {
         ts: Math.floor(Date.now() / 1000),
         taskId,
-        adapter: this.#adapter,
+        adapter: meta.adapter ?? this.#adapter,
         sessionId,
       }),
     );
@@ -75,7 +93,7 @@ export class SpendTracker {
       estimate_micro_usd: estimate,
       message: `Budget exceeded, read-only mode: spent ${formatUsd(report.total_micro_usd)} of ${
         formatUsd(report.budget_micro_usd)
-      }; no new agents start. Raise budget_usd, use cheaper models (complexity: low) or batch routing.`,
+      }; no new agents start. Raise budget_usd, use cheaper models (complexity: low) or ${this.#batchRouting}.`,
     };
     return this.#stopped;
   }

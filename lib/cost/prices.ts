@@ -74,15 +74,27 @@ export interface TokenCounts {
 }
 
 /**
- * Estimated cost in integer micro-USD (USD/MTok equals micro-USD/token): uncached input at the
- * input price, cached input at the cached price, output (reasoning included) at the output price.
+ * The batch APIs' price as a share of the standard one: Anthropic's Message Batches and OpenAI's
+ * Batch API both bill every token of a batch request at 50 % (spec §8 "about 50%").
  */
-export function estimateMicroUsd(model: string, tokens: TokenCounts): number {
+export const BATCH_PRICE_FACTOR = 0.5;
+
+/**
+ * Estimated cost in integer micro-USD (USD/MTok equals micro-USD/token): uncached input at the
+ * input price, cached input at the cached price, output (reasoning included) at the output price;
+ * with `batch`, at the batch price ({@link BATCH_PRICE_FACTOR}).
+ */
+export function estimateMicroUsd(
+  model: string,
+  tokens: TokenCounts,
+  options: { batch?: boolean } = {},
+): number {
   const price = priceOf(model);
   const cached = Math.min(tokens.cachedInputTokens ?? 0, tokens.inputTokens);
+  const factor = options.batch ? BATCH_PRICE_FACTOR : 1;
   return Math.round(
-    (tokens.inputTokens - cached) * price.inputPerMTok + cached * price.cachedInputPerMTok +
-      tokens.outputTokens * price.outputPerMTok,
+    factor * ((tokens.inputTokens - cached) * price.inputPerMTok +
+      cached * price.cachedInputPerMTok + tokens.outputTokens * price.outputPerMTok),
   );
 }
 

@@ -14,6 +14,10 @@ export interface CostRecord {
   output_tokens: number;
   adapter?: string;
   session_id?: string;
+  /** Billed at a batch API's price. */
+  batch?: true;
+  /** With `batch`: what the same tokens cost in real time. */
+  list_micro_usd?: number;
 }
 
 /** One row of a summary. */
@@ -46,6 +50,7 @@ export function costRecords(
     output_tokens: u.outputTokens,
     ...(meta.adapter ? { adapter: meta.adapter } : {}),
     ...(meta.sessionId ? { session_id: meta.sessionId } : {}),
+    ...(usage.batch ? { batch: true as const, list_micro_usd: u.listMicroUsd ?? u.microUsd } : {}),
   }));
 }
 
@@ -84,6 +89,23 @@ export function summarizeCost(
     rows.set(key, row);
   }
   return [...rows.values()].sort((a, b) => b.micro_usd - a.micro_usd || a.key.localeCompare(b.key));
+}
+
+/** What the batch lane saved among `records` (since `since`): real-time price minus batch price. */
+export function batchSavings(
+  records: CostRecord[],
+  since?: number,
+): { saved_micro_usd: number; batch_micro_usd: number; tasks: number } {
+  let saved = 0;
+  let spent = 0;
+  const tasks = new Set<string>();
+  for (const r of records) {
+    if (!r.batch || (since !== undefined && r.ts < since)) continue;
+    saved += Math.max(0, (r.list_micro_usd ?? r.micro_usd) - r.micro_usd);
+    spent += r.micro_usd;
+    tasks.add(r.task_id);
+  }
+  return { saved_micro_usd: saved, batch_micro_usd: spent, tasks: tasks.size };
 }
 
 /** `--last` durations: `90s`, `30m`, `24h`, `7d` → seconds; undefined when malformed. */

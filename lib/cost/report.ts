@@ -1,8 +1,10 @@
 /**
- * Spend tracking (DESIGN.md §7): `.sdd/runtime/cost_report.json` is
+ * Spend tracking (DESIGN.md §7, §15): `.sdd/runtime/cost_report.json` is
  * `{"total_micro_usd", "by_model": {<model>: {"micro_usd","input_tokens","output_tokens"}},
  * "by_task": {<task_id>: {"micro_usd","model"}}, "budget_micro_usd"}`, money in integer micro-USD.
- * Pure arithmetic; ./spend.ts reads and writes the files.
+ * A task that went through the batch lane has `"batch": true` in `by_task` while all its spend
+ * was at the batch price, `false` once a real-time attempt spent too. Pure arithmetic;
+ * ./spend.ts reads and writes the files.
  */
 import { usdToMicro } from "./prices.ts";
 
@@ -15,6 +17,8 @@ export interface ModelUsage {
   outputTokens: number;
   /** Cost in integer micro-USD (1 USD = 1_000_000). */
   microUsd: number;
+  /** Billed at the batch price: what the same tokens cost in real time. */
+  listMicroUsd?: number;
 }
 
 /** What one agent session spent, as read from the CLI's own output. */
@@ -25,6 +29,8 @@ export interface UsageReport {
   byModel: Record<string, ModelUsage>;
   /** `reported`: the CLI printed a cost; `estimated`: tokens × the price table of ./prices.ts. */
   source: "reported" | "estimated";
+  /** A batch API's request, billed at the batch price (each model's `listMicroUsd` is set). */
+  batch?: boolean;
 }
 
 /** Spend of one model. */
@@ -38,6 +44,14 @@ export interface ModelSpend {
 export interface TaskSpend {
   micro_usd: number;
   model: string;
+  /** It went through the batch lane: true while all its spend was at the batch price. */
+  batch?: boolean;
+}
+
+/** The `batch` flag of a task's spend after one more usage (absent: never batched). */
+export function batchFlag(before: boolean | undefined, usageBatch: boolean): boolean | undefined {
+  if (usageBatch) return before !== false;
+  return before === undefined ? undefined : false;
 }
 
 /** The cost report of DESIGN.md §7. */
@@ -75,13 +89,18 @@ export function addUsage(report: CostReport, taskId: string, usage: UsageReport)
       output_tokens: prev.output_tokens + u.outputTokens,
     };
   }
-  const prevTask = report.by_task[taskId]?.micro_usd ?? 0;
+  const prev = report.by_task[taskId];
+  const batch = batchFlag(prev?.batch, usage.batch === true);
   return {
     total_micro_usd: report.total_micro_usd + usage.microUsd,
     by_model,
     by_task: {
       ...report.by_task,
-      [taskId]: { micro_usd: prevTask + usage.microUsd, model: dominantModel(usage) },
+      [taskId]: {
+        micro_usd: (prev?.micro_usd ?? 0) + usage.microUsd,
+        model: dominantModel(usage),
+        ...(batch === undefined ? {} : { batch }),
+      },
     },
     budget_micro_usd: report.budget_micro_usd,
   };

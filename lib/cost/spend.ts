@@ -9,7 +9,7 @@
  *   (that would silently lift the budget);
  * - a missing report is rebuilt from cost.jsonl, so deleting a broken report loses nothing.
  */
-import { type CostReport, emptyCostReport } from "./report.ts";
+import { batchFlag, type CostReport, emptyCostReport } from "./report.ts";
 import { type CostRecord, parseCostRecords } from "./records.ts";
 import { usdToMicro } from "./prices.ts";
 import { UserFacingError } from "../errors.ts";
@@ -117,6 +117,8 @@ export function reportFromRecords(records: CostRecord[]): CostReport {
     m.output_tokens += r.output_tokens ?? 0;
     const t = report.by_task[r.task_id] ??= { micro_usd: 0, model: r.model };
     t.micro_usd += r.micro_usd;
+    const batch = batchFlag(t.batch, r.batch === true);
+    if (batch !== undefined) t.batch = batch;
     const perModel = taskModels.get(r.task_id) ?? new Map<string, number>();
     perModel.set(r.model, (perModel.get(r.model) ?? 0) + r.micro_usd);
     taskModels.set(r.task_id, perModel);

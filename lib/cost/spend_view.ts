@@ -6,7 +6,7 @@
  */
 import { formatUsd } from "./money.ts";
 import type { CostReport } from "./report.ts";
-import { type CostSummaryRow, summarizeCost } from "./records.ts";
+import { batchSavings, type CostSummaryRow, summarizeCost } from "./records.ts";
 import type { SpendState } from "./spend.ts";
 
 /** Options of {@link buildSpendView}. */
@@ -37,6 +37,11 @@ export interface SpendView {
   budget_used: number | null;
   /** Line numbers of cost.jsonl that did not parse and were skipped. */
   bad_lines: number[];
+  /**
+   * The batch lane in the window (DESIGN.md §15): what its requests cost at the batch price, what
+   * the same tokens cost in real time minus that (`saved_micro_usd`), and how many tasks.
+   */
+  batch: { saved_micro_usd: number; batch_micro_usd: number; tasks: number };
 }
 
 function rowsFromReport(report: CostReport, by: "model" | "task"): CostSummaryRow[] {
@@ -86,6 +91,7 @@ export function buildSpendView(sources: SpendState, options: SpendViewOptions): 
     budget_micro_usd: budget,
     budget_used: budget === null || budget <= 0 ? null : total / budget,
     bad_lines: sources.badLines,
+    batch: batchSavings(sources.records ?? [], since),
   };
 }
 
@@ -128,6 +134,16 @@ export function formatSpendView(view: SpendView, p: SpendPalette): string[] {
     ]);
     lines.push(...table([head, ...body], new Set([1, 2, 3])));
     if (view.last) lines.push(`spent${window}: ${formatUsd(view.window_micro_usd)}`);
+    if (view.batch.tasks > 0) {
+      const b = view.batch;
+      lines.push(
+        `saved by batching${window}: ${formatUsd(b.saved_micro_usd)} (${b.tasks} task${
+          b.tasks === 1 ? "" : "s"
+        } through the batch lane cost ${formatUsd(b.batch_micro_usd)}, ${
+          formatUsd(b.batch_micro_usd + b.saved_micro_usd)
+        } at real-time prices)`,
+      );
+    }
     if (view.source === "cost_report.json" && view.by === "task") {
       lines.push("(tokens per task are in .sdd/metrics/cost.jsonl, which does not exist yet)");
     }

@@ -7,7 +7,7 @@
  * never changes the projection itself.
  */
 import type { Card } from "../board/fold.ts";
-import type { OutlineTask } from "../board/activity.ts";
+import type { BatchTry, OutlineTask } from "../board/activity.ts";
 import type { EvidenceMark } from "../review/evidence_marks.ts";
 
 /** Where a task stands when its column does not say it. */
@@ -28,6 +28,8 @@ export interface CardFace {
   evidence?: EvidenceMark;
   /** Where the current attempt's agent runs or ran (`worktree`, `container:<runtime>:<id>`). */
   isolation?: string;
+  /** The current attempt is a request to a provider's batch API (the card says "batch"). */
+  batch?: BatchTry;
 }
 
 const STANDING_STATES = new Set(["failed", "cancelled", "blocked", "waiting"]);
@@ -65,5 +67,6 @@ export function cardFace(card: Card, task?: OutlineTask, evidence?: EvidenceMark
     standing,
     evidence,
     ...(task?.isolation ? { isolation: task.isolation } : {}),
+    ...(task?.batch ? { batch: task.batch } : {}),
   };
 }

@@ -14,6 +14,7 @@ import { type ServerSettings, serverSettings } from "../config/server_config.ts"
 import { headlessProblem } from "../agents/preflight.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
 import { listRescueRefs, type RescueRef } from "../worktrees/reap.ts";
+import { SETUP_FAILED } from "../worktree_env/spec.ts";
 import { verifyJournalText } from "../journal/verify.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
 import type { WorkspacePaths } from "../workspace.ts";
@@ -164,10 +165,24 @@ export async function checkTasks(paths: WorkspacePaths): Promise<CheckResult> {
     ok: false,
     detail: `FAILED: ${list}` +
       (blocked.length ? `; blocked on them: ${blocked.map((t) => t.id).join(", ")}` : ""),
-    fix: `\`service retry ${failed.map((t) => t.id).join(" ")}\` tries again, or ` +
+    fix: setupAdvice(failed) +
+      `\`service retry ${failed.map((t) => t.id).join(" ")}\` tries again, or ` +
       `\`service cancel ${failed.map((t) => t.id).join(" ")}\` gives up (dependents then start); ` +
       "then `service run`",
   };
+}
+
+/**
+ * What to do first when a task failed in its worktree setup (DESIGN.md §13): the environment is
+ * at fault, not the agent, so a retry alone would fail the same way.
+ */
+function setupAdvice(failed: { id: string; summary: string | null }[]): string {
+  const ids = failed.filter((t) => t.summary?.startsWith(`${SETUP_FAILED}:`)).map((t) => t.id);
+  if (ids.length === 0) return "";
+  return `${ids.join(", ")} failed in the worktree setup, not in the agent: its output is in ` +
+    "the session log (.sdd/runs/<run>/logs/, or the board's What happened); fix worktree.setup " +
+    "in service.yaml, or what it needs in the checkout (the worktree environment check above " +
+    "shows what each worktree gets); then ";
 }
 
 /**

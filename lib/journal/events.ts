@@ -74,7 +74,11 @@ export function runCompleted(
 
 // ---- task columns (spec §3.2) -----------------------------------------------------------------
 
-/** `task_claimed`: the card enters (or returns to) running. */
+/**
+ * `task_claimed`: the card enters (or returns to) running. `adapter` names the agent CLI that
+ * runs the attempt (a fallback while the configured one is parked); `lane: "batch"` says the
+ * attempt is a request to the provider's batch API, not an agent.
+ */
 export function taskClaimed(data: {
   task_id: string;
   session_id: string;
@@ -85,11 +89,47 @@ export function taskClaimed(data: {
   batch_eligible?: boolean;
   /** `worktree` (a host process) or `container:<runtime>:<image id>` (DESIGN.md §14). */
   isolation?: string;
+  adapter?: string;
+  lane?: "batch";
 }): JournalEvent {
   return event("task_claimed", {
     ...data,
     batch_eligible: data.batch_eligible ? true : undefined,
   });
+}
+
+/** `task_batch_submitted` (detail): the task's request went to a provider's batch API. */
+export function taskBatchSubmitted(data: {
+  task_id: string;
+  provider: string;
+  batch_id: string;
+  custom_id: string;
+}): JournalEvent {
+  return event("task_batch_submitted", data);
+}
+
+/**
+ * How a batch request ended: its patch `applied` in the task's worktree, or it was `not_applied`,
+ * `errored`, `expired` or `canceled` at the provider, `not_submitted` (no request was sent), or
+ * `dropped` (the task was cancelled meanwhile).
+ */
+export type BatchOutcome =
+  | "applied"
+  | "not_applied"
+  | "errored"
+  | "expired"
+  | "canceled"
+  | "not_submitted"
+  | "dropped";
+
+/** `task_batch_result` (detail): what came of the task's batch request, and why. */
+export function taskBatchResult(data: {
+  task_id: string;
+  batch_id?: string;
+  outcome: BatchOutcome;
+  reason?: string;
+}): JournalEvent {
+  return event("task_batch_result", data);
 }
 
 /** One failed check or failure reason on a card's gate receipt (`{kind, detail}` at least). */
@@ -205,7 +245,11 @@ export function budgetExceeded(data: {
   return event("budget_exceeded", data);
 }
 
-/** `rate_limited` (detail): an adapter's log matched a rate-limit rule; spawns are blocked. */
+/**
+ * `rate_limited` (detail): an adapter's log matched a rate-limit rule; the adapter is parked
+ * until `until` (epoch seconds): the reset time the limit named (`reset_named`), else the
+ * cooldown.
+ */
 export function rateLimited(data: {
   task_id: string;
   session_id: string;
@@ -213,8 +257,9 @@ export function rateLimited(data: {
   rule: string;
   line: string;
   until: number;
+  reset_named?: boolean;
 }): JournalEvent {
-  return event("rate_limited", data);
+  return event("rate_limited", { ...data, reset_named: data.reset_named ? true : undefined });
 }
 
 /** `task_cancelled` (detail): an operator cancelled the task. */
@@ -251,6 +296,36 @@ export function taskLogCaptured(data: {
   bytes: number;
 }): JournalEvent {
   return event("task_log_captured", data);
+}
+
+/** The data of `task_worktree_prepared` (DESIGN.md §13). */
+export interface WorktreePreparedData {
+  task_id: string;
+  session_id: string;
+  /** Files copied from the checkout (the first {@link PREPARED_LIST_MAX}). */
+  copied: string[];
+  /** How many were copied, when more than the list holds. */
+  copied_total?: number;
+  /** Paths linked to the checkout's. */
+  linked: string[];
+  /** The setup commands as they ran, up to the first that failed. */
+  setup: { command: string; exit_code: number; ms: number }[];
+  ports: number[];
+}
+
+/** Items of a list `task_worktree_prepared` holds. */
+export const PREPARED_LIST_MAX = 200;
+
+/** `task_worktree_prepared` (detail): what an agent's worktree got before its agent started. */
+export function taskWorktreePrepared(data: WorktreePreparedData): JournalEvent {
+  const many = data.copied.length > PREPARED_LIST_MAX;
+  return event("task_worktree_prepared", {
+    ...data,
+    copied: data.copied.slice(0, PREPARED_LIST_MAX),
+    copied_total: many ? data.copied.length : data.copied_total,
+    linked: data.linked.slice(0, PREPARED_LIST_MAX),
+    setup: data.setup.map((s) => ({ command: s.command, exit_code: s.exit_code, ms: s.ms })),
+  });
 }
 
 // ---- verification evidence (detail rows; the fold ignores them) ------------------------------

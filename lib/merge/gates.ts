@@ -1,8 +1,9 @@
 /**
  * Gates evaluated on the tree a merge would produce (DESIGN.md §7, §10): the candidate commit is
- * checked out in a temporary detached worktree `.sdd/worktrees/_gate-<id>`, the task's completion
- * signals and quality-gate commands run there, then its evidence producers (whatever the gates
- * said: a failing run is evidence too), and the worktree is removed either way.
+ * checked out in a temporary detached worktree `.sdd/worktrees/_gate-<id>` (given the worktree
+ * environment's copies and links, §13), the task's completion signals and quality-gate commands
+ * run there, then its evidence producers (whatever the gates said: a failing run is evidence
+ * too), and the worktree is removed either way.
  */
 import { join } from "node:path";
 import type { CommandCheck } from "../config/schema.ts";
@@ -24,6 +25,11 @@ export interface GateSpec {
   quality_gates?: CommandCheck[];
   /** Evidence producers of the task, run after the gates; their outcome never gates. */
   evidence?: CommandCheck[];
+  /**
+   * Gives the checked-out tree what the task's worktree had from the checkout (the worktree
+   * environment's copies and links, DESIGN.md §13) before anything runs there.
+   */
+  prepareTree?: (dir: string) => Promise<void>;
 }
 
 /** Bytes of one producer's output kept as evidence. */
@@ -88,6 +94,7 @@ export async function evaluateGates(
   await git(["worktree", "add", "-q", "--detach", "--", path, commit], o);
   const warnings: string[] = [];
   try {
+    await gates.prepareTree?.(path);
     const signals = await evaluateSignals(path, checks, {
       ...options,
       warn: (w) => {

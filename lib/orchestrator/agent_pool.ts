@@ -25,18 +25,31 @@ import type { EndReason } from "./core/state.ts";
 import { exitReason } from "./exit_reason.ts";
 import { agentInvocation } from "./invocation.ts";
 import type { RateLimitGuard } from "./rate_limit_guard.ts";
-import { AgentSession } from "./session.ts";
+import { AgentSession, sessionEnvironment, SessionStartError } from "./session.ts";
+import { sessionPorts } from "../worktree_env/ports.ts";
+import {
+  type PreparedWorktree,
+  type WorktreeEnvironments,
+  WorktreeSetupError,
+} from "../worktree_env/environments.ts";
+import { SETUP_FAILED } from "../worktree_env/spec.ts";
 import type { SpendTracker } from "../cost/budget.ts";
 import type { TaskWork } from "./task_work.ts";
 import { type EarlierWork, earlierWork, supersedeEarlierWork } from "../worktrees/earlier_work.ts";
+
+/** An adapter whose preflight passed: its CLI can start agents. */
+export interface ReadyAdapter {
+  adapter: AgentAdapter;
+  launch: PreflightResult["launch"];
+}
 
 /** Settings of {@link AgentPool}. */
 export interface AgentPoolOptions {
   paths: WorkspacePaths;
   runId: string;
   store: TaskStore;
-  adapter: AgentAdapter;
-  launch: PreflightResult["launch"];
+  /** The adapters agents may start with, by name: the configured one and the ready fallbacks. */
+  adapters: ReadonlyMap<string, ReadyAdapter>;
   /** Container isolation (absent: host processes). */
   isolation?: ContainerIsolation;
   serverUrl: string;
@@ -55,6 +68,8 @@ export interface AgentPoolOptions {
   rateLimits: RateLimitGuard;
   /** `recovery.land_unreported` (see CoreSettings). */
   landUnreported: boolean;
+  /** Copies, links, ignores, ports and setup of new worktrees (DESIGN.md §13). */
+  environments?: WorktreeEnvironments;
   log: (line: string) => void;
   clock: () => number;
 }
@@ -111,12 +126,13 @@ export class AgentPool {
   }
 
   /** The number of `taskId`'s attempt about to be claimed, from the claims the journal holds. */
-  async #attemptNumber(taskId: string): Promise<number> {
+  async attemptNumber(taskId: string): Promise<number> {
     const path = journalPath(this.#o.paths, this.#o.runId);
     return nextAttemptNumber((await readJournal(path, this.#activity)).state, taskId);
   }
 
-  async #template(role: string): Promise<RoleTemplate> {
+  /** The role's template, loaded once per run. */
+  async template(role: string): Promise<RoleTemplate> {
     let template = this.#templates.get(role);
     if (!template) {
       template = await loadRoleTemplate(this.#o.paths.root, role);
@@ -126,16 +142,20 @@ export class AgentPool {
   }
 
   /**
-   * Claim `taskId` and start its agent. `onExit` receives the exit's events once the process
-   * ends. Answers `spawned`, `claim_lost` (claimed meanwhile through the task API) or
-   * `spawn_failed`.
+   * Claim `taskId` and start its agent with `adapterName`'s CLI. `onExit` receives the exit's
+   * events once the process ends. Answers `spawned`, `claim_lost` (claimed meanwhile through the
+   * task API) or `spawn_failed`.
    */
   async spawn(
     taskId: string,
+    adapterName: string,
     note: string | undefined,
     onExit: (events: () => Promise<CoreEvent[]>) => void,
   ): Promise<CoreEvent> {
     const o = this.#o;
+    const ready = o.adapters.get(adapterName);
+    if (!ready) throw new Error(`adapter ${adapterName} is not ready: it cannot start agents`);
+    const { adapter, launch } = ready;
     const sessionId = this.#sessionId();
     try {
       await o.store.claim(taskId, sessionId);
@@ -150,13 +170,14 @@ export class AgentPool {
     try {
       const tip = await o.work.targetTip();
       earlier = await this.#earlierWork(task, tip);
-      const invocation = agentInvocation(o.adapter, await this.#template(task.role), task, {
+      const invocation = agentInvocation(adapter, await this.template(task.role), task, {
         model: role.model ?? o.model,
         effort: role.effort ?? o.effort,
         mcpConfigPath: o.mcpConfigPath,
         workdir: join(o.paths.worktrees, sessionId),
         retryNote: note,
         earlierWork: earlier && { session: task.resume_from!, base: earlier.base },
+        ports: o.environments?.spec(task.role).ports,
       });
       model = invocation.model;
       session = await AgentSession.start({
@@ -166,8 +187,8 @@ export class AgentPool {
         sessionId,
         baseCommit: earlier?.base ?? tip,
         startCommit: earlier?.commit,
-        adapter: o.adapter,
-        launch: o.launch,
+        adapter,
+        launch,
         isolation: o.isolation,
         argv: invocation.argv,
         serverUrl: o.serverUrl,
@@ -175,14 +196,39 @@ export class AgentPool {
         timeoutS: o.timeoutS(task),
         graceMs: o.graceMs,
         agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
-        extraEnv: mcpSessionEnv(o.adapter, o.mcpConfigPath),
+        extraEnv: mcpSessionEnv(adapter, o.mcpConfigPath),
+        environments: o.environments,
         mcpConfigPath: o.mcpConfigPath,
         warn: o.log,
       });
     } catch (e) {
-      const err = e as Error;
-      const permanent = err.name === "TemplateError" || e instanceof Deno.errors.NotFound ||
-        e instanceof Deno.errors.PermissionDenied;
+      if (e instanceof SessionStartError) {
+        // Its worktree is reaped like any other: teardown, log kept, ports released.
+        o.work.set(taskId, {
+          worktree: e.worktree,
+          sessionId,
+          logPath: e.logPath,
+          role: task.role,
+          env: e.env,
+        });
+      }
+      const err = (e instanceof SessionStartError ? e.cause : e) as Error;
+      if (err instanceof WorktreeSetupError) {
+        // The environment's fault, not the agent's: the attempt counts, with the claim it made.
+        return {
+          type: "spawn_failed",
+          taskId,
+          sessionId,
+          diagnosis: { kind: SETUP_FAILED, reason: err.reason, retryable: true },
+          attempt: await this.attemptNumber(taskId),
+          model,
+          adapter: adapter.name,
+          prepared: preparedData(err.prepared),
+          isolation: o.isolation ? o.isolation.label : "worktree",
+        };
+      }
+      const permanent = err.name === "TemplateError" || err instanceof Deno.errors.NotFound ||
+        err instanceof Deno.errors.PermissionDenied;
       return {
         type: "spawn_failed",
         taskId,
@@ -195,7 +241,13 @@ export class AgentPool {
       };
     }
     this.#sessions.set(taskId, session);
-    o.work.set(taskId, { worktree: session.worktree, sessionId, logPath: session.logPath });
+    o.work.set(taskId, {
+      worktree: session.worktree,
+      sessionId,
+      logPath: session.logPath,
+      role: task.role,
+      env: session.env,
+    });
     if (earlier) {
       o.log(`${taskId}: continuing the kept work of session ${task.resume_from}`);
       await supersedeEarlierWork(o.paths.root, task.resume_from!, earlier.commit);
@@ -208,11 +260,36 @@ export class AgentPool {
       sessionId,
       startedAt: session.startedAt,
       deadline: session.deadline,
-      attempt: await this.#attemptNumber(taskId),
+      attempt: await this.attemptNumber(taskId),
       model,
       batchEligible: task.batch_eligible,
+      prepared: session.prepared && preparedData(session.prepared),
+      adapter: adapter.name,
       isolation: session.isolation,
     };
+  }
+
+  /**
+   * The environment an agent of `taskId` in `sessionId` has, with the ports the session still
+   * holds: for the teardown of a worktree an earlier process started.
+   */
+  async environmentFor(taskId: string, sessionId: string): Promise<Record<string, string>> {
+    const o = this.#o;
+    const task = o.store.get(taskId);
+    const role = (task && o.roles[task.role]) ?? {};
+    // The configured adapter (first in the map): a worktree an earlier process started.
+    const adapter = [...o.adapters.values()][0].adapter;
+    return sessionEnvironment({
+      adapter,
+      serverUrl: o.serverUrl,
+      token: o.token,
+      runId: o.runId,
+      taskId,
+      sessionId,
+      agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
+      extraEnv: mcpSessionEnv(adapter, o.mcpConfigPath),
+      ports: await sessionPorts(o.paths.portLeases, sessionId),
+    });
   }
 
   /** Ask `taskId`'s agent to end: SIGTERM, the grace, SIGKILL of its process group. */
@@ -259,8 +336,10 @@ export class AgentPool {
     });
     await session.cleanup();
     this.#sessions.delete(taskId);
-    await readSessionUsage(o.adapter, session.logPath)
-      .then((usage) => o.spend.record(taskId, session.sessionId, usage))
+    await readSessionUsage(session.adapter, session.logPath)
+      .then((usage) =>
+        o.spend.record(taskId, session.sessionId, usage, { adapter: session.adapter.name })
+      )
       .catch((e) => o.log(`${taskId}: could not record spend: ${(e as Error).message}`));
     const hit = await o.rateLimits.check(session);
     const rateLimited = session.endedBy === "rate_limit" || hit !== undefined;
@@ -281,7 +360,7 @@ export class AgentPool {
       // Named where a reader finds it after the worktree is reaped, relative to the workspace.
       logPath: relative(o.paths.root, runLogPath(o.paths, o.runId, session.sessionId)),
       logTail: tail,
-      adapter: o.adapter.name,
+      adapter: session.adapter.name,
     });
     if (diagnosis.fastExit) o.log(`${taskId}: log tail:\n  ${tail.slice(-8).join("\n  ")}`);
     const status2 = o.store.get(taskId)?.status;
@@ -312,6 +391,12 @@ export class AgentPool {
       },
     ];
   }
+}
+
+/** What a worktree got, as `task_worktree_prepared` says it; nothing when nothing was asked. */
+function preparedData(p: PreparedWorktree) {
+  if (!p.configured) return undefined;
+  return { copied: p.copied, linked: p.linked, setup: p.setup, ports: p.ports };
 }
 
 function appendTaskMetric(paths: WorkspacePaths, record: Record<string, unknown>): Promise<void> {

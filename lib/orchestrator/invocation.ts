@@ -1,6 +1,7 @@
 /**
  * What one agent is asked to do (pure): the prompt from the role template and the task, with
- * the interrupted work its worktree continues and the previous attempt's note when there are,
+ * its leased ports, the interrupted work its worktree continues and the previous attempt's note
+ * when there are,
  * the routed model (`model` wins, else `complexity: low` takes the adapter's cheapest), and the
  * adapter's argv.
  */
@@ -43,6 +44,19 @@ export interface AgentInvocationSettings extends InvocationSettings {
   retryNote?: string;
   /** The worktree continues this interrupted attempt's work. */
   earlierWork?: EarlierWorkNote;
+  /** Ports leased to the agent's worktree (DESIGN.md §13): the prompt says to serve on them. */
+  ports?: number;
+}
+
+/** Marks the note about the agent's leased ports. */
+export const PORTS_NOTE = "PORTS:";
+
+/** What the agent is told when its worktree has `count` leased ports. */
+export function portsNote(count: number): string {
+  return `${PORTS_NOTE} other agents work beside you on this project. Start any server (dev ` +
+    "server, API, database) on the port in $PORT" +
+    (count > 1 ? " (all your ports, comma-separated, are in $SERVICE_PORTS)" : "") +
+    ", leased to you alone, never on the project's default port.";
 }
 
 /** What the agent is told when its worktree starts from an interrupted attempt's work. */
@@ -53,6 +67,15 @@ function earlierWorkNote(work: EarlierWorkNote): string {
     "it: check what is done and what is missing, finish the task, and report as described above.";
 }
 
+/** The model of `task`'s run: `model` (config or role) wins, else `complexity: low` routes cheap. */
+export function routedModel(
+  adapter: Pick<AgentAdapter, "cheapestModel">,
+  task: Pick<Task, "complexity">,
+  model?: string,
+): string | undefined {
+  return model ?? (task.complexity === "low" ? adapter.cheapestModel : undefined);
+}
+
 /** Build the invocation of `task` for an agent working in `workdir`. */
 export function agentInvocation(
   adapter: AgentAdapter,
@@ -61,9 +84,10 @@ export function agentInvocation(
   settings: AgentInvocationSettings,
 ): Invocation {
   let prompt = renderPrompt(template, task);
+  if (settings.ports) prompt += `\n\n${portsNote(settings.ports)}\n`;
   if (settings.earlierWork) prompt += `\n\n${earlierWorkNote(settings.earlierWork)}\n`;
   if (settings.retryNote) prompt += `\n\n${PREVIOUS_ATTEMPT} ${settings.retryNote}\n`;
-  const model = settings.model ?? (task.complexity === "low" ? adapter.cheapestModel : undefined);
+  const model = routedModel(adapter, task, settings.model);
   const argv = adapter.buildArgv({
     prompt,
     model,

@@ -61,3 +61,14 @@ Deno.test("agentInvocation(): a worktree that continues interrupted work says so
   });
   assert.ok(!fresh.prompt.includes(EARLIER_WORK));
 });
+
+Deno.test("agentInvocation(): an agent with leased ports is told to serve on $PORT, not the project's default; without ports nothing is said", () => {
+  const claude = adapterByName("claude");
+  const one = agentInvocation(claude, template, task("medium"), { workdir: "/w", ports: 1 });
+  assert.match(one.prompt, /PORTS: .*on the port in \$PORT, leased to you alone/);
+  assert.doesNotMatch(one.prompt, /SERVICE_PORTS/);
+  const two = agentInvocation(claude, template, task("medium"), { workdir: "/w", ports: 2 });
+  assert.match(two.prompt, /\$SERVICE_PORTS/);
+  const none = agentInvocation(claude, template, task("medium"), { workdir: "/w", ports: 0 });
+  assert.doesNotMatch(none.prompt, /PORTS:/);
+});

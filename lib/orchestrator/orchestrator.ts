@@ -2,11 +2,12 @@
  * The run loop, a thin executor around the pure decision core (core/decide.ts): it turns what
  * happens — agent exits, task changes, review decisions (noticed as the journal grows), the
  * outcome of a landing, ticks — into events, asks the core what follows, and carries out the
- * actions: journal rows, store changes, spawns, terminations, log lines; worktree cleanups run
- * off the loop, and diff captures, merges and rebases in the landing lane (one at a time, so a
- * long gate never stalls the loop). Every event is decided when it arrives; once the events that
+ * actions: journal rows, store changes, spawns, terminations, log lines; worktree cleanups, and
+ * the starts of agents whose worktree runs setup commands, run off the loop, and diff captures,
+ * merges and rebases in the landing lane (one at a time, so a long gate never stalls the loop). Every event is decided when it arrives; once the events that
  * arrived together are decided, the loop settles (starts what may start, says why the rest
- * waits, ends the run when nothing can progress). The tick is for timeouts only.
+ * waits, ends the run when nothing can progress). The tick is for timeouts only. Batch-eligible
+ * tasks go to the batch lane (./batch_lane.ts), whose polls also arrive as events.
  */
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import type { CooldownTracker } from "../agents/cooldown.ts";
@@ -25,7 +26,10 @@ import { decide } from "./core/decide.ts";
 import { MAX_ATTEMPTS } from "./core/policy.ts";
 import type { Action, CoreEvent } from "./core/protocol.ts";
 import { type CoreState, initialState, type RunVerdict, type TaskView } from "./core/state.ts";
-import { AgentPool, type LiveAgent } from "./agent_pool.ts";
+import { AgentPool, type LiveAgent, type ReadyAdapter } from "./agent_pool.ts";
+import { BatchLane } from "./batch_lane.ts";
+import { type BatchEndpoint, batchRoutingHint } from "../batch/provider.ts";
+import type { BatchApi } from "../batch/api.ts";
 import { LandingLane } from "./landing_lane.ts";
 import { RateLimitGuard } from "./rate_limit_guard.ts";
 import { reviewEvent, ReviewWatcher } from "./review_watcher.ts";
@@ -36,6 +40,7 @@ import { janitorSignals, TaskWork } from "./task_work.ts";
 import { VerificationStep } from "../verification/completion.ts";
 import type { VerificationNudge } from "../verification/nudge.ts";
 import type { OrchestratorSettings } from "./settings.ts";
+import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 
 export { MAX_ATTEMPTS };
 export type { LiveAgent };
@@ -58,6 +63,14 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   launch: PreflightResult["launch"];
   /** Container isolation, as probed before `run_started` (absent: host processes). */
   isolation?: ContainerIsolation;
+  /** Fallback adapters whose preflight passed (`fallback_adapters`). */
+  fallbacks?: readonly ReadyAdapter[];
+  /** By role, the adapters a task may start with (see `CoreSettings.chains`). */
+  chains?: Readonly<Record<string, readonly string[]>>;
+  /** The configured adapter's batch endpoint, when its provider has one and its key is set. */
+  batchEndpoint?: BatchEndpoint;
+  /** The batch API's client (tests hand in their own; default: the provider's). */
+  batchApi?: (endpoint: BatchEndpoint) => BatchApi;
   serverUrl: string;
   targetBranch: string;
   mcpConfigPath?: string;
@@ -96,6 +109,10 @@ export class Orchestrator {
   readonly #spend: SpendTracker;
   readonly #rateLimits: RateLimitGuard;
   readonly #reviews: ReviewWatcher;
+  readonly #environments: WorktreeEnvironments;
+  readonly #batch: BatchLane;
+  /** The adapter of each session this process started (the log reader of its completion). */
+  readonly #sessionAdapters = new Map<string, string>();
   #state: CoreState;
   #wake: () => void = () => {};
   /** Events were decided since the last settle. */
@@ -124,7 +141,14 @@ export class Orchestrator {
       mergeRetryMs: 3000,
       maxRebases: 3,
       landUnreported: options.landUnreported,
+      adapter: options.adapter.name,
+      chains: options.chains ?? {},
     }, this.#clock());
+    const environments = this.#environments = new WorktreeEnvironments({
+      root: options.paths.root,
+      config: options.worktreeEnv,
+      portsDir: options.paths.portLeases,
+    });
     this.#work = new TaskWork({
       paths: options.paths,
       runId: options.runId,
@@ -142,13 +166,22 @@ export class Orchestrator {
         nudge: options.nudge,
         onAlert: options.onAlert,
         warn: options.log,
-        adapter: options.adapter.name,
+        adapter: (sessionId) => this.#sessionAdapters.get(sessionId) ?? options.adapter.name,
+        prepareGateTree: async (task, dir) => {
+          await environments.prepareGateTree(task.role, dir);
+        },
       }),
       warn: options.log,
+      environments,
+      agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
     });
-    this.#spend = new SpendTracker(options.paths, options.adapter, options.cost);
+    this.#spend = new SpendTracker(
+      options.paths,
+      options.adapter,
+      options.cost,
+      batchRoutingHint(options.adapter.name),
+    );
     this.#rateLimits = new RateLimitGuard({
-      adapter: options.adapter.name,
       cooldowns: options.cooldowns,
       runtimeDir: options.paths.runtime,
       nowS: () => this.#clock() / 1000,
@@ -157,8 +190,10 @@ export class Orchestrator {
       paths: options.paths,
       runId: options.runId,
       store: options.store,
-      adapter: options.adapter,
-      launch: options.launch,
+      adapters: new Map(
+        [{ adapter: options.adapter, launch: options.launch }, ...(options.fallbacks ?? [])]
+          .map((r) => [r.adapter.name, r]),
+      ),
       isolation: options.isolation,
       serverUrl: options.serverUrl,
       token: options.token,
@@ -173,10 +208,31 @@ export class Orchestrator {
       spend: this.#spend,
       rateLimits: this.#rateLimits,
       landUnreported: options.landUnreported,
+      environments,
       log: options.log,
       clock: this.#clock,
     });
     this.#reviews = new ReviewWatcher(options.journalPath);
+    this.#batch = new BatchLane({
+      paths: options.paths,
+      runId: options.runId,
+      store: options.store,
+      adapter: options.adapter,
+      endpoint: options.batchEndpoint,
+      settings: options.batch,
+      model: options.model,
+      roles: options.roles,
+      template: (role) => this.#agents.template(role),
+      attemptNumber: (taskId) => this.#agents.attemptNumber(taskId),
+      work: this.#work,
+      spend: this.#spend,
+      push: (events) => {
+        for (const event of events) this.#push(event);
+      },
+      log: options.log,
+      clock: this.#clock,
+      api: options.batchApi,
+    });
     this.#lane = new LandingLane((events) => {
       for (const event of events) this.#push(event);
     }, options.log);
@@ -259,7 +315,11 @@ export class Orchestrator {
       }
     }, this.#o.tickMs ?? TICK_MS);
     const heartbeat = setInterval(
-      () => this.#push(() => this.#agents.heartbeat()),
+      () =>
+        this.#push(async () => {
+          await this.#batch.heartbeat();
+          return await this.#agents.heartbeat();
+        }),
       HEARTBEAT_INTERVAL_MS,
     );
     try {
@@ -280,6 +340,7 @@ export class Orchestrator {
       await Promise.all(this.#cleanups.values());
       return { ...this.#state.verdict, counts: this.#counts() };
     } finally {
+      await this.#batch.close();
       clearInterval(tick);
       clearInterval(heartbeat);
       unsubscribe();
@@ -350,6 +411,7 @@ export class Orchestrator {
         summary: t.summary,
         operatorDone: t.operator_done === true,
         ...(t.resume_from ? { resumeFrom: t.resume_from } : {}),
+        ...(t.status === "OPEN" && this.#batch.routes(t) ? { batch: true } : {}),
       });
     }
     const stop = this.#spend.checkBudget() ?? this.#spend.budgetStop;
@@ -357,7 +419,7 @@ export class Orchestrator {
       ...this.#state,
       now: this.#clock(),
       tasks,
-      cooldownS: this.#rateLimits.remainingS(),
+      parked: this.#rateLimits.parked(),
       readOnly: this.#spend.readOnly,
       budget: stop,
     };
@@ -373,14 +435,20 @@ export class Orchestrator {
         );
         return [];
       case "spawn":
+        if (this.#setsUp(action.taskId)) {
+          this.#spawnOffLoop(action.taskId, action.adapter, action.note);
+          return [];
+        }
         // On the loop: agents that start one after another finish one after another, so their
         // work does not queue up in the landing lane all at once (bench:orchestrator).
         await this.#cleanups.get(action.taskId); // the last attempt's work is on its rescue ref
-        return [
-          await this.#agents.spawn(action.taskId, action.note, (exit) => this.#push(exit)),
-        ];
+        return [await this.#spawn(action.taskId, action.adapter, action.note)];
+      case "batch":
+        this.#batch.submit(action.taskIds); // off the loop: its outcomes arrive as events
+        return [];
       case "terminate":
-        this.#agents.terminate(action.taskId, action.reason);
+        if (this.#batch.has(action.taskId)) this.#batch.drop(action.taskId);
+        else this.#agents.terminate(action.taskId, action.reason);
         return [];
       case "capture":
         this.#lane.add("capture", async () => {
@@ -421,6 +489,48 @@ export class Orchestrator {
     }
   }
 
+  /** True when `taskId`'s worktree runs setup commands before its agent (DESIGN.md §13). */
+  #setsUp(taskId: string): boolean {
+    const task = this.#o.store.get(taskId);
+    return task !== undefined && this.#environments.spec(task.role).setup.length > 0;
+  }
+
+  /**
+   * Start `taskId`'s agent off the loop: its worktree setup may take minutes (`npm ci`), and
+   * meanwhile the loop decides everything else and other setups run beside it. The start's
+   * outcome, then the agent's exit, become events in that order.
+   */
+  #spawnOffLoop(taskId: string, adapter: string, note: string | undefined): void {
+    const started: Promise<CoreEvent> = (async () => {
+      await this.#cleanups.get(taskId); // the last attempt's work is on its rescue ref first
+      return await this.#spawn(taskId, adapter, note, (exit) => {
+        void started.then(() => this.#push(exit));
+      });
+    })().catch((e) => ({
+      type: "spawn_failed",
+      taskId,
+      sessionId: "",
+      diagnosis: {
+        kind: "spawn_failed",
+        reason: `could not start the agent: ${(e as Error).message}`,
+        retryable: true,
+      },
+    }));
+    void started.then((event) => this.#push(event));
+  }
+
+  /** Start `taskId`'s agent with `adapter`, remembering which adapter its session runs. */
+  async #spawn(
+    taskId: string,
+    adapter: string,
+    note?: string,
+    onExit: (exit: () => Promise<CoreEvent[]>) => void = (exit) => this.#push(exit),
+  ): Promise<CoreEvent> {
+    const event = await this.#agents.spawn(taskId, adapter, note, onExit);
+    if (event.type === "spawned") this.#sessionAdapters.set(event.sessionId, adapter);
+    return event;
+  }
+
   /** Reap or keep `taskId`'s worktree off the loop, after any earlier cleanup of it. */
   #cleanUp(taskId: string, work: () => Promise<void>): void {
     const done = (this.#cleanups.get(taskId) ?? Promise.resolve())
@@ -436,10 +546,15 @@ export class Orchestrator {
   async #recoveryEvents(): Promise<CoreEvent[]> {
     // Before recovery appends anything: which merges did operators decide that never landed?
     await this.#reviews.start();
-    const events: CoreEvent[] = [];
+    await this.#reclaimPorts();
+    // Batches submitted before the stop are polled again; their tasks are not recovered here.
+    await this.#batch.start();
+    const batchEvents = (await this.#batch.adopt()).filter((e) => this.#ids.has(e.taskId));
+    const adopted = new Set(batchEvents.map((e) => e.taskId));
+    const events: CoreEvent[] = [...batchEvents];
     for (const id of this.#ids) {
       const task = this.#o.store.get(id);
-      if (!task) continue;
+      if (!task || adopted.has(id)) continue;
       if (!["CLAIMED", "IN_PROGRESS", "ORPHANED", "DONE"].includes(task.status)) continue;
       const logPath = sessionLogPath(this.#o.paths.runtime, task.session_id ?? "none");
       const handle = await this.#work.adopt(task, logPath);
@@ -459,6 +574,18 @@ export class Orchestrator {
       });
     }
     return events;
+  }
+
+  /** Take back the port leases of sessions whose orchestrator is gone (killed, DESIGN.md §13). */
+  async #reclaimPorts(): Promise<void> {
+    try {
+      const reclaimed = await this.#environments.reclaimStaleLeases();
+      if (reclaimed.length === 0) return;
+      const which = reclaimed.map((l) => `${l.port} (${l.session_id})`).join(", ");
+      this.#o.log(`took back ${reclaimed.length} port lease(s) of ended sessions: ${which}`);
+    } catch (e) {
+      this.#o.log(`port leases not checked: ${(e as Error).message}`);
+    }
   }
 
   #counts(): Record<string, number> {

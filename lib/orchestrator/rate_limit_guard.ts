@@ -1,18 +1,19 @@
 /**
- * Rate limits (spec §7.3): a match in an agent's new log lines blocks spawns for its adapter for
- * the cooldown (300 s, saved in `.sdd/runtime/rate_limits.json`). The hit is handed to the
- * decision core, which journals it, ends the agent and requeues the task without counting the
- * attempt.
+ * Rate and usage limits (spec §7.3, DESIGN.md §15): a match in an agent's new log lines parks its
+ * adapter — until the reset time the limit names, else for the cooldown (300 s) — saved in
+ * `.sdd/runtime/rate_limits.json`. The hit is handed to the decision core, which journals it,
+ * ends the agent and requeues the task without counting the attempt; tasks start with a fallback
+ * adapter meanwhile, or wait.
  */
 import { join } from "node:path";
 import { type CooldownTracker, saveCooldowns } from "../agents/cooldown.ts";
+import { resolveReset } from "../agents/reset_time.ts";
 import type { CoreEvent } from "./core/protocol.ts";
 import { scanNewLines } from "./log_watch.ts";
 import type { AgentSession } from "./session.ts";
 
 /** What the guard acts through. */
 export interface RateLimitGuardOptions {
-  adapter: string;
   cooldowns: CooldownTracker;
   runtimeDir: string;
   /** Seconds since the epoch (tests pin it). */
@@ -22,7 +23,7 @@ export interface RateLimitGuardOptions {
 /** A rate-limit hit, as the decision core receives it. */
 export type RateLimitHit = Extract<CoreEvent, { type: "rate_limit_hit" }>;
 
-/** Watches agents' logs for rate limits. */
+/** Watches agents' logs for rate and usage limits, and knows which adapters are parked. */
 export class RateLimitGuard {
   readonly #o: RateLimitGuardOptions;
   readonly #nowS: () => number;
@@ -32,33 +33,40 @@ export class RateLimitGuard {
     this.#nowS = options.nowS ?? (() => Date.now() / 1000);
   }
 
-  /** Seconds left of the adapter's cooldown (0 when it may spawn). */
-  remainingS(): number {
-    return this.#o.cooldowns.remaining(this.#o.adapter, this.#nowS());
+  /** Seconds until each parked adapter may start agents again. */
+  parked(): Record<string, number> {
+    return this.#o.cooldowns.blocked(this.#nowS());
   }
 
-  /** Scan the session's new log lines; on a rate limit, start the cooldown and say so. */
+  /** Scan the session's new log lines; on a limit, park its adapter and say so. */
   async check(session: AgentSession): Promise<RateLimitHit | undefined> {
     const o = this.#o;
+    const adapter = session.adapter.name;
     const { match, scannedTo } = await scanNewLines(
       session.logPath,
       session.scannedBytes,
       session.proc.alive,
-      o.adapter,
+      adapter,
     );
     session.scannedBytes = scannedTo;
     if (!match) return undefined;
     const nowS = this.#nowS();
-    const entry = o.cooldowns.recordHit(o.adapter, nowS, { rule: match.rule, line: match.line });
+    const resetsAt = match.reset && resolveReset(match.reset, nowS * 1000);
+    const entry = o.cooldowns.recordHit(adapter, nowS, {
+      rule: match.rule,
+      line: match.line,
+      ...(resetsAt === undefined ? {} : { resetsAt }),
+    });
     await saveCooldowns(join(o.runtimeDir, "rate_limits.json"), o.cooldowns, nowS).catch(() => {});
     return {
       type: "rate_limit_hit",
       taskId: session.task.id,
       sessionId: session.sessionId,
-      adapter: o.adapter,
+      adapter,
       rule: match.rule,
       line: match.line.slice(0, 500),
       until: Math.round(entry.until),
+      named: entry.named === true,
     };
   }
 }

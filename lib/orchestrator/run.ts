@@ -10,7 +10,9 @@ import { existsSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { reapPidFiles } from "../agents/pid_files.ts";
 import { ValidationError } from "../config/errors.ts";
-import { configuredAdapter, loadWorkspaceConfig } from "../config/load.ts";
+import { adapterChains, configuredAdapter, loadWorkspaceConfig } from "../config/load.ts";
+import { batchEndpoint, batchProviderOf } from "../batch/provider.ts";
+import { containerFallbacks, readyFallbacks } from "./fallbacks.ts";
 import type { ServerSettings } from "../config/server_config.ts";
 import { configuredBudgetUsd, readCostReport } from "../cost/spend.ts";
 import * as ev from "../journal/events.ts";
@@ -140,6 +142,30 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   if (mcpNote) out(adapter.acceptsMcpConfig ? mcpNote : `warning: ${mcpNote}`);
   // Where agents run: host processes, or containers whose probe passed (never a fallback).
   const checked = await runLaunch(config, adapter, { root, runtimeDir: paths.runtime, env, out });
+  // Fallbacks that cannot start are left out of every chain, with the reason (never fatal). The
+  // image holds the configured adapter's CLI only: in containers there are no fallbacks.
+  const fallbacks = checked.isolation
+    ? containerFallbacks(config, (m) => out(`warning: ${m}`))
+    : await readyFallbacks(config, { env, root, warn: (m) => out(`warning: ${m}`) });
+  const ready = new Set([adapter.name, ...fallbacks.map((f) => f.adapter.name)]);
+  const chains = Object.fromEntries(
+    Object.entries(adapterChains(config)).map(([role, chain]) => [
+      role,
+      chain.filter((a) => ready.has(a)),
+    ]),
+  );
+  const provider = batchProviderOf(adapter.name);
+  const endpoint = provider && batchEndpoint(provider, env, config.batch.api_url);
+  const batchable = Object.keys(config.roles).length > 0 && (config.batch_eligible ||
+    (plan?.tasks ?? []).some((t) => t.batch_eligible));
+  if (batchable && !provider) {
+    out(
+      `warning: batch_eligible tasks run in real time: ${adapter.name} has no batch API ` +
+        "(the batch lane serves claude and codex)",
+    );
+  } else if (batchable && endpoint && "problem" in endpoint) {
+    out(`warning: batch_eligible tasks run in real time: ${endpoint.problem} (${endpoint.fix})`);
+  }
 
   const server = options.server ??
     await startRunServer(root, options.port, serverSettings, out, options.app);
@@ -201,6 +227,9 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       adapter,
       launch: checked.launch,
       isolation: checked.isolation,
+      fallbacks,
+      chains,
+      batchEndpoint: endpoint && !("problem" in endpoint) ? endpoint : undefined,
       mcpConfigPath: await writeRunMcpConfig(paths, run.runId, adapter, mcp),
       cost: await readCostReport(paths, configuredBudgetUsd(config)),
       targetBranch,

@@ -13,6 +13,7 @@ import { loadPlan } from "../plans/load.ts";
 import type { ParsedPlan } from "../plans/plan.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
 import { HEARTBEAT_INTERVAL_MS } from "./session.ts";
+import { linkedInstalls, worktreeEnvFor } from "../worktree_env/spec.ts";
 
 /** A user-facing failure of `service run`, with its exit code (spec §7.4) and the fix. */
 export class RunError extends UserFacingError {
@@ -45,6 +46,22 @@ export function settingProblems(config: ServiceConfig): SetupProblem[] {
       fix: `set heartbeat_timeout_s to at least ${MIN_HEARTBEAT_TIMEOUT_S} in service.yaml ` +
         "(the default is 45), or remove it",
     });
+  }
+  // A setup that installs into a linked directory writes into the user's checkout.
+  const seen = new Set<string>();
+  for (const role of Object.keys(config.roles)) {
+    for (const clash of linkedInstalls(worktreeEnvFor(config, role))) {
+      const key = `${clash.linked}\0${clash.command}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      problems.push({
+        subject: "worktree.setup",
+        problem: `\`${clash.command}\` runs in a worktree whose ${clash.linked} is linked to the ` +
+          `checkout's own, so it ${clash.effect} there, in your checkout`,
+        fix: `remove ${clash.linked} from worktree.symlink to install it in each worktree, or ` +
+          `drop \`${clash.command}\` from worktree.setup to share the checkout's`,
+      });
+    }
   }
   return problems;
 }

@@ -34,6 +34,9 @@ export interface DriveOptions {
   launch: OrchestratorOptions["launch"];
   /** Container isolation, as probed before `run_started` (absent: host processes). */
   isolation?: OrchestratorOptions["isolation"];
+  fallbacks?: OrchestratorOptions["fallbacks"];
+  chains?: OrchestratorOptions["chains"];
+  batchEndpoint?: OrchestratorOptions["batchEndpoint"];
   mcpConfigPath?: string;
   cost: OrchestratorOptions["cost"];
   targetBranch: string;
@@ -92,6 +95,9 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     adapter: o.adapter,
     launch: o.launch,
     isolation: o.isolation,
+    fallbacks: o.fallbacks,
+    chains: o.chains,
+    batchEndpoint: o.batchEndpoint,
     serverUrl: o.serverUrl,
     targetBranch: o.targetBranch,
     mcpConfigPath: o.mcpConfigPath,

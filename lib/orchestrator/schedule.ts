@@ -1,12 +1,15 @@
 /**
- * The scheduling decision (pure): which ready tasks start now. Lower priority number first,
- * then creation order; never more than `maxAgents` at once (nor more than a role's own
- * `max_agents`); never a task whose `owned_files` overlap a task that is running or whose work
- * has not merged yet (so it starts from a tip that holds that work); never a task whose
- * dependency's merge is still pending; nothing while the adapter cools down after a rate limit
- * or the run is read-only because of the budget.
+ * The scheduling decision (pure): which ready tasks start now, and how. Lower priority number
+ * first, then creation order; never more than `maxAgents` at once (nor more than a role's own
+ * `max_agents`); never a task whose `owned_files` overlap a task that is running, in the batch
+ * lane or whose work has not merged yet (so it starts from a tip that holds that work); never a
+ * task whose dependency's merge is still pending; nothing while the run is read-only because of
+ * the budget. A task starts with the first adapter of its role's chain (the configured `cli`,
+ * then its `fallback_adapters`) that is not parked by a rate or usage limit; when every one is
+ * parked it waits. A task routed to the batch lane takes no agent slot and no adapter.
  */
 import { hasGlobChars, matchGlob } from "../janitor/glob.ts";
+import { durationWords } from "../util/duration_words.ts";
 
 /** What the scheduler needs to know of a task. */
 export interface SchedulableTask {
@@ -32,10 +35,22 @@ export interface ScheduleInput {
   roleMaxAgents?: Readonly<Record<string, number>>;
   /** Tasks whose work is done but not merged yet (DONE, not CLOSED). */
   pendingMerge: ReadonlySet<string>;
-  /** Seconds left of a rate-limit cooldown for the adapter (0 when none). */
-  cooldownS: number;
+  /**
+   * The adapters a task of each role may start with, first choice first: the configured `cli`,
+   * then the role's (or the top-level) `fallback_adapters` that are ready. A role not listed
+   * starts with {@link ScheduleInput.adapter}.
+   */
+  chains?: Readonly<Record<string, readonly string[]>>;
+  /** The configured adapter (`cli`); default `default`. */
+  adapter?: string;
+  /** Seconds until each parked adapter may start agents again; absent or 0: not parked. */
+  parked?: Readonly<Record<string, number>>;
   /** True once the budget would be passed: the run is read-only. */
   readOnly: boolean;
+  /** Ready tasks that go through the batch lane (no agent slot, no adapter). */
+  batch?: ReadonlySet<string>;
+  /** Tasks whose request is in the batch lane: they hold their owned files, not a slot. */
+  inBatch?: SchedulableTask[];
 }
 
 /** Why a ready task did not start. */
@@ -44,12 +59,18 @@ export type WaitReason =
   | { kind: "role_max_agents"; role: string; max: number }
   | { kind: "owned_files"; with: string; file: string }
   | { kind: "dependency_merge"; dependency: string }
-  | { kind: "cooldown"; seconds: number }
+  /** Every adapter of the task's chain is parked; the first returns in `seconds`. */
+  | { kind: "parked"; adapters: string[]; seconds: number }
   | { kind: "budget" };
 
 /** The decision: tasks to start, in order, and why the others wait. */
 export interface ScheduleDecision {
+  /** Tasks whose agent starts now. */
   start: string[];
+  /** The adapter each of `start` starts with. */
+  adapters: Map<string, string>;
+  /** Tasks submitted to the batch lane now. */
+  batch: string[];
   waiting: Map<string, WaitReason>;
 }
 
@@ -75,28 +96,61 @@ function byPriority(a: SchedulableTask, b: SchedulableTask): number {
   return a.priority - b.priority || a.seq - b.seq;
 }
 
+/** The first adapter of `chain` that is not parked, or why none may start. */
+function chooseAdapter(
+  chain: readonly string[],
+  parked: Readonly<Record<string, number>>,
+): { adapter: string } | WaitReason {
+  const free = chain.find((a) => !((parked[a] ?? 0) > 0));
+  if (free !== undefined) return { adapter: free };
+  const seconds = Math.min(...chain.map((a) => parked[a]));
+  return { kind: "parked", adapters: [...chain], seconds: Math.ceil(seconds) };
+}
+
+/** The first overlap of `task`'s owned files with a holder's, as a wait. */
+function clashOf(task: SchedulableTask, holders: SchedulableTask[]): WaitReason | undefined {
+  for (const other of holders) {
+    const file = ownedFilesOverlap(task.owned_files, other.owned_files);
+    if (file) return { kind: "owned_files", with: other.id, file };
+  }
+  return undefined;
+}
+
 /** Decide which ready tasks start now. */
 export function decideSchedule(input: ScheduleInput): ScheduleDecision {
   const waiting = new Map<string, WaitReason>();
   const start: string[] = [];
+  const adapters = new Map<string, string>();
+  const batch: string[] = [];
   const ready = [...input.ready].sort(byPriority);
-  const global: WaitReason | undefined = input.readOnly
-    ? { kind: "budget" }
-    : input.cooldownS > 0
-    ? { kind: "cooldown", seconds: Math.ceil(input.cooldownS) }
-    : undefined;
+  const parked = input.parked ?? {};
   const busy = [...input.running];
-  const holders = [...input.running, ...(input.unmerged ?? [])];
+  const holders = [...input.running, ...(input.inBatch ?? []), ...(input.unmerged ?? [])];
   const perRole = new Map<string, number>();
   for (const t of input.running) if (t.role) perRole.set(t.role, (perRole.get(t.role) ?? 0) + 1);
   for (const task of ready) {
-    if (global) {
-      waiting.set(task.id, global);
+    if (input.readOnly) {
+      waiting.set(task.id, { kind: "budget" });
       continue;
     }
     const pending = task.depends_on.find((d) => input.pendingMerge.has(d));
     if (pending) {
       waiting.set(task.id, { kind: "dependency_merge", dependency: pending });
+      continue;
+    }
+    if (input.batch?.has(task.id)) {
+      const clash = clashOf(task, holders);
+      if (clash) waiting.set(task.id, clash);
+      else {
+        batch.push(task.id);
+        holders.push(task);
+      }
+      continue;
+    }
+    const chain = (task.role && input.chains?.[task.role]) || [input.adapter ?? "default"];
+    const choice = chooseAdapter(chain, parked);
+    if ("kind" in choice) {
+      waiting.set(task.id, choice);
       continue;
     }
     if (busy.length >= input.maxAgents) {
@@ -108,24 +162,18 @@ export function decideSchedule(input: ScheduleInput): ScheduleDecision {
       waiting.set(task.id, { kind: "role_max_agents", role: task.role!, max: roleMax });
       continue;
     }
-    let clash: WaitReason | undefined;
-    for (const other of holders) {
-      const file = ownedFilesOverlap(task.owned_files, other.owned_files);
-      if (file) {
-        clash = { kind: "owned_files", with: other.id, file };
-        break;
-      }
-    }
+    const clash = clashOf(task, holders);
     if (clash) {
       waiting.set(task.id, clash);
       continue;
     }
     start.push(task.id);
+    adapters.set(task.id, choice.adapter);
     busy.push(task);
     holders.push(task);
     if (task.role) perRole.set(task.role, (perRole.get(task.role) ?? 0) + 1);
   }
-  return { start, waiting };
+  return { start, adapters, batch, waiting };
 }
 
 /** One line saying why a task waits. */
@@ -139,8 +187,12 @@ export function describeWait(reason: WaitReason): string {
       return `waiting for ${reason.with} to merge: both own ${reason.file}`;
     case "dependency_merge":
       return `waiting for the merge of dependency ${reason.dependency}`;
-    case "cooldown":
-      return `rate-limit cooldown: ${reason.seconds}s left`;
+    case "parked": {
+      const [first, ...rest] = reason.adapters;
+      const also = rest.length > 0 ? ` (fallback ${rest.join(", ")} parked too)` : "";
+      return `rate-limit cooldown: ${first} is parked by a rate or usage limit${also}; ` +
+        `back in ${durationWords(reason.seconds)}`;
+    }
     case "budget":
       return "budget reached: run is read-only";
   }

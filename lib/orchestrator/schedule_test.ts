@@ -20,7 +20,6 @@ const base: ScheduleInput = {
   running: [],
   maxAgents: 4,
   pendingMerge: new Set(),
-  cooldownS: 0,
   readOnly: false,
 };
 
@@ -69,12 +68,77 @@ Deno.test("decideSchedule() holds a task whose dependency's merge is pending", (
   assert.deepEqual(d.waiting.get("t1"), { kind: "dependency_merge", dependency: "a" });
 });
 
-Deno.test("decideSchedule() starts nothing during a cooldown or in read-only mode", () => {
+Deno.test("decideSchedule() starts nothing while the adapter is parked or in read-only mode", () => {
   assert.deepEqual(
-    decideSchedule({ ...base, cooldownS: 12.2, ready: [task("t1")] }).waiting.get("t1"),
-    { kind: "cooldown", seconds: 13 },
+    decideSchedule({ ...base, parked: { default: 12.2 }, ready: [task("t1")] }).waiting.get("t1"),
+    { kind: "parked", adapters: ["default"], seconds: 13 },
   );
   assert.deepEqual(decideSchedule({ ...base, readOnly: true, ready: [task("t1")] }).start, []);
+});
+
+/** `[name, chain, parked seconds, started with, or the adapters all parked and the wait]`. */
+const FALLBACKS: [string, string[], Record<string, number>, string | [string[], number]][] = [
+  ["nothing parked: the configured adapter", ["claude", "codex"], {}, "claude"],
+  ["the configured adapter parked: the first fallback", ["claude", "codex", "gemini"], {
+    claude: 3600,
+  }, "codex"],
+  ["two parked: the next ready fallback", ["claude", "codex", "gemini"], {
+    claude: 3600,
+    codex: 300,
+  }, "gemini"],
+  ["every adapter parked: waits for the first back", ["claude", "codex"], {
+    claude: 3600,
+    codex: 299.2,
+  }, [["claude", "codex"], 300]],
+  [
+    "a park that ended: back to the configured adapter",
+    ["claude", "codex"],
+    { claude: 0 },
+    "claude",
+  ],
+];
+
+for (const [name, chain, parked, expected] of FALLBACKS) {
+  Deno.test(`decideSchedule() fallback adapters: ${name}`, () => {
+    const d = decideSchedule({
+      ...base,
+      chains: { backend: chain },
+      parked,
+      ready: [task("t1", { role: "backend" })],
+    });
+    if (typeof expected === "string") {
+      assert.deepEqual(d.start, ["t1"]);
+      assert.equal(d.adapters.get("t1"), expected);
+    } else {
+      assert.deepEqual(d.start, []);
+      assert.deepEqual(d.waiting.get("t1"), {
+        kind: "parked",
+        adapters: expected[0],
+        seconds: expected[1],
+      });
+    }
+  });
+}
+
+Deno.test("decideSchedule() sends batch tasks to the lane without an agent slot, owned files held", () => {
+  const d = decideSchedule({
+    ...base,
+    maxAgents: 1,
+    running: [task("t0", { owned_files: ["a.py"] })],
+    inBatch: [task("t9", { owned_files: ["b.py"] })],
+    batch: new Set(["t1", "t2", "t3"]),
+    parked: { default: 300 },
+    ready: [
+      task("t1", { owned_files: ["c.py"] }),
+      task("t2", { owned_files: ["b.py"] }),
+      task("t3", { owned_files: ["a.py"] }),
+      task("t4"),
+    ],
+  });
+  assert.deepEqual(d.batch, ["t1"], "no slot, no adapter needed; owned files still hold");
+  assert.deepEqual(d.waiting.get("t2"), { kind: "owned_files", with: "t9", file: "b.py" });
+  assert.deepEqual(d.waiting.get("t3"), { kind: "owned_files", with: "t0", file: "a.py" });
+  assert.equal(d.waiting.get("t4")?.kind, "parked");
 });
 
 Deno.test("ownedFilesOverlap() matches equal paths, directories and globs, not siblings", () => {

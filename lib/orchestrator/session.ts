@@ -18,11 +18,13 @@ import {
   writePidFile,
 } from "../agents/runtime_files.ts";
 import { createWorktree, type Worktree } from "../worktrees/worktrees.ts";
+import type { PreparedWorktree, WorktreeEnvironments } from "../worktree_env/environments.ts";
 import type { Task } from "../tasks/task.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import type { EndReason } from "./core/state.ts";
 import type { ContainerIsolation } from "../container/probe.ts";
 import { sessionContainer } from "./session_container.ts";
+import type { SessionContainer } from "../container/session.ts";
 
 /** Heartbeat file update interval (spec §8). */
 export const HEARTBEAT_INTERVAL_MS = 15_000;
@@ -61,6 +63,47 @@ export interface SessionStart {
   mcpConfigPath?: string;
   /** Where problems that change nothing are reported (default: standard error). */
   warn?: (line: string) => void;
+  /** The workspace's worktree environments (DESIGN.md §13); absent: a bare worktree. */
+  environments?: WorktreeEnvironments;
+}
+
+/** What a session's environment is built from. */
+export type SessionEnvSource =
+  & Pick<SessionStart, "adapter" | "serverUrl" | "token" | "runId" | "sessionId" | "agentEnv">
+  & Pick<SessionStart, "extraEnv">
+  & { taskId: string; ports: readonly number[] };
+
+/**
+ * The environment of an agent session (and of its worktree's setup and teardown): the allow-list
+ * of lib/agents/env.ts with the `SERVICE_*` variables and the leased ports, plus `extraEnv`.
+ */
+export function sessionEnvironment(s: SessionEnvSource): Record<string, string> {
+  const env = agentEnvironment(s.adapter, Deno.env.toObject(), {
+    serverUrl: s.serverUrl,
+    token: s.token,
+    runId: s.runId,
+    taskId: s.taskId,
+    sessionId: s.sessionId,
+    ports: s.ports,
+  }, { extraNames: s.agentEnv });
+  return Object.assign(env, s.extraEnv ?? {});
+}
+
+/**
+ * The start failed after the worktree was cut: the caller reaps `worktree` (which releases its
+ * ports and keeps its log) and reads why from `cause` (a `WorktreeSetupError` for a setup).
+ */
+export class SessionStartError extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly worktree: Worktree,
+    readonly logPath: string,
+    /** The agent's environment, when it was built (teardown runs with it). */
+    readonly env: Record<string, string> | undefined,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+    this.name = "SessionStartError";
+  }
 }
 
 /** A live (or just ended) agent session. */
@@ -72,6 +115,8 @@ export class AgentSession {
   readonly startedAt: number;
   readonly deadline: number;
   readonly logPath: string;
+  /** The adapter whose CLI runs it (the configured one, or a fallback). */
+  readonly adapter: AgentAdapter;
   /** Why the orchestrator ended it (timeout, stop, rate limit), when it did. */
   endedBy?: EndReason;
   /** When the loop first saw the task reported (DONE) while the agent still ran. */
@@ -80,16 +125,24 @@ export class AgentSession {
   scannedBytes = 0;
   /** `worktree`, or `container:<runtime>:<image id>` (journaled with the claim). */
   readonly isolation: string;
+  /** What the worktree environment gave the worktree (absent without environments). */
+  readonly prepared?: PreparedWorktree;
+  /** The agent's environment (its teardown runs with it). */
+  readonly env: Record<string, string>;
   #start: SessionStart;
 
   private constructor(
     start: SessionStart,
     worktree: Worktree,
     proc: AgentProcess,
+    env: Record<string, string>,
+    prepared: PreparedWorktree | undefined,
     isolation: string,
   ) {
     this.#start = start;
+    this.env = env;
     this.isolation = isolation;
+    if (prepared) this.prepared = prepared;
     this.task = start.task;
     this.sessionId = start.sessionId;
     this.worktree = worktree;
@@ -97,9 +150,13 @@ export class AgentSession {
     this.startedAt = proc.startedAt;
     this.deadline = this.startedAt + start.timeoutS * 1000;
     this.logPath = proc.logPath;
+    this.adapter = start.adapter;
   }
 
-  /** Cut the worktree, spawn the agent, write its PID file. */
+  /**
+   * Cut the worktree, prepare its environment (copies, links, ignores, ports, setup), spawn the
+   * agent, write its PID file. A failure after the cut is a {@link SessionStartError}.
+   */
   static async start(start: SessionStart): Promise<AgentSession> {
     const cut = await createWorktree(
       start.paths.root,
@@ -107,22 +164,30 @@ export class AgentSession {
       start.startCommit ?? start.baseCommit,
     );
     const worktree = { ...cut, base: start.baseCommit };
-    await injectSkills(start.adapter, worktree.path); // spec §7.3: excluded, never staged
     const logPath = sessionLogPath(start.paths.runtime, start.sessionId);
-    await Deno.mkdir(join(logPath, ".."), { recursive: true });
-    const allowed = agentEnvironment(start.adapter, Deno.env.toObject(), {
-      serverUrl: start.serverUrl,
-      token: start.token,
-      runId: start.runId,
-      taskId: start.task.id,
-      sessionId: start.sessionId,
-    }, { extraNames: start.agentEnv });
-    Object.assign(allowed, start.extraEnv ?? {});
-    // What the CLI needs to start headless (auth selection, endpoint overrides): lib/agents/launch.ts.
-    const headless = await prepareHeadless(start.adapter, allowed, start.paths.runtime);
-    const box = start.isolation && await sessionContainer(start, worktree, headless.env, logPath);
-    let proc: AgentProcess;
+    let env: Record<string, string> | undefined;
+    let proc: AgentProcess | undefined;
+    let box: SessionContainer | undefined;
     try {
+      await injectSkills(start.adapter, worktree.path); // spec §7.3: excluded, never staged
+      await Deno.mkdir(join(logPath, ".."), { recursive: true });
+      const environments = start.environments;
+      const ports = environments
+        ? await environments.leasePorts(start.sessionId, start.task.role)
+        : [];
+      env = sessionEnvironment({ ...start, taskId: start.task.id, ports });
+      // What the CLI needs to start headless (auth selection, endpoint overrides): lib/agents/launch.ts.
+      const headless = await prepareHeadless(start.adapter, env, start.paths.runtime);
+      const request = { tree: worktree.path, sessionId: start.sessionId, ports, logPath };
+      const populated = await environments?.populate({ ...request, role: start.task.role });
+      // Under container isolation both phases run in containers: setup (phase 1), the agent (2).
+      box = start.isolation && await sessionContainer(start, worktree, headless.env, logPath);
+      const prepared = populated && await environments!.setup({
+        ...request,
+        role: start.task.role,
+        env: box ? box.setupEnv(env) : env,
+        ...(box ? { launcher: box.setup } : {}),
+      }, populated);
       proc = spawnAgent({
         command: start.launch.command,
         args: [...start.launch.prefixArgs, ...headless.args, ...start.argv],
@@ -132,11 +197,24 @@ export class AgentSession {
         graceMs: start.graceMs,
         launcher: box ? box.agent : undefined,
       });
+      return await AgentSession.#started(start, worktree, proc, env, prepared, box);
     } catch (e) {
+      await proc?.end("start failed"); // nothing runs that the service does not know of
       await box?.release(); // its worktree is the service's again
-      throw e;
+      throw new SessionStartError(e, worktree, logPath, env);
     }
-    const session = new AgentSession(start, worktree, proc, box ? box.label : "worktree");
+  }
+
+  static async #started(
+    start: SessionStart,
+    worktree: Worktree,
+    proc: AgentProcess,
+    env: Record<string, string>,
+    prepared: PreparedWorktree | undefined,
+    box: SessionContainer | undefined,
+  ): Promise<AgentSession> {
+    const isolation = box ? box.label : "worktree";
+    const session = new AgentSession(start, worktree, proc, env, prepared, isolation);
     const record: SessionRecord = {
       session_id: start.sessionId,
       pid: proc.pid,
@@ -146,7 +224,7 @@ export class AgentSession {
       role: start.task.role,
       run_id: start.runId,
       command: [start.launch.command, ...start.launch.prefixArgs, start.adapter.binary],
-      log_path: logPath,
+      log_path: proc.logPath,
       started_at: Math.floor(proc.startedAt / 1000),
       worktree: worktree.path,
       branch: worktree.branch,

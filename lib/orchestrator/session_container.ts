@@ -46,7 +46,9 @@ export async function sessionContainer(
     logPath,
     `──── service: agent runs in container ${box.name} (${iso.runtime.name}, image ` +
       `${iso.image.ref} ${iso.image.id.slice(0, 12)}, user ${iso.user.uid}, ${limits}); ` +
-      `network ${s.agentNetwork}: it can reach ${reach}\n`,
+      `network ${s.agentNetwork}: it can reach ${reach}; worktree setup commands run in ` +
+      `containers of the same image with ${s.setupNetwork ? "the runtime's default" : "no"} ` +
+      "network\n",
     { append: true, create: true },
   );
   return box;

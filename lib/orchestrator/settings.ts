@@ -9,7 +9,9 @@ import { effectiveTokenSpecs, type TokenSpec } from "../auth/tokens.ts";
 import type { CommandCheck, RoleSettings, ServiceConfig } from "../config/schema.ts";
 import type { Task } from "../tasks/task.ts";
 import type { NudgeSettings } from "../verification/nudge.ts";
+import type { WorktreeEnvConfig } from "../worktree_env/spec.ts";
 import { qualityGatesFor } from "../verification/quality_gates.ts";
+import type { BatchSettings } from "./batch_lane.ts";
 
 /** What a run's settings are read from. */
 export interface SettingsSource {
@@ -31,6 +33,8 @@ export interface OrchestratorSettings {
   roles: Readonly<Record<string, RoleSettings>>;
   /** `agent_env` of service.yaml. */
   agentEnv: readonly string[];
+  /** `worktree`, top level and per role (DESIGN.md §13). */
+  worktreeEnv: WorktreeEnvConfig;
   requireApproval: boolean;
   /** Quality gates of a task: top-level plus its role's (`quality_gates`). */
   qualityGates: (task: Pick<Task, "role">) => CommandCheck[];
@@ -46,6 +50,8 @@ export interface OrchestratorSettings {
   rateLimitCooldownS?: number;
   /** The bearer token agents call the task API with, when the server requires one. */
   token?: string;
+  /** `batch:` (the batch lane). */
+  batch: BatchSettings;
 }
 
 /** The settings of a run from its configuration, environment and history. */
@@ -61,6 +67,7 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
     ...(config.effort ? { effort: config.effort } : {}),
     roles: config.roles,
     agentEnv: config.agent_env,
+    worktreeEnv: { worktree: config.worktree, roles: config.roles },
     requireApproval: config.review.require_approval,
     qualityGates: (task) => qualityGatesFor(config, task.role),
     nudge: config.verification_nudge,
@@ -75,5 +82,11 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
     graceMs: env.SERVICE_KILL_GRACE_S !== undefined && grace >= 0 ? grace * 1000 : KILL_GRACE_MS,
     ...(cooldown > 0 ? { rateLimitCooldownS: cooldown } : {}),
     ...(spec ? { token: env[spec.token_env] } : {}),
+    batch: {
+      ...(config.batch.api_url ? { apiUrl: config.batch.api_url } : {}),
+      maxRequests: config.batch.max_requests,
+      contextFiles: config.batch.context_files,
+      pollIntervalS: config.batch.poll_interval_s,
+    },
   };
 }

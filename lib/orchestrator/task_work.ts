@@ -27,6 +27,7 @@ import { runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
 import type { MergeResult, RebaseResult } from "./core/protocol.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
+import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
 
 /** A task's completion signals (`{path_exists: "x"}`) as the janitor's checks (`{kind, detail}`). */
 export function janitorSignals(task: Task): CompletionSignal[] {
@@ -41,6 +42,10 @@ export interface WorkHandle {
   worktree: Worktree;
   sessionId: string;
   logPath: string;
+  /** The task's role (its worktree environment's teardown). */
+  role: string;
+  /** The agent's environment, when this process started it (the teardown runs with it). */
+  env?: Record<string, string>;
 }
 
 /** Settings of {@link TaskWork}. */
@@ -53,6 +58,10 @@ export interface TaskWorkOptions {
   verification: VerificationStep;
   /** Where problems that change nothing are reported. */
   warn: (line: string) => void;
+  /** The worktree environments: teardown and port release at reap (DESIGN.md §13). */
+  environments?: WorktreeEnvironments;
+  /** The environment a teardown runs with when the agent's is not known (adopted worktrees). */
+  agentEnv?: (taskId: string, sessionId: string) => Promise<Record<string, string>>;
 }
 
 /** The worktrees of a run's tasks and what is done with them. */
@@ -99,6 +108,7 @@ export class TaskWork {
       worktree: { path, branch: agentBranch(sessionId), base: base.stdout.trim(), pruned: false },
       sessionId,
       logPath,
+      role: task.role,
     };
     this.#handles.set(task.id, handle);
     return handle;
@@ -210,8 +220,9 @@ export class TaskWork {
   }
 
   /**
-   * Remove the worktree (its work stays on a rescue ref unless merged) and keep the session's
-   * log in the run directory, journaling its digest.
+   * Remove the worktree (its work stays on a rescue ref unless merged) after its environment's
+   * teardown, keep the session's log in the run directory, journaling its digest, and release
+   * the session's ports.
    */
   async reap(taskId: string): Promise<void> {
     const h = this.#handles.get(taskId);
@@ -219,15 +230,42 @@ export class TaskWork {
     // Taken out at once: a new attempt of the task may set its own while this one is reaped.
     this.#handles.delete(taskId);
     await this.#o.verification.beforeReap(taskId);
-    await this.#keepLog(taskId, h);
     try {
       const r = await reapWorktree(this.#o.paths.root, h.sessionId, {
         target: this.#o.targetBranch,
         message: `service: leftovers of ${taskId}`,
+        beforeRemove: () => this.#teardown(taskId, h),
       });
       if (!r.removed) this.#o.warn(`${taskId}: worktree kept: ${r.reason}`);
     } catch (e) {
       this.#o.warn(`${taskId}: worktree kept: ${(e as Error).message}`);
+    }
+    await this.#keepLog(taskId, h); // after the teardown, whose output it holds
+    await this.#o.environments?.releasePorts(h.sessionId).catch((e) =>
+      this.#o.warn(`${taskId}: ports of ${h.sessionId} not released: ${(e as Error).message}`)
+    );
+  }
+
+  /** The environment's teardown in the worktree; a failure is reported, never fatal. */
+  async #teardown(taskId: string, h: WorkHandle): Promise<void> {
+    const environments = this.#o.environments;
+    if (!environments || environments.spec(h.role).teardown.length === 0) return;
+    try {
+      const env = h.env ?? await this.#o.agentEnv?.(taskId, h.sessionId) ?? {};
+      const out = await environments.teardown({
+        tree: h.worktree.path,
+        role: h.role,
+        env,
+        logPath: h.logPath,
+      });
+      if (out?.failure) {
+        this.#o.warn(
+          `${taskId}: worktree teardown failed: ${out.failure.command}: ${out.failure.line} ` +
+            `(the worktree is removed anyway; the session log has its output)`,
+        );
+      }
+    } catch (e) {
+      this.#o.warn(`${taskId}: worktree teardown failed: ${(e as Error).message}`);
     }
   }
 

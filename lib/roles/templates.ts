@@ -197,6 +197,18 @@ function renderSignal(s: CompletionSignal): string {
 
 /** The full prompt of `task` under `template` (pure): system prompt, then the filled task prompt. */
 export function renderPrompt(template: RoleTemplate, task: Task): string {
+  return `${template.systemPrompt.trimEnd()}\n\n${renderTaskPrompt(template, task)}`;
+}
+
+/**
+ * The filled task prompt of `task` (pure); `reporting` replaces the agent's reporting
+ * instructions (a batch request answers once, with a patch, instead of calling the task API).
+ */
+export function renderTaskPrompt(
+  template: RoleTemplate,
+  task: Task,
+  reporting = REPORTING_INSTRUCTIONS,
+): string {
   const values: Record<string, string> = {
     task_id: task.id,
     title: task.title,
@@ -212,11 +224,10 @@ export function renderPrompt(template: RoleTemplate, task: Task): string {
     completion_signals: task.completion_signals.length
       ? task.completion_signals.map(renderSignal).join("\n")
       : "(no automatic signals: the goal above is the definition of done)",
-    reporting: REPORTING_INSTRUCTIONS,
+    reporting,
   };
-  const body = template.taskPrompt.replace(
+  return template.taskPrompt.replace(
     /\{\{\s*([a-z_]+)\s*\}\}/g,
     (whole, name: string) => values[name] ?? whole,
   );
-  return `${template.systemPrompt.trimEnd()}\n\n${body}`;
 }

@@ -1,6 +1,24 @@
 /** Human rendering of the status object for `service status` (pure). */
 import { formatUsd } from "../cost/money.ts";
+import { durationWords } from "../util/duration_words.ts";
 import type { VerificationNudge } from "../verification/nudge.ts";
+
+/** A parked adapter as the status object holds it. */
+interface Parked {
+  adapter: string;
+  remaining_s: number;
+  until: string;
+  reset_named?: boolean;
+}
+
+/** A batch request in flight as the status object holds it. */
+interface InFlight {
+  task_id: string;
+  provider: string;
+  batch_id: string;
+  model: string;
+  age_s: number;
+}
 
 /** Colour functions (identity when colours are off). */
 export interface Palette {
@@ -93,9 +111,31 @@ export function formatStatus(
     const line = `spend: ${formatUsd(spend.total_micro_usd)} (${budget})`;
     lines.push(spend.over_budget ? p.red(`${line}: budget reached, read-only mode`) : line);
   }
-  const cooldowns = (status.rate_limits as { cooldowns?: unknown[] } | undefined)?.cooldowns ?? [];
+  const cooldowns = (status.rate_limits as { cooldowns?: Parked[] } | undefined)?.cooldowns ?? [];
   if (cooldowns.length) {
-    lines.push(p.yellow(`rate limits: ${cooldowns.length} adapter(s) cooling down`));
+    lines.push(p.yellow(`rate limits: ${cooldowns.length} adapter(s) parked`));
+    for (const c of cooldowns) {
+      const why = c.reset_named ? "the reset time its limit names" : "rate-limit cooldown";
+      lines.push(p.yellow(
+        `  ${c.adapter} parked until ${c.until} (${why}; back in ${durationWords(c.remaining_s)})`,
+      ));
+    }
+  }
+  const lane = status.batches as { in_flight?: InFlight[]; error?: string } | undefined;
+  if (lane?.error) lines.push(p.red(`batches: ${lane.error}; \`service run\` moves it aside`));
+  const batches = lane?.in_flight ?? [];
+  if (batches.length) {
+    const byBatch = new Map<string, InFlight[]>();
+    for (const b of batches) byBatch.set(b.batch_id, [...(byBatch.get(b.batch_id) ?? []), b]);
+    lines.push(`batches: ${batches.length} request(s) in flight in ${byBatch.size} batch(es)`);
+    for (const [id, reqs] of byBatch) {
+      lines.push(
+        `  ${id} (${reqs[0].provider}, ${reqs[0].model}): ${
+          reqs.map((r) => r.task_id).join(", ")
+        }` +
+          ` — submitted ${durationWords(Math.max(...reqs.map((r) => r.age_s)))} ago`,
+      );
+    }
   }
   const nudge = status.verification_nudge as VerificationNudge | undefined;
   if (nudge) {

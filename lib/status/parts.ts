@@ -1,10 +1,13 @@
 /**
  * The status parts of this service (DESIGN.md §6): `tasks` (counts by status, every run's),
  * `verification_nudge` (spec §2.10, from the ledger at request time), `agents` (live agents
- * from PID files), `spend` (cost report against budget), `rate_limits` (cooldowns).
+ * from PID files), `spend` (cost report against budget), `rate_limits` (parked adapters, with
+ * the reset time their limit named or the cooldown), `batches` (the batch lane's requests in
+ * flight, with their age).
  * `STATUS_PARTS` lists them in the order the status object shows them.
  */
 import { loadCooldowns } from "../agents/cooldown.ts";
+import { inFlight, loadBatchLedger } from "../batch/ledger.ts";
 import { readRunState, type RunState, stoppedOutcome } from "../runs/run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
@@ -127,7 +130,29 @@ const rateLimitsPart: StatusPart = async (app: AppContext) => {
       adapter,
       remaining_s: Math.ceil(e.until - nowS),
       until: new Date(e.until * 1000).toISOString(),
+      reset_named: e.named === true,
       ...(e.rule ? { rule: e.rule } : {}),
+    })),
+  };
+};
+
+/** The batch lane's requests in flight (DESIGN.md §15), oldest first, with their age. */
+const batchesPart: StatusPart = async (app: AppContext) => {
+  const nowS = Math.floor(Date.now() / 1000);
+  let entries;
+  try {
+    entries = inFlight(await loadBatchLedger(app.paths.batches, true));
+  } catch (e) {
+    return { error: (e as Error).message, in_flight: [] };
+  }
+  return {
+    in_flight: entries.sort((a, b) => a.submitted_at - b.submitted_at).map((e) => ({
+      task_id: e.task_id,
+      provider: e.provider,
+      batch_id: e.batch_id!,
+      model: e.model,
+      submitted_at: new Date(e.submitted_at * 1000).toISOString(),
+      age_s: Math.max(0, nowS - e.submitted_at),
     })),
   };
 };
@@ -144,5 +169,6 @@ export const STATUS_PARTS: ReadonlyArray<readonly [string, StatusPart]> = [
   ["spend", spendPart],
   ["run", runPart],
   ["rate_limits", rateLimitsPart],
+  ["batches", batchesPart],
   ["connections", connectionsPart],
 ];

@@ -1,7 +1,7 @@
 /**
  * One task store per server (per AppContext), opened on first use with the workspace's
- * configuration: roles from `service.yaml` (any role when there is none) and its
- * `heartbeat_timeout_s`.
+ * configuration: roles from `service.yaml` (any role when there is none), its
+ * `heartbeat_timeout_s` and its top-level `batch_eligible` (the default of a created task).
  */
 import { loadConfig } from "../config/load.ts";
 import type { AppContext } from "../http/context.ts";
@@ -30,6 +30,7 @@ export function taskStoreFor(ctx: AppContext): Promise<TaskStore> {
       return await TaskStore.open(ctx.paths, {
         roles: config ? new Set(Object.keys(config.roles)) : undefined,
         heartbeatTimeoutS: config?.heartbeat_timeout_s,
+        batchEligible: config?.batch_eligible,
         clock: hooks.get(ctx)?.clock ?? (ctx.now ? () => ctx.now!().getTime() : undefined),
       });
     })();

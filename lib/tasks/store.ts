@@ -33,6 +33,8 @@ export interface TaskStoreOptions {
   roles?: ReadonlySet<string>;
   /** Seconds without heartbeat before a claimed task is ORPHANED (default 45). */
   heartbeatTimeoutS?: number;
+  /** `batch_eligible` of a task created without one (service.yaml's top-level default). */
+  batchEligible?: boolean;
   /** Milliseconds since the epoch (tests pin it). */
   clock?: () => number;
   /** Where load problems are reported (default console.warn). */
@@ -75,6 +77,7 @@ export interface RequeueOptions {
 export class TaskStore {
   readonly #paths: WorkspacePaths;
   readonly #roles?: ReadonlySet<string>;
+  readonly #batchEligible: boolean;
   readonly #timeoutMs: number;
   readonly #clock: () => number;
   readonly #tasks = new Map<string, Task>();
@@ -97,6 +100,7 @@ export class TaskStore {
   private constructor(paths: WorkspacePaths, options: TaskStoreOptions) {
     this.#paths = paths;
     this.#roles = options.roles;
+    this.#batchEligible = options.batchEligible ?? false;
     this.#timeoutMs = (options.heartbeatTimeoutS ?? 45) * 1000;
     this.#clock = options.clock ?? Date.now;
   }
@@ -206,7 +210,14 @@ export class TaskStore {
     const ready = (input: TaskInput) =>
       input.depends_on.every((d) => !ids.has(d) && this.#graph.satisfied(d));
     const created = [...ids.values()].map((input) =>
-      newTask(input, ready(input) ? "OPEN" : "BLOCKED", this.#seq++, now, options.runId ?? null)
+      newTask(
+        input,
+        ready(input) ? "OPEN" : "BLOCKED",
+        this.#seq++,
+        now,
+        options.runId ?? null,
+        this.#batchEligible,
+      )
     );
     for (const id of ids.keys()) this.#creating.add(id);
     try {

@@ -55,7 +55,8 @@ export const TaskInputSchema = z.strictObject({
   completion_signals: z.array(CompletionSignalSchema).default([]),
   /** Evidence producers (DESIGN.md §10): commands whose output is sealed as evidence. */
   evidence: CommandChecksSchema.optional(),
-  batch_eligible: z.boolean().default(false),
+  /** Through the batch lane (DESIGN.md §15); absent: service.yaml's top-level `batch_eligible`. */
+  batch_eligible: z.boolean().optional(),
   source: TaskSourceSchema.optional(),
 });
 
@@ -161,13 +162,17 @@ export const StoredTaskSchema = z.strictObject({
   resume_from: z.string().regex(ID_PATTERN).optional(),
 });
 
-/** A new task record from a validated input (status is decided by the store). */
+/**
+ * A new task record from a validated input (status is decided by the store); `batchEligible` is
+ * the default of an input that does not say (service.yaml's top-level `batch_eligible`).
+ */
 export function newTask(
   input: TaskInput & { id: string },
   status: TaskStatus,
   seq: number,
   now: string,
   runId: string | null = null,
+  batchEligible = false,
 ): Task {
   return {
     id: input.id,
@@ -182,7 +187,7 @@ export function newTask(
     owned_files: input.owned_files,
     completion_signals: input.completion_signals,
     evidence: input.evidence ?? [],
-    batch_eligible: input.batch_eligible,
+    batch_eligible: input.batch_eligible ?? batchEligible,
     session_id: null,
     attempts: 0,
     verification_count: 0,

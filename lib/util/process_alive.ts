@@ -29,11 +29,30 @@ export function processExiting(pid: number): boolean {
 const PF_EXITING = 0x4;
 
 /**
- * `/proc/<pid>/stat` fields 3 (state) and 9 (flags), or undefined where there is no procfs or
- * the process is gone. The command name (field 2) may hold spaces and parentheses, so the
- * fields are read after its last `)`.
+ * When a process started, in clock ticks after boot (`/proc/<pid>/stat` field 22): with its pid
+ * it names one process, so a record of it is not mistaken for a later process that reused the
+ * pid. Undefined where there is no procfs or the process is gone.
  */
-function procStat(pid: number): { state: string; flags: number } | undefined {
+export function processStartTicks(pid: number): number | undefined {
+  return procStat(pid)?.startTicks;
+}
+
+/** What {@link procStat} reads. */
+export interface ProcStat {
+  /** Field 3: R, S, D, Z, X … */
+  state: string;
+  /** Field 9: the kernel's task flags. */
+  flags: number;
+  /** Field 22: start time in clock ticks after boot (undefined when the line is short). */
+  startTicks?: number;
+}
+
+/**
+ * `/proc/<pid>/stat` fields 3 (state), 9 (flags) and 22 (start time), or undefined where there
+ * is no procfs or the process is gone. The command name (field 2) may hold spaces and
+ * parentheses, so the fields are read after its last `)`.
+ */
+function procStat(pid: number): ProcStat | undefined {
   if (Deno.build.os !== "linux") return undefined;
   let text: string;
   try {
@@ -44,10 +63,11 @@ function procStat(pid: number): { state: string; flags: number } | undefined {
   return parseProcStat(text);
 }
 
-/** The state and flags of one `/proc/<pid>/stat` line (pure). */
-export function parseProcStat(text: string): { state: string; flags: number } | undefined {
+/** The state, flags and start time of one `/proc/<pid>/stat` line (pure). */
+export function parseProcStat(text: string): ProcStat | undefined {
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
   const flags = Number(fields[6]);
   if (!fields[0] || !Number.isFinite(flags)) return undefined;
-  return { state: fields[0], flags };
+  const start = Number(fields[19]);
+  return { state: fields[0], flags, ...(Number.isInteger(start) ? { startTicks: start } : {}) };
 }

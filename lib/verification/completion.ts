@@ -66,8 +66,13 @@ export interface VerificationStepOptions {
   /** Called once, the moment the alert first trips during this process. */
   onAlert?: (nudge: VerificationNudge) => void;
   warn: (line: string) => void;
-  /** The adapter (its name) whose agents wrote the session logs: it reads them. */
-  adapter?: string;
+  /**
+   * The adapter (its name) whose agents wrote the session logs: it reads them; a function names
+   * it by session (a run whose tasks fall back to other adapters).
+   */
+  adapter?: string | ((sessionId: string) => string | undefined);
+  /** Gives the tree the gates run on the task's worktree environment (DESIGN.md §13). */
+  prepareGateTree?: (task: Task, dir: string) => Promise<void>;
 }
 
 /** What the verification found, for the decision core. */
@@ -97,6 +102,9 @@ export class VerificationStep {
       signals: this.#o.signals(task),
       quality_gates: this.#o.qualityGates(task),
       evidence: withProducers ? task.evidence : [],
+      ...(this.#o.prepareGateTree
+        ? { prepareTree: (dir: string) => this.#o.prepareGateTree!(task, dir) }
+        : {}),
     };
   }
 
@@ -223,7 +231,8 @@ export class VerificationStep {
       logPath ?? runLogPath(this.#o.paths, this.#o.runId, sessionId),
       runLogPath(this.#o.paths, this.#o.runId, sessionId),
     );
-    const events = logParserFor(this.#o.adapter)(log);
+    const adapter = this.#o.adapter;
+    const events = logParserFor(typeof adapter === "function" ? adapter(sessionId) : adapter)(log);
     const testRuns = detectTestRuns(events, { prompt: await this.#promptOf(task) });
     const evidence: Evidence = observedEvidence({
       testRuns,

@@ -1,7 +1,9 @@
 /**
  * Diff capture at reap time (spec §4.1 rule 5, DESIGN.md §7): stage everything in the worktree,
- * commit it to the agent branch when anything is uncommitted, store `git diff <base> <tip>` at
- * `.sdd/runs/<run>/review/diffs/<task>.diff` and chain a `task_diff_captured` row. Fail-open:
+ * commit it to the agent branch when anything is uncommitted, take out what the worktree's own
+ * ignores match that an agent committed anyway (DESIGN.md §13, ./ignores.ts), store
+ * `git diff <base> <tip>` at `.sdd/runs/<run>/review/diffs/<task>.diff` and chain a
+ * `task_diff_captured` row. Fail-open:
  * any failure returns `{captured: false, reason}`, appends nothing and never throws.
  *
  * The stored text is plain `git diff` (no `--binary`): binary files appear as
@@ -17,6 +19,7 @@ import { appendEvents } from "../journal/journal_file.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { diffPath, workspacePaths } from "../workspace.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
+import { untrackIgnored } from "./ignores.ts";
 import { commitPartialWork } from "./worktrees.ts";
 
 /** Input of {@link captureDiff}. */
@@ -76,7 +79,14 @@ export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureD
       return { captured: false, reason: `no worktree at ${options.worktree}` };
     }
     const message = options.message ?? `service: uncommitted work of task ${options.taskId}`;
-    const { tip } = await commitPartialWork(options.worktree, message, { signal: options.signal });
+    let { tip } = await commitPartialWork(options.worktree, message, { signal: options.signal });
+    // Build caches and environment files an agent committed anyway never reach the diff.
+    const untracked = await untrackIgnored(options.worktree, options.base, {
+      signal: options.signal,
+    });
+    if (untracked.length > 0) {
+      tip = (await git(["rev-parse", "HEAD"], { cwd: options.worktree })).stdout.trim();
+    }
     const diff = await git([...DIFF_ARGS, options.base, tip, "--"], {
       cwd: options.worktree,
       signal: options.signal,

@@ -21,6 +21,11 @@ export interface ReapOptions {
   message?: string;
   /** Delete `agent/<session>` when it is merged (default true). Unmerged branches are kept. */
   deleteMergedBranch?: boolean;
+  /**
+   * Runs once the work is committed and kept (merged or on its rescue ref), before the worktree
+   * is removed (the environment's teardown, DESIGN.md §13); what it leaves is not committed.
+   */
+  beforeRemove?: () => Promise<void>;
   signal?: AbortSignal;
 }
 
@@ -41,9 +46,10 @@ export interface ReapResult {
 }
 
 /**
- * Reap the worktree of `sessionId`: commit leftovers to `agent/<session>`, then remove the
- * worktree when the branch is merged into `options.target` or its tip has been written to
- * `refs/service/rescue/<session>`. When any step fails the worktree stays and `reason` says why.
+ * Reap the worktree of `sessionId`: commit leftovers to `agent/<session>`, then (after
+ * `beforeRemove`) remove the worktree when the branch is merged into `options.target` or its tip
+ * has been written to `refs/service/rescue/<session>`. When any step fails the worktree stays
+ * and `reason` says why.
  */
 export async function reapWorktree(
   root: string,
@@ -80,6 +86,7 @@ export async function reapWorktree(
       rescue = rescueRef(sessionId);
       await git(["update-ref", "-m", `service: rescue ${branch}`, rescue, tip], o);
     }
+    if (exists) await options.beforeRemove?.();
     if (exists) await git(["worktree", "remove", "--force", path], o);
     else await git(["worktree", "prune"], o);
     const branchTip = await resolveCommit(`refs/heads/${branch}`, o);

@@ -7,8 +7,11 @@
  * throttling signal, an error (`type: "error"`, `is_error: true`, an `error` field, a `*.failed`
  * type, `status: "error"`), the model's words or the CLI's bookkeeping, else a plain record. Tool
  * traffic comes first so that nothing a tool printed is ever read as the CLI's own error (spec
- * §7.3 "False rate-limit kill").
+ * §7.3 "False rate-limit kill"). An error, a record or a plain line that is the CLI's own
+ * usage-limit message naming its reset time ({@link LogFormat.limit}) is a `usage_limit` event;
+ * the model's words and tool traffic never are.
  */
+import type { ResetTime } from "../reset_time.ts";
 import type {
   RateLimitEvent,
   SessionEvent,
@@ -16,6 +19,7 @@ import type {
   ToolCallEvent,
   ToolOutputEvent,
   UsageEvent,
+  UsageLimitEvent,
 } from "../session_events.ts";
 
 /** A parsed JSON object line. */
@@ -42,7 +46,12 @@ export interface LogFormat {
   /** Tool calls and outputs in the CLI's own shapes; empty or undefined when none. */
   tools?(row: Json, at: Where): (ToolCallEvent | ToolOutputEvent)[] | undefined;
   /** The provider's throttling signal, or `quiet` for a signal that says all is well. */
-  signal?(row: Json, at: Where): RateLimitEvent | "quiet" | undefined;
+  signal?(row: Json, at: Where): RateLimitEvent | UsageLimitEvent | "quiet" | undefined;
+  /**
+   * The CLI's own usage- or rate-limit message in a line (plain text, or an error or record line
+   * as written), when it names its reset time: the rule and the reset.
+   */
+  limit?(line: string): { rule: string; reset: ResetTime } | undefined;
   /** The session's start (its id and model). */
   session?(row: Json, at: Where): SessionStartEvent | undefined;
   /** True for the model's words and the CLI's bookkeeping. */
@@ -113,6 +122,15 @@ function isErrorRow(row: Json): boolean {
     type.endsWith(".failed") || row.status === "error";
 }
 
+/** `at` as a `usage_limit` event when a format reads its line as its CLI's limit message. */
+function limitEvent(formats: readonly LogFormat[], at: Where): UsageLimitEvent | undefined {
+  for (const f of formats) {
+    const found = f.limit?.(at.raw);
+    if (found) return { kind: "usage_limit", ...at, ...found };
+  }
+  return undefined;
+}
+
 function rowEvents(formats: readonly LogFormat[], row: Json, at: Where): SessionEvent[] {
   for (const f of formats) {
     const tools = f.tools?.(row, at);
@@ -126,13 +144,18 @@ function rowEvents(formats: readonly LogFormat[], row: Json, at: Where): Session
     if (signal) return [signal];
   }
   if (isErrorRow(row)) {
-    return [{ kind: "error", ...at, message: rowMessage(row) ?? at.raw.trim() }];
+    return [
+      limitEvent(formats, at) ??
+        { kind: "error", ...at, message: rowMessage(row) ?? at.raw.trim() },
+    ];
   }
   for (const f of formats) {
     const start = f.session?.(row, at);
     if (start) return [start];
   }
   if (formats.some((f) => f.quiet?.(row))) return [{ kind: "message", ...at }];
+  const limit = limitEvent(formats, at);
+  if (limit) return [limit];
   const message = rowMessage(row);
   return [{ kind: "record", ...at, ...(message === undefined ? {} : { message }) }];
 }
@@ -169,7 +192,7 @@ export function parseLogWith(formats: readonly LogFormat[], text: string): Sessi
       } catch { /* a line that only looks like JSON: plain text */ }
     }
     if (!row) {
-      events.push({ kind: "text", ...at });
+      events.push(limitEvent(formats, at) ?? { kind: "text", ...at });
       for (const tally of tallies) tally.text?.(at);
       continue;
     }

@@ -5,20 +5,27 @@
  * - `assistant` / `user` lines hold the model's words, or `tool_use` / `tool_result` content
  *   blocks (the tool's output is the `tool_result` block's `content`, a string or text blocks);
  *   an `assistant` line of the `<synthetic>` model is the CLI speaking, not the model;
- * - throttling: a `rate_limit_event` whose status is `rejected`, an Anthropic
+ * - throttling: a `rate_limit_event` whose status is `rejected` (its `rate_limit_info.resetsAt`,
+ *   epoch seconds, is when the limit resets), an Anthropic
  *   `{"type":"error","error":{"type":"rate_limit_error"}}`, `"error":"rate_limit"`,
  *   `"api_error_status":429`;
+ * - a subscription's limit, as 2.1.197 prints it (a `<synthetic>` assistant message and an error
+ *   `result`): "You've hit your session limit · resets 3pm (America/New_York)" (also weekly,
+ *   Opus, Sonnet, usage limit; "Dec 5, 3pm" when not today); older releases printed "Claude AI
+ *   usage limit reached|<epoch seconds>" and "5-hour limit reached ∙ resets 3pm";
  * - the last `{"type":"result"}` line carries `total_cost_usd`, `usage` and `modelUsage`
  *   (`{<model>: {inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens,
  *   costUSD}}`). Input tokens count cache reads and writes too. Without `total_cost_usd` (Qwen)
  *   the tokens of `usage` are priced for the model of the init line.
  */
+import type { ResetTime } from "../reset_time.ts";
 import type {
   ModelTokens,
   SessionEvent,
   ToolCallEvent,
   ToolOutputEvent,
 } from "../session_events.ts";
+import { resetNamedIn } from "../reset_time.ts";
 import {
   contentText,
   isToolType,
@@ -98,6 +105,17 @@ function usageTally(fallbackModel: string): UsageTally {
   };
 }
 
+/** Claude Code's limit messages (never "Context limit reached", which is the context window). */
+const CLAUDE_LIMIT =
+  /You've (?:hit|reached) your (?:[\w'’-]+ ){0,3}limit|\b(?:usage|\d+-hour|session|weekly|Opus|Sonnet) limit reached/i;
+
+/** A line holding Claude Code's limit message, with the reset it names. */
+export function claudeLimit(line: string): { rule: string; reset: ResetTime } | undefined {
+  if (!CLAUDE_LIMIT.test(line)) return undefined;
+  const reset = resetNamedIn(line);
+  return reset && { rule: "claude:usage_limit", reset };
+}
+
 /** Claude Code's stream-json; `fallbackModel` prices usage when no init line names the model. */
 export function claudeFormat(fallbackModel = "unknown"): LogFormat {
   return {
@@ -105,9 +123,11 @@ export function claudeFormat(fallbackModel = "unknown"): LogFormat {
     signal(row, at) {
       if (row.type === "rate_limit_event") {
         const info = obj(row.rate_limit_info) ?? row;
-        return info.status === "rejected"
-          ? { kind: "rate_limit", ...at, rule: "claude:rate_limit_event_rejected" }
-          : "quiet";
+        if (info.status !== "rejected") return "quiet";
+        const rule = "claude:rate_limit_event_rejected";
+        return typeof info.resetsAt === "number"
+          ? { kind: "usage_limit", ...at, rule, reset: { kind: "at", epochS: info.resetsAt } }
+          : { kind: "rate_limit", ...at, rule };
       }
       if (row.type === "error" && obj(row.error)?.type === "rate_limit_error") {
         return { kind: "rate_limit", ...at, rule: "anthropic:rate_limit_error" };
@@ -129,6 +149,7 @@ export function claudeFormat(fallbackModel = "unknown"): LogFormat {
       return ((row.type === "assistant" || row.type === "user") && !synthetic) ||
         (row.type === "result" && row.is_error === false) || row.type === "system";
     },
+    limit: claudeLimit,
     usage: () => usageTally(fallbackModel),
   };
 }

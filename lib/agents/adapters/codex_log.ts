@@ -8,11 +8,16 @@
  *   `file_change`, `mcp_tool_call`, `web_search` and `todo_list` are tool traffic, and a completed
  *   `command_execution` carries the command's output (`aggregated_output`); older releases print
  *   `{"msg":{"type":"exec_command_end", …}}` instead;
+ * - limits, as 0.169 prints them in `error` / `turn.failed` messages: "You've hit your usage limit.
+ *   Upgrade to Plus to continue using Codex (https://chatgpt.com/explore/plus), or try again at
+ *   3:42 PM." (local time; "Nov 26th, 2026 3:42 PM" when not today), and the Responses API's "Rate
+ *   limit reached for … Please try again in 1.5s";
  * - Codex prints no cost and no model: each `turn.completed` has `usage` (`input_tokens`, which
  *   includes `cached_input_tokens`, and `output_tokens`), summed for the model `unknown` unless
  *   Codex's session record (`$CODEX_HOME/sessions/…/rollout-…-<thread>.jsonl`) names the models.
  */
 import type { TokenCounts } from "../../cost/prices.ts";
+import { resetNamedIn, type ResetTime } from "../reset_time.ts";
 import type { ModelTokens, SessionEvent, UsageEvent } from "../session_events.ts";
 import {
   type Json,
@@ -50,6 +55,16 @@ function addTokens(counts: Record<string, ModelTokens>, model: string, t: TokenC
   c.outputTokens += t.outputTokens;
 }
 
+const CODEX_LIMIT =
+  /You've hit your usage limit|Rate limit reached for|rate_limit_exceeded|usage_limit_reached/i;
+
+/** A line holding Codex's (or the OpenAI API's) limit message, with the reset it names. */
+export function codexLimit(line: string): { rule: string; reset: ResetTime } | undefined {
+  if (!CODEX_LIMIT.test(line)) return undefined;
+  const reset = resetNamedIn(line);
+  return reset && { rule: "codex:usage_limit", reset };
+}
+
 /** Codex's `exec --json` events. */
 export const codexFormat: LogFormat = {
   tools(row, at) {
@@ -79,6 +94,7 @@ export const codexFormat: LogFormat = {
       ? { kind: "session", ...at, id: str(row.thread_id) }
       : undefined;
   },
+  limit: codexLimit,
   quiet(row) {
     const item = obj(row.item);
     return row.type === "turn.started" || row.type === "turn.completed" ||

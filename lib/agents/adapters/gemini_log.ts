@@ -5,6 +5,10 @@
  *   words; `tool_use` (`tool_id`, `tool_name`) and `tool_result` (`tool_id`, `output`) lines are
  *   tool traffic; `error` lines and a `result` whose status is `error` are errors (a provider's
  *   error body is wrapped in "[API Error: …]");
+ * - quota: Google's 429 bodies ("You exceeded your current quota … Please retry in 34.07s.",
+ *   `"retryDelay":"34s"`, RESOURCE_EXHAUSTED), "You have exhausted your daily quota on this
+ *   model.", and the CLI's own "Usage limit reached for gemini-2.5-pro. Access resets at 3:42 PM
+ *   PST.";
  * - the last `{"type":"result","stats":{"models":{<model>: {total_tokens, input_tokens,
  *   output_tokens, cached, input}}}}` states the usage (`input_tokens` includes the `cached`
  *   ones, `output_tokens` excludes thinking); `--output-format json` prints one object with
@@ -13,6 +17,7 @@
  *   the ones Gemini actually called (its `auto` routing resolves to real model names here);
  *   models that used no tokens are left out.
  */
+import { resetNamedIn, type ResetTime } from "../reset_time.ts";
 import type { ModelTokens, SessionEvent } from "../session_events.ts";
 import {
   contentText,
@@ -72,6 +77,16 @@ function usageTally(): UsageTally {
   };
 }
 
+const GEMINI_LIMIT =
+  /Usage limit reached for|exhausted your (?:daily )?quota|exceeded your current quota|Quota exceeded|RESOURCE_EXHAUSTED/i;
+
+/** A line holding Gemini CLI's (or Google's) quota message, with the reset it names. */
+export function geminiLimit(line: string): { rule: string; reset: ResetTime } | undefined {
+  if (!GEMINI_LIMIT.test(line)) return undefined;
+  const reset = resetNamedIn(line);
+  return reset && { rule: "gemini:quota", reset };
+}
+
 /** Gemini CLI's stream-json events. */
 export const geminiFormat: LogFormat = {
   tools(row, at) {
@@ -93,6 +108,7 @@ export const geminiFormat: LogFormat = {
       ? { kind: "session", ...at, id: str(row.session_id), model: str(row.model) }
       : undefined;
   },
+  limit: geminiLimit,
   quiet(row) {
     return row.type === "message" || (row.type === "result" && row.status === "success");
   },

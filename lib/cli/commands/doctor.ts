@@ -25,6 +25,7 @@ import type { ServiceConfig } from "../../config/schema.ts";
 import { BUILTIN_TRACKERS } from "../../trackers/builtin.ts";
 import { trackerChecks } from "../../trackers/doctor_check.ts";
 import { workspacePaths } from "../../workspace.ts";
+import { worktreeEnvChecks } from "../../worktree_env/doctor_check.ts";
 
 /**
  * Every check of `service doctor` over the workspace at `root`, in the order they print. The
@@ -43,6 +44,7 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
     const mcp = await checkMcpServers(config);
     if (mcp) results.push(mcp);
     results.push(...await trackerChecks(config, BUILTIN_TRACKERS)); // secrets, tokens, project
+    results.push(...await worktreeEnvChecks(root, config, paths.portLeases)); // copies, links, setup
   }
   // Without a service.yaml the server runs on the defaults; with an invalid one it does not start.
   if (!invalid) results.push(await checkPort(config));
@@ -78,7 +80,10 @@ Checks: deno; git on PATH; the workspace is a git repository and .sdd/ is writab
 service.yaml is valid; every role has a template; the server port is free (or our server runs
 there); the configured agent CLI passes the preflight \`service run\` makes (PATH lookup,
 executable, API key or gateway token); under isolation: container, the probe \`service run\`
-makes (runtime, image, limits, user, network, the CLI inside the image); stale PID files (a warning: run and stop remove them);
+makes (runtime, image, limits, user, network, the CLI inside the image); the worktree environment
+each role's agents get (what is copied and linked from the checkout, setup commands, ports; a
+missing symlink source fails, a copy pattern that matches nothing warns) and the port leases; stale
+PID files (a warning: run and stop remove them);
 every run journal verifies. Each failed check prints its fix. Exit 0 when all pass, else 1.
 
 Options:

@@ -6,13 +6,15 @@
  */
 import * as ev from "../../journal/events.ts";
 import { onAgentExited, onRecovered, onSpawnFailed } from "./on_exit.ts";
+import { onBatchAdopted, onBatchResult, onBatchSubmitted } from "./on_batch.ts";
 import { onCaptured, onMergeResult, onRebaseResult, onReview } from "./on_landing.ts";
 import { onTaskChanged } from "./on_change.ts";
 import { onTick } from "./on_tick.ts";
 import { onSettle } from "./settle.ts";
-import { Out, recordCancel } from "./outcomes.ts";
+import { Out, recordCancel, recordStart } from "./outcomes.ts";
 import type { Action, CoreEvent } from "./protocol.ts";
 import { type CoreState, draft } from "./state.ts";
+import { durationWords } from "../../util/duration_words.ts";
 
 /** One decision. */
 export interface Step {
@@ -32,28 +34,13 @@ export function decide(state: CoreState, event: CoreEvent): Step {
       onSettle(d, out);
       break;
     case "spawned": {
-      d.starting.delete(event.taskId);
       const task = d.tasks.get(event.taskId);
-      d.sessions.set(event.taskId, {
-        taskId: event.taskId,
-        sessionId: event.sessionId,
-        startedAt: event.startedAt,
-        deadline: event.deadline,
-      });
-      d.attemptOf.set(event.taskId, event.attempt);
-      out.journal(ev.taskClaimed({
-        task_id: event.taskId,
-        session_id: event.sessionId,
-        title: task?.title,
-        role: task?.role,
-        attempt: event.attempt,
-        model: event.model,
-        batch_eligible: event.batchEligible,
-        isolation: event.isolation,
-      }));
+      recordStart(d, out, event);
+      const fallback = event.adapter === d.settings.adapter ? "" : `, ${event.adapter}`;
       out.log(
         event.taskId,
-        `agent ${event.sessionId} started (${task?.role ?? "?"}, attempt ${event.attempt})`,
+        `agent ${event.sessionId} started (${task?.role ?? "?"}, attempt ${event.attempt}` +
+          `${fallback})`,
       );
       // Stopped or cancelled while it started: it is ended at once (its exit records the rest).
       const endedBy = d.stopping ? "stop" : task?.status === "CANCELLED" ? "cancelled" : undefined;
@@ -66,8 +53,18 @@ export function decide(state: CoreState, event: CoreEvent): Step {
     case "spawn_failed":
       onSpawnFailed(d, out, event);
       break;
+    case "batch_submitted":
+      onBatchSubmitted(d, out, event);
+      break;
+    case "batch_adopted":
+      onBatchAdopted(d, out, event);
+      break;
+    case "batch_result":
+      onBatchResult(d, out, event);
+      break;
     case "claim_lost": {
       d.starting.delete(event.taskId);
+      d.batching.delete(event.taskId);
       // A cancel that came while it started was left to the start's outcome (on_change.ts).
       const task = d.tasks.get(event.taskId);
       if (task?.status === "CANCELLED") recordCancel(out, task);
@@ -77,12 +74,21 @@ export function decide(state: CoreState, event: CoreEvent): Step {
       onAgentExited(d, out, event);
       break;
     case "rate_limit_hit": {
-      const { type: _type, taskId, sessionId, ...hit } = event;
-      out.journal(ev.rateLimited({ task_id: taskId, session_id: sessionId, ...hit }));
+      const { type: _type, taskId, sessionId, named, ...hit } = event;
+      out.journal(ev.rateLimited({
+        task_id: taskId,
+        session_id: sessionId,
+        ...hit,
+        reset_named: named,
+      }));
+      const left = durationWords(hit.until - d.now / 1000);
+      const until = new Date(hit.until * 1000).toISOString().replace(/\.\d+Z$/, "Z");
       out.log(
         taskId,
         `RateLimitError: ${hit.adapter} log matched ${hit.rule}: ${hit.line.slice(0, 160)} — ` +
-          `spawns blocked for ${Math.max(0, Math.round(hit.until - d.now / 1000))} s`,
+          (named
+            ? `${hit.adapter} parked until ${until}, the reset time its limit names (${left})`
+            : `${hit.adapter} parked for the cooldown (${left})`),
       );
       const session = d.sessions.get(taskId);
       if (session && !session.endedBy) {
@@ -112,6 +118,12 @@ export function decide(state: CoreState, event: CoreEvent): Step {
     case "stop": {
       if (d.stopping) break;
       d.stopping = true;
+      // A batch request stays with its provider: `service run` polls it again (never resubmits).
+      for (const s of [...d.sessions.values()].filter((s) => s.batchId !== undefined)) {
+        d.sessions.delete(s.taskId);
+        d.batchesLeft.set(s.taskId, s.batchId!);
+        out.log(s.taskId, `batch ${s.batchId} stays with the provider; \`service run\` polls it`);
+      }
       const live = [...d.sessions.values()].filter((s) => !s.endedBy);
       if (live.length > 0) out.log(null, `stopping ${live.length} agent(s); their work is kept`);
       for (const s of live) {

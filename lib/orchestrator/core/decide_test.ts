@@ -15,6 +15,8 @@ const SETTINGS: CoreSettings = {
   mergeRetryMs: 3000,
   maxRebases: 3,
   landUnreported: false,
+  adapter: "claude",
+  chains: { backend: ["claude"] },
 };
 
 function task(id: string, over: Partial<TaskView> = {}): TaskView {
@@ -134,13 +136,14 @@ function exited(id: string, over: Partial<Extract<CoreEvent, { type: "agent_exit
   };
 }
 
-Deno.test("decide(): a spawned agent's claim is journaled with its attempt and model", () => {
+Deno.test("decide(): a spawned agent's claim is journaled with its attempt, model and adapter", () => {
   const s = {
     ...state([task("t1", { status: "CLAIMED", attempts: 1 })]),
     starting: new Set(["t1"]),
   };
   const step = decide(s, {
     type: "spawned",
+    adapter: "claude",
     taskId: "t1",
     sessionId: "s-1",
     startedAt: 1,
@@ -156,6 +159,7 @@ Deno.test("decide(): a spawned agent's claim is journaled with its attempt and m
     role: "backend",
     attempt: 1,
     model: "m",
+    adapter: "claude",
   });
   assert.equal(step.state.sessions.get("t1")?.sessionId, "s-1");
   assert.equal(step.state.starting.size, 0);
@@ -816,6 +820,73 @@ Deno.test("decide(): an agent that could not start is a failed attempt with the 
   assert.equal(step.state.starting.size, 0);
 });
 
+Deno.test("decide(): a failed worktree setup is a counted attempt, journaled with its claim and what the worktree got; the last one fails the task", () => {
+  const prepared = {
+    copied: [".env"],
+    linked: [],
+    setup: [{ command: "npm ci", exit_code: 1, ms: 812 }],
+    ports: [20000],
+  };
+  const failed = (attempts: number): CoreEvent => ({
+    type: "spawn_failed",
+    taskId: "t1",
+    sessionId: `s${attempts}`,
+    diagnosis: {
+      kind: "setup_failed",
+      reason: "setup_failed: npm ci: npm ERR! 404 Not Found",
+      retryable: true,
+    },
+    attempt: attempts,
+    prepared,
+  });
+  const at = (attempts: number) => ({
+    ...state([task("t1", { status: "CLAIMED", attempts })]),
+    starting: new Set(["t1"]),
+  });
+  const first = decide(at(1), failed(1));
+  assert.deepEqual(summary(first), [
+    "journal task_claimed",
+    "journal task_worktree_prepared",
+    "store orphan",
+    "reap t1",
+    "journal task_verification_failed",
+    "store requeue",
+    "journal task_retried",
+  ]);
+  const rows = first.actions.flatMap((a) => a.kind === "journal" ? [a.event] : []);
+  assert.deepEqual(rows[0].data, {
+    task_id: "t1",
+    session_id: "s1",
+    title: "Task t1",
+    role: "backend",
+    attempt: 1,
+  });
+  assert.deepEqual(rows[1].data, { task_id: "t1", session_id: "s1", ...prepared });
+  assert.deepEqual(rows[2].data.signals, [{
+    kind: "setup_failed",
+    detail: "setup_failed: npm ci: npm ERR! 404 Not Found",
+  }]);
+  const requeue = first.actions.find((a) => a.kind === "store" && a.change.op === "requeue");
+  assert.deepEqual(requeue, {
+    kind: "store",
+    change: {
+      op: "requeue",
+      taskId: "t1",
+      reason: "setup_failed: npm ci: npm ERR! 404 Not Found (failed attempt 1 of 3; retrying)",
+      countAttempt: true,
+      resumeFrom: undefined,
+    },
+  });
+  assert.equal(first.state.attemptOf.get("t1"), 1);
+  const last = decide(at(3), failed(3));
+  assert.ok(summary(last).includes("store give_up"));
+  const reason = last.actions.find((a) => a.kind === "journal" && a.event.type === "task_failed");
+  assert.equal(
+    reason?.kind === "journal" && reason.event.data.reason,
+    "setup_failed: npm ci: npm ERR! 404 Not Found (after 3 failed attempts)",
+  );
+});
+
 Deno.test("decide(): a continuous run never finishes on its own", () => {
   const s = state([task("t1", { status: "CLOSED" })], {}, { ...SETTINGS, continuous: true });
   assert.ok(!decide(s, { type: "tick" }).actions.some((a) => a.kind === "finish"));
@@ -895,6 +966,7 @@ Deno.test("decide(): an agent that starts after a stop or a cancel is ended at o
   });
   const spawned = {
     type: "spawned" as const,
+    adapter: "claude",
     taskId: "t1",
     sessionId: "s-t1",
     startedAt: 1,
@@ -947,4 +1019,163 @@ Deno.test("decide(): an agent that starts after a stop or a cancel is ended at o
     to: "FAILED",
   });
   assert.deepEqual(summary(step), []);
+});
+
+// ---- the batch lane and parked adapters (DESIGN.md §15) --------------------------------------
+
+/** The state with `id`'s request in the batch lane. */
+function inBatch(s: CoreState, id: string): CoreState {
+  return {
+    ...s,
+    sessions: new Map([...s.sessions, [id, {
+      taskId: id,
+      sessionId: `b-${id}`,
+      startedAt: s.now - 5000,
+      deadline: Number.POSITIVE_INFINITY,
+      adapter: "claude",
+      batchId: "msgbatch_1",
+    }]]),
+  };
+}
+
+Deno.test("decide(): batch tasks are submitted together, with no agent slot taken", () => {
+  const s = state(
+    [
+      task("t1", { batch: true }),
+      task("t2", { batch: true }),
+      task("t3"),
+    ],
+    {},
+    { ...SETTINGS, maxAgents: 1 },
+  );
+  const step = decide(s, { type: "settle" });
+  const batch = step.actions.find((a) => a.kind === "batch") as Extract<Action, { kind: "batch" }>;
+  assert.deepEqual(batch.taskIds, ["t1", "t2"]);
+  assert.deepEqual(summary(step).filter((x) => x.startsWith("spawn")), ["spawn t3"]);
+  assert.deepEqual([...step.state.batching].sort(), ["t1", "t2"]);
+});
+
+Deno.test("decide(): a submitted request's claim says lane batch, and names its batch", () => {
+  const s = {
+    ...state([task("t1", { status: "CLAIMED", attempts: 1, batch: true })]),
+    starting: new Set(["t1"]),
+    batching: new Set(["t1"]),
+  };
+  const step = decide(s, {
+    type: "batch_submitted",
+    taskId: "t1",
+    sessionId: "b-1",
+    provider: "anthropic",
+    adapter: "claude",
+    batchId: "msgbatch_1",
+    customId: "b-1",
+    startedAt: 1,
+    attempt: 1,
+    model: "claude-sonnet-5",
+  });
+  assert.deepEqual(summary(step), ["journal task_claimed", "journal task_batch_submitted"]);
+  assert.equal(journaled(step, "task_claimed")[0].lane, "batch");
+  assert.deepEqual(journaled(step, "task_batch_submitted")[0], {
+    task_id: "t1",
+    provider: "anthropic",
+    batch_id: "msgbatch_1",
+    custom_id: "b-1",
+  });
+  assert.equal(step.state.sessions.get("t1")?.batchId, "msgbatch_1");
+  assert.equal(step.state.batching.size, 0);
+});
+
+Deno.test("decide(): a batch patch that applied lands like reported work", () => {
+  const s = inBatch(state([task("t1", { status: "DONE", attempts: 1 })]), "t1");
+  const step = decide(s, {
+    type: "batch_result",
+    taskId: "t1",
+    sessionId: "b-t1",
+    batchId: "msgbatch_1",
+    outcome: "applied",
+    reason: "1 file",
+  });
+  assert.deepEqual(summary(step), ["journal task_batch_result", "capture t1"]);
+  assert.equal(step.state.sessions.size, 0);
+});
+
+/** `[outcome, the words of the reason]` of every outcome that goes to real time. */
+const FALLBACK_OUTCOMES: [
+  "not_applied" | "errored" | "expired" | "canceled" | "not_submitted",
+  RegExp,
+][] = [
+  ["not_applied", /^its batch patch did not apply: git apply/],
+  ["errored", /^its batch request errored/],
+  ["expired", /^its batch request expired/],
+  ["canceled", /^its batch request was canceled/],
+  ["not_submitted", /^its batch request was not submitted/],
+];
+
+for (const [outcome, words] of FALLBACK_OUTCOMES) {
+  Deno.test(`decide(): a batch request that ${outcome.replace("_", " ")} gets one real-time attempt, no attempt counted`, () => {
+    const s = inBatch(state([task("t1", { status: "IN_PROGRESS", attempts: 1 })]), "t1");
+    const step = decide(s, {
+      type: "batch_result",
+      taskId: "t1",
+      sessionId: "b-t1",
+      ...(outcome === "not_submitted" ? {} : { batchId: "msgbatch_1" }),
+      outcome,
+      reason: outcome === "not_applied" ? "git apply --3way: patch failed" : undefined,
+    });
+    const requeue = requeueOf(step);
+    assert.equal(requeue.countAttempt, false);
+    assert.equal(requeue.resumeFrom, null);
+    assert.match(requeue.reason, words);
+    assert.match(requeue.reason, /one real-time attempt with the agent CLI follows/);
+    assert.equal(journaled(step, "task_batch_result")[0].outcome, outcome);
+    assert.match(String(journaled(step, "task_retried")[0].reason), words);
+    assert.match(step.state.notes.get("t1")!, /do the task with your tools/);
+    assert.equal(step.state.sessions.size, 0);
+  });
+}
+
+Deno.test("decide(): a stop leaves batch requests with the provider and ends without them", () => {
+  const s = inBatch(state([task("t1", { status: "CLAIMED", attempts: 1 })]), "t1");
+  let step = decide(s, { type: "stop" });
+  assert.ok(!summary(step).includes("terminate t1"), "no process to end");
+  assert.equal(step.state.sessions.size, 0);
+  step = decide(step.state, { type: "settle" });
+  assert.equal(step.state.verdict?.status, "stopped");
+  assert.deepEqual(step.state.verdict?.problems, [
+    "t1: CLAIMED — its batch request (msgbatch_1) stays with the provider (`service run` polls it)",
+  ]);
+});
+
+Deno.test("decide(): a parked adapter's task starts with the fallback; a rate-limited exit counts no attempt", () => {
+  const settings = { ...SETTINGS, chains: { backend: ["claude", "codex"] } };
+  let s = running(state([task("t1", { status: "IN_PROGRESS", attempts: 1 })], {}, settings), "t1");
+  s = { ...s, sessions: new Map([["t1", { ...s.sessions.get("t1")!, adapter: "claude" }]]) };
+  let step = decide(s, {
+    type: "rate_limit_hit",
+    taskId: "t1",
+    sessionId: "s-t1",
+    adapter: "claude",
+    rule: "claude:usage_limit",
+    line: "You've hit your session limit · resets 3pm (UTC)",
+    until: 1_000 + 3600,
+    named: true,
+  });
+  assert.equal(journaled(step, "rate_limited")[0].reset_named, true);
+  step = decide(step.state, exited("t1", { rateLimited: true }));
+  const requeue = requeueOf(step);
+  assert.equal(requeue.countAttempt, false);
+  assert.match(
+    requeue.reason,
+    /claude is parked; the task goes back to the queue \(no attempt counted\)/,
+  );
+  const parked = withStatus({ ...step.state, parked: { claude: 3600 } }, "t1", "OPEN");
+  step = decide(parked, { type: "settle" });
+  const spawn = step.actions.find((a) => a.kind === "spawn") as Extract<Action, { kind: "spawn" }>;
+  assert.deepEqual([spawn.taskId, spawn.adapter], ["t1", "codex"]);
+  const all = decide({ ...parked, parked: { claude: 3600, codex: 10 } }, { type: "settle" });
+  assert.ok(!all.actions.some((a) => a.kind === "spawn"));
+  assert.match(
+    all.state.waits.get("t1")!,
+    /claude is parked .*\(fallback codex parked too\); back in 10s/,
+  );
 });

@@ -9,7 +9,7 @@
  */
 import * as ev from "../../journal/events.ts";
 import type { CoreEvent } from "./protocol.ts";
-import { attemptFailed, type Out, recordCancel, startLanding } from "./outcomes.ts";
+import { attemptFailed, type Out, recordCancel, recordClaim, startLanding } from "./outcomes.ts";
 import type { Draft, SessionView, TaskView } from "./state.ts";
 
 type Exited = Extract<CoreEvent, { type: "agent_exited" }>;
@@ -98,7 +98,10 @@ function agentEndedWithoutReport(
   // The work a new attempt continues from: the session's branch holds it (leftovers committed).
   const resumeFrom = e.hasWork ? e.sessionId : null;
   if (e.rateLimited) {
-    const reason = "rate limited: the task resumes after the cooldown";
+    // A parked adapter never burns an attempt: the task waits for it, or starts with a fallback.
+    const reason = `rate limited: ${
+      session?.adapter ?? "its adapter"
+    } is parked; the task goes back to the queue (no attempt counted)`;
     out.push({ kind: "reap", taskId: task.id, reason: "rate limited" });
     out.push({
       kind: "store",
@@ -138,11 +141,26 @@ function agentEndedWithoutReport(
 
 type SpawnFailed = Extract<CoreEvent, { type: "spawn_failed" }>;
 
-/** `spawn_failed`: the task was claimed but its agent could not start. */
+/**
+ * `spawn_failed`: the task was claimed but its agent could not start. When the attempt got as
+ * far as its worktree environment (a setup that failed), its claim is journaled first, so the
+ * card and "What happened" show the attempt and what its setup said.
+ */
 export function onSpawnFailed(d: Draft, out: Out, e: SpawnFailed): void {
   d.starting.delete(e.taskId);
   const task = d.tasks.get(e.taskId);
   if (!task) return;
+  if (e.attempt !== undefined) {
+    recordClaim(d, out, {
+      taskId: e.taskId,
+      sessionId: e.sessionId,
+      attempt: e.attempt,
+      model: e.model,
+      adapter: e.adapter,
+      prepared: e.prepared,
+      isolation: e.isolation,
+    });
+  }
   if (task.status === "CANCELLED") {
     // Cancelled while it started (on_change.ts left it to this outcome): no attempt failed.
     out.push({ kind: "reap", taskId: task.id, reason: "cancelled" });

@@ -23,6 +23,7 @@ function checkDeadlines(d: Draft, out: Out): void {
       out.push({ kind: "terminate", taskId: s.taskId, reason: "cancelled" });
       continue;
     }
+    if (s.batchId !== undefined) continue; // a batch request: its result ends it
     if (status === "DONE" || status === "FAILED") {
       // Reported (or failed) but still running: it gets a grace to exit, then it is ended.
       const reportedAt = s.reportedAt ?? d.now;

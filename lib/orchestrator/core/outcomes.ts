@@ -6,7 +6,7 @@
 import * as ev from "../../journal/events.ts";
 import type { FailedSignal } from "../../journal/events.ts";
 import type { JournalEvent } from "../../journal/row.ts";
-import type { Action } from "./protocol.ts";
+import type { Action, PreparedView } from "./protocol.ts";
 import { afterFailure } from "./policy.ts";
 import type { Draft, TaskView, Unreported } from "./state.ts";
 
@@ -28,6 +28,91 @@ export class Out {
   push(action: Action): void {
     this.actions.push(action);
   }
+}
+
+/** An attempt's claim as the journal records it. */
+export interface Claim {
+  taskId: string;
+  sessionId: string;
+  attempt: number;
+  model?: string;
+  batchEligible?: boolean;
+  /** The adapter that runs it (a fallback adapter while the configured one is parked). */
+  adapter?: string;
+  /** `batch` for a request in the batch lane. */
+  lane?: "batch";
+  /** What its worktree environment gave it (DESIGN.md §13). */
+  prepared?: PreparedView;
+  /** Where its agent runs: `worktree` or `container:<runtime>:<image id>` (DESIGN.md §14). */
+  isolation?: string;
+}
+
+/**
+ * An attempt claimed its task: `task_claimed` (the card goes to running), then
+ * `task_worktree_prepared` when its worktree environment gave it anything.
+ */
+export function recordClaim(d: Draft, out: Out, claim: Claim): void {
+  const task = d.tasks.get(claim.taskId);
+  d.attemptOf.set(claim.taskId, claim.attempt);
+  out.journal(ev.taskClaimed({
+    task_id: claim.taskId,
+    session_id: claim.sessionId,
+    title: task?.title,
+    role: task?.role,
+    attempt: claim.attempt,
+    model: claim.model,
+    batch_eligible: claim.batchEligible,
+    adapter: claim.adapter,
+    lane: claim.lane,
+    isolation: claim.isolation,
+  }));
+  const p = claim.prepared;
+  if (!p) return;
+  out.journal(ev.taskWorktreePrepared({
+    task_id: claim.taskId,
+    session_id: claim.sessionId,
+    ...p,
+  }));
+  const what = [
+    p.copied.length ? `copied ${p.copied_total ?? p.copied.length} file(s)` : "",
+    p.linked.length ? `linked ${p.linked.join(", ")}` : "",
+    p.setup.length ? setupWords(p.setup) : "",
+    p.ports.length ? `PORT ${p.ports[0]}` : "",
+  ].filter((x) => x !== "");
+  if (what.length > 0) out.log(claim.taskId, `worktree ${claim.sessionId}: ${what.join("; ")}`);
+}
+
+/** How the setup went, in a few words: how long, and which command failed. */
+function setupWords(setup: PreparedView["setup"]): string {
+  const s = (setup.reduce((n, r) => n + r.ms, 0) / 1000).toFixed(1);
+  const failed = setup.findIndex((r) => r.exit_code !== 0);
+  return failed === -1
+    ? `setup ${setup.length} command(s) in ${s} s`
+    : `setup failed at command ${failed + 1} (exit ${setup[failed].exit_code}) after ${s} s`;
+}
+
+/** An attempt that started: an agent, or a request in the batch lane. */
+export interface Started extends Omit<Claim, "lane"> {
+  startedAt: number;
+  deadline: number;
+  adapter: string;
+  /** A batch request's batch. */
+  batchId?: string;
+}
+
+/** An attempt started: it is the task's live session, and its claim is journaled. */
+export function recordStart(d: Draft, out: Out, e: Started): void {
+  d.starting.delete(e.taskId);
+  d.batching.delete(e.taskId);
+  d.sessions.set(e.taskId, {
+    taskId: e.taskId,
+    sessionId: e.sessionId,
+    startedAt: e.startedAt,
+    deadline: e.deadline,
+    adapter: e.adapter,
+    ...(e.batchId === undefined ? {} : { batchId: e.batchId }),
+  });
+  recordClaim(d, out, { ...e, lane: e.batchId === undefined ? undefined : "batch" });
 }
 
 /** A failed attempt, as the card's receipt shows it and the next attempt's prompt explains it. */

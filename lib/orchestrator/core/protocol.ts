@@ -3,7 +3,7 @@
  * things the executor does, journal rows included). The executor turns the outcome of an action
  * that takes time — a spawn, a diff capture, a merge, a rebase — into the next event.
  */
-import type { FailedSignal } from "../../journal/events.ts";
+import type { BatchOutcome, FailedSignal, WorktreePreparedData } from "../../journal/events.ts";
 import type { JournalEvent } from "../../journal/row.ts";
 import type { TaskStatus } from "../../tasks/lifecycle.ts";
 import type { EndReason, RunVerdict } from "./state.ts";
@@ -16,6 +16,9 @@ export interface ExitDiagnosis {
   /** The kind named on the card's gate receipt (agent_failed, agent_timeout, spawn_error …). */
   kind: string;
 }
+
+/** What an agent's worktree got before its agent started (DESIGN.md §13). */
+export type PreparedView = Omit<WorktreePreparedData, "task_id" | "session_id">;
 
 /** The outcome of a merge attempt. */
 export type MergeResult =
@@ -51,8 +54,62 @@ export type CoreEvent =
     batchEligible?: boolean;
     /** Where the agent runs: `worktree` or `container:<runtime>:<image id>` (DESIGN.md §14). */
     isolation?: string;
+    /** What its worktree environment gave it (absent when nothing was configured). */
+    prepared?: PreparedView;
+    /** The adapter that runs it. */
+    adapter: string;
   }
-  | { type: "spawn_failed"; taskId: string; sessionId: string; diagnosis: ExitDiagnosis }
+  | {
+    type: "spawn_failed";
+    taskId: string;
+    sessionId: string;
+    diagnosis: ExitDiagnosis;
+    /**
+     * Set when the attempt got as far as its worktree environment (its setup failed): the claim
+     * it made is journaled with this number, then what the worktree got.
+     */
+    attempt?: number;
+    model?: string;
+    /** The adapter the attempt was started with (set with `attempt`). */
+    adapter?: string;
+    prepared?: PreparedView;
+    /** Where its setup ran (set with `attempt`): `worktree` or `container:<runtime>:<id>`. */
+    isolation?: string;
+  }
+  /** The task's request went to a provider's batch API (the task is claimed for it). */
+  | {
+    type: "batch_submitted";
+    taskId: string;
+    sessionId: string;
+    provider: string;
+    /** The adapter whose provider it is. */
+    adapter: string;
+    batchId: string;
+    customId: string;
+    startedAt: number;
+    attempt: number;
+    model: string;
+  }
+  /** A request submitted before this process started is polled again (after a stop or crash). */
+  | {
+    type: "batch_adopted";
+    taskId: string;
+    sessionId: string;
+    batchId: string;
+    startedAt: number;
+  }
+  /**
+   * What came of a task's batch request: `applied` — its patch is committed in the task's
+   * worktree and the task is DONE; anything else — it goes to the agent CLI in real time.
+   */
+  | {
+    type: "batch_result";
+    taskId: string;
+    sessionId?: string;
+    batchId?: string;
+    outcome: BatchOutcome;
+    reason?: string;
+  }
   /** The task was claimed through the task API before the loop could claim it. */
   | { type: "claim_lost"; taskId: string }
   | {
@@ -80,6 +137,8 @@ export type CoreEvent =
     rule: string;
     line: string;
     until: number;
+    /** `until` is the reset time the limit named (else the cooldown). */
+    named: boolean;
   }
   /** A task an earlier process left claimed or done (it was stopped or crashed). */
   | {
@@ -110,6 +169,8 @@ export type CoreEvent =
   | { type: "task_changed"; taskId: string; from: TaskStatus | null; to: TaskStatus }
   | { type: "stop" };
 
+export type { BatchOutcome };
+
 /** A change of a task's status in the store. */
 export type StoreChange =
   | { op: "orphan"; taskId: string; reason: string }
@@ -137,7 +198,9 @@ export type StoreChange =
 export type Action =
   | { kind: "journal"; event: JournalEvent }
   | { kind: "store"; change: StoreChange }
-  | { kind: "spawn"; taskId: string; note?: string }
+  | { kind: "spawn"; taskId: string; adapter: string; note?: string }
+  /** Claim `taskIds` and submit their requests to the batch lane; then `batch_submitted` each. */
+  | { kind: "batch"; taskIds: string[] }
   | { kind: "terminate"; taskId: string; reason: EndReason }
   /** Commit what the agent left, store its diff (task_diff_captured); then `captured`. */
   | { kind: "capture"; taskId: string }

@@ -14,6 +14,7 @@ import { blockedReasons } from "./blocked.ts";
 import { LOST_REASON } from "./on_exit.ts";
 import { mergeWaitText } from "./on_landing.ts";
 import { attemptFailed, type Out } from "./outcomes.ts";
+import { SETUP_FAILED } from "../../worktree_env/spec.ts";
 import type { Draft, TaskView } from "./state.ts";
 
 /** `settle`. */
@@ -80,22 +81,43 @@ function awaitsMerge(t: TaskView): boolean {
 function schedule(d: Draft, out: Out): Map<string, WaitReason> {
   const tasks = [...d.tasks.values()];
   const busyIds = new Set([...d.sessions.keys(), ...d.starting]);
-  const decision = decideSchedule({
-    ready: tasks.filter((t) => t.status === "OPEN" && !busyIds.has(t.id)).map(schedulable),
-    running: [...busyIds].flatMap((id) => {
+  // A request in the batch lane holds its owned files but no agent slot.
+  const inBatch = new Set(
+    [...busyIds].filter((id) => d.sessions.get(id)?.batchId !== undefined || d.batching.has(id)),
+  );
+  const views = (ids: Iterable<string>) =>
+    [...ids].flatMap((id) => {
       const t = d.tasks.get(id);
       return t ? [schedulable(t)] : [];
-    }),
+    });
+  const ready = tasks.filter((t) => t.status === "OPEN" && !busyIds.has(t.id));
+  const decision = decideSchedule({
+    ready: ready.map(schedulable),
+    running: views([...busyIds].filter((id) => !inBatch.has(id))),
+    inBatch: views(inBatch),
     unmerged: tasks.filter((t) => awaitsMerge(t) && !busyIds.has(t.id)).map(schedulable),
     maxAgents: d.settings.maxAgents,
     roleMaxAgents: d.settings.roleMaxAgents,
     pendingMerge: new Set(tasks.filter(awaitsMerge).map((t) => t.id)),
-    cooldownS: d.cooldownS,
+    adapter: d.settings.adapter,
+    chains: d.settings.chains,
+    parked: d.parked,
     readOnly: d.readOnly,
+    batch: new Set(ready.filter((t) => t.batch).map((t) => t.id)),
   });
+  if (decision.batch.length > 0) {
+    for (const id of decision.batch) {
+      d.starting.add(id);
+      d.batching.add(id);
+    }
+    out.push({ kind: "batch", taskIds: decision.batch });
+  }
   for (const id of decision.start) {
+    const adapter = decision.adapters.get(id) ?? d.settings.adapter;
+    const first = d.settings.chains[d.tasks.get(id)?.role ?? ""]?.[0] ?? d.settings.adapter;
+    if (adapter !== first) out.log(id, `${first} is parked; starting with fallback ${adapter}`);
     d.starting.add(id);
-    out.push({ kind: "spawn", taskId: id, note: d.notes.get(id) });
+    out.push({ kind: "spawn", taskId: id, adapter, note: d.notes.get(id) });
   }
   return decision.waiting;
 }
@@ -180,7 +202,11 @@ function problems(d: Draft): string[] {
         break;
       case "FAILED":
         lines.push(
-          `${t.id}: FAILED — ${t.summary ?? "no reason recorded"} (\`service retry ${t.id}\`)`,
+          `${t.id}: FAILED — ${t.summary ?? "no reason recorded"} (${
+            // The environment failed, not the agent: a retry alone fails the same way.
+            t.summary?.startsWith(`${SETUP_FAILED}:`)
+              ? "fix worktree.setup, then "
+              : ""}\`service retry ${t.id}\`)`,
         );
         break;
       case "CANCELLED":
@@ -209,8 +235,15 @@ function problems(d: Draft): string[] {
             : `${t.id}: DONE outside this run (through the task API); not merged by the service`,
         );
         break;
-      default:
-        lines.push(`${t.id}: ${t.status} (\`service run\` resumes the run)`);
+      default: {
+        const batch = d.batchesLeft.get(t.id);
+        lines.push(
+          batch
+            ? `${t.id}: ${t.status} — its batch request (${batch}) stays with the provider ` +
+              "(`service run` polls it)"
+            : `${t.id}: ${t.status} (\`service run\` resumes the run)`,
+        );
+      }
     }
   }
   return lines;

@@ -24,6 +24,8 @@ export interface TaskView {
   operatorDone?: boolean;
   /** The session of an interrupted attempt whose kept work the next attempt starts from. */
   resumeFrom?: string;
+  /** When it starts, its request goes to the provider's batch API instead of an agent. */
+  batch?: boolean;
 }
 
 /** Why the loop ended an agent. */
@@ -40,6 +42,10 @@ export interface SessionView {
   endedBy?: EndReason;
   /** When the loop first saw the task reported (or failed) while the agent still ran. */
   reportedAt?: number;
+  /** The adapter running it. */
+  adapter?: string;
+  /** A request in the batch lane, not an agent: no process, no deadline of ours. */
+  batchId?: string;
 }
 
 /** How work that was never reported came to land (see {@link Landing.unreported}). */
@@ -85,6 +91,13 @@ export interface CoreSettings {
    * DONE) when every completion signal of its task passes, instead of going to a new attempt.
    */
   landUnreported: boolean;
+  /** The configured adapter (`cli`). */
+  adapter: string;
+  /**
+   * By role, the adapters a task may start with, first choice first: `cli`, then the role's (or
+   * the top-level) `fallback_adapters` that are ready. A role not listed uses `[adapter]`.
+   */
+  chains: Readonly<Record<string, readonly string[]>>;
 }
 
 /** Why the run became read-only. */
@@ -113,6 +126,10 @@ export interface CoreState {
   sessions: ReadonlyMap<string, SessionView>;
   /** Tasks whose spawn was asked for and not yet confirmed. */
   starting: ReadonlySet<string>;
+  /** Of `starting`, the tasks being submitted to the batch lane (they take no agent slot). */
+  batching: ReadonlySet<string>;
+  /** Batch requests left with their provider when the run stopped, by task (batch id). */
+  batchesLeft: ReadonlyMap<string, string>;
   landings: ReadonlyMap<string, Landing>;
   /** Notes for a task's next attempt (why the last one did not land). */
   notes: ReadonlyMap<string, string>;
@@ -122,8 +139,8 @@ export interface CoreState {
   waits: ReadonlyMap<string, string>;
   /** The wait reasons already journaled, so each change is journaled once. */
   journaledWaits: ReadonlyMap<string, string>;
-  /** Seconds left of the adapter's rate-limit cooldown. */
-  cooldownS: number;
+  /** Seconds until each parked adapter may start agents again (a rate or usage limit). */
+  parked: Readonly<Record<string, number>>;
   /** The budget would be passed by another agent: no new agents start. */
   readOnly: boolean;
   /** Spend against the budget when `readOnly` (journaled once). */
@@ -141,12 +158,14 @@ export function initialState(settings: CoreSettings, now: number): CoreState {
     tasks: new Map(),
     sessions: new Map(),
     starting: new Set(),
+    batching: new Set(),
+    batchesLeft: new Map(),
     landings: new Map(),
     notes: new Map(),
     attemptOf: new Map(),
     waits: new Map(),
     journaledWaits: new Map(),
-    cooldownS: 0,
+    parked: {},
     readOnly: false,
     budgetNoted: false,
     stopping: false,
@@ -157,6 +176,8 @@ export function initialState(settings: CoreSettings, now: number): CoreState {
 export interface Draft extends CoreState {
   sessions: Map<string, SessionView>;
   starting: Set<string>;
+  batching: Set<string>;
+  batchesLeft: Map<string, string>;
   landings: Map<string, Landing>;
   notes: Map<string, string>;
   attemptOf: Map<string, number>;
@@ -170,6 +191,8 @@ export function draft(state: CoreState): Draft {
     ...state,
     sessions: new Map(state.sessions),
     starting: new Set(state.starting),
+    batching: new Set(state.batching),
+    batchesLeft: new Map(state.batchesLeft),
     landings: new Map(state.landings),
     notes: new Map(state.notes),
     attemptOf: new Map(state.attemptOf),

@@ -1,0 +1,157 @@
+/**
+ * Per-worktree ignores (DESIGN.md §13): build caches, the linked directories and the copied files
+ * are never staged in an agent's worktree, and nothing of the user's changes — no tracked file,
+ * no `.gitignore`, not the common `info/exclude` their checkout reads.
+ *
+ * Git reads only the common `info/exclude` for linked worktrees, so the lines go to a file in
+ * the worktree's own git directory (`.git/worktrees/<id>/service-exclude`, removed with the
+ * worktree), named by a per-worktree `core.excludesFile` (`extensions.worktreeConfig`): every
+ * git command run in the worktree — the service's and the agent's own `git add -A` — honours it.
+ * That setting replaces the user's global excludes file there, so its lines are copied in too.
+ *
+ * Ignores keep new junk out; a file the repository already tracks stays tracked. What an agent
+ * forced in anyway (`git add -f`, a commit made before) is taken out of its branch by
+ * {@link untrackIgnored} before its diff is captured, so it is never diffed or merged.
+ */
+import { homedir } from "node:os";
+import { isAbsolute, join } from "node:path";
+import { commitIdentity, git, gitText, splitZ } from "../git/git.ts";
+
+/** Build caches that never belong in a commit (DESIGN.md §13 `default_ignores`). */
+export const DEFAULT_IGNORES: readonly string[] = [
+  "__pycache__/",
+  "*.pyc",
+  ".pytest_cache/",
+  ".mypy_cache/",
+  ".ruff_cache/",
+  ".tox/",
+  "*.egg-info/",
+  ".coverage",
+  "coverage/",
+  ".DS_Store",
+];
+
+/** The name of the exclude file in a worktree's git directory. */
+export const WORKTREE_EXCLUDE_FILE = "service-exclude";
+
+const HEADER = "# Written by the service for this agent worktree only (DESIGN.md §13).";
+const GLOBAL_HEADER = "# The user's global excludes, which core.excludesFile replaces here:";
+
+/** A path as one gitignore line that matches exactly it, from the worktree root. */
+export function exactIgnoreLine(path: string): string {
+  // The leading `/` anchors it and keeps a first `#` or `!` literal; a trailing space is kept.
+  return "/" + path.replace(/[\\*?[\]]/g, (c) => `\\${c}`).replace(/ $/, "\\ ");
+}
+
+/** The worktree's own git directory (`<repo>/.git/worktrees/<id>`). */
+function gitDirOf(worktree: string, signal?: AbortSignal): Promise<string> {
+  return gitText(["rev-parse", "--absolute-git-dir"], { cwd: worktree, signal });
+}
+
+const enabled = new Set<string>();
+
+/** Turn on `extensions.worktreeConfig` in the repository's config (once per repository). */
+async function enableWorktreeConfig(worktree: string, signal?: AbortSignal): Promise<void> {
+  const common = await gitText(["rev-parse", "--git-common-dir"], { cwd: worktree, signal });
+  const key = isAbsolute(common) ? common : join(worktree, common);
+  if (enabled.has(key)) return;
+  const now = await git(["config", "--get", "extensions.worktreeConfig"], {
+    cwd: worktree,
+    signal,
+    allowFailure: true,
+  });
+  if (now.stdout.trim() !== "true") {
+    await git(["config", "extensions.worktreeConfig", "true"], { cwd: worktree, signal });
+  }
+  enabled.add(key);
+}
+
+/**
+ * The lines of the excludes file git reads for the user outside agent worktrees ("" when none):
+ * `core.excludesFile` as the repository's own config, the global and the system one set it.
+ */
+async function userGlobalExcludes(worktree: string): Promise<string> {
+  const common = await gitText(["rev-parse", "--git-common-dir"], { cwd: worktree });
+  const set = await git(["config", "--get", "core.excludesFile"], {
+    cwd: worktree,
+    env: { GIT_DIR: isAbsolute(common) ? common : join(worktree, common) },
+    allowFailure: true,
+  });
+  let path = set.stdout.trim();
+  const home = Deno.env.get("HOME") ?? homedir();
+  if (path.startsWith("~/")) path = join(home, path.slice(2));
+  if (path === "") {
+    const xdg = Deno.env.get("XDG_CONFIG_HOME") || join(home, ".config");
+    path = join(xdg, "git", "ignore");
+  }
+  try {
+    return await Deno.readTextFile(path);
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * Write `lines` (gitignore syntax) to the worktree's own exclude file and point its per-worktree
+ * `core.excludesFile` at it. Nothing is written when `lines` is empty. Returns the file's path.
+ */
+export async function writeWorktreeIgnores(
+  worktree: string,
+  lines: readonly string[],
+  signal?: AbortSignal,
+): Promise<string | undefined> {
+  if (lines.length === 0) return undefined;
+  await enableWorktreeConfig(worktree, signal);
+  const file = join(await gitDirOf(worktree, signal), WORKTREE_EXCLUDE_FILE);
+  const global = await userGlobalExcludes(worktree);
+  const text = [HEADER, ...lines, ...(global.trim() ? [GLOBAL_HEADER, global.trimEnd()] : [])]
+    .join("\n") + "\n";
+  await Deno.writeTextFile(file, text);
+  await git(["config", "--worktree", "core.excludesFile", file], { cwd: worktree, signal });
+  return file;
+}
+
+/** Options of {@link untrackIgnored}. */
+export interface UntrackOptions {
+  /** Message of the commit that takes the files out. */
+  message?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * Take out of the branch checked out in `worktree` every file added since `base` that the
+ * worktree's own exclude file matches (build caches, linked directories, copied files an agent
+ * committed anyway), in one commit; they stay on disk. Files `base` already had are left alone.
+ * Returns the paths taken out (none without an exclude file).
+ */
+export async function untrackIgnored(
+  worktree: string,
+  base: string,
+  options: UntrackOptions = {},
+): Promise<string[]> {
+  const o = { cwd: worktree, signal: options.signal };
+  const file = join(await gitDirOf(worktree, options.signal), WORKTREE_EXCLUDE_FILE);
+  if (!await Deno.stat(file).then(() => true, () => false)) return [];
+  const matching = splitZ(
+    (await git(["ls-files", "-z", "-c", "-i", `--exclude-from=${file}`], o)).stdout,
+  );
+  if (matching.length === 0) return [];
+  const added = new Set(splitZ(
+    (await git(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", base, "HEAD"], o))
+      .stdout,
+  ));
+  const junk = matching.filter((p) => added.has(p));
+  if (junk.length === 0) return [];
+  const rm = ["--literal-pathspecs", "rm", "-q", "--cached", "--pathspec-from-file=-"];
+  await git([...rm, "--pathspec-file-nul"], {
+    ...o,
+    stdin: junk.join("\0"),
+  });
+  const message = options.message ??
+    `service: untrack ${junk.length} ignored file(s) (build caches, linked or copied files)`;
+  await git(["-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message], {
+    ...o,
+    env: await commitIdentity(worktree),
+  });
+  return junk;
+}

@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { tempRepo } from "../git/_test_repo.ts";
+import {
+  DEFAULT_IGNORES,
+  exactIgnoreLine,
+  untrackIgnored,
+  writeWorktreeIgnores,
+} from "./ignores.ts";
+import { commitPartialWork, createWorktree } from "./worktrees.ts";
+
+/** Files an agent's tools leave behind, and whether `git add -A` may stage each. */
+const LEFT_BEHIND: [string, boolean][] = [
+  ["calc/__pycache__/core.cpython-311.pyc", false],
+  ["tests/__pycache__/test_core.cpython-311-pytest-8.0.pyc", false],
+  ["stray.pyc", false],
+  [".pytest_cache/v/cache/nodeids", false],
+  [".mypy_cache/3.11/calc.meta.json", false],
+  [".ruff_cache/0.4.0/123", false],
+  [".tox/py311/log.txt", false],
+  ["calc.egg-info/PKG-INFO", false],
+  ["src/calc.egg-info/SOURCES.txt", false],
+  [".coverage", false],
+  ["coverage/lcov.info", false],
+  ["web/coverage/index.html", false],
+  [".DS_Store", false],
+  ["calc/mul.py", true],
+  ["tests/test_mul.py", true],
+  ["docs/coverage.md", true], // only the directory `coverage/` is a cache
+  ["pycache.txt", true],
+];
+
+Deno.test("default ignores: git add -A in an agent worktree stages the work, never the build caches (table)", async () => {
+  await using repo = await tempRepo({ "README.md": "hi\n", "calc/__init__.py": "" });
+  const wt = await createWorktree(repo.root, "s1", await repo.git(["rev-parse", "main"]));
+  await writeWorktreeIgnores(wt.path, DEFAULT_IGNORES);
+  for (const [path] of LEFT_BEHIND) await repo.write(path, "x\n", wt.path);
+  await commitPartialWork(wt.path, "work");
+  const committed = new Set(
+    (await repo.git(["ls-tree", "-r", "--name-only", "HEAD"], wt.path)).split("\n"),
+  );
+  for (const [path, staged] of LEFT_BEHIND) {
+    assert.equal(committed.has(path), staged, `${path} ${staged ? "is" : "is not"} committed`);
+  }
+});
+
+Deno.test("default ignores change nothing of the user's checkout: its git status, .gitignore and info/exclude", async () => {
+  await using repo = await tempRepo({ "README.md": "hi\n", ".gitignore": "*.log\n" });
+  const exclude = join(repo.root, ".git/info/exclude");
+  await repo.write("mine.pyc", "the user's own untracked file\n");
+  const wt = await createWorktree(repo.root, "s1", await repo.git(["rev-parse", "main"]));
+  const before = await Deno.readTextFile(exclude); // .sdd/ is in it (DESIGN.md §7)
+  const status = await repo.git(["status", "--porcelain"]);
+  await writeWorktreeIgnores(wt.path, DEFAULT_IGNORES);
+  await repo.write("x.pyc", "junk\n", wt.path);
+  assert.equal(await repo.git(["status", "--porcelain"], wt.path), "");
+  assert.equal(
+    await repo.git(["status", "--porcelain"]),
+    status,
+    "the checkout's status as before",
+  );
+  assert.match(status, /\?\? mine\.pyc/);
+  assert.equal(await repo.read(".gitignore"), "*.log\n");
+  assert.equal(await Deno.readTextFile(exclude), before, "the common info/exclude untouched");
+  assert.equal(await repo.git(["config", "--get", "extensions.worktreeConfig"]), "true");
+});
+
+Deno.test("a file the repository already tracks stays tracked: its changes are committed and kept by untrackIgnored()", async () => {
+  await using repo = await tempRepo({
+    "README.md": "hi\n",
+    "fixtures/sample.pyc": "v1\n",
+    "coverage/README.md": "how we measure\n",
+  });
+  const base = await repo.git(["rev-parse", "main"]);
+  const wt = await createWorktree(repo.root, "s1", base);
+  await writeWorktreeIgnores(wt.path, DEFAULT_IGNORES);
+  await repo.write("fixtures/sample.pyc", "v2\n", wt.path);
+  await repo.write("coverage/README.md", "how we measure, again\n", wt.path);
+  await repo.write("coverage/new.info", "junk\n", wt.path);
+  await commitPartialWork(wt.path, "work");
+  assert.deepEqual(await untrackIgnored(wt.path, base), []);
+  const changed = await repo.git(["diff", "--name-only", base, "HEAD"], wt.path);
+  assert.deepEqual(changed.split("\n"), ["coverage/README.md", "fixtures/sample.pyc"]);
+});
+
+Deno.test("untrackIgnored() takes out what an agent forced in (git add -f) and leaves the files on disk", async () => {
+  await using repo = await tempRepo({ "README.md": "hi\n" });
+  const base = await repo.git(["rev-parse", "main"]);
+  const wt = await createWorktree(repo.root, "s1", base);
+  await writeWorktreeIgnores(wt.path, [...DEFAULT_IGNORES, exactIgnoreLine(".env")]);
+  await repo.write("app.py", "print(1)\n", wt.path);
+  await repo.write("__pycache__/app.cpython-311.pyc", "\0binary\n", wt.path);
+  await repo.write(".env", "SECRET=1\n", wt.path);
+  await repo.git(["add", "-f", "."], wt.path);
+  await repo.git(["commit", "-q", "-m", "agent's own commit"], wt.path);
+  const taken = await untrackIgnored(wt.path, base);
+  assert.deepEqual(taken.sort(), [".env", "__pycache__/app.cpython-311.pyc"]);
+  const changed = await repo.git(["diff", "--name-only", base, "HEAD"], wt.path);
+  assert.equal(changed, "app.py");
+  assert.equal(await repo.read(".env", wt.path), "SECRET=1\n", "still on disk");
+  assert.equal(await repo.git(["status", "--porcelain"], wt.path), "", "and still ignored");
+});
+
+Deno.test("a linked directory is never staged, though git sees the link as a file (node_modules/ in .gitignore does not match it)", async () => {
+  await using repo = await tempRepo({ "README.md": "hi\n", ".gitignore": "node_modules/\n" });
+  await Deno.mkdir(join(repo.root, "node_modules/left-pad"), { recursive: true });
+  const wt = await createWorktree(repo.root, "s1", await repo.git(["rev-parse", "main"]));
+  await Deno.symlink(join(repo.root, "node_modules"), join(wt.path, "node_modules"));
+  assert.match(await repo.git(["status", "--porcelain"], wt.path), /node_modules/, "the trap");
+  await writeWorktreeIgnores(wt.path, [exactIgnoreLine("node_modules")]);
+  assert.equal(await repo.git(["status", "--porcelain"], wt.path), "");
+});
+
+Deno.test("the user's global excludes still apply in the worktree (core.excludesFile is replaced there)", async () => {
+  await using repo = await tempRepo({ "README.md": "hi\n" });
+  const global = join(repo.root, "..", `global-ignore-${crypto.randomUUID()}`);
+  await Deno.writeTextFile(global, "*.swp\n");
+  try {
+    await repo.git(["config", "core.excludesFile", global]);
+    const wt = await createWorktree(repo.root, "s1", await repo.git(["rev-parse", "main"]));
+    await writeWorktreeIgnores(wt.path, DEFAULT_IGNORES);
+    await writeWorktreeIgnores(wt.path, DEFAULT_IGNORES); // a second preparation copies it once
+    await repo.write(".notes.swp", "editor\n", wt.path);
+    await repo.write("a.pyc", "junk\n", wt.path);
+    assert.equal(await repo.git(["status", "--porcelain"], wt.path), "");
+  } finally {
+    await Deno.remove(global);
+  }
+});
+
+Deno.test("exactIgnoreLine() matches exactly the path: glob characters, a leading ! or #, a trailing space", async () => {
+  const names = [".env", "config/a[1]*.json", "!x", "#y", "z ", "q?.txt"];
+  await using repo = await tempRepo({ "README.md": "hi\n" });
+  for (const name of [...names, "config/a1b.json", "qq.txt"]) await repo.write(name, "x\n");
+  await Deno.writeTextFile(
+    join(repo.root, ".git/info/exclude"),
+    names.map(exactIgnoreLine).join("\n"),
+  );
+  const left = await repo.git(["ls-files", "-z", "--others", "--exclude-standard"]);
+  assert.deepEqual(left.split("\0").filter((p) => p !== "").sort(), ["config/a1b.json", "qq.txt"]);
+  assert.equal(exactIgnoreLine("config/a[1]*.json"), "/config/a\\[1\\]\\*.json");
+});

@@ -1,0 +1,144 @@
+/**
+ * The batch clients (lib/batch/anthropic.ts, openai.ts) against stand-ins of the providers'
+ * batch APIs on a free port, speaking their documented wire formats: every way a request can
+ * come out — succeeded, errored, expired, canceled — and a batch read while it is in progress.
+ */
+import assert from "node:assert/strict";
+import { batchApi, BatchApiError } from "../lib/batch/api.ts";
+import type { BatchRequestSpec } from "../lib/batch/types.ts";
+import { type FakeBatchAnswer, startFakeAnthropicBatches } from "./fakes/anthropic_batches_api.ts";
+import { startFakeOpenAiBatches } from "./fakes/openai_batch_api.ts";
+
+const REQUESTS: BatchRequestSpec[] = ["ok", "bad", "late", "stopped"].map((id) => ({
+  customId: `req-${id}`,
+  model: "claude-sonnet-5",
+  system: "answer with a diff",
+  user: `request ${id}`,
+  maxTokens: 1000,
+}));
+
+function answer(r: { user: string }): FakeBatchAnswer {
+  if (r.user.endsWith("ok")) {
+    return { text: "```diff\n…\n```", inputTokens: 1500, outputTokens: 300 };
+  }
+  if (r.user.endsWith("bad")) return { error: "max_tokens: too large" };
+  if (r.user.endsWith("late")) return "expired";
+  return "canceled";
+}
+
+Deno.test("Anthropic Message Batches: submit, in progress, ended, and each result type", async () => {
+  await using fake = startFakeAnthropicBatches({ answer, apiKey: "sk-ant" });
+  fake.hold = true;
+  const api = batchApi({
+    provider: "anthropic",
+    baseUrl: fake.url,
+    headers: { "anthropic-version": "2023-06-01", "x-api-key": "sk-ant" },
+  });
+  const id = await api.submit(REQUESTS);
+  assert.match(id, /^msgbatch_/);
+  const running = await api.state(id);
+  assert.deepEqual([running.ended, running.status, running.counts.processing], [
+    false,
+    "in_progress",
+    4,
+  ]);
+  fake.hold = false;
+  const ended = await api.state(id);
+  assert.deepEqual([ended.ended, ended.status], [true, "ended"]);
+  assert.deepEqual(ended.counts, {
+    processing: 0,
+    succeeded: 1,
+    errored: 1,
+    canceled: 1,
+    expired: 1,
+  });
+  const items = await api.results(id, [...REQUESTS.map((r) => r.customId), "req-missing"]);
+  assert.deepEqual(items, [
+    {
+      customId: "req-ok",
+      outcome: "succeeded",
+      text: "```diff\n…\n```",
+      model: "claude-sonnet-5",
+      usage: { inputTokens: 1500, cachedInputTokens: 0, outputTokens: 300 },
+    },
+    {
+      customId: "req-bad",
+      outcome: "errored",
+      error: "invalid_request_error: max_tokens: too large",
+    },
+    { customId: "req-late", outcome: "expired" },
+    { customId: "req-stopped", outcome: "canceled" },
+    { customId: "req-missing", outcome: "errored", error: "the results name no result for it" },
+  ]);
+});
+
+Deno.test("Anthropic Message Batches: a refused key is a BatchApiError with the provider's words", async () => {
+  await using fake = startFakeAnthropicBatches({ answer, apiKey: "sk-ant" });
+  const api = batchApi({
+    provider: "anthropic",
+    baseUrl: fake.url,
+    headers: { "anthropic-version": "2023-06-01", "x-api-key": "wrong" },
+  });
+  await assert.rejects(
+    () => api.submit(REQUESTS),
+    (e) =>
+      e instanceof BatchApiError && e.status === 401 &&
+      /HTTP 401: invalid x-api-key/.test(e.message),
+  );
+});
+
+Deno.test("OpenAI Batch API: file upload, batch, states, output and error files", async () => {
+  await using fake = startFakeOpenAiBatches({ answer });
+  fake.hold = true;
+  const api = batchApi({
+    provider: "openai",
+    baseUrl: `${fake.url}/v1`,
+    headers: { authorization: "Bearer sk" },
+  });
+  const id = await api.submit(REQUESTS.slice(0, 2));
+  assert.match(id, /^batch_/);
+  const input = [...fake.files.values()][0];
+  assert.equal(input.purpose, "batch");
+  const line = JSON.parse(input.text.split("\n")[0]);
+  assert.deepEqual(Object.keys(line).sort(), ["body", "custom_id", "method", "url"]);
+  assert.equal(line.url, "/v1/responses");
+  assert.deepEqual((await api.state(id)).status, "validating");
+  fake.hold = false;
+  assert.deepEqual(await api.state(id), {
+    ended: false,
+    status: "in_progress",
+    counts: { total: 2, completed: 0, failed: 0 },
+  });
+  assert.deepEqual((await api.state(id)).status, "completed");
+  assert.deepEqual(await api.results(id, ["req-ok", "req-bad"]), [
+    {
+      customId: "req-ok",
+      outcome: "succeeded",
+      text: "```diff\n…\n```",
+      model: "claude-sonnet-5",
+      usage: { inputTokens: 1500, cachedInputTokens: 0, outputTokens: 300 },
+    },
+    { customId: "req-bad", outcome: "errored", error: "HTTP 400: max_tokens: too large" },
+  ]);
+});
+
+Deno.test("OpenAI Batch API: an expired batch's unfinished requests are expired", async () => {
+  await using fake = startFakeOpenAiBatches({ answer });
+  const api = batchApi({
+    provider: "openai",
+    baseUrl: `${fake.url}/v1`,
+    headers: { authorization: "Bearer sk" },
+  });
+  const id = await api.submit([REQUESTS[0], REQUESTS[2]]);
+  await api.state(id);
+  const ended = await api.state(id);
+  assert.deepEqual([ended.ended, ended.status], [true, "expired"]);
+  const items = await api.results(id, ["req-ok", "req-late"]);
+  assert.equal(items[0].outcome, "succeeded");
+  assert.deepEqual(items[1], {
+    customId: "req-late",
+    outcome: "expired",
+    error:
+      "batch_expired: This request could not be executed before the completion window expired.",
+  });
+});

@@ -1,0 +1,339 @@
+/**
+ * End to end: the batch lane (DESIGN.md §15) with the providers' batch APIs faked on a free port
+ * (tests/fakes/anthropic_batches_api.ts, openai_batch_api.ts). Real git and `service run` in its
+ * own process with an environment of its own (test files running in parallel change this one's);
+ * the agent CLI of the real-time fallback is the scripted agent standing in for the `claude` /
+ * `codex` binary on PATH (the real CLIs run against their fakes in *_real_test.ts).
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  type FakeBatchAnswer,
+  type FakeBatchRequest,
+  startFakeAnthropicBatches,
+} from "./fakes/anthropic_batches_api.ts";
+import { startFakeOpenAiBatches } from "./fakes/openai_batch_api.ts";
+import {
+  AGENT,
+  browserPage,
+  CLI,
+  cli,
+  journalOf,
+  openRunPage,
+  rowsOf,
+  serveBoard,
+  sh,
+  until,
+  workspace,
+} from "./_e2e.ts";
+import { runDeno, tempDir } from "./helpers.ts";
+
+/** PATH as this process started (before any test changed it). */
+const PATH = Deno.env.get("PATH") ?? "";
+
+/** `service <args>` in `root`, in its own process with only `env` (and HOME) set. */
+function service(root: string, env: Record<string, string>, ...args: string[]) {
+  return runDeno(["run", "-A", CLI, "--root", root, ...args], { clearEnv: true, env });
+}
+
+/** `service run` in the background; its exit code and output once it ends. */
+function serviceRunning(root: string, env: Record<string, string>) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", root, "run", "plan.yaml", "--port", "0"],
+    clearEnv: true,
+    env: { HOME: Deno.env.get("HOME") ?? "", NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return child.then((o) => ({
+    code: o.code,
+    text: new TextDecoder().decode(o.stdout) + new TextDecoder().decode(o.stderr),
+  }));
+}
+
+/** The one run of `root`. */
+async function onlyRun(root: string): Promise<string> {
+  const runs = await Array.fromAsync(Deno.readDir(join(root, ".sdd/runs")));
+  assert.equal(runs.length, 1);
+  return runs[0].name;
+}
+
+/** The id of the run `root` has once its journal exists ("" before). */
+async function runIdOf(root: string): Promise<string> {
+  try {
+    const id = await onlyRun(root);
+    await Deno.stat(join(root, ".sdd/runs", id, "journal.jsonl"));
+    return id;
+  } catch {
+    return "";
+  }
+}
+
+/** A directory with `claude` and `codex` that run the scripted agent (its prompt is the last argument). */
+async function fakeClis(dir: string): Promise<string> {
+  const bin = join(dir, "bin");
+  await Deno.mkdir(bin);
+  for (const name of ["claude", "codex"]) {
+    await Deno.writeTextFile(
+      join(bin, name),
+      `#!/bin/sh\nexec ${JSON.stringify(Deno.execPath())} run -A ${JSON.stringify(AGENT)} "$@"\n`,
+    );
+    await Deno.chmod(join(bin, name), 0o755);
+  }
+  return bin;
+}
+
+/** A patch from `from` to `to` of the one-line file `path`. */
+function patch(path: string, from: string, to: string): string {
+  return [
+    "```diff",
+    `diff --git a/${path} b/${path}`,
+    `--- a/${path}`,
+    `+++ b/${path}`,
+    "@@ -1 +1 @@",
+    `-${from}`,
+    `+${to}`,
+    "```",
+  ].join("\n");
+}
+
+/** The fake's answers: upper-case the task's file, except `c.txt`, whose patch does not apply. */
+function answer(r: FakeBatchRequest): FakeBatchAnswer {
+  const task = /# Task (\S+):/.exec(r.user)?.[1];
+  if (task === "t1") return { text: `Here it is.\n\n${patch("a.txt", "alpha", "ALPHA")}\n` };
+  if (task === "t2") return { text: patch("b.txt", "beta", "BETA") };
+  if (task === "t3") return { text: patch("c.txt", "delta", "DELTA") }; // c.txt holds gamma
+  return { error: `unexpected request ${r.custom_id}` };
+}
+
+/** A Claude Code stream-json result line: what the real-time attempt spent. */
+const RESULT_LINE = JSON.stringify({
+  type: "result",
+  subtype: "success",
+  is_error: false,
+  total_cost_usd: 0.02,
+  usage: { input_tokens: 100, output_tokens: 10 },
+  modelUsage: { "claude-sonnet-5": { inputTokens: 100, outputTokens: 10, costUSD: 0.02 } },
+});
+
+const STEPS = [
+  { id: "t1", owned: ["a.txt"], batch: true, script: [["exit", 1]] },
+  { id: "t2", owned: ["b.txt"], batch: true, script: [["exit", 1]] },
+  {
+    id: "t3",
+    owned: ["c.txt"],
+    batch: true,
+    script: [["write", "c.txt", "GAMMA\n"], ["print", RESULT_LINE], ["report", "by hand"]],
+  },
+];
+
+const FILES = { "a.txt": "alpha\n", "b.txt": "beta\n", "c.txt": "gamma\n" };
+
+Deno.test("batch lane: three tasks in one batch at half price; the patch that does not apply gets one real-time attempt", async () => {
+  await using dir = await tempDir("batch-");
+  await using fake = startFakeAnthropicBatches({ answer, apiKey: "sk-ant-test" });
+  const env = {
+    PATH: `${await fakeClis(dir.path)}:${PATH}`,
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    ANTHROPIC_BASE_URL: fake.url,
+  };
+  await workspace(dir.path, [{ name: "s", steps: STEPS }], "", FILES);
+  await Deno.writeTextFile(
+    join(dir.path, "service.yaml"),
+    "cli: claude\nroles:\n  backend: {}\n" +
+      "batch:\n  poll_interval_s: 1\n",
+  );
+  await sh(dir.path, "commit", "-qam", "claude");
+
+  const run = await service(dir.path, env, "run", "plan.yaml", "--port", "0");
+  assert.equal(run.code, 0, run.text);
+  const result = { runId: await onlyRun(dir.path) };
+  for (const [file, text] of [["a.txt", "ALPHA\n"], ["b.txt", "BETA\n"], ["c.txt", "GAMMA\n"]]) {
+    assert.equal(await sh(dir.path, "show", `main:${file}`), text, file);
+  }
+
+  // One batch of three requests, as the Message Batches API documents them.
+  const submits = fake.requests.filter((r) => r.method === "POST");
+  assert.equal(submits.length, 1, "one batch");
+  const body = submits[0].body as {
+    requests: { custom_id: string; params: Record<string, unknown> }[];
+  };
+  assert.equal(body.requests.length, 3);
+  for (const r of body.requests) {
+    assert.match(r.custom_id, /^[A-Za-z0-9_-]{1,64}$/);
+    assert.equal(r.params.model, "claude-sonnet-5");
+    assert.equal(typeof r.params.max_tokens, "number");
+    assert.match(String(r.params.system), /unified diff/);
+  }
+  assert.equal(submits[0].headers["anthropic-version"], "2023-06-01");
+  const t1Prompt = body.requests.map((r) => JSON.stringify(r.params.messages)).find((m) =>
+    m.includes("# Task t1")
+  )!;
+  assert.match(t1Prompt, /### a\.txt\\n\\n```\\nalpha\\n```/, "the owned file is shown");
+
+  const journal = await journalOf(dir.path, result.runId);
+  assert.equal(journal.verified, true);
+  const rows = journal.rows.map((r) => r.row);
+  const submitted = rows.filter((r) => r.type === "task_batch_submitted");
+  assert.deepEqual(submitted.map((r) => r.data.task_id).sort(), ["t1", "t2", "t3"]);
+  assert.equal(new Set(submitted.map((r) => r.data.batch_id)).size, 1, "all in one batch");
+  assert.equal(submitted[0].data.provider, "anthropic");
+  const outcomes = Object.fromEntries(
+    rows.filter((r) => r.type === "task_batch_result").map((r) => [r.data.task_id, r.data]),
+  );
+  assert.equal(outcomes.t1.outcome, "applied");
+  assert.equal(outcomes.t2.outcome, "applied");
+  assert.equal(outcomes.t3.outcome, "not_applied");
+  assert.match(String(outcomes.t3.reason), /git apply --3way/);
+  const t3Claims = rows.filter((r) => r.type === "task_claimed" && r.data.task_id === "t3");
+  assert.deepEqual(t3Claims.map((r) => [r.data.lane ?? "real time", r.data.adapter]), [
+    ["batch", "claude"],
+    ["real time", "claude"],
+  ], "exactly one real-time attempt after the batch");
+  const retried = rows.find((r) => r.type === "task_retried" && r.data.task_id === "t3")!;
+  assert.match(String(retried.data.reason), /did not apply.*one real-time attempt/);
+  assert.equal(rows.filter((r) => r.type === "task_claimed" && r.data.task_id === "t1").length, 1);
+
+  // Cost: the batch price is half the real-time price of the same tokens.
+  const report = JSON.parse(
+    await Deno.readTextFile(join(dir.path, ".sdd/runtime/cost_report.json")),
+  );
+  // claude-sonnet-5 at $3 / $15 per MTok: 2000 in + 400 out = 12 000 µUSD in real time.
+  assert.deepEqual(report.by_task.t1, { micro_usd: 6000, model: "claude-sonnet-5", batch: true });
+  assert.equal(report.by_task.t2.batch, true);
+  assert.equal(report.by_task.t3.batch, false, "its real-time attempt is charged as real time");
+  assert.equal(report.by_task.t3.micro_usd, 6000 + 20_000);
+  const cost = await cli(dir.path, "cost", "--by", "task");
+  assert.equal(cost.code, 0, cost.out);
+  assert.match(
+    cost.out,
+    /saved by batching: \$0\.0180 \(3 tasks through the batch lane cost \$0\.0180, \$0\.0360 at real-time prices\)/,
+  );
+
+  // The board: t1's card says "batch"; t3's current attempt is the real-time one.
+  await using server = await serveBoard(dir.path);
+  await using browser = await browserPage();
+  await openRunPage(browser.page, server.url, result.runId);
+  assert.equal(await browser.page.locator("[data-task-id=t1] [data-lane=batch]").count(), 1);
+  assert.equal(await browser.page.locator("[data-task-id=t3] [data-lane=batch]").count(), 0);
+});
+
+Deno.test("batch lane: a batch in flight when the run stops is polled after `service run` resumes, never submitted twice", async () => {
+  await using dir = await tempDir("batch-stop-");
+  await using fake = startFakeAnthropicBatches({ answer });
+  fake.hold = true;
+  const env = {
+    PATH: `${await fakeClis(dir.path)}:${PATH}`,
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    ANTHROPIC_BASE_URL: fake.url,
+  };
+  await workspace(dir.path, [{ name: "s", steps: [STEPS[0]] }], "", FILES);
+  await Deno.writeTextFile(
+    join(dir.path, "service.yaml"),
+    "cli: claude\nroles:\n  backend: {}\nbatch:\n  poll_interval_s: 1\n",
+  );
+  await sh(dir.path, "commit", "-qam", "claude");
+
+  const first = serviceRunning(dir.path, env);
+  let runId = "";
+  await until("the request is submitted", async () => {
+    runId ||= await runIdOf(dir.path);
+    return runId !== "" &&
+      (await rowsOf(dir.path, runId)).some((r) => r.type === "task_batch_submitted");
+  });
+  const status = await cli(dir.path, "status", "--json");
+  const inFlight = JSON.parse(status.out).batches.in_flight;
+  assert.equal(inFlight.length, 1, status.out);
+  assert.equal(inFlight[0].task_id, "t1");
+  assert.ok(inFlight[0].age_s >= 0);
+  const text = await cli(dir.path, "status");
+  assert.match(
+    text.out,
+    /batches: 1 request\(s\) in flight in 1 batch\(es\)\n {2}msgbatch_\S+ \(anthropic, claude-sonnet-5\): t1 — submitted \d+s ago/,
+  );
+  const stop = await service(dir.path, env, "stop");
+  assert.equal(stop.code, 0, stop.text);
+  const stopped = await first;
+  assert.match(
+    stopped.text,
+    /t1: (?:CLAIMED|IN_PROGRESS) — its batch request \(msgbatch_\S+\) stays with the provider \(`service run` polls it\)/,
+  );
+
+  fake.hold = false;
+  const resumed = await service(dir.path, env, "run", "--port", "0");
+  assert.equal(resumed.code, 0, resumed.text);
+  assert.match(resumed.text, new RegExp(`resuming run ${runId}`));
+  assert.match(resumed.text, /t1: polling batch msgbatch_\S+, submitted before the run stopped/);
+  assert.equal(fake.requests.filter((r) => r.method === "POST").length, 1, "submitted once");
+  assert.equal(await sh(dir.path, "show", "main:a.txt"), "ALPHA\n");
+  const rows = await rowsOf(dir.path, runId);
+  assert.deepEqual(
+    rows.filter((r) => r.type === "task_batch_result").map((r) => r.data.outcome),
+    ["applied"],
+  );
+  assert.equal(rows.filter((r) => r.type === "task_claimed").length, 1, "no second attempt");
+});
+
+Deno.test("batch lane: codex tasks go through OpenAI's Batch API (file upload, batch, output file)", async () => {
+  await using dir = await tempDir("batch-openai-");
+  await using fake = startFakeOpenAiBatches({ answer });
+  const env = {
+    PATH: `${await fakeClis(dir.path)}:${PATH}`,
+    OPENAI_API_KEY: "sk-test",
+    OPENAI_BASE_URL: `${fake.url}/v1`,
+  };
+  await workspace(dir.path, [{ name: "s", steps: [STEPS[1]] }], "", FILES);
+  await Deno.writeTextFile(
+    join(dir.path, "service.yaml"),
+    "cli: codex\nroles:\n  backend: {}\nbatch:\n  poll_interval_s: 1\n",
+  );
+  await sh(dir.path, "commit", "-qam", "codex");
+  const run = await service(dir.path, env, "run", "plan.yaml", "--port", "0");
+  assert.equal(run.code, 0, run.text);
+  assert.equal(await sh(dir.path, "show", "main:b.txt"), "BETA\n");
+  assert.deepEqual(fake.requests.filter((r) => r.method === "POST").map((r) => r.path), [
+    "/v1/files",
+    "/v1/batches",
+  ]);
+  const batch = [...fake.batches.values()][0];
+  assert.equal(batch.requests[0].model, "gpt-6-sol");
+  const report = JSON.parse(
+    await Deno.readTextFile(join(dir.path, ".sdd/runtime/cost_report.json")),
+  );
+  assert.equal(report.by_task.t2.batch, true);
+});
+
+Deno.test("batch lane: cancelling a task whose request is in flight drops its result, recorded once", async () => {
+  await using dir = await tempDir("batch-cancel-");
+  await using fake = startFakeAnthropicBatches({ answer });
+  fake.hold = true;
+  const env = {
+    PATH: `${await fakeClis(dir.path)}:${PATH}`,
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    ANTHROPIC_BASE_URL: fake.url,
+  };
+  await workspace(dir.path, [{ name: "s", steps: [STEPS[0]] }], "", FILES);
+  await Deno.writeTextFile(
+    join(dir.path, "service.yaml"),
+    "cli: claude\nroles:\n  backend: {}\nbatch:\n  poll_interval_s: 1\n",
+  );
+  await sh(dir.path, "commit", "-qam", "claude");
+  const running = serviceRunning(dir.path, env);
+  let runId = "";
+  await until("the request is submitted", async () => {
+    runId ||= await runIdOf(dir.path);
+    return runId !== "" &&
+      (await rowsOf(dir.path, runId)).some((r) => r.type === "task_batch_submitted");
+  });
+  const cancel = await service(dir.path, env, "cancel", "t1", "--reason", "not needed");
+  assert.equal(cancel.code, 0, cancel.text);
+  const result = await running;
+  assert.equal(result.code, 0, result.text);
+  const rows = await rowsOf(dir.path, runId);
+  assert.deepEqual(
+    rows.filter((r) => r.type === "task_batch_result").map((r) => [r.data.outcome, r.data.reason]),
+    [["dropped", "the task was cancelled"]],
+  );
+  assert.equal(rows.filter((r) => r.type === "task_cancelled").length, 1);
+  assert.equal(await sh(dir.path, "show", "main:a.txt"), "alpha\n", "nothing landed");
+});
