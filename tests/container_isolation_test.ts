@@ -361,3 +361,65 @@ Deno.test({
     assert.deepEqual(await foreignFiles(dir.path), []);
   },
 });
+
+Deno.test({
+  name: "container: auto_build_image builds the generated Containerfile once, tagged by the " +
+    "hash of its text, and the next run reuses it",
+  ignore,
+  async fn() {
+    await using dir = await tempDir();
+    const nonce = crypto.randomUUID().slice(0, 8); // a recipe of its own: built by this test
+    await containerWorkspace(dir.path, [{ id: "t", script: [["report", "built and ran"]] }], {
+      image: "localhost/service-test-auto",
+      top: "memory_mb: 256\ncpu_cores: 1\nauto_build_image: true\n",
+      container: `  base_image: ${image.ok ? image.base : "none"}\n  install:\n` +
+        `    - mkdir -p /opt/service && echo ${nonce} > /opt/service/marker\n`,
+    });
+    // The agent comes with the repository: the base image has deno, git and socat only.
+    const yaml = join(dir.path, "service.yaml");
+    await Deno.writeTextFile(
+      yaml,
+      (await Deno.readTextFile(yaml)).replace(IMAGE_AGENT, "./agent.ts"),
+    );
+    await Deno.copyFile(
+      new URL("../agents/scripted_agent.ts", import.meta.url),
+      join(dir.path, "agent.ts"),
+    );
+    await sh(dir.path, "add", "-A");
+    await sh(dir.path, "commit", "-q", "-m", "the agent");
+    const lines: string[] = [];
+    const out = (line: string) => lines.push(line);
+    let built: string | undefined;
+    try {
+      const first = await runPlan({ root: dir.path, ...quiet, out });
+      assert.equal(first.status, "completed", first.problems.join("; "));
+      const said = lines.find((l) => l.startsWith("agents run in containers:"));
+      assert.match(
+        said ?? "",
+        /image localhost\/service-test-auto:[0-9a-f]{16} \([0-9a-f]{12}, built now\)/,
+      );
+      built = said!.match(/localhost\/service-test-auto:[0-9a-f]{16}/)![0];
+      const marker = await runtimeCall(image.ok ? image.bin : "", [
+        "run",
+        "--rm",
+        built,
+        "cat",
+        "/opt/service/marker",
+      ]);
+      assert.equal(marker.stdout.trim(), nonce, "container.install ran in the build");
+      lines.length = 0;
+      await Deno.writeTextFile(
+        join(dir.path, "plan.yaml"),
+        planYaml([{ name: "again", steps: [{ id: "u", script: [["report", "again"]] }] }]),
+      );
+      await sh(dir.path, "commit", "-q", "-am", "a second plan");
+      const second = await runPlan({ root: dir.path, ...quiet, out });
+      assert.equal(second.status, "completed", second.problems.join("; "));
+      const again = lines.find((l) => l.startsWith("agents run in containers:")) ?? "";
+      assert.ok(again.includes(`image ${built} (`), again);
+      assert.doesNotMatch(again, /built now/, "the same recipe is not built twice");
+    } finally {
+      if (built && image.ok) await runtimeCall(image.bin, ["rmi", "--force", built]);
+    }
+  },
+});
