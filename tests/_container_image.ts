@@ -219,3 +219,10 @@ export function skipping(image: TestImage): boolean {
   if (!image.ok) console.warn(`\n!!! SKIPPED: container tests: ${image.skip}\n`);
   return !image.ok;
 }
+
+if (import.meta.main) {
+  // .ci/run builds the image once, before the tests (they would build it under a lock anyway).
+  const image = await testImage();
+  console.log(image.ok ? `container test image: ${image.ref} (${image.runtime})` : "");
+  skipping(image);
+}
