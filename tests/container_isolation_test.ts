@@ -83,7 +83,7 @@ async function foreignFiles(dir: string): Promise<string[]> {
 Deno.test({
   name: "container: setup runs in a container with the network (phase 1), then the agent edits, " +
     "commits and reports (phase 2); its work lands; the claim, the sealed evidence and the " +
-    "session log say where it ran; the memory limit is visible inside",
+    "session log say where it ran; the memory and process limits are visible inside",
   ignore,
   async fn() {
     await using dir = await tempDir();
@@ -94,7 +94,9 @@ Deno.test({
         [
           "run",
           "cat /sys/fs/cgroup/memory.max 2>/dev/null > limit.txt || " +
-          "cat /sys/fs/cgroup/memory/memory.limit_in_bytes > limit.txt; id -u > uid.txt",
+          "cat /sys/fs/cgroup/memory/memory.limit_in_bytes > limit.txt; id -u > uid.txt; " +
+          "cat /sys/fs/cgroup/pids.max 2>/dev/null > pids.txt || " +
+          "cat /sys/fs/cgroup/pids/pids.max > pids.txt",
         ],
         ["run", "git add -A && git commit -q -m 'the agent commits inside'"],
         ["report", "edited in a container"],
@@ -111,6 +113,7 @@ Deno.test({
     assert.equal(await read("hello.txt"), "hello from a container\n");
     assert.equal((await read("limit.txt")).trim(), String(256 * 1024 * 1024));
     assert.notEqual((await read("uid.txt")).trim(), "0", "the agent is not root");
+    assert.equal((await read("pids.txt")).trim(), "4096", "and its processes are limited");
     const [where, setupUid, nets] = (await read("setup.txt")).split("\n");
     assert.equal(where, "container", "phase 1 (setup) ran in a container");
     assert.notEqual(setupUid, "0", "as the same non-root user");

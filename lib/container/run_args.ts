@@ -106,6 +106,9 @@ function checkPath(path: string): string {
   return path;
 }
 
+/** Processes one container may have at once. */
+export const PIDS_LIMIT = 4096;
+
 /** The argv after the runtime's command: `run … <image> <argv>`. */
 export function runArgs(spec: RunSpec): string[] {
   const args = [
@@ -121,6 +124,9 @@ export function runArgs(spec: RunSpec): string[] {
     "all",
     "--security-opt",
     "no-new-privileges",
+    // A fork bomb ends at its own container (docker sets no limit of its own).
+    "--pids-limit",
+    String(PIDS_LIMIT),
   ];
   for (const [k, v] of Object.entries(spec.labels)) args.push("--label", `${k}=${v}`);
   args.push(...spec.user.args);

@@ -55,13 +55,13 @@ const spec: RunSpec = {
   argv: ["claude", "-p", "do it"],
 };
 
-Deno.test("runArgs(): limits, no network, no capabilities, only the named mounts, and secrets passed by name", () => {
+Deno.test("runArgs(): limits (memory, CPUs, processes), no network, no capabilities, only the named mounts, and secrets passed by name", () => {
   const args = runArgs(spec);
   const text = args.join(" ");
   for (
     const part of [
       "run --rm --interactive --init --name service-s-1 --pull never",
-      "--cap-drop all --security-opt no-new-privileges",
+      "--cap-drop all --security-opt no-new-privileges --pids-limit 4096",
       "--memory 512m --memory-swap 512m --cpus 1.5",
       "--network none",
       "--sysctl net.ipv4.ip_unprivileged_port_start=0",
