@@ -41,14 +41,16 @@ export async function sessionContainer(
     s.memoryMb === undefined ? "no memory limit" : `memory ${s.memoryMb} MB`,
     s.cpuCores === undefined ? "no CPU limit" : `${s.cpuCores} CPUs`,
   ].join(", ");
+  // Phase 1 is said only when the role's worktree has setup commands (DESIGN.md §13).
+  const setups = (start.environments?.spec(start.task.role).setup.length ?? 0) > 0;
+  const setupWords = "; its worktree setup runs first, in containers of the same image with " +
+    `${s.setupNetwork ? "the runtime's default" : "no"} network`;
   const reach = box.reach.length === 0 ? "nothing (no network)" : box.reach.join(", ");
   await Deno.writeTextFile(
     logPath,
     `──── service: agent runs in container ${box.name} (${iso.runtime.name}, image ` +
       `${iso.image.ref} ${iso.image.id.slice(0, 12)}, user ${iso.user.uid}, ${limits}); ` +
-      `network ${s.agentNetwork}: it can reach ${reach}; worktree setup commands run in ` +
-      `containers of the same image with ${s.setupNetwork ? "the runtime's default" : "no"} ` +
-      "network\n",
+      `network ${s.agentNetwork}: it can reach ${reach}${setups ? setupWords : ""}\n`,
     { append: true, create: true },
   );
   return box;
