@@ -429,3 +429,48 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "container: a stop (Ctrl-C) ends the agent's container (SIGTERM, grace, SIGKILL), leaves " +
+    "none behind, keeps its work and consumes no attempt",
+  ignore,
+  async fn() {
+    await using dir = await tempDir();
+    using _env = withEnv({ SERVICE_KILL_GRACE_S: "1" });
+    await containerWorkspace(dir.path, [{
+      id: "forever",
+      script: [["write", "wip.txt", "kept\n"], ["print", "working"], ["hang"]],
+    }]);
+    const stop = new AbortController();
+    const running = runPlan({ root: dir.path, ...quiet, signal: stop.signal });
+    await until(
+      "the agent's container runs",
+      async () => (await containersOf(dir.path)).length > 0,
+    );
+    await until("the agent works", async () => {
+      const runtime = join(dir.path, ".sdd/runtime");
+      for (const e of await Array.fromAsync(Deno.readDir(runtime)).catch(() => [])) {
+        if (!e.name.endsWith(".log")) continue;
+        const text = await Deno.readTextFile(join(dir.path, ".sdd/runtime", e.name)).catch(() =>
+          ""
+        );
+        if (text.includes("working")) return true;
+      }
+      return false;
+    });
+    stop.abort();
+    const result = await running;
+    assert.equal(result.status, "stopped");
+    assert.deepEqual(await containersOf(dir.path), [], "no container is left");
+    const rows = (await journalOf(dir.path, result.runId)).rows.map((r) => r.row);
+    const exited = rows.find((r) => r.type === "agent_exited")!;
+    assert.equal(exited.data.ended_by, "stop");
+    const tree = rows.find((r) => r.type === "task_claimed")!.data.session_id as string;
+    assert.equal(
+      await Deno.readTextFile(join(dir.path, ".sdd/worktrees", tree, "wip.txt")),
+      "kept\n",
+      "its work is kept in its worktree",
+    );
+    assert.deepEqual(await foreignFiles(dir.path), [], "everything is the service's user's again");
+  },
+});
