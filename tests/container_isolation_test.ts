@@ -85,11 +85,19 @@ async function foreignFiles(dir: string): Promise<string[]> {
 
 Deno.test({
   name: "container: setup runs in a container with the network (phase 1), then the agent edits, " +
-    "commits and reports (phase 2); its work lands; the claim, the sealed evidence and the " +
+    "commits and reports (phase 2); the quality gate and the teardown run in containers too; " +
+    "its work lands; " +
+    "the claim, the sealed evidence and the " +
     "session log say where it ran; the memory and process limits are visible inside",
   ignore,
   async fn() {
     await using dir = await tempDir();
+    // The gate passes only in a container: a host name of its own, not root, the checkout's files
+    // out of sight (only the tree it checks is mounted), git working.
+    const boxedGate = `test "$(cat /proc/sys/kernel/hostname)" != "${Deno.hostname()}" && ` +
+      `test "$(id -u)" != 0 && ! test -e ${
+        join(dir.path, "service.yaml")
+      } && git log -1 --format=%s`;
     await containerWorkspace(dir.path, [{
       id: "edit",
       script: [
@@ -106,9 +114,12 @@ Deno.test({
       ],
       evidence: [{ name: "greeting", command: "cat hello.txt" }],
     }], {
-      top: `memory_mb: 256\ncpu_cores: 1\nworktree:\n  setup: [${
-        JSON.stringify(setupProbe("setup.txt"))
-      }]\n`,
+      top:
+        `memory_mb: 256\ncpu_cores: 1\nworktree:\n  setup: [${
+          JSON.stringify(setupProbe("setup.txt"))
+        }]\n  teardown: ['echo "teardown on $(cat /proc/sys/kernel/hostname) as $(id -u)"']` +
+        `\nquality_gates:\n  - name: runs-boxed\n    command: ${JSON.stringify(boxedGate)}\n` +
+        "    timeout_s: 60\n",
     });
     const result = await runPlan({ root: dir.path, ...quiet });
     assert.equal(result.status, "completed", result.problems.join("; "));
@@ -134,6 +145,10 @@ Deno.test({
       join(dir.path, ".sdd/runs", result.runId, "logs", `${claim.data.session_id}.log`),
     );
     assert.match(log, /agent runs in container .* memory 256 MB, 1 CPUs\); network restricted/);
+    const teardown = /teardown on (\S+) as (\d+)/.exec(log);
+    assert.ok(teardown, "the teardown ran and its output is in the kept log");
+    assert.notEqual(teardown[1], Deno.hostname(), "the teardown ran in a container");
+    assert.notEqual(teardown[2], "0");
     assert.deepEqual(await containersOf(dir.path), [], "no container is left");
     assert.deepEqual(await foreignFiles(dir.path), [], "everything is the service's user's again");
     assert.equal((await sh(dir.path, "status", "--porcelain")).trim(), "");

@@ -16,6 +16,7 @@ import {
   type SignalResult,
 } from "../janitor/signals.ts";
 import { workspacePaths } from "../workspace.ts";
+import type { TreeRunner } from "../container/tree_runner.ts";
 
 /** What a task requires of the merged tree. */
 export interface GateSpec {
@@ -30,6 +31,11 @@ export interface GateSpec {
    * environment's copies and links, DESIGN.md §13) before anything runs there.
    */
   prepareTree?: (dir: string) => Promise<void>;
+  /**
+   * Where the commands run on the checked-out tree (absent: host processes); under
+   * `isolation: container` a container of the agent image (lib/container/tree_runner.ts).
+   */
+  runIn?: (dir: string) => Promise<TreeRunner>;
 }
 
 /** Bytes of one producer's output kept as evidence. */
@@ -93,8 +99,17 @@ export async function evaluateGates(
   const o = { cwd: root, signal: options.signal };
   await git(["worktree", "add", "-q", "--detach", "--", path, commit], o);
   const warnings: string[] = [];
+  let runner: TreeRunner | undefined;
   try {
     await gates.prepareTree?.(path);
+    runner = await gates.runIn?.(path);
+    if (runner) {
+      options = {
+        ...options,
+        launcher: runner.launcher,
+        commandEnv: runner.env(options.commandEnv),
+      };
+    }
     const signals = await evaluateSignals(path, checks, {
       ...options,
       warn: (w) => {
@@ -106,6 +121,7 @@ export async function evaluateGates(
     for (const p of producers) runs.push(await runProducer(path, p, options));
     return { passed: signals.every((s) => s.passed), commit, signals, warnings, producers: runs };
   } finally {
+    await runner?.release();
     const removed = await git(["worktree", "remove", "--force", "--force", path], {
       cwd: root,
       allowFailure: true,
@@ -127,6 +143,7 @@ async function runProducer(
     timeoutMs: producer.timeout_s * 1000,
     signal: options.signal,
     env: options.commandEnv,
+    launcher: options.launcher,
     captureBytes: PRODUCER_CAPTURE_BYTES,
   });
   return {

@@ -13,6 +13,7 @@ import type { AgentAdapter } from "../agents/adapters/types.ts";
 import type { CooldownTracker } from "../agents/cooldown.ts";
 import type { CostReport } from "../cost/report.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
+import { treeContainer } from "../container/tree_runner.ts";
 import type { ContainerIsolation } from "../container/probe.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import type { JournalEvent } from "../journal/row.ts";
@@ -149,6 +150,18 @@ export class Orchestrator {
       config: options.worktreeEnv,
       portsDir: options.paths.portLeases,
     });
+    const iso = options.isolation;
+    const treeOf = (tree: string, phase: "gate" | "teardown") => ({
+      root: options.paths.root,
+      tree,
+      runId: options.runId,
+      phase,
+      // A teardown may need what setup needed (setup_network); gates get none.
+      network: phase === "teardown" && iso?.settings.setupNetwork
+        ? "default" as const
+        : "none" as const,
+      processEnv: Deno.env.toObject(),
+    });
     this.#work = new TaskWork({
       paths: options.paths,
       runId: options.runId,
@@ -170,9 +183,14 @@ export class Orchestrator {
         prepareGateTree: async (task, dir) => {
           await environments.prepareGateTree(task.role, dir);
         },
+        // The gates run the agent's code: where the agents run (DESIGN.md §14), with no network.
+        ...(iso ? { gateRunner: (dir: string) => treeContainer(iso, treeOf(dir, "gate")) } : {}),
       }),
       warn: options.log,
       environments,
+      ...(iso
+        ? { teardownRunner: (tree: string) => treeContainer(iso, treeOf(tree, "teardown")) }
+        : {}),
       agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
     });
     this.#spend = new SpendTracker(

@@ -18,6 +18,7 @@ import { git } from "../git/git.ts";
 import type { CompletionSignal } from "../janitor/signals.ts";
 import { taskEvidenceUnsealed, taskVerificationRecorded } from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
+import type { TreeRunner } from "../container/tree_runner.ts";
 import { evaluateGates, gateChecks, type GateResult, type GateSpec } from "../merge/gates.ts";
 import { prepareCandidate } from "../merge/merge.ts";
 import { loadRoleTemplate, renderPrompt } from "../roles/templates.ts";
@@ -73,6 +74,8 @@ export interface VerificationStepOptions {
   adapter?: string | ((sessionId: string) => string | undefined);
   /** Gives the tree the gates run on the task's worktree environment (DESIGN.md §13). */
   prepareGateTree?: (task: Task, dir: string) => Promise<void>;
+  /** Where the gates' commands run on that tree (absent: host processes; DESIGN.md §14). */
+  gateRunner?: (dir: string) => Promise<TreeRunner>;
 }
 
 /** What the verification found, for the decision core. */
@@ -105,6 +108,7 @@ export class VerificationStep {
       ...(this.#o.prepareGateTree
         ? { prepareTree: (dir: string) => this.#o.prepareGateTree!(task, dir) }
         : {}),
+      ...(this.#o.gateRunner ? { runIn: this.#o.gateRunner } : {}),
     };
   }
 

@@ -103,6 +103,8 @@ export interface TeardownRequest {
   env: Record<string, string>;
   logPath: string;
   signal?: AbortSignal;
+  /** Where the commands run (default: host processes; a container under isolation: container). */
+  launcher?: Launcher;
 }
 
 /** The worktree environments of a workspace, by role. */
@@ -230,6 +232,7 @@ export class WorktreeEnvironments {
       timeoutMs: spec.setup_timeout_s * 1000,
       stopOnFailure: false,
       signal: req.signal,
+      launcher: req.launcher,
     });
   }
 }

@@ -1,0 +1,99 @@
+/**
+ * Commands the service runs on an agent's work after its session — completion-signal commands,
+ * quality gates and evidence producers on the tree a merge would produce, and a worktree's
+ * teardown — run, under `isolation: container`, in containers of the agent image (DESIGN.md
+ * §14), because they execute the agent's code (its tests, its scripts): the tree mounted
+ * read-write, the repository's git directory read-only with the tree's own git files
+ * read-write, the network given (none for gates), the configured limits, the non-root user, and
+ * nothing else of the host. {@link TreeRunner.release} hands the tree back to the service's user.
+ */
+import { join, resolve } from "node:path";
+import { git } from "../git/git.ts";
+import type { Launcher } from "../process/launcher.ts";
+import { runArgv } from "../process/shell.ts";
+import { containerLauncher } from "./launcher.ts";
+import type { ContainerIsolation } from "./probe.ts";
+import { runtimeEnvironment } from "./runtime.ts";
+import { containerEnvironment, LABELS, workspaceLabel } from "./session.ts";
+
+/** Where a tree's commands run, and how to give the tree back. */
+export interface TreeRunner {
+  launcher: Launcher;
+  /** The environment inside, from the one the commands would get on the host. */
+  env(hostEnv: Record<string, string> | undefined): Record<string, string>;
+  /** Give the tree back to the service's user (idempotent; never throws). */
+  release(): Promise<void>;
+}
+
+/** Options of {@link treeContainer}. */
+export interface TreeContainerOptions {
+  /** The workspace root (the label of its containers). */
+  root: string;
+  /** The worktree the commands run in. */
+  tree: string;
+  runId: string;
+  /** `gate` (signals, quality gates, producers) or `teardown`. */
+  phase: "gate" | "teardown";
+  network: "none" | "default";
+  processEnv: Record<string, string>;
+}
+
+async function chown(paths: string[], ids: { uid: number; gid: number }): Promise<void> {
+  // Never through a symbolic link (-h, and -P: none is followed while recursing).
+  const r = await runArgv(["chown", "-R", "-h", "-P", `${ids.uid}:${ids.gid}`, ...paths], {
+    cwd: "/",
+    timeoutMs: 300_000,
+  });
+  if (r.code !== 0) throw new Error(`chown failed: ${r.output_tail.trim()}`);
+}
+
+/** Containers for the commands run in `o.tree`; nothing runs until the launcher is used. */
+export async function treeContainer(
+  iso: ContainerIsolation,
+  o: TreeContainerOptions,
+): Promise<TreeRunner> {
+  const gitFile = await Deno.readTextFile(join(o.tree, ".git"));
+  const admin = /^gitdir: (.+)$/m.exec(gitFile)?.[1]?.trim();
+  if (!admin) throw new Error(`${o.tree}/.git does not name the worktree's git directory`);
+  const adminDir = resolve(o.tree, admin);
+  const common = await git(["rev-parse", "--git-common-dir"], { cwd: o.tree });
+  const commonDir = resolve(o.tree, common.stdout.trim());
+  const owner = { uid: Deno.uid() ?? 0, gid: Deno.gid() ?? 0 };
+  const handed = iso.user.chown ? [o.tree, adminDir] : [];
+  if (handed.length > 0) await chown(handed, iso.user);
+  let released: Promise<void> | undefined;
+  let n = 0;
+  const id = crypto.randomUUID().slice(0, 8);
+  return {
+    launcher: containerLauncher({
+      runtime: iso.runtime,
+      runtimeEnv: runtimeEnvironment(o.processEnv),
+      base: {
+        runtime: iso.runtime.name,
+        labels: {
+          [LABELS.workspace]: workspaceLabel(o.root),
+          [LABELS.run]: o.runId,
+          [LABELS.phase]: o.phase,
+        },
+        image: iso.image.ref,
+        mounts: [
+          { source: o.tree, readOnly: false },
+          { source: commonDir, readOnly: true },
+          { source: adminDir, readOnly: false },
+        ],
+        user: iso.user,
+        memoryMb: iso.settings.memoryMb,
+        cpuCores: iso.settings.cpuCores,
+        network: o.network,
+        addHosts: [],
+        lowPorts: false,
+        relabel: iso.runtime.selinux,
+      },
+      relays: [],
+      name: () => `service-${o.phase}-${id}-${++n}`,
+    }),
+    env: (hostEnv) => containerEnvironment(hostEnv ?? {}, { network: o.network }),
+    release: () =>
+      released ??= handed.length === 0 ? Promise.resolve() : chown(handed, owner).catch(() => {}),
+  };
+}
