@@ -74,6 +74,18 @@ async function containersOf(dir: string): Promise<string[]> {
   return r.stdout.split("\n").filter(Boolean);
 }
 
+/** True when a live session log of the workspace at `dir` holds `text`. */
+async function aLogSays(dir: string, text: string): Promise<boolean> {
+  const runtime = join(dir, ".sdd/runtime");
+  for (const e of await Array.fromAsync(Deno.readDir(runtime)).catch(() => [])) {
+    if (!e.name.endsWith(".log")) continue;
+    if ((await Deno.readTextFile(join(runtime, e.name)).catch(() => "")).includes(text)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /** Files under `dir` not owned by this process's user (handed to a container and not back). */
 async function foreignFiles(dir: string): Promise<string[]> {
   const out = await new Deno.Command("find", {
@@ -349,16 +361,8 @@ Deno.test({
       stdout: "null",
       stderr: "null",
     }).spawn();
-    const runtime = join(dir.path, ".sdd/runtime");
     try {
-      await until("the agent's half-done commit", async () => {
-        const logs = await Array.fromAsync(Deno.readDir(runtime)).catch(() => []);
-        for (const e of logs.filter((e) => e.name.endsWith(".log"))) {
-          const text = await Deno.readTextFile(join(runtime, e.name)).catch(() => "");
-          if (text.includes("committed half")) return true;
-        }
-        return false;
-      });
+      await until("the agent's half-done commit", () => aLogSays(dir.path, "committed half"));
       assert.equal((await containersOf(dir.path)).length, 1);
     } finally {
       child.kill("SIGKILL");
@@ -462,17 +466,7 @@ Deno.test({
       "the agent's container runs",
       async () => (await containersOf(dir.path)).length > 0,
     );
-    await until("the agent works", async () => {
-      const runtime = join(dir.path, ".sdd/runtime");
-      for (const e of await Array.fromAsync(Deno.readDir(runtime)).catch(() => [])) {
-        if (!e.name.endsWith(".log")) continue;
-        const text = await Deno.readTextFile(join(dir.path, ".sdd/runtime", e.name)).catch(() =>
-          ""
-        );
-        if (text.includes("working")) return true;
-      }
-      return false;
-    });
+    await until("the agent works", () => aLogSays(dir.path, "working"));
     stop.abort();
     const result = await running;
     assert.equal(result.status, "stopped");

@@ -67,7 +67,11 @@ async function copyTree(from: string, to: string): Promise<void> {
   }
 }
 
-async function chownTree(paths: string[], ids: { uid: number; gid: number }): Promise<void> {
+/** Hand `paths` and everything under them to `ids`, never through a symbolic link. */
+export async function chownTree(
+  paths: string[],
+  ids: { uid: number; gid: number },
+): Promise<void> {
   // Never through a symbolic link (-h, and -P: none is followed while recursing).
   const r = await runArgv(["chown", "-R", "-h", "-P", `${ids.uid}:${ids.gid}`, ...paths], {
     cwd: "/",

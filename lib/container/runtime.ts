@@ -5,6 +5,7 @@
  */
 import { delimiter, join } from "node:path";
 import { spawnProcess } from "../process/spawn.ts";
+import { concatBytes } from "../util/bytes.ts";
 import { lastErrorLine } from "../util/last_error_line.ts";
 import { ContainerError } from "./errors.ts";
 import type { RuntimePreference } from "./settings.ts";
@@ -128,23 +129,13 @@ export async function runtimeCall(
     return { code: 127, stdout: "", stderr: `${bin}: ${(e as Error).message}`, timedOut: false };
   }
   const status = await proc.status;
-  const text = (parts: Uint8Array[]) => new TextDecoder().decode(concat(parts));
+  const text = (parts: Uint8Array[]) => new TextDecoder().decode(concatBytes(parts));
   return {
     code: status.code,
     stdout: text(chunks.stdout),
     stderr: text(chunks.stderr),
     timedOut: status.timedOut,
   };
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** The line of a failed call that says why. */

@@ -10,7 +10,7 @@
 import { join, resolve } from "node:path";
 import { git } from "../git/git.ts";
 import type { Launcher } from "../process/launcher.ts";
-import { runArgv } from "../process/shell.ts";
+import { chownTree } from "./git_shadow.ts";
 import { containerLauncher } from "./launcher.ts";
 import type { ContainerIsolation } from "./probe.ts";
 import { runtimeEnvironment } from "./runtime.ts";
@@ -38,15 +38,6 @@ export interface TreeContainerOptions {
   processEnv: Record<string, string>;
 }
 
-async function chown(paths: string[], ids: { uid: number; gid: number }): Promise<void> {
-  // Never through a symbolic link (-h, and -P: none is followed while recursing).
-  const r = await runArgv(["chown", "-R", "-h", "-P", `${ids.uid}:${ids.gid}`, ...paths], {
-    cwd: "/",
-    timeoutMs: 300_000,
-  });
-  if (r.code !== 0) throw new Error(`chown failed: ${r.output_tail.trim()}`);
-}
-
 /** Containers for the commands run in `o.tree`; nothing runs until the launcher is used. */
 export async function treeContainer(
   iso: ContainerIsolation,
@@ -60,7 +51,7 @@ export async function treeContainer(
   const commonDir = resolve(o.tree, common.stdout.trim());
   const owner = { uid: Deno.uid() ?? 0, gid: Deno.gid() ?? 0 };
   const handed = iso.user.chown ? [o.tree, adminDir] : [];
-  if (handed.length > 0) await chown(handed, iso.user);
+  if (handed.length > 0) await chownTree(handed, iso.user);
   let released: Promise<void> | undefined;
   let n = 0;
   const id = crypto.randomUUID().slice(0, 8);
@@ -94,6 +85,8 @@ export async function treeContainer(
     }),
     env: (hostEnv) => containerEnvironment(hostEnv ?? {}, { network: o.network }),
     release: () =>
-      released ??= handed.length === 0 ? Promise.resolve() : chown(handed, owner).catch(() => {}),
+      released ??= handed.length === 0
+        ? Promise.resolve()
+        : chownTree(handed, owner).catch(() => {}),
   };
 }
