@@ -16,7 +16,8 @@
  *     port, real git, the scripted agent via the generic adapter): wall time, tasks/min, the
  *     agents' own run time (`agent_exited.duration_ms` of the journal), the orchestration overhead
  *     per task and the per-task orchestration latency (a task's first to last journal row minus
- *     its agent's run time). Fails unless every task is CLOSED.
+ *     its agent's run time), and where that time goes (the median gap between a task's
+ *     consecutive rows). Fails unless every task is CLOSED.
  */
 import { join } from "node:path";
 import { gitText } from "../lib/git/git.ts";
@@ -114,6 +115,24 @@ function planYaml(): string {
   return `name: bench 50\nstages:\n  - name: all\n    steps:\n${steps.join("\n")}\n`;
 }
 
+/** Gaps between each task's consecutive journal rows, by `from → to`, in the order first seen. */
+function phases(rows: { type: string; ts: string; data?: { task_id?: unknown } }[]) {
+  const lastOf = new Map<string, { type: string; at: number }>();
+  const gaps = new Map<string, number[]>();
+  for (const r of rows) {
+    const id = r.data?.task_id;
+    if (typeof id !== "string") continue;
+    const at = Date.parse(r.ts);
+    const prev = lastOf.get(id);
+    if (prev) {
+      const step = `${prev.type} → ${r.type}`;
+      gaps.set(step, [...gaps.get(step) ?? [], at - prev.at]);
+    }
+    lastOf.set(id, { type: r.type, at });
+  }
+  return [...gaps].filter(([, xs]) => xs.length >= TASKS / 2);
+}
+
 async function runBench(): Promise<void> {
   const root = await committedRepo("svc-bench-run-", {
     "README.md": "# bench\n",
@@ -185,6 +204,8 @@ async function runBench(): Promise<void> {
       }`,
     );
     console.log(`    agent_exited rows: ${exited.length}, journal rows: ${rows.length}`);
+    console.log("    where a task's time goes (median gap between its consecutive rows):");
+    for (const [step, gaps] of phases(rows)) console.log(`      ${step.padEnd(46)} ${stats(gaps)}`);
   } finally {
     await Deno.remove(root, { recursive: true });
   }

@@ -337,3 +337,38 @@ Deno.test("batch lane: cancelling a task whose request is in flight drops its re
   assert.equal(rows.filter((r) => r.type === "task_cancelled").length, 1);
   assert.equal(await sh(dir.path, "show", "main:a.txt"), "alpha\n", "nothing landed");
 });
+
+Deno.test("batch lane: a patch's worktree gets what an agent's would (copies, setup with the agent's environment)", async () => {
+  await using dir = await tempDir("batch-env-");
+  await using fake = startFakeAnthropicBatches({ answer, apiKey: "sk-ant-test" });
+  const env = {
+    PATH: `${await fakeClis(dir.path)}:${PATH}`,
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    ANTHROPIC_BASE_URL: fake.url,
+  };
+  await workspace(dir.path, [{ name: "s", steps: [STEPS[0]] }], "", FILES);
+  const prepared = join(dir.path, "..", `${dir.path.split("/").pop()}-prepared.log`);
+  await Deno.writeTextFile(
+    join(dir.path, "service.yaml"),
+    "cli: claude\nroles:\n  backend:\n    worktree:\n      copy: ['.env']\n" +
+      `      setup: ['echo "$SERVICE_TASK_ID $(cat .env)" >> ${prepared}']\n` +
+      "batch:\n  poll_interval_s: 1\n",
+  );
+  await Deno.writeTextFile(join(dir.path, ".env"), "SECRET=local\n"); // untracked, as usual
+  await sh(dir.path, "add", "service.yaml");
+  await sh(dir.path, "commit", "-qm", "claude");
+  try {
+    const run = await service(dir.path, env, "run", "plan.yaml", "--port", "0");
+    assert.equal(run.code, 0, run.text);
+    assert.equal(await sh(dir.path, "show", "main:a.txt"), "ALPHA\n");
+    assert.equal(await Deno.readTextFile(prepared), "t1 SECRET=local\n");
+    const rows = await rowsOf(dir.path, await onlyRun(dir.path));
+    assert.deepEqual(
+      rows.filter((r) => r.type === "task_batch_result").map((r) => r.data.outcome),
+      ["applied"],
+    );
+    await assert.rejects(sh(dir.path, "show", "main:.env"), "the copied file is never merged");
+  } finally {
+    await Deno.remove(prepared).catch(() => {});
+  }
+});

@@ -5,8 +5,13 @@ import { chromium } from "playwright-core";
 import { findChromium } from "./_chromium.ts";
 import { CHROMIUM_ARGS } from "./_e2e.ts";
 
+/** Directories of fake browsers, removed when the test file's tests are done. */
+const made: string[] = [];
+addEventListener("unload", () => made.forEach((d) => Deno.removeSync(d, { recursive: true })));
+
 async function fakeBrowserDir(name: string): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "chromium-path-" });
+  made.push(dir);
   await Deno.writeTextFile(join(dir, name), "#!/bin/sh\n", { mode: 0o755 });
   return dir;
 }

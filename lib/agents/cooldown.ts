@@ -10,10 +10,10 @@ import { writeFileAtomic } from "../util/atomic_write.ts";
 export const RATE_LIMIT_COOLDOWN_S = 300;
 
 /** The longest park a named reset gets: a monthly spend limit resets within a month. */
-export const MAX_PARK_S = 32 * 86_400;
+const MAX_PARK_S = 32 * 86_400;
 
 /** A named reset that has passed still parks this long, so the same limit is not hit at once. */
-export const MIN_PARK_S = 1;
+const MIN_PARK_S = 1;
 
 /** One adapter's cooldown. */
 export interface CooldownEntry {

@@ -111,7 +111,7 @@ function resetNear(events: readonly SessionEvent[], i: number): ResetTime | unde
 }
 
 /** Every matched line among `events`, in order. */
-export function rateLimitMatches(events: readonly SessionEvent[]): RateLimitMatch[] {
+function rateLimitMatches(events: readonly SessionEvent[]): RateLimitMatch[] {
   return events.flatMap((e, i) => {
     const match = matchOf(e);
     if (!match || match.reset || match.category !== "rate_limit") return match ?? [];

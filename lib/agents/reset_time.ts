@@ -151,7 +151,7 @@ function instantOf(value: string): number | undefined {
  * `anthropic-ratelimit-tokens-reset: 2026-11-21T10:00:00Z`, `x-ratelimit-reset-requests: 6m0s`,
  * Google's `"retryDelay": "34s"`), or undefined.
  */
-export function headerReset(line: string): ResetTime | undefined {
+function headerReset(line: string): ResetTime | undefined {
   const ms = /\bretry-after-ms["']?\s*[:=]\s*["']?(\d+(?:\.\d+)?)/i.exec(line);
   if (ms) return { kind: "in", seconds: Number(ms[1]) / 1000 };
   const ra = /\bretry-after["']?\s*[:=]\s*["']?([^"'\n]+?)["']?\s*(?:[,}]|$)/i.exec(line);

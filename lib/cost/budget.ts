@@ -8,6 +8,7 @@ import { formatUsd } from "./money.ts";
 import { costRecords } from "./records.ts";
 import { addUsage, type CostReport, type UsageReport, wouldExceedBudget } from "./report.ts";
 import { writeSpend } from "./spend.ts";
+import { serialised } from "../async/serialised.ts";
 
 /** The expected cost of one more task: the average so far (0 before any spend). */
 function nextTaskEstimate(report: CostReport): number {
@@ -69,15 +70,17 @@ export class SpendTracker {
   ): Promise<void> {
     if (!usage) return;
     this.#report = addUsage(this.#report, taskId, usage);
-    await writeSpend(
-      this.#paths,
-      this.#report,
-      costRecords(usage, {
-        ts: Math.floor(Date.now() / 1000),
-        taskId,
-        adapter: meta.adapter ?? this.#adapter,
-        sessionId,
-      }),
+    const records = costRecords(usage, {
+      ts: Math.floor(Date.now() / 1000),
+      taskId,
+      adapter: meta.adapter ?? this.#adapter,
+      sessionId,
+    });
+    // Agents that end together record at once: one write at a time, each of the latest report,
+    // so an older report never lands over a newer one.
+    await serialised(
+      `spend:${this.#paths.costReport}`,
+      () => writeSpend(this.#paths, this.#report, records),
     );
   }
 

@@ -314,7 +314,7 @@ export interface WorktreePreparedData {
 }
 
 /** Items of a list `task_worktree_prepared` holds. */
-export const PREPARED_LIST_MAX = 200;
+const PREPARED_LIST_MAX = 200;
 
 /** `task_worktree_prepared` (detail): what an agent's worktree got before its agent started. */
 export function taskWorktreePrepared(data: WorktreePreparedData): JournalEvent {

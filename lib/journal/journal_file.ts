@@ -33,6 +33,12 @@ export interface AppendOptions {
   now?: () => Date;
   /** Runs under the lock when the rows could not be written (the file is as it was). */
   onWriteFailed?: () => Promise<void>;
+  /**
+   * An earlier append of the same writer: these rows take their place in line at once, but are
+   * written only if it succeeded (its failure is theirs), so a failed append leaves no hole
+   * that later rows of the same writer close over.
+   */
+  after?: Promise<unknown>;
 }
 
 /** Builds the events to append from the verified snapshot, under the lock; throw to abort. */
@@ -127,7 +133,14 @@ export function appendEvents(
   events: JournalEvent[],
   options: AppendOptions = {},
 ): Promise<AppendedRow[]> {
-  return appendEventsWith(path, viewFor(path, appendViews, NO_SINK), () => events, options);
+  const { after } = options;
+  const build = after
+    ? async () => {
+      await after; // settled by now: it was in line before these rows
+      return events;
+    }
+    : () => events;
+  return appendEventsWith(path, viewFor(path, appendViews, NO_SINK), build, options);
 }
 
 /**

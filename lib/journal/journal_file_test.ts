@@ -102,3 +102,24 @@ Deno.test("appendEvents() in one process serialises a burst of concurrent calls"
   );
   assert.equal(verifyJournalText(await Deno.readTextFile(path)).verified, true);
 });
+
+Deno.test("appendEvents() with `after` keeps its place in line, and writes nothing once the earlier append failed", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "journal.jsonl");
+  const row = (id: string) => [{ type: "task_completed", data: { task_id: id } }];
+  // One writer's rows go in the order asked, ahead of another writer's asked after them.
+  const a = appendEvents(path, row("a"));
+  const b = appendEvents(path, row("b"), { after: a });
+  const c = appendEvents(path, row("c"));
+  await Promise.all([a, b, c]);
+  const ids = async () =>
+    verifyJournalText(await Deno.readTextFile(path)).rows.map((r) => r.row.data.task_id);
+  assert.deepEqual(await ids(), ["a", "b", "c"]);
+  // Its earlier append failed: nothing of it is written, and the failure is its own.
+  const failed = Promise.reject(new Error("disk full"));
+  failed.catch(() => {});
+  const d = appendEvents(path, row("d"), { after: failed });
+  await assert.rejects(d, /disk full/);
+  await assert.rejects(appendEvents(path, row("e"), { after: d }), /disk full/);
+  assert.deepEqual(await ids(), ["a", "b", "c"]);
+});

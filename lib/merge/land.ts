@@ -36,14 +36,26 @@ export interface AdvanceOptions {
   signal?: AbortSignal;
 }
 
+/** A checkout of the target branch: its directory and the commit its HEAD was at. */
+interface Checkout {
+  dir: string;
+  head: string;
+}
+
 /** Worktrees (main checkout first) that have `refs/heads/<branch>` checked out. */
-async function checkoutsOf(root: string, branch: string): Promise<string[]> {
-  const out = await git(["worktree", "list", "--porcelain", "-z"], { cwd: root });
-  const found: string[] = [];
-  let path = "";
+async function checkoutsOf(
+  root: string,
+  branch: string,
+  signal?: AbortSignal,
+): Promise<Checkout[]> {
+  const out = await git(["worktree", "list", "--porcelain", "-z"], { cwd: root, signal });
+  const found: Checkout[] = [];
+  let dir = "";
+  let head = "";
   for (const field of splitZ(out.stdout)) {
-    if (field.startsWith("worktree ")) path = field.slice("worktree ".length);
-    else if (field === `branch refs/heads/${branch}`) found.push(path);
+    if (field.startsWith("worktree ")) [dir, head] = [field.slice("worktree ".length), ""];
+    else if (field.startsWith("HEAD ")) head = field.slice("HEAD ".length);
+    else if (field === `branch refs/heads/${branch}`) found.push({ dir, head });
   }
   return found;
 }
@@ -99,7 +111,7 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
     reason: `${target} moved while merging (${stderr.trim()}); retry`,
     files: [],
   });
-  const checkouts = await checkoutsOf(root, target);
+  const checkouts = await checkoutsOf(root, target, signal);
   if (checkouts.length === 0) {
     const r = await cas(root);
     return r.code === 0 ? { landed: true } : moved(r.stderr);
@@ -107,17 +119,13 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
   if (checkouts.length > 1) {
     return {
       landed: false,
-      reason: `${target} is checked out in ${checkouts.join(", ")}`,
+      reason: `${target} is checked out in ${checkouts.map((c) => c.dir).join(", ")}`,
       files: [],
     };
   }
-  const dir = checkouts[0];
-  const head = await git(["rev-parse", "HEAD", "--symbolic-full-name", "HEAD"], {
-    cwd: dir,
-    signal,
-  });
-  const [headOid, headRef] = head.stdout.trim().split("\n");
-  if (headRef !== ref || headOid !== oldTip) return moved(`HEAD is ${headRef} at ${headOid}`);
+  // The listing read each checkout's HEAD: the one on the target must be at the merged-onto tip.
+  const { dir, head } = checkouts[0];
+  if (head !== oldTip) return moved(`HEAD is ${ref} at ${head}`);
   const dirty = await dirtyAmong(dir, options.changed, signal);
   if (dirty.length > 0) {
     return {

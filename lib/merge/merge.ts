@@ -1,57 +1,50 @@
 /**
- * Landing an agent branch on the workspace's target branch (spec §3.1, DESIGN.md §7):
+ * Landing agent branches on the workspace's target branch (spec §3.1, DESIGN.md §7):
  * 1. compute the merge in the object store (`git merge-tree --write-tree`); conflicts change
  *    nothing and name the files;
  * 2. create the candidate merge commit (`git commit-tree <tree> -p <target> -p <agent>`), still
  *    unreferenced, and evaluate the task's gates on it in a temporary worktree;
  * 3. only when the gates pass, advance the target branch (see land.ts), which waits rather than
  *    touch the user's uncommitted changes.
- * The caller appends `task_merged` or `task_verification_failed` (events.ts).
+ * Branches ready at the same moment land as a train (train.ts): each its own merge commit, their
+ * gates evaluated side by side, the target advanced once. Landings of one workspace run one at a
+ * time. The caller appends `task_merged` or `task_verification_failed` (events.ts).
  */
 import { serialised } from "../async/serialised.ts";
 import { commitIdentity, git } from "../git/git.ts";
 import type { SignalOptions } from "../janitor/signals.ts";
-import { evaluateGates, type GateResult, type GateSpec } from "./gates.ts";
-import { advanceTarget } from "./land.ts";
 import { type ComputedMerge, computeMerge } from "./merge_tree.ts";
+import { landTrain, type MergeOutcome, type TrainMember, type TrainOptions } from "./train.ts";
+
+export type { MergeOutcome, TrainMember, TrainOptions };
 
 /** Input of {@link mergeAgentBranch}. */
-export interface MergeOptions {
+export interface MergeOptions extends TrainMember {
   /** The branch work lands on, e.g. `main`. */
   target: string;
-  /** The agent branch (or commit) to land, e.g. `agent/<session>`. */
-  agent: string;
-  taskId: string;
-  /** Checks the merged tree must pass; none means gate-less. */
-  gates?: GateSpec;
-  /** Merge commit message (default names the branch and task). */
-  message?: string;
   /** Options of the gate checks (fuzzy-path environment, command timeout, warnings). */
   gateOptions?: SignalOptions;
-  /**
-   * Gates already evaluated on a tree (by the verification step): when the merge produces that
-   * same tree they are not run again. A tree is content-addressed, so the checks saw these bytes.
-   */
-  evaluated?: { tree: string; gates: GateResult };
   signal?: AbortSignal;
 }
 
-/** Outcome of {@link mergeAgentBranch}. Only `merged` changed anything visible. */
-export type MergeOutcome =
-  | {
-    status: "merged";
-    /** The new tip of the target (the target's old tip when there was nothing to land). */
-    commit: string;
-    changed_files: string[];
-    gates: GateResult;
-  }
-  | { status: "conflict"; files: string[] }
-  | { status: "gates_failed"; gates: GateResult }
-  | { status: "waiting"; reason: string; files: string[]; gates: GateResult };
-
 /** Merge `options.agent` into `options.target` in `root` when its gates pass on the result. */
-export function mergeAgentBranch(root: string, options: MergeOptions): Promise<MergeOutcome> {
-  return serialised(`merge:${root}`, () => mergeNow(root, options));
+export async function mergeAgentBranch(
+  root: string,
+  options: MergeOptions,
+): Promise<MergeOutcome> {
+  const { target, gateOptions, signal, ...member } = options;
+  const [outcome] = await mergeAgentBranches(root, {
+    target,
+    members: [member],
+    gateOptions,
+    signal,
+  });
+  return outcome;
+}
+
+/** Land `options.members` on `options.target` in `root` as one train, in their order. */
+export function mergeAgentBranches(root: string, options: TrainOptions): Promise<MergeOutcome[]> {
+  return serialised(`merge:${root}`, () => landTrain(root, options));
 }
 
 /** The merge commit a landing would create, not yet referenced; or the conflicting files. */
@@ -78,28 +71,4 @@ export async function prepareCandidate(
     })).stdout.trim();
   }
   return { kind: "clean", merge, commit };
-}
-
-async function mergeNow(root: string, options: MergeOptions): Promise<MergeOutcome> {
-  const { target, agent, signal } = options;
-  const candidate = await prepareCandidate(root, options);
-  if (candidate.kind === "conflict") return { status: "conflict", files: candidate.files };
-  const { merge, commit } = candidate;
-  const gates = options.evaluated?.tree === merge.tree
-    ? { ...options.evaluated.gates, commit }
-    : await evaluateGates(root, commit, options.gates ?? {}, { ...options.gateOptions, signal });
-  if (!gates.passed) return { status: "gates_failed", gates };
-  if (merge.up_to_date) return { status: "merged", commit, changed_files: [], gates };
-  const landed = await advanceTarget(root, {
-    target,
-    oldTip: merge.target_tip,
-    newTip: commit,
-    changed: merge.changed,
-    message: `service: merge ${agent} (task ${options.taskId})`,
-    signal,
-  });
-  if (!landed.landed) {
-    return { status: "waiting", reason: landed.reason, files: landed.files, gates };
-  }
-  return { status: "merged", commit, changed_files: merge.changed, gates };
 }

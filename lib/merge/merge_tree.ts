@@ -1,6 +1,8 @@
 /**
  * The result of merging an agent branch into the target, computed without touching any checkout,
- * index or ref: `git merge-tree --write-tree` (git >= 2.38) writes only objects.
+ * index or ref: `git merge-tree --write-tree` (git >= 2.38) writes only objects. The pieces are
+ * also what a merge train (train.ts) chains: the tips of many branches resolved in one call, one
+ * branch merged onto a commit, and the paths each merge changes listed in one call.
  */
 import { git, GitError, type GitOptions, resolveCommit, splitZ } from "../git/git.ts";
 
@@ -28,6 +30,110 @@ class MissingRefError extends Error {
 
 const OID = /^[0-9a-f]{40,64}$/;
 
+/** A commit and its tree. */
+export interface CommitTree {
+  commit: string;
+  tree: string;
+}
+
+/** The target branch's tip (with its tree) and the commits `agents` name, in their order. */
+export interface Tips {
+  target: CommitTree;
+  agents: string[];
+}
+
+/** Resolve `refs/heads/<target>` and every one of `agents` (branches or commits) in one call. */
+export async function resolveTips(
+  root: string,
+  target: string,
+  agents: readonly string[],
+  options: Omit<GitOptions, "cwd"> = {},
+): Promise<Tips> {
+  const o = { ...options, cwd: root };
+  const ref = `refs/heads/${target}`;
+  const revs = [`${ref}^{commit}`, `${ref}^{tree}`, ...agents.map((a) => `${a}^{commit}`)];
+  const r = await git(["rev-parse", "--end-of-options", ...revs], { ...o, allowFailure: true });
+  // Older gits echo the marker itself (it still ends option parsing).
+  const lines = r.stdout.split("\n").filter((l) => l !== "" && l !== "--end-of-options");
+  if (r.code === 0 && lines.length === revs.length && lines.every((l) => OID.test(l))) {
+    return { target: { commit: lines[0], tree: lines[1] }, agents: lines.slice(2) };
+  }
+  // Name the one that is missing.
+  for (const rev of [ref, ...agents]) {
+    if (!await resolveCommit(rev, o)) throw new MissingRefError(rev, root);
+  }
+  throw new GitError(["rev-parse", ...revs], root, r.code, r.stderr);
+}
+
+/** One branch merged onto a commit in the object store. */
+export type MergedOnto =
+  | { kind: "clean"; tree: string; up_to_date: boolean }
+  | { kind: "conflict"; files: string[] };
+
+/** Merge `agentTip` onto `base` (a commit and its tree) in the object store only. */
+export async function mergeOnto(
+  root: string,
+  base: CommitTree,
+  agentTip: string,
+  options: Omit<GitOptions, "cwd"> = {},
+): Promise<MergedOnto> {
+  const o = { ...options, cwd: root };
+  const args = ["merge-tree", "--write-tree", "--name-only", "--no-messages", "-z"];
+  const r = await git([...args, base.commit, agentTip], { ...o, allowFailure: true });
+  const [tree, ...rest] = splitZ(r.stdout);
+  if (r.code === 1 && tree && OID.test(tree)) {
+    return { kind: "conflict", files: [...new Set(rest)].sort() };
+  }
+  if (r.code !== 0 || !tree || !OID.test(tree)) {
+    throw new GitError(
+      ["merge-tree", "--write-tree", base.commit, agentTip],
+      root,
+      r.code,
+      r.stderr,
+    );
+  }
+  // Contained in the base only if merging changes nothing; asked only then.
+  const upToDate = tree === base.tree && (await git(
+        ["merge-base", "--is-ancestor", agentTip, base.commit],
+        { ...o, allowFailure: true },
+      )).code === 0;
+  return { kind: "clean", tree, up_to_date: upToDate };
+}
+
+/** The paths whose content differs between each pair of trees, in one call. */
+export async function changedPaths(
+  root: string,
+  pairs: readonly (readonly [from: string, to: string])[],
+  options: Omit<GitOptions, "cwd"> = {},
+): Promise<string[][]> {
+  if (pairs.length === 0) return [];
+  // `--stdin` prints each pair as a `<from> <to>` line, then that pair's NUL-terminated paths.
+  const headers = pairs.map(([from, to]) => `${from} ${to}\n`);
+  const out = (await git(["diff-tree", "-r", "--no-renames", "--name-only", "-z", "--stdin"], {
+    ...options,
+    cwd: root,
+    stdin: headers.join(""),
+  })).stdout;
+  const lists: string[][] = [];
+  let at = 0;
+  for (let i = 0; i < pairs.length; i++) {
+    if (!out.startsWith(headers[i], at)) {
+      throw new GitError(["diff-tree", "--stdin"], root, 0, `unexpected output at ${at}`);
+    }
+    at += headers[i].length;
+    const paths: string[] = [];
+    const next = headers[i + 1];
+    while (at < out.length && !(next !== undefined && out.startsWith(next, at))) {
+      const end = out.indexOf("\0", at);
+      if (end < 0) break;
+      paths.push(out.slice(at, end));
+      at = end + 1;
+    }
+    lists.push(paths);
+  }
+  return lists;
+}
+
 /** Merge `agent` (a branch or commit) into the branch `target` in the object store only. */
 export async function computeMerge(
   root: string,
@@ -35,30 +141,10 @@ export async function computeMerge(
   agent: string,
   options: Omit<GitOptions, "cwd"> = {},
 ): Promise<ComputedMerge> {
-  const o = { ...options, cwd: root };
-  const targetTip = await resolveCommit(`refs/heads/${target}`, o);
-  if (!targetTip) throw new MissingRefError(`refs/heads/${target}`, root);
-  const agentTip = await resolveCommit(agent, o);
-  if (!agentTip) throw new MissingRefError(agent, root);
-  const base = { target_tip: targetTip, agent_tip: agentTip };
-  const r = await git(
-    ["merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", targetTip, agentTip],
-    { ...o, allowFailure: true },
-  );
-  const [tree, ...rest] = splitZ(r.stdout);
-  if (r.code === 1 && tree && OID.test(tree)) {
-    return { kind: "conflict", ...base, files: [...new Set(rest)].sort() };
-  }
-  if (r.code !== 0 || !tree || !OID.test(tree)) {
-    throw new GitError(["merge-tree", "--write-tree", targetTip, agentTip], root, r.code, r.stderr);
-  }
-  const upToDate = (await git(
-    ["merge-base", "--is-ancestor", agentTip, targetTip],
-    { ...o, allowFailure: true },
-  )).code === 0;
-  const changed = splitZ(
-    (await git(["diff-tree", "-r", "--no-renames", "--name-only", "-z", targetTip, tree], o))
-      .stdout,
-  );
-  return { kind: "clean", ...base, tree, up_to_date: upToDate, changed };
+  const tips = await resolveTips(root, target, [agent], options);
+  const base = { target_tip: tips.target.commit, agent_tip: tips.agents[0] };
+  const merged = await mergeOnto(root, tips.target, base.agent_tip, options);
+  if (merged.kind === "conflict") return { ...base, ...merged };
+  const [changed] = await changedPaths(root, [[tips.target.tree, merged.tree]], options);
+  return { ...base, ...merged, changed };
 }

@@ -328,7 +328,8 @@ export class AgentPool {
     const o = this.#o;
     const taskId = session.task.id;
     const status = await session.proc.status;
-    const durationMs = o.clock() - session.startedAt;
+    // The agent's own run time (spawn to exit), not when this is decided.
+    const durationMs = status.durationMs;
     const exitCode = agentExitCode({
       code: status.code,
       signal: status.signal ?? null,

@@ -36,6 +36,7 @@ import type { Task } from "../tasks/task.ts";
 import { completionVerdict } from "../verification/verdict.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { createWorktree } from "../worktrees/worktrees.ts";
+import { type WorktreeEnvironments, WorktreeSetupError } from "../worktree_env/environments.ts";
 import type { CoreEvent } from "./core/protocol.ts";
 import { routedModel } from "./invocation.ts";
 import type { TaskWork } from "./task_work.ts";
@@ -51,7 +52,7 @@ export interface BatchSettings {
 }
 
 /** Output tokens a request may use: room for a whole patch. */
-export const BATCH_MAX_TOKENS = 32_000;
+const BATCH_MAX_TOKENS = 32_000;
 
 /** Settings of {@link BatchLane}. */
 export interface BatchLaneOptions {
@@ -75,6 +76,10 @@ export interface BatchLaneOptions {
   clock: () => number;
   /** The provider's client (tests may hand in their own). */
   api?: (endpoint: BatchEndpoint) => BatchApi;
+  /** The worktree environments: a patch is applied in a worktree prepared as an agent's is. */
+  environments?: WorktreeEnvironments;
+  /** The environment an agent of the task would have (setup commands run with it). */
+  agentEnv?: (taskId: string, sessionId: string) => Promise<Record<string, string>>;
 }
 
 /** A batch being polled. */
@@ -389,12 +394,16 @@ export class BatchLane {
     if ("problem" in found) return { outcome: "not_applied", reason: found.problem };
     try {
       const worktree = await createWorktree(o.paths.root, entry.session_id, entry.base);
+      const logPath = sessionLogPath(o.paths.runtime, entry.session_id);
       o.work.set(entry.task_id, {
         worktree: { ...worktree, base: entry.base },
         sessionId: entry.session_id,
-        logPath: sessionLogPath(o.paths.runtime, entry.session_id),
+        logPath,
         role: task.role,
       });
+      // Its gates run in this worktree: it gets what an agent's would (copies, links, setup).
+      const prepared = await this.#prepare(entry, task.role, worktree.path, logPath);
+      if (prepared) return { outcome: "not_applied", reason: prepared };
       const applied = await applyPatch(
         worktree.path,
         found.patch,
@@ -414,6 +423,26 @@ export class BatchLane {
       };
     } catch (e) {
       return { outcome: "not_applied", reason: (e as Error).message };
+    }
+  }
+
+  /** Prepare the patch's worktree as an agent's; the reason when its setup failed. */
+  async #prepare(
+    entry: BatchEntry,
+    role: string,
+    tree: string,
+    logPath: string,
+  ): Promise<string | undefined> {
+    const { environments, agentEnv } = this.#o;
+    if (!environments || !agentEnv) return undefined;
+    try {
+      const ports = await environments.leasePorts(entry.session_id, role);
+      const env = await agentEnv(entry.task_id, entry.session_id);
+      await environments.prepare({ tree, sessionId: entry.session_id, role, env, ports, logPath });
+      return undefined;
+    } catch (e) {
+      if (e instanceof WorktreeSetupError) return e.reason;
+      throw e;
     }
   }
 

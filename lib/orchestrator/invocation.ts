@@ -49,10 +49,10 @@ export interface AgentInvocationSettings extends InvocationSettings {
 }
 
 /** Marks the note about the agent's leased ports. */
-export const PORTS_NOTE = "PORTS:";
+const PORTS_NOTE = "PORTS:";
 
 /** What the agent is told when its worktree has `count` leased ports. */
-export function portsNote(count: number): string {
+function portsNote(count: number): string {
   return `${PORTS_NOTE} other agents work beside you on this project. Start any server (dev ` +
     "server, API, database) on the port in $PORT" +
     (count > 1 ? " (all your ports, comma-separated, are in $SERVICE_PORTS)" : "") +

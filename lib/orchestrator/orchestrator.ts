@@ -2,12 +2,14 @@
  * The run loop, a thin executor around the pure decision core (core/decide.ts): it turns what
  * happens — agent exits, task changes, review decisions (noticed as the journal grows), the
  * outcome of a landing, ticks — into events, asks the core what follows, and carries out the
- * actions: journal rows, store changes, spawns, terminations, log lines; worktree cleanups, and
- * the starts of agents whose worktree runs setup commands, run off the loop, and diff captures,
- * merges and rebases in the landing lane (one at a time, so a long gate never stalls the loop). Every event is decided when it arrives; once the events that
- * arrived together are decided, the loop settles (starts what may start, says why the rest
- * waits, ends the run when nothing can progress). The tick is for timeouts only. Batch-eligible
- * tasks go to the batch lane (./batch_lane.ts), whose polls also arrive as events.
+ * actions: journal rows, store changes, terminations, log lines. What takes time runs off the
+ * loop and comes back as events: agents start a few at a time (those whose worktree runs setup
+ * commands beside them) and what their exit left is read as they end; worktree cleanups run by
+ * task; diff captures with their verification run side by side, merges and rebases one at a time
+ * in the landing lane. Every event is decided when it arrives; once the events that arrived
+ * together are decided, the loop settles (starts what may start, says why the rest waits, ends
+ * the run when nothing can progress). The tick is for timeouts only. Batch-eligible tasks go to
+ * the batch lane (./batch_lane.ts), whose polls also arrive as events.
  */
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import type { CooldownTracker } from "../agents/cooldown.ts";
@@ -32,6 +34,7 @@ import { BatchLane } from "./batch_lane.ts";
 import { type BatchEndpoint, batchRoutingHint } from "../batch/provider.ts";
 import type { BatchApi } from "../batch/api.ts";
 import { LandingLane } from "./landing_lane.ts";
+import { Bounded } from "../async/bounded.ts";
 import { RateLimitGuard } from "./rate_limit_guard.ts";
 import { reviewEvent, ReviewWatcher } from "./review_watcher.ts";
 import { applyStoreChange } from "./store_change.ts";
@@ -51,6 +54,14 @@ const REPORTED_EXIT_GRACE_MS = 10_000;
 
 /** How often the clock is decided (deadlines, merge retries, a cooldown running out). */
 const TICK_MS = 1000;
+
+/**
+ * How many finished tasks are captured and verified at once: their git calls and gates share the
+ * machine's cores with the agents, and no more can finish at once than run at once.
+ */
+function verifications(maxAgents: number): number {
+  return Math.max(1, Math.min(maxAgents, navigator.hardwareConcurrency * 2));
+}
 
 /** Everything the loop needs, built by `runPlan`: its settings and the run's parts. */
 export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLimitCooldownS"> {
@@ -121,8 +132,14 @@ export class Orchestrator {
   /** A look at the journal for review decisions is queued. */
   #reviewsQueued = false;
   readonly #lane: LandingLane;
+  /** Agents being started (a few at a time: each cuts a worktree and forks a process). */
+  readonly #starts = new Bounded(navigator.hardwareConcurrency);
+  /** The run's rows put in line so far: resolves once they are durable. */
+  #written: Promise<unknown> = Promise.resolve();
   /** Reaps and keeps under way off the loop, by task (a new attempt starts after its reap). */
   readonly #cleanups = new Map<string, Promise<void>>();
+  /** Worktree cleanups run a few at a time: nothing waits on them but a retry of their task. */
+  readonly #cleaning = new Bounded(navigator.hardwareConcurrency);
 
   constructor(options: OrchestratorOptions) {
     this.#o = options;
@@ -250,10 +267,20 @@ export class Orchestrator {
       log: options.log,
       clock: this.#clock,
       api: options.batchApi,
+      environments: this.#environments,
+      agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
     });
-    this.#lane = new LandingLane((events) => {
-      for (const event of events) this.#push(event);
-    }, options.log);
+    this.#lane = new LandingLane({
+      deliver: (events) => {
+        for (const event of events) this.#push(event);
+      },
+      fail: options.log,
+      verifications: verifications(options.maxAgents),
+      merge: async (taskIds) => {
+        const results = await this.#work.merge(taskIds.map((id) => options.store.require(id)));
+        return results.map((result, i) => ({ type: "merge_result", taskId: taskIds[i], result }));
+      },
+    });
   }
 
   /** Live agents, for `ps`-like displays. */
@@ -354,6 +381,7 @@ export class Orchestrator {
           if (event.type !== "tick" && event.type !== "settle") this.#unsettled = true;
         }
       }
+      await this.#written; // every row of the run is durable before it ends
       await this.#lane.idle();
       await Promise.all(this.#cleanups.values());
       return { ...this.#state.verdict, counts: this.#counts() };
@@ -392,22 +420,40 @@ export class Orchestrator {
   async #decide(event: CoreEvent): Promise<void> {
     const step = decide(this.#refresh(), event);
     this.#state = step.state;
-    const followUps: CoreEvent[] = [];
-    let journal: JournalEvent[] = [];
+    let rows: JournalEvent[] = [];
     for (const action of step.actions) {
       if (action.kind === "journal") {
-        journal.push(action.event);
+        rows.push(action.event);
         continue;
       }
-      if (journal.length > 0) {
-        await appendEvents(this.#o.journalPath, journal);
-        journal = [];
-      }
-      followUps.push(...await this.#execute(action));
+      this.#append(rows);
+      rows = [];
+      await this.#execute(action);
     }
-    if (journal.length > 0) await appendEvents(this.#o.journalPath, journal);
+    this.#append(rows);
     // Outcomes of this step's actions are decided before anything that happened meanwhile.
-    this.#queue.unshift(...followUps, ...this.#decidedBeforeEvents());
+    this.#queue.unshift(...this.#decidedBeforeEvents());
+  }
+
+  /**
+   * Put `rows` in line behind the run's earlier rows now, and go on deciding while they are
+   * written: what follows them waits for them (see {@link #afterRows}, the `store` action). A
+   * row that cannot be written fails the run, and no later row of it is written.
+   */
+  #append(rows: JournalEvent[]): void {
+    if (rows.length === 0) return;
+    const written = appendEvents(this.#o.journalPath, rows, { after: this.#written });
+    written.catch((e) => {
+      if (this.#written !== written) return; // a later append carries the same failure
+      this.#queue.unshift(() => Promise.reject(e));
+      this.#wake();
+    });
+    this.#written = written;
+  }
+
+  /** Do `effect` once the rows decided before it are durable (never, if one was not written). */
+  #afterRows(effect: () => void): void {
+    this.#written.then(effect, () => {});
   }
 
   /** The core's state with the store's view of the run's tasks and the clock, cooldown, budget. */
@@ -443,67 +489,62 @@ export class Orchestrator {
     };
   }
 
-  async #execute(action: Action): Promise<CoreEvent[]> {
+  async #execute(action: Action): Promise<void> {
     const o = this.#o;
     switch (action.kind) {
       case "store":
+        // The journal says it first: a store change waits for the rows decided before it.
+        await this.#written;
         await applyStoreChange(o.store, action.change).catch((e) =>
           // The task moved meanwhile (an operator acted): the next decision sees where it is.
           o.log(`${action.change.taskId}: ${action.change.op} not applied: ${(e as Error).message}`)
         );
-        return [];
+        return;
       case "spawn":
-        if (this.#setsUp(action.taskId)) {
-          this.#spawnOffLoop(action.taskId, action.adapter, action.note);
-          return [];
-        }
-        // On the loop: agents that start one after another finish one after another, so their
-        // work does not queue up in the landing lane all at once (bench:orchestrator).
-        await this.#cleanups.get(action.taskId); // the last attempt's work is on its rescue ref
-        return [await this.#spawn(action.taskId, action.adapter, action.note)];
+        return this.#afterRows(() => this.#spawn(action.taskId, action.adapter, action.note));
       case "batch":
-        this.#batch.submit(action.taskIds); // off the loop: its outcomes arrive as events
-        return [];
+        // Off the loop: its outcomes arrive as events.
+        return this.#afterRows(() => this.#batch.submit(action.taskIds));
       case "terminate":
-        if (this.#batch.has(action.taskId)) this.#batch.drop(action.taskId);
-        else this.#agents.terminate(action.taskId, action.reason);
-        return [];
-      case "capture":
-        this.#lane.add("capture", async () => {
-          await this.#work.capture(action.taskId);
-          const { gatesFailed } = await this.#work.verify(action.taskId);
-          return [{ type: "captured", taskId: action.taskId, gatesFailed }];
+        return this.#afterRows(() => {
+          if (this.#batch.has(action.taskId)) this.#batch.drop(action.taskId);
+          else this.#agents.terminate(action.taskId, action.reason);
         });
-        return [];
+      case "capture":
+        return this.#afterRows(() =>
+          this.#lane.verify(async () => {
+            await this.#work.capture(action.taskId);
+            const { gatesFailed } = await this.#work.verify(action.taskId);
+            return [{ type: "captured", taskId: action.taskId, gatesFailed }];
+          })
+        );
       case "merge":
-        this.#lane.add("land", async () => [{
-          type: "merge_result",
-          taskId: action.taskId,
-          result: await this.#work.merge(o.store.require(action.taskId)),
-        }]);
-        return [];
+        return this.#afterRows(() => this.#lane.merge(action.taskId));
       case "rebase":
-        this.#lane.add("land", async () => [{
-          type: "rebase_result",
-          taskId: action.taskId,
-          result: await this.#work.rebase(action.taskId),
-        }]);
-        return [];
+        return this.#afterRows(() =>
+          this.#lane.land(async () => [{
+            type: "rebase_result",
+            taskId: action.taskId,
+            result: await this.#work.rebase(action.taskId),
+          }])
+        );
       case "reap":
-        this.#cleanUp(action.taskId, () => this.#work.reap(action.taskId));
-        return [];
+        return this.#afterRows(() =>
+          this.#cleanUp(action.taskId, () => this.#work.reap(action.taskId))
+        );
       case "keep":
-        this.#cleanUp(action.taskId, () => this.#work.keep(action.taskId, action.reason));
-        return [];
+        return this.#afterRows(() =>
+          this.#cleanUp(action.taskId, () => this.#work.keep(action.taskId, action.reason))
+        );
       case "log":
         o.log(action.line);
-        return [];
+        return;
       case "publish_waits":
         o.onWaiting?.(action.waits);
-        return [];
+        return;
       case "finish":
       case "journal":
-        return []; // the verdict is in the state; journal rows are appended in order above
+        return; // the verdict is in the state; journal rows are put in line in order above
     }
   }
 
@@ -514,17 +555,26 @@ export class Orchestrator {
   }
 
   /**
-   * Start `taskId`'s agent off the loop: its worktree setup may take minutes (`npm ci`), and
-   * meanwhile the loop decides everything else and other setups run beside it. The start's
-   * outcome, then the agent's exit, become events in that order.
+   * Start `taskId`'s agent with `adapter` off the loop (claim, worktree, process: tens of
+   * milliseconds), a few at a time; a start whose worktree runs setup commands (`npm ci` may take
+   * minutes) runs beside them. Its outcome, then its exit, become events in that order.
    */
-  #spawnOffLoop(taskId: string, adapter: string, note: string | undefined): void {
-    const started: Promise<CoreEvent> = (async () => {
+  #spawn(taskId: string, adapter: string, note: string | undefined): void {
+    const start = async (): Promise<CoreEvent> => {
       await this.#cleanups.get(taskId); // the last attempt's work is on its rescue ref first
-      return await this.#spawn(taskId, adapter, note, (exit) => {
-        void started.then(() => this.#push(exit));
+      const event = await this.#agents.spawn(taskId, adapter, note, (exit) => {
+        // What the exit left (spend, leftovers, diagnosis) is read off the loop as well.
+        void started.then(exit).then(
+          (events) => events.forEach((event) => this.#push(event)),
+          (e) => this.#push(() => Promise.reject(e)), // the loop fails as it would have
+        );
       });
-    })().catch((e) => ({
+      if (event.type === "spawned") this.#sessionAdapters.set(event.sessionId, adapter);
+      return event;
+    };
+    const started: Promise<CoreEvent> = (
+      this.#setsUp(taskId) ? start() : this.#starts.run(start)
+    ).catch((e) => ({
       type: "spawn_failed",
       taskId,
       sessionId: "",
@@ -537,22 +587,10 @@ export class Orchestrator {
     void started.then((event) => this.#push(event));
   }
 
-  /** Start `taskId`'s agent with `adapter`, remembering which adapter its session runs. */
-  async #spawn(
-    taskId: string,
-    adapter: string,
-    note?: string,
-    onExit: (exit: () => Promise<CoreEvent[]>) => void = (exit) => this.#push(exit),
-  ): Promise<CoreEvent> {
-    const event = await this.#agents.spawn(taskId, adapter, note, onExit);
-    if (event.type === "spawned") this.#sessionAdapters.set(event.sessionId, adapter);
-    return event;
-  }
-
   /** Reap or keep `taskId`'s worktree off the loop, after any earlier cleanup of it. */
   #cleanUp(taskId: string, work: () => Promise<void>): void {
     const done = (this.#cleanups.get(taskId) ?? Promise.resolve())
-      .then(work)
+      .then(() => this.#cleaning.run(work))
       .catch((e) => this.#o.log(`${taskId}: worktree cleanup failed: ${(e as Error).message}`))
       .finally(() => {
         if (this.#cleanups.get(taskId) === done) this.#cleanups.delete(taskId);

@@ -10,6 +10,7 @@ import { type CooldownTracker, saveCooldowns } from "../agents/cooldown.ts";
 import { resolveReset } from "../agents/reset_time.ts";
 import type { CoreEvent } from "./core/protocol.ts";
 import { scanNewLines } from "./log_watch.ts";
+import { serialised } from "../async/serialised.ts";
 import type { AgentSession } from "./session.ts";
 
 /** What the guard acts through. */
@@ -38,8 +39,15 @@ export class RateLimitGuard {
     return this.#o.cooldowns.blocked(this.#nowS());
   }
 
-  /** Scan the session's new log lines; on a limit, park its adapter and say so. */
-  async check(session: AgentSession): Promise<RateLimitHit | undefined> {
+  /**
+   * Scan the session's new log lines; on a limit, park its adapter and say so. Scans of
+   * one session run one at a time (a heartbeat's and its exit's), so no line is reported twice.
+   */
+  check(session: AgentSession): Promise<RateLimitHit | undefined> {
+    return serialised(`rate-limit-scan:${session.sessionId}`, () => this.#scan(session));
+  }
+
+  async #scan(session: AgentSession): Promise<RateLimitHit | undefined> {
     const o = this.#o;
     const adapter = session.adapter.name;
     const { match, scannedTo } = await scanNewLines(

@@ -12,7 +12,7 @@ import * as ev from "../journal/events.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import { failedSignals } from "../merge/events.ts";
-import { mergeAgentBranch } from "../merge/merge.ts";
+import { mergeAgentBranches, type MergeOutcome } from "../merge/merge.ts";
 import { rebaseOnto } from "../merge/rebase.ts";
 import { type CompletionSignal, evaluateSignals } from "../janitor/signals.ts";
 import type { Task } from "../tasks/task.ts";
@@ -29,6 +29,20 @@ import { writeFileAtomic } from "../util/atomic_write.ts";
 import type { MergeResult, RebaseResult } from "./core/protocol.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
+
+/** What the decision core is told of a member's landing. */
+function mergeResult(outcome: MergeOutcome): MergeResult {
+  switch (outcome.status) {
+    case "merged":
+      return { kind: "merged", commit: outcome.commit };
+    case "gates_failed":
+      return { kind: "gates_failed", signals: failedSignals(outcome.gates) };
+    case "conflict":
+      return { kind: "conflict", files: outcome.files };
+    case "waiting":
+      return { kind: "waiting", reason: outcome.reason };
+  }
+}
 
 /** A task's completion signals (`{path_exists: "x"}`) as the janitor's checks (`{kind, detail}`). */
 export function janitorSignals(task: Task): CompletionSignal[] {
@@ -71,6 +85,8 @@ export interface TaskWorkOptions {
 export class TaskWork {
   readonly #o: TaskWorkOptions;
   readonly #handles = new Map<string, WorkHandle>();
+  /** Sessions whose log is kept in the run directory. */
+  readonly #logsKept = new Set<string>();
 
   constructor(options: TaskWorkOptions) {
     this.#o = options;
@@ -125,6 +141,7 @@ export class TaskWork {
       const { tip } = await commitPartialWork(
         h.worktree.path,
         `service: partial work of ${taskId} (${reason})`,
+        { root: this.#o.paths.root },
       );
       return tip !== h.worktree.base;
     } catch {
@@ -151,7 +168,11 @@ export class TaskWork {
     }
   }
 
-  /** Commit the work and store its diff (`task_diff_captured`); fail-open (spec §4.1 rule 5). */
+  /**
+   * Commit the work and store its diff (`task_diff_captured`); fail-open (spec §4.1 rule 5). Its
+   * agent has ended, so its session log is whole: it is kept in the run directory now (at reap
+   * when a teardown will add to it).
+   */
   async capture(taskId: string): Promise<void> {
     const h = this.#handles.get(taskId);
     if (!h) return;
@@ -165,6 +186,12 @@ export class TaskWork {
       message: `service: work of ${taskId}`,
     });
     if (!result.captured) this.#o.warn(`${taskId}: no diff captured: ${result.reason}`);
+    // A teardown still writes to the log at reap: then the log is kept after it instead.
+    if (!this.#hasTeardown(h)) await this.#keepLog(taskId, h);
+  }
+
+  #hasTeardown(h: WorkHandle): boolean {
+    return (this.#o.environments?.spec(h.role).teardown.length ?? 0) > 0;
   }
 
   /** The verification step of a fresh completion: gates, producers, ledger record, bundle. */
@@ -174,34 +201,44 @@ export class TaskWork {
     return this.#o.verification.verify(taskId, handle);
   }
 
-  /** Evaluate the gates on the tree the merge would produce, then merge. */
-  async merge(task: Task): Promise<MergeResult> {
-    const h = this.#handles.get(task.id);
-    if (!h) return { kind: "waiting", reason: "the task's worktree is gone" };
+  /**
+   * Land `tasks`, in their order, as one train: the gates of each on the tree its merge would
+   * produce (side by side), then one advance of the target (lib/merge/train.ts).
+   */
+  async merge(tasks: Task[]): Promise<MergeResult[]> {
     const verification = this.#o.verification;
+    const results: MergeResult[] = tasks.map(() => ({
+      kind: "waiting",
+      reason: "the task's worktree is gone",
+    }));
+    const landing = tasks.flatMap((task, i) => {
+      const h = this.#handles.get(task.id);
+      return h ? [{ task, i, branch: h.worktree.branch }] : [];
+    });
     try {
-      const outcome = await mergeAgentBranch(this.#o.paths.root, {
+      const outcomes = await mergeAgentBranches(this.#o.paths.root, {
         target: this.#o.targetBranch,
-        agent: h.worktree.branch,
-        taskId: task.id,
-        gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
-        evaluated: verification.evaluated(task.id),
-        message: `service: merge ${task.id} (${task.title})`,
+        members: landing.map(({ task, branch }) => ({
+          agent: branch,
+          taskId: task.id,
+          gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
+          evaluated: verification.evaluated(task.id),
+          message: `service: merge ${task.id} (${task.title})`,
+        })),
       });
-      await verification.afterMerge(task.id, "gates" in outcome ? outcome.gates : undefined);
-      switch (outcome.status) {
-        case "merged":
-          return { kind: "merged", commit: outcome.commit };
-        case "gates_failed":
-          return { kind: "gates_failed", signals: failedSignals(outcome.gates) };
-        case "conflict":
-          return { kind: "conflict", files: outcome.files };
-        case "waiting":
-          return { kind: "waiting", reason: outcome.reason };
+      for (const [j, outcome] of outcomes.entries()) {
+        const { task, i } = landing[j];
+        if ("gates" in outcome) {
+          await verification.afterMerge(task.id, outcome.gates, outcome.tree);
+        }
+        results[i] = mergeResult(outcome);
       }
     } catch (e) {
-      return { kind: "waiting", reason: `merge step failed: ${(e as Error).message}` };
+      for (const { i } of landing) {
+        results[i] = { kind: "waiting", reason: `merge step failed: ${(e as Error).message}` };
+      }
     }
+    return results;
   }
 
   /** Rebase the task's branch onto the target's tip; a changed diff is captured again. */
@@ -224,8 +261,8 @@ export class TaskWork {
 
   /**
    * Remove the worktree (its work stays on a rescue ref unless merged) after its environment's
-   * teardown, keep the session's log in the run directory, journaling its digest, and release
-   * the session's ports.
+   * teardown, keep the session's log in the run directory, journaling its digest (unless its
+   * capture kept it), and release the session's ports.
    */
   async reap(taskId: string): Promise<void> {
     const h = this.#handles.get(taskId);
@@ -282,7 +319,10 @@ export class TaskWork {
     await this.commitLeftovers(taskId, reason);
   }
 
+  /** Keep `h`'s session log in the run directory with its digest in the journal, once. */
   async #keepLog(taskId: string, h: WorkHandle): Promise<void> {
+    if (this.#logsKept.has(h.sessionId)) return;
+    this.#logsKept.add(h.sessionId);
     let bytes: Uint8Array;
     try {
       bytes = await Deno.readFile(h.logPath);

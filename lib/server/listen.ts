@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { defaultMaxConnections, type Gate, type GateStats, openGate } from "./connection_gate.ts";
 import type { ServerBlock } from "../config/schema.ts";
+import { makeSocketDir } from "./socket_dir.ts";
 
 /** Where and how to listen. */
 export interface ListenOptions {
@@ -32,8 +33,7 @@ export async function listenGated(
   options: ListenOptions,
   fetch: (req: Request) => Response | Promise<Response>,
 ): Promise<Listening> {
-  const dir = await Deno.makeTempDir({ prefix: "service-http-" });
-  await Deno.chmod(dir, 0o700);
+  const dir = await makeSocketDir();
   const backendPath = join(dir, "http.sock");
   const server = Deno.serve({
     transport: "unix",

@@ -43,16 +43,22 @@ export function appendUnderLock<T>(
     let created = false;
     let file: Deno.FsFile;
     try {
-      await Deno.mkdir(dirname(path), { recursive: true, mode: options.dirMode });
-      try {
-        file = await Deno.open(path, { read: true, write: true, createNew: true });
-        created = true;
-      } catch (e) {
-        if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
-        file = await Deno.open(path, { read: true, write: true });
-      }
+      // The file exists but for its first append: one open, no directory to make.
+      file = await Deno.open(path, { read: true, write: true });
     } catch (e) {
-      throw storageFailure(e, path);
+      if (!(e instanceof Deno.errors.NotFound)) throw storageFailure(e, path);
+      try {
+        await Deno.mkdir(dirname(path), { recursive: true, mode: options.dirMode });
+        try {
+          file = await Deno.open(path, { read: true, write: true, createNew: true });
+          created = true;
+        } catch (e) {
+          if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+          file = await Deno.open(path, { read: true, write: true });
+        }
+      } catch (e) {
+        throw storageFailure(e, path);
+      }
     }
     try {
       await file.lock(true);

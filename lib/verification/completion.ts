@@ -14,7 +14,6 @@
  * (its work was sent back) is recorded when its worktree is reaped, with what was observed.
  */
 import type { CommandCheck } from "../config/schema.ts";
-import { git } from "../git/git.ts";
 import type { CompletionSignal } from "../janitor/signals.ts";
 import { taskEvidenceUnsealed, taskVerificationRecorded } from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
@@ -30,7 +29,9 @@ import type { Evidence } from "./ledger.ts";
 import { type NudgeSettings, readVerificationNudge, type VerificationNudge } from "./nudge.ts";
 import { claimIsolation, sealEvidence } from "./seal.ts";
 import { logParserFor } from "../agents/adapters/mod.ts";
-import { detectTestRuns } from "./test_run_detector.ts";
+import { detectTestRuns, type TestRunReport } from "./test_run_detector.ts";
+import { RecordedCompletions } from "./recorded_once.ts";
+import { AlertLatch } from "./alert_latch.ts";
 import { ledgerVerdict } from "./verdict.ts";
 
 /** Bytes at the end of a session log that are scanned for test runs. */
@@ -91,12 +92,19 @@ export class VerificationStep {
   readonly #evaluated = new Map<string, { tree: string; gates: GateResult }>();
   /** Completions whose record waits for the merge step's gates. */
   readonly #waiting = new Map<string, CompletionHandle>();
-  #alerted: boolean | undefined;
-  /** `task_id session_id` of the completions the run's journal already records. */
-  #recorded: Set<string> | undefined;
+  /** One record per completion, though completions are verified at once (the verify stage). */
+  readonly #recorded: RecordedCompletions;
+  /** The alert trips once, however many records end at the same moment. */
+  readonly #alert: AlertLatch;
 
   constructor(options: VerificationStepOptions) {
     this.#o = options;
+    this.#recorded = new RecordedCompletions(options.journalPath);
+    this.#alert = new AlertLatch({
+      read: () => readVerificationNudge(options.paths, options.nudge),
+      onTrip: options.onAlert,
+      warn: options.warn,
+    });
   }
 
   /** The checks of a task: its signals and quality gates, plus producers when asked. */
@@ -177,37 +185,30 @@ export class VerificationStep {
   }
 
   /**
-   * The merge step evaluated the gates (or could not: a conflict): keep the result for a retried
-   * merge of the same tree, and record a completion that waited for them.
+   * The merge step evaluated the gates on `tree`: keep the result for a retried merge of the same
+   * tree, and record a completion that waited for them.
    */
-  async afterMerge(taskId: string, gates: GateResult | undefined): Promise<void> {
-    if (!gates) return;
-    await this.#safely(taskId, async () => {
-      const tree = await git(["rev-parse", `${gates.commit}^{tree}`], {
-        cwd: this.#o.paths.root,
-        allowFailure: true,
-      });
-      const treeId = tree.code === 0 ? tree.stdout.trim() : "";
-      if (treeId) this.#evaluated.set(taskId, { tree: treeId, gates });
-      const handle = this.#waiting.get(taskId);
-      const task = this.#o.store.get(taskId);
-      if (!handle || !task) return;
-      this.#waiting.delete(taskId);
-      await this.#record(task, handle.sessionId, handle.logPath, { gates, tree: treeId });
-    });
+  async afterMerge(taskId: string, gates: GateResult, tree: string): Promise<void> {
+    this.#evaluated.set(taskId, { tree, gates });
+    await this.#recordWaiting(taskId, { gates, tree });
   }
 
   /** The completion's worktree is reaped: a record still waiting is written with what was seen. */
   async beforeReap(taskId: string): Promise<void> {
     this.#evaluated.delete(taskId);
+    await this.#recordWaiting(taskId, undefined);
+  }
+
+  /** Write the record of `taskId` that waited for the merge's gates, once, with `seen`. */
+  async #recordWaiting(
+    taskId: string,
+    seen: { gates: GateResult; tree: string } | undefined,
+  ): Promise<void> {
     const handle = this.#waiting.get(taskId);
     const task = this.#o.store.get(taskId);
     if (!handle || !task) return;
     this.#waiting.delete(taskId);
-    await this.#safely(
-      taskId,
-      () => this.#record(task, handle.sessionId, handle.logPath, undefined),
-    );
+    await this.#safely(taskId, () => this.#record(task, handle.sessionId, handle.logPath, seen));
   }
 
   /** A record that fails is reported, never allowed to undo what the merge or reap did. */
@@ -227,10 +228,29 @@ export class VerificationStep {
   ): Promise<void> {
     // A process that resumes the run (after a stop or a crash) lands work an earlier one may
     // have verified already: one record per completion, whoever wrote it.
-    const key = `${task.id} ${sessionId}`;
-    const recorded = this.#recorded ??= await recordedCompletions(this.#o.journalPath);
-    if (recorded.has(key)) return;
-    if (this.#alerted === undefined) await this.start();
+    if (!await this.#recorded.claim(task.id, sessionId)) return;
+    await this.#alert.baseline();
+    let observed: Observed;
+    try {
+      observed = await this.#observe(task, sessionId, logPath, evaluated);
+      await this.#o.store.recordVerdict(
+        task.id,
+        ledgerVerdict(this.#o.paths, sessionId, observed.evidence),
+      );
+    } catch (e) {
+      await this.#recorded.release(task.id, sessionId); // not in the ledger: a later try may write it
+      throw e;
+    }
+    await this.#written(task, sessionId, observed, evaluated);
+  }
+
+  /** What the service observed of a completion: the log's test runs, the gates' checks. */
+  async #observe(
+    task: Task,
+    sessionId: string,
+    logPath: string | undefined,
+    evaluated: { gates: GateResult; tree: string } | undefined,
+  ): Promise<Observed> {
     const log = await readLogTail(
       logPath ?? runLogPath(this.#o.paths, this.#o.runId, sessionId),
       runLogPath(this.#o.paths, this.#o.runId, sessionId),
@@ -238,14 +258,18 @@ export class VerificationStep {
     const adapter = this.#o.adapter;
     const events = logParserFor(typeof adapter === "function" ? adapter(sessionId) : adapter)(log);
     const testRuns = detectTestRuns(events, { prompt: await this.#promptOf(task) });
-    const evidence: Evidence = observedEvidence({
-      testRuns,
-      checks: evaluated?.gates.signals,
-    });
+    return { testRuns, evidence: observedEvidence({ testRuns, checks: evaluated?.gates.signals }) };
+  }
+
+  /** The ledger holds the record: the journal row, the sealed bundle and the alert follow. */
+  async #written(
+    task: Task,
+    sessionId: string,
+    { evidence, testRuns }: Observed,
+    evaluated: { gates: GateResult; tree: string } | undefined,
+  ): Promise<void> {
     const verified = evidence.tests_run || evidence.quality_gates_run ||
       evidence.completion_signals_checked;
-    await this.#o.store.recordVerdict(task.id, ledgerVerdict(this.#o.paths, sessionId, evidence));
-    recorded.add(key); // the ledger holds it now: never again for this completion
     await appendEvents(this.#o.journalPath, [taskVerificationRecorded({
       task_id: task.id,
       session_id: sessionId,
@@ -279,7 +303,7 @@ export class VerificationStep {
         ]).catch(() => {});
       }
     }
-    await this.#checkAlert();
+    await this.#alert.check();
   }
 
   async #promptOf(task: Task): Promise<string> {
@@ -292,41 +316,12 @@ export class VerificationStep {
       return plain;
     }
   }
-
-  async #checkAlert(): Promise<void> {
-    try {
-      const nudge = await readVerificationNudge(this.#o.paths, this.#o.nudge);
-      if (nudge.threshold_exceeded && this.#alerted === false) this.#o.onAlert?.(nudge);
-      this.#alerted = nudge.threshold_exceeded;
-    } catch (e) {
-      this.#o.warn(`verification summary unreadable: ${(e as Error).message}`);
-    }
-  }
-
-  /** Read the alert's state before the first record (it trips only on a change). */
-  async start(): Promise<void> {
-    const nudge = await readVerificationNudge(this.#o.paths, this.#o.nudge).catch(() => undefined);
-    this.#alerted = nudge?.threshold_exceeded ?? false;
-  }
 }
 
-/** `task_id session_id` of every `task_verification_recorded` row of a journal. */
-async function recordedCompletions(journalPath: string): Promise<Set<string>> {
-  const keys = new Set<string>();
-  let text = "";
-  try {
-    text = await Deno.readTextFile(journalPath);
-  } catch { /* no journal yet */ }
-  for (const line of text.split("\n")) {
-    if (!line.includes('"task_verification_recorded"')) continue;
-    try {
-      const row = JSON.parse(line);
-      if (row.type === "task_verification_recorded") {
-        keys.add(`${row.data.task_id} ${row.data.session_id}`);
-      }
-    } catch { /* a torn line records nothing */ }
-  }
-  return keys;
+/** What a record says the service observed. */
+interface Observed {
+  testRuns: TestRunReport;
+  evidence: Evidence;
 }
 
 /** The last {@link LOG_SCAN_BYTES} of the first readable log (empty when none is). */

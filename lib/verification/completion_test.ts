@@ -107,3 +107,41 @@ Deno.test("TaskStore.complete(): an operator's completion of a run's task nobody
   // A claimed task of a run waits for the verification step instead.
   assert.equal((await s.ledger()).filter((r) => r.task_id === "t1").length, 0);
 });
+
+Deno.test("VerificationStep: one completion verified twice at once is recorded once", async () => {
+  await using s = await setup();
+  const log = join(s.paths.runtime, "s1.log");
+  await Deno.mkdir(s.paths.runtime, { recursive: true });
+  await Deno.writeTextFile(log, "working…\n");
+  const step = s.step();
+  const handle = { sessionId: "s1", branch: "agent/s1", logPath: log };
+  // A landing's verification and a reap's leftover record can meet (the verify stage runs
+  // completions at once): whoever comes second finds the completion recorded.
+  await Promise.all([step.verify("t1", handle), step.verify("t1", handle)]);
+  assert.equal((await s.ledger()).length, 1);
+  const rows = (await Deno.readTextFile(s.journal)).trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(rows.filter((r) => r.type === "task_verification_recorded").length, 1);
+  assert.deepEqual(s.alerts, ["1/1"]);
+});
+
+Deno.test("VerificationStep: completions verified at once trip the alert once", async () => {
+  await using s = await setup();
+  const ids = ["t2", "t3", "t4", "t5", "t6", "t7"];
+  await s.store.create(ids.map((id) => taskInput(id)), { runId: "r1" });
+  await Deno.mkdir(s.paths.runtime, { recursive: true });
+  for (const id of ids) {
+    await s.store.claim(id, `s-${id}`);
+    await s.store.complete(id, { summary: "done" }, completionVerdict(s.paths));
+    await Deno.writeTextFile(join(s.paths.runtime, `s-${id}.log`), "working…\n");
+  }
+  const step = s.step();
+  await Promise.all(ids.map((id) =>
+    step.verify(id, {
+      sessionId: `s-${id}`,
+      branch: `agent/s-${id}`,
+      logPath: join(s.paths.runtime, `s-${id}.log`),
+    })
+  ));
+  assert.equal((await s.ledger()).length, ids.length);
+  assert.equal(s.alerts.length, 1, `the alert tripped ${s.alerts.length} times: ${s.alerts}`);
+});

@@ -60,7 +60,7 @@ export class WorktreeSetupError extends Error {
 }
 
 /** `setup_failed: <command>: <line>`, one line of bounded length. */
-export function setupFailedReason(command: string, line: string): string {
+function setupFailedReason(command: string, line: string): string {
   const cmd = command.replace(/\s+/g, " ").trim();
   return `${SETUP_FAILED}: ${cmd.length > 120 ? cmd.slice(0, 117) + "…" : cmd}: ${line}`;
 }

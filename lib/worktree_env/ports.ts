@@ -49,7 +49,7 @@ export interface LeaseOptions {
 }
 
 /** True when a bind of `port` on the loopback addresses succeeds (the address family may be absent). */
-export function portIsFree(port: number): boolean {
+function portIsFree(port: number): boolean {
   for (const hostname of ["127.0.0.1", "::1"]) {
     try {
       Deno.listen({ hostname, port }).close();

@@ -79,7 +79,10 @@ export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureD
       return { captured: false, reason: `no worktree at ${options.worktree}` };
     }
     const message = options.message ?? `service: uncommitted work of task ${options.taskId}`;
-    let { tip } = await commitPartialWork(options.worktree, message, { signal: options.signal });
+    let { tip } = await commitPartialWork(options.worktree, message, {
+      signal: options.signal,
+      root: options.root,
+    });
     // Build caches and environment files an agent committed anyway never reach the diff.
     const untracked = await untrackIgnored(options.worktree, options.base, {
       signal: options.signal,

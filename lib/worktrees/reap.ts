@@ -3,7 +3,13 @@
  * committed and either merged into the target branch or kept at `refs/service/rescue/<session>`.
  */
 import { git, resolveCommit } from "../git/git.ts";
-import { agentBranch, commitPartialWork, requireSessionId, worktreePath } from "./worktrees.ts";
+import {
+  agentBranch,
+  cleanHead,
+  commitPartialWork,
+  requireSessionId,
+  worktreePath,
+} from "./worktrees.ts";
 
 /** Namespace of the refs that keep the work of reaped, unmerged sessions. */
 const RESCUE_PREFIX = "refs/service/rescue/";
@@ -66,10 +72,14 @@ export async function reapWorktree(
     // The work is the worktree's HEAD (an agent may have left the branch) or else the branch.
     let tip: string | undefined;
     if (exists) {
-      const message = options.message ?? `service: partial work of session ${sessionId}`;
-      const work = await commitPartialWork(path, message, { signal: options.signal });
-      committed = work.committed;
-      tip = work.tip;
+      // Its work is usually committed already (captured): one look says so.
+      tip = await cleanHead(path, { signal: options.signal });
+      if (tip === undefined) {
+        const message = options.message ?? `service: partial work of session ${sessionId}`;
+        const work = await commitPartialWork(path, message, { signal: options.signal, root });
+        committed = work.committed;
+        tip = work.tip;
+      }
     } else {
       tip = await resolveCommit(`refs/heads/${branch}`, o);
     }
@@ -89,9 +99,10 @@ export async function reapWorktree(
     if (exists) await options.beforeRemove?.();
     if (exists) await git(["worktree", "remove", "--force", path], o);
     else await git(["worktree", "prune"], o);
-    const branchTip = await resolveCommit(`refs/heads/${branch}`, o);
-    if (merged && branchTip === tip && (options.deleteMergedBranch ?? true)) {
-      await git(["update-ref", "-d", `refs/heads/${branch}`, tip], o);
+    if (merged && (options.deleteMergedBranch ?? true)) {
+      // Deleted only while it still points at the merged tip (a compare-and-swap): a branch the
+      // agent moved elsewhere keeps what it holds.
+      await git(["update-ref", "-d", `refs/heads/${branch}`, tip], { ...o, allowFailure: true });
     }
     return { removed: true, merged, tip, committed_partial: committed, rescue_ref: rescue };
   } catch (e) {

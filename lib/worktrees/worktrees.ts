@@ -113,6 +113,32 @@ export interface PartialWork {
 export interface CommitOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
+  /**
+   * The repository the worktree belongs to: who commits is asked of it once, not of every
+   * worktree (they share its configuration). Default: the worktree itself.
+   */
+  root?: string;
+}
+
+/**
+ * The commit `worktree` has checked out when nothing in it is uncommitted (no change staged or
+ * not, no untracked file `git add -A` would take), in one `git status`; undefined otherwise.
+ */
+export async function cleanHead(
+  worktree: string,
+  options: CommitOptions = {},
+): Promise<string | undefined> {
+  const status = await git(
+    ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"],
+    { cwd: worktree, signal: options.signal, timeoutMs: options.timeoutMs },
+  );
+  let head: string | undefined;
+  for (const entry of status.stdout.split("\0")) {
+    if (entry === "") continue;
+    if (!entry.startsWith("# ")) return undefined; // a change
+    if (entry.startsWith("# branch.oid ")) head = entry.slice("# branch.oid ".length);
+  }
+  return head && /^[0-9a-f]{40,64}$/.test(head) ? head : undefined;
 }
 
 /**
@@ -135,7 +161,7 @@ export async function commitPartialWork(
   if (committed) {
     await git(["-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message], {
       ...o,
-      env: await commitIdentity(worktree),
+      env: await commitIdentity(options.root ?? worktree),
     });
   }
   const tip = (await git(["rev-parse", "HEAD"], o)).stdout.trim();

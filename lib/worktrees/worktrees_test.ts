@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempRepo } from "../git/_test_repo.ts";
-import { commitPartialWork, createWorktree, WorktreeError } from "./worktrees.ts";
+import { cleanHead, commitPartialWork, createWorktree, WorktreeError } from "./worktrees.ts";
 
 Deno.test("createWorktree() cuts agent/<session> from the base commit under .sdd/worktrees", async () => {
   await using repo = await tempRepo();
@@ -75,4 +75,20 @@ Deno.test("commitPartialWork() commits leftovers once and reports the tip", asyn
   assert.equal(await repo.git(["rev-parse", "agent/s1"]), work.tip);
   assert.equal(await repo.git(["log", "-1", "--format=%s", work.tip]), "partial work");
   assert.equal(await repo.git(["status", "--porcelain"], wt.path), "");
+});
+
+Deno.test("cleanHead() names the commit only when git add -A would take nothing", async () => {
+  await using repo = await tempRepo({ "README.md": "hello\n", ".gitignore": "*.log\n" });
+  const base = await repo.git(["rev-parse", "main"]);
+  const wt = await createWorktree(repo.root, "s1", base);
+  assert.equal(await cleanHead(wt.path), base);
+  await repo.write("build.log", "ignored\n", wt.path);
+  assert.equal(await cleanHead(wt.path), base, "an ignored file is never committed");
+  await repo.write("new/file.txt", "new\n", wt.path);
+  assert.equal(await cleanHead(wt.path), undefined, "an untracked file");
+  await repo.git(["add", "-A"], wt.path);
+  assert.equal(await cleanHead(wt.path), undefined, "a staged change");
+  await repo.git(["commit", "-qm", "w"], wt.path);
+  await repo.write("README.md", "edited\n", wt.path);
+  assert.equal(await cleanHead(wt.path), undefined, "an unstaged change");
 });

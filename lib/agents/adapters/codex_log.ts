@@ -59,7 +59,7 @@ const CODEX_LIMIT =
   /You've hit your usage limit|Rate limit reached for|rate_limit_exceeded|usage_limit_reached/i;
 
 /** A line holding Codex's (or the OpenAI API's) limit message, with the reset it names. */
-export function codexLimit(line: string): { rule: string; reset: ResetTime } | undefined {
+function codexLimit(line: string): { rule: string; reset: ResetTime } | undefined {
   if (!CODEX_LIMIT.test(line)) return undefined;
   const reset = resetNamedIn(line);
   return reset && { rule: "codex:usage_limit", reset };

@@ -81,7 +81,7 @@ const GEMINI_LIMIT =
   /Usage limit reached for|exhausted your (?:daily )?quota|exceeded your current quota|Quota exceeded|RESOURCE_EXHAUSTED/i;
 
 /** A line holding Gemini CLI's (or Google's) quota message, with the reset it names. */
-export function geminiLimit(line: string): { rule: string; reset: ResetTime } | undefined {
+function geminiLimit(line: string): { rule: string; reset: ResetTime } | undefined {
   if (!GEMINI_LIMIT.test(line)) return undefined;
   const reset = resetNamedIn(line);
   return reset && { rule: "gemini:quota", reset };

@@ -558,7 +558,7 @@ Deno.test("decide(): dependents of a FAILED task stay blocked with the way out, 
     finish.verdict.problems.join("\n"),
     /core-1: FAILED — gates failed \(`service retry core-1`\)/,
   );
-  assert.match(finish.verdict.problems.join("\n"), /docs-1: BLOCKED — blocked: waits on core-1/);
+  assert.match(finish.verdict.problems.join("\n"), /docs-1: BLOCKED — waits on core-1/);
 });
 
 Deno.test("decide(): the budget stops scheduling once, journaled, and the run ends with what did not start", () => {

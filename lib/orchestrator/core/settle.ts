@@ -213,7 +213,12 @@ function problems(d: Draft): string[] {
         lines.push(`${t.id}: CANCELLED`);
         break;
       case "BLOCKED":
-        lines.push(`${t.id}: BLOCKED — ${blocked.get(t.id)?.reason ?? "waits on a dependency"}`);
+        // "BLOCKED — waits on …": the reason's own "blocked: " would say it twice.
+        lines.push(
+          `${t.id}: BLOCKED — ${
+            blocked.get(t.id)?.reason.replace(/^blocked: /, "") ?? "waits on a dependency"
+          }`,
+        );
         break;
       case "OPEN":
         lines.push(

@@ -1,0 +1,200 @@
+/**
+ * Landing several agent branches at once, a merge train (DESIGN.md §7: work lands only after its
+ * gates pass on the tree the merge produces). Each task still lands as its own merge commit:
+ * 1. resolve the target's tip and every agent tip in one call, then merge the branches one onto
+ *    the other in the object store (`merge-tree`, `commit-tree`): each candidate merge commit has
+ *    the one before it as first parent; a branch that conflicts is left out of the chain;
+ * 2. evaluate every candidate's gates on its own tree, several at once, each in its own scratch
+ *    worktree (gates.ts);
+ * 3. advance the target once, to the last candidate before the first whose gates failed (see
+ *    land.ts). The candidates after a failed one hold its work: they are merged again, as a new
+ *    train from the new tip. When the target cannot advance (the user's changes are in the way,
+ *    or it moved), each candidate lands alone, in order, and the one in the way waits.
+ */
+import { Bounded } from "../async/bounded.ts";
+import { commitIdentity, git } from "../git/git.ts";
+import type { SignalOptions } from "../janitor/signals.ts";
+import { evaluateGates, type GateResult, type GateSpec } from "./gates.ts";
+import { advanceTarget } from "./land.ts";
+import { changedPaths, type CommitTree, mergeOnto, resolveTips } from "./merge_tree.ts";
+
+/** One branch to land. */
+export interface TrainMember {
+  /** The agent branch (or commit) to land, e.g. `agent/<session>`. */
+  agent: string;
+  taskId: string;
+  /** Checks the merged tree must pass; none means gate-less. */
+  gates?: GateSpec;
+  /** Merge commit message (default names the branch and task). */
+  message?: string;
+  /**
+   * Gates already evaluated on a tree (by the verification step): when the merge produces that
+   * same tree they are not run again. A tree is content-addressed, so the checks saw these bytes.
+   */
+  evaluated?: { tree: string; gates: GateResult };
+}
+
+/** Input of {@link mergeTrain}. */
+export interface TrainOptions {
+  /** The branch work lands on, e.g. `main`. */
+  target: string;
+  /** The branches, in the order they land. */
+  members: TrainMember[];
+  /** Options of the gate checks (fuzzy-path environment, command timeout, warnings). */
+  gateOptions?: SignalOptions;
+  /** How many candidates' gates run at once (default: the number of cores). */
+  gateConcurrency?: number;
+  signal?: AbortSignal;
+}
+
+/** Outcome of one member. Only `merged` changed anything visible. */
+export type MergeOutcome =
+  | {
+    status: "merged";
+    /** Its merge commit (the target's tip when there was nothing to land). */
+    commit: string;
+    /** The tree of that commit. */
+    tree: string;
+    /** Paths its merge changed. */
+    changed_files: string[];
+    gates: GateResult;
+  }
+  | { status: "conflict"; files: string[] }
+  | { status: "gates_failed"; gates: GateResult; tree: string }
+  | { status: "waiting"; reason: string; files: string[]; gates: GateResult; tree: string };
+
+/** A member's merge commit, not yet on the target. */
+interface Candidate extends CommitTree {
+  /** Index of its member. */
+  index: number;
+  /** The commit it was merged onto (the target's tip or the candidate before it). */
+  parent: CommitTree;
+}
+
+/** Land `options.members` on `options.target`; outcomes in the members' order. */
+export async function landTrain(root: string, options: TrainOptions): Promise<MergeOutcome[]> {
+  const { target, members, signal } = options;
+  const outcomes: MergeOutcome[] = new Array(members.length);
+  if (members.length === 0) return outcomes;
+  const tips = await resolveTips(root, target, members.map((m) => m.agent), { signal });
+  const chain: Candidate[] = [];
+  let parent = tips.target;
+  for (const [index, member] of members.entries()) {
+    const merged = await mergeOnto(root, parent, tips.agents[index], { signal });
+    if (merged.kind === "conflict") {
+      outcomes[index] = { status: "conflict", files: merged.files };
+      continue;
+    }
+    const commit = merged.up_to_date
+      ? parent.commit
+      : await commitTree(root, merged.tree, [parent.commit, tips.agents[index]], member, signal);
+    chain.push({ index, parent, commit, tree: merged.tree });
+    parent = { commit, tree: merged.tree };
+  }
+  const gates = await evaluateChain(root, chain, options);
+  const failed = chain.findIndex((_, i) => !gates[i].passed);
+  const landing = failed < 0 ? chain : chain.slice(0, failed);
+  // Members after a failed candidate were merged onto its work: they are merged again.
+  const again = failed < 0 ? [] : members.map((_, i) => i).filter((i) => i > chain[failed].index);
+  if (failed >= 0) {
+    const c = chain[failed];
+    outcomes[c.index] = { status: "gates_failed", gates: gates[failed], tree: c.tree };
+  }
+  await landCandidates(root, options, tips.target, landing, gates, outcomes);
+  if (again.length > 0) {
+    const rest = await landTrain(root, { ...options, members: again.map((i) => members[i]) });
+    again.forEach((i, j) => outcomes[i] = rest[j]);
+  }
+  return outcomes;
+}
+
+/** Advance the target over `landing` at once; when it cannot, land them one by one. */
+async function landCandidates(
+  root: string,
+  options: TrainOptions,
+  tip: CommitTree,
+  landing: Candidate[],
+  gates: GateResult[],
+  outcomes: MergeOutcome[],
+): Promise<void> {
+  if (landing.length === 0) return;
+  const last = landing[landing.length - 1];
+  const [all, ...each] = await changedPaths(root, [
+    [tip.tree, last.tree],
+    ...landing.map((c) => [c.parent.tree, c.tree] as const),
+  ], { signal: options.signal });
+  const landed = last.commit === tip.commit ? { landed: true as const } : await advanceTarget(
+    root,
+    {
+      target: options.target,
+      oldTip: tip.commit,
+      newTip: last.commit,
+      changed: all,
+      message: landing.length === 1
+        ? `service: merge ${options.members[last.index].agent} (task ${
+          options.members[last.index].taskId
+        })`
+        : `service: merge ${landing.length} agent branches (tasks ${
+          landing.map((c) => options.members[c.index].taskId).join(", ")
+        })`,
+      signal: options.signal,
+    },
+  );
+  if (landed.landed) {
+    landing.forEach((c, i) => {
+      outcomes[c.index] = {
+        status: "merged",
+        commit: c.commit,
+        tree: c.tree,
+        changed_files: each[i],
+        gates: gates[i],
+      };
+    });
+    return;
+  }
+  if (landing.length === 1) {
+    const { reason, files } = landed;
+    outcomes[last.index] = { status: "waiting", reason, files, gates: gates[0], tree: last.tree };
+    return;
+  }
+  // One of them is in the way (or the target moved): each lands alone, reusing its gates when
+  // its merge produces the same tree again.
+  for (const [i, c] of landing.entries()) {
+    const member = { ...options.members[c.index], evaluated: { tree: c.tree, gates: gates[i] } };
+    [outcomes[c.index]] = await landTrain(root, { ...options, members: [member] });
+  }
+}
+
+/** The gates of each candidate, several at once; a tree evaluated before is not run again. */
+function evaluateChain(
+  root: string,
+  chain: Candidate[],
+  options: TrainOptions,
+): Promise<GateResult[]> {
+  const at = new Bounded(options.gateConcurrency ?? navigator.hardwareConcurrency);
+  return Promise.all(chain.map((c) => {
+    const member = options.members[c.index];
+    if (member.evaluated?.tree === c.tree) {
+      return Promise.resolve({ ...member.evaluated.gates, commit: c.commit });
+    }
+    return at.run(() =>
+      evaluateGates(root, c.commit, member.gates ?? {}, {
+        ...options.gateOptions,
+        signal: options.signal,
+      })
+    );
+  }));
+}
+
+/** The candidate merge commit of `member`: `tree` with `parents`, unreferenced. */
+async function commitTree(
+  root: string,
+  tree: string,
+  parents: string[],
+  member: TrainMember,
+  signal: AbortSignal | undefined,
+): Promise<string> {
+  const message = member.message ?? `service: merge ${member.agent} (task ${member.taskId})`;
+  const args = ["commit-tree", tree, ...parents.flatMap((p) => ["-p", p]), "-m", message];
+  return (await git(args, { cwd: root, signal, env: await commitIdentity(root) })).stdout.trim();
+}
