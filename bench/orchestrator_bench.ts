@@ -1,6 +1,6 @@
 /**
- * Issue 5 benchmark, printed as figures: `deno run -A bench/orchestrator_bench.ts [spawns]`
- * (`deno task bench:orchestrator`).
+ * Issue 5 benchmark, printed as figures: `deno run -A bench/orchestrator_bench.ts [spawns]
+ * [--containers-only]` (`deno task bench:orchestrator`).
  *
  * (a) Spawn overhead per agent in a repository of ~200 files, median over `spawns` (default 20):
  *     createWorktree + start `true` (until it exits), and createWorktree + the scripted Deno
@@ -33,7 +33,7 @@ import { probeIsolation } from "../lib/container/probe.ts";
 import { containerSettings } from "../lib/container/settings.ts";
 import { ServiceConfigSchema } from "../lib/config/schema.ts";
 
-const SPAWNS = Number(Deno.args[0] ?? 20);
+const SPAWNS = Number(Deno.args.find((a) => /^\d+$/.test(a)) ?? 20);
 const TASKS = 50;
 const MAX_AGENTS = 16;
 /** The container comparison (c): a smaller run, both ways. */
@@ -216,8 +216,10 @@ console.log(
     Deno.loadavg().map((x) => x.toFixed(2)).join(" ")
   }`,
 );
-await spawnBench();
-await runBench();
+if (!Deno.args.includes("--containers-only")) {
+  await spawnBench();
+  await runBench();
+}
 await containerBench();
 
 /** What one run of {@link smallRun} measured. */

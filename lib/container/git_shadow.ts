@@ -58,12 +58,28 @@ export interface ShadowOptions {
   handTo?: { uid: number; gid: number };
 }
 
-async function copyTree(from: string, to: string): Promise<void> {
+/**
+ * Copy the refs under `from` as they are now. Other sessions move and delete refs meanwhile (a
+ * merge deletes its agent branch; git writes through `<ref>.lock` and a rename): a ref or a
+ * directory gone while it is copied is simply not there, and a lock file is never a ref.
+ */
+async function copyRefs(from: string, to: string): Promise<void> {
   await Deno.mkdir(to, { recursive: true });
-  for await (const e of Deno.readDir(from)) {
+  let entries: Deno.DirEntry[];
+  try {
+    entries = await Array.fromAsync(Deno.readDir(from));
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return;
+    throw e;
+  }
+  for (const e of entries) {
     const [a, b] = [join(from, e.name), join(to, e.name)];
-    if (e.isDirectory) await copyTree(a, b);
-    else if (e.isFile) await Deno.copyFile(a, b);
+    if (e.isDirectory) await copyRefs(a, b);
+    else if (e.isFile && !e.name.endsWith(".lock")) {
+      await Deno.copyFile(a, b).catch((err) => {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      });
+    }
   }
 }
 
@@ -116,7 +132,7 @@ export async function prepareGitShadow(o: ShadowOptions): Promise<GitShadow> {
     join(shadow, "objects", "info", "alternates"),
     [REAL_OBJECTS, ...alternates].join("\n") + "\n",
   );
-  await copyTree(join(commonDir, "refs"), join(shadow, "refs"));
+  await copyRefs(join(commonDir, "refs"), join(shadow, "refs"));
   await Deno.mkdir(join(shadow, "logs"), { recursive: true });
   await Deno.mkdir(join(commonDir, "logs"), { recursive: true }); // its mount point
   const meta: ShadowMeta = {
