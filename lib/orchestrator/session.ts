@@ -181,7 +181,11 @@ export class AgentSession {
       const request = { tree: worktree.path, sessionId: start.sessionId, ports, logPath };
       const populated = await environments?.populate({ ...request, role: start.task.role });
       // Under container isolation both phases run in containers: setup (phase 1), the agent (2).
-      box = start.isolation && await sessionContainer(start, worktree, headless.env, logPath);
+      box = start.isolation &&
+        await sessionContainer(start, worktree, headless.env, logPath).catch((e) => {
+          // Not the agent's program missing (a NotFound is taken for that, and not retried).
+          throw new Error(`preparing the agent's container failed: ${(e as Error).message}`);
+        });
       const prepared = populated && await environments!.setup({
         ...request,
         role: start.task.role,
