@@ -18,6 +18,11 @@ import { runDoctor } from "../lib/cli/commands/doctor.ts";
 import { CLI, journalOf, planYaml, sh, type Step, until, withEnv } from "./_e2e.ts";
 import { tempDir } from "./helpers.ts";
 import { IMAGE_AGENT, skipping, testImage } from "./_container_image.ts";
+import { ServiceConfigSchema } from "../lib/config/schema.ts";
+import { containerSettings } from "../lib/container/settings.ts";
+import { probeIsolation } from "../lib/container/probe.ts";
+import { treeContainer } from "../lib/container/tree_runner.ts";
+import { evaluateGates } from "../lib/merge/gates.ts";
 
 const image = await testImage();
 const ignore = skipping(image);
@@ -481,5 +486,52 @@ Deno.test({
       "its work is kept in its worktree",
     );
     assert.deepEqual(await foreignFiles(dir.path), [], "everything is the service's user's again");
+  },
+});
+
+Deno.test({
+  name: "container: a gate runs in a container of the agent image with no network; a command " +
+    "the image lacks says so and names the fix",
+  ignore,
+  async fn() {
+    await using dir = await tempDir();
+    await containerWorkspace(dir.path, [{ id: "t", script: [["report"]] }]);
+    const config = ServiceConfigSchema.parse({
+      cli: "generic",
+      roles: { backend: {} },
+      isolation: "container",
+      container: { image: ref },
+    });
+    const iso = await probeIsolation({
+      settings: containerSettings(config),
+      env: Deno.env.toObject(),
+      binary: "sh",
+    });
+    const commit = (await sh(dir.path, "rev-parse", "HEAD")).trim();
+    const result = await evaluateGates(dir.path, commit, {
+      quality_gates: [
+        {
+          name: "offline",
+          command: 'test "$(tail -n +3 /proc/net/dev | wc -l)" = 1',
+          timeout_s: 30,
+        },
+        { name: "tool", command: "no-such-tool --version", timeout_s: 30 },
+      ],
+      runIn: (tree) =>
+        treeContainer(iso, {
+          root: dir.path,
+          tree,
+          runId: "r",
+          phase: "gate",
+          network: "none",
+          processEnv: Deno.env.toObject(),
+        }),
+    });
+    const [offline, tool] = result.signals;
+    assert.equal(offline.passed, true, `only loopback inside: ${offline.output_tail}`);
+    assert.equal(tool.exit_code, 127);
+    assert.match(tool.output_tail, /not found in the agent image: .* add the command to the image/);
+    assert.deepEqual(await containersOf(dir.path), [], "no container is left");
+    assert.deepEqual(await foreignFiles(dir.path), []);
   },
 });

@@ -119,6 +119,7 @@ export async function evaluateGates(
     });
     const runs: ProducerRun[] = [];
     for (const p of producers) runs.push(await runProducer(path, p, options));
+    if (runner) signals.forEach(saidWhere);
     return { passed: signals.every((s) => s.passed), commit, signals, warnings, producers: runs };
   } finally {
     await runner?.release();
@@ -131,6 +132,16 @@ export async function evaluateGates(
       await git(["worktree", "prune"], { cwd: root, allowFailure: true });
     }
   }
+}
+
+/**
+ * A command the agent image lacks is not missing on the host: say where the gate ran and the fix
+ * (its last line, the one a failure's reason quotes).
+ */
+function saidWhere(s: SignalResult): void {
+  if (s.exit_code !== 127) return;
+  s.output_tail += "\nnot found in the agent image: under isolation: container the gates run " +
+    "in containers of it; add the command to the image (container.install or your own image)";
 }
 
 async function runProducer(
