@@ -525,6 +525,7 @@ Deno.test({
           phase: "gate",
           network: "none",
           processEnv: Deno.env.toObject(),
+          runtimeDir: join(dir.path, ".sdd/runtime"),
         }),
     });
     const [offline, tool] = result.signals;

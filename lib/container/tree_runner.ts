@@ -36,6 +36,44 @@ export interface TreeContainerOptions {
   phase: "gate" | "teardown";
   network: "none" | "default";
   processEnv: Record<string, string>;
+  /** `.sdd/runtime`: where a tree handed to the container's user is recorded until given back. */
+  runtimeDir: string;
+}
+
+/** What a handed tree's record holds (`<runtime>/handed/<name>.json`). */
+interface HandedRecord {
+  paths: string[];
+  owner: { uid: number; gid: number };
+}
+
+/** The directory of the records of trees handed to a container's user. */
+function handedDir(runtimeDir: string): string {
+  return join(runtimeDir, "handed");
+}
+
+/**
+ * Give back every tree a container's user still holds because the service that handed it ended
+ * first (a SIGKILL during a gate or a teardown); returns the problems. Only call it when no
+ * orchestrator runs.
+ */
+export async function reclaimHandedTrees(runtimeDir: string): Promise<string[]> {
+  const problems: string[] = [];
+  const dir = handedDir(runtimeDir);
+  for (const e of await Array.fromAsync(Deno.readDir(dir)).catch(() => [])) {
+    const file = join(dir, e.name);
+    try {
+      const record = JSON.parse(await Deno.readTextFile(file)) as HandedRecord;
+      const there: string[] = [];
+      for (const p of record.paths) {
+        if (await Deno.lstat(p).then(() => true, () => false)) there.push(p);
+      }
+      if (there.length > 0) await chownTree(there, record.owner);
+      await Deno.remove(file);
+    } catch (err) {
+      problems.push(`${e.name}: ${(err as Error).message}`);
+    }
+  }
+  return problems;
 }
 
 /** Containers for the commands run in `o.tree`; nothing runs until the launcher is used. */
@@ -51,10 +89,16 @@ export async function treeContainer(
   const commonDir = resolve(o.tree, common.stdout.trim());
   const owner = { uid: Deno.uid() ?? 0, gid: Deno.gid() ?? 0 };
   const handed = iso.user.chown ? [o.tree, adminDir] : [];
-  if (handed.length > 0) await chownTree(handed, iso.user);
+  const id = crypto.randomUUID().slice(0, 8);
+  const record = join(handedDir(o.runtimeDir), `${o.phase}-${id}.json`);
+  if (handed.length > 0) {
+    // Recorded first: a service killed before it gives the tree back finds it at its next start.
+    await Deno.mkdir(handedDir(o.runtimeDir), { recursive: true });
+    await Deno.writeTextFile(record, JSON.stringify({ paths: handed, owner } as HandedRecord));
+    await chownTree(handed, iso.user);
+  }
   let released: Promise<void> | undefined;
   let n = 0;
-  const id = crypto.randomUUID().slice(0, 8);
   return {
     launcher: containerLauncher({
       runtime: iso.runtime,
@@ -87,6 +131,8 @@ export async function treeContainer(
     release: () =>
       released ??= handed.length === 0
         ? Promise.resolve()
-        : chownTree(handed, owner).catch(() => {}),
+        : chownTree(handed, owner).then(() => Deno.remove(record)).catch(() => {
+          // Left recorded: the next start gives it back (reclaimHandedTrees).
+        }),
   };
 }

@@ -178,6 +178,7 @@ export class Orchestrator {
         ? "default" as const
         : "none" as const,
       processEnv: Deno.env.toObject(),
+      runtimeDir: options.paths.runtime,
     });
     this.#work = new TaskWork({
       paths: options.paths,

@@ -10,6 +10,7 @@ import type { ServiceConfig } from "../config/schema.ts";
 import { type ContainerIsolation, probeIsolation } from "../container/probe.ts";
 import { containerSettings } from "../container/settings.ts";
 import { settleLeftSessions, sweepContainers } from "../container/reap.ts";
+import { reclaimHandedTrees } from "../container/tree_runner.ts";
 
 /** How the run's agents start. */
 export interface RunLaunch {
@@ -37,6 +38,9 @@ export async function runLaunch(
   // No run is live here (decideRunStart refused otherwise): what containers left is brought back.
   const settleLeft = async () => {
     for (const p of await settleLeftSessions(o.runtimeDir)) warn(`container work kept: ${p}`);
+    for (const p of await reclaimHandedTrees(o.runtimeDir)) {
+      warn(`a tree handed to a container's user was not given back: ${p}`);
+    }
   };
   if (config.isolation !== "container") {
     await settleLeft();
