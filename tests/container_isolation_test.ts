@@ -234,7 +234,7 @@ Deno.test({
   },
 });
 
-Deno.test("container: no runtime on PATH is a ContainerError before run_started; nothing is spawned, and doctor says the same", async () => {
+Deno.test("container: no runtime on PATH is a ContainerError before run_started; nothing is spawned; doctor, a detached run's terminal and status say the same", async () => {
   await using dir = await tempDir();
   await containerWorkspace(dir.path, [{ id: "t", script: [["report"]] }]);
   await using bin = await tempDir("service-path-");
@@ -242,7 +242,8 @@ Deno.test("container: no runtime on PATH is a ContainerError before run_started;
     (await new Deno.Command("sh", { args: ["-c", "command -v git"], stdout: "piped" }).output())
       .stdout,
   ).trim();
-  await Deno.symlink(git, join(bin.path, "git")); // git, and no container runtime
+  await Deno.symlink(git, join(bin.path, "git")); // git and sh, and no container runtime
+  await Deno.symlink("/bin/sh", join(bin.path, "sh"));
   using _env = withEnv({ PATH: bin.path });
   const err = await runPlan({ root: dir.path, ...quiet }).then(
     () => assert.fail("the run must not start"),
@@ -261,6 +262,24 @@ Deno.test("container: no runtime on PATH is a ContainerError before run_started;
   assert.equal(check.ok, false);
   assert.equal(check.detail, `ContainerError: ${err.message}`);
   assert.equal(check.fix, err.fix);
+  // The terminal of a detached run, and `status` afterwards, say it too.
+  const cli = async (...args: string[]) => {
+    const o = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", CLI, "--root", dir.path, ...args],
+      env: { PATH: bin.path, NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return new TextDecoder().decode(o.stdout) + new TextDecoder().decode(o.stderr);
+  };
+  const detached = await cli("run", "--detach", "--port", "0");
+  assert.match(detached, /exited at once[\s\S]*ContainerError: .*podman or docker is not on PATH/);
+  assert.match(detached, /fix: install podman/);
+  const status = await cli("status");
+  assert.match(
+    status,
+    /last run did not start \(.*\): ContainerError: .*not on PATH; fix: install podman/,
+  );
 });
 
 Deno.test({

@@ -42,6 +42,8 @@ import {
 } from "./run_start.ts";
 import { orchestratorSettings } from "./settings.ts";
 import { runLaunch } from "./run_isolation.ts";
+import { ContainerError } from "../container/errors.ts";
+import { clearStartFailure, recordStartFailure } from "../runs/start_failure.ts";
 import type { Orchestrator } from "./orchestrator.ts";
 
 /** Options of {@link runPlan}. */
@@ -141,7 +143,21 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   const mcpNote = mcpDelivery(adapter, mcp);
   if (mcpNote) out(adapter.acceptsMcpConfig ? mcpNote : `warning: ${mcpNote}`);
   // Where agents run: host processes, or containers whose probe passed (never a fallback).
-  const checked = await runLaunch(config, adapter, { root, runtimeDir: paths.runtime, env, out });
+  const checked = await runLaunch(config, adapter, { root, runtimeDir: paths.runtime, env, out })
+    .catch(async (e) => {
+      // No run will carry the reason: `status` shows it until a run's checks pass.
+      if (e instanceof ContainerError) {
+        await recordStartFailure(paths.runtime, {
+          error: e.name,
+          kind: e.kind,
+          message: e.message,
+          fix: e.fix,
+          at: new Date().toISOString(),
+        }).catch(() => {});
+      }
+      throw e;
+    });
+  await clearStartFailure(paths.runtime);
   // Fallbacks that cannot start are left out of every chain, with the reason (never fatal). The
   // image holds the configured adapter's CLI only: in containers there are no fallbacks.
   const fallbacks = checked.isolation
