@@ -19,6 +19,39 @@ function seconds(ms: number): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
 }
 
+/** The task's pull request: its link, state, what it waits for, its checks and reviews. */
+function PullRequestLine({ pr }: { pr: NonNullable<TaskDetailResponse["task"]["pull_request"]> }) {
+  return (
+    <p style="margin:0 0 .4rem" data-pull-request={pr.number} data-pr-state={pr.state}>
+      pull request{" "}
+      <a
+        href={/^https?:\/\//.test(pr.url) ? pr.url : undefined}
+        rel="noopener noreferrer"
+        target="_blank"
+      >
+        #{pr.number}
+      </a>{" "}
+      <span class="badge">{pr.state}</span>
+      {pr.waits_for && <span data-pr-waits>{` ${pr.waits_for}`}</span>}
+      {pr.closed_reason && <span>{` ${pr.closed_reason}`}</span>}
+      {pr.checks.length > 0 && (
+        <span class="muted">
+          {" · checks: "}
+          {pr.checks.map((c) => `${c.name}${c.required ? " (required)" : ""} ${c.state}`).join(
+            ", ",
+          )}
+        </span>
+      )}
+      {pr.reviews.length > 0 && (
+        <span class="muted">
+          {" · reviews: "}
+          {pr.reviews.map((r) => `${r.user} ${r.state.replace("_", " ")}`).join(", ")}
+        </span>
+      )}
+    </p>
+  );
+}
+
 /** The state line and the attempts, newest first. */
 export function AttemptsView({ detail }: AttemptsViewProps) {
   const attempts = [...detail.attempts].reverse();
@@ -41,6 +74,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
           </span>
         )}
       </p>
+      {detail.pull_request && <PullRequestLine pr={detail.pull_request} />}
       {detail.depends_on.length > 0 && (
         <p class="muted" style="margin:0 0 .4rem">depends on {detail.depends_on.join(", ")}</p>
       )}

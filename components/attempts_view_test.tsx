@@ -92,3 +92,23 @@ Deno.test("EvidenceView: a verified bundle whose checks failed says what was ver
   const passed = { ...bundle, verdict: { passed: true, checks: [] } } as EvidenceResponse;
   assert.doesNotMatch(renderToString(<EvidenceView bundle={passed} />), /data-verified-what/);
 });
+
+Deno.test("AttemptsView: a task's pull request shows its link, state, what it waits for, its checks and reviews; a link that is not http(s) is not a link", () => {
+  const pr = {
+    number: 7,
+    url: "https://github.com/acme/widget/pull/7",
+    state: "open",
+    checks: [{ name: "ci/test", state: "pending", required: true }],
+    reviews: [{ user: "alice", state: "changes_requested" }],
+    waits_for: "waits for required check `ci/test`",
+  };
+  const html = renderToString(<AttemptsView detail={{ ...DETAIL, pull_request: pr }} />);
+  assert.match(html, /href="https:\/\/github.com\/acme\/widget\/pull\/7"[^>]*>\s*#7/);
+  assert.match(html, /data-pr-waits="true"> waits for required check `ci\/test`/);
+  assert.match(html, /ci\/test \(required\) pending/);
+  assert.match(html, /alice changes requested/);
+  const hostile = renderToString(
+    <AttemptsView detail={{ ...DETAIL, pull_request: { ...pr, url: "javascript:alert(1)" } }} />,
+  );
+  assert.doesNotMatch(hostile, /javascript:/);
+});

@@ -118,6 +118,21 @@ export type TaskState =
   | "cancelled"
   | "done";
 
+/** A task's pull request as the `task_pr_*` rows tell it (the board's fold ignores them). */
+export interface PullRequestView {
+  number: number;
+  url: string;
+  /** `open`, `draft`, `queued`, `closed` or `merged`. */
+  state: string;
+  head_sha?: string;
+  checks: { name: string; state: string; required: boolean; url?: string }[];
+  reviews: { user: string; state: string }[];
+  /** What it waits for ("waits for required check `ci/test`"), while it waits. */
+  waits_for?: string;
+  /** Why it was closed unmerged. */
+  closed_reason?: string;
+}
+
 /** Everything the journal says about one task. */
 export interface TaskActivity {
   task_id: string;
@@ -135,7 +150,9 @@ export interface TaskActivity {
   conflict_files?: string[];
   rebases: number;
   merge_decided: boolean;
-  merged?: { commit?: string };
+  merged?: { commit?: string; pr?: string };
+  /** Its latest pull request (landing through a host, DESIGN.md §12). */
+  pull_request?: PullRequestView;
   /**
    * 0-based row index where the card's current story starts: the latest claim, or a later diff
    * capture that replaced reviewed work (a rebase). The projection keeps older gates and
@@ -338,7 +355,57 @@ export function foldActivity(state: ActivityState, row: JournalEvent, index: num
       if (attempt) attempt.outcome = "merged";
       t.state = "merged";
       t.reason = undefined;
-      t.merged = { commit: str(d.commit) };
+      t.merged = { commit: str(d.commit), ...(str(d.pr) ? { pr: str(d.pr) } : {}) };
+      if (t.pull_request && str(d.pr) === t.pull_request.url) {
+        t.pull_request = { ...t.pull_request, state: "merged", waits_for: undefined };
+      }
+      break;
+    case "task_pr_opened":
+      t.pull_request = {
+        number: Number(d.number),
+        url: str(d.url) ?? "",
+        state: "open",
+        head_sha: str(d.head_sha),
+        checks: [],
+        reviews: [],
+      };
+      break;
+    case "task_pr_updated":
+      if (t.pull_request?.number === Number(d.number)) t.pull_request.head_sha = str(d.head_sha);
+      break;
+    case "task_pr_status":
+      if (t.pull_request?.number === Number(d.number)) {
+        const list = (v: JsonValue | undefined) =>
+          (Array.isArray(v) ? v : []).filter((x) =>
+            x && typeof x === "object" && !Array.isArray(x)
+          ) as Record<string, JsonValue>[];
+        t.pull_request = {
+          ...t.pull_request,
+          state: str(d.state) ?? t.pull_request.state,
+          head_sha: str(d.head_sha) ?? t.pull_request.head_sha,
+          checks: list(d.checks).map((c) => ({
+            name: str(c.name) ?? "",
+            state: str(c.state) ?? "",
+            required: c.required === true,
+            ...(str(c.url) ? { url: str(c.url) } : {}),
+          })),
+          reviews: list(d.reviews).map((r) => ({
+            user: str(r.user) ?? "",
+            state: str(r.state) ?? "",
+          })),
+          waits_for: str(d.waits_for),
+        };
+      }
+      break;
+    case "task_pr_closed":
+      if (t.pull_request?.number === Number(d.number)) {
+        t.pull_request = {
+          ...t.pull_request,
+          state: "closed",
+          waits_for: undefined,
+          closed_reason: str(d.reason),
+        };
+      }
       break;
     case "task_review_decision": {
       // Like the board: a merge decision puts the task under merged until its landing says otherwise.

@@ -295,6 +295,67 @@ export const McpCatalogSchema = z.strictObject({
   isolation: z.enum(["auto", "container", "host"]).default("auto"),
 });
 
+/** A git branch name as `git check-ref-format --branch` would take it (no spaces, `..`, `~^:?*[\\`). */
+const BRANCH_NAME = z.string().min(1).max(200).regex(
+  /^(?!\/|-|.*\/\/|.*\.\.|.*\/$|.*\.lock$|.*@\{)[^\s~^:?*[\\\p{Cc}]+$/u,
+  "must be a branch name like main or release/2.0",
+);
+
+/**
+ * `landing` (DESIGN.md §12; docs/landing.md): where finished work lands. `merge` (the default)
+ * merges into the local target branch; `pull_request` pushes `agent/<session>` to `remote`, opens
+ * a pull request (GitHub) or merge request (GitLab) and merges it through the host's API once the
+ * base branch's required checks and reviews are satisfied.
+ */
+export const LandingSchema = z.strictObject({
+  mode: z.enum(["merge", "pull_request"]).default("merge"),
+  provider: z.enum(["github", "gitlab"]).optional(),
+  /** The git remote agent branches are pushed to. */
+  remote: z.string().min(1).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be a git remote name")
+    .default("origin"),
+  /** GitHub: https://api.github.com or https://HOST/api/v3; GitLab: https://HOST/api/v4. */
+  api_url: z.string().url().optional(),
+  /** GitHub `owner/name`; GitLab the project path (`group/name`) or numeric id. */
+  repo: z.string().min(1).regex(/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/, "must be owner/name")
+    .optional(),
+  /** Variable holding the API token (default GITHUB_TOKEN or GITLAB_TOKEN); read at use. */
+  token_env: z.string().regex(ENV_NAME, "must be an environment variable name").optional(),
+  /** The base branch pull requests target (default: the branch checked out in the workspace). */
+  base: BRANCH_NAME.optional(),
+  method: z.enum(["merge", "squash", "rebase"]).default("squash"),
+  draft: z.boolean().default(false),
+  labels: z.array(z.string().min(1).max(100)).max(20).default([]),
+  delete_branch: z.boolean().default(true),
+  /** A required check failed: a new attempt told which (`retry`), or the task FAILS (`fail`). */
+  on_ci_failure: z.enum(["retry", "fail"]).default("retry"),
+  /**
+   * Seconds between looks at the open pull requests when no webhook tells (conditional requests:
+   * an unchanged answer costs no rate limit); with the tracker webhook configured it is a
+   * safety net, five times as long.
+   */
+  poll_interval_s: z.number().min(1).max(3600).default(30),
+}).superRefine((landing, ctx) => {
+  if (landing.mode !== "pull_request") return;
+  if (!landing.provider) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["provider"],
+      message: "landing.mode pull_request needs landing.provider: github or gitlab",
+    });
+  }
+  if (!landing.repo) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["repo"],
+      message: "landing.mode pull_request needs landing.repo: the repository as owner/name " +
+        "(GitLab: group/name or the numeric project id)",
+    });
+  }
+});
+
+/** The validated `landing` block. */
+export type LandingBlock = z.output<typeof LandingSchema>;
+
 /** The whole `service.yaml`. */
 export const ServiceConfigSchema = z.strictObject({
   cli: z.string().min(1),
@@ -341,6 +402,7 @@ export const ServiceConfigSchema = z.strictObject({
    */
   recovery: z.strictObject({ land_unreported: z.boolean().default(false) })
     .default({ land_unreported: false }),
+  landing: LandingSchema.default(LandingSchema.parse({})),
   auth: z.strictObject({ tokens: z.array(TokenSpecSchema).default([]) }).default({ tokens: [] }),
 }).superRefine((config, ctx) => {
   if (

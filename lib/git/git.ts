@@ -126,6 +126,14 @@ export function splitZ(text: string): string[] {
   return parts;
 }
 
+/**
+ * The full ref of a target: a branch name (`main`) is `refs/heads/main`; a full ref (the
+ * remote-tracking `refs/remotes/origin/main` that pull-request landing targets) stays as it is.
+ */
+export function targetRef(target: string): string {
+  return target.startsWith("refs/") ? target : `refs/heads/${target}`;
+}
+
 /** The commit id `rev` names, or undefined when it names no commit. */
 export async function resolveCommit(
   rev: string,

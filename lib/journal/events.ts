@@ -171,8 +171,11 @@ export function taskCompleted(
   });
 }
 
-/** `task_merged`: the verified work landed as `commit`. */
-export function taskMerged(data: { task_id: string; commit?: string }): JournalEvent {
+/**
+ * `task_merged`: the verified work landed as `commit`. Landed through a pull request
+ * (DESIGN.md §12), `pr` is its URL and `commit` the host's merge commit.
+ */
+export function taskMerged(data: { task_id: string; commit?: string; pr?: string }): JournalEvent {
   return event("task_merged", data);
 }
 
@@ -363,4 +366,68 @@ export function taskEvidenceSealed(
 /** `task_evidence_unsealed` (detail): producers were declared but their bundle could not be sealed. */
 export function taskEvidenceUnsealed(data: { task_id: string; reason: string }): JournalEvent {
   return event("task_evidence_unsealed", data);
+}
+
+// ---- pull requests (DESIGN.md §12; detail rows the fold ignores) -----------------------------
+
+/**
+ * `task_pr_opened` (detail): the task's pull request (merge request) was opened, or found open
+ * for its branch after a restart. `branch` and `base` name its head and base branches.
+ */
+export function taskPrOpened(data: {
+  task_id: string;
+  number: number;
+  url: string;
+  head_sha: string;
+  branch?: string;
+  base?: string;
+}): JournalEvent {
+  return event("task_pr_opened", data);
+}
+
+/** `task_pr_updated` (detail): new work was pushed to the pull request's head, and why. */
+export function taskPrUpdated(
+  data: { task_id: string; number: number; head_sha: string; reason: string },
+): JournalEvent {
+  return event("task_pr_updated", data);
+}
+
+/** `task_pr_closed` (detail): the pull request was closed unmerged, and why (and by whom). */
+export function taskPrClosed(
+  data: { task_id: string; number: number; reason: string; by?: string },
+): JournalEvent {
+  return event("task_pr_closed", data);
+}
+
+/** One check of a pull request's head as the host reports it. */
+export interface PrCheckData {
+  name: string;
+  /** `pending`, `success` or `failure`. */
+  state: string;
+  required: boolean;
+  url?: string;
+}
+
+/** One reviewer's latest review. */
+export interface PrReviewData {
+  user: string;
+  /** `approved`, `changes_requested`, `commented` or `dismissed`. */
+  state: string;
+}
+
+/**
+ * `task_pr_status` (detail): what the host says of the pull request now — its state, checks,
+ * reviews and what it waits for — journaled when it changes, so the page shows it from the run
+ * directory alone.
+ */
+export function taskPrStatus(data: {
+  task_id: string;
+  number: number;
+  state: string;
+  head_sha: string;
+  checks: PrCheckData[];
+  reviews: PrReviewData[];
+  waits_for?: string;
+}): JournalEvent {
+  return event("task_pr_status", data as unknown as Record<string, JsonValue | undefined>);
 }

@@ -13,6 +13,7 @@
 import { serialised } from "../async/serialised.ts";
 import { commitIdentity, git } from "../git/git.ts";
 import type { SignalOptions } from "../janitor/signals.ts";
+import { evaluateGates, type GateResult } from "./gates.ts";
 import { type ComputedMerge, computeMerge } from "./merge_tree.ts";
 import { landTrain, type MergeOutcome, type TrainMember, type TrainOptions } from "./train.ts";
 
@@ -71,4 +72,35 @@ export async function prepareCandidate(
     })).stdout.trim();
   }
   return { kind: "clean", merge, commit };
+}
+
+/** Outcome of {@link gateAgentBranch}: nothing visible changed in any case. */
+export type GateOutcome =
+  | { status: "conflict"; files: string[] }
+  | { status: "gates_failed"; gates: GateResult; tree: string }
+  | {
+    status: "ready";
+    /** The candidate merge commit (unreferenced) whose tree the gates passed on. */
+    commit: string;
+    merge: Extract<ComputedMerge, { kind: "clean" }>;
+    gates: GateResult;
+  };
+
+/**
+ * Steps 1 and 2 of a landing without step 3: the merge of `options.agent` into `options.target`
+ * (a branch, or the remote-tracking ref of a pull request's base) computed in the object store,
+ * and the task's gates on its tree. Landing through a pull request stops here: the host merges.
+ */
+export async function gateAgentBranch(root: string, options: MergeOptions): Promise<GateOutcome> {
+  const candidate = await prepareCandidate(root, options);
+  if (candidate.kind === "conflict") return { status: "conflict", files: candidate.files };
+  const { merge, commit } = candidate;
+  const gates = options.evaluated?.tree === merge.tree
+    ? { ...options.evaluated.gates, commit }
+    : await evaluateGates(root, commit, options.gates ?? {}, {
+      ...options.gateOptions,
+      signal: options.signal,
+    });
+  if (!gates.passed) return { status: "gates_failed", gates, tree: merge.tree };
+  return { status: "ready", commit, merge, gates };
 }

@@ -4,7 +4,7 @@
  * also what a merge train (train.ts) chains: the tips of many branches resolved in one call, one
  * branch merged onto a commit, and the paths each merge changes listed in one call.
  */
-import { git, GitError, type GitOptions, resolveCommit, splitZ } from "../git/git.ts";
+import { git, GitError, type GitOptions, resolveCommit, splitZ, targetRef } from "../git/git.ts";
 
 /** A merge computed in the object store. */
 export type ComputedMerge =
@@ -42,7 +42,10 @@ export interface Tips {
   agents: string[];
 }
 
-/** Resolve `refs/heads/<target>` and every one of `agents` (branches or commits) in one call. */
+/**
+ * Resolve the target (a branch, or a full ref such as the remote-tracking ref pull-request
+ * landing gates against) and every one of `agents` (branches or commits) in one call.
+ */
 export async function resolveTips(
   root: string,
   target: string,
@@ -50,7 +53,7 @@ export async function resolveTips(
   options: Omit<GitOptions, "cwd"> = {},
 ): Promise<Tips> {
   const o = { ...options, cwd: root };
-  const ref = `refs/heads/${target}`;
+  const ref = targetRef(target);
   const revs = [`${ref}^{commit}`, `${ref}^{tree}`, ...agents.map((a) => `${a}^{commit}`)];
   const r = await git(["rev-parse", "--end-of-options", ...revs], { ...o, allowFailure: true });
   // Older gits echo the marker itself (it still ends option parsing).
@@ -134,7 +137,7 @@ export async function changedPaths(
   return lists;
 }
 
-/** Merge `agent` (a branch or commit) into the branch `target` in the object store only. */
+/** Merge `agent` (a branch or commit) into `target` (a branch or full ref) in the object store only. */
 export async function computeMerge(
   root: string,
   target: string,

@@ -29,6 +29,8 @@ export interface NewRun {
   configSha: string;
   adapter: string;
   targetBranch: string;
+  /** How the terminal names where work lands, when not `targetBranch` (pull requests). */
+  landingOn?: string;
   out: (line: string) => void;
 }
 
@@ -68,7 +70,11 @@ export async function startNewRun(
     { runId },
   );
   const donePart = done.length > 0 ? `${doneNote(done)}, ` : "";
-  o.out(`run ${runId}: ${donePart}${todo.length} to do from ${name}, landing on ${o.targetBranch}`);
+  o.out(
+    `run ${runId}: ${donePart}${todo.length} to do from ${name}, landing on ${
+      o.landingOn ?? o.targetBranch
+    }`,
+  );
   return { runId, taskIds: todo.map((t) => t.id) };
 }
 

@@ -44,6 +44,8 @@ import { janitorSignals, TaskWork } from "./task_work.ts";
 import { VerificationStep } from "../verification/completion.ts";
 import type { VerificationNudge } from "../verification/nudge.ts";
 import type { OrchestratorSettings } from "./settings.ts";
+import { PullRequestLanding } from "../landing/pull_requests.ts";
+import type { PreparedLanding } from "../landing/setup.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 
 export { MAX_ATTEMPTS };
@@ -100,6 +102,11 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   clock?: () => number;
   /** Interval of the tick (default {@link TICK_MS}; tests stretch it to show nothing waits on it). */
   tickMs?: number;
+  /**
+   * Land through pull requests (DESIGN.md §12; lib/landing/setup.ts made it ready): then
+   * `targetBranch` is the base's remote-tracking ref.
+   */
+  landing?: PreparedLanding;
 }
 
 /** How the run ended. */
@@ -132,6 +139,7 @@ export class Orchestrator {
   /** A look at the journal for review decisions is queued. */
   #reviewsQueued = false;
   readonly #lane: LandingLane;
+  readonly #landing: PullRequestLanding | undefined;
   /** Agents being started (a few at a time: each cuts a worktree and forks a process). */
   readonly #starts = new Bounded(navigator.hardwareConcurrency);
   /** The run's rows put in line so far: resolves once they are durable. */
@@ -156,9 +164,11 @@ export class Orchestrator {
       requireApproval: options.requireApproval,
       continuous: options.continuous ?? false,
       reportedExitGraceMs: REPORTED_EXIT_GRACE_MS,
-      mergeRetryMs: 3000,
+      // A pull request's host tells of changes (poller, webhooks); the clock is a safety net.
+      mergeRetryMs: options.landing ? options.landing.settings.pollIntervalMs : 3000,
       maxRebases: 3,
       landUnreported: options.landUnreported,
+      ...(options.landing ? { onCiFailure: options.landing.settings.onCiFailure } : {}),
       adapter: options.adapter.name,
       chains: options.chains ?? {},
     }, this.#clock());
@@ -205,11 +215,24 @@ export class Orchestrator {
         ...(iso ? { gateRunner: (dir: string) => treeContainer(iso, treeOf(dir, "gate")) } : {}),
       }),
       warn: options.log,
+      landing: () => this.#landing,
       environments,
       ...(iso
         ? { teardownRunner: (tree: string) => treeContainer(iso, treeOf(tree, "teardown")) }
         : {}),
       agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
+    });
+    this.#landing = options.landing && new PullRequestLanding({
+      settings: options.landing.settings,
+      host: options.landing.host,
+      root: options.paths.root,
+      runId: options.runId,
+      journalPath: options.journalPath,
+      work: this.#work,
+      boardUrl: options.landing.publicUrl ?? options.serverUrl,
+      onChange: (taskId) => this.#push({ type: "landing_changed", taskId }),
+      warn: options.log,
+      now: this.#clock,
     });
     this.#spend = new SpendTracker(
       options.paths,
@@ -331,6 +354,7 @@ export class Orchestrator {
   /** Run until every task of the run has landed or cannot progress, or `stop()`. */
   async run(): Promise<RunOutcome> {
     // Recovery reads the review decisions first: before any notice of the journal is acted on.
+    await this.#landing?.start(); // the journal's pull requests are continued, not opened again
     this.#push(() => this.#recoveryEvents());
     this.#push({ type: "tick" });
     const unsubscribe = onTaskChange((change) => {
@@ -390,6 +414,7 @@ export class Orchestrator {
       await this.#batch.close();
       clearInterval(tick);
       clearInterval(heartbeat);
+      await this.#landing?.stop();
       unsubscribe();
       unwatch();
       await releaseJournalWatch();
@@ -516,6 +541,12 @@ export class Orchestrator {
           this.#lane.verify(async () => {
             await this.#work.capture(action.taskId);
             const { gatesFailed } = await this.#work.verify(action.taskId);
+            if (this.#landing && o.requireApproval && !gatesFailed) {
+              // Its pull request opens now, so the host's checks and reviewers start while the
+              // operator decides; only the board's merge lets it merge (what it says is journaled).
+              const task = o.store.get(action.taskId);
+              if (task) await this.#landing.advance(task, false);
+            }
             return [{ type: "captured", taskId: action.taskId, gatesFailed }];
           })
         );
@@ -531,7 +562,7 @@ export class Orchestrator {
         );
       case "reap":
         return this.#afterRows(() =>
-          this.#cleanUp(action.taskId, () => this.#work.reap(action.taskId))
+          this.#cleanUp(action.taskId, () => this.#work.reap(action.taskId, action.reason))
         );
       case "keep":
         return this.#afterRows(() =>

@@ -5,7 +5,7 @@
  * target branch's history) and those an operator marked done (`task_done_by_operator` with no
  * later attempt: nothing was merged, and the operator said the step needs no agent).
  */
-import { git } from "../git/git.ts";
+import { git, targetRef } from "../git/git.ts";
 import type { PlannedTask } from "../journal/events.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { IncrementalJournal, type RowSink } from "../journal/incremental.ts";
@@ -138,7 +138,7 @@ export async function doneSteps(
 }
 
 async function inHistory(root: string, commit: string, branch: string): Promise<boolean> {
-  const r = await git(["merge-base", "--is-ancestor", commit, `refs/heads/${branch}`], {
+  const r = await git(["merge-base", "--is-ancestor", commit, targetRef(branch)], {
     cwd: root,
     allowFailure: true,
   });

@@ -33,6 +33,7 @@ import { fileDigest, startNewRun, upToDateLine } from "./new_run.ts";
 import type { RunOutcome } from "./orchestrator.ts";
 import { doneSteps, keyedTasks, stepsToDo } from "./plan_steps.ts";
 import { checkedPlan, currentBranch, RunError, throwSetupProblems } from "./run_checks.ts";
+import { prepareLanding } from "../landing/setup.ts";
 import { drive, type StartedRun } from "./run_drive.ts";
 import {
   decideRunStart,
@@ -116,7 +117,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     );
   }
   const adapter = configuredAdapter(config);
-  const targetBranch = await currentBranch(root);
+  const workspaceBranch = await currentBranch(root);
   await ensureServiceExcluded(root);
 
   const previous = await readRunState(paths);
@@ -182,6 +183,14 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   } else if (batchable && endpoint && "problem" in endpoint) {
     out(`warning: batch_eligible tasks run in real time: ${endpoint.problem} (${endpoint.fix})`);
   }
+  // Pull requests (DESIGN.md §12): the token and its permissions are checked and the base is
+  // fetched before a row is written; work is then cut from and gated against the fetched base.
+  const landing = await prepareLanding(config, {
+    root,
+    workspaceBranch,
+    env: (name) => Deno.env.get(name),
+  });
+  const targetBranch = landing?.settings.trackingRef ?? workspaceBranch;
 
   const server = options.server ??
     await startRunServer(root, options.port, serverSettings, out, options.app);
@@ -218,6 +227,12 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       configSha: digest,
       adapter: adapter.name,
       targetBranch,
+      ...(landing
+        ? {
+          landingOn: `${landing.settings.base} of ${landing.settings.repo} through ` +
+            `${landing.settings.provider === "github" ? "pull" : "merge"} requests`,
+        }
+        : {}),
       out,
       planName: newPlan?.name,
       planSha: facts.plan?.sha256,
@@ -249,6 +264,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       mcpConfigPath: await writeRunMcpConfig(paths, run.runId, adapter, mcp),
       cost: await readCostReport(paths, configuredBudgetUsd(config)),
       targetBranch,
+      ...(landing ? { landing } : {}),
       serverUrl: server.url,
       out,
       alertLine: options.alertLine,
@@ -271,6 +287,8 @@ interface BeginOptions {
   configSha: string;
   adapter: string;
   targetBranch: string;
+  /** How the terminal names where work lands, when not `targetBranch` (pull requests). */
+  landingOn?: string;
   out: (line: string) => void;
   /** The new run's plan `name:`. */
   planName?: string;

@@ -40,6 +40,8 @@ export interface DriveOptions {
   mcpConfigPath?: string;
   cost: OrchestratorOptions["cost"];
   targetBranch: string;
+  /** Landing through pull requests (lib/landing/setup.ts), when configured. */
+  landing?: OrchestratorOptions["landing"];
   serverUrl: string;
   out: (line: string) => void;
   /** The terminal's line for the verification alert (see `RunPlanOptions`). */
@@ -100,6 +102,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     batchEndpoint: o.batchEndpoint,
     serverUrl: o.serverUrl,
     targetBranch: o.targetBranch,
+    ...(o.landing ? { landing: o.landing } : {}),
     mcpConfigPath: o.mcpConfigPath,
     onAlert: (nudge) => {
       const line = o.alertLine?.(nudge);

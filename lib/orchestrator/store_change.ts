@@ -27,6 +27,9 @@ export async function applyStoreChange(store: TaskStore, change: StoreChange): P
     case "recover_done":
       await store.recoverDone(change.taskId);
       return;
+    case "cancel":
+      await store.cancel(change.taskId, change.reason);
+      return;
     case "merged":
       await store.markMerged(change.taskId);
       return;

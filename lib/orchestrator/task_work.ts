@@ -7,12 +7,18 @@
 import type { TreeRunner } from "../container/tree_runner.ts";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
-import { git, resolveCommit } from "../git/git.ts";
+import { git, resolveCommit, targetRef } from "../git/git.ts";
 import * as ev from "../journal/events.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import { failedSignals } from "../merge/events.ts";
-import { mergeAgentBranches, type MergeOutcome } from "../merge/merge.ts";
+import {
+  gateAgentBranch,
+  type GateOutcome,
+  mergeAgentBranches,
+  type MergeOutcome,
+} from "../merge/merge.ts";
+import type { PullRequestLanding } from "../landing/pull_requests.ts";
 import { rebaseOnto } from "../merge/rebase.ts";
 import { type CompletionSignal, evaluateSignals } from "../janitor/signals.ts";
 import type { Task } from "../tasks/task.ts";
@@ -73,6 +79,11 @@ export interface TaskWorkOptions {
   verification: VerificationStep;
   /** Where problems that change nothing are reported. */
   warn: (line: string) => void;
+  /**
+   * Landing through pull requests (DESIGN.md §12): `targetBranch` is then the base's
+   * remote-tracking ref, and work lands by the host's merge, never by advancing a local branch.
+   */
+  landing?: () => PullRequestLanding | undefined;
   /** The worktree environments: teardown and port release at reap (DESIGN.md §13). */
   environments?: WorktreeEnvironments;
   /** Where a teardown runs (absent: host processes; under isolation: container, a container). */
@@ -105,7 +116,7 @@ export class TaskWork {
   /** The target branch's current commit (new worktrees are cut from it). */
   async targetTip(): Promise<string> {
     const root = this.#o.paths.root;
-    const tip = await resolveCommit(`refs/heads/${this.#o.targetBranch}`, { cwd: root });
+    const tip = await resolveCommit(targetRef(this.#o.targetBranch), { cwd: root });
     if (!tip) throw new Error(`target branch ${this.#o.targetBranch} has no commit`);
     return tip;
   }
@@ -119,7 +130,7 @@ export class TaskWork {
     if (!existsSync(path)) return undefined;
     const base = await git([
       "merge-base",
-      `refs/heads/${this.#o.targetBranch}`,
+      targetRef(this.#o.targetBranch),
       `refs/heads/${agentBranch(sessionId)}`,
     ], { cwd: root, allowFailure: true });
     if (base.code !== 0) return undefined;
@@ -201,11 +212,48 @@ export class TaskWork {
     return this.#o.verification.verify(taskId, handle);
   }
 
+  /** The agent branch holding `taskId`'s work, when the run holds it. */
+  branchOf(taskId: string): string | undefined {
+    return this.#handles.get(taskId)?.worktree.branch;
+  }
+
+  /**
+   * The task's gates on the tree the merge of its branch into the target would produce, changing
+   * nothing (a pull request's host merges); a tree already gated is not gated again.
+   */
+  async gate(task: Task): Promise<GateOutcome> {
+    const h = this.#handles.get(task.id);
+    if (!h) return { status: "conflict", files: [] };
+    const verification = this.#o.verification;
+    const outcome = await gateAgentBranch(this.#o.paths.root, {
+      target: this.#o.targetBranch,
+      agent: h.worktree.branch,
+      taskId: task.id,
+      gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
+      evaluated: verification.evaluated(task.id),
+    });
+    if (outcome.status !== "conflict") {
+      const tree = outcome.status === "ready" ? outcome.merge.tree : outcome.tree;
+      await verification.afterMerge(task.id, outcome.gates, tree);
+    }
+    return outcome;
+  }
+
   /**
    * Land `tasks`, in their order, as one train: the gates of each on the tree its merge would
-   * produce (side by side), then one advance of the target (lib/merge/train.ts).
+   * produce (side by side), then one advance of the target (lib/merge/train.ts). Landing through
+   * pull requests, each goes its own way through its pull request instead.
    */
   async merge(tasks: Task[]): Promise<MergeResult[]> {
+    const pullRequests = this.#o.landing?.();
+    if (pullRequests) {
+      const results: MergeResult[] = [];
+      for (const task of tasks) {
+        const r = await pullRequests.advance(task, true);
+        results.push(r.kind === "pending" ? { kind: "waiting", reason: r.reason } : r);
+      }
+      return results;
+    }
     const verification = this.#o.verification;
     const results: MergeResult[] = tasks.map(() => ({
       kind: "waiting",
@@ -264,8 +312,11 @@ export class TaskWork {
    * teardown, keep the session's log in the run directory, journaling its digest (unless its
    * capture kept it), and release the session's ports.
    */
-  async reap(taskId: string): Promise<void> {
+  async reap(taskId: string, reason = ""): Promise<void> {
     const h = this.#handles.get(taskId);
+    const landed = reason === "merged";
+    // Its pull request did not land: close it, saying why (a new attempt opens its own).
+    if (!landed) await this.#o.landing?.()?.abandon(taskId, reason || "its work did not land");
     if (!h) return;
     // Taken out at once: a new attempt of the task may set its own while this one is reaped.
     this.#handles.delete(taskId);
@@ -274,6 +325,8 @@ export class TaskWork {
       const r = await reapWorktree(this.#o.paths.root, h.sessionId, {
         target: this.#o.targetBranch,
         message: `service: leftovers of ${taskId}`,
+        // A host that squashed or rebased it: the tip is not in the base's history, yet landed.
+        landed: landed && this.#o.landing?.() !== undefined,
         beforeRemove: () => this.#teardown(taskId, h),
       });
       if (!r.removed) this.#o.warn(`${taskId}: worktree kept: ${r.reason}`);

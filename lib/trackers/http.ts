@@ -47,7 +47,7 @@ function resetAt(value: string | null, nowMs: number): number | undefined {
 }
 
 /** The rate-limit facts of a response (GitHub, GitLab, Jira, Linear and Plane spellings). */
-function rateLimitOf(headers: Headers, nowMs: number): RateLimit {
+export function rateLimitOf(headers: Headers, nowMs: number): RateLimit {
   const rate: RateLimit = {};
   const remaining = headers.get("x-ratelimit-remaining") ?? headers.get("ratelimit-remaining") ??
     headers.get("x-ratelimit-requests-remaining");
@@ -114,7 +114,7 @@ export async function requestJson(
 }
 
 /** A URL without its query (tokens never travel in queries here, but keep logs short). */
-function redact(url: string): string {
+export function redact(url: string): string {
   return url.replace(/\?.*$/, "");
 }
 

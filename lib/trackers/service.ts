@@ -9,6 +9,8 @@ import type { AppContext } from "../http/context.ts";
 import { taskStoreFor } from "../tasks/registry.ts";
 import { ReplayLedger } from "../webhooks/ledger.ts";
 import { WebhookReceiver } from "../webhooks/receiver.ts";
+import { HOST_EVENT_ACTIVITY } from "../webhooks/handler.ts";
+import { publishActivity } from "../events/hub.ts";
 import { loadHandlerModule } from "../webhooks/registry.ts";
 import { BUILTIN_TRACKERS } from "./builtin.ts";
 import { readRunState } from "../runs/run_state.ts";
@@ -132,6 +134,8 @@ async function openTrackerService(
     describe: outcomeSummary,
     env: options.env,
     onDelivery: (name, record) => runtime.update(name, { last_delivery: record }),
+    // A pull request's checks or reviews changed: the landing looks again now (lib/landing).
+    onHostEvent: (event) => publishActivity(HOST_EVENT_ACTIVITY, event),
   });
   const env = options.env ?? ((n: string) => Deno.env.get(n));
   const pollers: TrackerPoller[] = [];

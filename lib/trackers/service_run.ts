@@ -35,6 +35,8 @@ export async function startTrackerRun(
     configSha: string;
     adapter: string;
     targetBranch: string;
+    /** How the terminal names where work lands, when not `targetBranch` (pull requests). */
+    landingOn?: string;
     out: (l: string) => void;
   },
 ): Promise<{ runId: string; taskIds: string[] }> {
@@ -51,7 +53,7 @@ export async function startTrackerRun(
   })]);
   o.out(
     `run ${runId}: taking work from the trackers and the task API until \`service stop\` ` +
-      `(${taskIds.length} waiting task(s)), landing on ${o.targetBranch}`,
+      `(${taskIds.length} waiting task(s)), landing on ${o.landingOn ?? o.targetBranch}`,
   );
   return { runId, taskIds };
 }

@@ -1,7 +1,7 @@
 /**
  * Opt-in write-back (`trackers.<name>.comment_on_land: true`): when a task made from a ticket
  * lands (its task goes CLOSED after `task_merged`), the service comments on the ticket through
- * the tracker's API with the merge commit and the board link — only ever in the tracker's
+ * the tracker's API with the merge commit (and the pull request it landed through) and the board link — only ever in the tracker's
  * configured `project` (lib/trackers/scope.ts). The comment goes through the outbox
  * (lib/trackers/outbox.ts): written down first, retried with back-off while the tracker is down,
  * also after a restart, and sent once per landing. It never blocks the run.
@@ -22,12 +22,14 @@ export function landingComment(
   o: {
     taskId: string;
     commit?: string;
+    /** The pull request it landed through (pull-request landing, docs/landing.md). */
+    pr?: string;
     runId?: string;
     boardUrl?: string;
     unreported?: Unreported;
   },
 ): string {
-  const where = o.commit ? ` in ${o.commit}` : "";
+  const where = (o.commit ? ` in ${o.commit}` : "") + (o.pr ? ` through ${o.pr}` : "");
   const lines = [
     o.unreported === "interrupted"
       ? `Landed without a report: task \`${o.taskId}\`'s agent was interrupted before it reported; ` +
@@ -55,7 +57,9 @@ export type Unreported = "exited" | "interrupted";
 export async function findMergeCommit(
   paths: WorkspacePaths,
   taskId: string,
-): Promise<{ runId: string; commit?: string; unreported?: Unreported } | undefined> {
+): Promise<
+  { runId: string; commit?: string; pr?: string; unreported?: Unreported } | undefined
+> {
   const runs: string[] = [];
   try {
     for await (const e of Deno.readDir(paths.runs)) if (e.isDirectory) runs.push(e.name);
@@ -70,7 +74,7 @@ export async function findMergeCommit(
     } catch {
       continue;
     }
-    let merged: { runId: string; commit?: string } | undefined;
+    let merged: { runId: string; commit?: string; pr?: string } | undefined;
     for (const line of text.split("\n").reverse()) {
       const wanted = merged ? '"task_completed"' : '"task_merged"';
       if (!line.includes(wanted) || !line.includes(needle)) continue;
@@ -84,6 +88,7 @@ export async function findMergeCommit(
       if (data.task_id !== taskId) continue;
       if (!merged && row.type === "task_merged") {
         merged = { runId, commit: typeof data.commit === "string" ? data.commit : undefined };
+        if (typeof data.pr === "string") merged.pr = data.pr;
       } else if (merged && row.type === "task_completed") {
         const unreported: Unreported | undefined = data.interrupted === true
           ? "interrupted"
@@ -185,6 +190,7 @@ async function landingEntry(
     text: landingComment({
       taskId: task.id,
       commit: merged?.commit,
+      pr: merged?.pr,
       runId: merged?.runId,
       unreported: merged?.unreported,
       boardUrl: await deps.boardUrl(s),

@@ -17,6 +17,13 @@ Deno.test("landingComment() says when the work landed without a report, and how"
   );
 });
 
+Deno.test("landingComment() links the pull request the work landed through", () => {
+  assert.match(
+    landingComment({ taskId: "t", commit: "abc123", pr: "https://github.com/a/b/pull/3" }),
+    /^Landed: task `t` was verified and merged in abc123 through https:\/\/github.com\/a\/b\/pull\/3\.$/,
+  );
+});
+
 Deno.test("findMergeCommit() reads the merge and whether the completion it landed was reported", async () => {
   const root = await Deno.makeTempDir();
   try {
@@ -30,7 +37,14 @@ Deno.test("findMergeCommit() reads the merge and whether the completion it lande
       { type: "task_merged", data: { task_id: "a", commit: "c-a" } },
       { type: "task_completed", data: { task_id: "c", recovered: true, interrupted: true } },
       { type: "task_merged", data: { task_id: "c", commit: "c-c" } },
+      { type: "task_completed", data: { task_id: "p" } },
+      { type: "task_merged", data: { task_id: "p", commit: "c-p", pr: "https://gh/pull/3" } },
     ]);
+    assert.deepEqual(await findMergeCommit(paths, "p"), {
+      runId: "run-1",
+      commit: "c-p",
+      pr: "https://gh/pull/3",
+    });
     assert.deepEqual(await findMergeCommit(paths, "a"), { runId: "run-1", commit: "c-a" });
     assert.deepEqual(await findMergeCommit(paths, "b"), {
       runId: "run-1",

@@ -31,6 +31,25 @@ export interface WebhookHandler<T = unknown> {
    * on odd payloads: return `[]` instead.
    */
   tickets(payload: unknown, headers: Headers, context: HandlerContext): T[];
+  /**
+   * A code host's event about a pull request (merge request), its checks or reviews: which
+   * repository it concerns, so the pull-request landing looks again at once instead of at its
+   * next poll (lib/landing). Undefined for other events.
+   */
+  hostEvent?(payload: unknown, headers: Headers): HostEvent | undefined;
+}
+
+/** The activity kind a code host's pull-request event is announced under (lib/landing listens). */
+export const HOST_EVENT_ACTIVITY = "host_pull_request";
+
+/** A code host's pull-request event, announced as {@link HOST_EVENT_ACTIVITY}. */
+export interface HostEvent {
+  [key: string]: string | number;
+  provider: "github" | "gitlab";
+  /** `owner/name` or the GitLab project path. */
+  repo: string;
+  /** GitLab's numeric project id (a project may be configured by it). */
+  project_id: number;
 }
 
 /** The first of `names` present in `headers`. */

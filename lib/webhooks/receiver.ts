@@ -22,7 +22,7 @@
  */
 import { sha256Hex } from "../journal/hash.ts";
 import { MAX_WEBHOOK_BODY } from "../http/body_limit.ts";
-import { firstHeader, type HandlerContext } from "./handler.ts";
+import { firstHeader, type HandlerContext, type HostEvent } from "./handler.ts";
 import type { ReplayLedger } from "./ledger.ts";
 import { handlerFor, registeredNames } from "./registry.ts";
 import { readSecret } from "./secret.ts";
@@ -82,6 +82,8 @@ export interface WebhookReceiverOptions<T, O> {
   env?: (name: string) => string | undefined;
   /** Called once per delivery of a known adapter. */
   onDelivery?: (name: string, record: DeliveryRecord) => void;
+  /** Told of a verified code-host pull-request event (see `WebhookHandler.hostEvent`). */
+  onHostEvent?: (event: HostEvent) => void;
   maxBodyBytes?: number;
   clock?: () => number;
 }
@@ -176,6 +178,10 @@ export class WebhookReceiver<T, O> {
       return fail(400, "invalid_payload", `signed body is not UTF-8 JSON: ${(e as Error).message}`);
     }
     if (await ledger.claim(name, key) === "seen") return replay;
+    try {
+      const hostEvent = handler.hostEvent?.(payload, headers);
+      if (hostEvent) this.#o.onHostEvent?.(hostEvent);
+    } catch { /* a listener's failure never refuses a delivery */ }
     let items: T[];
     try {
       // The registry holds handlers of any item type; the one registered under `name` yields the

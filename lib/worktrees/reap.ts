@@ -2,7 +2,7 @@
  * Removing agent worktrees without ever losing work: a worktree goes only once its work is
  * committed and either merged into the target branch or kept at `refs/service/rescue/<session>`.
  */
-import { git, resolveCommit } from "../git/git.ts";
+import { git, resolveCommit, targetRef } from "../git/git.ts";
 import {
   agentBranch,
   cleanHead,
@@ -27,6 +27,11 @@ export interface ReapOptions {
   message?: string;
   /** Delete `agent/<session>` when it is merged (default true). Unmerged branches are kept. */
   deleteMergedBranch?: boolean;
+  /**
+   * The work landed although its tip is not in the target's history: a host squashed or rebased
+   * it while merging its pull request. It needs no rescue ref.
+   */
+  landed?: boolean;
   /**
    * Runs once the work is committed and kept (merged or on its rescue ref), before the worktree
    * is removed (the environment's teardown, DESIGN.md §13); what it leaves is not committed.
@@ -87,10 +92,10 @@ export async function reapWorktree(
       await git(["worktree", "prune"], o);
       return { removed: true, merged: false, committed_partial: false };
     }
-    const merged = (await git(
-      ["merge-base", "--is-ancestor", tip, `refs/heads/${options.target}`],
-      { ...o, allowFailure: true },
-    )).code === 0;
+    const merged = options.landed === true || (await git(
+          ["merge-base", "--is-ancestor", tip, targetRef(options.target)],
+          { ...o, allowFailure: true },
+        )).code === 0;
     let rescue: string | undefined;
     if (!merged) {
       rescue = rescueRef(sessionId);

@@ -22,6 +22,7 @@ import { isolationChecks } from "../../container/doctor_check.ts";
 import { containerSettings } from "../../container/settings.ts";
 import { configuredAdapter } from "../../config/load.ts";
 import type { ServiceConfig } from "../../config/schema.ts";
+import { landingChecks } from "../../landing/doctor_check.ts";
 import { BUILTIN_TRACKERS } from "../../trackers/builtin.ts";
 import { trackerChecks } from "../../trackers/doctor_check.ts";
 import { workspacePaths } from "../../workspace.ts";
@@ -45,6 +46,7 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
     if (mcp) results.push(mcp);
     results.push(...await trackerChecks(config, BUILTIN_TRACKERS)); // secrets, tokens, project
     results.push(...await worktreeEnvChecks(root, config, paths.portLeases)); // copies, links, setup
+    results.push(...await landingChecks(root, config)); // pull requests: token, permissions, remote
   }
   // Without a service.yaml the server runs on the defaults; with an invalid one it does not start.
   if (!invalid) results.push(await checkPort(config));
@@ -82,8 +84,9 @@ there); the configured agent CLI passes the preflight \`service run\` makes (PAT
 executable, API key or gateway token); under isolation: container, the probe \`service run\`
 makes (runtime, image, limits, user, network, the CLI inside the image); the worktree environment
 each role's agents get (what is copied and linked from the checkout, setup commands, ports; a
-missing symlink source fails, a copy pattern that matches nothing warns) and the port leases; stale
-PID files (a warning: run and stop remove them);
+missing symlink source fails, a copy pattern that matches nothing warns) and the port leases; with
+landing.mode pull_request, the token and each permission it lacks, and the remote; stale PID files
+(a warning: run and stop remove them);
 every run journal verifies. Each failed check prints its fix. Exit 0 when all pass, else 1.
 
 Options:

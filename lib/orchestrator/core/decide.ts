@@ -7,7 +7,13 @@
 import * as ev from "../../journal/events.ts";
 import { onAgentExited, onRecovered, onSpawnFailed } from "./on_exit.ts";
 import { onBatchAdopted, onBatchResult, onBatchSubmitted } from "./on_batch.ts";
-import { onCaptured, onMergeResult, onRebaseResult, onReview } from "./on_landing.ts";
+import {
+  onCaptured,
+  onLandingChanged,
+  onMergeResult,
+  onRebaseResult,
+  onReview,
+} from "./on_landing.ts";
 import { onTaskChanged } from "./on_change.ts";
 import { onTick } from "./on_tick.ts";
 import { onSettle } from "./settle.ts";
@@ -105,6 +111,9 @@ export function decide(state: CoreState, event: CoreEvent): Step {
       break;
     case "merge_result":
       onMergeResult(d, out, event);
+      break;
+    case "landing_changed":
+      onLandingChanged(d, out, event);
       break;
     case "rebase_result":
       onRebaseResult(d, out, event);

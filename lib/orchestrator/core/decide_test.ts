@@ -4,6 +4,7 @@ import type { TaskStatus } from "../../tasks/lifecycle.ts";
 import { decide, type Step } from "./decide.ts";
 import type { Action, CoreEvent, ExitDiagnosis, StoreChange } from "./protocol.ts";
 import { type CoreSettings, type CoreState, initialState, type TaskView } from "./state.ts";
+import { mergeWaitText } from "./on_landing.ts";
 
 const SETTINGS: CoreSettings = {
   maxAgents: 4,
@@ -1178,4 +1179,36 @@ Deno.test("decide(): a parked adapter's task starts with the fallback; a rate-li
     all.state.waits.get("t1")!,
     /claude is parked .*\(fallback codex parked too\); back in 10s/,
   );
+});
+
+Deno.test("mergeWaitText(): a pull request's wait is said as the host's words, a local merge's with 'merge waits'", () => {
+  assert.equal(
+    mergeWaitText("pull request #3 waits for required check `ci/test`"),
+    "pull request #3 waits for required check `ci/test`",
+  );
+  assert.equal(
+    mergeWaitText("merge request !4 is in the merge train"),
+    "merge request !4 is in the merge train",
+  );
+  assert.equal(
+    mergeWaitText("uncommitted changes in a.txt"),
+    "merge waits: uncommitted changes in a.txt",
+  );
+});
+
+Deno.test("decide(): a pull request whose base moved is rebased every time, however often it moves", () => {
+  let s = landing(state([task("t1", { status: "DONE", attempts: 1 })]), "t1", "merging");
+  for (let i = 0; i < 5; i++) {
+    const moved = decide(s, {
+      type: "merge_result",
+      taskId: "t1",
+      result: { kind: "base_moved", reason: `main moved (${i})` },
+    });
+    assert.ok(moved.actions.some((a) => a.kind === "rebase"), `move ${i} rebases`);
+    s = decide(moved.state, {
+      type: "rebase_result",
+      taskId: "t1",
+      result: { kind: "rebased", tip: "abc", diffChanged: false },
+    }).state;
+  }
 });

@@ -21,7 +21,8 @@ const UNREPORTED_NOTE: Record<string, string> = {
 
 /** How a merge that waits is described (in `status`, the journal and the log). */
 export function mergeWaitText(reason: string): string {
-  return `merge waits: ${reason}`;
+  // A pull request's wait names what waits ("pull request #3 waits for 1 approving review").
+  return /^(pull|merge) request [#!]\d+ /.test(reason) ? reason : `merge waits: ${reason}`;
 }
 
 function landing(d: Draft, taskId: string): Landing | undefined {
@@ -67,10 +68,48 @@ export function onMergeResult(
     case "merged":
       d.landings.delete(task.id);
       d.notes.delete(task.id);
-      out.journal(ev.taskMerged({ task_id: task.id, commit: r.commit }));
+      out.journal(ev.taskMerged({ task_id: task.id, commit: r.commit, pr: r.pr }));
       out.push({ kind: "store", change: { op: "merged", taskId: task.id } });
       out.push({ kind: "reap", taskId: task.id, reason: "merged" });
-      out.log(task.id, `merged as ${r.commit.slice(0, 10)}${UNREPORTED_NOTE[l.unreported ?? ""]}`);
+      out.log(
+        task.id,
+        `merged as ${r.commit.slice(0, 10)}${r.pr ? ` through ${r.pr}` : ""}` +
+          UNREPORTED_NOTE[l.unreported ?? ""],
+      );
+      return;
+    case "base_moved":
+      // Each time is a real move of the remote base while the pull request waits (not a retry
+      // loop): it is rebased every time; a rebase that conflicts sends it to a new attempt.
+      setStage(d, l, "rebasing", r.reason);
+      out.push({ kind: "rebase", taskId: task.id });
+      out.log(task.id, r.reason);
+      return;
+    case "check_failed": {
+      d.landings.delete(task.id);
+      const reason = `required check \`${r.check}\` failed on ${r.pr}`;
+      out.push({ kind: "reap", taskId: task.id, reason });
+      attemptFailed(d, out, task, {
+        signals: [{ kind: "required_check", detail: r.check, output_tail: r.summary.slice(-800) }],
+        reason: `${reason}${r.summary ? `: ${firstLine(r.summary)}` : ""}`,
+        note: `the required check \`${r.check}\` failed on your pull request ${r.pr}` +
+          `${r.url ? ` (${r.url})` : ""}. It said:\n${r.summary.slice(-2000)}\n` +
+          "Fix what makes it fail, and keep the rest of the work.",
+        retryable: d.settings.onCiFailure !== "fail",
+      });
+      return;
+    }
+    case "changes_requested":
+      return changesRequested(
+        d,
+        out,
+        task.id,
+        `${r.by.join(", ")} requested changes on ${r.pr}`,
+        r.comments.slice(0, 4000),
+      );
+    case "closed":
+      // The store's cancel comes back as a task change: the card's receipt and the reap follow.
+      out.push({ kind: "store", change: { op: "cancel", taskId: task.id, reason: r.reason } });
+      out.log(task.id, `CANCELLED: ${r.reason}`);
       return;
     case "gates_failed": {
       d.landings.delete(task.id);
@@ -107,6 +146,22 @@ export function onMergeResult(
       setStage(d, l, "waiting", r.reason);
     }
   }
+}
+
+/** `landing_changed`: the host says something changed; a waiting landing is tried now. */
+export function onLandingChanged(
+  d: Draft,
+  out: Out,
+  e: Extract<CoreEvent, { type: "landing_changed" }>,
+): void {
+  const l = landing(d, e.taskId);
+  if (!l || l.stage !== "waiting") return; // a step under way sees the change itself
+  setStage(d, l, "merging", l.reason);
+  out.push({ kind: "merge", taskId: e.taskId });
+}
+
+function firstLine(text: string): string {
+  return text.trim().split("\n")[0] ?? "";
 }
 
 /** `rebase_result`. */
@@ -182,14 +237,32 @@ export function onReview(d: Draft, out: Out, e: Extract<CoreEvent, { type: "revi
     out.push({ kind: "merge", taskId: task.id });
     return;
   }
-  const note = `an operator (${e.principal}) requested changes${e.note ? `: ${e.note}` : ""}`;
-  d.landings.delete(task.id);
-  out.push({ kind: "reap", taskId: task.id, reason: "changes requested" });
+  changesRequested(
+    d,
+    out,
+    task.id,
+    `an operator (${e.principal}) requested changes${e.note ? `: ${e.note}` : ""}`,
+  );
+}
+
+/**
+ * A reviewer — an operator on the board, or a person on the host — requested changes: a new
+ * attempt whose prompt holds `said` and their `comments`; no attempt is counted.
+ */
+function changesRequested(
+  d: Draft,
+  out: Out,
+  taskId: string,
+  said: string,
+  comments = "",
+): void {
+  d.landings.delete(taskId);
+  out.push({ kind: "reap", taskId, reason: "changes requested" });
   out.push({
     kind: "store",
-    change: { op: "requeue", taskId: task.id, reason: note, countAttempt: false },
+    change: { op: "requeue", taskId, reason: said, countAttempt: false },
   });
-  out.journal(ev.taskRetried({ task_id: task.id, reason: note }));
-  d.notes.set(task.id, note);
-  out.log(task.id, `${note}; new attempt queued`);
+  out.journal(ev.taskRetried({ task_id: taskId, reason: said }));
+  d.notes.set(taskId, comments ? `${said}:\n${comments}` : said);
+  out.log(taskId, `${said}; new attempt queued`);
 }

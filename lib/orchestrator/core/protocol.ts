@@ -20,12 +20,26 @@ export interface ExitDiagnosis {
 /** What an agent's worktree got before its agent started (DESIGN.md §13). */
 export type PreparedView = Omit<WorktreePreparedData, "task_id" | "session_id">;
 
-/** The outcome of a merge attempt. */
+/**
+ * The outcome of a merge attempt: into the local branch, or through a pull request (DESIGN.md
+ * §12), which can also say its base moved, a required check failed, a reviewer requested
+ * changes, or a person closed it.
+ */
 export type MergeResult =
-  | { kind: "merged"; commit: string }
+  /** Landed as `commit`; through a pull request, `pr` is its URL and `commit` the host's merge. */
+  | { kind: "merged"; commit: string; pr?: string }
   | { kind: "gates_failed"; signals: FailedSignal[] }
   | { kind: "conflict"; files: string[] }
-  | { kind: "waiting"; reason: string };
+  /** It waits (the user's checkout, a moved branch; the host's checks, reviews, queue). */
+  | { kind: "waiting"; reason: string }
+  /** The remote base moved past the work: rebase onto it, gates again, push with lease. */
+  | { kind: "base_moved"; reason: string }
+  /** A required check failed on the pushed head of pull request `pr` (a URL). */
+  | { kind: "check_failed"; check: string; summary: string; url?: string; pr: string }
+  /** A reviewer requested changes on the host; `comments` is what they wrote. */
+  | { kind: "changes_requested"; by: string[]; comments: string; pr: string }
+  /** A person closed the pull request unmerged; `reason` says who and what they said. */
+  | { kind: "closed"; reason: string };
 
 /** The outcome of rebasing an agent branch onto the target's new tip. */
 export type RebaseResult =
@@ -157,6 +171,8 @@ export type CoreEvent =
    */
   | { type: "captured"; taskId: string; gatesFailed?: boolean }
   | { type: "merge_result"; taskId: string; result: MergeResult }
+  /** The host says something changed for the task's pull request (or its retry is due). */
+  | { type: "landing_changed"; taskId: string }
   | { type: "rebase_result"; taskId: string; result: RebaseResult }
   | {
     type: "review";
@@ -191,6 +207,8 @@ export type StoreChange =
    * its own, or interrupted work under `recovery.land_unreported`).
    */
   | { op: "recover_done"; taskId: string }
+  /** DONE → CANCELLED: a person closed its pull request unmerged (`reason` says who). */
+  | { op: "cancel"; taskId: string; reason: string }
   /** DONE → CLOSED: landed. */
   | { op: "merged"; taskId: string };
 

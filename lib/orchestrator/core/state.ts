@@ -84,6 +84,11 @@ export interface CoreSettings {
   reportedExitGraceMs: number;
   /** How often a merge that waits (the user's checkout, a moved branch) is tried again (ms). */
   mergeRetryMs: number;
+  /**
+   * `landing.on_ci_failure` (pull requests): a failed required check sends the task to a new
+   * attempt told its name (`retry`), or fails it (`fail`).
+   */
+  onCiFailure?: "retry" | "fail";
   /** Rebases of one attempt's work before a conflict sends it back to an agent. */
   maxRebases: number;
   /**

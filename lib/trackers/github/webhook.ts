@@ -3,10 +3,11 @@
  * `X-Tracker-B-Event`; a delivery naming no event is not an issue event) signed with HMAC-SHA256
  * in `X-Hub-Signature-256: sha256=<hex>`, named by `X-GitHub-Delivery`. The issue object is the
  * REST shape, so polling (adapter.ts beside this file) reads its issue lists with
- * {@link githubIssueTicket} too.
+ * {@link githubIssueTicket} too. Pull-request, review, check and status events wake the
+ * pull-request landing (`hostEvent`).
  */
 import { isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
-import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
+import type { HandlerContext, HostEvent, WebhookHandler } from "../../webhooks/handler.ts";
 
 /** A REST/webhook issue object of `repo` as a ticket (undefined for pull requests). */
 export function githubIssueTicket(
@@ -44,10 +45,29 @@ function tickets(payload: unknown, headers: Headers, context: HandlerContext): T
   return ticket ? [ticket] : [];
 }
 
+/** Events that change what a pull request waits for (pull-request landing, lib/landing). */
+const PULL_REQUEST_EVENTS = new Set([
+  "pull_request",
+  "pull_request_review",
+  "check_run",
+  "check_suite",
+  "status",
+  "merge_group",
+]);
+
+function hostEvent(payload: unknown, headers: Headers): HostEvent | undefined {
+  const event = (headers.get("x-tracker-b-event") ?? headers.get("x-github-event"))?.trim();
+  if (!event || !PULL_REQUEST_EVENTS.has(event)) return undefined;
+  const repository = obj(obj(payload).repository);
+  const repo = str(repository.full_name);
+  return repo ? { provider: "github", repo, project_id: Number(repository.id ?? 0) } : undefined;
+}
+
 /** GitHub's webhooks as tracker_b. */
 export const githubHandler: WebhookHandler<Ticket> = {
   scheme: "hub-sha256",
   signatureHeaders: ["X-Hub-Signature-256"],
   deliveryHeaders: ["X-Tracker-B-Delivery", "X-GitHub-Delivery"],
   tickets,
+  hostEvent,
 };

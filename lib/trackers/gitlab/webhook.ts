@@ -5,7 +5,7 @@
  * issue that polling reads (adapter.ts beside this file).
  */
 import { arr, isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
-import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
+import type { HandlerContext, HostEvent, WebhookHandler } from "../../webhooks/handler.ts";
 
 function tickets(payload: unknown, _headers: Headers, context: HandlerContext): Ticket[] {
   const p = obj(payload);
@@ -34,10 +34,20 @@ function tickets(payload: unknown, _headers: Headers, context: HandlerContext): 
   }];
 }
 
+/** The merge request and pipeline hooks wake the pull-request landing (lib/landing). */
+function hostEvent(payload: unknown): HostEvent | undefined {
+  const p = obj(payload);
+  if (p.object_kind !== "merge_request" && p.object_kind !== "pipeline") return undefined;
+  const project = obj(p.project);
+  const repo = str(project.path_with_namespace);
+  return repo ? { provider: "gitlab", repo, project_id: Number(project.id ?? 0) } : undefined;
+}
+
 /** GitLab's webhooks as tracker_c. */
 export const gitlabHandler: WebhookHandler<Ticket> = {
   scheme: "token",
   signatureHeaders: ["X-Tracker-C-Token", "X-Gitlab-Token"],
+  hostEvent,
   deliveryHeaders: ["X-Tracker-C-Event-UUID", "Idempotency-Key", "X-Gitlab-Event-UUID"],
   tickets,
 };
