@@ -1,11 +1,17 @@
 /**
- * Issue 5 benchmark, printed as figures: `deno run -A bench/orchestrator_bench.ts [spawns]`
- * (`deno task bench:orchestrator`).
+ * Issue 5 benchmark, printed as figures: `deno run -A bench/orchestrator_bench.ts [spawns]
+ * [--containers-only]` (`deno task bench:orchestrator`).
  *
  * (a) Spawn overhead per agent in a repository of ~200 files, median over `spawns` (default 20):
  *     createWorktree + start `true` (until it exits), and createWorktree + the scripted Deno
  *     agent through `spawnAgent` (until spawned, and until it exits). Aim: worktree + `true`
  *     median <= 150 ms.
+ * (c) Container isolation against host processes: the same run of 12 trivial tasks with
+ *     max_agents 4, once with agents as host processes and once under `isolation: container`
+ *     (podman or docker, on the image of tests/_container_image.ts built from this machine's own
+ *     files): the median agent spawn-to-exit time, the overhead per task and the wall time of
+ *     each, and what a container adds per task; and the probe `service run` makes once per run.
+ *     Skipped, saying why, when no runtime answers.
  * (b) A run of 50 trivial tasks with max_agents 16 through `runPlan` (real task server on a free
  *     port, real git, the scripted agent via the generic adapter): wall time, tasks/min, the
  *     agents' own run time (`agent_exited.duration_ms` of the journal), the orchestration overhead
@@ -22,10 +28,17 @@ import { SERVER_APP } from "../routes/_app.ts";
 import { loadTaskSpecs } from "../lib/tasks/persist.ts";
 import { journalPath, workspacePaths } from "../lib/workspace.ts";
 import { benchRepo, committedRepo, spawnOnce } from "./_fixture.ts";
+import { IMAGE_AGENT, testImage } from "../tests/_container_image.ts";
+import { probeIsolation } from "../lib/container/probe.ts";
+import { containerSettings } from "../lib/container/settings.ts";
+import { ServiceConfigSchema } from "../lib/config/schema.ts";
 
-const SPAWNS = Number(Deno.args[0] ?? 20);
+const SPAWNS = Number(Deno.args.find((a) => /^\d+$/.test(a)) ?? 20);
 const TASKS = 50;
 const MAX_AGENTS = 16;
+/** The container comparison (c): a smaller run, both ways. */
+const SMALL_TASKS = 12;
+const SMALL_AGENTS = 4;
 const AGENT = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
 const DENO = Deno.execPath();
 
@@ -203,5 +216,99 @@ console.log(
     Deno.loadavg().map((x) => x.toFixed(2)).join(" ")
   }`,
 );
-await spawnBench();
-await runBench();
+if (!Deno.args.includes("--containers-only")) {
+  await spawnBench();
+  await runBench();
+}
+await containerBench();
+
+/** What one run of {@link smallRun} measured. */
+interface SmallRun {
+  wallMs: number;
+  agentMs: number[];
+  overheadMs: number;
+}
+
+async function smallRun(isolation: string): Promise<SmallRun> {
+  const steps = Array.from(
+    { length: SMALL_TASKS },
+    (_, i) =>
+      `      - id: c${i}\n        role: backend\n        goal: |\n          Write c/${i}.txt.\n` +
+      "          ```agent-script\n" +
+      `          ["write", "c/${i}.txt", "${i}\\n"]\n          ["report", "wrote c/${i}.txt"]\n` +
+      `          \`\`\`\n        owned_files: [c/${i}.txt]`,
+  );
+  const agent = isolation === "" ? JSON.stringify([DENO, "run", "-A", AGENT]) : JSON.stringify([
+    "deno",
+    "run",
+    "-A",
+    IMAGE_AGENT,
+  ]);
+  const root = await committedRepo("svc-bench-iso-", {
+    "README.md": "# bench\n",
+    "service.yaml": `cli: generic\ncli_command: ${agent}\nmax_agents: ${SMALL_AGENTS}\n` +
+      `roles:\n  backend: {}\n${isolation}`,
+    "plan.yaml": `name: iso\nstages:\n  - name: all\n    steps:\n${steps.join("\n")}\n`,
+  });
+  try {
+    const log: string[] = [];
+    const t0 = performance.now();
+    const result = await runPlan({ root, port: 0, out: (l) => log.push(l), app: SERVER_APP });
+    const wallMs = performance.now() - t0;
+    if (result.status !== "completed") {
+      console.error(log.slice(-30).join("\n"));
+      throw new Error(`run ${result.status}: ${result.problems.join("; ")}`);
+    }
+    const rows = (await Deno.readTextFile(journalPath(workspacePaths(root), result.runId)))
+      .split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const agentMs = rows.filter((r) => r.type === "agent_exited").map((r) =>
+      r.data.duration_ms as number
+    );
+    const sum = agentMs.reduce((a, b) => a + b, 0);
+    return { wallMs, agentMs, overheadMs: (wallMs - sum / SMALL_AGENTS) / SMALL_TASKS };
+  } finally {
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+}
+
+async function containerBench(): Promise<void> {
+  const image = await testImage();
+  if (!image.ok) {
+    console.log(`(c) container vs host: SKIPPED: ${image.skip}`);
+    return;
+  }
+  const config = ServiceConfigSchema.parse({
+    cli: "generic",
+    roles: { backend: {} },
+    isolation: "container",
+    container: { image: image.ref },
+  });
+  const probes: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    await probeIsolation({
+      settings: containerSettings(config),
+      env: Deno.env.toObject(),
+      binary: "deno",
+    });
+    probes.push(performance.now() - t);
+  }
+  const host = await smallRun("");
+  const boxed = await smallRun(`isolation: container\ncontainer:\n  image: ${image.ref}\n`);
+  const m = (r: SmallRun) => median(r.agentMs);
+  console.log(
+    `(c) container vs host: ${SMALL_TASKS} trivial tasks, max_agents ${SMALL_AGENTS}, scripted ` +
+      `deno agent; ${image.runtime}, image ${image.ref}`,
+  );
+  console.log(`    probe before run_started (runtime, image, trial container): ${stats(probes)}`);
+  for (const [name, r] of [["host processes", host], ["containers", boxed]] as const) {
+    console.log(
+      `    ${name.padEnd(15)} agent spawn to exit ${stats(r.agentMs)}; overhead per task ` +
+        `${r.overheadMs.toFixed(1)} ms; wall ${(r.wallMs / 1000).toFixed(2)} s`,
+    );
+  }
+  console.log(
+    `    a container adds ${(m(boxed) - m(host)).toFixed(1)} ms to an agent's spawn-to-exit ` +
+      `(median) and ${(boxed.overheadMs - host.overheadMs).toFixed(1)} ms of overhead per task`,
+  );
+}

@@ -8,7 +8,7 @@
 import type { Attempt } from "../lib/board/activity.ts";
 import type { TaskDetailResponse } from "../lib/review/activity.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
-import { gateText } from "./card_view.tsx";
+import { gateText, isolationWords } from "./card_view.tsx";
 
 /** Props of {@link AttemptsView}. */
 export interface AttemptsViewProps {
@@ -89,6 +89,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
                 {a.adapter ? ` · ${a.adapter}` : ""}
                 {a.worker ? ` · on worker ${a.worker}` : ""}
                 {a.model ? ` · ${a.model}` : ""}
+                {a.isolation ? ` · ran ${isolationWords(a.isolation)}` : ""}
                 {a.exit
                   ? ` · exit ${a.exit.exit_code} after ${seconds(a.exit.duration_ms)}${
                     a.exit.ended_by ? ` (${a.exit.ended_by})` : ""

@@ -66,3 +66,35 @@ Deno.test("BoardColumns with the run outline: a card of a new attempt drops the 
   assert.match(html, /test_passes: deno test exited 1/, "the failed attempt's own gates stay");
   assert.doesNotMatch(html, /by alice/, "t-0004's verdict was on an earlier attempt");
 });
+
+Deno.test("BoardColumns: a card says where its agent runs, from the outline (the fold is not asked)", () => {
+  const board = manyCardReceipt(3).board;
+  const outline = (id: string, isolation: string): [string, OutlineTask] => [id, {
+    task_id: id,
+    depends_on: [],
+    planned: true,
+    state: "running",
+    attempts: 1,
+    rebases: 0,
+    merge_decided: false,
+    isolation,
+  }];
+  const image = "ab".repeat(32);
+  const tasks = new Map([
+    outline("t-0000", `container:podman:${image}`),
+    outline("t-0001", "worktree"),
+  ]);
+  const html = renderToString(<BoardColumns board={board} tasks={tasks} />);
+  assert.match(
+    html,
+    new RegExp(
+      `data-isolation="container:podman:${image}"[^>]*>agent: in a podman container \\(image abababababab\\)`,
+    ),
+  );
+  assert.match(html, /data-isolation="worktree"[^>]*>agent: as a host process/);
+  assert.equal(
+    html.match(/data-isolation=/g)?.length,
+    2,
+    "a card without an outline entry says nothing",
+  );
+});

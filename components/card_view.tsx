@@ -24,6 +24,16 @@ export function gateText(gate: unknown): string {
   return JSON.stringify(gate);
 }
 
+/**
+ * Where an agent ran (`task_claimed.isolation`, DESIGN.md §14), in words: `in a podman
+ * container (image 0123456789ab)` or `as a host process`.
+ */
+export function isolationWords(isolation: string): string {
+  const [kind, runtime, id] = isolation.split(":");
+  if (kind !== "container") return "as a host process";
+  return `in a ${runtime} container (image ${(id ?? "").slice(0, 12)})`;
+}
+
 /** A card as a toggle button that selects the task for review. */
 export function CardView({ face, selected = false, onSelect }: CardViewProps) {
   const { card, standing, evidence } = face;
@@ -95,6 +105,11 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
         <span class="meta" data-diff-summary>
           <span class="plus">+{diff.added}</span> <span class="minus">−{diff.removed}</span>,{" "}
           {diff.files} {diff.files === 1 ? "file" : "files"}
+        </span>
+      )}
+      {face.isolation && (
+        <span class="meta" data-isolation={face.isolation} title={face.isolation}>
+          agent: {isolationWords(face.isolation)}
         </span>
       )}
       {card.gates?.map((gate, i) => <span class="gate" key={i}>✗ {gateText(gate)}</span>)}

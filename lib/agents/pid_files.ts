@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { WorkspacePaths } from "../workspace.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { endTree, treeRunning } from "../process/tree.ts";
+import { type RecordedContainer, removeContainer, settleSession } from "../container/reap.ts";
 
 /** One PID file and whether its agent still runs. */
 export interface AgentProcess {
@@ -23,6 +24,8 @@ export interface AgentProcess {
   started_at: string | null;
   /** The session's log, when the file names one. */
   log_path: string | null;
+  /** The agent's container, when it ran in one. */
+  container?: RecordedContainer;
   /** True while the agent's process, or any process of its group, exists. */
   alive: boolean;
   /** Set when the file could not be read as PID metadata. */
@@ -60,6 +63,10 @@ export function pidFileEntry(file: string, session: string, text: string): Agent
   }
   const pid = processId(raw.pid);
   const pgid = processId(raw.pgid);
+  const c = raw.container as Record<string, unknown> | undefined;
+  const container = c && typeof c.runtime === "string" && typeof c.name === "string"
+    ? { runtime: c.runtime, name: c.name }
+    : undefined;
   return {
     file,
     session_id: str(raw.session_id) ?? session,
@@ -74,6 +81,7 @@ export function pidFileEntry(file: string, session: string, text: string): Agent
       ? new Date(raw.started_at * 1000).toISOString()
       : str(raw.started_at),
     log_path: str(raw.log_path),
+    ...(container ? { container } : {}),
     alive: (pgid !== null && treeRunning({ pgid, pipes: [] })) ||
       (pid !== null && processAlive(pid)),
     problem: pid === null ? "no valid pid" : undefined,
@@ -111,8 +119,9 @@ export async function readPidFiles(paths: WorkspacePaths): Promise<AgentProcess[
 
 /**
  * End what is left of agents whose orchestrator is gone and remove every PID file: a live group
- * gets SIGTERM, then SIGKILL after `graceMs`. `onSurvivor` is told before each group is signalled.
- * Returns the entries handled. Only call it when no orchestrator runs.
+ * gets SIGTERM, then SIGKILL after `graceMs`; an agent's container is stopped and removed, and
+ * its git work brought back (lib/container/reap.ts). `onSurvivor` is told before each group is
+ * signalled. Returns the entries handled. Only call it when no orchestrator runs.
  */
 export async function reapPidFiles(
   paths: WorkspacePaths,
@@ -125,6 +134,10 @@ export async function reapPidFiles(
     if (group && treeRunning(group)) {
       onSurvivor(agent);
       await endTree(group, { graceMs });
+    }
+    if (agent.container) {
+      await removeContainer(agent.container, graceMs);
+      await settleSession(paths.runtime, agent.session_id).catch(() => {});
     }
     await Deno.remove(agent.file).catch((e) => {
       if (!(e instanceof Deno.errors.NotFound)) throw e;

@@ -128,6 +128,24 @@ async function assertWritable(dir: string): Promise<void> {
 }
 
 /**
+ * The key and headless checks of {@link preflight} alone (an agent in a container has its CLI in
+ * the image, not on the host): after warning `API key not set: <VAR> …`, throws
+ * `RuntimeError: API key not set: …`, or the adapter's headless problem.
+ */
+export function preflightKeys(
+  adapter: AgentAdapter,
+  options: Pick<PreflightOptions, "env" | "warn">,
+): void {
+  const warning = missingApiKey(adapter, options.env);
+  if (warning) {
+    (options.warn ?? console.warn)(warning);
+    throw new RuntimeError(warning, keyFix(adapter), 1);
+  }
+  const problem = headlessProblem(adapter, options.env);
+  if (problem) throw new RuntimeError(problem.problem, problem.fix, 1);
+}
+
+/**
  * Check that `adapter` can run: throws `RuntimeError: binary not found in PATH: <bin>` (127),
  * `RuntimeError: Permission denied: <path>` (126), or, after warning `API key not set: <VAR> …`,
  * `RuntimeError: API key not set: …` (exit 1).
@@ -157,13 +175,7 @@ export async function preflight(
     );
   }
   if (options.workdir) await assertWritable(options.workdir);
-  const warning = missingApiKey(adapter, options.env);
-  if (warning) {
-    (options.warn ?? console.warn)(warning);
-    throw new RuntimeError(warning, keyFix(adapter), 1);
-  }
-  const problem = headlessProblem(adapter, options.env);
-  if (problem) throw new RuntimeError(problem.problem, problem.fix, 1);
+  preflightKeys(adapter, options);
   const shim = os === "windows" && /\.(cmd|bat)$/i.test(binaryPath);
   return {
     binaryPath,

@@ -6,6 +6,7 @@
  */
 import { SpawnError } from "./errors.ts";
 import { agentExitCode } from "./exit_status.ts";
+import type { Launcher } from "../process/launcher.ts";
 import { type ProcessHandle, type ProcessStatus, spawnProcess } from "../process/spawn.ts";
 
 /** SIGTERM to SIGKILL grace (spec §8). */
@@ -25,6 +26,8 @@ export interface SpawnAgentOptions {
   logPath: string;
   /** SIGTERM to SIGKILL grace when it is ended; default 30 s (spec §8). */
   graceMs?: number;
+  /** Where it runs (default: a host process; lib/container/launcher.ts: a container). */
+  launcher?: Launcher;
 }
 
 /** A running agent: its process handle and the log its output goes to. */
@@ -32,7 +35,10 @@ export interface AgentProcess extends ProcessHandle {
   logPath: string;
 }
 
-/** Spawn an agent in its own process group with output appended to `logPath`. */
+/**
+ * Spawn an agent in its own process group (or container, through `launcher`) with output
+ * appended to `logPath`.
+ */
 export function spawnAgent(options: SpawnAgentOptions): AgentProcess {
   const proc = spawnProcess([options.command, ...options.args], {
     cwd: options.cwd,
@@ -40,6 +46,7 @@ export function spawnAgent(options: SpawnAgentOptions): AgentProcess {
     clearEnv: true,
     logPath: options.logPath,
     graceMs: options.graceMs ?? KILL_GRACE_MS,
+    launcher: options.launcher,
   });
   return Object.assign(proc, { logPath: options.logPath });
 }

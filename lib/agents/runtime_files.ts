@@ -20,6 +20,8 @@ export interface PidRecord {
   log_path: string;
   /** Epoch seconds. */
   started_at: number;
+  /** The agent's container, when it runs in one: the reaper removes it (DESIGN.md §14). */
+  container?: { runtime: string; name: string };
 }
 
 /** Live progress of one agent session (rewritten every 15 s, spec §8). */

@@ -34,6 +34,8 @@ export interface Attempt {
   number: number;
   role?: string;
   model?: string;
+  /** Where its agent ran: `worktree` or `container:<runtime>:<image id>` (DESIGN.md §14). */
+  isolation?: string;
   /** The agent CLI that ran it (a fallback while the configured one was parked). */
   adapter?: string;
   /** The remote worker it ran on (`service worker`, DESIGN.md §16); absent: the orchestrator's machine. */
@@ -159,6 +161,8 @@ export interface TaskActivity {
    * verdicts on the card (DESIGN.md §5); the page shows them only in the task detail.
    */
   current_since?: number;
+  /** Where the latest claim's agent ran (`task_claimed.isolation`, DESIGN.md §14). */
+  isolation?: string;
   /** 0-based row index of the latest `task_verification_failed` (the card's gates). */
   gated_index?: number;
   /** `sha256` and 0-based row index of the latest `task_diff_captured`. */
@@ -292,11 +296,13 @@ export function foldActivity(state: ActivityState, row: JournalEvent, index: num
         number: nextAttemptNumber(state, id),
         role: str(d.role),
         model: str(d.model),
+        ...(str(d.isolation) ? { isolation: str(d.isolation) } : {}),
         ...(str(d.adapter) ? { adapter: str(d.adapter) } : {}),
         ...(str(d.worker) ? { worker: str(d.worker) } : {}),
         ...(batch ? { batch } : {}),
         outcome: "running",
       });
+      t.isolation = str(d.isolation);
       t.batch = batch; // the same object: the batch rows below fill both
       t.state = "running";
       t.reason = undefined;

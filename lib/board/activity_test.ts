@@ -313,3 +313,20 @@ Deno.test("outline: a journaled block is re-read against the journal as it is no
   ]);
   assert.deepEqual([retried.state, retried.reason], ["blocked", "blocked: waits on a (running)"]);
 });
+
+Deno.test("activity: each attempt keeps where its agent ran; the outline shows the latest claim's", () => {
+  const image = "0f".repeat(32);
+  const state = fold([
+    PLAN,
+    ["task_claimed", { task_id: "a", session_id: "s1", isolation: "worktree" }],
+    ["agent_exited", { task_id: "a", session_id: "s1", exit_code: 1, duration_ms: 10 }],
+    ["task_claimed", { task_id: "a", session_id: "s2", isolation: `container:podman:${image}` }],
+    ["task_claimed", { task_id: "b", session_id: "s3" }],
+  ]);
+  const a = state.tasks.get("a")!;
+  assert.deepEqual(a.attempts.map((x) => x.isolation), ["worktree", `container:podman:${image}`]);
+  const tasks = new Map(outline(state).map((t) => [t.task_id, t]));
+  assert.equal(tasks.get("a")!.isolation, `container:podman:${image}`);
+  assert.equal(tasks.get("b")!.isolation, undefined, "a claim that says nothing claims nothing");
+  assert.equal("isolation" in state.tasks.get("b")!.attempts[0], false);
+});

@@ -7,6 +7,7 @@ import type { CatalogEntry } from "./schema.ts";
 import { type InstallConsent, installedRecord, managedServer } from "./entry_plan.ts";
 import { type ManagedServer, updateMcpConfig } from "./managed_config.ts";
 import { type InstallRun, runInstallCommand } from "./sandbox.ts";
+import type { InstallPlace } from "./install_place.ts";
 import { checkServerHealth, type HealthOutcome, recordHealth } from "./health.ts";
 import { McpVariableError, resolveAllowedVars } from "../config/resolve_vars.ts";
 
@@ -21,6 +22,8 @@ export interface InstallContext {
   healthTimeoutMs?: number;
   /** Receives each line the install command prints. */
   onLine?: (line: string) => void;
+  /** Where install commands run (default: host processes; lib/catalog/install_place.ts). */
+  place?: InstallPlace;
   now?: () => Date;
 }
 
@@ -93,6 +96,7 @@ export async function installEntry(
     processEnv: ctx.processEnv,
     timeoutMs: ctx.installTimeoutMs,
     onLine: ctx.onLine,
+    place: ctx.place,
   });
   if (run.code !== 0) return { run, written: false };
   const record = installedRecord(entry, (ctx.now ?? (() => new Date()))(), ctx.consent);

@@ -36,6 +36,8 @@ export interface PreviewOptions {
   autoUpgrade: boolean;
   /** For an upgrade: what it changes besides the pin. */
   changes?: readonly UpgradeChange[];
+  /** Where the install command runs (lib/catalog/install_place.ts); absent: on this machine. */
+  place?: { words: string; host: boolean };
 }
 
 function autoUpgradeWords(entry: CatalogEntry, consent: boolean): string {
@@ -54,7 +56,11 @@ export function installPreview(entry: CatalogEntry, opts: PreviewOptions): Previ
     lines.push({
       text:
         "WARNING: this entry is NOT verified by the service team (verified_by_service: false). " +
-        "Its install command runs on this machine: read it before you accept.",
+        `Its install command runs ${
+          opts.place && !opts.place.host
+            ? "in a container here, and its server with your agents"
+            : "on this machine"
+        }: read it before you accept.`,
       warn: true,
     });
   }
@@ -79,6 +85,7 @@ export function installPreview(entry: CatalogEntry, opts: PreviewOptions): Previ
       warn: SIGNATURE_WORDS[opts.signature].warn,
     },
     { text: "  will run (argv, no shell, in an empty temporary directory):" },
+    ...(opts.place ? [{ text: `    ${opts.place.words}` }] : []),
     { text: `    ${displayArgv(entry.install_command)}` },
     { text: `    ${p(JSON.stringify(entry.install_command))}` },
     { text: `  will write into "service-managed" of ${opts.configPath}:` },

@@ -1,10 +1,12 @@
 /**
  * Running a catalog entry's `install_command` (spec §2.2): as an argv, never through a shell, in a
  * fresh temporary working directory, with only the allow-listed environment (DESIGN.md §7), under
- * a timeout that ends the whole process tree, its output streamed as it comes.
+ * a timeout that ends the whole process tree, its output streamed as it comes — as a host
+ * process, or in a throwaway container where lib/catalog/install_place.ts says.
  */
 import { BASE_ALLOWED_ENV } from "../agents/env.ts";
 import { runArgv, TIMEOUT_EXIT } from "../process/shell.ts";
+import { installContainer, type InstallPlace } from "./install_place.ts";
 
 /** Default time limit of an install command. */
 const INSTALL_TIMEOUT_MS = 10 * 60 * 1000;
@@ -42,6 +44,8 @@ export interface InstallRunOptions {
   timeoutMs?: number;
   /** Receives each output line as it arrives. */
   onLine?: (line: string) => void;
+  /** Where it runs (default: a host process). */
+  place?: InstallPlace;
 }
 
 /**
@@ -71,10 +75,15 @@ export async function runInstallCommand(
   for (const s of signals) Deno.addSignalListener(s, onSignal);
   const timeoutMs = options.timeoutMs ?? INSTALL_TIMEOUT_MS;
   try {
+    const env = scrubbedEnvironment(options.processEnv);
+    const boxed = options.place?.kind === "container"
+      ? await installContainer(options.place.iso, cwd, env, options.processEnv)
+      : undefined;
     const run = await runArgv(argv, {
       cwd,
       clearEnv: true,
-      env: scrubbedEnvironment(options.processEnv),
+      env: boxed ? boxed.env : env,
+      launcher: boxed?.launcher,
       timeoutMs,
       graceMs: KILL_GRACE_MS,
       signal: interrupt.signal,

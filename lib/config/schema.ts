@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { SCOPES } from "../auth/tokens.ts";
 import { CommandLineError, splitCommandLine } from "../agents/split_command_line.ts";
+import { parseHostPort } from "../container/settings.ts";
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -260,11 +261,38 @@ const VerificationNudgeSchema = z.strictObject({
   max_age_hours: z.number().positive().optional(),
 });
 
+/** `container`: how `isolation: container` runs agents (DESIGN.md §14; docs/isolation.md). */
+export const ContainerSchema = z.strictObject({
+  runtime: z.enum(["auto", "podman", "docker"]).default("auto"),
+  image: z.string().min(1).regex(/^[^\s]+$/, "must be an image reference without spaces")
+    .optional(),
+  base_image: z.string().min(1).regex(/^[^\s]+$/, "must be an image reference without spaces")
+    .default("debian:bookworm-slim"),
+  /** Shell commands the generated Containerfile runs after the adapter's own install. */
+  install: z.array(z.string().min(1).regex(/^[^\n\r]+$/, "must be one line")).default([]),
+  setup_network: z.boolean().default(true),
+  agent_network: z.enum(["restricted", "none", "open"]).default("restricted"),
+  allow_hosts: z.array(
+    z.string().superRefine((text, ctx) => {
+      const parsed = parseHostPort(text);
+      if (typeof parsed === "string") ctx.addIssue({ code: "custom", message: parsed });
+    }),
+  ).max(200).default([]),
+});
+
+/** The validated `container` block. */
+export type ContainerBlock = z.output<typeof ContainerSchema>;
+
 /** `mcp_catalog`: where the MCP server catalog comes from (spec §2.1; docs/mcp.md). */
 export const McpCatalogSchema = z.strictObject({
   url: z.string().min(1),
   mirror_url: z.string().min(1).optional(),
   public_key: z.string().min(1).optional(),
+  /**
+   * Where install commands run: `auto` (a container when a runtime answers, else the host),
+   * `container` (refused without one) or `host` (docs/mcp.md).
+   */
+  isolation: z.enum(["auto", "container", "host"]).default("auto"),
 });
 
 /** A git branch name as `git check-ref-format --branch` would take it (no spaces, `..`, `~^:?*[\\`). */
@@ -358,6 +386,7 @@ export const ServiceConfigSchema = z.strictObject({
   auto_build_image: z.boolean().default(false),
   memory_mb: z.number().int().min(64).optional(),
   cpu_cores: z.number().positive().optional(),
+  container: ContainerSchema.default(ContainerSchema.parse({})),
   batch_eligible: z.boolean().default(false),
   batch: BatchSchema.default(BatchSchema.parse({})),
   fallback_adapters: FallbackAdaptersSchema.default([]),
@@ -377,6 +406,17 @@ export const ServiceConfigSchema = z.strictObject({
   landing: LandingSchema.default(LandingSchema.parse({})),
   auth: z.strictObject({ tokens: z.array(TokenSpecSchema).default([]) }).default({ tokens: [] }),
 }).superRefine((config, ctx) => {
+  if (
+    config.isolation === "container" && !config.auto_build_image &&
+    config.container.image === undefined
+  ) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["container", "image"],
+      message: "isolation: container needs the agent image: set container.image (an image " +
+        "that has the agent's CLI), or auto_build_image: true to have the service build one",
+    });
+  }
   // A tracker may only route tickets to roles that exist.
   const roles = new Set(Object.keys(config.roles));
   for (const [name, tracker] of Object.entries(config.trackers)) {

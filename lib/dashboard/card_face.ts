@@ -26,6 +26,8 @@ export interface CardFace {
   standing: Standing;
   /** Present when the task sealed an evidence bundle. */
   evidence?: EvidenceMark;
+  /** Where the current attempt's agent runs or ran (`worktree`, `container:<runtime>:<id>`). */
+  isolation?: string;
   /** The current attempt is a request to a provider's batch API (the card says "batch"). */
   batch?: BatchTry;
 }
@@ -64,6 +66,7 @@ export function cardFace(card: Card, task?: OutlineTask, evidence?: EvidenceMark
     history,
     standing,
     evidence,
+    ...(task?.isolation ? { isolation: task.isolation } : {}),
     ...(task?.batch ? { batch: task.batch } : {}),
   };
 }

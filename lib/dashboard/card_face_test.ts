@@ -73,3 +73,10 @@ Deno.test("cardFace() says what the column cannot: the attempt, FAILED or cancel
   const mark = { verified: false, problems: ["bundle.json is missing"] };
   assert.deepEqual(cardFace(CARD, task({}), mark).evidence, mark);
 });
+
+Deno.test("cardFace() carries where the current attempt's agent runs, from the outline only", () => {
+  const iso = `container:docker:${"1".repeat(64)}`;
+  assert.equal(cardFace(CARD, task({ isolation: iso })).isolation, iso);
+  assert.equal(cardFace(CARD, task({})).isolation, undefined);
+  assert.equal(cardFace(CARD, undefined).isolation, undefined);
+});

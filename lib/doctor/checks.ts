@@ -255,6 +255,9 @@ export async function checkAgentCli(root: string, config: ServiceConfig): Promis
       detail: "RuntimeError: binary not found in PATH: (cli_command is empty)",
       fix: "set cli_command in service.yaml to the agent's command line",
     });
+  } else if (config.isolation === "container") {
+    // Its CLI is in the image, not on the host: the isolation checks look it up there.
+    out.push({ name, ok: true, detail: `${adapter.binary}: looked up inside the agent image` });
   } else {
     try {
       const found = await preflight(adapter, { env, cwd: root, warn: () => {} });

@@ -8,6 +8,7 @@
  * - `test_passes` and quality gates: the literal command, run with `sh -c` in the tree, exits 0.
  */
 import { join, normalize } from "node:path";
+import type { Launcher } from "../process/launcher.ts";
 import { runShell } from "../process/shell.ts";
 import { fuzzyPattern, globToRegExp, hasGlobChars } from "./glob.ts";
 
@@ -51,6 +52,8 @@ export interface SignalOptions {
   signal?: AbortSignal;
   /** Extra environment of commands. */
   commandEnv?: Record<string, string>;
+  /** Where commands run (default: host processes; a container under isolation: container). */
+  launcher?: Launcher;
   /** Where warnings go (default `console.warn`); they are also returned on the result. */
   warn?: (message: string) => void;
 }
@@ -106,6 +109,7 @@ async function evaluateOne(
       timeoutMs,
       signal: options.signal,
       env: options.commandEnv,
+      launcher: options.launcher,
     });
     const note = r.timed_out
       ? `\n[timed out after ${Math.round((timeoutMs ?? 600_000) / 1000)} s]`

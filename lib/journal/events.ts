@@ -87,6 +87,8 @@ export function taskClaimed(data: {
   attempt?: number;
   model?: string;
   batch_eligible?: boolean;
+  /** `worktree` (a host process) or `container:<runtime>:<image id>` (DESIGN.md §14). */
+  isolation?: string;
   adapter?: string;
   lane?: "batch";
   /** The remote worker that runs the attempt (DESIGN.md §16); absent: the orchestrator's machine. */

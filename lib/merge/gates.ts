@@ -16,6 +16,7 @@ import {
   type SignalResult,
 } from "../janitor/signals.ts";
 import { workspacePaths } from "../workspace.ts";
+import type { TreeRunner } from "../container/tree_runner.ts";
 
 /** What a task requires of the merged tree. */
 export interface GateSpec {
@@ -30,6 +31,11 @@ export interface GateSpec {
    * environment's copies and links, DESIGN.md §13) before anything runs there.
    */
   prepareTree?: (dir: string) => Promise<void>;
+  /**
+   * Where the commands run on the checked-out tree (absent: host processes); under
+   * `isolation: container` a container of the agent image (lib/container/tree_runner.ts).
+   */
+  runIn?: (dir: string) => Promise<TreeRunner>;
 }
 
 /** Bytes of one producer's output kept as evidence. */
@@ -93,8 +99,17 @@ export async function evaluateGates(
   const o = { cwd: root, signal: options.signal };
   await git(["worktree", "add", "-q", "--detach", "--", path, commit], o);
   const warnings: string[] = [];
+  let runner: TreeRunner | undefined;
   try {
     await gates.prepareTree?.(path);
+    runner = await gates.runIn?.(path);
+    if (runner) {
+      options = {
+        ...options,
+        launcher: runner.launcher,
+        commandEnv: runner.env(options.commandEnv),
+      };
+    }
     const signals = await evaluateSignals(path, checks, {
       ...options,
       warn: (w) => {
@@ -104,8 +119,10 @@ export async function evaluateGates(
     });
     const runs: ProducerRun[] = [];
     for (const p of producers) runs.push(await runProducer(path, p, options));
+    if (runner) signals.forEach(saidWhere);
     return { passed: signals.every((s) => s.passed), commit, signals, warnings, producers: runs };
   } finally {
+    await runner?.release();
     const removed = await git(["worktree", "remove", "--force", "--force", path], {
       cwd: root,
       allowFailure: true,
@@ -115,6 +132,16 @@ export async function evaluateGates(
       await git(["worktree", "prune"], { cwd: root, allowFailure: true });
     }
   }
+}
+
+/**
+ * A command the agent image lacks is not missing on the host: say where the gate ran and the fix
+ * (its last line, the one a failure's reason quotes).
+ */
+function saidWhere(s: SignalResult): void {
+  if (s.exit_code !== 127) return;
+  s.output_tail += "\nnot found in the agent image: under isolation: container the gates run " +
+    "in containers of it; add the command to the image (container.install or your own image)";
 }
 
 async function runProducer(
@@ -127,6 +154,7 @@ async function runProducer(
     timeoutMs: producer.timeout_s * 1000,
     signal: options.signal,
     env: options.commandEnv,
+    launcher: options.launcher,
     captureBytes: PRODUCER_CAPTURE_BYTES,
   });
   return {

@@ -10,6 +10,7 @@ import { agentExitCode } from "../agents/exit_status.ts";
 import { logTail } from "../agents/process.ts";
 import { readSessionUsage } from "../agents/usage_reader.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
+import type { ContainerIsolation } from "../container/probe.ts";
 import type { RoleSettings } from "../config/schema.ts";
 import { loadRoleTemplate, type RoleTemplate } from "../roles/templates.ts";
 import { ACTIVITY_SINK, nextAttemptNumber } from "../board/activity.ts";
@@ -49,6 +50,8 @@ export interface AgentPoolOptions {
   store: TaskStore;
   /** The adapters agents may start with, by name: the configured one and the ready fallbacks. */
   adapters: ReadonlyMap<string, ReadyAdapter>;
+  /** Container isolation (absent: host processes). */
+  isolation?: ContainerIsolation;
   serverUrl: string;
   token?: string;
   model?: string;
@@ -193,6 +196,7 @@ export class AgentPool {
         startCommit: earlier?.commit,
         adapter,
         launch,
+        isolation: o.isolation,
         argv: invocation.argv,
         serverUrl: o.serverUrl,
         token: o.token,
@@ -201,6 +205,8 @@ export class AgentPool {
         agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
         extraEnv: mcpSessionEnv(adapter, o.mcpConfigPath),
         environments: o.environments,
+        mcpConfigPath: o.mcpConfigPath,
+        warn: o.log,
       });
     } catch (e) {
       if (e instanceof SessionStartError) {
@@ -225,6 +231,7 @@ export class AgentPool {
           model,
           adapter: adapter.name,
           prepared: preparedData(err.prepared),
+          isolation: o.isolation ? o.isolation.label : "worktree",
         };
       }
       const permanent = err.name === "TemplateError" || err instanceof Deno.errors.NotFound ||
@@ -265,6 +272,7 @@ export class AgentPool {
       batchEligible: task.batch_eligible,
       prepared: session.prepared && preparedData(session.prepared),
       adapter: adapter.name,
+      isolation: session.isolation,
     };
   }
 

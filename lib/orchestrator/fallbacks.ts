@@ -19,16 +19,40 @@ export interface FallbackOptions {
   warn: (line: string) => void;
 }
 
-/** The fallback adapters of `config` that can start agents, in the order they are named. */
-export async function readyFallbacks(
-  config: ServiceConfig,
-  options: FallbackOptions,
-): Promise<ReadyAdapter[]> {
+function fallbackNames(config: ServiceConfig): Set<string> {
   const names = new Set([
     ...config.fallback_adapters,
     ...Object.values(config.roles).flatMap((r) => r.fallback_adapters ?? []),
   ]);
   names.delete(config.cli);
+  return names;
+}
+
+/**
+ * Under `isolation: container` no fallback is ready: the agent image holds the configured
+ * adapter's CLI only, and a fallback must never run as a host process (DESIGN.md §14). Says so
+ * once when fallbacks are configured.
+ */
+export function containerFallbacks(
+  config: ServiceConfig,
+  warn: (line: string) => void,
+): ReadyAdapter[] {
+  const names = [...fallbackNames(config)];
+  if (names.length > 0) {
+    warn(
+      `fallback adapters ${names.join(", ")} are not used under isolation: container (the ` +
+        `agent image holds ${config.cli}'s CLI only); tasks wait for ${config.cli} instead`,
+    );
+  }
+  return [];
+}
+
+/** The fallback adapters of `config` that can start agents, in the order they are named. */
+export async function readyFallbacks(
+  config: ServiceConfig,
+  options: FallbackOptions,
+): Promise<ReadyAdapter[]> {
+  const names = fallbackNames(config);
   const ready: ReadyAdapter[] = [];
   for (const name of names) {
     const adapter = namedAdapter(config, name);

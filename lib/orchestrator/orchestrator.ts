@@ -15,6 +15,8 @@ import type { AgentAdapter } from "../agents/adapters/types.ts";
 import type { CooldownTracker } from "../agents/cooldown.ts";
 import type { CostReport } from "../cost/report.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
+import { treeContainer } from "../container/tree_runner.ts";
+import type { ContainerIsolation } from "../container/probe.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import type { JournalEvent } from "../journal/row.ts";
 import { activityHub } from "../events/hub.ts";
@@ -78,6 +80,8 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   taskIds: string[];
   adapter: AgentAdapter;
   launch: PreflightResult["launch"];
+  /** Container isolation, as probed before `run_started` (absent: host processes). */
+  isolation?: ContainerIsolation;
   /** Fallback adapters whose preflight passed (`fallback_adapters`). */
   fallbacks?: readonly ReadyAdapter[];
   /** By role, the adapters a task may start with (see `CoreSettings.chains`). */
@@ -180,6 +184,19 @@ export class Orchestrator {
       config: options.worktreeEnv,
       portsDir: options.paths.portLeases,
     });
+    const iso = options.isolation;
+    const treeOf = (tree: string, phase: "gate" | "teardown") => ({
+      root: options.paths.root,
+      tree,
+      runId: options.runId,
+      phase,
+      // A teardown may need what setup needed (setup_network); gates get none.
+      network: phase === "teardown" && iso?.settings.setupNetwork
+        ? "default" as const
+        : "none" as const,
+      processEnv: Deno.env.toObject(),
+      runtimeDir: options.paths.runtime,
+    });
     this.#work = new TaskWork({
       paths: options.paths,
       runId: options.runId,
@@ -201,10 +218,15 @@ export class Orchestrator {
         prepareGateTree: async (task, dir) => {
           await environments.prepareGateTree(task.role, dir);
         },
+        // The gates run the agent's code: where the agents run (DESIGN.md §14), with no network.
+        ...(iso ? { gateRunner: (dir: string) => treeContainer(iso, treeOf(dir, "gate")) } : {}),
       }),
       warn: options.log,
       landing: () => this.#landing,
       environments,
+      ...(iso
+        ? { teardownRunner: (tree: string) => treeContainer(iso, treeOf(tree, "teardown")) }
+        : {}),
       agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
     });
     this.#landing = options.landing && new PullRequestLanding({
@@ -238,6 +260,7 @@ export class Orchestrator {
         [{ adapter: options.adapter, launch: options.launch }, ...(options.fallbacks ?? [])]
           .map((r) => [r.adapter.name, r]),
       ),
+      isolation: options.isolation,
       serverUrl: options.serverUrl,
       token: options.token,
       model: options.model,

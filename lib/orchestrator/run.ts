@@ -9,11 +9,10 @@
 import { existsSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { reapPidFiles } from "../agents/pid_files.ts";
-import { preflight } from "../agents/preflight.ts";
 import { ValidationError } from "../config/errors.ts";
 import { adapterChains, configuredAdapter, loadWorkspaceConfig } from "../config/load.ts";
 import { batchEndpoint, batchProviderOf } from "../batch/provider.ts";
-import { readyFallbacks } from "./fallbacks.ts";
+import { containerFallbacks, readyFallbacks } from "./fallbacks.ts";
 import type { ServerSettings } from "../config/server_config.ts";
 import { configuredBudgetUsd, readCostReport } from "../cost/spend.ts";
 import * as ev from "../journal/events.ts";
@@ -43,6 +42,9 @@ import {
   type RunStartFacts,
 } from "./run_start.ts";
 import { orchestratorSettings } from "./settings.ts";
+import { runLaunch } from "./run_isolation.ts";
+import { ContainerError } from "../container/errors.ts";
+import { clearStartFailure, recordStartFailure } from "../runs/start_failure.ts";
 import type { Orchestrator } from "./orchestrator.ts";
 
 /** Options of {@link runPlan}. */
@@ -141,14 +143,27 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   const mcp = await runMcpServers(config, (n) => env[n]);
   const mcpNote = mcpDelivery(adapter, mcp);
   if (mcpNote) out(adapter.acceptsMcpConfig ? mcpNote : `warning: ${mcpNote}`);
-  const checked = await preflight(adapter, {
-    env,
-    cwd: root,
-    workdir: root,
-    warn: (m) => out(`warning: ${m}`),
-  });
-  // Fallbacks that cannot start are left out of every chain, with the reason (never fatal).
-  const fallbacks = await readyFallbacks(config, { env, root, warn: (m) => out(`warning: ${m}`) });
+  // Where agents run: host processes, or containers whose probe passed (never a fallback).
+  const checked = await runLaunch(config, adapter, { root, runtimeDir: paths.runtime, env, out })
+    .catch(async (e) => {
+      // No run will carry the reason: `status` shows it until a run's checks pass.
+      if (e instanceof ContainerError) {
+        await recordStartFailure(paths.runtime, {
+          error: e.name,
+          kind: e.kind,
+          message: e.message,
+          fix: e.fix,
+          at: new Date().toISOString(),
+        }).catch(() => {});
+      }
+      throw e;
+    });
+  await clearStartFailure(paths.runtime);
+  // Fallbacks that cannot start are left out of every chain, with the reason (never fatal). The
+  // image holds the configured adapter's CLI only: in containers there are no fallbacks.
+  const fallbacks = checked.isolation
+    ? containerFallbacks(config, (m) => out(`warning: ${m}`))
+    : await readyFallbacks(config, { env, root, warn: (m) => out(`warning: ${m}`) });
   const ready = new Set([adapter.name, ...fallbacks.map((f) => f.adapter.name)]);
   const chains = Object.fromEntries(
     Object.entries(adapterChains(config)).map(([role, chain]) => [
@@ -242,6 +257,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       settings,
       adapter,
       launch: checked.launch,
+      isolation: checked.isolation,
       fallbacks,
       chains,
       batchEndpoint: endpoint && !("problem" in endpoint) ? endpoint : undefined,

@@ -32,6 +32,8 @@ export interface DriveOptions {
   settings: OrchestratorSettings;
   adapter: OrchestratorOptions["adapter"];
   launch: OrchestratorOptions["launch"];
+  /** Container isolation, as probed before `run_started` (absent: host processes). */
+  isolation?: OrchestratorOptions["isolation"];
   fallbacks?: OrchestratorOptions["fallbacks"];
   chains?: OrchestratorOptions["chains"];
   batchEndpoint?: OrchestratorOptions["batchEndpoint"];
@@ -94,6 +96,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     taskIds: run.taskIds,
     adapter: o.adapter,
     launch: o.launch,
+    isolation: o.isolation,
     fallbacks: o.fallbacks,
     chains: o.chains,
     batchEndpoint: o.batchEndpoint,

@@ -22,6 +22,9 @@ import type { PreparedWorktree, WorktreeEnvironments } from "../worktree_env/env
 import type { Task } from "../tasks/task.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import type { EndReason } from "./core/state.ts";
+import type { ContainerIsolation } from "../container/probe.ts";
+import { sessionContainer } from "./session_container.ts";
+import type { SessionContainer } from "../container/session.ts";
 
 /** Heartbeat file update interval (spec §8). */
 export const HEARTBEAT_INTERVAL_MS = 15_000;
@@ -54,6 +57,12 @@ export interface SessionStart {
   agentEnv?: readonly string[];
   /** Variables set on top of the forwarded ones (the adapter's MCP settings, lib/mcp). */
   extraEnv?: Readonly<Record<string, string>>;
+  /** Run the agent in a container (DESIGN.md §14; `launch` is then the CLI in the image). */
+  isolation?: ContainerIsolation;
+  /** The run's MCP configuration file the agent reads (copied into its container). */
+  mcpConfigPath?: string;
+  /** Where problems that change nothing are reported (default: standard error). */
+  warn?: (line: string) => void;
   /** The workspace's worktree environments (DESIGN.md §13); absent: a bare worktree. */
   environments?: WorktreeEnvironments;
 }
@@ -114,6 +123,8 @@ export class AgentSession {
   reportedAt?: number;
   /** Log bytes already scanned for rate limits. */
   scannedBytes = 0;
+  /** `worktree`, or `container:<runtime>:<image id>` (journaled with the claim). */
+  readonly isolation: string;
   /** What the worktree environment gave the worktree (absent without environments). */
   readonly prepared?: PreparedWorktree;
   /** The agent's environment (its teardown runs with it). */
@@ -126,9 +137,11 @@ export class AgentSession {
     proc: AgentProcess,
     env: Record<string, string>,
     prepared: PreparedWorktree | undefined,
+    isolation: string,
   ) {
     this.#start = start;
     this.env = env;
+    this.isolation = isolation;
     if (prepared) this.prepared = prepared;
     this.task = start.task;
     this.sessionId = start.sessionId;
@@ -154,6 +167,7 @@ export class AgentSession {
     const logPath = sessionLogPath(start.paths.runtime, start.sessionId);
     let env: Record<string, string> | undefined;
     let proc: AgentProcess | undefined;
+    let box: SessionContainer | undefined;
     try {
       await injectSkills(start.adapter, worktree.path); // spec §7.3: excluded, never staged
       await Deno.mkdir(join(logPath, ".."), { recursive: true });
@@ -162,27 +176,35 @@ export class AgentSession {
         ? await environments.leasePorts(start.sessionId, start.task.role)
         : [];
       env = sessionEnvironment({ ...start, taskId: start.task.id, ports });
-      const prepared = await environments?.prepare({
-        tree: worktree.path,
-        sessionId: start.sessionId,
-        role: start.task.role,
-        env,
-        ports,
-        logPath,
-      });
       // What the CLI needs to start headless (auth selection, endpoint overrides): lib/agents/launch.ts.
       const headless = await prepareHeadless(start.adapter, env, start.paths.runtime);
+      const request = { tree: worktree.path, sessionId: start.sessionId, ports, logPath };
+      const populated = await environments?.populate({ ...request, role: start.task.role });
+      // Under container isolation both phases run in containers: setup (phase 1), the agent (2).
+      box = start.isolation &&
+        await sessionContainer(start, worktree, headless.env, logPath).catch((e) => {
+          // Not the agent's program missing (a NotFound is taken for that, and not retried).
+          throw new Error(`preparing the agent's container failed: ${(e as Error).message}`);
+        });
+      const prepared = populated && await environments!.setup({
+        ...request,
+        role: start.task.role,
+        env: box ? box.setupEnv(env) : env,
+        ...(box ? { launcher: box.setup } : {}),
+      }, populated);
       proc = spawnAgent({
         command: start.launch.command,
         args: [...start.launch.prefixArgs, ...headless.args, ...start.argv],
         cwd: worktree.path,
-        env: headless.env,
+        env: box ? box.env : headless.env,
         logPath,
         graceMs: start.graceMs,
+        launcher: box ? box.agent : undefined,
       });
-      return await AgentSession.#started(start, worktree, proc, env, prepared);
+      return await AgentSession.#started(start, worktree, proc, env, prepared, box);
     } catch (e) {
       await proc?.end("start failed"); // nothing runs that the service does not know of
+      await box?.release(); // its worktree is the service's again
       throw new SessionStartError(e, worktree, logPath, env);
     }
   }
@@ -193,8 +215,10 @@ export class AgentSession {
     proc: AgentProcess,
     env: Record<string, string>,
     prepared: PreparedWorktree | undefined,
+    box: SessionContainer | undefined,
   ): Promise<AgentSession> {
-    const session = new AgentSession(start, worktree, proc, env, prepared);
+    const isolation = box ? box.label : "worktree";
+    const session = new AgentSession(start, worktree, proc, env, prepared, isolation);
     const record: SessionRecord = {
       session_id: start.sessionId,
       pid: proc.pid,
@@ -209,6 +233,7 @@ export class AgentSession {
       worktree: worktree.path,
       branch: worktree.branch,
       base: worktree.base,
+      ...(box ? { container: { runtime: box.runtimeBin, name: box.name } } : {}),
     };
     await writePidFile(start.paths.runtime, record);
     await session.writeHeartbeat();

@@ -4,6 +4,7 @@
  * on a rescue ref and the session's log in the run directory (spec §4.1 rule 2: a copied run
  * directory still shows it), with the log's digest in the journal.
  */
+import type { TreeRunner } from "../container/tree_runner.ts";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { git, resolveCommit, targetRef } from "../git/git.ts";
@@ -85,6 +86,8 @@ export interface TaskWorkOptions {
   landing?: () => PullRequestLanding | undefined;
   /** The worktree environments: teardown and port release at reap (DESIGN.md §13). */
   environments?: WorktreeEnvironments;
+  /** Where a teardown runs (absent: host processes; under isolation: container, a container). */
+  teardownRunner?: (tree: string) => Promise<TreeRunner>;
   /** The environment a teardown runs with when the agent's is not known (adopted worktrees). */
   agentEnv?: (taskId: string, sessionId: string) => Promise<Record<string, string>>;
 }
@@ -340,13 +343,16 @@ export class TaskWork {
   async #teardown(taskId: string, h: WorkHandle): Promise<void> {
     const environments = this.#o.environments;
     if (!environments || environments.spec(h.role).teardown.length === 0) return;
+    let runner: TreeRunner | undefined;
     try {
       const env = h.env ?? await this.#o.agentEnv?.(taskId, h.sessionId) ?? {};
+      runner = await this.#o.teardownRunner?.(h.worktree.path);
       const out = await environments.teardown({
         tree: h.worktree.path,
         role: h.role,
-        env,
+        env: runner ? runner.env(env) : env,
         logPath: h.logPath,
+        ...(runner ? { launcher: runner.launcher } : {}),
       });
       if (out?.failure) {
         this.#o.warn(
@@ -356,6 +362,8 @@ export class TaskWork {
       }
     } catch (e) {
       this.#o.warn(`${taskId}: worktree teardown failed: ${(e as Error).message}`);
+    } finally {
+      await runner?.release();
     }
   }
 

@@ -1,8 +1,8 @@
 /**
  * How a program is started and how everything it started is ended — the one seam between
  * {@link spawnProcess} and where the program runs. {@link hostLauncher} runs it as a host process
- * leading its own session and process group, found whole by lib/process/tree.ts; a container
- * runner would start `podman run …` here and end it with `podman stop`, not a group kill.
+ * leading its own session and process group, found whole by lib/process/tree.ts; the container
+ * launcher (lib/container/launcher.ts) starts `podman run …` and ends it with `podman stop`.
  */
 import { endTree, inheritedTreeMarkers, newTreeMarker, outputPipes } from "./tree.ts";
 
@@ -25,6 +25,11 @@ export interface Launched {
    * `withPipes` also ends whatever still holds its output. Resolves true when SIGKILL was needed.
    */
   end(graceMs: number, withPipes: boolean): Promise<boolean>;
+  /**
+   * Runs once the program and its tree have ended, before its status is known: brings back what
+   * it left where the service can use it (a container's git work). Never throws.
+   */
+  finish?(): Promise<void>;
 }
 
 /** Starts programs and ends them whole. */

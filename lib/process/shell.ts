@@ -6,6 +6,7 @@
  * left it, the holders of its output pipes) and nothing it started can keep the call waiting.
  */
 import { concatBytes } from "../util/bytes.ts";
+import type { Launcher } from "./launcher.ts";
 import { type OutputStream, type ProcessHandle, spawnProcess } from "./spawn.ts";
 
 /** Exit code reported for a command killed by its timeout (spec §7.4). */
@@ -31,6 +32,8 @@ export interface ShellOptions {
   onLine?: (line: string, stream: OutputStream) => void;
   /** Append stdout and stderr, in arrival order, to this file (see {@link spawnProcess}). */
   logPath?: string;
+  /** Where the command runs (default: a host process; lib/container/launcher.ts: a container). */
+  launcher?: Launcher;
 }
 
 /** How a command ended. */
@@ -80,6 +83,7 @@ export async function runArgv(argv: string[], options: ShellOptions): Promise<Sh
       graceMs: options.graceMs ?? 2000,
       onLine: options.onLine,
       logPath: options.logPath,
+      launcher: options.launcher,
       onOutput: (chunk, stream) => {
         if (limit > 0) {
           const room = limit - capturedBytes;

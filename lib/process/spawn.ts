@@ -176,7 +176,11 @@ export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}
       alive = false;
       clearTimeout(timer);
       await endAll(graceMs); // what it started ends with it
-      await reading;
+      try {
+        await reading;
+      } finally {
+        await launched.finish?.().catch(() => {}); // before the status says it is over
+      }
       return {
         success: exit.success,
         code: exit.code,

@@ -1,4 +1,5 @@
 /** Human rendering of the status object for `service status` (pure). */
+import type { StartFailure } from "../runs/start_failure.ts";
 import { formatUsd } from "../cost/money.ts";
 import { durationWords } from "../util/duration_words.ts";
 import type { VerificationNudge } from "../verification/nudge.ts";
@@ -95,6 +96,13 @@ export function formatStatus(
     for (const [task, reason] of Object.entries(run.waiting ?? {})) {
       lines.push(p.yellow(`  ${task} ${reason.startsWith("blocked") ? "is" : "waits:"} ${reason}`));
     }
+  }
+  const notStarted = status.start_failure as StartFailure | null | undefined;
+  if (notStarted) {
+    lines.push(p.red(
+      `last run did not start (${notStarted.at}): ${notStarted.error}: ${notStarted.message}` +
+        (notStarted.fix ? `; fix: ${notStarted.fix}` : ""),
+    ));
   }
   const agents = status.agents as unknown[] | undefined;
   const remote = status.workers as

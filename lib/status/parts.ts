@@ -20,6 +20,7 @@ import { STATUSES } from "../tasks/lifecycle.ts";
 import type { Task } from "../tasks/task.ts";
 import { runOutcome } from "../runs/runs.ts";
 import { runStatusOf } from "../runs/trail.ts";
+import { readStartFailure } from "../runs/start_failure.ts";
 import { journalPath } from "../workspace.ts";
 import { readVerificationNudge } from "../verification/nudge.ts";
 import type { StatusPart } from "./status.ts";
@@ -184,6 +185,9 @@ const batchesPart: StatusPart = async (app: AppContext) => {
 const connectionsPart: StatusPart = (app: AppContext) =>
   Promise.resolve(app.connections?.() ?? null);
 
+/** Why the last `service run` did not start (a ContainerError before `run_started`), or null. */
+const startFailurePart: StatusPart = (app: AppContext) => readStartFailure(app.paths.runtime);
+
 /** The parts of the status object, in order (DESIGN.md §6). */
 export const STATUS_PARTS: ReadonlyArray<readonly [string, StatusPart]> = [
   ["tasks", taskCounts],
@@ -192,6 +196,7 @@ export const STATUS_PARTS: ReadonlyArray<readonly [string, StatusPart]> = [
   ["workers", workersPart],
   ["spend", spendPart],
   ["run", runPart],
+  ["start_failure", startFailurePart],
   ["rate_limits", rateLimitsPart],
   ["batches", batchesPart],
   ["connections", connectionsPart],

@@ -4,7 +4,7 @@
  *
  * A bundle is the canonical JSON (DESIGN.md §3) of:
  * `{schema_version, run_id, task_id, session_id, commit, tree, sealed_at, producers, verdict,
- * evidence}` (the *core*), plus `signature` = HMAC-SHA256 with the audit key over the canonical
+ * evidence, isolation}` (the *core*), plus `signature` = HMAC-SHA256 with the audit key over the canonical
  * core, `audit_entry_hash` = SHA-256 of the `evidence.sealed` audit line that records the
  * signature, and `bundle_hash` = `sha256:` + SHA-256 of the canonical bundle without
  * `bundle_hash`. A producer's output is stored beside it, named by the hex SHA-256 of its bytes.
@@ -50,6 +50,11 @@ export interface BundleCore {
   producers: BundleProducer[];
   verdict: { passed: boolean; checks: BundleCheck[] };
   evidence: Evidence & { verified: boolean };
+  /**
+   * Where the agent whose work this is ran: `worktree` or `container:<runtime>:<image id>`
+   * (DESIGN.md §14); absent in bundles sealed before it was recorded.
+   */
+  isolation?: string;
 }
 
 /** A sealed bundle as stored in `bundle.json`. */

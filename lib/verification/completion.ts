@@ -17,6 +17,7 @@ import type { CommandCheck } from "../config/schema.ts";
 import type { CompletionSignal } from "../janitor/signals.ts";
 import { taskEvidenceUnsealed, taskVerificationRecorded } from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
+import type { TreeRunner } from "../container/tree_runner.ts";
 import { evaluateGates, gateChecks, type GateResult, type GateSpec } from "../merge/gates.ts";
 import { prepareCandidate } from "../merge/merge.ts";
 import { loadRoleTemplate, renderPrompt } from "../roles/templates.ts";
@@ -26,7 +27,7 @@ import { runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { observedEvidence } from "./evidence.ts";
 import type { Evidence } from "./ledger.ts";
 import { type NudgeSettings, readVerificationNudge, type VerificationNudge } from "./nudge.ts";
-import { sealEvidence } from "./seal.ts";
+import { claimIsolation, sealEvidence } from "./seal.ts";
 import { logParserFor } from "../agents/adapters/mod.ts";
 import { detectTestRuns, type TestRunReport } from "./test_run_detector.ts";
 import { RecordedCompletions } from "./recorded_once.ts";
@@ -74,6 +75,8 @@ export interface VerificationStepOptions {
   adapter?: string | ((sessionId: string) => string | undefined);
   /** Gives the tree the gates run on the task's worktree environment (DESIGN.md §13). */
   prepareGateTree?: (task: Task, dir: string) => Promise<void>;
+  /** Where the gates' commands run on that tree (absent: host processes; DESIGN.md §14). */
+  gateRunner?: (dir: string) => Promise<TreeRunner>;
 }
 
 /** What the verification found, for the decision core. */
@@ -113,6 +116,7 @@ export class VerificationStep {
       ...(this.#o.prepareGateTree
         ? { prepareTree: (dir: string) => this.#o.prepareGateTree!(task, dir) }
         : {}),
+      ...(this.#o.gateRunner ? { runIn: this.#o.gateRunner } : {}),
     };
   }
 
@@ -289,6 +293,7 @@ export class VerificationStep {
           gates: evaluated.gates,
           tree: evaluated.tree,
           evidence,
+          isolation: await claimIsolation(this.#o.journalPath, sessionId),
         });
       } catch (e) {
         const reason = (e as Error).message;

@@ -41,6 +41,8 @@ export interface SealInput {
   gates: GateResult;
   tree: string;
   evidence: Evidence;
+  /** Where the session's agent ran (its `task_claimed.isolation`). */
+  isolation?: string;
   now?: () => Date;
 }
 
@@ -89,7 +91,32 @@ function bundleCore(
       verified: evidence.tests_run || evidence.quality_gates_run ||
         evidence.completion_signals_checked,
     },
+    ...(input.isolation ? { isolation: input.isolation } : {}),
   };
+}
+
+/** The `isolation` of `sessionId`'s claim in the run journal at `journalPath`, if it says one. */
+export async function claimIsolation(
+  journalPath: string,
+  sessionId: string,
+): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(journalPath);
+  } catch {
+    return undefined;
+  }
+  let found: string | undefined;
+  for (const line of text.split("\n")) {
+    if (!line.includes('"type":"task_claimed"') || !line.includes(sessionId)) continue;
+    try {
+      const data = JSON.parse(line).data as { session_id?: unknown; isolation?: unknown };
+      if (data.session_id === sessionId && typeof data.isolation === "string") {
+        found = data.isolation;
+      }
+    } catch { /* a torn line says nothing */ }
+  }
+  return found;
 }
 
 /** Store the outputs, sign, chain and write the bundle; returns the sealed bundle. */

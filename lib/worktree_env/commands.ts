@@ -6,6 +6,7 @@
  * to the session log under a header per command, so `service debug` and the board's "What
  * happened" show what ran and what it said.
  */
+import type { Launcher } from "../process/launcher.ts";
 import { runShell } from "../process/shell.ts";
 import { lastErrorLine } from "../util/last_error_line.ts";
 
@@ -45,6 +46,8 @@ export interface EnvCommandsOptions {
   /** Stop at the first failure (setup) or run every command (teardown). */
   stopOnFailure: boolean;
   signal?: AbortSignal;
+  /** Where the commands run (default: host processes; a task's phase-1 container). */
+  launcher?: Launcher;
 }
 
 async function logLine(path: string, line: string): Promise<void> {
@@ -74,6 +77,7 @@ export async function runEnvCommands(
         timeoutMs: left,
         signal: options.signal,
         logPath: options.logPath,
+        launcher: options.launcher,
       });
     runs.push({ command, exit_code: r.code, ms: r.duration_ms });
     const limitS = Math.round(options.timeoutMs / 1000);

@@ -10,6 +10,7 @@
  * {@link WorktreeSetupError} whose reason is `setup_failed: <command>: <last error line>`; the
  * attempt ends there (it counts) and the agent never starts.
  */
+import type { Launcher } from "../process/launcher.ts";
 import { writeWorktreeIgnores } from "../worktrees/ignores.ts";
 import { type CommandRun, type CommandsOutcome, runEnvCommands } from "./commands.ts";
 import { type Populated, populateTree, type Skipped } from "./populate.ts";
@@ -88,6 +89,11 @@ export interface PrepareRequest {
   /** The session log; setup output goes there. */
   logPath: string;
   signal?: AbortSignal;
+  /**
+   * Where the setup commands run (default: host processes; under `isolation: container`, the
+   * session's phase-1 container, DESIGN.md §14).
+   */
+  launcher?: Launcher;
 }
 
 /** A worktree whose teardown runs before it is removed. */
@@ -97,6 +103,8 @@ export interface TeardownRequest {
   env: Record<string, string>;
   logPath: string;
   signal?: AbortSignal;
+  /** Where the commands run (default: host processes; a container under isolation: container). */
+  launcher?: Launcher;
 }
 
 /** The worktree environments of a workspace, by role. */
@@ -137,10 +145,18 @@ export class WorktreeEnvironments {
   }
 
   /**
-   * Prepare an agent's new worktree: copies, links, its own ignores, then the setup commands.
-   * Throws a {@link WorktreeSetupError} when a step fails.
+   * Prepare an agent's new worktree: copies, links, its own ignores ({@link populate}), then the
+   * setup commands ({@link setup}). Throws a {@link WorktreeSetupError} when a step fails.
    */
   async prepare(req: PrepareRequest): Promise<PreparedWorktree> {
+    return await this.setup(req, await this.populate(req));
+  }
+
+  /**
+   * The host's part of preparing a worktree: copies, links and its own ignores. Throws a
+   * {@link WorktreeSetupError} when a step fails.
+   */
+  async populate(req: Omit<PrepareRequest, "env" | "launcher">): Promise<PreparedWorktree> {
     const spec = this.spec(req.role);
     const include = await readWorktreeInclude(this.#o.root);
     const prepared: PreparedWorktree = {
@@ -170,6 +186,15 @@ export class WorktreeEnvironments {
       );
     }
     if (prepared.configured) await logEnvironment(req.logPath, prepared);
+    return prepared;
+  }
+
+  /**
+   * Run the setup commands of a {@link populate}d worktree (where `req.launcher` says). Throws a
+   * {@link WorktreeSetupError} when one fails.
+   */
+  async setup(req: PrepareRequest, prepared: PreparedWorktree): Promise<PreparedWorktree> {
+    const spec = this.spec(req.role);
     const outcome = await runEnvCommands(spec.setup, {
       phase: "setup",
       cwd: req.tree,
@@ -178,6 +203,7 @@ export class WorktreeEnvironments {
       timeoutMs: spec.setup_timeout_s * 1000,
       stopOnFailure: true,
       signal: req.signal,
+      launcher: req.launcher,
     });
     prepared.setup = outcome.runs;
     if (outcome.failure) {
@@ -206,6 +232,7 @@ export class WorktreeEnvironments {
       timeoutMs: spec.setup_timeout_s * 1000,
       stopOnFailure: false,
       signal: req.signal,
+      launcher: req.launcher,
     });
   }
 }

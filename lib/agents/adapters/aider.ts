@@ -32,6 +32,14 @@ export const aiderAdapter: AgentAdapter = {
     "ANTHROPIC_BASE_URL",
   ],
   cheapestModel: "haiku",
+  container: {
+    needs: { python3: "python3", pip3: "python3-pip" },
+    install: ["python3 -m pip install --break-system-packages aider-install && aider-install"],
+    endpoints: [
+      { env: "OPENAI_API_BASE", default: "https://api.openai.com" },
+      { env: "ANTHROPIC_BASE_URL", default: "https://api.anthropic.com" },
+    ],
+  },
   acceptsMcpConfig: false,
   supportsEffort: true,
   buildArgv(input: AdapterInput): string[] {

@@ -43,6 +43,11 @@ export const claudeAdapter: AgentAdapter = {
   ],
   gatewayKeyEnv: { ANTHROPIC_BASE_URL: ["ANTHROPIC_AUTH_TOKEN"] },
   cheapestModel: "haiku",
+  container: {
+    needs: { node: "nodejs", npm: "npm" },
+    install: ["npm install -g @anthropic-ai/claude-code@2.1.197"],
+    endpoints: [{ env: "ANTHROPIC_BASE_URL", default: "https://api.anthropic.com" }],
+  },
   acceptsMcpConfig: true,
   // Claude Code -p connects MCP servers in the background unless told to wait: without this the
   // first turn can start before the servers' tools exist.

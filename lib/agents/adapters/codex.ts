@@ -47,6 +47,11 @@ export const codexAdapter: AgentAdapter = {
   apiKeyEnv: ["OPENAI_API_KEY", "CODEX_API_KEY"],
   passEnv: ["OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"],
   cheapestModel: CODEX_CHEAPEST_MODEL,
+  container: {
+    needs: { node: "nodejs", npm: "npm" },
+    install: ["npm install -g @openai/codex@0.169.0"],
+    endpoints: [{ env: "OPENAI_BASE_URL", default: "https://api.openai.com" }],
+  },
   acceptsMcpConfig: false,
   supportsEffort: true,
   buildArgv(input: AdapterInput): string[] {

@@ -70,6 +70,14 @@ export const geminiAdapter: AgentAdapter = {
   ],
   // Gemini 0.61's own alias of its cheapest model (gemini-3.5-flash-lite), so it follows the CLI.
   cheapestModel: "flash-lite",
+  container: {
+    needs: { node: "nodejs", npm: "npm" },
+    install: ["npm install -g @google/gemini-cli@0.61.0"],
+    endpoints: [{
+      env: "GOOGLE_GEMINI_BASE_URL",
+      default: "https://generativelanguage.googleapis.com",
+    }],
+  },
   acceptsMcpConfig: false,
   supportsEffort: false,
   buildArgv(input: AdapterInput): string[] {

@@ -21,6 +21,11 @@ export const qwenAdapter: AgentAdapter = {
   apiKeyEnv: ["OPENAI_API_KEY"],
   passEnv: ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "QWEN_HOME"],
   cheapestModel: "qwen3-coder-flash",
+  container: {
+    needs: { node: "nodejs", npm: "npm" },
+    install: ["npm install -g @qwen-code/qwen-code"],
+    endpoints: [{ env: "OPENAI_BASE_URL" }],
+  },
   acceptsMcpConfig: true,
   supportsEffort: false,
   buildArgv(input: AdapterInput): string[] {

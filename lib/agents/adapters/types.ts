@@ -54,6 +54,16 @@ export interface SessionRecordLocation {
   suffix: string;
 }
 
+/** What container isolation needs of a CLI (docs/isolation.md). */
+export interface AdapterContainer {
+  /** Commands its installation needs first, and the Debian packages that give them. */
+  needs: Readonly<Record<string, string>>;
+  /** Shell commands of the generated Containerfile that install it. */
+  install: readonly string[];
+  /** Its model endpoints: the variable that overrides one, and the default URL. */
+  endpoints: readonly { env: string; default?: string }[];
+}
+
 /** One agent CLI. */
 export interface AgentAdapter {
   /** Name used by `cli:` in service.yaml. */
@@ -71,6 +81,12 @@ export interface AgentAdapter {
   gatewayKeyEnv?: Record<string, string[]>;
   /** Model chosen for `complexity: low`. */
   cheapestModel?: string;
+  /**
+   * How the generated agent image installs the CLI and which model endpoints the restricted
+   * network lets it reach (`isolation: container`); absent: `container.install` and
+   * `container.allow_hosts` say it (the generic adapter).
+   */
+  container?: AdapterContainer;
   /** True when the CLI takes a runtime MCP configuration file. */
   acceptsMcpConfig: boolean;
   /** Variables set for the CLI when it is given a runtime MCP configuration (docs/mcp.md). */

@@ -18,6 +18,10 @@ import {
 import { auditCrossCheckResults } from "../../audit/doctor_check.ts";
 import { tokenVariablesResult } from "../../auth/doctor_check.ts";
 import { checkMcpServers } from "../../mcp/doctor_check.ts";
+import { isolationChecks } from "../../container/doctor_check.ts";
+import { containerSettings } from "../../container/settings.ts";
+import { configuredAdapter } from "../../config/load.ts";
+import type { ServiceConfig } from "../../config/schema.ts";
 import { landingChecks } from "../../landing/doctor_check.ts";
 import { BUILTIN_TRACKERS } from "../../trackers/builtin.ts";
 import { trackerChecks } from "../../trackers/doctor_check.ts";
@@ -37,6 +41,7 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
   if (config) {
     results.push(...await checkRunSetup(root, config));
     results.push(...await checkAgentCli(root, config));
+    results.push(...await isolationChecksOf(config)); // the probe `service run` makes
     const mcp = await checkMcpServers(config);
     if (mcp) results.push(mcp);
     results.push(...await trackerChecks(config, BUILTIN_TRACKERS)); // secrets, tokens, project
@@ -55,6 +60,19 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
   return results;
 }
 
+/** The isolation checks of `config` (lib/container/doctor_check.ts). */
+function isolationChecksOf(config: ServiceConfig): Promise<CheckResult[]> {
+  const adapter = configuredAdapter(config);
+  return isolationChecks({
+    isolation: config.isolation,
+    settings: containerSettings(config),
+    binary: adapter.binary,
+    cli: adapter.container,
+    endpoints: adapter.container?.endpoints,
+    env: Deno.env.toObject(),
+  });
+}
+
 export const doctorCommand: Command = {
   name: "doctor",
   summary: "check deno, git, the workspace, config, templates, port, agent CLIs, PID files",
@@ -63,11 +81,12 @@ export const doctorCommand: Command = {
 Checks: deno; git on PATH; the workspace is a git repository and .sdd/ is writable;
 service.yaml is valid; every role has a template; the server port is free (or our server runs
 there); the configured agent CLI passes the preflight \`service run\` makes (PATH lookup,
-executable, API key or gateway token); the worktree environment each role's agents get (what is
-copied and linked from the checkout, setup commands, ports; a missing symlink source fails, a copy
-pattern that matches nothing warns) and the port leases; with landing.mode pull_request, the
-token and each permission it lacks, and the remote; stale PID files (a warning: run and stop
-remove them);
+executable, API key or gateway token); under isolation: container, the probe \`service run\`
+makes (runtime, image, limits, user, network, the CLI inside the image); the worktree environment
+each role's agents get (what is copied and linked from the checkout, setup commands, ports; a
+missing symlink source fails, a copy pattern that matches nothing warns) and the port leases; with
+landing.mode pull_request, the token and each permission it lacks, and the remote; stale PID files
+(a warning: run and stop remove them);
 every run journal verifies. Each failed check prints its fix. Exit 0 when all pass, else 1.
 
 Options:

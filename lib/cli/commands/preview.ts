@@ -46,6 +46,16 @@ Options:
         `nothing answers on 127.0.0.1:${port} yet: start \`service serve --port ${port}\` or \`service run\``,
       ));
     }
+    // Listening before the tunnel starts: a Ctrl-C from now on stops the tunnel, never orphans it.
+    const stopped = new Promise<"signal">((resolve) => {
+      const onSignal = () => {
+        Deno.removeSignalListener("SIGINT", onSignal);
+        Deno.removeSignalListener("SIGTERM", onSignal);
+        resolve("signal");
+      };
+      Deno.addSignalListener("SIGINT", onSignal);
+      Deno.addSignalListener("SIGTERM", onSignal);
+    });
     ctx.stderr(`starting ${found.program.name} (${found.path}) for http://127.0.0.1:${port} …`);
     const tunnel = await startTunnel(found, port).catch((e) => {
       throw new CliError((e as Error).message);
@@ -68,15 +78,6 @@ Options:
       ctx.stdout(`  ${r.adapter.padEnd(10)} ${base}${webhookPath(r.adapter)}  (${note})`);
     }
     ctx.stdout("press Ctrl-C to stop the tunnel");
-    const stopped = new Promise<"signal">((resolve) => {
-      const onSignal = () => {
-        Deno.removeSignalListener("SIGINT", onSignal);
-        Deno.removeSignalListener("SIGTERM", onSignal);
-        resolve("signal");
-      };
-      Deno.addSignalListener("SIGINT", onSignal);
-      Deno.addSignalListener("SIGTERM", onSignal);
-    });
     const why = await Promise.race([stopped, tunnel.exited.then(() => "exited" as const)]);
     await tunnel.stop();
     if (why === "exited") {

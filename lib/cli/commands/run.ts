@@ -123,6 +123,7 @@ async function detach(
   if (force) args.push("--force");
   const previous = await readRunState(paths);
   const before = previous?.started_at ?? 0;
+  const logStart = await Deno.stat(logPath).then((st) => st.size, () => 0);
   // `exec` keeps the pid and writes straight to the log: nothing flows through this process.
   // Deno.Command, not dax: the background run is detached into its own session and outlives
   // this process, which dax cannot do.
@@ -158,10 +159,23 @@ async function detach(
           (done as Deno.CommandStatus).code
         }); see ${logPath}`,
       );
+      // What it said (a ContainerError and its fix, a bad plan …), not only where to look.
+      for (const line of await logSince(logPath, logStart)) out(`  ${line}`);
       return 1;
     }
   }
   child.unref();
   out(`the background run (pid ${child.pid}) has not registered yet; see ${logPath}`);
   return 0;
+}
+
+/** The last lines `logPath` got after its first `offset` bytes (at most 20). */
+async function logSince(logPath: string, offset: number): Promise<string[]> {
+  try {
+    const bytes = await Deno.readFile(logPath);
+    return new TextDecoder().decode(bytes.subarray(offset)).split("\n").filter((l) => l.trim())
+      .slice(-20);
+  } catch {
+    return [];
+  }
 }

@@ -174,6 +174,7 @@ export function onSpawnFailed(d: Draft, out: Out, e: SpawnFailed): void {
       model: e.model,
       adapter: e.adapter,
       prepared: e.prepared,
+      isolation: e.isolation,
     });
   }
   if (task.status === "CANCELLED") {

@@ -45,6 +45,8 @@ export interface Claim {
   prepared?: PreparedView;
   /** The remote worker that runs it. */
   worker?: string;
+  /** Where its agent runs: `worktree` or `container:<runtime>:<image id>` (DESIGN.md §14). */
+  isolation?: string;
 }
 
 /**
@@ -65,6 +67,7 @@ export function recordClaim(d: Draft, out: Out, claim: Claim): void {
     adapter: claim.adapter,
     lane: claim.lane,
     worker: claim.worker,
+    isolation: claim.isolation,
   }));
   const p = claim.prepared;
   if (!p) return;

@@ -66,6 +66,8 @@ export type CoreEvent =
     attempt: number;
     model?: string;
     batchEligible?: boolean;
+    /** Where the agent runs: `worktree` or `container:<runtime>:<image id>` (DESIGN.md §14). */
+    isolation?: string;
     /** What its worktree environment gave it (absent when nothing was configured). */
     prepared?: PreparedView;
     /** The adapter that runs it. */
@@ -87,6 +89,8 @@ export type CoreEvent =
     /** The adapter the attempt was started with (set with `attempt`). */
     adapter?: string;
     prepared?: PreparedView;
+    /** Where its setup ran (set with `attempt`): `worktree` or `container:<runtime>:<id>`. */
+    isolation?: string;
   }
   /** The task's request went to a provider's batch API (the task is claimed for it). */
   | {

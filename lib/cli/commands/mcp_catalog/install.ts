@@ -10,6 +10,7 @@ import {
 } from "../../../catalog/entry_plan.ts";
 import { installPreview } from "../../../catalog/preview.ts";
 import { installEntry, uninstallEntry } from "../../../catalog/install.ts";
+import { type InstallPlace, installPlace } from "../../../catalog/install_place.ts";
 import {
   type InstalledRecord,
   managedBlock,
@@ -32,6 +33,21 @@ function healthLine(id: string, h: HealthOutcome): string {
   );
 }
 
+const places = new WeakMap<CatalogCli, Map<string, Promise<InstallPlace>>>();
+
+/** Where `entry`'s install command runs (probed once per program and command). */
+function placeOf(cli: CatalogCli, entry: CatalogEntry): Promise<InstallPlace> {
+  const mine = places.get(cli) ?? new Map<string, Promise<InstallPlace>>();
+  places.set(cli, mine);
+  const binary = entry.install_command[0];
+  let place = mine.get(binary);
+  if (!place) {
+    place = installPlace(cli.config, binary, cli.env);
+    mine.set(binary, place);
+  }
+  return place;
+}
+
 /** Run one install with progress; false (with the reason printed) when it failed. */
 async function runInstall(
   cli: CatalogCli,
@@ -39,12 +55,16 @@ async function runInstall(
   consent: InstallConsent,
 ): Promise<boolean> {
   const { ctx } = cli;
+  const place = await placeOf(cli, entry);
   const out = cli.flags.json ? ctx.stderr : ctx.stdout; // --json keeps stdout for the JSON
   ctx.stderr(
-    `installing ${entry.id} ${printable(entry.version_pin)}: ${displayArgv(entry.install_command)}`,
+    `installing ${entry.id} ${printable(entry.version_pin)}: ${
+      displayArgv(entry.install_command)
+    } ${place.words}`,
   );
   const result = await installEntry(entry, {
     ...cli.install,
+    place,
     consent,
     onLine: (line) => ctx.stderr(colour.dim(`  │ ${printable(line)}`)),
   });
@@ -87,7 +107,7 @@ async function runInstall(
   return true;
 }
 
-function printPreview(
+async function printPreview(
   cli: CatalogCli,
   entry: CatalogEntry,
   opts: {
@@ -97,7 +117,12 @@ function printPreview(
     changes?: UpgradeChange[];
   },
 ) {
-  const lines = installPreview(entry, { ...opts, configPath: cli.install.configPath });
+  const place = await placeOf(cli, entry);
+  const lines = installPreview(entry, {
+    ...opts,
+    configPath: cli.install.configPath,
+    place: { words: place.words, host: place.kind === "host" },
+  });
   const out = cli.flags.json ? cli.ctx.stderr : cli.ctx.stdout;
   for (const l of lines) out(l.warn ? colour.bold(colour.red(l.text)) : l.text);
 }
@@ -141,7 +166,7 @@ export async function install(cli: CatalogCli): Promise<number> {
   const entry = entryById(loaded, cli.args[0]);
   const signature = (await signatures(cli, loaded)).get(entry.id) ?? "missing";
   const autoUpgrade = cli.flags.autoUpgrade;
-  printPreview(cli, entry, {
+  await printPreview(cli, entry, {
     signature,
     installed: (await currentBlock(cli)).installed[entry.id],
     autoUpgrade,
@@ -231,7 +256,7 @@ export async function upgrade(cli: CatalogCli): Promise<number> {
   }
   const sigs = asked.length > 0 ? await signatures(cli, loaded) : new Map();
   for (const u of asked) {
-    printPreview(cli, u.entry, {
+    await printPreview(cli, u.entry, {
       signature: sigs.get(u.id) ?? "missing",
       installed: u.record,
       autoUpgrade: u.record.auto_upgrade,

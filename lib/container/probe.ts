@@ -1,0 +1,211 @@
+/**
+ * The probe of container isolation, run before `run_started` and by `doctor` (DESIGN.md §14):
+ * the runtime is there and answers, the container's user can be non-root and write the
+ * worktree, the image is there (or built, with `auto_build_image`), the hosts the restricted
+ * network must reach can be relayed, and a trial container with the configured limits starts
+ * and finds the agent's CLI and the tools the service needs. Any failure is a
+ * {@link ContainerError} naming which and the fix; nothing else is spawned.
+ */
+import { ContainerError } from "./errors.ts";
+import { type AgentImage, type CliRecipe, ensureImage } from "./image.ts";
+import { agentNetworkShape, networkPlan, type NetworkTarget } from "./network.ts";
+import { runArgs, type UserPlan, userPlan } from "./run_args.ts";
+import {
+  askRuntime,
+  callError,
+  type ContainerRuntime,
+  runtimeCall,
+  runtimeEnvironment,
+} from "./runtime.ts";
+import {
+  type ContainerSettings,
+  endpointHostPort,
+  hostPortText,
+  unreachableHost,
+} from "./settings.ts";
+
+/** A model endpoint of an adapter: the variable that overrides it, and its default URL. */
+export interface EndpointSpec {
+  env: string;
+  default?: string;
+}
+
+/** What the probe found: everything a session's containers are made from. */
+export interface ContainerIsolation {
+  /** `container:<runtime>:<image id>` (`task_claimed.isolation`). */
+  label: string;
+  runtime: ContainerRuntime;
+  image: AgentImage;
+  user: UserPlan;
+  settings: ContainerSettings;
+  /** The agent CLI inside the image. */
+  binaryPath: string;
+  /** The model endpoints and `allow_hosts` (each session adds its task server). */
+  targets: NetworkTarget[];
+}
+
+/** Options of {@link probeIsolation}. */
+export interface ProbeOptions {
+  settings: ContainerSettings;
+  /** The service's environment (the runtime's variables, the endpoint variables). */
+  env: Record<string, string>;
+  /** The agent CLI's command (`AgentAdapter.binary`). */
+  binary: string;
+  /** How the generated image installs the CLI. */
+  cli?: CliRecipe;
+  /** The adapter's model endpoints. */
+  endpoints?: readonly EndpointSpec[];
+  /** Receives progress (an image build's output). */
+  onLine?: (line: string) => void;
+  /** The service's ids (default: this process's). */
+  ids?: { uid: number; gid: number };
+  /** Build a missing generated image (default true; `doctor` only looks). */
+  build?: boolean;
+}
+
+/** The model endpoints under `env` and `allow_hosts`, as network targets. Pure. */
+export function networkTargets(
+  settings: ContainerSettings,
+  endpoints: readonly EndpointSpec[],
+  env: Record<string, string>,
+): NetworkTarget[] {
+  const targets: NetworkTarget[] = [];
+  for (const e of endpoints) {
+    const url = env[e.env] || e.default;
+    if (!url) continue;
+    const hp = endpointHostPort(url);
+    if (!hp) {
+      throw new ContainerError(
+        "network_target",
+        `${e.env}=${url} is not an http(s) URL the restricted network can relay`,
+        `set ${e.env} to an http(s) URL, or agent_network: open`,
+      );
+    }
+    targets.push({ ...hp, why: `model endpoint (${env[e.env] ? e.env : "its default"})` });
+  }
+  for (const h of settings.allowHosts) targets.push({ ...h, why: "allow_hosts" });
+  if (settings.agentNetwork === "restricted") {
+    for (const t of targets) {
+      const why = unreachableHost(t.host);
+      if (why) {
+        throw new ContainerError(
+          "network_target",
+          `agent_network: restricted cannot relay ${hostPortText(t)} (${t.why}): ${why}`,
+          "use a host name for it, or agent_network: open",
+        );
+      }
+    }
+  }
+  return targets;
+}
+
+/** Words that say the runtime refused a limit. */
+const LIMIT_WORDS = /memory|cpu|cgroup|rlimit|ulimit|swap|quota|pids/i;
+
+/** Run the trial container; its output lines `have <cmd>=<path>`, `missing <cmd>`, `uid=<n>`. */
+async function trialRun(
+  iso: Omit<ContainerIsolation, "binaryPath" | "label">,
+  binary: string,
+  env: Record<string, string>,
+): Promise<{ binaryPath: string }> {
+  const { runtime: rt, settings } = iso;
+  const plan = networkPlan(agentNetworkShape(settings.agentNetwork), iso.targets);
+  const commands = [binary, "cat", ...(plan.relays.length > 0 ? ["socat"] : [])];
+  const script = [
+    'echo "uid=$(id -u 2>/dev/null || echo unknown)"',
+    `for c in ${commands.map((c) => `'${c.replaceAll("'", "'\\''")}'`).join(" ")}; do ` +
+    'p=$(command -v "$c" 2>/dev/null) && echo "have $c=$p" || echo "missing $c"; done',
+  ].join("\n");
+  const args = runArgs({
+    runtime: rt.name,
+    name: `service-probe-${crypto.randomUUID().slice(0, 12)}`,
+    labels: { "io.service.probe": "1" },
+    image: iso.image.ref,
+    workdir: "/",
+    mounts: [],
+    envNames: [],
+    envValues: {},
+    user: iso.user,
+    memoryMb: settings.memoryMb,
+    cpuCores: settings.cpuCores,
+    network: "none",
+    addHosts: [],
+    lowPorts: false,
+    relabel: false,
+    argv: ["sh", "-c", script],
+  }).filter((a) => a !== "--interactive");
+  const r = await runtimeCall(rt.bin, args, { env: runtimeEnvironment(env), timeoutMs: 120_000 });
+  if (r.code !== 0 && !/^uid=/m.test(r.stdout)) {
+    const line = callError(r);
+    const limits = [
+      settings.memoryMb === undefined ? "" : `memory_mb: ${settings.memoryMb}`,
+      settings.cpuCores === undefined ? "" : `cpu_cores: ${settings.cpuCores}`,
+    ].filter(Boolean).join(", ");
+    if (LIMIT_WORDS.test(r.stderr)) {
+      throw new ContainerError(
+        "limits_refused",
+        `${rt.name} refused the container's limits${limits ? ` (${limits})` : ""}: ${line}`,
+        "raise memory_mb and cpu_cores to what the runtime allows (at least 64 MB, at most the " +
+          "host's CPUs), and check its cgroup set-up (rootless podman needs cgroups v2 with the " +
+          "memory and cpu controllers delegated); a ulimit above the host's hard limit is " +
+          "refused: lower default_ulimits in containers.conf (docs/isolation.md)",
+      );
+    }
+    if (/executable file not found|no such file or directory/i.test(r.stderr)) {
+      throw new ContainerError(
+        "image_incomplete",
+        `image ${iso.image.ref} cannot run sh: ${line}`,
+        "use an image with a POSIX sh (the entry script and setup commands run through it)",
+      );
+    }
+    throw new ContainerError(
+      "run_failed",
+      `a trial container of ${iso.image.ref} did not start: ${line}`,
+      `run it by hand to see why: ${rt.name} run --rm ${iso.image.ref} sh -c true`,
+    );
+  }
+  const uid = /^uid=(\S+)/m.exec(r.stdout)?.[1];
+  if (uid === "0") {
+    throw new ContainerError(
+      "user_mapping",
+      `the trial container of ${iso.image.ref} ran as root although --user was given`,
+      "check the runtime's user namespace set-up; the agent must not run as root",
+    );
+  }
+  const missing = [...r.stdout.matchAll(/^missing (.+)$/gm)].map((m) => m[1]);
+  if (missing.length > 0) {
+    const needs = missing.map((c) =>
+      c === binary ? `${c} (the agent CLI)` : c === "socat" ? "socat (the network relays)" : c
+    );
+    throw new ContainerError(
+      "image_incomplete",
+      `image ${iso.image.ref} lacks ${needs.join(", ")} on its PATH`,
+      settings.autoBuildImage
+        ? "name the commands that install it in container.install (docs/isolation.md)"
+        : "install it in the image, or set auto_build_image: true to have the service build one",
+    );
+  }
+  const binaryPath = new RegExp(`^have ${escapeRegExp(binary)}=(.+)$`, "m").exec(r.stdout)?.[1];
+  return { binaryPath: binaryPath ?? binary };
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Probe container isolation under `o.settings` (see the module's comment). */
+export async function probeIsolation(o: ProbeOptions): Promise<ContainerIsolation> {
+  const runtime = await askRuntime(o.settings.runtime, o.env);
+  const ids = o.ids ?? { uid: Deno.uid() ?? 0, gid: Deno.gid() ?? 0 };
+  const user = userPlan({ runtime: runtime.name, rootless: runtime.rootless, ...ids });
+  const targets = networkTargets(o.settings, o.endpoints ?? [], o.env);
+  const image = await ensureImage(runtime, o.settings, {
+    env: o.env,
+    cli: o.cli,
+    onLine: o.onLine,
+    build: o.build,
+  });
+  const base = { runtime, image, user, settings: o.settings, targets };
+  const { binaryPath } = await trialRun(base, o.binary, o.env);
+  return { ...base, binaryPath, label: `container:${runtime.name}:${image.id}` };
+}

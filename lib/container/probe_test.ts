@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { networkTargets } from "./probe.ts";
+import type { ContainerSettings } from "./settings.ts";
+
+const settings: ContainerSettings = {
+  runtime: "auto",
+  autoBuildImage: false,
+  image: "x",
+  baseImage: "debian:bookworm-slim",
+  install: [],
+  setupNetwork: true,
+  agentNetwork: "restricted",
+  allowHosts: [{ host: "pypi.org", port: 443 }],
+};
+const endpoints = [{ env: "ANTHROPIC_BASE_URL", default: "https://api.anthropic.com" }];
+
+Deno.test("networkTargets(): the adapter's endpoint (its variable wins over the default) and allow_hosts", () => {
+  assert.deepEqual(networkTargets(settings, endpoints, {}).map((t) => `${t.host}:${t.port}`), [
+    "api.anthropic.com:443",
+    "pypi.org:443",
+  ]);
+  const gateway = networkTargets(settings, endpoints, {
+    ANTHROPIC_BASE_URL: "http://127.0.0.1:4000",
+  });
+  assert.equal(gateway[0].port, 4000);
+  assert.match(gateway[0].why, /ANTHROPIC_BASE_URL/);
+});
+
+Deno.test("networkTargets(): restricted refuses an endpoint it cannot relay (an IP address); open takes it", () => {
+  const env = { ANTHROPIC_BASE_URL: "http://10.0.0.5:8080" };
+  assert.throws(() => networkTargets(settings, endpoints, env), /cannot relay 10\.0\.0\.5:8080/);
+  assert.equal(
+    networkTargets({ ...settings, agentNetwork: "open" }, endpoints, env)[0].host,
+    "10.0.0.5",
+  );
+});
