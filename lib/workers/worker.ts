@@ -3,8 +3,8 @@
  * registers with its slots and roles, asks for tasks while a slot is free, and for each order
  * fetches the claim's base (and the earlier attempt's work it continues) from the git remote into
  * its own clone, starts the agent exactly as the orchestrator would (lib/orchestrator/session.ts:
- * the same worktree, environment allow-list, worktree environment, headless launch, PID and
- * heartbeat files), renews its lease by heartbeat while pushing what the agent commits, and when
+ * the same worktree, environment allow-list, worktree environment, isolation, headless launch,
+ * PID and heartbeat files), renews its lease by heartbeat while pushing what the agent commits, and when
  * the agent ends commits its leftovers, pushes `agent/<session>` with a lease and reports the
  * pushed commit with the session log. It never holds the orchestrator's provider keys: the agent
  * runs with this machine's environment.
@@ -14,7 +14,7 @@ import { commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
 import { git, resolveCommit } from "../git/git.ts";
 import { loadWorkspaceConfig, namedAdapter } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
-import { preflight, type PreflightResult } from "../agents/preflight.ts";
+import { type RunLaunch, runLaunch } from "../orchestrator/run_isolation.ts";
 import { AgentSession, SessionStartError } from "../orchestrator/session.ts";
 import { invocationArgv } from "../orchestrator/invocation.ts";
 import type { EndReason } from "../orchestrator/core/state.ts";
@@ -117,7 +117,7 @@ class Worker {
   readonly #remote: RemoteOptions;
   readonly #client: TaskClient;
   readonly #environments: WorktreeEnvironments;
-  readonly #launches = new Map<string, Promise<PreflightResult["launch"]>>();
+  readonly #launches = new Map<string, Promise<RunLaunch>>();
   readonly #running = new Map<string, Running>();
   #intervalMs = 5000;
   #wake: () => void = () => {};
@@ -227,19 +227,24 @@ class Worker {
     }
   }
 
-  async #launch(adapterName: string): Promise<{ launch: PreflightResult["launch"] }> {
+  /**
+   * How `adapterName`'s agents start here, decided once as `service run` decides it
+   * (lib/orchestrator/run_isolation.ts): host processes, or containers under `isolation:
+   * container` (the probe passes or the agent does not start, never a fallback to the host).
+   */
+  #launch(adapterName: string): Promise<RunLaunch> {
     let launch = this.#launches.get(adapterName);
     if (!launch) {
-      const adapter = namedAdapter(this.#config, adapterName);
-      launch = preflight(adapter, {
+      launch = runLaunch(this.#config, namedAdapter(this.#config, adapterName), {
+        root: this.#root,
+        runtimeDir: this.#paths.runtime,
         env: Deno.env.toObject(),
-        cwd: this.#root,
-        warn: (m) => this.#o.log(`warning: ${m}`),
-      }).then((r) => r.launch);
+        out: (line) => this.#o.log(line),
+      });
       launch.catch(() => this.#launches.delete(adapterName));
       this.#launches.set(adapterName, launch);
     }
-    return { launch: await launch };
+    return launch;
   }
 
   /** One order: fetch, start, wait, push, report, clean up. */
@@ -267,7 +272,7 @@ class Worker {
         r.pushed = order.start;
       }
       const adapter = namedAdapter(this.#config, order.adapter);
-      const { launch } = await this.#launch(order.adapter);
+      const { launch, isolation } = await this.#launch(order.adapter);
       const role = this.#config.roles[task.role] ?? {};
       r.session = await AgentSession.start({
         paths: this.#paths,
@@ -290,6 +295,7 @@ class Worker {
         graceMs: order.grace_ms,
         agentEnv: [...this.#config.agent_env, ...(role.agent_env ?? [])],
         environments: this.#environments,
+        ...(isolation ? { isolation } : {}),
       });
       const status = await r.session.proc.status;
       exitCode = agentExitCode({
