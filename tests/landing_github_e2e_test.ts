@@ -149,14 +149,15 @@ Deno.test("a required check still running holds the merge; it merges once the ch
   });
   const run = watchedRun(dir.path);
   await waitsFor(dir.path, run, /^waits for required check `ci\/test`$/);
-  const state = JSON.parse(
-    await Deno.readTextFile(join(dir.path, ".sdd/runtime/orchestrator.json")),
-  );
-  assert.match(
-    String(state.waiting?.feature),
-    /pull request #1 waits for required check `ci\/test`/,
-    "status says what it waits for",
-  );
+  // `status` reads what the loop published once it decided the row's event (a moment later).
+  await until("status to say what it waits for", async () => {
+    const state = JSON.parse(
+      await Deno.readTextFile(join(dir.path, ".sdd/runtime/orchestrator.json")),
+    );
+    return /pull request #1 waits for required check `ci\/test`/.test(
+      String(state.waiting?.feature),
+    );
+  });
   assert.equal(gh.fake.pulls()[0].merged, false);
   const detail = await (await fetch(`${run.url}/review-board/runs/${run.runId}/tasks/feature`))
     .json();
