@@ -1,7 +1,7 @@
 /** `service worker`: run the orchestrator's agents on this machine (DESIGN.md §16). */
 import { parseArgs } from "node:util";
 import { CliError, type Command } from "../command.ts";
-import { runWorker } from "../../workers/worker.ts";
+import { runWorker } from "../../remote_worker/worker.ts";
 
 export const workerCommand: Command = {
   name: "worker",

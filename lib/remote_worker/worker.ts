@@ -31,14 +31,14 @@ import {
 } from "../landing/push.ts";
 import { TaskApiError, TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
 import { UserFacingError } from "../errors.ts";
-import { fetchBase } from "./remote_refs.ts";
+import { fetchBase } from "../workers/remote_refs.ts";
 import {
   MAX_REPORT_LOG_BYTES,
   type RegisterAnswer,
   type ReportBody,
   type SessionVerdict,
   type WorkOrder,
-} from "./protocol.ts";
+} from "../workers/protocol.ts";
 
 /** Options of {@link runWorker}. */
 export interface WorkerOptions {
