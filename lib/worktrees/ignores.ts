@@ -15,6 +15,7 @@
  */
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
+import { serialised } from "../async/serialised.ts";
 import { commitIdentity, git, gitText, splitZ } from "../git/git.ts";
 
 /** Build caches that never belong in a commit (DESIGN.md §13 `default_ignores`). */
@@ -55,16 +56,32 @@ async function enableWorktreeConfig(worktree: string, signal?: AbortSignal): Pro
   const common = await gitText(["rev-parse", "--git-common-dir"], { cwd: worktree, signal });
   const key = isAbsolute(common) ? common : join(worktree, common);
   if (enabled.has(key)) return;
-  const now = await git(["config", "--get", "extensions.worktreeConfig"], {
-    cwd: worktree,
-    signal,
-    allowFailure: true,
+  // Worktrees start side by side, and git refuses a second writer of .git/config ("could not
+  // lock config file"): one check-and-set per repository at a time in this process, and a lock
+  // another process holds (the user's git, a worker) is waited out briefly.
+  await serialised(`worktree-config:${key}`, async () => {
+    if (enabled.has(key)) return;
+    for (let attempt = 1;; attempt++) {
+      const now = await git(["config", "--get", "extensions.worktreeConfig"], {
+        cwd: worktree,
+        signal,
+        allowFailure: true,
+      });
+      if (now.stdout.trim() === "true") break;
+      const set = await git(["config", "extensions.worktreeConfig", "true"], {
+        cwd: worktree,
+        signal,
+        allowFailure: attempt < CONFIG_LOCK_TRIES,
+      });
+      if (set.code === 0) break;
+      await new Promise((r) => setTimeout(r, 20 * attempt));
+    }
+    enabled.add(key);
   });
-  if (now.stdout.trim() !== "true") {
-    await git(["config", "extensions.worktreeConfig", "true"], { cwd: worktree, signal });
-  }
-  enabled.add(key);
 }
+
+/** Tries at setting extensions.worktreeConfig while another process holds .git/config's lock. */
+const CONFIG_LOCK_TRIES = 5;
 
 /**
  * The lines of the excludes file git reads for the user outside agent worktrees ("" when none):

@@ -140,3 +140,17 @@ Deno.test("exactIgnoreLine() matches exactly the path: glob characters, a leadin
   assert.deepEqual(left.split("\0").filter((p) => p !== "").sort(), ["config/a1b.json", "qq.txt"]);
   assert.equal(exactIgnoreLine("config/a[1]*.json"), "/config/a\\[1\\]\\*.json");
 });
+
+Deno.test("writeWorktreeIgnores() in worktrees that start at the same moment: every one gets its ignores (one writer of .git/config at a time)", async () => {
+  await using repo = await tempRepo();
+  const base = await repo.git(["rev-parse", "main"]);
+  const trees = await Promise.all(
+    Array.from({ length: 8 }, (_, i) => createWorktree(repo.root, `race-${i}`, base)),
+  );
+  const files = await Promise.all(trees.map((t) => writeWorktreeIgnores(t.path, [".venv/"])));
+  assert.equal(files.filter(Boolean).length, 8);
+  assert.equal(
+    await repo.git(["config", "--get", "extensions.worktreeConfig"]),
+    "true",
+  );
+});
