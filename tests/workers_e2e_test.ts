@@ -104,6 +104,9 @@ Deno.test("two workers run a plan's tasks and each landed commit is traced to on
     assert.deepEqual([...ranOn].sort(), ["w1", "w2"], "both workers served the one run");
     assert.equal(await Deno.readTextFile(join(root, "a.txt")), "from a\n");
     assert.equal(await Deno.readTextFile(join(root, "b.txt")), "from b\n");
+    // The run is over and its server gone: a worker says so once, and keeps asking.
+    await server.shutdown();
+    await _w1.saw(/worker w1: http:\/\/127\.0\.0\.1:\d+ does not answer \(.*\); asking again/);
   } finally {
     await server.shutdown();
   }

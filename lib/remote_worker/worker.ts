@@ -111,6 +111,8 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
 
 class Worker {
   readonly #o: WorkerOptions;
+  /** The orchestrator stopped answering claims (said once until it answers again). */
+  #away = false;
   readonly #root: string;
   readonly #paths: WorkspacePaths;
   readonly #config: ServiceConfig;
@@ -212,9 +214,20 @@ class Worker {
         ...(this.#o.roles ? { roles: this.#o.roles } : {}),
       });
     } catch (e) {
-      if (e instanceof TaskStoreUnavailable) return; // the orchestrator restarts: ask again later
-      throw e;
+      if (!(e instanceof TaskStoreUnavailable)) throw e;
+      // The run ended or its orchestrator restarts: say so once, and ask again later.
+      if (!this.#away) {
+        this.#o.log(
+          `worker ${this.#o.name}: ${this.#o.server} does not answer (${
+            (e as Error).message
+          }); asking again every ${(this.#o.pollMs ?? 1000) / 1000} s`,
+        );
+      }
+      this.#away = true;
+      return;
     }
+    if (this.#away) this.#o.log(`worker ${this.#o.name}: ${this.#o.server} answers again`);
+    this.#away = false;
     for (const order of answer?.orders ?? []) {
       const running: Running = { order, done: Promise.resolve() };
       this.#running.set(order.session_id, running);
