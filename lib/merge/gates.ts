@@ -5,9 +5,9 @@
  * run there, then its evidence producers (whatever the gates said: a failing run is evidence
  * too), and the worktree is removed either way.
  */
+import { gitWorktree } from "../git/worktree_admin.ts";
 import { join } from "node:path";
 import type { CommandCheck } from "../config/schema.ts";
-import { git } from "../git/git.ts";
 import { runShell } from "../process/shell.ts";
 import {
   type CompletionSignal,
@@ -97,7 +97,7 @@ export async function evaluateGates(
   const id = crypto.randomUUID().slice(0, 12);
   const path = join(workspacePaths(root).worktrees, `_gate-${id}`);
   const o = { cwd: root, signal: options.signal };
-  await git(["worktree", "add", "-q", "--detach", "--", path, commit], o);
+  await gitWorktree(root, ["add", "-q", "--detach", "--", path, commit], o);
   const warnings: string[] = [];
   let runner: TreeRunner | undefined;
   try {
@@ -123,13 +123,12 @@ export async function evaluateGates(
     return { passed: signals.every((s) => s.passed), commit, signals, warnings, producers: runs };
   } finally {
     await runner?.release();
-    const removed = await git(["worktree", "remove", "--force", "--force", path], {
-      cwd: root,
+    const removed = await gitWorktree(root, ["remove", "--force", "--force", path], {
       allowFailure: true,
     });
     if (removed.code !== 0) {
       await Deno.remove(path, { recursive: true }).catch(() => {});
-      await git(["worktree", "prune"], { cwd: root, allowFailure: true });
+      await gitWorktree(root, ["prune"], { allowFailure: true });
     }
   }
 }

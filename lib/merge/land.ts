@@ -13,6 +13,7 @@
  * 3. the ref moves with a compare-and-swap; if the user committed in between, the working tree
  *    update is reverted the same way and the merge waits.
  */
+import { gitWorktree } from "../git/worktree_admin.ts";
 import { join } from "node:path";
 import { git, splitZ } from "../git/git.ts";
 
@@ -48,7 +49,7 @@ async function checkoutsOf(
   branch: string,
   signal?: AbortSignal,
 ): Promise<Checkout[]> {
-  const out = await git(["worktree", "list", "--porcelain", "-z"], { cwd: root, signal });
+  const out = await gitWorktree(root, ["list", "--porcelain", "-z"], { signal });
   const found: Checkout[] = [];
   let dir = "";
   let head = "";

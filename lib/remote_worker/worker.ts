@@ -9,6 +9,7 @@
  * pushed commit with the session log. It never holds the orchestrator's provider keys: the agent
  * runs with this machine's environment.
  */
+import { gitWorktree } from "../git/worktree_admin.ts";
 import { resolve } from "node:path";
 import { commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
 import { git, resolveCommit } from "../git/git.ts";
@@ -484,7 +485,7 @@ class Worker {
     } catch (e) {
       this.#o.log(`${r.order.task.id}: teardown failed: ${(e as Error).message}`);
     }
-    await git(["worktree", "remove", "--force", path], { cwd: this.#root, allowFailure: true });
+    await gitWorktree(this.#root, ["remove", "--force", path], { allowFailure: true });
     await git(["branch", "-D", `agent/${id}`], { cwd: this.#root, allowFailure: true });
     await this.#environments.releasePorts(id).catch(() => {});
   }

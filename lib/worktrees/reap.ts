@@ -2,6 +2,7 @@
  * Removing agent worktrees without ever losing work: a worktree goes only once its work is
  * committed and either merged into the target branch or kept at `refs/service/rescue/<session>`.
  */
+import { gitWorktree } from "../git/worktree_admin.ts";
 import { git, resolveCommit, targetRef } from "../git/git.ts";
 import {
   agentBranch,
@@ -89,7 +90,7 @@ export async function reapWorktree(
       tip = await resolveCommit(`refs/heads/${branch}`, o);
     }
     if (tip === undefined) {
-      await git(["worktree", "prune"], o);
+      await gitWorktree(root, ["prune"], o);
       return { removed: true, merged: false, committed_partial: false };
     }
     const merged = options.landed === true || (await git(
@@ -102,8 +103,8 @@ export async function reapWorktree(
       await git(["update-ref", "-m", `service: rescue ${branch}`, rescue, tip], o);
     }
     if (exists) await options.beforeRemove?.();
-    if (exists) await git(["worktree", "remove", "--force", path], o);
-    else await git(["worktree", "prune"], o);
+    if (exists) await gitWorktree(root, ["remove", "--force", path], o);
+    else await gitWorktree(root, ["prune"], o);
     if (merged && (options.deleteMergedBranch ?? true)) {
       // Deleted only while it still points at the merged tip (a compare-and-swap): a branch the
       // agent moved elsewhere keeps what it holds.

@@ -2,6 +2,7 @@
  * Agent worktrees (DESIGN.md §7): `.sdd/worktrees/<session_id>` on branch `agent/<session_id>`,
  * cut from the target branch's commit, plus the commit of whatever an agent left uncommitted.
  */
+import { gitWorktree } from "../git/worktree_admin.ts";
 import { join } from "node:path";
 import { commitIdentity, git, GitError, type GitResult, resolveCommit } from "../git/git.ts";
 import { isValidId } from "../ids.ts";
@@ -71,14 +72,14 @@ export async function createWorktree(
   await ensureServiceExcluded(root, options.skillPrefix ?? SKILL_PREFIX);
   const path = worktreePath(root, sessionId);
   const branch = agentBranch(sessionId);
-  const run = (args: string[]) =>
-    git(args, { cwd: root, signal: options.signal, allowFailure: true });
-  const add = () => run(["worktree", "add", "-q", "-b", branch, "--", path, baseCommit]);
+  const worktree = (args: string[]) =>
+    gitWorktree(root, args, { signal: options.signal, allowFailure: true });
+  const add = () => worktree(["add", "-q", "-b", branch, "--", path, baseCommit]);
 
   let result: GitResult = await add();
   if (result.code === 0) return { path, branch, base: baseCommit, pruned: false };
   if (!STALE.test(result.stderr)) throw new WorktreeError(path, result.stderr, fixFor(path));
-  await run(["worktree", "prune"]);
+  await worktree(["prune"]);
   result = await add();
   if (result.code !== 0 && /a branch named .* already exists/.test(result.stderr)) {
     const tip = await resolveCommit(`refs/heads/${branch}`, { cwd: root });
@@ -91,7 +92,7 @@ export async function createWorktree(
           `(its work is kept at refs/service/rescue/${sessionId}) or use a new session id`,
       );
     }
-    result = await run(["worktree", "add", "-q", "--", path, branch]);
+    result = await worktree(["add", "-q", "--", path, branch]);
   }
   if (result.code === 0) return { path, branch, base: baseCommit, pruned: true };
   throw new WorktreeError(path, result.stderr, fixFor(path));

@@ -1,0 +1,42 @@
+/**
+ * `git worktree add | remove | prune | list` for the service. git keeps a repository's worktrees
+ * in `.git/worktrees/<name>/`, and every one of these commands reads all of them: one that runs
+ * while another `add` is half-way (its directory made, its `commondir` not yet written) fails
+ * with "failed to read .git/worktrees/<name>/commondir". Agents, batch patches and gate trees
+ * start side by side, so in this process these commands run one at a time per repository, and
+ * one that meets another process's half-made worktree is tried again.
+ */
+import { resolve } from "node:path";
+import { serialised } from "../async/serialised.ts";
+import { git, GitError, type GitOptions, type GitResult } from "./git.ts";
+
+/** git's words for a worktree another process is making or removing at this moment. */
+const IN_FLUX =
+  /failed to read .*\/(commondir|gitdir)|could not lock config file|Unable to create '.*\.lock'/;
+
+/** Tries of a command that met a worktree in flux. */
+const TRIES = 5;
+
+/** `git worktree <args…>` in the repository at `root` (see the module's comment). */
+export function gitWorktree(
+  root: string,
+  args: readonly string[],
+  options: Omit<GitOptions, "cwd"> = {},
+): Promise<GitResult> {
+  return serialised(`git-worktree:${resolve(root)}`, async () => {
+    for (let attempt = 1;; attempt++) {
+      const result = await git(["worktree", ...args], {
+        ...options,
+        cwd: root,
+        allowFailure: true,
+      });
+      if (result.code === 0) return result;
+      if (attempt < TRIES && IN_FLUX.test(result.stderr)) {
+        await new Promise((r) => setTimeout(r, 25 * attempt));
+        continue;
+      }
+      if (options.allowFailure) return result;
+      throw new GitError(["worktree", ...args], root, result.code, result.stderr);
+    }
+  });
+}
