@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { claimStoreOwnership, releaseStoreOwnership, TaskStoreBusyError } from "./owner.ts";
 import { workspacePaths } from "../workspace.ts";
-import { parseProcStat, processAlive } from "../util/process_alive.ts";
+import { parseProcStat, processAlive, processExiting } from "../util/process_alive.ts";
 
 /**
  * A process killed with -9 whose parent never collects it: `sleep` holds the killed child, so
@@ -16,6 +16,10 @@ async function killedButVisible(): Promise<{ pid: number; dispose: () => Promise
   const pid = Number((await reader.read()).value!.trim());
   await reader.cancel();
   Deno.kill(pid, "SIGKILL");
+  // The kill is delivered asynchronously: the owner is "killed" once it is exiting or a zombie.
+  for (let i = 0; i < 200 && processAlive(pid) && !processExiting(pid); i++) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
   return {
     pid,
     dispose: async () => {
