@@ -266,6 +266,11 @@ Deno.test("a pull request a person closes cancels its task with their reason", a
   assert.equal(ofType(rows, "task_merged").length, 0);
   assert.equal(ofType(rows, "task_claimed").length, 1, "no new attempt");
   assert.equal(gh.fake.pulls().length, 1);
+  // The terminal says it once, with who closed it and why.
+  assert.deepEqual(
+    run.lines.filter((l) => /closed by alice/.test(l)).map((l) => l.replace(/^\[\s*\d+s\] /, "")),
+    ['feature: cancelled: pull request #1 was closed by alice without merging: "We went another way."'],
+  );
 });
 
 Deno.test("a token without pull-request permission is refused before run_started", async () => {

@@ -107,9 +107,9 @@ export function onMergeResult(
         r.comments.slice(0, 4000),
       );
     case "closed":
-      // The store's cancel comes back as a task change: the card's receipt and the reap follow.
+      // The store's cancel comes back as a task change: the card's receipt, the reap and the
+      // terminal's "cancelled: <reason>" line follow (said once).
       out.push({ kind: "store", change: { op: "cancel", taskId: task.id, reason: r.reason } });
-      out.log(task.id, `CANCELLED: ${r.reason}`);
       return;
     case "gates_failed": {
       d.landings.delete(task.id);
