@@ -29,11 +29,6 @@ export const LOCAL_OPERATOR: Principal = { principal: "dashboard-operator", scop
 
 /** Worker-scope tokens this process minted for its own agents (see {@link agentToken}). */
 const minted: TokenSpec[] = [];
-/**
- * Their values, by their `token_env` name. Kept here, not set in the process environment: a
- * `Deno.env.set` while other threads spawn processes can make them miss `PATH` for a moment.
- */
-const mintedValues = new Map<string, string>();
 
 /**
  * The token specs in force: the configured list, else `SERVICE_TOKEN` as one operator token;
@@ -54,8 +49,8 @@ export function effectiveTokenSpecs(
 /**
  * The token this process's agents call the task API with (DESIGN.md §16): never an operator's.
  * A configured `worker`-scope token when there is one, else one minted for this process (held
- * in memory under a name no environment has); none when no token is in force (the server is
- * open on loopback).
+ * in its environment under a name the agents' allow-list never forwards); none when no token is
+ * in force (the server is open on loopback).
  */
 export function agentToken(
   configured: TokenSpec[],
@@ -66,11 +61,11 @@ export function agentToken(
   const worker = specs.find((s) => s.scope === "worker" && env[s.token_env]);
   if (worker) return env[worker.token_env];
   const name = `SERVICE_MINTED_AGENT_TOKEN_${Deno.pid}`;
-  let value = mintedValues.get(name);
+  let value = Deno.env.get(name);
   if (!value) {
     const bytes = crypto.getRandomValues(new Uint8Array(32));
     value = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-    mintedValues.set(name, value);
+    Deno.env.set(name, value);
     minted.push({ principal: "agents", scope: "worker", token_env: name });
   }
   return value;
@@ -87,7 +82,7 @@ export function authenticate(
 ): Principal | undefined {
   let found: Principal | undefined;
   for (const spec of specs) {
-    const value = mintedValues.get(spec.token_env) ?? env(spec.token_env);
+    const value = env(spec.token_env);
     if (!value) continue;
     if (constantTimeEqual(token, value) && !found) {
       found = { principal: spec.principal, scope: spec.scope };
