@@ -84,9 +84,6 @@ export interface LiveAgent {
   worker?: string;
 }
 
-/** The number of a session id `s-<run>-<n>-<random>`. */
-const SESSION_NUMBER = /^s-[^-]+-(\d+)-/;
-
 /** Starts, watches and ends a run's agents. */
 export class AgentPool {
   readonly #o: AgentPoolOptions;
@@ -114,21 +111,6 @@ export class AgentPool {
   /** A new session id (a remote worker's session too). */
   newSessionId(): string {
     return this.#sessionId();
-  }
-
-  /**
-   * Number this process's sessions after those the run's journal already holds: a resumed run
-   * goes on from `s-…-004`, never starting again at `001` beside the sessions before it.
-   */
-  async continueSessionNumbers(): Promise<void> {
-    const path = journalPath(this.#o.paths, this.#o.runId);
-    const { state } = await readJournal(path, this.#activity).catch(() => ({ state: undefined }));
-    for (const task of state?.tasks.values() ?? []) {
-      for (const attempt of task.attempts) {
-        const n = Number(SESSION_NUMBER.exec(attempt.session_id)?.[1] ?? 0);
-        if (n > this.#counter) this.#counter = n;
-      }
-    }
   }
 
   /** A new session id: sortable within the run, unique across runs. */

@@ -399,7 +399,6 @@ export class Orchestrator {
   async run(): Promise<RunOutcome> {
     // Recovery reads the review decisions first: before any notice of the journal is acted on.
     await this.#landing?.start(); // the journal's pull requests are continued, not opened again
-    await this.#agents.continueSessionNumbers(); // a resumed run's sessions go on numbering
     this.#push(() => this.#recoveryEvents());
     this.#push({ type: "tick" });
     const unsubscribe = onTaskChange((change) => {
