@@ -1,10 +1,10 @@
 /**
- * `git worktree add | remove | prune | list` for the service. git keeps a repository's worktrees
- * in `.git/worktrees/<name>/`, and every one of these commands reads all of them: one that runs
- * while another `add` is half-way (its directory made, its `commondir` not yet written) fails
- * with "failed to read .git/worktrees/<name>/commondir". Agents, batch patches and gate trees
- * start side by side, so in this process these commands run one at a time per repository, and
- * one that meets another process's half-made worktree is tried again.
+ * git commands that read every worktree of a repository: `git worktree add | remove | prune |
+ * list` and `git config --worktree`. git keeps each worktree in `.git/worktrees/<name>/`, and a
+ * command that runs while another `add` is half-way (its directory made, its `commondir` not yet
+ * written) fails with "failed to read .git/worktrees/<name>/commondir". Agents, batch patches and
+ * gate trees start side by side, so in this process these commands run one at a time per
+ * repository, and one that meets another process's half-made worktree is tried again.
  */
 import { resolve } from "node:path";
 import { serialised } from "../async/serialised.ts";
@@ -17,26 +17,38 @@ const IN_FLUX =
 /** Tries of a command that met a worktree in flux. */
 const TRIES = 5;
 
-/** `git worktree <args…>` in the repository at `root` (see the module's comment). */
-export function gitWorktree(
+/** Options of {@link gitAmongWorktrees}: `cwd` defaults to the repository's root. */
+export type AmongWorktreesOptions = Omit<GitOptions, "cwd"> & { cwd?: string };
+
+/**
+ * Run `git <args…>` (in `options.cwd`, default `root`) as the only such command of the
+ * repository at `root` in this process, tried again while it meets a worktree in flux.
+ */
+export function gitAmongWorktrees(
   root: string,
   args: readonly string[],
-  options: Omit<GitOptions, "cwd"> = {},
+  options: AmongWorktreesOptions = {},
 ): Promise<GitResult> {
-  return serialised(`git-worktree:${resolve(root)}`, async () => {
+  const cwd = options.cwd ?? root;
+  return serialised(`git-worktrees:${resolve(root)}`, async () => {
     for (let attempt = 1;; attempt++) {
-      const result = await git(["worktree", ...args], {
-        ...options,
-        cwd: root,
-        allowFailure: true,
-      });
+      const result = await git(args, { ...options, cwd, allowFailure: true });
       if (result.code === 0) return result;
       if (attempt < TRIES && IN_FLUX.test(result.stderr)) {
         await new Promise((r) => setTimeout(r, 25 * attempt));
         continue;
       }
       if (options.allowFailure) return result;
-      throw new GitError(["worktree", ...args], root, result.code, result.stderr);
+      throw new GitError(args, cwd, result.code, result.stderr);
     }
   });
+}
+
+/** `git worktree <args…>` in the repository at `root` (see {@link gitAmongWorktrees}). */
+export function gitWorktree(
+  root: string,
+  args: readonly string[],
+  options: Omit<GitOptions, "cwd"> = {},
+): Promise<GitResult> {
+  return gitAmongWorktrees(root, ["worktree", ...args], { ...options, cwd: root });
 }

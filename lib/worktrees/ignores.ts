@@ -14,8 +14,8 @@
  * {@link untrackIgnored} before its diff is captured, so it is never diffed or merged.
  */
 import { homedir } from "node:os";
-import { isAbsolute, join } from "node:path";
-import { serialised } from "../async/serialised.ts";
+import { dirname, isAbsolute, join } from "node:path";
+import { gitAmongWorktrees } from "../git/worktree_admin.ts";
 import { commitIdentity, git, gitText, splitZ } from "../git/git.ts";
 
 /** Build caches that never belong in a commit (DESIGN.md §13 `default_ignores`). */
@@ -51,37 +51,31 @@ function gitDirOf(worktree: string, signal?: AbortSignal): Promise<string> {
 
 const enabled = new Set<string>();
 
-/** Turn on `extensions.worktreeConfig` in the repository's config (once per repository). */
-async function enableWorktreeConfig(worktree: string, signal?: AbortSignal): Promise<void> {
+/** The main checkout of the repository `worktree` belongs to (where its worktrees are kept). */
+async function repositoryRoot(worktree: string, signal?: AbortSignal): Promise<string> {
   const common = await gitText(["rev-parse", "--git-common-dir"], { cwd: worktree, signal });
-  const key = isAbsolute(common) ? common : join(worktree, common);
-  if (enabled.has(key)) return;
-  // Worktrees start side by side, and git refuses a second writer of .git/config ("could not
-  // lock config file"): one check-and-set per repository at a time in this process, and a lock
-  // another process holds (the user's git, a worker) is waited out briefly.
-  await serialised(`worktree-config:${key}`, async () => {
-    if (enabled.has(key)) return;
-    for (let attempt = 1;; attempt++) {
-      const now = await git(["config", "--get", "extensions.worktreeConfig"], {
-        cwd: worktree,
-        signal,
-        allowFailure: true,
-      });
-      if (now.stdout.trim() === "true") break;
-      const set = await git(["config", "extensions.worktreeConfig", "true"], {
-        cwd: worktree,
-        signal,
-        allowFailure: attempt < CONFIG_LOCK_TRIES,
-      });
-      if (set.code === 0) break;
-      await new Promise((r) => setTimeout(r, 20 * attempt));
-    }
-    enabled.add(key);
-  });
+  return dirname(isAbsolute(common) ? common : join(worktree, common));
 }
 
-/** Tries at setting extensions.worktreeConfig while another process holds .git/config's lock. */
-const CONFIG_LOCK_TRIES = 5;
+/**
+ * Turn on `extensions.worktreeConfig` in the repository's config (once per repository). Worktrees
+ * start side by side: the check-and-set runs as the repository's only worktree-reading git
+ * command (lib/git/worktree_admin.ts), and a lock another process holds is waited out briefly.
+ */
+async function enableWorktreeConfig(worktree: string, signal?: AbortSignal): Promise<string> {
+  const root = await repositoryRoot(worktree, signal);
+  if (enabled.has(root)) return root;
+  const o = { cwd: worktree, signal, allowFailure: true };
+  const now = await gitAmongWorktrees(root, ["config", "--get", "extensions.worktreeConfig"], o);
+  if (now.stdout.trim() !== "true") {
+    await gitAmongWorktrees(root, ["config", "extensions.worktreeConfig", "true"], {
+      cwd: worktree,
+      signal,
+    });
+  }
+  enabled.add(root);
+  return root;
+}
 
 /**
  * The lines of the excludes file git reads for the user outside agent worktrees ("" when none):
@@ -118,13 +112,17 @@ export async function writeWorktreeIgnores(
   signal?: AbortSignal,
 ): Promise<string | undefined> {
   if (lines.length === 0) return undefined;
-  await enableWorktreeConfig(worktree, signal);
+  const root = await enableWorktreeConfig(worktree, signal);
   const file = join(await gitDirOf(worktree, signal), WORKTREE_EXCLUDE_FILE);
   const global = await userGlobalExcludes(worktree);
   const text = [HEADER, ...lines, ...(global.trim() ? [GLOBAL_HEADER, global.trimEnd()] : [])]
     .join("\n") + "\n";
   await Deno.writeTextFile(file, text);
-  await git(["config", "--worktree", "core.excludesFile", file], { cwd: worktree, signal });
+  // `config --worktree` reads every worktree's files: one at a time with adds and removes.
+  await gitAmongWorktrees(root, ["config", "--worktree", "core.excludesFile", file], {
+    cwd: worktree,
+    signal,
+  });
   return file;
 }
 

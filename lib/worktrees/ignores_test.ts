@@ -144,10 +144,13 @@ Deno.test("exactIgnoreLine() matches exactly the path: glob characters, a leadin
 Deno.test("writeWorktreeIgnores() in worktrees that start at the same moment: every one gets its ignores (one writer of .git/config at a time)", async () => {
   await using repo = await tempRepo();
   const base = await repo.git(["rev-parse", "main"]);
-  const trees = await Promise.all(
-    Array.from({ length: 8 }, (_, i) => createWorktree(repo.root, `race-${i}`, base)),
+  // Each made and given its ignores while the others are being made (as agents start).
+  const files = await Promise.all(
+    Array.from({ length: 8 }, async (_, i) => {
+      const tree = await createWorktree(repo.root, `race-${i}`, base);
+      return await writeWorktreeIgnores(tree.path, [".venv/"]);
+    }),
   );
-  const files = await Promise.all(trees.map((t) => writeWorktreeIgnores(t.path, [".venv/"])));
   assert.equal(files.filter(Boolean).length, 8);
   assert.equal(
     await repo.git(["config", "--get", "extensions.worktreeConfig"]),
