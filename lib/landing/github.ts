@@ -33,7 +33,7 @@ export interface GithubAccess extends HostDeps {
 }
 
 /** The GraphQL endpoint beside a REST base URL (GitHub Enterprise: `/api/v3` → `/api/graphql`). */
-export function graphqlUrl(apiUrl: string): string {
+function graphqlUrl(apiUrl: string): string {
   const base = apiUrl.replace(/\/+$/, "");
   return /\/api\/v3$/.test(base) ? base.replace(/\/v3$/, "/graphql") : `${base}/graphql`;
 }

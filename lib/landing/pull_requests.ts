@@ -80,7 +80,7 @@ const ENQUEUED = /^added to the merge (queue|train)$/;
 const REQUIREMENTS_TTL_MS = 60_000;
 
 /** A digest of everything the run acts on in a snapshot (the poller compares them). */
-export function snapshotDigest(s: Snapshot): string {
+function snapshotDigest(s: Snapshot): string {
   return JSON.stringify([
     s.pr.state,
     s.pr.headSha,

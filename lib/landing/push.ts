@@ -110,17 +110,6 @@ export async function fetchBranch(o: RemoteOptions, branch: string): Promise<str
   return tip;
 }
 
-/** Fetch `commit` (a merge commit the host made) when it is not here yet; true when it is now. */
-export async function fetchCommit(
-  o: RemoteOptions,
-  branch: string,
-  commit: string,
-): Promise<boolean> {
-  if (await resolveCommit(commit, { cwd: o.root })) return true;
-  await fetchBranch(o, branch);
-  return (await resolveCommit(commit, { cwd: o.root })) !== undefined;
-}
-
 /** The tip of `branch` on the remote, or undefined when it has no such branch. */
 export async function remoteTip(o: RemoteOptions, branch: string): Promise<string | undefined> {
   const r = await run(

@@ -11,19 +11,19 @@ import { trackingRef } from "./push.ts";
 export type Provider = "github" | "gitlab";
 
 /** The public API of each host (`api_url` overrides it: GitHub Enterprise, self-managed GitLab). */
-export const DEFAULT_API_URL: Readonly<Record<Provider, string>> = {
+const DEFAULT_API_URL: Readonly<Record<Provider, string>> = {
   github: "https://api.github.com",
   gitlab: "https://gitlab.com/api/v4",
 };
 
 /** The variable the token is read from unless `token_env` names another. */
-export const DEFAULT_TOKEN_ENV: Readonly<Record<Provider, string>> = {
+const DEFAULT_TOKEN_ENV: Readonly<Record<Provider, string>> = {
   github: "GITHUB_TOKEN",
   gitlab: "GITLAB_TOKEN",
 };
 
 /** The tracker adapter whose webhook receives the same host's events (lib/trackers/builtin.ts). */
-export const WEBHOOK_TRACKER: Readonly<Record<Provider, string>> = {
+const WEBHOOK_TRACKER: Readonly<Record<Provider, string>> = {
   github: "tracker_b",
   gitlab: "tracker_c",
 };
