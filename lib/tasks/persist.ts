@@ -13,11 +13,12 @@
  * is an export of every task for external workers, rebuilt from the specs.
  */
 import { join } from "node:path";
-import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { parse as parseYaml } from "yaml";
 import { isValidId } from "../ids.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
 import type { TaskStatus } from "./lifecycle.ts";
+import { specYaml } from "./spec_yaml.ts";
 import { StoredTaskSchema, type Task } from "./task.ts";
 
 /** The backlog directories. */
@@ -56,9 +57,9 @@ export async function ensureBacklogDirs(paths: WorkspacePaths): Promise<void> {
   await Deno.mkdir(paths.runtime, { recursive: true });
 }
 
-/** The YAML text of a task spec. */
+/** The YAML text of a task spec (./spec_yaml.ts). */
 export function taskYaml(task: Task): string {
-  return stringifyYaml(task, { lineWidth: 0 });
+  return specYaml(task as unknown as Record<string, unknown>);
 }
 
 /** Tasks read from disk and what could not be read. */
