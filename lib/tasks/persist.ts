@@ -139,12 +139,30 @@ export async function saveTaskSpec(
   }
 }
 
-/** Write the JSON export of every task atomically. */
+/**
+ * Each task's JSON as last exported, kept while its revision stands: a burst of changes to a few
+ * of ten thousand tasks re-encodes those few, not the whole backlog, at every export.
+ */
+export type ExportCache = Map<string, { revision: number; json: string }>;
+
+/**
+ * Write the JSON export of every task atomically: `{"generated_at", "tasks": […]}`, the bytes
+ * `JSON.stringify` makes of it, each task's part taken from `cache` when its revision is unchanged.
+ */
 export async function writeBacklogExport(
   paths: WorkspacePaths,
   tasks: Iterable<Task>,
   now: string,
+  cache: ExportCache = new Map(),
 ): Promise<void> {
-  const body = JSON.stringify({ generated_at: now, tasks: [...tasks] });
+  const parts: string[] = [];
+  for (const task of tasks) {
+    let entry = cache.get(task.id);
+    if (entry?.revision !== task.revision) {
+      cache.set(task.id, entry = { revision: task.revision, json: JSON.stringify(task) });
+    }
+    parts.push(entry.json);
+  }
+  const body = `{"generated_at":${JSON.stringify(now)},"tasks":[${parts.join(",")}]}`;
   await writeFileAtomic(backlogExportPath(paths), body + "\n");
 }

@@ -34,7 +34,8 @@ const KEYWORDS = /^(?:true|false|null|yes|no|on|off|y|n)$/i;
 const BLOCK_SAFE =
   /^[\t\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\u{10000}-\u{10ffff}]*$/u;
 /** Characters a double-quoted scalar may hold as they are. */
-const QUOTED_SAFE = /[\x20-\x21\x23-\x5b\x5d-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]/u;
+const QUOTED_SAFE =
+  /[\x20-\x21\x23-\x5b\x5d-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]/u;
 
 function mapping(map: Record<string, SpecValue>, indent: string, out: string[]): void {
   for (const key of Object.keys(map)) {

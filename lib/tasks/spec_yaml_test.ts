@@ -70,9 +70,48 @@ const HOSTILE_STRINGS = [
 /** A random string over characters that stress YAML's scalars. */
 function randomString(random: () => number): string {
   const alphabet = [
-    "a", "Z", "_", "0", "9", " ", "\t", "\n", "\r", ":", "#", "-", "?", "'", '"', "\\", "|", ">",
-    "!", "&", "*", "[", "]", "{", "}", ",", "%", "@", "`", ".", "~", "\u0000", "\u0085", "\u00a0",
-    "\u2028", "\ufeff", "\ud800", "\udc00", "🚀", "é", "\u007f", "\ufffe",
+    "a",
+    "Z",
+    "_",
+    "0",
+    "9",
+    " ",
+    "\t",
+    "\n",
+    "\r",
+    ":",
+    "#",
+    "-",
+    "?",
+    "'",
+    '"',
+    "\\",
+    "|",
+    ">",
+    "!",
+    "&",
+    "*",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    "%",
+    "@",
+    "`",
+    ".",
+    "~",
+    "\u0000",
+    "\u0085",
+    "\u00a0",
+    "\u2028",
+    "\ufeff",
+    "\ud800",
+    "\udc00",
+    "🚀",
+    "é",
+    "\u007f",
+    "\ufffe",
   ];
   const n = Math.floor(random() * 12);
   let s = "";
@@ -123,7 +162,9 @@ Deno.test("specYaml() reads back as a whole task, and as the yaml package's text
       url: "https://github.com/octo-org/app/issues/42",
     },
   });
-  const task = { ...newTask({ ...input, id: input.id! }, "OPEN", 3, "2026-11-20T10:00:00.000Z", null, false) };
+  const task = {
+    ...newTask({ ...input, id: input.id! }, "OPEN", 3, "2026-11-20T10:00:00.000Z", null, false),
+  };
   const text = specYaml(task as unknown as Record<string, unknown>);
   assertEquals(parse(text), JSON.parse(JSON.stringify(task)));
   assertEquals(parse(text), parse(stringify(task, { lineWidth: 0 })));

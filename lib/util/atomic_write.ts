@@ -9,6 +9,8 @@ import { basename, dirname } from "node:path";
 import { storageFailure } from "../errors.ts";
 import { syncDirectory } from "./locked_append.ts";
 
+/** Writes up to this many bytes are made in place (to the page cache: microseconds). */
+const IN_PLACE_WRITE = 64 * 1024;
 /** The marker between a file's name and its temporary suffix. */
 const TEMP_MARK = ".tmp-";
 /** `<name>.tmp-<pid>-<suffix>`: the temporary files this module writes. */
@@ -40,11 +42,15 @@ export async function writeFileAtomic(
   try {
     // Opening, writing a few kilobytes to the page cache and renaming take microseconds: done
     // in place, they spare a hand-off to the blocking thread pool each (which cost more CPU than
-    // the calls themselves under a burst of task changes). The sync waits off the event loop.
+    // the calls themselves under a burst of task changes). Large writes and the sync wait off
+    // the event loop.
     const file = openNew(tmp, mode);
     try {
       let written = 0;
-      while (written < data.length) written += file.writeSync(data.subarray(written));
+      while (written < data.length) {
+        const rest = data.subarray(written);
+        written += rest.length <= IN_PLACE_WRITE ? file.writeSync(rest) : await file.write(rest);
+      }
       await file.syncData();
     } finally {
       file.close();
