@@ -121,7 +121,7 @@ async function rssBytes(pid: number): Promise<number> {
 /** `service serve` in its own process on a free port; resolves once it listens. */
 async function startServer(root: string) {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", join(here, "../cli.ts"), "serve", "--root", root, "--port", "0"],
+    args: ["run", "-A", ...(Deno.env.get("BENCH_DENO_FLAGS")?.split(" ").filter(Boolean) ?? []), join(here, "../cli.ts"), "serve", "--root", root, "--port", "0"],
     stdout: "piped",
     stderr: "inherit",
     env: { RUST_BACKTRACE: "0", NO_COLOR: "1" },
