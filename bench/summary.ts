@@ -174,8 +174,9 @@ function writeRecorded(doc: string, recorded: Recorded): string {
   if (start < 0 || end < start) {
     throw new Error(`docs/performance.md has no ${BEGIN} … ${END} block to update`);
   }
+  // Laid out as `deno fmt` leaves it, so an update keeps `deno fmt --check` passing.
   const body = "```json\n" + JSON.stringify(recorded, null, 2) + "\n```";
-  return doc.slice(0, start + BEGIN.length) + "\n" + body + "\n" + doc.slice(end);
+  return doc.slice(0, start + BEGIN.length) + "\n\n" + body + "\n\n" + doc.slice(end);
 }
 
 /**
