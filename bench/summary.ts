@@ -293,9 +293,11 @@ if (floorsLeft >= 20) {
 console.log("A figure never fails CI (machines are noisy); what bounds each: docs/performance.md.");
 
 if (values.update) {
+  const ran = BENCHES.filter((b) => b.figures.some((f) => now[f.key] !== undefined));
   const next: Recorded = {
     recorded_at: new Date().toISOString(),
-    conditions,
+    // Figures not measured now keep their earlier values: say which ones these conditions cover.
+    conditions: `${conditions}; measured: ${ran.map((b) => b.name).join(", ") || "none"}`,
     figures: { ...recorded.figures, ...now },
   };
   await Deno.writeTextFile(DOC, writeRecorded(doc, next));
