@@ -55,6 +55,7 @@ function gitDirOf(worktree: string, signal?: AbortSignal): Promise<string> {
  * task, and the agent's `.git` file, which it may have rewritten, is not consulted).
  */
 const written = new Map<string, string>();
+const MAX_WRITTEN = 4096;
 
 /** A worktree's own git directory and the repository's common one, in one git process. */
 async function gitDirs(
@@ -144,6 +145,8 @@ export async function writeWorktreeIgnores(
     signal,
   });
   written.set(worktree, file);
+  // Bounded: the oldest sessions' entries go first (their capture then asks git, as before).
+  while (written.size > MAX_WRITTEN) written.delete(written.keys().next().value!);
   return file;
 }
 
