@@ -52,7 +52,7 @@ function gitDirOf(worktree: string, signal?: AbortSignal): Promise<string> {
 /**
  * The exclude file written for each worktree by this process, by worktree path: the capture
  * after the agent ran reads it from here instead of asking git again (one process fewer per
- * task, and the agent's `.git` file, which it may have rewritten, is not consulted).
+ * task; the path is the one written before the agent ran, whatever it did to its `.git` file).
  */
 const written = new Map<string, string>();
 const MAX_WRITTEN = 4096;
