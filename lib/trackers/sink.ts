@@ -7,6 +7,7 @@
  * types, are ignored. The routing policy (label filter, label→role map, default role) is
  * {@link routeTicket}, pure.
  */
+import { Bounded } from "../async/bounded.ts";
 import { ConflictError } from "../errors.ts";
 import { ID_PATTERN } from "../ids.ts";
 import type { TaskStore } from "../tasks/store.ts";
@@ -52,6 +53,8 @@ function ticketTaskId(ticket: Ticket): string | undefined {
 }
 
 const NOT_STARTED = new Set(["OPEN", "BLOCKED"]);
+/** Tickets applied at once (each writes and syncs a task spec). */
+const MAX_SIDE_BY_SIDE = 64;
 
 /** Options of {@link createTicketSink}. */
 export interface TicketSinkOptions {
@@ -108,9 +111,13 @@ export function createTicketSink(options: TicketSinkOptions): TicketSink {
   };
   /** The last queued ticket of each (adapter, key). */
   const queues = new Map<string, Promise<unknown>>();
+  // A first poll may bring thousands of tickets at once: a bounded number are written at a time.
+  const writers = new Bounded(MAX_SIDE_BY_SIDE);
   const inTurn = (ticket: Ticket): Promise<TicketOutcome> => {
     const key = slot(ticket.tracker, ticket.key);
-    const run = (queues.get(key) ?? Promise.resolve()).then(() => applyOne(ticket));
+    const run = (queues.get(key) ?? Promise.resolve()).then(() =>
+      writers.run(() => applyOne(ticket))
+    );
     const tail = run.catch(() => {});
     queues.set(key, tail);
     tail.then(() => {
