@@ -28,7 +28,7 @@ export function onSettle(d: Draft, out: Out): void {
   noteBudget(d, out);
   const scheduleWaits = schedule(d, out);
   updateWaits(d, out, scheduleWaits);
-  finishIfDone(d, out);
+  finishIfDone(d, out, scheduleWaits);
 }
 
 function finishIfStopped(d: Draft, out: Out): void {
@@ -171,17 +171,28 @@ function sameEntries(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, stri
   return true;
 }
 
-function finishIfDone(d: Draft, out: Out): void {
+/** A ready task that waits for a merge (its dependency's, or one holding its owned files). */
+function waitsForMerge(wait: WaitReason | undefined): boolean {
+  return wait?.kind === "dependency_merge" || wait?.kind === "owned_files";
+}
+
+function finishIfDone(d: Draft, out: Out, scheduled: ReadonlyMap<string, WaitReason>): void {
   if (d.settings.continuous || d.verdict) return;
-  if (d.sessions.size > 0 || d.starting.size > 0 || d.landings.size > 0) return;
+  if (d.sessions.size > 0 || d.starting.size > 0) return;
+  // A landing under way, or one that waits for what comes by itself (a branch that moved, the
+  // host's checks and reviews), keeps the run; one only a person can end (`stuck`) does not.
+  if ([...d.landings.values()].some((l) => !(l.stage === "waiting" && l.stuck))) return;
+  // Done work that cannot land now: what waits for its merge cannot progress either.
+  const unlandable = [...d.tasks.values()].some(awaitsMerge);
   const blocked = blockedReasons(d.tasks);
   for (const t of d.tasks.values()) {
     switch (t.status) {
       case "BLOCKED":
-        if (!blocked.get(t.id)?.stuck && !d.readOnly) return;
-        break;
+        if (blocked.get(t.id)?.stuck || d.readOnly) break;
+        if (unlandable && t.depends_on.every((id) => d.tasks.has(id))) break;
+        return;
       case "OPEN":
-        if (!d.readOnly) return;
+        if (!d.readOnly && !(unlandable && waitsForMerge(scheduled.get(t.id)))) return;
         break;
       case "CLAIMED":
       case "IN_PROGRESS":

@@ -69,6 +69,8 @@ export interface Landing {
   unreported?: Unreported;
   /** Why it waits (shown by `status`). */
   reason: string;
+  /** A merge that waits for a person (see `MergeResult` `stuck`): the run may end meanwhile. */
+  stuck?: boolean;
   /** When a waiting merge was last tried (ms). */
   lastTry: number;
   /** Rebases onto a new tip in this attempt. */
