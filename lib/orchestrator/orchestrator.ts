@@ -577,8 +577,14 @@ export class Orchestrator {
         // The journal says it first: a store change waits for the rows decided before it.
         await this.#written;
         await applyStoreChange(o.store, action.change).catch((e) =>
-          // The task moved meanwhile (an operator acted): the next decision sees where it is.
-          o.log(`${action.change.taskId}: ${action.change.op} not applied: ${(e as Error).message}`)
+          // The task moved meanwhile (an operator acted): the next decision sees where it is. A
+          // merge is in the journal already: the next run closes its task from there.
+          o.log(
+            action.change.op === "merged"
+              ? `${action.change.taskId}: merged, but the task store could not record it: ` +
+                `${(e as Error).message} (the next \`service run\` closes it from the journal)`
+              : `${action.change.taskId}: ${action.change.op} not applied: ${(e as Error).message}`,
+          )
         );
         return;
       case "spawn":

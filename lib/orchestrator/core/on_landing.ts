@@ -74,6 +74,7 @@ export function onMergeResult(
   switch (r.kind) {
     case "merged":
       d.landings.delete(task.id);
+      d.landed.add(task.id);
       d.notes.delete(task.id);
       out.journal(ev.taskMerged({ task_id: task.id, commit: r.commit, pr: r.pr }));
       out.push({ kind: "store", change: { op: "merged", taskId: task.id } });

@@ -15,7 +15,7 @@ import { LOST_REASON } from "./on_exit.ts";
 import { mergeWaitText } from "./on_landing.ts";
 import { attemptFailed, type Out } from "./outcomes.ts";
 import { SETUP_FAILED } from "../../worktree_env/spec.ts";
-import type { Draft, TaskView } from "./state.ts";
+import type { CoreState, Draft, TaskView } from "./state.ts";
 
 /** `settle`. */
 export function onSettle(d: Draft, out: Out): void {
@@ -74,9 +74,12 @@ export function schedulable(t: TaskView): SchedulableTask {
   };
 }
 
-/** Work that is done but not merged yet (an operator's completion has none to merge). */
-export function awaitsMerge(t: TaskView): boolean {
-  return t.status === "DONE" && !t.operatorDone;
+/**
+ * Work that is done but not merged yet (an operator's completion has none to merge; work this
+ * run merged has landed even while the store could not record it).
+ */
+export function awaitsMerge(d: CoreState, t: TaskView): boolean {
+  return t.status === "DONE" && !t.operatorDone && !d.landed.has(t.id);
 }
 
 function schedule(d: Draft, out: Out): Map<string, WaitReason> {
@@ -101,10 +104,10 @@ function schedule(d: Draft, out: Out): Map<string, WaitReason> {
     ready: ready.map(schedulable),
     running: views([...busyIds].filter((id) => !inBatch.has(id))),
     inBatch: views(inBatch),
-    unmerged: tasks.filter((t) => awaitsMerge(t) && !busyIds.has(t.id)).map(schedulable),
+    unmerged: tasks.filter((t) => awaitsMerge(d, t) && !busyIds.has(t.id)).map(schedulable),
     maxAgents: d.settings.maxAgents,
     roleMaxAgents: d.settings.roleMaxAgents,
-    pendingMerge: new Set(tasks.filter(awaitsMerge).map((t) => t.id)),
+    pendingMerge: new Set(tasks.filter((t) => awaitsMerge(d, t)).map((t) => t.id)),
     adapter: d.settings.adapter,
     chains: d.settings.chains,
     parked: d.parked,
@@ -183,7 +186,7 @@ function finishIfDone(d: Draft, out: Out, scheduled: ReadonlyMap<string, WaitRea
   // host's checks and reviews), keeps the run; one only a person can end (`stuck`) does not.
   if ([...d.landings.values()].some((l) => !(l.stage === "waiting" && l.stuck))) return;
   // Done work that cannot land now: what waits for its merge cannot progress either.
-  const unlandable = [...d.tasks.values()].some(awaitsMerge);
+  const unlandable = [...d.tasks.values()].some((t) => awaitsMerge(d, t));
   const blocked = blockedReasons(d.tasks);
   for (const t of d.tasks.values()) {
     switch (t.status) {
@@ -254,6 +257,9 @@ function problems(d: Draft): string[] {
             ? `${t.id}: DONE, not merged yet — ${
               d.landings.get(t.id)!.reason
             } (\`service run\` resumes)`
+            : d.landed.has(t.id)
+            ? `${t.id}: merged, but the task store could not record it (it still says DONE); ` +
+              "the next `service run` closes it from the journal"
             : `${t.id}: DONE outside this run (through the task API); not merged by the service`,
         );
         break;

@@ -144,6 +144,8 @@ export interface CoreState {
   /** Batch requests left with their provider when the run stopped, by task (batch id). */
   batchesLeft: ReadonlyMap<string, string>;
   landings: ReadonlyMap<string, Landing>;
+  /** Tasks this run merged (`task_merged` journaled), whether or not the store recorded it. */
+  landed: ReadonlySet<string>;
   /** Notes for a task's next attempt (why the last one did not land). */
   notes: ReadonlyMap<string, string>;
   /** The number of each task's latest attempt this process started (its claim row's `attempt`). */
@@ -175,6 +177,7 @@ export function initialState(settings: CoreSettings, now: number): CoreState {
     dispatching: new Set(),
     batchesLeft: new Map(),
     landings: new Map(),
+    landed: new Set(),
     notes: new Map(),
     attemptOf: new Map(),
     waits: new Map(),
@@ -194,6 +197,7 @@ export interface Draft extends CoreState {
   dispatching: Set<string>;
   batchesLeft: Map<string, string>;
   landings: Map<string, Landing>;
+  landed: Set<string>;
   notes: Map<string, string>;
   attemptOf: Map<string, number>;
   waits: Map<string, string>;
@@ -210,6 +214,7 @@ export function draft(state: CoreState): Draft {
     dispatching: new Set(state.dispatching),
     batchesLeft: new Map(state.batchesLeft),
     landings: new Map(state.landings),
+    landed: new Set(state.landed),
     notes: new Map(state.notes),
     attemptOf: new Map(state.attemptOf),
     waits: new Map(state.waits),
