@@ -399,7 +399,11 @@ async function runFilledAfterMerge(root: string, disk: SmallDisk) {
     clearTimeout(limit);
     setCrashHook(undefined);
     await disk.free();
-    assert.equal(stop.signal.aborted, false, `the run on a full disk never ended:\n${lines.join("\n")}`);
+    assert.equal(
+      stop.signal.aborted,
+      false,
+      `the run on a full disk never ended:\n${lines.join("\n")}`,
+    );
   }
 }
 

@@ -243,8 +243,12 @@ Deno.test("the user's own uncommitted change in a file the task changes: the run
   const before = (await sh(root, "rev-parse", "main")).trim();
   await Deno.writeTextFile(join(root, "f1.txt"), "the user's unsaved work\n");
 
-  const first = await serviceRun(root);
+  const first = await serviceRun(root, { SERVICE_MERGE_WAIT_S: "1" });
   assert.equal(first.code, 1, first.text);
+  assert.match(
+    first.text,
+    /only merges that wait for you are left \(f1\): the run ends in 1s unless they can land by then/,
+  );
   assert.match(
     first.text,
     /f1: DONE, not merged yet — uncommitted changes in f1\.txt would be overwritten: commit or stash them \(`service run` resumes\)/,
@@ -278,7 +282,7 @@ Deno.test("the user edits a file an interrupted merge had staged: the resumed ru
   await Deno.writeTextFile(join(root, "f1.txt"), "the user's own f1\n");
   const snapshot = await status(root);
 
-  const resumed = await serviceRun(root);
+  const resumed = await serviceRun(root, { SERVICE_MERGE_WAIT_S: "1" });
   assert.equal(resumed.code, 1, resumed.text);
   assert.match(
     resumed.text,

@@ -173,6 +173,9 @@ export class Orchestrator {
       reportedExitGraceMs: REPORTED_EXIT_GRACE_MS,
       // A pull request's host tells of changes (poller, webhooks); the clock is a safety net.
       mergeRetryMs: options.landing ? options.landing.settings.pollIntervalMs : 3000,
+      ...(options.stuckMergeWaitMs !== undefined
+        ? { stuckMergeWaitMs: options.stuckMergeWaitMs }
+        : {}),
       maxRebases: 3,
       landUnreported: options.landUnreported,
       ...(options.landing ? { onCiFailure: options.landing.settings.onCiFailure } : {}),

@@ -14,7 +14,11 @@ const merged = new Map<string, Map<string, MergedRow>>([
 
 Deno.test("landedButOpen(): a task its own run's journal says merged is closed whatever the store says, and only then", async (t) => {
   const table: [string, Facts, boolean][] = [
-    ["DONE (the store write failed after the row)", { id: "a", run_id: "r1", status: "DONE" }, true],
+    [
+      "DONE (the store write failed after the row)",
+      { id: "a", run_id: "r1", status: "DONE" },
+      true,
+    ],
     ["CANCELLED meanwhile", { id: "a", run_id: "r1", status: "CANCELLED" }, true],
     ["OPEN again", { id: "a", run_id: "r1", status: "OPEN" }, true],
     ["CLOSED already", { id: "a", run_id: "r1", status: "CLOSED" }, false],

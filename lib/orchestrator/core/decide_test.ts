@@ -98,6 +98,10 @@ function summary(step: Step): string[] {
   });
 }
 
+function logs(step: Step): string[] {
+  return step.actions.flatMap((a) => a.kind === "log" ? [a.line] : []);
+}
+
 function journaled(step: Step, type: string): Record<string, unknown>[] {
   return step.actions.flatMap((a) =>
     a.kind === "journal" && a.event.type === type ? [a.event.data] : []
@@ -1230,7 +1234,22 @@ Deno.test("decide(): a merge only the user can unblock ends the run when nothing
     "merging",
   );
   const step = decide(s, { type: "merge_result", taskId: "f1", result: STUCK });
-  const settled = decide(step.state, { type: "settle" });
+  const waiting = decide(step.state, { type: "settle" });
+  assert.equal(waiting.state.verdict, undefined, "the user gets their minute first");
+  assert.ok(
+    logs(waiting).includes(
+      "only merges that wait for you are left (f1): the run ends in 1m 0s unless they can land " +
+        "by then (`service run` resumes them later)",
+    ),
+  );
+  // Tried again meanwhile (still in the way): the minute is not started over.
+  let later = decide({ ...waiting.state, now: s.now + 3000 }, { type: "tick" });
+  assert.ok(summary(later).includes("merge f1"));
+  later = decide(later.state, { type: "merge_result", taskId: "f1", result: STUCK });
+  later = decide({ ...later.state, now: s.now + 59_000 }, { type: "tick" });
+  assert.equal(later.state.verdict, undefined);
+  later = decide(later.state, { type: "merge_result", taskId: "f1", result: STUCK });
+  const settled = decide({ ...later.state, now: s.now + 60_000 }, { type: "tick" });
   assert.deepEqual(settled.state.verdict, {
     status: "failed",
     problems: [
@@ -1246,7 +1265,11 @@ Deno.test("decide(): a merge only the user can unblock ends the run when nothing
 
 Deno.test("decide(): a merge only the user can unblock keeps being tried while other work goes on, and lands once it can", () => {
   const s = running(
-    landing(state([task("f1", { status: "DONE" }), task("f2", { status: "IN_PROGRESS" })]), "f1", "merging"),
+    landing(
+      state([task("f1", { status: "DONE" }), task("f2", { status: "IN_PROGRESS" })]),
+      "f1",
+      "merging",
+    ),
     "f2",
   );
   let step = decide(s, { type: "merge_result", taskId: "f1", result: STUCK });
@@ -1264,8 +1287,17 @@ Deno.test("decide(): a merge only the user can unblock keeps being tried while o
 
 Deno.test("decide(): a waiting merge that comes right by itself (a branch that moved, the host's checks) keeps the run going", () => {
   const s = landing(state([task("f1", { status: "DONE" })]), "f1", "merging");
-  for (const reason of ["main moved while merging (…); retry", "pull request #1 waits for 1 approving review"]) {
-    let step = decide(s, { type: "merge_result", taskId: "f1", result: { kind: "waiting", reason } });
+  for (
+    const reason of [
+      "main moved while merging (…); retry",
+      "pull request #1 waits for 1 approving review",
+    ]
+  ) {
+    let step = decide(s, {
+      type: "merge_result",
+      taskId: "f1",
+      result: { kind: "waiting", reason },
+    });
     step = decide(step.state, { type: "settle" });
     assert.equal(step.state.verdict, undefined, reason);
   }

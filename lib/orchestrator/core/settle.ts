@@ -15,7 +15,8 @@ import { LOST_REASON } from "./on_exit.ts";
 import { mergeWaitText } from "./on_landing.ts";
 import { attemptFailed, type Out } from "./outcomes.ts";
 import { SETUP_FAILED } from "../../worktree_env/spec.ts";
-import type { CoreState, Draft, TaskView } from "./state.ts";
+import type { CoreState, Draft, Landing, TaskView } from "./state.ts";
+import { durationWords } from "../../util/duration_words.ts";
 
 /** `settle`. */
 export function onSettle(d: Draft, out: Out): void {
@@ -174,6 +175,23 @@ function sameEntries(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, stri
   return true;
 }
 
+/** Only merges that wait for the user are left: true once they were given their time. */
+function waitedLongEnough(d: Draft, out: Out, stuck: Landing[]): boolean {
+  if (d.endsAt === undefined) {
+    const waitMs = d.settings.stuckMergeWaitMs ?? 60_000;
+    d.endsAt = d.now + waitMs;
+    if (waitMs > 0) {
+      out.log(
+        null,
+        `only merges that wait for you are left (${stuck.map((l) => l.taskId).join(", ")}): ` +
+          `the run ends in ${durationWords(waitMs / 1000)} unless they can land by then ` +
+          "(`service run` resumes them later)",
+      );
+    }
+  }
+  return d.now >= d.endsAt;
+}
+
 /** A ready task that waits for a merge (its dependency's, or one holding its owned files). */
 function waitsForMerge(wait: WaitReason | undefined): boolean {
   return wait?.kind === "dependency_merge" || wait?.kind === "owned_files";
@@ -181,10 +199,15 @@ function waitsForMerge(wait: WaitReason | undefined): boolean {
 
 function finishIfDone(d: Draft, out: Out, scheduled: ReadonlyMap<string, WaitReason>): void {
   if (d.settings.continuous || d.verdict) return;
+  const endsAt = d.endsAt;
+  d.endsAt = undefined; // set again below while only merges that wait for the user are left
   if (d.sessions.size > 0 || d.starting.size > 0) return;
   // A landing under way, or one that waits for what comes by itself (a branch that moved, the
-  // host's checks and reviews), keeps the run; one only a person can end (`stuck`) does not.
-  if ([...d.landings.values()].some((l) => !(l.stage === "waiting" && l.stuck))) return;
+  // host's checks and reviews), keeps the run; one only a person can end (`stuck`) does so for a
+  // while (they may be at the keyboard), then no longer.
+  const landings = [...d.landings.values()];
+  const forTheUser = (l: Landing) => l.stuck && (l.stage === "waiting" || l.stage === "merging");
+  if (!landings.every(forTheUser)) return;
   // Done work that cannot land now: what waits for its merge cannot progress either.
   const unlandable = [...d.tasks.values()].some((t) => awaitsMerge(d, t));
   const blocked = blockedReasons(d.tasks);
@@ -203,6 +226,9 @@ function finishIfDone(d: Draft, out: Out, scheduled: ReadonlyMap<string, WaitRea
         return;
     }
   }
+  d.endsAt = endsAt;
+  if (landings.some((l) => l.stage === "merging")) return; // tried again now: its outcome decides
+  if (landings.length > 0 && !waitedLongEnough(d, out, landings)) return;
   // An operator's word settles a task as a landing does (a cancel, or a completion of a task
   // nobody worked on); a FAILED task or unlanded work fails the run.
   const landed = [...d.tasks.values()].every((t) =>

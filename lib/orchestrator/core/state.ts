@@ -91,6 +91,11 @@ export interface CoreSettings {
   /** How often a merge that waits (the user's checkout, a moved branch) is tried again (ms). */
   mergeRetryMs: number;
   /**
+   * How long a run with nothing left but merges only the user can unblock (their changes in the
+   * way) waits for them before it ends with the reason (ms; default 60 000).
+   */
+  stuckMergeWaitMs?: number;
+  /**
    * `landing.on_ci_failure` (pull requests): a failed required check sends the task to a new
    * attempt told its name (`retry`), or fails it (`fail`).
    */
@@ -162,6 +167,8 @@ export interface CoreState {
   budget?: BudgetStop;
   budgetNoted: boolean;
   stopping: boolean;
+  /** When the run ends if nothing but merges only the user can unblock is left by then (ms). */
+  endsAt?: number;
   verdict?: RunVerdict;
 }
 
