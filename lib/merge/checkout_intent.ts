@@ -6,19 +6,14 @@
  * from it which staged changes are the service's own (interrupted.ts). Cleared once the branch
  * moved, or once the checkout is back as it was.
  */
-import { git, type GitOptions, splitZ } from "../git/git.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
 import { checkoutMergePath, workspacePaths } from "../workspace.ts";
+import type { ChangedEntry, Entry } from "./merge_tree.ts";
 
-/** A path's entry in a tree or the index: its mode and blob; null when the path is absent. */
-export type Entry = { mode: string; oid: string } | null;
+export type { Entry };
 
 /** One path the merge changes: its entry before (`old`) and after (`new`). */
-export interface IntentPath {
-  path: string;
-  old: Entry;
-  new: Entry;
-}
+export type IntentPath = ChangedEntry;
 
 /** What a merge into a checkout is about to do. */
 export interface CheckoutIntent {
@@ -42,33 +37,6 @@ export interface CheckoutIntent {
 /** The same entry (both absent, or the same mode and blob). */
 export function sameEntry(a: Entry, b: Entry): boolean {
   return a === null ? b === null : b !== null && a.mode === b.mode && a.oid === b.oid;
-}
-
-const ZERO = /^0+$/;
-
-/** Every path that differs between two commits, with its entries in each (one `diff-tree`). */
-export async function changedEntries(
-  root: string,
-  from: string,
-  to: string,
-  options: Omit<GitOptions, "cwd"> = {},
-): Promise<IntentPath[]> {
-  const out = await git(["diff-tree", "-r", "-z", "--no-renames", from, to], {
-    ...options,
-    cwd: root,
-  });
-  const fields = splitZ(out.stdout);
-  const paths: IntentPath[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    // `:<old mode> <new mode> <old oid> <new oid> <status>`, then the path.
-    const [oldMode, newMode, oldOid, newOid] = fields[i].slice(1).split(" ");
-    paths.push({
-      path: fields[i + 1],
-      old: ZERO.test(oldMode) ? null : { mode: oldMode, oid: oldOid },
-      new: ZERO.test(newMode) ? null : { mode: newMode, oid: newOid },
-    });
-  }
-  return paths;
 }
 
 /** Record `intent` for `root`'s workspace: durable before this resolves. */

@@ -6,7 +6,7 @@ import { checkoutMergePath, workspacePaths } from "../workspace.ts";
 import { createWorktree } from "../worktrees/worktrees.ts";
 import { type CheckoutIntent, readIntent } from "./checkout_intent.ts";
 import { decideInterrupted, type InterruptedFacts, settleInterruptedMerge } from "./interrupted.ts";
-import { mergeAgentBranch } from "./merge.ts";
+import { mergeAgentBranch, mergeAgentBranches } from "./merge.ts";
 
 /** What a test's crash hook throws: the rest of the merge never runs, as after `kill -9`. */
 class Killed extends Error {}
@@ -299,4 +299,24 @@ Deno.test("settleInterruptedMerge() holds every merge while its record does not 
     settled.kind === "held" ? settled.reason : "",
     /checkout-merge\.json does not parse/,
   );
+});
+
+Deno.test("a train of three killed with all their files staged: the next landing undoes the whole train's staging and lands each task once", async () => {
+  await using repo = await tempRepo({ "user.txt": "committed\n" });
+  for (const s of ["s1", "s2", "s3"]) {
+    const wt = await createWorktree(repo.root, s, await repo.git(["rev-parse", "main"]));
+    await repo.write(`${s}.txt`, `${s}\n`, wt.path);
+    await repo.commitAll(`work of ${s}`, wt.path);
+  }
+  await repo.write("user.txt", "the user's unsaved line\n");
+  const members = ["s1", "s2", "s3"].map((s) => ({ agent: `agent/${s}`, taskId: `t-${s}` }));
+  const train = () => mergeAgentBranches(repo.root, { target: "main", members });
+  await killedAt("merge.checkout_updated", train);
+  assert.deepEqual(await status(repo), [" M user.txt", "A  s1.txt", "A  s2.txt", "A  s3.txt"]);
+
+  const out = await train();
+  assert.deepEqual(out.map((o) => o.status), ["merged", "merged", "merged"]);
+  assert.deepEqual(await status(repo), [" M user.txt"]);
+  const merges = (await repo.git(["rev-list", "--merges", "main"])).split("\n").filter(Boolean);
+  assert.equal(merges.length, 3, "one merge commit per task");
 });

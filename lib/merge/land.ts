@@ -23,7 +23,8 @@ import { join } from "node:path";
 import { git, splitZ } from "../git/git.ts";
 import { crashPoint } from "../util/crash_points.ts";
 import { checkoutsOf } from "./checkouts.ts";
-import { changedEntries, clearIntent, recordIntent } from "./checkout_intent.ts";
+import { clearIntent, recordIntent } from "./checkout_intent.ts";
+import { changedEntries, type ChangedEntry } from "./merge_tree.ts";
 import { settleInterruptedMerge } from "./interrupted.ts";
 
 /** Outcome of {@link advanceTarget}. */
@@ -47,6 +48,8 @@ export interface AdvanceOptions {
   newTip: string;
   /** Paths that differ between `oldTip` and `newTip`. */
   changed: string[];
+  /** The same paths with their entries in each (read from git when absent). */
+  entries?: ChangedEntry[];
   /** Reflog message. */
   message: string;
   signal?: AbortSignal;
@@ -139,7 +142,7 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
     checkout: dir,
     old_tip: oldTip,
     new_tip: newTip,
-    paths: await changedEntries(root, oldTip, newTip, { signal }),
+    paths: options.entries ?? (await changedEntries(root, [[oldTip, newTip]], { signal }))[0],
     pid: Deno.pid,
     message: options.message,
     at: new Date().toISOString(),

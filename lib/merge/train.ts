@@ -19,7 +19,7 @@ import type { SignalOptions } from "../janitor/signals.ts";
 import { evaluateGates, type GateResult, type GateSpec } from "./gates.ts";
 import { advanceTarget } from "./land.ts";
 import { settleInterruptedMerge } from "./interrupted.ts";
-import { changedPaths, type CommitTree, mergeOnto, resolveTips } from "./merge_tree.ts";
+import { changedEntries, type CommitTree, mergeOnto, resolveTips } from "./merge_tree.ts";
 
 /** One branch to land. */
 export interface TrainMember {
@@ -133,7 +133,7 @@ async function landCandidates(
 ): Promise<void> {
   if (landing.length === 0) return;
   const last = landing[landing.length - 1];
-  const [all, ...each] = await changedPaths(root, [
+  const [all, ...each] = await changedEntries(root, [
     [tip.tree, last.tree],
     ...landing.map((c) => [c.parent.tree, c.tree] as const),
   ], { signal: options.signal });
@@ -143,7 +143,8 @@ async function landCandidates(
       target: options.target,
       oldTip: tip.commit,
       newTip: last.commit,
-      changed: all,
+      changed: all.map((e) => e.path),
+      entries: all,
       message: landing.length === 1
         ? `service: merge ${options.members[last.index].agent} (task ${
           options.members[last.index].taskId
@@ -160,7 +161,7 @@ async function landCandidates(
         status: "merged",
         commit: c.commit,
         tree: c.tree,
-        changed_files: each[i],
+        changed_files: each[i].map((e) => e.path),
         gates: gates[i],
       };
     });
