@@ -70,7 +70,12 @@ const short = (oid: string | undefined) => oid ? oid.slice(0, 10) : "gone";
 export function decideInterrupted(f: InterruptedFacts): InterruptedVerdict {
   const i = f.intent;
   if (i.pid !== f.pid && f.writerAlive) {
-    return { kind: "busy", reason: `process ${i.pid} is merging into ${i.target}` };
+    return {
+      kind: "busy",
+      reason: `process ${i.pid} is merging into ${i.target} (when no service runs there, that ` +
+        "pid is another program's now: look at `git status`, then remove " +
+        ".sdd/runtime/checkout-merge.json)",
+    };
   }
   if (f.tip === i.new_tip) return { kind: "complete" };
   if (f.tip !== i.old_tip) {

@@ -231,7 +231,8 @@ Deno.test("decideInterrupted() decides from the record and the checkout alone", 
   const table: [string, Partial<InterruptedFacts>, unknown][] = [
     ["a live writer is left to finish", { writerAlive: true }, {
       kind: "busy",
-      reason: "process 4242 is merging into main",
+      reason: "process 4242 is merging into main (when no service runs there, that pid is " +
+        "another program's now: look at `git status`, then remove .sdd/runtime/checkout-merge.json)",
     }],
     ["the branch at the merge commit: complete", { tip: INTENT.new_tip }, { kind: "complete" }],
     ["the branch elsewhere: moved on", { tip: "c".repeat(40) }, {
