@@ -265,7 +265,6 @@ export class Orchestrator {
       ),
       isolation: options.isolation,
       serverUrl: options.serverUrl,
-      token: options.token,
       model: options.model,
       effort: options.effort,
       roles: options.roles,

@@ -5,7 +5,7 @@
  */
 import { KILL_GRACE_MS } from "../agents/process.ts";
 import { agentTimeoutS } from "../agents/timeouts.ts";
-import { agentToken, type TokenSpec } from "../auth/tokens.ts";
+import type { TokenSpec } from "../auth/tokens.ts";
 import type { CommandCheck, RoleSettings, ServiceConfig } from "../config/schema.ts";
 import type { Task } from "../tasks/task.ts";
 import type { NudgeSettings } from "../verification/nudge.ts";
@@ -57,8 +57,6 @@ export interface OrchestratorSettings {
   stuckMergeWaitMs?: number;
   /** The spawn block after a rate limit (s), when the environment shortens the spec's 300 s. */
   rateLimitCooldownS?: number;
-  /** The bearer token agents call the task API with, when the server requires one. */
-  token?: string;
   /** `batch:` (the batch lane). */
   batch: BatchSettings;
 }
@@ -70,7 +68,6 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
   const grace = Number(env.SERVICE_KILL_GRACE_S);
   const cooldown = Number(env.SERVICE_RATE_LIMIT_COOLDOWN_S);
   const mergeWait = Number(env.SERVICE_MERGE_WAIT_S);
-  const token = agentToken(source.tokens, env);
   return {
     maxAgents: config.max_agents ?? 4,
     heartbeatTimeoutS: config.heartbeat_timeout_s,
@@ -96,7 +93,6 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
     ...(env.SERVICE_MERGE_WAIT_S !== undefined && mergeWait >= 0
       ? { stuckMergeWaitMs: mergeWait * 1000 }
       : {}),
-    ...(token ? { token } : {}),
     batch: {
       ...(config.batch.api_url ? { apiUrl: config.batch.api_url } : {}),
       maxRequests: config.batch.max_requests,
