@@ -164,7 +164,7 @@ async function observe(
   return observed;
 }
 
-/** The first line of a record, for the terminal: which merge it was. */
+/** How the terminal names an interrupted merge: its branch and its reflog message (the tasks). */
 function which(i: CheckoutIntent): string {
   return `an interrupted merge into ${i.target} (${i.message})`;
 }
