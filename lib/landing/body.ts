@@ -7,6 +7,8 @@
  * text in the body.
  */
 
+import { printable } from "../util/printable.ts";
+
 /** One check that passed locally (a completion signal or a quality gate). */
 export interface PassedCheck {
   kind: string;
@@ -61,9 +63,9 @@ function code(text: string): string {
   return `${ticks}${pad}${one}${pad}${ticks}`;
 }
 
-/** The title: the task's, on one line. */
+/** The title: the task's (a ticket's, maybe), on one line, no control character in it. */
 export function pullRequestTitle(t: Pick<PullRequestText, "taskId" | "title">): string {
-  const title = t.title.replace(/\s+/g, " ").trim() || `task ${t.taskId}`;
+  const title = printable(t.title.replace(/\s+/g, " ").trim()) || `task ${t.taskId}`;
   return title.length > 200 ? `${title.slice(0, 199)}…` : title;
 }
 

@@ -52,7 +52,7 @@ Deno.test("pullRequestBody() quotes an agent's summary as one code block that no
   for (const [what, summary] of HOSTILE) {
     const body = text(summary);
     const html = render(body);
-    const shown = summary.replace(/\r\n?/g, "\n").replace(/\u0000/g, "\ufffd");
+    const shown = summary.replace(/\r\n?/g, "\n").replaceAll("\u0000", "\ufffd");
     const block = `<h3>What the agent reported</h3>\n<pre><code class="language-text">${
       escapeHtml(shown)
     }\n</code></pre>`;

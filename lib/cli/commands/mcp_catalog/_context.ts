@@ -14,6 +14,8 @@ import {
   type SignatureStatus,
 } from "../../../catalog/signature.ts";
 import type { CatalogEntry } from "../../../catalog/schema.ts";
+import { printable } from "../../../util/printable.ts";
+import { writePrompt } from "../../terminal.ts";
 
 /** The options every subcommand accepts. */
 export interface CatalogFlags {
@@ -179,8 +181,8 @@ export async function confirm(cli: CatalogCli, question: string): Promise<boolea
  * accepts. `--yes` does not answer it (a variable's consent is never given in bulk).
  */
 export async function ask(question: string): Promise<boolean> {
-  await Deno.stderr.write(new TextEncoder().encode(`${question} [y/N] `));
+  await writePrompt(`${question} [y/N] `);
   const answer = (await readLine()).toLowerCase();
-  if (!Deno.stdin.isTerminal()) await Deno.stderr.write(new TextEncoder().encode(`${answer}\n`));
+  if (!Deno.stdin.isTerminal()) await writePrompt(`${printable(answer)}\n`);
   return answer === "y" || answer === "yes";
 }
