@@ -17,6 +17,10 @@ import {
 } from "../../doctor/checks.ts";
 import { auditCrossCheckResults } from "../../audit/doctor_check.ts";
 import { tokenVariablesResult } from "../../auth/doctor_check.ts";
+import {
+  agentAuthorityChecks,
+  type AgentAuthorityFacts,
+} from "../../auth/agent_authority_check.ts";
 import { checkMcpServers } from "../../mcp/doctor_check.ts";
 import { isolationChecks } from "../../container/doctor_check.ts";
 import { containerSettings } from "../../container/settings.ts";
@@ -52,6 +56,7 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
   // Without a service.yaml the server runs on the defaults; with an invalid one it does not start.
   if (!invalid) results.push(await checkPort(config));
   if (config) results.push(...tokenVariablesResult(config.auth.tokens)); // auth fails closed
+  if (config) results.push(...agentAuthorityChecks(agentAuthorityFacts(config))); // what agents reach
   results.push(await checkPidFiles(paths));
   const rescued = await checkRescueRefs(root);
   if (rescued) results.push(rescued);
@@ -59,6 +64,18 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
   results.push(...await checkJournals(paths));
   results.push(...await auditCrossCheckResults(paths)); // journal vs audit chain
   return results;
+}
+
+/** What the agent-authority check reads of `config`. */
+function agentAuthorityFacts(config: ServiceConfig): AgentAuthorityFacts {
+  return {
+    isolation: config.isolation,
+    agentEnv: [
+      ...config.agent_env,
+      ...Object.values(config.roles).flatMap((r) => r.agent_env ?? []),
+    ],
+    tokens: config.auth.tokens,
+  };
 }
 
 /** The isolation checks of `config` (lib/container/doctor_check.ts). */
