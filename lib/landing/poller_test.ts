@@ -134,10 +134,14 @@ Deno.test("PrPoller.wake(): looks at once at the pull requests a delivery names,
 
 Deno.test("PrPoller: a delivery that came while a pull request's first step still read the host makes its first look immediate", async () => {
   const looked: number[] = [];
-  const p = poller((n) => {
-    looked.push(n);
-    return Promise.resolve("green");
-  }, [], { intervalMs: 600_000, maxIntervalMs: 600_000 });
+  const p = poller(
+    (n) => {
+      looked.push(n);
+      return Promise.resolve("green");
+    },
+    [],
+    { intervalMs: 600_000, maxIntervalMs: 600_000 },
+  );
   p.start();
   p.wake({ shas: ["ccccccc"] }); // a check suite on #3's head, before the run watches #3
   p.watch("t3", pr(3, "pending", "ccccccc")); // the step read it before the check went green
