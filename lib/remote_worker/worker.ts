@@ -124,8 +124,8 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
 
 class Worker {
   readonly #o: WorkerOptions;
-  /** The orchestrator stopped answering claims (said once until it answers again). */
-  #away = false;
+  /** Why claims get nothing now: no answer, or a server that takes no workers (each said once). */
+  #away: "silent" | "foreign" | undefined;
   readonly #root: string;
   readonly #paths: WorkspacePaths;
   readonly #config: ServiceConfig;
@@ -169,8 +169,11 @@ class Worker {
       if (e instanceof TaskApiError && (e.status === 401 || e.status === 403)) {
         throw new WorkerSetupError(
           `${o.server} refused this worker: ${e.message}`,
-          "export SERVICE_TOKEN=<a token of scope worker from the orchestrator's auth.tokens>; " +
-            "a name another token already uses needs its own --name",
+          takesNoWorkers(e)
+            ? "on the orchestrator, add a token of scope worker to auth.tokens in service.yaml; " +
+              "here, export SERVICE_TOKEN=<that token>"
+            : "export SERVICE_TOKEN=<a token of scope worker from the orchestrator's " +
+              "auth.tokens>; a name another token already uses needs its own --name",
         );
       }
       throw e;
@@ -231,20 +234,23 @@ class Worker {
         ...(this.#o.roles ? { roles: this.#o.roles } : {}),
       });
     } catch (e) {
-      if (!(e instanceof TaskStoreUnavailable)) throw e;
-      // The run ended or its orchestrator restarts: say so once, and ask again later.
-      if (!this.#away) {
+      const foreign = takesNoWorkers(e);
+      if (!(e instanceof TaskStoreUnavailable) && !foreign) throw e;
+      // The run ended or its orchestrator restarts, or another workspace's server now answers
+      // at that address and takes no workers: say so once, and ask again later.
+      const away = foreign ? "foreign" : "silent";
+      if (this.#away !== away) {
         this.#o.log(
-          `worker ${this.#o.name}: ${this.#o.server} does not answer (${
-            (e as Error).message
-          }); asking again every ${(this.#o.pollMs ?? 1000) / 1000} s`,
+          `worker ${this.#o.name}: ${this.#o.server} ${
+            foreign ? "takes no remote workers" : "does not answer"
+          } (${(e as Error).message}); asking again every ${(this.#o.pollMs ?? 1000) / 1000} s`,
         );
       }
-      this.#away = true;
+      this.#away = away;
       return;
     }
     if (this.#away) this.#o.log(`worker ${this.#o.name}: ${this.#o.server} answers again`);
-    this.#away = false;
+    this.#away = undefined;
     for (const order of answer?.orders ?? []) {
       const running: Running = { order, done: Promise.resolve() };
       this.#running.set(order.session_id, running);
@@ -426,7 +432,7 @@ class Worker {
           );
           return;
         } catch (e) {
-          const again = e instanceof TaskStoreUnavailable ||
+          const again = e instanceof TaskStoreUnavailable || takesNoWorkers(e) ||
             (e instanceof TaskApiError && e.status >= 500);
           if (!again) throw e;
           if (!told) o.log(`${id}: report not taken yet (${(e as Error).message}); trying again`);
@@ -506,4 +512,12 @@ class Worker {
     await git(["branch", "-D", `agent/${id}`], { cwd: this.#root, allowFailure: true });
     await this.#environments.releasePorts(id).catch(() => {});
   }
+}
+
+/**
+ * True when the server that answered takes no remote workers (lib/workers/admission.ts): at a
+ * loopback address this is usually another workspace's run, so the worker waits for its own.
+ */
+function takesNoWorkers(e: unknown): boolean {
+  return e instanceof TaskApiError && e.status === 403 && e.code === "workers_not_configured";
 }

@@ -5,8 +5,8 @@ import { requireId } from "../../../lib/ids.ts";
 import { parseBody } from "../../../lib/tasks/http_input.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
 import { ClaimBodySchema } from "../../../lib/workers/protocol.ts";
-import { bindWorkerName } from "../../../lib/workers/leases.ts";
 import { deskFor } from "../../../lib/workers/desk.ts";
+import { admitWorker } from "../../../lib/workers/admission.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
 export const policy = routePolicy({ POST: "worker" });
@@ -16,7 +16,7 @@ export async function POST(c: Ctx): Promise<Response> {
   const name = requireId("worker", c.req.param("worker")!);
   const body = parseBody(ClaimBodySchema, await readJsonBody(c));
   const app = c.get("app");
-  bindWorkerName(app, name, c.get("principal"));
+  admitWorker(app, { name, principal: c.get("principal") });
   const desk = deskFor(app.paths.root);
   const orders = desk ? await desk.claim(name, body) : [];
   if (orders.length === 0) return c.body(null, 204);

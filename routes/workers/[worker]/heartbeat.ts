@@ -11,8 +11,9 @@ import { routePolicy } from "../../../lib/http/route_policy.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 import { ACTIVE } from "../../../lib/tasks/lifecycle.ts";
 import { HeartbeatBodySchema, type SessionVerdict } from "../../../lib/workers/protocol.ts";
-import { bindWorkerName, leaseOf } from "../../../lib/workers/leases.ts";
+import { leaseOf } from "../../../lib/workers/leases.ts";
 import { deskFor } from "../../../lib/workers/desk.ts";
+import { admitWorker } from "../../../lib/workers/admission.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
 export const policy = routePolicy({ POST: "worker" });
@@ -22,7 +23,7 @@ export async function POST(c: Ctx): Promise<Response> {
   const name = requireId("worker", c.req.param("worker")!);
   const body = parseBody(HeartbeatBodySchema, await readJsonBody(c));
   const app = c.get("app");
-  bindWorkerName(app, name, c.get("principal"));
+  admitWorker(app, { name, principal: c.get("principal") });
   const store = await taskStoreFor(app);
   const desk = deskFor(app.paths.root);
   const sessions: SessionVerdict[] = [];

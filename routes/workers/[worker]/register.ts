@@ -5,9 +5,9 @@ import { requireId } from "../../../lib/ids.ts";
 import { parseBody } from "../../../lib/tasks/http_input.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
 import { heartbeatIntervalS, RegisterBodySchema } from "../../../lib/workers/protocol.ts";
-import { bindWorkerName } from "../../../lib/workers/leases.ts";
 import { deskFor } from "../../../lib/workers/desk.ts";
 import { loadConfig } from "../../../lib/config/load.ts";
+import { admitWorker } from "../../../lib/workers/admission.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
 export const policy = routePolicy({ POST: "worker" });
@@ -17,7 +17,7 @@ export async function POST(c: Ctx): Promise<Response> {
   const name = requireId("worker", c.req.param("worker")!);
   parseBody(RegisterBodySchema, await readJsonBody(c));
   const app = c.get("app");
-  bindWorkerName(app, name, c.get("principal"));
+  admitWorker(app, { name, principal: c.get("principal") });
   const timeout = (await loadConfig(app.paths.root))?.heartbeat_timeout_s ?? 45;
   return c.json({
     name,

@@ -11,8 +11,9 @@ import { routePolicy } from "../../../lib/http/route_policy.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 import { DomainError } from "../../../lib/errors.ts";
 import { REPORT_BODY_LIMIT, ReportBodySchema } from "../../../lib/workers/protocol.ts";
-import { bindWorkerName, requireLease } from "../../../lib/workers/leases.ts";
+import { requireLease } from "../../../lib/workers/leases.ts";
 import { deskFor } from "../../../lib/workers/desk.ts";
+import { admitWorker } from "../../../lib/workers/admission.ts";
 
 /** What this URL requires: a worker, with room for the session log. */
 export const policy = routePolicy({ POST: "worker" }, { bodyLimit: REPORT_BODY_LIMIT });
@@ -22,7 +23,7 @@ export async function POST(c: Ctx): Promise<Response> {
   const name = requireId("worker", c.req.param("worker")!);
   const body = parseBody(ReportBodySchema, await readJsonBody(c, REPORT_BODY_LIMIT));
   const app = c.get("app");
-  bindWorkerName(app, name, c.get("principal"));
+  admitWorker(app, { name, principal: c.get("principal") });
   requireLease(await taskStoreFor(app), name, body.task_id, body.session_id);
   const desk = deskFor(app.paths.root);
   if (!desk) {

@@ -1,0 +1,40 @@
+/**
+ * Whether a run takes remote workers at all (docs/workers.md "Tokens"): only when the user
+ * configured a token of scope `worker` in `auth.tokens`. Without one, `service worker`
+ * processes that happen to reach the server — another workspace's, polling the same loopback
+ * port after their own run ended — are refused before they can register, claim, heartbeat or
+ * report, so a solo run never hands its tasks to machines it never meant to use.
+ */
+import { DomainError } from "../errors.ts";
+import type { Principal, TokenSpec } from "../auth/tokens.ts";
+import { bindWorkerName } from "./leases.ts";
+
+/** True when `specs` (the token specs in force, or `auth.tokens`) hold a worker token (pure). */
+export function workersConfigured(specs: readonly TokenSpec[]): boolean {
+  return specs.some((spec) => spec.scope === "worker");
+}
+
+/** The refusal a worker gets from a server whose run takes no remote workers. */
+export const WORKERS_NOT_CONFIGURED =
+  "this server takes no remote workers: its service.yaml configures no worker token " +
+  "(auth.tokens with scope: worker); a worker of another workspace may be polling this port";
+
+/** What {@link admitWorker} needs of the server. */
+export interface WorkerAdmissionServer {
+  /** The token specs in force. */
+  tokenSpecs: () => TokenSpec[];
+}
+
+/**
+ * Admit worker `name` speaking as `principal`: 403 `workers_not_configured` unless a worker
+ * token is configured, then the name is bound to its principal (403 `worker_name_taken`).
+ */
+export function admitWorker(
+  server: WorkerAdmissionServer,
+  worker: { name: string; principal: Principal },
+): void {
+  if (!workersConfigured(server.tokenSpecs())) {
+    throw new DomainError("forbidden", "workers_not_configured", WORKERS_NOT_CONFIGURED);
+  }
+  bindWorkerName(server, worker.name, worker.principal);
+}
