@@ -399,9 +399,15 @@ export class Orchestrator {
 
   /** Run until every task of the run has landed or cannot progress, or `stop()`. */
   async run(): Promise<RunOutcome> {
-    // Recovery reads the review decisions first: before any notice of the journal is acted on.
-    await this.#landing?.start(); // the journal's pull requests are continued, not opened again
-    this.#push(() => this.#recoveryEvents());
+    // Recovery is the loop's first item, queued before this yields: no tick, settle or task a
+    // continuous run adopts meanwhile is decided on before the earlier process's tasks are
+    // recovered (a settle first took a stopped task for a stray claimant's and counted an
+    // attempt; a ticket's task spawned first was then taken for a lost agent). It reads the
+    // review decisions first: before any notice of the journal is acted on.
+    this.#push(async () => {
+      await this.#landing?.start(); // the journal's pull requests are continued, not opened again
+      return await this.#recoveryEvents();
+    });
     this.#push({ type: "tick" });
     const unsubscribe = onTaskChange((change) => {
       const id = change.task.id;
