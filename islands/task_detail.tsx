@@ -30,11 +30,19 @@ export interface TaskDetailProps {
 
 /**
  * The decisions that apply to a card in `column` (the server refuses a merge anywhere but
- * needs review), or why none do.
+ * needs review, and of a completion that changed nothing), or why none do.
  */
 export function applicableDecisions(
   column: Column,
+  state?: OutlineTask["state"],
 ): { decisions: Decision[]; why?: string } {
+  if (state === "unchanged") {
+    return {
+      decisions: [],
+      why: "Nothing to decide: its work changes nothing on the target branch, so nothing was " +
+        "merged and the task is closed.",
+    };
+  }
   switch (column) {
     case "needs_review":
       return { decisions: ["approve", "request_changes", "merge"] };
@@ -64,7 +72,7 @@ export function TaskDetail(
   }`;
   // The detail changes with every row about the task: refetch whenever the journal grows.
   const detail = useApi<TaskDetailResponse>(detailPath, token, receipt.journal_head);
-  const applicable = column ? applicableDecisions(column) : undefined;
+  const applicable = column ? applicableDecisions(column, task?.state) : undefined;
   return (
     <section class="detail" aria-labelledby="task-heading">
       <div>

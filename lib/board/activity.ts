@@ -24,6 +24,7 @@ export type AttemptOutcome =
   | "completed"
   | "gated"
   | "merged"
+  | "unchanged"
   | "failed"
   | "cancelled";
 
@@ -105,7 +106,9 @@ export interface AttemptVerification {
 
 /**
  * Where a task stands, in words the page shows (the board column where it has a card); `done`:
- * an operator marked it done while no agent worked on it (nothing merged; its card is gated).
+ * an operator marked it done while no agent worked on it (nothing merged; its card is gated);
+ * `unchanged`: its completed work changed nothing, so nothing was merged and it closed (its card
+ * stays under needs review: the board's fold has no row that moves it).
  */
 export type TaskState =
   | "planned"
@@ -116,6 +119,7 @@ export type TaskState =
   | "gated"
   | "needs_review"
   | "merged"
+  | "unchanged"
   | "failed"
   | "cancelled"
   | "done";
@@ -363,6 +367,12 @@ export function foldActivity(state: ActivityState, row: JournalEvent, index: num
         t.pull_request = { ...t.pull_request, state: "merged", waits_for: undefined };
       }
       break;
+    case "task_unchanged":
+      if (attempt) attempt.outcome = "unchanged";
+      t.state = "unchanged";
+      t.reason = "no changes: the work changes nothing on the target branch, so nothing was " +
+        "merged; the task is closed";
+      break;
     case "task_pr_opened":
       t.pull_request = {
         number: Number(d.number),
@@ -575,7 +585,7 @@ function pendingDependencies(state: ActivityState, t: TaskActivity): string[] {
   return t.depends_on.filter((dep) => {
     const other = state.tasks.get(dep);
     if (!other) return !state.already_landed.some((l) => l.task_id === dep);
-    return other.state !== "merged" && other.state !== "cancelled" && other.state !== "done";
+    return !["merged", "unchanged", "cancelled", "done"].includes(other.state);
   });
 }
 

@@ -181,6 +181,15 @@ export function taskMerged(data: { task_id: string; commit?: string; pr?: string
   return event("task_merged", data);
 }
 
+/**
+ * `task_unchanged`: the completed work changes nothing on the target branch (no commits, or
+ * only changes already there), so nothing was merged and the task closed. The board's fold
+ * ignores it (the card stays where `task_completed` put it); the page says "no changes".
+ */
+export function taskUnchanged(data: { task_id: string }): JournalEvent {
+  return event("task_unchanged", data);
+}
+
 /** `task_diff_captured`: attaches the diff summary (DESIGN.md §4). */
 export function taskDiffCaptured(data: {
   task_id: string;

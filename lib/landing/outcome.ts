@@ -23,6 +23,8 @@ export type PullRequestOutcome =
 export type LandingOutcome =
   /** Landed: `commit` is the new tip (the host's merge commit; `pr` its URL). */
   | { kind: "merged"; commit: string; pr?: string }
+  /** Its merge would change nothing on the base: no pull request, nothing lands. */
+  | { kind: "unchanged" }
   | { kind: "gates_failed"; signals: FailedSignal[] }
   | { kind: "conflict"; files: string[] }
   /** The local merge waits (the user's checkout, a moved branch); retried on the clock. */

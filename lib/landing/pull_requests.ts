@@ -299,6 +299,9 @@ export class PullRequestLanding {
     if (gated.status === "gates_failed") {
       return { kind: "gates_failed", signals: failedSignals(gated.gates) };
     }
+    // Nothing of it would change the base: no pull request is opened (an open one is closed
+    // at the reap, saying why).
+    if (gated.merge.changed.length === 0) return { kind: "unchanged" };
 
     // Push with a lease on what the service pushed last (or found there after a crash).
     const there = snap?.pr.headSha ?? await remoteTip(this.#remote(), branch);

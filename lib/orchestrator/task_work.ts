@@ -49,6 +49,8 @@ function mergeResult(outcome: MergeOutcome): MergeResult {
       return { kind: "conflict", files: outcome.files };
     case "waiting":
       return { kind: "waiting", reason: outcome.reason, stuck: outcome.stuck };
+    case "unchanged":
+      return { kind: "unchanged" };
   }
 }
 
@@ -264,13 +266,14 @@ export class TaskWork {
     }));
     const landing = tasks.flatMap((task, i) => {
       const h = this.#handles.get(task.id);
-      return h ? [{ task, i, branch: h.worktree.branch }] : [];
+      return h ? [{ task, i, branch: h.worktree.branch, base: h.worktree.base }] : [];
     });
     try {
       const outcomes = await mergeAgentBranches(this.#o.paths.root, {
         target: this.#o.targetBranch,
-        members: landing.map(({ task, branch }) => ({
+        members: landing.map(({ task, branch, base }) => ({
           agent: branch,
+          base,
           taskId: task.id,
           gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
           evaluated: verification.evaluated(task.id),

@@ -65,6 +65,15 @@ async function activityOf(paths: WorkspacePaths, runId: string) {
   return await readJournal(path, viewFor(path, views, ACTIVITY_SINK));
 }
 
+/** Where `taskId` stands in the run at the journal's path (undefined: the run has no such task). */
+export async function taskStateAt(
+  path: string,
+  taskId: string,
+): Promise<TaskActivity["state"] | undefined> {
+  return (await readJournal(path, viewFor(path, views, ACTIVITY_SINK))).state.tasks.get(taskId)
+    ?.state;
+}
+
 /** Every task of a run: planned, waiting, blocked (with why) and those on the board. */
 export async function runOutline(paths: WorkspacePaths, runId: string): Promise<RunOutline> {
   const snapshot = await activityOf(paths, runId);

@@ -28,6 +28,8 @@ export type PreparedView = Omit<WorktreePreparedData, "task_id" | "session_id">;
 export type MergeResult =
   /** Landed as `commit`; through a pull request, `pr` is its URL and `commit` the host's merge. */
   | { kind: "merged"; commit: string; pr?: string }
+  /** Its merge would change nothing on the target: nothing lands; the task closes. */
+  | { kind: "unchanged" }
   | { kind: "gates_failed"; signals: FailedSignal[] }
   | { kind: "conflict"; files: string[] }
   /**
@@ -235,7 +237,9 @@ export type StoreChange =
   /** DONE → CANCELLED: a person closed its pull request unmerged (`reason` says who). */
   | { op: "cancel"; taskId: string; reason: string }
   /** DONE → CLOSED: landed. */
-  | { op: "merged"; taskId: string };
+  | { op: "merged"; taskId: string }
+  /** DONE → CLOSED: its work changes nothing on the target, so nothing was merged. */
+  | { op: "unchanged"; taskId: string };
 
 /** Something to do. */
 export type Action =
