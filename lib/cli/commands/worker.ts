@@ -26,7 +26,7 @@ Options:
   --slots N       agents at once on this machine (default 1)
   --roles a,b     take only tasks of these roles (default: any)
   --remote NAME   git remote of the clone shared with the orchestrator (default origin)
-  --dir DIR       the clone (default: --root, else the current directory)
+  --dir DIR       the clone (default: --root, else the repository the current directory is in)
   --name NAME     this worker's name in the journal and on the board (default: hostname)`,
   async run(args, ctx) {
     const { values } = parseArgs({
