@@ -8,6 +8,8 @@ import { join, relative } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { agentExitCode } from "../agents/exit_status.ts";
 import { logTail } from "../agents/process.ts";
+import { RECONNECT_NOTICE_S, reconnectWords } from "../agents/progress_watch.ts";
+import { durationWords } from "../util/duration_words.ts";
 import { readSessionUsage } from "../agents/usage_reader.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
 import type { ContainerIsolation } from "../container/probe.ts";
@@ -320,11 +322,35 @@ export class AgentPool {
     for (const session of this.#sessions.values()) {
       if (!session.proc.alive) continue;
       await session.writeHeartbeat().catch(() => {});
+      this.#sayReconnecting(session);
       await this.#storeHeartbeat(session.task.id);
       const hit = await this.#o.rateLimits.check(session);
       if (hit) hits.push(hit);
     }
     return hits;
+  }
+
+  /**
+   * Say once when an agent has only reconnected to its model for a minute (its endpoint died:
+   * it looks alive, writing "Reconnecting…", until its time limit), and once when it recovers.
+   */
+  #sayReconnecting(session: AgentSession): void {
+    const taskId = session.task.id;
+    const { reconnecting } = session.progress.state;
+    const now = Date.now();
+    const forS = reconnecting ? (now - reconnecting.since) / 1000 : 0;
+    if (reconnecting && forS >= RECONNECT_NOTICE_S && !session.reconnectSaid) {
+      session.reconnectSaid = true;
+      const left = durationWords(Math.max(0, (session.deadline - now) / 1000));
+      this.#o.log(
+        `${taskId}: its agent has made ${reconnectWords({ ...reconnecting, for_s: forS })}; ` +
+          `it is ended at its time limit in ${left} unless it recovers ` +
+          `(\`service cancel ${taskId}\` ends it now)`,
+      );
+    } else if (!reconnecting && session.reconnectSaid) {
+      session.reconnectSaid = false;
+      this.#o.log(`${taskId}: its agent reached its model again and makes progress`);
+    }
   }
 
   /**

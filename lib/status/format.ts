@@ -4,6 +4,7 @@ import { formatUsd } from "../cost/money.ts";
 import { durationWords } from "../util/duration_words.ts";
 import type { VerificationNudge } from "../verification/nudge.ts";
 import { printable } from "../util/printable.ts";
+import { type Quietness, RECONNECT_NOTICE_S, reconnectWords } from "../agents/progress_watch.ts";
 
 /** A parked adapter as the status object holds it. */
 interface Parked {
@@ -132,6 +133,7 @@ export function formatStatus(
     `agents: ${agents?.length ?? 0} live` +
       (remote?.length ? `, ${remote.length} on remote workers` : ""),
   ));
+  for (const a of (agents ?? []) as LiveAgent[]) lines.push(...agentLines(a, p));
   for (const r of remote ?? []) {
     lines.push(p.plain(`  ${r.task_id}: on worker ${r.worker} (session ${r.session_id})`));
   }
@@ -187,4 +189,29 @@ export function formatStatus(
     if (v) lines.push(v);
   }
   return lines;
+}
+
+/** A live agent as the status object has it (lib/status/parts.ts). */
+interface LiveAgent extends Partial<Quietness> {
+  session_id: string;
+  task_id?: string | null;
+  adapter?: string | null;
+}
+
+/**
+ * One line per live agent: its task, adapter and how long since its last output; in yellow
+ * when it has only reconnected to its model for a minute or more (its endpoint may be down).
+ */
+function agentLines(a: LiveAgent, p: ReturnType<typeof escaping>): string[] {
+  // `p` escapes what it paints (a task id may be a ticket's).
+  const who = `  ${a.task_id ?? "?"}: ${a.adapter ?? "agent"} session ${a.session_id}`;
+  const output = a.last_output_age_s === undefined
+    ? ""
+    : a.last_output_age_s === null
+    ? ", no output yet"
+    : `, last output ${durationWords(a.last_output_age_s)} ago`;
+  if (a.reconnecting && a.reconnecting.for_s >= RECONNECT_NOTICE_S) {
+    return [p.yellow(`${who}${output}; ${reconnectWords(a.reconnecting)}`)];
+  }
+  return [p.plain(`${who}${output}`)];
 }
