@@ -380,9 +380,17 @@ export class TaskWork {
     }
   }
 
-  /** Commit what the agent left and keep the worktree for the next run. */
+  /**
+   * Commit what the agent left and keep the worktree for the next run. Its session has ended, so
+   * its ports go back (the next attempt leases its own): a clean stop leaves no lease behind.
+   */
   async keep(taskId: string, reason: string): Promise<void> {
     await this.commitLeftovers(taskId, reason);
+    const h = this.#handles.get(taskId);
+    if (!h) return;
+    await this.#o.environments?.releasePorts(h.sessionId).catch((e) =>
+      this.#o.warn(`${taskId}: ports of ${h.sessionId} not released: ${(e as Error).message}`)
+    );
   }
 
   /** Keep `h`'s session log in the run directory with its digest in the journal, once. */
