@@ -182,6 +182,7 @@ export function BoardApp({ onShown }: BoardAppProps) {
             <JournalReceipt
               receipt={receipt}
               disagreement={outline?.audit_disagreement?.message}
+              ignored={outline?.ignored_rows}
             />
             <BoardColumns
               board={receipt.board}
