@@ -75,6 +75,8 @@ export interface Landing {
   lastTry: number;
   /** Rebases onto a new tip in this attempt. */
   rebases: number;
+  /** The host said something changed while a step was under way: it is tried again at once. */
+  changed?: boolean;
 }
 
 /** Settings the core decides with (from service.yaml and the run's options). */
