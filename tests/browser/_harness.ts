@@ -1,11 +1,12 @@
 /**
  * Browser test harness: a temporary workspace holding the golden run, the real server on a
- * free port, and Debian's Chromium driven by playwright-core. Everything is closed on dispose.
+ * free port, and the tests' Chromium (../_chromium.ts) driven by playwright-core. Everything is
+ * closed on dispose.
  */
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { join } from "node:path";
-import { CHROMIUM_ARGS, serveBoard } from "../_e2e.ts";
-import { chromiumExecutable } from "../_chromium.ts";
+import { serveBoard } from "../_e2e.ts";
+import { launchChromiumContext } from "../_chromium.ts";
 import type { TokenSpec } from "../../lib/auth/tokens.ts";
 
 /** Where screenshots go (gitignored). */
@@ -52,10 +53,7 @@ export async function openBoard(options: OpenBoardOptions = {}): Promise<BoardHa
   }
   await options.prepare?.(root);
   const server = await serveBoard(root, options.tokens ?? []);
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: await chromiumExecutable(),
-    headless: true,
-    args: CHROMIUM_ARGS,
+  const context = await launchChromiumContext(profile, {
     viewport: options.viewport ?? { width: 1400, height: 1000 },
   });
   const page = context.pages()[0] ?? await context.newPage();
