@@ -93,7 +93,7 @@ const CASES: Case[] = [
     env: anthropicEnv(API_KEY),
     provider_said: (r) => `429 rate_limit_error "Claude AI usage limit reached|${r}"`,
     expect: (r) => ({ named: true, until: r }),
-    note: "the epoch in the message, on lines that also say \"error\":\"rate_limit\" and 429",
+    note: 'the epoch in the message, on lines that also say "error":"rate_limit" and 429',
   },
   {
     name: "claude-usage-limit-epoch-oauth",
@@ -147,7 +147,7 @@ const CASES: Case[] = [
     env: openaiEnv,
     provider_said: (r) => `429 usage_limit_reached, resets_at: ${r}, resets_in_seconds: 8000`,
     expect: (r) => ({ named: true, until: minuteEnd(r) }),
-    note: "\"try again at h:mm AM/PM\" (local time, to the minute): the end of that minute",
+    note: '"try again at h:mm AM/PM" (local time, to the minute): the end of that minute',
   },
   {
     name: "codex-usage-limit-resets-in-seconds",
@@ -157,7 +157,7 @@ const CASES: Case[] = [
     env: openaiEnv,
     provider_said: () => "429 usage_limit_reached, resets_in_seconds: 8000 (no resets_at)",
     expect: () => ({ named: false }),
-    note: "Codex 0.169 reads resets_at only and prints \"try again later\"",
+    note: 'Codex 0.169 reads resets_at only and prints "try again later"',
   },
   {
     name: "codex-rate-limit-try-again-in",
@@ -166,9 +166,9 @@ const CASES: Case[] = [
     server: () => startFakeResponsesApi({ limit: limits.openaiRateLimit("20s", "2h13m0s") }),
     env: openaiEnv,
     provider_said: () =>
-      "429 rate_limit_exceeded \"Please try again in 20s.\", x-ratelimit-reset-requests: 2h13m0s",
+      '429 rate_limit_exceeded "Please try again in 20s.", x-ratelimit-reset-requests: 2h13m0s',
     expect: () => ({ named: false }),
-    note: "Codex prints \"exceeded retry limit, last status: 429 Too Many Requests\" only",
+    note: 'Codex prints "exceeded retry limit, last status: 429 Too Many Requests" only',
   },
   {
     name: "gemini-quota-retry-delay",
@@ -183,7 +183,7 @@ const CASES: Case[] = [
       `429 RESOURCE_EXHAUSTED, RetryInfo retryDelay ${Math.floor(GEMINI_DELAY_S)}s, ` +
       `"Please retry in ${GEMINI_DELAY_S}s."`,
     expect: (_r, at) => ({ named: true, until: Math.ceil(at / 1000 + GEMINI_DELAY_S) }),
-    note: "\"Please retry in 8000.482913s.\" and \"Suggested retry after 8000s.\": the later, " +
+    note: '"Please retry in 8000.482913s." and "Suggested retry after 8000s.": the later, ' +
       "rounded up to the second",
   },
   {
@@ -209,7 +209,7 @@ const CASES: Case[] = [
     env: geminiEnv,
     provider_said: () => "429 RESOURCE_EXHAUSTED, QuotaFailure quotaId GenerateRequestsPerDay",
     expect: () => ({ named: false }),
-    note: "\"You have exhausted your daily quota on this model.\": no reset is named",
+    note: '"You have exhausted your daily quota on this model.": no reset is named',
   },
 ];
 
