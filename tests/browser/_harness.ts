@@ -53,9 +53,20 @@ export async function openBoard(options: OpenBoardOptions = {}): Promise<BoardHa
   }
   await options.prepare?.(root);
   const server = await serveBoard(root, options.tokens ?? []);
-  const context = await launchChromiumContext(profile, {
-    viewport: options.viewport ?? { width: 1400, height: 1000 },
-  });
+  const rest = async () => {
+    await server[Symbol.asyncDispose]();
+    await Deno.remove(profile, { recursive: true }).catch(() => {});
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  };
+  let context: BrowserContext;
+  try {
+    context = await launchChromiumContext(profile, {
+      viewport: options.viewport ?? { width: 1400, height: 1000 },
+    });
+  } catch (e) {
+    await rest(); // a browser that does not start leaves nothing behind
+    throw e;
+  }
   const page = context.pages()[0] ?? await context.newPage();
   return {
     root,
@@ -65,9 +76,7 @@ export async function openBoard(options: OpenBoardOptions = {}): Promise<BoardHa
     runDir,
     async [Symbol.asyncDispose]() {
       await context.close();
-      await server[Symbol.asyncDispose]();
-      await Deno.remove(profile, { recursive: true }).catch(() => {});
-      await Deno.remove(root, { recursive: true }).catch(() => {});
+      await rest();
     },
   };
 }
