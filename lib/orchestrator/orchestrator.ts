@@ -262,7 +262,6 @@ export class Orchestrator {
       ),
       isolation: options.isolation,
       serverUrl: options.serverUrl,
-      token: options.token,
       model: options.model,
       effort: options.effort,
       roles: options.roles,

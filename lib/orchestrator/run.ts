@@ -6,6 +6,7 @@
  * run with the plan's steps left to do (`run_started`), or say there is nothing to do — and
  * drive the run to its end (lib/orchestrator/run_drive.ts).
  */
+import { revokeRunCredentials } from "../auth/agent_credentials.ts";
 import { existsSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { reapPidFiles } from "../agents/pid_files.ts";
@@ -196,6 +197,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     await startRunServer(root, options.port, serverSettings, out, options.app);
   const stopOnSignal = () => orchestrator?.stop();
   let orchestrator: Orchestrator | undefined;
+  let begun: string | undefined;
   options.signal?.addEventListener("abort", stopOnSignal, { once: true });
   try {
     const store = await taskStoreFor(server.ctx);
@@ -237,6 +239,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       planName: newPlan?.name,
       planSha: facts.plan?.sha256,
     });
+    begun = run.runId;
     out(
       `review board${options.server ? "" : " (live while the run lasts)"}: ${server.url}` +
         `/dashboard/review-board?run=${run.runId}`,
@@ -275,6 +278,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     return { ...driven, runId: run.runId, url: server.url };
   } finally {
     options.signal?.removeEventListener("abort", stopOnSignal);
+    // Its agents' credentials end with the loop (a resumed run mints new ones).
+    if (begun) revokeRunCredentials(paths.root, begun);
     if (!options.server) await server.shutdown();
   }
 }

@@ -35,6 +35,7 @@ import { writeFileAtomic } from "../util/atomic_write.ts";
 import type { MergeResult, RebaseResult } from "./core/protocol.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
+import { printable } from "../util/printable.ts";
 
 /** What the decision core is told of a member's landing. */
 function mergeResult(outcome: MergeOutcome): MergeResult {
@@ -271,7 +272,8 @@ export class TaskWork {
           taskId: task.id,
           gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
           evaluated: verification.evaluated(task.id),
-          message: `service: merge ${task.id} (${task.title})`,
+          // A title may be a ticket's: `git log` prints it on a terminal, so escaped.
+          message: `service: merge ${task.id} (${printable(task.title)})`,
         })),
       });
       for (const [j, outcome] of outcomes.entries()) {
