@@ -68,6 +68,11 @@ export type CoreEvent =
     deadline: number;
     /** The attempt's number: one more than the task's claims in the run journal. */
     attempt: number;
+    /**
+     * Its number among the attempts that count against the retry limit (the task store's count
+     * after the claim): lower than `attempt` after runs that counted none (a limit, a batch try).
+     */
+    counted?: number;
     model?: string;
     batchEligible?: boolean;
     /** Where the agent runs: `worktree` or `container:<runtime>:<image id>` (DESIGN.md §14). */
