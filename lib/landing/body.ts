@@ -4,6 +4,7 @@
  * tree the merge would produce, and links the task on the review board. A hidden marker names
  * the task and run, so a person (or a later process) can tell whose it is.
  */
+import { protectedSection } from "./protected_section.ts";
 
 /** One check that passed locally (a completion signal or a quality gate). */
 export interface PassedCheck {
@@ -26,6 +27,8 @@ export interface PullRequestText {
   boardUrl?: string;
   /** The pull request of an earlier attempt this one replaces (`#12`). */
   supersedes?: string;
+  /** Protected paths the change touches: it merges only on an operator's decision. */
+  protectedPaths?: string[];
 }
 
 /** Characters of the goal and the summary kept in a body (hosts cap bodies at ~65 000). */
@@ -75,6 +78,7 @@ export function pullRequestBody(t: PullRequestText): string {
       );
     }
   }
+  lines.push(...protectedSection(t.protectedPaths ?? []));
   if (t.boardUrl) {
     const query = new URLSearchParams({ run: t.runId, task: t.taskId });
     lines.push(
