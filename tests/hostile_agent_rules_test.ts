@@ -130,6 +130,7 @@ async function heldForReview(root: string, run: { runId: string }, task: string,
   const rows = await rowsOf(root, run.runId);
   assert.deepEqual(rowsFor(rows, "task_merged", task), [], `${task} must not land unattended`);
   const [row] = rowsFor(rows, "task_protected_paths", task);
+  assert.ok(row, `no task_protected_paths row names ${task}'s paths`);
   assert.deepEqual(row.data, { task_id: task, paths }, "the journal names the protected paths");
 }
 
