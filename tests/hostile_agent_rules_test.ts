@@ -354,7 +354,7 @@ for (const c of CASES) {
     const before = await snapshot(gh.fake.bare, "main", c);
     const run = watchedRun(dir.path);
     await heldForReview(dir.path, run, c.id, c.paths);
-    await until("its pull request to open", async () => gh.fake.pulls().length === 1);
+    await until("its pull request to open", () => Promise.resolve(gh.fake.pulls().length === 1));
     await statusNames(dir.path, c.id, c.paths);
     await cardNames(run.url, run.runId, c.id, c.paths);
     const [pr] = gh.fake.pulls();
