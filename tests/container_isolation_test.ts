@@ -14,7 +14,6 @@ import { SERVER_APP } from "../routes/_app.ts";
 import { ContainerError } from "../lib/container/errors.ts";
 import { LABELS, workspaceLabel } from "../lib/container/session.ts";
 import { runtimeCall } from "../lib/container/runtime.ts";
-import { runDoctor } from "../lib/cli/commands/doctor.ts";
 import { CLI, journalOf, planYaml, sh, type Step, until, withEnv } from "./_e2e.ts";
 import { tempDir } from "./helpers.ts";
 import { IMAGE_AGENT, skipping, testImage } from "./_container_image.ts";
@@ -244,25 +243,9 @@ Deno.test("container: no runtime on PATH is a ContainerError before run_started;
   ).trim();
   await Deno.symlink(git, join(bin.path, "git")); // git and sh, and no container runtime
   await Deno.symlink("/bin/sh", join(bin.path, "sh"));
-  using _env = withEnv({ PATH: bin.path });
-  const err = await runPlan({ root: dir.path, ...quiet }).then(
-    () => assert.fail("the run must not start"),
-    (e) => e,
-  );
-  assert.ok(err instanceof ContainerError, String(err));
-  assert.equal(err.kind, "no_runtime");
-  assert.match(err.message, /podman or docker is not on PATH/);
-  assert.match(err.fix, /install podman/);
-  for (const state of [".sdd/runs", ".sdd/worktrees", ".sdd/runtime/pids"]) {
-    const entries = await Array.fromAsync(Deno.readDir(join(dir.path, state))).catch(() => []);
-    assert.deepEqual(entries, [], `${state} is empty: nothing ran`);
-  }
-  const doctor = await runDoctor(dir.path);
-  const check = doctor.find((c) => c.name.startsWith("isolation"))!;
-  assert.equal(check.ok, false);
-  assert.equal(check.detail, `ContainerError: ${err.message}`);
-  assert.equal(check.fix, err.fix);
-  // The terminal of a detached run, and `status` afterwards, say it too.
+  // The run and doctor are child processes with that PATH: the test process's own PATH is
+  // shared by every test module `deno test --parallel` runs beside this one (see
+  // tests/process_env_test.ts), so it is never changed here.
   const cli = async (...args: string[]) => {
     const o = await new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", CLI, "--root", dir.path, ...args],
@@ -270,12 +253,30 @@ Deno.test("container: no runtime on PATH is a ContainerError before run_started;
       stdout: "piped",
       stderr: "piped",
     }).output();
-    return new TextDecoder().decode(o.stdout) + new TextDecoder().decode(o.stderr);
+    const text = new TextDecoder().decode(o.stdout) + new TextDecoder().decode(o.stderr);
+    return { code: o.code, text, stdout: new TextDecoder().decode(o.stdout) };
   };
-  const detached = await cli("run", "--detach", "--port", "0");
+  const run = await cli("run", "--port", "0");
+  assert.notEqual(run.code, 0, run.text);
+  assert.match(run.text, /ContainerError: .*podman or docker is not on PATH/);
+  assert.match(run.text, /fix: install podman/);
+  for (const state of [".sdd/runs", ".sdd/worktrees", ".sdd/runtime/pids"]) {
+    const entries = await Array.fromAsync(Deno.readDir(join(dir.path, state))).catch(() => []);
+    assert.deepEqual(entries, [], `${state} is empty: nothing ran`);
+  }
+  const doctor = JSON.parse((await cli("doctor", "--json")).stdout) as {
+    checks?: { name: string; ok: boolean; detail: string; fix?: string }[];
+  } | { name: string; ok: boolean; detail: string; fix?: string }[];
+  const checks = Array.isArray(doctor) ? doctor : doctor.checks ?? [];
+  const check = checks.find((c) => c.name.startsWith("isolation"))!;
+  assert.equal(check.ok, false);
+  assert.match(check.detail, /^ContainerError: .*podman or docker is not on PATH/);
+  assert.match(check.fix ?? "", /install podman/);
+  // The terminal of a detached run, and `status` afterwards, say it too.
+  const detached = (await cli("run", "--detach", "--port", "0")).text;
   assert.match(detached, /exited at once[\s\S]*ContainerError: .*podman or docker is not on PATH/);
   assert.match(detached, /fix: install podman/);
-  const status = await cli("status");
+  const status = (await cli("status")).text;
   assert.match(
     status,
     /last run did not start \(.*\): ContainerError: .*not on PATH; fix: install podman/,

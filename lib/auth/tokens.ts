@@ -6,69 +6,46 @@
 import { constantTimeEqual } from "../journal/hash.ts";
 import { UserFacingError } from "../errors.ts";
 
-/** Scopes a principal can hold, lowest first (each route's policy names the one it needs). */
-export const SCOPES = ["reader", "worker", "operator"] as const;
+/**
+ * Scopes a principal can hold, lowest first (each route's policy names the one it needs).
+ * `agent` is held only by the credentials the service mints for its agents
+ * (lib/auth/agent_credentials.ts), never by a configured token.
+ */
+export const SCOPES = ["reader", "agent", "worker", "operator"] as const;
 /** A scope. */
 export type Scope = typeof SCOPES[number];
+/** The scopes `auth.tokens` may give a configured token. */
+export const CONFIG_SCOPES = ["reader", "worker", "operator"] as const;
 
 /** One configured token: who it is, what it may do, which variable holds its value. */
 export interface TokenSpec {
   principal: string;
-  scope: Scope;
+  scope: typeof CONFIG_SCOPES[number];
   token_env: string;
 }
 
-/** An authenticated caller. */
+/** An authenticated caller (an agent's also names its run, task and session). */
 export interface Principal {
   principal: string;
   scope: Scope;
+  run_id?: string;
+  task_id?: string;
+  session_id?: string;
 }
 
 /** The principal of review actions on an unconfigured loopback bind (spec §5). */
 export const LOCAL_OPERATOR: Principal = { principal: "dashboard-operator", scope: "operator" };
 
-/** Worker-scope tokens this process minted for its own agents (see {@link agentToken}). */
-const minted: TokenSpec[] = [];
-
-/**
- * The token specs in force: the configured list, else `SERVICE_TOKEN` as one operator token;
- * with the worker-scope tokens this process minted for its agents once any token is in force.
- */
+/** The token specs in force: the configured list, else `SERVICE_TOKEN` as one operator token. */
 export function effectiveTokenSpecs(
   configured: TokenSpec[],
   env: (name: string) => string | undefined,
 ): TokenSpec[] {
-  const specs: TokenSpec[] = configured.length > 0
+  return configured.length > 0
     ? configured
     : env("SERVICE_TOKEN")
     ? [{ principal: "operator", scope: "operator", token_env: "SERVICE_TOKEN" }]
     : [];
-  return specs.length > 0 && minted.length > 0 ? [...specs, ...minted] : specs;
-}
-
-/**
- * The token this process's agents call the task API with (DESIGN.md §16): never an operator's.
- * A configured `worker`-scope token when there is one, else one minted for this process (held
- * in its environment under a name the agents' allow-list never forwards); none when no token is
- * in force (the server is open on loopback).
- */
-export function agentToken(
-  configured: TokenSpec[],
-  env: Record<string, string | undefined>,
-): string | undefined {
-  const specs = effectiveTokenSpecs(configured, (n) => env[n]);
-  if (specs.length === 0) return undefined;
-  const worker = specs.find((s) => s.scope === "worker" && env[s.token_env]);
-  if (worker) return env[worker.token_env];
-  const name = `SERVICE_MINTED_AGENT_TOKEN_${Deno.pid}`;
-  let value = Deno.env.get(name);
-  if (!value) {
-    const bytes = crypto.getRandomValues(new Uint8Array(32));
-    value = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-    Deno.env.set(name, value);
-    minted.push({ principal: "agents", scope: "worker", token_env: name });
-  }
-  return value;
 }
 
 /**

@@ -1,6 +1,6 @@
 /** The zod schema of `service.yaml` (spec §2.11, DESIGN.md §6–§7). Every key, no others. */
 import { z } from "zod";
-import { SCOPES } from "../auth/tokens.ts";
+import { CONFIG_SCOPES } from "../auth/tokens.ts";
 import { CommandLineError, splitCommandLine } from "../agents/split_command_line.ts";
 import { parseHostPort } from "../container/settings.ts";
 import { liftsAlwaysProtected } from "../protect/rules.ts";
@@ -10,7 +10,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** One bearer token: who, which scope, which variable holds its value. */
 export const TokenSpecSchema = z.strictObject({
   principal: z.string().min(1),
-  scope: z.enum(SCOPES),
+  scope: z.enum(CONFIG_SCOPES),
   token_env: z.string().regex(ENV_NAME, "must be an environment variable name"),
 });
 

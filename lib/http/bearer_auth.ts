@@ -13,6 +13,8 @@ import {
   type TokenSpec,
 } from "../auth/tokens.ts";
 import { scopeAllows } from "../auth/scopes.ts";
+import { agentPrincipal, looksLikeAgentCredential } from "../auth/agent_credentials.ts";
+import type { AppContext } from "./context.ts";
 
 /** Per-request values set by the auth middleware. */
 export interface AuthVariables {
@@ -31,40 +33,95 @@ export interface BearerAuthOptions {
 }
 
 /**
- * Require a valid bearer token once any token is configured (401 otherwise), then the scope the
- * route needs (403, before the handler runs). Public routes do not mount it. With no token
- * configured, the caller is the local `dashboard-operator` (the server binds loopback only).
+ * True when the request came in through the agents' listener (lib/server/listen.ts): local
+ * agents' `SERVICE_SERVER_URL`, and the only server address a container's relay leads to.
+ */
+export function viaAgentListener(env: unknown): boolean {
+  return (env as { agentPath?: unknown } | undefined)?.agentPath === true;
+}
+
+/**
+ * Who is calling, then whether they may (docs/security.md "Who may call what"):
+ *
+ * - an agent credential (lib/auth/agent_credentials.ts) is that agent session, scope `agent`,
+ *   whatever the configuration; one that is not valid is 401, never anything else;
+ * - through the agents' listener nothing else is taken: no token is 401, another token 403;
+ * - with no token configured, anyone else is the local `dashboard-operator` (loopback only);
+ * - else a configured bearer token is required (401).
+ *
+ * Then the scope the route needs (403, before the handler runs), and an agent's writes only on
+ * its own task (403). Public routes do not mount it.
  */
 export function bearerAuth(
   options: BearerAuthOptions,
-): MiddlewareHandler<{ Variables: AuthVariables }> {
+): MiddlewareHandler<{ Variables: AuthVariables & { app: AppContext } }> {
   const env = options.env ?? ((name: string) => Deno.env.get(name));
   const needed = options.scope;
   return async function bearerAuthMiddleware(c, next) {
-    const specs = options.specs();
-    if (!tokensActive(specs)) {
-      c.set("principal", LOCAL_OPERATOR);
-      return await next();
-    }
     let header = c.req.header("authorization") ?? "";
     const fromQuery = options.queryToken ? c.req.query("access_token") : undefined;
     if (!header && fromQuery) header = `Bearer ${fromQuery}`;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const principal = match ? authenticate(match[1], specs, env) : undefined;
-    if (!principal) {
-      throw new HttpError(
-        401,
-        "unauthorized",
-        match
-          ? "the bearer token is not valid"
-          : "a bearer token is required: send `Authorization: Bearer <token>`",
-        { "WWW-Authenticate": 'Bearer realm="service"' },
-      );
-    }
+    const token = match?.[1];
+    const principal = token && looksLikeAgentCredential(token)
+      ? agentPrincipal(c.get("app").paths.root, token) ?? unauthorized(INVALID_AGENT)
+      : viaAgentListener(c.env)
+      ? refuseNonAgent(token)
+      : configuredPrincipal(options.specs(), token, env);
     c.set("principal", principal);
     if (!scopeAllows(principal.scope, needed)) throw forbidden(principal, needed);
+    if (principal.scope === "agent" && needed === "agent") {
+      const taskId = c.req.param("task_id");
+      if (taskId !== principal.task_id) {
+        throw new HttpError(
+          403,
+          "forbidden",
+          `agent session ${principal.session_id} may act only on its own task ` +
+            `${principal.task_id}, not ${JSON.stringify(taskId ?? null)}`,
+        );
+      }
+    }
     await next();
   };
+}
+
+const INVALID_AGENT = "this agent credential is not valid: its session ended, or the service " +
+  "that minted it restarted";
+
+function unauthorized(message: string): never {
+  throw new HttpError(401, "unauthorized", message, {
+    "WWW-Authenticate": 'Bearer realm="service"',
+  });
+}
+
+function refuseNonAgent(token: string | undefined): never {
+  if (!token) {
+    unauthorized(
+      "this is the task server's address for agents: a request needs the agent session's " +
+        "credential (`Authorization: Bearer $SERVICE_TOKEN`)",
+    );
+  }
+  throw new HttpError(
+    403,
+    "forbidden",
+    "this is the task server's address for agents: it takes an agent session's credential only",
+  );
+}
+
+/** The caller by the configured tokens: the local operator when none is in force. */
+function configuredPrincipal(
+  specs: TokenSpec[],
+  token: string | undefined,
+  env: (name: string) => string | undefined,
+): Principal {
+  if (!tokensActive(specs)) return LOCAL_OPERATOR;
+  const principal = token ? authenticate(token, specs, env) : undefined;
+  if (principal) return principal;
+  return unauthorized(
+    token
+      ? "the bearer token is not valid"
+      : "a bearer token is required: send `Authorization: Bearer <token>`",
+  );
 }
 
 function forbidden(principal: Principal | undefined, needed: Scope): HttpError {

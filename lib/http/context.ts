@@ -24,6 +24,8 @@ export interface AppContext {
   maxEventStreams?: number;
   /** What the server proves at `GET /identity` (set by a listening server). */
   identity?: ServerIdentity;
+  /** The agents' listener of a listening task server (lib/server/listen.ts). */
+  agentUrl?: string;
   /** Aborted when the server begins to shut down: long-lived streams (`/events`) end on it. */
   closing?: AbortSignal;
 }

@@ -72,14 +72,15 @@ export interface MatrixRoute {
 
 /**
  * The scope matrix (a Markdown table): a row per method and path, ✓ under each scope that may
- * call it; `public` rows need no token (a signature or nothing, as the last column says).
+ * call it; `public` rows need no token (a signature or nothing, as the last column says);
+ * `agent` is the credential the service mints for each agent session (reads, and its own task).
  */
 export function scopeMatrixMarkdown(routes: readonly MatrixRoute[]): string {
   const rows = [
-    "| Request | public | reader | worker | operator | Also |",
-    "| --- | :-: | :-: | :-: | :-: | --- |",
+    "| Request | public | reader | agent | worker | operator | Also |",
+    "| --- | :-: | :-: | :-: | :-: | :-: | --- |",
   ];
-  const rank = ["reader", "worker", "operator"];
+  const rank = ["reader", "agent", "worker", "operator"];
   for (const { path, policy } of routes) {
     const shown = path.replace(/:([A-Za-z_]+)/g, "<$1>");
     for (const method of ROUTE_METHODS) {
@@ -88,6 +89,7 @@ export function scopeMatrixMarkdown(routes: readonly MatrixRoute[]): string {
       const from = access === "public" ? 0 : rank.indexOf(access);
       const cells = rank.map((_, i) => i >= from ? "✓" : "");
       const also = [
+        access === "agent" ? "an agent: its own task, while its session holds it" : "",
         policy.signedDelivery ? "signed delivery (no Host/Origin/JSON checks)" : "",
         policy.anyOrigin ? "any Origin (carries no data)" : "",
         policy.queryToken ? "`?access_token=`" : "",

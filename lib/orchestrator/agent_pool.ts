@@ -36,6 +36,11 @@ import { SETUP_FAILED } from "../worktree_env/spec.ts";
 import type { SpendTracker } from "../cost/budget.ts";
 import type { TaskWork } from "./task_work.ts";
 import { type EarlierWork, earlierWork, supersedeEarlierWork } from "../worktrees/earlier_work.ts";
+import {
+  agentUrlFor,
+  mintAgentCredential,
+  revokeAgentCredential,
+} from "../auth/agent_credentials.ts";
 
 /** An adapter whose preflight passed: its CLI can start agents. */
 export interface ReadyAdapter {
@@ -52,8 +57,8 @@ export interface AgentPoolOptions {
   adapters: ReadonlyMap<string, ReadyAdapter>;
   /** Container isolation (absent: host processes). */
   isolation?: ContainerIsolation;
+  /** The task server (local agents get its agents' listener when it has one). */
   serverUrl: string;
-  token?: string;
   model?: string;
   effort?: string;
   roles: Readonly<Record<string, RoleSettings>>;
@@ -198,8 +203,9 @@ export class AgentPool {
         launch,
         isolation: o.isolation,
         argv: invocation.argv,
-        serverUrl: o.serverUrl,
-        token: o.token,
+        // The agents' listener and a credential of this session only (docs/security.md "Agents").
+        serverUrl: agentUrlFor(o.paths.root) ?? o.serverUrl,
+        token: mintAgentCredential(o.paths.root, { runId: o.runId, taskId, sessionId }),
         timeoutS: o.timeoutS(task),
         graceMs: o.graceMs,
         agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
@@ -288,8 +294,8 @@ export class AgentPool {
     const adapter = [...o.adapters.values()][0].adapter;
     return sessionEnvironment({
       adapter,
-      serverUrl: o.serverUrl,
-      token: o.token,
+      // A teardown calls no task API: the session's credential is not handed on.
+      serverUrl: agentUrlFor(o.paths.root) ?? o.serverUrl,
       runId: o.runId,
       taskId,
       sessionId,
@@ -332,6 +338,7 @@ export class AgentPool {
   }
 
   async #exited(session: AgentSession): Promise<CoreEvent[]> {
+    revokeAgentCredential(this.#o.paths.root, session.sessionId);
     const o = this.#o;
     const taskId = session.task.id;
     const status = await session.proc.status;

@@ -9,6 +9,7 @@
  * end: the same diagnosis, spend, capture, gates and landing. A lost lease fetches what the
  * worker last pushed: that is the partial work the next attempt continues.
  */
+import { mintAgentCredential, revokeAgentCredential } from "../auth/agent_credentials.ts";
 import { relative } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { logTail } from "../agents/process.ts";
@@ -238,6 +239,8 @@ export class RemoteWork implements WorkerDesk {
         ...(earlier ? { start: earlier.commit } : {}),
         timeout_s: timeoutS,
         grace_ms: o.graceMs,
+        // The agent's own credential: this session's task only, never the worker's token.
+        agent_token: mintAgentCredential(o.paths.root, { runId: o.runId, taskId, sessionId }),
       };
       return {
         order,
@@ -430,6 +433,7 @@ export class RemoteWork implements WorkerDesk {
       : undefined;
     this.#sessions.delete(body.session_id);
     this.#ending.delete(body.session_id);
+    revokeAgentCredential(o.paths.root, body.session_id);
     const answer: ReportAnswer = { accepted: true, task_id: task.id, status: task.status };
     this.#reported.set(body.session_id, answer);
     return {
@@ -527,6 +531,7 @@ export class RemoteWork implements WorkerDesk {
     const taskId = session.taskId;
     this.#sessions.delete(sessionId);
     this.#ending.delete(sessionId);
+    revokeAgentCredential(o.paths.root, sessionId);
     const logPath = sessionLogPath(o.paths.runtime, sessionId);
     let hasWork = false;
     let commit: string | null = null;

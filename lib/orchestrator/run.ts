@@ -6,6 +6,7 @@
  * run with the plan's steps left to do (`run_started`), or say there is nothing to do — and
  * drive the run to its end (lib/orchestrator/run_drive.ts).
  */
+import { revokeRunCredentials } from "../auth/agent_credentials.ts";
 import { existsSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { reapPidFiles } from "../agents/pid_files.ts";
@@ -33,6 +34,7 @@ import { fileDigest, startNewRun, upToDateLine } from "./new_run.ts";
 import type { RunOutcome } from "./orchestrator.ts";
 import { doneSteps, keyedTasks, stepsToDo } from "./plan_steps.ts";
 import { checkedPlan, currentBranch, RunError, throwSetupProblems } from "./run_checks.ts";
+import { repairAfterCrash } from "./crash_repair.ts";
 import { prepareLanding } from "../landing/setup.ts";
 import { drive, type StartedRun } from "./run_drive.ts";
 import {
@@ -196,9 +198,12 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     await startRunServer(root, options.port, serverSettings, out, options.app);
   const stopOnSignal = () => orchestrator?.stop();
   let orchestrator: Orchestrator | undefined;
+  let begun: string | undefined;
   options.signal?.addEventListener("abort", stopOnSignal, { once: true });
   try {
     const store = await taskStoreFor(server.ctx);
+    // A landing a kill or a full disk cut short is put right (and said) before anything is decided.
+    for (const line of await repairAfterCrash(paths, store)) out(line);
     facts.tasks = store.list();
     start = decideRunStart(facts);
     let newPlan: ParsedPlan | undefined;
@@ -237,6 +242,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       planName: newPlan?.name,
       planSha: facts.plan?.sha256,
     });
+    begun = run.runId;
     out(
       `review board${options.server ? "" : " (live while the run lasts)"}: ${server.url}` +
         `/dashboard/review-board?run=${run.runId}`,
@@ -275,6 +281,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     return { ...driven, runId: run.runId, url: server.url };
   } finally {
     options.signal?.removeEventListener("abort", stopOnSignal);
+    // Its agents' credentials end with the loop (a resumed run mints new ones).
+    if (begun) revokeRunCredentials(paths.root, begun);
     if (!options.server) await server.shutdown();
   }
 }

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { KILL_GRACE_MS } from "../agents/process.ts";
 import { parseConfig } from "../config/load.ts";
 import { orchestratorSettings, type SettingsSource } from "./settings.ts";
-import { effectiveTokenSpecs } from "../auth/tokens.ts";
 
 const YAML = "cli: claude\nroles:\n  backend: {}\n  architect: {}\n" +
   "  qa: {timeout_minutes: 2.5, max_agents: 1, model: small, quality_gates: [{name: t, command: x}]}\n";
@@ -27,7 +26,6 @@ Deno.test("orchestratorSettings(): service.yaml's defaults when nothing else is 
   assert.deepEqual(s.agentEnv, []);
   assert.equal(s.graceMs, KILL_GRACE_MS);
   assert.equal(s.rateLimitCooldownS, undefined);
-  assert.equal(s.token, undefined);
   assert.equal(s.roles.qa.max_agents, 1);
   assert.deepEqual(s.qualityGates({ role: "qa" }), [{ name: "t", command: "x", timeout_s: 600 }]);
   assert.deepEqual(s.qualityGates({ role: "backend" }), []);
@@ -71,31 +69,7 @@ Deno.test("orchestratorSettings(): the environment sets the kill grace, the cool
   }));
   assert.equal(s.graceMs, 0, "a zero grace is a grace of zero, not the default");
   assert.equal(s.rateLimitCooldownS, 2);
-  // Agents never hold an operator's token (DESIGN.md §16): a worker-scope one minted for them.
-  assert.ok(s.token && s.token !== "secret", "never the operator's token");
-  const minted = effectiveTokenSpecs(
-    [{ principal: "ops", scope: "operator", token_env: "OPS_TOKEN" }],
-    (n) => ({ ...env, ...Deno.env.toObject() } as Record<string, string>)[n],
-  );
-  const spec = minted.find((m) => Deno.env.get(m.token_env) === s.token);
-  assert.equal(spec?.scope, "worker", "the minted token is a worker's, accepted by the server");
-  assert.equal(
-    orchestratorSettings(source({
-      env: { OPS_TOKEN: "secret", AGENT_TOKEN: "w" },
-      tokens: [
-        { principal: "ops", scope: "operator", token_env: "OPS_TOKEN" },
-        { principal: "agents", scope: "worker", token_env: "AGENT_TOKEN" },
-      ],
-    })).token,
-    "w",
-    "a configured worker-scope token is the agents'",
-  );
-  assert.notEqual(
-    orchestratorSettings(source({ env: { SERVICE_TOKEN: "t" } })).token,
-    "t",
-    "SERVICE_TOKEN alone is the operator's: agents get a worker token instead",
-  );
-  assert.equal(orchestratorSettings(source({ env: {} })).token, undefined, "no token in force");
+  // Agents' credentials are minted per session (lib/auth/agent_credentials_test.ts), not here.
   assert.equal(
     orchestratorSettings(source({ env: { SERVICE_KILL_GRACE_S: "-1" } })).graceMs,
     KILL_GRACE_MS,

@@ -32,6 +32,7 @@ import {
 } from "../landing/push.ts";
 import { TaskApiError, TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
 import { UserFacingError } from "../errors.ts";
+import { isLoopbackHost } from "../util/loopback.ts";
 import { fetchBase } from "../workers/remote_refs.ts";
 import {
   MAX_REPORT_LOG_BYTES,
@@ -88,6 +89,17 @@ interface Running {
   done: Promise<void>;
 }
 
+/**
+ * The URL this worker's agents call: the server's agents' listener when the server is on this
+ * machine (a loopback `--server`) and has one, else `--server` itself (pure).
+ */
+export function agentServerUrl(server: string, agentPort: number | undefined): string {
+  if (!agentPort) return server;
+  const url = new URL(server);
+  if (!isLoopbackHost(url.hostname.replace(/^\[|\]$/g, ""))) return server;
+  return `http://127.0.0.1:${agentPort}`; // where the agents' listener is bound
+}
+
 /** Run the worker until `signal` aborts. */
 export async function runWorker(o: WorkerOptions): Promise<void> {
   const root = resolve(o.dir);
@@ -123,6 +135,8 @@ class Worker {
   readonly #launches = new Map<string, Promise<RunLaunch>>();
   readonly #running = new Map<string, Running>();
   #intervalMs = 5000;
+  /** Where its agents call the task API (the server's agents' listener when on this machine). */
+  #agentServer: string;
   #wake: () => void = () => {};
 
   constructor(o: WorkerOptions, root: string, config: ServiceConfig, remote: RemoteOptions) {
@@ -132,6 +146,7 @@ class Worker {
     this.#config = config;
     this.#remote = remote;
     this.#client = new TaskClient({ url: o.server, token: o.token, timeoutMs: 30_000 });
+    this.#agentServer = o.server;
     this.#environments = new WorktreeEnvironments({
       root,
       config: { worktree: config.worktree, roles: config.roles },
@@ -162,6 +177,7 @@ class Worker {
     });
     if (!registered) return;
     this.#intervalMs = registered.heartbeat_interval_s * 1000;
+    this.#agentServer = agentServerUrl(o.server, registered.agent_port);
     o.log(
       `worker ${o.name}: registered with ${o.server} (${o.slots} slot(s)` +
         `${o.roles ? `, roles ${o.roles.join(", ")}` : ""}); run ${
@@ -303,8 +319,9 @@ class Worker {
           effort: order.effort,
           workdir: worktreePath(this.#root, order.session_id),
         }),
-        serverUrl: o.server,
-        token: o.token,
+        // Its own credential, never this worker's token (docs/security.md "Agents").
+        serverUrl: this.#agentServer,
+        ...(order.agent_token ? { token: order.agent_token } : {}),
         timeoutS: order.timeout_s,
         graceMs: order.grace_ms,
         agentEnv: [...this.#config.agent_env, ...(role.agent_env ?? [])],

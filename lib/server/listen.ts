@@ -1,6 +1,9 @@
 /**
  * Listening: the HTTP server (`Deno.serve`) on a private Unix socket, behind the connection
- * gate on the public address (lib/server/connection_gate.ts has why).
+ * gate on the public address (lib/server/connection_gate.ts has why). A task server also has
+ * the agents' listener: a second gate, on a loopback port of its own, in front of a second
+ * socket whose requests the app is told came from agents (`{agentPath: true}`), so they are
+ * never taken for the local operator (docs/security.md "Agents").
  */
 import { join } from "node:path";
 import { defaultMaxConnections, type Gate, type GateStats, openGate } from "./connection_gate.ts";
@@ -16,12 +19,24 @@ export interface ListenOptions {
   /** Called with the URL once listening. */
   onListen?: (url: string) => void;
   warn?: (line: string) => void;
+  /** Also listen for agents on a loopback port of its own (`Listening.agentUrl`). */
+  agentListener?: boolean;
+  /** The agents' port to take again when free (a restarted server's agents keep their URL). */
+  agentPort?: number;
 }
+
+/** The app's fetch: `env.agentPath` is true for a request that came through the agents' listener. */
+export type GatedFetch = (
+  req: Request,
+  env?: { agentPath: boolean },
+) => Response | Promise<Response>;
 
 /** A listening server. */
 export interface Listening {
   url: string;
   port: number;
+  /** The agents' listener (`http://127.0.0.1:<port>`), when asked for. */
+  agentUrl?: string;
   finished: Promise<void>;
   shutdown(): Promise<void>;
   /** Connection counters of the gate. */
@@ -31,52 +46,74 @@ export interface Listening {
 /** Serve `fetch` on `host:port` behind the gate. Throws AddrInUse before serving anything. */
 export async function listenGated(
   options: ListenOptions,
-  fetch: (req: Request) => Response | Promise<Response>,
+  fetch: GatedFetch,
 ): Promise<Listening> {
   const dir = await makeSocketDir();
-  const backendPath = join(dir, "http.sock");
-  const server = Deno.serve({
-    transport: "unix",
-    path: backendPath,
-    onListen: () => {},
-    // A handler error that escaped the app's onError: answer 500 without echoing a stack.
-    onError: () =>
-      Response.json({ error: { code: "internal_error", message: "internal error" } }, {
-        status: 500,
-      }),
-  }, fetch);
-  let gate: Gate;
+  const serve = (path: string, handler: (req: Request) => Response | Promise<Response>) =>
+    Deno.serve({
+      transport: "unix",
+      path,
+      onListen: () => {},
+      // A handler error that escaped the app's onError: answer 500 without echoing a stack.
+      onError: () =>
+        Response.json({ error: { code: "internal_error", message: "internal error" } }, {
+          status: 500,
+        }),
+    }, handler);
+  const servers = [serve(join(dir, "http.sock"), (req) => fetch(req, { agentPath: false }))];
+  if (options.agentListener) {
+    servers.push(serve(join(dir, "agents.sock"), (req) => fetch(req, { agentPath: true })));
+  }
+  const gates: Gate[] = [];
   try {
     const limits = options.server ?? {};
-    gate = openGate({
-      hostname: options.host,
-      port: options.port,
-      backendPath,
-      maxConnections: limits.max_connections ?? defaultMaxConnections(),
-      headerTimeoutMs: (limits.header_timeout_s ?? 10) * 1000,
-      idleTimeoutMs: (limits.idle_timeout_s ?? 75) * 1000,
-      warn: options.warn,
-    });
+    const gateOn = (hostname: string, port: number, backendPath: string) =>
+      openGate({
+        hostname,
+        port,
+        backendPath,
+        maxConnections: limits.max_connections ?? defaultMaxConnections(),
+        headerTimeoutMs: (limits.header_timeout_s ?? 10) * 1000,
+        idleTimeoutMs: (limits.idle_timeout_s ?? 75) * 1000,
+        warn: options.warn,
+      });
+    gates.push(gateOn(options.host, options.port, join(dir, "http.sock")));
+    // Agents run on this machine (a remote worker's reach the public address with their token).
+    if (options.agentListener) {
+      const agents = join(dir, "agents.sock");
+      let agentGate: Gate | undefined;
+      if (options.agentPort) {
+        try {
+          agentGate = gateOn("127.0.0.1", options.agentPort, agents);
+        } catch (e) {
+          if (!(e instanceof Deno.errors.AddrInUse)) throw e;
+        }
+      }
+      gates.push(agentGate ?? gateOn("127.0.0.1", 0, agents));
+    }
   } catch (e) {
-    await server.shutdown();
+    for (const g of gates) g.close();
+    await Promise.all(servers.map((s) => s.shutdown()));
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     throw e;
   }
+  const [gate, agentGate] = gates;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   const url = `http://${host}:${gate.port}`;
   options.onListen?.(url);
   const shutdown = async () => {
-    gate.stopAccepting();
-    await server.shutdown();
+    for (const g of gates) g.stopAccepting();
+    await Promise.all(servers.map((s) => s.shutdown()));
   };
   options.signal?.addEventListener("abort", () => void shutdown(), { once: true });
-  const finished = server.finished.then(async () => {
-    gate.close();
+  const finished = Promise.all(servers.map((s) => s.finished)).then(async () => {
+    for (const g of gates) g.close();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   });
   return {
     url,
     port: gate.port,
+    ...(agentGate ? { agentUrl: `http://127.0.0.1:${agentGate.port}` } : {}),
     finished,
     shutdown: async () => {
       await shutdown();

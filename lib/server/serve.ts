@@ -22,13 +22,17 @@ import { newServerIdentity } from "../discovery/identity.ts";
 import { publishServer, withdrawServer } from "../discovery/record.ts";
 import { ServerLog } from "./server_log.ts";
 import { isLoopbackHost, isWildcardHost } from "../util/loopback.ts";
+import { agentUrlFor, setAgentUrl } from "../auth/agent_credentials.ts";
 
 /**
  * The app a server serves, built at the edge (routes/_app.ts: `SERVER_APP`, `GUI_APP`) and
  * handed in, so lib/ never imports routes/, components/ or islands/.
  */
 export interface ServedApp {
-  build(ctx: AppContext): { fetch(request: Request): Response | Promise<Response> };
+  build(ctx: AppContext): {
+    /** `env.agentPath`: the request came through the agents' listener (lib/server/listen.ts). */
+    fetch(request: Request, env?: { agentPath: boolean }): Response | Promise<Response>;
+  };
   /** Open the workspace's task store (default true; `gui serve` has no task API). */
   taskStore?: boolean;
 }
@@ -62,6 +66,8 @@ export interface StartServerOptions {
 export interface RunningServer {
   url: string;
   port: number;
+  /** Where this machine's agents call the task API (a server with the task API only). */
+  agentUrl?: string;
   /** The server's context (its task store is `taskStoreFor(ctx)`). */
   ctx: AppContext;
   finished: Promise<void>;
@@ -81,6 +87,13 @@ export class UnsafeBindError extends UserFacingError {
     );
     this.name = "UnsafeBindError";
   }
+}
+
+/** The agents' port the workspace's last server listened on (`.sdd/runtime/agent-port`). */
+async function previousAgentPort(runtime: string): Promise<number | undefined> {
+  const text = await Deno.readTextFile(`${runtime}/agent-port`).catch(() => "");
+  const port = Number(text.trim());
+  return Number.isInteger(port) && port > 0 && port < 65536 ? port : undefined;
 }
 
 /** Build the app context for a workspace. */
@@ -192,7 +205,11 @@ async function serveContext(
       server: options.server,
       signal: options.signal,
       warn,
-    }, app.fetch);
+      // Agents reach the task API at an address of their own, never taken for the operator;
+      // a restarted server takes the same port again, so agents that run on find it.
+      agentListener: options.app.taskStore !== false,
+      agentPort: await previousAgentPort(ctx.paths.runtime),
+    }, (req, env) => app.fetch(req, env));
   } catch (e) {
     log.line(`could not listen on ${options.host}:${options.port}: ${(e as Error).message}`);
     await closeTrackerService(ctx);
@@ -218,6 +235,14 @@ async function serveContext(
       throw e;
     }
   }
+  if (running.agentUrl) {
+    ctx.agentUrl = running.agentUrl;
+    setAgentUrl(ctx.paths.root, running.agentUrl);
+    await Deno.writeTextFile(
+      `${ctx.paths.runtime}/agent-port`,
+      new URL(running.agentUrl).port + "\n",
+    ).catch(() => {});
+  }
   // Said once the record is out: whoever reads this line finds the server by it.
   if (options.announce !== false) {
     console.log(`service listening on ${running.url} (workspace ${options.root})`);
@@ -233,6 +258,9 @@ async function serveContext(
     await ticking;
     accessLogFor(ctx).flush();
     if (publishes) await withdrawServer(ctx.paths, identity.instance);
+    if (running.agentUrl && agentUrlFor(ctx.paths.root) === running.agentUrl) {
+      setAgentUrl(ctx.paths.root, undefined);
+    }
     await closeTrackerService(ctx);
     await closeTaskStore(ctx);
     log.line(`stopped (${running.url})`);
@@ -254,6 +282,7 @@ async function serveContext(
   return {
     url: running.url,
     port: running.port,
+    ...(running.agentUrl ? { agentUrl: running.agentUrl } : {}),
     ctx,
     finished,
     connections: running.connections,

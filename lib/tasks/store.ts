@@ -452,6 +452,15 @@ export class TaskStore {
     return this.#apply(id, "merge_succeeded", () => {});
   }
 
+  /**
+   * Start-up repair: the run journal says `id`'s work landed (`task_merged`), but the store
+   * never recorded it (its write failed after the row was durable: a full disk, a kill). CLOSED,
+   * whatever the store says, so that no run lands it again.
+   */
+  closeLandedPerJournal(id: string): Promise<Task> {
+    return this.#apply(id, "journal_merged", () => {});
+  }
+
   /** The merge step gave up (repeated conflicts): DONE to FAILED, naming why. */
   markMergeFailed(id: string, reason: string): Promise<Task> {
     return this.#apply(id, "merge_failed", (t) => {

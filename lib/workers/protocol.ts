@@ -73,6 +73,12 @@ export interface RegisterAnswer {
   run_id: string | null;
   heartbeat_timeout_s: number;
   heartbeat_interval_s: number;
+  /**
+   * The loopback port of the server's agents' listener: a worker on the server's own machine
+   * (its `--server` a loopback URL) points its agents there, so no agent request of it can be
+   * taken for the local operator.
+   */
+  agent_port?: number;
 }
 
 /** One task handed to a worker: everything it needs besides its clone and its own keys. */
@@ -94,6 +100,11 @@ export interface WorkOrder {
   start?: string;
   timeout_s: number;
   grace_ms: number;
+  /**
+   * The agent's credential (scope `agent`: reads, and its own task's heartbeat, completion and
+   * failure while this session holds it). The worker hands the agent this, never its own token.
+   */
+  agent_token?: string;
 }
 
 /** A heartbeat's word on one session: go on, or end the agent (and why). */

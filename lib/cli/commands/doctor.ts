@@ -17,6 +17,10 @@ import {
 } from "../../doctor/checks.ts";
 import { auditCrossCheckResults } from "../../audit/doctor_check.ts";
 import { tokenVariablesResult } from "../../auth/doctor_check.ts";
+import {
+  agentAuthorityChecks,
+  type AgentAuthorityFacts,
+} from "../../auth/agent_authority_check.ts";
 import { checkMcpServers } from "../../mcp/doctor_check.ts";
 import { isolationChecks } from "../../container/doctor_check.ts";
 import { containerSettings } from "../../container/settings.ts";
@@ -27,6 +31,7 @@ import { BUILTIN_TRACKERS } from "../../trackers/builtin.ts";
 import { trackerChecks } from "../../trackers/doctor_check.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { worktreeEnvChecks } from "../../worktree_env/doctor_check.ts";
+import { printableItem } from "../../util/printable.ts";
 
 /**
  * Every check of `service doctor` over the workspace at `root`, in the order they print. The
@@ -51,6 +56,7 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
   // Without a service.yaml the server runs on the defaults; with an invalid one it does not start.
   if (!invalid) results.push(await checkPort(config));
   if (config) results.push(...tokenVariablesResult(config.auth.tokens)); // auth fails closed
+  if (config) results.push(...agentAuthorityChecks(agentAuthorityFacts(config))); // what agents reach
   results.push(await checkPidFiles(paths));
   const rescued = await checkRescueRefs(root);
   if (rescued) results.push(rescued);
@@ -58,6 +64,18 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
   results.push(...await checkJournals(paths));
   results.push(...await auditCrossCheckResults(paths)); // journal vs audit chain
   return results;
+}
+
+/** What the agent-authority check reads of `config`. */
+function agentAuthorityFacts(config: ServiceConfig): AgentAuthorityFacts {
+  return {
+    isolation: config.isolation,
+    agentEnv: [
+      ...config.agent_env,
+      ...Object.values(config.roles).flatMap((r) => r.agent_env ?? []),
+    ],
+    tokens: config.auth.tokens,
+  };
 }
 
 /** The isolation checks of `config` (lib/container/doctor_check.ts). */
@@ -104,8 +122,13 @@ Options:
           : r.warning
           ? colour.yellow("warn")
           : colour.green("ok  ");
-        ctx.stdout(`${mark}  ${r.name}: ${r.detail}`);
-        if ((!r.ok || r.warning) && r.fix) ctx.stdout(`      fix: ${r.fix}`);
+        // A detail may quote a host's, a tracker's or a runtime's answer: escaped, line by line.
+        const [first, ...rest] = printableItem(`${r.name}: ${r.detail}`, "      ");
+        ctx.stdout(`${mark}  ${first.slice(6)}`);
+        rest.forEach((l) => ctx.stdout(l));
+        if ((!r.ok || r.warning) && r.fix) {
+          printableItem(`fix: ${r.fix}`, "      ").forEach((l) => ctx.stdout(l));
+        }
       }
       ctx.stdout(
         failed.length === 0

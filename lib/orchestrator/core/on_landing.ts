@@ -30,8 +30,15 @@ function landing(d: Draft, taskId: string): Landing | undefined {
   return d.landings.get(taskId);
 }
 
-function setStage(d: Draft, l: Landing, stage: Landing["stage"], reason: string): void {
-  d.landings.set(l.taskId, { ...l, stage, reason, lastTry: d.now });
+function setStage(
+  d: Draft,
+  l: Landing,
+  stage: Landing["stage"],
+  reason: string,
+  stuck = false,
+): void {
+  const { stuck: _was, ...rest } = l;
+  d.landings.set(l.taskId, { ...rest, stage, reason, lastTry: d.now, ...(stuck ? { stuck } : {}) });
 }
 
 /** `captured`: the task is complete; review or merge follows. */
@@ -78,6 +85,7 @@ export function onMergeResult(
   switch (r.kind) {
     case "merged":
       d.landings.delete(task.id);
+      d.landed.add(task.id);
       d.notes.delete(task.id);
       out.journal(ev.taskMerged({ task_id: task.id, commit: r.commit, pr: r.pr }));
       out.push({ kind: "store", change: { op: "merged", taskId: task.id } });
@@ -154,7 +162,7 @@ export function onMergeResult(
       // Journaled (once per reason) with the other waits, at the next tick.
       const text = mergeWaitText(r.reason);
       if (d.journaledWaits.get(task.id) !== text) out.log(task.id, text);
-      setStage(d, l, "waiting", r.reason);
+      setStage(d, l, "waiting", r.reason, r.stuck === true);
     }
   }
 }

@@ -30,8 +30,12 @@ export type MergeResult =
   | { kind: "merged"; commit: string; pr?: string }
   | { kind: "gates_failed"; signals: FailedSignal[] }
   | { kind: "conflict"; files: string[] }
-  /** It waits (the user's checkout, a moved branch; the host's checks, reviews, queue). */
-  | { kind: "waiting"; reason: string }
+  /**
+   * It waits (the user's checkout, a moved branch; the host's checks, reviews, queue). `stuck`:
+   * only a person can end the wait (their uncommitted changes are in the way), so a run with
+   * nothing else to do ends rather than wait for it.
+   */
+  | { kind: "waiting"; reason: string; stuck?: boolean }
   /** The remote base moved past the work: rebase onto it, gates again, push with lease. */
   | { kind: "base_moved"; reason: string }
   /** A required check failed on the pushed head of pull request `pr` (a URL). */

@@ -13,12 +13,13 @@ import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 import { journalOperatorChange } from "../../../lib/orchestrator/task_control.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
 import { completionVerdict } from "../../../lib/verification/verdict.ts";
+import { agentSession } from "../../../lib/tasks/agent_guard.ts";
 
 /**
- * Who may call it: an agent (worker); `{"operator": true}` also needs scope operator, which the
- * handler checks because it depends on the body.
+ * Who may call it: the agent of this task (its own session only), a worker, an operator;
+ * `{"operator": true}` needs scope operator, which the handler checks (it depends on the body).
  */
-export const policy = routePolicy({ POST: "worker" });
+export const policy = routePolicy({ POST: "agent" });
 
 /** Complete one task. */
 export async function POST(c: Ctx): Promise<Response> {
@@ -27,7 +28,12 @@ export async function POST(c: Ctx): Promise<Response> {
   if (body.operator) requireOperator(c, "complete a task as operator");
   const app = c.get("app");
   const store = await taskStoreFor(app);
-  const task = await store.complete(id, body, completionVerdict(app.paths, body.session_id));
+  const session = agentSession(c, store.get(id), body.session_id);
+  const task = await store.complete(
+    id,
+    session === undefined ? body : { ...body, session_id: session },
+    completionVerdict(app.paths, session),
+  );
   // Settled by an operator with nothing to land: its run's board shows it even when no run is
   // live to journal it (a live one does so itself).
   if (task.operator_done) await journalOperatorChange(app.paths.root, "complete", task);

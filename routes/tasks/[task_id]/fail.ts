@@ -5,14 +5,16 @@ import { requireId } from "../../../lib/ids.ts";
 import { parseBody, ReasonBodySchema } from "../../../lib/tasks/http_input.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
+import { agentSession } from "../../../lib/tasks/agent_guard.ts";
 
-/** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
-export const policy = routePolicy({ POST: "worker" });
+/** Who may call it: the agent of this task (its own session only), a worker, an operator. */
+export const policy = routePolicy({ POST: "agent" });
 
 /** Fail one task. */
 export async function POST(c: Ctx): Promise<Response> {
   const id = requireId("task_id", c.req.param("task_id")!);
   const body = parseBody(ReasonBodySchema, await readOptionalJsonObject(c));
   const store = await taskStoreFor(c.get("app"));
-  return c.json(await store.fail(id, body.reason ?? body.summary, body.session_id));
+  const session = agentSession(c, store.get(id), body.session_id);
+  return c.json(await store.fail(id, body.reason ?? body.summary, session));
 }

@@ -24,5 +24,6 @@ export async function POST(c: Ctx): Promise<Response> {
     run_id: deskFor(app.paths.root)?.runId ?? null,
     heartbeat_timeout_s: timeout,
     heartbeat_interval_s: heartbeatIntervalS(timeout),
+    ...(app.agentUrl ? { agent_port: Number(new URL(app.agentUrl).port) } : {}),
   });
 }
