@@ -82,7 +82,7 @@ export class Protection {
       const changes = await changedPaths(cwd, base, tip);
       const links = await protectedLinks(cwd, tip, rules);
       return {
-        protected: protectedChanges(rules, changes, links),
+        protected: protectedChanges(rules, { changes, links }),
         outsideOwned: outsideOwned(owned, changes.map((c) => c.path)),
       };
     } catch (e) {

@@ -159,6 +159,13 @@ export interface TreeLink {
   target: string;
 }
 
+/** What a diff changes, and the links of the tree it lands. */
+export interface DiffPaths {
+  changes: readonly ChangedPath[];
+  /** Links of the tree being landed (diff_paths.ts reads them). */
+  links?: readonly TreeLink[];
+}
+
 /** Where a link at `linkPath` pointing at `target` leads, inside the workspace (or undefined). */
 export function linkDestination(linkPath: string, target: string): string | undefined {
   if (target.startsWith("/")) return undefined; // outside the repository: not one of its paths
@@ -178,11 +185,8 @@ function within(path: string, dir: string): boolean {
  * the change points at a protected path, and a path a protected link of the tree being landed
  * leads to (`service.yaml -> conf/real.yaml` protects `conf/real.yaml`).
  */
-export function protectedChanges(
-  rules: ProtectionRules,
-  changes: readonly ChangedPath[],
-  links: readonly TreeLink[] = [],
-): string[] {
+export function protectedChanges(rules: ProtectionRules, diff: DiffPaths): string[] {
+  const { changes, links = [] } = diff;
   const guarded = links.flatMap((l) => {
     if (!isProtected(rules, l.path) && !coversProtected(rules, l.path)) return [];
     const to = linkDestination(l.path, l.target);

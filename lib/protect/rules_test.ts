@@ -116,7 +116,7 @@ Deno.test("protectedChanges() catches every way a diff can reach a protected pat
     },
   ];
   for (const c of table) {
-    assert.deepEqual(protectedChanges(RULES, c.changes, c.links), c.want, c.name);
+    assert.deepEqual(protectedChanges(RULES, c), c.want, c.name);
   }
 });
 
@@ -124,7 +124,7 @@ Deno.test("protected_paths adds globs and lifts defaults with !, last match wins
   const rules = protectionRules({
     user: ["infra/**", "!.github/workflows/**", ".github/workflows/release.yml", "!**"],
   });
-  const judged = (path: string) => protectedChanges(rules, [{ path }]).length > 0;
+  const judged = (path: string) => protectedChanges(rules, { changes: [{ path }] }).length > 0;
   assert.equal(judged(".github/workflows/ci.yml"), false, "lifted by the last !**");
   assert.equal(judged("infra/main.tf"), false, "!** comes after it");
   assert.equal(judged("service.yaml"), true, "!** cannot lift service.yaml");
@@ -132,7 +132,7 @@ Deno.test("protected_paths adds globs and lifts defaults with !, last match wins
   const ordered = protectionRules({
     user: ["!.github/workflows/**", ".github/workflows/release.yml", "infra/**"],
   });
-  const judged2 = (path: string) => protectedChanges(ordered, [{ path }]).length > 0;
+  const judged2 = (path: string) => protectedChanges(ordered, { changes: [{ path }] }).length > 0;
   assert.equal(judged2(".github/workflows/ci.yml"), false);
   assert.equal(judged2(".github/workflows/release.yml"), true);
   assert.equal(judged2("infra/main.tf"), true);
