@@ -317,13 +317,15 @@ export class TaskWork {
     }));
     const landing = tasks.flatMap((task, i) => {
       const h = this.#handles.get(task.id);
-      return h ? [{ task, i, branch: this.#tips.get(task.id) ?? h.worktree.branch }] : [];
+      return h ? [{ task, i, tip: this.#tips.get(task.id), branch: h.worktree.branch }] : [];
     });
     try {
       const outcomes = await mergeAgentBranches(this.#o.paths.root, {
         target: this.#o.targetBranch,
-        members: landing.map(({ task, branch }) => ({
-          agent: branch,
+        members: landing.map(({ task, tip, branch }) => ({
+          // The commit whose diff was captured and judged, whatever the branch holds now.
+          agent: tip ?? branch,
+          name: branch,
           taskId: task.id,
           gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
           evaluated: verification.evaluated(task.id),
