@@ -95,8 +95,9 @@ export function TaskDetail(
             {task?.protected_paths && task.protected_paths.length > 0 && (
               <p data-protected-notice>
                 <span class="badge bad">PROTECTED</span>{" "}
-                This diff changes protected paths ({fewPaths(task.protected_paths, 8)}): it lands
-                only when an operator merges it here.
+                This diff changes protected path{task.protected_paths.length === 1 ? "" : "s"}{" "}
+                ({fewPaths(task.protected_paths, 8)}): it lands only when an operator merges it
+                here.
               </p>
             )}
             <DiffViewer

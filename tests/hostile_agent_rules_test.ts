@@ -39,6 +39,7 @@ import {
 import { startFakeGithub } from "./fakes/github_api.ts";
 import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
 import { IMAGE_AGENT, skipping, testImage } from "./_container_image.ts";
+import { screenshot } from "./browser/_harness.ts";
 
 type Row = Awaited<ReturnType<typeof rowsOf>>[number];
 
@@ -398,6 +399,7 @@ Deno.test("hostile agent, merge mode: the board page shows the protected paths o
   await page.locator('.file-toggle[data-path=".github/workflows/ci.yml"] [data-protected]')
     .waitFor();
   await page.locator("button[data-decision=merge]:not([disabled])").waitFor();
+  await screenshot(page, "protected-paths-card.png");
   await page.click("button[data-decision=merge]");
   await page.locator("[data-review-receipt]").waitFor();
   const result = await run.result;
