@@ -176,7 +176,7 @@ export class Orchestrator {
       continuous: options.continuous ?? false,
       reportedExitGraceMs: REPORTED_EXIT_GRACE_MS,
       // A pull request's host tells of changes (poller, webhooks); the clock is a safety net.
-      mergeRetryMs: options.landing ? options.landing.settings.pollIntervalMs : 3000,
+      mergeRetryMs: options.landing ? options.landing.settings.retryMs : 3000,
       ...(options.stuckMergeWaitMs !== undefined
         ? { stuckMergeWaitMs: options.stuckMergeWaitMs }
         : {}),

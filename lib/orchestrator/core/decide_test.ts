@@ -1325,3 +1325,23 @@ Deno.test("decide(): work this run merged that the store could not record is sai
     "`service run` closes it from the journal",
   ]);
 });
+
+Deno.test("decide(): the host changing while a pull request's step is under way runs the step again as soon as it waits, not at the next retry", () => {
+  const s = landing(state([task("t1", { status: "DONE", attempts: 1 })]), "t1", "merging");
+  // A check went green after the step read the host, before the step's answer came back.
+  let step = decide(s, { type: "landing_changed", taskId: "t1" });
+  assert.deepEqual(summary(step), [], "the step under way is not doubled");
+  const wait = {
+    kind: "waiting" as const,
+    reason: "pull request #1 waits for required check `ci`",
+  };
+  step = decide(step.state, { type: "merge_result", taskId: "t1", result: wait });
+  assert.ok(summary(step).includes("merge t1"), "taken again at once");
+  assert.equal(step.state.landings.get("t1")?.stage, "merging");
+  // Without a change meanwhile, a wait waits (for the host, or the retry interval).
+  step = decide(step.state, { type: "merge_result", taskId: "t1", result: wait });
+  assert.ok(!summary(step).includes("merge t1"));
+  assert.equal(step.state.landings.get("t1")?.stage, "waiting");
+  step = decide(step.state, { type: "landing_changed", taskId: "t1" });
+  assert.ok(summary(step).includes("merge t1"), "a waiting one is taken at once");
+});

@@ -77,6 +77,8 @@ export interface Landing {
   rebases: number;
   /** The protected paths its diff touches (it waits for an operator's merge, DESIGN.md §18). */
   protectedPaths?: string[];
+  /** The host said something changed while a step was under way: it is tried again at once. */
+  changed?: boolean;
 }
 
 /** Settings the core decides with (from service.yaml and the run's options). */
