@@ -131,6 +131,13 @@ export interface EventReads {
   task_cancelled: { task_id: string; reason?: string };
   task_done_by_operator: { task_id: string; reason?: string };
   task_waiting: { task_id: string; reason?: string };
+  task_protected_paths: { task_id: string; paths: string[]; error?: string };
+  task_owned_files_exceeded: {
+    task_id: string;
+    paths: string[];
+    owned_files: string[];
+    enforced?: boolean;
+  };
   task_rebased: { task_id: string; onto?: string; diff_changed?: boolean };
   task_log_captured: { task_id: string; session_id: string; sha256: string; bytes: number };
   task_worktree_prepared: {
@@ -390,6 +397,17 @@ const READERS: Readers = {
   task_cancelled: taskOnly,
   task_done_by_operator: taskOnly,
   task_waiting: taskOnly,
+  task_protected_paths: (d) => ({
+    task_id: reqStr(d, "task_id"),
+    paths: strs(d.paths),
+    error: str(d.error),
+  }),
+  task_owned_files_exceeded: (d) => ({
+    task_id: reqStr(d, "task_id"),
+    paths: strs(d.paths),
+    owned_files: strs(d.owned_files),
+    enforced: bool(d.enforced),
+  }),
   task_rebased: (d) => ({
     task_id: reqStr(d, "task_id"),
     onto: str(d.onto),

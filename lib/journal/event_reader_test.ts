@@ -70,6 +70,8 @@ const WRITTEN: JournalEvent[] = [
   ev.taskCancelled({ task_id: "a", reason: "r" }),
   ev.taskDoneByOperator({ task_id: "a", reason: "r" }),
   ev.taskWaiting({ task_id: "a", reason: "r" }),
+  ev.taskProtectedPaths({ task_id: "a", paths: [".github/workflows/ci.yml"], error: "e" }),
+  ev.taskOwnedFilesExceeded({ task_id: "a", paths: ["x"], owned_files: ["y"], enforced: true }),
   ev.taskRebased({ task_id: "a", onto: "c", diff_changed: true }),
   ev.taskLogCaptured({ task_id: "a", session_id: "s", sha256: "sha256:00", bytes: 3 }),
   ev.taskWorktreePrepared({
