@@ -52,8 +52,10 @@ export function JournalReceipt({ receipt, disagreement, ignored }: JournalReceip
       </dl>
       {ignored && (
         <p class="muted" style="margin:.3rem 0 0" data-ignored-rows={ignored.count}>
-          {ignored.count} row{ignored.count === 1 ? "" : "s"}{" "}
-          of this journal count for nothing — malformed, so the board and every view ignore{" "}
+          {ignored.count === 1
+            ? "1 row of this journal counts"
+            : `${ignored.count} rows of this journal count`}{" "}
+          for nothing — malformed, so the board and every view ignore{" "}
           {ignored.count === 1 ? "it" : "them"}:{" "}
           {ignored.rows.map((r) => `row ${r.index} ${r.type} (${r.reason})`).join("; ")}
           {ignored.count > ignored.rows.length ? "; …" : ""}.

@@ -21,7 +21,11 @@ import { encodeRow, type JournalEvent } from "../lib/journal/row.ts";
 import { sha256Hex, ZERO_HASH } from "../lib/journal/hash.ts";
 import type { JsonValue } from "../lib/journal/canonical_json.ts";
 import type { WorkspacePaths } from "../lib/workspace.ts";
-import { tempDir } from "./helpers.ts";
+import { goldenWorkspace, tempDir } from "./helpers.ts";
+import { appendEvents } from "../lib/journal/journal_file.ts";
+import { runOutline } from "../lib/review/activity.ts";
+import { auditCrossCheckResults } from "../lib/audit/doctor_check.ts";
+import { workspacePaths } from "../lib/workspace.ts";
 
 const FOLD_PY = new URL("../scripts/fold.py", import.meta.url).pathname;
 const TS = "2026-11-21T10:00:00.000Z";
@@ -341,4 +345,36 @@ Deno.test("scripts/fold.py folds every catalogue journal to the same board bytes
     sha256Hex(ours[i]) === theirs[i] ? [] : [`${c.name}: ours ${ours[i]}`]
   );
   assert.deepEqual(differ, []);
+});
+
+Deno.test("a malformed merge decision appended to a run: the page, doctor and the run trail ignore it and say so", async () => {
+  await using ws = await goldenWorkspace();
+  const paths = workspacePaths(ws.path);
+  const [row] = await appendEvents(join(ws.runDir, "journal.jsonl"), [{
+    type: "task_review_decision",
+    data: { task_id: "t-docs", decision: "merge", note: "no principal" },
+  }]);
+  const outline = await runOutline(paths, "golden");
+  assert.equal(outline.journal_verified, true);
+  assert.deepEqual(outline.ignored_rows, {
+    count: 1,
+    rows: [{
+      index: row.seq,
+      type: "task_review_decision",
+      reason: "`principal` missing",
+      task_id: "t-docs",
+    }],
+  });
+  assert.notEqual(outline.tasks.find((t) => t.task_id === "t-docs")?.state, "merged");
+  const trail = await fold(join(ws.runDir, "journal.jsonl"), RUN_TRAIL_SINK);
+  assert.equal(trail.tasks.get("t-docs"), "open");
+  const doctor = await auditCrossCheckResults(paths);
+  assert.deepEqual(doctor.map((r) => [r.ok, r.warning]), [[true, true]]);
+  assert.match(
+    doctor[0].detail,
+    new RegExp(
+      `row ${row.seq} of run golden is a task_review_decision that counts for nothing ` +
+        "\\(`principal` missing\\): the board, the run and `service status` ignore it",
+    ),
+  );
 });
