@@ -14,8 +14,10 @@
  *    update is reverted the same way and the merge waits.
  */
 import { gitWorktree } from "../git/worktree_admin.ts";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { git, splitZ } from "../git/git.ts";
+import { hardenedConfig } from "../git/agent_tree.ts";
+import type { HardenedValue } from "../git/hardened.ts";
 
 /** Outcome of {@link advanceTarget}. */
 export type LandResult =
@@ -67,7 +69,7 @@ const CHUNK = 500;
 async function dirtyAmong(
   dir: string,
   paths: readonly string[],
-  signal?: AbortSignal,
+  o: { signal?: AbortSignal; config: HardenedValue[] },
 ): Promise<string[]> {
   const dirty = new Set<string>();
   for (let i = 0; i < paths.length; i += CHUNK) {
@@ -80,7 +82,7 @@ async function dirtyAmong(
       "--no-renames",
       "--",
       ...paths.slice(i, i + CHUNK),
-    ], { cwd: dir, signal, env: { GIT_LITERAL_PATHSPECS: "1" } });
+    ], { cwd: dir, signal: o.signal, config: o.config, env: { GIT_LITERAL_PATHSPECS: "1" } });
     for (const entry of splitZ(out.stdout)) dirty.add(entry.slice(3));
   }
   const changed = new Set(paths);
@@ -113,6 +115,19 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
     files: [],
   });
   const checkouts = await checkoutsOf(root, target, signal);
+  const agents = join(await Deno.realPath(root).catch(() => root), ".sdd", "worktrees") + "/";
+  const agentOwned = checkouts.filter((c) => c.dir.startsWith(agents) || !isAbsolute(c.dir));
+  if (agentOwned.length > 0) {
+    // An agent's worktree never has the target checked out unless its git files were changed:
+    // the service runs no git in a checkout an agent controls.
+    return {
+      landed: false,
+      reason: `${target} is listed as checked out in ${agentOwned.map((c) => c.dir).join(", ")}, ` +
+        "an agent's worktree: the service updates no checkout an agent controls; remove that " +
+        "worktree (`git worktree remove --force <path>`)",
+      files: [],
+    };
+  }
   if (checkouts.length === 0) {
     const r = await cas(root);
     return r.code === 0 ? { landed: true } : moved(r.stderr);
@@ -127,7 +142,10 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
   // The listing read each checkout's HEAD: the one on the target must be at the merged-onto tip.
   const { dir, head } = checkouts[0];
   if (head !== oldTip) return moved(`HEAD is ${ref} at ${head}`);
-  const dirty = await dirtyAmong(dir, options.changed, signal);
+  // The merged files are agents' work, and so are the attributes that would pick drivers for
+  // them: no filter or merge driver runs while the checkout is read and updated.
+  const config = await hardenedConfig(dir, { signal });
+  const dirty = await dirtyAmong(dir, options.changed, { signal, config });
   if (dirty.length > 0) {
     return {
       landed: false,
@@ -138,6 +156,7 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
   const update = await git(["read-tree", "-m", "-u", oldTip, newTip], {
     cwd: dir,
     signal,
+    config,
     allowFailure: true,
   });
   if (update.code !== 0) {
@@ -149,7 +168,7 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
   }
   const r = await cas(dir);
   if (r.code !== 0) {
-    await git(["read-tree", "-m", "-u", newTip, oldTip], { cwd: dir, allowFailure: true });
+    await git(["read-tree", "-m", "-u", newTip, oldTip], { cwd: dir, config, allowFailure: true });
     return moved(r.stderr);
   }
   return { landed: true, checkout: dir };

@@ -17,6 +17,8 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { gitAmongWorktrees } from "../git/worktree_admin.ts";
 import { commitIdentity, git, gitText, splitZ } from "../git/git.ts";
+import type { AgentTree } from "../git/agent_tree.ts";
+import { openWorktree } from "./trees.ts";
 
 /** Build caches that never belong in a commit (DESIGN.md §13 `default_ignores`). */
 export const DEFAULT_IGNORES: readonly string[] = [
@@ -131,6 +133,8 @@ export interface UntrackOptions {
   /** Message of the commit that takes the files out. */
   message?: string;
   signal?: AbortSignal;
+  /** The worktree already opened for git (lib/worktrees/trees.ts); default: opened here. */
+  tree?: AgentTree;
 }
 
 /**
@@ -144,29 +148,32 @@ export async function untrackIgnored(
   base: string,
   options: UntrackOptions = {},
 ): Promise<string[]> {
-  const o = { cwd: worktree, signal: options.signal };
-  const file = join(await gitDirOf(worktree, options.signal), WORKTREE_EXCLUDE_FILE);
-  if (!await Deno.stat(file).then(() => true, () => false)) return [];
+  const tree = options.tree ?? await openWorktree(worktree, { signal: options.signal });
+  const o = { signal: options.signal };
+  const file = join(tree.dirs.admin_dir, WORKTREE_EXCLUDE_FILE);
+  if (!await Deno.lstat(file).then((s) => s.isFile, () => false)) return [];
   const matching = splitZ(
-    (await git(["ls-files", "-z", "-c", "-i", `--exclude-from=${file}`], o)).stdout,
+    (await tree.git(["ls-files", "-z", "-c", "-i", `--exclude-from=${file}`], o)).stdout,
   );
   if (matching.length === 0) return [];
   const added = new Set(splitZ(
-    (await git(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", base, "HEAD"], o))
-      .stdout,
+    (await tree.git(
+      ["diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", base, "HEAD"],
+      o,
+    )).stdout,
   ));
   const junk = matching.filter((p) => added.has(p));
   if (junk.length === 0) return [];
   const rm = ["--literal-pathspecs", "rm", "-q", "--cached", "--pathspec-from-file=-"];
-  await git([...rm, "--pathspec-file-nul"], {
+  await tree.git([...rm, "--pathspec-file-nul"], {
     ...o,
     stdin: junk.join("\0"),
   });
   const message = options.message ??
     `service: untrack ${junk.length} ignored file(s) (build caches, linked or copied files)`;
-  await git(["-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message], {
+  await tree.git(["commit", "-q", "--no-verify", "-m", message], {
     ...o,
-    env: await commitIdentity(worktree),
+    env: await commitIdentity(tree.dirs.common_dir),
   });
   return junk;
 }
