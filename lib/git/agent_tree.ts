@@ -2,12 +2,14 @@
  * The one way the service runs git in an agent's tree (its worktree, a gate's tree): the
  * directories are the service's, never what files there say — `GIT_DIR` (the worktree's own git
  * directory), `GIT_COMMON_DIR` (the repository's) and `GIT_WORK_TREE` are set, so git reads no
- * `.git` file, no `commondir`, no `core.worktree` — and every call carries lib/git/hardened.ts:
+ * `.git` file and no `core.worktree`, and the `commondir` file, which git's ref store still reads,
+ * must name the repository's — and every call carries lib/git/hardened.ts:
  * no hook, no fsmonitor, no transport, no filter or merge driver whatever the configuration or
  * the tree's attributes say, and diffs with `--no-textconv --no-ext-diff`. git's own
  * `safe.directory` check is skipped when `GIT_DIR` is set, so the same rule is applied here: the
  * three directories must belong to the service's user.
  */
+import { join, resolve } from "node:path";
 import { git, GitError, type GitOptions, type GitResult, splitZ } from "./git.ts";
 import {
   AGENT_TREE_CONFIG,
@@ -88,6 +90,28 @@ export async function hardenedConfig(
   return [...AGENT_TREE_CONFIG, ...driverOverrides(splitZ(listed.stdout))];
 }
 
+/**
+ * Throw unless the tree's git directory names the repository's as its `commondir` (a plain file).
+ * `GIT_COMMON_DIR` does not cover it: git's ref store (2.39, files backend) reads that file
+ * itself, so a `commondir` naming another git directory would take the branch's updates there.
+ */
+async function requireCommonDir(dirs: TreeDirs): Promise<void> {
+  const path = join(dirs.admin_dir, "commondir");
+  const st = await Deno.lstat(path).catch(() => undefined);
+  const text = st?.isFile && !st.isSymlink ? await Deno.readTextFile(path) : "";
+  const named = text.trim() && resolve(dirs.admin_dir, text.trim());
+  const real = async (p: string) => await Deno.realPath(p).catch(() => p);
+  if (!named || await real(named) !== await real(dirs.common_dir)) {
+    throw new GitError(
+      ["(open)"],
+      dirs.worktree,
+      128,
+      `${path} does not name ${dirs.common_dir}: put the worktree's git files back first ` +
+        "(lib/git/tree_admin.ts restoreTreeAdmin)",
+    );
+  }
+}
+
 /** Options of {@link openAgentTree}. */
 export interface OpenTreeOptions {
   signal?: AbortSignal;
@@ -102,6 +126,7 @@ export async function openAgentTree(
   options: OpenTreeOptions = {},
 ): Promise<AgentTree> {
   await requireOwned([dirs.worktree, dirs.admin_dir, dirs.common_dir]);
+  await requireCommonDir(dirs);
   const pinned = {
     GIT_DIR: dirs.admin_dir,
     GIT_COMMON_DIR: dirs.common_dir,

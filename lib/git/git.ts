@@ -84,12 +84,13 @@ export async function git(args: readonly string[], options: GitOptions): Promise
   const stdin = typeof options.stdin === "string"
     ? new TextEncoder().encode(options.stdin)
     : options.stdin;
+  const env = environment(options);
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command("git", {
       args: [...args],
       cwd,
-      env: environment(options),
+      env,
       stdin: stdin ? "piped" : "null",
       stdout: "piped",
       stderr: "piped",
