@@ -44,6 +44,11 @@ export const AGENT_TREE_CONFIG: readonly HardenedValue[] = [
     why: "the agent's cached listing of untracked files is never trusted (git drops it)",
   },
   {
+    key: "core.splitIndex",
+    value: "false",
+    why: "one index file, which the service checks and rebuilds, and no shared index beside it",
+  },
+  {
     key: "protocol.allow",
     value: "never",
     why: "no transport: a partial clone's lazy fetch or a submodule would start one (ext::, " +
