@@ -10,6 +10,8 @@ import { SERVICE_VERSION } from "./lib/version.ts";
 import { optionMistake } from "./lib/cli/commands/_options.ts";
 import { resolve } from "node:path";
 import { UserFacingError } from "./lib/errors.ts";
+import { guardConsole } from "./lib/cli/terminal.ts";
+import { printableLines } from "./lib/util/printable.ts";
 import { GUI_APP, SERVER_APP } from "./routes/_app.ts";
 
 function usage(): string {
@@ -59,6 +61,8 @@ export function named(error: Error): string {
 
 /** Run the CLI with `argv`; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  // Everything this process prints passes the terminal guard (lib/cli/terminal.ts).
+  guardConsole();
   let root = Deno.cwd();
   let debug = false;
   const words: string[] = [];
@@ -120,8 +124,10 @@ export async function main(argv: string[]): Promise<number> {
     return await found.command.run(found.rest, ctx);
   } catch (e) {
     if (debug) console.error(e);
+    // An error may quote an agent, a host or a tracker: its lines are escaped one by one.
+    const fail = (text: string) => ctx.stderr(printableLines(text).join("\n"));
     if (e instanceof CliError) {
-      ctx.stderr(`service ${found.command.name}: ${e.message}`);
+      fail(`service ${found.command.name}: ${e.message}`);
       return e.exitCode;
     }
     const parse = optionMistake(
@@ -130,21 +136,21 @@ export async function main(argv: string[]): Promise<number> {
       optionsOf(found.command),
     );
     if (parse) {
-      ctx.stderr(`service ${found.command.name}: ${parse}`);
+      fail(`service ${found.command.name}: ${parse}`);
       return EXIT.error;
     }
     if (e instanceof UserFacingError) {
       const fix = e.fix ? `\n  fix: ${e.fix}` : "";
-      ctx.stderr(`service ${found.command.name}: ${named(e)}${fix}`);
+      fail(`service ${found.command.name}: ${named(e)}${fix}`);
       return e.exitCode;
     }
     if (e instanceof Deno.errors.PermissionDenied) {
-      ctx.stderr(
+      fail(
         `service ${found.command.name}: RuntimeError: Permission denied: ${(e as Error).message}`,
       );
       return EXIT.permissionDenied;
     }
-    ctx.stderr(
+    fail(
       `service ${found.command.name}: ${named(e as Error)}${debug ? "" : " (--debug for details)"}`,
     );
     return EXIT.error;

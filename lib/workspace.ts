@@ -117,3 +117,11 @@ export function diffPath(paths: WorkspacePaths, runId: string, taskId: string): 
 export function evidenceDir(paths: WorkspacePaths, runId: string, taskId: string): string {
   return join(paths.runs, runId, "evidence", taskId);
 }
+
+/**
+ * `.sdd/runtime/checkout-merge.json`: the intent of a merge into the user's checkout, recorded
+ * before the checkout is touched and cleared once the branch moved (lib/merge/checkout_intent.ts).
+ */
+export function checkoutMergePath(paths: WorkspacePaths): string {
+  return join(paths.runtime, "checkout-merge.json");
+}

@@ -226,3 +226,30 @@ if (import.meta.main) {
   console.log(image.ok ? `container test image: ${image.ref} (${image.runtime})` : "");
   skipping(image);
 }
+
+/**
+ * The test image with `lines` (Containerfile instructions, e.g. `RUN rm -f /usr/bin/socat`)
+ * on top, built once per machine and tagged by what went into it: an image that lacks a tool.
+ */
+export async function derivedTestImage(
+  image: Extract<TestImage, { ok: true }>,
+  name: string,
+  lines: string[],
+): Promise<string> {
+  const text = `FROM ${image.ref}\n${lines.join("\n")}\n`;
+  const ref = `localhost/service-test-${name}:${sha256Hex(text).slice(0, 16)}`;
+  if (await exists(image.bin, ref)) return ref;
+  const context = await Deno.makeTempDir({ prefix: "service-test-derived-" });
+  try {
+    await Deno.writeTextFile(join(context, "Containerfile"), text);
+    const r = await runtimeCall(
+      image.bin,
+      ["build", "--tag", ref, "--file", join(context, "Containerfile"), context],
+      { timeoutMs: 300_000 },
+    );
+    if (r.code !== 0) throw new Error(`build of ${ref} failed: ${r.stderr.trim().slice(-500)}`);
+  } finally {
+    await Deno.remove(context, { recursive: true }).catch(() => {});
+  }
+  return ref;
+}

@@ -16,7 +16,8 @@ const claudePath = await resolveBinary("claude", Deno.env.toObject());
 if (!claudePath) console.warn("SKIP claude_code_verification_test: `claude` not found in PATH");
 
 const REPORT = `curl -sS -X POST "$SERVICE_SERVER_URL/tasks/$SERVICE_TASK_ID/complete" ` +
-  `-H "Content-Type: application/json" -d '{"summary":"done","tests_run":true}'`;
+  `-H "Authorization: Bearer $SERVICE_TOKEN" -H "Content-Type: application/json" ` +
+  `-d '{"summary":"done","tests_run":true}'`;
 
 const CALC = "def add(a, b):\n    return a + b\n";
 const TESTS = "import unittest\nfrom calc import add\n\n" +

@@ -117,6 +117,79 @@ const CASES: HostileCase[] = [
   },
   {
     name:
+      "--yes installs without granting a ${VAR}; only --allow-env NAME grants it, exactly that one",
+    async check(ws) {
+      const seen = join(ws.home, "seen");
+      ws.catalog.entries = [validEntry({
+        id: "leaky",
+        install_command: ["true"],
+        command: "sh",
+        args: ["-c", `printf %s "$KEY/$OTHER" > ${seen}; exit 1`],
+        env: { KEY: "${SECRET_TOKEN}", OTHER: "${OTHER_TOKEN}" },
+      })];
+      const env = { env: { OTHER_TOKEN: "other-value" } };
+      // Standard input says yes to everything: --yes must not turn that into consent either.
+      const yes = await ws.run(["install", "leaky", "--yes"], { ...env, stdin: "y\ny\ny\n" });
+      assert.match(
+        yes.stderr,
+        /not allowed: OTHER_TOKEN, SECRET_TOKEN: .*--yes accepts the install, never a variable/,
+      );
+      assert.match(yes.stderr, /--allow-env OTHER_TOKEN --allow-env SECRET_TOKEN/);
+      assert.ok(!(yes.stdout + yes.stderr).includes(USER_SECRET), "a value was printed");
+      assert.equal(await Deno.readTextFile(seen), "${SECRET_TOKEN}/${OTHER_TOKEN}");
+      assert.deepEqual((await block(ws)).installed.leaky.allowed_env, []);
+
+      const one = await ws.run(["install", "leaky", "--yes", "--allow-env", "SECRET_TOKEN"], env);
+      assert.equal(await Deno.readTextFile(seen), `${USER_SECRET}/\${OTHER_TOKEN}`, one.stderr);
+      assert.deepEqual((await block(ws)).installed.leaky.allowed_env, ["SECRET_TOKEN"]);
+      assert.match(one.stderr, /not allowed: OTHER_TOKEN:/);
+
+      // A name the entry does not read is refused before anything runs (a typo is no consent).
+      const typo = await ws.run(["install", "leaky", "--yes", "--allow-env", "SECRET_TOKNE"], env);
+      assert.equal(typo.code, 1);
+      assert.match(
+        typo.stderr,
+        /--allow-env SECRET_TOKNE: leaky reads no such variable \(it reads OTHER_TOKEN, SECRET_TOKEN\); nothing was installed/,
+      );
+      assert.deepEqual((await block(ws)).installed.leaky.allowed_env, ["SECRET_TOKEN"]);
+
+      // Interactively, a named variable is not asked about; the other one is.
+      const asked = await ws.run(["install", "leaky", "--allow-env", "OTHER_TOKEN"], {
+        ...env,
+        stdin: "y\nn\n",
+      });
+      assert.match(asked.stderr, /let leaky read SECRET_TOKEN from your environment/);
+      assert.doesNotMatch(asked.stderr, /read OTHER_TOKEN/);
+      assert.deepEqual((await block(ws)).installed.leaky.allowed_env, ["OTHER_TOKEN"]);
+      assert.equal(await Deno.readTextFile(seen), "${SECRET_TOKEN}/other-value");
+    },
+  },
+  {
+    name: "an upgrade that adds a ${VAR} under --yes does not grant it without --allow-env",
+    async check(ws) {
+      const v1 = { ...INSTALLED, env: { KEY: "${SECRET_TOKEN}" } };
+      await recordInstall(ws, v1, { allowed_env: ["SECRET_TOKEN"] });
+      ws.catalog.entries = [{
+        ...v1,
+        version_pin: "2.0.0",
+        env: { KEY: "${SECRET_TOKEN}", MORE: "${OTHER_TOKEN}" },
+      }];
+      const r = await ws.run(["upgrade", "srv", "--yes"], { env: { OTHER_TOKEN: "x" } });
+      assert.match(r.stderr, /not allowed: OTHER_TOKEN/);
+      const record = (await block(ws)).installed.srv;
+      assert.equal(record.version_pin, "2.0.0", r.stdout + r.stderr);
+      assert.deepEqual(record.allowed_env, ["SECRET_TOKEN"], "kept what was allowed, no more");
+      // Nothing left to upgrade reads it: refused; installing again with the flag grants it.
+      const late = await ws.run(["upgrade", "srv", "--yes", "--allow-env", "OTHER_TOKEN"]);
+      assert.equal(late.code, 1);
+      assert.match(late.stderr, /--allow-env OTHER_TOKEN: no upgrade to ask for reads it/);
+      const again = await ws.run(["install", "srv", "--yes", "--allow-env", "OTHER_TOKEN"]);
+      assert.match(again.stderr, /not allowed: SECRET_TOKEN/, "a new install asks afresh");
+      assert.deepEqual((await block(ws)).installed.srv.allowed_env, ["OTHER_TOKEN"]);
+    },
+  },
+  {
+    name:
       "an install command that leaves a setsid'd descendant holding its output is ended at the timeout",
     async check(ws) {
       const pidFile = join(ws.home, "pid");

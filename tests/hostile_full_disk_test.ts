@@ -4,7 +4,9 @@
  * kind of write the service makes: the journal and the audit chain (a review action), a task
  * spec (create, claim), a JSONL state file (the verification ledger), a webhook ticket. Every
  * failed write answers 507 `insufficient_storage`, leaves the files byte for byte as they were
- * and shows nothing that was not written; once space is back everything works again.
+ * and shows nothing that was not written; once space is back everything works again. A disk that
+ * fills between a merge's journal row and its task's store write (the crash drill's
+ * `merge.journaled` point) is repaired from the journal by the next `service run`.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -22,6 +24,13 @@ import { loopbackServer } from "./_raw_http.ts";
 import { testWorkspace } from "./_workspace.ts";
 import { deliver, fixture, webhookWorkspace } from "./_webhooks.ts";
 import { type SmallDisk, smallDisk, TMPFS_UNAVAILABLE } from "./_tmpfs.ts";
+import { runPlan } from "../lib/orchestrator/run.ts";
+import { loadTaskSpecs } from "../lib/tasks/persist.ts";
+import { setCrashHook } from "../lib/util/crash_points.ts";
+import { workspacePaths } from "../lib/workspace.ts";
+import { SERVER_APP } from "../routes/_app.ts";
+import { sh, withEnv, workspace } from "./_e2e.ts";
+import { startFakeGithub } from "./fakes/github_api.ts";
 
 const ignore = TMPFS_UNAVAILABLE !== undefined;
 const BIG_NOTE = "n".repeat(4000); // its row needs a page a full disk does not have
@@ -366,3 +375,141 @@ for (const { kind, write } of PRIMITIVES) {
     },
   });
 }
+
+/** Run `root`'s plan in this process with the disk filled right after `task_merged` is durable. */
+async function runFilledAfterMerge(root: string, disk: SmallDisk) {
+  setCrashHook(async (point) => {
+    if (point === "merge.journaled") await disk.fill();
+  });
+  const lines: string[] = [];
+  const stop = new AbortController();
+  const limit = setTimeout(() => stop.abort(), 120_000);
+  try {
+    const result = await runPlan({
+      root,
+      port: 0,
+      app: SERVER_APP,
+      signal: stop.signal,
+      out: (l) => lines.push(l),
+    });
+    return { lines, result, error: undefined };
+  } catch (error) {
+    return { lines, result: undefined, error: error as Error };
+  } finally {
+    clearTimeout(limit);
+    setCrashHook(undefined);
+    await disk.free();
+    assert.equal(
+      stop.signal.aborted,
+      false,
+      `the run on a full disk never ended:\n${lines.join("\n")}`,
+    );
+  }
+}
+
+/** Every row of `type` in every run of the workspace (each journal verified). */
+async function rowsOfType(root: string, type: string) {
+  const rows = [];
+  for await (const run of Deno.readDir(join(root, ".sdd/runs"))) {
+    const text = await Deno.readTextFile(join(root, ".sdd/runs", run.name, "journal.jsonl"));
+    const journal = verifyJournalText(text);
+    assert.equal(journal.verified, true, `the journal of ${run.name} verifies`);
+    rows.push(...journal.rows.map((r) => r.row).filter((r) => r.type === type));
+  }
+  return rows;
+}
+
+const storeStatus = async (root: string, id: string) =>
+  (await loadTaskSpecs(workspacePaths(root))).tasks.find((t) => t.id === id)?.status;
+
+const F1_PLAN = [{
+  name: "s",
+  steps: [{ id: "f1", script: [["write", "f1.txt", "f1\n"], ["report", "f1 done"]] }],
+}];
+
+/** The first run merged f1 and could not record it: the journal says merged, the store DONE. */
+async function assertMergedButUnrecorded(root: string, first: { lines: string[] }) {
+  const terminal = first.lines.join("\n");
+  assert.equal((await rowsOfType(root, "task_merged")).length, 1, terminal);
+  assert.equal(await storeStatus(root, "f1"), "DONE", "the store could not record the merge");
+  assert.match(
+    terminal,
+    /f1: merged, but the task store could not record it: cannot write .*: the disk is full/,
+  );
+  assert.doesNotMatch(terminal, /DONE outside this run/, "the run does not deny its own merge");
+}
+
+/** The second run closes f1 from the journal, says so, and starts nothing. */
+async function assertRepairedNotRunAgain(root: string, how: RegExp) {
+  const lines: string[] = [];
+  const again = await runPlan({ root, port: 0, app: SERVER_APP, out: (l) => lines.push(l) });
+  const terminal = lines.join("\n");
+  assert.match(terminal, how);
+  assert.equal(again.upToDate, true, terminal);
+  assert.match(terminal, /nothing to do: all 1 step\(s\) of plan\.yaml already landed \(f1 in /);
+  assert.equal(await storeStatus(root, "f1"), "CLOSED");
+  assert.equal((await rowsOfType(root, "task_merged")).length, 1, "merged once");
+  assert.equal((await rowsOfType(root, "task_claimed")).length, 1, "no agent ran it again");
+  const runs = await Array.fromAsync(Deno.readDir(join(root, ".sdd/runs")));
+  assert.equal(runs.length, 1, "no new run");
+}
+
+Deno.test({
+  name:
+    "a full disk right after a merge: the task store cannot record it; the next `service run` closes the task from the journal, says what it repaired, and neither runs nor merges it again",
+  ignore,
+  async fn() {
+    await using disk = await smallDisk(32 * 1024 * 1024);
+    const root = join(disk.path, "ws");
+    await Deno.mkdir(root);
+    await workspace(root, F1_PLAN);
+    const first = await runFilledAfterMerge(root, disk);
+    await assertMergedButUnrecorded(root, first);
+    const before = await sh(root, "rev-parse", "main");
+
+    await assertRepairedNotRunAgain(
+      root,
+      /repaired: f1 was merged as [0-9a-f]{10} \(journal seq \d+ of run-\S+\) but the task store said DONE; it is CLOSED now and is not run again/,
+    );
+    assert.equal(await sh(root, "rev-parse", "main"), before, "nothing merged again");
+    const merges = (await sh(root, "rev-list", "--merges", "main")).trim().split("\n");
+    assert.equal(merges.length, 1, "one merge commit");
+  },
+});
+
+Deno.test({
+  name:
+    "a full disk right after a pull request merged: the next `service run` closes the task from the journal, says so, and opens no second pull request",
+  ignore,
+  async fn() {
+    await using disk = await smallDisk(32 * 1024 * 1024);
+    const root = join(disk.path, "ws");
+    await Deno.mkdir(root);
+    await workspace(root, F1_PLAN);
+    await using fake = await startFakeGithub(root);
+    await sh(root, "remote", "add", "origin", fake.bare);
+    const tokenEnv = `FAKE_GH_TOKEN_${crypto.randomUUID().slice(0, 8).toUpperCase()}`;
+    await Deno.writeTextFile(
+      join(root, "service.yaml"),
+      `landing:\n  mode: pull_request\n  provider: github\n  api_url: ${fake.url}\n` +
+        `  repo: acme/widget\n  token_env: ${tokenEnv}\n  poll_interval_s: 1\n`,
+      { append: true },
+    );
+    using _token = withEnv({ [tokenEnv]: "gh-token" });
+
+    const first = await runFilledAfterMerge(root, disk);
+    await assertMergedButUnrecorded(root, first);
+    assert.equal(fake.pulls().length, 1);
+
+    await assertRepairedNotRunAgain(
+      root,
+      /repaired: f1 was merged through https:\/\/\S+\/pull\/1 \(journal seq \d+ of run-\S+\) but the task store said DONE; it is CLOSED now/,
+    );
+    assert.equal(fake.pulls().length, 1, "no second pull request");
+    assert.equal(
+      fake.requests.filter((r) => /^PUT .*\/merge$/.test(r)).length,
+      1,
+      "merged once on the host",
+    );
+  },
+});

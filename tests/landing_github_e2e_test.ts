@@ -116,7 +116,7 @@ Deno.test("a task lands through a pull request the host merges; main is never pu
   const [pr] = gh.fake.pulls();
   assert.equal(pr.merged, true);
   assert.match(pr.body, /### What was asked[\s\S]*Task feature\./);
-  assert.match(pr.body, /### What the agent reported\n\n> wrote feature.txt/);
+  assert.match(pr.body, /### What the agent reported\n\n```text\nwrote feature.txt/);
   assert.match(
     pr.body,
     /Review board: https:\/\/board\.example\.com\/dashboard\/review-board\?run=.*&task=feature/,

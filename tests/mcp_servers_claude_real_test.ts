@@ -232,7 +232,7 @@ for a in "$@"; do
 done
 echo "$MCP_CONNECTION_NONBLOCKING" > "$STUB_OUT/$SERVICE_SESSION_ID.env"
 echo '{"type":"result","subtype":"success","total_cost_usd":0,"usage":{}}'
-curl -s -X POST -H "content-type: application/json" -d '{"summary":"stub"}' \\
+curl -s -X POST -H "Authorization: Bearer $SERVICE_TOKEN" -H "content-type: application/json" -d '{"summary":"stub"}' \\
   "$SERVICE_SERVER_URL/tasks/$SERVICE_TASK_ID/complete" >/dev/null
 `,
     { mode: 0o755 },

@@ -74,3 +74,69 @@ Deno.test("only your project: integrations list remembers an ignored delivery wi
     /stranger\/elsewhere#42 is in stranger\/elsewhere/,
   );
 });
+
+Deno.test("only your project: a pull-request or check webhook about another repository answers ignored and wakes no landing, GitHub and GitLab", async () => {
+  const { activityHub } = await import("../lib/events/hub.ts");
+  const { HOST_EVENT_ACTIVITY } = await import("../lib/webhooks/handler.ts");
+  await using ws = await webhookWorkspace("", {
+    projects: { tracker_b: "octo-org/app", tracker_c: "gitlabhq/gitlab-test" },
+  });
+  const woken: string[] = [];
+  const stop = activityHub.subscribe((a) => {
+    if (a.kind === HOST_EVENT_ACTIVITY) woken.push(String(a.detail.repo));
+  });
+  try {
+    const github = (repo: string, id: number) => ({ repository: { full_name: repo, id } });
+    const gitlab = (kind: string, path: string, id: number) => ({
+      object_kind: kind,
+      project: { path_with_namespace: path, id },
+      object_attributes: { iid: 1, id: 1, state: "opened" },
+    });
+    /** [tracker, event header, payload of another repository, the same of the project]. */
+    const CASES: [string, string | null, unknown, unknown][] = [
+      [
+        "tracker_b",
+        "pull_request",
+        { action: "synchronize", number: 1, ...github("stranger/elsewhere", 9) },
+        { action: "synchronize", number: 1, ...github("octo-org/app", 1) },
+      ],
+      [
+        "tracker_b",
+        "check_run",
+        { action: "completed", check_run: { id: 1 }, ...github("stranger/elsewhere", 9) },
+        { action: "completed", check_run: { id: 1 }, ...github("Octo-Org/App", 1) },
+      ],
+      [
+        "tracker_c",
+        null,
+        gitlab("merge_request", "stranger/elsewhere", 99),
+        gitlab("merge_request", "gitlabhq/gitlab-test", 1),
+      ],
+      [
+        "tracker_c",
+        null,
+        gitlab("pipeline", "stranger/elsewhere", 99),
+        gitlab("pipeline", "gitlabhq/gitlab-test", 1),
+      ],
+    ];
+    for (const [i, [tracker, event, theirs, mine]] of CASES.entries()) {
+      const secret = ws.secret(tracker);
+      const id = `pr-${i}`;
+      const headers: Record<string, string> = event ? { "X-GitHub-Event": event } : {};
+      const what = `${tracker} ${event ?? (theirs as { object_kind: string }).object_kind}`;
+      woken.length = 0;
+      const r = await deliver(ws, tracker, { body: JSON.stringify(theirs), secret, id, headers });
+      assert.equal(r.status, 200, `${what}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.status, "ignored", `${what}: ${JSON.stringify(r.body)}`);
+      assert.match(r.body.reason, /stranger\/elsewhere, not of trackers\.tracker_[bc]\.project/);
+      assert.deepEqual(woken, [], `${what}: the landing was woken by another repository`);
+      // Not recorded: the same delivery id about the project is accepted and wakes the landing.
+      const ok = await deliver(ws, tracker, { body: JSON.stringify(mine), secret, id, headers });
+      assert.equal(ok.body.status, "accepted", `${what}: ${JSON.stringify(ok.body)}`);
+      assert.equal(woken.length, 1, `${what}: the project's event woke nothing`);
+    }
+    assert.equal((await ws.call("GET", "/tasks")).body.tasks.length, 0);
+  } finally {
+    stop();
+  }
+});

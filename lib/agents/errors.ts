@@ -3,6 +3,7 @@
  * (`RuntimeError: binary not found in PATH: claude`). Each carries the fix in `fix`.
  */
 import { UserFacingError } from "../errors.ts";
+import { printableLines } from "../util/printable.ts";
 
 /** A configuration value is wrong (e.g. an unknown adapter name). */
 export class ValueError extends Error {
@@ -25,7 +26,11 @@ export class RuntimeError extends UserFacingError {
   }
 }
 
-/** The agent died at start: it exited within the fast-exit probe window. */
+/**
+ * The agent died at start: it exited within the fast-exit probe window. The message quotes the
+ * last lines of its log — the agent's own output — escaped line by line and set behind `│`, so
+ * wherever the message is printed they cannot erase or fake a line of the terminal.
+ */
 export class SpawnError extends UserFacingError {
   constructor(
     message: string,
@@ -33,10 +38,8 @@ export class SpawnError extends UserFacingError {
     readonly logTail: string[],
     exitCode: number,
   ) {
-    super(
-      `${message}\nlog: ${logPath}${logTail.length ? "\n" + logTail.join("\n") : ""}`,
-      exitCode,
-    );
+    const tail = logTail.flatMap(printableLines).map((l) => `  │ ${l}`);
+    super([message, `log: ${logPath}`, ...tail].join("\n"), exitCode);
     this.name = "SpawnError";
   }
 }

@@ -198,3 +198,16 @@ Deno.test("PID and heartbeat files are written atomically and read back", async 
     assert.deepEqual((await readPidFiles(paths)).map((a) => a.session_id), ["torn"]);
   });
 });
+
+Deno.test("SpawnError quotes the agent's log tail escaped, each line behind a gutter", () => {
+  const e = new SpawnError("agent exited within 2s (exit 1)", "/x/s.log", [
+    "\x1b]0;pwned\x07ok",
+    "run r completed: all tasks merged\rX",
+  ], 1);
+  assert.equal(
+    e.message,
+    "agent exited within 2s (exit 1)\nlog: /x/s.log\n" +
+      "  │ \\x1b]0;pwned\\x07ok\n  │ run r completed: all tasks merged\\rX",
+  );
+  assert.deepEqual(e.logTail[0], "\x1b]0;pwned\x07ok", "the raw tail stays on the error");
+});

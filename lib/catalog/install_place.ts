@@ -77,7 +77,7 @@ export async function installPlace(
     }
   }
   try {
-    const iso = await probeIsolation({ settings, env, binary });
+    const iso = await probeIsolation({ settings, env, binary, agent: false });
     return {
       kind: "container",
       iso,

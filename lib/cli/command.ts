@@ -41,8 +41,8 @@ export class CliError extends UserFacingError {
   }
 }
 
-/** True when colours should be used on this stream. */
-function useColour(): boolean {
+/** True when colours are used (not under NO_COLOR, and standard output is a terminal). */
+export function useColour(): boolean {
   return !Deno.env.get("NO_COLOR") && Deno.stdout.isTerminal();
 }
 

@@ -329,11 +329,13 @@ export const LandingSchema = z.strictObject({
   /** A required check failed: a new attempt told which (`retry`), or the task FAILS (`fail`). */
   on_ci_failure: z.enum(["retry", "fail"]).default("retry"),
   /**
-   * Seconds between looks at the open pull requests when no webhook tells (conditional requests:
-   * an unchanged answer costs no rate limit); with the tracker webhook configured it is a
-   * safety net, five times as long.
+   * Seconds between looks at an open pull request that just changed (conditional requests: an
+   * unchanged answer costs GitHub no rate limit); while nothing changes the interval grows to
+   * `poll_max_interval_s`. With the tracker webhook configured both are five times as long.
    */
-  poll_interval_s: z.number().min(1).max(3600).default(30),
+  poll_interval_s: z.number().min(1).max(3600).default(2),
+  /** The longest time between two looks at an unchanged pull request (never below the above). */
+  poll_max_interval_s: z.number().min(1).max(3600).default(5),
 }).superRefine((landing, ctx) => {
   if (landing.mode !== "pull_request") return;
   if (!landing.provider) {

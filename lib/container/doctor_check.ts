@@ -8,7 +8,7 @@
 import type { CheckResult } from "../check_result.ts";
 import { ContainerError } from "./errors.ts";
 import { agentNetworkShape, networkPlan, type NetworkTarget } from "./network.ts";
-import { type EndpointSpec, probeIsolation } from "./probe.ts";
+import { type EndpointSpec, imageNeeds, probeIsolation } from "./probe.ts";
 import type { CliRecipe } from "./image.ts";
 import { type ContainerSettings, hostPortText } from "./settings.ts";
 
@@ -71,7 +71,9 @@ export async function isolationChecks(input: IsolationCheckInput): Promise<Check
         name: "agent image",
         ok: true,
         detail: `${iso.image.ref} (${iso.image.id.slice(0, 12)}); ${input.binary} at ` +
-          `${iso.binaryPath} inside`,
+          `${iso.binaryPath} inside, and ${
+            imageNeeds(s, input.binary).slice(1).map((n) => n.command).join(", ")
+          }`,
       },
       {
         name: "container limits",

@@ -8,7 +8,7 @@
  */
 import { ContainerError } from "./errors.ts";
 import { type AgentImage, type CliRecipe, ensureImage } from "./image.ts";
-import { agentNetworkShape, networkPlan, type NetworkTarget } from "./network.ts";
+import { agentNetworkShape, type NetworkTarget } from "./network.ts";
 import { runArgs, type UserPlan, userPlan } from "./run_args.ts";
 import {
   askRuntime,
@@ -61,6 +61,8 @@ export interface ProbeOptions {
   ids?: { uid: number; gid: number };
   /** Build a missing generated image (default true; `doctor` only looks). */
   build?: boolean;
+  /** The containers run agents (default true); false for a catalog install (see imageNeeds). */
+  agent?: boolean;
 }
 
 /** The model endpoints under `env` and `allow_hosts`, as network targets. Pure. */
@@ -99,18 +101,62 @@ export function networkTargets(
   return targets;
 }
 
+/** A command a session's container runs, and what for. */
+export interface ImageNeed {
+  command: string;
+  why: string;
+  /** The Debian package that gives it (none for the agent CLI: its recipe installs it). */
+  pkg?: string;
+}
+
+/**
+ * Every command a container runs besides `sh` (which runs the probe itself), so an image that
+ * lacks one is refused before `run_started` instead of failing every attempt inside. Pure.
+ * Every container's entry script needs `cat` and `mkdir`; an agent's session (`agent`, not a
+ * catalog install) also needs git for its commits and, unless `agent_network: none`, `socat`
+ * for the relays: every session relays its task server, under `restricted` and `open` alike.
+ */
+export function imageNeeds(
+  settings: ContainerSettings,
+  binary: string,
+  agent = true,
+): ImageNeed[] {
+  const needs: ImageNeed[] = [
+    { command: binary, why: agent ? "the agent CLI" : "the command to run" },
+    {
+      command: "cat",
+      why: "the watchdog that ends the container with the service",
+      pkg: "coreutils",
+    },
+    { command: "mkdir", why: "the home it makes", pkg: "coreutils" },
+  ];
+  if (!agent) return needs;
+  needs.push({ command: "git", why: "the agent's commits on its branch", pkg: "git" });
+  if (agentNetworkShape(settings.agentNetwork).relay !== "nothing") {
+    needs.push(
+      {
+        command: "socat",
+        why: `the relays of agent_network: ${settings.agentNetwork} to the task server` +
+          (settings.agentNetwork === "restricted" ? " and the allowed hosts" : ""),
+        pkg: "socat",
+      },
+      { command: "sleep", why: "waiting for the relays to listen", pkg: "coreutils" },
+    );
+  }
+  return needs;
+}
+
 /** Words that say the runtime refused a limit. */
 const LIMIT_WORDS = /memory|cpu|cgroup|rlimit|ulimit|swap|quota|pids/i;
 
 /** Run the trial container; its output lines `have <cmd>=<path>`, `missing <cmd>`, `uid=<n>`. */
 async function trialRun(
   iso: Omit<ContainerIsolation, "binaryPath" | "label">,
-  binary: string,
-  env: Record<string, string>,
+  { binary, env, agent }: { binary: string; env: Record<string, string>; agent: boolean },
 ): Promise<{ binaryPath: string }> {
   const { runtime: rt, settings } = iso;
-  const plan = networkPlan(agentNetworkShape(settings.agentNetwork), iso.targets);
-  const commands = [binary, "cat", ...(plan.relays.length > 0 ? ["socat"] : [])];
+  const needs = imageNeeds(settings, binary, agent);
+  const commands = needs.map((n) => n.command);
   const script = [
     'echo "uid=$(id -u 2>/dev/null || echo unknown)"',
     `for c in ${commands.map((c) => `'${c.replaceAll("'", "'\\''")}'`).join(" ")}; do ` +
@@ -174,15 +220,19 @@ async function trialRun(
   }
   const missing = [...r.stdout.matchAll(/^missing (.+)$/gm)].map((m) => m[1]);
   if (missing.length > 0) {
-    const needs = missing.map((c) =>
-      c === binary ? `${c} (the agent CLI)` : c === "socat" ? "socat (the network relays)" : c
-    );
+    const lacks = needs.filter((n) => missing.includes(n.command));
+    const names = lacks.map((n) => n.command).join(" and ");
+    const packages = [...new Set(lacks.flatMap((n) => n.pkg ? [n.pkg] : []))];
     throw new ContainerError(
       "image_incomplete",
-      `image ${iso.image.ref} lacks ${needs.join(", ")} on its PATH`,
+      `image ${iso.image.ref} lacks ${
+        lacks.map((n) => `${n.command} (${n.why})`).join(", ")
+      } on its PATH: every attempt would fail inside it`,
       settings.autoBuildImage
-        ? "name the commands that install it in container.install (docs/isolation.md)"
-        : "install it in the image, or set auto_build_image: true to have the service build one",
+        ? `name the commands that install ${names} in container.install (docs/isolation.md)`
+        : `add ${names} to the image${
+          packages.length ? ` (Debian: apt-get install ${packages.join(" ")})` : ""
+        }, or set auto_build_image: true to have the service build one with them`,
     );
   }
   const binaryPath = new RegExp(`^have ${escapeRegExp(binary)}=(.+)$`, "m").exec(r.stdout)?.[1];
@@ -206,6 +256,10 @@ export async function probeIsolation(o: ProbeOptions): Promise<ContainerIsolatio
     build: o.build,
   });
   const base = { runtime, image, user, settings: o.settings, targets };
-  const { binaryPath } = await trialRun(base, o.binary, o.env);
+  const { binaryPath } = await trialRun(base, {
+    binary: o.binary,
+    env: o.env,
+    agent: o.agent ?? true,
+  });
   return { ...base, binaryPath, label: `container:${runtime.name}:${image.id}` };
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { networkTargets } from "./probe.ts";
+import { imageNeeds, networkTargets } from "./probe.ts";
 import type { ContainerSettings } from "./settings.ts";
 
 const settings: ContainerSettings = {
@@ -33,4 +33,18 @@ Deno.test("networkTargets(): restricted refuses an endpoint it cannot relay (an 
     networkTargets({ ...settings, agentNetwork: "open" }, endpoints, env)[0].host,
     "10.0.0.5",
   );
+});
+
+Deno.test("imageNeeds(): an agent's container needs its CLI, git and the entry script's tools, and socat whenever its network relays the task server", () => {
+  const commands = (agentNetwork: ContainerSettings["agentNetwork"], agent = true) =>
+    imageNeeds({ ...settings, agentNetwork, allowHosts: [] }, "claude", agent).map((n) =>
+      n.command
+    );
+  // No endpoint and no allow_hosts: the task server alone is relayed, so socat is still needed.
+  assert.deepEqual(commands("restricted"), ["claude", "cat", "mkdir", "git", "socat", "sleep"]);
+  assert.deepEqual(commands("open"), ["claude", "cat", "mkdir", "git", "socat", "sleep"]);
+  assert.deepEqual(commands("none"), ["claude", "cat", "mkdir", "git"]);
+  // A catalog install's container runs its command behind the entry script only.
+  assert.deepEqual(commands("open", false), ["claude", "cat", "mkdir"]);
+  for (const n of imageNeeds(settings, "claude")) assert.ok(n.why.length > 5, n.command);
 });

@@ -8,6 +8,7 @@ import { formatUsd } from "./money.ts";
 import type { CostReport } from "./report.ts";
 import { batchSavings, type CostSummaryRow, summarizeCost } from "./records.ts";
 import type { SpendState } from "./spend.ts";
+import { printable } from "../util/printable.ts";
 
 /** Options of {@link buildSpendView}. */
 export interface SpendViewOptions {
@@ -127,7 +128,7 @@ export function formatSpendView(view: SpendView, p: SpendPalette): string[] {
     lines.push(p.bold(`spend by ${view.by}${window}`));
     const head = [view.by === "model" ? "MODEL" : "TASK", "COST", "TOKENS IN", "TOKENS OUT"];
     const body = view.rows.map((r) => [
-      r.key,
+      printable(r.key), // a model's name as the agent's CLI reported it
       formatUsd(r.micro_usd),
       String(r.input_tokens),
       String(r.output_tokens),

@@ -6,23 +6,39 @@
  * 1. every path the merge changes is checked against the checkout: modified, staged, untracked
  *    and even ignored files at those paths (or an untracked file where the merge needs a
  *    directory) make the merge wait — `read-tree` would silently overwrite ignored files;
- * 2. `git read-tree -m -u <old> <new>` (the two-tree "switch" that `git checkout` uses) updates
- *    exactly the paths that differ between the two commits, in index and working tree, and
- *    refuses as a whole, changing nothing, if it would lose anything; unrelated staged and
+ * 2. the merge's intent — the branch, the checkout, both tips, and every changed path with its
+ *    exact entry (mode and blob) before and after — is recorded durably (checkout_intent.ts),
+ *    then `git read-tree -m -u <old> <new>` (the two-tree "switch" that `git checkout` uses)
+ *    updates exactly the paths that differ between the two commits, in index and working tree,
+ *    and refuses as a whole, changing nothing, if it would lose anything; unrelated staged and
  *    unstaged changes are carried over untouched;
- * 3. the ref moves with a compare-and-swap; if the user committed in between, the working tree
- *    update is reverted the same way and the merge waits.
+ * 3. the ref moves with a compare-and-swap, and the record is cleared; if the user committed in
+ *    between, the working tree update is reverted the same way and the merge waits.
+ * A process killed between steps 2 and 3 leaves the record: the next landing settles it first
+ * (interrupted.ts) — complete, undone when the checkout holds exactly the recorded entries, or
+ * held, touching nothing, when it holds anything else. A wait that only a person can end (their
+ * changes in the way) says so (`stuck`); a branch that moved is simply retried.
  */
-import { gitWorktree } from "../git/worktree_admin.ts";
 import { isAbsolute, join } from "node:path";
 import { git, splitZ } from "../git/git.ts";
 import { hardenedConfig } from "../git/agent_tree.ts";
 import type { HardenedValue } from "../git/hardened.ts";
+import { crashPoint } from "../util/crash_points.ts";
+import { checkoutsOf } from "./checkouts.ts";
+import { clearIntent, recordIntent } from "./checkout_intent.ts";
+import { changedEntries, type ChangedEntry } from "./merge_tree.ts";
+import { settleInterruptedMerge } from "./interrupted.ts";
 
 /** Outcome of {@link advanceTarget}. */
 export type LandResult =
   | { landed: true; checkout?: string }
-  | { landed: false; reason: string; files: string[] };
+  | {
+    landed: false;
+    reason: string;
+    files: string[];
+    /** Only a person can end this wait (their changes are in the way); retrying alone will not. */
+    stuck: boolean;
+  };
 
 /** Input of {@link advanceTarget}. */
 export interface AdvanceOptions {
@@ -34,33 +50,11 @@ export interface AdvanceOptions {
   newTip: string;
   /** Paths that differ between `oldTip` and `newTip`. */
   changed: string[];
+  /** The same paths with their entries in each (read from git when absent). */
+  entries?: ChangedEntry[];
   /** Reflog message. */
   message: string;
   signal?: AbortSignal;
-}
-
-/** A checkout of the target branch: its directory and the commit its HEAD was at. */
-interface Checkout {
-  dir: string;
-  head: string;
-}
-
-/** Worktrees (main checkout first) that have `refs/heads/<branch>` checked out. */
-async function checkoutsOf(
-  root: string,
-  branch: string,
-  signal?: AbortSignal,
-): Promise<Checkout[]> {
-  const out = await gitWorktree(root, ["list", "--porcelain", "-z"], { signal });
-  const found: Checkout[] = [];
-  let dir = "";
-  let head = "";
-  for (const field of splitZ(out.stdout)) {
-    if (field.startsWith("worktree ")) [dir, head] = [field.slice("worktree ".length), ""];
-    else if (field.startsWith("HEAD ")) head = field.slice("HEAD ".length);
-    else if (field === `branch refs/heads/${branch}`) found.push({ dir, head });
-  }
-  return found;
 }
 
 const CHUNK = 500;
@@ -113,31 +107,37 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
     landed: false,
     reason: `${target} moved while merging (${stderr.trim()}); retry`,
     files: [],
+    stuck: false,
   });
+  const waits = (reason: string, files: string[] = []): LandResult => ({
+    landed: false,
+    reason,
+    files,
+    stuck: true,
+  });
+  // What a killed process left in the checkout is settled before anything else touches it.
+  const interrupted = await settleInterruptedMerge(root, { signal });
+  if (interrupted.kind === "held") return waits(interrupted.reason, interrupted.files);
   const checkouts = await checkoutsOf(root, target, signal);
   const agents = join(await Deno.realPath(root).catch(() => root), ".sdd", "worktrees") + "/";
   const agentOwned = checkouts.filter((c) => c.dir.startsWith(agents) || !isAbsolute(c.dir));
   if (agentOwned.length > 0) {
     // An agent's worktree never has the target checked out unless its git files were changed:
     // the service runs no git in a checkout an agent controls.
-    return {
-      landed: false,
-      reason: `${target} is listed as checked out in ${agentOwned.map((c) => c.dir).join(", ")}, ` +
+    return waits(
+      `${target} is listed as checked out in ${agentOwned.map((c) => c.dir).join(", ")}, ` +
         "an agent's worktree: the service updates no checkout an agent controls; remove that " +
         "worktree (`git worktree remove --force <path>`)",
-      files: [],
-    };
+    );
   }
   if (checkouts.length === 0) {
     const r = await cas(root);
-    return r.code === 0 ? { landed: true } : moved(r.stderr);
+    if (r.code !== 0) return moved(r.stderr);
+    await crashPoint("merge.ref_moved");
+    return { landed: true };
   }
   if (checkouts.length > 1) {
-    return {
-      landed: false,
-      reason: `${target} is checked out in ${checkouts.map((c) => c.dir).join(", ")}`,
-      files: [],
-    };
+    return waits(`${target} is checked out in ${checkouts.map((c) => c.dir).join(", ")}`);
   }
   // The listing read each checkout's HEAD: the one on the target must be at the merged-onto tip.
   const { dir, head } = checkouts[0];
@@ -147,12 +147,23 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
   const config = await hardenedConfig(dir, { signal });
   const dirty = await dirtyAmong(dir, options.changed, { signal, config });
   if (dirty.length > 0) {
-    return {
-      landed: false,
-      reason: `uncommitted changes in ${dirty.join(", ")} would be overwritten`,
-      files: dirty,
-    };
+    return waits(
+      `uncommitted changes in ${dirty.join(", ")} would be overwritten: commit or stash them`,
+      dirty,
+    );
   }
+  await recordIntent(root, {
+    v: 1,
+    target,
+    checkout: dir,
+    old_tip: oldTip,
+    new_tip: newTip,
+    paths: options.entries ?? (await changedEntries(root, [[oldTip, newTip]], { signal }))[0],
+    pid: Deno.pid,
+    message: options.message,
+    at: new Date().toISOString(),
+  });
+  await crashPoint("merge.intent_recorded");
   const update = await git(["read-tree", "-m", "-u", oldTip, newTip], {
     cwd: dir,
     signal,
@@ -160,16 +171,23 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
     allowFailure: true,
   });
   if (update.code !== 0) {
-    return {
-      landed: false,
-      reason: `the checkout at ${dir} cannot take the merge: ${update.stderr.trim()}`,
-      files: [],
-    };
+    await clearIntent(root); // refused as a whole: nothing changed
+    return waits(`the checkout at ${dir} cannot take the merge: ${update.stderr.trim()}`);
   }
+  await crashPoint("merge.checkout_updated");
   const r = await cas(dir);
   if (r.code !== 0) {
-    await git(["read-tree", "-m", "-u", newTip, oldTip], { cwd: dir, config, allowFailure: true });
+    const back = await git(["read-tree", "-m", "-u", newTip, oldTip], {
+      cwd: dir,
+      config,
+      allowFailure: true,
+    });
+    // Reverted: nothing of the merge is left. Otherwise the record stays for the next landing.
+    if (back.code === 0) await clearIntent(root);
     return moved(r.stderr);
   }
+  await crashPoint("merge.ref_moved");
+  await clearIntent(root);
+  await crashPoint("merge.intent_cleared");
   return { landed: true, checkout: dir };
 }

@@ -126,8 +126,12 @@ Deno.test("mergeAgentBranch() waits when the user's uncommitted changes overlap 
   });
   assert.equal(out.status, "waiting");
   if (out.status !== "waiting") return;
-  assert.equal(out.reason, "uncommitted changes in a.txt would be overwritten");
+  assert.equal(
+    out.reason,
+    "uncommitted changes in a.txt would be overwritten: commit or stash them",
+  );
   assert.deepEqual(out.files, ["a.txt"]);
+  assert.equal(out.stuck, true, "only the user can end this wait");
   assert.equal(await repo.git(["rev-parse", "main"]), tip);
   assert.equal(await repo.read("a.txt"), "user's unsaved work\n");
   assert.equal(await repo.git(["diff", "--cached", "--name-only"]), "");

@@ -103,38 +103,65 @@ export async function mergeOnto(
   return { kind: "clean", tree, up_to_date: upToDate };
 }
 
-/** The paths whose content differs between each pair of trees, in one call. */
-export async function changedPaths(
+/** A path's entry in a tree or the index: its mode and blob; null when the path is absent. */
+export type Entry = { mode: string; oid: string } | null;
+
+/** One path that differs between two trees: its entry in each. */
+export interface ChangedEntry {
+  path: string;
+  old: Entry;
+  new: Entry;
+}
+
+const ZERO = /^0+$/;
+
+/** The paths that differ between each pair of trees (or commits), with both entries, in one call. */
+export async function changedEntries(
   root: string,
   pairs: readonly (readonly [from: string, to: string])[],
   options: Omit<GitOptions, "cwd"> = {},
-): Promise<string[][]> {
+): Promise<ChangedEntry[][]> {
   if (pairs.length === 0) return [];
-  // `--stdin` prints each pair as a `<from> <to>` line, then that pair's NUL-terminated paths.
+  // `--stdin` prints each pair as a `<from> <to>` line, then that pair's records, each
+  // `:<old mode> <new mode> <old oid> <new oid> <status>` and the path, NUL-terminated.
   const headers = pairs.map(([from, to]) => `${from} ${to}\n`);
-  const out = (await git(["diff-tree", "-r", "--no-renames", "--name-only", "-z", "--stdin"], {
+  const out = (await git(["diff-tree", "-r", "--no-renames", "-z", "--stdin"], {
     ...options,
     cwd: root,
     stdin: headers.join(""),
   })).stdout;
-  const lists: string[][] = [];
+  const lists: ChangedEntry[][] = [];
   let at = 0;
   for (let i = 0; i < pairs.length; i++) {
     if (!out.startsWith(headers[i], at)) {
       throw new GitError(["diff-tree", "--stdin"], root, 0, `unexpected output at ${at}`);
     }
     at += headers[i].length;
-    const paths: string[] = [];
-    const next = headers[i + 1];
-    while (at < out.length && !(next !== undefined && out.startsWith(next, at))) {
-      const end = out.indexOf("\0", at);
-      if (end < 0) break;
-      paths.push(out.slice(at, end));
-      at = end + 1;
+    const entries: ChangedEntry[] = [];
+    while (at < out.length && out[at] === ":") {
+      const metaEnd = out.indexOf("\0", at);
+      const pathEnd = metaEnd < 0 ? -1 : out.indexOf("\0", metaEnd + 1);
+      if (pathEnd < 0) break;
+      const [oldMode, newMode, oldOid, newOid] = out.slice(at + 1, metaEnd).split(" ");
+      entries.push({
+        path: out.slice(metaEnd + 1, pathEnd),
+        old: ZERO.test(oldMode) ? null : { mode: oldMode, oid: oldOid },
+        new: ZERO.test(newMode) ? null : { mode: newMode, oid: newOid },
+      });
+      at = pathEnd + 1;
     }
-    lists.push(paths);
+    lists.push(entries);
   }
   return lists;
+}
+
+/** The paths whose content differs between each pair of trees, in one call. */
+export async function changedPaths(
+  root: string,
+  pairs: readonly (readonly [from: string, to: string])[],
+  options: Omit<GitOptions, "cwd"> = {},
+): Promise<string[][]> {
+  return (await changedEntries(root, pairs, options)).map((list) => list.map((e) => e.path));
 }
 
 /** Merge `agent` (a branch or commit) into `target` (a branch or full ref) in the object store only. */

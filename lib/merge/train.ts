@@ -10,13 +10,16 @@
  *    land.ts). The candidates after a failed one hold its work: they are merged again, as a new
  *    train from the new tip. When the target cannot advance (the user's changes are in the way,
  *    or it moved), each candidate lands alone, in order, and the one in the way waits.
+ * Before step 1, a merge a killed process left half done in the checkout is settled
+ * (interrupted.ts).
  */
 import { Bounded } from "../async/bounded.ts";
 import { commitIdentity, git } from "../git/git.ts";
 import type { SignalOptions } from "../janitor/signals.ts";
 import { evaluateGates, type GateResult, type GateSpec } from "./gates.ts";
 import { advanceTarget } from "./land.ts";
-import { changedPaths, type CommitTree, mergeOnto, resolveTips } from "./merge_tree.ts";
+import { settleInterruptedMerge } from "./interrupted.ts";
+import { changedEntries, type CommitTree, mergeOnto, resolveTips } from "./merge_tree.ts";
 
 /** One branch to land. */
 export interface TrainMember {
@@ -61,7 +64,15 @@ export type MergeOutcome =
   }
   | { status: "conflict"; files: string[] }
   | { status: "gates_failed"; gates: GateResult; tree: string }
-  | { status: "waiting"; reason: string; files: string[]; gates: GateResult; tree: string };
+  | {
+    status: "waiting";
+    reason: string;
+    files: string[];
+    /** Only a person can end the wait (their changes are in the way): see land.ts. */
+    stuck: boolean;
+    gates: GateResult;
+    tree: string;
+  };
 
 /** A member's merge commit, not yet on the target. */
 interface Candidate extends CommitTree {
@@ -76,6 +87,9 @@ export async function landTrain(root: string, options: TrainOptions): Promise<Me
   const { target, members, signal } = options;
   const outcomes: MergeOutcome[] = new Array(members.length);
   if (members.length === 0) return outcomes;
+  // A merge a killed process left in the checkout is settled before the tips are read (a held
+  // one makes the advance wait: land.ts).
+  await settleInterruptedMerge(root, { signal });
   const tips = await resolveTips(root, target, members.map((m) => m.agent), { signal });
   const chain: Candidate[] = [];
   let parent = tips.target;
@@ -119,7 +133,7 @@ async function landCandidates(
 ): Promise<void> {
   if (landing.length === 0) return;
   const last = landing[landing.length - 1];
-  const [all, ...each] = await changedPaths(root, [
+  const [all, ...each] = await changedEntries(root, [
     [tip.tree, last.tree],
     ...landing.map((c) => [c.parent.tree, c.tree] as const),
   ], { signal: options.signal });
@@ -129,7 +143,8 @@ async function landCandidates(
       target: options.target,
       oldTip: tip.commit,
       newTip: last.commit,
-      changed: all,
+      changed: all.map((e) => e.path),
+      entries: all,
       message: landing.length === 1
         ? `service: merge ${options.members[last.index].agent} (task ${
           options.members[last.index].taskId
@@ -146,15 +161,22 @@ async function landCandidates(
         status: "merged",
         commit: c.commit,
         tree: c.tree,
-        changed_files: each[i],
+        changed_files: each[i].map((e) => e.path),
         gates: gates[i],
       };
     });
     return;
   }
   if (landing.length === 1) {
-    const { reason, files } = landed;
-    outcomes[last.index] = { status: "waiting", reason, files, gates: gates[0], tree: last.tree };
+    const { reason, files, stuck } = landed;
+    outcomes[last.index] = {
+      status: "waiting",
+      reason,
+      files,
+      stuck,
+      gates: gates[0],
+      tree: last.tree,
+    };
     return;
   }
   // One of them is in the way (or the target moved): each lands alone, reusing its gates when

@@ -99,7 +99,10 @@ Deno.test("when the user's uncommitted change is in the way of one branch, the o
   });
   assert.deepEqual(out.map((o) => o.status), ["merged", "waiting", "merged"]);
   assert.ok(out[1].status === "waiting");
-  assert.equal(out[1].reason, "uncommitted changes in b.txt would be overwritten");
+  assert.equal(
+    out[1].reason,
+    "uncommitted changes in b.txt would be overwritten: commit or stash them",
+  );
   assert.equal(await repo.read("b.txt"), "user's unsaved work\n");
   assert.equal(await repo.read("a.txt"), "a\n");
   assert.equal(await repo.read("c.txt"), "c\n");

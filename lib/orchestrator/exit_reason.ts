@@ -7,6 +7,7 @@ import { FAST_EXIT_WINDOW_MS } from "../agents/process.ts";
 import { AGENT_EXIT } from "../agents/exit_status.ts";
 import type { ExitDiagnosis } from "./core/protocol.ts";
 import { lastErrorLine } from "../util/last_error_line.ts";
+import { printable } from "../util/printable.ts";
 import { permanentExit } from "../agents/exit_diagnosis.ts";
 import { logParserFor } from "../agents/adapters/mod.ts";
 
@@ -26,7 +27,9 @@ export interface AgentEnd {
 
 /** The diagnosis of an agent's end, and whether it was the fast-exit probe (spec §7.3). */
 export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean } {
-  const said = lastErrorLine(end.logTail);
+  // The agent's own words go into a reason printed, journaled and shown: escaped (one line).
+  const line = lastErrorLine(end.logTail);
+  const said = line === undefined ? undefined : printable(line);
   const quote = said ? `: ${said}` : "";
   if (end.rateLimited) {
     return {
@@ -54,7 +57,8 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
     return {
       kind: `agent_${permanent.cause}_error`,
       reason: `agent exited ${end.exitCode} (${permanent.cause} error): ${
-        permanent.said ?? said ?? "no error line in its log"
+        (permanent.said === undefined ? undefined : printable(permanent.said)) ?? said ??
+          "no error line in its log"
       }; ${permanent.fix}`,
       retryable: false,
       fastExit: end.durationMs < FAST_EXIT_WINDOW_MS,

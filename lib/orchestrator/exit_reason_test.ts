@@ -71,3 +71,13 @@ Deno.test("lastErrorLine() prefers the last line that reads like an error", () =
   );
   assert.equal(lastErrorLine(["x".repeat(400)])!.length, 298);
 });
+
+Deno.test("exitReason() quotes the agent's error line escaped: the reason is printed, journaled and shown", () => {
+  const hostile = "error: \x1b]52;c;eA==\x07\x1b[2K\rall tasks merged\u202e";
+  for (const durationMs of [500, 10_000]) {
+    const { reason } = exitReason({ ...base, durationMs, logTail: [hostile] });
+    assert.ok(reason.includes("error: \\x1b]52;c;eA==\\x07\\x1b[2K\\rall tasks merged\\u202e"));
+    // deno-lint-ignore no-control-regex -- no control character of the agent's is left
+    assert.doesNotMatch(reason, /[\x00-\x1f\x7f-\x9f\u202e]/);
+  }
+});

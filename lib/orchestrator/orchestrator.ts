@@ -172,7 +172,10 @@ export class Orchestrator {
       continuous: options.continuous ?? false,
       reportedExitGraceMs: REPORTED_EXIT_GRACE_MS,
       // A pull request's host tells of changes (poller, webhooks); the clock is a safety net.
-      mergeRetryMs: options.landing ? options.landing.settings.pollIntervalMs : 3000,
+      mergeRetryMs: options.landing ? options.landing.settings.retryMs : 3000,
+      ...(options.stuckMergeWaitMs !== undefined
+        ? { stuckMergeWaitMs: options.stuckMergeWaitMs }
+        : {}),
       maxRebases: 3,
       landUnreported: options.landUnreported,
       ...(options.landing ? { onCiFailure: options.landing.settings.onCiFailure } : {}),
@@ -576,8 +579,14 @@ export class Orchestrator {
         // The journal says it first: a store change waits for the rows decided before it.
         await this.#written;
         await applyStoreChange(o.store, action.change).catch((e) =>
-          // The task moved meanwhile (an operator acted): the next decision sees where it is.
-          o.log(`${action.change.taskId}: ${action.change.op} not applied: ${(e as Error).message}`)
+          // The task moved meanwhile (an operator acted): the next decision sees where it is. A
+          // merge is in the journal already: the next run closes its task from there.
+          o.log(
+            action.change.op === "merged"
+              ? `${action.change.taskId}: merged, but the task store could not record it: ` +
+                `${(e as Error).message} (the next \`service run\` closes it from the journal)`
+              : `${action.change.taskId}: ${action.change.op} not applied: ${(e as Error).message}`,
+          )
         );
         return;
       case "spawn":

@@ -4,6 +4,7 @@
  * terminal, printed as plain lines elsewhere.
  */
 import { logTail } from "../agents/process.ts";
+import { printable, printableLines } from "../util/printable.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import type { Orchestrator } from "./orchestrator.ts";
 
@@ -46,10 +47,26 @@ export class ProgressDisplay {
     this.#runId = runId;
   }
 
-  /** One event line, time-stamped relative to the start of the run. */
+  /**
+   * One event, time-stamped relative to the start of the run. Its text may carry what an agent,
+   * a tracker or a host wrote (a summary, a log tail, an error): it is escaped line by line, and
+   * a line after the first is set under the time stamp behind `│`, so no text of theirs can
+   * start a line of its own (a fake "every task landed") or reach the terminal as a control.
+   */
   event(line: string): void {
-    const t = Math.round((Date.now() - this.#started) / 1000);
-    this.#out(`[${String(t).padStart(4)}s] ${line}`);
+    const [first, ...rest] = printableLines(line);
+    const stamp = this.#stamp();
+    const gutter = `${" ".repeat(stamp.length)} │ `;
+    this.#out([`${stamp} ${first}`, ...rest.map((l) => gutter + l)].join("\n"));
+  }
+
+  /** A line the service composed and coloured itself (the verification alert), time-stamped. */
+  notice(line: string): void {
+    this.#out(`${this.#stamp()} ${line}`);
+  }
+
+  #stamp(): string {
+    return `[${String(Math.round((Date.now() - this.#started) / 1000)).padStart(4)}s]`;
   }
 
   /** Start periodic summaries. */
@@ -83,8 +100,11 @@ export class ProgressDisplay {
         `${runtimeDir}/${agent.sessionId}.log`,
         1,
       ).catch(() => [""]))[0] ?? "";
+      // The agent's own last words: escaped, never a control sequence or a line of their own.
       lines.push(
-        `  ${agent.taskId} (${agent.sessionId}) ${agent.elapsedS}s  ${last.slice(0, 100)}`,
+        `  ${agent.taskId} (${agent.sessionId}) ${agent.elapsedS}s  ${
+          printable(last.slice(0, 100))
+        }`,
       );
     }
     const text = lines.join("\n");

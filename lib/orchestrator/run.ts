@@ -34,6 +34,7 @@ import { fileDigest, startNewRun, upToDateLine } from "./new_run.ts";
 import type { RunOutcome } from "./orchestrator.ts";
 import { doneSteps, keyedTasks, stepsToDo } from "./plan_steps.ts";
 import { checkedPlan, currentBranch, RunError, throwSetupProblems } from "./run_checks.ts";
+import { repairAfterCrash } from "./crash_repair.ts";
 import { prepareLanding } from "../landing/setup.ts";
 import { drive, type StartedRun } from "./run_drive.ts";
 import {
@@ -201,6 +202,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   options.signal?.addEventListener("abort", stopOnSignal, { once: true });
   try {
     const store = await taskStoreFor(server.ctx);
+    // A landing a kill or a full disk cut short is put right (and said) before anything is decided.
+    for (const line of await repairAfterCrash(paths, store)) out(line);
     facts.tasks = store.list();
     start = decideRunStart(facts);
     let newPlan: ParsedPlan | undefined;

@@ -106,7 +106,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     mcpConfigPath: o.mcpConfigPath,
     onAlert: (nudge) => {
       const line = o.alertLine?.(nudge);
-      if (line) progress.event(line);
+      if (line) progress.notice(line);
     },
     cooldowns: await cooldownTracker(paths.rateLimits, rateLimitCooldownS),
     cost: o.cost,

@@ -50,6 +50,11 @@ export interface OrchestratorSettings {
   timeoutS: (task: Pick<Task, "role" | "scope">) => number;
   /** SIGTERM to SIGKILL grace (ms). */
   graceMs: number;
+  /**
+   * How long a run with nothing left but merges only the user can unblock waits before it ends
+   * (ms), when `SERVICE_MERGE_WAIT_S` sets it (default 60 s: CoreSettings).
+   */
+  stuckMergeWaitMs?: number;
   /** The spawn block after a rate limit (s), when the environment shortens the spec's 300 s. */
   rateLimitCooldownS?: number;
   /** `batch:` (the batch lane). */
@@ -62,6 +67,7 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
   const timeoutOverride = Number(env.SERVICE_AGENT_TIMEOUT_S);
   const grace = Number(env.SERVICE_KILL_GRACE_S);
   const cooldown = Number(env.SERVICE_RATE_LIMIT_COOLDOWN_S);
+  const mergeWait = Number(env.SERVICE_MERGE_WAIT_S);
   return {
     maxAgents: config.max_agents ?? 4,
     heartbeatTimeoutS: config.heartbeat_timeout_s,
@@ -84,6 +90,9 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
     },
     graceMs: env.SERVICE_KILL_GRACE_S !== undefined && grace >= 0 ? grace * 1000 : KILL_GRACE_MS,
     ...(cooldown > 0 ? { rateLimitCooldownS: cooldown } : {}),
+    ...(env.SERVICE_MERGE_WAIT_S !== undefined && mergeWait >= 0
+      ? { stuckMergeWaitMs: mergeWait * 1000 }
+      : {}),
     batch: {
       ...(config.batch.api_url ? { apiUrl: config.batch.api_url } : {}),
       maxRequests: config.batch.max_requests,

@@ -4,6 +4,7 @@
  */
 import type { TaskStore } from "../tasks/store.ts";
 import type { StoreChange } from "./core/protocol.ts";
+import { crashPoint } from "../util/crash_points.ts";
 
 /** Apply `change` to `store`; throws when the task moved meanwhile (the transition is refused). */
 export async function applyStoreChange(store: TaskStore, change: StoreChange): Promise<void> {
@@ -31,7 +32,10 @@ export async function applyStoreChange(store: TaskStore, change: StoreChange): P
       await store.cancel(change.taskId, change.reason);
       return;
     case "merged":
+      // The run loop asks only once `task_merged` is durable (orchestrator.ts, the store action).
+      await crashPoint("merge.journaled");
       await store.markMerged(change.taskId);
+      await crashPoint("merge.store_closed");
       return;
   }
 }

@@ -7,6 +7,7 @@
 import type { TreeRunner } from "../container/tree_runner.ts";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
+import { StorageFullError } from "../errors.ts";
 import { git, resolveCommit, targetRef } from "../git/git.ts";
 import * as ev from "../journal/events.ts";
 import { sha256Hex } from "../journal/hash.ts";
@@ -36,6 +37,7 @@ import { writeFileAtomic } from "../util/atomic_write.ts";
 import type { MergeResult, RebaseResult } from "./core/protocol.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
+import { printable } from "../util/printable.ts";
 
 /** What the decision core is told of a member's landing. */
 function mergeResult(outcome: MergeOutcome): MergeResult {
@@ -47,7 +49,7 @@ function mergeResult(outcome: MergeOutcome): MergeResult {
     case "conflict":
       return { kind: "conflict", files: outcome.files };
     case "waiting":
-      return { kind: "waiting", reason: outcome.reason };
+      return { kind: "waiting", reason: outcome.reason, stuck: outcome.stuck };
   }
 }
 
@@ -264,6 +266,7 @@ export class TaskWork {
     const results: MergeResult[] = tasks.map(() => ({
       kind: "waiting",
       reason: "the task's worktree is gone",
+      stuck: true, // nothing brings it back
     }));
     const landing = tasks.flatMap((task, i) => {
       const h = this.#handles.get(task.id);
@@ -277,7 +280,8 @@ export class TaskWork {
           taskId: task.id,
           gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
           evaluated: verification.evaluated(task.id),
-          message: `service: merge ${task.id} (${task.title})`,
+          // A title may be a ticket's: `git log` prints it on a terminal, so escaped.
+          message: `service: merge ${task.id} (${printable(task.title)})`,
         })),
       });
       for (const [j, outcome] of outcomes.entries()) {
@@ -288,8 +292,14 @@ export class TaskWork {
         results[i] = mergeResult(outcome);
       }
     } catch (e) {
+      // A full disk waits for a person to free space; other failures are tried again.
+      const stuck = e instanceof StorageFullError;
       for (const { i } of landing) {
-        results[i] = { kind: "waiting", reason: `merge step failed: ${(e as Error).message}` };
+        results[i] = {
+          kind: "waiting",
+          reason: `merge step failed: ${(e as Error).message}`,
+          stuck,
+        };
       }
     }
     return results;

@@ -185,7 +185,7 @@ const REPORTING_INSTRUCTIONS = `When the goal is met, report completion:
       -H "Authorization: Bearer $SERVICE_TOKEN" -H "Content-Type: application/json" \\
       -d '{"summary": "<one paragraph: what you changed and how you checked it>"}'
 
-The JSON body is optional. Leave out the Authorization header when SERVICE_TOKEN is empty.
+The JSON body is optional. SERVICE_TOKEN is this session's own credential: it reports on this task only.
 If you cannot finish, POST to "$SERVICE_SERVER_URL/tasks/$SERVICE_TASK_ID/fail" with
 {"reason": "<what is missing>"} instead.`;
 

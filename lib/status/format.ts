@@ -3,6 +3,7 @@ import type { StartFailure } from "../runs/start_failure.ts";
 import { formatUsd } from "../cost/money.ts";
 import { durationWords } from "../util/duration_words.ts";
 import type { VerificationNudge } from "../verification/nudge.ts";
+import { printable } from "../util/printable.ts";
 
 /** A parked adapter as the status object holds it. */
 interface Parked {
@@ -49,13 +50,32 @@ export function verificationLine(n: VerificationNudge, p: Palette): string | und
   return undefined;
 }
 
-/** All lines of the human status. */
+/**
+ * `p` that escapes first (lib/util/printable.ts): what a status line holds may come from an
+ * agent, a tracker, a host or a server (a reason, a worker's name), so each line is one escaped
+ * line before it is coloured.
+ */
+function escaping(p: Palette): Palette & { plain: (s: string) => string } {
+  return {
+    red: (s) => p.red(printable(s)),
+    yellow: (s) => p.yellow(printable(s)),
+    green: (s) => p.green(printable(s)),
+    bold: (s) => p.bold(printable(s)),
+    plain: printable,
+  };
+}
+
+/** All lines of the human status (each one line, whatever the status object holds). */
 export function formatStatus(
   status: Record<string, unknown>,
   source: string,
-  p: Palette,
+  palette: Palette,
 ): string[] {
-  const lines = [p.bold(`service status`) + ` (${source})`, `workspace: ${status.workspace}`];
+  const p = escaping(palette);
+  const lines = [
+    p.bold(`service status`) + p.plain(` (${source})`),
+    p.plain(`workspace: ${status.workspace}`),
+  ];
   const all = status.tasks as Record<string, number> | undefined;
   const run = status.run as
     | {
@@ -79,17 +99,17 @@ export function formatStatus(
     const others = run?.tasks && all && all.total !== run.tasks.total
       ? `; ${all.total} in the workspace, every run`
       : "";
-    lines.push(
+    lines.push(p.plain(
       `tasks: ${counted.total ?? 0}${whose}${
         parts.length ? ` (${parts.join(", ")})` : ""
       }${others}`,
-    );
+    ));
   }
   if (run) {
     const state = run.status === "running" && run.alive
       ? `running at ${run.url}`
       : run.note ?? run.status;
-    lines.push(`run: ${run.run_id} (${state})`);
+    lines.push(p.plain(`run: ${run.run_id} (${state})`));
     for (const [task, reason] of Object.entries(run.failed ?? {})) {
       lines.push(p.red(`  ${task} FAILED: ${reason}`));
     }
@@ -108,14 +128,14 @@ export function formatStatus(
   const remote = status.workers as
     | { task_id: string; worker: string; session_id: string }[]
     | undefined;
-  lines.push(
+  lines.push(p.plain(
     `agents: ${agents?.length ?? 0} live` +
       (remote?.length ? `, ${remote.length} on remote workers` : ""),
-  );
+  ));
   for (const r of remote ?? []) {
-    lines.push(`  ${r.task_id}: on worker ${r.worker} (session ${r.session_id})`);
+    lines.push(p.plain(`  ${r.task_id}: on worker ${r.worker} (session ${r.session_id})`));
   }
-  lines.push(`runs: ${status.runs ?? 0}`);
+  lines.push(p.plain(`runs: ${status.runs ?? 0}`));
   const spend = status.spend as
     | { total_micro_usd: number; budget_micro_usd: number | null; over_budget: boolean }
     | { error: string; fix: string }
@@ -126,7 +146,9 @@ export function formatStatus(
       ? "no budget"
       : `budget ${formatUsd(spend.budget_micro_usd)}`;
     const line = `spend: ${formatUsd(spend.total_micro_usd)} (${budget})`;
-    lines.push(spend.over_budget ? p.red(`${line}: budget reached, read-only mode`) : line);
+    lines.push(
+      spend.over_budget ? p.red(`${line}: budget reached, read-only mode`) : p.plain(line),
+    );
   }
   const cooldowns = (status.rate_limits as { cooldowns?: Parked[] } | undefined)?.cooldowns ?? [];
   if (cooldowns.length) {
@@ -144,21 +166,23 @@ export function formatStatus(
   if (batches.length) {
     const byBatch = new Map<string, InFlight[]>();
     for (const b of batches) byBatch.set(b.batch_id, [...(byBatch.get(b.batch_id) ?? []), b]);
-    lines.push(`batches: ${batches.length} request(s) in flight in ${byBatch.size} batch(es)`);
+    lines.push(
+      p.plain(`batches: ${batches.length} request(s) in flight in ${byBatch.size} batch(es)`),
+    );
     for (const [id, reqs] of byBatch) {
-      lines.push(
+      lines.push(p.plain(
         `  ${id} (${reqs[0].provider}, ${reqs[0].model}): ${
           reqs.map((r) => r.task_id).join(", ")
         }` +
           ` — submitted ${durationWords(Math.max(...reqs.map((r) => r.age_s)))} ago`,
-      );
+      ));
     }
   }
   const nudge = status.verification_nudge as VerificationNudge | undefined;
   if (nudge) {
-    lines.push(
+    lines.push(p.plain(
       `verification: ${nudge.verified_count}/${nudge.total_completions} completions verified`,
-    );
+    ));
     const v = verificationLine(nudge, p);
     if (v) lines.push(v);
   }

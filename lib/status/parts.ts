@@ -87,7 +87,14 @@ const RUN_NOTES: Record<string, string> = {
   resumable: "tasks were retried or unblocked since it ended: `service run` resumes it",
 };
 
-function noteOf(status: string, state: RunState): string {
+/** A failed run none of whose tasks FAILED ended with work that waits to merge (said below it). */
+const WAITS_TO_MERGE =
+  "ended with work that waits to merge (why is below): `service run` resumes it";
+
+function noteOf(status: string, state: RunState, failed: number): string {
+  if (status === "failed" && failed === 0 && Object.keys(state.waiting ?? {}).length > 0) {
+    return WAITS_TO_MERGE;
+  }
   return status === "stopped" ? stoppedOutcome(state) : RUN_NOTES[status] ?? status;
 }
 
@@ -133,7 +140,9 @@ const runPart: StatusPart = async (app: AppContext) => {
       tasks.filter((t) => t.status === "FAILED").map((t) => [t.id, t.summary ?? "no reason given"]),
     ),
     alive,
-    ...(alive ? {} : { note: noteOf(status, state) }),
+    ...(alive
+      ? {}
+      : { note: noteOf(status, state, tasks.filter((t) => t.status === "FAILED").length) }),
   };
 };
 

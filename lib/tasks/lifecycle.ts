@@ -38,6 +38,7 @@ export const TRIGGERS = [
   "give_up", // recovery found nothing mergeable and the attempts are spent
   "operator_retry", // `service retry`: a FAILED or CANCELLED task gets new attempts
   "reblock", // a dependency no longer satisfies it (its work went back or failed to land)
+  "journal_merged", // start-up repair: the run journal says its work landed (`task_merged`)
 ] as const;
 
 /** A trigger of a transition. */
@@ -76,6 +77,10 @@ const TRANSITIONS: Readonly<Record<TaskTrigger, Partial<Record<TaskStatus, TaskS
   give_up: { ORPHANED: "FAILED" },
   operator_retry: { FAILED: "OPEN", CANCELLED: "OPEN" },
   reblock: { OPEN: "BLOCKED" },
+  // The journal is written before the store: landed work is CLOSED whatever the store says.
+  journal_merged: Object.fromEntries(
+    STATUSES.filter((s) => s !== "CLOSED").map((s) => [s, "CLOSED"]),
+  ),
 };
 
 /** Outcome of {@link transition}. */

@@ -42,6 +42,9 @@ const ALLOWED: [TaskStatus, TaskTrigger, TaskStatus][] = [
   ["FAILED", "operator_retry", "OPEN"],
   ["CANCELLED", "operator_retry", "OPEN"],
   ["OPEN", "reblock", "BLOCKED"],
+  ...STATUSES.filter((s) => s !== "CLOSED").map((s) =>
+    [s, "journal_merged", "CLOSED"] as [TaskStatus, TaskTrigger, TaskStatus]
+  ),
 ];
 
 for (const from of STATUSES) {

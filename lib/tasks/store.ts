@@ -17,6 +17,7 @@ import {
   type Bucket,
   bucketOf,
   ensureBacklogDirs,
+  type ExportCache,
   loadTaskSpecs,
   saveTaskSpec,
   taskFile,
@@ -95,6 +96,7 @@ export class TaskStore {
   readonly #onDisk = new Map<string, Bucket>();
   #seq = 0;
   #exportDirty = false;
+  readonly #exportCache: ExportCache = new Map();
   #exporting: Promise<void> | undefined;
 
   private constructor(paths: WorkspacePaths, options: TaskStoreOptions) {
@@ -452,6 +454,15 @@ export class TaskStore {
     return this.#apply(id, "merge_succeeded", () => {});
   }
 
+  /**
+   * Start-up repair: the run journal says `id`'s work landed (`task_merged`), but the store
+   * never recorded it (its write failed after the row was durable: a full disk, a kill). CLOSED,
+   * whatever the store says, so that no run lands it again.
+   */
+  closeLandedPerJournal(id: string): Promise<Task> {
+    return this.#apply(id, "journal_merged", () => {});
+  }
+
   /** The merge step gave up (repeated conflicts): DONE to FAILED, naming why. */
   markMergeFailed(id: string, reason: string): Promise<Task> {
     return this.#apply(id, "merge_failed", (t) => {
@@ -490,6 +501,7 @@ export class TaskStore {
         if (!(e instanceof Deno.errors.NotFound)) throw e;
       });
       this.#tasks.delete(id);
+      this.#exportCache.delete(id);
       this.#onDisk.delete(id);
       this.#active.delete(id);
     }
@@ -537,7 +549,12 @@ export class TaskStore {
     }
     if (!this.#exportDirty) return Promise.resolve();
     this.#exportDirty = false;
-    this.#exporting = writeBacklogExport(this.#paths, this.#tasks.values(), this.#nowIso())
+    this.#exporting = writeBacklogExport(
+      this.#paths,
+      this.#tasks.values(),
+      this.#nowIso(),
+      this.#exportCache,
+    )
       .catch((e) => {
         this.#exportDirty = true;
         console.error(`task store: cannot write task-backlog.json: ${(e as Error).message}`);

@@ -1,7 +1,7 @@
 /** The project scope of the five built-in trackers: tickets in, tickets out, write-back refused. */
 import assert from "node:assert/strict";
 import { BUILTIN_TRACKERS } from "./builtin.ts";
-import { outsideProject, writeBackRefusal } from "./scope.ts";
+import { hostEventOutside, outsideProject, writeBackRefusal } from "./scope.ts";
 import type { TicketIdentity } from "./ticket.ts";
 
 const PLANE = "4af68566-94a4-4eb3-94aa-50dc9427067b";
@@ -80,4 +80,55 @@ Deno.test("outsideProject(): without a project every ticket is taken, but nothin
   assert.match(writeBackRefusal(s, ticket)!, /trackers\.tracker_b\.project is not set/);
   // A tracker added with a module decides in its own handler.
   assert.equal(outsideProject({ name: "acme", project: "X" }, ticket), undefined);
+});
+
+Deno.test("hostEventOutside(): a pull-request event is taken only when it names the tracker's project or landing.repo", () => {
+  const keys = { numbers: "", shas: "", branches: "", merged_into: "" };
+  const gh = (repo: string) => ({ provider: "github" as const, repo, project_id: 1, ...keys });
+  const gl = (repo: string, id: number) => ({
+    provider: "gitlab" as const,
+    repo,
+    project_id: id,
+    ...keys,
+  });
+  const b = { name: "tracker_b", project: "octo-org/app" };
+  const c = { name: "tracker_c", project: "group/app" };
+  const byId = { name: "tracker_c", project: "15" };
+  /** [tracker settings, landing, event, taken]. */
+  const CASES: [
+    { name: string; project?: string },
+    { provider: string; repo: string } | undefined,
+    ReturnType<typeof gh> | ReturnType<typeof gl>,
+    boolean,
+  ][] = [
+    [b, undefined, gh("octo-org/app"), true],
+    [b, undefined, gh("Octo-Org/App"), true],
+    [b, undefined, gh("stranger/elsewhere"), false],
+    [b, undefined, gh("octo-org/app-fork"), false],
+    [b, undefined, gh(""), false],
+    [{ name: "tracker_b" }, { provider: "github", repo: "octo-org/app" }, gh("octo-org/app"), true],
+    [{ name: "tracker_b" }, { provider: "github", repo: "octo-org/app" }, gh("evil/app"), false],
+    // Issues in one repository, pull requests in another: both are the user's.
+    [b, { provider: "github", repo: "octo-org/site" }, gh("octo-org/site"), true],
+    [b, { provider: "github", repo: "octo-org/site" }, gh("evil/site"), false],
+    // A landing on the other provider says nothing about this one's events.
+    [{ name: "tracker_b" }, { provider: "gitlab", repo: "octo-org/app" }, gh("evil/app"), true],
+    [{ name: "tracker_b" }, undefined, gh("anyone/at-all"), true],
+    [c, undefined, gl("group/app", 15), true],
+    [c, undefined, gl("group/other", 16), false],
+    [byId, undefined, gl("group/app", 15), true],
+    [byId, undefined, gl("group/other", 16), false],
+    [{ name: "tracker_c" }, { provider: "gitlab", repo: "15" }, gl("group/app", 15), true],
+    [{ name: "tracker_c" }, { provider: "gitlab", repo: "15" }, gl("group/app", 0), false],
+  ];
+  for (const [s, landing, event, taken] of CASES) {
+    const why = hostEventOutside(s, event, landing);
+    const label = `${JSON.stringify(s)} ${JSON.stringify(landing)} ${event.repo}`;
+    if (taken) assert.equal(why, undefined, label);
+    else {
+      assert.ok(why, `${label} should be outside`);
+      assert.ok(why.includes(event.repo || "no repository"), why);
+      if (s.project) assert.ok(why.includes(`trackers.${s.name}.project (${s.project})`), why);
+    }
+  }
 });

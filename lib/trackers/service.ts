@@ -16,7 +16,7 @@ import { BUILTIN_TRACKERS } from "./builtin.ts";
 import { readRunState } from "../runs/run_state.ts";
 import { TrackerPoller } from "./poller.ts";
 import { startWriteBack } from "./write_back.ts";
-import { outsideProject } from "./scope.ts";
+import { hostEventOutside, outsideProject } from "./scope.ts";
 import { createTicketSink } from "./sink.ts";
 import { TrackerRuntimeStore } from "./state.ts";
 import {
@@ -136,6 +136,8 @@ async function openTrackerService(
     onDelivery: (name, record) => runtime.update(name, { last_delivery: record }),
     // A pull request's checks or reviews changed: the landing looks again now (lib/landing).
     onHostEvent: (event) => publishActivity(HOST_EVENT_ACTIVITY, event),
+    hostScope: (name, event) =>
+      hostEventOutside(byName.get(name) ?? { name }, event, landingRepo(config)),
   });
   const env = options.env ?? ((n: string) => Deno.env.get(n));
   const pollers: TrackerPoller[] = [];
@@ -185,6 +187,14 @@ async function openTrackerService(
       await runtime.close();
     },
   };
+}
+
+/** The repository pull requests land in, when the landing opens pull requests. */
+function landingRepo(config: ServiceConfig | undefined) {
+  const l = config?.landing;
+  return l?.mode === "pull_request" && l.provider && l.repo
+    ? { provider: l.provider, repo: l.repo }
+    : undefined;
 }
 
 function webhookOf(config: ServiceConfig | undefined, name: string) {

@@ -12,6 +12,7 @@
  * | body not UTF-8 JSON | 400 `invalid_payload`, key not recorded |
  * | delivery key already accepted | 200 `{"status":"replay"}`, nothing written through |
  * | an item `problem` refuses (a ticket whose issue number is not a number) | 400 `invalid_payload`, key not recorded |
+ * | a code host's pull-request event about another repository (`hostScope`) | 200 `{"status":"ignored","reason":…}`, the landing not woken, key not recorded |
  * | every item out of `scope` (outside the tracker's `project`) | 200 `{"status":"ignored","reason":…}`, nothing written, key not recorded |
  * | otherwise | the items in scope to the sink, key recorded durably, 200 `{"status":"accepted"}` |
  *
@@ -84,6 +85,8 @@ export interface WebhookReceiverOptions<T, O> {
   onDelivery?: (name: string, record: DeliveryRecord) => void;
   /** Told of a verified code-host pull-request event (see `WebhookHandler.hostEvent`). */
   onHostEvent?: (event: HostEvent) => void;
+  /** Why tracker `name` ignores a code host's pull-request event (another repository), if so. */
+  hostScope?: (name: string, event: HostEvent) => string | undefined;
   maxBodyBytes?: number;
   clock?: () => number;
 }
@@ -178,8 +181,19 @@ export class WebhookReceiver<T, O> {
       return fail(400, "invalid_payload", `signed body is not UTF-8 JSON: ${(e as Error).message}`);
     }
     if (await ledger.claim(name, key) === "seen") return replay;
+    let hostEvent: HostEvent | undefined;
     try {
-      const hostEvent = handler.hostEvent?.(payload, headers);
+      hostEvent = handler.hostEvent?.(payload, headers);
+    } catch { /* an event the handler cannot read wakes nothing */ }
+    const foreign = hostEvent && this.#o.hostScope?.(name, hostEvent);
+    if (foreign) {
+      ledger.release(name, key);
+      return {
+        status: 200,
+        body: { status: "ignored", adapter: name, delivery_id: key, reason: foreign },
+      };
+    }
+    try {
       if (hostEvent) this.#o.onHostEvent?.(hostEvent);
     } catch { /* a listener's failure never refuses a delivery */ }
     let items: T[];

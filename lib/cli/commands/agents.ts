@@ -11,6 +11,7 @@ import {
 import { workspacePaths } from "../../workspace.ts";
 import { parseOptions } from "./_options.ts";
 import { type McpReport, mcpReport } from "../../mcp/run_servers.ts";
+import { printable } from "../../util/printable.ts";
 
 /** `75` → `1m15s`; null → `-`. */
 function duration(s: number | null): string {
@@ -20,7 +21,9 @@ function duration(s: number | null): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
 }
 
-function table(rows: string[][]): string[] {
+/** Aligned rows; each cell escaped (paths, session facts and CLI answers are not ours). */
+function table(cells: string[][]): string[] {
+  const rows = cells.map((r) => r.map(printable));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd());
 }
@@ -52,7 +55,7 @@ function adapterLines(adapters: AdapterReadiness[]): string[] {
     lines.push(`* configured in service.yaml (cli: ${configured.name})`);
     if (configured.fix) {
       const why = configured.headless_problem ? `${configured.headless_problem}; ` : "";
-      lines.push(colour.red(`${configured.name} is not ready: ${why}${configured.fix}`));
+      lines.push(colour.red(printable(`${configured.name} is not ready: ${why}${configured.fix}`)));
     }
   }
   return lines;

@@ -8,6 +8,7 @@ import {
   openTaskControl,
 } from "../../orchestrator/task_control.ts";
 import { TaskApiError } from "../../tasks/client.ts";
+import { printable } from "../../util/printable.ts";
 
 export const cancelCommand: Command = {
   name: "cancel",
@@ -63,7 +64,7 @@ export async function changeTasks(
     for (const id of targets) {
       const task = tasks.find((t) => t.id === id);
       if (!task) {
-        ctx.stderr(`${id}: no such task (\`service status\` lists them)`);
+        ctx.stderr(`${printable(id)}: no such task (\`service status\` lists them)`);
         failures++;
         continue;
       }
@@ -91,7 +92,7 @@ export async function changeTasks(
       } catch (e) {
         // A refusal from the server (TaskApiError) or from the store itself (DomainError).
         if (!(e instanceof TaskApiError) && !(e instanceof DomainError)) throw e;
-        ctx.stderr(`${id}: ${(e as Error).message}`);
+        ctx.stderr(printable(`${id}: ${(e as Error).message}`)); // a server's words
         failures++;
       }
     }

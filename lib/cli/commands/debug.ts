@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import type { Command } from "../command.ts";
 import { runDoctor } from "./doctor.ts";
+import { printable } from "../../util/printable.ts";
 
 export const debugCommand: Command = {
   name: "debug",
@@ -25,7 +26,7 @@ Options:
     else {
       ctx.stdout(`diagnostic bundle: ${bundle.dir}`);
       if (bundle.tarball) ctx.stdout(`tarball: ${bundle.tarball}`);
-      ctx.stdout(`files: ${bundle.files.join(", ")}`);
+      ctx.stdout(printable(`files: ${bundle.files.join(", ")}`)); // names of the agents' logs
     }
     return 0;
   },

@@ -31,6 +31,7 @@ import { BUILTIN_TRACKERS } from "../../trackers/builtin.ts";
 import { trackerChecks } from "../../trackers/doctor_check.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { worktreeEnvChecks } from "../../worktree_env/doctor_check.ts";
+import { printableItem } from "../../util/printable.ts";
 
 /**
  * Every check of `service doctor` over the workspace at `root`, in the order they print. The
@@ -121,8 +122,13 @@ Options:
           : r.warning
           ? colour.yellow("warn")
           : colour.green("ok  ");
-        ctx.stdout(`${mark}  ${r.name}: ${r.detail}`);
-        if ((!r.ok || r.warning) && r.fix) ctx.stdout(`      fix: ${r.fix}`);
+        // A detail may quote a host's, a tracker's or a runtime's answer: escaped, line by line.
+        const [first, ...rest] = printableItem(`${r.name}: ${r.detail}`, "      ");
+        ctx.stdout(`${mark}  ${first.slice(6)}`);
+        rest.forEach((l) => ctx.stdout(l));
+        if ((!r.ok || r.warning) && r.fix) {
+          printableItem(`fix: ${r.fix}`, "      ").forEach((l) => ctx.stdout(l));
+        }
       }
       ctx.stdout(
         failed.length === 0

@@ -7,6 +7,7 @@ import { readTrackerRuntime } from "../../trackers/state.ts";
 import type { OutcomeRecord } from "../../trackers/state.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { parseOptions } from "./_options.ts";
+import { printable } from "../../util/printable.ts";
 
 export const integrationsListCommand: Command = {
   name: "integrations list",
@@ -77,7 +78,7 @@ function describe(r: IntegrationRow): string[] {
     const text = `  deliveries sent while the service is down: ${r.missed_deliveries}`;
     lines.push(r.missed_deliveries.startsWith("lost") ? colour.yellow(text) : text);
   }
-  if (r.problem) lines.push(colour.yellow(`  cannot poll: ${r.problem}`));
+  if (r.problem) lines.push(colour.yellow(`  cannot poll: ${printable(r.problem)}`));
   if (r.comment_on_land) lines.push("  comments on tickets when their task lands");
   lines.push(`  last delivery: ${outcome(r.last_delivery)}`);
   if (r.polling) lines.push(`  last poll: ${outcome(r.last_poll)}`);
@@ -89,6 +90,7 @@ function describe(r: IntegrationRow): string[] {
 function outcome(o: OutcomeRecord | null): string {
   if (!o) return "none yet";
   const status = o.status ? ` ${o.status}` : "";
-  const text = `${o.at}${status} ${o.outcome}${o.detail ? ` — ${o.detail}` : ""}`;
+  // The detail quotes the tracker (a ticket's reference, its API's error): escaped.
+  const text = printable(`${o.at}${status} ${o.outcome}${o.detail ? ` — ${o.detail}` : ""}`);
   return o.outcome === "failed" || (o.status ?? 200) >= 400 ? colour.red(text) : text;
 }

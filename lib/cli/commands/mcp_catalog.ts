@@ -41,7 +41,11 @@ Subcommands:
 Options:
   --json          print JSON (browse, search, info, list-installed, upgrade, status)
   --yes           accept without asking (install, upgrade, uninstall); otherwise the answer is
-                  read from standard input and anything but y/yes declines
+                  read from standard input and anything but y/yes declines. It never lets a
+                  server read a variable: that takes --allow-env
+  --allow-env NAME  install, upgrade: let the server read \${NAME} from your environment
+                  (repeat for each; a NAME the entry does not read is refused). Names not given
+                  are asked for, or under --yes not granted (written as \${NAME})
   --refresh       fetch the catalog even when the cached copy is less than 1 hour old
   --config PATH   the MCP configuration file to edit (default
                   $XDG_CONFIG_HOME/service/mcp.json, i.e. ~/.config/service/mcp.json)
@@ -51,7 +55,8 @@ Options:
                   catalog marks it auto_upgrade and nothing but the pin changes
 
 A catalog's \`\${VAR}\` in command, args or env is passed as written unless you allow the
-variable when asked at install (the preview names the variables, never their values).
+variable: with --allow-env VAR, or when asked at install (the preview names the variables, never
+their values). --yes alone installs without allowing any.
 
 Catalog source: SERVICE_MCP_CATALOG_URL, else mcp_catalog.url in service.yaml (an https URL or a
 local path; mcp_catalog.mirror_url is tried when it fails; mcp_catalog.public_key checks entry
@@ -74,6 +79,7 @@ See docs/mcp.md.`,
         refresh: { type: "boolean", default: false },
         all: { type: "boolean", default: false },
         "auto-upgrade": { type: "boolean", default: false },
+        "allow-env": { type: "string", multiple: true, default: [] },
         config: { type: "string" },
       },
     });
@@ -93,6 +99,18 @@ See docs/mcp.md.`,
         "--auto-upgrade goes with `install` (it is your consent, kept in the install record)",
       );
     }
+    const allowEnv = values["allow-env"];
+    if (allowEnv.length > 0 && name !== "install" && name !== "upgrade") {
+      throw new CliError("--allow-env goes with `install` or `upgrade` (it is your consent)");
+    }
+    const badName = allowEnv.find((n) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+    if (badName !== undefined) {
+      throw new CliError(
+        `--allow-env ${
+          JSON.stringify(badName)
+        } is not a variable name: give the NAME of a \${NAME}`,
+      );
+    }
     const { asCliError, catalogCli } = await import("./mcp_catalog/_context.ts");
     try {
       const cli = await catalogCli(ctx, {
@@ -101,6 +119,7 @@ See docs/mcp.md.`,
         refresh: values.refresh,
         all: values.all,
         autoUpgrade: values["auto-upgrade"],
+        allowEnv,
         config: values.config,
       }, rest);
       return await handler(cli);

@@ -5,6 +5,7 @@ import { readPidFiles } from "../../agents/pid_files.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { loadTaskSpecs } from "../../tasks/persist.ts";
 import { remoteTasks } from "../../status/parts.ts";
+import { printable } from "../../util/printable.ts";
 
 export const psCommand: Command = {
   name: "ps",
@@ -61,8 +62,12 @@ Options:
           r.heartbeat_at ?? "-",
         ]);
       }
-      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-      for (const r of rows) ctx.stdout(r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd());
+      // Cells come from PID files and from remote workers (a worker names itself): escaped.
+      const cells = rows.map((r) => r.map((c) => printable(String(c))));
+      const widths = cells[0].map((_, i) => Math.max(...cells.map((r) => r[i].length)));
+      for (const r of cells) {
+        ctx.stdout(r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd());
+      }
     }
     if (stale > 0 && !values.all) {
       ctx.stdout(

@@ -5,6 +5,7 @@ import { CliError, colour, type Command } from "../command.ts";
 import { verificationLine } from "../../status/format.ts";
 import { readRunState, stoppedOutcome } from "../../runs/run_state.ts";
 import { workspacePaths } from "../../workspace.ts";
+import { printable, printableItem } from "../../util/printable.ts";
 
 export const runCommand: Command = {
   name: "run",
@@ -90,7 +91,7 @@ Environment:
             ? `run ${result.runId} completed: every task landed`
             : `run ${result.runId} completed: every task landed or was settled by an operator:`,
         ));
-        for (const p of result.problems) ctx.stdout(`  ${p}`);
+        for (const p of result.problems) printableItem(p, "  ").forEach((l) => ctx.stdout(l));
         return 0;
       }
       ctx.stdout(colour.red(
@@ -98,7 +99,7 @@ Environment:
           ? `run ${result.runId} ${stoppedOutcome(result)}${result.problems.length ? ":" : ""}`
           : `run ${result.runId} ${result.status}:`,
       ));
-      for (const p of result.problems) ctx.stdout(`  ${p}`);
+      for (const p of result.problems) printableItem(p, "  ").forEach((l) => ctx.stdout(l));
       return 1;
     } finally {
       Deno.removeSignalListener("SIGINT", stop);
@@ -160,7 +161,7 @@ async function detach(
         }); see ${logPath}`,
       );
       // What it said (a ContainerError and its fix, a bad plan …), not only where to look.
-      for (const line of await logSince(logPath, logStart)) out(`  ${line}`);
+      for (const line of await logSince(logPath, logStart)) out(`  ${printable(line)}`);
       return 1;
     }
   }

@@ -5,6 +5,7 @@ import { loadWorkspaceConfig } from "../../config/load.ts";
 import { listRuns, type RunSummary } from "../../runs/runs.ts";
 import { findWorkspaceServer } from "../../discovery/find.ts";
 import { workspacePaths } from "../../workspace.ts";
+import { printable } from "../../util/printable.ts";
 
 const COLUMNS = ["queued", "running", "gated", "needs_review", "merged"] as const;
 
@@ -87,6 +88,8 @@ Options:
         r.journal_verified ? "verified" : "TAMPERED",
       ]);
     }
+    // A plan's name and a run's facts come from its journal: escaped, one line each.
+    for (const row of rows) row.forEach((c, j) => row[j] = printable(c));
     const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
     rows.forEach((row, i) => {
       const cells = row.map((c, j) => c.padEnd(widths[j]));

@@ -4,6 +4,7 @@ import { type CliContext, CliError, type Command } from "../command.ts";
 import { loadWorkspaceConfig } from "../../config/load.ts";
 import { type ServedApp, startServer, UnsafeBindError } from "../../server/serve.ts";
 import { TokenVariableUnsetError } from "../../auth/tokens.ts";
+import { printableItem } from "../../util/printable.ts";
 
 export const serveCommand: Command = {
   name: "serve",
@@ -51,7 +52,7 @@ export async function serveUntilStopped(
       tokens: settings.tokens,
       server: settings.server,
       signal: controller.signal,
-      warn: (line) => ctx.stderr(`service: ${line}`),
+      warn: (line) => printableItem(`service: ${line}`).forEach((l) => ctx.stderr(l)),
       app,
     });
     await server.finished;

@@ -6,6 +6,7 @@ import { loadConfig } from "../../config/load.ts";
 import { ledgerPath, moveLedgerAside } from "../../verification/ledger.ts";
 import { readVerificationNudge } from "../../verification/nudge.ts";
 import { workspacePaths } from "../../workspace.ts";
+import { writePrompt } from "../terminal.ts";
 
 /** `service verification reset`. */
 export const verificationResetCommand: Command = {
@@ -58,7 +59,7 @@ Options:
 /** Ask on the terminal, or read the answer from standard input; only y/yes agrees. */
 async function confirm(question: string, ctx: { stdout: (l: string) => void }): Promise<boolean> {
   if (Deno.stdin.isTerminal()) {
-    await Deno.stdout.write(new TextEncoder().encode(question));
+    await writePrompt(question, "stdout");
   } else {
     ctx.stdout(question.trimEnd());
   }

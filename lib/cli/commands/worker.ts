@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { CliError, type Command } from "../command.ts";
 import { runWorker } from "../../remote_worker/worker.ts";
+import { printableItem } from "../../util/printable.ts";
 
 export const workerCommand: Command = {
   name: "worker",
@@ -67,7 +68,7 @@ Options:
         remote: values.remote!,
         dir: values.dir ?? ctx.root,
         pollMs: values["poll-ms"] ? Number(values["poll-ms"]) : undefined,
-        log: (line) => ctx.stdout(line),
+        log: (line) => printableItem(line).forEach((l) => ctx.stdout(l)), // agents' and the server's words
         signal: controller.signal,
       });
     } finally {

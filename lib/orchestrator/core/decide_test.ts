@@ -98,6 +98,10 @@ function summary(step: Step): string[] {
   });
 }
 
+function logs(step: Step): string[] {
+  return step.actions.flatMap((a) => a.kind === "log" ? [a.line] : []);
+}
+
 function journaled(step: Step, type: string): Record<string, unknown>[] {
   return step.actions.flatMap((a) =>
     a.kind === "journal" && a.event.type === type ? [a.event.data] : []
@@ -165,6 +169,32 @@ Deno.test("decide(): a spawned agent's claim is journaled with its attempt, mode
   assert.equal(step.state.sessions.get("t1")?.sessionId, "s-1");
   assert.equal(step.state.starting.size, 0);
   assert.equal(step.state.attemptOf.get("t1"), 1, "kept for the rows about this attempt");
+});
+
+Deno.test("decide(): the terminal numbers each run and, after runs that counted none, what the retry limit counts", () => {
+  const said = (attempt: number, counted: number | undefined, adapter = "claude") => {
+    const s = {
+      ...state([task("t1", { status: "CLAIMED", attempts: counted ?? attempt })]),
+      starting: new Set(["t1"]),
+    };
+    const step = decide(s, {
+      type: "spawned",
+      adapter,
+      taskId: "t1",
+      sessionId: "s-2",
+      startedAt: 1,
+      deadline: 2,
+      attempt,
+      ...(counted === undefined ? {} : { counted }),
+    });
+    return step.actions.flatMap((a) => a.kind === "log" ? [a.line] : []).join("\n");
+  };
+  assert.match(said(1, 1), /started \(backend, attempt 1\)$/);
+  assert.match(said(2, 2), /started \(backend, attempt 2\)$/, "the first run counted");
+  // After a usage limit or a batch try (no attempt counted): the second run counts as the first.
+  assert.match(said(2, 1), /started \(backend, attempt 2, counted as 1 of 3\)$/);
+  assert.match(said(3, 1, "codex"), /started \(backend, attempt 3, counted as 1 of 3, codex\)$/);
+  assert.match(said(2, undefined), /started \(backend, attempt 2\)$/, "a worker's start");
 });
 
 Deno.test("decide(): reported work is captured, completed, merged and reaped", () => {
@@ -1211,4 +1241,133 @@ Deno.test("decide(): a pull request whose base moved is rebased every time, howe
       result: { kind: "rebased", tip: "abc", diffChanged: false },
     }).state;
   }
+});
+
+const STUCK = {
+  kind: "waiting" as const,
+  reason: "uncommitted changes in f1.txt would be overwritten: commit or stash them",
+  stuck: true,
+};
+
+Deno.test("decide(): a merge only the user can unblock ends the run when nothing else can progress, with the reason; what waits for that merge is not started", () => {
+  const s = landing(
+    state([
+      task("f1", { status: "DONE" }),
+      task("f2", { depends_on: ["f1"] }),
+      task("f3", { status: "BLOCKED", depends_on: ["f2"] }),
+    ]),
+    "f1",
+    "merging",
+  );
+  const step = decide(s, { type: "merge_result", taskId: "f1", result: STUCK });
+  const waiting = decide(step.state, { type: "settle" });
+  assert.equal(waiting.state.verdict, undefined, "the user gets their minute first");
+  assert.ok(
+    logs(waiting).includes(
+      "only merges that wait for you are left (f1): the run ends in 1m 0s unless they can land " +
+        "by then (`service run` resumes them later)",
+    ),
+  );
+  // Tried again meanwhile (still in the way): the minute is not started over.
+  let later = decide({ ...waiting.state, now: s.now + 3000 }, { type: "tick" });
+  assert.ok(summary(later).includes("merge f1"));
+  later = decide(later.state, { type: "merge_result", taskId: "f1", result: STUCK });
+  later = decide({ ...later.state, now: s.now + 59_000 }, { type: "tick" });
+  assert.equal(later.state.verdict, undefined);
+  later = decide(later.state, { type: "merge_result", taskId: "f1", result: STUCK });
+  const settled = decide({ ...later.state, now: s.now + 60_000 }, { type: "tick" });
+  assert.deepEqual(settled.state.verdict, {
+    status: "failed",
+    problems: [
+      "f1: DONE, not merged yet — uncommitted changes in f1.txt would be overwritten: commit " +
+      "or stash them (`service run` resumes)",
+      "f2: not started (`service run` resumes the run)",
+      "f3: BLOCKED — waits on f2 (OPEN)",
+    ],
+  });
+  assert.ok(!summary(settled).includes("spawn f2"), "f2 waits for f1's merge");
+  assert.equal(settled.state.waits.get("f1"), `merge waits: ${STUCK.reason}`);
+});
+
+Deno.test("decide(): a merge only the user can unblock keeps being tried while other work goes on, and lands once it can", () => {
+  const s = running(
+    landing(
+      state([task("f1", { status: "DONE" }), task("f2", { status: "IN_PROGRESS" })]),
+      "f1",
+      "merging",
+    ),
+    "f2",
+  );
+  let step = decide(s, { type: "merge_result", taskId: "f1", result: STUCK });
+  step = decide(step.state, { type: "settle" });
+  assert.equal(step.state.verdict, undefined, "f2's agent still runs");
+  step = decide({ ...step.state, now: s.now + 3000 }, { type: "tick" });
+  assert.ok(summary(step).includes("merge f1"), "tried again");
+  step = decide(step.state, {
+    type: "merge_result",
+    taskId: "f1",
+    result: { kind: "merged", commit: "abc" },
+  });
+  assert.ok(summary(step).includes("journal task_merged"));
+});
+
+Deno.test("decide(): a waiting merge that comes right by itself (a branch that moved, the host's checks) keeps the run going", () => {
+  const s = landing(state([task("f1", { status: "DONE" })]), "f1", "merging");
+  for (
+    const reason of [
+      "main moved while merging (…); retry",
+      "pull request #1 waits for 1 approving review",
+    ]
+  ) {
+    let step = decide(s, {
+      type: "merge_result",
+      taskId: "f1",
+      result: { kind: "waiting", reason },
+    });
+    step = decide(step.state, { type: "settle" });
+    assert.equal(step.state.verdict, undefined, reason);
+  }
+});
+
+Deno.test("decide(): work this run merged that the store could not record is said as merged, never 'DONE outside this run', and its dependents start", () => {
+  const s = landing(
+    state([task("f1", { status: "DONE" }), task("f2", { depends_on: ["f1"] })]),
+    "f1",
+    "merging",
+  );
+  const merged = decide(s, {
+    type: "merge_result",
+    taskId: "f1",
+    result: { kind: "merged", commit: "abc" },
+  });
+  // The store's write failed: f1 stays DONE in the snapshot.
+  const settled = decide(merged.state, { type: "settle" });
+  assert.ok(summary(settled).includes("spawn f2"), "f2 starts: f1's work is on the branch");
+  const ended = decide({ ...withStatus(settled.state, "f2", "CLOSED"), starting: new Set() }, {
+    type: "settle",
+  });
+  assert.deepEqual(ended.state.verdict?.problems, [
+    "f1: merged, but the task store could not record it (it still says DONE); the next " +
+    "`service run` closes it from the journal",
+  ]);
+});
+
+Deno.test("decide(): the host changing while a pull request's step is under way runs the step again as soon as it waits, not at the next retry", () => {
+  const s = landing(state([task("t1", { status: "DONE", attempts: 1 })]), "t1", "merging");
+  // A check went green after the step read the host, before the step's answer came back.
+  let step = decide(s, { type: "landing_changed", taskId: "t1" });
+  assert.deepEqual(summary(step), [], "the step under way is not doubled");
+  const wait = {
+    kind: "waiting" as const,
+    reason: "pull request #1 waits for required check `ci`",
+  };
+  step = decide(step.state, { type: "merge_result", taskId: "t1", result: wait });
+  assert.ok(summary(step).includes("merge t1"), "taken again at once");
+  assert.equal(step.state.landings.get("t1")?.stage, "merging");
+  // Without a change meanwhile, a wait waits (for the host, or the retry interval).
+  step = decide(step.state, { type: "merge_result", taskId: "t1", result: wait });
+  assert.ok(!summary(step).includes("merge t1"));
+  assert.equal(step.state.landings.get("t1")?.stage, "waiting");
+  step = decide(step.state, { type: "landing_changed", taskId: "t1" });
+  assert.ok(summary(step).includes("merge t1"), "a waiting one is taken at once");
 });

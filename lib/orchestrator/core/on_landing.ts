@@ -29,8 +29,22 @@ function landing(d: Draft, taskId: string): Landing | undefined {
   return d.landings.get(taskId);
 }
 
-function setStage(d: Draft, l: Landing, stage: Landing["stage"], reason: string): void {
-  d.landings.set(l.taskId, { ...l, stage, reason, lastTry: d.now });
+function setStage(
+  d: Draft,
+  l: Landing,
+  stage: Landing["stage"],
+  reason: string,
+  stuck = false,
+): void {
+  const { stuck: _was, ...rest } = l;
+  d.landings.set(l.taskId, {
+    ...rest,
+    stage,
+    reason,
+    lastTry: d.now,
+    changed: false,
+    ...(stuck ? { stuck } : {}),
+  });
 }
 
 /** `captured`: the task is complete; review or merge follows. */
@@ -67,6 +81,7 @@ export function onMergeResult(
   switch (r.kind) {
     case "merged":
       d.landings.delete(task.id);
+      d.landed.add(task.id);
       d.notes.delete(task.id);
       out.journal(ev.taskMerged({ task_id: task.id, commit: r.commit, pr: r.pr }));
       out.push({ kind: "store", change: { op: "merged", taskId: task.id } });
@@ -143,7 +158,13 @@ export function onMergeResult(
       // Journaled (once per reason) with the other waits, at the next tick.
       const text = mergeWaitText(r.reason);
       if (d.journaledWaits.get(task.id) !== text) out.log(task.id, text);
-      setStage(d, l, "waiting", r.reason);
+      if (l.changed) {
+        // The host changed after the step read it: what the step waited for may be there now.
+        setStage(d, l, "merging", r.reason);
+        out.push({ kind: "merge", taskId: task.id });
+        return;
+      }
+      setStage(d, l, "waiting", r.reason, r.stuck === true);
     }
   }
 }
@@ -155,7 +176,13 @@ export function onLandingChanged(
   e: Extract<CoreEvent, { type: "landing_changed" }>,
 ): void {
   const l = landing(d, e.taskId);
-  if (!l || l.stage !== "waiting") return; // a step under way sees the change itself
+  if (!l) return;
+  if (l.stage === "merging") {
+    // The step under way may have read the host before the change: it runs again if it waits.
+    d.landings.set(l.taskId, { ...l, changed: true });
+    return;
+  }
+  if (l.stage !== "waiting") return; // a rebase or a review: the next step reads the host anew
   setStage(d, l, "merging", l.reason);
   out.push({ kind: "merge", taskId: e.taskId });
 }

@@ -40,9 +40,9 @@ export function onWorkerAsks(
       const t = d.tasks.get(id);
       return t ? [schedulable(t)] : [];
     }),
-    unmerged: tasks.filter((t) => awaitsMerge(t) && !busy.has(t.id)).map(schedulable),
+    unmerged: tasks.filter((t) => awaitsMerge(d, t) && !busy.has(t.id)).map(schedulable),
     maxAgents: e.free,
-    pendingMerge: new Set(tasks.filter(awaitsMerge).map((t) => t.id)),
+    pendingMerge: new Set(tasks.filter((t) => awaitsMerge(d, t)).map((t) => t.id)),
     adapter: d.settings.adapter,
     // A worker runs the role's first adapter with its own keys: the orchestrator's rate-limit
     // parking is about the orchestrator's keys, not the worker's.

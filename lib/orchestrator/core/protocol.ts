@@ -30,8 +30,12 @@ export type MergeResult =
   | { kind: "merged"; commit: string; pr?: string }
   | { kind: "gates_failed"; signals: FailedSignal[] }
   | { kind: "conflict"; files: string[] }
-  /** It waits (the user's checkout, a moved branch; the host's checks, reviews, queue). */
-  | { kind: "waiting"; reason: string }
+  /**
+   * It waits (the user's checkout, a moved branch; the host's checks, reviews, queue). `stuck`:
+   * only a person can end the wait (their uncommitted changes are in the way), so a run with
+   * nothing else to do ends rather than wait for it.
+   */
+  | { kind: "waiting"; reason: string; stuck?: boolean }
   /** The remote base moved past the work: rebase onto it, gates again, push with lease. */
   | { kind: "base_moved"; reason: string }
   /** A required check failed on the pushed head of pull request `pr` (a URL). */
@@ -64,6 +68,11 @@ export type CoreEvent =
     deadline: number;
     /** The attempt's number: one more than the task's claims in the run journal. */
     attempt: number;
+    /**
+     * Its number among the attempts that count against the retry limit (the task store's count
+     * after the claim): lower than `attempt` after runs that counted none (a limit, a batch try).
+     */
+    counted?: number;
     model?: string;
     batchEligible?: boolean;
     /** Where the agent runs: `worktree` or `container:<runtime>:<image id>` (DESIGN.md §14). */

@@ -15,7 +15,8 @@ import { LOST_REASON } from "./on_exit.ts";
 import { mergeWaitText } from "./on_landing.ts";
 import { attemptFailed, type Out } from "./outcomes.ts";
 import { SETUP_FAILED } from "../../worktree_env/spec.ts";
-import type { Draft, TaskView } from "./state.ts";
+import type { CoreState, Draft, Landing, TaskView } from "./state.ts";
+import { durationWords } from "../../util/duration_words.ts";
 
 /** `settle`. */
 export function onSettle(d: Draft, out: Out): void {
@@ -28,7 +29,7 @@ export function onSettle(d: Draft, out: Out): void {
   noteBudget(d, out);
   const scheduleWaits = schedule(d, out);
   updateWaits(d, out, scheduleWaits);
-  finishIfDone(d, out);
+  finishIfDone(d, out, scheduleWaits);
 }
 
 function finishIfStopped(d: Draft, out: Out): void {
@@ -74,9 +75,12 @@ export function schedulable(t: TaskView): SchedulableTask {
   };
 }
 
-/** Work that is done but not merged yet (an operator's completion has none to merge). */
-export function awaitsMerge(t: TaskView): boolean {
-  return t.status === "DONE" && !t.operatorDone;
+/**
+ * Work that is done but not merged yet (an operator's completion has none to merge; work this
+ * run merged has landed even while the store could not record it).
+ */
+export function awaitsMerge(d: CoreState, t: TaskView): boolean {
+  return t.status === "DONE" && !t.operatorDone && !d.landed.has(t.id);
 }
 
 function schedule(d: Draft, out: Out): Map<string, WaitReason> {
@@ -101,10 +105,10 @@ function schedule(d: Draft, out: Out): Map<string, WaitReason> {
     ready: ready.map(schedulable),
     running: views([...busyIds].filter((id) => !inBatch.has(id))),
     inBatch: views(inBatch),
-    unmerged: tasks.filter((t) => awaitsMerge(t) && !busyIds.has(t.id)).map(schedulable),
+    unmerged: tasks.filter((t) => awaitsMerge(d, t) && !busyIds.has(t.id)).map(schedulable),
     maxAgents: d.settings.maxAgents,
     roleMaxAgents: d.settings.roleMaxAgents,
-    pendingMerge: new Set(tasks.filter(awaitsMerge).map((t) => t.id)),
+    pendingMerge: new Set(tasks.filter((t) => awaitsMerge(d, t)).map((t) => t.id)),
     adapter: d.settings.adapter,
     chains: d.settings.chains,
     parked: d.parked,
@@ -171,17 +175,50 @@ function sameEntries(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, stri
   return true;
 }
 
-function finishIfDone(d: Draft, out: Out): void {
+/** Only merges that wait for the user are left: true once they were given their time. */
+function waitedLongEnough(d: Draft, out: Out, stuck: Landing[]): boolean {
+  if (d.endsAt === undefined) {
+    const waitMs = d.settings.stuckMergeWaitMs ?? 60_000;
+    d.endsAt = d.now + waitMs;
+    if (waitMs > 0) {
+      out.log(
+        null,
+        `only merges that wait for you are left (${stuck.map((l) => l.taskId).join(", ")}): ` +
+          `the run ends in ${durationWords(waitMs / 1000)} unless they can land by then ` +
+          "(`service run` resumes them later)",
+      );
+    }
+  }
+  return d.now >= d.endsAt;
+}
+
+/** A ready task that waits for a merge (its dependency's, or one holding its owned files). */
+function waitsForMerge(wait: WaitReason | undefined): boolean {
+  return wait?.kind === "dependency_merge" || wait?.kind === "owned_files";
+}
+
+function finishIfDone(d: Draft, out: Out, scheduled: ReadonlyMap<string, WaitReason>): void {
   if (d.settings.continuous || d.verdict) return;
-  if (d.sessions.size > 0 || d.starting.size > 0 || d.landings.size > 0) return;
+  const endsAt = d.endsAt;
+  d.endsAt = undefined; // set again below while only merges that wait for the user are left
+  if (d.sessions.size > 0 || d.starting.size > 0) return;
+  // A landing under way, or one that waits for what comes by itself (a branch that moved, the
+  // host's checks and reviews), keeps the run; one only a person can end (`stuck`) does so for a
+  // while (they may be at the keyboard), then no longer.
+  const landings = [...d.landings.values()];
+  const forTheUser = (l: Landing) => l.stuck && (l.stage === "waiting" || l.stage === "merging");
+  if (!landings.every(forTheUser)) return;
+  // Done work that cannot land now: what waits for its merge cannot progress either.
+  const unlandable = [...d.tasks.values()].some((t) => awaitsMerge(d, t));
   const blocked = blockedReasons(d.tasks);
   for (const t of d.tasks.values()) {
     switch (t.status) {
       case "BLOCKED":
-        if (!blocked.get(t.id)?.stuck && !d.readOnly) return;
-        break;
+        if (blocked.get(t.id)?.stuck || d.readOnly) break;
+        if (unlandable && t.depends_on.every((id) => d.tasks.has(id))) break;
+        return;
       case "OPEN":
-        if (!d.readOnly) return;
+        if (!d.readOnly && !(unlandable && waitsForMerge(scheduled.get(t.id)))) return;
         break;
       case "CLAIMED":
       case "IN_PROGRESS":
@@ -189,6 +226,9 @@ function finishIfDone(d: Draft, out: Out): void {
         return;
     }
   }
+  d.endsAt = endsAt;
+  if (landings.some((l) => l.stage === "merging")) return; // tried again now: its outcome decides
+  if (landings.length > 0 && !waitedLongEnough(d, out, landings)) return;
   // An operator's word settles a task as a landing does (a cancel, or a completion of a task
   // nobody worked on); a FAILED task or unlanded work fails the run.
   const landed = [...d.tasks.values()].every((t) =>
@@ -243,6 +283,9 @@ function problems(d: Draft): string[] {
             ? `${t.id}: DONE, not merged yet — ${
               d.landings.get(t.id)!.reason
             } (\`service run\` resumes)`
+            : d.landed.has(t.id)
+            ? `${t.id}: merged, but the task store could not record it (it still says DONE); ` +
+              "the next `service run` closes it from the journal"
             : `${t.id}: DONE outside this run (through the task API); not merged by the service`,
         );
         break;

@@ -69,10 +69,14 @@ export interface Landing {
   unreported?: Unreported;
   /** Why it waits (shown by `status`). */
   reason: string;
+  /** A merge that waits for a person (see `MergeResult` `stuck`): the run may end meanwhile. */
+  stuck?: boolean;
   /** When a waiting merge was last tried (ms). */
   lastTry: number;
   /** Rebases onto a new tip in this attempt. */
   rebases: number;
+  /** The host said something changed while a step was under way: it is tried again at once. */
+  changed?: boolean;
 }
 
 /** Settings the core decides with (from service.yaml and the run's options). */
@@ -88,6 +92,11 @@ export interface CoreSettings {
   reportedExitGraceMs: number;
   /** How often a merge that waits (the user's checkout, a moved branch) is tried again (ms). */
   mergeRetryMs: number;
+  /**
+   * How long a run with nothing left but merges only the user can unblock (their changes in the
+   * way) waits for them before it ends with the reason (ms; default 60 000).
+   */
+  stuckMergeWaitMs?: number;
   /**
    * `landing.on_ci_failure` (pull requests): a failed required check sends the task to a new
    * attempt told its name (`retry`), or fails it (`fail`).
@@ -142,6 +151,8 @@ export interface CoreState {
   /** Batch requests left with their provider when the run stopped, by task (batch id). */
   batchesLeft: ReadonlyMap<string, string>;
   landings: ReadonlyMap<string, Landing>;
+  /** Tasks this run merged (`task_merged` journaled), whether or not the store recorded it. */
+  landed: ReadonlySet<string>;
   /** Notes for a task's next attempt (why the last one did not land). */
   notes: ReadonlyMap<string, string>;
   /** The number of each task's latest attempt this process started (its claim row's `attempt`). */
@@ -158,6 +169,8 @@ export interface CoreState {
   budget?: BudgetStop;
   budgetNoted: boolean;
   stopping: boolean;
+  /** When the run ends if nothing but merges only the user can unblock is left by then (ms). */
+  endsAt?: number;
   verdict?: RunVerdict;
 }
 
@@ -173,6 +186,7 @@ export function initialState(settings: CoreSettings, now: number): CoreState {
     dispatching: new Set(),
     batchesLeft: new Map(),
     landings: new Map(),
+    landed: new Set(),
     notes: new Map(),
     attemptOf: new Map(),
     waits: new Map(),
@@ -192,6 +206,7 @@ export interface Draft extends CoreState {
   dispatching: Set<string>;
   batchesLeft: Map<string, string>;
   landings: Map<string, Landing>;
+  landed: Set<string>;
   notes: Map<string, string>;
   attemptOf: Map<string, number>;
   waits: Map<string, string>;
@@ -208,6 +223,7 @@ export function draft(state: CoreState): Draft {
     dispatching: new Set(state.dispatching),
     batchesLeft: new Map(state.batchesLeft),
     landings: new Map(state.landings),
+    landed: new Set(state.landed),
     notes: new Map(state.notes),
     attemptOf: new Map(state.attemptOf),
     waits: new Map(state.waits),

@@ -14,6 +14,8 @@ import {
   type SignatureStatus,
 } from "../../../catalog/signature.ts";
 import type { CatalogEntry } from "../../../catalog/schema.ts";
+import { printable } from "../../../util/printable.ts";
+import { writePrompt } from "../../terminal.ts";
 
 /** The options every subcommand accepts. */
 export interface CatalogFlags {
@@ -23,6 +25,8 @@ export interface CatalogFlags {
   all: boolean;
   /** install: allow pin-only upgrades of this entry without asking. */
   autoUpgrade: boolean;
+  /** install, upgrade: the `${VAR}` names the server may read (`--allow-env`, repeatable). */
+  allowEnv: string[];
   config?: string;
 }
 
@@ -169,9 +173,16 @@ async function readLine(): Promise<string> {
  * read from standard input, terminal or not, and anything but `y`/`yes` declines.
  */
 export async function confirm(cli: CatalogCli, question: string): Promise<boolean> {
-  if (cli.flags.yes) return true;
-  await Deno.stderr.write(new TextEncoder().encode(`${question} [y/N] `));
+  return cli.flags.yes || await ask(question);
+}
+
+/**
+ * Ask `question` and read the answer from standard input (terminal or not): only `y`/`yes`
+ * accepts. `--yes` does not answer it (a variable's consent is never given in bulk).
+ */
+export async function ask(question: string): Promise<boolean> {
+  await writePrompt(`${question} [y/N] `);
   const answer = (await readLine()).toLowerCase();
-  if (!Deno.stdin.isTerminal()) await Deno.stderr.write(new TextEncoder().encode(`${answer}\n`));
+  if (!Deno.stdin.isTerminal()) await writePrompt(`${printable(answer)}\n`);
   return answer === "y" || answer === "yes";
 }

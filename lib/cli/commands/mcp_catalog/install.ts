@@ -19,7 +19,8 @@ import {
 import type { HealthOutcome } from "../../../catalog/health.ts";
 import type { SignatureStatus } from "../../../catalog/signature.ts";
 import { printable } from "../../../util/printable.ts";
-import { type CatalogCli, confirm, entryById, signatures, theCatalog } from "./_context.ts";
+import { allowEnvFlags, envConsentPlan, unreadFlags } from "../../../catalog/env_consent.ts";
+import { ask, type CatalogCli, confirm, entryById, signatures, theCatalog } from "./_context.ts";
 
 /** One line about a health outcome. */
 function healthLine(id: string, h: HealthOutcome): string {
@@ -128,32 +129,63 @@ async function printPreview(
 }
 
 /**
- * Which variables the entry's server may read: those allowed before (`already`) that it still
- * references, and — after asking (`--yes` answers yes) — the ones it newly references.
+ * Which variables the entry's server may read (lib/catalog/env_consent.ts): those allowed before
+ * (`already`) that it still references, those named with `--allow-env`, and — asked, unless
+ * `--yes` — the other ones it newly references. `--yes` never grants a variable.
  */
 async function envConsent(
   cli: CatalogCli,
   entry: CatalogEntry,
   already: readonly string[],
 ): Promise<string[]> {
-  const names = entryEnvNames(entry);
-  const kept = names.filter((n) => already.includes(n));
-  const asked = names.filter((n) => !already.includes(n));
-  if (asked.length === 0) return kept;
-  if (
-    await confirm(
-      cli,
-      `let ${entry.id} read ${
-        asked.join(", ")
-      } from your environment (their values go to its server)?`,
-    )
-  ) return names;
-  cli.ctx.stderr(
-    `not allowed: ${asked.join(", ")}: the server gets ${
-      asked.map((n) => `\${${n}}`).join(", ")
-    } as written (install again to allow)`,
+  const plan = envConsentPlan({
+    referenced: entryEnvNames(entry),
+    already,
+    allowFlags: cli.flags.allowEnv,
+    yes: cli.flags.yes,
+  });
+  let declined = plan.notGranted;
+  if (plan.ask.length > 0) {
+    const question = `let ${entry.id} read ${
+      plan.ask.join(", ")
+    } from your environment (their values go to its server)?`;
+    if (await ask(question)) return [...plan.granted, ...plan.ask].sort();
+    declined = plan.ask;
+  }
+  if (declined.length > 0) {
+    cli.ctx.stderr(
+      `not allowed: ${declined.join(", ")}: the server gets ${
+        declined.map((n) => `\${${n}}`).join(", ")
+      } as written${
+        cli.flags.yes ? " (--yes accepts the install, never a variable)" : ""
+      }; to allow, install again with ${allowEnvFlags(declined)}`,
+    );
+  }
+  return plan.granted;
+}
+
+/**
+ * Refuse `--allow-env` names that none of `entries` (what is being installed or upgraded after
+ * asking) reads: a typo must not pass for consent. Nothing has been changed yet.
+ */
+function checkAllowFlags(
+  cli: CatalogCli,
+  entries: readonly CatalogEntry[],
+  doing: "install" | "upgrade",
+): void {
+  const reads = [...new Set(entries.flatMap(entryEnvNames))].sort();
+  const unread = unreadFlags(cli.flags.allowEnv, reads);
+  if (unread.length === 0) return;
+  const who = doing === "install"
+    ? `${entries[0].id} reads no such variable (it reads ${reads.join(", ") || "none"})`
+    : entries.length === 0
+    ? "no upgrade to ask for reads it"
+    : `no upgrade asked for reads it (they read ${reads.join(", ") || "none"})`;
+  throw new CliError(
+    `--allow-env ${unread.join(", ")}: ${who}; nothing was ${
+      doing === "install" ? "installed" : "upgraded"
+    }`,
   );
-  return kept;
 }
 
 async function currentBlock(cli: CatalogCli) {
@@ -164,6 +196,7 @@ async function currentBlock(cli: CatalogCli) {
 export async function install(cli: CatalogCli): Promise<number> {
   const loaded = await theCatalog(cli);
   const entry = entryById(loaded, cli.args[0]);
+  checkAllowFlags(cli, [entry], "install");
   const signature = (await signatures(cli, loaded)).get(entry.id) ?? "missing";
   const autoUpgrade = cli.flags.autoUpgrade;
   await printPreview(cli, entry, {
@@ -251,6 +284,7 @@ export async function upgrade(cli: CatalogCli): Promise<number> {
     autoUpgrade: r.auto_upgrade,
     allowedEnv: r.allowed_env ?? [],
   });
+  checkAllowFlags(cli, asked.map((u) => u.entry), "upgrade");
   for (const u of auto) {
     outcome.set(u.id, (await runInstall(cli, u.entry, consentOf(u.record))) ? "applied" : "failed");
   }
