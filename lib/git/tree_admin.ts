@@ -203,11 +203,23 @@ export async function restoreTreeAdmin(
   }
   if (!keepIndex) {
     const head = OID.test(a.head) ? a.head : a.head.slice("ref: ".length);
-    await git(["read-tree", "--end-of-options", `${head}^{tree}`], {
+    const o = {
       cwd: a.worktree,
       env: { GIT_DIR: a.admin_dir, GIT_COMMON_DIR: a.common_dir, GIT_WORK_TREE: a.worktree },
       signal: options.signal,
+    };
+    const tree = await git([
+      "rev-parse",
+      "--verify",
+      "--quiet",
+      "--end-of-options",
+      `${head}^{tree}`,
+    ], {
+      ...o,
+      allowFailure: true,
     });
+    // A branch that is gone (deleted by the agent): an empty index, and `git add -A` takes all.
+    await git(["read-tree", ...(tree.code === 0 ? [tree.stdout.trim()] : ["--empty"])], o);
   }
   return repaired;
 }

@@ -109,3 +109,29 @@ Deno.test("treeRecordOf() without a seal: the service's directories and branch, 
   await openWorktree(wt.path);
   assert.doesNotMatch(await Deno.readTextFile(join(admin, "config.worktree")), /fsmonitor/);
 });
+
+Deno.test("settleWorktree() after a host agent deleted its own branch: the commit its HEAD names makes it again; the index is rebuilt from it", async () => {
+  await using repo = await tempRepo();
+  const wt = await createWorktree(repo.root, "s-1", "main");
+  await sealWorktree(repo.root, "s-1");
+  await repo.write("work.txt", "work\n", wt.path);
+  await repo.git(["checkout", "-q", "--detach"], wt.path);
+  const tip = await repo.commitAll("work", wt.path);
+  await repo.git(["update-ref", "-d", "refs/heads/agent/s-1"]);
+  const settled = await settleWorktree(repo.root, "s-1");
+  assert.equal(settled.tip, tip);
+  const tree = await openWorktree(wt.path);
+  assert.equal(await tree.text(["status", "--porcelain"]), "");
+});
+
+Deno.test("settleWorktree() with the branch gone and HEAD unusable: an empty index, and the next git add -A takes the whole worktree", async () => {
+  await using repo = await tempRepo();
+  const wt = await createWorktree(repo.root, "s-1", "main");
+  const sealed = await sealWorktree(repo.root, "s-1");
+  await repo.git(["update-ref", "-d", "refs/heads/agent/s-1"]);
+  await Deno.writeTextFile(join(sealed.admin_dir, "HEAD"), "garbage\n");
+  await settleWorktree(repo.root, "s-1");
+  const tree = await openWorktree(wt.path);
+  await tree.git(["add", "-A"]);
+  assert.match(await tree.text(["ls-files"]), /README\.md/);
+});
