@@ -48,6 +48,8 @@ export interface EventReads {
   run_started: {
     data: Record<string, JsonValue>;
     run_id?: string;
+    plan?: string;
+    plan_file?: string;
     planned: PlannedRead[];
     already_landed: { task_id: string; run_id?: string; commit?: string }[];
     done_by_operator: { task_id: string; run_id?: string }[];
@@ -287,6 +289,8 @@ const READERS: Readers = {
   run_started: (d) => ({
     data: canonicalData(d),
     run_id: str(d.run_id),
+    plan: str(d.plan),
+    plan_file: str(d.plan_file),
     planned: objects(d.planned).flatMap((p) =>
       typeof p.task_id === "string"
         ? [{
