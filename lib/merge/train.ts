@@ -26,6 +26,8 @@ import { changedEntries, type CommitTree, mergeOnto, resolveTips } from "./merge
 export interface TrainMember {
   /** The agent branch (or commit) to land, e.g. `agent/<session>`. */
   agent: string;
+  /** How messages name it when `agent` is a commit (its branch, `agent/<session>`). */
+  name?: string;
   taskId: string;
   /** Checks the merged tree must pass; none means gate-less. */
   gates?: GateSpec;
@@ -42,6 +44,11 @@ export interface TrainMember {
    * same tree they are not run again. A tree is content-addressed, so the checks saw these bytes.
    */
   evaluated?: { tree: string; gates: GateResult };
+}
+
+/** How messages name `member`. */
+function nameOf(member: TrainMember): string {
+  return member.name ?? member.agent;
 }
 
 /** Input of {@link mergeTrain}. */
@@ -222,7 +229,7 @@ async function sameTree(
 function reflogMessage(options: TrainOptions, merging: Candidate[]): string {
   const [first] = merging;
   return merging.length === 1
-    ? `service: merge ${options.members[first.index].agent} (task ${
+    ? `service: merge ${nameOf(options.members[first.index])} (task ${
       options.members[first.index].taskId
     })`
     : `service: merge ${merging.length} agent branches (tasks ${
@@ -259,7 +266,7 @@ async function commitTree(
   member: TrainMember,
   signal: AbortSignal | undefined,
 ): Promise<string> {
-  const message = member.message ?? `service: merge ${member.agent} (task ${member.taskId})`;
+  const message = member.message ?? `service: merge ${nameOf(member)} (task ${member.taskId})`;
   const args = ["commit-tree", tree, ...parents.flatMap((p) => ["-p", p]), "-m", message];
   return (await git(args, { cwd: root, signal, env: await commitIdentity(root) })).stdout.trim();
 }

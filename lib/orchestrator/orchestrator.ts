@@ -52,6 +52,7 @@ import type { PreparedLanding } from "../landing/setup.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { RemoteWork } from "./remote_work.ts";
 import { openDesk } from "../workers/desk.ts";
+import { Protection } from "../protect/judge.ts";
 
 export { MAX_ATTEMPTS };
 export type { LiveAgent };
@@ -78,6 +79,8 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   store: TaskStore;
   /** Ids of this run's tasks. */
   taskIds: string[];
+  /** The plan file the run was started with (a protected path, DESIGN.md §18). */
+  planFile?: string;
   adapter: AgentAdapter;
   launch: PreflightResult["launch"];
   /** Container isolation, as probed before `run_started` (absent: host processes). */
@@ -117,6 +120,33 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
 /** How the run ended. */
 export interface RunOutcome extends RunVerdict {
   counts: Record<string, number>;
+}
+
+/** The decision core's settings of a run's options. */
+function coreSettings(options: OrchestratorOptions): Parameters<typeof initialState>[0] {
+  const roleMaxAgents: Record<string, number> = {};
+  for (const [role, s] of Object.entries(options.roles)) {
+    if (s.max_agents !== undefined) roleMaxAgents[role] = s.max_agents;
+  }
+  return {
+    maxAgents: options.maxAgents,
+    roleMaxAgents,
+    maxAttempts: MAX_ATTEMPTS,
+    requireApproval: options.requireApproval,
+    enforceOwnedFiles: options.enforceOwnedFiles,
+    continuous: options.continuous ?? false,
+    reportedExitGraceMs: REPORTED_EXIT_GRACE_MS,
+    // A pull request's host tells of changes (poller, webhooks); the clock is a safety net.
+    mergeRetryMs: options.landing ? options.landing.settings.retryMs : 3000,
+    ...(options.stuckMergeWaitMs !== undefined
+      ? { stuckMergeWaitMs: options.stuckMergeWaitMs }
+      : {}),
+    maxRebases: 3,
+    landUnreported: options.landUnreported,
+    ...(options.landing ? { onCiFailure: options.landing.settings.onCiFailure } : {}),
+    adapter: options.adapter.name,
+    chains: options.chains ?? {},
+  };
 }
 
 /** Something the loop will decide on: an event, or I/O that yields events when awaited. */
@@ -160,33 +190,56 @@ export class Orchestrator {
     this.#o = options;
     this.#clock = options.clock ?? Date.now;
     this.#ids = new Set(options.taskIds);
-    const roleMaxAgents: Record<string, number> = {};
-    for (const [role, s] of Object.entries(options.roles)) {
-      if (s.max_agents !== undefined) roleMaxAgents[role] = s.max_agents;
-    }
-    this.#state = initialState({
-      maxAgents: options.maxAgents,
-      roleMaxAgents,
-      maxAttempts: MAX_ATTEMPTS,
-      requireApproval: options.requireApproval,
-      continuous: options.continuous ?? false,
-      reportedExitGraceMs: REPORTED_EXIT_GRACE_MS,
-      // A pull request's host tells of changes (poller, webhooks); the clock is a safety net.
-      mergeRetryMs: options.landing ? options.landing.settings.retryMs : 3000,
-      ...(options.stuckMergeWaitMs !== undefined
-        ? { stuckMergeWaitMs: options.stuckMergeWaitMs }
-        : {}),
-      maxRebases: 3,
-      landUnreported: options.landUnreported,
-      ...(options.landing ? { onCiFailure: options.landing.settings.onCiFailure } : {}),
-      adapter: options.adapter.name,
-      chains: options.chains ?? {},
-    }, this.#clock());
+    this.#state = initialState(coreSettings(options), this.#clock());
     const environments = this.#environments = new WorktreeEnvironments({
       root: options.paths.root,
       config: options.worktreeEnv,
       portsDir: options.paths.portLeases,
     });
+    this.#work = this.#newTaskWork(environments);
+    this.#landing = options.landing && new PullRequestLanding({
+      settings: options.landing.settings,
+      host: options.landing.host,
+      root: options.paths.root,
+      runId: options.runId,
+      journalPath: options.journalPath,
+      work: this.#work,
+      boardUrl: options.landing.publicUrl ?? options.serverUrl,
+      onChange: (taskId) => this.#push({ type: "landing_changed", taskId }),
+      warn: options.log,
+      now: this.#clock,
+    });
+    this.#spend = new SpendTracker(
+      options.paths,
+      options.adapter,
+      options.cost,
+      batchRoutingHint(options.adapter.name),
+    );
+    this.#rateLimits = new RateLimitGuard({
+      cooldowns: options.cooldowns,
+      runtimeDir: options.paths.runtime,
+      nowS: () => this.#clock() / 1000,
+    });
+    this.#agents = this.#newAgentPool(environments);
+    this.#reviews = new ReviewWatcher(options.journalPath);
+    this.#remote = this.#newRemoteWork(environments);
+    this.#batch = this.#newBatchLane();
+    this.#lane = new LandingLane({
+      deliver: (events) => {
+        for (const event of events) this.#push(event);
+      },
+      fail: options.log,
+      verifications: verifications(options.maxAgents),
+      merge: async (taskIds) => {
+        const results = await this.#work.merge(taskIds.map((id) => options.store.require(id)));
+        return results.map((result, i) => ({ type: "merge_result", taskId: taskIds[i], result }));
+      },
+    });
+  }
+
+  /** The task work of the run: verification, gates where the agents run, teardowns, merges. */
+  #newTaskWork(environments: WorktreeEnvironments): TaskWork {
+    const options = this.#o;
     const iso = options.isolation;
     const treeOf = (tree: string, phase: "gate" | "teardown") => ({
       root: options.paths.root,
@@ -200,7 +253,7 @@ export class Orchestrator {
       processEnv: Deno.env.toObject(),
       runtimeDir: options.paths.runtime,
     });
-    this.#work = new TaskWork({
+    return new TaskWork({
       paths: options.paths,
       runId: options.runId,
       journalPath: options.journalPath,
@@ -231,31 +284,19 @@ export class Orchestrator {
         ? { teardownRunner: (tree: string) => treeContainer(iso, treeOf(tree, "teardown")) }
         : {}),
       agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
+      protection: new Protection({
+        paths: options.paths,
+        protectedPaths: options.protectedPaths ?? [],
+        modules: options.configModules ?? [],
+        planFile: options.planFile,
+      }),
     });
-    this.#landing = options.landing && new PullRequestLanding({
-      settings: options.landing.settings,
-      host: options.landing.host,
-      root: options.paths.root,
-      runId: options.runId,
-      journalPath: options.journalPath,
-      work: this.#work,
-      boardUrl: options.landing.publicUrl ?? options.serverUrl,
-      onChange: (taskId) => this.#push({ type: "landing_changed", taskId }),
-      warn: options.log,
-      now: this.#clock,
-    });
-    this.#spend = new SpendTracker(
-      options.paths,
-      options.adapter,
-      options.cost,
-      batchRoutingHint(options.adapter.name),
-    );
-    this.#rateLimits = new RateLimitGuard({
-      cooldowns: options.cooldowns,
-      runtimeDir: options.paths.runtime,
-      nowS: () => this.#clock() / 1000,
-    });
-    this.#agents = new AgentPool({
+  }
+
+  /** The agents this machine runs, with the configured adapter and its ready fallbacks. */
+  #newAgentPool(environments: WorktreeEnvironments): AgentPool {
+    const options = this.#o;
+    return new AgentPool({
       paths: options.paths,
       runId: options.runId,
       store: options.store,
@@ -280,8 +321,12 @@ export class Orchestrator {
       log: options.log,
       clock: this.#clock,
     });
-    this.#reviews = new ReviewWatcher(options.journalPath);
-    this.#remote = new RemoteWork({
+  }
+
+  /** The tasks remote workers run (DESIGN.md §16). */
+  #newRemoteWork(environments: WorktreeEnvironments): RemoteWork {
+    const options = this.#o;
+    return new RemoteWork({
       paths: options.paths,
       runId: options.runId,
       store: options.store,
@@ -308,7 +353,12 @@ export class Orchestrator {
       log: options.log,
       clock: this.#clock,
     });
-    this.#batch = new BatchLane({
+  }
+
+  /** The batch lane (DESIGN.md §15). */
+  #newBatchLane(): BatchLane {
+    const options = this.#o;
+    return new BatchLane({
       paths: options.paths,
       runId: options.runId,
       store: options.store,
@@ -329,17 +379,6 @@ export class Orchestrator {
       api: options.batchApi,
       environments: this.#environments,
       agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
-    });
-    this.#lane = new LandingLane({
-      deliver: (events) => {
-        for (const event of events) this.#push(event);
-      },
-      fail: options.log,
-      verifications: verifications(options.maxAgents),
-      merge: async (taskIds) => {
-        const results = await this.#work.merge(taskIds.map((id) => options.store.require(id)));
-        return results.map((result, i) => ({ type: "merge_result", taskId: taskIds[i], result }));
-      },
     });
   }
 
@@ -627,14 +666,25 @@ export class Orchestrator {
         return this.#afterRows(() =>
           this.#lane.verify(async () => {
             await this.#work.capture(action.taskId);
+            const task = o.store.get(action.taskId);
+            // What the captured diff touches (DESIGN.md §18), judged before its gates run.
+            const judged = task && await this.#work.judge(task);
             const { gatesFailed } = await this.#work.verify(action.taskId);
-            if (this.#landing && o.requireApproval && !gatesFailed) {
+            const refused = judged !== undefined && o.enforceOwnedFiles &&
+              judged.outsideOwned.length > 0;
+            const guarded = judged !== undefined &&
+              (judged.protected.length > 0 || judged.error !== undefined);
+            if (this.#landing && (o.requireApproval || guarded) && !gatesFailed && !refused) {
               // Its pull request opens now, so the host's checks and reviewers start while the
               // operator decides; only the board's merge lets it merge (what it says is journaled).
-              const task = o.store.get(action.taskId);
               if (task) await this.#landing.advance(task, false);
             }
-            return [{ type: "captured", taskId: action.taskId, gatesFailed }];
+            return [{
+              type: "captured",
+              taskId: action.taskId,
+              gatesFailed,
+              ...(judged ? { judged } : {}),
+            }];
           })
         );
       case "merge":
