@@ -34,6 +34,7 @@ const WRITTEN: JournalEvent[] = [
   ev.taskRetried({ task_id: "a", reason: "again" }),
   ev.taskCompleted({ task_id: "a", summary: "done", interrupted: true }),
   ev.taskMerged({ task_id: "a", commit: "c", pr: "https://example.test/1" }),
+  ev.taskUnchanged({ task_id: "a" }),
   ev.taskDiffCaptured({ task_id: "a", sha256: "sha256:00", added: 1, removed: 2, files: 3 }),
   ev.taskReviewDecision({
     task_id: "a",
