@@ -112,6 +112,19 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
               {/* In the order it happened: its worktree, the report, its checks, reviews, then what stopped it. */}
               {a.prepared && <PreparedLine p={a.prepared} />}
               {a.summary && <div data-summary>Agent's summary: {a.summary}</div>}
+              {a.kept_out && (
+                <div data-kept-out>
+                  Kept out of its commits (ignored or copied files, never committed):{" "}
+                  {a.kept_out.paths.join(", ")}
+                  {a.kept_out.paths_total && a.kept_out.paths_total > a.kept_out.paths.length
+                    ? ` and ${a.kept_out.paths_total - a.kept_out.paths.length} more`
+                    : ""}
+                  {a.kept_out.rewritten_commits > 0
+                    ? `; the agent's ${a.kept_out.rewritten_commits} commit(s) holding them ` +
+                      "were rewritten into one"
+                    : ""}
+                </div>
+              )}
               {a.verification && <VerificationLine v={a.verification} />}
               {a.protected_paths && a.protected_paths.length > 0 && (
                 <div data-attempt-protected>

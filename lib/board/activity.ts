@@ -71,6 +71,11 @@ export interface Attempt {
   verification?: AttemptVerification;
   /** The operators' review decisions taken while this attempt was the latest. */
   reviews?: AttemptReview[];
+  /**
+   * Ignored or copied files kept out of its commits, and how many of the agent's commits were
+   * rewritten into one because they held any (`task_files_kept_out`).
+   */
+  kept_out?: { paths: string[]; paths_total?: number; rewritten_commits: number };
   /** Protected paths its diff touches (`task_protected_paths`, DESIGN.md §18). */
   protected_paths?: string[];
   /** Paths its diff changes outside the task's owned_files (`task_owned_files_exceeded`). */
@@ -420,6 +425,14 @@ const ON_TASK: {
     if (t.pull_request && e.pr === t.pull_request.url) {
       t.pull_request = { ...t.pull_request, state: "merged", waits_for: undefined };
     }
+  },
+  task_files_kept_out(_t, e, { attempt }) {
+    if (!attempt) return;
+    attempt.kept_out = {
+      paths: e.paths,
+      ...(e.paths_total !== undefined ? { paths_total: e.paths_total } : {}),
+      rewritten_commits: e.rewritten_commits ?? 0,
+    };
   },
   task_unchanged(t, _e, { attempt }) {
     if (attempt) attempt.outcome = "unchanged";

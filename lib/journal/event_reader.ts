@@ -88,6 +88,13 @@ export interface EventReads {
   task_merged: { task_id: string; commit?: string; pr?: string };
   /** Its completed work changes nothing on the target: nothing merged, the task closed. */
   task_unchanged: { task_id: string };
+  /** Ignored or copied files kept out of the branch's commits (lib/worktrees/keep_out.ts). */
+  task_files_kept_out: {
+    task_id: string;
+    paths: string[];
+    paths_total?: number;
+    rewritten_commits?: number;
+  };
   task_diff_captured: {
     task_id: string;
     sha256: string;
@@ -353,6 +360,12 @@ const READERS: Readers = {
   }),
   task_merged: (d) => ({ task_id: reqStr(d, "task_id"), commit: str(d.commit), pr: str(d.pr) }),
   task_unchanged: (d) => ({ task_id: reqStr(d, "task_id") }),
+  task_files_kept_out: (d) => ({
+    task_id: reqStr(d, "task_id"),
+    paths: strs(d.paths),
+    paths_total: int(d.paths_total),
+    rewritten_commits: int(d.rewritten_commits),
+  }),
   task_diff_captured: (d) => ({
     task_id: reqStr(d, "task_id"),
     sha256: reqStr(d, "sha256"),

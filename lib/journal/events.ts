@@ -192,6 +192,17 @@ export function taskUnchanged(data: { task_id: string }): JournalEvent {
   return event("task_unchanged", data);
 }
 
+/**
+ * `task_files_kept_out`: ignored or copied files the agent staged or committed were kept out of
+ * the branch's commits (`rewritten_commits` of the agent's commits rewritten into one service
+ * commit because they held any); the board's fold ignores it, the task detail shows it.
+ */
+export function taskFilesKeptOut(
+  data: { task_id: string; paths: string[]; paths_total?: number; rewritten_commits: number },
+): JournalEvent {
+  return event("task_files_kept_out", data);
+}
+
 /** `task_diff_captured`: attaches the diff summary (DESIGN.md §4). */
 export function taskDiffCaptured(data: {
   task_id: string;

@@ -171,7 +171,7 @@ export class TaskWork {
       const { tip } = await commitPartialWork(
         h.worktree.path,
         `service: partial work of ${taskId} (${reason})`,
-        { root: this.#o.paths.root },
+        { root: this.#o.paths.root, base: h.worktree.base },
       );
       return tip !== h.worktree.base;
     } catch {
@@ -217,6 +217,17 @@ export class TaskWork {
       warn: this.#o.warn,
     });
     if (!result.captured) this.#o.warn(`${taskId}: no diff captured: ${result.reason}`);
+    else if (result.leftOut.length > 0) {
+      this.#o.warn(
+        `${taskId}: kept out of its commits (ignored or copied files): ${
+          printable(result.leftOut.slice(0, 10).join(", "))
+        }${result.leftOut.length > 10 ? ` and ${result.leftOut.length - 10} more` : ""}${
+          result.rewritten > 0
+            ? `; the agent's ${result.rewritten} commit(s) holding them were rewritten into one`
+            : ""
+        }`,
+      );
+    }
     const tip = result.captured
       ? result.tip
       : await resolveCommit(`refs/heads/${h.worktree.branch}`, { cwd: this.#o.paths.root });

@@ -12,6 +12,7 @@
 import { gitWorktree } from "../git/worktree_admin.ts";
 import { resolve } from "node:path";
 import { commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
+import { dirtyHistory } from "../worktrees/keep_out.ts";
 import { dropTreeRecord, openWorktree } from "../worktrees/trees.ts";
 import { git, resolveCommit } from "../git/git.ts";
 import { loadWorkspaceConfig, namedAdapter } from "../config/load.ts";
@@ -369,8 +370,10 @@ class Worker {
     let tip: string;
     try {
       tip =
-        (await commitPartialWork(path, `service: work of ${r.order.task.id} on ${this.#o.name}`))
-          .tip;
+        (await commitPartialWork(path, `service: work of ${r.order.task.id} on ${this.#o.name}`, {
+          // Ignored and copied files are kept out of what is pushed (lib/worktrees/keep_out.ts).
+          base: r.order.base,
+        })).tip;
     } catch {
       return { commit: null }; // no worktree: the agent never started
     }
@@ -458,7 +461,7 @@ class Worker {
     for (const r of live) {
       if (!r.session?.proc.alive) continue;
       await r.session.writeHeartbeat().catch(() => {});
-      const head = await this.#headWhileRunning(r.session.worktree.path);
+      const head = await this.#headWhileRunning(r.session.worktree.path, r.order.base);
       if (head && head !== r.order.base && head !== r.pushed) await this.#push(r, head);
     }
     let answer: { sessions: SessionVerdict[] } | undefined;
@@ -494,15 +497,19 @@ class Worker {
   /**
    * The commit a running agent's worktree has checked out, read with the hardened git of agent
    * trees and only while its git files are as the service made them (they are not rewritten
-   * under a running agent); undefined otherwise.
+   * under a running agent); undefined otherwise, and while its commits since `base` hold an
+   * ignored or copied file (lib/worktrees/keep_out.ts: they are pushed only once rewritten,
+   * when the agent has ended).
    */
-  async #headWhileRunning(worktree: string): Promise<string | undefined> {
+  async #headWhileRunning(worktree: string, base: string): Promise<string | undefined> {
     try {
       const tree = await openWorktree(worktree, { repair: false });
       const r = await tree.git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], {
         allowFailure: true,
       });
-      return r.code === 0 ? r.stdout.trim() : undefined;
+      if (r.code !== 0) return undefined;
+      if ((await dirtyHistory(tree, base)).length > 0) return undefined;
+      return r.stdout.trim();
     } catch {
       return undefined; // handed to a container's user, or not as the service made it
     }

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { commitIdentity, GitError, type GitResult, resolveCommit } from "../git/git.ts";
 import { type AgentTree, hardenedConfig } from "../git/agent_tree.ts";
 import { openWorktree } from "./trees.ts";
+import { dirtyHistory, keepOutOfIndex, rewriteAsOne } from "./keep_out.ts";
 import { isValidId } from "../ids.ts";
 import { workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded, SKILL_PREFIX } from "./exclude.ts";
@@ -112,6 +113,10 @@ export interface PartialWork {
   tip: string;
   /** True when uncommitted work was found and committed. */
   committed: boolean;
+  /** Ignored or copied files kept out of the commits (with `base`; lib/worktrees/keep_out.ts). */
+  leftOut: string[];
+  /** How many of the agent's own commits were rewritten into one because they held such files. */
+  rewritten: number;
 }
 
 /** Options of {@link commitPartialWork}. */
@@ -127,6 +132,11 @@ export interface CommitOptions {
   tree?: AgentTree;
   /** Told what of the worktree's git files had to be put back. */
   warn?: (line: string) => void;
+  /**
+   * The commit the work was cut from: ignored and copied files added since are kept out of the
+   * commit, and agent commits that hold any are rewritten into one (lib/worktrees/keep_out.ts).
+   */
+  base?: string;
 }
 
 /** `options.tree`, or the worktree opened for the service's git (lib/worktrees/trees.ts). */
@@ -172,6 +182,13 @@ export async function commitPartialWork(
   const tree = await treeFor(worktree, options);
   const o = { signal: options.signal, timeoutMs: options.timeoutMs };
   await tree.git(["add", "-A"], o);
+  const base = options.base;
+  // Filtered before committing: what an agent forced in (`git add -f`) is never committed.
+  const leftOut = new Set(base ? await keepOutOfIndex(tree, base, o) : []);
+  const dirty = base ? await dirtyHistory(tree, base, o) : [];
+  const agentCommits = dirty.length > 0
+    ? Number(await tree.text(["rev-list", "--count", `${base}..HEAD`], o))
+    : 0;
   const staged = await tree.git(["diff", "--cached", "--quiet"], { ...o, allowFailure: true });
   if (staged.code > 1) {
     throw new GitError(["diff", "--cached", "--quiet"], worktree, staged.code, staged.stderr);
@@ -183,6 +200,21 @@ export async function commitPartialWork(
       env: await commitIdentity(options.root ?? tree.dirs.common_dir),
     });
   }
-  const tip = (await tree.git(["rev-parse", "HEAD"], o)).stdout.trim();
-  return { tip, committed };
+  let tip = (await tree.git(["rev-parse", "HEAD"], o)).stdout.trim();
+  let rewritten = 0;
+  if (base && dirty.length > 0) {
+    // The agent's own commits hold them: one commit of the clean tree replaces them all.
+    rewritten = agentCommits;
+    for (const p of dirty) leftOut.add(p);
+    tip = await rewriteAsOne(
+      tree,
+      base,
+      `${message}\n\nThe service rewrote the agent's ${rewritten} commit(s) into this one: ` +
+        `they held files that never enter a commit (ignored or copied): ${
+          [...leftOut].sort().join(", ")
+        }`,
+      { ...o, identityRoot: options.root },
+    );
+  }
+  return { tip, committed, leftOut: [...leftOut].sort(), rewritten };
 }
