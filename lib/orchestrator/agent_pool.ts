@@ -67,8 +67,16 @@ export interface AgentPoolOptions {
   paths: WorkspacePaths;
   runId: string;
   store: TaskStore;
-  /** The adapters agents may start with, by name: the configured one and the ready fallbacks. */
+  /**
+   * The adapters agents may start with, by name: the configured one, the ones the roles and the
+   * plan's steps name, and the ready fallbacks.
+   */
   adapters: ReadonlyMap<string, ReadyAdapter>;
+  /**
+   * Another adapter a task names (`cli` of a task created during the run), checked on first use;
+   * throws when it cannot start agents (lib/orchestrator/used_adapters.ts).
+   */
+  resolveAdapter?: (name: string, taskId: string) => Promise<ReadyAdapter>;
   /** Container isolation (absent: host processes). */
   isolation?: ContainerIsolation;
   /** The task server (local agents get its agents' listener when it has one). */
@@ -179,7 +187,8 @@ export class AgentPool {
     onExit: (events: () => Promise<CoreEvent[]>) => void,
   ): Promise<CoreEvent> {
     const o = this.#o;
-    const ready = o.adapters.get(adapterName);
+    const ready = o.adapters.get(adapterName) ??
+      await o.resolveAdapter?.(adapterName, taskId); // throws why it cannot start
     if (!ready) throw new Error(`adapter ${adapterName} is not ready: it cannot start agents`);
     const sessionId = this.#sessionId();
     try {

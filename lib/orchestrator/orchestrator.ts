@@ -52,6 +52,7 @@ import type { PreparedLanding } from "../landing/setup.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { RemoteWork } from "./remote_work.ts";
 import { openDesk } from "../workers/desk.ts";
+import { AdapterNotReadyError } from "./used_adapters.ts";
 import { Protection } from "../protect/judge.ts";
 
 export { MAX_ATTEMPTS };
@@ -87,6 +88,8 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   isolation?: ContainerIsolation;
   /** Fallback adapters whose preflight passed (`fallback_adapters`). */
   fallbacks?: readonly ReadyAdapter[];
+  /** Another adapter a task names, checked on first use (lib/orchestrator/used_adapters.ts). */
+  resolveAdapter?: (name: string, taskId: string) => Promise<ReadyAdapter>;
   /** By role, the adapters a task may start with (see `CoreSettings.chains`). */
   chains?: Readonly<Record<string, readonly string[]>>;
   /** The configured adapter's batch endpoint, when its provider has one and its key is set. */
@@ -304,6 +307,7 @@ export class Orchestrator {
         [{ adapter: options.adapter, launch: options.launch }, ...(options.fallbacks ?? [])]
           .map((r) => [r.adapter.name, r]),
       ),
+      resolveAdapter: options.resolveAdapter,
       isolation: options.isolation,
       serverUrl: options.serverUrl,
       model: options.model,
@@ -604,6 +608,7 @@ export class Orchestrator {
         operatorDone: t.operator_done === true,
         ...(t.resume_from ? { resumeFrom: t.resume_from } : {}),
         ...(t.status === "OPEN" && this.#batch.routes(t) ? { batch: true } : {}),
+        ...(t.cli ? { cli: t.cli } : {}),
       });
     }
     const stop = this.#spend.checkBudget() ?? this.#spend.budgetStop;
@@ -750,7 +755,8 @@ export class Orchestrator {
       diagnosis: {
         kind: "spawn_failed",
         reason: `could not start the agent: ${(e as Error).message}`,
-        retryable: true,
+        // An adapter that cannot start agents fails the same way every time.
+        retryable: !(e instanceof AdapterNotReadyError),
       },
     }));
     void started.then((event) => this.#push(event));
