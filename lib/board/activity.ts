@@ -199,6 +199,8 @@ export interface TaskActivity {
   evidence_sealed?: string;
   /** The current attempt is a batch request (the card says "batch"). */
   batch?: BatchTry;
+  /** Follow-ups operators sent its agent from the board (`task_follow_up`), oldest first. */
+  follow_ups?: { seq?: number; principal?: string; text: string; index: number }[];
   /**
    * Protected paths the current attempt's diff touches: it lands only on an operator's merge
    * (DESIGN.md §18). Empty with `protected_error` when its paths could not be read.
@@ -425,6 +427,14 @@ const ON_TASK: {
     if (t.pull_request && e.pr === t.pull_request.url) {
       t.pull_request = { ...t.pull_request, state: "merged", waits_for: undefined };
     }
+  },
+  task_follow_up(t, e, { index }) {
+    (t.follow_ups ??= []).push({
+      ...(e.seq !== undefined ? { seq: e.seq } : {}),
+      ...(e.principal ? { principal: e.principal } : {}),
+      text: e.text,
+      index,
+    });
   },
   task_files_kept_out(_t, e, { attempt }) {
     if (!attempt) return;

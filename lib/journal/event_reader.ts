@@ -88,6 +88,14 @@ export interface EventReads {
   task_merged: { task_id: string; commit?: string; pr?: string };
   /** Its completed work changes nothing on the target: nothing merged, the task closed. */
   task_unchanged: { task_id: string };
+  /** An operator's follow-up to the task's agent (lib/operator/follow_ups.ts). */
+  task_follow_up: {
+    task_id: string;
+    seq?: number;
+    principal?: string;
+    text: string;
+    audit_event_hash?: string;
+  };
   /** Ignored or copied files kept out of the branch's commits (lib/worktrees/keep_out.ts). */
   task_files_kept_out: {
     task_id: string;
@@ -360,6 +368,13 @@ const READERS: Readers = {
   }),
   task_merged: (d) => ({ task_id: reqStr(d, "task_id"), commit: str(d.commit), pr: str(d.pr) }),
   task_unchanged: (d) => ({ task_id: reqStr(d, "task_id") }),
+  task_follow_up: (d) => ({
+    task_id: reqStr(d, "task_id"),
+    seq: int(d.seq),
+    principal: str(d.principal),
+    text: reqStr(d, "text"),
+    audit_event_hash: str(d.audit_event_hash),
+  }),
   task_files_kept_out: (d) => ({
     task_id: reqStr(d, "task_id"),
     paths: strs(d.paths),

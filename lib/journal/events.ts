@@ -203,6 +203,20 @@ export function taskFilesKeptOut(
   return event("task_files_kept_out", data);
 }
 
+/**
+ * `task_follow_up`: an operator sent the task's agent a follow-up from the board (its text, and
+ * the audit entry that signs it); the board's fold ignores it, the task detail shows it.
+ */
+export function taskFollowUp(data: {
+  task_id: string;
+  seq: number;
+  principal: string;
+  text: string;
+  audit_event_hash: string;
+}): JournalEvent {
+  return event("task_follow_up", data);
+}
+
 /** `task_diff_captured`: attaches the diff summary (DESIGN.md §4). */
 export function taskDiffCaptured(data: {
   task_id: string;
