@@ -19,6 +19,7 @@ import { TOKEN_KEY, TokenField } from "./token_field.tsx";
 import { RunPicker } from "./run_picker.tsx";
 import { TaskDetail } from "./task_detail.tsx";
 import { VerificationAlert } from "./verification_alert.tsx";
+import { NewTaskForm } from "./operator_actions.tsx";
 
 const LIVE_WORDS: Record<LiveState | "off", string> = {
   off: "not connected",
@@ -159,6 +160,7 @@ export function BoardApp({ onShown }: BoardAppProps) {
             onReload={loadBoard}
           />
         )}
+        {ready && <NewTaskForm token={token} />}
       </main>
     </>
   );

@@ -14,6 +14,7 @@ import { DiffViewer } from "./diff_viewer.tsx";
 import { EvidencePanel } from "./evidence_panel.tsx";
 import { ReviewActions } from "./review_actions.tsx";
 import { useApi } from "./_use_api.ts";
+import { FollowUpForm } from "./operator_actions.tsx";
 
 /** Props of {@link TaskDetail}. */
 export interface TaskDetailProps {
@@ -138,6 +139,15 @@ export function TaskDetail(
           </section>
         </>
       )}
+      <section aria-labelledby="follow-up-heading">
+        <h3 id="follow-up-heading">Follow-ups</h3>
+        <FollowUpForm
+          taskId={taskId}
+          token={token}
+          sent={detail.status === "ok" ? detail.value.task.follow_ups : undefined}
+          running={task?.state === "running"}
+        />
+      </section>
     </section>
   );
 }

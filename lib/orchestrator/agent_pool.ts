@@ -8,6 +8,7 @@ import { join, relative } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { agentExitCode } from "../agents/exit_status.ts";
 import { logTail } from "../agents/process.ts";
+import { followUpsNote, readFollowUps } from "../operator/follow_ups.ts";
 import { RECONNECT_NOTICE_S, reconnectWords } from "../agents/progress_watch.ts";
 import { durationWords } from "../util/duration_words.ts";
 import { readSessionUsage } from "../agents/usage_reader.ts";
@@ -220,6 +221,7 @@ export class AgentPool {
       mcpConfigPath: o.mcpConfigPath,
       workdir: join(o.paths.worktrees, sessionId),
       retryNote: start.note,
+      followUps: followUpsNote(await readFollowUps(o.paths, task.id)),
       earlierWork: earlier && { session: task.resume_from!, base: earlier.base },
       ports: o.environments?.spec(task.role).ports,
     });
