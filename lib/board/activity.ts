@@ -281,6 +281,8 @@ const INTRODUCES = new Set<EventType>([
   "task_cancelled",
   "task_done_by_operator",
   "task_waiting",
+  // Sent once the store holds the task as running, which can be before its claim row is written.
+  "task_follow_up",
 ]);
 
 /**
