@@ -4,7 +4,8 @@
  * come out — succeeded, errored, expired, canceled — and a batch read while it is in progress.
  */
 import assert from "node:assert/strict";
-import { batchApi, BatchApiError } from "../lib/batch/api.ts";
+import { batchApi } from "../lib/batch/api.ts";
+import { HttpApiError } from "../lib/http/api_error.ts";
 import type { BatchRequestSpec } from "../lib/batch/types.ts";
 import { type FakeBatchAnswer, startFakeAnthropicBatches } from "./fakes/anthropic_batches_api.ts";
 import { startFakeOpenAiBatches } from "./fakes/openai_batch_api.ts";
@@ -72,7 +73,7 @@ Deno.test("Anthropic Message Batches: submit, in progress, ended, and each resul
   ]);
 });
 
-Deno.test("Anthropic Message Batches: a refused key is a BatchApiError with the provider's words", async () => {
+Deno.test("Anthropic Message Batches: a refused key is an HttpApiError with the provider's words", async () => {
   await using fake = startFakeAnthropicBatches({ answer, apiKey: "sk-ant" });
   const api = batchApi({
     provider: "anthropic",
@@ -82,7 +83,7 @@ Deno.test("Anthropic Message Batches: a refused key is a BatchApiError with the 
   await assert.rejects(
     () => api.submit(REQUESTS),
     (e) =>
-      e instanceof BatchApiError && e.status === 401 &&
+      e instanceof HttpApiError && e.status === 401 &&
       /HTTP 401: invalid x-api-key/.test(e.message),
   );
 });

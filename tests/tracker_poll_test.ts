@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import type { ApiAccess } from "../lib/trackers/adapter.ts";
 import { BUILTIN_TRACKERS } from "../lib/trackers/builtin.ts";
-import { nextPollDelay, TrackerApiError } from "../lib/trackers/http.ts";
+import { HttpApiError } from "../lib/http/api_error.ts";
+import { nextPollDelay } from "../lib/http/backoff.ts";
 import { replayFilter, TrackerPoller } from "../lib/trackers/poller.ts";
 import { closeTrackerService, trackerServiceFor } from "../lib/trackers/service.ts";
 import { trackerSettings } from "../lib/trackers/settings.ts";
@@ -132,7 +133,7 @@ Deno.test("poll: 429 with Retry-After and 5xx back off; 401 is not retried fast"
       rate: { remaining: 0, resetAtMs: reset },
     }) > 890_000,
   );
-  assert.equal(new TrackerApiError("x", 401).retryable, false);
+  assert.equal(new HttpApiError("x", { status: 401 }).retryable, false);
   await runtime.close();
   await Deno.remove(dir, { recursive: true });
 });

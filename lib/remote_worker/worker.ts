@@ -30,7 +30,8 @@ import {
   type RemoteOptions,
   remoteUrl,
 } from "../landing/push.ts";
-import { TaskApiError, TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
+import { HttpApiError } from "../http/api_error.ts";
+import { TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
 import { UserFacingError } from "../errors.ts";
 import { isLoopbackHost } from "../util/loopback.ts";
 import { fetchBase } from "../workers/remote_refs.ts";
@@ -166,7 +167,7 @@ class Worker {
         ...(o.roles ? { roles: o.roles } : {}),
       })
     ).catch((e) => {
-      if (e instanceof TaskApiError && (e.status === 401 || e.status === 403)) {
+      if (e instanceof HttpApiError && (e.status === 401 || e.status === 403)) {
         throw new WorkerSetupError(
           `${o.server} refused this worker: ${e.message}`,
           "export SERVICE_TOKEN=<a token of scope worker from the orchestrator's auth.tokens>; " +
@@ -213,7 +214,7 @@ class Worker {
         return await ask();
       } catch (e) {
         const retry = e instanceof TaskStoreUnavailable ||
-          (e instanceof TaskApiError && (e.status === 503 || e.status === 502 || e.status === 504));
+          (e instanceof HttpApiError && (e.status === 503 || e.status === 502 || e.status === 504));
         if (!retry) throw e;
         if (!told) this.#o.log(`worker ${this.#o.name}: ${(e as Error).message}; trying again`);
         told = true;
@@ -427,7 +428,7 @@ class Worker {
           return;
         } catch (e) {
           const again = e instanceof TaskStoreUnavailable ||
-            (e instanceof TaskApiError && e.status >= 500);
+            (e instanceof HttpApiError && e.status >= 500);
           if (!again) throw e;
           if (!told) o.log(`${id}: report not taken yet (${(e as Error).message}); trying again`);
           told = true;
@@ -435,7 +436,7 @@ class Worker {
         }
       }
     } catch (e) {
-      if (e instanceof TaskApiError && e.status === 409) {
+      if (e instanceof HttpApiError && e.status === 409) {
         o.log(`${id}: report refused: ${e.message}`);
         return;
       }
