@@ -23,18 +23,12 @@ import { agentExitCode } from "../agents/exit_status.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded } from "../worktrees/exclude.ts";
-import {
-  fetchBranch,
-  pushBranch,
-  RemoteError,
-  type RemoteOptions,
-  remoteUrl,
-} from "../landing/push.ts";
+import { fetchBranch, RemoteError, type RemoteOptions, remoteUrl } from "../git/remote.ts";
 import { HttpApiError } from "../http/api_error.ts";
 import { TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
 import { UserFacingError } from "../errors.ts";
 import { isLoopbackHost } from "../util/loopback.ts";
-import { fetchBase } from "../workers/remote_refs.ts";
+import { fetchBase, pushSessionBranch } from "../workers/remote_refs.ts";
 import {
   MAX_REPORT_LOG_BYTES,
   type RegisterAnswer,
@@ -375,10 +369,9 @@ class Worker {
   /** Push `tip` to `agent/<session>` with the lease of the last push (three tries when offline). */
   async #push(r: Running, tip: string): Promise<{ commit: string | null; error?: string }> {
     if (r.pushed === tip) return { commit: tip };
-    const branch = `agent/${r.order.session_id}`;
     for (let attempt = 1;; attempt++) {
       try {
-        const out = await pushBranch(this.#remote, branch, tip, r.pushed);
+        const out = await pushSessionBranch(this.#remote, r.order.session_id, tip, r.pushed);
         if (!out.pushed) return { commit: null, error: out.detail };
         r.pushed = tip;
         return { commit: tip };

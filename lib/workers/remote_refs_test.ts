@@ -1,0 +1,33 @@
+import assert from "node:assert/strict";
+import { git } from "../git/git.ts";
+import { RemoteError, remoteTip } from "../git/remote.ts";
+import { repoWithRemote } from "../git/_test_remote.ts";
+import { baseRef, fetchBase, publishBase, pushSessionBranch } from "./remote_refs.ts";
+
+Deno.test("remote work names no ref but refs/service/base/<run> and agent/<session>", async () => {
+  await using r = await repoWithRemote();
+  const o = { root: r.work, remote: "origin" };
+  for (const id of ["../main", "a/b", "", ".hidden", "x..y", "a b", "-f", "a".repeat(129)]) {
+    assert.throws(() => baseRef(id), RangeError, id);
+    await assert.rejects(() => pushSessionBranch(o, id, r.tip, undefined), RemoteError, id);
+  }
+  for (
+    const ref of ["refs/heads/main", "refs/service/base/../../heads/main", "refs/service/base/"]
+  ) {
+    await assert.rejects(() => fetchBase(o, ref), RemoteError, ref);
+  }
+  assert.equal(await remoteTip(o, "main"), r.tip, "main did not move");
+});
+
+Deno.test("publishBase() moves the run's base on the remote; a worker fetches it and pushes its session branch", async () => {
+  await using r = await repoWithRemote();
+  const o = { root: r.work, remote: "origin" };
+  const next = await r.commit("b.txt");
+  await publishBase(o, "run-1", next);
+  await publishBase(o, "run-1", r.tip);
+  await fetchBase(o, baseRef("run-1"));
+  const base = await git(["rev-parse", "refs/service/base/run-1"], { cwd: r.work });
+  assert.equal(base.stdout.trim(), r.tip);
+  assert.deepEqual(await pushSessionBranch(o, "s-9", next, undefined), { pushed: true });
+  assert.equal(await remoteTip(o, "agent/s-9"), next);
+});
