@@ -17,7 +17,7 @@ import {
   runtimeCall,
   runtimeEnvironment,
 } from "./runtime.ts";
-import { hostPortText, unreachableHost } from "../config/host_port.ts";
+import { hostPortText, unreachableHost } from "../util/host_port.ts";
 import { type ContainerSettings, endpointHostPort } from "./settings.ts";
 
 /** A model endpoint of an adapter: the variable that overrides it, and its default URL. */

@@ -1,10 +1,10 @@
 /**
  * Container isolation settings (spec §2.11, DESIGN.md §14) as the service uses them, and the
  * endpoint URLs the restricted network allows. Pure. The YAML keys (and their `host:port`
- * entries, lib/config/host_port.ts) are validated in lib/config/schema.ts;
+ * entries, lib/util/host_port.ts) are validated in lib/config/schema.ts;
  * {@link containerSettings} maps them here.
  */
-import { type HostPort, parseHostPort } from "../config/host_port.ts";
+import { type HostPort, parseHostPort } from "../util/host_port.ts";
 
 /** Which runtime runs the containers: `auto` tries podman, then docker. */
 export type RuntimePreference = "auto" | "podman" | "docker";

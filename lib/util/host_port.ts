@@ -1,9 +1,9 @@
 /**
- * `host:port` values of service.yaml (`container.allow_hosts`): parsed once here, where the
- * configuration is validated, and used as {@link HostPort}s by whoever needs them (container
- * isolation's restricted network). Pure.
+ * `host:port` text (service.yaml's `container.allow_hosts`): one parser below both its users —
+ * lib/config validates the values with it, container isolation's restricted network uses the
+ * {@link HostPort}s it returns — so neither imports the other. Pure.
  */
-import { isLoopbackHost } from "../util/loopback.ts";
+import { isLoopbackHost } from "./loopback.ts";
 
 /** One host and port (a name or a loopback address; never another IP address). */
 export interface HostPort {
