@@ -9,8 +9,8 @@
  * - with `cacheEntries`, conditional GETs: the `ETag`/`Last-Modified` of the last answer per URL
  *   goes out, and a 304 answers the remembered body;
  * - the rate-limit facts of every answer (lib/http/rate_limit.ts);
- * - with `retries`, a retry of idempotent requests the API refused for now (408, 429, 5xx, 403
- *   with no requests remaining), after the `Retry-After` or window reset it asked for, else a
+ * - with `retries`, a retry of idempotent requests the API refused for now (408, 429, 500, 502,
+ *   503, 504, 529, 403 with no requests remaining), after the `Retry-After` or window reset it asked for, else a
  *   doubling back-off — never longer than `maxRetryWaitMs`, beyond which the error goes to the
  *   caller, whose own schedule honours its `retryAfterMs`. Unanswered requests are not retried:
  *   the caller knows whether waiting makes sense;
@@ -75,8 +75,8 @@ export interface HttpRequestOptions {
 /** Methods that may be sent twice with the effect of once (RFC 9110 §9.2.2). */
 const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]);
 
-/** Statuses that mean "not now" rather than "not this". */
-const TRY_LATER = new Set([408, 429, 500, 502, 503, 504]);
+/** Statuses that mean "not now" rather than "not this" (529: Anthropic's "overloaded"). */
+const TRY_LATER = new Set([408, 429, 500, 502, 503, 504, 529]);
 
 /** Bytes of an error body read for its message and excerpt. */
 const ERROR_BODY_BYTES = 64 * 1024;
