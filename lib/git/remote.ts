@@ -10,6 +10,7 @@
  * saying whether it may work later (the remote could not be reached) and what to check.
  */
 import { git, GitError, resolveCommit } from "./git.ts";
+import type { HardenedValue } from "./hardened.ts";
 
 /** Where the remote is. */
 export interface RemoteOptions {
@@ -50,6 +51,22 @@ export type PushOutcome =
   /** The remote ref is not what the lease named (someone pushed): nothing was overwritten. */
   | { pushed: false; stale: true; detail: string };
 
+/** Options of {@link fetchBranch}. */
+export interface FetchOptions {
+  /**
+   * Check every object as it arrives (`fetch.fsckObjects`): the branch is someone else's work, an
+   * agent's (a tree naming `.git` or `../` is refused), as a container's commits are checked
+   * (lib/container/git_shadow.ts). Default false: a base branch is the user's own.
+   */
+  checkObjects?: boolean;
+}
+
+const CHECK_OBJECTS: readonly HardenedValue[] = [{
+  key: "fetch.fsckObjects",
+  value: "true",
+  why: "an agent branch's objects are checked as they arrive (a tree naming .git or ../)",
+}];
+
 /** git's words that mean the remote could not be reached (not a refusal). */
 const UNREACHABLE =
   /could not read from remote|unable to access|could not resolve host|connection (refused|timed out|reset)|early eof|the remote end hung up|timed out|temporarily unavailable|\b50[0-4]\b/i;
@@ -59,12 +76,18 @@ export function trackingRef(remote: string, branch: string): string {
   return `refs/remotes/${remote}/${branch}`;
 }
 
-async function run(o: RemoteOptions, args: string[], what: string) {
+async function run(
+  o: RemoteOptions,
+  args: string[],
+  what: string,
+  config: readonly HardenedValue[] = [],
+) {
   try {
     const r = await git(args, {
       cwd: o.root,
       signal: o.signal,
       timeoutMs: o.timeoutMs ?? 120_000,
+      config,
       allowFailure: true,
     });
     if (r.code === 0) return r;
@@ -99,9 +122,19 @@ export async function remoteUrl(o: RemoteOptions): Promise<string | undefined> {
 }
 
 /** Fetch `branch` of the remote into its remote-tracking ref; its tip. */
-export async function fetchBranch(o: RemoteOptions, branch: string): Promise<string> {
+export async function fetchBranch(
+  o: RemoteOptions,
+  branch: string,
+  options: FetchOptions = {},
+): Promise<string> {
   const ref = trackingRef(o.remote, branch);
-  await fetchInto(o, `refs/heads/${branch}`, ref, `git fetch ${o.remote} ${branch}`);
+  await fetchInto(
+    o,
+    `refs/heads/${branch}`,
+    ref,
+    `git fetch ${o.remote} ${branch}`,
+    options.checkObjects ? CHECK_OBJECTS : [],
+  );
   const tip = await resolveCommit(ref, { cwd: o.root });
   if (!tip) throw new RemoteError(`${ref} names no commit after fetching`, false, "");
   return tip;
@@ -112,11 +145,18 @@ export async function fetchRef(o: RemoteOptions, ref: string): Promise<void> {
   await fetchInto(o, ref, ref, `git fetch ${o.remote} ${ref}`);
 }
 
-async function fetchInto(o: RemoteOptions, from: string, to: string, what: string) {
+async function fetchInto(
+  o: RemoteOptions,
+  from: string,
+  to: string,
+  what: string,
+  config: readonly HardenedValue[] = [],
+) {
   await run(
     o,
     ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", o.remote, `+${from}:${to}`],
     what,
+    config,
   );
 }
 

@@ -44,6 +44,10 @@ export interface LandingWork {
   branchOf(taskId: string): string | undefined;
   /** The task's gates on the tree the merge of its branch into the base would produce. */
   gate(task: Task): Promise<GateOutcome>;
+  /** The commit its diff was captured and judged at: what is pushed (else the branch's tip). */
+  tipOf?(taskId: string): string | undefined;
+  /** The protected paths its diff touches (the body names them, DESIGN.md §18). */
+  protectedPaths?(taskId: string): string[];
 }
 
 /** Options of {@link PullRequestLanding}. */
@@ -286,7 +290,8 @@ export class PullRequestLanding {
     if (rec && snap?.pr.state === "merged") return await this.#landed(task.id, rec, snap.pr);
     if (rec && snap?.pr.state === "closed") return await this.#closedByPerson(task.id, rec, snap);
 
-    const local = await resolveCommit(`refs/heads/${branch}`, { cwd: this.#o.root });
+    const local = this.#o.work.tipOf?.(task.id) ??
+      await resolveCommit(`refs/heads/${branch}`, { cwd: this.#o.root });
     if (!local) return { kind: "waiting", reason: `${branch} has no commit` };
     if (!req.queue && !(await this.#contains(local, baseTip))) {
       return {
@@ -343,6 +348,7 @@ export class PullRequestLanding {
           })),
           boardUrl: this.#o.boardUrl,
           supersedes: this.#earlier.get(task.id),
+          protectedPaths: this.#o.work.protectedPaths?.(task.id),
         }),
         draft: s.draft,
         labels: s.labels,

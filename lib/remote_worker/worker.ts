@@ -12,6 +12,7 @@
 import { gitWorktree } from "../git/worktree_admin.ts";
 import { resolve } from "node:path";
 import { commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
+import { dropTreeRecord, openWorktree } from "../worktrees/trees.ts";
 import { git, resolveCommit } from "../git/git.ts";
 import { loadWorkspaceConfig, namedAdapter } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
@@ -23,12 +24,12 @@ import { agentExitCode } from "../agents/exit_status.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded } from "../worktrees/exclude.ts";
-import { fetchBranch, RemoteError, type RemoteOptions, remoteUrl } from "../git/remote.ts";
+import { RemoteError, type RemoteOptions, remoteUrl } from "../git/remote.ts";
 import { HttpApiError } from "../http/api_error.ts";
 import { TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
 import { UserFacingError } from "../errors.ts";
 import { isLoopbackHost } from "../util/loopback.ts";
-import { fetchBase, pushSessionBranch } from "../workers/remote_refs.ts";
+import { fetchBase, fetchSessionBranch, pushSessionBranch } from "../workers/remote_refs.ts";
 import {
   MAX_REPORT_LOG_BYTES,
   type RegisterAnswer,
@@ -290,7 +291,7 @@ class Worker {
         );
       }
       if (order.start) {
-        const tip = await fetchBranch(this.#remote, `agent/${order.session_id}`);
+        const tip = await fetchSessionBranch(this.#remote, order.session_id);
         if (tip !== order.start) {
           throw new Error(`agent/${order.session_id} is not at ${order.start}`);
         }
@@ -445,7 +446,7 @@ class Worker {
     for (const r of live) {
       if (!r.session?.proc.alive) continue;
       await r.session.writeHeartbeat().catch(() => {});
-      const head = await resolveCommit("HEAD", { cwd: r.session.worktree.path });
+      const head = await this.#headWhileRunning(r.session.worktree.path);
       if (head && head !== r.order.base && head !== r.pushed) await this.#push(r, head);
     }
     let answer: { sessions: SessionVerdict[] } | undefined;
@@ -478,6 +479,23 @@ class Worker {
     }
   }
 
+  /**
+   * The commit a running agent's worktree has checked out, read with the hardened git of agent
+   * trees and only while its git files are as the service made them (they are not rewritten
+   * under a running agent); undefined otherwise.
+   */
+  async #headWhileRunning(worktree: string): Promise<string | undefined> {
+    try {
+      const tree = await openWorktree(worktree, { repair: false });
+      const r = await tree.git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], {
+        allowFailure: true,
+      });
+      return r.code === 0 ? r.stdout.trim() : undefined;
+    } catch {
+      return undefined; // handed to a container's user, or not as the service made it
+    }
+  }
+
   /** Remove the session's worktree and branch here (the remote keeps the work). */
   async #cleanUp(r: Running): Promise<void> {
     const id = r.order.session_id;
@@ -497,6 +515,7 @@ class Worker {
       this.#o.log(`${r.order.task.id}: teardown failed: ${(e as Error).message}`);
     }
     await gitWorktree(this.#root, ["remove", "--force", path], { allowFailure: true });
+    await dropTreeRecord(this.#root, id);
     await git(["branch", "-D", `agent/${id}`], { cwd: this.#root, allowFailure: true });
     await this.#environments.releasePorts(id).catch(() => {});
   }

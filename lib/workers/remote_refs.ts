@@ -2,12 +2,14 @@
  * What remote work writes to and reads from the remote (DESIGN.md §16), and nothing else: the
  * commit a claim names, published under `refs/service/base/<run_id>` so that a worker can fetch
  * it when it is on no branch of the remote, and a session's own branch `agent/<session_id>`,
- * which the worker pushes its agent's work to (leased on the tip it last pushed). The git
+ * which the worker pushes its agent's work to (leased on the tip it last pushed) and which is
+ * fetched with every object checked as it arrives (it is an agent's work). The git
  * mechanism is lib/git/remote.ts; the ids are checked by the one id rule (lib/ids.ts) before
  * git runs, so no other ref can be named here.
  */
 import { isValidId } from "../ids.ts";
 import {
+  fetchBranch,
   fetchRef,
   type PushOutcome,
   pushRef,
@@ -35,6 +37,25 @@ export async function fetchBase(o: RemoteOptions, ref: string): Promise<void> {
   await fetchRef(o, ref);
 }
 
+function requireSession(sessionId: string, what: string): void {
+  if (!isValidId(sessionId)) {
+    throw new RemoteError(
+      `refusing to ${what} agent/${sessionId}: not a session id`,
+      false,
+      "remote work names only the agent/<session> branch of a work order",
+    );
+  }
+}
+
+/**
+ * Fetch the session's branch `agent/<session_id>` into its remote-tracking ref, every object
+ * checked as it arrives; its tip.
+ */
+export async function fetchSessionBranch(o: RemoteOptions, sessionId: string): Promise<string> {
+  requireSession(sessionId, "fetch");
+  return await fetchBranch(o, `agent/${sessionId}`, { checkObjects: true });
+}
+
 /**
  * Push `sha` to the session's branch `agent/<session_id>`, leased on `expected` (the tip last
  * pushed; undefined: the branch must not exist yet).
@@ -45,13 +66,7 @@ export async function pushSessionBranch(
   sha: string,
   expected: string | undefined,
 ): Promise<PushOutcome> {
-  if (!isValidId(sessionId)) {
-    throw new RemoteError(
-      `refusing to push agent/${sessionId}: not a session id`,
-      false,
-      "a worker pushes only the agent/<session> branch of a work order",
-    );
-  }
+  requireSession(sessionId, "push");
   return await pushRef(o, {
     ref: `refs/heads/agent/${sessionId}`,
     sha,

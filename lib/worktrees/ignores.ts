@@ -17,6 +17,8 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { gitAmongWorktrees } from "../git/worktree_admin.ts";
 import { commitIdentity, git, gitText, splitZ } from "../git/git.ts";
+import type { AgentTree } from "../git/agent_tree.ts";
+import { openWorktree } from "./trees.ts";
 
 /** Build caches that never belong in a commit (DESIGN.md §13 `default_ignores`). */
 export const DEFAULT_IGNORES: readonly string[] = [
@@ -44,26 +46,33 @@ export function exactIgnoreLine(path: string): string {
   return "/" + path.replace(/[\\*?[\]]/g, (c) => `\\${c}`).replace(/ $/, "\\ ");
 }
 
-/** The worktree's own git directory (`<repo>/.git/worktrees/<id>`). */
-function gitDirOf(worktree: string, signal?: AbortSignal): Promise<string> {
-  return gitText(["rev-parse", "--absolute-git-dir"], { cwd: worktree, signal });
+/** A worktree's own git directory and the repository's common one, in one git process. */
+async function gitDirs(
+  worktree: string,
+  signal?: AbortSignal,
+): Promise<{ own: string; common: string }> {
+  const out = await gitText(["rev-parse", "--absolute-git-dir", "--git-common-dir"], {
+    cwd: worktree,
+    signal,
+  });
+  const [own, common] = out.split("\n");
+  return { own, common: isAbsolute(common) ? common : join(worktree, common) };
 }
 
 const enabled = new Set<string>();
-
-/** The main checkout of the repository `worktree` belongs to (where its worktrees are kept). */
-async function repositoryRoot(worktree: string, signal?: AbortSignal): Promise<string> {
-  const common = await gitText(["rev-parse", "--git-common-dir"], { cwd: worktree, signal });
-  return dirname(isAbsolute(common) ? common : join(worktree, common));
-}
 
 /**
  * Turn on `extensions.worktreeConfig` in the repository's config (once per repository). Worktrees
  * start side by side: the check-and-set runs as the repository's only worktree-reading git
  * command (lib/git/worktree_admin.ts), and a lock another process holds is waited out briefly.
+ * `common` is the repository's git directory; returns its main checkout.
  */
-async function enableWorktreeConfig(worktree: string, signal?: AbortSignal): Promise<string> {
-  const root = await repositoryRoot(worktree, signal);
+async function enableWorktreeConfig(
+  worktree: string,
+  common: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  const root = dirname(common);
   if (enabled.has(root)) return root;
   const o = { cwd: worktree, signal, allowFailure: true };
   const now = await gitAmongWorktrees(root, ["config", "--get", "extensions.worktreeConfig"], o);
@@ -81,11 +90,10 @@ async function enableWorktreeConfig(worktree: string, signal?: AbortSignal): Pro
  * The lines of the excludes file git reads for the user outside agent worktrees ("" when none):
  * `core.excludesFile` as the repository's own config, the global and the system one set it.
  */
-async function userGlobalExcludes(worktree: string): Promise<string> {
-  const common = await gitText(["rev-parse", "--git-common-dir"], { cwd: worktree });
+async function userGlobalExcludes(worktree: string, common: string): Promise<string> {
   const set = await git(["config", "--get", "core.excludesFile"], {
     cwd: worktree,
-    env: { GIT_DIR: isAbsolute(common) ? common : join(worktree, common) },
+    env: { GIT_DIR: common },
     allowFailure: true,
   });
   let path = set.stdout.trim();
@@ -112,9 +120,10 @@ export async function writeWorktreeIgnores(
   signal?: AbortSignal,
 ): Promise<string | undefined> {
   if (lines.length === 0) return undefined;
-  const root = await enableWorktreeConfig(worktree, signal);
-  const file = join(await gitDirOf(worktree, signal), WORKTREE_EXCLUDE_FILE);
-  const global = await userGlobalExcludes(worktree);
+  const dirs = await gitDirs(worktree, signal);
+  const root = await enableWorktreeConfig(worktree, dirs.common, signal);
+  const file = join(dirs.own, WORKTREE_EXCLUDE_FILE);
+  const global = await userGlobalExcludes(worktree, dirs.common);
   const text = [HEADER, ...lines, ...(global.trim() ? [GLOBAL_HEADER, global.trimEnd()] : [])]
     .join("\n") + "\n";
   await Deno.writeTextFile(file, text);
@@ -131,6 +140,8 @@ export interface UntrackOptions {
   /** Message of the commit that takes the files out. */
   message?: string;
   signal?: AbortSignal;
+  /** The worktree already opened for git (lib/worktrees/trees.ts); default: opened here. */
+  tree?: AgentTree;
 }
 
 /**
@@ -144,29 +155,33 @@ export async function untrackIgnored(
   base: string,
   options: UntrackOptions = {},
 ): Promise<string[]> {
-  const o = { cwd: worktree, signal: options.signal };
-  const file = join(await gitDirOf(worktree, options.signal), WORKTREE_EXCLUDE_FILE);
-  if (!await Deno.stat(file).then(() => true, () => false)) return [];
+  const tree = options.tree ?? await openWorktree(worktree, { signal: options.signal });
+  const o = { signal: options.signal };
+  // The exclude file in the git directory the service's record names, whatever the agent did.
+  const file = join(tree.dirs.admin_dir, WORKTREE_EXCLUDE_FILE);
+  if (!await Deno.lstat(file).then((s) => s.isFile, () => false)) return [];
   const matching = splitZ(
-    (await git(["ls-files", "-z", "-c", "-i", `--exclude-from=${file}`], o)).stdout,
+    (await tree.git(["ls-files", "-z", "-c", "-i", `--exclude-from=${file}`], o)).stdout,
   );
   if (matching.length === 0) return [];
   const added = new Set(splitZ(
-    (await git(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", base, "HEAD"], o))
-      .stdout,
+    (await tree.git(
+      ["diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", base, "HEAD"],
+      o,
+    )).stdout,
   ));
   const junk = matching.filter((p) => added.has(p));
   if (junk.length === 0) return [];
   const rm = ["--literal-pathspecs", "rm", "-q", "--cached", "--pathspec-from-file=-"];
-  await git([...rm, "--pathspec-file-nul"], {
+  await tree.git([...rm, "--pathspec-file-nul"], {
     ...o,
     stdin: junk.join("\0"),
   });
   const message = options.message ??
     `service: untrack ${junk.length} ignored file(s) (build caches, linked or copied files)`;
-  await git(["-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message], {
+  await tree.git(["commit", "-q", "--no-verify", "-m", message], {
     ...o,
-    env: await commitIdentity(worktree),
+    env: await commitIdentity(tree.dirs.common_dir),
   });
   return junk;
 }
