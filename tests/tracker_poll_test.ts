@@ -171,6 +171,7 @@ Deno.test("poll: a 403 that says no requests remain waits for the reset and will
     /GitHub answered GET http:\/\/127\.0\.0\.1:\d+\/repos\/octo\/app\/issues with HTTP 403/,
   );
   for (const shown of [detail, ...warnings]) {
+    // deno-lint-ignore no-control-regex -- the raw escape must not be there
     assert.doesNotMatch(shown, /echoedToken|\x1b|state=open/, shown);
     assert.match(shown, /for token \[redacted\]\\x1b\[2K/);
   }

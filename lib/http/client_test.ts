@@ -183,6 +183,7 @@ Deno.test("HttpApiError: what an API answers is escaped, and no query, user, tok
     for (const field of [e.message, e.url, e.body, e.apiMessage]) {
       assert.doesNotMatch(
         field,
+        // deno-lint-ignore no-control-regex -- raw control characters must not be there
         /s3cret|access_token|pw@|[\x00-\x1f\x7f\u202e]/,
         `${name}: ${field}`,
       );
