@@ -10,10 +10,10 @@
  *   goes out, and a 304 answers the remembered body;
  * - the rate-limit facts of every answer (lib/http/rate_limit.ts);
  * - with `retries`, a retry of idempotent requests the API refused for now (408, 429, 500, 502,
- *   503, 504, 529, 403 with no requests remaining), after the `Retry-After` or window reset it asked for, else a
- *   doubling back-off — never longer than `maxRetryWaitMs`, beyond which the error goes to the
- *   caller, whose own schedule honours its `retryAfterMs`. Unanswered requests are not retried:
- *   the caller knows whether waiting makes sense;
+ *   503, 504, 529, 403 with no requests remaining), after the `Retry-After` or window reset it
+ *   asked for, else a doubling back-off — never longer than `maxRetryWaitMs`, beyond which the
+ *   error goes to the caller, whose own schedule honours its `retryAfterMs`. Unanswered requests
+ *   are not retried: the caller knows whether waiting makes sense;
  * - one error type, {@link HttpApiError}, whose message names the service, method and URL and
  *   what the API said, escaped, with no query string and no credential in it.
  */
@@ -28,10 +28,12 @@ import {
 import { retryWait } from "./backoff.ts";
 import { ConditionalCache } from "./conditional_cache.ts";
 import { type RateLimit, rateLimitOf, waitAskedFor } from "./rate_limit.ts";
+import { type Asked, BODY_EXCERPT, HttpAnswer } from "./http_answer.ts";
+import { abortableSleep, readBody } from "./_read.ts";
 
 /** Options of {@link createHttpClient}. */
 export interface HttpClientOptions {
-  /** Who is called, as messages name it: `GitHub`, `anthropic`, `the task server`. */
+  /** Who is called, as messages name it: `GitHub`, `the anthropic batch API`, `the task server`. */
   service: string;
   /** What a relative path is appended to (an absolute `http(s)://` URL is used as it is). */
   baseUrl?: string;
@@ -81,64 +83,7 @@ const TRY_LATER = new Set([408, 429, 500, 502, 503, 504, 529]);
 /** Bytes of an error body read for its message and excerpt. */
 const ERROR_BODY_BYTES = 64 * 1024;
 
-/** Characters of an error body kept in {@link HttpApiError.body}. */
-const BODY_EXCERPT = 500;
-
 const decoder = new TextDecoder();
-
-/** What was asked, for messages. */
-interface Asked {
-  service: string;
-  method: string;
-  url: string;
-  secrets: string[];
-}
-
-/** One answer: status, headers, rate-limit facts and the body (read in full, or up to `maxBytes`). */
-export class HttpAnswer {
-  readonly #asked: Asked;
-
-  constructor(
-    readonly status: number,
-    readonly headers: Headers,
-    readonly rate: RateLimit,
-    /** The body's bytes (a 304 to a remembered GET: the remembered body). */
-    readonly body: Uint8Array,
-    /** The body was longer than `maxBytes` and was cut there. */
-    readonly truncated: boolean,
-    asked: Asked,
-  ) {
-    this.#asked = asked;
-  }
-
-  /** The body as UTF-8 text. */
-  text(): string {
-    return decoder.decode(this.body);
-  }
-
-  /** The body as JSON (`null` when empty); one that is not JSON is an {@link HttpApiError}. */
-  json<T = unknown>(): T {
-    const text = this.text();
-    if (text === "") return null as T;
-    try {
-      return JSON.parse(text) as T;
-    } catch (e) {
-      const a = this.#asked;
-      throw new HttpApiError(
-        `${a.service} answered ${a.method} ${safeUrl(a.url)} with a body that is not JSON`,
-        {
-          status: this.status,
-          code: "invalid_json",
-          method: a.method,
-          url: a.url,
-          body: maskSecrets(text.slice(0, BODY_EXCERPT), a.secrets),
-          rate: this.rate,
-          cause: e,
-        },
-      );
-    }
-  }
-}
 
 /** Calls one service as one identity; see the module comment. */
 export interface HttpClient {
@@ -167,54 +112,6 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   positive("retries", options.retries, 0);
   positive("maxRetryWaitMs", options.maxRetryWaitMs, 0);
   return new Client(options);
-}
-
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const done = () => {
-      signal?.removeEventListener("abort", abort);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    const abort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener("abort", abort, { once: true });
-  });
-}
-
-/** Read `response`'s body, stopping at `maxBytes` (the rest is cancelled). */
-async function readBody(
-  response: Response,
-  maxBytes?: number,
-): Promise<{ bytes: Uint8Array; truncated: boolean }> {
-  if (maxBytes === undefined) {
-    return { bytes: new Uint8Array(await response.arrayBuffer()), truncated: false };
-  }
-  const reader = response.body?.getReader();
-  if (!reader) return { bytes: new Uint8Array(), truncated: false };
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let truncated = false;
-  while (true) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (size + value.length > maxBytes) {
-      chunks.push(value.subarray(0, maxBytes - size));
-      size = maxBytes;
-      truncated = true;
-      await reader.cancel();
-      break;
-    }
-    chunks.push(value);
-    size += value.length;
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) bytes.set(c, at), at += c.length;
-  return { bytes, truncated };
 }
 
 class Client implements HttpClient {

@@ -8,7 +8,8 @@
  * `hint`).
  */
 import { HttpApiError } from "../http/api_error.ts";
-import { createHttpClient, type HttpAnswer, type HttpClient } from "../http/client.ts";
+import { createHttpClient, type HttpClient } from "../http/client.ts";
+import type { HttpAnswer } from "../http/http_answer.ts";
 import type { RateLimit } from "../http/rate_limit.ts";
 
 /** What the clients need to make calls (tests inject `fetch` and the clock). */
