@@ -248,7 +248,7 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
   webhooks: ["handler.ts", "ledger.ts", "receiver.ts", "registry.ts", "secret.ts"],
   workers: ["protocol.ts", "remote_refs.ts"],
   worktree_env: ["environments.ts"],
-  worktrees: ["exclude.ts", "ignores.ts", "worktrees.ts"],
+  worktrees: ["exclude.ts", "ignores.ts", "trees.ts", "worktrees.ts"],
 };
 
 /** The folders that assemble features (they may import any module); no feature imports them. */
