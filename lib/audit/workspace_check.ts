@@ -24,12 +24,13 @@ export async function crossCheckWorkspace(paths: WorkspacePaths): Promise<CrossR
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
-  const report: CrossReport = { findings: [], unattested: [] };
+  const report: CrossReport = { findings: [], unattested: [], ignored: [] };
   for (const runId of [...runs].sort()) {
     const text = isValidId(runId) ? await readIfExists(journalPath(paths, runId)) : undefined;
     const one = crossCheckRun(runId, text === undefined ? undefined : journalFacts(text), entries);
     report.findings.push(...one.findings);
     report.unattested.push(...one.unattested);
+    report.ignored.push(...one.ignored);
   }
   return report;
 }
