@@ -4,10 +4,10 @@
  * receipt the server answered (a GET, or the `board` of a review receipt).
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { type Column, COLUMNS } from "../lib/board/fold.ts";
-import type { ProjectionReceipt } from "../lib/board/projection.ts";
-import type { RunSummary } from "../lib/runs/runs.ts";
-import type { RunOutline } from "../lib/review/activity.ts";
+import { type Column, COLUMNS } from "../lib/board/types.ts";
+import type { ProjectionReceipt } from "../lib/board/types.ts";
+import type { RunSummary } from "../lib/runs/summary_types.ts";
+import type { RunOutline } from "../lib/review/types.ts";
 import { RunOutlineView } from "../components/run_outline.tsx";
 import { ApiError, apiFetch } from "../lib/dashboard/api.ts";
 import { coalesce } from "../lib/dashboard/coalesce.ts";

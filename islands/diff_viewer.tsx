@@ -5,7 +5,7 @@
  */
 import { useMemo, useState } from "preact/hooks";
 import { type DiffFile, parseUnifiedDiff } from "../lib/diff/parse.ts";
-import type { DiffResponse } from "../lib/review/diff.ts";
+import type { DiffResponse } from "../lib/review/types.ts";
 import {
   DiffFileToggle,
   DiffHeader,

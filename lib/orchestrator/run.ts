@@ -27,7 +27,7 @@ import type { TaskStore } from "../tasks/store.ts";
 import { taskStoreFor } from "../tasks/registry.ts";
 import { runsFromTrackers, startTrackerRun, TRACKER_RUN_PLAN } from "../trackers/service_run.ts";
 import { processAlive } from "../util/process_alive.ts";
-import type { VerificationNudge } from "../verification/nudge.ts";
+import type { VerificationNudge } from "../verification/nudge_types.ts";
 import { journalPath, type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded } from "../worktrees/exclude.ts";
 import { fileDigest, startNewRun, upToDateLine } from "./new_run.ts";

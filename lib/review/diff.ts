@@ -7,16 +7,7 @@ import { parseUnifiedDiff, summarizeDiff } from "../diff/parse.ts";
 import { NotFoundError } from "../errors.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { diffPath, type WorkspacePaths } from "../workspace.ts";
-
-/** The diff response. */
-export interface DiffResponse {
-  sha256: string;
-  verified: boolean;
-  added: number;
-  removed: number;
-  files: string[];
-  diff_text: string;
-}
+import type { DiffResponse } from "./types.ts";
 
 /** Read, re-hash and summarise the stored diff of a task; 404 when none was captured or it is gone. */
 export async function readReviewedDiff(

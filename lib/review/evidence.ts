@@ -20,6 +20,7 @@ import { readJournal, viewFor } from "../journal/journal_file.ts";
 import { BUCKETS, taskFile } from "../tasks/persist.ts";
 import { bundleHash, signatureValid } from "../verification/bundle.ts";
 import { evidenceDir, journalPath, type WorkspacePaths } from "../workspace.ts";
+import type { EvidenceChecks, EvidenceResponse } from "./types.ts";
 
 /** No bundle to serve: `no_evidence_producers` (none declared) or `evidence_not_sealed`. */
 export class EvidenceNotFoundError extends Error {
@@ -27,15 +28,6 @@ export class EvidenceNotFoundError extends Error {
     super(message);
     this.name = "EvidenceNotFoundError";
   }
-}
-
-/** What each check of a bundle found. */
-export interface EvidenceChecks {
-  outputs_rehash: boolean;
-  bundle_hash_chained: boolean;
-  journal_verified: boolean;
-  signature_valid: boolean;
-  audit_entry_valid: boolean;
 }
 
 /** The inputs of {@link checkBundle}, as read from disk (undefined: the file is missing). */
@@ -48,14 +40,6 @@ export interface BundleFiles {
   auditText: string;
   key: Uint8Array;
 }
-
-/** The endpoint's body: the stored bundle, with `bundle_hash` recomputed, `verified` and why. */
-export type EvidenceResponse = Record<string, unknown> & {
-  bundle_hash: string | null;
-  verified: boolean;
-  checks: EvidenceChecks;
-  problems: string[];
-};
 
 const DIGEST = /^sha256:([0-9a-f]{64})$/;
 
