@@ -12,7 +12,7 @@ import {
   DiffLines,
   NoDiffCaptured,
   rowCount,
-} from "../components/diff_view.tsx";
+} from "./parts/diff_view.tsx";
 import { useApi } from "./_use_api.ts";
 
 /** Rows rendered per expansion step of one file. */

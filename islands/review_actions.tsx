@@ -9,7 +9,7 @@ import type { Decision } from "../lib/board/types.ts";
 import type { ProjectionReceipt } from "../lib/board/types.ts";
 import type { ReviewReceipt } from "../lib/review/types.ts";
 import { ApiError, apiFetch } from "../lib/dashboard/api.ts";
-import { ReviewReceiptView } from "../components/review_receipt.tsx";
+import { ReviewReceiptView } from "./parts/review_receipt.tsx";
 
 /** Props of {@link ReviewActions}. */
 export interface ReviewActionsProps {

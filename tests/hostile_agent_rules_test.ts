@@ -20,7 +20,7 @@ import { SERVER_APP } from "../routes/_app.ts";
 import { cardFace } from "../lib/dashboard/card_face.ts";
 import type { OutlineTask } from "../lib/board/activity_types.ts";
 import type { Card } from "../lib/board/types.ts";
-import { CardView } from "../components/card_view.tsx";
+import { CardView } from "../islands/parts/card_view.tsx";
 import { tempDir } from "./helpers.ts";
 import {
   browserPage,

@@ -1,5 +1,5 @@
 /** The projection receipt of the board on screen; a JOURNAL TAMPERED stamp when it does not verify. */
-import type { ProjectionReceipt } from "../lib/board/types.ts";
+import type { ProjectionReceipt } from "../../lib/board/types.ts";
 
 /** Props of {@link JournalReceipt}. */
 export interface JournalReceiptProps {
