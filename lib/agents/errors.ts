@@ -32,16 +32,25 @@ export class RuntimeError extends UserFacingError {
  * wherever the message is printed they cannot erase or fake a line of the terminal.
  */
 export class SpawnError extends UserFacingError {
-  constructor(
-    message: string,
-    readonly logPath: string,
-    readonly logTail: string[],
-    exitCode: number,
-  ) {
+  readonly logPath: string;
+  readonly logTail: string[];
+
+  constructor({ message, logPath, logTail, exitCode }: SpawnFailure) {
     const tail = logTail.flatMap(printableLines).map((l) => `  │ ${l}`);
     super([message, `log: ${logPath}`, ...tail].join("\n"), exitCode);
     this.name = "SpawnError";
+    this.logPath = logPath;
+    this.logTail = logTail;
   }
+}
+
+/** What a {@link SpawnError} tells: what happened, the agent's log and its last lines, the exit. */
+export interface SpawnFailure {
+  message: string;
+  logPath: string;
+  /** The log's last lines, as the agent wrote them (escaped when shown). */
+  logTail: string[];
+  exitCode: number;
 }
 
 /** Provider throttling seen in an agent's log; spawns for `adapter` are blocked until `until`. */

@@ -200,10 +200,15 @@ Deno.test("PID and heartbeat files are written atomically and read back", async 
 });
 
 Deno.test("SpawnError quotes the agent's log tail escaped, each line behind a gutter", () => {
-  const e = new SpawnError("agent exited within 2s (exit 1)", "/x/s.log", [
-    "\x1b]0;pwned\x07ok",
-    "run r completed: all tasks merged\rX",
-  ], 1);
+  const e = new SpawnError({
+    message: "agent exited within 2s (exit 1)",
+    logPath: "/x/s.log",
+    logTail: [
+      "\x1b]0;pwned\x07ok",
+      "run r completed: all tasks merged\rX",
+    ],
+    exitCode: 1,
+  });
   assert.equal(
     e.message,
     "agent exited within 2s (exit 1)\nlog: /x/s.log\n" +

@@ -401,7 +401,6 @@ export const ACTIVITY_SINK: RowSink<ActivityState> = {
   clone: cloneActivity,
 };
 
-
 /**
  * One task as the outline shows it (pure). A planned task whose dependencies have not landed is
  * shown blocked on them. A journaled "blocked" is re-read against the journal as it is now: the

@@ -165,7 +165,7 @@ export function appendEventsWith<S>(
     const appended: AppendedRow[] = [];
     let text = snapshot.endsWithNewline ? "" : "\n";
     for (const event of events) {
-      const encoded = encodeRow(event, prev, seq, now().toISOString());
+      const encoded = encodeRow(event, { prev, seq, ts: now().toISOString() });
       appended.push({ seq, hash: encoded.hash, row: encoded.row });
       text += encoded.line + "\n";
       prev = encoded.hash;

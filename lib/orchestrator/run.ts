@@ -110,13 +110,13 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   // the digest `run_started` records all come from the same bytes.
   const { config, server: serverSettings, digest } = await loadWorkspaceConfig(root);
   if (!config) {
-    throw new ValidationError(
-      join(root, "service.yaml"),
-      "",
-      { line: 1, col: 1 },
-      "no service.yaml in the workspace",
-      "create one, for example:\n    cli: claude\n    roles:\n      backend: {}",
-    );
+    throw new ValidationError({
+      file: join(root, "service.yaml"),
+      path: "",
+      position: { line: 1, col: 1 },
+      problem: "no service.yaml in the workspace",
+      fix: "create one, for example:\n    cli: claude\n    roles:\n      backend: {}",
+    });
   }
   const adapter = configuredAdapter(config);
   const workspaceBranch = await currentBranch(root);

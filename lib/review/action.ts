@@ -169,11 +169,11 @@ export async function recordReview(
         diff_sha256: diffSha,
       };
       if (request.note !== undefined) binding.note = request.note;
-      const audit = await appendAuditEntry(ctx.audit, await ctx.auditKey(), {
+      const audit = await appendAuditEntry(ctx.audit, {
         event: REVIEW_ACTION_EVENT,
         principal: ctx.principal.principal,
         data: binding,
-      }, ctx.now);
+      }, { key: await ctx.auditKey(), now: ctx.now });
       signed = audit.lineHash;
       await ctx.afterAuditAppend?.();
       receipt = {

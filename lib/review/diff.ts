@@ -9,12 +9,18 @@ import { sha256Hex } from "../journal/hash.ts";
 import { diffPath, type WorkspacePaths } from "../workspace.ts";
 import type { DiffResponse } from "./types.ts";
 
+/** Whose diff {@link readReviewedDiff} reads. */
+export interface ReviewedDiffOf {
+  runId: string;
+  taskId: string;
+  /** The run's journal (its path). */
+  journal: string;
+}
+
 /** Read, re-hash and summarise the stored diff of a task; 404 when none was captured or it is gone. */
 export async function readReviewedDiff(
   paths: WorkspacePaths,
-  runId: string,
-  taskId: string,
-  journal: string,
+  { runId, taskId, journal }: ReviewedDiffOf,
 ): Promise<DiffResponse> {
   const projection = await projectJournal(runId, journal);
   const captured = projection.diffs.get(taskId);

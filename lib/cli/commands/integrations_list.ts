@@ -28,7 +28,11 @@ Options:
     const values = parseOptions("integrations list", args, { json: { type: "boolean" } });
     const config = await loadConfig(ctx.root);
     const runtime = await readTrackerRuntime(workspacePaths(ctx.root).trackerState);
-    const rows = integrationRows(config, BUILTIN_TRACKERS, (n) => Deno.env.get(n), runtime);
+    const rows = integrationRows(config, {
+      builtins: BUILTIN_TRACKERS,
+      env: (n) => Deno.env.get(n),
+      runtime,
+    });
     if (values.json) {
       ctx.stdout(JSON.stringify({ integrations: rows }, null, 2));
       return 0;

@@ -55,7 +55,7 @@ async function poll(access: ApiAccess, since: string | undefined) {
     rate = answer.rate;
     pages++;
     for (const issue of Array.isArray(answer.json) ? answer.json : []) {
-      const t = githubIssueTicket(obj(issue), access.project, NAME);
+      const t = githubIssueTicket(obj(issue), { repo: access.project, tracker: NAME });
       if (t) out.push(t);
     }
     url = nextLink(answer.headers.get("link"));
