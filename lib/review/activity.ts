@@ -4,7 +4,6 @@
  * is served only with whether its bytes still re-hash to the digest the journal chained.
  */
 import { ACTIVITY_SINK, type ActivityState, outline, outlineTask } from "../board/activity.ts";
-import type { Attempt, OutlineTask, TaskActivity } from "../board/activity_types.ts";
 import { NotFoundError } from "../errors.ts";
 import type { IncrementalJournal } from "../journal/incremental.ts";
 import { readJournal, viewFor } from "../journal/journal_file.ts";
@@ -14,7 +13,7 @@ import { requireRunJournal } from "../runs/runs.ts";
 import { journalPath, runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { journalContradiction } from "../audit/workspace_check.ts";
 import { evidenceMarks } from "./evidence_marks.ts";
-import type { EvidenceMark, RunOutline, ServedLog, TaskDetailResponse } from "./types.ts";
+import type { RunOutline, ServedLog, TaskDetailResponse } from "./types.ts";
 
 /** Bytes of a session log's end served with the task detail. */
 const LOG_TAIL_BYTES = 16 * 1024;

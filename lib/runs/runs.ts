@@ -13,13 +13,7 @@ import {
   sameIdentity,
   settledBefore,
 } from "../journal/file_identity.ts";
-import {
-  outcomeOf,
-  RUN_TRAIL_SINK,
-  type RunOutcome,
-  runStatusOf,
-  type RunTrail,
-} from "./trail.ts";
+import { outcomeOf, RUN_TRAIL_SINK, type RunOutcome, runStatusOf, type RunTrail } from "./trail.ts";
 import type { RunSummary } from "./summary_types.ts";
 
 /** The journal path of an existing run; 400 for a bad id, 404 when the run does not exist. */
