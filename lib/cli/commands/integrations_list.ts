@@ -9,6 +9,10 @@ import { workspacePaths } from "../../workspace.ts";
 import { parseOptions } from "./_options.ts";
 import { printable } from "../../util/printable.ts";
 
+/**
+ * `service integrations list`: each tracker's polling or webhook, its variables, the URL to
+ * register, its last delivery and poll.
+ */
 export const integrationsListCommand: Command = {
   name: "integrations list",
   summary: "trackers: polling or webhook, variables set, URL to register, last delivery and poll",

@@ -9,6 +9,7 @@ import { findWorkspaceServer } from "../../discovery/find.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { parseOptions } from "./_options.ts";
 
+/** `service preview`: the local server through a tunnel, and the webhook URLs to register. */
 export const previewCommand: Command = {
   name: "preview",
   summary: "expose the local server through a tunnel and print the webhook URLs to register",

@@ -35,6 +35,7 @@ function columnCount(run: RunSummary, column: typeof COLUMNS[number]): number {
   return column === "gated" ? Math.max(0, cards - run.failed - run.cancelled) : cards;
 }
 
+/** `service runs`: list runs: status, board columns and board URL. */
 export const runsCommand: Command = {
   name: "runs",
   summary: "list runs: status, board columns and board URL",
