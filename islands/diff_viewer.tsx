@@ -16,10 +16,10 @@ import {
 import { useApi } from "./_use_api.ts";
 
 /** Rows rendered per expansion step of one file. */
-export const ROWS_PER_STEP = 5000;
+const ROWS_PER_STEP = 5000;
 
 /** Rows to show after one more step from `shown`: a small remainder is not left behind. */
-export function nextLimit(shown: number, total: number): number {
+function nextLimit(shown: number, total: number): number {
   const next = shown + ROWS_PER_STEP;
   return next + ROWS_PER_STEP / 5 >= total ? total : next;
 }

@@ -52,19 +52,3 @@ export interface SpawnFailure {
   logTail: string[];
   exitCode: number;
 }
-
-/** Provider throttling seen in an agent's log; spawns for `adapter` are blocked until `until`. */
-export class RateLimitError extends Error {
-  constructor(
-    readonly adapter: string,
-    readonly until: number,
-    readonly rule: string,
-    readonly line: string,
-  ) {
-    super(
-      `RateLimitError: ${adapter} is rate limited (${rule}); spawns blocked until ` +
-        `${new Date(until * 1000).toISOString()}. Lower max_agents or use more providers.`,
-    );
-    this.name = "RateLimitError";
-  }
-}

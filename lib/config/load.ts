@@ -8,7 +8,6 @@ import { adapterByName, availableAdapters } from "../agents/adapters/mod.ts";
 import { loadAdapterModule } from "../agents/adapters/modules.ts";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { sha256Hex } from "../journal/hash.ts";
-import { resolveVars } from "./resolve_vars.ts";
 import { ValidationError } from "./errors.ts";
 import { CONFIG_EXAMPLES, type ServiceConfig, ServiceConfigSchema } from "./schema.ts";
 import { type ServerSettings, serverSettings } from "./server_config.ts";
@@ -177,12 +176,4 @@ export function adapterChains(config: ServiceConfig): Record<string, string[]> {
       [...new Set([config.cli, ...(s.fallback_adapters ?? config.fallback_adapters)])],
     ]),
   );
-}
-
-/** `mcp_servers` with every `${VAR}` resolved; an unset variable is an error naming it and its key. */
-export function resolveMcpServers(
-  config: ServiceConfig,
-  env: (name: string) => string | undefined = (n) => Deno.env.get(n),
-): Record<string, Record<string, unknown>> {
-  return resolveVars(config.mcp_servers ?? {}, { env, prefix: ["mcp_servers"], file: CONFIG_FILE });
 }

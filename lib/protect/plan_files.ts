@@ -44,7 +44,7 @@ async function firstLine(path: string): Promise<string> {
 }
 
 /** The plan file a `run_started` row names, if any. */
-export function planFileOf(row: unknown): string | undefined {
+function planFileOf(row: unknown): string | undefined {
   if (!row || typeof row !== "object") return undefined;
   const { type, data } = row as { type?: unknown; data?: Record<string, unknown> };
   if (type !== "run_started" || !data) return undefined;

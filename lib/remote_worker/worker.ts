@@ -93,7 +93,7 @@ interface Running {
  * The URL this worker's agents call: the server's agents' listener when the server is on this
  * machine (a loopback `--server`) and has one, else `--server` itself (pure).
  */
-export function agentServerUrl(server: string, agentPort: number | undefined): string {
+function agentServerUrl(server: string, agentPort: number | undefined): string {
   if (!agentPort) return server;
   const url = new URL(server);
   if (!isLoopbackHost(url.hostname.replace(/^\[|\]$/g, ""))) return server;

@@ -31,7 +31,7 @@ export class EvidenceNotFoundError extends Error {
 }
 
 /** The inputs of {@link checkBundle}, as read from disk (undefined: the file is missing). */
-export interface BundleFiles {
+interface BundleFiles {
   taskId: string;
   bundleText: string | undefined;
   /** Stored outputs by hex digest. */

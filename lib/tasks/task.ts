@@ -26,7 +26,7 @@ const TaskId = z.string().regex(ID_PATTERN, `must match ${ID_PATTERN.source}`)
   .refine((s) => !s.includes(".."), "must not contain '..'");
 
 /** The tracker ticket a task was made from (set by the ticket sink, lib/trackers/sink.ts). */
-export const TaskSourceSchema = z.strictObject({
+const TaskSourceSchema = z.strictObject({
   tracker: z.string().min(1).max(64),
   key: z.string().min(1).max(500),
   ref: z.string().max(500),
