@@ -36,7 +36,6 @@ const LONGER_FOR_NOW = new Set([
   "lib/orchestrator/log_watch.ts:scanNewLines",
   "lib/orchestrator/remote_work.ts:RemoteWork.touched",
   "lib/orchestrator/session.ts:SessionStartError.constructor",
-  "lib/orchestrator/session_container.ts:sessionContainer",
   "lib/workers/leases.ts:requireLease",
   "lib/worktree_env/ports.ts:leasePorts",
 ]);

@@ -197,3 +197,16 @@ export interface AlreadyLanded {
   run_id: string;
   commit: string;
 }
+
+/**
+ * A journal row of a known type that counts for nothing, and why (the page lists it; the
+ * journal's typed reader, lib/journal/event_reader.ts, decides which).
+ */
+export interface IgnoredRow {
+  /** 0-based row index. */
+  index: number;
+  /** Its event type. */
+  type: string;
+  reason: string;
+  task_id?: string;
+}

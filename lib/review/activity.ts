@@ -36,6 +36,9 @@ export async function runOutline(paths: WorkspacePaths, runId: string): Promise<
     journal_verified: snapshot.walker.verified && !contradiction,
     tasks: outline(snapshot.state),
     already_landed: snapshot.state.already_landed,
+    ...(snapshot.state.ignored_count > 0
+      ? { ignored_rows: { count: snapshot.state.ignored_count, rows: snapshot.state.ignored } }
+      : {}),
     ...(contradiction
       ? {
         audit_disagreement: {

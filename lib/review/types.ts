@@ -3,7 +3,13 @@
  * evidence bundle and a review receipt. Types only, importing only other type modules, so the
  * browser bundle names them without reaching the journal (lib/import_graph_test.ts keeps it so).
  */
-import type { AlreadyLanded, Attempt, OutlineTask, TaskActivity } from "../board/activity_types.ts";
+import type {
+  AlreadyLanded,
+  Attempt,
+  IgnoredRow,
+  OutlineTask,
+  TaskActivity,
+} from "../board/activity_types.ts";
 
 /** A sealed evidence bundle's check, as the run outline serves it for the cards. */
 export interface EvidenceMark {
@@ -22,6 +28,11 @@ export interface RunOutline {
   audit_disagreement?: { row?: number; audit_entry?: number; message: string };
   /** The check of every sealed evidence bundle, by task id (a tampered one shows on its card). */
   evidence: Record<string, EvidenceMark>;
+  /**
+   * Rows of known types that count for nothing (lib/journal/event_reader.ts: the board, the run
+   * and `service status` ignore them too): how many, and the first of them with why.
+   */
+  ignored_rows?: { count: number; rows: IgnoredRow[] };
 }
 
 /** A kept session log as served: its tail and whether the whole file matches the journal. */
