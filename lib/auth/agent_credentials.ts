@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import type { Principal } from "./tokens.ts";
 
 /** Every agent credential starts so: it is told from a configured token by its look alone. */
-export const AGENT_CREDENTIAL_PREFIX = "svcagent_";
+const AGENT_CREDENTIAL_PREFIX = "svcagent_";
 
 /** What an agent credential is bound to. */
 export interface AgentBinding {

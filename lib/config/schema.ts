@@ -8,7 +8,7 @@ import { liftsAlwaysProtected } from "../protect/rules.ts";
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** One bearer token: who, which scope, which variable holds its value. */
-export const TokenSpecSchema = z.strictObject({
+const TokenSpecSchema = z.strictObject({
   principal: z.string().min(1),
   scope: z.enum(CONFIG_SCOPES),
   token_env: z.string().regex(ENV_NAME, "must be an environment variable name"),
@@ -67,7 +67,7 @@ const AgentEnvSchema = z.array(
  * passes) or an evidence producer (its output is stored as evidence). `command` is a literal
  * shell command (`sh -c`); `timeout_s` its time limit (default 600 s).
  */
-export const CommandCheckSchema = z.strictObject({
+const CommandCheckSchema = z.strictObject({
   name: z.string().min(1).max(100).regex(/^[^\n\r]+$/, "must be one line"),
   command: z.string().min(1).max(10_000),
   timeout_s: z.number().positive().max(86_400).default(600),
@@ -120,7 +120,7 @@ const LeasablePort = z.number().int().min(1024).max(65535);
  * before its agent starts. Keys left out take the top level's value (a role's lists add to it);
  * the defaults are applied by lib/worktree_env/spec.ts.
  */
-export const WorktreeSchema = z.strictObject({
+const WorktreeSchema = z.strictObject({
   /** gitignore-style patterns of untracked files copied from the checkout (ignored ones too). */
   copy: z.array(workspaceRelative("copied", "gitignore")).max(200).optional(),
   /** Paths (one `*` per segment allowed) linked into the worktree, not copied. */
@@ -165,7 +165,7 @@ const FallbackAdaptersSchema = z.array(
 );
 
 /** `batch:` — the batch lane (DESIGN.md §15; docs/batch.md). */
-export const BatchSchema = z.strictObject({
+const BatchSchema = z.strictObject({
   /** The batch API's base URL (default: the adapter's endpoint variable, else the provider's). */
   api_url: z.string().url().optional(),
   /** Requests per batch. */
@@ -219,7 +219,7 @@ const ROLE_NAME = z.string().regex(
 );
 
 /** `trackers.<adapter>` (spec §2.11; the keys beyond `webhook` are documented in docs/trackers.md). */
-export const TrackerSchema = z.strictObject({
+const TrackerSchema = z.strictObject({
   webhook: WebhookSchema.optional(),
   /** Seconds between polls (default 60). */
   poll_interval_s: z.number().positive().optional(),
@@ -263,7 +263,7 @@ const VerificationNudgeSchema = z.strictObject({
 });
 
 /** `container`: how `isolation: container` runs agents (DESIGN.md §14; docs/isolation.md). */
-export const ContainerSchema = z.strictObject({
+const ContainerSchema = z.strictObject({
   runtime: z.enum(["auto", "podman", "docker"]).default("auto"),
   image: z.string().min(1).regex(/^[^\s]+$/, "must be an image reference without spaces")
     .optional(),
@@ -281,11 +281,8 @@ export const ContainerSchema = z.strictObject({
   ).max(200).default([]),
 });
 
-/** The validated `container` block. */
-export type ContainerBlock = z.output<typeof ContainerSchema>;
-
 /** `mcp_catalog`: where the MCP server catalog comes from (spec §2.1; docs/mcp.md). */
-export const McpCatalogSchema = z.strictObject({
+const McpCatalogSchema = z.strictObject({
   url: z.string().min(1),
   mirror_url: z.string().min(1).optional(),
   public_key: z.string().min(1).optional(),
@@ -308,7 +305,7 @@ const BRANCH_NAME = z.string().min(1).max(200).regex(
  * a pull request (GitHub) or merge request (GitLab) and merges it through the host's API once the
  * base branch's required checks and reviews are satisfied.
  */
-export const LandingSchema = z.strictObject({
+const LandingSchema = z.strictObject({
   mode: z.enum(["merge", "pull_request"]).default("merge"),
   provider: z.enum(["github", "gitlab"]).optional(),
   /** The git remote agent branches are pushed to. */
@@ -373,9 +370,6 @@ const ProtectedPathsSchema = z.array(
     }
   }),
 );
-
-/** The validated `landing` block. */
-export type LandingBlock = z.output<typeof LandingSchema>;
 
 /** The whole `service.yaml`. */
 export const ServiceConfigSchema = z.strictObject({

@@ -45,7 +45,7 @@ import { HEARTBEAT_INTERVAL_MS } from "./session.ts";
 import { SpendTracker } from "../cost/budget.ts";
 import { janitorSignals, TaskWork } from "./task_work.ts";
 import { VerificationStep } from "../verification/completion.ts";
-import type { VerificationNudge } from "../verification/nudge.ts";
+import type { VerificationNudge } from "../verification/nudge_types.ts";
 import type { OrchestratorSettings } from "./settings.ts";
 import { PullRequestLanding } from "../landing/pull_requests.ts";
 import type { PreparedLanding } from "../landing/setup.ts";

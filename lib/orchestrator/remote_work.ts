@@ -201,12 +201,10 @@ export class RemoteWork implements WorkerDesk {
       await this.#publish(base);
       if (earlier) {
         // The earlier attempt's work is where this one starts: on its own branch, on the remote.
-        const pushed = await pushSessionBranch(
-          this.#remote(),
+        const pushed = await pushSessionBranch(this.#remote(), {
           sessionId,
-          earlier.commit,
-          undefined,
-        );
+          sha: earlier.commit,
+        });
         if (!pushed.pushed) throw new Error(pushed.detail);
         await supersedeEarlierWork(o.paths.root, task.resume_from!, earlier.commit);
       }

@@ -28,7 +28,7 @@ import type { TaskStore } from "../tasks/store.ts";
 import { taskStoreFor } from "../tasks/registry.ts";
 import { runsFromTrackers, startTrackerRun, TRACKER_RUN_PLAN } from "../trackers/service_run.ts";
 import { processAlive } from "../util/process_alive.ts";
-import type { VerificationNudge } from "../verification/nudge.ts";
+import type { VerificationNudge } from "../verification/nudge_types.ts";
 import { journalPath, type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded } from "../worktrees/exclude.ts";
 import { fileDigest, startNewRun, upToDateLine } from "./new_run.ts";
@@ -202,13 +202,13 @@ async function prepareRun(options: RunPlanOptions): Promise<PreparedRun> {
   // the digest `run_started` records all come from the same bytes.
   const { config, server: serverSettings, digest } = await loadWorkspaceConfig(root);
   if (!config) {
-    throw new ValidationError(
-      join(root, "service.yaml"),
-      "",
-      { line: 1, col: 1 },
-      "no service.yaml in the workspace",
-      "create one, for example:\n    cli: claude\n    roles:\n      backend: {}",
-    );
+    throw new ValidationError({
+      file: join(root, "service.yaml"),
+      path: "",
+      position: { line: 1, col: 1 },
+      problem: "no service.yaml in the workspace",
+      fix: "create one, for example:\n    cli: claude\n    roles:\n      backend: {}",
+    });
   }
   const adapter = configuredAdapter(config);
   const workspaceBranch = await currentBranch(root);

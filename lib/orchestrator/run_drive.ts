@@ -10,7 +10,7 @@ import { type RunState, writeRunState } from "../runs/run_state.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import { isFinished } from "../tasks/task.ts";
 import { unownedTaskIds } from "../trackers/service_run.ts";
-import type { VerificationNudge } from "../verification/nudge.ts";
+import type { VerificationNudge } from "../verification/nudge_types.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
 import { Orchestrator, type OrchestratorOptions, type RunOutcome } from "./orchestrator.ts";
 import { ProgressDisplay } from "./progress.ts";

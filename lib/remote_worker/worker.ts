@@ -89,7 +89,7 @@ interface Running {
  * The URL this worker's agents call: the server's agents' listener when the server is on this
  * machine (a loopback `--server`) and has one, else `--server` itself (pure).
  */
-export function agentServerUrl(server: string, agentPort: number | undefined): string {
+function agentServerUrl(server: string, agentPort: number | undefined): string {
   if (!agentPort) return server;
   const url = new URL(server);
   if (!isLoopbackHost(url.hostname.replace(/^\[|\]$/g, ""))) return server;
@@ -372,7 +372,11 @@ class Worker {
     if (r.pushed === tip) return { commit: tip };
     for (let attempt = 1;; attempt++) {
       try {
-        const out = await pushSessionBranch(this.#remote, r.order.session_id, tip, r.pushed);
+        const out = await pushSessionBranch(this.#remote, {
+          sessionId: r.order.session_id,
+          sha: tip,
+          expected: r.pushed,
+        });
         if (!out.pushed) return { commit: null, error: out.detail };
         r.pushed = tip;
         return { commit: tip };

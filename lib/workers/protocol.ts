@@ -58,12 +58,8 @@ export const ReportBodySchema = z.strictObject({
   log_truncated: z.boolean().default(false),
 });
 
-/** A validated registration. */
-export type RegisterBody = z.output<typeof RegisterBodySchema>;
 /** A validated claim request. */
 export type ClaimBody = z.output<typeof ClaimBodySchema>;
-/** A validated heartbeat. */
-export type HeartbeatBody = z.output<typeof HeartbeatBodySchema>;
 /** A validated report. */
 export type ReportBody = z.output<typeof ReportBodySchema>;
 

@@ -35,7 +35,7 @@ export const DEFAULT_IGNORES: readonly string[] = [
 ];
 
 /** The name of the exclude file in a worktree's git directory. */
-export const WORKTREE_EXCLUDE_FILE = "service-exclude";
+const WORKTREE_EXCLUDE_FILE = "service-exclude";
 
 const HEADER = "# Written by the service for this agent worktree only (DESIGN.md §13).";
 const GLOBAL_HEADER = "# The user's global excludes, which core.excludesFile replaces here:";

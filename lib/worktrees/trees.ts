@@ -29,7 +29,7 @@ export function treeRecordPath(root: string, sessionId: string): string {
 }
 
 /** The root and session of a path `<root>/.sdd/worktrees/<session>`; undefined for others. */
-export function agentWorktreeOf(worktree: string): { root: string; sessionId: string } | undefined {
+function agentWorktreeOf(worktree: string): { root: string; sessionId: string } | undefined {
   const dir = resolve(worktree);
   const worktrees = dirname(dir);
   if (basename(worktrees) !== "worktrees" || basename(dirname(worktrees)) !== ".sdd") return;

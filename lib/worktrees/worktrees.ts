@@ -130,7 +130,7 @@ export interface CommitOptions {
 }
 
 /** `options.tree`, or the worktree opened for the service's git (lib/worktrees/trees.ts). */
-export function treeFor(worktree: string, options: CommitOptions = {}): Promise<AgentTree> {
+function treeFor(worktree: string, options: CommitOptions = {}): Promise<AgentTree> {
   return options.tree
     ? Promise.resolve(options.tree)
     : openWorktree(worktree, { signal: options.signal, warn: options.warn });

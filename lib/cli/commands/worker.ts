@@ -10,6 +10,7 @@ export const workerCommand: Command = {
   summary: "run agents for an orchestrator on another machine",
   help:
     `Usage: service worker --server URL [--slots N] [--roles a,b] [--remote NAME] [--dir DIR] [--name NAME]
+                      [--poll-ms N]
 
 Registers with the orchestrator at URL, claims tasks with a lease it renews by heartbeat, runs
 each agent in a worktree of its own clone (DIR) cut at the commit the claim names, exactly as
@@ -28,7 +29,9 @@ Options:
   --roles a,b     take only tasks of these roles (default: any)
   --remote NAME   git remote of the clone shared with the orchestrator (default origin)
   --dir DIR       the clone (default: --root, else the current directory)
-  --name NAME     this worker's name in the journal and on the board (default: hostname)`,
+  --name NAME     this worker's name in the journal and on the board (default: hostname)
+  --poll-ms N     milliseconds between asks for tasks while a slot is free (default 1000;
+                  10-60000)`,
   async run(args, ctx) {
     const { values } = parseArgs({
       args,
@@ -53,6 +56,14 @@ Options:
     if (!isValidId(name)) {
       throw new CliError(`--name ${name} must be ${ID_RULE}`);
     }
+    const pollMs = values["poll-ms"] === undefined ? undefined : Number(values["poll-ms"]);
+    if (pollMs !== undefined && !(Number.isInteger(pollMs) && pollMs >= 10 && pollMs <= 60_000)) {
+      throw new CliError(
+        `--poll-ms ${values["poll-ms"]} is not a number of milliseconds (10-60000)`,
+        1,
+        "leave it out for the default, 1000",
+      );
+    }
     const controller = new AbortController();
     const stop = () => controller.abort();
     Deno.addSignalListener("SIGINT", stop);
@@ -68,7 +79,7 @@ Options:
           : undefined,
         remote: values.remote!,
         dir: values.dir ?? ctx.root,
-        pollMs: values["poll-ms"] ? Number(values["poll-ms"]) : undefined,
+        pollMs,
         log: (line) => printableItem(line).forEach((l) => ctx.stdout(l)), // agents' and the server's words
         signal: controller.signal,
       });

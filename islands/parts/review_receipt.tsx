@@ -1,5 +1,5 @@
 /** The receipt of a review action (spec §2.6), as returned by the server. */
-import type { ReviewReceipt } from "../lib/review/action.ts";
+import type { ReviewReceipt } from "../../lib/review/types.ts";
 
 /** Props of {@link ReviewReceiptView}. */
 export interface ReviewReceiptViewProps {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { renderToString } from "preact-render-to-string";
 import { BoardColumns } from "./board_columns.tsx";
-import { manyCardReceipt } from "../tests/_fixtures.ts";
-import type { OutlineTask } from "../lib/board/activity.ts";
+import { manyCardReceipt } from "../../tests/_fixtures.ts";
+import type { OutlineTask } from "../../lib/board/activity_types.ts";
 
 function countOf(html: string, column: string): number {
   const m = new RegExp(`data-column="${column}"[^]*?data-count="(\\d+)"`).exec(html);

@@ -1,6 +1,6 @@
 /** The projection receipt of the board on screen; a JOURNAL TAMPERED stamp when it does not verify. */
-import type { ProjectionReceipt } from "../lib/board/projection.ts";
-import type { RunOutline } from "../lib/review/activity.ts";
+import type { ProjectionReceipt } from "../../lib/board/types.ts";
+import type { RunOutline } from "../../lib/review/types.ts";
 
 /** Props of {@link JournalReceipt}. */
 export interface JournalReceiptProps {

@@ -3,7 +3,7 @@
  * columns show only what the journal's board events say (spec §3.2); this list shows the rest
  * of the plan so "Queued 0" never hides two tasks that wait.
  */
-import type { OutlineTask, TaskState } from "../lib/board/activity.ts";
+import type { OutlineTask, TaskState } from "../../lib/board/activity_types.ts";
 
 /** Words for the states a task without a card can be in. */
 export const STATE_WORDS: Record<TaskState, string> = {

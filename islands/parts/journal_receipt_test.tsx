@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { renderToString } from "preact-render-to-string";
 import { JournalReceipt } from "./journal_receipt.tsx";
-import { manyCardReceipt } from "../tests/_fixtures.ts";
+import { manyCardReceipt } from "../../tests/_fixtures.ts";
 
 Deno.test("JournalReceipt stamps an unverified journal JOURNAL TAMPERED as an alert", () => {
   const html = renderToString(<JournalReceipt receipt={manyCardReceipt(3, false)} />);

@@ -5,7 +5,7 @@
  * evidence bundle, the diff summary, protected paths and files outside owned_files its diff
  * touches (DESIGN.md §18), and the current attempt's gate receipts and verdict.
  */
-import type { CardFace } from "../lib/dashboard/card_face.ts";
+import type { CardFace } from "../../lib/dashboard/card_face.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
 
 /** Props of {@link CardView}. */

@@ -5,8 +5,8 @@
  * their output), its exit, and the tail of its session log with whether the kept log still
  * matches the journal's digest. Gates and verdicts of earlier attempts live here, not on the card.
  */
-import type { Attempt } from "../lib/board/activity.ts";
-import type { TaskDetailResponse } from "../lib/review/activity.ts";
+import type { Attempt } from "../../lib/board/activity_types.ts";
+import type { TaskDetailResponse } from "../../lib/review/types.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
 import { gateText, isolationWords } from "./card_view.tsx";
 

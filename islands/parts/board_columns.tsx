@@ -1,9 +1,9 @@
 /** The five columns of the board (spec §3.2) with their card counts. */
-import { type Column, COLUMNS } from "../lib/board/fold.ts";
-import type { Board } from "../lib/board/fold.ts";
-import type { OutlineTask } from "../lib/board/activity.ts";
-import { cardFace } from "../lib/dashboard/card_face.ts";
-import type { EvidenceMark } from "../lib/review/evidence_marks.ts";
+import { type Column, COLUMNS } from "../../lib/board/types.ts";
+import type { Board } from "../../lib/board/types.ts";
+import type { OutlineTask } from "../../lib/board/activity_types.ts";
+import { cardFace } from "../../lib/dashboard/card_face.ts";
+import type { EvidenceMark } from "../../lib/review/types.ts";
 import { CardView } from "./card_view.tsx";
 
 /** Column headings as shown to people. */

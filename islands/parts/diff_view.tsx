@@ -2,8 +2,8 @@
  * Pieces of the diff viewer (spec §4.1 rule 4): the header with its DIFF UNVERIFIED badge, the
  * "no diff captured" notice, a file's collapsible summary and its numbered, coloured lines.
  */
-import type { DiffFile, DiffLine } from "../lib/diff/parse.ts";
-import type { DiffResponse } from "../lib/review/diff.ts";
+import type { DiffFile, DiffLine } from "../../lib/diff/parse.ts";
+import type { DiffResponse } from "../../lib/review/types.ts";
 
 /** Shown when the journal has no `task_diff_captured` row for the task. */
 export function NoDiffCaptured() {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { renderToString } from "preact-render-to-string";
 import { AttemptsView, type AttemptsViewProps } from "./attempts_view.tsx";
 import { EvidenceView } from "./evidence_view.tsx";
-import type { EvidenceResponse } from "../lib/review/evidence.ts";
+import type { EvidenceResponse } from "../../lib/review/types.ts";
 
 const DETAIL: AttemptsViewProps["detail"] = {
   task_id: "a",

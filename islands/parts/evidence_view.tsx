@@ -3,7 +3,7 @@
  * digests, the gate verdict, the observed evidence flags, and an EVIDENCE UNVERIFIED badge (like
  * the diff viewer's) with the reasons when anything no longer re-hashes or chains.
  */
-import type { EvidenceResponse } from "../lib/review/evidence.ts";
+import type { EvidenceResponse } from "../../lib/review/types.ts";
 
 /** Props of {@link EvidenceView}. */
 export interface EvidenceViewProps {

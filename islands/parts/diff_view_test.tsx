@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { renderToString } from "preact-render-to-string";
 import { DiffFileToggle, DiffHeader, DiffLines, NoDiffCaptured, rowCount } from "./diff_view.tsx";
-import { parseUnifiedDiff } from "../lib/diff/parse.ts";
+import { parseUnifiedDiff } from "../../lib/diff/parse.ts";
 
 const header = { sha256: "sha256:" + "0".repeat(64), added: 2, removed: 1, files: ["a.ts"] };
 
