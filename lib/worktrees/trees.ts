@@ -22,6 +22,7 @@ import {
 } from "../git/tree_admin.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
 import { indexUnchanged, sealIndex } from "./index_seal.ts";
+import { serviceWorktreeConfig, WORKTREE_EXCLUDE_FILE } from "./worktree_config.ts";
 import { workspacePaths } from "../workspace.ts";
 
 /** `.sdd/runtime/trees/<session>.json`: the sealed record of a session's worktree. */
@@ -87,11 +88,6 @@ async function sealedRecord(
   return fits ? record : undefined;
 }
 
-/** The `config.worktree` lib/worktrees/ignores.ts writes for `adminDir`. */
-function serviceWorktreeConfig(adminDir: string): string {
-  return `[core]\n\texcludesFile = ${join(adminDir, "service-exclude")}\n`;
-}
-
 /**
  * A record for a worktree sealed by no one (made before records, or a start that failed before
  * its seal): the directories the service always makes, HEAD on the session's branch, and of the
@@ -117,7 +113,7 @@ async function derivedRecord(
     head = now.kind === "ref" ? `ref: ${now.ref}` : now.oid;
   }
   const files: Record<string, string> = {};
-  const exclude = join(admin, "service-exclude");
+  const exclude = join(admin, WORKTREE_EXCLUDE_FILE);
   const st = await Deno.lstat(exclude).catch(() => undefined);
   if (st?.isFile && !st.isSymlink) {
     files["service-exclude"] = await Deno.readTextFile(exclude);

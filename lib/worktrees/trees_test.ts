@@ -182,3 +182,24 @@ Deno.test("settleWorktree() rebuilds an index the agent rewrote: a skip-worktree
   await tree.git(["add", "-A"]);
   assert.equal(await tree.text(["diff", "--cached", "--name-only"]), "README.md");
 });
+
+Deno.test("a worktree of a repository whose path holds quotes, `#` and `;`: its config.worktree is what the record expects, so nothing is put back", async () => {
+  const parent = await Deno.realPath(await Deno.makeTempDir({ prefix: "svc-odd-" }));
+  try {
+    const root = join(parent, 'a "quoted" #dir; ');
+    await Deno.mkdir(root);
+    const o = { cwd: root };
+    await gitText(["init", "-q", "-b", "main"], o);
+    await Deno.writeTextFile(join(root, "README.md"), "hi\n");
+    await gitText(["add", "-A"], o);
+    await gitText(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"], o);
+    const wt = await createWorktree(root, "s-1", "main");
+    await writeWorktreeIgnores(wt.path, DEFAULT_IGNORES);
+    const tree = await openWorktree(wt.path, { repair: false }); // unsealed: a derived record
+    await Deno.writeTextFile(join(wt.path, "x.pyc"), "junk");
+    await Deno.writeTextFile(join(wt.path, "work.txt"), "work\n");
+    assert.equal(await tree.text(["status", "--porcelain"]), "?? work.txt", "the excludes apply");
+  } finally {
+    await Deno.remove(parent, { recursive: true });
+  }
+});
