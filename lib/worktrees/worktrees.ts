@@ -172,16 +172,20 @@ export async function commitPartialWork(
   const tree = await treeFor(worktree, options);
   const o = { signal: options.signal, timeoutMs: options.timeoutMs };
   await tree.git(["add", "-A"], o);
-  const staged = await tree.git(["diff", "--cached", "--quiet"], { ...o, allowFailure: true });
-  if (staged.code > 1) {
-    throw new GitError(["diff", "--cached", "--quiet"], worktree, staged.code, staged.stderr);
-  }
-  const committed = staged.code === 1;
-  if (committed) {
-    await tree.git(["commit", "-q", "--no-verify", "-m", message], {
-      ...o,
-      env: await commitIdentity(options.root ?? tree.dirs.common_dir),
-    });
+  // Committing is the question "is anything staged?": only a commit that fails asks it again.
+  const commit = ["commit", "-q", "--no-verify", "-m", message];
+  const made = await tree.git(commit, {
+    ...o,
+    env: await commitIdentity(options.root ?? tree.dirs.common_dir),
+    allowFailure: true,
+  });
+  const committed = made.code === 0;
+  if (!committed) {
+    const staged = await tree.git(["diff", "--cached", "--quiet"], { ...o, allowFailure: true });
+    if (staged.code === 1) throw new GitError(commit, worktree, made.code, made.stderr);
+    if (staged.code !== 0) {
+      throw new GitError(["diff", "--cached", "--quiet"], worktree, staged.code, staged.stderr);
+    }
   }
   const tip = (await tree.git(["rev-parse", "HEAD"], o)).stdout.trim();
   return { tip, committed };

@@ -77,6 +77,22 @@ Deno.test("commitPartialWork() commits leftovers once and reports the tip", asyn
   assert.equal(await repo.git(["status", "--porcelain"], wt.path), "");
 });
 
+Deno.test("commitPartialWork() is an error naming git commit when staged work cannot be committed, never 'nothing to commit'", async () => {
+  await using repo = await tempRepo();
+  const wt = await createWorktree(repo.root, "s-1", "main");
+  await repo.write("work.txt", "work\n", wt.path);
+  const lock = join(repo.root, ".git/refs/heads/agent/s-1.lock"); // another writer holds the branch
+  await Deno.writeTextFile(lock, "");
+  await assert.rejects(
+    () => commitPartialWork(wt.path, "w", { root: repo.root }),
+    /git commit -q --no-verify -m w .*exited with 128: .*s-1\.lock/s,
+  );
+  await Deno.remove(lock);
+  const work = await commitPartialWork(wt.path, "w", { root: repo.root });
+  assert.equal(work.committed, true);
+  assert.equal(await repo.git(["show", "agent/s-1:work.txt"]), "work");
+});
+
 Deno.test("cleanHead() names the commit only when git add -A would take nothing", async () => {
   await using repo = await tempRepo({ "README.md": "hello\n", ".gitignore": "*.log\n" });
   const base = await repo.git(["rev-parse", "main"]);
