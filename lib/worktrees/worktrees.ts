@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { commitIdentity, GitError, type GitResult, resolveCommit } from "../git/git.ts";
 import { type AgentTree, hardenedConfig } from "../git/agent_tree.ts";
 import { openWorktree } from "./trees.ts";
+import { readRefFile, resolveRef } from "../git/ref_files.ts";
 import { isValidId } from "../ids.ts";
 import { workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded, SKILL_PREFIX } from "./exclude.ts";
@@ -187,6 +188,18 @@ export async function commitPartialWork(
       throw new GitError(["diff", "--cached", "--quiet"], worktree, staged.code, staged.stderr);
     }
   }
-  const tip = (await tree.git(["rev-parse", "HEAD"], o)).stdout.trim();
+  const tip = await headFromFiles(tree) ?? (await tree.git(["rev-parse", "HEAD"], o)).stdout.trim();
   return { tip, committed };
+}
+
+/**
+ * The commit the tree's HEAD names, read from the files git just wrote (HEAD, then a loose ref;
+ * never a link): undefined when it takes git to say (a packed ref), which is then asked.
+ */
+async function headFromFiles(tree: AgentTree): Promise<string | undefined> {
+  const head = await readRefFile(join(tree.dirs.admin_dir, "HEAD"));
+  if (head.kind === "commit") return head.oid;
+  if (head.kind === "unusable") return undefined;
+  const ref = await resolveRef(tree.dirs.common_dir, head.ref);
+  return ref.kind === "commit" ? ref.oid : undefined;
 }
