@@ -24,17 +24,12 @@ import { agentExitCode } from "../agents/exit_status.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded } from "../worktrees/exclude.ts";
-import {
-  fetchBranch,
-  pushBranch,
-  RemoteError,
-  type RemoteOptions,
-  remoteUrl,
-} from "../landing/push.ts";
-import { TaskApiError, TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
+import { RemoteError, type RemoteOptions, remoteUrl } from "../git/remote.ts";
+import { HttpApiError } from "../http/api_error.ts";
+import { TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
 import { UserFacingError } from "../errors.ts";
 import { isLoopbackHost } from "../util/loopback.ts";
-import { fetchBase } from "../workers/remote_refs.ts";
+import { fetchBase, fetchSessionBranch, pushSessionBranch } from "../workers/remote_refs.ts";
 import {
   MAX_REPORT_LOG_BYTES,
   type RegisterAnswer,
@@ -167,7 +162,7 @@ class Worker {
         ...(o.roles ? { roles: o.roles } : {}),
       })
     ).catch((e) => {
-      if (e instanceof TaskApiError && (e.status === 401 || e.status === 403)) {
+      if (e instanceof HttpApiError && (e.status === 401 || e.status === 403)) {
         throw new WorkerSetupError(
           `${o.server} refused this worker: ${e.message}`,
           "export SERVICE_TOKEN=<a token of scope worker from the orchestrator's auth.tokens>; " +
@@ -214,7 +209,7 @@ class Worker {
         return await ask();
       } catch (e) {
         const retry = e instanceof TaskStoreUnavailable ||
-          (e instanceof TaskApiError && (e.status === 503 || e.status === 502 || e.status === 504));
+          (e instanceof HttpApiError && (e.status === 503 || e.status === 502 || e.status === 504));
         if (!retry) throw e;
         if (!told) this.#o.log(`worker ${this.#o.name}: ${(e as Error).message}; trying again`);
         told = true;
@@ -296,7 +291,7 @@ class Worker {
         );
       }
       if (order.start) {
-        const tip = await fetchBranch(this.#remote, `agent/${order.session_id}`);
+        const tip = await fetchSessionBranch(this.#remote, order.session_id);
         if (tip !== order.start) {
           throw new Error(`agent/${order.session_id} is not at ${order.start}`);
         }
@@ -375,10 +370,9 @@ class Worker {
   /** Push `tip` to `agent/<session>` with the lease of the last push (three tries when offline). */
   async #push(r: Running, tip: string): Promise<{ commit: string | null; error?: string }> {
     if (r.pushed === tip) return { commit: tip };
-    const branch = `agent/${r.order.session_id}`;
     for (let attempt = 1;; attempt++) {
       try {
-        const out = await pushBranch(this.#remote, branch, tip, r.pushed);
+        const out = await pushSessionBranch(this.#remote, r.order.session_id, tip, r.pushed);
         if (!out.pushed) return { commit: null, error: out.detail };
         r.pushed = tip;
         return { commit: tip };
@@ -428,7 +422,7 @@ class Worker {
           return;
         } catch (e) {
           const again = e instanceof TaskStoreUnavailable ||
-            (e instanceof TaskApiError && e.status >= 500);
+            (e instanceof HttpApiError && e.status >= 500);
           if (!again) throw e;
           if (!told) o.log(`${id}: report not taken yet (${(e as Error).message}); trying again`);
           told = true;
@@ -436,7 +430,7 @@ class Worker {
         }
       }
     } catch (e) {
-      if (e instanceof TaskApiError && e.status === 409) {
+      if (e instanceof HttpApiError && e.status === 409) {
         o.log(`${id}: report refused: ${e.message}`);
         return;
       }

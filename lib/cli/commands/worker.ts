@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { CliError, type Command } from "../command.ts";
 import { runWorker } from "../../remote_worker/worker.ts";
 import { printableItem } from "../../util/printable.ts";
+import { ID_RULE, isValidId } from "../../ids.ts";
 
 export const workerCommand: Command = {
   name: "worker",
@@ -49,8 +50,8 @@ Options:
       throw new CliError(`--slots ${values.slots} is not a number of agents (1-256)`);
     }
     const name = values.name ?? Deno.hostname().replace(/[^A-Za-z0-9._-]/g, "-");
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(name)) {
-      throw new CliError(`--name ${name} must be letters, digits, '.', '_', '-'`);
+    if (!isValidId(name)) {
+      throw new CliError(`--name ${name} must be ${ID_RULE}`);
     }
     const controller = new AbortController();
     const stop = () => controller.abort();
