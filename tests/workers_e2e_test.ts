@@ -218,7 +218,9 @@ Deno.test("a worker that reports after its lease expired gets 409 and nothing la
     await Deno.writeTextFile(go, "");
     Deno.kill(w1.child.pid, "SIGCONT");
     const refused = await w1.saw(/report refused/);
-    assert.match(refused, /HTTP 409 lease_expired/);
+    // The run is over by now: the session's capability ended with it (while the run is live, the
+    // same report is 409 lease_expired: tests/workers_security_test.ts).
+    assert.match(refused, /HTTP 409 lease_expired|HTTP 401 .*its run ended/);
     const rows = await rowsOf(root, done.runId);
     assert.equal(rowsFor(rows, "task_merged", "t").length, 1, "landed once");
     const claims = rowsFor(rows, "task_claimed", "t");

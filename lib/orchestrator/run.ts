@@ -7,6 +7,7 @@
  * drive the run to its end (lib/orchestrator/run_drive.ts).
  */
 import { revokeRunCredentials } from "../auth/agent_credentials.ts";
+import { markRunStarting } from "../metrics/run_probe.ts";
 import { existsSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { reapPidFiles } from "../agents/pid_files.ts";
@@ -196,6 +197,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
 
   const server = options.server ??
     await startRunServer(root, options.port, serverSettings, out, options.app);
+  // `/readyz` says starting until the run's journal is open and its loop runs.
+  const unmarkStarting = markRunStarting(root);
   const stopOnSignal = () => orchestrator?.stop();
   let orchestrator: Orchestrator | undefined;
   let begun: string | undefined;
@@ -280,6 +283,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     });
     return { ...driven, runId: run.runId, url: server.url };
   } finally {
+    unmarkStarting();
     options.signal?.removeEventListener("abort", stopOnSignal);
     // Its agents' credentials end with the loop (a resumed run mints new ones).
     if (begun) revokeRunCredentials(paths.root, begun);

@@ -28,8 +28,11 @@ export class TaskApiError extends Error {
 export interface TaskClientOptions {
   /** Base URL, e.g. `http://127.0.0.1:8052`. */
   url: string;
-  /** Bearer token (default SERVICE_TOKEN). */
-  token?: string;
+  /**
+   * Bearer token (default SERVICE_TOKEN); a function is asked at every request (a token file
+   * that is rotated, lib/auth/secret_env.ts).
+   */
+  token?: string | (() => string | undefined);
   /** Per-request timeout in ms (default 10 000). */
   timeoutMs?: number;
 }
@@ -48,20 +51,30 @@ export async function serverUrlFor(root: string, env = Deno.env.toObject()): Pro
 /** Calls the task API. */
 export class TaskClient {
   readonly url: string;
-  readonly #token?: string;
+  readonly #token: () => string | undefined;
   readonly #timeoutMs: number;
 
   constructor(options: TaskClientOptions) {
     this.url = options.url.replace(/\/+$/, "");
-    this.#token = options.token ?? Deno.env.get("SERVICE_TOKEN");
+    const token = options.token ?? Deno.env.get("SERVICE_TOKEN");
+    this.#token = typeof token === "function" ? token : () => token;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
   }
 
-  /** Send a request; JSON in, JSON out (undefined for 204). */
-  async request<T>(method: string, path: string, body?: unknown): Promise<T | undefined> {
+  /**
+   * Send a request; JSON in, JSON out (undefined for 204). `options.token` replaces the client's
+   * token for this one request (a worker session's capability).
+   */
+  async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { token?: string } = {},
+  ): Promise<T | undefined> {
     const headers: Record<string, string> = { accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
-    if (this.#token) headers.authorization = `Bearer ${this.#token}`;
+    const token = options.token ?? this.#token();
+    if (token) headers.authorization = `Bearer ${token}`;
     let res: Response;
     try {
       res = await fetch(`${this.url}${path}`, {
