@@ -54,27 +54,24 @@ export function parseHealthAddress(text: string): { hostname: string; port: numb
 }
 
 /** Serve the probes at `addr` until `signal` aborts; resolves once listening. */
-export function serveWorkerHealth(
+export async function serveWorkerHealth(
   addr: { hostname: string; port: number },
   status: WorkerStatus,
   signal: AbortSignal,
 ): Promise<Deno.HttpServer> {
-  return new Promise((resolve, reject) => {
-    try {
-      const server = Deno.serve({
-        hostname: addr.hostname,
-        port: addr.port,
-        signal,
-        onListen: () => resolve(server),
-      }, (req) => {
-        const a = workerProbe(new URL(req.url).pathname, status, Date.now());
-        return new Response(a.word + "\n", {
-          status: a.status,
-          headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
-        });
-      });
-    } catch (e) {
-      reject(e);
-    }
+  const listening = Promise.withResolvers<void>();
+  const server = Deno.serve({
+    hostname: addr.hostname,
+    port: addr.port,
+    signal,
+    onListen: () => listening.resolve(),
+  }, (req) => {
+    const a = workerProbe(new URL(req.url).pathname, status, Date.now());
+    return new Response(a.word + "\n", {
+      status: a.status,
+      headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
+    });
   });
+  await listening.promise;
+  return server;
 }
