@@ -125,7 +125,13 @@ Deno.test("a worker's SIGTERM drains: no claim after it, the lease goes within a
     // The landed work holds w1's pushed commit under w2's.
     const [last] = rowsFor(rows, "agent_exited", "t").slice(-1);
     assert.equal(last.data.worker, "w2");
-    await sh(bare, "merge-base", "--is-ancestor", String(exit.data.commit), String(last.data.commit));
+    await sh(
+      bare,
+      "merge-base",
+      "--is-ancestor",
+      String(exit.data.commit),
+      String(last.data.commit),
+    );
     assert.equal(await Deno.readTextFile(join(root, "partial.txt")), "half done\n");
     assert.equal(await Deno.readTextFile(join(root, "rest.txt")), "finished\n");
     assert.equal(rowsFor(rows, "task_merged", "t").length, 1);

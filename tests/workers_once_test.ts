@@ -15,7 +15,14 @@ import { sharedRemote, startWorker, type WorkerProcess } from "./_workers.ts";
 import { promtoolCheck } from "./_promtool.ts";
 
 function serve(root: string): Promise<RunningServer> {
-  return startServer({ root, host: "127.0.0.1", port: 0, tokens: [], announce: false, app: SERVER_APP });
+  return startServer({
+    root,
+    host: "127.0.0.1",
+    port: 0,
+    tokens: [],
+    announce: false,
+    app: SERVER_APP,
+  });
 }
 
 /** The samples of a scrape, by series. */
@@ -56,8 +63,12 @@ Deno.test("a scaler loop reading /metrics starts `worker --once` pods, each from
         await promtoolCheck(text); // a live run's scrape
         checked = true;
       }
-      const live = pods.filter((p) => p.w.child.pid && !p.w.lines.some((l) => /ending|reported/.test(l)));
-      const waiting = live.filter((p) => !p.w.lines.some((l) => /agent .* starting|nothing to claim/.test(l)));
+      const live = pods.filter((p) =>
+        p.w.child.pid && !p.w.lines.some((l) => /ending|reported/.test(l))
+      );
+      const waiting = live.filter((p) =>
+        !p.w.lines.some((l) => /agent .* starting|nothing to claim/.test(l))
+      );
       const want = Math.min(m.service_tasks_ready_all - waiting.length, 3 - live.length);
       for (let i = 0; i < want; i++) {
         const name = `pod-${pods.length + 1}`;
@@ -85,7 +96,10 @@ Deno.test("a scaler loop reading /metrics starts `worker --once` pods, each from
     for (const p of pods) {
       const ran = p.w.lines.some((l) => /agent .* starting/.test(l));
       const idle = p.w.lines.some((l) => /nothing to claim \(--once\): ending/.test(l));
-      assert.ok(ran !== idle, `${p.name} either ran one task or found none:\n${p.w.lines.join("\n")}`);
+      assert.ok(
+        ran !== idle,
+        `${p.name} either ran one task or found none:\n${p.w.lines.join("\n")}`,
+      );
       assert.ok(p.w.lines.some((l) => /partial clone/.test(l)), `${p.name} cloned`);
       assert.equal(
         (await sh(p.dir, "config", "remote.origin.partialclonefilter")).trim(),
@@ -106,7 +120,11 @@ Deno.test("a scaler loop reading /metrics starts `worker --once` pods, each from
 
 Deno.test("`worker --once` with nothing to claim and `--exit-when-idle` end at once with 0; --health-port answers the probes", async () => {
   await using dir = await tempDir();
-  const { root, bare } = await sharedRemote(dir.path, [{ name: "s", steps: [] }], "max_agents: 0\n");
+  const { root, bare } = await sharedRemote(
+    dir.path,
+    [{ name: "s", steps: [] }],
+    "max_agents: 0\n",
+  );
   const server = await serve(root);
   try {
     const once = startWorker(join(dir.path, "p1"), server.url, "p1", {
@@ -131,7 +149,9 @@ Deno.test("`worker --once` with nothing to claim and `--exit-when-idle` end at o
     assert.equal(await probe("/readyz"), "200 ready");
     assert.match(await (await fetch(`${server.url}/metrics`)).text(), /\nservice_workers 1\n/);
     assert.equal(await idle.exited(), 0);
-    assert.ok(idle.lines.some((l) => /nothing to run for 2 s \(--exit-when-idle\): ending/.test(l)));
+    assert.ok(
+      idle.lines.some((l) => /nothing to run for 2 s \(--exit-when-idle\): ending/.test(l)),
+    );
     assert.match(await (await fetch(`${server.url}/metrics`)).text(), /\nservice_workers 0\n/);
   } finally {
     await server.shutdown();
@@ -140,7 +160,11 @@ Deno.test("`worker --once` with nothing to claim and `--exit-when-idle` end at o
 
 Deno.test("`worker --clone` refuses a directory that holds something else, and reuses its own clone", async () => {
   await using dir = await tempDir();
-  const { root, bare } = await sharedRemote(dir.path, [{ name: "s", steps: [] }], "max_agents: 0\n");
+  const { root, bare } = await sharedRemote(
+    dir.path,
+    [{ name: "s", steps: [] }],
+    "max_agents: 0\n",
+  );
   const server = await serve(root);
   try {
     const busy = join(dir.path, "busy");

@@ -14,8 +14,16 @@ Deno.test("liveness() is stuck only when a tick is a minute overdue (or three sl
     ["a server whose tick hangs", { serverTick: stale }, "stuck"],
     ["a run loop that ticks", { serverTick: fresh, runTick: fresh }, "ok"],
     ["a run loop that stopped ticking", { serverTick: fresh, runTick: stale }, "stuck"],
-    ["a slow tick interval of 30 s, 61 s ago", { runTick: { at: NOW - 61_000, everyMs: 30_000 } }, "ok"],
-    ["a slow tick interval of 30 s, 91 s ago", { runTick: { at: NOW - 91_000, everyMs: 30_000 } }, "stuck"],
+    [
+      "a slow tick interval of 30 s, 61 s ago",
+      { runTick: { at: NOW - 61_000, everyMs: 30_000 } },
+      "ok",
+    ],
+    [
+      "a slow tick interval of 30 s, 91 s ago",
+      { runTick: { at: NOW - 91_000, everyMs: 30_000 } },
+      "stuck",
+    ],
   ];
   for (const [what, facts, word] of rows) {
     const a = liveness({ ...base, ...facts });

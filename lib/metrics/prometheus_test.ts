@@ -14,7 +14,10 @@ Deno.test("formatPrometheus() writes HELP and TYPE, then one line per sample, la
       name: "service_tasks_ready",
       help: "Ready tasks.",
       type: "gauge",
-      samples: [{ labels: { role: "backend", b: "1" }, value: 3 }, { labels: { role: "docs", b: "1" }, value: 0 }],
+      samples: [{ labels: { role: "backend", b: "1" }, value: 3 }, {
+        labels: { role: "docs", b: "1" },
+        value: 0,
+      }],
     },
     { name: "service_leases_lost_total", help: "Lost.", type: "counter", samples: [{ value: 2 }] },
     { name: "service_empty", help: "No samples yet.", type: "gauge", samples: [] },
@@ -88,7 +91,9 @@ Deno.test("formatPrometheus() refuses what the format does not allow", () => {
     ["a name with a space", [gauge({ name: "a b" })]],
     ["a label name with a dash", [gauge({ samples: [{ labels: { "a-b": "x" }, value: 1 }] })]],
     ["a reserved label name", [gauge({ samples: [{ labels: { __name__: "x" }, value: 1 }] })]],
-    ["a label name starting with a digit", [gauge({ samples: [{ labels: { "1a": "x" }, value: 1 }] })]],
+    ["a label name starting with a digit", [
+      gauge({ samples: [{ labels: { "1a": "x" }, value: 1 }] }),
+    ]],
     ["a family listed twice", [gauge({}), gauge({})]],
     ["two samples with one label set", [gauge({ samples: [{ value: 1 }, { value: 2 }] })]],
     ["a negative counter", [gauge({ name: "x_total", type: "counter", samples: [{ value: -1 }] })]],

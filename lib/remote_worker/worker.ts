@@ -299,13 +299,16 @@ class Worker {
     try {
       orders = await this.#ask(free);
     } catch (e) {
-      if (!(e instanceof TaskStoreUnavailable)) throw e;
+      // A refused token (a Secret rotated on one side first) or a proxy's 5xx passes: ask again.
+      const passing = e instanceof TaskStoreUnavailable ||
+        (e instanceof TaskApiError && (e.status === 401 || e.status === 403 || e.status >= 500));
+      if (!passing) throw e;
       // The run ended or its orchestrator restarts: say so once, and ask again later.
       if (!this.#away) {
         this.#o.log(
-          `worker ${this.#o.name}: ${this.#o.server} does not answer (${
-            (e as Error).message
-          }); asking again every ${(this.#o.pollMs ?? 1000) / 1000} s`,
+          `worker ${this.#o.name}: ${this.#o.server} ${
+            e instanceof TaskApiError ? "refuses the claim" : "does not answer"
+          } (${(e as Error).message}); asking again every ${(this.#o.pollMs ?? 1000) / 1000} s`,
         );
       }
       this.#away = true;
