@@ -197,11 +197,18 @@ export function revokeWorkerSessionCredential(root: string, sessionId: string): 
   revoke(root, "session", sessionId);
 }
 
-/** End every credential (both kinds) of `runId` in `root` (the run's loop ended). */
-export function revokeRunCredentials(root: string, runId: string): void {
+/**
+ * End every credential (both kinds) of `runId` in `root` (the run's loop ended), but those of
+ * the sessions in `keep` (agents that go on on remote workers and report to the next process).
+ */
+export function revokeRunCredentials(
+  root: string,
+  runId: string,
+  keep: ReadonlySet<string> = new Set(),
+): void {
   const w = workspace(root);
   for (const [d, p] of w.byDigest) {
-    if (p.run_id !== runId) continue;
+    if (p.run_id !== runId || keep.has(p.session_id)) continue;
     w.byDigest.delete(d);
     w.bySession.delete(sessionKey(p.scope, p.session_id));
   }

@@ -92,7 +92,8 @@ export function scopeMatrixMarkdown(routes: readonly MatrixRoute[]): string {
         : access === "session"
         ? rank.length
         : rank.indexOf(access);
-      const cells = [...rank.map((_, i) => i >= from ? "✓" : ""), access === "session" ? "✓" : ""];
+      const session = access === "session" || access === "public";
+      const cells = [...rank.map((_, i) => i >= from ? "✓" : ""), session ? "✓" : ""];
       const also = [
         access === "agent" ? "an agent: its own task, while its session holds it" : "",
         access === "session" ? "only the capability its claim carried, for its own session" : "",

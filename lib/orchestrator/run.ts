@@ -286,7 +286,18 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     unmarkStarting();
     options.signal?.removeEventListener("abort", stopOnSignal);
     // Its agents' credentials end with the loop (a resumed run mints new ones).
-    if (begun) revokeRunCredentials(paths.root, begun);
+    // Sessions still held by remote workers go on after a stop and report to the next `service
+    // run` (DESIGN.md §16): their agent's credential and their worker's capability stay.
+    if (begun) {
+      const held = new Set(
+        (await taskStoreFor(server.ctx)).list().flatMap((t) =>
+          t.worker && t.session_id && ["CLAIMED", "IN_PROGRESS", "DONE"].includes(t.status)
+            ? [t.session_id]
+            : []
+        ),
+      );
+      revokeRunCredentials(paths.root, begun, held);
+    }
     if (!options.server) await server.shutdown();
   }
 }

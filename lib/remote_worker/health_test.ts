@@ -4,17 +4,37 @@ import { parseHealthAddress, WORKER_STUCK_AFTER_MS, workerProbe } from "./health
 
 Deno.test("workerProbe(): alive while its loop turns, ready once registered and until it drains", () => {
   const now = 1_000_000;
-  const rows: [string, string, { registered: boolean; draining: boolean; aliveAt: number }, string][] = [
-    ["/healthz", "a loop that turned", { registered: false, draining: false, aliveAt: now }, "200 ok"],
+  const rows: [
+    string,
+    string,
+    { registered: boolean; draining: boolean; aliveAt: number },
+    string,
+  ][] = [
+    [
+      "/healthz",
+      "a loop that turned",
+      { registered: false, draining: false, aliveAt: now },
+      "200 ok",
+    ],
     ["/healthz", "a loop still for long", {
       registered: true,
       draining: false,
       aliveAt: now - WORKER_STUCK_AFTER_MS - 1,
     }, "503 stuck"],
-    ["/readyz", "before registering", { registered: false, draining: false, aliveAt: now }, "503 starting"],
+    [
+      "/readyz",
+      "before registering",
+      { registered: false, draining: false, aliveAt: now },
+      "503 starting",
+    ],
     ["/readyz", "registered", { registered: true, draining: false, aliveAt: now }, "200 ready"],
     ["/readyz", "draining", { registered: true, draining: true, aliveAt: now }, "503 draining"],
-    ["/metrics", "anything else", { registered: true, draining: false, aliveAt: now }, "404 not found"],
+    [
+      "/metrics",
+      "anything else",
+      { registered: true, draining: false, aliveAt: now },
+      "404 not found",
+    ],
   ];
   for (const [path, what, s, want] of rows) {
     const a = workerProbe(path, s, now);
