@@ -112,16 +112,16 @@ async function workerCalls(root: string): Promise<Record<string, number>> {
     text = await Deno.readTextFile(join(root, ".sdd/runtime/access.jsonl"));
   } catch { /* none */ }
   for (const line of text.split("\n")) {
-    const m = /"\/workers\/[^/]+\/(claim|heartbeat|report)"/.exec(line);
+    const m = /"\/workers\/[^/]+\/(?:sessions\/[^/]+\/)?(claim|heartbeat|report)"/.exec(line);
     if (m) counts[m[1]]++;
   }
   return counts;
 }
 
-/** A `--once` pod: whether it has claimed (or found nothing) yet, and its output as it ends. */
+/** A `--once` pod: whether it has claimed (or found nothing) yet; its exit code and output. */
 interface OncePod {
   settled: boolean;
-  done: Promise<string>;
+  done: Promise<{ code: number; out: string }>;
 }
 
 /** Start `service worker --once --clone <bare>` in the empty `dir`. */
@@ -135,16 +135,16 @@ function startOncePod(bare: string, dir: string, url: string, name: string): Onc
     stdout: "piped",
     stderr: "null",
   }).spawn();
-  const pod: OncePod = { settled: false, done: Promise.resolve("") };
+  const pod: OncePod = { settled: false, done: Promise.resolve({ code: 0, out: "" }) };
   pod.done = (async () => {
     let out = "";
     for await (const text of child.stdout.pipeThrough(new TextDecoderStream())) {
       out += text;
       if (/agent \S+ starting|nothing to claim/.test(out)) pod.settled = true;
     }
-    await child.status;
+    const { code } = await child.status;
     pod.settled = true;
-    return out;
+    return { code, out };
   })();
   return pod;
 }
@@ -174,7 +174,7 @@ async function roundOnce(pods: number, tasks: number, sleepMs: number) {
       app: SERVER_APP,
     });
     const live = new Set<OncePod>();
-    const outputs: Promise<string>[] = [];
+    const outputs: Promise<{ code: number; out: string }>[] = [];
     let over = false;
     try {
       const cpu0 = await cpuSeconds();
@@ -200,7 +200,8 @@ async function roundOnce(pods: number, tasks: number, sleepMs: number) {
       }
       const result = await running;
       const wall = (performance.now() - t0) / 1000;
-      const outs = await Promise.all(outputs);
+      const ended = await Promise.all(outputs);
+      const outs = ended.map((e) => e.out);
       // Reaped pods count among this process's children: their CPU is in `children` too.
       const cpu1 = await cpuSeconds();
       await server.shutdown();
@@ -218,6 +219,7 @@ async function roundOnce(pods: number, tasks: number, sleepMs: number) {
         landings_per_s: round2(landed / wall),
         pods_started: outs.length,
         pods_idle: outs.filter((o) => /nothing to claim/.test(o)).length,
+        pods_failed: ended.filter((e) => e.code !== 0).length,
         clone_s_mean: clones.length ? round2(clones.reduce((a, b) => a + b, 0) / clones.length) : 0,
         cpu_ms_per_task: Math.round(((cpu1.self - cpu0.self) * 1000) / tasks),
         children_cpu_ms_per_task: Math.round(((cpu1.children - cpu0.children) * 1000) / tasks),
@@ -327,6 +329,7 @@ if (import.meta.main) {
       "landings_per_s",
       "pods_started",
       "pods_idle",
+      "pods_failed",
       "clone_s_mean",
       "cpu_ms_per_task",
       "children_cpu_ms_per_task",
