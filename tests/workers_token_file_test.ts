@@ -49,12 +49,10 @@ Deno.test("a worker token rotated in its mounted files is taken by the running w
     });
     await using _w1 = w1;
     await w1.saw(/registered with/);
-    // The Secret is rotated under both while they run (the worker held still meanwhile, so no
-    // request of it falls between the two writes).
-    Deno.kill(w1.child.pid, "SIGSTOP");
+    // The Secret is rotated under both while they run. A claim sent between the two writes (or
+    // built before them) may be refused: the worker asks again, and goes on with the new token.
     await rotate(serverFile, "token-v2-rotated\n");
     await rotate(workerFile, "token-v2-rotated\n");
-    Deno.kill(w1.child.pid, "SIGCONT");
     const status = (token: string) =>
       fetch(`${server.url}/status`, { headers: { authorization: `Bearer ${token}` } })
         .then(async (r) => (await r.body?.cancel(), r.status));
@@ -65,7 +63,10 @@ Deno.test("a worker token rotated in its mounted files is taken by the running w
     const rows = await rowsOf(root, done.runId);
     const claim = rows.find((r) => r.type === "task_claimed" && r.data.task_id === "t")!;
     assert.equal(claim.data.worker, "w1", "the worker claimed with the rotated token");
-    assert.ok(!w1.lines.some((l) => /401/.test(l)), w1.lines.join("\n"));
+    const refused = w1.lines.findIndex((l) => /refuses the claim \(HTTP 401/.test(l));
+    if (refused >= 0) {
+      assert.match(w1.lines[refused + 1], /answers again/, "a refusal in the rotation passes");
+    }
   } finally {
     await server.shutdown();
   }
