@@ -174,6 +174,7 @@ class Worker {
     const o = this.#o;
     o.signal?.addEventListener("abort", () => this.#drain(), { once: true });
     o.hardStop?.addEventListener("abort", () => this.#endAgents("now"), { once: true });
+    if (o.signal?.aborted) this.#drain(); // stopped while it cloned: it claims nothing
     const registered = await this.#register();
     if (!registered) return;
     this.#agentServer = agentServerUrl(o.server, registered.agent_port);
