@@ -32,6 +32,8 @@ export interface Running {
   session?: AgentSession;
   /** What `agent/<session>` on the remote is at (the lease of the next push). */
   pushed?: string;
+  /** Its report was sent (taken or refused): no heartbeat of it follows. */
+  reported?: boolean;
   done: Promise<void>;
 }
 
@@ -225,6 +227,14 @@ async function logOf(
  * is gone), or 401 after an unanswered try (that try was taken: the capability ends with it).
  */
 async function report(c: OrderContext, r: Running, body: ReportBody): Promise<void> {
+  try {
+    await sendReport(c, r, body);
+  } finally {
+    r.reported = true;
+  }
+}
+
+async function sendReport(c: OrderContext, r: Running, body: ReportBody): Promise<void> {
   const id = body.task_id;
   const path = sessionPath(c.name, body.session_id, "report");
   let tried = false;

@@ -380,6 +380,7 @@ class Worker {
 
   async #beat(r: Running): Promise<void> {
     const o = this.#o;
+    if (r.reported) return; // its capability ended with its report
     if (r.session?.proc.alive) {
       await r.session.writeHeartbeat().catch(() => {});
       const head = await resolveCommit("HEAD", { cwd: r.session.worktree.path });
@@ -398,6 +399,7 @@ class Worker {
         { token: r.order.session_token },
       );
     } catch (e) {
+      if (r.reported) return; // reported meanwhile: its capability ended with it
       // Unreachable: the agent goes on; the lease runs out only on the orchestrator's clock.
       o.log(
         `worker ${o.name}: heartbeat of ${r.order.session_id} not delivered: ${
