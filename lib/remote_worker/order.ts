@@ -34,6 +34,10 @@ export interface Running {
   pushed?: string;
   /** Its report was sent (taken or refused): no heartbeat of it follows. */
   reported?: boolean;
+  /** A heartbeat request of it is in flight. */
+  beating?: boolean;
+  /** A push of what its agent committed meanwhile is under way (the final push waits for it). */
+  progress?: Promise<void>;
   done: Promise<void>;
 }
 
@@ -168,6 +172,7 @@ async function deliver(
   c: OrderContext,
   r: Running,
 ): Promise<{ commit: string | null; error?: string }> {
+  await r.progress; // a heartbeat's push of earlier commits first: its lease is the next one's
   const path = worktreePath(c.root, r.order.session_id);
   let tip: string;
   try {

@@ -136,7 +136,6 @@ class Worker {
   /** The drain's time is up (or a second signal came): agents are being ended. */
   #ending = false;
   #idleSince = Date.now();
-  #beating = false;
   #wake: () => void = () => {};
 
   constructor(o: WorkerOptions, root: string, config: ServiceConfig, remote: RemoteOptions) {
@@ -365,27 +364,22 @@ class Worker {
     }
   }
 
-  /** Every interval: push new commits, renew each session's lease, end what the run ends. */
-  async #heartbeat(): Promise<void> {
+  /**
+   * Every interval, for each session on its own: renew its lease (a request in flight is not
+   * doubled), then push what its agent committed since (a slow push delays no heartbeat).
+   */
+  #heartbeat(): void {
     this.#status.alive();
-    if (this.#beating) return; // the last round still runs (a slow push)
-    this.#beating = true;
-    try {
-      // Every session until it is reported: one whose agent ended is still pushing its work.
-      await Promise.all([...this.#running.values()].map((r) => this.#beat(r)));
-    } finally {
-      this.#beating = false;
+    // Every session until it is reported: one whose agent ended is still pushing its work.
+    for (const r of this.#running.values()) {
+      void this.#beat(r).then(() => this.#pushProgress(r));
     }
   }
 
   async #beat(r: Running): Promise<void> {
     const o = this.#o;
-    if (r.reported) return; // its capability ended with its report
-    if (r.session?.proc.alive) {
-      await r.session.writeHeartbeat().catch(() => {});
-      const head = await resolveCommit("HEAD", { cwd: r.session.worktree.path });
-      if (head && head !== r.order.base && head !== r.pushed) await pushTip(this.#orders, r, head);
-    }
+    if (r.reported || r.beating) return; // reported: its capability ended with its report
+    r.beating = true;
     let v: SessionVerdict | undefined;
     try {
       v = await this.#client.request<SessionVerdict>(
@@ -407,6 +401,8 @@ class Worker {
         }`,
       );
       return;
+    } finally {
+      r.beating = false;
     }
     if (!v || v.keep || !r.session || r.session.endedBy) return;
     const reason: EndReason = (END_REASONS as string[]).includes(v.reason ?? "")
@@ -414,6 +410,17 @@ class Worker {
       : "cancelled";
     o.log(`${v.task_id}: ending agent ${v.session_id}: ${v.reason ?? reason}`);
     void r.session.terminate(reason);
+  }
+
+  /** Push what a live agent committed since the last push (one push of a session at a time). */
+  #pushProgress(r: Running): void {
+    const session = r.session;
+    if (r.progress || !session?.proc.alive) return;
+    r.progress = (async () => {
+      await session.writeHeartbeat().catch(() => {});
+      const head = await resolveCommit("HEAD", { cwd: session.worktree.path });
+      if (head && head !== r.order.base && head !== r.pushed) await pushTip(this.#orders, r, head);
+    })().catch(() => {}).finally(() => r.progress = undefined);
   }
 
   /** Tell the orchestrator this worker ends (best effort: it is forgotten after a lease anyway). */
