@@ -178,6 +178,7 @@ class Worker {
     if (!registered) return;
     this.#agentServer = agentServerUrl(o.server, registered.agent_port);
     this.#status.registered = true;
+    this.#idleSince = Date.now(); // idle from now: a slow start is not idleness
     o.log(
       `worker ${o.name}: registered with ${o.server} (${o.slots} slot(s)` +
         `${o.roles ? `, roles ${o.roles.join(", ")}` : ""}); run ${
