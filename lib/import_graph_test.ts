@@ -1,8 +1,9 @@
 /**
  * lib/ is layered: its folders form no import cycle (no two import each other, and no longer
- * ring either), and lib/ never imports the edge that assembles it: routes/, components/,
- * islands/ or lib/cli. The imports are Deno's own module graph of every lib/ module except the
- * tests: static, type-only and dynamic `import("…")` specifiers, as Deno resolves them.
+ * ring either), lib/ never imports the edge that assembles it: routes/, components/, islands/ or
+ * lib/cli, and a feature folder reaches another feature only through that feature's interface
+ * (see {@link FEATURE_INTERFACES}). The imports are Deno's own module graph of every lib/ module
+ * except the tests: static, type-only and dynamic `import("…")` specifiers, as Deno resolves them.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
@@ -164,6 +165,9 @@ const NEVER_REACHES: [string, string[]][] = [
   ["webhooks", ["trackers"]],
   ["tasks", ["verification"]],
   ["cost", ["agents", "orchestrator", "config", "status", "cli", "tasks"]],
+  // Landing and the trackers share HTTP (lib/http) and JSON reading (lib/util), not each other.
+  ["landing", ["trackers"]],
+  ["trackers", ["landing"]],
 ];
 
 /** The lib/ folders `folder` reaches through imports, itself excluded. */
@@ -198,5 +202,162 @@ for (const [folder, never] of NEVER_REACHES) {
   Deno.test(`lib/${folder} never reaches lib/${never.join(", lib/")}`, async () => {
     const reached = reachedFolders(await libImports(), folder);
     assert.deepEqual(never.filter((f) => reached.has(f)), []);
+  });
+}
+
+/**
+ * Feature folders: units of the service that other features reach only through an interface.
+ * A feature's interface is its `mod.ts` when it has one (as std and STYLE.md have it), else the
+ * modules listed here, each a deliberate entry point; every other module of the folder is its
+ * internal. A feature with no list and no `mod.ts` is reached by no other feature (only by the
+ * wiring). The folders not named here are the shared layers every feature may use — primitives
+ * (util, async, process, git, http), the journal, config, auth, the task store, runs, the board,
+ * cost, roles, plans, audit, events — and the wiring in {@link WIRING}.
+ */
+const FEATURE_INTERFACES: Record<string, string[]> = {
+  agents: [
+    "adapters/mod.ts",
+    "adapters/types.ts",
+    "env.ts",
+    "exit_status.ts",
+    "preflight.ts",
+    "session_events.ts",
+  ],
+  batch: [],
+  catalog: ["managed_config.ts", "user_paths.ts"],
+  container: [
+    "errors.ts",
+    "launcher.ts",
+    "probe.ts",
+    "reap.ts",
+    "runtime.ts",
+    "session.ts",
+    "settings.ts",
+    "tree_runner.ts",
+  ],
+  dashboard: [],
+  janitor: ["glob.ts", "signals.ts"],
+  landing: [],
+  mcp: [],
+  merge: ["events.ts", "gates.ts", "merge.ts"],
+  remote_worker: [],
+  review: ["evidence_marks.ts"],
+  trackers: [],
+  tunnel: [],
+  verification: ["bundle.ts", "nudge.ts"],
+  webhooks: ["handler.ts", "ledger.ts", "receiver.ts", "registry.ts", "secret.ts"],
+  workers: ["protocol.ts", "remote_refs.ts"],
+  worktree_env: ["environments.ts"],
+  worktrees: ["exclude.ts", "ignores.ts", "trees.ts", "worktrees.ts"],
+};
+
+/** The folders that assemble features (they may import any module); no feature imports them. */
+const WIRING = ["cli", "debug", "doctor", "orchestrator", "server", "status"];
+
+/** The primitives every feature shares; they reach no feature and no wiring. */
+const PRIMITIVES = ["async", "git", "http", "process", "util"];
+
+/**
+ * Imports the rules below allow for now, each with the change that removes it. Keep it short:
+ * an entry is a debt, not a design.
+ */
+const FEATURE_EXCEPTIONS: { from: string; to: string; until: string }[] = [
+  ...["core/state.ts", "invocation.ts", "run_isolation.ts", "session.ts"].map((m) => ({
+    from: "lib/remote_worker/worker.ts",
+    to: `lib/orchestrator/${m}`,
+    until: "AgentSession and the run's isolation move out of the orchestrator (issue 33, lanes)",
+  })),
+];
+
+/** What a feature's interface is today: its `mod.ts` when present, else its declared modules. */
+function interfaceOf(folder: string, hasMod: (folder: string) => boolean): string[] {
+  return hasMod(folder) ? ["mod.ts"] : FEATURE_INTERFACES[folder] ?? [];
+}
+
+/**
+ * The imports that break the feature rules: a feature importing another feature's internal
+ * module, or importing the wiring; as `from -> to (why)`, exceptions left out.
+ */
+function featureViolations(
+  imports: readonly Import[],
+  hasMod: (folder: string) => boolean,
+  exceptions: readonly { from: string; to: string }[] = FEATURE_EXCEPTIONS,
+): string[] {
+  const out = new Set<string>();
+  for (const { from, to } of imports) {
+    if (!to.startsWith("lib/")) continue;
+    const [a, b] = [folderOf(from), folderOf(to)];
+    if (a === b || !(a in FEATURE_INTERFACES)) continue;
+    if (exceptions.some((e) => e.from === from && e.to === to)) continue;
+    if (WIRING.includes(b)) out.add(`${from} -> ${to} (a feature never imports the wiring)`);
+    else if (b in FEATURE_INTERFACES) {
+      const inner = to.slice(`lib/${b}/`.length);
+      if (!interfaceOf(b, hasMod).includes(inner)) {
+        out.add(`${from} -> ${to} (not in lib/${b}'s interface)`);
+      }
+    }
+  }
+  return [...out].sort();
+}
+
+const hasModOnDisk = (folder: string) => {
+  try {
+    return Deno.statSync(new URL(`${folder}/mod.ts`, LIB)).isFile;
+  } catch {
+    return false;
+  }
+};
+
+Deno.test("featureViolations() finds a feature reaching into another's internals or the wiring", () => {
+  const imports = [
+    { from: "lib/landing/api.ts", to: "lib/trackers/http.ts" },
+    { from: "lib/landing/push.ts", to: "lib/git/remote.ts" },
+    { from: "lib/trackers/service.ts", to: "lib/webhooks/registry.ts" },
+    { from: "lib/trackers/service.ts", to: "lib/webhooks/_parse.ts" },
+    { from: "lib/batch/lane.ts", to: "lib/orchestrator/core/state.ts" },
+    { from: "lib/orchestrator/run.ts", to: "lib/landing/pull_requests.ts" },
+    { from: "lib/verification/completion.ts", to: "lib/mcp/mod.ts" },
+  ];
+  assert.deepEqual(featureViolations(imports, (f) => f === "mcp", []), [
+    "lib/batch/lane.ts -> lib/orchestrator/core/state.ts (a feature never imports the wiring)",
+    "lib/landing/api.ts -> lib/trackers/http.ts (not in lib/trackers's interface)",
+    "lib/trackers/service.ts -> lib/webhooks/_parse.ts (not in lib/webhooks's interface)",
+  ]);
+  const excepted = [{ from: "lib/landing/api.ts", to: "lib/trackers/http.ts" }];
+  assert.equal(featureViolations(imports.slice(0, 1), () => false, excepted).length, 0);
+});
+
+Deno.test("a feature folder reaches another feature only through its interface, and never the wiring", async () => {
+  const imports = await libImports();
+  assert.deepEqual(featureViolations(imports, hasModOnDisk), []);
+  // Every exception still names an import that exists: one that went away leaves the list.
+  const stale = FEATURE_EXCEPTIONS.filter((e) =>
+    !imports.some((i) => i.from === e.from && i.to === e.to)
+  );
+  assert.deepEqual(stale, []);
+});
+
+Deno.test("every declared interface module exists, and a feature with a mod.ts declares no other", () => {
+  for (const [folder, modules] of Object.entries(FEATURE_INTERFACES)) {
+    assert.ok(Deno.statSync(new URL(`${folder}/`, LIB)).isDirectory, `lib/${folder}`);
+    if (hasModOnDisk(folder)) assert.deepEqual(modules, [], `lib/${folder} has a mod.ts`);
+    for (const m of modules) {
+      assert.ok(Deno.statSync(new URL(`${folder}/${m}`, LIB)).isFile, `lib/${folder}/${m}`);
+    }
+  }
+});
+
+Deno.test("lib/config imports no module of lib/container (host:port parsing is lib/util's)", async () => {
+  const direct = (await libImports()).filter(({ from, to }) =>
+    from.startsWith("lib/config/") && to.startsWith("lib/container/")
+  );
+  assert.deepEqual(direct, []);
+});
+
+for (const primitive of PRIMITIVES) {
+  Deno.test(`lib/${primitive} reaches no feature and no wiring`, async () => {
+    const reached = reachedFolders(await libImports(), primitive);
+    const above = [...Object.keys(FEATURE_INTERFACES), ...WIRING];
+    assert.deepEqual(above.filter((f) => reached.has(f)), []);
   });
 }

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { CONFIG_SCOPES } from "../auth/tokens.ts";
 import { CommandLineError, splitCommandLine } from "../agents/split_command_line.ts";
-import { parseHostPort } from "../container/settings.ts";
+import { parseHostPort } from "../util/host_port.ts";
 import { liftsAlwaysProtected } from "../protect/rules.ts";
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

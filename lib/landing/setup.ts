@@ -11,7 +11,7 @@ import type { HostDeps } from "./api.ts";
 import { GithubHost } from "./github.ts";
 import { GitlabHost } from "./gitlab.ts";
 import type { HostProblem, PullRequestHost } from "./host.ts";
-import { fetchBranch, RemoteError, remoteUrl } from "./push.ts";
+import { fetchBranch, RemoteError, remoteUrl } from "../git/remote.ts";
 import { type LandingSettings, landingSettings } from "./settings.ts";
 
 /** Landing settings and the host they talk to. */

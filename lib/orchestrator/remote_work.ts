@@ -23,7 +23,7 @@ import { sessionLogPath } from "../agents/runtime_files.ts";
 import { readSessionUsage } from "../agents/usage_reader.ts";
 import type { SpendTracker } from "../cost/budget.ts";
 import { git, resolveCommit } from "../git/git.ts";
-import { fetchBranch, pushBranch, type RemoteOptions } from "../landing/push.ts";
+import type { RemoteOptions } from "../git/remote.ts";
 import type { RoleSettings } from "../config/schema.ts";
 import type { RoleTemplate } from "../roles/templates.ts";
 import type { TaskStore } from "../tasks/store.ts";
@@ -35,7 +35,12 @@ import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import type { WorkerDesk } from "../workers/desk.ts";
 import { requireLease } from "../workers/leases.ts";
 import type { ClaimBody, ReportAnswer, ReportBody, WorkOrder } from "../workers/protocol.ts";
-import { baseRef, publishBase } from "../workers/remote_refs.ts";
+import {
+  baseRef,
+  fetchSessionBranch,
+  publishBase,
+  pushSessionBranch,
+} from "../workers/remote_refs.ts";
 import type { Action, CoreEvent, ExitDiagnosis } from "./core/protocol.ts";
 import type { EndReason } from "./core/state.ts";
 import { exitReason } from "./exit_reason.ts";
@@ -202,9 +207,9 @@ export class RemoteWork implements WorkerDesk {
       await this.#publish(base);
       if (earlier) {
         // The earlier attempt's work is where this one starts: on its own branch, on the remote.
-        const pushed = await pushBranch(
+        const pushed = await pushSessionBranch(
           this.#remote(),
-          agentBranch(sessionId),
+          sessionId,
           earlier.commit,
           undefined,
         );
@@ -503,7 +508,7 @@ export class RemoteWork implements WorkerDesk {
     const root = o.paths.root;
     let tip: string;
     try {
-      tip = await fetchBranch(this.#remote(), agentBranch(sessionId));
+      tip = await fetchSessionBranch(this.#remote(), sessionId);
     } catch (e) {
       return { hasWork: false, problem: (e as Error).message };
     }
@@ -556,7 +561,7 @@ export class RemoteWork implements WorkerDesk {
     let hasWork = false;
     let commit: string | null = null;
     try {
-      const tip = await fetchBranch(this.#remote(), agentBranch(sessionId));
+      const tip = await fetchSessionBranch(this.#remote(), sessionId);
       const task = o.store.require(taskId);
       const base = session.base || await this.#claimedBase({ commit: tip } as ReportBody);
       const got = await this.#materialise(task, sessionId, base, tip, logPath);

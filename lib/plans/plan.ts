@@ -8,7 +8,7 @@ import { ValidationError } from "../config/errors.ts";
 import { CommandChecksSchema } from "../config/schema.ts";
 import { validateYaml } from "../config/validate.ts";
 import { parseYamlSource, type YamlSource } from "../config/yaml_source.ts";
-import { ID_PATTERN, isValidId } from "../ids.ts";
+import { ID_RULE, isValidId } from "../ids.ts";
 import { checkDependencies } from "../tasks/graph.ts";
 import {
   CompletionSignalSchema,
@@ -33,7 +33,7 @@ function formatPlanPath(path: (string | number)[]): string {
 
 /** One step. */
 const StepSchema = z.strictObject({
-  id: z.string().regex(ID_PATTERN).optional(),
+  id: z.string().refine(isValidId, `must be ${ID_RULE}`).optional(),
   title: z.string().min(1).optional(),
   goal: z.string().min(1),
   role: z.string().min(1),

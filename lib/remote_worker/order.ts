@@ -18,9 +18,11 @@ import { invocationArgv } from "../orchestrator/invocation.ts";
 import { agentExitCode } from "../agents/exit_status.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import type { WorkspacePaths } from "../workspace.ts";
-import { fetchBranch, pushBranch, RemoteError, type RemoteOptions } from "../landing/push.ts";
-import { TaskApiError, type TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
-import { fetchBase } from "../workers/remote_refs.ts";
+import { RemoteError, type RemoteOptions } from "../git/remote.ts";
+import { HttpApiError } from "../http/api_error.ts";
+import { type TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
+import { fetchBase, fetchSessionBranch, pushSessionBranch } from "../workers/remote_refs.ts";
+import { dropTreeRecord } from "../worktrees/trees.ts";
 import { MAX_REPORT_LOG_BYTES, type ReportBody, type WorkOrder } from "../workers/protocol.ts";
 
 /** SIGTERM to SIGKILL grace of an agent a drain ends: the pod's own grace is short. */
@@ -85,7 +87,7 @@ export async function runOrder(c: OrderContext, r: Running): Promise<void> {
       );
     }
     if (order.start) {
-      const tip = await fetchBranch(c.remote, `agent/${order.session_id}`);
+      const tip = await fetchSessionBranch(c.remote, order.session_id);
       if (tip !== order.start) {
         throw new Error(`agent/${order.session_id} is not at ${order.start}`);
       }
@@ -191,10 +193,9 @@ export async function pushTip(
   tip: string,
 ): Promise<{ commit: string | null; error?: string }> {
   if (r.pushed === tip) return { commit: tip };
-  const branch = `agent/${r.order.session_id}`;
   for (let attempt = 1;; attempt++) {
     try {
-      const out = await pushBranch(c.remote, branch, tip, r.pushed);
+      const out = await pushSessionBranch(c.remote, r.order.session_id, tip, r.pushed);
       if (!out.pushed) return { commit: null, error: out.detail };
       r.pushed = tip;
       return { commit: tip };
@@ -256,7 +257,7 @@ async function sendReport(c: OrderContext, r: Running, body: ReportBody): Promis
       );
       return;
     } catch (e) {
-      if (e instanceof TaskApiError && (e.status === 409 || (e.status === 401 && tried))) {
+      if (e instanceof HttpApiError && (e.status === 409 || (e.status === 401 && tried))) {
         c.log(
           `${id}: report refused: ${e.message}` +
             (e.status === 401 ? " (an earlier try was taken, or its run ended)" : ""),
@@ -264,7 +265,7 @@ async function sendReport(c: OrderContext, r: Running, body: ReportBody): Promis
         return;
       }
       const again = e instanceof TaskStoreUnavailable ||
-        (e instanceof TaskApiError && e.status >= 500);
+        (e instanceof HttpApiError && e.status >= 500);
       if (!again) {
         c.log(`${id}: report refused: ${(e as Error).message}`);
         return;
@@ -295,6 +296,7 @@ async function cleanUp(c: OrderContext, r: Running): Promise<void> {
     c.log(`${r.order.task.id}: teardown failed: ${(e as Error).message}`);
   }
   await gitWorktree(c.root, ["remove", "--force", path], { allowFailure: true });
+  await dropTreeRecord(c.root, id);
   await git(["branch", "-D", `agent/${id}`], { cwd: c.root, allowFailure: true });
   await c.environments.releasePorts(id).catch(() => {});
 }

@@ -14,7 +14,7 @@
  * ends says so (`leave`), so it is no longer counted among the connected workers.
  */
 import { resolve } from "node:path";
-import { resolveCommit } from "../git/git.ts";
+import { openWorktree } from "../worktrees/trees.ts";
 import { loadWorkspaceConfig, namedAdapter } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { type RunLaunch, runLaunch } from "../orchestrator/run_isolation.ts";
@@ -22,8 +22,9 @@ import type { EndReason } from "../orchestrator/core/state.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded } from "../worktrees/exclude.ts";
-import { type RemoteOptions, remoteUrl } from "../landing/push.ts";
-import { TaskApiError, TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
+import { type RemoteOptions, remoteUrl } from "../git/remote.ts";
+import { HttpApiError } from "../http/api_error.ts";
+import { TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
 import { isLoopbackHost } from "../util/loopback.ts";
 import type { RegisterAnswer, SessionVerdict, WorkOrder } from "../workers/protocol.ts";
 import { prepareClone } from "./clone.ts";
@@ -211,7 +212,7 @@ class Worker {
         })
       );
     } catch (e) {
-      if (e instanceof TaskApiError && (e.status === 401 || e.status === 403)) {
+      if (e instanceof HttpApiError && (e.status === 401 || e.status === 403)) {
         throw new WorkerSetupError(
           `${o.server} refused this worker: ${e.message}`,
           "set SERVICE_TOKEN (or SERVICE_TOKEN_FILE) to a token of scope worker from the " +
@@ -234,7 +235,7 @@ class Worker {
         return await ask();
       } catch (e) {
         const retry = e instanceof TaskStoreUnavailable ||
-          (e instanceof TaskApiError && (e.status === 503 || e.status === 502 || e.status === 504));
+          (e instanceof HttpApiError && (e.status === 503 || e.status === 502 || e.status === 504));
         if (!retry) throw e;
         if (this.#o.once && Date.now() - since > ONCE_PATIENCE_MS) {
           throw new WorkerSetupError(
@@ -302,13 +303,13 @@ class Worker {
     } catch (e) {
       // A refused token (a Secret rotated on one side first) or a proxy's 5xx passes: ask again.
       const passing = e instanceof TaskStoreUnavailable ||
-        (e instanceof TaskApiError && (e.status === 401 || e.status === 403 || e.status >= 500));
+        (e instanceof HttpApiError && (e.status === 401 || e.status === 403 || e.status >= 500));
       if (!passing) throw e;
       // The run ended or its orchestrator restarts: say so once, and ask again later.
       if (!this.#away) {
         this.#o.log(
           `worker ${this.#o.name}: ${this.#o.server} ${
-            e instanceof TaskApiError ? "refuses the claim" : "does not answer"
+            e instanceof HttpApiError ? "refuses the claim" : "does not answer"
           } (${(e as Error).message}); asking again every ${(this.#o.pollMs ?? 1000) / 1000} s`,
         );
       }
@@ -419,7 +420,7 @@ class Worker {
     if (r.progress || !session?.proc.alive) return;
     r.progress = (async () => {
       await session.writeHeartbeat().catch(() => {});
-      const head = await resolveCommit("HEAD", { cwd: session.worktree.path });
+      const head = await headWhileRunning(session.worktree.path);
       if (head && head !== r.order.base && head !== r.pushed) await pushTip(this.#orders, r, head);
     })().catch(() => {}).finally(() => r.progress = undefined);
   }
@@ -460,6 +461,23 @@ class Worker {
         r();
       };
     });
+  }
+}
+
+/**
+ * The commit a running agent's worktree has checked out, read with the hardened git of agent
+ * trees and only while its git files are as the service made them (they are not rewritten under
+ * a running agent); undefined otherwise.
+ */
+async function headWhileRunning(worktree: string): Promise<string | undefined> {
+  try {
+    const tree = await openWorktree(worktree, { repair: false });
+    const r = await tree.git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], {
+      allowFailure: true,
+    });
+    return r.code === 0 ? r.stdout.trim() : undefined;
+  } catch {
+    return undefined; // handed to a container's user, or not as the service made it
   }
 }
 

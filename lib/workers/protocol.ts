@@ -7,7 +7,7 @@
  * in these bodies; provider keys never travel at all.
  */
 import { z } from "zod";
-import { ID_PATTERN } from "../ids.ts";
+import { ID_RULE, isValidId } from "../ids.ts";
 import type { Task } from "../tasks/task.ts";
 
 /** Largest session log a report carries (its tail, when longer). */
@@ -16,7 +16,7 @@ export const MAX_REPORT_LOG_BYTES = 4 * 1024 * 1024;
 /** Body limit of a report: the log plus its JSON envelope. */
 export const REPORT_BODY_LIMIT = MAX_REPORT_LOG_BYTES * 2 + 64 * 1024;
 
-const Name = z.string().regex(ID_PATTERN, "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+const Name = z.string().refine(isValidId, `must be ${ID_RULE}`);
 const Sha = z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/, "must be a full commit id");
 
 /** `POST /workers/<name>/register`. */

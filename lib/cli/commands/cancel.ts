@@ -7,7 +7,7 @@ import {
   journalOperatorChange,
   openTaskControl,
 } from "../../orchestrator/task_control.ts";
-import { TaskApiError } from "../../tasks/client.ts";
+import { HttpApiError } from "../../http/api_error.ts";
 import { printable } from "../../util/printable.ts";
 
 export const cancelCommand: Command = {
@@ -90,8 +90,8 @@ export async function changeTasks(
             : `${id}: ${changed.status} again (was ${was}); \`service run\` runs it`,
         );
       } catch (e) {
-        // A refusal from the server (TaskApiError) or from the store itself (DomainError).
-        if (!(e instanceof TaskApiError) && !(e instanceof DomainError)) throw e;
+        // A refusal from the server (HttpApiError) or from the store itself (DomainError).
+        if (!(e instanceof HttpApiError) && !(e instanceof DomainError)) throw e;
         ctx.stderr(printable(`${id}: ${(e as Error).message}`)); // a server's words
         failures++;
       }

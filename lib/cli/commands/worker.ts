@@ -5,6 +5,7 @@ import { DEFAULT_DRAIN_TIMEOUT_S, runWorker } from "../../remote_worker/worker.t
 import { parseHealthAddress, serveWorkerHealth, WorkerStatus } from "../../remote_worker/health.ts";
 import { secretEnv, secretFileProblem } from "../../auth/secret_env.ts";
 import { printableItem } from "../../util/printable.ts";
+import { ID_RULE, isValidId } from "../../ids.ts";
 
 export const workerCommand: Command = {
   name: "worker",
@@ -73,8 +74,8 @@ Options:
     if (once && slots !== 1) throw new CliError("--once runs one task: leave --slots out");
     const name = (values.name as string | undefined) ??
       Deno.hostname().replace(/[^A-Za-z0-9._-]/g, "-");
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(name)) {
-      throw new CliError(`--name ${name} must be letters, digits, '.', '_', '-'`);
+    if (!isValidId(name)) {
+      throw new CliError(`--name ${name} must be ${ID_RULE}`);
     }
     const idle = seconds(values["exit-when-idle"], "--exit-when-idle");
     const drain = seconds(values["drain-timeout"], "--drain-timeout");

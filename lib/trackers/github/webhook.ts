@@ -6,7 +6,8 @@
  * {@link githubIssueTicket} too. Pull-request, review, check and status events wake the
  * pull-request landing (`hostEvent`).
  */
-import { arr, isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import { arr, obj, str } from "../../util/json_fields.ts";
+import { isoTime, labelNames, type Ticket } from "../ticket.ts";
 import {
   type HandlerContext,
   type HostEvent,

@@ -4,7 +4,8 @@
  * REST shape, so polling (adapter.ts beside this file) reads its search results with
  * {@link jiraIssueTicket} too.
  */
-import { adfToText, isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import { obj, str } from "../../util/json_fields.ts";
+import { adfToText, isoTime, labelNames, type Ticket } from "../ticket.ts";
 import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
 
 /** A Jira issue (webhook or REST shape) of the site `site` as a ticket. */

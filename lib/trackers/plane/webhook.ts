@@ -5,7 +5,8 @@
  * are answered `ignored` by the project scope. The issue in `data` has the REST shape, so
  * polling (adapter.ts beside this file) reads its results with {@link planeIssueTicket} too.
  */
-import { htmlToText, isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import { obj, str } from "../../util/json_fields.ts";
+import { htmlToText, isoTime, labelNames, type Ticket } from "../ticket.ts";
 import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
 
 const CLOSED_GROUPS = new Set(["completed", "cancelled"]);
