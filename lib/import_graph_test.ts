@@ -270,8 +270,14 @@ const PRIMITIVES = ["async", "git", "http", "process", "util"];
  * an entry is a debt, not a design.
  */
 const FEATURE_EXCEPTIONS: { from: string; to: string; until: string }[] = [
-  ...["core/state.ts", "invocation.ts", "run_isolation.ts", "session.ts"].map((m) => ({
-    from: "lib/remote_worker/worker.ts",
+  ...[
+    ["worker.ts", "core/state.ts"],
+    ["worker.ts", "run_isolation.ts"],
+    ["order.ts", "invocation.ts"],
+    ["order.ts", "run_isolation.ts"],
+    ["order.ts", "session.ts"],
+  ].map(([from, m]) => ({
+    from: `lib/remote_worker/${from}`,
     to: `lib/orchestrator/${m}`,
     until: "AgentSession and the run's isolation move out of the orchestrator (issue 33, lanes)",
   })),

@@ -28,6 +28,8 @@ export interface AppContext {
   agentUrl?: string;
   /** Aborted when the server begins to shut down: long-lived streams (`/events`) end on it. */
   closing?: AbortSignal;
+  /** When the server's background tick last finished and how often it is due (`/healthz`). */
+  ticked?: { at: number; everyMs: number };
 }
 
 /** Hono environment of the service. */

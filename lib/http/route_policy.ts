@@ -15,9 +15,10 @@ export const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 export type RouteMethod = typeof ROUTE_METHODS[number];
 
 /**
- * Who may call a method: the lowest scope a bearer token needs (scopes rank `reader` <
- * `worker` < `operator`), or `public` — no token at all, for a page or bundle that carries no
- * data, or a delivery authenticated by its own signature.
+ * Who may call a method: the lowest scope a bearer token needs (scopes rank `reader` < `agent` <
+ * `worker` < `operator`), `session` — only a remote worker's capability for the session the
+ * path names — or `public` — no token at all, for a page or bundle that carries no data (or
+ * a probe's one word), or a delivery authenticated by its own signature.
  */
 export type Access = Scope | "public";
 

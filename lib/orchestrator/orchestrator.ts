@@ -52,6 +52,8 @@ import type { PreparedLanding } from "../landing/setup.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { RemoteWork } from "./remote_work.ts";
 import { openDesk } from "../workers/desk.ts";
+import { openRunProbe } from "../metrics/run_probe.ts";
+import { runGauges } from "./core/gauges.ts";
 import { Protection } from "../protect/judge.ts";
 
 export { MAX_ATTEMPTS };
@@ -173,6 +175,8 @@ export class Orchestrator {
   #wake: () => void = () => {};
   /** Events were decided since the last settle. */
   #unsettled = false;
+  /** When the loop last decided a tick (`/healthz`: a loop that stops ticking is stuck). */
+  #tickedAt = 0;
   /** A look at the journal for review decisions is queued. */
   #reviewsQueued = false;
   readonly #lane: LandingLane;
@@ -459,6 +463,14 @@ export class Orchestrator {
     // is a notice to read them (lib/events: a file watch, with a stat poll behind it).
     const releaseJournalWatch = retainJournalActivity(this.#o.paths.runs);
     const closeDesk = openDesk(this.#o.paths.root, this.#remote);
+    // `/metrics` and `/healthz` read the loop's state in memory (lib/metrics/run_probe.ts).
+    this.#tickedAt = this.#clock();
+    const roles = Object.keys(this.#o.roles);
+    const closeProbe = openRunProbe(this.#o.paths.root, {
+      gauges: () => runGauges(this.#state, this.#o.runId, roles),
+      lastTick: () => this.#tickedAt,
+      tickMs: this.#o.tickMs ?? TICK_MS,
+    });
     const unwatch = activityHub.subscribe((activity) => {
       if (activity.kind !== "journal_appended" || activity.detail.run_id !== this.#o.runId) return;
       if (this.#reviewsQueued) return;
@@ -501,6 +513,7 @@ export class Orchestrator {
       return { ...this.#state.verdict, counts: this.#counts() };
     } finally {
       closeDesk();
+      closeProbe();
       this.#remote.close();
       await this.#batch.close();
       clearInterval(tick);
@@ -535,6 +548,7 @@ export class Orchestrator {
   }
 
   async #decide(event: CoreEvent): Promise<void> {
+    if (event.type === "tick") this.#tickedAt = this.#clock();
     const step = decide(this.#refresh(), event);
     this.#state = step.state;
     let rows: JournalEvent[] = [];

@@ -9,7 +9,13 @@
  * end: the same diagnosis, spend, capture, gates and landing. A lost lease fetches what the
  * worker last pushed: that is the partial work the next attempt continues.
  */
-import { mintAgentCredential, revokeAgentCredential } from "../auth/agent_credentials.ts";
+import {
+  mintAgentCredential,
+  mintWorkerSessionCredential,
+  revokeAgentCredential,
+  revokeWorkerSessionCredential,
+} from "../auth/agent_credentials.ts";
+import { rosterFor } from "../workers/roster.ts";
 import { relative } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { logTail } from "../agents/process.ts";
@@ -244,6 +250,13 @@ export class RemoteWork implements WorkerDesk {
         grace_ms: o.graceMs,
         // The agent's own credential: this session's task only, never the worker's token.
         agent_token: mintAgentCredential(o.paths.root, { runId: o.runId, taskId, sessionId }),
+        // The worker's for this session alone (its heartbeat and report).
+        session_token: mintWorkerSessionCredential(o.paths.root, {
+          runId: o.runId,
+          taskId,
+          sessionId,
+          worker,
+        }),
       };
       return {
         order,
@@ -438,6 +451,9 @@ export class RemoteWork implements WorkerDesk {
     this.#sessions.delete(body.session_id);
     this.#ending.delete(body.session_id);
     revokeAgentCredential(o.paths.root, body.session_id);
+    // Its capability ends with its report (a repeated report finds it gone: 401, the worker
+    // knows its report was taken or its run ended).
+    revokeWorkerSessionCredential(o.paths.root, body.session_id);
     const answer: ReportAnswer = { accepted: true, task_id: task.id, status: task.status };
     this.#reported.set(body.session_id, answer);
     return {
@@ -456,6 +472,7 @@ export class RemoteWork implements WorkerDesk {
           worker,
           commit: work.hasWork || !problem ? body.commit : null,
           ...(problem ? { push_error: problem } : {}),
+          ...(body.ended_by === "drain" ? { drained: true } : {}),
         },
       }],
     };
@@ -536,6 +553,8 @@ export class RemoteWork implements WorkerDesk {
     this.#sessions.delete(sessionId);
     this.#ending.delete(sessionId);
     revokeAgentCredential(o.paths.root, sessionId);
+    rosterFor(o.paths.root).leaseLost(); // its worker keeps its capability: a late report is 409
+
     const logPath = sessionLogPath(o.paths.runtime, sessionId);
     let hasWork = false;
     let commit: string | null = null;

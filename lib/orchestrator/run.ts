@@ -7,6 +7,7 @@
  * drive the run to its end (lib/orchestrator/run_drive.ts).
  */
 import { revokeRunCredentials } from "../auth/agent_credentials.ts";
+import { markRunStarting } from "../metrics/run_probe.ts";
 import { existsSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { reapPidFiles } from "../agents/pid_files.ts";
@@ -108,6 +109,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   const { root, paths, out } = prep;
   const server = options.server ??
     await startRunServer(root, options.port, prep.serverSettings, out, options.app);
+  // `/readyz` says starting until the run's journal is open and its loop runs.
+  const unmarkStarting = markRunStarting(root);
   const stopOnSignal = () => orchestrator?.stop();
   let orchestrator: Orchestrator | undefined;
   let begun: string | undefined;
@@ -158,11 +161,25 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     });
     return { ...driven, runId: run.runId, url: server.url };
   } finally {
+    unmarkStarting();
     options.signal?.removeEventListener("abort", stopOnSignal);
-    // Its agents' credentials end with the loop (a resumed run mints new ones).
-    if (begun) revokeRunCredentials(paths.root, begun);
+    // Its agents' credentials end with the loop (a resumed run mints new ones), but those of
+    // sessions still held by remote workers: they go on after a stop and report to the next
+    // `service run` (DESIGN.md §16).
+    if (begun) revokeRunCredentials(paths.root, begun, await workerHeldSessions(server));
     if (!options.server) await server.shutdown();
   }
+}
+
+/** Sessions remote workers still hold (claimed, or reported with their own report to come). */
+async function workerHeldSessions(server: RunningServer): Promise<Set<string>> {
+  return new Set(
+    (await taskStoreFor(server.ctx)).list().flatMap((t) =>
+      t.worker && t.session_id && ["CLAIMED", "IN_PROGRESS", "DONE"].includes(t.status)
+        ? [t.session_id]
+        : []
+    ),
+  );
 }
 
 /** What {@link prepareRun} checked and read before the task server starts. */

@@ -23,6 +23,7 @@ import { publishServer, withdrawServer } from "../discovery/record.ts";
 import { ServerLog } from "./server_log.ts";
 import { isLoopbackHost, isWildcardHost } from "../util/loopback.ts";
 import { agentUrlFor, setAgentUrl } from "../auth/agent_credentials.ts";
+import { secretEnv } from "../auth/secret_env.ts";
 
 /**
  * The app a server serves, built at the edge (routes/_app.ts: `SERVER_APP`, `GUI_APP`) and
@@ -103,7 +104,8 @@ export function appContext(root: string, tokens: TokenSpec[]): AppContext {
   let key: Promise<Uint8Array> | undefined;
   return {
     paths,
-    tokenSpecs: () => effectiveTokenSpecs(tokens, (n) => Deno.env.get(n)),
+    // Each token is its variable, or the file `<variable>_FILE` names (a mounted Secret).
+    tokenSpecs: () => effectiveTokenSpecs(tokens, (n) => secretEnv(n)),
     auditKey: () => {
       // SERVICE_AUDIT_KEY is read per call so it can rotate; the file key is cached once made.
       if (Deno.env.get("SERVICE_AUDIT_KEY")) return loadAuditKey(audit);
@@ -130,7 +132,7 @@ export function startServer(options: StartServerOptions): Promise<RunningServer>
     maxEventStreams: options.server?.max_event_streams,
   };
   // Auth fails closed: a configured token with no value is a start-up error naming it.
-  assertTokenVariablesSet(options.tokens, (n) => Deno.env.get(n));
+  assertTokenVariablesSet(options.tokens, (n) => secretEnv(n));
   if (!isLoopbackHost(options.host) && !tokensActive(ctx.tokenSpecs())) {
     throw new UnsafeBindError(options.host);
   }
@@ -299,11 +301,16 @@ function background({ ctx, options, log, warn, running }: Serving): () => Promis
     await s.flushExport();
   };
   let ticking: Promise<void> = Promise.resolve();
+  // `/healthz` says stuck when a tick has not finished for long (lib/metrics/health.ts).
+  const everyMs = options.tickMs ?? 1000;
+  ctx.ticked = { at: Date.now(), everyMs };
   const timer = setInterval(() => {
     ticking = ticking.then(tick).catch((e) =>
       warn(`background tick failed: ${(e as Error).message}`)
-    );
-  }, options.tickMs ?? 1000);
+    ).finally(() => {
+      ctx.ticked = { at: Date.now(), everyMs };
+    });
+  }, everyMs);
   return async () => {
     clearInterval(timer);
     await ticking;

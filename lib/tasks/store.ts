@@ -128,6 +128,11 @@ export class TaskStore {
     return store;
   }
 
+  /** The roles tasks may name (service.yaml's); undefined when any role is taken. */
+  get roles(): ReadonlySet<string> | undefined {
+    return this.#roles;
+  }
+
   /** Number of tasks. */
   get size(): number {
     return this.#tasks.size;

@@ -5,16 +5,30 @@
  * never starts before its dependencies' merges. A remote session's end comes as `agent_exited`
  * from its report, or from its lost lease (the task store's heartbeat monitor ORPHANs it).
  */
-import { decideSchedule } from "../schedule.ts";
+import { decideSchedule, type ScheduleDecision } from "../schedule.ts";
 import { awaitsMerge, schedulable } from "./settle.ts";
 import type { CoreEvent } from "./protocol.ts";
 import type { Out } from "./outcomes.ts";
-import type { Draft } from "./state.ts";
+import type { CoreState, Draft } from "./state.ts";
 
 /** The lease of a remote session ran out: its worker stopped heartbeating. */
 export function leaseLostReason(worker: string, summary: string | null): string {
   return `worker ${worker} stopped heartbeating: its lease expired` +
     (summary ? ` (${summary})` : "");
+}
+
+/**
+ * Why a task drained from `worker` goes back to the queue: said the same way in the journal
+ * (`task_retried`), `status` and on the board.
+ */
+export function drainedReason(worker: string, hasWork: boolean, pushError?: string): string {
+  return `drained from worker ${worker} (it was stopping); ` +
+    (hasWork
+      ? "a new attempt continues from the work it pushed"
+      : pushError
+      ? `its work did not reach the remote (${pushError}); a new attempt starts afresh`
+      : "it pushed no work; a new attempt starts afresh") +
+    " (no attempt counted)";
 }
 
 /** `worker_asks`: the tasks `worker` gets now (none while the run stops or is read-only). */
@@ -26,29 +40,7 @@ export function onWorkerAsks(
   const answer = (tasks: { taskId: string; adapter: string; note?: string }[]) =>
     out.push({ kind: "dispatch", requestId: e.requestId, worker: e.worker, tasks });
   if (d.stopping || d.verdict || e.free < 1) return answer([]);
-  const tasks = [...d.tasks.values()];
-  const busy = new Set([...d.sessions.keys(), ...d.starting]);
-  const roles = e.roles && e.roles.length > 0 ? new Set(e.roles) : undefined;
-  const ready = tasks.filter((t) =>
-    t.status === "OPEN" && !busy.has(t.id) && !t.batch && (!roles || roles.has(t.role))
-  );
-  const decision = decideSchedule({
-    ready: ready.map(schedulable),
-    // The worker's own slots: everything already running holds its files, not its slots.
-    running: [],
-    inBatch: [...busy].flatMap((id) => {
-      const t = d.tasks.get(id);
-      return t ? [schedulable(t)] : [];
-    }),
-    unmerged: tasks.filter((t) => awaitsMerge(d, t) && !busy.has(t.id)).map(schedulable),
-    maxAgents: e.free,
-    pendingMerge: new Set(tasks.filter((t) => awaitsMerge(d, t)).map((t) => t.id)),
-    adapter: d.settings.adapter,
-    // A worker runs the role's first adapter with its own keys: the orchestrator's rate-limit
-    // parking is about the orchestrator's keys, not the worker's.
-    chains: d.settings.chains,
-    readOnly: d.readOnly,
-  });
+  const decision = workerSchedule(d, e.free, e.roles);
   for (const id of decision.start) {
     d.starting.add(id);
     d.dispatching.add(id);
@@ -58,6 +50,41 @@ export function onWorkerAsks(
     adapter: decision.adapters.get(id) ?? d.settings.adapter,
     ...(d.notes.has(id) ? { note: d.notes.get(id) } : {}),
   })));
+}
+
+/**
+ * What a worker with `free` slots taking `roles` (any when absent) would get now: the one
+ * scheduling policy with the worker's slots in place of `max_agents` (pure; `/metrics` asks it
+ * with unbounded slots for the tasks that are ready).
+ */
+export function workerSchedule(
+  s: CoreState,
+  free: number,
+  roles?: readonly string[],
+): ScheduleDecision {
+  const tasks = [...s.tasks.values()];
+  const busy = new Set([...s.sessions.keys(), ...s.starting]);
+  const wanted = roles && roles.length > 0 ? new Set(roles) : undefined;
+  const ready = tasks.filter((t) =>
+    t.status === "OPEN" && !busy.has(t.id) && !t.batch && (!wanted || wanted.has(t.role))
+  );
+  return decideSchedule({
+    ready: ready.map(schedulable),
+    // The worker's own slots: everything already running holds its files, not its slots.
+    running: [],
+    inBatch: [...busy].flatMap((id) => {
+      const t = s.tasks.get(id);
+      return t ? [schedulable(t)] : [];
+    }),
+    unmerged: tasks.filter((t) => awaitsMerge(s, t) && !busy.has(t.id)).map(schedulable),
+    maxAgents: free,
+    pendingMerge: new Set(tasks.filter((t) => awaitsMerge(s, t)).map((t) => t.id)),
+    adapter: s.settings.adapter,
+    // A worker runs the role's first adapter with its own keys: the orchestrator's rate-limit
+    // parking is about the orchestrator's keys, not the worker's.
+    chains: s.settings.chains,
+    readOnly: s.readOnly,
+  });
 }
 
 /** `remote_adopted`: a session an earlier process handed to a worker goes on there. */

@@ -151,3 +151,79 @@ Deno.test("decide(agent_exited): a remote session's end after its task moved on 
   assert.deepEqual(step.actions, []);
   assert.equal(step.state.sessions.get("t1")?.sessionId, "s2", "the current attempt goes on");
 });
+
+/** A remote session `s1` on worker w1 whose report says it was drained. */
+function drainedExit(hasWork: boolean) {
+  return {
+    type: "agent_exited" as const,
+    taskId: "t1",
+    sessionId: "s1",
+    exitCode: -15,
+    durationMs: 5000,
+    rateLimited: false,
+    hasWork,
+    diagnosis: {
+      kind: "agent_drained",
+      reason: "drained: its worker was stopping",
+      retryable: true,
+    },
+    remote: { worker: "w1", commit: hasWork ? "a".repeat(40) : null, drained: true },
+  };
+}
+
+const ON_W1 = { taskId: "t1", sessionId: "s1", startedAt: 0, deadline: 99_000, worker: "w1" };
+
+Deno.test("decide(agent_exited drained): the lease goes at once, no attempt counts, the next attempt continues the pushed work", () => {
+  for (
+    const [hasWork, resumeFrom, words] of [
+      [
+        true,
+        "s1",
+        /drained from worker w1 \(it was stopping\); a new attempt continues from the work it pushed \(no attempt counted\)/,
+      ],
+      [false, null, /drained from worker w1 .*it pushed no work; a new attempt starts afresh/],
+    ] as const
+  ) {
+    const s = state([task("t1", { status: "IN_PROGRESS", attempts: 1 })], {
+      sessions: new Map([["t1", ON_W1]]),
+    });
+    const step = decide(s, drainedExit(hasWork));
+    const rows = step.actions.flatMap((a) => a.kind === "journal" ? [a.event] : []);
+    const exit = rows.find((r) => r.type === "agent_exited")!;
+    assert.equal(exit.data.ended_by, "drain");
+    assert.equal(exit.data.worker, "w1");
+    assert.equal("drained" in exit.data, false, "the row says ended_by, nothing else new");
+    assert.equal(rows.filter((r) => r.type === "task_verification_failed").length, 0, "no failure");
+    const retried = rows.find((r) => r.type === "task_retried")!;
+    assert.match(String(retried.data.reason), words);
+    const changes = step.actions.flatMap((a) => a.kind === "store" ? [a.change] : []);
+    assert.deepEqual(changes.map((c) => c.op), ["orphan", "requeue"]);
+    const requeue = changes[1];
+    assert.ok(requeue.op === "requeue");
+    assert.equal(requeue.countAttempt, false);
+    assert.equal(requeue.resumeFrom, resumeFrom);
+    assert.ok(step.actions.some((a) => a.kind === "reap"), "its worktree here is reaped");
+    assert.equal(step.state.sessions.size, 0);
+  }
+});
+
+Deno.test("decide(agent_exited drained): work its agent reported before the drain ended it lands", () => {
+  const s = state([task("t1", { status: "DONE", attempts: 1 })], {
+    sessions: new Map([["t1", ON_W1]]),
+  });
+  const step = decide(s, drainedExit(true));
+  assert.ok(step.actions.some((a) => a.kind === "capture"), "it goes on to land");
+  assert.equal(step.actions.some((a) => a.kind === "store"), false);
+});
+
+Deno.test("decide(agent_exited): a worker's stop that is not a drain still counts the attempt", () => {
+  const s = state([task("t1", { status: "IN_PROGRESS", attempts: 1 })], {
+    sessions: new Map([["t1", ON_W1]]),
+  });
+  const e = drainedExit(true);
+  const step = decide(s, { ...e, remote: { worker: "w1", commit: e.remote.commit } });
+  const requeue = step.actions.flatMap((a) =>
+    a.kind === "store" && a.change.op === "requeue" ? [a.change] : []
+  );
+  assert.equal(requeue[0]?.countAttempt, true);
+});

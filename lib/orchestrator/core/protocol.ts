@@ -184,8 +184,11 @@ export type CoreEvent =
      */
     signalsPass?: boolean;
     diagnosis: ExitDiagnosis;
-    /** It ran on a remote worker: which, and the commit it delivered (null: none). */
-    remote?: { worker: string; commit: string | null; push_error?: string };
+    /**
+     * It ran on a remote worker: which, and the commit it delivered (null: none); `drained` when
+     * the worker ended it because the worker itself was stopping (`ended_by: "drain"`).
+     */
+    remote?: { worker: string; commit: string | null; push_error?: string; drained?: boolean };
   }
   | {
     type: "rate_limit_hit";

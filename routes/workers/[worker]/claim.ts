@@ -5,7 +5,7 @@ import { requireId } from "../../../lib/ids.ts";
 import { parseBody } from "../../../lib/tasks/http_input.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
 import { ClaimBodySchema } from "../../../lib/workers/protocol.ts";
-import { bindWorkerName } from "../../../lib/workers/leases.ts";
+import { rosterFor } from "../../../lib/workers/roster.ts";
 import { deskFor } from "../../../lib/workers/desk.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
@@ -16,9 +16,11 @@ export async function POST(c: Ctx): Promise<Response> {
   const name = requireId("worker", c.req.param("worker")!);
   const body = parseBody(ClaimBodySchema, await readJsonBody(c));
   const app = c.get("app");
-  bindWorkerName(app, name, c.get("principal"));
+  const roster = rosterFor(app.paths.root);
+  roster.heard(name, c.get("principal"));
   const desk = deskFor(app.paths.root);
   const orders = desk ? await desk.claim(name, body) : [];
+  roster.heard(name, c.get("principal"), { free: body.free - orders.length });
   if (orders.length === 0) return c.body(null, 204);
   return c.json({ orders });
 }
