@@ -43,6 +43,7 @@ import {
   type RunStart,
   type RunStartFacts,
 } from "./run_start.ts";
+import { prepareKubernetes } from "../kubernetes/mod.ts";
 import { orchestratorSettings } from "./settings.ts";
 import { runLaunch } from "./run_isolation.ts";
 import { ContainerError } from "../container/errors.ts";
@@ -193,6 +194,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     env: (name) => Deno.env.get(name),
   });
   const targetBranch = landing?.settings.trackingRef ?? workspaceBranch;
+  // Kubernetes Jobs (DESIGN.md §17): the cluster answers and lets us list Jobs, before any row.
+  const kubernetes = await prepareKubernetes(config, { root, env, out });
 
   const server = options.server ??
     await startRunServer(root, options.port, serverSettings, out, options.app);
@@ -271,6 +274,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       cost: await readCostReport(paths, configuredBudgetUsd(config)),
       targetBranch,
       ...(landing ? { landing } : {}),
+      ...(kubernetes ? { kubernetes } : {}),
       serverUrl: server.url,
       out,
       alertLine: options.alertLine,

@@ -62,6 +62,11 @@ export interface WorkerOptions {
   log: (line: string) => void;
   /** Aborted: agents are ended (their work pushed and reported), then it returns. */
   signal?: AbortSignal;
+  /**
+   * A one-time claim ticket (a Kubernetes Job's, DESIGN.md §17): the worker claims the one task
+   * it is bound to, runs it, reports and returns; it claims nothing else.
+   */
+  ticket?: string;
 }
 
 /** The worker cannot start (no clone, no service.yaml, no such remote). */
@@ -138,6 +143,8 @@ class Worker {
   /** Where its agents call the task API (the server's agents' listener when on this machine). */
   #agentServer: string;
   #wake: () => void = () => {};
+  /** The claim ticket, until its claim was answered. */
+  #ticket: string | undefined;
 
   constructor(o: WorkerOptions, root: string, config: ServiceConfig, remote: RemoteOptions) {
     this.#o = o;
@@ -147,6 +154,7 @@ class Worker {
     this.#remote = remote;
     this.#client = new TaskClient({ url: o.server, token: o.token, timeoutMs: 30_000 });
     this.#agentServer = o.server;
+    this.#ticket = o.ticket;
     this.#environments = new WorktreeEnvironments({
       root,
       config: { worktree: config.worktree, roles: config.roles },
@@ -188,8 +196,11 @@ class Worker {
     o.signal?.addEventListener("abort", () => this.#wake(), { once: true });
     try {
       while (!o.signal?.aborted) {
+        // A ticket's worker is done once its one claim was answered and its agent reported.
+        const spent = o.ticket !== undefined && this.#ticket === undefined;
+        if (spent && this.#running.size === 0) break;
         const free = o.slots - this.#running.size;
-        if (free > 0) await this.#claim(free);
+        if (free > 0 && !spent) await this.#claim(free);
         await new Promise<void>((r) => {
           const t = setTimeout(r, o.pollMs ?? 1000);
           this.#wake = () => {
@@ -225,13 +236,28 @@ class Worker {
 
   async #claim(free: number): Promise<void> {
     let answer: { orders: WorkOrder[] } | undefined;
+    const ticket = this.#ticket;
     try {
       answer = await this.#client.request<{ orders: WorkOrder[] }>("POST", this.#path("claim"), {
-        free,
+        free: ticket ? 1 : free,
         ...(this.#o.roles ? { roles: this.#o.roles } : {}),
+        ...(ticket ? { ticket } : {}),
       });
+      this.#ticket = undefined; // answered: it claimed its task, or there was none to claim
+      if (ticket && !answer?.orders.length) {
+        this.#o.log(
+          `worker ${this.#o.name}: the ticket's task is not ready to start; nothing to do`,
+        );
+      }
     } catch (e) {
-      if (!(e instanceof TaskStoreUnavailable)) throw e;
+      if (ticket && e instanceof TaskApiError && e.status !== 503) {
+        throw new WorkerSetupError(
+          `${this.#o.server} refused this worker's claim ticket: ${e.message}`,
+          "a ticket claims one task once, for the Job it was minted for; the orchestrator " +
+            "creates a new Job with a new ticket",
+        );
+      }
+      if (!(e instanceof TaskStoreUnavailable) && !(ticket && e instanceof TaskApiError)) throw e;
       // The run ended or its orchestrator restarts: say so once, and ask again later.
       if (!this.#away) {
         this.#o.log(

@@ -8,7 +8,7 @@ export const workerCommand: Command = {
   name: "worker",
   summary: "run agents for an orchestrator on another machine",
   help:
-    `Usage: service worker --server URL [--slots N] [--roles a,b] [--remote NAME] [--dir DIR] [--name NAME]
+    `Usage: service worker --server URL [--slots N] [--roles a,b] [--remote NAME] [--dir DIR] [--name NAME] [--ticket T]
 
 Registers with the orchestrator at URL, claims tasks with a lease it renews by heartbeat, runs
 each agent in a worktree of its own clone (DIR) cut at the commit the claim names, exactly as
@@ -27,7 +27,9 @@ Options:
   --roles a,b     take only tasks of these roles (default: any)
   --remote NAME   git remote of the clone shared with the orchestrator (default origin)
   --dir DIR       the clone (default: --root, else the current directory)
-  --name NAME     this worker's name in the journal and on the board (default: hostname)`,
+  --name NAME     this worker's name in the journal and on the board (default: hostname)
+  --ticket T      a one-time claim ticket (a Kubernetes Job's): claim the one task it is
+                  bound to, run it, report, and exit`,
   async run(args, ctx) {
     const { values } = parseArgs({
       args,
@@ -39,6 +41,7 @@ Options:
         dir: { type: "string" },
         name: { type: "string" },
         "poll-ms": { type: "string" },
+        ticket: { type: "string" },
       },
     });
     if (!values.server) {
@@ -68,6 +71,7 @@ Options:
         remote: values.remote!,
         dir: values.dir ?? ctx.root,
         pollMs: values["poll-ms"] ? Number(values["poll-ms"]) : undefined,
+        ...(values.ticket ? { ticket: values.ticket } : {}),
         log: (line) => printableItem(line).forEach((l) => ctx.stdout(l)), // agents' and the server's words
         signal: controller.signal,
       });
