@@ -72,7 +72,14 @@ export async function connectCluster(o: ConnectOptions): Promise<KubeApi> {
     namespace ??= readFileSync(join(saDir, "namespace"), "utf8").trim() || undefined;
   } else if (kubeconfig && kubeconfig.split(":").some((f) => f && existsSync(f))) {
     try {
-      kc.loadFromDefault();
+      // As kubectl reads KUBECONFIG: the files merged in order, the first one's context wins.
+      const [first, ...more] = kubeconfig.split(":").filter((f) => f && existsSync(f));
+      kc.loadFromFile(first);
+      for (const file of more) {
+        const next = new k8s.KubeConfig();
+        next.loadFromFile(file);
+        kc.mergeConfig(next);
+      }
     } catch (e) {
       throw new KubernetesSetupError(
         `the kubeconfig ${kubeconfig} cannot be read: ${(e as Error).message}`,
