@@ -5,6 +5,9 @@
  * the real server starts in its own process; every figure is to the last byte received over HTTP.
  *
  *   deno task bench:board [--rows N] [--tasks N] [--small N]
+ *
+ * `BENCH_DENO_FLAGS` (space-separated) are given to the server's `deno run`, to profile it
+ * (`--cpu-prof --cpu-prof-dir=DIR`) or try V8 settings (`--v8-flags=--max-semi-space-size=4`).
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -121,7 +124,17 @@ async function rssBytes(pid: number): Promise<number> {
 /** `service serve` in its own process on a free port; resolves once it listens. */
 async function startServer(root: string) {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", join(here, "../cli.ts"), "serve", "--root", root, "--port", "0"],
+    args: [
+      "run",
+      "-A",
+      ...(Deno.env.get("BENCH_DENO_FLAGS")?.split(" ").filter(Boolean) ?? []),
+      join(here, "../cli.ts"),
+      "serve",
+      "--root",
+      root,
+      "--port",
+      "0",
+    ],
     stdout: "piped",
     stderr: "inherit",
     env: { RUST_BACKTRACE: "0", NO_COLOR: "1" },

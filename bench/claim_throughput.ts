@@ -7,6 +7,7 @@
  *   deno run -A bench/claim_throughput.ts [--tasks 10000] [--clients 32]
  */
 import { parseArgs } from "node:util";
+import process from "node:process";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 
@@ -70,9 +71,11 @@ try {
       claimedBy.set(task.id, session);
     }
   };
+  const cpu0 = process.cpuUsage();
   const claimStart = performance.now();
   await Promise.all(Array.from({ length: CLIENTS }, (_, n) => client(n)));
   const claimSeconds = (performance.now() - claimStart) / 1000;
+  const cpu = process.cpuUsage(cpu0);
 
   latencies.sort((a, b) => a - b);
   const pct = (p: number) =>
@@ -88,6 +91,9 @@ try {
     p50_ms: Math.round(pct(0.5) * 100) / 100,
     p99_ms: Math.round(pct(0.99) * 100) / 100,
     max_ms: Math.round(latencies[latencies.length - 1] * 100) / 100,
+    // Server and clients share this process: CPU per claim is less at the mercy of other load.
+    cpu_us_per_claim: Math.round((cpu.user + cpu.system) / claimedBy.size),
+    load_average: Deno.loadavg().map((l) => Math.round(l * 10) / 10),
   };
   console.log(JSON.stringify(report, null, 2));
   if (doubles > 0) throw new Error(`${doubles} task(s) claimed twice`);

@@ -1,6 +1,6 @@
 /**
  * Issue 5 benchmark, printed as figures: `deno run -A bench/orchestrator_bench.ts [spawns]
- * [--containers-only]` (`deno task bench:orchestrator`).
+ * [--only spawn|run|containers] [--containers-only]` (`deno task bench:orchestrator`).
  *
  * (a) Spawn overhead per agent in a repository of ~200 files, median over `spawns` (default 20):
  *     createWorktree + start `true` (until it exits), and createWorktree + the scripted Deno
@@ -216,11 +216,17 @@ console.log(
     Deno.loadavg().map((x) => x.toFixed(2)).join(" ")
   }`,
 );
-if (!Deno.args.includes("--containers-only")) {
-  await spawnBench();
-  await runBench();
+/** `--only spawn|run|containers` runs one part (bench:summary runs them one at a time). */
+const ONLY = Deno.args.includes("--containers-only")
+  ? "containers"
+  : Deno.args[Deno.args.indexOf("--only") + 1];
+if (Deno.args.includes("--only") && !["spawn", "run", "containers"].includes(ONLY)) {
+  throw new Error(`--only takes spawn, run or containers, not ${JSON.stringify(ONLY)}`);
 }
-await containerBench();
+const part = (name: string) => !Deno.args.includes("--only") && !ONLY || ONLY === name;
+if (part("spawn")) await spawnBench();
+if (part("run")) await runBench();
+if (part("containers")) await containerBench();
 
 /** What one run of {@link smallRun} measured. */
 interface SmallRun {

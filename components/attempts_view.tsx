@@ -113,6 +113,19 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
               {a.prepared && <PreparedLine p={a.prepared} />}
               {a.summary && <div data-summary>Agent's summary: {a.summary}</div>}
               {a.verification && <VerificationLine v={a.verification} />}
+              {a.protected_paths && a.protected_paths.length > 0 && (
+                <div data-attempt-protected>
+                  Changes protected paths: {a.protected_paths.join(", ")}{" "}
+                  (lands only on an operator's merge)
+                </div>
+              )}
+              {a.owned_files_exceeded && (
+                <div data-attempt-owned-exceeded>
+                  Changes {a.owned_files_exceeded.paths.join(", ")}{" "}
+                  outside its owned_files ({a.owned_files_exceeded.owned_files.join(", ")})
+                  {a.owned_files_exceeded.enforced ? ": refused (enforce_owned_files)" : ""}
+                </div>
+              )}
               {a.reviews?.map((r) => (
                 <div key={r.index} data-review={r.decision}>
                   Review: <strong>{r.decision.replace("_", " ")}</strong> by {r.principal}

@@ -2,7 +2,8 @@
  * One card of the board: task id, the current attempt's number, "batch" when the attempt is a
  * request to a provider's batch API, title and role, where the task
  * stands when its column does not say it (FAILED, cancelled, blocked, waiting), a tampered
- * evidence bundle, the diff summary, and the current attempt's gate receipts and verdict.
+ * evidence bundle, the diff summary, protected paths and files outside owned_files its diff
+ * touches (DESIGN.md §18), and the current attempt's gate receipts and verdict.
  */
 import type { CardFace } from "../lib/dashboard/card_face.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
@@ -32,6 +33,12 @@ export function isolationWords(isolation: string): string {
   const [kind, runtime, id] = isolation.split(":");
   if (kind !== "container") return "as a host process";
   return `in a ${runtime} container (image ${(id ?? "").slice(0, 12)})`;
+}
+
+/** The first few of `paths`, then how many more (the task detail's diff lists them all). */
+export function fewPaths(paths: readonly string[], shown = 4): string {
+  const head = paths.slice(0, shown).join(", ");
+  return paths.length > shown ? `${head} and ${paths.length - shown} more` : head;
 }
 
 /** A card as a toggle button that selects the task for review. */
@@ -105,6 +112,29 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
         <span class="meta" data-diff-summary>
           <span class="plus">+{diff.added}</span> <span class="minus">−{diff.removed}</span>,{" "}
           {diff.files} {diff.files === 1 ? "file" : "files"}
+        </span>
+      )}
+      {face.guarded && (
+        <span
+          class="meta"
+          data-protected-paths={face.guarded.paths.join("\n")}
+          title="an agent's change to these never lands unattended (protected_paths)"
+        >
+          <span class="badge bad">PROTECTED</span>{" "}
+          {face.guarded.error ?? `changes ${fewPaths(face.guarded.paths)}`}
+          {" — lands only on an operator's merge"}
+        </span>
+      )}
+      {face.ownedExceeded && (
+        <span
+          class="meta"
+          data-owned-files-exceeded={face.ownedExceeded.paths.join("\n")}
+          title={`owned_files: ${face.ownedExceeded.owned_files.join(", ")}`}
+        >
+          <span class="badge bad">
+            {face.ownedExceeded.enforced ? "REFUSED" : "OUTSIDE OWNED FILES"}
+          </span>{" "}
+          changes {fewPaths(face.ownedExceeded.paths)} outside its owned_files
         </span>
       )}
       {face.isolation && (

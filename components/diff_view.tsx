@@ -53,10 +53,14 @@ export interface DiffFileToggleProps {
   /** Id of the element the toggle controls. */
   controls: string;
   onToggle?: () => void;
+  /** The file is a protected path (DESIGN.md §18): the toggle says so. */
+  guarded?: boolean;
 }
 
 /** A file's summary line: a button that expands or collapses its hunks. */
-export function DiffFileToggle({ file, expanded, controls, onToggle }: DiffFileToggleProps) {
+export function DiffFileToggle(
+  { file, expanded, controls, onToggle, guarded = false }: DiffFileToggleProps,
+) {
   const moved = file.oldPath && file.oldPath !== file.path;
   return (
     <button
@@ -70,6 +74,11 @@ export function DiffFileToggle({ file, expanded, controls, onToggle }: DiffFileT
       <span class="path">
         {moved ? `${file.oldPath} → ${file.path}` : file.path}
       </span>
+      {guarded && (
+        <span class="badge bad" data-protected title="protected_paths: lands only on a merge">
+          protected
+        </span>
+      )}
       {STATUS_WORDS[file.status] && <span class="muted">{STATUS_WORDS[file.status]}</span>}
       {file.binary ? <span class="muted">binary file</span> : (
         <>

@@ -31,9 +31,13 @@ export interface DiffViewerProps {
   token: string;
   /** Changes when the diff under review may have changed (new capture, journal state). */
   version: string;
+  /** Protected paths the diff touches (DESIGN.md §18): their files are marked. */
+  protectedPaths?: readonly string[];
 }
 
-function FileEntry({ file, index }: { file: DiffFile; index: number }) {
+function FileEntry(
+  { file, index, guarded }: { file: DiffFile; index: number; guarded: boolean },
+) {
   const [limit, setLimit] = useState(0);
   const total = rowCount(file);
   const id = `diff-file-${index}`;
@@ -43,6 +47,7 @@ function FileEntry({ file, index }: { file: DiffFile; index: number }) {
         file={file}
         expanded={limit > 0}
         controls={id}
+        guarded={guarded}
         onToggle={() => setLimit(limit > 0 ? 0 : nextLimit(0, total))}
       />
       <div class="diff-body" id={id} hidden={limit === 0}>
@@ -61,7 +66,9 @@ function FileEntry({ file, index }: { file: DiffFile; index: number }) {
 }
 
 /** The diff of one task, or "no diff captured". */
-export function DiffViewer({ runId, taskId, token, version }: DiffViewerProps) {
+export function DiffViewer(
+  { runId, taskId, token, version, protectedPaths = [] }: DiffViewerProps,
+) {
   const path = `/review-board/runs/${encodeURIComponent(runId)}/diff/${encodeURIComponent(taskId)}`;
   const state = useApi<DiffResponse>(path, token, version);
   const files = useMemo(
@@ -78,7 +85,15 @@ export function DiffViewer({ runId, taskId, token, version }: DiffViewerProps) {
       <DiffHeader diff={state.value} />
       {files.length === 0 ? <p class="muted">The captured diff is empty.</p> : (
         <ul class="files">
-          {files.map((file, i) => <FileEntry key={`${i}:${file.path}`} file={file} index={i} />)}
+          {files.map((file, i) => (
+            <FileEntry
+              key={`${i}:${file.path}`}
+              file={file}
+              index={i}
+              guarded={protectedPaths.includes(file.path) ||
+                (file.oldPath !== undefined && protectedPaths.includes(file.oldPath))}
+            />
+          ))}
         </ul>
       )}
     </div>

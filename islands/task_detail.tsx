@@ -9,6 +9,7 @@ import type { TaskDetailResponse } from "../lib/review/activity.ts";
 import type { OutlineTask } from "../lib/board/activity.ts";
 import { COLUMN_LABELS } from "../components/board_columns.tsx";
 import { AttemptsView } from "../components/attempts_view.tsx";
+import { fewPaths } from "../components/card_view.tsx";
 import { DiffViewer } from "./diff_viewer.tsx";
 import { EvidencePanel } from "./evidence_panel.tsx";
 import { ReviewActions } from "./review_actions.tsx";
@@ -91,7 +92,21 @@ export function TaskDetail(
                 has not captured its own yet.
               </p>
             )}
-            <DiffViewer runId={runId} taskId={taskId} token={token} version={version} />
+            {task?.protected_paths && task.protected_paths.length > 0 && (
+              <p data-protected-notice>
+                <span class="badge bad">PROTECTED</span>{" "}
+                This diff changes protected path{task.protected_paths.length === 1 ? "" : "s"}{" "}
+                ({fewPaths(task.protected_paths, 8)}): it lands only when an operator merges it
+                here.
+              </p>
+            )}
+            <DiffViewer
+              runId={runId}
+              taskId={taskId}
+              token={token}
+              version={version}
+              protectedPaths={task?.protected_paths}
+            />
           </section>
           <section aria-labelledby="evidence-heading">
             <h3 id="evidence-heading">Evidence</h3>

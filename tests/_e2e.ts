@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
-import { chromiumExecutable } from "./_chromium.ts";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium } from "./_chromium.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
 import { projectJournal } from "../lib/board/projection.ts";
 import { startServer } from "../lib/server/serve.ts";
@@ -166,24 +166,9 @@ export function withEnv(vars: Record<string, string>): Disposable {
   };
 }
 
-/** Flags for Debian's Chromium as root in a container, without background traffic. */
-export const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
 /** Headless Chromium with one page; closed on dispose. */
 export async function browserPage(): Promise<AsyncDisposable & { page: Page }> {
-  const browser: Browser = await chromium.launch({
-    executablePath: await chromiumExecutable(),
-    headless: true,
-    args: CHROMIUM_ARGS,
-  });
+  const browser: Browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   return {
     page,

@@ -192,6 +192,8 @@ Deno.test("batch lane: three tasks in one batch at half price; the patch that do
   ], "exactly one real-time attempt after the batch");
   const retried = rows.find((r) => r.type === "task_retried" && r.data.task_id === "t3")!;
   assert.match(String(retried.data.reason), /did not apply.*one real-time attempt/);
+  // The batch try counted no attempt: the terminal says what the retry limit counts.
+  assert.match(run.text, /t3: agent \S+ started \(backend, attempt 2, counted as 1 of 3\)/);
   assert.equal(rows.filter((r) => r.type === "task_claimed" && r.data.task_id === "t1").length, 1);
 
   // Cost: the batch price is half the real-time price of the same tokens.

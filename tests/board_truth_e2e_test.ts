@@ -147,10 +147,14 @@ Deno.test("under approval, changes requested then a conflict and a new attempt: 
   assert.equal(result.status, "completed", run.lines.join("\n"));
   assert.equal(await Deno.readTextFile(join(dir.path, "shared.txt")), "left\nright\n");
 
-  // The terminal, the journal and the page number the attempts alike.
+  // The terminal, the journal and the page number the attempts alike; after the request for
+  // changes (no attempt counted) the terminal also says what the retry limit counts.
   const terminal = run.lines.join("\n");
-  for (const n of [1, 2, 3]) {
-    assert.match(terminal, new RegExp(`right: agent \\S+ started \\(backend, attempt ${n}\\)`));
+  for (const [n, counted] of [[1, ""], [2, ", counted as 1 of 3"], [3, ", counted as 2 of 3"]]) {
+    assert.match(
+      terminal,
+      new RegExp(`right: agent \\S+ started \\(backend, attempt ${n}${counted}\\)`),
+    );
   }
   assert.match(
     terminal,

@@ -83,6 +83,24 @@ Deno.test("on a fresh clone the README's demo command reaches its board and the 
   }).output();
   const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
   assert.equal(out.code, 0, text);
-  assert.match(text, /ok \| 4 passed/);
+  assert.match(text, /ok \| 8 passed \| 0 failed/);
   assert.doesNotMatch(text, /Initialize/);
+});
+
+Deno.test(".ci/run installs no browser and runs the README's test command with the npm Chromium", async () => {
+  const ci = await Deno.readTextFile(join(REPO, ".ci/run"));
+  const code = ci.replace(/#.*$/gm, "");
+  assert.doesNotMatch(code, /apt-get install[^\n]*chromium|for tool in [^\n]*chromium/);
+  assert.match(code, /^export SERVICE_TEST_CHROMIUM=npm$/m, "a system browser does not hide npm's");
+  // The lines of .ci/run that read the command from the README, run as CI runs them.
+  const reading = /^test_command=\$\([\s\S]*?\)$/m.exec(ci)?.[0];
+  assert.ok(reading, ".ci/run reads its test command from the README");
+  const out = await new Deno.Command("bash", {
+    args: ["-c", `${reading}\nprintf '%s' "$test_command"`],
+    cwd: REPO,
+    stdout: "piped",
+  }).output();
+  const [, test] = await readmeCommands();
+  assert.equal(new TextDecoder().decode(out.stdout), test);
+  assert.match(code, /^\$test_command 2>&1 \| tee "\$log"$/m, "and runs it");
 });

@@ -88,6 +88,11 @@ Deno.test("usage limits: a limit naming its reset parks the adapter until then; 
     assert.match(String(retried.row.data.reason), /generic is parked.*no attempt counted/);
     assert.match(run.text, /generic parked until \S+, the reset time its limit names/);
     assert.match(run.text, /t1: generic is parked; starting with fallback backup/);
+    assert.match(
+      run.text,
+      /t1: agent \S+ started \(backend, attempt 2, counted as 1 of 3, backup\)/,
+      "the limited run counted no attempt, and the terminal says so",
+    );
 
     const store = JSON.parse(
       await Deno.readTextFile(join(dir.path, ".sdd/runtime/task-backlog.json")),

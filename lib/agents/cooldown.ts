@@ -48,7 +48,9 @@ export class CooldownTracker {
   /**
    * Record a hit at `now`. The adapter is parked until `resetsAt` (epoch seconds, the reset the
    * limit named; kept between {@link MIN_PARK_S} and {@link MAX_PARK_S} from now), else for
-   * `cooldownS`; a park already running that ends later is kept.
+   * `cooldownS`. A park already running that ends later is kept — unless it is a cooldown and
+   * this hit names its reset: the provider's word replaces the guess (the same agent's lines are
+   * often read in two looks, the bare throttling signal first, the message naming the reset next).
    */
   recordHit(
     adapter: string,
@@ -60,7 +62,8 @@ export class CooldownTracker {
     const own = resetsAt === undefined
       ? now + this.cooldownS
       : Math.min(Math.max(resetsAt, now + MIN_PARK_S), now + MAX_PARK_S);
-    const kept = prev !== undefined && prev.until > own;
+    const guessed = prev !== undefined && prev.named !== true && resetsAt !== undefined;
+    const kept = prev !== undefined && prev.until > own && !guessed;
     const entry: CooldownEntry = kept
       ? prev
       : { until: own, since: now, ...said, ...(resetsAt === undefined ? {} : { named: true }) };

@@ -80,3 +80,13 @@ Deno.test("CooldownTracker: a named reset is kept between 1 s and 32 days from t
   assert.equal(t.recordHit("codex", T0, { resetsAt: T0 - 50 }).until, T0 + 1);
   assert.equal(t.recordHit("gemini", T0, { resetsAt: T0 + 400 * 86_400 }).until, T0 + 32 * 86_400);
 });
+
+Deno.test("CooldownTracker: a named reset replaces a running cooldown, which was a guess", () => {
+  const t = new CooldownTracker();
+  t.recordHit("claude", T0, { rule: "claude:rate_limit_event_rejected" });
+  const e = t.recordHit("claude", T0 + 1, { rule: "claude:usage_limit", resetsAt: T0 + 40 });
+  assert.equal(e.until, T0 + 40, "the named reset, though sooner than the cooldown's end");
+  assert.equal(e.named, true);
+  t.recordHit("claude", T0 + 2, { rule: "claude:usage_limit", resetsAt: T0 + 20 });
+  assert.equal(t.remaining("claude", T0 + 2), 38, "of two named resets the later stands");
+});

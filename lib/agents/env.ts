@@ -4,7 +4,10 @@
  */
 import type { AgentAdapter } from "./adapters/types.ts";
 
-/** Variables every agent gets when the service has them. */
+/**
+ * Variables every agent gets when the service has them. `TZ` too: a CLI prints a limit's reset as
+ * a local time ("try again at 3:42 PM") that the service reads in its own zone.
+ */
 export const BASE_ALLOWED_ENV = [
   "PATH",
   "HOME",
@@ -12,6 +15,7 @@ export const BASE_ALLOWED_ENV = [
   "LANG",
   "TERM",
   "TMPDIR",
+  "TZ",
   "HTTP_PROXY",
   "HTTPS_PROXY",
   "NO_PROXY",

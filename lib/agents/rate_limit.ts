@@ -15,16 +15,19 @@
  *   messages and provider markers on any other line: "hit your (session|usage|…) limit", "usage
  *   limit reached", "quota exceeded", "exhausted your quota", "rate_limit_error",
  *   RESOURCE_EXHAUSTED.
- * - A match carries the reset time it names (./reset_time.ts): the usage-limit message's own, or
- *   one that the matched line or the few plain lines after it name (`retry-after: 30`, printed
- *   with the response's status line). The adapter is parked until then, else for the cooldown.
+ * - A match carries the reset time its line names, in any form (./reset_forms.ts) — whatever rule
+ *   matched the line first (Claude Code's `"error":"rate_limit"` line also holds "Claude AI usage
+ *   limit reached|<epoch>") — together with those the few plain lines after it name
+ *   (`retry-after: 30`, printed with the response's status line); several make the latest. The
+ *   adapter is parked until then, else for the cooldown.
  * - Risky bare tokens (413, 429, 401, 403, 504, timeout, rate limit, unauthorized, too many
  *   requests) count only on a line that also has error context — error, status, http, code,
  *   exception, failed, failure or traceback, as whole words, any case — or on a line the CLI
  *   marks as an error.
  */
 import { parseAnyLog } from "./adapters/generic.ts";
-import { resetNamedIn, type ResetTime } from "./reset_time.ts";
+import { latestOf, resetsNamedIn } from "./reset_forms.ts";
+import type { ResetTime } from "./reset_time.ts";
 import type { LogParser, SessionEvent } from "./session_events.ts";
 
 /** What a match means: only `rate_limit` starts a spawn cooldown. */
@@ -96,26 +99,24 @@ function matchOf(event: SessionEvent): RateLimitMatch | undefined {
 /** Plain lines after a match that may still name its reset (headers after a status line). */
 const RESET_LOOKAHEAD = 5;
 
-/** The reset named by a throttling match's line or the plain lines right after it. */
-function resetNear(events: readonly SessionEvent[], i: number): ResetTime | undefined {
-  for (let j = i; j < events.length && j <= i + RESET_LOOKAHEAD; j++) {
+/** Every reset a throttling match's line, or the plain lines right after it, names. */
+function resetsNear(events: readonly SessionEvent[], i: number): ResetTime[] {
+  const found = resetsNamedIn(events[i].raw);
+  for (let j = i + 1; j < events.length && j <= i + RESET_LOOKAHEAD; j++) {
     const e = events[j];
-    if (e.kind !== "text" && e.kind !== "record" && e.kind !== "error") {
-      if (j === i) continue;
-      break; // tool traffic or prose: the response's lines have ended
-    }
-    const reset = resetNamedIn(e.raw);
-    if (reset) return reset;
+    // Tool traffic, prose or the next limit: the response's lines have ended.
+    if (e.kind !== "text" && e.kind !== "record" && e.kind !== "error") break;
+    found.push(...resetsNamedIn(e.raw));
   }
-  return undefined;
+  return found;
 }
 
 /** Every matched line among `events`, in order. */
 function rateLimitMatches(events: readonly SessionEvent[]): RateLimitMatch[] {
   return events.flatMap((e, i) => {
     const match = matchOf(e);
-    if (!match || match.reset || match.category !== "rate_limit") return match ?? [];
-    const reset = resetNear(events, i);
+    if (!match || match.category !== "rate_limit") return match ?? [];
+    const reset = latestOf([...match.reset ? [match.reset] : [], ...resetsNear(events, i)]);
     return reset ? { ...match, reset } : match;
   });
 }

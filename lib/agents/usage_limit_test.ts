@@ -1,13 +1,15 @@
 /**
- * Real limit messages of the CLIs (collected from the installed Claude Code 2.1.197, Codex 0.169
- * and Gemini CLI 0.61 bundles, the providers' 429 bodies and headers), read by each adapter's own
- * log reading: the line is a rate limit, and the reset it names resolves to the instant the
- * adapter is parked until.
+ * Limit messages of the CLIs (collected from the installed Claude Code 2.1.197, Codex 0.169 and
+ * Gemini CLI 0.61 bundles, the providers' 429 bodies and headers), read by each adapter's own log
+ * reading: the line is a rate limit, and the reset it names resolves to the instant the adapter is
+ * parked until — whole seconds, rounded up; a time printed to the minute, the end of that minute.
+ * The CLIs' complete output for each provider answer is in tests/usage_limit_fixtures_test.ts.
  */
 import assert from "node:assert/strict";
 import { logParserFor } from "./adapters/mod.ts";
 import { firstRateLimit, scanLog } from "./rate_limit.ts";
-import { clockAt, durationSeconds, resolveReset } from "./reset_time.ts";
+import { clockAt, durationSeconds } from "./reset_forms.ts";
+import { parkUntil, resolveReset } from "./reset_time.ts";
 
 const j = (v: unknown) => JSON.stringify(v);
 
@@ -15,7 +17,10 @@ const j = (v: unknown) => JSON.stringify(v);
 const NOW = Date.UTC(2026, 10, 25, 12, 0, 0);
 const at = (iso: string) => Date.parse(iso) / 1000;
 
-/** `[name, adapter, log text, rule, parked until (epoch s) in the local zone UTC]`. */
+/**
+ * `[name, adapter, log text, rule, parked until (epoch s) in the local zone UTC]`; a wall-clock
+ * time is printed to the minute, so it parks until that minute's end (+ 60).
+ */
 const CASES: [string, string, string, string, number][] = [
   [
     "Claude Code stream-json rate_limit_event rejected with resetsAt",
@@ -44,7 +49,7 @@ const CASES: [string, string, string, string, number][] = [
       },
     }),
     "claude:usage_limit",
-    at("2026-11-25T20:00:00Z"),
+    at("2026-11-25T20:00:00Z") + 60,
   ],
   [
     "Claude Code 2.1 error result: weekly limit on another day",
@@ -56,7 +61,7 @@ const CASES: [string, string, string, string, number][] = [
       result: "You've hit your weekly limit · resets Nov 28, 9:30am (Europe/Berlin)",
     }),
     "claude:usage_limit",
-    at("2026-11-28T08:30:00Z"),
+    at("2026-11-28T08:30:00Z") + 60,
   ],
   [
     "Claude Code 1.x plain text with epoch",
@@ -70,7 +75,7 @@ const CASES: [string, string, string, string, number][] = [
     "claude",
     "5-hour limit reached ∙ resets 3am",
     "claude:usage_limit",
-    at("2026-11-26T03:00:00Z"),
+    at("2026-11-26T03:00:00Z") + 60,
   ],
   [
     "Codex exec --json usage limit, today local time",
@@ -81,7 +86,7 @@ const CASES: [string, string, string, string, number][] = [
         "You've hit your usage limit. Upgrade to Plus to continue using Codex (https://chatgpt.com/explore/plus), or try again at 3:42 PM.",
     }),
     "codex:usage_limit",
-    at("2026-11-25T15:42:00Z"),
+    at("2026-11-25T15:42:00Z") + 60,
   ],
   [
     "Codex turn.failed usage limit with date",
@@ -94,7 +99,7 @@ const CASES: [string, string, string, string, number][] = [
       },
     }),
     "codex:usage_limit",
-    at("2026-11-27T01:05:00Z"),
+    at("2026-11-27T01:05:00Z") + 60,
   ],
   [
     "OpenAI Responses API rate limit with its delay",
@@ -117,14 +122,14 @@ const CASES: [string, string, string, string, number][] = [
         '[API Error: {"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. Please retry in 34.074824224s.","status":"RESOURCE_EXHAUSTED"}}]',
     }),
     "gemini:quota",
-    NOW / 1000 + 34.074824224,
+    NOW / 1000 + 35,
   ],
   [
     "Gemini CLI usage limit with a US zone abbreviation",
     "gemini",
     "Usage limit reached for gemini-3.1-pro. Access resets at 3:42 PM PST.",
     "gemini:quota",
-    at("2026-11-25T23:42:00Z"),
+    at("2026-11-25T23:42:00Z") + 60,
   ],
   [
     "HTTP 429 status line, retry-after header on the next line",
@@ -155,8 +160,7 @@ for (const [name, adapter, text, rule, until] of CASES) {
     assert.ok(match, "a rate limit");
     assert.equal(match.rule, rule);
     assert.ok(match.reset, "its reset time is read");
-    const got = resolveReset(match.reset, NOW, "UTC");
-    assert.ok(got !== undefined && Math.abs(got - until) < 0.001, `${got} != ${until}`);
+    assert.equal(parkUntil(match.reset, NOW, "UTC"), until);
   });
 }
 
@@ -199,11 +203,17 @@ Deno.test("resolveReset(): a clock in a zone with daylight saving resolves in th
   const july = Date.UTC(2026, 6, 1, 12, 0, 0);
   assert.equal(
     resolveReset(clockAt("3pm (America/New_York)")!, july, "UTC"),
-    Date.UTC(2026, 6, 1, 19, 0, 0) / 1000,
+    Date.UTC(2026, 6, 1, 19, 1, 0) / 1000,
+    "3pm, printed to the minute, lasts until 15:00:59",
+  );
+  assert.equal(
+    resolveReset(clockAt("3:00:30pm (America/New_York)")!, july, "UTC"),
+    Date.UTC(2026, 6, 1, 19, 0, 30) / 1000,
+    "a time with seconds is that second",
   );
   assert.equal(
     resolveReset(clockAt("Jan 2, 3pm (UTC)")!, Date.UTC(2026, 11, 30), "UTC"),
-    Date.UTC(2027, 0, 2, 15) / 1000,
+    Date.UTC(2027, 0, 2, 15, 1) / 1000,
     "a date without a year that has passed is next year's",
   );
   assert.equal(resolveReset(clockAt("3pm (Not/AZone)")!, july, "UTC"), undefined);

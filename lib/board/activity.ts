@@ -63,6 +63,17 @@ export interface Attempt {
   verification?: AttemptVerification;
   /** The operators' review decisions taken while this attempt was the latest. */
   reviews?: AttemptReview[];
+  /** Protected paths its diff touches (`task_protected_paths`, DESIGN.md §18). */
+  protected_paths?: string[];
+  /** Paths its diff changes outside the task's owned_files (`task_owned_files_exceeded`). */
+  owned_files_exceeded?: OwnedFilesExceeded;
+}
+
+/** A diff that left its task's owned_files, and whether `enforce_owned_files` refused it. */
+export interface OwnedFilesExceeded {
+  paths: string[];
+  owned_files: string[];
+  enforced: boolean;
 }
 
 /** What an attempt's worktree environment gave it. */
@@ -172,6 +183,14 @@ export interface TaskActivity {
   evidence_sealed?: string;
   /** The current attempt is a batch request (the card says "batch"). */
   batch?: BatchTry;
+  /**
+   * Protected paths the current attempt's diff touches: it lands only on an operator's merge
+   * (DESIGN.md §18). Empty with `protected_error` when its paths could not be read.
+   */
+  protected_paths?: string[];
+  protected_error?: string;
+  /** The current attempt's diff left the task's owned_files. */
+  owned_files_exceeded?: OwnedFilesExceeded;
 }
 
 /** The activity of a run's journal (mutable while folding). */
@@ -304,6 +323,9 @@ export function foldActivity(state: ActivityState, row: JournalEvent, index: num
       });
       t.isolation = str(d.isolation);
       t.batch = batch; // the same object: the batch rows below fill both
+      t.protected_paths = undefined; // what a diff touched is the attempt's
+      t.protected_error = undefined;
+      t.owned_files_exceeded = undefined;
       t.state = "running";
       t.reason = undefined;
       t.current_since = index;
@@ -485,6 +507,19 @@ export function foldActivity(state: ActivityState, row: JournalEvent, index: num
     }
     case "merge_conflict":
       if (strings(d.files).length > 0) t.conflict_files = strings(d.files);
+      break;
+    case "task_protected_paths":
+      t.protected_paths = strings(d.paths);
+      t.protected_error = str(d.error);
+      if (attempt) attempt.protected_paths = t.protected_paths;
+      break;
+    case "task_owned_files_exceeded":
+      t.owned_files_exceeded = {
+        paths: strings(d.paths),
+        owned_files: strings(d.owned_files),
+        enforced: d.enforced === true,
+      };
+      if (attempt) attempt.owned_files_exceeded = t.owned_files_exceeded;
       break;
     case "task_rebased":
       t.rebases++;

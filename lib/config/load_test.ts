@@ -19,6 +19,8 @@ Deno.test("parseConfig() fills every default of a minimal file", () => {
   assert.equal(c.recovery.land_unreported, false);
   assert.equal(c.batch_eligible, false);
   assert.deepEqual(c.auth.tokens, []);
+  assert.deepEqual(c.protected_paths, []);
+  assert.equal(c.enforce_owned_files, false);
 });
 
 Deno.test("parseConfig() accepts every documented key", () => {
@@ -179,6 +181,25 @@ const BROKEN: BrokenConfig[] = [
     text: "cli: claude\nroles: {}\n",
     error: ValidationError,
     message: /roles: list at least one role/,
+  },
+  {
+    name: "a protected_paths entry that lifts service.yaml",
+    text: "cli: claude\nroles: [qa]\nprotected_paths: ['infra/**', '!service.yaml']\n",
+    error: ValidationError,
+    message:
+      /service\.yaml:3:31: protected_paths\[1\]: '!service\.yaml' cannot lift service\.yaml: the service itself obeys it/,
+  },
+  {
+    name: "a protected_paths entry that lifts the service's state",
+    text: "cli: claude\nroles: [qa]\nprotected_paths: ['!.sdd/**']\n",
+    error: ValidationError,
+    message: /cannot lift \.sdd\/\*\*/,
+  },
+  {
+    name: "enforce_owned_files that is not a boolean",
+    text: "cli: claude\nroles: [qa]\nenforce_owned_files: yes\n",
+    error: ValidationError,
+    message: /enforce_owned_files/,
   },
 ];
 

@@ -3,8 +3,12 @@ import { z } from "zod";
 import { CONFIG_SCOPES } from "../auth/tokens.ts";
 import { CommandLineError, splitCommandLine } from "../agents/split_command_line.ts";
 import { parseHostPort } from "../container/settings.ts";
+<<<<<<< HEAD
 import { WorkersSchema } from "./kubernetes_schema.ts";
 import { TrustedProxySchema } from "./trusted_proxy_schema.ts";
+=======
+import { liftsAlwaysProtected } from "../protect/rules.ts";
+>>>>>>> main
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -333,11 +337,13 @@ export const LandingSchema = z.strictObject({
   /** A required check failed: a new attempt told which (`retry`), or the task FAILS (`fail`). */
   on_ci_failure: z.enum(["retry", "fail"]).default("retry"),
   /**
-   * Seconds between looks at the open pull requests when no webhook tells (conditional requests:
-   * an unchanged answer costs no rate limit); with the tracker webhook configured it is a
-   * safety net, five times as long.
+   * Seconds between looks at an open pull request that just changed (conditional requests: an
+   * unchanged answer costs GitHub no rate limit); while nothing changes the interval grows to
+   * `poll_max_interval_s`. With the tracker webhook configured both are five times as long.
    */
-  poll_interval_s: z.number().min(1).max(3600).default(30),
+  poll_interval_s: z.number().min(1).max(3600).default(2),
+  /** The longest time between two looks at an unchanged pull request (never below the above). */
+  poll_max_interval_s: z.number().min(1).max(3600).default(5),
 }).superRefine((landing, ctx) => {
   if (landing.mode !== "pull_request") return;
   if (!landing.provider) {
@@ -356,6 +362,24 @@ export const LandingSchema = z.strictObject({
     });
   }
 });
+
+/**
+ * `protected_paths` (DESIGN.md §18): globs added to the protected defaults; `!glob` lifts a
+ * default. What the service itself obeys (service.yaml, plan files, .worktreeinclude, .sdd/)
+ * cannot be lifted: naming it is refused here.
+ */
+const ProtectedPathsSchema = z.array(
+  z.string().min(1).superRefine((entry, ctx) => {
+    const always = liftsAlwaysProtected(entry);
+    if (always) {
+      ctx.addIssue({
+        code: "custom",
+        message: `'${entry}' cannot lift ${always}: the service itself obeys it, so an agent's ` +
+          "change to it always waits for an operator's merge; remove the entry",
+      });
+    }
+  }),
+);
 
 /** The validated `landing` block. */
 export type LandingBlock = z.output<typeof LandingSchema>;
@@ -402,6 +426,10 @@ export const ServiceConfigSchema = z.strictObject({
   workers: WorkersSchema.default({}),
   review: z.strictObject({ require_approval: z.boolean().default(false) })
     .default({ require_approval: false }),
+  /** Globs an agent's diff never lands unattended when it touches them (DESIGN.md §18). */
+  protected_paths: ProtectedPathsSchema.default([]),
+  /** Refuse a diff that changes files outside its task's `owned_files` (DESIGN.md §18). */
+  enforce_owned_files: z.boolean().default(false),
   /**
    * `recovery.land_unreported`: land the work of an interrupted agent (spec §3.1 ORPHANED →
    * DONE) when every completion signal of its task passes, instead of continuing it in a new

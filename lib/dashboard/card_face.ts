@@ -7,7 +7,7 @@
  * never changes the projection itself.
  */
 import type { Card } from "../board/fold.ts";
-import type { BatchTry, OutlineTask } from "../board/activity.ts";
+import type { BatchTry, OutlineTask, OwnedFilesExceeded } from "../board/activity.ts";
 import type { EvidenceMark } from "../review/evidence_marks.ts";
 
 /** Where a task stands when its column does not say it. */
@@ -30,6 +30,13 @@ export interface CardFace {
   isolation?: string;
   /** The current attempt is a request to a provider's batch API (the card says "batch"). */
   batch?: BatchTry;
+  /**
+   * The current attempt's diff touches protected paths: it lands only on an operator's merge
+   * (DESIGN.md §18); `error` when its paths could not be read.
+   */
+  guarded?: { paths: string[]; error?: string };
+  /** The current attempt's diff left the task's owned_files (refused when `enforced`). */
+  ownedExceeded?: OwnedFilesExceeded;
 }
 
 const STANDING_STATES = new Set(["failed", "cancelled", "blocked", "waiting"]);
@@ -68,5 +75,14 @@ export function cardFace(card: Card, task?: OutlineTask, evidence?: EvidenceMark
     evidence,
     ...(task?.isolation ? { isolation: task.isolation } : {}),
     ...(task?.batch ? { batch: task.batch } : {}),
+    ...(task?.protected_paths?.length || task?.protected_error
+      ? {
+        guarded: {
+          paths: task.protected_paths ?? [],
+          ...(task.protected_error ? { error: task.protected_error } : {}),
+        },
+      }
+      : {}),
+    ...(task?.owned_files_exceeded ? { ownedExceeded: task.owned_files_exceeded } : {}),
   };
 }

@@ -38,6 +38,8 @@ export interface PlannedTask {
 export interface RunStartedData {
   run_id: string;
   plan?: string;
+  /** The plan file, relative to the workspace (a protected path of later runs, DESIGN.md §18). */
+  plan_file?: string;
   plan_sha256?: string;
   config_sha256?: string;
   adapter?: string;
@@ -287,6 +289,27 @@ export function taskDoneByOperator(data: { task_id: string; reason: string }): J
 /** `task_waiting` (detail): why a task that could run does not (blocked, owned files, a merge). */
 export function taskWaiting(data: { task_id: string; reason: string }): JournalEvent {
   return event("task_waiting", data);
+}
+
+/**
+ * `task_protected_paths` (detail, DESIGN.md §18): the captured diff touches protected paths, so
+ * the work waits for an operator's merge. `error` instead says why its paths could not be read
+ * (it waits all the same).
+ */
+export function taskProtectedPaths(
+  data: { task_id: string; paths: string[]; error?: string },
+): JournalEvent {
+  return event("task_protected_paths", data);
+}
+
+/**
+ * `task_owned_files_exceeded` (detail, DESIGN.md §18): the captured diff changes `paths` outside
+ * the task's `owned_files`; `enforced` when `enforce_owned_files` refused it.
+ */
+export function taskOwnedFilesExceeded(
+  data: { task_id: string; paths: string[]; owned_files: string[]; enforced: boolean },
+): JournalEvent {
+  return event("task_owned_files_exceeded", data);
 }
 
 /** `task_rebased` (detail): the agent branch was rebased onto the target's new tip. */

@@ -45,6 +45,13 @@ Deno.test("every constructor builds a row the one encoder accepts", () => {
       line: "x",
       until: 9,
     }),
+    ev.taskProtectedPaths({ task_id: "t", paths: ["service.yaml"] }),
+    ev.taskOwnedFilesExceeded({
+      task_id: "t",
+      paths: ["b.txt"],
+      owned_files: ["a.txt"],
+      enforced: false,
+    }),
   ];
   for (const [seq, e] of events.entries()) {
     assert.doesNotThrow(() => encodeRow(e, ZERO_HASH, seq, "2026-11-23T00:00:00.000Z"), e.type);

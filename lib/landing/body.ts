@@ -6,6 +6,7 @@
  * ticket wrote is quoted verbatim ({@link quoteVerbatim}): it can neither ping people nor hide
  * text in the body.
  */
+import { protectedSection } from "./protected_section.ts";
 
 import { printable } from "../util/printable.ts";
 
@@ -30,6 +31,8 @@ export interface PullRequestText {
   boardUrl?: string;
   /** The pull request of an earlier attempt this one replaces (`#12`). */
   supersedes?: string;
+  /** Protected paths the change touches: it merges only on an operator's decision. */
+  protectedPaths?: string[];
 }
 
 /** Characters of the goal and the summary kept in a body (hosts cap bodies at ~65 000). */
@@ -99,6 +102,7 @@ export function pullRequestBody(t: PullRequestText): string {
       );
     }
   }
+  lines.push(...protectedSection(t.protectedPaths ?? []));
   if (t.boardUrl) {
     const query = new URLSearchParams({ run: t.runId, task: t.taskId });
     lines.push(

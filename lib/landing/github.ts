@@ -205,16 +205,20 @@ export class GithubHost implements PullRequestHost {
     return pr;
   }
 
-  async snapshot(number: number, req: Requirements): Promise<Snapshot> {
-    const pr = toPr((await this.#api.get(this.#repo(`/pulls/${number}`))).json);
-    const snapshot: Snapshot = { pr, checks: [], reviews: [] };
-    snapshot.reviews = await this.#reviews(number);
+  async snapshot(number: number, req: Requirements, head?: string): Promise<Snapshot> {
+    // The pull request, its reviews and (when the pushed head is known) that head's checks are
+    // asked for side by side: one round trip, not four.
+    const [answer, reviews, early, queue] = await Promise.all([
+      this.#api.get(this.#repo(`/pulls/${number}`)),
+      this.#reviews(number),
+      head ? this.#checks(head, req) : undefined,
+      req.queue ? this.#queueEntry(number) : undefined,
+    ]);
+    const pr = toPr(answer.json);
+    const snapshot: Snapshot = { pr, checks: [], reviews };
     if (pr.state === "open") {
-      snapshot.checks = await this.#checks(pr.headSha, req);
-      if (req.queue) {
-        const entry = await this.#queueEntry(number);
-        if (entry) snapshot.queue = entry;
-      }
+      snapshot.checks = early && pr.headSha === head ? early : await this.#checks(pr.headSha, req);
+      if (queue) snapshot.queue = queue;
     } else if (pr.state === "closed") {
       const issue = obj((await this.#api.get(this.#repo(`/issues/${number}`))).json);
       const by = str(obj(issue.closed_by).login);
@@ -230,12 +234,20 @@ export class GithubHost implements PullRequestHost {
     return snapshot;
   }
 
+  async baseTip(base: string): Promise<string> {
+    const ref = base.split("/").map(encodeURIComponent).join("/");
+    const answer = obj((await this.#api.get(this.#repo(`/git/ref/heads/${ref}`))).json);
+    return str(obj(answer.object).sha);
+  }
+
   /** Check runs and commit statuses of `sha`, the latest of each name. */
   async #checks(sha: string, req: Requirements): Promise<Check[]> {
     const byName = new Map<string, Check>();
-    const runs = obj(
-      (await this.#api.get(this.#repo(`/commits/${sha}/check-runs?per_page=100`))).json,
-    );
+    const [runsAnswer, statusAnswer] = await Promise.all([
+      this.#api.get(this.#repo(`/commits/${sha}/check-runs?per_page=100`)),
+      this.#api.get(this.#repo(`/commits/${sha}/status?per_page=100`)),
+    ]);
+    const runs = obj(runsAnswer.json);
     // Newest first: a re-run replaces an earlier run of the same name.
     const sorted = arr(runs.check_runs).map(obj).sort((a, b) => Number(b.id) - Number(a.id));
     for (const run of sorted) {
@@ -254,9 +266,7 @@ export class GithubHost implements PullRequestHost {
         required: req.checks.includes(name),
       });
     }
-    const combined = obj(
-      (await this.#api.get(this.#repo(`/commits/${sha}/status?per_page=100`))).json,
-    );
+    const combined = obj(statusAnswer.json);
     for (const s of arr(combined.statuses).map(obj)) {
       const name = str(s.context);
       if (!name || byName.has(name)) continue; // the combined status lists the latest per context

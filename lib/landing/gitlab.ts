@@ -145,7 +145,15 @@ export class GitlabHost implements PullRequestHost {
   }
 
   async snapshot(number: number, req: Requirements): Promise<Snapshot> {
-    const raw = obj((await this.#api.get(this.#mr(number))).json);
+    // The merge request, its approvals and its reviewers are asked for side by side: one round
+    // trip, not three (the two lists mean something only while it is open).
+    const [answer, approvalsAnswer, reviewers, car] = await Promise.all([
+      this.#api.get(this.#mr(number)),
+      this.#api.get(this.#mr(number, "/approvals")),
+      this.#api.getAll(this.#mr(number, "/reviewers")),
+      req.queue ? this.#trainCar(number) : undefined,
+    ]);
+    const raw = obj(answer.json);
     const pr = toPr(raw);
     const snapshot: Snapshot = { pr, checks: [], reviews: [] };
     if (pr.state === "open") {
@@ -162,32 +170,22 @@ export class GitlabHost implements PullRequestHost {
           required: req.checks.includes(PIPELINE),
         });
       }
-      const approvals = obj((await this.#api.get(this.#mr(number, "/approvals"))).json);
+      const approvals = obj(approvalsAnswer.json);
       snapshot.approvalsLeft = Number(approvals.approvals_left ?? 0);
       const reviews = new Map<string, Review>();
       for (const a of arr(approvals.approved_by).map(obj)) {
         const user = str(obj(a.user).username);
         if (user) reviews.set(user, { id: user, user, state: "approved", body: "" });
       }
-      for (const r of (await this.#api.getAll(this.#mr(number, "/reviewers"))).map(obj)) {
+      for (const r of reviewers.map(obj)) {
         const user = str(obj(r.user).username);
         if (user && r.state === "requested_changes") {
           reviews.set(user, { id: user, user, state: "changes_requested", body: "" });
         }
       }
       snapshot.reviews = [...reviews.values()];
-      if (req.queue) {
-        try {
-          const car = obj(
-            (await this.#api.get(`${this.#project}/merge_trains/merge_requests/${number}`))
-              .json,
-          );
-          if (str(car.status) && str(car.status) !== "merged") {
-            snapshot.queue = { state: str(car.status) };
-          }
-        } catch (e) {
-          if (!(e instanceof HostApiError) || e.status !== 404) throw e; // not on the train
-        }
+      if (car && str(car.status) && str(car.status) !== "merged") {
+        snapshot.queue = { state: str(car.status) };
       }
     } else if (pr.state === "closed") {
       const by = str(obj(raw.closed_by).username);
@@ -201,6 +199,26 @@ export class GitlabHost implements PullRequestHost {
       }
     }
     return snapshot;
+  }
+
+  async baseTip(base: string): Promise<string> {
+    const branch = obj(
+      (await this.#api.get(`${this.#project}/repository/branches/${encodeURIComponent(base)}`))
+        .json,
+    );
+    return str(obj(branch.commit).id);
+  }
+
+  /** The merge request's car on the merge train, or undefined when it is not on it. */
+  async #trainCar(number: number): Promise<Record<string, unknown> | undefined> {
+    try {
+      return obj(
+        (await this.#api.get(`${this.#project}/merge_trains/merge_requests/${number}`)).json,
+      );
+    } catch (e) {
+      if (!(e instanceof HostApiError) || e.status !== 404) throw e;
+      return undefined; // not on the train
+    }
   }
 
   /** `job \`test\` (stage test) failed: script_failure <url>` for each failed job. */

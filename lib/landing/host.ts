@@ -116,8 +116,13 @@ export interface PullRequestHost {
   /** The newest pull request (any state) whose head is `branch`. */
   findByHead(branch: string): Promise<PullRequest | undefined>;
   open(request: OpenRequest): Promise<PullRequest>;
-  /** The pull request, its checks and reviews now. */
-  snapshot(number: number, requirements: Requirements): Promise<Snapshot>;
+  /**
+   * The pull request, its checks and reviews now. `head`, the head the service pushed, lets the
+   * host ask for the pull request and its head's checks side by side (one round trip).
+   */
+  snapshot(number: number, requirements: Requirements, head?: string): Promise<Snapshot>;
+  /** The commit `base` points at on the host now. */
+  baseTip(base: string): Promise<string>;
   /** Merge with the head SHA as the guard. */
   merge(pr: PullRequest, sha: string, method: "merge" | "squash" | "rebase"): Promise<MergeAnswer>;
   /** Put it in the base's merge queue (train), guarded by the head SHA. */

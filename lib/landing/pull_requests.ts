@@ -33,6 +33,7 @@ import { decidePullRequest, requiredChecks } from "./decide.ts";
 import type { PullRequest, PullRequestHost, Requirements, Snapshot } from "./host.ts";
 import type { LandingOutcome } from "./outcome.ts";
 import { PrPoller } from "./poller.ts";
+import { wakeOf } from "./wake.ts";
 import { deleteBranch as deleteRemoteBranch, fetchBranch, pushBranch, remoteTip } from "./push.ts";
 import type { LandingSettings } from "./settings.ts";
 
@@ -42,6 +43,10 @@ export interface LandingWork {
   branchOf(taskId: string): string | undefined;
   /** The task's gates on the tree the merge of its branch into the base would produce. */
   gate(task: Task): Promise<GateOutcome>;
+  /** The commit its diff was captured and judged at: what is pushed (else the branch's tip). */
+  tipOf?(taskId: string): string | undefined;
+  /** The protected paths its diff touches (the body names them, DESIGN.md §18). */
+  protectedPaths?(taskId: string): string[];
 }
 
 /** Options of {@link PullRequestLanding}. */
@@ -111,6 +116,8 @@ export class PullRequestLanding {
   readonly #poller: PrPoller;
   #requirements: { value: Requirements; at: number } | undefined;
   #unsubscribe: (() => void) | undefined;
+  /** Branch deletions after merges, still under way (awaited by {@link stop}). */
+  readonly #cleanups = new Set<Promise<void>>();
 
   constructor(options: PullRequestLandingOptions) {
     this.#o = options;
@@ -118,7 +125,10 @@ export class PullRequestLanding {
     this.#host = options.host;
     this.#poller = new PrPoller({
       intervalMs: this.#s.pollIntervalMs,
-      look: async (number) => snapshotDigest(await this.#host.snapshot(number, await this.#req())),
+      maxIntervalMs: this.#s.pollMaxIntervalMs,
+      look: async (number, head) =>
+        snapshotDigest(await this.#host.snapshot(number, await this.#req(), head || undefined)),
+      lookBase: () => this.#host.baseTip(this.#s.base),
       onChange: options.onChange,
       rate: () => ({}),
       warn: options.warn,
@@ -138,10 +148,11 @@ export class PullRequestLanding {
   async start(): Promise<void> {
     await this.#readJournal();
     this.#unsubscribe = activityHub.subscribe((a) => {
-      if (a.kind !== HOST_EVENT_ACTIVITY || a.detail.provider !== this.#s.provider) return;
-      const repo = this.#s.repo.toLowerCase();
-      const named = [a.detail.repo, a.detail.project_id].map((v) => String(v ?? "").toLowerCase());
-      if (named.includes(repo)) this.#poller.wake();
+      if (a.kind !== HOST_EVENT_ACTIVITY) return;
+      const wake = wakeOf(a.detail, this.#s);
+      if (!wake) return;
+      this.#poller.wake(wake.hint);
+      if (wake.baseMoved) this.#poller.lookAtBase();
     });
     this.#poller.start();
   }
@@ -150,6 +161,7 @@ export class PullRequestLanding {
   async stop(): Promise<void> {
     this.#unsubscribe?.();
     await this.#poller.stop();
+    await Promise.all(this.#cleanups);
   }
 
   /** Pull requests being watched (by task id), for status displays and tests. */
@@ -243,14 +255,20 @@ export class PullRequestLanding {
   async #advance(task: Task, branch: string, mayMerge: boolean): Promise<LandingOutcome> {
     const s = this.#s;
     const host = this.#host;
-    const baseTip = await fetchBranch(this.#remote(), s.base);
-    const req = await this.#req();
     let rec = this.#records.get(task.id);
     if (rec && rec.branch && rec.branch !== branch) rec = undefined; // an earlier attempt's
-    let snap: Snapshot | undefined;
-    if (rec) {
-      snap = await host.snapshot(rec.number, req);
-    } else {
+    const known = rec;
+    const ask = async () => {
+      const req = await this.#req();
+      const snap = known && await host.snapshot(known.number, req, known.head || undefined);
+      return { req, snap };
+    };
+    // The base is fetched while the host is asked about the pull request (side by side).
+    const [baseTip, asked] = await Promise.all([fetchBranch(this.#remote(), s.base), ask()]);
+    this.#poller.seenBase(baseTip, task.id);
+    const req = asked.req;
+    let snap: Snapshot | undefined = asked.snap;
+    if (!rec) {
       const found = await host.findByHead(branch);
       if (found) {
         // Opened (or even merged) by an earlier process that died before journaling it.
@@ -271,7 +289,8 @@ export class PullRequestLanding {
     if (rec && snap?.pr.state === "merged") return await this.#landed(task.id, rec, snap.pr);
     if (rec && snap?.pr.state === "closed") return await this.#closedByPerson(task.id, rec, snap);
 
-    const local = await resolveCommit(`refs/heads/${branch}`, { cwd: this.#o.root });
+    const local = this.#o.work.tipOf?.(task.id) ??
+      await resolveCommit(`refs/heads/${branch}`, { cwd: this.#o.root });
     if (!local) return { kind: "waiting", reason: `${branch} has no commit` };
     if (!req.queue && !(await this.#contains(local, baseTip))) {
       return {
@@ -328,6 +347,7 @@ export class PullRequestLanding {
           })),
           boardUrl: this.#o.boardUrl,
           supersedes: this.#earlier.get(task.id),
+          protectedPaths: this.#o.work.protectedPaths?.(task.id),
         }),
         draft: s.draft,
         labels: s.labels,
@@ -392,7 +412,12 @@ export class PullRequestLanding {
       req,
       verdict.kind === "wait" ? verdict.waitsFor : undefined,
     );
-    this.#poller.watch(task.id, rec.number, snapshotDigest(snap));
+    this.#poller.watch(task.id, {
+      number: rec.number,
+      digest: snapshotDigest(snap),
+      head: rec.head,
+      branch: rec.branch,
+    });
     switch (verdict.kind) {
       case "merged":
         return await this.#landed(task.id, rec, snap.pr);
@@ -501,9 +526,10 @@ export class PullRequestLanding {
   ): Promise<LandingOutcome> {
     this.#poller.forget(taskId);
     this.#records.delete(taskId);
-    // The host's merge commit is the base's now: fetch it, so dependents start from it.
+    // The host's merge commit is the base's now: fetch it, so dependents start from it; the
+    // other pull requests are told at once (each is rebased onto it).
     try {
-      await fetchBranch(this.#remote(), this.#s.base);
+      this.#poller.seenBase(await fetchBranch(this.#remote(), this.#s.base), taskId);
     } catch (e) {
       this.#o.warn(
         `${taskId}: merged as ${commit.slice(0, 10)}, but fetching ${this.#s.base} failed: ${
@@ -512,13 +538,13 @@ export class PullRequestLanding {
       );
     }
     if (this.#s.deleteBranch) {
-      try {
-        await this.#host.deleteBranch(rec.branch);
-      } catch (e) {
+      // Not awaited: the merge is journaled without waiting for the branch's removal.
+      const cleanup = this.#host.deleteBranch(rec.branch).catch((e) =>
         this.#o.warn(
           `${taskId}: ${rec.branch} not deleted on ${this.#host.product}: ${(e as Error).message}`,
-        );
-      }
+        )
+      ).finally(() => this.#cleanups.delete(cleanup));
+      this.#cleanups.add(cleanup);
     }
     return { kind: "merged", commit, pr: rec.url };
   }

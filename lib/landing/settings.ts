@@ -2,7 +2,8 @@
  * The `landing` block of service.yaml (DESIGN.md §12) as the run uses it (pure): defaults filled
  * in (the host's public API, its usual token variable, the workspace's branch as the base), the
  * remote-tracking ref the work is cut from and gated against, and whether the tracker webhook of
- * the same host is configured (then it tells of changes, and polling is only a safety net).
+ * the same host is configured (then it tells of changes, and polling is only a safety net, five
+ * times slower).
  */
 import type { ServiceConfig } from "../config/schema.ts";
 import { trackingRef } from "./push.ts";
@@ -28,6 +29,12 @@ const WEBHOOK_TRACKER: Readonly<Record<Provider, string>> = {
   gitlab: "tracker_c",
 };
 
+/** With the host's webhook configured, polling is a safety net this many times slower. */
+const WEBHOOK_SLOWER = 5;
+
+/** A waiting landing's whole step runs again at least this often (ms; see `retryMs`). */
+const SAFETY_RETRY_MS = 30_000;
+
 /** Landing through pull requests, resolved. */
 export interface LandingSettings {
   provider: Provider;
@@ -46,8 +53,18 @@ export interface LandingSettings {
   labels: string[];
   deleteBranch: boolean;
   onCiFailure: "retry" | "fail";
-  /** Between looks at open pull requests (five times longer when a webhook tells of changes). */
+  /**
+   * Between looks at a pull request that just changed (five times longer when a webhook tells of
+   * changes); the interval grows to {@link LandingSettings.pollMaxIntervalMs} while nothing does.
+   */
   pollIntervalMs: number;
+  /** The longest time between two looks at an unchanged pull request. */
+  pollMaxIntervalMs: number;
+  /**
+   * How often a landing that waits is taken through its whole step again whatever the looks say
+   * (a safety net: the looks, webhooks and the base's moves wake it sooner).
+   */
+  retryMs: number;
   /** The tracker webhook of the same host is enabled (`trackers.tracker_b` for GitHub …). */
   webhooks: boolean;
 }
@@ -61,7 +78,9 @@ export function landingSettings(
   if (l.mode !== "pull_request" || !l.provider || !l.repo) return undefined;
   const base = l.base ?? workspaceBranch;
   const webhooks = config.trackers[WEBHOOK_TRACKER[l.provider]]?.webhook?.enabled === true;
-  const interval = l.poll_interval_s * 1000;
+  const slower = webhooks ? WEBHOOK_SLOWER : 1;
+  const interval = l.poll_interval_s * 1000 * slower;
+  const max = Math.max(l.poll_max_interval_s, l.poll_interval_s) * 1000 * slower;
   return {
     provider: l.provider,
     product: l.provider === "github" ? "GitHub" : "GitLab",
@@ -76,7 +95,9 @@ export function landingSettings(
     labels: l.labels,
     deleteBranch: l.delete_branch,
     onCiFailure: l.on_ci_failure,
-    pollIntervalMs: webhooks ? interval * 5 : interval,
+    pollIntervalMs: interval,
+    pollMaxIntervalMs: max,
+    retryMs: Math.max(SAFETY_RETRY_MS * slower, max),
     webhooks,
   };
 }

@@ -25,6 +25,8 @@ import { changedEntries, type CommitTree, mergeOnto, resolveTips } from "./merge
 export interface TrainMember {
   /** The agent branch (or commit) to land, e.g. `agent/<session>`. */
   agent: string;
+  /** How messages name it when `agent` is a commit (its branch, `agent/<session>`). */
+  name?: string;
   taskId: string;
   /** Checks the merged tree must pass; none means gate-less. */
   gates?: GateSpec;
@@ -35,6 +37,11 @@ export interface TrainMember {
    * same tree they are not run again. A tree is content-addressed, so the checks saw these bytes.
    */
   evaluated?: { tree: string; gates: GateResult };
+}
+
+/** How messages name `member`. */
+function nameOf(member: TrainMember): string {
+  return member.name ?? member.agent;
 }
 
 /** Input of {@link mergeTrain}. */
@@ -146,7 +153,7 @@ async function landCandidates(
       changed: all.map((e) => e.path),
       entries: all,
       message: landing.length === 1
-        ? `service: merge ${options.members[last.index].agent} (task ${
+        ? `service: merge ${nameOf(options.members[last.index])} (task ${
           options.members[last.index].taskId
         })`
         : `service: merge ${landing.length} agent branches (tasks ${
@@ -216,7 +223,7 @@ async function commitTree(
   member: TrainMember,
   signal: AbortSignal | undefined,
 ): Promise<string> {
-  const message = member.message ?? `service: merge ${member.agent} (task ${member.taskId})`;
+  const message = member.message ?? `service: merge ${nameOf(member)} (task ${member.taskId})`;
   const args = ["commit-tree", tree, ...parents.flatMap((p) => ["-p", p]), "-m", message];
   return (await git(args, { cwd: root, signal, env: await commitIdentity(root) })).stdout.trim();
 }

@@ -274,6 +274,7 @@ export class AgentPool {
       startedAt: session.startedAt,
       deadline: session.deadline,
       attempt: await this.attemptNumber(taskId),
+      counted: task.attempts,
       model,
       batchEligible: task.batch_eligible,
       prepared: session.prepared && preparedData(session.prepared),

@@ -56,6 +56,7 @@ export async function startNewRun(
   await appendEvents(journalPath(o.paths, runId), [ev.runStarted({
     run_id: runId,
     plan: o.planName ?? name,
+    plan_file: name,
     plan_sha256: o.planSha,
     config_sha256: o.configSha,
     adapter: o.adapter,

@@ -54,6 +54,7 @@ import { RemoteWork } from "./remote_work.ts";
 import { openDesk } from "../workers/desk.ts";
 import { TicketBook } from "../workers/tickets.ts";
 import { Launcher, type LaunchTask, type PreparedCluster } from "../kubernetes/mod.ts";
+import { Protection } from "../protect/judge.ts";
 
 export { MAX_ATTEMPTS };
 export type { LiveAgent };
@@ -80,6 +81,8 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   store: TaskStore;
   /** Ids of this run's tasks. */
   taskIds: string[];
+  /** The plan file the run was started with (a protected path, DESIGN.md §18). */
+  planFile?: string;
   adapter: AgentAdapter;
   launch: PreflightResult["launch"];
   /** Container isolation, as probed before `run_started` (absent: host processes). */
@@ -178,10 +181,11 @@ export class Orchestrator {
       roleMaxAgents,
       maxAttempts: MAX_ATTEMPTS,
       requireApproval: options.requireApproval,
+      enforceOwnedFiles: options.enforceOwnedFiles,
       continuous: options.continuous ?? false,
       reportedExitGraceMs: REPORTED_EXIT_GRACE_MS,
       // A pull request's host tells of changes (poller, webhooks); the clock is a safety net.
-      mergeRetryMs: options.landing ? options.landing.settings.pollIntervalMs : 3000,
+      mergeRetryMs: options.landing ? options.landing.settings.retryMs : 3000,
       ...(options.stuckMergeWaitMs !== undefined
         ? { stuckMergeWaitMs: options.stuckMergeWaitMs }
         : {}),
@@ -240,6 +244,12 @@ export class Orchestrator {
         ? { teardownRunner: (tree: string) => treeContainer(iso, treeOf(tree, "teardown")) }
         : {}),
       agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
+      protection: new Protection({
+        paths: options.paths,
+        protectedPaths: options.protectedPaths ?? [],
+        modules: options.configModules ?? [],
+        planFile: options.planFile,
+      }),
     });
     this.#landing = options.landing && new PullRequestLanding({
       settings: options.landing.settings,
@@ -671,14 +681,25 @@ export class Orchestrator {
         return this.#afterRows(() =>
           this.#lane.verify(async () => {
             await this.#work.capture(action.taskId);
+            const task = o.store.get(action.taskId);
+            // What the captured diff touches (DESIGN.md §18), judged before its gates run.
+            const judged = task && await this.#work.judge(task);
             const { gatesFailed } = await this.#work.verify(action.taskId);
-            if (this.#landing && o.requireApproval && !gatesFailed) {
+            const refused = judged !== undefined && o.enforceOwnedFiles &&
+              judged.outsideOwned.length > 0;
+            const guarded = judged !== undefined &&
+              (judged.protected.length > 0 || judged.error !== undefined);
+            if (this.#landing && (o.requireApproval || guarded) && !gatesFailed && !refused) {
               // Its pull request opens now, so the host's checks and reviewers start while the
               // operator decides; only the board's merge lets it merge (what it says is journaled).
-              const task = o.store.get(action.taskId);
               if (task) await this.#landing.advance(task, false);
             }
-            return [{ type: "captured", taskId: action.taskId, gatesFailed }];
+            return [{
+              type: "captured",
+              taskId: action.taskId,
+              gatesFailed,
+              ...(judged ? { judged } : {}),
+            }];
           })
         );
       case "merge":

@@ -1,13 +1,14 @@
 /**
  * Rate and usage limits (spec §7.3, DESIGN.md §15): a match in an agent's new log lines parks its
- * adapter — until the reset time the limit names, else for the cooldown (300 s) — saved in
+ * adapter — until the reset time the limit names (rounded up to the second), else for the
+ * cooldown (300 s) — saved in
  * `.sdd/runtime/rate_limits.json`. The hit is handed to the decision core, which journals it,
  * ends the agent and requeues the task without counting the attempt; tasks start with a fallback
  * adapter meanwhile, or wait.
  */
 import { join } from "node:path";
 import { type CooldownTracker, saveCooldowns } from "../agents/cooldown.ts";
-import { resolveReset } from "../agents/reset_time.ts";
+import { parkUntil } from "../agents/reset_time.ts";
 import type { CoreEvent } from "./core/protocol.ts";
 import { scanNewLines } from "./log_watch.ts";
 import { serialised } from "../async/serialised.ts";
@@ -59,7 +60,7 @@ export class RateLimitGuard {
     session.scannedBytes = scannedTo;
     if (!match) return undefined;
     const nowS = this.#nowS();
-    const resetsAt = match.reset && resolveReset(match.reset, nowS * 1000);
+    const resetsAt = match.reset && parkUntil(match.reset, nowS * 1000);
     const entry = o.cooldowns.recordHit(adapter, nowS, {
       rule: match.rule,
       line: match.line,
@@ -73,7 +74,7 @@ export class RateLimitGuard {
       adapter,
       rule: match.rule,
       line: match.line.slice(0, 500),
-      until: Math.round(entry.until),
+      until: Math.ceil(entry.until), // never before the reset
       named: entry.named === true,
     };
   }

@@ -290,6 +290,7 @@ export class RemoteWork implements WorkerDesk {
           startedAt,
           deadline: startedAt + timeoutS * 1000,
           attempt,
+          counted: task.attempts,
           model: invocation.model,
           batchEligible: task.batch_eligible,
           adapter: adapter.name,

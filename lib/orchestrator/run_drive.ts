@@ -96,6 +96,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     journalPath: journalPath(paths, run.runId),
     store,
     taskIds: run.taskIds,
+    planFile: run.planFile,
     adapter: o.adapter,
     launch: o.launch,
     isolation: o.isolation,

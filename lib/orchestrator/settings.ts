@@ -40,6 +40,12 @@ export interface OrchestratorSettings {
   /** `worktree`, top level and per role (DESIGN.md §13). */
   worktreeEnv: WorktreeEnvConfig;
   requireApproval: boolean;
+  /** `protected_paths` (DESIGN.md §18): globs added to the protected defaults. */
+  protectedPaths: readonly string[];
+  /** `enforce_owned_files`: refuse a diff that leaves its task's owned_files. */
+  enforceOwnedFiles: boolean;
+  /** Modules service.yaml imports (`adapters.<n>.module`, `trackers.<n>.module`): protected. */
+  configModules: readonly string[];
   /** Quality gates of a task: top-level plus its role's (`quality_gates`). */
   qualityGates: (task: Pick<Task, "role">) => CommandCheck[];
   /** Thresholds of the verification alert (`verification_nudge`). */
@@ -78,6 +84,12 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
     agentEnv: config.agent_env,
     worktreeEnv: { worktree: config.worktree, roles: config.roles },
     requireApproval: config.review.require_approval,
+    protectedPaths: config.protected_paths,
+    enforceOwnedFiles: config.enforce_owned_files,
+    configModules: [
+      ...Object.values(config.adapters).map((a) => a.module),
+      ...Object.values(config.trackers).flatMap((t) => t.module ? [t.module] : []),
+    ],
     qualityGates: (task) => qualityGatesFor(config, task.role),
     nudge: config.verification_nudge,
     landUnreported: config.recovery.land_unreported,

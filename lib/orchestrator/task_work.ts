@@ -33,7 +33,8 @@ import {
 } from "../worktrees/worktrees.ts";
 import { runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
-import type { MergeResult, RebaseResult } from "./core/protocol.ts";
+import type { DiffJudgement, MergeResult, RebaseResult } from "./core/protocol.ts";
+import type { Protection } from "../protect/judge.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { printable } from "../util/printable.ts";
@@ -92,6 +93,8 @@ export interface TaskWorkOptions {
   teardownRunner?: (tree: string) => Promise<TreeRunner>;
   /** The environment a teardown runs with when the agent's is not known (adopted worktrees). */
   agentEnv?: (taskId: string, sessionId: string) => Promise<Record<string, string>>;
+  /** Protected paths and owned files: what each captured diff is judged by (DESIGN.md §18). */
+  protection?: Protection;
 }
 
 /** The worktrees of a run's tasks and what is done with them. */
@@ -100,6 +103,13 @@ export class TaskWork {
   readonly #handles = new Map<string, WorkHandle>();
   /** Sessions whose log is kept in the run directory. */
   readonly #logsKept = new Set<string>();
+  /**
+   * By task, the commit its diff was captured and judged at: what is gated, pushed and merged,
+   * whatever its branch says later.
+   */
+  readonly #tips = new Map<string, string>();
+  /** By task, the protected paths its diff was last judged to touch. */
+  readonly #protected = new Map<string, string[]>();
 
   constructor(options: TaskWorkOptions) {
     this.#o = options;
@@ -199,8 +209,51 @@ export class TaskWork {
       message: `service: work of ${taskId}`,
     });
     if (!result.captured) this.#o.warn(`${taskId}: no diff captured: ${result.reason}`);
+    const tip = result.captured
+      ? result.tip
+      : await resolveCommit(`refs/heads/${h.worktree.branch}`, { cwd: this.#o.paths.root });
+    if (tip) this.#tips.set(taskId, tip);
+    else this.#tips.delete(taskId);
     // A teardown still writes to the log at reap: then the log is kept after it instead.
     if (!this.#hasTeardown(h)) await this.#keepLog(taskId, h);
+  }
+
+  /**
+   * Judge `task`'s captured diff (DESIGN.md §18): the protected paths it touches and the paths
+   * outside its owned_files; undefined when nothing is configured to judge or the run does not
+   * hold its work.
+   */
+  judge(task: Task): Promise<DiffJudgement | undefined> {
+    return this.#judge(task.id, task.owned_files);
+  }
+
+  async #judge(taskId: string, owned: readonly string[]): Promise<DiffJudgement | undefined> {
+    const protection = this.#o.protection;
+    const h = this.#handles.get(taskId);
+    if (!protection || !h) return undefined;
+    const tip = this.#tips.get(taskId);
+    if (!tip) {
+      return { protected: [], outsideOwned: [], error: "its captured commit is not known" };
+    }
+    const j = await protection.judge({
+      cwd: this.#o.paths.root,
+      base: h.worktree.base,
+      tip,
+      owned,
+    });
+    if ("error" in j) return { protected: [], outsideOwned: [], error: j.error };
+    this.#protected.set(taskId, j.protected);
+    return j;
+  }
+
+  /** The commit of `taskId`'s work that lands: the one its diff was captured and judged at. */
+  tipOf(taskId: string): string | undefined {
+    return this.#tips.get(taskId);
+  }
+
+  /** The protected paths `taskId`'s diff was last judged to touch (DESIGN.md §18). */
+  protectedPaths(taskId: string): string[] {
+    return this.#protected.get(taskId) ?? [];
   }
 
   #hasTeardown(h: WorkHandle): boolean {
@@ -229,7 +282,7 @@ export class TaskWork {
     const verification = this.#o.verification;
     const outcome = await gateAgentBranch(this.#o.paths.root, {
       target: this.#o.targetBranch,
-      agent: h.worktree.branch,
+      agent: this.#tips.get(task.id) ?? h.worktree.branch,
       taskId: task.id,
       gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
       evaluated: verification.evaluated(task.id),
@@ -264,13 +317,15 @@ export class TaskWork {
     }));
     const landing = tasks.flatMap((task, i) => {
       const h = this.#handles.get(task.id);
-      return h ? [{ task, i, branch: h.worktree.branch }] : [];
+      return h ? [{ task, i, tip: this.#tips.get(task.id), branch: h.worktree.branch }] : [];
     });
     try {
       const outcomes = await mergeAgentBranches(this.#o.paths.root, {
         target: this.#o.targetBranch,
-        members: landing.map(({ task, branch }) => ({
-          agent: branch,
+        members: landing.map(({ task, tip, branch }) => ({
+          // The commit whose diff was captured and judged, whatever the branch holds now.
+          agent: tip ?? branch,
+          name: branch,
           taskId: task.id,
           gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
           evaluated: verification.evaluated(task.id),
@@ -310,11 +365,13 @@ export class TaskWork {
       onto,
       root: this.#o.paths.root,
     });
-    if (out.kind === "rebased") {
-      h.worktree = { ...h.worktree, base: onto };
-      if (out.diffChanged) await this.capture(taskId);
-    }
-    return out;
+    if (out.kind !== "rebased") return out;
+    h.worktree = { ...h.worktree, base: onto };
+    if (out.diffChanged) await this.capture(taskId);
+    else this.#tips.set(taskId, out.tip);
+    // Judged again: what lands now is the rebased branch.
+    const judged = await this.#judge(taskId, []);
+    return judged && !judged.error ? { ...out, protected: judged.protected } : out;
   }
 
   /**
@@ -330,6 +387,8 @@ export class TaskWork {
     if (!h) return;
     // Taken out at once: a new attempt of the task may set its own while this one is reaped.
     this.#handles.delete(taskId);
+    this.#tips.delete(taskId);
+    this.#protected.delete(taskId);
     await this.#o.verification.beforeReap(taskId);
     try {
       const r = await reapWorktree(this.#o.paths.root, h.sessionId, {

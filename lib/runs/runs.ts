@@ -88,7 +88,8 @@ export async function listRuns(paths: WorkspacePaths): Promise<RunSummary[]> {
   const liveRun = state?.status === "running" && processAlive(state.pid) ? state.run_id : null;
   const found: { runId: string; summary: JournalSummary }[] = [];
   try {
-    for await (const entry of Deno.readDir(paths.runs)) {
+    // Listed in place: a directory of a few hundred names reads in microseconds.
+    for (const entry of Deno.readDirSync(paths.runs)) {
       if (!entry.isDirectory || !isValidId(entry.name)) continue;
       try {
         const summary = await journalSummary(entry.name, journalPath(paths, entry.name));

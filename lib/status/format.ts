@@ -3,6 +3,7 @@ import type { StartFailure } from "../runs/start_failure.ts";
 import { formatUsd } from "../cost/money.ts";
 import { durationWords } from "../util/duration_words.ts";
 import type { VerificationNudge } from "../verification/nudge.ts";
+import type { GuardedTask } from "./guarded.ts";
 import { printable } from "../util/printable.ts";
 
 /** A parked adapter as the status object holds it. */
@@ -48,6 +49,41 @@ export function verificationLine(n: VerificationNudge, p: Palette): string | und
     );
   }
   return undefined;
+}
+
+/**
+ * What `status` says of tasks whose diff touches protected paths or leaves its owned_files (file
+ * names are the agent's choice: the caller's palette escapes each line).
+ */
+export function guardedLines(tasks: GuardedTask[] | undefined): string[] {
+  const list = (paths: string[]) =>
+    paths.slice(0, 8).join(", ") +
+    (paths.length > 8 ? ` and ${paths.length - 8} more` : "");
+  const lines: string[] = [];
+  for (const t of tasks ?? []) {
+    if (t.protected_error) {
+      lines.push(
+        `  ${t.task_id} PROTECTED: ${t.protected_error}; it lands only on an ` +
+          "operator's merge",
+      );
+    } else if (t.protected_paths?.length) {
+      const landing = t.state === "needs_review"
+        ? "it waits for an operator's merge on the board"
+        : `it lands only on an operator's merge (${t.state.replace("_", " ")})`;
+      lines.push(
+        `  ${t.task_id} PROTECTED: its diff changes ${list(t.protected_paths)}; ${landing}`,
+      );
+    }
+    const owned = t.owned_files_exceeded;
+    if (owned) {
+      lines.push(
+        `  ${t.task_id} OUTSIDE OWNED FILES: its diff changes ${list(owned.paths)} outside ` +
+          `owned_files (${list(owned.owned_files)})` +
+          (owned.enforced ? "; refused (enforce_owned_files)" : "; flagged"),
+      );
+    }
+  }
+  return lines;
 }
 
 /**
@@ -115,6 +151,9 @@ export function formatStatus(
     }
     for (const [task, reason] of Object.entries(run.waiting ?? {})) {
       lines.push(p.yellow(`  ${task} ${reason.startsWith("blocked") ? "is" : "waits:"} ${reason}`));
+    }
+    for (const line of guardedLines(status.guarded as GuardedTask[] | undefined)) {
+      lines.push(p.red(line));
     }
   }
   const notStarted = status.start_failure as StartFailure | null | undefined;

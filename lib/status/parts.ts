@@ -3,7 +3,8 @@
  * `verification_nudge` (spec §2.10, from the ledger at request time), `agents` (live agents
  * from PID files), `workers` (tasks on remote workers, from the task store), `spend` (cost report against budget), `rate_limits` (parked adapters, with
  * the reset time their limit named or the cooldown), `batches` (the batch lane's requests in
- * flight, with their age).
+ * flight, with their age), `guarded` (the current run's tasks whose diff touches protected paths
+ * or leaves its owned_files, DESIGN.md §18).
  * `STATUS_PARTS` lists them in the order the status object shows them.
  */
 import { loadCooldowns } from "../agents/cooldown.ts";
@@ -24,6 +25,7 @@ import { readStartFailure } from "../runs/start_failure.ts";
 import { journalPath } from "../workspace.ts";
 import { readVerificationNudge } from "../verification/nudge.ts";
 import type { StatusPart } from "./status.ts";
+import { guardedPart } from "./guarded.ts";
 
 /** Task counts by status, of every run: the store's when the server opened it, else the specs'. */
 async function taskCounts(app: AppContext): Promise<Record<string, number>> {
@@ -205,6 +207,7 @@ export const STATUS_PARTS: ReadonlyArray<readonly [string, StatusPart]> = [
   ["workers", workersPart],
   ["spend", spendPart],
   ["run", runPart],
+  ["guarded", guardedPart],
   ["start_failure", startFailurePart],
   ["rate_limits", rateLimitsPart],
   ["batches", batchesPart],

@@ -13,11 +13,12 @@
  * is an export of every task for external workers, rebuilt from the specs.
  */
 import { join } from "node:path";
-import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { parse as parseYaml } from "yaml";
 import { isValidId } from "../ids.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
 import type { TaskStatus } from "./lifecycle.ts";
+import { specYaml } from "./spec_yaml.ts";
 import { StoredTaskSchema, type Task } from "./task.ts";
 
 /** The backlog directories. */
@@ -56,9 +57,9 @@ export async function ensureBacklogDirs(paths: WorkspacePaths): Promise<void> {
   await Deno.mkdir(paths.runtime, { recursive: true });
 }
 
-/** The YAML text of a task spec. */
+/** The YAML text of a task spec (./spec_yaml.ts). */
 export function taskYaml(task: Task): string {
-  return stringifyYaml(task, { lineWidth: 0 });
+  return specYaml(task as unknown as Record<string, unknown>);
 }
 
 /** Tasks read from disk and what could not be read. */
@@ -132,18 +133,39 @@ export async function saveTaskSpec(
   await writeFileAtomic(taskFile(paths, bucket, id), yaml);
   for (const other of previous ? [previous] : BUCKETS) {
     if (other === bucket) continue;
-    await Deno.remove(taskFile(paths, other, id)).catch((e) => {
+    // In place, like the write's own open and rename: an unlink takes microseconds.
+    try {
+      Deno.removeSync(taskFile(paths, other, id));
+    } catch (e) {
       if (!(e instanceof Deno.errors.NotFound)) throw e;
-    });
+    }
   }
 }
 
-/** Write the JSON export of every task atomically. */
+/**
+ * Each task's JSON as last exported, kept while its revision stands: a burst of changes to a few
+ * of ten thousand tasks re-encodes those few, not the whole backlog, at every export.
+ */
+export type ExportCache = Map<string, { revision: number; json: string }>;
+
+/**
+ * Write the JSON export of every task atomically: `{"generated_at", "tasks": […]}`, the bytes
+ * `JSON.stringify` makes of it, each task's part taken from `cache` when its revision is unchanged.
+ */
 export async function writeBacklogExport(
   paths: WorkspacePaths,
   tasks: Iterable<Task>,
   now: string,
+  cache: ExportCache = new Map(),
 ): Promise<void> {
-  const body = JSON.stringify({ generated_at: now, tasks: [...tasks] });
+  const parts: string[] = [];
+  for (const task of tasks) {
+    let entry = cache.get(task.id);
+    if (entry?.revision !== task.revision) {
+      cache.set(task.id, entry = { revision: task.revision, json: JSON.stringify(task) });
+    }
+    parts.push(entry.json);
+  }
+  const body = `{"generated_at":${JSON.stringify(now)},"tasks":[${parts.join(",")}]}`;
   await writeFileAtomic(backlogExportPath(paths), body + "\n");
 }

@@ -17,6 +17,7 @@ import {
   type Bucket,
   bucketOf,
   ensureBacklogDirs,
+  type ExportCache,
   loadTaskSpecs,
   saveTaskSpec,
   taskFile,
@@ -95,6 +96,7 @@ export class TaskStore {
   readonly #onDisk = new Map<string, Bucket>();
   #seq = 0;
   #exportDirty = false;
+  readonly #exportCache: ExportCache = new Map();
   #exporting: Promise<void> | undefined;
 
   private constructor(paths: WorkspacePaths, options: TaskStoreOptions) {
@@ -499,6 +501,7 @@ export class TaskStore {
         if (!(e instanceof Deno.errors.NotFound)) throw e;
       });
       this.#tasks.delete(id);
+      this.#exportCache.delete(id);
       this.#onDisk.delete(id);
       this.#active.delete(id);
     }
@@ -546,7 +549,12 @@ export class TaskStore {
     }
     if (!this.#exportDirty) return Promise.resolve();
     this.#exportDirty = false;
-    this.#exporting = writeBacklogExport(this.#paths, this.#tasks.values(), this.#nowIso())
+    this.#exporting = writeBacklogExport(
+      this.#paths,
+      this.#tasks.values(),
+      this.#nowIso(),
+      this.#exportCache,
+    )
       .catch((e) => {
         this.#exportDirty = true;
         console.error(`task store: cannot write task-backlog.json: ${(e as Error).message}`);

@@ -83,8 +83,14 @@ Deno.test("outsideProject(): without a project every ticket is taken, but nothin
 });
 
 Deno.test("hostEventOutside(): a pull-request event is taken only when it names the tracker's project or landing.repo", () => {
-  const gh = (repo: string) => ({ provider: "github" as const, repo, project_id: 1 });
-  const gl = (repo: string, id: number) => ({ provider: "gitlab" as const, repo, project_id: id });
+  const keys = { numbers: "", shas: "", branches: "", merged_into: "" };
+  const gh = (repo: string) => ({ provider: "github" as const, repo, project_id: 1, ...keys });
+  const gl = (repo: string, id: number) => ({
+    provider: "gitlab" as const,
+    repo,
+    project_id: id,
+    ...keys,
+  });
   const b = { name: "tracker_b", project: "octo-org/app" };
   const c = { name: "tracker_c", project: "group/app" };
   const byId = { name: "tracker_c", project: "15" };

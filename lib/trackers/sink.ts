@@ -7,6 +7,8 @@
  * types, are ignored. The routing policy (label filter, label→role map, default role) is
  * {@link routeTicket}, pure.
  */
+import { Bounded } from "../async/bounded.ts";
+import { ConflictError } from "../errors.ts";
 import { ID_PATTERN } from "../ids.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import { type Task, TaskInputSchema, type TaskSource } from "../tasks/task.ts";
@@ -51,6 +53,8 @@ function ticketTaskId(ticket: Ticket): string | undefined {
 }
 
 const NOT_STARTED = new Set(["OPEN", "BLOCKED"]);
+/** Tickets applied at once (each writes and syncs a task spec). */
+const MAX_SIDE_BY_SIDE = 64;
 
 /** Options of {@link createTicketSink}. */
 export interface TicketSinkOptions {
@@ -62,8 +66,11 @@ export interface TicketSinkOptions {
 }
 
 /**
- * A sink over `store`. Tickets are applied one at a time (two deliveries about one ticket never
- * create two tasks); the (adapter, key) → task index is built from the store once.
+ * A sink over `store`. Tickets about one ticket (adapter, key) are applied one at a time, in the
+ * order they came (two deliveries about one ticket never create two tasks); tickets about
+ * different tickets are applied side by side, so their task specs share the disk's syncs (a
+ * burst of new issues costs a few group commits, not one sync after another). The (adapter,
+ * key) → task index is built from the store once.
  */
 export function createTicketSink(options: TicketSinkOptions): TicketSink {
   const { store } = options;
@@ -71,7 +78,6 @@ export function createTicketSink(options: TicketSinkOptions): TicketSink {
   for (const task of store.list()) {
     if (task.source) index.set(slot(task.source.tracker, task.source.key), task.id);
   }
-  let queue: Promise<unknown> = Promise.resolve();
   const applyOne = async (ticket: Ticket): Promise<TicketOutcome> => {
     const refused = ticketProblem(ticket) ?? options.outside?.(ticket);
     if (refused) return ignored(ticket, refused);
@@ -83,28 +89,43 @@ export function createTicketSink(options: TicketSinkOptions): TicketSink {
     if (existing) return await update(store, existing, ticket, route);
     if (ticket.state === "closed") return ignored(ticket, "closed ticket without a task");
     if ("ignored" in route) return ignored(ticket, route.ignored);
-    let id = ticketTaskId(ticket);
-    if (id && store.get(id)) id = undefined; // taken by another task: let the store pick one
-    const [task] = await store.create([TaskInputSchema.parse({
-      id,
+    const input = TaskInputSchema.parse({
+      id: ticketTaskId(ticket),
       title: (ticket.title || ticket.ref || ticket.key).slice(0, 500),
       goal: ticketGoal(ticket),
       role: route.role,
       source: sourceOf(ticket),
-    })]);
+    });
+    if (input.id && store.get(input.id)) delete input.id; // taken by another task: the store picks
+    let task: Task;
+    try {
+      [task] = await store.create([input]);
+    } catch (e) {
+      // Another ticket whose id reads the same is being created beside this one: pick another.
+      if (!(input.id && e instanceof ConflictError && e.code === "duplicate_id")) throw e;
+      delete input.id;
+      [task] = await store.create([input]);
+    }
     index.set(slot(ticket.tracker, ticket.key), task.id);
     return { ref: ticket.ref, action: "created", task_id: task.id };
   };
-  return (tickets) => {
-    if (tickets.length === 0) return Promise.resolve([]); // not an issue event: nothing to order
-    const run = queue.then(async () => {
-      const out: TicketOutcome[] = [];
-      for (const t of tickets) out.push(await applyOne(t));
-      return out;
+  /** The last queued ticket of each (adapter, key). */
+  const queues = new Map<string, Promise<unknown>>();
+  // A first poll may bring thousands of tickets at once: a bounded number are written at a time.
+  const writers = new Bounded(MAX_SIDE_BY_SIDE);
+  const inTurn = (ticket: Ticket): Promise<TicketOutcome> => {
+    const key = slot(ticket.tracker, ticket.key);
+    const run = (queues.get(key) ?? Promise.resolve()).then(() =>
+      writers.run(() => applyOne(ticket))
+    );
+    const tail = run.catch(() => {});
+    queues.set(key, tail);
+    tail.then(() => {
+      if (queues.get(key) === tail) queues.delete(key);
     });
-    queue = run.catch(() => {});
     return run;
   };
+  return (tickets) => Promise.all(tickets.map(inTurn));
 }
 
 async function update(

@@ -42,7 +42,11 @@ export interface WebhookHandler<T = unknown> {
 /** The activity kind a code host's pull-request event is announced under (lib/landing listens). */
 export const HOST_EVENT_ACTIVITY = "host_pull_request";
 
-/** A code host's pull-request event, announced as {@link HOST_EVENT_ACTIVITY}. */
+/**
+ * A code host's pull-request event, announced as {@link HOST_EVENT_ACTIVITY}: its repository, and
+ * which pull requests it concerns (space-separated lists, `""` when the event names none: a check
+ * suite or a commit status names only its head SHA, a pipeline its SHA and ref).
+ */
 export interface HostEvent {
   [key: string]: string | number;
   provider: "github" | "gitlab";
@@ -50,6 +54,49 @@ export interface HostEvent {
   repo: string;
   /** GitLab's numeric project id (a project may be configured by it). */
   project_id: number;
+  /** Pull request numbers (GitLab: merge request iids). */
+  numbers: string;
+  /** Head commit SHAs. */
+  shas: string;
+  /** Head branch names. */
+  branches: string;
+  /** The base branch a pull request was just merged into, or `""`. */
+  merged_into: string;
+}
+
+/** What an event names, before it is checked and joined into a {@link HostEvent}'s lists. */
+export interface HostEventKeys {
+  numbers?: unknown[];
+  shas?: unknown[];
+  branches?: unknown[];
+  mergedInto?: unknown;
+}
+
+/** At most this many of each key are kept (a check suite may list many pull requests). */
+const MAX_KEYS = 20;
+
+/** A git branch name as a host sends it (no spaces or control characters; bounded). */
+const BRANCH = /^[^\s\p{Cc}]{1,255}$/u;
+
+/** The lists of a {@link HostEvent}: only well-formed numbers, SHAs and branch names are kept. */
+export function hostEventKeys(
+  keys: HostEventKeys,
+): Pick<HostEvent, "numbers" | "shas" | "branches" | "merged_into"> {
+  const keep = (values: unknown[] | undefined, ok: (v: string) => boolean) =>
+    [...new Set(values ?? [])].filter((v): v is string => typeof v === "string" && ok(v))
+      .slice(0, MAX_KEYS).join(" ");
+  const branch = typeof keys.mergedInto === "string" && BRANCH.test(keys.mergedInto)
+    ? keys.mergedInto
+    : "";
+  return {
+    numbers: keep(
+      keys.numbers?.map((n) => Number.isSafeInteger(n) ? String(n) : n),
+      (v) => /^[1-9][0-9]{0,9}$/.test(v),
+    ),
+    shas: keep(keys.shas, (v) => /^[0-9a-f]{7,64}$/.test(v)),
+    branches: keep(keys.branches, (v) => BRANCH.test(v)),
+    merged_into: branch,
+  };
 }
 
 /** The first of `names` present in `headers`. */

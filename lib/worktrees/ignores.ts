@@ -49,21 +49,41 @@ function gitDirOf(worktree: string, signal?: AbortSignal): Promise<string> {
   return gitText(["rev-parse", "--absolute-git-dir"], { cwd: worktree, signal });
 }
 
-const enabled = new Set<string>();
+/**
+ * The exclude file written for each worktree by this process, by worktree path: the capture
+ * after the agent ran reads it from here instead of asking git again (one process fewer per
+ * task; the path is the one written before the agent ran, whatever it did to its `.git` file).
+ */
+const written = new Map<string, string>();
+const MAX_WRITTEN = 4096;
 
-/** The main checkout of the repository `worktree` belongs to (where its worktrees are kept). */
-async function repositoryRoot(worktree: string, signal?: AbortSignal): Promise<string> {
-  const common = await gitText(["rev-parse", "--git-common-dir"], { cwd: worktree, signal });
-  return dirname(isAbsolute(common) ? common : join(worktree, common));
+/** A worktree's own git directory and the repository's common one, in one git process. */
+async function gitDirs(
+  worktree: string,
+  signal?: AbortSignal,
+): Promise<{ own: string; common: string }> {
+  const out = await gitText(["rev-parse", "--absolute-git-dir", "--git-common-dir"], {
+    cwd: worktree,
+    signal,
+  });
+  const [own, common] = out.split("\n");
+  return { own, common: isAbsolute(common) ? common : join(worktree, common) };
 }
+
+const enabled = new Set<string>();
 
 /**
  * Turn on `extensions.worktreeConfig` in the repository's config (once per repository). Worktrees
  * start side by side: the check-and-set runs as the repository's only worktree-reading git
  * command (lib/git/worktree_admin.ts), and a lock another process holds is waited out briefly.
+ * `common` is the repository's git directory; returns its main checkout.
  */
-async function enableWorktreeConfig(worktree: string, signal?: AbortSignal): Promise<string> {
-  const root = await repositoryRoot(worktree, signal);
+async function enableWorktreeConfig(
+  worktree: string,
+  common: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  const root = dirname(common);
   if (enabled.has(root)) return root;
   const o = { cwd: worktree, signal, allowFailure: true };
   const now = await gitAmongWorktrees(root, ["config", "--get", "extensions.worktreeConfig"], o);
@@ -81,11 +101,10 @@ async function enableWorktreeConfig(worktree: string, signal?: AbortSignal): Pro
  * The lines of the excludes file git reads for the user outside agent worktrees ("" when none):
  * `core.excludesFile` as the repository's own config, the global and the system one set it.
  */
-async function userGlobalExcludes(worktree: string): Promise<string> {
-  const common = await gitText(["rev-parse", "--git-common-dir"], { cwd: worktree });
+async function userGlobalExcludes(worktree: string, common: string): Promise<string> {
   const set = await git(["config", "--get", "core.excludesFile"], {
     cwd: worktree,
-    env: { GIT_DIR: isAbsolute(common) ? common : join(worktree, common) },
+    env: { GIT_DIR: common },
     allowFailure: true,
   });
   let path = set.stdout.trim();
@@ -111,10 +130,12 @@ export async function writeWorktreeIgnores(
   lines: readonly string[],
   signal?: AbortSignal,
 ): Promise<string | undefined> {
+  written.delete(worktree); // a worktree made again at this path has a git directory of its own
   if (lines.length === 0) return undefined;
-  const root = await enableWorktreeConfig(worktree, signal);
-  const file = join(await gitDirOf(worktree, signal), WORKTREE_EXCLUDE_FILE);
-  const global = await userGlobalExcludes(worktree);
+  const dirs = await gitDirs(worktree, signal);
+  const root = await enableWorktreeConfig(worktree, dirs.common, signal);
+  const file = join(dirs.own, WORKTREE_EXCLUDE_FILE);
+  const global = await userGlobalExcludes(worktree, dirs.common);
   const text = [HEADER, ...lines, ...(global.trim() ? [GLOBAL_HEADER, global.trimEnd()] : [])]
     .join("\n") + "\n";
   await Deno.writeTextFile(file, text);
@@ -123,6 +144,9 @@ export async function writeWorktreeIgnores(
     cwd: worktree,
     signal,
   });
+  written.set(worktree, file);
+  // Bounded: the oldest sessions' entries go first (their capture then asks git, as before).
+  while (written.size > MAX_WRITTEN) written.delete(written.keys().next().value!);
   return file;
 }
 
@@ -145,7 +169,8 @@ export async function untrackIgnored(
   options: UntrackOptions = {},
 ): Promise<string[]> {
   const o = { cwd: worktree, signal: options.signal };
-  const file = join(await gitDirOf(worktree, options.signal), WORKTREE_EXCLUDE_FILE);
+  const file = written.get(worktree) ??
+    join(await gitDirOf(worktree, options.signal), WORKTREE_EXCLUDE_FILE);
   if (!await Deno.stat(file).then(() => true, () => false)) return [];
   const matching = splitZ(
     (await git(["ls-files", "-z", "-c", "-i", `--exclude-from=${file}`], o)).stdout,

@@ -1,11 +1,12 @@
 /**
  * Browser test harness: a temporary workspace holding the golden run, the real server on a
- * free port, and Debian's Chromium driven by playwright-core. Everything is closed on dispose.
+ * free port, and the tests' Chromium (../_chromium.ts) driven by playwright-core. Everything is
+ * closed on dispose.
  */
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { join } from "node:path";
-import { CHROMIUM_ARGS, serveBoard } from "../_e2e.ts";
-import { chromiumExecutable } from "../_chromium.ts";
+import { serveBoard } from "../_e2e.ts";
+import { launchChromiumContext } from "../_chromium.ts";
 import type { TokenSpec } from "../../lib/auth/tokens.ts";
 
 /** Where screenshots go (gitignored). */
@@ -52,12 +53,20 @@ export async function openBoard(options: OpenBoardOptions = {}): Promise<BoardHa
   }
   await options.prepare?.(root);
   const server = await serveBoard(root, options.tokens ?? []);
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: await chromiumExecutable(),
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: options.viewport ?? { width: 1400, height: 1000 },
-  });
+  const rest = async () => {
+    await server[Symbol.asyncDispose]();
+    await Deno.remove(profile, { recursive: true }).catch(() => {});
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  };
+  let context: BrowserContext;
+  try {
+    context = await launchChromiumContext(profile, {
+      viewport: options.viewport ?? { width: 1400, height: 1000 },
+    });
+  } catch (e) {
+    await rest(); // a browser that does not start leaves nothing behind
+    throw e;
+  }
   const page = context.pages()[0] ?? await context.newPage();
   return {
     root,
@@ -67,9 +76,7 @@ export async function openBoard(options: OpenBoardOptions = {}): Promise<BoardHa
     runDir,
     async [Symbol.asyncDispose]() {
       await context.close();
-      await server[Symbol.asyncDispose]();
-      await Deno.remove(profile, { recursive: true }).catch(() => {});
-      await Deno.remove(root, { recursive: true }).catch(() => {});
+      await rest();
     },
   };
 }

@@ -2,42 +2,87 @@
  * The board page for a headless `chromium --screenshot` (and `--dump-dom`, which captures at the
  * same moment): Chromium takes them when the document's `load` fires, so the page must finish
  * loading — the activity stream must not hold `load` — and must have the board on screen by then.
- * The command is the one a user types, run as a real child process.
+ * With a Chromium that has these commands, the command is the one a user types, run as a real
+ * child process. The npm build (a headless shell compiled without them, ../_chromium.ts) takes the
+ * same capture over the DevTools protocol, as the command itself does inside Chromium.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { chromiumExecutable } from "../_chromium.ts";
+import { launchChromium, testChromium } from "../_chromium.ts";
 import { openBoard } from "./_harness.ts";
 
-/** Run headless Chromium on `url` with `args`; fails after `ms` (the page never loaded). */
-async function headless(url: string, args: string[], ms = 30_000) {
+/** What to capture: the DOM, or a PNG written to a path. */
+type Capture = { dumpDom: true } | { screenshot: string };
+
+/** A capture of `url` in a 1280×900 window, like `chromium --headless`; fails after `ms`. */
+async function headless(url: string, capture: Capture, ms = 30_000) {
+  const started = Date.now();
+  const browser = await testChromium();
+  if (!browser.headlessCommands) {
+    const { dom } = await overDevTools(url, capture, ms);
+    return { code: 0, dom, ms: Date.now() - started, how: "DevTools protocol" };
+  }
   const profile = await Deno.makeTempDir({ prefix: "board-headless-" });
   try {
-    const started = Date.now();
-    const out = await new Deno.Command(await chromiumExecutable(), {
+    const flag = "dumpDom" in capture ? "--dump-dom" : `--screenshot=${capture.screenshot}`;
+    const out = await new Deno.Command(browser.executable, {
       args: [
         "--headless",
         "--no-sandbox",
         "--disable-gpu",
         `--user-data-dir=${profile}`,
         "--window-size=1280,900",
-        ...args,
+        flag,
         url,
       ],
       stdout: "piped",
       stderr: "piped",
       signal: AbortSignal.timeout(ms),
     }).output();
-    return { code: out.code, dom: new TextDecoder().decode(out.stdout), ms: Date.now() - started };
+    const dom = new TextDecoder().decode(out.stdout);
+    return { code: out.code, dom, ms: Date.now() - started, how: flag.split("=")[0] };
   } finally {
     await Deno.remove(profile, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * The command's capture over the DevTools protocol, in the steps Chromium's own headless command
+ * handler takes: navigate, wait for `Page.loadEventFired`, then read the DOM and take the shot.
+ */
+async function overDevTools(url: string, capture: Capture, ms: number) {
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send("Page.enable");
+    const loaded = new Promise((resolve) => cdp.once("Page.loadEventFired", resolve));
+    await cdp.send("Page.navigate", { url });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      loaded,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no load event within ${ms} ms`)), ms);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    const { result } = await cdp.send("Runtime.evaluate", {
+      expression: "document.documentElement.outerHTML",
+      returnByValue: true,
+    });
+    if ("screenshot" in capture) {
+      const { data } = await cdp.send("Page.captureScreenshot", { format: "png" });
+      await Deno.writeFile(capture.screenshot, Uint8Array.from(atob(data), (c) => c.charCodeAt(0)));
+    }
+    return { dom: String(result.value ?? "") };
+  } finally {
+    await browser.close();
   }
 }
 
 Deno.test("headless chromium --screenshot of the board page finishes, with the board and the selected task on it", async () => {
   await using board = await openBoard();
   const page = `${board.url}/dashboard/review-board?run=golden&task=t-parser`;
-  const dumped = await headless(page, ["--dump-dom"]);
+  const dumped = await headless(page, { dumpDom: true });
   assert.equal(dumped.code, 0);
   assert.doesNotMatch(dumped.dom, /loading[^<]*…/, "captured before the data arrived");
   assert.match(dumped.dom, /data-column="needs_review"/);
@@ -47,18 +92,18 @@ Deno.test("headless chromium --screenshot of the board page finishes, with the b
   assert.doesNotMatch(dumped.dom, /data-load-hold/, "the load hold is gone once shown");
 
   const png = join(board.root, "board.png");
-  const shot = await headless(page, [`--screenshot=${png}`]);
+  const shot = await headless(page, { screenshot: png });
   assert.equal(shot.code, 0);
   const bytes = await Deno.readFile(png);
   assert.deepEqual([...bytes.subarray(1, 4)], [0x50, 0x4e, 0x47], "a PNG was written");
-  console.log(`--screenshot finished in ${shot.ms} ms (${bytes.length} bytes)`);
+  console.log(`screenshot (${shot.how}) finished in ${shot.ms} ms (${bytes.length} bytes)`);
 });
 
 Deno.test("headless chromium --dump-dom of a workspace with no runs shows the empty board's words", async () => {
   await using board = await openBoard({
     prepare: (root) => Deno.remove(join(root, ".sdd", "runs", "golden"), { recursive: true }),
   });
-  const dumped = await headless(`${board.url}/dashboard/review-board`, ["--dump-dom"]);
+  const dumped = await headless(`${board.url}/dashboard/review-board`, { dumpDom: true });
   assert.equal(dumped.code, 0);
   assert.match(dumped.dom, /No runs yet/);
 });

@@ -6,8 +6,7 @@
  * page says why.
  */
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
-import { CHROMIUM_ARGS } from "../_e2e.ts";
+import { launchChromiumContext } from "../_chromium.ts";
 import { goldenWorkspace } from "../helpers.ts";
 import { loopbackServer } from "../_raw_http.ts";
 
@@ -34,21 +33,28 @@ async function proxiedBoard(publicUrl: boolean) {
   });
   upstream = server.url;
   const profile = await Deno.makeTempDir({ prefix: "proxy-chromium-" });
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [...CHROMIUM_ARGS, "--host-resolver-rules=MAP board.example 127.0.0.1"],
-  });
+  const rest = async () => {
+    await server.shutdown();
+    await proxy.shutdown();
+    await Deno.remove(profile, { recursive: true }).catch(() => {});
+    await ws[Symbol.asyncDispose]();
+  };
+  let context;
+  try {
+    context = await launchChromiumContext(profile, {
+      args: ["--host-resolver-rules=MAP board.example 127.0.0.1"],
+    });
+  } catch (e) {
+    await rest(); // a browser that does not start leaves nothing behind
+    throw e;
+  }
   const page = context.pages()[0] ?? await context.newPage();
   return {
     page,
     publicBase,
     async [Symbol.asyncDispose]() {
       await context.close();
-      await server.shutdown();
-      await proxy.shutdown();
-      await Deno.remove(profile, { recursive: true }).catch(() => {});
-      await ws[Symbol.asyncDispose]();
+      await rest();
     },
   };
 }

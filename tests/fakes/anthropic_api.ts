@@ -7,10 +7,12 @@
  * streamed `Bash` `tool_use` block, or text that ends the turn — by how many `tool_result` blocks it
  * already carries; Claude Code's own Bash tool then runs the command. In `rate_limit` mode every
  * messages call answers 429 with `{"type":"error","error":{"type":"rate_limit_error",…}}` and
- * `retry-after`. Any other path answers 404. Every request is recorded.
+ * `retry-after`; with `limit`, every messages call answers that limit (./limits.ts). Any other
+ * path answers 404. Every request is recorded.
  */
 
 import { type FakeServer, sseFrame, startRecordingServer } from "./_sse_server.ts";
+import { type LimitAnswer, limitResponse } from "./limits.ts";
 
 /** How the fake answers `POST /v1/messages`. */
 export type FakeMode = "ok" | "rate_limit";
@@ -34,6 +36,8 @@ export interface FakeAnthropicOptions {
   script?: ScriptStep[];
   inputTokens?: number;
   outputTokens?: number;
+  /** Answer every messages call with this limit (./limits.ts). */
+  limit?: LimitAnswer;
 }
 
 const sse = (event: string, data: unknown) => sseFrame(data, event);
@@ -133,6 +137,7 @@ export function startFakeAnthropicApi(options: FakeAnthropicOptions = {}): FakeA
         { status: 404 },
       );
     }
+    if (options.limit) return limitResponse(options.limit);
     if (state.mode === "rate_limit") {
       return Response.json({
         type: "error",

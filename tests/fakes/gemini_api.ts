@@ -7,7 +7,8 @@
  * `:generateContent` answers one such object (Gemini CLI's model router and helpers use it) and
  * `:countTokens` a `totalTokens` count. The answers are scripted: while the request carries fewer
  * `functionResponse` parts than there are `commands`, the next command is called with the
- * `run_shell_command` tool; then the model says `finalText`. Every request is recorded.
+ * `run_shell_command` tool; then the model says `finalText`. With `limit`, every model call
+ * answers that limit (./limits.ts). Every request is recorded.
  */
 import {
   type FakeServer,
@@ -16,6 +17,7 @@ import {
   sseResponse,
   startRecordingServer,
 } from "./_sse_server.ts";
+import { type LimitAnswer, limitResponse } from "./limits.ts";
 
 export type { RecordedRequest } from "./_sse_server.ts";
 
@@ -35,6 +37,8 @@ export interface FakeGeminiOptions {
   usage?: GeminiUsage;
   /** `auth`: every call answers 401 UNAUTHENTICATED, as Google does for a bad key. */
   mode?: "ok" | "auth";
+  /** Answer every model call with this limit (./limits.ts). */
+  limit?: LimitAnswer;
 }
 
 type Json = Record<string, unknown>;
@@ -70,6 +74,7 @@ export function startFakeGeminiApi(options: FakeGeminiOptions = {}): FakeServer 
         status: 404,
       });
     }
+    if (options.limit) return limitResponse(options.limit);
     if (options.mode === "auth") {
       return Response.json({
         error: {

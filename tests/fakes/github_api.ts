@@ -7,12 +7,28 @@
  * 409 "Head branch was modified"), every required status check is green on the head and enough
  * approving reviews were given (else 405 with GitHub's words), and the merge is clean.
  *
- * Answers carry `ETag` (a repeated GET with `If-None-Match` gets 304) and the rate-limit headers;
- * lists honour `per_page`/`page` with a `Link: rel="next"` header. Tokens are Bearer tokens; a
- * token without `pull_requests` answers 403 with `X-Accepted-GitHub-Permissions`, an unknown one
- * 401 "Bad credentials". Tests play CI and people through {@link FakeGithub}'s methods.
+ * Answers carry `ETag` (a repeated GET with `If-None-Match` gets 304 with no body) and the
+ * rate-limit headers, counted as GitHub counts them (a 304 costs nothing); lists honour
+ * `per_page`/`page` with a `Link: rel="next"` header. Tokens are Bearer tokens; a token without
+ * `pull_requests` answers 403 with `X-Accepted-GitHub-Permissions`, an unknown one 401 "Bad
+ * credentials". Tests play CI (check runs and commit statuses) and people through
+ * {@link FakeGithub}'s methods; with a webhook set, the fake delivers what GitHub would
+ * (`pull_request`, `pull_request_review`, `check_run`, `check_suite`, `status`), signed. Every
+ * request and event is logged on the fake's own clock.
  */
-import { hostAnswer } from "./_host_http.ts";
+import {
+  type FakeHostEvent,
+  hostAnswer,
+  HostLedger,
+  type HostRequest,
+  type HostStats,
+} from "./_host_http.ts";
+import {
+  type Delivery,
+  githubHeaders,
+  WebhookSender,
+  type WebhookTarget,
+} from "./_host_webhooks.ts";
 import { protectedRepo } from "./_protected_repo.ts";
 
 type Json = Record<string, unknown>;
@@ -47,6 +63,15 @@ interface FakePull {
   labels: string[];
   /** The head tip when the pull request was closed or merged (GitHub keeps it). */
   frozenHead?: string;
+  /** The head the fake last saw (a new one starts CI and is a `synchronize`). */
+  seenHead?: string;
+}
+
+/** One commit status (`POST /repos/{repo}/statuses/{sha}` in GitHub's terms). */
+export interface FakeStatus {
+  context: string;
+  state: "pending" | "success" | "failure" | "error";
+  description?: string;
 }
 
 interface FakeReview {
@@ -86,6 +111,13 @@ export interface FakeGithubOptions {
   beforeCreate?: () => Promise<void>;
   /** Awaited after a merge through `PUT …/merge`, before GitHub answers (a test kills meanwhile). */
   afterMerge?: () => Promise<void>;
+  /** Told of every event as it happens (a test plays CI and reviewers on `head`). */
+  onEvent?: (event: FakeHostEvent) => void;
+  /**
+   * Awaited once an answer is ready, before it is sent (a test acts while the service waits for
+   * it: what the service then reads is what the host said before).
+   */
+  holdAnswer?: (method: string, path: string) => Promise<void> | undefined;
 }
 
 /** The fake and its controls. */
@@ -96,6 +128,18 @@ export interface FakeGithub extends AsyncDisposable {
   bare: string;
   /** Every request, as `METHOD path`. */
   requests: string[];
+  /** Every request with its time and status. */
+  log: HostRequest[];
+  /** Request counts (GitHub charges no 304 to the rate limit). */
+  stats(): HostStats;
+  /** What happened, in order, on the fake's clock. */
+  events: FakeHostEvent[];
+  /** Deliver webhooks to `target` from now on (undefined: stop). */
+  setWebhook(target: WebhookTarget | undefined): void;
+  /** Webhook deliveries made. */
+  deliveries: Delivery[];
+  /** Resolves once every webhook delivery queued so far was answered by the receiver. */
+  webhooksDelivered(): Promise<void>;
   /** Pull requests opened so far. */
   pulls(): {
     number: number;
@@ -107,12 +151,14 @@ export interface FakeGithub extends AsyncDisposable {
   }[];
   /** Report check `name` on `sha` (CI finished, or started again). */
   setCheck(sha: string, check: FakeCheck): void;
+  /** Report commit status `context` on `sha`. */
+  setStatus(sha: string, status: FakeStatus): void;
   /** The head commit of pull request `n` now. */
   headOf(n: number): Promise<string>;
   /** A reviewer's review. */
   review(n: number, user: string, state: FakeReview["state"], body?: string): Promise<void>;
   /** A person closes pull request `n` unmerged, after a comment. */
-  closeByPerson(n: number, user: string, comment: string): void;
+  closeByPerson(n: number, user: string, comment: string): Promise<void>;
   /** While down, every API call answers 502 (GitHub blinking); git still works. */
   setDown(down: boolean): void;
   /** Pushes the `pre-receive` hook refused (a service pushing to the base). */
@@ -145,8 +191,12 @@ export async function startFakeGithub(
   const reviews: FakeReview[] = [];
   const comments = new Map<number, { user: string; body: string }[]>();
   const checks = new Map<string, FakeCheck[]>();
+  const statuses = new Map<string, FakeStatus[]>();
   const seen = new Set<string>();
   const requests: string[] = [];
+  const ledger = new HostLedger(5000, false);
+  const events: FakeHostEvent[] = [];
+  const hooks = new WebhookSender(githubHeaders);
   let down = false;
   /** Pull request numbers in the merge queue, in order. */
   const queue: number[] = [];
@@ -155,6 +205,30 @@ export async function startFakeGithub(
 
   const tip = git.tip;
   const headSha = async (p: FakePull) => p.frozenHead ?? await tip(p.head) ?? "";
+  const event = (e: Omit<FakeHostEvent, "at">) => {
+    const full = { at: Date.now(), ...e };
+    events.push(full);
+    options.onEvent?.(full);
+  };
+  const repository = { id: 9, full_name: repo, name: repo.split("/")[1], owner: { login: owner } };
+
+  /** A pull request as webhook payloads carry it. */
+  const hookPull = async (p: FakePull) => ({
+    number: p.number,
+    state: p.state,
+    merged: p.merged,
+    draft: p.draft,
+    head: { ref: p.head, sha: await headSha(p) },
+    base: { ref: p.base, sha: await tip(p.base) },
+  });
+  /** The open pull requests whose head is `sha` (as check and status payloads list them). */
+  const pullsAt = async (sha: string) => {
+    const out = [];
+    for (const p of pulls) {
+      if (p.state === "open" && await headSha(p) === sha) out.push(p);
+    }
+    return out;
+  };
 
   /** The fake CI sees a head for the first time. */
   const runCi = async (sha: string) => {
@@ -162,14 +236,103 @@ export async function startFakeGithub(
     seen.add(sha);
     for (const c of ci(sha, await git.changedFiles(sha))) setCheck(sha, c);
   };
+  /** The host notices `p`'s head (new on opening, or after a push): CI starts on it. */
+  const noticeHead = async (p: FakePull) => {
+    if (p.state !== "open") return;
+    const sha = await headSha(p);
+    if (!sha || p.seenHead === sha) return;
+    const pushed = p.seenHead !== undefined;
+    p.seenHead = sha;
+    event({ kind: "head", number: p.number, sha });
+    if (pushed) {
+      hooks.send("pull_request", {
+        action: "synchronize",
+        number: p.number,
+        pull_request: await hookPull(p),
+        repository,
+      });
+    }
+    await runCi(sha);
+  };
   const setCheck = (sha: string, check: FakeCheck) => {
     const list = (checks.get(sha) ?? []).filter((c) => c.name !== check.name);
     list.push(check);
     checks.set(sha, list);
+    event({ kind: "check", sha, detail: `${check.name}:${check.conclusion ?? check.status}` });
+    const done = (c: FakeCheck) => c.status === "completed";
+    const suite = async () => {
+      const prs = await Promise.all((await pullsAt(sha)).map(async (p) => ({
+        number: p.number,
+        head: { ref: p.head, sha },
+        base: { ref: p.base, sha: await tip(p.base) },
+      })));
+      return { id: 77, head_sha: sha, head_branch: prs[0]?.head.ref ?? null, pull_requests: prs };
+    };
+    hooks.send(
+      "check_run",
+      (async () => ({
+        action: done(check) ? "completed" : "created",
+        check_run: {
+          id: list.indexOf(check) + 1,
+          name: check.name,
+          head_sha: sha,
+          status: check.status,
+          conclusion: done(check) ? check.conclusion ?? "success" : null,
+          check_suite: await suite(),
+          pull_requests: (await suite()).pull_requests,
+        },
+        repository,
+      }))(),
+    );
+    if (done(check) && list.every(done)) {
+      hooks.send(
+        "check_suite",
+        (async () => ({
+          action: "completed",
+          check_suite: {
+            ...(await suite()),
+            status: "completed",
+            conclusion: list.some((c) => c.conclusion === "failure") ? "failure" : "success",
+          },
+          repository,
+        }))(),
+      );
+    }
+  };
+  const setStatus = (sha: string, status: FakeStatus) => {
+    const list = (statuses.get(sha) ?? []).filter((s) => s.context !== status.context);
+    list.push(status);
+    statuses.set(sha, list);
+    event({ kind: "status", sha, detail: `${status.context}:${status.state}` });
+    hooks.send(
+      "status",
+      (async () => ({
+        id: nextId++,
+        sha,
+        name: repo,
+        context: status.context,
+        state: status.state,
+        description: status.description ?? null,
+        target_url: null,
+        branches: (await pullsAt(sha)).map((p) => ({ name: p.head, commit: { sha } })),
+        repository,
+      }))(),
+    );
+  };
+  /** Whether required context `name` passed on `sha` (a check run or a commit status). */
+  const requiredState = (sha: string, name: string): "success" | "failure" | "pending" => {
+    const c = (checks.get(sha) ?? []).find((c) => c.name === name);
+    if (c) {
+      if (c.status !== "completed") return "pending";
+      return c.conclusion === "failure" ? "failure" : "success";
+    }
+    const s = (statuses.get(sha) ?? []).find((s) => s.context === name);
+    if (!s || s.state === "pending") return "pending";
+    return s.state === "success" ? "success" : "failure";
   };
 
   const prJson = async (p: FakePull, url: string): Promise<Json> => {
-    if (p.state === "open") await runCi(await headSha(p));
+    await noticeHead(p);
     await runQueue(p);
     const sha = await headSha(p);
     const mergeable = p.state === "open" ? await git.mergesCleanly(sha) : null;
@@ -197,10 +360,10 @@ export async function startFakeGithub(
   /** Why `p` at `sha` may not merge (GitHub's words), or undefined. */
   const blocker = async (p: FakePull, sha: string): Promise<string | undefined> => {
     for (const name of required) {
-      const c = (checks.get(sha) ?? []).find((c) => c.name === name);
-      if (!c || c.status !== "completed" || c.conclusion === "failure") {
+      const state = requiredState(sha, name);
+      if (state !== "success") {
         return `Required status check "${name}" is ${
-          c?.conclusion === "failure" ? "failing" : "expected"
+          state === "failure" ? "failing" : "expected"
         }.`;
       }
     }
@@ -226,6 +389,20 @@ export async function startFakeGithub(
     p.state = "closed";
     p.merged = true;
     p.mergeCommit = commit;
+    closed(p, "merged");
+  };
+  /** `p` was merged or closed: the event, and the `pull_request` delivery. */
+  const closed = (p: FakePull, kind: "merged" | "closed") => {
+    event({ kind, number: p.number, sha: p.frozenHead });
+    hooks.send(
+      "pull_request",
+      (async () => ({
+        action: "closed",
+        number: p.number,
+        pull_request: await hookPull(p),
+        repository,
+      }))(),
+    );
   };
 
   const latestReviews = (n: number) => {
@@ -241,11 +418,20 @@ export async function startFakeGithub(
     const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
       hostAnswer(req, status, body, {
         "content-type": "application/json; charset=utf-8",
-        "x-ratelimit-limit": "5000",
-        "x-ratelimit-remaining": "4999",
-        "x-ratelimit-reset": String(Math.floor(Date.now() / 1000) + 3600),
         "x-github-api-version-selected": "2022-11-28",
         ...headers,
+      }, {
+        // GitHub: "a 304 response does not count against your primary rate limit".
+        rate: (notModified) => {
+          const remaining = notModified ? ledger.charge(304) : ledger.charge(status);
+          return {
+            "x-ratelimit-limit": String(ledger.limit),
+            "x-ratelimit-remaining": String(remaining),
+            "x-ratelimit-used": String(ledger.limit - remaining),
+            "x-ratelimit-reset": String(Math.floor(Date.now() / 1000) + 3600),
+            "x-ratelimit-resource": "core",
+          };
+        },
       });
     const auth = /^(?:Bearer|token) (.+)$/.exec(req.headers.get("authorization") ?? "");
     const token = auth ? tokens[auth[1]] : undefined;
@@ -324,6 +510,17 @@ export async function startFakeGithub(
         enforce_admins: { enabled: true },
       });
     }
+    if ((m = /^\/git\/ref\/heads\/(.+)$/.exec(rest)) && req.method === "GET") {
+      const branch = m[1].split("/").map(decodeURIComponent).join("/");
+      const sha = await tip(branch);
+      if (!sha) return json(404, { message: "Not Found", status: "404" });
+      return json(200, {
+        ref: `refs/heads/${branch}`,
+        node_id: `REF_${branch}`,
+        url: `${url.origin}${prefix}/git/refs/heads/${branch}`,
+        object: { sha, type: "commit", url: `${url.origin}${prefix}/git/commits/${sha}` },
+      });
+    }
     if ((m = /^\/commits\/([^/]+)\/check-runs$/.exec(rest))) {
       const sha = await git.resolve(m[1]);
       const runs = (checks.get(sha) ?? []).map((c, i) => ({
@@ -338,7 +535,20 @@ export async function startFakeGithub(
       return json(200, { total_count: runs.length, check_runs: runs });
     }
     if ((m = /^\/commits\/([^/]+)\/status$/.exec(rest))) {
-      return json(200, { state: "pending", statuses: [], total_count: 0 });
+      const sha = await git.resolve(m[1]);
+      const list = (statuses.get(sha) ?? []).map((s, i) => ({
+        id: i + 1,
+        context: s.context,
+        state: s.state,
+        description: s.description ?? null,
+        target_url: null,
+      }));
+      const state = list.some((s) => s.state === "failure" || s.state === "error")
+        ? "failure"
+        : list.length > 0 && list.every((s) => s.state === "success")
+        ? "success"
+        : "pending";
+      return json(200, { state, sha, statuses: list, total_count: list.length });
     }
     if (!token.pullRequests && /^\/(pulls|issues)/.test(rest)) return needPulls();
     if (rest === "/pulls" && req.method === "GET") {
@@ -384,7 +594,15 @@ export async function startFakeGithub(
         labels: [],
       };
       pulls.push(p);
-      return json(201, await prJson(p, url.origin));
+      event({ kind: "opened", number: p.number });
+      const created = await prJson(p, url.origin);
+      hooks.send("pull_request", {
+        action: "opened",
+        number: p.number,
+        pull_request: await hookPull(p),
+        repository,
+      });
+      return json(201, created);
     }
     const pull = (n: string) => pulls.find((p) => p.number === Number(n));
     if ((m = /^\/pulls\/(\d+)$/.exec(rest))) {
@@ -394,6 +612,7 @@ export async function startFakeGithub(
         p.frozenHead = await headSha(p);
         p.state = "closed";
         p.closedBy = "service-bot";
+        closed(p, "closed");
       }
       return json(200, await prJson(p, url.origin));
     }
@@ -412,6 +631,7 @@ export async function startFakeGithub(
     if ((m = /^\/pulls\/(\d+)\/merge$/.exec(rest)) && req.method === "PUT") {
       const p = pull(m[1]);
       if (!p) return json(404, { message: "Not Found", status: "404" });
+      event({ kind: "merge_requested", number: p.number, sha: String(body.sha ?? "") });
       if (!token.push) {
         return json(403, { message: "Resource not accessible by personal access token" }, {
           "x-accepted-github-permissions": "contents=write",
@@ -434,6 +654,7 @@ export async function startFakeGithub(
       p.state = "closed";
       p.merged = true;
       p.mergeCommit = commit;
+      closed(p, "merged");
       await options.afterMerge?.();
       return json(200, { sha: commit, merged: true, message: "Pull Request successfully merged" });
     }
@@ -521,23 +742,35 @@ export async function startFakeGithub(
   };
 
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const at = Date.now();
     const url = new URL(req.url);
     requests.push(`${req.method} ${url.pathname}`);
+    let res: Response;
     if (down) {
       await req.body?.cancel();
-      return Response.json({ message: "Server Error" }, { status: 502 });
+      res = Response.json({ message: "Server Error" }, { status: 502 });
+    } else {
+      try {
+        res = await handle(req, url);
+      } catch (e) {
+        res = Response.json({ message: `fake: ${(e as Error).message}` }, { status: 500 });
+      }
     }
-    try {
-      return await handle(req, url);
-    } catch (e) {
-      return Response.json({ message: `fake: ${(e as Error).message}` }, { status: 500 });
-    }
+    await options.holdAnswer?.(req.method, url.pathname);
+    ledger.record(at, req.method, url.pathname, res.status);
+    return res;
   });
 
   return {
     url: `http://127.0.0.1:${server.addr.port}`,
     bare,
     requests,
+    log: ledger.log,
+    stats: () => ledger.stats(),
+    events,
+    setWebhook: (target) => hooks.setTarget(target),
+    deliveries: hooks.delivered,
+    webhooksDelivered: () => hooks.settled(),
     pulls: () =>
       pulls.map((p) => ({
         number: p.number,
@@ -548,24 +781,42 @@ export async function startFakeGithub(
         body: p.body,
       })),
     setCheck,
+    setStatus,
     setDown: (d) => down = d,
     headOf: async (n) => await headSha(pulls.find((p) => p.number === n)!),
     async review(n, user, state, body = "") {
       const p = pulls.find((p) => p.number === n)!;
-      reviews.push({ id: nextId++, pull: n, user, state, body, commit: await headSha(p) });
+      const r: FakeReview = { id: nextId++, pull: n, user, state, body, commit: await headSha(p) };
+      reviews.push(r);
+      event({ kind: "review", number: n, sha: r.commit, detail: state });
+      hooks.send("pull_request_review", {
+        action: "submitted",
+        review: {
+          id: r.id,
+          user: { login: user },
+          body,
+          state: state.toLowerCase(),
+          commit_id: r.commit,
+        },
+        pull_request: await hookPull(p),
+        repository,
+      });
     },
-    closeByPerson(n, user, comment) {
+    async closeByPerson(n, user, comment) {
       const p = pulls.find((p) => p.number === n)!;
       const list = comments.get(n) ?? [];
       list.push({ user, body: comment });
       comments.set(n, list);
-      headSha(p).then((sha) => p.frozenHead = sha);
+      p.frozenHead = await headSha(p);
       p.state = "closed";
       p.closedBy = user;
+      closed(p, "closed");
     },
     refusedPushes: git.refusedPushes,
     pushes: git.pushes,
     async [Symbol.asyncDispose]() {
+      hooks.setTarget(undefined);
+      await hooks.settled();
       await server.shutdown();
       await git.remove();
     },

@@ -8,9 +8,24 @@
  * 405/406 with GitLab's words). With `merge_trains_enabled` the merge request must go through
  * `POST /projects/:id/merge_trains/merge_requests/:iid`; the train merges it once its pipeline
  * succeeded. Tokens travel in `PRIVATE-TOKEN`; an unknown one answers 401 "401 Unauthorized".
- * Answers carry `ETag` (304 on `If-None-Match`), `RateLimit-*` headers and `X-Next-Page`.
+ * Answers carry weak `ETag`s (304 on `If-None-Match`), `RateLimit-*` headers (GitLab counts every
+ * request, a 304 too) and `X-Next-Page`; `detailed_merge_status` says what a merge request waits
+ * for, as GitLab's does. With a webhook set, the fake delivers GitLab's "Merge Request Hook" and
+ * "Pipeline Hook" with the secret token. Every request and event is logged on the fake's clock.
  */
-import { hostAnswer } from "./_host_http.ts";
+import {
+  type FakeHostEvent,
+  hostAnswer,
+  HostLedger,
+  type HostRequest,
+  type HostStats,
+} from "./_host_http.ts";
+import {
+  type Delivery,
+  gitlabHeaders,
+  WebhookSender,
+  type WebhookTarget,
+} from "./_host_webhooks.ts";
 import { protectedRepo } from "./_protected_repo.ts";
 
 type Json = Record<string, unknown>;
@@ -30,6 +45,13 @@ export interface FakeGitlabOptions {
   tokens?: Record<string, number>;
   /** The pipeline status a new head gets (default `success`). */
   pipeline?: (sha: string) => "running" | "success" | "failed";
+  /** Told of every event as it happens (a test plays CI and reviewers on `head`). */
+  onEvent?: (event: FakeHostEvent) => void;
+  /**
+   * Awaited once an answer is ready, before it is sent (a test acts while the service waits for
+   * it: what the service then reads is what the host said before).
+   */
+  holdAnswer?: (method: string, path: string) => Promise<void> | undefined;
 }
 
 /** The fake and its controls. */
@@ -37,6 +59,18 @@ export interface FakeGitlab extends AsyncDisposable {
   /** `http://127.0.0.1:PORT/api/v4` (the `api_url`). */
   url: string;
   bare: string;
+  /** Every request with its time and status. */
+  log: HostRequest[];
+  /** Request counts (GitLab charges every request, a 304 too). */
+  stats(): HostStats;
+  /** What happened, in order, on the fake's clock. */
+  events: FakeHostEvent[];
+  /** Deliver webhooks to `target` from now on (undefined: stop). */
+  setWebhook(target: WebhookTarget | undefined): void;
+  /** Webhook deliveries made. */
+  deliveries: Delivery[];
+  /** Resolves once every webhook delivery queued so far was answered by the receiver. */
+  webhooksDelivered(): Promise<void>;
   mergeRequests(): { iid: number; state: string; source: string }[];
   /** CI: the pipeline of `sha` now has `status`. */
   setPipeline(sha: string, status: "running" | "success" | "failed"): void;
@@ -64,6 +98,8 @@ interface FakeMr {
   notes: { id: number; author: string; body: string }[];
   /** Reviewers who requested changes. */
   requested: string[];
+  /** The head the fake last saw (a new one starts a pipeline and is an `update`). */
+  seenSha?: string;
 }
 
 /** Start the fake over a new bare repository holding `seed`'s HEAD as `base`. */
@@ -78,8 +114,17 @@ export async function startFakeGitlab(
   const mrs: FakeMr[] = [];
   const pipelines = new Map<string, { id: number; status: string }>();
   let nextId = 500;
+  const ledger = new HostLedger(2000, true);
+  const events: FakeHostEvent[] = [];
+  const hooks = new WebhookSender(gitlabHeaders);
+  const projectJson = { id: 7, path_with_namespace: project, name: project.split("/").pop() };
 
   const headSha = async (m: FakeMr) => m.frozenSha ?? await git.tip(m.source) ?? "";
+  const event = (e: Omit<FakeHostEvent, "at">) => {
+    const full = { at: Date.now(), ...e };
+    events.push(full);
+    options.onEvent?.(full);
+  };
   const pipelineOf = (sha: string) => {
     let p = pipelines.get(sha);
     if (!p && sha) {
@@ -89,6 +134,55 @@ export async function startFakeGitlab(
     return p;
   };
   const approvalsLeft = (m: FakeMr) => Math.max(0, (options.approvals ?? 0) - m.approvedBy.length);
+
+  /** A "Merge Request Hook" delivery for `m` with `action`. */
+  const mrHook = (m: FakeMr, action: string, extra: Json = {}) => {
+    hooks.send(
+      "Merge Request Hook",
+      (async () => ({
+        object_kind: "merge_request",
+        event_type: "merge_request",
+        user: { username: "someone" },
+        project: projectJson,
+        object_attributes: {
+          id: m.iid * 11,
+          iid: m.iid,
+          source_branch: m.source,
+          target_branch: m.target,
+          state: m.state,
+          action,
+          last_commit: { id: await headSha(m) },
+          detailed_merge_status: await detailedStatus(m),
+          ...extra,
+        },
+      }))(),
+    );
+  };
+  /** GitLab notices `m`'s head (new on opening, or after a push): a pipeline starts on it. */
+  const noticeHead = async (m: FakeMr) => {
+    if (m.state !== "opened") return;
+    const sha = await headSha(m);
+    if (!sha || m.seenSha === sha) return;
+    const oldrev = m.seenSha;
+    m.seenSha = sha;
+    pipelineOf(sha);
+    event({ kind: "head", number: m.iid, sha });
+    if (oldrev !== undefined) mrHook(m, "update", { oldrev });
+  };
+  /** What the merge request waits for, in GitLab's words (`detailed_merge_status`). */
+  const detailedStatus = async (m: FakeMr): Promise<string> => {
+    if (m.state !== "opened") return "not_open";
+    if (m.title.startsWith("Draft:")) return "draft_status";
+    const sha = await headSha(m);
+    if (!(await git.mergesCleanly(sha))) return "conflict";
+    if (m.requested.length > 0) return "requested_changes";
+    const pipeline = pipelines.get(sha)?.status;
+    if (options.pipelineMustSucceed && pipeline !== "success") {
+      return pipeline === "failed" ? "ci_must_pass" : "ci_still_running";
+    }
+    if (approvalsLeft(m) > 0) return "not_approved";
+    return "mergeable";
+  };
 
   /** The train merges a merge request on it once its pipeline succeeded. */
   const runTrain = async (m: FakeMr) => {
@@ -101,13 +195,17 @@ export async function startFakeGitlab(
     m.mergeCommit = commit;
     m.state = "merged";
     m.onTrain = false;
+    event({ kind: "merged", number: m.iid, sha });
+    mrHook(m, "merge");
   };
 
   const mrJson = async (m: FakeMr): Promise<Json> => {
+    await noticeHead(m);
     await runTrain(m);
     const sha = await headSha(m);
     const p = m.state === "opened" ? pipelineOf(sha) : undefined;
     const conflicts = m.state === "opened" ? !(await git.mergesCleanly(sha)) : false;
+    const detailed = await detailedStatus(m);
     return {
       id: m.iid * 11,
       iid: m.iid,
@@ -121,7 +219,7 @@ export async function startFakeGitlab(
       draft: m.title.startsWith("Draft:"),
       work_in_progress: m.title.startsWith("Draft:"),
       has_conflicts: conflicts,
-      detailed_merge_status: conflicts ? "conflict" : "mergeable",
+      detailed_merge_status: detailed,
       merge_commit_sha: m.state === "merged" ? m.mergeCommit : null,
       squash_commit_sha: null,
       closed_by: m.closedBy ? { username: m.closedBy } : null,
@@ -139,13 +237,19 @@ export async function startFakeGitlab(
 
   const handle = async (req: Request, url: URL): Promise<Response> => {
     const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-      hostAnswer(req, status, body, {
-        "content-type": "application/json",
-        "ratelimit-limit": "2000",
-        "ratelimit-remaining": "1999",
-        "ratelimit-reset": String(Math.floor(Date.now() / 1000) + 60),
-        ...headers,
-      }, true);
+      hostAnswer(req, status, body, { "content-type": "application/json", ...headers }, {
+        weakEtag: true,
+        // GitLab counts every request against its limit, a 304 included.
+        rate: (notModified) => {
+          const remaining = ledger.charge(notModified ? 304 : status);
+          return {
+            "ratelimit-limit": String(ledger.limit),
+            "ratelimit-observed": String(ledger.limit - remaining),
+            "ratelimit-remaining": String(remaining),
+            "ratelimit-reset": String(Math.floor(Date.now() / 1000) + 60),
+          };
+        },
+      });
     const level = tokens[req.headers.get("private-token") ?? ""];
     if (level === undefined) return json(401, { message: "401 Unauthorized" });
     const path = url.pathname.replace(/^\/api\/v4/, "");
@@ -202,7 +306,10 @@ export async function startFakeGitlab(
           requested: [],
         };
         mrs.push(mr);
-        return json(201, await mrJson(mr));
+        event({ kind: "opened", number: mr.iid });
+        const created = await mrJson(mr);
+        mrHook(mr, "open");
+        return json(201, created);
       }
       const source = url.searchParams.get("source_branch");
       const state = url.searchParams.get("state") ?? "all";
@@ -219,6 +326,8 @@ export async function startFakeGitlab(
         x.frozenSha = await headSha(x);
         x.state = "closed";
         x.closedBy = "service-bot";
+        event({ kind: "closed", number: x.iid });
+        mrHook(x, "close");
       }
       return json(200, await mrJson(x));
     }
@@ -258,6 +367,7 @@ export async function startFakeGitlab(
     if ((m = /^\/merge_requests\/(\d+)\/merge$/.exec(rest)) && req.method === "PUT") {
       const x = mr(m[1]);
       if (!x) return json(404, { message: "404 Not found" });
+      event({ kind: "merge_requested", number: x.iid, sha: String(body.sha ?? "") });
       if (x.state !== "opened") return json(405, { message: "405 Method Not Allowed" });
       const sha = await headSha(x);
       if (body.sha !== undefined && body.sha !== sha) {
@@ -277,6 +387,8 @@ export async function startFakeGitlab(
       x.frozenSha = sha;
       x.mergeCommit = commit;
       x.state = "merged";
+      event({ kind: "merged", number: x.iid, sha });
+      mrHook(x, "merge");
       return json(200, await mrJson(x));
     }
     if ((m = /^\/merge_trains\/merge_requests\/(\d+)$/.exec(rest))) {
@@ -307,6 +419,17 @@ export async function startFakeGitlab(
         web_url: `https://gitlab.example/${project}/-/jobs/1`,
       }]);
     }
+    if ((m = /^\/repository\/branches\/(.+)$/.exec(rest)) && req.method === "GET") {
+      const name = decodeURIComponent(m[1]);
+      const sha = await git.tip(name);
+      if (!sha) return json(404, { message: "404 Branch Not Found" });
+      return json(200, {
+        name,
+        protected: name === base,
+        default: name === base,
+        commit: { id: sha, short_id: sha.slice(0, 8) },
+      });
+    }
     if ((m = /^\/repository\/branches\/(.+)$/.exec(rest)) && req.method === "DELETE") {
       return (await git.deleteBranch(decodeURIComponent(m[1])))
         ? json(204, {})
@@ -316,37 +439,82 @@ export async function startFakeGitlab(
   };
 
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const at = Date.now();
+    const url = new URL(req.url);
+    let res: Response;
     try {
-      return await handle(req, new URL(req.url));
+      res = await handle(req, url);
     } catch (e) {
-      return Response.json({ message: `fake: ${(e as Error).message}` }, { status: 500 });
+      res = Response.json({ message: `fake: ${(e as Error).message}` }, { status: 500 });
     }
+    await options.holdAnswer?.(req.method, url.pathname);
+    ledger.record(at, req.method, url.pathname, res.status);
+    return res;
   });
+  const mrOf = (iid: number) => mrs.find((x) => x.iid === iid)!;
   return {
     url: `http://127.0.0.1:${server.addr.port}/api/v4`,
     bare: git.bare,
+    log: ledger.log,
+    stats: () => ledger.stats(),
+    events,
+    setWebhook: (target) => hooks.setTarget(target),
+    deliveries: hooks.delivered,
+    webhooksDelivered: () => hooks.settled(),
     mergeRequests: () => mrs.map((x) => ({ iid: x.iid, state: x.state, source: x.source })),
     setPipeline(sha, status) {
       const p = pipelineOf(sha)!;
       p.status = status;
+      event({ kind: "check", sha, detail: `pipeline:${status}` });
+      const on = mrs.find((x) => x.state === "opened" && x.seenSha === sha);
+      hooks.send("Pipeline Hook", {
+        object_kind: "pipeline",
+        object_attributes: {
+          id: p.id,
+          ref: on?.source ?? "",
+          sha,
+          status,
+          source: on ? "merge_request_event" : "push",
+        },
+        ...(on
+          ? {
+            merge_request: {
+              id: on.iid * 11,
+              iid: on.iid,
+              source_branch: on.source,
+              target_branch: on.target,
+            },
+          }
+          : {}),
+        project: projectJson,
+      });
     },
-    headOf: async (iid) => await headSha(mrs.find((x) => x.iid === iid)!),
+    headOf: async (iid) => await headSha(mrOf(iid)),
     approve(iid, user) {
-      mrs.find((x) => x.iid === iid)!.approvedBy.push(user);
+      const x = mrOf(iid);
+      x.approvedBy.push(user);
+      event({ kind: "review", number: iid, detail: "approved" });
+      mrHook(x, approvalsLeft(x) === 0 ? "approved" : "approval");
     },
     requestChanges(iid, user, comment) {
-      const x = mrs.find((m) => m.iid === iid)!;
+      const x = mrOf(iid);
       x.notes.push({ id: nextId++, author: user, body: comment });
       x.requested.push(user);
+      event({ kind: "review", number: iid, detail: "requested_changes" });
+      mrHook(x, "update");
     },
     closeByPerson(iid, user, comment) {
-      const x = mrs.find((m) => m.iid === iid)!;
+      const x = mrOf(iid);
       x.notes.push({ id: nextId++, author: user, body: comment });
       x.state = "closed";
       x.closedBy = user;
+      event({ kind: "closed", number: iid });
+      mrHook(x, "close");
     },
     refusedPushes: git.refusedPushes,
     async [Symbol.asyncDispose]() {
+      hooks.setTarget(undefined);
+      await hooks.settled();
       await server.shutdown();
       await git.remove();
     },

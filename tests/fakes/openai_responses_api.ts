@@ -8,8 +8,8 @@
  * through the tool the request offers (Codex's code-mode `exec` custom tool, whose JavaScript
  * calls `tools.exec_command`, or a plain `exec_command` / `shell` function); then the assistant
  * says `finalText`. The Responses WebSocket upgrade (`GET /v1/responses`) answers 426 so a
- * client falls back to HTTP at once. In `auth` mode every call answers 401 `invalid_api_key`.
- * Every request is recorded.
+ * client falls back to HTTP at once. In `auth` mode every call answers 401 `invalid_api_key`;
+ * with `limit`, every call answers that limit (./limits.ts). Every request is recorded.
  */
 import {
   type FakeServer,
@@ -18,6 +18,7 @@ import {
   sseResponse,
   startRecordingServer,
 } from "./_sse_server.ts";
+import { type LimitAnswer, limitResponse } from "./limits.ts";
 
 export type { RecordedRequest } from "./_sse_server.ts";
 
@@ -40,6 +41,8 @@ export interface FakeResponsesOptions {
   model?: string;
   /** `auth`: every call answers 401 `invalid_api_key`, as OpenAI does for a bad key. */
   mode?: "ok" | "auth";
+  /** Answer every responses call with this limit (./limits.ts). */
+  limit?: LimitAnswer;
 }
 
 type Json = Record<string, unknown>;
@@ -107,6 +110,7 @@ export function startFakeResponsesApi(options: FakeResponsesOptions = {}): FakeS
         status: 404,
       });
     }
+    if (options.limit) return limitResponse(options.limit);
     if (options.mode === "auth") {
       return Response.json({
         error: {

@@ -7,9 +7,9 @@
  * throttling signal, an error (`type: "error"`, `is_error: true`, an `error` field, a `*.failed`
  * type, `status: "error"`), the model's words or the CLI's bookkeeping, else a plain record. Tool
  * traffic comes first so that nothing a tool printed is ever read as the CLI's own error (spec
- * §7.3 "False rate-limit kill"). An error, a record or a plain line that is the CLI's own
- * usage-limit message naming its reset time ({@link LogFormat.limit}) is a `usage_limit` event;
- * the model's words and tool traffic never are.
+ * §7.3 "False rate-limit kill"). An error, a record, a plain line or a throttling signal that
+ * holds the CLI's own usage-limit message naming its reset time ({@link LogFormat.limit}) is a
+ * `usage_limit` event; the model's words and tool traffic never are.
  */
 import type { ResetTime } from "../reset_time.ts";
 import type {
@@ -141,7 +141,8 @@ function rowEvents(formats: readonly LogFormat[], row: Json, at: Where): Session
   for (const f of formats) {
     const signal = f.signal?.(row, at);
     if (signal === "quiet") return [{ kind: "message", ...at }];
-    if (signal) return [signal];
+    // A throttling signal naming no reset, on a line holding the CLI's limit message that does.
+    if (signal) return [signal.kind === "rate_limit" ? limitEvent(formats, at) ?? signal : signal];
   }
   if (isErrorRow(row)) {
     return [

@@ -25,7 +25,7 @@ import type {
   ToolCallEvent,
   ToolOutputEvent,
 } from "../session_events.ts";
-import { resetNamedIn } from "../reset_time.ts";
+import { resetNamedIn } from "../reset_forms.ts";
 import {
   contentText,
   isToolType,
@@ -107,7 +107,7 @@ function usageTally(fallbackModel: string): UsageTally {
 
 /** Claude Code's limit messages (never "Context limit reached", which is the context window). */
 const CLAUDE_LIMIT =
-  /You've (?:hit|reached) your (?:[\w'’-]+ ){0,3}limit|\b(?:usage|\d+-hour|session|weekly|Opus|Sonnet) limit reached/i;
+  /You[’']ve (?:hit|reached) your (?:[\w'’-]+ ){0,3}limit|\b(?:usage|\d+-hour|session|weekly|Opus|Sonnet) limit reached/i;
 
 /** A line holding Claude Code's limit message, with the reset it names. */
 export function claudeLimit(line: string): { rule: string; reset: ResetTime } | undefined {

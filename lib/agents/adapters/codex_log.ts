@@ -8,16 +8,19 @@
  *   `file_change`, `mcp_tool_call`, `web_search` and `todo_list` are tool traffic, and a completed
  *   `command_execution` carries the command's output (`aggregated_output`); older releases print
  *   `{"msg":{"type":"exec_command_end", …}}` instead;
- * - limits, as 0.169 prints them in `error` / `turn.failed` messages: "You've hit your usage limit.
- *   Upgrade to Plus to continue using Codex (https://chatgpt.com/explore/plus), or try again at
- *   3:42 PM." (local time; "Nov 26th, 2026 3:42 PM" when not today), and the Responses API's "Rate
- *   limit reached for … Please try again in 1.5s";
+ * - limits, as 0.169 prints them in `error` / `turn.failed` messages (with a typographic
+ *   apostrophe): "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro),
+ *   visit https://chatgpt.com/settings/usage to purchase more credits or try again at 12:26 PM."
+ *   (local time, from the answer's `resets_at`; "Nov 26th, 2026 3:42 PM" when not today; "try
+ *   again later" without `resets_at`), and for any other 429 only "exceeded retry limit, last
+ *   status: 429 Too Many Requests" (tests/fixtures/usage_limits/);
  * - Codex prints no cost and no model: each `turn.completed` has `usage` (`input_tokens`, which
  *   includes `cached_input_tokens`, and `output_tokens`), summed for the model `unknown` unless
  *   Codex's session record (`$CODEX_HOME/sessions/…/rollout-…-<thread>.jsonl`) names the models.
  */
 import type { TokenCounts } from "../../cost/prices.ts";
-import { resetNamedIn, type ResetTime } from "../reset_time.ts";
+import { resetNamedIn } from "../reset_forms.ts";
+import type { ResetTime } from "../reset_time.ts";
 import type { ModelTokens, SessionEvent, UsageEvent } from "../session_events.ts";
 import {
   type Json,
@@ -56,7 +59,7 @@ function addTokens(counts: Record<string, ModelTokens>, model: string, t: TokenC
 }
 
 const CODEX_LIMIT =
-  /You've hit your usage limit|Rate limit reached for|rate_limit_exceeded|usage_limit_reached/i;
+  /You[’']ve hit your usage limit|Rate limit reached for|rate_limit_exceeded|usage_limit_reached/i;
 
 /** A line holding Codex's (or the OpenAI API's) limit message, with the reset it names. */
 function codexLimit(line: string): { rule: string; reset: ResetTime } | undefined {

@@ -17,7 +17,8 @@
  *   the ones Gemini actually called (its `auto` routing resolves to real model names here);
  *   models that used no tokens are left out.
  */
-import { resetNamedIn, type ResetTime } from "../reset_time.ts";
+import { resetNamedIn } from "../reset_forms.ts";
+import type { ResetTime } from "../reset_time.ts";
 import type { ModelTokens, SessionEvent } from "../session_events.ts";
 import {
   contentText,

@@ -50,10 +50,14 @@ export function decide(state: CoreState, event: CoreEvent): Step {
       const task = d.tasks.get(event.taskId);
       recordStart(d, out, event);
       const fallback = event.adapter === d.settings.adapter ? "" : `, ${event.adapter}`;
+      // The run's own number, and what the retry limit counts when earlier runs counted none.
+      const counted = event.counted !== undefined && event.counted < event.attempt
+        ? `, counted as ${event.counted} of ${d.settings.maxAttempts}`
+        : "";
       out.log(
         event.taskId,
         `agent ${event.sessionId} started${event.worker ? ` on worker ${event.worker}` : ""} ` +
-          `(${task?.role ?? "?"}, attempt ${event.attempt}${fallback})`,
+          `(${task?.role ?? "?"}, attempt ${event.attempt}${counted}${fallback})`,
       );
       // Stopped or cancelled while it started: it is ended at once (its exit records the rest).
       const endedBy = d.stopping ? "stop" : task?.status === "CANCELLED" ? "cancelled" : undefined;

@@ -171,6 +171,32 @@ Deno.test("decide(): a spawned agent's claim is journaled with its attempt, mode
   assert.equal(step.state.attemptOf.get("t1"), 1, "kept for the rows about this attempt");
 });
 
+Deno.test("decide(): the terminal numbers each run and, after runs that counted none, what the retry limit counts", () => {
+  const said = (attempt: number, counted: number | undefined, adapter = "claude") => {
+    const s = {
+      ...state([task("t1", { status: "CLAIMED", attempts: counted ?? attempt })]),
+      starting: new Set(["t1"]),
+    };
+    const step = decide(s, {
+      type: "spawned",
+      adapter,
+      taskId: "t1",
+      sessionId: "s-2",
+      startedAt: 1,
+      deadline: 2,
+      attempt,
+      ...(counted === undefined ? {} : { counted }),
+    });
+    return step.actions.flatMap((a) => a.kind === "log" ? [a.line] : []).join("\n");
+  };
+  assert.match(said(1, 1), /started \(backend, attempt 1\)$/);
+  assert.match(said(2, 2), /started \(backend, attempt 2\)$/, "the first run counted");
+  // After a usage limit or a batch try (no attempt counted): the second run counts as the first.
+  assert.match(said(2, 1), /started \(backend, attempt 2, counted as 1 of 3\)$/);
+  assert.match(said(3, 1, "codex"), /started \(backend, attempt 3, counted as 1 of 3, codex\)$/);
+  assert.match(said(2, undefined), /started \(backend, attempt 2\)$/, "a worker's start");
+});
+
 Deno.test("decide(): reported work is captured, completed, merged and reaped", () => {
   let s = running(state([task("t1", { status: "DONE", attempts: 1, summary: "did it" })]), "t1");
   let step = decide(s, exited("t1", { exitCode: 0 }));
@@ -1324,4 +1350,24 @@ Deno.test("decide(): work this run merged that the store could not record is sai
     "f1: merged, but the task store could not record it (it still says DONE); the next " +
     "`service run` closes it from the journal",
   ]);
+});
+
+Deno.test("decide(): the host changing while a pull request's step is under way runs the step again as soon as it waits, not at the next retry", () => {
+  const s = landing(state([task("t1", { status: "DONE", attempts: 1 })]), "t1", "merging");
+  // A check went green after the step read the host, before the step's answer came back.
+  let step = decide(s, { type: "landing_changed", taskId: "t1" });
+  assert.deepEqual(summary(step), [], "the step under way is not doubled");
+  const wait = {
+    kind: "waiting" as const,
+    reason: "pull request #1 waits for required check `ci`",
+  };
+  step = decide(step.state, { type: "merge_result", taskId: "t1", result: wait });
+  assert.ok(summary(step).includes("merge t1"), "taken again at once");
+  assert.equal(step.state.landings.get("t1")?.stage, "merging");
+  // Without a change meanwhile, a wait waits (for the host, or the retry interval).
+  step = decide(step.state, { type: "merge_result", taskId: "t1", result: wait });
+  assert.ok(!summary(step).includes("merge t1"));
+  assert.equal(step.state.landings.get("t1")?.stage, "waiting");
+  step = decide(step.state, { type: "landing_changed", taskId: "t1" });
+  assert.ok(summary(step).includes("merge t1"), "a waiting one is taken at once");
 });

@@ -8,6 +8,7 @@ import * as ev from "../../journal/events.ts";
 import type { CoreEvent } from "./protocol.ts";
 import { attemptFailed, type Out } from "./outcomes.ts";
 import type { Draft, Landing } from "./state.ts";
+import { judgeCaptured, protectedWait, refuseOutsideOwned } from "./judged.ts";
 import { lastErrorLine } from "../../util/last_error_line.ts";
 
 const REVIEW_WAIT = "waiting for an operator's merge decision on the board";
@@ -37,7 +38,14 @@ function setStage(
   stuck = false,
 ): void {
   const { stuck: _was, ...rest } = l;
-  d.landings.set(l.taskId, { ...rest, stage, reason, lastTry: d.now, ...(stuck ? { stuck } : {}) });
+  d.landings.set(l.taskId, {
+    ...rest,
+    stage,
+    reason,
+    lastTry: d.now,
+    changed: false,
+    ...(stuck ? { stuck } : {}),
+  });
 }
 
 /** `captured`: the task is complete; review or merge follows. */
@@ -45,13 +53,23 @@ export function onCaptured(d: Draft, out: Out, e: Extract<CoreEvent, { type: "ca
   const l = landing(d, e.taskId);
   const task = d.tasks.get(e.taskId);
   if (!l || !task) return;
+  // What its diff touches is recorded before the completion (DESIGN.md §18).
+  const judged = judgeCaptured(d, out, task, e.judged);
   out.journal(ev.taskCompleted({
     task_id: task.id,
     summary: l.unreported ? undefined : task.summary?.slice(0, 2000) || undefined,
     recovered: l.unreported === "exited",
     interrupted: l.unreported === "interrupted",
   }));
+  // The agent completed; the service refuses its diff: the card goes on to gated.
+  if (judged.kind === "refused") return refuseOutsideOwned(d, out, task, judged.paths);
   // Failed gates need no review: the merge refuses them at once (with their receipt).
+  if (judged.kind === "guarded" && !e.gatesFailed) {
+    d.landings.set(l.taskId, { ...l, protectedPaths: judged.paths });
+    setStage(d, d.landings.get(l.taskId)!, "review", judged.reason);
+    out.log(task.id, `completed; ${judged.reason}`);
+    return;
+  }
   if (d.settings.requireApproval && !e.gatesFailed) {
     setStage(d, l, "review", REVIEW_WAIT);
     out.log(task.id, "completed; waiting for review on the board");
@@ -151,6 +169,12 @@ export function onMergeResult(
       // Journaled (once per reason) with the other waits, at the next tick.
       const text = mergeWaitText(r.reason);
       if (d.journaledWaits.get(task.id) !== text) out.log(task.id, text);
+      if (l.changed) {
+        // The host changed after the step read it: what the step waited for may be there now.
+        setStage(d, l, "merging", r.reason);
+        out.push({ kind: "merge", taskId: task.id });
+        return;
+      }
       setStage(d, l, "waiting", r.reason, r.stuck === true);
     }
   }
@@ -163,7 +187,13 @@ export function onLandingChanged(
   e: Extract<CoreEvent, { type: "landing_changed" }>,
 ): void {
   const l = landing(d, e.taskId);
-  if (!l || l.stage !== "waiting") return; // a step under way sees the change itself
+  if (!l) return;
+  if (l.stage === "merging") {
+    // The step under way may have read the host before the change: it runs again if it waits.
+    d.landings.set(l.taskId, { ...l, changed: true });
+    return;
+  }
+  if (l.stage !== "waiting") return; // a rebase or a review: the next step reads the host anew
   setStage(d, l, "merging", l.reason);
   out.push({ kind: "merge", taskId: e.taskId });
 }
@@ -188,14 +218,32 @@ export function onRebaseResult(
   const rebased = { ...l, rebases: l.rebases + 1 };
   d.landings.set(task.id, rebased);
   out.journal(ev.taskRebased({ task_id: task.id, onto: r.tip, diff_changed: r.diffChanged }));
-  if (d.settings.requireApproval && r.diffChanged) {
+  // Protected paths the approved diff did not touch need a review of their own, as a changed
+  // diff does (the rebased branch is judged again).
+  const before = rebased.protectedPaths ?? [];
+  const guarded = r.protected ?? before;
+  const newlyGuarded = guarded.some((p) => !before.includes(p));
+  if (
+    (d.settings.requireApproval && r.diffChanged) ||
+    (guarded.length > 0 && (r.diffChanged || newlyGuarded))
+  ) {
     // The operator approved another diff: the rebased one needs its own review.
+    if (guarded.length > 0) {
+      out.journal(ev.taskProtectedPaths({ task_id: task.id, paths: guarded }));
+      d.landings.set(task.id, { ...rebased, protectedPaths: guarded });
+    }
+    const why = r.diffChanged ? "the diff changed" : "it now changes protected paths";
     out.journal(ev.taskCompleted({
       task_id: task.id,
-      summary: `rebased onto ${r.tip.slice(0, 10)}: the diff changed, review it again`,
+      summary: `rebased onto ${r.tip.slice(0, 10)}: ${why}, review it again`,
     }));
-    setStage(d, rebased, "review", REVIEW_WAIT);
-    out.log(task.id, "rebased onto the new tip; the diff changed, so it waits for review again");
+    setStage(
+      d,
+      d.landings.get(task.id)!,
+      "review",
+      guarded.length > 0 ? protectedWait({ protected: guarded }) : REVIEW_WAIT,
+    );
+    out.log(task.id, `rebased onto the new tip; ${why}, so it waits for review again`);
     return;
   }
   setStage(d, rebased, "merging", "merging after a rebase");

@@ -45,9 +45,23 @@ export type MergeResult =
   /** A person closed the pull request unmerged; `reason` says who and what they said. */
   | { kind: "closed"; reason: string };
 
+/**
+ * What the service found a captured diff to touch (DESIGN.md §18), read from git, never from
+ * the agent.
+ */
+export interface DiffJudgement {
+  /** Changed paths that are protected: the work never lands unattended. */
+  protected: string[];
+  /** Changed paths outside the task's `owned_files`. */
+  outsideOwned: string[];
+  /** Why its paths could not be read (it waits for an operator all the same). */
+  error?: string;
+}
+
 /** The outcome of rebasing an agent branch onto the target's new tip. */
 export type RebaseResult =
-  | { kind: "rebased"; tip: string; diffChanged: boolean }
+  /** `protected`: the protected paths of the rebased branch's diff, judged again. */
+  | { kind: "rebased"; tip: string; diffChanged: boolean; protected?: string[] }
   | { kind: "conflict"; files: string[]; otherChange: string };
 
 /** Something that happened. */
@@ -68,6 +82,11 @@ export type CoreEvent =
     deadline: number;
     /** The attempt's number: one more than the task's claims in the run journal. */
     attempt: number;
+    /**
+     * Its number among the attempts that count against the retry limit (the task store's count
+     * after the claim): lower than `attempt` after runs that counted none (a limit, a batch try).
+     */
+    counted?: number;
     model?: string;
     batchEligible?: boolean;
     /** Where the agent runs: `worktree` or `container:<runtime>:<image id>` (DESIGN.md §14). */
@@ -211,7 +230,7 @@ export type CoreEvent =
    * The diff of a DONE task's work was captured (or capture failed open) and its verification
    * ran; `gatesFailed` when its gates failed on the candidate tree (the merge will refuse it).
    */
-  | { type: "captured"; taskId: string; gatesFailed?: boolean }
+  | { type: "captured"; taskId: string; gatesFailed?: boolean; judged?: DiffJudgement }
   | { type: "merge_result"; taskId: string; result: MergeResult }
   /** The host says something changed for the task's pull request (or its retry is due). */
   | { type: "landing_changed"; taskId: string }

@@ -75,6 +75,10 @@ export interface Landing {
   lastTry: number;
   /** Rebases onto a new tip in this attempt. */
   rebases: number;
+  /** The protected paths its diff touches (it waits for an operator's merge, DESIGN.md §18). */
+  protectedPaths?: string[];
+  /** The host said something changed while a step was under way: it is tried again at once. */
+  changed?: boolean;
 }
 
 /** Settings the core decides with (from service.yaml and the run's options). */
@@ -84,6 +88,8 @@ export interface CoreSettings {
   roleMaxAgents: Readonly<Record<string, number>>;
   maxAttempts: number;
   requireApproval: boolean;
+  /** `enforce_owned_files`: a diff that leaves its task's `owned_files` is refused. */
+  enforceOwnedFiles?: boolean;
   /** Keep running when every task is finished (work arrives from trackers and the task API). */
   continuous: boolean;
   /** How long an agent may run on after it reported (ms). */

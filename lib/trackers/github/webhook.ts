@@ -6,8 +6,14 @@
  * {@link githubIssueTicket} too. Pull-request, review, check and status events wake the
  * pull-request landing (`hostEvent`).
  */
-import { isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
-import type { HandlerContext, HostEvent, WebhookHandler } from "../../webhooks/handler.ts";
+import { arr, isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import {
+  type HandlerContext,
+  type HostEvent,
+  type HostEventKeys,
+  hostEventKeys,
+  type WebhookHandler,
+} from "../../webhooks/handler.ts";
 
 /** A REST/webhook issue object of `repo` as a ticket (undefined for pull requests). */
 export function githubIssueTicket(
@@ -55,12 +61,55 @@ const PULL_REQUEST_EVENTS = new Set([
   "merge_group",
 ]);
 
+/** Which pull requests a GitHub event concerns (check suites and statuses name their head SHA). */
+function pullRequestKeys(event: string, p: Record<string, unknown>): HostEventKeys {
+  const pr = obj(p.pull_request);
+  const numbersOf = (prs: unknown) => arr(prs).map((x) => obj(x).number);
+  switch (event) {
+    case "pull_request":
+    case "pull_request_review":
+      return {
+        numbers: [pr.number ?? p.number],
+        shas: [obj(pr.head).sha],
+        branches: [obj(pr.head).ref],
+        mergedInto: p.action === "closed" && pr.merged === true ? obj(pr.base).ref : undefined,
+      };
+    case "check_run": {
+      const run = obj(p.check_run);
+      return {
+        numbers: numbersOf(run.pull_requests),
+        shas: [run.head_sha],
+        branches: [obj(run.check_suite).head_branch],
+      };
+    }
+    case "check_suite": {
+      const suite = obj(p.check_suite);
+      return {
+        numbers: numbersOf(suite.pull_requests),
+        shas: [suite.head_sha],
+        branches: [suite.head_branch],
+      };
+    }
+    case "status":
+      return { shas: [p.sha], branches: arr(p.branches).map((b) => obj(b).name) };
+    default:
+      return {}; // merge_group: every pull request is looked at
+  }
+}
+
 function hostEvent(payload: unknown, headers: Headers): HostEvent | undefined {
   const event = (headers.get("x-tracker-b-event") ?? headers.get("x-github-event"))?.trim();
   if (!event || !PULL_REQUEST_EVENTS.has(event)) return undefined;
-  const repository = obj(obj(payload).repository);
+  const p = obj(payload);
+  const repository = obj(p.repository);
   const repo = str(repository.full_name);
-  return repo ? { provider: "github", repo, project_id: Number(repository.id ?? 0) } : undefined;
+  if (!repo) return undefined;
+  return {
+    provider: "github",
+    repo,
+    project_id: Number(repository.id ?? 0),
+    ...hostEventKeys(pullRequestKeys(event, p)),
+  };
 }
 
 /** GitHub's webhooks as tracker_b. */

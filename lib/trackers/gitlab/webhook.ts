@@ -5,7 +5,13 @@
  * issue that polling reads (adapter.ts beside this file).
  */
 import { arr, isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
-import type { HandlerContext, HostEvent, WebhookHandler } from "../../webhooks/handler.ts";
+import {
+  type HandlerContext,
+  type HostEvent,
+  type HostEventKeys,
+  hostEventKeys,
+  type WebhookHandler,
+} from "../../webhooks/handler.ts";
 
 function tickets(payload: unknown, _headers: Headers, context: HandlerContext): Ticket[] {
   const p = obj(payload);
@@ -34,13 +40,42 @@ function tickets(payload: unknown, _headers: Headers, context: HandlerContext): 
   }];
 }
 
+/** A merge request pipeline's ref: `refs/merge-requests/<iid>/head` (or `/merge`, `/train`). */
+const MR_REF = /^refs\/merge-requests\/(\d+)\/(head|merge|train)$/;
+
+/** Which merge requests a hook concerns (a pipeline names its SHA, its ref or merge request). */
+function mergeRequestKeys(p: Record<string, unknown>): HostEventKeys {
+  const attrs = obj(p.object_attributes);
+  if (p.object_kind === "merge_request") {
+    return {
+      numbers: [attrs.iid],
+      shas: [obj(attrs.last_commit).id],
+      branches: [attrs.source_branch],
+      mergedInto: attrs.action === "merge" ? attrs.target_branch : undefined,
+    };
+  }
+  const ref = str(attrs.ref);
+  const mr = MR_REF.exec(ref);
+  return {
+    numbers: [obj(p.merge_request).iid, mr ? Number(mr[1]) : undefined],
+    shas: [attrs.sha],
+    branches: [mr ? undefined : ref, obj(p.merge_request).source_branch],
+  };
+}
+
 /** The merge request and pipeline hooks wake the pull-request landing (lib/landing). */
 function hostEvent(payload: unknown): HostEvent | undefined {
   const p = obj(payload);
   if (p.object_kind !== "merge_request" && p.object_kind !== "pipeline") return undefined;
   const project = obj(p.project);
   const repo = str(project.path_with_namespace);
-  return repo ? { provider: "gitlab", repo, project_id: Number(project.id ?? 0) } : undefined;
+  if (!repo) return undefined;
+  return {
+    provider: "gitlab",
+    repo,
+    project_id: Number(project.id ?? 0),
+    ...hostEventKeys(mergeRequestKeys(p)),
+  };
 }
 
 /** GitLab's webhooks as tracker_c. */

@@ -1,0 +1,76 @@
+/**
+ * The plan files runs were started with, as their journals recorded them: `run_started`'s
+ * `plan_file` (a path relative to the workspace), or, in journals written before it existed,
+ * its `plan` when that names a YAML file. Each is a rule the next run may obey again, so each is
+ * a protected path (rules.ts). Only the first line of each journal is read.
+ */
+import { isValidId } from "../ids.ts";
+import { journalPath, type WorkspacePaths } from "../workspace.ts";
+
+/** Longest first line read (a `run_started` lists the plan's steps). */
+const MAX_FIRST_LINE = 16 * 1024 * 1024;
+
+/** The first line of the file at `path` (empty when there is none). */
+async function firstLine(path: string): Promise<string> {
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true });
+  } catch {
+    return "";
+  }
+  try {
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    const buf = new Uint8Array(64 * 1024);
+    while (total < MAX_FIRST_LINE) {
+      const n = await file.read(buf);
+      if (n === null) break;
+      const chunk = buf.slice(0, n);
+      const eol = chunk.indexOf(10);
+      chunks.push(eol < 0 ? chunk : chunk.subarray(0, eol));
+      total += n;
+      if (eol >= 0) break;
+    }
+    const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const c of chunks) {
+      all.set(c, at);
+      at += c.length;
+    }
+    return new TextDecoder().decode(all);
+  } finally {
+    file.close();
+  }
+}
+
+/** The plan file a `run_started` row names, if any. */
+export function planFileOf(row: unknown): string | undefined {
+  if (!row || typeof row !== "object") return undefined;
+  const { type, data } = row as { type?: unknown; data?: Record<string, unknown> };
+  if (type !== "run_started" || !data) return undefined;
+  if (typeof data.plan_file === "string" && data.plan_file !== "") return data.plan_file;
+  const plan = data.plan;
+  return typeof plan === "string" && /\.ya?ml$/i.test(plan) ? plan : undefined;
+}
+
+/** Every plan file the workspace's run journals name, sorted. */
+export async function recordedPlanFiles(paths: WorkspacePaths): Promise<string[]> {
+  const found = new Set<string>();
+  let names: string[] = [];
+  try {
+    for await (const e of Deno.readDir(paths.runs)) {
+      if (e.isDirectory && isValidId(e.name)) names.push(e.name);
+    }
+  } catch {
+    names = [];
+  }
+  for (const runId of names) {
+    const line = await firstLine(journalPath(paths, runId));
+    if (!line) continue;
+    try {
+      const plan = planFileOf(JSON.parse(line));
+      if (plan) found.add(plan);
+    } catch { /* a torn first line names nothing */ }
+  }
+  return [...found].sort();
+}

@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { TaskStore } from "../tasks/store.ts";
+import { workspacePaths } from "../workspace.ts";
+import { createTicketSink } from "./sink.ts";
+import type { Ticket } from "./ticket.ts";
+
+function ticket(key: string, ref = `octo/app#${key}`): Ticket {
+  return {
+    tracker: "tracker_b",
+    key,
+    ref,
+    title: `Issue ${key}`,
+    body: "",
+    labels: [],
+    state: "open",
+    url: `https://example.test/${key}`,
+    raw: {},
+  };
+}
+
+/** A real store whose creates of the tickets named in `held` wait until `release()`. */
+function holdingStore(store: TaskStore, held: Set<string>) {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  const facade = {
+    list: () => store.list(),
+    get: (id: string) => store.get(id),
+    revise: (id: string, fields: Parameters<TaskStore["revise"]>[1]) => store.revise(id, fields),
+    create: async (inputs: Parameters<TaskStore["create"]>[0]) => {
+      if (inputs.some((i) => held.has(i.source?.key ?? ""))) await gate;
+      return store.create(inputs);
+    },
+  } as unknown as TaskStore;
+  return { facade, release };
+}
+
+Deno.test("the ticket sink creates the task of one issue while another issue's create is still being written", async () => {
+  const root = await Deno.makeTempDir();
+  const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
+  try {
+    const { facade, release } = holdingStore(store, new Set(["1"]));
+    const sink = createTicketSink({
+      store: facade,
+      routing: () => ({ role: "backend", labelRoles: [] }),
+    });
+    const slow = sink([ticket("1")]);
+    const [fast] = await sink([ticket("2")]);
+    assert.equal(fast.action, "created");
+    assert.equal(store.get(fast.task_id!)?.status, "OPEN");
+    release();
+    assert.equal((await slow)[0].action, "created");
+    assert.equal(store.size, 2);
+  } finally {
+    await store.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("the ticket sink applies deliveries about one issue in order: the second updates the task the first created", async () => {
+  const root = await Deno.makeTempDir();
+  const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
+  try {
+    const { facade, release } = holdingStore(store, new Set(["7"]));
+    const sink = createTicketSink({
+      store: facade,
+      routing: () => ({ role: "backend", labelRoles: [] }),
+    });
+    const first = sink([ticket("7")]);
+    const second = sink([{ ...ticket("7"), title: "Issue 7, retitled" }]);
+    release();
+    const [[created], [updated]] = await Promise.all([first, second]);
+    assert.equal(created.action, "created");
+    assert.equal(updated.action, "updated");
+    assert.equal(store.size, 1);
+    assert.equal(store.get(created.task_id!)?.title, "Issue 7, retitled");
+  } finally {
+    await store.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("two issues whose refs make the same task id, created side by side, both get a task", async () => {
+  const root = await Deno.makeTempDir();
+  const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
+  try {
+    const sink = createTicketSink({ store, routing: () => ({ role: "backend", labelRoles: [] }) });
+    const outcomes = await Promise.all([
+      sink([ticket("a", "octo/app a")]),
+      sink([ticket("b", "octo/app-a")]),
+    ]);
+    const ids = outcomes.map(([o]) => o.task_id);
+    assert.deepEqual(outcomes.map(([o]) => o.action), ["created", "created"]);
+    assert.equal(new Set(ids).size, 2);
+    assert.ok(ids.includes("tracker_b-octo-app-a"));
+  } finally {
+    await store.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});
