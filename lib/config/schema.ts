@@ -3,12 +3,9 @@ import { z } from "zod";
 import { CONFIG_SCOPES } from "../auth/tokens.ts";
 import { CommandLineError, splitCommandLine } from "../agents/split_command_line.ts";
 import { parseHostPort } from "../container/settings.ts";
-<<<<<<< HEAD
 import { WorkersSchema } from "./kubernetes_schema.ts";
 import { TrustedProxySchema } from "./trusted_proxy_schema.ts";
-=======
 import { liftsAlwaysProtected } from "../protect/rules.ts";
->>>>>>> main
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
