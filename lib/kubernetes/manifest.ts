@@ -156,7 +156,7 @@ export function jobManifest(input: JobInput): V1Job {
             name: "worker",
             image: s.image,
             ...(s.image_pull_policy ? { imagePullPolicy: s.image_pull_policy } : {}),
-            command: ["service"],
+            // The image's entrypoint is `service` (behind tini: deploy/Containerfile).
             args: [
               "worker",
               "--once",

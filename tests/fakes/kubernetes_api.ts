@@ -24,7 +24,10 @@ import { labelCauses, metadataCauses, schemaErrors } from "./kube_validate.ts";
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-/** How a container's command becomes a local process (the image's file system, roughly). */
+/**
+ * How a container becomes a local process: the image's entry point (`command` empty) or the
+ * container's command, with its arguments.
+ */
 export interface ImageRunner {
   (
     container: { command: string[]; args: string[] },
