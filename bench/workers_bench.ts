@@ -6,12 +6,16 @@
  * landings per second, and the orchestrator's CPU per task (its own and its git children's),
  * for N = 1, 2, 4 … up to --max. Loopback only; every round is bounded (a round that has not
  * finished after 10 minutes is stopped) and the bench ends by itself.
+ *
+ * `--kubernetes [--tasks 10,50,200]` measures the built-in Kubernetes launcher instead: Jobs
+ * created per second against the loopback fake API (bench/launcher_bench.ts).
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { runPlan } from "../lib/orchestrator/run.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
+import { benchLauncher } from "./launcher_bench.ts";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 const AGENT = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
@@ -184,8 +188,14 @@ if (import.meta.main) {
       max: { type: "string", default: "32" },
       "per-worker": { type: "string", default: "2" },
       "sleep-ms": { type: "string", default: "1000" },
+      kubernetes: { type: "boolean", default: false },
+      tasks: { type: "string", default: "10,50,200" },
     },
   });
+  if (values.kubernetes) {
+    await benchLauncher(values.tasks!.split(",").map(Number));
+    Deno.exit(0);
+  }
   const max = Number(values.max);
   const perWorker = Number(values["per-worker"]);
   const sleepMs = Number(values["sleep-ms"]);

@@ -51,6 +51,9 @@ export interface LauncherOptions {
   clock?: () => number;
 }
 
+/** Jobs created at once (each is one API round trip). */
+const CREATES_AT_ONCE = 8;
+
 /** The longest wait after Jobs that ended before their pod claimed (ms). */
 const MAX_BACKOFF_MS = 5 * 60_000;
 
@@ -140,7 +143,7 @@ export class Launcher {
     this.#sayPodWaits(pods);
     if (plan.free < 1 || this.#clock() < this.#quietUntil || this.#stopped) return;
     const reserved = await o.reserve(plan.free);
-    for (const { taskId } of reserved) await this.#create(taskId);
+    if (reserved.length > 0) await this.#createAll(reserved.map((r) => r.taskId));
   }
 
   /** Reservations whose task moved on (claimed, cancelled, done) are no longer this one's. */
@@ -153,47 +156,77 @@ export class Launcher {
     }
   }
 
-  /** Mint the ticket and create the Job of reserved `taskId`; give it back when that fails. */
-  async #create(taskId: string): Promise<void> {
+  /**
+   * Mint the tickets of reserved `taskIds` (one durable write) and create their Jobs, a few at
+   * a time; a task whose Job cannot be created is given back with the API server's words.
+   */
+  async #createAll(taskIds: string[]): Promise<void> {
     const o = this.#o;
-    const task = o.tasks().get(taskId);
-    const sessionId = o.sessionId();
-    const job = jobName(taskId, sessionId);
-    const deadlineS = o.settings.active_deadline_s ?? o.timeoutS(taskId) + 900;
+    const tasks = o.tasks();
+    const jobs = taskIds.map((taskId) => {
+      const sessionId = o.sessionId();
+      const deadlineS = o.settings.active_deadline_s ?? o.timeoutS(taskId) + 900;
+      return { taskId, sessionId, name: jobName(taskId, sessionId), deadlineS };
+    });
+    let tickets: string[];
     try {
-      const ticket = await o.tickets.mint({
+      tickets = await o.tickets.mintAll(jobs.map((j) => ({
         run_id: o.runId,
-        task_id: taskId,
-        session_id: sessionId,
-        job,
+        task_id: j.taskId,
+        session_id: j.sessionId,
+        job: j.name,
         isolation: podIsolation(o.settings.image),
-        expires_at: this.#clock() + deadlineS * 1000,
-      });
+        expires_at: this.#clock() + j.deadlineS * 1000,
+      })));
+    } catch (e) {
+      for (const j of jobs) {
+        o.lapse(j.taskId, `could not keep its claim ticket: ${(e as Error).message}`);
+      }
+      return;
+    }
+    let next = 0;
+    const create = async () => {
+      while (next < jobs.length) {
+        const i = next++;
+        await this.#create(jobs[i], tickets[i], tasks.get(jobs[i].taskId)?.role ?? "");
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CREATES_AT_ONCE, jobs.length) }, create));
+  }
+
+  /** Create one Job; give its task back when that fails. */
+  async #create(
+    j: { taskId: string; sessionId: string; name: string; deadlineS: number },
+    ticket: string,
+    role: string,
+  ): Promise<void> {
+    const o = this.#o;
+    try {
       await o.api.createJob(jobManifest({
         settings: o.settings,
         namespace: o.api.namespace,
         runId: o.runId,
-        taskId,
-        role: task?.role ?? "",
-        sessionId,
+        taskId: j.taskId,
+        role,
+        sessionId: j.sessionId,
         ticket,
         serverUrl: o.serverUrl,
         cloneUrl: o.cloneUrl,
-        activeDeadlineS: deadlineS,
+        activeDeadlineS: j.deadlineS,
         memoryMb: o.memoryMb,
         cpuCores: o.cpuCores,
         owner: o.owner,
       }));
-      this.#reserved.set(taskId, sessionId);
+      this.#reserved.set(j.taskId, j.sessionId);
       this.created++;
-      o.log(`${taskId}: Job ${job} created in ${o.api.namespace} (session ${sessionId})`);
+      o.log(`${j.taskId}: Job ${j.name} created in ${o.api.namespace} (session ${j.sessionId})`);
     } catch (e) {
-      await o.tickets.revoke(sessionId).catch(() => {});
+      await o.tickets.revoke(j.sessionId).catch(() => {});
       this.#quietUntil = this.#clock() + Math.min(MAX_BACKOFF_MS, 5000 * 2 ** this.#lapses++);
       const fix = e instanceof KubeApiError && e.status === 403
         ? " (the orchestrator's service account needs the Role in deploy/: jobs create, list, delete)"
         : "";
-      o.lapse(taskId, `could not create Job ${job}: ${(e as Error).message}${fix}`);
+      o.lapse(j.taskId, `could not create Job ${j.name}: ${(e as Error).message}${fix}`);
     }
   }
 

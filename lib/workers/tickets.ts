@@ -123,12 +123,20 @@ export class TicketBook {
 
   /** A new ticket for `grant`, kept (by digest) before it is returned. */
   async mint(grant: TicketGrant): Promise<string> {
-    const bytes = crypto.getRandomValues(new Uint8Array(32));
-    const ticket = TICKET_PREFIX + btoa(String.fromCharCode(...bytes))
-      .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-    this.#entries.set(sha256Hex(ticket), { ...grant, digest: sha256Hex(ticket) });
+    return (await this.mintAll([grant]))[0];
+  }
+
+  /** New tickets for `grants`, in order, all kept with one durable write before they return. */
+  async mintAll(grants: readonly TicketGrant[]): Promise<string[]> {
+    const tickets = grants.map((grant) => {
+      const bytes = crypto.getRandomValues(new Uint8Array(32));
+      const ticket = TICKET_PREFIX + btoa(String.fromCharCode(...bytes))
+        .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+      this.#entries.set(sha256Hex(ticket), { ...grant, digest: sha256Hex(ticket) });
+      return ticket;
+    });
     await this.#save();
-    return ticket;
+    return tickets;
   }
 
   /** Present `ticket` for `runId`: its grant, used up now, or why not. */

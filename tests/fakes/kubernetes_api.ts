@@ -51,6 +51,8 @@ export interface FakeKubernetesOptions {
   dir: string;
   /** Receives the pods' output lines (debugging). */
   log?: (line: string) => void;
+  /** Start pods' processes (default true; false: pods stay Pending, for benchmarks of the API). */
+  kubelet?: boolean;
 }
 
 interface PodRun {
@@ -469,6 +471,7 @@ export class FakeKubernetes {
     this.#touch();
     const run: PodRun = { pod, exited: Promise.resolve(), output: [] };
     this.runs.set(name, run);
+    if (this.#o.kubelet === false) return;
     while (this.#held.has(job.metadata.name) && !this.#closed) {
       pod.status.containerStatuses = [
         waiting("worker", "ErrImagePull", `pulling ${spec.containers[0].image}`),
