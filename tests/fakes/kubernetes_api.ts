@@ -94,8 +94,8 @@ export class FakeKubernetes {
   #server!: Deno.HttpServer<Deno.NetAddr>;
   #rv = 1;
   #closed = false;
-  /** Jobs whose pods the kubelet will not start until released (a slow image pull). */
-  readonly #held = new Set<string>();
+  /** No container starts while set (a slow image pull). */
+  #holding = false;
   #changed: () => void = () => {};
 
   private constructor(o: FakeKubernetesOptions) {
@@ -174,9 +174,9 @@ export class FakeKubernetes {
     }
   }
 
-  /** Do not start pods of Jobs created from now on until {@link release} (a slow pull). */
-  hold(job: string): void {
-    this.#held.add(job);
+  /** Start no pod's container while `on` (an image that pulls slowly); started ones go on. */
+  holdAll(on: boolean): void {
+    this.#holding = on;
   }
 
   /** Kill pod `name`'s process as the kernel's OOM killer would (exit 137). */
@@ -472,7 +472,7 @@ export class FakeKubernetes {
     const run: PodRun = { pod, exited: Promise.resolve(), output: [] };
     this.runs.set(name, run);
     if (this.#o.kubelet === false) return;
-    while (this.#held.has(job.metadata.name) && !this.#closed) {
+    while (this.#holding && !this.#closed) {
       pod.status.containerStatuses = [
         waiting("worker", "ErrImagePull", `pulling ${spec.containers[0].image}`),
       ];
