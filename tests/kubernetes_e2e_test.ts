@@ -27,17 +27,27 @@ const OPERATOR_ENV = `K8S_E2E_OPERATOR_TOKEN_${suffix}`;
 const WORKER_TOKEN = `worker-${suffix}`;
 const OPERATOR_TOKEN = `operator-${suffix}`;
 
+/** Where this machine's Deno keeps its cache (the image has the service's modules cached). */
+async function denoDir(): Promise<string> {
+  const out = await new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stdout: "piped" })
+    .output();
+  return JSON.parse(new TextDecoder().decode(out.stdout)).denoDir;
+}
+
 /** What a machine (the image) has: PATH, Deno's cache; nothing of the orchestrator's. */
-function imageEnv(): Record<string, string> {
-  const keep = ["PATH", "DENO_DIR", "XDG_CACHE_HOME", "LANG"];
+function imageEnv(cache: string): Record<string, string> {
+  const keep = ["PATH", "LANG"];
   return {
     NO_COLOR: "1",
+    DENO_DIR: cache,
     ...Object.fromEntries(keep.flatMap((k) => {
       const v = Deno.env.get(k);
       return v === undefined ? [] : [[k, v]];
     })),
   };
 }
+
+const DENO_JSON = new URL("../deno.json", import.meta.url).pathname;
 
 function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -86,6 +96,7 @@ async function cluster(
       "",
     ].join("\n"),
   );
+  const cache = await denoDir();
   const fake = FakeKubernetes.start({
     dir: join(dir, "pods"),
     secrets: { "service-tokens": { WORKER_TOKEN: WORKER_TOKEN } },
@@ -93,8 +104,8 @@ async function cluster(
     run: ({ command, args }) => ({
       cmd: command.length > 0
         ? [...command, ...args]
-        : [Deno.execPath(), "run", "-A", CLI, ...args],
-      env: imageEnv(),
+        : [Deno.execPath(), "run", "-A", "--config", DENO_JSON, CLI, ...args],
+      env: imageEnv(cache),
     }),
   });
   const kubeconfig = join(dir, "kubeconfig");

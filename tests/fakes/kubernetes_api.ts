@@ -19,6 +19,7 @@
  * its grace; `ttlSecondsAfterFinished` deletes a finished Job. Tests kill pods to make them fail.
  */
 import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { labelCauses, metadataCauses, schemaErrors } from "./kube_validate.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -713,10 +714,16 @@ function randomSuffix(): string {
 /** Rewrite a container path under a mount to the pod's directory for it. */
 function rewritePaths(value: string, mounts: Map<string, string>): string {
   if (mounts.size === 0) return value;
-  // One pass, longest mount first (/var/run/service/git before /var), never a rewritten path again.
+  // One pass, longest mount first (/var/run/service/git before /var), never a rewritten path
+  // again; a path below a mount that exists on this machine is the host's own (a test's
+  // repository under /tmp), not the container's, and stays.
   const paths = [...mounts.keys()].sort((a, b) => b.length - a.length).map(escape);
-  const pattern = new RegExp(`(^|[\\s=:])(${paths.join("|")})(?=/|$|[\\s:])`, "g");
-  return value.replace(pattern, (_all, before: string, path: string) => before + mounts.get(path));
+  const pattern = new RegExp(`(^|[\\s=:])(${paths.join("|")})((?:/[^\\s:]*)?)(?=$|[\\s:])`, "g");
+  return value.replace(
+    pattern,
+    (all, before: string, path: string, rest: string) =>
+      rest && existsSync(path + rest) ? all : before + mounts.get(path) + rest,
+  );
 }
 
 function escape(s: string): string {
