@@ -7,7 +7,13 @@
  * pod is the agent's boundary: `task_claimed` journals `isolation: "pod:<image>"`.
  * `backoffLimit: 0`, because the service, not the Job controller, decides on a new attempt.
  */
-import type { V1Job, V1ResourceRequirements } from "@kubernetes/client-node";
+import type {
+  V1Container,
+  V1EnvVar,
+  V1Job,
+  V1ResourceRequirements,
+  V1Volume,
+} from "@kubernetes/client-node";
 import type { KubernetesWorkersBlock } from "../config/kubernetes_schema.ts";
 import {
   jobName,
@@ -83,7 +89,6 @@ export function resourcesFor(
 /** The Job body for `input` (what `createNamespacedJob` sends). */
 export function jobManifest(input: JobInput): V1Job {
   const s = input.settings;
-  const name = jobName(input.taskId, input.sessionId);
   const labels = {
     "app.kubernetes.io/name": "service-worker",
     "app.kubernetes.io/component": "worker",
@@ -98,25 +103,11 @@ export function jobManifest(input: JobInput): V1Job {
     [TASK_ANNOTATION]: input.taskId,
     [SESSION_ANNOTATION]: input.sessionId,
   };
-  const git = s.git_secret
-    ? [
-      { name: "GIT_CONFIG_COUNT", value: "2" },
-      { name: "GIT_CONFIG_KEY_0", value: "credential.helper" },
-      { name: "GIT_CONFIG_VALUE_0", value: `store --file=${GIT_DIR}/.git-credentials` },
-      { name: "GIT_CONFIG_KEY_1", value: "core.sshCommand" },
-      {
-        name: "GIT_CONFIG_VALUE_1",
-        value: `ssh -i ${GIT_DIR}/ssh-privatekey -o UserKnownHostsFile=${GIT_DIR}/known_hosts ` +
-          "-o IdentitiesOnly=yes",
-      },
-    ]
-    : [];
-  const resources = resourcesFor(s, input.role, input);
   return {
     apiVersion: "batch/v1",
     kind: "Job",
     metadata: {
-      name,
+      name: jobName(input.taskId, input.sessionId),
       namespace: input.namespace,
       labels,
       annotations,
@@ -152,72 +143,100 @@ export function jobManifest(input: JobInput): V1Job {
             fsGroup: WORKER_UID,
             seccompProfile: { type: "RuntimeDefault" },
           },
-          containers: [{
-            name: "worker",
-            image: s.image,
-            ...(s.image_pull_policy ? { imagePullPolicy: s.image_pull_policy } : {}),
-            // The image's entrypoint is `service` (behind tini: deploy/Containerfile).
-            args: [
-              "worker",
-              "--once",
-              "--server",
-              input.serverUrl,
-              "--ticket",
-              input.ticket,
-              "--name",
-              "$(POD_NAME)",
-              "--clone",
-              input.cloneUrl,
-              "--dir",
-              CLONE_DIR,
-              "--drain-timeout",
-              String(s.drain_timeout_s),
-            ],
-            env: [
-              { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
-              { name: "SERVICE_TOKEN_FILE", value: `${TOKEN_DIR}/token` },
-              { name: "HOME", value: "/home/service" },
-              { name: "TMPDIR", value: "/tmp" },
-              ...git,
-            ],
-            ...(s.env_secrets.length > 0
-              ? { envFrom: s.env_secrets.map((secret) => ({ secretRef: { name: secret } })) }
-              : {}),
-            ...(resources ? { resources } : {}),
-            securityContext: {
-              allowPrivilegeEscalation: false,
-              privileged: false,
-              readOnlyRootFilesystem: true,
-              runAsNonRoot: true,
-              capabilities: { drop: ["ALL"] },
-            },
-            volumeMounts: [
-              { name: "work", mountPath: "/work" },
-              { name: "home", mountPath: "/home/service" },
-              { name: "tmp", mountPath: "/tmp" },
-              { name: "token", mountPath: TOKEN_DIR, readOnly: true },
-              ...(s.git_secret ? [{ name: "git", mountPath: GIT_DIR, readOnly: true }] : []),
-            ],
-          }],
-          volumes: [
-            { name: "work", emptyDir: {} },
-            { name: "home", emptyDir: {} },
-            { name: "tmp", emptyDir: {} },
-            {
-              name: "token",
-              secret: {
-                secretName: s.token_secret,
-                items: [{ key: s.token_key, path: "token" }],
-                // Owned by root, readable by the pod's group (fsGroup), nobody else.
-                defaultMode: 0o440,
-              },
-            },
-            ...(s.git_secret
-              ? [{ name: "git", secret: { secretName: s.git_secret, defaultMode: 0o440 } }]
-              : []),
-          ],
+          containers: [workerContainer(input)],
+          volumes: podVolumes(s),
         },
       },
     },
   };
+}
+
+/** Git's credentials from the mounted Secret: HTTPS (a credential store) or SSH. */
+function gitEnv(s: KubernetesWorkersBlock): V1EnvVar[] {
+  if (!s.git_secret) return [];
+  return [
+    { name: "GIT_CONFIG_COUNT", value: "2" },
+    { name: "GIT_CONFIG_KEY_0", value: "credential.helper" },
+    { name: "GIT_CONFIG_VALUE_0", value: `store --file=${GIT_DIR}/.git-credentials` },
+    { name: "GIT_CONFIG_KEY_1", value: "core.sshCommand" },
+    {
+      name: "GIT_CONFIG_VALUE_1",
+      value: `ssh -i ${GIT_DIR}/ssh-privatekey -o UserKnownHostsFile=${GIT_DIR}/known_hosts ` +
+        "-o IdentitiesOnly=yes",
+    },
+  ];
+}
+
+/** The one container: `service worker --once` bound to its task by the ticket. */
+function workerContainer(input: JobInput): V1Container {
+  const s = input.settings;
+  const resources = resourcesFor(s, input.role, input);
+  return {
+    name: "worker",
+    image: s.image,
+    ...(s.image_pull_policy ? { imagePullPolicy: s.image_pull_policy } : {}),
+    // The image's entrypoint is `service` (behind tini: deploy/Containerfile).
+    args: [
+      "worker",
+      "--once",
+      "--server",
+      input.serverUrl,
+      "--ticket",
+      input.ticket,
+      "--name",
+      "$(POD_NAME)",
+      "--clone",
+      input.cloneUrl,
+      "--dir",
+      CLONE_DIR,
+      "--drain-timeout",
+      String(s.drain_timeout_s),
+    ],
+    env: [
+      { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+      { name: "SERVICE_TOKEN_FILE", value: `${TOKEN_DIR}/token` },
+      { name: "HOME", value: "/home/service" },
+      { name: "TMPDIR", value: "/tmp" },
+      ...gitEnv(s),
+    ],
+    ...(s.env_secrets.length > 0
+      ? { envFrom: s.env_secrets.map((secret) => ({ secretRef: { name: secret } })) }
+      : {}),
+    ...(resources ? { resources } : {}),
+    securityContext: {
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ["ALL"] },
+    },
+    volumeMounts: [
+      { name: "work", mountPath: "/work" },
+      { name: "home", mountPath: "/home/service" },
+      { name: "tmp", mountPath: "/tmp" },
+      { name: "token", mountPath: TOKEN_DIR, readOnly: true },
+      ...(s.git_secret ? [{ name: "git", mountPath: GIT_DIR, readOnly: true }] : []),
+    ],
+  };
+}
+
+/** Its writable directories (emptyDirs; the root file system is read-only) and its Secrets. */
+function podVolumes(s: KubernetesWorkersBlock): V1Volume[] {
+  return [
+    { name: "work", emptyDir: {} },
+    { name: "home", emptyDir: {} },
+    { name: "tmp", emptyDir: {} },
+    {
+      name: "token",
+      secret: {
+        secretName: s.token_secret,
+        items: [{ key: s.token_key, path: "token" }],
+        // Owned by root, readable by the pod's group (fsGroup), nobody else.
+        defaultMode: 0o440,
+      },
+    },
+    ...(s.git_secret
+      ? [{ name: "git", secret: { secretName: s.git_secret, defaultMode: 0o440 } }]
+      : []),
+  ];
 }

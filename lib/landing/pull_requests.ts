@@ -23,6 +23,7 @@
 import { git, resolveCommit } from "../git/git.ts";
 import * as ev from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
+import { readLine } from "../journal/event_reader.ts";
 import { failedSignals } from "../merge/events.ts";
 import type { GateOutcome } from "../merge/merge.ts";
 import type { Task } from "../tasks/task.ts";
@@ -176,39 +177,33 @@ export class PullRequestLanding {
     } catch { /* a new run */ }
     for (const line of text.split("\n")) {
       if (!line.includes('"task_pr_') && !line.includes('"task_merged"')) continue;
-      let row;
-      try {
-        row = JSON.parse(line);
-      } catch {
-        continue; // a torn line says nothing
-      }
-      const d = row.data ?? {};
-      const id = String(d.task_id ?? "");
-      const rec = this.#records.get(id);
-      switch (row.type) {
+      const e = readLine(line); // a torn line, a malformed row: says nothing
+      if (!e || !("task_id" in e)) continue;
+      const rec = this.#records.get(e.task_id);
+      switch (e.type) {
         case "task_pr_opened":
-          this.#records.set(id, {
-            branch: String(d.branch ?? ""),
-            number: Number(d.number),
-            url: String(d.url ?? ""),
-            head: String(d.head_sha ?? ""),
+          this.#records.set(e.task_id, {
+            branch: e.branch ?? "",
+            number: e.number,
+            url: e.url ?? "",
+            head: e.head_sha ?? "",
             enqueued: false,
           });
           break;
         case "task_pr_updated":
-          if (rec?.number === Number(d.number)) {
-            rec.head = String(d.head_sha ?? rec.head);
-            if (ENQUEUED.test(String(d.reason))) rec.enqueued = true;
+          if (rec?.number === e.number) {
+            rec.head = e.head_sha ?? rec.head;
+            if (ENQUEUED.test(e.reason ?? "")) rec.enqueued = true;
           }
           break;
         case "task_pr_closed":
-          if (rec?.number === Number(d.number)) {
-            this.#earlier.set(id, this.#host.ref(rec.number));
-            this.#records.delete(id);
+          if (rec?.number === e.number) {
+            this.#earlier.set(e.task_id, this.#host.ref(rec.number));
+            this.#records.delete(e.task_id);
           }
           break;
         case "task_merged":
-          this.#records.delete(id);
+          this.#records.delete(e.task_id);
           break;
       }
     }
