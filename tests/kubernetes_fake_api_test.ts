@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import * as k8s from "@kubernetes/client-node";
+import { loadClientNode } from "../lib/kubernetes/client_node.js";
 import { FakeKubernetes, parseSelector } from "./fakes/kubernetes_api.ts";
 import { jobManifest } from "../lib/kubernetes/manifest.ts";
 import { KubernetesWorkersSchema } from "../lib/config/kubernetes_schema.ts";
@@ -25,6 +25,7 @@ async function cluster(program = "sleep 30") {
     }),
   });
   await fake.writeKubeconfig(join(dir, "kubeconfig"));
+  const k8s = await loadClientNode();
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(join(dir, "kubeconfig"));
   return {

@@ -7,7 +7,8 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { V1Job, V1Pod } from "@kubernetes/client-node";
+import type { Job, Pod } from "./k8s_types.ts";
+import { loadClientNode } from "./client_node.js";
 import { UserFacingError } from "../errors.ts";
 import type { ListedJob, ListedPod } from "./plan.ts";
 import { RUN_ANNOTATION, SESSION_ANNOTATION, TASK_ANNOTATION } from "./names.ts";
@@ -22,7 +23,7 @@ export interface KubeApi {
   listJobs(labelSelector: string): Promise<ListedJob[]>;
   listPods(labelSelector: string): Promise<ListedPod[]>;
   /** Create `job`; an existing Job of that name is `KubeApiError` 409. */
-  createJob(job: V1Job): Promise<void>;
+  createJob(job: Job): Promise<void>;
   /** Delete Job `name` and, in the background, its pods (gone already: fine). */
   deleteJob(name: string): Promise<void>;
   /** The controller owning pod `name` (the orchestrator's StatefulSet), if any. */
@@ -60,7 +61,7 @@ export interface ConnectOptions {
 
 /** Reach the cluster (in-cluster account, else the kubeconfig's current context). */
 export async function connectCluster(o: ConnectOptions): Promise<KubeApi> {
-  const k8s = await import("@kubernetes/client-node");
+  const k8s = await loadClientNode();
   const kc = new k8s.KubeConfig();
   const saDir = SERVICE_ACCOUNT_DIR;
   const inCluster = !!o.env.KUBERNETES_SERVICE_HOST && existsSync(join(saDir, "token"));
@@ -180,7 +181,7 @@ function ms(when: Date | string | undefined): number | undefined {
 }
 
 /** A listed Job as the plan reads it (its ids from its annotations). */
-export function listedJob(job: V1Job): ListedJob {
+export function listedJob(job: Job): ListedJob {
   const a = job.metadata?.annotations ?? {};
   const conditions = job.status?.conditions ?? [];
   const ended = conditions.find((c) =>
@@ -208,7 +209,7 @@ export function listedJob(job: V1Job): ListedJob {
 }
 
 /** A listed pod: its Job, phase and the reason it waits or how it ended. */
-export function listedPod(pod: V1Pod): ListedPod {
+export function listedPod(pod: Pod): ListedPod {
   const labels = pod.metadata?.labels ?? {};
   const state = pod.status?.containerStatuses?.[0]?.state;
   const reason = state?.terminated

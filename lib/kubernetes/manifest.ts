@@ -7,13 +7,7 @@
  * pod is the agent's boundary: `task_claimed` journals `isolation: "pod:<image>"`.
  * `backoffLimit: 0`, because the service, not the Job controller, decides on a new attempt.
  */
-import type {
-  V1Container,
-  V1EnvVar,
-  V1Job,
-  V1ResourceRequirements,
-  V1Volume,
-} from "@kubernetes/client-node";
+import type { Container, EnvVar, Job, ResourceRequirements, Volume } from "./k8s_types.ts";
 import type { KubernetesWorkersBlock } from "../config/kubernetes_schema.ts";
 import {
   jobName,
@@ -75,19 +69,19 @@ export function resourcesFor(
   settings: KubernetesWorkersBlock,
   role: string,
   defaults: { memoryMb?: number; cpuCores?: number },
-): V1ResourceRequirements | undefined {
+): ResourceRequirements | undefined {
   const own = settings.resources[role] ?? settings.resources.default ?? {};
   const limits: Record<string, string> = { ...own.limits };
   if (limits.memory === undefined && defaults.memoryMb) limits.memory = `${defaults.memoryMb}Mi`;
   if (limits.cpu === undefined && defaults.cpuCores) limits.cpu = String(defaults.cpuCores);
-  const out: V1ResourceRequirements = {};
+  const out: ResourceRequirements = {};
   if (own.requests && Object.keys(own.requests).length > 0) out.requests = { ...own.requests };
   if (Object.keys(limits).length > 0) out.limits = limits;
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** The Job body for `input` (what `createNamespacedJob` sends). */
-export function jobManifest(input: JobInput): V1Job {
+export function jobManifest(input: JobInput): Job {
   const s = input.settings;
   const labels = {
     "app.kubernetes.io/name": "service-worker",
@@ -152,7 +146,7 @@ export function jobManifest(input: JobInput): V1Job {
 }
 
 /** Git's credentials from the mounted Secret: HTTPS (a credential store) or SSH. */
-function gitEnv(s: KubernetesWorkersBlock): V1EnvVar[] {
+function gitEnv(s: KubernetesWorkersBlock): EnvVar[] {
   if (!s.git_secret) return [];
   return [
     { name: "GIT_CONFIG_COUNT", value: "2" },
@@ -168,7 +162,7 @@ function gitEnv(s: KubernetesWorkersBlock): V1EnvVar[] {
 }
 
 /** The one container: `service worker --once` bound to its task by the ticket. */
-function workerContainer(input: JobInput): V1Container {
+function workerContainer(input: JobInput): Container {
   const s = input.settings;
   const resources = resourcesFor(s, input.role, input);
   return {
@@ -221,7 +215,7 @@ function workerContainer(input: JobInput): V1Container {
 }
 
 /** Its writable directories (emptyDirs; the root file system is read-only) and its Secrets. */
-function podVolumes(s: KubernetesWorkersBlock): V1Volume[] {
+function podVolumes(s: KubernetesWorkersBlock): Volume[] {
   return [
     { name: "work", emptyDir: {} },
     { name: "home", emptyDir: {} },

@@ -7,7 +7,7 @@
  * schemas as `@kubernetes/client-node` generated them. KEDA's CRD fields are listed below by
  * hand from its models (the client has none); its `jobTargetRef` is walked as a JobSpec.
  */
-import * as k8s from "@kubernetes/client-node";
+import { loadClientNode } from "../../lib/kubernetes/client_node.js";
 import { Job } from "kubernetes-models/batch/v1/Job";
 import { Pod } from "kubernetes-models/v1/Pod";
 import { Secret } from "kubernetes-models/v1/Secret";
@@ -26,6 +26,9 @@ import { TriggerAuthentication } from "@kubernetes-models/keda/keda.sh/v1alpha1/
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
+
+/** The client's generated models, for their field lists. */
+const k8s = await loadClientNode();
 
 interface Kind {
   /** The kubernetes-models class (its `validate()` throws with the failing paths). */
