@@ -11,6 +11,9 @@
  * clone) and ending after its one task; as one ends the next starts, until the run has landed
  * every task. What it adds to the figures is each pod's start: a process, a clone, a registration.
  *
+ * `--kubernetes [--tasks 10,50,200]` measures the built-in Kubernetes launcher instead: Jobs
+ * created per second against the loopback fake API (bench/launcher_bench.ts).
+ *
  * Loopback only; every round is bounded (a round that has not finished after 10 minutes is
  * stopped) and the bench ends by itself.
  */
@@ -19,6 +22,7 @@ import { parseArgs } from "node:util";
 import { runPlan } from "../lib/orchestrator/run.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
+import { benchLauncher } from "./launcher_bench.ts";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 const AGENT = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
@@ -307,8 +311,14 @@ if (import.meta.main) {
       "per-worker": { type: "string", default: "2" },
       "sleep-ms": { type: "string", default: "1000" },
       once: { type: "boolean", default: false },
+      kubernetes: { type: "boolean", default: false },
+      tasks: { type: "string", default: "10,50,200" },
     },
   });
+  if (values.kubernetes) {
+    await benchLauncher(values.tasks!.split(",").map(Number));
+    Deno.exit(0);
+  }
   const max = Number(values.max);
   const perWorker = Number(values["per-worker"]);
   const sleepMs = Number(values["sleep-ms"]);

@@ -3,6 +3,8 @@ import { z } from "zod";
 import { CONFIG_SCOPES } from "../auth/tokens.ts";
 import { CommandLineError, splitCommandLine } from "../agents/split_command_line.ts";
 import { parseHostPort } from "../util/host_port.ts";
+import { WorkersSchema } from "./kubernetes_schema.ts";
+import { TrustedProxySchema } from "./trusted_proxy_schema.ts";
 import { liftsAlwaysProtected } from "../protect/rules.ts";
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -38,6 +40,8 @@ export const ServerSchema = z.strictObject({
   max_event_streams: z.number().int().min(1).default(64),
   header_timeout_s: z.number().positive().default(10),
   idle_timeout_s: z.number().positive().default(75),
+  /** A single sign-on proxy beside the service whose user header names the principal. */
+  trusted_proxy: TrustedProxySchema.optional(),
 });
 
 /** The validated `server` block. */
@@ -409,6 +413,8 @@ export const ServiceConfigSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).optional(),
   server: ServerSchema.default(ServerSchema.parse({})),
   heartbeat_timeout_s: z.number().positive().default(45),
+  /** Agents beyond this machine's: Kubernetes Jobs (DESIGN.md §17). */
+  workers: WorkersSchema.default({}),
   review: z.strictObject({ require_approval: z.boolean().default(false) })
     .default({ require_approval: false }),
   /** Globs an agent's diff never lands unattended when it touches them (DESIGN.md §18). */
@@ -434,6 +440,14 @@ export const ServiceConfigSchema = z.strictObject({
       path: ["container", "image"],
       message: "isolation: container needs the agent image: set container.image (an image " +
         "that has the agent's CLI), or auto_build_image: true to have the service build one",
+    });
+  }
+  if (config.workers.kubernetes && !config.server.public_url) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["workers", "kubernetes"],
+      message: "workers.kubernetes needs server.public_url: the URL its worker pods reach " +
+        "this server at (e.g. http://service.agents.svc:8052)",
     });
   }
   // A tracker may only route tickets to roles that exist.

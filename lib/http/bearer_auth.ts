@@ -20,6 +20,7 @@ import {
   looksLikeWorkerSessionCredential,
   workerSessionPrincipal,
 } from "../auth/agent_credentials.ts";
+import { proxyPrincipal, type ProxyRefusal, untrustedUserHeader } from "../auth/trusted_proxy.ts";
 import type { AppContext } from "./context.ts";
 
 /** Per-request values set by the auth middleware. */
@@ -46,9 +47,16 @@ export function viaAgentListener(env: unknown): boolean {
   return (env as { agentPath?: unknown } | undefined)?.agentPath === true;
 }
 
+/** True when the request came through the trusted single sign-on proxy's listener. */
+export function viaProxyListener(env: unknown): boolean {
+  return (env as { proxyPath?: unknown } | undefined)?.proxyPath === true;
+}
+
 /**
  * Who is calling, then whether they may (docs/security.md "Who may call what"):
  *
+ * - through the single sign-on proxy's listener (`server.trusted_proxy`), the user its header
+ *   names, with the proxy's shared secret (401 without it); that header anywhere else is 403;
  * - an agent credential (lib/auth/agent_credentials.ts) is that agent session, scope `agent`,
  *   whatever the configuration; one that is not valid is 401, never anything else;
  * - a worker's session capability (same module) is that worker's session, scope `session`,
@@ -73,7 +81,15 @@ export function bearerAuth(
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     const token = match?.[1];
     const root = c.get("app").paths.root;
-    const principal = token && looksLikeAgentCredential(token)
+    const proxy = c.get("app").trustedProxy;
+    const headerOf = (name: string) => c.req.header(name);
+    if (!viaProxyListener(c.env)) {
+      const refusal = untrustedUserHeader(proxy, headerOf);
+      if (refusal) throw refused(refusal);
+    }
+    const principal = viaProxyListener(c.env)
+      ? proxied(proxy, headerOf, env)
+      : token && looksLikeAgentCredential(token)
       ? agentPrincipal(root, token) ?? unauthorized(INVALID_AGENT)
       : token && looksLikeWorkerSessionCredential(token) && !viaAgentListener(c.env)
       ? workerSessionPrincipal(root, token) ?? unauthorized(INVALID_SESSION)
@@ -107,6 +123,27 @@ export function bearerAuth(
     }
     await next();
   };
+}
+
+/** The proxy's user, or its refusal. */
+function proxied(
+  proxy: Parameters<typeof proxyPrincipal>[0] | undefined,
+  header: (name: string) => string | undefined,
+  env: (name: string) => string | undefined,
+): Principal {
+  if (!proxy) throw new HttpError(403, "forbidden", "no trusted proxy is configured");
+  const got = proxyPrincipal(proxy, header, env);
+  if (got.ok) return got.principal;
+  throw refused(got);
+}
+
+function refused(r: ProxyRefusal): HttpError {
+  return new HttpError(
+    r.status,
+    r.code,
+    r.message,
+    r.status === 401 ? { "WWW-Authenticate": 'Bearer realm="service"' } : {},
+  );
 }
 
 const INVALID_SESSION = "this session capability is not valid: the session's report was " +

@@ -81,7 +81,7 @@ Deno.test("appendEvents() from four processes at once leaves one linear chain", 
     assert.ok(result.success, new TextDecoder().decode(result.stderr));
   }
   const report = verifyJournalText(await Deno.readTextFile(path));
-  assert.equal(report.verified, true, report.firstFault?.message);
+  assert.equal(report.verified, true, report.firstFault?.message ?? "");
   assert.equal(report.rowCount, 160);
   const ids = new Set(report.rows.map((r) => r.row.data.task_id));
   assert.equal(ids.size, 160);

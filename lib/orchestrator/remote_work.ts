@@ -41,6 +41,8 @@ import {
   publishBase,
   pushSessionBranch,
 } from "../workers/remote_refs.ts";
+import type { TicketBook, TicketGrant } from "../workers/tickets.ts";
+import { ConflictError, DomainError } from "../errors.ts";
 import type { Action, CoreEvent, ExitDiagnosis } from "./core/protocol.ts";
 import type { EndReason } from "./core/state.ts";
 import { exitReason } from "./exit_reason.ts";
@@ -76,6 +78,8 @@ export interface RemoteWorkOptions {
   heartbeatTimeoutS: number;
   log: (line: string) => void;
   clock: () => number;
+  /** The claim tickets of this run's Kubernetes Jobs (DESIGN.md §17), when it starts any. */
+  tickets?: TicketBook;
 }
 
 /** A session running on a worker. */
@@ -95,6 +99,8 @@ interface RemoteSession {
 export class RemoteWork implements WorkerDesk {
   readonly #o: RemoteWorkOptions;
   readonly #asks = new Map<string, (orders: WorkOrder[]) => void>();
+  /** Requests that presented a claim ticket, with what it grants. */
+  readonly #ticketed = new Map<string, TicketGrant>();
   /** Orders whose claim rows are not journaled yet, by session. */
   readonly #unrecorded = new Map<
     string,
@@ -142,21 +148,52 @@ export class RemoteWork implements WorkerDesk {
     }));
   }
 
-  /** Ask the loop for tasks for `worker`; resolves once the core has decided. */
-  claim(worker: string, body: ClaimBody): Promise<WorkOrder[]> {
-    if (this.#closed) return Promise.resolve([]);
+  /**
+   * Ask the loop for tasks for `worker`; resolves once the core has decided. A claim with a
+   * ticket asks for the ticket's task only, as the ticket's session; the ticket is used up by
+   * asking (403 unknown, 409 used, expired or of another run).
+   */
+  async claim(worker: string, body: ClaimBody): Promise<WorkOrder[]> {
+    if (this.#closed) return [];
     const requestId = crypto.randomUUID();
+    const grant = body.ticket === undefined ? undefined : await this.#redeem(body.ticket);
+    if (this.#closed) return [];
     const answered = new Promise<WorkOrder[]>((resolve) => this.#asks.set(requestId, resolve));
-    this.#o.push({ type: "worker_asks", requestId, worker, free: body.free, roles: body.roles });
-    return answered;
+    if (grant) this.#ticketed.set(requestId, grant);
+    this.#o.push({
+      type: "worker_asks",
+      requestId,
+      worker,
+      free: grant ? 1 : body.free,
+      roles: body.roles,
+      ...(grant ? { task: grant.task_id } : {}),
+    });
+    return await answered;
+  }
+
+  async #redeem(ticket: string): Promise<TicketGrant> {
+    const book = this.#o.tickets;
+    if (!book) {
+      throw new DomainError(
+        "forbidden",
+        "ticket_unknown",
+        "this run starts no Kubernetes Jobs: a claim ticket takes nothing here",
+      );
+    }
+    const got = await book.redeem(ticket, this.#o.runId);
+    if (got.ok) return got.grant;
+    if (got.code === "ticket_unknown") throw new DomainError("forbidden", got.code, got.reason);
+    throw new ConflictError(got.code, got.reason);
   }
 
   /** Carry out the core's answer to a worker: claim, publish, render; then their events. */
   async dispatch(action: Extract<Action, { kind: "dispatch" }>): Promise<CoreEvent[]> {
     const orders: WorkOrder[] = [];
     const events: CoreEvent[] = [];
+    const grant = this.#ticketed.get(action.requestId);
+    this.#ticketed.delete(action.requestId);
     for (const t of action.tasks) {
-      const out = await this.#handOut(action.worker, t.taskId, t.adapter, t.note);
+      const out = await this.#handOut(action.worker, t.taskId, t.adapter, t.note, grant);
       events.push(out.event);
       if (out.order) orders.push(out.order);
     }
@@ -187,9 +224,11 @@ export class RemoteWork implements WorkerDesk {
     taskId: string,
     adapterName: string,
     note: string | undefined,
+    grant?: TicketGrant,
   ): Promise<{ event: CoreEvent; order?: WorkOrder }> {
     const o = this.#o;
-    const sessionId = o.sessionId();
+    // A ticket's claim runs as the session its Job was labelled with.
+    const sessionId = grant?.task_id === taskId ? grant.session_id : o.sessionId();
     try {
       await o.store.claim(taskId, sessionId, worker);
     } catch {
@@ -272,6 +311,7 @@ export class RemoteWork implements WorkerDesk {
           batchEligible: task.batch_eligible,
           adapter: adapter.name,
           worker,
+          ...(grant ? { isolation: grant.isolation } : {}),
         },
       };
     } catch (e) {
@@ -595,6 +635,7 @@ export class RemoteWork implements WorkerDesk {
     this.#closed = true;
     for (const answer of this.#asks.values()) answer([]);
     this.#asks.clear();
+    this.#ticketed.clear();
     for (const w of this.#unrecorded.values()) {
       w.answer(w.orders.filter((o) => !w.left.has(o.session_id)));
     }

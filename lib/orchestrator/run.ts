@@ -38,6 +38,7 @@ import { doneSteps, keyedTasks, stepsToDo } from "./plan_steps.ts";
 import { checkedPlan, currentBranch, RunError, throwSetupProblems } from "./run_checks.ts";
 import { repairAfterCrash } from "./crash_repair.ts";
 import { prepareLanding } from "../landing/setup.ts";
+import { prepareKubernetes } from "../kubernetes/mod.ts";
 import { drive, type StartedRun } from "./run_drive.ts";
 import {
   decideRunStart,
@@ -203,6 +204,8 @@ interface PreparedRun {
   chains: Record<string, string[]>;
   endpoint: ReturnType<typeof batchEndpoint> | undefined;
   landing: Awaited<ReturnType<typeof prepareLanding>>;
+  /** Kubernetes Jobs as workers (DESIGN.md §17), when configured: the cluster answered. */
+  kubernetes: Awaited<ReturnType<typeof prepareKubernetes>>;
   targetBranch: string;
 }
 
@@ -265,6 +268,8 @@ async function prepareRun(options: RunPlanOptions): Promise<PreparedRun> {
     env: (name) => Deno.env.get(name),
   });
   const targetBranch = landing?.settings.trackingRef ?? workspaceBranch;
+  // Kubernetes Jobs (DESIGN.md §17): the cluster answers and lets us list Jobs, before any row.
+  const kubernetes = await prepareKubernetes(config, { root, env, out });
   return {
     root,
     paths,
@@ -283,6 +288,7 @@ async function prepareRun(options: RunPlanOptions): Promise<PreparedRun> {
     chains,
     endpoint,
     landing,
+    kubernetes,
     targetBranch,
   };
 }
@@ -420,6 +426,7 @@ async function driveRun(
     cost: await readCostReport(paths, configuredBudgetUsd(config)),
     targetBranch: prep.targetBranch,
     ...(landing ? { landing } : {}),
+    ...(prep.kubernetes ? { kubernetes: prep.kubernetes } : {}),
     serverUrl: server.url,
     out,
     alertLine: options.alertLine,

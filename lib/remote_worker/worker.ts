@@ -138,6 +138,8 @@ class Worker {
   #ending = false;
   #idleSince = Date.now();
   #wake: () => void = () => {};
+  /** The claim ticket, until its claim was answered. */
+  #ticket: string | undefined;
 
   constructor(o: WorkerOptions, root: string, config: ServiceConfig, remote: RemoteOptions) {
     this.#o = o;
@@ -274,7 +276,14 @@ class Worker {
 
   /** `--once`: one claim of one task (none ready: say so and end). */
   async #claimOne(ticket?: string): Promise<void> {
-    const orders = await this.#untilAnswered(() => this.#ask(1, ticket));
+    const orders = await this.#untilAnswered(() => this.#ask(1, ticket)).catch((e) => {
+      if (!ticket || !(e instanceof HttpApiError) || e.status >= 500) throw e;
+      throw new WorkerSetupError(
+        `${this.#o.server} refused this worker's claim ticket: ${e.message}`,
+        "a ticket claims one task once, for the Job it was minted for; the orchestrator " +
+          "creates a new Job with a new ticket",
+      );
+    });
     if (orders === undefined) return; // drained before anything was claimed
     if (orders.length === 0) {
       this.#o.log(`worker ${this.#o.name}: nothing to claim (--once): ending`);

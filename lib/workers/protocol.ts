@@ -30,6 +30,9 @@ export const RegisterBodySchema = z.strictObject({
 export const ClaimBodySchema = z.strictObject({
   free: z.number().int().min(1).max(256),
   roles: z.array(Name).max(100).optional(),
+  /** A one-time claim ticket (a Kubernetes Job's, DESIGN.md §17): that one task, once. */
+  ticket: z.string().min(8).max(200).regex(/^[A-Za-z0-9_-]+$/, "must be a claim ticket")
+    .optional(),
 });
 
 /**

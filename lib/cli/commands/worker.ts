@@ -13,6 +13,7 @@ export const workerCommand: Command = {
   help:
     `Usage: service worker --server URL [--slots N] [--roles a,b] [--remote NAME] [--dir DIR] [--name NAME]
                       [--poll-ms N] [--once] [--exit-when-idle S] [--clone URL] [--drain-timeout S] [--health-port [HOST:]PORT]
+                      [--ticket T]
 
 Registers with the orchestrator at URL, claims tasks with a lease it renews by heartbeat, runs
 each agent in a worktree of its own clone (DIR) cut at the commit the claim names, exactly as
@@ -47,7 +48,9 @@ Options:
   --clone URL         make DIR (empty or absent) a partial clone of URL first
                       (--filter=blob:none); a DIR that is already that clone is reused
   --drain-timeout S   seconds running agents get after SIGTERM (default ${DEFAULT_DRAIN_TIMEOUT_S})
-  --health-port P     serve /healthz and /readyz on [HOST:]PORT (HOST default 0.0.0.0)`,
+  --health-port P     serve /healthz and /readyz on [HOST:]PORT (HOST default 0.0.0.0)
+  --ticket T          a one-time claim ticket (a Kubernetes Job's): claim the one task it is
+                      bound to, run it, report, and exit`,
   async run(args, ctx) {
     const values = parseOptions("worker", args, {
       server: { type: "string" },
@@ -62,6 +65,7 @@ Options:
       clone: { type: "string" },
       "drain-timeout": { type: "string" },
       "health-port": { type: "string" },
+      ticket: { type: "string" },
     });
     const server = values.server as string | undefined;
     if (!server) {
@@ -136,6 +140,7 @@ Options:
         signal: draining.signal,
         hardStop: hardStop.signal,
         status,
+        ...(values.ticket ? { ticket: String(values.ticket) } : {}),
       });
     } finally {
       probes.abort();

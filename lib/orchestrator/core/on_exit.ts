@@ -180,6 +180,7 @@ type SpawnFailed = Extract<CoreEvent, { type: "spawn_failed" }>;
 export function onSpawnFailed(d: Draft, out: Out, e: SpawnFailed): void {
   d.starting.delete(e.taskId);
   d.dispatching.delete(e.taskId);
+  d.launching.delete(e.taskId);
   const task = d.tasks.get(e.taskId);
   if (!task) return;
   if (e.attempt !== undefined) {

@@ -227,3 +227,117 @@ Deno.test("decide(agent_exited): a worker's stop that is not a drain still count
   );
   assert.equal(requeue[0]?.countAttempt, true);
 });
+
+// Kubernetes Jobs (DESIGN.md §17): the launcher reserves, each Job's pod claims with its ticket.
+
+const reserve = (free: number) => ({
+  ...ask(free),
+  requestId: "k",
+  worker: "kubernetes",
+  reserve: true,
+});
+const ticketClaim = (taskId: string, worker = "svc-t1-pod") => ({
+  ...ask(1),
+  requestId: "p",
+  worker,
+  task: taskId,
+});
+
+Deno.test("decide(worker_asks reserve): the launcher's tasks are held for their Jobs, under the one schedule", () => {
+  const s = state([
+    task("t1", { owned_files: ["a"] }),
+    task("t2", { owned_files: ["a"] }),
+    task("t3", { depends_on: ["t9"] }),
+    task("t9", { status: "DONE" }),
+    task("t4"),
+  ]);
+  const step = decide(s, reserve(5));
+  const answer = step.actions.find((a) => a.kind === "dispatch");
+  assert.ok(answer?.kind === "dispatch" && answer.reserve === true);
+  assert.deepEqual(
+    dispatched(step.actions),
+    ["t1", "t4"],
+    "t2 shares a file, t3 waits for a merge",
+  );
+  assert.deepEqual([...step.state.launching.keys()], ["t1", "t4"]);
+  assert.deepEqual([...step.state.starting].sort(), ["t1", "t4"]);
+  // Reserved tasks are nobody else's: not a worker's, not a local agent's.
+  assert.deepEqual(dispatched(decide(step.state, ask(5)).actions), []);
+  const settle = decide(step.state, { type: "settle" }).actions.filter((a) => a.kind === "spawn");
+  assert.deepEqual(settle, []);
+});
+
+Deno.test("decide(worker_asks task): a pod's ticket claims its reserved task and nothing else", () => {
+  const reserved = decide(state([task("t1"), task("t2")]), reserve(1)).state;
+  const mine = decide(reserved, ticketClaim("t1"));
+  assert.deepEqual(dispatched(mine.actions), ["t1"]);
+  const answer = mine.actions.find((a) => a.kind === "dispatch");
+  assert.ok(
+    answer?.kind === "dispatch" && answer.reserve === undefined,
+    "a claim, not a reservation",
+  );
+  assert.equal(mine.state.launching.size, 0);
+  assert.ok(mine.state.starting.has("t1"), "it stays starting until the claim is recorded");
+  // A ticket of a task that is not ready (claimed by the other pod already, cancelled, done) gets none.
+  assert.deepEqual(dispatched(decide(mine.state, ticketClaim("t1", "other-pod")).actions), []);
+  // After a restart, before the launcher found its Job: a ready task is claimed as the schedule says.
+  assert.deepEqual(dispatched(decide(state([task("t1"), task("t2")]), ticketClaim("t2")).actions), [
+    "t2",
+  ]);
+});
+
+Deno.test("decide(launch_lapsed): a Job that ended before its pod claimed frees the task for a new Job", () => {
+  const reserved = decide(state([task("t1")]), reserve(1)).state;
+  const step = decide(reserved, {
+    type: "launch_lapsed",
+    taskId: "t1",
+    reason: "Job svc-t1 failed before its pod claimed the task: ImagePullBackOff",
+  });
+  assert.equal(step.state.starting.size, 0);
+  assert.equal(step.state.launching.size, 0);
+  assert.ok(step.actions.some((a) => a.kind === "log" && /ImagePullBackOff/.test(a.line)));
+  assert.deepEqual(dispatched(decide(step.state, reserve(1)).actions), ["t1"]);
+  // A lapse of a task no longer reserved (its pod claimed it) changes nothing.
+  const claimed = decide(reserved, ticketClaim("t1")).state;
+  assert.deepEqual(
+    decide(claimed, { type: "launch_lapsed", taskId: "t1", reason: "x" }).actions,
+    [],
+  );
+});
+
+Deno.test("decide(launch_adopted): a restarted run waits for the Job it finds instead of making another", () => {
+  const s = state([task("t1"), task("t2", { status: "CLAIMED" })]);
+  const step = decide(s, { type: "launch_adopted", taskId: "t1", job: "svc-t1" });
+  assert.ok(step.state.launching.has("t1"));
+  assert.deepEqual(dispatched(decide(step.state, reserve(5)).actions), []);
+  assert.equal(
+    decide(s, { type: "launch_adopted", taskId: "t2", job: "svc-t2" }).state.launching.size,
+    0,
+    "a task no longer OPEN is not reserved",
+  );
+});
+
+Deno.test("decide(task_changed CANCELLED): a reserved task is cancelled at once; its pod's claim gets nothing", () => {
+  const reserved = decide(state([task("t1")]), reserve(1)).state;
+  const cancelled = { ...reserved, tasks: new Map([["t1", task("t1", { status: "CANCELLED" })]]) };
+  const step = decide(cancelled, {
+    type: "task_changed",
+    taskId: "t1",
+    from: "OPEN",
+    to: "CANCELLED",
+  });
+  assert.equal(step.state.starting.size, 0);
+  assert.ok(step.actions.some((a) => a.kind === "journal" && a.event.type === "task_cancelled"));
+  assert.deepEqual(dispatched(decide(step.state, ticketClaim("t1")).actions), []);
+});
+
+Deno.test("decide(stop): reserved tasks do not keep a stopping run waiting; their Jobs go on", () => {
+  const reserved = decide(state([task("t1")]), reserve(1)).state;
+  const step = decide(reserved, { type: "stop" });
+  assert.equal(step.state.starting.size, 0);
+  assert.ok(
+    step.actions.some((a) => a.kind === "log" && /next `service run` adopts it/.test(a.line)),
+  );
+  const settled = decide(step.state, { type: "settle" });
+  assert.ok(settled.actions.some((a) => a.kind === "finish"));
+});
