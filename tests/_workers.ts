@@ -70,6 +70,8 @@ export interface WorkerProcess extends AsyncDisposable {
   kill(): Promise<void>;
   /** SIGTERM, as `systemctl stop`; resolves with its exit code. */
   stop(): Promise<number>;
+  /** Its exit code once it ends by itself. */
+  exited(): Promise<number>;
 }
 
 /** Start `service worker` over `clone`. */
@@ -77,7 +79,13 @@ export function startWorker(
   clone: string,
   server: string,
   name: string,
-  options: { slots?: number; env?: Record<string, string>; roles?: string } = {},
+  options: {
+    slots?: number;
+    env?: Record<string, string>;
+    roles?: string;
+    /** More options (`--once`, `--drain-timeout 1` …). */
+    args?: string[];
+  } = {},
 ): WorkerProcess {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -91,11 +99,11 @@ export function startWorker(
       clone,
       "--name",
       name,
-      "--slots",
-      String(options.slots ?? 1),
+      ...(options.slots === undefined ? [] : ["--slots", String(options.slots)]),
       "--poll-ms",
       "100",
       ...(options.roles ? ["--roles", options.roles] : []),
+      ...(options.args ?? []),
     ],
     // A machine of its own: nothing of the orchestrator's environment (its provider keys).
     clearEnv: true,
@@ -165,6 +173,11 @@ export function startWorker(
     },
     stop() {
       return end("SIGTERM");
+    },
+    async exited() {
+      const s = await status;
+      await reading;
+      return s.code;
     },
     async [Symbol.asyncDispose]() {
       await end("SIGKILL");

@@ -35,7 +35,8 @@ import type { PullRequest, PullRequestHost, Requirements, Snapshot } from "./hos
 import type { LandingOutcome } from "./outcome.ts";
 import { PrPoller } from "./poller.ts";
 import { wakeOf } from "./wake.ts";
-import { deleteBranch as deleteRemoteBranch, fetchBranch, pushBranch, remoteTip } from "./push.ts";
+import { fetchBranch, remoteTip } from "../git/remote.ts";
+import { deleteBranch as deleteRemoteBranch, pushBranch } from "./push.ts";
 import type { LandingSettings } from "./settings.ts";
 
 /** What the landing needs of the run's task work (lib/orchestrator/task_work.ts). */

@@ -101,11 +101,11 @@ export async function sendFollowUp(o: SendFollowUp): Promise<SentFollowUp> {
     sent = await appendUnderLock(path, async (file) => {
       // Read under the file's lock: the sequence numbers never repeat.
       const seq = parseFollowUps(new TextDecoder().decode(await readWhole(file))).length + 1;
-      const audit = await appendAuditEntry(o.audit, await o.auditKey(), {
+      const audit = await appendAuditEntry(o.audit, {
         event: FOLLOW_UP_EVENT,
         principal: o.principal.principal,
         data: { task_id: o.taskId, seq, text_sha256: digest, scope: o.principal.scope },
-      }, () => now);
+      }, { key: await o.auditKey(), now: () => now });
       const followUp: FollowUp = {
         seq,
         at: now.toISOString(),

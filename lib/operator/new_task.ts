@@ -145,7 +145,7 @@ export async function createBoardTask(o: CreateBoardTask): Promise<CreatedBoardT
   const input = TaskInputSchema.parse({ ...o.input, id: newTaskId(o.store) });
   let signed: string;
   try {
-    const audit = await appendAuditEntry(o.audit, await o.auditKey(), {
+    const audit = await appendAuditEntry(o.audit, {
       event: TASK_CREATED_EVENT,
       principal: o.principal.principal,
       data: {
@@ -157,7 +157,7 @@ export async function createBoardTask(o: CreateBoardTask): Promise<CreatedBoardT
         goal_sha256: digest(input.goal ?? ""),
         scope: o.principal.scope,
       },
-    }, o.now);
+    }, { key: await o.auditKey(), now: o.now });
     signed = audit.lineHash;
   } catch (e) {
     if (e instanceof AuditChainBrokenError) {

@@ -6,8 +6,7 @@
  * report, so a solo run never hands its tasks to machines it never meant to use.
  */
 import { DomainError } from "../errors.ts";
-import type { Principal, TokenSpec } from "../auth/tokens.ts";
-import { bindWorkerName } from "./leases.ts";
+import type { TokenSpec } from "../auth/tokens.ts";
 
 /** True when `specs` (the token specs in force, or `auth.tokens`) hold a worker token (pure). */
 export function workersConfigured(specs: readonly TokenSpec[]): boolean {
@@ -26,15 +25,12 @@ export interface WorkerAdmissionServer {
 }
 
 /**
- * Admit worker `name` speaking as `principal`: 403 `workers_not_configured` unless a worker
- * token is configured, then the name is bound to its principal (403 `worker_name_taken`).
+ * Admit a worker's registration or claim: 403 `workers_not_configured` unless a worker token is
+ * configured (the roster then binds its name to its principal: lib/workers/roster.ts). A
+ * session's heartbeat and report need the capability only a claim hands out.
  */
-export function admitWorker(
-  server: WorkerAdmissionServer,
-  worker: { name: string; principal: Principal },
-): void {
+export function admitWorker(server: WorkerAdmissionServer): void {
   if (!workersConfigured(server.tokenSpecs())) {
     throw new DomainError("forbidden", "workers_not_configured", WORKERS_NOT_CONFIGURED);
   }
-  bindWorkerName(server, worker.name, worker.principal);
 }

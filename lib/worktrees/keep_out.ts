@@ -18,7 +18,7 @@
 import { join } from "node:path";
 import { commitIdentity, splitZ } from "../git/git.ts";
 import type { AgentTree } from "../git/agent_tree.ts";
-import { WORKTREE_EXCLUDE_FILE } from "./ignores.ts";
+import { WORKTREE_EXCLUDE_FILE } from "./worktree_config.ts";
 
 /** Options of the calls here. */
 export interface KeepOutOptions {

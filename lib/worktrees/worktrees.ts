@@ -8,6 +8,7 @@ import { commitIdentity, GitError, type GitResult, resolveCommit } from "../git/
 import { type AgentTree, hardenedConfig } from "../git/agent_tree.ts";
 import { openWorktree } from "./trees.ts";
 import { dirtyHistory, keepOutOfIndex, rewriteAsOne } from "./keep_out.ts";
+import { readRefFile, resolveRef } from "../git/ref_files.ts";
 import { isValidId } from "../ids.ts";
 import { workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded, SKILL_PREFIX } from "./exclude.ts";
@@ -140,7 +141,7 @@ export interface CommitOptions {
 }
 
 /** `options.tree`, or the worktree opened for the service's git (lib/worktrees/trees.ts). */
-export function treeFor(worktree: string, options: CommitOptions = {}): Promise<AgentTree> {
+function treeFor(worktree: string, options: CommitOptions = {}): Promise<AgentTree> {
   return options.tree
     ? Promise.resolve(options.tree)
     : openWorktree(worktree, { signal: options.signal, warn: options.warn });
@@ -189,18 +190,22 @@ export async function commitPartialWork(
   const agentCommits = dirty.length > 0
     ? Number(await tree.text(["rev-list", "--count", `${base}..HEAD`], o))
     : 0;
-  const staged = await tree.git(["diff", "--cached", "--quiet"], { ...o, allowFailure: true });
-  if (staged.code > 1) {
-    throw new GitError(["diff", "--cached", "--quiet"], worktree, staged.code, staged.stderr);
+  // Committing is the question "is anything staged?": only a commit that fails asks it again.
+  const commit = ["commit", "-q", "--no-verify", "-m", message];
+  const made = await tree.git(commit, {
+    ...o,
+    env: await commitIdentity(options.root ?? tree.dirs.common_dir),
+    allowFailure: true,
+  });
+  const committed = made.code === 0;
+  if (!committed) {
+    const staged = await tree.git(["diff", "--cached", "--quiet"], { ...o, allowFailure: true });
+    if (staged.code === 1) throw new GitError(commit, worktree, made.code, made.stderr);
+    if (staged.code !== 0) {
+      throw new GitError(["diff", "--cached", "--quiet"], worktree, staged.code, staged.stderr);
+    }
   }
-  const committed = staged.code === 1;
-  if (committed) {
-    await tree.git(["commit", "-q", "--no-verify", "-m", message], {
-      ...o,
-      env: await commitIdentity(options.root ?? tree.dirs.common_dir),
-    });
-  }
-  let tip = (await tree.git(["rev-parse", "HEAD"], o)).stdout.trim();
+  let tip = await headFromFiles(tree) ?? (await tree.git(["rev-parse", "HEAD"], o)).stdout.trim();
   let rewritten = 0;
   if (base && dirty.length > 0) {
     // The agent's own commits hold them: one commit of the clean tree replaces them all.
@@ -217,4 +222,16 @@ export async function commitPartialWork(
     );
   }
   return { tip, committed, leftOut: [...leftOut].sort(), rewritten };
+}
+
+/**
+ * The commit the tree's HEAD names, read from the files git just wrote (HEAD, then a loose ref;
+ * never a link): undefined when it takes git to say (a packed ref), which is then asked.
+ */
+async function headFromFiles(tree: AgentTree): Promise<string | undefined> {
+  const head = await readRefFile(join(tree.dirs.admin_dir, "HEAD"));
+  if (head.kind === "commit") return head.oid;
+  if (head.kind === "unusable") return undefined;
+  const ref = await resolveRef(tree.dirs.common_dir, head.ref);
+  return ref.kind === "commit" ? ref.oid : undefined;
 }
