@@ -111,10 +111,7 @@ export function BoardApp({ onShown }: BoardAppProps) {
     if (shown) onShown?.();
   }, [shown]);
 
-  const tasks = useMemo(
-    () => new Map(outline?.tasks.map((t) => [t.task_id, t])),
-    [outline],
-  );
+  const tasks = useMemo(() => new Map(outline?.tasks.map((t) => [t.task_id, t])), [outline]);
   const onBoard = new Set(
     receipt ? COLUMNS.flatMap((c) => receipt.board.columns[c].map((card) => card.task_id)) : [],
   );

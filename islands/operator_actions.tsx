@@ -6,7 +6,7 @@
  */
 import { useState } from "preact/hooks";
 import { ApiError, apiFetch } from "../lib/dashboard/api.ts";
-import { MAX_FOLLOW_UP } from "../lib/operator/limits.ts";
+import { MAX_FOLLOW_UP } from "../lib/dashboard/operator_limits.ts";
 
 /** Shared state of one form: busy, the answer's words, the error. */
 function useSubmit() {

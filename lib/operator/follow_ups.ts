@@ -22,12 +22,12 @@ import { sha256Hex } from "../journal/hash.ts";
 import { appendUnderLock, readWhole, takeBackLastLine } from "../util/locked_append.ts";
 import type { Principal } from "../auth/tokens.ts";
 import type { WorkspacePaths } from "../workspace.ts";
-import { MAX_FOLLOW_UP } from "./limits.ts";
+import { MAX_FOLLOW_UP } from "../dashboard/operator_limits.ts";
 
 /** The audit chain's event name of a follow-up. */
 export const FOLLOW_UP_EVENT = "board.follow_up";
 
-export { MAX_FOLLOW_UP } from "./limits.ts";
+export { MAX_FOLLOW_UP } from "../dashboard/operator_limits.ts";
 
 /** One follow-up as kept and served. */
 export interface FollowUp {

@@ -15,7 +15,7 @@
  */
 import { resolve } from "node:path";
 import { openWorktree } from "../worktrees/trees.ts";
-import { dirtyHistory } from "../worktrees/keep_out.ts";
+import { dirtyHistory } from "../worktrees/worktrees.ts";
 import { loadWorkspaceConfig, namedAdapter } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { type RunLaunch, runLaunch } from "../orchestrator/run_isolation.ts";

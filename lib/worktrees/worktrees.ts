@@ -13,6 +13,9 @@ import { isValidId } from "../ids.ts";
 import { workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded, SKILL_PREFIX } from "./exclude.ts";
 
+/** Paths a branch's commits since a base hold that never enter a commit (lib/worktrees/keep_out.ts). */
+export { dirtyHistory };
+
 /** A worktree could not be created; `fix` is the command that clears the cause. */
 export class WorktreeError extends Error {
   constructor(readonly path: string, readonly stderr: string, readonly fix: string) {

@@ -12,6 +12,7 @@ import { parseBody } from "../../../lib/tasks/http_input.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 import { auditPaths } from "../../../lib/audit/store.ts";
 import { BoardTaskSchema, createBoardTask } from "../../../lib/operator/new_task.ts";
+import { whoRunsIt } from "../../../lib/orchestrator/runs_it.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
 export const policy = routePolicy({ POST: "operator" });
@@ -20,14 +21,14 @@ export const policy = routePolicy({ POST: "operator" });
 export async function POST(c: Ctx): Promise<Response> {
   const input = parseBody(BoardTaskSchema, await readJsonBody(c));
   const app = c.get("app");
+  const store = await taskStoreFor(app);
   const created = await createBoardTask({
-    paths: app.paths,
-    store: await taskStoreFor(app),
+    store,
     input,
     principal: c.get("principal"),
     audit: auditPaths(app.paths.audit),
     auditKey: app.auditKey,
     now: app.now,
   });
-  return c.json(created, 201);
+  return c.json({ ...created, runs_it: await whoRunsIt(app.paths, store.list()) }, 201);
 }
