@@ -107,7 +107,13 @@ export function startWorker(
     ],
     // A machine of its own: nothing of the orchestrator's environment (its provider keys).
     clearEnv: true,
-    env: { ...machineEnv(), NO_COLOR: "1", SERVICE_TOKEN: WORKER_TOKEN, ...(options.env ?? {}) },
+    env: {
+      ...machineEnv(),
+      NO_COLOR: "1",
+      // A token file of the test's own (a mounted Secret) is the token; else the shared one.
+      ...(options.env?.SERVICE_TOKEN_FILE ? {} : { SERVICE_TOKEN: WORKER_TOKEN }),
+      ...(options.env ?? {}),
+    },
     stdout: "piped",
     stderr: "piped",
   }).spawn();

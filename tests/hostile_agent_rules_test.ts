@@ -37,7 +37,13 @@ import {
   workspace,
 } from "./_e2e.ts";
 import { startFakeGithub } from "./fakes/github_api.ts";
-import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
+import {
+  sharedRemote,
+  startWorker,
+  WORKER_AUTH_YAML,
+  WORKER_TOKENS,
+  workerClone,
+} from "./_workers.ts";
 import { IMAGE_AGENT, skipping, testImage } from "./_container_image.ts";
 import { screenshot } from "./browser/_harness.ts";
 
@@ -158,14 +164,22 @@ function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
 
+/**
+ * The operator's token of a run that takes remote workers (it configures tokens, so the board
+ * and the review need one); none on a loopback run without tokens.
+ */
+const AUTH = { headers: {} as Record<string, string> };
+const OPERATOR_TOKEN_ENV = "HOSTILE_RULES_OP_TOKEN";
+const OPERATOR_TOKEN = "hostile-rules-operator";
+
 /** The card of `task` as the board page draws it (the same component, from the same API). */
 async function cardHtml(url: string, runId: string, task: string) {
-  const board = await (await fetch(`${url}/review-board/runs/${runId}`)).json();
+  const board = await (await fetch(`${url}/review-board/runs/${runId}`, AUTH)).json();
   const column = Object.entries(board.board.columns as Record<string, Card[]>)
     .find(([, cards]) => cards.some((c) => c.task_id === task));
   assert.ok(column, `${task} has a card`);
   const card = column[1].find((c) => c.task_id === task)!;
-  const outline = await (await fetch(`${url}/review-board/runs/${runId}/tasks`)).json();
+  const outline = await (await fetch(`${url}/review-board/runs/${runId}/tasks`, AUTH)).json();
   const entry = (outline.tasks as OutlineTask[]).find((t) => t.task_id === task)!;
   return {
     column: column[0],
@@ -182,7 +196,7 @@ async function cardNames(url: string, runId: string, task: string, paths: string
   assert.match(html, /PROTECTED/);
   for (const p of paths) assert.ok(html.includes(p), `the card names ${p}: ${html}`);
   // The diff under review shows those files.
-  const diff = await (await fetch(`${url}/review-board/runs/${runId}/diff/${task}`)).json();
+  const diff = await (await fetch(`${url}/review-board/runs/${runId}/diff/${task}`, AUTH)).json();
   for (const p of paths) assert.ok(diff.files.includes(p), `the diff viewer lists ${p}`);
 }
 
@@ -190,7 +204,7 @@ async function cardNames(url: string, runId: string, task: string, paths: string
 async function merge(url: string, runId: string, task: string) {
   const res = await fetch(`${url}/dashboard/review-board/runs/${runId}/tasks/${task}/review`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...AUTH.headers },
     body: JSON.stringify({ decision: "merge", note: "I read the protected change" }),
   });
   const body = await res.json();
@@ -413,13 +427,21 @@ Deno.test("hostile agent on a remote worker: its CI workflow waits for review on
   const { root, bare } = await sharedRemote(
     dir.path,
     [{ name: "s", steps: steps(c) }],
-    "max_agents: 0\nheartbeat_timeout_s: 5\n",
+    "max_agents: 0\nheartbeat_timeout_s: 5\n" + WORKER_AUTH_YAML +
+      `    - {principal: ops, scope: operator, token_env: ${OPERATOR_TOKEN_ENV}}\n`,
   );
+  // A run takes remote workers only with a worker token (lib/workers/admission.ts); with
+  // tokens configured, the operator's merge and the board reads carry the operator's.
+  using _env = withEnv({ [OPERATOR_TOKEN_ENV]: OPERATOR_TOKEN, SERVICE_TOKEN: OPERATOR_TOKEN });
+  AUTH.headers = { authorization: `Bearer ${OPERATOR_TOKEN}` };
   const server = await startServer({
     root,
     host: "127.0.0.1",
     port: 0,
-    tokens: [],
+    tokens: [
+      ...WORKER_TOKENS,
+      { principal: "ops", scope: "operator", token_env: OPERATOR_TOKEN_ENV },
+    ],
     announce: false,
     app: SERVER_APP,
   });

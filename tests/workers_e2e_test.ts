@@ -402,7 +402,7 @@ Deno.test("an orchestrator stopped gracefully while a worker runs: the session k
         ["report", "done"],
       ],
     }],
-  }], "max_agents: 0\nheartbeat_timeout_s: 6\n");
+  }], "max_agents: 0\nheartbeat_timeout_s: 6\n" + WORKER_AUTH_YAML);
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
   const first = orchestratorProcess(root, port);

@@ -131,8 +131,8 @@ class Worker {
   readonly #status: WorkerStatus;
   readonly #launches = new Map<string, Promise<RunLaunch>>();
   readonly #running = new Map<string, Running>();
-  /** The orchestrator stopped answering claims (said once until it answers again). */
-  #away = false;
+  /** Why claims get nothing now: no answer (or refused), or a server that takes no workers. */
+  #away: "silent" | "foreign" | undefined;
   #agentServer: string;
   #draining = false;
   /** The drain's time is up (or a second signal came): agents are being ended. */
@@ -319,7 +319,9 @@ class Worker {
         (e instanceof HttpApiError && (e.status === 401 || e.status === 403 || e.status >= 500));
       if (!passing) throw e;
       // The run ended or its orchestrator restarts: say so once, and ask again later.
-      if (!this.#away) {
+      // Another workspace's server that takes no workers is said apart from silence, once each.
+      const away = takesNoWorkers(e) ? "foreign" : "silent";
+      if (this.#away !== away) {
         this.#o.log(
           `worker ${this.#o.name}: ${this.#o.server} ${
             takesNoWorkers(e)
@@ -330,11 +332,11 @@ class Worker {
           } (${(e as Error).message}); asking again every ${(this.#o.pollMs ?? 1000) / 1000} s`,
         );
       }
-      this.#away = true;
+      this.#away = away;
       return;
     }
     if (this.#away) this.#o.log(`worker ${this.#o.name}: ${this.#o.server} answers again`);
-    this.#away = false;
+    this.#away = undefined;
     this.#start(orders);
   }
 
