@@ -60,7 +60,7 @@ export function statusOf(fake: WorkflowFake, issue: WorkflowIssue): FakeState {
   return fake.workflow.find((s) => s.name === name) ?? fake.workflow[0];
 }
 
-function setStatus(fake: WorkflowFake, issue: WorkflowIssue, state: FakeState) {
+function setStatus(issue: WorkflowIssue, state: FakeState) {
   issue.status = state.name;
   issue.state = state.category === "done" ? "closed" : "open";
 }
@@ -193,7 +193,7 @@ function jira(fake: WorkflowFake, req: Request, path: string, body: string) {
       errors: {},
     }, { status: 400 });
   }
-  setStatus(fake, issue, to);
+  setStatus(issue, to);
   fake.moves.push({ tracker: "jira", number: issue.number, change: `status ${to.name}` });
   return new Response(null, { status: 204 });
 }
@@ -232,7 +232,7 @@ function linear(fake: WorkflowFake, body: string) {
       errors: [{ message: "Argument Validation Error", extensions: { code: "INVALID_INPUT" } }],
     });
   }
-  setStatus(fake, issue, to);
+  setStatus(issue, to);
   fake.moves.push({ tracker: "linear", number: issue.number, change: `status ${to.name}` });
   return Response.json({
     data: { issueUpdate: { success: true, issue: { state: { name: to.name } } } },
@@ -258,7 +258,7 @@ function plane(fake: WorkflowFake, req: Request, path: string, body: string) {
     if (!to) {
       return Response.json({ state: ["Invalid pk - object does not exist."] }, { status: 400 });
     }
-    setStatus(fake, issue, to);
+    setStatus(issue, to);
     fake.moves.push({ tracker: "plane", number: issue.number, change: `status ${to.name}` });
   }
   return Response.json({
