@@ -13,8 +13,14 @@ export function isValidId(id: string): boolean {
   return ID_PATTERN.test(id) && !id.includes("..");
 }
 
-/** Return `id` (a run, task or worker name) or throw a 400 naming which parameter was rejected. */
-export function requireId(kind: "run_id" | "task_id" | "worker", id: string): string {
+/**
+ * Return `id` (a run, task, session or worker name) or throw a 400 naming which parameter was
+ * rejected.
+ */
+export function requireId(
+  kind: "run_id" | "task_id" | "session_id" | "worker",
+  id: string,
+): string {
   if (!isValidId(id)) {
     throw new InvalidInputError(
       `invalid_${kind}`,

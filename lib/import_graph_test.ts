@@ -27,10 +27,17 @@ let graph: Promise<Import[]> | undefined;
 
 /** Every import of every lib/ module that is not a test, by Deno's module graph (read once). */
 function libImports(): Promise<Import[]> {
-  return graph ??= readLibImports();
+  return graph ??= readImports(["lib/"]).then((all) =>
+    all.filter((i) => i.from.startsWith("lib/"))
+  );
 }
 
-async function readLibImports(): Promise<Import[]> {
+/**
+ * Every import of every module that is not a test in the graph of the modules under `dirs`
+ * (relative to the repository), by `deno info`: targets in the repository by their path, others
+ * (`node:path`, `npm:/preact@11.2.0/hooks`) by the specifier Deno resolved them to.
+ */
+async function readImports(dirs: string[]): Promise<Import[]> {
   const modules: string[] = [];
   const walk = (dir: URL) => {
     for (const e of Deno.readDirSync(dir)) {
@@ -39,7 +46,7 @@ async function readLibImports(): Promise<Import[]> {
       else if (/\.tsx?$/.test(e.name) && !/_test\.tsx?$/.test(e.name)) modules.push(url.href);
     }
   };
-  walk(LIB);
+  for (const dir of dirs) walk(new URL(dir, ROOT));
   const entry = await Deno.makeTempFile({ prefix: "import-graph-", suffix: ".ts" });
   try {
     await Deno.writeTextFile(entry, modules.map((m) => `import ${JSON.stringify(m)};\n`).join(""));
@@ -60,10 +67,11 @@ async function readLibImports(): Promise<Import[]> {
     const imports: Import[] = [];
     for (const m of info.modules) {
       const from = inRepo(m.specifier);
-      if (!from.startsWith("lib/") || /_test\.tsx?$/.test(from)) continue;
+      if (!from || /_test\.tsx?$/.test(from)) continue;
       for (const d of m.dependencies ?? []) {
         for (const target of [d.code?.specifier, d.type?.specifier]) {
-          const to = target ? inRepo(target) : "";
+          if (!target) continue;
+          const to = target.startsWith("file:") ? inRepo(target) : target;
           if (to) imports.push({ from, to });
         }
       }
@@ -241,10 +249,10 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
   mcp: [],
   merge: ["events.ts", "gates.ts", "merge.ts"],
   remote_worker: [],
-  review: ["evidence_marks.ts"],
+  review: ["evidence_marks.ts", "types.ts"],
   trackers: [],
   tunnel: [],
-  verification: ["bundle.ts", "nudge.ts"],
+  verification: ["bundle.ts", "nudge.ts", "nudge_types.ts"],
   webhooks: ["handler.ts", "ledger.ts", "receiver.ts", "registry.ts", "secret.ts"],
   workers: ["protocol.ts", "remote_refs.ts"],
   worktree_env: ["environments.ts"],
@@ -262,8 +270,14 @@ const PRIMITIVES = ["async", "git", "http", "process", "util"];
  * an entry is a debt, not a design.
  */
 const FEATURE_EXCEPTIONS: { from: string; to: string; until: string }[] = [
-  ...["core/state.ts", "invocation.ts", "run_isolation.ts", "session.ts"].map((m) => ({
-    from: "lib/remote_worker/worker.ts",
+  ...[
+    ["worker.ts", "core/state.ts"],
+    ["worker.ts", "run_isolation.ts"],
+    ["order.ts", "invocation.ts"],
+    ["order.ts", "run_isolation.ts"],
+    ["order.ts", "session.ts"],
+  ].map(([from, m]) => ({
+    from: `lib/remote_worker/${from}`,
     to: `lib/orchestrator/${m}`,
     until: "AgentSession and the run's isolation move out of the orchestrator (issue 33, lanes)",
   })),
@@ -361,3 +375,93 @@ for (const primitive of PRIMITIVES) {
     assert.deepEqual(above.filter((f) => reached.has(f)), []);
   });
 }
+
+/**
+ * What browser code may reach. The islands bundle (`islands/client.tsx`, bundled by
+ * scripts/build.ts) runs in the browser, so every module an island imports — directly, through
+ * others, or only for a type — is one of these; anything else is server code (lib/journal,
+ * lib/server, `node:*`, every npm package but Preact, and components/, the page shell that renders
+ * the islands and is never imported back). The JSON shapes the server sends live in type modules
+ * that import nothing else, so naming one pulls in no server code.
+ */
+const BROWSER_SAFE: readonly RegExp[] = [
+  /^islands\//, // the islands and the parts they render (islands/parts/)
+  /^lib\/dashboard\//, // the browser half of the board: API calls, live refresh, card words
+  /^lib\/diff\/parse\.ts$/, // the pure unified-diff parser the diff viewer runs
+  /^lib\/json\.ts$/,
+  /^lib\/board\/(types|activity_types)\.ts$/,
+  /^lib\/review\/types\.ts$/,
+  /^lib\/runs\/summary_types\.ts$/,
+  /^lib\/verification\/nudge_types\.ts$/,
+  /^npm:\/?preact@[^/]+(\/(hooks|jsx-runtime))?$/, // Preact: the one package the bundle carries
+];
+
+/** Whether browser code may import `module` (a repository path or a resolved specifier). */
+function browserSafe(module: string): boolean {
+  return BROWSER_SAFE.some((re) => re.test(module));
+}
+
+/**
+ * The modules browser code must not reach: for each one first met walking the imports breadth
+ * first from `entries`, the chain that reaches it (`islands/a.tsx -> lib/b.ts -> node:fs`). The
+ * walk goes on only through modules `safe` accepts.
+ */
+function forbiddenChains(
+  imports: readonly Import[],
+  entries: readonly string[],
+  safe: (module: string) => boolean,
+): string[] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of imports) next.set(from, [...(next.get(from) ?? []), to]);
+  const via = new Map<string, string | undefined>(entries.map((e) => [e, undefined]));
+  const queue = [...entries];
+  const chains: string[] = [];
+  while (queue.length > 0) {
+    const module = queue.shift()!;
+    if (!safe(module)) {
+      const chain = [module];
+      for (let m = via.get(module); m !== undefined; m = via.get(m)) chain.unshift(m);
+      chains.push(chain.join(" -> "));
+      continue;
+    }
+    for (const to of [...new Set(next.get(module) ?? [])].sort()) {
+      if (!via.has(to)) via.set(to, module), queue.push(to);
+    }
+  }
+  return chains;
+}
+
+Deno.test("forbiddenChains() names the whole chain to each server module and stops there", () => {
+  const imports = [
+    { from: "islands/app.tsx", to: "islands/parts/card.tsx" },
+    { from: "islands/parts/card.tsx", to: "lib/board/types.ts" },
+    { from: "islands/parts/card.tsx", to: "lib/runs/runs.ts" },
+    { from: "lib/runs/runs.ts", to: "lib/journal/row.ts" },
+    { from: "islands/app.tsx", to: "node:path" },
+    { from: "islands/app.tsx", to: "npm:/preact@11.2.0/hooks" },
+  ];
+  assert.deepEqual(forbiddenChains(imports, ["islands/app.tsx"], browserSafe), [
+    "islands/app.tsx -> node:path",
+    "islands/app.tsx -> islands/parts/card.tsx -> lib/runs/runs.ts",
+  ]);
+  assert.deepEqual(forbiddenChains(imports.slice(0, 2), ["islands/app.tsx"], browserSafe), []);
+  assert.equal(browserSafe("components/board_page.tsx"), false);
+  assert.equal(browserSafe("npm:/preact-render-to-string@6.8.2"), false);
+});
+
+Deno.test("browser code imports no server module, not even for a type", async () => {
+  const imports = await readImports(["islands/"]);
+  const entries = [...new Set(imports.map((i) => i.from))]
+    .filter((m) => m.startsWith("islands/")).sort();
+  // The graph is real: the bundle's entry and the board app it hydrates are in it.
+  assert.ok(
+    imports.some((i) => i.from === "islands/client.tsx" && i.to === "islands/board_app.tsx"),
+  );
+  assert.deepEqual(forbiddenChains(imports, entries, browserSafe), []);
+  // Nor does a module it reaches call the runtime's own API (`Deno.*` exists only on the server).
+  const reached = new Set([...entries, ...imports.map((i) => i.to)].filter(browserSafe));
+  const denoUsers = [...reached].filter((m) =>
+    !m.startsWith("npm:") && /\bDeno\./.test(Deno.readTextFileSync(new URL(m, ROOT)))
+  );
+  assert.deepEqual(denoUsers, []);
+});

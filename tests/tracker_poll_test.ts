@@ -310,17 +310,18 @@ Deno.test("webhook only without API access: no startup replay, and integrations 
       "  tracker_c:\n    project: g/a\n    webhook: { enabled: true, secret_env: S }\n",
   );
   const rows = Object.fromEntries(
-    integrationRows(config, BUILTIN_TRACKERS, () => undefined, {}).map((r) => [r.adapter, r]),
+    integrationRows(config, { builtins: BUILTIN_TRACKERS, env: () => undefined, runtime: {} }).map((
+      r,
+    ) => [r.adapter, r]),
   );
   assert.equal(rows.tracker_b.missed_deliveries, "lost: TRACKER_B_TOKEN is empty");
   assert.match(rows.tracker_d.missed_deliveries!, /^lost: trackers\.tracker_d\.project is not set/);
   assert.equal(rows.tracker_c.missed_deliveries, "caught up by polling");
-  const withToken = integrationRows(
-    config,
-    BUILTIN_TRACKERS,
-    (n) => n === "TRACKER_B_TOKEN" ? "t" : undefined,
-    {},
-  );
+  const withToken = integrationRows(config, {
+    builtins: BUILTIN_TRACKERS,
+    env: (n) => n === "TRACKER_B_TOKEN" ? "t" : undefined,
+    runtime: {},
+  });
   assert.equal(
     withToken.find((r) => r.adapter === "tracker_b")!.missed_deliveries,
     "replayed at start",

@@ -20,7 +20,7 @@ const obj = (
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 /** The body of `POST /v1/messages/batches` for `requests`. */
-export function anthropicBatchBody(requests: readonly BatchRequestSpec[]): Json {
+function anthropicBatchBody(requests: readonly BatchRequestSpec[]): Json {
   return {
     requests: requests.map((r) => ({
       custom_id: r.customId,
@@ -35,7 +35,7 @@ export function anthropicBatchBody(requests: readonly BatchRequestSpec[]): Json 
 }
 
 /** Messages API usage as token counts (input includes cache writes and reads, as billed). */
-export function anthropicTokens(usage: unknown): TokenCounts {
+function anthropicTokens(usage: unknown): TokenCounts {
   const u = obj(usage);
   const cached = num(u.cache_read_input_tokens);
   return {
@@ -46,7 +46,7 @@ export function anthropicTokens(usage: unknown): TokenCounts {
 }
 
 /** One line of a results file as a {@link BatchItem}. */
-export function anthropicResult(line: Json): BatchItem | undefined {
+function anthropicResult(line: Json): BatchItem | undefined {
   if (typeof line.custom_id !== "string") return undefined;
   const result = obj(line.result);
   const customId = line.custom_id;

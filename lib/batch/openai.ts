@@ -22,13 +22,13 @@ const obj = (
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 /** The endpoint each request calls. */
-export const OPENAI_BATCH_ENDPOINT = "/v1/responses";
+const OPENAI_BATCH_ENDPOINT = "/v1/responses";
 
 /** The states after which a batch processes nothing more. */
 const ENDED = new Set(["completed", "failed", "expired", "cancelled"]);
 
 /** The input file's lines for `requests`. */
-export function openaiBatchInput(requests: readonly BatchRequestSpec[]): string {
+function openaiBatchInput(requests: readonly BatchRequestSpec[]): string {
   return requests.map((r) =>
     JSON.stringify({
       custom_id: r.customId,
@@ -45,7 +45,7 @@ export function openaiBatchInput(requests: readonly BatchRequestSpec[]): string 
 }
 
 /** Responses API usage as token counts (`input_tokens` includes the cached ones). */
-export function openaiTokens(usage: unknown): TokenCounts {
+function openaiTokens(usage: unknown): TokenCounts {
   const u = obj(usage);
   return {
     inputTokens: num(u.input_tokens),
@@ -64,7 +64,7 @@ function outputText(body: Json): string {
 }
 
 /** One line of an output or error file as a {@link BatchItem}. */
-export function openaiResult(line: Json): BatchItem | undefined {
+function openaiResult(line: Json): BatchItem | undefined {
   if (typeof line.custom_id !== "string") return undefined;
   const customId = line.custom_id;
   const error = obj(line.error);

@@ -183,14 +183,13 @@ class Client implements HttpClient {
       if (status === 304 && conditional) {
         await response.body?.cancel();
         const hit = cache?.get(url);
-        return new HttpAnswer(
-          304,
-          hit?.headers ?? response.headers,
+        return new HttpAnswer({
+          status: 304,
+          headers: hit?.headers ?? response.headers,
           rate,
-          hit?.body ?? new Uint8Array(),
-          false,
-          asked,
-        );
+          body: hit?.body ?? new Uint8Array(),
+          truncated: false,
+        }, asked);
       }
       const redirected = options.redirect === "manual" && status >= 300 && status < 400;
       if (response.ok || redirected) {
@@ -198,7 +197,10 @@ class Client implements HttpClient {
           ? (await response.body?.cancel(), { bytes: new Uint8Array(), truncated: false })
           : await readBody(response, options.maxBytes);
         if (cache && response.ok && !truncated) cache.remember(url, response.headers, bytes);
-        return new HttpAnswer(status, response.headers, rate, bytes, truncated, asked);
+        return new HttpAnswer(
+          { status, headers: response.headers, rate, body: bytes, truncated },
+          asked,
+        );
       }
       throw await this.#refusal(response, rate, asked);
     } catch (e) {

@@ -15,20 +15,33 @@ export interface Asked {
   secrets: string[];
 }
 
+/** What an answer is made of. */
+export interface AnswerParts {
+  status: number;
+  headers: Headers;
+  rate: RateLimit;
+  body: Uint8Array;
+  truncated: boolean;
+}
+
 /** One answer: status, headers, rate-limit facts and the body (read in full, or up to `maxBytes`). */
 export class HttpAnswer {
   readonly #asked: Asked;
 
-  constructor(
-    readonly status: number,
-    readonly headers: Headers,
-    readonly rate: RateLimit,
-    /** The body's bytes (a 304 to a remembered GET: the remembered body). */
-    readonly body: Uint8Array,
-    /** The body was longer than `maxBytes` and was cut there. */
-    readonly truncated: boolean,
-    asked: Asked,
-  ) {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly rate: RateLimit;
+  /** The body's bytes (a 304 to a remembered GET: the remembered body). */
+  readonly body: Uint8Array;
+  /** The body was longer than `maxBytes` and was cut there. */
+  readonly truncated: boolean;
+
+  constructor(parts: AnswerParts, asked: Asked) {
+    this.status = parts.status;
+    this.headers = parts.headers;
+    this.rate = parts.rate;
+    this.body = parts.body;
+    this.truncated = parts.truncated;
     this.#asked = asked;
   }
 

@@ -35,7 +35,7 @@ export interface PrepareLandingOptions {
 }
 
 /** Landing cannot work as configured; the message names the cause and the fix. */
-export class LandingSetupError extends UserFacingError {
+class LandingSetupError extends UserFacingError {
   constructor(message: string, fix: string) {
     super(message, 1, fix);
     this.name = "LandingSetupError";

@@ -9,7 +9,13 @@
  * end: the same diagnosis, spend, capture, gates and landing. A lost lease fetches what the
  * worker last pushed: that is the partial work the next attempt continues.
  */
-import { mintAgentCredential, revokeAgentCredential } from "../auth/agent_credentials.ts";
+import {
+  mintAgentCredential,
+  mintWorkerSessionCredential,
+  revokeAgentCredential,
+  revokeWorkerSessionCredential,
+} from "../auth/agent_credentials.ts";
+import { rosterFor } from "../workers/roster.ts";
 import { relative } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { logTail } from "../agents/process.ts";
@@ -35,6 +41,8 @@ import {
   publishBase,
   pushSessionBranch,
 } from "../workers/remote_refs.ts";
+import type { TicketBook, TicketGrant } from "../workers/tickets.ts";
+import { ConflictError, DomainError } from "../errors.ts";
 import type { Action, CoreEvent, ExitDiagnosis } from "./core/protocol.ts";
 import type { EndReason } from "./core/state.ts";
 import { exitReason } from "./exit_reason.ts";
@@ -70,6 +78,8 @@ export interface RemoteWorkOptions {
   heartbeatTimeoutS: number;
   log: (line: string) => void;
   clock: () => number;
+  /** The claim tickets of this run's Kubernetes Jobs (DESIGN.md §17), when it starts any. */
+  tickets?: TicketBook;
 }
 
 /** A session running on a worker. */
@@ -89,6 +99,8 @@ interface RemoteSession {
 export class RemoteWork implements WorkerDesk {
   readonly #o: RemoteWorkOptions;
   readonly #asks = new Map<string, (orders: WorkOrder[]) => void>();
+  /** Requests that presented a claim ticket, with what it grants. */
+  readonly #ticketed = new Map<string, TicketGrant>();
   /** Orders whose claim rows are not journaled yet, by session. */
   readonly #unrecorded = new Map<
     string,
@@ -136,21 +148,52 @@ export class RemoteWork implements WorkerDesk {
     }));
   }
 
-  /** Ask the loop for tasks for `worker`; resolves once the core has decided. */
-  claim(worker: string, body: ClaimBody): Promise<WorkOrder[]> {
-    if (this.#closed) return Promise.resolve([]);
+  /**
+   * Ask the loop for tasks for `worker`; resolves once the core has decided. A claim with a
+   * ticket asks for the ticket's task only, as the ticket's session; the ticket is used up by
+   * asking (403 unknown, 409 used, expired or of another run).
+   */
+  async claim(worker: string, body: ClaimBody): Promise<WorkOrder[]> {
+    if (this.#closed) return [];
     const requestId = crypto.randomUUID();
+    const grant = body.ticket === undefined ? undefined : await this.#redeem(body.ticket);
+    if (this.#closed) return [];
     const answered = new Promise<WorkOrder[]>((resolve) => this.#asks.set(requestId, resolve));
-    this.#o.push({ type: "worker_asks", requestId, worker, free: body.free, roles: body.roles });
-    return answered;
+    if (grant) this.#ticketed.set(requestId, grant);
+    this.#o.push({
+      type: "worker_asks",
+      requestId,
+      worker,
+      free: grant ? 1 : body.free,
+      roles: body.roles,
+      ...(grant ? { task: grant.task_id } : {}),
+    });
+    return await answered;
+  }
+
+  async #redeem(ticket: string): Promise<TicketGrant> {
+    const book = this.#o.tickets;
+    if (!book) {
+      throw new DomainError(
+        "forbidden",
+        "ticket_unknown",
+        "this run starts no Kubernetes Jobs: a claim ticket takes nothing here",
+      );
+    }
+    const got = await book.redeem(ticket, this.#o.runId);
+    if (got.ok) return got.grant;
+    if (got.code === "ticket_unknown") throw new DomainError("forbidden", got.code, got.reason);
+    throw new ConflictError(got.code, got.reason);
   }
 
   /** Carry out the core's answer to a worker: claim, publish, render; then their events. */
   async dispatch(action: Extract<Action, { kind: "dispatch" }>): Promise<CoreEvent[]> {
     const orders: WorkOrder[] = [];
     const events: CoreEvent[] = [];
+    const grant = this.#ticketed.get(action.requestId);
+    this.#ticketed.delete(action.requestId);
     for (const t of action.tasks) {
-      const out = await this.#handOut(action.worker, t.taskId, t.adapter, t.note);
+      const out = await this.#handOut(action.worker, t.taskId, t.adapter, t.note, grant);
       events.push(out.event);
       if (out.order) orders.push(out.order);
     }
@@ -181,9 +224,11 @@ export class RemoteWork implements WorkerDesk {
     taskId: string,
     adapterName: string,
     note: string | undefined,
+    grant?: TicketGrant,
   ): Promise<{ event: CoreEvent; order?: WorkOrder }> {
     const o = this.#o;
-    const sessionId = o.sessionId();
+    // A ticket's claim runs as the session its Job was labelled with.
+    const sessionId = grant?.task_id === taskId ? grant.session_id : o.sessionId();
     try {
       await o.store.claim(taskId, sessionId, worker);
     } catch {
@@ -201,12 +246,10 @@ export class RemoteWork implements WorkerDesk {
       await this.#publish(base);
       if (earlier) {
         // The earlier attempt's work is where this one starts: on its own branch, on the remote.
-        const pushed = await pushSessionBranch(
-          this.#remote(),
+        const pushed = await pushSessionBranch(this.#remote(), {
           sessionId,
-          earlier.commit,
-          undefined,
-        );
+          sha: earlier.commit,
+        });
         if (!pushed.pushed) throw new Error(pushed.detail);
         await supersedeEarlierWork(o.paths.root, task.resume_from!, earlier.commit);
       }
@@ -246,6 +289,13 @@ export class RemoteWork implements WorkerDesk {
         grace_ms: o.graceMs,
         // The agent's own credential: this session's task only, never the worker's token.
         agent_token: mintAgentCredential(o.paths.root, { runId: o.runId, taskId, sessionId }),
+        // The worker's for this session alone (its heartbeat and report).
+        session_token: mintWorkerSessionCredential(o.paths.root, {
+          runId: o.runId,
+          taskId,
+          sessionId,
+          worker,
+        }),
       };
       return {
         order,
@@ -261,6 +311,7 @@ export class RemoteWork implements WorkerDesk {
           batchEligible: task.batch_eligible,
           adapter: adapter.name,
           worker,
+          ...(grant ? { isolation: grant.isolation } : {}),
         },
       };
     } catch (e) {
@@ -440,6 +491,9 @@ export class RemoteWork implements WorkerDesk {
     this.#sessions.delete(body.session_id);
     this.#ending.delete(body.session_id);
     revokeAgentCredential(o.paths.root, body.session_id);
+    // Its capability ends with its report (a repeated report finds it gone: 401, the worker
+    // knows its report was taken or its run ended).
+    revokeWorkerSessionCredential(o.paths.root, body.session_id);
     const answer: ReportAnswer = { accepted: true, task_id: task.id, status: task.status };
     this.#reported.set(body.session_id, answer);
     return {
@@ -458,6 +512,7 @@ export class RemoteWork implements WorkerDesk {
           worker,
           commit: work.hasWork || !problem ? body.commit : null,
           ...(problem ? { push_error: problem } : {}),
+          ...(body.ended_by === "drain" ? { drained: true } : {}),
         },
       }],
     };
@@ -538,6 +593,8 @@ export class RemoteWork implements WorkerDesk {
     this.#sessions.delete(sessionId);
     this.#ending.delete(sessionId);
     revokeAgentCredential(o.paths.root, sessionId);
+    rosterFor(o.paths.root).leaseLost(); // its worker keeps its capability: a late report is 409
+
     const logPath = sessionLogPath(o.paths.runtime, sessionId);
     let hasWork = false;
     let commit: string | null = null;
@@ -578,6 +635,7 @@ export class RemoteWork implements WorkerDesk {
     this.#closed = true;
     for (const answer of this.#asks.values()) answer([]);
     this.#asks.clear();
+    this.#ticketed.clear();
     for (const w of this.#unrecorded.values()) {
       w.answer(w.orders.filter((o) => !w.left.has(o.session_id)));
     }

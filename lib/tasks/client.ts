@@ -22,8 +22,11 @@ export class TaskStoreUnavailable extends UserFacingError {
 export interface TaskClientOptions {
   /** Base URL, e.g. `http://127.0.0.1:8052`. */
   url: string;
-  /** Bearer token (default SERVICE_TOKEN). */
-  token?: string;
+  /**
+   * Bearer token (default SERVICE_TOKEN); a function is asked at every request (a token file
+   * that is rotated, lib/auth/secret_env.ts).
+   */
+  token?: string | (() => string | undefined);
   /** Per-request timeout in ms (default 10 000). */
   timeoutMs?: number;
 }
@@ -55,9 +58,12 @@ export class TaskClient {
     this.#http = createHttpClient({
       service: "the task server",
       baseUrl: this.url,
-      headers: {
-        accept: "application/json",
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      headers: () => {
+        const value = typeof token === "function" ? token() : token;
+        return {
+          accept: "application/json",
+          ...(value ? { authorization: `Bearer ${value}` } : {}),
+        };
       },
       timeoutMs: this.#timeoutMs,
       retries: READ_RETRIES,
@@ -68,14 +74,23 @@ export class TaskClient {
   /**
    * Send a request; JSON in, JSON out (undefined for 204 or an empty body). Throws
    * {@link TaskStoreUnavailable} when the server does not answer, `HttpApiError` when it refuses.
+   * `options.token` replaces the client's token for this one request (a worker session's
+   * capability).
    */
-  async request<T>(method: string, path: string, body?: unknown): Promise<T | undefined> {
+  async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { token?: string } = {},
+  ): Promise<T | undefined> {
     let answer;
+    const headers = options.token ? { authorization: `Bearer ${options.token}` } : undefined;
     try {
-      answer = await this.#http.request(
-        path,
-        body === undefined ? { method } : { method, json: body },
-      );
+      answer = await this.#http.request(path, {
+        method,
+        ...(body === undefined ? {} : { json: body }),
+        ...(headers ? { headers } : {}),
+      });
     } catch (e) {
       if (e instanceof HttpApiError && e.status === 0) {
         throw new TaskStoreUnavailable(

@@ -26,7 +26,7 @@ export const ComplexitySchema = z.enum(["low", "medium", "high"]);
 const Id = z.string().refine(isValidId, `must be ${ID_RULE}`);
 
 /** The tracker ticket a task was made from (set by the ticket sink, lib/trackers/sink.ts). */
-export const TaskSourceSchema = z.strictObject({
+const TaskSourceSchema = z.strictObject({
   tracker: z.string().min(1).max(64),
   key: z.string().min(1).max(500),
   ref: z.string().max(500),
@@ -165,17 +165,23 @@ export const StoredTaskSchema = z.strictObject({
   worker: Id.optional(),
 });
 
-/**
- * A new task record from a validated input (status is decided by the store); `batchEligible` is
- * the default of an input that does not say (service.yaml's top-level `batch_eligible`).
- */
+/** What the store decides of a new task: its status, place and time, its run. */
+export interface NewTaskOptions {
+  status: TaskStatus;
+  /** Its creation order in the store. */
+  seq: number;
+  /** `created_at` and `updated_at` (ISO 8601). */
+  now: string;
+  /** The run that created it (default: none). */
+  runId?: string | null;
+  /** `batch_eligible` of an input that does not say (service.yaml's top-level; default false). */
+  batchEligible?: boolean;
+}
+
+/** A new task record from a validated input (its status is decided by the store). */
 export function newTask(
   input: TaskInput & { id: string },
-  status: TaskStatus,
-  seq: number,
-  now: string,
-  runId: string | null = null,
-  batchEligible = false,
+  { status, seq, now, runId = null, batchEligible = false }: NewTaskOptions,
 ): Task {
   return {
     id: input.id,

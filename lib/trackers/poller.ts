@@ -154,7 +154,7 @@ export class TrackerPoller {
  * Spec §4.2 rule 7: one poll of `adapter` for tickets updated since `lastProcessedTs`, minus
  * those not newer than it (every open ticket when there is no cursor).
  */
-export async function replayRecentViaPoll(
+async function replayRecentViaPoll(
   adapter: TrackerAdapter,
   access: ApiAccess,
   lastProcessedTs: string | undefined,

@@ -15,9 +15,9 @@ Deno.test("the worker protocol takes only ids of the one id rule (lib/ids.ts): t
     assert.equal(ReportBodySchema.safeParse(report(id, "s-1")).success, false, `task ${id}`);
     assert.equal(ReportBodySchema.safeParse(report("t-1", id)).success, false, `session ${id}`);
     assert.equal(
-      HeartbeatBodySchema.safeParse({ sessions: [{ task_id: "t", session_id: id }] }).success,
+      HeartbeatBodySchema.safeParse({ task_id: id }).success,
       false,
-      `held ${id}`,
+      `heartbeat of ${id}`,
     );
     assert.equal(RegisterBodySchema.safeParse({ slots: 1, roles: [id] }).success, false, id);
   }

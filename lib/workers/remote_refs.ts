@@ -56,15 +56,20 @@ export async function fetchSessionBranch(o: RemoteOptions, sessionId: string): P
   return await fetchBranch(o, `agent/${sessionId}`, { checkObjects: true });
 }
 
+/** A session's branch push: its tip, and the tip the remote is expected to hold (none: new). */
+export interface SessionPush {
+  sessionId: string;
+  sha: string;
+  expected?: string;
+}
+
 /**
  * Push `sha` to the session's branch `agent/<session_id>`, leased on `expected` (the tip last
  * pushed; undefined: the branch must not exist yet).
  */
 export async function pushSessionBranch(
   o: RemoteOptions,
-  sessionId: string,
-  sha: string,
-  expected: string | undefined,
+  { sessionId, sha, expected }: SessionPush,
 ): Promise<PushOutcome> {
   requireSession(sessionId, "push");
   return await pushRef(o, {

@@ -15,7 +15,11 @@ Deno.test("remote work names no ref but refs/service/base/<run> and agent/<sessi
   const o = { root: r.work, remote: "origin" };
   for (const id of ["../main", "a/b", "", ".hidden", "x..y", "a b", "-f", "a".repeat(129)]) {
     assert.throws(() => baseRef(id), RangeError, id);
-    await assert.rejects(() => pushSessionBranch(o, id, r.tip, undefined), RemoteError, id);
+    await assert.rejects(
+      () => pushSessionBranch(o, { sessionId: id, sha: r.tip }),
+      RemoteError,
+      id,
+    );
   }
   for (
     const ref of ["refs/heads/main", "refs/service/base/../../heads/main", "refs/service/base/"]
@@ -34,7 +38,7 @@ Deno.test("publishBase() moves the run's base on the remote; a worker fetches it
   await fetchBase(o, baseRef("run-1"));
   const base = await git(["rev-parse", "refs/service/base/run-1"], { cwd: r.work });
   assert.equal(base.stdout.trim(), r.tip);
-  assert.deepEqual(await pushSessionBranch(o, "s-9", next, undefined), { pushed: true });
+  assert.deepEqual(await pushSessionBranch(o, { sessionId: "s-9", sha: next }), { pushed: true });
   assert.equal(await remoteTip(o, "agent/s-9"), next);
 });
 

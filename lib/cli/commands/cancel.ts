@@ -39,17 +39,30 @@ Options:
         "name the tasks to cancel (`service cancel <task>...`) or pass --all, not both",
       );
     }
-    return await changeTasks(ctx, "cancel", positionals, values.all!, values.reason);
+    return await changeTasks(ctx, {
+      kind: "cancel",
+      ids: positionals,
+      all: values.all!,
+      reason: values.reason,
+    });
   },
 };
+
+/** What {@link changeTasks} does, and to which tasks. */
+export interface TaskChange {
+  kind: "cancel" | "retry";
+  /** The tasks named on the command line (ignored with `all`). */
+  ids: string[];
+  /** Every eligible task instead of `ids`. */
+  all: boolean;
+  /** Why (a cancel's `--reason`). */
+  reason?: string;
+}
 
 /** Cancel or retry `ids` (or every eligible task), journaling each change in its run. */
 export async function changeTasks(
   ctx: { root: string; stdout: (l: string) => void; stderr: (l: string) => void },
-  kind: "cancel" | "retry",
-  ids: string[],
-  all: boolean,
-  reason?: string,
+  { kind, ids, all, reason }: TaskChange,
 ): Promise<number> {
   const eligible = kind === "cancel" ? CANCELLABLE : new Set(["FAILED", "CANCELLED"]);
   const control = await openTaskControl(ctx.root);

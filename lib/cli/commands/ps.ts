@@ -7,6 +7,7 @@ import { loadTaskSpecs } from "../../tasks/persist.ts";
 import { remoteTasks } from "../../status/parts.ts";
 import { printable } from "../../util/printable.ts";
 
+/** `service ps`: list agent processes (local PID files, and remote workers' agents). */
 export const psCommand: Command = {
   name: "ps",
   summary: "list agent processes (local PID files, and remote workers' agents)",

@@ -51,7 +51,7 @@ async function poll(access: ApiAccess, since: string | undefined) {
     pages++;
     const json = answer.json();
     for (const issue of Array.isArray(json) ? json : []) {
-      const t = githubIssueTicket(obj(issue), access.project, NAME);
+      const t = githubIssueTicket(obj(issue), { repo: access.project, tracker: NAME });
       if (t) out.push(t);
     }
     url = nextLink(answer.headers.get("link"));

@@ -62,7 +62,7 @@ async function poll(access: ApiAccess, since: string | undefined) {
     pages++;
     const body = obj(answer.json());
     for (const issue of Array.isArray(body.issues) ? body.issues : []) {
-      const t = jiraIssueTicket(obj(issue), NAME, site);
+      const t = jiraIssueTicket(obj(issue), { tracker: NAME, site });
       // JQL works in minutes: drop what is not newer than the cursor.
       if (!since || (t.raw.updated_at ?? "") > since) out.push(t);
     }

@@ -51,7 +51,11 @@ async function poll(access: ApiAccess, since: string | undefined) {
     pages++;
     const body = obj(answer.json());
     for (const result of Array.isArray(body.results) ? body.results : []) {
-      const t = planeIssueTicket(obj(result), NAME, access);
+      const t = planeIssueTicket(obj(result), {
+        tracker: NAME,
+        project: access.project,
+        apiUrl: access.apiUrl,
+      });
       if (since && (t.raw.updated_at ?? "") <= since) {
         more = false;
         break;

@@ -5,7 +5,7 @@ import { requireId } from "../../../lib/ids.ts";
 import { parseBody } from "../../../lib/tasks/http_input.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
 import { heartbeatIntervalS, RegisterBodySchema } from "../../../lib/workers/protocol.ts";
-import { bindWorkerName } from "../../../lib/workers/leases.ts";
+import { rosterFor } from "../../../lib/workers/roster.ts";
 import { deskFor } from "../../../lib/workers/desk.ts";
 import { loadConfig } from "../../../lib/config/load.ts";
 
@@ -15,10 +15,12 @@ export const policy = routePolicy({ POST: "worker" });
 /** Register: answers the run served now and the lease's timing. */
 export async function POST(c: Ctx): Promise<Response> {
   const name = requireId("worker", c.req.param("worker")!);
-  parseBody(RegisterBodySchema, await readJsonBody(c));
+  const body = parseBody(RegisterBodySchema, await readJsonBody(c));
   const app = c.get("app");
-  bindWorkerName(app, name, c.get("principal"));
+  const roster = rosterFor(app.paths.root);
+  roster.heard(name, c.get("principal"), { free: body.slots, draining: false });
   const timeout = (await loadConfig(app.paths.root))?.heartbeat_timeout_s ?? 45;
+  roster.setLease(timeout);
   return c.json({
     name,
     run_id: deskFor(app.paths.root)?.runId ?? null,

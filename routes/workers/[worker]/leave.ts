@@ -1,0 +1,23 @@
+/**
+ * POST /workers/<name>/leave — the worker stops (its `--once` task is reported, it was idle for
+ * `--exit-when-idle`, or it drained): it is no longer counted among the connected workers and
+ * their free slots (`/metrics`), and its name is free again.
+ */
+import type { Ctx } from "../../../lib/http/context.ts";
+import { readJsonBody } from "../../../lib/http/body.ts";
+import { requireId } from "../../../lib/ids.ts";
+import { parseBody } from "../../../lib/tasks/http_input.ts";
+import { routePolicy } from "../../../lib/http/route_policy.ts";
+import { LeaveBodySchema } from "../../../lib/workers/protocol.ts";
+import { rosterFor } from "../../../lib/workers/roster.ts";
+
+/** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
+export const policy = routePolicy({ POST: "worker" });
+
+/** Forget the worker. */
+export async function POST(c: Ctx): Promise<Response> {
+  const name = requireId("worker", c.req.param("worker")!);
+  parseBody(LeaveBodySchema, await readJsonBody(c));
+  rosterFor(c.get("app").paths.root).left(name, c.get("principal"));
+  return c.body(null, 204);
+}
