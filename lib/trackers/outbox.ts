@@ -151,13 +151,17 @@ export class Outbox {
   }
 
   /**
-   * Give up the pending moves of `taskId`'s ticket on `tracker` but `keep` (a later move replaces
+   * Give up the pending moves of the ticket `kept` moves but `kept` itself (a later move replaces
    * them: a claim's move still being retried never lands after the landing's), durably.
    */
-  async supersedeMoves(tracker: string, taskId: string, keep: string, at: string): Promise<void> {
+  async supersedeMoves(
+    kept: Pick<OutboxEntry, "tracker" | "task_id" | "key">,
+    at: string,
+  ): Promise<void> {
+    const keep = kept.key;
     const stale = this.#entries.filter((e) =>
-      e.state === "pending" && e.move && e.tracker === tracker && e.task_id === taskId &&
-      e.key !== keep
+      e.state === "pending" && e.move && e.tracker === kept.tracker &&
+      e.task_id === kept.task_id && e.key !== keep
     );
     if (stale.length === 0) return;
     for (const e of stale) {

@@ -21,8 +21,7 @@ import type { TrackerSettings } from "./settings.ts";
 export function moveEntry(
   s: TrackerSettings,
   task: Task,
-  event: MoveEvent,
-  at: string,
+  { event, at }: { event: MoveEvent; at: string },
 ): OutboxEntry | undefined {
   const move = moveFor(s.moveTo, event);
   if (!move || !task.source) return undefined;

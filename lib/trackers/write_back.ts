@@ -165,11 +165,11 @@ export async function startWriteBack(deps: WriteBackDeps): Promise<() => Promise
     const task = structuredClone(change.task);
     enqueue(async () => {
       const at = new Date(now()).toISOString();
-      const move = moveEntry(s, task, event, at);
+      const move = moveEntry(s, task, { event, at });
       let added = false;
       if (move) {
         // The latest move wins: a claim's move still being retried never lands after this one.
-        await outbox.supersedeMoves(s.name, task.id, move.key, at);
+        await outbox.supersedeMoves(move, at);
         added = await outbox.add(move);
       }
       if (event === "landed" && s.commentOnLand) {
