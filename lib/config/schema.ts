@@ -230,6 +230,16 @@ const ROLE_NAME = z.string().regex(
   "role names are lower-case letters, digits, _ and -",
 );
 
+/** A workflow state's name as the tracker shows it (matched case-insensitively). */
+const STATE_NAME = z.string().trim().min(1).max(100).regex(/^[^\p{Cc}]+$/u, "must be one line");
+
+/** `trackers.<adapter>.move_to`: the state a ticket moves to when its task is claimed, lands, fails. */
+const TicketMovesSchema = z.strictObject({
+  claimed: STATE_NAME.optional(),
+  landed: STATE_NAME.optional(),
+  failed: STATE_NAME.optional(),
+});
+
 /** `trackers.<adapter>` (spec §2.11; the keys beyond `webhook` are documented in docs/trackers.md). */
 const TrackerSchema = z.strictObject({
   webhook: WebhookSchema.optional(),
@@ -256,6 +266,8 @@ const TrackerSchema = z.strictObject({
   label_roles: z.record(z.string().min(1), ROLE_NAME).optional(),
   /** Comment on the ticket (merge commit, board link) when its task lands (default false). */
   comment_on_land: z.boolean().default(false),
+  /** Move the ticket to these workflow states (docs/trackers.md#moving-tickets; default: never). */
+  move_to: TicketMovesSchema.optional(),
   /** A module registering this tracker's webhook handler (path or npm:/jsr:/URL specifier). */
   module: z.string().min(1).optional(),
 });
@@ -462,7 +474,13 @@ export const ServiceConfigSchema = z.strictObject({
   const roles = new Set(Object.keys(config.roles));
   for (const [name, tracker] of Object.entries(config.trackers)) {
     // Tickets are taken, and comments written, only in the configured project (lib/trackers/scope.ts).
-    const needs = tracker.comment_on_land ? "comment_on_land" : tracker.polling ? "polling" : "";
+    const needs = tracker.comment_on_land
+      ? "comment_on_land"
+      : tracker.move_to
+      ? "move_to"
+      : tracker.polling
+      ? "polling"
+      : "";
     if (needs && tracker.project === undefined) {
       ctx.addIssue({
         code: "custom",
@@ -470,6 +488,16 @@ export const ServiceConfigSchema = z.strictObject({
         message: `needs trackers.${name}.project, the one project whose tickets become tasks ` +
           `and get comments: set it (GitHub owner/name, GitLab group/name or id, Jira project ` +
           `key, Linear team key, Plane workspace-slug/project-uuid)`,
+      });
+    }
+    if (tracker.move_to && tracker.module) {
+      // A tracker of one's own module takes webhooks only: nothing could carry out the moves.
+      ctx.addIssue({
+        code: "custom",
+        path: ["trackers", name, "move_to"],
+        message: `trackers.${name} is a tracker of your own module, which takes webhooks only: ` +
+          `the service has no API client to move its tickets; remove move_to (the built-in ` +
+          `trackers tracker_a to tracker_e move tickets)`,
       });
     }
     const wanted: [PropertyKey[], string][] = [];
