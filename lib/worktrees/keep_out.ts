@@ -118,7 +118,9 @@ export async function dirtyHistory(
   try {
     await Deno.remove(index); // git writes a new index there
     const env = { GIT_INDEX_FILE: index };
-    const empty = await tree.text(["hash-object", "-w", "--stdin"], { ...o, stdin: "" });
+    // The empty blob's id, not written: nothing reads these entries' content, and a written blob
+    // no commit holds would be left dangling in the repository (`git fsck` names it).
+    const empty = await tree.text(["hash-object", "--stdin"], { ...o, stdin: "" });
     await tree.git(["update-index", "-z", "--index-info"], {
       ...o,
       env,
@@ -130,6 +132,13 @@ export async function dirtyHistory(
   }
 }
 
+/** Options of {@link rewriteAsOne}: the commit's message, and whose identity commits. */
+export interface RewriteOptions extends KeepOutOptions {
+  message: string;
+  /** The workspace whose identity the service commits with (default: the repository's). */
+  identityRoot?: string;
+}
+
 /**
  * Replace the branch's commits since `base` by one commit of the service with HEAD's tree (which
  * {@link keepOutOfIndex} has cleaned) on `base`; returns the new tip. The files stay on disk.
@@ -137,9 +146,9 @@ export async function dirtyHistory(
 export async function rewriteAsOne(
   tree: AgentTree,
   base: string,
-  message: string,
-  o: KeepOutOptions & { identityRoot?: string } = {},
+  options: RewriteOptions,
 ): Promise<string> {
+  const { message, ...o } = options;
   const head = await tree.text(["rev-parse", "HEAD"], o);
   const treeId = await tree.text(["rev-parse", "HEAD^{tree}"], o);
   const commit = await tree.text(["commit-tree", treeId, "-p", base, "-m", message], {

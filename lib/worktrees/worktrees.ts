@@ -214,15 +214,14 @@ export async function commitPartialWork(
     // The agent's own commits hold them: one commit of the clean tree replaces them all.
     rewritten = agentCommits;
     for (const p of dirty) leftOut.add(p);
-    tip = await rewriteAsOne(
-      tree,
-      base,
-      `${message}\n\nThe service rewrote the agent's ${rewritten} commit(s) into this one: ` +
-        `they held files that never enter a commit (ignored or copied): ${
+    tip = await rewriteAsOne(tree, base, {
+      ...o,
+      message: `${message}\n\nThe service rewrote the agent's ${rewritten} commit(s) into this ` +
+        `one: they held files that never enter a commit (ignored or copied): ${
           [...leftOut].sort().join(", ")
         }`,
-      { ...o, identityRoot: options.root },
-    );
+      identityRoot: options.root,
+    });
   }
   return { tip, committed, leftOut: [...leftOut].sort(), rewritten };
 }
