@@ -10,6 +10,7 @@ import { dirname } from "node:path";
 import { StorageFullError } from "../errors.ts";
 import { git, resolveCommit, targetRef } from "../git/git.ts";
 import * as ev from "../journal/events.ts";
+import { readRow } from "../journal/event_reader.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import { failedSignals } from "../merge/events.ts";
@@ -73,6 +74,11 @@ export interface WorkHandle {
   role: string;
   /** The agent's environment, when this process started it (the teardown runs with it). */
   env?: Record<string, string>;
+  /**
+   * Adopted with work the target already holds (a merge a killed process completed): its base is
+   * not known from git, so its landing takes it as landed, never as an empty diff (`unchanged`).
+   */
+  landedBefore?: boolean;
 }
 
 /** Settings of {@link TaskWork}. */
@@ -158,9 +164,22 @@ export class TaskWork {
       sessionId,
       logPath,
       role: task.role,
+      landedBefore: await this.#landedBefore(task.id, sessionId, base.stdout.trim()),
     };
     this.#handles.set(task.id, handle);
     return handle;
+  }
+
+  /**
+   * True when the target already holds the branch (its merge-base is its tip) and the journal
+   * captured a diff that changed files: a killed merge completed it. An empty diff stays empty.
+   */
+  async #landedBefore(taskId: string, sessionId: string, mergeBase: string): Promise<boolean> {
+    const tip = await resolveCommit(`refs/heads/${agentBranch(sessionId)}`, {
+      cwd: this.#o.paths.root,
+    }).catch(() => undefined);
+    if (tip !== mergeBase) return false;
+    return ((await capturedFiles(this.#o.journalPath, taskId)) ?? 0) > 0;
   }
 
   /** Commit whatever the agent left; true when its branch holds work beyond its base. */
@@ -342,7 +361,8 @@ export class TaskWork {
           i,
           tip: this.#tips.get(task.id),
           branch: h.worktree.branch,
-          base: h.worktree.base,
+          // Unknown for work the target already holds: the train then takes it as landed.
+          base: h.landedBefore ? undefined : h.worktree.base,
         }]
         : [];
     });
@@ -502,4 +522,20 @@ export class TaskWork {
       this.#o.warn(`${taskId}: could not keep the session log: ${(e as Error).message}`);
     }
   }
+}
+
+/** How many files `taskId`'s latest captured diff in the journal changed (undefined: none). */
+async function capturedFiles(journal: string, taskId: string): Promise<number | undefined> {
+  const text = await Deno.readTextFile(journal).catch(() => "");
+  let files: number | undefined;
+  for (const line of text.split("\n")) {
+    if (!line.includes('"task_diff_captured"')) continue;
+    try {
+      const read = readRow(JSON.parse(line));
+      if (read && "type" in read && read.type === "task_diff_captured" && read.task_id === taskId) {
+        files = read.files;
+      }
+    } catch { /* a torn line */ }
+  }
+  return files;
 }
