@@ -91,17 +91,6 @@ const CASES: Case[] = [
     landed: { CODEOWNERS: "* @attacker\n" },
   },
   {
-    id: "state",
-    what: "a file forced into .sdd/ (the service's state) and committed by the agent",
-    script: [[
-      "run",
-      "mkdir -p .sdd && printf 'planted\\n' > .sdd/planted.txt && git add -f .sdd/planted.txt " +
-      "&& git commit -q -m 'plant state'",
-    ]],
-    paths: [".sdd/planted.txt"],
-    landed: { ".sdd/planted.txt": "planted\n" },
-  },
-  {
     id: "moved",
     what: "a harmless file renamed into .github/workflows/",
     files: { "ci-draft.yml": "on: push\n" },
@@ -110,6 +99,22 @@ const CASES: Case[] = [
     landed: { ".github/workflows/ci.yml": "on: push\n", "ci-draft.yml": null },
   },
 ];
+
+/**
+ * Forced into the service's own state and committed: since ignored and copied files never enter
+ * a commit (lib/worktrees/keep_out.ts), it is kept out of the branch before anything is judged.
+ */
+const STATE: Case = {
+  id: "state",
+  what: "a file forced into .sdd/ (the service's state) and committed by the agent",
+  script: [[
+    "run",
+    "mkdir -p .sdd && printf 'planted\\n' > .sdd/planted.txt && git add -f .sdd/planted.txt " +
+    "&& git commit -q -m 'plant state'",
+  ]],
+  paths: [".sdd/planted.txt"],
+  landed: { ".sdd/planted.txt": "planted\n" },
+};
 
 const steps = (c: Case): Step[] => [{ id: c.id, script: [...c.script, ["report", "all done"]] }];
 
@@ -258,10 +263,7 @@ async function landedAfterDecision(
 }
 
 for (const c of CASES) {
-  const then = c.id === "state"
-    ? "even an operator's merge writes nothing into the live state (the merge waits, saying why)"
-    : "an operator's merge lands it";
-  Deno.test(`hostile agent, merge mode: ${c.what} waits for review naming ${c.paths.join(", ")}; ${then}`, async () => {
+  Deno.test(`hostile agent, merge mode: ${c.what} waits for review naming ${c.paths.join(", ")}; an operator's merge lands it`, async () => {
     await using dir = await tempDir();
     // A second, harmless task lands unattended beside it, as it always did.
     await workspace(
@@ -294,29 +296,33 @@ for (const c of CASES) {
     await untouched(dir.path, "main", c, before);
 
     await merge(run.url, run.runId, c.id);
-    if (c.id === "state") {
-      // Even approved, nothing is written into the live state: the checkout's .sdd/ is in the
-      // way, so the merge waits and says so; the run is stopped and nothing landed.
-      await until(
-        "status to say the merge waits for .sdd/",
-        async () => /state waits: merge waits: .*\.sdd\//.test((await cli(dir.path, "status")).out),
-      );
-      stop.abort();
-      const result = await run.result;
-      assert.equal(result.status, "stopped", result.problems.join("; "));
-      await untouched(dir.path, "main", c, before);
-      assert.equal(
-        await Deno.readTextFile(join(dir.path, ".sdd/planted.txt")).catch(() => null),
-        null,
-      );
-      return;
-    }
     const result = await run.result;
     assert.equal(result.status, "completed", result.problems.join("; "));
     const rows = (await journalOf(dir.path, run.runId)).rows.map((r) => r.row);
     await landedAfterDecision(dir.path, "main", c, rows, serviceYaml);
   });
 }
+
+Deno.test("hostile agent: a file forced into .sdd/ (the service's state) and committed never enters a commit: kept out, nothing to review, nothing lands in the live state", async () => {
+  await using dir = await tempDir();
+  const c = STATE;
+  await workspace(dir.path, [{ name: "s", steps: steps(c) }]);
+  const before = await snapshot(dir.path, "main", c);
+  const run = watchedRun(dir.path);
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  const rows = (await journalOf(dir.path, run.runId)).rows.map((r) => r.row);
+  assert.deepEqual(rowsFor(rows, "task_files_kept_out", c.id)[0]?.data.paths, c.paths);
+  assert.equal(rowsFor(rows, "task_unchanged", c.id).length, 1, "its work changes nothing");
+  assert.equal(rowsFor(rows, "task_merged", c.id).length, 0);
+  await untouched(dir.path, "main", c, before);
+  assert.equal(await fileAt(dir.path, "main", ".sdd/planted.txt"), null);
+  assert.equal(
+    await Deno.readTextFile(join(dir.path, ".sdd/planted.txt")).catch(() => null),
+    null,
+    "nothing is written into the live state",
+  );
+});
 
 /** `watchedRun` with a stop: aborting `stop` stops the run as `service stop` does. */
 function stoppableRun(root: string, stop: AbortController) {
