@@ -413,12 +413,12 @@ Deno.test("changes requested by a reviewer: a new attempt whose prompt holds the
   assert.deepEqual(gh.fake.pulls().map((p) => p.merged), [false, true]);
 });
 
-Deno.test("a base that moved under an open pull request: rebased, gated again, pushed with lease to the same pull request", async () => {
+Deno.test("a base that requires up-to-date branches (strict) moved under an open pull request: rebased, gated again, pushed with lease to the same pull request", async () => {
   await using dir = await tempDir();
   await using gh = await landingWorkspace(dir.path, [
     { id: "a", script: [["write", "a.txt", "a\n"], ["report"]] },
     { id: "b", script: [["write", "b.txt", "b\n"], ["report"]] },
-  ], { approvals: 1 });
+  ], { approvals: 1, strict: true });
   const run = watchedRun(dir.path);
   await until("two pull requests waiting for review", async () =>
     run.runId !== "" &&

@@ -179,7 +179,15 @@ export function taskCompleted(
  * `task_merged`: the verified work landed as `commit`. Landed through a pull request
  * (DESIGN.md §12), `pr` is its URL and `commit` the host's merge commit.
  */
-export function taskMerged(data: { task_id: string; commit?: string; pr?: string }): JournalEvent {
+export function taskMerged(
+  data: {
+    task_id: string;
+    commit?: string;
+    pr?: string;
+    /** The work changed nothing on the target: nothing was merged, no pull request opened. */
+    empty?: boolean;
+  },
+): JournalEvent {
   return event("task_merged", data);
 }
 

@@ -112,6 +112,7 @@ export class GithubHost implements PullRequestHost {
       approvals: 0,
       dismissStale: false,
       queue: false,
+      upToDate: false,
       sources: [],
       unread: [],
     };
@@ -126,6 +127,10 @@ export class GithubHost implements PullRequestHost {
           req.dismissStale ||= p.dismiss_stale_reviews_on_push === true;
         } else if (rule.type === "required_status_checks") {
           for (const c of arr(p.required_status_checks)) checks.add(str(obj(c).context));
+          if (p.strict_required_status_checks_policy === true) {
+            req.upToDate = true;
+            req.upToDateSource ??= "the ruleset";
+          }
         } else if (rule.type === "merge_queue") {
           req.queue = true;
         }
@@ -139,6 +144,10 @@ export class GithubHost implements PullRequestHost {
       const sc = obj(p.required_status_checks);
       for (const c of arr(sc.contexts)) checks.add(str(c));
       for (const c of arr(sc.checks)) checks.add(str(obj(c).context));
+      if (sc.strict === true) {
+        req.upToDate = true;
+        req.upToDateSource ??= "the branch protection";
+      }
       const reviews = obj(p.required_pull_request_reviews);
       req.approvals = Math.max(req.approvals, Number(reviews.required_approving_review_count ?? 0));
       req.dismissStale ||= reviews.dismiss_stale_reviews === true;
@@ -154,8 +163,9 @@ export class GithubHost implements PullRequestHost {
         if (b.protected === true) {
           req.sources.push("branch (required checks)");
           req.unread.push(
-            "the required reviews of the branch protection (the token lacks Administration: " +
-              "Read; GitHub's answer to the merge decides them)",
+            "the required reviews of the branch protection and whether it requires branches to " +
+              "be up to date (the token lacks Administration: Read; GitHub's answer to the " +
+              "merge decides them)",
           );
         }
       } else if (e.status !== 404) throw e; // 404: "Branch not protected"
@@ -358,6 +368,7 @@ export class GithubHost implements PullRequestHost {
         reason: e.hostMessage || e.message,
         status: e.status,
         ...(/merge queue/i.test(e.hostMessage) ? { queue: true } : {}),
+        ...(/not up to date/i.test(e.hostMessage) ? { behind: true } : {}),
       };
     }
   }

@@ -39,6 +39,9 @@ const PIPELINE_STATE: Record<string, Check["state"]> = {
   canceled: "failure",
 };
 
+/** Merge methods under which a merge request must hold the target's tip (`need_rebase`). */
+const UP_TO_DATE_METHODS = new Set(["ff", "rebase_merge"]);
+
 /** Merge statuses that mean GitLab is still working it out. */
 const CHECKING = new Set(["checking", "unchecked", "preparing", "approvals_syncing"]);
 
@@ -102,6 +105,11 @@ export class GitlabHost implements PullRequestHost {
       approvals: 0,
       dismissStale: false,
       queue: p.merge_trains_enabled === true,
+      // Fast-forward and semi-linear merges need the merge request rebased onto the target.
+      upToDate: UP_TO_DATE_METHODS.has(str(p.merge_method)),
+      ...(UP_TO_DATE_METHODS.has(str(p.merge_method))
+        ? { upToDateSource: `GitLab's ${str(p.merge_method)} merge method` }
+        : {}),
       sources: ["project settings", "approval rules"],
       unread: [],
     };

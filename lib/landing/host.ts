@@ -56,6 +56,14 @@ export interface Requirements {
   dismissStale: boolean;
   /** Merges go through a merge queue (GitHub) or merge train (GitLab). */
   queue: boolean;
+  /**
+   * A pull request must hold the base's tip before it merges (GitHub's strict required status
+   * checks; GitLab's fast-forward or semi-linear merge method): only then is it rebased when the
+   * base moves. Otherwise the host merges it as it is and a rebase only costs a CI run.
+   */
+  upToDate: boolean;
+  /** Which rule requires it (`branch protection`, `the ruleset`, `GitLab's ff merge method`). */
+  upToDateSource?: string;
   /** Where they were read from (`branch protection`, `rulesets`, `project settings` …). */
   sources: string[];
   /** Rules the token could not read: the host's own answer to a merge decides them. */
@@ -94,8 +102,11 @@ export interface OpenRequest {
 /** How a merge through the API went. */
 export type MergeAnswer =
   | { merged: true; commit: string }
-  /** Refused; `queue`: the base requires its merge queue; `status` the HTTP status. */
-  | { merged: false; reason: string; status: number; queue?: boolean };
+  /**
+   * Refused; `queue`: the base requires its merge queue; `behind`: the base requires it to be up
+   * to date with its tip; `status` the HTTP status.
+   */
+  | { merged: false; reason: string; status: number; queue?: boolean; behind?: boolean };
 
 /** One problem found before a run, with its fix (preflight and `doctor`). */
 export interface HostProblem {

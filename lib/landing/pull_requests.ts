@@ -36,6 +36,17 @@ import { PrPoller } from "./poller.ts";
 import { wakeOf } from "./wake.ts";
 import { deleteBranch as deleteRemoteBranch, fetchBranch, pushBranch, remoteTip } from "./push.ts";
 import type { LandingSettings } from "./settings.ts";
+import { HostApiError } from "./api.ts";
+import { mergeOnto } from "../merge/merge_tree.ts";
+
+/** GitHub's words when a pull request's head adds nothing to its base. */
+const NO_COMMITS = /no commits between/i;
+
+/** Whether the base requires a pull request to hold its tip before it merges. */
+function mustRebase(req: Requirements): boolean {
+  // A merge queue merges with the base anyway: never rebased for it.
+  return req.upToDate && !req.queue;
+}
 
 /** What the landing needs of the run's task work (lib/orchestrator/task_work.ts). */
 export interface LandingWork {
@@ -292,11 +303,16 @@ export class PullRequestLanding {
     const local = this.#o.work.tipOf?.(task.id) ??
       await resolveCommit(`refs/heads/${branch}`, { cwd: this.#o.root });
     if (!local) return { kind: "waiting", reason: `${branch} has no commit` };
-    if (!req.queue && !(await this.#contains(local, baseTip))) {
+    const empty = await this.#changesNothing(local, baseTip);
+    // Brought up to date only when the base requires it (GitHub's strict status checks,
+    // GitLab's fast-forward and semi-linear merges); a conflict is found by the gates' merge.
+    if (!empty && mustRebase(req) && !(await this.#contains(local, baseTip))) {
       return {
         kind: "base_moved",
         onto: baseTip,
-        reason: `${s.base} moved to ${baseTip.slice(0, 10)} on ${s.remote}; rebasing onto it`,
+        reason: `${s.base} moved to ${baseTip.slice(0, 10)} on ${s.remote} and ${
+          req.upToDateSource ?? "the base"
+        } requires pull requests to be up to date; rebasing onto it`,
       };
     }
     const gated = await this.#o.work.gate(task);
@@ -304,6 +320,8 @@ export class PullRequestLanding {
     if (gated.status === "gates_failed") {
       return { kind: "gates_failed", signals: failedSignals(gated.gates) };
     }
+    // No change, no pull request (GitHub refuses one: 422 "No commits between").
+    if (empty) return await this.#nothingToLand(task.id, rec, snap, baseTip);
 
     // Push with a lease on what the service pushed last (or found there after a crash).
     const there = snap?.pr.headSha ?? await remoteTip(this.#remote(), branch);
@@ -330,30 +348,39 @@ export class PullRequestLanding {
       }
     }
     if (!rec || !snap) {
-      const pr = await host.open({
-        branch,
-        base: s.base,
-        title: pullRequestTitle({ taskId: task.id, title: task.title }),
-        body: pullRequestBody({
-          taskId: task.id,
-          runId: this.#o.runId,
-          title: task.title,
-          goal: task.goal,
-          summary: task.summary,
-          passed: gated.gates.signals.filter((x) => x.passed).map((x) => ({
-            kind: x.kind,
-            detail: x.detail,
-            ...(x.name ? { name: x.name } : {}),
-          })),
-          boardUrl: this.#o.boardUrl,
-          supersedes: this.#earlier.get(task.id),
-          protectedPaths: this.#o.work.protectedPaths?.(task.id),
-        }),
-        draft: s.draft,
-        labels: s.labels,
-        deleteBranch: s.deleteBranch,
-        squash: s.method === "squash",
-      });
+      let pr: PullRequest;
+      try {
+        pr = await host.open({
+          branch,
+          base: s.base,
+          title: pullRequestTitle({ taskId: task.id, title: task.title }),
+          body: pullRequestBody({
+            taskId: task.id,
+            runId: this.#o.runId,
+            title: task.title,
+            goal: task.goal,
+            summary: task.summary,
+            passed: gated.gates.signals.filter((x) => x.passed).map((x) => ({
+              kind: x.kind,
+              detail: x.detail,
+              ...(x.name ? { name: x.name } : {}),
+            })),
+            boardUrl: this.#o.boardUrl,
+            supersedes: this.#earlier.get(task.id),
+            protectedPaths: this.#o.work.protectedPaths?.(task.id),
+          }),
+          draft: s.draft,
+          labels: s.labels,
+          deleteBranch: s.deleteBranch,
+          squash: s.method === "squash",
+        });
+      } catch (e) {
+        // The base took the same change meanwhile: GitHub has nothing to open.
+        if (e instanceof HostApiError && e.status === 422 && NO_COMMITS.test(e.hostMessage)) {
+          return await this.#nothingToLand(task.id, undefined, undefined, baseTip);
+        }
+        throw e;
+      }
       rec = this.#adopt(task.id, pr);
       rec.head = local;
       await this.#journal(ev.taskPrOpened({
@@ -368,6 +395,33 @@ export class PullRequestLanding {
     }
     rec.head = local;
     return await this.#decide(task, rec, snap, req, mayMerge);
+  }
+
+  /** True when merging `local` into `baseTip` changes nothing (its work is there, or none). */
+  async #changesNothing(local: string, baseTip: string): Promise<boolean> {
+    const root = this.#o.root;
+    if (await this.#contains(baseTip, local)) return true;
+    const tree = (await git(["rev-parse", `${baseTip}^{tree}`], { cwd: root })).stdout.trim();
+    const merged = await mergeOnto(root, { commit: baseTip, tree }, local);
+    return merged.kind === "clean" && merged.tree === tree;
+  }
+
+  /**
+   * The task's work changes nothing on the base: it lands as it is, with no pull request (one an
+   * earlier step opened for the branch is closed, saying so).
+   */
+  async #nothingToLand(
+    taskId: string,
+    rec: PrRecord | undefined,
+    snap: Snapshot | undefined,
+    baseTip: string,
+  ): Promise<LandingOutcome> {
+    this.#poller.forget(taskId);
+    if (rec && snap?.pr.state === "open") {
+      await this.abandon(taskId, `its work changes nothing on ${this.#s.base} any more`);
+    }
+    this.#records.delete(taskId);
+    return { kind: "merged", commit: baseTip, empty: true };
   }
 
   #adopt(taskId: string, pr: PullRequest): PrRecord {
@@ -455,6 +509,19 @@ export class PullRequestLanding {
           // The base needs its merge queue though its rules did not say so (classic protection).
           this.#requirements = { value: { ...req, queue: true }, at: this.#now() };
           return await this.#enqueue(task.id, rec, snap.pr);
+        }
+        if (answer.behind) {
+          // The base requires up-to-date branches though the token could not read that rule.
+          this.#requirements = {
+            value: { ...req, upToDate: true, upToDateSource: `${host.product}'s answer` },
+            at: this.#now(),
+          };
+          return {
+            kind: "base_moved",
+            onto: await fetchBranch(this.#remote(), this.#s.base),
+            reason:
+              `${host.product} will merge ${ref} only once it is up to date with ${this.#s.base}; rebasing onto it`,
+          };
         }
         this.#poller.retry(task.id, this.#s.pollIntervalMs);
         return {

@@ -94,6 +94,13 @@ export interface FakeGithubOptions {
   /** Approving reviews the base's branch protection requires. */
   approvals?: number;
   /**
+   * `required_status_checks.strict` ("Require branches to be up to date before merging"): a
+   * pull request whose head does not hold the base's tip is `behind` and its merge answers 405.
+   */
+  strict?: boolean;
+  /** The token may not read the branch protection (no Administration: Read): 403 there. */
+  hideProtection?: boolean;
+  /**
    * A ruleset requires a merge queue: `PUT …/merge` answers 405, GraphQL `enqueuePullRequest`
    * queues it, and the queue merges it once its checks and reviews allow.
    */
@@ -176,6 +183,7 @@ export async function startFakeGithub(
   const base = options.base ?? "main";
   const required = options.requiredChecks ?? [];
   const approvals = options.approvals ?? 0;
+  const strict = options.strict === true;
   const tokens = options.tokens ?? { "gh-token": { push: true, pullRequests: true } };
   const ci = options.ci ??
     (() =>
@@ -336,6 +344,7 @@ export async function startFakeGithub(
     await runQueue(p);
     const sha = await headSha(p);
     const mergeable = p.state === "open" ? await git.mergesCleanly(sha) : null;
+    const behind = p.state === "open" && strict && !(await git.upToDate(sha));
     return {
       url: `${url}/repos/${repo}/pulls/${p.number}`,
       id: p.number * 7,
@@ -350,7 +359,7 @@ export async function startFakeGithub(
       merged_at: p.merged ? "2026-01-01T00:00:00Z" : null,
       merge_commit_sha: p.mergeCommit ?? null,
       mergeable,
-      mergeable_state: mergeable === false ? "dirty" : "clean",
+      mergeable_state: mergeable === false ? "dirty" : behind ? "behind" : "clean",
       labels: p.labels.map((name) => ({ name })),
       head: { ref: p.head, sha, label: `${owner}:${p.head}` },
       base: { ref: p.base, sha: await tip(p.base), label: `${owner}:${p.base}` },
@@ -374,6 +383,9 @@ export async function startFakeGithub(
       } required by reviewers with write access.`;
     }
     if (!(await git.mergesCleanly(sha))) return "Pull Request is not mergeable";
+    if (strict && !(await git.upToDate(sha))) {
+      return "Head branch is not up to date with the base branch";
+    }
     return undefined;
   };
 
@@ -493,9 +505,14 @@ export async function startFakeGithub(
       if (decodeURIComponent(m[1]) !== base) {
         return json(404, { message: "Branch not protected", status: "404" });
       }
+      if (options.hideProtection) {
+        return json(403, { message: "Resource not accessible by personal access token" }, {
+          "x-accepted-github-permissions": "administration=read",
+        });
+      }
       return json(200, {
         required_status_checks: {
-          strict: false,
+          strict,
           contexts: required,
           checks: required.map((context) => ({ context, app_id: null })),
         },
@@ -508,6 +525,28 @@ export async function startFakeGithub(
           }
           : {}),
         enforce_admins: { enabled: true },
+      });
+    }
+    if ((m = /^\/branches\/([^/]+)$/.exec(rest)) && req.method === "GET") {
+      // What anyone with read access sees of a branch's protection (never `strict`).
+      const branch = decodeURIComponent(m[1]);
+      const sha = await tip(branch);
+      if (!sha) return json(404, { message: "Branch not found", status: "404" });
+      const guarded = branch === base;
+      return json(200, {
+        name: branch,
+        commit: { sha },
+        protected: guarded,
+        protection: guarded
+          ? {
+            enabled: true,
+            required_status_checks: {
+              enforcement_level: "everyone",
+              contexts: required,
+              checks: required.map((context) => ({ context, app_id: null })),
+            },
+          }
+          : { enabled: false, required_status_checks: { enforcement_level: "off", contexts: [] } },
       });
     }
     if ((m = /^\/git\/ref\/heads\/(.+)$/.exec(rest)) && req.method === "GET") {
@@ -564,10 +603,24 @@ export async function startFakeGithub(
       if (!token.push) return needPulls();
       await options.beforeCreate?.();
       const head = String(body.head ?? "");
-      if (!(await tip(head))) {
+      const headTip = await tip(head);
+      if (!headTip) {
         return json(422, {
           message: "Validation Failed",
           errors: [{ resource: "PullRequest", field: "head", code: "invalid" }],
+          status: "422",
+        });
+      }
+      const into = String(body.base ?? base);
+      if (!(await git.hasCommits(headTip))) {
+        // GitHub's answer to a head the base already holds.
+        return json(422, {
+          message: "Validation Failed",
+          errors: [{
+            resource: "PullRequest",
+            code: "custom",
+            message: `No commits between ${into} and ${head}`,
+          }],
           status: "422",
         });
       }

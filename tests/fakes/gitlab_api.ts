@@ -41,6 +41,12 @@ export interface FakeGitlabOptions {
   approvals?: number;
   /** `merge_trains_enabled`. */
   mergeTrains?: boolean;
+  /**
+   * The project's `merge_method` (default `merge`): under `ff` and `rebase_merge` a merge
+   * request must hold the target's tip (`detailed_merge_status: need_rebase`, else its merge
+   * answers 406).
+   */
+  mergeMethod?: "merge" | "rebase_merge" | "ff";
   /** token → access level (30 Developer, 20 Reporter …). */
   tokens?: Record<string, number>;
   /** The pipeline status a new head gets (default `success`). */
@@ -109,6 +115,7 @@ export async function startFakeGitlab(
 ): Promise<FakeGitlab> {
   const project = options.project ?? "acme/widget";
   const base = options.base ?? "main";
+  const mergeMethod = options.mergeMethod ?? "merge";
   const tokens = options.tokens ?? { "glpat-token": 30 };
   const git = await protectedRepo(seed, base, "fake-gitlab-");
   const mrs: FakeMr[] = [];
@@ -175,6 +182,7 @@ export async function startFakeGitlab(
     if (m.title.startsWith("Draft:")) return "draft_status";
     const sha = await headSha(m);
     if (!(await git.mergesCleanly(sha))) return "conflict";
+    if (mergeMethod !== "merge" && !(await git.upToDate(sha))) return "need_rebase";
     if (m.requested.length > 0) return "requested_changes";
     const pipeline = pipelines.get(sha)?.status;
     if (options.pipelineMustSucceed && pipeline !== "success") {
@@ -271,6 +279,7 @@ export async function startFakeGitlab(
         default_branch: base,
         only_allow_merge_if_pipeline_succeeds: options.pipelineMustSucceed === true,
         merge_trains_enabled: options.mergeTrains === true,
+        merge_method: mergeMethod,
         merge_pipelines_enabled: options.mergeTrains === true,
         permissions: { project_access: { access_level: level }, group_access: null },
       });
@@ -378,9 +387,12 @@ export async function startFakeGitlab(
         return json(405, { message: "405 Method Not Allowed" });
       }
       if (approvalsLeft(x) > 0) return json(405, { message: "405 Method Not Allowed" });
+      if (mergeMethod !== "merge" && !(await git.upToDate(sha))) {
+        return json(406, { message: "Branch cannot be merged" });
+      }
       const commit = await git.merge(
         sha,
-        body.squash === true ? "squash" : "merge",
+        mergeMethod === "ff" ? "ff" : body.squash === true ? "squash" : "merge",
         `Merge branch '${x.source}' into '${base}'`,
       );
       if (!commit) return json(406, { message: "Branch cannot be merged" });

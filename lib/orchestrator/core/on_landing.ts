@@ -94,12 +94,21 @@ export function onMergeResult(
       d.landings.delete(task.id);
       d.landed.add(task.id);
       d.notes.delete(task.id);
-      out.journal(ev.taskMerged({ task_id: task.id, commit: r.commit, pr: r.pr }));
+      out.journal(ev.taskMerged({
+        task_id: task.id,
+        commit: r.commit,
+        pr: r.pr,
+        ...(r.empty ? { empty: true } : {}),
+      }));
       out.push({ kind: "store", change: { op: "merged", taskId: task.id } });
       out.push({ kind: "reap", taskId: task.id, reason: "merged" });
       out.log(
         task.id,
-        `merged as ${r.commit.slice(0, 10)}${r.pr ? ` through ${r.pr}` : ""}` +
+        (r.empty
+          ? `nothing to land: its work changes nothing on the base (at ${
+            r.commit.slice(0, 10)
+          }); no pull request opened`
+          : `merged as ${r.commit.slice(0, 10)}${r.pr ? ` through ${r.pr}` : ""}`) +
           UNREPORTED_NOTE[l.unreported ?? ""],
       );
       return;

@@ -26,8 +26,11 @@ export type PreparedView = Omit<WorktreePreparedData, "task_id" | "session_id">;
  * changes, or a person closed it.
  */
 export type MergeResult =
-  /** Landed as `commit`; through a pull request, `pr` is its URL and `commit` the host's merge. */
-  | { kind: "merged"; commit: string; pr?: string }
+  /**
+   * Landed as `commit`; through a pull request, `pr` is its URL and `commit` the host's merge.
+   * `empty`: the work changes nothing on the base (no pull request; `commit` is the base's tip).
+   */
+  | { kind: "merged"; commit: string; pr?: string; empty?: boolean }
   | { kind: "gates_failed"; signals: FailedSignal[] }
   | { kind: "conflict"; files: string[] }
   /**
