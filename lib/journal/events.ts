@@ -322,7 +322,8 @@ export function taskOwnedFilesExceeded(
 
 /** `task_rebased` (detail): the agent branch was rebased onto the target's new tip. */
 export function taskRebased(
-  data: { task_id: string; onto: string; diff_changed: boolean },
+  /** `onto`: the new base the work now stands on; `head`: the rebased branch's new tip. */
+  data: { task_id: string; onto: string; head?: string; diff_changed: boolean },
 ): JournalEvent {
   return event("task_rebased", data);
 }

@@ -226,7 +226,12 @@ export function onRebaseResult(
   }
   const rebased = { ...l, rebases: l.rebases + 1 };
   d.landings.set(task.id, rebased);
-  out.journal(ev.taskRebased({ task_id: task.id, onto: r.tip, diff_changed: r.diffChanged }));
+  out.journal(ev.taskRebased({
+    task_id: task.id,
+    onto: r.onto,
+    head: r.tip,
+    diff_changed: r.diffChanged,
+  }));
   // Protected paths the approved diff did not touch need a review of their own, as a changed
   // diff does (the rebased branch is judged again).
   const before = rebased.protectedPaths ?? [];
@@ -244,7 +249,7 @@ export function onRebaseResult(
     const why = r.diffChanged ? "the diff changed" : "it now changes protected paths";
     out.journal(ev.taskCompleted({
       task_id: task.id,
-      summary: `rebased onto ${r.tip.slice(0, 10)}: ${why}, review it again`,
+      summary: `rebased onto ${r.onto.slice(0, 10)}: ${why}, review it again`,
     }));
     setStage(
       d,
@@ -256,7 +261,7 @@ export function onRebaseResult(
     return;
   }
   setStage(d, rebased, "merging", "merging after a rebase");
-  out.log(task.id, `rebased onto ${r.tip.slice(0, 10)}; merging`);
+  out.log(task.id, `rebased onto ${r.onto.slice(0, 10)}; merging`);
   out.push({ kind: "merge", taskId: task.id });
 }
 

@@ -64,7 +64,8 @@ export interface DiffJudgement {
 /** The outcome of rebasing an agent branch onto the target's new tip. */
 export type RebaseResult =
   /** `protected`: the protected paths of the rebased branch's diff, judged again. */
-  | { kind: "rebased"; tip: string; diffChanged: boolean; protected?: string[] }
+  /** `tip`: the rebased branch's new head; `onto`: the new base it was rebased onto. */
+  | { kind: "rebased"; tip: string; onto: string; diffChanged: boolean; protected?: string[] }
   | { kind: "conflict"; files: string[]; otherChange: string };
 
 /** Something that happened. */
