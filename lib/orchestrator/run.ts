@@ -146,7 +146,21 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   const mcpNote = mcpDelivery(adapter, mcp);
   if (mcpNote) out(adapter.acceptsMcpConfig ? mcpNote : `warning: ${mcpNote}`);
   // Where agents run: host processes, or containers whose probe passed (never a fallback).
-  const checked = await runLaunch(config, adapter, { root, runtimeDir: paths.runtime, env, out })
+  // With `max_agents: 0` every agent runs on a worker: the CLI and its key are the workers'.
+  const ownAgents = config.max_agents !== 0;
+  if (!ownAgents) {
+    out(
+      "max_agents: 0: every task runs on a remote worker; each worker checks its agent CLI and " +
+        "provider key when it registers",
+    );
+  }
+  const checked = await runLaunch(config, adapter, {
+    root,
+    runtimeDir: paths.runtime,
+    env,
+    out,
+    ownAgents,
+  })
     .catch(async (e) => {
       // No run will carry the reason: `status` shows it until a run's checks pass.
       if (e instanceof ContainerError) {
@@ -165,7 +179,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   // image holds the configured adapter's CLI only: in containers there are no fallbacks.
   const fallbacks = checked.isolation
     ? containerFallbacks(config, (m) => out(`warning: ${m}`))
-    : await readyFallbacks(config, { env, root, warn: (m) => out(`warning: ${m}`) });
+    : await readyFallbacks(config, { env, root, warn: (m) => out(`warning: ${m}`), ownAgents });
   const ready = new Set([adapter.name, ...fallbacks.map((f) => f.adapter.name)]);
   const chains = Object.fromEntries(
     Object.entries(adapterChains(config)).map(([role, chain]) => [

@@ -1,0 +1,90 @@
+/**
+ * Remote workers as a team runs them every day (issue 35), on loopback: an orchestrator with
+ * `max_agents: 0` and real `service worker` processes, each with its own clone of a shared bare
+ * remote, the scripted agent.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { runPlan } from "../lib/orchestrator/run.ts";
+import { startServer } from "../lib/server/serve.ts";
+import { SERVER_APP } from "../routes/_app.ts";
+import { tempDir } from "./helpers.ts";
+import { CLI, rowsOf } from "./_e2e.ts";
+import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
+
+const WORKERS_ONLY = "max_agents: 0\nheartbeat_timeout_s: 3\n";
+
+/** A server over `root` on a free port, for `runPlan({server})`. */
+function serve(root: string) {
+  return startServer({
+    root,
+    host: "127.0.0.1",
+    port: 0,
+    tokens: [],
+    announce: false,
+    app: SERVER_APP,
+  });
+}
+
+/** `service doctor --json` in `root` with only `env`; its checks. */
+async function doctor(root: string, env: Record<string, string>) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", root, "doctor", "--json"],
+    env: { ...env, NO_COLOR: "1", RUST_BACKTRACE: "0", SERVICE_PORT: "0" },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return (JSON.parse(new TextDecoder().decode(out.stdout)).checks as {
+    name: string;
+    ok: boolean;
+    detail: string;
+  }[]);
+}
+
+Deno.test("max_agents: 0 — doctor and run need neither the agent CLI nor its provider key on the orchestrator; a worker runs the task", async () => {
+  await using dir = await tempDir();
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{ id: "a", script: [["write", "a.txt", "a\n"], ["report", "a done"]] }],
+  }], WORKERS_ONLY);
+  const clone = await workerClone(dir.path, bare, "w1");
+  // The orchestrator's machine has no agent CLI: its own service.yaml names one it lacks.
+  const yaml = await Deno.readTextFile(join(root, "service.yaml"));
+  await Deno.writeTextFile(
+    join(root, "service.yaml"),
+    yaml.replace(/^cli_command: .*$/m, 'cli_command: ["no-such-agent-cli"]'),
+  );
+  const checks = await doctor(root, { PATH: Deno.env.get("PATH")!, HOME: root });
+  const agent = checks.filter((c) => c.name.startsWith("agent cli") || c.name === "api key");
+  assert.ok(agent.length > 0 && agent.every((c) => c.ok), JSON.stringify(agent));
+  assert.match(agent[0].detail, /max_agents: 0/);
+
+  const server = await serve(root);
+  try {
+    await using w1 = startWorker(clone, server.url, "w1");
+    const lines: string[] = [];
+    const result = await runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    assert.equal(result.status, "completed", lines.join("\n"));
+    assert.ok(lines.some((l) => /max_agents: 0: every task runs on a remote worker/.test(l)));
+    const rows = await rowsOf(root, result.runId);
+    const claim = rows.find((r) => r.type === "task_claimed");
+    assert.equal(claim?.data.worker, "w1");
+    await w1.saw(/a: agent .* exited 0; reported commit/);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("max_agents: 0 with claude and no provider key on the orchestrator: doctor passes its agent checks", async () => {
+  await using ws = await tempDir();
+  await Deno.writeTextFile(
+    join(ws.path, "service.yaml"),
+    "cli: claude\nmax_agents: 0\nroles: [qa]\n",
+  );
+  const checks = await doctor(ws.path, { PATH: "/usr/bin:/bin", HOME: ws.path });
+  const agent = checks.filter((c) =>
+    c.name.startsWith("agent cli") || c.name === "api key" || c.name === "headless start"
+  );
+  assert.ok(agent.length > 0 && agent.every((c) => c.ok), JSON.stringify(agent));
+});
