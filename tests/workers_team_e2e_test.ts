@@ -9,7 +9,7 @@ import { runPlan } from "../lib/orchestrator/run.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
-import { CLI, rowsOf } from "./_e2e.ts";
+import { CLI, rowsOf, until, workspace } from "./_e2e.ts";
 import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
 
 const WORKERS_ONLY = "max_agents: 0\nheartbeat_timeout_s: 3\n";
@@ -87,4 +87,38 @@ Deno.test("max_agents: 0 with claude and no provider key on the orchestrator: do
     c.name.startsWith("agent cli") || c.name === "api key" || c.name === "headless start"
   );
   assert.ok(agent.length > 0 && agent.every((c) => c.ok), JSON.stringify(agent));
+});
+
+Deno.test("a task the heartbeat monitor ORPHANs is said with its [ Ns] time stamp, like every other line of the run", async () => {
+  await using dir = await tempDir();
+  await workspace(dir.path, [{
+    name: "s",
+    steps: [{ id: "a", script: [["report"]] }],
+  }], "max_agents: 0\nheartbeat_timeout_s: 1\n");
+  const lines: string[] = [];
+  const stop = new AbortController();
+  let url = "";
+  const result = runPlan({
+    root: dir.path,
+    port: 0,
+    app: SERVER_APP,
+    signal: stop.signal,
+    out: (l) => {
+      lines.push(l);
+      url ||= /review board .*: (http:\/\/[^/]+)\//.exec(l)?.[1] ?? "";
+    },
+  });
+  await until("the run's address", () => Promise.resolve(url !== ""));
+  // A claimant through the task API that never heartbeats.
+  const claimed = await fetch(`${url}/tasks/a/claim`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ session_id: "outsider-1" }),
+  });
+  assert.equal(claimed.status, 200, await claimed.text());
+  await until("the ORPHANED line", () => Promise.resolve(lines.some((l) => /ORPHANED/.test(l))));
+  stop.abort();
+  await result;
+  const line = lines.find((l) => /ORPHANED/.test(l))!;
+  assert.match(line, /^\[\s*\d+s\] task a ORPHANED: no heartbeat from session outsider-1$/);
 });

@@ -208,8 +208,11 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   });
   const targetBranch = landing?.settings.trackingRef ?? workspaceBranch;
 
+  // The server's own lines (a task ORPHANED by the heartbeat monitor) are time-stamped like the
+  // run's while its progress is shown.
+  let serverLine = out;
   const server = options.server ??
-    await startRunServer(root, options.port, serverSettings, out, options.app);
+    await startRunServer(root, options.port, serverSettings, (l) => serverLine(l), options.app);
   const stopOnSignal = () => orchestrator?.stop();
   let orchestrator: Orchestrator | undefined;
   let begun: string | undefined;
@@ -291,6 +294,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       tickMs: options.tickMs,
       signal: options.signal,
       started: (o) => orchestrator = o,
+      events: (write) => serverLine = write ?? out,
     });
     return { ...driven, runId: run.runId, url: server.url };
   } finally {
