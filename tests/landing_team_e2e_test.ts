@@ -6,7 +6,17 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { journalOf, rowsOf, sh, type Step, until, watchedRun, withEnv, workspace } from "./_e2e.ts";
+import {
+  CLI,
+  journalOf,
+  rowsOf,
+  sh,
+  type Step,
+  until,
+  watchedRun,
+  withEnv,
+  workspace,
+} from "./_e2e.ts";
 import { type FakeGithubOptions, startFakeGithub } from "./fakes/github_api.ts";
 import { type FakeGitlabOptions, startFakeGitlab } from "./fakes/gitlab_api.ts";
 import { tempDir } from "./helpers.ts";
@@ -28,6 +38,7 @@ async function githubWorkspace(dir: string, steps: Step[], options: FakeGithubOp
   const env = withEnv({ [tokenEnv]: "gh-token" });
   return {
     fake,
+    tokenEnv,
     async [Symbol.asyncDispose]() {
       env[Symbol.dispose]();
       await fake[Symbol.asyncDispose]();
@@ -214,4 +225,28 @@ Deno.test("GitLab under fast-forward merges: a merge request whose target moved 
   // Fast-forward: main's history is the two agents' commits, no merge commit.
   const parents = (await sh(gl.fake.bare, "log", "--format=%p", "main")).trim().split("\n");
   assert.ok(parents.every((p) => !p.includes(" ")), "no merge commit on main");
+});
+
+Deno.test("a pull request a person closed: `service run` ends saying who cancelled the task and why, not that an operator settled it", async () => {
+  await using dir = await tempDir();
+  await using gh = await githubWorkspace(dir.path, [
+    { id: "feature", script: [["write", "f.txt", "f\n"], ["report"]] },
+  ], { approvals: 1 });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", dir.path, "run", "--port", "0"],
+    env: { NO_COLOR: "1", [gh.tokenEnv]: "gh-token" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = child.output();
+  await until("the pull request", () => Promise.resolve(gh.fake.pulls().length === 1));
+  await gh.fake.closeByPerson(1, "alice", "We do not need this any more.");
+  const done = await output;
+  const text = new TextDecoder().decode(done.stdout);
+  assert.equal(done.code, 0, text);
+  assert.match(
+    text,
+    /completed; every task landed except:\n  feature: CANCELLED — pull request #1 was closed by alice without merging: "We do not need this any more\."/,
+  );
+  assert.doesNotMatch(text, /settled by an operator/);
 });

@@ -89,7 +89,7 @@ Environment:
         ctx.stdout(colour.green(
           result.problems.length === 0
             ? `run ${result.runId} completed: every task landed`
-            : `run ${result.runId} completed: every task landed or was settled by an operator:`,
+            : `run ${result.runId} completed; every task landed except:`,
         ));
         for (const p of result.problems) printableItem(p, "  ").forEach((l) => ctx.stdout(l));
         return 0;

@@ -1006,6 +1006,26 @@ Deno.test("decide(): settle starts what may start, says why the rest waits, and 
   assert.equal(step.state.verdict?.status, "completed");
 });
 
+Deno.test("decide(): a finished run names who cancelled each task — the reason it was cancelled with, else an operator", () => {
+  const step = decide(
+    state([
+      task("t1", {
+        status: "CANCELLED",
+        summary: "pull request #3 was closed by alice without merging: \"not needed\"",
+      }),
+      task("t2", { status: "CANCELLED" }),
+    ]),
+    { type: "settle" },
+  );
+  assert.deepEqual(step.state.verdict, {
+    status: "completed",
+    problems: [
+      't1: CANCELLED — pull request #3 was closed by alice without merging: "not needed"',
+      "t2: CANCELLED by an operator",
+    ],
+  });
+});
+
 Deno.test("decide(): an agent that starts after a stop or a cancel is ended at once; its exit records the cancel once", () => {
   const starting = (status: TaskStatus, over: Partial<CoreState> = {}) => ({
     ...state([task("t1", { status, attempts: 1 })]),

@@ -256,7 +256,11 @@ function problems(d: Draft): string[] {
         );
         break;
       case "CANCELLED":
-        lines.push(`${t.id}: CANCELLED`);
+        // Its reason says who cancelled it (a person who closed its pull request, a tracker);
+        // without one, an operator did.
+        lines.push(
+          t.summary ? `${t.id}: CANCELLED — ${t.summary}` : `${t.id}: CANCELLED by an operator`,
+        );
         break;
       case "BLOCKED":
         // "BLOCKED — waits on …": the reason's own "blocked: " would say it twice.
