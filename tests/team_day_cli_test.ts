@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI, cli, workspace } from "./_e2e.ts";
+import { CLI, cli, planYaml, workspace } from "./_e2e.ts";
 import { tempDir } from "./helpers.ts";
 
 Deno.test("`service run` stopped by Ctrl-C exits 130, as a shell reports an interrupted command; its work is kept", async () => {
@@ -46,4 +46,27 @@ Deno.test("`service run` stopped by Ctrl-C exits 130, as a shell reports an inte
   assert.equal(state.status, "stopped");
   const kept = await cli(dir.path, "status");
   assert.match(kept.out, /stopped/);
+});
+
+Deno.test("`service retry --all` retries the latest run's FAILED and CANCELLED tasks, never those earlier finished runs left", async () => {
+  await using dir = await tempDir();
+  await workspace(dir.path, [{ name: "s", steps: [{ id: "old", script: [["fail", "broken"]] }] }]);
+  const first = await cli(dir.path, "run", "--port", "0");
+  assert.equal(first.code, 1, first.out);
+  await Deno.writeTextFile(
+    join(dir.path, "next.yaml"),
+    planYaml([{ name: "s", steps: [{ id: "new", script: [["fail", "broken too"]] }] }]),
+  );
+  const second = await cli(dir.path, "run", "next.yaml", "--port", "0");
+  assert.equal(second.code, 1, second.out);
+  const retried = await cli(dir.path, "retry", "--all");
+  assert.equal(retried.code, 0, retried.out);
+  assert.match(retried.out, /new: OPEN again \(was FAILED\)/);
+  assert.doesNotMatch(retried.out, /old: /);
+  assert.match(
+    retried.out,
+    /1 FAILED or CANCELLED task\(s\) of earlier runs left as they are \(old\)/,
+  );
+  const again = await cli(dir.path, "retry", "old");
+  assert.match(again.out, /old: OPEN again \(was FAILED\)/, "named, an older one is retried");
 });
