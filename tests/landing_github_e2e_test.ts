@@ -521,6 +521,11 @@ Deno.test("GitHub down for a while never fails a task: the landing waits, backs 
   assert.equal(result.status, "completed", result.problems.join("; "));
   assert.equal(gh.fake.pulls()[0].merged, true);
   assert.ok(run.lines.some((l) => /HTTP 502/.test(l)), "the terminal said the host failed");
+  // A back-off names the latest time of the next try (a look or a webhook may bring it sooner).
+  assert.ok(
+    run.lines.some((l) => /HTTP 502.*(trying again|next look) within \d+ s/.test(l)),
+    run.lines.join("\n"),
+  );
 });
 
 Deno.test("under review.require_approval the pull request opens at once and the board's merge merges it", async () => {

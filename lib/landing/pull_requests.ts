@@ -256,7 +256,8 @@ export class PullRequestLanding {
       this.#poller.retry(task.id, delay);
       return {
         kind: "pending",
-        reason: `${(e as Error).message}; trying again in ${
+        // At the latest then: a webhook, a look at the host or the base moving may try sooner.
+        reason: `${(e as Error).message}; trying again within ${
           Math.max(1, Math.round(delay / 1000))
         } s`,
       };
