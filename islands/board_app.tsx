@@ -87,6 +87,7 @@ export function BoardApp({ onShown }: BoardAppProps) {
 
   useEffect(() => {
     const query = new URLSearchParams(location.search);
+    adoptFragmentToken();
     setToken(sessionStorage.getItem(TOKEN_KEY) ?? "");
     setRunId(query.get("run"));
     setSelected(query.get("task"));
@@ -216,5 +217,24 @@ export function BoardApp({ onShown }: BoardAppProps) {
         )}
       </main>
     </>
+  );
+}
+
+/**
+ * A token given in the address's fragment (`#token=…`: a headless screenshot cannot type one,
+ * and a fragment never reaches the server or a proxy's log) is kept for this tab like a typed
+ * one, and taken out of the address bar and its history entry.
+ */
+function adoptFragmentToken(): void {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const given = fragment.get("token");
+  if (given === null) return;
+  if (given.trim()) sessionStorage.setItem(TOKEN_KEY, given.trim());
+  fragment.delete("token");
+  const rest = fragment.toString();
+  history.replaceState(
+    history.state,
+    "",
+    location.pathname + location.search + (rest ? `#${rest}` : ""),
   );
 }
