@@ -207,11 +207,19 @@ Deno.test("a failed required check sends the task to a new attempt told the chec
           summary: "3 tests failed",
         }]
         : [{ name: "ci/test", status: "completed", conclusion: "success" }],
+    // Not flaky: its re-run (landing.rerun_failed_checks) fails the same way.
+    rerun: () => ({
+      name: "ci/test",
+      status: "completed",
+      conclusion: "failure",
+      summary: "3 tests failed",
+    }),
   });
   const run = watchedRun(dir.path);
   const result = await run.result;
   assert.equal(result.status, "completed", result.problems.join("; "));
   const rows = (await journalOf(dir.path, run.runId)).rows.map((r) => r.row);
+  assert.equal(ofType(rows, "task_pr_check_rerun").length, 1, "re-run once first");
   const failed = ofType(rows, "task_verification_failed")[0];
   assert.equal(
     (failed.data.signals as { kind: string; detail: string }[])[0].kind,

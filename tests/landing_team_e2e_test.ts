@@ -250,3 +250,93 @@ Deno.test("a pull request a person closed: `service run` ends saying who cancell
   );
   assert.doesNotMatch(text, /settled by an operator/);
 });
+
+Deno.test("a required check that fails once (flaky) is re-run through GitHub before any new attempt: it passes, the pull request merges, no attempt counted", async () => {
+  await using dir = await tempDir();
+  await using gh = await githubWorkspace(dir.path, [
+    { id: "feature", script: [["write", "f.txt", "f\n"], ["report"]] },
+  ], {
+    requiredChecks: ["ci/test"],
+    ci: () => [{
+      name: "ci/test",
+      status: "completed",
+      conclusion: "failure",
+      summary: "runner lost its connection",
+      app: "github-actions",
+    }],
+    rerun: () => ({ name: "ci/test", status: "completed", conclusion: "success" }),
+  });
+  const run = watchedRun(dir.path);
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.equal(gh.fake.pulls()[0].merged, true);
+  const rows = await rowsOf(dir.path, run.runId);
+  const reruns = rows.filter((r) => r.type === "task_pr_check_rerun");
+  assert.equal(reruns.length, 1);
+  assert.equal(reruns[0].data.check, "ci/test");
+  assert.equal(reruns[0].data.rerun, 1);
+  assert.equal(reruns[0].data.summary, "ci/test");
+  assert.equal(rows.filter((r) => r.type === "task_claimed").length, 1, "one attempt");
+  assert.equal(rows.filter((r) => r.type === "task_retried").length, 0);
+  assert.ok(
+    gh.fake.requests.some((r) => /^POST \/repos\/acme\/widget\/actions\/jobs\/\d+\/rerun$/.test(r)),
+    "an Actions check is re-run through the Actions API",
+  );
+  assert.ok(
+    rows.some((r) =>
+      r.type === "task_pr_status" &&
+      /^waits for the re-run of required check `ci\/test` \(1 of 1\)/.test(String(r.data.waits_for))
+    ),
+    "status and the board say what it waits for",
+  );
+});
+
+Deno.test("a required check that fails again after its re-run: a new attempt, told the check's name; an app's check is rerequested", async () => {
+  await using dir = await tempDir();
+  await using gh = await githubWorkspace(dir.path, [{
+    id: "feature",
+    script: [
+      ["first_attempt", [["write", "broken.txt", "x\n"], ["report"]]],
+      ["retry", [["require_prompt", "ci/test"], ["write", "fixed.txt", "y\n"], ["report"]]],
+    ],
+  }], {
+    requiredChecks: ["ci/test"],
+    ci: (_sha, files) => [{
+      name: "ci/test",
+      status: "completed",
+      conclusion: files.includes("broken.txt") ? "failure" : "success",
+      summary: "1 test failed",
+    }],
+  });
+  const run = watchedRun(dir.path);
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  const rows = await rowsOf(dir.path, run.runId);
+  assert.equal(rows.filter((r) => r.type === "task_pr_check_rerun").length, 1, "re-run once");
+  assert.ok(
+    gh.fake.requests.some((r) =>
+      /^POST \/repos\/acme\/widget\/check-runs\/\d+\/rerequest$/.test(r)
+    ),
+    "an app's check run is rerequested",
+  );
+  const retried = rows.filter((r) => r.type === "task_retried");
+  assert.equal(retried.length, 1, "then a new attempt");
+  assert.match(String(retried[0].data.reason), /required check `ci\/test` failed/);
+  assert.equal(rows.filter((r) => r.type === "task_claimed").length, 2);
+  assert.equal(gh.fake.pulls().filter((p) => p.merged).length, 1);
+});
+
+Deno.test("GitLab: a failed pipeline is retried once before a new attempt; it passes and GitLab merges", async () => {
+  await using dir = await tempDir();
+  await using gl = await gitlabWorkspace(dir.path, [
+    { id: "feature", script: [["write", "f.txt", "f\n"], ["report"]] },
+  ], { pipelineMustSucceed: true, pipeline: () => "failed", retry: () => "success" });
+  const run = watchedRun(dir.path);
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.equal(gl.fake.mergeRequests()[0].state, "merged");
+  const rows = await rowsOf(dir.path, run.runId);
+  assert.equal(rows.filter((r) => r.type === "task_pr_check_rerun").length, 1);
+  assert.equal(rows.filter((r) => r.type === "task_claimed").length, 1, "one attempt");
+  assert.ok(gl.fake.events.some((e) => e.kind === "rerun"));
+});

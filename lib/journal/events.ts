@@ -430,6 +430,24 @@ export function taskPrUpdated(
   return event("task_pr_updated", data);
 }
 
+/**
+ * `task_pr_check_rerun` (detail): a required check failed on the pull request's head and the host
+ * was asked to run it again (`rerun` of `of`) before a new attempt is counted.
+ */
+export function taskPrCheckRerun(
+  data: {
+    task_id: string;
+    number: number;
+    head_sha: string;
+    check: string;
+    rerun: number;
+    of: number;
+    summary?: string;
+  },
+): JournalEvent {
+  return event("task_pr_check_rerun", data);
+}
+
 /** `task_pr_closed` (detail): the pull request was closed unmerged, and why (and by whom). */
 export function taskPrClosed(
   data: { task_id: string; number: number; reason: string; by?: string },

@@ -267,6 +267,7 @@ export class GithubHost implements PullRequestHost {
       const state: Check["state"] = run.status !== "completed"
         ? "pending"
         : CHECK_RUN_STATE[str(run.conclusion)] ?? "failure";
+      const id = Number(run.id);
       byName.set(name, {
         name,
         state,
@@ -274,6 +275,16 @@ export class GithubHost implements PullRequestHost {
           .slice(0, 4000) || `${name} ${str(run.conclusion) || str(run.status)}`,
         ...(str(run.html_url) ? { url: str(run.html_url) } : {}),
         required: req.checks.includes(name),
+        // An Actions job is re-run through the Actions API (its check run's id is the job's).
+        ...(Number.isSafeInteger(id) && id > 0
+          ? {
+            rerun: {
+              kind: str(obj(run.app).slug) === "github-actions" ? "actions_job" : "check_run",
+              id,
+            },
+          }
+          : {}),
+        ...(str(run.completed_at) ? { completedAt: str(run.completed_at) } : {}),
       });
     }
     const combined = obj(statusAnswer.json);
@@ -385,6 +396,20 @@ export class GithubHost implements PullRequestHost {
         }
       }`,
       { id, sha },
+    );
+  }
+
+  async rerun(check: Check): Promise<void> {
+    const r = check.rerun;
+    if (!r || r.kind === "pipeline") {
+      throw new HostApiError(`${check.name} cannot be re-run through the API`, 422, {}, "");
+    }
+    await this.#api.send(
+      "POST",
+      this.#repo(
+        r.kind === "actions_job" ? `/actions/jobs/${r.id}/rerun` : `/check-runs/${r.id}/rerequest`,
+      ),
+      {},
     );
   }
 

@@ -176,6 +176,10 @@ export class GitlabHost implements PullRequestHost {
             : `pipeline ${str(pipeline.status)}`,
           ...(str(pipeline.web_url) ? { url: str(pipeline.web_url) } : {}),
           required: req.checks.includes(PIPELINE),
+          ...(Number(pipeline.id) > 0
+            ? { rerun: { kind: "pipeline" as const, id: Number(pipeline.id) } }
+            : {}),
+          ...(str(pipeline.finished_at) ? { completedAt: str(pipeline.finished_at) } : {}),
         });
       }
       const approvals = obj(approvalsAnswer.json);
@@ -273,6 +277,14 @@ export class GitlabHost implements PullRequestHost {
       squash: method === "squash",
       when_pipeline_succeeds: true,
     });
+  }
+
+  async rerun(check: Check): Promise<void> {
+    if (check.rerun?.kind !== "pipeline") {
+      throw new HostApiError(`${check.name} cannot be re-run through the API`, 422, {}, "");
+    }
+    // Retries the pipeline's failed and canceled jobs on the same commit.
+    await this.#api.send("POST", `${this.#project}/pipelines/${check.rerun.id}/retry`, {});
   }
 
   async close(pr: PullRequest, comment: string): Promise<void> {

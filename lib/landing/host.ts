@@ -33,6 +33,14 @@ export interface Check {
   url?: string;
   /** The base branch requires it. */
   required: boolean;
+  /**
+   * How the host re-runs it without a new push, when it can: a check run of an app
+   * (`check_run`: rerequested), a GitHub Actions job (`actions_job`), GitLab's pipeline
+   * (`pipeline`: its failed jobs retried). A commit status has none: whoever posted it owns it.
+   */
+  rerun?: { kind: "check_run" | "actions_job" | "pipeline"; id: number };
+  /** When it completed, as the host says (tells a re-run's result from the one re-run). */
+  completedAt?: string;
 }
 
 /** One reviewer's latest review. */
@@ -138,6 +146,8 @@ export interface PullRequestHost {
   merge(pr: PullRequest, sha: string, method: "merge" | "squash" | "rebase"): Promise<MergeAnswer>;
   /** Put it in the base's merge queue (train), guarded by the head SHA. */
   enqueue(pr: PullRequest, sha: string, method: "merge" | "squash" | "rebase"): Promise<void>;
+  /** Ask the host to run `check` again on the same head (its {@link Check.rerun} says how). */
+  rerun(check: Check): Promise<void>;
   /** Comment, then close it unmerged. */
   close(pr: PullRequest, comment: string): Promise<void>;
   /** The review comments of `reviews` (inline ones with their file and line), for a prompt. */

@@ -30,7 +30,7 @@ import { activityHub } from "../events/hub.ts";
 import { HOST_EVENT_ACTIVITY } from "../webhooks/handler.ts";
 import { pullRequestBody, pullRequestTitle } from "./body.ts";
 import { decidePullRequest, requiredChecks } from "./decide.ts";
-import type { PullRequest, PullRequestHost, Requirements, Snapshot } from "./host.ts";
+import type { Check, PullRequest, PullRequestHost, Requirements, Snapshot } from "./host.ts";
 import type { LandingOutcome } from "./outcome.ts";
 import { PrPoller } from "./poller.ts";
 import { wakeOf } from "./wake.ts";
@@ -87,6 +87,25 @@ interface PrRecord {
   enqueued: boolean;
   /** The last `task_pr_status` journaled (its digest). */
   status?: string;
+  /** Re-runs asked for, by head and check (`<sha>\0<name>`). */
+  reruns: Map<string, Rerun>;
+}
+
+/** A re-run of a failed required check the host was asked for. */
+interface Rerun {
+  count: number;
+  /** The failed result that was re-run (`<id>@<completed at>`): seen again, it is not the new one. */
+  of: string;
+  /** When it was asked for (ms). */
+  at: number;
+}
+
+/** How long the failed result a re-run replaces may still show before it is taken as final. */
+const RERUN_GRACE_MS = 5 * 60_000;
+
+/** The identity of one result of a check (a re-run gives a new id or a new completion time). */
+function resultOf(c: Check): string {
+  return `${c.rerun?.id ?? ""}@${c.completedAt ?? ""}`;
 }
 
 /** The reason of the `task_pr_updated` row of an enqueue (GitHub's queue, GitLab's train). */
@@ -204,7 +223,14 @@ export class PullRequestLanding {
             url: String(d.url ?? ""),
             head: String(d.head_sha ?? ""),
             enqueued: false,
+            reruns: new Map(),
           });
+          break;
+        case "task_pr_check_rerun":
+          if (rec?.number === Number(d.number)) {
+            // After a restart the re-run's result is whatever shows now: the count is spent.
+            rec.reruns.set(`${d.head_sha}\0${d.check}`, { count: Number(d.rerun), of: "", at: 0 });
+          }
           break;
         case "task_pr_updated":
           if (rec?.number === Number(d.number)) {
@@ -432,6 +458,7 @@ export class PullRequestLanding {
       url: pr.url,
       head: pr.headSha,
       enqueued: false,
+      reruns: new Map(),
     };
     this.#records.set(taskId, rec);
     return rec;
@@ -454,12 +481,17 @@ export class PullRequestLanding {
   ): Promise<LandingOutcome> {
     const host = this.#host;
     const ref = host.ref(rec.number);
-    const verdict = decidePullRequest(snap, req, {
+    let verdict = decidePullRequest(snap, req, {
       pushed: rec.head,
       enqueued: rec.enqueued,
       mayMerge,
       product: host.product,
     });
+    if (verdict.kind === "check_failed") {
+      // A flaky test or a dead runner is not the agent's fault: the host runs it again first.
+      const rerun = await this.#rerun(task.id, rec, verdict.check);
+      if (rerun) verdict = { kind: "wait", waitsFor: rerun };
+    }
     await this.#status(
       task.id,
       rec,
@@ -532,6 +564,51 @@ export class PullRequestLanding {
         };
       }
     }
+  }
+
+  /**
+   * `check` failed on the pushed head: while re-runs are left (`rerun_failed_checks`), ask the
+   * host to run it again and say what the pull request waits for; undefined when the failure
+   * stands (no re-run left, none possible, or the host refused one).
+   */
+  async #rerun(taskId: string, rec: PrRecord, check: Check): Promise<string | undefined> {
+    const key = `${rec.head}\0${check.name}`;
+    const asked = rec.reruns.get(key);
+    const max = this.#s.rerunFailedChecks;
+    const waiting = `waits for the re-run of required check \`${check.name}\` (${
+      asked?.count ?? 0
+    } of ${max})`;
+    // The result the re-run replaces may show a little longer: it is not the re-run's.
+    if (asked && asked.of === resultOf(check) && this.#now() - asked.at < RERUN_GRACE_MS) {
+      return waiting;
+    }
+    const count = asked?.count ?? 0;
+    if (count >= max || !check.rerun) return undefined;
+    try {
+      await this.#host.rerun(check);
+    } catch (e) {
+      // A token that may not re-run it (or a check the host will not re-run): it stands.
+      if (!(e instanceof HostApiError) || e.status >= 500 || e.status === 429) throw e;
+      this.#o.warn(
+        `${taskId}: ${this.#host.product} did not re-run \`${check.name}\` (HTTP ${e.status}: ${
+          firstLine(e.hostMessage || e.message)
+        }); its failure stands`,
+      );
+      return undefined;
+    }
+    rec.reruns.set(key, { count: count + 1, of: resultOf(check), at: this.#now() });
+    await this.#journal(ev.taskPrCheckRerun({
+      task_id: taskId,
+      number: rec.number,
+      head_sha: rec.head,
+      check: check.name,
+      rerun: count + 1,
+      of: max,
+      ...(check.summary ? { summary: firstLine(check.summary) } : {}),
+    }));
+    this.#poller.retry(taskId, this.#s.pollIntervalMs);
+    return `waits for the re-run of required check \`${check.name}\` (${count + 1} of ${max}): ` +
+      "it failed, and a new attempt is counted only if it fails again";
   }
 
   async #enqueue(taskId: string, rec: PrRecord, pr: PullRequest): Promise<LandingOutcome> {

@@ -47,6 +47,18 @@ export interface FakeCheck {
   status: "queued" | "in_progress" | "completed";
   conclusion?: "success" | "failure" | "neutral";
   summary?: string;
+  /**
+   * The app that reports it (default `ci-bot`): `github-actions` checks are re-run through
+   * `POST …/actions/jobs/{id}/rerun` (a new check run), others through `POST
+   * …/check-runs/{id}/rerequest` (the same check run, queued again).
+   */
+  app?: string;
+}
+
+/** A check run as the fake keeps it. */
+interface StoredCheck extends FakeCheck {
+  id: number;
+  completedAt?: string;
 }
 
 interface FakePull {
@@ -111,6 +123,11 @@ export interface FakeGithubOptions {
    * (default: every required check completes with success at once).
    */
   ci?: (sha: string, files: string[]) => FakeCheck[];
+  /**
+   * What a re-run of check `name` on `sha` reports (`n`: the how-manieth re-run of it), a moment
+   * after it was asked for (default: the `ci` result of that name again).
+   */
+  rerun?: (sha: string, name: string, n: number) => FakeCheck;
   /**
    * Awaited when `POST /pulls` arrives, before the pull request is created (a test kills the
    * service meanwhile: GitHub still creates it, and the answer is lost).
@@ -198,7 +215,9 @@ export async function startFakeGithub(
   const pulls: FakePull[] = [];
   const reviews: FakeReview[] = [];
   const comments = new Map<number, { user: string; body: string }[]>();
-  const checks = new Map<string, FakeCheck[]>();
+  const checks = new Map<string, StoredCheck[]>();
+  const reruns = new Map<string, number>();
+  let nextCheckId = 1;
   const statuses = new Map<string, FakeStatus[]>();
   const seen = new Set<string>();
   const requests: string[] = [];
@@ -262,7 +281,15 @@ export async function startFakeGithub(
     }
     await runCi(sha);
   };
-  const setCheck = (sha: string, check: FakeCheck) => {
+  const setCheck = (sha: string, reported: FakeCheck, fresh = false) => {
+    const earlier = (checks.get(sha) ?? []).find((c) => c.name === reported.name);
+    // A report on a named check updates its run (queued → completed); a re-run job is a new one.
+    const check: StoredCheck = {
+      app: earlier?.app ?? "ci-bot",
+      ...reported,
+      id: earlier && !fresh ? earlier.id : nextCheckId++,
+      ...(reported.status === "completed" ? { completedAt: new Date().toISOString() } : {}),
+    };
     const list = (checks.get(sha) ?? []).filter((c) => c.name !== check.name);
     list.push(check);
     checks.set(sha, list);
@@ -281,7 +308,7 @@ export async function startFakeGithub(
       (async () => ({
         action: done(check) ? "completed" : "created",
         check_run: {
-          id: list.indexOf(check) + 1,
+          id: check.id,
           name: check.name,
           head_sha: sha,
           status: check.status,
@@ -326,6 +353,20 @@ export async function startFakeGithub(
         repository,
       }))(),
     );
+  };
+  /** CI runs `c` again on `sha`: queued now (a new run for an Actions job), its result soon. */
+  const rerunCheck = (sha: string, c: StoredCheck, actions: boolean) => {
+    const key = `${sha}\0${c.name}`;
+    const n = (reruns.get(key) ?? 0) + 1;
+    reruns.set(key, n);
+    event({ kind: "rerun", sha, detail: c.name });
+    setCheck(sha, { name: c.name, status: "queued", app: c.app }, actions);
+    setTimeout(async () => {
+      const result = options.rerun?.(sha, c.name, n) ??
+        ci(sha, await git.changedFiles(sha)).find((x) => x.name === c.name) ??
+        { name: c.name, status: "completed" as const, conclusion: "success" as const };
+      setCheck(sha, { ...result, app: c.app });
+    }, 50);
   };
   /** Whether required context `name` passed on `sha` (a check run or a commit status). */
   const requiredState = (sha: string, name: string): "success" | "failure" | "pending" => {
@@ -562,16 +603,37 @@ export async function startFakeGithub(
     }
     if ((m = /^\/commits\/([^/]+)\/check-runs$/.exec(rest))) {
       const sha = await git.resolve(m[1]);
-      const runs = (checks.get(sha) ?? []).map((c, i) => ({
-        id: i + 1,
+      const runs = (checks.get(sha) ?? []).map((c) => ({
+        id: c.id,
         name: c.name,
         head_sha: sha,
         status: c.status,
         conclusion: c.status === "completed" ? c.conclusion ?? "success" : null,
-        html_url: `https://github.example/${repo}/runs/${i + 1}`,
+        completed_at: c.completedAt ?? null,
+        html_url: `https://github.example/${repo}/runs/${c.id}`,
+        app: { slug: c.app ?? "ci-bot" },
         output: { title: c.name, summary: c.summary ?? "", text: null },
       }));
       return json(200, { total_count: runs.length, check_runs: runs });
+    }
+    const rerunMatch = /^\/check-runs\/(\d+)\/rerequest$/.exec(rest) ??
+      /^\/actions\/jobs\/(\d+)\/rerun$/.exec(rest);
+    if (rerunMatch && req.method === "POST") {
+      const id = Number(rerunMatch[1]);
+      const found = [...checks].flatMap(([sha, list]) =>
+        list.filter((c) =>
+          c.id === id
+        ).map((c) => ({ sha, c }))
+      )[0];
+      const actions = rest.startsWith("/actions/");
+      if (!found || (found.c.app === "github-actions") !== actions) {
+        return json(404, { message: "Not Found", status: "404" });
+      }
+      if (found.c.status !== "completed") {
+        return json(403, { message: "This check run is not rerequestable", status: "403" });
+      }
+      rerunCheck(found.sha, found.c, actions);
+      return json(201, {});
     }
     if ((m = /^\/commits\/([^/]+)\/status$/.exec(rest))) {
       const sha = await git.resolve(m[1]);

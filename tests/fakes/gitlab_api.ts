@@ -51,6 +51,11 @@ export interface FakeGitlabOptions {
   tokens?: Record<string, number>;
   /** The pipeline status a new head gets (default `success`). */
   pipeline?: (sha: string) => "running" | "success" | "failed";
+  /**
+   * What a retried pipeline (`POST /pipelines/:id/retry`) of `sha` ends with, a moment after the
+   * retry (`n`: the how-manieth retry; default the `pipeline` status again).
+   */
+  retry?: (sha: string, n: number) => "success" | "failed";
   /** Told of every event as it happens (a test plays CI and reviewers on `head`). */
   onEvent?: (event: FakeHostEvent) => void;
   /**
@@ -119,7 +124,10 @@ export async function startFakeGitlab(
   const tokens = options.tokens ?? { "glpat-token": 30 };
   const git = await protectedRepo(seed, base, "fake-gitlab-");
   const mrs: FakeMr[] = [];
-  const pipelines = new Map<string, { id: number; status: string }>();
+  const pipelines = new Map<
+    string,
+    { id: number; status: string; finishedAt?: string; retries?: number }
+  >();
   let nextId = 500;
   const ledger = new HostLedger(2000, true);
   const events: FakeHostEvent[] = [];
@@ -135,7 +143,12 @@ export async function startFakeGitlab(
   const pipelineOf = (sha: string) => {
     let p = pipelines.get(sha);
     if (!p && sha) {
-      p = { id: nextId++, status: options.pipeline?.(sha) ?? "success" };
+      const status = options.pipeline?.(sha) ?? "success";
+      p = {
+        id: nextId++,
+        status,
+        ...(status === "running" ? {} : { finishedAt: new Date().toISOString() }),
+      };
       pipelines.set(sha, p);
     }
     return p;
@@ -237,6 +250,7 @@ export async function startFakeGitlab(
           id: p.id,
           sha,
           status: p.status,
+          finished_at: p.finishedAt ?? null,
           web_url: `https://gitlab.example/${project}/-/pipelines/${p.id}`,
         }
         : null,
@@ -421,6 +435,21 @@ export async function startFakeGitlab(
         merge_request: { iid: x.iid },
       });
     }
+    if ((m = /^\/pipelines\/(\d+)\/retry$/.exec(rest)) && req.method === "POST") {
+      const id = Number(m[1]);
+      const entry = [...pipelines].find(([, p]) => p.id === id);
+      if (!entry) return json(404, { message: "404 Not found" });
+      const [sha, p] = entry;
+      const n = (p.retries ?? 0) + 1;
+      p.retries = n;
+      event({ kind: "rerun", sha, detail: "pipeline" });
+      setPipeline(sha, "running");
+      setTimeout(
+        () => setPipeline(sha, options.retry?.(sha, n) ?? options.pipeline?.(sha) ?? "success"),
+        50,
+      );
+      return json(201, { id, sha, status: "running" });
+    }
     if ((m = /^\/pipelines\/(\d+)\/jobs/.exec(rest))) {
       return json(200, [{
         id: 1,
@@ -464,6 +493,36 @@ export async function startFakeGitlab(
     return res;
   });
   const mrOf = (iid: number) => mrs.find((x) => x.iid === iid)!;
+  /** CI: the pipeline of `sha` now has `status` (its webhook delivered). */
+  function setPipeline(sha: string, status: "running" | "success" | "failed") {
+    const p = pipelineOf(sha)!;
+    p.status = status;
+    if (status !== "running") p.finishedAt = new Date().toISOString();
+    event({ kind: "check", sha, detail: `pipeline:${status}` });
+    const on = mrs.find((x) => x.state === "opened" && x.seenSha === sha);
+    hooks.send("Pipeline Hook", {
+      object_kind: "pipeline",
+      object_attributes: {
+        id: p.id,
+        ref: on?.source ?? "",
+        sha,
+        status,
+        source: on ? "merge_request_event" : "push",
+      },
+      ...(on
+        ? {
+          merge_request: {
+            id: on.iid * 11,
+            iid: on.iid,
+            source_branch: on.source,
+            target_branch: on.target,
+          },
+        }
+        : {}),
+      project: projectJson,
+    });
+  }
+
   return {
     url: `http://127.0.0.1:${server.addr.port}/api/v4`,
     bare: git.bare,
@@ -474,33 +533,7 @@ export async function startFakeGitlab(
     deliveries: hooks.delivered,
     webhooksDelivered: () => hooks.settled(),
     mergeRequests: () => mrs.map((x) => ({ iid: x.iid, state: x.state, source: x.source })),
-    setPipeline(sha, status) {
-      const p = pipelineOf(sha)!;
-      p.status = status;
-      event({ kind: "check", sha, detail: `pipeline:${status}` });
-      const on = mrs.find((x) => x.state === "opened" && x.seenSha === sha);
-      hooks.send("Pipeline Hook", {
-        object_kind: "pipeline",
-        object_attributes: {
-          id: p.id,
-          ref: on?.source ?? "",
-          sha,
-          status,
-          source: on ? "merge_request_event" : "push",
-        },
-        ...(on
-          ? {
-            merge_request: {
-              id: on.iid * 11,
-              iid: on.iid,
-              source_branch: on.source,
-              target_branch: on.target,
-            },
-          }
-          : {}),
-        project: projectJson,
-      });
-    },
+    setPipeline,
     headOf: async (iid) => await headSha(mrOf(iid)),
     approve(iid, user) {
       const x = mrOf(iid);

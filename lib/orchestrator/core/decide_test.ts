@@ -1011,7 +1011,7 @@ Deno.test("decide(): a finished run names who cancelled each task — the reason
     state([
       task("t1", {
         status: "CANCELLED",
-        summary: "pull request #3 was closed by alice without merging: \"not needed\"",
+        summary: 'pull request #3 was closed by alice without merging: "not needed"',
       }),
       task("t2", { status: "CANCELLED" }),
     ]),
