@@ -9,7 +9,7 @@ import { runPlan } from "../lib/orchestrator/run.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
-import { CLI, rowsOf, until, workspace } from "./_e2e.ts";
+import { CLI, rowsOf, sh, until, workspace } from "./_e2e.ts";
 import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
 
 const WORKERS_ONLY = "max_agents: 0\nheartbeat_timeout_s: 3\n";
@@ -121,4 +121,41 @@ Deno.test("a task the heartbeat monitor ORPHANs is said with its [ Ns] time stam
   await result;
   const line = lines.find((l) => /ORPHANED/.test(l))!;
   assert.match(line, /^\[\s*\d+s\] task a ORPHANED: no heartbeat from session outsider-1$/);
+});
+
+Deno.test("a finished run leaves no refs/service/base/<run> nor agent/* branches of its sessions on the remote; another run's and a person's stay", async () => {
+  await using dir = await tempDir();
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [
+      {
+        id: "a",
+        script: [
+          ["first_attempt", [["write", "a.txt", "half\n"], ["exit", 1]]],
+          ["retry", [["write", "a.txt", "a\n"], ["report"]]],
+        ],
+      },
+      { id: "b", script: [["write", "b.txt", "b\n"], ["report"]] },
+    ],
+  }], WORKERS_ONLY);
+  // Someone else's branches on the same remote.
+  await sh(root, "push", "-q", "origin", "HEAD:refs/heads/agent/someone-elses");
+  await sh(root, "push", "-q", "origin", "HEAD:refs/service/base/run-of-another-team");
+  const server = await serve(root);
+  try {
+    await using _w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
+    const lines: string[] = [];
+    const result = await runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    assert.equal(result.status, "completed", lines.join("\n"));
+    const rows = await rowsOf(root, result.runId);
+    assert.ok(rows.filter((r) => r.type === "task_claimed").length >= 3, "a failed attempt too");
+    const refs = (await sh(bare, "for-each-ref", "--format=%(refname)")).trim().split("\n");
+    assert.deepEqual(
+      refs.filter((r) => r.startsWith("refs/service/") || r.startsWith("refs/heads/agent/")).sort(),
+      ["refs/heads/agent/someone-elses", "refs/service/base/run-of-another-team"],
+    );
+    assert.ok(lines.some((l) => /removed from origin: \d+ ref\(s\) of this run/.test(l)));
+  } finally {
+    await server.shutdown();
+  }
 });

@@ -51,6 +51,7 @@ import { PullRequestLanding } from "../landing/pull_requests.ts";
 import type { PreparedLanding } from "../landing/setup.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { RemoteWork } from "./remote_work.ts";
+import { sweepRunRemote } from "./remote_sweep.ts";
 import { openDesk } from "../workers/desk.ts";
 import { Protection } from "../protect/judge.ts";
 
@@ -469,6 +470,7 @@ export class Orchestrator {
       await this.#written; // every row of the run is durable before it ends
       await this.#lane.idle();
       await Promise.all(this.#cleanups.values());
+      if (this.#state.verdict.status !== "stopped") await this.#sweepRemote();
       return { ...this.#state.verdict, counts: this.#counts() };
     } finally {
       closeDesk();
@@ -480,6 +482,24 @@ export class Orchestrator {
       unsubscribe();
       unwatch();
       await releaseJournalWatch();
+    }
+  }
+
+  /** A finished run's base and its sessions' branches leave the remote (remote_sweep.ts). */
+  async #sweepRemote(): Promise<void> {
+    const landing = this.#o.landing?.settings;
+    const removed = await sweepRunRemote({
+      remote: { root: this.#o.paths.root, remote: this.#o.remote ?? "origin" },
+      runId: this.#o.runId,
+      journalPath: this.#o.journalPath,
+      keepBranches: landing ? !landing.deleteBranch : false,
+      pullRequests: landing !== undefined,
+    }).catch(() => []);
+    if (removed.length > 0) {
+      this.#o.log(
+        `removed from ${this.#o.remote ?? "origin"}: ${removed.length} ref(s) of this run ` +
+          `(its published base and its sessions' agent branches)`,
+      );
     }
   }
 
