@@ -24,10 +24,15 @@ import * as $19 from "./tasks/[task_id]/heartbeat.ts";
 import * as $20 from "./tasks/[task_id]/reopen.ts";
 import * as $21 from "./tasks/[task_id]/retry.ts";
 import * as $22 from "./webhooks/trackers/[adapter_name].ts";
-import * as $23 from "./workers/[worker]/claim.ts";
-import * as $24 from "./workers/[worker]/heartbeat.ts";
-import * as $25 from "./workers/[worker]/register.ts";
-import * as $26 from "./workers/[worker]/report.ts";
+import * as $23 from "./workers.ts";
+import * as $24 from "./workers/hello.ts";
+import * as $25 from "./workers/[worker]/claim.ts";
+import * as $26 from "./workers/[worker]/cordon.ts";
+import * as $27 from "./workers/[worker]/drain.ts";
+import * as $28 from "./workers/[worker]/heartbeat.ts";
+import * as $29 from "./workers/[worker]/register.ts";
+import * as $30 from "./workers/[worker]/report.ts";
+import * as $31 from "./workers/[worker]/uncordon.ts";
 
 /**
  * Every route module with the URL path its file mirrors and the policy it states (what
@@ -150,23 +155,48 @@ export const ROUTES = [
     policy: $22.policy,
   },
   {
-    path: "/workers/:worker/claim",
+    path: "/workers",
     module: $23,
     policy: $23.policy,
   },
   {
-    path: "/workers/:worker/heartbeat",
+    path: "/workers/hello",
     module: $24,
     policy: $24.policy,
   },
   {
-    path: "/workers/:worker/register",
+    path: "/workers/:worker/claim",
     module: $25,
     policy: $25.policy,
   },
   {
-    path: "/workers/:worker/report",
+    path: "/workers/:worker/cordon",
     module: $26,
     policy: $26.policy,
+  },
+  {
+    path: "/workers/:worker/drain",
+    module: $27,
+    policy: $27.policy,
+  },
+  {
+    path: "/workers/:worker/heartbeat",
+    module: $28,
+    policy: $28.policy,
+  },
+  {
+    path: "/workers/:worker/register",
+    module: $29,
+    policy: $29.policy,
+  },
+  {
+    path: "/workers/:worker/report",
+    module: $30,
+    policy: $30.policy,
+  },
+  {
+    path: "/workers/:worker/uncordon",
+    module: $31,
+    policy: $31.policy,
   },
 ] as const;

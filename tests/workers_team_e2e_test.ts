@@ -159,3 +159,129 @@ Deno.test("a finished run leaves no refs/service/base/<run> nor agent/* branches
     await server.shutdown();
   }
 });
+
+/** The orchestrator's `service workers --json` (its live server, else its file). */
+async function workersOf(root: string) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", root, "workers", "--json"],
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  assert.equal(out.code, 0, text + new TextDecoder().decode(out.stderr));
+  return JSON.parse(text).workers as {
+    name: string;
+    state: string;
+    failures_total: number;
+    cordoned?: { reason: string; by: string };
+    adapters?: { name: string; ready: boolean; problem?: string; isolation?: string }[];
+  }[];
+}
+
+Deno.test("a worker that cannot start the adapter says so at registration and claims nothing; the healthy worker runs every task, no attempt burnt", async () => {
+  await using dir = await tempDir();
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: ["a", "b", "c"].map((id) => ({
+      id,
+      script: [["write", `${id}.txt`, `${id}\n`], ["report"]],
+    })),
+  }], WORKERS_ONLY);
+  // The broken machine's clone names an agent CLI it does not have.
+  const broken = await workerClone(dir.path, bare, "broken");
+  const yaml = await Deno.readTextFile(join(broken, "service.yaml"));
+  await Deno.writeTextFile(
+    join(broken, "service.yaml"),
+    yaml.replace(/^cli_command: .*$/m, 'cli_command: ["no-such-agent-cli"]'),
+  );
+  const server = await serve(root);
+  try {
+    await using bad = startWorker(broken, server.url, "broken", { slots: 3 });
+    await bad.saw(/worker broken: registered with/);
+    await using _good = startWorker(await workerClone(dir.path, bare, "good"), server.url, "good");
+    const lines: string[] = [];
+    const result = await runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    assert.equal(result.status, "completed", lines.join("\n"));
+    const rows = await rowsOf(root, result.runId);
+    const claims = rows.filter((r) => r.type === "task_claimed");
+    assert.deepEqual(claims.map((c) => c.data.worker), ["good", "good", "good"]);
+    assert.ok(claims.every((c) => c.data.isolation === "worktree"), "where each agent ran");
+    assert.ok(
+      bad.lines.some((l) => /worker broken: cannot start generic: .*no-such-agent-cli/.test(l)),
+      bad.lines.join("\n"),
+    );
+    const workers = await workersOf(root);
+    const b = workers.find((w) => w.name === "broken")!;
+    assert.equal(b.adapters?.[0].ready, false);
+    assert.match(b.adapters?.[0].problem ?? "", /no-such-agent-cli/);
+    assert.equal(workers.find((w) => w.name === "good")?.adapters?.[0].ready, true);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("an agent that did not start on a worker costs no attempt: the task goes to another worker, and 3 in a row cordon the worker with the reason", async () => {
+  await using dir = await tempDir();
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: ["a", "b", "c"].map((id) => ({
+      id,
+      script: [["write", `${id}.txt`, `${id}\n`], ["report"]],
+    })),
+  }], WORKERS_ONLY);
+  // Its CLI is there when it registers, and gone when it starts agents.
+  const flakyClone = await workerClone(dir.path, bare, "flaky");
+  const cliPath = join(dir.path, "vanishing-agent");
+  await Deno.writeTextFile(cliPath, "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+  const yaml = await Deno.readTextFile(join(flakyClone, "service.yaml"));
+  await Deno.writeTextFile(
+    join(flakyClone, "service.yaml"),
+    yaml.replace(/^cli_command: .*$/m, `cli_command: [${JSON.stringify(cliPath)}]`),
+  );
+  const server = await serve(root);
+  try {
+    await using flaky = startWorker(flakyClone, server.url, "flaky");
+    await flaky.saw(/worker flaky: registered with/);
+    await Deno.remove(cliPath);
+    const lines: string[] = [];
+    const result = runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    await until(
+      "flaky cordoned",
+      () =>
+        Promise.resolve(lines.some((l) => /worker flaky is cordoned: 3 agents in a row/.test(l))),
+    ).catch((e) => {
+      throw new Error(`${e.message}\n${lines.join("\n")}\n--- flaky:\n${flaky.lines.join("\n")}`);
+    });
+    await using _good = startWorker(await workerClone(dir.path, bare, "good"), server.url, "good");
+    const done = await result;
+    assert.equal(done.status, "completed", lines.join("\n"));
+    const rows = await rowsOf(root, done.runId);
+    const onFlaky = rows.filter((r) => r.type === "agent_exited" && r.data.worker === "flaky");
+    assert.equal(onFlaky.length, 3);
+    assert.ok(onFlaky.every((r) => typeof r.data.start_failure === "string"));
+    assert.equal(rows.filter((r) => r.type === "task_failed").length, 0);
+    assert.ok(
+      rows.some((r) =>
+        r.type === "task_retried" &&
+        /the agent did not start on worker flaky: .*no attempt counted/.test(String(r.data.reason))
+      ),
+    );
+    // Each task's attempt on the good worker is its first counted one.
+    for (const id of ["a", "b", "c"]) {
+      const merged = rows.filter((r) => r.type === "task_merged" && r.data.task_id === id);
+      assert.equal(merged.length, 1);
+    }
+    assert.ok(
+      lines.some((l) => /on worker good \(backend, attempt 2, counted as 1 of 3\)/.test(l)),
+      lines.join("\n"),
+    );
+    const workers = await workersOf(root);
+    const f = workers.find((w) => w.name === "flaky")!;
+    assert.equal(f.failures_total, 3);
+    assert.match(f.cordoned?.reason ?? "", /3 agents in a row did not start on it/);
+    assert.equal(f.cordoned?.by, "service");
+  } finally {
+    await server.shutdown();
+  }
+});

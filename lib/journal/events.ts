@@ -241,6 +241,10 @@ export function agentExited(data: {
   worker?: string;
   commit?: string | null;
   push_error?: string;
+  /** The agent did not start on its worker (the worker's fault: no attempt counted). */
+  start_failure?: string;
+  /** Why its end was not the task's: `stop` (no orchestrator answered), `restart` (its worker). */
+  interrupted?: string;
 }): JournalEvent {
   return event("agent_exited", data);
 }

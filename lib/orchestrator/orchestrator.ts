@@ -186,6 +186,7 @@ export class Orchestrator {
       ...(options.landing ? { onCiFailure: options.landing.settings.onCiFailure } : {}),
       adapter: options.adapter.name,
       chains: options.chains ?? {},
+      heartbeatTimeoutS: options.heartbeatTimeoutS ?? 45,
     }, this.#clock());
     const environments = this.#environments = new WorktreeEnvironments({
       root: options.paths.root,

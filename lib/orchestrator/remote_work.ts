@@ -30,6 +30,9 @@ import type { WorkerDesk } from "../workers/desk.ts";
 import { requireLease } from "../workers/leases.ts";
 import type { ClaimBody, ReportAnswer, ReportBody, WorkOrder } from "../workers/protocol.ts";
 import { baseRef, publishBase } from "../workers/remote_refs.ts";
+import type { WorkerRecord } from "../workers/fleet.ts";
+import type { LeftSession } from "../workers/protocol.ts";
+import { FleetWatch } from "./remote_fleet.ts";
 import type { Action, CoreEvent, ExitDiagnosis } from "./core/protocol.ts";
 import type { EndReason } from "./core/state.ts";
 import { exitReason } from "./exit_reason.ts";
@@ -97,9 +100,17 @@ export class RemoteWork implements WorkerDesk {
   #publishedBase: string | undefined;
   #publishing: Promise<void> = Promise.resolve();
   #closed = false;
+  /** The workers the server heard from (remote_fleet.ts): slots, readiness, start failures. */
+  readonly #fleet: FleetWatch;
 
   constructor(options: RemoteWorkOptions) {
     this.#o = options;
+    this.#fleet = new FleetWatch({
+      root: options.paths.root,
+      push: options.push,
+      log: options.log,
+      clock: options.clock,
+    });
   }
 
   /** The run being served. */
@@ -132,12 +143,43 @@ export class RemoteWork implements WorkerDesk {
   }
 
   /** Ask the loop for tasks for `worker`; resolves once the core has decided. */
-  claim(worker: string, body: ClaimBody): Promise<WorkOrder[]> {
+  claim(
+    worker: string,
+    body: ClaimBody,
+    offer?: { adapters?: string[] },
+  ): Promise<WorkOrder[]> {
     if (this.#closed) return Promise.resolve([]);
     const requestId = crypto.randomUUID();
     const answered = new Promise<WorkOrder[]>((resolve) => this.#asks.set(requestId, resolve));
-    this.#o.push({ type: "worker_asks", requestId, worker, free: body.free, roles: body.roles });
+    this.#o.push({
+      type: "worker_asks",
+      requestId,
+      worker,
+      free: body.free,
+      roles: body.roles,
+      ...(offer ? { offer } : {}),
+    });
     return answered;
+  }
+
+  /**
+   * A worker process registered: a new process holds no session, so every one its name held is
+   * handed back at once (no attempt counted; what `left` says it pushed is kept).
+   */
+  registered(worker: string, record: WorkerRecord, left: LeftSession[]): void {
+    this.#fleet.registered(record);
+    const pushed = new Map(left.map((l) => [l.session_id, l.pushed]));
+    for (const [sessionId, s] of this.#sessions) {
+      if (s.worker !== worker) continue;
+      if (pushed.get(sessionId)) s.pushed = pushed.get(sessionId);
+      this.#o.enqueue(() =>
+        this.lost(
+          sessionId,
+          `worker ${worker} restarted: its earlier process's agent ${sessionId} was ended`,
+          "restart",
+        )
+      );
+    }
   }
 
   /** Carry out the core's answer to a worker: claim, publish, render; then their events. */
@@ -256,6 +298,10 @@ export class RemoteWork implements WorkerDesk {
           batchEligible: task.batch_eligible,
           adapter: adapter.name,
           worker,
+          // Where the worker runs this adapter's agents, as it said when it registered.
+          ...(this.#fleet.isolation(worker, adapter.name)
+            ? { isolation: this.#fleet.isolation(worker, adapter.name) }
+            : {}),
         },
       };
     } catch (e) {
@@ -388,6 +434,31 @@ export class RemoteWork implements WorkerDesk {
     if (again) return { answer: again, events: [] };
     const task = requireLease(o.store, worker, body.task_id, body.session_id);
     const session = this.#sessions.get(body.session_id);
+    if (body.start_failure !== undefined) {
+      // The worker's fault, not the task's: counted on the worker, never as an attempt.
+      const cordoned = await this.#fleet.startFailed(
+        worker,
+        session?.adapter ?? "",
+        body.start_failure,
+      );
+      this.#sessions.delete(body.session_id);
+      this.#ending.delete(body.session_id);
+      revokeAgentCredential(o.paths.root, body.session_id);
+      const answer: ReportAnswer = { accepted: true, task_id: task.id, status: task.status };
+      this.#reported.set(body.session_id, answer);
+      return {
+        answer,
+        events: [{
+          type: "remote_start_failed",
+          taskId: task.id,
+          sessionId: body.session_id,
+          worker,
+          reason: body.start_failure,
+          ...(cordoned ? { cordoned } : {}),
+        }],
+      };
+    }
+    this.#fleet.started(worker);
     const base = session?.base || await this.#claimedBase(body);
     const logPath = sessionLogPath(o.paths.runtime, body.session_id);
     await Deno.mkdir(o.paths.runtime, { recursive: true });
@@ -453,6 +524,8 @@ export class RemoteWork implements WorkerDesk {
           worker,
           commit: work.hasWork || !problem ? body.commit : null,
           ...(problem ? { push_error: problem } : {}),
+          // Ended while no run answered (a stop): not a failed attempt.
+          ...(body.orchestrator_away && !body.ended_by ? { interrupted: "stop" as const } : {}),
         },
       }],
     };
@@ -525,7 +598,11 @@ export class RemoteWork implements WorkerDesk {
    * `sessionId`'s worker lost its lease: what it last pushed is fetched and kept (the next
    * attempt continues it); then the agent's end is decided as an interrupted one's.
    */
-  async lost(sessionId: string, reason: string): Promise<CoreEvent[]> {
+  async lost(
+    sessionId: string,
+    reason: string,
+    interrupted?: "restart",
+  ): Promise<CoreEvent[]> {
     const o = this.#o;
     const session = this.#sessions.get(sessionId);
     if (!session) return []; // reported, or lost already
@@ -563,7 +640,11 @@ export class RemoteWork implements WorkerDesk {
         worker: session.worker,
         commit,
         // A reported task whose worker vanished: its final work never arrived.
-        ...(o.store.get(taskId)?.status === "DONE" ? { push_error: reason } : {}),
+        // (A restarted worker pushed what its dead process left: that work arrived.)
+        ...(o.store.get(taskId)?.status === "DONE" && !(interrupted && hasWork)
+          ? { push_error: reason }
+          : {}),
+        ...(interrupted ? { interrupted } : {}),
       },
     }];
   }
@@ -571,6 +652,7 @@ export class RemoteWork implements WorkerDesk {
   /** The loop ended: requests still waiting get nothing. */
   close(): void {
     this.#closed = true;
+    this.#fleet.close();
     for (const answer of this.#asks.values()) answer([]);
     this.#asks.clear();
     for (const w of this.#unrecorded.values()) {

@@ -66,6 +66,8 @@ export interface RemoteSlots {
   slots: number;
   /** Slots it said were free when it last asked for tasks. */
   free: number;
+  /** Cordoned or draining: connected, but it takes no task. */
+  closed?: boolean;
 }
 
 /** Why a ready task did not start. */
@@ -79,6 +81,8 @@ export type WaitReason =
   | { kind: "worker_slots"; workers: number; slots: number }
   /** A connected worker has a free slot: it takes the task at its next claim. */
   | { kind: "worker_claim"; workers: number; free: number }
+  /** Every connected worker is cordoned or draining (`service workers`). */
+  | { kind: "workers_closed"; workers: number }
   | { kind: "role_max_agents"; role: string; max: number }
   | { kind: "owned_files"; with: string; file: string }
   | { kind: "dependency_merge"; dependency: string }
@@ -145,10 +149,16 @@ function slotWait(task: SchedulableTask, input: ScheduleInput): WaitReason {
   // With slots of its own the run's wait is for them; workers only add to them.
   if (!workers || (input.maxAgents > 0 && workers.length === 0)) return { kind: "max_agents" };
   if (workers.length === 0) return { kind: "no_worker", maxAgents: input.maxAgents };
-  const takers = workers.filter((w) => !w.roles || !task.role || w.roles.includes(task.role));
+  const open = workers.filter((w) => !w.closed);
+  if (open.length === 0) {
+    return input.maxAgents > 0
+      ? { kind: "max_agents" }
+      : { kind: "workers_closed", workers: workers.length };
+  }
+  const takers = open.filter((w) => !w.roles || !task.role || w.roles.includes(task.role));
   if (takers.length === 0) {
     if (input.maxAgents > 0) return { kind: "max_agents" };
-    return { kind: "no_worker_for_role", role: task.role ?? "", workers: workers.length };
+    return { kind: "no_worker_for_role", role: task.role ?? "", workers: open.length };
   }
   const free = takers.reduce((n, w) => n + w.free, 0);
   if (free > 0) return { kind: "worker_claim", workers: takers.length, free };
@@ -237,6 +247,10 @@ export function describeWait(reason: WaitReason): string {
       return `waiting for a free worker slot (${plural(reason.workers, "worker")}, all ${
         plural(reason.slots, "slot")
       } busy)`;
+    case "workers_closed":
+      return `waiting for a worker: the ${plural(reason.workers, "connected worker")} ${
+        reason.workers === 1 ? "is" : "are"
+      } cordoned or draining (\`service workers\`)`;
     case "worker_claim":
       return `waiting for a worker to claim it (${plural(reason.free, "free slot")} on ${
         plural(reason.workers, "worker")

@@ -35,12 +35,16 @@ import { UserFacingError } from "../errors.ts";
 import { isLoopbackHost } from "../util/loopback.ts";
 import { fetchBase } from "../workers/remote_refs.ts";
 import {
+  type HeartbeatAnswer,
   MAX_REPORT_LOG_BYTES,
   type RegisterAnswer,
   type ReportBody,
-  type SessionVerdict,
   type WorkOrder,
 } from "../workers/protocol.ts";
+import { WorktreeSetupError } from "../worktree_env/environments.ts";
+import { serverProblem } from "./server_check.ts";
+import { handBackLeftovers } from "./leftovers.ts";
+import { checkAdapters } from "./readiness.ts";
 
 /** Options of {@link runWorker}. */
 export interface WorkerOptions {
@@ -138,6 +142,8 @@ class Worker {
   /** Where its agents call the task API (the server's agents' listener when on this machine). */
   #agentServer: string;
   #wake: () => void = () => {};
+  /** An operator drained it (`service workers drain`): no claim, exit once its agents are done. */
+  #drained = false;
 
   constructor(o: WorkerOptions, root: string, config: ServiceConfig, remote: RemoteOptions) {
     this.#o = o;
@@ -160,10 +166,39 @@ class Worker {
 
   async run(): Promise<void> {
     const o = this.#o;
+    // Its token goes only to the orchestrator it means: the server proves that first.
+    const problem = await this.#untilAnswered(async () =>
+      (await serverProblem({ server: o.server, token: o.token, root: this.#root })) ?? ""
+    );
+    if (problem) {
+      throw new WorkerSetupError(
+        `worker ${o.name} will not join ${o.server}: ${problem}; its token was not sent`,
+        "check --server (another team's orchestrator on the same host and port?) and that " +
+          "SERVICE_TOKEN is a token that orchestrator's auth.tokens lists",
+      );
+    }
+    if (problem === undefined) return; // stopped while it waited
+    // What an earlier process of this worker left is ended, pushed and handed back.
+    const left = await handBackLeftovers({
+      paths: this.#paths,
+      remote: this.#remote,
+      name: o.name,
+      graceMs: 5000,
+      log: o.log,
+    });
+    // What it can start: tasks needing an adapter it cannot start never reach it.
+    const adapters = await checkAdapters(this.#config, (name) => this.#launch(name));
+    for (const a of adapters.filter((a) => !a.ready)) {
+      o.log(
+        `worker ${o.name}: cannot start ${a.name}: ${a.problem}; its tasks go to other workers`,
+      );
+    }
     const registered = await this.#untilAnswered(() =>
       this.#client.request<RegisterAnswer>("POST", this.#path("register"), {
         slots: o.slots,
         ...(o.roles ? { roles: o.roles } : {}),
+        adapters,
+        ...(left.length > 0 ? { left } : {}),
       })
     ).catch((e) => {
       if (e instanceof TaskApiError && (e.status === 401 || e.status === 403)) {
@@ -184,12 +219,20 @@ class Worker {
           registered.run_id ?? "none yet"
         }`,
     );
+    if (registered.cordoned) {
+      o.log(
+        `worker ${o.name}: cordoned by the orchestrator: ${registered.cordoned}; it gets no task ` +
+          `until \`service workers uncordon ${o.name}\``,
+      );
+    }
+    if (registered.drain) this.#drain();
     const beat = setInterval(() => void this.#heartbeat(), this.#intervalMs);
     o.signal?.addEventListener("abort", () => this.#wake(), { once: true });
     try {
       while (!o.signal?.aborted) {
+        if (this.#drained && this.#running.size === 0) break;
         const free = o.slots - this.#running.size;
-        if (free > 0) await this.#claim(free);
+        if (free > 0 && !this.#drained) await this.#claim(free);
         await new Promise<void>((r) => {
           const t = setTimeout(r, o.pollMs ?? 1000);
           this.#wake = () => {
@@ -202,6 +245,28 @@ class Worker {
       await Promise.all([...this.#running.values()].map((r) => r.done));
     } finally {
       clearInterval(beat);
+    }
+  }
+
+  /** Drained by an operator: it claims nothing more and exits once its agents are done. */
+  #drain(): void {
+    if (this.#drained) return;
+    this.#drained = true;
+    this.#o.log(
+      `worker ${this.#o.name}: drained by an operator; claiming nothing more, exiting once ` +
+        `${this.#running.size} running agent(s) are done`,
+    );
+    this.#wake();
+  }
+
+  /** True when the orchestrator answers now (a heartbeat of no session renews nothing). */
+  async #orchestratorAnswers(): Promise<boolean> {
+    try {
+      await this.#client.request("POST", this.#path("heartbeat"), { sessions: [] });
+      return true;
+    } catch (e) {
+      return !(e instanceof TaskStoreUnavailable ||
+        (e instanceof TaskApiError && (e.status === 502 || e.status === 503 || e.status === 504)));
     }
   }
 
@@ -224,12 +289,16 @@ class Worker {
   }
 
   async #claim(free: number): Promise<void> {
-    let answer: { orders: WorkOrder[] } | undefined;
+    let answer: { orders: WorkOrder[]; drain?: boolean } | undefined;
     try {
-      answer = await this.#client.request<{ orders: WorkOrder[] }>("POST", this.#path("claim"), {
-        free,
-        ...(this.#o.roles ? { roles: this.#o.roles } : {}),
-      });
+      answer = await this.#client.request<{ orders: WorkOrder[]; drain?: boolean }>(
+        "POST",
+        this.#path("claim"),
+        {
+          free,
+          ...(this.#o.roles ? { roles: this.#o.roles } : {}),
+        },
+      );
     } catch (e) {
       if (!(e instanceof TaskStoreUnavailable)) throw e;
       // The run ended or its orchestrator restarts: say so once, and ask again later.
@@ -245,6 +314,7 @@ class Worker {
     }
     if (this.#away) this.#o.log(`worker ${this.#o.name}: ${this.#o.server} answers again`);
     this.#away = false;
+    if (answer?.drain) return this.#drain();
     for (const order of answer?.orders ?? []) {
       const running: Running = { order, done: Promise.resolve() };
       this.#running.set(order.session_id, running);
@@ -287,6 +357,10 @@ class Worker {
       `${task.id}: agent ${order.session_id} starting (attempt ${order.attempt}, ${order.adapter})`,
     );
     let exitCode = -1;
+    /** Why the agent did not start, when that is this machine's fault (not the task's). */
+    let startFailure: string | undefined;
+    /** No orchestrator answered when the agent ended on its own (the run was stopped). */
+    let away = false;
     try {
       await fetchBase(this.#remote, order.base_ref);
       if (!await resolveCommit(order.base, { cwd: this.#root })) {
@@ -302,7 +376,10 @@ class Worker {
         r.pushed = order.start;
       }
       const adapter = namedAdapter(this.#config, order.adapter);
-      const { launch, isolation } = await this.#launch(order.adapter);
+      const { launch, isolation } = await this.#launch(order.adapter).catch((e) => {
+        startFailure = (e as Error).message;
+        throw e;
+      });
       const role = this.#config.roles[task.role] ?? {};
       r.session = await AgentSession.start({
         paths: this.#paths,
@@ -334,8 +411,15 @@ class Worker {
         signal: status.signal ?? null,
         timedOut: r.session.endedBy === "timeout",
       });
+      // Ended on its own with an error while no run answered: its report may have met a stop.
+      if (!r.session.endedBy && exitCode !== 0) away = !(await this.#orchestratorAnswers());
     } catch (e) {
       const err = e instanceof SessionStartError ? e.cause as Error : e as Error;
+      // Its launch on this machine failed (CLI, key, image, spawn): not the task's doing. A
+      // worktree setup that failed is the task's attempt, as on the orchestrator.
+      if (e instanceof SessionStartError && !(err instanceof WorktreeSetupError)) {
+        startFailure ??= err.message;
+      }
       o.log(`${task.id}: agent ${order.session_id} did not start: ${err.message}`);
       await this.#writeLog(
         order,
@@ -352,7 +436,15 @@ class Worker {
       commit: delivered.commit,
       ...(delivered.error ? { push_error: delivered.error } : {}),
       ...await this.#log(order),
+      ...(startFailure !== undefined ? { start_failure: startFailure.slice(0, 4000) } : {}),
+      ...(away ? { orchestrator_away: true } : {}),
     });
+    if (away) {
+      o.log(
+        `${task.id}: agent ${order.session_id} ended while no orchestrator answered (a stop): ` +
+          "its pushed work is kept for the next run, no attempt counted",
+      );
+    }
     await this.#cleanUp(r);
   }
 
@@ -454,9 +546,9 @@ class Worker {
       const head = await resolveCommit("HEAD", { cwd: r.session.worktree.path });
       if (head && head !== r.order.base && head !== r.pushed) await this.#push(r, head);
     }
-    let answer: { sessions: SessionVerdict[] } | undefined;
+    let answer: HeartbeatAnswer | undefined;
     try {
-      answer = await this.#client.request<{ sessions: SessionVerdict[] }>(
+      answer = await this.#client.request<HeartbeatAnswer>(
         "POST",
         this.#path("heartbeat"),
         {
@@ -472,6 +564,7 @@ class Worker {
       this.#o.log(`worker ${this.#o.name}: heartbeat not delivered: ${(e as Error).message}`);
       return;
     }
+    if (answer?.drain) this.#drain();
     for (const v of answer?.sessions ?? []) {
       if (v.keep) continue;
       const r = this.#running.get(v.session_id);

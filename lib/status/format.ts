@@ -174,6 +174,26 @@ export function formatStatus(
   for (const r of remote ?? []) {
     lines.push(p.plain(`  ${r.task_id}: on worker ${r.worker} (session ${r.session_id})`));
   }
+  const pool = status.worker_pool as PoolWorker[] | undefined;
+  if (pool?.length) {
+    lines.push(p.plain(
+      `workers: ${
+        pool.map((w) =>
+          `${w.name} ${w.state} (${w.free}/${w.slots} free, seen ${w.heartbeat_age_s} s ago)`
+        )
+          .join(", ")
+      }`,
+    ));
+    for (const w of pool) {
+      if (w.cordoned) {
+        lines.push(p.red(`  ${w.name} CORDONED by ${w.cordoned.by}: ${w.cordoned.reason}`));
+      }
+      if (w.draining) lines.push(p.yellow(`  ${w.name} draining (asked by ${w.draining.by})`));
+      for (const c of w.cannot_start ?? []) {
+        lines.push(p.yellow(`  ${w.name} cannot start ${c.adapter}: ${c.problem}`));
+      }
+    }
+  }
   lines.push(p.plain(`runs: ${status.runs ?? 0}`));
   const spend = status.spend as
     | { total_micro_usd: number; budget_micro_usd: number | null; over_budget: boolean }
@@ -226,4 +246,16 @@ export function formatStatus(
     if (v) lines.push(v);
   }
   return lines;
+}
+
+/** A worker as `GET /status` lists it (`worker_pool`). */
+interface PoolWorker {
+  name: string;
+  state: string;
+  slots: number;
+  free: number;
+  heartbeat_age_s: number;
+  cordoned?: { reason: string; by: string };
+  draining?: { by: string };
+  cannot_start?: { adapter: string; problem: string }[];
 }

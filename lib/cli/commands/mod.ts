@@ -22,6 +22,7 @@ import { runsCommand } from "./runs.ts";
 import { mcpCatalogCommand } from "./mcp_catalog.ts";
 import { verificationResetCommand } from "./verification_reset.ts";
 import { workerCommand } from "./worker.ts";
+import { workersCommand } from "./workers.ts";
 
 /** The commands, in the order `service --help` lists them. */
 export const COMMANDS: Command[] = [
@@ -39,6 +40,7 @@ export const COMMANDS: Command[] = [
   costCommand,
   backlogClaimCommand,
   workerCommand,
+  workersCommand,
   doctorCommand,
   debugCommand,
   integrationsListCommand,

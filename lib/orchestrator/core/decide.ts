@@ -16,7 +16,7 @@ import {
 } from "./on_landing.ts";
 import { onTaskChanged } from "./on_change.ts";
 import { onTick } from "./on_tick.ts";
-import { onRemoteAdopted, onWorkerAsks } from "./on_worker.ts";
+import { onRemoteAdopted, onRemoteStartFailed, onWorkerAsks, onWorkersSeen } from "./on_worker.ts";
 import { onSettle } from "./settle.ts";
 import { Out, recordCancel, recordStart } from "./outcomes.ts";
 import type { Action, CoreEvent } from "./protocol.ts";
@@ -84,6 +84,12 @@ export function decide(state: CoreState, event: CoreEvent): Step {
     }
     case "worker_asks":
       onWorkerAsks(d, out, event);
+      break;
+    case "workers_seen":
+      onWorkersSeen(d, event);
+      break;
+    case "remote_start_failed":
+      onRemoteStartFailed(d, out, event);
       break;
     case "remote_adopted":
       onRemoteAdopted(d, out, event);

@@ -3,6 +3,7 @@
  * things the executor does, journal rows included). The executor turns the outcome of an action
  * that takes time — a spawn, a diff capture, a merge, a rebase — into the next event.
  */
+import type { WorkerSlots } from "../../workers/fleet.ts";
 import type { BatchOutcome, FailedSignal, WorktreePreparedData } from "../../journal/events.ts";
 import type { JournalEvent } from "../../journal/row.ts";
 import type { TaskStatus } from "../../tasks/lifecycle.ts";
@@ -159,7 +160,30 @@ export type CoreEvent =
    * A remote worker asks for up to `free` tasks (of `roles`, any when absent); answered by one
    * `dispatch` action naming the tasks it gets (none, when nothing may start).
    */
-  | { type: "worker_asks"; requestId: string; worker: string; free: number; roles?: string[] }
+  | {
+    type: "worker_asks";
+    requestId: string;
+    worker: string;
+    free: number;
+    roles?: string[];
+    /** The adapters it can start (absent: any; lib/workers/fleet.ts). */
+    offer?: { adapters?: string[] };
+  }
+  /** The remote workers the server has heard from, as the scheduler counts them. */
+  | { type: "workers_seen"; workers: WorkerSlots[] }
+  /**
+   * A remote session's agent did not start on its worker (its CLI, key, image or launch): the
+   * worker's fault, not the task's — no attempt counted, and the task goes to another worker.
+   */
+  | {
+    type: "remote_start_failed";
+    taskId: string;
+    sessionId: string;
+    worker: string;
+    reason: string;
+    /** The worker was cordoned for it (repeated failures): why. */
+    cordoned?: string;
+  }
   /**
    * A remote session an earlier process started is still held by its worker (its lease lives
    * in the task store): the run waits for its report as for any agent.
@@ -189,7 +213,17 @@ export type CoreEvent =
     signalsPass?: boolean;
     diagnosis: ExitDiagnosis;
     /** It ran on a remote worker: which, and the commit it delivered (null: none). */
-    remote?: { worker: string; commit: string | null; push_error?: string };
+    remote?: {
+      worker: string;
+      commit: string | null;
+      push_error?: string;
+      /**
+       * Its end was not the task's doing: no orchestrator answered when it ended (`stop`: the
+       * run was stopped), or its worker's process restarted (`restart`). No attempt is counted;
+       * its pushed work is kept.
+       */
+      interrupted?: "stop" | "restart";
+    };
   }
   | {
     type: "rate_limit_hit";

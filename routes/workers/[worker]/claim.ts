@@ -7,6 +7,8 @@ import { routePolicy } from "../../../lib/http/route_policy.ts";
 import { ClaimBodySchema } from "../../../lib/workers/protocol.ts";
 import { bindWorkerName } from "../../../lib/workers/leases.ts";
 import { deskFor } from "../../../lib/workers/desk.ts";
+import { registryFor } from "../../../lib/workers/registry.ts";
+import { mayClaim, workerSlots } from "../../../lib/workers/fleet.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
 export const policy = routePolicy({ POST: "worker" });
@@ -17,8 +19,21 @@ export async function POST(c: Ctx): Promise<Response> {
   const body = parseBody(ClaimBodySchema, await readJsonBody(c));
   const app = c.get("app");
   bindWorkerName(app, name, c.get("principal"));
+  const registry = await registryFor(app.paths.root);
+  registry.seen(name, Date.now(), { free: body.free });
+  const record = registry.get(name);
+  // A cordoned or draining worker gets nothing (`service workers`); a draining one is told.
+  if (record?.draining) return c.json({ orders: [], drain: true });
+  if (!mayClaim(record)) return c.body(null, 204);
   const desk = deskFor(app.paths.root);
-  const orders = desk ? await desk.claim(name, body) : [];
+  const offer = record && workerSlots([record])[0];
+  const orders = desk
+    ? await desk.claim(
+      name,
+      body,
+      offer?.adapters ? { adapters: offer.adapters } : undefined,
+    )
+    : [];
   if (orders.length === 0) return c.body(null, 204);
   return c.json({ orders });
 }

@@ -10,7 +10,12 @@ import { parseBody } from "../../../lib/tasks/http_input.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 import { ACTIVE } from "../../../lib/tasks/lifecycle.ts";
-import { HeartbeatBodySchema, type SessionVerdict } from "../../../lib/workers/protocol.ts";
+import {
+  type HeartbeatAnswer,
+  HeartbeatBodySchema,
+  type SessionVerdict,
+} from "../../../lib/workers/protocol.ts";
+import { registryFor } from "../../../lib/workers/registry.ts";
 import { bindWorkerName, leaseOf } from "../../../lib/workers/leases.ts";
 import { deskFor } from "../../../lib/workers/desk.ts";
 
@@ -24,6 +29,8 @@ export async function POST(c: Ctx): Promise<Response> {
   const app = c.get("app");
   bindWorkerName(app, name, c.get("principal"));
   const store = await taskStoreFor(app);
+  const registry = await registryFor(app.paths.root);
+  registry.seen(name, Date.now(), { running: body.sessions.length });
   const desk = deskFor(app.paths.root);
   const sessions: SessionVerdict[] = [];
   for (const s of body.sessions) {
@@ -41,7 +48,12 @@ export async function POST(c: Ctx): Promise<Response> {
       (lease.task.status === "CANCELLED" ? "cancelled" : undefined);
     sessions.push(end ? { ...pick(s), keep: false, reason: end } : { ...pick(s), keep: true });
   }
-  return c.json({ sessions });
+  // An operator's drain is delivered here: the worker claims nothing more and ends when done.
+  const answer: HeartbeatAnswer = {
+    sessions,
+    ...(registry.get(name)?.draining ? { drain: true } : {}),
+  };
+  return c.json(answer);
 }
 
 function pick(s: { task_id: string; session_id: string }) {

@@ -4,7 +4,12 @@ import { readJsonBody } from "../../../lib/http/body.ts";
 import { requireId } from "../../../lib/ids.ts";
 import { parseBody } from "../../../lib/tasks/http_input.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
-import { heartbeatIntervalS, RegisterBodySchema } from "../../../lib/workers/protocol.ts";
+import {
+  heartbeatIntervalS,
+  type RegisterAnswer,
+  RegisterBodySchema,
+} from "../../../lib/workers/protocol.ts";
+import { registryFor } from "../../../lib/workers/registry.ts";
 import { bindWorkerName } from "../../../lib/workers/leases.ts";
 import { deskFor } from "../../../lib/workers/desk.ts";
 import { loadConfig } from "../../../lib/config/load.ts";
@@ -15,15 +20,28 @@ export const policy = routePolicy({ POST: "worker" });
 /** Register: answers the run served now and the lease's timing. */
 export async function POST(c: Ctx): Promise<Response> {
   const name = requireId("worker", c.req.param("worker")!);
-  parseBody(RegisterBodySchema, await readJsonBody(c));
+  const body = parseBody(RegisterBodySchema, await readJsonBody(c));
   const app = c.get("app");
-  bindWorkerName(app, name, c.get("principal"));
+  const principal = c.get("principal");
+  bindWorkerName(app, name, principal);
   const timeout = (await loadConfig(app.paths.root))?.heartbeat_timeout_s ?? 45;
-  return c.json({
+  // What it offers (and lacks) is remembered for `service workers`, the scheduler and the claims.
+  const record = (await registryFor(app.paths.root)).register(
     name,
-    run_id: deskFor(app.paths.root)?.runId ?? null,
+    principal.principal,
+    body,
+    Date.now(),
+  );
+  const desk = deskFor(app.paths.root);
+  desk?.registered?.(name, record, body.left ?? []);
+  const answer: RegisterAnswer = {
+    name,
+    run_id: desk?.runId ?? null,
     heartbeat_timeout_s: timeout,
     heartbeat_interval_s: heartbeatIntervalS(timeout),
     ...(app.agentUrl ? { agent_port: Number(new URL(app.agentUrl).port) } : {}),
-  });
+    ...(record.cordoned ? { cordoned: record.cordoned.reason } : {}),
+    ...(record.draining ? { drain: true } : {}),
+  };
+  return c.json(answer);
 }

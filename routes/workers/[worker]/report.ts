@@ -13,6 +13,7 @@ import { DomainError } from "../../../lib/errors.ts";
 import { REPORT_BODY_LIMIT, ReportBodySchema } from "../../../lib/workers/protocol.ts";
 import { bindWorkerName, requireLease } from "../../../lib/workers/leases.ts";
 import { deskFor } from "../../../lib/workers/desk.ts";
+import { registryFor } from "../../../lib/workers/registry.ts";
 
 /** What this URL requires: a worker, with room for the session log. */
 export const policy = routePolicy({ POST: "worker" }, { bodyLimit: REPORT_BODY_LIMIT });
@@ -23,6 +24,7 @@ export async function POST(c: Ctx): Promise<Response> {
   const body = parseBody(ReportBodySchema, await readJsonBody(c, REPORT_BODY_LIMIT));
   const app = c.get("app");
   bindWorkerName(app, name, c.get("principal"));
+  (await registryFor(app.paths.root)).seen(name, Date.now());
   requireLease(await taskStoreFor(app), name, body.task_id, body.session_id);
   const desk = deskFor(app.paths.root);
   if (!desk) {
