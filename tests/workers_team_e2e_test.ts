@@ -285,3 +285,269 @@ Deno.test("an agent that did not start on a worker costs no attempt: the task go
     await server.shutdown();
   }
 });
+
+/** `service run` in this process with its own server on `port` (0: a free one); its lines. */
+function ownRun(root: string, port = 0, signal?: AbortSignal) {
+  const run = { url: "", lines: [] as string[] };
+  const result = runPlan({
+    root,
+    port,
+    app: SERVER_APP,
+    signal,
+    out: (l) => {
+      run.lines.push(l);
+      run.url ||= /review board .*: (http:\/\/[^/]+)\//.exec(l)?.[1] ?? "";
+    },
+  });
+  return Object.assign(run, { result });
+}
+
+Deno.test("service stop while a remote agent reports costs no attempt: its pushed work is kept and the resumed run lands the task", async () => {
+  await using dir = await tempDir();
+  const flag = join(dir.path, "go");
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "a",
+      script: [
+        ["write", "a.txt", "a\n"],
+        ["run", `while [ ! -f ${flag} ]; do sleep 0.1; done`],
+        ["report", "a done"],
+      ],
+    }],
+  }], "max_agents: 0\nheartbeat_timeout_s: 30\n");
+  const stop = new AbortController();
+  const first = ownRun(root, 0, stop.signal);
+  await until("the run's address", () => Promise.resolve(first.url !== ""));
+  const port = Number(new URL(first.url).port);
+  await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), first.url, "w1");
+  await w1.saw(/a: agent .* starting/);
+  await until(
+    "the agent at work",
+    () => Promise.resolve(first.lines.some((l) => /a: agent .* started on worker w1/.test(l))),
+  );
+  stop.abort(); // `service stop`: the run ends, its server with it
+  assert.equal((await first.result).status, "stopped");
+  await Deno.writeTextFile(flag, ""); // the agent reports now: nobody answers
+  await w1.saw(/a: agent .* ended while no orchestrator answered \(a stop\)/);
+  const resumed = ownRun(root, port);
+  const result = await resumed.result;
+  assert.equal(result.status, "completed", resumed.lines.join("\n"));
+  const rows = await rowsOf(root, result.runId);
+  assert.equal(rows.filter((r) => r.type === "task_failed").length, 0);
+  const exited = rows.find((r) => r.type === "agent_exited" && r.data.interrupted === "stop");
+  assert.ok(exited, "the stop is journaled as the agent's end");
+  assert.ok(
+    rows.some((r) =>
+      r.type === "task_retried" &&
+      /while the run was stopped; a new attempt continues from the work it pushed \(no attempt counted\)/
+        .test(String(r.data.reason))
+    ),
+  );
+  assert.ok(
+    resumed.lines.some((l) => /attempt 2, counted as 1 of 3/.test(l)),
+    resumed.lines.join("\n"),
+  );
+  assert.equal(await Deno.readTextFile(join(root, "a.txt")).catch(() => ""), "a\n");
+});
+
+Deno.test("a worker restarted after kill -9 hands its dead process's session back at once: no attempt counted, no wait for the lease, its worktree and PID file gone", async () => {
+  await using dir = await tempDir();
+  const flag = join(dir.path, "go");
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "a",
+      script: [
+        ["write", "a.txt", "a\n"],
+        ["run", `while [ ! -f ${flag} ]; do sleep 0.1; done`],
+        ["report", "a done"],
+      ],
+    }],
+  }], "max_agents: 0\nheartbeat_timeout_s: 60\n");
+  const clone = await workerClone(dir.path, bare, "w1");
+  const server = await serve(root);
+  try {
+    const first = startWorker(clone, server.url, "w1");
+    const lines: string[] = [];
+    const result = runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    await first.saw(/a: agent (\S+) starting/);
+    const session = /a: agent (\S+) starting/.exec(
+      first.lines.find((l) => /starting/.test(l))!,
+    )![1];
+    await until("its PID file", async () => {
+      try {
+        await Deno.stat(join(clone, ".sdd/runtime/pids", `${session}.json`));
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    await first.kill(); // the machine's worker dies; its agent is left running
+    const killedAt = Date.now();
+    await using again = startWorker(clone, server.url, "w1");
+    await again.saw(/worker w1: handed back session .* of a \(its work pushed at [0-9a-f]{12}\)/);
+    await until(
+      "the lease taken back",
+      () => Promise.resolve(lines.some((l) => /a: worker w1 restarted/.test(l))),
+    );
+    assert.ok(Date.now() - killedAt < 30_000, "well before the 60 s lease ran out");
+    await Deno.writeTextFile(flag, "");
+    const done = await result;
+    assert.equal(done.status, "completed", lines.join("\n"));
+    const rows = await rowsOf(root, done.runId);
+    assert.ok(
+      rows.some((r) =>
+        r.type === "task_retried" &&
+        /worker w1 restarted and handed its session back; a new attempt continues from the work it pushed \(no attempt counted\)/
+          .test(String(r.data.reason))
+      ),
+      lines.join("\n"),
+    );
+    assert.ok(
+      lines.some((l) => /attempt 2, counted as 1 of 3/.test(l)),
+      lines.join("\n"),
+    );
+    const gone = async (p: string) => await Deno.stat(p).then(() => false, () => true);
+    assert.ok(await gone(join(clone, ".sdd/worktrees", session)), "its worktree is gone");
+    assert.ok(await gone(join(clone, ".sdd/runtime/pids", `${session}.json`)), "its PID file too");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("a worker pointed at a server that cannot prove it is its orchestrator refuses to join and never sends its token", async () => {
+  await using dir = await tempDir();
+  const { bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{ id: "a", script: [["report"]] }],
+  }], WORKERS_ONLY);
+  // (1) Any other program on that port: it hears no token.
+  const seen: (string | null)[] = [];
+  const other = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    seen.push(req.headers.get("authorization"));
+    return Response.json({ message: "not here" }, { status: 404 });
+  });
+  try {
+    await using w = startWorker(
+      await workerClone(dir.path, bare, "w1"),
+      `http://127.0.0.1:${other.addr.port}`,
+      "w1",
+      { env: { SERVICE_TOKEN: "secret-worker-token" } },
+    );
+    assert.equal(await w.child.status.then((s) => s.code), 1);
+    await w.saw(/will not join .*GET \/workers\/hello with HTTP 404.*its token was not sent/);
+    assert.ok(seen.length > 0);
+    assert.deepEqual(seen.filter((h) => h !== null), [], "no request carried the token");
+  } finally {
+    await other.shutdown();
+  }
+  // (2) Another team's orchestrator on this machine (another repository): not joined either.
+  await using otherTeam = await tempDir();
+  await workspace(otherTeam.path, [{ name: "s", steps: [{ id: "x", script: [["report"]] }] }]);
+  const theirs = await serve(otherTeam.path);
+  try {
+    await using w2 = startWorker(await workerClone(dir.path, bare, "w2"), theirs.url, "w2");
+    assert.equal(await w2.child.status.then((s) => s.code), 1);
+    await w2.saw(/will not join .*it serves another repository than this clone's/);
+    assert.deepEqual(
+      JSON.parse(
+        await Deno.readTextFile(join(otherTeam.path, ".sdd/runtime/workers.json"))
+          .catch(() => '{"workers":[]}'),
+      ).workers,
+      [],
+      "it never registered there",
+    );
+  } finally {
+    await theirs.shutdown();
+  }
+});
+
+Deno.test("with max_agents: 0 and no worker connected the run says so, and each ready task waits for one; a worker that connects runs them", async () => {
+  await using dir = await tempDir();
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{ id: "a", script: [["report"]] }, { id: "b", script: [["report"]] }],
+  }], WORKERS_ONLY);
+  const server = await serve(root);
+  try {
+    const lines: string[] = [];
+    const result = runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    await until(
+      "the run to say no worker is connected",
+      () => Promise.resolve(lines.some((l) => /no worker connected \(2 tasks ready\)/.test(l))),
+    );
+    const state = JSON.parse(await Deno.readTextFile(join(root, ".sdd/runtime/orchestrator.json")));
+    assert.match(String(state.waiting?.a), /waiting for a worker: none is connected/);
+    await using _w = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
+    const done = await result;
+    assert.equal(done.status, "completed", lines.join("\n"));
+    const rows = await rowsOf(root, done.runId);
+    assert.ok(
+      rows.some((r) =>
+        r.type === "task_waiting" && /none is connected/.test(String(r.data.reason))
+      ),
+      "the wait is journaled",
+    );
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("service workers: lists a worker with its slots and heartbeat; cordon holds its tasks back (the wait says so), uncordon releases them, drain ends it", async () => {
+  await using dir = await tempDir();
+  const flag = join(dir.path, "go");
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [
+      { id: "a", script: [["report"]] },
+      { id: "b", script: [["run", `while [ ! -f ${flag} ]; do sleep 0.1; done`], ["report"]] },
+    ],
+  }], WORKERS_ONLY);
+  const server = await serve(root);
+  try {
+    await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1", {
+      slots: 2,
+    });
+    await w1.saw(/registered with/);
+    const cordoned = await cliIn(root, "workers", "cordon", "w1", "--reason", "disk full");
+    assert.equal(cordoned.code, 0, cordoned.out);
+    assert.match(cordoned.out, /worker w1: cordoned by .*: disk full/);
+    const lines: string[] = [];
+    const result = runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    await until("the cordon's wait", async () => {
+      const state = JSON.parse(
+        await Deno.readTextFile(join(root, ".sdd/runtime/orchestrator.json")).catch(() => "{}"),
+      );
+      return /the 1 connected worker is cordoned or draining/.test(String(state.waiting?.a));
+    });
+    const listed = await cliIn(root, "workers");
+    assert.match(listed.out, /^w1\s+2\s+\d\s+0\s+cordoned\s+\d+ s ago\s+0\s+generic$/m);
+    assert.match(listed.out, /w1: cordoned by .*: disk full/);
+    assert.equal((await cliIn(root, "workers", "uncordon", "w1")).code, 0);
+    await until("a landed", () => Promise.resolve(lines.some((l) => /a: merged as/.test(l))));
+    const drained = await cliIn(root, "workers", "drain", "w1");
+    assert.match(drained.out, /worker w1: draining/);
+    await w1.saw(/worker w1: drained by an operator; claiming nothing more/);
+    await Deno.writeTextFile(flag, "");
+    const done = await result;
+    assert.equal(done.status, "completed", lines.join("\n"));
+    assert.equal(await w1.child.status.then((s) => s.code), 0, "it exits once its agent is done");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+/** The CLI in `root`: exit code and output. */
+async function cliIn(root: string, ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", root, ...args],
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: out.code,
+    out: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
+  };
+}

@@ -427,6 +427,12 @@ class Worker {
       );
     }
     const delivered = await this.#deliver(r);
+    if (away) {
+      o.log(
+        `${task.id}: agent ${order.session_id} ended while no orchestrator answered (a stop): ` +
+          "its pushed work is kept for the next run, no attempt counted",
+      );
+    }
     await this.#report({
       task_id: task.id,
       session_id: order.session_id,
@@ -439,12 +445,6 @@ class Worker {
       ...(startFailure !== undefined ? { start_failure: startFailure.slice(0, 4000) } : {}),
       ...(away ? { orchestrator_away: true } : {}),
     });
-    if (away) {
-      o.log(
-        `${task.id}: agent ${order.session_id} ended while no orchestrator answered (a stop): ` +
-          "its pushed work is kept for the next run, no attempt counted",
-      );
-    }
     await this.#cleanUp(r);
   }
 
