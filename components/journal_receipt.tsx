@@ -1,15 +1,18 @@
 /** The projection receipt of the board on screen; a JOURNAL TAMPERED stamp when it does not verify. */
 import type { ProjectionReceipt } from "../lib/board/projection.ts";
+import type { RunOutline } from "../lib/review/activity.ts";
 
 /** Props of {@link JournalReceipt}. */
 export interface JournalReceiptProps {
   receipt: ProjectionReceipt;
   /** Where the journal and the signed audit chain disagree (the run outline names the row). */
   disagreement?: string;
+  /** Rows that count for nothing (malformed), as the run outline lists them. */
+  ignored?: RunOutline["ignored_rows"];
 }
 
 /** The verification banner above the columns. */
-export function JournalReceipt({ receipt, disagreement }: JournalReceiptProps) {
+export function JournalReceipt({ receipt, disagreement, ignored }: JournalReceiptProps) {
   const tampered = !receipt.journal_verified;
   return (
     <section
@@ -47,6 +50,17 @@ export function JournalReceipt({ receipt, disagreement }: JournalReceiptProps) {
         <dt>events</dt>
         <dd>{receipt.event_count}</dd>
       </dl>
+      {ignored && (
+        <p class="muted" style="margin:.3rem 0 0" data-ignored-rows={ignored.count}>
+          {ignored.count === 1
+            ? "1 row of this journal counts"
+            : `${ignored.count} rows of this journal count`}{" "}
+          for nothing — malformed, so the board and every view ignore{" "}
+          {ignored.count === 1 ? "it" : "them"}:{" "}
+          {ignored.rows.map((r) => `row ${r.index} ${r.type} (${r.reason})`).join("; ")}
+          {ignored.count > ignored.rows.length ? "; …" : ""}.
+        </p>
+      )}
     </section>
   );
 }

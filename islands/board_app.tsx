@@ -8,6 +8,7 @@ import { type Column, COLUMNS } from "../lib/board/fold.ts";
 import type { ProjectionReceipt } from "../lib/board/projection.ts";
 import type { RunSummary } from "../lib/runs/runs.ts";
 import type { RunOutline } from "../lib/review/activity.ts";
+import type { OutlineTask } from "../lib/board/activity.ts";
 import { RunOutlineView } from "../components/run_outline.tsx";
 import { ApiError, apiFetch } from "../lib/dashboard/api.ts";
 import { coalesce } from "../lib/dashboard/coalesce.ts";
@@ -57,38 +58,17 @@ export function BoardApp({ onShown }: BoardAppProps) {
   const current = useRef({ token, runId, runs });
   current.current = { token, runId, runs };
 
-  const onError = (e: unknown) =>
-    setError(e instanceof ApiError ? e : new ApiError(0, "error", String(e)));
-  const loadRuns = useMemo(() =>
-    coalesce(async () => {
-      const answer = await apiFetch<{ runs: RunSummary[] }>("/review-board/runs", {
-        token: current.current.token,
-      });
-      setRuns(answer.runs);
-      if (!current.current.runId && answer.runs.length > 0) setRunId(answer.runs[0].run_id);
-      setError(null);
-    }, onError), []);
-  const loadBoard = useMemo(() =>
-    coalesce(async () => {
-      const id = current.current.runId;
-      if (!id) return;
-      const base = `/review-board/runs/${encodeURIComponent(id)}`;
-      const token = current.current.token;
-      const [answer, tasks] = await Promise.all([
-        apiFetch<ProjectionReceipt>(base, { token }),
-        apiFetch<RunOutline>(`${base}/tasks`, { token }),
-      ]);
-      if (current.current.runId === id) {
-        setReceipt(answer);
-        setOutline(tasks);
-      }
-      setError(null);
-    }, onError), []);
+  const { loadRuns, loadBoard } = useLoaders(current, {
+    setRuns,
+    setRunId,
+    setReceipt,
+    setOutline,
+    setError,
+  });
 
   useEffect(() => {
     const query = new URLSearchParams(location.search);
-    adoptFragmentToken();
-    setToken(sessionStorage.getItem(TOKEN_KEY) ?? "");
+    setToken(tokenOfTab());
     setRunId(query.get("run"));
     setSelected(query.get("task"));
     setReady(true);
@@ -130,7 +110,6 @@ export function BoardApp({ onShown }: BoardAppProps) {
     if (shown) onShown?.();
   }, [shown]);
 
-  const found = findCard(receipt, selected);
   const tasks = useMemo(
     () => new Map(outline?.tasks.map((t) => [t.task_id, t])),
     [outline],
@@ -140,28 +119,23 @@ export function BoardApp({ onShown }: BoardAppProps) {
   );
   const notStarted = outline?.tasks.filter((t) => !onBoard.has(t.task_id)) ?? [];
   const run = runs?.find((r) => r.run_id === runId);
+  const select = (id: string) => setSelected(id === selected ? null : id);
   return (
     <>
-      <header class="top">
-        <h1>Review board</h1>
-        <TokenField token={token} onChange={setToken} />
-        {runs && runs.length > 0 && (
-          <RunPicker
-            runs={runs}
-            runId={runId}
-            onChange={(id) => {
-              setReceipt(null);
-              setOutline(null);
-              setSelected(null);
-              setRunId(id);
-            }}
-          />
-        )}
-        <span class="live" data-state={live} aria-live="polite">
-          updates: {LIVE_WORDS[live]}
-        </span>
-        {ready && <VerificationAlert token={token} tick={activity} />}
-      </header>
+      <BoardHeader
+        token={token}
+        onToken={setToken}
+        runs={runs}
+        runId={runId}
+        onRun={(id) => {
+          setReceipt(null);
+          setOutline(null);
+          setSelected(null);
+          setRunId(id);
+        }}
+        live={live}
+        alert={ready ? activity : undefined}
+      />
       <main>
         {error && <p class="error" role="alert" data-error={error.status}>{error.words}</p>}
         {!ready || runs === null ? <p class="muted">loading runs…</p> : runs.length === 0
@@ -172,69 +146,185 @@ export function BoardApp({ onShown }: BoardAppProps) {
           )
           : null}
         {receipt && (
-          <>
-            {run && (
-              <p style="margin:0 0 .5rem">
-                Run <span class="run-status" data-run-status={run.status}>{run.status}</span>
-                {run.status === "interrupted" &&
-                  " — its process is gone before the run ended; `service run` resumes it"}
-              </p>
-            )}
-            <JournalReceipt
-              receipt={receipt}
-              disagreement={outline?.audit_disagreement?.message}
-            />
-            <BoardColumns
-              board={receipt.board}
-              tasks={tasks}
-              evidence={outline?.evidence}
-              selected={selected}
-              onSelect={(id) => setSelected(id === selected ? null : id)}
-            />
-            <RunOutlineView
-              tasks={notStarted}
-              alreadyLanded={outline?.already_landed.length ?? 0}
-              selected={selected}
-              onSelect={(id) => setSelected(id === selected ? null : id)}
-            />
-            {selected && !found && !notStarted.some((t) => t.task_id === selected) && (
-              <p class="muted">Task {selected} is not in this run.</p>
-            )}
-            {selected && (found || notStarted.some((t) => t.task_id === selected)) && (
-              <TaskDetail
-                key={selected}
-                receipt={receipt}
-                taskId={selected}
-                card={found?.card}
-                column={found?.column}
-                task={tasks.get(selected)}
-                token={token}
-                onBoard={setReceipt}
-                onReload={loadBoard}
-              />
-            )}
-          </>
+          <RunBoard
+            receipt={receipt}
+            outline={outline}
+            run={run}
+            tasks={tasks}
+            notStarted={notStarted}
+            selected={selected}
+            onSelect={select}
+            token={token}
+            onBoard={setReceipt}
+            onReload={loadBoard}
+          />
         )}
       </main>
     </>
   );
 }
 
+/** What the page remembers between renders for the loaders (they outlive a render). */
+interface Current {
+  token: string;
+  runId: string | null;
+  runs: RunSummary[] | null;
+}
+
+/** Where the loaders put what they read. */
+interface LoadedInto {
+  setRuns: (runs: RunSummary[]) => void;
+  setRunId: (runId: string) => void;
+  setReceipt: (receipt: ProjectionReceipt) => void;
+  setOutline: (outline: RunOutline) => void;
+  setError: (error: ApiError | null) => void;
+}
+
 /**
- * A token given in the address's fragment (`#token=…`: a headless screenshot cannot type one,
- * and a fragment never reaches the server or a proxy's log) is kept for this tab like a typed
- * one, and taken out of the address bar and its history entry.
+ * The runs list and the chosen run's board and outline, each read by one coalesced loader (a
+ * burst of activity notices reads once more, not once per notice).
  */
-function adoptFragmentToken(): void {
+function useLoaders(current: { current: Current }, into: LoadedInto) {
+  const onError = (e: unknown) =>
+    into.setError(e instanceof ApiError ? e : new ApiError(0, "error", String(e)));
+  const loadRuns = useMemo(() =>
+    coalesce(async () => {
+      const answer = await apiFetch<{ runs: RunSummary[] }>("/review-board/runs", {
+        token: current.current.token,
+      });
+      into.setRuns(answer.runs);
+      if (!current.current.runId && answer.runs.length > 0) into.setRunId(answer.runs[0].run_id);
+      into.setError(null);
+    }, onError), []);
+  const loadBoard = useMemo(() =>
+    coalesce(async () => {
+      const id = current.current.runId;
+      if (!id) return;
+      const base = `/review-board/runs/${encodeURIComponent(id)}`;
+      const token = current.current.token;
+      const [answer, tasks] = await Promise.all([
+        apiFetch<ProjectionReceipt>(base, { token }),
+        apiFetch<RunOutline>(`${base}/tasks`, { token }),
+      ]);
+      if (current.current.runId === id) {
+        into.setReceipt(answer);
+        into.setOutline(tasks);
+      }
+      into.setError(null);
+    }, onError), []);
+  return { loadRuns, loadBoard };
+}
+
+/** Props of {@link BoardHeader}. */
+interface BoardHeaderProps {
+  token: string;
+  onToken: (token: string) => void;
+  runs: RunSummary[] | null;
+  runId: string | null;
+  onRun: (runId: string) => void;
+  live: LiveState | "off";
+  /** The activity tick the verification alert re-reads on; undefined until the page is ready. */
+  alert: number | undefined;
+}
+
+/** The page's header: title, token, run picker, live state, verification alert. */
+function BoardHeader({ token, onToken, runs, runId, onRun, live, alert }: BoardHeaderProps) {
+  return (
+    <header class="top">
+      <h1>Review board</h1>
+      <TokenField token={token} onChange={onToken} />
+      {runs && runs.length > 0 && <RunPicker runs={runs} runId={runId} onChange={onRun} />}
+      <span class="live" data-state={live} aria-live="polite">
+        updates: {LIVE_WORDS[live]}
+      </span>
+      {alert !== undefined && <VerificationAlert token={token} tick={alert} />}
+    </header>
+  );
+}
+
+/** Props of {@link RunBoard}. */
+interface RunBoardProps {
+  receipt: ProjectionReceipt;
+  outline: RunOutline | null;
+  run: RunSummary | undefined;
+  tasks: Map<string, OutlineTask>;
+  /** The outline's tasks that have no card. */
+  notStarted: OutlineTask[];
+  selected: string | null;
+  onSelect: (taskId: string) => void;
+  token: string;
+  onBoard: (receipt: ProjectionReceipt) => void;
+  onReload: () => void;
+}
+
+/** The chosen run: its status, receipt, columns, tasks not started and the selected task. */
+function RunBoard(props: RunBoardProps) {
+  const { receipt, outline, run, tasks, notStarted, selected, onSelect } = props;
+  const found = findCard(receipt, selected);
+  return (
+    <>
+      {run && (
+        <p style="margin:0 0 .5rem">
+          Run <span class="run-status" data-run-status={run.status}>{run.status}</span>
+          {run.status === "interrupted" &&
+            " — its process is gone before the run ended; `service run` resumes it"}
+        </p>
+      )}
+      <JournalReceipt
+        receipt={receipt}
+        disagreement={outline?.audit_disagreement?.message}
+        ignored={outline?.ignored_rows}
+      />
+      <BoardColumns
+        board={receipt.board}
+        tasks={tasks}
+        evidence={outline?.evidence}
+        selected={selected}
+        onSelect={onSelect}
+      />
+      <RunOutlineView
+        tasks={notStarted}
+        alreadyLanded={outline?.already_landed.length ?? 0}
+        selected={selected}
+        onSelect={onSelect}
+      />
+      {selected && !found && !notStarted.some((t) => t.task_id === selected) && (
+        <p class="muted">Task {selected} is not in this run.</p>
+      )}
+      {selected && (found || notStarted.some((t) => t.task_id === selected)) && (
+        <TaskDetail
+          key={selected}
+          receipt={receipt}
+          taskId={selected}
+          card={found?.card}
+          column={found?.column}
+          task={tasks.get(selected)}
+          token={props.token}
+          onBoard={props.onBoard}
+          onReload={props.onReload}
+        />
+      )}
+    </>
+  );
+}
+
+/**
+ * The tab's token. One given in the address's fragment (`#token=…`: a headless screenshot cannot
+ * type one, and a fragment never reaches the server or a proxy's log) is kept for this tab like a
+ * typed one, and taken out of the address bar and its history entry.
+ */
+function tokenOfTab(): string {
   const fragment = new URLSearchParams(location.hash.slice(1));
   const given = fragment.get("token");
-  if (given === null) return;
-  if (given.trim()) sessionStorage.setItem(TOKEN_KEY, given.trim());
-  fragment.delete("token");
-  const rest = fragment.toString();
-  history.replaceState(
-    history.state,
-    "",
-    location.pathname + location.search + (rest ? `#${rest}` : ""),
-  );
+  if (given !== null) {
+    if (given.trim()) sessionStorage.setItem(TOKEN_KEY, given.trim());
+    fragment.delete("token");
+    const rest = fragment.toString();
+    history.replaceState(
+      history.state,
+      "",
+      location.pathname + location.search + (rest ? `#${rest}` : ""),
+    );
+  }
+  return sessionStorage.getItem(TOKEN_KEY) ?? "";
 }

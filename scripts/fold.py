@@ -25,7 +25,18 @@ def canonical(value):
 
 
 def is_int(v):
-    return isinstance(v, int) and not isinstance(v, bool)
+    return isinstance(v, int) and not isinstance(v, bool) and abs(v) <= 2**53 - 1
+
+
+def canonical_form(v):
+    """True when v has a canonical form (DESIGN.md §3): no non-integer or unsafe numbers."""
+    if isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool) and not is_int(v)):
+        return False
+    if isinstance(v, list):
+        return all(canonical_form(x) for x in v)
+    if isinstance(v, dict):
+        return all(canonical_form(x) for x in v.values())
+    return True
 
 
 def fold(path):
@@ -56,10 +67,10 @@ def fold(path):
     for i, row in rows:
         t, d = row.get("type"), row["data"]
         if t == "run_started":
-            started = d if started is None else started
+            started = d if started is None and canonical_form(d) else started
             continue
         if t == "run_completed":
-            completed = d
+            completed = d if canonical_form(d) else completed
             continue
         tid = d.get("task_id")
         if not isinstance(tid, str):
@@ -75,7 +86,8 @@ def fold(path):
             for key in ("title", "role"):
                 if isinstance(d.get(key), str):
                     card[key] = d[key]
-        elif t == "task_verification_failed" and isinstance(d.get("signals"), list):
+        elif t == "task_verification_failed" and isinstance(d.get("signals"), list) and \
+                canonical_form(d["signals"]):
             card["gates"] = d["signals"]
         elif t == "task_diff_captured":
             if isinstance(d.get("sha256"), str) and all(is_int(d.get(k)) for k in ("added", "removed", "files")):

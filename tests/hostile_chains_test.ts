@@ -187,6 +187,55 @@ Deno.test("a review row whose principal and note were edited and re-hashed is ca
   assert.match(doctor.text, new RegExp(`row ${seq} of run golden records principal mallory`));
 });
 
+Deno.test("a merge decision whose principal was removed and the journal re-hashed counts for nothing, and the edit is caught", async () => {
+  await using ws = await goldenWorkspace();
+  const journal = join(ws.runDir, "journal.jsonl");
+  {
+    await using server = await served(ws.path);
+    assert.equal((await server.review("t-docs", "merge")).status, 200);
+  }
+  const rows = (await Deno.readTextFile(journal)).trim().split("\n").map((l) => JSON.parse(l));
+  const seq = rows.length - 1;
+  assert.equal(rows[seq].data.decision, "merge");
+  await rehashJournal(journal, seq, (row) => {
+    const { principal: _gone, ...data } = row.data;
+    row.data = data;
+  });
+
+  await using server = await served(ws.path);
+  const res = await fetch(`${server.url}/review-board/runs/golden`);
+  const receipt = await res.json();
+  assert.equal(receipt.journal_verified, false);
+  assert.deepEqual(
+    receipt.board.columns.needs_review.map((c: { task_id: string }) => c.task_id),
+    ["t-docs"],
+    "the decision moves no card",
+  );
+  const fault = res.headers.get("x-journal-fault") ?? "";
+  assert.match(
+    fault,
+    new RegExp(
+      `row ${seq} of run golden is a task_review_decision that counts for nothing ` +
+        "\\(`principal` missing\\), but audit entry 0 signed it whole",
+    ),
+  );
+  const outline = await (await fetch(`${server.url}/review-board/runs/golden/tasks`)).json();
+  assert.equal(outline.audit_disagreement.row, seq);
+  assert.equal(outline.ignored_rows.rows[0].index, seq);
+  assert.equal(
+    outline.tasks.find((t: { task_id: string }) => t.task_id === "t-docs").state,
+    "needs_review",
+  );
+
+  const verify = await cli(ws.path, "audit", "verify");
+  assert.equal(verify.code, 1, verify.text);
+  assert.match(
+    verify.text,
+    new RegExp(`MISMATCH: row ${seq} of run golden is a task_review_decision`),
+  );
+  assert.doesNotMatch(verify.text, /has no journal row/, "the entry has its row: it was edited");
+});
+
 Deno.test("an evidence.sealed entry whose task_evidence_sealed row is missing (a crash between the appends) is reported by audit verify and doctor", async () => {
   await using ws = await goldenWorkspace();
   await Deno.writeTextFile(join(ws.path, "service.yaml"), "cli: claude\nroles: [backend, docs]\n");

@@ -24,6 +24,13 @@ const POLL_CAP_MS = 5_000;
 const SLACK_MS = 2_500;
 
 /**
+ * The goal with webhooks is 2 s (bench:landing measures ~0.1 s). The bound adds a second for a
+ * machine loaded by parallel test suites (2 035 ms was seen at load 20); the defect it guards
+ * against took 150 s.
+ */
+const WEBHOOK_BOUND_MS = 3_000;
+
+/**
  * Requests GitHub charges per landed pull request, at most: the run's own reads (token, rules),
  * finding and opening it, one answer per change (a head, a check, a review, the base moving) and
  * the merge; ~19 were measured. Every unchanged look is a 304, which GitHub does not charge.
@@ -186,7 +193,10 @@ Deno.test("with GitHub's webhooks each pull request's merge is requested within 
   const landed = latencies(gh.fake.events, githubMet);
   assert.equal(landed.length, 2);
   for (const l of landed) {
-    assert.ok(l.ms < 2_000, `#${l.number}: merge requested ${l.ms} ms after its last requirement`);
+    assert.ok(
+      l.ms < WEBHOOK_BOUND_MS,
+      `#${l.number}: merge requested ${l.ms} ms after its last requirement`,
+    );
   }
   const stats = gh.fake.stats();
   assert.ok(
@@ -352,6 +362,9 @@ Deno.test("with GitLab's merge request and pipeline hooks each merge is requeste
   );
   assert.equal(landed.length, 2);
   for (const l of landed) {
-    assert.ok(l.ms < 2_000, `!${l.number}: merge requested ${l.ms} ms after its last requirement`);
+    assert.ok(
+      l.ms < WEBHOOK_BOUND_MS,
+      `!${l.number}: merge requested ${l.ms} ms after its last requirement`,
+    );
   }
 });

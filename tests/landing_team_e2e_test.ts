@@ -246,7 +246,7 @@ Deno.test("a pull request a person closed: `service run` ends saying who cancell
   assert.equal(done.code, 0, text);
   assert.match(
     text,
-    /completed; every task landed except:\n  feature: CANCELLED — pull request #1 was closed by alice without merging: "We do not need this any more\."/,
+    /completed; every task landed except:\n {2}feature: CANCELLED — pull request #1 was closed by alice without merging: "We do not need this any more\."/,
   );
   assert.doesNotMatch(text, /settled by an operator/);
 });

@@ -16,6 +16,7 @@
  * (an imported run, the golden fixture's placeholders) are reported as unattested, not as faults.
  */
 import { sha256Hex, ZERO_HASH } from "../journal/hash.ts";
+import { type EventType, readRow } from "../journal/event_reader.ts";
 import { EVIDENCE_SEALED_EVENT, REVIEW_ACTION_EVENT } from "./chain.ts";
 import type { AuditEntry } from "./chain.ts";
 
@@ -102,6 +103,17 @@ export interface SealRow {
   auditEventHash?: unknown;
 }
 
+/**
+ * A review or seal row that counts for nothing (lib/journal/event_reader.ts: the board, the run
+ * and the evidence view ignore it), with the entry it cites, if it names one.
+ */
+export interface MalformedRowFact {
+  seq: number;
+  type: EventType;
+  reason: string;
+  auditEventHash?: string;
+}
+
 /** What the cross-check knows of one run's journal. */
 export interface JournalFacts {
   /** Every row's hash (the heads an entry may have signed). */
@@ -109,6 +121,8 @@ export interface JournalFacts {
   reviews: ReviewRow[];
   /** Its `task_evidence_sealed` rows (absent: none). */
   seals?: SealRow[];
+  /** Its review and seal rows that count for nothing (absent: none). */
+  malformed?: MalformedRowFact[];
 }
 
 /** Kinds of disagreement. */
@@ -119,6 +133,7 @@ export type FindingKind =
   | "row_without_entry"
   | "binding_mismatch"
   | "seal_without_row"
+  | "malformed_row"
   | "journal_missing";
 
 /** One disagreement between the two chains. */
@@ -134,10 +149,15 @@ export interface CrossFinding {
   message: string;
 }
 
-/** The outcome: findings (faults), and rows the chain does not (yet) vouch for. */
+/**
+ * The outcome: findings (faults), rows the chain does not (yet) vouch for, and review or seal
+ * rows that count for nothing and that no entry signed (nothing reads them; not a fault of
+ * either chain).
+ */
 export interface CrossReport {
   findings: CrossFinding[];
   unattested: { runId: string; rowSeq: number }[];
+  ignored: { runId: string; rowSeq: number; message: string }[];
 }
 
 /** The entries of an audit chain the cross-check reads. */
@@ -181,41 +201,47 @@ export function signedEntries(auditText: string): SignedEntries {
   return out;
 }
 
-/** The facts of a journal's text (rows that parse). */
+/** The facts of a journal's text (rows that parse; their data read as every reader reads it). */
 export function journalFacts(text: string): JournalFacts {
   const hashes = new Set<string>();
   const reviews: ReviewRow[] = [];
   const seals: SealRow[] = [];
+  const malformed: MalformedRowFact[] = [];
   for (const line of text.split("\n")) {
     if (!line) continue;
-    let row: {
-      seq?: number;
-      prev?: string;
-      hash?: string;
-      type?: string;
-      data?: Record<string, unknown>;
-    };
+    let row: { seq?: number; prev?: string; hash?: string; type?: string; data?: unknown };
     try {
       row = JSON.parse(line);
     } catch {
       continue;
     }
-    if (typeof row.hash === "string") hashes.add(row.hash);
-    const data = row.data;
-    if (!data || typeof data !== "object" || typeof row.seq !== "number") continue;
-    if (row.type === "task_evidence_sealed") {
-      seals.push({ seq: row.seq, taskId: data.task_id, auditEventHash: data.audit_event_hash });
+    if (typeof row?.hash === "string") hashes.add(row.hash);
+    if (typeof row?.seq !== "number" || typeof row.type !== "string") continue;
+    if (row.type !== "task_review_decision" && row.type !== "task_evidence_sealed") continue;
+    const read = readRow({ type: row.type, data: row.data as Record<string, never> });
+    if (!read) continue;
+    if (!("type" in read)) {
+      const data = row.data as Record<string, unknown> | null;
+      const cites = typeof data?.audit_event_hash === "string" ? data.audit_event_hash : undefined;
+      malformed.push({
+        seq: row.seq,
+        type: read.malformed,
+        reason: read.reason,
+        ...(cites === undefined ? {} : { auditEventHash: cites }),
+      });
+    } else if (read.type === "task_evidence_sealed") {
+      seals.push({ seq: row.seq, taskId: read.task_id, auditEventHash: read.audit_event_hash });
+    } else if (read.type === "task_review_decision") {
+      reviews.push({
+        seq: row.seq,
+        prev: String(row.prev),
+        journalHead: read.journal_head,
+        auditEventHash: read.audit_event_hash,
+        bound: boundOf((f) => f.row(read)),
+      });
     }
-    if (row.type !== "task_review_decision") continue;
-    reviews.push({
-      seq: row.seq,
-      prev: String(row.prev),
-      journalHead: data.journal_head,
-      auditEventHash: data.audit_event_hash,
-      bound: boundOf((f) => f.row(data)),
-    });
   }
-  return { hashes, reviews, seals };
+  return { hashes, reviews, seals, malformed };
 }
 
 /** The bound fields on which a row and the entry it cites disagree (pure). */
@@ -270,14 +296,13 @@ export function crossCheckRun(
   journal: JournalFacts | undefined,
   signed: SignedEntries,
 ): CrossReport {
-  const findings: CrossFinding[] = [];
-  const unattested: CrossReport["unattested"] = [];
+  const report: CrossReport = { findings: [], unattested: [], ignored: [] };
   const mine = signed.reviews.filter((e) => e.runId === runId);
   const seals = signed.seals.filter((e) => e.runId === runId);
   if (!journal) {
     const first = mine[0] ?? seals[0];
     if (first) {
-      findings.push({
+      report.findings.push({
         kind: "journal_missing",
         runId,
         auditSeq: first.seq,
@@ -285,96 +310,168 @@ export function crossCheckRun(
         message: `audit entry ${first.seq} signed for run ${runId}, whose journal is gone`,
       });
     }
-    return { findings, unattested };
+    return report;
   }
-  findings.push(...sealsWithoutRow(runId, journal.seals ?? [], seals));
-  const byLine = new Map(mine.map((e) => [e.lineHash, e]));
+  const cited = malformedRows(runId, journal.malformed ?? [], { reviews: mine, seals }, report);
+  const sealsLeft = seals.filter((e) => !cited.has(e.lineHash));
+  report.findings.push(...sealsWithoutRow(runId, journal.seals ?? [], sealsLeft));
+  for (const hash of reviewRows(runId, journal.reviews, mine, report)) cited.add(hash);
+  report.findings.push(
+    ...entriesWithoutRow(runId, journal, mine.filter((e) => !cited.has(e.lineHash))),
+  );
+  report.findings.sort((a, b) => (a.rowSeq ?? Infinity) - (b.rowSeq ?? Infinity));
+  return report;
+}
+
+/**
+ * Review and seal rows that count for nothing (pure). One that cites an entry of the chain was
+ * edited after that entry signed it: a contradiction. One that cites none is only noted: nothing
+ * reads it. Returns the line hashes of the entries such rows cite (they have their row).
+ */
+function malformedRows(
+  runId: string,
+  rows: MalformedRowFact[],
+  signed: SignedEntries,
+  report: CrossReport,
+): Set<string> {
+  const entries = new Map<string, SignedReview | SignedSeal>();
+  for (const e of signed.reviews) entries.set(e.lineHash, e);
+  for (const e of signed.seals) entries.set(e.lineHash, e);
   const cited = new Set<string>();
-  let vouchedFrom = Infinity;
-  for (const row of journal.reviews) {
-    const entry = typeof row.auditEventHash === "string"
-      ? byLine.get(row.auditEventHash)
-      : undefined;
-    if (entry && vouchedFrom === Infinity) vouchedFrom = row.seq;
-  }
-  for (const row of journal.reviews) {
-    const entry = typeof row.auditEventHash === "string"
-      ? byLine.get(row.auditEventHash)
-      : undefined;
+  for (const row of rows) {
+    const entry = row.auditEventHash === undefined ? undefined : entries.get(row.auditEventHash);
+    const what = `row ${row.seq} of run ${runId} is a ${row.type} that counts for nothing ` +
+      `(${row.reason})`;
     if (!entry) {
-      if (row.seq > vouchedFrom) {
-        findings.push({
-          kind: "row_without_entry",
-          runId,
-          rowSeq: row.seq,
-          journalContradicted: false,
-          message: `row ${row.seq} of run ${runId} cites audit entry ${
-            String(row.auditEventHash).slice(0, 12)
-          }…, which is not on the audit chain (entry removed, or the row forged)`,
-        });
-      } else unattested.push({ runId, rowSeq: row.seq });
+      report.ignored.push({
+        runId,
+        rowSeq: row.seq,
+        message: `${what}: the board, the run and \`service status\` ignore it`,
+      });
       continue;
     }
     cited.add(entry.lineHash);
-    if (row.prev !== entry.journalHead || row.journalHead !== entry.journalHead) {
-      findings.push({
-        kind: "rehashed_row",
+    report.findings.push({
+      kind: "malformed_row",
+      runId,
+      rowSeq: row.seq,
+      auditSeq: entry.seq,
+      journalContradicted: true,
+      message: `${what}, but audit entry ${entry.seq} signed it whole: the row was edited after ` +
+        "it was signed",
+    });
+  }
+  return cited;
+}
+
+/**
+ * The review rows against the entries they cite (pure): a row chained onto another head than its
+ * entry signed was re-hashed, one that records other bound values was edited; one that cites no
+ * entry of the chain is unattested before the chain vouches for the run, lost after. Returns the
+ * line hashes of the entries cited.
+ */
+function reviewRows(
+  runId: string,
+  rows: ReviewRow[],
+  mine: SignedReview[],
+  report: CrossReport,
+): Set<string> {
+  const byLine = new Map(mine.map((e) => [e.lineHash, e]));
+  const entryOf = (row: ReviewRow) =>
+    typeof row.auditEventHash === "string" ? byLine.get(row.auditEventHash) : undefined;
+  const cited = new Set<string>();
+  const vouchedFrom = rows.find((row) => entryOf(row))?.seq ?? Infinity;
+  for (const row of rows) {
+    const entry = entryOf(row);
+    if (!entry) {
+      if (row.seq > vouchedFrom) report.findings.push(rowWithoutEntry(runId, row));
+      else report.unattested.push({ runId, rowSeq: row.seq });
+      continue;
+    }
+    cited.add(entry.lineHash);
+    const finding = rowAgainstEntry(runId, row, entry);
+    if (finding) report.findings.push(finding);
+  }
+  return cited;
+}
+
+function rowWithoutEntry(runId: string, row: ReviewRow): CrossFinding {
+  return {
+    kind: "row_without_entry",
+    runId,
+    rowSeq: row.seq,
+    journalContradicted: false,
+    message: `row ${row.seq} of run ${runId} cites audit entry ${
+      String(row.auditEventHash).slice(0, 12)
+    }…, which is not on the audit chain (entry removed, or the row forged)`,
+  };
+}
+
+/** How a review row disagrees with the entry it cites, if it does (pure). */
+function rowAgainstEntry(
+  runId: string,
+  row: ReviewRow,
+  entry: SignedReview,
+): CrossFinding | undefined {
+  if (row.prev !== entry.journalHead || row.journalHead !== entry.journalHead) {
+    return {
+      kind: "rehashed_row",
+      runId,
+      rowSeq: row.seq,
+      auditSeq: entry.seq,
+      journalContradicted: true,
+      message: `row ${row.seq} of run ${runId} chains onto ${row.prev.slice(0, 12)}…, but audit ` +
+        `entry ${entry.seq} signed journal head ${
+          entry.journalHead.slice(0, 12)
+        }… for it: the journal was edited and re-hashed`,
+    };
+  }
+  const differ = boundMismatches(entry, row);
+  if (differ.length === 0) return undefined;
+  return {
+    kind: "binding_mismatch",
+    runId,
+    rowSeq: row.seq,
+    auditSeq: entry.seq,
+    journalContradicted: true,
+    message: `row ${row.seq} of run ${runId} records ${
+      differ.map((f) => `${f} ${shown(row.bound[f])}`).join(", ")
+    }, but audit entry ${entry.seq} signed ${
+      differ.map((f) => `${f} ${shown(entry.bound[f])}`).join(", ")
+    }: the review row was edited after it was signed`,
+  };
+}
+
+/**
+ * Review entries no row cites (pure): the server stopped between the two appends when the head
+ * the entry signed is on the journal, else the journal was rewritten after it was signed.
+ */
+function entriesWithoutRow(
+  runId: string,
+  journal: JournalFacts,
+  entries: SignedReview[],
+): CrossFinding[] {
+  return entries.map((entry) =>
+    entry.journalHead === ZERO_HASH || journal.hashes.has(entry.journalHead)
+      ? {
+        kind: "entry_without_row",
         runId,
-        rowSeq: row.seq,
+        auditSeq: entry.seq,
+        journalContradicted: false,
+        message: `audit entry ${entry.seq} (${entry.decision} on ${entry.taskId}, run ${runId}) ` +
+          "has no journal row: the server stopped between the two appends, so the action did " +
+          "not happen and no receipt was returned (review again if it is still wanted)",
+      }
+      : {
+        kind: "head_not_on_journal",
+        runId,
         auditSeq: entry.seq,
         journalContradicted: true,
-        message:
-          `row ${row.seq} of run ${runId} chains onto ${row.prev.slice(0, 12)}…, but audit ` +
-          `entry ${entry.seq} signed journal head ${
-            entry.journalHead.slice(0, 12)
-          }… for it: the journal was edited and re-hashed`,
-      });
-    } else {
-      const differ = boundMismatches(entry, row);
-      if (differ.length > 0) {
-        findings.push({
-          kind: "binding_mismatch",
-          runId,
-          rowSeq: row.seq,
-          auditSeq: entry.seq,
-          journalContradicted: true,
-          message: `row ${row.seq} of run ${runId} records ${
-            differ.map((f) => `${f} ${shown(row.bound[f])}`).join(", ")
-          }, but audit entry ${entry.seq} signed ${
-            differ.map((f) => `${f} ${shown(entry.bound[f])}`).join(", ")
-          }: the review row was edited after it was signed`,
-        });
+        message: `audit entry ${entry.seq} signed journal head ${
+          entry.journalHead.slice(0, 12)
+        }… of run ${runId}, which no row of its journal has: the journal was rewritten after it was signed`,
       }
-    }
-  }
-  for (const entry of mine) {
-    if (cited.has(entry.lineHash)) continue;
-    const onChain = entry.journalHead === ZERO_HASH || journal.hashes.has(entry.journalHead);
-    findings.push(
-      onChain
-        ? {
-          kind: "entry_without_row",
-          runId,
-          auditSeq: entry.seq,
-          journalContradicted: false,
-          message:
-            `audit entry ${entry.seq} (${entry.decision} on ${entry.taskId}, run ${runId}) ` +
-            "has no journal row: the server stopped between the two appends, so the action did " +
-            "not happen and no receipt was returned (review again if it is still wanted)",
-        }
-        : {
-          kind: "head_not_on_journal",
-          runId,
-          auditSeq: entry.seq,
-          journalContradicted: true,
-          message: `audit entry ${entry.seq} signed journal head ${
-            entry.journalHead.slice(0, 12)
-          }… of run ${runId}, which no row of its journal has: the journal was rewritten after it was signed`,
-        },
-    );
-  }
-  findings.sort((a, b) => (a.rowSeq ?? Infinity) - (b.rowSeq ?? Infinity));
-  return { findings, unattested };
+  );
 }
 
 /** Read `path` as text; undefined when it does not exist. */

@@ -136,3 +136,49 @@ Deno.test("crossCheckRun: a seal entry without its task_evidence_sealed row is r
     /sealing stopped between the audit entry and the journal row/,
   );
 });
+
+Deno.test("crossCheckRun: a review or seal row that counts for nothing contradicts the entry that signed it whole; one no entry signed is only noted", () => {
+  const journal: JournalFacts = {
+    hashes: new Set([H("1"), H("2")]),
+    reviews: [],
+    seals: [],
+    malformed: [
+      {
+        seq: 2,
+        type: "task_review_decision",
+        reason: "`principal` missing",
+        auditEventHash: H("a"),
+      },
+      {
+        seq: 3,
+        type: "task_evidence_sealed",
+        reason: "`bundle_hash` missing",
+        auditEventHash: H("s"),
+      },
+      {
+        seq: 4,
+        type: "task_review_decision",
+        reason: '`decision` "maybe" is not approve, request_changes or merge',
+      },
+    ],
+  };
+  const report = crossCheckRun("r", journal, {
+    reviews: [entry(0, "a", "1")],
+    seals: [{ seq: 1, lineHash: H("s"), runId: "r", taskId: "t" }],
+  });
+  assert.deepEqual(
+    report.findings.map((f) => [f.kind, f.rowSeq, f.auditSeq, f.journalContradicted]),
+    [["malformed_row", 2, 0, true], ["malformed_row", 3, 1, true]],
+    "the entries have their rows: no entry_without_row, no seal_without_row",
+  );
+  assert.match(
+    report.findings[0].message,
+    /row 2 of run r is a task_review_decision that counts for nothing \(`principal` missing\), but audit entry 0 signed it whole: the row was edited after it was signed/,
+  );
+  assert.deepEqual(report.ignored.map((i) => i.rowSeq), [4]);
+  assert.match(
+    report.ignored[0].message,
+    /row 4 of run r .* counts for nothing .*: the board, the run and `service status` ignore it/,
+  );
+  assert.deepEqual(report.unattested, []);
+});

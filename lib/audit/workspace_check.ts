@@ -23,7 +23,7 @@ export async function crossCheckWorkspace(paths: WorkspacePaths): Promise<CrossR
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
-  const report: CrossReport = { findings: [], unattested: [] };
+  const report: CrossReport = { findings: [], unattested: [], ignored: [] };
   for (const runId of [...runs].sort()) {
     const text = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(runId)
       ? await readIfExists(journalPath(paths, runId))
@@ -31,6 +31,7 @@ export async function crossCheckWorkspace(paths: WorkspacePaths): Promise<CrossR
     const one = crossCheckRun(runId, text === undefined ? undefined : journalFacts(text), entries);
     report.findings.push(...one.findings);
     report.unattested.push(...one.unattested);
+    report.ignored.push(...one.ignored);
   }
   return report;
 }

@@ -5,8 +5,8 @@
  * when the patch names blobs the repository has, and hunk line counts recounted, since a model's
  * counts are often off by one — and commits what applied.
  */
-import { git } from "../git/git.ts";
 import { commitPartialWork } from "../worktrees/worktrees.ts";
+import { openWorktree } from "../worktrees/trees.ts";
 
 /** The diff of an answer, or why it has none. */
 export type PatchFound = { patch: string } | { problem: string };
@@ -40,8 +40,9 @@ export async function applyPatch(
   patch: string,
   message: string,
 ): Promise<ApplyOutcome> {
-  const out = await git(["apply", "--3way", "--recount", "--whitespace=nowarn", "-"], {
-    cwd: worktree,
+  // A model's patch is the agent's work: applied with the hardened git of agent trees.
+  const tree = await openWorktree(worktree);
+  const out = await tree.git(["apply", "--3way", "--recount", "--whitespace=nowarn", "-"], {
     stdin: patch,
     allowFailure: true,
   });
@@ -53,9 +54,9 @@ export async function applyPatch(
       `exit ${out.code}`;
     return { applied: false, reason: `git apply --3way: ${line}` };
   }
-  const files = (await git(["diff", "--cached", "--name-only"], { cwd: worktree })).stdout
+  const files = (await tree.git(["diff", "--cached", "--name-only"])).stdout
     .split("\n").filter((l) => l !== "").length;
   if (files === 0) return { applied: false, reason: "the patch changes nothing" };
-  const { tip } = await commitPartialWork(worktree, message);
+  const { tip } = await commitPartialWork(worktree, message, { tree });
   return { applied: true, files, tip };
 }

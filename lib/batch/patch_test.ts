@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { applyPatch, patchIn } from "./patch.ts";
+import { createWorktree } from "../worktrees/worktrees.ts";
 
 const DIFF = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-alpha\n+ALPHA\n";
 
@@ -33,20 +34,22 @@ for (const [name, answer, expected] of CASES) {
   });
 }
 
-async function repo(): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix: "patch-" });
-  const git = (...args: string[]) => new Deno.Command("git", { args, cwd: dir }).output();
+/** A task's worktree (`.sdd/worktrees/s-1`, as the batch lane applies patches in) of a repository holding a.txt. */
+async function worktree(): Promise<{ dir: string; root: string }> {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "patch-" }));
+  const git = (...args: string[]) => new Deno.Command("git", { args, cwd: root }).output();
   await git("init", "-q", "-b", "main");
   await git("config", "user.email", "t@localhost");
   await git("config", "user.name", "t");
-  await Deno.writeTextFile(join(dir, "a.txt"), "alpha\n");
+  await Deno.writeTextFile(join(root, "a.txt"), "alpha\n");
   await git("add", "-A");
   await git("commit", "-qm", "init");
-  return dir;
+  const tree = await createWorktree(root, "s-1", "main");
+  return { dir: tree.path, root };
 }
 
 Deno.test("applyPatch() commits a patch that applies, with hunk counts a model got wrong", async () => {
-  const dir = await repo();
+  const { dir, root } = await worktree();
   try {
     const off =
       "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,4 @@\n-alpha\n+ALPHA\n";
@@ -54,12 +57,12 @@ Deno.test("applyPatch() commits a patch that applies, with hunk counts a model g
     assert.equal(out.applied, true, JSON.stringify(out));
     assert.equal(await Deno.readTextFile(join(dir, "a.txt")), "ALPHA\n");
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(root, { recursive: true });
   }
 });
 
 Deno.test("applyPatch() refuses a patch whose context is not in the file, with git's reason", async () => {
-  const dir = await repo();
+  const { dir, root } = await worktree();
   try {
     const out = await applyPatch(dir, DIFF.replace("-alpha", "-delta"), "batch patch");
     assert.equal(out.applied, false);
@@ -69,6 +72,6 @@ Deno.test("applyPatch() refuses a patch whose context is not in the file, with g
     );
     assert.equal(await Deno.readTextFile(join(dir, "a.txt")), "alpha\n", "nothing changed");
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(root, { recursive: true });
   }
 });

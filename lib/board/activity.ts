@@ -10,6 +10,13 @@
 import type { JsonValue } from "../journal/canonical_json.ts";
 import type { JournalEvent } from "../journal/row.ts";
 import type { RowSink } from "../journal/incremental.ts";
+import {
+  type EventType,
+  type MalformedRow,
+  type ReadEvent,
+  type ReadOf,
+  readRow,
+} from "../journal/event_reader.ts";
 
 /** A failed check or failure reason (at least `kind` and `detail`). */
 export type Signal = { kind: string; detail: string; [extra: string]: JsonValue };
@@ -199,19 +206,24 @@ export interface ActivityState {
   /** Task ids in first-seen order (plan order for planned tasks). */
   order: string[];
   already_landed: { task_id: string; run_id: string; commit: string }[];
+  /** The first rows that count for nothing (malformed: the board ignores them too). */
+  ignored: IgnoredRow[];
+  /** How many rows count for nothing (more than {@link ActivityState.ignored} may list). */
+  ignored_count: number;
+}
+
+/** A journal row of a known type that counts for nothing, and why (the page lists it). */
+export interface IgnoredRow {
+  /** 0-based row index. */
+  index: number;
+  type: EventType;
+  reason: string;
+  task_id?: string;
 }
 
 /** An empty activity. */
 export function initialActivity(): ActivityState {
-  return { tasks: new Map(), order: [], already_landed: [] };
-}
-
-function str(v: JsonValue | undefined): string | undefined {
-  return typeof v === "string" ? v : undefined;
-}
-
-function strings(v: JsonValue | undefined): string[] {
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+  return { tasks: new Map(), order: [], already_landed: [], ignored: [], ignored_count: 0 };
 }
 
 function task(state: ActivityState, id: string): TaskActivity {
@@ -236,8 +248,8 @@ function current(t: TaskActivity): Attempt | undefined {
   return t.attempts.at(-1);
 }
 
-function signalsOf(v: JsonValue | undefined): Signal[] {
-  if (!Array.isArray(v)) return [];
+function signalsOf(v: JsonValue[] | undefined): Signal[] {
+  if (!v) return [];
   return v.filter((s): s is Signal =>
     s !== null && typeof s === "object" && !Array.isArray(s) && typeof s.kind === "string"
   ).map((s) => ({ ...s, detail: typeof s.detail === "string" ? s.detail : String(s.detail) }));
@@ -248,7 +260,7 @@ function reasonOf(signals: Signal[]): string {
 }
 
 /** Row types that can be the first a journal says about a task. */
-const INTRODUCES = new Set([
+const INTRODUCES = new Set<EventType>([
   "task_claimed",
   "task_completed",
   "task_verification_failed",
@@ -270,294 +282,291 @@ export function nextAttemptNumber(state: ActivityState, taskId: string): number 
 }
 
 /**
- * Fold the row at 0-based line `index` into `state`. Rows of unknown types, and rows without a
- * task id, change nothing.
+ * Fold the row at 0-based line `index` into `state`. Rows of unknown types and rows without a
+ * task id change nothing; rows that count for nothing (lib/journal/event_reader.ts says which,
+ * the board ignores them too) are only listed in {@link ActivityState.ignored}.
  */
 export function foldActivity(state: ActivityState, row: JournalEvent, index: number): void {
-  const d = row.data as Record<string, JsonValue>;
-  if (row.type === "run_started") {
-    for (const p of Array.isArray(d.planned) ? d.planned : []) {
-      if (!p || typeof p !== "object" || Array.isArray(p) || typeof p.task_id !== "string") {
-        continue;
-      }
-      const t = task(state, p.task_id);
-      t.planned = true;
-      t.title ??= str(p.title);
-      t.role ??= str(p.role);
-      t.stage ??= str(p.stage);
-      t.depends_on = strings(p.depends_on);
-      if (t.attempts.length === 0) t.state = "planned";
-    }
-    for (const l of Array.isArray(d.already_landed) ? d.already_landed : []) {
-      if (l && typeof l === "object" && !Array.isArray(l) && typeof l.task_id === "string") {
-        state.already_landed.push({
-          task_id: l.task_id,
-          run_id: str(l.run_id) ?? "",
-          commit: str(l.commit) ?? "",
-        });
-      }
-    }
-    return;
-  }
-  const id = str(d.task_id);
-  if (!id) return;
+  const event = readRow(row);
+  if (!event) return;
+  if (!("type" in event)) return noteIgnored(state, event, index);
+  if (event.type === "run_started") return foldPlan(state, event);
+  if (!("task_id" in event)) return;
   // Attachment and detail rows describe a task the journal already knows, never introduce one.
-  if (!state.tasks.has(id) && !INTRODUCES.has(row.type)) return;
-  const t = task(state, id);
-  const attempt = current(t);
-  switch (row.type) {
-    case "task_claimed": {
-      t.title = str(d.title) ?? t.title;
-      t.role = str(d.role) ?? t.role;
-      const batch: BatchTry | undefined = d.lane === "batch" ? {} : undefined;
-      t.attempts.push({
-        session_id: str(d.session_id) ?? "",
-        number: nextAttemptNumber(state, id),
-        role: str(d.role),
-        model: str(d.model),
-        ...(str(d.isolation) ? { isolation: str(d.isolation) } : {}),
-        ...(str(d.adapter) ? { adapter: str(d.adapter) } : {}),
-        ...(str(d.worker) ? { worker: str(d.worker) } : {}),
-        ...(batch ? { batch } : {}),
-        outcome: "running",
-      });
-      t.isolation = str(d.isolation);
-      t.batch = batch; // the same object: the batch rows below fill both
-      t.protected_paths = undefined; // what a diff touched is the attempt's
-      t.protected_error = undefined;
-      t.owned_files_exceeded = undefined;
-      t.state = "running";
-      t.reason = undefined;
-      t.current_since = index;
-      break;
-    }
-    case "task_batch_submitted":
-      if (attempt?.batch) {
-        attempt.batch.provider = str(d.provider);
-        attempt.batch.batch_id = str(d.batch_id);
-      }
-      break;
-    case "task_batch_result":
-      if (attempt?.batch && (!str(d.batch_id) || str(d.batch_id) === attempt.batch.batch_id)) {
-        attempt.batch.outcome = str(d.outcome);
-        attempt.batch.reason = str(d.reason);
-      }
-      break;
-    case "task_completed":
-      if (attempt) {
-        attempt.outcome = "completed";
-        attempt.summary = str(d.summary) ?? attempt.summary;
-        if (d.recovered === true) {
-          attempt.unreported = d.interrupted === true ? "interrupted" : "exited";
-        }
-      }
-      t.state = "needs_review";
-      t.reason = undefined;
-      break;
-    case "task_verification_failed": {
-      const signals = signalsOf(d.signals);
-      if (attempt) {
-        attempt.outcome = "gated";
-        attempt.signals = signals;
-      }
-      t.state = "gated";
-      if (Array.isArray(d.signals)) t.gated_index = index;
-      t.reason = reasonOf(signals);
-      t.merge_decided = false;
-      const conflicts = signals.filter((s) => s.kind === "merge_conflict").map((s) => s.detail);
-      if (conflicts.length > 0) t.conflict_files = conflicts;
-      break;
-    }
-    case "task_retried":
-      if (attempt) {
-        attempt.retried_because = str(d.reason);
-        if (attempt.outcome === "running") attempt.outcome = "interrupted";
-      }
-      t.state = "queued";
-      t.reason = str(d.reason);
-      break;
-    case "task_merged":
-      if (attempt) attempt.outcome = "merged";
-      t.state = "merged";
-      t.reason = undefined;
-      t.merged = { commit: str(d.commit), ...(str(d.pr) ? { pr: str(d.pr) } : {}) };
-      if (t.pull_request && str(d.pr) === t.pull_request.url) {
-        t.pull_request = { ...t.pull_request, state: "merged", waits_for: undefined };
-      }
-      break;
-    case "task_pr_opened":
-      t.pull_request = {
-        number: Number(d.number),
-        url: str(d.url) ?? "",
-        state: "open",
-        head_sha: str(d.head_sha),
-        checks: [],
-        reviews: [],
-      };
-      break;
-    case "task_pr_updated":
-      if (t.pull_request?.number === Number(d.number)) t.pull_request.head_sha = str(d.head_sha);
-      break;
-    case "task_pr_status":
-      if (t.pull_request?.number === Number(d.number)) {
-        const list = (v: JsonValue | undefined) =>
-          (Array.isArray(v) ? v : []).filter((x) =>
-            x && typeof x === "object" && !Array.isArray(x)
-          ) as Record<string, JsonValue>[];
-        t.pull_request = {
-          ...t.pull_request,
-          state: str(d.state) ?? t.pull_request.state,
-          head_sha: str(d.head_sha) ?? t.pull_request.head_sha,
-          checks: list(d.checks).map((c) => ({
-            name: str(c.name) ?? "",
-            state: str(c.state) ?? "",
-            required: c.required === true,
-            ...(str(c.url) ? { url: str(c.url) } : {}),
-          })),
-          reviews: list(d.reviews).map((r) => ({
-            user: str(r.user) ?? "",
-            state: str(r.state) ?? "",
-          })),
-          waits_for: str(d.waits_for),
-        };
-      }
-      break;
-    case "task_pr_closed":
-      if (t.pull_request?.number === Number(d.number)) {
-        t.pull_request = {
-          ...t.pull_request,
-          state: "closed",
-          waits_for: undefined,
-          closed_reason: str(d.reason),
-        };
-      }
-      break;
-    case "task_review_decision": {
-      // Like the board: a merge decision puts the task under merged until its landing says otherwise.
-      if (d.decision === "merge") {
-        t.merge_decided = true;
-        t.state = "merged";
-        // Until its task_merged row, the merge is decided, not done: say so.
-        t.reason = `merge decided by ${str(d.principal) ?? "an operator"}; pending until it lands`;
-      }
-      const [decision, principal, note] = [str(d.decision), str(d.principal), str(d.note)];
-      if (attempt && decision && principal) {
-        (attempt.reviews ??= []).push({ decision, principal, index, ...(note ? { note } : {}) });
-      }
-      break;
-    }
-    case "task_evidence_sealed":
-      t.evidence_sealed = str(d.bundle_hash) ?? t.evidence_sealed;
-      break;
-    case "task_diff_captured": {
-      const sha = str(d.sha256);
-      if (!sha) break;
-      // A diff that replaces one an operator already reviewed (a rebase) starts a new story.
-      const reviewed = attempt?.reviews?.some((r) => r.index > (t.current_since ?? -1));
-      if (reviewed && t.diff_sha256 !== undefined && sha !== t.diff_sha256) t.current_since = index;
-      t.diff_sha256 = sha;
-      t.diff_index = index;
-      break;
-    }
-    case "task_failed":
-      if (attempt && attempt.outcome === "running") attempt.outcome = "failed";
-      t.state = "failed";
-      t.reason = str(d.reason);
-      if (strings(d.files).length > 0) t.conflict_files = strings(d.files);
-      break;
-    case "task_cancelled":
-      if (attempt && attempt.outcome === "running") attempt.outcome = "cancelled";
-      t.state = "cancelled";
-      t.reason = str(d.reason);
-      break;
-    case "task_done_by_operator":
-      t.state = "done";
-      t.reason = str(d.reason);
-      break;
-    case "task_waiting":
-      // A wait only describes a task that has not started (or whose landing waits).
-      t.reason = str(d.reason);
-      if (t.state === "planned" || t.state === "queued" || t.state === "blocked") {
-        t.state = t.reason?.startsWith("blocked") ? "blocked" : "waiting";
-      }
-      break;
-    case "agent_exited": {
-      const a = t.attempts.find((x) => x.session_id === str(d.session_id));
-      if (a && typeof d.exit_code === "number" && typeof d.duration_ms === "number") {
-        a.exit = { exit_code: d.exit_code, duration_ms: d.duration_ms, ended_by: str(d.ended_by) };
-      }
-      break;
-    }
-    case "task_log_captured": {
-      const a = t.attempts.find((x) => x.session_id === str(d.session_id));
-      if (a && typeof d.sha256 === "string" && typeof d.bytes === "number") {
-        a.log = { sha256: d.sha256, bytes: d.bytes };
-      }
-      break;
-    }
-    case "task_worktree_prepared": {
-      const a = t.attempts.find((x) => x.session_id === str(d.session_id));
-      if (a) a.prepared = preparedOf(d);
-      break;
-    }
-    case "task_verification_recorded": {
-      const a = t.attempts.find((x) => x.session_id === str(d.session_id));
-      if (a) a.verification = verificationOf(d);
-      break;
-    }
-    case "merge_conflict":
-      if (strings(d.files).length > 0) t.conflict_files = strings(d.files);
-      break;
-    case "task_protected_paths":
-      t.protected_paths = strings(d.paths);
-      t.protected_error = str(d.error);
-      if (attempt) attempt.protected_paths = t.protected_paths;
-      break;
-    case "task_owned_files_exceeded":
-      t.owned_files_exceeded = {
-        paths: strings(d.paths),
-        owned_files: strings(d.owned_files),
-        enforced: d.enforced === true,
-      };
-      if (attempt) attempt.owned_files_exceeded = t.owned_files_exceeded;
-      break;
-    case "task_rebased":
-      t.rebases++;
-      break;
+  if (!state.tasks.has(event.task_id) && !INTRODUCES.has(event.type)) return;
+  const t = task(state, event.task_id);
+  ON_TASK[event.type]?.(t, event as never, { state, index, attempt: current(t) });
+}
+
+/** Rows listed in {@link ActivityState.ignored}; the rest are only counted. */
+const IGNORED_LISTED = 20;
+
+function noteIgnored(state: ActivityState, row: MalformedRow, index: number): void {
+  state.ignored_count++;
+  if (state.ignored.length >= IGNORED_LISTED) return;
+  state.ignored.push({
+    index,
+    type: row.malformed,
+    reason: row.reason,
+    ...(row.task_id === undefined ? {} : { task_id: row.task_id }),
+  });
+}
+
+function foldPlan(state: ActivityState, event: ReadOf<"run_started">): void {
+  for (const p of event.planned) {
+    const t = task(state, p.task_id);
+    t.planned = true;
+    t.title ??= p.title;
+    t.role ??= p.role;
+    t.stage ??= p.stage;
+    t.depends_on = p.depends_on;
+    if (t.attempts.length === 0) t.state = "planned";
+  }
+  for (const l of event.already_landed) {
+    state.already_landed.push({
+      task_id: l.task_id,
+      run_id: l.run_id ?? "",
+      commit: l.commit ?? "",
+    });
   }
 }
 
-function preparedOf(d: Record<string, JsonValue>): AttemptPrepared {
-  const setup = Array.isArray(d.setup) ? d.setup : [];
+/** Where a task row is folded: the run's activity, the row's index, the task's latest attempt. */
+interface At {
+  state: ActivityState;
+  index: number;
+  attempt: Attempt | undefined;
+}
+
+type TaskEventType = Extract<ReadEvent, { task_id: string }>["type"];
+
+/** What each task event does to its task's activity (events not listed change nothing). */
+const ON_TASK: {
+  [T in TaskEventType]?: (t: TaskActivity, event: ReadOf<T>, at: At) => void;
+} = {
+  task_claimed(t, e, { state, index }) {
+    t.title = e.title ?? t.title;
+    t.role = e.role ?? t.role;
+    const batch: BatchTry | undefined = e.lane === "batch" ? {} : undefined;
+    t.attempts.push({
+      session_id: e.session_id ?? "",
+      number: nextAttemptNumber(state, t.task_id),
+      role: e.role,
+      model: e.model,
+      ...(e.isolation ? { isolation: e.isolation } : {}),
+      ...(e.adapter ? { adapter: e.adapter } : {}),
+      ...(e.worker ? { worker: e.worker } : {}),
+      ...(batch ? { batch } : {}),
+      outcome: "running",
+    });
+    t.isolation = e.isolation;
+    t.batch = batch; // the same object: the batch rows below fill both
+    t.protected_paths = undefined; // what a diff touched is the attempt's
+    t.protected_error = undefined;
+    t.owned_files_exceeded = undefined;
+    t.state = "running";
+    t.reason = undefined;
+    t.current_since = index;
+  },
+  task_batch_submitted(_t, e, { attempt }) {
+    if (!attempt?.batch) return;
+    attempt.batch.provider = e.provider;
+    attempt.batch.batch_id = e.batch_id;
+  },
+  task_batch_result(_t, e, { attempt }) {
+    if (!attempt?.batch || (e.batch_id && e.batch_id !== attempt.batch.batch_id)) return;
+    attempt.batch.outcome = e.outcome;
+    attempt.batch.reason = e.reason;
+  },
+  task_completed(t, e, { attempt }) {
+    if (attempt) {
+      attempt.outcome = "completed";
+      attempt.summary = e.summary ?? attempt.summary;
+      if (e.recovered === true) attempt.unreported = e.interrupted ? "interrupted" : "exited";
+    }
+    t.state = "needs_review";
+    t.reason = undefined;
+  },
+  task_verification_failed(t, e, { index, attempt }) {
+    const signals = signalsOf(e.signals);
+    if (attempt) {
+      attempt.outcome = "gated";
+      attempt.signals = signals;
+    }
+    t.state = "gated";
+    if (e.signals) t.gated_index = index;
+    t.reason = reasonOf(signals);
+    t.merge_decided = false;
+    const conflicts = signals.filter((s) => s.kind === "merge_conflict").map((s) => s.detail);
+    if (conflicts.length > 0) t.conflict_files = conflicts;
+  },
+  task_retried(t, e, { attempt }) {
+    if (attempt) {
+      attempt.retried_because = e.reason;
+      if (attempt.outcome === "running") attempt.outcome = "interrupted";
+    }
+    t.state = "queued";
+    t.reason = e.reason;
+  },
+  task_merged(t, e, { attempt }) {
+    if (attempt) attempt.outcome = "merged";
+    t.state = "merged";
+    t.reason = undefined;
+    t.merged = { commit: e.commit, ...(e.pr ? { pr: e.pr } : {}) };
+    if (t.pull_request && e.pr === t.pull_request.url) {
+      t.pull_request = { ...t.pull_request, state: "merged", waits_for: undefined };
+    }
+  },
+  task_pr_opened(t, e) {
+    t.pull_request = {
+      number: e.number,
+      url: e.url ?? "",
+      state: "open",
+      head_sha: e.head_sha,
+      checks: [],
+      reviews: [],
+    };
+  },
+  task_pr_updated(t, e) {
+    if (t.pull_request?.number === e.number) t.pull_request.head_sha = e.head_sha;
+  },
+  task_pr_status(t, e) {
+    if (t.pull_request?.number !== e.number) return;
+    t.pull_request = {
+      ...t.pull_request,
+      state: e.state ?? t.pull_request.state,
+      head_sha: e.head_sha ?? t.pull_request.head_sha,
+      checks: e.checks.map((c) => ({
+        name: c.name ?? "",
+        state: c.state ?? "",
+        required: c.required === true,
+        ...(c.url ? { url: c.url } : {}),
+      })),
+      reviews: e.reviews.map((r) => ({ user: r.user ?? "", state: r.state ?? "" })),
+      waits_for: e.waits_for,
+    };
+  },
+  task_pr_closed(t, e) {
+    if (t.pull_request?.number !== e.number) return;
+    t.pull_request = {
+      ...t.pull_request,
+      state: "closed",
+      waits_for: undefined,
+      closed_reason: e.reason,
+    };
+  },
+  task_review_decision(t, e, { index, attempt }) {
+    // Like the board: a merge decision puts the task under merged until its landing says otherwise.
+    if (e.decision === "merge") {
+      t.merge_decided = true;
+      t.state = "merged";
+      // Until its task_merged row, the merge is decided, not done: say so.
+      t.reason = `merge decided by ${e.principal}; pending until it lands`;
+    }
+    if (!attempt) return;
+    const { decision, principal, note } = e;
+    (attempt.reviews ??= []).push({ decision, principal, index, ...(note ? { note } : {}) });
+  },
+  task_evidence_sealed(t, e) {
+    t.evidence_sealed = e.bundle_hash;
+  },
+  task_diff_captured(t, e, { index, attempt }) {
+    // A diff that replaces one an operator already reviewed (a rebase) starts a new story.
+    const reviewed = attempt?.reviews?.some((r) => r.index > (t.current_since ?? -1));
+    if (reviewed && t.diff_sha256 !== undefined && e.sha256 !== t.diff_sha256) {
+      t.current_since = index;
+    }
+    t.diff_sha256 = e.sha256;
+    t.diff_index = index;
+  },
+  task_failed(t, e, { attempt }) {
+    if (attempt && attempt.outcome === "running") attempt.outcome = "failed";
+    t.state = "failed";
+    t.reason = e.reason;
+    if (e.files.length > 0) t.conflict_files = e.files;
+  },
+  task_cancelled(t, e, { attempt }) {
+    if (attempt && attempt.outcome === "running") attempt.outcome = "cancelled";
+    t.state = "cancelled";
+    t.reason = e.reason;
+  },
+  task_done_by_operator(t, e) {
+    t.state = "done";
+    t.reason = e.reason;
+  },
+  task_waiting(t, e) {
+    // A wait only describes a task that has not started (or whose landing waits).
+    t.reason = e.reason;
+    if (t.state === "planned" || t.state === "queued" || t.state === "blocked") {
+      t.state = t.reason?.startsWith("blocked") ? "blocked" : "waiting";
+    }
+  },
+  agent_exited(t, e) {
+    const a = attemptOf(t, e.session_id);
+    if (a) a.exit = { exit_code: e.exit_code, duration_ms: e.duration_ms, ended_by: e.ended_by };
+  },
+  task_log_captured(t, e) {
+    const a = attemptOf(t, e.session_id);
+    if (a) a.log = { sha256: e.sha256, bytes: e.bytes };
+  },
+  task_worktree_prepared(t, e) {
+    const a = attemptOf(t, e.session_id);
+    if (a) a.prepared = preparedOf(e);
+  },
+  task_verification_recorded(t, e) {
+    const a = attemptOf(t, e.session_id);
+    if (a) a.verification = verificationOf(e);
+  },
+  merge_conflict(t, e) {
+    if (e.files.length > 0) t.conflict_files = e.files;
+  },
+  task_protected_paths(t, e, { attempt }) {
+    t.protected_paths = e.paths;
+    t.protected_error = e.error;
+    if (attempt) attempt.protected_paths = t.protected_paths;
+  },
+  task_owned_files_exceeded(t, e, { attempt }) {
+    t.owned_files_exceeded = {
+      paths: e.paths,
+      owned_files: e.owned_files,
+      enforced: e.enforced === true,
+    };
+    if (attempt) attempt.owned_files_exceeded = t.owned_files_exceeded;
+  },
+  task_rebased(t) {
+    t.rebases++;
+  },
+};
+
+function attemptOf(t: TaskActivity, sessionId: string): Attempt | undefined {
+  return t.attempts.find((x) => x.session_id === sessionId);
+}
+
+function preparedOf(e: ReadOf<"task_worktree_prepared">): AttemptPrepared {
   return {
-    copied: strings(d.copied),
-    ...(typeof d.copied_total === "number" ? { copied_total: d.copied_total } : {}),
-    linked: strings(d.linked),
-    setup: setup.flatMap((s) =>
-      s && typeof s === "object" && !Array.isArray(s) && typeof s.command === "string"
-        ? [{
-          command: s.command,
-          exit_code: typeof s.exit_code === "number" ? s.exit_code : -1,
-          ms: typeof s.ms === "number" ? s.ms : 0,
-        }]
-        : []
-    ),
-    ports: Array.isArray(d.ports) ? d.ports.filter((p): p is number => typeof p === "number") : [],
+    copied: e.copied,
+    ...(e.copied_total === undefined ? {} : { copied_total: e.copied_total }),
+    linked: e.linked,
+    setup: e.setup.map((s) => ({
+      command: s.command,
+      exit_code: s.exit_code ?? -1,
+      ms: s.ms ?? 0,
+    })),
+    ports: e.ports,
   };
 }
 
-function verificationOf(d: Record<string, JsonValue>): AttemptVerification {
-  const runs = Array.isArray(d.test_runs) ? d.test_runs : [];
+function verificationOf(e: ReadOf<"task_verification_recorded">): AttemptVerification {
   return {
-    tests_run: d.tests_run === true,
-    quality_gates_run: d.quality_gates_run === true,
-    completion_signals_checked: d.completion_signals_checked === true,
-    verified: d.verified === true,
-    test_runs: runs.flatMap((r) =>
-      r && typeof r === "object" && !Array.isArray(r) && typeof r.runner === "string"
-        ? [{ runner: r.runner, outcome: str(r.outcome) ?? "", line: str(r.line) ?? "" }]
-        : []
-    ),
+    tests_run: e.tests_run === true,
+    quality_gates_run: e.quality_gates_run === true,
+    completion_signals_checked: e.completion_signals_checked === true,
+    verified: e.verified === true,
+    test_runs: e.test_runs.map((r) => ({
+      runner: r.runner,
+      outcome: r.outcome ?? "",
+      line: r.line ?? "",
+    })),
   };
 }
 

@@ -254,10 +254,13 @@ Deno.test("activity: attempts are numbered by claim, the same number the next cl
   assert.equal(nextAttemptNumber(state, "a"), 3);
 });
 
+/** The counts a `task_diff_captured` row carries. */
+const DIFF = { added: 1, removed: 0, files: 1 };
+
 Deno.test("activity: where the card's current story starts — a new claim, or a rebase that replaced reviewed work", () => {
   const state = fold([
     ["task_claimed", { task_id: "a", session_id: "s1" }], // 0
-    ["task_diff_captured", { task_id: "a", sha256: "sha256:d1" }], // 1
+    ["task_diff_captured", { ...DIFF, task_id: "a", sha256: "sha256:d1" }], // 1
     ["task_completed", { task_id: "a" }], // 2
     ["task_review_decision", { task_id: "a", decision: "merge", principal: "op", note: "go" }], // 3
     ["task_verification_failed", {
@@ -273,7 +276,7 @@ Deno.test("activity: where the card's current story starts — a new claim, or a
     { decision: "merge", principal: "op", note: "go", index: 3 },
   ]);
   foldActivity(state, row("task_claimed", { task_id: "a", session_id: "s2" }), 6);
-  foldActivity(state, row("task_diff_captured", { task_id: "a", sha256: "sha256:d2" }), 7);
+  foldActivity(state, row("task_diff_captured", { ...DIFF, task_id: "a", sha256: "sha256:d2" }), 7);
   assert.equal(a.current_since, 6, "a diff of a new attempt nobody reviewed yet starts nothing");
   foldActivity(
     state,
@@ -284,9 +287,13 @@ Deno.test("activity: where the card's current story starts — a new claim, or a
     }),
     8,
   );
-  foldActivity(state, row("task_diff_captured", { task_id: "a", sha256: "sha256:d2" }), 9);
+  foldActivity(state, row("task_diff_captured", { ...DIFF, task_id: "a", sha256: "sha256:d2" }), 9);
   assert.equal(a.current_since, 6, "the same diff again is the same story");
-  foldActivity(state, row("task_diff_captured", { task_id: "a", sha256: "sha256:d3" }), 10);
+  foldActivity(
+    state,
+    row("task_diff_captured", { ...DIFF, task_id: "a", sha256: "sha256:d3" }),
+    10,
+  );
   assert.equal(a.current_since, 10, "a rebase replaced the reviewed diff: the verdict is history");
   assert.equal(a.diff_sha256, "sha256:d3");
 });

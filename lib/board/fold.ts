@@ -12,6 +12,13 @@ import {
 } from "../journal/canonical_json.ts";
 import type { JournalEvent } from "../journal/row.ts";
 import type { DataNeed } from "../journal/incremental.ts";
+import {
+  type EventType,
+  readEvent,
+  type ReadOf,
+  REVIEW_DECISIONS,
+  type ReviewDecisionKind,
+} from "../journal/event_reader.ts";
 
 /** The five columns, in display order. */
 export const COLUMNS = ["queued", "running", "gated", "needs_review", "merged"] as const;
@@ -19,9 +26,9 @@ export const COLUMNS = ["queued", "running", "gated", "needs_review", "merged"] 
 export type Column = typeof COLUMNS[number];
 
 /** Review decisions an operator can take (spec §2.6). */
-export const DECISIONS = ["approve", "request_changes", "merge"] as const;
+export const DECISIONS = REVIEW_DECISIONS;
 /** A review decision. */
-export type Decision = typeof DECISIONS[number];
+export type Decision = ReviewDecisionKind;
 
 /** Diff summary attached to a card. */
 export interface CardDiff {
@@ -89,27 +96,6 @@ export function cloneFoldState(state: FoldState): FoldState {
   return structuredClone(state);
 }
 
-const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
-const isStr = (v: unknown): v is string => typeof v === "string";
-
-// Values copied verbatim into the board must have a canonical form, or the board could not
-// be hashed; a row carrying anything else is not folded into that part of the board.
-function isJsonSafe(value: unknown): value is JsonValue {
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return true;
-    case "number":
-      return Number.isSafeInteger(value);
-    case "object":
-      if (value === null) return true;
-      if (Array.isArray(value)) return value.every(isJsonSafe);
-      return Object.values(value).every(isJsonSafe);
-    default:
-      return false;
-  }
-}
-
 function move(state: FoldState, taskId: string, column: Column, index: number): CardState {
   let entry = state.cards.get(taskId);
   if (!entry) {
@@ -123,8 +109,9 @@ function move(state: FoldState, taskId: string, column: Column, index: number): 
 
 /**
  * What {@link foldRow} reads of each row type's `data` (rows proven in bulk are parsed no
- * further). Keep in step with the switch below; lib/board/fold_test.ts folds a journal of every
- * kind both ways and compares.
+ * further). Keep in step with {@link FOLD} below (the readers of event_reader.ts need no more of
+ * these rows than the key fields); lib/board/fold_test.ts folds a journal of every kind both
+ * ways and compares.
  */
 export function foldReads(type: string): DataNeed {
   switch (type) {
@@ -144,63 +131,57 @@ export function foldReads(type: string): DataNeed {
   }
 }
 
-/** Fold one row found at 0-based line `index` into `state`. Unknown types are ignored. */
+/**
+ * Fold one row found at 0-based line `index` into `state`. Rows of unknown types, and rows that
+ * count for nothing (lib/journal/event_reader.ts says which), change only the event count.
+ */
 export function foldRow(state: FoldState, row: JournalEvent, index: number): void {
   state.eventCount++;
-  const data = row.data as Record<string, unknown>;
-  switch (row.type) {
-    case "run_started":
-      if (state.started === null && isJsonSafe(data)) state.started = data;
-      return;
-    case "run_completed":
-      if (isJsonSafe(data)) state.completed = data;
-      return;
-  }
-  const taskId = data.task_id;
-  if (!isStr(taskId)) return;
-  switch (row.type) {
-    case "task_claimed": {
-      const { card } = move(state, taskId, "running", index);
-      if (isStr(data.title)) card.title = data.title;
-      if (isStr(data.role)) card.role = data.role;
-      return;
-    }
-    case "task_verification_failed": {
-      const { card } = move(state, taskId, "gated", index);
-      if (Array.isArray(data.signals) && isJsonSafe(data.signals)) card.gates = data.signals;
-      return;
-    }
-    case "task_retried":
-      move(state, taskId, "queued", index);
-      return;
-    case "task_completed":
-      move(state, taskId, "needs_review", index);
-      return;
-    case "task_merged":
-      move(state, taskId, "merged", index);
-      return;
-    case "task_diff_captured": {
-      const { sha256, added, removed, files } = data;
-      if (!isStr(sha256) || !isInt(added) || !isInt(removed) || !isInt(files)) return;
-      const diff = { sha256, added, removed, files };
-      state.diffs.set(taskId, diff);
-      const entry = state.cards.get(taskId);
-      if (entry) entry.card.diff = { ...diff };
-      return;
-    }
-    case "task_review_decision": {
-      const decision = data.decision as Decision;
-      if (!DECISIONS.includes(decision) || !isStr(data.principal)) return;
-      const entry = decision === "merge"
-        ? move(state, taskId, "merged", index)
-        : state.cards.get(taskId);
-      const verdict: CardVerdict = { decision, principal: data.principal, index };
-      if (isStr(data.note)) verdict.note = data.note;
-      if (entry) entry.card.verdict = verdict;
-      return;
-    }
-  }
+  const event = readEvent(row);
+  if (event) FOLD[event.type]?.(state, event as never, index);
 }
+
+/** What one event does to the board (spec §3.2); events the board does not read are absent. */
+const FOLD: { [T in EventType]?: (state: FoldState, event: ReadOf<T>, index: number) => void } = {
+  run_started(state, { data }) {
+    if (state.started === null) state.started = data;
+  },
+  run_completed(state, { data }) {
+    state.completed = data;
+  },
+  task_claimed(state, { task_id, title, role }, index) {
+    const { card } = move(state, task_id, "running", index);
+    if (title !== undefined) card.title = title;
+    if (role !== undefined) card.role = role;
+  },
+  task_verification_failed(state, { task_id, signals }, index) {
+    const { card } = move(state, task_id, "gated", index);
+    if (signals) card.gates = signals;
+  },
+  task_retried(state, { task_id }, index) {
+    move(state, task_id, "queued", index);
+  },
+  task_completed(state, { task_id }, index) {
+    move(state, task_id, "needs_review", index);
+  },
+  task_merged(state, { task_id }, index) {
+    move(state, task_id, "merged", index);
+  },
+  task_diff_captured(state, { task_id, sha256, added, removed, files }) {
+    const diff = { sha256, added, removed, files };
+    state.diffs.set(task_id, diff);
+    const entry = state.cards.get(task_id);
+    if (entry) entry.card.diff = { ...diff };
+  },
+  task_review_decision(state, { task_id, decision, principal, note }, index) {
+    const entry = decision === "merge"
+      ? move(state, task_id, "merged", index)
+      : state.cards.get(task_id);
+    const verdict: CardVerdict = { decision, principal, index };
+    if (note !== undefined) verdict.note = note;
+    if (entry) entry.card.verdict = verdict;
+  },
+};
 
 function byLastIndexThenId(a: Card, b: Card): number {
   if (a.last_index !== b.last_index) return a.last_index - b.last_index;

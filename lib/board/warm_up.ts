@@ -7,6 +7,7 @@
 import { IncrementalJournal } from "../journal/incremental.ts";
 import { encodeRow, type JournalEvent } from "../journal/row.ts";
 import { ZERO_HASH } from "../journal/hash.ts";
+import * as ev from "../journal/events.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
 
 /**
@@ -20,15 +21,19 @@ export function warmUpFold(passes = 24, rows = 500): void {
   for (let i = 0; i < rows; i++) {
     const task_id = `warm-${i % 100}`;
     const events: JournalEvent[] = [
-      { type: "task_claimed", data: { role: "r", session_id: "s", task_id, title: "warm-up" } },
+      ev.taskClaimed({ task_id, session_id: "s", title: "warm-up", role: "r" }),
+      // A type this release does not know: the fold skips it.
       { type: "agent_heartbeat", data: { session_id: "s", task_id } },
-      {
-        type: "task_diff_captured",
-        data: { added: 1, files: 1, removed: 0, sha256: "sha256:" + "0".repeat(64), task_id },
-      },
-      { type: "task_verification_failed", data: { signals: [{ kind: "k" }], task_id } },
-      { type: "task_completed", data: { task_id } },
-      { type: "task_merged", data: { task_id } },
+      ev.taskDiffCaptured({
+        task_id,
+        sha256: "sha256:" + "0".repeat(64),
+        added: 1,
+        removed: 0,
+        files: 1,
+      }),
+      ev.taskVerificationFailed({ task_id, signals: [{ kind: "k", detail: "warm-up" }] }),
+      ev.taskCompleted({ task_id }),
+      ev.taskMerged({ task_id }),
     ];
     const { line, hash } = encodeRow(events[i % events.length], prev, i, "2026-01-01T00:00:00Z");
     lines.push(line);

@@ -1,22 +1,30 @@
 /**
  * How a container commits on its agent branch without being able to change anything else of the
- * repository. The repository's git directory is mounted read-only; the container writes only
+ * repository (docs/security.md, "The git boundary"). The repository's git directory is mounted
+ * read-only; the container writes only
  *
  * - new objects, into the session's own object directory, mounted over `objects/` (the real
  *   objects are mounted read-only elsewhere and listed in its `info/alternates`);
  * - refs and reflogs, into session copies mounted over `refs/` and `logs/` (branches, tags or a
  *   stash it makes stay there);
- * - its worktree's own git directory (`worktrees/<name>/`: HEAD, index), read-write; its
- *   `config.worktree` and the worktree's `.git` file are read-only.
+ * - a session copy of its worktree's own git directory (`worktrees/<name>/`: HEAD, index,
+ *   reflog, per-worktree config), mounted over the real one, which it never writes: what the
+ *   host's git reads there afterwards (commondir, gitdir, HEAD, the index) is the service's.
  *
- * So hooks, `config` (where `core.fsmonitor` or a filter would run a command on the host), other
- * branches and the user's refs are out of its reach. When the container has ended
- * ({@link settleGitShadow}) the service brings its work back: the new objects are copied in, the
- * agent branch is moved to what the container's HEAD points at, the worktree's `.git` file is
- * written back, and files handed to the container's user are the service's again.
+ * The worktree's `.git` file is mounted read-only. So hooks, `config` (where `core.fsmonitor` or a
+ * filter would run a command on the host), other branches, the user's refs and the files that
+ * tell host git where the repository is are out of its reach. When the container has ended
+ * ({@link settleGitShadow}) the service brings its work back as data: the commit its HEAD names
+ * (a ref is followed only inside the session's refs, never through a link), fetched into the
+ * repository from the session's objects with every object checked (`fetch.fsckObjects`, its
+ * connectivity proven) — never a file of the container copied in — and the agent branch moved
+ * to it; files handed to the container's user are the service's again.
  */
-import { join, relative, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { git } from "../git/git.ts";
+import type { HardenedValue } from "../git/hardened.ts";
+import { OID, readRefFile, type RefFile, resolveRef } from "../git/ref_files.ts";
+import { gitFileText, type TreeAdmin } from "../git/tree_admin.ts";
 import { runArgv } from "../process/shell.ts";
 import type { Mount } from "./run_args.ts";
 
@@ -27,7 +35,7 @@ export const REAL_OBJECTS = "/service/git/objects";
 export interface ShadowMeta {
   session_id: string;
   worktree: string;
-  /** The repository's git directory (`git rev-parse --git-common-dir`). */
+  /** The repository's git directory. */
   common_dir: string;
   /** The worktree's own git directory (`<common>/worktrees/<name>`). */
   admin_dir: string;
@@ -37,6 +45,11 @@ export interface ShadowMeta {
   git_file: string;
   /** The service's ids, when files were handed to the container's user. */
   owner?: { uid: number; gid: number };
+  /**
+   * The container wrote `<dir>/admin`, a copy of the worktree's git directory (absent in
+   * sessions an older service prepared, whose container wrote the real one).
+   */
+  admin_copy?: true;
 }
 
 /** A prepared shadow: its directory, what to mount, what to settle. */
@@ -51,7 +64,8 @@ export interface ShadowOptions {
   /** The session's container directory (`.sdd/runtime/containers/<session>`). */
   dir: string;
   sessionId: string;
-  worktree: string;
+  /** The worktree's git files as the service sealed them (lib/worktrees/trees.ts). */
+  admin: TreeAdmin;
   /** The agent branch (`agent/<session>`). */
   branch: string;
   /** Hand the worktree and the shadow to this user (the service runs as root). */
@@ -79,6 +93,16 @@ async function copyRefs(from: string, to: string): Promise<void> {
       await Deno.copyFile(a, b).catch((err) => {
         if (!(err instanceof Deno.errors.NotFound)) throw err;
       });
+    }
+  }
+}
+
+/** Copy the plain files at the top of the worktree's git directory (its HEAD, index, config). */
+async function copyAdminDir(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const e of Deno.readDir(from)) {
+    if (e.isFile && !e.name.endsWith(".lock")) {
+      await Deno.copyFile(join(from, e.name), join(to, e.name));
     }
   }
 }
@@ -117,14 +141,18 @@ async function alternatesOf(objects: string): Promise<string[]> {
     .map((l) => resolve(objects, l));
 }
 
+/**
+ * The worktree's git directory for the container: a session copy of it, mounted over the real
+ * one (see the module's comment).
+ */
+export async function adminDirCopy(admin: string, to: string): Promise<Mount> {
+  await copyAdminDir(admin, to);
+  return { source: to, target: admin, readOnly: false };
+}
+
 /** Make the session's shadow of the repository's git files and say what to mount. */
 export async function prepareGitShadow(o: ShadowOptions): Promise<GitShadow> {
-  const gitFile = await Deno.readTextFile(join(o.worktree, ".git"));
-  const admin = /^gitdir: (.+)$/m.exec(gitFile)?.[1]?.trim();
-  if (!admin) throw new Error(`${o.worktree}/.git does not name the worktree's git directory`);
-  const adminDir = resolve(o.worktree, admin);
-  const common = await git(["rev-parse", "--git-common-dir"], { cwd: o.worktree });
-  const commonDir = resolve(o.worktree, common.stdout.trim());
+  const { worktree, common_dir: commonDir, admin_dir: adminDir } = o.admin;
   const shadow = join(o.dir, "git");
   await Deno.mkdir(join(shadow, "objects", "info"), { recursive: true });
   const alternates = await alternatesOf(join(commonDir, "objects"));
@@ -135,29 +163,29 @@ export async function prepareGitShadow(o: ShadowOptions): Promise<GitShadow> {
   await copyRefs(join(commonDir, "refs"), join(shadow, "refs"));
   await Deno.mkdir(join(shadow, "logs"), { recursive: true });
   await Deno.mkdir(join(commonDir, "logs"), { recursive: true }); // its mount point
+  const adminCopy = await adminDirCopy(adminDir, join(o.dir, "admin"));
   const meta: ShadowMeta = {
     session_id: o.sessionId,
-    worktree: o.worktree,
+    worktree,
     common_dir: commonDir,
     admin_dir: adminDir,
     branch: `refs/heads/${o.branch}`,
-    git_file: gitFile,
+    git_file: gitFileText(adminDir),
     ...(o.handTo ? { owner: { uid: Deno.uid() ?? 0, gid: Deno.gid() ?? 0 } } : {}),
+    admin_copy: true,
   };
   // Written before anything is handed over: whatever happens next, settling can undo it.
   await Deno.writeTextFile(join(o.dir, "meta.json"), JSON.stringify(meta, null, 2) + "\n");
-  if (o.handTo) await chownTree([o.worktree, adminDir, shadow], o.handTo);
-  const configWorktree = join(adminDir, "config.worktree");
+  if (o.handTo) await chownTree([worktree, shadow, adminCopy.source], o.handTo);
   // Parents before children: a mount inside another is made after it.
   const mounts: Mount[] = [
     { source: commonDir, readOnly: true },
     { source: join(shadow, "objects"), target: join(commonDir, "objects"), readOnly: false },
     { source: join(shadow, "refs"), target: join(commonDir, "refs"), readOnly: false },
     { source: join(shadow, "logs"), target: join(commonDir, "logs"), readOnly: false },
-    { source: adminDir, readOnly: false },
-    ...(await exists(configWorktree) ? [{ source: configWorktree, readOnly: true }] : []),
-    { source: o.worktree, readOnly: false },
-    { source: join(o.worktree, ".git"), readOnly: true },
+    adminCopy,
+    { source: worktree, readOnly: false },
+    { source: join(worktree, ".git"), readOnly: true },
     { source: join(commonDir, "objects"), target: REAL_OBJECTS, readOnly: true },
     ...alternates.map((a) => ({ source: a, readOnly: true })),
   ];
@@ -166,12 +194,12 @@ export async function prepareGitShadow(o: ShadowOptions): Promise<GitShadow> {
 
 /** What settling did. */
 export interface SettleOutcome {
-  /** Objects copied into the repository. */
-  objects: number;
   /** The agent branch's new tip, when the container moved it. */
   tip?: string;
   /** Problems that left something undone (the session's directory is then kept). */
   problems: string[];
+  /** What the container left that was not taken, and why (nothing was left undone for it). */
+  notes: string[];
 }
 
 async function readMeta(dir: string): Promise<ShadowMeta | undefined> {
@@ -182,63 +210,129 @@ async function readMeta(dir: string): Promise<ShadowMeta | undefined> {
   }
 }
 
-/** Copy the objects the container wrote into the repository (packs' indexes last). */
-async function copyObjects(from: string, to: string): Promise<number> {
-  const files: string[] = [];
-  const walk = async (dir: string) => {
-    for await (const e of Deno.readDir(dir)) {
-      const p = join(dir, e.name);
-      if (e.isDirectory && !(dir === from && e.name === "info")) await walk(p);
-      else if (e.isFile) files.push(relative(from, p));
-    }
-  };
-  await walk(from);
-  files.sort((a, b) => Number(a.endsWith(".idx")) - Number(b.endsWith(".idx")));
-  let copied = 0;
-  for (const rel of files) {
-    const target = join(to, rel);
-    if (await exists(target)) continue; // objects are immutable: one there is the same
-    await Deno.mkdir(join(target, ".."), { recursive: true });
-    const tmp = `${target}.service-${crypto.randomUUID().slice(0, 8)}`;
-    await Deno.copyFile(join(from, rel), tmp);
-    await Deno.chmod(tmp, 0o444);
-    await Deno.rename(tmp, target);
-    copied++;
-  }
-  return copied;
+/** Write `text` to a new file at `path`: whatever was there is removed, never written through. */
+async function writeNew(path: string, text: string): Promise<void> {
+  await Deno.remove(path, { recursive: true }).catch(() => {});
+  await Deno.writeTextFile(path, text, { createNew: true });
 }
 
-/** The commit a ref names in the shadow (a loose ref there, else the real packed-refs). */
-async function shadowRef(
+/**
+ * The commit the container's HEAD names: read as data from its copy of the worktree's git
+ * directory, a ref followed only inside the session's refs (then the real `packed-refs`, read
+ * only). A HEAD that cannot be read so is not followed: the session's copy of the agent branch
+ * is taken instead, and `notes` says why.
+ */
+async function containerHead(
   meta: ShadowMeta,
-  shadow: string,
-  ref: string,
+  dir: string,
+  notes: string[],
 ): Promise<string | undefined> {
+  const shadow = join(dir, "git");
+  const admin = meta.admin_copy ? join(dir, "admin") : meta.admin_dir;
+  const packedRefs = await Deno.readTextFile(join(meta.common_dir, "packed-refs"))
+    .catch(() => undefined);
+  const resolveIn = (ref: string): Promise<RefFile> => resolveRef(shadow, ref, { packedRefs });
+  let found = await readRefFile(join(admin, "HEAD"));
+  if (found.kind === "ref") found = await resolveIn(found.ref);
+  if (found.kind === "unusable") {
+    notes.push(`its HEAD was not followed (${found.why}); its ${meta.branch} was taken instead`);
+    found = await resolveIn(meta.branch);
+  }
+  return found.kind === "commit" ? found.oid : undefined;
+}
+
+/**
+ * Remove from `dir` (the session's object directory) everything but directories and plain
+ * files: a link there would have git read objects from wherever it points.
+ */
+async function keepPlainFiles(dir: string): Promise<void> {
+  for await (const e of Deno.readDir(dir)) {
+    const path = join(dir, e.name);
+    if (e.isDirectory && !e.isSymlink) await keepPlainFiles(path);
+    else if (!e.isFile || e.isSymlink) await Deno.remove(path, { recursive: true });
+  }
+}
+
+/** Configuration of the fetch that brings a container's commits in. */
+const IMPORT_CONFIG: readonly HardenedValue[] = [
+  {
+    key: "fetch.fsckObjects",
+    value: "true",
+    why: "every object is checked (a tree naming .git or ../, a malformed commit) as it arrives",
+  },
+  {
+    key: "protocol.file.allow",
+    value: "always",
+    why: "the session's objects are fetched from a local directory the service made",
+  },
+];
+
+/**
+ * Bring the commit `tip` and what it needs from the session's objects into the repository, as
+ * git brings in any other repository's objects: from a repository the service makes in the
+ * session's directory (its only link to the container's files is its alternates line naming the
+ * session's object directory, whose own `info/` the service rewrites first), through `git fetch`
+ * with every object checked and the connectivity of `tip` proven. No file of the container is
+ * copied into the repository.
+ */
+async function fetchContainerWork(
+  meta: ShadowMeta,
+  dir: string,
+  tip: string,
+  since: string | undefined,
+): Promise<void> {
+  const objects = join(dir, "git", "objects");
+  await keepPlainFiles(objects);
+  await Deno.remove(join(objects, "info"), { recursive: true }).catch(() => {});
+  await Deno.mkdir(join(objects, "info"));
+  const real = join(meta.common_dir, "objects");
+  await Deno.writeTextFile(
+    join(objects, "info", "alternates"),
+    [real, ...await alternatesOf(real)].join("\n") + "\n",
+  );
+  const from = join(dir, "import");
+  await Deno.remove(from, { recursive: true }).catch(() => {});
+  await Deno.mkdir(join(from, "objects", "info"), { recursive: true });
+  await Deno.mkdir(join(from, "refs", "heads"), { recursive: true });
+  await Deno.writeTextFile(join(from, "objects", "info", "alternates"), objects + "\n");
+  await Deno.writeTextFile(join(from, "refs", "heads", "work"), tip + "\n");
+  await Deno.writeTextFile(join(from, "HEAD"), "ref: refs/heads/work\n");
+  await Deno.writeTextFile(
+    join(from, "config"),
+    "[core]\n\trepositoryformatversion = 0\n\tbare = true\n",
+  );
   try {
-    const text = (await Deno.readTextFile(join(shadow, ref))).trim();
-    if (text.startsWith("ref: ")) return await shadowRef(meta, shadow, text.slice(5).trim());
-    return text;
-  } catch { /* not loose */ }
-  try {
-    const packed = await Deno.readTextFile(join(meta.common_dir, "packed-refs"));
-    const line = packed.split("\n").find((l) => l.endsWith(` ${ref}`));
-    return line?.split(" ")[0];
-  } catch {
-    return undefined;
+    await git([
+      "fetch",
+      "--quiet",
+      "--no-tags",
+      "--no-write-fetch-head",
+      "--no-recurse-submodules",
+      "--no-auto-gc",
+      ...(since ? [`--negotiation-tip=${since}`] : []),
+      from,
+      "refs/heads/work",
+    ], { cwd: meta.common_dir, config: IMPORT_CONFIG, timeoutMs: 300_000 });
+  } finally {
+    await Deno.remove(from, { recursive: true }).catch(() => {});
   }
 }
 
 /**
  * Bring a container's git work back (idempotent; nothing when the session has no shadow): the
  * files handed to the container's user are the service's again, the worktree's `.git` file is
- * written back, new objects are copied in, and the agent branch moves to the commit the
- * container's HEAD names. The session's directory is removed once everything is done.
+ * written back if it differs, the commit the container's HEAD names is fetched in from the
+ * session's objects, every object checked, and the agent branch moves to it. The worktree's real
+ * git directory was never the container's to write (an older service's session, whose was,
+ * gets HEAD written back and its index dropped). The session's directory is removed once
+ * everything is done.
  */
 export async function settleGitShadow(dir: string): Promise<SettleOutcome | undefined> {
   const meta = await readMeta(dir);
   if (!meta) return undefined;
   const shadow = join(dir, "git");
   const problems: string[] = [];
+  const notes: string[] = [];
   const step = async <T>(what: string, f: () => Promise<T>): Promise<T | undefined> => {
     try {
       return await f();
@@ -249,7 +343,7 @@ export async function settleGitShadow(dir: string): Promise<SettleOutcome | unde
   };
   if (meta.owner) {
     const owner = meta.owner;
-    const paths = [meta.worktree, meta.admin_dir, dir];
+    const paths = [meta.worktree, dir, ...(meta.admin_copy ? [] : [meta.admin_dir])];
     const present: string[] = [];
     for (const p of paths) if (await exists(p)) present.push(p);
     await step("give the files back to the service's user", () => chownTree(present, owner));
@@ -257,39 +351,46 @@ export async function settleGitShadow(dir: string): Promise<SettleOutcome | unde
   if (await exists(meta.worktree)) {
     await step("write the worktree's .git file back", async () => {
       const gitPath = join(meta.worktree, ".git");
-      const now = await Deno.readTextFile(gitPath).catch(() => undefined);
-      if (now === meta.git_file) return;
-      await Deno.remove(gitPath, { recursive: true }).catch(() => {});
-      await Deno.writeTextFile(gitPath, meta.git_file);
+      const st = await Deno.lstat(gitPath).catch(() => undefined);
+      const plain = st?.isFile && !st.isSymlink;
+      if (plain && await Deno.readTextFile(gitPath) === meta.git_file) return;
+      await writeNew(gitPath, meta.git_file);
     });
   }
-  let objects = 0;
+  if (!meta.admin_copy && await exists(meta.admin_dir)) {
+    await step("put the worktree's git directory back", async () => {
+      // The container wrote the real one: HEAD back on the branch, its index not trusted.
+      await writeNew(join(meta.admin_dir, "HEAD"), `ref: ${meta.branch}\n`);
+      await Deno.remove(join(meta.admin_dir, "index")).catch(() => {});
+    });
+  }
   let tip: string | undefined;
-  if (await exists(shadow)) {
-    objects = await step(
-      "copy the container's objects",
-      () => copyObjects(join(shadow, "objects"), join(meta.common_dir, "objects")),
-    ) ?? 0;
-    tip = problems.length > 0 ? undefined : await step("move the agent branch", async () => {
-      const head = (await Deno.readTextFile(join(meta.admin_dir, "HEAD"))).trim();
-      const found = head.startsWith("ref: ")
-        ? await shadowRef(meta, shadow, head.slice(5).trim())
-        : head;
-      if (!found || !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(found)) return undefined;
+  if (problems.length === 0 && await exists(shadow)) {
+    tip = await step("bring the container's commits back", async () => {
+      const found = await containerHead(meta, dir, notes);
+      if (!found || !OID.test(found)) return undefined;
       const cwd = meta.common_dir;
       const real = await git(["rev-parse", "--verify", "--quiet", meta.branch], {
         cwd,
         allowFailure: true,
       });
-      if (head !== `ref: ${meta.branch}`) {
-        await Deno.writeTextFile(join(meta.admin_dir, "HEAD"), `ref: ${meta.branch}\n`);
-      }
-      if (real.stdout.trim() === found) return undefined;
+      const now = real.code === 0 ? real.stdout.trim() : undefined;
+      if (now === found) return undefined;
+      await fetchContainerWork(meta, dir, found, now);
       await git(["cat-file", "-e", `${found}^{commit}`], { cwd });
-      await git(["update-ref", meta.branch, found], { cwd });
+      await git([
+        "update-ref",
+        "-m",
+        "service: the container's work",
+        meta.branch,
+        found,
+        now ?? "",
+      ], {
+        cwd,
+      });
       return found;
     });
   }
   if (problems.length === 0) await Deno.remove(dir, { recursive: true }).catch(() => {});
-  return { objects, ...(tip ? { tip } : {}), problems };
+  return { ...(tip ? { tip } : {}), problems, notes };
 }

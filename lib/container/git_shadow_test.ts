@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { prepareGitShadow } from "./git_shadow.ts";
+import { recordTreeAdmin } from "../git/tree_admin.ts";
 import { tempDir } from "../../tests/helpers.ts";
 
 async function git(cwd: string, ...args: string[]): Promise<void> {
@@ -31,7 +32,10 @@ Deno.test("prepareGitShadow() copies the refs as they are, never a ref's lock fi
   const shadow = await prepareGitShadow({
     dir: join(root, "box"),
     sessionId: "s-1",
-    worktree: join(root, "wt"),
+    admin: await recordTreeAdmin(
+      await Deno.realPath(join(root, "wt")),
+      await Deno.realPath(join(root, ".git")),
+    ),
     branch: "agent/s-1",
   });
   const heads = join(shadow.dir, "git", "refs", "heads");

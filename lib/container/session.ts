@@ -12,6 +12,7 @@ import { sha256Hex } from "../journal/hash.ts";
 import type { Launcher } from "../process/launcher.ts";
 import { runArgv } from "../process/shell.ts";
 import { prepareGitShadow, settleGitShadow } from "./git_shadow.ts";
+import type { TreeAdmin } from "../git/tree_admin.ts";
 import { type ContainerBase, containerLauncher } from "./launcher.ts";
 import {
   agentNetworkShape,
@@ -93,7 +94,8 @@ export interface SessionContainerOptions {
   runtimeDir: string;
   runId: string;
   sessionId: string;
-  worktree: string;
+  /** The worktree's git files as the service sealed them (lib/worktrees/trees.ts). */
+  admin: TreeAdmin;
   /** The agent branch (`agent/<session>`). */
   branch: string;
   /** Where the agent reports; relayed in. */
@@ -154,7 +156,7 @@ export async function prepareSessionContainer(
   const shadow = await prepareGitShadow({
     dir,
     sessionId: o.sessionId,
-    worktree: o.worktree,
+    admin: o.admin,
     branch: o.branch,
     handTo,
   });
@@ -163,10 +165,12 @@ export async function prepareSessionContainer(
     relays?.close();
     const settled = await settleGitShadow(dir).catch((e) => ({
       problems: [(e as Error).message],
+      notes: [],
     }));
     for (const p of settled?.problems ?? []) {
       o.warn(`${o.sessionId}: container work not fully brought back (${p}); kept in ${dir}`);
     }
+    for (const n of settled?.notes ?? []) o.warn(`${o.sessionId}: container's git: ${n}`);
   });
   try {
     const mounts: Mount[] = [...shadow.mounts];

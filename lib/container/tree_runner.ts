@@ -3,14 +3,15 @@
  * quality gates and evidence producers on the tree a merge would produce, and a worktree's
  * teardown — run, under `isolation: container`, in containers of the agent image (DESIGN.md
  * §14), because they execute the agent's code (its tests, its scripts): the tree mounted
- * read-write, the repository's git directory read-only with the tree's own git files
- * read-write, the network given (none for gates), the configured limits, the non-root user, and
- * nothing else of the host. {@link TreeRunner.release} hands the tree back to the service's user.
+ * read-write (its `.git` file read-only), the repository's git directory read-only with a
+ * session copy of the tree's own git directory read-write, the network given (none for gates),
+ * the configured limits, the non-root user, and nothing else of the host.
+ * {@link TreeRunner.release} hands the tree back to the service's user.
  */
-import { join, resolve } from "node:path";
-import { git } from "../git/git.ts";
+import { join } from "node:path";
 import type { Launcher } from "../process/launcher.ts";
-import { chownTree } from "./git_shadow.ts";
+import { treeRecordOf } from "../worktrees/trees.ts";
+import { adminDirCopy, chownTree } from "./git_shadow.ts";
 import { containerLauncher } from "./launcher.ts";
 import type { ContainerIsolation } from "./probe.ts";
 import { runtimeEnvironment } from "./runtime.ts";
@@ -44,6 +45,8 @@ export interface TreeContainerOptions {
 interface HandedRecord {
   paths: string[];
   owner: { uid: number; gid: number };
+  /** The session copy of the tree's git directory, removed once the tree is given back. */
+  copy?: string;
 }
 
 /** The directory of the records of trees handed to a container's user. */
@@ -60,6 +63,7 @@ export async function reclaimHandedTrees(runtimeDir: string): Promise<string[]> 
   const problems: string[] = [];
   const dir = handedDir(runtimeDir);
   for (const e of await Array.fromAsync(Deno.readDir(dir)).catch(() => [])) {
+    if (!e.name.endsWith(".json")) continue;
     const file = join(dir, e.name);
     try {
       const record = JSON.parse(await Deno.readTextFile(file)) as HandedRecord;
@@ -68,6 +72,7 @@ export async function reclaimHandedTrees(runtimeDir: string): Promise<string[]> 
         if (await Deno.lstat(p).then(() => true, () => false)) there.push(p);
       }
       if (there.length > 0) await chownTree(there, record.owner);
+      if (record.copy) await Deno.remove(record.copy, { recursive: true }).catch(() => {});
       await Deno.remove(file);
     } catch (err) {
       problems.push(`${e.name}: ${(err as Error).message}`);
@@ -76,27 +81,28 @@ export async function reclaimHandedTrees(runtimeDir: string): Promise<string[]> 
   return problems;
 }
 
-/** Containers for the commands run in `o.tree`; nothing runs until the launcher is used. */
+/**
+ * Containers for the commands run in `o.tree`; nothing runs until the launcher is used. They
+ * write a session copy of the tree's git directory, mounted over the real one (as an agent's
+ * container does, lib/container/git_shadow.ts), and its `.git` file is read-only: what the
+ * host's git reads there afterwards is what the service made.
+ */
 export async function treeContainer(
   iso: ContainerIsolation,
   o: TreeContainerOptions,
 ): Promise<TreeRunner> {
-  const gitFile = await Deno.readTextFile(join(o.tree, ".git"));
-  const admin = /^gitdir: (.+)$/m.exec(gitFile)?.[1]?.trim();
-  if (!admin) throw new Error(`${o.tree}/.git does not name the worktree's git directory`);
-  const adminDir = resolve(o.tree, admin);
-  const common = await git(["rev-parse", "--git-common-dir"], { cwd: o.tree });
-  const commonDir = resolve(o.tree, common.stdout.trim());
+  const record = await treeRecordOf(o.tree);
+  const { admin_dir: adminDir, common_dir: commonDir } = record;
   const owner = { uid: Deno.uid() ?? 0, gid: Deno.gid() ?? 0 };
-  const handed = iso.user.chown ? [o.tree, adminDir] : [];
   const id = crypto.randomUUID().slice(0, 8);
-  const record = join(handedDir(o.runtimeDir), `${o.phase}-${id}.json`);
-  if (handed.length > 0) {
-    // Recorded first: a service killed before it gives the tree back finds it at its next start.
-    await Deno.mkdir(handedDir(o.runtimeDir), { recursive: true });
-    await Deno.writeTextFile(record, JSON.stringify({ paths: handed, owner } as HandedRecord));
-    await chownTree(handed, iso.user);
-  }
+  const file = join(handedDir(o.runtimeDir), `${o.phase}-${id}.json`);
+  const copy = join(handedDir(o.runtimeDir), `${o.phase}-${id}.admin`);
+  const handed = iso.user.chown ? [record.worktree, copy] : [];
+  // Recorded first: a service killed before it gives the tree back finds it at its next start.
+  await Deno.mkdir(handedDir(o.runtimeDir), { recursive: true });
+  await Deno.writeTextFile(file, JSON.stringify({ paths: handed, owner, copy } as HandedRecord));
+  const adminMount = await adminDirCopy(adminDir, copy);
+  if (handed.length > 0) await chownTree(handed, iso.user);
   let released: Promise<void> | undefined;
   let n = 0;
   return {
@@ -112,9 +118,10 @@ export async function treeContainer(
         },
         image: iso.image.ref,
         mounts: [
-          { source: o.tree, readOnly: false },
+          { source: record.worktree, readOnly: false },
+          { source: join(record.worktree, ".git"), readOnly: true },
           { source: commonDir, readOnly: true },
-          { source: adminDir, readOnly: false },
+          adminMount,
         ],
         user: iso.user,
         memoryMb: iso.settings.memoryMb,
@@ -129,10 +136,12 @@ export async function treeContainer(
     }),
     env: (hostEnv) => containerEnvironment(hostEnv ?? {}, { network: o.network }),
     release: () =>
-      released ??= handed.length === 0
-        ? Promise.resolve()
-        : chownTree(handed, owner).then(() => Deno.remove(record)).catch(() => {
-          // Left recorded: the next start gives it back (reclaimHandedTrees).
-        }),
+      released ??= (async () => {
+        if (handed.length > 0) await chownTree(handed, owner);
+        await Deno.remove(copy, { recursive: true });
+        await Deno.remove(file);
+      })().catch(() => {
+        // Left recorded: the next start gives it back (reclaimHandedTrees).
+      }),
   };
 }

@@ -1,8 +1,9 @@
 /**
  * Git through `Deno.Command`: argv only (never a shell string), a timeout and an AbortSignal on
  * every call (either kills git), a fixed environment (`GIT_TERMINAL_PROMPT=0`, `LC_ALL=C`) so
- * output is parseable and git never waits for a password, and a non-zero exit is a
- * {@link GitError} unless the caller opts out with `allowFailure`.
+ * output is parseable and git never waits for a password, no hook and no fsmonitor on any call
+ * (lib/git/hardened.ts), and a non-zero exit is a {@link GitError} unless the caller opts out
+ * with `allowFailure`.
  *
  * Not dax: a landing runs a dozen git calls and a run hundreds, and dax's shell layer (an
  * environment copy per call, a spawn through node's child_process) made each call 3-5 times
@@ -10,10 +11,27 @@
  * each through `Deno.Command`, on the shared 2-core machine.
  */
 
+import { configEnvironment, type HardenedValue, SERVICE_GIT_CONFIG } from "./hardened.ts";
+
 /** Default time limit of one git call. */
 const GIT_TIMEOUT_MS = 60_000;
 
-const ENV = { GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", GIT_OPTIONAL_LOCKS: "0" };
+const BASE_ENV = { GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", GIT_OPTIONAL_LOCKS: "0" };
+
+/** An operator's own `GIT_CONFIG_COUNT` entries, kept ahead of the service's. */
+function inheritedConfig(): Record<string, string | undefined> {
+  try {
+    return { GIT_CONFIG_COUNT: Deno.env.get("GIT_CONFIG_COUNT") };
+  } catch {
+    return {}; // no environment permission: none inherited
+  }
+}
+
+/** Every call's environment: parseable output, no prompt, and lib/git/hardened.ts's config. */
+const ENV: Record<string, string> = {
+  ...BASE_ENV,
+  ...configEnvironment(SERVICE_GIT_CONFIG, inheritedConfig()),
+};
 
 /** A git call failed: what ran, where, how it ended and what git said. */
 export class GitError extends Error {
@@ -38,8 +56,10 @@ export interface GitOptions {
   timeoutMs?: number;
   /** Aborts the call (the process is killed). */
   signal?: AbortSignal;
-  /** Extra environment variables on top of the inherited ones. */
+  /** Extra environment variables on top of the inherited ones (never `GIT_CONFIG_*`: see `config`). */
   env?: Record<string, string>;
+  /** Configuration on top of lib/git/hardened.ts's {@link SERVICE_GIT_CONFIG} (command-line scope). */
+  config?: readonly HardenedValue[];
   /** Bytes written to standard input. */
   stdin?: string | Uint8Array;
   /** Return instead of throwing on a non-zero exit (a timeout still throws). */
@@ -64,12 +84,13 @@ export async function git(args: readonly string[], options: GitOptions): Promise
   const stdin = typeof options.stdin === "string"
     ? new TextEncoder().encode(options.stdin)
     : options.stdin;
+  const env = environment(options);
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command("git", {
       args: [...args],
       cwd,
-      env: options.env ? { ...ENV, ...options.env } : ENV,
+      env,
       stdin: stdin ? "piped" : "null",
       stdout: "piped",
       stderr: "piped",
@@ -112,6 +133,22 @@ export async function git(args: readonly string[], options: GitOptions): Promise
     throw new GitError(args, cwd, output.code, stderr);
   }
   return out;
+}
+
+/** The environment of one call: {@link ENV}, the caller's variables and its extra config. */
+function environment(options: GitOptions): Record<string, string> {
+  if (!options.env && !options.config?.length) return ENV;
+  const env = { ...ENV, ...options.env };
+  if (options.env && Object.keys(options.env).some((k) => k.startsWith("GIT_CONFIG_"))) {
+    throw new RangeError("git(): pass configuration as options.config, not GIT_CONFIG_* variables");
+  }
+  if (options.config?.length) {
+    Object.assign(
+      env,
+      configEnvironment([...SERVICE_GIT_CONFIG, ...options.config], inheritedConfig()),
+    );
+  }
+  return env;
 }
 
 /** Run git and return its standard output without the trailing newline. */

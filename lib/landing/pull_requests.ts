@@ -23,6 +23,7 @@
 import { git, resolveCommit } from "../git/git.ts";
 import * as ev from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
+import { readLine } from "../journal/event_reader.ts";
 import { failedSignals } from "../merge/events.ts";
 import type { GateOutcome } from "../merge/merge.ts";
 import type { Task } from "../tasks/task.ts";
@@ -206,46 +207,40 @@ export class PullRequestLanding {
     } catch { /* a new run */ }
     for (const line of text.split("\n")) {
       if (!line.includes('"task_pr_') && !line.includes('"task_merged"')) continue;
-      let row;
-      try {
-        row = JSON.parse(line);
-      } catch {
-        continue; // a torn line says nothing
-      }
-      const d = row.data ?? {};
-      const id = String(d.task_id ?? "");
-      const rec = this.#records.get(id);
-      switch (row.type) {
+      const e = readLine(line); // a torn line, a malformed row: says nothing
+      if (!e || !("task_id" in e)) continue;
+      const rec = this.#records.get(e.task_id);
+      switch (e.type) {
         case "task_pr_opened":
-          this.#records.set(id, {
-            branch: String(d.branch ?? ""),
-            number: Number(d.number),
-            url: String(d.url ?? ""),
-            head: String(d.head_sha ?? ""),
+          this.#records.set(e.task_id, {
+            branch: e.branch ?? "",
+            number: e.number,
+            url: e.url ?? "",
+            head: e.head_sha ?? "",
             enqueued: false,
             reruns: new Map(),
           });
           break;
         case "task_pr_check_rerun":
-          if (rec?.number === Number(d.number)) {
+          if (rec?.number === e.number && e.check && e.head_sha) {
             // After a restart the re-run's result is whatever shows now: the count is spent.
-            rec.reruns.set(`${d.head_sha}\0${d.check}`, { count: Number(d.rerun), of: "", at: 0 });
+            rec.reruns.set(`${e.head_sha}\0${e.check}`, { count: e.rerun ?? 1, of: "", at: 0 });
           }
           break;
         case "task_pr_updated":
-          if (rec?.number === Number(d.number)) {
-            rec.head = String(d.head_sha ?? rec.head);
-            if (ENQUEUED.test(String(d.reason))) rec.enqueued = true;
+          if (rec?.number === e.number) {
+            rec.head = e.head_sha ?? rec.head;
+            if (ENQUEUED.test(e.reason ?? "")) rec.enqueued = true;
           }
           break;
         case "task_pr_closed":
-          if (rec?.number === Number(d.number)) {
-            this.#earlier.set(id, this.#host.ref(rec.number));
-            this.#records.delete(id);
+          if (rec?.number === e.number) {
+            this.#earlier.set(e.task_id, this.#host.ref(rec.number));
+            this.#records.delete(e.task_id);
           }
           break;
         case "task_merged":
-          this.#records.delete(id);
+          this.#records.delete(e.task_id);
           break;
       }
     }
@@ -375,39 +370,9 @@ export class PullRequestLanding {
       }
     }
     if (!rec || !snap) {
-      let pr: PullRequest;
-      try {
-        pr = await host.open({
-          branch,
-          base: s.base,
-          title: pullRequestTitle({ taskId: task.id, title: task.title }),
-          body: pullRequestBody({
-            taskId: task.id,
-            runId: this.#o.runId,
-            title: task.title,
-            goal: task.goal,
-            summary: task.summary,
-            passed: gated.gates.signals.filter((x) => x.passed).map((x) => ({
-              kind: x.kind,
-              detail: x.detail,
-              ...(x.name ? { name: x.name } : {}),
-            })),
-            boardUrl: this.#o.boardUrl,
-            supersedes: this.#earlier.get(task.id),
-            protectedPaths: this.#o.work.protectedPaths?.(task.id),
-          }),
-          draft: s.draft,
-          labels: s.labels,
-          deleteBranch: s.deleteBranch,
-          squash: s.method === "squash",
-        });
-      } catch (e) {
-        // The base took the same change meanwhile: GitHub has nothing to open.
-        if (e instanceof HostApiError && e.status === 422 && NO_COMMITS.test(e.hostMessage)) {
-          return await this.#nothingToLand(task.id, undefined, undefined, baseTip);
-        }
-        throw e;
-      }
+      const pr = await this.#open(task, branch, gated);
+      // The base took the same change meanwhile: GitHub has nothing to open.
+      if (!pr) return await this.#nothingToLand(task.id, undefined, undefined, baseTip);
       rec = this.#adopt(task.id, pr);
       rec.head = local;
       await this.#journal(ev.taskPrOpened({
@@ -422,6 +387,46 @@ export class PullRequestLanding {
     }
     rec.head = local;
     return await this.#decide(task, rec, snap, req, mayMerge);
+  }
+
+  /** Open the task's pull request; undefined when the host says its head adds nothing. */
+  async #open(
+    task: Task,
+    branch: string,
+    gated: Exclude<GateOutcome, { status: "conflict" }>,
+  ): Promise<PullRequest | undefined> {
+    const s = this.#s;
+    try {
+      return await this.#host.open({
+        branch,
+        base: s.base,
+        title: pullRequestTitle({ taskId: task.id, title: task.title }),
+        body: pullRequestBody({
+          taskId: task.id,
+          runId: this.#o.runId,
+          title: task.title,
+          goal: task.goal,
+          summary: task.summary,
+          passed: gated.gates.signals.filter((x) => x.passed).map((x) => ({
+            kind: x.kind,
+            detail: x.detail,
+            ...(x.name ? { name: x.name } : {}),
+          })),
+          boardUrl: this.#o.boardUrl,
+          supersedes: this.#earlier.get(task.id),
+          protectedPaths: this.#o.work.protectedPaths?.(task.id),
+        }),
+        draft: s.draft,
+        labels: s.labels,
+        deleteBranch: s.deleteBranch,
+        squash: s.method === "squash",
+      });
+    } catch (e) {
+      if (e instanceof HostApiError && e.status === 422 && NO_COMMITS.test(e.hostMessage)) {
+        return undefined;
+      }
+      throw e;
+    }
   }
 
   /** True when merging `local` into `baseTip` changes nothing (its work is there, or none). */

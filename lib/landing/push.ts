@@ -8,6 +8,7 @@
  * refuses it too; this guard does not rely on it). Pushes are leased on the tip the service last
  * saw (`--force-with-lease=<ref>:<expected>`): work a person pushed meanwhile is never overwritten.
  */
+import type { HardenedValue } from "../git/hardened.ts";
 import { git, GitError, resolveCommit } from "../git/git.ts";
 
 /** Where the remote is. */
@@ -52,12 +53,29 @@ function requirePushable(branch: string): void {
   }
 }
 
-async function run(o: RemoteOptions, args: string[], what: string) {
+/**
+ * An agent branch fetched from the remote is an agent's work (a remote worker's, or one pushed by
+ * anyone who may push there): every object it brings is checked as it arrives, as a container's
+ * commits are (lib/container/git_shadow.ts).
+ */
+const AGENT_FETCH: readonly HardenedValue[] = [{
+  key: "fetch.fsckObjects",
+  value: "true",
+  why: "an agent branch's objects are checked as they arrive (a tree naming .git or ../)",
+}];
+
+async function run(
+  o: RemoteOptions,
+  args: string[],
+  what: string,
+  config: readonly HardenedValue[] = [],
+) {
   try {
     const r = await git(args, {
       cwd: o.root,
       signal: o.signal,
       timeoutMs: o.timeoutMs ?? 120_000,
+      config,
       allowFailure: true,
     });
     if (r.code === 0) return r;
@@ -104,6 +122,7 @@ export async function fetchBranch(o: RemoteOptions, branch: string): Promise<str
       `+refs/heads/${branch}:${ref}`,
     ],
     `git fetch ${o.remote} ${branch}`,
+    branch.startsWith("agent/") ? AGENT_FETCH : [],
   );
   const tip = await resolveCommit(ref, { cwd: o.root });
   if (!tip) throw new RemoteError(`${ref} names no commit after fetching`, false, "");

@@ -1,6 +1,8 @@
-/** The gate receipt of the merge step (DESIGN.md §4): the failed checks with their output. */
-import { type FailedSignal, taskVerificationFailed } from "../journal/events.ts";
-import type { JournalEvent } from "../journal/row.ts";
+/**
+ * The gate receipt of the merge step (DESIGN.md §4): the failed checks with their output, for
+ * the one constructor of `task_verification_failed` (lib/journal/events.ts).
+ */
+import type { FailedSignal } from "../journal/events.ts";
 import type { GateResult } from "./gates.ts";
 
 /** Characters of a failed check's output kept in the journal. */
@@ -14,9 +16,4 @@ export function failedSignals(gates: GateResult): FailedSignal[] {
     ...(s.name !== undefined ? { name: s.name } : {}),
     output_tail: s.output_tail.slice(-JOURNAL_OUTPUT_CHARS),
   }));
-}
-
-/** `task_verification_failed {task_id, signals}` of a failed gate evaluation. */
-export function taskVerificationFailedEvent(taskId: string, gates: GateResult): JournalEvent {
-  return taskVerificationFailed({ task_id: taskId, signals: failedSignals(gates) });
 }

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { taskVerificationFailedEvent } from "./events.ts";
+import { taskVerificationFailed } from "../journal/events.ts";
+import { failedSignals } from "./events.ts";
 
-Deno.test("taskVerificationFailedEvent() keeps the failed checks with their output tail", () => {
-  const event = taskVerificationFailedEvent("t1", {
+Deno.test("failedSignals() keeps the failed checks with their output tail for the gate receipt", () => {
+  const signals = failedSignals({
     passed: false,
     commit: "abc",
     warnings: [],
@@ -24,6 +25,7 @@ Deno.test("taskVerificationFailedEvent() keeps the failed checks with their outp
       },
     ],
   });
+  const event = taskVerificationFailed({ task_id: "t1", signals });
   assert.equal(event.type, "task_verification_failed");
   assert.deepEqual(event.data, {
     task_id: "t1",

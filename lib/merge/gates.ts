@@ -6,6 +6,7 @@
  * too), and the worktree is removed either way.
  */
 import { gitWorktree } from "../git/worktree_admin.ts";
+import { hardenedConfig } from "../git/agent_tree.ts";
 import { join } from "node:path";
 import type { CommandCheck } from "../config/schema.ts";
 import { runShell } from "../process/shell.ts";
@@ -96,7 +97,9 @@ export async function evaluateGates(
   }
   const id = crypto.randomUUID().slice(0, 12);
   const path = join(workspacePaths(root).worktrees, `_gate-${id}`);
-  const o = { cwd: root, signal: options.signal };
+  // The tree is agents' work, attributes included: its checkout runs no filter they pick.
+  const config = await hardenedConfig(root, { signal: options.signal });
+  const o = { cwd: root, signal: options.signal, config };
   await gitWorktree(root, ["add", "-q", "--detach", "--", path, commit], o);
   const warnings: string[] = [];
   let runner: TreeRunner | undefined;

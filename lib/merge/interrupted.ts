@@ -16,6 +16,7 @@
  */
 import { join } from "node:path";
 import { git } from "../git/git.ts";
+import { hardenedConfig } from "../git/agent_tree.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { type Checkout, checkoutsOf } from "./checkouts.ts";
 import {
@@ -131,12 +132,15 @@ async function observe(
 ): Promise<Map<string, Observed>> {
   const index = new Map<string, Entry | "conflict">();
   const differs = new Set<string>();
+  // As land.ts read and wrote the checkout: no filter or merge driver its attributes pick.
+  const config = await hardenedConfig(dir, { signal });
   for (let i = 0; i < paths.length; i += CHUNK) {
     const chunk = paths.slice(i, i + CHUNK);
     const staged = await git(["ls-files", "-s", "-z", "--", ...chunk], {
       cwd: dir,
       signal,
       env: LITERAL,
+      config,
     });
     for (const line of staged.stdout.split("\0")) {
       const tab = line.indexOf("\t");
@@ -150,6 +154,7 @@ async function observe(
       cwd: dir,
       signal,
       env: LITERAL,
+      config,
     });
     for (const path of unstaged.stdout.split("\0")) if (path) differs.add(path);
   }
@@ -231,6 +236,7 @@ export async function settleInterruptedMerge(
         const undo = await git(["read-tree", "-m", "-u", intent.new_tip, intent.old_tip], {
           cwd: verdict.dir,
           signal,
+          config: await hardenedConfig(verdict.dir, { signal }),
           allowFailure: true,
         });
         if (undo.code !== 0) {

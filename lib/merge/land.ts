@@ -19,8 +19,10 @@
  * held, touching nothing, when it holds anything else. A wait that only a person can end (their
  * changes in the way) says so (`stuck`); a branch that moved is simply retried.
  */
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { git, splitZ } from "../git/git.ts";
+import { hardenedConfig } from "../git/agent_tree.ts";
+import type { HardenedValue } from "../git/hardened.ts";
 import { crashPoint } from "../util/crash_points.ts";
 import { checkoutsOf } from "./checkouts.ts";
 import { clearIntent, recordIntent } from "./checkout_intent.ts";
@@ -61,7 +63,7 @@ const CHUNK = 500;
 async function dirtyAmong(
   dir: string,
   paths: readonly string[],
-  signal?: AbortSignal,
+  o: { signal?: AbortSignal; config: HardenedValue[] },
 ): Promise<string[]> {
   const dirty = new Set<string>();
   for (let i = 0; i < paths.length; i += CHUNK) {
@@ -74,7 +76,7 @@ async function dirtyAmong(
       "--no-renames",
       "--",
       ...paths.slice(i, i + CHUNK),
-    ], { cwd: dir, signal, env: { GIT_LITERAL_PATHSPECS: "1" } });
+    ], { cwd: dir, signal: o.signal, config: o.config, env: { GIT_LITERAL_PATHSPECS: "1" } });
     for (const entry of splitZ(out.stdout)) dirty.add(entry.slice(3));
   }
   const changed = new Set(paths);
@@ -117,6 +119,17 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
   const interrupted = await settleInterruptedMerge(root, { signal });
   if (interrupted.kind === "held") return waits(interrupted.reason, interrupted.files);
   const checkouts = await checkoutsOf(root, target, signal);
+  const agents = join(await Deno.realPath(root).catch(() => root), ".sdd", "worktrees") + "/";
+  const agentOwned = checkouts.filter((c) => c.dir.startsWith(agents) || !isAbsolute(c.dir));
+  if (agentOwned.length > 0) {
+    // An agent's worktree never has the target checked out unless its git files were changed:
+    // the service runs no git in a checkout an agent controls.
+    return waits(
+      `${target} is listed as checked out in ${agentOwned.map((c) => c.dir).join(", ")}, ` +
+        "an agent's worktree: the service updates no checkout an agent controls; remove that " +
+        "worktree (`git worktree remove --force <path>`)",
+    );
+  }
   if (checkouts.length === 0) {
     const r = await cas(root);
     if (r.code !== 0) return moved(r.stderr);
@@ -129,7 +142,10 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
   // The listing read each checkout's HEAD: the one on the target must be at the merged-onto tip.
   const { dir, head } = checkouts[0];
   if (head !== oldTip) return moved(`HEAD is ${ref} at ${head}`);
-  const dirty = await dirtyAmong(dir, options.changed, signal);
+  // The merged files are agents' work, and so are the attributes that would pick drivers for
+  // them: no filter or merge driver runs while the checkout is read and updated.
+  const config = await hardenedConfig(dir, { signal });
+  const dirty = await dirtyAmong(dir, options.changed, { signal, config });
   if (dirty.length > 0) {
     return waits(
       `uncommitted changes in ${dirty.join(", ")} would be overwritten: commit or stash them`,
@@ -151,6 +167,7 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
   const update = await git(["read-tree", "-m", "-u", oldTip, newTip], {
     cwd: dir,
     signal,
+    config,
     allowFailure: true,
   });
   if (update.code !== 0) {
@@ -162,6 +179,7 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
   if (r.code !== 0) {
     const back = await git(["read-tree", "-m", "-u", newTip, oldTip], {
       cwd: dir,
+      config,
       allowFailure: true,
     });
     // Reverted: nothing of the merge is left. Otherwise the record stays for the next landing.

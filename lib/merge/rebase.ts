@@ -7,7 +7,9 @@
  * changes — and the conflicting files and the change merged meanwhile are reported, for the
  * next attempt's prompt.
  */
-import { commitIdentity, git } from "../git/git.ts";
+import { commitIdentity } from "../git/git.ts";
+import type { AgentTree } from "../git/agent_tree.ts";
+import { openWorktree } from "../worktrees/trees.ts";
 
 /** Input of {@link rebaseOnto}. */
 export interface RebaseOptions {
@@ -30,57 +32,59 @@ export type RebaseOutcome =
 /** Characters of the other change's diff kept for a prompt. */
 const OTHER_CHANGE_CHARS = 4000;
 
-async function patchId(cwd: string, from: string, to: string): Promise<string> {
-  const diff = await git(["diff", "--binary", from, to], { cwd });
+async function patchId(tree: AgentTree, from: string, to: string): Promise<string> {
+  const diff = await tree.git(["diff", "--binary", from, to]);
   if (diff.bytes.length === 0) return "";
-  const id = await git(["patch-id", "--stable"], { cwd, stdin: diff.bytes });
+  const id = await tree.git(["patch-id", "--stable"], { stdin: diff.bytes });
   return id.stdout.split(" ")[0] ?? "";
 }
 
-/** Rebase the branch checked out in `options.worktree` from `base` onto `onto`. */
+/**
+ * Rebase the branch checked out in `options.worktree` from `base` onto `onto`, with the hardened
+ * git of lib/worktrees/trees.ts (no hook, no filter or merge driver the tree's attributes pick).
+ */
 export async function rebaseOnto(options: RebaseOptions): Promise<RebaseOutcome> {
-  const { worktree: cwd, base, onto } = options;
-  const before = (await git(["rev-parse", "HEAD"], { cwd })).stdout.trim();
-  const patchBefore = await patchId(cwd, base, before);
+  const { base, onto } = options;
+  const tree = await openWorktree(options.worktree);
+  const before = await tree.text(["rev-parse", "HEAD"]);
+  const patchBefore = await patchId(tree, base, before);
   const env = await commitIdentity(options.root);
-  const r = await git(["rebase", "--no-autosquash", "--onto", onto, base], {
-    cwd,
+  const r = await tree.git(["rebase", "--no-autosquash", "--onto", onto, base], {
     env,
     allowFailure: true,
   });
   if (r.code !== 0) {
-    const unmerged = await git(["diff", "--name-only", "--diff-filter=U", "-z"], {
-      cwd,
+    const unmerged = await tree.git(["diff", "--name-only", "--diff-filter=U", "-z"], {
       allowFailure: true,
     });
     const files = unmerged.stdout.split("\0").filter((f) => f.length > 0);
-    await git(["rebase", "--abort"], { cwd, allowFailure: true });
-    const conflicted = files.length > 0 ? files : await changedOnBoth(cwd, base, before, onto);
+    await tree.git(["rebase", "--abort"], { allowFailure: true });
+    const conflicted = files.length > 0 ? files : await changedOnBoth(tree, base, before, onto);
     return {
       kind: "conflict",
       files: conflicted,
-      otherChange: await otherChange(cwd, base, onto, conflicted),
+      otherChange: await otherChange(tree, base, onto, conflicted),
     };
   }
-  const tip = (await git(["rev-parse", "HEAD"], { cwd })).stdout.trim();
+  const tip = await tree.text(["rev-parse", "HEAD"]);
   return {
     kind: "rebased",
     tip,
     onto,
-    diffChanged: (await patchId(cwd, onto, tip)) !== patchBefore,
+    diffChanged: (await patchId(tree, onto, tip)) !== patchBefore,
   };
 }
 
 /** Paths both sides changed since `base` (when git named no unmerged path). */
 async function changedOnBoth(
-  cwd: string,
+  tree: AgentTree,
   base: string,
   ours: string,
   theirs: string,
 ): Promise<string[]> {
   const names = async (to: string) =>
     new Set(
-      (await git(["diff", "--name-only", "-z", base, to], { cwd })).stdout.split("\0").filter(
+      (await tree.git(["diff", "--name-only", "-z", base, to])).stdout.split("\0").filter(
         Boolean,
       ),
     );
@@ -90,17 +94,16 @@ async function changedOnBoth(
 
 /** The commits and diff that reached `onto` since `base` in `files`, shortened for a prompt. */
 async function otherChange(
-  cwd: string,
+  tree: AgentTree,
   base: string,
   onto: string,
   files: string[],
 ): Promise<string> {
   if (files.length === 0) return "";
-  const log = await git(["log", "--format=%h %s", `${base}..${onto}`, "--", ...files], {
-    cwd,
+  const log = await tree.git(["log", "--format=%h %s", `${base}..${onto}`, "--", ...files], {
     allowFailure: true,
   });
-  const diff = await git(["diff", base, onto, "--", ...files], { cwd, allowFailure: true });
+  const diff = await tree.git(["diff", base, onto, "--", ...files], { allowFailure: true });
   const text = `${log.stdout.trim()}\n${diff.stdout}`;
   return text.length > OTHER_CHANGE_CHARS
     ? text.slice(0, OTHER_CHANGE_CHARS) + "\n… (shortened)"

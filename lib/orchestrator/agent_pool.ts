@@ -48,6 +48,18 @@ export interface ReadyAdapter {
   launch: PreflightResult["launch"];
 }
 
+/** One spawn of {@link AgentPool.spawn}: what it started from, and what it learnt on the way. */
+interface SessionStart {
+  task: Task;
+  sessionId: string;
+  ready: ReadyAdapter;
+  note: string | undefined;
+  /** The model its invocation chose (known before its agent starts). */
+  model?: string;
+  /** The kept work of an earlier session it continues. */
+  earlier?: EarlierWork;
+}
+
 /** Settings of {@link AgentPool}. */
 export interface AgentPoolOptions {
   paths: WorkspacePaths;
@@ -167,7 +179,6 @@ export class AgentPool {
     const o = this.#o;
     const ready = o.adapters.get(adapterName);
     if (!ready) throw new Error(`adapter ${adapterName} is not ready: it cannot start agents`);
-    const { adapter, launch } = ready;
     const sessionId = this.#sessionId();
     try {
       await o.store.claim(taskId, sessionId);
@@ -175,84 +186,111 @@ export class AgentPool {
       return { type: "claim_lost", taskId };
     }
     const task = o.store.require(taskId);
-    const role = o.roles[task.role] ?? {};
+    const start: SessionStart = { task, sessionId, ready, note };
     let session: AgentSession;
-    let model: string | undefined;
-    let earlier: EarlierWork | undefined;
     try {
-      const tip = await o.work.targetTip();
-      earlier = await this.#earlierWork(task, tip);
-      const invocation = agentInvocation(adapter, await this.template(task.role), task, {
-        model: role.model ?? o.model,
-        effort: role.effort ?? o.effort,
-        mcpConfigPath: o.mcpConfigPath,
-        workdir: join(o.paths.worktrees, sessionId),
-        retryNote: note,
-        earlierWork: earlier && { session: task.resume_from!, base: earlier.base },
-        ports: o.environments?.spec(task.role).ports,
-      });
-      model = invocation.model;
-      session = await AgentSession.start({
-        paths: o.paths,
-        runId: o.runId,
-        task,
-        sessionId,
-        baseCommit: earlier?.base ?? tip,
-        startCommit: earlier?.commit,
-        adapter,
-        launch,
-        isolation: o.isolation,
-        argv: invocation.argv,
-        // The agents' listener and a credential of this session only (docs/security.md "Agents").
-        serverUrl: agentUrlFor(o.paths.root) ?? o.serverUrl,
-        token: mintAgentCredential(o.paths.root, { runId: o.runId, taskId, sessionId }),
-        timeoutS: o.timeoutS(task),
-        graceMs: o.graceMs,
-        agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
-        extraEnv: mcpSessionEnv(adapter, o.mcpConfigPath),
-        environments: o.environments,
-        mcpConfigPath: o.mcpConfigPath,
-        warn: o.log,
-      });
+      session = await this.#startSession(start);
     } catch (e) {
-      if (e instanceof SessionStartError) {
-        // Its worktree is reaped like any other: teardown, log kept, ports released.
-        o.work.set(taskId, {
-          worktree: e.worktree,
-          sessionId,
-          logPath: e.logPath,
-          role: task.role,
-          env: e.env,
-        });
-      }
-      const err = (e instanceof SessionStartError ? e.cause : e) as Error;
-      if (err instanceof WorktreeSetupError) {
-        // The environment's fault, not the agent's: the attempt counts, with the claim it made.
-        return {
-          type: "spawn_failed",
-          taskId,
-          sessionId,
-          diagnosis: { kind: SETUP_FAILED, reason: err.reason, retryable: true },
-          attempt: await this.attemptNumber(taskId),
-          model,
-          adapter: adapter.name,
-          prepared: preparedData(err.prepared),
-          isolation: o.isolation ? o.isolation.label : "worktree",
-        };
-      }
-      const permanent = err.name === "TemplateError" || err instanceof Deno.errors.NotFound ||
-        err instanceof Deno.errors.PermissionDenied;
+      return await this.#spawnFailed(start, e);
+    }
+    return await this.#spawned(start, session, onExit);
+  }
+
+  /** Start the session of `start` (its worktree, then its agent), noting its model and earlier work. */
+  async #startSession(start: SessionStart): Promise<AgentSession> {
+    const o = this.#o;
+    const { task, sessionId, ready: { adapter, launch } } = start;
+    const role = o.roles[task.role] ?? {};
+    const tip = await o.work.targetTip();
+    const earlier = start.earlier = await this.#earlierWork(task, tip);
+    const invocation = agentInvocation(adapter, await this.template(task.role), task, {
+      model: role.model ?? o.model,
+      effort: role.effort ?? o.effort,
+      mcpConfigPath: o.mcpConfigPath,
+      workdir: join(o.paths.worktrees, sessionId),
+      retryNote: start.note,
+      earlierWork: earlier && { session: task.resume_from!, base: earlier.base },
+      ports: o.environments?.spec(task.role).ports,
+    });
+    start.model = invocation.model;
+    return await AgentSession.start({
+      paths: o.paths,
+      runId: o.runId,
+      task,
+      sessionId,
+      baseCommit: earlier?.base ?? tip,
+      startCommit: earlier?.commit,
+      adapter,
+      launch,
+      isolation: o.isolation,
+      argv: invocation.argv,
+      // The agents' listener and a credential of this session only (docs/security.md "Agents").
+      serverUrl: agentUrlFor(o.paths.root) ?? o.serverUrl,
+      token: mintAgentCredential(o.paths.root, { runId: o.runId, taskId: task.id, sessionId }),
+      timeoutS: o.timeoutS(task),
+      graceMs: o.graceMs,
+      agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
+      extraEnv: mcpSessionEnv(adapter, o.mcpConfigPath),
+      environments: o.environments,
+      mcpConfigPath: o.mcpConfigPath,
+      warn: o.log,
+    });
+  }
+
+  /** The `spawn_failed` of a session that did not start: the setup's fault counts an attempt. */
+  async #spawnFailed(
+    { task, sessionId, ready, model }: SessionStart,
+    e: unknown,
+  ): Promise<CoreEvent> {
+    const o = this.#o;
+    const taskId = task.id;
+    if (e instanceof SessionStartError) {
+      // Its worktree is reaped like any other: teardown, log kept, ports released.
+      o.work.set(taskId, {
+        worktree: e.worktree,
+        sessionId,
+        logPath: e.logPath,
+        role: task.role,
+        env: e.env,
+      });
+    }
+    const err = (e instanceof SessionStartError ? e.cause : e) as Error;
+    if (err instanceof WorktreeSetupError) {
+      // The environment's fault, not the agent's: the attempt counts, with the claim it made.
       return {
         type: "spawn_failed",
         taskId,
         sessionId,
-        diagnosis: {
-          kind: "spawn_failed",
-          reason: `could not start the agent: ${err.message}`,
-          retryable: !permanent,
-        },
+        diagnosis: { kind: SETUP_FAILED, reason: err.reason, retryable: true },
+        attempt: await this.attemptNumber(taskId),
+        model,
+        adapter: ready.adapter.name,
+        prepared: preparedData(err.prepared),
+        isolation: o.isolation ? o.isolation.label : "worktree",
       };
     }
+    const permanent = err.name === "TemplateError" || err instanceof Deno.errors.NotFound ||
+      err instanceof Deno.errors.PermissionDenied;
+    return {
+      type: "spawn_failed",
+      taskId,
+      sessionId,
+      diagnosis: {
+        kind: "spawn_failed",
+        reason: `could not start the agent: ${err.message}`,
+        retryable: !permanent,
+      },
+    };
+  }
+
+  /** Keep a started session, watch its exit and answer `spawned`. */
+  async #spawned(
+    { task, sessionId, ready, model, earlier }: SessionStart,
+    session: AgentSession,
+    onExit: (events: () => Promise<CoreEvent[]>) => void,
+  ): Promise<CoreEvent> {
+    const o = this.#o;
+    const taskId = task.id;
     this.#sessions.set(taskId, session);
     o.work.set(taskId, {
       worktree: session.worktree,
@@ -278,7 +316,7 @@ export class AgentPool {
       model,
       batchEligible: task.batch_eligible,
       prepared: session.prepared && preparedData(session.prepared),
-      adapter: adapter.name,
+      adapter: ready.adapter.name,
       isolation: session.isolation,
     };
   }

@@ -123,6 +123,34 @@ export interface RunOutcome extends RunVerdict {
   counts: Record<string, number>;
 }
 
+/** The decision core's settings of a run's options. */
+function coreSettings(options: OrchestratorOptions): Parameters<typeof initialState>[0] {
+  const roleMaxAgents: Record<string, number> = {};
+  for (const [role, s] of Object.entries(options.roles)) {
+    if (s.max_agents !== undefined) roleMaxAgents[role] = s.max_agents;
+  }
+  return {
+    maxAgents: options.maxAgents,
+    roleMaxAgents,
+    maxAttempts: MAX_ATTEMPTS,
+    requireApproval: options.requireApproval,
+    enforceOwnedFiles: options.enforceOwnedFiles,
+    continuous: options.continuous ?? false,
+    reportedExitGraceMs: REPORTED_EXIT_GRACE_MS,
+    // A pull request's host tells of changes (poller, webhooks); the clock is a safety net.
+    mergeRetryMs: options.landing ? options.landing.settings.retryMs : 3000,
+    ...(options.stuckMergeWaitMs !== undefined
+      ? { stuckMergeWaitMs: options.stuckMergeWaitMs }
+      : {}),
+    maxRebases: 3,
+    landUnreported: options.landUnreported,
+    ...(options.landing ? { onCiFailure: options.landing.settings.onCiFailure } : {}),
+    adapter: options.adapter.name,
+    chains: options.chains ?? {},
+    heartbeatTimeoutS: options.heartbeatTimeoutS ?? 45,
+  };
+}
+
 /** Something the loop will decide on: an event, or I/O that yields events when awaited. */
 type Pending = CoreEvent | (() => Promise<CoreEvent[]>);
 
@@ -164,35 +192,56 @@ export class Orchestrator {
     this.#o = options;
     this.#clock = options.clock ?? Date.now;
     this.#ids = new Set(options.taskIds);
-    const roleMaxAgents: Record<string, number> = {};
-    for (const [role, s] of Object.entries(options.roles)) {
-      if (s.max_agents !== undefined) roleMaxAgents[role] = s.max_agents;
-    }
-    this.#state = initialState({
-      maxAgents: options.maxAgents,
-      roleMaxAgents,
-      maxAttempts: MAX_ATTEMPTS,
-      requireApproval: options.requireApproval,
-      enforceOwnedFiles: options.enforceOwnedFiles,
-      continuous: options.continuous ?? false,
-      reportedExitGraceMs: REPORTED_EXIT_GRACE_MS,
-      // A pull request's host tells of changes (poller, webhooks); the clock is a safety net.
-      mergeRetryMs: options.landing ? options.landing.settings.retryMs : 3000,
-      ...(options.stuckMergeWaitMs !== undefined
-        ? { stuckMergeWaitMs: options.stuckMergeWaitMs }
-        : {}),
-      maxRebases: 3,
-      landUnreported: options.landUnreported,
-      ...(options.landing ? { onCiFailure: options.landing.settings.onCiFailure } : {}),
-      adapter: options.adapter.name,
-      chains: options.chains ?? {},
-      heartbeatTimeoutS: options.heartbeatTimeoutS ?? 45,
-    }, this.#clock());
+    this.#state = initialState(coreSettings(options), this.#clock());
     const environments = this.#environments = new WorktreeEnvironments({
       root: options.paths.root,
       config: options.worktreeEnv,
       portsDir: options.paths.portLeases,
     });
+    this.#work = this.#newTaskWork(environments);
+    this.#landing = options.landing && new PullRequestLanding({
+      settings: options.landing.settings,
+      host: options.landing.host,
+      root: options.paths.root,
+      runId: options.runId,
+      journalPath: options.journalPath,
+      work: this.#work,
+      boardUrl: options.landing.publicUrl ?? options.serverUrl,
+      onChange: (taskId) => this.#push({ type: "landing_changed", taskId }),
+      warn: options.log,
+      now: this.#clock,
+    });
+    this.#spend = new SpendTracker(
+      options.paths,
+      options.adapter,
+      options.cost,
+      batchRoutingHint(options.adapter.name),
+    );
+    this.#rateLimits = new RateLimitGuard({
+      cooldowns: options.cooldowns,
+      runtimeDir: options.paths.runtime,
+      nowS: () => this.#clock() / 1000,
+    });
+    this.#agents = this.#newAgentPool(environments);
+    this.#reviews = new ReviewWatcher(options.journalPath);
+    this.#remote = this.#newRemoteWork(environments);
+    this.#batch = this.#newBatchLane();
+    this.#lane = new LandingLane({
+      deliver: (events) => {
+        for (const event of events) this.#push(event);
+      },
+      fail: options.log,
+      verifications: verifications(options.maxAgents),
+      merge: async (taskIds) => {
+        const results = await this.#work.merge(taskIds.map((id) => options.store.require(id)));
+        return results.map((result, i) => ({ type: "merge_result", taskId: taskIds[i], result }));
+      },
+    });
+  }
+
+  /** The task work of the run: verification, gates where the agents run, teardowns, merges. */
+  #newTaskWork(environments: WorktreeEnvironments): TaskWork {
+    const options = this.#o;
     const iso = options.isolation;
     const treeOf = (tree: string, phase: "gate" | "teardown") => ({
       root: options.paths.root,
@@ -206,7 +255,7 @@ export class Orchestrator {
       processEnv: Deno.env.toObject(),
       runtimeDir: options.paths.runtime,
     });
-    this.#work = new TaskWork({
+    return new TaskWork({
       paths: options.paths,
       runId: options.runId,
       journalPath: options.journalPath,
@@ -244,30 +293,12 @@ export class Orchestrator {
         planFile: options.planFile,
       }),
     });
-    this.#landing = options.landing && new PullRequestLanding({
-      settings: options.landing.settings,
-      host: options.landing.host,
-      root: options.paths.root,
-      runId: options.runId,
-      journalPath: options.journalPath,
-      work: this.#work,
-      boardUrl: options.landing.publicUrl ?? options.serverUrl,
-      onChange: (taskId) => this.#push({ type: "landing_changed", taskId }),
-      warn: options.log,
-      now: this.#clock,
-    });
-    this.#spend = new SpendTracker(
-      options.paths,
-      options.adapter,
-      options.cost,
-      batchRoutingHint(options.adapter.name),
-    );
-    this.#rateLimits = new RateLimitGuard({
-      cooldowns: options.cooldowns,
-      runtimeDir: options.paths.runtime,
-      nowS: () => this.#clock() / 1000,
-    });
-    this.#agents = new AgentPool({
+  }
+
+  /** The agents this machine runs, with the configured adapter and its ready fallbacks. */
+  #newAgentPool(environments: WorktreeEnvironments): AgentPool {
+    const options = this.#o;
+    return new AgentPool({
       paths: options.paths,
       runId: options.runId,
       store: options.store,
@@ -292,8 +323,12 @@ export class Orchestrator {
       log: options.log,
       clock: this.#clock,
     });
-    this.#reviews = new ReviewWatcher(options.journalPath);
-    this.#remote = new RemoteWork({
+  }
+
+  /** The tasks remote workers run (DESIGN.md §16). */
+  #newRemoteWork(environments: WorktreeEnvironments): RemoteWork {
+    const options = this.#o;
+    return new RemoteWork({
       paths: options.paths,
       runId: options.runId,
       store: options.store,
@@ -320,7 +355,12 @@ export class Orchestrator {
       log: options.log,
       clock: this.#clock,
     });
-    this.#batch = new BatchLane({
+  }
+
+  /** The batch lane (DESIGN.md §15). */
+  #newBatchLane(): BatchLane {
+    const options = this.#o;
+    return new BatchLane({
       paths: options.paths,
       runId: options.runId,
       store: options.store,
@@ -341,17 +381,6 @@ export class Orchestrator {
       api: options.batchApi,
       environments: this.#environments,
       agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
-    });
-    this.#lane = new LandingLane({
-      deliver: (events) => {
-        for (const event of events) this.#push(event);
-      },
-      fail: options.log,
-      verifications: verifications(options.maxAgents),
-      merge: async (taskIds) => {
-        const results = await this.#work.merge(taskIds.map((id) => options.store.require(id)));
-        return results.map((result, i) => ({ type: "merge_result", taskId: taskIds[i], result }));
-      },
     });
   }
 

@@ -9,6 +9,7 @@ import { git, targetRef } from "../git/git.ts";
 import type { PlannedTask } from "../journal/events.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { IncrementalJournal, type RowSink } from "../journal/incremental.ts";
+import { readEvent } from "../journal/event_reader.ts";
 import { readJournal } from "../journal/journal_file.ts";
 import { isValidId } from "../ids.ts";
 import type { ParsedPlan } from "../plans/plan.ts";
@@ -65,22 +66,15 @@ interface DoneState {
 const DONE_SINK: RowSink<DoneState> = {
   init: () => ({ keys: new Map(), merged: new Map(), operatorDone: new Set() }),
   apply(state, row) {
-    const d = row.data as Record<string, unknown>;
-    if (row.type === "run_started" && Array.isArray(d.planned)) {
-      for (const p of d.planned as Record<string, unknown>[]) {
-        if (typeof p?.task_id === "string" && typeof p.step_key === "string") {
-          state.keys.set(p.task_id, p.step_key);
-        }
-      }
-      return;
-    }
-    if (typeof d.task_id !== "string") return;
-    if (row.type === "task_merged") {
-      state.merged.set(d.task_id, typeof d.commit === "string" ? d.commit : "");
-    } else if (row.type === "task_done_by_operator") {
-      state.operatorDone.add(d.task_id);
-    } else if (row.type === "task_retried" || row.type === "task_claimed") {
-      state.operatorDone.delete(d.task_id);
+    const event = readEvent(row);
+    if (event?.type === "run_started") {
+      for (const p of event.planned) if (p.step_key) state.keys.set(p.task_id, p.step_key);
+    } else if (event?.type === "task_merged") {
+      state.merged.set(event.task_id, event.commit ?? "");
+    } else if (event?.type === "task_done_by_operator") {
+      state.operatorDone.add(event.task_id);
+    } else if (event?.type === "task_retried" || event?.type === "task_claimed") {
+      state.operatorDone.delete(event.task_id);
     }
   },
   clone: (s) => ({

@@ -1,6 +1,7 @@
 /**
  * Reads review decisions that operators appended to the run journal (through the board) since
- * the last look. Only a verifying journal is trusted: a decision on a poisoned chain is ignored.
+ * the last look. Only a verifying journal is trusted: a decision on a poisoned chain is ignored,
+ * and so is a row the board does not count (lib/journal/event_reader.ts).
  * The first look keeps the merges still pending, so a merge acknowledged before a restart (or
  * while no orchestrator ran) lands rather than being skipped as old.
  */
@@ -8,6 +9,7 @@ import type { RowSink } from "../journal/incremental.ts";
 import { IncrementalJournal } from "../journal/incremental.ts";
 import { readJournal } from "../journal/journal_file.ts";
 import { BOARD_FOLD_SINK } from "../board/sink.ts";
+import { readEvent } from "../journal/event_reader.ts";
 import type { CoreEvent } from "./core/protocol.ts";
 
 /** One operator decision. */
@@ -22,18 +24,14 @@ export interface ReviewDecision {
 const DECISIONS_SINK: RowSink<ReviewDecision[]> = {
   init: () => [],
   apply(state, row, index) {
-    if (row.type !== "task_review_decision") return;
-    const d = row.data as Record<string, unknown>;
-    if (typeof d.task_id !== "string" || typeof d.principal !== "string") return;
-    if (d.decision !== "approve" && d.decision !== "request_changes" && d.decision !== "merge") {
-      return;
-    }
+    const event = row.type === "task_review_decision" ? readEvent(row) : undefined;
+    if (event?.type !== "task_review_decision") return;
     state.push({
       index,
-      taskId: d.task_id,
-      decision: d.decision,
-      principal: d.principal,
-      ...(typeof d.note === "string" ? { note: d.note } : {}),
+      taskId: event.task_id,
+      decision: event.decision,
+      principal: event.principal,
+      ...(event.note === undefined ? {} : { note: event.note }),
     });
   },
   clone: (state) => [...state],

@@ -15,6 +15,7 @@ import { adapterChains, configuredAdapter, loadWorkspaceConfig } from "../config
 import { batchEndpoint, batchProviderOf } from "../batch/provider.ts";
 import { containerFallbacks, readyFallbacks } from "./fallbacks.ts";
 import type { ServerSettings } from "../config/server_config.ts";
+import type { ServiceConfig } from "../config/schema.ts";
 import { configuredBudgetUsd, readCostReport } from "../cost/spend.ts";
 import * as ev from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
@@ -103,6 +104,107 @@ function refused(start: Extract<RunStart, { kind: "refuse" }>): never {
 
 /** Run a plan to the end, or resume the unfinished run. */
 export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
+  const prep = await prepareRun(options);
+  const { root, paths, out } = prep;
+  // The server's own lines (a task ORPHANED by the heartbeat monitor) are time-stamped like the
+  // run's while its progress is shown.
+  let serverLine = out;
+  const server = options.server ??
+    await startRunServer(
+      root,
+      options.port,
+      prep.serverSettings,
+      (l) => serverLine(l),
+      options.app,
+    );
+  const stopOnSignal = () => orchestrator?.stop();
+  let orchestrator: Orchestrator | undefined;
+  let begun: string | undefined;
+  options.signal?.addEventListener("abort", stopOnSignal, { once: true });
+  try {
+    const store = await taskStoreFor(server.ctx);
+    // A landing a kill or a full disk cut short is put right (and said) before anything is decided.
+    for (const line of await repairAfterCrash(paths, store)) out(line);
+    const { start, newPlan } = await decideStart(prep, store, options.force);
+    if (start.kind === "up_to_date") {
+      out(upToDateLine(relative(root, start.planFile), start.steps.done));
+      return {
+        status: "completed",
+        problems: [],
+        counts: {},
+        runId: prep.previous?.run_id ?? "",
+        url: server.url,
+        upToDate: true,
+      };
+    }
+    const { landing } = prep;
+    const run = await begin(start, {
+      paths,
+      store,
+      configSha: prep.digest,
+      adapter: prep.adapter.name,
+      targetBranch: prep.targetBranch,
+      ...(landing
+        ? {
+          landingOn: `${landing.settings.base} of ${landing.settings.repo} through ` +
+            `${landing.settings.provider === "github" ? "pull" : "merge"} requests`,
+        }
+        : {}),
+      out,
+      planName: newPlan?.name,
+      planSha: prep.facts.plan?.sha256,
+    });
+    begun = run.runId;
+    out(
+      `review board${options.server ? "" : " (live while the run lasts)"}: ${server.url}` +
+        `/dashboard/review-board?run=${run.runId}`,
+    );
+    const driven = await driveRun(prep, run, {
+      store,
+      server,
+      options,
+      started: (o) => orchestrator = o,
+      events: (write) => serverLine = write ?? out,
+    });
+    return { ...driven, runId: run.runId, url: server.url };
+  } finally {
+    options.signal?.removeEventListener("abort", stopOnSignal);
+    // Its agents' credentials end with the loop (a resumed run mints new ones).
+    if (begun) revokeRunCredentials(paths.root, begun);
+    if (!options.server) await server.shutdown();
+  }
+}
+
+/** What {@link prepareRun} checked and read before the task server starts. */
+interface PreparedRun {
+  root: string;
+  paths: WorkspacePaths;
+  out: (line: string) => void;
+  config: ServiceConfig;
+  serverSettings: ServerSettings;
+  /** `sha256:` digest of the service.yaml read. */
+  digest: string;
+  adapter: ReturnType<typeof configuredAdapter>;
+  previous: Awaited<ReturnType<typeof readRunState>>;
+  facts: RunStartFacts;
+  /** The plan given on the command line, checked. */
+  plan: ParsedPlan | undefined;
+  env: Record<string, string>;
+  mcp: Awaited<ReturnType<typeof runMcpServers>>;
+  checked: Awaited<ReturnType<typeof runLaunch>>;
+  fallbacks: ReturnType<typeof containerFallbacks>;
+  chains: Record<string, string[]>;
+  endpoint: ReturnType<typeof batchEndpoint> | undefined;
+  landing: Awaited<ReturnType<typeof prepareLanding>>;
+  targetBranch: string;
+}
+
+/**
+ * Everything checkable, checked before the task server starts and before a row is written: the
+ * configuration, another run in progress, the plan, templates, settings, MCP servers, where
+ * agents run, fallbacks, the batch lane and landing.
+ */
+async function prepareRun(options: RunPlanOptions): Promise<PreparedRun> {
   const root = resolve(options.root);
   const out = options.out ?? ((line: string) => console.log(line));
   const paths = workspacePaths(root);
@@ -133,7 +235,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     defaultPlan: { file: defaultPlan, exists: existsSync(defaultPlan) },
     trackers: runsFromTrackers(config),
   };
-  let start = decideRunStart(facts); // another run in progress is refused before any check
+  const start = decideRunStart(facts); // another run in progress is refused before any check
   if (start.kind === "refuse") refused(start);
   const planFile = options.plan === undefined ? undefined : resolve(root, options.plan);
   // Everything checkable is checked before a row is written: the plan, templates, settings, CLI.
@@ -145,7 +247,46 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   const mcp = await runMcpServers(config, (n) => env[n]);
   const mcpNote = mcpDelivery(adapter, mcp);
   if (mcpNote) out(adapter.acceptsMcpConfig ? mcpNote : `warning: ${mcpNote}`);
-  // Where agents run: host processes, or containers whose probe passed (never a fallback).
+  const checked = await checkedLaunch(config, adapter, { root, paths, env, out });
+  const { fallbacks, chains } = await readyChains(config, adapter, { checked, env, root, out });
+  const endpoint = batchLane(config, adapter, { plan, env, out });
+  // Pull requests (DESIGN.md §12): the token and its permissions are checked and the base is
+  // fetched before a row is written; work is then cut from and gated against the fetched base.
+  const landing = await prepareLanding(config, {
+    root,
+    workspaceBranch,
+    env: (name) => Deno.env.get(name),
+  });
+  const targetBranch = landing?.settings.trackingRef ?? workspaceBranch;
+  return {
+    root,
+    paths,
+    out,
+    config,
+    serverSettings,
+    digest,
+    adapter,
+    previous,
+    facts,
+    plan,
+    env,
+    mcp,
+    checked,
+    fallbacks,
+    chains,
+    endpoint,
+    landing,
+    targetBranch,
+  };
+}
+
+/** Where agents run: host processes, or containers whose probe passed (never a fallback). */
+async function checkedLaunch(
+  config: ServiceConfig,
+  adapter: PreparedRun["adapter"],
+  o: { root: string; paths: WorkspacePaths; env: Record<string, string>; out: PreparedRun["out"] },
+): Promise<PreparedRun["checked"]> {
+  const { root, paths, env, out } = o;
   // With `max_agents: 0` every agent runs on a worker: the CLI and its key are the workers'.
   const ownAgents = config.max_agents !== 0;
   if (!ownAgents) {
@@ -175,11 +316,32 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       throw e;
     });
   await clearStartFailure(paths.runtime);
-  // Fallbacks that cannot start are left out of every chain, with the reason (never fatal). The
-  // image holds the configured adapter's CLI only: in containers there are no fallbacks.
+  return checked;
+}
+
+/**
+ * Fallbacks that cannot start are left out of every chain, with the reason (never fatal). The
+ * image holds the configured adapter's CLI only: in containers there are no fallbacks.
+ */
+async function readyChains(
+  config: ServiceConfig,
+  adapter: PreparedRun["adapter"],
+  o: {
+    checked: PreparedRun["checked"];
+    env: Record<string, string>;
+    root: string;
+    out: PreparedRun["out"];
+  },
+): Promise<Pick<PreparedRun, "fallbacks" | "chains">> {
+  const { checked, env, root, out } = o;
   const fallbacks = checked.isolation
     ? containerFallbacks(config, (m) => out(`warning: ${m}`))
-    : await readyFallbacks(config, { env, root, warn: (m) => out(`warning: ${m}`), ownAgents });
+    : await readyFallbacks(config, {
+      env,
+      root,
+      warn: (m) => out(`warning: ${m}`),
+      ownAgents: config.max_agents !== 0,
+    });
   const ready = new Set([adapter.name, ...fallbacks.map((f) => f.adapter.name)]);
   const chains = Object.fromEntries(
     Object.entries(adapterChains(config)).map(([role, chain]) => [
@@ -187,6 +349,16 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       chain.filter((a) => ready.has(a)),
     ]),
   );
+  return { fallbacks, chains };
+}
+
+/** The batch endpoint of the adapter's provider; says why batch_eligible tasks run in real time. */
+function batchLane(
+  config: ServiceConfig,
+  adapter: PreparedRun["adapter"],
+  o: { plan: ParsedPlan | undefined; env: Record<string, string>; out: PreparedRun["out"] },
+): PreparedRun["endpoint"] {
+  const { plan, env, out } = o;
   const provider = batchProviderOf(adapter.name);
   const endpoint = provider && batchEndpoint(provider, env, config.batch.api_url);
   const batchable = Object.keys(config.roles).length > 0 && (config.batch_eligible ||
@@ -199,110 +371,77 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   } else if (batchable && endpoint && "problem" in endpoint) {
     out(`warning: batch_eligible tasks run in real time: ${endpoint.problem} (${endpoint.fix})`);
   }
-  // Pull requests (DESIGN.md §12): the token and its permissions are checked and the base is
-  // fetched before a row is written; work is then cut from and gated against the fetched base.
-  const landing = await prepareLanding(config, {
-    root,
-    workspaceBranch,
-    env: (name) => Deno.env.get(name),
-  });
-  const targetBranch = landing?.settings.trackingRef ?? workspaceBranch;
+  return endpoint || undefined;
+}
 
-  // The server's own lines (a task ORPHANED by the heartbeat monitor) are time-stamped like the
-  // run's while its progress is shown.
-  let serverLine = out;
-  const server = options.server ??
-    await startRunServer(root, options.port, serverSettings, (l) => serverLine(l), options.app);
-  const stopOnSignal = () => orchestrator?.stop();
-  let orchestrator: Orchestrator | undefined;
-  let begun: string | undefined;
-  options.signal?.addEventListener("abort", stopOnSignal, { once: true });
-  try {
-    const store = await taskStoreFor(server.ctx);
-    // A landing a kill or a full disk cut short is put right (and said) before anything is decided.
-    for (const line of await repairAfterCrash(paths, store)) out(line);
-    facts.tasks = store.list();
+/** The run decision once the store's tasks and the steps earlier runs finished are known. */
+async function decideStart(
+  prep: PreparedRun,
+  store: TaskStore,
+  force: boolean | undefined,
+): Promise<{ start: Exclude<RunStart, { kind: "refuse" | "needs" }>; newPlan?: ParsedPlan }> {
+  const { facts, paths, root, config, plan } = prep;
+  facts.tasks = store.list();
+  let start = decideRunStart(facts);
+  let newPlan: ParsedPlan | undefined;
+  if (start.kind === "needs" && start.fact === "steps") {
+    newPlan = plan ?? await checkedPlan(root, start.planFile, config);
+    const earlier = force ? new Map() : await doneSteps(paths, prep.targetBranch, prep.out);
+    facts.steps = stepsToDo(keyedTasks(newPlan), earlier);
     start = decideRunStart(facts);
-    let newPlan: ParsedPlan | undefined;
-    if (start.kind === "needs" && start.fact === "steps") {
-      newPlan = plan ?? await checkedPlan(root, start.planFile, config);
-      const earlier = options.force ? new Map() : await doneSteps(paths, targetBranch, out);
-      facts.steps = stepsToDo(keyedTasks(newPlan), earlier);
-      start = decideRunStart(facts);
-    }
-    if (start.kind === "refuse") refused(start);
-    if (start.kind === "needs") throw new Error(`decideRunStart() still needs ${start.fact}`);
-    if (start.kind === "up_to_date") {
-      out(upToDateLine(relative(root, start.planFile), start.steps.done));
-      return {
-        status: "completed",
-        problems: [],
-        counts: {},
-        runId: previous?.run_id ?? "",
-        url: server.url,
-        upToDate: true,
-      };
-    }
-    const run = await begin(start, {
-      paths,
-      store,
-      configSha: digest,
-      adapter: adapter.name,
-      targetBranch,
-      ...(landing
-        ? {
-          landingOn: `${landing.settings.base} of ${landing.settings.repo} through ` +
-            `${landing.settings.provider === "github" ? "pull" : "merge"} requests`,
-        }
-        : {}),
-      out,
-      planName: newPlan?.name,
-      planSha: facts.plan?.sha256,
-    });
-    begun = run.runId;
-    out(
-      `review board${options.server ? "" : " (live while the run lasts)"}: ${server.url}` +
-        `/dashboard/review-board?run=${run.runId}`,
-    );
-    let taskHistory = "";
-    try {
-      taskHistory = await Deno.readTextFile(paths.taskMetrics);
-    } catch { /* no history yet */ }
-    const settings = orchestratorSettings({
-      config,
-      env,
-      tokens: serverSettings.tokens,
-      taskHistory,
-    });
-    const driven = await drive(run, {
-      paths,
-      store,
-      settings,
-      adapter,
-      launch: checked.launch,
-      isolation: checked.isolation,
-      fallbacks,
-      chains,
-      batchEndpoint: endpoint && !("problem" in endpoint) ? endpoint : undefined,
-      mcpConfigPath: await writeRunMcpConfig(paths, run.runId, adapter, mcp),
-      cost: await readCostReport(paths, configuredBudgetUsd(config)),
-      targetBranch,
-      ...(landing ? { landing } : {}),
-      serverUrl: server.url,
-      out,
-      alertLine: options.alertLine,
-      tickMs: options.tickMs,
-      signal: options.signal,
-      started: (o) => orchestrator = o,
-      events: (write) => serverLine = write ?? out,
-    });
-    return { ...driven, runId: run.runId, url: server.url };
-  } finally {
-    options.signal?.removeEventListener("abort", stopOnSignal);
-    // Its agents' credentials end with the loop (a resumed run mints new ones).
-    if (begun) revokeRunCredentials(paths.root, begun);
-    if (!options.server) await server.shutdown();
   }
+  if (start.kind === "refuse") refused(start);
+  if (start.kind === "needs") throw new Error(`decideRunStart() still needs ${start.fact}`);
+  return { start, newPlan };
+}
+
+/** Drive the begun run to its end with the settings and lanes {@link prepareRun} checked. */
+async function driveRun(
+  prep: PreparedRun,
+  run: StartedRun,
+  o: {
+    store: TaskStore;
+    server: RunningServer;
+    options: RunPlanOptions;
+    started: (o: Orchestrator) => void;
+    /** Told how to write a time-stamped line while the progress shows (see `drive`). */
+    events: (write: ((line: string) => void) | undefined) => void;
+  },
+): Promise<RunOutcome> {
+  const { paths, config, env, adapter, checked, endpoint, landing, out } = prep;
+  const { store, server, options } = o;
+  let taskHistory = "";
+  try {
+    taskHistory = await Deno.readTextFile(paths.taskMetrics);
+  } catch { /* no history yet */ }
+  const settings = orchestratorSettings({
+    config,
+    env,
+    tokens: prep.serverSettings.tokens,
+    taskHistory,
+  });
+  return await drive(run, {
+    paths,
+    store,
+    settings,
+    adapter,
+    launch: checked.launch,
+    isolation: checked.isolation,
+    fallbacks: prep.fallbacks,
+    chains: prep.chains,
+    batchEndpoint: endpoint && !("problem" in endpoint) ? endpoint : undefined,
+    mcpConfigPath: await writeRunMcpConfig(paths, run.runId, adapter, prep.mcp),
+    cost: await readCostReport(paths, configuredBudgetUsd(config)),
+    targetBranch: prep.targetBranch,
+    ...(landing ? { landing } : {}),
+    serverUrl: server.url,
+    out,
+    alertLine: options.alertLine,
+    tickMs: options.tickMs,
+    signal: options.signal,
+    started: o.started,
+    events: o.events,
+  });
 }
 
 /** What {@link begin} needs besides the decision. */

@@ -18,6 +18,8 @@ import {
   writePidFile,
 } from "../agents/runtime_files.ts";
 import { createWorktree, type Worktree } from "../worktrees/worktrees.ts";
+import { sealWorktree, settleWorktree } from "../worktrees/trees.ts";
+import { hostLauncher, type Launcher } from "../process/launcher.ts";
 import type { PreparedWorktree, WorktreeEnvironments } from "../worktree_env/environments.ts";
 import type { Task } from "../tasks/task.ts";
 import type { WorkspacePaths } from "../workspace.ts";
@@ -106,6 +108,39 @@ export class SessionStartError extends Error {
   }
 }
 
+/**
+ * Host processes (lib/process/launcher.ts) whose end is followed, before anyone reads their
+ * status, by lib/worktrees/trees.ts's settle of the session's worktree: what its HEAD names
+ * becomes its branch's, its git files are put back and its index rebuilt, so the service's next
+ * git there reads nothing the agent wrote into them.
+ */
+function settlingHostLauncher(start: SessionStart): Launcher {
+  const warn = start.warn ?? ((line: string) => console.error(line));
+  return {
+    launch(argv, options) {
+      const launched = hostLauncher.launch(argv, options);
+      return {
+        ...launched,
+        finish: async () => {
+          try {
+            const settled = await settleWorktree(start.paths.root, start.sessionId);
+            if (settled.repaired.length > 0) {
+              warn(
+                `${start.sessionId}: the agent changed its worktree's git files ` +
+                  `(${settled.repaired.join("; ")}); they were put back`,
+              );
+            }
+          } catch (e) {
+            warn(
+              `${start.sessionId}: its worktree's git files not checked: ${(e as Error).message}`,
+            );
+          }
+        },
+      };
+    },
+  };
+}
+
 /** A live (or just ended) agent session. */
 export class AgentSession {
   readonly task: Task;
@@ -180,12 +215,16 @@ export class AgentSession {
       const headless = await prepareHeadless(start.adapter, env, start.paths.runtime);
       const request = { tree: worktree.path, sessionId: start.sessionId, ports, logPath };
       const populated = await environments?.populate({ ...request, role: start.task.role });
+      // Its git files as the service made them, before anything untrusted runs there.
+      const admin = await sealWorktree(start.paths.root, start.sessionId);
       // Under container isolation both phases run in containers: setup (phase 1), the agent (2).
       box = start.isolation &&
-        await sessionContainer(start, worktree, headless.env, logPath).catch((e) => {
-          // Not the agent's program missing (a NotFound is taken for that, and not retried).
-          throw new Error(`preparing the agent's container failed: ${(e as Error).message}`);
-        });
+        await sessionContainer(start, { worktree, admin, env: headless.env, logPath }).catch(
+          (e) => {
+            // Not the agent's program missing (a NotFound is taken for that, and not retried).
+            throw new Error(`preparing the agent's container failed: ${(e as Error).message}`);
+          },
+        );
       const prepared = populated && await environments!.setup({
         ...request,
         role: start.task.role,
@@ -199,7 +238,7 @@ export class AgentSession {
         env: box ? box.env : headless.env,
         logPath,
         graceMs: start.graceMs,
-        launcher: box ? box.agent : undefined,
+        launcher: box ? box.agent : settlingHostLauncher(start),
       });
       return await AgentSession.#started(start, worktree, proc, env, prepared, box);
     } catch (e) {

@@ -6,16 +6,26 @@
  */
 import { join } from "node:path";
 import type { Worktree } from "../worktrees/worktrees.ts";
+import type { TreeAdmin } from "../git/tree_admin.ts";
 import { prepareSessionContainer, type SessionContainer } from "../container/session.ts";
 import type { SessionStart } from "./session.ts";
 
-/** Prepare `start`'s container for an agent with the host environment `env`. */
+/** What {@link sessionContainer} prepares a container for. */
+export interface SessionContainerFor {
+  worktree: Worktree;
+  /** The worktree's git files as sealed (lib/worktrees/trees.ts). */
+  admin: TreeAdmin;
+  /** The agent's host environment. */
+  env: Record<string, string>;
+  logPath: string;
+}
+
+/** Prepare `start`'s container for an agent. */
 export async function sessionContainer(
   start: SessionStart,
-  worktree: Worktree,
-  env: Record<string, string>,
-  logPath: string,
+  o: SessionContainerFor,
 ): Promise<SessionContainer> {
+  const { worktree, env, logPath } = o;
   const iso = start.isolation!;
   const box = await prepareSessionContainer({
     iso,
@@ -23,7 +33,7 @@ export async function sessionContainer(
     runtimeDir: start.paths.runtime,
     runId: start.runId,
     sessionId: start.sessionId,
-    worktree: worktree.path,
+    admin: o.admin,
     branch: worktree.branch,
     serverUrl: start.serverUrl,
     env,

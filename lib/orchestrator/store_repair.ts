@@ -7,6 +7,7 @@
  * store whatever the store says, and each repair is said in one line.
  */
 import type { JournalEvent } from "../journal/row.ts";
+import { readEvent } from "../journal/event_reader.ts";
 import { IncrementalJournal, type RowSink } from "../journal/incremental.ts";
 import { readJournal } from "../journal/journal_file.ts";
 import type { TaskStore } from "../tasks/store.ts";
@@ -55,13 +56,12 @@ export function repairLine(r: StoreRepair): string {
 const MERGED_SINK: RowSink<Map<string, MergedRow>> = {
   init: () => new Map(),
   apply(state, row: JournalEvent, index) {
-    if (row.type !== "task_merged") return;
-    const d = row.data as Record<string, unknown>;
-    if (typeof d.task_id !== "string" || state.has(d.task_id)) return;
-    state.set(d.task_id, {
+    const event = row.type === "task_merged" ? readEvent(row) : undefined;
+    if (event?.type !== "task_merged" || state.has(event.task_id)) return;
+    state.set(event.task_id, {
       seq: index,
-      ...(typeof d.commit === "string" ? { commit: d.commit } : {}),
-      ...(typeof d.pr === "string" ? { pr: d.pr } : {}),
+      ...(event.commit === undefined ? {} : { commit: event.commit }),
+      ...(event.pr === undefined ? {} : { pr: event.pr }),
     });
   },
   clone: (s) => new Map(s),

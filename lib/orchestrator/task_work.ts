@@ -25,6 +25,7 @@ import { type CompletionSignal, evaluateSignals } from "../janitor/signals.ts";
 import type { Task } from "../tasks/task.ts";
 import { captureDiff } from "../worktrees/diff_capture.ts";
 import { reapWorktree } from "../worktrees/reap.ts";
+import { settleWorktree } from "../worktrees/trees.ts";
 import {
   agentBranch,
   commitPartialWork,
@@ -146,6 +147,10 @@ export class TaskWork {
       `refs/heads/${agentBranch(sessionId)}`,
     ], { cwd: root, allowFailure: true });
     if (base.code !== 0) return undefined;
+    // Its agent may have ended with no one to settle its git files (a crash): settled now.
+    await settleWorktree(root, sessionId).catch((e) =>
+      this.#o.warn(`${task.id}: its worktree's git files not checked: ${(e as Error).message}`)
+    );
     const handle: WorkHandle = {
       worktree: { path, branch: agentBranch(sessionId), base: base.stdout.trim(), pruned: false },
       sessionId,
@@ -207,6 +212,7 @@ export class TaskWork {
       base: h.worktree.base,
       journalPath: this.#o.journalPath,
       message: `service: work of ${taskId}`,
+      warn: this.#o.warn,
     });
     if (!result.captured) this.#o.warn(`${taskId}: no diff captured: ${result.reason}`);
     const tip = result.captured
@@ -397,6 +403,7 @@ export class TaskWork {
         // A host that squashed or rebased it: the tip is not in the base's history, yet landed.
         landed: landed && this.#o.landing?.() !== undefined,
         beforeRemove: () => this.#teardown(taskId, h),
+        warn: this.#o.warn,
       });
       if (!r.removed) this.#o.warn(`${taskId}: worktree kept: ${r.reason}`);
     } catch (e) {

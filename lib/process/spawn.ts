@@ -8,7 +8,7 @@
  * open; a descendant that escaped every way of finding it stops being read after a short drain.
  */
 import { lastErrorLine } from "../util/last_error_line.ts";
-import { hostLauncher, type Launcher } from "./launcher.ts";
+import { hostLauncher, type Launched, type Launcher } from "./launcher.ts";
 import { lineSplitter } from "./_line_splitter.ts";
 
 /** Which output stream a chunk or line came from. */
@@ -95,12 +95,11 @@ const DRAIN_MS = 500;
  */
 export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}): ProcessHandle {
   const graceMs = options.graceMs ?? 2000;
-  const tailLines = options.tailLines ?? 40;
   // Opened before the spawn: a log that cannot be written must not leave a program running.
   const log = options.logPath === undefined
     ? undefined
     : Deno.openSync(options.logPath, { append: true, create: true });
-  let launched;
+  let launched: Launched;
   try {
     const { cwd, env, clearEnv } = options;
     launched = (options.launcher ?? hostLauncher).launch(argv, { cwd, env, clearEnv });
@@ -111,51 +110,16 @@ export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}
   const { child } = launched;
   const startedAt = Date.now();
   const started = performance.now();
-  const tail: string[] = [];
+  const output = readOutput(child, log, options);
   let alive = true;
   let endedBy: string | null = null;
   let killed = false;
-  let outputBytes = 0;
-  let lastOutputAt: number | null = null;
-  let logWrites = Promise.resolve();
 
-  const readers = [child.stdout.getReader(), child.stderr.getReader()];
-  const read = async (reader: ReadableStreamDefaultReader<Uint8Array>, stream: OutputStream) => {
-    const lines = lineSplitter((line) => {
-      tail.push(line);
-      if (tail.length > tailLines) tail.shift();
-      options.onLine?.(line, stream);
-    });
-    const decoder = new TextDecoder();
-    while (true) {
-      const { done, value: chunk } = await reader.read();
-      if (done) break;
-      outputBytes += chunk.length;
-      lastOutputAt = Date.now();
-      // One write at a time, in arrival order: stdout and stderr share the file.
-      if (log) await (logWrites = logWrites.then(() => writeAll(log, chunk)));
-      options.onOutput?.(chunk, stream);
-      lines.push(decoder.decode(chunk, { stream: true }));
-    }
-    lines.push(decoder.decode());
-    lines.flush();
-  };
-  const reading = Promise.all([read(readers[0], "stdout"), read(readers[1], "stderr")]);
-  reading.catch(() => {}); // a failed read (the log's disk full) surfaces through `status`
-
-  // End the tree, give the pipes a moment to drain, then stop reading: a descendant that escaped
-  // every way of finding it must not keep the caller waiting.
   let ending: Promise<void> | undefined;
   const endAll = (grace: number) =>
-    ending ??= (async () => {
-      if (await launched.end(grace, false)) killed = true;
-      let drained = await settlesWithin(reading, DRAIN_MS);
-      if (!drained) {
-        if (await launched.end(0, true)) killed = true;
-        drained = await settlesWithin(reading, DRAIN_MS);
-      }
-      if (!drained) { for (const r of readers) r.cancel().catch(() => {}); }
-    })();
+    ending ??= endTree(launched, output, grace).then((k) => {
+      if (k) killed = true;
+    });
 
   const end = (reason: string, grace = graceMs): Promise<ProcessStatus> => {
     if (alive) {
@@ -177,7 +141,7 @@ export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}
       clearTimeout(timer);
       await endAll(graceMs); // what it started ends with it
       try {
-        await reading;
+        await output.reading;
       } finally {
         await launched.finish?.().catch(() => {}); // before the status says it is over
       }
@@ -193,7 +157,7 @@ export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
-      await logWrites.catch(() => {});
+      await output.logWrites.catch(() => {});
       log?.close();
     }
   })();
@@ -206,16 +170,16 @@ export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}
       return alive;
     },
     get outputBytes() {
-      return outputBytes;
+      return output.bytes;
     },
     get lastOutputAt() {
-      return lastOutputAt;
+      return output.lastAt;
     },
     get tail() {
-      return [...tail];
+      return [...output.tail];
     },
     get lastErrorLine() {
-      return lastErrorLine(tail);
+      return lastErrorLine(output.tail);
     },
     status,
     end,
@@ -223,6 +187,77 @@ export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}
       await end("dispose", 0);
     },
   };
+}
+
+/** What is read of a program's output so far, and the reads themselves. */
+interface Output {
+  /** The last lines of combined output, oldest first. */
+  tail: string[];
+  bytes: number;
+  lastAt: number | null;
+  readers: ReadableStreamDefaultReader<Uint8Array>[];
+  /** Settles once both streams are read to their end (or cancelled). */
+  reading: Promise<unknown>;
+  /** The log file's writes, one at a time in arrival order. */
+  logWrites: Promise<void>;
+}
+
+/** Read `child`'s stdout and stderr: to the log, to the callbacks, into the tail. */
+function readOutput(
+  child: Deno.ChildProcess,
+  log: Deno.FsFile | undefined,
+  options: SpawnOptions,
+): Output {
+  const tailLines = options.tailLines ?? 40;
+  const output: Output = {
+    tail: [],
+    bytes: 0,
+    lastAt: null,
+    readers: [child.stdout.getReader(), child.stderr.getReader()],
+    reading: Promise.resolve(),
+    logWrites: Promise.resolve(),
+  };
+  const read = async (reader: ReadableStreamDefaultReader<Uint8Array>, stream: OutputStream) => {
+    const lines = lineSplitter((line) => {
+      output.tail.push(line);
+      if (output.tail.length > tailLines) output.tail.shift();
+      options.onLine?.(line, stream);
+    });
+    const decoder = new TextDecoder();
+    while (true) {
+      const { done, value: chunk } = await reader.read();
+      if (done) break;
+      output.bytes += chunk.length;
+      output.lastAt = Date.now();
+      // One write at a time, in arrival order: stdout and stderr share the file.
+      if (log) await (output.logWrites = output.logWrites.then(() => writeAll(log, chunk)));
+      options.onOutput?.(chunk, stream);
+      lines.push(decoder.decode(chunk, { stream: true }));
+    }
+    lines.push(decoder.decode());
+    lines.flush();
+  };
+  output.reading = Promise.all([
+    read(output.readers[0], "stdout"),
+    read(output.readers[1], "stderr"),
+  ]);
+  output.reading.catch(() => {}); // a failed read (the log's disk full) surfaces through `status`
+  return output;
+}
+
+/**
+ * End the tree, give the pipes a moment to drain, then stop reading: a descendant that escaped
+ * every way of finding it must not keep the caller waiting. True when SIGKILL was needed.
+ */
+async function endTree(launched: Launched, output: Output, grace: number): Promise<boolean> {
+  let killed = await launched.end(grace, false);
+  let drained = await settlesWithin(output.reading, DRAIN_MS);
+  if (!drained) {
+    if (await launched.end(0, true)) killed = true;
+    drained = await settlesWithin(output.reading, DRAIN_MS);
+  }
+  if (!drained) { for (const r of output.readers) r.cancel().catch(() => {}); }
+  return killed;
 }
 
 async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {

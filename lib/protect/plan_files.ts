@@ -5,6 +5,7 @@
  * a protected path (rules.ts). Only the first line of each journal is read.
  */
 import { isValidId } from "../ids.ts";
+import { readLine } from "../journal/event_reader.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
 
 /** Longest first line read (a `run_started` lists the plan's steps). */
@@ -43,14 +44,13 @@ async function firstLine(path: string): Promise<string> {
   }
 }
 
-/** The plan file a `run_started` row names, if any. */
-export function planFileOf(row: unknown): string | undefined {
-  if (!row || typeof row !== "object") return undefined;
-  const { type, data } = row as { type?: unknown; data?: Record<string, unknown> };
-  if (type !== "run_started" || !data) return undefined;
-  if (typeof data.plan_file === "string" && data.plan_file !== "") return data.plan_file;
-  const plan = data.plan;
-  return typeof plan === "string" && /\.ya?ml$/i.test(plan) ? plan : undefined;
+/** The plan file a journal line's `run_started` row names, if any (a torn line names none). */
+export function planFileOf(line: string): string | undefined {
+  const event = readLine(line);
+  if (event?.type !== "run_started") return undefined;
+  if (event.plan_file) return event.plan_file;
+  const plan = event.plan;
+  return plan !== undefined && /\.ya?ml$/i.test(plan) ? plan : undefined;
 }
 
 /** Every plan file the workspace's run journals name, sorted. */
@@ -67,10 +67,8 @@ export async function recordedPlanFiles(paths: WorkspacePaths): Promise<string[]
   for (const runId of names) {
     const line = await firstLine(journalPath(paths, runId));
     if (!line) continue;
-    try {
-      const plan = planFileOf(JSON.parse(line));
-      if (plan) found.add(plan);
-    } catch { /* a torn first line names nothing */ }
+    const plan = planFileOf(line);
+    if (plan) found.add(plan);
   }
   return [...found].sort();
 }

@@ -12,6 +12,7 @@
 import { gitWorktree } from "../git/worktree_admin.ts";
 import { resolve } from "node:path";
 import { commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
+import { dropTreeRecord, openWorktree } from "../worktrees/trees.ts";
 import { git, resolveCommit } from "../git/git.ts";
 import { loadWorkspaceConfig, namedAdapter } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
@@ -543,7 +544,7 @@ class Worker {
     for (const r of live) {
       if (!r.session?.proc.alive) continue;
       await r.session.writeHeartbeat().catch(() => {});
-      const head = await resolveCommit("HEAD", { cwd: r.session.worktree.path });
+      const head = await this.#headWhileRunning(r.session.worktree.path);
       if (head && head !== r.order.base && head !== r.pushed) await this.#push(r, head);
     }
     let answer: HeartbeatAnswer | undefined;
@@ -577,6 +578,23 @@ class Worker {
     }
   }
 
+  /**
+   * The commit a running agent's worktree has checked out, read with the hardened git of agent
+   * trees and only while its git files are as the service made them (they are not rewritten
+   * under a running agent); undefined otherwise.
+   */
+  async #headWhileRunning(worktree: string): Promise<string | undefined> {
+    try {
+      const tree = await openWorktree(worktree, { repair: false });
+      const r = await tree.git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], {
+        allowFailure: true,
+      });
+      return r.code === 0 ? r.stdout.trim() : undefined;
+    } catch {
+      return undefined; // handed to a container's user, or not as the service made it
+    }
+  }
+
   /** Remove the session's worktree and branch here (the remote keeps the work). */
   async #cleanUp(r: Running): Promise<void> {
     const id = r.order.session_id;
@@ -596,6 +614,7 @@ class Worker {
       this.#o.log(`${r.order.task.id}: teardown failed: ${(e as Error).message}`);
     }
     await gitWorktree(this.#root, ["remove", "--force", path], { allowFailure: true });
+    await dropTreeRecord(this.#root, id);
     await git(["branch", "-D", `agent/${id}`], { cwd: this.#root, allowFailure: true });
     await this.#environments.releasePorts(id).catch(() => {});
   }

@@ -10,7 +10,7 @@ import {
   outline,
   outlineTask,
 } from "../board/activity.ts";
-import type { OutlineTask, TaskActivity } from "../board/activity.ts";
+import type { IgnoredRow, OutlineTask, TaskActivity } from "../board/activity.ts";
 import { NotFoundError } from "../errors.ts";
 import type { IncrementalJournal } from "../journal/incremental.ts";
 import { readJournal, viewFor } from "../journal/journal_file.ts";
@@ -35,6 +35,11 @@ export interface RunOutline {
   audit_disagreement?: { row?: number; audit_entry?: number; message: string };
   /** The check of every sealed evidence bundle, by task id (a tampered one shows on its card). */
   evidence: Record<string, EvidenceMark>;
+  /**
+   * Rows of known types that count for nothing (lib/journal/event_reader.ts: the board, the run
+   * and `service status` ignore them too): how many, and the first of them with why.
+   */
+  ignored_rows?: { count: number; rows: IgnoredRow[] };
 }
 
 /** A kept session log as served: its tail and whether the whole file matches the journal. */
@@ -76,6 +81,9 @@ export async function runOutline(paths: WorkspacePaths, runId: string): Promise<
     journal_verified: snapshot.walker.verified && !contradiction,
     tasks: outline(snapshot.state),
     already_landed: snapshot.state.already_landed,
+    ...(snapshot.state.ignored_count > 0
+      ? { ignored_rows: { count: snapshot.state.ignored_count, rows: snapshot.state.ignored } }
+      : {}),
     ...(contradiction
       ? {
         audit_disagreement: {

@@ -17,6 +17,7 @@ import { auditPaths, loadAuditKey } from "../audit/store.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import type { IncrementalJournal, RowSink } from "../journal/incremental.ts";
 import { readJournal, viewFor } from "../journal/journal_file.ts";
+import { readEvent } from "../journal/event_reader.ts";
 import { BUCKETS, taskFile } from "../tasks/persist.ts";
 import { bundleHash, signatureValid } from "../verification/bundle.ts";
 import { evidenceDir, journalPath, type WorkspacePaths } from "../workspace.ts";
@@ -84,12 +85,14 @@ type SealRows = Map<string, { hash?: string; unsealed?: string }>;
 const EVIDENCE_SINK: RowSink<SealRows> = {
   init: () => new Map(),
   apply(state, row) {
-    const task = row.data?.task_id;
-    if (typeof task !== "string") return;
-    if (row.type === "task_evidence_sealed") {
-      state.set(task, { hash: String(row.data.bundle_hash) });
-    } else if (row.type === "task_evidence_unsealed") {
-      state.set(task, { ...state.get(task), unsealed: String(row.data.reason) });
+    const event = readEvent(row);
+    if (event?.type === "task_evidence_sealed") {
+      state.set(event.task_id, { hash: event.bundle_hash });
+    } else if (event?.type === "task_evidence_unsealed") {
+      state.set(event.task_id, {
+        ...state.get(event.task_id),
+        unsealed: event.reason ?? "no reason recorded",
+      });
     }
   },
   clone: (state) => new Map(state),

@@ -9,6 +9,7 @@
 import type { RowSink } from "../journal/incremental.ts";
 import type { JournalEvent } from "../journal/row.ts";
 import type { DataNeed } from "../journal/bulk_verify.ts";
+import { type EventType, readEvent } from "../journal/event_reader.ts";
 
 /** How a task of the run stands: still to finish, landed, or ended without landing. */
 export type TaskEnd = "open" | "landed" | "failed" | "cancelled";
@@ -36,7 +37,7 @@ export interface RunTrail {
 }
 
 /** Rows that set a task's end. */
-const TASK_END: Record<string, TaskEnd> = {
+const TASK_END: Partial<Record<EventType, TaskEnd>> = {
   task_claimed: "open",
   task_retried: "open",
   task_completed: "open",
@@ -46,22 +47,17 @@ const TASK_END: Record<string, TaskEnd> = {
 };
 
 function apply(state: RunTrail, row: JournalEvent): void {
-  const data = row.data as Record<string, unknown>;
-  const taskId = typeof data.task_id === "string" ? data.task_id : undefined;
-  switch (row.type) {
+  const event = readEvent(row);
+  if (!event) return;
+  switch (event.type) {
     case "run_started":
-      for (const p of Array.isArray(data.planned) ? data.planned : []) {
-        const { task_id, depends_on } = p as { task_id?: unknown; depends_on?: unknown };
-        if (typeof task_id !== "string") continue;
-        if (!state.tasks.has(task_id)) state.tasks.set(task_id, "open");
-        const deps = Array.isArray(depends_on)
-          ? depends_on.filter((d) => typeof d === "string")
-          : [];
-        state.dependsOn.set(task_id, deps);
+      for (const p of event.planned) {
+        if (!state.tasks.has(p.task_id)) state.tasks.set(p.task_id, "open");
+        state.dependsOn.set(p.task_id, p.depends_on);
       }
       return;
     case "run_completed":
-      state.ended = typeof data.status === "string" ? data.status : "completed";
+      state.ended = event.status ?? "completed";
       state.resumedSinceEnd = false;
       state.changedSinceEnd = false;
       return;
@@ -69,11 +65,11 @@ function apply(state: RunTrail, row: JournalEvent): void {
       if (state.ended !== null) state.resumedSinceEnd = true;
       return;
     case "task_review_decision":
-      if (taskId && data.decision === "merge") setEnd(state, taskId, "landed");
+      if (event.decision === "merge") setEnd(state, event.task_id, "landed");
       return;
   }
-  const end = TASK_END[row.type];
-  if (end && taskId) setEnd(state, taskId, end);
+  const end = TASK_END[event.type];
+  if (end && "task_id" in event) setEnd(state, event.task_id, end);
 }
 
 function setEnd(state: RunTrail, taskId: string, end: TaskEnd): void {
@@ -85,7 +81,7 @@ function reads(type: string): DataNeed {
   if (type === "run_started" || type === "run_completed" || type === "task_review_decision") {
     return "data";
   }
-  return type in TASK_END ? "task_id" : "nothing";
+  return Object.hasOwn(TASK_END, type) ? "task_id" : "nothing";
 }
 
 /** The run trail as an incremental journal sink. */

@@ -109,9 +109,38 @@ class Tracked {
 /** Listen on `hostname:port` and relay to the HTTP server at `backendPath` under `limits`. */
 export function openGate(options: GateOptions): Gate {
   const listener = Deno.listen({ hostname: options.hostname, port: options.port });
-  const warn = options.warn ?? (() => {});
-  const live = new Set<Tracked>();
-  const stats: GateStats = {
+  const relay = new Relay(options, listener);
+  const sweep = setInterval(
+    () => relay.sweep(Date.now()),
+    Math.max(50, Math.min(1000, options.headerTimeoutMs / 4)),
+  );
+  relay.acceptLoop();
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    stats: () => ({ ...relay.stats, open: relay.live.size }),
+    stopAccepting() {
+      if (relay.stopping) return;
+      relay.stopping = true;
+      try {
+        listener.close();
+      } catch { /* closed */ }
+    },
+    close() {
+      this.stopAccepting();
+      clearInterval(sweep);
+      for (const t of [...relay.live]) relay.drop(t);
+      try {
+        relay.reserve?.close();
+      } catch { /* closed */ }
+      relay.reserve = undefined;
+    },
+  };
+}
+
+/** The gate's connections and what it does with each: accept, time out, evict, relay. */
+class Relay {
+  readonly live = new Set<Tracked>();
+  readonly stats: GateStats = {
     open: 0,
     accepted: 0,
     refused: 0,
@@ -120,44 +149,109 @@ export function openGate(options: GateOptions): Gate {
     idleTimeouts: 0,
     acceptErrors: 0,
   };
-  let reserve: Deno.FsFile | undefined = openReserve();
-  let stopping = false;
+  /** A descriptor held back to answer one newcomer when `accept` runs out of them. */
+  reserve: Deno.FsFile | undefined = openReserve();
+  stopping = false;
+  readonly #warn: (line: string) => void;
 
-  const drop = (t: Tracked) => {
-    if (!live.delete(t)) return;
+  constructor(readonly options: GateOptions, readonly listener: Deno.Listener) {
+    this.#warn = options.warn ?? (() => {});
+  }
+
+  drop(t: Tracked): void {
+    if (!this.live.delete(t)) return;
     t.close();
-    stats.open = live.size;
-  };
+    this.stats.open = this.live.size;
+  }
 
-  const evictOne = (now: number): boolean => {
+  /** Close the idlest connection that awaits no answer; false when every one does. */
+  evictOne(now: number): boolean {
     let victim: Tracked | undefined;
-    for (const t of live) {
+    for (const t of this.live) {
       const quiet = now - t.lastActivity;
       // Not yet past its first request head, or silent for long: no answer is being awaited.
       if (t.requests > 0 && quiet <= EVICTABLE_IDLE_MS) continue;
       if (!victim || t.lastActivity < victim.lastActivity) victim = t;
     }
     if (!victim) return false;
-    stats.evicted++;
-    drop(victim);
+    this.stats.evicted++;
+    this.drop(victim);
     return true;
-  };
+  }
 
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const t of live) {
-      if (t.headStarted && now - t.headStarted > options.headerTimeoutMs) {
-        stats.headerTimeouts++;
-        t.conn.write(refusal("408 Request Timeout")).catch(() => {}).finally(() => drop(t));
+  /** The header and idle timeouts, checked on every live connection. */
+  sweep(now: number): void {
+    for (const t of this.live) {
+      if (t.headStarted && now - t.headStarted > this.options.headerTimeoutMs) {
+        this.stats.headerTimeouts++;
+        t.conn.write(refusal("408 Request Timeout")).catch(() => {}).finally(() => this.drop(t));
         t.headStarted = 0;
-      } else if (now - t.lastActivity > options.idleTimeoutMs) {
-        stats.idleTimeouts++;
-        drop(t);
+      } else if (now - t.lastActivity > this.options.idleTimeoutMs) {
+        this.stats.idleTimeouts++;
+        this.drop(t);
       }
     }
-  }, Math.max(50, Math.min(1000, options.headerTimeoutMs / 4)));
+  }
 
-  const relayToBackend = async (t: Tracked) => {
+  /** Accept until stopped; running out of descriptors never ends the loop. */
+  async acceptLoop(): Promise<void> {
+    while (!this.stopping) {
+      let conn: Deno.Conn;
+      try {
+        conn = await this.listener.accept();
+      } catch (e) {
+        if (this.stopping || e instanceof Deno.errors.BadResource) break;
+        await this.#acceptFailed(e as Error);
+        continue;
+      }
+      this.serveOne(conn);
+    }
+  }
+
+  /** Out of descriptors: shed idle connections, answer one newcomer from the reserve. */
+  async #acceptFailed(e: Error): Promise<void> {
+    this.stats.acceptErrors++;
+    this.evictOne(Date.now());
+    if (this.reserve) {
+      this.reserve.close();
+      this.reserve = undefined;
+      try {
+        const c = await this.listener.accept();
+        this.stats.refused++;
+        await c.write(refusal("503 Service Unavailable", 1)).catch(() => {});
+        c.close();
+      } catch { /* still none */ }
+      this.reserve = openReserve();
+    }
+    this.#warn(`accept failed (${e.message}); shedding idle connections`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+
+  /** Take a new connection in, making room at the cap or refusing it with 503. */
+  serveOne(conn: Deno.Conn): void {
+    this.stats.accepted++;
+    // The relay writes each response in pieces: without TCP_NODELAY, Nagle's algorithm and the
+    // client's delayed ACK hold a small keep-alive response back ~40 ms.
+    try {
+      (conn as Deno.TcpConn).setNoDelay?.(true);
+    } catch { /* not a TCP connection */ }
+    if (this.live.size >= this.options.maxConnections && !this.evictOne(Date.now())) {
+      this.stats.refused++;
+      conn.write(refusal("503 Service Unavailable", 1)).catch(() => {}).finally(() => {
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      });
+      return;
+    }
+    const t = new Tracked(conn);
+    this.live.add(t);
+    this.stats.open = this.live.size;
+    this.relayToBackend(t).catch(() => this.drop(t));
+  }
+
+  /** Client to server: held until the first request head is complete, then piped. */
+  async relayToBackend(t: Tracked): Promise<void> {
     let buf = new Uint8Array(FIRST_READ);
     while (!t.closed) {
       const n = await t.conn.read(buf).catch(() => null);
@@ -166,7 +260,7 @@ export function openGate(options: GateOptions): Gate {
       t.lastActivity = Date.now();
       const step = t.framing.push(bytes);
       if (step.headTooLarge) {
-        drop(t);
+        this.drop(t);
         return;
       }
       t.requests += step.headsCompleted;
@@ -176,32 +270,39 @@ export function openGate(options: GateOptions): Gate {
       if (!t.backend) {
         t.pending.push(bytes.slice());
         if (t.requests === 0) continue; // hand over only complete heads
-        try {
-          t.backend = await Deno.connect({ transport: "unix", path: options.backendPath });
-        } catch (e) {
-          warn(`connection refused: the HTTP server is unreachable (${(e as Error).message})`);
-          stats.refused++;
-          await t.conn.write(refusal("503 Service Unavailable", 1)).catch(() => {});
-          drop(t);
-          return;
-        }
-        relayToClient(t);
-        for (const p of t.pending.splice(0)) await writeAll(t.backend, p).catch(() => drop(t));
+        if (!(await this.#handOver(t))) return;
         buf = new Uint8Array(PIPE_READ);
         continue;
       }
       if (!(await writeAll(t.backend, bytes).then(() => true, () => false))) break;
     }
     // The client finished sending; let the server answer what it has, then close.
-    if (!t.backend) drop(t);
+    if (!t.backend) this.drop(t);
     else {
       try {
         await t.backend.closeWrite();
       } catch { /* closed */ }
     }
-  };
+  }
 
-  const relayToClient = async (t: Tracked) => {
+  /** Connect `t` to the HTTP server and send what it held; false (503 sent) when unreachable. */
+  async #handOver(t: Tracked): Promise<boolean> {
+    try {
+      t.backend = await Deno.connect({ transport: "unix", path: this.options.backendPath });
+    } catch (e) {
+      this.#warn(`connection refused: the HTTP server is unreachable (${(e as Error).message})`);
+      this.stats.refused++;
+      await t.conn.write(refusal("503 Service Unavailable", 1)).catch(() => {});
+      this.drop(t);
+      return false;
+    }
+    this.relayToClient(t);
+    for (const p of t.pending.splice(0)) await writeAll(t.backend, p).catch(() => this.drop(t));
+    return true;
+  }
+
+  /** Server to client, closing after a 413 has been delivered. */
+  async relayToClient(t: Tracked): Promise<void> {
     const buf = new Uint8Array(PIPE_READ);
     let first = true;
     while (!t.closed && t.backend) {
@@ -220,80 +321,8 @@ export function openGate(options: GateOptions): Gate {
         if (t.cutOff.left <= 0) break;
       }
     }
-    drop(t);
-  };
-
-  const serveOne = (conn: Deno.Conn) => {
-    stats.accepted++;
-    // The relay writes each response in pieces: without TCP_NODELAY, Nagle's algorithm and the
-    // client's delayed ACK hold a small keep-alive response back ~40 ms.
-    try {
-      (conn as Deno.TcpConn).setNoDelay?.(true);
-    } catch { /* not a TCP connection */ }
-    if (live.size >= options.maxConnections && !evictOne(Date.now())) {
-      stats.refused++;
-      conn.write(refusal("503 Service Unavailable", 1)).catch(() => {}).finally(() => {
-        try {
-          conn.close();
-        } catch { /* closed */ }
-      });
-      return;
-    }
-    const t = new Tracked(conn);
-    live.add(t);
-    stats.open = live.size;
-    relayToBackend(t).catch(() => drop(t));
-  };
-
-  (async () => {
-    while (!stopping) {
-      let conn: Deno.Conn;
-      try {
-        conn = await listener.accept();
-      } catch (e) {
-        if (stopping || e instanceof Deno.errors.BadResource) break;
-        stats.acceptErrors++;
-        // Out of descriptors: shed idle connections, answer one newcomer from the reserve.
-        evictOne(Date.now());
-        if (reserve) {
-          reserve.close();
-          reserve = undefined;
-          try {
-            const c = await listener.accept();
-            stats.refused++;
-            await c.write(refusal("503 Service Unavailable", 1)).catch(() => {});
-            c.close();
-          } catch { /* still none */ }
-          reserve = openReserve();
-        }
-        warn(`accept failed (${(e as Error).message}); shedding idle connections`);
-        await new Promise((r) => setTimeout(r, 50));
-        continue;
-      }
-      serveOne(conn);
-    }
-  })();
-
-  return {
-    port: (listener.addr as Deno.NetAddr).port,
-    stats: () => ({ ...stats, open: live.size }),
-    stopAccepting() {
-      if (stopping) return;
-      stopping = true;
-      try {
-        listener.close();
-      } catch { /* closed */ }
-    },
-    close() {
-      this.stopAccepting();
-      clearInterval(sweep);
-      for (const t of [...live]) drop(t);
-      try {
-        reserve?.close();
-      } catch { /* closed */ }
-      reserve = undefined;
-    },
-  };
+    this.drop(t);
+  }
 }
 
 /** The body length of a 413 response head in `bytes` (headers included), else undefined. */

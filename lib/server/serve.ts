@@ -175,8 +175,6 @@ async function serveContext(
   };
   // Commands find this server by its record and check this identity (lib/discovery).
   ctx.identity = await newServerIdentity(options.root);
-  // Only the owner of the task store serves the task API, so only it publishes a record.
-  const publishes = options.app.taskStore !== false;
   for (const line of await repairStateOnStart(ctx.paths)) warn(line);
   // The task store is opened (and owned) only by a server that serves the task API.
   if (options.app.taskStore !== false) await (await taskStoreFor(ctx)).flushExport();
@@ -185,21 +183,47 @@ async function serveContext(
   const app = options.app.build(ctx);
   // Open event streams end when the server stops, or shutdown() would wait on them.
   options.signal?.addEventListener("abort", () => closing.abort(), { once: true });
-  const tick = async () => {
-    accessLogFor(ctx).flush();
-    const store = openedTaskStore(ctx);
-    if (!store) return;
-    const s = await store;
-    for (const t of await s.sweepOrphans()) {
-      warn(`task ${t.id} ORPHANED: no heartbeat from session ${t.session_id}`);
-    }
-    await s.flushExport();
-  };
   // Before the first connection: see StartServerOptions.warmUpBoard.
   if (options.warmUpBoard) warmUpFold();
-  let running: Listening;
+  const running = await listen(ctx, options, app, { log, warn });
+  const serving: Serving = { ctx, options, log, warn, running };
+  await announce(serving);
+  const finished = running.finished.then(background(serving));
+  // `/status` reports the gate's counters (docs/security.md "Connections").
+  ctx.connections = () => connectionCounts(running.connections());
+  return {
+    url: running.url,
+    port: running.port,
+    ...(running.agentUrl ? { agentUrl: running.agentUrl } : {}),
+    ctx,
+    finished,
+    connections: running.connections,
+    shutdown: async () => {
+      closing.abort();
+      await running.shutdown();
+      await finished;
+    },
+  };
+}
+
+/** A server that listens, with what the steps after the listen need. */
+interface Serving {
+  ctx: AppContext;
+  options: StartServerOptions;
+  log: ServerLog;
+  warn: (line: string) => void;
+  running: Listening;
+}
+
+/** Listen behind the gate; a listen that fails closes what was opened for it. */
+async function listen(
+  ctx: AppContext,
+  options: StartServerOptions,
+  app: ReturnType<ServedApp["build"]>,
+  { log, warn }: Pick<Serving, "log" | "warn">,
+): Promise<Listening> {
   try {
-    running = await listenGated({
+    return await listenGated({
       host: options.host,
       port: options.port,
       server: options.server,
@@ -216,9 +240,18 @@ async function serveContext(
     await closeTaskStore(ctx);
     throw e;
   }
-  const identity = ctx.identity;
+}
+
+/** Only the owner of the task store serves the task API, so only it publishes a record. */
+function publishes(options: StartServerOptions): boolean {
+  return options.app.taskStore !== false;
+}
+
+/** Publish the server's record and its agents' address, then say where it listens. */
+async function announce({ ctx, options, log, running }: Serving): Promise<void> {
+  const identity = ctx.identity!;
   log.line(`listening on ${running.url} (workspace ${identity.workspace}, pid ${Deno.pid})`);
-  if (publishes) {
+  if (publishes(options)) {
     try {
       await publishServer(ctx.paths, {
         ...identity,
@@ -247,17 +280,35 @@ async function serveContext(
   if (options.announce !== false) {
     console.log(`service listening on ${running.url} (workspace ${options.root})`);
   }
+}
+
+/**
+ * Start the background tick (access log, orphan sweep, backlog export); returns what stops it
+ * and closes everything once the server has finished.
+ */
+function background({ ctx, options, log, warn, running }: Serving): () => Promise<void> {
+  const identity = ctx.identity!;
+  const tick = async () => {
+    accessLogFor(ctx).flush();
+    const store = openedTaskStore(ctx);
+    if (!store) return;
+    const s = await store;
+    for (const t of await s.sweepOrphans()) {
+      warn(`task ${t.id} ORPHANED: no heartbeat from session ${t.session_id}`);
+    }
+    await s.flushExport();
+  };
   let ticking: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     ticking = ticking.then(tick).catch((e) =>
       warn(`background tick failed: ${(e as Error).message}`)
     );
   }, options.tickMs ?? 1000);
-  const stopBackground = async () => {
+  return async () => {
     clearInterval(timer);
     await ticking;
     accessLogFor(ctx).flush();
-    if (publishes) await withdrawServer(ctx.paths, identity.instance);
+    if (publishes(options)) await withdrawServer(ctx.paths, identity.instance);
     if (running.agentUrl && agentUrlFor(ctx.paths.root) === running.agentUrl) {
       setAgentUrl(ctx.paths.root, undefined);
     }
@@ -265,31 +316,17 @@ async function serveContext(
     await closeTaskStore(ctx);
     log.line(`stopped (${running.url})`);
   };
-  const finished = running.finished.then(stopBackground);
-  // `/status` reports the gate's counters (docs/security.md "Connections").
-  ctx.connections = () => {
-    const s = running.connections();
-    return {
-      open: s.open,
-      accepted: s.accepted,
-      refused: s.refused,
-      evicted: s.evicted,
-      header_timeouts: s.headerTimeouts,
-      idle_timeouts: s.idleTimeouts,
-      accept_errors: s.acceptErrors,
-    };
-  };
+}
+
+/** The gate's counters as `/status` reports them. */
+function connectionCounts(s: GateStats) {
   return {
-    url: running.url,
-    port: running.port,
-    ...(running.agentUrl ? { agentUrl: running.agentUrl } : {}),
-    ctx,
-    finished,
-    connections: running.connections,
-    shutdown: async () => {
-      closing.abort();
-      await running.shutdown();
-      await finished;
-    },
+    open: s.open,
+    accepted: s.accepted,
+    refused: s.refused,
+    evicted: s.evicted,
+    header_timeouts: s.headerTimeouts,
+    idle_timeouts: s.idleTimeouts,
+    accept_errors: s.acceptErrors,
   };
 }

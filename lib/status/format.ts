@@ -108,144 +108,100 @@ export function formatStatus(
   palette: Palette,
 ): string[] {
   const p = escaping(palette);
-  const lines = [
+  return [
     p.bold(`service status`) + p.plain(` (${source})`),
     p.plain(`workspace: ${status.workspace}`),
+    ...STATUS_SECTIONS.flatMap((section) => section(status, p)),
   ];
+}
+
+type Escaping = ReturnType<typeof escaping>;
+
+/** The run as `status` reports it. */
+type StatusRun = {
+  run_id: string;
+  status: string;
+  alive: boolean;
+  url: string;
+  tasks?: Record<string, number>;
+  waiting: Record<string, string>;
+  failed?: Record<string, string>;
+  note?: string;
+};
+
+/** The sections of the human status after its heading, in order. */
+const STATUS_SECTIONS: ((status: Record<string, unknown>, p: Escaping) => string[])[] = [
+  taskLines,
+  runLines,
+  startFailureLines,
+  agentLines,
+  workerPoolLines,
+  (status, p) => [p.plain(`runs: ${status.runs ?? 0}`)],
+  spendLines,
+  rateLimitLines,
+  batchLines,
+  verificationLines,
+];
+
+/** The current run's tasks; every run's only when there is no run, or as a total beside it. */
+function taskLines(status: Record<string, unknown>, p: Escaping): string[] {
   const all = status.tasks as Record<string, number> | undefined;
-  const run = status.run as
-    | {
-      run_id: string;
-      status: string;
-      alive: boolean;
-      url: string;
-      tasks?: Record<string, number>;
-      waiting: Record<string, string>;
-      failed?: Record<string, string>;
-      note?: string;
-    }
-    | null
-    | undefined;
-  // The current run's tasks; every run's only when there is no run, or as a total beside it.
+  const run = status.run as StatusRun | null | undefined;
   const counted = run?.tasks ?? all;
-  if (counted) {
-    const parts = Object.entries(counted).filter(([k, v]) => k !== "total" && v > 0)
-      .map(([k, v]) => `${k.toLowerCase()} ${v}`);
-    const whose = run?.tasks ? ` in run ${run.run_id}` : "";
-    const others = run?.tasks && all && all.total !== run.tasks.total
-      ? `; ${all.total} in the workspace, every run`
-      : "";
-    lines.push(p.plain(
-      `tasks: ${counted.total ?? 0}${whose}${
-        parts.length ? ` (${parts.join(", ")})` : ""
-      }${others}`,
-    ));
+  if (!counted) return [];
+  const parts = Object.entries(counted).filter(([k, v]) => k !== "total" && v > 0)
+    .map(([k, v]) => `${k.toLowerCase()} ${v}`);
+  const whose = run?.tasks ? ` in run ${run.run_id}` : "";
+  const others = run?.tasks && all && all.total !== run.tasks.total
+    ? `; ${all.total} in the workspace, every run`
+    : "";
+  return [p.plain(
+    `tasks: ${counted.total ?? 0}${whose}${parts.length ? ` (${parts.join(", ")})` : ""}${others}`,
+  )];
+}
+
+function runLines(status: Record<string, unknown>, p: Escaping): string[] {
+  const run = status.run as StatusRun | null | undefined;
+  if (!run) return [];
+  const state = run.status === "running" && run.alive
+    ? `running at ${run.url}`
+    : run.note ?? run.status;
+  const lines = [p.plain(`run: ${run.run_id} (${state})`)];
+  for (const [task, reason] of Object.entries(run.failed ?? {})) {
+    lines.push(p.red(`  ${task} FAILED: ${reason}`));
   }
-  if (run) {
-    const state = run.status === "running" && run.alive
-      ? `running at ${run.url}`
-      : run.note ?? run.status;
-    lines.push(p.plain(`run: ${run.run_id} (${state})`));
-    for (const [task, reason] of Object.entries(run.failed ?? {})) {
-      lines.push(p.red(`  ${task} FAILED: ${reason}`));
-    }
-    for (const [task, reason] of Object.entries(run.waiting ?? {})) {
-      lines.push(p.yellow(`  ${task} ${reason.startsWith("blocked") ? "is" : "waits:"} ${reason}`));
-    }
-    for (const line of guardedLines(status.guarded as GuardedTask[] | undefined)) {
-      lines.push(p.red(line));
-    }
+  for (const [task, reason] of Object.entries(run.waiting ?? {})) {
+    lines.push(p.yellow(`  ${task} ${reason.startsWith("blocked") ? "is" : "waits:"} ${reason}`));
   }
+  for (const line of guardedLines(status.guarded as GuardedTask[] | undefined)) {
+    lines.push(p.red(line));
+  }
+  return lines;
+}
+
+function startFailureLines(status: Record<string, unknown>, p: Escaping): string[] {
   const notStarted = status.start_failure as StartFailure | null | undefined;
-  if (notStarted) {
-    lines.push(p.red(
-      `last run did not start (${notStarted.at}): ${notStarted.error}: ${notStarted.message}` +
-        (notStarted.fix ? `; fix: ${notStarted.fix}` : ""),
-    ));
-  }
+  if (!notStarted) return [];
+  return [p.red(
+    `last run did not start (${notStarted.at}): ${notStarted.error}: ${notStarted.message}` +
+      (notStarted.fix ? `; fix: ${notStarted.fix}` : ""),
+  )];
+}
+
+function agentLines(status: Record<string, unknown>, p: Escaping): string[] {
   const agents = status.agents as unknown[] | undefined;
   const remote = status.workers as
     | { task_id: string; worker: string; session_id: string }[]
     | undefined;
-  lines.push(p.plain(
-    `agents: ${agents?.length ?? 0} live` +
-      (remote?.length ? `, ${remote.length} on remote workers` : ""),
-  ));
-  for (const r of remote ?? []) {
-    lines.push(p.plain(`  ${r.task_id}: on worker ${r.worker} (session ${r.session_id})`));
-  }
-  const pool = status.worker_pool as PoolWorker[] | undefined;
-  if (pool?.length) {
-    lines.push(p.plain(
-      `workers: ${
-        pool.map((w) =>
-          `${w.name} ${w.state} (${w.free}/${w.slots} free, seen ${w.heartbeat_age_s} s ago)`
-        )
-          .join(", ")
-      }`,
-    ));
-    for (const w of pool) {
-      if (w.cordoned) {
-        lines.push(p.red(`  ${w.name} CORDONED by ${w.cordoned.by}: ${w.cordoned.reason}`));
-      }
-      if (w.draining) lines.push(p.yellow(`  ${w.name} draining (asked by ${w.draining.by})`));
-      for (const c of w.cannot_start ?? []) {
-        lines.push(p.yellow(`  ${w.name} cannot start ${c.adapter}: ${c.problem}`));
-      }
-    }
-  }
-  lines.push(p.plain(`runs: ${status.runs ?? 0}`));
-  const spend = status.spend as
-    | { total_micro_usd: number; budget_micro_usd: number | null; over_budget: boolean }
-    | { error: string; fix: string }
-    | undefined;
-  if (spend && "error" in spend) lines.push(p.red(`spend: ${spend.error}; fix: ${spend.fix}`));
-  else if (spend) {
-    const budget = spend.budget_micro_usd === null
-      ? "no budget"
-      : `budget ${formatUsd(spend.budget_micro_usd)}`;
-    const line = `spend: ${formatUsd(spend.total_micro_usd)} (${budget})`;
-    lines.push(
-      spend.over_budget ? p.red(`${line}: budget reached, read-only mode`) : p.plain(line),
-    );
-  }
-  const cooldowns = (status.rate_limits as { cooldowns?: Parked[] } | undefined)?.cooldowns ?? [];
-  if (cooldowns.length) {
-    lines.push(p.yellow(`rate limits: ${cooldowns.length} adapter(s) parked`));
-    for (const c of cooldowns) {
-      const why = c.reset_named ? "the reset time its limit names" : "rate-limit cooldown";
-      lines.push(p.yellow(
-        `  ${c.adapter} parked until ${c.until} (${why}; back in ${durationWords(c.remaining_s)})`,
-      ));
-    }
-  }
-  const lane = status.batches as { in_flight?: InFlight[]; error?: string } | undefined;
-  if (lane?.error) lines.push(p.red(`batches: ${lane.error}; \`service run\` moves it aside`));
-  const batches = lane?.in_flight ?? [];
-  if (batches.length) {
-    const byBatch = new Map<string, InFlight[]>();
-    for (const b of batches) byBatch.set(b.batch_id, [...(byBatch.get(b.batch_id) ?? []), b]);
-    lines.push(
-      p.plain(`batches: ${batches.length} request(s) in flight in ${byBatch.size} batch(es)`),
-    );
-    for (const [id, reqs] of byBatch) {
-      lines.push(p.plain(
-        `  ${id} (${reqs[0].provider}, ${reqs[0].model}): ${
-          reqs.map((r) => r.task_id).join(", ")
-        }` +
-          ` — submitted ${durationWords(Math.max(...reqs.map((r) => r.age_s)))} ago`,
-      ));
-    }
-  }
-  const nudge = status.verification_nudge as VerificationNudge | undefined;
-  if (nudge) {
-    lines.push(p.plain(
-      `verification: ${nudge.verified_count}/${nudge.total_completions} completions verified`,
-    ));
-    const v = verificationLine(nudge, p);
-    if (v) lines.push(v);
-  }
-  return lines;
+  return [
+    p.plain(
+      `agents: ${agents?.length ?? 0} live` +
+        (remote?.length ? `, ${remote.length} on remote workers` : ""),
+    ),
+    ...(remote ?? []).map((r) =>
+      p.plain(`  ${r.task_id}: on worker ${r.worker} (session ${r.session_id})`)
+    ),
+  ];
 }
 
 /** A worker as `GET /status` lists it (`worker_pool`). */
@@ -258,4 +214,86 @@ interface PoolWorker {
   cordoned?: { reason: string; by: string };
   draining?: { by: string };
   cannot_start?: { adapter: string; problem: string }[];
+}
+
+/** The remote workers: each one's state, a cordon's reason, what one cannot start. */
+function workerPoolLines(status: Record<string, unknown>, p: Escaping): string[] {
+  const pool = status.worker_pool as PoolWorker[] | undefined;
+  if (!pool?.length) return [];
+  const lines = [p.plain(
+    `workers: ${
+      pool.map((w) =>
+        `${w.name} ${w.state} (${w.free}/${w.slots} free, seen ${w.heartbeat_age_s} s ago)`
+      ).join(", ")
+    }`,
+  )];
+  for (const w of pool) {
+    if (w.cordoned) {
+      lines.push(p.red(`  ${w.name} CORDONED by ${w.cordoned.by}: ${w.cordoned.reason}`));
+    }
+    if (w.draining) lines.push(p.yellow(`  ${w.name} draining (asked by ${w.draining.by})`));
+    for (const c of w.cannot_start ?? []) {
+      lines.push(p.yellow(`  ${w.name} cannot start ${c.adapter}: ${c.problem}`));
+    }
+  }
+  return lines;
+}
+
+function spendLines(status: Record<string, unknown>, p: Escaping): string[] {
+  const spend = status.spend as
+    | { total_micro_usd: number; budget_micro_usd: number | null; over_budget: boolean }
+    | { error: string; fix: string }
+    | undefined;
+  if (!spend) return [];
+  if ("error" in spend) return [p.red(`spend: ${spend.error}; fix: ${spend.fix}`)];
+  const budget = spend.budget_micro_usd === null
+    ? "no budget"
+    : `budget ${formatUsd(spend.budget_micro_usd)}`;
+  const line = `spend: ${formatUsd(spend.total_micro_usd)} (${budget})`;
+  return [spend.over_budget ? p.red(`${line}: budget reached, read-only mode`) : p.plain(line)];
+}
+
+function rateLimitLines(status: Record<string, unknown>, p: Escaping): string[] {
+  const cooldowns = (status.rate_limits as { cooldowns?: Parked[] } | undefined)?.cooldowns ?? [];
+  if (!cooldowns.length) return [];
+  return [
+    p.yellow(`rate limits: ${cooldowns.length} adapter(s) parked`),
+    ...cooldowns.map((c) => {
+      const why = c.reset_named ? "the reset time its limit names" : "rate-limit cooldown";
+      return p.yellow(
+        `  ${c.adapter} parked until ${c.until} (${why}; back in ${durationWords(c.remaining_s)})`,
+      );
+    }),
+  ];
+}
+
+function batchLines(status: Record<string, unknown>, p: Escaping): string[] {
+  const lines: string[] = [];
+  const lane = status.batches as { in_flight?: InFlight[]; error?: string } | undefined;
+  if (lane?.error) lines.push(p.red(`batches: ${lane.error}; \`service run\` moves it aside`));
+  const batches = lane?.in_flight ?? [];
+  if (!batches.length) return lines;
+  const byBatch = new Map<string, InFlight[]>();
+  for (const b of batches) byBatch.set(b.batch_id, [...(byBatch.get(b.batch_id) ?? []), b]);
+  lines.push(
+    p.plain(`batches: ${batches.length} request(s) in flight in ${byBatch.size} batch(es)`),
+  );
+  for (const [id, reqs] of byBatch) {
+    lines.push(p.plain(
+      `  ${id} (${reqs[0].provider}, ${reqs[0].model}): ${reqs.map((r) => r.task_id).join(", ")}` +
+        ` — submitted ${durationWords(Math.max(...reqs.map((r) => r.age_s)))} ago`,
+    ));
+  }
+  return lines;
+}
+
+function verificationLines(status: Record<string, unknown>, p: Escaping): string[] {
+  const nudge = status.verification_nudge as VerificationNudge | undefined;
+  if (!nudge) return [];
+  const lines = [p.plain(
+    `verification: ${nudge.verified_count}/${nudge.total_completions} completions verified`,
+  )];
+  const v = verificationLine(nudge, p);
+  if (v) lines.push(v);
+  return lines;
 }

@@ -7,6 +7,7 @@
  * also after a restart, and sent once per landing. It never blocks the run.
  */
 import { join } from "node:path";
+import { readLine } from "../journal/event_reader.ts";
 import { onTaskChange } from "../tasks/changes.ts";
 import type { Task } from "../tasks/task.ts";
 import type { WorkspacePaths } from "../workspace.ts";
@@ -78,21 +79,15 @@ export async function findMergeCommit(
     for (const line of text.split("\n").reverse()) {
       const wanted = merged ? '"task_completed"' : '"task_merged"';
       if (!line.includes(wanted) || !line.includes(needle)) continue;
-      let row;
-      try {
-        row = JSON.parse(line);
-      } catch {
-        continue; // a torn line: keep looking
-      }
-      const data = row.data ?? row;
-      if (data.task_id !== taskId) continue;
-      if (!merged && row.type === "task_merged") {
-        merged = { runId, commit: typeof data.commit === "string" ? data.commit : undefined };
-        if (typeof data.pr === "string") merged.pr = data.pr;
-      } else if (merged && row.type === "task_completed") {
-        const unreported: Unreported | undefined = data.interrupted === true
+      const event = readLine(line); // a torn line, a malformed row: keep looking
+      if (!event || !("task_id" in event) || event.task_id !== taskId) continue;
+      if (!merged && event.type === "task_merged") {
+        merged = { runId, commit: event.commit };
+        if (event.pr !== undefined) merged.pr = event.pr;
+      } else if (merged && event.type === "task_completed") {
+        const unreported: Unreported | undefined = event.interrupted === true
           ? "interrupted"
-          : data.recovered === true
+          : event.recovered === true
           ? "exited"
           : undefined;
         return unreported ? { ...merged, unreported } : merged;

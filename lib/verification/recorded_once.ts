@@ -4,6 +4,7 @@
  * verified work this one lands) and those being recorded now. A record is claimed before any of
  * its I/O starts, so two verifications of one completion running at once write it once.
  */
+import { readLine } from "../journal/event_reader.ts";
 
 /** The record claims of one run journal's completions. */
 export class RecordedCompletions {
@@ -45,12 +46,10 @@ async function recordedKeys(journalPath: string): Promise<Set<string>> {
   } catch { /* no journal yet */ }
   for (const line of text.split("\n")) {
     if (!line.includes('"task_verification_recorded"')) continue;
-    try {
-      const row = JSON.parse(line);
-      if (row.type === "task_verification_recorded") {
-        keys.add(`${row.data.task_id} ${row.data.session_id}`);
-      }
-    } catch { /* a torn line records nothing */ }
+    const event = readLine(line); // a torn line records nothing
+    if (event?.type === "task_verification_recorded") {
+      keys.add(`${event.task_id} ${event.session_id}`);
+    }
   }
   return keys;
 }

@@ -15,6 +15,7 @@ import { appendAuditEntry, auditPaths, loadAuditKey, retractAuditEntry } from ".
 import { EVIDENCE_SEALED_EVENT } from "../audit/chain.ts";
 import { taskEvidenceSealed } from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
+import { readLine } from "../journal/event_reader.ts";
 import { canonicalJson, type JsonValue } from "../journal/canonical_json.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import type { GateResult } from "../merge/gates.ts";
@@ -109,12 +110,10 @@ export async function claimIsolation(
   let found: string | undefined;
   for (const line of text.split("\n")) {
     if (!line.includes('"type":"task_claimed"') || !line.includes(sessionId)) continue;
-    try {
-      const data = JSON.parse(line).data as { session_id?: unknown; isolation?: unknown };
-      if (data.session_id === sessionId && typeof data.isolation === "string") {
-        found = data.isolation;
-      }
-    } catch { /* a torn line says nothing */ }
+    const event = readLine(line); // a torn line says nothing
+    if (event?.type === "task_claimed" && event.session_id === sessionId && event.isolation) {
+      found = event.isolation;
+    }
   }
   return found;
 }

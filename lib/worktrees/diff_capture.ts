@@ -12,7 +12,6 @@
  */
 import { dirname } from "node:path";
 import { parseUnifiedDiff, summarizeDiff } from "../diff/parse.ts";
-import { git } from "../git/git.ts";
 import { isValidId } from "../ids.ts";
 import { taskDiffCaptured } from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
@@ -21,6 +20,7 @@ import { diffPath, workspacePaths } from "../workspace.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
 import { untrackIgnored } from "./ignores.ts";
 import { commitPartialWork } from "./worktrees.ts";
+import { openWorktree } from "./trees.ts";
 
 /** Input of {@link captureDiff}. */
 export interface CaptureDiffOptions {
@@ -37,6 +37,8 @@ export interface CaptureDiffOptions {
   /** Message of the commit of uncommitted work. */
   message?: string;
   signal?: AbortSignal;
+  /** Told what of the worktree's git files had to be put back (lib/worktrees/trees.ts). */
+  warn?: (line: string) => void;
 }
 
 /** What {@link captureDiff} did. */
@@ -79,19 +81,23 @@ export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureD
       return { captured: false, reason: `no worktree at ${options.worktree}` };
     }
     const message = options.message ?? `service: uncommitted work of task ${options.taskId}`;
+    // The worktree's git files checked (and put back) once; every call below is hardened.
+    const tree = await openWorktree(options.worktree, {
+      signal: options.signal,
+      warn: options.warn,
+    });
     let { tip } = await commitPartialWork(options.worktree, message, {
       signal: options.signal,
       root: options.root,
+      tree,
     });
     // Build caches and environment files an agent committed anyway never reach the diff.
     const untracked = await untrackIgnored(options.worktree, options.base, {
       signal: options.signal,
+      tree,
     });
-    if (untracked.length > 0) {
-      tip = (await git(["rev-parse", "HEAD"], { cwd: options.worktree })).stdout.trim();
-    }
-    const diff = await git([...DIFF_ARGS, options.base, tip, "--"], {
-      cwd: options.worktree,
+    if (untracked.length > 0) tip = await tree.text(["rev-parse", "HEAD"]);
+    const diff = await tree.git([...DIFF_ARGS, options.base, tip, "--"], {
       signal: options.signal,
     });
     const bytes = diff.bytes;

@@ -17,6 +17,8 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { gitAmongWorktrees } from "../git/worktree_admin.ts";
 import { commitIdentity, git, gitText, splitZ } from "../git/git.ts";
+import type { AgentTree } from "../git/agent_tree.ts";
+import { openWorktree } from "./trees.ts";
 
 /** Build caches that never belong in a commit (DESIGN.md §13 `default_ignores`). */
 export const DEFAULT_IGNORES: readonly string[] = [
@@ -43,19 +45,6 @@ export function exactIgnoreLine(path: string): string {
   // The leading `/` anchors it and keeps a first `#` or `!` literal; a trailing space is kept.
   return "/" + path.replace(/[\\*?[\]]/g, (c) => `\\${c}`).replace(/ $/, "\\ ");
 }
-
-/** The worktree's own git directory (`<repo>/.git/worktrees/<id>`). */
-function gitDirOf(worktree: string, signal?: AbortSignal): Promise<string> {
-  return gitText(["rev-parse", "--absolute-git-dir"], { cwd: worktree, signal });
-}
-
-/**
- * The exclude file written for each worktree by this process, by worktree path: the capture
- * after the agent ran reads it from here instead of asking git again (one process fewer per
- * task; the path is the one written before the agent ran, whatever it did to its `.git` file).
- */
-const written = new Map<string, string>();
-const MAX_WRITTEN = 4096;
 
 /** A worktree's own git directory and the repository's common one, in one git process. */
 async function gitDirs(
@@ -130,7 +119,6 @@ export async function writeWorktreeIgnores(
   lines: readonly string[],
   signal?: AbortSignal,
 ): Promise<string | undefined> {
-  written.delete(worktree); // a worktree made again at this path has a git directory of its own
   if (lines.length === 0) return undefined;
   const dirs = await gitDirs(worktree, signal);
   const root = await enableWorktreeConfig(worktree, dirs.common, signal);
@@ -144,9 +132,6 @@ export async function writeWorktreeIgnores(
     cwd: worktree,
     signal,
   });
-  written.set(worktree, file);
-  // Bounded: the oldest sessions' entries go first (their capture then asks git, as before).
-  while (written.size > MAX_WRITTEN) written.delete(written.keys().next().value!);
   return file;
 }
 
@@ -155,6 +140,8 @@ export interface UntrackOptions {
   /** Message of the commit that takes the files out. */
   message?: string;
   signal?: AbortSignal;
+  /** The worktree already opened for git (lib/worktrees/trees.ts); default: opened here. */
+  tree?: AgentTree;
 }
 
 /**
@@ -168,30 +155,33 @@ export async function untrackIgnored(
   base: string,
   options: UntrackOptions = {},
 ): Promise<string[]> {
-  const o = { cwd: worktree, signal: options.signal };
-  const file = written.get(worktree) ??
-    join(await gitDirOf(worktree, options.signal), WORKTREE_EXCLUDE_FILE);
-  if (!await Deno.stat(file).then(() => true, () => false)) return [];
+  const tree = options.tree ?? await openWorktree(worktree, { signal: options.signal });
+  const o = { signal: options.signal };
+  // The exclude file in the git directory the service's record names, whatever the agent did.
+  const file = join(tree.dirs.admin_dir, WORKTREE_EXCLUDE_FILE);
+  if (!await Deno.lstat(file).then((s) => s.isFile, () => false)) return [];
   const matching = splitZ(
-    (await git(["ls-files", "-z", "-c", "-i", `--exclude-from=${file}`], o)).stdout,
+    (await tree.git(["ls-files", "-z", "-c", "-i", `--exclude-from=${file}`], o)).stdout,
   );
   if (matching.length === 0) return [];
   const added = new Set(splitZ(
-    (await git(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", base, "HEAD"], o))
-      .stdout,
+    (await tree.git(
+      ["diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", base, "HEAD"],
+      o,
+    )).stdout,
   ));
   const junk = matching.filter((p) => added.has(p));
   if (junk.length === 0) return [];
   const rm = ["--literal-pathspecs", "rm", "-q", "--cached", "--pathspec-from-file=-"];
-  await git([...rm, "--pathspec-file-nul"], {
+  await tree.git([...rm, "--pathspec-file-nul"], {
     ...o,
     stdin: junk.join("\0"),
   });
   const message = options.message ??
     `service: untrack ${junk.length} ignored file(s) (build caches, linked or copied files)`;
-  await git(["-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message], {
+  await tree.git(["commit", "-q", "--no-verify", "-m", message], {
     ...o,
-    env: await commitIdentity(worktree),
+    env: await commitIdentity(tree.dirs.common_dir),
   });
   return junk;
 }

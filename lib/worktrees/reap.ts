@@ -11,6 +11,7 @@ import {
   requireSessionId,
   worktreePath,
 } from "./worktrees.ts";
+import { dropTreeRecord, openWorktree } from "./trees.ts";
 
 /** Namespace of the refs that keep the work of reaped, unmerged sessions. */
 const RESCUE_PREFIX = "refs/service/rescue/";
@@ -39,6 +40,8 @@ export interface ReapOptions {
    */
   beforeRemove?: () => Promise<void>;
   signal?: AbortSignal;
+  /** Told what of the worktree's git files had to be put back (lib/worktrees/trees.ts). */
+  warn?: (line: string) => void;
 }
 
 /** What {@link reapWorktree} did. */
@@ -78,11 +81,17 @@ export async function reapWorktree(
     // The work is the worktree's HEAD (an agent may have left the branch) or else the branch.
     let tip: string | undefined;
     if (exists) {
+      // Its git files checked (and put back) once; every call there is hardened.
+      const tree = await openWorktree(path, { signal: options.signal, warn: options.warn });
       // Its work is usually committed already (captured): one look says so.
-      tip = await cleanHead(path, { signal: options.signal });
+      tip = await cleanHead(path, { signal: options.signal, tree });
       if (tip === undefined) {
         const message = options.message ?? `service: partial work of session ${sessionId}`;
-        const work = await commitPartialWork(path, message, { signal: options.signal, root });
+        const work = await commitPartialWork(path, message, {
+          signal: options.signal,
+          root,
+          tree,
+        });
         committed = work.committed;
         tip = work.tip;
       }
@@ -91,6 +100,7 @@ export async function reapWorktree(
     }
     if (tip === undefined) {
       await gitWorktree(root, ["prune"], o);
+      await dropTreeRecord(root, sessionId);
       return { removed: true, merged: false, committed_partial: false };
     }
     const merged = options.landed === true || (await git(
@@ -105,6 +115,7 @@ export async function reapWorktree(
     if (exists) await options.beforeRemove?.();
     if (exists) await gitWorktree(root, ["remove", "--force", path], o);
     else await gitWorktree(root, ["prune"], o);
+    await dropTreeRecord(root, sessionId);
     if (merged && (options.deleteMergedBranch ?? true)) {
       // Deleted only while it still points at the merged tip (a compare-and-swap): a branch the
       // agent moved elsewhere keeps what it holds.

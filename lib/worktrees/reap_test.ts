@@ -54,9 +54,26 @@ Deno.test("reapWorktree() keeps the worktree when its work cannot be committed",
   await using repo = await tempRepo();
   const wt = await createWorktree(repo.root, "s1", await repo.git(["rev-parse", "main"]));
   await repo.write("x.txt", "x\n", wt.path);
-  await Deno.writeTextFile(`${wt.path}/.git`, "gitdir: /nonexistent\n"); // broken worktree
+  // Its branch cannot move: another writer's lock (a directory, so it stays).
+  await Deno.mkdir(`${repo.root}/.git/refs/heads/agent/s1.lock`);
   const result = await reapWorktree(repo.root, "s1", { target: "main" });
   assert.equal(result.removed, false);
-  assert.ok(result.reason);
+  assert.match(result.reason ?? "", /s1\.lock/);
   assert.equal(await exists(`${wt.path}/x.txt`), true);
+});
+
+Deno.test("reapWorktree() puts back a worktree whose .git file was broken, then keeps its work", async () => {
+  await using repo = await tempRepo();
+  const wt = await createWorktree(repo.root, "s1", await repo.git(["rev-parse", "main"]));
+  await repo.write("x.txt", "x\n", wt.path);
+  await Deno.writeTextFile(`${wt.path}/.git`, "gitdir: /nonexistent\n"); // an agent's doing
+  const warned: string[] = [];
+  const result = await reapWorktree(repo.root, "s1", {
+    target: "main",
+    warn: (l) => warned.push(l),
+  });
+  assert.equal(result.removed, true, result.reason);
+  assert.equal(result.committed_partial, true);
+  assert.equal(await repo.git(["show", "refs/service/rescue/s1:x.txt"]), "x");
+  assert.match(warned.join("\n"), /git files were put back \(\.git file changed\)/);
 });

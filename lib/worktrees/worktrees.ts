@@ -4,7 +4,9 @@
  */
 import { gitWorktree } from "../git/worktree_admin.ts";
 import { join } from "node:path";
-import { commitIdentity, git, GitError, type GitResult, resolveCommit } from "../git/git.ts";
+import { commitIdentity, GitError, type GitResult, resolveCommit } from "../git/git.ts";
+import { type AgentTree, hardenedConfig } from "../git/agent_tree.ts";
+import { openWorktree } from "./trees.ts";
 import { isValidId } from "../ids.ts";
 import { workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded, SKILL_PREFIX } from "./exclude.ts";
@@ -72,8 +74,10 @@ export async function createWorktree(
   await ensureServiceExcluded(root, options.skillPrefix ?? SKILL_PREFIX);
   const path = worktreePath(root, sessionId);
   const branch = agentBranch(sessionId);
+  // The checkout writes files of the target's tree, agents' work among them: no filter runs.
+  const config = await hardenedConfig(root, { signal: options.signal });
   const worktree = (args: string[]) =>
-    gitWorktree(root, args, { signal: options.signal, allowFailure: true });
+    gitWorktree(root, args, { signal: options.signal, config, allowFailure: true });
   const add = () => worktree(["add", "-q", "-b", branch, "--", path, baseCommit]);
 
   let result: GitResult = await add();
@@ -119,6 +123,17 @@ export interface CommitOptions {
    * worktree (they share its configuration). Default: the worktree itself.
    */
   root?: string;
+  /** The worktree already opened for git (lib/worktrees/trees.ts); default: opened here. */
+  tree?: AgentTree;
+  /** Told what of the worktree's git files had to be put back. */
+  warn?: (line: string) => void;
+}
+
+/** `options.tree`, or the worktree opened for the service's git (lib/worktrees/trees.ts). */
+export function treeFor(worktree: string, options: CommitOptions = {}): Promise<AgentTree> {
+  return options.tree
+    ? Promise.resolve(options.tree)
+    : openWorktree(worktree, { signal: options.signal, warn: options.warn });
 }
 
 /**
@@ -129,9 +144,10 @@ export async function cleanHead(
   worktree: string,
   options: CommitOptions = {},
 ): Promise<string | undefined> {
-  const status = await git(
+  const tree = await treeFor(worktree, options);
+  const status = await tree.git(
     ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"],
-    { cwd: worktree, signal: options.signal, timeoutMs: options.timeoutMs },
+    { signal: options.signal, timeoutMs: options.timeoutMs },
   );
   let head: string | undefined;
   for (const entry of status.stdout.split("\0")) {
@@ -144,27 +160,29 @@ export async function cleanHead(
 
 /**
  * Stage everything in `worktree` (`git add -A`, which honours the excludes) and commit it when
- * anything is staged. Hooks and signing are skipped: this commit preserves work, it does not
- * publish it. Returns the branch tip.
+ * anything is staged, with the hardened git of lib/git/agent_tree.ts (no hook, no signing, no
+ * filter: this commit preserves the bytes the agent left, it does not publish them). Returns
+ * the branch tip.
  */
 export async function commitPartialWork(
   worktree: string,
   message: string,
   options: CommitOptions = {},
 ): Promise<PartialWork> {
-  const o = { cwd: worktree, signal: options.signal, timeoutMs: options.timeoutMs };
-  await git(["add", "-A"], o);
-  const staged = await git(["diff", "--cached", "--quiet"], { ...o, allowFailure: true });
+  const tree = await treeFor(worktree, options);
+  const o = { signal: options.signal, timeoutMs: options.timeoutMs };
+  await tree.git(["add", "-A"], o);
+  const staged = await tree.git(["diff", "--cached", "--quiet"], { ...o, allowFailure: true });
   if (staged.code > 1) {
     throw new GitError(["diff", "--cached", "--quiet"], worktree, staged.code, staged.stderr);
   }
   const committed = staged.code === 1;
   if (committed) {
-    await git(["-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message], {
+    await tree.git(["commit", "-q", "--no-verify", "-m", message], {
       ...o,
-      env: await commitIdentity(options.root ?? worktree),
+      env: await commitIdentity(options.root ?? tree.dirs.common_dir),
     });
   }
-  const tip = (await git(["rev-parse", "HEAD"], o)).stdout.trim();
+  const tip = (await tree.git(["rev-parse", "HEAD"], o)).stdout.trim();
   return { tip, committed };
 }

@@ -54,6 +54,7 @@ Options:
             cross.unattested.slice(0, 3).map((u) => `${u.runId} row ${u.rowSeq}`).join(", "),
         );
       }
+      for (const i of cross.ignored) ctx.stdout(`note: ${i.message}`);
       for (const f of cross.findings) {
         ctx.stderr(`${colour.red("MISMATCH")}: ${f.message}`);
       }

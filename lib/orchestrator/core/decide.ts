@@ -20,7 +20,7 @@ import { onRemoteAdopted, onRemoteStartFailed, onWorkerAsks, onWorkersSeen } fro
 import { onSettle } from "./settle.ts";
 import { Out, recordCancel, recordStart } from "./outcomes.ts";
 import type { Action, CoreEvent } from "./protocol.ts";
-import { type CoreState, draft } from "./state.ts";
+import { type CoreState, type Draft, draft } from "./state.ts";
 import { durationWords } from "../../util/duration_words.ts";
 
 /** One decision. */
@@ -33,140 +33,122 @@ export interface Step {
 export function decide(state: CoreState, event: CoreEvent): Step {
   const d = draft(state);
   const out = new Out();
-  switch (event.type) {
-    case "tick":
-      onTick(d, out);
-      break;
-    case "settle":
-      onSettle(d, out);
-      break;
-    case "spawned": {
-      const task = d.tasks.get(event.taskId);
-      recordStart(d, out, event);
-      const fallback = event.adapter === d.settings.adapter ? "" : `, ${event.adapter}`;
-      // The run's own number, and what the retry limit counts when earlier runs counted none.
-      const counted = event.counted !== undefined && event.counted < event.attempt
-        ? `, counted as ${event.counted} of ${d.settings.maxAttempts}`
-        : "";
-      out.log(
-        event.taskId,
-        `agent ${event.sessionId} started${event.worker ? ` on worker ${event.worker}` : ""} ` +
-          `(${task?.role ?? "?"}, attempt ${event.attempt}${counted}${fallback})`,
-      );
-      // Stopped or cancelled while it started: it is ended at once (its exit records the rest).
-      const endedBy = d.stopping ? "stop" : task?.status === "CANCELLED" ? "cancelled" : undefined;
-      if (endedBy) {
-        d.sessions.set(event.taskId, { ...d.sessions.get(event.taskId)!, endedBy });
-        out.push({ kind: "terminate", taskId: event.taskId, reason: endedBy });
-      }
-      break;
-    }
-    case "spawn_failed":
-      onSpawnFailed(d, out, event);
-      break;
-    case "batch_submitted":
-      onBatchSubmitted(d, out, event);
-      break;
-    case "batch_adopted":
-      onBatchAdopted(d, out, event);
-      break;
-    case "batch_result":
-      onBatchResult(d, out, event);
-      break;
-    case "claim_lost": {
-      d.starting.delete(event.taskId);
-      d.batching.delete(event.taskId);
-      d.dispatching.delete(event.taskId);
-      // A cancel that came while it started was left to the start's outcome (on_change.ts).
-      const task = d.tasks.get(event.taskId);
-      if (task?.status === "CANCELLED") recordCancel(out, task);
-      break;
-    }
-    case "worker_asks":
-      onWorkerAsks(d, out, event);
-      break;
-    case "workers_seen":
-      onWorkersSeen(d, event);
-      break;
-    case "remote_start_failed":
-      onRemoteStartFailed(d, out, event);
-      break;
-    case "remote_adopted":
-      onRemoteAdopted(d, out, event);
-      break;
-    case "agent_exited":
-      onAgentExited(d, out, event);
-      break;
-    case "rate_limit_hit": {
-      const { type: _type, taskId, sessionId, named, ...hit } = event;
-      out.journal(ev.rateLimited({
-        task_id: taskId,
-        session_id: sessionId,
-        ...hit,
-        reset_named: named,
-      }));
-      const left = durationWords(hit.until - d.now / 1000);
-      const until = new Date(hit.until * 1000).toISOString().replace(/\.\d+Z$/, "Z");
-      out.log(
-        taskId,
-        `RateLimitError: ${hit.adapter} log matched ${hit.rule}: ${hit.line.slice(0, 160)} — ` +
-          (named
-            ? `${hit.adapter} parked until ${until}, the reset time its limit names (${left})`
-            : `${hit.adapter} parked for the cooldown (${left})`),
-      );
-      const session = d.sessions.get(taskId);
-      if (session && !session.endedBy) {
-        d.sessions.set(taskId, { ...session, endedBy: "rate_limit" });
-        out.push({ kind: "terminate", taskId, reason: "rate_limit" });
-      }
-      break;
-    }
-    case "recovered":
-      onRecovered(d, out, event);
-      break;
-    case "captured":
-      onCaptured(d, out, event);
-      break;
-    case "merge_result":
-      onMergeResult(d, out, event);
-      break;
-    case "landing_changed":
-      onLandingChanged(d, out, event);
-      break;
-    case "rebase_result":
-      onRebaseResult(d, out, event);
-      break;
-    case "review":
-      onReview(d, out, event);
-      break;
-    case "task_changed":
-      onTaskChanged(d, out, event);
-      break;
-    case "stop": {
-      if (d.stopping) break;
-      d.stopping = true;
-      // A batch request stays with its provider: `service run` polls it again (never resubmits).
-      for (const s of [...d.sessions.values()].filter((s) => s.batchId !== undefined)) {
-        d.sessions.delete(s.taskId);
-        d.batchesLeft.set(s.taskId, s.batchId!);
-        out.log(s.taskId, `batch ${s.batchId} stays with the provider; \`service run\` polls it`);
-      }
-      // A worker's agent goes on: the worker keeps its lease and reports to the next process.
-      for (const s of [...d.sessions.values()].filter((s) => s.worker !== undefined)) {
-        d.sessions.delete(s.taskId);
-        out.log(
-          s.taskId,
-          `agent ${s.sessionId} goes on on worker ${s.worker}; it reports to the next \`service run\``,
-        );
-      }
-      const live = [...d.sessions.values()].filter((s) => !s.endedBy);
-      if (live.length > 0) out.log(null, `stopping ${live.length} agent(s); their work is kept`);
-      for (const s of live) {
-        d.sessions.set(s.taskId, { ...s, endedBy: "stop" });
-        out.push({ kind: "terminate", taskId: s.taskId, reason: "stop" });
-      }
-      break;
-    }
-  }
+  (ON[event.type] as Handler<CoreEvent["type"]>)(d, out, event);
   return { state: d, actions: out.actions };
+}
+
+/** What one event of type `T` does to the draft. */
+type Handler<T extends CoreEvent["type"]> = (
+  d: Draft,
+  out: Out,
+  event: Extract<CoreEvent, { type: T }>,
+) => void;
+
+/** The handler of every event. */
+const ON: { [T in CoreEvent["type"]]: Handler<T> } = {
+  tick: (d, out) => onTick(d, out),
+  settle: (d, out) => onSettle(d, out),
+  spawned: onSpawned,
+  spawn_failed: onSpawnFailed,
+  batch_submitted: onBatchSubmitted,
+  batch_adopted: onBatchAdopted,
+  batch_result: onBatchResult,
+  claim_lost: onClaimLost,
+  worker_asks: onWorkerAsks,
+  workers_seen: (d, _out, e) => onWorkersSeen(d, e),
+  remote_start_failed: onRemoteStartFailed,
+  remote_adopted: onRemoteAdopted,
+  agent_exited: onAgentExited,
+  rate_limit_hit: onRateLimitHit,
+  recovered: onRecovered,
+  captured: onCaptured,
+  merge_result: onMergeResult,
+  landing_changed: onLandingChanged,
+  rebase_result: onRebaseResult,
+  review: onReview,
+  task_changed: onTaskChanged,
+  stop: onStop,
+};
+
+function onSpawned(d: Draft, out: Out, event: Extract<CoreEvent, { type: "spawned" }>): void {
+  const task = d.tasks.get(event.taskId);
+  recordStart(d, out, event);
+  const fallback = event.adapter === d.settings.adapter ? "" : `, ${event.adapter}`;
+  // The run's own number, and what the retry limit counts when earlier runs counted none.
+  const counted = event.counted !== undefined && event.counted < event.attempt
+    ? `, counted as ${event.counted} of ${d.settings.maxAttempts}`
+    : "";
+  out.log(
+    event.taskId,
+    `agent ${event.sessionId} started${event.worker ? ` on worker ${event.worker}` : ""} ` +
+      `(${task?.role ?? "?"}, attempt ${event.attempt}${counted}${fallback})`,
+  );
+  // Stopped or cancelled while it started: it is ended at once (its exit records the rest).
+  const endedBy = d.stopping ? "stop" : task?.status === "CANCELLED" ? "cancelled" : undefined;
+  if (endedBy) {
+    d.sessions.set(event.taskId, { ...d.sessions.get(event.taskId)!, endedBy });
+    out.push({ kind: "terminate", taskId: event.taskId, reason: endedBy });
+  }
+}
+
+function onClaimLost(d: Draft, out: Out, event: Extract<CoreEvent, { type: "claim_lost" }>): void {
+  d.starting.delete(event.taskId);
+  d.batching.delete(event.taskId);
+  d.dispatching.delete(event.taskId);
+  // A cancel that came while it started was left to the start's outcome (on_change.ts).
+  const task = d.tasks.get(event.taskId);
+  if (task?.status === "CANCELLED") recordCancel(out, task);
+}
+
+function onRateLimitHit(
+  d: Draft,
+  out: Out,
+  event: Extract<CoreEvent, { type: "rate_limit_hit" }>,
+): void {
+  const { type: _type, taskId, sessionId, named, ...hit } = event;
+  out.journal(ev.rateLimited({
+    task_id: taskId,
+    session_id: sessionId,
+    ...hit,
+    reset_named: named,
+  }));
+  const left = durationWords(hit.until - d.now / 1000);
+  const until = new Date(hit.until * 1000).toISOString().replace(/\.\d+Z$/, "Z");
+  out.log(
+    taskId,
+    `RateLimitError: ${hit.adapter} log matched ${hit.rule}: ${hit.line.slice(0, 160)} — ` +
+      (named
+        ? `${hit.adapter} parked until ${until}, the reset time its limit names (${left})`
+        : `${hit.adapter} parked for the cooldown (${left})`),
+  );
+  const session = d.sessions.get(taskId);
+  if (session && !session.endedBy) {
+    d.sessions.set(taskId, { ...session, endedBy: "rate_limit" });
+    out.push({ kind: "terminate", taskId, reason: "rate_limit" });
+  }
+}
+
+function onStop(d: Draft, out: Out): void {
+  if (d.stopping) return;
+  d.stopping = true;
+  // A batch request stays with its provider: `service run` polls it again (never resubmits).
+  for (const s of [...d.sessions.values()].filter((s) => s.batchId !== undefined)) {
+    d.sessions.delete(s.taskId);
+    d.batchesLeft.set(s.taskId, s.batchId!);
+    out.log(s.taskId, `batch ${s.batchId} stays with the provider; \`service run\` polls it`);
+  }
+  // A worker's agent goes on: the worker keeps its lease and reports to the next process.
+  for (const s of [...d.sessions.values()].filter((s) => s.worker !== undefined)) {
+    d.sessions.delete(s.taskId);
+    out.log(
+      s.taskId,
+      `agent ${s.sessionId} goes on on worker ${s.worker}; it reports to the next \`service run\``,
+    );
+  }
+  const live = [...d.sessions.values()].filter((s) => !s.endedBy);
+  if (live.length > 0) out.log(null, `stopping ${live.length} agent(s); their work is kept`);
+  for (const s of live) {
+    d.sessions.set(s.taskId, { ...s, endedBy: "stop" });
+    out.push({ kind: "terminate", taskId: s.taskId, reason: "stop" });
+  }
 }

@@ -1,0 +1,119 @@
+/**
+ * Reading git's ref files that an agent wrote (its worktree's HEAD, the refs of a container's
+ * session copy) as data, never as paths: a ref name is checked before it is joined to a
+ * directory, no symbolic link is followed, a file is read only up to a few hundred bytes, and a
+ * chain of symbolic refs ends after {@link MAX_DEPTH} steps. What cannot be read this way is
+ * unusable, with the reason.
+ */
+import { join } from "node:path";
+
+/** A commit id (SHA-1 or SHA-256). */
+export const OID = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/** How far a chain of symbolic refs is followed (git's own limit is 5). */
+const MAX_DEPTH = 5;
+
+/** Bytes of a ref file read at most (a ref is one line). */
+const MAX_BYTES = 512;
+
+/** What a HEAD or ref file says. */
+export type RefFile =
+  | { kind: "ref"; ref: string }
+  | { kind: "commit"; oid: string }
+  | { kind: "unusable"; why: string };
+
+/**
+ * True for a ref name the service follows: `refs/` and then components of letters, digits and
+ * `._+@-`, none empty, none starting with `.`, none ending in `.lock`, no `..`, at most 255
+ * characters. Stricter than git: whatever passes is a plain relative path under a refs
+ * directory. Pure.
+ */
+export function isSafeRef(name: string): boolean {
+  if (name.length > 255 || !name.startsWith("refs/")) return false;
+  return name.split("/").every((c) =>
+    /^[A-Za-z0-9_+@-][A-Za-z0-9._+@-]*$/.test(c) && !c.endsWith(".lock") && !c.includes("..")
+  );
+}
+
+/** Parse a HEAD or loose ref file's text (pure). */
+export function parseRefFile(text: string): RefFile {
+  const line = text.replace(/\n$/, "");
+  if (line.includes("\n")) return { kind: "unusable", why: "it holds more than one line" };
+  if (OID.test(line)) return { kind: "commit", oid: line };
+  if (line.startsWith("ref: ")) {
+    const ref = line.slice(5);
+    return isSafeRef(ref)
+      ? { kind: "ref", ref }
+      : { kind: "unusable", why: `it names ${JSON.stringify(ref.slice(0, 80))}, not a ref` };
+  }
+  return { kind: "unusable", why: "it is neither a commit id nor `ref: refs/…`" };
+}
+
+/**
+ * Read the file at `path` as a ref file: a regular file (not a link), of at most a few hundred
+ * bytes. Missing, a link, a directory or too long: unusable.
+ */
+export async function readRefFile(path: string): Promise<RefFile> {
+  let st: Deno.FileInfo;
+  try {
+    st = await Deno.lstat(path);
+  } catch {
+    return { kind: "unusable", why: "it is missing" };
+  }
+  if (st.isSymlink) return { kind: "unusable", why: "it is a symbolic link" };
+  if (!st.isFile) return { kind: "unusable", why: "it is not a regular file" };
+  if (st.size > MAX_BYTES) return { kind: "unusable", why: `it is ${st.size} bytes long` };
+  try {
+    return parseRefFile(await Deno.readTextFile(path));
+  } catch (e) {
+    return { kind: "unusable", why: (e as Error).message };
+  }
+}
+
+/** Whether the directories from `root` down to `rel`'s parent are real: ok, missing or a link. */
+async function pathBelow(root: string, rel: string): Promise<"ok" | "missing" | "link"> {
+  let at = root;
+  for (const part of rel.split("/").slice(0, -1)) {
+    at = join(at, part);
+    const st = await Deno.lstat(at).catch(() => undefined);
+    if (!st) return "missing";
+    if (st.isSymlink || !st.isDirectory) return "link";
+  }
+  return "ok";
+}
+
+/** Options of {@link resolveRef}. */
+export interface ResolveOptions {
+  /** The text of a `packed-refs` file consulted for refs with no loose file (a host file). */
+  packedRefs?: string;
+}
+
+/**
+ * The commit `ref` names in the ref directory `root` (a git directory's layout: `root/<ref>`),
+ * following symbolic refs within `root`, never a link, never outside it. Unusable when the ref
+ * is not there or cannot be read safely.
+ */
+export async function resolveRef(
+  root: string,
+  ref: string,
+  options: ResolveOptions = {},
+  depth = 0,
+): Promise<RefFile> {
+  if (depth >= MAX_DEPTH) return { kind: "unusable", why: `more than ${MAX_DEPTH} symbolic refs` };
+  if (!isSafeRef(ref)) return { kind: "unusable", why: `${JSON.stringify(ref)} is not a ref` };
+  const below = await pathBelow(root, ref);
+  if (below === "link") {
+    return { kind: "unusable", why: `a directory on the way to ${ref} is a link or a file` };
+  }
+  const loose = below === "ok"
+    ? await readRefFile(join(root, ref))
+    : { kind: "unusable" as const, why: "it is missing" };
+  if (loose.kind === "ref") return await resolveRef(root, loose.ref, options, depth + 1);
+  if (loose.kind === "commit") return loose;
+  if (loose.why !== "it is missing") return { kind: "unusable", why: `${ref}: ${loose.why}` };
+  const line = options.packedRefs?.split("\n").find((l) => l.endsWith(` ${ref}`));
+  const oid = line?.split(" ")[0];
+  return oid && OID.test(oid)
+    ? { kind: "commit", oid }
+    : { kind: "unusable", why: `${ref} is not there` };
+}
