@@ -551,3 +551,45 @@ async function cliIn(root: string, ...args: string[]) {
     out: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
   };
 }
+
+Deno.test("a run resumed after a stop lands what a worker's agent finished meanwhile, though main moved since the agent's claim", async () => {
+  await using dir = await tempDir();
+  const flag = join(dir.path, "go");
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [
+      { id: "a", script: [["write", "a.txt", "a\n"], ["report"]] },
+      {
+        id: "b",
+        script: [
+          ["write", "b.txt", "b\n"],
+          ["run", `while [ ! -f ${flag} ]; do sleep 0.1; done`],
+          ["report"],
+        ],
+      },
+    ],
+  }], "max_agents: 0\nheartbeat_timeout_s: 30\n");
+  const stop = new AbortController();
+  const first = ownRun(root, 0, stop.signal);
+  await until("the run's address", () => Promise.resolve(first.url !== ""));
+  const port = Number(new URL(first.url).port);
+  await using _w1 = startWorker(await workerClone(dir.path, bare, "w1"), first.url, "w1", {
+    slots: 2,
+  });
+  // a lands (main moves) while b's agent works on from the older main.
+  await until("a merged", () => Promise.resolve(first.lines.some((l) => /a: merged as/.test(l))));
+  stop.abort();
+  assert.equal((await first.result).status, "stopped");
+  const resumed = ownRun(root, port);
+  await until(
+    "b adopted",
+    () => Promise.resolve(resumed.lines.some((l) => /b: agent .* still runs on worker w1/.test(l))),
+  );
+  await Deno.writeTextFile(flag, "");
+  const result = await resumed.result;
+  assert.equal(result.status, "completed", resumed.lines.join("\n"));
+  const rows = await rowsOf(root, result.runId);
+  assert.equal(rows.filter((r) => r.type === "task_retried").length, 0, resumed.lines.join("\n"));
+  assert.ok(!resumed.lines.some((l) => /does not descend from the claim's base/.test(l)));
+  assert.equal(await Deno.readTextFile(join(root, "b.txt")), "b\n");
+});

@@ -459,7 +459,9 @@ export class RemoteWork implements WorkerDesk {
       };
     }
     this.#fleet.started(worker);
-    const base = session?.base || await this.#claimedBase(body);
+    // A session an earlier process claimed has no base in memory: it is found once its work is
+    // fetched (#materialise), never from the target's tip, which may have moved since the claim.
+    const base = session?.base ?? "";
     const logPath = sessionLogPath(o.paths.runtime, body.session_id);
     await Deno.mkdir(o.paths.runtime, { recursive: true });
     await Deno.writeTextFile(
@@ -472,7 +474,8 @@ export class RemoteWork implements WorkerDesk {
       work = await this.#materialise(task, body.session_id, base, body.commit, logPath);
     } else if (!body.push_error && task.status === "DONE") {
       // Reported with no change at all: its worktree is the base, landed like a local one's.
-      await this.#checkOut(task, body.session_id, base, base, logPath);
+      const at = base || await this.#claimedBase(body);
+      await this.#checkOut(task, body.session_id, at, at, logPath);
     }
     const adapter = o.adapters.get(session?.adapter || "") ?? [...o.adapters.values()][0];
     await readSessionUsage(adapter, logPath)
