@@ -399,7 +399,7 @@ const figures = {
   "claims by worker": Object.fromEntries(byWorker),
   "isolation recorded": [...isolations],
   "attempts retried (task_retried)": of("task_retried").map((r) =>
-    `${r.data.task_id}: ${String(r.data.reason).slice(0, 110)}`
+    `${r.data.task_id}: ${String(r.data.reason).slice(0, 200)}`
   ),
   "failed tasks": of("task_failed").map((r) => r.data.task_id),
   "wait reasons journaled": [...new Set(of("task_waiting").map((r) => String(r.data.reason)))],

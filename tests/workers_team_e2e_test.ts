@@ -11,6 +11,7 @@ import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import { CLI, rowsOf, sh, until, workspace } from "./_e2e.ts";
 import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
+import { IMAGE_AGENT, skipping, testImage } from "./_container_image.ts";
 
 const WORKERS_ONLY = "max_agents: 0\nheartbeat_timeout_s: 3\n";
 
@@ -592,4 +593,49 @@ Deno.test("a run resumed after a stop lands what a worker's agent finished meanw
   assert.equal(rows.filter((r) => r.type === "task_retried").length, 0, resumed.lines.join("\n"));
   assert.ok(!resumed.lines.some((l) => /does not descend from the claim's base/.test(l)));
   assert.equal(await Deno.readTextFile(join(root, "b.txt")), "b\n");
+});
+
+const image = await testImage();
+
+Deno.test({
+  name:
+    "a worker that runs its agents in podman containers: each remote claim records the container it ran in, beside the worker",
+  ignore: skipping(image),
+  async fn() {
+    await using dir = await tempDir();
+    const { root, bare } = await sharedRemote(dir.path, [{
+      name: "s",
+      steps: [{ id: "a", script: [["write", "a.txt", "a\n"], ["report"]] }],
+    }], WORKERS_ONLY);
+    const clone = await workerClone(dir.path, bare, "box-2");
+    const yaml = await Deno.readTextFile(join(clone, "service.yaml"));
+    await Deno.writeTextFile(
+      join(clone, "service.yaml"),
+      yaml.replace(
+        /^cli_command: .*$/m,
+        `cli_command: ${JSON.stringify(["deno", "run", "-A", IMAGE_AGENT])}`,
+      ) +
+        `isolation: container\nmemory_mb: 256\ncpu_cores: 1\ncontainer:\n  image: ${
+          image.ok ? image.ref : ""
+        }\n`,
+    );
+    const server = await serve(root);
+    try {
+      const env = Object.fromEntries(
+        ["XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS"].flatMap((k) => {
+          const v = Deno.env.get(k);
+          return v ? [[k, v]] : [];
+        }),
+      );
+      await using _w = startWorker(clone, server.url, "box-2", { env });
+      const lines: string[] = [];
+      const result = await runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+      assert.equal(result.status, "completed", lines.join("\n"));
+      const claim = (await rowsOf(root, result.runId)).find((r) => r.type === "task_claimed")!;
+      assert.equal(claim.data.worker, "box-2");
+      assert.match(String(claim.data.isolation), /^container:podman:[0-9a-f]{12,}$/);
+    } finally {
+      await server.shutdown();
+    }
+  },
 });
