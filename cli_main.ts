@@ -4,7 +4,7 @@
  * installed); the single-file bundle starts here.
  */
 import { type CliContext, CliError, type Command, EXIT } from "./lib/cli/command.ts";
-import { COMMANDS } from "./lib/cli/commands/mod.ts";
+import { type CommandEntry, COMMANDS } from "./lib/cli/commands/mod.ts";
 import { suggest } from "./lib/util/levenshtein.ts";
 import { SERVICE_VERSION } from "./lib/version.ts";
 import { optionMistake } from "./lib/cli/commands/_options.ts";
@@ -27,11 +27,14 @@ function usage(): string {
   ].join("\n");
 }
 
-function findCommand(words: string[]): { command: Command; rest: string[] } | undefined {
+/** The command `words` begin with, its module loaded (only that command's). */
+async function findCommand(
+  words: string[],
+): Promise<{ command: Command; rest: string[] } | undefined> {
   for (const take of [2, 1]) {
     const name = words.slice(0, take).join(" ");
-    const command = COMMANDS.find((c) => c.name === name);
-    if (command) return { command, rest: words.slice(take) };
+    const entry: CommandEntry | undefined = COMMANDS.find((c) => c.name === name);
+    if (entry) return { command: await entry.load(), rest: words.slice(take) };
   }
   return undefined;
 }
@@ -93,7 +96,7 @@ export async function main(argv: string[]): Promise<number> {
       console.log(usage());
       return EXIT.ok;
     }
-    const wanted = findCommand(words.slice(1));
+    const wanted = await findCommand(words.slice(1));
     if (!wanted) {
       ctx.stderr(unknownCommand(words.slice(1)));
       return EXIT.error;
@@ -101,7 +104,7 @@ export async function main(argv: string[]): Promise<number> {
     ctx.stdout(wanted.command.help);
     return EXIT.ok;
   }
-  const found = findCommand(words);
+  const found = await findCommand(words);
   if (!found) {
     ctx.stderr(unknownCommand(words));
     return EXIT.error;

@@ -45,7 +45,11 @@ export function benchJournal(
 ): { text: string; head: string } {
   const lines: string[] = [];
   for (let i = start; i < start + n; i++) {
-    const { line, hash } = encodeRow(benchEvent(i), prev, i, "2026-11-21T10:00:00.000Z");
+    const { line, hash } = encodeRow(benchEvent(i), {
+      prev,
+      seq: i,
+      ts: "2026-11-21T10:00:00.000Z",
+    });
     lines.push(line);
     prev = hash;
   }

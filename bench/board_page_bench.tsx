@@ -4,8 +4,8 @@
  * (server-side here, in the island in the browser).
  */
 import { renderToString } from "preact-render-to-string";
-import { BoardColumns } from "../components/board_columns.tsx";
-import { JournalReceipt } from "../components/journal_receipt.tsx";
+import { BoardColumns } from "../islands/parts/board_columns.tsx";
+import { JournalReceipt } from "../islands/parts/journal_receipt.tsx";
 import { renderBoardPage } from "../components/board_page.tsx";
 import { manyCardReceipt } from "../tests/_fixtures.ts";
 

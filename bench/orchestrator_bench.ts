@@ -17,7 +17,9 @@
  *     agents' own run time (`agent_exited.duration_ms` of the journal), the orchestration overhead
  *     per task and the per-task orchestration latency (a task's first to last journal row minus
  *     its agent's run time), and where that time goes (the median gap between a task's
- *     consecutive rows). Fails unless every task is CLOSED.
+ *     consecutive rows), and the git processes the service started per task (git's own trace;
+ *     `BENCH_GIT_TRACE=FILE` writes each one's argv and run time). Fails unless every task is
+ *     CLOSED.
  */
 import { join } from "node:path";
 import { gitText } from "../lib/git/git.ts";
@@ -32,6 +34,7 @@ import { IMAGE_AGENT, testImage } from "../tests/_container_image.ts";
 import { probeIsolation } from "../lib/container/probe.ts";
 import { containerSettings } from "../lib/container/settings.ts";
 import { ServiceConfigSchema } from "../lib/config/schema.ts";
+import { formatGitCount, traceGit } from "./_git_trace.ts";
 
 const SPAWNS = Number(Deno.args.find((a) => /^\d+$/.test(a)) ?? 20);
 const TASKS = 50;
@@ -143,6 +146,7 @@ async function runBench(): Promise<void> {
   });
   try {
     const log: string[] = [];
+    const trace = await traceGit();
     const t0 = performance.now();
     const result = await runPlan({
       root,
@@ -152,6 +156,9 @@ async function runBench(): Promise<void> {
       app: SERVER_APP,
     });
     const wallMs = performance.now() - t0;
+    const gits = await trace.stop();
+    const dump = Deno.env.get("BENCH_GIT_TRACE");
+    if (dump) await Deno.writeTextFile(dump, gits.map((g) => JSON.stringify(g)).join("\n") + "\n");
 
     const { tasks } = await loadTaskSpecs(workspacePaths(root));
     const notClosed = tasks.filter((t) => t.status !== "CLOSED");
@@ -204,6 +211,7 @@ async function runBench(): Promise<void> {
       }`,
     );
     console.log(`    agent_exited rows: ${exited.length}, journal rows: ${rows.length}`);
+    console.log(`    ${formatGitCount(gits, TASKS, "task")}`);
     console.log("    where a task's time goes (median gap between its consecutive rows):");
     for (const [step, gaps] of phases(rows)) console.log(`      ${step.padEnd(46)} ${stats(gaps)}`);
   } finally {

@@ -14,7 +14,7 @@ export interface BoardPageProps {
 }
 
 /** The whole HTML document. */
-export function BoardPage({ bundleUrl }: BoardPageProps) {
+function BoardPage({ bundleUrl }: BoardPageProps) {
   return (
     <html lang="en">
       <head>

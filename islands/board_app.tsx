@@ -4,17 +4,17 @@
  * receipt the server answered (a GET, or the `board` of a review receipt).
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { type Column, COLUMNS } from "../lib/board/fold.ts";
-import type { ProjectionReceipt } from "../lib/board/projection.ts";
-import type { RunSummary } from "../lib/runs/runs.ts";
-import type { RunOutline } from "../lib/review/activity.ts";
-import type { OutlineTask } from "../lib/board/activity.ts";
-import { RunOutlineView } from "../components/run_outline.tsx";
+import { type Column, COLUMNS } from "../lib/board/types.ts";
+import type { ProjectionReceipt } from "../lib/board/types.ts";
+import type { RunSummary } from "../lib/runs/summary_types.ts";
+import type { RunOutline } from "../lib/review/types.ts";
+import { RunOutlineView } from "./parts/run_outline.tsx";
+import type { OutlineTask } from "../lib/board/activity_types.ts";
 import { ApiError, apiFetch } from "../lib/dashboard/api.ts";
 import { coalesce } from "../lib/dashboard/coalesce.ts";
 import { connectActivity, type LiveState } from "../lib/dashboard/live.ts";
-import { BoardColumns } from "../components/board_columns.tsx";
-import { JournalReceipt } from "../components/journal_receipt.tsx";
+import { BoardColumns } from "./parts/board_columns.tsx";
+import { JournalReceipt } from "./parts/journal_receipt.tsx";
 import { TOKEN_KEY, TokenField } from "./token_field.tsx";
 import { RunPicker } from "./run_picker.tsx";
 import { TaskDetail } from "./task_detail.tsx";

@@ -5,21 +5,21 @@
  */
 import { useMemo, useState } from "preact/hooks";
 import { type DiffFile, parseUnifiedDiff } from "../lib/diff/parse.ts";
-import type { DiffResponse } from "../lib/review/diff.ts";
+import type { DiffResponse } from "../lib/review/types.ts";
 import {
   DiffFileToggle,
   DiffHeader,
   DiffLines,
   NoDiffCaptured,
   rowCount,
-} from "../components/diff_view.tsx";
+} from "./parts/diff_view.tsx";
 import { useApi } from "./_use_api.ts";
 
 /** Rows rendered per expansion step of one file. */
-export const ROWS_PER_STEP = 5000;
+const ROWS_PER_STEP = 5000;
 
 /** Rows to show after one more step from `shown`: a small remainder is not left behind. */
-export function nextLimit(shown: number, total: number): number {
+function nextLimit(shown: number, total: number): number {
   const next = shown + ROWS_PER_STEP;
   return next + ROWS_PER_STEP / 5 >= total ? total : next;
 }

@@ -1,6 +1,6 @@
 /** The evidence panel island: a task's sealed evidence bundle, or why there is none. */
-import { EvidenceView, NoEvidence } from "../components/evidence_view.tsx";
-import type { EvidenceResponse } from "../lib/review/evidence.ts";
+import { EvidenceView, NoEvidence } from "./parts/evidence_view.tsx";
+import type { EvidenceResponse } from "../lib/review/types.ts";
 import { useApi } from "./_use_api.ts";
 
 /** Props of {@link EvidencePanel}. */

@@ -5,11 +5,11 @@
  * receipt and hands the server's re-folded board to the page.
  */
 import { useState } from "preact/hooks";
-import type { Decision } from "../lib/board/fold.ts";
-import type { ProjectionReceipt } from "../lib/board/projection.ts";
-import type { ReviewReceipt } from "../lib/review/action.ts";
+import type { Decision } from "../lib/board/types.ts";
+import type { ProjectionReceipt } from "../lib/board/types.ts";
+import type { ReviewReceipt } from "../lib/review/types.ts";
 import { ApiError, apiFetch } from "../lib/dashboard/api.ts";
-import { ReviewReceiptView } from "../components/review_receipt.tsx";
+import { ReviewReceiptView } from "./parts/review_receipt.tsx";
 
 /** Props of {@link ReviewActions}. */
 export interface ReviewActionsProps {

@@ -1,5 +1,5 @@
 /** The run picker: every run, newest first, as the server lists them. */
-import type { RunSummary } from "../lib/runs/runs.ts";
+import type { RunSummary } from "../lib/runs/summary_types.ts";
 
 /** Props of {@link RunPicker}. */
 export interface RunPickerProps {

@@ -3,13 +3,13 @@
  * the review actions that still apply to it. A task with no card yet (planned, waiting,
  * blocked) shows its state and reason only.
  */
-import type { Card, Column, Decision } from "../lib/board/fold.ts";
-import type { ProjectionReceipt } from "../lib/board/projection.ts";
-import type { TaskDetailResponse } from "../lib/review/activity.ts";
-import type { OutlineTask } from "../lib/board/activity.ts";
-import { COLUMN_LABELS } from "../components/board_columns.tsx";
-import { AttemptsView } from "../components/attempts_view.tsx";
-import { fewPaths } from "../components/card_view.tsx";
+import type { Card, Column, Decision } from "../lib/board/types.ts";
+import type { ProjectionReceipt } from "../lib/board/types.ts";
+import type { TaskDetailResponse } from "../lib/review/types.ts";
+import type { OutlineTask } from "../lib/board/activity_types.ts";
+import { COLUMN_LABELS } from "./parts/board_columns.tsx";
+import { AttemptsView } from "./parts/attempts_view.tsx";
+import { fewPaths } from "./parts/card_view.tsx";
 import { DiffViewer } from "./diff_viewer.tsx";
 import { EvidencePanel } from "./evidence_panel.tsx";
 import { ReviewActions } from "./review_actions.tsx";

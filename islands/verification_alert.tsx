@@ -12,7 +12,7 @@ import {
   nextAlert,
   TOAST_MS,
 } from "../lib/dashboard/verification_alert.ts";
-import type { VerificationNudge } from "../lib/verification/nudge.ts";
+import type { VerificationNudge } from "../lib/verification/nudge_types.ts";
 
 /** Props of {@link VerificationAlert}. */
 export interface VerificationAlertProps {

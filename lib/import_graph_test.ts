@@ -1,8 +1,9 @@
 /**
  * lib/ is layered: its folders form no import cycle (no two import each other, and no longer
- * ring either), and lib/ never imports the edge that assembles it: routes/, components/,
- * islands/ or lib/cli. The imports are Deno's own module graph of every lib/ module except the
- * tests: static, type-only and dynamic `import("…")` specifiers, as Deno resolves them.
+ * ring either), lib/ never imports the edge that assembles it: routes/, components/, islands/ or
+ * lib/cli, and a feature folder reaches another feature only through that feature's interface
+ * (see {@link FEATURE_INTERFACES}). The imports are Deno's own module graph of every lib/ module
+ * except the tests: static, type-only and dynamic `import("…")` specifiers, as Deno resolves them.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
@@ -26,10 +27,17 @@ let graph: Promise<Import[]> | undefined;
 
 /** Every import of every lib/ module that is not a test, by Deno's module graph (read once). */
 function libImports(): Promise<Import[]> {
-  return graph ??= readLibImports();
+  return graph ??= readImports(["lib/"]).then((all) =>
+    all.filter((i) => i.from.startsWith("lib/"))
+  );
 }
 
-async function readLibImports(): Promise<Import[]> {
+/**
+ * Every import of every module that is not a test in the graph of the modules under `dirs`
+ * (relative to the repository), by `deno info`: targets in the repository by their path, others
+ * (`node:path`, `npm:/preact@11.2.0/hooks`) by the specifier Deno resolved them to.
+ */
+async function readImports(dirs: string[]): Promise<Import[]> {
   const modules: string[] = [];
   const walk = (dir: URL) => {
     for (const e of Deno.readDirSync(dir)) {
@@ -38,7 +46,7 @@ async function readLibImports(): Promise<Import[]> {
       else if (/\.tsx?$/.test(e.name) && !/_test\.tsx?$/.test(e.name)) modules.push(url.href);
     }
   };
-  walk(LIB);
+  for (const dir of dirs) walk(new URL(dir, ROOT));
   const entry = await Deno.makeTempFile({ prefix: "import-graph-", suffix: ".ts" });
   try {
     await Deno.writeTextFile(entry, modules.map((m) => `import ${JSON.stringify(m)};\n`).join(""));
@@ -59,10 +67,11 @@ async function readLibImports(): Promise<Import[]> {
     const imports: Import[] = [];
     for (const m of info.modules) {
       const from = inRepo(m.specifier);
-      if (!from.startsWith("lib/") || /_test\.tsx?$/.test(from)) continue;
+      if (!from || /_test\.tsx?$/.test(from)) continue;
       for (const d of m.dependencies ?? []) {
         for (const target of [d.code?.specifier, d.type?.specifier]) {
-          const to = target ? inRepo(target) : "";
+          if (!target) continue;
+          const to = target.startsWith("file:") ? inRepo(target) : target;
           if (to) imports.push({ from, to });
         }
       }
@@ -164,6 +173,9 @@ const NEVER_REACHES: [string, string[]][] = [
   ["webhooks", ["trackers"]],
   ["tasks", ["verification"]],
   ["cost", ["agents", "orchestrator", "config", "status", "cli", "tasks"]],
+  // Landing and the trackers share HTTP (lib/http) and JSON reading (lib/util), not each other.
+  ["landing", ["trackers"]],
+  ["trackers", ["landing"]],
 ];
 
 /** The lib/ folders `folder` reaches through imports, itself excluded. */
@@ -200,3 +212,258 @@ for (const [folder, never] of NEVER_REACHES) {
     assert.deepEqual(never.filter((f) => reached.has(f)), []);
   });
 }
+
+/**
+ * Feature folders: units of the service that other features reach only through an interface.
+ * A feature's interface is its `mod.ts` when it has one (as std and STYLE.md have it), else the
+ * modules listed here, each a deliberate entry point; every other module of the folder is its
+ * internal. A feature with no list and no `mod.ts` is reached by no other feature (only by the
+ * wiring). The folders not named here are the shared layers every feature may use — primitives
+ * (util, async, process, git, http), the journal, config, auth, the task store, runs, the board,
+ * cost, roles, plans, audit, events — and the wiring in {@link WIRING}.
+ */
+const FEATURE_INTERFACES: Record<string, string[]> = {
+  agents: [
+    "adapters/mod.ts",
+    "adapters/types.ts",
+    "env.ts",
+    "exit_status.ts",
+    "pid_files.ts",
+    "preflight.ts",
+    "session_events.ts",
+  ],
+  batch: [],
+  catalog: ["managed_config.ts", "user_paths.ts"],
+  container: [
+    "errors.ts",
+    "launcher.ts",
+    "probe.ts",
+    "reap.ts",
+    "runtime.ts",
+    "session.ts",
+    "settings.ts",
+    "tree_runner.ts",
+  ],
+  dashboard: [],
+  janitor: ["glob.ts", "signals.ts"],
+  landing: [],
+  mcp: [],
+  merge: ["events.ts", "gates.ts", "merge.ts", "merge_tree.ts"],
+  remote_worker: [],
+  review: ["evidence_marks.ts", "types.ts"],
+  trackers: [],
+  tunnel: [],
+  verification: ["bundle.ts", "nudge.ts", "nudge_types.ts"],
+  webhooks: ["handler.ts", "ledger.ts", "receiver.ts", "registry.ts", "secret.ts"],
+  workers: ["hello.ts", "protocol.ts", "remote_refs.ts"],
+  worktree_env: ["environments.ts"],
+  worktrees: ["exclude.ts", "ignores.ts", "trees.ts", "worktrees.ts"],
+};
+
+/** The folders that assemble features (they may import any module); no feature imports them. */
+const WIRING = ["cli", "debug", "doctor", "orchestrator", "server", "status"];
+
+/** The primitives every feature shares; they reach no feature and no wiring. */
+const PRIMITIVES = ["async", "git", "http", "process", "util"];
+
+/**
+ * Imports the rules below allow for now, each with the change that removes it. Keep it short:
+ * an entry is a debt, not a design.
+ */
+const FEATURE_EXCEPTIONS: { from: string; to: string; until: string }[] = [
+  ...[
+    ["worker.ts", "core/state.ts"],
+    ["worker.ts", "run_isolation.ts"],
+    ["order.ts", "invocation.ts"],
+    ["order.ts", "run_isolation.ts"],
+    ["order.ts", "session.ts"],
+    ["readiness.ts", "run_isolation.ts"],
+  ].map(([from, m]) => ({
+    from: `lib/remote_worker/${from}`,
+    to: `lib/orchestrator/${m}`,
+    until: "AgentSession and the run's isolation move out of the orchestrator (issue 33, lanes)",
+  })),
+];
+
+/** What a feature's interface is today: its `mod.ts` when present, else its declared modules. */
+function interfaceOf(folder: string, hasMod: (folder: string) => boolean): string[] {
+  return hasMod(folder) ? ["mod.ts"] : FEATURE_INTERFACES[folder] ?? [];
+}
+
+/**
+ * The imports that break the feature rules: a feature importing another feature's internal
+ * module, or importing the wiring; as `from -> to (why)`, exceptions left out.
+ */
+function featureViolations(
+  imports: readonly Import[],
+  hasMod: (folder: string) => boolean,
+  exceptions: readonly { from: string; to: string }[] = FEATURE_EXCEPTIONS,
+): string[] {
+  const out = new Set<string>();
+  for (const { from, to } of imports) {
+    if (!to.startsWith("lib/")) continue;
+    const [a, b] = [folderOf(from), folderOf(to)];
+    if (a === b || !(a in FEATURE_INTERFACES)) continue;
+    if (exceptions.some((e) => e.from === from && e.to === to)) continue;
+    if (WIRING.includes(b)) out.add(`${from} -> ${to} (a feature never imports the wiring)`);
+    else if (b in FEATURE_INTERFACES) {
+      const inner = to.slice(`lib/${b}/`.length);
+      if (!interfaceOf(b, hasMod).includes(inner)) {
+        out.add(`${from} -> ${to} (not in lib/${b}'s interface)`);
+      }
+    }
+  }
+  return [...out].sort();
+}
+
+const hasModOnDisk = (folder: string) => {
+  try {
+    return Deno.statSync(new URL(`${folder}/mod.ts`, LIB)).isFile;
+  } catch {
+    return false;
+  }
+};
+
+Deno.test("featureViolations() finds a feature reaching into another's internals or the wiring", () => {
+  const imports = [
+    { from: "lib/landing/api.ts", to: "lib/trackers/http.ts" },
+    { from: "lib/landing/push.ts", to: "lib/git/remote.ts" },
+    { from: "lib/trackers/service.ts", to: "lib/webhooks/registry.ts" },
+    { from: "lib/trackers/service.ts", to: "lib/webhooks/_parse.ts" },
+    { from: "lib/batch/lane.ts", to: "lib/orchestrator/core/state.ts" },
+    { from: "lib/orchestrator/run.ts", to: "lib/landing/pull_requests.ts" },
+    { from: "lib/verification/completion.ts", to: "lib/mcp/mod.ts" },
+  ];
+  assert.deepEqual(featureViolations(imports, (f) => f === "mcp", []), [
+    "lib/batch/lane.ts -> lib/orchestrator/core/state.ts (a feature never imports the wiring)",
+    "lib/landing/api.ts -> lib/trackers/http.ts (not in lib/trackers's interface)",
+    "lib/trackers/service.ts -> lib/webhooks/_parse.ts (not in lib/webhooks's interface)",
+  ]);
+  const excepted = [{ from: "lib/landing/api.ts", to: "lib/trackers/http.ts" }];
+  assert.equal(featureViolations(imports.slice(0, 1), () => false, excepted).length, 0);
+});
+
+Deno.test("a feature folder reaches another feature only through its interface, and never the wiring", async () => {
+  const imports = await libImports();
+  assert.deepEqual(featureViolations(imports, hasModOnDisk), []);
+  // Every exception still names an import that exists: one that went away leaves the list.
+  const stale = FEATURE_EXCEPTIONS.filter((e) =>
+    !imports.some((i) => i.from === e.from && i.to === e.to)
+  );
+  assert.deepEqual(stale, []);
+});
+
+Deno.test("every declared interface module exists, and a feature with a mod.ts declares no other", () => {
+  for (const [folder, modules] of Object.entries(FEATURE_INTERFACES)) {
+    assert.ok(Deno.statSync(new URL(`${folder}/`, LIB)).isDirectory, `lib/${folder}`);
+    if (hasModOnDisk(folder)) assert.deepEqual(modules, [], `lib/${folder} has a mod.ts`);
+    for (const m of modules) {
+      assert.ok(Deno.statSync(new URL(`${folder}/${m}`, LIB)).isFile, `lib/${folder}/${m}`);
+    }
+  }
+});
+
+Deno.test("lib/config imports no module of lib/container (host:port parsing is lib/util's)", async () => {
+  const direct = (await libImports()).filter(({ from, to }) =>
+    from.startsWith("lib/config/") && to.startsWith("lib/container/")
+  );
+  assert.deepEqual(direct, []);
+});
+
+for (const primitive of PRIMITIVES) {
+  Deno.test(`lib/${primitive} reaches no feature and no wiring`, async () => {
+    const reached = reachedFolders(await libImports(), primitive);
+    const above = [...Object.keys(FEATURE_INTERFACES), ...WIRING];
+    assert.deepEqual(above.filter((f) => reached.has(f)), []);
+  });
+}
+
+/**
+ * What browser code may reach. The islands bundle (`islands/client.tsx`, bundled by
+ * scripts/build.ts) runs in the browser, so every module an island imports — directly, through
+ * others, or only for a type — is one of these; anything else is server code (lib/journal,
+ * lib/server, `node:*`, every npm package but Preact, and components/, the page shell that renders
+ * the islands and is never imported back). The JSON shapes the server sends live in type modules
+ * that import nothing else, so naming one pulls in no server code.
+ */
+const BROWSER_SAFE: readonly RegExp[] = [
+  /^islands\//, // the islands and the parts they render (islands/parts/)
+  /^lib\/dashboard\//, // the browser half of the board: API calls, live refresh, card words
+  /^lib\/diff\/parse\.ts$/, // the pure unified-diff parser the diff viewer runs
+  /^lib\/json\.ts$/,
+  /^lib\/board\/(types|activity_types)\.ts$/,
+  /^lib\/review\/types\.ts$/,
+  /^lib\/runs\/summary_types\.ts$/,
+  /^lib\/verification\/nudge_types\.ts$/,
+  /^npm:\/?preact@[^/]+(\/(hooks|jsx-runtime))?$/, // Preact: the one package the bundle carries
+];
+
+/** Whether browser code may import `module` (a repository path or a resolved specifier). */
+function browserSafe(module: string): boolean {
+  return BROWSER_SAFE.some((re) => re.test(module));
+}
+
+/**
+ * The modules browser code must not reach: for each one first met walking the imports breadth
+ * first from `entries`, the chain that reaches it (`islands/a.tsx -> lib/b.ts -> node:fs`). The
+ * walk goes on only through modules `safe` accepts.
+ */
+function forbiddenChains(
+  imports: readonly Import[],
+  entries: readonly string[],
+  safe: (module: string) => boolean,
+): string[] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of imports) next.set(from, [...(next.get(from) ?? []), to]);
+  const via = new Map<string, string | undefined>(entries.map((e) => [e, undefined]));
+  const queue = [...entries];
+  const chains: string[] = [];
+  while (queue.length > 0) {
+    const module = queue.shift()!;
+    if (!safe(module)) {
+      const chain = [module];
+      for (let m = via.get(module); m !== undefined; m = via.get(m)) chain.unshift(m);
+      chains.push(chain.join(" -> "));
+      continue;
+    }
+    for (const to of [...new Set(next.get(module) ?? [])].sort()) {
+      if (!via.has(to)) via.set(to, module), queue.push(to);
+    }
+  }
+  return chains;
+}
+
+Deno.test("forbiddenChains() names the whole chain to each server module and stops there", () => {
+  const imports = [
+    { from: "islands/app.tsx", to: "islands/parts/card.tsx" },
+    { from: "islands/parts/card.tsx", to: "lib/board/types.ts" },
+    { from: "islands/parts/card.tsx", to: "lib/runs/runs.ts" },
+    { from: "lib/runs/runs.ts", to: "lib/journal/row.ts" },
+    { from: "islands/app.tsx", to: "node:path" },
+    { from: "islands/app.tsx", to: "npm:/preact@11.2.0/hooks" },
+  ];
+  assert.deepEqual(forbiddenChains(imports, ["islands/app.tsx"], browserSafe), [
+    "islands/app.tsx -> node:path",
+    "islands/app.tsx -> islands/parts/card.tsx -> lib/runs/runs.ts",
+  ]);
+  assert.deepEqual(forbiddenChains(imports.slice(0, 2), ["islands/app.tsx"], browserSafe), []);
+  assert.equal(browserSafe("components/board_page.tsx"), false);
+  assert.equal(browserSafe("npm:/preact-render-to-string@6.8.2"), false);
+});
+
+Deno.test("browser code imports no server module, not even for a type", async () => {
+  const imports = await readImports(["islands/"]);
+  const entries = [...new Set(imports.map((i) => i.from))]
+    .filter((m) => m.startsWith("islands/")).sort();
+  // The graph is real: the bundle's entry and the board app it hydrates are in it.
+  assert.ok(
+    imports.some((i) => i.from === "islands/client.tsx" && i.to === "islands/board_app.tsx"),
+  );
+  assert.deepEqual(forbiddenChains(imports, entries, browserSafe), []);
+  // Nor does a module it reaches call the runtime's own API (`Deno.*` exists only on the server).
+  const reached = new Set([...entries, ...imports.map((i) => i.to)].filter(browserSafe));
+  const denoUsers = [...reached].filter((m) =>
+    !m.startsWith("npm:") && /\bDeno\./.test(Deno.readTextFileSync(new URL(m, ROOT)))
+  );
+  assert.deepEqual(denoUsers, []);
+});

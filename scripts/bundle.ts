@@ -12,6 +12,12 @@ import { buildBoardBundle } from "../lib/static/build_bundle.ts";
 import * as esbuild from "esbuild";
 
 const ROOT = new URL("..", import.meta.url).pathname;
+/**
+ * Packages only some runs load, by a dynamic import (`workers.kubernetes`: lib/kubernetes/api.ts):
+ * left out of the artefact, which names their pinned npm version instead, so a CLI that never
+ * needs them neither parses nor downloads them (client-node is 18 MB of the 22 it would add).
+ */
+const LAZY = ["@kubernetes/client-node"];
 const { values } = parseArgs({
   args: Deno.args,
   options: { out: { type: "string", default: "dist/service.js" } },
@@ -45,6 +51,7 @@ try {
       "--quiet",
       "--platform",
       "deno",
+      ...LAZY.flatMap((name) => ["--external", name]),
       "--import-map",
       mapFile,
       "-o",
@@ -60,7 +67,14 @@ try {
 } finally {
   await Deno.remove(work, { recursive: true });
 }
-const text = await Deno.readTextFile(out);
+let text = await Deno.readTextFile(out);
+const pinned = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json"))).imports;
+for (const name of LAZY) {
+  const bare = `import(${JSON.stringify(name)})`;
+  if (!text.includes(bare)) throw new Error(`${name} is not imported lazily any more`);
+  text = text.replaceAll(bare, `import(${JSON.stringify(pinned[name])})`);
+}
+await Deno.writeTextFile(out, text);
 if (!text.includes(islands.fileName)) {
   throw new Error("the island bundle did not make it into the artefact");
 }

@@ -3,8 +3,9 @@ import { join } from "node:path";
 import { appendEvents } from "../lib/journal/journal_file.ts";
 import type { JournalEvent } from "../lib/journal/row.ts";
 import { sha256Hex } from "../lib/journal/hash.ts";
-import { type Board, type Card, COLUMNS } from "../lib/board/fold.ts";
-import { projectionHash, type ProjectionReceipt } from "../lib/board/projection.ts";
+import { type Board, type Card, COLUMNS } from "../lib/board/types.ts";
+import { projectionHash } from "../lib/board/projection.ts";
+import { type ProjectionReceipt } from "../lib/board/types.ts";
 
 /** A unified diff of `files` new files with `lines` added lines each. */
 export function syntheticDiff(files: number, lines: number): string {

@@ -31,7 +31,8 @@ export interface FakeTrackerApis extends AsyncDisposable {
   issues: FakeIssue[];
   requests: SeenRequest[];
   /** Answer the next requests with these statuses/headers first. */
-  failNext: { status: number; headers?: Record<string, string> }[];
+  /** The next answers: a status, its headers, and a body (default `{"message":"fake failure"}`). */
+  failNext: { status: number; headers?: Record<string, string>; body?: string }[];
   comments: { path: string; body: string }[];
 }
 
@@ -122,7 +123,7 @@ export function startFakeTrackerApis(issues: FakeIssue[] = []): FakeTrackerApis 
   const fake = {
     issues,
     requests: [] as SeenRequest[],
-    failNext: [] as { status: number; headers?: Record<string, string> }[],
+    failNext: [] as { status: number; headers?: Record<string, string>; body?: string }[],
     comments: [] as { path: string; body: string }[],
   };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
@@ -137,7 +138,7 @@ export function startFakeTrackerApis(issues: FakeIssue[] = []): FakeTrackerApis 
     });
     const failure = fake.failNext.shift();
     if (failure) {
-      return new Response(JSON.stringify({ message: "fake failure" }), {
+      return new Response(failure.body ?? JSON.stringify({ message: "fake failure" }), {
         status: failure.status,
         headers: failure.headers,
       });

@@ -50,6 +50,8 @@ export interface WorkerProcess extends AsyncDisposable {
   kill(): Promise<void>;
   /** SIGTERM, as `systemctl stop`; resolves with its exit code. */
   stop(): Promise<number>;
+  /** Its exit code once it ends by itself. */
+  exited(): Promise<number>;
 }
 
 /** Start `service worker` over `clone`. */
@@ -57,7 +59,13 @@ export function startWorker(
   clone: string,
   server: string,
   name: string,
-  options: { slots?: number; env?: Record<string, string>; roles?: string } = {},
+  options: {
+    slots?: number;
+    env?: Record<string, string>;
+    roles?: string;
+    /** More options (`--once`, `--drain-timeout 1` …). */
+    args?: string[];
+  } = {},
 ): WorkerProcess {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -71,11 +79,11 @@ export function startWorker(
       clone,
       "--name",
       name,
-      "--slots",
-      String(options.slots ?? 1),
+      ...(options.slots === undefined ? [] : ["--slots", String(options.slots)]),
       "--poll-ms",
       "100",
       ...(options.roles ? ["--roles", options.roles] : []),
+      ...(options.args ?? []),
     ],
     // A machine of its own: nothing of the orchestrator's environment (its provider keys).
     clearEnv: true,
@@ -145,6 +153,11 @@ export function startWorker(
     },
     stop() {
       return end("SIGTERM");
+    },
+    async exited() {
+      const s = await status;
+      await reading;
+      return s.code;
     },
     async [Symbol.asyncDispose]() {
       await end("SIGKILL");

@@ -4,7 +4,8 @@
  * come out — succeeded, errored, expired, canceled — and a batch read while it is in progress.
  */
 import assert from "node:assert/strict";
-import { batchApi, BatchApiError } from "../lib/batch/api.ts";
+import { batchApi } from "../lib/batch/api.ts";
+import { HttpApiError } from "../lib/http/api_error.ts";
 import type { BatchRequestSpec } from "../lib/batch/types.ts";
 import { type FakeBatchAnswer, startFakeAnthropicBatches } from "./fakes/anthropic_batches_api.ts";
 import { startFakeOpenAiBatches } from "./fakes/openai_batch_api.ts";
@@ -72,7 +73,7 @@ Deno.test("Anthropic Message Batches: submit, in progress, ended, and each resul
   ]);
 });
 
-Deno.test("Anthropic Message Batches: a refused key is a BatchApiError with the provider's words", async () => {
+Deno.test("Anthropic Message Batches: a refused key is an HttpApiError with the provider's words", async () => {
   await using fake = startFakeAnthropicBatches({ answer, apiKey: "sk-ant" });
   const api = batchApi({
     provider: "anthropic",
@@ -82,7 +83,7 @@ Deno.test("Anthropic Message Batches: a refused key is a BatchApiError with the 
   await assert.rejects(
     () => api.submit(REQUESTS),
     (e) =>
-      e instanceof BatchApiError && e.status === 401 &&
+      e instanceof HttpApiError && e.status === 401 &&
       /HTTP 401: invalid x-api-key/.test(e.message),
   );
 });
@@ -141,4 +142,35 @@ Deno.test("OpenAI Batch API: an expired batch's unfinished requests are expired"
     error:
       "batch_expired: This request could not be executed before the completion window expired.",
   });
+});
+
+Deno.test("a batch status the provider refuses for now is asked again after its Retry-After; a submission never twice", async () => {
+  const seen: string[] = [];
+  let refusals = 2;
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    seen.push(`${req.method} ${new URL(req.url).pathname}`);
+    if (refusals-- > 0) {
+      const error = { type: "error", error: { type: "overloaded_error", message: "Overloaded" } };
+      return Response.json(error, { status: 529, headers: { "retry-after": "0" } });
+    }
+    return Response.json({
+      id: "msgbatch_1",
+      processing_status: "in_progress",
+      request_counts: { processing: 1, succeeded: 0, errored: 0, canceled: 0, expired: 0 },
+    });
+  });
+  const api = batchApi({
+    provider: "anthropic",
+    baseUrl: `http://127.0.0.1:${server.addr.port}`,
+    headers: { "anthropic-version": "2023-06-01", "x-api-key": "sk-ant" },
+  });
+  assert.equal((await api.state("msgbatch_1")).status, "in_progress");
+  assert.deepEqual(seen, Array(3).fill("GET /v1/messages/batches/msgbatch_1"));
+  seen.length = 0;
+  refusals = 1;
+  await assert.rejects(
+    () => api.submit(REQUESTS),
+    (e) => e instanceof HttpApiError && e.status === 529 && /HTTP 529: Overloaded/.test(e.message),
+  );
+  assert.deepEqual(seen, ["POST /v1/messages/batches"], "a submission is not repeated");
 });

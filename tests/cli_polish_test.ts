@@ -57,6 +57,13 @@ const CASES: { args: string[]; code: number; out: RegExp; name: string }[] = [
   },
   { name: "retry of an unknown task", args: ["retry", "nope"], code: 1, out: /nope: no such task/ },
   { name: "runs with no run yet", args: ["runs"], code: 0, out: /no runs/i },
+  { name: "help of worker names --poll-ms", args: ["help", "worker"], code: 0, out: /--poll-ms N/ },
+  ...["abc", "0", "2.5", "60001"].map((ms) => ({
+    name: `worker --poll-ms ${ms}`,
+    args: ["worker", "--server", "http://127.0.0.1:9", "--poll-ms", ms],
+    code: 1,
+    out: new RegExp(`--poll-ms ${ms} is not a number of milliseconds \\(10-60000\\)`),
+  })),
 ];
 
 Deno.test("CLI: version, help, did-you-mean and mistakes that stop before any work", async (t) => {

@@ -115,7 +115,7 @@ const WRITERS: [string, (p: WorkspacePaths) => Promise<unknown>, (p: WorkspacePa
     ],
     [
       "task backlog export (writeBacklogExport)",
-      (p) => writeBacklogExport(p, [], "now"),
+      (p) => writeBacklogExport(p, [], { now: "now" }),
       (p) => p.taskBacklogExport,
     ],
     ["backlog buckets (ensureBacklogDirs)", (p) => ensureBacklogDirs(p), (p) => p.backlog],
@@ -140,10 +140,8 @@ const WRITERS: [string, (p: WorkspacePaths) => Promise<unknown>, (p: WorkspacePa
       "audit log and key (appendAuditEntry)",
       async (p) => {
         const a = auditPaths(p.audit);
-        await appendAuditEntry(a, await loadAuditKey(a), {
-          event: "test",
-          principal: "test",
-          data: {},
+        await appendAuditEntry(a, { event: "test", principal: "test", data: {} }, {
+          key: await loadAuditKey(a),
         });
       },
       (p) => join(p.audit, "audit.jsonl"),

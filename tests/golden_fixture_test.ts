@@ -9,16 +9,25 @@ const FILES = [
   "review/diffs/t-parser.diff",
 ];
 
-Deno.test("the vendored golden run is byte-identical to ../shared/examples/run-golden", async (t) => {
+/** Whether the shared original is beside this checkout (a bare clone has only the copy). */
+function sharedPresent(): boolean {
   try {
-    await Deno.stat(SHARED_GOLDEN_DIR);
-  } catch {
-    await t.step({ name: "shared/ is not beside this checkout: nothing to compare", fn: () => {} });
-    return;
+    return Deno.statSync(SHARED_GOLDEN_DIR).isDirectory;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
   }
-  for (const file of FILES) {
-    const ours = await Deno.readFile(join(GOLDEN_DIR, file));
-    const shared = await Deno.readFile(join(SHARED_GOLDEN_DIR, file));
-    assert.deepEqual(ours, shared, `${file} differs: copy ../shared/examples/run-golden again`);
-  }
+}
+
+// Without the original there is nothing to compare: the run says "ignored", never "ok".
+Deno.test({
+  name: "the vendored golden run is byte-identical to ../shared/examples/run-golden",
+  ignore: !sharedPresent(),
+  fn: async () => {
+    for (const file of FILES) {
+      const ours = await Deno.readFile(join(GOLDEN_DIR, file));
+      const shared = await Deno.readFile(join(SHARED_GOLDEN_DIR, file));
+      assert.deepEqual(ours, shared, `${file} differs: copy ../shared/examples/run-golden again`);
+    }
+  },
 });

@@ -18,12 +18,11 @@ export const SHARED_GOLDEN_DIR =
 export function journalLines(events: JournalEvent[]): string[] {
   let prev = ZERO_HASH;
   return events.map((event, seq) => {
-    const { line, hash } = encodeRow(
-      event,
+    const { line, hash } = encodeRow(event, {
       prev,
       seq,
-      `2026-11-21T10:00:${String(seq % 60).padStart(2, "0")}.000Z`,
-    );
+      ts: `2026-11-21T10:00:${String(seq % 60).padStart(2, "0")}.000Z`,
+    });
     prev = hash;
     return line;
   });
@@ -226,7 +225,11 @@ export async function rehashJournal(
   edit(rows[seq]);
   let prev = ZERO_HASH;
   const lines = rows.map((r) => {
-    const { line, hash } = encodeRow({ type: r.type, data: r.data }, prev, r.seq, r.ts);
+    const { line, hash } = encodeRow({ type: r.type, data: r.data }, {
+      prev,
+      seq: r.seq,
+      ts: r.ts,
+    });
     prev = hash;
     return line;
   });

@@ -18,9 +18,9 @@ import { runPlan } from "../lib/orchestrator/run.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { cardFace } from "../lib/dashboard/card_face.ts";
-import type { OutlineTask } from "../lib/board/activity.ts";
-import type { Card } from "../lib/board/fold.ts";
-import { CardView } from "../components/card_view.tsx";
+import type { OutlineTask } from "../lib/board/activity_types.ts";
+import type { Card } from "../lib/board/types.ts";
+import { CardView } from "../islands/parts/card_view.tsx";
 import { tempDir } from "./helpers.ts";
 import {
   browserPage,

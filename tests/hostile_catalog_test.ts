@@ -15,7 +15,7 @@ import {
 } from "./_mcp_catalog.ts";
 import { validEntry } from "../lib/catalog/_test_catalog.ts";
 import { managedBlock } from "../lib/catalog/managed_config.ts";
-import { processRunning } from "../lib/process/tree.ts";
+import { processAlive } from "../lib/util/process_alive.ts";
 
 /** One hostile catalog and the user's promise. */
 interface HostileCase {
@@ -207,11 +207,11 @@ const CASES: HostileCase[] = [
         assert.equal(r.code, 1);
         assert.match(r.stderr, /install command timed out/);
         assert.ok(performance.now() - started < 30_000);
-        assert.equal(processRunning(Number(await Deno.readTextFile(pidFile))), false);
+        assert.equal(processAlive(Number(await Deno.readTextFile(pidFile))), false);
         assert.deepEqual(await block(ws), { mcpServers: {}, installed: {} });
       } finally {
         const pid = Number(await Deno.readTextFile(pidFile).catch(() => "0"));
-        if (pid > 0 && processRunning(pid)) Deno.kill(pid, "SIGKILL"); // only on a failure
+        if (pid > 0 && processAlive(pid)) Deno.kill(pid, "SIGKILL"); // only on a failure
       }
     },
   },

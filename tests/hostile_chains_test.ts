@@ -241,11 +241,11 @@ Deno.test("an evidence.sealed entry whose task_evidence_sealed row is missing (a
   await Deno.writeTextFile(join(ws.path, "service.yaml"), "cli: claude\nroles: [backend, docs]\n");
   const paths = auditPaths(join(ws.path, ".sdd/audit"));
   // What sealing leaves when it stops after its first append: the signed entry, no row.
-  await appendAuditEntry(paths, await loadAuditKey(paths), {
+  await appendAuditEntry(paths, {
     event: "evidence.sealed",
     principal: "service",
     data: { run_id: "golden", task_id: "t-docs", core_sha256: "sha256:" + "0".repeat(64) },
-  });
+  }, { key: await loadAuditKey(paths) });
   const verify = await cli(ws.path, "audit", "verify");
   assert.equal(verify.code, 1, verify.text);
   assert.match(

@@ -326,11 +326,11 @@ const PRIMITIVES: {
   {
     kind: "audit chain append (appendAuditEntry)",
     write: (path, pad) =>
-      appendAuditEntry({ log: path, keyFile: `${path}.key` }, new TextEncoder().encode("k"), {
+      appendAuditEntry({ log: path, keyFile: `${path}.key` }, {
         event: "test",
         principal: "p",
         data: { pad: "p".repeat(pad) },
-      }),
+      }, { key: new TextEncoder().encode("k") }),
   },
   {
     kind: "JSONL state append (appendStateLines)",

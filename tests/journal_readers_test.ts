@@ -200,14 +200,14 @@ function lineOf(c: Case, prev: string, seq: number): { line: string; hash: strin
     return { line: body.replace(`,"prev"`, `,"hash":"${hash}","prev"`), hash };
   }
   const data = JSON.parse(JSON.stringify(c.data)) as Record<string, JsonValue>; // drops undefined
-  return encodeRow({ type: c.type, data }, prev, seq, TS);
+  return encodeRow({ type: c.type, data }, { prev, seq, ts: TS });
 }
 
 function prefixLines(): { lines: string[]; head: string } {
   const lines: string[] = [];
   let head = ZERO_HASH;
   for (const [seq, event] of PREFIX.entries()) {
-    const row = encodeRow(event, head, seq, TS);
+    const row = encodeRow(event, { prev: head, seq, ts: TS });
     lines.push(row.line);
     head = row.hash;
   }

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import type { ApiAccess } from "../lib/trackers/adapter.ts";
 import { BUILTIN_TRACKERS } from "../lib/trackers/builtin.ts";
-import { nextPollDelay, TrackerApiError } from "../lib/trackers/http.ts";
+import { HttpApiError } from "../lib/http/api_error.ts";
+import { nextPollDelay } from "../lib/http/backoff.ts";
 import { replayFilter, TrackerPoller } from "../lib/trackers/poller.ts";
 import { closeTrackerService, trackerServiceFor } from "../lib/trackers/service.ts";
 import { trackerSettings } from "../lib/trackers/settings.ts";
@@ -132,7 +133,48 @@ Deno.test("poll: 429 with Retry-After and 5xx back off; 401 is not retried fast"
       rate: { remaining: 0, resetAtMs: reset },
     }) > 890_000,
   );
-  assert.equal(new TrackerApiError("x", 401).retryable, false);
+  assert.equal(new HttpApiError("x", { status: 401 }).retryable, false);
+  await runtime.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("poll: a 403 that says no requests remain waits for the reset and will retry; an echoed token is never shown", async () => {
+  await using fake = startFakeTrackerApis(sampleIssues());
+  const dir = await Deno.makeTempDir();
+  const runtime = await TrackerRuntimeStore.open(`${dir}/trackers.json`, 10);
+  const config = parseConfig(
+    "cli: claude\nroles: [backend]\ntrackers:\n  tracker_b:\n    project: octo/app\n" +
+      `    poll_interval_s: 60\n    token_env: GH_TOKEN\n    api_url: ${fake.url}\n`,
+  );
+  const [settings] = trackerSettings(config, BUILTIN_TRACKERS);
+  const token = "ghp_echoedTokenValue0123456789";
+  const warnings: string[] = [];
+  const poller = new TrackerPoller(settings, settings.adapter!, {
+    fetch,
+    now: Date.now,
+    env: (n) => n === "GH_TOKEN" ? token : undefined,
+    sink: (t) => Promise.resolve(t.map((x) => ({ ref: x.ref, action: "created" as const }))),
+    runtime,
+    warn: (l) => warnings.push(l),
+  });
+  const reset = Math.floor(Date.now() / 1000) + 1200;
+  fake.failNext.push({
+    status: 403,
+    headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(reset) },
+    body: JSON.stringify({ message: `API rate limit exceeded for token ${token}\x1b[2K` }),
+  });
+  assert.ok(await poller.pollOnce() > 1_150_000, "waits for the window's reset");
+  const detail = runtime.get("tracker_b").last_poll?.detail ?? "";
+  assert.match(detail, /will retry with back-off/);
+  assert.match(
+    detail,
+    /GitHub answered GET http:\/\/127\.0\.0\.1:\d+\/repos\/octo\/app\/issues with HTTP 403/,
+  );
+  for (const shown of [detail, ...warnings]) {
+    // deno-lint-ignore no-control-regex -- the raw escape must not be there
+    assert.doesNotMatch(shown, /echoedToken|\x1b|state=open/, shown);
+    assert.match(shown, /for token \[redacted\]\\x1b\[2K/);
+  }
   await runtime.close();
   await Deno.remove(dir, { recursive: true });
 });
@@ -268,17 +310,18 @@ Deno.test("webhook only without API access: no startup replay, and integrations 
       "  tracker_c:\n    project: g/a\n    webhook: { enabled: true, secret_env: S }\n",
   );
   const rows = Object.fromEntries(
-    integrationRows(config, BUILTIN_TRACKERS, () => undefined, {}).map((r) => [r.adapter, r]),
+    integrationRows(config, { builtins: BUILTIN_TRACKERS, env: () => undefined, runtime: {} }).map((
+      r,
+    ) => [r.adapter, r]),
   );
   assert.equal(rows.tracker_b.missed_deliveries, "lost: TRACKER_B_TOKEN is empty");
   assert.match(rows.tracker_d.missed_deliveries!, /^lost: trackers\.tracker_d\.project is not set/);
   assert.equal(rows.tracker_c.missed_deliveries, "caught up by polling");
-  const withToken = integrationRows(
-    config,
-    BUILTIN_TRACKERS,
-    (n) => n === "TRACKER_B_TOKEN" ? "t" : undefined,
-    {},
-  );
+  const withToken = integrationRows(config, {
+    builtins: BUILTIN_TRACKERS,
+    env: (n) => n === "TRACKER_B_TOKEN" ? "t" : undefined,
+    runtime: {},
+  });
   assert.equal(
     withToken.find((r) => r.adapter === "tracker_b")!.missed_deliveries,
     "replayed at start",

@@ -218,7 +218,9 @@ Deno.test("a worker that reports after its lease expired gets 409 and nothing la
     await Deno.writeTextFile(go, "");
     Deno.kill(w1.child.pid, "SIGCONT");
     const refused = await w1.saw(/report refused/);
-    assert.match(refused, /HTTP 409 lease_expired/);
+    // The run is over by now: the session's capability ended with it (while the run is live, the
+    // same report is 409 lease_expired: tests/workers_security_test.ts).
+    assert.match(refused, /HTTP 409 lease_expired|HTTP 401 .*its run ended/);
     const rows = await rowsOf(root, done.runId);
     assert.equal(rowsFor(rows, "task_merged", "t").length, 1, "landed once");
     const claims = rowsFor(rows, "task_claimed", "t");
@@ -374,6 +376,45 @@ Deno.test("an orchestrator restarted while a worker runs: the worker keeps its l
   const [exit] = rowsFor(rows, "agent_exited", "t");
   assert.equal(exit.data.worker, "w1");
   assert.equal(rowsFor(rows, "task_merged", "t").length, 1);
+  assert.equal(await Deno.readTextFile(join(root, "out.txt")), "made on w1\n");
+});
+
+Deno.test("an orchestrator stopped gracefully while a worker runs: the session keeps its capability and reports to the next process", async () => {
+  await using dir = await tempDir();
+  const go = join(dir.path, "go");
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "t",
+      script: [
+        ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
+        ["write", "out.txt", "made on w1\n"],
+        ["report", "done"],
+      ],
+    }],
+  }], "max_agents: 0\nheartbeat_timeout_s: 6\n");
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const first = orchestratorProcess(root, port);
+  await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), url, "w1");
+  await w1.saw(/t: agent .* starting/);
+  first.child.kill("SIGTERM"); // `service stop`, a rolling update of the orchestrator
+  await first.done();
+  const second = orchestratorProcess(root, port);
+  await until(
+    "the new process adopted the remote session",
+    () => Promise.resolve(/still runs on worker w1/.test(second.text())),
+  );
+  // Two heartbeats of the worker reach the new process with the session's capability.
+  await new Promise((r) => setTimeout(r, 4500));
+  await Deno.writeTextFile(go, "");
+  assert.equal(await second.done(), 0, second.text());
+  const runId = /run (run-[A-Za-z0-9-]+)/.exec(second.text())![1];
+  const rows = await rowsOf(root, runId);
+  assert.equal(rowsFor(rows, "task_claimed", "t").length, 1, "no second attempt");
+  assert.equal(rowsFor(rows, "task_merged", "t").length, 1);
+  assert.deepEqual(w1.lines.filter((l) => /HTTP 40[13]|report refused/.test(l)), []);
+  assert.ok(w1.lines.some((l) => /t: agent .* exited 0; reported commit/.test(l)));
   assert.equal(await Deno.readTextFile(join(root, "out.txt")), "made on w1\n");
 });
 

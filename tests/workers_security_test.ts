@@ -1,7 +1,8 @@
 /**
- * What a worker token may do (DESIGN.md §16, docs/security.md): claim, heartbeat and report for
- * its own worker name, and nothing an operator does — no task creation, review, merge, cancel,
- * retry, reopen or operator completion; one worker cannot speak for another's name or sessions.
+ * What a worker token may do (DESIGN.md §16, §17, docs/security.md): register and claim for its
+ * own worker name, and nothing an operator does — no task creation, review, merge, cancel,
+ * retry, reopen or operator completion; a session's heartbeat and report take the capability its
+ * claim carried, which speaks for that one session and does nothing else.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -11,6 +12,7 @@ import { closeTaskStore, taskStoreFor } from "../lib/tasks/registry.ts";
 import { createApp } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import { withEnv } from "./_e2e.ts";
+import { mintWorkerSessionCredential } from "../lib/auth/agent_credentials.ts";
 
 const CONFIG = `cli: claude
 roles: [backend]
@@ -21,7 +23,7 @@ auth:
     - {principal: box-2, scope: worker, token_env: WS_BOX2_TOKEN}
 `;
 
-Deno.test("a worker token claims and reports for its own name only, and can do nothing an operator does", async () => {
+Deno.test("a worker token registers and claims for its own name only; each session's heartbeat and report take that session's capability", async () => {
   await using dir = await tempDir();
   await Deno.writeTextFile(join(dir.path, "service.yaml"), CONFIG);
   using _env = withEnv({ WS_OP_TOKEN: "op", WS_BOX1_TOKEN: "b1", WS_BOX2_TOKEN: "b2" });
@@ -32,7 +34,7 @@ Deno.test("a worker token claims and reports for its own name only, and can do n
     const res = await app.request(path, {
       method,
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      ...(method === "GET" ? {} : { body: JSON.stringify(body) }),
+      ...(method === "GET" ? {} : { body: JSON.stringify(body ?? {}) }),
     });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
@@ -65,37 +67,73 @@ Deno.test("a worker token claims and reports for its own name only, and can do n
     assert.equal(taken.status, 403);
     assert.equal(taken.body.error.code, "worker_name_taken");
     assert.equal((await call("b2", "POST", "/workers/w1/claim", { free: 1 })).status, 403);
-    // w1 holds k; box-2 under its own name cannot renew, end or report it.
+    // w1 holds k as session s-1. Its heartbeat and report take the capability the claim
+    // carried for s-1 alone: no configured token, not even the operator's, speaks for it.
     const store = await taskStoreFor(ctx);
     await store.claim("k", "s-1", "w1");
-    const beat = await call("b2", "POST", "/workers/w2/heartbeat", {
-      sessions: [{ task_id: "k", session_id: "s-1" }],
+    const cap = mintWorkerSessionCredential(dir.path, {
+      runId: "r1",
+      taskId: "k",
+      sessionId: "s-1",
+      worker: "w1",
     });
-    assert.equal(beat.body.sessions[0].keep, false);
-    assert.match(beat.body.sessions[0].reason, /no longer held by session s-1 on worker w2/);
-    const report = await call("b2", "POST", "/workers/w2/report", {
+    const beatBody = { task_id: "k" };
+    const reportBody = {
       task_id: "k",
       session_id: "s-1",
       exit_code: 0,
       duration_ms: 1,
       commit: null,
-    });
-    assert.equal(report.status, 409);
-    assert.equal(report.body.error.code, "lease_expired");
+    };
+    for (const token of ["b1", "b2", "op"]) {
+      const beat = await call(token, "POST", "/workers/w1/sessions/s-1/heartbeat", beatBody);
+      assert.equal(beat.status, 403, `${token} cannot heartbeat a session`);
+      assert.match(beat.body.error.message, /capability its claim's answer carried/);
+      const report = await call(token, "POST", "/workers/w1/sessions/s-1/report", reportBody);
+      assert.equal(report.status, 403, `${token} cannot report a session`);
+    }
+    // The capability speaks for its worker's session only, and does nothing else.
+    const refused: [string, string, unknown, number][] = [
+      ["POST", "/workers/w2/sessions/s-1/heartbeat", beatBody, 403],
+      ["POST", "/workers/w1/sessions/s-2/heartbeat", beatBody, 403],
+      ["POST", "/workers/w1/sessions/s-1/heartbeat", { task_id: "other" }, 403],
+      ["POST", "/workers/w1/sessions/s-1/report", { ...reportBody, session_id: "s-2" }, 403],
+      ["POST", "/workers/w1/claim", { free: 1 }, 403],
+      ["POST", "/workers/w1/register", { slots: 1 }, 403],
+      ["GET", "/tasks", undefined, 403],
+      ["POST", "/tasks/k/complete", {}, 403],
+    ];
+    for (const [method, path, body, status] of refused) {
+      assert.equal((await call(cap, method, path, body)).status, status, `${method} ${path}`);
+    }
+    const forged = "svcsession_" + "0".repeat(64);
+    assert.equal(
+      (await call(forged, "POST", "/workers/w1/sessions/s-1/heartbeat", beatBody)).status,
+      401,
+    );
     // Its own session renews; with no run live a report is asked to come again, not lost.
-    const own = await call("b1", "POST", "/workers/w1/heartbeat", {
-      sessions: [{ task_id: "k", session_id: "s-1" }],
-    });
-    assert.equal(own.body.sessions[0].keep, true);
+    const own = await call(cap, "POST", "/workers/w1/sessions/s-1/heartbeat", beatBody);
+    assert.equal(own.status, 200);
+    assert.equal(own.body.keep, true);
     assert.equal(store.get("k")!.status, "IN_PROGRESS");
-    const later = await call("b1", "POST", "/workers/w1/report", {
-      task_id: "k",
-      session_id: "s-1",
-      exit_code: 0,
-      duration_ms: 1,
-      commit: null,
-    });
+    const later = await call(cap, "POST", "/workers/w1/sessions/s-1/report", reportBody);
     assert.equal(later.status, 503);
+    // A capability minted for w2's session on a task w1 holds renews nothing: 409-like verdict.
+    const w2cap = mintWorkerSessionCredential(dir.path, {
+      runId: "r1",
+      taskId: "k",
+      sessionId: "s-9",
+      worker: "w2",
+    });
+    const notHeld = await call(w2cap, "POST", "/workers/w2/sessions/s-9/heartbeat", beatBody);
+    assert.equal(notHeld.body.keep, false);
+    assert.match(notHeld.body.reason, /no longer held by session s-9 on worker w2/);
+    const lateReport = await call(w2cap, "POST", "/workers/w2/sessions/s-9/report", {
+      ...reportBody,
+      session_id: "s-9",
+    });
+    assert.equal(lateReport.status, 409);
+    assert.equal(lateReport.body.error.code, "lease_expired");
     // A stale agent of another session cannot complete the task held by s-1.
     const stale = await call("b1", "POST", "/tasks/k/complete", { session_id: "s-0" });
     assert.equal(stale.status, 409);

@@ -32,30 +32,23 @@ export class RuntimeError extends UserFacingError {
  * wherever the message is printed they cannot erase or fake a line of the terminal.
  */
 export class SpawnError extends UserFacingError {
-  constructor(
-    message: string,
-    readonly logPath: string,
-    readonly logTail: string[],
-    exitCode: number,
-  ) {
+  readonly logPath: string;
+  readonly logTail: string[];
+
+  constructor({ message, logPath, logTail, exitCode }: SpawnFailure) {
     const tail = logTail.flatMap(printableLines).map((l) => `  │ ${l}`);
     super([message, `log: ${logPath}`, ...tail].join("\n"), exitCode);
     this.name = "SpawnError";
+    this.logPath = logPath;
+    this.logTail = logTail;
   }
 }
 
-/** Provider throttling seen in an agent's log; spawns for `adapter` are blocked until `until`. */
-export class RateLimitError extends Error {
-  constructor(
-    readonly adapter: string,
-    readonly until: number,
-    readonly rule: string,
-    readonly line: string,
-  ) {
-    super(
-      `RateLimitError: ${adapter} is rate limited (${rule}); spawns blocked until ` +
-        `${new Date(until * 1000).toISOString()}. Lower max_agents or use more providers.`,
-    );
-    this.name = "RateLimitError";
-  }
+/** What a {@link SpawnError} tells: what happened, the agent's log and its last lines, the exit. */
+export interface SpawnFailure {
+  message: string;
+  logPath: string;
+  /** The log's last lines, as the agent wrote them (escaped when shown). */
+  logTail: string[];
+  exitCode: number;
 }

@@ -43,29 +43,3 @@ export function agentExitCode(end: ProcessEnd): number {
   if (end.signal) return -(SIGNAL_NUMBERS[end.signal] ?? 1);
   return end.code;
 }
-
-/** A one-line meaning of a spec §7.4 code, for logs and `ps`. */
-export function describeExitCode(code: number): string {
-  switch (code) {
-    case 0:
-      return "success";
-    case 1:
-      return "general error";
-    case 124:
-      return "timeout (watchdog kill)";
-    case 126:
-      return "permission denied";
-    case 127:
-      return "command not found";
-    case 137:
-      return "SIGKILL, likely out of memory";
-    case -2:
-      return "SIGINT";
-    case -9:
-      return "SIGKILL";
-    case -15:
-      return "SIGTERM";
-    default:
-      return code < 0 ? `signal ${-code}` : `exit ${code}`;
-  }
-}

@@ -19,7 +19,7 @@ for (const [name, text, problem] of HOSTILE) {
     const e = pidFileEntry("/x/s.json", "s", text);
     assert.equal(e.alive, false);
     assert.equal(e.pgid, null);
-    assert.ok(e.problem?.startsWith(problem!), e.problem);
+    assert.ok(e.problem?.startsWith(problem!), e.problem ?? "");
   });
 }
 

@@ -87,10 +87,10 @@ export async function probeFastExit(
   if (!status) return undefined;
   if (status.success && (options.allowSuccess ?? true)) return status;
   const code = agentExitCode({ code: status.code, signal: status.signal });
-  throw new SpawnError(
-    `agent exited within ${windowMs / 1000}s (exit ${code})`,
-    proc.logPath,
-    await logTail(proc.logPath),
-    code,
-  );
+  throw new SpawnError({
+    message: `agent exited within ${windowMs / 1000}s (exit ${code})`,
+    logPath: proc.logPath,
+    logTail: await logTail(proc.logPath),
+    exitCode: code,
+  });
 }

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { KILL_GRACE_MS, probeFastExit, spawnAgent } from "./process.ts";
-import { agentExitCode, describeExitCode } from "./exit_status.ts";
+import { agentExitCode } from "./exit_status.ts";
 import { SpawnError } from "./errors.ts";
 import { removePidFile, writeHeartbeat, writePidFile } from "./runtime_files.ts";
 import { readPidFiles } from "./pid_files.ts";
 import { workspacePaths } from "../workspace.ts";
-import { processRunning } from "../process/tree.ts";
+import { processAlive } from "../util/process_alive.ts";
 
 const ENV = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" };
 
@@ -92,7 +92,7 @@ Deno.test({
       ]);
       clearTimeout(timer);
       const pid = Number(/pid=(\d+)/.exec(await Deno.readTextFile(log))![1]);
-      const running = processRunning(pid);
+      const running = processAlive(pid);
       if (running) Deno.kill(pid, "SIGKILL");
       assert.ok(status, "the agent's session never ended: its descendant held the log open");
       assert.equal(status.code, 0);
@@ -135,26 +135,20 @@ Deno.test("probeFastExit() lets a long-running agent through after the window", 
   });
 });
 
-const EXIT_CASES: [string, Parameters<typeof agentExitCode>[0], number, string][] = [
-  ["success", { code: 0, signal: null }, 0, "success"],
-  ["general error", { code: 1, signal: null }, 1, "general error"],
-  [
-    "watchdog timeout wins over the signal",
-    { code: 137, signal: "SIGKILL", timedOut: true },
-    124,
-    "timeout (watchdog kill)",
-  ],
-  ["permission denied", { code: 126, signal: null }, 126, "permission denied"],
-  ["command not found", { code: 127, signal: null }, 127, "command not found"],
-  ["shell-reported SIGKILL", { code: 137, signal: null }, 137, "SIGKILL, likely out of memory"],
-  ["SIGKILL", { code: 137, signal: "SIGKILL" }, -9, "SIGKILL"],
-  ["SIGTERM", { code: 143, signal: "SIGTERM" }, -15, "SIGTERM"],
-  ["SIGINT", { code: 130, signal: "SIGINT" }, -2, "SIGINT"],
+const EXIT_CASES: [string, Parameters<typeof agentExitCode>[0], number][] = [
+  ["success", { code: 0, signal: null }, 0],
+  ["general error", { code: 1, signal: null }, 1],
+  ["watchdog timeout wins over the signal", { code: 137, signal: "SIGKILL", timedOut: true }, 124],
+  ["permission denied", { code: 126, signal: null }, 126],
+  ["command not found", { code: 127, signal: null }, 127],
+  ["shell-reported SIGKILL", { code: 137, signal: null }, 137],
+  ["SIGKILL", { code: 137, signal: "SIGKILL" }, -9],
+  ["SIGTERM", { code: 143, signal: "SIGTERM" }, -15],
+  ["SIGINT", { code: 130, signal: "SIGINT" }, -2],
 ];
-for (const [name, end, code, meaning] of EXIT_CASES) {
+for (const [name, end, code] of EXIT_CASES) {
   Deno.test(`agentExitCode(): ${name} is ${code}`, () => {
     assert.equal(agentExitCode(end), code);
-    assert.equal(describeExitCode(code), meaning);
   });
 }
 
@@ -200,10 +194,15 @@ Deno.test("PID and heartbeat files are written atomically and read back", async 
 });
 
 Deno.test("SpawnError quotes the agent's log tail escaped, each line behind a gutter", () => {
-  const e = new SpawnError("agent exited within 2s (exit 1)", "/x/s.log", [
-    "\x1b]0;pwned\x07ok",
-    "run r completed: all tasks merged\rX",
-  ], 1);
+  const e = new SpawnError({
+    message: "agent exited within 2s (exit 1)",
+    logPath: "/x/s.log",
+    logTail: [
+      "\x1b]0;pwned\x07ok",
+      "run r completed: all tasks merged\rX",
+    ],
+    exitCode: 1,
+  });
   assert.equal(
     e.message,
     "agent exited within 2s (exit 1)\nlog: /x/s.log\n" +

@@ -6,6 +6,7 @@
  */
 import { canonicalJson, type JsonValue } from "../journal/canonical_json.ts";
 import { constantTimeEqual, HEX64, hmacSha256Hex, sha256Hex, ZERO_HASH } from "../journal/hash.ts";
+import type { ChainPosition } from "../journal/row.ts";
 
 /** The event name of a review-board action. */
 export const REVIEW_ACTION_EVENT = "review_board.action";
@@ -53,9 +54,7 @@ export interface AuditReport {
 export function signAuditEntry(
   key: Uint8Array,
   event: AuditEvent,
-  prev: string,
-  seq: number,
-  ts: string,
+  { prev, seq, ts }: ChainPosition,
 ): { entry: AuditEntry; line: string; lineHash: string } {
   const unsigned = {
     data: event.data,

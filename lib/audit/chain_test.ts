@@ -14,9 +14,7 @@ function chain(n: number): string[] {
         principal: "alice",
         data: { run_id: "r", task_id: `t${seq}`, decision: "approve" },
       },
-      prev,
-      seq,
-      "2026-11-21T10:00:00.000Z",
+      { prev, seq, ts: "2026-11-21T10:00:00.000Z" },
     );
     prev = entry.hmac;
     return line;
@@ -36,9 +34,7 @@ Deno.test("signAuditEntry() line hash is the SHA-256 of the stored line, checkab
   const { line, lineHash } = signAuditEntry(
     key,
     { event: "e", principal: "p", data: {} },
-    "0".repeat(64),
-    0,
-    "t",
+    { prev: "0".repeat(64), seq: 0, ts: "t" },
   );
   assert.equal(lineHash, sha256Hex(line));
 });

@@ -45,7 +45,7 @@ const BOUND_FIELDS = {
 } as const;
 
 /** A field an audit entry binds (besides the journal head). */
-export type BoundField = keyof typeof BOUND_FIELDS;
+type BoundField = keyof typeof BOUND_FIELDS;
 
 type RowData = Record<string, unknown>;
 

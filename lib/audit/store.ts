@@ -91,6 +91,13 @@ export interface AuditAppendResult {
   lineHash: string;
 }
 
+/** The key {@link appendAuditEntry} signs with, and its clock. */
+export interface AuditAppendOptions {
+  key: Uint8Array;
+  /** The entry's `ts` (default: the wall clock). */
+  now?: () => Date;
+}
+
 /**
  * Append one entry under the exclusive lock shared with the journal's mechanism
  * (lib/util/locked_append.ts) after re-verifying the whole chain; refuses with
@@ -98,21 +105,18 @@ export interface AuditAppendResult {
  */
 export function appendAuditEntry(
   paths: AuditPaths,
-  key: Uint8Array,
   event: AuditEvent,
-  now: () => Date = () => new Date(),
+  { key, now = () => new Date() }: AuditAppendOptions,
 ): Promise<AuditAppendResult> {
   return appendUnderLock(paths.log, async (file) => {
     const text = new TextDecoder().decode(await readWhole(file));
     const report = verifyAuditText(key, text);
     if (!report.ok) throw new AuditChainBrokenError(report);
-    const { entry, line, lineHash } = signAuditEntry(
-      key,
-      event,
-      report.head,
-      report.entries,
-      now().toISOString(),
-    );
+    const { entry, line, lineHash } = signAuditEntry(key, event, {
+      prev: report.head,
+      seq: report.entries,
+      ts: now().toISOString(),
+    });
     return {
       append: new TextEncoder().encode(line + "\n"),
       result: { seq: entry.seq, hmac: entry.hmac, lineHash },

@@ -13,6 +13,7 @@ import {
   signedEntries,
 } from "./cross_check.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
+import { isValidId } from "../ids.ts";
 
 /** Cross-check every run of the workspace and every run the audit chain names. */
 export async function crossCheckWorkspace(paths: WorkspacePaths): Promise<CrossReport> {
@@ -25,9 +26,7 @@ export async function crossCheckWorkspace(paths: WorkspacePaths): Promise<CrossR
   }
   const report: CrossReport = { findings: [], unattested: [], ignored: [] };
   for (const runId of [...runs].sort()) {
-    const text = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(runId)
-      ? await readIfExists(journalPath(paths, runId))
-      : undefined;
+    const text = isValidId(runId) ? await readIfExists(journalPath(paths, runId)) : undefined;
     const one = crossCheckRun(runId, text === undefined ? undefined : journalFacts(text), entries);
     report.findings.push(...one.findings);
     report.unattested.push(...one.unattested);

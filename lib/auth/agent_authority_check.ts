@@ -15,11 +15,14 @@ export interface AgentAuthorityFacts {
   tokens: readonly TokenSpec[];
 }
 
-const SERVICE_SECRETS = ["SERVICE_TOKEN", "SERVICE_AUDIT_KEY"];
+const SERVICE_SECRETS = ["SERVICE_TOKEN", "SERVICE_TOKEN_FILE", "SERVICE_AUDIT_KEY"];
 
 /** The checks of `facts` (one or two results). */
 export function agentAuthorityChecks(facts: AgentAuthorityFacts): CheckResult[] {
-  const secrets = new Set([...SERVICE_SECRETS, ...facts.tokens.map((t) => t.token_env)]);
+  const secrets = new Set([
+    ...SERVICE_SECRETS,
+    ...facts.tokens.flatMap((t) => [t.token_env, `${t.token_env}_FILE`]),
+  ]);
   const leaked = [...new Set(facts.agentEnv.filter((n) => secrets.has(n)))];
   const results: CheckResult[] = [];
   if (leaked.length > 0) {

@@ -12,8 +12,12 @@ import { UserFacingError } from "../errors.ts";
  * (lib/auth/agent_credentials.ts), never by a configured token.
  */
 export const SCOPES = ["reader", "agent", "worker", "operator"] as const;
-/** A scope. */
-export type Scope = typeof SCOPES[number];
+/**
+ * A scope: one of {@link SCOPES}, or `session` — the capability a remote worker's claim carries
+ * for one session (its heartbeat and report), outside the ranking: it does nothing else, and
+ * nothing else does what it does (lib/auth/scopes.ts).
+ */
+export type Scope = typeof SCOPES[number] | "session";
 /** The scopes `auth.tokens` may give a configured token. */
 export const CONFIG_SCOPES = ["reader", "worker", "operator"] as const;
 
@@ -24,13 +28,17 @@ export interface TokenSpec {
   token_env: string;
 }
 
-/** An authenticated caller (an agent's also names its run, task and session). */
+/**
+ * An authenticated caller (an agent's also names its run, task and session; a worker session's
+ * also its worker).
+ */
 export interface Principal {
   principal: string;
   scope: Scope;
   run_id?: string;
   task_id?: string;
   session_id?: string;
+  worker?: string;
 }
 
 /** The principal of review actions on an unconfigured loopback bind (spec §5). */

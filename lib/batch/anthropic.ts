@@ -9,7 +9,7 @@
  * {"type": "expired"}}` per request, in any order.
  */
 import type { TokenCounts } from "../cost/prices.ts";
-import { call, jsonLines } from "./_http.ts";
+import { batchClient, jsonLines } from "./_http.ts";
 import type { BatchEndpoint } from "./provider.ts";
 import type { BatchApi, BatchItem, BatchRequestSpec } from "./types.ts";
 
@@ -20,7 +20,7 @@ const obj = (
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 /** The body of `POST /v1/messages/batches` for `requests`. */
-export function anthropicBatchBody(requests: readonly BatchRequestSpec[]): Json {
+function anthropicBatchBody(requests: readonly BatchRequestSpec[]): Json {
   return {
     requests: requests.map((r) => ({
       custom_id: r.customId,
@@ -35,7 +35,7 @@ export function anthropicBatchBody(requests: readonly BatchRequestSpec[]): Json 
 }
 
 /** Messages API usage as token counts (input includes cache writes and reads, as billed). */
-export function anthropicTokens(usage: unknown): TokenCounts {
+function anthropicTokens(usage: unknown): TokenCounts {
   const u = obj(usage);
   const cached = num(u.cache_read_input_tokens);
   return {
@@ -46,7 +46,7 @@ export function anthropicTokens(usage: unknown): TokenCounts {
 }
 
 /** One line of a results file as a {@link BatchItem}. */
-export function anthropicResult(line: Json): BatchItem | undefined {
+function anthropicResult(line: Json): BatchItem | undefined {
   if (typeof line.custom_id !== "string") return undefined;
   const result = obj(line.result);
   const customId = line.custom_id;
@@ -80,21 +80,22 @@ export function anthropicResult(line: Json): BatchItem | undefined {
 /** The Message Batches API at `endpoint`. */
 export function anthropicBatches(endpoint: BatchEndpoint): BatchApi {
   const batches = `${endpoint.baseUrl}/v1/messages/batches`;
+  const http = batchClient(endpoint);
   return {
     async submit(requests) {
-      const res = await call(endpoint, "batch submission", batches, {
+      const res = await http.request(batches, {
         method: "POST",
         json: anthropicBatchBody(requests),
       });
-      const batch = obj(await res.json());
+      const batch = obj(res.json());
       if (typeof batch.id !== "string") {
         throw new Error("anthropic batch submission: the answer names no batch id");
       }
       return batch.id;
     },
     async state(batchId) {
-      const res = await call(endpoint, "batch status", `${batches}/${encodeURIComponent(batchId)}`);
-      const batch = obj(await res.json());
+      const res = await http.request(`${batches}/${encodeURIComponent(batchId)}`);
+      const batch = obj(res.json());
       const counts = Object.fromEntries(
         Object.entries(obj(batch.request_counts)).map(([k, v]) => [k, num(v)]),
       );
@@ -104,13 +105,13 @@ export function anthropicBatches(endpoint: BatchEndpoint): BatchApi {
     async results(batchId, customIds) {
       const id = encodeURIComponent(batchId);
       // The documented path; a `results_url` elsewhere than the endpoint never gets its key.
-      const state = obj(await (await call(endpoint, "batch status", `${batches}/${id}`)).json());
+      const state = obj((await http.request(`${batches}/${id}`)).json());
       const own = `${batches}/${id}/results`;
       const url = typeof state.results_url === "string" &&
           sameOrigin(state.results_url, endpoint.baseUrl)
         ? state.results_url
         : own;
-      const text = await (await call(endpoint, "batch results", url)).text();
+      const text = (await http.request(url)).text();
       const items = new Map<string, BatchItem>();
       for (const line of jsonLines(text)) {
         const item = anthropicResult(line);

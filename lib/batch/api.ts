@@ -5,7 +5,6 @@ import type { BatchEndpoint } from "./provider.ts";
 import type { BatchApi } from "./types.ts";
 
 export type { BatchApi, BatchItem, BatchRequestSpec, BatchState } from "./types.ts";
-export { BatchApiError } from "./_http.ts";
 
 /** The batch API of `endpoint`'s provider. */
 export function batchApi(endpoint: BatchEndpoint): BatchApi {

@@ -9,9 +9,9 @@ import { hasGlobChars, matchGlob } from "../janitor/glob.ts";
 import type { ShownFile } from "./prompt.ts";
 
 /** The largest file whose text a request carries. */
-export const MAX_FILE_BYTES = 200_000;
+const MAX_FILE_BYTES = 200_000;
 /** The most text a request carries in all (a model's context is finite and paid for). */
-export const MAX_TOTAL_BYTES = 600_000;
+const MAX_TOTAL_BYTES = 600_000;
 
 function normalise(path: string): string {
   return path.replace(/^\.\//, "").replace(/\/+$/, "");

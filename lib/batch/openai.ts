@@ -11,7 +11,7 @@
  * `batch_expired`).
  */
 import type { TokenCounts } from "../cost/prices.ts";
-import { call, jsonLines } from "./_http.ts";
+import { batchClient, jsonLines } from "./_http.ts";
 import type { BatchEndpoint } from "./provider.ts";
 import type { BatchApi, BatchItem, BatchRequestSpec } from "./types.ts";
 
@@ -22,13 +22,13 @@ const obj = (
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 /** The endpoint each request calls. */
-export const OPENAI_BATCH_ENDPOINT = "/v1/responses";
+const OPENAI_BATCH_ENDPOINT = "/v1/responses";
 
 /** The states after which a batch processes nothing more. */
 const ENDED = new Set(["completed", "failed", "expired", "cancelled"]);
 
 /** The input file's lines for `requests`. */
-export function openaiBatchInput(requests: readonly BatchRequestSpec[]): string {
+function openaiBatchInput(requests: readonly BatchRequestSpec[]): string {
   return requests.map((r) =>
     JSON.stringify({
       custom_id: r.customId,
@@ -45,7 +45,7 @@ export function openaiBatchInput(requests: readonly BatchRequestSpec[]): string 
 }
 
 /** Responses API usage as token counts (`input_tokens` includes the cached ones). */
-export function openaiTokens(usage: unknown): TokenCounts {
+function openaiTokens(usage: unknown): TokenCounts {
   const u = obj(usage);
   return {
     inputTokens: num(u.input_tokens),
@@ -64,7 +64,7 @@ function outputText(body: Json): string {
 }
 
 /** One line of an output or error file as a {@link BatchItem}. */
-export function openaiResult(line: Json): BatchItem | undefined {
+function openaiResult(line: Json): BatchItem | undefined {
   if (typeof line.custom_id !== "string") return undefined;
   const customId = line.custom_id;
   const error = obj(line.error);
@@ -99,9 +99,9 @@ export function openaiResult(line: Json): BatchItem | undefined {
 export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
   const base = endpoint.baseUrl;
   const batchUrl = (id: string) => `${base}/batches/${encodeURIComponent(id)}`;
+  const http = batchClient(endpoint);
   const fileText = async (id: string) =>
-    await (await call(endpoint, "batch file", `${base}/files/${encodeURIComponent(id)}/content`))
-      .text();
+    (await http.request(`${base}/files/${encodeURIComponent(id)}/content`)).text();
   return {
     async submit(requests) {
       const form = new FormData();
@@ -112,16 +112,13 @@ export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
         "batch_input.jsonl",
       );
       const file = obj(
-        await (await call(endpoint, "batch file upload", `${base}/files`, {
-          method: "POST",
-          body: form,
-        })).json(),
+        (await http.request(`${base}/files`, { method: "POST", body: form })).json(),
       );
       if (typeof file.id !== "string") {
         throw new Error("openai file upload: the answer names no file id");
       }
       const batch = obj(
-        await (await call(endpoint, "batch submission", `${base}/batches`, {
+        (await http.request(`${base}/batches`, {
           method: "POST",
           json: {
             input_file_id: file.id,
@@ -136,7 +133,7 @@ export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
       return batch.id;
     },
     async state(batchId) {
-      const batch = obj(await (await call(endpoint, "batch status", batchUrl(batchId))).json());
+      const batch = obj((await http.request(batchUrl(batchId))).json());
       const status = String(batch.status ?? "unknown");
       const counts = Object.fromEntries(
         Object.entries(obj(batch.request_counts)).map(([k, v]) => [k, num(v)]),
@@ -144,7 +141,7 @@ export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
       return { ended: ENDED.has(status), status, counts };
     },
     async results(batchId, customIds) {
-      const batch = obj(await (await call(endpoint, "batch status", batchUrl(batchId))).json());
+      const batch = obj((await http.request(batchUrl(batchId))).json());
       const items = new Map<string, BatchItem>();
       for (const key of ["output_file_id", "error_file_id"]) {
         const id = batch[key];

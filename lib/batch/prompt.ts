@@ -24,7 +24,7 @@ export interface BatchPrompt {
 }
 
 /** How the answer must look (where an agent reads how to report). */
-export const ANSWER_FORM = `You answer once, without tools: you cannot run commands, read other
+const ANSWER_FORM = `You answer once, without tools: you cannot run commands, read other
 files or call the task server. Reply with the complete change as ONE unified diff (the output of
 \`git diff\`) in a single fenced block:
 

@@ -50,7 +50,7 @@ const DEFAULT_BASE: Record<BatchProvider, string> = {
 };
 
 /** The Anthropic API version the Message Batches requests name. */
-export const ANTHROPIC_VERSION = "2023-06-01";
+const ANTHROPIC_VERSION = "2023-06-01";
 
 /** The endpoint of `provider` under `env`, or why there is none. */
 export function batchEndpoint(
@@ -105,7 +105,7 @@ const CLAUDE_ALIASES: Record<string, string> = {
 };
 
 /** The model a batch request asks for when the configuration names none. */
-export const DEFAULT_BATCH_MODEL: Record<BatchProvider, string> = {
+const DEFAULT_BATCH_MODEL: Record<BatchProvider, string> = {
   anthropic: CLAUDE_ALIASES.sonnet,
   openai: "gpt-6-sol",
 };

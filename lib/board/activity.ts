@@ -17,208 +17,28 @@ import {
   type ReadOf,
   readRow,
 } from "../journal/event_reader.ts";
-
-/** A failed check or failure reason (at least `kind` and `detail`). */
-export type Signal = { kind: string; detail: string; [extra: string]: JsonValue };
-
-/**
- * How an attempt ended (`running` while it has not; `interrupted`: its agent was stopped, lost
- * with the orchestrator or rate limited, and a new attempt follows without counting it).
- */
-export type AttemptOutcome =
-  | "running"
-  | "interrupted"
-  | "completed"
-  | "gated"
-  | "merged"
-  | "failed"
-  | "cancelled";
-
-/** One claim of a task and what came of it. */
-export interface Attempt {
-  session_id: string;
-  /** 1-based, in claim order within this run ({@link nextAttemptNumber}). */
-  number: number;
-  role?: string;
-  model?: string;
-  /** Where its agent ran: `worktree` or `container:<runtime>:<image id>` (DESIGN.md §14). */
-  isolation?: string;
-  /** The agent CLI that ran it (a fallback while the configured one was parked). */
-  adapter?: string;
-  /** The remote worker it ran on (`service worker`, DESIGN.md §16); absent: the orchestrator's machine. */
-  worker?: string;
-  /** It was a request to a provider's batch API, not an agent (DESIGN.md §15). */
-  batch?: BatchTry;
-  outcome: AttemptOutcome;
-  /** The failed signals when the attempt was gated (agent failure, gates, merge conflict …). */
-  signals?: Signal[];
-  /** Why a new attempt followed (the `task_retried` reason). */
-  retried_because?: string;
-  /** The agent's own summary, from its completion. */
-  summary?: string;
-  /**
-   * Its work was completed without a report: its agent exited 0 on its own (`exited`), or it
-   * was interrupted and `recovery.land_unreported` landed it (`interrupted`).
-   */
-  unreported?: "exited" | "interrupted";
-  exit?: { exit_code: number; duration_ms: number; ended_by?: string };
-  /** The session log kept in the run directory (`logs/<session_id>.log`). */
-  log?: { sha256: string; bytes: number };
-  /** What its worktree got before its agent started (`task_worktree_prepared`, DESIGN.md §13). */
-  prepared?: AttemptPrepared;
-  /** What the service observed of this completion (`task_verification_recorded`). */
-  verification?: AttemptVerification;
-  /** The operators' review decisions taken while this attempt was the latest. */
-  reviews?: AttemptReview[];
-  /** Protected paths its diff touches (`task_protected_paths`, DESIGN.md §18). */
-  protected_paths?: string[];
-  /** Paths its diff changes outside the task's owned_files (`task_owned_files_exceeded`). */
-  owned_files_exceeded?: OwnedFilesExceeded;
-}
-
-/** A diff that left its task's owned_files, and whether `enforce_owned_files` refused it. */
-export interface OwnedFilesExceeded {
-  paths: string[];
-  owned_files: string[];
-  enforced: boolean;
-}
-
-/** What an attempt's worktree environment gave it. */
-export interface AttemptPrepared {
-  copied: string[];
-  /** How many files were copied, when more than `copied` lists. */
-  copied_total?: number;
-  linked: string[];
-  /** The setup commands as they ran, up to the first that failed. */
-  setup: { command: string; exit_code: number; ms: number }[];
-  ports: number[];
-}
-
-/** A batch request: where it went, and what came of it once its batch ended. */
-export interface BatchTry {
-  provider?: string;
-  batch_id?: string;
-  /** `applied`, `not_applied`, `errored`, `expired`, `canceled`, `not_submitted`, `dropped`. */
-  outcome?: string;
-  reason?: string;
-}
-
-/** One review decision on an attempt's work, as its journal row says. */
-export interface AttemptReview {
-  decision: string;
-  principal: string;
-  note?: string;
-  /** 0-based row index of the decision. */
-  index: number;
-}
-
-/** The evidence flags of one completion and the test runs its log showed. */
-export interface AttemptVerification {
-  tests_run: boolean;
-  quality_gates_run: boolean;
-  completion_signals_checked: boolean;
-  verified: boolean;
-  test_runs: { runner: string; outcome: string; line: string }[];
-}
-
-/**
- * Where a task stands, in words the page shows (the board column where it has a card); `done`:
- * an operator marked it done while no agent worked on it (nothing merged; its card is gated).
- */
-export type TaskState =
-  | "planned"
-  | "blocked"
-  | "waiting"
-  | "queued"
-  | "running"
-  | "gated"
-  | "needs_review"
-  | "merged"
-  | "failed"
-  | "cancelled"
-  | "done";
-
-/** A task's pull request as the `task_pr_*` rows tell it (the board's fold ignores them). */
-export interface PullRequestView {
-  number: number;
-  url: string;
-  /** `open`, `draft`, `queued`, `closed` or `merged`. */
-  state: string;
-  head_sha?: string;
-  checks: { name: string; state: string; required: boolean; url?: string }[];
-  reviews: { user: string; state: string }[];
-  /** What it waits for ("waits for required check `ci/test`"), while it waits. */
-  waits_for?: string;
-  /** Why it was closed unmerged. */
-  closed_reason?: string;
-}
-
-/** Everything the journal says about one task. */
-export interface TaskActivity {
-  task_id: string;
-  title?: string;
-  role?: string;
-  stage?: string;
-  depends_on: string[];
-  /** In the run's plan (`run_started.planned`). */
-  planned: boolean;
-  state: TaskState;
-  /** Why it waits or stopped (the latest wait, failure or cancel reason); absent otherwise. */
-  reason?: string;
-  attempts: Attempt[];
-  /** Files of the latest merge conflicts. */
-  conflict_files?: string[];
-  rebases: number;
-  merge_decided: boolean;
-  merged?: { commit?: string; pr?: string };
-  /** Its latest pull request (landing through a host, DESIGN.md §12). */
-  pull_request?: PullRequestView;
-  /**
-   * 0-based row index where the card's current story starts: the latest claim, or a later diff
-   * capture that replaced reviewed work (a rebase). The projection keeps older gates and
-   * verdicts on the card (DESIGN.md §5); the page shows them only in the task detail.
-   */
-  current_since?: number;
-  /** Where the latest claim's agent ran (`task_claimed.isolation`, DESIGN.md §14). */
-  isolation?: string;
-  /** 0-based row index of the latest `task_verification_failed` (the card's gates). */
-  gated_index?: number;
-  /** `sha256` and 0-based row index of the latest `task_diff_captured`. */
-  diff_sha256?: string;
-  diff_index?: number;
-  /** `bundle_hash` of the latest `task_evidence_sealed` (the card checks that bundle). */
-  evidence_sealed?: string;
-  /** The current attempt is a batch request (the card says "batch"). */
-  batch?: BatchTry;
-  /**
-   * Protected paths the current attempt's diff touches: it lands only on an operator's merge
-   * (DESIGN.md §18). Empty with `protected_error` when its paths could not be read.
-   */
-  protected_paths?: string[];
-  protected_error?: string;
-  /** The current attempt's diff left the task's owned_files. */
-  owned_files_exceeded?: OwnedFilesExceeded;
-}
+import type {
+  AlreadyLanded,
+  Attempt,
+  AttemptPrepared,
+  AttemptVerification,
+  BatchTry,
+  IgnoredRow,
+  OutlineTask,
+  Signal,
+  TaskActivity,
+} from "./activity_types.ts";
 
 /** The activity of a run's journal (mutable while folding). */
 export interface ActivityState {
   tasks: Map<string, TaskActivity>;
   /** Task ids in first-seen order (plan order for planned tasks). */
   order: string[];
-  already_landed: { task_id: string; run_id: string; commit: string }[];
+  already_landed: AlreadyLanded[];
   /** The first rows that count for nothing (malformed: the board ignores them too). */
   ignored: IgnoredRow[];
   /** How many rows count for nothing (more than {@link ActivityState.ignored} may list). */
   ignored_count: number;
-}
-
-/** A journal row of a known type that counts for nothing, and why (the page lists it). */
-export interface IgnoredRow {
-  /** 0-based row index. */
-  index: number;
-  type: EventType;
-  reason: string;
-  task_id?: string;
 }
 
 /** An empty activity. */
@@ -581,9 +401,6 @@ export const ACTIVITY_SINK: RowSink<ActivityState> = {
   apply: foldActivity,
   clone: cloneActivity,
 };
-
-/** A task of the outline: where it stands and why (no attempts). */
-export type OutlineTask = Omit<TaskActivity, "attempts"> & { attempts: number };
 
 /**
  * One task as the outline shows it (pure). A planned task whose dependencies have not landed is

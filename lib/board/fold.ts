@@ -12,58 +12,15 @@ import {
 } from "../journal/canonical_json.ts";
 import type { JournalEvent } from "../journal/row.ts";
 import type { DataNeed } from "../journal/incremental.ts";
+import { type EventType, readEvent, type ReadOf } from "../journal/event_reader.ts";
 import {
-  type EventType,
-  readEvent,
-  type ReadOf,
-  REVIEW_DECISIONS,
-  type ReviewDecisionKind,
-} from "../journal/event_reader.ts";
-
-/** The five columns, in display order. */
-export const COLUMNS = ["queued", "running", "gated", "needs_review", "merged"] as const;
-/** A board column name. */
-export type Column = typeof COLUMNS[number];
-
-/** Review decisions an operator can take (spec §2.6). */
-export const DECISIONS = REVIEW_DECISIONS;
-/** A review decision. */
-export type Decision = ReviewDecisionKind;
-
-/** Diff summary attached to a card. */
-export interface CardDiff {
-  sha256: string;
-  added: number;
-  removed: number;
-  files: number;
-}
-
-/** Operator verdict attached to a card. */
-export interface CardVerdict {
-  decision: Decision;
-  principal: string;
-  index: number;
-  note?: string;
-}
-
-/** A card as it appears on the board; optional keys are absent, never null. */
-export interface Card {
-  task_id: string;
-  last_index: number;
-  title?: string;
-  role?: string;
-  diff?: CardDiff;
-  gates?: JsonValue[];
-  verdict?: CardVerdict;
-}
-
-/** The board (DESIGN.md §5). */
-export interface Board {
-  schema_version: 1;
-  run: { started: JsonValue | null; completed: JsonValue | null };
-  event_count: number;
-  columns: Record<Column, Card[]>;
-}
+  type Board,
+  type Card,
+  type CardDiff,
+  type CardVerdict,
+  type Column,
+  COLUMNS,
+} from "./types.ts";
 
 interface CardState {
   card: Card;

@@ -6,6 +6,8 @@ import { boardJson, foldBoard } from "./fold.ts";
 import { projectionHash, projectJournal } from "./projection.ts";
 import { GOLDEN_DIR, journalText, randomEvents, tempDir } from "../../tests/helpers.ts";
 import type { JournalEvent } from "../journal/row.ts";
+import { REVIEW_DECISIONS } from "../journal/event_reader.ts";
+import { DECISIONS } from "./types.ts";
 
 const golden = JSON.parse(await Deno.readTextFile(join(GOLDEN_DIR, "expected.json")));
 const goldenBoard = await Deno.readTextFile(join(GOLDEN_DIR, "board.canonical.json"));
@@ -131,4 +133,8 @@ Deno.test("boardJson() writes the exact canonical bytes, also when copied values
     ].map((row, index) => ({ index, row })));
     assert.equal(boardJson(board), canonicalJsonExact(board));
   }
+});
+
+Deno.test("the board's review decisions (lib/board/types.ts, the browser's list) are the ones the journal reader counts", () => {
+  assert.deepEqual(DECISIONS, REVIEW_DECISIONS);
 });

@@ -16,17 +16,8 @@ import {
   settledBefore,
 } from "../journal/file_identity.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
-import { type Board, boardJson, boardOf, type CardDiff, COLUMNS, type FoldState } from "./fold.ts";
-
-/** The response of `GET /review-board/runs/<run_id>`. */
-export interface ProjectionReceipt {
-  run_id: string;
-  board: Board;
-  projection_hash: string;
-  journal_head: string;
-  journal_verified: boolean;
-  event_count: number;
-}
+import { boardJson, boardOf, type FoldState } from "./fold.ts";
+import { type Board, type CardDiff, COLUMNS, type ProjectionReceipt } from "./types.ts";
 
 /** A receipt plus what the server needs but does not serve. */
 export interface Projection {

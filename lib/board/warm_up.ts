@@ -35,7 +35,11 @@ export function warmUpFold(passes = 24, rows = 500): void {
       ev.taskCompleted({ task_id }),
       ev.taskMerged({ task_id }),
     ];
-    const { line, hash } = encodeRow(events[i % events.length], prev, i, "2026-01-01T00:00:00Z");
+    const { line, hash } = encodeRow(events[i % events.length], {
+      prev,
+      seq: i,
+      ts: "2026-01-01T00:00:00Z",
+    });
     lines.push(line);
     prev = hash;
   }

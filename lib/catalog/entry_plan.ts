@@ -14,7 +14,7 @@ import { referencedNames } from "../config/resolve_vars.ts";
 import { printable } from "../util/printable.ts";
 
 /** An entry the service cannot write a server for. */
-export class NotInstallableError extends Error {
+class NotInstallableError extends Error {
   /** Machine-readable kind of failure. */
   readonly code = "catalog_not_installable";
   constructor(message: string) {

@@ -4,7 +4,6 @@
  * mtime is its validator. A rejected document or a network failure keeps the cached copy: the
  * rejection is an error listing every violation, the network failure a warning.
  */
-import { concatBytes } from "../util/bytes.ts";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { writeFileAtomic } from "../util/atomic_write.ts";
@@ -23,11 +22,13 @@ import {
   type Violation,
 } from "./validate.ts";
 import { SERVICE_VERSION } from "../version.ts";
+import { HttpApiError } from "../http/api_error.ts";
+import { createHttpClient } from "../http/client.ts";
 
 /** How long a cached catalog is used without asking the server. */
 export const CATALOG_FRESH_MS = 60 * 60 * 1000;
 
-/** Default time limit of one catalog request (connect and body). */
+/** Default time limit of one catalog request (every redirect hop, connect and body). */
 const CATALOG_TIMEOUT_MS = 20_000;
 
 /** How the catalog in hand was obtained. */
@@ -122,56 +123,41 @@ type FetchOutcome =
   | { kind: "body"; bytes: Uint8Array; etag?: string; mtimeMs?: number }
   | { kind: "failed"; reason: string };
 
-/** Read a response body, stopping one byte past the limit (the validator then refuses it). */
-async function limitedBody(response: Response): Promise<Uint8Array> {
-  const reader = response.body?.getReader();
-  if (!reader) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (true) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.length;
-    if (size > MAX_CATALOG_BYTES) {
-      await reader.cancel();
-      break;
-    }
-  }
-  return concatBytes(chunks, size);
-}
-
 /** Redirects followed at most. */
 const MAX_REDIRECTS = 5;
 
 /**
  * GET `url`, following redirects by hand: every hop must pass the rule the configured URL passed
  * (`httpUrlProblem`), so an allowed URL cannot hand the request to one that would be refused.
+ * One time limit covers every hop and the body, which is read no further than one byte past the
+ * limit (the validator then refuses it by its size).
  */
 async function fetchHttp(
   url: string,
   etag: string | undefined,
   timeoutMs: number,
 ): Promise<FetchOutcome> {
-  const headers: Record<string, string> = {
-    accept: "application/json",
-    "user-agent": `service/${SERVICE_VERSION}`,
-  };
-  if (etag) headers["if-none-match"] = etag;
-  const signal = AbortSignal.timeout(timeoutMs);
+  const http = createHttpClient({
+    service: "the catalog server",
+    headers: { accept: "application/json", "user-agent": `service/${SERVICE_VERSION}` },
+  });
+  const deadline = performance.now() + timeoutMs;
+  const get = (at: string) =>
+    http.request(at, {
+      headers: etag ? { "if-none-match": etag } : {},
+      redirect: "manual",
+      maxBytes: MAX_CATALOG_BYTES + 1,
+      timeoutMs: Math.max(1, Math.round(deadline - performance.now())),
+    });
   let at = url;
   try {
-    let response = await fetch(at, { headers, signal, redirect: "manual" });
-    for (
-      let hops = 0;
-      response.status >= 300 && response.status < 400 && response.status !== 304;
-    ) {
-      await response.body?.cancel();
-      const location = response.headers.get("location");
+    let answer = await get(at);
+    for (let hops = 0; answer.status >= 300 && answer.status < 400 && answer.status !== 304;) {
+      const location = answer.headers.get("location");
       if (!location) {
         return {
           kind: "failed",
-          reason: `${at} answered HTTP ${response.status} without a Location`,
+          reason: `${at} answered HTTP ${answer.status} without a Location`,
         };
       }
       const next = new URL(location, at);
@@ -186,24 +172,14 @@ async function fetchHttp(
         return { kind: "failed", reason: `${url} redirected more than ${MAX_REDIRECTS} times` };
       }
       at = next.href;
-      response = await fetch(at, { headers, signal, redirect: "manual" });
+      answer = await get(at);
     }
-    if (response.status === 304) {
-      await response.body?.cancel();
-      return { kind: "not_modified" };
-    }
-    if (!response.ok) {
-      await response.body?.cancel();
-      return { kind: "failed", reason: `${at} answered HTTP ${response.status}` };
-    }
-    const bytes = await limitedBody(response);
-    const etag = response.headers.get("etag") ?? undefined;
-    return { kind: "body", bytes, etag } satisfies FetchOutcome as FetchOutcome;
+    if (answer.status === 304) return { kind: "not_modified" };
+    const etagNow = answer.headers.get("etag") ?? undefined;
+    return { kind: "body", bytes: answer.body, etag: etagNow };
   } catch (e) {
-    const reason = signal.aborted
-      ? `${at} did not answer within ${Math.round(timeoutMs / 1000)} s`
-      : `cannot reach ${at}: ${(e as Error).message}`;
-    return { kind: "failed", reason };
+    if (e instanceof HttpApiError) return { kind: "failed", reason: e.message };
+    throw e;
   }
 }
 

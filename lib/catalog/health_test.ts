@@ -12,7 +12,7 @@ Deno.test("health: a real MCP initialize handshake with @modelcontextprotocol/se
     { command: "node", args: [script], env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } },
     { processEnv: env, cwd: dir },
   );
-  assert.ok(outcome.ok, outcome.error);
+  assert.ok(outcome.ok, outcome.error ?? "");
   assert.match(outcome.server!.name, /memory/);
   assert.match(outcome.protocol_version!, /^\d{4}-\d{2}-\d{2}$/);
   assert.ok(outcome.tools! >= 5, `the memory server lists its tools (${outcome.tools})`);

@@ -57,8 +57,11 @@ export async function checkInstalledServer(
     const resolved = resolveAllowedVars(
       installed.server,
       installed.allowedEnv,
-      (n) => ctx.processEnv[n],
-      { prefix: ["service-managed", "mcpServers", id], file: ctx.configPath },
+      {
+        env: (n) => ctx.processEnv[n],
+        prefix: ["service-managed", "mcpServers", id],
+        file: ctx.configPath,
+      },
     );
     outcome = await checkServerHealth(resolved, {
       processEnv: ctx.processEnv,

@@ -95,12 +95,19 @@ export async function installPlace(
   }
 }
 
+/** The environments of {@link installContainer}. */
+export interface InstallContainerOptions {
+  /** The install command's environment (already scrubbed). */
+  env: Record<string, string>;
+  /** This process's environment (what the container runtime itself runs with). */
+  processEnv: Record<string, string>;
+}
+
 /** The launcher and environment of one install in `dir` (the command's working directory). */
 export async function installContainer(
   iso: ContainerIsolation,
   dir: string,
-  env: Record<string, string>,
-  processEnv: Record<string, string>,
+  { env, processEnv }: InstallContainerOptions,
 ): Promise<{ launcher: Launcher; env: Record<string, string> }> {
   if (iso.user.chown) await Deno.chown(dir, iso.user.uid, iso.user.gid);
   const name = `service-mcp-install-${crypto.randomUUID().slice(0, 8)}`;

@@ -77,7 +77,7 @@ export async function runInstallCommand(
   try {
     const env = scrubbedEnvironment(options.processEnv);
     const boxed = options.place?.kind === "container"
-      ? await installContainer(options.place.iso, cwd, env, options.processEnv)
+      ? await installContainer(options.place.iso, cwd, { env, processEnv: options.processEnv })
       : undefined;
     const run = await runArgv(argv, {
       cwd,

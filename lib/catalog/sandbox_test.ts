@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { runInstallCommand, scrubbedEnvironment } from "./sandbox.ts";
-import { processRunning } from "../process/tree.ts";
+import { processAlive } from "../util/process_alive.ts";
 
 const HOST = {
   PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
@@ -88,7 +88,7 @@ Deno.test({
     assert.equal(run.code, 124);
     assert.ok(run.timedOut);
     const pid = Number(/pid=(\d+)/.exec(run.tail.join("\n"))![1]);
-    assert.equal(processRunning(pid), false, "the setsid sleep outlived the install");
+    assert.equal(processAlive(pid), false, "the setsid sleep outlived the install");
   },
 });
 
@@ -112,11 +112,11 @@ Deno.test({
     const held = Number(/held=(\d+)/.exec(text)![1]);
     const quiet = Number(/quiet=(\d+)/.exec(text)![1]);
     assert.equal(
-      processRunning(held),
+      processAlive(held),
       false,
       "the setsid sleep holding the output outlived the install",
     );
-    assert.equal(processRunning(quiet), false, "the detached setsid sleep outlived the install");
+    assert.equal(processAlive(quiet), false, "the detached setsid sleep outlived the install");
   },
 });
 

@@ -9,13 +9,13 @@ import { z } from "zod";
 export const CATALOG_VERSION = 1;
 
 /** Longest entry id (spec §8). */
-export const MAX_ID_LENGTH = 80;
+const MAX_ID_LENGTH = 80;
 
 /** The entry id pattern (spec §2.2). JS `$` never matches before a trailing newline. */
 export const ID_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
 
 /** The transports an entry may name (spec §2.2). */
-export const TRANSPORTS = ["stdio", "http", "sse"] as const;
+const TRANSPORTS = ["stdio", "http", "sse"] as const;
 
 /** True when `s` is an absolute URI: a scheme, and for http(s) a host; no spaces. */
 function isUri(s: string): boolean {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { checkCatalog, checkCatalogBytes, MAX_CATALOG_BYTES } from "./validate.ts";
+import { checkCatalog, checkCatalogBytes, MAX_CATALOG_BYTES, type Violation } from "./validate.ts";
 import { validEntry } from "./_test_catalog.ts";
 
 function doc(entries: unknown[], over: Record<string, unknown> = {}): Record<string, unknown> {
@@ -180,7 +180,9 @@ for (const [name, value, expected] of CASES) {
     }
     assert.ok(!result.ok, "expected a rejection");
     for (const [path, rule] of expected) {
-      const hit = result.violations.find((v) => v.path === path && rule.test(v.rule));
+      const hit: Violation | undefined = result.violations.find((v) =>
+        v.path === path && rule.test(v.rule)
+      );
       assert.ok(hit, `no violation ${path} ~ ${rule}; got ${JSON.stringify(result.violations)}`);
     }
   });

@@ -11,7 +11,7 @@ import { terminalSafe } from "../util/printable.ts";
 import { useColour } from "./command.ts";
 
 /** `text` as it may reach the terminal (see the module's comment). */
-export function toTerminal(text: string): string {
+function toTerminal(text: string): string {
   return terminalSafe(text, { keepColours: useColour() });
 }
 

@@ -19,7 +19,7 @@ function serviceFiles(): string[] {
       else if (/\.tsx?$/.test(e.name) && !/_test\.tsx?$/.test(e.name)) out.push(path);
     }
   };
-  for (const dir of ["lib/", "routes/", "components/"]) walk(dir);
+  for (const dir of ["lib/", "routes/", "components/", "islands/"]) walk(dir);
   return out;
 }
 

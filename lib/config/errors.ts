@@ -1,20 +1,35 @@
 /** Configuration and plan errors that name the file, the key path, the position and a fix. */
 import type { Position } from "./yaml_source.ts";
 
+/** What a {@link ValidationError} names: where the problem is, what it is, how to fix it. */
+export interface ValidationProblem {
+  file: string;
+  /** The key path (`stages[1].role`); empty for the whole file. */
+  path: string;
+  position: Position;
+  problem: string;
+  fix?: string;
+}
+
 /** A problem in a YAML input (spec §7.3 "ValidationError on startup"). */
 export class ValidationError extends Error {
-  constructor(
-    readonly file: string,
-    readonly path: string,
-    readonly position: Position,
-    readonly problem: string,
-    readonly fix?: string,
-  ) {
+  readonly file: string;
+  readonly path: string;
+  readonly position: Position;
+  readonly problem: string;
+  readonly fix?: string;
+
+  constructor({ file, path, position, problem, fix }: ValidationProblem) {
     super(
       `${file}:${position.line}:${position.col}: ${path ? `${path}: ` : ""}${problem}` +
         (fix ? `\n  fix: ${fix}` : ""),
     );
     this.name = "ValidationError";
+    this.file = file;
+    this.path = path;
+    this.position = position;
+    this.problem = problem;
+    this.fix = fix;
   }
 }
 

@@ -8,7 +8,6 @@ import { adapterByName, availableAdapters } from "../agents/adapters/mod.ts";
 import { loadAdapterModule } from "../agents/adapters/modules.ts";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { sha256Hex } from "../journal/hash.ts";
-import { resolveVars } from "./resolve_vars.ts";
 import { ValidationError } from "./errors.ts";
 import { CONFIG_EXAMPLES, type ServiceConfig, ServiceConfigSchema } from "./schema.ts";
 import { type ServerSettings, serverSettings } from "./server_config.ts";
@@ -27,15 +26,15 @@ export function configPath(root: string): string {
 export function parseConfig(text: string, file = CONFIG_FILE): ServiceConfig {
   const source = parseYamlSource(file, text);
   if (source.value === null || typeof source.value !== "object" || Array.isArray(source.value)) {
-    throw new ValidationError(
+    throw new ValidationError({
       file,
-      "",
-      { line: 1, col: 1 },
-      "the configuration must be a mapping with at least `cli` and `roles`",
-      `start from:\n    ${CONFIG_EXAMPLES.cli}\n    ${
+      path: "",
+      position: { line: 1, col: 1 },
+      problem: "the configuration must be a mapping with at least `cli` and `roles`",
+      fix: `start from:\n    ${CONFIG_EXAMPLES.cli}\n    ${
         CONFIG_EXAMPLES.roles.replaceAll("\n", "\n    ")
       }`,
-    );
+    });
   }
   const config = validateYaml(source, ServiceConfigSchema, { examples: CONFIG_EXAMPLES });
   // An adapter named under `adapters:` is registered when its module loads (loadConfig).
@@ -44,34 +43,37 @@ export function parseConfig(text: string, file = CONFIG_FILE): ServiceConfig {
   }
   for (const [path, name] of fallbackNames(config)) {
     if (name === "generic" && !config.cli_command) {
-      throw new ValidationError(
+      throw new ValidationError({
         file,
-        path.join("."),
-        source.locate(path),
-        "the generic adapter needs `cli_command`",
-        "set cli_command, or name another adapter",
-      );
+        path: path.join("."),
+        position: source.locate(path),
+        problem: "the generic adapter needs `cli_command`",
+        fix: "set cli_command, or name another adapter",
+      });
     }
     // An adapter named under `adapters:` is registered when its module loads (loadConfig).
     if (name === "generic" || Object.hasOwn(config.adapters, name) || isKnownAdapter(name)) {
       continue;
     }
-    throw new ValidationError(
+    throw new ValidationError({
       file,
-      path.join("."),
-      source.locate(path),
-      `unknown adapter '${name}'`,
-      `name one of ${availableAdapters().join(", ")}, or register it with adapters.${name}.module`,
-    );
+      path: path.join("."),
+      position: source.locate(path),
+      problem: `unknown adapter '${name}'`,
+      fix: `name one of ${
+        availableAdapters().join(", ")
+      }, or register it with adapters.${name}.module`,
+    });
   }
   if (config.cli === "generic" && !config.cli_command) {
-    throw new ValidationError(
+    throw new ValidationError({
       file,
-      "cli_command",
-      source.locate(["cli"]),
-      "the generic adapter needs `cli_command`",
-      'add for example:\n    cli_command: "my-agent --non-interactive"\n    prompt_flag: --prompt',
-    );
+      path: "cli_command",
+      position: source.locate(["cli"]),
+      problem: "the generic adapter needs `cli_command`",
+      fix:
+        'add for example:\n    cli_command: "my-agent --non-interactive"\n    prompt_flag: --prompt',
+    });
   }
   return config;
 }
@@ -174,12 +176,4 @@ export function adapterChains(config: ServiceConfig): Record<string, string[]> {
       [...new Set([config.cli, ...(s.fallback_adapters ?? config.fallback_adapters)])],
     ]),
   );
-}
-
-/** `mcp_servers` with every `${VAR}` resolved; an unset variable is an error naming it and its key. */
-export function resolveMcpServers(
-  config: ServiceConfig,
-  env: (name: string) => string | undefined = (n) => Deno.env.get(n),
-): Record<string, Record<string, unknown>> {
-  return resolveVars(config.mcp_servers ?? {}, env, ["mcp_servers"], CONFIG_FILE);
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { loadConfig, loadWorkspaceConfig, parseConfig, resolveMcpServers } from "./load.ts";
+import { loadConfig, loadWorkspaceConfig, parseConfig } from "./load.ts";
+import { resolveVars } from "./resolve_vars.ts";
 import { PortVariableError } from "./server_config.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { ValidationError } from "./errors.ts";
@@ -59,9 +60,11 @@ auth:
   assert.equal(c.review.require_approval, true);
   assert.equal(c.recovery.land_unreported, true);
   const env: Record<string, string> = { HOME: "/h", MY_TOKEN: "t0k" };
-  const mcp = resolveMcpServers(c, (n) => env[n]);
+  const resolve = (env: (name: string) => string | undefined) =>
+    resolveVars(c.mcp_servers ?? {}, { env, prefix: ["mcp_servers"], file: "service.yaml" });
+  const mcp = resolve((n) => env[n]);
   assert.deepEqual(mcp.files, { command: "npx", args: ["-y", "srv", "/h"], env: { TOKEN: "t0k" } });
-  assert.throws(() => resolveMcpServers(c, () => undefined), (e: unknown) => {
+  assert.throws(() => resolve(() => undefined), (e: unknown) => {
     assert.ok(e instanceof UnsetVariableError);
     assert.deepEqual(e.names, ["HOME", "MY_TOKEN"]);
     assert.match(e.message, /HOME, MY_TOKEN/);

@@ -26,16 +26,18 @@ export class McpVariableError extends UnsetVariableError {
   }
 }
 
-/**
- * Resolve every `${VAR}` inside `value`; `prefix` is its key path (`["mcp_servers"]`) and `where`
- * the file it comes from, for the error.
- */
-export function resolveVars<T>(
-  value: T,
-  env: (name: string) => string | undefined,
-  prefix: (string | number)[],
-  where: string,
-): T {
+/** Where {@link resolveVars} looks names up, and where the value comes from (for the error). */
+export interface ResolveVarsOptions {
+  /** The environment: a name's value, or undefined when it is not set. */
+  env: (name: string) => string | undefined;
+  /** The value's key path in its file (`["mcp_servers"]`). */
+  prefix: (string | number)[];
+  /** The file it comes from. */
+  file: string;
+}
+
+/** Resolve every `${VAR}` inside `value`; an unset one is a {@link McpVariableError}. */
+export function resolveVars<T>(value: T, { env, prefix, file }: ResolveVarsOptions): T {
   const unset: { name: string; key: string }[] = [];
   const walk = (v: unknown, path: (string | number)[]): unknown => {
     if (typeof v === "string") {
@@ -53,7 +55,7 @@ export function resolveVars<T>(
     return v;
   };
   const out = walk(value, prefix) as T;
-  if (unset.length > 0) throw new McpVariableError(unset, where);
+  if (unset.length > 0) throw new McpVariableError(unset, file);
   return out;
 }
 
@@ -76,14 +78,11 @@ export function referencedNames(value: unknown): string[] {
 export function resolveAllowedVars<T>(
   value: T,
   allowed: readonly string[],
-  env: (name: string) => string | undefined,
-  where: { prefix: (string | number)[]; file: string },
+  options: ResolveVarsOptions,
 ): T {
   const names = new Set(allowed);
-  return resolveVars(
-    value,
-    (name) => names.has(name) ? env(name) : `\${${name}}`,
-    where.prefix,
-    where.file,
-  );
+  return resolveVars(value, {
+    ...options,
+    env: (name) => names.has(name) ? options.env(name) : `\${${name}}`,
+  });
 }

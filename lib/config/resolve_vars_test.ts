@@ -11,16 +11,17 @@ Deno.test("resolveVars: nested values resolve; unset ones name the variable and 
   const servers = {
     github: { command: "gh-mcp", args: ["--root", "${HOME}/src"], env: { TOKEN: "${TOKEN}" } },
   };
-  assert.deepEqual(resolveVars(servers, (n) => env[n], ["mcp_servers"], "service.yaml"), {
-    github: { command: "gh-mcp", args: ["--root", "/home/u/src"], env: { TOKEN: "t0k" } },
-  });
+  assert.deepEqual(
+    resolveVars(servers, { env: (n) => env[n], prefix: ["mcp_servers"], file: "service.yaml" }),
+    {
+      github: { command: "gh-mcp", args: ["--root", "/home/u/src"], env: { TOKEN: "t0k" } },
+    },
+  );
   assert.throws(
     () =>
       resolveVars(
         { db: { env: { URL: "${DB_URL}" }, args: ["${DB_URL}", "${X}"] } },
-        (n) => env[n],
-        ["mcp_servers"],
-        "service.yaml",
+        { env: (n) => env[n], prefix: ["mcp_servers"], file: "service.yaml" },
       ),
     (e: unknown) => {
       assert.ok(e instanceof McpVariableError);
@@ -42,10 +43,14 @@ Deno.test("resolveAllowedVars: only allowed names are looked up; the rest stay a
     args: ["${GITHUB_TOKEN}"],
     env: { A: "${ANTHROPIC_API_KEY}", G: "token ${GITHUB_TOKEN}" },
   };
-  const out = resolveAllowedVars(server, ["GITHUB_TOKEN"], (n) => {
-    looked.push(n);
-    return env[n];
-  }, { prefix: ["service-managed", "mcpServers", "x"], file: "mcp.json" });
+  const out = resolveAllowedVars(server, ["GITHUB_TOKEN"], {
+    env: (n) => {
+      looked.push(n);
+      return env[n];
+    },
+    prefix: ["service-managed", "mcpServers", "x"],
+    file: "mcp.json",
+  });
   assert.deepEqual(out, {
     command: "srv",
     args: ["ghp_x"],
@@ -54,7 +59,8 @@ Deno.test("resolveAllowedVars: only allowed names are looked up; the rest stay a
   assert.deepEqual([...new Set(looked)], ["GITHUB_TOKEN"]);
   assert.deepEqual(referencedNames(server), ["ANTHROPIC_API_KEY", "GITHUB_TOKEN"]);
   assert.throws(
-    () => resolveAllowedVars(server, ["GITHUB_TOKEN"], () => undefined, { prefix: [], file: "f" }),
+    () =>
+      resolveAllowedVars(server, ["GITHUB_TOKEN"], { env: () => undefined, prefix: [], file: "f" }),
     /references \$\{GITHUB_TOKEN\}, which is not set/,
   );
 });

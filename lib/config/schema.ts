@@ -2,13 +2,15 @@
 import { z } from "zod";
 import { CONFIG_SCOPES } from "../auth/tokens.ts";
 import { CommandLineError, splitCommandLine } from "../agents/split_command_line.ts";
-import { parseHostPort } from "../container/settings.ts";
+import { parseHostPort } from "../util/host_port.ts";
+import { WorkersSchema } from "./kubernetes_schema.ts";
+import { TrustedProxySchema } from "./trusted_proxy_schema.ts";
 import { liftsAlwaysProtected } from "../protect/rules.ts";
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** One bearer token: who, which scope, which variable holds its value. */
-export const TokenSpecSchema = z.strictObject({
+const TokenSpecSchema = z.strictObject({
   principal: z.string().min(1),
   scope: z.enum(CONFIG_SCOPES),
   token_env: z.string().regex(ENV_NAME, "must be an environment variable name"),
@@ -38,6 +40,8 @@ export const ServerSchema = z.strictObject({
   max_event_streams: z.number().int().min(1).default(64),
   header_timeout_s: z.number().positive().default(10),
   idle_timeout_s: z.number().positive().default(75),
+  /** A single sign-on proxy beside the service whose user header names the principal. */
+  trusted_proxy: TrustedProxySchema.optional(),
 });
 
 /** The validated `server` block. */
@@ -67,7 +71,7 @@ const AgentEnvSchema = z.array(
  * passes) or an evidence producer (its output is stored as evidence). `command` is a literal
  * shell command (`sh -c`); `timeout_s` its time limit (default 600 s).
  */
-export const CommandCheckSchema = z.strictObject({
+const CommandCheckSchema = z.strictObject({
   name: z.string().min(1).max(100).regex(/^[^\n\r]+$/, "must be one line"),
   command: z.string().min(1).max(10_000),
   timeout_s: z.number().positive().max(86_400).default(600),
@@ -120,7 +124,7 @@ const LeasablePort = z.number().int().min(1024).max(65535);
  * before its agent starts. Keys left out take the top level's value (a role's lists add to it);
  * the defaults are applied by lib/worktree_env/spec.ts.
  */
-export const WorktreeSchema = z.strictObject({
+const WorktreeSchema = z.strictObject({
   /** gitignore-style patterns of untracked files copied from the checkout (ignored ones too). */
   copy: z.array(workspaceRelative("copied", "gitignore")).max(200).optional(),
   /** Paths (one `*` per segment allowed) linked into the worktree, not copied. */
@@ -165,7 +169,7 @@ const FallbackAdaptersSchema = z.array(
 );
 
 /** `batch:` — the batch lane (DESIGN.md §15; docs/batch.md). */
-export const BatchSchema = z.strictObject({
+const BatchSchema = z.strictObject({
   /** The batch API's base URL (default: the adapter's endpoint variable, else the provider's). */
   api_url: z.string().url().optional(),
   /** Requests per batch. */
@@ -219,7 +223,7 @@ const ROLE_NAME = z.string().regex(
 );
 
 /** `trackers.<adapter>` (spec §2.11; the keys beyond `webhook` are documented in docs/trackers.md). */
-export const TrackerSchema = z.strictObject({
+const TrackerSchema = z.strictObject({
   webhook: WebhookSchema.optional(),
   /** Seconds between polls (default 60). */
   poll_interval_s: z.number().positive().optional(),
@@ -263,7 +267,7 @@ const VerificationNudgeSchema = z.strictObject({
 });
 
 /** `container`: how `isolation: container` runs agents (DESIGN.md §14; docs/isolation.md). */
-export const ContainerSchema = z.strictObject({
+const ContainerSchema = z.strictObject({
   runtime: z.enum(["auto", "podman", "docker"]).default("auto"),
   image: z.string().min(1).regex(/^[^\s]+$/, "must be an image reference without spaces")
     .optional(),
@@ -281,11 +285,8 @@ export const ContainerSchema = z.strictObject({
   ).max(200).default([]),
 });
 
-/** The validated `container` block. */
-export type ContainerBlock = z.output<typeof ContainerSchema>;
-
 /** `mcp_catalog`: where the MCP server catalog comes from (spec §2.1; docs/mcp.md). */
-export const McpCatalogSchema = z.strictObject({
+const McpCatalogSchema = z.strictObject({
   url: z.string().min(1),
   mirror_url: z.string().min(1).optional(),
   public_key: z.string().min(1).optional(),
@@ -308,7 +309,7 @@ const BRANCH_NAME = z.string().min(1).max(200).regex(
  * a pull request (GitHub) or merge request (GitLab) and merges it through the host's API once the
  * base branch's required checks and reviews are satisfied.
  */
-export const LandingSchema = z.strictObject({
+const LandingSchema = z.strictObject({
   mode: z.enum(["merge", "pull_request"]).default("merge"),
   provider: z.enum(["github", "gitlab"]).optional(),
   /** The git remote agent branches are pushed to. */
@@ -380,9 +381,6 @@ const ProtectedPathsSchema = z.array(
   }),
 );
 
-/** The validated `landing` block. */
-export type LandingBlock = z.output<typeof LandingSchema>;
-
 /** The whole `service.yaml`. */
 export const ServiceConfigSchema = z.strictObject({
   cli: z.string().min(1),
@@ -421,6 +419,8 @@ export const ServiceConfigSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).optional(),
   server: ServerSchema.default(ServerSchema.parse({})),
   heartbeat_timeout_s: z.number().positive().default(45),
+  /** Agents beyond this machine's: Kubernetes Jobs (DESIGN.md §17). */
+  workers: WorkersSchema.default({}),
   review: z.strictObject({ require_approval: z.boolean().default(false) })
     .default({ require_approval: false }),
   /** Globs an agent's diff never lands unattended when it touches them (DESIGN.md §18). */
@@ -446,6 +446,14 @@ export const ServiceConfigSchema = z.strictObject({
       path: ["container", "image"],
       message: "isolation: container needs the agent image: set container.image (an image " +
         "that has the agent's CLI), or auto_build_image: true to have the service build one",
+    });
+  }
+  if (config.workers.kubernetes && !config.server.public_url) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["workers", "kubernetes"],
+      message: "workers.kubernetes needs server.public_url: the URL its worker pods reach " +
+        "this server at (e.g. http://service.agents.svc:8052)",
     });
   }
   // A tracker may only route tickets to roles that exist.

@@ -77,15 +77,15 @@ export function validateYaml<S extends z.ZodType>(
     const key = issue.keys[0];
     const known = knownKeysAt(schema, path);
     const guess = suggest(key, known);
-    throw new ValidationError(
-      source.file,
-      formatPath([...path, key]),
-      source.locate([...path, key], { key: true }),
-      `unknown key '${key}'${guess ? ` (did you mean '${guess}'?)` : ""}`,
-      guess
+    throw new ValidationError({
+      file: source.file,
+      path: formatPath([...path, key]),
+      position: source.locate([...path, key], { key: true }),
+      problem: `unknown key '${key}'${guess ? ` (did you mean '${guess}'?)` : ""}`,
+      fix: guess
         ? `rename '${key}' to '${guess}'`
         : `remove '${key}'; known keys here: ${known.join(", ") || "(none)"}`,
-    );
+    });
   }
   const parent = path.slice(0, -1);
   const input = valueAt(source.value, path);
@@ -95,15 +95,15 @@ export function validateYaml<S extends z.ZodType>(
       `${String(path[path.length - 1])}: <${
         issue.code === "invalid_type" ? issue.expected : "value"
       }>`;
-    throw new ValidationError(
-      source.file,
-      name,
-      source.locate(parent, { key: true }),
-      `missing required key '${String(path[path.length - 1])}'${
+    throw new ValidationError({
+      file: source.file,
+      path: name,
+      position: source.locate(parent, { key: true }),
+      problem: `missing required key '${String(path[path.length - 1])}'${
         parent.length ? ` in ${formatPath(parent)}` : " at the top level"
       }`,
-      `add it, for example:\n${example.replace(/^/gm, "    ")}`,
-    );
+      fix: `add it, for example:\n${example.replace(/^/gm, "    ")}`,
+    });
   }
   let problem = issue.message;
   if (issue.code === "invalid_type") {
@@ -112,5 +112,10 @@ export function validateYaml<S extends z.ZodType>(
       typeof input === "string" || typeof input === "number" ? ` (${JSON.stringify(input)})` : ""
     }`;
   }
-  throw new ValidationError(source.file, formatPath(path), source.locate(path), problem);
+  throw new ValidationError({
+    file: source.file,
+    path: formatPath(path),
+    position: source.locate(path),
+    problem,
+  });
 }

@@ -10,7 +10,8 @@ import { ContainerError } from "./errors.ts";
 import { agentNetworkShape, networkPlan, type NetworkTarget } from "./network.ts";
 import { type EndpointSpec, imageNeeds, probeIsolation } from "./probe.ts";
 import type { CliRecipe } from "./image.ts";
-import { type ContainerSettings, hostPortText } from "./settings.ts";
+import { hostPortText } from "../util/host_port.ts";
+import type { ContainerSettings } from "./settings.ts";
 
 /** What the check needs to know of the configuration and the adapter. */
 export interface IsolationCheckInput {

@@ -29,7 +29,7 @@ import { runArgv } from "../process/shell.ts";
 import type { Mount } from "./run_args.ts";
 
 /** Where the repository's real objects are mounted inside (read-only). */
-export const REAL_OBJECTS = "/service/git/objects";
+const REAL_OBJECTS = "/service/git/objects";
 
 /** What settling needs to know, kept as `meta.json` in the session's directory. */
 export interface ShadowMeta {

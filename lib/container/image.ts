@@ -26,7 +26,7 @@ const SERVICE_NEEDS: Readonly<Record<string, string>> = {
 };
 
 /** The repository of the generated images when `container.image` names none. */
-export const DEFAULT_IMAGE_REPOSITORY = "localhost/service-agent";
+const DEFAULT_IMAGE_REPOSITORY = "localhost/service-agent";
 
 /** The Containerfile of `settings` and the adapter's `cli` recipe. Pure. */
 export function containerfile(settings: ContainerSettings, cli: CliRecipe | undefined): string {
@@ -63,7 +63,7 @@ export function builtImageRef(settings: ContainerSettings, text: string): string
 }
 
 /** The image id of `ref` (hex, without `sha256:`), or undefined when the runtime has none. */
-export async function imageId(
+async function imageId(
   rt: ContainerRuntime,
   ref: string,
   env: Record<string, string>,

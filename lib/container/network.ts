@@ -8,7 +8,8 @@
  * end, and nothing else can be reached: not the internet, not a loopback port of the host that
  * is not listed, and no name resolves but those listed.
  */
-import { type HostPort, isLoopback } from "./settings.ts";
+import type { HostPort } from "../util/host_port.ts";
+import { isLoopback } from "./settings.ts";
 
 /** A host a container may reach, and why (shown by `doctor` and in the session log). */
 export interface NetworkTarget extends HostPort {

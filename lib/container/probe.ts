@@ -17,12 +17,8 @@ import {
   runtimeCall,
   runtimeEnvironment,
 } from "./runtime.ts";
-import {
-  type ContainerSettings,
-  endpointHostPort,
-  hostPortText,
-  unreachableHost,
-} from "./settings.ts";
+import { hostPortText, unreachableHost } from "../util/host_port.ts";
+import { type ContainerSettings, endpointHostPort } from "./settings.ts";
 
 /** A model endpoint of an adapter: the variable that overrides it, and its default URL. */
 export interface EndpointSpec {

@@ -46,7 +46,7 @@ export function settleSession(
 }
 
 /** Sessions that left a container directory under `runtimeDir`. */
-export async function leftSessions(runtimeDir: string): Promise<string[]> {
+async function leftSessions(runtimeDir: string): Promise<string[]> {
   const out: string[] = [];
   try {
     for await (const e of Deno.readDir(join(runtimeDir, "containers"))) {

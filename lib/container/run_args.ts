@@ -107,7 +107,7 @@ function checkPath(path: string): string {
 }
 
 /** Processes one container may have at once. */
-export const PIDS_LIMIT = 4096;
+const PIDS_LIMIT = 4096;
 
 /** The argv after the runtime's command: `run … <image> <argv>`. */
 export function runArgs(spec: RunSpec): string[] {

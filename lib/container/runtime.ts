@@ -157,7 +157,7 @@ function answerFix(name: RuntimeName, rootless: boolean): string {
 }
 
 /** What {@link askRuntime} reads from `<runtime> info`. Pure. */
-export function parseRuntimeInfo(
+function parseRuntimeInfo(
   name: RuntimeName,
   json: string,
 ): Omit<ContainerRuntime, "name" | "bin"> {

@@ -50,7 +50,7 @@ export function sessionContainerDir(runtimeDir: string, sessionId: string): stri
 }
 
 /** The name of a session's agent container. */
-export function agentContainerName(sessionId: string): string {
+function agentContainerName(sessionId: string): string {
   return `service-${sessionId}`;
 }
 

@@ -6,9 +6,9 @@
  * (DESIGN.md §5); the page leaves those of earlier attempts to the task detail's history and
  * never changes the projection itself.
  */
-import type { Card } from "../board/fold.ts";
-import type { BatchTry, OutlineTask, OwnedFilesExceeded } from "../board/activity.ts";
-import type { EvidenceMark } from "../review/evidence_marks.ts";
+import type { Card } from "../board/types.ts";
+import type { BatchTry, OutlineTask, OwnedFilesExceeded } from "../board/activity_types.ts";
+import type { EvidenceMark } from "../review/types.ts";
 
 /** Where a task stands when its column does not say it. */
 export type Standing =

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { OutlineTask } from "../board/activity.ts";
-import type { Card } from "../board/fold.ts";
+import type { OutlineTask } from "../board/activity_types.ts";
+import type { Card } from "../board/types.ts";
 import { cardFace } from "./card_face.ts";
 
 const CARD: Card = {

@@ -4,7 +4,7 @@
  * indicator while the alert holds. A page opened with the alert already on shows only the
  * indicator: the trip happened before it was there to see it.
  */
-import type { VerificationNudge } from "../verification/nudge.ts";
+import type { VerificationNudge } from "../verification/nudge_types.ts";
 
 /** How long the toast stays (spec §8: toast timeout on alert, 10 s). */
 export const TOAST_MS = 10_000;

@@ -93,11 +93,20 @@ export interface ResolveOptions {
  * following symbolic refs within `root`, never a link, never outside it. Unusable when the ref
  * is not there or cannot be read safely.
  */
-export async function resolveRef(
+export function resolveRef(
   root: string,
   ref: string,
   options: ResolveOptions = {},
-  depth = 0,
+): Promise<RefFile> {
+  return resolveRefAt(root, ref, options, 0);
+}
+
+/** {@link resolveRef} `depth` symbolic refs down. */
+async function resolveRefAt(
+  root: string,
+  ref: string,
+  options: ResolveOptions,
+  depth: number,
 ): Promise<RefFile> {
   if (depth >= MAX_DEPTH) return { kind: "unusable", why: `more than ${MAX_DEPTH} symbolic refs` };
   if (!isSafeRef(ref)) return { kind: "unusable", why: `${JSON.stringify(ref)} is not a ref` };
@@ -108,7 +117,7 @@ export async function resolveRef(
   const loose = below === "ok"
     ? await readRefFile(join(root, ref))
     : { kind: "unusable" as const, why: "it is missing" };
-  if (loose.kind === "ref") return await resolveRef(root, loose.ref, options, depth + 1);
+  if (loose.kind === "ref") return await resolveRefAt(root, loose.ref, options, depth + 1);
   if (loose.kind === "commit") return loose;
   if (loose.why !== "it is missing") return { kind: "unusable", why: `${ref}: ${loose.why}` };
   const line = options.packedRefs?.split("\n").find((l) => l.endsWith(` ${ref}`));

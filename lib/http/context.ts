@@ -6,6 +6,7 @@ import type { TokenSpec } from "../auth/tokens.ts";
 import type { OriginPolicy } from "./origin_guard.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import type { ServerIdentity } from "../discovery/identity.ts";
+import type { TrustedProxyBlock } from "../auth/trusted_proxy.ts";
 
 /** Server-wide settings, built once at start. */
 export interface AppContext {
@@ -28,6 +29,10 @@ export interface AppContext {
   agentUrl?: string;
   /** Aborted when the server begins to shut down: long-lived streams (`/events`) end on it. */
   closing?: AbortSignal;
+  /** `server.trusted_proxy`: a single sign-on proxy whose user header names the principal. */
+  trustedProxy?: TrustedProxyBlock & { port: number };
+  /** When the server's background tick last finished and how often it is due (`/healthz`). */
+  ticked?: { at: number; everyMs: number };
 }
 
 /** Hono environment of the service. */

@@ -31,7 +31,7 @@ export interface OriginPolicy {
 }
 
 /** The facts of one request the guard looks at (pure input). */
-export interface RequestFacts {
+interface RequestFacts {
   method: string;
   path: string;
   /** The `Host` header (or the URL's host when the client sent none). */
@@ -44,7 +44,7 @@ export interface RequestFacts {
 }
 
 /** A refusal: status, error code and the words that explain it. */
-export interface GuardRefusal {
+interface GuardRefusal {
   status: 403 | 415;
   code: "forbidden_host" | "forbidden_origin" | "unsupported_media_type";
   message: string;

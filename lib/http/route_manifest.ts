@@ -77,8 +77,8 @@ export interface MatrixRoute {
  */
 export function scopeMatrixMarkdown(routes: readonly MatrixRoute[]): string {
   const rows = [
-    "| Request | public | reader | agent | worker | operator | Also |",
-    "| --- | :-: | :-: | :-: | :-: | :-: | --- |",
+    "| Request | public | reader | agent | worker | operator | session | Also |",
+    "| --- | :-: | :-: | :-: | :-: | :-: | :-: | --- |",
   ];
   const rank = ["reader", "agent", "worker", "operator"];
   for (const { path, policy } of routes) {
@@ -86,10 +86,17 @@ export function scopeMatrixMarkdown(routes: readonly MatrixRoute[]): string {
     for (const method of ROUTE_METHODS) {
       const access = policy.access[method];
       if (!access) continue;
-      const from = access === "public" ? 0 : rank.indexOf(access);
-      const cells = rank.map((_, i) => i >= from ? "✓" : "");
+      // A worker's session capability is outside the ranking: its own column, nothing else.
+      const from = access === "public"
+        ? 0
+        : access === "session"
+        ? rank.length
+        : rank.indexOf(access);
+      const session = access === "session" || access === "public";
+      const cells = [...rank.map((_, i) => i >= from ? "✓" : ""), session ? "✓" : ""];
       const also = [
         access === "agent" ? "an agent: its own task, while its session holds it" : "",
+        access === "session" ? "only the capability its claim carried, for its own session" : "",
         policy.signedDelivery ? "signed delivery (no Host/Origin/JSON checks)" : "",
         policy.anyOrigin ? "any Origin (carries no data)" : "",
         policy.queryToken ? "`?access_token=`" : "",

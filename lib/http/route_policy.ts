@@ -15,9 +15,10 @@ export const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 export type RouteMethod = typeof ROUTE_METHODS[number];
 
 /**
- * Who may call a method: the lowest scope a bearer token needs (scopes rank `reader` <
- * `worker` < `operator`), or `public` — no token at all, for a page or bundle that carries no
- * data, or a delivery authenticated by its own signature.
+ * Who may call a method: the lowest scope a bearer token needs (scopes rank `reader` < `agent` <
+ * `worker` < `operator`), `session` — only a remote worker's capability for the session the
+ * path names — or `public` — no token at all, for a page or bundle that carries no data (or
+ * a probe's one word), or a delivery authenticated by its own signature.
  */
 export type Access = Scope | "public";
 
@@ -60,40 +61,4 @@ export function routePolicy(
     trailingSlash: options.trailingSlash ?? false,
     queryToken: options.queryToken ?? false,
   };
-}
-
-/** The methods a route module exports handlers for. */
-function handlerMethods(module: Record<string, unknown>): RouteMethod[] {
-  return ROUTE_METHODS.filter((m) => typeof module[m] === "function");
-}
-
-/**
- * What is wrong with a route module's policy (pure; empty when nothing): a missing `policy`, a
- * handler without an access entry, an entry without a handler, a public write that is not a
- * signed delivery, a signature-checked route that is not public.
- */
-export function policyProblems(path: string, module: Record<string, unknown>): string[] {
-  const policy = module.policy as RoutePolicy | undefined;
-  if (!policy || typeof policy !== "object" || !policy.access) {
-    return [`${path} exports no \`policy\` (routePolicy(...) from lib/http/route_policy.ts)`];
-  }
-  const problems: string[] = [];
-  const handlers = handlerMethods(module);
-  for (const m of handlers) {
-    if (!policy.access[m]) problems.push(`${path}: ${m} has a handler but no access entry`);
-  }
-  for (const m of Object.keys(policy.access) as RouteMethod[]) {
-    if (!handlers.includes(m)) problems.push(`${path}: access names ${m}, which has no handler`);
-    const writes = m !== "GET";
-    if (writes && policy.access[m] === "public" && !policy.signedDelivery) {
-      problems.push(`${path}: public ${m} without a signature check`);
-    }
-  }
-  if (policy.signedDelivery && Object.values(policy.access).some((a) => a !== "public")) {
-    problems.push(`${path}: a signed delivery takes no bearer token, so its access is public`);
-  }
-  if (!Number.isSafeInteger(policy.bodyLimit) || policy.bodyLimit <= 0) {
-    problems.push(`${path}: bodyLimit must be a positive number of bytes`);
-  }
-  return problems;
 }

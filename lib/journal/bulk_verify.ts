@@ -130,19 +130,28 @@ function register(wasm: Scanner, type: string): void {
   if (wasm.addType(type.length) === wasm.types.length) wasm.types.push(type);
 }
 
+/** Which lines {@link proveLines} proves and what it hands on of each. */
+export interface ProveLinesOptions {
+  /** Offset of the first line. */
+  from: number;
+  /** Offset just after the last line's newline. */
+  end: number;
+  /** How much of a row's data the reader reads, by type. */
+  reads: (type: string) => DataNeed;
+  /** Takes each proven row with its 0-based line index. */
+  apply: (row: JournalEvent, index: number) => void;
+}
+
 /**
- * Prove the lines of `bytes[from, end)` (`end` just after a newline) in order from `cursor`,
- * handing each proven row to `apply` with its 0-based line index: its type, and as much of its
- * data as `reads` says the reader reads (all of it, `{task_id}` alone, or nothing). Returns where
- * proof stopped (`end` when every line was proven) and advances `cursor`.
+ * Prove the lines of `bytes[from, end)` in order from `cursor`, handing each proven row to
+ * `apply`: its type, and as much of its data as `reads` says the reader reads (all of it,
+ * `{task_id}` alone, or nothing). Returns where proof stopped (`end` when every line was proven)
+ * and advances `cursor`.
  */
 export function proveLines(
   bytes: Uint8Array,
-  from: number,
-  end: number,
   cursor: ProofCursor,
-  reads: (type: string) => DataNeed,
-  apply: (row: JournalEvent, index: number) => void,
+  { from, end, reads, apply }: ProveLinesOptions,
 ): number {
   const wasm = loadScanner();
   if (!wasm) return from;

@@ -182,7 +182,7 @@ function journalAround(make: Make): string {
   const lines: string[] = [];
   let prev = ZERO_HASH;
   const push = (event: JournalEvent) => {
-    const row = encodeRow(event, prev, lines.length, "t");
+    const row = encodeRow(event, { prev, seq: lines.length, ts: "t" });
     lines.push(row.line);
     prev = row.hash;
   };
@@ -235,7 +235,12 @@ Deno.test("the bulk path proves canonical lines and stops at the first it cannot
     const text = journalAround(make);
     const cursor = { nextSeq: 0, head: ZERO_HASH };
     const bytes = enc(text);
-    const at = proveLines(bytes, 0, bytes.length, cursor, () => "data", () => {});
+    const at = proveLines(bytes, cursor, {
+      from: 0,
+      end: bytes.length,
+      reads: () => "data",
+      apply: () => {},
+    });
     return { at, all: at === bytes.length, seq: cursor.nextSeq };
   };
   assert.equal(proves(claim('{"task_id":"a"}')).all, true);
@@ -305,7 +310,7 @@ Deno.test("proven rows are folded with only what the fold reads, into the same b
   events.push({ type: "run_completed", data: { status: "completed" } });
   let prev = ZERO_HASH;
   const lines = events.map((event, seq) => {
-    const row = encodeRow(event, prev, seq, "t");
+    const row = encodeRow(event, { prev, seq, ts: "t" });
     prev = row.hash;
     return row.line;
   });
@@ -332,7 +337,7 @@ Deno.test("every reader gets exactly what it reads, across windows and row types
     }
     let prev = ZERO_HASH;
     const lines = events.map((event, seq) => {
-      const row = encodeRow(event, prev, seq, "t");
+      const row = encodeRow(event, { prev, seq, ts: "t" });
       prev = row.hash;
       return row.line;
     });
@@ -340,8 +345,13 @@ Deno.test("every reader gets exactly what it reads, across windows and row types
     assert.ok(bytes.length > 3 * 65536, "spans several scanner windows");
     const seen: { type: string; data: unknown; index: number }[] = [];
     const cursor = { nextSeq: 0, head: ZERO_HASH };
-    const at = proveLines(bytes, 0, bytes.length, cursor, reads, (row, index) => {
-      seen.push({ ...row, index });
+    const at = proveLines(bytes, cursor, {
+      from: 0,
+      end: bytes.length,
+      reads,
+      apply: (row, index) => {
+        seen.push({ ...row, index });
+      },
     });
     assert.equal(at, bytes.length);
     assert.equal(cursor.head, prev);

@@ -7,6 +7,7 @@
  * U+FFFF, DEL included), integers written plainly. Non-integers, NaN and
  * Infinity are rejected so that every hash can be recomputed exactly.
  */
+import type { JsonValue } from "../json.ts";
 
 /** Thrown when a value has no canonical form (non-integer number, unsafe integer, undefined…). */
 export class CanonicalJsonError extends Error {
@@ -16,14 +17,8 @@ export class CanonicalJsonError extends Error {
   }
 }
 
-/** The JSON value space that canonical JSON can encode. */
-export type JsonValue =
-  | null
-  | boolean
-  | number
-  | string
-  | JsonValue[]
-  | { [key: string]: JsonValue };
+/** The JSON value space that canonical JSON can encode (defined in lib/json.ts). */
+export type { JsonValue };
 
 // Python's ensure_ascii escapes everything outside ' '..'~'. JSON.stringify already
 // escapes '"', '\\', control characters (with Python's short forms \b \f \n \r \t and

@@ -267,7 +267,7 @@ function objects(v: unknown): Data[] {
 }
 
 /** True when `value` has a canonical form: JSON whose every number is a safe integer. */
-export function hasCanonicalForm(value: unknown): value is JsonValue {
+function hasCanonicalForm(value: unknown): value is JsonValue {
   switch (typeof value) {
     case "string":
     case "boolean":
@@ -529,7 +529,7 @@ function decisionOf(d: Data): ReviewDecisionKind {
 export const EVENT_TYPES = Object.keys(READERS) as EventType[];
 
 /** True when `type` is an event type this release reads. */
-export function isEventType(type: string): type is EventType {
+function isEventType(type: string): type is EventType {
   return Object.hasOwn(READERS, type);
 }
 

@@ -54,6 +54,9 @@ Deno.test("every constructor builds a row the one encoder accepts", () => {
     }),
   ];
   for (const [seq, e] of events.entries()) {
-    assert.doesNotThrow(() => encodeRow(e, ZERO_HASH, seq, "2026-11-23T00:00:00.000Z"), e.type);
+    assert.doesNotThrow(
+      () => encodeRow(e, { prev: ZERO_HASH, seq, ts: "2026-11-23T00:00:00.000Z" }),
+      e.type,
+    );
   }
 });

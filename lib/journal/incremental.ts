@@ -251,14 +251,12 @@ export class IncrementalJournal<S> {
         const cursor = { nextSeq: walker.cursor.nextSeq, head: walker.cursor.head };
         const sink = this.#sink;
         const state = this.#state;
-        const proven = proveLines(
-          bytes,
-          at,
+        const proven = proveLines(bytes, cursor, {
+          from: at,
           end,
-          cursor,
-          sink.reads?.bind(sink) ?? readsAll,
-          (row, index) => sink.apply(state, row, index),
-        );
+          reads: sink.reads?.bind(sink) ?? readsAll,
+          apply: (row, index) => sink.apply(state, row, index),
+        });
         if (proven > at) {
           walker.acceptProven(cursor.nextSeq - walker.cursor.nextSeq, cursor.head);
           at = unprovable = proven;

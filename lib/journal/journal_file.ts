@@ -95,11 +95,6 @@ export async function readJournal<S>(
 
 const appendViews = new Map<string, IncrementalJournal<null>>();
 
-/** Verification state of a journal file (whole-chain re-walk, incremental when unchanged). */
-export function verifyJournalFile(path: string): Promise<JournalSnapshot<null>> {
-  return readJournal(path, viewFor(path, appendViews, NO_SINK));
-}
-
 /** How many journals keep an incremental view (and their bytes) per cache. */
 export const MAX_CACHED_JOURNALS = 16;
 
@@ -165,7 +160,7 @@ export function appendEventsWith<S>(
     const appended: AppendedRow[] = [];
     let text = snapshot.endsWithNewline ? "" : "\n";
     for (const event of events) {
-      const encoded = encodeRow(event, prev, seq, now().toISOString());
+      const encoded = encodeRow(event, { prev, seq, ts: now().toISOString() });
       appended.push({ seq, hash: encoded.hash, row: encoded.row });
       text += encoded.line + "\n";
       prev = encoded.hash;

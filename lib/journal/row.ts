@@ -31,6 +31,16 @@ export interface EncodedRow {
   hash: string;
 }
 
+/** Where an entry goes in its hash chain (a journal row, an audit entry). */
+export interface ChainPosition {
+  /** What the previous entry chains by: a journal row's `hash`, an audit entry's `hmac`. */
+  prev: string;
+  /** 0-based. */
+  seq: number;
+  /** ISO 8601; recorded, never read by the fold. */
+  ts: string;
+}
+
 /** Event type names: lower snake case, so they read the same in every tool. */
 const EVENT_TYPE = /^[a-z][a-z0-9_.]{0,63}$/;
 
@@ -38,7 +48,7 @@ const EVENT_TYPE = /^[a-z][a-z0-9_.]{0,63}$/;
  * Build the row that follows `prev` at `seq`: hash = SHA-256 of the canonical JSON of
  * the row without `hash`, line = canonical JSON of the whole row.
  */
-export function encodeRow(event: JournalEvent, prev: string, seq: number, ts: string): EncodedRow {
+export function encodeRow(event: JournalEvent, { prev, seq, ts }: ChainPosition): EncodedRow {
   if (!EVENT_TYPE.test(event.type)) {
     throw new TypeError(
       `journal event type ${JSON.stringify(event.type)} must match ${EVENT_TYPE}`,

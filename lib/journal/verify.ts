@@ -33,7 +33,7 @@ function emptyCursor(): ChainCursor {
 }
 
 /** Outcome of checking one line against the cursor. */
-export interface LineOutcome {
+interface LineOutcome {
   /** The parsed row when the line is JSON of the right shape (folded even when the chain is broken). */
   row?: JournalRow;
   fault?: ChainFault;

@@ -112,7 +112,7 @@ for (const { name, text, seq, kind } of BROKEN) {
   Deno.test(`verifyJournalText() rejects ${name}`, () => {
     const report = verifyJournalText(text);
     assert.equal(report.verified, false);
-    assert.equal(report.firstFault?.seq, seq, report.firstFault?.message);
+    assert.equal(report.firstFault?.seq, seq, report.firstFault?.message ?? "");
     assert.equal(report.firstFault?.kind, kind, report.firstFault?.message);
     assert.match(report.firstFault!.message, /expected .* found /);
   });
@@ -134,7 +134,7 @@ Deno.test("verifyJournalText() accepts a non-canonical line whose hash is over t
   const row = JSON.parse(good[0]);
   const spaced = JSON.stringify(row, null, 1).replaceAll("\n", "");
   const report = verifyJournalText([spaced, ...good.slice(1)].join("\n") + "\n");
-  assert.equal(report.verified, true, report.firstFault?.message);
+  assert.equal(report.verified, true, report.firstFault?.message ?? "");
 });
 
 Deno.test("verifyJournalText() accepts a whole last row without a newline", () => {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { HostApi, HostApiError } from "./api.ts";
+import { HttpApiError } from "../http/api_error.ts";
+import { HostApi } from "./api.ts";
 
 /** A host that answers from `routes` and records each request's headers. */
 function scripted(routes: Record<string, (req: Request) => Response>) {
@@ -66,9 +67,9 @@ Deno.test("HostApi: a refusal carries the status, the host's words and the permi
     now: Date.now,
   }, "GitHub");
   const e = await api.get("/repos/a/b/pulls").then(() => undefined, (e) => e);
-  assert.ok(e instanceof HostApiError);
+  assert.ok(e instanceof HttpApiError);
   assert.equal(e.status, 403);
-  assert.equal(e.neededPermission, "pull_requests=read");
+  assert.equal(e.hint, "the token needs pull_requests=read");
   assert.match(
     e.message,
     /HTTP 403: Resource not accessible .*\(the token needs pull_requests=read\)/,

@@ -8,7 +8,8 @@
  * the required checks come from `GET …/branches/{branch}` and the required reviews are left to
  * GitHub's answer to the merge).
  */
-import { HostApi, HostApiError, type HostDeps } from "./api.ts";
+import { HttpApiError } from "../http/api_error.ts";
+import { HostApi, type HostDeps } from "./api.ts";
 import type {
   Check,
   HostProblem,
@@ -20,7 +21,7 @@ import type {
   Review,
   Snapshot,
 } from "./host.ts";
-import { arr, obj, str } from "../trackers/ticket.ts";
+import { arr, obj, str } from "../util/json_fields.ts";
 
 /** Where and as whom GitHub is called. */
 export interface GithubAccess extends HostDeps {
@@ -137,7 +138,7 @@ export class GithubHost implements PullRequestHost {
       }
       if (rules.length > 0) req.sources.push("rulesets");
     } catch (e) {
-      if (!(e instanceof HostApiError) || e.status !== 404) throw e; // an old GHES: no rulesets
+      if (!(e instanceof HttpApiError) || e.status !== 404) throw e; // an old GHES: no rulesets
     }
     try {
       const p = obj((await this.#api.get(this.#repo(`/branches/${branch}/protection`))).json);
@@ -153,7 +154,7 @@ export class GithubHost implements PullRequestHost {
       req.dismissStale ||= reviews.dismiss_stale_reviews === true;
       req.sources.push("branch protection");
     } catch (e) {
-      if (!(e instanceof HostApiError)) throw e;
+      if (!(e instanceof HttpApiError)) throw e;
       if (e.status === 403) {
         // Reading protection needs Administration: Read; the branch itself says which checks.
         const b = obj((await this.#api.get(this.#repo(`/branches/${branch}`))).json);
@@ -203,7 +204,7 @@ export class GithubHost implements PullRequestHost {
       );
     } catch (e) {
       // Opened by an earlier process that died before recording it: that one is ours.
-      if (e instanceof HostApiError && e.status === 422 && /already exists/i.test(e.hostMessage)) {
+      if (e instanceof HttpApiError && e.status === 422 && /already exists/i.test(e.apiMessage)) {
         const found = await this.findByHead(r.branch);
         if (found?.state === "open") return found;
       }
@@ -336,7 +337,12 @@ export class GithubHost implements PullRequestHost {
     );
     const errors = arr(answer.errors).map((e) => str(obj(e).message)).filter(Boolean);
     if (errors.length > 0) {
-      throw new HostApiError(`GitHub GraphQL: ${errors.join("; ")}`, 422, {}, errors.join("; "));
+      throw new HttpApiError(`GitHub GraphQL: ${errors.join("; ")}`, {
+        status: 422,
+        method: "POST",
+        url: graphqlUrl(this.#a.apiUrl),
+        apiMessage: errors.join("; "),
+      });
     }
     return obj(answer.data);
   }
@@ -373,13 +379,13 @@ export class GithubHost implements PullRequestHost {
       );
       return { merged: true, commit: str(answer.sha) };
     } catch (e) {
-      if (!(e instanceof HostApiError) || (e.status !== 405 && e.status !== 409)) throw e;
+      if (!(e instanceof HttpApiError) || (e.status !== 405 && e.status !== 409)) throw e;
       return {
         merged: false,
-        reason: e.hostMessage || e.message,
+        reason: e.apiMessage || e.message,
         status: e.status,
-        ...(/merge queue/i.test(e.hostMessage) ? { queue: true } : {}),
-        ...(/not up to date/i.test(e.hostMessage) ? { behind: true } : {}),
+        ...(/merge queue/i.test(e.apiMessage) ? { queue: true } : {}),
+        ...(/not up to date/i.test(e.apiMessage) ? { behind: true } : {}),
       };
     }
   }
@@ -402,7 +408,7 @@ export class GithubHost implements PullRequestHost {
   async rerun(check: Check): Promise<void> {
     const r = check.rerun;
     if (!r || r.kind === "pipeline") {
-      throw new HostApiError(`${check.name} cannot be re-run through the API`, 422, {}, "");
+      throw new HttpApiError(`${check.name} cannot be re-run through the API`, { status: 422 });
     }
     await this.#api.send(
       "POST",
@@ -438,7 +444,7 @@ export class GithubHost implements PullRequestHost {
       await this.#api.send("DELETE", this.#repo(`/git/refs/heads/${branch}`));
     } catch (e) {
       // Gone already (GitHub's "automatically delete head branches"): nothing to do.
-      if (!(e instanceof HostApiError) || (e.status !== 404 && e.status !== 422)) throw e;
+      if (!(e instanceof HttpApiError) || (e.status !== 404 && e.status !== 422)) throw e;
     }
   }
 
@@ -449,17 +455,17 @@ export class GithubHost implements PullRequestHost {
     try {
       r = await this.#api.get(this.#repo());
     } catch (e) {
-      if (!(e instanceof HostApiError)) throw e;
+      if (!(e instanceof HttpApiError)) throw e;
       if (e.status === 401) {
         return [{
-          problem: `GitHub refused the token (HTTP 401 ${e.hostMessage}): it is wrong or expired`,
+          problem: `GitHub refused the token (HTTP 401 ${e.apiMessage}): it is wrong or expired`,
           fix: "create a new fine-grained token for the repository and export it (docs/landing.md)",
         }];
       }
       if (e.status === 404 || e.status === 403) {
         return [{
           problem: `the token cannot see ${repo} (HTTP ${e.status}${
-            e.hostMessage ? ` ${e.hostMessage}` : ""
+            e.apiMessage ? ` ${e.apiMessage}` : ""
           })`,
           fix: `check landing.repo, and give the token access to ${repo} ` +
             "(fine-grained token: Repository access → Only select repositories)",
@@ -494,11 +500,11 @@ export class GithubHost implements PullRequestHost {
       try {
         await this.#api.get(path);
       } catch (e) {
-        if (!(e instanceof HostApiError) || (e.status !== 403 && e.status !== 401)) throw e;
+        if (!(e instanceof HttpApiError) || (e.status !== 403 && e.status !== 401)) throw e;
         problems.push({
           problem: `the token lacks ${permission}${
-            e.neededPermission ? ` (GitHub: ${e.neededPermission})` : ""
-          }: HTTP ${e.status} ${e.hostMessage}`,
+            e.hint ? ` (GitHub: ${e.hint})` : ""
+          }: HTTP ${e.status} ${e.apiMessage}`,
           fix: `give the fine-grained token ${permission} on ${repo}`,
         });
       }

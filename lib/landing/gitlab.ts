@@ -5,7 +5,8 @@
  * from its approval rules, which GitLab counts itself (`approvals_left`). A reviewer's "request
  * changes" is read from the merge request's reviewers.
  */
-import { HostApi, HostApiError, type HostDeps } from "./api.ts";
+import { HttpApiError } from "../http/api_error.ts";
+import { HostApi, type HostDeps } from "./api.ts";
 import type {
   Check,
   HostProblem,
@@ -17,7 +18,7 @@ import type {
   Review,
   Snapshot,
 } from "./host.ts";
-import { arr, obj, str } from "../trackers/ticket.ts";
+import { arr, obj, str } from "../util/json_fields.ts";
 
 /** Where and as whom GitLab is called. */
 export interface GitlabAccess extends HostDeps {
@@ -144,7 +145,7 @@ export class GitlabHost implements PullRequestHost {
       );
     } catch (e) {
       // Opened by an earlier process that died before recording it: that one is ours.
-      if (e instanceof HostApiError && e.status === 409) {
+      if (e instanceof HttpApiError && e.status === 409) {
         const found = await this.findByHead(r.branch);
         if (found?.state === "open") return found;
       }
@@ -228,7 +229,7 @@ export class GitlabHost implements PullRequestHost {
         (await this.#api.get(`${this.#project}/merge_trains/merge_requests/${number}`)).json,
       );
     } catch (e) {
-      if (!(e instanceof HostApiError) || e.status !== 404) throw e;
+      if (!(e instanceof HttpApiError) || e.status !== 404) throw e;
       return undefined; // not on the train
     }
   }
@@ -262,8 +263,8 @@ export class GitlabHost implements PullRequestHost {
         ? { merged: true, commit: mr.mergeCommit ?? sha }
         : { merged: false, reason: "GitLab did not merge it yet", status: 202 };
     } catch (e) {
-      if (!(e instanceof HostApiError) || ![405, 406, 409, 422].includes(e.status)) throw e;
-      return { merged: false, reason: e.hostMessage || e.message, status: e.status };
+      if (!(e instanceof HttpApiError) || ![405, 406, 409, 422].includes(e.status)) throw e;
+      return { merged: false, reason: e.apiMessage || e.message, status: e.status };
     }
   }
 
@@ -281,7 +282,7 @@ export class GitlabHost implements PullRequestHost {
 
   async rerun(check: Check): Promise<void> {
     if (check.rerun?.kind !== "pipeline") {
-      throw new HostApiError(`${check.name} cannot be re-run through the API`, 422, {}, "");
+      throw new HttpApiError(`${check.name} cannot be re-run through the API`, { status: 422 });
     }
     // Retries the pipeline's failed and canceled jobs on the same commit.
     await this.#api.send("POST", `${this.#project}/pipelines/${check.rerun.id}/retry`, {});
@@ -314,7 +315,7 @@ export class GitlabHost implements PullRequestHost {
         `${this.#project}/repository/branches/${encodeURIComponent(branch)}`,
       );
     } catch (e) {
-      if (!(e instanceof HostApiError) || e.status !== 404) throw e; // removed on merge already
+      if (!(e instanceof HttpApiError) || e.status !== 404) throw e; // removed on merge already
     }
   }
 
@@ -325,18 +326,18 @@ export class GitlabHost implements PullRequestHost {
     try {
       p = obj((await this.#api.get(this.#project)).json);
     } catch (e) {
-      if (!(e instanceof HostApiError)) throw e;
+      if (!(e instanceof HttpApiError)) throw e;
       if (e.status === 401) {
         return [{
           problem:
-            `GitLab refused the token (HTTP 401 ${e.hostMessage}): it is wrong, revoked or expired`,
+            `GitLab refused the token (HTTP 401 ${e.apiMessage}): it is wrong, revoked or expired`,
           fix: "create a new project access token (role Developer, scope api) and export it " +
             "(docs/landing.md)",
         }];
       }
       if (e.status === 404 || e.status === 403) {
         return [{
-          problem: `the token cannot see project ${project} (HTTP ${e.status} ${e.hostMessage})`,
+          problem: `the token cannot see project ${project} (HTTP ${e.status} ${e.apiMessage})`,
           fix: "check landing.repo (group/name or the numeric id) and that the token belongs " +
             "to that project",
         }];
@@ -367,7 +368,7 @@ export class GitlabHost implements PullRequestHost {
         });
       }
     } catch (e) {
-      if (!(e instanceof HostApiError) || ![401, 403, 404].includes(e.status)) throw e;
+      if (!(e instanceof HttpApiError) || ![401, 403, 404].includes(e.status)) throw e;
     }
     return problems;
   }

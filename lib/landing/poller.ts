@@ -6,10 +6,12 @@
  * its move is a change for every pull request (each is rebased onto it). A webhook delivery wakes
  * the pull requests it names at once ({@link PrPoller.wake}); a task whose last step failed on
  * the host is told again when its retry is due. Failed looks back off and honour `Retry-After`
- * and exhausted rate-limit windows (the trackers' policy, lib/trackers/http.ts). The host
+ * and exhausted rate-limit windows (the pollers' policy, lib/http/backoff.ts). The host
  * blinking never ends a task: the next look simply tries again.
  */
-import { nextPollDelay, type RateLimit, TrackerApiError } from "../trackers/http.ts";
+import { HttpApiError } from "../http/api_error.ts";
+import { nextPollDelay } from "../http/backoff.ts";
+import type { RateLimit } from "../http/rate_limit.ts";
 
 /** What the poller needs. */
 export interface PrPollerOptions {
@@ -234,7 +236,7 @@ export class PrPoller {
    * (a host that is back is seen soon), never before its `Retry-After` or rate-limit reset.
    */
   retryDelay(error: unknown, failures: number): number {
-    const rate = error instanceof TrackerApiError ? error.rate : this.#o.rate();
+    const rate = error instanceof HttpApiError ? error.rate : this.#o.rate();
     const input = { intervalMs: this.#o.intervalMs, nowMs: this.#now() };
     const backoff = nextPollDelay({ ...input, failures: Math.max(1, failures), rate: {} });
     const host = nextPollDelay({ ...input, failures: 0, rate });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TrackerApiError } from "../trackers/http.ts";
+import { HttpApiError } from "../http/api_error.ts";
 import { hintNames, nextInterval, PrPoller, type PrPollerOptions } from "./poller.ts";
 
 function poller(
@@ -180,11 +180,11 @@ Deno.test("PrPoller: the base branch moving is a change for every pull request; 
 
 Deno.test("PrPoller.retryDelay(): a rate-limited host's Retry-After and reset are honoured, failures back off", () => {
   const p = poller(() => Promise.resolve(""), []);
-  const limited = new TrackerApiError("429", 429, { retryAfterMs: 90_000 });
+  const limited = new HttpApiError("429", { status: 429, rate: { retryAfterMs: 90_000 } });
   assert.ok(p.retryDelay(limited, 1) >= 90_000);
-  const exhausted = new TrackerApiError("403", 403, {
-    remaining: 0,
-    resetAtMs: Date.now() + 600_000,
+  const exhausted = new HttpApiError("403", {
+    status: 403,
+    rate: { remaining: 0, resetAtMs: Date.now() + 600_000 },
   });
   assert.ok(p.retryDelay(exhausted, 1) >= 600_000);
   assert.ok(p.retryDelay(new Error("down"), 3) > p.retryDelay(new Error("down"), 1), "backs off");

@@ -35,9 +35,10 @@ import type { Check, PullRequest, PullRequestHost, Requirements, Snapshot } from
 import type { LandingOutcome } from "./outcome.ts";
 import { PrPoller } from "./poller.ts";
 import { wakeOf } from "./wake.ts";
-import { deleteBranch as deleteRemoteBranch, fetchBranch, pushBranch, remoteTip } from "./push.ts";
+import { fetchBranch, remoteTip } from "../git/remote.ts";
+import { deleteBranch as deleteRemoteBranch, pushBranch } from "./push.ts";
 import type { LandingSettings } from "./settings.ts";
-import { HostApiError } from "./api.ts";
+import { HttpApiError } from "../http/api_error.ts";
 import { mergeOnto } from "../merge/merge_tree.ts";
 
 /** GitHub's words when a pull request's head adds nothing to its base. */
@@ -422,7 +423,7 @@ export class PullRequestLanding {
         squash: s.method === "squash",
       });
     } catch (e) {
-      if (e instanceof HostApiError && e.status === 422 && NO_COMMITS.test(e.hostMessage)) {
+      if (e instanceof HttpApiError && e.status === 422 && NO_COMMITS.test(e.apiMessage)) {
         return undefined;
       }
       throw e;
@@ -593,10 +594,10 @@ export class PullRequestLanding {
       await this.#host.rerun(check);
     } catch (e) {
       // A token that may not re-run it (or a check the host will not re-run): it stands.
-      if (!(e instanceof HostApiError) || e.status >= 500 || e.status === 429) throw e;
+      if (!(e instanceof HttpApiError) || e.status >= 500 || e.status === 429) throw e;
       this.#o.warn(
         `${taskId}: ${this.#host.product} did not re-run \`${check.name}\` (HTTP ${e.status}: ${
-          firstLine(e.hostMessage || e.message)
+          firstLine(e.apiMessage || e.message)
         }); its failure stands`,
       );
       return undefined;

@@ -6,7 +6,7 @@
  * times slower).
  */
 import type { ServiceConfig } from "../config/schema.ts";
-import { trackingRef } from "./push.ts";
+import { trackingRef } from "../git/remote.ts";
 
 /** A host pull requests are opened on. */
 export type Provider = "github" | "gitlab";

@@ -11,7 +11,7 @@ import type { HostDeps } from "./api.ts";
 import { GithubHost } from "./github.ts";
 import { GitlabHost } from "./gitlab.ts";
 import type { HostProblem, PullRequestHost } from "./host.ts";
-import { fetchBranch, RemoteError, remoteUrl } from "./push.ts";
+import { fetchBranch, RemoteError, remoteUrl } from "../git/remote.ts";
 import { type LandingSettings, landingSettings } from "./settings.ts";
 
 /** Landing settings and the host they talk to. */
@@ -35,7 +35,7 @@ export interface PrepareLandingOptions {
 }
 
 /** Landing cannot work as configured; the message names the cause and the fix. */
-export class LandingSetupError extends UserFacingError {
+class LandingSetupError extends UserFacingError {
   constructor(message: string, fix: string) {
     super(message, 1, fix);
     this.name = "LandingSetupError";

@@ -45,8 +45,8 @@ export function mergeMcpServers(config: ServiceConfig, options: MergeMcpOptions)
     fromCatalog[id] = resolveAllowedVars(
       server as unknown as Record<string, unknown>,
       allowed,
-      options.env,
       {
+        env: options.env,
         prefix: ["service-managed", "mcpServers", id],
         file: options.installedFile,
       },
@@ -54,12 +54,11 @@ export function mergeMcpServers(config: ServiceConfig, options: MergeMcpOptions)
     const literal = referencedNames(server).filter((n) => !allowed.includes(n));
     if (literal.length > 0) asWritten[id] = literal;
   }
-  const fromProject = resolveVars(
-    config.mcp_servers ?? {},
-    options.env,
-    ["mcp_servers"],
-    CONFIG_FILE,
-  );
+  const fromProject = resolveVars(config.mcp_servers ?? {}, {
+    env: options.env,
+    prefix: ["mcp_servers"],
+    file: CONFIG_FILE,
+  });
   const origin: RunMcpServers["origin"] = {};
   for (const id of Object.keys(fromCatalog)) origin[id] = "installed";
   for (const id of Object.keys(fromProject)) {

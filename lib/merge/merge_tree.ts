@@ -156,7 +156,7 @@ export async function changedEntries(
 }
 
 /** The paths whose content differs between each pair of trees, in one call. */
-export async function changedPaths(
+async function changedPaths(
   root: string,
   pairs: readonly (readonly [from: string, to: string])[],
   options: Omit<GitOptions, "cwd"> = {},

@@ -454,7 +454,7 @@ export class BatchLane {
 }
 
 /** What a succeeded request cost: its tokens at the batch price, and at the real-time price. */
-export function batchUsage(item: BatchItem, requested: string): UsageReport {
+function batchUsage(item: BatchItem, requested: string): UsageReport {
   const model = item.model ?? requested;
   const tokens = item.usage!;
   const microUsd = estimateMicroUsd(model, tokens, { batch: true });

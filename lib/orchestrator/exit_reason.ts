@@ -6,6 +6,7 @@
 import { FAST_EXIT_WINDOW_MS } from "../agents/process.ts";
 import { AGENT_EXIT } from "../agents/exit_status.ts";
 import type { ExitDiagnosis } from "./core/protocol.ts";
+import type { EndReason } from "./core/state.ts";
 import { lastErrorLine } from "../util/last_error_line.ts";
 import { printable } from "../util/printable.ts";
 import { permanentExit } from "../agents/exit_diagnosis.ts";
@@ -16,8 +17,8 @@ export interface AgentEnd {
   exitCode: number;
   durationMs: number;
   rateLimited: boolean;
-  /** Why the orchestrator ended it, when it did. */
-  endedBy?: "timeout" | "stop" | "rate_limit" | "reported" | "cancelled";
+  /** Why the orchestrator (or, `drain`, its stopping worker) ended it, when one did. */
+  endedBy?: EndReason;
   logPath: string;
   /** The last lines of the agent's log (newest last). */
   logTail?: string[];
@@ -49,6 +50,14 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
   }
   if (end.endedBy === "stop") {
     return { kind: "agent_stopped", reason: "run stopped", retryable: true, fastExit: false };
+  }
+  if (end.endedBy === "drain") {
+    return {
+      kind: "agent_drained",
+      reason: "drained: its worker was stopping",
+      retryable: true,
+      fastExit: false,
+    };
   }
   // Exits that repeat on every attempt (auth, trust, config): not retried (lib/agents/exit_diagnosis.ts).
   const tail = logParserFor(end.adapter)((end.logTail ?? []).join("\n"));

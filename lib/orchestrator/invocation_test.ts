@@ -16,9 +16,7 @@ const task = (complexity: "low" | "medium") =>
       }),
       id: "t1",
     },
-    "OPEN",
-    0,
-    "2026-11-21T10:00:00.000Z",
+    { status: "OPEN", seq: 0, now: "2026-11-21T10:00:00.000Z" },
   );
 
 Deno.test("agentInvocation(): the prompt carries the goal, the reporting instructions and the previous attempt's note", () => {

@@ -45,7 +45,7 @@ import { HEARTBEAT_INTERVAL_MS } from "./session.ts";
 import { SpendTracker } from "../cost/budget.ts";
 import { janitorSignals, TaskWork } from "./task_work.ts";
 import { VerificationStep } from "../verification/completion.ts";
-import type { VerificationNudge } from "../verification/nudge.ts";
+import type { VerificationNudge } from "../verification/nudge_types.ts";
 import type { OrchestratorSettings } from "./settings.ts";
 import { PullRequestLanding } from "../landing/pull_requests.ts";
 import type { PreparedLanding } from "../landing/setup.ts";
@@ -53,6 +53,10 @@ import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { RemoteWork } from "./remote_work.ts";
 import { sweepRunRemote } from "./remote_sweep.ts";
 import { openDesk } from "../workers/desk.ts";
+import { TicketBook } from "../workers/tickets.ts";
+import { Launcher, type LaunchTask, type PreparedCluster } from "../kubernetes/mod.ts";
+import { openRunProbe } from "../metrics/run_probe.ts";
+import { runGauges } from "./core/gauges.ts";
 import { Protection } from "../protect/judge.ts";
 
 export { MAX_ATTEMPTS };
@@ -116,6 +120,8 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
    * `targetBranch` is the base's remote-tracking ref.
    */
   landing?: PreparedLanding;
+  /** Kubernetes Jobs as workers (DESIGN.md §17; lib/kubernetes/mod.ts made it ready). */
+  kubernetes?: PreparedCluster;
 }
 
 /** How the run ended. */
@@ -169,12 +175,19 @@ export class Orchestrator {
   readonly #batch: BatchLane;
   /** Tasks on remote workers (DESIGN.md §16), and the desk their routes call. */
   readonly #remote: RemoteWork;
+  /** The claim tickets of the run's Jobs, and the launcher that creates them (DESIGN.md §17). */
+  readonly #tickets: TicketBook | undefined;
+  readonly #launcher: Launcher | undefined;
+  /** The launcher's requests for tasks to reserve, waiting for the core's answer. */
+  readonly #reservations = new Map<string, (tasks: { taskId: string }[]) => void>();
   /** The adapter of each session this process started (the log reader of its completion). */
   readonly #sessionAdapters = new Map<string, string>();
   #state: CoreState;
   #wake: () => void = () => {};
   /** Events were decided since the last settle. */
   #unsettled = false;
+  /** When the loop last decided a tick (`/healthz`: a loop that stops ticking is stuck). */
+  #tickedAt = 0;
   /** A look at the journal for review decisions is queued. */
   #reviewsQueued = false;
   readonly #lane: LandingLane;
@@ -224,6 +237,9 @@ export class Orchestrator {
     });
     this.#agents = this.#newAgentPool(environments);
     this.#reviews = new ReviewWatcher(options.journalPath);
+    this.#tickets = options.kubernetes &&
+      new TicketBook({ path: `${options.paths.runtime}/claim_tickets.json`, clock: this.#clock });
+    this.#launcher = options.kubernetes && this.#kubernetesLauncher(options.kubernetes);
     this.#remote = this.#newRemoteWork(environments);
     this.#batch = this.#newBatchLane();
     this.#lane = new LandingLane({
@@ -354,6 +370,7 @@ export class Orchestrator {
       heartbeatTimeoutS: options.heartbeatTimeoutS ?? 45,
       log: options.log,
       clock: this.#clock,
+      ...(this.#tickets ? { tickets: this.#tickets } : {}),
     });
   }
 
@@ -381,6 +398,37 @@ export class Orchestrator {
       api: options.batchApi,
       environments: this.#environments,
       agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
+    });
+  }
+
+  /** The launcher of the run's Jobs: it asks the core, as a worker does, for tasks to reserve. */
+  #kubernetesLauncher(cluster: PreparedCluster): Launcher {
+    const o = this.#o;
+    return new Launcher({
+      ...cluster,
+      tickets: this.#tickets!,
+      runId: o.runId,
+      tasks: () => {
+        const tasks = new Map<string, LaunchTask>();
+        for (const id of this.#ids) {
+          const t = o.store.get(id);
+          if (t) tasks.set(id, t);
+        }
+        return tasks;
+      },
+      timeoutS: (taskId) => o.timeoutS(o.store.require(taskId)),
+      sessionId: () => this.#agents.newSessionId(),
+      reserve: (free) =>
+        new Promise((resolve) => {
+          const requestId = crypto.randomUUID();
+          this.#reservations.set(requestId, resolve);
+          this.#push({ type: "worker_asks", requestId, worker: "kubernetes", free, reserve: true });
+        }),
+      lapse: (taskId, reason) => this.#push({ type: "launch_lapsed", taskId, reason }),
+      adopt: (taskId, job) => this.#push({ type: "launch_adopted", taskId, job }),
+      lost: (sessionId, reason) => this.#push(() => this.#remote.lost(sessionId, reason)),
+      log: o.log,
+      clock: this.#clock,
     });
   }
 
@@ -460,7 +508,17 @@ export class Orchestrator {
     // Review decisions are appended by the board (this process's or another's): a grown journal
     // is a notice to read them (lib/events: a file watch, with a stat poll behind it).
     const releaseJournalWatch = retainJournalActivity(this.#o.paths.runs);
+    await this.#tickets?.load(); // the tickets of Jobs an earlier process created still claim
     const closeDesk = openDesk(this.#o.paths.root, this.#remote);
+    // `/metrics` and `/healthz` read the loop's state in memory (lib/metrics/run_probe.ts).
+    this.#tickedAt = this.#clock();
+    const roles = Object.keys(this.#o.roles);
+    const closeProbe = openRunProbe(this.#o.paths.root, {
+      gauges: () => runGauges(this.#state, this.#o.runId, roles),
+      lastTick: () => this.#tickedAt,
+      tickMs: this.#o.tickMs ?? TICK_MS,
+    });
+    this.#launcher?.start();
     const unwatch = activityHub.subscribe((activity) => {
       if (activity.kind !== "journal_appended" || activity.detail.run_id !== this.#o.runId) return;
       if (this.#reviewsQueued) return;
@@ -504,6 +562,13 @@ export class Orchestrator {
       return { ...this.#state.verdict, counts: this.#counts() };
     } finally {
       closeDesk();
+      // The launcher asks for no task once told to stop; a pass that asked before (the loop has
+      // ended: nothing answers it now) gets nothing, or stopping would wait for it forever.
+      const launcherStopped = this.#launcher?.stop();
+      for (const answer of this.#reservations.values()) answer([]);
+      this.#reservations.clear();
+      await launcherStopped;
+      closeProbe();
       this.#remote.close();
       await this.#batch.close();
       clearInterval(tick);
@@ -556,6 +621,7 @@ export class Orchestrator {
   }
 
   async #decide(event: CoreEvent): Promise<void> {
+    if (event.type === "tick") this.#tickedAt = this.#clock();
     const step = decide(this.#refresh(), event);
     this.#state = step.state;
     let rows: JournalEvent[] = [];
@@ -661,6 +727,7 @@ export class Orchestrator {
           else this.#agents.terminate(action.taskId, action.reason);
         });
       case "dispatch":
+        if (action.reserve) return this.#reserved(action);
         // Off the loop (a push of the base may take a moment): its claims arrive as events.
         return this.#afterRows(() => {
           void this.#remote.dispatch(action).then(
@@ -729,6 +796,17 @@ export class Orchestrator {
       case "finish":
       case "journal":
         return; // the verdict is in the state; journal rows are put in line in order above
+    }
+  }
+
+  /** The core reserved `action.tasks` for the launcher's Jobs: it creates them. */
+  #reserved(action: Extract<Action, { kind: "dispatch" }>): void {
+    const answer = this.#reservations.get(action.requestId);
+    this.#reservations.delete(action.requestId);
+    if (answer) return answer(action.tasks);
+    // The launcher stopped meanwhile: no Job will claim them.
+    for (const t of action.tasks) {
+      this.#push({ type: "launch_lapsed", taskId: t.taskId, reason: "the launcher stopped" });
     }
   }
 

@@ -82,7 +82,7 @@ export class FleetWatch {
   async startFailed(worker: string, adapter: string, reason: string): Promise<string | undefined> {
     const registry = this.#registry ?? await registryFor(this.#o.root);
     const was = registry.get(worker)?.cordoned;
-    const rec = registry.startFailed(worker, adapter, reason, this.#o.clock());
+    const rec = registry.startFailed(worker, { adapter, reason, now: this.#o.clock() });
     return rec?.cordoned && !was ? rec.cordoned.reason : undefined;
   }
 

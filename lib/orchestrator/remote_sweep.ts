@@ -7,7 +7,7 @@
  * person's; a stopped run keeps them (its resume continues from them).
  */
 import { git } from "../git/git.ts";
-import type { RemoteOptions } from "../landing/push.ts";
+import type { RemoteOptions } from "../git/remote.ts";
 import { baseRef } from "../workers/remote_refs.ts";
 
 /** Options of {@link sweepRunRemote}. */

@@ -9,7 +9,13 @@
  * end: the same diagnosis, spend, capture, gates and landing. A lost lease fetches what the
  * worker last pushed: that is the partial work the next attempt continues.
  */
-import { mintAgentCredential, revokeAgentCredential } from "../auth/agent_credentials.ts";
+import {
+  mintAgentCredential,
+  mintWorkerSessionCredential,
+  revokeAgentCredential,
+  revokeWorkerSessionCredential,
+} from "../auth/agent_credentials.ts";
+import { rosterFor } from "../workers/roster.ts";
 import { relative } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { logTail } from "../agents/process.ts";
@@ -17,7 +23,7 @@ import { sessionLogPath } from "../agents/runtime_files.ts";
 import { readSessionUsage } from "../agents/usage_reader.ts";
 import type { SpendTracker } from "../cost/budget.ts";
 import { git, resolveCommit } from "../git/git.ts";
-import { fetchBranch, pushBranch, type RemoteOptions } from "../landing/push.ts";
+import type { RemoteOptions } from "../git/remote.ts";
 import type { RoleSettings } from "../config/schema.ts";
 import type { RoleTemplate } from "../roles/templates.ts";
 import type { TaskStore } from "../tasks/store.ts";
@@ -29,7 +35,14 @@ import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import type { WorkerDesk } from "../workers/desk.ts";
 import { requireLease } from "../workers/leases.ts";
 import type { ClaimBody, ReportAnswer, ReportBody, WorkOrder } from "../workers/protocol.ts";
-import { baseRef, publishBase } from "../workers/remote_refs.ts";
+import {
+  baseRef,
+  fetchSessionBranch,
+  publishBase,
+  pushSessionBranch,
+} from "../workers/remote_refs.ts";
+import type { TicketBook, TicketGrant } from "../workers/tickets.ts";
+import { ConflictError, DomainError } from "../errors.ts";
 import type { WorkerRecord } from "../workers/fleet.ts";
 import type { LeftSession } from "../workers/protocol.ts";
 import { FleetWatch } from "./remote_fleet.ts";
@@ -68,6 +81,8 @@ export interface RemoteWorkOptions {
   heartbeatTimeoutS: number;
   log: (line: string) => void;
   clock: () => number;
+  /** The claim tickets of this run's Kubernetes Jobs (DESIGN.md §17), when it starts any. */
+  tickets?: TicketBook;
 }
 
 /** A session running on a worker. */
@@ -81,12 +96,19 @@ interface RemoteSession {
   pushed?: string;
   /** When its worker was last heard of about it (ms). */
   seen: number;
+  /**
+   * Claimed with a Kubernetes Job's ticket: an agent that does not start in its pod is the
+   * image's fault, which every next pod shares — an attempt, not a worker's start failure.
+   */
+  ticketed?: boolean;
 }
 
 /** The live run's desk for remote workers. */
 export class RemoteWork implements WorkerDesk {
   readonly #o: RemoteWorkOptions;
   readonly #asks = new Map<string, (orders: WorkOrder[]) => void>();
+  /** Requests that presented a claim ticket, with what it grants. */
+  readonly #ticketed = new Map<string, TicketGrant>();
   /** Orders whose claim rows are not journaled yet, by session. */
   readonly #unrecorded = new Map<
     string,
@@ -142,24 +164,47 @@ export class RemoteWork implements WorkerDesk {
     }));
   }
 
-  /** Ask the loop for tasks for `worker`; resolves once the core has decided. */
-  claim(
+  /**
+   * Ask the loop for tasks for `worker` (which can start `offer`'s adapters); resolves once the
+   * core has decided. A claim with a ticket asks for the ticket's task only, as the ticket's
+   * session; the ticket is used up by asking (403 unknown, 409 used, expired or of another run).
+   */
+  async claim(
     worker: string,
     body: ClaimBody,
     offer?: { adapters?: string[] },
   ): Promise<WorkOrder[]> {
-    if (this.#closed) return Promise.resolve([]);
+    if (this.#closed) return [];
     const requestId = crypto.randomUUID();
+    const grant = body.ticket === undefined ? undefined : await this.#redeem(body.ticket);
+    if (this.#closed) return [];
     const answered = new Promise<WorkOrder[]>((resolve) => this.#asks.set(requestId, resolve));
+    if (grant) this.#ticketed.set(requestId, grant);
     this.#o.push({
       type: "worker_asks",
       requestId,
       worker,
-      free: body.free,
+      free: grant ? 1 : body.free,
       roles: body.roles,
+      ...(grant ? { task: grant.task_id } : {}),
       ...(offer ? { offer } : {}),
     });
-    return answered;
+    return await answered;
+  }
+
+  async #redeem(ticket: string): Promise<TicketGrant> {
+    const book = this.#o.tickets;
+    if (!book) {
+      throw new DomainError(
+        "forbidden",
+        "ticket_unknown",
+        "this run starts no Kubernetes Jobs: a claim ticket takes nothing here",
+      );
+    }
+    const got = await book.redeem(ticket, this.#o.runId);
+    if (got.ok) return got.grant;
+    if (got.code === "ticket_unknown") throw new DomainError("forbidden", got.code, got.reason);
+    throw new ConflictError(got.code, got.reason);
   }
 
   /**
@@ -186,8 +231,10 @@ export class RemoteWork implements WorkerDesk {
   async dispatch(action: Extract<Action, { kind: "dispatch" }>): Promise<CoreEvent[]> {
     const orders: WorkOrder[] = [];
     const events: CoreEvent[] = [];
+    const grant = this.#ticketed.get(action.requestId);
+    this.#ticketed.delete(action.requestId);
     for (const t of action.tasks) {
-      const out = await this.#handOut(action.worker, t.taskId, t.adapter, t.note);
+      const out = await this.#handOut(action.worker, t.taskId, t.adapter, t.note, grant);
       events.push(out.event);
       if (out.order) orders.push(out.order);
     }
@@ -218,9 +265,11 @@ export class RemoteWork implements WorkerDesk {
     taskId: string,
     adapterName: string,
     note: string | undefined,
+    grant?: TicketGrant,
   ): Promise<{ event: CoreEvent; order?: WorkOrder }> {
     const o = this.#o;
-    const sessionId = o.sessionId();
+    // A ticket's claim runs as the session its Job was labelled with.
+    const sessionId = grant?.task_id === taskId ? grant.session_id : o.sessionId();
     try {
       await o.store.claim(taskId, sessionId, worker);
     } catch {
@@ -238,12 +287,10 @@ export class RemoteWork implements WorkerDesk {
       await this.#publish(base);
       if (earlier) {
         // The earlier attempt's work is where this one starts: on its own branch, on the remote.
-        const pushed = await pushBranch(
-          this.#remote(),
-          agentBranch(sessionId),
-          earlier.commit,
-          undefined,
-        );
+        const pushed = await pushSessionBranch(this.#remote(), {
+          sessionId,
+          sha: earlier.commit,
+        });
         if (!pushed.pushed) throw new Error(pushed.detail);
         await supersedeEarlierWork(o.paths.root, task.resume_from!, earlier.commit);
       }
@@ -259,6 +306,7 @@ export class RemoteWork implements WorkerDesk {
       const attempt = await o.attemptNumber(taskId);
       const startedAt = o.clock();
       const timeoutS = o.timeoutS(task);
+      const isolation = grant?.isolation ?? this.#fleet.isolation(worker, adapter.name);
       this.#sessions.set(sessionId, {
         taskId,
         worker,
@@ -266,6 +314,7 @@ export class RemoteWork implements WorkerDesk {
         adapter: adapter.name,
         startedAt,
         seen: startedAt,
+        ...(grant?.task_id === taskId ? { ticketed: true } : {}),
       });
       const order: WorkOrder = {
         run_id: o.runId,
@@ -283,6 +332,13 @@ export class RemoteWork implements WorkerDesk {
         grace_ms: o.graceMs,
         // The agent's own credential: this session's task only, never the worker's token.
         agent_token: mintAgentCredential(o.paths.root, { runId: o.runId, taskId, sessionId }),
+        // The worker's for this session alone (its heartbeat and report).
+        session_token: mintWorkerSessionCredential(o.paths.root, {
+          runId: o.runId,
+          taskId,
+          sessionId,
+          worker,
+        }),
       };
       return {
         order,
@@ -298,10 +354,9 @@ export class RemoteWork implements WorkerDesk {
           batchEligible: task.batch_eligible,
           adapter: adapter.name,
           worker,
-          // Where the worker runs this adapter's agents, as it said when it registered.
-          ...(this.#fleet.isolation(worker, adapter.name)
-            ? { isolation: this.#fleet.isolation(worker, adapter.name) }
-            : {}),
+          // Where the worker runs this adapter's agents: the Job's pod, else as the worker said
+          // when it registered.
+          ...(isolation ? { isolation } : {}),
         },
       };
     } catch (e) {
@@ -434,7 +489,7 @@ export class RemoteWork implements WorkerDesk {
     if (again) return { answer: again, events: [] };
     const task = requireLease(o.store, worker, body.task_id, body.session_id);
     const session = this.#sessions.get(body.session_id);
-    if (body.start_failure !== undefined) {
+    if (body.start_failure !== undefined && !session?.ticketed) {
       // The worker's fault, not the task's: counted on the worker, never as an attempt.
       const cordoned = await this.#fleet.startFailed(
         worker,
@@ -444,6 +499,7 @@ export class RemoteWork implements WorkerDesk {
       this.#sessions.delete(body.session_id);
       this.#ending.delete(body.session_id);
       revokeAgentCredential(o.paths.root, body.session_id);
+      revokeWorkerSessionCredential(o.paths.root, body.session_id);
       const answer: ReportAnswer = { accepted: true, task_id: task.id, status: task.status };
       this.#reported.set(body.session_id, answer);
       return {
@@ -458,7 +514,7 @@ export class RemoteWork implements WorkerDesk {
         }],
       };
     }
-    this.#fleet.started(worker);
+    if (body.start_failure === undefined) this.#fleet.started(worker);
     // A session an earlier process claimed has no base in memory: it is found once its work is
     // fetched (#materialise), never from the target's tip, which may have moved since the claim.
     const base = session?.base ?? "";
@@ -509,6 +565,9 @@ export class RemoteWork implements WorkerDesk {
     this.#sessions.delete(body.session_id);
     this.#ending.delete(body.session_id);
     revokeAgentCredential(o.paths.root, body.session_id);
+    // Its capability ends with its report (a repeated report finds it gone: 401, the worker
+    // knows its report was taken or its run ended).
+    revokeWorkerSessionCredential(o.paths.root, body.session_id);
     const answer: ReportAnswer = { accepted: true, task_id: task.id, status: task.status };
     this.#reported.set(body.session_id, answer);
     return {
@@ -527,6 +586,7 @@ export class RemoteWork implements WorkerDesk {
           worker,
           commit: work.hasWork || !problem ? body.commit : null,
           ...(problem ? { push_error: problem } : {}),
+          ...(body.ended_by === "drain" ? { drained: true } : {}),
           // Ended while no run answered (a stop): not a failed attempt.
           ...(body.orchestrator_away && !body.ended_by ? { interrupted: "stop" as const } : {}),
         },
@@ -562,7 +622,7 @@ export class RemoteWork implements WorkerDesk {
     const root = o.paths.root;
     let tip: string;
     try {
-      tip = await fetchBranch(this.#remote(), agentBranch(sessionId));
+      tip = await fetchSessionBranch(this.#remote(), sessionId);
     } catch (e) {
       return { hasWork: false, problem: (e as Error).message };
     }
@@ -613,11 +673,15 @@ export class RemoteWork implements WorkerDesk {
     this.#sessions.delete(sessionId);
     this.#ending.delete(sessionId);
     revokeAgentCredential(o.paths.root, sessionId);
+    // Its worker keeps its capability: a late report is 409. (A restarted worker's session is
+    // handed back, not lost.)
+    if (!interrupted) rosterFor(o.paths.root).leaseLost();
+
     const logPath = sessionLogPath(o.paths.runtime, sessionId);
     let hasWork = false;
     let commit: string | null = null;
     try {
-      const tip = await fetchBranch(this.#remote(), agentBranch(sessionId));
+      const tip = await fetchSessionBranch(this.#remote(), sessionId);
       const task = o.store.require(taskId);
       const base = session.base || await this.#claimedBase({ commit: tip } as ReportBody);
       const got = await this.#materialise(task, sessionId, base, tip, logPath);
@@ -658,6 +722,7 @@ export class RemoteWork implements WorkerDesk {
     this.#fleet.close();
     for (const answer of this.#asks.values()) answer([]);
     this.#asks.clear();
+    this.#ticketed.clear();
     for (const w of this.#unrecorded.values()) {
       w.answer(w.orders.filter((o) => !w.left.has(o.session_id)));
     }

@@ -7,6 +7,7 @@
  * drive the run to its end (lib/orchestrator/run_drive.ts).
  */
 import { revokeRunCredentials } from "../auth/agent_credentials.ts";
+import { markRunStarting } from "../metrics/run_probe.ts";
 import { existsSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { reapPidFiles } from "../agents/pid_files.ts";
@@ -28,7 +29,7 @@ import type { TaskStore } from "../tasks/store.ts";
 import { taskStoreFor } from "../tasks/registry.ts";
 import { runsFromTrackers, startTrackerRun, TRACKER_RUN_PLAN } from "../trackers/service_run.ts";
 import { processAlive } from "../util/process_alive.ts";
-import type { VerificationNudge } from "../verification/nudge.ts";
+import type { VerificationNudge } from "../verification/nudge_types.ts";
 import { journalPath, type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded } from "../worktrees/exclude.ts";
 import { fileDigest, startNewRun, upToDateLine } from "./new_run.ts";
@@ -37,6 +38,7 @@ import { doneSteps, keyedTasks, stepsToDo } from "./plan_steps.ts";
 import { checkedPlan, currentBranch, RunError, throwSetupProblems } from "./run_checks.ts";
 import { repairAfterCrash } from "./crash_repair.ts";
 import { prepareLanding } from "../landing/setup.ts";
+import { prepareKubernetes } from "../kubernetes/mod.ts";
 import { drive, type StartedRun } from "./run_drive.ts";
 import {
   decideRunStart,
@@ -117,6 +119,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       (l) => serverLine(l),
       options.app,
     );
+  // `/readyz` says starting until the run's journal is open and its loop runs.
+  const unmarkStarting = markRunStarting(root);
   const stopOnSignal = () => orchestrator?.stop();
   let orchestrator: Orchestrator | undefined;
   let begun: string | undefined;
@@ -168,11 +172,25 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     });
     return { ...driven, runId: run.runId, url: server.url };
   } finally {
+    unmarkStarting();
     options.signal?.removeEventListener("abort", stopOnSignal);
-    // Its agents' credentials end with the loop (a resumed run mints new ones).
-    if (begun) revokeRunCredentials(paths.root, begun);
+    // Its agents' credentials end with the loop (a resumed run mints new ones), but those of
+    // sessions still held by remote workers: they go on after a stop and report to the next
+    // `service run` (DESIGN.md §16).
+    if (begun) revokeRunCredentials(paths.root, begun, await workerHeldSessions(server));
     if (!options.server) await server.shutdown();
   }
+}
+
+/** Sessions remote workers still hold (claimed, or reported with their own report to come). */
+async function workerHeldSessions(server: RunningServer): Promise<Set<string>> {
+  return new Set(
+    (await taskStoreFor(server.ctx)).list().flatMap((t) =>
+      t.worker && t.session_id && ["CLAIMED", "IN_PROGRESS", "DONE"].includes(t.status)
+        ? [t.session_id]
+        : []
+    ),
+  );
 }
 
 /** What {@link prepareRun} checked and read before the task server starts. */
@@ -196,6 +214,8 @@ interface PreparedRun {
   chains: Record<string, string[]>;
   endpoint: ReturnType<typeof batchEndpoint> | undefined;
   landing: Awaited<ReturnType<typeof prepareLanding>>;
+  /** Kubernetes Jobs as workers (DESIGN.md §17), when configured: the cluster answered. */
+  kubernetes: Awaited<ReturnType<typeof prepareKubernetes>>;
   targetBranch: string;
 }
 
@@ -212,13 +232,13 @@ async function prepareRun(options: RunPlanOptions): Promise<PreparedRun> {
   // the digest `run_started` records all come from the same bytes.
   const { config, server: serverSettings, digest } = await loadWorkspaceConfig(root);
   if (!config) {
-    throw new ValidationError(
-      join(root, "service.yaml"),
-      "",
-      { line: 1, col: 1 },
-      "no service.yaml in the workspace",
-      "create one, for example:\n    cli: claude\n    roles:\n      backend: {}",
-    );
+    throw new ValidationError({
+      file: join(root, "service.yaml"),
+      path: "",
+      position: { line: 1, col: 1 },
+      problem: "no service.yaml in the workspace",
+      fix: "create one, for example:\n    cli: claude\n    roles:\n      backend: {}",
+    });
   }
   const adapter = configuredAdapter(config);
   const workspaceBranch = await currentBranch(root);
@@ -258,6 +278,8 @@ async function prepareRun(options: RunPlanOptions): Promise<PreparedRun> {
     env: (name) => Deno.env.get(name),
   });
   const targetBranch = landing?.settings.trackingRef ?? workspaceBranch;
+  // Kubernetes Jobs (DESIGN.md §17): the cluster answers and lets us list Jobs, before any row.
+  const kubernetes = await prepareKubernetes(config, { root, env, out });
   return {
     root,
     paths,
@@ -276,6 +298,7 @@ async function prepareRun(options: RunPlanOptions): Promise<PreparedRun> {
     chains,
     endpoint,
     landing,
+    kubernetes,
     targetBranch,
   };
 }
@@ -434,6 +457,7 @@ async function driveRun(
     cost: await readCostReport(paths, configuredBudgetUsd(config)),
     targetBranch: prep.targetBranch,
     ...(landing ? { landing } : {}),
+    ...(prep.kubernetes ? { kubernetes: prep.kubernetes } : {}),
     serverUrl: server.url,
     out,
     alertLine: options.alertLine,

@@ -10,7 +10,7 @@ import { type RunState, writeRunState } from "../runs/run_state.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import { isFinished } from "../tasks/task.ts";
 import { unownedTaskIds } from "../trackers/service_run.ts";
-import type { VerificationNudge } from "../verification/nudge.ts";
+import type { VerificationNudge } from "../verification/nudge_types.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
 import { Orchestrator, type OrchestratorOptions, type RunOutcome } from "./orchestrator.ts";
 import { ProgressDisplay } from "./progress.ts";
@@ -42,6 +42,8 @@ export interface DriveOptions {
   targetBranch: string;
   /** Landing through pull requests (lib/landing/setup.ts), when configured. */
   landing?: OrchestratorOptions["landing"];
+  /** Kubernetes Jobs as workers (lib/kubernetes/mod.ts), when configured. */
+  kubernetes?: OrchestratorOptions["kubernetes"];
   serverUrl: string;
   out: (line: string) => void;
   /** The terminal's line for the verification alert (see `RunPlanOptions`). */
@@ -110,6 +112,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     serverUrl: o.serverUrl,
     targetBranch: o.targetBranch,
     ...(o.landing ? { landing: o.landing } : {}),
+    ...(o.kubernetes ? { kubernetes: o.kubernetes } : {}),
     mcpConfigPath: o.mcpConfigPath,
     onAlert: (nudge) => {
       const line = o.alertLine?.(nudge);

@@ -45,7 +45,7 @@ export interface RunStartFacts {
 }
 
 /** The latest run whose tasks are not all finished: the one `service run` resumes. */
-export interface Resumable {
+interface Resumable {
   runId: string;
   /** Its plan file and digest, known when the run state is this run's. */
   plan?: string;

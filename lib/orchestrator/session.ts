@@ -292,10 +292,10 @@ export class AgentSession {
     });
   }
 
-  /** SIGTERM the group, wait the grace, SIGKILL; remembers why. */
-  async terminate(reason: NonNullable<AgentSession["endedBy"]>): Promise<void> {
+  /** SIGTERM the group, wait the grace (the session's, or `graceMs`), SIGKILL; remembers why. */
+  async terminate(reason: NonNullable<AgentSession["endedBy"]>, graceMs?: number): Promise<void> {
     this.endedBy ??= reason;
-    await this.proc.end(reason);
+    await this.proc.end(reason, graceMs);
   }
 
   /** Remove the PID file (the heartbeat file keeps the last state, alive false). */

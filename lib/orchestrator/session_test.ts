@@ -12,9 +12,7 @@ import { AgentSession, type SessionStart, SessionStartError } from "./session.ts
 async function start(root: string, over: Partial<SessionStart>): Promise<unknown> {
   const task = newTask(
     { ...TaskInputSchema.parse({ title: "T", role: "backend", goal: "g" }), id: "t1" },
-    "CLAIMED",
-    0,
-    "2026-11-21T10:00:00.000Z",
+    { status: "CLAIMED", seq: 0, now: "2026-11-21T10:00:00.000Z" },
   );
   const adapter = genericAdapter({ cliCommand: ["/nonexistent/agent"] });
   return await AgentSession.start({

@@ -43,7 +43,7 @@ export function landedButOpen(
 }
 
 /** The line that says what was repaired. */
-export function repairLine(r: StoreRepair): string {
+function repairLine(r: StoreRepair): string {
   const how = r.row.pr
     ? ` through ${r.row.pr}`
     : r.row.commit

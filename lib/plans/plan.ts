@@ -8,7 +8,7 @@ import { ValidationError } from "../config/errors.ts";
 import { CommandChecksSchema } from "../config/schema.ts";
 import { validateYaml } from "../config/validate.ts";
 import { parseYamlSource, type YamlSource } from "../config/yaml_source.ts";
-import { ID_PATTERN, isValidId } from "../ids.ts";
+import { ID_RULE, isValidId } from "../ids.ts";
 import { checkDependencies } from "../tasks/graph.ts";
 import {
   CompletionSignalSchema,
@@ -19,10 +19,24 @@ import {
 } from "../tasks/task.ts";
 import { suggest } from "../util/levenshtein.ts";
 
+/** What a {@link PlanError} names: the key path in the plan, the problem, how to fix it. */
+export interface PlanProblem {
+  /** `["stages", 1, "role"]`; empty for the whole plan. */
+  path: (string | number)[];
+  problem: string;
+  fix?: string;
+}
+
 /** A plan that does not match spec §2.12. */
 export class PlanError extends ValidationError {
-  constructor(source: YamlSource, path: (string | number)[], problem: string, fix?: string) {
-    super(source.file, formatPlanPath(path), source.locate(path), problem, fix);
+  constructor(source: YamlSource, { path, problem, fix }: PlanProblem) {
+    super({
+      file: source.file,
+      path: formatPlanPath(path),
+      position: source.locate(path),
+      problem,
+      fix,
+    });
     this.name = "PlanError";
   }
 }
@@ -33,7 +47,7 @@ function formatPlanPath(path: (string | number)[]): string {
 
 /** One step. */
 const StepSchema = z.strictObject({
-  id: z.string().regex(ID_PATTERN).optional(),
+  id: z.string().refine(isValidId, `must be ${ID_RULE}`).optional(),
   title: z.string().min(1).optional(),
   goal: z.string().min(1),
   role: z.string().min(1),
@@ -92,18 +106,20 @@ function slug(name: string): string {
 export function parsePlan(text: string, file: string, options: ParsePlanOptions = {}): ParsedPlan {
   const source = parseYamlSource(file, text);
   if (!source.value || typeof source.value !== "object" || Array.isArray(source.value)) {
-    throw new PlanError(
-      source,
-      [],
-      "a plan is a mapping with a `stages` list",
-      `start from:\n    ${EXAMPLE}`,
-    );
+    throw new PlanError(source, {
+      path: [],
+      problem: "a plan is a mapping with a `stages` list",
+      fix: `start from:\n    ${EXAMPLE}`,
+    });
   }
   const plan = validateYaml(source, PlanSchema, { examples: { stages: EXAMPLE } });
   const stageNames = new Map<string, number>();
   plan.stages.forEach((stage, i) => {
     if (stageNames.has(stage.name)) {
-      throw new PlanError(source, ["stages", i, "name"], `duplicate stage name '${stage.name}'`);
+      throw new PlanError(source, {
+        path: ["stages", i, "name"],
+        problem: `duplicate stage name '${stage.name}'`,
+      });
     }
     stageNames.set(stage.name, i);
   });
@@ -111,14 +127,13 @@ export function parsePlan(text: string, file: string, options: ParsePlanOptions 
     stage.depends_on.forEach((dep, j) => {
       if (!stageNames.has(dep)) {
         const guess = suggest(dep, stageNames.keys());
-        throw new PlanError(
-          source,
-          ["stages", i, "depends_on", j],
-          `stage '${stage.name}' depends on unknown stage '${dep}'${
+        throw new PlanError(source, {
+          path: ["stages", i, "depends_on", j],
+          problem: `stage '${stage.name}' depends on unknown stage '${dep}'${
             guess ? ` (did you mean '${guess}'?)` : ""
           }`,
-          `depends_on lists names of other stages: ${[...stageNames.keys()].join(", ")}`,
-        );
+          fix: `depends_on lists names of other stages: ${[...stageNames.keys()].join(", ")}`,
+        });
       }
     });
   });
@@ -126,12 +141,11 @@ export function parsePlan(text: string, file: string, options: ParsePlanOptions 
   const cycle = checkDependencies(stageGraph, () => false);
   if (cycle?.kind === "cycle") {
     const at = stageNames.get(cycle.cycle[0])!;
-    throw new PlanError(
-      source,
-      ["stages", at, "depends_on"],
-      `cyclic stage dependencies: ${cycle.cycle.join(" -> ")}`,
-      "remove one of the depends_on entries in the cycle",
-    );
+    throw new PlanError(source, {
+      path: ["stages", at, "depends_on"],
+      problem: `cyclic stage dependencies: ${cycle.cycle.join(" -> ")}`,
+      fix: "remove one of the depends_on entries in the cycle",
+    });
   }
   const idsOfStage = new Map<string, string[]>();
   const seen = new Map<string, string>();
@@ -142,35 +156,33 @@ export function parsePlan(text: string, file: string, options: ParsePlanOptions 
       const where = ["stages", i, "steps", j];
       if (options.roles && !options.roles.has(step.role)) {
         const guess = suggest(step.role, options.roles);
-        throw new PlanError(
-          source,
-          [...where, "role"],
-          `role '${step.role}' is not listed in service.yaml roles${
+        throw new PlanError(source, {
+          path: [...where, "role"],
+          problem: `role '${step.role}' is not listed in service.yaml roles${
             guess ? ` (did you mean '${guess}'?)` : ""
           }`,
-          `use one of ${
+          fix: `use one of ${
             [...options.roles].join(", ")
           }, or add '${step.role}' under roles: in service.yaml`,
-        );
+        });
       }
       if (options.templates && !options.templates.has(step.role)) {
-        throw new PlanError(
-          source,
-          [...where, "role"],
-          `role '${step.role}' has no template directory`,
-          `create templates/roles/${step.role}/ with system_prompt.md, task_prompt.md and config.yaml`,
-        );
+        throw new PlanError(source, {
+          path: [...where, "role"],
+          problem: `role '${step.role}' has no template directory`,
+          fix:
+            `create templates/roles/${step.role}/ with system_prompt.md, task_prompt.md and config.yaml`,
+        });
       }
       const id = step.id ?? `${slug(stage.name)}-${j + 1}`;
       if (!isValidId(id) || seen.has(id)) {
-        throw new PlanError(
-          source,
-          [...where, step.id ? "id" : "goal"],
-          seen.has(id)
+        throw new PlanError(source, {
+          path: [...where, step.id ? "id" : "goal"],
+          problem: seen.has(id)
             ? `task id '${id}' is used twice (also by ${seen.get(id)})`
             : `task id '${id}' is not valid`,
-          "give the step a unique `id:`",
-        );
+          fix: "give the step a unique `id:`",
+        });
       }
       seen.set(id, formatPlanPath(where));
       ids.push(id);
@@ -199,12 +211,11 @@ export function parsePlan(text: string, file: string, options: ParsePlanOptions 
     t.depends_on = stage.depends_on.flatMap((d) => idsOfStage.get(d)!);
   }
   if (tasks.length === 0) {
-    throw new PlanError(
-      source,
-      ["stages"],
-      "the plan yields no tasks",
-      `add steps, for example:\n    ${EXAMPLE}`,
-    );
+    throw new PlanError(source, {
+      path: ["stages"],
+      problem: "the plan yields no tasks",
+      fix: `add steps, for example:\n    ${EXAMPLE}`,
+    });
   }
   return { name: plan.name, tasks };
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { runArgv, runShell, TIMEOUT_EXIT } from "./shell.ts";
-import { processRunning } from "./tree.ts";
+import { processAlive } from "../util/process_alive.ts";
 
 Deno.test("runShell() runs the literal command with sh -c in cwd and keeps the output tail", async () => {
   await using dir = await tempDir();
@@ -69,7 +69,7 @@ Deno.test({
     assert.equal(r.code, 0);
     assert.ok(r.duration_ms < 5000, `took ${r.duration_ms} ms`);
     const pid = Number(/pid=(\d+)/.exec(r.output_tail)![1]);
-    assert.equal(processRunning(pid), false, "the setsid sleep is still running");
+    assert.equal(processAlive(pid), false, "the setsid sleep is still running");
   },
 });
 

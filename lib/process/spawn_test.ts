@@ -7,7 +7,7 @@ import {
   spawnProcess,
 } from "./spawn.ts";
 import { hostLauncher, type Launcher } from "./launcher.ts";
-import { processRunning } from "./tree.ts";
+import { processAlive } from "../util/process_alive.ts";
 
 const linux = Deno.build.os === "linux";
 
@@ -95,7 +95,7 @@ const CASES: Case[] = [
       assert.equal(status.signal, "SIGKILL");
       assert.ok(status.durationMs >= 500, `took ${status.durationMs} ms`);
       const grandchild = Number(/grandchild (\d+)/.exec(proc.tail.join("\n"))![1]);
-      assert.equal(processRunning(grandchild), false, "the grandchild outlived the timeout");
+      assert.equal(processAlive(grandchild), false, "the grandchild outlived the timeout");
     },
   },
   {
@@ -123,7 +123,7 @@ const CASES: Case[] = [
       const text = proc.tail.join("\n");
       for (const name of ["held", "quiet"]) {
         const pid = Number(new RegExp(`${name}=(\\d+)`).exec(text)![1]);
-        assert.equal(processRunning(pid), false, `the ${name} setsid sleep outlived it`);
+        assert.equal(processAlive(pid), false, `the ${name} setsid sleep outlived it`);
       }
     },
   },

@@ -75,13 +75,6 @@ function statOf(pid: number): { state: string; pgrp: number } | undefined {
   }
 }
 
-/** Whether `pid` still runs (Linux: a zombie nobody reaped has ended; elsewhere: it exists). */
-export function processRunning(pid: number): boolean {
-  if (!hasProc) return signal(pid, 0 as unknown as Deno.Signal);
-  const stat = statOf(pid);
-  return stat !== undefined && stat.state !== "Z" && stat.state !== "X";
-}
-
 function carriesMarker(pid: number, needle: Uint8Array): boolean {
   let env: Uint8Array;
   try {

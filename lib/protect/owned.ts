@@ -12,7 +12,7 @@ function normalise(path: string): string {
 }
 
 /** True when the `owned` entry covers `path`. */
-export function ownedCovers(owned: string, path: string): boolean {
+function ownedCovers(owned: string, path: string): boolean {
   const [o, p] = [normalise(owned), normalise(path)];
   if (o === "") return false;
   if (p === o || p.startsWith(`${o}/`)) return true;

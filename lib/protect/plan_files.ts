@@ -45,7 +45,7 @@ async function firstLine(path: string): Promise<string> {
 }
 
 /** The plan file a journal line's `run_started` row names, if any (a torn line names none). */
-export function planFileOf(line: string): string | undefined {
+function planFileOf(line: string): string | undefined {
   const event = readLine(line);
   if (event?.type !== "run_started") return undefined;
   if (event.plan_file) return event.plan_file;

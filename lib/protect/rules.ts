@@ -16,7 +16,7 @@
 import { hasGlobChars, matchGlob } from "../janitor/glob.ts";
 
 /** What the service itself reads and obeys: never lifted. */
-export const ALWAYS_PROTECTED: readonly string[] = [
+const ALWAYS_PROTECTED: readonly string[] = [
   "service.yaml",
   "plan.yaml",
   ".worktreeinclude",
@@ -24,7 +24,7 @@ export const ALWAYS_PROTECTED: readonly string[] = [
 ];
 
 /** The host's rules and the role templates: protected unless a `!` entry lifts them. */
-export const DEFAULT_PROTECTED: readonly string[] = [
+const DEFAULT_PROTECTED: readonly string[] = [
   ".github/workflows/**",
   ".github/actions/**",
   ".gitlab-ci.yml",
@@ -60,12 +60,12 @@ export interface RuleSources {
 }
 
 /** A path as the rules compare it: no leading `./` or `/`, no trailing `/`, lower case. */
-export function normalisePath(path: string): string {
+function normalisePath(path: string): string {
   return path.replace(/^(\.\/)+/, "").replace(/^\/+/, "").replace(/\/+$/, "").toLowerCase();
 }
 
 /** A workspace-relative path inside the workspace, or undefined for one outside it. */
-export function insideWorkspace(path: string): string | undefined {
+function insideWorkspace(path: string): string | undefined {
   const parts: string[] = [];
   for (const part of path.replace(/\\/g, "/").split("/")) {
     if (part === "" || part === ".") continue;

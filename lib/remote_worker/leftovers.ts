@@ -12,11 +12,12 @@ import { existsSync } from "node:fs";
 import { reapPidFiles } from "../agents/pid_files.ts";
 import { git } from "../git/git.ts";
 import { gitWorktree } from "../git/worktree_admin.ts";
-import { pushBranch, type RemoteOptions, remoteTip } from "../landing/push.ts";
+import { type RemoteOptions, remoteTip } from "../git/remote.ts";
+import { pushSessionBranch } from "../workers/remote_refs.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { agentBranch, commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
 import type { LeftSession } from "../workers/protocol.ts";
-import { ID_PATTERN } from "../ids.ts";
+import { isValidId } from "../ids.ts";
 
 /** Options of {@link handBackLeftovers}. */
 export interface LeftoverOptions {
@@ -41,12 +42,12 @@ export async function handBackLeftovers(o: LeftoverOptions): Promise<LeftSession
   const sessions = new Set(agents.map((a) => a.session_id));
   try {
     for await (const e of Deno.readDir(o.paths.worktrees)) {
-      if (e.isDirectory && ID_PATTERN.test(e.name)) sessions.add(e.name);
+      if (e.isDirectory && isValidId(e.name)) sessions.add(e.name);
     }
   } catch { /* no worktrees */ }
   const left: LeftSession[] = [];
   for (const session of [...sessions].sort()) {
-    if (!ID_PATTERN.test(session)) continue;
+    if (!isValidId(session)) continue;
     const path = worktreePath(root, session);
     let pushed: string | undefined;
     if (existsSync(path)) {
@@ -58,7 +59,11 @@ export async function handBackLeftovers(o: LeftoverOptions): Promise<LeftSession
         if (await beyondBases(root, tip)) {
           const branch = agentBranch(session);
           const there = await remoteTip(o.remote, branch).catch(() => undefined);
-          const out = await pushBranch(o.remote, branch, tip, there);
+          const out = await pushSessionBranch(o.remote, {
+            sessionId: session,
+            sha: tip,
+            expected: there,
+          });
           if (out.pushed) pushed = tip;
         }
       } catch (e) {
@@ -68,7 +73,7 @@ export async function handBackLeftovers(o: LeftoverOptions): Promise<LeftSession
     }
     await git(["branch", "-D", agentBranch(session)], { cwd: root, allowFailure: true });
     const task = tasks.get(session);
-    if (task && ID_PATTERN.test(task)) {
+    if (task && isValidId(task)) {
       left.push({ task_id: task, session_id: session, ...(pushed ? { pushed } : {}) });
     }
     o.log(

@@ -1,58 +1,70 @@
 /**
- * `service worker` (DESIGN.md §16): runs the orchestrator's agents on another machine. It
- * registers with its slots and roles, asks for tasks while a slot is free, and for each order
- * fetches the claim's base (and the earlier attempt's work it continues) from the git remote into
- * its own clone, starts the agent exactly as the orchestrator would (lib/orchestrator/session.ts:
- * the same worktree, environment allow-list, worktree environment, isolation, headless launch,
- * PID and heartbeat files), renews its lease by heartbeat while pushing what the agent commits, and when
- * the agent ends commits its leftovers, pushes `agent/<session>` with a lease and reports the
- * pushed commit with the session log. It never holds the orchestrator's provider keys: the agent
- * runs with this machine's environment.
+ * `service worker` (DESIGN.md §16, §17): runs the orchestrator's agents on another machine. It
+ * registers with its slots and roles, asks for tasks while a slot is free, runs each order
+ * (lib/remote_worker/order.ts) and renews each session's lease by heartbeat — with the session's
+ * own capability, which its claim carried — while pushing what the agent commits. It never holds
+ * the orchestrator's provider keys: the agent runs with this machine's environment.
+ *
+ * For a cluster: `--once` claims one task (or ends at once when none is ready), runs it, reports
+ * and ends; `--exit-when-idle S` ends after S seconds with nothing to run; `--clone URL` prepares
+ * its checkout from an empty directory. A stop (SIGTERM: a pod deleted, a node drained) drains:
+ * no claim is sent after it, running agents get `--drain-timeout` to finish, then they are ended,
+ * what they made is pushed and reported `ended_by: "drain"` (the orchestrator requeues the task at
+ * once, counting no attempt, and the next attempt continues from the pushed work). A worker that
+ * ends says so (`leave`), so it is no longer counted among the connected workers.
+ *
+ * Before its token leaves the machine it checks that the server is the orchestrator it means
+ * (GET /workers/hello); it ends, pushes and hands back what an earlier process of its name left;
+ * its registration says which adapters it can start. An operator's drain (`service workers
+ * drain`, told in a claim's or heartbeat's answer) stops its claims and ends it once its agents
+ * are done, without ending them.
  */
-import { gitWorktree } from "../git/worktree_admin.ts";
 import { resolve } from "node:path";
-import { commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
-import { dropTreeRecord, openWorktree } from "../worktrees/trees.ts";
-import { git, resolveCommit } from "../git/git.ts";
+import { openWorktree } from "../worktrees/trees.ts";
 import { loadWorkspaceConfig, namedAdapter } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { type RunLaunch, runLaunch } from "../orchestrator/run_isolation.ts";
-import { AgentSession, SessionStartError } from "../orchestrator/session.ts";
-import { invocationArgv } from "../orchestrator/invocation.ts";
 import type { EndReason } from "../orchestrator/core/state.ts";
-import { agentExitCode } from "../agents/exit_status.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
-import { type WorkspacePaths, workspacePaths } from "../workspace.ts";
+import { workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded } from "../worktrees/exclude.ts";
-import {
-  fetchBranch,
-  pushBranch,
-  RemoteError,
-  type RemoteOptions,
-  remoteUrl,
-} from "../landing/push.ts";
-import { TaskApiError, TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
-import { UserFacingError } from "../errors.ts";
+import { type RemoteOptions, remoteUrl } from "../git/remote.ts";
+import { HttpApiError } from "../http/api_error.ts";
+import { TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
 import { isLoopbackHost } from "../util/loopback.ts";
-import { fetchBase } from "../workers/remote_refs.ts";
+import type { HeartbeatAnswer, RegisterAnswer, WorkOrder } from "../workers/protocol.ts";
+import { prepareClone } from "./clone.ts";
+import { WorkerStatus } from "./health.ts";
 import {
-  type HeartbeatAnswer,
-  MAX_REPORT_LOG_BYTES,
-  type RegisterAnswer,
-  type ReportBody,
-  type WorkOrder,
-} from "../workers/protocol.ts";
-import { WorktreeSetupError } from "../worktree_env/environments.ts";
+  DRAIN_KILL_GRACE_MS,
+  type OrderContext,
+  pushTip,
+  type Running,
+  runOrder,
+  sessionPath,
+} from "./order.ts";
+import { WorkerSetupError } from "./setup_error.ts";
 import { serverProblem } from "./server_check.ts";
 import { handBackLeftovers } from "./leftovers.ts";
 import { checkAdapters } from "./readiness.ts";
+
+export { WorkerSetupError };
+
+/** Default `--drain-timeout`: a little under a pod's default grace (30 s). */
+export const DEFAULT_DRAIN_TIMEOUT_S = 25;
+
+/** How long `--once` waits for an orchestrator that does not answer before it gives up. */
+export const ONCE_PATIENCE_MS = 60_000;
 
 /** Options of {@link runWorker}. */
 export interface WorkerOptions {
   /** The orchestrator's URL (`server.public_url` behind a reverse proxy). */
   server: string;
-  /** A `worker`-scope token (SERVICE_TOKEN). */
-  token?: string;
+  /**
+   * A `worker`-scope token (SERVICE_TOKEN), or a function asked at every request
+   * (SERVICE_TOKEN_FILE, re-read when the mounted Secret changes). It registers and claims only.
+   */
+  token?: string | (() => string | undefined);
   /** This worker's name (journaled with each task it runs). */
   name: string;
   slots: number;
@@ -62,57 +74,51 @@ export interface WorkerOptions {
   remote: string;
   /** Its clone of the repository (with service.yaml). */
   dir: string;
+  /** Make `dir` a partial clone of this URL first (an empty directory, a pod's emptyDir). */
+  clone?: string;
   /** How often it asks for tasks while a slot is free (default 1000 ms). */
   pollMs?: number;
+  /** Claim one task (none ready: end at once), run it, report it, end. */
+  once?: boolean;
+  /**
+   * A one-time claim ticket (the Kubernetes launcher's `--ticket`): the claim names it. With
+   * `once` only.
+   */
+  ticket?: string;
+  /** End after this many seconds with nothing running and nothing claimed. */
+  exitWhenIdleS?: number;
+  /** Seconds running agents get to finish once a drain begins (default 25). */
+  drainTimeoutS?: number;
   log: (line: string) => void;
-  /** Aborted: agents are ended (their work pushed and reported), then it returns. */
+  /** Aborted: drain (no new claim; agents get the drain timeout; then end, push, report). */
   signal?: AbortSignal;
-}
-
-/** The worker cannot start (no clone, no service.yaml, no such remote). */
-export class WorkerSetupError extends UserFacingError {
-  constructor(message: string, fix: string) {
-    super(message, 1, fix);
-    this.name = "WorkerSetupError";
-  }
-}
-
-const END_REASONS: readonly EndReason[] = [
-  "timeout",
-  "stop",
-  "rate_limit",
-  "reported",
-  "cancelled",
-];
-
-/** One agent running here. */
-interface Running {
-  order: WorkOrder;
-  session?: AgentSession;
-  /** What `agent/<session>` on the remote is at (the lease of the next push). */
-  pushed?: string;
-  done: Promise<void>;
+  /** Aborted: end the agents now (a second signal during a drain). */
+  hardStop?: AbortSignal;
+  /** What `--health-port` reads. */
+  status?: WorkerStatus;
 }
 
 /**
  * The URL this worker's agents call: the server's agents' listener when the server is on this
  * machine (a loopback `--server`) and has one, else `--server` itself (pure).
  */
-export function agentServerUrl(server: string, agentPort: number | undefined): string {
+function agentServerUrl(server: string, agentPort: number | undefined): string {
   if (!agentPort) return server;
   const url = new URL(server);
   if (!isLoopbackHost(url.hostname.replace(/^\[|\]$/g, ""))) return server;
   return `http://127.0.0.1:${agentPort}`; // where the agents' listener is bound
 }
 
-/** Run the worker until `signal` aborts. */
+/** Run the worker until it drains (`signal`), it is idle for long, or its `once` task is done. */
 export async function runWorker(o: WorkerOptions): Promise<void> {
   const root = resolve(o.dir);
+  if (o.clone) await prepareClone({ url: o.clone, dir: root, remote: o.remote, log: o.log });
   const { config } = await loadWorkspaceConfig(root);
   if (!config) {
     throw new WorkerSetupError(
       `no service.yaml in ${root}`,
-      "--dir must be a clone of the repository whose service.yaml the orchestrator runs",
+      "--dir must be a clone of the repository whose service.yaml the orchestrator runs " +
+        "(or give --clone URL with an empty --dir)",
     );
   }
   const remote: RemoteOptions = { root, remote: o.remote };
@@ -123,42 +129,54 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
     );
   }
   await ensureServiceExcluded(root);
-  const worker = new Worker(o, root, config, remote);
-  await worker.run();
+  await new Worker(o, root, config, remote).run();
 }
 
 class Worker {
   readonly #o: WorkerOptions;
-  /** The orchestrator stopped answering claims (said once until it answers again). */
-  #away = false;
-  readonly #root: string;
-  readonly #paths: WorkspacePaths;
-  readonly #config: ServiceConfig;
-  readonly #remote: RemoteOptions;
   readonly #client: TaskClient;
-  readonly #environments: WorktreeEnvironments;
+  readonly #orders: OrderContext;
+  readonly #status: WorkerStatus;
   readonly #launches = new Map<string, Promise<RunLaunch>>();
   readonly #running = new Map<string, Running>();
-  #intervalMs = 5000;
-  /** Where its agents call the task API (the server's agents' listener when on this machine). */
+  /** The orchestrator stopped answering claims (said once until it answers again). */
+  #away = false;
   #agentServer: string;
+  #draining = false;
+  /** The drain's time is up (or a second signal came): agents are being ended. */
+  #ending = false;
+  #idleSince = Date.now();
   #wake: () => void = () => {};
-  /** An operator drained it (`service workers drain`): no claim, exit once its agents are done. */
+  /** The claim ticket, until its claim was answered. */
+  #ticket: string | undefined;
+  /** An operator drained it (`service workers drain`): no claim, end once its agents are done. */
   #drained = false;
 
   constructor(o: WorkerOptions, root: string, config: ServiceConfig, remote: RemoteOptions) {
     this.#o = o;
-    this.#root = root;
-    this.#paths = workspacePaths(root);
-    this.#config = config;
-    this.#remote = remote;
+    this.#status = o.status ?? new WorkerStatus();
     this.#client = new TaskClient({ url: o.server, token: o.token, timeoutMs: 30_000 });
     this.#agentServer = o.server;
-    this.#environments = new WorktreeEnvironments({
+    const paths = workspacePaths(root);
+    this.#orders = {
+      name: o.name,
+      remoteName: o.remote,
       root,
-      config: { worktree: config.worktree, roles: config.roles },
-      portsDir: this.#paths.portLeases,
-    });
+      paths,
+      config,
+      remote,
+      client: this.#client,
+      environments: new WorktreeEnvironments({
+        root,
+        config: { worktree: config.worktree, roles: config.roles },
+        portsDir: paths.portLeases,
+      }),
+      launch: (adapter) => this.#launch(adapter),
+      agentServer: () => this.#agentServer,
+      draining: () => this.#draining,
+      ending: () => this.#ending,
+      log: o.log,
+    };
   }
 
   #path(what: string): string {
@@ -167,9 +185,52 @@ class Worker {
 
   async run(): Promise<void> {
     const o = this.#o;
-    // Its token goes only to the orchestrator it means: the server proves that first.
+    o.signal?.addEventListener("abort", () => this.#drain(), { once: true });
+    o.hardStop?.addEventListener("abort", () => this.#endAgents("now"), { once: true });
+    if (o.signal?.aborted) this.#drain(); // stopped while it cloned: it claims nothing
+    const registered = await this.#register();
+    if (!registered) return;
+    if (registered.cordoned) {
+      o.log(
+        `worker ${o.name}: cordoned by the orchestrator: ${registered.cordoned}; it gets no task ` +
+          `until \`service workers uncordon ${o.name}\``,
+      );
+    }
+    if (registered.drain) this.#drainedBy();
+    this.#agentServer = agentServerUrl(o.server, registered.agent_port);
+    this.#status.registered = true;
+    this.#idleSince = Date.now(); // idle from now: a slow start is not idleness
+    o.log(
+      `worker ${o.name}: registered with ${o.server} (${o.slots} slot(s)` +
+        `${o.roles ? `, roles ${o.roles.join(", ")}` : ""}); run ${
+          registered.run_id ?? "none yet"
+        }`,
+    );
+    const beat = setInterval(() => void this.#heartbeat(), registered.heartbeat_interval_s * 1000);
+    try {
+      if (o.once) await this.#claimOne(o.ticket);
+      else await this.#serve();
+      // Whatever runs finishes (or is drained) and is reported before the worker ends.
+      while (this.#running.size > 0) {
+        this.#status.alive();
+        await Promise.all([...this.#running.values()].map((r) => r.done));
+      }
+    } finally {
+      clearInterval(beat);
+      await this.#leave();
+    }
+  }
+
+  /**
+   * Register until the orchestrator answers (it may be restarting); undefined once draining.
+   * First the server proves it is the orchestrator this worker means (its token is sent to no
+   * other), what an earlier process left is handed back, and the adapters are checked.
+   */
+  async #register(): Promise<RegisterAnswer | undefined> {
+    const o = this.#o;
+    const token = typeof o.token === "function" ? o.token() : o.token;
     const problem = await this.#untilAnswered(async () =>
-      (await serverProblem({ server: o.server, token: o.token, root: this.#root })) ?? ""
+      (await serverProblem({ server: o.server, token, root: this.#orders.root })) ?? ""
     );
     if (problem) {
       throw new WorkerSetupError(
@@ -178,79 +239,177 @@ class Worker {
           "SERVICE_TOKEN is a token that orchestrator's auth.tokens lists",
       );
     }
-    if (problem === undefined) return; // stopped while it waited
+    if (problem === undefined) return undefined; // stopped while it waited
     // What an earlier process of this worker left is ended, pushed and handed back.
     const left = await handBackLeftovers({
-      paths: this.#paths,
-      remote: this.#remote,
+      paths: this.#orders.paths,
+      remote: this.#orders.remote,
       name: o.name,
       graceMs: 5000,
       log: o.log,
     });
     // What it can start: tasks needing an adapter it cannot start never reach it.
-    const adapters = await checkAdapters(this.#config, (name) => this.#launch(name));
+    const adapters = await checkAdapters(this.#orders.config, (name) => this.#launch(name));
     for (const a of adapters.filter((a) => !a.ready)) {
       o.log(
         `worker ${o.name}: cannot start ${a.name}: ${a.problem}; its tasks go to other workers`,
       );
     }
-    const registered = await this.#untilAnswered(() =>
-      this.#client.request<RegisterAnswer>("POST", this.#path("register"), {
-        slots: o.slots,
-        ...(o.roles ? { roles: o.roles } : {}),
-        adapters,
-        ...(left.length > 0 ? { left } : {}),
-      })
-    ).catch((e) => {
-      if (e instanceof TaskApiError && (e.status === 401 || e.status === 403)) {
+    try {
+      return await this.#untilAnswered(() =>
+        this.#client.request<RegisterAnswer>("POST", this.#path("register"), {
+          slots: o.slots,
+          ...(o.roles ? { roles: o.roles } : {}),
+          adapters,
+          ...(left.length > 0 ? { left } : {}),
+        })
+      );
+    } catch (e) {
+      if (e instanceof HttpApiError && (e.status === 401 || e.status === 403)) {
         throw new WorkerSetupError(
           `${o.server} refused this worker: ${e.message}`,
-          "export SERVICE_TOKEN=<a token of scope worker from the orchestrator's auth.tokens>; " +
-            "a name another token already uses needs its own --name",
+          "set SERVICE_TOKEN (or SERVICE_TOKEN_FILE) to a token of scope worker from the " +
+            "orchestrator's auth.tokens; a name another token already uses needs its own --name",
         );
       }
       throw e;
-    });
-    if (!registered) return;
-    this.#intervalMs = registered.heartbeat_interval_s * 1000;
-    this.#agentServer = agentServerUrl(o.server, registered.agent_port);
-    o.log(
-      `worker ${o.name}: registered with ${o.server} (${o.slots} slot(s)` +
-        `${o.roles ? `, roles ${o.roles.join(", ")}` : ""}); run ${
-          registered.run_id ?? "none yet"
-        }`,
-    );
-    if (registered.cordoned) {
-      o.log(
-        `worker ${o.name}: cordoned by the orchestrator: ${registered.cordoned}; it gets no task ` +
-          `until \`service workers uncordon ${o.name}\``,
-      );
-    }
-    if (registered.drain) this.#drain();
-    const beat = setInterval(() => void this.#heartbeat(), this.#intervalMs);
-    o.signal?.addEventListener("abort", () => this.#wake(), { once: true });
-    try {
-      while (!o.signal?.aborted) {
-        if (this.#drained && this.#running.size === 0) break;
-        const free = o.slots - this.#running.size;
-        if (free > 0 && !this.#drained) await this.#claim(free);
-        await new Promise<void>((r) => {
-          const t = setTimeout(r, o.pollMs ?? 1000);
-          this.#wake = () => {
-            clearTimeout(t);
-            r();
-          };
-        });
-      }
-      for (const r of this.#running.values()) void r.session?.terminate("stop");
-      await Promise.all([...this.#running.values()].map((r) => r.done));
-    } finally {
-      clearInterval(beat);
     }
   }
 
-  /** Drained by an operator: it claims nothing more and exits once its agents are done. */
-  #drain(): void {
+  /**
+   * Call `ask` until the server answers; undefined once draining. With `--once` it gives up
+   * after {@link ONCE_PATIENCE_MS}: a pod that cannot reach its orchestrator fails, visibly.
+   */
+  async #untilAnswered<T>(ask: () => Promise<T | undefined>): Promise<T | undefined> {
+    let told = false;
+    const since = Date.now();
+    while (!this.#draining) {
+      try {
+        return await ask();
+      } catch (e) {
+        const retry = e instanceof TaskStoreUnavailable ||
+          (e instanceof HttpApiError && (e.status === 503 || e.status === 502 || e.status === 504));
+        if (!retry) throw e;
+        if (this.#o.once && Date.now() - since > ONCE_PATIENCE_MS) {
+          throw new WorkerSetupError(
+            `${this.#o.server} did not answer for ${ONCE_PATIENCE_MS / 1000} s: ` +
+              (e as Error).message,
+            "check --server and that `service run` serves there",
+          );
+        }
+        if (!told) this.#o.log(`worker ${this.#o.name}: ${(e as Error).message}; trying again`);
+        told = true;
+        await this.#sleep(1000);
+      }
+    }
+    return undefined;
+  }
+
+  /** Claim while a slot is free, until the worker drains or has been idle for long enough. */
+  async #serve(): Promise<void> {
+    const o = this.#o;
+    while (!this.#draining) {
+      this.#status.alive();
+      if (this.#drained) {
+        // An operator's drain: its agents finish (run() waits for them); nothing more is claimed.
+        if (this.#running.size === 0) return;
+        await this.#sleep(o.pollMs ?? 1000);
+        continue;
+      }
+      const idleS = (Date.now() - this.#idleSince) / 1000;
+      if (
+        o.exitWhenIdleS !== undefined && this.#running.size === 0 && idleS >= o.exitWhenIdleS
+      ) {
+        o.log(
+          `worker ${o.name}: nothing to run for ${o.exitWhenIdleS} s (--exit-when-idle): ending`,
+        );
+        return;
+      }
+      const free = o.slots - this.#running.size;
+      if (free > 0) await this.#claim(free);
+      await this.#sleep(o.pollMs ?? 1000);
+    }
+  }
+
+  /** `--once`: one claim of one task (none ready: say so and end). */
+  async #claimOne(ticket?: string): Promise<void> {
+    if (this.#drained) return; // drained by an operator before it claimed
+    const answer = await this.#untilAnswered(() => this.#ask(1, ticket)).catch((e) => {
+      if (!ticket || !(e instanceof HttpApiError) || e.status >= 500) throw e;
+      throw new WorkerSetupError(
+        `${this.#o.server} refused this worker's claim ticket: ${e.message}`,
+        "a ticket claims one task once, for the Job it was minted for; the orchestrator " +
+          "creates a new Job with a new ticket",
+      );
+    });
+    if (answer === undefined) return; // drained before anything was claimed
+    if (answer.drain) return this.#drainedBy();
+    if (answer.orders.length === 0) {
+      this.#o.log(`worker ${this.#o.name}: nothing to claim (--once): ending`);
+    }
+    this.#start(answer.orders);
+  }
+
+  /**
+   * Ask for up to `free` tasks (the claim names `ticket` when there is one); `drain` when an
+   * operator drains this worker.
+   */
+  async #ask(free: number, ticket?: string): Promise<{ orders: WorkOrder[]; drain?: boolean }> {
+    const answer = await this.#client.request<{ orders: WorkOrder[]; drain?: boolean }>(
+      "POST",
+      this.#path("claim"),
+      {
+        free,
+        ...(this.#o.roles ? { roles: this.#o.roles } : {}),
+        ...(ticket ? { ticket } : {}),
+      },
+    );
+    return { orders: answer?.orders ?? [], ...(answer?.drain ? { drain: true } : {}) };
+  }
+
+  async #claim(free: number): Promise<void> {
+    let answer: { orders: WorkOrder[]; drain?: boolean };
+    try {
+      answer = await this.#ask(free);
+    } catch (e) {
+      // A refused token (a Secret rotated on one side first) or a proxy's 5xx passes: ask again.
+      const passing = e instanceof TaskStoreUnavailable ||
+        (e instanceof HttpApiError && (e.status === 401 || e.status === 403 || e.status >= 500));
+      if (!passing) throw e;
+      // The run ended or its orchestrator restarts: say so once, and ask again later.
+      if (!this.#away) {
+        this.#o.log(
+          `worker ${this.#o.name}: ${this.#o.server} ${
+            e instanceof HttpApiError ? "refuses the claim" : "does not answer"
+          } (${(e as Error).message}); asking again every ${(this.#o.pollMs ?? 1000) / 1000} s`,
+        );
+      }
+      this.#away = true;
+      return;
+    }
+    if (this.#away) this.#o.log(`worker ${this.#o.name}: ${this.#o.server} answers again`);
+    this.#away = false;
+    if (answer.drain) return this.#drainedBy();
+    this.#start(answer.orders);
+  }
+
+  /** Run `orders` (a drain that began while they were on their way hands them back). */
+  #start(orders: WorkOrder[]): void {
+    for (const order of orders) {
+      const running: Running = { order, done: Promise.resolve() };
+      this.#running.set(order.session_id, running);
+      running.done = runOrder(this.#orders, running).catch((e) =>
+        this.#o.log(`${order.task.id}: worker failed: ${(e as Error).message}`)
+      ).finally(() => {
+        this.#running.delete(order.session_id);
+        if (this.#running.size === 0) this.#idleSince = Date.now();
+        this.#wake();
+      });
+    }
+  }
+
+  /** Drained by an operator: it claims nothing more and ends once its agents are done. */
+  #drainedBy(): void {
     if (this.#drained) return;
     this.#drained = true;
     this.#o.log(
@@ -260,72 +419,100 @@ class Worker {
     this.#wake();
   }
 
-  /** True when the orchestrator answers now (a heartbeat of no session renews nothing). */
-  async #orchestratorAnswers(): Promise<boolean> {
-    try {
-      await this.#client.request("POST", this.#path("heartbeat"), { sessions: [] });
-      return true;
-    } catch (e) {
-      return !(e instanceof TaskStoreUnavailable ||
-        (e instanceof TaskApiError && (e.status === 502 || e.status === 503 || e.status === 504)));
+  /** The first stop: claim nothing more; agents get the drain timeout, then end. */
+  #drain(): void {
+    if (this.#draining) return;
+    this.#draining = true;
+    this.#status.draining = true;
+    this.#wake();
+    const timeoutS = this.#o.drainTimeoutS ?? DEFAULT_DRAIN_TIMEOUT_S;
+    const live = [...this.#running.values()].filter((r) => r.session?.proc.alive).length;
+    this.#o.log(
+      `worker ${this.#o.name}: draining: no new claims` +
+        (live > 0 ? `; ${live} agent(s) get ${timeoutS} s to finish, then end and are pushed` : ""),
+    );
+    if (this.#running.size === 0) return;
+    const t = setTimeout(() => this.#endAgents(`after ${timeoutS} s`), timeoutS * 1000);
+    Deno.unrefTimer(t);
+    void this.#heartbeat(); // the orchestrator hears at once that this worker drains
+  }
+
+  /** End every running agent as drained (the drain's time is up, or a second signal). */
+  #endAgents(when: string): void {
+    if (this.#ending) return;
+    this.#draining = this.#status.draining = true;
+    this.#ending = true;
+    for (const r of this.#running.values()) {
+      if (!r.session?.proc.alive || r.session.endedBy) continue;
+      this.#o.log(`${r.order.task.id}: ending agent ${r.order.session_id} (drain, ${when})`);
+      void r.session.terminate("drain", DRAIN_KILL_GRACE_MS);
     }
   }
 
-  /** Call `ask` until the server answers (it may be restarting); undefined once aborted. */
-  async #untilAnswered<T>(ask: () => Promise<T | undefined>): Promise<T | undefined> {
-    let told = false;
-    while (!this.#o.signal?.aborted) {
-      try {
-        return await ask();
-      } catch (e) {
-        const retry = e instanceof TaskStoreUnavailable ||
-          (e instanceof TaskApiError && (e.status === 503 || e.status === 502 || e.status === 504));
-        if (!retry) throw e;
-        if (!told) this.#o.log(`worker ${this.#o.name}: ${(e as Error).message}; trying again`);
-        told = true;
-        await new Promise((r) => setTimeout(r, 1000));
-      }
+  /**
+   * Every interval, for each session on its own: renew its lease (a request in flight is not
+   * doubled), then push what its agent committed since (a slow push delays no heartbeat).
+   */
+  #heartbeat(): void {
+    this.#status.alive();
+    // Every session until it is reported: one whose agent ended is still pushing its work.
+    for (const r of this.#running.values()) {
+      void this.#beat(r).then(() => this.#pushProgress(r));
     }
-    return undefined;
   }
 
-  async #claim(free: number): Promise<void> {
-    let answer: { orders: WorkOrder[]; drain?: boolean } | undefined;
+  async #beat(r: Running): Promise<void> {
+    const o = this.#o;
+    if (r.reported || r.beating) return; // reported: its capability ended with its report
+    r.beating = true;
+    let v: HeartbeatAnswer | undefined;
     try {
-      answer = await this.#client.request<{ orders: WorkOrder[]; drain?: boolean }>(
+      v = await this.#client.request<HeartbeatAnswer>(
         "POST",
-        this.#path("claim"),
+        sessionPath(o.name, r.order.session_id, "heartbeat"),
         {
-          free,
-          ...(this.#o.roles ? { roles: this.#o.roles } : {}),
+          task_id: r.order.task.id,
+          ...(r.pushed ? { pushed: r.pushed } : {}),
+          ...(this.#draining ? { draining: true } : {}),
         },
+        { token: r.order.session_token },
       );
     } catch (e) {
-      if (!(e instanceof TaskStoreUnavailable)) throw e;
-      // The run ended or its orchestrator restarts: say so once, and ask again later.
-      if (!this.#away) {
-        this.#o.log(
-          `worker ${this.#o.name}: ${this.#o.server} does not answer (${
-            (e as Error).message
-          }); asking again every ${(this.#o.pollMs ?? 1000) / 1000} s`,
-        );
-      }
-      this.#away = true;
+      if (r.reported) return; // reported meanwhile: its capability ended with it
+      // Unreachable: the agent goes on; the lease runs out only on the orchestrator's clock.
+      o.log(
+        `worker ${o.name}: heartbeat of ${r.order.session_id} not delivered: ${
+          (e as Error).message
+        }`,
+      );
       return;
+    } finally {
+      r.beating = false;
     }
-    if (this.#away) this.#o.log(`worker ${this.#o.name}: ${this.#o.server} answers again`);
-    this.#away = false;
-    if (answer?.drain) return this.#drain();
-    for (const order of answer?.orders ?? []) {
-      const running: Running = { order, done: Promise.resolve() };
-      this.#running.set(order.session_id, running);
-      running.done = this.#work(running).catch((e) =>
-        this.#o.log(`${order.task.id}: worker failed: ${(e as Error).message}`)
-      ).finally(() => {
-        this.#running.delete(order.session_id);
-        this.#wake();
-      });
-    }
+    if (v?.drain) this.#drainedBy();
+    if (!v || v.keep || !r.session || r.session.endedBy) return;
+    const reason: EndReason = (END_REASONS as string[]).includes(v.reason ?? "")
+      ? v.reason as EndReason
+      : "cancelled";
+    o.log(`${v.task_id}: ending agent ${v.session_id}: ${v.reason ?? reason}`);
+    void r.session.terminate(reason);
+  }
+
+  /** Push what a live agent committed since the last push (one push of a session at a time). */
+  #pushProgress(r: Running): void {
+    const session = r.session;
+    if (r.progress || !session?.proc.alive) return;
+    r.progress = (async () => {
+      await session.writeHeartbeat().catch(() => {});
+      const head = await headWhileRunning(session.worktree.path);
+      if (head && head !== r.order.base && head !== r.pushed) await pushTip(this.#orders, r, head);
+    })().catch(() => {}).finally(() => r.progress = undefined);
+  }
+
+  /** Tell the orchestrator this worker ends (best effort: it is forgotten after a lease anyway). */
+  async #leave(): Promise<void> {
+    const client = new TaskClient({ url: this.#o.server, token: this.#o.token, timeoutMs: 3000 });
+    await client.request("POST", this.#path("leave"), {}).catch(() => {});
   }
 
   /**
@@ -336,9 +523,10 @@ class Worker {
   #launch(adapterName: string): Promise<RunLaunch> {
     let launch = this.#launches.get(adapterName);
     if (!launch) {
-      launch = runLaunch(this.#config, namedAdapter(this.#config, adapterName), {
-        root: this.#root,
-        runtimeDir: this.#paths.runtime,
+      const config = this.#orders.config;
+      launch = runLaunch(config, namedAdapter(config, adapterName), {
+        root: this.#orders.root,
+        runtimeDir: this.#orders.paths.runtime,
         env: Deno.env.toObject(),
         out: (line) => this.#o.log(line),
       });
@@ -348,274 +536,39 @@ class Worker {
     return launch;
   }
 
-  /** One order: fetch, start, wait, push, report, clean up. */
-  async #work(r: Running): Promise<void> {
-    const { order } = r;
-    const o = this.#o;
-    const task = order.task;
-    const started = Date.now();
-    o.log(
-      `${task.id}: agent ${order.session_id} starting (attempt ${order.attempt}, ${order.adapter})`,
-    );
-    let exitCode = -1;
-    /** Why the agent did not start, when that is this machine's fault (not the task's). */
-    let startFailure: string | undefined;
-    /** No orchestrator answered when the agent ended on its own (the run was stopped). */
-    let away = false;
-    try {
-      await fetchBase(this.#remote, order.base_ref);
-      if (!await resolveCommit(order.base, { cwd: this.#root })) {
-        throw new Error(
-          `the base ${order.base.slice(0, 12)} is not on ${o.remote} (${order.base_ref})`,
-        );
-      }
-      if (order.start) {
-        const tip = await fetchBranch(this.#remote, `agent/${order.session_id}`);
-        if (tip !== order.start) {
-          throw new Error(`agent/${order.session_id} is not at ${order.start}`);
-        }
-        r.pushed = order.start;
-      }
-      const adapter = namedAdapter(this.#config, order.adapter);
-      const { launch, isolation } = await this.#launch(order.adapter).catch((e) => {
-        startFailure = (e as Error).message;
-        throw e;
-      });
-      const role = this.#config.roles[task.role] ?? {};
-      r.session = await AgentSession.start({
-        paths: this.#paths,
-        runId: order.run_id,
-        task,
-        sessionId: order.session_id,
-        baseCommit: order.base,
-        startCommit: order.start,
-        adapter,
-        launch,
-        argv: invocationArgv(adapter, task, {
-          prompt: order.prompt,
-          model: order.model,
-          effort: order.effort,
-          workdir: worktreePath(this.#root, order.session_id),
-        }),
-        // Its own credential, never this worker's token (docs/security.md "Agents").
-        serverUrl: this.#agentServer,
-        ...(order.agent_token ? { token: order.agent_token } : {}),
-        timeoutS: order.timeout_s,
-        graceMs: order.grace_ms,
-        agentEnv: [...this.#config.agent_env, ...(role.agent_env ?? [])],
-        environments: this.#environments,
-        ...(isolation ? { isolation } : {}),
-      });
-      const status = await r.session.proc.status;
-      exitCode = agentExitCode({
-        code: status.code,
-        signal: status.signal ?? null,
-        timedOut: r.session.endedBy === "timeout",
-      });
-      // Ended on its own with an error while no run answered: its report may have met a stop.
-      if (!r.session.endedBy && exitCode !== 0) away = !(await this.#orchestratorAnswers());
-    } catch (e) {
-      const err = e instanceof SessionStartError ? e.cause as Error : e as Error;
-      // Its launch on this machine failed (CLI, key, image, spawn): not the task's doing. A
-      // worktree setup that failed is the task's attempt, as on the orchestrator.
-      if (e instanceof SessionStartError && !(err instanceof WorktreeSetupError)) {
-        startFailure ??= err.message;
-      }
-      o.log(`${task.id}: agent ${order.session_id} did not start: ${err.message}`);
-      await this.#writeLog(
-        order,
-        `service worker ${o.name}: the agent did not start: ${err.message}\n`,
-      );
-    }
-    const delivered = await this.#deliver(r);
-    if (away) {
-      o.log(
-        `${task.id}: agent ${order.session_id} ended while no orchestrator answered (a stop): ` +
-          "its pushed work is kept for the next run, no attempt counted",
-      );
-    }
-    await this.#report({
-      task_id: task.id,
-      session_id: order.session_id,
-      exit_code: exitCode,
-      duration_ms: Date.now() - started,
-      ...(r.session?.endedBy ? { ended_by: r.session.endedBy } : {}),
-      commit: delivered.commit,
-      ...(delivered.error ? { push_error: delivered.error } : {}),
-      ...await this.#log(order),
-      ...(startFailure !== undefined ? { start_failure: startFailure.slice(0, 4000) } : {}),
-      ...(away ? { orchestrator_away: true } : {}),
+  /** Wait `ms`, or less when woken (an order ended, a drain began). */
+  #sleep(ms: number): Promise<void> {
+    return new Promise<void>((r) => {
+      const t = setTimeout(r, ms);
+      this.#wake = () => {
+        clearTimeout(t);
+        r();
+      };
     });
-    await this.#cleanUp(r);
-  }
-
-  /** Commit what the agent left and push `agent/<session>`; the commit, or why not. */
-  async #deliver(r: Running): Promise<{ commit: string | null; error?: string }> {
-    const path = worktreePath(this.#root, r.order.session_id);
-    let tip: string;
-    try {
-      tip =
-        (await commitPartialWork(path, `service: work of ${r.order.task.id} on ${this.#o.name}`))
-          .tip;
-    } catch {
-      return { commit: null }; // no worktree: the agent never started
-    }
-    if (tip === r.order.base) return { commit: null };
-    return await this.#push(r, tip);
-  }
-
-  /** Push `tip` to `agent/<session>` with the lease of the last push (three tries when offline). */
-  async #push(r: Running, tip: string): Promise<{ commit: string | null; error?: string }> {
-    if (r.pushed === tip) return { commit: tip };
-    const branch = `agent/${r.order.session_id}`;
-    for (let attempt = 1;; attempt++) {
-      try {
-        const out = await pushBranch(this.#remote, branch, tip, r.pushed);
-        if (!out.pushed) return { commit: null, error: out.detail };
-        r.pushed = tip;
-        return { commit: tip };
-      } catch (e) {
-        const retryable = e instanceof RemoteError && e.retryable;
-        if (!retryable || attempt >= 3) return { commit: null, error: (e as Error).message };
-        await new Promise((res) => setTimeout(res, 1000 * attempt));
-      }
-    }
-  }
-
-  async #writeLog(order: WorkOrder, text: string): Promise<void> {
-    await Deno.mkdir(this.#paths.runtime, { recursive: true });
-    await Deno.writeTextFile(`${this.#paths.runtime}/${order.session_id}.log`, text, {
-      append: true,
-    });
-  }
-
-  /** The session log for the report (its tail when longer than the report carries). */
-  async #log(order: WorkOrder): Promise<Pick<ReportBody, "log" | "log_truncated">> {
-    let bytes: Uint8Array;
-    try {
-      bytes = await Deno.readFile(`${this.#paths.runtime}/${order.session_id}.log`);
-    } catch {
-      return { log: "", log_truncated: false };
-    }
-    const truncated = bytes.length > MAX_REPORT_LOG_BYTES;
-    const tail = truncated ? bytes.subarray(bytes.length - MAX_REPORT_LOG_BYTES) : bytes;
-    return { log: new TextDecoder().decode(tail), log_truncated: truncated };
-  }
-
-  /** Report until the orchestrator answers: accepted, or 409 (the lease is gone). */
-  async #report(body: ReportBody): Promise<void> {
-    const o = this.#o;
-    const id = body.task_id;
-    try {
-      // A worker that is stopping still reports: its agent's work is what the run waits for.
-      let told = false;
-      for (;;) {
-        try {
-          await this.#client.request("POST", this.#path("report"), body);
-          o.log(
-            `${id}: agent ${body.session_id} exited ${body.exit_code}; reported ` +
-              (body.commit ? `commit ${body.commit.slice(0, 12)}` : "no commit") +
-              (body.push_error ? ` (push failed: ${body.push_error})` : ""),
-          );
-          return;
-        } catch (e) {
-          const again = e instanceof TaskStoreUnavailable ||
-            (e instanceof TaskApiError && e.status >= 500);
-          if (!again) throw e;
-          if (!told) o.log(`${id}: report not taken yet (${(e as Error).message}); trying again`);
-          told = true;
-          await new Promise((res) => setTimeout(res, 1000));
-        }
-      }
-    } catch (e) {
-      if (e instanceof TaskApiError && e.status === 409) {
-        o.log(`${id}: report refused: ${e.message}`);
-        return;
-      }
-      throw e;
-    }
-  }
-
-  /** Every interval: push new commits, renew the leases, end the agents the run wants ended. */
-  async #heartbeat(): Promise<void> {
-    // Every session until it is reported: one whose agent ended is still pushing its work.
-    const live = [...this.#running.values()];
-    if (live.length === 0) return;
-    for (const r of live) {
-      if (!r.session?.proc.alive) continue;
-      await r.session.writeHeartbeat().catch(() => {});
-      const head = await this.#headWhileRunning(r.session.worktree.path);
-      if (head && head !== r.order.base && head !== r.pushed) await this.#push(r, head);
-    }
-    let answer: HeartbeatAnswer | undefined;
-    try {
-      answer = await this.#client.request<HeartbeatAnswer>(
-        "POST",
-        this.#path("heartbeat"),
-        {
-          sessions: live.map((r) => ({
-            task_id: r.order.task.id,
-            session_id: r.order.session_id,
-            ...(r.pushed ? { pushed: r.pushed } : {}),
-          })),
-        },
-      );
-    } catch (e) {
-      // Unreachable: the agents go on; the lease runs out only on the orchestrator's clock.
-      this.#o.log(`worker ${this.#o.name}: heartbeat not delivered: ${(e as Error).message}`);
-      return;
-    }
-    if (answer?.drain) this.#drain();
-    for (const v of answer?.sessions ?? []) {
-      if (v.keep) continue;
-      const r = this.#running.get(v.session_id);
-      if (!r?.session || r.session.endedBy) continue;
-      const reason = (END_REASONS as string[]).includes(v.reason ?? "")
-        ? v.reason as EndReason
-        : "cancelled";
-      this.#o.log(`${v.task_id}: ending agent ${v.session_id}: ${v.reason ?? reason}`);
-      void r.session.terminate(reason);
-    }
-  }
-
-  /**
-   * The commit a running agent's worktree has checked out, read with the hardened git of agent
-   * trees and only while its git files are as the service made them (they are not rewritten
-   * under a running agent); undefined otherwise.
-   */
-  async #headWhileRunning(worktree: string): Promise<string | undefined> {
-    try {
-      const tree = await openWorktree(worktree, { repair: false });
-      const r = await tree.git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], {
-        allowFailure: true,
-      });
-      return r.code === 0 ? r.stdout.trim() : undefined;
-    } catch {
-      return undefined; // handed to a container's user, or not as the service made it
-    }
-  }
-
-  /** Remove the session's worktree and branch here (the remote keeps the work). */
-  async #cleanUp(r: Running): Promise<void> {
-    const id = r.order.session_id;
-    const path = worktreePath(this.#root, id);
-    try {
-      await r.session?.cleanup();
-      const role = r.order.task.role;
-      if (r.session && this.#environments.spec(role).teardown.length > 0) {
-        await this.#environments.teardown({
-          tree: path,
-          role,
-          env: r.session.env,
-          logPath: r.session.logPath,
-        });
-      }
-    } catch (e) {
-      this.#o.log(`${r.order.task.id}: teardown failed: ${(e as Error).message}`);
-    }
-    await gitWorktree(this.#root, ["remove", "--force", path], { allowFailure: true });
-    await dropTreeRecord(this.#root, id);
-    await git(["branch", "-D", `agent/${id}`], { cwd: this.#root, allowFailure: true });
-    await this.#environments.releasePorts(id).catch(() => {});
   }
 }
+
+/**
+ * The commit a running agent's worktree has checked out, read with the hardened git of agent
+ * trees and only while its git files are as the service made them (they are not rewritten under
+ * a running agent); undefined otherwise.
+ */
+async function headWhileRunning(worktree: string): Promise<string | undefined> {
+  try {
+    const tree = await openWorktree(worktree, { repair: false });
+    const r = await tree.git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], {
+      allowFailure: true,
+    });
+    return r.code === 0 ? r.stdout.trim() : undefined;
+  } catch {
+    return undefined; // handed to a container's user, or not as the service made it
+  }
+}
+
+const END_REASONS: readonly EndReason[] = [
+  "timeout",
+  "stop",
+  "rate_limit",
+  "reported",
+  "cancelled",
+];

@@ -16,7 +16,8 @@ import {
 } from "../audit/store.ts";
 import { REVIEW_ACTION_EVENT } from "../audit/chain.ts";
 import type { Principal } from "../auth/tokens.ts";
-import { type Card, type Column, DECISIONS, type FoldState } from "../board/fold.ts";
+import type { FoldState } from "../board/fold.ts";
+import { type Card, type Column, DECISIONS } from "../board/types.ts";
 import { type Projection, projectJournal, receiptOf } from "../board/projection.ts";
 import { BOARD_FOLD_SINK } from "../board/sink.ts";
 import { ConflictError, DomainError, NotFoundError } from "../errors.ts";
@@ -26,6 +27,7 @@ import type { JsonValue } from "../journal/canonical_json.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { journalContradiction } from "../audit/workspace_check.ts";
 import { diffPath, type WorkspacePaths } from "../workspace.ts";
+import type { ReviewReceipt } from "./types.ts";
 
 /** Longest note accepted, in characters. */
 const MAX_NOTE_LENGTH = 4000;
@@ -37,18 +39,6 @@ export const ReviewRequest = z.strictObject({
 });
 /** A validated review request. */
 export type ReviewRequest = z.infer<typeof ReviewRequest>;
-
-/** The receipt of spec §2.6. */
-export interface ReviewReceipt {
-  decision: string;
-  principal: string;
-  scope: string;
-  projection_hash: string;
-  journal_head: string;
-  journal_entry_hash: string;
-  diff_sha256: string | null;
-  audit_event_hash: string;
-}
 
 /** What a review action needs besides the request. */
 export interface ReviewContext {
@@ -179,11 +169,11 @@ export async function recordReview(
         diff_sha256: diffSha,
       };
       if (request.note !== undefined) binding.note = request.note;
-      const audit = await appendAuditEntry(ctx.audit, await ctx.auditKey(), {
+      const audit = await appendAuditEntry(ctx.audit, {
         event: REVIEW_ACTION_EVENT,
         principal: ctx.principal.principal,
         data: binding,
-      }, ctx.now);
+      }, { key: await ctx.auditKey(), now: ctx.now });
       signed = audit.lineHash;
       await ctx.afterAuditAppend?.();
       receipt = {

@@ -3,14 +3,7 @@
  * run's journal (verified as it is read) and the session logs kept in the run directory. A log
  * is served only with whether its bytes still re-hash to the digest the journal chained.
  */
-import {
-  ACTIVITY_SINK,
-  type ActivityState,
-  type Attempt,
-  outline,
-  outlineTask,
-} from "../board/activity.ts";
-import type { IgnoredRow, OutlineTask, TaskActivity } from "../board/activity.ts";
+import { ACTIVITY_SINK, type ActivityState, outline, outlineTask } from "../board/activity.ts";
 import { NotFoundError } from "../errors.ts";
 import type { IncrementalJournal } from "../journal/incremental.ts";
 import { readJournal, viewFor } from "../journal/journal_file.ts";
@@ -19,49 +12,11 @@ import { requireId } from "../ids.ts";
 import { requireRunJournal } from "../runs/runs.ts";
 import { journalPath, runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { journalContradiction } from "../audit/workspace_check.ts";
-import { type EvidenceMark, evidenceMarks } from "./evidence_marks.ts";
+import { evidenceMarks } from "./evidence_marks.ts";
+import type { RunOutline, ServedLog, TaskDetailResponse } from "./types.ts";
 
 /** Bytes of a session log's end served with the task detail. */
 const LOG_TAIL_BYTES = 16 * 1024;
-
-/** `GET /review-board/runs/<run_id>/tasks`. */
-export interface RunOutline {
-  run_id: string;
-  /** False also when the signed audit chain contradicts the journal (see `audit_disagreement`). */
-  journal_verified: boolean;
-  tasks: OutlineTask[];
-  already_landed: ActivityState["already_landed"];
-  /** The first row where the journal and the audit chain disagree (an edited, re-hashed journal). */
-  audit_disagreement?: { row?: number; audit_entry?: number; message: string };
-  /** The check of every sealed evidence bundle, by task id (a tampered one shows on its card). */
-  evidence: Record<string, EvidenceMark>;
-  /**
-   * Rows of known types that count for nothing (lib/journal/event_reader.ts: the board, the run
-   * and `service status` ignore them too): how many, and the first of them with why.
-   */
-  ignored_rows?: { count: number; rows: IgnoredRow[] };
-}
-
-/** A kept session log as served: its tail and whether the whole file matches the journal. */
-export interface ServedLog {
-  sha256: string;
-  bytes: number;
-  /** False when the file is gone or its bytes no longer hash to the journal's digest. */
-  verified: boolean;
-  missing?: true;
-  /** The last {@link LOG_TAIL_BYTES} bytes (from a line start), when the file exists. */
-  tail?: string;
-  truncated?: true;
-}
-
-/** `GET /review-board/runs/<run_id>/tasks/<task_id>`. */
-export interface TaskDetailResponse {
-  run_id: string;
-  journal_verified: boolean;
-  task: Omit<TaskActivity, "attempts"> & {
-    attempts: (Omit<Attempt, "log"> & { log?: ServedLog })[];
-  };
-}
 
 const views = new Map<string, IncrementalJournal<ActivityState>>();
 

@@ -7,23 +7,20 @@ import { parseUnifiedDiff, summarizeDiff } from "../diff/parse.ts";
 import { NotFoundError } from "../errors.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { diffPath, type WorkspacePaths } from "../workspace.ts";
+import type { DiffResponse } from "./types.ts";
 
-/** The diff response. */
-export interface DiffResponse {
-  sha256: string;
-  verified: boolean;
-  added: number;
-  removed: number;
-  files: string[];
-  diff_text: string;
+/** Whose diff {@link readReviewedDiff} reads. */
+export interface ReviewedDiffOf {
+  runId: string;
+  taskId: string;
+  /** The run's journal (its path). */
+  journal: string;
 }
 
 /** Read, re-hash and summarise the stored diff of a task; 404 when none was captured or it is gone. */
 export async function readReviewedDiff(
   paths: WorkspacePaths,
-  runId: string,
-  taskId: string,
-  journal: string,
+  { runId, taskId, journal }: ReviewedDiffOf,
 ): Promise<DiffResponse> {
   const projection = await projectJournal(runId, journal);
   const captured = projection.diffs.get(taskId);

@@ -21,6 +21,7 @@ import { readEvent } from "../journal/event_reader.ts";
 import { BUCKETS, taskFile } from "../tasks/persist.ts";
 import { bundleHash, signatureValid } from "../verification/bundle.ts";
 import { evidenceDir, journalPath, type WorkspacePaths } from "../workspace.ts";
+import type { EvidenceChecks, EvidenceResponse } from "./types.ts";
 
 /** No bundle to serve: `no_evidence_producers` (none declared) or `evidence_not_sealed`. */
 export class EvidenceNotFoundError extends Error {
@@ -30,17 +31,8 @@ export class EvidenceNotFoundError extends Error {
   }
 }
 
-/** What each check of a bundle found. */
-export interface EvidenceChecks {
-  outputs_rehash: boolean;
-  bundle_hash_chained: boolean;
-  journal_verified: boolean;
-  signature_valid: boolean;
-  audit_entry_valid: boolean;
-}
-
 /** The inputs of {@link checkBundle}, as read from disk (undefined: the file is missing). */
-export interface BundleFiles {
+interface BundleFiles {
   taskId: string;
   bundleText: string | undefined;
   /** Stored outputs by hex digest. */
@@ -49,14 +41,6 @@ export interface BundleFiles {
   auditText: string;
   key: Uint8Array;
 }
-
-/** The endpoint's body: the stored bundle, with `bundle_hash` recomputed, `verified` and why. */
-export type EvidenceResponse = Record<string, unknown> & {
-  bundle_hash: string | null;
-  verified: boolean;
-  checks: EvidenceChecks;
-  problems: string[];
-};
 
 const DIGEST = /^sha256:([0-9a-f]{64})$/;
 
@@ -71,7 +55,7 @@ function outputDigests(bundle: unknown): string[] {
 }
 
 /** What the run's journal says about one task's evidence. */
-export interface JournalEvidence {
+interface JournalEvidence {
   /** The `bundle_hash` of the task's latest `task_evidence_sealed` row. */
   hash?: string;
   /** Why sealing failed, when the latest such row is a `task_evidence_unsealed`. */

@@ -11,12 +11,7 @@ import { type FileIdentity, fileIdentity, settledBefore } from "../journal/file_
 import { sha256Hex } from "../journal/hash.ts";
 import { evidenceDir, type WorkspacePaths } from "../workspace.ts";
 import { readEvidence } from "./evidence.ts";
-
-/** A sealed evidence bundle's check, as the run outline serves it for the cards. */
-export interface EvidenceMark {
-  verified: boolean;
-  problems: string[];
-}
+import type { EvidenceMark } from "./types.ts";
 
 /** Most marks kept (one per task evidence directory). */
 const MAX_MARKS = 4096;

@@ -34,9 +34,7 @@ Deno.test("every built-in role template loads and renders goal and reporting", a
           completion_signals: [{ path_exists: "src/health.ts" }],
           batch_eligible: false,
         },
-        "OPEN",
-        0,
-        "2026-01-01T00:00:00Z",
+        { status: "OPEN", seq: 0, now: "2026-01-01T00:00:00Z" },
       );
       const prompt = renderPrompt(t, task);
       assert.match(prompt, /Add GET \/health/);

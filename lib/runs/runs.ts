@@ -3,7 +3,6 @@ import { NotFoundError } from "../errors.ts";
 import { isValidId, requireId } from "../ids.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
 import { type JournalSummary, journalSummary } from "../board/projection.ts";
-import type { JsonValue } from "../journal/canonical_json.ts";
 import { readRunState } from "./run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { IncrementalJournal } from "../journal/incremental.ts";
@@ -14,14 +13,8 @@ import {
   sameIdentity,
   settledBefore,
 } from "../journal/file_identity.ts";
-import {
-  outcomeOf,
-  RUN_TRAIL_SINK,
-  type RunOutcome,
-  type RunStatus,
-  runStatusOf,
-  type RunTrail,
-} from "./trail.ts";
+import { outcomeOf, RUN_TRAIL_SINK, type RunOutcome, runStatusOf, type RunTrail } from "./trail.ts";
+import type { RunSummary } from "./summary_types.ts";
 
 /** The journal path of an existing run; 400 for a bad id, 404 when the run does not exist. */
 export async function requireRunJournal(paths: WorkspacePaths, runId: string): Promise<string> {
@@ -34,23 +27,6 @@ export async function requireRunJournal(paths: WorkspacePaths, runId: string): P
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
   throw new NotFoundError("unknown_run", `no run ${JSON.stringify(runId)} (no ${path})`);
-}
-
-/** One entry of `GET /review-board/runs`. */
-export interface RunSummary {
-  run_id: string;
-  event_count: number;
-  journal_head: string;
-  journal_verified: boolean;
-  started: JsonValue | null;
-  completed: JsonValue | null;
-  /** How the run stands now (lib/runs/trail.ts: recomputed after a cancel or retry). */
-  status: RunStatus;
-  /** Cards per board column. */
-  counts: Record<string, number>;
-  /** Tasks that ended FAILED, and CANCELLED (the board keeps their cards in `gated`). */
-  failed: number;
-  cancelled: number;
 }
 
 const trailViews = new Map<string, IncrementalJournal<RunTrail>>();

@@ -10,18 +10,10 @@ import type { RowSink } from "../journal/incremental.ts";
 import type { JournalEvent } from "../journal/row.ts";
 import type { DataNeed } from "../journal/bulk_verify.ts";
 import { type EventType, readEvent } from "../journal/event_reader.ts";
+import type { RunStatus } from "./summary_types.ts";
 
 /** How a task of the run stands: still to finish, landed, or ended without landing. */
 export type TaskEnd = "open" | "landed" | "failed" | "cancelled";
-
-/** How a run stands (`service runs`, `GET /review-board/runs`, `service status`). */
-export type RunStatus =
-  | "running"
-  | "completed"
-  | "failed"
-  | "stopped"
-  | "interrupted"
-  | "resumable";
 
 /** The sink's state: each task's end, the plan's dependencies, and the run's last word. */
 export interface RunTrail {

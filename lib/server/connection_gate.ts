@@ -15,7 +15,7 @@
  *
  * An idle connection that has sent nothing costs one descriptor and a small read buffer.
  */
-import { MAX_HEAD_BYTES, RequestFraming } from "./request_framing.ts";
+import { RequestFraming } from "./request_framing.ts";
 
 /** Limits of the gate. */
 export interface GateLimits {
@@ -362,5 +362,3 @@ export function defaultMaxConnections(): number {
   } catch { /* not Linux: assume 1024 */ }
   return Math.max(16, Math.floor((soft - 128) / 3));
 }
-
-export { MAX_HEAD_BYTES };

@@ -3,7 +3,9 @@
  * gate on the public address (lib/server/connection_gate.ts has why). A task server also has
  * the agents' listener: a second gate, on a loopback port of its own, in front of a second
  * socket whose requests the app is told came from agents (`{agentPath: true}`), so they are
- * never taken for the local operator (docs/security.md "Agents").
+ * never taken for the local operator (docs/security.md "Agents"). With `server.trusted_proxy`, a
+ * third loopback port leads to a socket whose requests the app is told came from the single
+ * sign-on proxy beside it (`{proxyPath: true}`): only there is its user header believed.
  */
 import { join } from "node:path";
 import { defaultMaxConnections, type Gate, type GateStats, openGate } from "./connection_gate.ts";
@@ -23,13 +25,18 @@ export interface ListenOptions {
   agentListener?: boolean;
   /** The agents' port to take again when free (a restarted server's agents keep their URL). */
   agentPort?: number;
+  /** The trusted proxy's loopback port (`server.trusted_proxy.port`), when one is configured. */
+  proxyPort?: number;
 }
 
-/** The app's fetch: `env.agentPath` is true for a request that came through the agents' listener. */
-export type GatedFetch = (
-  req: Request,
-  env?: { agentPath: boolean },
-) => Response | Promise<Response>;
+/** Where a request came in: the agents' listener, the trusted proxy's, or the public one. */
+export interface ListenerEnv {
+  agentPath: boolean;
+  proxyPath?: boolean;
+}
+
+/** The app's fetch: `env` says which listener the request came through. */
+export type GatedFetch = (req: Request, env?: ListenerEnv) => Response | Promise<Response>;
 
 /** A listening server. */
 export interface Listening {
@@ -64,6 +71,11 @@ export async function listenGated(
   if (options.agentListener) {
     servers.push(serve(join(dir, "agents.sock"), (req) => fetch(req, { agentPath: true })));
   }
+  if (options.proxyPort) {
+    servers.push(
+      serve(join(dir, "proxy.sock"), (req) => fetch(req, { agentPath: false, proxyPath: true })),
+    );
+  }
   const gates: Gate[] = [];
   try {
     const limits = options.server ?? {};
@@ -91,13 +103,18 @@ export async function listenGated(
       }
       gates.push(agentGate ?? gateOn("127.0.0.1", 0, agents));
     }
+    // The proxy beside the service (a sidecar) reaches it on loopback only.
+    if (options.proxyPort) {
+      gates.push(gateOn("127.0.0.1", options.proxyPort, join(dir, "proxy.sock")));
+    }
   } catch (e) {
     for (const g of gates) g.close();
     await Promise.all(servers.map((s) => s.shutdown()));
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     throw e;
   }
-  const [gate, agentGate] = gates;
+  const gate = gates[0];
+  const agentGate = options.agentListener ? gates[1] : undefined;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   const url = `http://${host}:${gate.port}`;
   options.onListen?.(url);

@@ -14,7 +14,7 @@ import { repairStateOnStart } from "../state/startup_repair.ts";
 import type { ServerBlock } from "../config/schema.ts";
 import { UserFacingError } from "../errors.ts";
 import type { OriginPolicy } from "../http/origin_guard.ts";
-import { listenGated, type Listening } from "./listen.ts";
+import { type ListenerEnv, listenGated, type Listening } from "./listen.ts";
 import type { GateStats } from "./connection_gate.ts";
 import { closeTaskStore, openedTaskStore, taskStoreFor } from "../tasks/registry.ts";
 import { closeTrackerService, trackerServiceFor } from "../trackers/service.ts";
@@ -23,6 +23,8 @@ import { publishServer, withdrawServer } from "../discovery/record.ts";
 import { ServerLog } from "./server_log.ts";
 import { isLoopbackHost, isWildcardHost } from "../util/loopback.ts";
 import { agentUrlFor, setAgentUrl } from "../auth/agent_credentials.ts";
+import { assertProxySecretSet } from "../auth/trusted_proxy.ts";
+import { secretEnv } from "../auth/secret_env.ts";
 
 /**
  * The app a server serves, built at the edge (routes/_app.ts: `SERVER_APP`, `GUI_APP`) and
@@ -30,8 +32,8 @@ import { agentUrlFor, setAgentUrl } from "../auth/agent_credentials.ts";
  */
 export interface ServedApp {
   build(ctx: AppContext): {
-    /** `env.agentPath`: the request came through the agents' listener (lib/server/listen.ts). */
-    fetch(request: Request, env?: { agentPath: boolean }): Response | Promise<Response>;
+    /** `env`: which listener the request came through (lib/server/listen.ts). */
+    fetch(request: Request, env?: ListenerEnv): Response | Promise<Response>;
   };
   /** Open the workspace's task store (default true; `gui serve` has no task API). */
   taskStore?: boolean;
@@ -103,7 +105,8 @@ export function appContext(root: string, tokens: TokenSpec[]): AppContext {
   let key: Promise<Uint8Array> | undefined;
   return {
     paths,
-    tokenSpecs: () => effectiveTokenSpecs(tokens, (n) => Deno.env.get(n)),
+    // Each token is its variable, or the file `<variable>_FILE` names (a mounted Secret).
+    tokenSpecs: () => effectiveTokenSpecs(tokens, (n) => secretEnv(n)),
     auditKey: () => {
       // SERVICE_AUDIT_KEY is read per call so it can rotate; the file key is cached once made.
       if (Deno.env.get("SERVICE_AUDIT_KEY")) return loadAuditKey(audit);
@@ -128,9 +131,11 @@ export function startServer(options: StartServerOptions): Promise<RunningServer>
     closing: closing.signal,
     origin: originPolicy(options.host, options.server),
     maxEventStreams: options.server?.max_event_streams,
+    ...(options.server?.trusted_proxy ? { trustedProxy: options.server.trusted_proxy } : {}),
   };
   // Auth fails closed: a configured token with no value is a start-up error naming it.
-  assertTokenVariablesSet(options.tokens, (n) => Deno.env.get(n));
+  assertTokenVariablesSet(options.tokens, (n) => secretEnv(n));
+  assertProxySecretSet(options.server?.trusted_proxy, (n) => secretEnv(n));
   if (!isLoopbackHost(options.host) && !tokensActive(ctx.tokenSpecs())) {
     throw new UnsafeBindError(options.host);
   }
@@ -233,6 +238,7 @@ async function listen(
       // a restarted server takes the same port again, so agents that run on find it.
       agentListener: options.app.taskStore !== false,
       agentPort: await previousAgentPort(ctx.paths.runtime),
+      ...(ctx.trustedProxy ? { proxyPort: ctx.trustedProxy.port } : {}),
     }, (req, env) => app.fetch(req, env));
   } catch (e) {
     log.line(`could not listen on ${options.host}:${options.port}: ${(e as Error).message}`);
@@ -299,11 +305,16 @@ function background({ ctx, options, log, warn, running }: Serving): () => Promis
     await s.flushExport();
   };
   let ticking: Promise<void> = Promise.resolve();
+  // `/healthz` says stuck when a tick has not finished for long (lib/metrics/health.ts).
+  const everyMs = options.tickMs ?? 1000;
+  ctx.ticked = { at: Date.now(), everyMs };
   const timer = setInterval(() => {
     ticking = ticking.then(tick).catch((e) =>
       warn(`background tick failed: ${(e as Error).message}`)
-    );
-  }, options.tickMs ?? 1000);
+    ).finally(() => {
+      ctx.ticked = { at: Date.now(), everyMs };
+    });
+  }, everyMs);
   return async () => {
     clearInterval(timer);
     await ticking;

@@ -2,7 +2,7 @@
 import type { StartFailure } from "../runs/start_failure.ts";
 import { formatUsd } from "../cost/money.ts";
 import { durationWords } from "../util/duration_words.ts";
-import type { VerificationNudge } from "../verification/nudge.ts";
+import type { VerificationNudge } from "../verification/nudge_types.ts";
 import type { GuardedTask } from "./guarded.ts";
 import { printable } from "../util/printable.ts";
 

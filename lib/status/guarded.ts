@@ -4,7 +4,8 @@
  * `status` names them whether or not the run's process is alive. Landed and cancelled tasks are
  * left out: nothing is left to decide about them.
  */
-import { ACTIVITY_SINK, type ActivityState, type OwnedFilesExceeded } from "../board/activity.ts";
+import { ACTIVITY_SINK, type ActivityState } from "../board/activity.ts";
+import { type OwnedFilesExceeded } from "../board/activity_types.ts";
 import type { IncrementalJournal } from "../journal/incremental.ts";
 import { readJournal, viewFor } from "../journal/journal_file.ts";
 import { readRunState } from "../runs/run_state.ts";

@@ -1,6 +1,8 @@
 /** A small HTTP client of the task API for external workers and the CLI. */
 import { findWorkspaceServer } from "../discovery/find.ts";
 import { UserFacingError } from "../errors.ts";
+import { HttpApiError } from "../http/api_error.ts";
+import { createHttpClient, type HttpClient } from "../http/client.ts";
 import type { Task } from "./task.ts";
 
 /** How to reach the task server, said once for every command that needs it (spec §7.3). */
@@ -16,20 +18,15 @@ export class TaskStoreUnavailable extends UserFacingError {
   }
 }
 
-/** The server answered with an error body. */
-export class TaskApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
-    super(`HTTP ${status} ${code}: ${message}`);
-    this.name = "TaskApiError";
-  }
-}
-
 /** Options of {@link TaskClient}. */
 export interface TaskClientOptions {
   /** Base URL, e.g. `http://127.0.0.1:8052`. */
   url: string;
-  /** Bearer token (default SERVICE_TOKEN). */
-  token?: string;
+  /**
+   * Bearer token (default SERVICE_TOKEN); a function is asked at every request (a token file
+   * that is rotated, lib/auth/secret_env.ts).
+   */
+  token?: string | (() => string | undefined);
   /** Per-request timeout in ms (default 10 000). */
   timeoutMs?: number;
 }
@@ -45,54 +42,66 @@ export async function serverUrlFor(root: string, env = Deno.env.toObject()): Pro
   throw new TaskStoreUnavailable(undefined, search.why);
 }
 
-/** Calls the task API. */
+/** Read requests the server refused for now (503 with `Retry-After`) are tried this often again. */
+const READ_RETRIES = 2;
+
+/** Calls the task API; a refusal is the client's `HttpApiError` (lib/http/api_error.ts). */
 export class TaskClient {
   readonly url: string;
-  readonly #token?: string;
+  readonly #http: HttpClient;
   readonly #timeoutMs: number;
 
   constructor(options: TaskClientOptions) {
     this.url = options.url.replace(/\/+$/, "");
-    this.#token = options.token ?? Deno.env.get("SERVICE_TOKEN");
+    const token = options.token ?? Deno.env.get("SERVICE_TOKEN");
     this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#http = createHttpClient({
+      service: "the task server",
+      baseUrl: this.url,
+      headers: () => {
+        const value = typeof token === "function" ? token() : token;
+        return {
+          accept: "application/json",
+          ...(value ? { authorization: `Bearer ${value}` } : {}),
+        };
+      },
+      timeoutMs: this.#timeoutMs,
+      retries: READ_RETRIES,
+      maxRetryWaitMs: 5_000,
+    });
   }
 
-  /** Send a request; JSON in, JSON out (undefined for 204). */
-  async request<T>(method: string, path: string, body?: unknown): Promise<T | undefined> {
-    const headers: Record<string, string> = { accept: "application/json" };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    if (this.#token) headers.authorization = `Bearer ${this.#token}`;
-    let res: Response;
+  /**
+   * Send a request; JSON in, JSON out (undefined for 204 or an empty body). Throws
+   * {@link TaskStoreUnavailable} when the server does not answer, `HttpApiError` when it refuses.
+   * `options.token` replaces the client's token for this one request (a worker session's
+   * capability).
+   */
+  async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { token?: string } = {},
+  ): Promise<T | undefined> {
+    let answer;
+    const headers = options.token ? { authorization: `Bearer ${options.token}` } : undefined;
     try {
-      res = await fetch(`${this.url}${path}`, {
+      answer = await this.#http.request(path, {
         method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.#timeoutMs),
+        ...(body === undefined ? {} : { json: body }),
+        ...(headers ? { headers } : {}),
       });
     } catch (e) {
-      const err = e as Error;
-      if (err.name === "TimeoutError") {
-        throw new TaskStoreUnavailable(this.url, "no answer within " + this.#timeoutMs + " ms");
+      if (e instanceof HttpApiError && e.status === 0) {
+        throw new TaskStoreUnavailable(
+          this.url,
+          e.code === "timeout" ? `no answer within ${this.#timeoutMs} ms` : "connection refused",
+        );
       }
-      throw new TaskStoreUnavailable(this.url);
+      throw e;
     }
-    if (res.status === 204) {
-      await res.body?.cancel();
-      return undefined;
-    }
-    const text = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      throw new TaskApiError(res.status, "invalid_response", text.slice(0, 200));
-    }
-    if (!res.ok) {
-      const e = (parsed as { error?: { code?: string; message?: string } })?.error;
-      throw new TaskApiError(res.status, e?.code ?? "error", e?.message ?? text.slice(0, 200));
-    }
-    return parsed as T;
+    if (answer.status === 204 || answer.body.length === 0) return undefined;
+    return answer.json<T>();
   }
 
   /** Claim the next ready task of `role` (undefined when none is ready). */

@@ -117,6 +117,15 @@ export async function loadTaskSpecs(paths: WorkspacePaths): Promise<LoadedTasks>
   return { tasks, problems };
 }
 
+/** One task spec to write: its id and status (which name its file), its YAML, where it was. */
+export interface TaskSpecWrite {
+  id: string;
+  status: TaskStatus;
+  yaml: string;
+  /** The directory it was in; unknown: every other directory is cleared of it. */
+  previous?: Bucket;
+}
+
 /**
  * Write one task spec into its directory (temporary file, synced, renamed, directory synced:
  * a change is acknowledged only once it is durable), then remove the copy in `previous` (the
@@ -124,10 +133,7 @@ export async function loadTaskSpecs(paths: WorkspacePaths): Promise<LoadedTasks>
  */
 export async function saveTaskSpec(
   paths: WorkspacePaths,
-  id: string,
-  status: TaskStatus,
-  yaml: string,
-  previous?: Bucket,
+  { id, status, yaml, previous }: TaskSpecWrite,
 ): Promise<void> {
   const bucket = bucketOf(status);
   await writeFileAtomic(taskFile(paths, bucket, id), yaml);
@@ -148,6 +154,14 @@ export async function saveTaskSpec(
  */
 export type ExportCache = Map<string, { revision: number; json: string }>;
 
+/** When {@link writeBacklogExport} says it was generated, and what it kept from the last one. */
+export interface BacklogExportOptions {
+  /** `generated_at` (ISO 8601). */
+  now: string;
+  /** Default: a new one (every task encoded). */
+  cache?: ExportCache;
+}
+
 /**
  * Write the JSON export of every task atomically: `{"generated_at", "tasks": […]}`, the bytes
  * `JSON.stringify` makes of it, each task's part taken from `cache` when its revision is unchanged.
@@ -155,8 +169,7 @@ export type ExportCache = Map<string, { revision: number; json: string }>;
 export async function writeBacklogExport(
   paths: WorkspacePaths,
   tasks: Iterable<Task>,
-  now: string,
-  cache: ExportCache = new Map(),
+  { now, cache = new Map() }: BacklogExportOptions,
 ): Promise<void> {
   const parts: string[] = [];
   for (const task of tasks) {

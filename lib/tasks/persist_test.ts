@@ -5,7 +5,7 @@ import { newTask, type Task, TaskInputSchema } from "./task.ts";
 
 function task(id: string, seq: number): Task {
   const input = TaskInputSchema.parse({ id, title: `Task ${id} "quoted" é`, role: "backend" });
-  return newTask({ ...input, id }, "OPEN", seq, "2026-11-28T10:00:00.000Z", null, false);
+  return newTask({ ...input, id }, { status: "OPEN", seq, now: "2026-11-28T10:00:00.000Z" });
 }
 
 Deno.test("writeBacklogExport() with its cache writes the bytes JSON.stringify makes, after a task changed too", async () => {
@@ -15,14 +15,14 @@ Deno.test("writeBacklogExport() with its cache writes the bytes JSON.stringify m
     const tasks = [task("a", 0), task("b", 1), task("c", 2)];
     const cache: ExportCache = new Map();
     const expected = (now: string) => JSON.stringify({ generated_at: now, tasks }) + "\n";
-    await writeBacklogExport(paths, tasks, "2026-11-28T10:00:01.000Z", cache);
+    await writeBacklogExport(paths, tasks, { now: "2026-11-28T10:00:01.000Z", cache });
     assert.equal(
       await Deno.readTextFile(backlogExportPath(paths)),
       expected("2026-11-28T10:00:01.000Z"),
     );
     // A change bumps the revision: the cached JSON of that task is not used again.
     Object.assign(tasks[1], { status: "CLAIMED", session_id: "s-1", revision: 1 });
-    await writeBacklogExport(paths, tasks, "2026-11-28T10:00:02.000Z", cache);
+    await writeBacklogExport(paths, tasks, { now: "2026-11-28T10:00:02.000Z", cache });
     assert.equal(
       await Deno.readTextFile(backlogExportPath(paths)),
       expected("2026-11-28T10:00:02.000Z"),

@@ -163,7 +163,11 @@ Deno.test("specYaml() reads back as a whole task, and as the yaml package's text
     },
   });
   const task = {
-    ...newTask({ ...input, id: input.id! }, "OPEN", 3, "2026-11-20T10:00:00.000Z", null, false),
+    ...newTask({ ...input, id: input.id! }, {
+      status: "OPEN",
+      seq: 3,
+      now: "2026-11-20T10:00:00.000Z",
+    }),
   };
   const text = specYaml(task as unknown as Record<string, unknown>);
   assertEquals(parse(text), JSON.parse(JSON.stringify(task)));

@@ -128,6 +128,11 @@ export class TaskStore {
     return store;
   }
 
+  /** The roles tasks may name (service.yaml's); undefined when any role is taken. */
+  get roles(): ReadonlySet<string> | undefined {
+    return this.#roles;
+  }
+
   /** Number of tasks. */
   get size(): number {
     return this.#tasks.size;
@@ -212,14 +217,13 @@ export class TaskStore {
     const ready = (input: TaskInput) =>
       input.depends_on.every((d) => !ids.has(d) && this.#graph.satisfied(d));
     const created = [...ids.values()].map((input) =>
-      newTask(
-        input,
-        ready(input) ? "OPEN" : "BLOCKED",
-        this.#seq++,
+      newTask(input, {
+        status: ready(input) ? "OPEN" : "BLOCKED",
+        seq: this.#seq++,
         now,
-        options.runId ?? null,
-        this.#batchEligible,
-      )
+        runId: options.runId ?? null,
+        batchEligible: this.#batchEligible,
+      })
     );
     for (const id of ids.keys()) this.#creating.add(id);
     try {
@@ -549,12 +553,10 @@ export class TaskStore {
     }
     if (!this.#exportDirty) return Promise.resolve();
     this.#exportDirty = false;
-    this.#exporting = writeBacklogExport(
-      this.#paths,
-      this.#tasks.values(),
-      this.#nowIso(),
-      this.#exportCache,
-    )
+    this.#exporting = writeBacklogExport(this.#paths, this.#tasks.values(), {
+      now: this.#nowIso(),
+      cache: this.#exportCache,
+    })
       .catch((e) => {
         this.#exportDirty = true;
         console.error(`task store: cannot write task-backlog.json: ${(e as Error).message}`);
@@ -606,13 +608,12 @@ export class TaskStore {
       if (edit(draft) === false) return false;
       await options.before?.();
       const bucket = bucketOf(draft.status);
-      await saveTaskSpec(
-        this.#paths,
-        draft.id,
-        draft.status,
-        taskYaml(draft),
-        this.#onDisk.get(draft.id),
-      );
+      await saveTaskSpec(this.#paths, {
+        id: draft.id,
+        status: draft.status,
+        yaml: taskYaml(draft),
+        previous: this.#onDisk.get(draft.id),
+      });
       this.#onDisk.set(draft.id, bucket);
       dependents = this.#commit(task, draft, options.emit ?? true);
       return true;
@@ -695,7 +696,14 @@ export class TaskStore {
   /** Write the specs of new tasks; when one fails, remove the others and throw. */
   async #writeNew(tasks: Task[]): Promise<void> {
     const results = await Promise.allSettled(
-      tasks.map((t) => saveTaskSpec(this.#paths, t.id, t.status, taskYaml(t), "open")),
+      tasks.map((t) =>
+        saveTaskSpec(this.#paths, {
+          id: t.id,
+          status: t.status,
+          yaml: taskYaml(t),
+          previous: "open",
+        })
+      ),
     );
     const failed = results.find((r) => r.status === "rejected");
     if (!failed) return;

@@ -1,6 +1,6 @@
 /** The task record (spec §2.8, DESIGN.md §6) and the shapes of its inputs. */
 import { z } from "zod";
-import { ID_PATTERN, ROLE_NAME } from "../ids.ts";
+import { ID_RULE, isValidId, ROLE_NAME } from "../ids.ts";
 import { STATUSES, type TaskStatus } from "./lifecycle.ts";
 import { type CommandCheck, CommandChecksSchema } from "../config/schema.ts";
 
@@ -22,11 +22,11 @@ export const ScopeSchema = z.enum(["small", "medium", "large"]);
 /** Task complexity: `low` routes to the cheapest model. */
 export const ComplexitySchema = z.enum(["low", "medium", "high"]);
 
-const TaskId = z.string().regex(ID_PATTERN, `must match ${ID_PATTERN.source}`)
-  .refine((s) => !s.includes(".."), "must not contain '..'");
+/** A task, session or worker id: the one id rule of lib/ids.ts. */
+const Id = z.string().refine(isValidId, `must be ${ID_RULE}`);
 
 /** The tracker ticket a task was made from (set by the ticket sink, lib/trackers/sink.ts). */
-export const TaskSourceSchema = z.strictObject({
+const TaskSourceSchema = z.strictObject({
   tracker: z.string().min(1).max(64),
   key: z.string().min(1).max(500),
   ref: z.string().max(500),
@@ -40,7 +40,7 @@ export type TaskSource = z.output<typeof TaskSourceSchema>;
 
 /** Body of `POST /tasks` for one task. */
 export const TaskInputSchema = z.strictObject({
-  id: TaskId.optional(),
+  id: Id.optional(),
   title: z.string().min(1).max(500),
   role: z.string().regex(
     ROLE_NAME,
@@ -50,7 +50,7 @@ export const TaskInputSchema = z.strictObject({
   priority: z.number().int().min(0).max(1000).default(DEFAULT_PRIORITY),
   scope: ScopeSchema.default("medium"),
   complexity: ComplexitySchema.default("medium"),
-  depends_on: z.array(TaskId).default([]),
+  depends_on: z.array(Id).default([]),
   owned_files: z.array(z.string().min(1)).default([]),
   completion_signals: z.array(CompletionSignalSchema).default([]),
   /** Evidence producers (DESIGN.md §10): commands whose output is sealed as evidence. */
@@ -130,7 +130,7 @@ export function isFinished(task: Pick<Task, "status" | "operator_done">): boolea
 
 /** The stored task schema (YAML specs), strict so hand edits with typos are caught. */
 export const StoredTaskSchema = z.strictObject({
-  id: TaskId,
+  id: Id,
   status: z.enum(STATUSES),
   title: z.string(),
   role: z.string(),
@@ -138,7 +138,7 @@ export const StoredTaskSchema = z.strictObject({
   priority: z.number().int(),
   scope: ScopeSchema,
   complexity: ComplexitySchema,
-  depends_on: z.array(TaskId),
+  depends_on: z.array(Id),
   owned_files: z.array(z.string()),
   completion_signals: z.array(CompletionSignalSchema),
   evidence: CommandChecksSchema.default([]),
@@ -161,21 +161,27 @@ export const StoredTaskSchema = z.strictObject({
   run_id: z.string().nullable().default(null),
   source: TaskSourceSchema.optional(),
   operator_done: z.literal(true).optional(),
-  resume_from: z.string().regex(ID_PATTERN).optional(),
-  worker: z.string().regex(ID_PATTERN).optional(),
+  resume_from: Id.optional(),
+  worker: Id.optional(),
 });
 
-/**
- * A new task record from a validated input (status is decided by the store); `batchEligible` is
- * the default of an input that does not say (service.yaml's top-level `batch_eligible`).
- */
+/** What the store decides of a new task: its status, place and time, its run. */
+export interface NewTaskOptions {
+  status: TaskStatus;
+  /** Its creation order in the store. */
+  seq: number;
+  /** `created_at` and `updated_at` (ISO 8601). */
+  now: string;
+  /** The run that created it (default: none). */
+  runId?: string | null;
+  /** `batch_eligible` of an input that does not say (service.yaml's top-level; default false). */
+  batchEligible?: boolean;
+}
+
+/** A new task record from a validated input (its status is decided by the store). */
 export function newTask(
   input: TaskInput & { id: string },
-  status: TaskStatus,
-  seq: number,
-  now: string,
-  runId: string | null = null,
-  batchEligible = false,
+  { status, seq, now, runId = null, batchEligible = false }: NewTaskOptions,
 ): Task {
   return {
     id: input.id,

@@ -5,11 +5,16 @@
  * `adapter.ts` implements this interface and `webhook.ts` reads the tracker's webhooks.
  */
 import type { WebhookHandler } from "../webhooks/handler.ts";
-import type { HttpDeps, RateLimit } from "./http.ts";
+import { createHttpClient, type HttpClient } from "../http/client.ts";
+import type { RateLimit } from "../http/rate_limit.ts";
 import type { Ticket, TicketIdentity, TicketRef } from "./ticket.ts";
 
 /** Where and as whom a tracker's API is called. */
-export interface ApiAccess extends HttpDeps {
+export interface ApiAccess {
+  fetch: typeof fetch;
+  now: () => number;
+  /** Time limit of one request (default 20 s). */
+  timeoutMs?: number;
   /** The tracker's API base URL (`trackers.<name>.api_url` or the default). */
   apiUrl: string;
   /** What to poll: `trackers.<name>.project`. */
@@ -20,6 +25,16 @@ export interface ApiAccess extends HttpDeps {
   email?: string;
   /** Pages fetched per poll at most (default 10). */
   maxPages?: number;
+}
+
+/** The HTTP client (lib/http/client.ts) that calls `product`'s API with `access`. */
+export function apiClient(access: ApiAccess, product: string): HttpClient {
+  return createHttpClient({
+    service: product,
+    fetch: access.fetch,
+    now: access.now,
+    ...(access.timeoutMs ? { timeoutMs: access.timeoutMs } : {}),
+  });
 }
 
 /** One poll's tickets. */

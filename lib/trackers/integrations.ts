@@ -59,12 +59,20 @@ export function webhookPath(name: string): string {
   return `/webhooks/trackers/${name}`;
 }
 
+/** What {@link integrationRows} reads besides the configuration. */
+export interface IntegrationSources {
+  /** The built-in trackers by name. */
+  builtins: ReadonlyMap<string, TrackerAdapter>;
+  /** The environment (whether a secret or token variable is set). */
+  env: (name: string) => string | undefined;
+  /** What the running server recorded of each tracker. */
+  runtime: TrackerRuntimeFile;
+}
+
 /** Rows for the built-in trackers and every configured one, sorted by name. */
 export function integrationRows(
   config: ServiceConfig | undefined,
-  builtins: ReadonlyMap<string, TrackerAdapter>,
-  env: (name: string) => string | undefined,
-  runtime: TrackerRuntimeFile,
+  { builtins, env, runtime }: IntegrationSources,
 ): IntegrationRow[] {
   const settings = config ? trackerSettings(config, builtins) : [];
   const byName = new Map(settings.map((s) => [s.name, s]));

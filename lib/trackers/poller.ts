@@ -9,7 +9,8 @@
  * lost either.
  */
 import type { ApiAccess, PollResult, TrackerAdapter } from "./adapter.ts";
-import { nextPollDelay, TrackerApiError } from "./http.ts";
+import { HttpApiError } from "../http/api_error.ts";
+import { nextPollDelay } from "../http/backoff.ts";
 import { apiAccess, apiProblem, type TrackerSettings } from "./settings.ts";
 import type { OutcomeRecord, TrackerRuntimeStore } from "./state.ts";
 import type { Ticket, TicketSink } from "./ticket.ts";
@@ -119,7 +120,7 @@ export class TrackerPoller {
       });
       return nextPollDelay({ intervalMs, nowMs: this.#d.now(), failures: 0, rate: result.rate });
     } catch (e) {
-      const error = e instanceof TrackerApiError ? e : new TrackerApiError(String(e), 0);
+      const error = e instanceof HttpApiError ? e : new HttpApiError(String(e), { status: 0 });
       this.#failures++;
       const hint = error.retryable ? "will retry with back-off" : "fix the configuration or token";
       this.#record({ outcome: "failed", detail: `${error.message} (${hint})` });
@@ -153,7 +154,7 @@ export class TrackerPoller {
  * Spec §4.2 rule 7: one poll of `adapter` for tickets updated since `lastProcessedTs`, minus
  * those not newer than it (every open ticket when there is no cursor).
  */
-export async function replayRecentViaPoll(
+async function replayRecentViaPoll(
   adapter: TrackerAdapter,
   access: ApiAccess,
   lastProcessedTs: string | undefined,

@@ -9,7 +9,7 @@
  */
 import { Bounded } from "../async/bounded.ts";
 import { ConflictError } from "../errors.ts";
-import { ID_PATTERN } from "../ids.ts";
+import { isValidId } from "../ids.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import { type Task, TaskInputSchema, type TaskSource } from "../tasks/task.ts";
 import { type Ticket, type TicketOutcome, ticketProblem, type TicketSink } from "./ticket.ts";
@@ -49,7 +49,7 @@ function ticketGoal(ticket: Ticket): string {
 function ticketTaskId(ticket: Ticket): string | undefined {
   const id = `${ticket.tracker}-${ticket.ref || ticket.key}`.replace(/[^A-Za-z0-9._-]+/g, "-")
     .replace(/\.{2,}/g, ".").replace(/-+/g, "-").replace(/-$/, "").slice(0, 120);
-  return ID_PATTERN.test(id) && !id.includes("..") ? id : undefined;
+  return isValidId(id) ? id : undefined;
 }
 
 const NOT_STARTED = new Set(["OPEN", "BLOCKED"]);

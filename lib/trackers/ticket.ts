@@ -2,6 +2,7 @@
  * The normalised ticket (spec §2.13): what webhook deliveries and polls of every tracker turn
  * into before anything becomes a task, plus the small text and time helpers the adapters share.
  */
+import { arr, obj, str } from "../util/json_fields.ts";
 
 /** A ticket's identifying fields in its tracker's API (for write-back), e.g. `{repo, number}`. */
 export type TicketRef = Record<string, string | number>;
@@ -73,23 +74,6 @@ export function adfToText(node: unknown): string {
   if (n.type === "listItem") return `- ${inner.trim()}\n`;
   if (n.type === "inlineCard") return n.attrs?.url ?? "";
   return block.includes(n.type ?? "") ? `${inner}\n` : inner;
-}
-
-/** A string field, or "" (payloads are untrusted: anything may be missing or of another type). */
-export function str(value: unknown): string {
-  return typeof value === "string" ? value : typeof value === "number" ? String(value) : "";
-}
-
-/** An object field, or `{}`. */
-export function obj(value: unknown): Record<string, unknown> {
-  return value && typeof value === "object" && !Array.isArray(value)
-    ? value as Record<string, unknown>
-    : {};
-}
-
-/** An array field, or `[]`. */
-export function arr(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
 }
 
 /** Label names from `["a"]`, `[{name}]` or `[{title}]` (each tracker has its own). */

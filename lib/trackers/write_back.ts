@@ -12,7 +12,7 @@ import { onTaskChange } from "../tasks/changes.ts";
 import type { Task } from "../tasks/task.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import type { ApiAccess } from "./adapter.ts";
-import { TrackerApiError } from "./http.ts";
+import { HttpApiError } from "../http/api_error.ts";
 import { nextCommentTry, Outbox, type OutboxEntry, outboxPath } from "./outbox.ts";
 import { writeBackRefusal } from "./scope.ts";
 import type { TrackerSettings } from "./settings.ts";
@@ -219,7 +219,7 @@ async function send(
   try {
     await s.adapter!.comment(deps.access(s), entry.ids, entry.text);
   } catch (e) {
-    const error = e instanceof TrackerApiError ? e : new TrackerApiError(String(e), 0);
+    const error = e instanceof HttpApiError ? e : new HttpApiError(String(e), { status: 0 });
     const verdict = nextCommentTry(
       {
         attempts,
@@ -227,7 +227,7 @@ async function send(
         nowMs: now(),
         firstDelayMs: deps.firstRetryDelayMs,
       },
-      { retryable: error.retryable, retryAfterMs: error.rate.retryAfterMs },
+      { retryable: error.retryable, retryAfterMs: error.retryAfterMs },
     );
     const base = `cannot comment on ${entry.ref} (try ${attempts}): ${error.message}`;
     if (verdict.retry) {

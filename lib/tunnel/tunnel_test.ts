@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startTunnel, TUNNEL_PROGRAMS } from "./tunnel.ts";
-import { processRunning } from "../process/tree.ts";
+import { processAlive } from "../util/process_alive.ts";
 
 const cloudflared = TUNNEL_PROGRAMS.find((p) => p.name === "cloudflared")!;
 
@@ -47,12 +47,12 @@ while :; do sleep 0.1; done`,
       const stopped = await within(tunnel.stop(200).then(() => true), 10_000);
       const status = await within(tunnel.exited, 100);
       helper = Number((await Deno.readTextFile(join(dir, "helper.pid"))).trim());
-      const helperRan = processRunning(helper);
+      const helperRan = processAlive(helper);
       assert.ok(stopped, "stop() never returned: the helper kept the tunnel's output open");
       assert.equal(status?.signal, "SIGKILL", "the tunnel ignored SIGTERM: killed after the grace");
       assert.equal(helperRan, false, "the setsid helper outlived the tunnel");
     } finally {
-      if (helper && processRunning(helper)) Deno.kill(helper, "SIGKILL");
+      if (helper && processAlive(helper)) Deno.kill(helper, "SIGKILL");
       await Deno.remove(dir, { recursive: true });
     }
   },

@@ -1,7 +1,7 @@
 /** Edit distance and "did you mean" suggestions for unknown names. */
 
 /** Levenshtein distance between `a` and `b` (insert, delete, substitute cost 1). */
-export function levenshtein(a: string, b: string): number {
+function levenshtein(a: string, b: string): number {
   if (a === b) return 0;
   let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {

@@ -4,7 +4,7 @@
  * not trip again) and after each one; reads run one after another, in the order they were asked,
  * so a slow read of an older ledger can never land after a newer one and trip the alert twice.
  */
-import type { VerificationNudge } from "./nudge.ts";
+import type { VerificationNudge } from "./nudge_types.ts";
 
 /** What {@link AlertLatch} reads and whom it tells. */
 export interface AlertLatchOptions {

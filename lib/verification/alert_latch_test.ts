@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { AlertLatch } from "./alert_latch.ts";
-import type { VerificationNudge } from "./nudge.ts";
+import type { VerificationNudge } from "./nudge_types.ts";
 
 function nudge(up: boolean): VerificationNudge {
   return {

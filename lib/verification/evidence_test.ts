@@ -39,7 +39,11 @@ for (const tests of [false, true]) {
         });
         const expected = Number(tests) + Number(gate !== undefined) + Number(signal !== undefined);
         assert.equal(verificationCount(evidence), expected);
-        const record = ledgerRecord("t1", "s1", evidence, 1_700_000_000_000);
+        const record = ledgerRecord(evidence, {
+          taskId: "t1",
+          sessionId: "s1",
+          nowMs: 1_700_000_000_000,
+        });
         assert.equal(record.verified, expected > 0);
         assert.equal(record.timestamp, 1_700_000_000);
       });

@@ -26,12 +26,18 @@ export function ledgerPath(paths: WorkspacePaths): string {
   return paths.verificationNudges;
 }
 
+/** Whose completion a ledger record is, and when. */
+export interface CompletionOf {
+  taskId: string;
+  sessionId: string;
+  /** Epoch milliseconds (recorded in seconds). */
+  nowMs: number;
+}
+
 /** The record of one completion (pure): `verified` is the OR of the evidence flags. */
 export function ledgerRecord(
-  taskId: string,
-  sessionId: string,
   evidence: Evidence,
-  nowMs: number,
+  { taskId, sessionId, nowMs }: CompletionOf,
 ): LedgerRecord {
   return {
     task_id: taskId,

@@ -5,17 +5,7 @@
  */
 import type { WorkspacePaths } from "../workspace.ts";
 import { ledgerPath } from "./ledger.ts";
-
-/** The `verification_nudge` object of `/status` (spec §2.10). */
-export interface VerificationNudge {
-  total_completions: number;
-  verified_count: number;
-  unverified_count: number;
-  unverified_ratio: number;
-  threshold_exceeded: boolean;
-  nudge_threshold: number;
-  recent_unverified: string[];
-}
+import type { VerificationNudge } from "./nudge_types.ts";
 
 /** Thresholds (spec §2.11 defaults 0.3 and 3). */
 export interface NudgeSettings {

@@ -132,7 +132,7 @@ export async function sealEvidence(input: SealInput): Promise<SealedBundle> {
   const audit = auditPaths(input.paths.audit);
   const key = await loadAuditKey(audit);
   const signature = signCore(key, core);
-  const entry = await appendAuditEntry(audit, key, {
+  const entry = await appendAuditEntry(audit, {
     event: EVIDENCE_SEALED_EVENT,
     principal: "service",
     data: {
@@ -141,7 +141,7 @@ export async function sealEvidence(input: SealInput): Promise<SealedBundle> {
       core_sha256: "sha256:" + sha256Hex(canonicalJson(core as unknown as JsonValue)),
       signature,
     },
-  }, now);
+  }, { key, now });
   const bundle = sealBundle(core, signature, entry.lineHash);
   try {
     await writeFileAtomic(

@@ -22,7 +22,7 @@ export function ledgerVerdict(
   return (draft, _from, nowMs) => {
     draft.verification_count = verificationCount(evidence);
     draft.flagged_unverified = draft.verification_count === 0;
-    const record = ledgerRecord(draft.id, sessionId, evidence, nowMs);
+    const record = ledgerRecord(evidence, { taskId: draft.id, sessionId, nowMs });
     return () => appendLedgerRecord(paths, record);
   };
 }

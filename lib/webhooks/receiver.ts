@@ -157,7 +157,7 @@ export class WebhookReceiver<T, O> {
     const max = this.#o.maxBodyBytes ?? MAX_WEBHOOK_BODY;
     if (bytes.length > max) return fail(413, "body_too_large", `webhook body over ${max} bytes`);
     const signature = firstHeader(headers, handler.signatureHeaders);
-    if (!verifySignature(handler.scheme, secret.secret, bytes, signature)) {
+    if (!verifySignature(bytes, signature, { scheme: handler.scheme, secret: secret.secret })) {
       return fail(
         401,
         "invalid_signature",

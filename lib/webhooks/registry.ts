@@ -14,7 +14,7 @@ const handlers = new Map<string, WebhookHandler>();
 const ADAPTER_NAME = /^[a-z][a-z0-9_]*$/;
 
 /** A handler module that could not be loaded or did not provide a handler. */
-export class HandlerModuleError extends Error {
+class HandlerModuleError extends Error {
   readonly code = "handler_module";
   constructor(message: string) {
     super(message);

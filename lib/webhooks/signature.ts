@@ -34,16 +34,22 @@ export function signBody(
   }
 }
 
+/** A tracker's scheme and shared secret: what a delivery's signature header is checked with. */
+export interface SignatureKey {
+  scheme: SignatureScheme;
+  /** Empty: nothing verifies. */
+  secret: string;
+}
+
 /**
- * True when `header` proves `body` under `secret`. A missing header, a wrong prefix, a truncated
- * or re-encoded digest all fail; hex digits are compared case-insensitively. The body's HMAC is
- * compared as bytes with the hex the header carries, in constant time.
+ * True when `header` proves `body` under the key's secret. A missing header, a wrong prefix, a
+ * truncated or re-encoded digest all fail; hex digits are compared case-insensitively. The body's
+ * HMAC is compared as bytes with the hex the header carries, in constant time.
  */
 export function verifySignature(
-  scheme: SignatureScheme,
-  secret: string,
   body: Uint8Array,
   header: string | null,
+  { scheme, secret }: SignatureKey,
 ): boolean {
   if (header === null || secret === "") return false;
   switch (scheme) {

@@ -62,14 +62,21 @@ const CASES: [string, SignatureScheme, string, Uint8Array, string | null, boolea
 
 for (const [name, scheme, secret, bytes, header, ok] of CASES) {
   Deno.test(`verifySignature: ${name} → ${ok}`, () => {
-    assert.equal(verifySignature(scheme, secret, bytes, header), ok);
+    assert.equal(verifySignature(bytes, header, { scheme, secret }), ok);
   });
 }
 
 Deno.test("verifySignature: every single-nibble change of a valid digest fails", () => {
   for (let i = 0; i < hex.length; i++) {
     const flipped = hex.slice(0, i) + (hex[i] === "0" ? "1" : "0") + hex.slice(i + 1);
-    assert.equal(verifySignature("raw-hex", GH_SECRET, body, flipped), false, `nibble ${i}`);
-    assert.equal(verifySignature("hub-sha256", GH_SECRET, body, `sha256=${flipped}`), false);
+    assert.equal(
+      verifySignature(body, flipped, { scheme: "raw-hex", secret: GH_SECRET }),
+      false,
+      `nibble ${i}`,
+    );
+    assert.equal(
+      verifySignature(body, `sha256=${flipped}`, { scheme: "hub-sha256", secret: GH_SECRET }),
+      false,
+    );
   }
 });

@@ -100,7 +100,7 @@ export function afterStartFailure(
   rec: WorkerRecord,
   reason: string,
   at: string,
-  limit = CORDON_AFTER_START_FAILURES,
+  { limit = CORDON_AFTER_START_FAILURES }: { limit?: number } = {},
 ): WorkerRecord {
   const failures = rec.start_failures + 1;
   const next: WorkerRecord = {

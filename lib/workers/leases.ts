@@ -3,11 +3,10 @@
  * task while the task names that session and that worker and has not been given up (ORPHANED
  * when its heartbeats stopped for `heartbeat_timeout_s`, OPEN again, claimed by another). A
  * report or heartbeat of a session that holds nothing is refused (409), so work never lands
- * twice; a worker name is bound to the token that first used it, so one worker cannot speak for
- * another.
+ * twice. (Which token may speak for a worker name: lib/workers/roster.ts; for a session: the
+ * capability its claim carried, lib/auth/agent_credentials.ts.)
  */
-import { ConflictError, DomainError } from "../errors.ts";
-import type { Principal } from "../auth/tokens.ts";
+import { ConflictError } from "../errors.ts";
 import type { Task } from "../tasks/task.ts";
 import type { TaskStore } from "../tasks/store.ts";
 
@@ -54,28 +53,4 @@ export function requireLease(
     throw new ConflictError("lease_expired", `${lease.reason}; nothing of this session lands`);
   }
   return lease.task;
-}
-
-const bound = new WeakMap<object, Map<string, string>>();
-
-/**
- * Bind worker `name` to the principal presenting it (per server): the first call with a name
- * binds it; a call with another principal's token is 403.
- */
-export function bindWorkerName(server: object, name: string, principal: Principal): void {
-  let names = bound.get(server);
-  if (!names) bound.set(server, names = new Map());
-  const holder = names.get(name);
-  if (holder === undefined) {
-    names.set(name, principal.principal);
-    return;
-  }
-  if (holder !== principal.principal) {
-    throw new DomainError(
-      "forbidden",
-      "worker_name_taken",
-      `worker name ${JSON.stringify(name)} belongs to principal ${JSON.stringify(holder)}; ` +
-        "give this worker its own --name",
-    );
-  }
 }

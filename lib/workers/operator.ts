@@ -29,7 +29,7 @@ export function actOnWorker(
   o: { by: string; reason?: string; now: number; timeoutS: number },
 ): WorkerView {
   const rec = action === "cordon"
-    ? registry.cordon(name, o.reason ?? `cordoned by ${o.by}`, o.by, o.now)
+    ? registry.cordon(name, { reason: o.reason ?? `cordoned by ${o.by}`, by: o.by, now: o.now })
     : action === "uncordon"
     ? registry.uncordon(name)
     : registry.drain(name, o.by, o.now);

@@ -1,11 +1,13 @@
 /**
- * What a remote worker and the orchestrator say to each other over HTTP (DESIGN.md §16; the
- * routes under `/workers/<name>/`, scope `worker`): the request bodies, validated strictly at
- * the edge, and the work order a claim answers. The code travels through a git remote, never
+ * What a remote worker and the orchestrator say to each other over HTTP (DESIGN.md §16, §17;
+ * the routes under `/workers/<name>/`: register, claim and leave with the worker's token, scope
+ * `worker`; a session's heartbeat and report with the capability its claim carried, scope
+ * `session`): the request bodies, validated strictly at the edge, and the work order a claim
+ * answers. The code travels through a git remote, never
  * in these bodies; provider keys never travel at all.
  */
 import { z } from "zod";
-import { ID_PATTERN } from "../ids.ts";
+import { ID_RULE, isValidId } from "../ids.ts";
 import type { Task } from "../tasks/task.ts";
 
 /** Largest session log a report carries (its tail, when longer). */
@@ -14,7 +16,7 @@ export const MAX_REPORT_LOG_BYTES = 4 * 1024 * 1024;
 /** Body limit of a report: the log plus its JSON envelope. */
 export const REPORT_BODY_LIMIT = MAX_REPORT_LOG_BYTES * 2 + 64 * 1024;
 
-const Name = z.string().regex(ID_PATTERN, "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+const Name = z.string().refine(isValidId, `must be ${ID_RULE}`);
 const Sha = z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/, "must be a full commit id");
 
 /**
@@ -56,28 +58,36 @@ export const RegisterBodySchema = z.strictObject({
 export const ClaimBodySchema = z.strictObject({
   free: z.number().int().min(1).max(256),
   roles: z.array(Name).max(100).optional(),
+  /** A one-time claim ticket (a Kubernetes Job's, DESIGN.md §17): that one task, once. */
+  ticket: z.string().min(8).max(200).regex(/^[A-Za-z0-9_-]+$/, "must be a claim ticket")
+    .optional(),
 });
 
-/** One session a heartbeat renews, with the tip the worker last pushed. */
-export const HeldSessionSchema = z.strictObject({
-  task_id: Name,
-  session_id: Name,
-  pushed: Sha.optional(),
-});
-
-/** `POST /workers/<name>/heartbeat`. */
+/**
+ * `POST /workers/<name>/sessions/<session>/heartbeat` (with the session's capability): renews
+ * the session's lease, with the tip the worker last pushed; `draining` once the worker is
+ * stopping (it claims nothing more).
+ */
 export const HeartbeatBodySchema = z.strictObject({
-  sessions: z.array(HeldSessionSchema).max(1024),
+  task_id: Name,
+  pushed: Sha.optional(),
+  draining: z.boolean().optional(),
 });
 
-/** `POST /workers/<name>/report`: an agent ended; its branch was pushed (or could not be). */
+/**
+ * `POST /workers/<name>/sessions/<session>/report` (with the session's capability): an agent
+ * ended; its branch was pushed (or could not be).
+ */
 export const ReportBodySchema = z.strictObject({
   task_id: Name,
   session_id: Name,
   exit_code: z.number().int(),
   duration_ms: z.number().int().min(0),
-  /** Why the worker ended it: the orchestrator asked (timeout, reported, cancelled) or it stopped. */
-  ended_by: z.enum(["timeout", "stop", "rate_limit", "reported", "cancelled"]).optional(),
+  /**
+   * Why the worker ended it: the orchestrator asked (timeout, reported, cancelled, stop), or the
+   * worker itself was stopping (`drain`: SIGTERM, DESIGN.md §17).
+   */
+  ended_by: z.enum(["timeout", "stop", "rate_limit", "reported", "cancelled", "drain"]).optional(),
   /** The commit pushed to `agent/<session_id>`; null when the push failed (`push_error`). */
   commit: Sha.nullable(),
   push_error: z.string().max(4000).optional(),
@@ -100,8 +110,6 @@ export const ReportBodySchema = z.strictObject({
 export type RegisterBody = z.output<typeof RegisterBodySchema>;
 /** A validated claim request. */
 export type ClaimBody = z.output<typeof ClaimBodySchema>;
-/** A validated heartbeat. */
-export type HeartbeatBody = z.output<typeof HeartbeatBodySchema>;
 /** A validated report. */
 export type ReportBody = z.output<typeof ReportBodySchema>;
 /** One adapter's readiness on a worker. */
@@ -127,6 +135,9 @@ export interface RegisterAnswer {
   drain?: boolean;
 }
 
+/** `POST /workers/<name>/leave`: the worker stops; its name is free again at once. */
+export const LeaveBodySchema = z.strictObject({});
+
 /** One task handed to a worker: everything it needs besides its clone and its own keys. */
 export interface WorkOrder {
   run_id: string;
@@ -151,6 +162,11 @@ export interface WorkOrder {
    * failure while this session holds it). The worker hands the agent this, never its own token.
    */
   agent_token?: string;
+  /**
+   * The worker's capability for this session alone (scope `session`): its heartbeat and its
+   * report. The worker's own token only registers and claims.
+   */
+  session_token: string;
 }
 
 /** A heartbeat's word on one session: go on, or end the agent (and why). */
@@ -161,9 +177,8 @@ export interface SessionVerdict {
   reason?: string;
 }
 
-/** What a heartbeat answers: each session's verdict, and whether the worker should drain. */
-export interface HeartbeatAnswer {
-  sessions: SessionVerdict[];
+/** What a session's heartbeat answers: its verdict, and whether the worker should drain. */
+export interface HeartbeatAnswer extends SessionVerdict {
   /** Claim nothing more; end once the running agents are done (`service workers drain`). */
   drain?: boolean;
 }

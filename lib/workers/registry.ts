@@ -66,7 +66,11 @@ export class WorkerRegistry {
   }
 
   /** A worker process registered: what it offers now (an operator's cordon stays). */
-  register(name: string, principal: string, body: RegisterBody, now: number): WorkerRecord {
+  register(
+    name: string,
+    body: RegisterBody,
+    { principal, now }: { principal: string; now: number },
+  ): WorkerRecord {
     const was = this.#records.get(name);
     const rec: WorkerRecord = {
       name,
@@ -87,6 +91,18 @@ export class WorkerRegistry {
     return rec;
   }
 
+  /**
+   * `name` stopped (its `leave`): forgotten, so a pod's one-time name does not stay listed — unless
+   * it is cordoned, which stays until an operator uncordons it.
+   */
+  left(name: string): void {
+    const rec = this.#records.get(name);
+    if (!rec || rec.cordoned) return;
+    this.#records.delete(name);
+    for (const l of this.#listeners) l();
+    this.#write(true);
+  }
+
   /** `name` was heard from (`free` slots when it asked for tasks, `running` in a heartbeat). */
   seen(name: string, now: number, what: { free?: number; running?: number } = {}): void {
     const rec = this.#records.get(name);
@@ -105,9 +121,7 @@ export class WorkerRegistry {
   /** An agent of `adapter` did not start on `name`: counted (repeated, it cordons the worker). */
   startFailed(
     name: string,
-    adapter: string,
-    reason: string,
-    now: number,
+    { adapter, reason, now }: { adapter: string; reason: string; now: number },
   ): WorkerRecord | undefined {
     const rec = this.#records.get(name);
     if (!rec) return undefined;
@@ -118,7 +132,10 @@ export class WorkerRegistry {
   }
 
   /** An operator cordons `name` (no task reaches it); false when no such worker is known. */
-  cordon(name: string, reason: string, by: string, now: number): WorkerRecord | undefined {
+  cordon(
+    name: string,
+    { reason, by, now }: { reason: string; by: string; now: number },
+  ): WorkerRecord | undefined {
     const rec = this.#records.get(name);
     if (!rec) return undefined;
     const next = { ...rec, cordoned: { reason, by, at: new Date(now).toISOString() } };

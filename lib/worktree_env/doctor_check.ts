@@ -70,11 +70,13 @@ async function checkOne(
   maxAgents: number,
 ): Promise<CheckResult> {
   const links = await linkSources(root, spec.symlink);
-  const copy = await copySources(root, [...spec.copy, ...include], links.found);
+  const copy = await copySources(root, [...spec.copy, ...include], { linked: links.found });
   const empty = [];
   for (const pattern of [...spec.copy, ...include]) {
     if (pattern.startsWith("!")) continue;
-    if ((await copySources(root, [pattern], links.found)).length === 0) empty.push(pattern);
+    if ((await copySources(root, [pattern], { linked: links.found })).length === 0) {
+      empty.push(pattern);
+    }
   }
   const PATH = Deno.env.get("PATH") ?? "";
   const notOnPath = [...spec.setup, ...spec.teardown].map(programOf)

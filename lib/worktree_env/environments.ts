@@ -140,7 +140,7 @@ export class WorktreeEnvironments {
   async #populate(tree: string, spec: WorktreeEnvSpec, include: string[]): Promise<Populated> {
     const root = this.#o.root;
     const links = await linkSources(root, spec.symlink);
-    const copy = await copySources(root, [...spec.copy, ...include], links.found);
+    const copy = await copySources(root, [...spec.copy, ...include], { linked: links.found });
     return await populateTree(root, tree, { copy, link: links.found });
   }
 

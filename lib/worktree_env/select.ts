@@ -34,16 +34,23 @@ function isServiceOrGit(path: string): boolean {
   return first === ".git" || first === ".sdd";
 }
 
+/** Options of {@link copySources}. */
+export interface CopySourcesOptions {
+  /** Paths linked instead (as {@link linkSources} found them): nothing inside them is copied. */
+  linked?: readonly string[];
+  /** Ends the `git ls-files` it runs. */
+  signal?: AbortSignal;
+}
+
 /**
  * The untracked files of the checkout at `root` that `patterns` (gitignore syntax, in order, so
  * a later `!pattern` takes an earlier match back) match, sorted; nothing inside the `linked`
- * paths (as {@link linkSources} found them).
+ * paths.
  */
 export async function copySources(
   root: string,
   patterns: readonly string[],
-  linked: readonly string[] = [],
-  signal?: AbortSignal,
+  { linked = [], signal }: CopySourcesOptions = {},
 ): Promise<string[]> {
   if (patterns.length === 0) return [];
   const file = await Deno.makeTempFile({ prefix: "service-copy-", suffix: ".patterns" });

@@ -62,7 +62,7 @@ Deno.test("copySources(): gitignore patterns pick untracked files, ignored ones 
     [[], [], []],
   ];
   for (const [patterns, linked, want] of rows) {
-    assert.deepEqual(await copySources(repo.root, patterns, linked), want, patterns.join(" "));
+    assert.deepEqual(await copySources(repo.root, patterns, { linked }), want, patterns.join(" "));
   }
 });
 

@@ -14,11 +14,12 @@
  * {@link untrackIgnored} before its diff is captured, so it is never diffed or merged.
  */
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join } from "node:path";
+import { dirname, join } from "node:path";
 import { gitAmongWorktrees } from "../git/worktree_admin.ts";
-import { commitIdentity, git, gitText, splitZ } from "../git/git.ts";
+import { commitIdentity, git, splitZ } from "../git/git.ts";
 import type { AgentTree } from "../git/agent_tree.ts";
-import { openWorktree } from "./trees.ts";
+import { openWorktree, treeRecordOf } from "./trees.ts";
+import { serviceWorktreeConfig, WORKTREE_EXCLUDE_FILE } from "./worktree_config.ts";
 
 /** Build caches that never belong in a commit (DESIGN.md §13 `default_ignores`). */
 export const DEFAULT_IGNORES: readonly string[] = [
@@ -34,9 +35,6 @@ export const DEFAULT_IGNORES: readonly string[] = [
   ".DS_Store",
 ];
 
-/** The name of the exclude file in a worktree's git directory. */
-export const WORKTREE_EXCLUDE_FILE = "service-exclude";
-
 const HEADER = "# Written by the service for this agent worktree only (DESIGN.md §13).";
 const GLOBAL_HEADER = "# The user's global excludes, which core.excludesFile replaces here:";
 
@@ -44,19 +42,6 @@ const GLOBAL_HEADER = "# The user's global excludes, which core.excludesFile rep
 export function exactIgnoreLine(path: string): string {
   // The leading `/` anchors it and keeps a first `#` or `!` literal; a trailing space is kept.
   return "/" + path.replace(/[\\*?[\]]/g, (c) => `\\${c}`).replace(/ $/, "\\ ");
-}
-
-/** A worktree's own git directory and the repository's common one, in one git process. */
-async function gitDirs(
-  worktree: string,
-  signal?: AbortSignal,
-): Promise<{ own: string; common: string }> {
-  const out = await gitText(["rev-parse", "--absolute-git-dir", "--git-common-dir"], {
-    cwd: worktree,
-    signal,
-  });
-  const [own, common] = out.split("\n");
-  return { own, common: isAbsolute(common) ? common : join(worktree, common) };
 }
 
 const enabled = new Set<string>();
@@ -113,6 +98,9 @@ async function userGlobalExcludes(worktree: string, common: string): Promise<str
 /**
  * Write `lines` (gitignore syntax) to the worktree's own exclude file and point its per-worktree
  * `core.excludesFile` at it. Nothing is written when `lines` is empty. Returns the file's path.
+ * Call it on a worktree the service just made, before anything untrusted ran there: its git
+ * directories are read from its files (lib/worktrees/trees.ts), and a `config.worktree` that
+ * does not exist yet is written directly, with the text `git config --worktree` would write.
  */
 export async function writeWorktreeIgnores(
   worktree: string,
@@ -120,18 +108,26 @@ export async function writeWorktreeIgnores(
   signal?: AbortSignal,
 ): Promise<string | undefined> {
   if (lines.length === 0) return undefined;
-  const dirs = await gitDirs(worktree, signal);
+  const record = await treeRecordOf(worktree);
+  const dirs = { own: record.admin_dir, common: record.common_dir };
   const root = await enableWorktreeConfig(worktree, dirs.common, signal);
   const file = join(dirs.own, WORKTREE_EXCLUDE_FILE);
   const global = await userGlobalExcludes(worktree, dirs.common);
   const text = [HEADER, ...lines, ...(global.trim() ? [GLOBAL_HEADER, global.trimEnd()] : [])]
     .join("\n") + "\n";
   await Deno.writeTextFile(file, text);
-  // `config --worktree` reads every worktree's files: one at a time with adds and removes.
-  await gitAmongWorktrees(root, ["config", "--worktree", "core.excludesFile", file], {
-    cwd: worktree,
-    signal,
-  });
+  try {
+    const config = join(dirs.own, "config.worktree");
+    await Deno.writeTextFile(config, serviceWorktreeConfig(dirs.own), { createNew: true });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    // Settings of its own (a sparse checkout's) are kept: git adds the one line.
+    // `config --worktree` reads every worktree's files: one at a time with adds and removes.
+    await gitAmongWorktrees(root, ["config", "--worktree", "core.excludesFile", file], {
+      cwd: worktree,
+      signal,
+    });
+  }
   return file;
 }
 

@@ -72,7 +72,7 @@ Deno.test("reapWorktree() puts back a worktree whose .git file was broken, then 
     target: "main",
     warn: (l) => warned.push(l),
   });
-  assert.equal(result.removed, true, result.reason);
+  assert.equal(result.removed, true, result.reason ?? "");
   assert.equal(result.committed_partial, true);
   assert.equal(await repo.git(["show", "refs/service/rescue/s1:x.txt"]), "x");
   assert.match(warned.join("\n"), /git files were put back \(\.git file changed\)/);

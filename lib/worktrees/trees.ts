@@ -21,6 +21,8 @@ import {
   TreeAdminError,
 } from "../git/tree_admin.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
+import { indexUnchanged, sealIndex } from "./index_seal.ts";
+import { serviceWorktreeConfig, WORKTREE_EXCLUDE_FILE } from "./worktree_config.ts";
 import { workspacePaths } from "../workspace.ts";
 
 /** `.sdd/runtime/trees/<session>.json`: the sealed record of a session's worktree. */
@@ -29,7 +31,7 @@ export function treeRecordPath(root: string, sessionId: string): string {
 }
 
 /** The root and session of a path `<root>/.sdd/worktrees/<session>`; undefined for others. */
-export function agentWorktreeOf(worktree: string): { root: string; sessionId: string } | undefined {
+function agentWorktreeOf(worktree: string): { root: string; sessionId: string } | undefined {
   const dir = resolve(worktree);
   const worktrees = dirname(dir);
   if (basename(worktrees) !== "worktrees" || basename(dirname(worktrees)) !== ".sdd") return;
@@ -57,6 +59,7 @@ export async function sealWorktree(root: string, sessionId: string): Promise<Tre
   const path = treeRecordPath(root, sessionId);
   await Deno.mkdir(dirname(path), { recursive: true });
   await writeFileAtomic(path, new TextEncoder().encode(JSON.stringify(record, null, 2) + "\n"));
+  await sealIndex(record);
   return record;
 }
 
@@ -85,11 +88,6 @@ async function sealedRecord(
   return fits ? record : undefined;
 }
 
-/** The `config.worktree` lib/worktrees/ignores.ts writes for `adminDir`. */
-function serviceWorktreeConfig(adminDir: string): string {
-  return `[core]\n\texcludesFile = ${join(adminDir, "service-exclude")}\n`;
-}
-
 /**
  * A record for a worktree sealed by no one (made before records, or a start that failed before
  * its seal): the directories the service always makes, HEAD on the session's branch, and of the
@@ -115,7 +113,7 @@ async function derivedRecord(
     head = now.kind === "ref" ? `ref: ${now.ref}` : now.oid;
   }
   const files: Record<string, string> = {};
-  const exclude = join(admin, "service-exclude");
+  const exclude = join(admin, WORKTREE_EXCLUDE_FILE);
   const st = await Deno.lstat(exclude).catch(() => undefined);
   if (st?.isFile && !st.isSymlink) {
     files["service-exclude"] = await Deno.readTextFile(exclude);
@@ -187,7 +185,10 @@ export interface SettledTree {
 /**
  * After a host-process agent (or anything untrusted run as one) in `sessionId`'s worktree: the
  * commit its HEAD names — read as data, a ref resolved by git, never a link followed — becomes
- * its branch's, then the git files are put back and the index rebuilt from the branch.
+ * its branch's, then the git files are put back and the index rebuilt from the branch, unless it
+ * is byte for byte the one sealed and the branch still names the commit it was built from
+ * (lib/worktrees/index_seal.ts: rebuilding would write the same entries, without their stat
+ * information).
  */
 export async function settleWorktree(
   root: string,
@@ -197,7 +198,8 @@ export async function settleWorktree(
   const record = await treeRecordOf(join(workspacePaths(root).worktrees, sessionId));
   const head = await readRefFile(join(record.admin_dir, "HEAD"));
   const tip = await adoptHead(root, record, head, options.signal);
-  const repaired = await restoreTreeAdmin(record, { signal: options.signal });
+  const index = await indexUnchanged(record) ? "keep" : "rebuild";
+  const repaired = await restoreTreeAdmin(record, { index, signal: options.signal });
   return tip ? { repaired, tip } : { repaired };
 }
 
@@ -210,6 +212,7 @@ async function adoptHead(
 ): Promise<string | undefined> {
   if (!record.head.startsWith("ref: ") || head.kind === "unusable") return undefined;
   const branch = record.head.slice("ref: ".length);
+  if (head.kind === "ref" && head.ref === branch) return undefined; // it names the branch itself
   const o = { cwd: root, signal };
   const named = head.kind === "commit"
     ? await resolveCommit(head.oid, o)

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempRepo } from "../git/_test_repo.ts";
+import { gitText } from "../git/git.ts";
 import { createWorktree } from "./worktrees.ts";
 import { DEFAULT_IGNORES, writeWorktreeIgnores } from "./ignores.ts";
 import {
@@ -134,4 +135,71 @@ Deno.test("settleWorktree() with the branch gone and HEAD unusable: an empty ind
   const tree = await openWorktree(wt.path);
   await tree.git(["add", "-A"]);
   assert.match(await tree.text(["ls-files"]), /README\.md/);
+});
+
+Deno.test("settleWorktree() keeps an index no one touched since the seal, stat information and all (the next git add -A reads no file again)", async () => {
+  await using repo = await tempRepo();
+  const wt = await createWorktree(repo.root, "s-1", "main");
+  const sealed = await sealWorktree(repo.root, "s-1");
+  const before = await Deno.readFile(join(sealed.admin_dir, "index"));
+  await repo.write("work.txt", "work\n", wt.path); // work, but no git
+  const settled = await settleWorktree(repo.root, "s-1");
+  assert.deepEqual(settled.repaired, []);
+  assert.deepEqual(await Deno.readFile(join(sealed.admin_dir, "index")), before);
+  const tree = await openWorktree(wt.path);
+  assert.equal(await tree.text(["status", "--porcelain"]), "?? work.txt");
+});
+
+Deno.test("settleWorktree() rebuilds an untouched index when the agent moved its branch without it: the index is the new tip's", async () => {
+  await using repo = await tempRepo();
+  const wt = await createWorktree(repo.root, "s-1", "main");
+  const sealed = await sealWorktree(repo.root, "s-1");
+  const before = await Deno.readFile(join(sealed.admin_dir, "index"));
+  // A commit made with plumbing only: the index file is not written.
+  const blob = await gitText(["hash-object", "-w", "--stdin"], { cwd: wt.path, stdin: "work\n" });
+  const tree = await gitText(["mktree"], {
+    cwd: wt.path,
+    stdin: `100644 blob ${blob}\tREADME.md\n100644 blob ${blob}\twork.txt\n`,
+  });
+  const tip = await repo.git(["commit-tree", tree, "-p", "HEAD", "-m", "plumbing"], wt.path);
+  await repo.git(["update-ref", "refs/heads/agent/s-1", tip], wt.path);
+  await repo.write("work.txt", "work\n", wt.path);
+  await repo.write("README.md", "work\n", wt.path);
+  assert.deepEqual(await Deno.readFile(join(sealed.admin_dir, "index")), before);
+  await settleWorktree(repo.root, "s-1");
+  const opened = await openWorktree(wt.path);
+  assert.equal(await opened.text(["status", "--porcelain"]), "", "the index is the tip's tree");
+});
+
+Deno.test("settleWorktree() rebuilds an index the agent rewrote: a skip-worktree bit it set hides no change from the service's git add -A", async () => {
+  await using repo = await tempRepo();
+  const wt = await createWorktree(repo.root, "s-1", "main");
+  await sealWorktree(repo.root, "s-1");
+  await repo.git(["update-index", "--skip-worktree", "README.md"], wt.path);
+  await repo.write("README.md", "changed\n", wt.path);
+  await settleWorktree(repo.root, "s-1");
+  const tree = await openWorktree(wt.path);
+  await tree.git(["add", "-A"]);
+  assert.equal(await tree.text(["diff", "--cached", "--name-only"]), "README.md");
+});
+
+Deno.test("a worktree of a repository whose path holds quotes, `#` and `;`: its config.worktree is what the record expects, so nothing is put back", async () => {
+  const parent = await Deno.realPath(await Deno.makeTempDir({ prefix: "svc-odd-" }));
+  try {
+    const root = join(parent, 'a "quoted" #dir; ');
+    await Deno.mkdir(root);
+    const o = { cwd: root };
+    await gitText(["init", "-q", "-b", "main"], o);
+    await Deno.writeTextFile(join(root, "README.md"), "hi\n");
+    await gitText(["add", "-A"], o);
+    await gitText(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"], o);
+    const wt = await createWorktree(root, "s-1", "main");
+    await writeWorktreeIgnores(wt.path, DEFAULT_IGNORES);
+    const tree = await openWorktree(wt.path, { repair: false }); // unsealed: a derived record
+    await Deno.writeTextFile(join(wt.path, "x.pyc"), "junk");
+    await Deno.writeTextFile(join(wt.path, "work.txt"), "work\n");
+    assert.equal(await tree.text(["status", "--porcelain"]), "?? work.txt", "the excludes apply");
+  } finally {
+    await Deno.remove(parent, { recursive: true });
+  }
 });

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { commitIdentity, GitError, type GitResult, resolveCommit } from "../git/git.ts";
 import { type AgentTree, hardenedConfig } from "../git/agent_tree.ts";
 import { openWorktree } from "./trees.ts";
+import { readRefFile, resolveRef } from "../git/ref_files.ts";
 import { isValidId } from "../ids.ts";
 import { workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded, SKILL_PREFIX } from "./exclude.ts";
@@ -130,7 +131,7 @@ export interface CommitOptions {
 }
 
 /** `options.tree`, or the worktree opened for the service's git (lib/worktrees/trees.ts). */
-export function treeFor(worktree: string, options: CommitOptions = {}): Promise<AgentTree> {
+function treeFor(worktree: string, options: CommitOptions = {}): Promise<AgentTree> {
   return options.tree
     ? Promise.resolve(options.tree)
     : openWorktree(worktree, { signal: options.signal, warn: options.warn });
@@ -172,17 +173,33 @@ export async function commitPartialWork(
   const tree = await treeFor(worktree, options);
   const o = { signal: options.signal, timeoutMs: options.timeoutMs };
   await tree.git(["add", "-A"], o);
-  const staged = await tree.git(["diff", "--cached", "--quiet"], { ...o, allowFailure: true });
-  if (staged.code > 1) {
-    throw new GitError(["diff", "--cached", "--quiet"], worktree, staged.code, staged.stderr);
+  // Committing is the question "is anything staged?": only a commit that fails asks it again.
+  const commit = ["commit", "-q", "--no-verify", "-m", message];
+  const made = await tree.git(commit, {
+    ...o,
+    env: await commitIdentity(options.root ?? tree.dirs.common_dir),
+    allowFailure: true,
+  });
+  const committed = made.code === 0;
+  if (!committed) {
+    const staged = await tree.git(["diff", "--cached", "--quiet"], { ...o, allowFailure: true });
+    if (staged.code === 1) throw new GitError(commit, worktree, made.code, made.stderr);
+    if (staged.code !== 0) {
+      throw new GitError(["diff", "--cached", "--quiet"], worktree, staged.code, staged.stderr);
+    }
   }
-  const committed = staged.code === 1;
-  if (committed) {
-    await tree.git(["commit", "-q", "--no-verify", "-m", message], {
-      ...o,
-      env: await commitIdentity(options.root ?? tree.dirs.common_dir),
-    });
-  }
-  const tip = (await tree.git(["rev-parse", "HEAD"], o)).stdout.trim();
+  const tip = await headFromFiles(tree) ?? (await tree.git(["rev-parse", "HEAD"], o)).stdout.trim();
   return { tip, committed };
+}
+
+/**
+ * The commit the tree's HEAD names, read from the files git just wrote (HEAD, then a loose ref;
+ * never a link): undefined when it takes git to say (a packed ref), which is then asked.
+ */
+async function headFromFiles(tree: AgentTree): Promise<string | undefined> {
+  const head = await readRefFile(join(tree.dirs.admin_dir, "HEAD"));
+  if (head.kind === "commit") return head.oid;
+  if (head.kind === "unusable") return undefined;
+  const ref = await resolveRef(tree.dirs.common_dir, head.ref);
+  return ref.kind === "commit" ? ref.oid : undefined;
 }

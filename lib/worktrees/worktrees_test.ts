@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { tempRepo } from "../git/_test_repo.ts";
+import { tempRepo, type TestRepo } from "../git/_test_repo.ts";
 import { cleanHead, commitPartialWork, createWorktree, WorktreeError } from "./worktrees.ts";
 
 Deno.test("createWorktree() cuts agent/<session> from the base commit under .sdd/worktrees", async () => {
@@ -75,6 +75,43 @@ Deno.test("commitPartialWork() commits leftovers once and reports the tip", asyn
   assert.equal(await repo.git(["rev-parse", "agent/s1"]), work.tip);
   assert.equal(await repo.git(["log", "-1", "--format=%s", work.tip]), "partial work");
   assert.equal(await repo.git(["status", "--porcelain"], wt.path), "");
+});
+
+Deno.test("commitPartialWork() is an error naming git commit when staged work cannot be committed, never 'nothing to commit'", async () => {
+  await using repo = await tempRepo();
+  const wt = await createWorktree(repo.root, "s-1", "main");
+  await repo.write("work.txt", "work\n", wt.path);
+  const lock = join(repo.root, ".git/refs/heads/agent/s-1.lock"); // another writer holds the branch
+  await Deno.writeTextFile(lock, "");
+  await assert.rejects(
+    () => commitPartialWork(wt.path, "w", { root: repo.root }),
+    /git commit -q --no-verify -m w .*exited with 128: .*s-1\.lock/s,
+  );
+  await Deno.remove(lock);
+  const work = await commitPartialWork(wt.path, "w", { root: repo.root });
+  assert.equal(work.committed, true);
+  assert.equal(await repo.git(["show", "agent/s-1:work.txt"]), "work");
+});
+
+Deno.test("commitPartialWork() reports the tip git reports: a loose branch, a packed one, a detached HEAD", async () => {
+  const cases: { name: string; before: (repo: TestRepo, wt: string) => Promise<void> }[] = [
+    { name: "loose branch", before: async () => {} },
+    { name: "packed branch", before: async (repo) => void await repo.git(["pack-refs", "--all"]) },
+    {
+      name: "detached HEAD",
+      before: async (repo, wt) => void await repo.git(["checkout", "-q", "--detach"], wt),
+    },
+  ];
+  for (const c of cases) {
+    await using repo = await tempRepo();
+    const wt = await createWorktree(repo.root, "s-1", "main");
+    await c.before(repo, wt.path);
+    for (const work of [undefined, "work\n"]) { // nothing to commit, then something
+      if (work) await repo.write("work.txt", work, wt.path);
+      const { tip } = await commitPartialWork(wt.path, "w", { root: repo.root });
+      assert.equal(tip, await repo.git(["rev-parse", "HEAD"], wt.path), `${c.name}, ${work}`);
+    }
+  }
 });
 
 Deno.test("cleanHead() names the commit only when git add -A would take nothing", async () => {

@@ -9,6 +9,7 @@ import { HttpError } from "../../lib/http/errors.ts";
 import { NONCE_PATTERN } from "../../lib/discovery/identity.ts";
 import { routePolicy } from "../../lib/http/route_policy.ts";
 import { helloAnswer, rootCommits } from "../../lib/workers/hello.ts";
+import { secretEnv } from "../../lib/auth/secret_env.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
 export const policy = routePolicy({ GET: "public" });
@@ -24,7 +25,8 @@ export async function GET(c: Ctx): Promise<Response> {
   const app = c.get("app");
   const tokens = app.tokenSpecs().filter((s) => s.scope === "worker" || s.scope === "operator")
     .flatMap((s) => {
-      const value = Deno.env.get(s.token_env);
+      // Its variable, else the file `<token_env>_FILE` names (read again when it changes).
+      const value = secretEnv(s.token_env);
       return value ? [value] : [];
     });
   let root = roots.get(app.paths.root);

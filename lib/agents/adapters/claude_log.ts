@@ -110,7 +110,7 @@ const CLAUDE_LIMIT =
   /You[’']ve (?:hit|reached) your (?:[\w'’-]+ ){0,3}limit|\b(?:usage|\d+-hour|session|weekly|Opus|Sonnet) limit reached/i;
 
 /** A line holding Claude Code's limit message, with the reset it names. */
-export function claudeLimit(line: string): { rule: string; reset: ResetTime } | undefined {
+function claudeLimit(line: string): { rule: string; reset: ResetTime } | undefined {
   if (!CLAUDE_LIMIT.test(line)) return undefined;
   const reset = resetNamedIn(line);
   return reset && { rule: "claude:usage_limit", reset };

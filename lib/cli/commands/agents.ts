@@ -92,6 +92,7 @@ function sessionLines(sessions: SessionView[], unreadable: string[]): string[] {
   return lines;
 }
 
+/** `service agents`: agent adapters and their readiness; live agent sessions. */
 export const agentsCommand: Command = {
   name: "agents",
   summary: "agent adapters and their readiness; live agent sessions",

@@ -1,7 +1,8 @@
 /** `service backlog claim`: claim the next ready task for an external worker. */
 import { parseArgs } from "node:util";
 import { CliError, type Command } from "../command.ts";
-import { serverUrlFor, TaskApiError, TaskClient } from "../../tasks/client.ts";
+import { HttpApiError } from "../../http/api_error.ts";
+import { serverUrlFor, TaskClient } from "../../tasks/client.ts";
 
 export const backlogClaimCommand: Command = {
   name: "backlog claim",
@@ -36,7 +37,7 @@ Options:
       ctx.stdout(JSON.stringify(task, null, 2));
       return 0;
     } catch (e) {
-      if (e instanceof TaskApiError) throw new CliError(e.message);
+      if (e instanceof HttpApiError) throw new CliError(e.message);
       throw e;
     }
   },

@@ -7,7 +7,7 @@ import {
   journalOperatorChange,
   openTaskControl,
 } from "../../orchestrator/task_control.ts";
-import { TaskApiError } from "../../tasks/client.ts";
+import { HttpApiError } from "../../http/api_error.ts";
 import { printable } from "../../util/printable.ts";
 import { readRunState } from "../../runs/run_state.ts";
 import { workspacePaths } from "../../workspace.ts";
@@ -51,17 +51,30 @@ Options:
         "name the tasks to cancel (`service cancel <task>...`) or pass --all, not both",
       );
     }
-    return await changeTasks(ctx, "cancel", positionals, values.all!, values.reason);
+    return await changeTasks(ctx, {
+      kind: "cancel",
+      ids: positionals,
+      all: values.all!,
+      reason: values.reason,
+    });
   },
 };
+
+/** What {@link changeTasks} does, and to which tasks. */
+export interface TaskChange {
+  kind: "cancel" | "retry";
+  /** The tasks named on the command line (ignored with `all`). */
+  ids: string[];
+  /** Every eligible task instead of `ids`. */
+  all: boolean;
+  /** Why (a cancel's `--reason`). */
+  reason?: string;
+}
 
 /** Cancel or retry `ids` (or every eligible task), journaling each change in its run. */
 export async function changeTasks(
   ctx: { root: string; stdout: (l: string) => void; stderr: (l: string) => void },
-  kind: "cancel" | "retry",
-  ids: string[],
-  all: boolean,
-  reason?: string,
+  { kind, ids, all, reason }: TaskChange,
 ): Promise<number> {
   const eligible = kind === "cancel" ? CANCELLABLE : new Set(["FAILED", "CANCELLED"]);
   const control = await openTaskControl(ctx.root);
@@ -116,8 +129,8 @@ export async function changeTasks(
             : `${id}: ${changed.status} again (was ${was}); \`service run\` runs it`,
         );
       } catch (e) {
-        // A refusal from the server (TaskApiError) or from the store itself (DomainError).
-        if (!(e instanceof TaskApiError) && !(e instanceof DomainError)) throw e;
+        // A refusal from the server (HttpApiError) or from the store itself (DomainError).
+        if (!(e instanceof HttpApiError) && !(e instanceof DomainError)) throw e;
         ctx.stderr(printable(`${id}: ${(e as Error).message}`)); // a server's words
         failures++;
       }

@@ -7,6 +7,7 @@ import { buildSpendView, formatSpendView } from "../../cost/spend_view.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { parseOptions } from "./_options.ts";
 
+/** `service cost`: spend by model or task, against the budget. */
 export const costCommand: Command = {
   name: "cost",
   summary: "spend by model or task, against the budget",

@@ -4,6 +4,7 @@ import type { Command } from "../command.ts";
 import { runDoctor } from "./doctor.ts";
 import { printable } from "../../util/printable.ts";
 
+/** `service debug`: write a redacted diagnostic bundle under .sdd/debug/. */
 export const debugCommand: Command = {
   name: "debug",
   summary: "write a redacted diagnostic bundle under .sdd/debug/",

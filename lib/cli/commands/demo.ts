@@ -125,6 +125,7 @@ quality_gates:
   });
 }
 
+/** `service demo`: run the embedded demo plan with scripted agents (no API key needed). */
 export const demoCommand: Command = {
   name: "demo",
   summary: "run the embedded demo plan with scripted agents (no API key needed)",

@@ -91,6 +91,7 @@ function isolationChecksOf(config: ServiceConfig): Promise<CheckResult[]> {
   });
 }
 
+/** `service doctor`: deno, git, the workspace, config, templates, port, agent CLIs, PID files. */
 export const doctorCommand: Command = {
   name: "doctor",
   summary: "check deno, git, the workspace, config, templates, port, agent CLIs, PID files",

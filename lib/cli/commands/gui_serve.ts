@@ -2,6 +2,7 @@
 import type { Command } from "../command.ts";
 import { serveUntilStopped } from "./serve.ts";
 
+/** `service gui serve`: only the review board page, its JSON API and /events (no task API). */
 export const guiServeCommand: Command = {
   name: "gui serve",
   summary: "serve only the review board page, its JSON API and /events (no task API)",

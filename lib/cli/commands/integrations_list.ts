@@ -9,6 +9,10 @@ import { workspacePaths } from "../../workspace.ts";
 import { parseOptions } from "./_options.ts";
 import { printable } from "../../util/printable.ts";
 
+/**
+ * `service integrations list`: each tracker's polling or webhook, its variables, the URL to
+ * register, its last delivery and poll.
+ */
 export const integrationsListCommand: Command = {
   name: "integrations list",
   summary: "trackers: polling or webhook, variables set, URL to register, last delivery and poll",
@@ -28,7 +32,11 @@ Options:
     const values = parseOptions("integrations list", args, { json: { type: "boolean" } });
     const config = await loadConfig(ctx.root);
     const runtime = await readTrackerRuntime(workspacePaths(ctx.root).trackerState);
-    const rows = integrationRows(config, BUILTIN_TRACKERS, (n) => Deno.env.get(n), runtime);
+    const rows = integrationRows(config, {
+      builtins: BUILTIN_TRACKERS,
+      env: (n) => Deno.env.get(n),
+      runtime,
+    });
     if (values.json) {
       ctx.stdout(JSON.stringify({ integrations: rows }, null, 2));
       return 0;

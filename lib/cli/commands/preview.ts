@@ -9,6 +9,7 @@ import { findWorkspaceServer } from "../../discovery/find.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { parseOptions } from "./_options.ts";
 
+/** `service preview`: the local server through a tunnel, and the webhook URLs to register. */
 export const previewCommand: Command = {
   name: "preview",
   summary: "expose the local server through a tunnel and print the webhook URLs to register",
@@ -64,7 +65,11 @@ Options:
     ctx.stdout(`public URL: ${base} → http://127.0.0.1:${port} (${found.program.name})`);
     const config = await loadConfig(ctx.root);
     const runtime = await readTrackerRuntime(workspacePaths(ctx.root).trackerState);
-    const rows = integrationRows(config, BUILTIN_TRACKERS, (n) => Deno.env.get(n), runtime);
+    const rows = integrationRows(config, {
+      builtins: BUILTIN_TRACKERS,
+      env: (n) => Deno.env.get(n),
+      runtime,
+    });
     const withWebhook = rows.filter((r) => r.secret_env !== null);
     ctx.stdout("register these webhook URLs with your trackers:");
     for (const r of withWebhook.length > 0 ? withWebhook : rows) {

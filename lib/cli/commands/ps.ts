@@ -9,6 +9,7 @@ import { printable } from "../../util/printable.ts";
 import { loadConfig } from "../../config/load.ts";
 import { leaseView } from "../../workers/fleet.ts";
 
+/** `service ps`: list agent processes (local PID files, and remote workers' agents). */
 export const psCommand: Command = {
   name: "ps",
   summary: "list agent processes (local PID files, and remote workers' agents)",

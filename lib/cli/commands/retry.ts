@@ -26,6 +26,6 @@ Options:
     if (values.all === (positionals.length > 0)) {
       throw new CliError("name the tasks to retry (`service retry <task>...`) or pass --all");
     }
-    return await changeTasks(ctx, "retry", positionals, values.all!);
+    return await changeTasks(ctx, { kind: "retry", ids: positionals, all: values.all! });
   },
 };

@@ -2,7 +2,8 @@
 import { colour, type Command } from "../command.ts";
 import { parseOptions } from "./_options.ts";
 import { loadWorkspaceConfig } from "../../config/load.ts";
-import { listRuns, type RunSummary } from "../../runs/runs.ts";
+import { listRuns } from "../../runs/runs.ts";
+import type { RunSummary } from "../../runs/summary_types.ts";
 import { findWorkspaceServer } from "../../discovery/find.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { printable } from "../../util/printable.ts";
@@ -34,6 +35,7 @@ function columnCount(run: RunSummary, column: typeof COLUMNS[number]): number {
   return column === "gated" ? Math.max(0, cards - run.failed - run.cancelled) : cards;
 }
 
+/** `service runs`: list runs: status, board columns and board URL. */
 export const runsCommand: Command = {
   name: "runs",
   summary: "list runs: status, board columns and board URL",

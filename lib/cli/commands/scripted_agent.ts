@@ -2,6 +2,7 @@
 import type { Command } from "../command.ts";
 import { runScriptedAgent } from "../../../agents/scripted_agent.ts";
 
+/** `service scripted-agent`: a scripted agent program speaking the agent protocol (demo, tests). */
 export const scriptedAgentCommand: Command = {
   name: "scripted-agent",
   summary: "a scripted agent program speaking the agent protocol (demo, tests)",

@@ -6,6 +6,7 @@ import { type ServedApp, startServer, UnsafeBindError } from "../../server/serve
 import { TokenVariableUnsetError } from "../../auth/tokens.ts";
 import { printableItem } from "../../util/printable.ts";
 
+/** `service serve`: serve the task API and the review board. */
 export const serveCommand: Command = {
   name: "serve",
   summary: "serve the task API and the review board",

@@ -14,6 +14,7 @@ async function sameWorkspace(served: unknown, root: string): Promise<boolean> {
   return served === root || await real(served) === await real(root);
 }
 
+/** `service status`: tasks, agents, spend and the verification alert. */
 export const statusCommand: Command = {
   name: "status",
   summary: "tasks, agents, spend and the verification alert",

@@ -6,6 +6,7 @@ import { processAlive } from "../../util/process_alive.ts";
 import { reapPidFiles } from "../../agents/pid_files.ts";
 import { workspacePaths } from "../../workspace.ts";
 
+/** `service stop`: stop the current run: agents get SIGTERM, then SIGKILL; work is kept. */
 export const stopCommand: Command = {
   name: "stop",
   summary: "stop the current run: agents get SIGTERM, then SIGKILL; work is kept",

@@ -6,12 +6,8 @@
 import { parseArgs } from "node:util";
 import { CliError, colour, type Command } from "../command.ts";
 import { loadConfig } from "../../config/load.ts";
-import {
-  serverUrlFor,
-  TaskApiError,
-  TaskClient,
-  TaskStoreUnavailable,
-} from "../../tasks/client.ts";
+import { serverUrlFor, TaskClient, TaskStoreUnavailable } from "../../tasks/client.ts";
+import { HttpApiError } from "../../http/api_error.ts";
 import { type WorkerView, workerView } from "../../workers/fleet.ts";
 import { WorkerRegistry } from "../../workers/registry.ts";
 import { actOnWorker, type WorkerAction } from "../../workers/operator.ts";
@@ -77,7 +73,7 @@ Options:
           values.reason ? { reason: values.reason } : {},
         ))!.worker;
       } catch (e) {
-        if (e instanceof TaskApiError) throw new CliError(printable(e.message));
+        if (e instanceof HttpApiError) throw new CliError(printable(e.message));
         throw e;
       }
     } else {

@@ -16,7 +16,15 @@ import {
 } from "./on_landing.ts";
 import { onTaskChanged } from "./on_change.ts";
 import { onTick } from "./on_tick.ts";
-import { onRemoteAdopted, onRemoteStartFailed, onWorkerAsks, onWorkersSeen } from "./on_worker.ts";
+import {
+  dropReservation,
+  onLaunchAdopted,
+  onLaunchLapsed,
+  onRemoteAdopted,
+  onRemoteStartFailed,
+  onWorkerAsks,
+  onWorkersSeen,
+} from "./on_worker.ts";
 import { onSettle } from "./settle.ts";
 import { Out, recordCancel, recordStart } from "./outcomes.ts";
 import type { Action, CoreEvent } from "./protocol.ts";
@@ -58,6 +66,8 @@ const ON: { [T in CoreEvent["type"]]: Handler<T> } = {
   workers_seen: (d, _out, e) => onWorkersSeen(d, e),
   remote_start_failed: onRemoteStartFailed,
   remote_adopted: onRemoteAdopted,
+  launch_lapsed: onLaunchLapsed,
+  launch_adopted: onLaunchAdopted,
   agent_exited: onAgentExited,
   rate_limit_hit: onRateLimitHit,
   recovered: onRecovered,
@@ -95,6 +105,7 @@ function onClaimLost(d: Draft, out: Out, event: Extract<CoreEvent, { type: "clai
   d.starting.delete(event.taskId);
   d.batching.delete(event.taskId);
   d.dispatching.delete(event.taskId);
+  d.launching.delete(event.taskId);
   // A cancel that came while it started was left to the start's outcome (on_change.ts).
   const task = d.tasks.get(event.taskId);
   if (task?.status === "CANCELLED") recordCancel(out, task);
@@ -136,6 +147,11 @@ function onStop(d: Draft, out: Out): void {
     d.sessions.delete(s.taskId);
     d.batchesLeft.set(s.taskId, s.batchId!);
     out.log(s.taskId, `batch ${s.batchId} stays with the provider; \`service run\` polls it`);
+  }
+  // A Job whose pod has not claimed its task yet goes on: the next process adopts it.
+  for (const taskId of [...d.launching.keys()]) {
+    dropReservation(d, taskId);
+    out.log(taskId, "its Job goes on; the next `service run` adopts it");
   }
   // A worker's agent goes on: the worker keeps its lease and reports to the next process.
   for (const s of [...d.sessions.values()].filter((s) => s.worker !== undefined)) {

@@ -15,7 +15,7 @@ import { printable } from "../../util/printable.ts";
  * Paths in a line of text: the first few, then how many more. A file name is the agent's
  * choice: each is made printable (no escape sequence reaches a terminal).
  */
-export function pathList(paths: readonly string[], shown = 8): string {
+function pathList(paths: readonly string[], shown = 8): string {
   const head = paths.slice(0, shown).map(printable).join(", ");
   return paths.length > shown ? `${head} and ${paths.length - shown} more` : head;
 }

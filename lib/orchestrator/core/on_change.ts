@@ -4,7 +4,7 @@
  * the landing, records what happened.
  */
 import { recordAgentFailure } from "./on_exit.ts";
-import { leaseLostReason } from "./on_worker.ts";
+import { dropReservation, leaseLostReason } from "./on_worker.ts";
 import type { CoreEvent } from "./protocol.ts";
 import { operatorRetryRows, type Out, recordCancel, recordOperatorDone } from "./outcomes.ts";
 import type { Draft } from "./state.ts";
@@ -36,6 +36,8 @@ export function onTaskChanged(
         }
         return; // the exit records it
       }
+      // Reserved for a Job whose pod has not claimed it: the launcher deletes the Job.
+      if (dropReservation(d, task.id)) return recordCancel(out, task);
       // Its agent is starting: the start's outcome ends it and records the cancel (decide.ts).
       if (d.starting.has(task.id)) return;
       if (d.landings.delete(task.id)) {

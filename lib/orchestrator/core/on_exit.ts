@@ -5,10 +5,12 @@
  * only when its agent exited 0 on its own (a CLI that cannot call the task API); the work of an
  * interrupted agent (stopped, killed, timed out, lost with the orchestrator) is kept and the next
  * attempt starts from it — unless `recovery.land_unreported` lands it because every completion
- * signal passes (spec §3.1 ORPHANED → DONE). A stop counts no attempt.
+ * signal passes (spec §3.1 ORPHANED → DONE). A stop counts no attempt, nor does a drain (the
+ * remote worker running it was stopping: its pushed work is where the next attempt starts).
  */
 import * as ev from "../../journal/events.ts";
 import type { CoreEvent } from "./protocol.ts";
+import { drainedReason } from "./on_worker.ts";
 import { attemptFailed, type Out, recordCancel, recordClaim, startLanding } from "./outcomes.ts";
 import type { Draft, SessionView, TaskView } from "./state.ts";
 
@@ -31,13 +33,14 @@ export function onAgentExited(d: Draft, out: Out, e: Exited): void {
   if (e.remote && session?.sessionId !== e.sessionId) return;
   d.sessions.delete(e.taskId);
   const task = d.tasks.get(e.taskId);
+  const { drained, ...remote } = e.remote ?? { drained: false };
   out.journal(ev.agentExited({
     task_id: e.taskId,
     session_id: e.sessionId,
     exit_code: e.exitCode,
     duration_ms: e.durationMs,
-    ended_by: session?.endedBy,
-    ...(e.remote ?? {}),
+    ended_by: session?.endedBy ?? (drained ? "drain" : undefined),
+    ...remote,
   }));
   if (!task) return;
   const stopped = session?.endedBy === "stop" || d.stopping;
@@ -112,6 +115,7 @@ function agentEndedWithoutReport(
   }
   // The work a new attempt continues from: the session's branch holds it (leftovers committed).
   const resumeFrom = e.hasWork ? e.sessionId : null;
+  if (e.remote?.drained) return remoteDrained(out, task, e, resumeFrom);
   if (e.remote?.interrupted) return remoteInterrupted(d, out, task, e, resumeFrom);
   if (e.rateLimited) {
     // A parked adapter never burns an attempt: the task waits for it, or starts with a fallback.
@@ -153,6 +157,21 @@ function agentEndedWithoutReport(
     retryable: e.diagnosis.retryable,
     resumeFrom,
   });
+}
+
+/**
+ * Its worker was stopping (a pod deleted, a node drained): not the task's failure. The lease goes
+ * at once and the next attempt, on any worker, continues from what it pushed.
+ */
+function remoteDrained(out: Out, task: TaskView, e: Exited, resumeFrom: string | null): void {
+  const reason = drainedReason(e.remote!.worker, e.hasWork, e.remote!.push_error);
+  out.push({ kind: "reap", taskId: task.id, reason: "drained" });
+  out.push({
+    kind: "store",
+    change: { op: "requeue", taskId: task.id, reason, countAttempt: false, resumeFrom },
+  });
+  out.journal(ev.taskRetried({ task_id: task.id, reason }));
+  out.log(task.id, reason);
 }
 
 /**
@@ -200,6 +219,7 @@ type SpawnFailed = Extract<CoreEvent, { type: "spawn_failed" }>;
 export function onSpawnFailed(d: Draft, out: Out, e: SpawnFailed): void {
   d.starting.delete(e.taskId);
   d.dispatching.delete(e.taskId);
+  d.launching.delete(e.taskId);
   const task = d.tasks.get(e.taskId);
   if (!task) return;
   if (e.attempt !== undefined) {

@@ -108,6 +108,7 @@ export function recordStart(d: Draft, out: Out, e: Started): void {
   d.starting.delete(e.taskId);
   d.batching.delete(e.taskId);
   d.dispatching.delete(e.taskId);
+  d.launching.delete(e.taskId);
   d.sessions.set(e.taskId, {
     taskId: e.taskId,
     sessionId: e.sessionId,

@@ -168,6 +168,13 @@ export type CoreEvent =
     roles?: string[];
     /** The adapters it can start (absent: any; lib/workers/fleet.ts). */
     offer?: { adapters?: string[] };
+    /** A claim ticket's task (DESIGN.md §17): that task only, or none. */
+    task?: string;
+    /**
+     * The Kubernetes launcher asks: the tasks it gets are reserved for the Jobs it creates
+     * (`launching`), not claimed; each Job's pod claims its own with a ticket.
+     */
+    reserve?: boolean;
   }
   /** The remote workers the server has heard from, as the scheduler counts them. */
   | { type: "workers_seen"; workers: WorkerSlots[] }
@@ -184,6 +191,10 @@ export type CoreEvent =
     /** The worker was cordoned for it (repeated failures): why. */
     cordoned?: string;
   }
+  /** A task's Job ended (or was never created) before its pod claimed it: it is ready again. */
+  | { type: "launch_lapsed"; taskId: string; reason: string }
+  /** A Job an earlier process created for an OPEN task still runs: the task stays reserved for it. */
+  | { type: "launch_adopted"; taskId: string; job: string }
   /**
    * A remote session an earlier process started is still held by its worker (its lease lives
    * in the task store): the run waits for its report as for any agent.
@@ -212,11 +223,15 @@ export type CoreEvent =
      */
     signalsPass?: boolean;
     diagnosis: ExitDiagnosis;
-    /** It ran on a remote worker: which, and the commit it delivered (null: none). */
+    /**
+     * It ran on a remote worker: which, and the commit it delivered (null: none); `drained` when
+     * the worker ended it because the worker itself was stopping (`ended_by: "drain"`).
+     */
     remote?: {
       worker: string;
       commit: string | null;
       push_error?: string;
+      drained?: boolean;
       /**
        * Its end was not the task's doing: no orchestrator answered when it ended (`stop`: the
        * run was stopped), or its worker's process restarted (`restart`). No attempt is counted;
@@ -311,6 +326,8 @@ export type Action =
     requestId: string;
     worker: string;
     tasks: { taskId: string; adapter: string; note?: string }[];
+    /** The launcher's request: the tasks are reserved for Jobs, nothing is claimed. */
+    reserve?: boolean;
   }
   /** The worker holding `taskId` lost its lease: fetch what it pushed; then `agent_exited`. */
   | { kind: "remote_lost"; taskId: string; sessionId: string; reason: string }

@@ -29,8 +29,11 @@ export interface TaskView {
   batch?: boolean;
 }
 
-/** Why the loop ended an agent. */
-export type EndReason = "timeout" | "stop" | "rate_limit" | "reported" | "cancelled";
+/**
+ * Why an agent was ended: the loop asked (timeout, stop, rate limit, reported, cancelled), or
+ * its remote worker was stopping (`drain`: SIGTERM of `service worker`, DESIGN.md §17).
+ */
+export type EndReason = "timeout" | "stop" | "rate_limit" | "reported" | "cancelled" | "drain";
 
 /** A live agent session, by task. */
 export interface SessionView {
@@ -155,6 +158,11 @@ export interface CoreState {
   batching: ReadonlySet<string>;
   /** Of `starting`, the tasks being handed to a remote worker (they take none of ours either). */
   dispatching: ReadonlySet<string>;
+  /**
+   * Of `dispatching`, the tasks reserved for a Kubernetes Job whose pod has not claimed them yet
+   * (DESIGN.md §17), with the adapter the reservation chose.
+   */
+  launching: ReadonlyMap<string, string>;
   /** Batch requests left with their provider when the run stopped, by task (batch id). */
   batchesLeft: ReadonlyMap<string, string>;
   landings: ReadonlyMap<string, Landing>;
@@ -197,6 +205,7 @@ export function initialState(settings: CoreSettings, now: number): CoreState {
     starting: new Set(),
     batching: new Set(),
     dispatching: new Set(),
+    launching: new Map(),
     batchesLeft: new Map(),
     landings: new Map(),
     landed: new Set(),
@@ -217,6 +226,7 @@ export interface Draft extends CoreState {
   starting: Set<string>;
   batching: Set<string>;
   dispatching: Set<string>;
+  launching: Map<string, string>;
   batchesLeft: Map<string, string>;
   landings: Map<string, Landing>;
   landed: Set<string>;
@@ -234,6 +244,7 @@ export function draft(state: CoreState): Draft {
     starting: new Set(state.starting),
     batching: new Set(state.batching),
     dispatching: new Set(state.dispatching),
+    launching: new Map(state.launching),
     batchesLeft: new Map(state.batchesLeft),
     landings: new Map(state.landings),
     landed: new Set(state.landed),

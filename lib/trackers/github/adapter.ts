@@ -6,13 +6,15 @@
 import { githubHandler, githubIssueTicket } from "./webhook.ts";
 import {
   type ApiAccess,
+  apiClient,
   byUpdate,
   MAX_POLL_PAGES,
   sameProject,
   type TrackerAdapter,
 } from "../adapter.ts";
-import { type RateLimit, requestJson } from "../http.ts";
-import { obj, str, type Ticket } from "../ticket.ts";
+import type { RateLimit } from "../../http/rate_limit.ts";
+import { obj, str } from "../../util/json_fields.ts";
+import type { Ticket } from "../ticket.ts";
 
 const NAME = "tracker_b";
 
@@ -50,12 +52,14 @@ async function poll(access: ApiAccess, since: string | undefined) {
   const out: Ticket[] = [];
   let rate: RateLimit = {};
   let pages = 0;
+  const http = apiClient(access, "GitHub");
   while (url && pages < (access.maxPages ?? MAX_POLL_PAGES)) {
-    const answer = await requestJson(access, url, { headers: headersOf(access) });
+    const answer = await http.request(url, { headers: headersOf(access) });
     rate = answer.rate;
     pages++;
-    for (const issue of Array.isArray(answer.json) ? answer.json : []) {
-      const t = githubIssueTicket(obj(issue), access.project, NAME);
+    const json = answer.json();
+    for (const issue of Array.isArray(json) ? json : []) {
+      const t = githubIssueTicket(obj(issue), { repo: access.project, tracker: NAME });
       if (t) out.push(t);
     }
     url = nextLink(answer.headers.get("link"));
@@ -76,10 +80,10 @@ export const githubAdapter: TrackerAdapter = {
   inProject: (project, t) => sameProject(str(t.ids?.repo), project),
   async comment(access, ids, text) {
     const url = `${base(access)}/repos/${access.project}/issues/${Number(ids.number)}/comments`;
-    await requestJson(access, url, {
+    await apiClient(access, "GitHub").request(url, {
       method: "POST",
-      headers: { ...headersOf(access), "content-type": "application/json" },
-      body: JSON.stringify({ body: text }),
+      headers: headersOf(access),
+      json: { body: text },
     });
   },
 };

@@ -6,7 +6,8 @@
  * {@link githubIssueTicket} too. Pull-request, review, check and status events wake the
  * pull-request landing (`hostEvent`).
  */
-import { arr, isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import { arr, obj, str } from "../../util/json_fields.ts";
+import { isoTime, labelNames, type Ticket } from "../ticket.ts";
 import {
   type HandlerContext,
   type HostEvent,
@@ -15,12 +16,19 @@ import {
   type WebhookHandler,
 } from "../../webhooks/handler.ts";
 
+/** Where a GitHub issue comes from, for {@link githubIssueTicket}. */
+export interface GithubTicketContext {
+  /** `owner/name`. */
+  repo: string;
+  tracker: string;
+  /** The issue was deleted (its ticket is closed); default false. */
+  deleted?: boolean;
+}
+
 /** A REST/webhook issue object of `repo` as a ticket (undefined for pull requests). */
 export function githubIssueTicket(
   issue: Record<string, unknown>,
-  repo: string,
-  tracker: string,
-  deleted = false,
+  { repo, tracker, deleted = false }: GithubTicketContext,
 ): Ticket | undefined {
   if (issue.pull_request !== undefined || issue.number === undefined) return undefined;
   const number = Number(issue.number);
@@ -47,7 +55,11 @@ function tickets(payload: unknown, headers: Headers, context: HandlerContext): T
   const repo = str(obj(p.repository).full_name);
   const issue = obj(p.issue);
   if (!repo || Object.keys(issue).length === 0) return [];
-  const ticket = githubIssueTicket(issue, repo, context.tracker, p.action === "deleted");
+  const ticket = githubIssueTicket(issue, {
+    repo,
+    tracker: context.tracker,
+    deleted: p.action === "deleted",
+  });
   return ticket ? [ticket] : [];
 }
 

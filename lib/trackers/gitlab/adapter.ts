@@ -7,13 +7,15 @@
 import { gitlabHandler } from "./webhook.ts";
 import {
   type ApiAccess,
+  apiClient,
   byUpdate,
   MAX_POLL_PAGES,
   sameProject,
   type TrackerAdapter,
 } from "../adapter.ts";
-import { type RateLimit, requestJson } from "../http.ts";
-import { isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import type { RateLimit } from "../../http/rate_limit.ts";
+import { obj, str } from "../../util/json_fields.ts";
+import { isoTime, labelNames, type Ticket } from "../ticket.ts";
 
 const NAME = "tracker_c";
 
@@ -57,16 +59,17 @@ async function poll(access: ApiAccess, since: string | undefined) {
   let rate: RateLimit = {};
   let page: string | null = "1";
   let pages = 0;
+  const http = apiClient(access, "GitLab");
   while (page && pages < (access.maxPages ?? MAX_POLL_PAGES)) {
     query.set("page", page);
-    const answer = await requestJson(
-      access,
+    const answer = await http.request(
       `${api(access)}/projects/${encodeURIComponent(access.project)}/issues?${query}`,
       { headers: headersOf(access) },
     );
     rate = answer.rate;
     pages++;
-    for (const issue of Array.isArray(answer.json) ? answer.json : []) {
+    const json = answer.json();
+    for (const issue of Array.isArray(json) ? json : []) {
       out.push(restTicket(obj(issue)));
     }
     page = answer.headers.get("x-next-page") || null;
@@ -91,14 +94,9 @@ export const gitlabAdapter: TrackerAdapter = {
       : sameProject(t.ref.replace(/#\d+$/, ""), project),
   async comment(access, ids, text) {
     const project = encodeURIComponent(access.project);
-    await requestJson(
-      access,
+    await apiClient(access, "GitLab").request(
       `${api(access)}/projects/${project}/issues/${Number(ids.iid)}/notes`,
-      {
-        method: "POST",
-        headers: { ...headersOf(access), "content-type": "application/json" },
-        body: JSON.stringify({ body: text }),
-      },
+      { method: "POST", headers: headersOf(access), json: { body: text } },
     );
   },
 };

@@ -4,7 +4,8 @@
  * `Idempotency-Key` or `X-Gitlab-Event-UUID`. The hook's issue attributes differ from the REST
  * issue that polling reads (adapter.ts beside this file).
  */
-import { arr, isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import { arr, obj, str } from "../../util/json_fields.ts";
+import { isoTime, labelNames, type Ticket } from "../ticket.ts";
 import {
   type HandlerContext,
   type HostEvent,

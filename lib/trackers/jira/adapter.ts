@@ -8,14 +8,16 @@
 import { jiraHandler, jiraIssueTicket } from "./webhook.ts";
 import {
   type ApiAccess,
+  apiClient,
   byUpdate,
   keyPrefix,
   MAX_POLL_PAGES,
   sameProject,
   type TrackerAdapter,
 } from "../adapter.ts";
-import { type RateLimit, requestJson } from "../http.ts";
-import { obj, str, type Ticket } from "../ticket.ts";
+import type { RateLimit } from "../../http/rate_limit.ts";
+import { obj, str } from "../../util/json_fields.ts";
+import type { Ticket } from "../ticket.ts";
 
 const NAME = "tracker_a";
 const FIELDS = "summary,description,labels,status,updated,project";
@@ -47,17 +49,18 @@ async function poll(access: ApiAccess, since: string | undefined) {
   let token: string | undefined;
   let pages = 0;
   const jql = pollJql(access.project, since, access.now());
+  const http = apiClient(access, "Jira");
   do {
     const query = new URLSearchParams({ jql, fields: FIELDS, maxResults: "100" });
     if (token) query.set("nextPageToken", token);
-    const answer = await requestJson(access, `${site}/rest/api/3/search/jql?${query}`, {
+    const answer = await http.request(`${site}/rest/api/3/search/jql?${query}`, {
       headers: headersOf(access),
     });
     rate = answer.rate;
     pages++;
-    const body = obj(answer.json);
+    const body = obj(answer.json());
     for (const issue of Array.isArray(body.issues) ? body.issues : []) {
-      const t = jiraIssueTicket(obj(issue), NAME, site);
+      const t = jiraIssueTicket(obj(issue), { tracker: NAME, site });
       // JQL works in minutes: drop what is not newer than the cursor.
       if (!since || (t.raw.updated_at ?? "") > since) out.push(t);
     }
@@ -90,14 +93,9 @@ export const jiraAdapter: TrackerAdapter = {
   inProject: (project, t) => sameProject(projectKey(t), project),
   async comment(access, ids, text) {
     const site = access.apiUrl.replace(/\/+$/, "");
-    await requestJson(
-      access,
+    await apiClient(access, "Jira").request(
       `${site}/rest/api/3/issue/${encodeURIComponent(String(ids.key))}/comment`,
-      {
-        method: "POST",
-        headers: { ...headersOf(access), "content-type": "application/json" },
-        body: JSON.stringify({ body: adfComment(text) }),
-      },
+      { method: "POST", headers: headersOf(access), json: { body: adfComment(text) } },
     );
   },
 };

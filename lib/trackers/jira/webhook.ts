@@ -4,15 +4,23 @@
  * REST shape, so polling (adapter.ts beside this file) reads its search results with
  * {@link jiraIssueTicket} too.
  */
-import { adfToText, isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import { obj, str } from "../../util/json_fields.ts";
+import { adfToText, isoTime, labelNames, type Ticket } from "../ticket.ts";
 import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
+
+/** Where a Jira issue comes from, for {@link jiraIssueTicket}. */
+export interface JiraTicketContext {
+  tracker: string;
+  /** The configured site (its links, when the issue has no `self`). */
+  site: string;
+  /** The issue was deleted (its ticket is closed); default false. */
+  deleted?: boolean;
+}
 
 /** A Jira issue (webhook or REST shape) of the site `site` as a ticket. */
 export function jiraIssueTicket(
   issue: Record<string, unknown>,
-  tracker: string,
-  site: string,
-  deleted = false,
+  { tracker, site, deleted = false }: JiraTicketContext,
 ): Ticket {
   const fields = obj(issue.fields);
   const key = str(issue.key);
@@ -45,7 +53,11 @@ function tickets(payload: unknown, _headers: Headers, context: HandlerContext): 
   const issue = obj(p.issue);
   if (!issue.key) return [];
   return [
-    jiraIssueTicket(issue, context.tracker, context.apiUrl ?? "", event === "jira:issue_deleted"),
+    jiraIssueTicket(issue, {
+      tracker: context.tracker,
+      site: context.apiUrl ?? "",
+      deleted: event === "jira:issue_deleted",
+    }),
   ];
 }
 

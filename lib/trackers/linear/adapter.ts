@@ -7,14 +7,17 @@
 import { LINEAR_CLOSED_STATES, linearHandler, linearIssueTicket } from "./webhook.ts";
 import {
   type ApiAccess,
+  apiClient,
   byUpdate,
   keyPrefix,
   MAX_POLL_PAGES,
   sameProject,
   type TrackerAdapter,
 } from "../adapter.ts";
-import { type JsonAnswer, type RateLimit, requestJson, TrackerApiError } from "../http.ts";
-import { arr, obj, str, type Ticket } from "../ticket.ts";
+import { HttpApiError } from "../../http/api_error.ts";
+import type { RateLimit } from "../../http/rate_limit.ts";
+import { arr, obj, str } from "../../util/json_fields.ts";
+import type { Ticket } from "../ticket.ts";
 
 const NAME = "tracker_d";
 
@@ -34,41 +37,45 @@ const ISSUES_QUERY = `query Issues($filter: IssueFilter, $after: String) {
 }`;
 
 function headersOf(access: ApiAccess): HeadersInit {
-  return { "content-type": "application/json", authorization: access.token };
+  return { authorization: access.token };
 }
 
-/** Run a GraphQL operation; GraphQL errors (RATELIMITED included) become {@link TrackerApiError}. */
+/** Run a GraphQL operation; GraphQL errors (RATELIMITED included) become {@link HttpApiError}s. */
 async function graphql(
   access: ApiAccess,
   query: string,
   variables: Record<string, unknown>,
-): Promise<JsonAnswer & { data: Record<string, unknown> }> {
-  let answer: JsonAnswer;
+): Promise<{ rate: RateLimit; data: Record<string, unknown> }> {
+  const http = apiClient(access, "Linear");
+  let answer;
   try {
-    answer = await requestJson(access, access.apiUrl, {
+    answer = await http.request(access.apiUrl, {
       method: "POST",
       headers: headersOf(access),
-      body: JSON.stringify({ query, variables }),
+      json: { query, variables },
     });
   } catch (e) {
     // Linear answers a rate limit with HTTP 400 and extensions.code RATELIMITED.
-    if (e instanceof TrackerApiError && /RATELIMITED/.test(e.message)) {
-      throw new TrackerApiError(e.message, 429, e.rate);
+    if (e instanceof HttpApiError && /RATELIMITED/.test(e.body)) {
+      throw new HttpApiError(e.message, { ...e, status: 429, code: "RATELIMITED", cause: e });
     }
     throw e;
   }
-  const body = obj(answer.json);
+  const body = obj(answer.json());
   const errors = arr(body.errors);
   if (errors.length > 0) {
     const first = obj(errors[0]);
     const code = str(obj(first.extensions).code);
-    throw new TrackerApiError(
-      `Linear GraphQL: ${str(first.message) || code}`,
-      code === "RATELIMITED" ? 429 : 400,
-      answer.rate,
-    );
+    throw new HttpApiError(`Linear GraphQL: ${str(first.message) || code}`, {
+      status: code === "RATELIMITED" ? 429 : 400,
+      ...(code ? { code } : {}),
+      method: "POST",
+      url: access.apiUrl,
+      apiMessage: str(first.message),
+      rate: answer.rate,
+    });
   }
-  return { ...answer, data: obj(body.data) };
+  return { rate: answer.rate, data: obj(body.data) };
 }
 
 async function poll(access: ApiAccess, since: string | undefined) {
@@ -113,7 +120,12 @@ export const linearAdapter: TrackerAdapter = {
       input: { issueId: ids.id, body: text },
     });
     if (obj(answer.data.commentCreate).success !== true) {
-      throw new TrackerApiError("Linear commentCreate did not succeed", 400, answer.rate);
+      throw new HttpApiError("Linear commentCreate did not succeed", {
+        status: 400,
+        method: "POST",
+        url: access.apiUrl,
+        rate: answer.rate,
+      });
     }
   },
 };

@@ -4,7 +4,8 @@
  * GraphQL shape, so polling (adapter.ts beside this file) reads its query results with
  * {@link linearIssueTicket} too.
  */
-import { isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import { obj, str } from "../../util/json_fields.ts";
+import { isoTime, labelNames, type Ticket } from "../ticket.ts";
 import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
 
 /** Linear's workflow state types that close a ticket. */

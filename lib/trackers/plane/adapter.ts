@@ -7,13 +7,15 @@
 import { planeHandler, planeIssueTicket, planeProject } from "./webhook.ts";
 import {
   type ApiAccess,
+  apiClient,
   byUpdate,
   MAX_POLL_PAGES,
   sameProject,
   type TrackerAdapter,
 } from "../adapter.ts";
-import { type RateLimit, requestJson } from "../http.ts";
-import { obj, str, type Ticket } from "../ticket.ts";
+import type { RateLimit } from "../../http/rate_limit.ts";
+import { obj, str } from "../../util/json_fields.ts";
+import type { Ticket } from "../ticket.ts";
 
 const NAME = "tracker_e";
 
@@ -32,6 +34,7 @@ async function poll(access: ApiAccess, since: string | undefined) {
   let cursor: string | undefined;
   let pages = 0;
   let more = true;
+  const http = apiClient(access, "Plane");
   // Newest update first: the walk stops at the first issue not newer than `since`.
   while (more && pages < (access.maxPages ?? MAX_POLL_PAGES)) {
     const query = new URLSearchParams({
@@ -40,14 +43,18 @@ async function poll(access: ApiAccess, since: string | undefined) {
       per_page: "100",
     });
     if (cursor) query.set("cursor", cursor);
-    const answer = await requestJson(access, `${projectUrl(access)}/issues/?${query}`, {
+    const answer = await http.request(`${projectUrl(access)}/issues/?${query}`, {
       headers: headersOf(access),
     });
     rate = answer.rate;
     pages++;
-    const body = obj(answer.json);
+    const body = obj(answer.json());
     for (const result of Array.isArray(body.results) ? body.results : []) {
-      const t = planeIssueTicket(obj(result), NAME, access);
+      const t = planeIssueTicket(obj(result), {
+        tracker: NAME,
+        project: access.project,
+        apiUrl: access.apiUrl,
+      });
       if (since && (t.raw.updated_at ?? "") <= since) {
         more = false;
         break;
@@ -76,14 +83,9 @@ export const planeAdapter: TrackerAdapter = {
     const html = text.split("\n").filter((l) => l.trim() !== "").map((l) =>
       `<p>${l.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")}</p>`
     ).join("");
-    await requestJson(
-      access,
+    await apiClient(access, "Plane").request(
       `${projectUrl(access)}/issues/${encodeURIComponent(String(ids.id))}/comments/`,
-      {
-        method: "POST",
-        headers: { ...headersOf(access), "content-type": "application/json" },
-        body: JSON.stringify({ comment_html: html }),
-      },
+      { method: "POST", headers: headersOf(access), json: { comment_html: html } },
     );
   },
 };

@@ -5,7 +5,8 @@
  * are answered `ignored` by the project scope. The issue in `data` has the REST shape, so
  * polling (adapter.ts beside this file) reads its results with {@link planeIssueTicket} too.
  */
-import { htmlToText, isoTime, labelNames, obj, str, type Ticket } from "../ticket.ts";
+import { obj, str } from "../../util/json_fields.ts";
+import { htmlToText, isoTime, labelNames, type Ticket } from "../ticket.ts";
 import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
 
 const CLOSED_GROUPS = new Set(["completed", "cancelled"]);
@@ -27,13 +28,23 @@ function webOrigin(apiUrl: string): string {
   }
 }
 
+/** Where a Plane issue comes from, for {@link planeIssueTicket}. */
+export interface PlaneTicketContext {
+  tracker: string;
+  /** `<workspace slug>/<project id>` (its links). */
+  project?: string;
+  /** The API's origin (default `https://api.plane.so`). */
+  apiUrl?: string;
+  /** The issue was deleted (its ticket is closed); default false. */
+  deleted?: boolean;
+}
+
 /** A Plane issue (webhook `data` or REST result) as a ticket. */
 export function planeIssueTicket(
   issue: Record<string, unknown>,
-  tracker: string,
-  context: { project?: string; apiUrl?: string },
-  deleted = false,
+  context: PlaneTicketContext,
 ): Ticket {
+  const { tracker, deleted = false } = context;
   const id = str(issue.id);
   const project = str(issue.project) || str(issue.project_id);
   const state = obj(issue.state_detail ?? issue.state);
@@ -65,7 +76,12 @@ function tickets(payload: unknown, _headers: Headers, context: HandlerContext): 
   const action = str(p.action) || (v2 ? v2[2] : "");
   // Other projects' issues (the webhooks are workspace-wide) are answered `ignored` by the
   // project scope (lib/trackers/scope.ts).
-  return [planeIssueTicket(data, context.tracker, context, /^delete/.test(action))];
+  return [planeIssueTicket(data, {
+    tracker: context.tracker,
+    project: context.project,
+    apiUrl: context.apiUrl,
+    deleted: /^delete/.test(action),
+  })];
 }
 
 /** Plane's webhooks as tracker_e. */

@@ -1,4 +1,7 @@
-/** POST /workers/<name>/register — a worker says it exists, with its slots and roles. */
+/**
+ * POST /workers/<name>/register — a worker says it exists, with its slots, roles and the adapters
+ * it can start; the sessions its name held are handed back (a new process holds none).
+ */
 import type { Ctx } from "../../../lib/http/context.ts";
 import { readJsonBody } from "../../../lib/http/body.ts";
 import { requireId } from "../../../lib/ids.ts";
@@ -10,7 +13,7 @@ import {
   RegisterBodySchema,
 } from "../../../lib/workers/protocol.ts";
 import { registryFor } from "../../../lib/workers/registry.ts";
-import { bindWorkerName } from "../../../lib/workers/leases.ts";
+import { rosterFor } from "../../../lib/workers/roster.ts";
 import { deskFor } from "../../../lib/workers/desk.ts";
 import { loadConfig } from "../../../lib/config/load.ts";
 
@@ -23,15 +26,15 @@ export async function POST(c: Ctx): Promise<Response> {
   const body = parseBody(RegisterBodySchema, await readJsonBody(c));
   const app = c.get("app");
   const principal = c.get("principal");
-  bindWorkerName(app, name, principal);
+  const roster = rosterFor(app.paths.root);
+  roster.heard(name, principal, { free: body.slots, draining: false });
   const timeout = (await loadConfig(app.paths.root))?.heartbeat_timeout_s ?? 45;
+  roster.setLease(timeout);
   // What it offers (and lacks) is remembered for `service workers`, the scheduler and the claims.
-  const record = (await registryFor(app.paths.root)).register(
-    name,
-    principal.principal,
-    body,
-    Date.now(),
-  );
+  const record = (await registryFor(app.paths.root)).register(name, body, {
+    principal: principal.principal,
+    now: Date.now(),
+  });
   const desk = deskFor(app.paths.root);
   desk?.registered?.(name, record, body.left ?? []);
   const answer: RegisterAnswer = {

@@ -15,5 +15,5 @@ export async function GET(c: Ctx): Promise<Response> {
   const app = c.get("app");
   const journal = await requireRunJournal(app.paths, runId);
   c.header("Cache-Control", "no-store");
-  return c.json(await readReviewedDiff(app.paths, runId, taskId, journal));
+  return c.json(await readReviewedDiff(app.paths, { runId, taskId, journal }));
 }

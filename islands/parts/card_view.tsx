@@ -1,0 +1,154 @@
+/**
+ * One card of the board: task id, the current attempt's number, "batch" when the attempt is a
+ * request to a provider's batch API, title and role, where the task
+ * stands when its column does not say it (FAILED, cancelled, blocked, waiting), a tampered
+ * evidence bundle, the diff summary, protected paths and files outside owned_files its diff
+ * touches (DESIGN.md §18), and the current attempt's gate receipts and verdict.
+ */
+import type { CardFace } from "../../lib/dashboard/card_face.ts";
+import { STATE_WORDS } from "./run_outline.tsx";
+
+/** Props of {@link CardView}. */
+export interface CardViewProps {
+  face: CardFace;
+  selected?: boolean;
+  onSelect?: (taskId: string) => void;
+}
+
+/** A gate receipt (a failed signal) in words: `kind: detail`. */
+export function gateText(gate: unknown): string {
+  if (gate && typeof gate === "object" && !Array.isArray(gate)) {
+    const { kind, detail } = gate as Record<string, unknown>;
+    const [k, d] = [String(kind ?? "signal"), String(detail ?? "")];
+    return d.startsWith(`${k}:`) ? d : `${k}: ${d}`; // "cancelled: cancelled: …" says it twice
+  }
+  return JSON.stringify(gate);
+}
+
+/**
+ * Where an agent ran (`task_claimed.isolation`, DESIGN.md §14), in words: `in a podman
+ * container (image 0123456789ab)` or `as a host process`.
+ */
+export function isolationWords(isolation: string): string {
+  const [kind, runtime, id] = isolation.split(":");
+  if (kind !== "container") return "as a host process";
+  return `in a ${runtime} container (image ${(id ?? "").slice(0, 12)})`;
+}
+
+/** The first few of `paths`, then how many more (the task detail's diff lists them all). */
+export function fewPaths(paths: readonly string[], shown = 4): string {
+  const head = paths.slice(0, shown).join(", ");
+  return paths.length > shown ? `${head} and ${paths.length - shown} more` : head;
+}
+
+/** A card as a toggle button that selects the task for review. */
+export function CardView({ face, selected = false, onSelect }: CardViewProps) {
+  const { card, standing, evidence } = face;
+  const { diff, verdict } = card;
+  return (
+    <button
+      type="button"
+      class="card"
+      aria-pressed={selected}
+      data-task-id={card.task_id}
+      data-state={standing?.state}
+      onClick={() => onSelect?.(card.task_id)}
+    >
+      <span class="id">{card.task_id}</span>
+      {standing && (
+        <>
+          {" "}
+          <span class={`badge ${standing.state === "waiting" ? "" : "bad"}`}>
+            {STATE_WORDS[standing.state]}
+          </span>
+        </>
+      )}
+      {face.attempt !== undefined && face.attempt > 1 && (
+        <>
+          {" "}
+          <span
+            class="attempt"
+            data-attempt-number={face.attempt}
+            title={face.history ? "earlier attempts are in the task detail" : undefined}
+          >
+            attempt {face.attempt}
+          </span>
+        </>
+      )}
+      {face.batch && (
+        <>
+          {" "}
+          <span
+            class="badge"
+            data-lane="batch"
+            title={`a request to the ${face.batch.provider ?? "provider"}'s batch API${
+              face.batch.batch_id ? ` (${face.batch.batch_id})` : ""
+            }${face.batch.outcome ? `: ${face.batch.outcome.replace("_", " ")}` : ", in flight"}`}
+          >
+            batch
+          </span>
+        </>
+      )}
+      {(card.title || card.role) && (
+        <span class="meta">
+          {card.title}
+          {card.title && card.role ? " · " : ""}
+          {card.role && <em>{card.role}</em>}
+        </span>
+      )}
+      {
+        // The gate rows say why a task FAILED or was cancelled; otherwise the reason does.
+        standing?.reason && !card.gates?.length && (
+          <span class="meta" data-standing-reason>{standing.reason}</span>
+        )
+      }
+      {evidence && !evidence.verified && (
+        <span class="meta" data-card-evidence="unverified" title={evidence.problems.join("\n")}>
+          <span class="badge bad">EVIDENCE UNVERIFIED</span>{" "}
+          its sealed bundle no longer checks (the evidence panel says why)
+        </span>
+      )}
+      {diff && (
+        <span class="meta" data-diff-summary>
+          <span class="plus">+{diff.added}</span> <span class="minus">−{diff.removed}</span>,{" "}
+          {diff.files} {diff.files === 1 ? "file" : "files"}
+        </span>
+      )}
+      {face.guarded && (
+        <span
+          class="meta"
+          data-protected-paths={face.guarded.paths.join("\n")}
+          title="an agent's change to these never lands unattended (protected_paths)"
+        >
+          <span class="badge bad">PROTECTED</span>{" "}
+          {face.guarded.error ?? `changes ${fewPaths(face.guarded.paths)}`}
+          {" — lands only on an operator's merge"}
+        </span>
+      )}
+      {face.ownedExceeded && (
+        <span
+          class="meta"
+          data-owned-files-exceeded={face.ownedExceeded.paths.join("\n")}
+          title={`owned_files: ${face.ownedExceeded.owned_files.join(", ")}`}
+        >
+          <span class="badge bad">
+            {face.ownedExceeded.enforced ? "REFUSED" : "OUTSIDE OWNED FILES"}
+          </span>{" "}
+          changes {fewPaths(face.ownedExceeded.paths)} outside its owned_files
+        </span>
+      )}
+      {face.isolation && (
+        <span class="meta" data-isolation={face.isolation} title={face.isolation}>
+          agent: {isolationWords(face.isolation)}
+        </span>
+      )}
+      {card.gates?.map((gate, i) => <span class="gate" key={i}>✗ {gateText(gate)}</span>)}
+      {verdict && (
+        <span class="verdict" data-verdict={verdict.decision}>
+          <strong>{verdict.decision.replace("_", " ")}</strong> by {verdict.principal}
+          {verdict.note ? `: “${verdict.note}”` : ""}
+        </span>
+      )}
+    </button>
+  );
+}
