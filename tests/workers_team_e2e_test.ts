@@ -478,8 +478,18 @@ Deno.test("with max_agents: 0 and no worker connected the run says so, and each 
       "the run to say no worker is connected",
       () => Promise.resolve(lines.some((l) => /no worker connected \(2 tasks ready\)/.test(l))),
     );
-    const state = JSON.parse(await Deno.readTextFile(join(root, ".sdd/runtime/orchestrator.json")));
-    assert.match(String(state.waiting?.a), /waiting for a worker: none is connected/);
+    // The run state is written after the line is said (one write at a time): wait for it.
+    const waitOfA = async () =>
+      String(
+        JSON.parse(await Deno.readTextFile(join(root, ".sdd/runtime/orchestrator.json")))
+          .waiting?.a,
+      );
+    await until(
+      "the run state to say why a waits",
+      async () => /waiting for a worker: none is connected/.test(await waitOfA()),
+    ).catch(async (e) => {
+      throw new Error(`${(e as Error).message}: ${await waitOfA()}`);
+    });
     await using _w = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
     const done = await result;
     assert.equal(done.status, "completed", lines.join("\n"));
