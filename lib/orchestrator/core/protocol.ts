@@ -3,6 +3,7 @@
  * things the executor does, journal rows included). The executor turns the outcome of an action
  * that takes time — a spawn, a diff capture, a merge, a rebase — into the next event.
  */
+import type { WorkerSlots } from "../../workers/fleet.ts";
 import type { BatchOutcome, FailedSignal, WorktreePreparedData } from "../../journal/events.ts";
 import type { JournalEvent } from "../../journal/row.ts";
 import type { TaskStatus } from "../../tasks/lifecycle.ts";
@@ -26,8 +27,11 @@ export type PreparedView = Omit<WorktreePreparedData, "task_id" | "session_id">;
  * changes, or a person closed it.
  */
 export type MergeResult =
-  /** Landed as `commit`; through a pull request, `pr` is its URL and `commit` the host's merge. */
-  | { kind: "merged"; commit: string; pr?: string }
+  /**
+   * Landed as `commit`; through a pull request, `pr` is its URL and `commit` the host's merge.
+   * `empty`: the work changes nothing on the base (no pull request; `commit` is the base's tip).
+   */
+  | { kind: "merged"; commit: string; pr?: string; empty?: boolean }
   /** Its merge would change nothing on the target: nothing lands; the task closes. */
   | { kind: "unchanged" }
   | { kind: "gates_failed"; signals: FailedSignal[] }
@@ -63,7 +67,8 @@ export interface DiffJudgement {
 /** The outcome of rebasing an agent branch onto the target's new tip. */
 export type RebaseResult =
   /** `protected`: the protected paths of the rebased branch's diff, judged again. */
-  | { kind: "rebased"; tip: string; diffChanged: boolean; protected?: string[] }
+  /** `tip`: the rebased branch's new head; `onto`: the new base it was rebased onto. */
+  | { kind: "rebased"; tip: string; onto: string; diffChanged: boolean; protected?: string[] }
   | { kind: "conflict"; files: string[]; otherChange: string };
 
 /** Something that happened. */
@@ -163,6 +168,8 @@ export type CoreEvent =
     worker: string;
     free: number;
     roles?: string[];
+    /** The adapters it can start (absent: any; lib/workers/fleet.ts). */
+    offer?: { adapters?: string[] };
     /** A claim ticket's task (DESIGN.md §17): that task only, or none. */
     task?: string;
     /**
@@ -170,6 +177,21 @@ export type CoreEvent =
      * (`launching`), not claimed; each Job's pod claims its own with a ticket.
      */
     reserve?: boolean;
+  }
+  /** The remote workers the server has heard from, as the scheduler counts them. */
+  | { type: "workers_seen"; workers: WorkerSlots[] }
+  /**
+   * A remote session's agent did not start on its worker (its CLI, key, image or launch): the
+   * worker's fault, not the task's — no attempt counted, and the task goes to another worker.
+   */
+  | {
+    type: "remote_start_failed";
+    taskId: string;
+    sessionId: string;
+    worker: string;
+    reason: string;
+    /** The worker was cordoned for it (repeated failures): why. */
+    cordoned?: string;
   }
   /** A task's Job ended (or was never created) before its pod claimed it: it is ready again. */
   | { type: "launch_lapsed"; taskId: string; reason: string }
@@ -207,7 +229,18 @@ export type CoreEvent =
      * It ran on a remote worker: which, and the commit it delivered (null: none); `drained` when
      * the worker ended it because the worker itself was stopping (`ended_by: "drain"`).
      */
-    remote?: { worker: string; commit: string | null; push_error?: string; drained?: boolean };
+    remote?: {
+      worker: string;
+      commit: string | null;
+      push_error?: string;
+      drained?: boolean;
+      /**
+       * Its end was not the task's doing: no orchestrator answered when it ended (`stop`: the
+       * run was stopped), or its worker's process restarted (`restart`). No attempt is counted;
+       * its pushed work is kept.
+       */
+      interrupted?: "stop" | "restart";
+    };
   }
   | {
     type: "rate_limit_hit";
