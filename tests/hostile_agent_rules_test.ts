@@ -452,7 +452,9 @@ Deno.test("hostile agent on a remote worker: its CI workflow waits for review on
     app: SERVER_APP,
   });
   try {
-    await using _worker = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
+    await using worker = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
+    // Connected before the run decides: a run with no worker yet journals that its tasks wait.
+    await worker.saw(/registered with/);
     const run = { runId: "", lines: [] as string[] };
     const result = runPlan({
       root,
