@@ -6,8 +6,8 @@
  * checkout cloned from the shared bare remote. Every task lands through a Job; at most
  * `max_in_flight` Jobs are live at once (as the fake saw them); a cancelled task's Job ends
  * (deleted, or its pod ends its agent and exits); a pod killed while it holds its task is
- * followed by a new attempt in a new Job; a restarted orchestrator adopts the Jobs it finds instead of creating more; `task_claimed`
- * names the pod and `isolation: "pod:<image>"`.
+ * followed by a new attempt in a new Job; a restarted orchestrator adopts the Jobs it finds
+ * instead of creating more; `task_claimed` names the pod and `isolation: "pod:<image>"`.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
