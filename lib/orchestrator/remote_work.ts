@@ -51,6 +51,7 @@ import type { EndReason } from "./core/state.ts";
 import { exitReason } from "./exit_reason.ts";
 import { agentInvocation } from "./invocation.ts";
 import type { TaskWork } from "./task_work.ts";
+import { followUpsNote, readFollowUps } from "../operator/follow_ups.ts";
 
 /** Settings of {@link RemoteWork}. */
 export interface RemoteWorkOptions {
@@ -300,6 +301,7 @@ export class RemoteWork implements WorkerDesk {
         effort: role.effort ?? o.effort,
         workdir: ".",
         retryNote: note,
+        followUps: followUpsNote(await readFollowUps(o.paths, task.id)),
         earlierWork: earlier && { session: task.resume_from!, base: earlier.base },
         ports: o.environments?.spec(task.role).ports,
       });

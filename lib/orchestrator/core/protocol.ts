@@ -32,6 +32,8 @@ export type MergeResult =
    * `empty`: the work changes nothing on the base (no pull request; `commit` is the base's tip).
    */
   | { kind: "merged"; commit: string; pr?: string; empty?: boolean }
+  /** Its merge would change nothing on the target: nothing lands; the task closes. */
+  | { kind: "unchanged" }
   | { kind: "gates_failed"; signals: FailedSignal[] }
   | { kind: "conflict"; files: string[] }
   /**
@@ -307,7 +309,9 @@ export type StoreChange =
   /** DONE → CANCELLED: a person closed its pull request unmerged (`reason` says who). */
   | { op: "cancel"; taskId: string; reason: string }
   /** DONE → CLOSED: landed. */
-  | { op: "merged"; taskId: string };
+  | { op: "merged"; taskId: string }
+  /** DONE → CLOSED: its work changes nothing on the target, so nothing was merged. */
+  | { op: "unchanged"; taskId: string };
 
 /** Something to do. */
 export type Action =

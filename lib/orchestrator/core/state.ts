@@ -27,6 +27,8 @@ export interface TaskView {
   resumeFrom?: string;
   /** When it starts, its request goes to the provider's batch API instead of an agent. */
   batch?: boolean;
+  /** The adapter it chose (`cli`), first in its chain. */
+  cli?: string;
 }
 
 /**
