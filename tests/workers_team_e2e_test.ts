@@ -519,7 +519,7 @@ Deno.test("service workers: lists a worker with its slots and heartbeat; cordon 
   const { root, bare } = await sharedRemote(dir.path, [{
     name: "s",
     steps: [
-      { id: "a", script: [["report"]] },
+      { id: "a", script: [["write", "a.txt", "a\n"], ["report"]] },
       { id: "b", script: [["run", `while [ ! -f ${flag} ]; do sleep 0.1; done`], ["report"]] },
     ],
   }], WORKERS_ONLY + `    - {principal: operator, scope: operator, token_env: ${TEAM_OP_ENV}}\n`);
@@ -556,7 +556,10 @@ Deno.test("service workers: lists a worker with its slots and heartbeat; cordon 
     assert.match(listed.out, /^w1\s+2\s+\d\s+0\s+cordoned\s+\d+ s ago\s+0\s+generic$/m);
     assert.match(listed.out, /w1: cordoned by .*: disk full/);
     assert.equal((await cliIn(root, "workers", "uncordon", "w1")).code, 0);
-    await until("a landed", () => Promise.resolve(lines.some((l) => /a: merged as/.test(l))));
+    await until("a landed", () => Promise.resolve(lines.some((l) => /a: merged as/.test(l))))
+      .catch((e) => {
+        throw new Error(`${e.message}\nrun:\n${lines.join("\n")}\nw1:\n${w1.lines.join("\n")}`);
+      });
     const drained = await cliIn(root, "workers", "drain", "w1");
     assert.match(drained.out, /worker w1: draining/);
     await w1.saw(/worker w1: drained by an operator; claiming nothing more/);
