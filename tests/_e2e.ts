@@ -146,9 +146,18 @@ export function columnsOf(
 
 /** The CLI as a child process in `root`; resolves with its exit code and output. */
 export async function cli(root: string, ...args: string[]) {
+  return await cliAs(undefined, root, ...args);
+}
+
+/**
+ * The CLI with `SERVICE_TOKEN` set for it alone. Never set it in this process's environment:
+ * test files run in parallel in one process, and a loopback server of another file would then
+ * ask every request of its own for that token (401).
+ */
+export async function cliAs(token: string | undefined, root: string, ...args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI, "--root", root, ...args],
-    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0", ...(token ? { SERVICE_TOKEN: token } : {}) },
     stdout: "piped",
     stderr: "piped",
   }).output();

@@ -25,6 +25,7 @@ import { tempDir } from "./helpers.ts";
 import {
   browserPage,
   cli,
+  cliAs,
   journalOf,
   openRunPage,
   planYaml,
@@ -151,7 +152,7 @@ async function heldForReview(root: string, run: { runId: string }, task: string,
 async function statusNames(root: string, task: string, paths: string[]): Promise<string> {
   let out = "";
   await until(`service status to say ${task} waits`, async () => {
-    out = (await cli(root, "status")).out;
+    out = (await cliAs(AUTH.token, root, "status")).out;
     return out.includes(`${task} waits: it changes protected path`);
   });
   for (const p of paths) {
@@ -174,7 +175,7 @@ function escape(text: string): string {
  * The operator's token of a run that takes remote workers (it configures tokens, so the board
  * and the review need one); none on a loopback run without tokens.
  */
-const AUTH = { headers: {} as Record<string, string> };
+const AUTH = { headers: {} as Record<string, string>, token: undefined as string | undefined };
 const OPERATOR_TOKEN_ENV = "HOSTILE_RULES_OP_TOKEN";
 const OPERATOR_TOKEN = "hostile-rules-operator";
 
@@ -439,8 +440,9 @@ Deno.test("hostile agent on a remote worker: its CI workflow waits for review on
   );
   // A run takes remote workers only with a worker token (lib/workers/admission.ts); with
   // tokens configured, the operator's merge and the board reads carry the operator's.
-  using _env = withEnv({ [OPERATOR_TOKEN_ENV]: OPERATOR_TOKEN, SERVICE_TOKEN: OPERATOR_TOKEN });
+  using _env = withEnv({ [OPERATOR_TOKEN_ENV]: OPERATOR_TOKEN });
   AUTH.headers = { authorization: `Bearer ${OPERATOR_TOKEN}` };
+  AUTH.token = OPERATOR_TOKEN;
   const server = await startServer({
     root,
     host: "127.0.0.1",

@@ -105,3 +105,42 @@ Deno.test("no test replaces the process PATH: a program it needs missing is give
   assert.equal(replacesPath("  using _env = withEnv({ PATH: bin.path });").length, 1);
   assert.equal(replacesPath('withEnv({ PATH: `${x}:${Deno.env.get("PATH")}` })').length, 0);
 });
+
+/**
+ * `withEnv({ SERVICE_TOKEN: … })` or `Deno.env.set("SERVICE_TOKEN", …)`: the one variable a
+ * server with no configured token reads as the operator's token (lib/auth/tokens.ts), so every
+ * loopback server of a module running beside it answers 401 to requests without it.
+ */
+export function setsServiceToken(source: string): string[] {
+  const found: string[] = [];
+  source.split("\n").forEach((line, i) => {
+    if (
+      /withEnv\(\s*\{[^}]*\bSERVICE_TOKEN(_FILE)?\s*:/.test(line) ||
+      /Deno\.env\.set\(\s*["']SERVICE_TOKEN(_FILE)?["']/.test(line)
+    ) found.push(`${i + 1}: ${line.trim()}`);
+  });
+  return found;
+}
+
+Deno.test("no test sets SERVICE_TOKEN in the process environment: the CLI child gets it (cliAs)", async () => {
+  const root = join(import.meta.dirname!, "..");
+  const offenders: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const e of Deno.readDir(dir)) {
+      const path = join(dir, e.name);
+      if (e.isDirectory && !["node_modules", ".sdd", ".git"].includes(e.name)) await walk(path);
+      else if (e.isFile && e.name.endsWith(".ts") && path !== import.meta.filename) {
+        for (const hit of setsServiceToken(await Deno.readTextFile(path))) {
+          offenders.push(`${path.slice(root.length + 1)}:${hit}`);
+        }
+      }
+    }
+  };
+  await walk(join(root, "tests"));
+  assert.deepEqual(offenders, []);
+  assert.equal(
+    setsServiceToken("  using _read = withEnv({ SERVICE_TOKEN: WORKER_TOKEN });").length,
+    1,
+  );
+  assert.equal(setsServiceToken("  using _env = withEnv({ [TEAM_OP_ENV]: TOKEN });").length, 0);
+});

@@ -9,7 +9,7 @@ import { runPlan } from "../lib/orchestrator/run.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
-import { CLI, cli, rowsOf, sh, until, withEnv, workspace } from "./_e2e.ts";
+import { CLI, cliAs, rowsOf, sh, until, withEnv, workspace } from "./_e2e.ts";
 import { startFakeGithub } from "./fakes/github_api.ts";
 import {
   sharedRemote,
@@ -166,10 +166,9 @@ Deno.test("a worker killed mid-task loses its lease; its pushed commit is the pa
     await w1.saw(/t: agent .* starting/);
     await until("w1 pushed the partial work", async () => (await agentBranches(bare)).length > 0);
     // Where the task runs, as `ps`, `status` and the board's task detail say it.
-    using _read = withEnv({ SERVICE_TOKEN: WORKER_TOKEN });
-    const ps = await cli(root, "ps");
+    const ps = await cliAs(WORKER_TOKEN, root, "ps");
     assert.match(ps.out, /t\s+backend\s+worker w1/);
-    const statusText = await cli(root, "status");
+    const statusText = await cliAs(WORKER_TOKEN, root, "status");
     assert.match(statusText.out, /agents: 0 live, 1 on remote workers\n {2}t: on worker w1/);
     const status = await (await fetch(`${server.url}/status`, { headers: WORKER_READ })).json();
     assert.equal(status.workers[0].worker, "w1");

@@ -524,7 +524,8 @@ Deno.test("service workers: lists a worker with its slots and heartbeat; cordon 
     ],
   }], WORKERS_ONLY + `    - {principal: operator, scope: operator, token_env: ${TEAM_OP_ENV}}\n`);
   // With tokens configured, `service workers` cordons and drains with an operator's token.
-  using _env = withEnv({ [TEAM_OP_ENV]: TEAM_OP_TOKEN, SERVICE_TOKEN: TEAM_OP_TOKEN });
+  // Its own variable only: SERVICE_TOKEN goes to the CLI's process alone (cliIn).
+  using _env = withEnv({ [TEAM_OP_ENV]: TEAM_OP_TOKEN });
   const server = await startServer({
     root,
     host: "127.0.0.1",
@@ -579,7 +580,7 @@ const TEAM_OP_TOKEN = "team-e2e-operator";
 async function cliIn(root: string, ...args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI, "--root", root, ...args],
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", SERVICE_TOKEN: TEAM_OP_TOKEN },
     stdout: "piped",
     stderr: "piped",
   }).output();
