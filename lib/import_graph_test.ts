@@ -226,6 +226,7 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
   agents: [
     "adapters/mod.ts",
     "adapters/types.ts",
+    "end_reason.ts",
     "env.ts",
     "exit_status.ts",
     "preflight.ts",
@@ -271,7 +272,6 @@ const PRIMITIVES = ["async", "git", "http", "process", "util"];
  */
 const FEATURE_EXCEPTIONS: { from: string; to: string; until: string }[] = [
   ...[
-    ["worker.ts", "core/state.ts"],
     ["worker.ts", "run_isolation.ts"],
     ["order.ts", "invocation.ts"],
     ["order.ts", "run_isolation.ts"],

@@ -18,7 +18,7 @@ import { openWorktree } from "../worktrees/trees.ts";
 import { loadWorkspaceConfig, namedAdapter } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { type RunLaunch, runLaunch } from "../orchestrator/run_isolation.ts";
-import type { EndReason } from "../orchestrator/core/state.ts";
+import type { EndReason } from "../agents/end_reason.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded } from "../worktrees/exclude.ts";
