@@ -34,7 +34,7 @@ const LONGER_FOR_NOW = new Set([
   "lib/orchestrator/invocation.ts:agentInvocation",
   "lib/orchestrator/log_watch.ts:scanNewLines",
   "lib/orchestrator/remote_work.ts:RemoteWork.touched",
-  "lib/orchestrator/session.ts:SessionStartError.constructor",
+  "lib/agent_session/session.ts:SessionStartError.constructor",
   "lib/workers/leases.ts:requireLease",
   "lib/worktree_env/ports.ts:leasePorts",
 ]);

@@ -223,14 +223,19 @@ for (const [folder, never] of NEVER_REACHES) {
  * cost, roles, plans, audit, events — and the wiring in {@link WIRING}.
  */
 const FEATURE_INTERFACES: Record<string, string[]> = {
+  agent_session: ["session.ts"],
   agents: [
     "adapters/mod.ts",
     "adapters/types.ts",
     "end_reason.ts",
     "env.ts",
     "exit_status.ts",
+    "launch.ts",
     "preflight.ts",
+    "process.ts",
+    "runtime_files.ts",
     "session_events.ts",
+    "skills.ts",
   ],
   batch: [],
   catalog: ["managed_config.ts", "user_paths.ts"],
@@ -275,7 +280,6 @@ const FEATURE_EXCEPTIONS: { from: string; to: string; until: string }[] = [
     ["worker.ts", "run_isolation.ts"],
     ["order.ts", "invocation.ts"],
     ["order.ts", "run_isolation.ts"],
-    ["order.ts", "session.ts"],
   ].map(([from, m]) => ({
     from: `lib/remote_worker/${from}`,
     to: `lib/orchestrator/${m}`,

@@ -25,7 +25,7 @@ import type { EndReason } from "./core/state.ts";
 import { exitReason } from "./exit_reason.ts";
 import { agentInvocation } from "./invocation.ts";
 import type { RateLimitGuard } from "./rate_limit_guard.ts";
-import { AgentSession, sessionEnvironment, SessionStartError } from "./session.ts";
+import { AgentSession, sessionEnvironment, SessionStartError } from "../agent_session/session.ts";
 import { sessionPorts } from "../worktree_env/ports.ts";
 import {
   type PreparedWorktree,

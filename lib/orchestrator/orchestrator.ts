@@ -41,7 +41,7 @@ import { Bounded } from "../async/bounded.ts";
 import { RateLimitGuard } from "./rate_limit_guard.ts";
 import { reviewEvent, ReviewWatcher } from "./review_watcher.ts";
 import { applyStoreChange } from "./store_change.ts";
-import { HEARTBEAT_INTERVAL_MS } from "./session.ts";
+import { HEARTBEAT_INTERVAL_MS } from "../agent_session/session.ts";
 import { SpendTracker } from "../cost/budget.ts";
 import { janitorSignals, TaskWork } from "./task_work.ts";
 import { VerificationStep } from "../verification/completion.ts";

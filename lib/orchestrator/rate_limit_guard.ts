@@ -12,7 +12,7 @@ import { parkUntil } from "../agents/reset_time.ts";
 import type { CoreEvent } from "./core/protocol.ts";
 import { scanNewLines } from "./log_watch.ts";
 import { serialised } from "../async/serialised.ts";
-import type { AgentSession } from "./session.ts";
+import type { AgentSession } from "../agent_session/session.ts";
 
 /** What the guard acts through. */
 export interface RateLimitGuardOptions {
