@@ -31,7 +31,7 @@ const LONGER_FOR_NOW = new Set([
   "lib/orchestrator/core/judged.ts:refuseOutsideOwned",
   "lib/orchestrator/core/outcomes.ts:attemptFailed",
   "lib/orchestrator/core/outcomes.ts:startLanding",
-  "lib/orchestrator/invocation.ts:agentInvocation",
+  "lib/agent_session/invocation.ts:agentInvocation",
   "lib/orchestrator/log_watch.ts:scanNewLines",
   "lib/orchestrator/remote_work.ts:RemoteWork.touched",
   "lib/agent_session/session.ts:SessionStartError.constructor",

@@ -23,7 +23,7 @@ import { appendStateLines } from "../util/locked_append.ts";
 import type { CoreEvent } from "./core/protocol.ts";
 import type { EndReason } from "./core/state.ts";
 import { exitReason } from "./exit_reason.ts";
-import { agentInvocation } from "./invocation.ts";
+import { agentInvocation } from "../agent_session/invocation.ts";
 import type { RateLimitGuard } from "./rate_limit_guard.ts";
 import { AgentSession, sessionEnvironment, SessionStartError } from "../agent_session/session.ts";
 import { sessionPorts } from "../worktree_env/ports.ts";

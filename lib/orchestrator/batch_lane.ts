@@ -38,7 +38,7 @@ import type { WorkspacePaths } from "../workspace.ts";
 import { createWorktree } from "../worktrees/worktrees.ts";
 import { type WorktreeEnvironments, WorktreeSetupError } from "../worktree_env/environments.ts";
 import type { CoreEvent } from "./core/protocol.ts";
-import { routedModel } from "./invocation.ts";
+import { routedModel } from "../agent_session/invocation.ts";
 import type { TaskWork } from "./task_work.ts";
 
 /** `batch:` of service.yaml, with its defaults. */

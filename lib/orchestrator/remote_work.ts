@@ -46,7 +46,7 @@ import { ConflictError, DomainError } from "../errors.ts";
 import type { Action, CoreEvent, ExitDiagnosis } from "./core/protocol.ts";
 import type { EndReason } from "./core/state.ts";
 import { exitReason } from "./exit_reason.ts";
-import { agentInvocation } from "./invocation.ts";
+import { agentInvocation } from "../agent_session/invocation.ts";
 import type { TaskWork } from "./task_work.ts";
 
 /** Settings of {@link RemoteWork}. */

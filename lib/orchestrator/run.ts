@@ -47,7 +47,7 @@ import {
   type RunStartFacts,
 } from "./run_start.ts";
 import { orchestratorSettings } from "./settings.ts";
-import { runLaunch } from "./run_isolation.ts";
+import { runLaunch } from "../agent_session/run_isolation.ts";
 import { ContainerError } from "../container/errors.ts";
 import { clearStartFailure, recordStartFailure } from "../runs/start_failure.ts";
 import type { Orchestrator } from "./orchestrator.ts";
