@@ -33,7 +33,7 @@ import { MAX_ATTEMPTS } from "./core/policy.ts";
 import type { Action, CoreEvent } from "./core/protocol.ts";
 import { type CoreState, initialState, type RunVerdict, type TaskView } from "./core/state.ts";
 import { AgentPool, type LiveAgent, type ReadyAdapter } from "./agent_pool.ts";
-import { BatchLane } from "./batch_lane.ts";
+import { BatchLane } from "../batch/lane.ts";
 import { type BatchEndpoint, batchRoutingHint } from "../batch/provider.ts";
 import type { BatchApi } from "../batch/api.ts";
 import { LandingLane } from "./landing_lane.ts";

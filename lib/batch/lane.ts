@@ -12,8 +12,8 @@
 import { dirname } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { sessionLogPath } from "../agents/runtime_files.ts";
-import { type BatchApi, batchApi, type BatchItem, type BatchRequestSpec } from "../batch/api.ts";
-import { filesAt } from "../batch/files.ts";
+import { type BatchApi, batchApi, type BatchItem, type BatchRequestSpec } from "./api.ts";
+import { filesAt } from "./files.ts";
 import {
   type BatchEntry,
   type BatchLedger,
@@ -21,10 +21,10 @@ import {
   inFlight,
   loadBatchLedger,
   saveBatchLedger,
-} from "../batch/ledger.ts";
-import { applyPatch, patchIn } from "../batch/patch.ts";
-import { batchPrompt } from "../batch/prompt.ts";
-import { type BatchEndpoint, batchModel, batchProviderOf } from "../batch/provider.ts";
+} from "./ledger.ts";
+import { applyPatch, patchIn } from "./patch.ts";
+import { batchPrompt } from "./prompt.ts";
+import { type BatchEndpoint, batchModel, batchProviderOf } from "./provider.ts";
 import type { SpendTracker } from "../cost/budget.ts";
 import { estimateMicroUsd } from "../cost/prices.ts";
 import type { UsageReport } from "../cost/report.ts";
@@ -37,9 +37,9 @@ import { completionVerdict } from "../verification/verdict.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { createWorktree } from "../worktrees/worktrees.ts";
 import { type WorktreeEnvironments, WorktreeSetupError } from "../worktree_env/environments.ts";
-import type { CoreEvent } from "./core/protocol.ts";
+import type { CoreEvent } from "../orchestrator/core/protocol.ts";
 import { routedModel } from "../agent_session/invocation.ts";
-import type { TaskWork } from "./task_work.ts";
+import type { TaskWork } from "../orchestrator/task_work.ts";
 
 /** `batch:` of service.yaml, with its defaults. */
 export interface BatchSettings {
