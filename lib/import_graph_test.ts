@@ -258,7 +258,7 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
   review: ["evidence_marks.ts", "types.ts"],
   trackers: [],
   tunnel: [],
-  verification: ["bundle.ts", "nudge.ts", "nudge_types.ts"],
+  verification: ["bundle.ts", "nudge.ts", "nudge_types.ts", "verdict.ts"],
   webhooks: ["handler.ts", "ledger.ts", "receiver.ts", "registry.ts", "secret.ts"],
   workers: ["protocol.ts", "remote_refs.ts"],
   worktree_env: ["environments.ts"],

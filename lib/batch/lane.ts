@@ -37,9 +37,8 @@ import { completionVerdict } from "../verification/verdict.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { createWorktree } from "../worktrees/worktrees.ts";
 import { type WorktreeEnvironments, WorktreeSetupError } from "../worktree_env/environments.ts";
-import type { CoreEvent } from "../orchestrator/core/protocol.ts";
 import { routedModel } from "../agent_session/invocation.ts";
-import type { TaskWork } from "../orchestrator/task_work.ts";
+import type { BatchLaneEvent, BatchWork } from "./lane_types.ts";
 
 /** `batch:` of service.yaml, with its defaults. */
 export interface BatchSettings {
@@ -68,10 +67,10 @@ export interface BatchLaneOptions {
   roles: Readonly<Record<string, RoleSettings>>;
   template: (role: string) => Promise<RoleTemplate>;
   attemptNumber: (taskId: string) => Promise<number>;
-  work: TaskWork;
+  work: BatchWork;
   spend: SpendTracker;
   /** Receives the lane's events for the decision core. */
-  push: (events: CoreEvent[]) => void;
+  push: (events: BatchLaneEvent[]) => void;
   log: (line: string) => void;
   clock: () => number;
   /** The provider's client (tests may hand in their own). */
@@ -165,7 +164,7 @@ export class BatchLane {
     const o = this.#o;
     const provider = batchProviderOf(o.adapter.name)!;
     const prepared: { entry: BatchEntry; request: BatchRequestSpec; attempt: number }[] = [];
-    const events: CoreEvent[] = [];
+    const events: BatchLaneEvent[] = [];
     for (const taskId of taskIds) {
       const sessionId = `b-${o.runId.slice(-4)}-${crypto.randomUUID().slice(0, 8)}`
         .replace(/[^A-Za-z0-9_-]/g, "-");
@@ -214,7 +213,7 @@ export class BatchLane {
     taskId: string,
     sessionId: string,
     reason: string,
-  ): Extract<CoreEvent, { type: "batch_result" }> {
+  ): Extract<BatchLaneEvent, { type: "batch_result" }> {
     return { type: "batch_result", taskId, sessionId, outcome: "not_submitted", reason };
   }
 
@@ -265,9 +264,9 @@ export class BatchLane {
    * polled again (`batch_adopted`); one written but never known to be sent is not sent again —
    * its task goes to real time (`batch_result`, `not_submitted`).
    */
-  async adopt(): Promise<Extract<CoreEvent, { type: "batch_adopted" | "batch_result" }>[]> {
+  async adopt(): Promise<Extract<BatchLaneEvent, { type: "batch_adopted" | "batch_result" }>[]> {
     const o = this.#o;
-    const events: Extract<CoreEvent, { type: "batch_adopted" | "batch_result" }>[] = [];
+    const events: Extract<BatchLaneEvent, { type: "batch_adopted" | "batch_result" }>[] = [];
     const batches = new Map<string, string[]>();
     for (const e of Object.values(this.#ledger.tasks)) {
       if (e.outcome || e.run_id !== o.runId) continue;

@@ -9,7 +9,7 @@
  * in the landing lane. Every event is decided when it arrives; once the events that arrived
  * together are decided, the loop settles (starts what may start, says why the rest waits, ends
  * the run when nothing can progress). The tick is for timeouts only. Batch-eligible tasks go to
- * the batch lane (./batch_lane.ts), whose polls also arrive as events.
+ * the batch lane (lib/batch/lane.ts), whose polls also arrive as events.
  */
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import type { CooldownTracker } from "../agents/cooldown.ts";
@@ -33,9 +33,7 @@ import { MAX_ATTEMPTS } from "./core/policy.ts";
 import type { Action, CoreEvent } from "./core/protocol.ts";
 import { type CoreState, initialState, type RunVerdict, type TaskView } from "./core/state.ts";
 import { AgentPool, type LiveAgent, type ReadyAdapter } from "./agent_pool.ts";
-import { BatchLane } from "../batch/lane.ts";
-import { type BatchEndpoint, batchRoutingHint } from "../batch/provider.ts";
-import type { BatchApi } from "../batch/api.ts";
+import { type BatchApi, type BatchEndpoint, BatchLane, batchRoutingHint } from "../batch/mod.ts";
 import { LandingLane } from "./landing_lane.ts";
 import { Bounded } from "../async/bounded.ts";
 import { RateLimitGuard } from "./rate_limit_guard.ts";

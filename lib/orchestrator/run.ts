@@ -13,7 +13,7 @@ import { join, relative, resolve } from "node:path";
 import { reapPidFiles } from "../agents/pid_files.ts";
 import { ValidationError } from "../config/errors.ts";
 import { adapterChains, configuredAdapter, loadWorkspaceConfig } from "../config/load.ts";
-import { batchEndpoint, batchProviderOf } from "../batch/provider.ts";
+import { batchEndpoint, batchProviderOf } from "../batch/mod.ts";
 import { containerFallbacks, readyFallbacks } from "./fallbacks.ts";
 import type { ServerSettings } from "../config/server_config.ts";
 import type { ServiceConfig } from "../config/schema.ts";
