@@ -17,7 +17,7 @@ import { Bounded } from "../async/bounded.ts";
 import { commitIdentity, git } from "../git/git.ts";
 import type { SignalOptions } from "../janitor/signals.ts";
 import { evaluateGates, type GateResult, type GateSpec } from "./gates.ts";
-import { advanceTarget } from "./land.ts";
+import { advanceTarget } from "./merge_in.ts";
 import { settleInterruptedMerge } from "./interrupted.ts";
 import { changedEntries, type CommitTree, mergeOnto, resolveTips } from "./merge_tree.ts";
 

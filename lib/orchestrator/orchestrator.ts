@@ -34,7 +34,7 @@ import type { Action, CoreEvent } from "./core/protocol.ts";
 import { type CoreState, initialState, type RunVerdict, type TaskView } from "./core/state.ts";
 import { AgentPool, type LiveAgent, type ReadyAdapter } from "./agent_pool.ts";
 import { type BatchApi, type BatchEndpoint, BatchLane, batchRoutingHint } from "../batch/mod.ts";
-import { LandingLane } from "./landing_lane.ts";
+import { LandingLane } from "./integration_lane.ts";
 import { Bounded } from "../async/bounded.ts";
 import { RateLimitGuard } from "./rate_limit_guard.ts";
 import { reviewEvent, ReviewWatcher } from "./review_watcher.ts";

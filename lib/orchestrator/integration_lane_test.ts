@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { CoreEvent } from "./core/protocol.ts";
-import { LandingLane } from "./landing_lane.ts";
+import { LandingLane } from "./integration_lane.ts";
 
 function deferred() {
   let resolve!: () => void;
