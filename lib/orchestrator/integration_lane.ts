@@ -1,10 +1,14 @@
 /**
- * The landing lane: the I/O that lands finished work runs off the loop in two stages. Diff
+ * The integration lane: the I/O that lands finished work runs off the loop in two stages. Diff
  * captures with their verification (completion signals, gates on the candidate tree, evidence,
  * the ledger record) touch only the task's own worktree and scratch trees, so several run at
  * once (bounded). Merges and rebases move the target branch, so they run one at a time, in the
  * order they were asked for — except that every merge waiting when the lane is free lands
  * together, as one train (lib/merge/train.ts), their events delivered in that order.
+ *
+ * Three words, three things: *integration* is this lane, which brings finished work onto the
+ * target either way; *merge-in* moves a local target branch (lib/merge/merge_in.ts); *landing*
+ * is through a pull request on a host (lib/landing).
  */
 import { Bounded } from "../async/bounded.ts";
 import type { CoreEvent } from "./core/protocol.ts";
@@ -13,7 +17,7 @@ import type { CoreEvent } from "./core/protocol.ts";
 export type LaneWork = () => Promise<CoreEvent[]>;
 
 /** What the lane does with its outcomes, and how it lands. */
-export interface LandingLaneOptions {
+export interface IntegrationLaneOptions {
   /** Receives each operation's events. */
   deliver: (events: CoreEvent[]) => void;
   /** Receives the message of an operation that threw. */
@@ -24,15 +28,15 @@ export interface LandingLaneOptions {
   merge: (taskIds: string[]) => Promise<CoreEvent[]>;
 }
 
-/** Runs verifications side by side and landings one at a time. */
-export class LandingLane {
-  readonly #o: LandingLaneOptions;
+/** Runs verifications side by side and merges and rebases one at a time. */
+export class IntegrationLane {
+  readonly #o: IntegrationLaneOptions;
   readonly #verify: Bounded;
-  /** Landings waiting for the lane: a task to merge, or other work (a rebase). */
-  readonly #landings: (string | LaneWork)[] = [];
+  /** Waiting for the lane: a task to merge, or other work (a rebase). */
+  readonly #waiting: (string | LaneWork)[] = [];
   #draining: Promise<void> | undefined;
 
-  constructor(options: LandingLaneOptions) {
+  constructor(options: IntegrationLaneOptions) {
     this.#o = options;
     this.#verify = new Bounded(options.verifications);
   }
@@ -44,12 +48,12 @@ export class LandingLane {
 
   /** Merge `taskId`'s work once the lane is free (with every other merge waiting then). */
   merge(taskId: string): void {
-    this.#land(taskId);
+    this.#enqueue(taskId);
   }
 
   /** Run `work` (a rebase) once the lane is free. */
-  land(work: LaneWork): void {
-    this.#land(work);
+  rebase(work: LaneWork): void {
+    this.#enqueue(work);
   }
 
   /** Resolves once every operation queued so far has run. */
@@ -57,21 +61,21 @@ export class LandingLane {
     await Promise.all([this.#verify.idle(), this.#draining]);
   }
 
-  #land(item: string | LaneWork): void {
-    this.#landings.push(item);
+  #enqueue(item: string | LaneWork): void {
+    this.#waiting.push(item);
     this.#draining ??= this.#drain();
   }
 
   async #drain(): Promise<void> {
-    while (this.#landings.length > 0) {
-      const next = this.#landings[0];
+    while (this.#waiting.length > 0) {
+      const next = this.#waiting[0];
       try {
         if (typeof next === "string") {
-          const train = this.#landings.filter((l): l is string => typeof l === "string");
-          this.#landings.splice(0, this.#landings.length, ...this.#landings.filter(isWork));
+          const train = this.#waiting.filter((l): l is string => typeof l === "string");
+          this.#waiting.splice(0, this.#waiting.length, ...this.#waiting.filter(isWork));
           this.#o.deliver(await this.#o.merge(train));
         } else {
-          this.#landings.shift();
+          this.#waiting.shift();
           this.#o.deliver(await next());
         }
       } catch (e) {
@@ -82,7 +86,7 @@ export class LandingLane {
   }
 
   #failed(e: unknown): void {
-    this.#o.fail(`landing step failed: ${(e as Error).message}`);
+    this.#o.fail(`integration step failed: ${(e as Error).message}`);
   }
 }
 

@@ -6,7 +6,7 @@
  * loop and comes back as events: agents start a few at a time (those whose worktree runs setup
  * commands beside them) and what their exit left is read as they end; worktree cleanups run by
  * task; diff captures with their verification run side by side, merges and rebases one at a time
- * in the landing lane. Every event is decided when it arrives; once the events that arrived
+ * in the integration lane. Every event is decided when it arrives; once the events that arrived
  * together are decided, the loop settles (starts what may start, says why the rest waits, ends
  * the run when nothing can progress). The tick is for timeouts only. Batch-eligible tasks go to
  * the batch lane (lib/batch/lane.ts), whose polls also arrive as events.
@@ -34,7 +34,7 @@ import type { Action, CoreEvent } from "./core/protocol.ts";
 import { type CoreState, initialState, type RunVerdict, type TaskView } from "./core/state.ts";
 import { AgentPool, type LiveAgent, type ReadyAdapter } from "./agent_pool.ts";
 import { type BatchApi, type BatchEndpoint, BatchLane, batchRoutingHint } from "../batch/mod.ts";
-import { LandingLane } from "./integration_lane.ts";
+import { IntegrationLane } from "./integration_lane.ts";
 import { Bounded } from "../async/bounded.ts";
 import { RateLimitGuard } from "./rate_limit_guard.ts";
 import { reviewEvent, ReviewWatcher } from "./review_watcher.ts";
@@ -186,7 +186,7 @@ export class Orchestrator {
   #tickedAt = 0;
   /** A look at the journal for review decisions is queued. */
   #reviewsQueued = false;
-  readonly #lane: LandingLane;
+  readonly #lane: IntegrationLane;
   readonly #landing: PullRequestLanding | undefined;
   /** Agents being started (a few at a time: each cuts a worktree and forks a process). */
   readonly #starts = new Bounded(navigator.hardwareConcurrency);
@@ -238,7 +238,7 @@ export class Orchestrator {
     this.#launcher = options.kubernetes && this.#kubernetesLauncher(options.kubernetes);
     this.#remote = this.#newRemoteWork(environments);
     this.#batch = this.#newBatchLane();
-    this.#lane = new LandingLane({
+    this.#lane = new IntegrationLane({
       deliver: (events) => {
         for (const event of events) this.#push(event);
       },
@@ -747,7 +747,7 @@ export class Orchestrator {
         return this.#afterRows(() => this.#lane.merge(action.taskId));
       case "rebase":
         return this.#afterRows(() =>
-          this.#lane.land(async () => [{
+          this.#lane.rebase(async () => [{
             type: "rebase_result",
             taskId: action.taskId,
             result: await this.#work.rebase(action.taskId),
