@@ -45,8 +45,11 @@ import { janitorSignals, TaskWork } from "./task_work.ts";
 import { VerificationStep } from "../verification/completion.ts";
 import type { VerificationNudge } from "../verification/nudge_types.ts";
 import type { OrchestratorSettings } from "./settings.ts";
-import { PullRequestLanding } from "../landing/pull_requests.ts";
-import type { PreparedLanding } from "../landing/setup.ts";
+import {
+  type PreparedLanding,
+  type PullRequestLanding,
+  pullRequestLanding,
+} from "../landing/mod.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { RemoteWork } from "./remote_work.ts";
 import { openDesk } from "../workers/desk.ts";
@@ -208,14 +211,12 @@ export class Orchestrator {
       portsDir: options.paths.portLeases,
     });
     this.#work = this.#newTaskWork(environments);
-    this.#landing = options.landing && new PullRequestLanding({
-      settings: options.landing.settings,
-      host: options.landing.host,
+    this.#landing = options.landing && pullRequestLanding(options.landing, {
       root: options.paths.root,
       runId: options.runId,
       journalPath: options.journalPath,
       work: this.#work,
-      boardUrl: options.landing.publicUrl ?? options.serverUrl,
+      serverUrl: options.serverUrl,
       onChange: (taskId) => this.#push({ type: "landing_changed", taskId }),
       warn: options.log,
       now: this.#clock,

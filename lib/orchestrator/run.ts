@@ -37,7 +37,7 @@ import type { RunOutcome } from "./orchestrator.ts";
 import { doneSteps, keyedTasks, stepsToDo } from "./plan_steps.ts";
 import { checkedPlan, currentBranch, RunError, throwSetupProblems } from "./run_checks.ts";
 import { repairAfterCrash } from "./crash_repair.ts";
-import { prepareLanding } from "../landing/setup.ts";
+import { prepareLanding } from "../landing/mod.ts";
 import { prepareKubernetes } from "../kubernetes/mod.ts";
 import { drive, type StartedRun } from "./run_drive.ts";
 import {

@@ -19,7 +19,7 @@ import {
   mergeAgentBranches,
   type MergeOutcome,
 } from "../merge/merge.ts";
-import type { PullRequestLanding } from "../landing/pull_requests.ts";
+import type { PullRequestLanding } from "../landing/mod.ts";
 import { rebaseOnto } from "../merge/rebase.ts";
 import { type CompletionSignal, evaluateSignals } from "../janitor/signals.ts";
 import type { Task } from "../tasks/task.ts";
