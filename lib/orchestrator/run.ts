@@ -14,7 +14,7 @@ import { reapPidFiles } from "../agents/pid_files.ts";
 import { ValidationError } from "../config/errors.ts";
 import { adapterChains, configuredAdapter, loadWorkspaceConfig } from "../config/load.ts";
 import { batchEndpoint, batchProviderOf } from "../batch/mod.ts";
-import { containerFallbacks, readyFallbacks } from "./fallbacks.ts";
+import { containerFallbacks, readyFallbacks } from "../agent_session/fallbacks.ts";
 import type { ServerSettings } from "../config/server_config.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { configuredBudgetUsd, readCostReport } from "../cost/spend.ts";

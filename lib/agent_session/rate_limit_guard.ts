@@ -9,10 +9,10 @@
 import { join } from "node:path";
 import { type CooldownTracker, saveCooldowns } from "../agents/cooldown.ts";
 import { parkUntil } from "../agents/reset_time.ts";
-import type { CoreEvent } from "./core/protocol.ts";
+import type { CoreEvent } from "../orchestrator/core/protocol.ts";
 import { scanNewLines } from "./log_watch.ts";
 import { serialised } from "../async/serialised.ts";
-import type { AgentSession } from "../agent_session/session.ts";
+import type { AgentSession } from "./session.ts";
 
 /** What the guard acts through. */
 export interface RateLimitGuardOptions {

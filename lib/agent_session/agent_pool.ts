@@ -20,12 +20,12 @@ import type { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
 import { journalPath, runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { appendStateLines } from "../util/locked_append.ts";
-import type { CoreEvent } from "./core/protocol.ts";
-import type { EndReason } from "./core/state.ts";
+import type { CoreEvent } from "../orchestrator/core/protocol.ts";
+import type { EndReason } from "../orchestrator/core/state.ts";
 import { exitReason } from "./exit_reason.ts";
-import { agentInvocation } from "../agent_session/invocation.ts";
+import { agentInvocation } from "./invocation.ts";
 import type { RateLimitGuard } from "./rate_limit_guard.ts";
-import { AgentSession, sessionEnvironment, SessionStartError } from "../agent_session/session.ts";
+import { AgentSession, sessionEnvironment, SessionStartError } from "./session.ts";
 import { sessionPorts } from "../worktree_env/ports.ts";
 import {
   type PreparedWorktree,
@@ -34,7 +34,7 @@ import {
 } from "../worktree_env/environments.ts";
 import { SETUP_FAILED } from "../worktree_env/spec.ts";
 import type { SpendTracker } from "../cost/budget.ts";
-import type { TaskWork } from "./task_work.ts";
+import type { TaskWork } from "../orchestrator/task_work.ts";
 import { type EarlierWork, earlierWork, supersedeEarlierWork } from "../worktrees/earlier_work.ts";
 import {
   agentUrlFor,
