@@ -3,8 +3,16 @@
  * issues (`since`, `Link` pages, `X-RateLimit-*`), GitLab v4 issues (`updated_after`,
  * `X-Next-Page`, `RateLimit-*`), Jira Cloud enhanced JQL search (`nextPageToken`, `isLast`),
  * Linear GraphQL `issues` (filter, `pageInfo`) and Plane's project issues (`next_cursor`).
+ * Reading and moving one issue through its workflow is served by _tracker_workflows.ts.
  * It serves on 127.0.0.1:0, logs every request and can be told to fail the next ones.
  */
+
+import {
+  FAKE_WORKFLOW,
+  type FakeMove,
+  type FakeState,
+  workflowRoute,
+} from "./_tracker_workflows.ts";
 
 /** One issue as the fake stores it; rendered per tracker on the way out. */
 export interface FakeIssue {
@@ -14,6 +22,10 @@ export interface FakeIssue {
   labels: string[];
   state: "open" | "closed";
   updated_at: string;
+  /** The workflow state's name on Jira, Linear and Plane (default: To Do / Done by `state`). */
+  status?: string;
+  /** GitHub's `state_reason` once closed. */
+  state_reason?: string;
 }
 
 /** A request the fake saw. */
@@ -34,6 +46,12 @@ export interface FakeTrackerApis extends AsyncDisposable {
   /** The next answers: a status, its headers, and a body (default `{"message":"fake failure"}`). */
   failNext: { status: number; headers?: Record<string, string>; body?: string }[];
   comments: { path: string; body: string }[];
+  /** Labels of the GitHub repository and the GitLab project. */
+  repoLabels: string[];
+  /** The workflow states of Jira, Linear and Plane. */
+  workflow: FakeState[];
+  /** Every state change made (tests/_tracker_workflows.ts). */
+  moves: FakeMove[];
 }
 
 const PAGE = 2; // small pages so pagination is exercised
@@ -125,10 +143,13 @@ export function startFakeTrackerApis(issues: FakeIssue[] = []): FakeTrackerApis 
     requests: [] as SeenRequest[],
     failNext: [] as { status: number; headers?: Record<string, string>; body?: string }[],
     comments: [] as { path: string; body: string }[],
+    repoLabels: ["agent", "bug", "in progress", "blocked"],
+    workflow: FAKE_WORKFLOW.map((s) => ({ ...s })),
+    moves: [] as FakeMove[],
   };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const u = new URL(req.url);
-    const body = req.method === "POST" ? await req.text() : "";
+    const body = req.method === "GET" ? "" : await req.text();
     fake.requests.push({
       method: req.method,
       path: u.pathname,
@@ -143,6 +164,8 @@ export function startFakeTrackerApis(issues: FakeIssue[] = []): FakeTrackerApis 
         headers: failure.headers,
       });
     }
+    const moved = workflowRoute(fake, req, body);
+    if (moved) return moved;
     const base = `${u.protocol}//${u.host}`;
     const q = u.searchParams;
     let m: RegExpExecArray | null;

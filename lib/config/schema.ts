@@ -222,6 +222,16 @@ const ROLE_NAME = z.string().regex(
   "role names are lower-case letters, digits, _ and -",
 );
 
+/** A workflow state's name as the tracker shows it (matched case-insensitively). */
+const STATE_NAME = z.string().trim().min(1).max(100).regex(/^[^\p{Cc}]+$/u, "must be one line");
+
+/** `trackers.<adapter>.move_to`: the state a ticket moves to when its task is claimed, lands, fails. */
+const TicketMovesSchema = z.strictObject({
+  claimed: STATE_NAME.optional(),
+  landed: STATE_NAME.optional(),
+  failed: STATE_NAME.optional(),
+});
+
 /** `trackers.<adapter>` (spec §2.11; the keys beyond `webhook` are documented in docs/trackers.md). */
 const TrackerSchema = z.strictObject({
   webhook: WebhookSchema.optional(),
@@ -248,6 +258,8 @@ const TrackerSchema = z.strictObject({
   label_roles: z.record(z.string().min(1), ROLE_NAME).optional(),
   /** Comment on the ticket (merge commit, board link) when its task lands (default false). */
   comment_on_land: z.boolean().default(false),
+  /** Move the ticket to these workflow states (docs/trackers.md#moving-tickets; default: never). */
+  move_to: TicketMovesSchema.optional(),
   /** A module registering this tracker's webhook handler (path or npm:/jsr:/URL specifier). */
   module: z.string().min(1).optional(),
 });
@@ -454,7 +466,13 @@ export const ServiceConfigSchema = z.strictObject({
   const roles = new Set(Object.keys(config.roles));
   for (const [name, tracker] of Object.entries(config.trackers)) {
     // Tickets are taken, and comments written, only in the configured project (lib/trackers/scope.ts).
-    const needs = tracker.comment_on_land ? "comment_on_land" : tracker.polling ? "polling" : "";
+    const needs = tracker.comment_on_land
+      ? "comment_on_land"
+      : tracker.move_to
+      ? "move_to"
+      : tracker.polling
+      ? "polling"
+      : "";
     if (needs && tracker.project === undefined) {
       ctx.addIssue({
         code: "custom",

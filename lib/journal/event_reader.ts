@@ -181,6 +181,16 @@ export interface EventReads {
     reviews: { user?: string; state?: string }[];
     waits_for?: string;
   };
+  task_ticket_moved: {
+    task_id: string;
+    tracker?: string;
+    ref?: string;
+    event?: string;
+    to?: string;
+    outcome?: string;
+    state?: string;
+    detail?: string;
+  };
 }
 
 /** A known event type. */
@@ -482,6 +492,16 @@ const READERS: Readers = {
     })),
     reviews: objects(d.reviews).map((r) => ({ user: str(r.user), state: str(r.state) })),
     waits_for: str(d.waits_for),
+  }),
+  task_ticket_moved: (d) => ({
+    task_id: reqStr(d, "task_id"),
+    tracker: str(d.tracker),
+    ref: str(d.ref),
+    event: str(d.event),
+    to: str(d.to),
+    outcome: str(d.outcome),
+    state: str(d.state),
+    detail: str(d.detail),
   }),
 };
 

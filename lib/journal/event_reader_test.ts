@@ -106,6 +106,16 @@ const WRITTEN: JournalEvent[] = [
     reviews: [{ user: "u", state: "approved" }],
     waits_for: "w",
   }),
+  ev.taskTicketMoved({
+    task_id: "a",
+    tracker: "tracker_a",
+    ref: "PROJ-1",
+    event: "claimed",
+    to: "In Progress",
+    outcome: "moved",
+    state: "In Progress",
+    detail: "PROJ-1 moved to In Progress for a",
+  }),
 ];
 
 /** `value` without its undefined-valued keys (the reader writes absent optional fields so). */

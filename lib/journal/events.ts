@@ -460,3 +460,23 @@ export function taskPrStatus(data: {
 }): JournalEvent {
   return event("task_pr_status", data as unknown as Record<string, JsonValue | undefined>);
 }
+
+/**
+ * `task_ticket_moved` (detail, docs/trackers.md#moving-tickets): what became of moving the task's
+ * tracker ticket to the workflow state `move_to` names for `event` (claimed, landed, failed):
+ * `moved`, `already` there, `left` (a done ticket is never moved back) or `failed` (given up;
+ * `detail` says why). The task's own outcome never depends on it.
+ */
+export function taskTicketMoved(data: {
+  task_id: string;
+  tracker: string;
+  ref: string;
+  event: string;
+  to: string;
+  outcome: "moved" | "already" | "left" | "failed";
+  /** The ticket's state now, as the tracker spells it. */
+  state?: string;
+  detail?: string;
+}): JournalEvent {
+  return event("task_ticket_moved", data);
+}

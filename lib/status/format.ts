@@ -4,6 +4,7 @@ import { formatUsd } from "../cost/money.ts";
 import { durationWords } from "../util/duration_words.ts";
 import type { VerificationNudge } from "../verification/nudge_types.ts";
 import type { GuardedTask } from "./guarded.ts";
+import { type TicketMoveFailure, ticketMoveLines } from "./ticket_moves.ts";
 import { printable } from "../util/printable.ts";
 
 /** A parked adapter as the status object holds it. */
@@ -175,6 +176,8 @@ function runLines(status: Record<string, unknown>, p: Escaping): string[] {
   for (const line of guardedLines(status.guarded as GuardedTask[] | undefined)) {
     lines.push(p.red(line));
   }
+  const moves = status.ticket_moves as TicketMoveFailure[] | undefined;
+  for (const line of ticketMoveLines(moves)) lines.push(p.yellow(line));
   return lines;
 }
 

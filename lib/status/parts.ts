@@ -4,7 +4,8 @@
  * from PID files), `workers` (tasks on remote workers, from the task store), `spend` (cost report against budget), `rate_limits` (parked adapters, with
  * the reset time their limit named or the cooldown), `batches` (the batch lane's requests in
  * flight, with their age), `guarded` (the current run's tasks whose diff touches protected paths
- * or leaves its owned_files, DESIGN.md §18).
+ * or leaves its owned_files, DESIGN.md §18), `ticket_moves` (the current run's tracker tickets
+ * whose `move_to` move failed).
  * `STATUS_PARTS` lists them in the order the status object shows them.
  */
 import { loadCooldowns } from "../agents/cooldown.ts";
@@ -26,6 +27,7 @@ import { journalPath } from "../workspace.ts";
 import { readVerificationNudge } from "../verification/nudge.ts";
 import type { StatusPart } from "./status.ts";
 import { guardedPart } from "./guarded.ts";
+import { ticketMovesPart } from "./ticket_moves.ts";
 
 /** Task counts by status, of every run: the store's when the server opened it, else the specs'. */
 async function taskCounts(app: AppContext): Promise<Record<string, number>> {
@@ -208,6 +210,7 @@ export const STATUS_PARTS: ReadonlyArray<readonly [string, StatusPart]> = [
   ["spend", spendPart],
   ["run", runPart],
   ["guarded", guardedPart],
+  ["ticket_moves", ticketMovesPart],
   ["start_failure", startFailurePart],
   ["rate_limits", rateLimitsPart],
   ["batches", batchesPart],

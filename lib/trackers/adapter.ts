@@ -8,6 +8,7 @@ import type { WebhookHandler } from "../webhooks/handler.ts";
 import { createHttpClient, type HttpClient } from "../http/client.ts";
 import type { RateLimit } from "../http/rate_limit.ts";
 import type { Ticket, TicketIdentity, TicketRef } from "./ticket.ts";
+import type { MoveResult, TicketMove } from "./move.ts";
 
 /** Where and as whom a tracker's API is called. */
 export interface ApiAccess {
@@ -76,6 +77,12 @@ export interface TrackerAdapter {
    * (the caller checked the ticket belongs to it).
    */
   comment(access: ApiAccess, ids: TicketRef, text: string): Promise<void>;
+  /**
+   * Move the ticket identified by `ids`, in `access.project`, to the workflow state `move.to`
+   * (lib/trackers/move.ts: matched case-insensitively, never moved twice, a done ticket never
+   * moved back but by a landing). An unknown state throws an `UnknownStateError`.
+   */
+  moveTicket(access: ApiAccess, ids: TicketRef, move: TicketMove): Promise<MoveResult>;
 }
 
 /** Two project names are the same (the trackers' names are case-insensitive); "" never matches. */

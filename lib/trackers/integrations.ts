@@ -1,14 +1,15 @@
 /**
  * What `service integrations list` shows for each tracker (pure over the configuration, the
  * environment and `.sdd/runtime/trackers.json`): how it ingests, whether its secret and token
- * variables are set (never their values), the URL to register, and the last delivery, poll and
- * comment with their outcomes.
+ * variables are set (never their values), the URL to register, and the last delivery, poll,
+ * comment and ticket move with their outcomes.
  */
 import type { ServiceConfig } from "../config/schema.ts";
 import type { TrackerAdapter } from "./adapter.ts";
 import type { TrackerSettings } from "./settings.ts";
 import { apiProblem, ingestMode, startupReplayProblem, trackerSettings } from "./settings.ts";
 import type { OutcomeRecord, TrackerRuntimeFile } from "./state.ts";
+import type { TicketMoves } from "./move.ts";
 
 /** One row of `integrations list --json`. */
 export interface IntegrationRow {
@@ -39,6 +40,9 @@ export interface IntegrationRow {
   last_delivery: OutcomeRecord | null;
   last_poll: OutcomeRecord | null;
   last_comment: OutcomeRecord | null;
+  /** `trackers.<name>.move_to`: the state per event (`{}` when tickets are not moved). */
+  move_to: TicketMoves;
+  last_move: OutcomeRecord | null;
 }
 
 /** What becomes of deliveries sent while the service is down (null without a webhook). */
@@ -101,6 +105,8 @@ export function integrationRows(
       last_delivery: facts.last_delivery ?? null,
       last_poll: facts.last_poll ?? null,
       last_comment: facts.last_comment ?? null,
+      move_to: s?.moveTo ?? {},
+      last_move: facts.last_move ?? null,
     };
   });
 }

@@ -10,17 +10,26 @@ import { join } from "node:path";
 import type { WorkspacePaths } from "../workspace.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
 import type { TicketRef } from "./ticket.ts";
+import type { TicketMove } from "./move.ts";
 
-/** One landing comment. */
+/** One landing comment, or one ticket move (`move`). */
 export interface OutboxEntry {
-  /** `<tracker>/<task id>/<task revision at landing>`: one landing. */
+  /**
+   * `<tracker>/<task id>/<task revision at landing>`: one landing;
+   * `<tracker>/<task id>/move/<event>/<session or revision>`: one move.
+   */
   key: string;
   tracker: string;
   task_id: string;
+  /** The task's run (a move's outcome is journaled there). */
+  run_id?: string;
   /** The ticket's ref and ids (where the comment goes, and the project check). */
   ref: string;
   ids: TicketRef;
+  /** The comment (empty for a move). */
   text: string;
+  /** A move of the ticket to a workflow state instead of a comment (lib/trackers/move.ts). */
+  move?: TicketMove;
   landed_at: string;
   state: "pending" | "sent" | "abandoned";
   /** Calls made so far. */
@@ -139,6 +148,26 @@ export class Outbox {
     this.#entries.push(entry);
     await this.#save();
     return true;
+  }
+
+  /**
+   * Give up the pending moves of the ticket `kept` moves but `kept` itself (a later move replaces
+   * them: a claim's move still being retried never lands after the landing's), durably.
+   */
+  async supersedeMoves(
+    kept: Pick<OutboxEntry, "tracker" | "task_id" | "key">,
+    at: string,
+  ): Promise<void> {
+    const keep = kept.key;
+    const stale = this.#entries.filter((e) =>
+      e.state === "pending" && e.move && e.tracker === kept.tracker &&
+      e.task_id === kept.task_id && e.key !== keep
+    );
+    if (stale.length === 0) return;
+    for (const e of stale) {
+      Object.assign(e, { state: "abandoned", last_error: `superseded by ${keep}`, done_at: at });
+    }
+    await this.#save();
   }
 
   /** Change the entry under `key` durably. */

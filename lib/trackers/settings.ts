@@ -5,6 +5,7 @@
  */
 import type { ServiceConfig } from "../config/schema.ts";
 import type { ApiAccess, TrackerAdapter } from "./adapter.ts";
+import type { TicketMoves } from "./move.ts";
 
 /** Default seconds between polls. */
 const DEFAULT_POLL_INTERVAL_S = 60;
@@ -27,6 +28,8 @@ export interface TrackerSettings {
   labels?: string[];
   labelRoles: [label: string, role: string][];
   commentOnLand: boolean;
+  /** The workflow state a ticket moves to when its task is claimed, lands or fails for good. */
+  moveTo: TicketMoves;
   module?: string;
 }
 
@@ -61,6 +64,7 @@ export function trackerSettings(
       labels: t.labels,
       labelRoles: Object.entries(t.label_roles ?? {}),
       commentOnLand: t.comment_on_land,
+      moveTo: { ...t.move_to },
       module: t.module,
     };
   });

@@ -26,6 +26,8 @@ export interface TrackerRuntime {
   last_delivery?: OutcomeRecord;
   /** The last write-back comment (`comment_on_land`). */
   last_comment?: OutcomeRecord;
+  /** The last ticket move (`move_to`): `moved`, `already`, `left`, `pending`, `failed`, `refused`. */
+  last_move?: OutcomeRecord;
 }
 
 /** The whole file. */

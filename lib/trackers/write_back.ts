@@ -1,10 +1,13 @@
 /**
- * Opt-in write-back (`trackers.<name>.comment_on_land: true`): when a task made from a ticket
+ * Opt-in write-back. `trackers.<name>.comment_on_land: true`: when a task made from a ticket
  * lands (its task goes CLOSED after `task_merged`), the service comments on the ticket through
- * the tracker's API with the merge commit (and the pull request it landed through) and the board link — only ever in the tracker's
- * configured `project` (lib/trackers/scope.ts). The comment goes through the outbox
- * (lib/trackers/outbox.ts): written down first, retried with back-off while the tracker is down,
- * also after a restart, and sent once per landing. It never blocks the run.
+ * the tracker's API with the merge commit (and the pull request it landed through) and the board
+ * link. `trackers.<name>.move_to`: when the task is claimed, lands or fails for good (CLAIMED,
+ * CLOSED, FAILED), the ticket moves to the workflow state named for it (lib/trackers/move.ts,
+ * ticket_moves.ts). Only ever in the tracker's configured `project` (lib/trackers/scope.ts).
+ * Comments and moves go through the outbox (lib/trackers/outbox.ts): written down first, retried
+ * with back-off while the tracker is down, also after a restart, and sent once per event. It
+ * never blocks the run, and a failed move never fails a task.
  */
 import { join } from "node:path";
 import { readLine } from "../journal/event_reader.ts";
@@ -15,6 +18,9 @@ import type { ApiAccess } from "./adapter.ts";
 import { HttpApiError } from "../http/api_error.ts";
 import { nextCommentTry, Outbox, type OutboxEntry, outboxPath } from "./outbox.ts";
 import { writeBackRefusal } from "./scope.ts";
+import { type MoveEvent, type MoveResult, movesTickets, UnknownStateError } from "./move.ts";
+import { journalMove, moveEntry, moveWords } from "./ticket_moves.ts";
+import type { TaskStatus } from "../tasks/lifecycle.ts";
 import type { TrackerSettings } from "./settings.ts";
 import type { TrackerRuntimeStore } from "./state.ts";
 
@@ -119,7 +125,8 @@ export interface WriteBackDeps {
  */
 export async function startWriteBack(deps: WriteBackDeps): Promise<() => Promise<void>> {
   const byName = new Map(
-    deps.settings.filter((s) => s.commentOnLand && s.adapter).map((s) => [s.name, s]),
+    deps.settings.filter((s) => (s.commentOnLand || movesTickets(s.moveTo)) && s.adapter)
+      .map((s) => [s.name, s]),
   );
   if (byName.size === 0) return () => Promise.resolve();
   const outbox = await Outbox.open(outboxPath(deps.paths));
@@ -150,12 +157,25 @@ export async function startWriteBack(deps: WriteBackDeps): Promise<() => Promise
     schedule();
   };
   const unsubscribe = onTaskChange((change) => {
-    if (change.to !== "CLOSED" || change.workspace !== deps.paths.root) return;
+    const event = MOVED_ON[change.to];
+    if (!event || change.workspace !== deps.paths.root) return;
+    if (change.from === change.to) return; // an update that moved nothing
     const s = change.task.source && byName.get(change.task.source.tracker);
     if (!s) return;
     const task = structuredClone(change.task);
     enqueue(async () => {
-      if (await outbox.add(await landingEntry(deps, s, task, now))) await sendDue();
+      const at = new Date(now()).toISOString();
+      const move = moveEntry(s, task, { event, at });
+      let added = false;
+      if (move) {
+        // The latest move wins: a claim's move still being retried never lands after this one.
+        await outbox.supersedeMoves(move, at);
+        added = await outbox.add(move);
+      }
+      if (event === "landed" && s.commentOnLand) {
+        added = await outbox.add(await landingEntry(deps, s, task, now)) || added;
+      }
+      if (added) await sendDue();
     });
   });
   enqueue(sendDue); // what an earlier process left
@@ -166,6 +186,13 @@ export async function startWriteBack(deps: WriteBackDeps): Promise<() => Promise
     await chain;
   };
 }
+
+/** The task statuses that move a ticket, and the `move_to` event each is. */
+const MOVED_ON: Partial<Record<TaskStatus, MoveEvent>> = {
+  CLAIMED: "claimed",
+  CLOSED: "landed",
+  FAILED: "failed",
+};
 
 /** The outbox entry of `task`'s landing. */
 async function landingEntry(
@@ -197,6 +224,50 @@ async function landingEntry(
   };
 }
 
+/** What one try of an entry calls, and where its outcome is recorded. */
+interface EntryKind {
+  /** `last_comment` or `last_move` in `.sdd/runtime/trackers.json`. */
+  field: "last_comment" | "last_move";
+  /** `comment on` or `move`, as messages say it. */
+  verb: string;
+  /** Call the tracker; the words of success and the move's result. */
+  call(): Promise<{ words: string; result?: MoveResult }>;
+  /** A final outcome (sent, or given up) is journaled for a move. */
+  settled(
+    o: { outcome: "moved" | "already" | "left" | "failed"; state?: string; detail?: string },
+  ): Promise<void>;
+}
+
+/** The kind of `entry`: a landing comment, or a ticket move. */
+function kindOf(deps: WriteBackDeps, s: TrackerSettings, entry: OutboxEntry): EntryKind {
+  if (!entry.move) {
+    return {
+      field: "last_comment",
+      verb: "comment on",
+      call: async () => {
+        await s.adapter!.comment(deps.access(s), entry.ids, entry.text);
+        return { words: `${entry.ref}: ${entry.task_id} landed` };
+      },
+      settled: () => Promise.resolve(),
+    };
+  }
+  const move = entry.move;
+  return {
+    field: "last_move",
+    verb: "move",
+    call: async () => {
+      const result = await s.adapter!.moveTicket(deps.access(s), entry.ids, move);
+      return { words: moveWords(entry, result), result };
+    },
+    settled: (o) =>
+      journalMove(deps.paths, entry, o).catch((e) =>
+        deps.warn(
+          `tracker ${s.name}: cannot journal the move of ${entry.ref}: ${(e as Error).message}`,
+        )
+      ),
+  };
+}
+
 /** One try of `entry`: sent, rescheduled with back-off, or given up; recorded either way. */
 async function send(
   deps: WriteBackDeps,
@@ -206,47 +277,99 @@ async function send(
   now: () => number,
 ): Promise<void> {
   const at = () => new Date(now()).toISOString();
+  const kind = kindOf(deps, s, entry);
   const record = (outcome: string, detail: string) =>
-    deps.runtime.update(s.name, { last_comment: { at: at(), outcome, detail } });
+    deps.runtime.update(s.name, { [kind.field]: { at: at(), outcome, detail } });
   const refused = writeBackRefusal(s, { ref: entry.ref, ids: entry.ids });
   if (refused) {
     await outbox.update(entry.key, { state: "abandoned", last_error: refused, done_at: at() });
-    deps.warn(`tracker ${s.name}: not commenting on ${entry.ref}: ${refused}`);
+    deps.warn(
+      `tracker ${s.name}: not ${
+        kind.verb === "move" ? "moving" : "commenting on"
+      } ${entry.ref}: ${refused}`,
+    );
     record("refused", `${entry.ref}: ${refused}`);
+    await kind.settled({ outcome: "failed", detail: refused });
     return;
   }
   const attempts = entry.attempts + 1;
+  let done: { words: string; result?: MoveResult };
   try {
-    await s.adapter!.comment(deps.access(s), entry.ids, entry.text);
+    done = await kind.call();
   } catch (e) {
-    const error = e instanceof HttpApiError ? e : new HttpApiError(String(e), { status: 0 });
-    const verdict = nextCommentTry(
-      {
-        attempts,
-        landedMs: Date.parse(entry.landed_at),
-        nowMs: now(),
-        firstDelayMs: deps.firstRetryDelayMs,
-      },
-      { retryable: error.retryable, retryAfterMs: error.retryAfterMs },
-    );
-    const base = `cannot comment on ${entry.ref} (try ${attempts}): ${error.message}`;
-    if (verdict.retry) {
-      const next = new Date(verdict.atMs).toISOString();
-      await outbox.update(entry.key, { attempts, next_at: next, last_error: error.message });
-      deps.warn(`tracker ${s.name}: ${base}; trying again at ${next}`);
-      record("pending", `${base}; trying again at ${next}`);
-    } else {
-      await outbox.update(entry.key, {
-        attempts,
-        state: "abandoned",
-        last_error: error.message,
-        done_at: at(),
-      });
-      deps.warn(`tracker ${s.name}: ${base}; gave up: ${verdict.reason}`);
-      record("failed", `${base}; gave up: ${verdict.reason}`);
-    }
+    await failed(deps, { s, outbox, entry, now, kind, record }, attempts, e);
     return;
   }
   await outbox.update(entry.key, { attempts, state: "sent", done_at: at() });
-  record("ok", `${entry.ref}: ${entry.task_id} landed`);
+  record(done.result?.outcome ?? "ok", done.words);
+  if (done.result) {
+    await kind.settled({
+      outcome: done.result.outcome,
+      state: done.result.state,
+      detail: done.words,
+    });
+  }
+}
+
+/** A failed try: rescheduled with back-off, or given up (an unknown state at once). */
+async function failed(
+  deps: WriteBackDeps,
+  o: {
+    s: TrackerSettings;
+    outbox: Outbox;
+    entry: OutboxEntry;
+    now: () => number;
+    kind: EntryKind;
+    record: (outcome: string, detail: string) => void;
+  },
+  attempts: number,
+  e: unknown,
+): Promise<void> {
+  const { s, entry, now } = o;
+  const base = `cannot ${o.kind.verb} ${entry.ref}${
+    entry.move ? ` to "${entry.move.to}" (${entry.move.event})` : ""
+  } (try ${attempts})`;
+  if (e instanceof UnknownStateError) {
+    const why = `${e.message} (set trackers.${s.name}.move_to.${entry.move!.event} to one of them)`;
+    await o.outbox.update(entry.key, {
+      attempts,
+      state: "abandoned",
+      last_error: why,
+      done_at: new Date(now()).toISOString(),
+    });
+    deps.warn(`tracker ${s.name}: ${base}: ${why}`);
+    o.record("failed", `${base}: ${why}`);
+    await o.kind.settled({ outcome: "failed", detail: why });
+    return;
+  }
+  const error = e instanceof HttpApiError ? e : new HttpApiError(String(e), { status: 0 });
+  const verdict = nextCommentTry(
+    {
+      attempts,
+      landedMs: Date.parse(entry.landed_at),
+      nowMs: now(),
+      firstDelayMs: deps.firstRetryDelayMs,
+    },
+    { retryable: error.retryable, retryAfterMs: error.retryAfterMs },
+  );
+  const said = `${base}: ${error.message}`;
+  if (verdict.retry) {
+    const next = new Date(verdict.atMs).toISOString();
+    await o.outbox.update(entry.key, { attempts, next_at: next, last_error: error.message });
+    deps.warn(`tracker ${s.name}: ${said}; trying again at ${next}`);
+    o.record("pending", `${said}; trying again at ${next}`);
+    return;
+  }
+  await o.outbox.update(entry.key, {
+    attempts,
+    state: "abandoned",
+    last_error: error.message,
+    done_at: new Date(now()).toISOString(),
+  });
+  deps.warn(`tracker ${s.name}: ${said}; gave up: ${verdict.reason}`);
+  o.record("failed", `${said}; gave up: ${verdict.reason}`);
+  await o.kind.settled({
+    outcome: "failed",
+    detail: `${error.message}; gave up: ${verdict.reason}`,
+  });
 }

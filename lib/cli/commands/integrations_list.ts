@@ -88,10 +88,15 @@ function describe(r: IntegrationRow): string[] {
   }
   if (r.problem) lines.push(colour.yellow(`  cannot poll: ${printable(r.problem)}`));
   if (r.comment_on_land) lines.push("  comments on tickets when their task lands");
+  const moves = Object.entries(r.move_to ?? {});
+  if (moves.length > 0) {
+    lines.push(`  moves tickets: ${printable(moves.map(([e, s]) => `${e} → ${s}`).join(", "))}`);
+  }
   lines.push(`  last delivery: ${outcome(r.last_delivery)}`);
   if (r.polling) lines.push(`  last poll: ${outcome(r.last_poll)}`);
   else if (r.last_poll) lines.push(`  last startup replay: ${outcome(r.last_poll)}`);
   if (r.comment_on_land) lines.push(`  last comment: ${outcome(r.last_comment)}`);
+  if (moves.length > 0) lines.push(`  last move: ${outcome(r.last_move)}`);
   return lines;
 }
 

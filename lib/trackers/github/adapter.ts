@@ -1,9 +1,10 @@
 /**
- * tracker_b speaks GitHub: the REST issues list with `since` for polling, issue comments for
- * write-back; its webhooks (`issues` events) are read by webhook.ts beside this file. `project`
- * is the repository, `owner/name`.
+ * tracker_b speaks GitHub: the REST issues list with `since` for polling, issue comments and
+ * ticket moves (move.ts) for write-back; its webhooks (`issues` events) are read by webhook.ts
+ * beside this file. `project` is the repository, `owner/name`.
  */
 import { githubHandler, githubIssueTicket } from "./webhook.ts";
+import { githubMove, nextLink } from "./move.ts";
 import {
   type ApiAccess,
   apiClient,
@@ -29,15 +30,6 @@ function headersOf(access: ApiAccess): HeadersInit {
 
 function base(access: ApiAccess): string {
   return access.apiUrl.replace(/\/+$/, "");
-}
-
-/** The `rel="next"` URL of a GitHub `Link` header. */
-function nextLink(link: string | null): string | undefined {
-  for (const part of (link ?? "").split(",")) {
-    const m = /<([^>]+)>;\s*rel="next"/.exec(part);
-    if (m) return m[1];
-  }
-  return undefined;
 }
 
 async function poll(access: ApiAccess, since: string | undefined) {
@@ -86,4 +78,6 @@ export const githubAdapter: TrackerAdapter = {
       json: { body: text },
     });
   },
+  moveTicket: (access, ids, move) =>
+    githubMove(access, { ids, move, headers: headersOf(access), base: base(access) }),
 };

@@ -1,10 +1,11 @@
 /**
  * tracker_c speaks GitLab: the project issues API with `updated_after` for polling, issue notes
- * for write-back; its webhooks (the issue hook) are read by webhook.ts beside this file.
- * `project` is the project path (`group/name`) or its numeric id; `api_url` the instance
- * (default https://gitlab.com).
+ * and ticket moves (move.ts) for write-back; its webhooks (the issue hook) are read by
+ * webhook.ts beside this file. `project` is the project path (`group/name`) or its numeric id;
+ * `api_url` the instance (default https://gitlab.com).
  */
 import { gitlabHandler } from "./webhook.ts";
+import { gitlabMove } from "./move.ts";
 import {
   type ApiAccess,
   apiClient,
@@ -99,4 +100,6 @@ export const gitlabAdapter: TrackerAdapter = {
       { method: "POST", headers: headersOf(access), json: { body: text } },
     );
   },
+  moveTicket: (access, ids, move) =>
+    gitlabMove(access, { ids, move, headers: headersOf(access), api: api(access) }),
 };

@@ -1,11 +1,13 @@
 /**
  * tracker_a speaks Jira Cloud: the enhanced JQL search (`/rest/api/3/search/jql`,
- * `updated >= -Nm`) for polling, issue comments in Atlassian Document Format for write-back; its
- * webhooks (`jira:issue_*` events) are read by webhook.ts beside this file. `api_url` is the
- * site (`https://acme.atlassian.net`), `project` the project key; `email_env` selects Basic auth
- * (Cloud API tokens), otherwise the token is sent as a bearer (personal access tokens).
+ * `updated >= -Nm`) for polling, issue comments in Atlassian Document Format and workflow
+ * transitions (move.ts) for write-back; its webhooks (`jira:issue_*` events) are read by
+ * webhook.ts beside this file. `api_url` is the site (`https://acme.atlassian.net`), `project`
+ * the project key; `email_env` selects Basic auth (Cloud API tokens), otherwise the token is
+ * sent as a bearer (personal access tokens).
  */
 import { jiraHandler, jiraIssueTicket } from "./webhook.ts";
+import { jiraMove } from "./move.ts";
 import {
   type ApiAccess,
   apiClient,
@@ -98,4 +100,11 @@ export const jiraAdapter: TrackerAdapter = {
       { method: "POST", headers: headersOf(access), json: { body: adfComment(text) } },
     );
   },
+  moveTicket: (access, ids, move) =>
+    jiraMove(access, {
+      ids,
+      move,
+      headers: headersOf(access),
+      site: access.apiUrl.replace(/\/+$/, ""),
+    }),
 };

@@ -1,13 +1,12 @@
 /**
  * tracker_d speaks Linear: the GraphQL `issues` query filtered by `updatedAt` for polling,
- * `commentCreate` for write-back; its webhooks (`Issue` data changes) are read by webhook.ts
- * beside this file. `project` is the team key (e.g. `ENG`); the token is a personal API key
- * (sent as is) or `Bearer <oauth token>`.
+ * `commentCreate` and `issueUpdate` (move.ts) for write-back; its webhooks (`Issue` data
+ * changes) are read by webhook.ts beside this file. `project` is the team key (e.g. `ENG`); the
+ * token is a personal API key (sent as is) or `Bearer <oauth token>`.
  */
 import { LINEAR_CLOSED_STATES, linearHandler, linearIssueTicket } from "./webhook.ts";
 import {
   type ApiAccess,
-  apiClient,
   byUpdate,
   keyPrefix,
   MAX_POLL_PAGES,
@@ -16,6 +15,8 @@ import {
 } from "../adapter.ts";
 import { HttpApiError } from "../../http/api_error.ts";
 import type { RateLimit } from "../../http/rate_limit.ts";
+import { graphql } from "./graphql.ts";
+import { linearMove } from "./move.ts";
 import { arr, obj, str } from "../../util/json_fields.ts";
 import type { Ticket } from "../ticket.ts";
 
@@ -35,48 +36,6 @@ const ISSUES_QUERY = `query Issues($filter: IssueFilter, $after: String) {
     pageInfo { hasNextPage endCursor }
   }
 }`;
-
-function headersOf(access: ApiAccess): HeadersInit {
-  return { authorization: access.token };
-}
-
-/** Run a GraphQL operation; GraphQL errors (RATELIMITED included) become {@link HttpApiError}s. */
-async function graphql(
-  access: ApiAccess,
-  query: string,
-  variables: Record<string, unknown>,
-): Promise<{ rate: RateLimit; data: Record<string, unknown> }> {
-  const http = apiClient(access, "Linear");
-  let answer;
-  try {
-    answer = await http.request(access.apiUrl, {
-      method: "POST",
-      headers: headersOf(access),
-      json: { query, variables },
-    });
-  } catch (e) {
-    // Linear answers a rate limit with HTTP 400 and extensions.code RATELIMITED.
-    if (e instanceof HttpApiError && /RATELIMITED/.test(e.body)) {
-      throw new HttpApiError(e.message, { ...e, status: 429, code: "RATELIMITED", cause: e });
-    }
-    throw e;
-  }
-  const body = obj(answer.json());
-  const errors = arr(body.errors);
-  if (errors.length > 0) {
-    const first = obj(errors[0]);
-    const code = str(obj(first.extensions).code);
-    throw new HttpApiError(`Linear GraphQL: ${str(first.message) || code}`, {
-      status: code === "RATELIMITED" ? 429 : 400,
-      ...(code ? { code } : {}),
-      method: "POST",
-      url: access.apiUrl,
-      apiMessage: str(first.message),
-      rate: answer.rate,
-    });
-  }
-  return { rate: answer.rate, data: obj(body.data) };
-}
 
 async function poll(access: ApiAccess, since: string | undefined) {
   const filter: Record<string, unknown> = { team: { key: { eq: access.project } } };
@@ -128,4 +87,5 @@ export const linearAdapter: TrackerAdapter = {
       });
     }
   },
+  moveTicket: linearMove,
 };

@@ -1,10 +1,11 @@
 /**
  * tracker_e speaks Plane: the project issues endpoint (newest update first, cursor pages) for
- * polling, issue comments for write-back; its webhooks (`issue` / `workitem.*` events) are read
- * by webhook.ts beside this file. `project` is `<workspace-slug>/<project-uuid>`; the token is an
- * API key (`X-API-Key`).
+ * polling, issue comments and state changes (move.ts) for write-back; its webhooks (`issue` /
+ * `workitem.*` events) are read by webhook.ts beside this file. `project` is
+ * `<workspace-slug>/<project-uuid>`; the token is an API key (`X-API-Key`).
  */
 import { planeHandler, planeIssueTicket, planeProject } from "./webhook.ts";
+import { planeMove } from "./move.ts";
 import {
   type ApiAccess,
   apiClient,
@@ -88,4 +89,6 @@ export const planeAdapter: TrackerAdapter = {
       { method: "POST", headers: headersOf(access), json: { comment_html: html } },
     );
   },
+  moveTicket: (access, ids, move) =>
+    planeMove(access, { ids, move, headers: headersOf(access), projectUrl: projectUrl(access) }),
 };

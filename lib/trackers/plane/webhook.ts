@@ -9,7 +9,8 @@ import { obj, str } from "../../util/json_fields.ts";
 import { htmlToText, isoTime, labelNames, type Ticket } from "../ticket.ts";
 import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
 
-const CLOSED_GROUPS = new Set(["completed", "cancelled"]);
+/** State groups of a done issue. */
+export const PLANE_CLOSED_GROUPS: ReadonlySet<string> = new Set(["completed", "cancelled"]);
 
 /** `slug/uuid` split (empty strings when malformed). */
 export function planeProject(project: string | undefined): { slug: string; id: string } {
@@ -59,7 +60,7 @@ export function planeIssueTicket(
     title: str(issue.name),
     body: str(issue.description_stripped) || htmlToText(str(issue.description_html)),
     labels: labelNames(issue.labels),
-    state: deleted || CLOSED_GROUPS.has(str(state.group)) ? "closed" : "open",
+    state: deleted || PLANE_CLOSED_GROUPS.has(str(state.group)) ? "closed" : "open",
     url: slug && web && project ? `${web}/${slug}/projects/${project}/issues/${id}` : "",
     raw: { updated_at: isoTime(issue.updated_at), ids: { project, id } },
   };
