@@ -223,19 +223,24 @@ for (const [folder, never] of NEVER_REACHES) {
  * cost, roles, plans, audit, events — and the wiring in {@link WIRING}.
  */
 const FEATURE_INTERFACES: Record<string, string[]> = {
-  agent_session: ["invocation.ts", "run_isolation.ts", "session.ts"],
+  agent_session: ["events.ts", "invocation.ts", "lane.ts", "run_isolation.ts", "session.ts"],
   agents: [
     "adapters/mod.ts",
     "adapters/types.ts",
+    "cooldown.ts",
     "end_reason.ts",
     "env.ts",
+    "exit_diagnosis.ts",
     "exit_status.ts",
     "launch.ts",
     "preflight.ts",
     "process.ts",
+    "rate_limit.ts",
+    "reset_time.ts",
     "runtime_files.ts",
     "session_events.ts",
     "skills.ts",
+    "usage_reader.ts",
   ],
   batch: [],
   catalog: ["managed_config.ts", "user_paths.ts"],
@@ -252,7 +257,7 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
   dashboard: [],
   janitor: ["glob.ts", "signals.ts"],
   landing: [],
-  mcp: [],
+  mcp: ["run_servers.ts"],
   merge: ["events.ts", "gates.ts", "merge.ts"],
   remote_worker: [],
   review: ["evidence_marks.ts", "types.ts"],
@@ -261,8 +266,8 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
   verification: ["bundle.ts", "nudge.ts", "nudge_types.ts", "verdict.ts"],
   webhooks: ["handler.ts", "ledger.ts", "receiver.ts", "registry.ts", "secret.ts"],
   workers: ["protocol.ts", "remote_refs.ts"],
-  worktree_env: ["environments.ts"],
-  worktrees: ["exclude.ts", "ignores.ts", "trees.ts", "worktrees.ts"],
+  worktree_env: ["environments.ts", "ports.ts", "spec.ts"],
+  worktrees: ["earlier_work.ts", "exclude.ts", "ignores.ts", "trees.ts", "worktrees.ts"],
 };
 
 /** The folders that assemble features (they may import any module); no feature imports them. */

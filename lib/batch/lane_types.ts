@@ -4,6 +4,7 @@
  */
 import type { Worktree } from "../worktrees/worktrees.ts";
 import type { BatchOutcome } from "../journal/events.ts";
+import type { ClaimLost } from "../agent_session/events.ts";
 
 /** The task's request went to a provider's batch API (the task is claimed for it). */
 export interface BatchSubmitted {
@@ -40,12 +41,6 @@ export interface BatchResult {
   batchId?: string;
   outcome: BatchOutcome;
   reason?: string;
-}
-
-/** The task was claimed through the task API before the lane could claim it. */
-export interface ClaimLost {
-  type: "claim_lost";
-  taskId: string;
 }
 
 /** An event of the batch lane, for the run loop's decision core. */

@@ -9,7 +9,6 @@ export type {
   BatchResult,
   BatchSubmitted,
   BatchWork,
-  ClaimLost,
 } from "./lane_types.ts";
 export type { BatchApi } from "./api.ts";
 export {

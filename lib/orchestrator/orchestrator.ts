@@ -32,14 +32,18 @@ import { decide } from "./core/decide.ts";
 import { MAX_ATTEMPTS } from "./core/policy.ts";
 import type { Action, CoreEvent } from "./core/protocol.ts";
 import { type CoreState, initialState, type RunVerdict, type TaskView } from "./core/state.ts";
-import { AgentPool, type LiveAgent, type ReadyAdapter } from "../agent_session/agent_pool.ts";
+import {
+  AgentPool,
+  HEARTBEAT_INTERVAL_MS,
+  type LiveAgent,
+  RateLimitGuard,
+  type ReadyAdapter,
+} from "../agent_session/lane.ts";
 import { type BatchApi, type BatchEndpoint, BatchLane, batchRoutingHint } from "../batch/mod.ts";
 import { IntegrationLane } from "./integration_lane.ts";
 import { Bounded } from "../async/bounded.ts";
-import { RateLimitGuard } from "../agent_session/rate_limit_guard.ts";
 import { reviewEvent, ReviewWatcher } from "./review_watcher.ts";
 import { applyStoreChange } from "./store_change.ts";
-import { HEARTBEAT_INTERVAL_MS } from "../agent_session/session.ts";
 import { SpendTracker } from "../cost/budget.ts";
 import { janitorSignals, TaskWork } from "./task_work.ts";
 import { VerificationStep } from "../verification/completion.ts";

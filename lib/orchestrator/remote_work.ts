@@ -45,7 +45,7 @@ import type { TicketBook, TicketGrant } from "../workers/tickets.ts";
 import { ConflictError, DomainError } from "../errors.ts";
 import type { Action, CoreEvent, ExitDiagnosis } from "./core/protocol.ts";
 import type { EndReason } from "./core/state.ts";
-import { exitReason } from "../agent_session/exit_reason.ts";
+import { exitReason } from "../agent_session/lane.ts";
 import { agentInvocation } from "../agent_session/invocation.ts";
 import type { TaskWork } from "./task_work.ts";
 

@@ -14,7 +14,7 @@ import { reapPidFiles } from "../agents/pid_files.ts";
 import { ValidationError } from "../config/errors.ts";
 import { adapterChains, configuredAdapter, loadWorkspaceConfig } from "../config/load.ts";
 import { batchEndpoint, batchProviderOf } from "../batch/mod.ts";
-import { containerFallbacks, readyFallbacks } from "../agent_session/fallbacks.ts";
+import { containerFallbacks, readyFallbacks, runLaunch } from "../agent_session/lane.ts";
 import type { ServerSettings } from "../config/server_config.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { configuredBudgetUsd, readCostReport } from "../cost/spend.ts";
@@ -47,7 +47,6 @@ import {
   type RunStartFacts,
 } from "./run_start.ts";
 import { orchestratorSettings } from "./settings.ts";
-import { runLaunch } from "../agent_session/run_isolation.ts";
 import { ContainerError } from "../container/errors.ts";
 import { clearStartFailure, recordStartFailure } from "../runs/start_failure.ts";
 import type { Orchestrator } from "./orchestrator.ts";

@@ -12,7 +12,7 @@ import { git } from "../git/git.ts";
 import { loadPlan } from "../plans/load.ts";
 import type { ParsedPlan } from "../plans/plan.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
-import { HEARTBEAT_INTERVAL_MS } from "../agent_session/session.ts";
+import { HEARTBEAT_INTERVAL_MS } from "../agent_session/lane.ts";
 import { linkedInstalls, worktreeEnvFor } from "../worktree_env/spec.ts";
 
 /** A user-facing failure of `service run`, with its exit code (spec §7.4) and the fix. */

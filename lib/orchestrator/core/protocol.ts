@@ -3,22 +3,14 @@
  * things the executor does, journal rows included). The executor turns the outcome of an action
  * that takes time — a spawn, a diff capture, a merge, a rebase — into the next event.
  */
-import type { BatchOutcome, FailedSignal, WorktreePreparedData } from "../../journal/events.ts";
+import type { BatchOutcome, FailedSignal } from "../../journal/events.ts";
 import type { JournalEvent } from "../../journal/row.ts";
 import type { TaskStatus } from "../../tasks/lifecycle.ts";
 import type { EndReason, RunVerdict } from "./state.ts";
+import type { AgentLaneEvent } from "../../agent_session/events.ts";
+import type { BatchLaneEvent } from "../../batch/mod.ts";
 
-/** Whether an agent's failure would repeat, and the line that says why (from the exit diagnosis). */
-export interface ExitDiagnosis {
-  retryable: boolean;
-  /** One line for the operator, with the CLI's last error line when there is one. */
-  reason: string;
-  /** The kind named on the card's gate receipt (agent_failed, agent_timeout, spawn_error …). */
-  kind: string;
-}
-
-/** What an agent's worktree got before its agent started (DESIGN.md §13). */
-export type PreparedView = Omit<WorktreePreparedData, "task_id" | "session_id">;
+export type { ExitDiagnosis, PreparedView } from "../../agent_session/events.ts";
 
 /**
  * The outcome of a merge attempt: into the local branch, or through a pull request (DESIGN.md
@@ -74,83 +66,8 @@ export type CoreEvent =
    * when nothing can progress.
    */
   | { type: "settle" }
-  | {
-    type: "spawned";
-    taskId: string;
-    sessionId: string;
-    startedAt: number;
-    deadline: number;
-    /** The attempt's number: one more than the task's claims in the run journal. */
-    attempt: number;
-    /**
-     * Its number among the attempts that count against the retry limit (the task store's count
-     * after the claim): lower than `attempt` after runs that counted none (a limit, a batch try).
-     */
-    counted?: number;
-    model?: string;
-    batchEligible?: boolean;
-    /** Where the agent runs: `worktree` or `container:<runtime>:<image id>` (DESIGN.md §14). */
-    isolation?: string;
-    /** What its worktree environment gave it (absent when nothing was configured). */
-    prepared?: PreparedView;
-    /** The adapter that runs it. */
-    adapter: string;
-    /** The remote worker that runs it (`service worker`, DESIGN.md §16); absent: this machine. */
-    worker?: string;
-  }
-  | {
-    type: "spawn_failed";
-    taskId: string;
-    sessionId: string;
-    diagnosis: ExitDiagnosis;
-    /**
-     * Set when the attempt got as far as its worktree environment (its setup failed): the claim
-     * it made is journaled with this number, then what the worktree got.
-     */
-    attempt?: number;
-    model?: string;
-    /** The adapter the attempt was started with (set with `attempt`). */
-    adapter?: string;
-    prepared?: PreparedView;
-    /** Where its setup ran (set with `attempt`): `worktree` or `container:<runtime>:<id>`. */
-    isolation?: string;
-  }
-  /** The task's request went to a provider's batch API (the task is claimed for it). */
-  | {
-    type: "batch_submitted";
-    taskId: string;
-    sessionId: string;
-    provider: string;
-    /** The adapter whose provider it is. */
-    adapter: string;
-    batchId: string;
-    customId: string;
-    startedAt: number;
-    attempt: number;
-    model: string;
-  }
-  /** A request submitted before this process started is polled again (after a stop or crash). */
-  | {
-    type: "batch_adopted";
-    taskId: string;
-    sessionId: string;
-    batchId: string;
-    startedAt: number;
-  }
-  /**
-   * What came of a task's batch request: `applied` — its patch is committed in the task's
-   * worktree and the task is DONE; anything else — it goes to the agent CLI in real time.
-   */
-  | {
-    type: "batch_result";
-    taskId: string;
-    sessionId?: string;
-    batchId?: string;
-    outcome: BatchOutcome;
-    reason?: string;
-  }
-  /** The task was claimed through the task API before the loop could claim it. */
-  | { type: "claim_lost"; taskId: string }
+  | AgentLaneEvent
+  | BatchLaneEvent
   /**
    * A remote worker asks for up to `free` tasks (of `roles`, any when absent); answered by one
    * `dispatch` action naming the tasks it gets (none, when nothing may start).
@@ -184,39 +101,6 @@ export type CoreEvent =
     worker: string;
     startedAt: number;
     deadline: number;
-  }
-  | {
-    type: "agent_exited";
-    taskId: string;
-    sessionId: string;
-    exitCode: number;
-    durationMs: number;
-    /** The log matched a rate-limit rule. */
-    rateLimited: boolean;
-    /** The agent's branch holds work beyond its base (leftovers committed). */
-    hasWork: boolean;
-    /**
-     * Asked only under `recovery.land_unreported` for interrupted work: true when the task has
-     * completion signals and every one passes on that work.
-     */
-    signalsPass?: boolean;
-    diagnosis: ExitDiagnosis;
-    /**
-     * It ran on a remote worker: which, and the commit it delivered (null: none); `drained` when
-     * the worker ended it because the worker itself was stopping (`ended_by: "drain"`).
-     */
-    remote?: { worker: string; commit: string | null; push_error?: string; drained?: boolean };
-  }
-  | {
-    type: "rate_limit_hit";
-    taskId: string;
-    sessionId: string;
-    adapter: string;
-    rule: string;
-    line: string;
-    until: number;
-    /** `until` is the reset time the limit named (else the cooldown). */
-    named: boolean;
   }
   /** A task an earlier process left claimed or done (it was stopped or crashed). */
   | {
