@@ -40,12 +40,12 @@ import {
   type ReadyAdapter,
 } from "../agent_session/lane.ts";
 import { type BatchApi, type BatchEndpoint, BatchLane, batchRoutingHint } from "../batch/mod.ts";
-import { IntegrationLane } from "./integration_lane.ts";
+import { IntegrationLane } from "../integration/lane.ts";
 import { Bounded } from "../async/bounded.ts";
 import { reviewEvent, ReviewWatcher } from "./review_watcher.ts";
 import { applyStoreChange } from "./store_change.ts";
 import { SpendTracker } from "../cost/budget.ts";
-import { janitorSignals, TaskWork } from "./task_work.ts";
+import { janitorSignals, TaskWork } from "../integration/task_work.ts";
 import { VerificationStep } from "../verification/completion.ts";
 import type { VerificationNudge } from "../verification/nudge_types.ts";
 import type { OrchestratorSettings } from "./settings.ts";

@@ -11,7 +11,7 @@
  * is through a pull request on a host (lib/landing).
  */
 import { Bounded } from "../async/bounded.ts";
-import type { CoreEvent } from "./core/protocol.ts";
+import type { CoreEvent } from "../orchestrator/core/protocol.ts";
 
 /** One operation; its outcome becomes events of the loop. */
 export type LaneWork = () => Promise<CoreEvent[]>;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { CoreEvent } from "./core/protocol.ts";
-import { IntegrationLane } from "./integration_lane.ts";
+import type { CoreEvent } from "../orchestrator/core/protocol.ts";
+import { IntegrationLane } from "./lane.ts";
 
 function deferred() {
   let resolve!: () => void;
