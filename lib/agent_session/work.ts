@@ -1,5 +1,5 @@
 /**
- * What the run's agents need of the run's task work (lib/orchestrator/task_work.ts): the tip a
+ * What the run's agents need of the run's task work (lib/integration/task_work.ts): the tip a
  * worktree is cut from, where each task's work is, and what an agent that ended left.
  */
 import type { Task } from "../tasks/task.ts";

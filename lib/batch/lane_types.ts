@@ -46,7 +46,7 @@ export interface BatchResult {
 /** An event of the batch lane, for the run loop's decision core. */
 export type BatchLaneEvent = BatchSubmitted | BatchAdopted | BatchResult | ClaimLost;
 
-/** What the lane needs of the run's task work (lib/orchestrator/task_work.ts). */
+/** What the lane needs of the run's task work (lib/integration/task_work.ts). */
 export interface BatchWork {
   /** The target branch's tip: a request shows the files at this commit. */
   targetTip(): Promise<string>;

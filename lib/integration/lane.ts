@@ -11,38 +11,37 @@
  * is through a pull request on a host (lib/landing).
  */
 import { Bounded } from "../async/bounded.ts";
-import type { CoreEvent } from "../orchestrator/core/protocol.ts";
 
-/** One operation; its outcome becomes events of the loop. */
-export type LaneWork = () => Promise<CoreEvent[]>;
+/** One operation; its outcome becomes events of the loop (`E`: the loop's event type). */
+export type LaneWork<E> = () => Promise<E[]>;
 
 /** What the lane does with its outcomes, and how it lands. */
-export interface IntegrationLaneOptions {
+export interface IntegrationLaneOptions<E> {
   /** Receives each operation's events. */
-  deliver: (events: CoreEvent[]) => void;
+  deliver: (events: E[]) => void;
   /** Receives the message of an operation that threw. */
   fail: (message: string) => void;
   /** How many verifications may run at once. */
   verifications: number;
   /** Land these tasks' work as one train; a `merge_result` per task, in their order. */
-  merge: (taskIds: string[]) => Promise<CoreEvent[]>;
+  merge: (taskIds: string[]) => Promise<E[]>;
 }
 
 /** Runs verifications side by side and merges and rebases one at a time. */
-export class IntegrationLane {
-  readonly #o: IntegrationLaneOptions;
+export class IntegrationLane<E> {
+  readonly #o: IntegrationLaneOptions<E>;
   readonly #verify: Bounded;
   /** Waiting for the lane: a task to merge, or other work (a rebase). */
-  readonly #waiting: (string | LaneWork)[] = [];
+  readonly #waiting: (string | LaneWork<E>)[] = [];
   #draining: Promise<void> | undefined;
 
-  constructor(options: IntegrationLaneOptions) {
+  constructor(options: IntegrationLaneOptions<E>) {
     this.#o = options;
     this.#verify = new Bounded(options.verifications);
   }
 
   /** Capture and verify beside the others (at most `verifications` at once). */
-  verify(work: LaneWork): void {
+  verify(work: LaneWork<E>): void {
     this.#verify.run(work).then(this.#o.deliver, (e) => this.#failed(e));
   }
 
@@ -52,7 +51,7 @@ export class IntegrationLane {
   }
 
   /** Run `work` (a rebase) once the lane is free. */
-  rebase(work: LaneWork): void {
+  rebase(work: LaneWork<E>): void {
     this.#enqueue(work);
   }
 
@@ -61,7 +60,7 @@ export class IntegrationLane {
     await Promise.all([this.#verify.idle(), this.#draining]);
   }
 
-  #enqueue(item: string | LaneWork): void {
+  #enqueue(item: string | LaneWork<E>): void {
     this.#waiting.push(item);
     this.#draining ??= this.#drain();
   }
@@ -90,6 +89,6 @@ export class IntegrationLane {
   }
 }
 
-function isWork(item: string | LaneWork): item is LaneWork {
+function isWork<E>(item: string | LaneWork<E>): item is LaneWork<E> {
   return typeof item !== "string";
 }

@@ -13,7 +13,7 @@ function lane(verifications = 2) {
   const delivered: string[] = [];
   const trains: string[][] = [];
   let hold = deferred();
-  const l = new IntegrationLane({
+  const l = new IntegrationLane<CoreEvent>({
     deliver: (events) => {
       for (const e of events) delivered.push(`${e.type}:${"taskId" in e ? e.taskId : ""}`);
     },

@@ -30,7 +30,7 @@ import { settleWorktree } from "../worktrees/trees.ts";
 import { agentBranch, commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
 import { runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
-import type { DiffJudgement, MergeResult, RebaseResult } from "../orchestrator/core/protocol.ts";
+import type { DiffJudgement, MergeResult, RebaseResult } from "./results.ts";
 import type { Protection } from "../protect/judge.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";

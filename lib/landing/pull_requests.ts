@@ -39,7 +39,7 @@ import { fetchBranch, remoteTip } from "../git/remote.ts";
 import { deleteBranch as deleteRemoteBranch, pushBranch } from "./push.ts";
 import type { LandingSettings } from "./settings.ts";
 
-/** What the landing needs of the run's task work (lib/orchestrator/task_work.ts). */
+/** What the landing needs of the run's task work (lib/integration/task_work.ts). */
 export interface LandingWork {
   /** The agent branch holding `taskId`'s work, when the run holds it. */
   branchOf(taskId: string): string | undefined;

@@ -40,12 +40,11 @@ import {
   type ReadyAdapter,
 } from "../agent_session/lane.ts";
 import { type BatchApi, type BatchEndpoint, BatchLane, batchRoutingHint } from "../batch/mod.ts";
-import { IntegrationLane } from "../integration/lane.ts";
 import { Bounded } from "../async/bounded.ts";
 import { reviewEvent, ReviewWatcher } from "./review_watcher.ts";
 import { applyStoreChange } from "./store_change.ts";
 import { SpendTracker } from "../cost/budget.ts";
-import { janitorSignals, TaskWork } from "../integration/task_work.ts";
+import { IntegrationLane, janitorSignals, TaskWork } from "../integration/mod.ts";
 import { VerificationStep } from "../verification/completion.ts";
 import type { VerificationNudge } from "../verification/nudge_types.ts";
 import type { OrchestratorSettings } from "./settings.ts";
@@ -193,7 +192,7 @@ export class Orchestrator {
   #tickedAt = 0;
   /** A look at the journal for review decisions is queued. */
   #reviewsQueued = false;
-  readonly #lane: IntegrationLane;
+  readonly #lane: IntegrationLane<CoreEvent>;
   readonly #landing: PullRequestLanding | undefined;
   /** Agents being started (a few at a time: each cuts a worktree and forks a process). */
   readonly #starts = new Bounded(navigator.hardwareConcurrency);
@@ -243,7 +242,7 @@ export class Orchestrator {
     this.#launcher = options.kubernetes && this.#kubernetesLauncher(options.kubernetes);
     this.#remote = this.#newRemoteWork(environments);
     this.#batch = this.#newBatchLane();
-    this.#lane = new IntegrationLane({
+    this.#lane = new IntegrationLane<CoreEvent>({
       deliver: (events) => {
         for (const event of events) this.#push(event);
       },

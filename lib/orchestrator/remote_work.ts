@@ -47,7 +47,7 @@ import type { Action, CoreEvent, ExitDiagnosis } from "./core/protocol.ts";
 import type { EndReason } from "./core/state.ts";
 import { exitReason } from "../agent_session/lane.ts";
 import { agentInvocation } from "../agent_session/invocation.ts";
-import type { TaskWork } from "../integration/task_work.ts";
+import type { TaskWork } from "../integration/mod.ts";
 
 /** Settings of {@link RemoteWork}. */
 export interface RemoteWorkOptions {
