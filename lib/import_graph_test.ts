@@ -176,6 +176,14 @@ const NEVER_REACHES: [string, string[]][] = [
   // Landing and the trackers share HTTP (lib/http) and JSON reading (lib/util), not each other.
   ["landing", ["trackers"]],
   ["trackers", ["landing"]],
+  // The lanes the run loop wires (issue 33): none reaches the loop, and the remote worker runs
+  // agents without it. Remote work hands finished work to the run, never to a host itself.
+  ["agent_session", ["orchestrator", "workers", "batch", "landing", "integration"]],
+  ["batch", ["orchestrator"]],
+  ["integration", ["orchestrator"]],
+  ["landing", ["orchestrator"]],
+  ["remote_worker", ["orchestrator"]],
+  ["workers", ["orchestrator", "landing"]],
 ];
 
 /** The lib/ folders `folder` reaches through imports, itself excluded. */
@@ -233,6 +241,7 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
     "exit_diagnosis.ts",
     "exit_status.ts",
     "launch.ts",
+    "pid_files.ts",
     "preflight.ts",
     "process.ts",
     "rate_limit.ts",
@@ -240,6 +249,7 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
     "runtime_files.ts",
     "session_events.ts",
     "skills.ts",
+    "timeouts.ts",
     "usage_reader.ts",
   ],
   batch: [],
@@ -259,14 +269,21 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
   integration: [],
   landing: [],
   mcp: ["run_servers.ts"],
-  merge: ["events.ts", "gates.ts", "merge.ts", "rebase.ts"],
+  merge: ["events.ts", "gates.ts", "interrupted.ts", "merge.ts", "rebase.ts"],
   remote_worker: [],
   review: ["evidence_marks.ts", "types.ts"],
-  trackers: [],
+  trackers: ["service_run.ts"],
   tunnel: [],
-  verification: ["bundle.ts", "completion.ts", "nudge.ts", "nudge_types.ts", "verdict.ts"],
+  verification: [
+    "bundle.ts",
+    "completion.ts",
+    "nudge.ts",
+    "nudge_types.ts",
+    "quality_gates.ts",
+    "verdict.ts",
+  ],
   webhooks: ["handler.ts", "ledger.ts", "receiver.ts", "registry.ts", "secret.ts"],
-  workers: ["protocol.ts", "remote_refs.ts"],
+  workers: ["desk.ts", "leases.ts", "protocol.ts", "remote_refs.ts", "roster.ts", "tickets.ts"],
   worktree_env: ["environments.ts", "ports.ts", "spec.ts"],
   worktrees: [
     "diff_capture.ts",
@@ -357,6 +374,46 @@ Deno.test("a feature folder reaches another feature only through its interface, 
     !imports.some((i) => i.from === e.from && i.to === e.to)
   );
   assert.deepEqual(stale, []);
+});
+
+/**
+ * The imports by which the run loop (lib/orchestrator) reaches into a feature past its
+ * interface: the loop wires each lane through its entry and nothing else (issue 33).
+ */
+function loopViolations(
+  imports: readonly Import[],
+  hasMod: (folder: string) => boolean,
+): string[] {
+  const out = new Set<string>();
+  for (const { from, to } of imports) {
+    if (!from.startsWith("lib/orchestrator/") || !to.startsWith("lib/")) continue;
+    const b = folderOf(to);
+    if (!(b in FEATURE_INTERFACES)) continue;
+    if (!interfaceOf(b, hasMod).includes(to.slice(`lib/${b}/`.length))) {
+      out.add(`${from} -> ${to} (not in lib/${b}'s interface)`);
+    }
+  }
+  return [...out].sort();
+}
+
+Deno.test("loopViolations() finds the run loop reaching past a lane's interface, nothing else", () => {
+  const imports = [
+    { from: "lib/orchestrator/orchestrator.ts", to: "lib/batch/mod.ts" },
+    { from: "lib/orchestrator/orchestrator.ts", to: "lib/batch/ledger.ts" },
+    { from: "lib/orchestrator/core/decide.ts", to: "lib/workers/roster.ts" },
+    { from: "lib/orchestrator/run.ts", to: "lib/util/json.ts" },
+    { from: "lib/orchestrator/run.ts", to: "lib/orchestrator/core/state.ts" },
+    { from: "lib/status/parts.ts", to: "lib/batch/ledger.ts" },
+    { from: "lib/orchestrator/run.ts", to: "npm:/hono@4.13.19" },
+  ];
+  assert.deepEqual(loopViolations(imports, (f) => f === "batch"), [
+    "lib/orchestrator/core/decide.ts -> lib/workers/roster.ts (not in lib/workers's interface)",
+    "lib/orchestrator/orchestrator.ts -> lib/batch/ledger.ts (not in lib/batch's interface)",
+  ]);
+});
+
+Deno.test("the run loop reaches each lane and feature only through its interface", async () => {
+  assert.deepEqual(loopViolations(await libImports(), hasModOnDisk), []);
 });
 
 Deno.test("every declared interface module exists, and a feature with a mod.ts declares no other", () => {
