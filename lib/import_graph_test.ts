@@ -400,14 +400,14 @@ Deno.test("loopViolations() finds the run loop reaching past a lane's interface,
   const imports = [
     { from: "lib/orchestrator/orchestrator.ts", to: "lib/batch/mod.ts" },
     { from: "lib/orchestrator/orchestrator.ts", to: "lib/batch/ledger.ts" },
-    { from: "lib/orchestrator/core/decide.ts", to: "lib/workers/roster.ts" },
+    { from: "lib/orchestrator/core/decide.ts", to: "lib/trackers/jira.ts" },
     { from: "lib/orchestrator/run.ts", to: "lib/util/json.ts" },
     { from: "lib/orchestrator/run.ts", to: "lib/orchestrator/core/state.ts" },
     { from: "lib/status/parts.ts", to: "lib/batch/ledger.ts" },
     { from: "lib/orchestrator/run.ts", to: "npm:/hono@4.13.19" },
   ];
   assert.deepEqual(loopViolations(imports, (f) => f === "batch"), [
-    "lib/orchestrator/core/decide.ts -> lib/workers/roster.ts (not in lib/workers's interface)",
+    "lib/orchestrator/core/decide.ts -> lib/trackers/jira.ts (not in lib/trackers's interface)",
     "lib/orchestrator/orchestrator.ts -> lib/batch/ledger.ts (not in lib/batch's interface)",
   ]);
 });
