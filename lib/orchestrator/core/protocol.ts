@@ -3,7 +3,7 @@
  * things the executor does, journal rows included). The executor turns the outcome of an action
  * that takes time — a spawn, a diff capture, a merge, a rebase — into the next event.
  */
-import type { BatchOutcome, FailedSignal } from "../../journal/events.ts";
+import type { BatchOutcome } from "../../journal/events.ts";
 import type { JournalEvent } from "../../journal/row.ts";
 import type { TaskStatus } from "../../tasks/lifecycle.ts";
 import type { EndReason, RunVerdict } from "./state.ts";
