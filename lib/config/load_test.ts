@@ -199,6 +199,13 @@ const BROKEN: BrokenConfig[] = [
     message: /cannot lift \.sdd\/\*\*/,
   },
   {
+    name: "move_to on a tracker of one's own module (it has no API client to move tickets)",
+    text: "cli: claude\nroles: [qa]\ntrackers:\n  acme:\n    module: ./acme.ts\n" +
+      "    project: ACME\n    move_to: {landed: Done}\n",
+    error: ValidationError,
+    message: /trackers\.acme\.move_to: trackers\.acme is a tracker of your own module/,
+  },
+  {
     name: "enforce_owned_files that is not a boolean",
     text: "cli: claude\nroles: [qa]\nenforce_owned_files: yes\n",
     error: ValidationError,

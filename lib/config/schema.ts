@@ -482,6 +482,16 @@ export const ServiceConfigSchema = z.strictObject({
           `key, Linear team key, Plane workspace-slug/project-uuid)`,
       });
     }
+    if (tracker.move_to && tracker.module) {
+      // A tracker of one's own module takes webhooks only: nothing could carry out the moves.
+      ctx.addIssue({
+        code: "custom",
+        path: ["trackers", name, "move_to"],
+        message: `trackers.${name} is a tracker of your own module, which takes webhooks only: ` +
+          `the service has no API client to move its tickets; remove move_to (the built-in ` +
+          `trackers tracker_a to tracker_e move tickets)`,
+      });
+    }
     const wanted: [PropertyKey[], string][] = [];
     if (tracker.role) wanted.push([["trackers", name, "role"], tracker.role]);
     for (const [label, role] of Object.entries(tracker.label_roles ?? {})) {
