@@ -114,6 +114,8 @@ async function startHost(root: string) {
     fake = await startFakeGithub(root, {
       requiredChecks: ["ci/test"],
       approvals: 1,
+      strict: true, // every merge moves main: the later pull requests are rebased
+
       ci: () => [{ name: "ci/test", status: "in_progress" }],
       onEvent: (e) => {
         if (e.kind !== "head") return;
@@ -146,6 +148,7 @@ async function startHost(root: string) {
   fake = await startFakeGitlab(root, {
     pipelineMustSucceed: true,
     approvals: 1,
+    mergeMethod: "rebase_merge",
     pipeline: () => "running",
     onEvent: (e) => {
       if (e.kind !== "head") return;

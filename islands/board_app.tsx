@@ -68,7 +68,7 @@ export function BoardApp({ onShown }: BoardAppProps) {
 
   useEffect(() => {
     const query = new URLSearchParams(location.search);
-    setToken(sessionStorage.getItem(TOKEN_KEY) ?? "");
+    setToken(tokenOfTab());
     setRunId(query.get("run"));
     setSelected(query.get("task"));
     setReady(true);
@@ -306,4 +306,25 @@ function RunBoard(props: RunBoardProps) {
       )}
     </>
   );
+}
+
+/**
+ * The tab's token. One given in the address's fragment (`#token=…`: a headless screenshot cannot
+ * type one, and a fragment never reaches the server or a proxy's log) is kept for this tab like a
+ * typed one, and taken out of the address bar and its history entry.
+ */
+function tokenOfTab(): string {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const given = fragment.get("token");
+  if (given !== null) {
+    if (given.trim()) sessionStorage.setItem(TOKEN_KEY, given.trim());
+    fragment.delete("token");
+    const rest = fragment.toString();
+    history.replaceState(
+      history.state,
+      "",
+      location.pathname + location.search + (rest ? `#${rest}` : ""),
+    );
+  }
+  return sessionStorage.getItem(TOKEN_KEY) ?? "";
 }

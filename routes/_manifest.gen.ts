@@ -27,11 +27,16 @@ import * as $22 from "./tasks/[task_id]/heartbeat.ts";
 import * as $23 from "./tasks/[task_id]/reopen.ts";
 import * as $24 from "./tasks/[task_id]/retry.ts";
 import * as $25 from "./webhooks/trackers/[adapter_name].ts";
-import * as $26 from "./workers/[worker]/claim.ts";
-import * as $27 from "./workers/[worker]/leave.ts";
-import * as $28 from "./workers/[worker]/register.ts";
-import * as $29 from "./workers/[worker]/sessions/[session_id]/heartbeat.ts";
-import * as $30 from "./workers/[worker]/sessions/[session_id]/report.ts";
+import * as $26 from "./workers.ts";
+import * as $27 from "./workers/hello.ts";
+import * as $28 from "./workers/[worker]/claim.ts";
+import * as $29 from "./workers/[worker]/cordon.ts";
+import * as $30 from "./workers/[worker]/drain.ts";
+import * as $31 from "./workers/[worker]/leave.ts";
+import * as $32 from "./workers/[worker]/register.ts";
+import * as $33 from "./workers/[worker]/sessions/[session_id]/heartbeat.ts";
+import * as $34 from "./workers/[worker]/sessions/[session_id]/report.ts";
+import * as $35 from "./workers/[worker]/uncordon.ts";
 
 /**
  * Every route module with the URL path its file mirrors and the policy it states (what
@@ -169,28 +174,53 @@ export const ROUTES = [
     policy: $25.policy,
   },
   {
-    path: "/workers/:worker/claim",
+    path: "/workers",
     module: $26,
     policy: $26.policy,
   },
   {
-    path: "/workers/:worker/leave",
+    path: "/workers/hello",
     module: $27,
     policy: $27.policy,
   },
   {
-    path: "/workers/:worker/register",
+    path: "/workers/:worker/claim",
     module: $28,
     policy: $28.policy,
   },
   {
-    path: "/workers/:worker/sessions/:session_id/heartbeat",
+    path: "/workers/:worker/cordon",
     module: $29,
     policy: $29.policy,
   },
   {
-    path: "/workers/:worker/sessions/:session_id/report",
+    path: "/workers/:worker/drain",
     module: $30,
     policy: $30.policy,
+  },
+  {
+    path: "/workers/:worker/leave",
+    module: $31,
+    policy: $31.policy,
+  },
+  {
+    path: "/workers/:worker/register",
+    module: $32,
+    policy: $32.policy,
+  },
+  {
+    path: "/workers/:worker/sessions/:session_id/heartbeat",
+    module: $33,
+    policy: $33.policy,
+  },
+  {
+    path: "/workers/:worker/sessions/:session_id/report",
+    module: $34,
+    policy: $34.policy,
+  },
+  {
+    path: "/workers/:worker/uncordon",
+    module: $35,
+    policy: $35.policy,
   },
 ] as const;

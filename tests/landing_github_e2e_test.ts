@@ -207,11 +207,19 @@ Deno.test("a failed required check sends the task to a new attempt told the chec
           summary: "3 tests failed",
         }]
         : [{ name: "ci/test", status: "completed", conclusion: "success" }],
+    // Not flaky: its re-run (landing.rerun_failed_checks) fails the same way.
+    rerun: () => ({
+      name: "ci/test",
+      status: "completed",
+      conclusion: "failure",
+      summary: "3 tests failed",
+    }),
   });
   const run = watchedRun(dir.path);
   const result = await run.result;
   assert.equal(result.status, "completed", result.problems.join("; "));
   const rows = (await journalOf(dir.path, run.runId)).rows.map((r) => r.row);
+  assert.equal(ofType(rows, "task_pr_check_rerun").length, 1, "re-run once first");
   const failed = ofType(rows, "task_verification_failed")[0];
   assert.equal(
     (failed.data.signals as { kind: string; detail: string }[])[0].kind,
@@ -413,12 +421,12 @@ Deno.test("changes requested by a reviewer: a new attempt whose prompt holds the
   assert.deepEqual(gh.fake.pulls().map((p) => p.merged), [false, true]);
 });
 
-Deno.test("a base that moved under an open pull request: rebased, gated again, pushed with lease to the same pull request", async () => {
+Deno.test("a base that requires up-to-date branches (strict) moved under an open pull request: rebased, gated again, pushed with lease to the same pull request", async () => {
   await using dir = await tempDir();
   await using gh = await landingWorkspace(dir.path, [
     { id: "a", script: [["write", "a.txt", "a\n"], ["report"]] },
     { id: "b", script: [["write", "b.txt", "b\n"], ["report"]] },
-  ], { approvals: 1 });
+  ], { approvals: 1, strict: true });
   const run = watchedRun(dir.path);
   await until("two pull requests waiting for review", async () =>
     run.runId !== "" &&
@@ -521,6 +529,11 @@ Deno.test("GitHub down for a while never fails a task: the landing waits, backs 
   assert.equal(result.status, "completed", result.problems.join("; "));
   assert.equal(gh.fake.pulls()[0].merged, true);
   assert.ok(run.lines.some((l) => /HTTP 502/.test(l)), "the terminal said the host failed");
+  // A back-off names the latest time of the next try (a look or a webhook may bring it sooner).
+  assert.ok(
+    run.lines.some((l) => /HTTP 502.*(trying again|next look) within \d+ s/.test(l)),
+    run.lines.join("\n"),
+  );
 });
 
 Deno.test("under review.require_approval the pull request opens at once and the board's merge merges it", async () => {

@@ -113,6 +113,8 @@ function githubActors(webhooks: boolean) {
   const options: FakeGithubOptions = {
     requiredChecks: ["ci/lint", "ci/test"],
     approvals: 1,
+    // "Require branches to be up to date": the second pull request is rebased onto the first.
+    strict: true,
     ci: (sha) => {
       fresh.add(sha);
       return [{ name: "ci/test", status: "in_progress" }];
@@ -286,6 +288,8 @@ Deno.test("with GitLab's merge request and pipeline hooks each merge is requeste
   const options: FakeGitlabOptions = {
     pipelineMustSucceed: true,
     approvals: 1,
+    // Semi-linear history: the second merge request is rebased onto the first one's merge.
+    mergeMethod: "rebase_merge",
     pipeline: () => "running",
     onEvent: (e) => {
       if (e.kind === "head") fresh.set(e.number!, e.sha!);

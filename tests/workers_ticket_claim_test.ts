@@ -51,6 +51,10 @@ Deno.test("a ticket claim asks the run for the ticket's task only, once; other t
   const remote: RemoteWork = new RemoteWork({
     runId: "r1",
     tickets,
+    // The run's watch on its workers reads the workspace's registry (lib/workers/registry.ts).
+    paths: { root: dir.path },
+    log: () => {},
+    clock: Date.now,
     push: (e: CoreEvent) => {
       asked.push(e);
       // The core answers at once with nothing: the claim is what is under test here.

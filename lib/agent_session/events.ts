@@ -84,7 +84,18 @@ export interface AgentExited {
    * It ran on a remote worker: which, and the commit it delivered (null: none); `drained` when
    * the worker ended it because the worker itself was stopping (`ended_by: "drain"`).
    */
-  remote?: { worker: string; commit: string | null; push_error?: string; drained?: boolean };
+  remote?: {
+    worker: string;
+    commit: string | null;
+    push_error?: string;
+    drained?: boolean;
+    /**
+     * Its end was not the task's doing: no orchestrator answered when it ended (`stop`: the
+     * run was stopped), or its worker's process restarted (`restart`). No attempt is counted;
+     * its pushed work is kept.
+     */
+    interrupted?: "stop" | "restart";
+  };
 }
 
 /** An agent's log showed its provider's rate limit. */

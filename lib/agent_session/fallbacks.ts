@@ -17,6 +17,11 @@ export interface FallbackOptions {
   root: string;
   /** Told once per fallback that cannot start. */
   warn: (line: string) => void;
+  /**
+   * False when this machine starts no agent (`max_agents: 0`): every fallback is named to the
+   * workers, which check that they can start it.
+   */
+  ownAgents?: boolean;
 }
 
 function fallbackNames(config: ServiceConfig): Set<string> {
@@ -56,6 +61,10 @@ export async function readyFallbacks(
   const ready: ReadyAdapter[] = [];
   for (const name of names) {
     const adapter = namedAdapter(config, name);
+    if (options.ownAgents === false) {
+      ready.push({ adapter, launch: { command: adapter.binary, prefixArgs: [] } });
+      continue;
+    }
     try {
       const { launch } = await preflight(adapter, {
         env: options.env,

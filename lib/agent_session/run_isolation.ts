@@ -26,6 +26,12 @@ export interface RunLaunchOptions {
   runtimeDir: string;
   env: Record<string, string>;
   out: (line: string) => void;
+  /**
+   * False when this machine starts no agent of its own (`max_agents: 0`: every task runs on a
+   * remote worker, which checks its own CLI and keys): the CLI and its provider key are not
+   * required here. Under `isolation: container` the image is still probed (gates run in it).
+   */
+  ownAgents?: boolean;
 }
 
 /** Check that the run's agents can start, where `config.isolation` says. */
@@ -42,12 +48,14 @@ export async function runLaunch(
       warn(`a tree handed to a container's user was not given back: ${p}`);
     }
   };
+  const own = o.ownAgents ?? true;
   if (config.isolation !== "container") {
     await settleLeft();
+    if (!own) return { launch: { command: adapter.binary, prefixArgs: [] } };
     const checked = await preflight(adapter, { env: o.env, cwd: o.root, workdir: o.root, warn });
     return { launch: checked.launch };
   }
-  preflightKeys(adapter, { env: o.env, warn });
+  if (own) preflightKeys(adapter, { env: o.env, warn });
   const settings = containerSettings(config);
   const isolation = await probeIsolation({
     settings,

@@ -343,6 +343,12 @@ const LandingSchema = z.strictObject({
   /** A required check failed: a new attempt told which (`retry`), or the task FAILS (`fail`). */
   on_ci_failure: z.enum(["retry", "fail"]).default("retry"),
   /**
+   * Times a failed required check is re-run on the same head before `on_ci_failure` applies (a
+   * flaky test or a runner that died is not the agent's fault; no attempt is counted for it).
+   * Check runs and GitLab pipelines can be re-run; a commit status cannot. 0 turns it off.
+   */
+  rerun_failed_checks: z.number().int().min(0).max(5).default(1),
+  /**
    * Seconds between looks at an open pull request that just changed (conditional requests: an
    * unchanged answer costs GitHub no rate limit); while nothing changes the interval grows to
    * `poll_max_interval_s`. With the tracker webhook configured both are five times as long.

@@ -245,6 +245,15 @@ export async function checkPort(
 export async function checkAgentCli(root: string, config: ServiceConfig): Promise<CheckResult[]> {
   const adapter = configuredAdapter(config);
   const name = `agent cli ${adapter.name}`;
+  if (config.max_agents === 0) {
+    // Every agent runs on a remote worker: its CLI and key are checked there, at registration.
+    return [{
+      name,
+      ok: true,
+      detail: "max_agents: 0: agents run on remote workers, which check their CLI and provider " +
+        "key when they register (`service workers` lists what each lacks)",
+    }];
+  }
   const env = Deno.env.toObject();
   const keyProblem = missingApiKey(adapter, env);
   const out: CheckResult[] = [];

@@ -78,4 +78,4 @@ Deno.test("IntegrationLane: verifications run side by side up to their bound, be
   assert.ok(delivered.includes("merge_result:m"));
 });
 
-const rebased = { kind: "rebased" as const, tip: "t", diffChanged: false };
+const rebased = { kind: "rebased" as const, tip: "t", onto: "0b5", diffChanged: false };

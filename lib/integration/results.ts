@@ -11,8 +11,11 @@ import type { FailedSignal } from "../journal/events.ts";
  * changes, or a person closed it.
  */
 export type MergeResult =
-  /** Landed as `commit`; through a pull request, `pr` is its URL and `commit` the host's merge. */
-  | { kind: "merged"; commit: string; pr?: string }
+  /**
+   * Landed as `commit`; through a pull request, `pr` is its URL and `commit` the host's merge.
+   * `empty`: the work changes nothing on the base (no pull request; `commit` is the base's tip).
+   */
+  | { kind: "merged"; commit: string; pr?: string; empty?: boolean }
   | { kind: "gates_failed"; signals: FailedSignal[] }
   | { kind: "conflict"; files: string[] }
   /**
@@ -46,5 +49,6 @@ export interface DiffJudgement {
 /** The outcome of rebasing an agent branch onto the target's new tip. */
 export type RebaseResult =
   /** `protected`: the protected paths of the rebased branch's diff, judged again. */
-  | { kind: "rebased"; tip: string; diffChanged: boolean; protected?: string[] }
+  /** `tip`: the rebased branch's new head; `onto`: the new base it was rebased onto. */
+  | { kind: "rebased"; tip: string; onto: string; diffChanged: boolean; protected?: string[] }
   | { kind: "conflict"; files: string[]; otherChange: string };

@@ -85,7 +85,7 @@ export interface EventReads {
     recovered?: boolean;
     interrupted?: boolean;
   };
-  task_merged: { task_id: string; commit?: string; pr?: string };
+  task_merged: { task_id: string; commit?: string; pr?: string; empty?: boolean };
   task_diff_captured: {
     task_id: string;
     sha256: string;
@@ -114,6 +114,8 @@ export interface EventReads {
     worker?: string;
     commit?: string | null;
     push_error?: string;
+    start_failure?: string;
+    interrupted?: string;
   };
   merge_conflict: { task_id: string; files: string[]; attempt?: number };
   budget_exceeded: {
@@ -140,7 +142,7 @@ export interface EventReads {
     owned_files: string[];
     enforced?: boolean;
   };
-  task_rebased: { task_id: string; onto?: string; diff_changed?: boolean };
+  task_rebased: { task_id: string; onto?: string; head?: string; diff_changed?: boolean };
   task_log_captured: { task_id: string; session_id: string; sha256: string; bytes: number };
   task_worktree_prepared: {
     task_id: string;
@@ -172,6 +174,15 @@ export interface EventReads {
   };
   task_pr_updated: { task_id: string; number: number; head_sha?: string; reason?: string };
   task_pr_closed: { task_id: string; number: number; reason?: string; by?: string };
+  task_pr_check_rerun: {
+    task_id: string;
+    number: number;
+    head_sha?: string;
+    check?: string;
+    rerun?: number;
+    of?: number;
+    summary?: string;
+  };
   task_pr_status: {
     task_id: string;
     number: number;
@@ -359,7 +370,12 @@ const READERS: Readers = {
     recovered: bool(d.recovered),
     interrupted: bool(d.interrupted),
   }),
-  task_merged: (d) => ({ task_id: reqStr(d, "task_id"), commit: str(d.commit), pr: str(d.pr) }),
+  task_merged: (d) => ({
+    task_id: reqStr(d, "task_id"),
+    commit: str(d.commit),
+    pr: str(d.pr),
+    empty: bool(d.empty),
+  }),
   task_diff_captured: (d) => ({
     task_id: reqStr(d, "task_id"),
     sha256: reqStr(d, "sha256"),
@@ -388,6 +404,8 @@ const READERS: Readers = {
     worker: str(d.worker),
     commit: d.commit === null ? null : str(d.commit),
     push_error: str(d.push_error),
+    start_failure: str(d.start_failure),
+    interrupted: str(d.interrupted),
   }),
   merge_conflict: (d) => ({
     task_id: reqStr(d, "task_id"),
@@ -425,6 +443,7 @@ const READERS: Readers = {
   task_rebased: (d) => ({
     task_id: reqStr(d, "task_id"),
     onto: str(d.onto),
+    head: str(d.head),
     diff_changed: bool(d.diff_changed),
   }),
   task_log_captured: (d) => ({
@@ -479,6 +498,15 @@ const READERS: Readers = {
     head_sha: str(d.head_sha),
   }),
   task_pr_closed: (d) => ({ ...taskOnly(d), number: reqInt(d, "number"), by: str(d.by) }),
+  task_pr_check_rerun: (d) => ({
+    task_id: reqStr(d, "task_id"),
+    number: reqInt(d, "number"),
+    head_sha: str(d.head_sha),
+    check: str(d.check),
+    rerun: int(d.rerun),
+    of: int(d.of),
+    summary: str(d.summary),
+  }),
   task_pr_status: (d) => ({
     task_id: reqStr(d, "task_id"),
     number: reqInt(d, "number"),

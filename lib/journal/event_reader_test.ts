@@ -34,6 +34,7 @@ const WRITTEN: JournalEvent[] = [
   ev.taskRetried({ task_id: "a", reason: "again" }),
   ev.taskCompleted({ task_id: "a", summary: "done", interrupted: true }),
   ev.taskMerged({ task_id: "a", commit: "c", pr: "https://example.test/1" }),
+  ev.taskMerged({ task_id: "e", commit: "c", empty: true }),
   ev.taskDiffCaptured({ task_id: "a", sha256: "sha256:00", added: 1, removed: 2, files: 3 }),
   ev.taskReviewDecision({
     task_id: "a",
@@ -56,6 +57,8 @@ const WRITTEN: JournalEvent[] = [
     worker: "w",
     commit: null,
     push_error: "p",
+    start_failure: "binary not found",
+    interrupted: "stop",
   }),
   ev.mergeConflict({ task_id: "a", files: ["x"], attempt: 2 }),
   ev.budgetExceeded({ total_micro_usd: 1, budget_micro_usd: 2, estimate_micro_usd: 3 }),
@@ -73,7 +76,7 @@ const WRITTEN: JournalEvent[] = [
   ev.taskWaiting({ task_id: "a", reason: "r" }),
   ev.taskProtectedPaths({ task_id: "a", paths: [".github/workflows/ci.yml"], error: "e" }),
   ev.taskOwnedFilesExceeded({ task_id: "a", paths: ["x"], owned_files: ["y"], enforced: true }),
-  ev.taskRebased({ task_id: "a", onto: "c", diff_changed: true }),
+  ev.taskRebased({ task_id: "a", onto: "c", head: "h", diff_changed: true }),
   ev.taskLogCaptured({ task_id: "a", session_id: "s", sha256: "sha256:00", bytes: 3 }),
   ev.taskWorktreePrepared({
     task_id: "a",
@@ -97,6 +100,15 @@ const WRITTEN: JournalEvent[] = [
   ev.taskPrOpened({ task_id: "a", number: 1, url: "u", head_sha: "h", branch: "b", base: "m" }),
   ev.taskPrUpdated({ task_id: "a", number: 1, head_sha: "h", reason: "r" }),
   ev.taskPrClosed({ task_id: "a", number: 1, reason: "r", by: "u" }),
+  ev.taskPrCheckRerun({
+    task_id: "a",
+    number: 1,
+    head_sha: "h",
+    check: "ci/test",
+    rerun: 1,
+    of: 1,
+    summary: "flaky",
+  }),
   ev.taskPrStatus({
     task_id: "a",
     number: 1,

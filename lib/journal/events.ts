@@ -179,7 +179,15 @@ export function taskCompleted(
  * `task_merged`: the verified work landed as `commit`. Landed through a pull request
  * (DESIGN.md §12), `pr` is its URL and `commit` the host's merge commit.
  */
-export function taskMerged(data: { task_id: string; commit?: string; pr?: string }): JournalEvent {
+export function taskMerged(
+  data: {
+    task_id: string;
+    commit?: string;
+    pr?: string;
+    /** The work changed nothing on the target: nothing was merged, no pull request opened. */
+    empty?: boolean;
+  },
+): JournalEvent {
   return event("task_merged", data);
 }
 
@@ -233,6 +241,10 @@ export function agentExited(data: {
   worker?: string;
   commit?: string | null;
   push_error?: string;
+  /** The agent did not start on its worker (the worker's fault: no attempt counted). */
+  start_failure?: string;
+  /** Why its end was not the task's: `stop` (no orchestrator answered), `restart` (its worker). */
+  interrupted?: string;
 }): JournalEvent {
   return event("agent_exited", data);
 }
@@ -314,7 +326,8 @@ export function taskOwnedFilesExceeded(
 
 /** `task_rebased` (detail): the agent branch was rebased onto the target's new tip. */
 export function taskRebased(
-  data: { task_id: string; onto: string; diff_changed: boolean },
+  /** `onto`: the new base the work now stands on; `head`: the rebased branch's new tip. */
+  data: { task_id: string; onto: string; head?: string; diff_changed: boolean },
 ): JournalEvent {
   return event("task_rebased", data);
 }
@@ -419,6 +432,24 @@ export function taskPrUpdated(
   data: { task_id: string; number: number; head_sha: string; reason: string },
 ): JournalEvent {
   return event("task_pr_updated", data);
+}
+
+/**
+ * `task_pr_check_rerun` (detail): a required check failed on the pull request's head and the host
+ * was asked to run it again (`rerun` of `of`) before a new attempt is counted.
+ */
+export function taskPrCheckRerun(
+  data: {
+    task_id: string;
+    number: number;
+    head_sha: string;
+    check: string;
+    rerun: number;
+    of: number;
+    summary?: string;
+  },
+): JournalEvent {
+  return event("task_pr_check_rerun", data);
 }
 
 /** `task_pr_closed` (detail): the pull request was closed unmerged, and why (and by whom). */

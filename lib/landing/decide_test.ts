@@ -28,6 +28,7 @@ const NONE: Requirements = {
   approvals: 0,
   dismissStale: false,
   queue: false,
+  upToDate: false,
   sources: [],
   unread: [],
 };

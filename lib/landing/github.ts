@@ -113,6 +113,7 @@ export class GithubHost implements PullRequestHost {
       approvals: 0,
       dismissStale: false,
       queue: false,
+      upToDate: false,
       sources: [],
       unread: [],
     };
@@ -127,6 +128,10 @@ export class GithubHost implements PullRequestHost {
           req.dismissStale ||= p.dismiss_stale_reviews_on_push === true;
         } else if (rule.type === "required_status_checks") {
           for (const c of arr(p.required_status_checks)) checks.add(str(obj(c).context));
+          if (p.strict_required_status_checks_policy === true) {
+            req.upToDate = true;
+            req.upToDateSource ??= "the ruleset";
+          }
         } else if (rule.type === "merge_queue") {
           req.queue = true;
         }
@@ -140,6 +145,10 @@ export class GithubHost implements PullRequestHost {
       const sc = obj(p.required_status_checks);
       for (const c of arr(sc.contexts)) checks.add(str(c));
       for (const c of arr(sc.checks)) checks.add(str(obj(c).context));
+      if (sc.strict === true) {
+        req.upToDate = true;
+        req.upToDateSource ??= "the branch protection";
+      }
       const reviews = obj(p.required_pull_request_reviews);
       req.approvals = Math.max(req.approvals, Number(reviews.required_approving_review_count ?? 0));
       req.dismissStale ||= reviews.dismiss_stale_reviews === true;
@@ -155,8 +164,9 @@ export class GithubHost implements PullRequestHost {
         if (b.protected === true) {
           req.sources.push("branch (required checks)");
           req.unread.push(
-            "the required reviews of the branch protection (the token lacks Administration: " +
-              "Read; GitHub's answer to the merge decides them)",
+            "the required reviews of the branch protection and whether it requires branches to " +
+              "be up to date (the token lacks Administration: Read; GitHub's answer to the " +
+              "merge decides them)",
           );
         }
       } else if (e.status !== 404) throw e; // 404: "Branch not protected"
@@ -258,6 +268,7 @@ export class GithubHost implements PullRequestHost {
       const state: Check["state"] = run.status !== "completed"
         ? "pending"
         : CHECK_RUN_STATE[str(run.conclusion)] ?? "failure";
+      const id = Number(run.id);
       byName.set(name, {
         name,
         state,
@@ -265,6 +276,16 @@ export class GithubHost implements PullRequestHost {
           .slice(0, 4000) || `${name} ${str(run.conclusion) || str(run.status)}`,
         ...(str(run.html_url) ? { url: str(run.html_url) } : {}),
         required: req.checks.includes(name),
+        // An Actions job is re-run through the Actions API (its check run's id is the job's).
+        ...(Number.isSafeInteger(id) && id > 0
+          ? {
+            rerun: {
+              kind: str(obj(run.app).slug) === "github-actions" ? "actions_job" : "check_run",
+              id,
+            },
+          }
+          : {}),
+        ...(str(run.completed_at) ? { completedAt: str(run.completed_at) } : {}),
       });
     }
     const combined = obj(statusAnswer.json);
@@ -364,6 +385,7 @@ export class GithubHost implements PullRequestHost {
         reason: e.apiMessage || e.message,
         status: e.status,
         ...(/merge queue/i.test(e.apiMessage) ? { queue: true } : {}),
+        ...(/not up to date/i.test(e.apiMessage) ? { behind: true } : {}),
       };
     }
   }
@@ -380,6 +402,20 @@ export class GithubHost implements PullRequestHost {
         }
       }`,
       { id, sha },
+    );
+  }
+
+  async rerun(check: Check): Promise<void> {
+    const r = check.rerun;
+    if (!r || r.kind === "pipeline") {
+      throw new HttpApiError(`${check.name} cannot be re-run through the API`, { status: 422 });
+    }
+    await this.#api.send(
+      "POST",
+      this.#repo(
+        r.kind === "actions_job" ? `/actions/jobs/${r.id}/rerun` : `/check-runs/${r.id}/rerequest`,
+      ),
+      {},
     );
   }
 

@@ -40,6 +40,9 @@ const PIPELINE_STATE: Record<string, Check["state"]> = {
   canceled: "failure",
 };
 
+/** Merge methods under which a merge request must hold the target's tip (`need_rebase`). */
+const UP_TO_DATE_METHODS = new Set(["ff", "rebase_merge"]);
+
 /** Merge statuses that mean GitLab is still working it out. */
 const CHECKING = new Set(["checking", "unchecked", "preparing", "approvals_syncing"]);
 
@@ -103,6 +106,11 @@ export class GitlabHost implements PullRequestHost {
       approvals: 0,
       dismissStale: false,
       queue: p.merge_trains_enabled === true,
+      // Fast-forward and semi-linear merges need the merge request rebased onto the target.
+      upToDate: UP_TO_DATE_METHODS.has(str(p.merge_method)),
+      ...(UP_TO_DATE_METHODS.has(str(p.merge_method))
+        ? { upToDateSource: `GitLab's ${str(p.merge_method)} merge method` }
+        : {}),
       sources: ["project settings", "approval rules"],
       unread: [],
     };
@@ -169,6 +177,10 @@ export class GitlabHost implements PullRequestHost {
             : `pipeline ${str(pipeline.status)}`,
           ...(str(pipeline.web_url) ? { url: str(pipeline.web_url) } : {}),
           required: req.checks.includes(PIPELINE),
+          ...(Number(pipeline.id) > 0
+            ? { rerun: { kind: "pipeline" as const, id: Number(pipeline.id) } }
+            : {}),
+          ...(str(pipeline.finished_at) ? { completedAt: str(pipeline.finished_at) } : {}),
         });
       }
       const approvals = obj(approvalsAnswer.json);
@@ -266,6 +278,14 @@ export class GitlabHost implements PullRequestHost {
       squash: method === "squash",
       when_pipeline_succeeds: true,
     });
+  }
+
+  async rerun(check: Check): Promise<void> {
+    if (check.rerun?.kind !== "pipeline") {
+      throw new HttpApiError(`${check.name} cannot be re-run through the API`, { status: 422 });
+    }
+    // Retries the pipeline's failed and canceled jobs on the same commit.
+    await this.#api.send("POST", `${this.#project}/pipelines/${check.rerun.id}/retry`, {});
   }
 
   async close(pr: PullRequest, comment: string): Promise<void> {

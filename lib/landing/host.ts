@@ -33,6 +33,14 @@ export interface Check {
   url?: string;
   /** The base branch requires it. */
   required: boolean;
+  /**
+   * How the host re-runs it without a new push, when it can: a check run of an app
+   * (`check_run`: rerequested), a GitHub Actions job (`actions_job`), GitLab's pipeline
+   * (`pipeline`: its failed jobs retried). A commit status has none: whoever posted it owns it.
+   */
+  rerun?: { kind: "check_run" | "actions_job" | "pipeline"; id: number };
+  /** When it completed, as the host says (tells a re-run's result from the one re-run). */
+  completedAt?: string;
 }
 
 /** One reviewer's latest review. */
@@ -56,6 +64,14 @@ export interface Requirements {
   dismissStale: boolean;
   /** Merges go through a merge queue (GitHub) or merge train (GitLab). */
   queue: boolean;
+  /**
+   * A pull request must hold the base's tip before it merges (GitHub's strict required status
+   * checks; GitLab's fast-forward or semi-linear merge method): only then is it rebased when the
+   * base moves. Otherwise the host merges it as it is and a rebase only costs a CI run.
+   */
+  upToDate: boolean;
+  /** Which rule requires it (`branch protection`, `the ruleset`, `GitLab's ff merge method`). */
+  upToDateSource?: string;
   /** Where they were read from (`branch protection`, `rulesets`, `project settings` …). */
   sources: string[];
   /** Rules the token could not read: the host's own answer to a merge decides them. */
@@ -94,8 +110,11 @@ export interface OpenRequest {
 /** How a merge through the API went. */
 export type MergeAnswer =
   | { merged: true; commit: string }
-  /** Refused; `queue`: the base requires its merge queue; `status` the HTTP status. */
-  | { merged: false; reason: string; status: number; queue?: boolean };
+  /**
+   * Refused; `queue`: the base requires its merge queue; `behind`: the base requires it to be up
+   * to date with its tip; `status` the HTTP status.
+   */
+  | { merged: false; reason: string; status: number; queue?: boolean; behind?: boolean };
 
 /** One problem found before a run, with its fix (preflight and `doctor`). */
 export interface HostProblem {
@@ -127,6 +146,8 @@ export interface PullRequestHost {
   merge(pr: PullRequest, sha: string, method: "merge" | "squash" | "rebase"): Promise<MergeAnswer>;
   /** Put it in the base's merge queue (train), guarded by the head SHA. */
   enqueue(pr: PullRequest, sha: string, method: "merge" | "squash" | "rebase"): Promise<void>;
+  /** Ask the host to run `check` again on the same head (its {@link Check.rerun} says how). */
+  rerun(check: Check): Promise<void>;
   /** Comment, then close it unmerged. */
   close(pr: PullRequest, comment: string): Promise<void>;
   /** The review comments of `reviews` (inline ones with their file and line), for a prompt. */

@@ -21,8 +21,11 @@ export type PullRequestOutcome =
 
 /** The outcome of a landing step. */
 export type LandingOutcome =
-  /** Landed: `commit` is the new tip (the host's merge commit; `pr` its URL). */
-  | { kind: "merged"; commit: string; pr?: string }
+  /**
+   * Landed: `commit` is the new tip (the host's merge commit; `pr` its URL). `empty`: the work
+   * changes nothing on the base, so no pull request was opened (`commit` is the base's tip).
+   */
+  | { kind: "merged"; commit: string; pr?: string; empty?: boolean }
   | { kind: "gates_failed"; signals: FailedSignal[] }
   | { kind: "conflict"; files: string[] }
   /** The local merge waits (the user's checkout, a moved branch); retried on the clock. */

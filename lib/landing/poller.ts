@@ -304,7 +304,7 @@ export class PrPoller {
       const delay = this.retryDelay(e, this.#failures);
       this.#blockedUntil = this.#now() + delay;
       this.#o.warn(
-        `looking at open pull requests failed (${(e as Error).message}); next look in ${
+        `looking at open pull requests failed (${(e as Error).message}); next look within ${
           Math.round(delay / 1000)
         } s`,
       );

@@ -206,6 +206,6 @@ Deno.test("PrPoller: a failed look is no change; the next round looks again, and
   p.start();
   await until(() => warnings.length > 0);
   await p.stop();
-  assert.match(warnings[0], /HTTP 502.*next look in/);
+  assert.match(warnings[0], /HTTP 502.*next look within/);
   assert.deepEqual(changed, []);
 });

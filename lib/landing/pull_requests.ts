@@ -31,13 +31,24 @@ import { activityHub } from "../events/hub.ts";
 import { HOST_EVENT_ACTIVITY } from "../webhooks/handler.ts";
 import { pullRequestBody, pullRequestTitle } from "./body.ts";
 import { decidePullRequest, requiredChecks } from "./decide.ts";
-import type { PullRequest, PullRequestHost, Requirements, Snapshot } from "./host.ts";
+import type { Check, PullRequest, PullRequestHost, Requirements, Snapshot } from "./host.ts";
 import type { LandingOutcome } from "./outcome.ts";
 import { PrPoller } from "./poller.ts";
 import { wakeOf } from "./wake.ts";
 import { fetchBranch, remoteTip } from "../git/remote.ts";
 import { deleteBranch as deleteRemoteBranch, pushBranch } from "./push.ts";
 import type { LandingSettings } from "./settings.ts";
+import { HttpApiError } from "../http/api_error.ts";
+import { mergeOnto } from "../merge/merge_tree.ts";
+
+/** GitHub's words when a pull request's head adds nothing to its base. */
+const NO_COMMITS = /no commits between/i;
+
+/** Whether the base requires a pull request to hold its tip before it merges. */
+function mustRebase(req: Requirements): boolean {
+  // A merge queue merges with the base anyway: never rebased for it.
+  return req.upToDate && !req.queue;
+}
 
 /** What the landing needs of the run's task work (lib/integration/task_work.ts). */
 export interface LandingWork {
@@ -78,6 +89,25 @@ interface PrRecord {
   enqueued: boolean;
   /** The last `task_pr_status` journaled (its digest). */
   status?: string;
+  /** Re-runs asked for, by head and check (`<sha>\0<name>`). */
+  reruns: Map<string, Rerun>;
+}
+
+/** A re-run of a failed required check the host was asked for. */
+interface Rerun {
+  count: number;
+  /** The failed result that was re-run (`<id>@<completed at>`): seen again, it is not the new one. */
+  of: string;
+  /** When it was asked for (ms). */
+  at: number;
+}
+
+/** How long the failed result a re-run replaces may still show before it is taken as final. */
+const RERUN_GRACE_MS = 5 * 60_000;
+
+/** The identity of one result of a check (a re-run gives a new id or a new completion time). */
+function resultOf(c: Check): string {
+  return `${c.rerun?.id ?? ""}@${c.completedAt ?? ""}`;
 }
 
 /** The reason of the `task_pr_updated` row of an enqueue (GitHub's queue, GitLab's train). */
@@ -189,7 +219,14 @@ export class PullRequestLanding {
             url: e.url ?? "",
             head: e.head_sha ?? "",
             enqueued: false,
+            reruns: new Map(),
           });
+          break;
+        case "task_pr_check_rerun":
+          if (rec?.number === e.number && e.check && e.head_sha) {
+            // After a restart the re-run's result is whatever shows now: the count is spent.
+            rec.reruns.set(`${e.head_sha}\0${e.check}`, { count: e.rerun ?? 1, of: "", at: 0 });
+          }
           break;
         case "task_pr_updated":
           if (rec?.number === e.number) {
@@ -241,7 +278,8 @@ export class PullRequestLanding {
       this.#poller.retry(task.id, delay);
       return {
         kind: "pending",
-        reason: `${(e as Error).message}; trying again in ${
+        // At the latest then: a webhook, a look at the host or the base moving may try sooner.
+        reason: `${(e as Error).message}; trying again within ${
           Math.max(1, Math.round(delay / 1000))
         } s`,
       };
@@ -288,11 +326,16 @@ export class PullRequestLanding {
     const local = this.#o.work.tipOf?.(task.id) ??
       await resolveCommit(`refs/heads/${branch}`, { cwd: this.#o.root });
     if (!local) return { kind: "waiting", reason: `${branch} has no commit` };
-    if (!req.queue && !(await this.#contains(local, baseTip))) {
+    const empty = await this.#changesNothing(local, baseTip);
+    // Brought up to date only when the base requires it (GitHub's strict status checks,
+    // GitLab's fast-forward and semi-linear merges); a conflict is found by the gates' merge.
+    if (!empty && mustRebase(req) && !(await this.#contains(local, baseTip))) {
       return {
         kind: "base_moved",
         onto: baseTip,
-        reason: `${s.base} moved to ${baseTip.slice(0, 10)} on ${s.remote}; rebasing onto it`,
+        reason: `${s.base} moved to ${baseTip.slice(0, 10)} on ${s.remote} and ${
+          req.upToDateSource ?? "the base"
+        } requires pull requests to be up to date; rebasing onto it`,
       };
     }
     const gated = await this.#o.work.gate(task);
@@ -300,6 +343,8 @@ export class PullRequestLanding {
     if (gated.status === "gates_failed") {
       return { kind: "gates_failed", signals: failedSignals(gated.gates) };
     }
+    // No change, no pull request (GitHub refuses one: 422 "No commits between").
+    if (empty) return await this.#nothingToLand(task.id, rec, snap, baseTip);
 
     // Push with a lease on what the service pushed last (or found there after a crash).
     const there = snap?.pr.headSha ?? await remoteTip(this.#remote(), branch);
@@ -326,7 +371,34 @@ export class PullRequestLanding {
       }
     }
     if (!rec || !snap) {
-      const pr = await host.open({
+      const pr = await this.#open(task, branch, gated);
+      // The base took the same change meanwhile: GitHub has nothing to open.
+      if (!pr) return await this.#nothingToLand(task.id, undefined, undefined, baseTip);
+      rec = this.#adopt(task.id, pr);
+      rec.head = local;
+      await this.#journal(ev.taskPrOpened({
+        task_id: task.id,
+        number: pr.number,
+        url: pr.url,
+        head_sha: local,
+        branch,
+        base: s.base,
+      }));
+      snap = await host.snapshot(pr.number, req);
+    }
+    rec.head = local;
+    return await this.#decide(task, rec, snap, req, mayMerge);
+  }
+
+  /** Open the task's pull request; undefined when the host says its head adds nothing. */
+  async #open(
+    task: Task,
+    branch: string,
+    gated: Exclude<GateOutcome, { status: "conflict" }>,
+  ): Promise<PullRequest | undefined> {
+    const s = this.#s;
+    try {
+      return await this.#host.open({
         branch,
         base: s.base,
         title: pullRequestTitle({ taskId: task.id, title: task.title }),
@@ -350,20 +422,39 @@ export class PullRequestLanding {
         deleteBranch: s.deleteBranch,
         squash: s.method === "squash",
       });
-      rec = this.#adopt(task.id, pr);
-      rec.head = local;
-      await this.#journal(ev.taskPrOpened({
-        task_id: task.id,
-        number: pr.number,
-        url: pr.url,
-        head_sha: local,
-        branch,
-        base: s.base,
-      }));
-      snap = await host.snapshot(pr.number, req);
+    } catch (e) {
+      if (e instanceof HttpApiError && e.status === 422 && NO_COMMITS.test(e.apiMessage)) {
+        return undefined;
+      }
+      throw e;
     }
-    rec.head = local;
-    return await this.#decide(task, rec, snap, req, mayMerge);
+  }
+
+  /** True when merging `local` into `baseTip` changes nothing (its work is there, or none). */
+  async #changesNothing(local: string, baseTip: string): Promise<boolean> {
+    const root = this.#o.root;
+    if (await this.#contains(baseTip, local)) return true;
+    const tree = (await git(["rev-parse", `${baseTip}^{tree}`], { cwd: root })).stdout.trim();
+    const merged = await mergeOnto(root, { commit: baseTip, tree }, local);
+    return merged.kind === "clean" && merged.tree === tree;
+  }
+
+  /**
+   * The task's work changes nothing on the base: it lands as it is, with no pull request (one an
+   * earlier step opened for the branch is closed, saying so).
+   */
+  async #nothingToLand(
+    taskId: string,
+    rec: PrRecord | undefined,
+    snap: Snapshot | undefined,
+    baseTip: string,
+  ): Promise<LandingOutcome> {
+    this.#poller.forget(taskId);
+    if (rec && snap?.pr.state === "open") {
+      await this.abandon(taskId, `its work changes nothing on ${this.#s.base} any more`);
+    }
+    this.#records.delete(taskId);
+    return { kind: "merged", commit: baseTip, empty: true };
   }
 
   #adopt(taskId: string, pr: PullRequest): PrRecord {
@@ -373,6 +464,7 @@ export class PullRequestLanding {
       url: pr.url,
       head: pr.headSha,
       enqueued: false,
+      reruns: new Map(),
     };
     this.#records.set(taskId, rec);
     return rec;
@@ -395,12 +487,17 @@ export class PullRequestLanding {
   ): Promise<LandingOutcome> {
     const host = this.#host;
     const ref = host.ref(rec.number);
-    const verdict = decidePullRequest(snap, req, {
+    let verdict = decidePullRequest(snap, req, {
       pushed: rec.head,
       enqueued: rec.enqueued,
       mayMerge,
       product: host.product,
     });
+    if (verdict.kind === "check_failed") {
+      // A flaky test or a dead runner is not the agent's fault: the host runs it again first.
+      const rerun = await this.#rerun(task.id, rec, verdict.check);
+      if (rerun) verdict = { kind: "wait", waitsFor: rerun };
+    }
     await this.#status(
       task.id,
       rec,
@@ -452,6 +549,19 @@ export class PullRequestLanding {
           this.#requirements = { value: { ...req, queue: true }, at: this.#now() };
           return await this.#enqueue(task.id, rec, snap.pr);
         }
+        if (answer.behind) {
+          // The base requires up-to-date branches though the token could not read that rule.
+          this.#requirements = {
+            value: { ...req, upToDate: true, upToDateSource: `${host.product}'s answer` },
+            at: this.#now(),
+          };
+          return {
+            kind: "base_moved",
+            onto: await fetchBranch(this.#remote(), this.#s.base),
+            reason:
+              `${host.product} will merge ${ref} only once it is up to date with ${this.#s.base}; rebasing onto it`,
+          };
+        }
         this.#poller.retry(task.id, this.#s.pollIntervalMs);
         return {
           kind: "pending",
@@ -460,6 +570,51 @@ export class PullRequestLanding {
         };
       }
     }
+  }
+
+  /**
+   * `check` failed on the pushed head: while re-runs are left (`rerun_failed_checks`), ask the
+   * host to run it again and say what the pull request waits for; undefined when the failure
+   * stands (no re-run left, none possible, or the host refused one).
+   */
+  async #rerun(taskId: string, rec: PrRecord, check: Check): Promise<string | undefined> {
+    const key = `${rec.head}\0${check.name}`;
+    const asked = rec.reruns.get(key);
+    const max = this.#s.rerunFailedChecks;
+    const waiting = `waits for the re-run of required check \`${check.name}\` (${
+      asked?.count ?? 0
+    } of ${max})`;
+    // The result the re-run replaces may show a little longer: it is not the re-run's.
+    if (asked && asked.of === resultOf(check) && this.#now() - asked.at < RERUN_GRACE_MS) {
+      return waiting;
+    }
+    const count = asked?.count ?? 0;
+    if (count >= max || !check.rerun) return undefined;
+    try {
+      await this.#host.rerun(check);
+    } catch (e) {
+      // A token that may not re-run it (or a check the host will not re-run): it stands.
+      if (!(e instanceof HttpApiError) || e.status >= 500 || e.status === 429) throw e;
+      this.#o.warn(
+        `${taskId}: ${this.#host.product} did not re-run \`${check.name}\` (HTTP ${e.status}: ${
+          firstLine(e.apiMessage || e.message)
+        }); its failure stands`,
+      );
+      return undefined;
+    }
+    rec.reruns.set(key, { count: count + 1, of: resultOf(check), at: this.#now() });
+    await this.#journal(ev.taskPrCheckRerun({
+      task_id: taskId,
+      number: rec.number,
+      head_sha: rec.head,
+      check: check.name,
+      rerun: count + 1,
+      of: max,
+      ...(check.summary ? { summary: firstLine(check.summary) } : {}),
+    }));
+    this.#poller.retry(taskId, this.#s.pollIntervalMs);
+    return `waits for the re-run of required check \`${check.name}\` (${count + 1} of ${max}): ` +
+      "it failed, and a new attempt is counted only if it fails again";
   }
 
   async #enqueue(taskId: string, rec: PrRecord, pr: PullRequest): Promise<LandingOutcome> {

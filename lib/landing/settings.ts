@@ -53,6 +53,8 @@ export interface LandingSettings {
   labels: string[];
   deleteBranch: boolean;
   onCiFailure: "retry" | "fail";
+  /** Re-runs of a failed required check on the same head before `onCiFailure` applies. */
+  rerunFailedChecks: number;
   /**
    * Between looks at a pull request that just changed (five times longer when a webhook tells of
    * changes); the interval grows to {@link LandingSettings.pollMaxIntervalMs} while nothing does.
@@ -95,6 +97,7 @@ export function landingSettings(
     labels: l.labels,
     deleteBranch: l.delete_branch,
     onCiFailure: l.on_ci_failure,
+    rerunFailedChecks: l.rerun_failed_checks,
     pollIntervalMs: interval,
     pollMaxIntervalMs: max,
     retryMs: Math.max(SAFETY_RETRY_MS * slower, max),

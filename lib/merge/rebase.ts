@@ -25,7 +25,8 @@ export interface RebaseOptions {
 
 /** Outcome of {@link rebaseOnto}. */
 export type RebaseOutcome =
-  | { kind: "rebased"; tip: string; diffChanged: boolean }
+  /** `tip`: the rebased branch's new head; `onto`: the base it now stands on. */
+  | { kind: "rebased"; tip: string; onto: string; diffChanged: boolean }
   | { kind: "conflict"; files: string[]; otherChange: string };
 
 /** Characters of the other change's diff kept for a prompt. */
@@ -66,7 +67,12 @@ export async function rebaseOnto(options: RebaseOptions): Promise<RebaseOutcome>
     };
   }
   const tip = await tree.text(["rev-parse", "HEAD"]);
-  return { kind: "rebased", tip, diffChanged: (await patchId(tree, onto, tip)) !== patchBefore };
+  return {
+    kind: "rebased",
+    tip,
+    onto,
+    diffChanged: (await patchId(tree, onto, tip)) !== patchBefore,
+  };
 }
 
 /** Paths both sides changed since `base` (when git named no unmerged path). */

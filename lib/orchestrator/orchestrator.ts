@@ -49,6 +49,7 @@ import type { OrchestratorSettings } from "./settings.ts";
 import type { PreparedLanding, PullRequestLanding } from "../landing/mod.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { RemoteWork } from "./remote_work.ts";
+import { sweepRunRemote } from "./remote_sweep.ts";
 import { openDesk } from "../workers/desk.ts";
 import { TicketBook } from "../workers/tickets.ts";
 import { Launcher, type LaunchTask, type PreparedCluster } from "../kubernetes/mod.ts";
@@ -143,6 +144,7 @@ function coreSettings(options: OrchestratorOptions): Parameters<typeof initialSt
     ...(options.landing ? { onCiFailure: options.landing.settings.onCiFailure } : {}),
     adapter: options.adapter.name,
     chains: options.chains ?? {},
+    heartbeatTimeoutS: options.heartbeatTimeoutS ?? 45,
   };
 }
 
@@ -368,12 +370,16 @@ export class Orchestrator {
       await this.#written; // every row of the run is durable before it ends
       await this.#lane.idle();
       await Promise.all(this.#cleanups.values());
+      if (this.#state.verdict.status !== "stopped") await this.#sweepRemote();
       return { ...this.#state.verdict, counts: this.#counts() };
     } finally {
       closeDesk();
-      await this.#launcher?.stop();
+      // The launcher asks for no task once told to stop; a pass that asked before (the loop has
+      // ended: nothing answers it now) gets nothing, or stopping would wait for it forever.
+      const launcherStopped = this.#launcher?.stop();
       for (const answer of this.#reservations.values()) answer([]);
       this.#reservations.clear();
+      await launcherStopped;
       closeProbe();
       this.#remote.close();
       await this.#batch.close();
@@ -383,6 +389,24 @@ export class Orchestrator {
       unsubscribe();
       unwatch();
       await releaseJournalWatch();
+    }
+  }
+
+  /** A finished run's base and its sessions' branches leave the remote (remote_sweep.ts). */
+  async #sweepRemote(): Promise<void> {
+    const landing = this.#o.landing?.settings;
+    const removed = await sweepRunRemote({
+      remote: { root: this.#o.paths.root, remote: this.#o.remote ?? "origin" },
+      runId: this.#o.runId,
+      journalPath: this.#o.journalPath,
+      keepBranches: landing ? !landing.deleteBranch : false,
+      pullRequests: landing !== undefined,
+    }).catch(() => []);
+    if (removed.length > 0) {
+      this.#o.log(
+        `removed from ${this.#o.remote ?? "origin"}: ${removed.length} ref(s) of this run ` +
+          `(its published base and its sessions' agent branches)`,
+      );
     }
   }
 

@@ -43,6 +43,9 @@ import {
 } from "../workers/remote_refs.ts";
 import type { TicketBook, TicketGrant } from "../workers/tickets.ts";
 import { ConflictError, DomainError } from "../errors.ts";
+import type { WorkerRecord } from "../workers/fleet.ts";
+import type { LeftSession } from "../workers/protocol.ts";
+import { FleetWatch } from "./remote_fleet.ts";
 import type { Action, CoreEvent, ExitDiagnosis } from "./core/protocol.ts";
 import type { EndReason } from "./core/state.ts";
 import { exitReason } from "../agent_session/lane.ts";
@@ -93,6 +96,11 @@ interface RemoteSession {
   pushed?: string;
   /** When its worker was last heard of about it (ms). */
   seen: number;
+  /**
+   * Claimed with a Kubernetes Job's ticket: an agent that does not start in its pod is the
+   * image's fault, which every next pod shares — an attempt, not a worker's start failure.
+   */
+  ticketed?: boolean;
 }
 
 /** The live run's desk for remote workers. */
@@ -114,9 +122,17 @@ export class RemoteWork implements WorkerDesk {
   #publishedBase: string | undefined;
   #publishing: Promise<void> = Promise.resolve();
   #closed = false;
+  /** The workers the server heard from (remote_fleet.ts): slots, readiness, start failures. */
+  readonly #fleet: FleetWatch;
 
   constructor(options: RemoteWorkOptions) {
     this.#o = options;
+    this.#fleet = new FleetWatch({
+      root: options.paths.root,
+      push: options.push,
+      log: options.log,
+      clock: options.clock,
+    });
   }
 
   /** The run being served. */
@@ -149,11 +165,15 @@ export class RemoteWork implements WorkerDesk {
   }
 
   /**
-   * Ask the loop for tasks for `worker`; resolves once the core has decided. A claim with a
-   * ticket asks for the ticket's task only, as the ticket's session; the ticket is used up by
-   * asking (403 unknown, 409 used, expired or of another run).
+   * Ask the loop for tasks for `worker` (which can start `offer`'s adapters); resolves once the
+   * core has decided. A claim with a ticket asks for the ticket's task only, as the ticket's
+   * session; the ticket is used up by asking (403 unknown, 409 used, expired or of another run).
    */
-  async claim(worker: string, body: ClaimBody): Promise<WorkOrder[]> {
+  async claim(
+    worker: string,
+    body: ClaimBody,
+    offer?: { adapters?: string[] },
+  ): Promise<WorkOrder[]> {
     if (this.#closed) return [];
     const requestId = crypto.randomUUID();
     const grant = body.ticket === undefined ? undefined : await this.#redeem(body.ticket);
@@ -167,6 +187,7 @@ export class RemoteWork implements WorkerDesk {
       free: grant ? 1 : body.free,
       roles: body.roles,
       ...(grant ? { task: grant.task_id } : {}),
+      ...(offer ? { offer } : {}),
     });
     return await answered;
   }
@@ -184,6 +205,26 @@ export class RemoteWork implements WorkerDesk {
     if (got.ok) return got.grant;
     if (got.code === "ticket_unknown") throw new DomainError("forbidden", got.code, got.reason);
     throw new ConflictError(got.code, got.reason);
+  }
+
+  /**
+   * A worker process registered: a new process holds no session, so every one its name held is
+   * handed back at once (no attempt counted; what `left` says it pushed is kept).
+   */
+  registered(worker: string, record: WorkerRecord, left: LeftSession[]): void {
+    this.#fleet.registered(record);
+    const pushed = new Map(left.map((l) => [l.session_id, l.pushed]));
+    for (const [sessionId, s] of this.#sessions) {
+      if (s.worker !== worker) continue;
+      if (pushed.get(sessionId)) s.pushed = pushed.get(sessionId);
+      this.#o.enqueue(() =>
+        this.lost(
+          sessionId,
+          `worker ${worker} restarted: its earlier process's agent ${sessionId} was ended`,
+          "restart",
+        )
+      );
+    }
   }
 
   /** Carry out the core's answer to a worker: claim, publish, render; then their events. */
@@ -265,6 +306,7 @@ export class RemoteWork implements WorkerDesk {
       const attempt = await o.attemptNumber(taskId);
       const startedAt = o.clock();
       const timeoutS = o.timeoutS(task);
+      const isolation = grant?.isolation ?? this.#fleet.isolation(worker, adapter.name);
       this.#sessions.set(sessionId, {
         taskId,
         worker,
@@ -272,6 +314,7 @@ export class RemoteWork implements WorkerDesk {
         adapter: adapter.name,
         startedAt,
         seen: startedAt,
+        ...(grant?.task_id === taskId ? { ticketed: true } : {}),
       });
       const order: WorkOrder = {
         run_id: o.runId,
@@ -311,7 +354,9 @@ export class RemoteWork implements WorkerDesk {
           batchEligible: task.batch_eligible,
           adapter: adapter.name,
           worker,
-          ...(grant ? { isolation: grant.isolation } : {}),
+          // Where the worker runs this adapter's agents: the Job's pod, else as the worker said
+          // when it registered.
+          ...(isolation ? { isolation } : {}),
         },
       };
     } catch (e) {
@@ -444,7 +489,35 @@ export class RemoteWork implements WorkerDesk {
     if (again) return { answer: again, events: [] };
     const task = requireLease(o.store, worker, body.task_id, body.session_id);
     const session = this.#sessions.get(body.session_id);
-    const base = session?.base || await this.#claimedBase(body);
+    if (body.start_failure !== undefined && !session?.ticketed) {
+      // The worker's fault, not the task's: counted on the worker, never as an attempt.
+      const cordoned = await this.#fleet.startFailed(
+        worker,
+        session?.adapter ?? "",
+        body.start_failure,
+      );
+      this.#sessions.delete(body.session_id);
+      this.#ending.delete(body.session_id);
+      revokeAgentCredential(o.paths.root, body.session_id);
+      revokeWorkerSessionCredential(o.paths.root, body.session_id);
+      const answer: ReportAnswer = { accepted: true, task_id: task.id, status: task.status };
+      this.#reported.set(body.session_id, answer);
+      return {
+        answer,
+        events: [{
+          type: "remote_start_failed",
+          taskId: task.id,
+          sessionId: body.session_id,
+          worker,
+          reason: body.start_failure,
+          ...(cordoned ? { cordoned } : {}),
+        }],
+      };
+    }
+    if (body.start_failure === undefined) this.#fleet.started(worker);
+    // A session an earlier process claimed has no base in memory: it is found once its work is
+    // fetched (#materialise), never from the target's tip, which may have moved since the claim.
+    const base = session?.base ?? "";
     const logPath = sessionLogPath(o.paths.runtime, body.session_id);
     await Deno.mkdir(o.paths.runtime, { recursive: true });
     await Deno.writeTextFile(
@@ -457,7 +530,8 @@ export class RemoteWork implements WorkerDesk {
       work = await this.#materialise(task, body.session_id, base, body.commit, logPath);
     } else if (!body.push_error && task.status === "DONE") {
       // Reported with no change at all: its worktree is the base, landed like a local one's.
-      await this.#checkOut(task, body.session_id, base, base, logPath);
+      const at = base || await this.#claimedBase(body);
+      await this.#checkOut(task, body.session_id, at, at, logPath);
     }
     const adapter = o.adapters.get(session?.adapter || "") ?? [...o.adapters.values()][0];
     await readSessionUsage(adapter, logPath)
@@ -513,6 +587,8 @@ export class RemoteWork implements WorkerDesk {
           commit: work.hasWork || !problem ? body.commit : null,
           ...(problem ? { push_error: problem } : {}),
           ...(body.ended_by === "drain" ? { drained: true } : {}),
+          // Ended while no run answered (a stop): not a failed attempt.
+          ...(body.orchestrator_away && !body.ended_by ? { interrupted: "stop" as const } : {}),
         },
       }],
     };
@@ -585,7 +661,11 @@ export class RemoteWork implements WorkerDesk {
    * `sessionId`'s worker lost its lease: what it last pushed is fetched and kept (the next
    * attempt continues it); then the agent's end is decided as an interrupted one's.
    */
-  async lost(sessionId: string, reason: string): Promise<CoreEvent[]> {
+  async lost(
+    sessionId: string,
+    reason: string,
+    interrupted?: "restart",
+  ): Promise<CoreEvent[]> {
     const o = this.#o;
     const session = this.#sessions.get(sessionId);
     if (!session) return []; // reported, or lost already
@@ -593,7 +673,9 @@ export class RemoteWork implements WorkerDesk {
     this.#sessions.delete(sessionId);
     this.#ending.delete(sessionId);
     revokeAgentCredential(o.paths.root, sessionId);
-    rosterFor(o.paths.root).leaseLost(); // its worker keeps its capability: a late report is 409
+    // Its worker keeps its capability: a late report is 409. (A restarted worker's session is
+    // handed back, not lost.)
+    if (!interrupted) rosterFor(o.paths.root).leaseLost();
 
     const logPath = sessionLogPath(o.paths.runtime, sessionId);
     let hasWork = false;
@@ -625,7 +707,11 @@ export class RemoteWork implements WorkerDesk {
         worker: session.worker,
         commit,
         // A reported task whose worker vanished: its final work never arrived.
-        ...(o.store.get(taskId)?.status === "DONE" ? { push_error: reason } : {}),
+        // (A restarted worker pushed what its dead process left: that work arrived.)
+        ...(o.store.get(taskId)?.status === "DONE" && !(interrupted && hasWork)
+          ? { push_error: reason }
+          : {}),
+        ...(interrupted ? { interrupted } : {}),
       },
     }];
   }
@@ -633,6 +719,7 @@ export class RemoteWork implements WorkerDesk {
   /** The loop ended: requests still waiting get nothing. */
   close(): void {
     this.#closed = true;
+    this.#fleet.close();
     for (const answer of this.#asks.values()) answer([]);
     this.#asks.clear();
     this.#ticketed.clear();

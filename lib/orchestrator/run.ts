@@ -107,8 +107,17 @@ function refused(start: Extract<RunStart, { kind: "refuse" }>): never {
 export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   const prep = await prepareRun(options);
   const { root, paths, out } = prep;
+  // The server's own lines (a task ORPHANED by the heartbeat monitor) are time-stamped like the
+  // run's while its progress is shown.
+  let serverLine = out;
   const server = options.server ??
-    await startRunServer(root, options.port, prep.serverSettings, out, options.app);
+    await startRunServer(
+      root,
+      options.port,
+      prep.serverSettings,
+      (l) => serverLine(l),
+      options.app,
+    );
   // `/readyz` says starting until the run's journal is open and its loop runs.
   const unmarkStarting = markRunStarting(root);
   const stopOnSignal = () => orchestrator?.stop();
@@ -158,6 +167,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       server,
       options,
       started: (o) => orchestrator = o,
+      events: (write) => serverLine = write ?? out,
     });
     return { ...driven, runId: run.runId, url: server.url };
   } finally {
@@ -299,7 +309,21 @@ async function checkedLaunch(
   o: { root: string; paths: WorkspacePaths; env: Record<string, string>; out: PreparedRun["out"] },
 ): Promise<PreparedRun["checked"]> {
   const { root, paths, env, out } = o;
-  const checked = await runLaunch(config, adapter, { root, runtimeDir: paths.runtime, env, out })
+  // With `max_agents: 0` every agent runs on a worker: the CLI and its key are the workers'.
+  const ownAgents = config.max_agents !== 0;
+  if (!ownAgents) {
+    out(
+      "max_agents: 0: every task runs on a remote worker; each worker checks its agent CLI and " +
+        "provider key when it registers",
+    );
+  }
+  const checked = await runLaunch(config, adapter, {
+    root,
+    runtimeDir: paths.runtime,
+    env,
+    out,
+    ownAgents,
+  })
     .catch(async (e) => {
       // No run will carry the reason: `status` shows it until a run's checks pass.
       if (e instanceof ContainerError) {
@@ -334,7 +358,12 @@ async function readyChains(
   const { checked, env, root, out } = o;
   const fallbacks = checked.isolation
     ? containerFallbacks(config, (m) => out(`warning: ${m}`))
-    : await readyFallbacks(config, { env, root, warn: (m) => out(`warning: ${m}`) });
+    : await readyFallbacks(config, {
+      env,
+      root,
+      warn: (m) => out(`warning: ${m}`),
+      ownAgents: config.max_agents !== 0,
+    });
   const ready = new Set([adapter.name, ...fallbacks.map((f) => f.adapter.name)]);
   const chains = Object.fromEntries(
     Object.entries(adapterChains(config)).map(([role, chain]) => [
@@ -397,6 +426,8 @@ async function driveRun(
     server: RunningServer;
     options: RunPlanOptions;
     started: (o: Orchestrator) => void;
+    /** Told how to write a time-stamped line while the progress shows (see `drive`). */
+    events: (write: ((line: string) => void) | undefined) => void;
   },
 ): Promise<RunOutcome> {
   const { paths, config, env, adapter, checked, endpoint, landing, out } = prep;
@@ -432,6 +463,7 @@ async function driveRun(
     tickMs: options.tickMs,
     signal: options.signal,
     started: o.started,
+    events: o.events,
   });
 }
 

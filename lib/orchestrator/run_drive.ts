@@ -53,6 +53,12 @@ export interface DriveOptions {
   signal?: AbortSignal;
   /** Told the loop once it exists (the caller's stop signal reaches it). */
   started: (orchestrator: Orchestrator) => void;
+  /**
+   * Told how to write a time-stamped event line while the run's progress is shown, and told
+   * `undefined` when it is no longer (the task server's lines, such as a task ORPHANED by the
+   * heartbeat monitor, then read like every other line of the run).
+   */
+  events?: (write: ((line: string) => void) | undefined) => void;
 }
 
 /** How a driven run ended. */
@@ -123,6 +129,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     },
   });
   o.started(orchestrator);
+  o.events?.((line) => progress.event(line));
   if (o.signal?.aborted) orchestrator.stop();
   progress.start(() => ({
     store,
@@ -133,7 +140,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
   const running = orchestrator.run();
   // Tracker hook: tasks the trackers created before the loop subscribed join a continuous run.
   if (run.continuous) orchestrator.adopt(unownedTaskIds(store));
-  const outcome = await running;
+  const outcome = await running.finally(() => o.events?.(undefined));
   progress.stop();
   if (outcome.status !== "completed") {
     // Say what is left and why, so the last lines on the terminal are the way forward.

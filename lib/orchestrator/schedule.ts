@@ -51,11 +51,38 @@ export interface ScheduleInput {
   batch?: ReadonlySet<string>;
   /** Tasks whose request is in the batch lane: they hold their owned files, not a slot. */
   inBatch?: SchedulableTask[];
+  /**
+   * The remote workers connected now (heard of within a lease), when the run serves workers: a
+   * task that finds no agent slot here is told why no worker runs it either.
+   */
+  workers?: readonly RemoteSlots[];
+}
+
+/** What the scheduler needs to know of a connected remote worker. */
+export interface RemoteSlots {
+  name: string;
+  /** Roles it takes (any when absent). */
+  roles?: readonly string[];
+  slots: number;
+  /** Slots it said were free when it last asked for tasks. */
+  free: number;
+  /** Cordoned or draining: connected, but it takes no task. */
+  closed?: boolean;
 }
 
 /** Why a ready task did not start. */
 export type WaitReason =
   | { kind: "max_agents" }
+  /** No agent slot here (`max_agents: 0`, or all busy) and no worker is connected. */
+  | { kind: "no_worker"; maxAgents: number }
+  /** Workers are connected, but none takes the task's role. */
+  | { kind: "no_worker_for_role"; role: string; workers: number }
+  /** Every connected worker that takes the role is busy. */
+  | { kind: "worker_slots"; workers: number; slots: number }
+  /** A connected worker has a free slot: it takes the task at its next claim. */
+  | { kind: "worker_claim"; workers: number; free: number }
+  /** Every connected worker is cordoned or draining (`service workers`). */
+  | { kind: "workers_closed"; workers: number }
   | { kind: "role_max_agents"; role: string; max: number }
   | { kind: "owned_files"; with: string; file: string }
   | { kind: "dependency_merge"; dependency: string }
@@ -116,6 +143,32 @@ function clashOf(task: SchedulableTask, holders: SchedulableTask[]): WaitReason 
   return undefined;
 }
 
+/** Why `task` finds no agent slot here, as far as the connected workers say. */
+function slotWait(task: SchedulableTask, input: ScheduleInput): WaitReason {
+  const workers = input.workers;
+  // With slots of its own the run's wait is for them; workers only add to them.
+  if (!workers || (input.maxAgents > 0 && workers.length === 0)) return { kind: "max_agents" };
+  if (workers.length === 0) return { kind: "no_worker", maxAgents: input.maxAgents };
+  const open = workers.filter((w) => !w.closed);
+  if (open.length === 0) {
+    return input.maxAgents > 0
+      ? { kind: "max_agents" }
+      : { kind: "workers_closed", workers: workers.length };
+  }
+  const takers = open.filter((w) => !w.roles || !task.role || w.roles.includes(task.role));
+  if (takers.length === 0) {
+    if (input.maxAgents > 0) return { kind: "max_agents" };
+    return { kind: "no_worker_for_role", role: task.role ?? "", workers: open.length };
+  }
+  const free = takers.reduce((n, w) => n + w.free, 0);
+  if (free > 0) return { kind: "worker_claim", workers: takers.length, free };
+  return {
+    kind: "worker_slots",
+    workers: takers.length,
+    slots: takers.reduce((n, w) => n + w.slots, 0),
+  };
+}
+
 /** Decide which ready tasks start now. */
 export function decideSchedule(input: ScheduleInput): ScheduleDecision {
   const waiting = new Map<string, WaitReason>();
@@ -153,18 +206,19 @@ export function decideSchedule(input: ScheduleInput): ScheduleDecision {
       waiting.set(task.id, choice);
       continue;
     }
+    // Its files first: a task that overlaps a running one waits for it whatever slot frees.
+    const clash = clashOf(task, holders);
+    if (clash) {
+      waiting.set(task.id, clash);
+      continue;
+    }
     if (busy.length >= input.maxAgents) {
-      waiting.set(task.id, { kind: "max_agents" });
+      waiting.set(task.id, slotWait(task, input));
       continue;
     }
     const roleMax = task.role ? input.roleMaxAgents?.[task.role] : undefined;
     if (roleMax !== undefined && (perRole.get(task.role!) ?? 0) >= roleMax) {
       waiting.set(task.id, { kind: "role_max_agents", role: task.role!, max: roleMax });
-      continue;
-    }
-    const clash = clashOf(task, holders);
-    if (clash) {
-      waiting.set(task.id, clash);
       continue;
     }
     start.push(task.id);
@@ -181,6 +235,26 @@ export function describeWait(reason: WaitReason): string {
   switch (reason.kind) {
     case "max_agents":
       return "waiting for a free agent slot (max_agents)";
+    case "no_worker":
+      return reason.maxAgents === 0
+        ? "waiting for a worker: none is connected (max_agents: 0 leaves every task to workers)"
+        : "waiting for a free agent slot (max_agents); no worker is connected";
+    case "no_worker_for_role":
+      return `waiting for a worker that takes role ${reason.role}: none of the ${
+        plural(reason.workers, "connected worker")
+      } does (their --roles)`;
+    case "worker_slots":
+      return `waiting for a free worker slot (${plural(reason.workers, "worker")}, all ${
+        plural(reason.slots, "slot")
+      } busy)`;
+    case "workers_closed":
+      return `waiting for a worker: the ${plural(reason.workers, "connected worker")} ${
+        reason.workers === 1 ? "is" : "are"
+      } cordoned or draining (\`service workers\`)`;
+    case "worker_claim":
+      return `waiting for a worker to claim it (${plural(reason.free, "free slot")} on ${
+        plural(reason.workers, "worker")
+      })`;
     case "role_max_agents":
       return `waiting for a free ${reason.role} slot (roles.${reason.role}.max_agents: ${reason.max})`;
     case "owned_files":
@@ -196,4 +270,8 @@ export function describeWait(reason: WaitReason): string {
     case "budget":
       return "budget reached: run is read-only";
   }
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }

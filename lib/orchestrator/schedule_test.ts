@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   decideSchedule,
+  describeWait,
   ownedFilesOverlap,
   type SchedulableTask,
   type ScheduleInput,
@@ -182,4 +183,47 @@ Deno.test("decideSchedule() honours roles.<role>.max_agents beside max_agents", 
   });
   assert.deepEqual(d.start, ["t2"]);
   assert.deepEqual(d.waiting.get("t1"), { kind: "role_max_agents", role: "docs", max: 1 });
+});
+
+Deno.test("decideSchedule(): a task whose owned files overlap a running one's says so, even when no agent slot is free", () => {
+  const d = decideSchedule({
+    ...base,
+    maxAgents: 0,
+    running: [],
+    inBatch: [task("r1", { owned_files: ["src/a.ts"] })],
+    ready: [task("t1", { owned_files: ["src/a.ts"] }), task("t2", { owned_files: ["b.ts"] })],
+    workers: [{ name: "box-1", slots: 2, free: 1 }],
+  });
+  assert.deepEqual(d.waiting.get("t1"), { kind: "owned_files", with: "r1", file: "src/a.ts" });
+  assert.equal(describeWait(d.waiting.get("t1")!), "waiting for r1 to merge: both own src/a.ts");
+  assert.deepEqual(d.waiting.get("t2"), { kind: "worker_claim", workers: 1, free: 1 });
+});
+
+Deno.test("decideSchedule(): with max_agents: 0 a ready task names what the workers lack — none connected, none for its role, all busy", () => {
+  const t = task("t1", { role: "ml" });
+  const cases: [ScheduleInput["workers"], string][] = [
+    [[], "waiting for a worker: none is connected (max_agents: 0 leaves every task to workers)"],
+    [
+      [{ name: "box-1", roles: ["backend"], slots: 2, free: 2 }],
+      "waiting for a worker that takes role ml: none of the 1 connected worker does (their --roles)",
+    ],
+    [
+      [{ name: "box-1", slots: 2, free: 0 }, { name: "gpu", roles: ["ml"], slots: 1, free: 0 }],
+      "waiting for a free worker slot (2 workers, all 3 slots busy)",
+    ],
+  ];
+  for (const [workers, words] of cases) {
+    const d = decideSchedule({ ...base, maxAgents: 0, ready: [t], workers });
+    assert.deepEqual(d.start, []);
+    assert.equal(describeWait(d.waiting.get("t1")!), words);
+  }
+  // Slots of its own: the run waits for them, as before.
+  const own = decideSchedule({
+    ...base,
+    maxAgents: 1,
+    running: [task("r")],
+    ready: [t],
+    workers: [],
+  });
+  assert.deepEqual(own.waiting.get("t1"), { kind: "max_agents" });
 });

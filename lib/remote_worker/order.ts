@@ -5,7 +5,10 @@
  * lease, report the pushed commit with the session log — with the session's own capability, never
  * the worker's token — and clean up. An order whose agent has not started when the worker begins
  * to drain is handed back at once (`ended_by: "drain"`, its starting point as its commit): the
- * orchestrator requeues it with no attempt counted.
+ * orchestrator requeues it with no attempt counted. An agent that did not start for this
+ * machine's reasons (its CLI, key, image or launch) is reported as a start failure (the worker's
+ * fault: no attempt counted, the task goes to another worker); one that ended on its own with an
+ * error while no orchestrator answered is reported as such (a stop's end, not a failed attempt).
  */
 import { gitWorktree } from "../git/worktree_admin.ts";
 import { commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
@@ -23,6 +26,7 @@ import { HttpApiError } from "../http/api_error.ts";
 import { type TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
 import { fetchBase, fetchSessionBranch, pushSessionBranch } from "../workers/remote_refs.ts";
 import { dropTreeRecord } from "../worktrees/trees.ts";
+import { WorktreeSetupError } from "../worktree_env/environments.ts";
 import { MAX_REPORT_LOG_BYTES, type ReportBody, type WorkOrder } from "../workers/protocol.ts";
 
 /** SIGTERM to SIGKILL grace of an agent a drain ends: the pod's own grace is short. */
@@ -79,6 +83,10 @@ export async function runOrder(c: OrderContext, r: Running): Promise<void> {
     `${task.id}: agent ${order.session_id} starting (attempt ${order.attempt}, ${order.adapter})`,
   );
   let exitCode = -1;
+  /** Why the agent did not start, when that is this machine's fault (not the task's). */
+  let startFailure: string | undefined;
+  /** No orchestrator answered when the agent ended on its own (the run was stopped). */
+  let away = false;
   try {
     await fetchBase(c.remote, order.base_ref);
     if (!await resolveCommit(order.base, { cwd: c.root })) {
@@ -94,7 +102,10 @@ export async function runOrder(c: OrderContext, r: Running): Promise<void> {
       r.pushed = order.start;
     }
     const adapter = namedAdapter(c.config, order.adapter);
-    const { launch, isolation } = await c.launch(order.adapter);
+    const { launch, isolation } = await c.launch(order.adapter).catch((e) => {
+      startFailure = (e as Error).message;
+      throw e;
+    });
     // The last moment not to start it: a drain that began meanwhile hands it back.
     if (c.draining()) return await handBack(c, r, started);
     const role = c.config.roles[task.role] ?? {};
@@ -129,12 +140,25 @@ export async function runOrder(c: OrderContext, r: Running): Promise<void> {
       signal: status.signal ?? null,
       timedOut: r.session.endedBy === "timeout",
     });
+    // Ended on its own with an error while no run answered: its report may have met a stop.
+    if (!r.session.endedBy && exitCode !== 0) away = !(await orchestratorAnswers(c, r));
   } catch (e) {
     const err = e instanceof SessionStartError ? e.cause as Error : e as Error;
+    // Its launch on this machine failed (CLI, key, image, spawn): not the task's doing. A
+    // worktree setup that failed is the task's attempt, as on the orchestrator.
+    if (e instanceof SessionStartError && !(err instanceof WorktreeSetupError)) {
+      startFailure ??= err.message;
+    }
     c.log(`${task.id}: agent ${order.session_id} did not start: ${err.message}`);
     await writeLog(c, order, `service worker ${c.name}: the agent did not start: ${err.message}\n`);
   }
   const delivered = await deliver(c, r);
+  if (away) {
+    c.log(
+      `${task.id}: agent ${order.session_id} ended while no orchestrator answered (a stop): ` +
+        "its pushed work is kept for the next run, no attempt counted",
+    );
+  }
   await report(c, r, {
     task_id: task.id,
     session_id: order.session_id,
@@ -144,8 +168,30 @@ export async function runOrder(c: OrderContext, r: Running): Promise<void> {
     commit: delivered.commit,
     ...(delivered.error ? { push_error: delivered.error } : {}),
     ...await logOf(c, order),
+    ...(startFailure !== undefined ? { start_failure: startFailure.slice(0, 4000) } : {}),
+    ...(away ? { orchestrator_away: true } : {}),
   });
   await cleanUp(c, r);
+}
+
+/**
+ * True when the orchestrator answers now: the session's own heartbeat is sent (a lease renewed
+ * just before its report changes nothing); a server that does not answer, or answers 502-504, is
+ * away.
+ */
+async function orchestratorAnswers(c: OrderContext, r: Running): Promise<boolean> {
+  try {
+    await c.client.request(
+      "POST",
+      sessionPath(c.name, r.order.session_id, "heartbeat"),
+      { task_id: r.order.task.id, ...(r.pushed ? { pushed: r.pushed } : {}) },
+      { token: r.order.session_token },
+    );
+    return true;
+  } catch (e) {
+    return !(e instanceof TaskStoreUnavailable ||
+      (e instanceof HttpApiError && (e.status === 502 || e.status === 503 || e.status === 504)));
+  }
 }
 
 /**

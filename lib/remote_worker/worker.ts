@@ -12,6 +12,12 @@
  * what they made is pushed and reported `ended_by: "drain"` (the orchestrator requeues the task at
  * once, counting no attempt, and the next attempt continues from the pushed work). A worker that
  * ends says so (`leave`), so it is no longer counted among the connected workers.
+ *
+ * Before its token leaves the machine it checks that the server is the orchestrator it means
+ * (GET /workers/hello); it ends, pushes and hands back what an earlier process of its name left;
+ * its registration says which adapters it can start. An operator's drain (`service workers
+ * drain`, told in a claim's or heartbeat's answer) stops its claims and ends it once its agents
+ * are done, without ending them.
  */
 import { resolve } from "node:path";
 import { openWorktree } from "../worktrees/trees.ts";
@@ -26,7 +32,7 @@ import { type RemoteOptions, remoteUrl } from "../git/remote.ts";
 import { HttpApiError } from "../http/api_error.ts";
 import { TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
 import { isLoopbackHost } from "../util/loopback.ts";
-import type { RegisterAnswer, SessionVerdict, WorkOrder } from "../workers/protocol.ts";
+import type { HeartbeatAnswer, RegisterAnswer, WorkOrder } from "../workers/protocol.ts";
 import { prepareClone } from "./clone.ts";
 import { WorkerStatus } from "./health.ts";
 import {
@@ -38,6 +44,9 @@ import {
   sessionPath,
 } from "./order.ts";
 import { WorkerSetupError } from "./setup_error.ts";
+import { serverProblem } from "./server_check.ts";
+import { handBackLeftovers } from "./leftovers.ts";
+import { checkAdapters } from "./readiness.ts";
 
 export { WorkerSetupError };
 
@@ -140,6 +149,8 @@ class Worker {
   #wake: () => void = () => {};
   /** The claim ticket, until its claim was answered. */
   #ticket: string | undefined;
+  /** An operator drained it (`service workers drain`): no claim, end once its agents are done. */
+  #drained = false;
 
   constructor(o: WorkerOptions, root: string, config: ServiceConfig, remote: RemoteOptions) {
     this.#o = o;
@@ -179,6 +190,13 @@ class Worker {
     if (o.signal?.aborted) this.#drain(); // stopped while it cloned: it claims nothing
     const registered = await this.#register();
     if (!registered) return;
+    if (registered.cordoned) {
+      o.log(
+        `worker ${o.name}: cordoned by the orchestrator: ${registered.cordoned}; it gets no task ` +
+          `until \`service workers uncordon ${o.name}\``,
+      );
+    }
+    if (registered.drain) this.#drainedBy();
     this.#agentServer = agentServerUrl(o.server, registered.agent_port);
     this.#status.registered = true;
     this.#idleSince = Date.now(); // idle from now: a slow start is not idleness
@@ -203,14 +221,47 @@ class Worker {
     }
   }
 
-  /** Register until the orchestrator answers (it may be restarting); undefined once draining. */
+  /**
+   * Register until the orchestrator answers (it may be restarting); undefined once draining.
+   * First the server proves it is the orchestrator this worker means (its token is sent to no
+   * other), what an earlier process left is handed back, and the adapters are checked.
+   */
   async #register(): Promise<RegisterAnswer | undefined> {
     const o = this.#o;
+    const token = typeof o.token === "function" ? o.token() : o.token;
+    const problem = await this.#untilAnswered(async () =>
+      (await serverProblem({ server: o.server, token, root: this.#orders.root })) ?? ""
+    );
+    if (problem) {
+      throw new WorkerSetupError(
+        `worker ${o.name} will not join ${o.server}: ${problem}; its token was not sent`,
+        "check --server (another team's orchestrator on the same host and port?) and that " +
+          "SERVICE_TOKEN is a token that orchestrator's auth.tokens lists",
+      );
+    }
+    if (problem === undefined) return undefined; // stopped while it waited
+    // What an earlier process of this worker left is ended, pushed and handed back.
+    const left = await handBackLeftovers({
+      paths: this.#orders.paths,
+      remote: this.#orders.remote,
+      name: o.name,
+      graceMs: 5000,
+      log: o.log,
+    });
+    // What it can start: tasks needing an adapter it cannot start never reach it.
+    const adapters = await checkAdapters(this.#orders.config, (name) => this.#launch(name));
+    for (const a of adapters.filter((a) => !a.ready)) {
+      o.log(
+        `worker ${o.name}: cannot start ${a.name}: ${a.problem}; its tasks go to other workers`,
+      );
+    }
     try {
       return await this.#untilAnswered(() =>
         this.#client.request<RegisterAnswer>("POST", this.#path("register"), {
           slots: o.slots,
           ...(o.roles ? { roles: o.roles } : {}),
+          adapters,
+          ...(left.length > 0 ? { left } : {}),
         })
       );
     } catch (e) {
@@ -259,6 +310,12 @@ class Worker {
     const o = this.#o;
     while (!this.#draining) {
       this.#status.alive();
+      if (this.#drained) {
+        // An operator's drain: its agents finish (run() waits for them); nothing more is claimed.
+        if (this.#running.size === 0) return;
+        await this.#sleep(o.pollMs ?? 1000);
+        continue;
+      }
       const idleS = (Date.now() - this.#idleSince) / 1000;
       if (
         o.exitWhenIdleS !== undefined && this.#running.size === 0 && idleS >= o.exitWhenIdleS
@@ -276,7 +333,8 @@ class Worker {
 
   /** `--once`: one claim of one task (none ready: say so and end). */
   async #claimOne(ticket?: string): Promise<void> {
-    const orders = await this.#untilAnswered(() => this.#ask(1, ticket)).catch((e) => {
+    if (this.#drained) return; // drained by an operator before it claimed
+    const answer = await this.#untilAnswered(() => this.#ask(1, ticket)).catch((e) => {
       if (!ticket || !(e instanceof HttpApiError) || e.status >= 500) throw e;
       throw new WorkerSetupError(
         `${this.#o.server} refused this worker's claim ticket: ${e.message}`,
@@ -284,16 +342,20 @@ class Worker {
           "creates a new Job with a new ticket",
       );
     });
-    if (orders === undefined) return; // drained before anything was claimed
-    if (orders.length === 0) {
+    if (answer === undefined) return; // drained before anything was claimed
+    if (answer.drain) return this.#drainedBy();
+    if (answer.orders.length === 0) {
       this.#o.log(`worker ${this.#o.name}: nothing to claim (--once): ending`);
     }
-    this.#start(orders);
+    this.#start(answer.orders);
   }
 
-  /** Ask for up to `free` tasks (the claim names `ticket` when there is one). */
-  async #ask(free: number, ticket?: string): Promise<WorkOrder[]> {
-    const answer = await this.#client.request<{ orders: WorkOrder[] }>(
+  /**
+   * Ask for up to `free` tasks (the claim names `ticket` when there is one); `drain` when an
+   * operator drains this worker.
+   */
+  async #ask(free: number, ticket?: string): Promise<{ orders: WorkOrder[]; drain?: boolean }> {
+    const answer = await this.#client.request<{ orders: WorkOrder[]; drain?: boolean }>(
       "POST",
       this.#path("claim"),
       {
@@ -302,13 +364,13 @@ class Worker {
         ...(ticket ? { ticket } : {}),
       },
     );
-    return answer?.orders ?? [];
+    return { orders: answer?.orders ?? [], ...(answer?.drain ? { drain: true } : {}) };
   }
 
   async #claim(free: number): Promise<void> {
-    let orders: WorkOrder[];
+    let answer: { orders: WorkOrder[]; drain?: boolean };
     try {
-      orders = await this.#ask(free);
+      answer = await this.#ask(free);
     } catch (e) {
       // A refused token (a Secret rotated on one side first) or a proxy's 5xx passes: ask again.
       const passing = e instanceof TaskStoreUnavailable ||
@@ -327,7 +389,8 @@ class Worker {
     }
     if (this.#away) this.#o.log(`worker ${this.#o.name}: ${this.#o.server} answers again`);
     this.#away = false;
-    this.#start(orders);
+    if (answer.drain) return this.#drainedBy();
+    this.#start(answer.orders);
   }
 
   /** Run `orders` (a drain that began while they were on their way hands them back). */
@@ -343,6 +406,17 @@ class Worker {
         this.#wake();
       });
     }
+  }
+
+  /** Drained by an operator: it claims nothing more and ends once its agents are done. */
+  #drainedBy(): void {
+    if (this.#drained) return;
+    this.#drained = true;
+    this.#o.log(
+      `worker ${this.#o.name}: drained by an operator; claiming nothing more, exiting once ` +
+        `${this.#running.size} running agent(s) are done`,
+    );
+    this.#wake();
   }
 
   /** The first stop: claim nothing more; agents get the drain timeout, then end. */
@@ -391,9 +465,9 @@ class Worker {
     const o = this.#o;
     if (r.reported || r.beating) return; // reported: its capability ended with its report
     r.beating = true;
-    let v: SessionVerdict | undefined;
+    let v: HeartbeatAnswer | undefined;
     try {
-      v = await this.#client.request<SessionVerdict>(
+      v = await this.#client.request<HeartbeatAnswer>(
         "POST",
         sessionPath(o.name, r.order.session_id, "heartbeat"),
         {
@@ -415,6 +489,7 @@ class Worker {
     } finally {
       r.beating = false;
     }
+    if (v?.drain) this.#drainedBy();
     if (!v || v.keep || !r.session || r.session.endedBy) return;
     const reason: EndReason = (END_REASONS as string[]).includes(v.reason ?? "")
       ? v.reason as EndReason

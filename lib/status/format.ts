@@ -136,6 +136,7 @@ const STATUS_SECTIONS: ((status: Record<string, unknown>, p: Escaping) => string
   runLines,
   startFailureLines,
   agentLines,
+  workerPoolLines,
   (status, p) => [p.plain(`runs: ${status.runs ?? 0}`)],
   spendLines,
   rateLimitLines,
@@ -204,6 +205,41 @@ function agentLines(status: Record<string, unknown>, p: Escaping): string[] {
       p.plain(`  ${r.task_id}: on worker ${r.worker} (session ${r.session_id})`)
     ),
   ];
+}
+
+/** A worker as `GET /status` lists it (`worker_pool`). */
+interface PoolWorker {
+  name: string;
+  state: string;
+  slots: number;
+  free: number;
+  heartbeat_age_s: number;
+  cordoned?: { reason: string; by: string };
+  draining?: { by: string };
+  cannot_start?: { adapter: string; problem: string }[];
+}
+
+/** The remote workers: each one's state, a cordon's reason, what one cannot start. */
+function workerPoolLines(status: Record<string, unknown>, p: Escaping): string[] {
+  const pool = status.worker_pool as PoolWorker[] | undefined;
+  if (!pool?.length) return [];
+  const lines = [p.plain(
+    `workers: ${
+      pool.map((w) =>
+        `${w.name} ${w.state} (${w.free}/${w.slots} free, seen ${w.heartbeat_age_s} s ago)`
+      ).join(", ")
+    }`,
+  )];
+  for (const w of pool) {
+    if (w.cordoned) {
+      lines.push(p.red(`  ${w.name} CORDONED by ${w.cordoned.by}: ${w.cordoned.reason}`));
+    }
+    if (w.draining) lines.push(p.yellow(`  ${w.name} draining (asked by ${w.draining.by})`));
+    for (const c of w.cannot_start ?? []) {
+      lines.push(p.yellow(`  ${w.name} cannot start ${c.adapter}: ${c.problem}`));
+    }
+  }
+  return lines;
 }
 
 function spendLines(status: Record<string, unknown>, p: Escaping): string[] {

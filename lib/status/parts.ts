@@ -28,6 +28,8 @@ import { readVerificationNudge } from "../verification/nudge.ts";
 import type { StatusPart } from "./status.ts";
 import { guardedPart } from "./guarded.ts";
 import { ticketMovesPart } from "./ticket_moves.ts";
+import { registryFor } from "../workers/registry.ts";
+import { workerView } from "../workers/fleet.ts";
 
 /** Task counts by status, of every run: the store's when the server opened it, else the specs'. */
 async function taskCounts(app: AppContext): Promise<Record<string, number>> {
@@ -201,12 +203,41 @@ const connectionsPart: StatusPart = (app: AppContext) =>
 /** Why the last `service run` did not start (a ContainerError before `run_started`), or null. */
 const startFailurePart: StatusPart = (app: AppContext) => readStartFailure(app.paths.runtime);
 
+/**
+ * The remote workers heard from (`service workers`): each one's state now, slots, start
+ * failures, and why it is cordoned or what it cannot start.
+ */
+const workerPoolPart: StatusPart = async (app: AppContext) => {
+  const timeout = (await loadConfig(app.paths.root))?.heartbeat_timeout_s ?? 45;
+  return (await registryFor(app.paths.root)).list().map((r) => {
+    const v = workerView(r, Date.now(), timeout);
+    return {
+      name: v.name,
+      state: v.state,
+      slots: v.slots,
+      free: v.free,
+      heartbeat_age_s: v.heartbeat_age_s,
+      failures: v.failures_total,
+      ...(v.last_failure ? { last_failure: v.last_failure } : {}),
+      ...(v.cordoned ? { cordoned: v.cordoned } : {}),
+      ...(v.draining ? { draining: v.draining } : {}),
+      cannot_start: [
+        ...(v.adapters ?? []).filter((a) => !a.ready).map((a) => ({
+          adapter: a.name,
+          problem: a.problem ?? "not ready",
+        })),
+      ],
+    };
+  });
+};
+
 /** The parts of the status object, in order (DESIGN.md §6). */
 export const STATUS_PARTS: ReadonlyArray<readonly [string, StatusPart]> = [
   ["tasks", taskCounts],
   ["verification_nudge", verificationNudgePart],
   ["agents", agentsPart],
   ["workers", workersPart],
+  ["worker_pool", workerPoolPart],
   ["spend", spendPart],
   ["run", runPart],
   ["guarded", guardedPart],

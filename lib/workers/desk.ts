@@ -4,14 +4,24 @@
  * it when the loop ends. Without a live run a worker's claim gets nothing and a report is asked
  * to come again (503), so nothing a worker says is lost while the orchestrator restarts.
  */
-import type { ClaimBody, ReportAnswer, ReportBody, WorkOrder } from "./protocol.ts";
+import type { ClaimBody, LeftSession, ReportAnswer, ReportBody, WorkOrder } from "./protocol.ts";
+import type { WorkerRecord } from "./fleet.ts";
 
 /** The live run's side of the worker protocol. */
 export interface WorkerDesk {
   /** The run being served. */
   readonly runId: string;
-  /** Tasks for `worker` now (none when nothing may start). */
-  claim(worker: string, body: ClaimBody): Promise<WorkOrder[]>;
+  /**
+   * Tasks for `worker` now (none when nothing may start); `offer` says which adapters it can
+   * start (lib/workers/fleet.ts).
+   */
+  claim(
+    worker: string,
+    body: ClaimBody,
+    offer?: { adapters?: string[] },
+  ): Promise<WorkOrder[]>;
+  /** A worker process registered: the sessions its name held are handed back. */
+  registered?(worker: string, record: WorkerRecord, left: LeftSession[]): void;
   /** Why the run wants `sessionId`'s agent ended (timeout, stop, cancel), if it does. */
   ending(sessionId: string): string | undefined;
   /** `worker` was heard from about `sessionId`, having pushed `pushed`. */

@@ -19,11 +19,39 @@ export const REPORT_BODY_LIMIT = MAX_REPORT_LOG_BYTES * 2 + 64 * 1024;
 const Name = z.string().refine(isValidId, `must be ${ID_RULE}`);
 const Sha = z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/, "must be a full commit id");
 
+/**
+ * Whether a worker can start one adapter's agents, as it checked at registration (its CLI and
+ * provider key, or its container image): what it lacks, and where its agents run.
+ */
+export const AdapterReadinessSchema = z.strictObject({
+  name: Name,
+  ready: z.boolean(),
+  /** What it lacks, with the fix (`API key not set: ANTHROPIC_API_KEY (…)`). */
+  problem: z.string().max(2000).optional(),
+  /** `worktree` or `container:<runtime>:<image id>` (journaled with each claim it runs). */
+  isolation: z.string().max(300).optional(),
+});
+
+/** A session a worker's earlier process left, ended by the new process and handed back. */
+export const LeftSessionSchema = z.strictObject({
+  task_id: Name,
+  session_id: Name,
+  /** What the new process pushed of its work (`agent/<session>`), when it had any. */
+  pushed: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/).optional(),
+});
+
 /** `POST /workers/<name>/register`. */
 export const RegisterBodySchema = z.strictObject({
   slots: z.number().int().min(1).max(256),
   roles: z.array(Name).max(100).optional(),
   version: z.string().max(100).optional(),
+  /** The adapters it can (and cannot) start: tasks needing one it cannot start never reach it. */
+  adapters: z.array(AdapterReadinessSchema).max(32).optional(),
+  /**
+   * A new worker process holds no session: every lease its name held is handed back at once
+   * (no attempt counted), these with the work it pushed for them.
+   */
+  left: z.array(LeftSessionSchema).max(1024).optional(),
 });
 
 /** `POST /workers/<name>/claim`: how many tasks the worker can start now. */
@@ -66,12 +94,28 @@ export const ReportBodySchema = z.strictObject({
   /** The session log (its tail when longer than {@link MAX_REPORT_LOG_BYTES}). */
   log: z.string().max(MAX_REPORT_LOG_BYTES).default(""),
   log_truncated: z.boolean().default(false),
+  /**
+   * The agent did not start on the worker (its CLI, key, image or launch failed): the worker's
+   * fault, not the task's — no attempt is counted and the task goes to another worker.
+   */
+  start_failure: z.string().max(4000).optional(),
+  /**
+   * No orchestrator answered when the agent ended (the run was stopped): its end is a stop's,
+   * never a failed attempt; its pushed work is kept.
+   */
+  orchestrator_away: z.boolean().optional(),
 });
 
+/** A validated registration. */
+export type RegisterBody = z.output<typeof RegisterBodySchema>;
 /** A validated claim request. */
 export type ClaimBody = z.output<typeof ClaimBodySchema>;
 /** A validated report. */
 export type ReportBody = z.output<typeof ReportBodySchema>;
+/** One adapter's readiness on a worker. */
+export type AdapterReadiness = z.output<typeof AdapterReadinessSchema>;
+/** A session an earlier worker process left. */
+export type LeftSession = z.output<typeof LeftSessionSchema>;
 
 /** What a registration answers: how often to heartbeat, and the run being served. */
 export interface RegisterAnswer {
@@ -85,6 +129,10 @@ export interface RegisterAnswer {
    * taken for the local operator.
    */
   agent_port?: number;
+  /** An operator cordoned it: it gets no task until uncordoned (`service workers uncordon`). */
+  cordoned?: string;
+  /** An operator asked it to drain: it claims nothing more and ends once its agents are done. */
+  drain?: boolean;
 }
 
 /** `POST /workers/<name>/leave`: the worker stops; its name is free again at once. */
@@ -127,6 +175,12 @@ export interface SessionVerdict {
   session_id: string;
   keep: boolean;
   reason?: string;
+}
+
+/** What a session's heartbeat answers: its verdict, and whether the worker should drain. */
+export interface HeartbeatAnswer extends SessionVerdict {
+  /** Claim nothing more; end once the running agents are done (`service workers drain`). */
+  drain?: boolean;
 }
 
 /** What a report answers when accepted. */

@@ -82,10 +82,12 @@ export class WorkerRoster {
     if (facts.draining !== undefined) entry.draining = facts.draining;
   }
 
-  /** `name` stopped (its `leave`): forgotten now, its name free. */
-  left(name: string, principal: Principal): void {
+  /** `name` stopped (its `leave`): forgotten now, its name free (false: not `principal`'s). */
+  left(name: string, principal: Principal): boolean {
     const entry = this.#workers.get(name);
-    if (entry && entry.principal === principal.principal) this.#workers.delete(name);
+    if (!entry || entry.principal !== principal.principal) return false;
+    this.#workers.delete(name);
+    return true;
   }
 
   /** Workers heard of within a lease, by name. */

@@ -142,3 +142,27 @@ Deno.test("board page: the activity stream opens only once the document has load
     ["complete"],
   );
 });
+
+Deno.test("headless chromium --dump-dom with tokens set: the recipe's #token= fragment gets the board on the capture, and the token leaves the address", async () => {
+  const name = `BOARD_SHOT_TOKEN_${crypto.randomUUID().slice(0, 8)}`;
+  Deno.env.set(name, "shot-reader-token");
+  try {
+    await using board = await openBoard({
+      tokens: [{ principal: "camera", scope: "reader", token_env: name }],
+    });
+    const page = `${board.url}/dashboard/review-board?run=golden&task=t-parser`;
+    const refused = await headless(page, { dumpDom: true });
+    assert.match(refused.dom, /data-error="401"/, "without the token: not authorised");
+    const dumped = await headless(`${page}#token=shot-reader-token`, { dumpDom: true });
+    assert.equal(dumped.code, 0);
+    assert.doesNotMatch(dumped.dom, /data-error=/);
+    assert.match(dumped.dom, /data-column="needs_review"/);
+    assert.match(dumped.dom, /data-task-id="t-parser"/);
+    const { page: tab } = board;
+    await tab.goto(`${page}#token=shot-reader-token`);
+    await tab.locator("[data-task-id=t-parser]").first().waitFor();
+    assert.equal(new URL(tab.url()).hash, "", "the token is out of the address bar");
+  } finally {
+    Deno.env.delete(name);
+  }
+});

@@ -98,7 +98,9 @@ export type FakeEventKind =
   | "review"
   | "merge_requested"
   | "merged"
-  | "closed";
+  | "closed"
+  /** A check (GitLab: a pipeline) was asked to run again on the same commit. */
+  | "rerun";
 
 /** Something that happened on a fake host, on its own clock. */
 export interface FakeHostEvent {

@@ -18,10 +18,14 @@ export interface ProtectedRepo {
   changedFiles(sha: string): Promise<string[]>;
   /** False when merging `sha` into the base conflicts. */
   mergesCleanly(sha: string): Promise<boolean>;
+  /** True when `sha` holds the base's tip (a pull request that is up to date with its base). */
+  upToDate(sha: string): Promise<boolean>;
+  /** True when `sha` has a commit the base does not (else the hosts open no pull request). */
+  hasCommits(sha: string): Promise<boolean>;
   /**
    * Merge `sha` into the base as the host does (`merge`: a merge commit; `squash`/`rebase`: one
-   * commit on the base's tip), guarded on the base not moving; the new tip, or undefined on a
-   * conflict or a moved base.
+   * commit on the base's tip; `ff`: the base moves to `sha`, which must hold it), guarded on the
+   * base not moving; the new tip, or undefined on a conflict or a moved base.
    */
   merge(sha: string, method: string, message: string): Promise<string | undefined>;
   /** Delete `branch` (never the base); false when it does not exist. */
@@ -108,8 +112,20 @@ exit $status
     async mergesCleanly(sha) {
       return (await mergeTree(sha)) !== undefined;
     },
+    async upToDate(sha) {
+      return (await git(bare, "merge-base", "--is-ancestor", (await tip(base))!, sha)).ok;
+    },
+    async hasCommits(sha) {
+      return !(await git(bare, "merge-base", "--is-ancestor", sha, (await tip(base))!)).ok;
+    },
     async merge(sha, method, message) {
       const baseTip = (await tip(base))!;
+      if (method === "ff") {
+        const ahead = (await git(bare, "merge-base", "--is-ancestor", baseTip, sha)).ok;
+        if (!ahead) return undefined;
+        const moved = await git(bare, "update-ref", `refs/heads/${base}`, sha, baseTip);
+        return moved.ok ? sha : undefined;
+      }
       const tree = await mergeTree(sha);
       if (!tree) return undefined;
       const parents = method === "merge" ? ["-p", baseTip, "-p", sha] : ["-p", baseTip];

@@ -47,6 +47,18 @@ export interface FakeCheck {
   status: "queued" | "in_progress" | "completed";
   conclusion?: "success" | "failure" | "neutral";
   summary?: string;
+  /**
+   * The app that reports it (default `ci-bot`): `github-actions` checks are re-run through
+   * `POST …/actions/jobs/{id}/rerun` (a new check run), others through `POST
+   * …/check-runs/{id}/rerequest` (the same check run, queued again).
+   */
+  app?: string;
+}
+
+/** A check run as the fake keeps it. */
+interface StoredCheck extends FakeCheck {
+  id: number;
+  completedAt?: string;
 }
 
 interface FakePull {
@@ -94,6 +106,13 @@ export interface FakeGithubOptions {
   /** Approving reviews the base's branch protection requires. */
   approvals?: number;
   /**
+   * `required_status_checks.strict` ("Require branches to be up to date before merging"): a
+   * pull request whose head does not hold the base's tip is `behind` and its merge answers 405.
+   */
+  strict?: boolean;
+  /** The token may not read the branch protection (no Administration: Read): 403 there. */
+  hideProtection?: boolean;
+  /**
    * A ruleset requires a merge queue: `PUT …/merge` answers 405, GraphQL `enqueuePullRequest`
    * queues it, and the queue merges it once its checks and reviews allow.
    */
@@ -104,6 +123,11 @@ export interface FakeGithubOptions {
    * (default: every required check completes with success at once).
    */
   ci?: (sha: string, files: string[]) => FakeCheck[];
+  /**
+   * What a re-run of check `name` on `sha` reports (`n`: the how-manieth re-run of it), a moment
+   * after it was asked for (default: the `ci` result of that name again).
+   */
+  rerun?: (sha: string, name: string, n: number) => FakeCheck;
   /**
    * Awaited when `POST /pulls` arrives, before the pull request is created (a test kills the
    * service meanwhile: GitHub still creates it, and the answer is lost).
@@ -176,6 +200,7 @@ export async function startFakeGithub(
   const base = options.base ?? "main";
   const required = options.requiredChecks ?? [];
   const approvals = options.approvals ?? 0;
+  const strict = options.strict === true;
   const tokens = options.tokens ?? { "gh-token": { push: true, pullRequests: true } };
   const ci = options.ci ??
     (() =>
@@ -190,7 +215,9 @@ export async function startFakeGithub(
   const pulls: FakePull[] = [];
   const reviews: FakeReview[] = [];
   const comments = new Map<number, { user: string; body: string }[]>();
-  const checks = new Map<string, FakeCheck[]>();
+  const checks = new Map<string, StoredCheck[]>();
+  const reruns = new Map<string, number>();
+  let nextCheckId = 1;
   const statuses = new Map<string, FakeStatus[]>();
   const seen = new Set<string>();
   const requests: string[] = [];
@@ -254,7 +281,15 @@ export async function startFakeGithub(
     }
     await runCi(sha);
   };
-  const setCheck = (sha: string, check: FakeCheck) => {
+  const setCheck = (sha: string, reported: FakeCheck, fresh = false) => {
+    const earlier = (checks.get(sha) ?? []).find((c) => c.name === reported.name);
+    // A report on a named check updates its run (queued → completed); a re-run job is a new one.
+    const check: StoredCheck = {
+      app: earlier?.app ?? "ci-bot",
+      ...reported,
+      id: earlier && !fresh ? earlier.id : nextCheckId++,
+      ...(reported.status === "completed" ? { completedAt: new Date().toISOString() } : {}),
+    };
     const list = (checks.get(sha) ?? []).filter((c) => c.name !== check.name);
     list.push(check);
     checks.set(sha, list);
@@ -273,7 +308,7 @@ export async function startFakeGithub(
       (async () => ({
         action: done(check) ? "completed" : "created",
         check_run: {
-          id: list.indexOf(check) + 1,
+          id: check.id,
           name: check.name,
           head_sha: sha,
           status: check.status,
@@ -319,6 +354,20 @@ export async function startFakeGithub(
       }))(),
     );
   };
+  /** CI runs `c` again on `sha`: queued now (a new run for an Actions job), its result soon. */
+  const rerunCheck = (sha: string, c: StoredCheck, actions: boolean) => {
+    const key = `${sha}\0${c.name}`;
+    const n = (reruns.get(key) ?? 0) + 1;
+    reruns.set(key, n);
+    event({ kind: "rerun", sha, detail: c.name });
+    setCheck(sha, { name: c.name, status: "queued", app: c.app }, actions);
+    setTimeout(async () => {
+      const result = options.rerun?.(sha, c.name, n) ??
+        ci(sha, await git.changedFiles(sha)).find((x) => x.name === c.name) ??
+        { name: c.name, status: "completed" as const, conclusion: "success" as const };
+      setCheck(sha, { ...result, app: c.app });
+    }, 50);
+  };
   /** Whether required context `name` passed on `sha` (a check run or a commit status). */
   const requiredState = (sha: string, name: string): "success" | "failure" | "pending" => {
     const c = (checks.get(sha) ?? []).find((c) => c.name === name);
@@ -336,6 +385,7 @@ export async function startFakeGithub(
     await runQueue(p);
     const sha = await headSha(p);
     const mergeable = p.state === "open" ? await git.mergesCleanly(sha) : null;
+    const behind = p.state === "open" && strict && !(await git.upToDate(sha));
     return {
       url: `${url}/repos/${repo}/pulls/${p.number}`,
       id: p.number * 7,
@@ -350,7 +400,7 @@ export async function startFakeGithub(
       merged_at: p.merged ? "2026-01-01T00:00:00Z" : null,
       merge_commit_sha: p.mergeCommit ?? null,
       mergeable,
-      mergeable_state: mergeable === false ? "dirty" : "clean",
+      mergeable_state: mergeable === false ? "dirty" : behind ? "behind" : "clean",
       labels: p.labels.map((name) => ({ name })),
       head: { ref: p.head, sha, label: `${owner}:${p.head}` },
       base: { ref: p.base, sha: await tip(p.base), label: `${owner}:${p.base}` },
@@ -374,6 +424,9 @@ export async function startFakeGithub(
       } required by reviewers with write access.`;
     }
     if (!(await git.mergesCleanly(sha))) return "Pull Request is not mergeable";
+    if (strict && !(await git.upToDate(sha))) {
+      return "Head branch is not up to date with the base branch";
+    }
     return undefined;
   };
 
@@ -493,9 +546,14 @@ export async function startFakeGithub(
       if (decodeURIComponent(m[1]) !== base) {
         return json(404, { message: "Branch not protected", status: "404" });
       }
+      if (options.hideProtection) {
+        return json(403, { message: "Resource not accessible by personal access token" }, {
+          "x-accepted-github-permissions": "administration=read",
+        });
+      }
       return json(200, {
         required_status_checks: {
-          strict: false,
+          strict,
           contexts: required,
           checks: required.map((context) => ({ context, app_id: null })),
         },
@@ -508,6 +566,28 @@ export async function startFakeGithub(
           }
           : {}),
         enforce_admins: { enabled: true },
+      });
+    }
+    if ((m = /^\/branches\/([^/]+)$/.exec(rest)) && req.method === "GET") {
+      // What anyone with read access sees of a branch's protection (never `strict`).
+      const branch = decodeURIComponent(m[1]);
+      const sha = await tip(branch);
+      if (!sha) return json(404, { message: "Branch not found", status: "404" });
+      const guarded = branch === base;
+      return json(200, {
+        name: branch,
+        commit: { sha },
+        protected: guarded,
+        protection: guarded
+          ? {
+            enabled: true,
+            required_status_checks: {
+              enforcement_level: "everyone",
+              contexts: required,
+              checks: required.map((context) => ({ context, app_id: null })),
+            },
+          }
+          : { enabled: false, required_status_checks: { enforcement_level: "off", contexts: [] } },
       });
     }
     if ((m = /^\/git\/ref\/heads\/(.+)$/.exec(rest)) && req.method === "GET") {
@@ -523,16 +603,37 @@ export async function startFakeGithub(
     }
     if ((m = /^\/commits\/([^/]+)\/check-runs$/.exec(rest))) {
       const sha = await git.resolve(m[1]);
-      const runs = (checks.get(sha) ?? []).map((c, i) => ({
-        id: i + 1,
+      const runs = (checks.get(sha) ?? []).map((c) => ({
+        id: c.id,
         name: c.name,
         head_sha: sha,
         status: c.status,
         conclusion: c.status === "completed" ? c.conclusion ?? "success" : null,
-        html_url: `https://github.example/${repo}/runs/${i + 1}`,
+        completed_at: c.completedAt ?? null,
+        html_url: `https://github.example/${repo}/runs/${c.id}`,
+        app: { slug: c.app ?? "ci-bot" },
         output: { title: c.name, summary: c.summary ?? "", text: null },
       }));
       return json(200, { total_count: runs.length, check_runs: runs });
+    }
+    const rerunMatch = /^\/check-runs\/(\d+)\/rerequest$/.exec(rest) ??
+      /^\/actions\/jobs\/(\d+)\/rerun$/.exec(rest);
+    if (rerunMatch && req.method === "POST") {
+      const id = Number(rerunMatch[1]);
+      const found = [...checks].flatMap(([sha, list]) =>
+        list.filter((c) =>
+          c.id === id
+        ).map((c) => ({ sha, c }))
+      )[0];
+      const actions = rest.startsWith("/actions/");
+      if (!found || (found.c.app === "github-actions") !== actions) {
+        return json(404, { message: "Not Found", status: "404" });
+      }
+      if (found.c.status !== "completed") {
+        return json(403, { message: "This check run is not rerequestable", status: "403" });
+      }
+      rerunCheck(found.sha, found.c, actions);
+      return json(201, {});
     }
     if ((m = /^\/commits\/([^/]+)\/status$/.exec(rest))) {
       const sha = await git.resolve(m[1]);
@@ -564,10 +665,24 @@ export async function startFakeGithub(
       if (!token.push) return needPulls();
       await options.beforeCreate?.();
       const head = String(body.head ?? "");
-      if (!(await tip(head))) {
+      const headTip = await tip(head);
+      if (!headTip) {
         return json(422, {
           message: "Validation Failed",
           errors: [{ resource: "PullRequest", field: "head", code: "invalid" }],
+          status: "422",
+        });
+      }
+      const into = String(body.base ?? base);
+      if (!(await git.hasCommits(headTip))) {
+        // GitHub's answer to a head the base already holds.
+        return json(422, {
+          message: "Validation Failed",
+          errors: [{
+            resource: "PullRequest",
+            code: "custom",
+            message: `No commits between ${into} and ${head}`,
+          }],
           status: "422",
         });
       }

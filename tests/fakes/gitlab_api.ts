@@ -41,10 +41,21 @@ export interface FakeGitlabOptions {
   approvals?: number;
   /** `merge_trains_enabled`. */
   mergeTrains?: boolean;
+  /**
+   * The project's `merge_method` (default `merge`): under `ff` and `rebase_merge` a merge
+   * request must hold the target's tip (`detailed_merge_status: need_rebase`, else its merge
+   * answers 406).
+   */
+  mergeMethod?: "merge" | "rebase_merge" | "ff";
   /** token → access level (30 Developer, 20 Reporter …). */
   tokens?: Record<string, number>;
   /** The pipeline status a new head gets (default `success`). */
   pipeline?: (sha: string) => "running" | "success" | "failed";
+  /**
+   * What a retried pipeline (`POST /pipelines/:id/retry`) of `sha` ends with, a moment after the
+   * retry (`n`: the how-manieth retry; default the `pipeline` status again).
+   */
+  retry?: (sha: string, n: number) => "success" | "failed";
   /** Told of every event as it happens (a test plays CI and reviewers on `head`). */
   onEvent?: (event: FakeHostEvent) => void;
   /**
@@ -109,10 +120,14 @@ export async function startFakeGitlab(
 ): Promise<FakeGitlab> {
   const project = options.project ?? "acme/widget";
   const base = options.base ?? "main";
+  const mergeMethod = options.mergeMethod ?? "merge";
   const tokens = options.tokens ?? { "glpat-token": 30 };
   const git = await protectedRepo(seed, base, "fake-gitlab-");
   const mrs: FakeMr[] = [];
-  const pipelines = new Map<string, { id: number; status: string }>();
+  const pipelines = new Map<
+    string,
+    { id: number; status: string; finishedAt?: string; retries?: number }
+  >();
   let nextId = 500;
   const ledger = new HostLedger(2000, true);
   const events: FakeHostEvent[] = [];
@@ -128,7 +143,12 @@ export async function startFakeGitlab(
   const pipelineOf = (sha: string) => {
     let p = pipelines.get(sha);
     if (!p && sha) {
-      p = { id: nextId++, status: options.pipeline?.(sha) ?? "success" };
+      const status = options.pipeline?.(sha) ?? "success";
+      p = {
+        id: nextId++,
+        status,
+        ...(status === "running" ? {} : { finishedAt: new Date().toISOString() }),
+      };
       pipelines.set(sha, p);
     }
     return p;
@@ -175,6 +195,7 @@ export async function startFakeGitlab(
     if (m.title.startsWith("Draft:")) return "draft_status";
     const sha = await headSha(m);
     if (!(await git.mergesCleanly(sha))) return "conflict";
+    if (mergeMethod !== "merge" && !(await git.upToDate(sha))) return "need_rebase";
     if (m.requested.length > 0) return "requested_changes";
     const pipeline = pipelines.get(sha)?.status;
     if (options.pipelineMustSucceed && pipeline !== "success") {
@@ -229,6 +250,7 @@ export async function startFakeGitlab(
           id: p.id,
           sha,
           status: p.status,
+          finished_at: p.finishedAt ?? null,
           web_url: `https://gitlab.example/${project}/-/pipelines/${p.id}`,
         }
         : null,
@@ -271,6 +293,7 @@ export async function startFakeGitlab(
         default_branch: base,
         only_allow_merge_if_pipeline_succeeds: options.pipelineMustSucceed === true,
         merge_trains_enabled: options.mergeTrains === true,
+        merge_method: mergeMethod,
         merge_pipelines_enabled: options.mergeTrains === true,
         permissions: { project_access: { access_level: level }, group_access: null },
       });
@@ -378,9 +401,12 @@ export async function startFakeGitlab(
         return json(405, { message: "405 Method Not Allowed" });
       }
       if (approvalsLeft(x) > 0) return json(405, { message: "405 Method Not Allowed" });
+      if (mergeMethod !== "merge" && !(await git.upToDate(sha))) {
+        return json(406, { message: "Branch cannot be merged" });
+      }
       const commit = await git.merge(
         sha,
-        body.squash === true ? "squash" : "merge",
+        mergeMethod === "ff" ? "ff" : body.squash === true ? "squash" : "merge",
         `Merge branch '${x.source}' into '${base}'`,
       );
       if (!commit) return json(406, { message: "Branch cannot be merged" });
@@ -408,6 +434,21 @@ export async function startFakeGitlab(
         status: x.state === "merged" ? "merged" : "fresh",
         merge_request: { iid: x.iid },
       });
+    }
+    if ((m = /^\/pipelines\/(\d+)\/retry$/.exec(rest)) && req.method === "POST") {
+      const id = Number(m[1]);
+      const entry = [...pipelines].find(([, p]) => p.id === id);
+      if (!entry) return json(404, { message: "404 Not found" });
+      const [sha, p] = entry;
+      const n = (p.retries ?? 0) + 1;
+      p.retries = n;
+      event({ kind: "rerun", sha, detail: "pipeline" });
+      setPipeline(sha, "running");
+      setTimeout(
+        () => setPipeline(sha, options.retry?.(sha, n) ?? options.pipeline?.(sha) ?? "success"),
+        50,
+      );
+      return json(201, { id, sha, status: "running" });
     }
     if ((m = /^\/pipelines\/(\d+)\/jobs/.exec(rest))) {
       return json(200, [{
@@ -452,6 +493,36 @@ export async function startFakeGitlab(
     return res;
   });
   const mrOf = (iid: number) => mrs.find((x) => x.iid === iid)!;
+  /** CI: the pipeline of `sha` now has `status` (its webhook delivered). */
+  function setPipeline(sha: string, status: "running" | "success" | "failed") {
+    const p = pipelineOf(sha)!;
+    p.status = status;
+    if (status !== "running") p.finishedAt = new Date().toISOString();
+    event({ kind: "check", sha, detail: `pipeline:${status}` });
+    const on = mrs.find((x) => x.state === "opened" && x.seenSha === sha);
+    hooks.send("Pipeline Hook", {
+      object_kind: "pipeline",
+      object_attributes: {
+        id: p.id,
+        ref: on?.source ?? "",
+        sha,
+        status,
+        source: on ? "merge_request_event" : "push",
+      },
+      ...(on
+        ? {
+          merge_request: {
+            id: on.iid * 11,
+            iid: on.iid,
+            source_branch: on.source,
+            target_branch: on.target,
+          },
+        }
+        : {}),
+      project: projectJson,
+    });
+  }
+
   return {
     url: `http://127.0.0.1:${server.addr.port}/api/v4`,
     bare: git.bare,
@@ -462,33 +533,7 @@ export async function startFakeGitlab(
     deliveries: hooks.delivered,
     webhooksDelivered: () => hooks.settled(),
     mergeRequests: () => mrs.map((x) => ({ iid: x.iid, state: x.state, source: x.source })),
-    setPipeline(sha, status) {
-      const p = pipelineOf(sha)!;
-      p.status = status;
-      event({ kind: "check", sha, detail: `pipeline:${status}` });
-      const on = mrs.find((x) => x.state === "opened" && x.seenSha === sha);
-      hooks.send("Pipeline Hook", {
-        object_kind: "pipeline",
-        object_attributes: {
-          id: p.id,
-          ref: on?.source ?? "",
-          sha,
-          status,
-          source: on ? "merge_request_event" : "push",
-        },
-        ...(on
-          ? {
-            merge_request: {
-              id: on.iid * 11,
-              iid: on.iid,
-              source_branch: on.source,
-              target_branch: on.target,
-            },
-          }
-          : {}),
-        project: projectJson,
-      });
-    },
+    setPipeline,
     headOf: async (iid) => await headSha(mrOf(iid)),
     approve(iid, user) {
       const x = mrOf(iid);

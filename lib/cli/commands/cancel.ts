@@ -9,6 +9,18 @@ import {
 } from "../../orchestrator/task_control.ts";
 import { HttpApiError } from "../../http/api_error.ts";
 import { printable } from "../../util/printable.ts";
+import { readRunState } from "../../runs/run_state.ts";
+import { workspacePaths } from "../../workspace.ts";
+
+/**
+ * The run `service retry --all` serves: the one the run state names when it has tasks, else
+ * the newest run id among the tasks (run ids sort by their start time).
+ */
+function latestRun(tasks: { run_id?: string | null }[], named: string | undefined) {
+  const runs = tasks.flatMap((t) => t.run_id ? [t.run_id] : []);
+  if (named && runs.includes(named)) return named;
+  return runs.sort().at(-1);
+}
 
 export const cancelCommand: Command = {
   name: "cancel",
@@ -69,7 +81,21 @@ export async function changeTasks(
   let failures = 0;
   try {
     const tasks = await control.list();
-    const targets = all ? tasks.filter((t) => eligible.has(t.status)).map((t) => t.id) : ids;
+    let targets = all ? tasks.filter((t) => eligible.has(t.status)).map((t) => t.id) : ids;
+    if (all && kind === "retry") {
+      // The latest run's tasks: what earlier, finished runs left FAILED or CANCELLED stays so
+      // (a task cancelled last week is not reopened by today's retry); name one to retry it.
+      const latest = latestRun(tasks, (await readRunState(workspacePaths(ctx.root)))?.run_id);
+      const older = targets.filter((id) => tasks.find((t) => t.id === id)?.run_id !== latest);
+      targets = targets.filter((id) => !older.includes(id));
+      if (older.length > 0) {
+        ctx.stdout(
+          `${older.length} FAILED or CANCELLED task(s) of earlier runs left as they are (` +
+            `${older.slice(0, 6).join(", ")}${older.length > 6 ? ", …" : ""}); ` +
+            "`service retry <task>` retries one",
+        );
+      }
+    }
     if (targets.length === 0) {
       ctx.stdout(`no task to ${kind}`);
       return 0;

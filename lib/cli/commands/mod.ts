@@ -87,6 +87,11 @@ export const COMMANDS: CommandEntry[] = [
     load: async () => (await import("./worker.ts")).workerCommand,
   },
   {
+    name: "workers",
+    summary: "list remote workers (slots, heartbeats, failures); cordon, uncordon or drain one",
+    load: async () => (await import("./workers.ts")).workersCommand,
+  },
+  {
     name: "doctor",
     summary: "check deno, git, the workspace, config, templates, port, agent CLIs, PID files",
     load: async () => (await import("./doctor.ts")).doctorCommand,

@@ -15,7 +15,8 @@ records the retry, so the board moves the card back to queued. A live run picks 
 otherwise \`service run\` resumes the run.
 
 Options:
-  --all   every FAILED or CANCELLED task of the workspace`,
+  --all   every FAILED or CANCELLED task of the latest run (those of earlier runs stay as
+          they are; name one to retry it)`,
   async run(args, ctx) {
     const { values, positionals } = parseArgs({
       args,

@@ -17,7 +17,8 @@ run_started in a new run journal (.sdd/runs/<run_id>/journal.jsonl), starts the 
 creates the plan's tasks and runs agents up to max_agents, each in .sdd/worktrees/<session> on
 branch agent/<session>. Finished work is diffed, checked against its completion signals on the
 merged tree and merged into the current branch. Shows live progress; exits 0 when every task
-landed, 1 when any did not (each with what to do about it).
+landed, 1 when any did not (each with what to do about it), 130 when Ctrl-C stopped it (143 for
+SIGTERM, e.g. \`service stop\`).
 
 Steps an earlier run of the plan already landed, or an operator marked done, are not run again:
 a step is its stage, its position in the stage and its goal (a changed goal is a new step).
@@ -64,12 +65,17 @@ Environment:
       return await detach(ctx.root, plan, values.port, values.force, ctx.stdout);
     }
     const controller = new AbortController();
-    const stop = () => {
+    /** The signal that stopped the run: its exit code is the shell's (130 Ctrl-C, 143 TERM). */
+    let stoppedBy: "SIGINT" | "SIGTERM" | undefined;
+    const stopWith = (signal: "SIGINT" | "SIGTERM") => () => {
+      stoppedBy ??= signal;
       ctx.stderr("stopping: agents get SIGTERM, then SIGKILL after the grace; their work is kept");
       controller.abort();
     };
-    Deno.addSignalListener("SIGINT", stop);
-    Deno.addSignalListener("SIGTERM", stop);
+    const onInt = stopWith("SIGINT");
+    const onTerm = stopWith("SIGTERM");
+    Deno.addSignalListener("SIGINT", onInt);
+    Deno.addSignalListener("SIGTERM", onTerm);
     try {
       // Loaded when run: a server started by the CLI does not keep the orchestrator.
       const { runPlan } = await import("../../orchestrator/run.ts");
@@ -89,7 +95,7 @@ Environment:
         ctx.stdout(colour.green(
           result.problems.length === 0
             ? `run ${result.runId} completed: every task landed`
-            : `run ${result.runId} completed: every task landed or was settled by an operator:`,
+            : `run ${result.runId} completed; every task landed except:`,
         ));
         for (const p of result.problems) printableItem(p, "  ").forEach((l) => ctx.stdout(l));
         return 0;
@@ -100,10 +106,12 @@ Environment:
           : `run ${result.runId} ${result.status}:`,
       ));
       for (const p of result.problems) printableItem(p, "  ").forEach((l) => ctx.stdout(l));
+      // Stopped by a signal: 128 + its number, as a shell reports a process a signal ended.
+      if (result.status === "stopped" && stoppedBy) return stoppedBy === "SIGINT" ? 130 : 143;
       return 1;
     } finally {
-      Deno.removeSignalListener("SIGINT", stop);
-      Deno.removeSignalListener("SIGTERM", stop);
+      Deno.removeSignalListener("SIGINT", onInt);
+      Deno.removeSignalListener("SIGTERM", onTerm);
     }
   },
 };

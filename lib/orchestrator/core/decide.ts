@@ -21,7 +21,9 @@ import {
   onLaunchAdopted,
   onLaunchLapsed,
   onRemoteAdopted,
+  onRemoteStartFailed,
   onWorkerAsks,
+  onWorkersSeen,
 } from "./on_worker.ts";
 import { onSettle } from "./settle.ts";
 import { Out, recordCancel, recordStart } from "./outcomes.ts";
@@ -61,6 +63,8 @@ const ON: { [T in CoreEvent["type"]]: Handler<T> } = {
   batch_result: onBatchResult,
   claim_lost: onClaimLost,
   worker_asks: onWorkerAsks,
+  workers_seen: (d, _out, e) => onWorkersSeen(d, e),
+  remote_start_failed: onRemoteStartFailed,
   remote_adopted: onRemoteAdopted,
   launch_lapsed: onLaunchLapsed,
   launch_adopted: onLaunchAdopted,

@@ -306,7 +306,7 @@ Deno.test("decide(): a merge conflict is rebased first; a clean rebase merges, o
   step = decide(rebasing, {
     type: "rebase_result",
     taskId: "t1",
-    result: { kind: "rebased", tip: "f00", diffChanged: true },
+    result: { kind: "rebased", tip: "f00", onto: "0b5", diffChanged: true },
   });
   assert.deepEqual(summary(step), ["journal task_rebased", "merge t1"]);
   assert.equal(step.state.landings.get("t1")?.rebases, 1);
@@ -315,20 +315,37 @@ Deno.test("decide(): a merge conflict is rebased first; a clean rebase merges, o
   step = decide(approval, {
     type: "rebase_result",
     taskId: "t1",
-    result: { kind: "rebased", tip: "f00", diffChanged: true },
+    result: { kind: "rebased", tip: "f00", onto: "0b5", diffChanged: true },
   });
   assert.deepEqual(summary(step), ["journal task_rebased", "journal task_completed"]);
   assert.equal(step.state.landings.get("t1")?.stage, "review");
   step = decide(approval, {
     type: "rebase_result",
     taskId: "t1",
-    result: { kind: "rebased", tip: "f00", diffChanged: false },
+    result: { kind: "rebased", tip: "f00", onto: "0b5", diffChanged: false },
   });
   assert.deepEqual(
     summary(step),
     ["journal task_rebased", "merge t1"],
     "same change: no new review",
   );
+});
+
+Deno.test("decide(): task_rebased names the new base as `onto` and the rebased head apart; the log says the base", () => {
+  const s = landing(state([task("t1", { status: "DONE", attempts: 1 })]), "t1", "rebasing");
+  const step = decide(s, {
+    type: "rebase_result",
+    taskId: "t1",
+    result: { kind: "rebased", tip: "feedbeef00", onto: "ba5eba5e00", diffChanged: false },
+  });
+  assert.deepEqual(journaled(step, "task_rebased"), [{
+    task_id: "t1",
+    onto: "ba5eba5e00",
+    head: "feedbeef00",
+    diff_changed: false,
+  }]);
+  const said = step.actions.flatMap((a) => a.kind === "log" ? [a.line] : []);
+  assert.ok(said.some((l) => /rebased onto ba5eba5e00; merging/.test(l)), said.join("\n"));
 });
 
 Deno.test("decide(): a conflict the rebase cannot solve is a new attempt told about the other change; spent attempts FAIL naming the files", () => {
@@ -989,6 +1006,26 @@ Deno.test("decide(): settle starts what may start, says why the rest waits, and 
   assert.equal(step.state.verdict?.status, "completed");
 });
 
+Deno.test("decide(): a finished run names who cancelled each task — the reason it was cancelled with, else an operator", () => {
+  const step = decide(
+    state([
+      task("t1", {
+        status: "CANCELLED",
+        summary: 'pull request #3 was closed by alice without merging: "not needed"',
+      }),
+      task("t2", { status: "CANCELLED" }),
+    ]),
+    { type: "settle" },
+  );
+  assert.deepEqual(step.state.verdict, {
+    status: "completed",
+    problems: [
+      't1: CANCELLED — pull request #3 was closed by alice without merging: "not needed"',
+      "t2: CANCELLED by an operator",
+    ],
+  });
+});
+
 Deno.test("decide(): an agent that starts after a stop or a cancel is ended at once; its exit records the cancel once", () => {
   const starting = (status: TaskStatus, over: Partial<CoreState> = {}) => ({
     ...state([task("t1", { status, attempts: 1 })]),
@@ -1238,7 +1275,7 @@ Deno.test("decide(): a pull request whose base moved is rebased every time, howe
     s = decide(moved.state, {
       type: "rebase_result",
       taskId: "t1",
-      result: { kind: "rebased", tip: "abc", diffChanged: false },
+      result: { kind: "rebased", tip: "abc", onto: "0b5", diffChanged: false },
     }).state;
   }
 });

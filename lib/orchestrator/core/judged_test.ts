@@ -203,7 +203,13 @@ Deno.test("decide(): a rebased diff is judged again: new protected paths, or a c
     const step = decide(merging, {
       type: "rebase_result",
       taskId: "t1",
-      result: { kind: "rebased", tip: "f00", diffChanged: c.diffChanged, protected: c.protected },
+      result: {
+        kind: "rebased",
+        tip: "f00",
+        onto: "0b5",
+        diffChanged: c.diffChanged,
+        protected: c.protected,
+      },
     });
     assert.equal(step.state.landings.get("t1")?.stage === "review", c.review, c.name);
     if (c.review) {
@@ -215,7 +221,13 @@ Deno.test("decide(): a rebased diff is judged again: new protected paths, or a c
   const step = decide(unprotected, {
     type: "rebase_result",
     taskId: "t1",
-    result: { kind: "rebased", tip: "f00", diffChanged: false, protected: ["service.yaml"] },
+    result: {
+      kind: "rebased",
+      tip: "f00",
+      onto: "0b5",
+      diffChanged: false,
+      protected: ["service.yaml"],
+    },
   });
   assert.equal(step.state.landings.get("t1")?.stage, "review", "a rebase that brings one in");
 });

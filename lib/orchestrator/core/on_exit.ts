@@ -115,19 +115,8 @@ function agentEndedWithoutReport(
   }
   // The work a new attempt continues from: the session's branch holds it (leftovers committed).
   const resumeFrom = e.hasWork ? e.sessionId : null;
-  if (e.remote?.drained) {
-    // Its worker was stopping (a pod deleted, a node drained): not the task's failure. The lease
-    // goes at once and the next attempt, on any worker, continues from what it pushed.
-    const reason = drainedReason(e.remote.worker, e.hasWork, e.remote.push_error);
-    out.push({ kind: "reap", taskId: task.id, reason: "drained" });
-    out.push({
-      kind: "store",
-      change: { op: "requeue", taskId: task.id, reason, countAttempt: false, resumeFrom },
-    });
-    out.journal(ev.taskRetried({ task_id: task.id, reason }));
-    out.log(task.id, reason);
-    return;
-  }
+  if (e.remote?.drained) return remoteDrained(out, task, e, resumeFrom);
+  if (e.remote?.interrupted) return remoteInterrupted(d, out, task, e, resumeFrom);
   if (e.rateLimited) {
     // A parked adapter never burns an attempt: the task waits for it, or starts with a fallback.
     const reason = `rate limited: ${
@@ -168,6 +157,56 @@ function agentEndedWithoutReport(
     retryable: e.diagnosis.retryable,
     resumeFrom,
   });
+}
+
+/**
+ * Its worker was stopping (a pod deleted, a node drained): not the task's failure. The lease goes
+ * at once and the next attempt, on any worker, continues from what it pushed.
+ */
+function remoteDrained(out: Out, task: TaskView, e: Exited, resumeFrom: string | null): void {
+  const reason = drainedReason(e.remote!.worker, e.hasWork, e.remote!.push_error);
+  out.push({ kind: "reap", taskId: task.id, reason: "drained" });
+  out.push({
+    kind: "store",
+    change: { op: "requeue", taskId: task.id, reason, countAttempt: false, resumeFrom },
+  });
+  out.journal(ev.taskRetried({ task_id: task.id, reason }));
+  out.log(task.id, reason);
+}
+
+/**
+ * A worker's agent ended while no orchestrator answered (the run was stopped), or its worker's
+ * process restarted: not the task's failure. Its pushed work is kept — it lands under
+ * `recovery.land_unreported` when every completion signal passes, else the next attempt
+ * continues from it — and no attempt is counted.
+ */
+function remoteInterrupted(
+  d: Draft,
+  out: Out,
+  task: TaskView,
+  e: Exited,
+  resumeFrom: string | null,
+): void {
+  const why = e.remote?.interrupted === "restart"
+    ? `worker ${e.remote.worker} restarted and handed its session back`
+    : `its agent ended on worker ${e.remote?.worker} while the run was stopped`;
+  if (e.hasWork && d.settings.landUnreported && e.signalsPass) {
+    out.push({ kind: "store", change: { op: "recover_done", taskId: task.id } });
+    out.log(task.id, `${why}; every completion signal passes, so its work lands`);
+    startLanding(d, out, task.id, "interrupted");
+    return;
+  }
+  const next = e.hasWork
+    ? "a new attempt continues from the work it pushed"
+    : "it pushed no work; a new attempt starts afresh";
+  const reason = `${why}; ${next} (no attempt counted)`;
+  out.push({ kind: "reap", taskId: task.id, reason: why });
+  out.push({
+    kind: "store",
+    change: { op: "requeue", taskId: task.id, reason, countAttempt: false, resumeFrom },
+  });
+  out.journal(ev.taskRetried({ task_id: task.id, reason }));
+  out.log(task.id, reason);
 }
 
 type SpawnFailed = Extract<CoreEvent, { type: "spawn_failed" }>;

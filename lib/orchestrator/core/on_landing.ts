@@ -94,12 +94,21 @@ export function onMergeResult(
       d.landings.delete(task.id);
       d.landed.add(task.id);
       d.notes.delete(task.id);
-      out.journal(ev.taskMerged({ task_id: task.id, commit: r.commit, pr: r.pr }));
+      out.journal(ev.taskMerged({
+        task_id: task.id,
+        commit: r.commit,
+        pr: r.pr,
+        ...(r.empty ? { empty: true } : {}),
+      }));
       out.push({ kind: "store", change: { op: "merged", taskId: task.id } });
       out.push({ kind: "reap", taskId: task.id, reason: "merged" });
       out.log(
         task.id,
-        `merged as ${r.commit.slice(0, 10)}${r.pr ? ` through ${r.pr}` : ""}` +
+        (r.empty
+          ? `nothing to land: its work changes nothing on the base (at ${
+            r.commit.slice(0, 10)
+          }); no pull request opened`
+          : `merged as ${r.commit.slice(0, 10)}${r.pr ? ` through ${r.pr}` : ""}`) +
           UNREPORTED_NOTE[l.unreported ?? ""],
       );
       return;
@@ -217,7 +226,12 @@ export function onRebaseResult(
   }
   const rebased = { ...l, rebases: l.rebases + 1 };
   d.landings.set(task.id, rebased);
-  out.journal(ev.taskRebased({ task_id: task.id, onto: r.tip, diff_changed: r.diffChanged }));
+  out.journal(ev.taskRebased({
+    task_id: task.id,
+    onto: r.onto,
+    head: r.tip,
+    diff_changed: r.diffChanged,
+  }));
   // Protected paths the approved diff did not touch need a review of their own, as a changed
   // diff does (the rebased branch is judged again).
   const before = rebased.protectedPaths ?? [];
@@ -235,7 +249,7 @@ export function onRebaseResult(
     const why = r.diffChanged ? "the diff changed" : "it now changes protected paths";
     out.journal(ev.taskCompleted({
       task_id: task.id,
-      summary: `rebased onto ${r.tip.slice(0, 10)}: ${why}, review it again`,
+      summary: `rebased onto ${r.onto.slice(0, 10)}: ${why}, review it again`,
     }));
     setStage(
       d,
@@ -247,7 +261,7 @@ export function onRebaseResult(
     return;
   }
   setStage(d, rebased, "merging", "merging after a rebase");
-  out.log(task.id, `rebased onto ${r.tip.slice(0, 10)}; merging`);
+  out.log(task.id, `rebased onto ${r.onto.slice(0, 10)}; merging`);
   out.push({ kind: "merge", taskId: task.id });
 }
 

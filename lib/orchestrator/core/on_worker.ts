@@ -12,6 +12,8 @@ import { awaitsMerge, schedulable } from "./settle.ts";
 import type { CoreEvent } from "./protocol.ts";
 import type { Out } from "./outcomes.ts";
 import type { CoreState, Draft } from "./state.ts";
+import * as ev from "../../journal/events.ts";
+import { canStart } from "../../workers/fleet.ts";
 
 /** The lease of a remote session ran out: its worker stopped heartbeating. */
 export function leaseLostReason(worker: string, summary: string | null): string {
@@ -55,7 +57,12 @@ export function onWorkerAsks(
     const note = d.notes.get(e.task!);
     return answer([{ taskId: e.task!, adapter: reserved, ...(note ? { note } : {}) }]);
   }
-  const decision = workerSchedule(d, e.free, { roles: e.roles, only: e.task });
+  const decision = workerSchedule(d, e.free, {
+    roles: e.roles,
+    only: e.task,
+    offer: e.offer,
+    worker: e.worker,
+  });
   for (const id of decision.start) {
     d.starting.add(id);
     d.dispatching.add(id);
@@ -74,6 +81,10 @@ export interface WorkerScheduleOptions {
   roles?: readonly string[];
   /** A claim ticket's task: that one only. */
   only?: string;
+  /** The adapters the worker can start (absent: any; lib/workers/fleet.ts). */
+  offer?: { adapters?: string[] };
+  /** The worker asking: a task whose agent did not start on it is not handed to it again. */
+  worker?: string;
 }
 
 /**
@@ -84,14 +95,23 @@ export interface WorkerScheduleOptions {
 export function workerSchedule(
   s: CoreState,
   free: number,
-  { roles, only }: WorkerScheduleOptions = {},
+  { roles, only, offer = {}, worker }: WorkerScheduleOptions = {},
 ): ScheduleDecision {
   const tasks = [...s.tasks.values()];
   const busy = new Set([...s.sessions.keys(), ...s.starting]);
   const wanted = roles && roles.length > 0 ? new Set(roles) : undefined;
+  // Only tasks this worker can start an agent for, and not on a worker where one did not start.
+  const chainOf = (role: string) => s.settings.chains[role] ?? [s.settings.adapter];
+  const chains = Object.fromEntries(
+    [...new Set(tasks.map((t) => t.role))].map((role) => [
+      role,
+      chainOf(role).filter((a) => canStart(offer, a)),
+    ]),
+  );
   const ready = tasks.filter((t) =>
     t.status === "OPEN" && !busy.has(t.id) && !t.batch && (!wanted || wanted.has(t.role)) &&
-    (only === undefined || t.id === only)
+    (only === undefined || t.id === only) && chains[t.role].length > 0 &&
+    (worker === undefined || !s.refusedBy?.get(t.id)?.has(worker))
   );
   return decideSchedule({
     ready: ready.map(schedulable),
@@ -105,9 +125,9 @@ export function workerSchedule(
     maxAgents: free,
     pendingMerge: new Set(tasks.filter((t) => awaitsMerge(s, t)).map((t) => t.id)),
     adapter: s.settings.adapter,
-    // A worker runs the role's first adapter with its own keys: the orchestrator's rate-limit
-    // parking is about the orchestrator's keys, not the worker's.
-    chains: s.settings.chains,
+    // A worker runs the role's first adapter it can start, with its own keys: the
+    // orchestrator's rate-limit parking is about the orchestrator's keys, not the worker's.
+    chains,
     readOnly: s.readOnly,
   });
 }
@@ -164,4 +184,50 @@ export function onLaunchAdopted(
   d.dispatching.add(e.taskId);
   d.launching.set(e.taskId, d.settings.chains[task.role]?.[0] ?? d.settings.adapter);
   out.log(e.taskId, `Job ${e.job} still runs; waiting for its pod to claim the task`);
+}
+
+/** `workers_seen`: the slots remote workers offer now (the waits of ready tasks say so). */
+export function onWorkersSeen(d: Draft, e: Extract<CoreEvent, { type: "workers_seen" }>): void {
+  d.workers = e.workers;
+}
+
+/**
+ * `remote_start_failed`: the agent did not start on the worker — the worker's fault, not the
+ * task's. The task goes back to the queue with no attempt counted, to another worker: it is
+ * never handed to this one again in the run (repeated failures cordon the worker).
+ */
+export function onRemoteStartFailed(
+  d: Draft,
+  out: Out,
+  e: Extract<CoreEvent, { type: "remote_start_failed" }>,
+): void {
+  const session = d.sessions.get(e.taskId);
+  if (session?.sessionId !== e.sessionId) return; // a late report of an earlier session
+  d.sessions.delete(e.taskId);
+  const refused = new Map(d.refusedBy ?? []);
+  refused.set(e.taskId, new Set([...(refused.get(e.taskId) ?? []), e.worker]));
+  d.refusedBy = refused;
+  const task = d.tasks.get(e.taskId);
+  out.journal(ev.agentExited({
+    task_id: e.taskId,
+    session_id: e.sessionId,
+    exit_code: -1,
+    duration_ms: 0,
+    worker: e.worker,
+    commit: null,
+    start_failure: e.reason,
+  }));
+  if (!task || (task.status !== "CLAIMED" && task.status !== "IN_PROGRESS")) return;
+  const reason = `the agent did not start on worker ${e.worker}: ${e.reason}; the task goes ` +
+    "to another worker (no attempt counted)";
+  out.push({ kind: "store", change: { op: "orphan", taskId: task.id, reason } });
+  out.push({ kind: "reap", taskId: task.id, reason: "the agent did not start on its worker" });
+  // Its claim counted an attempt: given back. The work it was to continue from stays.
+  out.push({
+    kind: "store",
+    change: { op: "requeue", taskId: task.id, reason, countAttempt: false },
+  });
+  out.journal(ev.taskRetried({ task_id: task.id, reason }));
+  out.log(task.id, reason);
+  if (e.cordoned) out.log(null, `worker ${e.worker} is cordoned: ${e.cordoned}`);
 }

@@ -3,6 +3,7 @@
  * things the executor does, journal rows included). The executor turns the outcome of an action
  * that takes time — a spawn, a diff capture, a merge, a rebase — into the next event.
  */
+import type { WorkerSlots } from "../../workers/fleet.ts";
 import type { BatchOutcome } from "../../journal/events.ts";
 import type { JournalEvent } from "../../journal/row.ts";
 import type { TaskStatus } from "../../tasks/lifecycle.ts";
@@ -36,6 +37,8 @@ export type CoreEvent =
     worker: string;
     free: number;
     roles?: string[];
+    /** The adapters it can start (absent: any; lib/workers/fleet.ts). */
+    offer?: { adapters?: string[] };
     /** A claim ticket's task (DESIGN.md §17): that task only, or none. */
     task?: string;
     /**
@@ -43,6 +46,21 @@ export type CoreEvent =
      * (`launching`), not claimed; each Job's pod claims its own with a ticket.
      */
     reserve?: boolean;
+  }
+  /** The remote workers the server has heard from, as the scheduler counts them. */
+  | { type: "workers_seen"; workers: WorkerSlots[] }
+  /**
+   * A remote session's agent did not start on its worker (its CLI, key, image or launch): the
+   * worker's fault, not the task's — no attempt counted, and the task goes to another worker.
+   */
+  | {
+    type: "remote_start_failed";
+    taskId: string;
+    sessionId: string;
+    worker: string;
+    reason: string;
+    /** The worker was cordoned for it (repeated failures): why. */
+    cordoned?: string;
   }
   /** A task's Job ended (or was never created) before its pod claimed it: it is ready again. */
   | { type: "launch_lapsed"; taskId: string; reason: string }

@@ -7,6 +7,7 @@ import * as ev from "../../journal/events.ts";
 import {
   decideSchedule,
   describeWait,
+  type RemoteSlots,
   type SchedulableTask,
   type WaitReason,
 } from "../schedule.ts";
@@ -114,7 +115,9 @@ function schedule(d: Draft, out: Out): Map<string, WaitReason> {
     parked: d.parked,
     readOnly: d.readOnly,
     batch: new Set(ready.filter((t) => t.batch).map((t) => t.id)),
+    workers: connectedWorkers(d),
   });
+  sayWorkers(d, out, decision.waiting);
   if (decision.batch.length > 0) {
     for (const id of decision.batch) {
       d.starting.add(id);
@@ -132,8 +135,48 @@ function schedule(d: Draft, out: Out): Map<string, WaitReason> {
   return decision.waiting;
 }
 
+/**
+ * The workers heard from within a lease (cordoned and draining ones marked closed), once the
+ * server has told of any; undefined before (a run that never saw a worker).
+ */
+function connectedWorkers(d: Draft): RemoteSlots[] | undefined {
+  if (!d.workers) return undefined;
+  const lease = d.settings.heartbeatTimeoutS ?? 45;
+  return d.workers.filter((w) => d.now - w.seen < lease * 1000).map((w) => ({
+    name: w.name,
+    ...(w.roles ? { roles: w.roles } : {}),
+    slots: w.slots,
+    free: w.free,
+    ...(w.closed ? { closed: true } : {}),
+  }));
+}
+
+/**
+ * With every agent left to workers, the run says when none is connected while tasks are ready
+ * ("no worker connected (3 tasks ready)"), once, and again after one was.
+ */
+function sayWorkers(d: Draft, out: Out, waiting: ReadonlyMap<string, WaitReason>): void {
+  const none = [...waiting.values()].filter((w) => w.kind === "no_worker").length;
+  if (none > 0 && !d.noWorkerSaid) {
+    d.noWorkerSaid = true;
+    out.log(
+      null,
+      `no worker connected (${none} task${none === 1 ? "" : "s"} ready): with max_agents: 0 ` +
+        "every task waits for one — start `service worker --server <this server's URL>` on a " +
+        "machine, or set max_agents above 0",
+    );
+  } else if (none === 0 && d.noWorkerSaid && (d.workers ?? []).length > 0) {
+    d.noWorkerSaid = false;
+  }
+}
+
 /** Wait kinds worth a journal row (the others change by the second or are obvious). */
-const JOURNALED: ReadonlySet<WaitReason["kind"]> = new Set(["owned_files", "dependency_merge"]);
+const JOURNALED: ReadonlySet<WaitReason["kind"]> = new Set([
+  "owned_files",
+  "dependency_merge",
+  "no_worker",
+  "no_worker_for_role",
+]);
 
 function updateWaits(d: Draft, out: Out, scheduled: Map<string, WaitReason>): void {
   const waits = new Map<string, string>();
@@ -256,7 +299,11 @@ function problems(d: Draft): string[] {
         );
         break;
       case "CANCELLED":
-        lines.push(`${t.id}: CANCELLED`);
+        // Its reason says who cancelled it (a person who closed its pull request, a tracker);
+        // without one, an operator did.
+        lines.push(
+          t.summary ? `${t.id}: CANCELLED — ${t.summary}` : `${t.id}: CANCELLED by an operator`,
+        );
         break;
       case "BLOCKED":
         // "BLOCKED — waits on …": the reason's own "blocked: " would say it twice.

@@ -3,6 +3,7 @@
  * being landed, notes for the next attempt, why tasks wait) plus a snapshot of the run's tasks
  * as the task store holds them. Plain data: no handles, no clocks, no files.
  */
+import type { WorkerSlots } from "../../workers/fleet.ts";
 import type { TaskStatus } from "../../tasks/lifecycle.ts";
 import type { EndReason } from "../../agents/end_reason.ts";
 
@@ -116,6 +117,8 @@ export interface CoreSettings {
   landUnreported: boolean;
   /** The configured adapter (`cli`). */
   adapter: string;
+  /** A remote worker not heard from for this long is not counted as connected (s; default 45). */
+  heartbeatTimeoutS?: number;
   /**
    * By role, the adapters a task may start with, first choice first: `cli`, then the role's (or
    * the top-level) `fallback_adapters` that are ready. A role not listed uses `[adapter]`.
@@ -182,6 +185,12 @@ export interface CoreState {
   /** When the run ends if nothing but merges only the user can unblock is left by then (ms). */
   endsAt?: number;
   verdict?: RunVerdict;
+  /** The remote workers the server has heard from (lib/workers/fleet.ts); none until told. */
+  workers?: readonly WorkerSlots[];
+  /** Workers an agent of the task did not start on, by task: it goes to another one. */
+  refusedBy?: ReadonlyMap<string, ReadonlySet<string>>;
+  /** The run said that no worker is connected (said again once one was). */
+  noWorkerSaid?: boolean;
 }
 
 /** A fresh state for a run. */

@@ -1,10 +1,18 @@
-/** POST /workers/<name>/register — a worker says it exists, with its slots and roles. */
+/**
+ * POST /workers/<name>/register — a worker says it exists, with its slots, roles and the adapters
+ * it can start; the sessions its name held are handed back (a new process holds none).
+ */
 import type { Ctx } from "../../../lib/http/context.ts";
 import { readJsonBody } from "../../../lib/http/body.ts";
 import { requireId } from "../../../lib/ids.ts";
 import { parseBody } from "../../../lib/tasks/http_input.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
-import { heartbeatIntervalS, RegisterBodySchema } from "../../../lib/workers/protocol.ts";
+import {
+  heartbeatIntervalS,
+  type RegisterAnswer,
+  RegisterBodySchema,
+} from "../../../lib/workers/protocol.ts";
+import { registryFor } from "../../../lib/workers/registry.ts";
 import { rosterFor } from "../../../lib/workers/roster.ts";
 import { deskFor } from "../../../lib/workers/desk.ts";
 import { loadConfig } from "../../../lib/config/load.ts";
@@ -17,15 +25,26 @@ export async function POST(c: Ctx): Promise<Response> {
   const name = requireId("worker", c.req.param("worker")!);
   const body = parseBody(RegisterBodySchema, await readJsonBody(c));
   const app = c.get("app");
+  const principal = c.get("principal");
   const roster = rosterFor(app.paths.root);
-  roster.heard(name, c.get("principal"), { free: body.slots, draining: false });
+  roster.heard(name, principal, { free: body.slots, draining: false });
   const timeout = (await loadConfig(app.paths.root))?.heartbeat_timeout_s ?? 45;
   roster.setLease(timeout);
-  return c.json({
+  // What it offers (and lacks) is remembered for `service workers`, the scheduler and the claims.
+  const record = (await registryFor(app.paths.root)).register(name, body, {
+    principal: principal.principal,
+    now: Date.now(),
+  });
+  const desk = deskFor(app.paths.root);
+  desk?.registered?.(name, record, body.left ?? []);
+  const answer: RegisterAnswer = {
     name,
-    run_id: deskFor(app.paths.root)?.runId ?? null,
+    run_id: desk?.runId ?? null,
     heartbeat_timeout_s: timeout,
     heartbeat_interval_s: heartbeatIntervalS(timeout),
     ...(app.agentUrl ? { agent_port: Number(new URL(app.agentUrl).port) } : {}),
-  });
+    ...(record.cordoned ? { cordoned: record.cordoned.reason } : {}),
+    ...(record.draining ? { drain: true } : {}),
+  };
+  return c.json(answer);
 }

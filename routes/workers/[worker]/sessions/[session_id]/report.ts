@@ -15,6 +15,7 @@ import { REPORT_BODY_LIMIT, ReportBodySchema } from "../../../../../lib/workers/
 import { requireLease } from "../../../../../lib/workers/leases.ts";
 import { deskFor } from "../../../../../lib/workers/desk.ts";
 import { rosterFor } from "../../../../../lib/workers/roster.ts";
+import { registryFor } from "../../../../../lib/workers/registry.ts";
 import { sessionOfCapability } from "../../../../../lib/workers/session_route.ts";
 
 /** What this URL requires: the session's capability, with room for the session log. */
@@ -28,6 +29,7 @@ export async function POST(c: Ctx): Promise<Response> {
   sessionOfCapability(c.get("principal"), body.task_id, body.session_id);
   const app = c.get("app");
   rosterFor(app.paths.root).touched(name);
+  (await registryFor(app.paths.root)).seen(name, Date.now());
   requireLease(await taskStoreFor(app), name, body.task_id, sessionId);
   const desk = deskFor(app.paths.root);
   if (!desk) {
