@@ -33,7 +33,7 @@ const LONGER_FOR_NOW = new Set([
   "lib/orchestrator/core/outcomes.ts:startLanding",
   "lib/agent_session/invocation.ts:agentInvocation",
   "lib/agent_session/log_watch.ts:scanNewLines",
-  "lib/orchestrator/remote_work.ts:RemoteWork.touched",
+  "lib/workers/remote_work.ts:RemoteWork.touched",
   "lib/agent_session/session.ts:SessionStartError.constructor",
   "lib/workers/leases.ts:requireLease",
   "lib/worktree_env/ports.ts:leasePorts",

@@ -17,7 +17,7 @@ import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { TicketBook } from "../workers/tickets.ts";
 import type { CoreEvent } from "./core/protocol.ts";
 import type { OrchestratorOptions } from "./orchestrator.ts";
-import { RemoteWork } from "./remote_work.ts";
+import { RemoteWork } from "../workers/remote_work.ts";
 
 /** What the loop gives every lane: where its events go, and the clock. */
 export interface LoopHooks {

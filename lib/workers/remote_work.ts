@@ -15,7 +15,7 @@ import {
   revokeAgentCredential,
   revokeWorkerSessionCredential,
 } from "../auth/agent_credentials.ts";
-import { rosterFor } from "../workers/roster.ts";
+import { rosterFor } from "./roster.ts";
 import { relative } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { logTail } from "../agents/process.ts";
@@ -32,22 +32,22 @@ import { runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { earlierWork, supersedeEarlierWork } from "../worktrees/earlier_work.ts";
 import { agentBranch, createWorktree } from "../worktrees/worktrees.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
-import type { WorkerDesk } from "../workers/desk.ts";
-import { requireLease } from "../workers/leases.ts";
-import type { ClaimBody, ReportAnswer, ReportBody, WorkOrder } from "../workers/protocol.ts";
+import type { WorkerDesk } from "./desk.ts";
+import { requireLease } from "./leases.ts";
+import type { ClaimBody, ReportAnswer, ReportBody, WorkOrder } from "./protocol.ts";
 import {
   baseRef,
   fetchSessionBranch,
   publishBase,
   pushSessionBranch,
-} from "../workers/remote_refs.ts";
-import type { TicketBook, TicketGrant } from "../workers/tickets.ts";
+} from "./remote_refs.ts";
+import type { TicketBook, TicketGrant } from "./tickets.ts";
 import { ConflictError, DomainError } from "../errors.ts";
-import type { WorkerRecord } from "../workers/fleet.ts";
-import type { LeftSession } from "../workers/protocol.ts";
-import { FleetWatch } from "./remote_fleet.ts";
-import type { Action, CoreEvent, ExitDiagnosis } from "./core/protocol.ts";
-import type { EndReason } from "./core/state.ts";
+import type { WorkerRecord } from "./fleet.ts";
+import type { LeftSession } from "./protocol.ts";
+import { FleetWatch } from "./fleet_watch.ts";
+import type { Action, CoreEvent, ExitDiagnosis } from "../orchestrator/core/protocol.ts";
+import type { EndReason } from "../orchestrator/core/state.ts";
 import { exitReason } from "../agent_session/lane.ts";
 import { agentInvocation } from "../agent_session/invocation.ts";
 import type { TaskWork } from "../integration/mod.ts";

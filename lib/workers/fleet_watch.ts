@@ -5,9 +5,9 @@
  * counted against the worker (and cordons it when repeated), and where a worker runs each
  * adapter's agents (`worktree`, `container:<runtime>:<image>`) is what the claim journals.
  */
-import type { CoreEvent } from "./core/protocol.ts";
-import { type WorkerRecord, workerSlots } from "../workers/fleet.ts";
-import { registryFor, type WorkerRegistry } from "../workers/registry.ts";
+import type { CoreEvent } from "../orchestrator/core/protocol.ts";
+import { type WorkerRecord, workerSlots } from "./fleet.ts";
+import { registryFor, type WorkerRegistry } from "./registry.ts";
 import { printable } from "../util/printable.ts";
 
 /** Options of {@link FleetWatch}. */
