@@ -283,15 +283,7 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
     "verdict.ts",
   ],
   webhooks: ["handler.ts", "ledger.ts", "receiver.ts", "registry.ts", "secret.ts"],
-  workers: [
-    "desk.ts",
-    "hello.ts",
-    "leases.ts",
-    "protocol.ts",
-    "remote_refs.ts",
-    "roster.ts",
-    "tickets.ts",
-  ],
+  workers: ["fleet.ts", "hello.ts", "lane.ts", "lane_events.ts", "protocol.ts", "remote_refs.ts"],
   worktree_env: ["environments.ts", "ports.ts", "spec.ts"],
   worktrees: [
     "diff_capture.ts",

@@ -14,10 +14,9 @@ import { Launcher, type LaunchTask, type PreparedCluster } from "../kubernetes/m
 import { Protection } from "../protect/judge.ts";
 import { VerificationStep } from "../verification/completion.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
-import { TicketBook } from "../workers/tickets.ts";
 import type { CoreEvent } from "./core/protocol.ts";
 import type { OrchestratorOptions } from "./orchestrator.ts";
-import { RemoteWork } from "../workers/remote_work.ts";
+import { RemoteWork, TicketBook } from "../workers/lane.ts";
 
 /** What the loop gives every lane: where its events go, and the clock. */
 export interface LoopHooks {

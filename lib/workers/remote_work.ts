@@ -35,22 +35,20 @@ import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import type { WorkerDesk } from "./desk.ts";
 import { requireLease } from "./leases.ts";
 import type { ClaimBody, ReportAnswer, ReportBody, WorkOrder } from "./protocol.ts";
-import {
-  baseRef,
-  fetchSessionBranch,
-  publishBase,
-  pushSessionBranch,
-} from "./remote_refs.ts";
+import { baseRef, fetchSessionBranch, publishBase, pushSessionBranch } from "./remote_refs.ts";
 import type { TicketBook, TicketGrant } from "./tickets.ts";
 import { ConflictError, DomainError } from "../errors.ts";
 import type { WorkerRecord } from "./fleet.ts";
 import type { LeftSession } from "./protocol.ts";
 import { FleetWatch } from "./fleet_watch.ts";
-import type { Action, CoreEvent, ExitDiagnosis } from "../orchestrator/core/protocol.ts";
-import type { EndReason } from "../orchestrator/core/state.ts";
-import { exitReason } from "../agent_session/lane.ts";
+import type { AgentLaneEvent, ExitDiagnosis } from "../agent_session/events.ts";
+import type { EndReason } from "../agents/end_reason.ts";
+import type { Dispatch, WorkerLaneEvent } from "./lane_events.ts";
+import { type AgentWork, exitReason } from "../agent_session/lane.ts";
 import { agentInvocation } from "../agent_session/invocation.ts";
-import type { TaskWork } from "../integration/mod.ts";
+
+/** What the remote-worker lane tells the run loop: its own events and the agents'. */
+export type RemoteEvent = AgentLaneEvent | WorkerLaneEvent;
 
 /** Settings of {@link RemoteWork}. */
 export interface RemoteWorkOptions {
@@ -66,16 +64,16 @@ export interface RemoteWorkOptions {
   effort?: string;
   timeoutS: (task: Task) => number;
   graceMs: number;
-  work: TaskWork;
+  work: AgentWork;
   spend: SpendTracker;
   environments?: WorktreeEnvironments;
   template: (role: string) => Promise<RoleTemplate>;
   attemptNumber: (taskId: string) => Promise<number>;
   sessionId: () => string;
   /** Hands a piece of work to the loop: its events are decided in order with the rest. */
-  enqueue: (work: () => Promise<CoreEvent[]>) => void;
+  enqueue: (work: () => Promise<RemoteEvent[]>) => void;
   /** Hands an event to the loop. */
-  push: (event: CoreEvent) => void;
+  push: (event: RemoteEvent) => void;
   landUnreported: boolean;
   /** A remote session not heard of for this long has lost its lease. */
   heartbeatTimeoutS: number;
@@ -228,9 +226,9 @@ export class RemoteWork implements WorkerDesk {
   }
 
   /** Carry out the core's answer to a worker: claim, publish, render; then their events. */
-  async dispatch(action: Extract<Action, { kind: "dispatch" }>): Promise<CoreEvent[]> {
+  async dispatch(action: Dispatch): Promise<RemoteEvent[]> {
     const orders: WorkOrder[] = [];
-    const events: CoreEvent[] = [];
+    const events: RemoteEvent[] = [];
     const grant = this.#ticketed.get(action.requestId);
     this.#ticketed.delete(action.requestId);
     for (const t of action.tasks) {
@@ -266,7 +264,7 @@ export class RemoteWork implements WorkerDesk {
     adapterName: string,
     note: string | undefined,
     grant?: TicketGrant,
-  ): Promise<{ event: CoreEvent; order?: WorkOrder }> {
+  ): Promise<{ event: RemoteEvent; order?: WorkOrder }> {
     const o = this.#o;
     // A ticket's claim runs as the session its Job was labelled with.
     const sessionId = grant?.task_id === taskId ? grant.session_id : o.sessionId();
@@ -437,7 +435,7 @@ export class RemoteWork implements WorkerDesk {
   }
 
   /** A session an earlier process handed to `worker`, still leased: this run waits for it. */
-  adopt(task: Task, base: string | undefined): CoreEvent | undefined {
+  adopt(task: Task, base: string | undefined): RemoteEvent | undefined {
     if (!task.worker || !task.session_id) return undefined;
     const startedAt = task.updated_at ? Date.parse(task.updated_at) : this.#o.clock();
     this.#sessions.set(task.session_id, {
@@ -483,7 +481,7 @@ export class RemoteWork implements WorkerDesk {
   async #take(
     worker: string,
     body: ReportBody,
-  ): Promise<{ answer: ReportAnswer; events: CoreEvent[] }> {
+  ): Promise<{ answer: ReportAnswer; events: RemoteEvent[] }> {
     const o = this.#o;
     const again = this.#reported.get(body.session_id);
     if (again) return { answer: again, events: [] };
@@ -665,7 +663,7 @@ export class RemoteWork implements WorkerDesk {
     sessionId: string,
     reason: string,
     interrupted?: "restart",
-  ): Promise<CoreEvent[]> {
+  ): Promise<RemoteEvent[]> {
     const o = this.#o;
     const session = this.#sessions.get(sessionId);
     if (!session) return []; // reported, or lost already

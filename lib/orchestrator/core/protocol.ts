@@ -3,13 +3,13 @@
  * things the executor does, journal rows included). The executor turns the outcome of an action
  * that takes time — a spawn, a diff capture, a merge, a rebase — into the next event.
  */
-import type { WorkerSlots } from "../../workers/fleet.ts";
 import type { BatchOutcome } from "../../journal/events.ts";
 import type { JournalEvent } from "../../journal/row.ts";
 import type { TaskStatus } from "../../tasks/lifecycle.ts";
 import type { EndReason, RunVerdict } from "./state.ts";
 import type { AgentLaneEvent } from "../../agent_session/events.ts";
 import type { BatchLaneEvent } from "../../batch/mod.ts";
+import type { Dispatch, WorkerLaneEvent } from "../../workers/lane_events.ts";
 import type { DiffJudgement, MergeResult, RebaseResult } from "../../integration/mod.ts";
 
 export type { ExitDiagnosis, PreparedView } from "../../agent_session/events.ts";
@@ -27,57 +27,11 @@ export type CoreEvent =
   | { type: "settle" }
   | AgentLaneEvent
   | BatchLaneEvent
-  /**
-   * A remote worker asks for up to `free` tasks (of `roles`, any when absent); answered by one
-   * `dispatch` action naming the tasks it gets (none, when nothing may start).
-   */
-  | {
-    type: "worker_asks";
-    requestId: string;
-    worker: string;
-    free: number;
-    roles?: string[];
-    /** The adapters it can start (absent: any; lib/workers/fleet.ts). */
-    offer?: { adapters?: string[] };
-    /** A claim ticket's task (DESIGN.md §17): that task only, or none. */
-    task?: string;
-    /**
-     * The Kubernetes launcher asks: the tasks it gets are reserved for the Jobs it creates
-     * (`launching`), not claimed; each Job's pod claims its own with a ticket.
-     */
-    reserve?: boolean;
-  }
-  /** The remote workers the server has heard from, as the scheduler counts them. */
-  | { type: "workers_seen"; workers: WorkerSlots[] }
-  /**
-   * A remote session's agent did not start on its worker (its CLI, key, image or launch): the
-   * worker's fault, not the task's — no attempt counted, and the task goes to another worker.
-   */
-  | {
-    type: "remote_start_failed";
-    taskId: string;
-    sessionId: string;
-    worker: string;
-    reason: string;
-    /** The worker was cordoned for it (repeated failures): why. */
-    cordoned?: string;
-  }
+  | WorkerLaneEvent
   /** A task's Job ended (or was never created) before its pod claimed it: it is ready again. */
   | { type: "launch_lapsed"; taskId: string; reason: string }
   /** A Job an earlier process created for an OPEN task still runs: the task stays reserved for it. */
   | { type: "launch_adopted"; taskId: string; job: string }
-  /**
-   * A remote session an earlier process started is still held by its worker (its lease lives
-   * in the task store): the run waits for its report as for any agent.
-   */
-  | {
-    type: "remote_adopted";
-    taskId: string;
-    sessionId: string;
-    worker: string;
-    startedAt: number;
-    deadline: number;
-  }
   /** A task an earlier process left claimed or done (it was stopped or crashed). */
   | {
     type: "recovered";
@@ -144,18 +98,7 @@ export type Action =
   /** Claim `taskIds` and submit their requests to the batch lane; then `batch_submitted` each. */
   | { kind: "batch"; taskIds: string[] }
   | { kind: "terminate"; taskId: string; reason: EndReason }
-  /**
-   * Hand `tasks` to `worker`'s request `requestId` (claim each, publish its base, answer the
-   * request); then `spawned` (with `worker`) or `claim_lost` each. No tasks: the answer is 204.
-   */
-  | {
-    kind: "dispatch";
-    requestId: string;
-    worker: string;
-    tasks: { taskId: string; adapter: string; note?: string }[];
-    /** The launcher's request: the tasks are reserved for Jobs, nothing is claimed. */
-    reserve?: boolean;
-  }
+  | Dispatch
   /** The worker holding `taskId` lost its lease: fetch what it pushed; then `agent_exited`. */
   | { kind: "remote_lost"; taskId: string; sessionId: string; reason: string }
   /** Commit what the agent left, store its diff (task_diff_captured); then `captured`. */
