@@ -389,7 +389,7 @@ export class Orchestrator {
     }
   }
 
-  /** A finished run's base and its sessions' branches leave the remote (remote_sweep.ts). */
+  /** A finished run's base and its sessions' branches leave the remote (lib/workers/remote_sweep.ts). */
   async #sweepRemote(): Promise<void> {
     const landing = this.#o.landing?.settings;
     const removed = await sweepRunRemote({

@@ -120,7 +120,7 @@ export class RemoteWork implements WorkerDesk {
   #publishedBase: string | undefined;
   #publishing: Promise<void> = Promise.resolve();
   #closed = false;
-  /** The workers the server heard from (remote_fleet.ts): slots, readiness, start failures. */
+  /** The workers the server heard from (fleet_watch.ts): slots, readiness, start failures. */
   readonly #fleet: FleetWatch;
 
   constructor(options: RemoteWorkOptions) {
