@@ -126,7 +126,8 @@ async function heldForReview(root: string, run: { runId: string }, task: string,
     const rows = await rowsSoFar(root, run.runId);
     return rowsFor(rows, "task_protected_paths", task).length > 0 ||
       rowsFor(rows, "task_merged", task).length > 0 ||
-      rowsFor(rows, "task_waiting", task).length > 0; // a merge that waits for the checkout
+      // A merge that waits for the checkout (not a wait for a worker to connect, before any diff).
+      rowsFor(rows, "task_waiting", task).some((r) => !/worker/.test(String(r.data.reason)));
   });
   const rows = await rowsOf(root, run.runId);
   assert.deepEqual(rowsFor(rows, "task_merged", task), [], `${task} must not land unattended`);
