@@ -13,6 +13,7 @@ import { UserFacingError } from "./lib/errors.ts";
 import { guardConsole } from "./lib/cli/terminal.ts";
 import { printableLines } from "./lib/util/printable.ts";
 import { GUI_APP, SERVER_APP } from "./routes/_app.ts";
+import { findWorkspaceRoot } from "./lib/cli/workspace_root.ts";
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -66,7 +67,7 @@ export function named(error: Error): string {
 export async function main(argv: string[]): Promise<number> {
   // Everything this process prints passes the terminal guard (lib/cli/terminal.ts).
   guardConsole();
-  let root = Deno.cwd();
+  let root: string | undefined;
   let debug = false;
   const words: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -76,6 +77,9 @@ export async function main(argv: string[]): Promise<number> {
     else if (arg === "--debug") debug = true;
     else words.push(arg);
   }
+  // Without --root: the workspace of the repository the current directory is in, as git finds
+  // its repository (lib/cli/workspace_root.ts).
+  root ??= await findWorkspaceRoot(await Deno.realPath(Deno.cwd()).catch(() => Deno.cwd()));
   const ctx: CliContext = {
     root,
     debug,
@@ -119,7 +123,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch {
     ctx.stderr(
       `service ${found.command.name}: --root ${root} is not a directory: ` +
-        "pass the workspace (your git repository), or leave --root out to use the current directory",
+        "pass the workspace (your git repository), or leave --root out to use the repository the current directory is in",
     );
     return EXIT.error;
   }

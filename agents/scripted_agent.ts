@@ -20,6 +20,9 @@
  *   ["first_attempt", [...]]     run the nested directives only on a first attempt
  *   ["retry", [...]]             run them only when the prompt carries a previous attempt's note
  *   ["require_prompt", text]     exit 1 unless the prompt contains text (checks what reached it)
+ *   ["wait_follow_up", path]     read the operator's follow-ups (`GET /tasks/<id>/messages`, as
+ *                                its prompt says) every 200 ms until one comes (at most 5
+ *                                minutes); write the newest to `path`
  * Without a script it writes NOTES/<task>.md with the goal and reports.
  */
 import { dirname } from "node:path";
@@ -73,6 +76,28 @@ export async function runScriptedAgent(prompt: string): Promise<void> {
     });
     console.log(`reported ${outcome}: HTTP ${res.status} ${await res.text()}`);
     reported = true;
+  }
+
+  /**
+   * Poll the task's follow-ups as its prompt says (`GET /tasks/<id>/messages` with the session's
+   * credential) every 200 ms until one comes, for at most 5 minutes; the newest one's text.
+   */
+  async function waitFollowUp(): Promise<string> {
+    const base = Deno.env.get("SERVICE_SERVER_URL");
+    if (!base) throw new Error("SERVICE_SERVER_URL is not set: cannot read follow-ups");
+    const token = Deno.env.get("SERVICE_TOKEN");
+    const until = Date.now() + 300_000;
+    while (Date.now() < until) {
+      const res = await fetch(`${base}/tasks/${taskId}/messages`, {
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      });
+      if (!res.ok) throw new Error(`GET messages: HTTP ${res.status} ${await res.text()}`);
+      const body = await res.json() as { messages?: { text: string }[] };
+      const newest = body.messages?.at(-1);
+      if (newest) return newest.text;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error("no follow-up came within 5 minutes");
   }
 
   async function run(directives: Directive[]): Promise<void> {
@@ -133,6 +158,12 @@ export async function runScriptedAgent(prompt: string): Promise<void> {
         case "if_exists":
           if (await exists(args[0] as string)) await run(args[1] as Directive[]);
           break;
+        case "wait_follow_up": {
+          const text = await waitFollowUp();
+          await Deno.writeTextFile(args[0] as string, text + "\n");
+          console.log(`follow-up read: ${text}`);
+          break;
+        }
         case "require_prompt":
           if (!prompt.includes(args[0] as string)) {
             console.log(`the prompt lacks ${JSON.stringify(args[0])}`);

@@ -25,6 +25,10 @@ import { SERVER_APP } from "../routes/_app.ts";
 import { benchLauncher } from "./launcher_bench.ts";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
+// A run takes remote workers only with a worker token configured (docs/workers.md "Tokens").
+const TOKEN_ENV = "BENCH_WORKER_TOKEN";
+const TOKEN = crypto.randomUUID();
+Deno.env.set(TOKEN_ENV, TOKEN);
 const AGENT = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
 
 async function git(cwd: string, ...args: string[]): Promise<void> {
@@ -53,7 +57,8 @@ async function fixture(dir: string, tasks: number, sleepMs: number, workers: num
   await Deno.writeTextFile(
     join(root, "service.yaml"),
     `cli: generic\ncli_command: ${JSON.stringify(["deno", "run", "-A", AGENT])}\n` +
-      "roles:\n  backend: {}\nmax_agents: 0\nheartbeat_timeout_s: 6\n",
+      "roles:\n  backend: {}\nmax_agents: 0\nheartbeat_timeout_s: 6\n" +
+      `auth:\n  tokens:\n    - {principal: bench, scope: worker, token_env: ${TOKEN_ENV}}\n`,
   );
   const steps = Array.from({ length: tasks }, (_, i) =>
     [
@@ -90,7 +95,7 @@ async function fixture(dir: string, tasks: number, sleepMs: number, workers: num
 async function startWorker(clone: string, url: string, name: string) {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI, "worker", "--server", url, "--dir", clone, "--name", name],
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", SERVICE_TOKEN: TOKEN },
     stdout: "piped",
     stderr: "null",
   }).spawn();
@@ -246,7 +251,7 @@ async function round(workers: number, tasks: number, sleepMs: number) {
       root,
       host: "127.0.0.1",
       port: 0,
-      tokens: [],
+      tokens: [{ principal: "bench", scope: "worker", token_env: TOKEN_ENV }],
       announce: false,
       app: SERVER_APP,
     });

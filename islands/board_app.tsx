@@ -19,6 +19,7 @@ import { TOKEN_KEY, TokenField } from "./token_field.tsx";
 import { RunPicker } from "./run_picker.tsx";
 import { TaskDetail } from "./task_detail.tsx";
 import { VerificationAlert } from "./verification_alert.tsx";
+import { NewTaskForm } from "./operator_actions.tsx";
 
 const LIVE_WORDS: Record<LiveState | "off", string> = {
   off: "not connected",
@@ -110,10 +111,7 @@ export function BoardApp({ onShown }: BoardAppProps) {
     if (shown) onShown?.();
   }, [shown]);
 
-  const tasks = useMemo(
-    () => new Map(outline?.tasks.map((t) => [t.task_id, t])),
-    [outline],
-  );
+  const tasks = useMemo(() => new Map(outline?.tasks.map((t) => [t.task_id, t])), [outline]);
   const onBoard = new Set(
     receipt ? COLUMNS.flatMap((c) => receipt.board.columns[c].map((card) => card.task_id)) : [],
   );
@@ -159,6 +157,7 @@ export function BoardApp({ onShown }: BoardAppProps) {
             onReload={loadBoard}
           />
         )}
+        {ready && <NewTaskForm token={token} />}
       </main>
     </>
   );

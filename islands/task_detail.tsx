@@ -14,6 +14,7 @@ import { DiffViewer } from "./diff_viewer.tsx";
 import { EvidencePanel } from "./evidence_panel.tsx";
 import { ReviewActions } from "./review_actions.tsx";
 import { useApi } from "./_use_api.ts";
+import { FollowUpForm } from "./operator_actions.tsx";
 
 /** Props of {@link TaskDetail}. */
 export interface TaskDetailProps {
@@ -31,11 +32,19 @@ export interface TaskDetailProps {
 
 /**
  * The decisions that apply to a card in `column` (the server refuses a merge anywhere but
- * needs review), or why none do.
+ * needs review, and of a completion that changed nothing), or why none do.
  */
 export function applicableDecisions(
   column: Column,
+  state?: OutlineTask["state"],
 ): { decisions: Decision[]; why?: string } {
+  if (state === "unchanged") {
+    return {
+      decisions: [],
+      why: "Nothing to decide: its work changes nothing on the target branch, so nothing was " +
+        "merged and the task is closed.",
+    };
+  }
   switch (column) {
     case "needs_review":
       return { decisions: ["approve", "request_changes", "merge"] };
@@ -65,7 +74,7 @@ export function TaskDetail(
   }`;
   // The detail changes with every row about the task: refetch whenever the journal grows.
   const detail = useApi<TaskDetailResponse>(detailPath, token, receipt.journal_head);
-  const applicable = column ? applicableDecisions(column) : undefined;
+  const applicable = column ? applicableDecisions(column, task?.state) : undefined;
   return (
     <section class="detail" aria-labelledby="task-heading">
       <div>
@@ -130,6 +139,15 @@ export function TaskDetail(
           </section>
         </>
       )}
+      <section aria-labelledby="follow-up-heading">
+        <h3 id="follow-up-heading">Follow-ups</h3>
+        <FollowUpForm
+          taskId={taskId}
+          token={token}
+          sent={detail.status === "ok" ? detail.value.task.follow_ups : undefined}
+          running={task?.state === "running"}
+        />
+      </section>
     </section>
   );
 }

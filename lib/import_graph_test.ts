@@ -244,6 +244,7 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
     "pid_files.ts",
     "preflight.ts",
     "process.ts",
+    "progress_watch.ts",
     "rate_limit.ts",
     "reset_time.ts",
     "runtime_files.ts",

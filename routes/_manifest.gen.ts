@@ -3,40 +3,43 @@
 
 import * as $0 from "./dashboard/review-board.ts";
 import * as $1 from "./dashboard/review-board/runs/[run_id]/tasks/[task_id]/review.ts";
-import * as $2 from "./events.ts";
-import * as $3 from "./healthz.ts";
-import * as $4 from "./identity.ts";
-import * as $5 from "./metrics.ts";
-import * as $6 from "./readyz.ts";
-import * as $7 from "./review-board/runs.ts";
-import * as $8 from "./review-board/runs/[run_id].ts";
-import * as $9 from "./review-board/runs/[run_id]/diff/[task_id].ts";
-import * as $10 from "./review-board/runs/[run_id]/evidence/[task_id].ts";
-import * as $11 from "./review-board/runs/[run_id]/tasks.ts";
-import * as $12 from "./review-board/runs/[run_id]/tasks/[task_id].ts";
-import * as $13 from "./static/[file].ts";
-import * as $14 from "./status.ts";
-import * as $15 from "./tasks.ts";
-import * as $16 from "./tasks/next.ts";
-import * as $17 from "./tasks/[task_id].ts";
-import * as $18 from "./tasks/[task_id]/cancel.ts";
-import * as $19 from "./tasks/[task_id]/claim.ts";
-import * as $20 from "./tasks/[task_id]/complete.ts";
-import * as $21 from "./tasks/[task_id]/fail.ts";
-import * as $22 from "./tasks/[task_id]/heartbeat.ts";
-import * as $23 from "./tasks/[task_id]/reopen.ts";
-import * as $24 from "./tasks/[task_id]/retry.ts";
-import * as $25 from "./webhooks/trackers/[adapter_name].ts";
-import * as $26 from "./workers.ts";
-import * as $27 from "./workers/hello.ts";
-import * as $28 from "./workers/[worker]/claim.ts";
-import * as $29 from "./workers/[worker]/cordon.ts";
-import * as $30 from "./workers/[worker]/drain.ts";
-import * as $31 from "./workers/[worker]/leave.ts";
-import * as $32 from "./workers/[worker]/register.ts";
-import * as $33 from "./workers/[worker]/sessions/[session_id]/heartbeat.ts";
-import * as $34 from "./workers/[worker]/sessions/[session_id]/report.ts";
-import * as $35 from "./workers/[worker]/uncordon.ts";
+import * as $2 from "./dashboard/review-board/tasks.ts";
+import * as $3 from "./dashboard/review-board/tasks/[task_id]/follow-up.ts";
+import * as $4 from "./events.ts";
+import * as $5 from "./healthz.ts";
+import * as $6 from "./identity.ts";
+import * as $7 from "./metrics.ts";
+import * as $8 from "./readyz.ts";
+import * as $9 from "./review-board/runs.ts";
+import * as $10 from "./review-board/runs/[run_id].ts";
+import * as $11 from "./review-board/runs/[run_id]/diff/[task_id].ts";
+import * as $12 from "./review-board/runs/[run_id]/evidence/[task_id].ts";
+import * as $13 from "./review-board/runs/[run_id]/tasks.ts";
+import * as $14 from "./review-board/runs/[run_id]/tasks/[task_id].ts";
+import * as $15 from "./static/[file].ts";
+import * as $16 from "./status.ts";
+import * as $17 from "./tasks.ts";
+import * as $18 from "./tasks/next.ts";
+import * as $19 from "./tasks/[task_id].ts";
+import * as $20 from "./tasks/[task_id]/cancel.ts";
+import * as $21 from "./tasks/[task_id]/claim.ts";
+import * as $22 from "./tasks/[task_id]/complete.ts";
+import * as $23 from "./tasks/[task_id]/fail.ts";
+import * as $24 from "./tasks/[task_id]/heartbeat.ts";
+import * as $25 from "./tasks/[task_id]/messages.ts";
+import * as $26 from "./tasks/[task_id]/reopen.ts";
+import * as $27 from "./tasks/[task_id]/retry.ts";
+import * as $28 from "./webhooks/trackers/[adapter_name].ts";
+import * as $29 from "./workers.ts";
+import * as $30 from "./workers/hello.ts";
+import * as $31 from "./workers/[worker]/claim.ts";
+import * as $32 from "./workers/[worker]/cordon.ts";
+import * as $33 from "./workers/[worker]/drain.ts";
+import * as $34 from "./workers/[worker]/leave.ts";
+import * as $35 from "./workers/[worker]/register.ts";
+import * as $36 from "./workers/[worker]/sessions/[session_id]/heartbeat.ts";
+import * as $37 from "./workers/[worker]/sessions/[session_id]/report.ts";
+import * as $38 from "./workers/[worker]/uncordon.ts";
 
 /**
  * Every route module with the URL path its file mirrors and the policy it states (what
@@ -54,173 +57,188 @@ export const ROUTES = [
     policy: $1.policy,
   },
   {
-    path: "/events",
+    path: "/dashboard/review-board/tasks",
     module: $2,
     policy: $2.policy,
   },
   {
-    path: "/healthz",
+    path: "/dashboard/review-board/tasks/:task_id/follow-up",
     module: $3,
     policy: $3.policy,
   },
   {
-    path: "/identity",
+    path: "/events",
     module: $4,
     policy: $4.policy,
   },
   {
-    path: "/metrics",
+    path: "/healthz",
     module: $5,
     policy: $5.policy,
   },
   {
-    path: "/readyz",
+    path: "/identity",
     module: $6,
     policy: $6.policy,
   },
   {
-    path: "/review-board/runs",
+    path: "/metrics",
     module: $7,
     policy: $7.policy,
   },
   {
-    path: "/review-board/runs/:run_id",
+    path: "/readyz",
     module: $8,
     policy: $8.policy,
   },
   {
-    path: "/review-board/runs/:run_id/diff/:task_id",
+    path: "/review-board/runs",
     module: $9,
     policy: $9.policy,
   },
   {
-    path: "/review-board/runs/:run_id/evidence/:task_id",
+    path: "/review-board/runs/:run_id",
     module: $10,
     policy: $10.policy,
   },
   {
-    path: "/review-board/runs/:run_id/tasks",
+    path: "/review-board/runs/:run_id/diff/:task_id",
     module: $11,
     policy: $11.policy,
   },
   {
-    path: "/review-board/runs/:run_id/tasks/:task_id",
+    path: "/review-board/runs/:run_id/evidence/:task_id",
     module: $12,
     policy: $12.policy,
   },
   {
-    path: "/static/:file",
+    path: "/review-board/runs/:run_id/tasks",
     module: $13,
     policy: $13.policy,
   },
   {
-    path: "/status",
+    path: "/review-board/runs/:run_id/tasks/:task_id",
     module: $14,
     policy: $14.policy,
   },
   {
-    path: "/tasks",
+    path: "/static/:file",
     module: $15,
     policy: $15.policy,
   },
   {
-    path: "/tasks/next",
+    path: "/status",
     module: $16,
     policy: $16.policy,
   },
   {
-    path: "/tasks/:task_id",
+    path: "/tasks",
     module: $17,
     policy: $17.policy,
   },
   {
-    path: "/tasks/:task_id/cancel",
+    path: "/tasks/next",
     module: $18,
     policy: $18.policy,
   },
   {
-    path: "/tasks/:task_id/claim",
+    path: "/tasks/:task_id",
     module: $19,
     policy: $19.policy,
   },
   {
-    path: "/tasks/:task_id/complete",
+    path: "/tasks/:task_id/cancel",
     module: $20,
     policy: $20.policy,
   },
   {
-    path: "/tasks/:task_id/fail",
+    path: "/tasks/:task_id/claim",
     module: $21,
     policy: $21.policy,
   },
   {
-    path: "/tasks/:task_id/heartbeat",
+    path: "/tasks/:task_id/complete",
     module: $22,
     policy: $22.policy,
   },
   {
-    path: "/tasks/:task_id/reopen",
+    path: "/tasks/:task_id/fail",
     module: $23,
     policy: $23.policy,
   },
   {
-    path: "/tasks/:task_id/retry",
+    path: "/tasks/:task_id/heartbeat",
     module: $24,
     policy: $24.policy,
   },
   {
-    path: "/webhooks/trackers/:adapter_name",
+    path: "/tasks/:task_id/messages",
     module: $25,
     policy: $25.policy,
   },
   {
-    path: "/workers",
+    path: "/tasks/:task_id/reopen",
     module: $26,
     policy: $26.policy,
   },
   {
-    path: "/workers/hello",
+    path: "/tasks/:task_id/retry",
     module: $27,
     policy: $27.policy,
   },
   {
-    path: "/workers/:worker/claim",
+    path: "/webhooks/trackers/:adapter_name",
     module: $28,
     policy: $28.policy,
   },
   {
-    path: "/workers/:worker/cordon",
+    path: "/workers",
     module: $29,
     policy: $29.policy,
   },
   {
-    path: "/workers/:worker/drain",
+    path: "/workers/hello",
     module: $30,
     policy: $30.policy,
   },
   {
-    path: "/workers/:worker/leave",
+    path: "/workers/:worker/claim",
     module: $31,
     policy: $31.policy,
   },
   {
-    path: "/workers/:worker/register",
+    path: "/workers/:worker/cordon",
     module: $32,
     policy: $32.policy,
   },
   {
-    path: "/workers/:worker/sessions/:session_id/heartbeat",
+    path: "/workers/:worker/drain",
     module: $33,
     policy: $33.policy,
   },
   {
-    path: "/workers/:worker/sessions/:session_id/report",
+    path: "/workers/:worker/leave",
     module: $34,
     policy: $34.policy,
   },
   {
-    path: "/workers/:worker/uncordon",
+    path: "/workers/:worker/register",
     module: $35,
     policy: $35.policy,
+  },
+  {
+    path: "/workers/:worker/sessions/:session_id/heartbeat",
+    module: $36,
+    policy: $36.policy,
+  },
+  {
+    path: "/workers/:worker/sessions/:session_id/report",
+    module: $37,
+    policy: $37.policy,
+  },
+  {
+    path: "/workers/:worker/uncordon",
+    module: $38,
+    policy: $38.policy,
   },
 ] as const;

@@ -28,6 +28,8 @@ export interface Step {
   evidence?: { name: string; command: string; timeout_s?: number }[];
   /** `batch_eligible: true`: the step goes through the batch lane. */
   batch?: boolean;
+  /** The adapter the step's agents run (`cli`). */
+  cli?: string;
 }
 
 /** Run git in `cwd`; throws with its stderr on failure. */
@@ -59,6 +61,7 @@ export function planYaml(stages: { name: string; depends?: string[]; steps: Step
       if (step.owned) lines.push(`        owned_files: ${JSON.stringify(step.owned)}`);
       if (step.evidence) lines.push(`        evidence: ${JSON.stringify(step.evidence)}`);
       if (step.batch) lines.push("        batch_eligible: true");
+      if (step.cli) lines.push(`        cli: ${JSON.stringify(step.cli)}`);
     }
   }
   return lines.join("\n") + "\n";

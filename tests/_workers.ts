@@ -5,6 +5,26 @@
  */
 import { join } from "node:path";
 import { CLI, sh, workspace } from "./_e2e.ts";
+import type { TokenSpec } from "../lib/auth/tokens.ts";
+
+/**
+ * The worker token of these tests: a run takes remote workers only when its service.yaml
+ * configures one (lib/workers/admission.ts). Its variable is set in this process, where the
+ * server reads it at request time; child processes (`service run`, the CLI) inherit it.
+ */
+export const WORKER_TOKEN_ENV = "E2E_WORKER_TOKEN";
+/** The worker token's value (every `startWorker` sends it unless told otherwise). */
+export const WORKER_TOKEN = "e2e-worker-token";
+Deno.env.set(WORKER_TOKEN_ENV, WORKER_TOKEN);
+/** `auth.tokens` of a run that takes workers (append to service.yaml). */
+export const WORKER_AUTH_YAML =
+  `auth:\n  tokens:\n    - {principal: workers, scope: worker, token_env: ${WORKER_TOKEN_ENV}}\n`;
+/** The same token as a server's `tokens` option. */
+export const WORKER_TOKENS: TokenSpec[] = [
+  { principal: "workers", scope: "worker", token_env: WORKER_TOKEN_ENV },
+];
+/** Headers that read a server of these tests (a worker token reads what a reader reads). */
+export const WORKER_READ = { authorization: `Bearer ${WORKER_TOKEN}` };
 
 /** A workspace (see `workspace()`) with an `origin` bare remote; the remote's path. */
 export async function sharedRemote(
@@ -87,7 +107,13 @@ export function startWorker(
     ],
     // A machine of its own: nothing of the orchestrator's environment (its provider keys).
     clearEnv: true,
-    env: { ...machineEnv(), NO_COLOR: "1", ...(options.env ?? {}) },
+    env: {
+      ...machineEnv(),
+      NO_COLOR: "1",
+      // A token file of the test's own (a mounted Secret) is the token; else the shared one.
+      ...(options.env?.SERVICE_TOKEN_FILE ? {} : { SERVICE_TOKEN: WORKER_TOKEN }),
+      ...(options.env ?? {}),
+    },
     stdout: "piped",
     stderr: "piped",
   }).spawn();

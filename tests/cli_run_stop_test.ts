@@ -101,7 +101,23 @@ Deno.test("doctor lists rescued work (refs/service/rescue/*) as a warning with h
     "-m",
     "init",
   );
-  await git(root, "update-ref", "refs/service/rescue/s-lost", "HEAD");
+  // Work main does not hold: a commit on a branch of its own.
+  await git(root, "checkout", "-q", "-b", "lost");
+  await git(
+    root,
+    "-c",
+    "user.email=t@l",
+    "-c",
+    "user.name=t",
+    "commit",
+    "-q",
+    "--allow-empty",
+    "-m",
+    "lost work",
+  );
+  await git(root, "checkout", "-q", "main");
+  await git(root, "update-ref", "refs/service/rescue/s-lost", "lost");
+  await git(root, "branch", "-q", "-D", "lost");
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI, "--root", root, "doctor", "--json"],
     env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },

@@ -37,7 +37,13 @@ import {
   workspace,
 } from "./_e2e.ts";
 import { startFakeGithub } from "./fakes/github_api.ts";
-import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
+import {
+  sharedRemote,
+  startWorker,
+  WORKER_AUTH_YAML,
+  WORKER_TOKENS,
+  workerClone,
+} from "./_workers.ts";
 import { IMAGE_AGENT, skipping, testImage } from "./_container_image.ts";
 import { screenshot } from "./browser/_harness.ts";
 
@@ -85,17 +91,6 @@ const CASES: Case[] = [
     landed: { CODEOWNERS: "* @attacker\n" },
   },
   {
-    id: "state",
-    what: "a file forced into .sdd/ (the service's state) and committed by the agent",
-    script: [[
-      "run",
-      "mkdir -p .sdd && printf 'planted\\n' > .sdd/planted.txt && git add -f .sdd/planted.txt " +
-      "&& git commit -q -m 'plant state'",
-    ]],
-    paths: [".sdd/planted.txt"],
-    landed: { ".sdd/planted.txt": "planted\n" },
-  },
-  {
     id: "moved",
     what: "a harmless file renamed into .github/workflows/",
     files: { "ci-draft.yml": "on: push\n" },
@@ -104,6 +99,22 @@ const CASES: Case[] = [
     landed: { ".github/workflows/ci.yml": "on: push\n", "ci-draft.yml": null },
   },
 ];
+
+/**
+ * Forced into the service's own state and committed: since ignored and copied files never enter
+ * a commit (lib/worktrees/keep_out.ts), it is kept out of the branch before anything is judged.
+ */
+const STATE: Case = {
+  id: "state",
+  what: "a file forced into .sdd/ (the service's state) and committed by the agent",
+  script: [[
+    "run",
+    "mkdir -p .sdd && printf 'planted\\n' > .sdd/planted.txt && git add -f .sdd/planted.txt " +
+    "&& git commit -q -m 'plant state'",
+  ]],
+  paths: [".sdd/planted.txt"],
+  landed: { ".sdd/planted.txt": "planted\n" },
+};
 
 const steps = (c: Case): Step[] => [{ id: c.id, script: [...c.script, ["report", "all done"]] }];
 
@@ -159,14 +170,22 @@ function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
 
+/**
+ * The operator's token of a run that takes remote workers (it configures tokens, so the board
+ * and the review need one); none on a loopback run without tokens.
+ */
+const AUTH = { headers: {} as Record<string, string> };
+const OPERATOR_TOKEN_ENV = "HOSTILE_RULES_OP_TOKEN";
+const OPERATOR_TOKEN = "hostile-rules-operator";
+
 /** The card of `task` as the board page draws it (the same component, from the same API). */
 async function cardHtml(url: string, runId: string, task: string) {
-  const board = await (await fetch(`${url}/review-board/runs/${runId}`)).json();
+  const board = await (await fetch(`${url}/review-board/runs/${runId}`, AUTH)).json();
   const column = Object.entries(board.board.columns as Record<string, Card[]>)
     .find(([, cards]) => cards.some((c) => c.task_id === task));
   assert.ok(column, `${task} has a card`);
   const card = column[1].find((c) => c.task_id === task)!;
-  const outline = await (await fetch(`${url}/review-board/runs/${runId}/tasks`)).json();
+  const outline = await (await fetch(`${url}/review-board/runs/${runId}/tasks`, AUTH)).json();
   const entry = (outline.tasks as OutlineTask[]).find((t) => t.task_id === task)!;
   return {
     column: column[0],
@@ -183,7 +202,7 @@ async function cardNames(url: string, runId: string, task: string, paths: string
   assert.match(html, /PROTECTED/);
   for (const p of paths) assert.ok(html.includes(p), `the card names ${p}: ${html}`);
   // The diff under review shows those files.
-  const diff = await (await fetch(`${url}/review-board/runs/${runId}/diff/${task}`)).json();
+  const diff = await (await fetch(`${url}/review-board/runs/${runId}/diff/${task}`, AUTH)).json();
   for (const p of paths) assert.ok(diff.files.includes(p), `the diff viewer lists ${p}`);
 }
 
@@ -191,7 +210,7 @@ async function cardNames(url: string, runId: string, task: string, paths: string
 async function merge(url: string, runId: string, task: string) {
   const res = await fetch(`${url}/dashboard/review-board/runs/${runId}/tasks/${task}/review`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...AUTH.headers },
     body: JSON.stringify({ decision: "merge", note: "I read the protected change" }),
   });
   const body = await res.json();
@@ -245,10 +264,7 @@ async function landedAfterDecision(
 }
 
 for (const c of CASES) {
-  const then = c.id === "state"
-    ? "even an operator's merge writes nothing into the live state (the merge waits, saying why)"
-    : "an operator's merge lands it";
-  Deno.test(`hostile agent, merge mode: ${c.what} waits for review naming ${c.paths.join(", ")}; ${then}`, async () => {
+  Deno.test(`hostile agent, merge mode: ${c.what} waits for review naming ${c.paths.join(", ")}; an operator's merge lands it`, async () => {
     await using dir = await tempDir();
     // A second, harmless task lands unattended beside it, as it always did.
     await workspace(
@@ -281,29 +297,33 @@ for (const c of CASES) {
     await untouched(dir.path, "main", c, before);
 
     await merge(run.url, run.runId, c.id);
-    if (c.id === "state") {
-      // Even approved, nothing is written into the live state: the checkout's .sdd/ is in the
-      // way, so the merge waits and says so; the run is stopped and nothing landed.
-      await until(
-        "status to say the merge waits for .sdd/",
-        async () => /state waits: merge waits: .*\.sdd\//.test((await cli(dir.path, "status")).out),
-      );
-      stop.abort();
-      const result = await run.result;
-      assert.equal(result.status, "stopped", result.problems.join("; "));
-      await untouched(dir.path, "main", c, before);
-      assert.equal(
-        await Deno.readTextFile(join(dir.path, ".sdd/planted.txt")).catch(() => null),
-        null,
-      );
-      return;
-    }
     const result = await run.result;
     assert.equal(result.status, "completed", result.problems.join("; "));
     const rows = (await journalOf(dir.path, run.runId)).rows.map((r) => r.row);
     await landedAfterDecision(dir.path, "main", c, rows, serviceYaml);
   });
 }
+
+Deno.test("hostile agent: a file forced into .sdd/ (the service's state) and committed never enters a commit: kept out, nothing to review, nothing lands in the live state", async () => {
+  await using dir = await tempDir();
+  const c = STATE;
+  await workspace(dir.path, [{ name: "s", steps: steps(c) }]);
+  const before = await snapshot(dir.path, "main", c);
+  const run = watchedRun(dir.path);
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  const rows = (await journalOf(dir.path, run.runId)).rows.map((r) => r.row);
+  assert.deepEqual(rowsFor(rows, "task_files_kept_out", c.id)[0]?.data.paths, c.paths);
+  assert.equal(rowsFor(rows, "task_unchanged", c.id).length, 1, "its work changes nothing");
+  assert.equal(rowsFor(rows, "task_merged", c.id).length, 0);
+  await untouched(dir.path, "main", c, before);
+  assert.equal(await fileAt(dir.path, "main", ".sdd/planted.txt"), null);
+  assert.equal(
+    await Deno.readTextFile(join(dir.path, ".sdd/planted.txt")).catch(() => null),
+    null,
+    "nothing is written into the live state",
+  );
+});
 
 /** `watchedRun` with a stop: aborting `stop` stops the run as `service stop` does. */
 function stoppableRun(root: string, stop: AbortController) {
@@ -414,18 +434,28 @@ Deno.test("hostile agent on a remote worker: its CI workflow waits for review on
   const { root, bare } = await sharedRemote(
     dir.path,
     [{ name: "s", steps: steps(c) }],
-    "max_agents: 0\nheartbeat_timeout_s: 5\n",
+    "max_agents: 0\nheartbeat_timeout_s: 5\n" + WORKER_AUTH_YAML +
+      `    - {principal: ops, scope: operator, token_env: ${OPERATOR_TOKEN_ENV}}\n`,
   );
+  // A run takes remote workers only with a worker token (lib/workers/admission.ts); with
+  // tokens configured, the operator's merge and the board reads carry the operator's.
+  using _env = withEnv({ [OPERATOR_TOKEN_ENV]: OPERATOR_TOKEN, SERVICE_TOKEN: OPERATOR_TOKEN });
+  AUTH.headers = { authorization: `Bearer ${OPERATOR_TOKEN}` };
   const server = await startServer({
     root,
     host: "127.0.0.1",
     port: 0,
-    tokens: [],
+    tokens: [
+      ...WORKER_TOKENS,
+      { principal: "ops", scope: "operator", token_env: OPERATOR_TOKEN_ENV },
+    ],
     announce: false,
     app: SERVER_APP,
   });
   try {
-    await using _worker = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
+    await using worker = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
+    // Connected before the run decides: a run with no worker yet journals that its tasks wait.
+    await worker.saw(/registered with/);
     const run = { runId: "", lines: [] as string[] };
     const result = runPlan({
       root,

@@ -13,6 +13,7 @@ import { createApp, SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import { withEnv } from "./_e2e.ts";
 import { promtoolCheck } from "./_promtool.ts";
+import { WORKER_READ, WORKER_TOKENS } from "./_workers.ts";
 
 const CONFIG = `cli: claude
 roles: [backend, docs]
@@ -25,12 +26,13 @@ Deno.test("`service serve` with no run: /metrics is Prometheus text promtool acc
     root: dir.path,
     host: "127.0.0.1",
     port: 0,
-    tokens: [],
+    // A worker token: a server takes workers only when one is configured.
+    tokens: WORKER_TOKENS,
     announce: false,
     app: SERVER_APP,
   });
   try {
-    const res = await fetch(`${server.url}/metrics`);
+    const res = await fetch(`${server.url}/metrics`, { headers: WORKER_READ });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get("content-type"), "text/plain; version=0.0.4; charset=utf-8");
     const text = await res.text();
@@ -57,15 +59,18 @@ Deno.test("`service serve` with no run: /metrics is Prometheus text promtool acc
     const call = (path: string, body: unknown) =>
       fetch(`${server.url}${path}`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", ...WORKER_READ },
         body: JSON.stringify(body),
       }).then(async (r) => (await r.body?.cancel(), r.status));
     assert.equal(await call("/workers/w1/register", { slots: 3 }), 200);
-    const counted = await (await fetch(`${server.url}/metrics`)).text();
+    const counted = await (await fetch(`${server.url}/metrics`, { headers: WORKER_READ })).text();
     assert.match(counted, /\nservice_workers 1\n/);
     assert.match(counted, /\nservice_worker_slots_free 3\n/);
     assert.equal(await call("/workers/w1/leave", {}), 204);
-    assert.match(await (await fetch(`${server.url}/metrics`)).text(), /\nservice_workers 0\n/);
+    assert.match(
+      await (await fetch(`${server.url}/metrics`, { headers: WORKER_READ })).text(),
+      /\nservice_workers 0\n/,
+    );
   } finally {
     await server.shutdown();
   }

@@ -374,3 +374,22 @@ Deno.test("webhook: a streamed (chunked) body past 5 MiB is cut off with 413, ne
   assert.equal((await res.json()).error.code, "body_too_large");
   assert.ok(sent <= 6 * 1024 * 1024, `read ${sent} bytes`);
 });
+
+Deno.test("webhook: a 401 names the signature header the sender used (Linear-Signature), or every one it accepts when none came", async () => {
+  await using ws = await webhookWorkspace();
+  const body = await fixture("linear_issue_create.json");
+  const wrong = signBody("raw-hex", "not-the-secret", body);
+  const forged = await deliver(ws, "tracker_d", {
+    body,
+    signature: null,
+    headers: { "Linear-Signature": wrong, "Linear-Delivery": crypto.randomUUID() },
+  });
+  assert.equal(forged.status, 401);
+  assert.match(forged.body.error.message, /^Linear-Signature does not match the body under /);
+  const missing = await deliver(ws, "tracker_d", { body, signature: null });
+  assert.equal(missing.status, 401);
+  assert.equal(
+    missing.body.error.message,
+    "missing Tracker-D-Signature or Linear-Signature header",
+  );
+});

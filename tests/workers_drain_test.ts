@@ -13,6 +13,7 @@ import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import { rowsOf, sh, until } from "./_e2e.ts";
 import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
+import { WORKER_AUTH_YAML, WORKER_READ, WORKER_TOKENS } from "./_workers.ts";
 
 /** The run's rows of `type` for `task`. */
 function rowsFor(
@@ -50,12 +51,12 @@ Deno.test("a worker's SIGTERM drains: no claim after it, the lease goes within a
       // Ready the moment t lets go of shared.txt: a worker that claimed after its signal gets it.
       { id: "u", owned: ["shared.txt"], script: [["write", "u.txt", "u\n"], ["report", "u"]] },
     ],
-  }], "max_agents: 0\nheartbeat_timeout_s: 30\n");
+  }], "max_agents: 0\nheartbeat_timeout_s: 30\n" + WORKER_AUTH_YAML);
   const server = await startServer({
     root,
     host: "127.0.0.1",
     port: 0,
-    tokens: [],
+    tokens: WORKER_TOKENS,
     announce: false,
     app: SERVER_APP,
   });
@@ -87,13 +88,14 @@ Deno.test("a worker's SIGTERM drains: no claim after it, the lease goes within a
     // heartbeat_timeout_s (30 s here).
     let releasedAt = 0;
     await until("t's lease released", async () => {
-      const t = await (await fetch(`${server.url}/tasks/t`)).json();
+      const t = await (await fetch(`${server.url}/tasks/t`, { headers: WORKER_READ })).json();
       if (t.status !== "OPEN") return false;
       releasedAt = Date.now();
       return true;
     }, 10_000);
     assert.ok(releasedAt - reportedAt < 1000, `released ${releasedAt - reportedAt} ms after`);
-    const afterDrain = await (await fetch(`${server.url}/tasks/t`)).json();
+    const afterDrain = await (await fetch(`${server.url}/tasks/t`, { headers: WORKER_READ }))
+      .json();
     assert.equal(afterDrain.session_id, null, "no session holds it");
     assert.equal(afterDrain.attempts, 0, "the drained attempt does not count");
     assert.match(afterDrain.summary, /drained from worker w1/);
@@ -135,10 +137,12 @@ Deno.test("a worker's SIGTERM drains: no claim after it, the lease goes within a
     assert.equal(await Deno.readTextFile(join(root, "partial.txt")), "half done\n");
     assert.equal(await Deno.readTextFile(join(root, "rest.txt")), "finished\n");
     assert.equal(rowsFor(rows, "task_merged", "t").length, 1);
-    const task = await (await fetch(`${server.url}/tasks/t`)).json();
+    const task = await (await fetch(`${server.url}/tasks/t`, { headers: WORKER_READ })).json();
     assert.equal(task.attempts, 1, "only w2's attempt counted");
     // The board's task detail says what happened to the first attempt.
-    const detail = await (await fetch(`${server.url}/review-board/runs/${done.runId}/tasks/t`))
+    const detail = await (await fetch(`${server.url}/review-board/runs/${done.runId}/tasks/t`, {
+      headers: WORKER_READ,
+    }))
       .json();
     const first = detail.task.attempts[0];
     assert.equal(first.worker, "w1");

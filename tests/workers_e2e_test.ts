@@ -11,9 +11,17 @@ import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import { CLI, cli, rowsOf, sh, until, withEnv, workspace } from "./_e2e.ts";
 import { startFakeGithub } from "./fakes/github_api.ts";
-import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
+import {
+  sharedRemote,
+  startWorker,
+  WORKER_AUTH_YAML,
+  WORKER_READ,
+  WORKER_TOKEN,
+  WORKER_TOKENS,
+  workerClone,
+} from "./_workers.ts";
 
-const WORKERS_ONLY = "max_agents: 0\nheartbeat_timeout_s: 3\n";
+const WORKERS_ONLY = "max_agents: 0\nheartbeat_timeout_s: 3\n" + WORKER_AUTH_YAML;
 
 /** Files under `dir` (outside `skip`) whose bytes contain `needle`. */
 async function grepTree(dir: string, needle: string, skip: string): Promise<string[]> {
@@ -118,7 +126,7 @@ function serve(root: string) {
     root,
     host: "127.0.0.1",
     port: 0,
-    tokens: [],
+    tokens: WORKER_TOKENS,
     announce: false,
     app: SERVER_APP,
   });
@@ -158,14 +166,16 @@ Deno.test("a worker killed mid-task loses its lease; its pushed commit is the pa
     await w1.saw(/t: agent .* starting/);
     await until("w1 pushed the partial work", async () => (await agentBranches(bare)).length > 0);
     // Where the task runs, as `ps`, `status` and the board's task detail say it.
+    using _read = withEnv({ SERVICE_TOKEN: WORKER_TOKEN });
     const ps = await cli(root, "ps");
     assert.match(ps.out, /t\s+backend\s+worker w1/);
     const statusText = await cli(root, "status");
     assert.match(statusText.out, /agents: 0 live, 1 on remote workers\n {2}t: on worker w1/);
-    const status = await (await fetch(`${server.url}/status`)).json();
+    const status = await (await fetch(`${server.url}/status`, { headers: WORKER_READ })).json();
     assert.equal(status.workers[0].worker, "w1");
     const detail = await (await fetch(
       `${server.url}/review-board/runs/${status.run.run_id}/tasks/t`,
+      { headers: WORKER_READ },
     )).json();
     assert.equal(detail.task.attempts[0].worker, "w1");
     await w1.kill();
@@ -392,7 +402,7 @@ Deno.test("an orchestrator stopped gracefully while a worker runs: the session k
         ["report", "done"],
       ],
     }],
-  }], "max_agents: 0\nheartbeat_timeout_s: 6\n");
+  }], "max_agents: 0\nheartbeat_timeout_s: 6\n" + WORKER_AUTH_YAML);
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
   const first = orchestratorProcess(root, port);
@@ -439,7 +449,7 @@ Deno.test("a worker that dies after its agent reported, before its own report, l
     const result = runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
     await w1.saw(/t: agent .* starting/);
     await until("t reported", async () => {
-      const t = await (await fetch(`${server.url}/tasks/t`)).json();
+      const t = await (await fetch(`${server.url}/tasks/t`, { headers: WORKER_READ })).json();
       return t.status === "DONE";
     });
     await w1.kill();
@@ -472,7 +482,7 @@ Deno.test("the network to a worker cut and restored within its lease: heartbeats
         ["report", "done"],
       ],
     }],
-  }], "max_agents: 0\nheartbeat_timeout_s: 6\n");
+  }], "max_agents: 0\nheartbeat_timeout_s: 6\n" + WORKER_AUTH_YAML);
   const server = await serve(root);
   try {
     await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");

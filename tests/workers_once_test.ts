@@ -12,6 +12,7 @@ import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import { rowsOf, sh } from "./_e2e.ts";
 import { sharedRemote, startWorker, type WorkerProcess } from "./_workers.ts";
+import { WORKER_AUTH_YAML, WORKER_READ, WORKER_TOKENS } from "./_workers.ts";
 import { promtoolCheck } from "./_promtool.ts";
 
 function serve(root: string): Promise<RunningServer> {
@@ -19,7 +20,7 @@ function serve(root: string): Promise<RunningServer> {
     root,
     host: "127.0.0.1",
     port: 0,
-    tokens: [],
+    tokens: WORKER_TOKENS,
     announce: false,
     app: SERVER_APP,
   });
@@ -45,7 +46,7 @@ Deno.test("a scaler loop reading /metrics starts `worker --once` pods, each from
       id,
       script: [["sleep", 300], ["write", `${id}.txt`, `${id}\n`], ["report", `${id} done`]],
     })),
-  }], "max_agents: 0\nheartbeat_timeout_s: 30\n");
+  }], "max_agents: 0\nheartbeat_timeout_s: 30\n" + WORKER_AUTH_YAML);
   const server = await serve(root);
   const pods: { name: string; dir: string; w: WorkerProcess; claimed: boolean }[] = [];
   try {
@@ -57,7 +58,7 @@ Deno.test("a scaler loop reading /metrics starts `worker --once` pods, each from
     // The scaler, as KEDA's ScaledJob does it: one pod per ready task not already covered by a
     // pod that has not claimed yet, at most 3 pods at once.
     while (!finished) {
-      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const text = await (await fetch(`${server.url}/metrics`, { headers: WORKER_READ })).text();
       const m = scrape(text);
       if (m.service_run_live === 1 && !checked) {
         await promtoolCheck(text); // a live run's scrape
@@ -108,7 +109,9 @@ Deno.test("a scaler loop reading /metrics starts `worker --once` pods, each from
     }
     for (const id of ids) assert.equal(await Deno.readTextFile(join(root, `${id}.txt`)), `${id}\n`);
     // Over: no run, and every pod said it left.
-    const after = scrape(await (await fetch(`${server.url}/metrics`)).text());
+    const after = scrape(
+      await (await fetch(`${server.url}/metrics`, { headers: WORKER_READ })).text(),
+    );
     assert.equal(after.service_run_live, 0);
     assert.equal(after.service_workers, 0);
     assert.equal(after.service_tasks_ready_all, 0);
@@ -123,7 +126,7 @@ Deno.test("`worker --once` with nothing to claim and `--exit-when-idle` end at o
   const { root, bare } = await sharedRemote(
     dir.path,
     [{ name: "s", steps: [] }],
-    "max_agents: 0\n",
+    "max_agents: 0\n" + WORKER_AUTH_YAML,
   );
   const server = await serve(root);
   try {
@@ -147,12 +150,18 @@ Deno.test("`worker --once` with nothing to claim and `--exit-when-idle` end at o
     };
     assert.equal(await probe("/healthz"), "200 ok");
     assert.equal(await probe("/readyz"), "200 ready");
-    assert.match(await (await fetch(`${server.url}/metrics`)).text(), /\nservice_workers 1\n/);
+    assert.match(
+      await (await fetch(`${server.url}/metrics`, { headers: WORKER_READ })).text(),
+      /\nservice_workers 1\n/,
+    );
     assert.equal(await idle.exited(), 0);
     assert.ok(
       idle.lines.some((l) => /nothing to run for 2 s \(--exit-when-idle\): ending/.test(l)),
     );
-    assert.match(await (await fetch(`${server.url}/metrics`)).text(), /\nservice_workers 0\n/);
+    assert.match(
+      await (await fetch(`${server.url}/metrics`, { headers: WORKER_READ })).text(),
+      /\nservice_workers 0\n/,
+    );
   } finally {
     await server.shutdown();
   }
@@ -163,7 +172,7 @@ Deno.test("`worker --clone` refuses a directory that holds something else, and r
   const { root, bare } = await sharedRemote(
     dir.path,
     [{ name: "s", steps: [] }],
-    "max_agents: 0\n",
+    "max_agents: 0\n" + WORKER_AUTH_YAML,
   );
   const server = await serve(root);
   try {

@@ -9,11 +9,19 @@ import { runPlan } from "../lib/orchestrator/run.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
-import { CLI, rowsOf, sh, until, workspace } from "./_e2e.ts";
-import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
+import { CLI, rowsOf, sh, until, withEnv, workspace } from "./_e2e.ts";
+import {
+  sharedRemote,
+  startWorker,
+  WORKER_AUTH_YAML,
+  WORKER_READ,
+  WORKER_TOKENS,
+  workerClone,
+} from "./_workers.ts";
 import { IMAGE_AGENT, skipping, testImage } from "./_container_image.ts";
 
-const WORKERS_ONLY = "max_agents: 0\nheartbeat_timeout_s: 3\n";
+// A run takes remote workers only with a worker token configured (lib/workers/admission.ts).
+const WORKERS_ONLY = "max_agents: 0\nheartbeat_timeout_s: 3\n" + WORKER_AUTH_YAML;
 
 /** A server over `root` on a free port, for `runPlan({server})`. */
 function serve(root: string) {
@@ -21,7 +29,7 @@ function serve(root: string) {
     root,
     host: "127.0.0.1",
     port: 0,
-    tokens: [],
+    tokens: WORKER_TOKENS,
     announce: false,
     app: SERVER_APP,
   });
@@ -81,7 +89,7 @@ Deno.test("max_agents: 0 with claude and no provider key on the orchestrator: do
   await using ws = await tempDir();
   await Deno.writeTextFile(
     join(ws.path, "service.yaml"),
-    "cli: claude\nmax_agents: 0\nroles: [qa]\n",
+    "cli: claude\nmax_agents: 0\nroles: [qa]\n" + WORKER_AUTH_YAML,
   );
   const checks = await doctor(ws.path, { PATH: "/usr/bin:/bin", HOME: ws.path });
   const agent = checks.filter((c) =>
@@ -95,7 +103,7 @@ Deno.test("a task the heartbeat monitor ORPHANs is said with its [ Ns] time stam
   await workspace(dir.path, [{
     name: "s",
     steps: [{ id: "a", script: [["report"]] }],
-  }], "max_agents: 0\nheartbeat_timeout_s: 1\n");
+  }], "max_agents: 0\nheartbeat_timeout_s: 1\n" + WORKER_AUTH_YAML);
   const lines: string[] = [];
   const stop = new AbortController();
   let url = "";
@@ -113,7 +121,7 @@ Deno.test("a task the heartbeat monitor ORPHANs is said with its [ Ns] time stam
   // A claimant through the task API that never heartbeats.
   const claimed = await fetch(`${url}/tasks/a/claim`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...WORKER_READ },
     body: JSON.stringify({ session_id: "outsider-1" }),
   });
   assert.equal(claimed.status, 200, await claimed.text());
@@ -316,7 +324,7 @@ Deno.test("service stop while a remote agent reports costs no attempt: its pushe
         ["report", "a done"],
       ],
     }],
-  }], "max_agents: 0\nheartbeat_timeout_s: 30\n");
+  }], "max_agents: 0\nheartbeat_timeout_s: 30\n" + WORKER_AUTH_YAML);
   const stop = new AbortController();
   const first = ownRun(root, 0, stop.signal);
   await until("the run's address", () => Promise.resolve(first.url !== ""));
@@ -365,7 +373,7 @@ Deno.test("a worker restarted after kill -9 hands its dead process's session bac
         ["report", "a done"],
       ],
     }],
-  }], "max_agents: 0\nheartbeat_timeout_s: 60\n");
+  }], "max_agents: 0\nheartbeat_timeout_s: 60\n" + WORKER_AUTH_YAML);
   const clone = await workerClone(dir.path, bare, "w1");
   const server = await serve(root);
   try {
@@ -511,11 +519,23 @@ Deno.test("service workers: lists a worker with its slots and heartbeat; cordon 
   const { root, bare } = await sharedRemote(dir.path, [{
     name: "s",
     steps: [
-      { id: "a", script: [["report"]] },
+      { id: "a", script: [["write", "a.txt", "a\n"], ["report"]] },
       { id: "b", script: [["run", `while [ ! -f ${flag} ]; do sleep 0.1; done`], ["report"]] },
     ],
-  }], WORKERS_ONLY);
-  const server = await serve(root);
+  }], WORKERS_ONLY + `    - {principal: operator, scope: operator, token_env: ${TEAM_OP_ENV}}\n`);
+  // With tokens configured, `service workers` cordons and drains with an operator's token.
+  using _env = withEnv({ [TEAM_OP_ENV]: TEAM_OP_TOKEN, SERVICE_TOKEN: TEAM_OP_TOKEN });
+  const server = await startServer({
+    root,
+    host: "127.0.0.1",
+    port: 0,
+    tokens: [
+      ...WORKER_TOKENS,
+      { principal: "operator", scope: "operator", token_env: TEAM_OP_ENV },
+    ],
+    announce: false,
+    app: SERVER_APP,
+  });
   try {
     await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1", {
       slots: 2,
@@ -536,7 +556,10 @@ Deno.test("service workers: lists a worker with its slots and heartbeat; cordon 
     assert.match(listed.out, /^w1\s+2\s+\d\s+0\s+cordoned\s+\d+ s ago\s+0\s+generic$/m);
     assert.match(listed.out, /w1: cordoned by .*: disk full/);
     assert.equal((await cliIn(root, "workers", "uncordon", "w1")).code, 0);
-    await until("a landed", () => Promise.resolve(lines.some((l) => /a: merged as/.test(l))));
+    await until("a landed", () => Promise.resolve(lines.some((l) => /a: merged as/.test(l))))
+      .catch((e) => {
+        throw new Error(`${e.message}\nrun:\n${lines.join("\n")}\nw1:\n${w1.lines.join("\n")}`);
+      });
     const drained = await cliIn(root, "workers", "drain", "w1");
     assert.match(drained.out, /worker w1: draining/);
     await w1.saw(/worker w1: drained by an operator; claiming nothing more/);
@@ -548,6 +571,9 @@ Deno.test("service workers: lists a worker with its slots and heartbeat; cordon 
     await server.shutdown();
   }
 });
+
+const TEAM_OP_ENV = "TEAM_E2E_OPERATOR_TOKEN";
+const TEAM_OP_TOKEN = "team-e2e-operator";
 
 /** The CLI in `root`: exit code and output. */
 async function cliIn(root: string, ...args: string[]) {
@@ -579,7 +605,7 @@ Deno.test("a run resumed after a stop lands what a worker's agent finished meanw
         ],
       },
     ],
-  }], "max_agents: 0\nheartbeat_timeout_s: 30\n");
+  }], "max_agents: 0\nheartbeat_timeout_s: 30\n" + WORKER_AUTH_YAML);
   const stop = new AbortController();
   const first = ownRun(root, 0, stop.signal);
   await until("the run's address", () => Promise.resolve(first.url !== ""));

@@ -11,11 +11,13 @@ import { RemoteWork, type RemoteWorkOptions } from "../lib/workers/remote_work.t
 import { TicketBook } from "../lib/workers/tickets.ts";
 import type { CoreEvent } from "../lib/orchestrator/core/protocol.ts";
 import { tempDir } from "./helpers.ts";
+// A run takes claims only with a worker token configured (lib/workers/admission.ts).
+import { WORKER_READ, WORKER_TOKENS } from "./_workers.ts";
 
 function claim(app: ReturnType<typeof createApp>, worker: string, body: unknown) {
   return app.request(`/workers/${worker}/claim`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...WORKER_READ },
     body: JSON.stringify(body),
   });
 }
@@ -23,7 +25,7 @@ function claim(app: ReturnType<typeof createApp>, worker: string, body: unknown)
 Deno.test("a ticket claim asks the run for the ticket's task only, once; other tickets are refused", async () => {
   await using dir = await tempDir();
   await Deno.writeTextFile(`${dir.path}/service.yaml`, "cli: claude\nroles: [backend]\n");
-  const app = createApp(appContext(dir.path, []));
+  const app = createApp(appContext(dir.path, WORKER_TOKENS));
   const ticket = "svctkt_abcdefghijklmnop";
   // No run live: the pod keeps its ticket and asks again.
   const early = await claim(app, "svc-t1-pod", { free: 1, ticket });

@@ -470,3 +470,30 @@ Deno.test("kill -9 of the orchestrator: the next run takes back the port leases 
   assert.deepEqual(ports, [[24200, 24201], [24200, 24201]], "the reclaimed ports leased again");
   assert.deepEqual(await leaseFiles(dir.path), []);
 });
+
+Deno.test("service stop leaves no port lease behind: the next run has none to take back", async () => {
+  await using dir = await tempDir();
+  await workspace(
+    dir.path,
+    [{
+      name: "s",
+      steps: [{
+        id: "long",
+        script: [
+          ["if_missing", "wip.txt", [["write", "wip.txt", "kept\n"], ["sleep", 60_000]]],
+          ["report", "finished"],
+        ],
+      }],
+    }],
+    "worktree:\n  ports: 2\n  port_range: [24300, 24399]\n",
+  );
+  assert.equal((await cli(dir.path, "run", "--detach", "--port", "0")).code, 0);
+  await until("the agent's ports leased", async () => (await leaseFiles(dir.path)).length === 2);
+  const stop = await cli(dir.path, "stop");
+  assert.equal(stop.code, 0, stop.out);
+  assert.deepEqual(await leaseFiles(dir.path), [], "the stopped session's ports went back");
+  const lines: string[] = [];
+  const second = await runPlan({ root: dir.path, ...quiet, out: (l) => lines.push(l) });
+  assert.equal(second.status, "completed", second.problems.join("; "));
+  assert.ok(!lines.some((l) => /took back/.test(l)), lines.join("\n"));
+});

@@ -112,6 +112,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
               {/* In the order it happened: its worktree, the report, its checks, reviews, then what stopped it. */}
               {a.prepared && <PreparedLine p={a.prepared} />}
               {a.summary && <div data-summary>Agent's summary: {a.summary}</div>}
+              {a.kept_out && <KeptOutLine k={a.kept_out} />}
               {a.verification && <VerificationLine v={a.verification} />}
               {a.protected_paths && a.protected_paths.length > 0 && (
                 <div data-attempt-protected>
@@ -222,6 +223,22 @@ function VerificationLine({ v }: { v: NonNullable<Attempt["verification"]> }) {
         {run ? `(${run.runner}: ${run.line})` : ""}
         {v.verified && missing.length > 0 ? ` · did not run: ${missing.join(", ")}` : ""}
       </span>
+    </div>
+  );
+}
+
+/** Ignored or copied files kept out of an attempt's commits (`task_files_kept_out`). */
+function KeptOutLine({ k }: { k: NonNullable<Attempt["kept_out"]> }) {
+  const more = k.paths_total && k.paths_total > k.paths.length
+    ? ` and ${k.paths_total - k.paths.length} more`
+    : "";
+  return (
+    <div data-kept-out>
+      Kept out of its commits (ignored or copied files, never committed): {k.paths.join(", ")}
+      {more}
+      {k.rewritten_commits > 0
+        ? `; the agent's ${k.rewritten_commits} commit(s) holding them were rewritten into one`
+        : ""}
     </div>
   );
 }

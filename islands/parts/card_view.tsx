@@ -1,9 +1,10 @@
 /**
  * One card of the board: task id, the current attempt's number, "batch" when the attempt is a
  * request to a provider's batch API, title and role, where the task
- * stands when its column does not say it (FAILED, cancelled, blocked, waiting), a tampered
- * evidence bundle, the diff summary, protected paths and files outside owned_files its diff
- * touches (DESIGN.md §18), and the current attempt's gate receipts and verdict.
+ * stands when its column does not say it (FAILED, cancelled, blocked, waiting, no changes), a
+ * tampered evidence bundle, the diff summary (not for a completion with no changes: "no
+ * changes" says it), protected paths and files outside owned_files its diff touches (DESIGN.md
+ * §18), and the current attempt's gate receipts and verdict.
  */
 import type { CardFace } from "../../lib/dashboard/card_face.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
@@ -58,7 +59,11 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
       {standing && (
         <>
           {" "}
-          <span class={`badge ${standing.state === "waiting" ? "" : "bad"}`}>
+          <span
+            class={`badge ${
+              standing.state === "waiting" || standing.state === "unchanged" ? "" : "bad"
+            }`}
+          >
             {STATE_WORDS[standing.state]}
           </span>
         </>
@@ -108,7 +113,7 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
           its sealed bundle no longer checks (the evidence panel says why)
         </span>
       )}
-      {diff && (
+      {diff && standing?.state !== "unchanged" && (
         <span class="meta" data-diff-summary>
           <span class="plus">+{diff.added}</span> <span class="minus">−{diff.removed}</span>,{" "}
           {diff.files} {diff.files === 1 ? "file" : "files"}

@@ -15,6 +15,7 @@ export const STATE_WORDS: Record<TaskState, string> = {
   gated: "gated",
   needs_review: "needs review",
   merged: "merged",
+  unchanged: "no changes",
   failed: "FAILED",
   cancelled: "cancelled",
   done: "DONE by an operator",

@@ -8,6 +8,9 @@ import { join, relative } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { agentExitCode } from "../agents/exit_status.ts";
 import { logTail } from "../agents/process.ts";
+import { followUpsNote, readFollowUps } from "../operator/follow_ups.ts";
+import { RECONNECT_NOTICE_S, reconnectWords } from "../agents/progress_watch.ts";
+import { durationWords } from "../util/duration_words.ts";
 import { readSessionUsage } from "../agents/usage_reader.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
 import type { ContainerIsolation } from "../container/probe.ts";
@@ -65,8 +68,16 @@ export interface AgentPoolOptions {
   paths: WorkspacePaths;
   runId: string;
   store: TaskStore;
-  /** The adapters agents may start with, by name: the configured one and the ready fallbacks. */
+  /**
+   * The adapters agents may start with, by name: the configured one, the ones the roles and the
+   * plan's steps name, and the ready fallbacks.
+   */
   adapters: ReadonlyMap<string, ReadyAdapter>;
+  /**
+   * Another adapter a task names (`cli` of a task created during the run), checked on first use;
+   * throws when it cannot start agents (lib/orchestrator/used_adapters.ts).
+   */
+  resolveAdapter?: (name: string, taskId: string) => Promise<ReadyAdapter>;
   /** Container isolation (absent: host processes). */
   isolation?: ContainerIsolation;
   /** The task server (local agents get its agents' listener when it has one). */
@@ -177,7 +188,8 @@ export class AgentPool {
     onExit: (events: () => Promise<AgentLaneEvent[]>) => void,
   ): Promise<AgentLaneEvent> {
     const o = this.#o;
-    const ready = o.adapters.get(adapterName);
+    const ready = o.adapters.get(adapterName) ??
+      await o.resolveAdapter?.(adapterName, taskId); // throws why it cannot start
     if (!ready) throw new Error(`adapter ${adapterName} is not ready: it cannot start agents`);
     const sessionId = this.#sessionId();
     try {
@@ -209,6 +221,7 @@ export class AgentPool {
       mcpConfigPath: o.mcpConfigPath,
       workdir: join(o.paths.worktrees, sessionId),
       retryNote: start.note,
+      followUps: followUpsNote(await readFollowUps(o.paths, task.id)),
       earlierWork: earlier && { session: task.resume_from!, base: earlier.base },
       ports: o.environments?.spec(task.role).ports,
     });
@@ -359,11 +372,35 @@ export class AgentPool {
     for (const session of this.#sessions.values()) {
       if (!session.proc.alive) continue;
       await session.writeHeartbeat().catch(() => {});
+      this.#sayReconnecting(session);
       await this.#storeHeartbeat(session.task.id);
       const hit = await this.#o.rateLimits.check(session);
       if (hit) hits.push(hit);
     }
     return hits;
+  }
+
+  /**
+   * Say once when an agent has only reconnected to its model for a minute (its endpoint died:
+   * it looks alive, writing "Reconnecting…", until its time limit), and once when it recovers.
+   */
+  #sayReconnecting(session: AgentSession): void {
+    const taskId = session.task.id;
+    const { reconnecting } = session.progress.state;
+    const now = Date.now();
+    const forS = reconnecting ? (now - reconnecting.since) / 1000 : 0;
+    if (reconnecting && forS >= RECONNECT_NOTICE_S && !session.reconnectSaid) {
+      session.reconnectSaid = true;
+      const left = durationWords(Math.max(0, (session.deadline - now) / 1000));
+      this.#o.log(
+        `${taskId}: its agent has made ${reconnectWords({ ...reconnecting, for_s: forS })}; ` +
+          `it is ended at its time limit in ${left} unless it recovers ` +
+          `(\`service cancel ${taskId}\` ends it now)`,
+      );
+    } else if (!reconnecting && session.reconnectSaid) {
+      session.reconnectSaid = false;
+      this.#o.log(`${taskId}: its agent reached its model again and makes progress`);
+    }
   }
 
   /**

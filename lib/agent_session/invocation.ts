@@ -46,6 +46,8 @@ export interface AgentInvocationSettings extends InvocationSettings {
   earlierWork?: EarlierWorkNote;
   /** Ports leased to the agent's worktree (DESIGN.md §13): the prompt says to serve on them. */
   ports?: number;
+  /** The operators' follow-ups from the board, in words (lib/operator/follow_ups.ts). */
+  followUps?: string;
 }
 
 /** Marks the note about the agent's leased ports. */
@@ -87,6 +89,7 @@ export function agentInvocation(
   if (settings.ports) prompt += `\n\n${portsNote(settings.ports)}\n`;
   if (settings.earlierWork) prompt += `\n\n${earlierWorkNote(settings.earlierWork)}\n`;
   if (settings.retryNote) prompt += `\n\n${PREVIOUS_ATTEMPT} ${settings.retryNote}\n`;
+  if (settings.followUps) prompt += `\n\n${settings.followUps}\n`;
   const model = routedModel(adapter, task, settings.model);
   return { prompt, model, argv: invocationArgv(adapter, task, { ...settings, prompt, model }) };
 }

@@ -9,6 +9,7 @@ import { agentEnvironment } from "../agents/env.ts";
 import { prepareHeadless } from "../agents/launch.ts";
 import { injectSkills } from "../agents/skills.ts";
 import { type AgentProcess, spawnAgent } from "../agents/process.ts";
+import { ProgressWatch } from "../agents/progress_watch.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
 import {
   type PidRecord,
@@ -164,6 +165,10 @@ export class AgentSession {
   readonly prepared?: PreparedWorktree;
   /** The agent's environment (its teardown runs with it). */
   readonly env: Record<string, string>;
+  /** Whether its output still shows progress, or only reconnect notices (lib/agents/progress_watch.ts). */
+  readonly progress: ProgressWatch;
+  /** The run's terminal was told it reconnects (said once per stall). */
+  reconnectSaid = false;
   #start: SessionStart;
 
   private constructor(
@@ -173,8 +178,10 @@ export class AgentSession {
     env: Record<string, string>,
     prepared: PreparedWorktree | undefined,
     isolation: string,
+    progress: ProgressWatch,
   ) {
     this.#start = start;
+    this.progress = progress;
     this.env = env;
     this.isolation = isolation;
     if (prepared) this.prepared = prepared;
@@ -203,6 +210,7 @@ export class AgentSession {
     let env: Record<string, string> | undefined;
     let proc: AgentProcess | undefined;
     let box: SessionContainer | undefined;
+    const progress = new ProgressWatch();
     try {
       await injectSkills(start.adapter, worktree.path); // spec §7.3: excluded, never staged
       await Deno.mkdir(join(logPath, ".."), { recursive: true });
@@ -232,6 +240,7 @@ export class AgentSession {
         ...(box ? { launcher: box.setup } : {}),
       }, populated);
       proc = spawnAgent({
+        onLine: (line) => progress.see(line, Date.now()),
         command: start.launch.command,
         args: [...start.launch.prefixArgs, ...headless.args, ...start.argv],
         cwd: worktree.path,
@@ -240,7 +249,7 @@ export class AgentSession {
         graceMs: start.graceMs,
         launcher: box ? box.agent : settlingHostLauncher(start),
       });
-      return await AgentSession.#started(start, worktree, proc, env, prepared, box);
+      return await AgentSession.#started(start, worktree, proc, env, prepared, box, progress);
     } catch (e) {
       await proc?.end("start failed"); // nothing runs that the service does not know of
       await box?.release(); // its worktree is the service's again
@@ -255,9 +264,10 @@ export class AgentSession {
     env: Record<string, string>,
     prepared: PreparedWorktree | undefined,
     box: SessionContainer | undefined,
+    progress: ProgressWatch,
   ): Promise<AgentSession> {
     const isolation = box ? box.label : "worktree";
-    const session = new AgentSession(start, worktree, proc, env, prepared, isolation);
+    const session = new AgentSession(start, worktree, proc, env, prepared, isolation, progress);
     const record: SessionRecord = {
       session_id: start.sessionId,
       pid: proc.pid,
@@ -279,16 +289,22 @@ export class AgentSession {
     return session;
   }
 
-  /** Rewrite the heartbeat file (pid, alive, last output time, log bytes). */
+  /** Rewrite the heartbeat file (pid, alive, last output and progress, log bytes). */
   writeHeartbeat(): Promise<string> {
     const p = this.proc;
+    const seconds = (ms: number) => Math.floor(ms / 1000);
+    const { lastProgressAt, reconnecting } = this.progress.state;
     return writeHeartbeat(this.#start.paths.runtime, {
       session_id: this.sessionId,
       pid: p.pid,
       alive: p.alive,
-      last_output_at: p.lastOutputAt === null ? null : Math.floor(p.lastOutputAt / 1000),
+      last_output_at: p.lastOutputAt === null ? null : seconds(p.lastOutputAt),
+      last_progress_at: lastProgressAt === null ? null : seconds(lastProgressAt),
+      ...(reconnecting
+        ? { reconnecting: { since: seconds(reconnecting.since), message: reconnecting.message } }
+        : {}),
       log_bytes: p.outputBytes,
-      updated_at: Math.floor(Date.now() / 1000),
+      updated_at: seconds(Date.now()),
     });
   }
 

@@ -14,6 +14,11 @@ export interface WorkHandle {
   role: string;
   /** The agent's environment, when this process started it (the teardown runs with it). */
   env?: Record<string, string>;
+  /**
+   * Adopted with work the target already holds (a merge a killed process completed): its base is
+   * not known from git, so its landing takes it as landed, never as an empty diff (`unchanged`).
+   */
+  landedBefore?: boolean;
 }
 
 /** The task work as an agent lane uses it. */

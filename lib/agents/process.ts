@@ -28,6 +28,8 @@ export interface SpawnAgentOptions {
   graceMs?: number;
   /** Where it runs (default: a host process; lib/container/launcher.ts: a container). */
   launcher?: Launcher;
+  /** Called with each whole line it writes (stdout and stderr). */
+  onLine?: (line: string) => void;
 }
 
 /** A running agent: its process handle and the log its output goes to. */
@@ -47,6 +49,7 @@ export function spawnAgent(options: SpawnAgentOptions): AgentProcess {
     logPath: options.logPath,
     graceMs: options.graceMs ?? KILL_GRACE_MS,
     launcher: options.launcher,
+    onLine: options.onLine,
   });
   return Object.assign(proc, { logPath: options.logPath });
 }

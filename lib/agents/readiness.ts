@@ -12,6 +12,7 @@ import { headlessProblem, missingApiKey, resolveBinary } from "./preflight.ts";
 import { type HeartbeatRecord, type PidRecord, readHeartbeat } from "./runtime_files.ts";
 import { readPidFiles } from "./pid_files.ts";
 import type { WorkspacePaths } from "../workspace.ts";
+import { type Quietness, quietness } from "./progress_watch.ts";
 
 /** One adapter's readiness. */
 export interface AdapterReadiness {
@@ -141,6 +142,8 @@ export interface SessionView {
   log_bytes: number | null;
   /** Seconds since the heartbeat file was written, null without one. */
   heartbeat_age_s: number | null;
+  /** Reconnecting to its model for `for_s` seconds with no progress (lib/agents/progress_watch.ts). */
+  reconnecting?: { for_s: number; message: string };
 }
 
 /** What was read for one session. */
@@ -183,7 +186,13 @@ export function sessionView(facts: SessionFacts): SessionView {
     last_output_age_s: age(lastOutput),
     log_bytes: log?.bytes ?? heartbeat?.log_bytes ?? null,
     heartbeat_age_s: age(epochSeconds(heartbeat?.updated_at)),
+    ...(facts.alive && heartbeat ? pick(quietness(heartbeat, now)) : {}),
   };
+}
+
+/** The reconnect part of a quietness (the other figures are the view's own). */
+function pick(q: Quietness): Pick<SessionView, "reconnecting"> {
+  return q.reconnecting ? { reconnecting: q.reconnecting } : {};
 }
 
 /** Every session with a PID file, with its heartbeat and log; unreadable PID files by path. */

@@ -31,6 +31,10 @@ export interface HeartbeatRecord {
   alive: boolean;
   /** Epoch seconds of the last byte the agent wrote, null before any output. */
   last_output_at: number | null;
+  /** Epoch seconds of its last line that was not a reconnect notice (lib/agents/progress_watch.ts). */
+  last_progress_at?: number | null;
+  /** Reconnecting to its model since `since` (epoch seconds); `message` is its latest notice. */
+  reconnecting?: { since: number; message: string };
   log_bytes: number;
   /** Epoch seconds of this write. */
   updated_at: number;

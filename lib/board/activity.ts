@@ -90,6 +90,8 @@ const INTRODUCES = new Set<EventType>([
   "task_cancelled",
   "task_done_by_operator",
   "task_waiting",
+  // Sent once the store holds the task as running, which can be before its claim row is written.
+  "task_follow_up",
 ]);
 
 /**
@@ -236,6 +238,28 @@ const ON_TASK: {
     if (t.pull_request && e.pr === t.pull_request.url) {
       t.pull_request = { ...t.pull_request, state: "merged", waits_for: undefined };
     }
+  },
+  task_follow_up(t, e, { index }) {
+    (t.follow_ups ??= []).push({
+      ...(e.seq !== undefined ? { seq: e.seq } : {}),
+      ...(e.principal ? { principal: e.principal } : {}),
+      text: e.text,
+      index,
+    });
+  },
+  task_files_kept_out(_t, e, { attempt }) {
+    if (!attempt) return;
+    attempt.kept_out = {
+      paths: e.paths,
+      ...(e.paths_total !== undefined ? { paths_total: e.paths_total } : {}),
+      rewritten_commits: e.rewritten_commits ?? 0,
+    };
+  },
+  task_unchanged(t, _e, { attempt }) {
+    if (attempt) attempt.outcome = "unchanged";
+    t.state = "unchanged";
+    t.reason = "no changes: the work changes nothing on the target branch, so nothing was " +
+      "merged; the task is closed";
   },
   task_pr_opened(t, e) {
     t.pull_request = {
@@ -436,7 +460,7 @@ function pendingDependencies(state: ActivityState, t: TaskActivity): string[] {
   return t.depends_on.filter((dep) => {
     const other = state.tasks.get(dep);
     if (!other) return !state.already_landed.some((l) => l.task_id === dep);
-    return other.state !== "merged" && other.state !== "cancelled" && other.state !== "done";
+    return !["merged", "unchanged", "cancelled", "done"].includes(other.state);
   });
 }
 

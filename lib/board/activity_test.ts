@@ -337,3 +337,31 @@ Deno.test("activity: each attempt keeps where its agent ran; the outline shows t
   assert.equal(tasks.get("b")!.isolation, undefined, "a claim that says nothing claims nothing");
   assert.equal("isolation" in state.tasks.get("b")!.attempts[0], false);
 });
+
+Deno.test("activity: the operator's follow-ups are listed in order, even one sent before the claim row", () => {
+  const state = fold([
+    ["run_started", { run_id: "r" }],
+    ["task_follow_up", {
+      task_id: "n",
+      seq: 1,
+      principal: "ops",
+      text: "first",
+      audit_event_hash: "h1",
+    }],
+    ["task_claimed", { task_id: "n", session_id: "s1", title: "New", role: "dev" }],
+    ["task_follow_up", {
+      task_id: "n",
+      seq: 2,
+      principal: "ops",
+      text: "<b>second</b>",
+      audit_event_hash: "h2",
+    }],
+  ]);
+  const n = state.tasks.get("n")!;
+  assert.deepEqual(n.follow_ups, [
+    { seq: 1, principal: "ops", text: "first", index: 1 },
+    { seq: 2, principal: "ops", text: "<b>second</b>", index: 3 },
+  ]);
+  assert.equal(n.state, "running");
+  assert.equal(n.attempts.length, 1);
+});

@@ -19,6 +19,7 @@ export type AttemptOutcome =
   | "completed"
   | "gated"
   | "merged"
+  | "unchanged"
   | "failed"
   | "cancelled";
 
@@ -58,6 +59,11 @@ export interface Attempt {
   verification?: AttemptVerification;
   /** The operators' review decisions taken while this attempt was the latest. */
   reviews?: AttemptReview[];
+  /**
+   * Ignored or copied files kept out of its commits, and how many of the agent's commits were
+   * rewritten into one because they held any (`task_files_kept_out`).
+   */
+  kept_out?: { paths: string[]; paths_total?: number; rewritten_commits: number };
   /** Protected paths its diff touches (`task_protected_paths`, DESIGN.md §18). */
   protected_paths?: string[];
   /** Paths its diff changes outside the task's owned_files (`task_owned_files_exceeded`). */
@@ -111,7 +117,9 @@ export interface AttemptVerification {
 
 /**
  * Where a task stands, in words the page shows (the board column where it has a card); `done`:
- * an operator marked it done while no agent worked on it (nothing merged; its card is gated).
+ * an operator marked it done while no agent worked on it (nothing merged; its card is gated);
+ * `unchanged`: its completed work changed nothing, so nothing was merged and it closed (its card
+ * stays under needs review: the board's fold has no row that moves it).
  */
 export type TaskState =
   | "planned"
@@ -122,6 +130,7 @@ export type TaskState =
   | "gated"
   | "needs_review"
   | "merged"
+  | "unchanged"
   | "failed"
   | "cancelled"
   | "done";
@@ -178,6 +187,8 @@ export interface TaskActivity {
   evidence_sealed?: string;
   /** The current attempt is a batch request (the card says "batch"). */
   batch?: BatchTry;
+  /** Follow-ups operators sent its agent from the board (`task_follow_up`), oldest first. */
+  follow_ups?: { seq?: number; principal?: string; text: string; index: number }[];
   /**
    * Protected paths the current attempt's diff touches: it lands only on an operator's merge
    * (DESIGN.md §18). Empty with `protected_error` when its paths could not be read.

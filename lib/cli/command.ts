@@ -15,7 +15,7 @@ export const EXIT = {
 
 /** What a command can use besides its arguments. */
 export interface CliContext {
-  /** The workspace root (`--root`, default the current directory). */
+  /** The workspace root (`--root`, default the workspace of the repository the current directory is in). */
   root: string;
   debug: boolean;
   stdout: (line: string) => void;

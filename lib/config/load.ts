@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { adapterByName, availableAdapters } from "../agents/adapters/mod.ts";
 import { loadAdapterModule } from "../agents/adapters/modules.ts";
+import { ValueError } from "../agents/errors.ts";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { ValidationError } from "./errors.ts";
@@ -41,6 +42,7 @@ export function parseConfig(text: string, file = CONFIG_FILE): ServiceConfig {
   if (config.cli !== "generic" && !Object.hasOwn(config.adapters, config.cli)) {
     adapterByName(config.cli); // throws ValueError: Unknown adapter
   }
+  checkRoleAdapters(config, file, source);
   for (const [path, name] of fallbackNames(config)) {
     if (name === "generic" && !config.cli_command) {
       throw new ValidationError({
@@ -76,6 +78,69 @@ export function parseConfig(text: string, file = CONFIG_FILE): ServiceConfig {
     });
   }
   return config;
+}
+
+/**
+ * `roles.<role>.cli` names a known adapter (or one `adapters:` registers); a role's own generic
+ * settings need `cli: generic`, and `cli: generic` needs a command (the role's or the top level's).
+ */
+function checkRoleAdapters(
+  config: ServiceConfig,
+  file: string,
+  source: ReturnType<typeof parseYamlSource>,
+): void {
+  for (const [role, s] of Object.entries(config.roles)) {
+    const own = s.cli_command !== undefined || s.prompt_flag !== undefined ||
+      s.model_flag !== undefined;
+    const at = (key: string) => ["roles", role, key];
+    if (own && s.cli !== "generic") {
+      throw new ValidationError({
+        file,
+        path: at("cli").join("."),
+        position: source.locate(["roles", role]),
+        problem:
+          `roles.${role} sets the generic adapter's cli_command, prompt_flag or model_flag ` +
+          "without `cli: generic`",
+        fix: `add \`cli: generic\` under roles.${role}, or remove those keys`,
+      });
+    }
+    if (s.cli === undefined) continue;
+    if (s.cli === "generic") {
+      if (s.cli_command || config.cli_command) continue;
+      throw new ValidationError({
+        file,
+        path: at("cli").join("."),
+        position: source.locate(at("cli")),
+        problem: `roles.${role} runs the generic adapter but no cli_command says which program`,
+        fix: `add cli_command under roles.${role} (or at the top level)`,
+      });
+    }
+    if (Object.hasOwn(config.adapters, s.cli) || isKnownAdapter(s.cli)) continue;
+    throw new ValidationError({
+      file,
+      path: at("cli").join("."),
+      position: source.locate(at("cli")),
+      problem: `unknown adapter '${s.cli}'`,
+      fix: `name one of ${
+        availableAdapters().join(", ")
+      }, or register it with adapters.${s.cli}.module`,
+    });
+  }
+}
+
+/**
+ * The adapter a role's agents run: its `cli` (`generic:<role>` when it has a command of its own),
+ * else the top-level `cli`. Pure.
+ */
+export function roleAdapterName(config: ServiceConfig, role: string): string {
+  const s = config.roles[role];
+  if (!s?.cli) return config.cli;
+  return s.cli === "generic" && s.cli_command ? `generic:${role}` : s.cli;
+}
+
+/** Every adapter the roles run (the top-level `cli` first when a role uses it). */
+export function roleAdapterNames(config: ServiceConfig): string[] {
+  return [...new Set(Object.keys(config.roles).map((r) => roleAdapterName(config, r)))];
 }
 
 function isKnownAdapter(name: string): boolean {
@@ -155,8 +220,27 @@ export function configuredAdapter(config: ServiceConfig): AgentAdapter {
   return namedAdapter(config, config.cli);
 }
 
-/** The adapter named `name` (`generic` built with the generic settings). */
+/**
+ * The adapter named `name`: `generic` built with the top-level generic settings, `generic:<role>`
+ * with that role's (`roles.<role>.cli_command`, …).
+ */
 export function namedAdapter(config: ServiceConfig, name: string): AgentAdapter {
+  if (name.startsWith("generic:")) {
+    const role = name.slice("generic:".length);
+    const s = config.roles[role];
+    if (!s?.cli_command) {
+      throw new ValueError(
+        `Unknown adapter '${name}': roles.${role} has no cli_command of its own`,
+        `set roles.${role}.cli: generic and roles.${role}.cli_command, or name another adapter`,
+      );
+    }
+    return adapterByName("generic", {
+      cliCommand: s.cli_command,
+      promptFlag: s.prompt_flag,
+      modelFlag: s.model_flag,
+      name,
+    });
+  }
   if (name !== "generic") return adapterByName(name);
   return adapterByName("generic", {
     cliCommand: config.cli_command ?? [],
@@ -173,7 +257,12 @@ export function adapterChains(config: ServiceConfig): Record<string, string[]> {
   return Object.fromEntries(
     Object.entries(config.roles).map(([role, s]) => [
       role,
-      [...new Set([config.cli, ...(s.fallback_adapters ?? config.fallback_adapters)])],
+      [
+        ...new Set([
+          roleAdapterName(config, role),
+          ...(s.fallback_adapters ?? config.fallback_adapters),
+        ]),
+      ],
     ]),
   );
 }

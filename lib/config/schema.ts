@@ -194,6 +194,14 @@ const RoleSettingsSchema = z.strictObject({
   worktree: WorktreeSchema.optional(),
   /** This role's fallback adapters (instead of the top-level list). */
   fallback_adapters: FallbackAdaptersSchema.optional(),
+  /** The adapter this role's agents run (default: the top-level `cli`). */
+  cli: z.string().min(1).optional(),
+  /** With `cli: generic`: this role's own command (its adapter is `generic:<role>`). */
+  cli_command: CliCommandSchema.optional(),
+  /** With `cli: generic` and `cli_command`: the flag before the prompt. */
+  prompt_flag: z.string().min(1).optional(),
+  /** With `cli: generic` and `cli_command`: the flag before the model. */
+  model_flag: z.string().min(1).optional(),
 });
 
 /** The settings of one role. */

@@ -1,7 +1,8 @@
 /**
  * What a card on the page shows (browser-safe, pure): the projection's card cut to the task's
  * current attempt, plus what the columns alone cannot say — the attempt's number, a FAILED or
- * CANCELLED task the fold keeps in its column, why a task waits, an evidence bundle that no
+ * CANCELLED task the fold keeps in its column, a completion that changed nothing (no changes,
+ * nothing merged: it stays under needs review), why a task waits, an evidence bundle that no
  * longer verifies. The projection keeps a card's last gates and verdict across a retry
  * (DESIGN.md §5); the page leaves those of earlier attempts to the task detail's history and
  * never changes the projection itself.
@@ -12,7 +13,7 @@ import type { EvidenceMark } from "../review/types.ts";
 
 /** Where a task stands when its column does not say it. */
 export type Standing =
-  | { state: "failed" | "cancelled" | "blocked" | "waiting"; reason?: string }
+  | { state: "failed" | "cancelled" | "blocked" | "waiting" | "unchanged"; reason?: string }
   | undefined;
 
 /** A card as shown. */
@@ -39,7 +40,7 @@ export interface CardFace {
   ownedExceeded?: OwnedFilesExceeded;
 }
 
-const STANDING_STATES = new Set(["failed", "cancelled", "blocked", "waiting"]);
+const STANDING_STATES = new Set(["failed", "cancelled", "blocked", "waiting", "unchanged"]);
 
 /**
  * The face of `card`: its diff and gates only when captured or failed after the current

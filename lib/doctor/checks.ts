@@ -17,7 +17,8 @@ import { listRescueRefs, type RescueRef } from "../worktrees/reap.ts";
 import { SETUP_FAILED } from "../worktree_env/spec.ts";
 import { verifyJournalText } from "../journal/verify.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
-import type { WorkspacePaths } from "../workspace.ts";
+import { type WorkspacePaths, workspacePaths } from "../workspace.ts";
+import { heldByHead, landingFacts, unmergedRescues } from "./rescued.ts";
 import { keyFix, missingApiKey, preflight } from "../agents/preflight.ts";
 import { RuntimeError } from "../agents/errors.ts";
 import { settingProblems, templateProblems } from "../orchestrator/run_checks.ts";
@@ -365,7 +366,10 @@ export async function checkJournals(paths: WorkspacePaths): Promise<CheckResult[
   return out;
 }
 
-/** Work agents left unmerged (refs/service/rescue/*), a warning; undefined when there is none. */
+/**
+ * Work agents left unmerged (refs/service/rescue/*), a warning; undefined when there is none.
+ * Work the checked-out branch holds, and work of a task that merged since, is not listed.
+ */
 export async function checkRescueRefs(root: string): Promise<CheckResult | undefined> {
   let refs: RescueRef[];
   try {
@@ -373,6 +377,11 @@ export async function checkRescueRefs(root: string): Promise<CheckResult | undef
   } catch {
     return undefined; // not a git repository: reported by the git check
   }
+  if (refs.length === 0) return undefined;
+  refs = unmergedRescues(refs, {
+    ...await landingFacts(workspacePaths(root)),
+    heldByBranch: await heldByHead(root, refs),
+  });
   if (refs.length === 0) return undefined;
   return {
     name: "rescued work",

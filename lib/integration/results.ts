@@ -16,6 +16,8 @@ export type MergeResult =
    * `empty`: the work changes nothing on the base (no pull request; `commit` is the base's tip).
    */
   | { kind: "merged"; commit: string; pr?: string; empty?: boolean }
+  /** Its merge would change nothing on the target: nothing lands; the task closes. */
+  | { kind: "unchanged" }
   | { kind: "gates_failed"; signals: FailedSignal[] }
   | { kind: "conflict"; files: string[] }
   /**

@@ -10,6 +10,7 @@ import { dirname } from "node:path";
 import { StorageFullError } from "../errors.ts";
 import { git, resolveCommit, targetRef } from "../git/git.ts";
 import * as ev from "../journal/events.ts";
+import { readRow } from "../journal/event_reader.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import { failedSignals } from "../merge/events.ts";
@@ -47,6 +48,8 @@ function mergeResult(outcome: MergeOutcome): MergeResult {
       return { kind: "conflict", files: outcome.files };
     case "waiting":
       return { kind: "waiting", reason: outcome.reason, stuck: outcome.stuck };
+    case "unchanged":
+      return { kind: "unchanged" };
   }
 }
 
@@ -141,9 +144,22 @@ export class TaskWork implements AgentWork {
       sessionId,
       logPath,
       role: task.role,
+      landedBefore: await this.#landedBefore(task.id, sessionId, base.stdout.trim()),
     };
     this.#handles.set(task.id, handle);
     return handle;
+  }
+
+  /**
+   * True when the target already holds the branch (its merge-base is its tip) and the journal
+   * captured a diff that changed files: a killed merge completed it. An empty diff stays empty.
+   */
+  async #landedBefore(taskId: string, sessionId: string, mergeBase: string): Promise<boolean> {
+    const tip = await resolveCommit(`refs/heads/${agentBranch(sessionId)}`, {
+      cwd: this.#o.paths.root,
+    }).catch(() => undefined);
+    if (tip !== mergeBase) return false;
+    return ((await capturedFiles(this.#o.journalPath, taskId)) ?? 0) > 0;
   }
 
   /** Commit whatever the agent left; true when its branch holds work beyond its base. */
@@ -154,7 +170,7 @@ export class TaskWork implements AgentWork {
       const { tip } = await commitPartialWork(
         h.worktree.path,
         `service: partial work of ${taskId} (${reason})`,
-        { root: this.#o.paths.root },
+        { root: this.#o.paths.root, base: h.worktree.base },
       );
       return tip !== h.worktree.base;
     } catch {
@@ -200,6 +216,17 @@ export class TaskWork implements AgentWork {
       warn: this.#o.warn,
     });
     if (!result.captured) this.#o.warn(`${taskId}: no diff captured: ${result.reason}`);
+    else if (result.leftOut.length > 0) {
+      this.#o.warn(
+        `${taskId}: kept out of its commits (ignored or copied files): ${
+          printable(result.leftOut.slice(0, 10).join(", "))
+        }${result.leftOut.length > 10 ? ` and ${result.leftOut.length - 10} more` : ""}${
+          result.rewritten > 0
+            ? `; the agent's ${result.rewritten} commit(s) holding them were rewritten into one`
+            : ""
+        }`,
+      );
+    }
     const tip = result.captured
       ? result.tip
       : await resolveCommit(`refs/heads/${h.worktree.branch}`, { cwd: this.#o.paths.root });
@@ -308,15 +335,25 @@ export class TaskWork implements AgentWork {
     }));
     const landing = tasks.flatMap((task, i) => {
       const h = this.#handles.get(task.id);
-      return h ? [{ task, i, tip: this.#tips.get(task.id), branch: h.worktree.branch }] : [];
+      return h
+        ? [{
+          task,
+          i,
+          tip: this.#tips.get(task.id),
+          branch: h.worktree.branch,
+          // Unknown for work the target already holds: the train then takes it as landed.
+          base: h.landedBefore ? undefined : h.worktree.base,
+        }]
+        : [];
     });
     try {
       const outcomes = await mergeAgentBranches(this.#o.paths.root, {
         target: this.#o.targetBranch,
-        members: landing.map(({ task, tip, branch }) => ({
+        members: landing.map(({ task, tip, branch, base }) => ({
           // The commit whose diff was captured and judged, whatever the branch holds now.
           agent: tip ?? branch,
           name: branch,
+          base,
           taskId: task.id,
           gates: verification.gateSpec(task, verification.waitsForMerge(task.id)),
           evaluated: verification.evaluated(task.id),
@@ -428,9 +465,17 @@ export class TaskWork implements AgentWork {
     }
   }
 
-  /** Commit what the agent left and keep the worktree for the next run. */
+  /**
+   * Commit what the agent left and keep the worktree for the next run. Its session has ended, so
+   * its ports go back (the next attempt leases its own): a clean stop leaves no lease behind.
+   */
   async keep(taskId: string, reason: string): Promise<void> {
     await this.commitLeftovers(taskId, reason);
+    const h = this.#handles.get(taskId);
+    if (!h) return;
+    await this.#o.environments?.releasePorts(h.sessionId).catch((e) =>
+      this.#o.warn(`${taskId}: ports of ${h.sessionId} not released: ${(e as Error).message}`)
+    );
   }
 
   /** Keep `h`'s session log in the run directory with its digest in the journal, once. */
@@ -457,4 +502,20 @@ export class TaskWork implements AgentWork {
       this.#o.warn(`${taskId}: could not keep the session log: ${(e as Error).message}`);
     }
   }
+}
+
+/** How many files `taskId`'s latest captured diff in the journal changed (undefined: none). */
+async function capturedFiles(journal: string, taskId: string): Promise<number | undefined> {
+  const text = await Deno.readTextFile(journal).catch(() => "");
+  let files: number | undefined;
+  for (const line of text.split("\n")) {
+    if (!line.includes('"task_diff_captured"')) continue;
+    try {
+      const read = readRow(JSON.parse(line));
+      if (read && "type" in read && read.type === "task_diff_captured" && read.task_id === taskId) {
+        files = read.files;
+      }
+    } catch { /* a torn line */ }
+  }
+  return files;
 }

@@ -86,6 +86,23 @@ export interface EventReads {
     interrupted?: boolean;
   };
   task_merged: { task_id: string; commit?: string; pr?: string; empty?: boolean };
+  /** Its completed work changes nothing on the target: nothing merged, the task closed. */
+  task_unchanged: { task_id: string };
+  /** An operator's follow-up to the task's agent (lib/operator/follow_ups.ts). */
+  task_follow_up: {
+    task_id: string;
+    seq?: number;
+    principal?: string;
+    text: string;
+    audit_event_hash?: string;
+  };
+  /** Ignored or copied files kept out of the branch's commits (lib/worktrees/keep_out.ts). */
+  task_files_kept_out: {
+    task_id: string;
+    paths: string[];
+    paths_total?: number;
+    rewritten_commits?: number;
+  };
   task_diff_captured: {
     task_id: string;
     sha256: string;
@@ -375,6 +392,20 @@ const READERS: Readers = {
     commit: str(d.commit),
     pr: str(d.pr),
     empty: bool(d.empty),
+  }),
+  task_unchanged: (d) => ({ task_id: reqStr(d, "task_id") }),
+  task_follow_up: (d) => ({
+    task_id: reqStr(d, "task_id"),
+    seq: int(d.seq),
+    principal: str(d.principal),
+    text: reqStr(d, "text"),
+    audit_event_hash: str(d.audit_event_hash),
+  }),
+  task_files_kept_out: (d) => ({
+    task_id: reqStr(d, "task_id"),
+    paths: strs(d.paths),
+    paths_total: int(d.paths_total),
+    rewritten_commits: int(d.rewritten_commits),
   }),
   task_diff_captured: (d) => ({
     task_id: reqStr(d, "task_id"),

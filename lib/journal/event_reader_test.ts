@@ -34,6 +34,15 @@ const WRITTEN: JournalEvent[] = [
   ev.taskRetried({ task_id: "a", reason: "again" }),
   ev.taskCompleted({ task_id: "a", summary: "done", interrupted: true }),
   ev.taskMerged({ task_id: "a", commit: "c", pr: "https://example.test/1" }),
+  ev.taskUnchanged({ task_id: "a" }),
+  ev.taskFollowUp({
+    task_id: "a",
+    seq: 1,
+    principal: "p",
+    text: "use the v2 API",
+    audit_event_hash: "h",
+  }),
+  ev.taskFilesKeptOut({ task_id: "a", paths: [".env"], paths_total: 1, rewritten_commits: 2 }),
   ev.taskMerged({ task_id: "e", commit: "c", empty: true }),
   ev.taskDiffCaptured({ task_id: "a", sha256: "sha256:00", added: 1, removed: 2, files: 3 }),
   ev.taskReviewDecision({

@@ -191,6 +191,40 @@ export function taskMerged(
   return event("task_merged", data);
 }
 
+/**
+ * `task_unchanged`: the completed work changes nothing on the target branch (no commits, or
+ * only changes already there), so nothing was merged and the task closed. The board's fold
+ * ignores it (the card stays where `task_completed` put it); the page says "no changes".
+ */
+export function taskUnchanged(data: { task_id: string }): JournalEvent {
+  return event("task_unchanged", data);
+}
+
+/**
+ * `task_files_kept_out`: ignored or copied files the agent staged or committed were kept out of
+ * the branch's commits (`rewritten_commits` of the agent's commits rewritten into one service
+ * commit because they held any); the board's fold ignores it, the task detail shows it.
+ */
+export function taskFilesKeptOut(
+  data: { task_id: string; paths: string[]; paths_total?: number; rewritten_commits: number },
+): JournalEvent {
+  return event("task_files_kept_out", data);
+}
+
+/**
+ * `task_follow_up`: an operator sent the task's agent a follow-up from the board (its text, and
+ * the audit entry that signs it); the board's fold ignores it, the task detail shows it.
+ */
+export function taskFollowUp(data: {
+  task_id: string;
+  seq: number;
+  principal: string;
+  text: string;
+  audit_event_hash: string;
+}): JournalEvent {
+  return event("task_follow_up", data);
+}
+
 /** `task_diff_captured`: attaches the diff summary (DESIGN.md §4). */
 export function taskDiffCaptured(data: {
   task_id: string;

@@ -26,6 +26,8 @@ export type LandingOutcome =
    * changes nothing on the base, so no pull request was opened (`commit` is the base's tip).
    */
   | { kind: "merged"; commit: string; pr?: string; empty?: boolean }
+  /** Its merge would change nothing on the base: no pull request, nothing lands. */
+  | { kind: "unchanged" }
   | { kind: "gates_failed"; signals: FailedSignal[] }
   | { kind: "conflict"; files: string[] }
   /** The local merge waits (the user's checkout, a moved branch); retried on the clock. */

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { tempRepo, type TestRepo } from "../git/_test_repo.ts";
 import { createWorktree } from "../worktrees/worktrees.ts";
 import { evaluateGates } from "./gates.ts";
-import { mergeAgentBranch, prepareCandidate } from "./merge.ts";
+import { mergeAgentBranch, mergeAgentBranches, prepareCandidate } from "./merge.ts";
 
 /** An agent session that wrote `files` and committed them on agent/<session>. */
 async function agentWork(repo: TestRepo, session: string, files: Record<string, string>) {
@@ -237,21 +237,43 @@ Deno.test("mergeAgentBranch() moves a target branch nobody has checked out with 
   assert.equal(await repo.git(["status", "--porcelain"]), " M README.md");
 });
 
-Deno.test("mergeAgentBranch() with nothing to land still evaluates the gates", async () => {
+Deno.test("mergeAgentBranch() with nothing to land evaluates the gates and says unchanged, naming no commit", async () => {
   await using repo = await tempRepo();
   const tip = await repo.git(["rev-parse", "main"]);
   await createWorktree(repo.root, "s1", tip);
   const out = await mergeAgentBranch(repo.root, {
     target: "main",
     agent: "agent/s1",
+    base: tip,
     taskId: "t1",
     gates: { signals: [{ kind: "path_exists", detail: "README.md" }] },
   });
-  assert.equal(out.status, "merged");
-  if (out.status !== "merged") return;
-  assert.equal(out.commit, tip);
-  assert.deepEqual(out.changed_files, []);
+  assert.equal(out.status, "unchanged");
+  if (out.status !== "unchanged") return;
+  assert.equal("commit" in out, false, "no merge commit is named as the task's");
   assert.equal(out.gates.signals.length, 1);
+  assert.equal(await repo.git(["rev-parse", "main"]), tip, "main did not move");
+});
+
+Deno.test("a train lands the work beside a branch whose diff is empty and says unchanged for that one", async () => {
+  await using repo = await tempRepo();
+  const base = await repo.git(["rev-parse", "main"]);
+  await agentWork(repo, "s1", { "one.txt": "1\n" });
+  await createWorktree(repo.root, "s2", base); // its agent changed nothing
+  const outs = await mergeAgentBranches(repo.root, {
+    target: "main",
+    members: [
+      { agent: "agent/s1", base, taskId: "t1" },
+      { agent: "agent/s2", base, taskId: "t2" },
+    ],
+  });
+  assert.deepEqual(outs.map((o) => o.status), ["merged", "unchanged"]);
+  if (outs[0].status !== "merged") return;
+  assert.equal(await repo.git(["rev-parse", "main"]), outs[0].commit);
+  assert.equal(
+    await repo.git(["log", "-1", "--format=%s", "main"]),
+    "service: merge agent/s1 (task t1)",
+  );
 });
 
 Deno.test("concurrent mergeAgentBranch() calls are serialised and both land", async () => {

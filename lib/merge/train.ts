@@ -11,7 +11,8 @@
  *    train from the new tip. When the target cannot advance (the user's changes are in the way,
  *    or it moved), each candidate lands alone, in order, and the one in the way waits.
  * Before step 1, a merge a killed process left half done in the checkout is settled
- * (interrupted.ts).
+ * (interrupted.ts). A branch whose work is an empty diff from its base is `unchanged`: its gates
+ * run on the target's tree as it is, but it gets no merge commit and lands nothing.
  */
 import { Bounded } from "../async/bounded.ts";
 import { commitIdentity, git } from "../git/git.ts";
@@ -32,6 +33,12 @@ export interface TrainMember {
   gates?: GateSpec;
   /** Merge commit message (default names the branch and task). */
   message?: string;
+  /**
+   * The commit its work was cut from: when its tip has the same tree its work is an empty diff
+   * and lands nothing (`unchanged`). Without it, a branch the target already contains is taken
+   * as landed (a merge a killed process completed).
+   */
+  base?: string;
   /**
    * Gates already evaluated on a tree (by the verification step): when the merge produces that
    * same tree they are not run again. A tree is content-addressed, so the checks saw these bytes.
@@ -71,6 +78,11 @@ export type MergeOutcome =
   }
   | { status: "conflict"; files: string[] }
   | { status: "gates_failed"; gates: GateResult; tree: string }
+  /**
+   * Its merge changes nothing on the target (no commits, or only changes already there): its
+   * gates passed on the target's tree, but nothing lands and no merge commit is made or named.
+   */
+  | { status: "unchanged"; gates: GateResult; tree: string }
   | {
     status: "waiting";
     reason: string;
@@ -87,6 +99,8 @@ interface Candidate extends CommitTree {
   index: number;
   /** The commit it was merged onto (the target's tip or the candidate before it). */
   parent: CommitTree;
+  /** Its merge changes nothing: `commit` is its parent's, and it lands nothing. */
+  unchanged?: true;
 }
 
 /** Land `options.members` on `options.target`; outcomes in the members' order. */
@@ -101,6 +115,12 @@ export async function landTrain(root: string, options: TrainOptions): Promise<Me
   const chain: Candidate[] = [];
   let parent = tips.target;
   for (const [index, member] of members.entries()) {
+    // Its work changes nothing (an empty diff from its base): its gates run on the tree as it
+    // is, and there is nothing to land — no merge commit to make, nor one to name as its own.
+    if (member.base && await sameTree(root, tips.agents[index], member.base, signal)) {
+      chain.push({ index, parent, commit: parent.commit, tree: parent.tree, unchanged: true });
+      continue;
+    }
     const merged = await mergeOnto(root, parent, tips.agents[index], { signal });
     if (merged.kind === "conflict") {
       outcomes[index] = { status: "conflict", files: merged.files };
@@ -152,19 +172,13 @@ async function landCandidates(
       newTip: last.commit,
       changed: all.map((e) => e.path),
       entries: all,
-      message: landing.length === 1
-        ? `service: merge ${nameOf(options.members[last.index])} (task ${
-          options.members[last.index].taskId
-        })`
-        : `service: merge ${landing.length} agent branches (tasks ${
-          landing.map((c) => options.members[c.index].taskId).join(", ")
-        })`,
+      message: reflogMessage(options, landing.filter((c) => !c.unchanged)),
       signal: options.signal,
     },
   );
   if (landed.landed) {
     landing.forEach((c, i) => {
-      outcomes[c.index] = {
+      outcomes[c.index] = c.unchanged ? { status: "unchanged", gates: gates[i], tree: c.tree } : {
         status: "merged",
         commit: c.commit,
         tree: c.tree,
@@ -192,6 +206,35 @@ async function landCandidates(
     const member = { ...options.members[c.index], evaluated: { tree: c.tree, gates: gates[i] } };
     [outcomes[c.index]] = await landTrain(root, { ...options, members: [member] });
   }
+}
+
+/** True when commits `a` and `b` have the same tree (the diff between them is empty). */
+async function sameTree(
+  root: string,
+  a: string,
+  b: string,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  const out = await git(["rev-parse", "--end-of-options", `${a}^{tree}`, `${b}^{tree}`], {
+    cwd: root,
+    signal,
+    allowFailure: true,
+  });
+  // Some versions of git echo `--end-of-options` (merge_tree.ts resolveTips).
+  const [ta, tb] = out.stdout.split("\n").filter((l) => l !== "--end-of-options");
+  return out.code === 0 && ta !== "" && ta === tb;
+}
+
+/** The reflog message of an advance over `merging` (the members that change something). */
+function reflogMessage(options: TrainOptions, merging: Candidate[]): string {
+  const [first] = merging;
+  return merging.length === 1
+    ? `service: merge ${nameOf(options.members[first.index])} (task ${
+      options.members[first.index].taskId
+    })`
+    : `service: merge ${merging.length} agent branches (tasks ${
+      merging.map((c) => options.members[c.index].taskId).join(", ")
+    })`;
 }
 
 /** The gates of each candidate, several at once; a tree evaluated before is not run again. */

@@ -49,6 +49,7 @@ import type { OrchestratorSettings } from "./settings.ts";
 import type { PreparedLanding, PullRequestLanding } from "../landing/mod.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { openDesk, type RemoteWork, sweepRunRemote, type TicketBook } from "../workers/lane.ts";
+import { AdapterNotReadyError } from "./used_adapters.ts";
 import { Launcher, type LaunchTask, type PreparedCluster } from "../kubernetes/mod.ts";
 import { openRunProbe } from "../metrics/run_probe.ts";
 import { runGauges } from "./core/gauges.ts";
@@ -80,6 +81,8 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   isolation?: ContainerIsolation;
   /** Fallback adapters whose preflight passed (`fallback_adapters`). */
   fallbacks?: readonly ReadyAdapter[];
+  /** Another adapter a task names, checked on first use (lib/orchestrator/used_adapters.ts). */
+  resolveAdapter?: (name: string, taskId: string) => Promise<ReadyAdapter>;
   /** By role, the adapters a task may start with (see `CoreSettings.chains`). */
   chains?: Readonly<Record<string, readonly string[]>>;
   /** The configured adapter's batch endpoint, when its provider has one and its key is set. */
@@ -297,9 +300,15 @@ export class Orchestrator {
 
   /** Run until every task of the run has landed or cannot progress, or `stop()`. */
   async run(): Promise<RunOutcome> {
-    // Recovery reads the review decisions first: before any notice of the journal is acted on.
-    await this.#landing?.start(); // the journal's pull requests are continued, not opened again
-    this.#push(() => this.#recoveryEvents());
+    // Recovery is the loop's first item, queued before this yields: no tick, settle or task a
+    // continuous run adopts meanwhile is decided on before the earlier process's tasks are
+    // recovered (a settle first took a stopped task for a stray claimant's and counted an
+    // attempt; a ticket's task spawned first was then taken for a lost agent). It reads the
+    // review decisions first: before any notice of the journal is acted on.
+    this.#push(async () => {
+      await this.#landing?.start(); // the journal's pull requests are continued, not opened again
+      return await this.#recoveryEvents();
+    });
     this.#push({ type: "tick" });
     const unsubscribe = onTaskChange((change) => {
       const id = change.task.id;
@@ -494,6 +503,7 @@ export class Orchestrator {
         operatorDone: t.operator_done === true,
         ...(t.resume_from ? { resumeFrom: t.resume_from } : {}),
         ...(t.status === "OPEN" && this.#batch.routes(t) ? { batch: true } : {}),
+        ...(t.cli ? { cli: t.cli } : {}),
       });
     }
     const stop = this.#spend.checkBudget() ?? this.#spend.budgetStop;
@@ -652,7 +662,8 @@ export class Orchestrator {
       diagnosis: {
         kind: "spawn_failed",
         reason: `could not start the agent: ${(e as Error).message}`,
-        retryable: true,
+        // An adapter that cannot start agents fails the same way every time.
+        retryable: !(e instanceof AdapterNotReadyError),
       },
     }));
     void started.then((event) => this.#push(event));

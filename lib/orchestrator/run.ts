@@ -15,6 +15,7 @@ import { ValidationError } from "../config/errors.ts";
 import { adapterChains, configuredAdapter, loadWorkspaceConfig } from "../config/load.ts";
 import { batchEndpoint, batchProviderOf } from "../batch/mod.ts";
 import { containerFallbacks, readyFallbacks, runLaunch } from "../agent_session/lane.ts";
+import { adapterResolver, readyUsedAdapters, usedAdapters } from "./used_adapters.ts";
 import type { ServerSettings } from "../config/server_config.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { configuredBudgetUsd, readCostReport } from "../cost/spend.ts";
@@ -267,7 +268,13 @@ async function prepareRun(options: RunPlanOptions): Promise<PreparedRun> {
   const mcpNote = mcpDelivery(adapter, mcp);
   if (mcpNote) out(adapter.acceptsMcpConfig ? mcpNote : `warning: ${mcpNote}`);
   const checked = await checkedLaunch(config, adapter, { root, paths, env, out });
-  const { fallbacks, chains } = await readyChains(config, adapter, { checked, env, root, out });
+  const { fallbacks, chains } = await readyChains(config, adapter, {
+    checked,
+    env,
+    root,
+    out,
+    tasks: plan?.tasks ?? [],
+  });
   const endpoint = batchLane(config, adapter, { plan, env, out });
   // Pull requests (DESIGN.md §12): the token and its permissions are checked and the base is
   // fetched before a row is written; work is then cut from and gated against the fetched base.
@@ -353,17 +360,29 @@ async function readyChains(
     env: Record<string, string>;
     root: string;
     out: PreparedRun["out"];
+    /** The plan's tasks: the adapters their steps name (`cli`) are checked too. */
+    tasks: readonly { id: string; cli?: string }[];
   },
 ): Promise<Pick<PreparedRun, "fallbacks" | "chains">> {
   const { checked, env, root, out } = o;
-  const fallbacks = checked.isolation
-    ? containerFallbacks(config, (m) => out(`warning: ${m}`))
-    : await readyFallbacks(config, {
-      env,
-      root,
-      warn: (m) => out(`warning: ${m}`),
-      ownAgents: config.max_agents !== 0,
-    });
+  // Every adapter the roles and the steps name must start, like the configured one (fatal).
+  const used = await readyUsedAdapters(config, usedAdapters(config, o.tasks), {
+    env,
+    root,
+    isolation: !!checked.isolation,
+  });
+  const fallbacks = [
+    ...used,
+    ...(checked.isolation
+      ? containerFallbacks(config, (m) => out(`warning: ${m}`))
+      : (await readyFallbacks(config, {
+        env,
+        root,
+        warn: (m) => out(`warning: ${m}`),
+        ownAgents: config.max_agents !== 0,
+      }))
+        .filter((f) => !used.some((u) => u.adapter.name === f.adapter.name))),
+  ];
   const ready = new Set([adapter.name, ...fallbacks.map((f) => f.adapter.name)]);
   const chains = Object.fromEntries(
     Object.entries(adapterChains(config)).map(([role, chain]) => [
@@ -450,6 +469,11 @@ async function driveRun(
     launch: checked.launch,
     isolation: checked.isolation,
     fallbacks: prep.fallbacks,
+    resolveAdapter: adapterResolver(config, {
+      env,
+      root: prep.root,
+      isolation: !!checked.isolation,
+    }),
     chains: prep.chains,
     batchEndpoint: endpoint && !("problem" in endpoint) ? endpoint : undefined,
     mcpConfigPath: await writeRunMcpConfig(paths, run.runId, adapter, prep.mcp),

@@ -14,6 +14,7 @@ import type { ParsedPlan } from "../plans/plan.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
 import { HEARTBEAT_INTERVAL_MS } from "../agent_session/lane.ts";
 import { linkedInstalls, worktreeEnvFor } from "../worktree_env/spec.ts";
+import { workersConfigured } from "../workers/lane.ts";
 
 /** A user-facing failure of `service run`, with its exit code (spec §7.4) and the fix. */
 export class RunError extends UserFacingError {
@@ -46,6 +47,16 @@ export function settingProblems(config: ServiceConfig): SetupProblem[] {
         `${HEARTBEAT_INTERVAL_MS / 1000} s: every running task would be declared ORPHANED`,
       fix: `set heartbeat_timeout_s to at least ${MIN_HEARTBEAT_TIMEOUT_S} in service.yaml ` +
         "(the default is 45), or remove it",
+    });
+  }
+  // Remote workers are taken only with a worker token (lib/workers/admission.ts).
+  if (config.max_agents === 0 && !workersConfigured(config.auth.tokens)) {
+    problems.push({
+      subject: "max_agents",
+      problem: "max_agents: 0 leaves every task to remote workers, but no worker token is " +
+        "configured, so no worker is taken and no task would ever run",
+      fix: "add a token of scope worker to auth.tokens (docs/workers.md), or set max_agents " +
+        "to 1 or more",
     });
   }
   // A setup that installs into a linked directory writes into the user's checkout.

@@ -35,6 +35,7 @@ export interface DriveOptions {
   /** Container isolation, as probed before `run_started` (absent: host processes). */
   isolation?: OrchestratorOptions["isolation"];
   fallbacks?: OrchestratorOptions["fallbacks"];
+  resolveAdapter?: OrchestratorOptions["resolveAdapter"];
   chains?: OrchestratorOptions["chains"];
   batchEndpoint?: OrchestratorOptions["batchEndpoint"];
   mcpConfigPath?: string;
@@ -107,6 +108,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     launch: o.launch,
     isolation: o.isolation,
     fallbacks: o.fallbacks,
+    resolveAdapter: o.resolveAdapter,
     chains: o.chains,
     batchEndpoint: o.batchEndpoint,
     serverUrl: o.serverUrl,

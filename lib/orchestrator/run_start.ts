@@ -108,12 +108,14 @@ export function decideRunStart(f: RunStartFacts): RunStart {
       taskIds: resumable.taskIds,
       planFile: resumable.plan ?? f.plan?.file ?? "",
       planSha256: resumable.planSha256,
-      continuous: resumable.plan === TRACKER_RUN_PLAN && f.trackers,
+      continuous: resumable.plan === TRACKER_RUN_PLAN,
       unfinished: resumable.unfinished,
     };
   }
   if (!f.plan && !f.defaultPlan.exists) {
-    if (f.trackers) return { kind: "tracker_run" };
+    // Tasks the task API or the board created wait for a run: a continuous one takes them.
+    const waiting = f.tasks.some((t) => t.run_id === null && !isFinished(t));
+    if (f.trackers || waiting) return { kind: "tracker_run" };
     return {
       kind: "refuse",
       message: "nothing to run: no earlier run has unfinished tasks and there is no plan.yaml",

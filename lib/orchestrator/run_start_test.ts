@@ -118,6 +118,11 @@ Deno.test("decideRunStart() resumes, refuses, runs from trackers, starts a new r
       `resume run-a [t1,t2] from ${TRACKER_RUN_PLAN} continuously`,
     ],
     [
+      "a stopped continuous run started for tasks of the board (no trackers) resumes continuously",
+      { previous: state({ plan: TRACKER_RUN_PLAN }), tasks: openA },
+      `resume run-a [t1,t2] from ${TRACKER_RUN_PLAN} continuously`,
+    ],
+    [
       "operator-done and landed tasks are finished: nothing to resume, the plan runs",
       {
         previous: state(),
@@ -128,6 +133,11 @@ Deno.test("decideRunStart() resumes, refuses, runs from trackers, starts a new r
     [
       "no plan, no plan.yaml, trackers configured: a continuous tracker run",
       { defaultPlan: { file: PLAN, exists: false }, trackers: true },
+      "tracker run",
+    ],
+    [
+      "no plan, no plan.yaml, no trackers, a task created on the board waits: a continuous run takes it",
+      { defaultPlan: { file: PLAN, exists: false }, tasks: [task("b1", null, "OPEN")] },
       "tracker run",
     ],
     [

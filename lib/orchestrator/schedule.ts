@@ -15,6 +15,8 @@ import { durationWords } from "../util/duration_words.ts";
 export interface SchedulableTask {
   id: string;
   role?: string;
+  /** The adapter the task chose (`cli` of its step or its creation): first in its chain. */
+  cli?: string;
   priority: number;
   /** Creation order. */
   seq: number;
@@ -123,6 +125,18 @@ function byPriority(a: SchedulableTask, b: SchedulableTask): number {
   return a.priority - b.priority || a.seq - b.seq;
 }
 
+/**
+ * The adapters `task` may start with, first choice first: the one it chose (`cli`), then its
+ * role's chain (the role's adapter and its fallbacks). Pure.
+ */
+export function chainOf(
+  task: Pick<SchedulableTask, "role" | "cli">,
+  input: Pick<ScheduleInput, "chains" | "adapter">,
+): readonly string[] {
+  const role = (task.role && input.chains?.[task.role]) || [input.adapter ?? "default"];
+  return task.cli ? [task.cli, ...role.filter((a) => a !== task.cli)] : role;
+}
+
 /** The first adapter of `chain` that is not parked, or why none may start. */
 function chooseAdapter(
   chain: readonly string[],
@@ -200,7 +214,7 @@ export function decideSchedule(input: ScheduleInput): ScheduleDecision {
       }
       continue;
     }
-    const chain = (task.role && input.chains?.[task.role]) || [input.adapter ?? "default"];
+    const chain = chainOf(task, input);
     const choice = chooseAdapter(chain, parked);
     if ("kind" in choice) {
       waiting.set(task.id, choice);

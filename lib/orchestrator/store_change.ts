@@ -31,6 +31,10 @@ export async function applyStoreChange(store: TaskStore, change: StoreChange): P
     case "cancel":
       await store.cancel(change.taskId, change.reason);
       return;
+    case "unchanged":
+      // Nothing to land: the task is finished all the same (DONE → CLOSED).
+      await store.markMerged(change.taskId);
+      return;
     case "merged":
       // The run loop asks only once `task_merged` is durable (orchestrator.ts, the store action).
       await crashPoint("merge.journaled");

@@ -178,6 +178,7 @@ export function agentPool(
       [{ adapter: o.adapter, launch: o.launch }, ...(o.fallbacks ?? [])]
         .map((r) => [r.adapter.name, r]),
     ),
+    resolveAdapter: o.resolveAdapter,
     isolation: o.isolation,
     serverUrl: o.serverUrl,
     model: o.model,

@@ -11,6 +11,7 @@ import { parseYamlSource, type YamlSource } from "../config/yaml_source.ts";
 import { ID_RULE, isValidId } from "../ids.ts";
 import { checkDependencies } from "../tasks/graph.ts";
 import {
+  AdapterName,
   CompletionSignalSchema,
   ComplexitySchema,
   DEFAULT_PRIORITY,
@@ -59,6 +60,8 @@ const StepSchema = z.strictObject({
   /** Evidence producers: `[{name, command, timeout_s}]` (DESIGN.md §10). */
   evidence: CommandChecksSchema.default([]),
   batch_eligible: z.boolean().optional(),
+  /** The adapter this step's agents run (default: its role's, `roles.<role>.cli`, else `cli`). */
+  cli: AdapterName.optional(),
 });
 
 /** One stage. */
@@ -201,6 +204,7 @@ export function parsePlan(text: string, file: string, options: ParsePlanOptions 
         completion_signals: step.completion_signals,
         evidence: step.evidence,
         batch_eligible: step.batch_eligible ?? options.batchEligible ?? false,
+        ...(step.cli ? { cli: step.cli } : {}),
       });
     });
     idsOfStage.set(stage.name, ids);

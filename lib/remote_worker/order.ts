@@ -224,7 +224,10 @@ async function deliver(
   const path = worktreePath(c.root, r.order.session_id);
   let tip: string;
   try {
-    tip = (await commitPartialWork(path, `service: work of ${r.order.task.id} on ${c.name}`)).tip;
+    tip = (await commitPartialWork(path, `service: work of ${r.order.task.id} on ${c.name}`, {
+      // Ignored and copied files are kept out of what is pushed (lib/worktrees/keep_out.ts).
+      base: r.order.base,
+    })).tip;
   } catch {
     return { commit: null }; // no worktree: the agent never started
   }

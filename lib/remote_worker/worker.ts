@@ -21,6 +21,7 @@
  */
 import { resolve } from "node:path";
 import { openWorktree } from "../worktrees/trees.ts";
+import { dirtyHistory } from "../worktrees/worktrees.ts";
 import { loadWorkspaceConfig, namedAdapter } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { type RunLaunch, runLaunch } from "../agent_session/run_isolation.ts";
@@ -139,8 +140,8 @@ class Worker {
   readonly #status: WorkerStatus;
   readonly #launches = new Map<string, Promise<RunLaunch>>();
   readonly #running = new Map<string, Running>();
-  /** The orchestrator stopped answering claims (said once until it answers again). */
-  #away = false;
+  /** Why claims get nothing now: no answer (or refused), or a server that takes no workers. */
+  #away: "silent" | "foreign" | undefined;
   #agentServer: string;
   #draining = false;
   /** The drain's time is up (or a second signal came): agents are being ended. */
@@ -268,8 +269,11 @@ class Worker {
       if (e instanceof HttpApiError && (e.status === 401 || e.status === 403)) {
         throw new WorkerSetupError(
           `${o.server} refused this worker: ${e.message}`,
-          "set SERVICE_TOKEN (or SERVICE_TOKEN_FILE) to a token of scope worker from the " +
-            "orchestrator's auth.tokens; a name another token already uses needs its own --name",
+          takesNoWorkers(e)
+            ? "on the orchestrator, add a token of scope worker to auth.tokens in service.yaml; " +
+              "here, set SERVICE_TOKEN (or SERVICE_TOKEN_FILE) to that token"
+            : "set SERVICE_TOKEN (or SERVICE_TOKEN_FILE) to a token of scope worker from the " +
+              "orchestrator's auth.tokens; a name another token already uses needs its own --name",
         );
       }
       throw e;
@@ -377,18 +381,24 @@ class Worker {
         (e instanceof HttpApiError && (e.status === 401 || e.status === 403 || e.status >= 500));
       if (!passing) throw e;
       // The run ended or its orchestrator restarts: say so once, and ask again later.
-      if (!this.#away) {
+      // Another workspace's server that takes no workers is said apart from silence, once each.
+      const away = takesNoWorkers(e) ? "foreign" : "silent";
+      if (this.#away !== away) {
         this.#o.log(
           `worker ${this.#o.name}: ${this.#o.server} ${
-            e instanceof HttpApiError ? "refuses the claim" : "does not answer"
+            takesNoWorkers(e)
+              ? "takes no remote workers"
+              : e instanceof HttpApiError
+              ? "refuses the claim"
+              : "does not answer"
           } (${(e as Error).message}); asking again every ${(this.#o.pollMs ?? 1000) / 1000} s`,
         );
       }
-      this.#away = true;
+      this.#away = away;
       return;
     }
     if (this.#away) this.#o.log(`worker ${this.#o.name}: ${this.#o.server} answers again`);
-    this.#away = false;
+    this.#away = undefined;
     if (answer.drain) return this.#drainedBy();
     this.#start(answer.orders);
   }
@@ -504,7 +514,7 @@ class Worker {
     if (r.progress || !session?.proc.alive) return;
     r.progress = (async () => {
       await session.writeHeartbeat().catch(() => {});
-      const head = await headWhileRunning(session.worktree.path);
+      const head = await headWhileRunning(session.worktree.path, r.order.base);
       if (head && head !== r.order.base && head !== r.pushed) await pushTip(this.#orders, r, head);
     })().catch(() => {}).finally(() => r.progress = undefined);
   }
@@ -551,18 +561,30 @@ class Worker {
 /**
  * The commit a running agent's worktree has checked out, read with the hardened git of agent
  * trees and only while its git files are as the service made them (they are not rewritten under
- * a running agent); undefined otherwise.
+ * a running agent); undefined otherwise, and while its commits since `base` hold an ignored or
+ * copied file (lib/worktrees/keep_out.ts: they are pushed only once rewritten, when the agent
+ * has ended).
  */
-async function headWhileRunning(worktree: string): Promise<string | undefined> {
+async function headWhileRunning(worktree: string, base: string): Promise<string | undefined> {
   try {
     const tree = await openWorktree(worktree, { repair: false });
     const r = await tree.git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], {
       allowFailure: true,
     });
-    return r.code === 0 ? r.stdout.trim() : undefined;
+    if (r.code !== 0) return undefined;
+    if ((await dirtyHistory(tree, base)).length > 0) return undefined;
+    return r.stdout.trim();
   } catch {
     return undefined; // handed to a container's user, or not as the service made it
   }
+}
+
+/**
+ * True when the server that answered takes no remote workers (lib/workers/admission.ts): at a
+ * loopback address this is usually another workspace's run, so the worker waits for its own.
+ */
+function takesNoWorkers(e: unknown): boolean {
+  return e instanceof HttpApiError && e.status === 403 && e.code === "workers_not_configured";
 }
 
 const END_REASONS: readonly EndReason[] = [

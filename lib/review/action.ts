@@ -27,6 +27,7 @@ import type { JsonValue } from "../journal/canonical_json.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { journalContradiction } from "../audit/workspace_check.ts";
 import { diffPath, type WorkspacePaths } from "../workspace.ts";
+import { taskStateAt } from "./activity.ts";
 import type { ReviewReceipt } from "./types.ts";
 
 /** Longest note accepted, in characters. */
@@ -134,6 +135,18 @@ export async function recordReview(
   const onWriteFailed = async () => {
     if (signed) await retractAuditEntry(ctx.audit, signed);
   };
+  // Its card waits under needs review, but nothing is left to merge (`task_unchanged`). Read
+  // before the journal's lock (reading takes it too); a closed attempt stays closed.
+  if (
+    request.decision === "merge" &&
+    await taskStateAt(ctx.journalPath, ctx.taskId).catch(() => undefined) === "unchanged"
+  ) {
+    throw new ConflictError(
+      "no_changes",
+      `task ${ctx.taskId} completed with no changes: its work changes nothing on the target ` +
+        "branch, so there is nothing to merge (the task is closed)",
+    );
+  }
   try {
     const [appended] = await appendEventsWith(ctx.journalPath, view, async (snapshot) => {
       const seen = receiptOf(ctx.runId, snapshot).receipt;

@@ -14,6 +14,7 @@ import { journalPath, runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { journalContradiction } from "../audit/workspace_check.ts";
 import { evidenceMarks } from "./evidence_marks.ts";
 import type { RunOutline, ServedLog, TaskDetailResponse } from "./types.ts";
+import type { TaskActivity } from "../board/activity_types.ts";
 
 /** Bytes of a session log's end served with the task detail. */
 const LOG_TAIL_BYTES = 16 * 1024;
@@ -23,6 +24,15 @@ const views = new Map<string, IncrementalJournal<ActivityState>>();
 async function activityOf(paths: WorkspacePaths, runId: string) {
   const path = await requireRunJournal(paths, runId);
   return await readJournal(path, viewFor(path, views, ACTIVITY_SINK));
+}
+
+/** Where `taskId` stands in the run at the journal's path (undefined: the run has no such task). */
+export async function taskStateAt(
+  path: string,
+  taskId: string,
+): Promise<TaskActivity["state"] | undefined> {
+  return (await readJournal(path, viewFor(path, views, ACTIVITY_SINK))).state.tasks.get(taskId)
+    ?.state;
 }
 
 /** Every task of a run: planned, waiting, blocked (with why) and those on the board. */

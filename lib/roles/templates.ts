@@ -187,7 +187,12 @@ const REPORTING_INSTRUCTIONS = `When the goal is met, report completion:
 
 The JSON body is optional. SERVICE_TOKEN is this session's own credential: it reports on this task only.
 If you cannot finish, POST to "$SERVICE_SERVER_URL/tasks/$SERVICE_TASK_ID/fail" with
-{"reason": "<what is missing>"} instead.`;
+{"reason": "<what is missing>"} instead.
+
+An operator may send you follow-ups while you work. After each step, read them and follow them:
+
+    curl -sS "$SERVICE_SERVER_URL/tasks/$SERVICE_TASK_ID/messages" \\
+      -H "Authorization: Bearer $SERVICE_TOKEN"`;
 
 function renderSignal(s: CompletionSignal): string {
   if ("path_exists" in s) return `- the path \`${s.path_exists}\` exists`;

@@ -6,6 +6,7 @@ import type { VerificationNudge } from "../verification/nudge_types.ts";
 import type { GuardedTask } from "./guarded.ts";
 import { type TicketMoveFailure, ticketMoveLines } from "./ticket_moves.ts";
 import { printable } from "../util/printable.ts";
+import { type Quietness, RECONNECT_NOTICE_S, reconnectWords } from "../agents/progress_watch.ts";
 
 /** A parked adapter as the status object holds it. */
 interface Parked {
@@ -201,10 +202,36 @@ function agentLines(status: Record<string, unknown>, p: Escaping): string[] {
       `agents: ${agents?.length ?? 0} live` +
         (remote?.length ? `, ${remote.length} on remote workers` : ""),
     ),
+    ...((agents ?? []) as LiveAgent[]).map((a) => liveAgentLine(a, p)),
     ...(remote ?? []).map((r) =>
       p.plain(`  ${r.task_id}: on worker ${r.worker} (session ${r.session_id})`)
     ),
   ];
+}
+
+/** A live agent as the status object has it (lib/status/parts.ts). */
+interface LiveAgent extends Partial<Quietness> {
+  session_id: string;
+  task_id?: string | null;
+  adapter?: string | null;
+}
+
+/**
+ * A live agent's line: its task, adapter and how long since its last output; in yellow when it
+ * has only reconnected to its model for a minute or more (its endpoint may be down).
+ */
+function liveAgentLine(a: LiveAgent, p: Escaping): string {
+  // `p` escapes what it paints (a task id may be a ticket's).
+  const who = `  ${a.task_id ?? "?"}: ${a.adapter ?? "agent"} session ${a.session_id}`;
+  const output = a.last_output_age_s === undefined
+    ? ""
+    : a.last_output_age_s === null
+    ? ", no output yet"
+    : `, last output ${durationWords(a.last_output_age_s)} ago`;
+  if (a.reconnecting && a.reconnecting.for_s >= RECONNECT_NOTICE_S) {
+    return p.yellow(`${who}${output}; ${reconnectWords(a.reconnecting)}`);
+  }
+  return p.plain(`${who}${output}`);
 }
 
 /** A worker as `GET /status` lists it (`worker_pool`). */

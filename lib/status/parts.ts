@@ -1,7 +1,7 @@
 /**
  * The status parts of this service (DESIGN.md §6): `tasks` (counts by status, every run's),
  * `verification_nudge` (spec §2.10, from the ledger at request time), `agents` (live agents
- * from PID files), `workers` (tasks on remote workers, from the task store), `spend` (cost report against budget), `rate_limits` (parked adapters, with
+ * from PID files, with their last output and progress), `workers` (tasks on remote workers, from the task store), `spend` (cost report against budget), `rate_limits` (parked adapters, with
  * the reset time their limit named or the cooldown), `batches` (the batch lane's requests in
  * flight, with their age), `guarded` (the current run's tasks whose diff touches protected paths
  * or leaves its owned_files, DESIGN.md §18), `ticket_moves` (the current run's tracker tickets
@@ -13,6 +13,8 @@ import { inFlight, loadBatchLedger } from "../batch/ledger.ts";
 import { readRunState, type RunState, stoppedOutcome } from "../runs/run_state.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
+import { readHeartbeat } from "../agents/runtime_files.ts";
+import { quietness } from "../agents/progress_watch.ts";
 import { loadConfig } from "../config/load.ts";
 import { configuredBudgetUsd, readSpend, SpendFileError, spendSummary } from "../cost/spend.ts";
 import type { AppContext } from "../http/context.ts";
@@ -46,9 +48,19 @@ const verificationNudgePart: StatusPart = async (app) => {
   );
 };
 
+/**
+ * Live agents from their PID files, each with how long since its last output and its last
+ * progress, and whether it only reconnects to its model (its heartbeat, lib/agents/progress_watch.ts).
+ */
 const agentsPart: StatusPart = async (app) => {
   const agents = await readPidFiles(app.paths);
-  return agents.filter((a) => a.alive).map(({ file: _f, problem: _p, ...rest }) => rest);
+  const now = Date.now() / 1000;
+  return await Promise.all(
+    agents.filter((a) => a.alive).map(async ({ file: _f, problem: _p, ...rest }) => {
+      const heartbeat = await readHeartbeat(app.paths.runtime, rest.session_id);
+      return heartbeat ? { ...rest, ...quietness(heartbeat, now) } : rest;
+    }),
+  );
 };
 
 /**

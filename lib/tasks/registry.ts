@@ -3,7 +3,8 @@
  * configuration: roles from `service.yaml` (any role when there is none), its
  * `heartbeat_timeout_s` and its top-level `batch_eligible` (the default of a created task).
  */
-import { loadConfig } from "../config/load.ts";
+import { loadConfig, namedAdapter } from "../config/load.ts";
+import type { ServiceConfig } from "../config/schema.ts";
 import type { AppContext } from "../http/context.ts";
 import { TaskStore } from "./store.ts";
 
@@ -29,6 +30,7 @@ export function taskStoreFor(ctx: AppContext): Promise<TaskStore> {
       const config = await loadConfig(ctx.paths.root);
       return await TaskStore.open(ctx.paths, {
         roles: config ? new Set(Object.keys(config.roles)) : undefined,
+        ...(config ? { knownAdapter: (name: string) => canBuildAdapter(config, name) } : {}),
         heartbeatTimeoutS: config?.heartbeat_timeout_s,
         batchEligible: config?.batch_eligible,
         clock: hooks.get(ctx)?.clock ?? (ctx.now ? () => ctx.now!().getTime() : undefined),
@@ -51,4 +53,14 @@ export async function closeTaskStore(ctx: AppContext): Promise<void> {
   if (!store) return;
   stores.delete(ctx);
   await (await store).close();
+}
+
+/** True when `config` can build the adapter named `name` (lib/config/load.ts namedAdapter). */
+function canBuildAdapter(config: ServiceConfig, name: string): boolean {
+  try {
+    namedAdapter(config, name);
+    return true;
+  } catch {
+    return false;
+  }
 }

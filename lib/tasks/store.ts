@@ -32,6 +32,8 @@ import { isFinished, newTask, type ReportedEvidence, type Task, type TaskInput }
 export interface TaskStoreOptions {
   /** Roles tasks may name; undefined accepts any role (no service.yaml loaded). */
   roles?: ReadonlySet<string>;
+  /** Whether a task may name adapter `name` (`cli`); undefined accepts any. */
+  knownAdapter?: (name: string) => boolean;
   /** Seconds without heartbeat before a claimed task is ORPHANED (default 45). */
   heartbeatTimeoutS?: number;
   /** `batch_eligible` of a task created without one (service.yaml's top-level default). */
@@ -78,6 +80,7 @@ export interface RequeueOptions {
 export class TaskStore {
   readonly #paths: WorkspacePaths;
   readonly #roles?: ReadonlySet<string>;
+  readonly #knownAdapter?: (name: string) => boolean;
   readonly #batchEligible: boolean;
   readonly #timeoutMs: number;
   readonly #clock: () => number;
@@ -102,6 +105,7 @@ export class TaskStore {
   private constructor(paths: WorkspacePaths, options: TaskStoreOptions) {
     this.#paths = paths;
     this.#roles = options.roles;
+    this.#knownAdapter = options.knownAdapter;
     this.#batchEligible = options.batchEligible ?? false;
     this.#timeoutMs = (options.heartbeatTimeoutS ?? 45) * 1000;
     this.#clock = options.clock ?? Date.now;
@@ -200,6 +204,14 @@ export class TaskStore {
           `role ${JSON.stringify(input.role)} is not in service.yaml roles (${
             [...this.#roles].join(", ")
           })`,
+        );
+      }
+      if (input.cli && this.#knownAdapter && !this.#knownAdapter(input.cli)) {
+        throw new UnprocessableError(
+          "unknown_adapter",
+          `adapter ${JSON.stringify(input.cli)} is not one this service knows (a built-in, one ` +
+            "registered under adapters:, generic with cli_command, or generic:<role> for a " +
+            "role with a cli_command of its own)",
         );
       }
       ids.set(id, { ...input, id });

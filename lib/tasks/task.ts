@@ -38,6 +38,12 @@ const TaskSourceSchema = z.strictObject({
 /** Where a task came from. */
 export type TaskSource = z.output<typeof TaskSourceSchema>;
 
+/** An adapter name (`claude`, `generic`, `generic:<role>` for a role's own generic command). */
+export const AdapterName = z.string().regex(
+  /^[a-z][a-z0-9_-]*(?::[a-z][a-z0-9_-]*)?$/,
+  "expected an adapter name (claude, codex, generic, generic:<role> …)",
+);
+
 /** Body of `POST /tasks` for one task. */
 export const TaskInputSchema = z.strictObject({
   id: Id.optional(),
@@ -57,6 +63,8 @@ export const TaskInputSchema = z.strictObject({
   evidence: CommandChecksSchema.optional(),
   /** Through the batch lane (DESIGN.md §15); absent: service.yaml's top-level `batch_eligible`. */
   batch_eligible: z.boolean().optional(),
+  /** The adapter its agents run (default: its role's); checked before its first agent starts. */
+  cli: AdapterName.optional(),
   source: TaskSourceSchema.optional(),
 });
 
@@ -117,6 +125,8 @@ export interface Task {
   resume_from?: string;
   /** The worker (`service worker --name`) whose claim holds it, or held its last (absent: local). */
   worker?: string;
+  /** The adapter its agents run, when the task chose one (absent: its role's). */
+  cli?: string;
 }
 
 /**
@@ -163,6 +173,7 @@ export const StoredTaskSchema = z.strictObject({
   operator_done: z.literal(true).optional(),
   resume_from: Id.optional(),
   worker: Id.optional(),
+  cli: AdapterName.optional(),
 });
 
 /** What the store decides of a new task: its status, place and time, its run. */
@@ -210,5 +221,6 @@ export function newTask(
     revision: 0,
     run_id: runId,
     ...(input.source ? { source: input.source } : {}),
+    ...(input.cli ? { cli: input.cli } : {}),
   };
 }

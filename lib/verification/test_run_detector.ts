@@ -86,7 +86,7 @@ const READING_TOOLS = new Set([
  * log fast.
  */
 const SUMMARY_WORDS =
-  /passed|failed|passing|\d+ errors?\b|Ran \d|\bok\b|FAIL|test result|Summary \[|\d+ examples?\b|OK \(|Tests|tests|Task :/;
+  /passed|failed|passing|\d+ errors?\b|Ran \d|\bok\b|FAIL|test result|Summary \[|\d+ examples?\b|OK \(|Tests|tests|Task :|# pass|total: \d|Total:|\d+ specs?,|\d+ pass\b|failures?\b/;
 
 /**
  * The output segments of a log: runs of consecutive plain lines, and each tool's output except
@@ -160,6 +160,83 @@ const RULES: Rule[] = [
       const pass = laterLine(following, new RegExp(`^\\${m[1] === "#" ? "#" : "ℹ"} pass (\\d+)$`));
       const fail = laterLine(following, new RegExp(`^\\${m[1] === "#" ? "#" : "ℹ"} fail (\\d+)$`));
       return pass && fail ? counted(n(fail[1]), n(m[2])) : undefined;
+    },
+  },
+  {
+    // tape: "# tests 157" then "# pass  157" (two spaces), "# fail  1" only when one failed
+    runner: "tape",
+    match: (l, next) => {
+      const m = l.match(/^# tests (\d+)$/);
+      if (!m) return undefined;
+      const following = next(4);
+      const pass = laterLine(following, /^# pass\s+(\d+)$/);
+      if (!pass) return undefined;
+      const fail = laterLine(following, /^# fail\s+(\d+)$/);
+      return counted(n(fail?.[1]), n(m[1]));
+    },
+  },
+  {
+    // node-tap: # { total: 2, pass: 1, fail: 1 }
+    runner: "tap",
+    match: (l) => {
+      const m = l.match(/^# \{ total: (\d+), pass: \d+(?:, fail: (\d+))?/);
+      return m ? counted(n(m[2]), n(m[1])) : undefined;
+    },
+  },
+  {
+    //   2 tests passed   /   1 test failed   (a failed run may print both, failed last)
+    runner: "ava",
+    match: (l, next) => {
+      const m = l.match(/^\s*(\d+) tests? (passed|failed)$/);
+      if (!m) return undefined;
+      if (m[2] === "failed") return counted(n(m[1]), n(m[1]));
+      const failed = laterLine(next(3), /^\s*(\d+) tests? failed$/);
+      return counted(n(failed?.[1]), n(m[1]) + n(failed?.[1]));
+    },
+  },
+  {
+    //   Total:     2 / Passed:    1 / Skipped:   0 / Duration:  0.93ms   (uvu)
+    runner: "uvu",
+    match: (l, next) => {
+      const m = l.match(/^\s*Total:\s+(\d+)$/);
+      if (!m) return undefined;
+      const following = next(3);
+      const passed = laterLine(following, /^\s*Passed:\s+(\d+)$/);
+      if (!passed || !laterLine(following, /^\s*Duration:\s+[\d.]+m?s$/)) return undefined;
+      const skipped = laterLine(following, /^\s*Skipped:\s+(\d+)$/);
+      return counted(n(m[1]) - n(passed[1]) - n(skipped?.[1]), n(m[1]));
+    },
+  },
+  {
+    // 2 specs, 1 failure   (jasmine; ", 1 pending spec" may follow)
+    runner: "jasmine",
+    match: (l) => {
+      const m = l.match(/^(\d+) specs?, (\d+) failures?(?:, \d+ pending specs?)?$/);
+      return m ? counted(n(m[2]), n(m[1])) : undefined;
+    },
+  },
+  {
+    //  6 pass / 0 fail / 6 expect() calls / Ran 6 tests across 3 files. [9.00ms]   (bun test)
+    runner: "bun test",
+    match: (l, next) => {
+      const m = l.match(/^\s*(\d+) pass$/);
+      if (!m) return undefined;
+      const following = next(4);
+      const fail = laterLine(following, /^\s*(\d+) fail$/);
+      const ran = laterLine(following, /^Ran (\d+) tests? across \d+ files?\./);
+      return fail && ran ? counted(n(fail[1]), n(ran[1])) : undefined;
+    },
+  },
+  {
+    // 1 doctest, 3 tests, 0 failures   (ExUnit, mix test)
+    runner: "mix test",
+    match: (l) => {
+      const m = l.match(
+        /^((?:\d+ (?:doctests?|propert(?:y|ies)|tests?), )*\d+ (?:doctests?|propert(?:y|ies)|tests?)), (\d+) failures?(?:, .*)?$/,
+      );
+      if (!m) return undefined;
+      const ran = [...m[1].matchAll(/(\d+) /g)].reduce((sum, x) => sum + n(x[1]), 0);
+      return counted(n(m[2]), ran);
     },
   },
   {

@@ -35,6 +35,24 @@ const RUNNER_OUTPUTS: { runner: string; outcome: "passed" | "failed"; log: strin
     log: "✔ one (0.5ms)\nℹ tests 1\nℹ suites 0\nℹ pass 1\nℹ fail 0\nℹ cancelled 0\nℹ skipped 0\n",
   },
   {
+    // Bun's documented output (bun is not installed here to capture it).
+    runner: "bun test",
+    outcome: "passed",
+    log: "test.test.js:\n✓ add [0.87ms]\n✓ multiply [0.02ms]\n\n 2 pass\n 0 fail\n" +
+      " 2 expect() calls\nRan 2 tests across 1 files. [15.00ms]\n",
+  },
+  {
+    runner: "bun test",
+    outcome: "failed",
+    log: " 4 pass\n 1 fail\n 5 expect() calls\nRan 5 tests across 2 files. 150ms\n",
+  },
+  {
+    // ExUnit's summary line (mix test).
+    runner: "mix test",
+    outcome: "failed",
+    log: "Finished in 0.04 seconds (0.00s async, 0.04s sync)\n1 doctest, 3 tests, 1 failure\n",
+  },
+  {
     runner: "jest",
     outcome: "failed",
     log: "Test Suites: 1 failed, 1 total\nTests:       1 failed, 2 passed, 3 total\n" +
@@ -190,6 +208,18 @@ const CAPTURED: [file: string, runner: string, outcome: "passed" | "failed"][] =
   ["phpunit_failed.txt", "phpunit", "failed"],
   ["maven_surefire_passed.txt", "maven surefire", "passed"],
   ["maven_surefire_failed.txt", "maven surefire", "failed"],
+  // tape prints no "# fail" line when every test passed (minimist's suite: "# pass  157").
+  ["tape_passed.txt", "tape", "passed"],
+  ["tape_failed.txt", "tape", "failed"],
+  ["ava_passed.txt", "ava", "passed"],
+  ["ava_failed.txt", "ava", "failed"],
+  ["uvu_passed.txt", "uvu", "passed"],
+  ["uvu_failed.txt", "uvu", "failed"],
+  ["jasmine_passed.txt", "jasmine", "passed"],
+  ["jasmine_failed.txt", "jasmine", "failed"],
+  ["mocha_passed.txt", "mocha", "passed"],
+  ["tap_passed.txt", "tap", "passed"],
+  ["tap_failed.txt", "tap", "failed"],
 ];
 
 for (const [file, runner, outcome] of CAPTURED) {

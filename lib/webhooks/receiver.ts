@@ -158,12 +158,14 @@ export class WebhookReceiver<T, O> {
     if (bytes.length > max) return fail(413, "body_too_large", `webhook body over ${max} bytes`);
     const signature = firstHeader(headers, handler.signatureHeaders);
     if (!verifySignature(bytes, signature, { scheme: handler.scheme, secret: secret.secret })) {
+      // Named as the sender sent it (a Linear delivery's Linear-Signature, not Tracker-D-Signature).
+      const sent = handler.signatureHeaders.find((h) => headers.get(h) !== null);
       return fail(
         401,
         "invalid_signature",
-        signature === null
-          ? `missing ${handler.signatureHeaders[0]} header`
-          : `${handler.signatureHeaders[0]} does not match the body under ${settings.secretEnv}`,
+        sent === undefined
+          ? `missing ${handler.signatureHeaders.join(" or ")} header`
+          : `${sent} does not match the body under ${settings.secretEnv}`,
       );
     }
     const key = deliveryKey(firstHeader(headers, handler.deliveryHeaders), bytes);

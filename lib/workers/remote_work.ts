@@ -46,6 +46,7 @@ import type { EndReason } from "../agents/end_reason.ts";
 import type { Dispatch, WorkerLaneEvent } from "./lane_events.ts";
 import { type AgentWork, exitReason } from "../agent_session/lane.ts";
 import { agentInvocation } from "../agent_session/invocation.ts";
+import { followUpsNote, readFollowUps } from "../operator/follow_ups.ts";
 
 /** What the remote-worker lane tells the run loop: its own events and the agents'. */
 export type RemoteEvent = AgentLaneEvent | WorkerLaneEvent;
@@ -298,6 +299,7 @@ export class RemoteWork implements WorkerDesk {
         effort: role.effort ?? o.effort,
         workdir: ".",
         retryNote: note,
+        followUps: followUpsNote(await readFollowUps(o.paths, task.id)),
         earlierWork: earlier && { session: task.resume_from!, base: earlier.base },
         ports: o.environments?.spec(task.role).ports,
       });

@@ -1,7 +1,8 @@
 /**
  * Diff capture at reap time (spec §4.1 rule 5, DESIGN.md §7): stage everything in the worktree,
- * commit it to the agent branch when anything is uncommitted, take out what the worktree's own
- * ignores match that an agent committed anyway (DESIGN.md §13, ./ignores.ts), store
+ * keep out what the ignores match that an agent staged or committed anyway (DESIGN.md §13,
+ * ./keep_out.ts: the `task_files_kept_out` row says which, and how many agent commits were
+ * rewritten into one), commit it to the agent branch when anything is uncommitted, store
  * `git diff <base> <tip>` at `.sdd/runs/<run>/review/diffs/<task>.diff` and chain a
  * `task_diff_captured` row. Fail-open:
  * any failure returns `{captured: false, reason}`, appends nothing and never throws.
@@ -13,12 +14,11 @@
 import { dirname } from "node:path";
 import { parseUnifiedDiff, summarizeDiff } from "../diff/parse.ts";
 import { isValidId } from "../ids.ts";
-import { taskDiffCaptured } from "../journal/events.ts";
+import { taskDiffCaptured, taskFilesKeptOut } from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import { sha256Hex } from "../journal/hash.ts";
 import { diffPath, workspacePaths } from "../workspace.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
-import { untrackIgnored } from "./ignores.ts";
 import { commitPartialWork } from "./worktrees.ts";
 import { openWorktree } from "./trees.ts";
 
@@ -52,6 +52,10 @@ export type CaptureDiffResult =
     removed: number;
     files: number;
     tip: string;
+    /** Ignored or copied files kept out of its commits. */
+    leftOut: string[];
+    /** Agent commits rewritten into one because they held such files. */
+    rewritten: number;
   }
   | { captured: false; reason: string };
 
@@ -86,17 +90,23 @@ export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureD
       signal: options.signal,
       warn: options.warn,
     });
-    let { tip } = await commitPartialWork(options.worktree, message, {
+    // Build caches and copied or ignored files an agent staged or committed anyway never enter
+    // a commit of the branch that lands (lib/worktrees/keep_out.ts), nor the diff.
+    const work = await commitPartialWork(options.worktree, message, {
       signal: options.signal,
       root: options.root,
       tree,
+      base: options.base,
     });
-    // Build caches and environment files an agent committed anyway never reach the diff.
-    const untracked = await untrackIgnored(options.worktree, options.base, {
-      signal: options.signal,
-      tree,
-    });
-    if (untracked.length > 0) tip = await tree.text(["rev-parse", "HEAD"]);
+    const tip = work.tip;
+    if (work.leftOut.length > 0) {
+      await appendEvents(options.journalPath, [taskFilesKeptOut({
+        task_id: options.taskId,
+        paths: work.leftOut.slice(0, 200),
+        ...(work.leftOut.length > 200 ? { paths_total: work.leftOut.length } : {}),
+        rewritten_commits: work.rewritten,
+      })]);
+    }
     const diff = await tree.git([...DIFF_ARGS, options.base, tip, "--"], {
       signal: options.signal,
     });
@@ -114,7 +124,7 @@ export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureD
       files: summary.files.length,
     };
     await appendEvents(options.journalPath, [taskDiffCaptured(data)]);
-    return { captured: true, path, tip, ...data };
+    return { captured: true, path, tip, ...data, leftOut: work.leftOut, rewritten: work.rewritten };
   } catch (e) {
     return { captured: false, reason: e instanceof Error ? e.message : String(e) };
   }

@@ -10,15 +10,15 @@
  * That setting replaces the user's global excludes file there, so its lines are copied in too.
  *
  * Ignores keep new junk out; a file the repository already tracks stays tracked. What an agent
- * forced in anyway (`git add -f`, a commit made before) is taken out of its branch by
- * {@link untrackIgnored} before its diff is captured, so it is never diffed or merged.
+ * forced in anyway (`git add -f`, its own commits) is kept out of every commit of its branch by
+ * lib/worktrees/keep_out.ts before its diff is captured, so it is never diffed, merged or in the
+ * history a merge lands.
  */
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { gitAmongWorktrees } from "../git/worktree_admin.ts";
-import { commitIdentity, git, splitZ } from "../git/git.ts";
-import type { AgentTree } from "../git/agent_tree.ts";
-import { openWorktree, treeRecordOf } from "./trees.ts";
+import { git } from "../git/git.ts";
+import { treeRecordOf } from "./trees.ts";
 import { serviceWorktreeConfig, WORKTREE_EXCLUDE_FILE } from "./worktree_config.ts";
 
 /** Build caches that never belong in a commit (DESIGN.md §13 `default_ignores`). */
@@ -129,55 +129,4 @@ export async function writeWorktreeIgnores(
     });
   }
   return file;
-}
-
-/** Options of {@link untrackIgnored}. */
-export interface UntrackOptions {
-  /** Message of the commit that takes the files out. */
-  message?: string;
-  signal?: AbortSignal;
-  /** The worktree already opened for git (lib/worktrees/trees.ts); default: opened here. */
-  tree?: AgentTree;
-}
-
-/**
- * Take out of the branch checked out in `worktree` every file added since `base` that the
- * worktree's own exclude file matches (build caches, linked directories, copied files an agent
- * committed anyway), in one commit; they stay on disk. Files `base` already had are left alone.
- * Returns the paths taken out (none without an exclude file).
- */
-export async function untrackIgnored(
-  worktree: string,
-  base: string,
-  options: UntrackOptions = {},
-): Promise<string[]> {
-  const tree = options.tree ?? await openWorktree(worktree, { signal: options.signal });
-  const o = { signal: options.signal };
-  // The exclude file in the git directory the service's record names, whatever the agent did.
-  const file = join(tree.dirs.admin_dir, WORKTREE_EXCLUDE_FILE);
-  if (!await Deno.lstat(file).then((s) => s.isFile, () => false)) return [];
-  const matching = splitZ(
-    (await tree.git(["ls-files", "-z", "-c", "-i", `--exclude-from=${file}`], o)).stdout,
-  );
-  if (matching.length === 0) return [];
-  const added = new Set(splitZ(
-    (await tree.git(
-      ["diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", base, "HEAD"],
-      o,
-    )).stdout,
-  ));
-  const junk = matching.filter((p) => added.has(p));
-  if (junk.length === 0) return [];
-  const rm = ["--literal-pathspecs", "rm", "-q", "--cached", "--pathspec-from-file=-"];
-  await tree.git([...rm, "--pathspec-file-nul"], {
-    ...o,
-    stdin: junk.join("\0"),
-  });
-  const message = options.message ??
-    `service: untrack ${junk.length} ignored file(s) (build caches, linked or copied files)`;
-  await tree.git(["commit", "-q", "--no-verify", "-m", message], {
-    ...o,
-    env: await commitIdentity(tree.dirs.common_dir),
-  });
-  return junk;
 }

@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempRepo } from "../git/_test_repo.ts";
-import {
-  DEFAULT_IGNORES,
-  exactIgnoreLine,
-  untrackIgnored,
-  writeWorktreeIgnores,
-} from "./ignores.ts";
+import { DEFAULT_IGNORES, exactIgnoreLine, writeWorktreeIgnores } from "./ignores.ts";
 import { commitPartialWork, createWorktree } from "./worktrees.ts";
 
 /** Files an agent's tools leave behind, and whether `git add -A` may stage each. */
@@ -65,7 +60,7 @@ Deno.test("default ignores change nothing of the user's checkout: its git status
   assert.equal(await repo.git(["config", "--get", "extensions.worktreeConfig"]), "true");
 });
 
-Deno.test("a file the repository already tracks stays tracked: its changes are committed and kept by untrackIgnored()", async () => {
+Deno.test("a file the repository already tracks stays tracked: its changes are committed, nothing is kept out", async () => {
   await using repo = await tempRepo({
     "README.md": "hi\n",
     "fixtures/sample.pyc": "v1\n",
@@ -77,13 +72,32 @@ Deno.test("a file the repository already tracks stays tracked: its changes are c
   await repo.write("fixtures/sample.pyc", "v2\n", wt.path);
   await repo.write("coverage/README.md", "how we measure, again\n", wt.path);
   await repo.write("coverage/new.info", "junk\n", wt.path);
-  await commitPartialWork(wt.path, "work");
-  assert.deepEqual(await untrackIgnored(wt.path, base), []);
+  const work = await commitPartialWork(wt.path, "work", { base });
+  assert.deepEqual(work.leftOut, []);
   const changed = await repo.git(["diff", "--name-only", base, "HEAD"], wt.path);
   assert.deepEqual(changed.split("\n"), ["coverage/README.md", "fixtures/sample.pyc"]);
 });
 
-Deno.test("untrackIgnored() takes out what an agent forced in (git add -f) and leaves the files on disk", async () => {
+/** Every commit from `base` (excluded) to `tip` that holds `path` in its tree. */
+async function commitsHolding(
+  repo: { git: (a: string[], cwd?: string) => Promise<string> },
+  base: string,
+  tip: string,
+  path: string,
+  cwd: string,
+) {
+  const commits = (await repo.git(["rev-list", `${base}..${tip}`], cwd)).split("\n").filter(
+    Boolean,
+  );
+  const holding: string[] = [];
+  for (const c of commits) {
+    const tree = await repo.git(["ls-tree", "-r", "--name-only", c], cwd);
+    if (tree.split("\n").includes(path)) holding.push(c);
+  }
+  return holding;
+}
+
+Deno.test("commitPartialWork() with a base never commits what an agent forced in (git add -f); the files stay on disk", async () => {
   await using repo = await tempRepo({ "README.md": "hi\n" });
   const base = await repo.git(["rev-parse", "main"]);
   const wt = await createWorktree(repo.root, "s1", base);
@@ -92,13 +106,46 @@ Deno.test("untrackIgnored() takes out what an agent forced in (git add -f) and l
   await repo.write("__pycache__/app.cpython-311.pyc", "\0binary\n", wt.path);
   await repo.write(".env", "SECRET=1\n", wt.path);
   await repo.git(["add", "-f", "."], wt.path);
-  await repo.git(["commit", "-q", "-m", "agent's own commit"], wt.path);
-  const taken = await untrackIgnored(wt.path, base);
-  assert.deepEqual(taken.sort(), [".env", "__pycache__/app.cpython-311.pyc"]);
-  const changed = await repo.git(["diff", "--name-only", base, "HEAD"], wt.path);
-  assert.equal(changed, "app.py");
-  assert.equal(await repo.read(".env", wt.path), "SECRET=1\n", "still on disk");
-  assert.equal(await repo.git(["status", "--porcelain"], wt.path), "", "and still ignored");
+  const work = await commitPartialWork(wt.path, "work", { base });
+  assert.deepEqual(work.leftOut, [".env", "__pycache__/app.cpython-311.pyc"]);
+  assert.equal(work.rewritten, 0);
+  assert.equal(await repo.git(["diff", "--name-only", base, "HEAD"], wt.path), "app.py");
+  assert.deepEqual(await commitsHolding(repo, base, work.tip, ".env", wt.path), []);
+  assert.equal(await Deno.readTextFile(`${wt.path}/.env`), "SECRET=1\n", "still on disk");
+});
+
+Deno.test("commitPartialWork() with a base rewrites the agent's own commits that held a copied file into one: no commit reachable holds it", async () => {
+  await using repo = await tempRepo({ "README.md": "hi\n" });
+  const base = await repo.git(["rev-parse", "main"]);
+  const wt = await createWorktree(repo.root, "s1", base);
+  await writeWorktreeIgnores(wt.path, [...DEFAULT_IGNORES, exactIgnoreLine(".env")]);
+  await repo.write(".env", "SECRET=1\n", wt.path);
+  await repo.write("app.py", "print(1)\n", wt.path);
+  await repo.git(["add", "-f", "."], wt.path);
+  await repo.git(["commit", "-q", "-m", "agent: app and env"], wt.path);
+  // It even un-ignores the file in .gitignore and removes it again in a later commit.
+  await repo.write(".gitignore", "!.env\n", wt.path);
+  await repo.git(["rm", "-q", "--cached", ".env"], wt.path);
+  await repo.git(["add", ".gitignore"], wt.path);
+  await repo.git(["commit", "-q", "-m", "agent: drop env"], wt.path);
+  await repo.write("coverage/lcov.info", "TN:\n", wt.path);
+  await repo.git(["add", "-f", "coverage/lcov.info"], wt.path);
+  await repo.git(["commit", "-q", "-m", "agent: coverage"], wt.path);
+  const work = await commitPartialWork(wt.path, "service: work of t", { base });
+  assert.equal(work.rewritten, 3);
+  assert.deepEqual(work.leftOut, [".env", "coverage/lcov.info"]);
+  assert.equal(await repo.git(["rev-list", "--count", `${base}..${work.tip}`], wt.path), "1");
+  assert.equal(await repo.git(["rev-parse", `${work.tip}^`], wt.path), base);
+  for (const path of [".env", "coverage/lcov.info"]) {
+    assert.deepEqual(await commitsHolding(repo, base, work.tip, path, wt.path), [], path);
+  }
+  const changed = await repo.git(["diff", "--name-only", base, work.tip], wt.path);
+  assert.deepEqual(changed.split("\n"), [".gitignore", "app.py"]);
+  assert.match(
+    await repo.git(["log", "-1", "--format=%B", work.tip], wt.path),
+    /rewrote the agent's 3 commit\(s\)/,
+  );
+  assert.equal(await repo.git(["rev-parse", "HEAD"], wt.path), work.tip, "the branch is at it");
 });
 
 Deno.test("a linked directory is never staged, though git sees the link as a file (node_modules/ in .gitignore does not match it)", async () => {

@@ -87,10 +87,17 @@ export async function reapWorktree(
       tip = await cleanHead(path, { signal: options.signal, tree });
       if (tip === undefined) {
         const message = options.message ?? `service: partial work of session ${sessionId}`;
+        // Its work began where it meets the target: ignored and copied files added since are
+        // kept out of the commit the rescue ref keeps (lib/worktrees/keep_out.ts).
+        const base = await tree.git(["merge-base", targetRef(options.target), "HEAD"], {
+          signal: options.signal,
+          allowFailure: true,
+        }).catch(() => undefined);
         const work = await commitPartialWork(path, message, {
           signal: options.signal,
           root,
           tree,
+          ...(base?.code === 0 ? { base: base.stdout.trim() } : {}),
         });
         committed = work.committed;
         tip = work.tip;

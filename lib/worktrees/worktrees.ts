@@ -7,10 +7,14 @@ import { join } from "node:path";
 import { commitIdentity, GitError, type GitResult, resolveCommit } from "../git/git.ts";
 import { type AgentTree, hardenedConfig } from "../git/agent_tree.ts";
 import { openWorktree } from "./trees.ts";
+import { dirtyHistory, keepOutOfIndex, rewriteAsOne } from "./keep_out.ts";
 import { readRefFile, resolveRef } from "../git/ref_files.ts";
 import { isValidId } from "../ids.ts";
 import { workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded, SKILL_PREFIX } from "./exclude.ts";
+
+/** Paths a branch's commits since a base hold that never enter a commit (lib/worktrees/keep_out.ts). */
+export { dirtyHistory };
 
 /** A worktree could not be created; `fix` is the command that clears the cause. */
 export class WorktreeError extends Error {
@@ -113,6 +117,10 @@ export interface PartialWork {
   tip: string;
   /** True when uncommitted work was found and committed. */
   committed: boolean;
+  /** Ignored or copied files kept out of the commits (with `base`; lib/worktrees/keep_out.ts). */
+  leftOut: string[];
+  /** How many of the agent's own commits were rewritten into one because they held such files. */
+  rewritten: number;
 }
 
 /** Options of {@link commitPartialWork}. */
@@ -128,6 +136,11 @@ export interface CommitOptions {
   tree?: AgentTree;
   /** Told what of the worktree's git files had to be put back. */
   warn?: (line: string) => void;
+  /**
+   * The commit the work was cut from: ignored and copied files added since are kept out of the
+   * commit, and agent commits that hold any are rewritten into one (lib/worktrees/keep_out.ts).
+   */
+  base?: string;
 }
 
 /** `options.tree`, or the worktree opened for the service's git (lib/worktrees/trees.ts). */
@@ -173,6 +186,13 @@ export async function commitPartialWork(
   const tree = await treeFor(worktree, options);
   const o = { signal: options.signal, timeoutMs: options.timeoutMs };
   await tree.git(["add", "-A"], o);
+  const base = options.base;
+  // Filtered before committing: what an agent forced in (`git add -f`) is never committed.
+  const leftOut = new Set(base ? await keepOutOfIndex(tree, base, o) : []);
+  const dirty = base ? await dirtyHistory(tree, base, o) : [];
+  const agentCommits = dirty.length > 0
+    ? Number(await tree.text(["rev-list", "--count", `${base}..HEAD`], o))
+    : 0;
   // Committing is the question "is anything staged?": only a commit that fails asks it again.
   const commit = ["commit", "-q", "--no-verify", "-m", message];
   const made = await tree.git(commit, {
@@ -188,8 +208,22 @@ export async function commitPartialWork(
       throw new GitError(["diff", "--cached", "--quiet"], worktree, staged.code, staged.stderr);
     }
   }
-  const tip = await headFromFiles(tree) ?? (await tree.git(["rev-parse", "HEAD"], o)).stdout.trim();
-  return { tip, committed };
+  let tip = await headFromFiles(tree) ?? (await tree.git(["rev-parse", "HEAD"], o)).stdout.trim();
+  let rewritten = 0;
+  if (base && dirty.length > 0) {
+    // The agent's own commits hold them: one commit of the clean tree replaces them all.
+    rewritten = agentCommits;
+    for (const p of dirty) leftOut.add(p);
+    tip = await rewriteAsOne(tree, base, {
+      ...o,
+      message: `${message}\n\nThe service rewrote the agent's ${rewritten} commit(s) into this ` +
+        `one: they held files that never enter a commit (ignored or copied): ${
+          [...leftOut].sort().join(", ")
+        }`,
+      identityRoot: options.root,
+    });
+  }
+  return { tip, committed, leftOut: [...leftOut].sort(), rewritten };
 }
 
 /**

@@ -66,7 +66,7 @@ Deno.test("commitPartialWork() commits leftovers once and reports the tip", asyn
   const base = await repo.git(["rev-parse", "main"]);
   const wt = await createWorktree(repo.root, "s1", base);
   const clean = await commitPartialWork(wt.path, "nothing");
-  assert.deepEqual(clean, { tip: base, committed: false });
+  assert.deepEqual(clean, { tip: base, committed: false, leftOut: [], rewritten: 0 });
   await repo.write("README.md", "edited\n", wt.path);
   await repo.write("new/file.txt", "new\n", wt.path);
   const work = await commitPartialWork(wt.path, "partial work");

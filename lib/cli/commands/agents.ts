@@ -12,6 +12,7 @@ import { workspacePaths } from "../../workspace.ts";
 import { parseOptions } from "./_options.ts";
 import { type McpReport, mcpReport } from "../../mcp/run_servers.ts";
 import { printable } from "../../util/printable.ts";
+import { RECONNECT_NOTICE_S, reconnectWords } from "../../agents/progress_watch.ts";
 
 /** `75` → `1m15s`; null → `-`. */
 function duration(s: number | null): string {
@@ -78,6 +79,15 @@ function sessionLines(sessions: SessionView[], unreadable: string[]): string[] {
       ]);
     }
     lines.push(...table(rows).map((l, i) => (i === 0 ? colour.bold(l) : l)));
+    for (const s of sessions) {
+      if (s.reconnecting && s.reconnecting.for_s >= RECONNECT_NOTICE_S) {
+        lines.push(
+          colour.yellow(
+            printable(`${s.task_id ?? s.session_id}: ${reconnectWords(s.reconnecting)}`),
+          ),
+        );
+      }
+    }
     if (sessions.some((s) => !s.alive)) {
       lines.push(
         colour.yellow(

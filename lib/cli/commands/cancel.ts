@@ -10,6 +10,7 @@ import {
 import { HttpApiError } from "../../http/api_error.ts";
 import { printable } from "../../util/printable.ts";
 import { readRunState } from "../../runs/run_state.ts";
+import { processAlive } from "../../util/process_alive.ts";
 import { workspacePaths } from "../../workspace.ts";
 
 /**
@@ -78,6 +79,7 @@ export async function changeTasks(
 ): Promise<number> {
   const eligible = kind === "cancel" ? CANCELLABLE : new Set(["FAILED", "CANCELLED"]);
   const control = await openTaskControl(ctx.root);
+  const live = kind === "retry" ? await liveRunId(ctx.root) : undefined;
   let failures = 0;
   try {
     const tasks = await control.list();
@@ -126,7 +128,11 @@ export async function changeTasks(
         ctx.stdout(
           kind === "cancel"
             ? `${id}: CANCELLED (was ${was})`
-            : `${id}: ${changed.status} again (was ${was}); \`service run\` runs it`,
+            : `${id}: ${changed.status} again (was ${was}); ${
+              live !== undefined && changed.run_id === live
+                ? `the running run ${live} takes it now`
+                : "`service run` runs it"
+            }`,
         );
       } catch (e) {
         // A refusal from the server (HttpApiError) or from the store itself (DomainError).
@@ -139,4 +145,10 @@ export async function changeTasks(
     await control.close();
   }
   return failures > 0 ? 1 : 0;
+}
+
+/** The run whose process runs now in the workspace at `root`, if one does. */
+async function liveRunId(root: string): Promise<string | undefined> {
+  const state = await readRunState(workspacePaths(root));
+  return state?.status === "running" && processAlive(state.pid) ? state.run_id : undefined;
 }

@@ -18,7 +18,7 @@ and the task API over the workspace's .sdd/ state. Stops on Ctrl-C.
 Options:
   --port N     port to listen on (default: service.yaml "port", SERVICE_PORT, else 8052; 0 = any free port)
   --host H     address to bind (default 127.0.0.1; a non-loopback bind needs a bearer token)
-  --root DIR   workspace root (default: current directory)`,
+  --root DIR   workspace root (default: the repository the current directory is in)`,
   run(args, ctx) {
     return serveUntilStopped(args, ctx, ctx.apps.server);
   },

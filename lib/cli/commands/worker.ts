@@ -37,7 +37,8 @@ Options:
   --slots N           agents at once on this machine (default 1; 1 with --once)
   --roles a,b         take only tasks of these roles (default: any)
   --remote NAME       git remote of the clone shared with the orchestrator (default origin)
-  --dir DIR           the clone (default: --root, else the current directory)
+  --dir DIR           the clone (default: --root, else the repository the current directory
+                      is in)
   --name NAME         this worker's name in the journal and on the board (default: the host
                       name, which is a Kubernetes pod's name)
   --poll-ms N         milliseconds between asks for tasks while a slot is free (default 1000;

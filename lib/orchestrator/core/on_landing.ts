@@ -13,6 +13,9 @@ import { lastErrorLine } from "../../util/last_error_line.ts";
 
 const REVIEW_WAIT = "waiting for an operator's merge decision on the board";
 
+/** Why a completion with no changes lands nothing (the log, and its pull request's closing). */
+const UNCHANGED = "its work changes nothing on the target branch";
+
 /** What a merge of work its agent never reported says of it (the board says the same). */
 const UNREPORTED_NOTE: Record<string, string> = {
   "": "",
@@ -111,6 +114,15 @@ export function onMergeResult(
           : `merged as ${r.commit.slice(0, 10)}${r.pr ? ` through ${r.pr}` : ""}`) +
           UNREPORTED_NOTE[l.unreported ?? ""],
       );
+      return;
+    case "unchanged":
+      // Nothing to land: no merge commit is named as this task's, and nothing says merged.
+      d.landings.delete(task.id);
+      d.notes.delete(task.id);
+      out.journal(ev.taskUnchanged({ task_id: task.id }));
+      out.push({ kind: "store", change: { op: "unchanged", taskId: task.id } });
+      out.push({ kind: "reap", taskId: task.id, reason: UNCHANGED });
+      out.log(task.id, `no changes: ${UNCHANGED}; nothing merged, the task is closed`);
       return;
     case "base_moved":
       // Each time is a real move of the remote base while the pull request waits (not a retry

@@ -88,7 +88,9 @@ export type StoreChange =
   /** DONE → CANCELLED: a person closed its pull request unmerged (`reason` says who). */
   | { op: "cancel"; taskId: string; reason: string }
   /** DONE → CLOSED: landed. */
-  | { op: "merged"; taskId: string };
+  | { op: "merged"; taskId: string }
+  /** DONE → CLOSED: its work changes nothing on the target, so nothing was merged. */
+  | { op: "unchanged"; taskId: string };
 
 /** Something to do. */
 export type Action =

@@ -5,6 +5,7 @@
  */
 import * as ev from "../../journal/events.ts";
 import {
+  chainOf,
   decideSchedule,
   describeWait,
   type RemoteSlots,
@@ -73,6 +74,7 @@ export function schedulable(t: TaskView): SchedulableTask {
     seq: t.seq,
     owned_files: t.owned_files,
     depends_on: t.depends_on,
+    ...(t.cli ? { cli: t.cli } : {}),
   };
 }
 
@@ -127,7 +129,10 @@ function schedule(d: Draft, out: Out): Map<string, WaitReason> {
   }
   for (const id of decision.start) {
     const adapter = decision.adapters.get(id) ?? d.settings.adapter;
-    const first = d.settings.chains[d.tasks.get(id)?.role ?? ""]?.[0] ?? d.settings.adapter;
+    const task = d.tasks.get(id);
+    const first = task
+      ? chainOf(schedulable(task), { chains: d.settings.chains, adapter: d.settings.adapter })[0]
+      : d.settings.adapter;
     if (adapter !== first) out.log(id, `${first} is parked; starting with fallback ${adapter}`);
     d.starting.add(id);
     out.push({ kind: "spawn", taskId: id, adapter, note: d.notes.get(id) });

@@ -28,6 +28,8 @@ export interface TaskView {
   resumeFrom?: string;
   /** When it starts, its request goes to the provider's batch API instead of an agent. */
   batch?: boolean;
+  /** The adapter it chose (`cli`), first in its chain. */
+  cli?: string;
 }
 
 /** Why an agent was ended (lib/agents/end_reason.ts). */

@@ -15,6 +15,7 @@ import { deskFor } from "../../../lib/workers/desk.ts";
 import { registryFor } from "../../../lib/workers/registry.ts";
 import { mayClaim, workerSlots } from "../../../lib/workers/fleet.ts";
 import { DomainError } from "../../../lib/errors.ts";
+import { admitWorker } from "../../../lib/workers/admission.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
 export const policy = routePolicy({ POST: "worker" });
@@ -24,6 +25,7 @@ export async function POST(c: Ctx): Promise<Response> {
   const name = requireId("worker", c.req.param("worker")!);
   const body = parseBody(ClaimBodySchema, await readJsonBody(c));
   const app = c.get("app");
+  admitWorker(app);
   const principal = c.get("principal");
   const roster = rosterFor(app.paths.root);
   roster.heard(name, principal);

@@ -16,6 +16,7 @@ import { registryFor } from "../../../lib/workers/registry.ts";
 import { rosterFor } from "../../../lib/workers/roster.ts";
 import { deskFor } from "../../../lib/workers/desk.ts";
 import { loadConfig } from "../../../lib/config/load.ts";
+import { admitWorker } from "../../../lib/workers/admission.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
 export const policy = routePolicy({ POST: "worker" });
@@ -25,6 +26,7 @@ export async function POST(c: Ctx): Promise<Response> {
   const name = requireId("worker", c.req.param("worker")!);
   const body = parseBody(RegisterBodySchema, await readJsonBody(c));
   const app = c.get("app");
+  admitWorker(app);
   const principal = c.get("principal");
   const roster = rosterFor(app.paths.root);
   roster.heard(name, principal, { free: body.slots, draining: false });
