@@ -279,11 +279,13 @@ export class Orchestrator {
   }
 
   // An adopted task becomes the run's in the store too, before the loop decides anything on it
-  // (joinRun leaves a task that already belongs to a run as it is, unless `reclaim`).
+  // (joinRun leaves a task that already belongs to a run as it is, unless `reclaim`). It joins
+  // the loop's tasks only then: an item queued before this one (a tick) would otherwise claim it
+  // while the store had it in no run, and its claim's consequences (a ticket's move) lost it.
   #join(id: string, reclaim = false): void {
-    this.#ids.add(id);
     this.#push(async () => {
       await this.#o.store.joinRun(id, this.#o.runId, reclaim);
+      this.#ids.add(id);
       return [];
     });
   }
