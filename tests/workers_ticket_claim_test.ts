@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createApp } from "../routes/_app.ts";
 import { appContext } from "../lib/server/serve.ts";
 import { openDesk } from "../lib/workers/desk.ts";
-import { RemoteWork, type RemoteWorkOptions } from "../lib/orchestrator/remote_work.ts";
+import { RemoteWork, type RemoteWorkOptions } from "../lib/workers/remote_work.ts";
 import { TicketBook } from "../lib/workers/tickets.ts";
 import type { CoreEvent } from "../lib/orchestrator/core/protocol.ts";
 import { tempDir } from "./helpers.ts";

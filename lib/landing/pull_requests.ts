@@ -50,7 +50,7 @@ function mustRebase(req: Requirements): boolean {
   return req.upToDate && !req.queue;
 }
 
-/** What the landing needs of the run's task work (lib/orchestrator/task_work.ts). */
+/** What the landing needs of the run's task work (lib/integration/task_work.ts). */
 export interface LandingWork {
   /** The agent branch holding `taskId`'s work, when the run holds it. */
   branchOf(taskId: string): string | undefined;

@@ -1,5 +1,5 @@
 /**
- * The intent of a merge into the user's checkout (land.ts), recorded durably before the checkout
+ * The intent of a merge into the user's checkout (merge_in.ts), recorded durably before the checkout
  * is touched: the branch, the checkout, the commit it moves from and to, and every path the merge
  * changes with its exact entry (mode and blob) before and after. A process killed between the
  * checkout's update and the branch's move leaves the record behind, and the next landing proves

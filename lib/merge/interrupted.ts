@@ -1,5 +1,5 @@
 /**
- * A merge into the user's checkout that a killed process left half done. land.ts records the
+ * A merge into the user's checkout that a killed process left half done. merge_in.ts records the
  * merge's intent (checkout_intent.ts) before it touches the checkout, so what is left can be
  * proven to be the service's own — and nothing that is not is ever touched:
  * - the branch is at the merge commit: the merge was whole (the checkout is updated before the
@@ -132,7 +132,7 @@ async function observe(
 ): Promise<Map<string, Observed>> {
   const index = new Map<string, Entry | "conflict">();
   const differs = new Set<string>();
-  // As land.ts read and wrote the checkout: no filter or merge driver its attributes pick.
+  // As merge_in.ts read and wrote the checkout: no filter or merge driver its attributes pick.
   const config = await hardenedConfig(dir, { signal });
   for (let i = 0; i < paths.length; i += CHUNK) {
     const chunk = paths.slice(i, i + CHUNK);

@@ -4,7 +4,7 @@
  *    nothing and name the files;
  * 2. create the candidate merge commit (`git commit-tree <tree> -p <target> -p <agent>`), still
  *    unreferenced, and evaluate the task's gates on it in a temporary worktree;
- * 3. only when the gates pass, advance the target branch (see land.ts), which waits rather than
+ * 3. only when the gates pass, advance the target branch (see merge_in.ts), which waits rather than
  *    touch the user's uncommitted changes.
  * Branches ready at the same moment land as a train (train.ts): each its own merge commit, their
  * gates evaluated side by side, the target advanced once. Landings of one workspace run one at a

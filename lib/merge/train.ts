@@ -7,7 +7,7 @@
  * 2. evaluate every candidate's gates on its own tree, several at once, each in its own scratch
  *    worktree (gates.ts);
  * 3. advance the target once, to the last candidate before the first whose gates failed (see
- *    land.ts). The candidates after a failed one hold its work: they are merged again, as a new
+ *    merge_in.ts). The candidates after a failed one hold its work: they are merged again, as a new
  *    train from the new tip. When the target cannot advance (the user's changes are in the way,
  *    or it moved), each candidate lands alone, in order, and the one in the way waits.
  * Before step 1, a merge a killed process left half done in the checkout is settled
@@ -18,7 +18,7 @@ import { Bounded } from "../async/bounded.ts";
 import { commitIdentity, git } from "../git/git.ts";
 import type { SignalOptions } from "../janitor/signals.ts";
 import { evaluateGates, type GateResult, type GateSpec } from "./gates.ts";
-import { advanceTarget } from "./land.ts";
+import { advanceTarget } from "./merge_in.ts";
 import { settleInterruptedMerge } from "./interrupted.ts";
 import { changedEntries, type CommitTree, mergeOnto, resolveTips } from "./merge_tree.ts";
 
@@ -87,7 +87,7 @@ export type MergeOutcome =
     status: "waiting";
     reason: string;
     files: string[];
-    /** Only a person can end the wait (their changes are in the way): see land.ts. */
+    /** Only a person can end the wait (their changes are in the way): see merge_in.ts. */
     stuck: boolean;
     gates: GateResult;
     tree: string;
@@ -109,7 +109,7 @@ export async function landTrain(root: string, options: TrainOptions): Promise<Me
   const outcomes: MergeOutcome[] = new Array(members.length);
   if (members.length === 0) return outcomes;
   // A merge a killed process left in the checkout is settled before the tips are read (a held
-  // one makes the advance wait: land.ts).
+  // one makes the advance wait: merge_in.ts).
   await settleInterruptedMerge(root, { signal });
   const tips = await resolveTips(root, target, members.map((m) => m.agent), { signal });
   const chain: Candidate[] = [];

@@ -6,16 +6,15 @@
  * loop and comes back as events: agents start a few at a time (those whose worktree runs setup
  * commands beside them) and what their exit left is read as they end; worktree cleanups run by
  * task; diff captures with their verification run side by side, merges and rebases one at a time
- * in the landing lane. Every event is decided when it arrives; once the events that arrived
+ * in the integration lane. Every event is decided when it arrives; once the events that arrived
  * together are decided, the loop settles (starts what may start, says why the rest waits, ends
  * the run when nothing can progress). The tick is for timeouts only. Batch-eligible tasks go to
- * the batch lane (./batch_lane.ts), whose polls also arrive as events.
+ * the batch lane (lib/batch/lane.ts), whose polls also arrive as events.
  */
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import type { CooldownTracker } from "../agents/cooldown.ts";
 import type { CostReport } from "../cost/report.ts";
 import type { PreflightResult } from "../agents/preflight.ts";
-import { treeContainer } from "../container/tree_runner.ts";
 import type { ContainerIsolation } from "../container/probe.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import type { JournalEvent } from "../journal/row.ts";
@@ -32,33 +31,30 @@ import { decide } from "./core/decide.ts";
 import { MAX_ATTEMPTS } from "./core/policy.ts";
 import type { Action, CoreEvent } from "./core/protocol.ts";
 import { type CoreState, initialState, type RunVerdict, type TaskView } from "./core/state.ts";
-import { AgentPool, type LiveAgent, type ReadyAdapter } from "./agent_pool.ts";
-import { BatchLane } from "./batch_lane.ts";
-import { type BatchEndpoint, batchRoutingHint } from "../batch/provider.ts";
-import type { BatchApi } from "../batch/api.ts";
-import { LandingLane } from "./landing_lane.ts";
+import {
+  AgentPool,
+  HEARTBEAT_INTERVAL_MS,
+  type LiveAgent,
+  RateLimitGuard,
+  type ReadyAdapter,
+} from "../agent_session/lane.ts";
+import type { BatchApi, BatchEndpoint, BatchLane } from "../batch/mod.ts";
 import { Bounded } from "../async/bounded.ts";
-import { RateLimitGuard } from "./rate_limit_guard.ts";
 import { reviewEvent, ReviewWatcher } from "./review_watcher.ts";
 import { applyStoreChange } from "./store_change.ts";
-import { HEARTBEAT_INTERVAL_MS } from "./session.ts";
 import { SpendTracker } from "../cost/budget.ts";
-import { janitorSignals, TaskWork } from "./task_work.ts";
-import { VerificationStep } from "../verification/completion.ts";
+import type { IntegrationLane, TaskWork } from "../integration/mod.ts";
 import type { VerificationNudge } from "../verification/nudge_types.ts";
 import type { OrchestratorSettings } from "./settings.ts";
-import { PullRequestLanding } from "../landing/pull_requests.ts";
-import type { PreparedLanding } from "../landing/setup.ts";
+import type { PreparedLanding, PullRequestLanding } from "../landing/mod.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
-import { RemoteWork } from "./remote_work.ts";
-import { sweepRunRemote } from "./remote_sweep.ts";
-import { openDesk } from "../workers/desk.ts";
+import { openDesk, type RemoteWork, sweepRunRemote, type TicketBook } from "../workers/lane.ts";
 import { AdapterNotReadyError } from "./used_adapters.ts";
-import { TicketBook } from "../workers/tickets.ts";
 import { Launcher, type LaunchTask, type PreparedCluster } from "../kubernetes/mod.ts";
 import { openRunProbe } from "../metrics/run_probe.ts";
 import { runGauges } from "./core/gauges.ts";
-import { Protection } from "../protect/judge.ts";
+import * as lanes from "./wiring.ts";
+import type { LoopHooks } from "./wiring.ts";
 
 export { MAX_ATTEMPTS };
 export type { LiveAgent };
@@ -68,14 +64,6 @@ const REPORTED_EXIT_GRACE_MS = 10_000;
 
 /** How often the clock is decided (deadlines, merge retries, a cooldown running out). */
 const TICK_MS = 1000;
-
-/**
- * How many finished tasks are captured and verified at once: their git calls and gates share the
- * machine's cores with the agents, and no more can finish at once than run at once.
- */
-function verifications(maxAgents: number): number {
-  return Math.max(1, Math.min(maxAgents, navigator.hardwareConcurrency * 2));
-}
 
 /** Everything the loop needs, built by `runPlan`: its settings and the run's parts. */
 export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLimitCooldownS"> {
@@ -193,7 +181,7 @@ export class Orchestrator {
   #tickedAt = 0;
   /** A look at the journal for review decisions is queued. */
   #reviewsQueued = false;
-  readonly #lane: LandingLane;
+  readonly #lane: IntegrationLane<CoreEvent>;
   readonly #landing: PullRequestLanding | undefined;
   /** Agents being started (a few at a time: each cuts a worktree and forks a process). */
   readonly #starts = new Bounded(navigator.hardwareConcurrency);
@@ -209,230 +197,50 @@ export class Orchestrator {
     this.#clock = options.clock ?? Date.now;
     this.#ids = new Set(options.taskIds);
     this.#state = initialState(coreSettings(options), this.#clock());
-    const environments = this.#environments = new WorktreeEnvironments({
-      root: options.paths.root,
-      config: options.worktreeEnv,
-      portsDir: options.paths.portLeases,
-    });
-    this.#work = this.#newTaskWork(environments);
-    this.#landing = options.landing && new PullRequestLanding({
-      settings: options.landing.settings,
-      host: options.landing.host,
-      root: options.paths.root,
-      runId: options.runId,
-      journalPath: options.journalPath,
-      work: this.#work,
-      boardUrl: options.landing.publicUrl ?? options.serverUrl,
-      onChange: (taskId) => this.#push({ type: "landing_changed", taskId }),
-      warn: options.log,
-      now: this.#clock,
-    });
-    this.#spend = new SpendTracker(
-      options.paths,
-      options.adapter,
-      options.cost,
-      batchRoutingHint(options.adapter.name),
-    );
-    this.#rateLimits = new RateLimitGuard({
-      cooldowns: options.cooldowns,
-      runtimeDir: options.paths.runtime,
-      nowS: () => this.#clock() / 1000,
-    });
-    this.#agents = this.#newAgentPool(environments);
-    this.#reviews = new ReviewWatcher(options.journalPath);
-    this.#tickets = options.kubernetes &&
-      new TicketBook({ path: `${options.paths.runtime}/claim_tickets.json`, clock: this.#clock });
-    this.#launcher = options.kubernetes && this.#kubernetesLauncher(options.kubernetes);
-    this.#remote = this.#newRemoteWork(environments);
-    this.#batch = this.#newBatchLane();
-    this.#lane = new LandingLane({
-      deliver: (events) => {
-        for (const event of events) this.#push(event);
-      },
-      fail: options.log,
-      verifications: verifications(options.maxAgents),
-      merge: async (taskIds) => {
-        const results = await this.#work.merge(taskIds.map((id) => options.store.require(id)));
-        return results.map((result, i) => ({ type: "merge_result", taskId: taskIds[i], result }));
-      },
-    });
-  }
-
-  /** The task work of the run: verification, gates where the agents run, teardowns, merges. */
-  #newTaskWork(environments: WorktreeEnvironments): TaskWork {
-    const options = this.#o;
-    const iso = options.isolation;
-    const treeOf = (tree: string, phase: "gate" | "teardown") => ({
-      root: options.paths.root,
-      tree,
-      runId: options.runId,
-      phase,
-      // A teardown may need what setup needed (setup_network); gates get none.
-      network: phase === "teardown" && iso?.settings.setupNetwork
-        ? "default" as const
-        : "none" as const,
-      processEnv: Deno.env.toObject(),
-      runtimeDir: options.paths.runtime,
-    });
-    return new TaskWork({
-      paths: options.paths,
-      runId: options.runId,
-      journalPath: options.journalPath,
-      targetBranch: options.targetBranch,
-      verification: new VerificationStep({
-        paths: options.paths,
-        runId: options.runId,
-        journalPath: options.journalPath,
-        targetBranch: options.targetBranch,
-        store: options.store,
-        qualityGates: options.qualityGates,
-        signals: janitorSignals,
-        evaluateBeforeMerge: options.requireApproval,
-        nudge: options.nudge,
-        onAlert: options.onAlert,
-        warn: options.log,
-        adapter: (sessionId) => this.#sessionAdapters.get(sessionId) ?? options.adapter.name,
-        prepareGateTree: async (task, dir) => {
-          await environments.prepareGateTree(task.role, dir);
-        },
-        // The gates run the agent's code: where the agents run (DESIGN.md §14), with no network.
-        ...(iso ? { gateRunner: (dir: string) => treeContainer(iso, treeOf(dir, "gate")) } : {}),
-      }),
-      warn: options.log,
+    const hooks: LoopHooks = { push: (item) => this.#push(item), clock: this.#clock };
+    const environments = this.#environments = lanes.worktreeEnvironments(options);
+    const work = this.#work = lanes.taskWork(options, {
+      environments,
+      sessionAdapter: (sessionId) => this.#sessionAdapters.get(sessionId) ?? options.adapter.name,
       landing: () => this.#landing,
-      environments,
-      ...(iso
-        ? { teardownRunner: (tree: string) => treeContainer(iso, treeOf(tree, "teardown")) }
-        : {}),
-      agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
-      protection: new Protection({
-        paths: options.paths,
-        protectedPaths: options.protectedPaths ?? [],
-        modules: options.configModules ?? [],
-        planFile: options.planFile,
-      }),
-    });
-  }
-
-  /** The agents this machine runs, with the configured adapter and its ready fallbacks. */
-  #newAgentPool(environments: WorktreeEnvironments): AgentPool {
-    const options = this.#o;
-    return new AgentPool({
-      paths: options.paths,
-      runId: options.runId,
-      store: options.store,
-      adapters: new Map(
-        [{ adapter: options.adapter, launch: options.launch }, ...(options.fallbacks ?? [])]
-          .map((r) => [r.adapter.name, r]),
-      ),
-      resolveAdapter: options.resolveAdapter,
-      isolation: options.isolation,
-      serverUrl: options.serverUrl,
-      model: options.model,
-      effort: options.effort,
-      roles: options.roles,
-      agentEnv: options.agentEnv,
-      mcpConfigPath: options.mcpConfigPath,
-      timeoutS: options.timeoutS,
-      graceMs: options.graceMs,
-      work: this.#work,
-      spend: this.#spend,
-      rateLimits: this.#rateLimits,
-      landUnreported: options.landUnreported,
-      environments,
-      log: options.log,
-      clock: this.#clock,
-    });
-  }
-
-  /** The tasks remote workers run (DESIGN.md §16). */
-  #newRemoteWork(environments: WorktreeEnvironments): RemoteWork {
-    const options = this.#o;
-    return new RemoteWork({
-      paths: options.paths,
-      runId: options.runId,
-      store: options.store,
-      remote: options.remote ?? "origin",
-      adapters: new Map(
-        [{ adapter: options.adapter }, ...(options.fallbacks ?? [])]
-          .map((r) => [r.adapter.name, r.adapter]),
-      ),
-      roles: options.roles,
-      model: options.model,
-      effort: options.effort,
-      timeoutS: options.timeoutS,
-      graceMs: options.graceMs,
-      work: this.#work,
-      spend: this.#spend,
-      environments,
-      template: (role) => this.#agents.template(role),
-      attemptNumber: (taskId) => this.#agents.attemptNumber(taskId),
-      sessionId: () => this.#agents.newSessionId(),
-      enqueue: (work) => this.#push(work),
-      push: (event) => this.#push(event),
-      landUnreported: options.landUnreported,
-      heartbeatTimeoutS: options.heartbeatTimeoutS ?? 45,
-      log: options.log,
-      clock: this.#clock,
-      ...(this.#tickets ? { tickets: this.#tickets } : {}),
-    });
-  }
-
-  /** The batch lane (DESIGN.md §15). */
-  #newBatchLane(): BatchLane {
-    const options = this.#o;
-    return new BatchLane({
-      paths: options.paths,
-      runId: options.runId,
-      store: options.store,
-      adapter: options.adapter,
-      endpoint: options.batchEndpoint,
-      settings: options.batch,
-      model: options.model,
-      roles: options.roles,
-      template: (role) => this.#agents.template(role),
-      attemptNumber: (taskId) => this.#agents.attemptNumber(taskId),
-      work: this.#work,
-      spend: this.#spend,
-      push: (events) => {
-        for (const event of events) this.#push(event);
-      },
-      log: options.log,
-      clock: this.#clock,
-      api: options.batchApi,
-      environments: this.#environments,
       agentEnv: (taskId, sessionId) => this.#agents.environmentFor(taskId, sessionId),
     });
-  }
-
-  /** The launcher of the run's Jobs: it asks the core, as a worker does, for tasks to reserve. */
-  #kubernetesLauncher(cluster: PreparedCluster): Launcher {
-    const o = this.#o;
-    return new Launcher({
-      ...cluster,
-      tickets: this.#tickets!,
-      runId: o.runId,
-      tasks: () => {
-        const tasks = new Map<string, LaunchTask>();
-        for (const id of this.#ids) {
-          const t = o.store.get(id);
-          if (t) tasks.set(id, t);
-        }
-        return tasks;
-      },
-      timeoutS: (taskId) => o.timeoutS(o.store.require(taskId)),
-      sessionId: () => this.#agents.newSessionId(),
-      reserve: (free) =>
-        new Promise((resolve) => {
-          const requestId = crypto.randomUUID();
-          this.#reservations.set(requestId, resolve);
-          this.#push({ type: "worker_asks", requestId, worker: "kubernetes", free, reserve: true });
-        }),
-      lapse: (taskId, reason) => this.#push({ type: "launch_lapsed", taskId, reason }),
-      adopt: (taskId, job) => this.#push({ type: "launch_adopted", taskId, job }),
+    this.#landing = lanes.landing(options, work, hooks);
+    this.#lane = lanes.integrationLane(options, work, hooks);
+    const spend = this.#spend = lanes.spendTracker(options);
+    const rateLimits = this.#rateLimits = lanes.rateLimitGuard(options, hooks);
+    const parts = { environments, work, spend };
+    const agents = this.#agents = lanes.agentPool(options, { ...parts, rateLimits }, hooks);
+    this.#reviews = new ReviewWatcher(options.journalPath);
+    const tickets = this.#tickets = lanes.ticketBook(options, hooks);
+    this.#launcher = options.kubernetes && lanes.kubernetesLauncher(options, {
+      cluster: options.kubernetes,
+      tickets: tickets!,
+      agents,
+      tasks: () => this.#launchTasks(),
+      reserve: (free) => this.#reserve(free),
       lost: (sessionId, reason) => this.#push(() => this.#remote.lost(sessionId, reason)),
-      log: o.log,
-      clock: this.#clock,
+    }, hooks);
+    this.#remote = lanes.remoteWork(options, { ...parts, agents, tickets }, hooks);
+    this.#batch = lanes.batchLane(options, { ...parts, agents }, hooks);
+  }
+
+  /** The run's tasks now, for the launcher of its Jobs. */
+  #launchTasks(): Map<string, LaunchTask> {
+    const tasks = new Map<string, LaunchTask>();
+    for (const id of this.#ids) {
+      const t = this.#o.store.get(id);
+      if (t) tasks.set(id, t);
+    }
+    return tasks;
+  }
+
+  /** The launcher asks the core, as a worker does, for up to `free` tasks to reserve. */
+  #reserve(free: number): Promise<{ taskId: string }[]> {
+    return new Promise((resolve) => {
+      const requestId = crypto.randomUUID();
+      this.#reservations.set(requestId, resolve);
+      this.#push({ type: "worker_asks", requestId, worker: "kubernetes", free, reserve: true });
     });
   }
 
@@ -592,7 +400,7 @@ export class Orchestrator {
     }
   }
 
-  /** A finished run's base and its sessions' branches leave the remote (remote_sweep.ts). */
+  /** A finished run's base and its sessions' branches leave the remote (lib/workers/remote_sweep.ts). */
   async #sweepRemote(): Promise<void> {
     const landing = this.#o.landing?.settings;
     const removed = await sweepRunRemote({
@@ -786,7 +594,7 @@ export class Orchestrator {
         return this.#afterRows(() => this.#lane.merge(action.taskId));
       case "rebase":
         return this.#afterRows(() =>
-          this.#lane.land(async () => [{
+          this.#lane.rebase(async () => [{
             type: "rebase_result",
             taskId: action.taskId,
             result: await this.#work.rebase(action.taskId),

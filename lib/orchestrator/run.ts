@@ -13,8 +13,8 @@ import { join, relative, resolve } from "node:path";
 import { reapPidFiles } from "../agents/pid_files.ts";
 import { ValidationError } from "../config/errors.ts";
 import { adapterChains, configuredAdapter, loadWorkspaceConfig } from "../config/load.ts";
-import { batchEndpoint, batchProviderOf } from "../batch/provider.ts";
-import { containerFallbacks, readyFallbacks } from "./fallbacks.ts";
+import { batchEndpoint, batchProviderOf } from "../batch/mod.ts";
+import { containerFallbacks, readyFallbacks, runLaunch } from "../agent_session/lane.ts";
 import { adapterResolver, readyUsedAdapters, usedAdapters } from "./used_adapters.ts";
 import type { ServerSettings } from "../config/server_config.ts";
 import type { ServiceConfig } from "../config/schema.ts";
@@ -38,7 +38,7 @@ import type { RunOutcome } from "./orchestrator.ts";
 import { doneSteps, keyedTasks, stepsToDo } from "./plan_steps.ts";
 import { checkedPlan, currentBranch, RunError, throwSetupProblems } from "./run_checks.ts";
 import { repairAfterCrash } from "./crash_repair.ts";
-import { prepareLanding } from "../landing/setup.ts";
+import { prepareLanding } from "../landing/mod.ts";
 import { prepareKubernetes } from "../kubernetes/mod.ts";
 import { drive, type StartedRun } from "./run_drive.ts";
 import {
@@ -48,7 +48,6 @@ import {
   type RunStartFacts,
 } from "./run_start.ts";
 import { orchestratorSettings } from "./settings.ts";
-import { runLaunch } from "./run_isolation.ts";
 import { ContainerError } from "../container/errors.ts";
 import { clearStartFailure, recordStartFailure } from "../runs/start_failure.ts";
 import type { Orchestrator } from "./orchestrator.ts";

@@ -12,9 +12,9 @@ import { git } from "../git/git.ts";
 import { loadPlan } from "../plans/load.ts";
 import type { ParsedPlan } from "../plans/plan.ts";
 import { loadRoleTemplate } from "../roles/templates.ts";
-import { HEARTBEAT_INTERVAL_MS } from "./session.ts";
+import { HEARTBEAT_INTERVAL_MS } from "../agent_session/lane.ts";
 import { linkedInstalls, worktreeEnvFor } from "../worktree_env/spec.ts";
-import { workersConfigured } from "../workers/admission.ts";
+import { workersConfigured } from "../workers/lane.ts";
 
 /** A user-facing failure of `service run`, with its exit code (spec §7.4) and the fix. */
 export class RunError extends UserFacingError {

@@ -11,7 +11,7 @@ import type { Task } from "../tasks/task.ts";
 import type { NudgeSettings } from "../verification/nudge.ts";
 import type { WorktreeEnvConfig } from "../worktree_env/spec.ts";
 import { qualityGatesFor } from "../verification/quality_gates.ts";
-import type { BatchSettings } from "./batch_lane.ts";
+import type { BatchSettings } from "../batch/mod.ts";
 
 /** What a run's settings are read from. */
 export interface SettingsSource {

@@ -11,7 +11,7 @@ import { preflight } from "../agents/preflight.ts";
 import { namedAdapter, roleAdapterName } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import type { UserFacingError } from "../errors.ts";
-import type { ReadyAdapter } from "./agent_pool.ts";
+import type { ReadyAdapter } from "../agent_session/lane.ts";
 import { RunError } from "./run_checks.ts";
 
 /** An adapter that cannot start agents: the attempt that needed it fails, not retried. */

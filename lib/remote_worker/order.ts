@@ -1,7 +1,7 @@
 /**
  * One work order on a worker (DESIGN.md §16): fetch the claim's base (and the earlier attempt's
  * work it continues) into the worker's clone, start the agent exactly as the orchestrator would
- * (lib/orchestrator/session.ts), wait for it, commit what it left, push `agent/<session>` with a
+ * (lib/agent_session/session.ts), wait for it, commit what it left, push `agent/<session>` with a
  * lease, report the pushed commit with the session log — with the session's own capability, never
  * the worker's token — and clean up. An order whose agent has not started when the worker begins
  * to drain is handed back at once (`ended_by: "drain"`, its starting point as its commit): the
@@ -15,9 +15,9 @@ import { commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
 import { git, resolveCommit } from "../git/git.ts";
 import { namedAdapter } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
-import type { RunLaunch } from "../orchestrator/run_isolation.ts";
-import { AgentSession, SessionStartError } from "../orchestrator/session.ts";
-import { invocationArgv } from "../orchestrator/invocation.ts";
+import type { RunLaunch } from "../agent_session/run_isolation.ts";
+import { AgentSession, SessionStartError } from "../agent_session/session.ts";
+import { invocationArgv } from "../agent_session/invocation.ts";
 import { agentExitCode } from "../agents/exit_status.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import type { WorkspacePaths } from "../workspace.ts";

@@ -8,7 +8,7 @@
  */
 import type { ServiceConfig } from "../config/schema.ts";
 import type { UserFacingError } from "../errors.ts";
-import type { RunLaunch } from "../orchestrator/run_isolation.ts";
+import type { RunLaunch } from "../agent_session/run_isolation.ts";
 import type { AdapterReadiness } from "../workers/protocol.ts";
 
 /** The adapters a worker may be asked to run, by its service.yaml (pure). */

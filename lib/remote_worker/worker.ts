@@ -24,8 +24,8 @@ import { openWorktree } from "../worktrees/trees.ts";
 import { dirtyHistory } from "../worktrees/worktrees.ts";
 import { loadWorkspaceConfig, namedAdapter } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
-import { type RunLaunch, runLaunch } from "../orchestrator/run_isolation.ts";
-import type { EndReason } from "../orchestrator/core/state.ts";
+import { type RunLaunch, runLaunch } from "../agent_session/run_isolation.ts";
+import type { EndReason } from "../agents/end_reason.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded } from "../worktrees/exclude.ts";
@@ -527,7 +527,7 @@ class Worker {
 
   /**
    * How `adapterName`'s agents start here, decided once as `service run` decides it
-   * (lib/orchestrator/run_isolation.ts): host processes, or containers under `isolation:
+   * (lib/agent_session/run_isolation.ts): host processes, or containers under `isolation:
    * container` (the probe passes or the agent does not start, never a fallback to the host).
    */
   #launch(adapterName: string): Promise<RunLaunch> {

@@ -12,7 +12,7 @@
  * Without either, a point costs one comparison.
  */
 
-/** The named steps, in the order a merge passes them (lib/merge/land.ts, the run loop's store change). */
+/** The named steps, in the order a merge passes them (lib/merge/merge_in.ts, the run loop's store change). */
 export const CRASH_POINTS = [
   /** The merge's intent is durable; the checkout is untouched. */
   "merge.intent_recorded",

@@ -1,6 +1,6 @@
 /**
  * Where the routes under `/workers/` find the live run of their workspace: the orchestrator of
- * `service run` opens its desk while its loop runs (lib/orchestrator/remote_work.ts) and closes
+ * `service run` opens its desk while its loop runs (lib/workers/remote_work.ts) and closes
  * it when the loop ends. Without a live run a worker's claim gets nothing and a report is asked
  * to come again (503), so nothing a worker says is lost while the orchestrator restarts.
  */

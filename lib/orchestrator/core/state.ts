@@ -5,6 +5,7 @@
  */
 import type { WorkerSlots } from "../../workers/fleet.ts";
 import type { TaskStatus } from "../../tasks/lifecycle.ts";
+import type { EndReason } from "../../agents/end_reason.ts";
 
 /** What the core needs to know of a task (a snapshot of the store's record). */
 export interface TaskView {
@@ -31,11 +32,8 @@ export interface TaskView {
   cli?: string;
 }
 
-/**
- * Why an agent was ended: the loop asked (timeout, stop, rate limit, reported, cancelled), or
- * its remote worker was stopping (`drain`: SIGTERM of `service worker`, DESIGN.md §17).
- */
-export type EndReason = "timeout" | "stop" | "rate_limit" | "reported" | "cancelled" | "drain";
+/** Why an agent was ended (lib/agents/end_reason.ts). */
+export type { EndReason } from "../../agents/end_reason.ts";
 
 /** A live agent session, by task. */
 export interface SessionView {

@@ -15,7 +15,7 @@ import {
   revokeAgentCredential,
   revokeWorkerSessionCredential,
 } from "../auth/agent_credentials.ts";
-import { rosterFor } from "../workers/roster.ts";
+import { rosterFor } from "./roster.ts";
 import { relative } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { logTail } from "../agents/process.ts";
@@ -32,26 +32,24 @@ import { runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { earlierWork, supersedeEarlierWork } from "../worktrees/earlier_work.ts";
 import { agentBranch, createWorktree } from "../worktrees/worktrees.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
-import type { WorkerDesk } from "../workers/desk.ts";
-import { requireLease } from "../workers/leases.ts";
-import type { ClaimBody, ReportAnswer, ReportBody, WorkOrder } from "../workers/protocol.ts";
-import {
-  baseRef,
-  fetchSessionBranch,
-  publishBase,
-  pushSessionBranch,
-} from "../workers/remote_refs.ts";
-import type { TicketBook, TicketGrant } from "../workers/tickets.ts";
+import type { WorkerDesk } from "./desk.ts";
+import { requireLease } from "./leases.ts";
+import type { ClaimBody, ReportAnswer, ReportBody, WorkOrder } from "./protocol.ts";
+import { baseRef, fetchSessionBranch, publishBase, pushSessionBranch } from "./remote_refs.ts";
+import type { TicketBook, TicketGrant } from "./tickets.ts";
 import { ConflictError, DomainError } from "../errors.ts";
-import type { WorkerRecord } from "../workers/fleet.ts";
-import type { LeftSession } from "../workers/protocol.ts";
-import { FleetWatch } from "./remote_fleet.ts";
-import type { Action, CoreEvent, ExitDiagnosis } from "./core/protocol.ts";
-import type { EndReason } from "./core/state.ts";
-import { exitReason } from "./exit_reason.ts";
-import { agentInvocation } from "./invocation.ts";
-import type { TaskWork } from "./task_work.ts";
+import type { WorkerRecord } from "./fleet.ts";
+import type { LeftSession } from "./protocol.ts";
+import { FleetWatch } from "./fleet_watch.ts";
+import type { AgentLaneEvent, ExitDiagnosis } from "../agent_session/events.ts";
+import type { EndReason } from "../agents/end_reason.ts";
+import type { Dispatch, WorkerLaneEvent } from "./lane_events.ts";
+import { type AgentWork, exitReason } from "../agent_session/lane.ts";
+import { agentInvocation } from "../agent_session/invocation.ts";
 import { followUpsNote, readFollowUps } from "../operator/follow_ups.ts";
+
+/** What the remote-worker lane tells the run loop: its own events and the agents'. */
+export type RemoteEvent = AgentLaneEvent | WorkerLaneEvent;
 
 /** Settings of {@link RemoteWork}. */
 export interface RemoteWorkOptions {
@@ -67,16 +65,16 @@ export interface RemoteWorkOptions {
   effort?: string;
   timeoutS: (task: Task) => number;
   graceMs: number;
-  work: TaskWork;
+  work: AgentWork;
   spend: SpendTracker;
   environments?: WorktreeEnvironments;
   template: (role: string) => Promise<RoleTemplate>;
   attemptNumber: (taskId: string) => Promise<number>;
   sessionId: () => string;
   /** Hands a piece of work to the loop: its events are decided in order with the rest. */
-  enqueue: (work: () => Promise<CoreEvent[]>) => void;
+  enqueue: (work: () => Promise<RemoteEvent[]>) => void;
   /** Hands an event to the loop. */
-  push: (event: CoreEvent) => void;
+  push: (event: RemoteEvent) => void;
   landUnreported: boolean;
   /** A remote session not heard of for this long has lost its lease. */
   heartbeatTimeoutS: number;
@@ -123,7 +121,7 @@ export class RemoteWork implements WorkerDesk {
   #publishedBase: string | undefined;
   #publishing: Promise<void> = Promise.resolve();
   #closed = false;
-  /** The workers the server heard from (remote_fleet.ts): slots, readiness, start failures. */
+  /** The workers the server heard from (fleet_watch.ts): slots, readiness, start failures. */
   readonly #fleet: FleetWatch;
 
   constructor(options: RemoteWorkOptions) {
@@ -229,9 +227,9 @@ export class RemoteWork implements WorkerDesk {
   }
 
   /** Carry out the core's answer to a worker: claim, publish, render; then their events. */
-  async dispatch(action: Extract<Action, { kind: "dispatch" }>): Promise<CoreEvent[]> {
+  async dispatch(action: Dispatch): Promise<RemoteEvent[]> {
     const orders: WorkOrder[] = [];
-    const events: CoreEvent[] = [];
+    const events: RemoteEvent[] = [];
     const grant = this.#ticketed.get(action.requestId);
     this.#ticketed.delete(action.requestId);
     for (const t of action.tasks) {
@@ -267,7 +265,7 @@ export class RemoteWork implements WorkerDesk {
     adapterName: string,
     note: string | undefined,
     grant?: TicketGrant,
-  ): Promise<{ event: CoreEvent; order?: WorkOrder }> {
+  ): Promise<{ event: RemoteEvent; order?: WorkOrder }> {
     const o = this.#o;
     // A ticket's claim runs as the session its Job was labelled with.
     const sessionId = grant?.task_id === taskId ? grant.session_id : o.sessionId();
@@ -439,7 +437,7 @@ export class RemoteWork implements WorkerDesk {
   }
 
   /** A session an earlier process handed to `worker`, still leased: this run waits for it. */
-  adopt(task: Task, base: string | undefined): CoreEvent | undefined {
+  adopt(task: Task, base: string | undefined): RemoteEvent | undefined {
     if (!task.worker || !task.session_id) return undefined;
     const startedAt = task.updated_at ? Date.parse(task.updated_at) : this.#o.clock();
     this.#sessions.set(task.session_id, {
@@ -485,7 +483,7 @@ export class RemoteWork implements WorkerDesk {
   async #take(
     worker: string,
     body: ReportBody,
-  ): Promise<{ answer: ReportAnswer; events: CoreEvent[] }> {
+  ): Promise<{ answer: ReportAnswer; events: RemoteEvent[] }> {
     const o = this.#o;
     const again = this.#reported.get(body.session_id);
     if (again) return { answer: again, events: [] };
@@ -667,7 +665,7 @@ export class RemoteWork implements WorkerDesk {
     sessionId: string,
     reason: string,
     interrupted?: "restart",
-  ): Promise<CoreEvent[]> {
+  ): Promise<RemoteEvent[]> {
     const o = this.#o;
     const session = this.#sessions.get(sessionId);
     if (!session) return []; // reported, or lost already

@@ -1,5 +1,5 @@
 /**
- * The landing lane: finished tasks are captured and verified side by side, their merges into the
+ * The integration lane: finished tasks are captured and verified side by side, their merges into the
  * target branch land one after another (real git, the scripted agent through the generic
  * adapter, the real task server).
  */

@@ -12,8 +12,8 @@
 import { dirname } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
 import { sessionLogPath } from "../agents/runtime_files.ts";
-import { type BatchApi, batchApi, type BatchItem, type BatchRequestSpec } from "../batch/api.ts";
-import { filesAt } from "../batch/files.ts";
+import { type BatchApi, batchApi, type BatchItem, type BatchRequestSpec } from "./api.ts";
+import { filesAt } from "./files.ts";
 import {
   type BatchEntry,
   type BatchLedger,
@@ -21,10 +21,10 @@ import {
   inFlight,
   loadBatchLedger,
   saveBatchLedger,
-} from "../batch/ledger.ts";
-import { applyPatch, patchIn } from "../batch/patch.ts";
-import { batchPrompt } from "../batch/prompt.ts";
-import { type BatchEndpoint, batchModel, batchProviderOf } from "../batch/provider.ts";
+} from "./ledger.ts";
+import { applyPatch, patchIn } from "./patch.ts";
+import { batchPrompt } from "./prompt.ts";
+import { type BatchEndpoint, batchModel, batchProviderOf } from "./provider.ts";
 import type { SpendTracker } from "../cost/budget.ts";
 import { estimateMicroUsd } from "../cost/prices.ts";
 import type { UsageReport } from "../cost/report.ts";
@@ -37,9 +37,8 @@ import { completionVerdict } from "../verification/verdict.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { createWorktree } from "../worktrees/worktrees.ts";
 import { type WorktreeEnvironments, WorktreeSetupError } from "../worktree_env/environments.ts";
-import type { CoreEvent } from "./core/protocol.ts";
-import { routedModel } from "./invocation.ts";
-import type { TaskWork } from "./task_work.ts";
+import { routedModel } from "../agent_session/invocation.ts";
+import type { BatchLaneEvent, BatchWork } from "./lane_types.ts";
 
 /** `batch:` of service.yaml, with its defaults. */
 export interface BatchSettings {
@@ -68,10 +67,10 @@ export interface BatchLaneOptions {
   roles: Readonly<Record<string, RoleSettings>>;
   template: (role: string) => Promise<RoleTemplate>;
   attemptNumber: (taskId: string) => Promise<number>;
-  work: TaskWork;
+  work: BatchWork;
   spend: SpendTracker;
   /** Receives the lane's events for the decision core. */
-  push: (events: CoreEvent[]) => void;
+  push: (events: BatchLaneEvent[]) => void;
   log: (line: string) => void;
   clock: () => number;
   /** The provider's client (tests may hand in their own). */
@@ -165,7 +164,7 @@ export class BatchLane {
     const o = this.#o;
     const provider = batchProviderOf(o.adapter.name)!;
     const prepared: { entry: BatchEntry; request: BatchRequestSpec; attempt: number }[] = [];
-    const events: CoreEvent[] = [];
+    const events: BatchLaneEvent[] = [];
     for (const taskId of taskIds) {
       const sessionId = `b-${o.runId.slice(-4)}-${crypto.randomUUID().slice(0, 8)}`
         .replace(/[^A-Za-z0-9_-]/g, "-");
@@ -214,7 +213,7 @@ export class BatchLane {
     taskId: string,
     sessionId: string,
     reason: string,
-  ): Extract<CoreEvent, { type: "batch_result" }> {
+  ): Extract<BatchLaneEvent, { type: "batch_result" }> {
     return { type: "batch_result", taskId, sessionId, outcome: "not_submitted", reason };
   }
 
@@ -265,9 +264,9 @@ export class BatchLane {
    * polled again (`batch_adopted`); one written but never known to be sent is not sent again —
    * its task goes to real time (`batch_result`, `not_submitted`).
    */
-  async adopt(): Promise<Extract<CoreEvent, { type: "batch_adopted" | "batch_result" }>[]> {
+  async adopt(): Promise<Extract<BatchLaneEvent, { type: "batch_adopted" | "batch_result" }>[]> {
     const o = this.#o;
-    const events: Extract<CoreEvent, { type: "batch_adopted" | "batch_result" }>[] = [];
+    const events: Extract<BatchLaneEvent, { type: "batch_adopted" | "batch_result" }>[] = [];
     const batches = new Map<string, string[]>();
     for (const e of Object.values(this.#ledger.tasks)) {
       if (e.outcome || e.run_id !== o.runId) continue;

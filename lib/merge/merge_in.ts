@@ -1,5 +1,5 @@
 /**
- * Advancing the target branch without damaging the user's checkout (DESIGN.md §7).
+ * Merge-in: advancing a local target branch without damaging the user's checkout (DESIGN.md §7).
  *
  * When no worktree has the target branch checked out, the ref moves with a compare-and-swap
  * (`git update-ref <ref> <new> <old>`). When the user has it checked out:
@@ -30,7 +30,7 @@ import { changedEntries, type ChangedEntry } from "./merge_tree.ts";
 import { settleInterruptedMerge } from "./interrupted.ts";
 
 /** Outcome of {@link advanceTarget}. */
-export type LandResult =
+export type MergeInResult =
   | { landed: true; checkout?: string }
   | {
     landed: false;
@@ -94,7 +94,7 @@ async function dirtyAmong(
 }
 
 /** Move `target` from `oldTip` to `newTip`, updating a checkout of it only where safe. */
-export async function advanceTarget(root: string, options: AdvanceOptions): Promise<LandResult> {
+export async function advanceTarget(root: string, options: AdvanceOptions): Promise<MergeInResult> {
   const { target, oldTip, newTip, signal } = options;
   const ref = `refs/heads/${target}`;
   const cas = (cwd: string) =>
@@ -103,13 +103,13 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
       signal,
       allowFailure: true,
     });
-  const moved = (stderr: string): LandResult => ({
+  const moved = (stderr: string): MergeInResult => ({
     landed: false,
     reason: `${target} moved while merging (${stderr.trim()}); retry`,
     files: [],
     stuck: false,
   });
-  const waits = (reason: string, files: string[] = []): LandResult => ({
+  const waits = (reason: string, files: string[] = []): MergeInResult => ({
     landed: false,
     reason,
     files,

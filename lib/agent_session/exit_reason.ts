@@ -5,8 +5,8 @@
  */
 import { FAST_EXIT_WINDOW_MS } from "../agents/process.ts";
 import { AGENT_EXIT } from "../agents/exit_status.ts";
-import type { ExitDiagnosis } from "./core/protocol.ts";
-import type { EndReason } from "./core/state.ts";
+import type { ExitDiagnosis } from "./events.ts";
+import type { EndReason } from "../agents/end_reason.ts";
 import { lastErrorLine } from "../util/last_error_line.ts";
 import { printable } from "../util/printable.ts";
 import { permanentExit } from "../agents/exit_diagnosis.ts";

@@ -20,22 +20,18 @@ import {
   mergeAgentBranches,
   type MergeOutcome,
 } from "../merge/merge.ts";
-import type { PullRequestLanding } from "../landing/pull_requests.ts";
+import type { PullRequestLanding } from "../landing/mod.ts";
+import type { AgentWork, WorkHandle } from "../agent_session/lane.ts";
 import { rebaseOnto } from "../merge/rebase.ts";
 import { type CompletionSignal, evaluateSignals } from "../janitor/signals.ts";
 import type { Task } from "../tasks/task.ts";
 import { captureDiff } from "../worktrees/diff_capture.ts";
 import { reapWorktree } from "../worktrees/reap.ts";
 import { settleWorktree } from "../worktrees/trees.ts";
-import {
-  agentBranch,
-  commitPartialWork,
-  type Worktree,
-  worktreePath,
-} from "../worktrees/worktrees.ts";
+import { agentBranch, commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
 import { runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
-import type { DiffJudgement, MergeResult, RebaseResult } from "./core/protocol.ts";
+import type { DiffJudgement, MergeResult, RebaseResult } from "./results.ts";
 import type { Protection } from "../protect/judge.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
@@ -65,22 +61,6 @@ export function janitorSignals(task: Task): CompletionSignal[] {
   });
 }
 
-/** Where a task's work is. */
-export interface WorkHandle {
-  worktree: Worktree;
-  sessionId: string;
-  logPath: string;
-  /** The task's role (its worktree environment's teardown). */
-  role: string;
-  /** The agent's environment, when this process started it (the teardown runs with it). */
-  env?: Record<string, string>;
-  /**
-   * Adopted with work the target already holds (a merge a killed process completed): its base is
-   * not known from git, so its landing takes it as landed, never as an empty diff (`unchanged`).
-   */
-  landedBefore?: boolean;
-}
-
 /** Settings of {@link TaskWork}. */
 export interface TaskWorkOptions {
   paths: WorkspacePaths;
@@ -107,7 +87,7 @@ export interface TaskWorkOptions {
 }
 
 /** The worktrees of a run's tasks and what is done with them. */
-export class TaskWork {
+export class TaskWork implements AgentWork {
   readonly #o: TaskWorkOptions;
   readonly #handles = new Map<string, WorkHandle>();
   /** Sessions whose log is kept in the run directory. */

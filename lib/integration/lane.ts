@@ -1,55 +1,58 @@
 /**
- * The landing lane: the I/O that lands finished work runs off the loop in two stages. Diff
+ * The integration lane: the I/O that lands finished work runs off the loop in two stages. Diff
  * captures with their verification (completion signals, gates on the candidate tree, evidence,
  * the ledger record) touch only the task's own worktree and scratch trees, so several run at
  * once (bounded). Merges and rebases move the target branch, so they run one at a time, in the
  * order they were asked for — except that every merge waiting when the lane is free lands
  * together, as one train (lib/merge/train.ts), their events delivered in that order.
+ *
+ * Three words, three things: *integration* is this lane, which brings finished work onto the
+ * target either way; *merge-in* moves a local target branch (lib/merge/merge_in.ts); *landing*
+ * is through a pull request on a host (lib/landing).
  */
 import { Bounded } from "../async/bounded.ts";
-import type { CoreEvent } from "./core/protocol.ts";
 
-/** One operation; its outcome becomes events of the loop. */
-export type LaneWork = () => Promise<CoreEvent[]>;
+/** One operation; its outcome becomes events of the loop (`E`: the loop's event type). */
+export type LaneWork<E> = () => Promise<E[]>;
 
 /** What the lane does with its outcomes, and how it lands. */
-export interface LandingLaneOptions {
+export interface IntegrationLaneOptions<E> {
   /** Receives each operation's events. */
-  deliver: (events: CoreEvent[]) => void;
+  deliver: (events: E[]) => void;
   /** Receives the message of an operation that threw. */
   fail: (message: string) => void;
   /** How many verifications may run at once. */
   verifications: number;
   /** Land these tasks' work as one train; a `merge_result` per task, in their order. */
-  merge: (taskIds: string[]) => Promise<CoreEvent[]>;
+  merge: (taskIds: string[]) => Promise<E[]>;
 }
 
-/** Runs verifications side by side and landings one at a time. */
-export class LandingLane {
-  readonly #o: LandingLaneOptions;
+/** Runs verifications side by side and merges and rebases one at a time. */
+export class IntegrationLane<E> {
+  readonly #o: IntegrationLaneOptions<E>;
   readonly #verify: Bounded;
-  /** Landings waiting for the lane: a task to merge, or other work (a rebase). */
-  readonly #landings: (string | LaneWork)[] = [];
+  /** Waiting for the lane: a task to merge, or other work (a rebase). */
+  readonly #waiting: (string | LaneWork<E>)[] = [];
   #draining: Promise<void> | undefined;
 
-  constructor(options: LandingLaneOptions) {
+  constructor(options: IntegrationLaneOptions<E>) {
     this.#o = options;
     this.#verify = new Bounded(options.verifications);
   }
 
   /** Capture and verify beside the others (at most `verifications` at once). */
-  verify(work: LaneWork): void {
+  verify(work: LaneWork<E>): void {
     this.#verify.run(work).then(this.#o.deliver, (e) => this.#failed(e));
   }
 
   /** Merge `taskId`'s work once the lane is free (with every other merge waiting then). */
   merge(taskId: string): void {
-    this.#land(taskId);
+    this.#enqueue(taskId);
   }
 
   /** Run `work` (a rebase) once the lane is free. */
-  land(work: LaneWork): void {
-    this.#land(work);
+  rebase(work: LaneWork<E>): void {
+    this.#enqueue(work);
   }
 
   /** Resolves once every operation queued so far has run. */
@@ -57,21 +60,21 @@ export class LandingLane {
     await Promise.all([this.#verify.idle(), this.#draining]);
   }
 
-  #land(item: string | LaneWork): void {
-    this.#landings.push(item);
+  #enqueue(item: string | LaneWork<E>): void {
+    this.#waiting.push(item);
     this.#draining ??= this.#drain();
   }
 
   async #drain(): Promise<void> {
-    while (this.#landings.length > 0) {
-      const next = this.#landings[0];
+    while (this.#waiting.length > 0) {
+      const next = this.#waiting[0];
       try {
         if (typeof next === "string") {
-          const train = this.#landings.filter((l): l is string => typeof l === "string");
-          this.#landings.splice(0, this.#landings.length, ...this.#landings.filter(isWork));
+          const train = this.#waiting.filter((l): l is string => typeof l === "string");
+          this.#waiting.splice(0, this.#waiting.length, ...this.#waiting.filter(isWork));
           this.#o.deliver(await this.#o.merge(train));
         } else {
-          this.#landings.shift();
+          this.#waiting.shift();
           this.#o.deliver(await next());
         }
       } catch (e) {
@@ -82,10 +85,10 @@ export class LandingLane {
   }
 
   #failed(e: unknown): void {
-    this.#o.fail(`landing step failed: ${(e as Error).message}`);
+    this.#o.fail(`integration step failed: ${(e as Error).message}`);
   }
 }
 
-function isWork(item: string | LaneWork): item is LaneWork {
+function isWork<E>(item: string | LaneWork<E>): item is LaneWork<E> {
   return typeof item !== "string";
 }

@@ -24,7 +24,7 @@ import { hostLauncher, type Launcher } from "../process/launcher.ts";
 import type { PreparedWorktree, WorktreeEnvironments } from "../worktree_env/environments.ts";
 import type { Task } from "../tasks/task.ts";
 import type { WorkspacePaths } from "../workspace.ts";
-import type { EndReason } from "./core/state.ts";
+import type { EndReason } from "../agents/end_reason.ts";
 import type { ContainerIsolation } from "../container/probe.ts";
 import { sessionContainer } from "./session_container.ts";
 import type { SessionContainer } from "../container/session.ts";

@@ -8,7 +8,7 @@
  */
 import { git } from "../git/git.ts";
 import type { RemoteOptions } from "../git/remote.ts";
-import { baseRef } from "../workers/remote_refs.ts";
+import { baseRef } from "./remote_refs.ts";
 
 /** Options of {@link sweepRunRemote}. */
 export interface SweepOptions {

@@ -23,8 +23,8 @@ import type { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
 import { journalPath, runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { appendStateLines } from "../util/locked_append.ts";
-import type { CoreEvent } from "./core/protocol.ts";
-import type { EndReason } from "./core/state.ts";
+import type { AgentLaneEvent } from "./events.ts";
+import type { EndReason } from "../agents/end_reason.ts";
 import { exitReason } from "./exit_reason.ts";
 import { agentInvocation } from "./invocation.ts";
 import type { RateLimitGuard } from "./rate_limit_guard.ts";
@@ -37,7 +37,7 @@ import {
 } from "../worktree_env/environments.ts";
 import { SETUP_FAILED } from "../worktree_env/spec.ts";
 import type { SpendTracker } from "../cost/budget.ts";
-import type { TaskWork } from "./task_work.ts";
+import type { AgentWork } from "./work.ts";
 import { type EarlierWork, earlierWork, supersedeEarlierWork } from "../worktrees/earlier_work.ts";
 import {
   agentUrlFor,
@@ -91,7 +91,7 @@ export interface AgentPoolOptions {
   /** Wall-clock limit of an agent, by task (seconds). */
   timeoutS: (task: Task) => number;
   graceMs: number;
-  work: TaskWork;
+  work: AgentWork;
   spend: SpendTracker;
   rateLimits: RateLimitGuard;
   /** `recovery.land_unreported` (see CoreSettings). */
@@ -185,8 +185,8 @@ export class AgentPool {
     taskId: string,
     adapterName: string,
     note: string | undefined,
-    onExit: (events: () => Promise<CoreEvent[]>) => void,
-  ): Promise<CoreEvent> {
+    onExit: (events: () => Promise<AgentLaneEvent[]>) => void,
+  ): Promise<AgentLaneEvent> {
     const o = this.#o;
     const ready = o.adapters.get(adapterName) ??
       await o.resolveAdapter?.(adapterName, taskId); // throws why it cannot start
@@ -254,7 +254,7 @@ export class AgentPool {
   async #spawnFailed(
     { task, sessionId, ready, model }: SessionStart,
     e: unknown,
-  ): Promise<CoreEvent> {
+  ): Promise<AgentLaneEvent> {
     const o = this.#o;
     const taskId = task.id;
     if (e instanceof SessionStartError) {
@@ -300,8 +300,8 @@ export class AgentPool {
   async #spawned(
     { task, sessionId, ready, model, earlier }: SessionStart,
     session: AgentSession,
-    onExit: (events: () => Promise<CoreEvent[]>) => void,
-  ): Promise<CoreEvent> {
+    onExit: (events: () => Promise<AgentLaneEvent[]>) => void,
+  ): Promise<AgentLaneEvent> {
     const o = this.#o;
     const taskId = task.id;
     this.#sessions.set(taskId, session);
@@ -367,8 +367,8 @@ export class AgentPool {
   }
 
   /** Every 15 s: heartbeat files, store heartbeats and rate-limit scans of live agents. */
-  async heartbeat(): Promise<CoreEvent[]> {
-    const hits: CoreEvent[] = [];
+  async heartbeat(): Promise<AgentLaneEvent[]> {
+    const hits: AgentLaneEvent[] = [];
     for (const session of this.#sessions.values()) {
       if (!session.proc.alive) continue;
       await session.writeHeartbeat().catch(() => {});
@@ -413,7 +413,7 @@ export class AgentPool {
     } catch { /* no longer CLAIMED or IN_PROGRESS */ }
   }
 
-  async #exited(session: AgentSession): Promise<CoreEvent[]> {
+  async #exited(session: AgentSession): Promise<AgentLaneEvent[]> {
     revokeAgentCredential(this.#o.paths.root, session.sessionId);
     const o = this.#o;
     const taskId = session.task.id;

@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { type CooldownTracker, saveCooldowns } from "../agents/cooldown.ts";
 import { parkUntil } from "../agents/reset_time.ts";
-import type { CoreEvent } from "./core/protocol.ts";
+import type { RateLimitHit } from "./events.ts";
 import { scanNewLines } from "./log_watch.ts";
 import { serialised } from "../async/serialised.ts";
 import type { AgentSession } from "./session.ts";
@@ -21,9 +21,6 @@ export interface RateLimitGuardOptions {
   /** Seconds since the epoch (tests pin it). */
   nowS?: () => number;
 }
-
-/** A rate-limit hit, as the decision core receives it. */
-export type RateLimitHit = Extract<CoreEvent, { type: "rate_limit_hit" }>;
 
 /** Watches agents' logs for rate and usage limits, and knows which adapters are parked. */
 export class RateLimitGuard {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { CoreEvent } from "./core/protocol.ts";
-import { LandingLane } from "./landing_lane.ts";
+import type { CoreEvent } from "../orchestrator/core/protocol.ts";
+import { IntegrationLane } from "./lane.ts";
 
 function deferred() {
   let resolve!: () => void;
@@ -13,7 +13,7 @@ function lane(verifications = 2) {
   const delivered: string[] = [];
   const trains: string[][] = [];
   let hold = deferred();
-  const l = new LandingLane({
+  const l = new IntegrationLane<CoreEvent>({
     deliver: (events) => {
       for (const e of events) delivered.push(`${e.type}:${"taskId" in e ? e.taskId : ""}`);
     },
@@ -33,12 +33,12 @@ function lane(verifications = 2) {
   return { l, delivered, trains, release: () => hold.resolve() };
 }
 
-Deno.test("LandingLane: merges asked for while one lands land next as one train, in order", async () => {
+Deno.test("IntegrationLane: merges asked for while one lands land next as one train, in order", async () => {
   const { l, delivered, trains, release } = lane();
   l.merge("a");
   await Promise.resolve();
   l.merge("b");
-  l.land(() => Promise.resolve([{ type: "rebase_result", taskId: "r", result: rebased }]));
+  l.rebase(() => Promise.resolve([{ type: "rebase_result", taskId: "r", result: rebased }]));
   l.merge("c");
   release();
   await new Promise((r) => setTimeout(r, 0));
@@ -53,7 +53,7 @@ Deno.test("LandingLane: merges asked for while one lands land next as one train,
   ]);
 });
 
-Deno.test("LandingLane: verifications run side by side up to their bound, beside a landing", async () => {
+Deno.test("IntegrationLane: verifications run side by side up to their bound, beside a landing", async () => {
   const { l, delivered, release } = lane(2);
   const gates = [deferred(), deferred(), deferred()];
   let running = 0;

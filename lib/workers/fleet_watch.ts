@@ -5,15 +5,15 @@
  * counted against the worker (and cordons it when repeated), and where a worker runs each
  * adapter's agents (`worktree`, `container:<runtime>:<image>`) is what the claim journals.
  */
-import type { CoreEvent } from "./core/protocol.ts";
-import { type WorkerRecord, workerSlots } from "../workers/fleet.ts";
-import { registryFor, type WorkerRegistry } from "../workers/registry.ts";
+import type { WorkersSeen } from "./lane_events.ts";
+import { type WorkerRecord, workerSlots } from "./fleet.ts";
+import { registryFor, type WorkerRegistry } from "./registry.ts";
 import { printable } from "../util/printable.ts";
 
 /** Options of {@link FleetWatch}. */
 export interface FleetWatchOptions {
   root: string;
-  push: (event: CoreEvent) => void;
+  push: (event: WorkersSeen) => void;
   log: (line: string) => void;
   clock: () => number;
 }
