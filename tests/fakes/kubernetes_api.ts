@@ -511,6 +511,12 @@ export class FakeKubernetes {
       detached: true, // its own process group, as a container's processes are
     }).spawn();
     run.child = child;
+    // A pod that started while the fake was closing would outlive it: close() killed the others.
+    if (this.#closed) {
+      try {
+        Deno.kill(-child.pid, "SIGKILL");
+      } catch { /* gone */ }
+    }
     const now = new Date().toISOString();
     pod.status = {
       phase: "Running",
