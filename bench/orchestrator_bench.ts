@@ -25,7 +25,7 @@ import { join } from "node:path";
 import { gitText } from "../lib/git/git.ts";
 import { createWorktree } from "../lib/worktrees/worktrees.ts";
 import { spawnAgent } from "../lib/agents/process.ts";
-import { runPlan } from "../lib/orchestrator/run.ts";
+import { runPlan } from "../lib/runner/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { loadTaskSpecs } from "../lib/tasks/persist.ts";
 import { journalPath, workspacePaths } from "../lib/workspace.ts";

@@ -19,7 +19,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { runPlan } from "../lib/orchestrator/run.ts";
+import { runPlan } from "../lib/runner/run.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { benchLauncher } from "./launcher_bench.ts";

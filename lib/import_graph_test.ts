@@ -298,7 +298,7 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
 };
 
 /** The folders that assemble features (they may import any module); no feature imports them. */
-const WIRING = ["cli", "debug", "doctor", "orchestrator", "server", "status"];
+const WIRING = ["cli", "debug", "doctor", "orchestrator", "runner", "server", "status"];
 
 /** The primitives every feature shares; they reach no feature and no wiring. */
 const PRIMITIVES = ["async", "git", "http", "process", "util"];
@@ -355,7 +355,7 @@ Deno.test("featureViolations() finds a feature reaching into another's internals
     { from: "lib/trackers/service.ts", to: "lib/webhooks/registry.ts" },
     { from: "lib/trackers/service.ts", to: "lib/webhooks/_parse.ts" },
     { from: "lib/batch/lane.ts", to: "lib/orchestrator/core/state.ts" },
-    { from: "lib/orchestrator/run.ts", to: "lib/landing/pull_requests.ts" },
+    { from: "lib/runner/run.ts", to: "lib/landing/pull_requests.ts" },
     { from: "lib/verification/completion.ts", to: "lib/mcp/mod.ts" },
   ];
   assert.deepEqual(featureViolations(imports, (f) => f === "mcp", []), [
@@ -402,10 +402,10 @@ Deno.test("loopViolations() finds the run loop reaching past a lane's interface,
     { from: "lib/orchestrator/orchestrator.ts", to: "lib/batch/mod.ts" },
     { from: "lib/orchestrator/orchestrator.ts", to: "lib/batch/ledger.ts" },
     { from: "lib/orchestrator/core/decide.ts", to: "lib/trackers/jira.ts" },
-    { from: "lib/orchestrator/run.ts", to: "lib/util/json.ts" },
-    { from: "lib/orchestrator/run.ts", to: "lib/orchestrator/core/state.ts" },
+    { from: "lib/runner/run.ts", to: "lib/util/json.ts" },
+    { from: "lib/runner/run.ts", to: "lib/orchestrator/core/state.ts" },
     { from: "lib/status/parts.ts", to: "lib/batch/ledger.ts" },
-    { from: "lib/orchestrator/run.ts", to: "npm:/hono@4.13.19" },
+    { from: "lib/runner/run.ts", to: "npm:/hono@4.13.19" },
   ];
   assert.deepEqual(loopViolations(imports, (f) => f === "batch"), [
     "lib/orchestrator/core/decide.ts -> lib/trackers/jira.ts (not in lib/trackers's interface)",

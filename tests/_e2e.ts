@@ -10,7 +10,7 @@ import { launchChromium } from "./_chromium.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
 import { projectJournal } from "../lib/board/projection.ts";
 import { startServer } from "../lib/server/serve.ts";
-import { runPlan } from "../lib/orchestrator/run.ts";
+import { runPlan } from "../lib/runner/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import type { TokenSpec } from "../lib/auth/tokens.ts";
 

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runPlan } from "../lib/orchestrator/run.ts";
+import { runPlan } from "../lib/runner/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { ServiceConfigSchema } from "../lib/config/schema.ts";
 import { containerSettings } from "../lib/container/settings.ts";

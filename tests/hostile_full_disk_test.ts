@@ -24,7 +24,7 @@ import { loopbackServer } from "./_raw_http.ts";
 import { testWorkspace } from "./_workspace.ts";
 import { deliver, fixture, webhookWorkspace } from "./_webhooks.ts";
 import { type SmallDisk, smallDisk, TMPFS_UNAVAILABLE } from "./_tmpfs.ts";
-import { runPlan } from "../lib/orchestrator/run.ts";
+import { runPlan } from "../lib/runner/run.ts";
 import { loadTaskSpecs } from "../lib/tasks/persist.ts";
 import { setCrashHook } from "../lib/util/crash_points.ts";
 import { workspacePaths } from "../lib/workspace.ts";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { runPlan } from "../lib/orchestrator/run.ts";
+import { runPlan } from "../lib/runner/run.ts";
 import { runDoctor } from "../lib/cli/commands/doctor.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import {

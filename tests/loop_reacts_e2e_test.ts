@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runPlan, type RunResult } from "../lib/orchestrator/run.ts";
+import { runPlan, type RunResult } from "../lib/runner/run.ts";
 import { readRunState } from "../lib/runs/run_state.ts";
 import { workspacePaths } from "../lib/workspace.ts";
 import { SERVER_APP } from "../routes/_app.ts";

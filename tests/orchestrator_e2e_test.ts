@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runPlan } from "../lib/orchestrator/run.ts";
+import { runPlan } from "../lib/runner/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
 import { sha256Hex } from "../lib/journal/hash.ts";

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runPlan, type RunResult } from "../lib/orchestrator/run.ts";
+import { runPlan, type RunResult } from "../lib/runner/run.ts";
 import { readRunState } from "../lib/runs/run_state.ts";
 import { taskDetail } from "../lib/review/activity.ts";
 import { workspacePaths } from "../lib/workspace.ts";

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runPlan } from "../lib/orchestrator/run.ts";
+import { runPlan } from "../lib/runner/run.ts";
 import { taskDetail } from "../lib/review/activity.ts";
 import { workspacePaths } from "../lib/workspace.ts";
 import { SERVER_APP } from "../routes/_app.ts";

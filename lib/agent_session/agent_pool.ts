@@ -75,7 +75,7 @@ export interface AgentPoolOptions {
   adapters: ReadonlyMap<string, ReadyAdapter>;
   /**
    * Another adapter a task names (`cli` of a task created during the run), checked on first use;
-   * throws when it cannot start agents (lib/orchestrator/used_adapters.ts).
+   * throws when it cannot start agents (lib/runner/used_adapters.ts).
    */
   resolveAdapter?: (name: string, taskId: string) => Promise<ReadyAdapter>;
   /** Container isolation (absent: host processes). */

@@ -21,7 +21,7 @@ import { type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { heldByHead, landingFacts, unmergedRescues } from "./rescued.ts";
 import { keyFix, missingApiKey, preflight } from "../agents/preflight.ts";
 import { RuntimeError } from "../agents/errors.ts";
-import { settingProblems, templateProblems } from "../orchestrator/run_checks.ts";
+import { settingProblems, templateProblems } from "../runner/run_checks.ts";
 import { loadTaskSpecs } from "../tasks/persist.ts";
 
 /** The runtime this service runs on. */
@@ -124,7 +124,7 @@ export async function checkConfig(root: string): Promise<ConfigCheck> {
   }
 }
 
-/** The same checks `service run` makes before `run_started` (lib/orchestrator/run_checks.ts). */
+/** The same checks `service run` makes before `run_started` (lib/runner/run_checks.ts). */
 export async function checkRunSetup(root: string, config: ServiceConfig): Promise<CheckResult[]> {
   const roles = Object.keys(config.roles);
   const problems = [

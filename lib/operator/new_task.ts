@@ -4,7 +4,7 @@
  * the digests of its title and goal; a broken chain refuses with 409 and nothing is created),
  * then the task store creates it as `POST /tasks` does; a store that refuses (409 duplicate, 422
  * unknown role or adapter, 507 full disk) takes the entry back, so nothing claims a task that
- * does not exist. Which run takes it is lib/orchestrator/runs_it.ts's to say.
+ * does not exist. Which run takes it is lib/runner/runs_it.ts's to say.
  */
 import { z } from "zod";
 import {

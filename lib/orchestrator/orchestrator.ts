@@ -49,7 +49,7 @@ import type { OrchestratorSettings } from "./settings.ts";
 import type { PreparedLanding, PullRequestLanding } from "../landing/mod.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { openDesk, type RemoteWork, sweepRunRemote, type TicketBook } from "../workers/lane.ts";
-import { AdapterNotReadyError } from "./used_adapters.ts";
+import { AdapterNotReadyError } from "./adapter_not_ready.ts";
 import { Launcher, type LaunchTask, type PreparedCluster } from "../kubernetes/mod.ts";
 import { openRunProbe } from "../metrics/run_probe.ts";
 import { runGauges } from "./core/gauges.ts";
@@ -81,7 +81,7 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   isolation?: ContainerIsolation;
   /** Fallback adapters whose preflight passed (`fallback_adapters`). */
   fallbacks?: readonly ReadyAdapter[];
-  /** Another adapter a task names, checked on first use (lib/orchestrator/used_adapters.ts). */
+  /** Another adapter a task names, checked on first use (lib/runner/used_adapters.ts). */
   resolveAdapter?: (name: string, taskId: string) => Promise<ReadyAdapter>;
   /** By role, the adapters a task may start with (see `CoreSettings.chains`). */
   chains?: Readonly<Record<string, readonly string[]>>;

@@ -194,7 +194,7 @@ Options:
       );
       const started = Date.now();
       // Loaded when run: a server started by the CLI does not keep the orchestrator.
-      const { runPlan } = await import("../../orchestrator/run.ts");
+      const { runPlan } = await import("../../runner/run.ts");
       const result = await runPlan({
         root: dir,
         server,

@@ -78,7 +78,7 @@ Environment:
     Deno.addSignalListener("SIGTERM", onTerm);
     try {
       // Loaded when run: a server started by the CLI does not keep the orchestrator.
-      const { runPlan } = await import("../../orchestrator/run.ts");
+      const { runPlan } = await import("../../runner/run.ts");
       const result = await runPlan({
         root: ctx.root,
         plan,

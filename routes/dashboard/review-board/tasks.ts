@@ -12,7 +12,7 @@ import { parseBody } from "../../../lib/tasks/http_input.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 import { auditPaths } from "../../../lib/audit/store.ts";
 import { BoardTaskSchema, createBoardTask } from "../../../lib/operator/new_task.ts";
-import { whoRunsIt } from "../../../lib/orchestrator/runs_it.ts";
+import { whoRunsIt } from "../../../lib/runner/runs_it.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
 export const policy = routePolicy({ POST: "operator" });

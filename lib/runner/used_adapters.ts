@@ -13,14 +13,7 @@ import type { ServiceConfig } from "../config/schema.ts";
 import type { UserFacingError } from "../errors.ts";
 import type { ReadyAdapter } from "../agent_session/lane.ts";
 import { RunError } from "./run_checks.ts";
-
-/** An adapter that cannot start agents: the attempt that needed it fails, not retried. */
-export class AdapterNotReadyError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "AdapterNotReadyError";
-  }
-}
+import { AdapterNotReadyError } from "../orchestrator/adapter_not_ready.ts";
 
 /**
  * The adapters other than the configured `cli` that the roles and `tasks` name, each with who

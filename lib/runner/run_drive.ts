@@ -12,9 +12,13 @@ import { isFinished } from "../tasks/task.ts";
 import { unownedTaskIds } from "../trackers/service_run.ts";
 import type { VerificationNudge } from "../verification/nudge_types.ts";
 import { journalPath, type WorkspacePaths } from "../workspace.ts";
-import { Orchestrator, type OrchestratorOptions, type RunOutcome } from "./orchestrator.ts";
+import {
+  Orchestrator,
+  type OrchestratorOptions,
+  type RunOutcome,
+} from "../orchestrator/orchestrator.ts";
 import { ProgressDisplay } from "./progress.ts";
-import type { OrchestratorSettings } from "./settings.ts";
+import type { OrchestratorSettings } from "../orchestrator/settings.ts";
 
 /** The run `runPlan` drives: its id, tasks and plan. */
 export interface StartedRun {

@@ -15,7 +15,7 @@ import type { WorkspacePaths } from "../workspace.ts";
 export interface RunsItFacts {
   /** The run whose process is alive, and whether it takes new tasks (a continuous run). */
   live?: { runId: string; continuous: boolean };
-  /** How `service run` without a plan would start now (lib/orchestrator/run_start.ts). */
+  /** How `service run` without a plan would start now (lib/runner/run_start.ts). */
   next: RunStart;
 }
 

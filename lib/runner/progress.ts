@@ -6,7 +6,7 @@
 import { logTail } from "../agents/process.ts";
 import { printable, printableLines } from "../util/printable.ts";
 import type { TaskStore } from "../tasks/store.ts";
-import type { Orchestrator } from "./orchestrator.ts";
+import type { Orchestrator } from "../orchestrator/orchestrator.ts";
 
 interface Source {
   store: TaskStore;

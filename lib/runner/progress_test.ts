@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { TaskStore } from "../tasks/store.ts";
 import { workspacePaths } from "../workspace.ts";
-import type { Orchestrator } from "./orchestrator.ts";
+import type { Orchestrator } from "../orchestrator/orchestrator.ts";
 import { ProgressDisplay } from "./progress.ts";
 
 Deno.test("ProgressDisplay: the final summary is not printed again when it repeats the last one", async () => {

@@ -4,7 +4,7 @@
  * before a row is written, start the task server, then act on the decision — resume the run
  * with unfinished tasks (`run_resumed`), start a continuous run from the trackers, start a new
  * run with the plan's steps left to do (`run_started`), or say there is nothing to do — and
- * drive the run to its end (lib/orchestrator/run_drive.ts).
+ * drive the run to its end (lib/runner/run_drive.ts).
  */
 import { revokeRunCredentials } from "../auth/agent_credentials.ts";
 import { markRunStarting } from "../metrics/run_probe.ts";
@@ -34,7 +34,7 @@ import type { VerificationNudge } from "../verification/nudge_types.ts";
 import { journalPath, type WorkspacePaths, workspacePaths } from "../workspace.ts";
 import { ensureServiceExcluded } from "../worktrees/exclude.ts";
 import { fileDigest, startNewRun, upToDateLine } from "./new_run.ts";
-import type { RunOutcome } from "./orchestrator.ts";
+import type { RunOutcome } from "../orchestrator/orchestrator.ts";
 import { doneSteps, keyedTasks, stepsToDo } from "./plan_steps.ts";
 import { checkedPlan, currentBranch, RunError, throwSetupProblems } from "./run_checks.ts";
 import { repairAfterCrash } from "./crash_repair.ts";
@@ -47,10 +47,10 @@ import {
   type RunStart,
   type RunStartFacts,
 } from "./run_start.ts";
-import { orchestratorSettings } from "./settings.ts";
+import { orchestratorSettings } from "../orchestrator/settings.ts";
 import { ContainerError } from "../container/errors.ts";
 import { clearStartFailure, recordStartFailure } from "../runs/start_failure.ts";
-import type { Orchestrator } from "./orchestrator.ts";
+import type { Orchestrator } from "../orchestrator/orchestrator.ts";
 
 /** Options of {@link runPlan}. */
 export interface RunPlanOptions {

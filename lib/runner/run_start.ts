@@ -15,7 +15,7 @@ import type { DoneStep, KeyedTask } from "./plan_steps.ts";
 /** The store's view of a task, as the decision needs it. */
 export type TaskFacts = Pick<Task, "id" | "run_id" | "status" | "operator_done">;
 
-/** What the plan of a new run leaves to do (lib/orchestrator/plan_steps.ts `stepsToDo`). */
+/** What the plan of a new run leaves to do (lib/runner/plan_steps.ts `stepsToDo`). */
 export interface PlanSteps {
   todo: KeyedTask[];
   done: DoneStep[];
