@@ -1,40 +1,14 @@
 /** The live run's gauges, from the decision core's state (pure). */
 import assert from "node:assert/strict";
 import { runGauges } from "./gauges.ts";
-import { type CoreSettings, type CoreState, initialState, type TaskView } from "./state.ts";
+import type { CoreState, TaskView } from "./state.ts";
+import { coreSettings, coreState, taskView } from "./_test_state.ts";
 
-const SETTINGS: CoreSettings = {
-  maxAgents: 0,
-  roleMaxAgents: {},
-  maxAttempts: 3,
-  requireApproval: false,
-  continuous: false,
-  reportedExitGraceMs: 10_000,
-  mergeRetryMs: 3000,
-  maxRebases: 3,
-  landUnreported: false,
-  adapter: "claude",
-  chains: { backend: ["claude", "codex"] },
-};
-
-function task(id: string, over: Partial<TaskView> = {}): TaskView {
-  return {
-    id,
-    status: "OPEN",
-    title: id,
-    role: "backend",
-    priority: 2,
-    seq: Number(id.replace(/\D/g, "")) || 0,
-    owned_files: [],
-    depends_on: [],
-    attempts: 0,
-    summary: null,
-    ...over,
-  };
-}
+const SETTINGS = coreSettings({ maxAgents: 0, chains: { backend: ["claude", "codex"] } });
+const task = taskView;
 
 function state(tasks: TaskView[], over: Partial<CoreState> = {}): CoreState {
-  return { ...initialState(SETTINGS, 1_000), tasks: new Map(tasks.map((t) => [t.id, t])), ...over };
+  return coreState(SETTINGS, tasks, over);
 }
 
 Deno.test("runGauges(): ready counts what a free slot could start now, whatever max_agents says", () => {

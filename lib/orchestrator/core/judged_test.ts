@@ -3,20 +3,9 @@ import assert from "node:assert/strict";
 import { decide, type Step } from "./decide.ts";
 import type { Action, DiffJudgement } from "./protocol.ts";
 import { type CoreSettings, type CoreState, initialState, type TaskView } from "./state.ts";
+import { coreSettings } from "./_test_state.ts";
 
-const SETTINGS: CoreSettings = {
-  maxAgents: 4,
-  roleMaxAgents: {},
-  maxAttempts: 3,
-  requireApproval: false,
-  continuous: false,
-  reportedExitGraceMs: 10_000,
-  mergeRetryMs: 3000,
-  maxRebases: 3,
-  landUnreported: false,
-  adapter: "claude",
-  chains: { backend: ["claude"] },
-};
+const SETTINGS = coreSettings();
 
 function capturing(settings: CoreSettings = SETTINGS, attempts = 1): CoreState {
   const task: TaskView = {

@@ -2,40 +2,14 @@
 import assert from "node:assert/strict";
 import { decide } from "./decide.ts";
 import type { Action } from "./protocol.ts";
-import { type CoreSettings, type CoreState, initialState, type TaskView } from "./state.ts";
+import type { CoreState, TaskView } from "./state.ts";
+import { coreSettings, coreState, taskView } from "./_test_state.ts";
 
-const SETTINGS: CoreSettings = {
-  maxAgents: 1,
-  roleMaxAgents: {},
-  maxAttempts: 3,
-  requireApproval: false,
-  continuous: false,
-  reportedExitGraceMs: 10_000,
-  mergeRetryMs: 3000,
-  maxRebases: 3,
-  landUnreported: false,
-  adapter: "claude",
-  chains: { backend: ["claude"] },
-};
-
-function task(id: string, over: Partial<TaskView> = {}): TaskView {
-  return {
-    id,
-    status: "OPEN",
-    title: id,
-    role: "backend",
-    priority: 2,
-    seq: Number(id.replace(/\D/g, "")) || 0,
-    owned_files: [],
-    depends_on: [],
-    attempts: 0,
-    summary: null,
-    ...over,
-  };
-}
+const SETTINGS = coreSettings({ maxAgents: 1 });
+const task = taskView;
 
 function state(tasks: TaskView[], over: Partial<CoreState> = {}): CoreState {
-  return { ...initialState(SETTINGS, 1_000), tasks: new Map(tasks.map((t) => [t.id, t])), ...over };
+  return coreState(SETTINGS, tasks, over);
 }
 
 function dispatched(actions: Action[]): string[] {
