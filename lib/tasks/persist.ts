@@ -8,8 +8,9 @@
  * | `claimed/` | CLAIMED, IN_PROGRESS, ORPHANED (held, or held by an agent that vanished) |
  * | `closed/` | DONE, CLOSED, FAILED, CANCELLED (finished) |
  *
- * A move writes the new file atomically first, then removes the old one; a crash in between
- * leaves two copies and the higher `revision` wins on load. `.sdd/runtime/task-backlog.json`
+ * A move writes the new file atomically first, then takes the old one away (renamed to a temporary
+ * name, kept for reuse: ./spec_files.ts); a crash in between leaves two copies and the higher
+ * `revision` wins on load. `.sdd/runtime/task-backlog.json`
  * is an export of every task for external workers, rebuilt from the specs.
  */
 import { dirname, join } from "node:path";
