@@ -15,6 +15,8 @@ import {
   sameIdentity,
   settledBefore,
 } from "../journal/file_identity.ts";
+import { LATER_DIGEST_MIN_BYTES, takeDigestLater } from "../journal/later_digest.ts";
+import { releaseHeap } from "../util/heap_release.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
 import { boardJson, boardOf, type FoldState } from "./fold.ts";
 import { type Board, type CardDiff, COLUMNS, type ProjectionReceipt } from "./types.ts";
@@ -154,7 +156,10 @@ export async function journalSummary(runId: string, journalPath: string): Promis
   const hit = summaries.get(journalPath);
   if (hit && hit.runId === runId && sameIdentity(hit.identity, identity)) return hit.summary;
   if (!memo.has(journalPath) && settledBefore(identity, statAt)) {
-    const snapshot = await readJournal(journalPath, new IncrementalJournal(BOARD_FOLD_SINK));
+    // Read once and dropped: the fingerprint that would let it be read again is never needed.
+    const snapshot = await readJournal(journalPath, new IncrementalJournal(BOARD_FOLD_SINK), {
+      digestLater: true,
+    });
     const summary = summaryOf(snapshot, await firstRowTs(journalPath));
     if (snapshot.byteLength === identity.size) keepSummary(journalPath, runId, identity, summary);
     return summary;
@@ -219,14 +224,20 @@ async function memoised(runId: string, journalPath: string): Promise<Memo> {
   ) {
     return remember(journalPath, cached);
   }
-  const snapshot = await readJournal(
-    journalPath,
-    viewFor(journalPath, boardViews, BOARD_FOLD_SINK),
-  );
+  // A large journal that had settled before this read is fingerprinted after the answer
+  // (lib/journal/later_digest.ts); every row is verified and the chain checked either way.
+  const digestLater = identity !== undefined && identity.size >= LATER_DIGEST_MIN_BYTES &&
+    settledBefore(identity, statAt);
+  const view = viewFor(journalPath, boardViews, BOARD_FOLD_SINK);
+  const snapshot = await readJournal(journalPath, view, { digestLater });
   const settled = identity && snapshot.byteLength === identity.size &&
       settledBefore(identity, statAt)
     ? identity
     : undefined;
+  // Then the young generation the fold grew goes back to the system (lib/util/heap_release.ts).
+  if (digestLater && settled) {
+    void takeDigestLater(journalPath, view, settled).then(() => releaseHeap());
+  }
   const entry: Memo = cached && cached.version === snapshot.version && cached.runId === runId
     ? cached
     : { version: snapshot.version, runId, snapshot, projection: receiptOf(runId, snapshot) };
