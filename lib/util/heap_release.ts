@@ -5,9 +5,10 @@
  * little is being allocated, and an idle server makes none. One full, memory-reducing
  * collection returns it (lib/board/warm_up.ts: ~17 MB of a server's resident memory).
  *
- * V8 offers that collection to scripts only as `gc`, which exists in contexts created after the
- * `--expose-gc` flag is set; the flag changes nothing else, and the function is taken once from
- * a context of its own (node:vm), never installed on this program's global object.
+ * V8 offers that collection to scripts only as `gc`, which exists in contexts created while the
+ * `--expose-gc` flag is set: the flag is set for the moment one context of its own (node:vm) is
+ * created, and cleared again, so the function is never installed on this program's global
+ * object nor on any context or worker created later.
  */
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -23,7 +24,12 @@ export function releaseHeap(): boolean {
   if (collect === undefined) {
     try {
       setFlagsFromString("--expose-gc");
-      const gc: unknown = runInNewContext("gc");
+      let gc: unknown;
+      try {
+        gc = runInNewContext("gc");
+      } finally {
+        setFlagsFromString("--no-expose-gc");
+      }
       collect = typeof gc === "function" ? () => gc() : null;
     } catch {
       collect = null;

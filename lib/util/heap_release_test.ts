@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { getHeapSpaceStatistics } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { releaseHeap } from "./heap_release.ts";
 
 const youngBytes = () =>
@@ -14,4 +15,5 @@ Deno.test("releaseHeap hands back the young generation a burst of surviving obje
   assert.equal(kept.length, 400_000); // nothing live was lost
   assert.equal(kept[399_999].s, "row-399999");
   assert.equal("gc" in globalThis, false); // not installed on the program's global object
+  assert.equal(runInNewContext("typeof gc"), "undefined"); // nor on contexts created later
 });
