@@ -188,7 +188,7 @@ Deno.test("a large settled journal (fingerprinted after its answer) is proven on
   assert.notEqual(tampered[4321], lines[4321]);
   await using ws = await workspaceWith({ big: text, forged: tampered.join("\n") + "\n" });
   await settle();
-  const { projectJournal } = await import("../lib/board/projection.ts");
+  const { afterAnswersDone, projectJournal } = await import("../lib/board/projection.ts");
   const path = join(ws.path, ".sdd/runs/big/journal.jsonl");
 
   // A row changed without its hash is refused on the first projection, as on any read.
@@ -202,6 +202,7 @@ Deno.test("a large settled journal (fingerprinted after its answer) is proven on
   assert.equal(first.receipt.journal_verified, true);
   assert.equal(first.receipt.projection_hash, inline.receipt.projection_hash);
   assert.equal(first.receipt.journal_head, inline.receipt.journal_head);
+  await afterAnswersDone(); // its fingerprint, taken after the answer
 
   // Once fingerprinted, an append is folded onto it; an edit of the prefix is still seen.
   await appendEvents(path, [{ type: "task_merged", data: { task_id: "t0" } }]);
@@ -214,4 +215,5 @@ Deno.test("a large settled journal (fingerprinted after its answer) is proven on
   const edited = await projectJournal("big", path);
   assert.equal(edited.receipt.journal_verified, false);
   assert.equal(edited.fault?.seq, 35);
+  await afterAnswersDone();
 });

@@ -197,6 +197,14 @@ interface Memo {
 }
 const memo = new Map<string, Memo>();
 
+/** Work first reads left for after their answers (fingerprints, the heap's release). */
+const afterAnswers = new Set<Promise<void>>();
+
+/** Resolves once the work first reads left for after their answers is done (tests wait on it). */
+export async function afterAnswersDone(): Promise<void> {
+  while (afterAnswers.size > 0) await Promise.all([...afterAnswers]);
+}
+
 /**
  * Project the journal at `journalPath`. A journal whose identity (device, inode, size, mtime,
  * ctime) is what it was when last read, and whose last change was already over a second old
@@ -240,7 +248,10 @@ async function memoised(runId: string, journalPath: string): Promise<Memo> {
     : undefined;
   // Then the young generation the fold grew goes back to the system (lib/util/heap_release.ts).
   if (digestLater && settled) {
-    void takeDigestLater(journalPath, view, settled).then(() => releaseHeap());
+    const work: Promise<void> = takeDigestLater(journalPath, view, settled)
+      .then(() => void releaseHeap())
+      .finally(() => afterAnswers.delete(work));
+    afterAnswers.add(work);
   }
   const entry: Memo = cached && cached.version === snapshot.version && cached.runId === runId
     ? cached
