@@ -9,6 +9,7 @@
  * its value given to the runtime's command in its environment.
  */
 import type { Launcher } from "../process/launcher.ts";
+import { spawnNewSession } from "../process/new_session.ts";
 import { endTree, inheritedTreeMarkers, newTreeMarker, outputPipes } from "../process/tree.ts";
 import { entryArgv } from "./entry.ts";
 import type { Relay } from "./network.ts";
@@ -74,15 +75,13 @@ export function containerLauncher(o: ContainerLauncherOptions): Launcher {
         argv: entryArgv(o.relays, argv),
       });
       const marker = newTreeMarker();
-      const child = new Deno.Command(bin, {
-        args,
+      const child = spawnNewSession([bin, ...args], {
         clearEnv: true,
         env: { ...o.runtimeEnv, ...secrets, ...inheritedTreeMarkers(), [marker]: "1" },
-        detached: true,
         stdin: "piped",
         stdout: "piped",
         stderr: "piped",
-      }).spawn();
+      });
       // Held open, never written: its end is the watchdog's signal that the service is gone.
       const input = child.stdin.getWriter();
       let exited: Deno.CommandStatus | undefined;

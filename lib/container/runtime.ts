@@ -3,7 +3,7 @@
  * then docker — found by a PATH lookup), whether it answers (`<runtime> info`), and its calls,
  * which run through the one process primitive (lib/process/spawn.ts) with a time limit.
  */
-import { delimiter, join } from "node:path";
+import { findOnPath } from "../process/new_session.ts";
 import { spawnProcess } from "../process/spawn.ts";
 import { concatBytes } from "../util/bytes.ts";
 import { lastErrorLine } from "../util/last_error_line.ts";
@@ -64,17 +64,6 @@ export function runtimeEnvironment(processEnv: Record<string, string>): Record<s
   );
 }
 
-function onPath(name: string, env: Record<string, string>): string | undefined {
-  for (const dir of (env.PATH ?? "").split(delimiter).filter(Boolean)) {
-    const candidate = join(dir, name);
-    try {
-      const s = Deno.statSync(candidate);
-      if (s.isFile && ((s.mode ?? 0o755) & 0o111) !== 0) return candidate;
-    } catch { /* not here */ }
-  }
-  return undefined;
-}
-
 /** The runtime `preference` names, found on `env.PATH`; undefined when there is none. */
 export function findRuntime(
   preference: RuntimePreference,
@@ -82,7 +71,7 @@ export function findRuntime(
 ): { name: RuntimeName; bin: string } | undefined {
   const names: RuntimeName[] = preference === "auto" ? ["podman", "docker"] : [preference];
   for (const name of names) {
-    const bin = onPath(name, env);
+    const bin = findOnPath(name, env.PATH);
     if (bin) return { name, bin };
   }
   return undefined;

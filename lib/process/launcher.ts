@@ -4,6 +4,7 @@
  * leading its own session and process group, found whole by lib/process/tree.ts; the container
  * launcher (lib/container/launcher.ts) starts `podman run …` and ends it with `podman stop`.
  */
+import { spawnNewSession } from "./new_session.ts";
 import { endTree, inheritedTreeMarkers, newTreeMarker, outputPipes } from "./tree.ts";
 
 /** Where and with what environment a program starts. */
@@ -39,7 +40,7 @@ export interface Launcher {
 }
 
 /**
- * A host process in its own session and process group (`detached`), carrying a fresh tree marker
+ * A host process in its own session and process group (new_session.ts), carrying a fresh tree marker
  * variable, so that its group, a descendant that called `setsid` and a holder of its output all
  * end with it (lib/process/tree.ts). Windows has no groups: only the program itself is killed.
  */
@@ -47,16 +48,14 @@ export const hostLauncher: Launcher = {
   launch(argv, options) {
     const marker = newTreeMarker();
     // Deno.Command, not dax: dax signals only the direct child, and the whole tree must end.
-    const child = new Deno.Command(argv[0], {
-      args: argv.slice(1),
+    const child = spawnNewSession(argv, {
       cwd: options.cwd,
       clearEnv: options.clearEnv,
       env: { ...options.env, ...inheritedTreeMarkers(), [marker]: "1" },
-      detached: true,
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
-    }).spawn();
+    });
     const tree = { pgid: child.pid, marker, pipes: outputPipes(child.pid) };
     return {
       child,
