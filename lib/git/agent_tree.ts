@@ -10,14 +10,14 @@
  * three directories must belong to the service's user.
  */
 import { join, resolve } from "node:path";
-import { git, GitError, type GitOptions, type GitResult, splitZ } from "./git.ts";
+import { git, GitError, type GitOptions, type GitResult } from "./git.ts";
 import {
   AGENT_TREE_CONFIG,
   diffSafeArgs,
-  DRIVER_KEYS,
   driverOverrides,
   type HardenedValue,
 } from "./hardened.ts";
+import { listDriverKeys } from "./driver_listing.ts";
 import { plainFileText } from "./plain_file.ts";
 
 /** Where an agent's tree and its git directories are, as the service made them. */
@@ -77,18 +77,7 @@ export async function hardenedConfig(
   cwd: string,
   options: { env?: Record<string, string>; signal?: AbortSignal } = {},
 ): Promise<HardenedValue[]> {
-  const listed = await git(["config", "-z", "--name-only", "--get-regexp", DRIVER_KEYS], {
-    cwd,
-    env: options.env,
-    config: AGENT_TREE_CONFIG,
-    signal: options.signal,
-    allowFailure: true,
-  });
-  // 1: no such key (no driver defined).
-  if (listed.code !== 0 && listed.code !== 1) {
-    throw new GitError(["config", "--get-regexp", DRIVER_KEYS], cwd, listed.code, listed.stderr);
-  }
-  return [...AGENT_TREE_CONFIG, ...driverOverrides(splitZ(listed.stdout))];
+  return [...AGENT_TREE_CONFIG, ...driverOverrides(await listDriverKeys(cwd, options))];
 }
 
 /**

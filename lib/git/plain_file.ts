@@ -10,11 +10,18 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
-const FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 
 /** How a file at a path is now, read as data. */
 export type PlainFile =
-  | { kind: "plain"; bytes: Uint8Array }
+  | {
+    kind: "plain";
+    bytes: Uint8Array;
+    /** Device, inode, size, modification and change time: another file or a write changes it. */
+    identity: string;
+    /** The file's change time (ms since the epoch): any write or rename of it moves it. */
+    changedMs: number;
+  }
   | { kind: "missing" }
   | { kind: "other"; why: string };
 
@@ -26,6 +33,8 @@ export interface PlainFileOptions {
   maxBytes?: number;
   /** Take a file with other names too (read as data only, its bytes never trusted as a path). */
   hardLinks?: boolean;
+  /** Follow a symbolic link to the file it names (git follows its configuration files' links). */
+  followLinks?: boolean;
 }
 
 /**
@@ -36,7 +45,7 @@ export interface PlainFileOptions {
 export function readPlainFile(path: string, options: PlainFileOptions = {}): PlainFile {
   let fd: number;
   try {
-    fd = openSync(path, FLAGS);
+    fd = openSync(path, options.followLinks ? FLAGS : FLAGS | constants.O_NOFOLLOW);
   } catch (e) {
     const code = (e as { code?: string }).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { kind: "missing" };
@@ -52,8 +61,10 @@ export function readPlainFile(path: string, options: PlainFileOptions = {}): Pla
     if (options.maxBytes !== undefined && st.size > options.maxBytes) {
       return { kind: "other", why: `it is ${st.size} bytes long` };
     }
-    if (options.read === false) return { kind: "plain", bytes: new Uint8Array() };
-    return { kind: "plain", bytes: readAll(fd, st.size, options.maxBytes) };
+    const identity = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    const seen = { kind: "plain" as const, identity, changedMs: st.ctimeMs };
+    if (options.read === false) return { ...seen, bytes: new Uint8Array() };
+    return { ...seen, bytes: readAll(fd, st.size, options.maxBytes) };
   } catch (e) {
     return { kind: "other", why: (e as Error).message };
   } finally {
