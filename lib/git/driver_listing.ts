@@ -7,10 +7,12 @@
  *
  * An answer is kept only when nothing could have changed during git's own read: the files are
  * looked at before and after it and must be the same, and each must have last changed more than
- * {@link RACY_MS} before the call began (git's "racily clean" rule: a write lands in a change time
- * the kernel takes from a coarse clock, so a write during the call would show as a change time
- * after that point). It is never kept when a file holds the word `include` (an included file is
- * not among those looked at), when git names a source other than those files, or when the
+ * {@link RACY_MS} before the call began (git's "racily clean" rule: the kernel stamps a write
+ * with a clock a tick behind, and Deno reports change times in whole seconds, so a write during
+ * the call shows as a later change time than any kept one) — or, changed more recently, hold
+ * neither `filter` nor `merge` in any case, so that whatever git read there, it defined no driver
+ * the answer could lack. It is never kept when a file holds the word `include` (an included file
+ * is not among those looked at), when git names a source other than those files, or when the
  * system configuration's path is unknown. Every later call looks at the files again, in place
  * (microseconds), and asks git whenever anything differs. The answer only ever serves to switch
  * drivers off, so a driver git once listed and that is gone costs nothing.
@@ -20,8 +22,11 @@ import { git, GitError, splitZ } from "./git.ts";
 import { AGENT_TREE_CONFIG, DRIVER_KEYS } from "./hardened.ts";
 import { readPlainFile } from "./plain_file.ts";
 
-/** A file changed this recently (ms) is not trusted to show a change during the call. */
-export const RACY_MS = 2_000;
+/**
+ * A file changed this recently (ms) is not trusted to show a change during the call: Deno's
+ * change times are whole seconds, the kernel's clock a tick behind.
+ */
+export const RACY_MS = 1_250;
 /** Answers kept at most (one per tree); the oldest go. */
 const MAX_KEPT = 1024;
 /** Configuration files are small; a larger one is not kept in memory (asked every time). */
@@ -51,6 +56,8 @@ export interface DriverListingOptions {
   /** The environment git gets (a tree's pinned `GIT_DIR`, `GIT_COMMON_DIR`, `GIT_WORK_TREE`). */
   env?: Record<string, string>;
   signal?: AbortSignal;
+  /** The racy window in ms, for tests (default {@link RACY_MS}). */
+  racyMs?: number;
 }
 
 /**
@@ -61,20 +68,20 @@ export async function listDriverKeys(
   cwd: string,
   options: DriverListingOptions = {},
 ): Promise<string[]> {
-  const files = await configFiles(options.env ?? {});
+  const files = await configFiles(cwd, options.env ?? {});
   const key = files && cacheKey(cwd, options.env ?? {});
   if (files && key) {
+    const start = Date.now(); // before the first look: a write after it is after `start`
     const before = files.map(look);
     const known = kept.get(key);
     if (known && sameFiles(known.files, before)) {
       driverListingCounts.remembered++;
       return known.keys;
     }
-    const start = Date.now();
     const { keys, origins } = await askGit(cwd, options);
     const after = files.map(look);
     kept.delete(key);
-    if (keepable(before, after, origins, cwd, start)) {
+    if (keepable({ before, after, origins, cwd, start, racyMs: options.racyMs })) {
       kept.set(key, { files: after, keys });
       while (kept.size > MAX_KEPT) kept.delete(kept.keys().next().value!);
     }
@@ -108,19 +115,23 @@ async function askGit(
 }
 
 /** Whether an answer may be kept: see the module's comment. */
-function keepable(
-  before: Seen[],
-  after: Seen[],
-  origins: string[],
-  cwd: string,
-  start: number,
-): boolean {
+function keepable(o: {
+  before: Seen[];
+  after: Seen[];
+  origins: string[];
+  cwd: string;
+  start: number;
+  racyMs?: number;
+}): boolean {
+  const { before, after, origins, cwd, start } = o;
   if (!sameFiles(before, after)) return false;
   for (const f of after) {
     if (f.state === "missing") continue;
     if (f.state === "other" || !f.bytes || f.changedMs === undefined) return false;
-    if (f.changedMs > start - RACY_MS) return false;
-    if (/include/i.test(new TextDecoder().decode(f.bytes))) return false;
+    const text = new TextDecoder().decode(f.bytes);
+    if (/include/i.test(text)) return false;
+    const racy = f.changedMs >= start - (o.racyMs ?? RACY_MS);
+    if (racy && /filter|merge/i.test(text)) return false;
   }
   const known = new Set(after.map((f) => f.path));
   return origins.every((o) =>
@@ -166,34 +177,64 @@ function cacheKey(cwd: string, env: Record<string, string>): string | undefined 
   }
 }
 
+/** The git directories of a call: pinned by `env`, or a checkout's own `.git` directory. */
+function gitDirs(
+  cwd: string,
+  env: Record<string, string>,
+  all: Record<string, string>,
+): { gitDir: string; commonDir: string } | undefined {
+  if (env.GIT_DIR?.startsWith("/") && env.GIT_COMMON_DIR?.startsWith("/")) {
+    return { gitDir: env.GIT_DIR, commonDir: env.GIT_COMMON_DIR };
+  }
+  // Found by git's discovery: only in a checkout's top directory, with nothing set that moves it.
+  if (all.GIT_DIR || all.GIT_COMMON_DIR || all.GIT_WORK_TREE || !cwd.startsWith("/")) return;
+  const dotGit = join(cwd, ".git");
+  try {
+    const st = Deno.lstatSync(dotGit);
+    if (!st.isDirectory || st.isSymlink) return undefined;
+  } catch {
+    return undefined;
+  }
+  // A `commondir` there would move the repository's configuration elsewhere.
+  if (look(join(dotGit, "commondir")).state !== "missing") return undefined;
+  return { gitDir: dotGit, commonDir: dotGit };
+}
+
 /**
- * Every file git 2.x reads configuration from in an agent's tree (whose `GIT_DIR` and
- * `GIT_COMMON_DIR` are pinned): the system file, the global ones, the repository's and the tree's
- * own. Undefined (nothing kept) for any other call, or when the system file's path is unknown.
+ * Every file git 2.x reads configuration from in `cwd`: the system file, the global ones, the
+ * repository's and the worktree's own — for an agent's tree (whose `GIT_DIR` and
+ * `GIT_COMMON_DIR` are pinned) or a checkout's top directory. Undefined (nothing kept) for any
+ * other call, or when the system file's path is unknown.
  */
-async function configFiles(env: Record<string, string>): Promise<string[] | undefined> {
-  const gitDir = env.GIT_DIR;
-  const commonDir = env.GIT_COMMON_DIR;
-  if (!gitDir?.startsWith("/") || !commonDir?.startsWith("/")) return undefined;
-  const system = await systemConfigPath();
-  if (!system) return undefined;
+async function configFiles(
+  cwd: string,
+  env: Record<string, string>,
+): Promise<string[] | undefined> {
   let all: Record<string, string>;
   try {
     all = { ...processEnv(), ...env };
   } catch {
     return undefined;
   }
+  const dirs = gitDirs(cwd, env, all);
+  if (!dirs) return undefined;
+  const { gitDir, commonDir } = dirs;
+  const system = await systemConfigPath();
+  if (!system) return undefined;
   const home = all.HOME ?? "";
   const xdg = all.XDG_CONFIG_HOME || join(home, ".config");
   const globals = all.GIT_CONFIG_GLOBAL
     ? [all.GIT_CONFIG_GLOBAL]
     : [join(xdg, "git", "config"), join(home, ".gitconfig")];
   return [
-    all.GIT_CONFIG_SYSTEM || system,
-    ...globals.map((p) => resolve(p)),
-    join(commonDir, "config"),
-    join(gitDir, "config"),
-    join(gitDir, "config.worktree"),
+    ...new Set([
+      all.GIT_CONFIG_SYSTEM || system,
+      ...globals.map((p) => resolve(p)),
+      join(commonDir, "config"),
+      join(gitDir, "config"),
+      join(gitDir, "config.worktree"),
+      join(commonDir, "commondir"), // must stay missing (see gitDirs)
+    ]),
   ];
 }
 

@@ -22,12 +22,17 @@ async function pinnedTree(repo: TestRepo) {
 }
 
 /** Ask, and say whether git was asked (true) or the answer came from memory (false). */
-async function ask(cwd: string, env: Record<string, string>): Promise<[string[], boolean]> {
+async function ask(
+  cwd: string,
+  env: Record<string, string>,
+  racyMs?: number,
+): Promise<[string[], boolean]> {
   const asked = driverListingCounts.asked;
-  const keys = await listDriverKeys(cwd, { env });
+  const keys = await listDriverKeys(cwd, { env, racyMs });
   return [keys, driverListingCounts.asked > asked];
 }
 
+/** Past the widest window (a file system of whole seconds): the files are old from here on. */
 const waitOutRacyWindow = () => new Promise((r) => setTimeout(r, RACY_MS + 200));
 
 Deno.test("listDriverKeys() answers from memory while the configuration files are unchanged, and sees a driver written later — even at the same size and modification time", async () => {
@@ -52,15 +57,26 @@ Deno.test("listDriverKeys() answers from memory while the configuration files ar
   const [keys, asked] = await ask(worktree, env);
   assert.ok(asked);
   assert.deepEqual(keys.sort(), ["filter.bbbb.clean", "merge.m.driver"]);
+
+  // A file changed within the window is kept when it names neither filters nor merges: whatever
+  // git read there, it defined no driver the answer could lack.
+  await waitOutRacyWindow(); // the repository's file (which names a filter) is old again
+  await Deno.writeTextFile(join(env.GIT_DIR, "config.worktree"), "[core]\n\tbare = false\n");
+  assert.deepEqual(await ask(worktree, env), [["filter.bbbb.clean"], true]);
+  assert.deepEqual(await ask(worktree, env), [["filter.bbbb.clean"], false]);
+  await Deno.writeTextFile(join(env.GIT_DIR, "config.worktree"), '[filter "z"]\n\tclean = x\n');
+  const [later] = await ask(worktree, env);
+  assert.deepEqual(later.sort(), ["filter.bbbb.clean", "filter.z.clean"]);
 });
 
 Deno.test("listDriverKeys() keeps no answer while a file changed within the racy window, holds an include, or git names another source", async () => {
   await using repo = await tempRepo();
   const { worktree, env, global } = await pinnedTree(repo);
-  // Just written: a write during git's read could leave the same change time, so ask again.
+  // Changed within the window (a minute, so that a slow machine cannot outwait it): a write
+  // during git's read could leave the same change time, so git is asked again.
   await repo.git(["config", "filter.f.smudge", "cat"]);
-  assert.deepEqual(await ask(worktree, env), [["filter.f.smudge"], true]);
-  assert.deepEqual(await ask(worktree, env), [["filter.f.smudge"], true]);
+  assert.deepEqual(await ask(worktree, env, 60_000), [["filter.f.smudge"], true]);
+  assert.deepEqual(await ask(worktree, env, 60_000), [["filter.f.smudge"], true]);
 
   // An include names a file that is not looked at: never kept, however old.
   const included = join(repo.root, ".sdd", "included.gitconfig");
@@ -74,10 +90,25 @@ Deno.test("listDriverKeys() keeps no answer while a file changed within the racy
   assert.deepEqual(keys.sort(), ["filter.f.smudge", "filter.late.process"]);
 });
 
-Deno.test("listDriverKeys() always asks git outside an agent's tree (the directories are git's to find)", async () => {
+Deno.test("listDriverKeys() in a checkout's top directory looks at the repository's own files, and keeps nothing once a commondir could move them", async () => {
   await using repo = await tempRepo();
+  const home = join(repo.root, ".sdd", "home");
+  await Deno.mkdir(home, { recursive: true });
+  const env = { HOME: home, XDG_CONFIG_HOME: join(home, ".config") };
   await repo.git(["config", "merge.x.driver", "true"]);
   await waitOutRacyWindow();
-  assert.deepEqual(await ask(repo.root, {}), [["merge.x.driver"], true]);
-  assert.deepEqual(await ask(repo.root, {}), [["merge.x.driver"], true]);
+  assert.deepEqual(await ask(repo.root, env), [["merge.x.driver"], true]);
+  assert.deepEqual(await ask(repo.root, env), [["merge.x.driver"], false]);
+  await repo.git(["config", "filter.y.process", "true"]);
+  assert.deepEqual(await ask(repo.root, env), [["merge.x.driver", "filter.y.process"], true]);
+
+  await Deno.writeTextFile(join(repo.root, ".git", "commondir"), ".\n");
+  await waitOutRacyWindow();
+  assert.deepEqual(await ask(repo.root, env), [["merge.x.driver", "filter.y.process"], true]);
+  assert.deepEqual(await ask(repo.root, env), [["merge.x.driver", "filter.y.process"], true]);
+  // Anywhere else (a subdirectory: git's discovery walks up), git is always asked.
+  await Deno.mkdir(join(repo.root, "sub"));
+  await Deno.remove(join(repo.root, ".git", "commondir"));
+  assert.deepEqual((await ask(join(repo.root, "sub"), env))[1], true);
+  assert.deepEqual((await ask(join(repo.root, "sub"), env))[1], true);
 });
