@@ -17,7 +17,8 @@
  *     agents' own run time (`agent_exited.duration_ms` of the journal), the orchestration overhead
  *     per task and the per-task orchestration latency (a task's first to last journal row minus
  *     its agent's run time), and where that time goes (the median gap between a task's
- *     consecutive rows), and the git processes the service started per task (git's own trace;
+ *     consecutive rows), the service's own CPU per task (its event loop's thread and all its
+ *     threads, from /proc), and the git processes the service started per task (git's own trace;
  *     `BENCH_GIT_TRACE=FILE` writes each one's argv and run time). Fails unless every task is
  *     CLOSED.
  */
