@@ -79,7 +79,7 @@ export interface HoldingLauncher extends Launcher {
   discard(): Promise<void>;
 }
 
-/** How long a held container that was let go of has to end by itself before it is stopped. */
+/** How long a discarded held container has to end by itself (its input closed) before it is stopped. */
 const DISCARD_MS = 30_000;
 
 /** A container's runtime command, started. */
@@ -87,7 +87,6 @@ interface Started {
   name: string;
   child: Deno.ChildProcess;
   input: WritableStreamDefaultWriter<Uint8Array>;
-  exited(): Deno.CommandStatus | undefined;
   stop(graceMs: number): Promise<boolean>;
   tree: { pgid: number; marker: string; pipes: string[] };
 }
@@ -144,7 +143,7 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
         return killed;
       })();
     const tree = { pgid: child.pid, marker, pipes: outputPipes(child.pid) };
-    return { name, child, input, exited: () => exited, stop, tree };
+    return { name, child, input, stop, tree };
   };
   const launched = (s: Started): Launched => ({
     child: s.child,
