@@ -45,6 +45,13 @@ const MAX_AGENTS = 16;
 const SMALL_TASKS = 12;
 const SMALL_AGENTS = 4;
 const AGENT = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
+/**
+ * `--setup CMD`: the container comparison's worktrees run a setup command first (in a container
+ * of the image under isolation), as a project that installs its dependencies does.
+ */
+const SETUP = Deno.args.includes("--setup")
+  ? Deno.args[Deno.args.indexOf("--setup") + 1]
+  : undefined;
 const DENO = Deno.execPath();
 
 function median(xs: number[]): number {
@@ -274,7 +281,8 @@ async function smallRun(isolation: string): Promise<SmallRun> {
   const root = await committedRepo("svc-bench-iso-", {
     "README.md": "# bench\n",
     "service.yaml": `cli: generic\ncli_command: ${agent}\nmax_agents: ${SMALL_AGENTS}\n` +
-      `roles:\n  backend: {}\n${isolation}`,
+      `roles:\n  backend: {}\n${isolation}` +
+      (SETUP ? `worktree:\n  setup: [${JSON.stringify(SETUP)}]\n` : ""),
     "plan.yaml": `name: iso\nstages:\n  - name: all\n    steps:\n${steps.join("\n")}\n`,
   });
   try {
@@ -325,7 +333,7 @@ async function containerBench(): Promise<void> {
   const m = (r: SmallRun) => median(r.agentMs);
   console.log(
     `(c) container vs host: ${SMALL_TASKS} trivial tasks, max_agents ${SMALL_AGENTS}, scripted ` +
-      `deno agent; ${image.runtime}, image ${image.ref}`,
+      `deno agent; ${image.runtime}, image ${image.ref}${SETUP ? `; worktree setup ${SETUP}` : ""}`,
   );
   console.log(`    probe before run_started (runtime, image, trial container): ${stats(probes)}`);
   for (const [name, r] of [["host processes", host], ["containers", boxed]] as const) {

@@ -9,6 +9,14 @@ import { join } from "node:path";
 import { serveBoard } from "./_e2e.ts";
 import { journalText, sampleEvents, tempDir } from "./helpers.ts";
 import { SETTLED_MS } from "../lib/journal/file_identity.ts";
+import { LATER_DIGEST_MIN_BYTES } from "../lib/journal/later_digest.ts";
+import { IncrementalJournal } from "../lib/journal/incremental.ts";
+import { appendEvents } from "../lib/journal/journal_file.ts";
+import type { JournalEvent } from "../lib/journal/row.ts";
+import { receiptOf } from "../lib/board/projection.ts";
+import { BOARD_FOLD_SINK } from "../lib/board/sink.ts";
+
+const enc = (s: string) => new TextEncoder().encode(s);
 
 async function workspaceWith(runs: Record<string, string>) {
   const dir = await tempDir();
@@ -154,4 +162,58 @@ Deno.test("listing many runs does not push a board out of the projection cache",
   const again = await withoutReading(path, () => projectJournal("run-3", path));
   assert.ok(again, "the list evicted the board's projection: it was read again");
   assert.equal(again.receipt.projection_hash, board.receipt.projection_hash);
+});
+
+/** Events of a journal over LATER_DIGEST_MIN_BYTES: claims with long titles, completions. */
+function largeRunEvents(runId: string): JournalEvent[] {
+  const events: JournalEvent[] = [{ type: "run_started", data: { run_id: runId, plan: "large" } }];
+  for (let i = 0; events.length < 9_000; i++) {
+    const task_id = `t${i}`;
+    events.push({
+      type: "task_claimed",
+      data: { task_id, session_id: `s${i}`, title: `Task ${i} `.padEnd(400, "x"), role: "r" },
+    });
+    events.push({ type: "task_completed", data: { task_id } });
+  }
+  return events;
+}
+
+Deno.test("a large settled journal (fingerprinted after its answer) is proven on its first projection, and later appends and edits are seen", async () => {
+  const events = largeRunEvents("big");
+  const text = journalText(events);
+  assert.ok(text.length >= LATER_DIGEST_MIN_BYTES, `${text.length} bytes: not a large journal`);
+  const lines = text.trimEnd().split("\n");
+  const tampered = [...lines];
+  tampered[4321] = tampered[4321].replace('"Task 2160 ', '"Task 2l60 ');
+  assert.notEqual(tampered[4321], lines[4321]);
+  await using ws = await workspaceWith({ big: text, forged: tampered.join("\n") + "\n" });
+  await settle();
+  const { afterAnswersDone, projectJournal } = await import("../lib/board/projection.ts");
+  const path = join(ws.path, ".sdd/runs/big/journal.jsonl");
+
+  // A row changed without its hash is refused on the first projection, as on any read.
+  const forged = await projectJournal("forged", join(ws.path, ".sdd/runs/forged/journal.jsonl"));
+  assert.equal(forged.receipt.journal_verified, false);
+  assert.equal(forged.fault?.seq, 4321);
+
+  // The board is the one the inline path folds, byte for byte.
+  const first = await projectJournal("big", path);
+  const inline = receiptOf("big", new IncrementalJournal(BOARD_FOLD_SINK).update(enc(text)));
+  assert.equal(first.receipt.journal_verified, true);
+  assert.equal(first.receipt.projection_hash, inline.receipt.projection_hash);
+  assert.equal(first.receipt.journal_head, inline.receipt.journal_head);
+  await afterAnswersDone(); // its fingerprint, taken after the answer
+
+  // Once fingerprinted, an append is folded onto it; an edit of the prefix is still seen.
+  await appendEvents(path, [{ type: "task_merged", data: { task_id: "t0" } }]);
+  const grown = await projectJournal("big", path);
+  assert.equal(grown.receipt.journal_verified, true);
+  assert.equal(grown.receipt.event_count, events.length + 1);
+  assert.equal(grown.receipt.board.columns.merged[0]?.task_id, "t0");
+  const now = await Deno.readTextFile(path);
+  await Deno.writeTextFile(path, now.replace('"Task 17 ', '"Task l7 '));
+  const edited = await projectJournal("big", path);
+  assert.equal(edited.receipt.journal_verified, false);
+  assert.equal(edited.fault?.seq, 35);
+  await afterAnswersDone();
 });

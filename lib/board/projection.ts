@@ -15,6 +15,8 @@ import {
   sameIdentity,
   settledBefore,
 } from "../journal/file_identity.ts";
+import { LATER_DIGEST_MIN_BYTES, takeDigestLater } from "../journal/later_digest.ts";
+import { releaseHeap } from "../util/heap_release.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
 import { boardJson, boardOf, type FoldState } from "./fold.ts";
 import { type Board, type CardDiff, COLUMNS, type ProjectionReceipt } from "./types.ts";
@@ -66,7 +68,10 @@ export interface ServedReceipt {
   /** The bytes in order: the receipt's members around the board's bytes (shared, not copied). */
   parts: Uint8Array<ArrayBuffer>[];
   length: number;
-  /** Strong tag over the exact bytes (the board, its head and verdict all change it). */
+  /**
+   * Strong tag over the exact bytes (the board, its head and verdict all change it): SHA-256 of
+   * the members around the board, which name the board's own SHA-256 (`projection_hash`).
+   */
   etag: string;
 }
 
@@ -85,8 +90,9 @@ export function servedReceipt(projection: Projection): ServedReceipt {
         `"run_id":${canonicalJson(receipt.run_id)}}`,
     ),
   ];
-  const digest = createHash("sha256");
-  for (const part of parts) digest.update(part);
+  // `projection_hash` (in the last part) is the SHA-256 of the board's bytes, so a digest of the
+  // parts around them changes with any byte served; the board is not hashed a second time.
+  const digest = createHash("sha256").update(parts[0]).update(parts[2]);
   return {
     parts,
     length: parts.reduce((n, part) => n + part.length, 0),
@@ -154,7 +160,10 @@ export async function journalSummary(runId: string, journalPath: string): Promis
   const hit = summaries.get(journalPath);
   if (hit && hit.runId === runId && sameIdentity(hit.identity, identity)) return hit.summary;
   if (!memo.has(journalPath) && settledBefore(identity, statAt)) {
-    const snapshot = await readJournal(journalPath, new IncrementalJournal(BOARD_FOLD_SINK));
+    // Read once and dropped: the fingerprint that would let it be read again is never needed.
+    const snapshot = await readJournal(journalPath, new IncrementalJournal(BOARD_FOLD_SINK), {
+      digestLater: true,
+    });
     const summary = summaryOf(snapshot, await firstRowTs(journalPath));
     if (snapshot.byteLength === identity.size) keepSummary(journalPath, runId, identity, summary);
     return summary;
@@ -188,6 +197,14 @@ interface Memo {
 }
 const memo = new Map<string, Memo>();
 
+/** Work first reads left for after their answers (fingerprints, the heap's release). */
+const afterAnswers = new Set<Promise<void>>();
+
+/** Resolves once the work first reads left for after their answers is done (tests wait on it). */
+export async function afterAnswersDone(): Promise<void> {
+  while (afterAnswers.size > 0) await Promise.all([...afterAnswers]);
+}
+
 /**
  * Project the journal at `journalPath`. A journal whose identity (device, inode, size, mtime,
  * ctime) is what it was when last read, and whose last change was already over a second old
@@ -219,14 +236,23 @@ async function memoised(runId: string, journalPath: string): Promise<Memo> {
   ) {
     return remember(journalPath, cached);
   }
-  const snapshot = await readJournal(
-    journalPath,
-    viewFor(journalPath, boardViews, BOARD_FOLD_SINK),
-  );
+  // A large journal that had settled before this read is fingerprinted after the answer
+  // (lib/journal/later_digest.ts); every row is verified and the chain checked either way.
+  const digestLater = identity !== undefined && identity.size >= LATER_DIGEST_MIN_BYTES &&
+    settledBefore(identity, statAt);
+  const view = viewFor(journalPath, boardViews, BOARD_FOLD_SINK);
+  const snapshot = await readJournal(journalPath, view, { digestLater });
   const settled = identity && snapshot.byteLength === identity.size &&
       settledBefore(identity, statAt)
     ? identity
     : undefined;
+  // Then the young generation the fold grew goes back to the system (lib/util/heap_release.ts).
+  if (digestLater && settled) {
+    const work: Promise<void> = takeDigestLater(journalPath, view, settled)
+      .then(() => void releaseHeap())
+      .finally(() => afterAnswers.delete(work));
+    afterAnswers.add(work);
+  }
   const entry: Memo = cached && cached.version === snapshot.version && cached.runId === runId
     ? cached
     : { version: snapshot.version, runId, snapshot, projection: receiptOf(runId, snapshot) };

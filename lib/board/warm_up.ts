@@ -2,18 +2,21 @@
  * Warm-up of the verify-and-fold path. A fresh process runs this code cold (the first fold of a
  * 40 MB journal took ~1.7x as long as the second), and the WebAssembly scanner starts in V8's
  * baseline tier, several times slower than the optimised code it tiers up to once it is hot. So
- * a server folds a small synthetic journal through the same functions once at start-up.
+ * a server folds a small synthetic journal through the same functions once at start-up, then
+ * hands back the young generation that grew meanwhile (lib/util/heap_release.ts).
  */
 import { IncrementalJournal } from "../journal/incremental.ts";
 import { encodeRow, type JournalEvent } from "../journal/row.ts";
 import { ZERO_HASH } from "../journal/hash.ts";
 import * as ev from "../journal/events.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
+import { releaseHeap } from "../util/heap_release.ts";
 
 /**
  * Fold a small synthetic journal of every kind the board folds, `passes` times over (about 12 000
  * rows for the default, ~0.1 s). One small journal folded many times warms the same code as a
- * large one, without growing the heap a process then keeps.
+ * large one; V8's young generation grows meanwhile (to ~17 MB), and a full collection at the end
+ * returns it, so a server idles on the heap it needs.
  */
 export function warmUpFold(passes = 24, rows = 500): void {
   const lines: string[] = [];
@@ -45,4 +48,5 @@ export function warmUpFold(passes = 24, rows = 500): void {
   }
   const bytes = new TextEncoder().encode(lines.join("\n") + "\n");
   for (let pass = 0; pass < passes; pass++) new IncrementalJournal(BOARD_FOLD_SINK).update(bytes);
+  releaseHeap();
 }

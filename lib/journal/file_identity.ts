@@ -17,18 +17,22 @@ export interface FileIdentity {
 // deno-lint-ignore require-await
 export async function fileIdentity(path: string): Promise<FileIdentity | undefined> {
   try {
-    const info = Deno.statSync(path);
-    if (!info.isFile || info.ctime === null || info.mtime === null) return undefined;
-    return {
-      dev: info.dev,
-      ino: info.ino ?? -1,
-      size: info.size,
-      mtimeMs: info.mtime.getTime(),
-      ctimeMs: info.ctime.getTime(),
-    };
+    return identityOf(Deno.statSync(path));
   } catch {
     return undefined;
   }
+}
+
+/** The identity `stat` (of a path or an open file) gave, or undefined when it has none. */
+export function identityOf(info: Deno.FileInfo): FileIdentity | undefined {
+  if (!info.isFile || info.ctime === null || info.mtime === null) return undefined;
+  return {
+    dev: info.dev,
+    ino: info.ino ?? -1,
+    size: info.size,
+    mtimeMs: info.mtime.getTime(),
+    ctimeMs: info.ctime.getTime(),
+  };
 }
 
 /** True when both identities describe the same, unchanged file. */

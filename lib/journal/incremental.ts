@@ -4,7 +4,8 @@
  * byte ranges read so far, not the bytes: a 40 MB journal keeps a few digests, not 40 MB), so a
  * later read re-hashes that prefix natively and only verifies and folds the new suffix. Any
  * change to the prefix — an edit, a truncation, a rewrite — starts over from row 0: the cache
- * can never answer for bytes it did not verify.
+ * can never answer for bytes it did not verify. A read may leave the digest of what it verified
+ * to be taken later ({@link ReadOptions.digestLater}); until it is, the next read starts over.
  */
 import { createHash } from "node:crypto";
 import type { JournalEvent } from "./row.ts";
@@ -76,11 +77,30 @@ const NEWLINE = 10;
 const decoder = new TextDecoder("utf-8", { fatal: false });
 let versions = 0;
 
-/** A verified byte range and its digest. */
+/** A verified byte range and its digest (null while it is still to be taken). */
 interface Span {
   start: number;
   end: number;
-  digest: string;
+  digest: string | null;
+}
+
+/** Options of {@link IncrementalJournal.read}. */
+export interface ReadOptions {
+  /**
+   * Do not hash the bytes as they are verified: the range read is left without a digest
+   * ({@link IncrementalJournal.pendingDigest}) for the caller to take later, from bytes it knows
+   * to be the same ({@link IncrementalJournal.settleDigest}). Until then a later read cannot
+   * vouch for the prefix and starts over from row 0. For a view read once, or of a file whose
+   * identity shows it unchanged until the digest is taken (lib/journal/later_digest.ts).
+   */
+  digestLater?: boolean;
+}
+
+/** A verified range still without its digest, and the view version it belongs to. */
+export interface PendingDigest {
+  start: number;
+  end: number;
+  version: number;
 }
 
 /** Spans beyond this many are folded into one on the next successful prefix check. */
@@ -152,6 +172,7 @@ export class IncrementalJournal<S> {
 
   #prefixUnchanged(source: ByteSource, buffer: Uint8Array): boolean {
     if (source.size < this.#committed) return false;
+    if (this.#spans.some((span) => span.digest === null)) return false; // nothing to compare
     const whole = this.#spans.length > MAX_SPANS ? createHash("sha256") : undefined;
     for (const span of this.#spans) {
       if (digestRange(source, span.start, span.end, buffer, whole) !== span.digest) return false;
@@ -165,13 +186,32 @@ export class IncrementalJournal<S> {
    * holding all of it: the prefix verified before is re-hashed, then only new lines are verified
    * and folded. Synchronous, so two requests reading one journal cannot interleave in a view.
    */
-  read(source: ByteSource): JournalSnapshot<S> {
+  read(source: ByteSource, options: ReadOptions = {}): JournalSnapshot<S> {
     const initial = idleBuffers.pop() ?? new Uint8Array(READ_CHUNK);
     try {
-      return this.#read(source, initial);
+      return this.#read(source, initial, options.digestLater === true);
     } finally {
       if (idleBuffers.length < 4) idleBuffers.push(initial);
     }
+  }
+
+  /** The verified range a read left without a digest ({@link ReadOptions.digestLater}), if any. */
+  pendingDigest(): PendingDigest | undefined {
+    const span = this.#spans.find((s) => s.digest === null);
+    return span && { start: span.start, end: span.end, version: this.#version };
+  }
+
+  /**
+   * Record the digest of a range {@link pendingDigest} named — SHA-256 (hex) of the very bytes
+   * that were verified, which only the caller can vouch for. Ignored (false) when the view has
+   * moved on since (another read started over or added rows).
+   */
+  settleDigest(pending: PendingDigest, digest: string): boolean {
+    if (pending.version !== this.#version) return false;
+    const span = this.#spans.find((s) => s.start === pending.start && s.end === pending.end);
+    if (!span || span.digest !== null) return false;
+    span.digest = digest;
+    return true;
   }
 
   /** {@link read} of bytes in memory (the view keeps nothing of them but digests). */
@@ -179,11 +219,11 @@ export class IncrementalJournal<S> {
     return this.read(bytesSource(bytes));
   }
 
-  #read(source: ByteSource, initial: Uint8Array): JournalSnapshot<S> {
+  #read(source: ByteSource, initial: Uint8Array, digestLater: boolean): JournalSnapshot<S> {
     let buffer = initial;
     if (this.#committed > 0 && !this.#prefixUnchanged(source, buffer)) this.#reset();
     const from = this.#committed;
-    const hasher = createHash("sha256");
+    const hasher = digestLater ? undefined : createHash("sha256");
     let position = from; // file offset of buffer[0]
     let filled = 0;
     while (position + filled < source.size) {
@@ -201,13 +241,13 @@ export class IncrementalJournal<S> {
       const lines = buffer.lastIndexOf(NEWLINE, filled - 1) + 1;
       if (lines === 0) continue;
       this.#walk(buffer, 0, lines);
-      hasher.update(buffer.subarray(0, lines));
+      hasher?.update(buffer.subarray(0, lines));
       buffer.copyWithin(0, lines, filled);
       position += lines;
       filled -= lines;
     }
     if (position > from) {
-      this.#spans.push({ start: from, end: position, digest: hasher.digest("hex") });
+      this.#spans.push({ start: from, end: position, digest: hasher?.digest("hex") ?? null });
       this.#committed = position;
       this.#version = ++versions;
     }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { type ByteSource, IncrementalJournal, NO_SINK, type RowSink } from "./incremental.ts";
 import { journalText, sampleEvents } from "../../tests/helpers.ts";
 
@@ -158,3 +159,63 @@ Deno.test("read() calls on one view are serialised: concurrent reads fold each r
   assert.equal(snapshots.at(-1)!.walker.rowCount, 10);
   assert.equal(sink.fed, 10);
 });
+
+Deno.test("a read that leaves its digest for later makes the next read start over until it is settled", () => {
+  const sink = countingSink();
+  const view = new IncrementalJournal(sink);
+  assert.equal(view.update(enc(prefix)).walker.verified, true); // digest taken as read
+  const grown = view.read(bytesOf(enc(full)), { digestLater: true }); // only the new row
+  assert.equal(grown.state.n, 6);
+  assert.equal(sink.fed, 6);
+  const pending = view.pendingDigest()!;
+  assert.deepEqual([pending.start, pending.end], [enc(prefix).length, enc(full).length]);
+  // Nothing vouches for the new row yet: the next read verifies and folds everything again.
+  const again = view.update(enc(full));
+  assert.equal(again.state.n, 6);
+  assert.equal(again.walker.verified, true);
+  assert.equal(sink.fed, 12);
+  assert.equal(view.pendingDigest(), undefined);
+});
+
+Deno.test("a digest settled from the verified bytes lets the next read fold only what was appended", () => {
+  const sink = countingSink();
+  const view = new IncrementalJournal(sink);
+  view.read(bytesOf(enc(prefix)), { digestLater: true });
+  const pending = view.pendingDigest()!;
+  assert.deepEqual([pending.start, pending.end], [0, enc(prefix).length]);
+  assert.equal(view.settleDigest(pending, sha256(enc(prefix))), true);
+  assert.equal(view.settleDigest(pending, sha256(enc(prefix))), false); // once only
+  assert.equal(view.update(enc(full)).state.n, 6);
+  assert.equal(sink.fed, 6);
+  // The settled digest is compared like any other: an edit of the prefix is still caught.
+  const edited = full.replace('"First"', '"Fir5t"');
+  const snapshot = view.update(enc(edited));
+  assert.equal(snapshot.walker.verified, false);
+  assert.equal(snapshot.walker.firstFault?.seq, 1);
+});
+
+Deno.test("a digest for a view that has moved on since is refused", () => {
+  const view = new IncrementalJournal(NO_SINK);
+  view.read(bytesOf(enc(prefix)), { digestLater: true });
+  const stale = view.pendingDigest()!;
+  view.read(bytesOf(enc(full)), { digestLater: true }); // started over, a new version
+  assert.equal(view.settleDigest(stale, sha256(enc(prefix))), false);
+  const current = view.pendingDigest()!;
+  assert.equal(current.end, enc(full).length);
+  assert.equal(view.settleDigest(current, sha256(enc(full))), true);
+});
+
+function bytesOf(bytes: Uint8Array): ByteSource {
+  return {
+    size: bytes.length,
+    readAt(position, into) {
+      const n = Math.min(into.length, bytes.length - position);
+      into.set(bytes.subarray(position, position + n));
+      return n;
+    },
+  };
+}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}

@@ -5,7 +5,14 @@
  * that fails (a full disk) leaves the file byte for byte as it was.
  */
 import { encodeRow, type JournalEvent, type JournalRow } from "./row.ts";
-import { IncrementalJournal, type JournalSnapshot, NO_SINK, type RowSink } from "./incremental.ts";
+import {
+  type ByteSource,
+  IncrementalJournal,
+  type JournalSnapshot,
+  NO_SINK,
+  type ReadOptions,
+  type RowSink,
+} from "./incremental.ts";
 import type { ChainFault } from "./verify.ts";
 import { appendUnderLock } from "../util/locked_append.ts";
 
@@ -53,10 +60,15 @@ export type EventBuilder<S> = (
 async function readIntoView<S>(
   file: Deno.FsFile,
   view: IncrementalJournal<S>,
+  options: ReadOptions = {},
 ): Promise<JournalSnapshot<S>> {
-  const size = (await file.stat()).size;
+  return view.read(fileSource(file, (await file.stat()).size), options);
+}
+
+/** An open file as a {@link ByteSource} of `size` bytes, read synchronously in place. */
+export function fileSource(file: Deno.FsFile, size: number): ByteSource {
   let offset = -1;
-  return view.read({
+  return {
     size,
     readAt(position, into) {
       if (position !== offset) file.seekSync(position, Deno.SeekMode.Start);
@@ -64,7 +76,7 @@ async function readIntoView<S>(
       offset = position + n;
       return n;
     },
-  });
+  };
 }
 
 // This process's own lock requests per path are serialised (lib/async/serialised.ts) so a
@@ -77,6 +89,7 @@ async function readIntoView<S>(
 export async function readJournal<S>(
   path: string,
   view: IncrementalJournal<S>,
+  options: ReadOptions = {},
 ): Promise<JournalSnapshot<S>> {
   let file: Deno.FsFile;
   try {
@@ -87,7 +100,7 @@ export async function readJournal<S>(
   }
   try {
     await file.lock(false);
-    return await readIntoView(file, view);
+    return await readIntoView(file, view, options);
   } finally {
     file.close();
   }
