@@ -17,7 +17,8 @@
  *     agents' own run time (`agent_exited.duration_ms` of the journal), the orchestration overhead
  *     per task and the per-task orchestration latency (a task's first to last journal row minus
  *     its agent's run time), and where that time goes (the median gap between a task's
- *     consecutive rows), and the git processes the service started per task (git's own trace;
+ *     consecutive rows), the service's own CPU per task (its event loop's thread and all its
+ *     threads, from /proc), and the git processes the service started per task (git's own trace;
  *     `BENCH_GIT_TRACE=FILE` writes each one's argv and run time). Fails unless every task is
  *     CLOSED.
  */
@@ -35,6 +36,7 @@ import { probeIsolation } from "../lib/container/probe.ts";
 import { containerSettings } from "../lib/container/settings.ts";
 import { ServiceConfigSchema } from "../lib/config/schema.ts";
 import { formatGitCount, traceGit } from "./_git_trace.ts";
+import { threadCpu } from "./_thread_cpu.ts";
 
 const SPAWNS = Number(Deno.args.find((a) => /^\d+$/.test(a)) ?? 20);
 const TASKS = 50;
@@ -43,6 +45,13 @@ const MAX_AGENTS = 16;
 const SMALL_TASKS = 12;
 const SMALL_AGENTS = 4;
 const AGENT = new URL("../agents/scripted_agent.ts", import.meta.url).pathname;
+/**
+ * `--setup CMD`: the container comparison's worktrees run a setup command first (in a container
+ * of the image under isolation), as a project that installs its dependencies does.
+ */
+const SETUP = Deno.args.includes("--setup")
+  ? Deno.args[Deno.args.indexOf("--setup") + 1]
+  : undefined;
 const DENO = Deno.execPath();
 
 function median(xs: number[]): number {
@@ -147,6 +156,7 @@ async function runBench(): Promise<void> {
   try {
     const log: string[] = [];
     const trace = await traceGit();
+    const cpu0 = threadCpu();
     const t0 = performance.now();
     const result = await runPlan({
       root,
@@ -156,6 +166,7 @@ async function runBench(): Promise<void> {
       app: SERVER_APP,
     });
     const wallMs = performance.now() - t0;
+    const cpu1 = threadCpu();
     const gits = await trace.stop();
     const dump = Deno.env.get("BENCH_GIT_TRACE");
     if (dump) await Deno.writeTextFile(dump, gits.map((g) => JSON.stringify(g)).join("\n") + "\n");
@@ -210,6 +221,15 @@ async function runBench(): Promise<void> {
         stats(lifecycle)
       }`,
     );
+    if (cpu0 && cpu1) {
+      console.log(
+        `    service CPU per task:    event loop ${
+          ((cpu1.main - cpu0.main) / TASKS).toFixed(1)
+        } ms, ` +
+          `all its threads ${((cpu1.process - cpu0.process) / TASKS).toFixed(1)} ms ` +
+          "(not its git or agent processes)",
+      );
+    }
     console.log(`    agent_exited rows: ${exited.length}, journal rows: ${rows.length}`);
     console.log(`    ${formatGitCount(gits, TASKS, "task")}`);
     console.log("    where a task's time goes (median gap between its consecutive rows):");
@@ -261,7 +281,8 @@ async function smallRun(isolation: string): Promise<SmallRun> {
   const root = await committedRepo("svc-bench-iso-", {
     "README.md": "# bench\n",
     "service.yaml": `cli: generic\ncli_command: ${agent}\nmax_agents: ${SMALL_AGENTS}\n` +
-      `roles:\n  backend: {}\n${isolation}`,
+      `roles:\n  backend: {}\n${isolation}` +
+      (SETUP ? `worktree:\n  setup: [${JSON.stringify(SETUP)}]\n` : ""),
     "plan.yaml": `name: iso\nstages:\n  - name: all\n    steps:\n${steps.join("\n")}\n`,
   });
   try {
@@ -312,7 +333,7 @@ async function containerBench(): Promise<void> {
   const m = (r: SmallRun) => median(r.agentMs);
   console.log(
     `(c) container vs host: ${SMALL_TASKS} trivial tasks, max_agents ${SMALL_AGENTS}, scripted ` +
-      `deno agent; ${image.runtime}, image ${image.ref}`,
+      `deno agent; ${image.runtime}, image ${image.ref}${SETUP ? `; worktree setup ${SETUP}` : ""}`,
   );
   console.log(`    probe before run_started (runtime, image, trial container): ${stats(probes)}`);
   for (const [name, r] of [["host processes", host], ["containers", boxed]] as const) {

@@ -233,6 +233,14 @@ export class AgentSession {
             throw new Error(`preparing the agent's container failed: ${(e as Error).message}`);
           },
         );
+      const command = start.launch.command;
+      const args = [...start.launch.prefixArgs, ...headless.args, ...start.argv];
+      if (box) {
+        // Its container starts now and waits for `go` while the worktree is set up.
+        const spec = environments?.spec(start.task.role);
+        const setupS = spec && spec.setup.length > 0 ? spec.setup_timeout_s : 0;
+        box.agent.hold([command, ...args], { cwd: worktree.path, env: box.env }, setupS);
+      }
       const prepared = populated && await environments!.setup({
         ...request,
         role: start.task.role,
@@ -241,8 +249,8 @@ export class AgentSession {
       }, populated);
       proc = spawnAgent({
         onLine: (line) => progress.see(line, Date.now()),
-        command: start.launch.command,
-        args: [...start.launch.prefixArgs, ...headless.args, ...start.argv],
+        command,
+        args,
         cwd: worktree.path,
         env: box ? box.env : headless.env,
         logPath,

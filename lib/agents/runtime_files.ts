@@ -1,9 +1,11 @@
 /**
  * Runtime state of live agents: PID metadata `.sdd/runtime/pids/<session>.json` and heartbeats
- * `.sdd/runtime/heartbeats/<session>.json`, each written atomically (temp file + rename).
+ * `.sdd/runtime/heartbeats/<session>.json`, each written atomically (temp file + rename) but not
+ * synced (lib/util/replace_file.ts): they describe processes, which a power loss ends too, and a
+ * crash of the service alone leaves them as written.
  */
 import { join } from "node:path";
-import { writeFileAtomic } from "../util/atomic_write.ts";
+import { replaceFile } from "../util/replace_file.ts";
 
 /** PID metadata of one agent session. */
 export interface PidRecord {
@@ -55,9 +57,13 @@ export function sessionLogPath(runtimeDir: string, sessionId: string): string {
   return join(runtimeDir, `${sessionId}.log`);
 }
 
-async function writeJson(path: string, value: unknown): Promise<void> {
-  await Deno.mkdir(join(path, ".."), { recursive: true });
-  await writeFileAtomic(path, JSON.stringify(value, null, 2) + "\n");
+function writeJson(path: string, value: unknown): Promise<void> {
+  try {
+    replaceFile(path, JSON.stringify(value, null, 2) + "\n");
+    return Promise.resolve();
+  } catch (e) {
+    return Promise.reject(e);
+  }
 }
 
 /** Write the PID file of a session. */

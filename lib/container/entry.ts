@@ -5,10 +5,13 @@
  * 1. makes the user's `$HOME`;
  * 2. starts the relays' listeners (`socat`, lib/container/network.ts) and waits until they
  *    listen, so the agent's first request is not refused;
- * 3. starts a watchdog on the container's standard input, which the service holds open for as
+ * 3. a held container (started ahead of need, lib/container/launcher.ts `hold`) then waits for
+ *    the line `go` on its standard input; an input that ends first (the service released it, or
+ *    died) ends the container before anything of the command has run;
+ * 4. starts a watchdog on the container's standard input, which the service holds open for as
  *    long as it lives: when the service dies (even by SIGKILL) the input ends and the watchdog
  *    kills every process of the container, so no container outlives the service's tasks;
- * 4. replaces itself with the command (its standard input `/dev/null`), which the runtime's
+ * 5. replaces itself with the command (its standard input `/dev/null`), which the runtime's
  *    init (`--init`) hands SIGTERM to when the container is stopped.
  */
 import type { Relay } from "./network.ts";
@@ -33,8 +36,14 @@ function listener(r: Relay): string {
   return `socat TCP4-LISTEN:${r.listen.port},bind=${r.listen.ip},reuseaddr,fork ${sock} &`;
 }
 
-/** The entry script of a container whose relays are `relays`. */
-export function entryScript(relays: readonly Relay[]): string {
+/** The exit code of a held container whose input ended before `go`. */
+export const NOT_LET_GO = 125;
+
+/** The line that lets a held container's command start. */
+export const GO_LINE = "go\n";
+
+/** The entry script of a container whose relays are `relays` (held: it waits for `go`). */
+export function entryScript(relays: readonly Relay[], held = false): string {
   const lines = ['mkdir -p "$HOME" 2>/dev/null'];
   if (relays.length > 0) {
     lines.push(...relays.map(listener));
@@ -48,6 +57,10 @@ export function entryScript(relays: readonly Relay[]): string {
       } && break; i=$((i+1)); sleep 0.01; done`,
     );
   }
+  if (held) {
+    // `read` takes one line and no more: the rest of the input is the watchdog's.
+    lines.push(`IFS= read -r go && [ "$go" = go ] || exit ${NOT_LET_GO}`);
+  }
   lines.push(
     "exec 3<&0",
     "(cat <&3 >/dev/null 2>&1; kill -KILL -1) &",
@@ -56,7 +69,11 @@ export function entryScript(relays: readonly Relay[]): string {
   return lines.join("\n");
 }
 
-/** The argv that runs `argv` behind the entry script. */
-export function entryArgv(relays: readonly Relay[], argv: readonly string[]): string[] {
-  return ["sh", "-c", entryScript(relays), "service-entry", ...argv];
+/** The argv that runs `argv` behind the entry script (held: after `go`). */
+export function entryArgv(
+  relays: readonly Relay[],
+  argv: readonly string[],
+  held = false,
+): string[] {
+  return ["sh", "-c", entryScript(relays, held), "service-entry", ...argv];
 }

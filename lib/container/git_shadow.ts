@@ -319,6 +319,24 @@ async function fetchContainerWork(
 }
 
 /**
+ * Where the repository's `branch` is now, read from its ref files (the repository's own, which
+ * no container writes) without a git process; git is asked only when they cannot be read so.
+ * Undefined when the branch is gone.
+ */
+async function branchTip(commonDir: string, branch: string): Promise<string | undefined> {
+  const packedRefs = await Deno.readTextFile(join(commonDir, "packed-refs"))
+    .catch(() => undefined);
+  const found = await resolveRef(commonDir, branch, { packedRefs });
+  if (found.kind === "commit") return found.oid;
+  if (found.kind === "unusable" && found.why === `${branch} is not there`) return undefined;
+  const real = await git(["rev-parse", "--verify", "--quiet", branch], {
+    cwd: commonDir,
+    allowFailure: true,
+  });
+  return real.code === 0 ? real.stdout.trim() : undefined;
+}
+
+/**
  * Bring a container's git work back (idempotent; nothing when the session has no shadow): the
  * files handed to the container's user are the service's again, the worktree's `.git` file is
  * written back if it differs, the commit the container's HEAD names is fetched in from the
@@ -370,11 +388,7 @@ export async function settleGitShadow(dir: string): Promise<SettleOutcome | unde
       const found = await containerHead(meta, dir, notes);
       if (!found || !OID.test(found)) return undefined;
       const cwd = meta.common_dir;
-      const real = await git(["rev-parse", "--verify", "--quiet", meta.branch], {
-        cwd,
-        allowFailure: true,
-      });
-      const now = real.code === 0 ? real.stdout.trim() : undefined;
+      const now = await branchTip(cwd, meta.branch);
       if (now === found) return undefined;
       await fetchContainerWork(meta, dir, found, now);
       await git(["cat-file", "-e", `${found}^{commit}`], { cwd });

@@ -9,6 +9,9 @@
 import { sha256Hex } from "../journal/hash.ts";
 import { ContainerError } from "./errors.ts";
 import { callError, type ContainerRuntime, runtimeCall, runtimeEnvironment } from "./runtime.ts";
+
+/** What the image's calls need of a runtime: its name and command. */
+type RuntimeCommand = Pick<ContainerRuntime, "name" | "bin">;
 import type { ContainerSettings } from "./settings.ts";
 
 /** What an adapter's CLI needs inside the image (AgentAdapter.container). */
@@ -64,7 +67,7 @@ export function builtImageRef(settings: ContainerSettings, text: string): string
 
 /** The image id of `ref` (hex, without `sha256:`), or undefined when the runtime has none. */
 async function imageId(
-  rt: ContainerRuntime,
+  rt: RuntimeCommand,
   ref: string,
   env: Record<string, string>,
 ): Promise<string | undefined> {
@@ -106,7 +109,7 @@ export interface EnsureImageOptions {
  * {@link ContainerError} `image_missing` or `image_build_failed` otherwise.
  */
 export async function ensureImage(
-  rt: ContainerRuntime,
+  rt: RuntimeCommand,
   settings: ContainerSettings,
   o: EnsureImageOptions,
 ): Promise<AgentImage> {

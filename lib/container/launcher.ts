@@ -6,12 +6,15 @@
  * grace), then its command's tree like any host process, then `<runtime> rm --force`. Its
  * standard input is a pipe the service holds: when the service dies, the entry script's
  * watchdog ends the container. Secrets never reach an argv: each variable is passed by name and
- * its value given to the runtime's command in its environment.
+ * its value given to the runtime's command in its environment. A container can be started ahead
+ * of need ({@link HoldingLauncher.hold}): the same command, whose entry script waits for `go` on
+ * that input before the program runs, so the runtime's create and start overlap the service's
+ * other work (the worktree's setup) instead of following it.
  */
-import type { Launcher } from "../process/launcher.ts";
+import type { Launched, Launcher, LaunchOptions } from "../process/launcher.ts";
 import { spawnNewSession } from "../process/new_session.ts";
 import { endTree, inheritedTreeMarkers, newTreeMarker, outputPipes } from "../process/tree.ts";
-import { entryArgv } from "./entry.ts";
+import { entryArgv, GO_LINE } from "./entry.ts";
 import type { Relay } from "./network.ts";
 import { runArgs, type RunSpec } from "./run_args.ts";
 import { type ContainerRuntime, runtimeCall } from "./runtime.ts";
@@ -59,63 +62,141 @@ export function splitEnvironment(env: Record<string, string>): {
   return { names, values, secrets };
 }
 
+/** A {@link Launcher} whose next container can be started ahead of need. */
+export interface HoldingLauncher extends Launcher {
+  /**
+   * Start the container of `argv` now, held at its entry (lib/container/entry.ts) until `launch`
+   * is called with the same argv, working directory and environment, which lets it go: the
+   * runtime's create, start and the relays' start run while the service does other work.
+   * `extraSeconds` lengthens the runtime's own time limit by the longest the hold can last (the
+   * limit counts from the container's start).
+   */
+  hold(argv: readonly string[], options: LaunchOptions, extraSeconds?: number): void;
+  /**
+   * End a held container that was never let go (its input closes: it ends before its command
+   * runs, and the runtime removes it) and resolve once it is gone. Nothing when none is held.
+   */
+  discard(): Promise<void>;
+}
+
+/** How long a discarded held container has to end by itself (its input closed) before it is stopped. */
+const DISCARD_MS = 30_000;
+
+/** A container's runtime command, started. */
+interface Started {
+  name: string;
+  child: Deno.ChildProcess;
+  input: WritableStreamDefaultWriter<Uint8Array>;
+  stop(graceMs: number): Promise<boolean>;
+  tree: { pgid: number; marker: string; pipes: string[] };
+}
+
 /** A {@link Launcher} that runs each program in a new container of `o.base`. */
-export function containerLauncher(o: ContainerLauncherOptions): Launcher {
+export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher {
   const bin = o.runtime.bin;
+  const start = (
+    argv: readonly string[],
+    options: LaunchOptions,
+    held: { extraSeconds: number } | undefined,
+  ): Started => {
+    const name = o.name();
+    const { names, values, secrets } = splitEnvironment(options.env ?? {});
+    const maxSeconds = o.base.maxSeconds === undefined
+      ? undefined
+      : o.base.maxSeconds + (held?.extraSeconds ?? 0);
+    const args = runArgs({
+      ...o.base,
+      ...(maxSeconds === undefined ? {} : { maxSeconds }),
+      name,
+      workdir: options.cwd ?? "/",
+      envNames: names,
+      envValues: values,
+      argv: entryArgv(o.relays, argv, held !== undefined),
+    });
+    const marker = newTreeMarker();
+    const child = spawnNewSession([bin, ...args], {
+      clearEnv: true,
+      env: { ...o.runtimeEnv, ...secrets, ...inheritedTreeMarkers(), [marker]: "1" },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    });
+    // Held open, never written but for `go`: its end is the watchdog's signal that the service
+    // is gone.
+    const input = child.stdin.getWriter();
+    let exited: Deno.CommandStatus | undefined;
+    child.status.then((s) => exited = s, () => {});
+    let stopping: Promise<boolean> | undefined;
+    const stop = (graceMs: number) =>
+      stopping ??= (async () => {
+        // The command exited with the container's own code: `--rm` has removed it.
+        if (exited && exited.signal === null) return false;
+        const started = performance.now();
+        const graceS = Math.max(0, Math.ceil(graceMs / 1000));
+        await runtimeCall(bin, ["stop", "--time", String(graceS), name], {
+          env: o.runtimeEnv,
+          timeoutMs: graceMs + 60_000,
+        });
+        // The runtime sends SIGKILL when the grace runs out.
+        const killed = graceS > 0 && performance.now() - started >= graceS * 1000 - 100;
+        await runtimeCall(bin, ["rm", "--force", name], { env: o.runtimeEnv, timeoutMs: 60_000 });
+        return killed;
+      })();
+    const tree = { pgid: child.pid, marker, pipes: outputPipes(child.pid) };
+    return { name, child, input, stop, tree };
+  };
+  const launched = (s: Started): Launched => ({
+    child: s.child,
+    async end(graceMs, withPipes) {
+      const killedInside = await s.stop(graceMs);
+      const killedOutside = await endTree(s.tree, { graceMs: 2000, withPipes });
+      await s.input.close().catch(() => {});
+      return killedInside || killedOutside;
+    },
+    async finish() {
+      await s.input.close().catch(() => {});
+      await o.finish?.();
+    },
+  });
+  let held: { key: string; started: Started } | undefined;
+  const keyOf = (argv: readonly string[], options: LaunchOptions) =>
+    JSON.stringify([argv, options.cwd ?? "/", options.env ?? {}]);
   return {
+    hold(argv, options, extraSeconds = 0) {
+      if (held) throw new Error(`a container is already held (${held.started.name})`);
+      held = { key: keyOf(argv, options), started: start(argv, options, { extraSeconds }) };
+    },
     launch(argv, options) {
-      const name = o.name();
-      const { names, values, secrets } = splitEnvironment(options.env ?? {});
-      const args = runArgs({
-        ...o.base,
-        name,
-        workdir: options.cwd ?? "/",
-        envNames: names,
-        envValues: values,
-        argv: entryArgv(o.relays, argv),
-      });
-      const marker = newTreeMarker();
-      const child = spawnNewSession([bin, ...args], {
-        clearEnv: true,
-        env: { ...o.runtimeEnv, ...secrets, ...inheritedTreeMarkers(), [marker]: "1" },
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      });
-      // Held open, never written: its end is the watchdog's signal that the service is gone.
-      const input = child.stdin.getWriter();
-      let exited: Deno.CommandStatus | undefined;
-      child.status.then((s) => exited = s, () => {});
-      const tree = { pgid: child.pid, marker, pipes: outputPipes(child.pid) };
-      let stopping: Promise<boolean> | undefined;
-      const stop = (graceMs: number) =>
-        stopping ??= (async () => {
-          // The command exited with the container's own code: `--rm` has removed it.
-          if (exited && exited.signal === null) return false;
-          const started = performance.now();
-          const graceS = Math.max(0, Math.ceil(graceMs / 1000));
-          await runtimeCall(bin, ["stop", "--time", String(graceS), name], {
-            env: o.runtimeEnv,
-            timeoutMs: graceMs + 60_000,
-          });
-          // The runtime sends SIGKILL when the grace runs out.
-          const killed = graceS > 0 && performance.now() - started >= graceS * 1000 - 100;
-          await runtimeCall(bin, ["rm", "--force", name], { env: o.runtimeEnv, timeoutMs: 60_000 });
-          return killed;
-        })();
-      return {
-        child,
-        async end(graceMs, withPipes) {
-          const killedInside = await stop(graceMs);
-          const killedOutside = await endTree(tree, { graceMs: 2000, withPipes });
-          await input.close().catch(() => {});
-          return killedInside || killedOutside;
-        },
-        async finish() {
-          await input.close().catch(() => {});
-          await o.finish?.();
-        },
-      };
+      if (!held) return launched(start(argv, options, undefined));
+      const { key, started } = held;
+      if (key !== keyOf(argv, options)) {
+        throw new Error(
+          `container ${started.name} was started for another command or environment than the ` +
+            "one launched; it is discarded with the session",
+        );
+      }
+      held = undefined;
+      // A container that already ended (the runtime refused it) says why through its status.
+      started.input.write(new TextEncoder().encode(GO_LINE)).catch(() => {});
+      return launched(started);
+    },
+    async discard() {
+      const s = held?.started;
+      if (!s) return;
+      await s.input.close().catch(() => {});
+      let timeout: ReturnType<typeof setTimeout> | undefined;
+      const gone = await Promise.race([
+        s.child.status.then(() => true, () => true),
+        new Promise<false>((r) => timeout = setTimeout(() => r(false), DISCARD_MS)),
+      ]);
+      clearTimeout(timeout);
+      if (!gone) {
+        await s.stop(0);
+        await endTree(s.tree, { graceMs: 2000, withPipes: true });
+      }
+      await s.child.stdout.cancel().catch(() => {});
+      await s.child.stderr.cancel().catch(() => {});
+      held = undefined;
     },
   };
 }

@@ -14,8 +14,10 @@ import {
   askRuntime,
   callError,
   type ContainerRuntime,
+  findRuntime,
   runtimeCall,
   runtimeEnvironment,
+  type RuntimeName,
 } from "./runtime.ts";
 import { hostPortText, unreachableHost } from "../util/host_port.ts";
 import { type ContainerSettings, endpointHostPort } from "./settings.ts";
@@ -142,12 +144,42 @@ export function imageNeeds(
   return needs;
 }
 
+/** What a trial container is made from. */
+interface Trial {
+  runtime: Pick<ContainerRuntime, "name" | "bin">;
+  image: AgentImage;
+  user: UserPlan;
+  settings: ContainerSettings;
+}
+
+/**
+ * The container user `userPlan` will give once `<runtime> info` has answered, guessed from what
+ * decides rootlessness locally (pure): podman is rootless exactly when it runs as a non-root
+ * user, unless it talks to a remote service; docker is taken as rootful only on its default
+ * socket. Undefined when it cannot be told, or the guessed set-up is refused anyway.
+ */
+export function guessUserPlan(
+  runtime: RuntimeName,
+  ids: { uid: number; gid: number },
+  env: Record<string, string>,
+): UserPlan | undefined {
+  const remote = runtime === "podman"
+    ? ["CONTAINER_HOST", "CONTAINER_CONNECTION"].some((k) => env[k])
+    : ["DOCKER_HOST", "DOCKER_CONTEXT"].some((k) => env[k]);
+  if (remote) return undefined;
+  try {
+    return userPlan({ runtime, rootless: runtime === "podman" && ids.uid !== 0, ...ids });
+  } catch {
+    return undefined;
+  }
+}
+
 /** Words that say the runtime refused a limit. */
 const LIMIT_WORDS = /memory|cpu|cgroup|rlimit|ulimit|swap|quota|pids/i;
 
 /** Run the trial container; its output lines `have <cmd>=<path>`, `missing <cmd>`, `uid=<n>`. */
 async function trialRun(
-  iso: Omit<ContainerIsolation, "binaryPath" | "label">,
+  iso: Trial,
   { binary, env, agent }: { binary: string; env: Record<string, string>; agent: boolean },
 ): Promise<{ binaryPath: string }> {
   const { runtime: rt, settings } = iso;
@@ -239,23 +271,61 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** Probe container isolation under `o.settings` (see the module's comment). */
+/**
+ * Probe container isolation under `o.settings` (see the module's comment). `<runtime> info` is
+ * the slowest call (it gathers every fact of the host's storage); what cannot change anything
+ * runs beside it — the image lookup (never a build) and the trial container under the user
+ * {@link guessUserPlan} expects — and is used only when info confirms the guess; otherwise it
+ * runs again. Errors keep their order: the runtime's, then the image's, then the trial's.
+ */
 export async function probeIsolation(o: ProbeOptions): Promise<ContainerIsolation> {
-  const runtime = await askRuntime(o.settings.runtime, o.env);
   const ids = o.ids ?? { uid: Deno.uid() ?? 0, gid: Deno.gid() ?? 0 };
-  const user = userPlan({ runtime: runtime.name, rootless: runtime.rootless, ...ids });
-  const targets = networkTargets(o.settings, o.endpoints ?? [], o.env);
-  const image = await ensureImage(runtime, o.settings, {
-    env: o.env,
-    cli: o.cli,
-    onLine: o.onLine,
-    build: o.build,
-  });
-  const base = { runtime, image, user, settings: o.settings, targets };
-  const { binaryPath } = await trialRun(base, {
-    binary: o.binary,
-    env: o.env,
-    agent: o.agent ?? true,
-  });
-  return { ...base, binaryPath, label: `container:${runtime.name}:${image.id}` };
+  const found = findRuntime(o.settings.runtime, o.env);
+  const asking = askRuntime(o.settings.runtime, o.env);
+  if (!found) await asking; // says why there is none
+  const trialOptions = { binary: o.binary, env: o.env, agent: o.agent ?? true };
+  const lookup = { env: o.env, cli: o.cli, build: false };
+  const guess = found && guessUserPlan(found.name, ids, o.env);
+  const early = found && ensureImage(found, o.settings, lookup);
+  const earlyTrial = guess &&
+    early?.then((image) =>
+      trialRun({ runtime: found, image, user: guess, settings: o.settings }, trialOptions)
+    );
+  // Settled before any error is thrown: nothing of the probe outlives it.
+  const settled = () => Promise.allSettled([early, earlyTrial]);
+  early?.catch(() => {});
+  earlyTrial?.catch(() => {});
+  try {
+    const runtime = await asking;
+    const user = userPlan({ runtime: runtime.name, rootless: runtime.rootless, ...ids });
+    const targets = networkTargets(o.settings, o.endpoints ?? [], o.env);
+    let image: AgentImage | undefined = await early?.catch((e) => {
+      // A generated image not built yet is built now (ensureImage says why it cannot be).
+      const buildable = o.settings.autoBuildImage && o.build !== false;
+      if (buildable && e instanceof ContainerError && e.kind === "image_missing") return undefined;
+      throw e;
+    });
+    const looked = image !== undefined;
+    image ??= await ensureImage(runtime, o.settings, {
+      env: o.env,
+      cli: o.cli,
+      onLine: o.onLine,
+      build: o.build,
+    });
+    const trial = { runtime, image, user, settings: o.settings };
+    const same = looked && earlyTrial && JSON.stringify(guess) === JSON.stringify(user);
+    const { binaryPath } = same ? await earlyTrial : await trialRun(trial, trialOptions);
+    return {
+      runtime,
+      image,
+      user,
+      settings: o.settings,
+      targets,
+      binaryPath,
+      label: `container:${runtime.name}:${image.id}`,
+    };
+  } catch (e) {
+    await settled();
+    throw e;
+  }
 }

@@ -13,7 +13,7 @@ import type { Launcher } from "../process/launcher.ts";
 import { runArgv } from "../process/shell.ts";
 import { prepareGitShadow, settleGitShadow } from "./git_shadow.ts";
 import type { TreeAdmin } from "../git/tree_admin.ts";
-import { type ContainerBase, containerLauncher } from "./launcher.ts";
+import { type ContainerBase, containerLauncher, type HoldingLauncher } from "./launcher.ts";
 import {
   agentNetworkShape,
   type NetworkPlan,
@@ -125,11 +125,14 @@ export interface SessionContainer {
   setupEnv(hostEnv: Record<string, string>): Record<string, string>;
   /** The hosts the agent can reach, and why (said in the session log). */
   reach: string[];
-  /** Phase 2: the agent. */
-  agent: Launcher;
+  /** Phase 2: the agent (its container can be started ahead of need, held until launched). */
+  agent: HoldingLauncher;
   /** Phase 1: worktree setup commands and installs. */
   setup: Launcher;
-  /** Close the relays and bring the git work back (idempotent). */
+  /**
+   * End a held agent container never launched, close the relays and bring the git work back
+   * (idempotent).
+   */
   release(): Promise<void>;
 }
 
@@ -161,7 +164,9 @@ export async function prepareSessionContainer(
     handTo,
   });
   let relays: RelaySet | undefined;
+  let agent: HoldingLauncher | undefined;
   const release = once(async () => {
+    await agent?.discard(); // gone before its files are the service's again
     relays?.close();
     const settled = await settleGitShadow(dir).catch((e) => ({
       problems: [(e as Error).message],
@@ -226,6 +231,18 @@ export async function prepareSessionContainer(
     });
     const name = agentContainerName(o.sessionId);
     let setups = 0;
+    agent = containerLauncher({
+      runtime: iso.runtime,
+      runtimeEnv,
+      base: base(
+        agentPlan,
+        "agent",
+        agentPlan.relays.length > 0 ? [{ source: net, target: NET_DIR, readOnly: true }] : [],
+      ),
+      relays: agentPlan.relays,
+      name: () => name,
+      finish: release,
+    });
     return {
       label: iso.label,
       name,
@@ -235,18 +252,7 @@ export async function prepareSessionContainer(
       reach: agentPlan.network === "default"
         ? ["the runtime's default network", ...agentPlan.relays.map(reachText)]
         : agentPlan.relays.map(reachText),
-      agent: containerLauncher({
-        runtime: iso.runtime,
-        runtimeEnv,
-        base: base(
-          agentPlan,
-          "agent",
-          agentPlan.relays.length > 0 ? [{ source: net, target: NET_DIR, readOnly: true }] : [],
-        ),
-        relays: agentPlan.relays,
-        name: () => name,
-        finish: release,
-      }),
+      agent,
       setup: containerLauncher({
         runtime: iso.runtime,
         runtimeEnv,

@@ -10,14 +10,15 @@
  * three directories must belong to the service's user.
  */
 import { join, resolve } from "node:path";
-import { git, GitError, type GitOptions, type GitResult, splitZ } from "./git.ts";
+import { git, GitError, type GitOptions, type GitResult } from "./git.ts";
 import {
   AGENT_TREE_CONFIG,
   diffSafeArgs,
-  DRIVER_KEYS,
   driverOverrides,
   type HardenedValue,
 } from "./hardened.ts";
+import { listDriverKeys } from "./driver_listing.ts";
+import { plainFileText } from "./plain_file.ts";
 
 /** Where an agent's tree and its git directories are, as the service made them. */
 export interface TreeDirs {
@@ -54,10 +55,10 @@ export class ForeignTreeError extends Error {
 }
 
 /** Throw unless each of `paths` is a directory of the service's user (not a link). */
-async function requireOwned(paths: readonly string[]): Promise<void> {
+function requireOwned(paths: readonly string[]): void {
   const uid = Deno.uid();
   for (const path of paths) {
-    const st = await Deno.lstat(path);
+    const st = Deno.lstatSync(path); // in place: metadata in the cache, microseconds
     if (st.isSymlink || !st.isDirectory) {
       throw new GitError(["(open)"], path, 128, `${path} is not a directory (a link or a file)`);
     }
@@ -76,18 +77,7 @@ export async function hardenedConfig(
   cwd: string,
   options: { env?: Record<string, string>; signal?: AbortSignal } = {},
 ): Promise<HardenedValue[]> {
-  const listed = await git(["config", "-z", "--name-only", "--get-regexp", DRIVER_KEYS], {
-    cwd,
-    env: options.env,
-    config: AGENT_TREE_CONFIG,
-    signal: options.signal,
-    allowFailure: true,
-  });
-  // 1: no such key (no driver defined).
-  if (listed.code !== 0 && listed.code !== 1) {
-    throw new GitError(["config", "--get-regexp", DRIVER_KEYS], cwd, listed.code, listed.stderr);
-  }
-  return [...AGENT_TREE_CONFIG, ...driverOverrides(splitZ(listed.stdout))];
+  return [...AGENT_TREE_CONFIG, ...driverOverrides(await listDriverKeys(cwd, options))];
 }
 
 /**
@@ -95,13 +85,18 @@ export async function hardenedConfig(
  * `GIT_COMMON_DIR` does not cover it: git's ref store (2.39, files backend) reads that file
  * itself, so a `commondir` naming another git directory would take the branch's updates there.
  */
-async function requireCommonDir(dirs: TreeDirs): Promise<void> {
+function requireCommonDir(dirs: TreeDirs): void {
   const path = join(dirs.admin_dir, "commondir");
-  const st = await Deno.lstat(path).catch(() => undefined);
-  const text = st?.isFile && !st.isSymlink ? await Deno.readTextFile(path) : "";
+  const text = plainFileText(path, 4096) ?? "";
   const named = text.trim() && resolve(dirs.admin_dir, text.trim());
-  const real = async (p: string) => await Deno.realPath(p).catch(() => p);
-  if (!named || await real(named) !== await real(dirs.common_dir)) {
+  const real = (p: string) => {
+    try {
+      return Deno.realPathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  if (!named || real(named) !== real(dirs.common_dir)) {
     throw new GitError(
       ["(open)"],
       dirs.worktree,
@@ -125,8 +120,8 @@ export async function openAgentTree(
   dirs: TreeDirs,
   options: OpenTreeOptions = {},
 ): Promise<AgentTree> {
-  await requireOwned([dirs.worktree, dirs.admin_dir, dirs.common_dir]);
-  await requireCommonDir(dirs);
+  requireOwned([dirs.worktree, dirs.admin_dir, dirs.common_dir]);
+  requireCommonDir(dirs);
   const pinned = {
     GIT_DIR: dirs.admin_dir,
     GIT_COMMON_DIR: dirs.common_dir,

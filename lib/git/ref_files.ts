@@ -6,6 +6,7 @@
  * unusable, with the reason.
  */
 import { join } from "node:path";
+import { readPlainFile } from "./plain_file.ts";
 
 /** A commit id (SHA-1 or SHA-256). */
 export const OID = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
@@ -53,29 +54,29 @@ export function parseRefFile(text: string): RefFile {
  * Read the file at `path` as a ref file: a regular file (not a link), of at most a few hundred
  * bytes. Missing, a link, a directory or too long: unusable.
  */
-export async function readRefFile(path: string): Promise<RefFile> {
-  let st: Deno.FileInfo;
-  try {
-    st = await Deno.lstat(path);
-  } catch {
-    return { kind: "unusable", why: "it is missing" };
-  }
-  if (st.isSymlink) return { kind: "unusable", why: "it is a symbolic link" };
-  if (!st.isFile) return { kind: "unusable", why: "it is not a regular file" };
-  if (st.size > MAX_BYTES) return { kind: "unusable", why: `it is ${st.size} bytes long` };
-  try {
-    return parseRefFile(await Deno.readTextFile(path));
-  } catch (e) {
-    return { kind: "unusable", why: (e as Error).message };
-  }
+export function readRefFile(path: string): Promise<RefFile> {
+  return Promise.resolve(readRefFileNow(path));
+}
+
+/** {@link readRefFile}, in place (lib/git/plain_file.ts: no link followed, no FIFO waited on). */
+export function readRefFileNow(path: string): RefFile {
+  const file = readPlainFile(path, { maxBytes: MAX_BYTES, hardLinks: true });
+  if (file.kind === "missing") return { kind: "unusable", why: "it is missing" };
+  if (file.kind === "other") return { kind: "unusable", why: file.why };
+  return parseRefFile(new TextDecoder().decode(file.bytes));
 }
 
 /** Whether the directories from `root` down to `rel`'s parent are real: ok, missing or a link. */
-async function pathBelow(root: string, rel: string): Promise<"ok" | "missing" | "link"> {
+function pathBelow(root: string, rel: string): "ok" | "missing" | "link" {
   let at = root;
   for (const part of rel.split("/").slice(0, -1)) {
     at = join(at, part);
-    const st = await Deno.lstat(at).catch(() => undefined);
+    let st: Deno.FileInfo | undefined;
+    try {
+      st = Deno.lstatSync(at);
+    } catch {
+      st = undefined;
+    }
     if (!st) return "missing";
     if (st.isSymlink || !st.isDirectory) return "link";
   }
@@ -110,12 +111,12 @@ async function resolveRefAt(
 ): Promise<RefFile> {
   if (depth >= MAX_DEPTH) return { kind: "unusable", why: `more than ${MAX_DEPTH} symbolic refs` };
   if (!isSafeRef(ref)) return { kind: "unusable", why: `${JSON.stringify(ref)} is not a ref` };
-  const below = await pathBelow(root, ref);
+  const below = pathBelow(root, ref);
   if (below === "link") {
     return { kind: "unusable", why: `a directory on the way to ${ref} is a link or a file` };
   }
   const loose = below === "ok"
-    ? await readRefFile(join(root, ref))
+    ? readRefFileNow(join(root, ref))
     : { kind: "unusable" as const, why: "it is missing" };
   if (loose.kind === "ref") return await resolveRefAt(root, loose.ref, options, depth + 1);
   if (loose.kind === "commit") return loose;

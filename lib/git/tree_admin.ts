@@ -15,6 +15,7 @@
 import { dirname, join, resolve } from "node:path";
 import { git } from "./git.ts";
 import { OID, parseRefFile } from "./ref_files.ts";
+import { isPlainFile, plainFileText } from "./plain_file.ts";
 
 /** The host's record of one worktree's git administrative files. */
 export interface TreeAdmin {
@@ -65,11 +66,23 @@ export class TreeAdminError extends Error {
   }
 }
 
-/** A plain file's text: undefined when it is missing, a link, not a file or has other links. */
-async function plainText(path: string): Promise<string | undefined> {
-  const st = await Deno.lstat(path).catch(() => undefined);
-  if (!st?.isFile || st.isSymlink || (st.nlink ?? 1) > 1) return undefined;
-  return await Deno.readTextFile(path).catch(() => undefined);
+/**
+ * A plain file's text: undefined when it is missing, a link, not a file or has other links. Read
+ * in place (lib/git/plain_file.ts): a check makes some twenty of these.
+ */
+function plainText(path: string): string | undefined {
+  return plainFileText(path);
+}
+
+/** A real directory's entry names (not a link); undefined for anything else. */
+function directoryNames(path: string): string[] | undefined {
+  try {
+    const st = Deno.lstatSync(path);
+    if (!st.isDirectory || st.isSymlink) return undefined;
+    return [...Deno.readDirSync(path)].map((e) => e.name);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -77,7 +90,7 @@ async function plainText(path: string): Promise<string | undefined> {
  * as its files are now: call it before anything untrusted has run there.
  */
 export async function recordTreeAdmin(worktree: string, commonDir: string): Promise<TreeAdmin> {
-  const gitFile = await plainText(join(worktree, ".git"));
+  const gitFile = plainText(join(worktree, ".git"));
   const named = gitFile && /^gitdir: (.+)\n?$/.exec(gitFile)?.[1];
   if (!named) throw new TreeAdminError(worktree, "its .git file does not name a git directory");
   const admin = resolve(worktree, named);
@@ -85,7 +98,7 @@ export async function recordTreeAdmin(worktree: string, commonDir: string): Prom
   if (parent !== await Deno.realPath(join(commonDir, "worktrees")).catch(() => "")) {
     throw new TreeAdminError(worktree, `${admin} is not in ${join(commonDir, "worktrees")}`);
   }
-  const head = await plainText(join(admin, "HEAD"));
+  const head = plainText(join(admin, "HEAD"));
   const parsed = head === undefined ? undefined : parseRefFile(head);
   if (!parsed || parsed.kind === "unusable") {
     throw new TreeAdminError(worktree, "its HEAD is not a branch or a commit");
@@ -98,10 +111,10 @@ export async function recordTreeAdmin(worktree: string, commonDir: string): Prom
     files: {},
   };
   for (const name of SERVICE_ADMIN_FILES) {
-    const text = await plainText(join(admin, name));
+    const text = plainText(join(admin, name));
     if (text !== undefined) record.files[name] = text;
   }
-  const problems = (await checkTreeAdmin(record)).filter((p) => !p.startsWith("index"));
+  const problems = treeAdminProblems(record).filter((p) => !p.startsWith("index"));
   if (problems.length > 0) throw new TreeAdminError(worktree, problems.join("; "));
   return record;
 }
@@ -110,39 +123,44 @@ export async function recordTreeAdmin(worktree: string, commonDir: string): Prom
  * What differs between the worktree's git files and the record: each problem in a few words
  * (empty when they are as the service left them). Nothing is followed or changed.
  */
-export async function checkTreeAdmin(a: TreeAdmin): Promise<string[]> {
+export function checkTreeAdmin(a: TreeAdmin): Promise<string[]> {
+  return Promise.resolve(treeAdminProblems(a));
+}
+
+/**
+ * {@link checkTreeAdmin}, in place on the event loop: the files are a few hundred bytes in the
+ * page cache, and the index and reflog are only looked at, never read.
+ */
+export function treeAdminProblems(a: TreeAdmin): string[] {
   const problems: string[] = [];
-  if (await plainText(join(a.worktree, ".git")) !== gitFileText(a.admin_dir)) {
+  if (plainText(join(a.worktree, ".git")) !== gitFileText(a.admin_dir)) {
     problems.push(".git file changed");
   }
-  const dir = await Deno.lstat(a.admin_dir).catch(() => undefined);
-  if (!dir?.isDirectory || dir.isSymlink) return [...problems, "git directory is not a directory"];
+  const names = directoryNames(a.admin_dir);
+  if (!names) return [...problems, "git directory is not a directory"];
   const expected = expectedTexts(a);
-  const seen = new Set<string>();
-  for await (const e of Deno.readDir(a.admin_dir)) {
-    seen.add(e.name);
-    const path = join(a.admin_dir, e.name);
-    const want = expected.get(e.name);
+  for (const name of names) {
+    const path = join(a.admin_dir, name);
+    const want = expected.get(name);
     if (want !== undefined) {
-      if (await plainText(path) !== want) problems.push(`${e.name} changed`);
-    } else if (GIT_FILES.has(e.name)) {
-      if (await plainText(path) === undefined) problems.push(`${e.name} is not a plain file`);
-    } else if (e.name === "logs") {
-      if (!await plainLogs(path)) problems.push("logs holds more than a plain HEAD reflog");
-    } else problems.push(`${e.name} is not written by git or the service`);
+      if (plainText(path) !== want) problems.push(`${name} changed`);
+    } else if (GIT_FILES.has(name)) {
+      if (!isPlainFile(path)) problems.push(`${name} is not a plain file`);
+    } else if (name === "logs") {
+      if (!plainLogs(path)) problems.push("logs holds more than a plain HEAD reflog");
+    } else problems.push(`${name} is not written by git or the service`);
   }
-  for (const name of expected.keys()) if (!seen.has(name)) problems.push(`${name} is missing`);
+  for (const name of expected.keys()) {
+    if (!names.includes(name)) problems.push(`${name} is missing`);
+  }
   return problems;
 }
 
 /** True when `dir` is a real directory holding at most a plain `HEAD`. */
-async function plainLogs(dir: string): Promise<boolean> {
-  const st = await Deno.lstat(dir);
-  if (!st.isDirectory || st.isSymlink) return false;
-  for await (const e of Deno.readDir(dir)) {
-    if (e.name !== "HEAD" || await plainText(join(dir, e.name)) === undefined) return false;
-  }
-  return true;
+function plainLogs(dir: string): boolean {
+  const names = directoryNames(dir);
+  return names !== undefined &&
+    names.every((name) => name === "HEAD" && isPlainFile(join(dir, name)));
 }
 
 /** Remove `path` whatever it is; a link is removed, never what it points at. */
@@ -178,27 +196,27 @@ export async function restoreTreeAdmin(
   a: TreeAdmin,
   options: RestoreOptions = {},
 ): Promise<string[]> {
-  const repaired = await checkTreeAdmin(a);
-  const dir = await Deno.lstat(a.admin_dir).catch(() => undefined);
-  if (!dir?.isDirectory || dir.isSymlink) {
+  const repaired = treeAdminProblems(a);
+  let names = directoryNames(a.admin_dir);
+  if (!names) {
     await removeEntry(a.admin_dir);
     await Deno.mkdir(a.admin_dir, { recursive: true });
+    names = [];
   }
   const expected = expectedTexts(a);
-  const keepIndex = options.index === "keep" &&
-    await plainText(join(a.admin_dir, "index")) !== undefined;
-  for await (const e of Deno.readDir(a.admin_dir)) {
-    if (e.name === "index" && keepIndex) continue;
-    const path = join(a.admin_dir, e.name);
-    if (expected.has(e.name) && await plainText(path) === expected.get(e.name)) continue;
+  const keepIndex = options.index === "keep" && isPlainFile(join(a.admin_dir, "index"));
+  for (const name of names) {
+    if (name === "index" && keepIndex) continue;
+    const path = join(a.admin_dir, name);
+    if (expected.has(name) && plainText(path) === expected.get(name)) continue;
     await removeEntry(path);
   }
   for (const [name, text] of expected) {
-    if (await plainText(join(a.admin_dir, name)) !== text) {
+    if (plainText(join(a.admin_dir, name)) !== text) {
       await writeNew(join(a.admin_dir, name), text);
     }
   }
-  if (await plainText(join(a.worktree, ".git")) !== gitFileText(a.admin_dir)) {
+  if (plainText(join(a.worktree, ".git")) !== gitFileText(a.admin_dir)) {
     await writeNew(join(a.worktree, ".git"), gitFileText(a.admin_dir));
   }
   if (!keepIndex) {

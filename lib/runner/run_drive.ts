@@ -7,6 +7,7 @@ import { CooldownTracker, loadCooldowns } from "../agents/cooldown.ts";
 import * as ev from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
 import { type RunState, writeRunState } from "../runs/run_state.ts";
+import { LatestWrite } from "../async/latest_write.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import { isFinished } from "../tasks/task.ts";
 import { unownedTaskIds } from "../trackers/service_run.ts";
@@ -72,6 +73,9 @@ export interface DrivenRun extends RunOutcome {
   unfinished: number;
 }
 
+/** How often at most the run state is rewritten with why tasks wait. */
+const WAITS_INTERVAL_MS = 1_000;
+
 /** Publish the run state, drive the run's tasks to the end, and record how it ended. */
 export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun> {
   const { paths, store, out } = o;
@@ -86,19 +90,15 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
   };
   await writeRunState(paths, state);
   const progress = new ProgressDisplay(out, run.runId);
-  // Why tasks wait can change with every decision: write the latest, one write at a time.
-  let waits: Record<string, string> | undefined;
-  let writing: Promise<void> | undefined;
-  const writeWaits = async () => {
-    while (waits) {
-      const waiting = waits;
-      waits = undefined;
-      await writeRunState(paths, { ...state, waiting }).catch((e) =>
+  // Why tasks wait can change with every decision (twice a task): for `status`, the latest is
+  // written at most once a second, one write at a time; the run's end writes the last word.
+  const waits = new LatestWrite<Record<string, string>>(
+    (waiting) =>
+      writeRunState(paths, { ...state, waiting }).catch((e) =>
         progress.event(`cannot publish waiting reasons: ${(e as Error).message}`)
-      );
-    }
-    writing = undefined;
-  };
+      ),
+    WAITS_INTERVAL_MS,
+  );
   const { rateLimitCooldownS, ...settings } = o.settings;
   const orchestrator = new Orchestrator({
     ...settings,
@@ -129,10 +129,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     continuous: run.continuous,
     tickMs: o.tickMs,
     log: (line) => progress.event(line),
-    onWaiting: (waiting) => {
-      waits = waiting;
-      writing ??= writeWaits();
-    },
+    onWaiting: (waiting) => waits.set(waiting),
   });
   o.started(orchestrator);
   o.events?.((line) => progress.event(line));
@@ -152,7 +149,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     // Say what is left and why, so the last lines on the terminal are the way forward.
     for (const [id, why] of Object.entries(orchestrator.waitingReasons())) out(`${id}: ${why}`);
   }
-  await writing; // the last word on the run state is below
+  await waits.stop(); // the last word on the run state is below
   await appendEvents(journalPath(paths, run.runId), [
     ev.runCompleted({ run_id: run.runId, status: outcome.status, counts: outcome.counts }),
   ]);

@@ -13,7 +13,8 @@
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { readRefFile } from "../git/ref_files.ts";
+import { readRefFileNow } from "../git/ref_files.ts";
+import { readPlainFile } from "../git/plain_file.ts";
 import type { TreeAdmin } from "../git/tree_admin.ts";
 
 /** The index's SHA-256 and the commit it was built from, by the worktree's git directory. */
@@ -22,25 +23,27 @@ const sealed = new Map<string, { sha256: string; commit: string }>();
 const MAX_SEALS = 4096;
 
 /** The SHA-256 of a plain index file (not a link, one name); undefined for anything else. */
-async function indexDigest(adminDir: string): Promise<string | undefined> {
-  const path = join(adminDir, "index");
-  const st = await Deno.lstat(path).catch(() => undefined);
-  if (!st?.isFile || st.isSymlink || (st.nlink ?? 1) > 1) return undefined;
-  const bytes = await Deno.readFile(path).catch(() => undefined);
-  return bytes && createHash("sha256").update(bytes).digest("hex");
+function indexDigest(adminDir: string): string | undefined {
+  // In place (lib/git/plain_file.ts): an index is kilobytes to a few megabytes in the page cache.
+  const file = readPlainFile(join(adminDir, "index"));
+  return file.kind === "plain" ? createHash("sha256").update(file.bytes).digest("hex") : undefined;
 }
 
 /** The commit the record's branch names in its loose ref file (read as data), if it is one. */
-async function branchCommit(record: TreeAdmin): Promise<string | undefined> {
+function branchCommit(record: TreeAdmin): string | undefined {
   if (!record.head.startsWith("ref: refs/heads/")) return undefined;
   const ref = record.head.slice("ref: ".length);
   let at = record.common_dir;
   for (const part of ref.split("/").slice(0, -1)) { // no directory on the way may be a link
     at = join(at, part);
-    const st = await Deno.lstat(at).catch(() => undefined);
-    if (!st?.isDirectory || st.isSymlink) return undefined;
+    try {
+      const st = Deno.lstatSync(at);
+      if (!st.isDirectory || st.isSymlink) return undefined;
+    } catch {
+      return undefined;
+    }
   }
-  const file = await readRefFile(join(record.common_dir, ref));
+  const file = readRefFileNow(join(record.common_dir, ref));
   return file.kind === "commit" ? file.oid : undefined;
 }
 
@@ -49,9 +52,10 @@ async function branchCommit(record: TreeAdmin): Promise<string | undefined> {
  * anything untrusted runs there. Nothing is noted when the branch is not a loose ref naming a
  * commit (the index is then always rebuilt).
  */
-export async function sealIndex(record: TreeAdmin): Promise<void> {
+export function sealIndex(record: TreeAdmin): void {
   sealed.delete(record.admin_dir);
-  const [sha256, commit] = await Promise.all([indexDigest(record.admin_dir), branchCommit(record)]);
+  const sha256 = indexDigest(record.admin_dir);
+  const commit = branchCommit(record);
   if (sha256 && commit) sealed.set(record.admin_dir, { sha256, commit });
   while (sealed.size > MAX_SEALS) sealed.delete(sealed.keys().next().value!);
 }
@@ -61,10 +65,11 @@ export async function sealIndex(record: TreeAdmin): Promise<void> {
  * still names the commit it named then: the index is then the service's and current. Answers
  * once per seal (a later settle rebuilds).
  */
-export async function indexUnchanged(record: TreeAdmin): Promise<boolean> {
+export function indexUnchanged(record: TreeAdmin): boolean {
   const seal = sealed.get(record.admin_dir);
   if (!seal) return false;
   sealed.delete(record.admin_dir);
-  const [sha256, commit] = await Promise.all([indexDigest(record.admin_dir), branchCommit(record)]);
+  const sha256 = indexDigest(record.admin_dir);
+  const commit = branchCommit(record);
   return sha256 === seal.sha256 && commit === seal.commit;
 }

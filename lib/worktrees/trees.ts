@@ -12,6 +12,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { type AgentTree, openAgentTree } from "../git/agent_tree.ts";
 import { git, gitText, resolveCommit } from "../git/git.ts";
 import { OID, readRefFile } from "../git/ref_files.ts";
+import { plainFileText } from "../git/plain_file.ts";
 import {
   checkTreeAdmin,
   recordTreeAdmin,
@@ -59,7 +60,7 @@ export async function sealWorktree(root: string, sessionId: string): Promise<Tre
   const path = treeRecordPath(root, sessionId);
   await Deno.mkdir(dirname(path), { recursive: true });
   await writeFileAtomic(path, new TextEncoder().encode(JSON.stringify(record, null, 2) + "\n"));
-  await sealIndex(record);
+  sealIndex(record);
   return record;
 }
 
@@ -68,16 +69,22 @@ export async function dropTreeRecord(root: string, sessionId: string): Promise<v
   await Deno.remove(treeRecordPath(root, sessionId)).catch(() => {});
 }
 
+/** A sealed record is well under this (paths, a HEAD line, two short files). */
+const RECORD_MAX_BYTES = 1 << 20;
+
 /** The sealed record, when there is one that fits `worktree` and `commonDir`. */
-async function sealedRecord(
+function sealedRecord(
   root: string,
   sessionId: string,
   worktree: string,
   commonDir: string,
-): Promise<TreeAdmin | undefined> {
+): TreeAdmin | undefined {
   let record: TreeAdmin;
   try {
-    record = JSON.parse(await Deno.readTextFile(treeRecordPath(root, sessionId)));
+    // In place, as data: a host-process agent can put anything at that path, a FIFO too.
+    const text = plainFileText(treeRecordPath(root, sessionId), RECORD_MAX_BYTES);
+    if (text === undefined) return undefined;
+    record = JSON.parse(text);
   } catch {
     return undefined;
   }
@@ -131,11 +138,11 @@ async function commonDirFromFiles(worktree: string): Promise<string> {
 
 /** The record of the worktree at `worktree`: the sealed one, else a derived one. */
 export async function treeRecordOf(worktree: string): Promise<TreeAdmin> {
-  const dir = await Deno.realPath(worktree);
+  const dir = Deno.realPathSync(worktree);
   const agent = agentWorktreeOf(dir);
   if (!agent) return await derivedRecord(dir, await commonDirFromFiles(dir), undefined);
   const commonDir = await commonDirOf(agent.root);
-  return await sealedRecord(agent.root, agent.sessionId, dir, commonDir) ??
+  return sealedRecord(agent.root, agent.sessionId, dir, commonDir) ??
     await derivedRecord(
       dir,
       commonDir,
@@ -198,7 +205,7 @@ export async function settleWorktree(
   const record = await treeRecordOf(join(workspacePaths(root).worktrees, sessionId));
   const head = await readRefFile(join(record.admin_dir, "HEAD"));
   const tip = await adoptHead(root, record, head, options.signal);
-  const index = await indexUnchanged(record) ? "keep" : "rebuild";
+  const index = indexUnchanged(record) ? "keep" : "rebuild";
   const repaired = await restoreTreeAdmin(record, { index, signal: options.signal });
   return tip ? { repaired, tip } : { repaired };
 }
