@@ -8,16 +8,18 @@
  * | `claimed/` | CLAIMED, IN_PROGRESS, ORPHANED (held, or held by an agent that vanished) |
  * | `closed/` | DONE, CLOSED, FAILED, CANCELLED (finished) |
  *
- * A move writes the new file atomically first, then removes the old one; a crash in between
- * leaves two copies and the higher `revision` wins on load. `.sdd/runtime/task-backlog.json`
+ * A move writes the new file atomically first, then takes the old one away (renamed to a temporary
+ * name, kept for reuse: ./spec_files.ts); a crash in between leaves two copies and the higher
+ * `revision` wins on load. `.sdd/runtime/task-backlog.json`
  * is an export of every task for external workers, rebuilt from the specs.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { isValidId } from "../ids.ts";
 import type { WorkspacePaths } from "../workspace.ts";
-import { writeFileAtomic } from "../util/atomic_write.ts";
+import { writeFileAtomic, writeFileAtomicChunks } from "../util/atomic_write.ts";
 import type { TaskStatus } from "./lifecycle.ts";
+import type { SpecFiles } from "./spec_files.ts";
 import { specYaml } from "./spec_yaml.ts";
 import { StoredTaskSchema, type Task } from "./task.ts";
 
@@ -124,24 +126,34 @@ export interface TaskSpecWrite {
   yaml: string;
   /** The directory it was in; unknown: every other directory is cleared of it. */
   previous?: Bucket;
+  /** Where superseded spec files are kept for later writes (default: none, they are deleted). */
+  files?: SpecFiles;
 }
 
 /**
  * Write one task spec into its directory (temporary file, synced, renamed, directory synced:
- * a change is acknowledged only once it is durable), then remove the copy in `previous` (the
- * directory it was in; every other directory when unknown).
+ * a change is acknowledged only once it is durable), then retire the copy in `previous` (the
+ * directory it was in; every other directory when unknown): kept in `files` for a later write,
+ * or deleted.
  */
 export async function saveTaskSpec(
   paths: WorkspacePaths,
-  { id, status, yaml, previous }: TaskSpecWrite,
+  { id, status, yaml, previous, files }: TaskSpecWrite,
 ): Promise<void> {
   const bucket = bucketOf(status);
-  await writeFileAtomic(taskFile(paths, bucket, id), yaml);
+  const path = taskFile(paths, bucket, id);
+  if (files) await files.write(path, yaml);
+  else await writeFileAtomic(path, yaml);
   for (const other of previous ? [previous] : BUCKETS) {
     if (other === bucket) continue;
-    // In place, like the write's own open and rename: an unlink takes microseconds.
+    const old = taskFile(paths, other, id);
+    // In place, like the write's own open and rename: a rename or an unlink takes microseconds.
+    if (files) {
+      files.retire(old, dirname(path));
+      continue;
+    }
     try {
-      Deno.removeSync(taskFile(paths, other, id));
+      Deno.removeSync(old);
     } catch (e) {
       if (!(e instanceof Deno.errors.NotFound)) throw e;
     }
@@ -162,9 +174,14 @@ export interface BacklogExportOptions {
   cache?: ExportCache;
 }
 
+/** The export is encoded and written this many bytes at a time (the event loop is free between). */
+const EXPORT_CHUNK = 128 * 1024;
+
 /**
  * Write the JSON export of every task atomically: `{"generated_at", "tasks": […]}`, the bytes
  * `JSON.stringify` makes of it, each task's part taken from `cache` when its revision is unchanged.
+ * The tasks are read at once (the export is of one moment); the bytes are encoded and written a
+ * chunk at a time, so ten thousand tasks never hold the event loop for the whole file.
  */
 export async function writeBacklogExport(
   paths: WorkspacePaths,
@@ -179,6 +196,19 @@ export async function writeBacklogExport(
     }
     parts.push(entry.json);
   }
-  const body = `{"generated_at":${JSON.stringify(now)},"tasks":[${parts.join(",")}]}`;
-  await writeFileAtomic(backlogExportPath(paths), body + "\n");
+  await writeFileAtomicChunks(backlogExportPath(paths), exportChunks(now, parts));
+}
+
+/** The export's bytes, about {@link EXPORT_CHUNK} at a time. */
+function* exportChunks(now: string, parts: string[]): Generator<Uint8Array> {
+  const encoder = new TextEncoder();
+  let text = `{"generated_at":${JSON.stringify(now)},"tasks":[`;
+  for (let i = 0; i < parts.length; i++) {
+    text += i === 0 ? parts[i] : "," + parts[i];
+    if (text.length >= EXPORT_CHUNK) {
+      yield encoder.encode(text);
+      text = "";
+    }
+  }
+  yield encoder.encode(text + "]}\n");
 }

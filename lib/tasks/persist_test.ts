@@ -31,3 +31,21 @@ Deno.test("writeBacklogExport() with its cache writes the bytes JSON.stringify m
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("writeBacklogExport() of more tasks than one written chunk holds writes exactly the bytes JSON.stringify makes, and leaves no temporary file", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const paths = workspacePaths(root);
+    // ~500 bytes a task: 2 000 tasks are near a megabyte, written 128 KiB at a time.
+    const tasks = Array.from({ length: 2000 }, (_, i) => task(`t-${i}`, i));
+    const now = "2026-11-28T10:00:03.000Z";
+    await writeBacklogExport(paths, tasks, { now });
+    const text = await Deno.readTextFile(backlogExportPath(paths));
+    assert.ok(text.length > 512 * 1024, `${text.length} bytes`);
+    assert.equal(text, JSON.stringify({ generated_at: now, tasks }) + "\n");
+    const left = await Array.fromAsync(Deno.readDir(paths.runtime), (e) => e.name);
+    assert.deepEqual(left, ["task-backlog.json"]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

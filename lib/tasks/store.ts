@@ -25,6 +25,7 @@ import {
   writeBacklogExport,
 } from "./persist.ts";
 import { ReadyQueue } from "./ready_queue.ts";
+import { SpecFiles } from "./spec_files.ts";
 import { claimStoreOwnership, releaseStoreOwnership } from "./owner.ts";
 import { isFinished, newTask, type ReportedEvidence, type Task, type TaskInput } from "./task.ts";
 
@@ -100,6 +101,8 @@ export class TaskStore {
   #seq = 0;
   #exportDirty = false;
   readonly #exportCache: ExportCache = new Map();
+  /** Superseded spec files, kept to be written again (./spec_files.ts). */
+  readonly #files = new SpecFiles();
   #exporting: Promise<void> | undefined;
 
   private constructor(paths: WorkspacePaths, options: TaskStoreOptions) {
@@ -246,6 +249,7 @@ export class TaskStore {
     for (const task of created) {
       this.#index(task);
       this.#onDisk.set(task.id, "open"); // new: no copy elsewhere to remove
+      this.#encodeForExport(task);
     }
     this.#exportDirty = true;
     for (const task of created) emitTaskChange(this.#change(task, null));
@@ -583,6 +587,7 @@ export class TaskStore {
   async close(): Promise<void> {
     await Promise.all([...this.#pending.values()]);
     await this.flushExport();
+    await this.#files.close();
     await releaseStoreOwnership(this.#paths);
   }
 
@@ -625,6 +630,7 @@ export class TaskStore {
         status: draft.status,
         yaml: taskYaml(draft),
         previous: this.#onDisk.get(draft.id),
+        files: this.#files,
       });
       this.#onDisk.set(draft.id, bucket);
       dependents = this.#commit(task, draft, options.emit ?? true);
@@ -652,6 +658,7 @@ export class TaskStore {
     }
     Object.assign(task, draft);
     this.#exportDirty = true;
+    this.#encodeForExport(task);
     if (ACTIVE.has(task.status)) this.#active.add(task.id);
     else this.#active.delete(task.id);
     if (task.status === "OPEN" && from !== "OPEN") this.#enqueue(task);
@@ -714,6 +721,7 @@ export class TaskStore {
           status: t.status,
           yaml: taskYaml(t),
           previous: "open",
+          files: this.#files,
         })
       ),
     );
@@ -727,6 +735,15 @@ export class TaskStore {
       ),
     );
     throw (failed as PromiseRejectedResult).reason;
+  }
+
+  /**
+   * Encode a task for the export now, a few microseconds per change, rather than thousands at
+   * once at the next export: a burst of claims would otherwise hold the event loop for
+   * milliseconds each second.
+   */
+  #encodeForExport(task: Task): void {
+    this.#exportCache.set(task.id, { revision: task.revision, json: JSON.stringify(task) });
   }
 
   #index(task: Task): void {

@@ -189,3 +189,74 @@ Deno.test("TaskStore.cancel() without a reason drops the last failure's words: t
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("TaskStore: a server killed with superseded spec files kept for reuse loses nothing: the next start removes them and loads every task as it was, one copy each", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const paths = workspacePaths(root);
+    const store = new URL("./store.ts", import.meta.url).href;
+    // Claims retire open/ files into claimed/, completions retire claimed/ files into closed/.
+    const script = `
+      import { TaskStore } from ${JSON.stringify(store)};
+      import { workspacePaths } from ${
+      JSON.stringify(new URL("../workspace.ts", import.meta.url).href)
+    };
+      const s = await TaskStore.open(workspacePaths(${JSON.stringify(root)}), { warn: () => {} });
+      const input = (i) => ({ id: "t" + i, title: "T" + i, role: "qa", priority: 1, scope: "medium",
+        complexity: "medium", depends_on: [], owned_files: [], completion_signals: [], batch_eligible: false });
+      await s.create(Array.from({ length: 20 }, (_, i) => input(i)));
+      for (let i = 0; i < 10; i++) await s.claim("t" + i, "s" + i);
+      for (let i = 0; i < 5; i++) await s.complete("t" + i, { session_id: "s" + i }, () => undefined);
+      console.log("ready");
+      setInterval(() => {}, 60_000); // alive until killed
+    `;
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--ext=js", script],
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let out = "";
+    while (!out.includes("ready")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the child ended before it was ready: ${out}`);
+      out += value;
+    }
+    child.kill("SIGKILL");
+    await child.status;
+    await reader.cancel();
+
+    const temps = async () => {
+      const found: string[] = [];
+      for (const bucket of ["open", "claimed", "closed"]) {
+        for await (const e of Deno.readDir(`${paths.backlog}/${bucket}`)) {
+          if (e.name.includes(".tmp-")) found.push(`${bucket}/${e.name}`);
+        }
+      }
+      return found;
+    };
+    assert.ok((await temps()).length > 0, "the killed server kept superseded files for reuse");
+    const { repairStateOnStart } = await import("../state/startup_repair.ts");
+    const repaired = await repairStateOnStart(paths);
+    assert.match(repaired.join("\n"), /removed \d+ temporary file\(s\) of interrupted writes/);
+    assert.deepEqual(await temps(), []);
+
+    const warnings: string[] = [];
+    const again = await TaskStore.open(paths, { warn: (l) => warnings.push(l) });
+    assert.deepEqual(warnings, []);
+    const status = (i: number) => again.get(`t${i}`)?.status;
+    for (let i = 0; i < 20; i++) {
+      assert.equal(status(i), i < 5 ? "DONE" : i < 10 ? "CLAIMED" : "OPEN", `t${i}`);
+      const copies = [];
+      for (const bucket of ["open", "claimed", "closed"]) {
+        if (await Deno.stat(`${paths.backlog}/${bucket}/t${i}.yaml`).catch(() => null)) {
+          copies.push(bucket);
+        }
+      }
+      assert.equal(copies.length, 1, `t${i}: one copy, found in ${copies}`);
+    }
+    await again.close();
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -17,7 +17,7 @@ const TEMP_MARK = ".tmp-";
 const TEMP_NAME = /\.tmp-(\d+)-[A-Za-z0-9]+$/;
 
 /** The temporary file name for `path` written by this process. */
-function tempPathFor(path: string): string {
+export function tempPathFor(path: string): string {
   return `${path}${TEMP_MARK}${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
@@ -31,26 +31,77 @@ export function tempWriterPid(name: string): number | undefined {
  * Write `bytes` to `path` atomically and durably. The directory is created first, so the first
  * write of a fresh workspace works. A full disk throws `StorageFullError` (nothing changed).
  */
-export async function writeFileAtomic(
+export function writeFileAtomic(
   path: string,
   bytes: Uint8Array | string,
   mode?: number,
 ): Promise<void> {
-  const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
   const tmp = tempPathFor(path);
+  return place(path, bytes, { tmp, open: () => openNew(tmp, mode), recycled: false });
+}
+
+/**
+ * {@link writeFileAtomic} through `temp`, an existing temporary file of this process in the
+ * directory of `path` (a recycled one, ../tasks/spec_files.ts): its bytes are overwritten and
+ * cut to the new length, so no inode is allocated and no block freed. Whatever `temp` held
+ * must no longer be reachable under any other name (its rename durable). It is gone afterwards,
+ * whether the write succeeded (renamed over `path`) or not (removed).
+ */
+export function writeFileAtomicThrough(
+  path: string,
+  bytes: Uint8Array | string,
+  temp: string,
+): Promise<void> {
+  const open = () => Deno.openSync(temp, { write: true });
+  return place(path, bytes, { tmp: temp, open, recycled: true });
+}
+
+/** Where {@link place} writes first, and how that file is opened. */
+interface Placement {
+  tmp: string;
+  open: () => Deno.FsFile;
+  /** An existing file: what it held beyond the new bytes is cut off. */
+  recycled: boolean;
+}
+
+/**
+ * {@link writeFileAtomic} of the concatenation of `chunks`, each written as it is made: the event
+ * loop is free between chunks, so a large file (the backlog export) is never encoded in one piece.
+ */
+export function writeFileAtomicChunks(path: string, chunks: Iterable<Uint8Array>): Promise<void> {
+  const tmp = tempPathFor(path);
+  return place(path, chunks, { tmp, open: () => openNew(tmp, undefined), recycled: false });
+}
+
+async function place(
+  path: string,
+  bytes: Uint8Array | string | Iterable<Uint8Array>,
+  { tmp, open, recycled }: Placement,
+): Promise<void> {
+  const body = typeof bytes === "string"
+    ? [new TextEncoder().encode(bytes)]
+    : bytes instanceof Uint8Array
+    ? [bytes]
+    : bytes;
   let placed = false;
   try {
     // Opening, writing a few kilobytes to the page cache and renaming take microseconds: done
     // in place, they spare a hand-off to the blocking thread pool each (which cost more CPU than
     // the calls themselves under a burst of task changes). Large writes and the sync wait off
     // the event loop.
-    const file = openNew(tmp, mode);
+    const file = open();
     try {
-      let written = 0;
-      while (written < data.length) {
-        const rest = data.subarray(written);
-        written += rest.length <= IN_PLACE_WRITE ? file.writeSync(rest) : await file.write(rest);
+      let length = 0;
+      for (const data of body) {
+        let written = 0;
+        while (written < data.length) {
+          const rest = data.subarray(written);
+          written += rest.length <= IN_PLACE_WRITE ? file.writeSync(rest) : await file.write(rest);
+        }
+        length += written;
       }
+      // A recycled file may have held more: cut it (a new file is this long already).
+      if (recycled) file.truncateSync(length);
       await file.syncData();
     } finally {
       file.close();
@@ -119,7 +170,7 @@ const directorySyncs = new Map<string, { running: Promise<void>; next?: Promise<
  * sync that starts after the rename covers it, so a writer joins the next sync to start rather
  * than queueing one of its own (a burst of task changes costs a few directory syncs, not one each).
  */
-function syncDirectoryShared(dir: string): Promise<void> {
+export function syncDirectoryShared(dir: string): Promise<void> {
   const state = directorySyncs.get(dir);
   if (!state) {
     const running = syncDirectory(dir).finally(() => {
