@@ -29,19 +29,41 @@ export function gitAmongWorktrees(
   args: readonly string[],
   options: AmongWorktreesOptions = {},
 ): Promise<GitResult> {
+  return serialised(`git-worktrees:${resolve(root)}`, () => gitPastFlux(root, args, options));
+}
+
+/**
+ * `git worktree list <args…>` of the repository at `root`, tried again while it meets a worktree
+ * in flux, but not queued behind this process's adds and removes: a listing changes nothing, and
+ * git lists beside a half-made worktree (sixty adds side by side and 200 listings meanwhile: no
+ * listing failed, while the adds met each other's half-made directories). A merge asks for it,
+ * and so no longer waits for every worktree queued to be made first.
+ */
+export function listWorktrees(
+  root: string,
+  args: readonly string[],
+  options: Omit<GitOptions, "cwd"> = {},
+): Promise<GitResult> {
+  return gitPastFlux(root, ["worktree", "list", ...args], { ...options, cwd: root });
+}
+
+/** Run `git <args…>`, tried again while it meets a worktree in flux. */
+async function gitPastFlux(
+  root: string,
+  args: readonly string[],
+  options: AmongWorktreesOptions,
+): Promise<GitResult> {
   const cwd = options.cwd ?? root;
-  return serialised(`git-worktrees:${resolve(root)}`, async () => {
-    for (let attempt = 1;; attempt++) {
-      const result = await git(args, { ...options, cwd, allowFailure: true });
-      if (result.code === 0) return result;
-      if (attempt < TRIES && IN_FLUX.test(result.stderr)) {
-        await new Promise((r) => setTimeout(r, 25 * attempt));
-        continue;
-      }
-      if (options.allowFailure) return result;
-      throw new GitError(args, cwd, result.code, result.stderr);
+  for (let attempt = 1;; attempt++) {
+    const result = await git(args, { ...options, cwd, allowFailure: true });
+    if (result.code === 0) return result;
+    if (attempt < TRIES && IN_FLUX.test(result.stderr)) {
+      await new Promise((r) => setTimeout(r, 25 * attempt));
+      continue;
     }
-  });
+    if (options.allowFailure) return result;
+    throw new GitError(args, cwd, result.code, result.stderr);
+  }
 }
 
 /** `git worktree <args…>` in the repository at `root` (see {@link gitAmongWorktrees}). */
