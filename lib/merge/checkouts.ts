@@ -1,6 +1,6 @@
 /** Which worktrees of a repository have a branch checked out, and at which commit. */
 import { splitZ } from "../git/git.ts";
-import { gitWorktree } from "../git/worktree_admin.ts";
+import { listWorktrees } from "../git/worktree_admin.ts";
 
 /** A checkout of a branch: its directory and the commit its HEAD was at. */
 export interface Checkout {
@@ -14,7 +14,7 @@ export async function checkoutsOf(
   branch: string,
   signal?: AbortSignal,
 ): Promise<Checkout[]> {
-  const out = await gitWorktree(root, ["list", "--porcelain", "-z"], { signal });
+  const out = await listWorktrees(root, ["--porcelain", "-z"], { signal });
   const found: Checkout[] = [];
   let dir = "";
   let head = "";

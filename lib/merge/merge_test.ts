@@ -276,6 +276,25 @@ Deno.test("a train lands the work beside a branch whose diff is empty and says u
   );
 });
 
+Deno.test("a train tells each member's empty diff apart, even beside a base that no longer resolves", async () => {
+  await using repo = await tempRepo();
+  const base = await repo.git(["rev-parse", "main"]);
+  await createWorktree(repo.root, "s1", base); // changed nothing
+  await agentWork(repo, "s2", { "two.txt": "2\n" });
+  await createWorktree(repo.root, "s3", base); // changed nothing
+  const outs = await mergeAgentBranches(repo.root, {
+    target: "main",
+    members: [
+      { agent: "agent/s1", base, taskId: "t1" },
+      // A base the repository does not have: its work is merged, not taken as unchanged.
+      { agent: "agent/s2", base: "0".repeat(40), taskId: "t2" },
+      { agent: "agent/s3", base, taskId: "t3" },
+    ],
+  });
+  assert.deepEqual(outs.map((o) => o.status), ["unchanged", "merged", "unchanged"]);
+  assert.equal(await repo.read("two.txt"), "2\n");
+});
+
 Deno.test("concurrent mergeAgentBranch() calls are serialised and both land", async () => {
   await using repo = await tempRepo();
   await agentWork(repo, "s1", { "one.txt": "1\n" });

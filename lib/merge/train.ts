@@ -112,12 +112,17 @@ export async function landTrain(root: string, options: TrainOptions): Promise<Me
   // one makes the advance wait: merge_in.ts).
   await settleInterruptedMerge(root, { signal });
   const tips = await resolveTips(root, target, members.map((m) => m.agent), { signal });
+  const unchanged = await sameTrees(
+    root,
+    members.map((m, i) => m.base ? [tips.agents[i], m.base] as const : undefined),
+    signal,
+  );
   const chain: Candidate[] = [];
   let parent = tips.target;
   for (const [index, member] of members.entries()) {
     // Its work changes nothing (an empty diff from its base): its gates run on the tree as it
     // is, and there is nothing to land — no merge commit to make, nor one to name as its own.
-    if (member.base && await sameTree(root, tips.agents[index], member.base, signal)) {
+    if (unchanged[index]) {
       chain.push({ index, parent, commit: parent.commit, tree: parent.tree, unchanged: true });
       continue;
     }
@@ -208,21 +213,36 @@ async function landCandidates(
   }
 }
 
-/** True when commits `a` and `b` have the same tree (the diff between them is empty). */
-async function sameTree(
+/**
+ * For each pair of commits, true when both have the same tree (the diff between them is empty);
+ * false for a pair that is absent or cannot be resolved. One `git rev-parse` for all of them.
+ */
+async function sameTrees(
   root: string,
-  a: string,
-  b: string,
+  pairs: readonly (readonly [a: string, b: string] | undefined)[],
   signal: AbortSignal | undefined,
-): Promise<boolean> {
-  const out = await git(["rev-parse", "--end-of-options", `${a}^{tree}`, `${b}^{tree}`], {
+): Promise<boolean[]> {
+  const asked = pairs.flatMap((p) => p ? [`${p[0]}^{tree}`, `${p[1]}^{tree}`] : []);
+  if (asked.length === 0) return pairs.map(() => false);
+  const out = await git(["rev-parse", "--end-of-options", ...asked], {
     cwd: root,
     signal,
     allowFailure: true,
   });
   // Some versions of git echo `--end-of-options` (merge_tree.ts resolveTips).
-  const [ta, tb] = out.stdout.split("\n").filter((l) => l !== "--end-of-options");
-  return out.code === 0 && ta !== "" && ta === tb;
+  const trees = out.stdout.split("\n").filter((l) => l !== "--end-of-options");
+  if (out.code !== 0) {
+    if (pairs.length === 1) return [false];
+    // One of them does not resolve: each pair is asked alone, so the others keep their answer.
+    return Promise.all(pairs.map((p) => p ? sameTrees(root, [p], signal).then(([x]) => x) : false));
+  }
+  let at = 0;
+  return pairs.map((p) => {
+    if (!p) return false;
+    const [ta, tb] = [trees[at], trees[at + 1]];
+    at += 2;
+    return ta !== "" && ta !== undefined && ta === tb;
+  });
 }
 
 /** The reflog message of an advance over `merging` (the members that change something). */
