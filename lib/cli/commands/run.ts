@@ -4,7 +4,8 @@ import { resolve } from "node:path";
 import { CliError, colour, type Command } from "../command.ts";
 import { verificationLine } from "../../status/format.ts";
 import { readRunState, stoppedOutcome } from "../../runs/run_state.ts";
-import { workspacePaths } from "../../workspace.ts";
+import { journalPath, workspacePaths } from "../../workspace.ts";
+import { unchangedTasks } from "../../runs/unchanged_tasks.ts";
 import { printable, printableItem } from "../../util/printable.ts";
 
 export const runCommand: Command = {
@@ -92,10 +93,17 @@ Environment:
       if (result.upToDate) return 0;
       // The final status line, printed once, then what is left and the way out.
       if (result.status === "completed") {
+        // A task whose work changed nothing closed without landing: the line says so.
+        const unchanged = await unchangedTasks(journalPath(workspacePaths(ctx.root), result.runId));
+        const closed = unchanged.length === 0
+          ? "every task landed"
+          : `every task closed (${unchanged.length} with no changes to land: ${
+            unchanged.slice(0, 5).join(", ")
+          }${unchanged.length > 5 ? ", …" : ""})`;
         ctx.stdout(colour.green(
           result.problems.length === 0
-            ? `run ${result.runId} completed: every task landed`
-            : `run ${result.runId} completed; every task landed except:`,
+            ? `run ${result.runId} completed: ${closed}`
+            : `run ${result.runId} completed; ${closed} except:`,
         ));
         for (const p of result.problems) printableItem(p, "  ").forEach((l) => ctx.stdout(l));
         return 0;
