@@ -53,6 +53,13 @@ try {
         `(${(first.body.length / 1e6).toFixed(1)} MB, verified ${receipt.journal_verified}); ` +
         `server RSS ${mb(idleRss)} before, ${mb(await rssBytes(server.pid))} after`,
     );
+    // What the server holds once it is idle again: after its answer it fingerprints the journal
+    // and hands back the heap the fold grew (docs/board.md).
+    const idleAfter = await untilIdle(server.pid);
+    console.log(
+      `server RSS once idle after the first answer (${ms(idleAfter)} later): ` +
+        mb(await rssBytes(server.pid)),
+    );
     const repeats: number[] = [];
     for (let i = 0; i < 10; i++) repeats.push((await timedGet(big)).ms);
     console.log(`repeat GET: median ${ms(median(repeats))}, worst ${ms(Math.max(...repeats))}`);
@@ -114,6 +121,27 @@ async function timedGet(url: string, headers: Record<string, string> = {}) {
   const res = await fetch(url, { headers });
   const body = new Uint8Array(await res.arrayBuffer());
   return { ms: performance.now() - t, status: res.status, body, etag: res.headers.get("etag") };
+}
+
+/** CPU ticks (user + system) `pid` has used. */
+async function cpuTicks(pid: number): Promise<number> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Milliseconds until `pid` used no CPU for 500 ms running (at most 10 s). */
+async function untilIdle(pid: number): Promise<number> {
+  const t0 = performance.now();
+  let last = await cpuTicks(pid);
+  let quietSince = performance.now();
+  while (performance.now() - t0 < 10_000) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = await cpuTicks(pid);
+    if (now !== last) [last, quietSince] = [now, performance.now()];
+    else if (performance.now() - quietSince >= 500) return quietSince - t0;
+  }
+  return performance.now() - t0;
 }
 
 async function rssBytes(pid: number): Promise<number> {

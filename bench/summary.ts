@@ -91,12 +91,14 @@ const BENCHES: Bench[] = [
         "max",
         120,
       ),
+      fig("rss_settled_mb", "  the same, once the server is idle again", "MB", "max", 120),
       fig("first_projection_ms", "first projection, 100 k rows / 40 MB", "ms", "max", 200),
       fig("cpython_ratio", "  vs a CPython verify+fold", "×", "min", 5),
       fig("runs_list_ms", "runs list, 201 runs, median", "ms", "max", 10),
     ],
     read: (out) => ({
       rss_after_projection_mb: num(/first GET .*? server RSS \d+ MB before, (\d+) MB after/, out),
+      rss_settled_mb: num(/server RSS once idle after the first answer \(.*?\): (\d+) MB/, out),
       first_projection_ms: num(
         /first GET \/review-board\/runs\/big \(fresh server\): (\d+) ms/,
         out,
