@@ -197,6 +197,9 @@ interface Memo {
 }
 const memo = new Map<string, Memo>();
 
+/** How long after a large first read fingerprinted in line its heap is handed back. */
+const RELEASE_AFTER_MS = 100;
+
 /** Work first reads left for after their answers (fingerprints, the heap's release). */
 const afterAnswers = new Set<Promise<void>>();
 
@@ -249,6 +252,13 @@ async function memoised(runId: string, journalPath: string): Promise<Memo> {
   // Then the young generation the fold grew goes back to the system (lib/util/heap_release.ts).
   if (digestLater && settled) {
     const work: Promise<void> = takeDigestLater(journalPath, view, settled)
+      .then(() => void releaseHeap())
+      .finally(() => afterAnswers.delete(work));
+    afterAnswers.add(work);
+  } else if (!cached && identity !== undefined && identity.size >= LATER_DIGEST_MIN_BYTES) {
+    // Fingerprinted as it was read (it had changed within the last second): the heap is handed
+    // back all the same, once the answer has had time to leave.
+    const work: Promise<void> = new Promise<void>((r) => setTimeout(r, RELEASE_AFTER_MS))
       .then(() => void releaseHeap())
       .finally(() => afterAnswers.delete(work));
     afterAnswers.add(work);
