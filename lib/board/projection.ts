@@ -203,6 +203,14 @@ const RELEASE_AFTER_MS = 100;
 /** Work first reads left for after their answers (fingerprints, the heap's release). */
 const afterAnswers = new Set<Promise<void>>();
 
+/** Once `first` is done, hand back the heap a large first read grew; tracked until then. */
+function afterAnswer(first: Promise<unknown>): void {
+  const work: Promise<void> = first
+    .then(() => void releaseHeap())
+    .finally(() => afterAnswers.delete(work));
+  afterAnswers.add(work);
+}
+
 /** Resolves once the work first reads left for after their answers is done (tests wait on it). */
 export async function afterAnswersDone(): Promise<void> {
   while (afterAnswers.size > 0) await Promise.all([...afterAnswers]);
@@ -250,18 +258,11 @@ async function memoised(runId: string, journalPath: string): Promise<Memo> {
     ? identity
     : undefined;
   // Then the young generation the fold grew goes back to the system (lib/util/heap_release.ts).
-  if (digestLater && settled) {
-    const work: Promise<void> = takeDigestLater(journalPath, view, settled)
-      .then(() => void releaseHeap())
-      .finally(() => afterAnswers.delete(work));
-    afterAnswers.add(work);
-  } else if (!cached && identity !== undefined && identity.size >= LATER_DIGEST_MIN_BYTES) {
+  if (digestLater && settled) afterAnswer(takeDigestLater(journalPath, view, settled));
+  else if (!cached && identity !== undefined && identity.size >= LATER_DIGEST_MIN_BYTES) {
     // Fingerprinted as it was read (it had changed within the last second): the heap is handed
     // back all the same, once the answer has had time to leave.
-    const work: Promise<void> = new Promise<void>((r) => setTimeout(r, RELEASE_AFTER_MS))
-      .then(() => void releaseHeap())
-      .finally(() => afterAnswers.delete(work));
-    afterAnswers.add(work);
+    afterAnswer(new Promise<void>((r) => setTimeout(r, RELEASE_AFTER_MS)));
   }
   const entry: Memo = cached && cached.version === snapshot.version && cached.runId === runId
     ? cached

@@ -11,10 +11,11 @@
  */
 import { dirname } from "node:path";
 import { storageFailure } from "../errors.ts";
+import { tempPathFor } from "./atomic_write.ts";
 
 /** Replace `path` with `text`; its directory is made on first use. */
 export function replaceFile(path: string, text: string): void {
-  const tmp = `${path}.tmp-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
+  const tmp = tempPathFor(path);
   const data = new TextEncoder().encode(text);
   try {
     try {
