@@ -135,6 +135,15 @@ const BENCHES: Bench[] = [
     }),
   },
   {
+    name: "alone",
+    args: ["bench/orchestrator_bench.ts", "--only", "alone"],
+    timeoutS: 60,
+    figures: [fig("task_latency_alone_ms", "  one task at a time (no queue)", "ms", "max")],
+    read: (out) => ({
+      task_latency_alone_ms: num(/per-task orchestration latency .*?: median ([\d.]+) ms/, out),
+    }),
+  },
+  {
     name: "containers",
     args: ["bench/orchestrator_bench.ts", "--only", "containers"],
     timeoutS: 120,
