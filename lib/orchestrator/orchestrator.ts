@@ -71,6 +71,12 @@ export interface OrchestratorOptions extends Omit<OrchestratorSettings, "rateLim
   runId: string;
   journalPath: string;
   store: TaskStore;
+  /**
+   * The store's claim mark (`TaskStore.claimMark`) from before this run's process could hand
+   * out any task: recovery takes only tasks claimed before it as left by an earlier process; a
+   * task claimed since is a live claimant's (the heartbeat monitor watches it).
+   */
+  claimsBefore?: number;
   /** Ids of this run's tasks. */
   taskIds: string[];
   /** The plan file the run was started with (a protected path, DESIGN.md §18). */
@@ -697,6 +703,8 @@ export class Orchestrator {
       const task = this.#o.store.get(id);
       if (!task || adopted.has(id)) continue;
       if (!["CLAIMED", "IN_PROGRESS", "ORPHANED", "DONE"].includes(task.status)) continue;
+      const mark = this.#o.claimsBefore;
+      if (mark !== undefined && this.#o.store.claimedSince(id, mark)) continue; // a live claim
       const remote = this.#remoteRecovery(task);
       if (remote) {
         events.push(remote);

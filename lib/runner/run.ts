@@ -128,6 +128,9 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   options.signal?.addEventListener("abort", stopOnSignal, { once: true });
   try {
     const store = await taskStoreFor(server.ctx);
+    // Claims made from here on (a worker's, through the task API) are live, whatever recovery
+    // finds of the run when its loop starts.
+    const claimsBefore = store.claimMark();
     // A landing a kill or a full disk cut short is put right (and said) before anything is decided.
     for (const line of await repairAfterCrash(paths, store)) out(line);
     const { start, newPlan } = await decideStart(prep, store, options.force);
@@ -164,7 +167,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       `review board${options.server ? "" : " (live while the run lasts)"}: ${server.url}` +
         `/dashboard/review-board?run=${run.runId}`,
     );
-    const driven = await driveRun(prep, run, {
+    const driven = await driveRun(prep, { ...run, claimsBefore }, {
       store,
       server,
       options,

@@ -29,6 +29,11 @@ export interface StartedRun {
   planFile: string;
   planSha?: string;
   continuous: boolean;
+  /**
+   * The task store's claim mark when this process opened it: tasks claimed since are a live
+   * claimant's, not left by an earlier process (see `OrchestratorOptions.claimsBefore`).
+   */
+  claimsBefore?: number;
 }
 
 /** What {@link drive} needs besides the run. */
@@ -109,6 +114,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     store,
     taskIds: run.taskIds,
     planFile: run.planFile,
+    ...(run.claimsBefore === undefined ? {} : { claimsBefore: run.claimsBefore }),
     adapter: o.adapter,
     launch: o.launch,
     isolation: o.isolation,

@@ -103,6 +103,9 @@ export class TaskStore {
   readonly #exportCache: ExportCache = new Map();
   /** Superseded spec files, kept to be written again (./spec_files.ts). */
   readonly #files = new SpecFiles();
+  /** Claims made through this store, counted, and each task's latest (see {@link claimMark}). */
+  #claims = 0;
+  readonly #claimOrder = new Map<string, number>();
   #exporting: Promise<void> | undefined;
 
   private constructor(paths: WorkspacePaths, options: TaskStoreOptions) {
@@ -256,6 +259,19 @@ export class TaskStore {
     // A dependency may have moved while the specs were written.
     await Promise.all(created.map((task) => this.#settleDependent(task)));
     return created;
+  }
+
+  /**
+   * A mark of the claims made so far: a task {@link claimedSince} it was claimed afterwards —
+   * by a live claimant, not left claimed by an earlier process (whose claims were loaded).
+   */
+  claimMark(): number {
+    return this.#claims;
+  }
+
+  /** True when `id`'s latest claim was made after `mark` was taken. */
+  claimedSince(id: string, mark: number): boolean {
+    return (this.#claimOrder.get(id) ?? 0) > mark;
   }
 
   /** Claim `id` for `sessionId` (409 unless OPEN), on `worker` when a remote worker runs it. */
@@ -594,6 +610,7 @@ export class TaskStore {
   #claim(task: Task, sessionId?: string, worker?: string): Promise<boolean> {
     return this.#update(task, (t) =>
       this.#transit(t, "claim", () => {
+        this.#claimOrder.set(t.id, ++this.#claims);
         t.session_id = sessionId ?? `http-${crypto.randomUUID().slice(0, 8)}`;
         t.attempts++;
         t.heartbeat_at = this.#nowIso();

@@ -260,3 +260,39 @@ Deno.test("TaskStore: a server killed with superseded spec files kept for reuse 
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("TaskStore.claimedSince(): a claim an earlier process left is not since the mark; a claim made after it is, and so is a claim again", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const paths = workspacePaths(root);
+    const input = (id: string) => ({
+      id,
+      title: id,
+      role: "qa",
+      priority: 2,
+      scope: "medium" as const,
+      complexity: "medium" as const,
+      depends_on: [],
+      owned_files: [],
+      completion_signals: [],
+      batch_eligible: false,
+    });
+    const earlier = await TaskStore.open(paths, { warn: () => {} });
+    await earlier.create([input("left"), input("fresh")]);
+    await earlier.claim("left", "s-earlier");
+    await earlier.close();
+
+    const store = await TaskStore.open(paths, { warn: () => {} });
+    const mark = store.claimMark();
+    assert.equal(store.get("left")?.status, "CLAIMED");
+    assert.equal(store.claimedSince("left", mark), false, "left claimed by the earlier process");
+    assert.equal(store.claimedSince("fresh", mark), false, "not claimed at all");
+    await store.claim("fresh", "outsider-1");
+    assert.equal(store.claimedSince("fresh", mark), true, "a live claimant's");
+    const later = store.claimMark();
+    assert.equal(store.claimedSince("fresh", later), false, "not since a mark taken after it");
+    await store.close();
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
