@@ -9,6 +9,7 @@ import {
   excludesFileCounts,
   writeWorktreeIgnores,
 } from "./ignores.ts";
+import { historyListingCounts } from "./keep_out.ts";
 import { commitPartialWork, createWorktree } from "./worktrees.ts";
 
 /** Files an agent's tools leave behind, and whether `git add -A` may stage each. */
@@ -153,6 +154,46 @@ Deno.test("commitPartialWork() with a base rewrites the agent's own commits that
     /rewrote the agent's 3 commit\(s\)/,
   );
   assert.equal(await repo.git(["rev-parse", "HEAD"], wt.path), work.tip, "the branch is at it");
+});
+
+Deno.test("commitPartialWork() lists no history when the agent made no commit of its own (HEAD is still the base), and does when it did", async () => {
+  await using repo = await tempRepo({ "README.md": "hi\n" });
+  const base = await repo.git(["rev-parse", "main"]);
+  const wt = await createWorktree(repo.root, "s1", base);
+  await writeWorktreeIgnores(wt.path, [exactIgnoreLine(".env")]);
+  await repo.write("app.py", "print(1)\n", wt.path);
+  const logs = historyListingCounts.logs;
+  const work = await commitPartialWork(wt.path, "work", { base });
+  assert.equal(historyListingCounts.logs, logs);
+  assert.equal(work.committed, true);
+  // Its own commit now sits on the base: the next look lists it.
+  await repo.write("more.py", "print(2)\n", wt.path);
+  await commitPartialWork(wt.path, "more", { base });
+  assert.equal(historyListingCounts.logs, logs + 1);
+});
+
+Deno.test("commitPartialWork() is not fooled by a HEAD on a ref of the worktree's own with a decoy of the base in the common directory: nothing reachable from the tip holds the forced-in file", async () => {
+  await using repo = await tempRepo({ "README.md": "hi\n" });
+  const base = await repo.git(["rev-parse", "main"]);
+  const wt = await createWorktree(repo.root, "s1", base);
+  await writeWorktreeIgnores(wt.path, [exactIgnoreLine(".env")]);
+  // The agent moves HEAD to refs/worktree/x (kept in the worktree's own git directory) and
+  // commits a secret there; the common directory's refs/worktree/x names the base.
+  await repo.git(["update-ref", "refs/worktree/x", base], wt.path);
+  await repo.git(["symbolic-ref", "HEAD", "refs/worktree/x"], wt.path);
+  await repo.write(".env", "SECRET=1\n", wt.path);
+  await repo.git(["add", "-f", ".env"], wt.path);
+  await repo.git(["commit", "-q", "-m", "secret"], wt.path);
+  const secret = await repo.git(["rev-parse", "HEAD"], wt.path);
+  const decoy = join(repo.root, ".git", "refs", "worktree", "x");
+  await Deno.mkdir(join(decoy, ".."), { recursive: true });
+  await Deno.writeTextFile(decoy, `${base}\n`);
+  await repo.write("app.py", "print(1)\n", wt.path);
+  const work = await commitPartialWork(wt.path, "work", { base });
+  assert.equal(await repo.git(["rev-parse", "HEAD"], wt.path), work.tip);
+  const reachable = await repo.git(["rev-list", work.tip], wt.path);
+  assert.ok(!reachable.split("\n").includes(secret));
+  assert.deepEqual(await commitsHolding(repo, base, work.tip, ".env", wt.path), []);
 });
 
 Deno.test("a linked directory is never staged, though git sees the link as a file (node_modules/ in .gitignore does not match it)", async () => {

@@ -34,6 +34,9 @@ async function excludeFile(tree: AgentTree): Promise<string | undefined> {
   return await Deno.lstat(file).then((s) => (s.isFile ? file : undefined), () => undefined);
 }
 
+/** How many times the agent's own commits were listed (`git log`), for tests and benchmarks. */
+export const historyListingCounts = { logs: 0 };
+
 /** How many `ls-files -i` processes listed ignored files (for tests and benchmarks). */
 export const ignoredListingCounts = { processes: 0 };
 
@@ -118,6 +121,7 @@ export async function dirtyHistory(
   base: string,
   o: KeepOutOptions = {},
 ): Promise<string[]> {
+  historyListingCounts.logs++;
   const touched = new Set(splitZ(
     (await tree.git(
       [
