@@ -14,6 +14,13 @@
  * `include` (an included file is not among those looked at), when git names a source other than
  * those files, or when the system configuration's path is unknown. Every later call looks at the
  * files again, in place (microseconds), and asks git whenever anything differs.
+ *
+ * An agent's tree has configuration files of its own (`config.worktree` in its git directory,
+ * which the service writes for each new worktree). A file that holds neither a word of the
+ * question's {@link ConfigQuestion.mentions} nor `include` can set nothing the answer holds and
+ * makes git read no other file, so an answer kept for one tree of a repository whose own files
+ * were all such files (or missing) also answers another tree of it whose own files are too, while
+ * the files they share stand: a new worktree's first step asks no `git config`.
  */
 import { join, resolve } from "node:path";
 import { git, GitError, splitZ } from "./git.ts";
@@ -75,6 +82,8 @@ interface Kept {
 }
 
 const kept = new Map<string, Kept>();
+/** Answers that hold for every tree of a repository whose own files are inert (see above). */
+const shared = new Map<string, Kept>();
 
 /**
  * Git's answer to `question` in `cwd` with `options.env` (exit code 1, nothing set, is an empty
@@ -86,9 +95,10 @@ export async function askConfig(
   options: RememberedConfigOptions = {},
 ): Promise<ConfigAnswer> {
   const env = options.env ?? {};
-  const files = await configFiles(cwd, env);
-  const key = files && cacheKey(cwd, env, question);
-  if (files && key) {
+  const found = await configFiles(cwd, env);
+  const key = found && cacheKey(cwd, env, question);
+  if (found && key) {
+    const { all: files, own } = found;
     const start = Date.now(); // before the first look: a write after it is after `start`
     const before = files.map(look);
     const known = kept.get(key);
@@ -96,17 +106,43 @@ export async function askConfig(
       question.counts.remembered++;
       return known.answer;
     }
+    const ownInert = (seen: Seen[]) =>
+      seen.every((f) => !own.includes(f.path) || inert(f, question.mentions));
+    const notOwn = (seen: Seen[]) => seen.filter((f) => !own.includes(f.path));
+    const shareKey = own.length > 0 ? sharedKey(env, question) : undefined;
+    const common = shareKey === undefined ? undefined : shared.get(shareKey);
+    if (common && sameFiles(common.files, notOwn(before)) && ownInert(before)) {
+      question.counts.remembered++;
+      return common.answer;
+    }
     const answer = await askGit(cwd, question, options);
     const after = files.map(look);
     kept.delete(key);
     const racyMs = options.racyMs ?? RACY_MS;
     if (keepable({ before, after, answer, cwd, start, racyMs, mentions: question.mentions })) {
-      kept.set(key, { files: after, answer });
-      while (kept.size > MAX_KEPT) kept.delete(kept.keys().next().value!);
+      remember(kept, key, { files: after, answer });
+      if (shareKey !== undefined && ownInert(after)) {
+        remember(shared, shareKey, { files: notOwn(after), answer });
+      }
     }
     return answer;
   }
   return await askGit(cwd, question, options);
+}
+
+/** Keep `value` under `key`, the oldest going past {@link MAX_KEPT}. */
+function remember(map: Map<string, Kept>, key: string, value: Kept): void {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > MAX_KEPT) map.delete(map.keys().next().value!);
+}
+
+/** A file that can set nothing `mentions` names and makes git read no other: missing, or one without those words. */
+function inert(f: Seen, mentions: RegExp): boolean {
+  if (f.state === "missing") return true;
+  if (f.state === "other" || !f.bytes) return false;
+  const text = new TextDecoder().decode(f.bytes);
+  return !/include/i.test(text) && !new RegExp(mentions.source, "i").test(text);
 }
 
 /** `git config -z --show-origin <question>`: the values and where each was set. */
@@ -209,6 +245,16 @@ function cacheKey(
   }
 }
 
+/**
+ * The key of an answer shared by a repository's trees: the question, the pinned common
+ * directory and every variable that picks the files, but not the tree's own `GIT_DIR` and
+ * `GIT_WORK_TREE` (git's discovery is off, so the working directory picks nothing either).
+ */
+function sharedKey(env: Record<string, string>, question: ConfigQuestion): string | undefined {
+  const rest = Object.entries(env).filter(([k]) => k !== "GIT_DIR" && k !== "GIT_WORK_TREE");
+  return cacheKey("", Object.fromEntries(rest), question);
+}
+
 /** The git directories of a call: pinned by `env`, or a checkout's own `.git` directory. */
 function gitDirs(
   cwd: string,
@@ -236,12 +282,13 @@ function gitDirs(
  * Every file git 2.x reads configuration from in `cwd`: the system file, the global ones, the
  * repository's and the worktree's own — for an agent's tree (whose `GIT_DIR` and
  * `GIT_COMMON_DIR` are pinned) or a checkout's top directory. Undefined (nothing kept) for any
- * other call, or when the system file's path is unknown.
+ * other call, or when the system file's path is unknown. `own`: those of a tree whose git
+ * directory is not the repository's (its `config` and `config.worktree`).
  */
 async function configFiles(
   cwd: string,
   env: Record<string, string>,
-): Promise<string[] | undefined> {
+): Promise<{ all: string[]; own: string[] } | undefined> {
   let all: Record<string, string>;
   try {
     all = { ...processEnv(), ...env };
@@ -258,16 +305,18 @@ async function configFiles(
   const globals = all.GIT_CONFIG_GLOBAL
     ? [all.GIT_CONFIG_GLOBAL]
     : [join(xdg, "git", "config"), join(home, ".gitconfig")];
-  return [
-    ...new Set([
-      all.GIT_CONFIG_SYSTEM || system,
-      ...globals.map((p) => resolve(p)),
-      join(commonDir, "config"),
-      join(gitDir, "config"),
-      join(gitDir, "config.worktree"),
-      join(commonDir, "commondir"), // must stay missing (see gitDirs)
-    ]),
+  const outside = [
+    all.GIT_CONFIG_SYSTEM || system,
+    ...globals.map((p) => resolve(p)),
+    join(commonDir, "config"),
   ];
+  const inTree = [join(gitDir, "config"), join(gitDir, "config.worktree")];
+  const files = [
+    ...new Set([...outside, ...inTree, join(commonDir, "commondir")]), // commondir: see gitDirs
+  ];
+  // The tree's own: in its git directory when that is not the repository's, and nothing else.
+  const own = gitDir === commonDir ? [] : inTree.filter((p) => !outside.includes(p));
+  return { all: files, own };
 }
 
 let systemPath: Promise<string | undefined> | undefined;
