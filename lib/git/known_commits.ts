@@ -21,11 +21,11 @@ import { resolveRef } from "./ref_files.ts";
 const MAX_REPOS = 64;
 /** Commits remembered per repository at most; the oldest go. */
 const MAX_COMMITS = 4_096;
-/** Ancestors remembered per commit at most (a longer list only asks git more often). */
-const MAX_CONTAINED = 512;
+/** Known commits walked at most to find an ancestor (a longer walk only asks git). */
+const MAX_WALK = 256;
 
-/** By repository root: each known commit and the commits it is known to contain. */
-const repos = new Map<string, Map<string, ReadonlySet<string>>>();
+/** By repository root: each known commit and those of its parents that are known. */
+const repos = new Map<string, Map<string, readonly string[]>>();
 
 /**
  * For tests and benchmarks: target tips read from files and asked of git, and ancestry answered
@@ -34,7 +34,7 @@ const repos = new Map<string, Map<string, ReadonlySet<string>>>();
 export const knownCommitCounts = { fromFiles: 0, asked: 0, contained: 0 };
 
 /** The commits of `root` known so far (made when asked for). */
-function commitsOf(root: string): Map<string, ReadonlySet<string>> {
+function commitsOf(root: string): Map<string, readonly string[]> {
   let commits = repos.get(root);
   if (!commits) {
     repos.set(root, commits = new Map());
@@ -45,27 +45,32 @@ function commitsOf(root: string): Map<string, ReadonlySet<string>> {
 
 /**
  * Note that `oid` is a commit of the repository at `root` (git named it so) with `parents` (when
- * known): it contains them and whatever they are known to contain.
+ * known, as `commit-tree` was given them): it contains them and whatever they contain.
  */
 export function noteCommit(root: string, oid: string, parents: readonly string[] = []): void {
   const commits = commitsOf(root);
-  const contained = new Set<string>(commits.get(oid) ?? []);
-  for (const p of parents) {
-    if (contained.size >= MAX_CONTAINED) break;
-    contained.add(p);
-    for (const q of commits.get(p) ?? []) {
-      if (contained.size >= MAX_CONTAINED) break;
-      contained.add(q);
-    }
-  }
+  const known = commits.get(oid) ?? [];
   commits.delete(oid); // re-inserted: the newest is kept longest
-  commits.set(oid, contained);
+  commits.set(oid, parents.length > 0 ? parents : known);
   while (commits.size > MAX_COMMITS) commits.delete(commits.keys().next().value!);
 }
 
-/** Whether `commit` is known to hold `ancestor` in its history (or to be it). */
+/**
+ * Whether `commit` is known to hold `ancestor` in its history (or to be it): a walk down the
+ * parents noted, at most {@link MAX_WALK} commits. False means "not known", never "not held".
+ */
 export function knownToContain(root: string, commit: string, ancestor: string): boolean {
-  return commit === ancestor || (repos.get(root)?.get(commit)?.has(ancestor) ?? false);
+  const commits = repos.get(root);
+  const seen = new Set<string>();
+  const todo = [commit];
+  while (todo.length > 0 && seen.size < MAX_WALK) {
+    const at = todo.shift()!;
+    if (at === ancestor) return true;
+    if (seen.has(at)) continue;
+    seen.add(at);
+    todo.push(...(commits?.get(at) ?? []));
+  }
+  return false;
 }
 
 /** Variables that move the directories git reads in `root` (the service's own environment). */
