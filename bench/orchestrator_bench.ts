@@ -27,6 +27,7 @@ import { gitText } from "../lib/git/git.ts";
 import { createWorktree, worktreePath } from "../lib/worktrees/worktrees.ts";
 import { spawnAgent } from "../lib/agents/process.ts";
 import { runPlan } from "../lib/runner/run.ts";
+import { groupCommitCounts } from "../lib/journal/journal_file.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { loadTaskSpecs } from "../lib/tasks/persist.ts";
 import { journalPath, workspacePaths } from "../lib/workspace.ts";
@@ -260,7 +261,11 @@ async function runBench(alone = false): Promise<void> {
           "(not its git or agent processes)",
       );
     }
-    console.log(`    agent_exited rows: ${exited.length}, journal rows: ${rows.length}`);
+    const turns = groupCommitCounts(journalPath(workspacePaths(root), result.runId));
+    console.log(
+      `    agent_exited rows: ${exited.length}, journal rows: ${rows.length}, ` +
+        `appended by ${turns.appends} appends in ${turns.turns} writes`,
+    );
     console.log(`    ${formatGitCount(gits, taskCount, "task")}`);
     console.log("    where a task's time goes (median gap between its consecutive rows):");
     for (const [step, gaps] of phases(rows, taskCount)) {
