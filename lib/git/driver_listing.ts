@@ -2,63 +2,32 @@
  * The filter and merge drivers the configuration defines for an agent's tree, asked of git before
  * each step (lib/git/agent_tree.ts: a host-process agent of another task can add one to the
  * shared configuration at any moment) — but answered from memory while every configuration file
- * git would read is byte for byte, inode and change time what it was when git last answered. That
- * was 4.5 `git config` processes per task (issue 32).
- *
- * An answer is kept only when nothing could have changed during git's own read: the files are
- * looked at before and after it and must be the same, and each must have last changed more than
- * {@link RACY_MS} before the call began (git's "racily clean" rule: the kernel stamps a write
- * with a clock a tick behind, and Deno reports change times in whole seconds, so a write during
- * the call shows as a later change time than any kept one) — or, changed more recently, hold
- * neither `filter` nor `merge` in any case, so that whatever git read there, it defined no driver
- * the answer could lack. It is never kept when a file holds the word `include` (an included file
- * is not among those looked at), when git names a source other than those files, or when the
- * system configuration's path is unknown. Every later call looks at the files again, in place
- * (microseconds), and asks git whenever anything differs. The answer only ever serves to switch
- * drivers off, so a driver git once listed and that is gone costs nothing.
+ * git would read stands as it was when git last answered (lib/git/remembered_config.ts: the
+ * identity rule, the racy window, the include rule). That was 4.5 `git config` processes per
+ * task (issue 32). A file changed within the racy window is trusted when it holds neither
+ * `filter` nor `merge`. The answer only ever serves to switch drivers off, so a driver git once
+ * listed and that is gone costs nothing.
  */
-import { join, resolve } from "node:path";
-import { git, GitError, splitZ } from "./git.ts";
 import { AGENT_TREE_CONFIG, DRIVER_KEYS } from "./hardened.ts";
-import { readPlainFile } from "./plain_file.ts";
+import { askConfig, type RememberedConfigOptions } from "./remembered_config.ts";
 
-/**
- * A file changed this recently (ms) is not trusted to show a change during the call: Deno's
- * change times are whole seconds, the kernel's clock a tick behind.
- */
-export const RACY_MS = 1_250;
-/** Answers kept at most (one per tree); the oldest go. */
-const MAX_KEPT = 1024;
-/** Configuration files are small; a larger one is not kept in memory (asked every time). */
-const MAX_BYTES = 1 << 20;
-
-/** One configuration file as it was seen. */
-interface Seen {
-  path: string;
-  /** `missing`, or the file's identity (device, inode, size, times); `other` for a non-file. */
-  state: string;
-  bytes?: Uint8Array;
-  changedMs?: number;
-}
-
-interface Kept {
-  files: Seen[];
-  keys: string[];
-}
-
-const kept = new Map<string, Kept>();
+export { RACY_MS } from "./remembered_config.ts";
 
 /** How many listings were asked of git and answered from memory (for tests and benchmarks). */
 export const driverListingCounts = { asked: 0, remembered: 0 };
 
 /** Options of {@link listDriverKeys}. */
-export interface DriverListingOptions {
+export interface DriverListingOptions extends RememberedConfigOptions {
   /** The environment git gets (a tree's pinned `GIT_DIR`, `GIT_COMMON_DIR`, `GIT_WORK_TREE`). */
   env?: Record<string, string>;
-  signal?: AbortSignal;
-  /** The racy window in ms, for tests (default {@link RACY_MS}). */
-  racyMs?: number;
 }
+
+const QUESTION = {
+  args: ["--name-only", "--get-regexp", DRIVER_KEYS],
+  mentions: /filter|merge/i,
+  config: AGENT_TREE_CONFIG,
+  counts: driverListingCounts,
+};
 
 /**
  * The driver keys (`filter.<name>.clean`, `merge.<name>.driver`, …) the configuration git reads
@@ -68,191 +37,5 @@ export async function listDriverKeys(
   cwd: string,
   options: DriverListingOptions = {},
 ): Promise<string[]> {
-  const files = await configFiles(cwd, options.env ?? {});
-  const key = files && cacheKey(cwd, options.env ?? {});
-  if (files && key) {
-    const start = Date.now(); // before the first look: a write after it is after `start`
-    const before = files.map(look);
-    const known = kept.get(key);
-    if (known && sameFiles(known.files, before)) {
-      driverListingCounts.remembered++;
-      return known.keys;
-    }
-    const { keys, origins } = await askGit(cwd, options);
-    const after = files.map(look);
-    kept.delete(key);
-    if (keepable({ before, after, origins, cwd, start, racyMs: options.racyMs })) {
-      kept.set(key, { files: after, keys });
-      while (kept.size > MAX_KEPT) kept.delete(kept.keys().next().value!);
-    }
-    return keys;
-  }
-  return (await askGit(cwd, options)).keys;
-}
-
-/** `git config --show-origin --name-only --get-regexp`: the keys and where each was defined. */
-async function askGit(
-  cwd: string,
-  options: DriverListingOptions,
-): Promise<{ keys: string[]; origins: string[] }> {
-  driverListingCounts.asked++;
-  const args = ["config", "-z", "--show-origin", "--name-only", "--get-regexp", DRIVER_KEYS];
-  const listed = await git(args, {
-    cwd,
-    env: options.env,
-    config: AGENT_TREE_CONFIG,
-    signal: options.signal,
-    allowFailure: true,
-  });
-  // 1: no such key (no driver defined).
-  if (listed.code !== 0 && listed.code !== 1) {
-    throw new GitError(["config", "--get-regexp", DRIVER_KEYS], cwd, listed.code, listed.stderr);
-  }
-  const fields = splitZ(listed.stdout);
-  const origins = fields.filter((_, i) => i % 2 === 0);
-  const keys = fields.filter((_, i) => i % 2 === 1);
-  return { keys, origins };
-}
-
-/** Whether an answer may be kept: see the module's comment. */
-function keepable(o: {
-  before: Seen[];
-  after: Seen[];
-  origins: string[];
-  cwd: string;
-  start: number;
-  racyMs?: number;
-}): boolean {
-  const { before, after, origins, cwd, start } = o;
-  if (!sameFiles(before, after)) return false;
-  for (const f of after) {
-    if (f.state === "missing") continue;
-    if (f.state === "other" || !f.bytes || f.changedMs === undefined) return false;
-    const text = new TextDecoder().decode(f.bytes);
-    if (/include/i.test(text)) return false;
-    const racy = f.changedMs >= start - (o.racyMs ?? RACY_MS);
-    if (racy && /filter|merge/i.test(text)) return false;
-  }
-  const known = new Set(after.map((f) => f.path));
-  return origins.every((o) =>
-    o === "command line:" || (o.startsWith("file:") && known.has(resolve(cwd, o.slice(5))))
-  );
-}
-
-/** The same files, as they were: identities and bytes. */
-function sameFiles(a: Seen[], b: Seen[]): boolean {
-  return a.length === b.length && a.every((f, i) => {
-    const g = b[i];
-    if (f.path !== g.path || f.state !== g.state) return false;
-    if (!f.bytes || !g.bytes) return f.bytes === g.bytes;
-    return f.bytes.length === g.bytes.length && f.bytes.every((byte, j) => byte === g.bytes![j]);
-  });
-}
-
-/** One file, now, in place (a link followed as git follows it; a FIFO never waited on). */
-function look(path: string): Seen {
-  const file = readPlainFile(path, { followLinks: true, hardLinks: true, maxBytes: MAX_BYTES });
-  if (file.kind === "missing") return { path, state: "missing" };
-  if (file.kind === "other") return { path, state: "other" };
-  return { path, state: file.identity, bytes: file.bytes, changedMs: file.changedMs };
-}
-
-/** Variables of the service's own environment that choose what configuration git reads. */
-function processEnv(): Record<string, string> {
-  const out: Record<string, string> = {};
-  // Sorted: the order Deno lists the environment in changes from call to call.
-  for (const [k, v] of Object.entries(Deno.env.toObject()).sort(([a], [b]) => a < b ? -1 : 1)) {
-    if (k.startsWith("GIT_") || k === "HOME" || k === "XDG_CONFIG_HOME") out[k] = v;
-  }
-  return out;
-}
-
-/** The key of an answer: where git runs and every variable that picks its configuration. */
-function cacheKey(cwd: string, env: Record<string, string>): string | undefined {
-  try {
-    const sorted = Object.entries(env).sort(([a], [b]) => a < b ? -1 : 1);
-    return JSON.stringify([cwd, sorted, processEnv()]);
-  } catch {
-    return undefined; // no permission to read the environment: nothing is kept
-  }
-}
-
-/** The git directories of a call: pinned by `env`, or a checkout's own `.git` directory. */
-function gitDirs(
-  cwd: string,
-  env: Record<string, string>,
-  all: Record<string, string>,
-): { gitDir: string; commonDir: string } | undefined {
-  if (env.GIT_DIR?.startsWith("/") && env.GIT_COMMON_DIR?.startsWith("/")) {
-    return { gitDir: env.GIT_DIR, commonDir: env.GIT_COMMON_DIR };
-  }
-  // Found by git's discovery: only in a checkout's top directory, with nothing set that moves it.
-  if (all.GIT_DIR || all.GIT_COMMON_DIR || all.GIT_WORK_TREE || !cwd.startsWith("/")) return;
-  const dotGit = join(cwd, ".git");
-  try {
-    const st = Deno.lstatSync(dotGit);
-    if (!st.isDirectory || st.isSymlink) return undefined;
-  } catch {
-    return undefined;
-  }
-  // A `commondir` there would move the repository's configuration elsewhere.
-  if (look(join(dotGit, "commondir")).state !== "missing") return undefined;
-  return { gitDir: dotGit, commonDir: dotGit };
-}
-
-/**
- * Every file git 2.x reads configuration from in `cwd`: the system file, the global ones, the
- * repository's and the worktree's own — for an agent's tree (whose `GIT_DIR` and
- * `GIT_COMMON_DIR` are pinned) or a checkout's top directory. Undefined (nothing kept) for any
- * other call, or when the system file's path is unknown.
- */
-async function configFiles(
-  cwd: string,
-  env: Record<string, string>,
-): Promise<string[] | undefined> {
-  let all: Record<string, string>;
-  try {
-    all = { ...processEnv(), ...env };
-  } catch {
-    return undefined;
-  }
-  const dirs = gitDirs(cwd, env, all);
-  if (!dirs) return undefined;
-  const { gitDir, commonDir } = dirs;
-  const system = await systemConfigPath();
-  if (!system) return undefined;
-  const home = all.HOME ?? "";
-  const xdg = all.XDG_CONFIG_HOME || join(home, ".config");
-  const globals = all.GIT_CONFIG_GLOBAL
-    ? [all.GIT_CONFIG_GLOBAL]
-    : [join(xdg, "git", "config"), join(home, ".gitconfig")];
-  return [
-    ...new Set([
-      all.GIT_CONFIG_SYSTEM || system,
-      ...globals.map((p) => resolve(p)),
-      join(commonDir, "config"),
-      join(gitDir, "config"),
-      join(gitDir, "config.worktree"),
-      join(commonDir, "commondir"), // must stay missing (see gitDirs)
-    ]),
-  ];
-}
-
-let systemPath: Promise<string | undefined> | undefined;
-
-/**
- * Where this git reads its system configuration (a build-time path): git itself prints it when
- * asked to edit that file with `echo` as the editor (`GIT_EDITOR` beats any configured editor).
- */
-function systemConfigPath(): Promise<string | undefined> {
-  systemPath ??= git(["config", "--system", "--edit"], {
-    cwd: "/",
-    env: { GIT_EDITOR: "echo" },
-    allowFailure: true,
-    timeoutMs: 10_000,
-  }).then((r) => {
-    const path = r.stdout.trim();
-    return r.code === 0 && path.startsWith("/") && !path.includes("\n") ? path : undefined;
-  }, () => undefined);
-  return systemPath;
+  return (await askConfig(cwd, QUESTION, options)).values;
 }

@@ -112,3 +112,69 @@ Deno.test("listDriverKeys() in a checkout's top directory looks at the repositor
   assert.deepEqual((await ask(join(repo.root, "sub"), env))[1], true);
   assert.deepEqual((await ask(join(repo.root, "sub"), env))[1], true);
 });
+
+/** Another agent's tree of `repo`, pinned like {@link pinnedTree}'s, sharing its home. */
+async function anotherTree(repo: TestRepo, session: string, home: string) {
+  const worktree = join(repo.root, ".sdd", "worktrees", session);
+  await repo.git(["worktree", "add", "-q", "-b", `agent/${session}`, worktree, "main"]);
+  return {
+    worktree,
+    env: {
+      GIT_DIR: join(repo.root, ".git", "worktrees", session),
+      GIT_COMMON_DIR: join(repo.root, ".git"),
+      GIT_WORK_TREE: worktree,
+      HOME: home,
+      XDG_CONFIG_HOME: join(home, ".config"),
+    },
+  };
+}
+
+Deno.test("listDriverKeys() answers a new tree of the repository from memory while its own files name no driver and the files the trees share stand — and asks git for a tree whose own file names one, holds an include or is not a file", async () => {
+  await using repo = await tempRepo();
+  const { worktree, env } = await pinnedTree(repo);
+  await repo.git(["config", "extensions.worktreeConfig", "true"]);
+  await repo.git(["config", "filter.shared.clean", "cat"]);
+  // The service's own config.worktree in each tree: names its exclude file, no driver.
+  const serviceFile = (dir: string) =>
+    Deno.writeTextFile(join(dir, "config.worktree"), `[core]\n\texcludesFile = ${dir}/x\n`);
+  await serviceFile(env.GIT_DIR);
+  await waitOutRacyWindow();
+  assert.deepEqual(await ask(worktree, env), [["filter.shared.clean"], true]);
+
+  // A new tree whose own file is just written (within the racy window) and names no driver.
+  const b = await anotherTree(repo, "s-2", env.HOME);
+  await serviceFile(b.env.GIT_DIR);
+  assert.deepEqual(await ask(b.worktree, b.env), [["filter.shared.clean"], false]);
+  // A tree with no file of its own at all.
+  const c = await anotherTree(repo, "s-3", env.HOME);
+  assert.deepEqual(await ask(c.worktree, c.env), [["filter.shared.clean"], false]);
+
+  // Its own file names a driver: asked, and the driver is in the answer.
+  const d = await anotherTree(repo, "s-4", env.HOME);
+  await Deno.writeTextFile(join(d.env.GIT_DIR, "config.worktree"), '[MERGE "m"]\n\tdriver = x\n');
+  const [keys, asked] = await ask(d.worktree, d.env);
+  assert.ok(asked);
+  assert.deepEqual(keys.sort(), ["filter.shared.clean", "merge.m.driver"]);
+  // An include (of a file naming a driver): asked.
+  const e = await anotherTree(repo, "s-5", env.HOME);
+  const included = join(repo.root, ".sdd", "inc.gitconfig");
+  await Deno.writeTextFile(included, '[filter "inc"]\n\tsmudge = x\n');
+  await Deno.writeTextFile(
+    join(e.env.GIT_DIR, "config.worktree"),
+    `[include]\n\tpath = ${included}\n`,
+  );
+  const [incKeys, incAsked] = await ask(e.worktree, e.env);
+  assert.ok(incAsked);
+  assert.deepEqual(incKeys.sort(), ["filter.inc.smudge", "filter.shared.clean"]);
+  // Not a file (a directory where the file would be): asked.
+  const f = await anotherTree(repo, "s-6", env.HOME);
+  await Deno.mkdir(join(f.env.GIT_DIR, "config.worktree"));
+  assert.equal((await ask(f.worktree, f.env).catch(() => [[], true] as const))[1], true);
+
+  // A shared file changed (the repository's own config): the next new tree is asked.
+  await repo.git(["config", "merge.late.driver", "true"]);
+  const g = await anotherTree(repo, "s-7", env.HOME);
+  const [late, lateAsked] = await ask(g.worktree, g.env);
+  assert.ok(lateAsked);
+  assert.deepEqual(late.sort(), ["filter.shared.clean", "merge.late.driver"]);
+});

@@ -87,6 +87,11 @@ function pathBelow(root: string, rel: string): "ok" | "missing" | "link" {
 export interface ResolveOptions {
   /** The text of a `packed-refs` file consulted for refs with no loose file (a host file). */
   packedRefs?: string;
+  /**
+   * `false`: a symbolic ref is unusable, not followed (a ref it names could live in another
+   * directory: a worktree's own `refs/worktree/…`).
+   */
+  followSymbolic?: false;
 }
 
 /**
@@ -118,6 +123,9 @@ async function resolveRefAt(
   const loose = below === "ok"
     ? readRefFileNow(join(root, ref))
     : { kind: "unusable" as const, why: "it is missing" };
+  if (loose.kind === "ref" && options.followSymbolic === false) {
+    return { kind: "unusable", why: `${ref} is a symbolic ref` };
+  }
   if (loose.kind === "ref") return await resolveRefAt(root, loose.ref, options, depth + 1);
   if (loose.kind === "commit") return loose;
   if (loose.why !== "it is missing") return { kind: "unusable", why: `${ref}: ${loose.why}` };

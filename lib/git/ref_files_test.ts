@@ -69,6 +69,10 @@ Deno.test("resolveRef() follows symbolic refs inside its directory only, up to f
   await write("refs/heads/a", "ref: refs/heads/b\n");
   await write("refs/heads/b", `${A}\n`);
   assert.deepEqual(await resolveRef(refs, "refs/heads/a"), { kind: "commit", oid: A });
+  // Told not to follow one: unusable (the ref it names may live in another directory).
+  const direct = { followSymbolic: false } as const;
+  assert.match(JSON.stringify(await resolveRef(refs, "refs/heads/a", direct)), /symbolic ref/);
+  assert.deepEqual(await resolveRef(refs, "refs/heads/b", direct), { kind: "commit", oid: A });
   // A loop ends.
   await write("refs/heads/x", "ref: refs/heads/y\n");
   await write("refs/heads/y", "ref: refs/heads/x\n");

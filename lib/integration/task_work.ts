@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { StorageFullError } from "../errors.ts";
 import { git, resolveCommit, targetRef } from "../git/git.ts";
+import { targetTip as targetTipOf } from "../git/known_commits.ts";
 import * as ev from "../journal/events.ts";
 import { readRow } from "../journal/event_reader.ts";
 import { sha256Hex } from "../journal/hash.ts";
@@ -114,10 +115,13 @@ export class TaskWork implements AgentWork {
     return this.#handles.get(taskId);
   }
 
-  /** The target branch's current commit (new worktrees are cut from it). */
+  /**
+   * The target branch's current commit (new worktrees are cut from it): read from its ref file
+   * when that names a commit git already named (lib/git/known_commits.ts), else asked of git.
+   */
   async targetTip(): Promise<string> {
     const root = this.#o.paths.root;
-    const tip = await resolveCommit(targetRef(this.#o.targetBranch), { cwd: root });
+    const tip = await targetTipOf(root, targetRef(this.#o.targetBranch));
     if (!tip) throw new Error(`target branch ${this.#o.targetBranch} has no commit`);
     return tip;
   }

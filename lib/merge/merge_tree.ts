@@ -5,6 +5,7 @@
  * branch merged onto a commit, and the paths each merge changes listed in one call.
  */
 import { git, GitError, type GitOptions, resolveCommit, splitZ, targetRef } from "../git/git.ts";
+import { noteCommit } from "../git/known_commits.ts";
 
 /** A merge computed in the object store. */
 export type ComputedMerge =
@@ -59,6 +60,7 @@ export async function resolveTips(
   // Older gits echo the marker itself (it still ends option parsing).
   const lines = r.stdout.split("\n").filter((l) => l !== "" && l !== "--end-of-options");
   if (r.code === 0 && lines.length === revs.length && lines.every((l) => OID.test(l))) {
+    noteCommit(root, lines[0]); // git named it a commit (`^{commit}`)
     return { target: { commit: lines[0], tree: lines[1] }, agents: lines.slice(2) };
   }
   // Name the one that is missing.

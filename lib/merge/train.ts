@@ -16,6 +16,7 @@
  */
 import { Bounded } from "../async/bounded.ts";
 import { commitIdentity, git } from "../git/git.ts";
+import { noteCommit } from "../git/known_commits.ts";
 import type { SignalOptions } from "../janitor/signals.ts";
 import { evaluateGates, type GateResult, type GateSpec } from "./gates.ts";
 import { advanceTarget } from "./merge_in.ts";
@@ -288,5 +289,8 @@ async function commitTree(
 ): Promise<string> {
   const message = member.message ?? `service: merge ${nameOf(member)} (task ${member.taskId})`;
   const args = ["commit-tree", tree, ...parents.flatMap((p) => ["-p", p]), "-m", message];
-  return (await git(args, { cwd: root, signal, env: await commitIdentity(root) })).stdout.trim();
+  const commit = (await git(args, { cwd: root, signal, env: await commitIdentity(root) })).stdout
+    .trim();
+  noteCommit(root, commit, parents); // the reap then reads from the target's file that it landed
+  return commit;
 }

@@ -3,8 +3,15 @@
  * touches — renames as their two sides (`--no-renames`), deletions, mode changes — with where
  * each link the change leaves points; and the links of the tree being landed that the rules
  * care about. The judgement itself is pure (rules.ts, owned.ts).
+ *
+ * The tip's links are its base's links, less every path the diff touches, plus the links the diff
+ * leaves: `git diff` of two commits lists every leaf whose mode or id differs (it recurses, and
+ * `--no-renames` names both sides of a move), so that is `ls-tree` of the tip exactly. A base's
+ * links are listed once and kept by commit id — a commit's tree never changes — since the tasks
+ * cut from one target tip share it (issue 32: an `ls-tree` per task).
  */
 import { git, splitZ } from "../git/git.ts";
+import { OID } from "../git/ref_files.ts";
 import {
   type ChangedPath,
   coversProtected,
@@ -38,28 +45,117 @@ async function readBlobs(cwd: string, ids: readonly string[]): Promise<Map<strin
   return out;
 }
 
-/** The paths `git diff <base> <tip>` changes, in `cwd` (a repository or worktree). */
-export async function changedPaths(
-  cwd: string,
-  base: string,
-  tip: string,
-): Promise<ChangedPath[]> {
+/** A link of a tree: its path and its blob's id. */
+interface Link {
+  path: string;
+  id: string;
+}
+
+/** One leaf `git diff --raw` names: its path, and its mode and id on the tip's side. */
+interface RawChange {
+  path: string;
+  mode: string;
+  id: string;
+}
+
+/** The leaves `git diff <base> <tip>` changes, in `cwd`. */
+async function rawDiff(cwd: string, base: string, tip: string): Promise<RawChange[]> {
   const raw = splitZ(
     (await git(
       ["diff", "--raw", "-z", "--no-renames", "--no-abbrev", "--no-ext-diff", base, tip, "--"],
       { cwd },
     )).stdout,
   );
-  const changes: { path: string; link?: string }[] = [];
+  const changes: RawChange[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
     // ":<old mode> <new mode> <old id> <new id> <status>", then the path.
-    const [, newMode, , newId] = raw[i].slice(1).split(" ");
-    changes.push({ path: raw[i + 1], ...(newMode === LINK_MODE ? { link: newId } : {}) });
+    const [, mode, , id] = raw[i].slice(1).split(" ");
+    changes.push({ path: raw[i + 1], mode, id });
   }
-  const targets = await readBlobs(cwd, changes.flatMap((c) => c.link ? [c.link] : []));
-  return changes.map((c) =>
-    c.link === undefined ? { path: c.path } : { path: c.path, linkTarget: targets.get(c.link) }
+  return changes;
+}
+
+/** The changed paths of `raw`, each link with where it points. */
+async function withLinkTargets(cwd: string, raw: RawChange[]): Promise<ChangedPath[]> {
+  const links = raw.filter((c) => c.mode === LINK_MODE);
+  const targets = await readBlobs(cwd, links.map((c) => c.id));
+  return raw.map((c) =>
+    c.mode !== LINK_MODE ? { path: c.path } : { path: c.path, linkTarget: targets.get(c.id) }
   );
+}
+
+/** The paths `git diff <base> <tip>` changes, in `cwd` (a repository or worktree). */
+export async function changedPaths(
+  cwd: string,
+  base: string,
+  tip: string,
+): Promise<ChangedPath[]> {
+  return await withLinkTargets(cwd, await rawDiff(cwd, base, tip));
+}
+
+/** Every link of `commit`'s tree (`ls-tree -r`). */
+async function treeLinks(cwd: string, commit: string): Promise<Link[]> {
+  const entries = splitZ(
+    (await git(["ls-tree", "-r", "-z", "--full-tree", commit], { cwd })).stdout,
+  );
+  const links: Link[] = [];
+  for (const entry of entries) {
+    // "<mode> <type> <id>\t<path>"
+    const tab = entry.indexOf("\t");
+    const [mode, , id] = entry.slice(0, tab).split(" ");
+    if (mode === LINK_MODE) links.push({ path: entry.slice(tab + 1), id });
+  }
+  return links;
+}
+
+/** Bases whose links are kept at most; the oldest go. */
+const MAX_BASES = 64;
+const baseLinks = new Map<string, Promise<Link[]>>();
+
+/** How many trees were listed with `ls-tree` (for tests and benchmarks). */
+export const treeListingCounts = { listed: 0, remembered: 0 };
+
+/** The links of the commit `base` (an id: its tree never changes), listed once. */
+function linksOfBase(cwd: string, base: string): Promise<Link[]> {
+  const known = baseLinks.get(base);
+  if (known) {
+    treeListingCounts.remembered++;
+    return known;
+  }
+  treeListingCounts.listed++;
+  const listed = treeLinks(cwd, base);
+  baseLinks.set(base, listed);
+  listed.catch(() => baseLinks.delete(base));
+  while (baseLinks.size > MAX_BASES) baseLinks.delete(baseLinks.keys().next().value!);
+  return listed;
+}
+
+/** The links of the tip: its base's, less the paths the diff touches, plus those it leaves. */
+function linksOfTip(base: Link[], raw: RawChange[]): Link[] {
+  const touched = new Set(raw.map((c) => c.path));
+  return [
+    ...base.filter((l) => !touched.has(l.path)),
+    ...raw.filter((c) => c.mode === LINK_MODE).map((c) => ({ path: c.path, id: c.id })),
+  ];
+}
+
+/**
+ * What `git diff <base> <tip>` changes (as {@link changedPaths}) and the links of `tip`'s tree
+ * the rules care about (as {@link protectedLinks}), with one `git diff` and, per base commit,
+ * one `ls-tree` (see the module's comment). A base that is not a commit id is listed as before.
+ */
+export async function changesAndLinks(
+  cwd: string,
+  diff: { base: string; tip: string; rules: ProtectionRules },
+): Promise<{ changes: ChangedPath[]; links: TreeLink[] }> {
+  const { base, tip, rules } = diff;
+  if (!OID.test(base)) {
+    const changes = await changedPaths(cwd, base, tip);
+    return { changes, links: await protectedLinks(cwd, tip, rules) };
+  }
+  const [raw, links] = await Promise.all([rawDiff(cwd, base, tip), linksOfBase(cwd, base)]);
+  const changes = await withLinkTargets(cwd, raw);
+  return { changes, links: await linkTargets(cwd, linksOfTip(links, raw), rules) };
 }
 
 /** The links of `tip`'s tree that a protected path is, or that stand for a protected directory. */
@@ -68,16 +164,16 @@ export async function protectedLinks(
   tip: string,
   rules: ProtectionRules,
 ): Promise<TreeLink[]> {
-  const entries = splitZ((await git(["ls-tree", "-r", "-z", "--full-tree", tip], { cwd })).stdout);
-  const links: { path: string; id: string }[] = [];
-  for (const entry of entries) {
-    // "<mode> <type> <id>\t<path>"
-    const tab = entry.indexOf("\t");
-    const [mode, , id] = entry.slice(0, tab).split(" ");
-    const path = entry.slice(tab + 1);
-    if (mode !== LINK_MODE) continue;
-    if (isProtected(rules, path) || coversProtected(rules, path)) links.push({ path, id });
-  }
+  return await linkTargets(cwd, await treeLinks(cwd, tip), rules);
+}
+
+/** Of `all`, the links the rules care about, with where each points. */
+async function linkTargets(
+  cwd: string,
+  all: Link[],
+  rules: ProtectionRules,
+): Promise<TreeLink[]> {
+  const links = all.filter((l) => isProtected(rules, l.path) || coversProtected(rules, l.path));
   const targets = await readBlobs(cwd, links.map((l) => l.id));
   return links.flatMap((l) => {
     const target = targets.get(l.id);

@@ -7,7 +7,7 @@
 import { isAbsolute, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { WorkspacePaths } from "../workspace.ts";
-import { changedPaths, protectedLinks } from "./diff_paths.ts";
+import { changesAndLinks } from "./diff_paths.ts";
 import { outsideOwned } from "./owned.ts";
 import { recordedPlanFiles } from "./plan_files.ts";
 import { protectedChanges, type ProtectionRules, protectionRules } from "./rules.ts";
@@ -79,8 +79,7 @@ export class Protection {
     const { cwd, base, tip, owned } = diff;
     try {
       const rules = await this.rules();
-      const changes = await changedPaths(cwd, base, tip);
-      const links = await protectedLinks(cwd, tip, rules);
+      const { changes, links } = await changesAndLinks(cwd, { base, tip, rules });
       return {
         protected: protectedChanges(rules, { changes, links }),
         outsideOwned: outsideOwned(owned, changes.map((c) => c.path)),

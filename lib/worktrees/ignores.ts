@@ -17,7 +17,7 @@
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { gitAmongWorktrees } from "../git/worktree_admin.ts";
-import { git } from "../git/git.ts";
+import { askConfig } from "../git/remembered_config.ts";
 import { treeRecordOf } from "./trees.ts";
 import { serviceWorktreeConfig, WORKTREE_EXCLUDE_FILE } from "./worktree_config.ts";
 
@@ -71,17 +71,29 @@ async function enableWorktreeConfig(
   return root;
 }
 
+/** How many `core.excludesFile` look-ups were asked of git and answered from memory. */
+export const excludesFileCounts = { asked: 0, remembered: 0 };
+
+/** The question of {@link userGlobalExcludes} (lib/git/remembered_config.ts). */
+const EXCLUDES_FILE = {
+  args: ["--get", "core.excludesFile"],
+  mentions: /excludesfile/i,
+  counts: excludesFileCounts,
+};
+
 /**
  * The lines of the excludes file git reads for the user outside agent worktrees ("" when none):
- * `core.excludesFile` as the repository's own config, the global and the system one set it.
+ * `core.excludesFile` as the repository's own config, the global and the system one set it —
+ * from memory while those files stand as they were (lib/git/remembered_config.ts).
  */
 async function userGlobalExcludes(worktree: string, common: string): Promise<string> {
-  const set = await git(["config", "--get", "core.excludesFile"], {
-    cwd: worktree,
-    env: { GIT_DIR: common },
-    allowFailure: true,
-  });
-  let path = set.stdout.trim();
+  // The repository's git directory pinned (as common directory too: its own), asked from there:
+  // one answer for every worktree of the repository.
+  const pinned = common.startsWith("/");
+  const set = await askConfig(pinned ? common : worktree, EXCLUDES_FILE, {
+    env: pinned ? { GIT_DIR: common, GIT_COMMON_DIR: common } : { GIT_DIR: common },
+  }).catch(() => undefined); // git could not read its configuration: as if nothing were set
+  let path = set?.values.at(-1)?.trim() ?? "";
   const home = Deno.env.get("HOME") ?? homedir();
   if (path.startsWith("~/")) path = join(home, path.slice(2));
   if (path === "") {

@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { gitText } from "../git/git.ts";
 import { tempRepo } from "../git/_test_repo.ts";
-import { DEFAULT_IGNORES, exactIgnoreLine, writeWorktreeIgnores } from "./ignores.ts";
+import { RACY_MS } from "../git/remembered_config.ts";
+import {
+  DEFAULT_IGNORES,
+  exactIgnoreLine,
+  excludesFileCounts,
+  writeWorktreeIgnores,
+} from "./ignores.ts";
+import { historyListingCounts } from "./keep_out.ts";
 import { commitPartialWork, createWorktree } from "./worktrees.ts";
 
 /** Files an agent's tools leave behind, and whether `git add -A` may stage each. */
@@ -148,6 +156,46 @@ Deno.test("commitPartialWork() with a base rewrites the agent's own commits that
   assert.equal(await repo.git(["rev-parse", "HEAD"], wt.path), work.tip, "the branch is at it");
 });
 
+Deno.test("commitPartialWork() lists no history when the agent made no commit of its own (HEAD is still the base), and does when it did", async () => {
+  await using repo = await tempRepo({ "README.md": "hi\n" });
+  const base = await repo.git(["rev-parse", "main"]);
+  const wt = await createWorktree(repo.root, "s1", base);
+  await writeWorktreeIgnores(wt.path, [exactIgnoreLine(".env")]);
+  await repo.write("app.py", "print(1)\n", wt.path);
+  const logs = historyListingCounts.logs;
+  const work = await commitPartialWork(wt.path, "work", { base });
+  assert.equal(historyListingCounts.logs, logs);
+  assert.equal(work.committed, true);
+  // Its own commit now sits on the base: the next look lists it.
+  await repo.write("more.py", "print(2)\n", wt.path);
+  await commitPartialWork(wt.path, "more", { base });
+  assert.equal(historyListingCounts.logs, logs + 1);
+});
+
+Deno.test("commitPartialWork() is not fooled by a HEAD on a ref of the worktree's own with a decoy of the base in the common directory: nothing reachable from the tip holds the forced-in file", async () => {
+  await using repo = await tempRepo({ "README.md": "hi\n" });
+  const base = await repo.git(["rev-parse", "main"]);
+  const wt = await createWorktree(repo.root, "s1", base);
+  await writeWorktreeIgnores(wt.path, [exactIgnoreLine(".env")]);
+  // The agent moves HEAD to refs/worktree/x (kept in the worktree's own git directory) and
+  // commits a secret there; the common directory's refs/worktree/x names the base.
+  await repo.git(["update-ref", "refs/worktree/x", base], wt.path);
+  await repo.git(["symbolic-ref", "HEAD", "refs/worktree/x"], wt.path);
+  await repo.write(".env", "SECRET=1\n", wt.path);
+  await repo.git(["add", "-f", ".env"], wt.path);
+  await repo.git(["commit", "-q", "-m", "secret"], wt.path);
+  const secret = await repo.git(["rev-parse", "HEAD"], wt.path);
+  const decoy = join(repo.root, ".git", "refs", "worktree", "x");
+  await Deno.mkdir(join(decoy, ".."), { recursive: true });
+  await Deno.writeTextFile(decoy, `${base}\n`);
+  await repo.write("app.py", "print(1)\n", wt.path);
+  const work = await commitPartialWork(wt.path, "work", { base });
+  assert.equal(await repo.git(["rev-parse", "HEAD"], wt.path), work.tip);
+  const reachable = await repo.git(["rev-list", work.tip], wt.path);
+  assert.ok(!reachable.split("\n").includes(secret));
+  assert.deepEqual(await commitsHolding(repo, base, work.tip, ".env", wt.path), []);
+});
+
 Deno.test("a linked directory is never staged, though git sees the link as a file (node_modules/ in .gitignore does not match it)", async () => {
   await using repo = await tempRepo({ "README.md": "hi\n", ".gitignore": "node_modules/\n" });
   await Deno.mkdir(join(repo.root, "node_modules/left-pad"), { recursive: true });
@@ -173,6 +221,81 @@ Deno.test("the user's global excludes still apply in the worktree (core.excludes
   } finally {
     await Deno.remove(global);
   }
+});
+
+/** Past the racy window: the configuration files are old from here on. */
+const waitOutRacyWindow = () => new Promise((r) => setTimeout(r, RACY_MS + 200));
+
+/** A new worktree given its ignores: the exclude file's text, and whether git was asked. */
+async function preparedTree(root: string, session: string): Promise<[string, boolean]> {
+  const asked = excludesFileCounts.asked;
+  const tree = await createWorktree(
+    root,
+    session,
+    await gitText(["rev-parse", "main"], { cwd: root }),
+  );
+  const file = await writeWorktreeIgnores(tree.path, [".venv/"]);
+  return [await Deno.readTextFile(file!), excludesFileCounts.asked > asked];
+}
+
+Deno.test("the user's excludes file is asked of git once while the configuration files stand: later worktrees of the repository start with no `git config`", async () => {
+  await using repo = await tempRepo();
+  const global = join(repo.root, ".git", "user-ignore");
+  await Deno.writeTextFile(global, "*.swp\n");
+  await repo.git(["config", "extensions.worktreeConfig", "true"]);
+  await repo.git(["config", "core.excludesFile", global]);
+  await waitOutRacyWindow(); // a file changed within the window that names the key is not trusted
+  const [first, asked] = await preparedTree(repo.root, "s1");
+  assert.match(first, /\*\.swp/);
+  assert.ok(asked);
+  const remembered = excludesFileCounts.remembered;
+  for (const session of ["s2", "s3"]) {
+    assert.deepEqual(await preparedTree(repo.root, session), [first, false]);
+  }
+  assert.equal(excludesFileCounts.remembered, remembered + 2);
+});
+
+Deno.test("the remembered excludes file gives way to every change git would see: a new value at the same size and time, the main checkout's config.worktree, an include", async () => {
+  await using repo = await tempRepo();
+  const dir = join(repo.root, ".git");
+  for (const [name, text] of [["ign-a", "*.aaa\n"], ["ign-b", "*.bbb\n"], ["ign-c", "*.ccc\n"]]) {
+    await Deno.writeTextFile(join(dir, name), text);
+  }
+  await repo.git(["config", "extensions.worktreeConfig", "true"]);
+  await repo.git(["config", "core.excludesFile", join(dir, "ign-a")]);
+  await waitOutRacyWindow();
+  assert.match((await preparedTree(repo.root, "s1"))[0], /\*\.aaa/);
+  assert.equal((await preparedTree(repo.root, "s2"))[1], false);
+
+  // Same size, modification time put back: only the bytes and the change time tell.
+  const config = join(dir, "config");
+  const before = await Deno.stat(config);
+  await Deno.writeTextFile(config, (await Deno.readTextFile(config)).replace("ign-a", "ign-b"));
+  await Deno.utime(config, before.atime!, before.mtime!);
+  assert.equal((await Deno.stat(config)).size, before.size);
+  const [second, asked] = await preparedTree(repo.root, "s3");
+  assert.ok(asked);
+  assert.match(second, /\*\.bbb/);
+  assert.doesNotMatch(second, /\*\.aaa/);
+
+  // The main checkout's own config.worktree (read with GIT_DIR at the repository) overrides it.
+  await Deno.writeTextFile(
+    join(dir, "config.worktree"),
+    `[core]\n\texcludesFile = ${join(dir, "ign-c")}\n`,
+  );
+  assert.match((await preparedTree(repo.root, "s4"))[0], /\*\.ccc/);
+
+  // An include names a file that is not looked at: git is asked every time, however old.
+  await Deno.remove(join(dir, "config.worktree"));
+  const included = join(dir, "included.gitconfig");
+  await Deno.writeTextFile(included, "");
+  await repo.git(["config", "include.path", included]);
+  await waitOutRacyWindow();
+  assert.equal((await preparedTree(repo.root, "s5"))[1], true);
+  await Deno.writeTextFile(included, `[core]\n\texcludesFile = ${join(dir, "ign-a")}\n`);
+  const [included1, asked1] = await preparedTree(repo.root, "s6");
+  assert.ok(asked1);
+  assert.match(included1, /\*\.aaa/);
 });
 
 Deno.test("exactIgnoreLine() matches exactly the path: glob characters, a leading ! or #, a trailing space", async () => {

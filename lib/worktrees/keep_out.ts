@@ -18,6 +18,8 @@
 import { join } from "node:path";
 import { commitIdentity, splitZ } from "../git/git.ts";
 import type { AgentTree } from "../git/agent_tree.ts";
+import { readPlainFile } from "../git/plain_file.ts";
+import { MAX_PATTERN_BYTES, positivePatterns } from "./exclude_lines.ts";
 import { WORKTREE_EXCLUDE_FILE } from "./worktree_config.ts";
 
 /** Options of the calls here. */
@@ -32,10 +34,32 @@ async function excludeFile(tree: AgentTree): Promise<string | undefined> {
   return await Deno.lstat(file).then((s) => (s.isFile ? file : undefined), () => undefined);
 }
 
+/** How many times the agent's own commits were listed (`git log`), for tests and benchmarks. */
+export const historyListingCounts = { logs: 0 };
+
+/** How many `ls-files -i` processes listed ignored files (for tests and benchmarks). */
+export const ignoredListingCounts = { processes: 0 };
+
+/**
+ * The rules of {@link ignoredInIndex}, each one `ls-files` process: the service's exclude file's
+ * lines given as command-line patterns (`--exclude=`), which git applies ahead of every
+ * `.gitignore` (so an agent's cannot negate them) and, when none matches, the standard rules —
+ * together exactly what either alone matches, as long as no line of the service's file is a
+ * negation. When one is (the user's global excludes are copied in), or the file cannot be read as
+ * plain data, it is given as `--exclude-from` in a process of its own, then the standard rules.
+ */
+function ignoreRules(file: string | undefined): string[][] {
+  if (!file) return [["--exclude-standard"]];
+  const read = readPlainFile(file, { hardLinks: true, maxBytes: MAX_PATTERN_BYTES });
+  const patterns = read.kind === "plain" ? positivePatterns(read.bytes) : undefined;
+  if (patterns) return [[...patterns.map((p) => `--exclude=${p}`), "--exclude-standard"]];
+  return [[`--exclude-from=${file}`], ["--exclude-standard"]];
+}
+
 /**
  * The paths of the index `indexFile` names (the tree's own when undefined) that an ignore rule
- * matches: the service's exclude file alone (an agent's `.gitignore` cannot negate it), then the
- * user's standard rules.
+ * matches: the service's exclude file (an agent's `.gitignore` cannot negate it), or the user's
+ * standard rules.
  */
 async function ignoredInIndex(
   tree: AgentTree,
@@ -44,9 +68,8 @@ async function ignoredInIndex(
 ): Promise<Set<string>> {
   const env = indexFile ? { GIT_INDEX_FILE: indexFile } : undefined;
   const found = new Set<string>();
-  const file = await excludeFile(tree);
-  const rules = [...(file ? [[`--exclude-from=${file}`]] : []), ["--exclude-standard"]];
-  for (const rule of rules) {
+  for (const rule of ignoreRules(await excludeFile(tree))) {
+    ignoredListingCounts.processes++;
     const out = await tree.git(["ls-files", "-z", "-c", "-i", ...rule], { ...o, env });
     for (const p of splitZ(out.stdout)) found.add(p);
   }
@@ -98,6 +121,7 @@ export async function dirtyHistory(
   base: string,
   o: KeepOutOptions = {},
 ): Promise<string[]> {
+  historyListingCounts.logs++;
   const touched = new Set(splitZ(
     (await tree.git(
       [

@@ -4,6 +4,7 @@
  */
 import { gitWorktree } from "../git/worktree_admin.ts";
 import { git, resolveCommit, targetRef } from "../git/git.ts";
+import { knownToBeIn } from "../git/known_commits.ts";
 import {
   agentBranch,
   cleanHead,
@@ -110,10 +111,12 @@ export async function reapWorktree(
       await dropTreeRecord(root, sessionId);
       return { removed: true, merged: false, committed_partial: false };
     }
-    const merged = options.landed === true || (await git(
-          ["merge-base", "--is-ancestor", tip, targetRef(options.target)],
-          { ...o, allowFailure: true },
-        )).code === 0;
+    // Known without git when the target's tip, read from its file, is a merge commit this process
+    // wrote that holds `tip` (lib/git/known_commits.ts); anything else is asked of git.
+    const ref = targetRef(options.target);
+    const merged = options.landed === true || await knownToBeIn(root, ref, tip) ||
+      (await git(["merge-base", "--is-ancestor", tip, ref], { ...o, allowFailure: true }))
+          .code === 0;
     let rescue: string | undefined;
     if (!merged) {
       rescue = rescueRef(sessionId);

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { tempRepo } from "../git/_test_repo.ts";
+import { knownCommitCounts } from "../git/known_commits.ts";
+import { tempRepo, type TestRepo } from "../git/_test_repo.ts";
+import { mergeAgentBranches } from "../merge/merge.ts";
 import { listRescueRefs, reapWorktree } from "./reap.ts";
 import { createWorktree } from "./worktrees.ts";
 
@@ -48,6 +50,64 @@ Deno.test("reapWorktree() removes a merged worktree and its branch without a res
   assert.equal(await exists(wt.path), false);
   assert.equal(await repo.git(["branch", "--list", "agent/s1"]), "");
   assert.deepEqual(await listRescueRefs(repo.root), []);
+});
+
+/** Agent work on `agent/<session>` landed on main by the service's merge train. */
+async function landedByTrain(repo: TestRepo, session: string) {
+  const base = await repo.git(["rev-parse", "main"]);
+  const wt = await createWorktree(repo.root, session, base);
+  await repo.write(`${session}.txt`, "work\n", wt.path);
+  const tip = await repo.commitAll("agent work", wt.path);
+  const [out] = await mergeAgentBranches(repo.root, {
+    target: "main",
+    members: [{ agent: `agent/${session}`, taskId: `t-${session}` }],
+  });
+  assert.equal(out.status, "merged");
+  return { base, tip, wt };
+}
+
+Deno.test("reapWorktree() after the service's train landed the work knows from the target's ref file that it merged: no git asked, the branch deleted, no rescue ref", async () => {
+  await using repo = await tempRepo();
+  const { tip, wt } = await landedByTrain(repo, "s1");
+  const contained = knownCommitCounts.contained;
+  const result = await reapWorktree(repo.root, "s1", { target: "main" });
+  assert.equal(knownCommitCounts.contained, contained + 1);
+  assert.deepEqual(result, {
+    removed: true,
+    merged: true,
+    tip,
+    committed_partial: false,
+    rescue_ref: undefined,
+  });
+  assert.equal(await exists(wt.path), false);
+  assert.equal(await repo.git(["branch", "--list", "agent/s1"]), "");
+  assert.deepEqual(await listRescueRefs(repo.root), []);
+});
+
+Deno.test("reapWorktree() keeps work the train landed on a rescue ref once the target moved back before the merge", async () => {
+  await using repo = await tempRepo();
+  const { base, tip } = await landedByTrain(repo, "s1");
+  await repo.git(["update-ref", "refs/heads/main", base]); // someone reset the target
+  const result = await reapWorktree(repo.root, "s1", { target: "main" });
+  assert.equal(result.merged, false);
+  assert.equal(result.rescue_ref, "refs/service/rescue/s1");
+  assert.equal(await repo.git(["rev-parse", "refs/service/rescue/s1"]), tip);
+  assert.equal(await repo.git(["rev-parse", "agent/s1"]), tip, "branch kept");
+});
+
+Deno.test("reapWorktree() asks git when the target's file does not answer (packed) or names a commit the service never wrote: still merged", async () => {
+  for (const move of ["packed", "a user's commit on top"]) {
+    await using repo = await tempRepo();
+    const { tip } = await landedByTrain(repo, "s1");
+    if (move === "packed") await repo.git(["pack-refs", "--all", "--prune"]);
+    else await repo.commitAll("the user's commit");
+    const contained = knownCommitCounts.contained;
+    const result = await reapWorktree(repo.root, "s1", { target: "main" });
+    assert.equal(knownCommitCounts.contained, contained, move);
+    assert.equal(result.merged, true, move);
+    assert.equal(result.tip, tip, move);
+    assert.equal(result.rescue_ref, undefined, move);
+  }
 });
 
 Deno.test("reapWorktree() keeps the worktree when its work cannot be committed", async () => {

@@ -189,7 +189,8 @@ export async function commitPartialWork(
   const base = options.base;
   // Filtered before committing: what an agent forced in (`git add -f`) is never committed.
   const leftOut = new Set(base ? await keepOutOfIndex(tree, base, o) : []);
-  const dirty = base ? await dirtyHistory(tree, base, o) : [];
+  // The agent made no commit of its own (HEAD is still the base): none can hold such a file.
+  const dirty = base && await headFromFiles(tree) !== base ? await dirtyHistory(tree, base, o) : [];
   const agentCommits = dirty.length > 0
     ? Number(await tree.text(["rev-list", "--count", `${base}..HEAD`], o))
     : 0;
@@ -227,13 +228,15 @@ export async function commitPartialWork(
 }
 
 /**
- * The commit the tree's HEAD names, read from the files git just wrote (HEAD, then a loose ref;
- * never a link): undefined when it takes git to say (a packed ref), which is then asked.
+ * The commit the tree's HEAD names, read from the files git wrote (HEAD, then a branch's loose
+ * ref in the common directory; never a link): undefined when it takes git to say — a packed ref,
+ * a symbolic ref further on, or a ref outside `refs/heads/` (`refs/worktree/…`, `refs/bisect/…`
+ * live in the worktree's own directory) — which is then asked.
  */
 async function headFromFiles(tree: AgentTree): Promise<string | undefined> {
   const head = await readRefFile(join(tree.dirs.admin_dir, "HEAD"));
   if (head.kind === "commit") return head.oid;
-  if (head.kind === "unusable") return undefined;
-  const ref = await resolveRef(tree.dirs.common_dir, head.ref);
+  if (head.kind === "unusable" || !head.ref.startsWith("refs/heads/")) return undefined;
+  const ref = await resolveRef(tree.dirs.common_dir, head.ref, { followSymbolic: false });
   return ref.kind === "commit" ? ref.oid : undefined;
 }
