@@ -5,6 +5,7 @@
  * That costs a few appended lines per process, nothing like the process itself.
  */
 import { join } from "node:path";
+import { removeBenchDir } from "./_bench_dir.ts";
 
 /** One git process as its trace tells it. */
 export interface TracedGit {
@@ -25,7 +26,7 @@ export async function traceGit(): Promise<{ stop(): Promise<TracedGit[]> }> {
       if (before === undefined) Deno.env.delete("GIT_TRACE2_EVENT");
       else Deno.env.set("GIT_TRACE2_EVENT", before);
       const text = await Deno.readTextFile(path).catch(() => "");
-      await Deno.remove(dir, { recursive: true });
+      await removeBenchDir(dir);
       return parseTrace(text);
     },
   };

@@ -11,6 +11,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { removeBenchDir } from "./_bench_dir.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -95,7 +96,7 @@ try {
     await server.stop();
   }
 } finally {
-  await Deno.remove(root, { recursive: true });
+  await removeBenchDir(root);
 }
 
 function ms(n: number): string {

@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import process from "node:process";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
+import { removeBenchDir } from "./_bench_dir.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -100,5 +101,5 @@ try {
   if (claimedBy.size !== TASKS) throw new Error(`claimed ${claimedBy.size} of ${TASKS} tasks`);
 } finally {
   await server.shutdown();
-  await Deno.remove(root, { recursive: true });
+  await removeBenchDir(root);
 }

@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { benchRepo } from "./_fixture.ts";
+import { removeBenchDir } from "./_bench_dir.ts";
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -86,6 +87,6 @@ try {
       (podman === undefined ? "" : `, podman run --rm (trivial) ${f(podman)}`),
   );
 } finally {
-  await Deno.remove(dir, { recursive: true });
-  await Deno.remove(repo, { recursive: true });
+  await removeBenchDir(dir);
+  await removeBenchDir(repo);
 }

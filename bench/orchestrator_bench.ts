@@ -22,11 +22,12 @@
  *     `BENCH_GIT_TRACE=FILE` writes each one's argv and run time). Fails unless every task is
  *     CLOSED.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { gitText } from "../lib/git/git.ts";
-import { createWorktree } from "../lib/worktrees/worktrees.ts";
+import { createWorktree, worktreePath } from "../lib/worktrees/worktrees.ts";
 import { spawnAgent } from "../lib/agents/process.ts";
 import { runPlan } from "../lib/runner/run.ts";
+import { groupCommitCounts } from "../lib/journal/journal_file.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { loadTaskSpecs } from "../lib/tasks/persist.ts";
 import { journalPath, workspacePaths } from "../lib/workspace.ts";
@@ -37,10 +38,11 @@ import { containerSettings } from "../lib/container/settings.ts";
 import { ServiceConfigSchema } from "../lib/config/schema.ts";
 import { formatGitCount, traceGit } from "./_git_trace.ts";
 import { threadCpu } from "./_thread_cpu.ts";
+import { removeBenchDir } from "./_bench_dir.ts";
 
 const SPAWNS = Number(Deno.args.find((a) => /^\d+$/.test(a)) ?? 20);
-const TASKS = 50;
-const MAX_AGENTS = 16;
+const TASKS_TOGETHER = 50;
+const AGENTS_TOGETHER = 16;
 /** The container comparison (c): a smaller run, both ways. */
 const SMALL_TASKS = 12;
 const SMALL_AGENTS = 4;
@@ -71,12 +73,21 @@ async function spawnBench(): Promise<void> {
     const base = await gitText(["rev-parse", "main"], { cwd: root });
     const worktreeTrue: number[] = [];
     const worktreeOnly: number[] = [];
+    const gitAlone: number[] = [];
     const denoSpawned: number[] = [];
     const denoExited: number[] = [];
     const prompt = '```agent-script\n["print", "hello"]\n```';
     const logDir = await Deno.makeTempDir({ prefix: "svc-bench-logs-" });
     for (let i = 0; i < SPAWNS; i++) {
+      // Plain `git worktree add` of the same commit, in the same seconds: on this kind of disk
+      // its cost swings tenfold with what was deleted lately, so the service's share is the
+      // difference, not the figure (docs/performance.md, "The disk under the figures").
       let t = performance.now();
+      const plain = join(dirname(worktreePath(root, `t${i}`)), `plain${i}`);
+      await gitText(["worktree", "add", "-q", "-b", `plain${i}`, plain, base], { cwd: root });
+      gitAlone.push(performance.now() - t);
+
+      t = performance.now();
       await spawnOnce(root, `t${i}`, base);
       worktreeTrue.push(performance.now() - t);
 
@@ -97,21 +108,24 @@ async function spawnBench(): Promise<void> {
         throw new Error(`scripted agent failed: ${await Deno.readTextFile(proc.logPath)}`);
       }
     }
-    await Deno.remove(logDir, { recursive: true });
+    await removeBenchDir(logDir);
     console.log(`(a) spawn overhead, repository of 200 files, ${SPAWNS} spawns each`);
     console.log(`    worktree + \`true\` (start to exit):              ${stats(worktreeTrue)}`);
     console.log(`    worktree alone:                                 ${stats(worktreeOnly)}`);
+    console.log(`    plain \`git worktree add\`, interleaved:         ${stats(gitAlone)}`);
+    const share = worktreeTrue.map((ms, i) => ms - gitAlone[i]);
+    console.log(`    the service's share (each pair's difference):   ${stats(share)}`);
     console.log(`    worktree + scripted deno agent, spawned:        ${stats(denoSpawned)}`);
     console.log(`    worktree + scripted deno agent, run to exit:    ${stats(denoExited)}`);
     const m = median(worktreeTrue);
     console.log(`    aim worktree + process start <= 150 ms: ${m <= 150 ? "met" : "MISSED"}`);
   } finally {
-    await Deno.remove(root, { recursive: true });
+    await removeBenchDir(root);
   }
 }
 
-function planYaml(): string {
-  const steps = Array.from({ length: TASKS }, (_, i) => {
+function planYaml(tasks: number): string {
+  const steps = Array.from({ length: tasks }, (_, i) => {
     const n = String(i).padStart(2, "0");
     return `      - id: t${n}
         title: Write f/${n}.txt
@@ -124,11 +138,14 @@ function planYaml(): string {
           \`\`\`
         owned_files: [f/${n}.txt]`;
   });
-  return `name: bench 50\nstages:\n  - name: all\n    steps:\n${steps.join("\n")}\n`;
+  return `name: bench ${tasks}\nstages:\n  - name: all\n    steps:\n${steps.join("\n")}\n`;
 }
 
 /** Gaps between each task's consecutive journal rows, by `from → to`, in the order first seen. */
-function phases(rows: { type: string; ts: string; data?: { task_id?: unknown } }[]) {
+function phases(
+  rows: { type: string; ts: string; data?: { task_id?: unknown } }[],
+  tasks: number,
+) {
   const lastOf = new Map<string, { type: string; at: number }>();
   const gaps = new Map<string, number[]>();
   for (const r of rows) {
@@ -142,16 +159,23 @@ function phases(rows: { type: string; ts: string; data?: { task_id?: unknown } }
     }
     lastOf.set(id, { type: r.type, at });
   }
-  return [...gaps].filter(([, xs]) => xs.length >= TASKS / 2);
+  return [...gaps].filter(([, xs]) => xs.length >= tasks / 2);
 }
 
-async function runBench(): Promise<void> {
+/**
+ * A run of 50 trivial tasks with 16 agents (b), or — `alone` — ten of them one at
+ * a time (b'), where no task waits for another: what the service's own steps take per task,
+ * without the queue sixteen agents on two cores make.
+ */
+async function runBench(alone = false): Promise<void> {
+  const taskCount = alone ? 10 : TASKS_TOGETHER;
+  const maxAgents = alone ? 1 : AGENTS_TOGETHER;
   const root = await committedRepo("svc-bench-run-", {
     "README.md": "# bench\n",
     "service.yaml": `cli: generic\ncli_command: ${
       JSON.stringify([DENO, "run", "-A", AGENT])
-    }\nmax_agents: ${MAX_AGENTS}\nroles:\n  backend: {}\n`,
-    "plan.yaml": planYaml(),
+    }\nmax_agents: ${maxAgents}\nroles:\n  backend: {}\n`,
+    "plan.yaml": planYaml(taskCount),
   });
   try {
     const log: string[] = [];
@@ -173,7 +197,7 @@ async function runBench(): Promise<void> {
 
     const { tasks } = await loadTaskSpecs(workspacePaths(root));
     const notClosed = tasks.filter((t) => t.status !== "CLOSED");
-    if (result.status !== "completed" || tasks.length !== TASKS || notClosed.length > 0) {
+    if (result.status !== "completed" || tasks.length !== taskCount || notClosed.length > 0) {
       console.error(log.slice(-40).join("\n"));
       throw new Error(
         `run ${result.status}: ${tasks.length} tasks, not CLOSED: ${
@@ -183,7 +207,9 @@ async function runBench(): Promise<void> {
     }
     const files = (await gitText(["ls-tree", "-r", "--name-only", "main", "f/"], { cwd: root }))
       .split("\n").filter(Boolean);
-    if (files.length !== TASKS) throw new Error(`main holds ${files.length} of ${TASKS} files`);
+    if (files.length !== taskCount) {
+      throw new Error(`main holds ${files.length} of ${taskCount} files`);
+    }
 
     const rows = (await Deno.readTextFile(journalPath(workspacePaths(root), result.runId)))
       .split("\n").filter(Boolean).map((l) => JSON.parse(l));
@@ -203,17 +229,22 @@ async function runBench(): Promise<void> {
     const lifecycle = exited.map((r) =>
       last.get(r.data.task_id)! - first.get(r.data.task_id)! - r.data.duration_ms
     );
-    const slots = Math.min(MAX_AGENTS, TASKS);
-    console.log(`(b) run of ${TASKS} trivial tasks, max_agents ${MAX_AGENTS}, scripted deno agent`);
-    console.log(`    all ${TASKS} tasks CLOSED and merged (${files.length} files on main)`);
+    const slots = Math.min(maxAgents, taskCount);
+    console.log(
+      `(${alone ? "b'" : "b"}) run of ${taskCount} trivial tasks, max_agents ${maxAgents}, ` +
+        "scripted deno agent",
+    );
+    console.log(`    all ${taskCount} tasks CLOSED and merged (${files.length} files on main)`);
     console.log(`    wall time:               ${(wallMs / 1000).toFixed(2)} s`);
-    console.log(`    throughput:              ${(TASKS / (wallMs / 60_000)).toFixed(1)} tasks/min`);
+    console.log(
+      `    throughput:              ${(taskCount / (wallMs / 60_000)).toFixed(1)} tasks/min`,
+    );
     console.log(
       `    agents' own run time:    ${stats(agentMs)}; sum ${(sumAgent / 1000).toFixed(2)} s`,
     );
     console.log(
-      `    overhead per task, wall minus agent time: (wall - sum(agent) / ${slots}) / ${TASKS} = ${
-        ((wallMs - sumAgent / slots) / TASKS).toFixed(1)
+      `    overhead per task, wall minus agent time: (wall - sum(agent) / ${slots}) / ${taskCount} = ${
+        ((wallMs - sumAgent / slots) / taskCount).toFixed(1)
       } ms`,
     );
     console.log(
@@ -224,18 +255,24 @@ async function runBench(): Promise<void> {
     if (cpu0 && cpu1) {
       console.log(
         `    service CPU per task:    event loop ${
-          ((cpu1.main - cpu0.main) / TASKS).toFixed(1)
+          ((cpu1.main - cpu0.main) / taskCount).toFixed(1)
         } ms, ` +
-          `all its threads ${((cpu1.process - cpu0.process) / TASKS).toFixed(1)} ms ` +
+          `all its threads ${((cpu1.process - cpu0.process) / taskCount).toFixed(1)} ms ` +
           "(not its git or agent processes)",
       );
     }
-    console.log(`    agent_exited rows: ${exited.length}, journal rows: ${rows.length}`);
-    console.log(`    ${formatGitCount(gits, TASKS, "task")}`);
+    const turns = groupCommitCounts(journalPath(workspacePaths(root), result.runId));
+    console.log(
+      `    agent_exited rows: ${exited.length}, journal rows: ${rows.length}, ` +
+        `appended by ${turns.appends} appends in ${turns.turns} writes`,
+    );
+    console.log(`    ${formatGitCount(gits, taskCount, "task")}`);
     console.log("    where a task's time goes (median gap between its consecutive rows):");
-    for (const [step, gaps] of phases(rows)) console.log(`      ${step.padEnd(46)} ${stats(gaps)}`);
+    for (const [step, gaps] of phases(rows, taskCount)) {
+      console.log(`      ${step.padEnd(46)} ${stats(gaps)}`);
+    }
   } finally {
-    await Deno.remove(root, { recursive: true });
+    await removeBenchDir(root);
   }
 }
 
@@ -244,16 +281,17 @@ console.log(
     Deno.loadavg().map((x) => x.toFixed(2)).join(" ")
   }`,
 );
-/** `--only spawn|run|containers` runs one part (bench:summary runs them one at a time). */
+/** `--only spawn|run|alone|containers` runs one part (bench:summary runs them one at a time). */
 const ONLY = Deno.args.includes("--containers-only")
   ? "containers"
   : Deno.args[Deno.args.indexOf("--only") + 1];
-if (Deno.args.includes("--only") && !["spawn", "run", "containers"].includes(ONLY)) {
-  throw new Error(`--only takes spawn, run or containers, not ${JSON.stringify(ONLY)}`);
+if (Deno.args.includes("--only") && !["spawn", "run", "alone", "containers"].includes(ONLY)) {
+  throw new Error(`--only takes spawn, run, alone or containers, not ${JSON.stringify(ONLY)}`);
 }
 const part = (name: string) => !Deno.args.includes("--only") && !ONLY || ONLY === name;
 if (part("spawn")) await spawnBench();
 if (part("run")) await runBench();
+if (part("alone")) await runBench(true);
 if (part("containers")) await containerBench();
 
 /** What one run of {@link smallRun} measured. */
@@ -302,7 +340,7 @@ async function smallRun(isolation: string): Promise<SmallRun> {
     const sum = agentMs.reduce((a, b) => a + b, 0);
     return { wallMs, agentMs, overheadMs: (wallMs - sum / SMALL_AGENTS) / SMALL_TASKS };
   } finally {
-    await Deno.remove(root, { recursive: true }).catch(() => {});
+    await removeBenchDir(root).catch(() => {});
   }
 }
 

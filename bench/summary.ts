@@ -29,7 +29,8 @@ interface Figure {
   unit: string;
   /** `min`: at least `goal`; `max`: at most `goal`. */
   aim: "min" | "max";
-  goal: number;
+  /** Absent for a figure printed to read another by (it has no goal of its own). */
+  goal?: number;
 }
 
 /** A quick benchmark: its command, bound, and the figures its output gives. */
@@ -111,9 +112,13 @@ const BENCHES: Bench[] = [
     name: "spawn",
     args: ["bench/orchestrator_bench.ts", "10", "--only", "spawn"],
     timeoutS: 60,
-    figures: [fig("worktree_start_ms", "worktree + process start, median", "ms", "max", 15)],
+    figures: [
+      fig("worktree_start_ms", "worktree + process start, median", "ms", "max", 15),
+      fig("worktree_git_ms", "  plain `git worktree add`, same seconds", "ms", "max"),
+    ],
     read: (out) => ({
       worktree_start_ms: num(/worktree \+ `true` \(start to exit\): +median ([\d.]+) ms/, out),
+      worktree_git_ms: num(/plain `git worktree add`, interleaved: +median ([\d.]+) ms/, out),
     }),
   },
   {
@@ -127,6 +132,15 @@ const BENCHES: Bench[] = [
     read: (out) => ({
       overhead_per_task_ms: num(/overhead per task, wall minus agent time: .*= ([\d.]+) ms/, out),
       task_latency_ms: num(/per-task orchestration latency .*?: median ([\d.]+) ms/, out),
+    }),
+  },
+  {
+    name: "alone",
+    args: ["bench/orchestrator_bench.ts", "--only", "alone"],
+    timeoutS: 60,
+    figures: [fig("task_latency_alone_ms", "  one task at a time (no queue)", "ms", "max")],
+    read: (out) => ({
+      task_latency_alone_ms: num(/per-task orchestration latency .*?: median ([\d.]+) ms/, out),
     }),
   },
   {
@@ -144,7 +158,7 @@ const BENCHES: Bench[] = [
   },
 ];
 
-function fig(key: string, label: string, unit: string, aim: "min" | "max", goal: number): Figure {
+function fig(key: string, label: string, unit: string, aim: "min" | "max", goal?: number): Figure {
   return { key, label, unit, aim, goal };
 }
 
@@ -192,7 +206,7 @@ async function runBench(
   const t0 = performance.now();
   const { child, end } = hostLauncher.launch([Deno.execPath(), "run", "-A", ...bench.args], {
     cwd: join(here, ".."),
-    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0", BENCH_TRASH: TRASH },
   });
   let overran = false;
   const timer = setTimeout(() => {
@@ -221,7 +235,29 @@ function format(v: number | undefined, unit: string): string {
 }
 
 function goalText(f: Figure): string {
+  if (f.goal === undefined) return "—";
   return `${f.aim === "min" ? "≥" : "≤"} ${format(f.goal, f.unit)}`;
+}
+
+/**
+ * Every benchmark's temporary tree is set aside here and deleted only after the last figure
+ * (bench/_bench_dir.ts says why: on a journal-less ext4 one benchmark's deletions would slow the
+ * next one's file creation for minutes).
+ */
+const TRASH = await Deno.makeTempDir({ prefix: "bench-summary-trash-" });
+/** The physical floors, measured before the benchmarks and again after them. */
+const FLOORS: Bench = {
+  name: "floors",
+  args: ["bench/floors.ts"],
+  timeoutS: 60,
+  figures: [],
+  read: () => ({}),
+};
+
+/** The floors' line, or why there is none. */
+async function floorsLine(boundS: number): Promise<string> {
+  const { out, problem } = await runBench(FLOORS, boundS);
+  return problem ? `floors: n/a (${problem})` : out.trim();
 }
 
 const skip = new Set(values.skip.split(",").map((s) => s.trim()).filter(Boolean));
@@ -232,6 +268,7 @@ const loadBefore = load();
 const now: Record<string, number> = {};
 const problems: string[] = [];
 const t0 = performance.now();
+const floorsBefore = await floorsLine(60);
 for (const bench of BENCHES) {
   if (skip.has(bench.name)) {
     problems.push(`${bench.name}: skipped (--skip)`);
@@ -259,7 +296,12 @@ const conditions =
 
 const rows = BENCHES.flatMap((b) => b.figures).map((f) => {
   const v = now[f.key];
-  const met = v === undefined ? "" : (f.aim === "min" ? v >= f.goal : v <= f.goal) ? "✔" : "✘";
+  const goal = f.goal;
+  const met = v === undefined || goal === undefined
+    ? ""
+    : (f.aim === "min" ? v >= goal : v <= goal)
+    ? "✔"
+    : "✘";
   return [
     f.label,
     `${format(v, f.unit)} ${met}`.trim(),
@@ -280,18 +322,23 @@ console.log(line(head));
 console.log(widths.map((w) => "-".repeat(w)).join("-|-"));
 for (const r of rows) console.log(line(r));
 for (const p of problems) console.log(`note: ${p}`);
+console.log(floorsBefore.replace(/^floors/, "floors before the benchmarks"));
 const floorsLeft = TOTAL_S - (performance.now() - t0) / 1000;
 if (floorsLeft >= 20) {
-  const floors: Bench = {
-    name: "floors",
-    args: ["bench/floors.ts"],
-    timeoutS: 60,
-    figures: [],
-    read: () => ({}),
-  };
-  const { out, problem } = await runBench(floors, Math.min(60, floorsLeft));
-  console.log(problem ? `floors: n/a (${problem})` : out.trim());
+  console.log(
+    (await floorsLine(Math.min(60, floorsLeft))).replace(
+      /^floors/,
+      "floors after them",
+    ),
+  );
 }
+const removal = performance.now();
+await Deno.remove(TRASH, { recursive: true }).catch(() => {});
+console.error(
+  `bench:summary: the benchmarks' temporary trees removed in ${
+    ((performance.now() - removal) / 1000).toFixed(1)
+  } s`,
+);
 console.log("A figure never fails CI (machines are noisy); what bounds each: docs/performance.md.");
 
 if (values.update) {

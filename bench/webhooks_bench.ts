@@ -37,6 +37,7 @@ import process from "node:process";
 import { join } from "node:path";
 import { signBody } from "../lib/webhooks/signature.ts";
 import { committedRepo } from "./_fixture.ts";
+import { removeBenchDir } from "./_bench_dir.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -415,7 +416,7 @@ async function run(
   } finally {
     server.kill("SIGTERM");
     await server.status;
-    await Deno.remove(root, { recursive: true });
+    await removeBenchDir(root);
   }
 }
 
@@ -501,7 +502,7 @@ async function claimLatency(): Promise<{ claim: number[]; row: number[] }> {
   } finally {
     runner.kill("SIGTERM");
     await runner.status;
-    await Deno.remove(root, { recursive: true });
+    await removeBenchDir(root);
   }
   return { claim, row };
 }

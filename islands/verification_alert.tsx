@@ -13,6 +13,7 @@ import {
   TOAST_MS,
 } from "../lib/dashboard/verification_alert.ts";
 import type { VerificationNudge } from "../lib/verification/nudge_types.ts";
+import { ADD_EVIDENCE } from "../lib/verification/advice.ts";
 
 /** Props of {@link VerificationAlert}. */
 export interface VerificationAlertProps {
@@ -26,12 +27,18 @@ export function VerificationAlert({ token, tick }: VerificationAlertProps) {
   const memory = useRef(FRESH_ALERT);
   const [nudge, setNudge] = useState<VerificationNudge | null>(null);
   const [toast, setToast] = useState<string | null>(null);
+  /** What the alert advises for the configuration its tasks ran under (`/status`). */
+  const [advice, setAdvice] = useState(ADD_EVIDENCE);
   useEffect(() => {
     let live = true;
-    apiFetch<{ verification_nudge?: VerificationNudge }>("/status", { token }).then(
+    apiFetch<{ verification_nudge?: VerificationNudge; verification_advice?: unknown }>(
+      "/status",
+      { token },
+    ).then(
       (status) => {
         const n = status.verification_nudge;
         if (!live || !n) return;
+        if (typeof status.verification_advice === "string") setAdvice(status.verification_advice);
         const next = nextAlert(memory.current, n);
         memory.current = next.memory;
         setNudge(n);
@@ -61,9 +68,7 @@ export function VerificationAlert({ token, tick }: VerificationAlertProps) {
       )}
       {toast !== null && (
         <div class="toast" role="alert" data-verification-toast data-timeout-ms={TOAST_MS}>
-          <strong>Verification</strong> {toast}{" "}
-          Add quality_gates or completion signals, or have agents run the tests
-          (docs/verification.md).
+          <strong>Verification</strong> {toast} {advice}
           <button
             type="button"
             aria-label="dismiss"

@@ -276,6 +276,7 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
   trackers: ["service_run.ts"],
   tunnel: [],
   verification: [
+    "advice.ts",
     "bundle.ts",
     "completion.ts",
     "nudge.ts",
@@ -459,6 +460,7 @@ const BROWSER_SAFE: readonly RegExp[] = [
   /^lib\/review\/types\.ts$/,
   /^lib\/runs\/summary_types\.ts$/,
   /^lib\/verification\/nudge_types\.ts$/,
+  /^lib\/verification\/advice\.ts$/, // the alert's advice: pure, importing nothing
   /^npm:\/?preact@[^/]+(\/(hooks|jsx-runtime))?$/, // Preact: the one package the bundle carries
 ];
 

@@ -99,6 +99,12 @@ Deno.test("service stop ×3 with the agent running consumes no attempt; each new
   // Each agent run is one attempt, numbered alike in the terminal, the journal and the board; what
   // a stop does not spend is the retry budget, which counts failed attempts only.
   assert.deepEqual(claims.map((r) => r.data.attempt), [1, 2, 3, 4], "one number per agent run");
+  // Each process that drove the run numbered its sessions on from the journal's: 001 is one session.
+  assert.deepEqual(
+    claims.map((r) => /^s-\w{4}-(\d{3})-/.exec(String(r.data.session_id))?.[1]),
+    ["001", "002", "003", "004"],
+    "session numbers go on across the resumptions",
+  );
   assert.doesNotMatch(terminal, /failed attempt/, "no stop spent an attempt of the budget");
   assert.ok(!rows.some((r) => r.type === "task_failed"));
   const completed = rows.filter((r) => r.type === "task_completed");

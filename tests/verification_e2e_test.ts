@@ -246,6 +246,8 @@ Deno.test("a run with no evidence at all raises the ALERT once, in the live view
   const alerts = result.lines.filter((l) => /ALERT/.test(l));
   assert.equal(alerts.length, 1, terminal);
   assert.match(alerts[0], /ALERT: 3 of 3 completions unverified/);
+  // No gate applies to their role: the advice names it (lib/verification/advice.ts).
+  assert.match(alerts[0], /Add quality_gates \(none apply to role backend\)/);
 
   const records = await ledger(root);
   assert.deepEqual(records.map((r) => [r.task_id, r.verified]).sort(), [

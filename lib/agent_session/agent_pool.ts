@@ -26,6 +26,7 @@ import { appendStateLines } from "../util/locked_append.ts";
 import type { AgentLaneEvent } from "./events.ts";
 import type { EndReason } from "../agents/end_reason.ts";
 import { exitReason } from "./exit_reason.ts";
+import { highestSessionNumber } from "./session_numbers.ts";
 import { agentInvocation } from "./invocation.ts";
 import type { RateLimitGuard } from "./rate_limit_guard.ts";
 import { AgentSession, sessionEnvironment, SessionStartError } from "./session.ts";
@@ -139,6 +140,21 @@ export class AgentPool {
   /** A new session id (a remote worker's session too). */
   newSessionId(): string {
     return this.#sessionId();
+  }
+
+  /**
+   * Number this process's sessions on from those the run's journal holds (a resumed run): called
+   * once, before the first session starts.
+   */
+  async resumeNumbering(): Promise<void> {
+    const path = journalPath(this.#o.paths, this.#o.runId);
+    // Only names depend on it (each id has a random part too): a journal that cannot be read
+    // here fails where it matters, not here.
+    const read = await readJournal(path, this.#activity).catch(() => undefined);
+    const ids = [...read?.state.tasks.values() ?? []].flatMap((t) =>
+      t.attempts.map((a) => a.session_id)
+    );
+    this.#counter = Math.max(this.#counter, highestSessionNumber(ids, this.#o.runId.slice(-4)));
   }
 
   /** A new session id: sortable within the run, unique across runs. */

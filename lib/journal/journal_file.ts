@@ -62,7 +62,7 @@ async function readIntoView<S>(
   view: IncrementalJournal<S>,
   options: ReadOptions = {},
 ): Promise<JournalSnapshot<S>> {
-  return view.read(fileSource(file, (await file.stat()).size), options);
+  return view.read(fileSource(file, file.statSync().size), options);
 }
 
 /** An open file as a {@link ByteSource} of `size` bytes, read synchronously in place. */
@@ -135,11 +135,139 @@ export function viewFor<S>(
 /**
  * Append `events` as consecutive rows. Refuses (JournalPoisonedError) when the existing chain
  * does not verify. Returns only after the bytes are synced to disk.
+ *
+ * Group commit: the appends this process asks for while an earlier one holds the journal go
+ * in line, and the next turn writes every one of them under one lock, in one write and one sync
+ * (a run's rows came one by one — 350 appends for 50 tasks, each a lock, a read of the head and
+ * a sync, one after another). Each keeps its place and its own outcome: an append whose `after`
+ * failed is left out with that failure, and a write that fails fails every append of its turn,
+ * none of whose rows is then in the file.
  */
 export function appendEvents(
   path: string,
   events: JournalEvent[],
   options: AppendOptions = {},
+): Promise<AppendedRow[]> {
+  if (options.now || options.onWriteFailed) {
+    // Its own clock or clean-up: written alone, as before.
+    return appendAlone(path, events, options);
+  }
+  let settle!: Pick<InLine, "resolve" | "reject">;
+  const promise = new Promise<AppendedRow[]>((resolve, reject) => settle = { resolve, reject });
+  const entry: InLine = { events, after: options.after, promise, ...settle };
+  inLine.set(promise, entry);
+  const line = lines.get(path) ?? [];
+  lines.set(path, line);
+  line.push(entry);
+  if (line.length === 1 && !turns.has(path)) turns.set(path, takeTurns(path));
+  return promise;
+}
+
+/** An append waiting for its turn. */
+interface InLine {
+  events: JournalEvent[];
+  after?: Promise<unknown>;
+  promise: Promise<AppendedRow[]>;
+  resolve: (rows: AppendedRow[]) => void;
+  reject: (e: unknown) => void;
+  /** How it ended once its turn came: written, or the failure that is its own. */
+  outcome?: { ok: true } | { ok: false; error: unknown };
+}
+
+/** Appends through {@link appendEvents}'s line and the writes they took, by journal path. */
+const counts = new Map<string, { appends: number; turns: number }>();
+
+/** How many appends to `path` went through the line, in how many writes (tests, benchmarks). */
+export function groupCommitCounts(path: string): { appends: number; turns: number } {
+  return { ...(counts.get(path) ?? { appends: 0, turns: 0 }) };
+}
+
+/** Appends asked for and not yet taken, by journal path. */
+const lines = new Map<string, InLine[]>();
+/** The journals whose appends are being written. */
+const turns = new Map<string, Promise<void>>();
+/** Every append in line or written, by the promise it returned (a later one's `after`). */
+const inLine = new WeakMap<Promise<unknown>, InLine>();
+
+/** Write `path`'s appends, every one in line at each turn together, until none is left. */
+async function takeTurns(path: string): Promise<void> {
+  try {
+    for (let line = lines.get(path); line?.length; line = lines.get(path)) {
+      lines.delete(path);
+      await writeTurn(path, line);
+    }
+  } finally {
+    turns.delete(path);
+  }
+}
+
+/** One lock, one write, one sync for `group`; each append settles with its own outcome. */
+async function writeTurn(path: string, group: InLine[]): Promise<void> {
+  const count = counts.get(path) ?? { appends: 0, turns: 0 };
+  counts.delete(path); // most recently written last; a long-lived server keeps the last few
+  counts.set(path, { appends: count.appends + group.length, turns: count.turns + 1 });
+  if (counts.size > MAX_CACHED_JOURNALS) counts.delete(counts.keys().next().value!);
+  const taken: InLine[] = [];
+  const members = new Set(group);
+  try {
+    const rows = await appendEventsWith(
+      path,
+      viewFor(path, appendViews, NO_SINK),
+      async () => {
+        const events: JournalEvent[] = [];
+        for (const entry of group) {
+          const failure = await failureBefore(entry, members);
+          if (failure) {
+            entry.outcome = failure;
+            members.delete(entry);
+            continue;
+          }
+          taken.push(entry);
+          events.push(...entry.events);
+        }
+        return events;
+      },
+    );
+    let at = 0;
+    for (const entry of taken) {
+      entry.outcome = { ok: true };
+      entry.resolve(rows.slice(at, at += entry.events.length));
+    }
+  } catch (error) {
+    for (const entry of taken) entry.outcome = { ok: false, error };
+    for (const entry of group) if (!entry.outcome) entry.outcome = { ok: false, error };
+    for (const entry of taken) entry.reject(error);
+  }
+  for (const entry of group) {
+    if (entry.outcome?.ok === false && !taken.includes(entry)) entry.reject(entry.outcome.error);
+  }
+}
+
+/**
+ * The failure `entry` inherits from its `after`, if any: an earlier append of this turn that was
+ * left out, or of an earlier turn that failed; any other promise is waited for, under the lock.
+ */
+async function failureBefore(
+  entry: InLine,
+  members: Set<InLine>,
+): Promise<{ ok: false; error: unknown } | undefined> {
+  if (!entry.after) return undefined;
+  const earlier = inLine.get(entry.after);
+  if (earlier && members.has(earlier)) return undefined; // written with this turn, or not at all
+  if (earlier?.outcome) return earlier.outcome.ok ? undefined : earlier.outcome;
+  try {
+    await entry.after;
+    return undefined;
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** One append under its own lock (an `after`, its own clock or clean-up). */
+function appendAlone(
+  path: string,
+  events: JournalEvent[],
+  options: AppendOptions,
 ): Promise<AppendedRow[]> {
   const { after } = options;
   const build = after

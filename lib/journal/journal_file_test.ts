@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { appendEvents, JournalPoisonedError } from "./journal_file.ts";
+import { appendEvents, groupCommitCounts, JournalPoisonedError } from "./journal_file.ts";
 import { verifyJournalText } from "./verify.ts";
 import { journalText, sampleEvents, tempDir } from "../../tests/helpers.ts";
 
@@ -122,4 +122,53 @@ Deno.test("appendEvents() with `after` keeps its place in line, and writes nothi
   await assert.rejects(d, /disk full/);
   await assert.rejects(appendEvents(path, row("e"), { after: d }), /disk full/);
   assert.deepEqual(await ids(), ["a", "b", "c"]);
+});
+
+Deno.test("appendEvents() writes the appends asked for while one is written in one turn, each with its own rows", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "journal.jsonl");
+  const results = await Promise.all(
+    Array.from(
+      { length: 40 },
+      (_, i) =>
+        appendEvents(path, [
+          { type: "task_claimed", data: { task_id: `t${i}` } },
+          { type: "task_completed", data: { task_id: `t${i}` } },
+        ]),
+    ),
+  );
+  const counts = groupCommitCounts(path);
+  assert.equal(counts.appends, 40);
+  assert.ok(counts.turns <= 2, `the first alone, the rest together (${counts.turns} writes)`);
+  for (const [i, rows] of results.entries()) {
+    assert.deepEqual(rows.map((r) => r.row.data.task_id), [`t${i}`, `t${i}`], "its own rows");
+    assert.equal(rows[1].seq, rows[0].seq + 1);
+  }
+  const report = verifyJournalText(await Deno.readTextFile(path));
+  assert.equal(report.verified, true);
+  assert.deepEqual(
+    report.rows.map((r) => r.row.data.task_id),
+    Array.from({ length: 40 }, (_, i) => [`t${i}`, `t${i}`]).flat(),
+    "in the order asked",
+  );
+});
+
+Deno.test("appendEvents(): in a turn, an append whose earlier append failed is left out with that failure, its own later ones too, and the others are written", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "journal.jsonl");
+  const row = (id: string) => [{ type: "task_completed", data: { task_id: id } }];
+  const first = appendEvents(path, row("first")); // holds the journal while the rest line up
+  const failed = Promise.reject(new Error("disk full"));
+  failed.catch(() => {});
+  const a = appendEvents(path, row("a"));
+  const b = appendEvents(path, row("b"), { after: failed });
+  const c = appendEvents(path, row("c"), { after: b });
+  const d = appendEvents(path, row("d"), { after: a });
+  await first;
+  await assert.rejects(b, /disk full/);
+  await assert.rejects(c, /disk full/);
+  assert.equal((await a)[0].row.data.task_id, "a");
+  assert.equal((await d)[0].row.data.task_id, "d");
+  const ids = verifyJournalText(await Deno.readTextFile(path)).rows.map((r) => r.row.data.task_id);
+  assert.deepEqual(ids, ["first", "a", "d"]);
 });

@@ -309,6 +309,7 @@ export class Orchestrator {
     // review decisions first: before any notice of the journal is acted on.
     this.#push(async () => {
       await this.#landing?.start(); // the journal's pull requests are continued, not opened again
+      await this.#agents.resumeNumbering(); // a resumed run's sessions number on
       return await this.#recoveryEvents();
     });
     this.#push({ type: "tick" });

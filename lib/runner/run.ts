@@ -75,7 +75,8 @@ export interface RunPlanOptions {
    * The terminal's line when the verification alert first trips (the CLI hands in its coloured
    * status line); without it the alert is left to `service status` and the board.
    */
-  alertLine?: (nudge: VerificationNudge) => string | undefined;
+  /** The alert's line for `nudge`, with what it advises (lib/verification/advice.ts). */
+  alertLine?: (nudge: VerificationNudge, advice: string) => string | undefined;
   /** Interval of the loop's tick, for timeouts (default 1 s; tests stretch it). */
   tickMs?: number;
 }

@@ -3,6 +3,7 @@
  * wait as it changes), run the {@link Orchestrator} with the progress display until the run ends,
  * then journal `run_completed` and record how it ended and what is left.
  */
+import { verificationAdvice } from "../verification/advice.ts";
 import { CooldownTracker, loadCooldowns } from "../agents/cooldown.ts";
 import * as ev from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
@@ -52,8 +53,8 @@ export interface DriveOptions {
   kubernetes?: OrchestratorOptions["kubernetes"];
   serverUrl: string;
   out: (line: string) => void;
-  /** The terminal's line for the verification alert (see `RunPlanOptions`). */
-  alertLine?: (nudge: VerificationNudge) => string | undefined;
+  /** The terminal's line for the verification alert, with what it advises (see `RunPlanOptions`). */
+  alertLine?: (nudge: VerificationNudge, advice: string) => string | undefined;
   /** Interval of the loop's tick (see `RunPlanOptions`). */
   tickMs?: number;
   signal?: AbortSignal;
@@ -121,7 +122,13 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
     ...(o.kubernetes ? { kubernetes: o.kubernetes } : {}),
     mcpConfigPath: o.mcpConfigPath,
     onAlert: (nudge) => {
-      const line = o.alertLine?.(nudge);
+      const line = o.alertLine?.(
+        nudge,
+        verificationAdvice(nudge.recent_unverified, {
+          roleOf: (id) => store.get(id)?.role,
+          gatesOf: (role) => o.settings.qualityGates({ role }).length,
+        }),
+      );
       if (line) progress.notice(line);
     },
     cooldowns: await cooldownTracker(paths.rateLimits, rateLimitCooldownS),

@@ -3,6 +3,7 @@ import type { StartFailure } from "../runs/start_failure.ts";
 import { formatUsd } from "../cost/money.ts";
 import { durationWords } from "../util/duration_words.ts";
 import type { VerificationNudge } from "../verification/nudge_types.ts";
+import { ADD_EVIDENCE } from "../verification/advice.ts";
 import type { GuardedTask } from "./guarded.ts";
 import { type TicketMoveFailure, ticketMoveLines } from "./ticket_moves.ts";
 import { printable } from "../util/printable.ts";
@@ -33,15 +34,21 @@ export interface Palette {
   bold: (s: string) => string;
 }
 
-/** The verification line: red ALERT when exceeded, yellow notice when anything is unverified. */
-export function verificationLine(n: VerificationNudge, p: Palette): string | undefined {
+/**
+ * The verification line: red ALERT when exceeded (with `advice`, lib/verification/advice.ts),
+ * yellow notice when anything is unverified.
+ */
+export function verificationLine(
+  n: VerificationNudge,
+  p: Palette,
+  advice: string = ADD_EVIDENCE,
+): string | undefined {
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   const recent = n.recent_unverified.length ? ` Recent: ${n.recent_unverified.join(", ")}.` : "";
   if (n.threshold_exceeded) {
     return p.red(
       `ALERT: ${n.unverified_count} of ${n.total_completions} completions unverified ` +
-        `(${pct(n.unverified_ratio)} > threshold ${pct(n.nudge_threshold)}).${recent} ` +
-        "Add quality_gates or completion signals, or have agents run the tests (docs/verification.md).",
+        `(${pct(n.unverified_ratio)} > threshold ${pct(n.nudge_threshold)}).${recent} ${advice}`,
     );
   }
   if (n.unverified_count > 0) {
@@ -323,7 +330,8 @@ function verificationLines(status: Record<string, unknown>, p: Escaping): string
   const lines = [p.plain(
     `verification: ${nudge.verified_count}/${nudge.total_completions} completions verified`,
   )];
-  const v = verificationLine(nudge, p);
+  const advice = status.verification_advice;
+  const v = verificationLine(nudge, p, typeof advice === "string" ? advice : undefined);
   if (v) lines.push(v);
   return lines;
 }

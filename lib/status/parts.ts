@@ -1,6 +1,7 @@
 /**
  * The status parts of this service (DESIGN.md §6): `tasks` (counts by status, every run's),
- * `verification_nudge` (spec §2.10, from the ledger at request time), `agents` (live agents
+ * `verification_nudge` (spec §2.10, from the ledger at request time), `verification_advice` (what
+ * the alert advises, lib/status/verification_advice.ts), `agents` (live agents
  * from PID files, with their last output and progress), `workers` (tasks on remote workers, from the task store), `spend` (cost report against budget), `rate_limits` (parked adapters, with
  * the reset time their limit named or the cooldown), `batches` (the batch lane's requests in
  * flight, with their age), `guarded` (the current run's tasks whose diff touches protected paths
@@ -30,6 +31,7 @@ import { readVerificationNudge } from "../verification/nudge.ts";
 import type { StatusPart } from "./status.ts";
 import { guardedPart } from "./guarded.ts";
 import { ticketMovesPart } from "./ticket_moves.ts";
+import { verificationAdvicePart } from "./verification_advice.ts";
 import { registryFor } from "../workers/registry.ts";
 import { workerView } from "../workers/fleet.ts";
 
@@ -247,6 +249,7 @@ const workerPoolPart: StatusPart = async (app: AppContext) => {
 export const STATUS_PARTS: ReadonlyArray<readonly [string, StatusPart]> = [
   ["tasks", taskCounts],
   ["verification_nudge", verificationNudgePart],
+  ["verification_advice", verificationAdvicePart],
   ["agents", agentsPart],
   ["workers", workersPart],
   ["worker_pool", workerPoolPart],

@@ -201,7 +201,7 @@ Options:
         app: ctx.apps.server,
         out: ctx.stdout,
         signal: controller.signal,
-        alertLine: (nudge) => verificationLine(nudge, colour),
+        alertLine: (nudge, advice) => verificationLine(nudge, colour, advice),
       });
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       ctx.stdout(

@@ -88,7 +88,7 @@ Environment:
         out: ctx.stdout,
         signal: controller.signal,
         app: ctx.apps.server,
-        alertLine: (nudge) => verificationLine(nudge, colour),
+        alertLine: (nudge, advice) => verificationLine(nudge, colour, advice),
       });
       if (result.upToDate) return 0;
       // The final status line, printed once, then what is left and the way out.
