@@ -57,11 +57,11 @@ export type EventBuilder<S> = (
 // a 40 MB journal costs 1 MiB of buffer, not 40 MB a process then keeps. The reads are
 // synchronous: each is a copy from the page cache that an asynchronous read would hand to
 // another thread and back (a 40 MB first read spent 40-50 ms on those hops, 10 ms without).
-async function readIntoView<S>(
+function readIntoView<S>(
   file: Deno.FsFile,
   view: IncrementalJournal<S>,
   options: ReadOptions = {},
-): Promise<JournalSnapshot<S>> {
+): JournalSnapshot<S> {
   return view.read(fileSource(file, file.statSync().size), options);
 }
 
@@ -100,7 +100,7 @@ export async function readJournal<S>(
   }
   try {
     await file.lock(false);
-    return await readIntoView(file, view, options);
+    return readIntoView(file, view, options);
   } finally {
     file.close();
   }
@@ -291,7 +291,7 @@ export function appendEventsWith<S>(
   options: AppendOptions = {},
 ): Promise<AppendedRow[]> {
   return appendUnderLock(path, async (file) => {
-    const snapshot = await readIntoView(file, view);
+    const snapshot = readIntoView(file, view);
     const walker = snapshot.walker;
     if (walker.firstFault) throw new JournalPoisonedError(path, walker.firstFault);
     const events = await build(snapshot);

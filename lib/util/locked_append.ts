@@ -36,7 +36,7 @@ export interface LockedAppendOptions {
  */
 export function appendUnderLock<T>(
   path: string,
-  decide: (file: Deno.FsFile) => Promise<LockedDecision<T>>,
+  decide: (file: Deno.FsFile) => LockedDecision<T> | Promise<LockedDecision<T>>,
   options: LockedAppendOptions = {},
 ): Promise<T> {
   return serialised(path, async () => {
@@ -86,7 +86,7 @@ export function appendUnderLock<T>(
 /** Append `text` (whole lines) to the state file `path` under its lock, synced before returning. */
 export function appendStateLines(path: string, text: string): Promise<void> {
   const bytes = new TextEncoder().encode(text);
-  return appendUnderLock(path, async (file) => {
+  return appendUnderLock(path, (file) => {
     // A line left without its newline by a crash would glue itself to this one.
     const size = file.statSync().size;
     if (size === 0) return { append: bytes, result: undefined };
