@@ -370,3 +370,70 @@ Deno.test("every reader gets exactly what it reads, across windows and row types
     });
   });
 });
+
+/** A change to row k alone. */
+function edit(change: (line: string) => string): (lines: string[], k: number) => string[] {
+  return (lines, k) => lines.with(k, change(lines[k]));
+}
+
+// The hasher runs four rows at once, each lane at its own block: rows of every length across
+// several 64-byte blocks make lanes finish out of step and put the padding, the length and the
+// cut-out hash member at every offset of a block.
+Deno.test("the bulk path proves rows of every length over several SHA-256 blocks, and stops at exactly the row a hostile change was made to", () => {
+  const journal = (titles: string[]) => {
+    let prev = ZERO_HASH;
+    const lines = titles.map((title, seq) => {
+      const row = encodeRow({ type: "task_claimed", data: { task_id: "a", title } }, {
+        prev,
+        seq,
+        ts: "t",
+      });
+      prev = row.hash;
+      return row.line;
+    });
+    return { lines, head: prev };
+  };
+  const prove = (lines: string[]) => {
+    const bytes = enc(lines.join("\n") + "\n");
+    const cursor = { nextSeq: 0, head: ZERO_HASH };
+    const at = proveLines(bytes, cursor, {
+      from: 0,
+      end: bytes.length,
+      reads: () => "nothing",
+      apply: () => {},
+    });
+    return { all: at === bytes.length, seq: cursor.nextSeq, head: cursor.head };
+  };
+  const titles = Array.from({ length: 230 }, (_, n) => "x".repeat(n));
+  const { lines, head } = journal(titles);
+  assert.deepEqual(prove(lines), { all: true, seq: lines.length, head });
+  // Each hostile change is made to row k of the journal; the proof must stop exactly there.
+  const CHANGES: { name: string; change: (lines: string[], k: number) => string[] }[] = [
+    {
+      name: "a byte of data (before the hash member)",
+      change: edit((l) => l.replace('"a"', '"b"')),
+    },
+    { name: "a byte of ts (after the hash member)", change: edit((l) => l.replace('"t"', '"u"')) },
+    {
+      name: "the last byte of the title",
+      change: edit((l) => l.replace(/x?"},"hash"/, 'y"},"hash"')),
+    },
+    {
+      name: "a non-canonical rewrite (a space after a colon)",
+      change: edit((l) => l.replace('"task_id":"a"', '"task_id": "a"')),
+    },
+    {
+      name: "the row out of chain order (swapped with the next)",
+      change: (lines, k) => lines.with(k, lines[k + 1]).with(k + 1, lines[k]),
+    },
+  ];
+  for (const { name, change } of CHANGES) {
+    for (let k = 0; k < lines.length - 1; k += 3) {
+      const changed = change(lines, k);
+      assert.notEqual(changed[k], lines[k], `${name}, row ${k}`);
+      const { all, seq } = prove(changed);
+      assert.equal(all, false, `${name}, row ${k}`);
+      assert.equal(seq, k, `${name}, row ${k}: the rows before it are proven, not it`);
+    }
+  }
+});

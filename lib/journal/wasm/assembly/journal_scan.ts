@@ -455,46 +455,97 @@ function startLane(L: i32, row: i32, records: usize): void {
   for (let i = 0; i < 8; i++) store<u32>(STATE + (<usize>i << 4) + (<usize>L << 2), IV[i]);
 }
 
+@inline function bigSigma0(x: v128): v128 {
+  return v128.xor(v128.xor(rotr(x, 2), rotr(x, 13)), rotr(x, 22));
+}
+
+@inline function bigSigma1(x: v128): v128 {
+  return v128.xor(v128.xor(rotr(x, 6), rotr(x, 11)), rotr(x, 25));
+}
+
+/** Ch(e, f, g): f where e has a 1, else g. */
+@inline function choose(e: v128, f: v128, g: v128): v128 {
+  return v128.xor(g, v128.and(e, v128.xor(f, g)));
+}
+
+/**
+ * K[j] + W[j] of the four lanes, W[j] computed (and kept) from the earlier words for j >= 16:
+ * the message schedule runs alongside the rounds, whose chain of dependencies leaves room for it.
+ */
+@inline function kwAt(j: usize): v128 {
+  if (j < 16) return i32x4.add(v128.load(K_TABLE + (j << 4)), v128.load(W_BUF + (j << 4)));
+  const w15 = v128.load(W_BUF + ((j - 15) << 4));
+  const w2 = v128.load(W_BUF + ((j - 2) << 4));
+  const s0 = v128.xor(v128.xor(rotr(w15, 7), rotr(w15, 18)), i32x4.shr_u(w15, 3));
+  const s1 = v128.xor(v128.xor(rotr(w2, 17), rotr(w2, 19)), i32x4.shr_u(w2, 10));
+  const w = i32x4.add(
+    i32x4.add(v128.load(W_BUF + ((j - 16) << 4)), s0),
+    i32x4.add(v128.load(W_BUF + ((j - 7) << 4)), s1),
+  );
+  v128.store(W_BUF + (j << 4), w);
+  return i32x4.add(v128.load(K_TABLE + (j << 4)), w);
+}
+
 function compress(): void {
+  const p0 = unchecked(lanePointer[0]);
+  const p1 = unchecked(lanePointer[1]);
+  const p2 = unchecked(lanePointer[2]);
+  const p3 = unchecked(lanePointer[3]);
   for (let j: usize = 0; j < 64; j += 4) {
-    let w = v128.load32_zero(lanePointer[0] + j);
-    w = v128.load32_lane(lanePointer[1] + j, w, 1);
-    w = v128.load32_lane(lanePointer[2] + j, w, 2);
-    w = v128.load32_lane(lanePointer[3] + j, w, 3);
+    let w = v128.load32_zero(p0 + j);
+    w = v128.load32_lane(p1 + j, w, 1);
+    w = v128.load32_lane(p2 + j, w, 2);
+    w = v128.load32_lane(p3 + j, w, 3);
     v128.store(W_BUF + (j << 2), i8x16.swizzle(w, BSWAP));
-  }
-  for (let j: usize = 16; j < 64; j++) {
-    const w15 = v128.load(W_BUF + ((j - 15) << 4));
-    const w2 = v128.load(W_BUF + ((j - 2) << 4));
-    const s0 = v128.xor(v128.xor(rotr(w15, 7), rotr(w15, 18)), i32x4.shr_u(w15, 3));
-    const s1 = v128.xor(v128.xor(rotr(w2, 17), rotr(w2, 19)), i32x4.shr_u(w2, 10));
-    v128.store(
-      W_BUF + (j << 4),
-      i32x4.add(
-        i32x4.add(v128.load(W_BUF + ((j - 16) << 4)), s0),
-        i32x4.add(v128.load(W_BUF + ((j - 7) << 4)), s1),
-      ),
-    );
   }
   let a = v128.load(STATE), b = v128.load(STATE, 16), c = v128.load(STATE, 32);
   let d = v128.load(STATE, 48), e = v128.load(STATE, 64), f = v128.load(STATE, 80);
   let g = v128.load(STATE, 96), h = v128.load(STATE, 112);
-  for (let j: usize = 0; j < 64; j++) {
-    const s1 = v128.xor(v128.xor(rotr(e, 6), rotr(e, 11)), rotr(e, 25));
-    const t1 = i32x4.add(
-      i32x4.add(i32x4.add(h, s1), v128.bitselect(f, g, e)),
-      i32x4.add(v128.load(K_TABLE + (j << 4)), v128.load(W_BUF + (j << 4))),
-    );
-    const s0 = v128.xor(v128.xor(rotr(a, 2), rotr(a, 13)), rotr(a, 22));
-    const t2 = i32x4.add(s0, v128.bitselect(c, b, v128.xor(a, b)));
-    h = g;
-    g = f;
-    f = e;
-    e = i32x4.add(d, t1);
-    d = c;
-    c = b;
-    b = a;
-    a = i32x4.add(t1, t2);
+  // Eight rounds a turn, the roles of a..h rotating, so no value is moved between rounds; Maj
+  // reuses the previous round's a ^ b (Maj(a, b, c) = b ^ ((a ^ b) & (b ^ c))).
+  let bc = v128.xor(b, c);
+  let t1: v128, ab: v128;
+  for (let j: usize = 0; j < 64; j += 8) {
+    t1 = i32x4.add(i32x4.add(h, bigSigma1(e)), i32x4.add(choose(e, f, g), kwAt(j + 0)));
+    d = i32x4.add(d, t1);
+    ab = v128.xor(a, b);
+    h = i32x4.add(i32x4.add(t1, bigSigma0(a)), v128.xor(b, v128.and(ab, bc)));
+    bc = ab;
+    t1 = i32x4.add(i32x4.add(g, bigSigma1(d)), i32x4.add(choose(d, e, f), kwAt(j + 1)));
+    c = i32x4.add(c, t1);
+    ab = v128.xor(h, a);
+    g = i32x4.add(i32x4.add(t1, bigSigma0(h)), v128.xor(a, v128.and(ab, bc)));
+    bc = ab;
+    t1 = i32x4.add(i32x4.add(f, bigSigma1(c)), i32x4.add(choose(c, d, e), kwAt(j + 2)));
+    b = i32x4.add(b, t1);
+    ab = v128.xor(g, h);
+    f = i32x4.add(i32x4.add(t1, bigSigma0(g)), v128.xor(h, v128.and(ab, bc)));
+    bc = ab;
+    t1 = i32x4.add(i32x4.add(e, bigSigma1(b)), i32x4.add(choose(b, c, d), kwAt(j + 3)));
+    a = i32x4.add(a, t1);
+    ab = v128.xor(f, g);
+    e = i32x4.add(i32x4.add(t1, bigSigma0(f)), v128.xor(g, v128.and(ab, bc)));
+    bc = ab;
+    t1 = i32x4.add(i32x4.add(d, bigSigma1(a)), i32x4.add(choose(a, b, c), kwAt(j + 4)));
+    h = i32x4.add(h, t1);
+    ab = v128.xor(e, f);
+    d = i32x4.add(i32x4.add(t1, bigSigma0(e)), v128.xor(f, v128.and(ab, bc)));
+    bc = ab;
+    t1 = i32x4.add(i32x4.add(c, bigSigma1(h)), i32x4.add(choose(h, a, b), kwAt(j + 5)));
+    g = i32x4.add(g, t1);
+    ab = v128.xor(d, e);
+    c = i32x4.add(i32x4.add(t1, bigSigma0(d)), v128.xor(e, v128.and(ab, bc)));
+    bc = ab;
+    t1 = i32x4.add(i32x4.add(b, bigSigma1(g)), i32x4.add(choose(g, h, a), kwAt(j + 6)));
+    f = i32x4.add(f, t1);
+    ab = v128.xor(c, d);
+    b = i32x4.add(i32x4.add(t1, bigSigma0(c)), v128.xor(d, v128.and(ab, bc)));
+    bc = ab;
+    t1 = i32x4.add(i32x4.add(a, bigSigma1(f)), i32x4.add(choose(f, g, h), kwAt(j + 7)));
+    e = i32x4.add(e, t1);
+    ab = v128.xor(b, c);
+    a = i32x4.add(i32x4.add(t1, bigSigma0(b)), v128.xor(c, v128.and(ab, bc)));
+    bc = ab;
   }
   v128.store(STATE, i32x4.add(v128.load(STATE), a));
   v128.store(STATE, i32x4.add(v128.load(STATE, 16), b), 16);
