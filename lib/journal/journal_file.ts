@@ -93,6 +93,7 @@ export async function readJournal<S>(
 ): Promise<JournalSnapshot<S>> {
   let file: Deno.FsFile;
   try {
+    // Not in place: a read-only open of a FIFO left at the journal's path would wait for a writer.
     file = await Deno.open(path, { read: true });
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return view.update(new Uint8Array(0));

@@ -164,7 +164,8 @@ export async function readWhole(file: Deno.FsFile): Promise<Uint8Array> {
 export async function syncDirectory(dir: string): Promise<void> {
   let handle: Deno.FsFile;
   try {
-    handle = await Deno.open(dir, { read: true });
+    // Opened in place (microseconds); only the sync leaves the event loop.
+    handle = Deno.openSync(dir, { read: true });
   } catch (e) {
     if (Deno.build.os === "windows") return;
     throw e;
