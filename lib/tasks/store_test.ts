@@ -265,18 +265,7 @@ Deno.test("TaskStore.claimedSince(): a claim an earlier process left is not sinc
   const root = await Deno.makeTempDir();
   try {
     const paths = workspacePaths(root);
-    const input = (id: string) => ({
-      id,
-      title: id,
-      role: "qa",
-      priority: 2,
-      scope: "medium" as const,
-      complexity: "medium" as const,
-      depends_on: [],
-      owned_files: [],
-      completion_signals: [],
-      batch_eligible: false,
-    });
+    const input = (id: string) => ({ ...INPUT, id, title: id });
     const earlier = await TaskStore.open(paths, { warn: () => {} });
     await earlier.create([input("left"), input("fresh")]);
     await earlier.claim("left", "s-earlier");
