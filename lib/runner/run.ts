@@ -26,6 +26,7 @@ import type { ParsedPlan } from "../plans/plan.ts";
 import { readRunState } from "../runs/run_state.ts";
 import { listenByPolicy, PortBusyError, portChoice } from "../server/port_policy.ts";
 import { type RunningServer, type ServedApp, startServer } from "../server/serve.ts";
+import { watchGitSetup } from "./git_setup_watch.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import { taskStoreFor } from "../tasks/registry.ts";
 import { runsFromTrackers, startTrackerRun, TRACKER_RUN_PLAN } from "../trackers/service_run.ts";
@@ -125,6 +126,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   const stopOnSignal = () => orchestrator?.stop();
   let orchestrator: Orchestrator | undefined;
   let begun: string | undefined;
+  let gitSetupChanges: (() => Promise<string[]>) | undefined;
   options.signal?.addEventListener("abort", stopOnSignal, { once: true });
   try {
     const store = await taskStoreFor(server.ctx);
@@ -163,6 +165,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       planSha: prep.facts.plan?.sha256,
     });
     begun = run.runId;
+    gitSetupChanges = await watchGitSetup(root);
     out(
       `review board${options.server ? "" : " (live while the run lasts)"}: ${server.url}` +
         `/dashboard/review-board?run=${run.runId}`,
@@ -178,6 +181,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   } finally {
     unmarkStarting();
     options.signal?.removeEventListener("abort", stopOnSignal);
+    for (const line of await gitSetupChanges?.() ?? []) out(line);
     // Its agents' credentials end with the loop (a resumed run mints new ones), but those of
     // sessions still held by remote workers: they go on after a stop and report to the next
     // `service run` (DESIGN.md §16).
