@@ -40,6 +40,10 @@ export interface AppendOptions {
   now?: () => Date;
   /** Runs under the lock when the rows could not be written (the file is as it was). */
   onWriteFailed?: () => Promise<void>;
+}
+
+/** Options of {@link appendEvents}. */
+export interface InLineOptions {
   /**
    * An earlier append of the same writer: these rows take their place in line at once, but are
    * written only if it succeeded (its failure is theirs), so a failed append leaves no hole
@@ -147,12 +151,8 @@ export function viewFor<S>(
 export function appendEvents(
   path: string,
   events: JournalEvent[],
-  options: AppendOptions = {},
+  options: InLineOptions = {},
 ): Promise<AppendedRow[]> {
-  if (options.now || options.onWriteFailed) {
-    // Its own clock or clean-up: written alone, as before.
-    return appendAlone(path, events, options);
-  }
   let settle!: Pick<InLine, "resolve" | "reject">;
   const promise = new Promise<AppendedRow[]>((resolve, reject) => settle = { resolve, reject });
   const entry: InLine = { events, after: options.after, promise, ...settle };
@@ -208,8 +208,8 @@ async function writeTurn(path: string, group: InLine[]): Promise<void> {
   counts.delete(path); // most recently written last; a long-lived server keeps the last few
   counts.set(path, { appends: count.appends + group.length, turns: count.turns + 1 });
   if (counts.size > MAX_CACHED_JOURNALS) counts.delete(counts.keys().next().value!);
-  const taken: InLine[] = [];
-  const members = new Set(group);
+  // The appends written in this turn, in order: a later one's `after` may be among them.
+  const taken = new Set<InLine>();
   try {
     const rows = await appendEventsWith(
       path,
@@ -217,13 +217,12 @@ async function writeTurn(path: string, group: InLine[]): Promise<void> {
       async () => {
         const events: JournalEvent[] = [];
         for (const entry of group) {
-          const failure = await failureBefore(entry, members);
+          const failure = await failureBefore(entry, taken);
           if (failure) {
             entry.outcome = failure;
-            members.delete(entry);
             continue;
           }
-          taken.push(entry);
+          taken.add(entry);
           events.push(...entry.events);
         }
         return events;
@@ -235,13 +234,11 @@ async function writeTurn(path: string, group: InLine[]): Promise<void> {
       entry.resolve(rows.slice(at, at += entry.events.length));
     }
   } catch (error) {
-    for (const entry of taken) entry.outcome = { ok: false, error };
-    for (const entry of group) if (!entry.outcome) entry.outcome = { ok: false, error };
-    for (const entry of taken) entry.reject(error);
+    for (const entry of group) {
+      if (!entry.outcome || taken.has(entry)) entry.outcome = { ok: false, error };
+    }
   }
-  for (const entry of group) {
-    if (entry.outcome?.ok === false && !taken.includes(entry)) entry.reject(entry.outcome.error);
-  }
+  for (const entry of group) if (entry.outcome?.ok === false) entry.reject(entry.outcome.error);
 }
 
 /**
@@ -250,11 +247,11 @@ async function writeTurn(path: string, group: InLine[]): Promise<void> {
  */
 async function failureBefore(
   entry: InLine,
-  members: Set<InLine>,
+  taken: Set<InLine>,
 ): Promise<{ ok: false; error: unknown } | undefined> {
   if (!entry.after) return undefined;
   const earlier = inLine.get(entry.after);
-  if (earlier && members.has(earlier)) return undefined; // written with this turn, or not at all
+  if (earlier && taken.has(earlier)) return undefined; // written with this turn, or not at all
   if (earlier?.outcome) return earlier.outcome.ok ? undefined : earlier.outcome;
   try {
     await entry.after;
@@ -262,22 +259,6 @@ async function failureBefore(
   } catch (error) {
     return { ok: false, error };
   }
-}
-
-/** One append under its own lock (an `after`, its own clock or clean-up). */
-function appendAlone(
-  path: string,
-  events: JournalEvent[],
-  options: AppendOptions,
-): Promise<AppendedRow[]> {
-  const { after } = options;
-  const build = after
-    ? async () => {
-      await after; // settled by now: it was in line before these rows
-      return events;
-    }
-    : () => events;
-  return appendEventsWith(path, viewFor(path, appendViews, NO_SINK), build, options);
 }
 
 /**

@@ -13,8 +13,11 @@ export interface ServiceStatus {
   [part: string]: unknown;
 }
 
-/** One named part of the status object (task counts, verification nudge, agents, cost). */
-export type StatusPart = (app: AppContext) => Promise<unknown>;
+/**
+ * One named part of the status object (task counts, verification nudge, agents, cost); it may
+ * read the parts before it (`earlier`) instead of working them out again.
+ */
+export type StatusPart = (app: AppContext, earlier: Readonly<ServiceStatus>) => Promise<unknown>;
 
 /** Collect the status object. */
 export async function collectStatus(app: AppContext): Promise<ServiceStatus> {
@@ -23,7 +26,7 @@ export async function collectStatus(app: AppContext): Promise<ServiceStatus> {
     workspace: app.paths.root,
     runs: await countRuns(app.paths.runs),
   };
-  for (const [name, part] of STATUS_PARTS) status[name] = await part(app);
+  for (const [name, part] of STATUS_PARTS) status[name] = await part(app, status);
   return status;
 }
 
