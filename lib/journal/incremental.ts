@@ -113,7 +113,7 @@ export interface ByteSource {
 }
 
 /** Bytes in memory as a {@link ByteSource}. */
-function bytesSource(bytes: Uint8Array): ByteSource {
+export function bytesSource(bytes: Uint8Array): ByteSource {
   return {
     size: bytes.length,
     readAt(position, into) {

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { type ByteSource, IncrementalJournal, NO_SINK, type RowSink } from "./incremental.ts";
+import {
+  type ByteSource,
+  bytesSource,
+  IncrementalJournal,
+  NO_SINK,
+  type RowSink,
+} from "./incremental.ts";
 import { journalText, sampleEvents } from "../../tests/helpers.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -164,7 +170,7 @@ Deno.test("a read that leaves its digest for later makes the next read start ove
   const sink = countingSink();
   const view = new IncrementalJournal(sink);
   assert.equal(view.update(enc(prefix)).walker.verified, true); // digest taken as read
-  const grown = view.read(bytesOf(enc(full)), { digestLater: true }); // only the new row
+  const grown = view.read(bytesSource(enc(full)), { digestLater: true }); // only the new row
   assert.equal(grown.state.n, 6);
   assert.equal(sink.fed, 6);
   const pending = view.pendingDigest()!;
@@ -180,7 +186,7 @@ Deno.test("a read that leaves its digest for later makes the next read start ove
 Deno.test("a digest settled from the verified bytes lets the next read fold only what was appended", () => {
   const sink = countingSink();
   const view = new IncrementalJournal(sink);
-  view.read(bytesOf(enc(prefix)), { digestLater: true });
+  view.read(bytesSource(enc(prefix)), { digestLater: true });
   const pending = view.pendingDigest()!;
   assert.deepEqual([pending.start, pending.end], [0, enc(prefix).length]);
   assert.equal(view.settleDigest(pending, sha256(enc(prefix))), true);
@@ -196,25 +202,14 @@ Deno.test("a digest settled from the verified bytes lets the next read fold only
 
 Deno.test("a digest for a view that has moved on since is refused", () => {
   const view = new IncrementalJournal(NO_SINK);
-  view.read(bytesOf(enc(prefix)), { digestLater: true });
+  view.read(bytesSource(enc(prefix)), { digestLater: true });
   const stale = view.pendingDigest()!;
-  view.read(bytesOf(enc(full)), { digestLater: true }); // started over, a new version
+  view.read(bytesSource(enc(full)), { digestLater: true }); // started over, a new version
   assert.equal(view.settleDigest(stale, sha256(enc(prefix))), false);
   const current = view.pendingDigest()!;
   assert.equal(current.end, enc(full).length);
   assert.equal(view.settleDigest(current, sha256(enc(full))), true);
 });
-
-function bytesOf(bytes: Uint8Array): ByteSource {
-  return {
-    size: bytes.length,
-    readAt(position, into) {
-      const n = Math.min(into.length, bytes.length - position);
-      into.set(bytes.subarray(position, position + n));
-      return n;
-    },
-  };
-}
 
 function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
