@@ -2,6 +2,7 @@
 import { encodeRow, type JournalEvent, type JournalRow } from "../lib/journal/row.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
 import { ZERO_HASH } from "../lib/journal/hash.ts";
+import type { RowSink } from "../lib/journal/incremental.ts";
 import { join } from "node:path";
 
 /**
@@ -238,4 +239,18 @@ export async function rehashJournal(
     throw new Error("the re-hashed journal does not recompute");
   }
   await Deno.writeTextFile(journal, text);
+}
+
+/** A journal view's sink that counts the rows it was fed, to prove which work a read did. */
+export function countingSink(): RowSink<{ n: number }> & { fed: number } {
+  const sink = {
+    fed: 0,
+    init: () => ({ n: 0 }),
+    apply: (s: { n: number }) => {
+      s.n++;
+      sink.fed++;
+    },
+    clone: (s: { n: number }) => ({ ...s }),
+  };
+  return sink;
 }

@@ -1,29 +1,9 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import {
-  type ByteSource,
-  bytesSource,
-  IncrementalJournal,
-  NO_SINK,
-  type RowSink,
-} from "./incremental.ts";
-import { journalText, sampleEvents } from "../../tests/helpers.ts";
+import { type ByteSource, bytesSource, IncrementalJournal, NO_SINK } from "./incremental.ts";
+import { countingSink, journalText, sampleEvents } from "../../tests/helpers.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
-
-// Counts rows it was fed, to prove which work a refresh did.
-function countingSink(): RowSink<{ n: number }> & { fed: number } {
-  const sink = {
-    fed: 0,
-    init: () => ({ n: 0 }),
-    apply: (s: { n: number }) => {
-      s.n++;
-      sink.fed++;
-    },
-    clone: (s: { n: number }) => ({ ...s }),
-  };
-  return sink;
-}
 
 const full = journalText([...sampleEvents(), { type: "task_completed", data: { task_id: "t2" } }]);
 const prefix = journalText(sampleEvents());

@@ -1,26 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { IncrementalJournal, type RowSink } from "./incremental.ts";
+import { IncrementalJournal } from "./incremental.ts";
 import { readJournal } from "./journal_file.ts";
 import { fileIdentity, SETTLED_MS, settledBefore } from "./file_identity.ts";
 import { takeDigestLater } from "./later_digest.ts";
-import { journalText, sampleEvents, tempDir } from "../../tests/helpers.ts";
+import { countingSink, journalText, sampleEvents, tempDir } from "../../tests/helpers.ts";
 
 const prefix = journalText(sampleEvents());
 const full = journalText([...sampleEvents(), { type: "task_completed", data: { task_id: "t2" } }]);
-
-function countingSink(): RowSink<{ n: number }> & { fed: number } {
-  const sink = {
-    fed: 0,
-    init: () => ({ n: 0 }),
-    apply: (s: { n: number }) => {
-      s.n++;
-      sink.fed++;
-    },
-    clone: (s: { n: number }) => ({ ...s }),
-  };
-  return sink;
-}
 
 /**
  * A journal file read once with its digest left for later, and its identity then — settled
