@@ -9,6 +9,7 @@
 import { join, resolve } from "node:path";
 import { git } from "./git.ts";
 import { sha256Hex } from "../journal/hash.ts";
+import { readPlainFile } from "./plain_file.ts";
 
 /** A repository's command-running setup: hook (path) → its kind and hash; key → value(s). */
 export interface CommandSetup {
@@ -31,7 +32,7 @@ const RUNS_A_COMMAND = new RegExp(
   "i",
 );
 
-/** Hook files read at most (larger ones are recorded by size). */
+/** Hook files read at most (a larger one is recorded by why it was not read). */
 const MAX_HOOK_BYTES = 1 << 20;
 
 /** The command-running setup of the repository at `root`; undefined when it cannot be read. */
@@ -63,19 +64,23 @@ export async function readCommandSetup(root: string): Promise<CommandSetup | und
   return { hooks, config };
 }
 
-/** The hooks in `dir` (not git's `*.sample` files), by `label/name`: kind and content hash. */
+/** The hooks in `dir` (not git's `*.sample` files), by `label/name`: a hash, or what it is. */
 async function hookFiles(dir: string, label: string): Promise<Record<string, string>> {
   const found: Record<string, string> = {};
   try {
     for await (const entry of Deno.readDir(dir)) {
       if (entry.name.endsWith(".sample")) continue;
       const path = join(dir, entry.name);
-      const info = await Deno.lstat(path);
       const name = `${label.replace(/\/$/, "")}/${entry.name}`;
-      if (info.isSymlink) found[name] = `link to ${await Deno.readLink(path)}`;
-      else if (!info.isFile) found[name] = "not a file";
-      else if (info.size > MAX_HOOK_BYTES) found[name] = `${info.size} bytes`;
-      else found[name] = sha256Hex(await Deno.readFile(path)); // a regular file, off the loop
+      // Never blocks on a FIFO nor follows a link (lib/git/plain_file.ts).
+      const file = readPlainFile(path, { maxBytes: MAX_HOOK_BYTES, hardLinks: true });
+      found[name] = file.kind === "plain"
+        ? sha256Hex(file.bytes)
+        : entry.isSymlink
+        ? `link to ${await Deno.readLink(path)}`
+        : file.kind === "other"
+        ? file.why
+        : "gone";
     }
   } catch {
     // No hooks directory: nothing to list.
