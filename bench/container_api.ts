@@ -85,6 +85,9 @@ async function viaCli(): Promise<void> {
   if (!out.success) throw new Error(`podman run: ${new TextDecoder().decode(out.stderr)}`);
 }
 
+/** Containers created through the API and not yet seen to end (removed at the end if left). */
+const created = new Set<string>();
+
 async function viaApi(): Promise<void> {
   const { Id } = await api("POST", "/containers/create", {
     image: image.ref,
@@ -92,10 +95,12 @@ async function viaApi(): Promise<void> {
     netns: { nsmode: "none" },
     remove: true,
   }) as { Id: string };
+  created.add(Id);
   // Asked before the start: a container removed on exit may be gone before a later wait.
   const exited = api("POST", `/containers/${Id}/wait?condition=exited&interval=10ms`);
   await api("POST", `/containers/${Id}/start`);
   await exited;
+  created.delete(Id);
 }
 
 /** CPU (ms) of `pids` and every process they start while `f` runs, when perf is there. */
@@ -154,6 +159,8 @@ try {
   }
   console.log(`  load after: ${(await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3)}`);
 } finally {
+  // A round that failed half-way leaves containers created and never started.
+  for (const id of created) await api("DELETE", `/containers/${id}?force=true`).catch(() => {});
   client.close();
   try {
     service.kill("SIGTERM");

@@ -5,6 +5,8 @@
  * spawned in it through the container launcher, reporting to a loopback server over its relay,
  * its container ended and its git work brought back. Printed: the median of each stage, with
  * the runtime's own events (create, init, start, died, cleanup, remove) placed on the same clock.
+ * `--perf` (Linux `perf`, as root) also prints, per session, the processes every session started
+ * by program (the runtime's commands, conmon, runc, the container's own) and their CPU by program.
  */
 import { join } from "node:path";
 import { committedRepo } from "./_fixture.ts";
@@ -28,9 +30,86 @@ const SETUP_S = Deno.args.includes("--setup")
   : undefined;
 /** `--held`: the agent's container is started before the setup, as a session does. */
 const HELD = Deno.args.includes("--held");
+/** `--perf`: the sessions' processes and CPU by program, through `perf`. */
+const PERF = Deno.args.includes("--perf");
 const P = Deno.args.includes("--parallel")
   ? Number(Deno.args[Deno.args.indexOf("--parallel") + 1]) || 1
   : 1;
+
+let perfLines: string[] = [];
+
+/**
+ * `perf` attached to this process and everything it starts from now on: CPU samples and every
+ * program started (the `sched_process_exec` tracepoint). `report(n)` stops it and says both per
+ * session, by program ("deno" is this benchmark and the agents in their containers).
+ */
+async function startPerf() {
+  const dir = await Deno.makeTempDir({ prefix: "bench-stages-perf-" });
+  const record = (file: string, events: string[]) =>
+    new Deno.Command("perf", {
+      args: ["record", "-q", ...events, "-o", join(dir, file), "-p", String(Deno.pid)],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+  const cpu = record("cpu.data", ["-e", "task-clock", "-F", "999"]);
+  const execs = record("exec.data", ["-e", "sched:sched_process_exec"]);
+  await new Promise((r) => setTimeout(r, 500)); // attached
+  const text = async (args: string[]) =>
+    new TextDecoder().decode(
+      (await new Deno.Command("perf", { args, stderr: "null" }).output()).stdout,
+    );
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    for (const p of [cpu, execs]) {
+      try {
+        p.kill("SIGINT");
+      } catch { /* gone */ }
+      await p.status;
+    }
+  };
+  return {
+    async report(n: number): Promise<string[]> {
+      await stop();
+      const byComm = new Map<string, number>();
+      const cpuText = await text([
+        "report",
+        "-i",
+        join(dir, "cpu.data"),
+        "--stdio",
+        "--sort",
+        "comm",
+        "-F",
+        "period,comm",
+      ]);
+      for (const line of cpuText.split("\n")) {
+        const m = /^\s*(\d+)\s+(.+?)\s*$/.exec(line);
+        if (m) byComm.set(m[2], (byComm.get(m[2]) ?? 0) + Number(m[1]) / 1e6);
+      }
+      const started = new Map<string, number>();
+      const execText = await text(["script", "-i", join(dir, "exec.data"), "-F", "trace"]);
+      for (const m of execText.matchAll(/filename=(\S+)/g)) {
+        // runc starts its init from a copy of itself (`/proc/self/fd/N`): named by its path.
+        const name = /\/\d+$/.test(m[1]) ? m[1] : m[1].split("/").pop()!;
+        started.set(name, (started.get(name) ?? 0) + 1);
+      }
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      const total = [...byComm.values()].reduce((a, b) => a + b, 0);
+      const top = (m: Map<string, number>, f: (x: number) => string) =>
+        [...m].sort((a, b) => b[1] - a[1]).filter(([, v]) => v / n >= 0.05)
+          .map(([k, v]) => `${k} ${f(v / n)}`).join(", ");
+      return [
+        `  per session, CPU ${(total / n).toFixed(0)} ms: ` + top(byComm, (x) => x.toFixed(1)),
+        "  per session, programs started: " + top(started, (x) => x.toFixed(1)),
+      ];
+    },
+    async stop() {
+      await stop();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -104,6 +183,7 @@ const root = await committedRepo("svc-stages-", {
 const base = await gitText(["rev-parse", "main"], { cwd: root });
 const runtimeDir = join(root, ".sdd", "runtime");
 const rows: Record<string, number>[] = [];
+const perf = PERF ? await startPerf() : undefined;
 try {
   const one = async (i: number) => {
     const sid = `s${i}`;
@@ -206,11 +286,14 @@ try {
   for (let i = 0; i < N; i += P) {
     await Promise.all(Array.from({ length: Math.min(P, N - i) }, (_, j) => one(i + j)));
   }
+  if (perf) perfLines = await perf.report(N);
 } finally {
+  await perf?.stop();
   events.kill();
   await server.shutdown();
   await Deno.remove(root, { recursive: true }).catch(() => {});
 }
+for (const line of perfLines) console.log(line);
 const keys = Object.keys(rows[0]);
 console.log(
   `container stages: ${N} sessions, ${P} at a time${
