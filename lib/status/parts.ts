@@ -157,7 +157,7 @@ const runPart: StatusPart = async (app: AppContext) => {
     ...state,
     status,
     tasks: countByStatus(tasks),
-    waiting: state.waiting ?? {},
+    waiting: stillWaiting(state.waiting ?? {}, tasks),
     failed: Object.fromEntries(
       tasks.filter((t) => t.status === "FAILED").map((t) => [t.id, t.summary ?? "no reason given"]),
     ),
@@ -167,6 +167,20 @@ const runPart: StatusPart = async (app: AppContext) => {
       : { note: noteOf(status, state, tasks.filter((t) => t.status === "FAILED").length) }),
   };
 };
+
+/**
+ * The waits of the run state whose task has not ended since: the state is written at the run's
+ * ticks, so a run killed between a landing and its next tick leaves that task's last wait behind.
+ */
+export function stillWaiting(
+  waiting: Record<string, string>,
+  tasks: readonly Task[],
+): Record<string, string> {
+  const ended = new Set(
+    tasks.filter((t) => ["CLOSED", "CANCELLED", "FAILED"].includes(t.status)).map((t) => t.id),
+  );
+  return Object.fromEntries(Object.entries(waiting).filter(([id]) => !ended.has(id)));
+}
 
 async function exists(path: string): Promise<boolean> {
   try {
