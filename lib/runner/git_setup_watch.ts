@@ -8,19 +8,23 @@
  */
 import { type CommandSetup, readCommandSetup, setupChanges } from "../git/command_setup.ts";
 import { printable } from "../util/printable.ts";
-import { writeGitSetupRecord } from "../runs/git_setup.ts";
+import { readGitSetupRecord, writeGitSetupRecord } from "../runs/git_setup.ts";
 import { GIT_SETUP_ADVICE, gitSetupHeadline } from "../runs/git_setup_words.ts";
 
 /**
- * Read the setup now and record it at `recordPath`; the returned function reads it again,
- * records it as the run's end and words what changed since. A record that cannot be written
- * costs only `status`'s copy of the warning: the run still prints it.
+ * Read the setup now (for a resumed run: as its record says the run first began) and record it
+ * at `recordPath`; the returned function reads it again, records it as the run's end and words
+ * what changed since. A record that cannot be written costs only `status`'s copy of the warning:
+ * the run still prints it.
  */
 export async function watchGitSetup(
   root: string,
   recordPath: string,
 ): Promise<() => Promise<string[]>> {
-  const before: CommandSetup | undefined = await readCommandSetup(root).catch(() => undefined);
+  // A resumed run keeps the setup as the run first began: what a killed session's agent planted
+  // is still named, not taken for the new baseline.
+  const before: CommandSetup | undefined = readGitSetupRecord(recordPath)?.before ??
+    await readCommandSetup(root).catch(() => undefined);
   if (before) await writeGitSetupRecord(recordPath, { before }).catch(() => {});
   return async () => {
     if (!before) return [];
