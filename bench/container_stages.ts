@@ -5,7 +5,8 @@
  * spawned in it through the container launcher, reporting to a loopback server over its relay,
  * its container ended and its git work brought back. Printed: the median of each stage, with
  * the runtime's own events (create, init, start, died, cleanup, remove) placed on the same clock.
- * `--perf` (Linux `perf`, as root) also prints, per session, the processes every session started
+ * `--ahead MS` starts each agent's container MS ms before its spawn (what starting it while its
+ * task waits in the queue would give). `--perf` (Linux `perf`, as root) also prints, per session, the processes every session started
  * by program (the runtime's commands, conmon, runc, the container's own) and their CPU by program.
  */
 import { join } from "node:path";
@@ -22,7 +23,9 @@ import { spawnProcess } from "../lib/process/spawn.ts";
 import { ServiceConfigSchema } from "../lib/config/schema.ts";
 import { IMAGE_AGENT, testImage } from "../tests/_container_image.ts";
 
-const N = Number(Deno.args.find((a) => /^\d+$/.test(a)) ?? 8);
+const N = Number(
+  Deno.args.find((a, i) => /^\d+$/.test(a) && !/^--/.test(Deno.args[i - 1] ?? "")) ?? 8,
+);
 /** `--parallel P`: sessions P at a time (the orchestrator benchmark runs 4). */
 /** `--setup S`: a worktree setup of S seconds (`sleep S` in a setup container) before the spawn. */
 const SETUP_S = Deno.args.includes("--setup")
@@ -30,6 +33,13 @@ const SETUP_S = Deno.args.includes("--setup")
   : undefined;
 /** `--held`: the agent's container is started before the setup, as a session does. */
 const HELD = Deno.args.includes("--held");
+/**
+ * `--ahead MS`: the agent's container is started (held) MS ms before the spawn, with nothing else
+ * to do meanwhile — as if it had been started while its task waited in the queue.
+ */
+const AHEAD_MS = Deno.args.includes("--ahead")
+  ? Number(Deno.args[Deno.args.indexOf("--ahead") + 1])
+  : undefined;
 /** `--perf`: the sessions' processes and CPU by program, through `perf`. */
 const PERF = Deno.args.includes("--perf");
 const P = Deno.args.includes("--parallel")
@@ -230,7 +240,11 @@ try {
       prompt,
     ];
     const s0 = performance.now();
-    if (HELD) box.agent.hold(["sh", ...args], { cwd: wt.path, env: box.env }, SETUP_S ?? 0);
+    if (HELD || AHEAD_MS !== undefined) {
+      const extraS = (SETUP_S ?? 0) + Math.ceil((AHEAD_MS ?? 0) / 1000);
+      box.agent.hold(["sh", ...args], { cwd: wt.path, env: box.env }, extraS);
+    }
+    if (AHEAD_MS !== undefined) await new Promise((r) => setTimeout(r, AHEAD_MS));
     if (SETUP_S !== undefined) {
       const setup = spawnProcess(["sleep", String(SETUP_S)], {
         cwd: wt.path,
@@ -298,7 +312,9 @@ const keys = Object.keys(rows[0]);
 console.log(
   `container stages: ${N} sessions, ${P} at a time${
     SETUP_S === undefined ? "" : `, setup ${SETUP_S} s`
-  }${HELD ? ", held" : ""}, ${iso.runtime.name} ${iso.runtime.version}; ` +
+  }${HELD ? ", held" : ""}${
+    AHEAD_MS === undefined ? "" : `, started ${AHEAD_MS} ms ahead`
+  }, ${iso.runtime.name} ${iso.runtime.version}; ` +
     `ms after the spawn (prepare: before it), median (min–max); load ${
       Deno.loadavg().map((x) => x.toFixed(2)).join(" ")
     }`,
