@@ -8,6 +8,7 @@
  * ~40 MB read through {@link PipeReader}. It reads in "bring your own buffer" mode into buffers
  * kept in a small pool, so a read allocates only the copy of what arrived.
  */
+import { concatBytes } from "../util/bytes.ts";
 
 /** Bytes asked for per read (a pipe holds 64 KiB on Linux). */
 const CHUNK_BYTES = 64 * 1024;
@@ -55,12 +56,5 @@ export async function readAllBytes(stream: ReadableStream<Uint8Array>): Promise<
     chunks.push(chunk);
     length += chunk.length;
   }
-  if (chunks.length === 1) return chunks[0];
-  const all = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.length;
-  }
-  return all;
+  return chunks.length === 1 ? chunks[0] : concatBytes(chunks, length);
 }
