@@ -5,6 +5,9 @@
  * spawned in it through the container launcher, reporting to a loopback server over its relay,
  * its container ended and its git work brought back. Printed: the median of each stage, with
  * the runtime's own events (create, init, start, died, cleanup, remove) placed on the same clock.
+ * `--ahead MS` starts each agent's container MS ms before its spawn (what starting it while its
+ * task waits in the queue would give). `--perf` (Linux `perf`, as root) also prints, per session, the processes every session started
+ * by program (the runtime's commands, conmon, runc, the container's own) and their CPU by program.
  */
 import { join } from "node:path";
 import { committedRepo } from "./_fixture.ts";
@@ -20,7 +23,9 @@ import { spawnProcess } from "../lib/process/spawn.ts";
 import { ServiceConfigSchema } from "../lib/config/schema.ts";
 import { IMAGE_AGENT, testImage } from "../tests/_container_image.ts";
 
-const N = Number(Deno.args.find((a) => /^\d+$/.test(a)) ?? 8);
+const N = Number(
+  Deno.args.find((a, i) => /^\d+$/.test(a) && !/^--/.test(Deno.args[i - 1] ?? "")) ?? 8,
+);
 /** `--parallel P`: sessions P at a time (the orchestrator benchmark runs 4). */
 /** `--setup S`: a worktree setup of S seconds (`sleep S` in a setup container) before the spawn. */
 const SETUP_S = Deno.args.includes("--setup")
@@ -28,9 +33,93 @@ const SETUP_S = Deno.args.includes("--setup")
   : undefined;
 /** `--held`: the agent's container is started before the setup, as a session does. */
 const HELD = Deno.args.includes("--held");
+/**
+ * `--ahead MS`: the agent's container is started (held) MS ms before the spawn, with nothing else
+ * to do meanwhile — as if it had been started while its task waited in the queue.
+ */
+const AHEAD_MS = Deno.args.includes("--ahead")
+  ? Number(Deno.args[Deno.args.indexOf("--ahead") + 1])
+  : undefined;
+/** `--perf`: the sessions' processes and CPU by program, through `perf`. */
+const PERF = Deno.args.includes("--perf");
 const P = Deno.args.includes("--parallel")
   ? Number(Deno.args[Deno.args.indexOf("--parallel") + 1]) || 1
   : 1;
+
+let perfLines: string[] = [];
+
+/**
+ * `perf` attached to this process and everything it starts from now on: CPU samples and every
+ * program started (the `sched_process_exec` tracepoint). `report(n)` stops it and says both per
+ * session, by program ("deno" is this benchmark and the agents in their containers).
+ */
+async function startPerf() {
+  const dir = await Deno.makeTempDir({ prefix: "bench-stages-perf-" });
+  const record = (file: string, events: string[]) =>
+    new Deno.Command("perf", {
+      args: ["record", "-q", ...events, "-o", join(dir, file), "-p", String(Deno.pid)],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+  const cpu = record("cpu.data", ["-e", "task-clock", "-F", "999"]);
+  const execs = record("exec.data", ["-e", "sched:sched_process_exec"]);
+  await new Promise((r) => setTimeout(r, 500)); // attached
+  const text = async (args: string[]) =>
+    new TextDecoder().decode(
+      (await new Deno.Command("perf", { args, stderr: "null" }).output()).stdout,
+    );
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    for (const p of [cpu, execs]) {
+      try {
+        p.kill("SIGINT");
+      } catch { /* gone */ }
+      await p.status;
+    }
+  };
+  return {
+    async report(n: number): Promise<string[]> {
+      await stop();
+      const byComm = new Map<string, number>();
+      const cpuText = await text([
+        "report",
+        "-i",
+        join(dir, "cpu.data"),
+        "--stdio",
+        "--sort",
+        "comm",
+        "-F",
+        "period,comm",
+      ]);
+      for (const line of cpuText.split("\n")) {
+        const m = /^\s*(\d+)\s+(.+?)\s*$/.exec(line);
+        if (m) byComm.set(m[2], (byComm.get(m[2]) ?? 0) + Number(m[1]) / 1e6);
+      }
+      const started = new Map<string, number>();
+      const execText = await text(["script", "-i", join(dir, "exec.data"), "-F", "trace"]);
+      for (const m of execText.matchAll(/filename=(\S+)/g)) {
+        // runc starts its init from a copy of itself (`/proc/self/fd/N`): named by its path.
+        const name = /\/\d+$/.test(m[1]) ? m[1] : m[1].split("/").pop()!;
+        started.set(name, (started.get(name) ?? 0) + 1);
+      }
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      const total = [...byComm.values()].reduce((a, b) => a + b, 0);
+      const top = (m: Map<string, number>, f: (x: number) => string) =>
+        [...m].sort((a, b) => b[1] - a[1]).filter(([, v]) => v / n >= 0.05)
+          .map(([k, v]) => `${k} ${f(v / n)}`).join(", ");
+      return [
+        `  per session, CPU ${(total / n).toFixed(0)} ms: ` + top(byComm, (x) => x.toFixed(1)),
+        "  per session, programs started: " + top(started, (x) => x.toFixed(1)),
+      ];
+    },
+    async stop() {
+      await stop();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -104,6 +193,7 @@ const root = await committedRepo("svc-stages-", {
 const base = await gitText(["rev-parse", "main"], { cwd: root });
 const runtimeDir = join(root, ".sdd", "runtime");
 const rows: Record<string, number>[] = [];
+const perf = PERF ? await startPerf() : undefined;
 try {
   const one = async (i: number) => {
     const sid = `s${i}`;
@@ -150,7 +240,11 @@ try {
       prompt,
     ];
     const s0 = performance.now();
-    if (HELD) box.agent.hold(["sh", ...args], { cwd: wt.path, env: box.env }, SETUP_S ?? 0);
+    if (HELD || AHEAD_MS !== undefined) {
+      const extraS = (SETUP_S ?? 0) + Math.ceil((AHEAD_MS ?? 0) / 1000);
+      box.agent.hold(["sh", ...args], { cwd: wt.path, env: box.env }, extraS);
+    }
+    if (AHEAD_MS !== undefined) await new Promise((r) => setTimeout(r, AHEAD_MS));
     if (SETUP_S !== undefined) {
       const setup = spawnProcess(["sleep", String(SETUP_S)], {
         cwd: wt.path,
@@ -206,16 +300,21 @@ try {
   for (let i = 0; i < N; i += P) {
     await Promise.all(Array.from({ length: Math.min(P, N - i) }, (_, j) => one(i + j)));
   }
+  if (perf) perfLines = await perf.report(N);
 } finally {
+  await perf?.stop();
   events.kill();
   await server.shutdown();
   await Deno.remove(root, { recursive: true }).catch(() => {});
 }
+for (const line of perfLines) console.log(line);
 const keys = Object.keys(rows[0]);
 console.log(
   `container stages: ${N} sessions, ${P} at a time${
     SETUP_S === undefined ? "" : `, setup ${SETUP_S} s`
-  }${HELD ? ", held" : ""}, ${iso.runtime.name} ${iso.runtime.version}; ` +
+  }${HELD ? ", held" : ""}${
+    AHEAD_MS === undefined ? "" : `, started ${AHEAD_MS} ms ahead`
+  }, ${iso.runtime.name} ${iso.runtime.version}; ` +
     `ms after the spawn (prepare: before it), median (min–max); load ${
       Deno.loadavg().map((x) => x.toFixed(2)).join(" ")
     }`,

@@ -30,6 +30,9 @@ button:disabled { opacity: .55; cursor: not-allowed; }
 .badge.bad { color: var(--bad); background: var(--del); }
 .badge.ok { color: var(--ok); }
 .alert-indicator { margin-left: .5rem; cursor: help; }
+.git-setup-warning { flex-basis: 100%; border: 1px solid var(--bad); border-left-width: 4px; border-radius: 4px; background: var(--del); color: var(--bad); padding: .5rem .75rem; overflow-wrap: anywhere; }
+.git-setup-warning ul { margin: .25rem 0; padding-left: 1.25rem; font-family: ui-monospace, monospace; font-size: .85rem; }
+.git-setup-warning p { margin: 0; color: var(--fg); }
 .toast { position: fixed; top: 1rem; right: 1rem; max-width: 28rem; z-index: 10; padding: .75rem 2rem .75rem 1rem; border: 1px solid var(--bad); border-left-width: 4px; border-radius: 4px; background: var(--del); color: var(--bad); box-shadow: 0 2px 8px rgba(0,0,0,.2); }
 .toast button { position: absolute; top: .25rem; right: .4rem; border: 0; background: none; font-size: 1.1rem; cursor: pointer; color: inherit; }
 .columns { display: grid; grid-template-columns: repeat(auto-fit, minmax(13rem, 1fr)); gap: .75rem; align-items: start; }

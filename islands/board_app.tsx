@@ -18,7 +18,7 @@ import { JournalReceipt } from "./parts/journal_receipt.tsx";
 import { TOKEN_KEY, TokenField } from "./token_field.tsx";
 import { RunPicker } from "./run_picker.tsx";
 import { TaskDetail } from "./task_detail.tsx";
-import { VerificationAlert } from "./verification_alert.tsx";
+import { StatusAlerts } from "./status_alerts.tsx";
 import { NewTaskForm } from "./operator_actions.tsx";
 
 const LIVE_WORDS: Record<LiveState | "off", string> = {
@@ -226,7 +226,7 @@ interface BoardHeaderProps {
   alert: number | undefined;
 }
 
-/** The page's header: title, token, run picker, live state, verification alert. */
+/** The page's header: title, token, run picker, live state, the alerts of `/status`. */
 function BoardHeader({ token, onToken, runs, runId, onRun, live, alert }: BoardHeaderProps) {
   return (
     <header class="top">
@@ -236,7 +236,7 @@ function BoardHeader({ token, onToken, runs, runId, onRun, live, alert }: BoardH
       <span class="live" data-state={live} aria-live="polite">
         updates: {LIVE_WORDS[live]}
       </span>
-      {alert !== undefined && <VerificationAlert token={token} tick={alert} />}
+      {alert !== undefined && <StatusAlerts token={token} tick={alert} />}
     </header>
   );
 }

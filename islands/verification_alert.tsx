@@ -1,11 +1,10 @@
 /**
- * The verification alert on the board (spec §3.3): reads the `verification_nudge` of `/status`
- * whenever the activity stream reports something (`tick` changes), shows a warning toast for
- * 10 s the first time the threshold trips while the page is open, and keeps a quiet indicator
- * in the header while the alert holds.
+ * The verification alert on the board (spec §3.3): given the `verification_nudge` of `/status`
+ * each time the page reads it (islands/status_alerts.tsx), shows a warning toast for 10 s the
+ * first time the threshold trips while the page is open, and keeps a quiet indicator in the
+ * header while the alert holds.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { apiFetch } from "../lib/dashboard/api.ts";
 import {
   alertWords,
   FRESH_ALERT,
@@ -13,43 +12,25 @@ import {
   TOAST_MS,
 } from "../lib/dashboard/verification_alert.ts";
 import type { VerificationNudge } from "../lib/verification/nudge_types.ts";
-import { ADD_EVIDENCE } from "../lib/verification/advice.ts";
 
 /** Props of {@link VerificationAlert}. */
 export interface VerificationAlertProps {
-  token: string;
-  /** Changes on every activity notice or reconnection: the summary is read again. */
-  tick: number;
+  /** The summary as `/status` last gave it (a new object each time it is read). */
+  nudge: VerificationNudge | null;
+  /** What the alert advises for the configuration its tasks ran under (`/status`). */
+  advice: string;
 }
 
 /** The toast and the indicator. */
-export function VerificationAlert({ token, tick }: VerificationAlertProps) {
+export function VerificationAlert({ nudge, advice }: VerificationAlertProps) {
   const memory = useRef(FRESH_ALERT);
-  const [nudge, setNudge] = useState<VerificationNudge | null>(null);
   const [toast, setToast] = useState<string | null>(null);
-  /** What the alert advises for the configuration its tasks ran under (`/status`). */
-  const [advice, setAdvice] = useState(ADD_EVIDENCE);
   useEffect(() => {
-    let live = true;
-    apiFetch<{ verification_nudge?: VerificationNudge; verification_advice?: unknown }>(
-      "/status",
-      { token },
-    ).then(
-      (status) => {
-        const n = status.verification_nudge;
-        if (!live || !n) return;
-        if (typeof status.verification_advice === "string") setAdvice(status.verification_advice);
-        const next = nextAlert(memory.current, n);
-        memory.current = next.memory;
-        setNudge(n);
-        if (next.toast) setToast(alertWords(n));
-      },
-      () => {/* the status is advisory: the board's own errors are shown elsewhere */},
-    );
-    return () => {
-      live = false;
-    };
-  }, [token, tick]);
+    if (!nudge) return;
+    const next = nextAlert(memory.current, nudge);
+    memory.current = next.memory;
+    if (next.toast) setToast(alertWords(nudge));
+  }, [nudge]);
   useEffect(() => {
     if (toast === null) return;
     const timer = setTimeout(() => setToast(null), TOAST_MS);

@@ -461,6 +461,8 @@ const BROWSER_SAFE: readonly RegExp[] = [
   /^lib\/runs\/summary_types\.ts$/,
   /^lib\/verification\/nudge_types\.ts$/,
   /^lib\/verification\/advice\.ts$/, // the alert's advice: pure, importing nothing
+  /^lib\/runs\/git_setup_words\.ts$/, // the git setup warning's words: pure, importing nothing
+  /^lib\/util\/printable\.ts$/, // the escaping helper: pure, importing nothing
   /^npm:\/?preact@[^/]+(\/(hooks|jsx-runtime))?$/, // Preact: the one package the bundle carries
 ];
 

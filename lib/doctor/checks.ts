@@ -22,6 +22,7 @@ import { heldByHead, landingFacts, unmergedRescues } from "./rescued.ts";
 import { keyFix, missingApiKey, preflight } from "../agents/preflight.ts";
 import { RuntimeError } from "../agents/errors.ts";
 import { settingProblems, templateProblems } from "../runner/run_checks.ts";
+import { gateProgramProblems } from "../runner/gate_programs.ts";
 import { loadTaskSpecs } from "../tasks/persist.ts";
 
 /** The runtime this service runs on. */
@@ -130,6 +131,7 @@ export async function checkRunSetup(root: string, config: ServiceConfig): Promis
   const problems = [
     ...settingProblems(config),
     ...await templateProblems(root, roles),
+    ...await gateProgramProblems(root, config, roles),
   ];
   const out: CheckResult[] = problems.map((p) => ({
     name: p.subject,

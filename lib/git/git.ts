@@ -11,6 +11,7 @@
  * each through `Deno.Command`, on the shared 2-core machine.
  */
 
+import { readAllBytes } from "../process/pipe_reader.ts";
 import { configEnvironment, type HardenedValue, SERVICE_GIT_CONFIG } from "./hardened.ts";
 
 /** Default time limit of one git call. */
@@ -110,9 +111,14 @@ export async function git(args: readonly string[], options: GitOptions): Promise
     kill();
   }, options.timeoutMs ?? GIT_TIMEOUT_MS);
   signal?.addEventListener("abort", kill, { once: true });
-  let output: Deno.CommandOutput;
+  let output: { code: number; stdout: Uint8Array; stderr: Uint8Array };
   try {
-    const collected = child.output();
+    // Read through PipeReader, not `child.output()`: that leaves a 64 KiB buffer per read behind.
+    const collected = Promise.all([
+      readAllBytes(child.stdout),
+      readAllBytes(child.stderr),
+      child.status,
+    ]).then(([stdout, stderr, status]) => ({ code: status.code, stdout, stderr }));
     if (stdin) {
       // Written while the output is read, so a large input cannot deadlock on a full pipe.
       const writer = child.stdin.getWriter();

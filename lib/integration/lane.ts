@@ -4,7 +4,10 @@
  * the ledger record) touch only the task's own worktree and scratch trees, so several run at
  * once (bounded). Merges and rebases move the target branch, so they run one at a time, in the
  * order they were asked for — except that every merge waiting when the lane is free lands
- * together, as one train (lib/merge/train.ts), their events delivered in that order.
+ * together, as one train (lib/merge/train.ts), their events delivered in that order. The lane is
+ * free for the next train as soon as a train's candidates are prepared (merged and gated, not
+ * landed): the next one is prepared on top of them while it lands (lib/merge/merge.ts), and
+ * lands after it. A rebase waits until every train before it has landed.
  *
  * Three words, three things: *integration* is this lane, which brings finished work onto the
  * target either way; *merge-in* moves a local target branch (lib/merge/merge_in.ts); *landing*
@@ -23,8 +26,11 @@ export interface IntegrationLaneOptions<E> {
   fail: (message: string) => void;
   /** How many verifications may run at once. */
   verifications: number;
-  /** Land these tasks' work as one train; a `merge_result` per task, in their order. */
-  merge: (taskIds: string[]) => Promise<E[]>;
+  /**
+   * Land these tasks' work as one train; a `merge_result` per task, in their order. It calls
+   * `prepared` once its candidates are made and gated, if it can land after a train started then.
+   */
+  merge: (taskIds: string[], prepared: () => void) => Promise<E[]>;
 }
 
 /** Runs verifications side by side and merges and rebases one at a time. */
@@ -66,21 +72,36 @@ export class IntegrationLane<E> {
   }
 
   async #drain(): Promise<void> {
-    while (this.#waiting.length > 0) {
-      const next = this.#waiting[0];
-      try {
-        if (typeof next === "string") {
-          const train = this.#waiting.filter((l): l is string => typeof l === "string");
-          this.#waiting.splice(0, this.#waiting.length, ...this.#waiting.filter(isWork));
-          this.#o.deliver(await this.#o.merge(train));
-        } else {
+    /** The trains started so far, delivered in order. */
+    let landed: Promise<void> = Promise.resolve();
+    do {
+      while (this.#waiting.length > 0) {
+        const next = this.#waiting[0];
+        if (typeof next !== "string") {
+          await landed; // a rebase works from the tip every train before it left
           this.#waiting.shift();
-          this.#o.deliver(await next());
+          try {
+            this.#o.deliver(await next());
+          } catch (e) {
+            this.#failed(e);
+          }
+          continue;
         }
-      } catch (e) {
-        this.#failed(e);
+        const train = this.#waiting.filter((l): l is string => typeof l === "string");
+        this.#waiting.splice(0, this.#waiting.length, ...this.#waiting.filter(isWork));
+        let prepared!: () => void;
+        const ready = new Promise<void>((resolve) => prepared = resolve);
+        const merged = Promise.resolve().then(() => this.#o.merge(train, prepared)).then(
+          (events) => () => this.#o.deliver(events),
+          (e) => () => this.#failed(e),
+        );
+        const before = landed;
+        landed = before.then(() => merged).then((report) => report()).catch((e) => this.#failed(e));
+        // The next train starts once this one is prepared and the one before it has landed.
+        await Promise.all([before, Promise.race([ready, landed])]);
       }
-    }
+      await landed;
+    } while (this.#waiting.length > 0);
     this.#draining = undefined;
   }
 

@@ -79,3 +79,81 @@ Deno.test("IntegrationLane: verifications run side by side up to their bound, be
 });
 
 const rebased = { kind: "rebased" as const, tip: "t", onto: "0b5", diffChanged: false };
+
+/** A lane whose merges say when they are prepared and when they land, each on the test's word. */
+function pipelinedLane() {
+  const delivered: string[] = [];
+  const trains: { ids: string[]; prepare: () => void; land: () => void }[] = [];
+  const started = [deferred(), deferred(), deferred()];
+  const l = new IntegrationLane<CoreEvent>({
+    deliver: (events) => {
+      for (const e of events) delivered.push(`${e.type}:${"taskId" in e ? e.taskId : ""}`);
+    },
+    fail: (m) => delivered.push(`failed:${m}`),
+    verifications: 2,
+    merge: async (ids, prepared) => {
+      const prepare = deferred();
+      const land = deferred();
+      trains.push({ ids, prepare: prepare.resolve, land: land.resolve });
+      started[trains.length - 1]?.resolve();
+      await prepare.promise;
+      prepared();
+      await land.promise;
+      return ids.map((taskId): CoreEvent => ({
+        type: "merge_result",
+        taskId,
+        result: { kind: "merged", commit: `c-${taskId}` },
+      }));
+    },
+  });
+  return { l, delivered, trains, started: started.map((d) => d.promise) };
+}
+
+Deno.test("IntegrationLane: the next train starts once the landing one is prepared, and its results are delivered after that one's", async () => {
+  const { l, delivered, trains, started } = pipelinedLane();
+  l.merge("a");
+  await started[0];
+  l.merge("b");
+  l.merge("c");
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(trains.length, 1, "nothing else starts before the first train is prepared");
+  trains[0].prepare();
+  await started[1];
+  assert.deepEqual(trains.map((t) => t.ids), [["a"], ["b", "c"]]);
+  l.merge("d");
+  trains[1].prepare();
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(trains.length, 2, "a third starts only once the first has landed");
+  trains[1].land(); // the second is done first: its results still wait for the first's
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepEqual(delivered, []);
+  trains[0].land();
+  await started[2];
+  assert.deepEqual(trains.map((t) => t.ids), [["a"], ["b", "c"], ["d"]]);
+  trains[2].prepare();
+  trains[2].land();
+  await l.idle();
+  assert.deepEqual(delivered, [
+    "merge_result:a",
+    "merge_result:b",
+    "merge_result:c",
+    "merge_result:d",
+  ]);
+});
+
+Deno.test("IntegrationLane: a rebase waits until every train started before it has landed", async () => {
+  const { l, delivered, trains, started } = pipelinedLane();
+  let rebasing = false;
+  l.merge("a");
+  await started[0];
+  l.rebase(() => {
+    rebasing = true;
+    return Promise.resolve([{ type: "rebase_result", taskId: "r", result: rebased }]);
+  });
+  trains[0].prepare();
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(rebasing, false, "not while the train lands");
+  trains[0].land();
+  await l.idle();
+  assert.deepEqual(delivered, ["merge_result:a", "rebase_result:r"]);
+});

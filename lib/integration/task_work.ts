@@ -319,9 +319,10 @@ export class TaskWork implements AgentWork {
   /**
    * Land `tasks`, in their order, as one train: the gates of each on the tree its merge would
    * produce (side by side), then one advance of the target (lib/merge/train.ts). Landing through
-   * pull requests, each goes its own way through its pull request instead.
+   * pull requests, each goes its own way through its pull request instead. `prepared` is called
+   * once the train's candidates are gated (a train asked for then is prepared on top of them).
    */
-  async merge(tasks: Task[]): Promise<MergeResult[]> {
+  async merge(tasks: Task[], prepared?: () => void): Promise<MergeResult[]> {
     const pullRequests = this.#o.landing?.();
     if (pullRequests) {
       const results: MergeResult[] = [];
@@ -353,6 +354,7 @@ export class TaskWork implements AgentWork {
     try {
       const outcomes = await mergeAgentBranches(this.#o.paths.root, {
         target: this.#o.targetBranch,
+        onPrepared: prepared,
         members: landing.map(({ task, tip, branch, base }) => ({
           // The commit whose diff was captured and judged, whatever the branch holds now.
           agent: tip ?? branch,

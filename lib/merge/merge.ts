@@ -14,8 +14,15 @@ import { serialised } from "../async/serialised.ts";
 import { commitIdentity, git } from "../git/git.ts";
 import type { SignalOptions } from "../janitor/signals.ts";
 import { evaluateGates, type GateResult } from "./gates.ts";
-import { type ComputedMerge, computeMerge } from "./merge_tree.ts";
-import { landTrain, type MergeOutcome, type TrainMember, type TrainOptions } from "./train.ts";
+import { type CommitTree, type ComputedMerge, computeMerge } from "./merge_tree.ts";
+import { settleInterruptedMerge } from "./interrupted.ts";
+import {
+  finishTrain,
+  type MergeOutcome,
+  prepareTrain,
+  type TrainMember,
+  type TrainOptions,
+} from "./train.ts";
 
 export type { MergeOutcome, TrainMember, TrainOptions };
 
@@ -43,9 +50,79 @@ export async function mergeAgentBranch(
   return outcome;
 }
 
-/** Land `options.members` on `options.target` in `root` as one train, in their order. */
-export function mergeAgentBranches(root: string, options: TrainOptions): Promise<MergeOutcome[]> {
-  return serialised(`merge:${root}`, () => landTrain(root, options));
+/** Options of {@link mergeAgentBranches}. */
+export interface TrainRunOptions extends TrainOptions {
+  /**
+   * Called once the train's candidates are made and gated (nothing landed yet): a train asked
+   * for now is prepared on top of them while this one lands.
+   */
+  onPrepared?: () => void;
+}
+
+/** What the train asked for last in a repository leaves behind (see {@link mergeAgentBranches}). */
+interface Trail {
+  /** The tip it leaves the target at if it lands as prepared (undefined: not known). */
+  leaves: Promise<CommitTree | undefined>;
+  /** The tip it did leave the target at, once it has landed (undefined: not as prepared). */
+  left: Promise<CommitTree | undefined>;
+}
+
+const trails = new Map<string, Trail>();
+
+/**
+ * Land `options.members` on `options.target` in `root` as one train, in their order. Trains of
+ * one repository land one at a time, in the order they were asked for; while one lands, the next
+ * is prepared (merged and gated in the object store) on top of the tip the one before it leaves.
+ * It lands as prepared only when that one did leave the target there (the advance is a
+ * compare-and-swap from that tip as well); otherwise it is prepared again from the actual tip.
+ */
+export async function mergeAgentBranches(
+  root: string,
+  options: TrainRunOptions,
+): Promise<MergeOutcome[]> {
+  const { onPrepared, ...train } = options;
+  const before = trails.get(root);
+  const leaves = deferred<CommitTree | undefined>();
+  const left = deferred<CommitTree | undefined>();
+  const mine = { leaves: leaves.promise, left: left.promise };
+  trails.set(root, mine);
+  try {
+    const onto = before && train.members.length > 0 ? await before.leaves : undefined;
+    // Made while the train before lands: a wrong guess costs only unreferenced objects.
+    const early = onto && await prepareTrain(root, train, onto).catch(() => undefined);
+    if (early) {
+      leaves.resolve(early.leaves);
+      onPrepared?.();
+    }
+    return await serialised(`merge:${root}`, async () => {
+      const landedOn = before && await before.left;
+      const prepared = early && landedOn?.commit === early.tip.commit ? early : undefined;
+      if (!prepared) {
+        if (train.members.length === 0) return [];
+        // A merge a killed process left in the checkout is settled before the tips are read.
+        await settleInterruptedMerge(root, { signal: train.signal });
+      }
+      const ready = prepared ?? await prepareTrain(root, train);
+      if (!early) {
+        leaves.resolve(ready.leaves);
+        onPrepared?.();
+      }
+      const done = await finishTrain(root, train, ready);
+      left.resolve(done.left);
+      return done.outcomes;
+    });
+  } finally {
+    leaves.resolve(undefined);
+    left.resolve(undefined);
+    if (trails.get(root) === mine) trails.delete(root);
+  }
+}
+
+/** A promise and the function that settles it (later calls do nothing). */
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => resolve = r);
+  return { promise, resolve };
 }
 
 /** The merge commit a landing would create, not yet referenced; or the conflicting files. */

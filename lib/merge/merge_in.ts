@@ -116,9 +116,14 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
     stuck: true,
   });
   // What a killed process left in the checkout is settled before anything else touches it.
+  // The listing reads only: it runs beside the settling, and is read again if that changed any.
+  const listed = checkoutsOf(root, target, signal);
+  listed.catch(() => {}); // awaited below, or replaced
   const interrupted = await settleInterruptedMerge(root, { signal });
   if (interrupted.kind === "held") return waits(interrupted.reason, interrupted.files);
-  const checkouts = await checkoutsOf(root, target, signal);
+  const checkouts = interrupted.kind === "none"
+    ? await listed
+    : await checkoutsOf(root, target, signal);
   const agents = join(await Deno.realPath(root).catch(() => root), ".sdd", "worktrees") + "/";
   const agentOwned = checkouts.filter((c) => c.dir.startsWith(agents) || !isAbsolute(c.dir));
   if (agentOwned.length > 0) {

@@ -15,13 +15,20 @@
  * run on the target's tree as it is, but it gets no merge commit and lands nothing.
  */
 import { Bounded } from "../async/bounded.ts";
-import { commitIdentity, git } from "../git/git.ts";
+import { commitIdentity, git, targetRef } from "../git/git.ts";
 import { noteCommit } from "../git/known_commits.ts";
 import type { SignalOptions } from "../janitor/signals.ts";
 import { evaluateGates, type GateResult, type GateSpec } from "./gates.ts";
 import { advanceTarget } from "./merge_in.ts";
 import { settleInterruptedMerge } from "./interrupted.ts";
-import { changedEntries, type CommitTree, mergeOnto, resolveTips } from "./merge_tree.ts";
+import {
+  changedEntries,
+  type ChangedEntry,
+  type CommitTree,
+  mergeOnto,
+  resolveTips,
+  type Tips,
+} from "./merge_tree.ts";
 
 /** One branch to land. */
 export interface TrainMember {
@@ -95,7 +102,7 @@ export type MergeOutcome =
   };
 
 /** A member's merge commit, not yet on the target. */
-interface Candidate extends CommitTree {
+export interface Candidate extends CommitTree {
   /** Index of its member. */
   index: number;
   /** The commit it was merged onto (the target's tip or the candidate before it). */
@@ -106,20 +113,51 @@ interface Candidate extends CommitTree {
 
 /** Land `options.members` on `options.target`; outcomes in the members' order. */
 export async function landTrain(root: string, options: TrainOptions): Promise<MergeOutcome[]> {
-  const { target, members, signal } = options;
-  const outcomes: MergeOutcome[] = new Array(members.length);
-  if (members.length === 0) return outcomes;
+  if (options.members.length === 0) return [];
   // A merge a killed process left in the checkout is settled before the tips are read (a held
   // one makes the advance wait: merge_in.ts).
-  await settleInterruptedMerge(root, { signal });
-  const tips = await resolveTips(root, target, members.map((m) => m.agent), { signal });
-  const unchanged = await sameTrees(
-    root,
-    members.map((m, i) => m.base ? [tips.agents[i], m.base] as const : undefined),
-    signal,
-  );
+  await settleInterruptedMerge(root, { signal: options.signal });
+  return (await finishTrain(root, options, await prepareTrain(root, options))).outcomes;
+}
+
+/**
+ * A train whose candidate merge commits are made and gated but not landed: nothing visible has
+ * changed. `leaves` is the target's tip once it lands as prepared (its last candidate), so the
+ * next train can be prepared on top of it meanwhile (merge.ts); undefined when a failed gate
+ * means the members after it are merged again, from a tip not known yet.
+ */
+export interface PreparedTrain {
+  /** The commit the chain starts on: the target's tip, or the tip the train before it leaves. */
+  tip: CommitTree;
+  chain: Candidate[];
+  gates: GateResult[];
+  /** The candidates that land (the chain up to its first failed gate). */
+  landing: Candidate[];
+  /** Members merged onto a failed candidate's work: merged again after the others land. */
+  again: number[];
+  /** Outcomes known already (conflicts, the failed gate); the others are set by the landing. */
+  outcomes: MergeOutcome[];
+  leaves: CommitTree | undefined;
+  /** The entries the advance over `landing` changes, and those each of its merges changes. */
+  changed: ChangedEntry[];
+  each: ChangedEntry[][];
+}
+
+/**
+ * Steps 1 and 2: chain the members' merges onto `onto` (default: the target's tip, read now) in
+ * the object store and evaluate each candidate's gates on its own tree. Changes no ref.
+ */
+export async function prepareTrain(
+  root: string,
+  options: TrainOptions,
+  onto?: CommitTree,
+): Promise<PreparedTrain> {
+  const { target, members, signal } = options;
+  const outcomes: MergeOutcome[] = new Array(members.length);
+  const { tips, unchanged } = await resolveMembers(root, target, members, signal);
+  const tip = onto ?? tips.target;
   const chain: Candidate[] = [];
-  let parent = tips.target;
+  let parent = tip;
   for (const [index, member] of members.entries()) {
     // Its work changes nothing (an empty diff from its base): its gates run on the tree as it
     // is, and there is nothing to land — no merge commit to make, nor one to name as its own.
@@ -147,29 +185,59 @@ export async function landTrain(root: string, options: TrainOptions): Promise<Me
     const c = chain[failed];
     outcomes[c.index] = { status: "gates_failed", gates: gates[failed], tree: c.tree };
   }
-  await landCandidates(root, options, tips.target, landing, gates, outcomes);
+  const last = landing.at(-1);
+  const leaves = again.length > 0
+    ? undefined
+    : last
+    ? { commit: last.commit, tree: last.tree }
+    : tip;
+  // What the advance changes and what each merge changes, listed now: not while the target waits.
+  const [changed = [], ...each] = last
+    ? await changedEntries(root, [
+      [tip.tree, last.tree],
+      ...landing.map((c) => [c.parent.tree, c.tree] as const),
+    ], { signal })
+    : [];
+  return { tip, chain, gates, landing, again, outcomes, leaves, changed, each };
+}
+
+/**
+ * Step 3 of a prepared train: advance the target from `prepared.tip` over its candidates (a
+ * compare-and-swap: a target that moved meanwhile makes each land alone, from the new tip), then
+ * merge again the members a failed gate held back. `left` is the tip the target was advanced
+ * to when it landed exactly as prepared (undefined otherwise).
+ */
+export async function finishTrain(
+  root: string,
+  options: TrainOptions,
+  prepared: PreparedTrain,
+): Promise<{ outcomes: MergeOutcome[]; left: CommitTree | undefined }> {
+  const { members } = options;
+  const outcomes = [...prepared.outcomes];
+  const { landing, again } = prepared;
+  const gates = landing.map((_, i) => prepared.gates[i]);
+  const landed = await landCandidates(root, options, prepared, gates, outcomes);
   if (again.length > 0) {
     const rest = await landTrain(root, { ...options, members: again.map((i) => members[i]) });
     again.forEach((i, j) => outcomes[i] = rest[j]);
   }
-  return outcomes;
+  return { outcomes, left: landed ? prepared.leaves : undefined };
 }
 
-/** Advance the target over `landing` at once; when it cannot, land them one by one. */
+/**
+ * Advance the target over `landing` at once; when it cannot, land them one by one. True when the
+ * target was advanced over all of them at once (or there was nothing to advance).
+ */
 async function landCandidates(
   root: string,
   options: TrainOptions,
-  tip: CommitTree,
-  landing: Candidate[],
+  prepared: PreparedTrain,
   gates: GateResult[],
   outcomes: MergeOutcome[],
-): Promise<void> {
-  if (landing.length === 0) return;
+): Promise<boolean> {
+  const { tip, landing, changed: all, each } = prepared;
+  if (landing.length === 0) return true;
   const last = landing[landing.length - 1];
-  const [all, ...each] = await changedEntries(root, [
-    [tip.tree, last.tree],
-    ...landing.map((c) => [c.parent.tree, c.tree] as const),
-  ], { signal: options.signal });
   const landed = last.commit === tip.commit ? { landed: true as const } : await advanceTarget(
     root,
     {
@@ -192,7 +260,7 @@ async function landCandidates(
         gates: gates[i],
       };
     });
-    return;
+    return true;
   }
   if (landing.length === 1) {
     const { reason, files, stuck } = landed;
@@ -204,7 +272,7 @@ async function landCandidates(
       gates: gates[0],
       tree: last.tree,
     };
-    return;
+    return false;
   }
   // One of them is in the way (or the target moved): each lands alone, reusing its gates when
   // its merge produces the same tree again.
@@ -212,7 +280,51 @@ async function landCandidates(
     const member = { ...options.members[c.index], evaluated: { tree: c.tree, gates: gates[i] } };
     [outcomes[c.index]] = await landTrain(root, { ...options, members: [member] });
   }
+  return false;
 }
+
+/**
+ * The target's tip, every member's commit, and which members' work is an empty diff from its
+ * base (the same tree): in one `git rev-parse` when every name resolves, else asked apart so the
+ * missing one is named (a base that no longer resolves only makes its member not `unchanged`).
+ */
+async function resolveMembers(
+  root: string,
+  target: string,
+  members: readonly TrainMember[],
+  signal: AbortSignal | undefined,
+): Promise<{ tips: Tips; unchanged: boolean[] }> {
+  const ref = targetRef(target);
+  const based = members.flatMap((m, i) => m.base ? [{ i, base: m.base }] : []);
+  const revs = [
+    `${ref}^{commit}`,
+    `${ref}^{tree}`,
+    ...members.map((m) => `${m.agent}^{commit}`),
+    ...based.flatMap(({ i, base }) => [`${members[i].agent}^{tree}`, `${base}^{tree}`]),
+  ];
+  const r = await git(["rev-parse", "--end-of-options", ...revs], {
+    cwd: root,
+    signal,
+    allowFailure: true,
+  });
+  // Some versions of git echo `--end-of-options` (merge_tree.ts resolveTips).
+  const lines = r.stdout.split("\n").filter((l) => l !== "" && l !== "--end-of-options");
+  if (r.code !== 0 || lines.length !== revs.length || !lines.every((l) => OID.test(l))) {
+    const tips = await resolveTips(root, target, members.map((m) => m.agent), { signal });
+    const pairs = members.map((m, i) => m.base ? [tips.agents[i], m.base] as const : undefined);
+    return { tips, unchanged: await sameTrees(root, pairs, signal) };
+  }
+  noteCommit(root, lines[0]); // git named it a commit (`^{commit}`)
+  const n = members.length;
+  const unchanged = members.map(() => false);
+  based.forEach(({ i }, j) => unchanged[i] = lines[2 + n + 2 * j] === lines[3 + n + 2 * j]);
+  return {
+    tips: { target: { commit: lines[0], tree: lines[1] }, agents: lines.slice(2, 2 + n) },
+    unchanged,
+  };
+}
+
+const OID = /^[0-9a-f]{40,64}$/;
 
 /**
  * For each pair of commits, true when both have the same tree (the diff between them is empty);

@@ -136,8 +136,8 @@ export function integrationLane(
     },
     fail: o.log,
     verifications: verifications(o.maxAgents),
-    merge: async (taskIds) => {
-      const results = await work.merge(taskIds.map((id) => o.store.require(id)));
+    merge: async (taskIds, prepared) => {
+      const results = await work.merge(taskIds.map((id) => o.store.require(id)), prepared);
       return results.map((result, i) => ({ type: "merge_result", taskId: taskIds[i], result }));
     },
   });

@@ -10,6 +10,7 @@
 import { lastErrorLine } from "../util/last_error_line.ts";
 import { hostLauncher, type Launched, type Launcher } from "./launcher.ts";
 import { lineSplitter } from "./_line_splitter.ts";
+import { PipeReader } from "./pipe_reader.ts";
 
 /** Which output stream a chunk or line came from. */
 export type OutputStream = "stdout" | "stderr";
@@ -195,7 +196,7 @@ interface Output {
   tail: string[];
   bytes: number;
   lastAt: number | null;
-  readers: ReadableStreamDefaultReader<Uint8Array>[];
+  readers: PipeReader[];
   /** Settles once both streams are read to their end (or cancelled). */
   reading: Promise<unknown>;
   /** The log file's writes, one at a time in arrival order. */
@@ -213,20 +214,19 @@ function readOutput(
     tail: [],
     bytes: 0,
     lastAt: null,
-    readers: [child.stdout.getReader(), child.stderr.getReader()],
+    // PipeReader: a default reader leaves a 64 KiB buffer per read behind until a collection.
+    readers: [new PipeReader(child.stdout), new PipeReader(child.stderr)],
     reading: Promise.resolve(),
     logWrites: Promise.resolve(),
   };
-  const read = async (reader: ReadableStreamDefaultReader<Uint8Array>, stream: OutputStream) => {
+  const read = async (reader: PipeReader, stream: OutputStream) => {
     const lines = lineSplitter((line) => {
       output.tail.push(line);
       if (output.tail.length > tailLines) output.tail.shift();
       options.onLine?.(line, stream);
     });
     const decoder = new TextDecoder();
-    while (true) {
-      const { done, value: chunk } = await reader.read();
-      if (done) break;
+    for (let chunk = await reader.read(); chunk; chunk = await reader.read()) {
       output.bytes += chunk.length;
       output.lastAt = Date.now();
       // One write at a time, in arrival order: stdout and stderr share the file.

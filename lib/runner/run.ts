@@ -27,6 +27,7 @@ import { readRunState } from "../runs/run_state.ts";
 import { listenByPolicy, PortBusyError, portChoice } from "../server/port_policy.ts";
 import { type RunningServer, type ServedApp, startServer } from "../server/serve.ts";
 import { watchGitSetup } from "./git_setup_watch.ts";
+import { gitSetupPath } from "../runs/git_setup.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import { taskStoreFor } from "../tasks/registry.ts";
 import { runsFromTrackers, startTrackerRun, TRACKER_RUN_PLAN } from "../trackers/service_run.ts";
@@ -165,7 +166,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       planSha: prep.facts.plan?.sha256,
     });
     begun = run.runId;
-    gitSetupChanges = await watchGitSetup(root);
+    gitSetupChanges = await watchGitSetup(root, gitSetupPath(paths, run.runId));
     out(
       `review board${options.server ? "" : " (live while the run lasts)"}: ${server.url}` +
         `/dashboard/review-board?run=${run.runId}`,

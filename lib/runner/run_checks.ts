@@ -3,7 +3,8 @@
  * `doctor` reports the same problems with the same fixes: the repository and its branch, the
  * plan, the role templates the run will use (files, placeholders, config), and settings that
  * would break every task (a heartbeat timeout shorter than the heartbeat interval orphans every
- * agent). A failed check is a {@link RunError} naming the fix.
+ * agent; a quality gate whose program the gates' trees will not have, gate_programs.ts). A failed
+ * check is a {@link RunError} naming the fix.
  */
 import { existsSync } from "node:fs";
 import type { ServiceConfig } from "../config/schema.ts";
@@ -15,6 +16,7 @@ import { loadRoleTemplate } from "../roles/templates.ts";
 import { HEARTBEAT_INTERVAL_MS } from "../agent_session/lane.ts";
 import { linkedInstalls, worktreeEnvFor } from "../worktree_env/spec.ts";
 import { workersConfigured } from "../workers/lane.ts";
+import { gateProgramProblems } from "./gate_programs.ts";
 
 /** A user-facing failure of `service run`, with its exit code (spec §7.4) and the fix. */
 export class RunError extends UserFacingError {
@@ -106,7 +108,12 @@ async function runSetupProblems(
   config: ServiceConfig,
   roles: Iterable<string>,
 ): Promise<SetupProblem[]> {
-  return [...settingProblems(config), ...await templateProblems(root, roles)];
+  const used = [...roles];
+  return [
+    ...settingProblems(config),
+    ...await templateProblems(root, used),
+    ...await gateProgramProblems(root, config, used),
+  ];
 }
 
 /** The branch checked out in `root`, where the run lands; a {@link RunError} when there is none. */

@@ -6,6 +6,8 @@ import type { VerificationNudge } from "../verification/nudge_types.ts";
 import { ADD_EVIDENCE } from "../verification/advice.ts";
 import type { GuardedTask } from "./guarded.ts";
 import { type TicketMoveFailure, ticketMoveLines } from "./ticket_moves.ts";
+import type { GitSetupChanges } from "../runs/git_setup_words.ts";
+import { GIT_SETUP_ADVICE, gitSetupHeadline } from "../runs/git_setup_words.ts";
 import { printable } from "../util/printable.ts";
 import { type Quietness, RECONNECT_NOTICE_S, reconnectWords } from "../agents/progress_watch.ts";
 
@@ -142,6 +144,7 @@ type StatusRun = {
 const STATUS_SECTIONS: ((status: Record<string, unknown>, p: Escaping) => string[])[] = [
   taskLines,
   runLines,
+  gitSetupLines,
   startFailureLines,
   agentLines,
   workerPoolLines,
@@ -188,6 +191,17 @@ function runLines(status: Record<string, unknown>, p: Escaping): string[] {
   const moves = status.ticket_moves as TicketMoveFailure[] | undefined;
   for (const line of ticketMoveLines(moves)) lines.push(p.yellow(line));
   return lines;
+}
+
+/** The latest run's changes to the repository's command-running git setup (lib/status/git_setup.ts). */
+function gitSetupLines(status: Record<string, unknown>, p: Escaping): string[] {
+  const setup = status.git_setup as GitSetupChanges | null | undefined;
+  if (!setup?.changes?.length) return [];
+  return [
+    p.red(gitSetupHeadline(setup.since_run_began, setup.run_id)),
+    ...setup.changes.map((line) => p.red(`  ${line}`)),
+    p.plain(`  ${GIT_SETUP_ADVICE}`),
+  ];
 }
 
 function startFailureLines(status: Record<string, unknown>, p: Escaping): string[] {

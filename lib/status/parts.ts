@@ -6,7 +6,8 @@
  * the reset time their limit named or the cooldown), `batches` (the batch lane's requests in
  * flight, with their age), `guarded` (the current run's tasks whose diff touches protected paths
  * or leaves its owned_files, DESIGN.md §18), `ticket_moves` (the current run's tracker tickets
- * whose `move_to` move failed).
+ * whose `move_to` move failed), `git_setup` (what the latest run changed of the repository's
+ * command-running git setup, lib/status/git_setup.ts).
  * `STATUS_PARTS` lists them in the order the status object shows them.
  */
 import { loadCooldowns } from "../agents/cooldown.ts";
@@ -31,6 +32,7 @@ import { readVerificationNudge } from "../verification/nudge.ts";
 import type { StatusPart } from "./status.ts";
 import { guardedPart } from "./guarded.ts";
 import { ticketMovesPart } from "./ticket_moves.ts";
+import { gitSetupPart } from "./git_setup.ts";
 import { verificationAdvicePart } from "./verification_advice.ts";
 import { registryFor } from "../workers/registry.ts";
 import { workerView } from "../workers/fleet.ts";
@@ -155,7 +157,7 @@ const runPart: StatusPart = async (app: AppContext) => {
     ...state,
     status,
     tasks: countByStatus(tasks),
-    waiting: state.waiting ?? {},
+    waiting: stillWaiting(state.waiting ?? {}, tasks),
     failed: Object.fromEntries(
       tasks.filter((t) => t.status === "FAILED").map((t) => [t.id, t.summary ?? "no reason given"]),
     ),
@@ -165,6 +167,20 @@ const runPart: StatusPart = async (app: AppContext) => {
       : { note: noteOf(status, state, tasks.filter((t) => t.status === "FAILED").length) }),
   };
 };
+
+/**
+ * The waits of the run state whose task has not ended since: the state is written at the run's
+ * ticks, so a run killed between a landing and its next tick leaves that task's last wait behind.
+ */
+export function stillWaiting(
+  waiting: Record<string, string>,
+  tasks: readonly Task[],
+): Record<string, string> {
+  const ended = new Set(
+    tasks.filter((t) => ["CLOSED", "CANCELLED", "FAILED"].includes(t.status)).map((t) => t.id),
+  );
+  return Object.fromEntries(Object.entries(waiting).filter(([id]) => !ended.has(id)));
+}
 
 async function exists(path: string): Promise<boolean> {
   try {
@@ -257,6 +273,7 @@ export const STATUS_PARTS: ReadonlyArray<readonly [string, StatusPart]> = [
   ["run", runPart],
   ["guarded", guardedPart],
   ["ticket_moves", ticketMovesPart],
+  ["git_setup", gitSetupPart],
   ["start_failure", startFailurePart],
   ["rate_limits", rateLimitsPart],
   ["batches", batchesPart],

@@ -1,0 +1,54 @@
+/**
+ * What the board's header shows from `/status`, read once whenever the activity stream reports
+ * something (`tick` changes): the verification alert (islands/verification_alert.tsx) and the
+ * warning that the latest run changed the repository's command-running git setup
+ * (islands/git_setup_warning.tsx).
+ */
+import { useEffect, useState } from "preact/hooks";
+import { apiFetch } from "../lib/dashboard/api.ts";
+import { ADD_EVIDENCE } from "../lib/verification/advice.ts";
+import type { VerificationNudge } from "../lib/verification/nudge_types.ts";
+import type { GitSetupChanges } from "../lib/runs/git_setup_words.ts";
+import { VerificationAlert } from "./verification_alert.tsx";
+import { GitSetupWarning } from "./git_setup_warning.tsx";
+
+/** Props of {@link StatusAlerts}. */
+export interface StatusAlertsProps {
+  token: string;
+  /** Changes on every activity notice or reconnection: the status is read again. */
+  tick: number;
+}
+
+/** The parts of `/status` the header shows. */
+interface AlertParts {
+  verification_nudge?: VerificationNudge;
+  verification_advice?: unknown;
+  git_setup?: GitSetupChanges | null;
+}
+
+/** The verification alert and the git setup warning, from one read of `/status` per tick. */
+export function StatusAlerts({ token, tick }: StatusAlertsProps) {
+  const [parts, setParts] = useState<AlertParts | null>(null);
+  useEffect(() => {
+    let live = true;
+    apiFetch<AlertParts>("/status", { token }).then(
+      (status) => {
+        if (live) setParts(status);
+      },
+      () => {/* the status is advisory: the board's own errors are shown elsewhere */},
+    );
+    return () => {
+      live = false;
+    };
+  }, [token, tick]);
+  const advice = parts?.verification_advice;
+  return (
+    <>
+      <VerificationAlert
+        nudge={parts?.verification_nudge ?? null}
+        advice={typeof advice === "string" ? advice : ADD_EVIDENCE}
+      />
+      <GitSetupWarning setup={parts?.git_setup ?? null} />
+    </>
+  );
+}

@@ -1,0 +1,116 @@
+/**
+ * A quality gate whose program the gate's tree will not have, found before a run starts. Gates
+ * run in a fresh tree of the merged commit (lib/merge/gates.ts): tracked files plus the worktree
+ * environment's copies and links, never its setup. A gate such as `node_modules/.bin/tape
+ * test/*.js` in a repository that ignores `node_modules/` finds nothing there, so every task's
+ * gates would fail on every attempt — each attempt an agent session spent for nothing. When the
+ * program is in the checkout but neither tracked, copied nor linked, the run is refused with the
+ * fix (`worktree.symlink`), and `doctor` says the same.
+ */
+import { posix } from "node:path";
+import type { ServiceConfig } from "../config/schema.ts";
+import { git } from "../git/git.ts";
+import { qualityGatesFor } from "../verification/quality_gates.ts";
+import { worktreeEnvFor } from "../worktree_env/spec.ts";
+import { copySources, linkSources, readWorktreeInclude } from "../worktree_env/select.ts";
+import type { SetupProblem } from "./run_checks.ts";
+
+/** Characters that make a word more than a literal path to the shell. */
+const SHELL_SPECIAL = /[$`*?[\]{}()'"\\;|&<>~!#]/;
+
+/**
+ * The program a gate command starts when it is a path relative to the tree (`./x`, `a/b`),
+ * normalised (`node_modules/.bin/tape`); undefined for a name found on PATH, an absolute path,
+ * a path out of the tree or anything the shell would expand (pure).
+ */
+export function treeProgram(command: string): string | undefined {
+  const words = command.trim().split(/\s+/);
+  let i = 0;
+  while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=\S*$/.test(words[i])) i++; // VAR=value
+  const program = words[i];
+  if (!program || !program.includes("/") || program.startsWith("/")) return undefined;
+  if (SHELL_SPECIAL.test(program)) return undefined;
+  const path = posix.normalize(program);
+  if (path === "." || path.startsWith("../") || path === ".." || path.endsWith("/")) {
+    return undefined;
+  }
+  return path;
+}
+
+/** One gate program to look for, and the gates that run it. */
+interface Wanted {
+  path: string;
+  gates: Set<string>;
+  roles: Set<string>;
+}
+
+/** The gate programs of `roles` that the checkout has but the gates' trees will not. */
+export async function gateProgramProblems(
+  root: string,
+  config: ServiceConfig,
+  roles: Iterable<string>,
+): Promise<SetupProblem[]> {
+  const wanted = new Map<string, Wanted>();
+  for (const role of new Set(roles)) {
+    for (const gate of qualityGatesFor(config, role)) {
+      const path = treeProgram(gate.command);
+      if (!path) continue;
+      const w = wanted.get(path) ?? { path, gates: new Set(), roles: new Set() };
+      w.gates.add(gate.name);
+      w.roles.add(role);
+      wanted.set(path, w);
+    }
+  }
+  if (wanted.size === 0) return [];
+  const tracked = await trackedOf(root, [...wanted.keys()]);
+  const problems: SetupProblem[] = [];
+  for (const w of wanted.values()) {
+    if (tracked.has(w.path) || !await existsIn(root, w.path)) continue;
+    if (await givenToEveryTree(root, config, w)) continue;
+    problems.push(problemOf(w));
+  }
+  return problems;
+}
+
+/** The paths of `paths` the checked-out commit tracks. */
+async function trackedOf(root: string, paths: string[]): Promise<Set<string>> {
+  const listed = await git(
+    ["--literal-pathspecs", "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", ...paths],
+    { cwd: root, allowFailure: true },
+  );
+  return new Set(listed.code === 0 ? listed.stdout.split("\0").filter(Boolean) : []);
+}
+
+async function existsIn(root: string, path: string): Promise<boolean> {
+  return await Deno.stat(posix.join(root, path)).then(() => true, () => false);
+}
+
+/** Whether every role running the program gets it into its trees by a link or a copy. */
+async function givenToEveryTree(root: string, config: ServiceConfig, w: Wanted) {
+  const include = await readWorktreeInclude(root);
+  for (const role of w.roles) {
+    const spec = worktreeEnvFor(config, role);
+    const links = await linkSources(root, spec.symlink);
+    if (links.found.some((l) => w.path === l || w.path.startsWith(l + "/"))) continue;
+    const copied = await copySources(root, [...spec.copy, ...include], { linked: links.found });
+    if (!copied.includes(w.path)) return false;
+  }
+  return true;
+}
+
+function problemOf(w: Wanted): SetupProblem {
+  const gates = [...w.gates].join(", ");
+  const top = w.path.split("/")[0];
+  const inDir = top !== w.path;
+  return {
+    subject: `quality gate ${gates}`,
+    problem: `it runs ${w.path}, which your checkout has but git does not track, so the fresh ` +
+      "tree the gates run in will not have it (only tracked files, worktree.copy and " +
+      "worktree.symlink reach it): every task's gates would fail",
+    fix: inDir
+      ? `link ${top} into every worktree (\`worktree: {symlink: [${top}]}\` in service.yaml, ` +
+        "docs/worktrees.md), or commit it"
+      : `copy it into every worktree (\`worktree: {copy: [${w.path}]}\` in service.yaml, ` +
+        "docs/worktrees.md), or commit it",
+  };
+}
