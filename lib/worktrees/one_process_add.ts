@@ -9,11 +9,14 @@
  * files and the index.
  *
  * What keeps it a worktree as git makes it:
- * - `locked` is written first, with {@link HALF_MADE_REASON} and this process's pid and start
- *   time, and removed last: a `git worktree prune` of any process meanwhile leaves it alone, as
- *   it leaves one `git worktree add` is making. A process killed half-way leaves that file;
- *   {@link sweepHalfMade} removes such a tree once its process is gone (nothing untrusted ever
- *   ran there: the agent starts after the file is removed).
+ * - `locked` is written first, with {@link HALF_MADE_REASON} and this process's pid, start time
+ *   and pid namespace, and removed last: a `git worktree prune` of any process meanwhile leaves
+ *   it alone, as it leaves one `git worktree add` is making. A process killed half-way leaves
+ *   that file; once its process is gone {@link sweepHalfMade} removes the tree when its checkout
+ *   never finished (nothing untrusted ever ran there: the agent starts after `locked` is
+ *   removed), or only unlocks it when it did.
+ * - The hooks and filters of the repository never run: the checkout runs with lib/git/hardened.ts's
+ *   configuration, as `git worktree add` and its children did.
  * - `gitdir` is written last of the linking files: a `git worktree list` meanwhile does not see
  *   the entry until its `commondir` and `HEAD` are there (no "failed to read commondir").
  * - Anything that is not the plain case is left to `git worktree add` (the caller's slower path,
