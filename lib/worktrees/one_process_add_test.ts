@@ -14,25 +14,34 @@ import {
 } from "./one_process_add.ts";
 
 /**
- * The git processes `work` starts, by command name (git's own trace), after `warmUp` ran under
- * the same trace: git's environment is part of what the service remembers of its configuration.
+ * The git processes `work` starts in the repository at `root` (any of its worktrees), by command
+ * name, from git's own trace, after `warmUp` ran under the same trace: git's environment is part
+ * of what the service remembers of its configuration. The trace is the process's environment,
+ * which test files run side by side share: only processes that set up a repository under `root`
+ * count.
  */
 async function gitProcesses(
+  root: string,
   warmUp: () => Promise<unknown>,
   work: () => Promise<unknown>,
 ): Promise<string[]> {
   const dir = await Deno.makeTempDir({ prefix: "svc-trace-" });
   const path = join(dir, "trace.jsonl");
-  const names = async () =>
-    (await Deno.readTextFile(path).catch(() => "")).split("\n")
-      .filter((l) => l.includes('"event":"cmd_name"'))
-      .map((l) => JSON.parse(l).name as string);
+  const events = async () =>
+    (await Deno.readTextFile(path).catch(() => "")).split("\n").filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, string>);
+  const names = (all: Record<string, string>[]) => {
+    const ours = new Set(
+      all.filter((e) => e.event === "def_repo" && e.worktree?.startsWith(root)).map((e) => e.sid),
+    );
+    return all.filter((e) => e.event === "cmd_name" && ours.has(e.sid)).map((e) => e.name);
+  };
   Deno.env.set("GIT_TRACE2_EVENT", path);
   try {
     await warmUp();
-    const before = (await names()).length;
+    const before = (await events()).length;
     await work();
-    return (await names()).slice(before);
+    return names((await events()).slice(before));
   } finally {
     Deno.env.delete("GIT_TRACE2_EVENT");
     await Deno.remove(dir, { recursive: true });
@@ -62,7 +71,8 @@ Deno.test("createWorktree() starts one git process, and git's own worktree list,
   await using _ = repo;
   let wt!: Awaited<ReturnType<typeof createWorktree>>;
   // The first of a process and repository also lists the config's drivers and excludes.
-  const started = await gitProcesses(() => createWorktree(repo.root, "warm-up", base), async () => {
+  const warmUp = () => createWorktree(repo.root, "warm-up", base);
+  const started = await gitProcesses(repo.root, warmUp, async () => {
     wt = await createWorktree(repo.root, "s-1", base);
   });
   assert.deepEqual(started, ["checkout"]);
@@ -137,6 +147,7 @@ Deno.test("createWorktree() leaves a checkout with a config.worktree or a sparse
   await repo.git(["config", "extensions.worktreeConfig", "true"]);
   await repo.git(["config", "--worktree", "user.name", "main's own"]);
   const started = await gitProcesses(
+    repo.root,
     () => createWorktree(repo.root, "warm-up", base),
     () => createWorktree(repo.root, "s-copied", base),
   );
