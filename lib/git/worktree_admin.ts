@@ -29,7 +29,15 @@ export function gitAmongWorktrees(
   args: readonly string[],
   options: AmongWorktreesOptions = {},
 ): Promise<GitResult> {
-  return serialised(`git-worktrees:${resolve(root)}`, () => gitPastFlux(root, args, options));
+  return serialised(worktreeLockKey(root), () => gitPastFlux(root, args, options));
+}
+
+/**
+ * The key of this process's queue of worktree-reading commands of the repository at `root`
+ * (lib/async/serialised.ts): work that writes a worktree's git files without git joins it.
+ */
+export function worktreeLockKey(root: string): string {
+  return `git-worktrees:${resolve(root)}`;
 }
 
 /**

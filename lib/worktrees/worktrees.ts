@@ -6,7 +6,8 @@ import { gitWorktree } from "../git/worktree_admin.ts";
 import { join } from "node:path";
 import { commitIdentity, GitError, type GitResult, resolveCommit } from "../git/git.ts";
 import { type AgentTree, hardenedConfig } from "../git/agent_tree.ts";
-import { openWorktree } from "./trees.ts";
+import { openWorktree, treeRecordPath } from "./trees.ts";
+import { addInOneProcess, sweepHalfMade } from "./one_process_add.ts";
 import { dirtyHistory, keepOutOfIndex, rewriteAsOne } from "./keep_out.ts";
 import { readRefFile, resolveRef } from "../git/ref_files.ts";
 import { isValidId } from "../ids.ts";
@@ -63,11 +64,38 @@ export function requireSessionId(sessionId: string): string {
 
 const STALE = /already registered|already exists|is a missing but locked worktree/;
 
+const swept = new Map<string, Promise<unknown>>();
+
 /**
- * Create `.sdd/worktrees/<session>` on a new branch `agent/<session>` at `baseCommit`. Stale
- * metadata (a registered worktree whose directory is gone) is pruned and the add retried once;
- * a leftover branch is reused only when it still points at `baseCommit` (it holds no work).
- * Anything else is a {@link WorktreeError} naming the fix.
+ * Once per process and repository, before its first worktree: what a killed service process
+ * left half-made (lib/worktrees/one_process_add.ts) is finished or removed.
+ */
+function sweepOnce(root: string, signal?: AbortSignal): Promise<unknown> {
+  let done = swept.get(root);
+  if (!done) {
+    done = sweepHalfMade(root, {
+      worktrees: workspacePaths(root).worktrees,
+      sealed: (id) => {
+        try {
+          Deno.lstatSync(treeRecordPath(root, id));
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      signal,
+    }).catch(() => undefined); // what cannot be swept now stays for `git worktree` to report
+    swept.set(root, done);
+  }
+  return done;
+}
+
+/**
+ * Create `.sdd/worktrees/<session>` on a new branch `agent/<session>` at `baseCommit`: in the
+ * plain case with one git process (lib/worktrees/one_process_add.ts), else with `git worktree
+ * add`. Stale metadata (a registered worktree whose directory is gone) is pruned and the add
+ * retried once; a leftover branch is reused only when it still points at `baseCommit` (it holds
+ * no work). Anything else is a {@link WorktreeError} naming the fix.
  */
 export async function createWorktree(
   root: string,
@@ -79,8 +107,12 @@ export async function createWorktree(
   await ensureServiceExcluded(root, options.skillPrefix ?? SKILL_PREFIX);
   const path = worktreePath(root, sessionId);
   const branch = agentBranch(sessionId);
+  const o = options.signal ? { signal: options.signal } : {};
   // The checkout writes files of the target's tree, agents' work among them: no filter runs.
   const config = await hardenedConfig(root, { signal: options.signal });
+  await sweepOnce(root, options.signal);
+  const quick = await addInOneProcess({ root, path, branch, base: baseCommit, config, ...o });
+  if (quick.made) return { path, branch, base: baseCommit, pruned: false };
   const worktree = (args: string[]) =>
     gitWorktree(root, args, { signal: options.signal, config, allowFailure: true });
   const add = () => worktree(["add", "-q", "-b", branch, "--", path, baseCommit]);
