@@ -114,7 +114,8 @@ export interface OpenTreeOptions {
 
 /**
  * A hardened git for the tree at `dirs`. The filter and merge drivers the configuration defines
- * are listed once, read the way every later call reads configuration, and each is switched off.
+ * are listed right before each call, read the way that call reads configuration, and each is
+ * switched off.
  */
 export async function openAgentTree(
   dirs: TreeDirs,
@@ -127,9 +128,16 @@ export async function openAgentTree(
     GIT_COMMON_DIR: dirs.common_dir,
     GIT_WORK_TREE: dirs.worktree,
   };
-  const config = await hardenedConfig(dirs.worktree, { env: pinned, signal: options.signal });
+  // Listed before each call, not once: a host-process agent of another task can add a driver to
+  // the shared configuration at any moment (answered from memory while nothing changed).
+  await hardenedConfig(dirs.worktree, { env: pinned, signal: options.signal });
   const run = (args: readonly string[], o: TreeCallOptions = {}) =>
-    git(diffSafeArgs(args), { ...o, cwd: dirs.worktree, env: { ...o.env, ...pinned }, config });
+    git(diffSafeArgs(args), {
+      ...o,
+      cwd: dirs.worktree,
+      env: { ...o.env, ...pinned },
+      config: () => hardenedConfig(dirs.worktree, { env: pinned, signal: o.signal }),
+    });
   return {
     dirs,
     git: run,

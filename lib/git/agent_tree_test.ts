@@ -114,3 +114,24 @@ Deno.test({
     await assert.rejects(() => openAgentTree(dirs), ForeignTreeError);
   },
 });
+
+Deno.test("a filter another task's agent adds to the shared configuration after the tree was opened runs in none of its later calls", async () => {
+  // Found by hand: three agents ending together, one planting `filter.evil.clean` in the shared
+  // `.git/config` while the others' work was captured — the listing made when their trees were
+  // opened did not switch off the new driver, and `git add` ran it.
+  await using repo = await tempRepo();
+  const { dirs, sentinel } = await agentTree(repo);
+  const tree = await openAgentTree(dirs);
+  const mark = join(sentinel, "ran");
+  // The other agent, as a host process: the repository's config and this tree's attributes.
+  await repo.git(["config", "filter.evil.clean", `sh -c 'echo clean >> ${mark}; cat'`]);
+  await repo.git(["config", "filter.evil.smudge", `sh -c 'echo smudge >> ${mark}; cat'`]);
+  await Deno.writeTextFile(join(dirs.worktree, ".gitattributes"), "* filter=evil\n");
+  await Deno.writeTextFile(join(dirs.worktree, "work.txt"), "the task's work\n");
+  await tree.git(["add", "-A"]);
+  await tree.git(["status", "--porcelain"]);
+  await tree.git(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "work"]);
+  await tree.git(["checkout", "-q", "HEAD~0", "--", "work.txt"]);
+  assert.equal(await ran(sentinel), "", "no filter ran");
+  assert.equal(await tree.text(["show", "HEAD:work.txt"]), "the task's work");
+});

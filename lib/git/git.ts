@@ -59,8 +59,12 @@ export interface GitOptions {
   signal?: AbortSignal;
   /** Extra environment variables on top of the inherited ones (never `GIT_CONFIG_*`: see `config`). */
   env?: Record<string, string>;
-  /** Configuration on top of lib/git/hardened.ts's {@link SERVICE_GIT_CONFIG} (command-line scope). */
-  config?: readonly HardenedValue[];
+  /**
+   * Configuration on top of lib/git/hardened.ts's {@link SERVICE_GIT_CONFIG} (command-line scope);
+   * a function is asked right before git starts (a listing of the drivers to switch off must be
+   * as fresh as the configuration git is about to read: lib/git/agent_tree.ts).
+   */
+  config?: readonly HardenedValue[] | (() => Promise<readonly HardenedValue[]>);
   /** Bytes written to standard input. */
   stdin?: string | Uint8Array;
   /** Return instead of throwing on a non-zero exit (a timeout still throws). */
@@ -85,7 +89,8 @@ export async function git(args: readonly string[], options: GitOptions): Promise
   const stdin = typeof options.stdin === "string"
     ? new TextEncoder().encode(options.stdin)
     : options.stdin;
-  const env = environment(options);
+  const config = typeof options.config === "function" ? await options.config() : options.config;
+  const env = environment(options.env, config);
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command("git", {
@@ -142,17 +147,17 @@ export async function git(args: readonly string[], options: GitOptions): Promise
 }
 
 /** The environment of one call: {@link ENV}, the caller's variables and its extra config. */
-function environment(options: GitOptions): Record<string, string> {
-  if (!options.env && !options.config?.length) return ENV;
-  const env = { ...ENV, ...options.env };
-  if (options.env && Object.keys(options.env).some((k) => k.startsWith("GIT_CONFIG_"))) {
+function environment(
+  vars: Record<string, string> | undefined,
+  config: readonly HardenedValue[] | undefined,
+): Record<string, string> {
+  if (!vars && !config?.length) return ENV;
+  const env = { ...ENV, ...vars };
+  if (vars && Object.keys(vars).some((k) => k.startsWith("GIT_CONFIG_"))) {
     throw new RangeError("git(): pass configuration as options.config, not GIT_CONFIG_* variables");
   }
-  if (options.config?.length) {
-    Object.assign(
-      env,
-      configEnvironment([...SERVICE_GIT_CONFIG, ...options.config], inheritedConfig()),
-    );
+  if (config?.length) {
+    Object.assign(env, configEnvironment([...SERVICE_GIT_CONFIG, ...config], inheritedConfig()));
   }
   return env;
 }

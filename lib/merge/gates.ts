@@ -98,7 +98,7 @@ export async function evaluateGates(
   const id = crypto.randomUUID().slice(0, 12);
   const path = join(workspacePaths(root).worktrees, `_gate-${id}`);
   // The tree is agents' work, attributes included: its checkout runs no filter they pick.
-  const config = await hardenedConfig(root, { signal: options.signal });
+  const config = () => hardenedConfig(root, { signal: options.signal }); // right before each call
   const o = { cwd: root, signal: options.signal, config };
   await gitWorktree(root, ["add", "-q", "--detach", "--", path, commit], o);
   const warnings: string[] = [];

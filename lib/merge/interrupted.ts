@@ -133,7 +133,7 @@ async function observe(
   const index = new Map<string, Entry | "conflict">();
   const differs = new Set<string>();
   // As merge_in.ts read and wrote the checkout: no filter or merge driver its attributes pick.
-  const config = await hardenedConfig(dir, { signal });
+  const config = () => hardenedConfig(dir, { signal }); // listed right before each call
   for (let i = 0; i < paths.length; i += CHUNK) {
     const chunk = paths.slice(i, i + CHUNK);
     const staged = await git(["ls-files", "-s", "-z", "--", ...chunk], {
@@ -236,7 +236,7 @@ export async function settleInterruptedMerge(
         const undo = await git(["read-tree", "-m", "-u", intent.new_tip, intent.old_tip], {
           cwd: verdict.dir,
           signal,
-          config: await hardenedConfig(verdict.dir, { signal }),
+          config: () => hardenedConfig(verdict.dir, { signal }),
           allowFailure: true,
         });
         if (undo.code !== 0) {

@@ -20,9 +20,8 @@
  * changes in the way) says so (`stuck`); a branch that moved is simply retried.
  */
 import { isAbsolute, join } from "node:path";
-import { git, splitZ } from "../git/git.ts";
+import { git, type GitOptions, splitZ } from "../git/git.ts";
 import { hardenedConfig } from "../git/agent_tree.ts";
-import type { HardenedValue } from "../git/hardened.ts";
 import { crashPoint } from "../util/crash_points.ts";
 import { checkoutsOf } from "./checkouts.ts";
 import { clearIntent, recordIntent } from "./checkout_intent.ts";
@@ -63,7 +62,7 @@ const CHUNK = 500;
 async function dirtyAmong(
   dir: string,
   paths: readonly string[],
-  o: { signal?: AbortSignal; config: HardenedValue[] },
+  o: { signal?: AbortSignal; config: GitOptions["config"] },
 ): Promise<string[]> {
   const dirty = new Set<string>();
   for (let i = 0; i < paths.length; i += CHUNK) {
@@ -149,7 +148,7 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
   if (head !== oldTip) return moved(`HEAD is ${ref} at ${head}`);
   // The merged files are agents' work, and so are the attributes that would pick drivers for
   // them: no filter or merge driver runs while the checkout is read and updated.
-  const config = await hardenedConfig(dir, { signal });
+  const config = () => hardenedConfig(dir, { signal }); // listed right before each call
   const dirty = await dirtyAmong(dir, options.changed, { signal, config });
   if (dirty.length > 0) {
     return waits(

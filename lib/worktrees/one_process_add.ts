@@ -27,9 +27,8 @@
  */
 import { dirname, join } from "node:path";
 import { serialised } from "../async/serialised.ts";
-import { git, resolveCommit } from "../git/git.ts";
+import { git, type GitOptions, resolveCommit } from "../git/git.ts";
 import { isValidId } from "../ids.ts";
-import type { HardenedValue } from "../git/hardened.ts";
 import { OID } from "../git/ref_files.ts";
 import { plainFileText } from "../git/plain_file.ts";
 import { processAlive, processStartTicks } from "../util/process_alive.ts";
@@ -120,7 +119,7 @@ export interface OneProcessAddOptions {
   /** The commit id it starts at. */
   base: string;
   /** Configuration of the checkout (lib/git/agent_tree.ts hardenedConfig: no filter runs). */
-  config: readonly HardenedValue[];
+  config: GitOptions["config"];
   signal?: AbortSignal;
 }
 

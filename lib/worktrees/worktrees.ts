@@ -109,7 +109,7 @@ export async function createWorktree(
   const branch = agentBranch(sessionId);
   const o = options.signal ? { signal: options.signal } : {};
   // The checkout writes files of the target's tree, agents' work among them: no filter runs.
-  const config = await hardenedConfig(root, { signal: options.signal });
+  const config = () => hardenedConfig(root, { signal: options.signal }); // right before each call
   await sweepOnce(root, options.signal);
   const quick = await addInOneProcess({ root, path, branch, base: baseCommit, config, ...o });
   if (quick.made) return { path, branch, base: baseCommit, pruned: false };
