@@ -128,8 +128,9 @@ export async function openAgentTree(
     GIT_COMMON_DIR: dirs.common_dir,
     GIT_WORK_TREE: dirs.worktree,
   };
-  // Listed before each call, not once: a host-process agent of another task can add a driver to
-  // the shared configuration at any moment (answered from memory while nothing changed).
+  // Asked once here so a configuration git cannot read fails the open, then again before each
+  // call: a host-process agent of another task can add a driver to the shared configuration at
+  // any moment (answered from memory while nothing changed).
   await hardenedConfig(dirs.worktree, { env: pinned, signal: options.signal });
   const run = (args: readonly string[], o: TreeCallOptions = {}) =>
     git(diffSafeArgs(args), {

@@ -63,13 +63,41 @@ export async function gateProgramProblems(
   }
   if (wanted.size === 0) return [];
   const tracked = await trackedOf(root, [...wanted.keys()]);
+  const sources = roleSources(root, config);
   const problems: SetupProblem[] = [];
   for (const w of wanted.values()) {
     if (tracked.has(w.path) || !await existsIn(root, w.path)) continue;
-    if (await givenToEveryTree(root, config, w)) continue;
+    if (await givenToEveryTree(w, sources)) continue;
     problems.push(problemOf(w));
   }
   return problems;
+}
+
+/** What a role's trees get from the checkout: the paths linked and the files copied. */
+interface TreeSources {
+  linked: string[];
+  copied: string[];
+}
+
+/** Each role's {@link TreeSources}, read from the checkout once per role when first asked. */
+function roleSources(root: string, config: ServiceConfig): (role: string) => Promise<TreeSources> {
+  const include = readWorktreeInclude(root);
+  const read = new Map<string, Promise<TreeSources>>();
+  return (role) => {
+    let sources = read.get(role);
+    if (!sources) {
+      read.set(
+        role,
+        sources = (async () => {
+          const spec = worktreeEnvFor(config, role);
+          const { found } = await linkSources(root, spec.symlink);
+          const copy = [...spec.copy, ...await include];
+          return { linked: found, copied: await copySources(root, copy, { linked: found }) };
+        })(),
+      );
+    }
+    return sources;
+  };
 }
 
 /** The paths of `paths` the checked-out commit tracks. */
@@ -86,13 +114,13 @@ async function existsIn(root: string, path: string): Promise<boolean> {
 }
 
 /** Whether every role running the program gets it into its trees by a link or a copy. */
-async function givenToEveryTree(root: string, config: ServiceConfig, w: Wanted) {
-  const include = await readWorktreeInclude(root);
+async function givenToEveryTree(
+  w: Wanted,
+  sources: (role: string) => Promise<TreeSources>,
+): Promise<boolean> {
   for (const role of w.roles) {
-    const spec = worktreeEnvFor(config, role);
-    const links = await linkSources(root, spec.symlink);
-    if (links.found.some((l) => w.path === l || w.path.startsWith(l + "/"))) continue;
-    const copied = await copySources(root, [...spec.copy, ...include], { linked: links.found });
+    const { linked, copied } = await sources(role);
+    if (linked.some((l) => w.path === l || w.path.startsWith(l + "/"))) continue;
     if (!copied.includes(w.path)) return false;
   }
   return true;
