@@ -33,13 +33,13 @@ Deno.test("reapWorktree() writes a rescue ref before removing a worktree with un
   assert.match(refs[0].subject, /partial work of session s1/);
 });
 
-Deno.test("reapWorktree() removes a merged worktree and its branch without a rescue ref", async () => {
-  await using repo = await tempRepo();
-  const wt = await createWorktree(repo.root, "s1", await repo.git(["rev-parse", "main"]));
-  await repo.write("a.txt", "a\n", wt.path);
-  const tip = await repo.commitAll("agent work", wt.path);
-  await repo.git(["merge", "-q", "--no-edit", "agent/s1"]);
-  const result = await reapWorktree(repo.root, "s1", { target: "main" });
+/** Session s1's worktree reaped as merged: removed, its branch deleted, no rescue ref. */
+async function assertReapedAsMerged(
+  repo: TestRepo,
+  result: Awaited<ReturnType<typeof reapWorktree>>,
+  tip: string,
+  path: string,
+) {
   assert.deepEqual(result, {
     removed: true,
     merged: true,
@@ -47,9 +47,19 @@ Deno.test("reapWorktree() removes a merged worktree and its branch without a res
     committed_partial: false,
     rescue_ref: undefined,
   });
-  assert.equal(await exists(wt.path), false);
+  assert.equal(await exists(path), false);
   assert.equal(await repo.git(["branch", "--list", "agent/s1"]), "");
   assert.deepEqual(await listRescueRefs(repo.root), []);
+}
+
+Deno.test("reapWorktree() removes a merged worktree and its branch without a rescue ref", async () => {
+  await using repo = await tempRepo();
+  const wt = await createWorktree(repo.root, "s1", await repo.git(["rev-parse", "main"]));
+  await repo.write("a.txt", "a\n", wt.path);
+  const tip = await repo.commitAll("agent work", wt.path);
+  await repo.git(["merge", "-q", "--no-edit", "agent/s1"]);
+  const result = await reapWorktree(repo.root, "s1", { target: "main" });
+  await assertReapedAsMerged(repo, result, tip, wt.path);
 });
 
 /** Agent work on `agent/<session>` landed on main by the service's merge train. */
@@ -72,16 +82,7 @@ Deno.test("reapWorktree() after the service's train landed the work knows from t
   const contained = knownCommitCounts.contained;
   const result = await reapWorktree(repo.root, "s1", { target: "main" });
   assert.equal(knownCommitCounts.contained, contained + 1);
-  assert.deepEqual(result, {
-    removed: true,
-    merged: true,
-    tip,
-    committed_partial: false,
-    rescue_ref: undefined,
-  });
-  assert.equal(await exists(wt.path), false);
-  assert.equal(await repo.git(["branch", "--list", "agent/s1"]), "");
-  assert.deepEqual(await listRescueRefs(repo.root), []);
+  await assertReapedAsMerged(repo, result, tip, wt.path);
 });
 
 Deno.test("reapWorktree() keeps work the train landed on a rescue ref once the target moved back before the merge", async () => {
