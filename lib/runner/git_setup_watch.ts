@@ -9,7 +9,7 @@
 import { type CommandSetup, readCommandSetup, setupChanges } from "../git/command_setup.ts";
 import { printable } from "../util/printable.ts";
 import { readGitSetupRecord, writeGitSetupRecord } from "../runs/git_setup.ts";
-import { GIT_SETUP_ADVICE, gitSetupHeadline } from "../runs/git_setup_words.ts";
+import { gitSetupWarning } from "../runs/git_setup_words.ts";
 
 /**
  * Read the setup now (for a resumed run: as its record says the run first began) and record it
@@ -33,10 +33,6 @@ export async function watchGitSetup(
     await writeGitSetupRecord(recordPath, { before, after }).catch(() => {});
     const changes = setupChanges(before, after);
     if (changes.length === 0) return [];
-    return [
-      gitSetupHeadline(false),
-      ...changes.map((line) => `  ${printable(line)}`),
-      `  ${GIT_SETUP_ADVICE}`,
-    ];
+    return gitSetupWarning(changes.map(printable), false);
   };
 }

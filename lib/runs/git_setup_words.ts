@@ -19,6 +19,19 @@ export const GIT_SETUP_ADVICE = "Remove what you did not put there yourself " +
   "(`git config --unset <key>`, delete the hook); `isolation: container` keeps agents out of " +
   "it (docs/security.md).";
 
+/** The whole warning: the headline, each change indented on its line, the advice (pure). */
+export function gitSetupWarning(
+  changes: readonly string[],
+  sinceBegan: boolean,
+  runId?: string,
+): string[] {
+  return [
+    gitSetupHeadline(sinceBegan, runId),
+    ...changes.map((line) => `  ${line}`),
+    `  ${GIT_SETUP_ADVICE}`,
+  ];
+}
+
 /** The part's value when something changed. */
 export interface GitSetupChanges {
   run_id: string;

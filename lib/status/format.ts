@@ -7,7 +7,7 @@ import { ADD_EVIDENCE } from "../verification/advice.ts";
 import type { GuardedTask } from "./guarded.ts";
 import { type TicketMoveFailure, ticketMoveLines } from "./ticket_moves.ts";
 import type { GitSetupChanges } from "../runs/git_setup_words.ts";
-import { GIT_SETUP_ADVICE, gitSetupHeadline } from "../runs/git_setup_words.ts";
+import { gitSetupWarning } from "../runs/git_setup_words.ts";
 import { printable } from "../util/printable.ts";
 import { type Quietness, RECONNECT_NOTICE_S, reconnectWords } from "../agents/progress_watch.ts";
 
@@ -197,11 +197,8 @@ function runLines(status: Record<string, unknown>, p: Escaping): string[] {
 function gitSetupLines(status: Record<string, unknown>, p: Escaping): string[] {
   const setup = status.git_setup as GitSetupChanges | null | undefined;
   if (!setup?.changes?.length) return [];
-  return [
-    p.red(gitSetupHeadline(setup.since_run_began, setup.run_id)),
-    ...setup.changes.map((line) => p.red(`  ${line}`)),
-    p.plain(`  ${GIT_SETUP_ADVICE}`),
-  ];
+  const lines = gitSetupWarning(setup.changes, setup.since_run_began, setup.run_id);
+  return lines.map((line, i) => i === lines.length - 1 ? p.plain(line) : p.red(line));
 }
 
 function startFailureLines(status: Record<string, unknown>, p: Escaping): string[] {
