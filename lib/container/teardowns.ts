@@ -14,7 +14,19 @@ export function trackTeardown(status: Promise<unknown>): void {
   pending.add(p);
 }
 
-/** Resolves once every tracked runtime command has exited. */
-export async function teardownsDone(): Promise<void> {
-  while (pending.size > 0) await Promise.all([...pending]);
+/**
+ * Resolves once every tracked runtime command has exited, or after `limitMs` (a runtime command
+ * that hangs does not hold the run's end; the next run's sweep removes its container).
+ */
+export async function teardownsDone(limitMs = 60_000): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<void>((r) => timer = setTimeout(r, limitMs));
+  const all = (async () => {
+    while (pending.size > 0) await Promise.all([...pending]);
+  })();
+  try {
+    await Promise.race([all, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
