@@ -9,7 +9,10 @@
  * its value given to the runtime's command in its environment. A container can be started ahead
  * of need ({@link HoldingLauncher.hold}): the same command, whose entry script waits for `go` on
  * that input before the program runs, so the runtime's create and start overlap the service's
- * other work (the worktree's setup) instead of following it.
+ * other work (the worktree's setup) instead of following it. With podman 4 and a `stateDir`, the
+ * program's exit is the container's death as conmon learns it (lib/container/death_watch.ts) and
+ * its output ends at a marker written after it (lib/container/output_end.ts): the task goes on
+ * while `podman run` still removes the container (lib/container/teardowns.ts).
  */
 import { join } from "node:path";
 import type { Launched, Launcher, LaunchOptions } from "../process/launcher.ts";
