@@ -92,6 +92,8 @@ export interface AgentPoolOptions {
   /** Wall-clock limit of an agent, by task (seconds). */
   timeoutS: (task: Task) => number;
   graceMs: number;
+  /** The cap of each agent's log (bytes; default lib/process/capped_log.ts's). */
+  logMaxBytes?: number;
   work: AgentWork;
   spend: SpendTracker;
   rateLimits: RateLimitGuard;
@@ -258,6 +260,7 @@ export class AgentPool {
       token: mintAgentCredential(o.paths.root, { runId: o.runId, taskId: task.id, sessionId }),
       timeoutS: o.timeoutS(task),
       graceMs: o.graceMs,
+      ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),
       agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
       extraEnv: mcpSessionEnv(adapter, o.mcpConfigPath),
       environments: o.environments,
