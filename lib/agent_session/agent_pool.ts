@@ -376,11 +376,14 @@ export class AgentPool {
     });
   }
 
-  /** Ask `taskId`'s agent to end: SIGTERM, the grace, SIGKILL of its process group. */
-  terminate(taskId: string, reason: EndReason): void {
+  /**
+   * Ask `taskId`'s agent to end: SIGTERM, the grace (the session's, or `graceMs`), SIGKILL of its
+   * process group. Asked again with `graceMs` 0 while it ends, the SIGKILL is sent at once.
+   */
+  terminate(taskId: string, reason: EndReason, graceMs?: number): void {
     const session = this.#sessions.get(taskId);
     if (!session) return;
-    session.terminate(reason).catch((e) =>
+    session.terminate(reason, graceMs).catch((e) =>
       this.#o.log(`${taskId}: could not end the agent: ${(e as Error).message}`)
     );
   }

@@ -88,7 +88,8 @@ export interface ProcessHandle extends AsyncDisposable {
   readonly status: Promise<ProcessStatus>;
   /**
    * End it whole, remembering `reason` if it still runs: SIGTERM to its tree, up to `graceMs`
-   * (default the spawn's), then SIGKILL. Resolves its status.
+   * (default the spawn's), then SIGKILL. Asked again with `graceMs` 0 while it ends, the SIGKILL
+   * is sent at once. Resolves its status.
    */
   end(reason: string, graceMs?: number): Promise<ProcessStatus>;
 }
@@ -128,9 +129,15 @@ export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}
       if (k) killed = true;
     });
 
+  let forced = false;
   const end = (reason: string, grace = graceMs): Promise<ProcessStatus> => {
     if (alive) {
       endedBy ??= reason;
+      // Asked again without a grace while it ends (a second Ctrl-C): SIGKILL now, not later.
+      if (ending && grace === 0 && !forced) {
+        forced = killed = true; // it still runs: what ends it now is the SIGKILL
+        launched.end(0, false).catch(() => {});
+      }
       endAll(grace);
     }
     return status;

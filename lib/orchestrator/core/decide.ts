@@ -139,8 +139,11 @@ function onRateLimitHit(
   }
 }
 
-function onStop(d: Draft, out: Out): void {
-  if (d.stopping) return;
+function onStop(d: Draft, out: Out, event: Extract<CoreEvent, { type: "stop" }>): void {
+  if (d.stopping) {
+    if (event.now) stopNow(d, out);
+    return;
+  }
   d.stopping = true;
   // A batch request stays with its provider: `service run` polls it again (never resubmits).
   for (const s of [...d.sessions.values()].filter((s) => s.batchId !== undefined)) {
@@ -166,5 +169,18 @@ function onStop(d: Draft, out: Out): void {
   for (const s of live) {
     d.sessions.set(s.taskId, { ...s, endedBy: "stop" });
     out.push({ kind: "terminate", taskId: s.taskId, reason: "stop" });
+  }
+  if (event.now) stopNow(d, out);
+}
+
+/** A stop that will not wait: the agents the stop is ending get SIGKILL now (work still kept). */
+function stopNow(d: Draft, out: Out): void {
+  const ending = [...d.sessions.values()].filter((s) =>
+    s.endedBy === "stop" && s.worker === undefined && s.batchId === undefined
+  );
+  if (ending.length === 0) return;
+  out.log(null, `stopping now: SIGKILL to ${ending.length} agent(s); their work is kept`);
+  for (const s of ending) {
+    out.push({ kind: "terminate", taskId: s.taskId, reason: "stop", now: true });
   }
 }
