@@ -97,7 +97,8 @@ function onSpawned(d: Draft, out: Out, event: Extract<CoreEvent, { type: "spawne
   const endedBy = d.stopping ? "stop" : task?.status === "CANCELLED" ? "cancelled" : undefined;
   if (endedBy) {
     d.sessions.set(event.taskId, { ...d.sessions.get(event.taskId)!, endedBy });
-    out.push({ kind: "terminate", taskId: event.taskId, reason: endedBy });
+    const now = endedBy === "stop" && d.stoppingNow ? { now: true as const } : {};
+    out.push({ kind: "terminate", taskId: event.taskId, reason: endedBy, ...now });
   }
 }
 
@@ -175,6 +176,7 @@ function onStop(d: Draft, out: Out, event: Extract<CoreEvent, { type: "stop" }>)
 
 /** A stop that will not wait: the agents the stop is ending get SIGKILL now (work still kept). */
 function stopNow(d: Draft, out: Out): void {
+  d.stoppingNow = true; // and one whose start is under way, once it has started
   const ending = [...d.sessions.values()].filter((s) =>
     s.endedBy === "stop" && s.worker === undefined && s.batchId === undefined
   );

@@ -705,6 +705,17 @@ Deno.test("decide(): a second stop (Ctrl-C again) sends SIGKILL now to the agent
     "terminate t3",
   ]);
   assert.deepEqual(now(both), ["t1", "t2", "t3"]);
+  // An agent whose start was under way: SIGKILL as soon as it has started.
+  const late = decide({ ...again.state, starting: new Set(["t4"]) }, {
+    type: "spawned",
+    adapter: "claude",
+    taskId: "t4",
+    sessionId: "s-t4",
+    startedAt: 1,
+    deadline: 2,
+    attempt: 1,
+  });
+  assert.deepEqual(now(late), ["t4"]);
   // Stopped agents still end as stopped: their exit keeps their work and counts no attempt.
   const exit = decide(again.state, exited("t2", { exitCode: -9 }));
   assert.ok(summary(exit).includes("keep t2"));
