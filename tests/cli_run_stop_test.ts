@@ -187,7 +187,7 @@ Deno.test("Ctrl-C twice: the second does not wait out the 30 s grace of an agent
     }
     child.kill("SIGINT");
     await waitFor(
-      /stopping: agents get SIGTERM, then SIGKILL after the grace.*again to stop now/,
+      /stopping: agents get SIGTERM, then SIGKILL after the grace.*\(Ctrl-C again to stop now\)/,
       "the first stop",
     );
     await new Promise((r) => setTimeout(r, 500)); // its SIGTERM is ignored

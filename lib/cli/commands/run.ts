@@ -71,8 +71,9 @@ Environment:
     let stoppedBy: "SIGINT" | "SIGTERM" | undefined;
     const stopWith = (signal: "SIGINT" | "SIGTERM") => () => {
       if (controller.signal.aborted) {
-        // Asked again (a second Ctrl-C): the user will not wait out the grace.
-        if (!now.signal.aborted) {
+        // A second Ctrl-C: the user will not wait out the grace. (A second SIGTERM, such as a
+        // repeated `service stop`, keeps waiting: it says "again to wait".)
+        if (signal === "SIGINT" && !now.signal.aborted) {
           ctx.stderr("stopping now: agents get SIGKILL; their work is kept");
           now.abort();
         }
@@ -80,8 +81,8 @@ Environment:
       }
       stoppedBy = signal;
       ctx.stderr(
-        "stopping: agents get SIGTERM, then SIGKILL after the grace; their work is kept " +
-          "(again to stop now)",
+        "stopping: agents get SIGTERM, then SIGKILL after the grace; their work is kept" +
+          (signal === "SIGINT" ? " (Ctrl-C again to stop now)" : ""),
       );
       controller.abort();
     };
