@@ -7,6 +7,7 @@
  * after the container is dead, so nothing inside can have known it — into each pipe (through
  * `/proc/<pid>/fd/<n>` of the runtime's command), and reads each stream up to its marker.
  */
+import { PipeReader } from "../process/pipe_reader.ts";
 
 /** A fresh marker (random; never shown to the container). */
 export function newEndMarker(): Uint8Array {
@@ -75,19 +76,19 @@ export function untilMarker(
   stream: ReadableStream<Uint8Array>,
   marker: Uint8Array,
 ): ReadableStream<Uint8Array> {
-  const reader = stream.getReader();
+  const reader = new PipeReader(stream); // no 64 KiB buffer left behind per read
   const scanner = new MarkerScanner(marker);
   const drain = async () => {
     try {
-      while (!(await reader.read()).done) { /* dropped */ }
+      while (await reader.read()) { /* dropped */ }
     } catch { /* cancelled */ }
   };
   return new ReadableStream({
     type: "bytes",
     async pull(controller: ReadableByteStreamController) {
       for (;;) {
-        const { value, done } = await reader.read();
-        if (done) {
+        const value = await reader.read();
+        if (!value) {
           const rest = scanner.flush();
           if (rest.length > 0) controller.enqueue(rest);
           controller.close();
@@ -95,7 +96,7 @@ export function untilMarker(
           return;
         }
         const { bytes, ended } = scanner.push(value);
-        if (bytes.length > 0) controller.enqueue(bytes.slice());
+        if (bytes.length > 0) controller.enqueue(bytes); // a fresh array each time
         if (ended) {
           controller.close();
           controller.byobRequest?.respond(0);
@@ -105,8 +106,8 @@ export function untilMarker(
         if (bytes.length > 0) return;
       }
     },
-    cancel(reason) {
-      return reader.cancel(reason);
+    cancel() {
+      return reader.cancel();
     },
   });
 }

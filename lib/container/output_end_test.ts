@@ -48,17 +48,19 @@ Deno.test("MarkerScanner: a marker the output printed itself ends it only when i
   assert.notDeepEqual(newEndMarker(), newEndMarker());
 });
 
-/** A byte source of `chunks` that records whether it was read to its end. */
+/** A byte stream of `chunks` that records whether it was read to its end. */
 function source(chunks: string[]): { stream: ReadableStream<Uint8Array>; drained: Promise<void> } {
   let done!: () => void;
   const drained = new Promise<void>((r) => done = r);
   const queue = chunks.map((c) => enc.encode(c));
-  const stream = new ReadableStream<Uint8Array>({
-    pull(c) {
+  const stream = new ReadableStream({
+    type: "bytes", // as a child's pipe
+    pull(c: ReadableByteStreamController) {
       const next = queue.shift();
       if (next) c.enqueue(next);
       else {
         c.close();
+        c.byobRequest?.respond(0);
         done();
       }
     },
