@@ -25,7 +25,7 @@ import { dirtyHistory } from "../worktrees/worktrees.ts";
 import { loadWorkspaceConfig, namedAdapter } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { type RunLaunch, runLaunch } from "../agent_session/run_isolation.ts";
-import { teardownsDone } from "../container/teardowns.ts";
+import { teardownsDone } from "../container/reap.ts";
 import type { EndReason } from "../agents/end_reason.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { workspacePaths } from "../workspace.ts";

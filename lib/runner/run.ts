@@ -6,7 +6,7 @@
  * run with the plan's steps left to do (`run_started`), or say there is nothing to do — and
  * drive the run to its end (lib/runner/run_drive.ts).
  */
-import { teardownsDone } from "../container/teardowns.ts";
+import { teardownsDone } from "../container/reap.ts";
 import { revokeRunCredentials } from "../auth/agent_credentials.ts";
 import { markRunStarting } from "../metrics/run_probe.ts";
 import { existsSync } from "node:fs";
