@@ -17,6 +17,7 @@ import { journalPath, workspacePaths } from "../workspace.ts";
 import { cancelRows, operatorDoneRows, operatorRetryRows } from "./core/outcomes.ts";
 import { readRunState } from "../runs/run_state.ts";
 import { settleWorktrees } from "../worktrees/settle.ts";
+import { liveAgentSessions } from "../agents/pid_files.ts";
 
 /** Statuses an operator can cancel. */
 export const CANCELLABLE: ReadonlySet<string> = new Set([
@@ -126,7 +127,10 @@ export async function journalOperatorChange(
 export async function reapCancelled(root: string, task: Task): Promise<string[]> {
   if (task.status !== "CANCELLED" || !task.session_id) return [];
   try {
-    const { lines } = await settleWorktrees(root, [task], { sessions: [task.session_id] });
+    const { lines } = await settleWorktrees(root, [task], {
+      sessions: [task.session_id],
+      liveSessions: () => liveAgentSessions(workspacePaths(root)),
+    });
     return lines;
   } catch (e) {
     return [`${task.id}: worktree kept: ${(e as Error).message} (\`service run\` reaps it)`];

@@ -9,6 +9,7 @@ import type { TaskStore } from "../tasks/store.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { repairStoreFromJournals } from "./store_repair.ts";
 import { settleWorktrees } from "../worktrees/settle.ts";
+import { liveAgentSessions } from "../agents/pid_files.ts";
 
 /**
  * Settle an interrupted merge, reconcile the store with the journals, and reap the worktrees no
@@ -24,7 +25,10 @@ export async function repairAfterCrash(
   if (checkout.kind === "settled") lines.push(`repaired: ${checkout.note}`);
   else if (checkout.kind === "held") lines.push(`merges wait: ${checkout.reason}`);
   lines.push(...await repairStoreFromJournals(paths, store));
-  const trees = await settleWorktrees(paths.root, store.list(), { target });
+  const trees = await settleWorktrees(paths.root, store.list(), {
+    target,
+    liveSessions: () => liveAgentSessions(paths),
+  });
   lines.push(...trees.lines.map((l) => `worktrees: ${l}`));
   return lines;
 }

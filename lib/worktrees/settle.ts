@@ -12,7 +12,6 @@ import { gitWorktree } from "../git/worktree_admin.ts";
 import { readRefFile } from "../git/ref_files.ts";
 import { isValidId } from "../ids.ts";
 import { workspacePaths } from "../workspace.ts";
-import { readPidFiles } from "../agents/pid_files.ts";
 import { type ReapResult, reapWorktree, rescueRef } from "./reap.ts";
 import { worktreePath } from "./worktrees.ts";
 
@@ -89,6 +88,11 @@ export async function halfRemovedEntries(root: string): Promise<string[]> {
 export interface SettleOptions {
   /** The branch work lands on; default the branch checked out at `root`. */
   target?: string;
+  /**
+   * Sessions whose agent still runs (lib/agents/pid_files.ts, read by the caller): their
+   * worktrees are kept until it is ended.
+   */
+  liveSessions?: () => Promise<ReadonlySet<string>>;
   /** Reap only these sessions' worktrees (default every settled one). */
   sessions?: readonly string[];
   warn?: (line: string) => void;
@@ -115,7 +119,7 @@ export async function settleWorktrees(
   let left = settledWorktrees(await worktreeSessions(root), tasks);
   if (options.sessions) left = left.filter((l) => options.sessions!.includes(l.session_id));
   const target = left.length > 0 ? options.target ?? await checkedOutBranch(root) : undefined;
-  const live = left.length > 0 ? await liveSessions(root) : new Set<string>();
+  const live = left.length > 0 ? await options.liveSessions?.() ?? new Set() : new Set();
   for (const l of left) {
     if (live.has(l.session_id)) {
       // An agent a killed run left still writes there: reaped once it is ended.
@@ -181,12 +185,6 @@ async function keepHead(root: string, entry: string): Promise<void> {
       cwd: root,
     },
   );
-}
-
-/** Sessions whose agent (a PID file's process group) still runs. */
-async function liveSessions(root: string): Promise<Set<string>> {
-  const agents = await readPidFiles(workspacePaths(root)).catch(() => []);
-  return new Set(agents.filter((a) => a.alive).map((a) => a.session_id));
 }
 
 /** The branch checked out at `root` (`refs/heads/…`), undefined when HEAD is detached. */

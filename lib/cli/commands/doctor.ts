@@ -31,7 +31,7 @@ import { BUILTIN_TRACKERS } from "../../trackers/builtin.ts";
 import { trackerChecks } from "../../trackers/doctor_check.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { worktreeEnvChecks } from "../../worktree_env/doctor_check.ts";
-import { checkLeftWorktrees } from "../../worktrees/doctor_check.ts";
+import { checkLeftWorktrees } from "../../doctor/worktrees.ts";
 import { printableItem } from "../../util/printable.ts";
 
 /**
