@@ -71,6 +71,11 @@ export interface RunPlanOptions {
   out?: (line: string) => void;
   /** Stops the run (SIGINT/SIGTERM in the CLI). */
   signal?: AbortSignal;
+  /**
+   * Stops it without waiting out the agents' grace (a second Ctrl-C): those still ending get
+   * SIGKILL at once; their work is kept all the same.
+   */
+  stopNow?: AbortSignal;
   /** The task server's HTTP app, built at the edge (routes/_app.ts `SERVER_APP`). */
   app: ServedApp;
   /**
@@ -125,10 +130,12 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   // `/readyz` says starting until the run's journal is open and its loop runs.
   const unmarkStarting = markRunStarting(root);
   const stopOnSignal = () => orchestrator?.stop();
+  const stopNowOnSignal = () => orchestrator?.stop({ now: true });
   let orchestrator: Orchestrator | undefined;
   let begun: string | undefined;
   let gitSetupChanges: (() => Promise<string[]>) | undefined;
   options.signal?.addEventListener("abort", stopOnSignal, { once: true });
+  options.stopNow?.addEventListener("abort", stopNowOnSignal, { once: true });
   try {
     const store = await taskStoreFor(server.ctx);
     // Claims made from here on (a worker's, through the task API) are live, whatever recovery
@@ -182,6 +189,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   } finally {
     unmarkStarting();
     options.signal?.removeEventListener("abort", stopOnSignal);
+    options.stopNow?.removeEventListener("abort", stopNowOnSignal);
     for (const line of await gitSetupChanges?.() ?? []) out(line);
     // Its agents' credentials end with the loop (a resumed run mints new ones), but those of
     // sessions still held by remote workers: they go on after a stop and report to the next
@@ -495,6 +503,7 @@ async function driveRun(
     alertLine: options.alertLine,
     tickMs: options.tickMs,
     signal: options.signal,
+    stopNow: options.stopNow,
     started: o.started,
     events: o.events,
   });
