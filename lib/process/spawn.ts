@@ -118,7 +118,7 @@ export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}
   const { child } = launched;
   const startedAt = Date.now();
   const started = performance.now();
-  const output = readOutput(child, log, options);
+  const output = readOutput(launched.output ?? child, log, options);
   let alive = true;
   let endedBy: string | null = null;
   let killed = false;
@@ -150,7 +150,7 @@ export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}
 
   const status = (async (): Promise<ProcessStatus> => {
     try {
-      const exit = await child.status;
+      const exit = await (launched.exited ?? child.status);
       alive = false;
       clearTimeout(timer);
       await endAll(graceMs); // what it started ends with it
@@ -218,7 +218,7 @@ interface Output {
 
 /** Read `child`'s stdout and stderr: to the log, to the callbacks, into the tail. */
 function readOutput(
-  child: Deno.ChildProcess,
+  child: { stdout: ReadableStream<Uint8Array>; stderr: ReadableStream<Uint8Array> },
   log: LogSink | undefined,
   options: SpawnOptions,
 ): Output {

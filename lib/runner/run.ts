@@ -6,6 +6,7 @@
  * run with the plan's steps left to do (`run_started`), or say there is nothing to do — and
  * drive the run to its end (lib/runner/run_drive.ts).
  */
+import { teardownsDone } from "../container/reap.ts";
 import { revokeRunCredentials } from "../auth/agent_credentials.ts";
 import { markRunStarting } from "../metrics/run_probe.ts";
 import { existsSync } from "node:fs";
@@ -196,6 +197,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     // `service run` (DESIGN.md §16).
     if (begun) revokeRunCredentials(paths.root, begun, await workerHeldSessions(server));
     if (!options.server) await server.shutdown();
+    await teardownsDone(); // no container of the run is listed after it
   }
 }
 
