@@ -13,6 +13,7 @@ import { requireRunJournal } from "../runs/runs.ts";
 import { journalPath, runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { journalContradiction } from "../audit/workspace_check.ts";
 import { evidenceMarks } from "./evidence_marks.ts";
+import { evidenceAbsence } from "./evidence.ts";
 import type { RunOutline, ServedLog, TaskDetailResponse } from "./types.ts";
 import type { TaskActivity } from "../board/activity_types.ts";
 
@@ -88,9 +89,12 @@ export async function taskDetail(
       ? { ...rest, log: await serveLog(runLogPath(paths, runId, a.session_id), log) }
       : rest;
   }));
+  // Said here, so the board requests no bundle that is not there (a 404 the browser logs).
+  const absent = await evidenceAbsence(paths, runId, taskId);
   return {
     run_id: runId,
     journal_verified: snapshot.walker.verified,
+    ...(absent ? { evidence_absent: absent } : {}),
     task: { ...outlineTask(snapshot.state, activity), attempts },
   };
 }

@@ -143,7 +143,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     // finds of the run when its loop starts.
     const claimsBefore = store.claimMark();
     // A landing a kill or a full disk cut short is put right (and said) before anything is decided.
-    for (const line of await repairAfterCrash(paths, store)) out(line);
+    for (const line of await repairAfterCrash(paths, store, prep.targetBranch)) out(line);
     const { start, newPlan } = await decideStart(prep, store, options.force);
     if (start.kind === "up_to_date") {
       out(upToDateLine(relative(root, start.planFile), start.steps.done));
