@@ -33,6 +33,11 @@ export interface DiffViewerProps {
   version: string;
   /** Protected paths the diff touches (DESIGN.md §18): their files are marked. */
   protectedPaths?: readonly string[];
+  /**
+   * False when the board has no `task_diff_captured` row for the task: "no diff captured" is
+   * shown without requesting the diff (whose 404 the browser would log as an error).
+   */
+  captured?: boolean;
 }
 
 function FileEntry(
@@ -66,7 +71,12 @@ function FileEntry(
 }
 
 /** The diff of one task, or "no diff captured". */
-export function DiffViewer(
+export function DiffViewer(props: DiffViewerProps) {
+  return props.captured === false ? <NoDiffCaptured /> : <FetchedDiff {...props} />;
+}
+
+/** The diff fetched from the server. */
+function FetchedDiff(
   { runId, taskId, token, version, protectedPaths = [] }: DiffViewerProps,
 ) {
   const path = `/review-board/runs/${encodeURIComponent(runId)}/diff/${encodeURIComponent(taskId)}`;

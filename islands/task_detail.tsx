@@ -12,6 +12,7 @@ import { AttemptsView } from "./parts/attempts_view.tsx";
 import { fewPaths } from "./parts/card_view.tsx";
 import { DiffViewer } from "./diff_viewer.tsx";
 import { EvidencePanel } from "./evidence_panel.tsx";
+import { NoEvidence } from "./parts/evidence_view.tsx";
 import { ReviewActions } from "./review_actions.tsx";
 import { useApi } from "./_use_api.ts";
 import { FollowUpForm } from "./operator_actions.tsx";
@@ -110,6 +111,7 @@ export function TaskDetail(
               </p>
             )}
             <DiffViewer
+              captured={card.diff !== undefined}
               runId={runId}
               taskId={taskId}
               token={token}
@@ -119,7 +121,15 @@ export function TaskDetail(
           </section>
           <section aria-labelledby="evidence-heading">
             <h3 id="evidence-heading">Evidence</h3>
-            <EvidencePanel runId={runId} taskId={taskId} token={token} version={version} />
+            {
+              /* The detail says when there is no bundle: the page never requests one that is not
+                 there (the browser logs a 404 as an error). */
+            }
+            {detail.status === "loading"
+              ? <p class="muted">loading evidence…</p>
+              : detail.status === "ok" && detail.value.evidence_absent
+              ? <NoEvidence code={detail.value.evidence_absent.code} />
+              : <EvidencePanel runId={runId} taskId={taskId} token={token} version={version} />}
           </section>
           <section aria-labelledby="review-heading">
             <h3 id="review-heading">Review</h3>

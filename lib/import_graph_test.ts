@@ -293,6 +293,7 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
     "exclude.ts",
     "ignores.ts",
     "reap.ts",
+    "settle.ts",
     "trees.ts",
     "worktrees.ts",
   ],

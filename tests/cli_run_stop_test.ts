@@ -130,3 +130,87 @@ Deno.test("doctor lists rescued work (refs/service/rescue/*) as a warning with h
   assert.match(rescued.detail, /refs\/service\/rescue\/s-lost/);
   assert.match(rescued.fix, /git merge <ref>/);
 });
+
+Deno.test("Ctrl-C twice: the second does not wait out the 30 s grace of an agent that ignores SIGTERM; its work is kept and the run resumes from it", async () => {
+  await using dir = await tempDir();
+  const root = dir.path;
+  await git(root, "init", "-q", "-b", "main");
+  await git(root, "config", "user.email", "t@localhost");
+  await git(root, "config", "user.name", "t");
+  await Deno.writeTextFile(
+    join(root, "service.yaml"),
+    `cli: generic\ncli_command: ${
+      JSON.stringify(["deno", "run", "-A", AGENT])
+    }\nroles:\n  backend: {}\n`,
+  );
+  await Deno.writeTextFile(
+    join(root, "plan.yaml"),
+    `stages:\n  - name: s\n    steps:\n      - id: stubborn\n        role: backend\n        goal: |\n          wait\n          \`\`\`agent-script\n          ["if_missing", "w.txt", [["write", "w.txt", "work\\n"], ["print", "ready"], ["hang"]]]\n          ["report"]\n          \`\`\`\n`,
+  );
+  await git(root, "add", "-A");
+  await git(root, "commit", "-q", "-m", "init");
+  // The default grace (30 s): no SERVICE_KILL_GRACE_S.
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", root, "run", "--port", "0"],
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let seen = "";
+  const read = async (stream: ReadableStream<Uint8Array<ArrayBuffer>>) => {
+    const decoder = new TextDecoder();
+    for await (const bytes of stream) seen += decoder.decode(bytes, { stream: true });
+  };
+  const reading = Promise.all([read(child.stdout), read(child.stderr)]);
+  const waitFor = async (pattern: RegExp, what: string) => {
+    const deadline = Date.now() + 60_000;
+    while (!pattern.test(seen)) {
+      assert.ok(Date.now() < deadline, `timed out waiting for ${what}:\n${seen}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const log = () => {
+    const logs = join(root, ".sdd/runtime");
+    for (const e of Deno.readDirSync(logs)) {
+      if (e.name.endsWith(".log") && e.name.startsWith("s-")) {
+        return Deno.readTextFileSync(join(logs, e.name));
+      }
+    }
+    return "";
+  };
+  try {
+    await waitFor(/stubborn: agent \S+ started/, "the agent's start");
+    const deadline = Date.now() + 60_000;
+    while (!log().includes("ready")) {
+      assert.ok(Date.now() < deadline, "the agent never got to its hang");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill("SIGINT");
+    await waitFor(
+      /stopping: agents get SIGTERM, then SIGKILL after the grace.*\(Ctrl-C again to stop now\)/,
+      "the first stop",
+    );
+    await new Promise((r) => setTimeout(r, 500)); // its SIGTERM is ignored
+    const second = performance.now();
+    child.kill("SIGINT");
+    const status = await child.status;
+    const took = performance.now() - second;
+    await reading;
+    assert.equal(status.code, 130, seen);
+    assert.ok(took < 15_000, `ended ${Math.round(took)} ms after the second Ctrl-C, not 30 s`);
+    assert.match(seen, /stopping now: agents get SIGKILL; their work is kept/);
+    assert.match(seen, /stubborn: ORPHANED/);
+    // Its work stays in its worktree (resumed from there); only that attempt wrote w.txt.
+    const kept = await git(root, "worktree", "list", "--porcelain");
+    const tree = /worktree (\S+\.sdd\/worktrees\/\S+)/.exec(kept)?.[1];
+    assert.ok(tree, kept);
+    assert.equal(await Deno.readTextFile(join(tree, "w.txt")), "work\n");
+    const resumed = await cli(root, "run", "--port", "0");
+    assert.equal(resumed.code, 0, resumed.text);
+    assert.equal(await Deno.readTextFile(join(root, "w.txt")), "work\n");
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* ended */ }
+  }
+});

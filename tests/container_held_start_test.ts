@@ -15,6 +15,7 @@ import { containerSettings } from "../lib/container/settings.ts";
 import { prepareSessionContainer, type SessionContainer } from "../lib/container/session.ts";
 import { runtimeCall } from "../lib/container/runtime.ts";
 import { spawnProcess } from "../lib/process/spawn.ts";
+import { teardownsDone } from "../lib/container/teardowns.ts";
 import { ServiceConfigSchema } from "../lib/config/schema.ts";
 import { sh } from "./_e2e.ts";
 import { tempDir } from "./helpers.ts";
@@ -127,6 +128,7 @@ Deno.test({
       assert.equal(status.code, 3, await Deno.readTextFile(join(dir.path, "agent.log")));
       assert.match(await Deno.readTextFile(join(dir.path, "agent.log")), /^ran$/m);
       assert.ok((await Deno.stat(join(tree, "ran.txt"))).isFile);
+      await teardownsDone(); // the runtime's command removes it after its exit is known
       assert.equal(await state(box.name), undefined);
     } finally {
       await box.release();

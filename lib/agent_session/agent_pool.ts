@@ -92,6 +92,8 @@ export interface AgentPoolOptions {
   /** Wall-clock limit of an agent, by task (seconds). */
   timeoutS: (task: Task) => number;
   graceMs: number;
+  /** The cap of each agent's log (bytes; default lib/process/capped_log.ts's). */
+  logMaxBytes?: number;
   work: AgentWork;
   spend: SpendTracker;
   rateLimits: RateLimitGuard;
@@ -258,6 +260,7 @@ export class AgentPool {
       token: mintAgentCredential(o.paths.root, { runId: o.runId, taskId: task.id, sessionId }),
       timeoutS: o.timeoutS(task),
       graceMs: o.graceMs,
+      ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),
       agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
       extraEnv: mcpSessionEnv(adapter, o.mcpConfigPath),
       environments: o.environments,
@@ -373,11 +376,14 @@ export class AgentPool {
     });
   }
 
-  /** Ask `taskId`'s agent to end: SIGTERM, the grace, SIGKILL of its process group. */
-  terminate(taskId: string, reason: EndReason): void {
+  /**
+   * Ask `taskId`'s agent to end: SIGTERM, the grace (the session's, or `graceMs`), SIGKILL of its
+   * process group. Asked again with `graceMs` 0 while it ends, the SIGKILL is sent at once.
+   */
+  terminate(taskId: string, reason: EndReason, graceMs?: number): void {
     const session = this.#sessions.get(taskId);
     if (!session) return;
-    session.terminate(reason).catch((e) =>
+    session.terminate(reason, graceMs).catch((e) =>
       this.#o.log(`${taskId}: could not end the agent: ${(e as Error).message}`)
     );
   }

@@ -56,6 +56,8 @@ export interface SessionStart {
   token?: string;
   timeoutS: number;
   graceMs: number;
+  /** The cap of the agent's log (bytes; default lib/process/capped_log.ts's). */
+  logMaxBytes?: number;
   /** More variables to forward (`agent_env`). */
   agentEnv?: readonly string[];
   /** Variables set on top of the forwarded ones (the adapter's MCP settings, lib/mcp). */
@@ -254,6 +256,7 @@ export class AgentSession {
         cwd: worktree.path,
         env: box ? box.env : headless.env,
         logPath,
+        logMaxBytes: start.logMaxBytes,
         graceMs: start.graceMs,
         launcher: box ? box.agent : settlingHostLauncher(start),
       });

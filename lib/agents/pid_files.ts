@@ -145,3 +145,9 @@ export async function reapPidFiles(
   }
   return agents;
 }
+
+/** Sessions whose agent (a PID file's process group) still runs; none when unreadable. */
+export async function liveAgentSessions(paths: WorkspacePaths): Promise<Set<string>> {
+  const agents = await readPidFiles(paths).catch(() => []);
+  return new Set(agents.filter((a) => a.alive).map((a) => a.session_id));
+}

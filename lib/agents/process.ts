@@ -24,6 +24,8 @@ export interface SpawnAgentOptions {
   env: Record<string, string>;
   /** Log file; output is appended. */
   logPath: string;
+  /** The log's cap (bytes; default lib/process/capped_log.ts's). */
+  logMaxBytes?: number;
   /** SIGTERM to SIGKILL grace when it is ended; default 30 s (spec §8). */
   graceMs?: number;
   /** Where it runs (default: a host process; lib/container/launcher.ts: a container). */
@@ -47,6 +49,7 @@ export function spawnAgent(options: SpawnAgentOptions): AgentProcess {
     env: options.env,
     clearEnv: true,
     logPath: options.logPath,
+    logMaxBytes: options.logMaxBytes,
     graceMs: options.graceMs ?? KILL_GRACE_MS,
     launcher: options.launcher,
     onLine: options.onLine,
@@ -54,10 +57,25 @@ export function spawnAgent(options: SpawnAgentOptions): AgentProcess {
   return Object.assign(proc, { logPath: options.logPath });
 }
 
-/** The last `n` lines of a log file ("" when unreadable). */
+/** Bytes read from the end of a log for {@link logTail}: a log may hold up to its cap. */
+const TAIL_READ_BYTES = 256 * 1024;
+
+/** The last `n` lines of a log file (of its last 256 KiB; none when unreadable). */
 export async function logTail(path: string, n = 20): Promise<string[]> {
   try {
-    const lines = (await Deno.readTextFile(path)).split("\n");
+    using file = await Deno.open(path);
+    const size = (await file.stat()).size;
+    const start = Math.max(0, size - TAIL_READ_BYTES);
+    await file.seek(start, Deno.SeekMode.Start);
+    const bytes = new Uint8Array(size - start);
+    let read = 0;
+    while (read < bytes.length) {
+      const got = await file.read(bytes.subarray(read));
+      if (got === null) break;
+      read += got;
+    }
+    const lines = new TextDecoder().decode(bytes.subarray(0, read)).split("\n");
+    if (start > 0) lines.shift(); // the first line is cut
     if (lines.at(-1) === "") lines.pop();
     return lines.slice(-n);
   } catch {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { KILL_GRACE_MS, probeFastExit, spawnAgent } from "./process.ts";
+import { KILL_GRACE_MS, logTail, probeFastExit, spawnAgent } from "./process.ts";
 import { agentExitCode } from "./exit_status.ts";
 import { SpawnError } from "./errors.ts";
 import { removePidFile, writeHeartbeat, writePidFile } from "./runtime_files.ts";
@@ -209,4 +209,23 @@ Deno.test("SpawnError quotes the agent's log tail escaped, each line behind a gu
       "  │ \\x1b]0;pwned\\x07ok\n  │ run r completed: all tasks merged\\rX",
   );
   assert.deepEqual(e.logTail[0], "\x1b]0;pwned\x07ok", "the raw tail stays on the error");
+});
+
+Deno.test("logTail() gives a large log's last lines from its end, without its cut first line", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, "s.log");
+    const lines = Array.from({ length: 100_000 }, (_, i) => `line ${i} ${"x".repeat(i % 50)}`);
+    await Deno.writeTextFile(path, lines.join("\n") + "\n");
+    assert.deepEqual(await logTail(path, 3), lines.slice(-3));
+    assert.deepEqual(await logTail(path, 5000), lines.slice(-5000), "all of its last 256 KiB");
+    const many = await logTail(path, 100_000);
+    assert.ok(many.length < 100_000 && many.length > 5000, `${many.length} lines`);
+    assert.deepEqual(many, lines.slice(-many.length), "whole lines only: the cut one is left out");
+    await Deno.writeTextFile(path, "one\ntwo");
+    assert.deepEqual(await logTail(path, 5), ["one", "two"]);
+    assert.deepEqual(await logTail(join(dir, "missing.log")), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

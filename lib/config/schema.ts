@@ -421,6 +421,8 @@ export const ServiceConfigSchema = z.strictObject({
     AdapterModuleSchema,
   ).default({}),
   agent_env: AgentEnvSchema.default([]),
+  /** The cap of each agent's log (MiB): past it the log keeps its beginning and its end. */
+  agent_log_max_mb: z.number().min(1).max(1_048_576).default(100),
   mcp_servers: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   mcp_catalog: McpCatalogSchema.optional(),
   quality_gates: CommandChecksSchema.default([]),

@@ -9,12 +9,19 @@
  * its value given to the runtime's command in its environment. A container can be started ahead
  * of need ({@link HoldingLauncher.hold}): the same command, whose entry script waits for `go` on
  * that input before the program runs, so the runtime's create and start overlap the service's
- * other work (the worktree's setup) instead of following it.
+ * other work (the worktree's setup) instead of following it. With podman 4 and a `stateDir`, the
+ * program's exit is the container's death as conmon learns it (lib/container/death_watch.ts) and
+ * its output ends at a marker written after it (lib/container/output_end.ts): the task goes on
+ * while `podman run` still removes the container (lib/container/teardowns.ts).
  */
+import { join } from "node:path";
 import type { Launched, Launcher, LaunchOptions } from "../process/launcher.ts";
 import { spawnNewSession } from "../process/new_session.ts";
 import { endTree, inheritedTreeMarkers, newTreeMarker, outputPipes } from "../process/tree.ts";
+import { watchDeath } from "./death_watch.ts";
 import { entryArgv, GO_LINE } from "./entry.ts";
+import { newEndMarker, untilMarker, writeEndMarkers } from "./output_end.ts";
+import { trackTeardown } from "./teardowns.ts";
 import type { Relay } from "./network.ts";
 import { runArgs, type RunSpec } from "./run_args.ts";
 import { type ContainerRuntime, runtimeCall } from "./runtime.ts";
@@ -41,6 +48,17 @@ export interface ContainerLauncherOptions {
   name: () => string;
   /** Runs once each launched container has ended (lib/process/launcher.ts `finish`). */
   finish?: () => Promise<void>;
+  /**
+   * A directory of the service's, mounted nowhere, for conmon's PID files: with podman 4 or
+   * later a container's death is then learned from conmon (lib/container/death_watch.ts) and its
+   * task goes on while `podman run` still removes it (lib/container/teardowns.ts).
+   */
+  stateDir?: string;
+}
+
+/** podman 4 has the `passthrough` log driver that the early death needs. */
+function earlyDeath(runtime: ContainerRuntime): boolean {
+  return runtime.name === "podman" && Number(runtime.version.split(".")[0]) >= 4;
 }
 
 /** Split a container environment into names passed on and literal values. Pure. */
@@ -86,6 +104,12 @@ const DISCARD_MS = 30_000;
 interface Started {
   name: string;
   child: Deno.ChildProcess;
+  /** Its exit, or the container's death when learned first. */
+  exited: Promise<Deno.CommandStatus>;
+  /** Its output: up to the end marker when the death is learned first. */
+  output: { stdout: ReadableStream<Uint8Array>; stderr: ReadableStream<Uint8Array> };
+  /** The container died while the runtime's command still tears it down. */
+  dead(): boolean;
   input: WritableStreamDefaultWriter<Uint8Array>;
   stop(graceMs: number): Promise<boolean>;
   tree: { pgid: number; marker: string; pipes: string[] };
@@ -100,6 +124,15 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
     held: { extraSeconds: number } | undefined,
   ): Started => {
     const name = o.name();
+    const conmonPidfile = o.stateDir !== undefined && earlyDeath(o.runtime)
+      ? join(o.stateDir, `${name}.conmon-pid`)
+      : undefined;
+    if (conmonPidfile) {
+      Deno.mkdirSync(o.stateDir!, { recursive: true, mode: 0o700 });
+      try {
+        Deno.removeSync(conmonPidfile); // an earlier container's of the same name
+      } catch { /* none */ }
+    }
     const { names, values, secrets } = splitEnvironment(options.env ?? {});
     const maxSeconds = o.base.maxSeconds === undefined
       ? undefined
@@ -112,6 +145,7 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
       envNames: names,
       envValues: values,
       argv: entryArgv(o.relays, argv, held !== undefined),
+      ...(conmonPidfile ? { conmonPidfile } : {}),
     });
     const marker = newTreeMarker();
     const child = spawnNewSession([bin, ...args], {
@@ -126,11 +160,35 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
     const input = child.stdin.getWriter();
     let exited: Deno.CommandStatus | undefined;
     child.status.then((s) => exited = s, () => {});
+    let dead = false;
+    let output: Started["output"] = { stdout: child.stdout, stderr: child.stderr };
+    let over: Promise<Deno.CommandStatus> = child.status;
+    if (conmonPidfile) {
+      const marker = newEndMarker();
+      output = {
+        stdout: untilMarker(child.stdout, marker),
+        stderr: untilMarker(child.stderr, marker),
+      };
+      const commandDone = new AbortController();
+      child.status.finally(() => commandDone.abort()).catch(() => {});
+      const death = watchDeath(conmonPidfile, commandDone.signal).then(async (code) => {
+        if (code === undefined || exited) return undefined;
+        dead = true;
+        trackTeardown(child.status);
+        await writeEndMarkers(child.pid, marker);
+        return { success: code === 0, code, signal: null } as Deno.CommandStatus;
+      });
+      over = new Promise((resolve, reject) => {
+        child.status.then(resolve, reject);
+        death.then((s) => s && resolve(s), () => {});
+      });
+    }
     let stopping: Promise<boolean> | undefined;
     const stop = (graceMs: number) =>
       stopping ??= (async () => {
-        // The command exited with the container's own code: `--rm` has removed it.
-        if (exited && exited.signal === null) return false;
+        // The command exited with the container's own code: `--rm` has removed it. Or the
+        // container is dead and the command is removing it.
+        if ((exited && exited.signal === null) || dead) return false;
         const started = performance.now();
         const graceS = Math.max(0, Math.ceil(graceMs / 1000));
         await runtimeCall(bin, ["stop", "--time", String(graceS), name], {
@@ -143,13 +201,16 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
         return killed;
       })();
     const tree = { pgid: child.pid, marker, pipes: outputPipes(child.pid) };
-    return { name, child, input, stop, tree };
+    return { name, child, exited: over, output, dead: () => dead, input, stop, tree };
   };
   const launched = (s: Started): Launched => ({
     child: s.child,
+    exited: s.exited,
+    output: s.output,
     async end(graceMs, withPipes) {
       const killedInside = await s.stop(graceMs);
-      const killedOutside = await endTree(s.tree, { graceMs: 2000, withPipes });
+      // A dead container's command is left to remove it (lib/container/teardowns.ts).
+      const killedOutside = s.dead() ? false : await endTree(s.tree, { graceMs: 2000, withPipes });
       await s.input.close().catch(() => {});
       return killedInside || killedOutside;
     },
@@ -194,8 +255,8 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
         await s.stop(0);
         await endTree(s.tree, { graceMs: 2000, withPipes: true });
       }
-      await s.child.stdout.cancel().catch(() => {});
-      await s.child.stderr.cancel().catch(() => {});
+      await s.output.stdout.cancel().catch(() => {});
+      await s.output.stderr.cancel().catch(() => {});
       held = undefined;
     },
   };

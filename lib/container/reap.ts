@@ -10,6 +10,12 @@ import { settleGitShadow, type SettleOutcome } from "./git_shadow.ts";
 import { runtimeCall, runtimeEnvironment, type RuntimeName } from "./runtime.ts";
 import { LABELS, sessionContainerDir, workspaceLabel } from "./session.ts";
 
+/**
+ * Resolves once the runtime commands still removing containers that died by themselves have
+ * exited (lib/container/teardowns.ts): the end of a run or a worker waits here.
+ */
+export { teardownsDone } from "./teardowns.ts";
+
 /** A container recorded in an agent's PID file. */
 export interface RecordedContainer {
   /** The runtime's command. */

@@ -92,6 +92,12 @@ export interface RunSpec {
   relabel: boolean;
   /** The command inside the container. */
   argv: readonly string[];
+  /**
+   * podman only: where conmon writes its PID, and the container writes straight into the
+   * runtime command's own output pipes (`--log-driver passthrough`), so that its death and the
+   * end of its output are known before its teardown ends (lib/container/death_watch.ts).
+   */
+  conmonPidfile?: string;
 }
 
 /** A path a bind mount cannot carry (`-v` splits on `:`; a comma breaks `--mount`). */
@@ -128,6 +134,9 @@ export function runArgs(spec: RunSpec): string[] {
     "--pids-limit",
     String(PIDS_LIMIT),
   ];
+  if (spec.conmonPidfile !== undefined && spec.runtime === "podman") {
+    args.push("--log-driver", "passthrough", "--conmon-pidfile", checkPath(spec.conmonPidfile));
+  }
   for (const [k, v] of Object.entries(spec.labels)) args.push("--label", `${k}=${v}`);
   args.push(...spec.user.args);
   if (spec.memoryMb !== undefined) {

@@ -242,6 +242,7 @@ export async function prepareSessionContainer(
       relays: agentPlan.relays,
       name: () => name,
       finish: release,
+      stateDir: join(dir, "conmon"),
     });
     return {
       label: iso.label,
@@ -259,6 +260,7 @@ export async function prepareSessionContainer(
         base: { ...base(setupPlan, "setup", []), maxSeconds: undefined },
         relays: [],
         name: () => `${name}-setup-${++setups}`,
+        stateDir: join(dir, "conmon"),
       }),
       release,
     };

@@ -270,9 +270,12 @@ export class Orchestrator {
     return Object.fromEntries(this.#state.waits);
   }
 
-  /** Ask the loop to end: agents get SIGTERM, the grace, then SIGKILL; their work is kept. */
-  stop(): void {
-    this.#push({ type: "stop" });
+  /**
+   * Ask the loop to end: agents get SIGTERM, the grace, then SIGKILL; their work is kept. `now`
+   * (a second Ctrl-C): the agents still ending get SIGKILL without waiting out the grace.
+   */
+  stop(options: { now?: boolean } = {}): void {
+    this.#push(options.now ? { type: "stop", now: true } : { type: "stop" });
   }
 
   /**
@@ -552,7 +555,7 @@ export class Orchestrator {
         return this.#afterRows(() => {
           if (this.#batch.has(action.taskId)) this.#batch.drop(action.taskId);
           else if (this.#remote.has(action.taskId)) this.#remote.end(action.taskId, action.reason);
-          else this.#agents.terminate(action.taskId, action.reason);
+          else this.#agents.terminate(action.taskId, action.reason, action.now ? 0 : undefined);
         });
       case "dispatch":
         if (action.reserve) return this.#reserved(action);

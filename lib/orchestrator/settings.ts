@@ -56,6 +56,8 @@ export interface OrchestratorSettings {
   timeoutS: (task: Pick<Task, "role" | "scope">) => number;
   /** SIGTERM to SIGKILL grace (ms). */
   graceMs: number;
+  /** `agent_log_max_mb`, in bytes: the cap of each agent's log (lib/process/capped_log.ts). */
+  agentLogMaxBytes: number;
   /**
    * How long a run with nothing left but merges only the user can unblock waits before it ends
    * (ms), when `SERVICE_MERGE_WAIT_S` sets it (default 60 s: CoreSettings).
@@ -101,6 +103,7 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
         : agentTimeoutS({ scope: task.scope, role: task.role }, source.taskHistory);
     },
     graceMs: env.SERVICE_KILL_GRACE_S !== undefined && grace >= 0 ? grace * 1000 : KILL_GRACE_MS,
+    agentLogMaxBytes: Math.round(config.agent_log_max_mb * 1024 * 1024),
     ...(cooldown > 0 ? { rateLimitCooldownS: cooldown } : {}),
     ...(env.SERVICE_MERGE_WAIT_S !== undefined && mergeWait >= 0
       ? { stuckMergeWaitMs: mergeWait * 1000 }

@@ -16,6 +16,8 @@ import { processAlive } from "../util/process_alive.ts";
 import { journalPath, workspacePaths } from "../workspace.ts";
 import { cancelRows, operatorDoneRows, operatorRetryRows } from "./core/outcomes.ts";
 import { readRunState } from "../runs/run_state.ts";
+import { settleWorktrees } from "../worktrees/settle.ts";
+import { liveAgentSessions } from "../agents/pid_files.ts";
 
 /** Statuses an operator can cancel. */
 export const CANCELLABLE: ReadonlySet<string> = new Set([
@@ -115,4 +117,22 @@ export async function journalOperatorChange(
   }
   await appendEvents(journalPath(paths, task.run_id), operatorRows(kind, task));
   return true;
+}
+
+/**
+ * After an operator's cancel that no live run saw (`journalOperatorChange` journaled it): the
+ * task's worktree is reaped as a live run's reap would, its unmerged work kept on its rescue ref
+ * (lib/worktrees/settle.ts). The lines say what became of it; a failure keeps the worktree.
+ */
+export async function reapCancelled(root: string, task: Task): Promise<string[]> {
+  if (task.status !== "CANCELLED" || !task.session_id) return [];
+  try {
+    const { lines } = await settleWorktrees(root, [task], {
+      sessions: [task.session_id],
+      liveSessions: () => liveAgentSessions(workspacePaths(root)),
+    });
+    return lines;
+  } catch (e) {
+    return [`${task.id}: worktree kept: ${(e as Error).message} (\`service run\` reaps it)`];
+  }
 }

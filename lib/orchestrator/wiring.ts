@@ -188,6 +188,7 @@ export function agentPool(
     mcpConfigPath: o.mcpConfigPath,
     timeoutS: o.timeoutS,
     graceMs: o.graceMs,
+    logMaxBytes: o.agentLogMaxBytes,
     work: parts.work,
     spend: parts.spend,
     rateLimits: parts.rateLimits,

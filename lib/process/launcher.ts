@@ -31,6 +31,13 @@ export interface Launched {
    * it left where the service can use it (a container's git work). Never throws.
    */
   finish?(): Promise<void>;
+  /**
+   * The program's exit when it is known before `child`'s (a container dead while its runtime's
+   * command still tears it down): nothing of the program runs any more once it resolves.
+   */
+  exited?: Promise<Deno.CommandStatus>;
+  /** The program's output when it ends before `child`'s pipes do (read instead of them). */
+  output?: { stdout: ReadableStream<Uint8Array>; stderr: ReadableStream<Uint8Array> };
 }
 
 /** Starts programs and ends them whole. */

@@ -11,6 +11,7 @@ import { lastErrorLine } from "../util/last_error_line.ts";
 import { hostLauncher, type Launched, type Launcher } from "./launcher.ts";
 import { lineSplitter } from "./_line_splitter.ts";
 import { PipeReader } from "./pipe_reader.ts";
+import { type LogSink, openCappedLog } from "./capped_log.ts";
 
 /** Which output stream a chunk or line came from. */
 export type OutputStream = "stdout" | "stderr";
@@ -31,6 +32,11 @@ export interface SpawnOptions {
   graceMs?: number;
   /** Append stdout and stderr, in arrival order, to this file (created when missing). */
   logPath?: string;
+  /**
+   * The cap of that file in all (default 100 MiB): past it the log keeps its beginning and the
+   * program's last output (lib/process/capped_log.ts).
+   */
+  logMaxBytes?: number;
   /** Receives each output chunk as it arrives. */
   onOutput?: (chunk: Uint8Array, stream: OutputStream) => void;
   /**
@@ -82,7 +88,8 @@ export interface ProcessHandle extends AsyncDisposable {
   readonly status: Promise<ProcessStatus>;
   /**
    * End it whole, remembering `reason` if it still runs: SIGTERM to its tree, up to `graceMs`
-   * (default the spawn's), then SIGKILL. Resolves its status.
+   * (default the spawn's), then SIGKILL. Asked again with `graceMs` 0 while it ends, the SIGKILL
+   * is sent at once. Resolves its status.
    */
   end(reason: string, graceMs?: number): Promise<ProcessStatus>;
 }
@@ -99,19 +106,19 @@ export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}
   // Opened before the spawn: a log that cannot be written must not leave a program running.
   const log = options.logPath === undefined
     ? undefined
-    : Deno.openSync(options.logPath, { append: true, create: true });
+    : openCappedLog(options.logPath, options.logMaxBytes);
   let launched: Launched;
   try {
     const { cwd, env, clearEnv } = options;
     launched = (options.launcher ?? hostLauncher).launch(argv, { cwd, env, clearEnv });
   } catch (e) {
-    log?.close();
+    log?.close().catch(() => {}); // nothing was written: it only closes the file
     throw e;
   }
   const { child } = launched;
   const startedAt = Date.now();
   const started = performance.now();
-  const output = readOutput(child, log, options);
+  const output = readOutput(launched.output ?? child, log, options);
   let alive = true;
   let endedBy: string | null = null;
   let killed = false;
@@ -122,9 +129,15 @@ export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}
       if (k) killed = true;
     });
 
+  let forced = false;
   const end = (reason: string, grace = graceMs): Promise<ProcessStatus> => {
     if (alive) {
       endedBy ??= reason;
+      // Asked again without a grace while it ends (a second Ctrl-C): SIGKILL now, not later.
+      if (ending && grace === 0 && !forced) {
+        forced = killed = true; // it still runs: what ends it now is the SIGKILL
+        launched.end(0, false).catch(() => {});
+      }
       endAll(grace);
     }
     return status;
@@ -137,7 +150,7 @@ export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}
 
   const status = (async (): Promise<ProcessStatus> => {
     try {
-      const exit = await child.status;
+      const exit = await (launched.exited ?? child.status);
       alive = false;
       clearTimeout(timer);
       await endAll(graceMs); // what it started ends with it
@@ -159,7 +172,7 @@ export function spawnProcess(argv: readonly string[], options: SpawnOptions = {}
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
       await output.logWrites.catch(() => {});
-      log?.close();
+      await log?.close().catch(() => {}); // a full disk already surfaced through the reads
     }
   })();
   if (options.signal?.aborted) onAbort();
@@ -205,8 +218,8 @@ interface Output {
 
 /** Read `child`'s stdout and stderr: to the log, to the callbacks, into the tail. */
 function readOutput(
-  child: Deno.ChildProcess,
-  log: Deno.FsFile | undefined,
+  child: { stdout: ReadableStream<Uint8Array>; stderr: ReadableStream<Uint8Array> },
+  log: LogSink | undefined,
   options: SpawnOptions,
 ): Output {
   const tailLines = options.tailLines ?? 40;
@@ -230,7 +243,7 @@ function readOutput(
       output.bytes += chunk.length;
       output.lastAt = Date.now();
       // One write at a time, in arrival order: stdout and stderr share the file.
-      if (log) await (output.logWrites = output.logWrites.then(() => writeAll(log, chunk)));
+      if (log) await (output.logWrites = output.logWrites.then(() => log.write(chunk)));
       options.onOutput?.(chunk, stream);
       lines.push(decoder.decode(chunk, { stream: true }));
     }
@@ -258,11 +271,6 @@ async function endTree(launched: Launched, output: Output, grace: number): Promi
   }
   if (!drained) { for (const r of output.readers) r.cancel().catch(() => {}); }
   return killed;
-}
-
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
-  let written = 0;
-  while (written < bytes.length) written += await file.write(bytes.subarray(written));
 }
 
 /** Whether `p` settles within `ms`. */

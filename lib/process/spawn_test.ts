@@ -236,3 +236,24 @@ async function until(cond: () => boolean | Promise<boolean>, ms = 5000): Promise
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+Deno.test("end() asked again without a grace while it ends sends SIGKILL at once, not after the grace", async () => {
+  const proc = spawnProcess([
+    "sh",
+    "-c",
+    `trap '' TERM; echo ready; while :; do sleep 0.1; done`,
+  ], { graceMs: 30_000 });
+  while (!proc.tail.includes("ready")) await new Promise((r) => setTimeout(r, 20));
+  const started = performance.now();
+  const first = proc.end("stop"); // SIGTERM, which it ignores: 30 s of grace
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(proc.alive, true, "it ignores SIGTERM");
+  const second = proc.end("stop", 0);
+  const status = await second;
+  assert.equal(await first, status);
+  const took = performance.now() - started;
+  assert.ok(took < 10_000, `ended ${Math.round(took)} ms after the first end, not 30 s`);
+  assert.equal(status.signal, "SIGKILL");
+  assert.equal(status.killed, true);
+  assert.equal(status.endedBy, "stop");
+});

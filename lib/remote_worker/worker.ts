@@ -25,6 +25,7 @@ import { dirtyHistory } from "../worktrees/worktrees.ts";
 import { loadWorkspaceConfig, namedAdapter } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { type RunLaunch, runLaunch } from "../agent_session/run_isolation.ts";
+import { teardownsDone } from "../container/reap.ts";
 import type { EndReason } from "../agents/end_reason.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { workspacePaths } from "../workspace.ts";
@@ -219,6 +220,7 @@ class Worker {
     } finally {
       clearInterval(beat);
       await this.#leave();
+      await teardownsDone(); // no container of its agents is listed after it
     }
   }
 

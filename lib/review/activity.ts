@@ -7,12 +7,13 @@ import { ACTIVITY_SINK, type ActivityState, outline, outlineTask } from "../boar
 import { NotFoundError } from "../errors.ts";
 import type { IncrementalJournal } from "../journal/incremental.ts";
 import { readJournal, viewFor } from "../journal/journal_file.ts";
-import { sha256Hex } from "../journal/hash.ts";
+import { createHash } from "node:crypto";
 import { requireId } from "../ids.ts";
 import { requireRunJournal } from "../runs/runs.ts";
 import { journalPath, runLogPath, type WorkspacePaths } from "../workspace.ts";
 import { journalContradiction } from "../audit/workspace_check.ts";
 import { evidenceMarks } from "./evidence_marks.ts";
+import { evidenceAbsence } from "./evidence.ts";
 import type { RunOutline, ServedLog, TaskDetailResponse } from "./types.ts";
 import type { TaskActivity } from "../board/activity_types.ts";
 
@@ -88,31 +89,63 @@ export async function taskDetail(
       ? { ...rest, log: await serveLog(runLogPath(paths, runId, a.session_id), log) }
       : rest;
   }));
+  // Said here, so the board requests no bundle that is not there (a 404 the browser logs).
+  const absent = await evidenceAbsence(paths, runId, taskId);
   return {
     run_id: runId,
     journal_verified: snapshot.walker.verified,
+    ...(absent ? { evidence_absent: absent } : {}),
     task: { ...outlineTask(snapshot.state, activity), attempts },
   };
 }
 
 async function serveLog(path: string, chained: { sha256: string; bytes: number }) {
-  let bytes: Uint8Array;
+  let read: { sha256: string; tail: Uint8Array; cut: boolean };
   try {
-    bytes = await Deno.readFile(path);
+    read = await digestAndTail(path, LOG_TAIL_BYTES);
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
     return { ...chained, verified: false, missing: true } satisfies ServedLog;
   }
-  const served: ServedLog = {
-    ...chained,
-    verified: "sha256:" + sha256Hex(bytes) === chained.sha256,
-  };
-  let start = Math.max(0, bytes.length - LOG_TAIL_BYTES);
-  if (start > 0) {
-    const newline = bytes.indexOf(10, start);
-    start = newline === -1 ? start : newline + 1;
+  const served: ServedLog = { ...chained, verified: "sha256:" + read.sha256 === chained.sha256 };
+  let start = 0;
+  if (read.cut) {
+    const newline = read.tail.indexOf(10);
+    start = newline === -1 ? 0 : newline + 1;
     served.truncated = true;
   }
-  served.tail = new TextDecoder().decode(bytes.subarray(start));
+  served.tail = new TextDecoder().decode(read.tail.subarray(start));
   return served;
+}
+
+/**
+ * The SHA-256 of a file and its last `tailBytes`, read in pieces: a log may be as large as its
+ * cap (agent_log_max_mb), and a request for a card's detail must not hold all of it at once.
+ */
+async function digestAndTail(
+  path: string,
+  tailBytes: number,
+): Promise<{ sha256: string; tail: Uint8Array; cut: boolean }> {
+  using file = await Deno.open(path);
+  const hash = createHash("sha256");
+  const piece = new Uint8Array(256 * 1024);
+  let tail: Uint8Array = new Uint8Array(0);
+  let total = 0;
+  for (let got = await file.read(piece); got !== null; got = await file.read(piece)) {
+    const bytes = piece.subarray(0, got);
+    hash.update(bytes);
+    total += got;
+    tail = keepLast(tail, bytes, tailBytes);
+  }
+  return { sha256: hash.digest("hex"), tail, cut: total > tail.length };
+}
+
+/** The last `n` bytes of `before` followed by `more`. */
+function keepLast(before: Uint8Array, more: Uint8Array, n: number): Uint8Array {
+  if (more.length >= n) return more.slice(more.length - n);
+  const keep = Math.min(before.length, n - more.length);
+  const out = new Uint8Array(keep + more.length);
+  out.set(before.subarray(before.length - keep));
+  out.set(more, keep);
+  return out;
 }

@@ -21,7 +21,7 @@ import { readEvent } from "../journal/event_reader.ts";
 import { BUCKETS, taskFile } from "../tasks/persist.ts";
 import { bundleHash, signatureValid } from "../verification/bundle.ts";
 import { evidenceDir, journalPath, type WorkspacePaths } from "../workspace.ts";
-import type { EvidenceChecks, EvidenceResponse } from "./types.ts";
+import type { EvidenceAbsence, EvidenceChecks, EvidenceResponse } from "./types.ts";
 
 /** No bundle to serve: `no_evidence_producers` (none declared) or `evidence_not_sealed`. */
 export class EvidenceNotFoundError extends Error {
@@ -209,6 +209,45 @@ async function declaredProducers(paths: WorkspacePaths, taskId: string): Promise
 }
 
 /**
+ * Why `taskId` of `runId` has no evidence bundle (nothing sealed, and the journal chains none),
+ * or undefined when it has one: the board asks this with the task's detail, so it never requests
+ * a bundle that is not there.
+ */
+export async function evidenceAbsence(
+  paths: WorkspacePaths,
+  runId: string,
+  taskId: string,
+): Promise<EvidenceAbsence | undefined> {
+  const dir = evidenceDir(paths, runId, taskId);
+  if (await readOrUndefined(join(dir, "bundle.json"))) return undefined;
+  return absence(paths, runId, taskId, await journalEvidence(journalPath(paths, runId), taskId));
+}
+
+async function absence(
+  paths: WorkspacePaths,
+  runId: string,
+  taskId: string,
+  chained: JournalEvidence,
+): Promise<EvidenceAbsence | undefined> {
+  if (chained.hash !== undefined) return undefined;
+  const declared = await declaredProducers(paths, taskId);
+  if (declared > 0 || chained.unsealed !== undefined) {
+    return {
+      code: "evidence_not_sealed",
+      message: chained.unsealed !== undefined
+        ? `the evidence bundle of task ${taskId} in run ${runId} could not be sealed: ` +
+          chained.unsealed
+        : `task ${taskId} of run ${runId} declared ${declared} evidence producer(s); nothing ` +
+          "is sealed yet (the bundle is sealed when the task's gates run on its finished work)",
+    };
+  }
+  return {
+    code: "no_evidence_producers",
+    message: `task ${taskId} of run ${runId} declared no evidence producers`,
+  };
+}
+
+/**
  * The evidence of `taskId` in `runId` (the caller checked that the run exists). Throws
  * {@link EvidenceNotFoundError} when nothing was sealed and the journal chains nothing.
  */
@@ -221,22 +260,9 @@ export async function readEvidence(
   const decoder = new TextDecoder();
   const bundleBytes = await readOrUndefined(join(dir, "bundle.json"));
   const chained = await journalEvidence(journalPath(paths, runId), taskId);
-  if (!bundleBytes && chained.hash === undefined) {
-    const declared = await declaredProducers(paths, taskId);
-    if (declared > 0 || chained.unsealed !== undefined) {
-      throw new EvidenceNotFoundError(
-        "evidence_not_sealed",
-        chained.unsealed !== undefined
-          ? `the evidence bundle of task ${taskId} in run ${runId} could not be sealed: ` +
-            chained.unsealed
-          : `task ${taskId} of run ${runId} declared ${declared} evidence producer(s); nothing ` +
-            "is sealed yet (the bundle is sealed when the task's gates run on its finished work)",
-      );
-    }
-    throw new EvidenceNotFoundError(
-      "no_evidence_producers",
-      `task ${taskId} of run ${runId} declared no evidence producers`,
-    );
+  if (!bundleBytes) {
+    const absent = await absence(paths, runId, taskId, chained);
+    if (absent) throw new EvidenceNotFoundError(absent.code, absent.message);
   }
   const bundleText = bundleBytes ? decoder.decode(bundleBytes) : undefined;
   let parsed: unknown;

@@ -51,9 +51,17 @@ export interface ServedLog {
 export interface TaskDetailResponse {
   run_id: string;
   journal_verified: boolean;
+  /** Why the task has no evidence bundle (the evidence endpoint's 404), absent when it has one. */
+  evidence_absent?: EvidenceAbsence;
   task: Omit<TaskActivity, "attempts"> & {
     attempts: (Omit<Attempt, "log"> & { log?: ServedLog })[];
   };
+}
+
+/** Why a task has no evidence to show: the code and words of the evidence endpoint's 404. */
+export interface EvidenceAbsence {
+  code: "no_evidence_producers" | "evidence_not_sealed";
+  message: string;
 }
 
 /** `GET /review-board/runs/<run_id>/diff/<task_id>`: the stored diff, re-hashed and summed. */

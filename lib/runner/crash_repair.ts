@@ -8,13 +8,27 @@ import { settleInterruptedMerge } from "../merge/interrupted.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { repairStoreFromJournals } from "./store_repair.ts";
+import { settleWorktrees } from "../worktrees/settle.ts";
+import { liveAgentSessions } from "../agents/pid_files.ts";
 
-/** Settle an interrupted merge and reconcile the store with the journals; the lines to print. */
-export async function repairAfterCrash(paths: WorkspacePaths, store: TaskStore): Promise<string[]> {
+/**
+ * Settle an interrupted merge, reconcile the store with the journals, and reap the worktrees no
+ * run continues (a cancel while nothing ran, a reap a kill cut short); the lines to print.
+ */
+export async function repairAfterCrash(
+  paths: WorkspacePaths,
+  store: TaskStore,
+  target?: string,
+): Promise<string[]> {
   const lines: string[] = [];
   const checkout = await settleInterruptedMerge(paths.root);
   if (checkout.kind === "settled") lines.push(`repaired: ${checkout.note}`);
   else if (checkout.kind === "held") lines.push(`merges wait: ${checkout.reason}`);
   lines.push(...await repairStoreFromJournals(paths, store));
+  const trees = await settleWorktrees(paths.root, store.list(), {
+    target,
+    liveSessions: () => liveAgentSessions(paths),
+  });
+  lines.push(...trees.lines.map((l) => `worktrees: ${l}`));
   return lines;
 }

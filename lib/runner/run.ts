@@ -6,6 +6,7 @@
  * run with the plan's steps left to do (`run_started`), or say there is nothing to do — and
  * drive the run to its end (lib/runner/run_drive.ts).
  */
+import { teardownsDone } from "../container/reap.ts";
 import { revokeRunCredentials } from "../auth/agent_credentials.ts";
 import { markRunStarting } from "../metrics/run_probe.ts";
 import { existsSync } from "node:fs";
@@ -71,6 +72,11 @@ export interface RunPlanOptions {
   out?: (line: string) => void;
   /** Stops the run (SIGINT/SIGTERM in the CLI). */
   signal?: AbortSignal;
+  /**
+   * Stops it without waiting out the agents' grace (a second Ctrl-C): those still ending get
+   * SIGKILL at once; their work is kept all the same.
+   */
+  stopNow?: AbortSignal;
   /** The task server's HTTP app, built at the edge (routes/_app.ts `SERVER_APP`). */
   app: ServedApp;
   /**
@@ -125,17 +131,19 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   // `/readyz` says starting until the run's journal is open and its loop runs.
   const unmarkStarting = markRunStarting(root);
   const stopOnSignal = () => orchestrator?.stop();
+  const stopNowOnSignal = () => orchestrator?.stop({ now: true });
   let orchestrator: Orchestrator | undefined;
   let begun: string | undefined;
   let gitSetupChanges: (() => Promise<string[]>) | undefined;
   options.signal?.addEventListener("abort", stopOnSignal, { once: true });
+  options.stopNow?.addEventListener("abort", stopNowOnSignal, { once: true });
   try {
     const store = await taskStoreFor(server.ctx);
     // Claims made from here on (a worker's, through the task API) are live, whatever recovery
     // finds of the run when its loop starts.
     const claimsBefore = store.claimMark();
     // A landing a kill or a full disk cut short is put right (and said) before anything is decided.
-    for (const line of await repairAfterCrash(paths, store)) out(line);
+    for (const line of await repairAfterCrash(paths, store, prep.targetBranch)) out(line);
     const { start, newPlan } = await decideStart(prep, store, options.force);
     if (start.kind === "up_to_date") {
       out(upToDateLine(relative(root, start.planFile), start.steps.done));
@@ -182,12 +190,14 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   } finally {
     unmarkStarting();
     options.signal?.removeEventListener("abort", stopOnSignal);
+    options.stopNow?.removeEventListener("abort", stopNowOnSignal);
     for (const line of await gitSetupChanges?.() ?? []) out(line);
     // Its agents' credentials end with the loop (a resumed run mints new ones), but those of
     // sessions still held by remote workers: they go on after a stop and report to the next
     // `service run` (DESIGN.md §16).
     if (begun) revokeRunCredentials(paths.root, begun, await workerHeldSessions(server));
     if (!options.server) await server.shutdown();
+    await teardownsDone(); // no container of the run is listed after it
   }
 }
 
@@ -495,6 +505,7 @@ async function driveRun(
     alertLine: options.alertLine,
     tickMs: options.tickMs,
     signal: options.signal,
+    stopNow: options.stopNow,
     started: o.started,
     events: o.events,
   });

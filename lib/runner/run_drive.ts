@@ -63,6 +63,8 @@ export interface DriveOptions {
   /** Interval of the loop's tick (see `RunPlanOptions`). */
   tickMs?: number;
   signal?: AbortSignal;
+  /** Stops it without the agents' grace (see `RunPlanOptions`). */
+  stopNow?: AbortSignal;
   /** Told the loop once it exists (the caller's stop signal reaches it). */
   started: (orchestrator: Orchestrator) => void;
   /**
@@ -147,6 +149,7 @@ export async function drive(run: StartedRun, o: DriveOptions): Promise<DrivenRun
   o.started(orchestrator);
   o.events?.((line) => progress.event(line));
   if (o.signal?.aborted) orchestrator.stop();
+  if (o.stopNow?.aborted) orchestrator.stop({ now: true });
   progress.start(() => ({
     store,
     runtimeDir: paths.runtime,

@@ -11,9 +11,12 @@ import type { RunState } from "../runs/run_state.ts";
 import { isFinished, type Task } from "../tasks/task.ts";
 import { TRACKER_RUN_PLAN } from "../trackers/service_run.ts";
 import type { DoneStep, KeyedTask } from "./plan_steps.ts";
+import { stuckOnFailed, stuckWords } from "./stuck_on_failed.ts";
 
 /** The store's view of a task, as the decision needs it. */
-export type TaskFacts = Pick<Task, "id" | "run_id" | "status" | "operator_done">;
+export type TaskFacts = Pick<Task, "id" | "run_id" | "status" | "operator_done"> & {
+  depends_on?: readonly string[];
+};
 
 /** What the plan of a new run leaves to do (lib/runner/plan_steps.ts `stepsToDo`). */
 export interface PlanSteps {
@@ -102,6 +105,9 @@ export function decideRunStart(f: RunStartFacts): RunStart {
           `\`service run ${f.planArg ?? f.plan.file}\` starts a new run`,
       };
     }
+    // Only BLOCKED tasks behind FAILED ones: a resume would start and end at once.
+    const stuck = stuckOnFailed(resumable.unfinished, f.tasks);
+    if (stuck) return { kind: "refuse", ...stuckWords(resumable.runId, stuck) };
     return {
       kind: "resume",
       runId: resumable.runId,

@@ -211,3 +211,52 @@ Deno.test("decideRunStart() names the way out of each refusal", () => {
     "`service cancel a`, or give the steps other `id:`s",
   );
 });
+
+Deno.test("decideRunStart() refuses to resume a run whose only unfinished tasks wait on FAILED ones, naming them and the way out", () => {
+  const blocked = (id: string, deps: string[]) => ({
+    ...task(id, "run-a", "BLOCKED"),
+    depends_on: deps,
+  });
+  const start = decideRunStart({
+    ...BASE,
+    previous: state({ status: "failed" }),
+    tasks: [
+      { ...task("f1", "run-a", "FAILED"), depends_on: [] },
+      blocked("f2", ["f1"]),
+      blocked("f3", ["f2"]), // through a stuck task
+    ],
+  });
+  assert.equal(start.kind, "refuse");
+  const r = start as Extract<RunStart, { kind: "refuse" }>;
+  assert.equal(
+    r.message,
+    "run run-a has nothing to run: f2 waits on f1 (FAILED); f3 waits on f1 (FAILED)",
+  );
+  assert.match(r.fix!, /^`service retry f1` tries again, or `service cancel f1` lets/);
+});
+
+Deno.test("decideRunStart() still resumes a run with a BLOCKED task that something can unblock", () => {
+  const cases: [string, TaskFacts[]][] = [
+    ["an OPEN task runs", [task("o", "run-a", "OPEN"), {
+      ...task("b", "run-a", "BLOCKED"),
+      depends_on: ["f"],
+    }, task("f", "run-a", "FAILED")]],
+    ["it waits on an unfinished task", [
+      { ...task("b", "run-a", "BLOCKED"), depends_on: ["d"] },
+      task("d", "run-a", "DONE"),
+    ]],
+    ["a cycle, not a failure", [{ ...task("x", "run-a", "BLOCKED"), depends_on: ["y"] }, {
+      ...task("y", "run-a", "BLOCKED"),
+      depends_on: ["x"],
+    }]],
+    ["a dependency this store does not know", [{
+      ...task("b", "run-a", "BLOCKED"),
+      depends_on: ["ghost"],
+    }]],
+    ["no depends_on recorded", [task("b", "run-a", "BLOCKED")]],
+  ];
+  for (const [why, tasks] of cases) {
+    const start = decideRunStart({ ...BASE, previous: state({ status: "failed" }), tasks });
+    assert.equal(start.kind, "resume", why);
+  }
+});

@@ -81,3 +81,23 @@ Deno.test("board page: a task that declared producers with nothing sealed says s
   await page.locator("[data-no-evidence=not_sealed]").waitFor();
   assert.match((await page.textContent("[data-no-evidence]"))!, /nothing sealed yet/);
 });
+
+Deno.test("board page: a task with no evidence says so without a failed request or a console error", async () => {
+  await using board = await openBoard();
+  const { page } = board;
+  const errors: string[] = [];
+  const failed: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("response", (r) => {
+    if (r.status() >= 400) failed.push(`${r.status()} ${new URL(r.url()).pathname}`);
+  });
+  await page.goto(`${board.url}/dashboard/review-board?run=golden&task=t-docs`);
+  await page.locator("[data-no-evidence=none]").waitFor();
+  assert.equal(await page.textContent("[data-no-evidence]"), "no evidence producers declared");
+  await page.locator("[data-attempt], .detail .error").first().waitFor().catch(() => {});
+  assert.deepEqual(failed, [], "no request of the page failed");
+  assert.deepEqual(errors, [], "no console error");
+});

@@ -6,6 +6,7 @@ import {
   CANCELLABLE,
   journalOperatorChange,
   openTaskControl,
+  reapCancelled,
 } from "../../orchestrator/task_control.ts";
 import { HttpApiError } from "../../http/api_error.ts";
 import { printable } from "../../util/printable.ts";
@@ -124,7 +125,8 @@ export async function changeTasks(
           ? await control.cancel(id, reason)
           : await control.retry(id);
         // Through a server, its route journaled it; on the store opened here, this command does.
-        if (control.via === "store") await journalOperatorChange(ctx.root, kind, changed);
+        const journaled = control.via === "store" &&
+          await journalOperatorChange(ctx.root, kind, changed);
         ctx.stdout(
           kind === "cancel"
             ? `${id}: CANCELLED (was ${was})`
@@ -134,6 +136,8 @@ export async function changeTasks(
                 : "`service run` runs it"
             }`,
         );
+        // No live run reaps its worktree: this command does (a server's route does its own).
+        if (journaled) (await reapCancelled(ctx.root, changed)).forEach((l) => ctx.stdout(l));
       } catch (e) {
         // A refusal from the server (HttpApiError) or from the store itself (DomainError).
         if (!(e instanceof HttpApiError) && !(e instanceof DomainError)) throw e;

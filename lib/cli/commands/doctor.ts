@@ -31,6 +31,7 @@ import { BUILTIN_TRACKERS } from "../../trackers/builtin.ts";
 import { trackerChecks } from "../../trackers/doctor_check.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { worktreeEnvChecks } from "../../worktree_env/doctor_check.ts";
+import { checkLeftWorktrees } from "../../doctor/worktrees.ts";
 import { printableItem } from "../../util/printable.ts";
 
 /**
@@ -60,6 +61,8 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
   results.push(await checkPidFiles(paths));
   const rescued = await checkRescueRefs(root);
   if (rescued) results.push(rescued);
+  const leftTrees = await checkLeftWorktrees(root); // cancelled with no run live, reaps cut short
+  if (leftTrees) results.push(leftTrees);
   results.push(await checkTasks(paths));
   results.push(...await checkJournals(paths));
   results.push(...await auditCrossCheckResults(paths)); // journal vs audit chain

@@ -39,7 +39,7 @@ Options:
 
 Environment:
   SERVICE_AGENT_TIMEOUT_S   wall-clock limit of every agent (default: by scope and role)
-  SERVICE_KILL_GRACE_S      SIGTERM to SIGKILL grace (default 30)
+  SERVICE_KILL_GRACE_S      SIGTERM to SIGKILL grace (default 30; a second Ctrl-C skips it)
   SERVICE_RATE_LIMIT_COOLDOWN_S  spawn block after a rate limit (default 300)`,
   async run(args, ctx) {
     const { values, positionals } = parseArgs({
@@ -66,11 +66,24 @@ Environment:
       return await detach(ctx.root, plan, values.port, values.force, ctx.stdout);
     }
     const controller = new AbortController();
+    const now = new AbortController();
     /** The signal that stopped the run: its exit code is the shell's (130 Ctrl-C, 143 TERM). */
     let stoppedBy: "SIGINT" | "SIGTERM" | undefined;
     const stopWith = (signal: "SIGINT" | "SIGTERM") => () => {
-      stoppedBy ??= signal;
-      ctx.stderr("stopping: agents get SIGTERM, then SIGKILL after the grace; their work is kept");
+      if (controller.signal.aborted) {
+        // A second Ctrl-C: the user will not wait out the grace. (A second SIGTERM, such as a
+        // repeated `service stop`, keeps waiting: it says "again to wait".)
+        if (signal === "SIGINT" && !now.signal.aborted) {
+          ctx.stderr("stopping now: agents get SIGKILL; their work is kept");
+          now.abort();
+        }
+        return;
+      }
+      stoppedBy = signal;
+      ctx.stderr(
+        "stopping: agents get SIGTERM, then SIGKILL after the grace; their work is kept" +
+          (signal === "SIGINT" ? " (Ctrl-C again to stop now)" : ""),
+      );
       controller.abort();
     };
     const onInt = stopWith("SIGINT");
@@ -87,6 +100,7 @@ Environment:
         force: values.force,
         out: ctx.stdout,
         signal: controller.signal,
+        stopNow: now.signal,
         app: ctx.apps.server,
         alertLine: (nudge, advice) => verificationLine(nudge, colour, advice),
       });

@@ -97,7 +97,8 @@ function onSpawned(d: Draft, out: Out, event: Extract<CoreEvent, { type: "spawne
   const endedBy = d.stopping ? "stop" : task?.status === "CANCELLED" ? "cancelled" : undefined;
   if (endedBy) {
     d.sessions.set(event.taskId, { ...d.sessions.get(event.taskId)!, endedBy });
-    out.push({ kind: "terminate", taskId: event.taskId, reason: endedBy });
+    const now = endedBy === "stop" && d.stoppingNow ? { now: true as const } : {};
+    out.push({ kind: "terminate", taskId: event.taskId, reason: endedBy, ...now });
   }
 }
 
@@ -139,8 +140,11 @@ function onRateLimitHit(
   }
 }
 
-function onStop(d: Draft, out: Out): void {
-  if (d.stopping) return;
+function onStop(d: Draft, out: Out, event: Extract<CoreEvent, { type: "stop" }>): void {
+  if (d.stopping) {
+    if (event.now) stopNow(d, out);
+    return;
+  }
   d.stopping = true;
   // A batch request stays with its provider: `service run` polls it again (never resubmits).
   for (const s of [...d.sessions.values()].filter((s) => s.batchId !== undefined)) {
@@ -166,5 +170,19 @@ function onStop(d: Draft, out: Out): void {
   for (const s of live) {
     d.sessions.set(s.taskId, { ...s, endedBy: "stop" });
     out.push({ kind: "terminate", taskId: s.taskId, reason: "stop" });
+  }
+  if (event.now) stopNow(d, out);
+}
+
+/** A stop that will not wait: the agents the stop is ending get SIGKILL now (work still kept). */
+function stopNow(d: Draft, out: Out): void {
+  d.stoppingNow = true; // and one whose start is under way, once it has started
+  const ending = [...d.sessions.values()].filter((s) =>
+    s.endedBy === "stop" && s.worker === undefined && s.batchId === undefined
+  );
+  if (ending.length === 0) return;
+  out.log(null, `stopping now: SIGKILL to ${ending.length} agent(s); their work is kept`);
+  for (const s of ending) {
+    out.push({ kind: "terminate", taskId: s.taskId, reason: "stop", now: true });
   }
 }

@@ -667,6 +667,60 @@ Deno.test("decide(): stop ends every agent, keeps their work, and the run ends s
   assert.equal(finish.verdict.status, "stopped");
 });
 
+Deno.test("decide(): a second stop (Ctrl-C again) sends SIGKILL now to the agents still ending, and only to them", () => {
+  const s = running(
+    running(
+      running(
+        state([
+          task("t1", { status: "IN_PROGRESS" }),
+          task("t2", { status: "IN_PROGRESS" }),
+          task("t3", { status: "IN_PROGRESS" }),
+        ]),
+        "t1",
+      ),
+      "t2",
+    ),
+    "t3",
+  );
+  const now = (step: Step) =>
+    step.actions.flatMap((a) => a.kind === "terminate" && a.now ? [a.taskId] : []);
+  let step = decide(s, { type: "stop" });
+  assert.deepEqual(now(step), [], "the first stop waits out the grace");
+  step = decide(step.state, exited("t1", { exitCode: -15 }));
+  const again = decide(step.state, { type: "stop", now: true });
+  assert.deepEqual(now(again), ["t2", "t3"], "t1 has ended already");
+  assert.deepEqual(
+    again.actions.filter((a) => a.kind === "log").map((a) => (a as { line: string }).line),
+    ["stopping now: SIGKILL to 2 agent(s); their work is kept"],
+  );
+  assert.deepEqual(now(decide(again.state, { type: "stop", now: true })), ["t2", "t3"]);
+  // Both at once (the CLI's two signals before the loop saw either): terminate, then kill now.
+  const both = decide(s, { type: "stop", now: true });
+  assert.deepEqual(summary(both), [
+    "terminate t1",
+    "terminate t2",
+    "terminate t3",
+    "terminate t1",
+    "terminate t2",
+    "terminate t3",
+  ]);
+  assert.deepEqual(now(both), ["t1", "t2", "t3"]);
+  // An agent whose start was under way: SIGKILL as soon as it has started.
+  const late = decide({ ...again.state, starting: new Set(["t4"]) }, {
+    type: "spawned",
+    adapter: "claude",
+    taskId: "t4",
+    sessionId: "s-t4",
+    startedAt: 1,
+    deadline: 2,
+    attempt: 1,
+  });
+  assert.deepEqual(now(late), ["t4"]);
+  // Stopped agents still end as stopped: their exit keeps their work and counts no attempt.
+  const exit = decide(again.state, exited("t2", { exitCode: -9 }));
+  assert.ok(summary(exit).includes("keep t2"));
+});
+
 Deno.test("decide(): a merge that waits is journaled once and tried again after the retry interval", () => {
   const s = landing(state([task("t1", { status: "DONE" })]), "t1", "merging");
   const wait = {

@@ -61,7 +61,8 @@ export type CoreEvent =
   }
   /** The store moved a task (the task API, the CLI, the heartbeat monitor). */
   | { type: "task_changed"; taskId: string; from: TaskStatus | null; to: TaskStatus }
-  | { type: "stop" };
+  /** End the run; `now`: a second Ctrl-C — agents still ending get SIGKILL without the grace. */
+  | { type: "stop"; now?: true };
 
 export type { BatchOutcome };
 
@@ -99,7 +100,8 @@ export type Action =
   | { kind: "spawn"; taskId: string; adapter: string; note?: string }
   /** Claim `taskIds` and submit their requests to the batch lane; then `batch_submitted` each. */
   | { kind: "batch"; taskIds: string[] }
-  | { kind: "terminate"; taskId: string; reason: EndReason }
+  /** End `taskId`'s agent: SIGTERM, the grace, SIGKILL (`now`: SIGKILL at once). */
+  | { kind: "terminate"; taskId: string; reason: EndReason; now?: true }
   | Dispatch
   /** The worker holding `taskId` lost its lease: fetch what it pushed; then `agent_exited`. */
   | { kind: "remote_lost"; taskId: string; sessionId: string; reason: string }

@@ -184,6 +184,8 @@ export interface CoreState {
   budget?: BudgetStop;
   budgetNoted: boolean;
   stopping: boolean;
+  /** Stopped without the grace (a second Ctrl-C): an agent still ending gets SIGKILL at once. */
+  stoppingNow?: true;
   /** When the run ends if nothing but merges only the user can unblock is left by then (ms). */
   endsAt?: number;
   verdict?: RunVerdict;

@@ -6,7 +6,7 @@ import { parseBody, ReasonBodySchema } from "../../../lib/tasks/http_input.ts";
 import { requireOperator } from "../../../lib/tasks/operator.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
-import { journalOperatorChange } from "../../../lib/orchestrator/task_control.ts";
+import { journalOperatorChange, reapCancelled } from "../../../lib/orchestrator/task_control.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
 export const policy = routePolicy({ POST: "operator" });
@@ -20,6 +20,9 @@ export async function POST(c: Ctx): Promise<Response> {
   const store = await taskStoreFor(app);
   const task = await store.cancel(id, body.reason ?? body.summary);
   // Its run's board shows it even when no run is live to journal it (a live one does so itself).
-  await journalOperatorChange(app.paths.root, "cancel", task);
+  // …and its worktree is reaped, its work kept (a live run reaps its own).
+  if (await journalOperatorChange(app.paths.root, "cancel", task)) {
+    await reapCancelled(app.paths.root, task); // what it kept, `service doctor` lists
+  }
   return c.json(task);
 }

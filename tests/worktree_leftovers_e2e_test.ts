@@ -1,0 +1,233 @@
+/**
+ * Worktrees no run reaps, settled as a live run's reap settles them (docs/merging.md#worktrees):
+ * a task cancelled while no run is live (`service run` killed with SIGKILL, its agent ended by
+ * `service stop`), and a `.git/worktrees/<id>` entry a kill in the middle of `git worktree
+ * remove` left without its `gitdir` (a stand-in `git` ends the service at that point). The real
+ * CLI as a child process on a real git repository; the agents' work is never lost.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { CLI, cli, sh, workspace } from "./_e2e.ts";
+import { tempDir } from "./helpers.ts";
+
+const RUN_LIMIT_MS = 120_000;
+
+/** `service run` as a child process, with `env` added. */
+function spawnRun(root: string, env: Record<string, string> = {}): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "--root", root, "run", "--port", "0"],
+    env: { NO_COLOR: "1", SERVICE_KILL_GRACE_S: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+async function output(child: Deno.ChildProcess) {
+  const timer = setTimeout(() => child.kill("SIGKILL"), RUN_LIMIT_MS);
+  const out = await child.output().finally(() => clearTimeout(timer));
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  return { code: out.code, signal: out.signal, text };
+}
+
+async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + RUN_LIMIT_MS;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const exists = (p: string) => Deno.lstat(p).then(() => true, () => false);
+
+async function sessionsIn(root: string): Promise<string[]> {
+  return await Array.fromAsync(Deno.readDir(join(root, ".sdd/worktrees")), (e) => e.name)
+    .catch(() => []);
+}
+
+async function doctorCheck(root: string, name: string) {
+  const doctor = await cli(root, "doctor", "--json");
+  const report = JSON.parse(doctor.out.slice(doctor.out.indexOf("{")));
+  return report.checks.find((c: { name: string }) => c.name === name) as
+    | { detail: string; fix?: string }
+    | undefined;
+}
+
+Deno.test("a task cancelled while no run is live has its worktree reaped, its work kept at its rescue ref", async () => {
+  await using dir = await tempDir();
+  const root = dir.path;
+  await workspace(root, [{
+    name: "s",
+    steps: [{
+      id: "long",
+      script: [["write", "work.txt", "the agent's work\n"], ["run", "sleep 600"], ["report"]],
+    }],
+  }]);
+  const run = spawnRun(root);
+  const done = output(run);
+  let session = "";
+  await until("the agent's write", async () => {
+    for (const s of await sessionsIn(root)) {
+      if (await exists(join(root, ".sdd/worktrees", s, "work.txt"))) session = s;
+    }
+    return session !== "";
+  });
+  run.kill("SIGKILL");
+  assert.equal((await done).signal, "SIGKILL");
+
+  const early = await cli(root, "cancel", "long");
+  assert.equal(early.code, 0, early.out);
+  assert.match(early.out, /long: CANCELLED \(was IN_PROGRESS\)/);
+  assert.match(early.out, /kept: its agent still runs/, "an agent still writing is not reaped");
+  assert.ok(await exists(join(root, ".sdd/worktrees", session, "work.txt")));
+  const listed = await doctorCheck(root, "worktrees");
+  assert.ok(listed, "doctor lists the worktree no run continues");
+  assert.match(listed.detail, new RegExp(`\\.sdd/worktrees/${session} \\(long, CANCELLED\\)`));
+  assert.match(listed.fix ?? "", /service run/);
+
+  const stop = await cli(root, "stop");
+  assert.match(stop.out, /ended 1 agent/, stop.out);
+  // The next run reaps it before anything else; it then runs the plan anew (its step was
+  // cancelled), and is ended once its agent started.
+  const again = spawnRun(root);
+  const ended = output(again);
+  await until("the next run's agent", async () => {
+    const now = await sessionsIn(root);
+    return now.length > 0 && !now.includes(session);
+  });
+  again.kill("SIGKILL");
+  const next = await ended;
+  assert.match(
+    next.text,
+    new RegExp(
+      `worktrees: long \\(CANCELLED\\): worktree of ${session} removed; its unmerged ` +
+        `work is kept at refs/service/rescue/${session}`,
+    ),
+    next.text,
+  );
+  assert.equal((await sessionsIn(root)).includes(session), false, next.text);
+  assert.equal((await sh(root, "worktree", "list")).includes(session), false, next.text);
+  assert.equal(
+    await sh(root, "show", `refs/service/rescue/${session}:work.txt`),
+    "the agent's work\n",
+  );
+  await cli(root, "stop");
+});
+
+Deno.test("`service cancel` with no run live reaps the task's worktree at once, as a live run's reap does", async () => {
+  await using dir = await tempDir();
+  const root = dir.path;
+  await workspace(root, [{
+    name: "s",
+    steps: [{
+      id: "long",
+      script: [["write", "work.txt", "the agent's work\n"], ["run", "sleep 600"], ["report"]],
+    }],
+  }]);
+  const run = spawnRun(root);
+  const done = output(run);
+  let session = "";
+  await until("the agent's write", async () => {
+    for (const s of await sessionsIn(root)) {
+      if (await exists(join(root, ".sdd/worktrees", s, "work.txt"))) session = s;
+    }
+    return session !== "";
+  });
+  run.kill("SIGKILL");
+  await done;
+  const stop = await cli(root, "stop"); // the agent the killed run left is ended
+  assert.match(stop.out, /ended 1 agent/, stop.out);
+
+  const cancel = await cli(root, "cancel", "long");
+  assert.equal(cancel.code, 0, cancel.out);
+  assert.match(
+    cancel.out,
+    new RegExp(
+      `long \\(CANCELLED\\): worktree of ${session} removed; its unmerged work is kept ` +
+        `at refs/service/rescue/${session}`,
+    ),
+    cancel.out,
+  );
+  assert.deepEqual(await sessionsIn(root), []);
+  assert.equal(
+    await sh(root, "show", `refs/service/rescue/${session}:work.txt`),
+    "the agent's work\n",
+  );
+  assert.equal(await doctorCheck(root, "worktrees"), undefined);
+  const rescued = await doctorCheck(root, "rescued work");
+  assert.match(rescued?.detail ?? "", new RegExp(`refs/service/rescue/${session}`));
+});
+
+/**
+ * A stand-in `git` on PATH: the first `git worktree remove` removes the worktree and the
+ * entry's `gitdir` (as git's own removal does first) and then ends the service with SIGKILL,
+ * as a kill in the middle of the removal would. Every other call is the real git's.
+ */
+async function killingGit(dir: string): Promise<string> {
+  const realGit = (await new Deno.Command("sh", { args: ["-c", "command -v git"] }).output())
+    .stdout;
+  const bin = join(dir, "bin");
+  await Deno.mkdir(bin);
+  const script = `#!/bin/sh
+if [ "$1" = worktree ] && [ "$2" = remove ] && [ ! -e "${dir}/killed" ]; then
+  for last; do :; done
+  id=$(basename "$last")
+  common=$(${
+    new TextDecoder().decode(realGit).trim()
+  } rev-parse --path-format=absolute --git-common-dir)
+  rm -rf "$last" "$common/worktrees/$id/gitdir"
+  touch "${dir}/killed"
+  kill -9 $PPID
+  exit 1
+fi
+exec ${new TextDecoder().decode(realGit).trim()} "$@"
+`;
+  await Deno.writeTextFile(join(bin, "git"), script, { mode: 0o755 });
+  return bin;
+}
+
+Deno.test("a kill during a reap leaves `.git/worktrees/<id>` without gitdir: doctor names it and the next run prunes it", async () => {
+  await using dir = await tempDir();
+  await using tools = await tempDir();
+  const root = dir.path;
+  await workspace(root, [{
+    name: "s",
+    steps: [{ id: "g", script: [["write", "g.txt", "g\n"], ["report", "done"]] }],
+  }]);
+  const bin = await killingGit(tools.path);
+  const killed = await output(
+    spawnRun(root, { PATH: `${bin}:${Deno.env.get("PATH")}` }),
+  );
+  assert.equal(killed.signal, "SIGKILL", killed.text);
+  const common = join(root, ".git/worktrees");
+  const entries = await Array.fromAsync(Deno.readDir(common), (e) => e.name);
+  assert.equal(entries.length, 1, "the half-removed entry is there");
+  assert.equal(await exists(join(common, entries[0], "gitdir")), false);
+
+  const listed = await doctorCheck(root, "worktrees");
+  assert.ok(listed, "doctor names the half-removed entry");
+  assert.match(listed.detail, new RegExp(`without gitdir: .*worktrees/${entries[0]}`));
+
+  const next = await output(spawnRun(root));
+  assert.match(
+    next.text,
+    new RegExp(`pruned .*worktrees/${entries[0]}: a worktree removal cut short`),
+    next.text,
+  );
+  assert.equal(await exists(join(common, entries[0])), false);
+  assert.equal(await doctorCheck(root, "worktrees"), undefined);
+  assert.equal(await sh(root, "show", "main:g.txt"), "g\n", "the merged work is on main");
+});
+
+Deno.test("an admin entry without gitdir whose worktree still holds work is never pruned", async () => {
+  await using dir = await tempDir();
+  const root = dir.path;
+  await workspace(root, [{ name: "s", steps: [{ id: "g", script: [["report", "done"]] }] }]);
+  const path = join(root, ".sdd/worktrees/s-abcd-001-beef");
+  await sh(root, "worktree", "add", "-q", "-b", "agent/s-abcd-001-beef", path);
+  await Deno.writeTextFile(join(path, "unsaved.txt"), "work\n");
+  await Deno.remove(join(root, ".git/worktrees/s-abcd-001-beef/gitdir"));
+  const doctor = await doctorCheck(root, "worktrees");
+  assert.doesNotMatch(doctor?.detail ?? "", /without gitdir/);
+  assert.ok(await exists(join(root, ".git/worktrees/s-abcd-001-beef")));
+  assert.equal(await Deno.readTextFile(join(path, "unsaved.txt")), "work\n");
+});
