@@ -12,16 +12,14 @@
  * other work (the worktree's setup) instead of following it. With podman 4 and a `stateDir`, the
  * program's exit is the container's death as conmon learns it (lib/container/death_watch.ts) and
  * its output ends at a marker written after it (lib/container/output_end.ts): the task goes on
- * while `podman run` still removes the container (lib/container/teardowns.ts).
+ * while `podman run` still removes the container (lib/container/early_end.ts, teardowns.ts).
  */
 import { join } from "node:path";
 import type { Launched, Launcher, LaunchOptions } from "../process/launcher.ts";
 import { spawnNewSession } from "../process/new_session.ts";
 import { endTree, inheritedTreeMarkers, newTreeMarker, outputPipes } from "../process/tree.ts";
-import { watchDeath } from "./death_watch.ts";
+import { type ContainerEnd, containerEnd } from "./early_end.ts";
 import { entryArgv, GO_LINE } from "./entry.ts";
-import { newEndMarker, untilMarker, writeEndMarkers } from "./output_end.ts";
-import { trackTeardown } from "./teardowns.ts";
 import type { Relay } from "./network.ts";
 import { runArgs, type RunSpec } from "./run_args.ts";
 import { type ContainerRuntime, runtimeCall } from "./runtime.ts";
@@ -56,9 +54,20 @@ export interface ContainerLauncherOptions {
   stateDir?: string;
 }
 
-/** podman 4 has the `passthrough` log driver that the early death needs. */
-function earlyDeath(runtime: ContainerRuntime): boolean {
-  return runtime.name === "podman" && Number(runtime.version.split(".")[0]) >= 4;
+/**
+ * Where the conmon of container `name` writes its PID (none left from an earlier container of
+ * that name), when its death can be learned first: podman 4 or later (the `passthrough` log
+ * driver) and a `stateDir`.
+ */
+function conmonPidfileOf(o: ContainerLauncherOptions, name: string): string | undefined {
+  const podman4 = o.runtime.name === "podman" && Number(o.runtime.version.split(".")[0]) >= 4;
+  if (o.stateDir === undefined || !podman4) return undefined;
+  const path = join(o.stateDir, `${name}.conmon-pid`);
+  Deno.mkdirSync(o.stateDir, { recursive: true, mode: 0o700 });
+  try {
+    Deno.removeSync(path);
+  } catch { /* none */ }
+  return path;
 }
 
 /** Split a container environment into names passed on and literal values. Pure. */
@@ -101,15 +110,9 @@ export interface HoldingLauncher extends Launcher {
 const DISCARD_MS = 30_000;
 
 /** A container's runtime command, started. */
-interface Started {
+interface Started extends ContainerEnd {
   name: string;
   child: Deno.ChildProcess;
-  /** Its exit, or the container's death when learned first. */
-  exited: Promise<Deno.CommandStatus>;
-  /** Its output: up to the end marker when the death is learned first. */
-  output: { stdout: ReadableStream<Uint8Array>; stderr: ReadableStream<Uint8Array> };
-  /** The container died while the runtime's command still tears it down. */
-  dead(): boolean;
   input: WritableStreamDefaultWriter<Uint8Array>;
   stop(graceMs: number): Promise<boolean>;
   tree: { pgid: number; marker: string; pipes: string[] };
@@ -124,15 +127,7 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
     held: { extraSeconds: number } | undefined,
   ): Started => {
     const name = o.name();
-    const conmonPidfile = o.stateDir !== undefined && earlyDeath(o.runtime)
-      ? join(o.stateDir, `${name}.conmon-pid`)
-      : undefined;
-    if (conmonPidfile) {
-      Deno.mkdirSync(o.stateDir!, { recursive: true, mode: 0o700 });
-      try {
-        Deno.removeSync(conmonPidfile); // an earlier container's of the same name
-      } catch { /* none */ }
-    }
+    const conmonPidfile = conmonPidfileOf(o, name);
     const { names, values, secrets } = splitEnvironment(options.env ?? {});
     const maxSeconds = o.base.maxSeconds === undefined
       ? undefined
@@ -160,35 +155,13 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
     const input = child.stdin.getWriter();
     let exited: Deno.CommandStatus | undefined;
     child.status.then((s) => exited = s, () => {});
-    let dead = false;
-    let output: Started["output"] = { stdout: child.stdout, stderr: child.stderr };
-    let over: Promise<Deno.CommandStatus> = child.status;
-    if (conmonPidfile) {
-      const marker = newEndMarker();
-      output = {
-        stdout: untilMarker(child.stdout, marker),
-        stderr: untilMarker(child.stderr, marker),
-      };
-      const commandDone = new AbortController();
-      child.status.finally(() => commandDone.abort()).catch(() => {});
-      const death = watchDeath(conmonPidfile, commandDone.signal).then(async (code) => {
-        if (code === undefined || exited) return undefined;
-        dead = true;
-        trackTeardown(child.status);
-        await writeEndMarkers(child.pid, marker);
-        return { success: code === 0, code, signal: null } as Deno.CommandStatus;
-      });
-      over = new Promise((resolve, reject) => {
-        child.status.then(resolve, reject);
-        death.then((s) => s && resolve(s), () => {});
-      });
-    }
+    const end = containerEnd(child, conmonPidfile);
     let stopping: Promise<boolean> | undefined;
     const stop = (graceMs: number) =>
       stopping ??= (async () => {
         // The command exited with the container's own code: `--rm` has removed it. Or the
         // container is dead and the command is removing it.
-        if ((exited && exited.signal === null) || dead) return false;
+        if ((exited && exited.signal === null) || end.dead()) return false;
         const started = performance.now();
         const graceS = Math.max(0, Math.ceil(graceMs / 1000));
         await runtimeCall(bin, ["stop", "--time", String(graceS), name], {
@@ -201,7 +174,7 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
         return killed;
       })();
     const tree = { pgid: child.pid, marker, pipes: outputPipes(child.pid) };
-    return { name, child, exited: over, output, dead: () => dead, input, stop, tree };
+    return { name, child, ...end, input, stop, tree };
   };
   const launched = (s: Started): Launched => ({
     child: s.child,
