@@ -17,9 +17,8 @@ async function git(cwd: string, ...args: string[]) {
   return new TextDecoder().decode(out.stdout);
 }
 
-Deno.test("run --detach starts in the background; stop ends it cleanly; run resumes and finishes", async () => {
-  await using dir = await tempDir();
-  const root = dir.path;
+/** A repository whose service.yaml runs the scripted agent (the plan is the test's). */
+async function scriptedWorkspace(root: string) {
   await git(root, "init", "-q", "-b", "main");
   await git(root, "config", "user.email", "t@localhost");
   await git(root, "config", "user.name", "t");
@@ -29,6 +28,12 @@ Deno.test("run --detach starts in the background; stop ends it cleanly; run resu
       JSON.stringify(["deno", "run", "-A", AGENT])
     }\nroles:\n  backend: {}\n`,
   );
+}
+
+Deno.test("run --detach starts in the background; stop ends it cleanly; run resumes and finishes", async () => {
+  await using dir = await tempDir();
+  const root = dir.path;
+  await scriptedWorkspace(root);
   // The agent writes, then waits for a flag file that the test creates after the stop.
   const flag = join(root, "..", `${crypto.randomUUID()}.go`);
   await Deno.writeTextFile(
@@ -134,15 +139,7 @@ Deno.test("doctor lists rescued work (refs/service/rescue/*) as a warning with h
 Deno.test("Ctrl-C twice: the second does not wait out the 30 s grace of an agent that ignores SIGTERM; its work is kept and the run resumes from it", async () => {
   await using dir = await tempDir();
   const root = dir.path;
-  await git(root, "init", "-q", "-b", "main");
-  await git(root, "config", "user.email", "t@localhost");
-  await git(root, "config", "user.name", "t");
-  await Deno.writeTextFile(
-    join(root, "service.yaml"),
-    `cli: generic\ncli_command: ${
-      JSON.stringify(["deno", "run", "-A", AGENT])
-    }\nroles:\n  backend: {}\n`,
-  );
+  await scriptedWorkspace(root);
   await Deno.writeTextFile(
     join(root, "plan.yaml"),
     `stages:\n  - name: s\n    steps:\n      - id: stubborn\n        role: backend\n        goal: |\n          wait\n          \`\`\`agent-script\n          ["if_missing", "w.txt", [["write", "w.txt", "work\\n"], ["print", "ready"], ["hang"]]]\n          ["report"]\n          \`\`\`\n`,

@@ -8,58 +8,13 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createWorktree } from "../lib/worktrees/worktrees.ts";
-import { sealWorktree } from "../lib/worktrees/trees.ts";
-import { probeIsolation } from "../lib/container/probe.ts";
-import { containerSettings } from "../lib/container/settings.ts";
-import { prepareSessionContainer, type SessionContainer } from "../lib/container/session.ts";
 import { teardownsDone } from "../lib/container/teardowns.ts";
-import { ServiceConfigSchema } from "../lib/config/schema.ts";
-import { sh } from "./_e2e.ts";
 import { tempDir } from "./helpers.ts";
 import { skipping, testImage } from "./_container_image.ts";
+import { session } from "./_container_session.ts";
 
 const image = await testImage();
 const ignore = skipping(image) || (image.ok && image.runtime !== "podman");
-
-/** A repository, a sealed worktree of session `sessionId` and its prepared container. */
-async function session(dir: string, sessionId: string): Promise<{
-  box: SessionContainer;
-  tree: string;
-}> {
-  if (!image.ok) throw new Error("no runtime");
-  await sh(dir, "init", "-q", "-b", "main");
-  await sh(dir, "config", "user.email", "t@localhost");
-  await sh(dir, "config", "user.name", "t");
-  await Deno.writeTextFile(join(dir, "README.md"), "# death\n");
-  await sh(dir, "add", "-A");
-  await sh(dir, "commit", "-q", "-m", "init");
-  const wt = await createWorktree(dir, sessionId, (await sh(dir, "rev-parse", "HEAD")).trim());
-  const iso = await probeIsolation({
-    settings: containerSettings(ServiceConfigSchema.parse({
-      cli: "generic",
-      roles: { backend: {} },
-      isolation: "container",
-      container: { image: image.ref },
-    })),
-    env: Deno.env.toObject(),
-    binary: "sh",
-  });
-  const box = await prepareSessionContainer({
-    iso,
-    root: dir,
-    runtimeDir: join(dir, ".sdd", "runtime"),
-    runId: "r-death",
-    sessionId,
-    admin: await sealWorktree(dir, sessionId),
-    branch: wt.branch,
-    serverUrl: "http://127.0.0.1:9/",
-    env: { LANG: "C.UTF-8" },
-    processEnv: Deno.env.toObject(),
-    warn: () => {},
-  });
-  return { box, tree: wt.path };
-}
 
 /** Processes of a container whose shell's command line contains `text` (not the runtime's command, which carries the same argv). */
 async function running(text: string): Promise<number[]> {

@@ -5,6 +5,7 @@
  * `SpawnError`.
  */
 import { SpawnError } from "./errors.ts";
+import { readFileEnd } from "../util/file_end.ts";
 import { agentExitCode } from "./exit_status.ts";
 import type { Launcher } from "../process/launcher.ts";
 import { type ProcessHandle, type ProcessStatus, spawnProcess } from "../process/spawn.ts";
@@ -63,19 +64,9 @@ const TAIL_READ_BYTES = 256 * 1024;
 /** The last `n` lines of a log file (of its last 256 KiB; none when unreadable). */
 export async function logTail(path: string, n = 20): Promise<string[]> {
   try {
-    using file = await Deno.open(path);
-    const size = (await file.stat()).size;
-    const start = Math.max(0, size - TAIL_READ_BYTES);
-    await file.seek(start, Deno.SeekMode.Start);
-    const bytes = new Uint8Array(size - start);
-    let read = 0;
-    while (read < bytes.length) {
-      const got = await file.read(bytes.subarray(read));
-      if (got === null) break;
-      read += got;
-    }
-    const lines = new TextDecoder().decode(bytes.subarray(0, read)).split("\n");
-    if (start > 0) lines.shift(); // the first line is cut
+    const { text, cut } = await readFileEnd(path, TAIL_READ_BYTES);
+    const lines = text.split("\n");
+    if (cut) lines.shift(); // the first line is cut
     if (lines.at(-1) === "") lines.pop();
     return lines.slice(-n);
   } catch {

@@ -34,6 +34,7 @@ import { detectTestRuns, type TestRunReport } from "./test_run_detector.ts";
 import { RecordedCompletions } from "./recorded_once.ts";
 import { AlertLatch } from "./alert_latch.ts";
 import { ledgerVerdict } from "./verdict.ts";
+import { readFileEnd } from "../util/file_end.ts";
 
 /** Bytes at the end of a session log that are scanned for test runs. */
 const LOG_SCAN_BYTES = 64 << 20;
@@ -328,26 +329,10 @@ interface Observed {
 /** The last {@link LOG_SCAN_BYTES} of the first readable log (empty when none is). */
 async function readLogTail(...paths: string[]): Promise<string> {
   for (const path of paths) {
-    let file: Deno.FsFile;
     try {
-      file = await Deno.open(path);
+      return (await readFileEnd(path, LOG_SCAN_BYTES)).text;
     } catch {
       continue;
-    }
-    try {
-      const size = (await file.stat()).size;
-      const start = Math.max(0, size - LOG_SCAN_BYTES);
-      await file.seek(start, Deno.SeekMode.Start);
-      const buf = new Uint8Array(size - start);
-      let at = 0;
-      while (at < buf.length) {
-        const n = await file.read(buf.subarray(at));
-        if (n === null) break;
-        at += n;
-      }
-      return new TextDecoder().decode(buf.subarray(0, at));
-    } finally {
-      file.close();
     }
   }
   return "";
