@@ -119,6 +119,40 @@ interface Started extends ContainerEnd {
 }
 
 /** A {@link Launcher} that runs each program in a new container of `o.base`. */
+/**
+ * How a container is ended: `stop` with the grace, then `rm --force`; asked again without a
+ * grace while that runs (a second Ctrl-C), SIGKILL at once. Resolves true when the runtime's
+ * SIGKILL ended it. Nothing is done for a container already over (`over`).
+ */
+function containerStop(c: {
+  bin: string;
+  name: string;
+  runtimeEnv: Record<string, string>;
+  /** Its command exited with the container's own code (`--rm` removed it), or it is dead. */
+  over: () => boolean;
+}): (graceMs: number) => Promise<boolean> {
+  const call = (args: string[], timeoutMs: number) =>
+    runtimeCall(c.bin, args, { env: c.runtimeEnv, timeoutMs });
+  let stopping: Promise<boolean> | undefined;
+  let forced = false;
+  return (graceMs) => {
+    if (stopping && graceMs === 0 && !forced && !c.over()) {
+      forced = true;
+      call(["kill", "--signal", "KILL", c.name], 60_000).catch(() => {});
+    }
+    return stopping ??= (async () => {
+      if (c.over()) return false;
+      const started = performance.now();
+      const graceS = Math.max(0, Math.ceil(graceMs / 1000));
+      await call(["stop", "--time", String(graceS), c.name], graceMs + 60_000);
+      // The runtime sends SIGKILL when the grace runs out.
+      const killed = graceS > 0 && performance.now() - started >= graceS * 1000 - 100;
+      await call(["rm", "--force", c.name], 60_000);
+      return killed;
+    })();
+  };
+}
+
 export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher {
   const bin = o.runtime.bin;
   const start = (
@@ -156,23 +190,12 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
     let exited: Deno.CommandStatus | undefined;
     child.status.then((s) => exited = s, () => {});
     const end = containerEnd(child, conmonPidfile);
-    let stopping: Promise<boolean> | undefined;
-    const stop = (graceMs: number) =>
-      stopping ??= (async () => {
-        // The command exited with the container's own code: `--rm` has removed it. Or the
-        // container is dead and the command is removing it.
-        if ((exited && exited.signal === null) || end.dead()) return false;
-        const started = performance.now();
-        const graceS = Math.max(0, Math.ceil(graceMs / 1000));
-        await runtimeCall(bin, ["stop", "--time", String(graceS), name], {
-          env: o.runtimeEnv,
-          timeoutMs: graceMs + 60_000,
-        });
-        // The runtime sends SIGKILL when the grace runs out.
-        const killed = graceS > 0 && performance.now() - started >= graceS * 1000 - 100;
-        await runtimeCall(bin, ["rm", "--force", name], { env: o.runtimeEnv, timeoutMs: 60_000 });
-        return killed;
-      })();
+    const stop = containerStop({
+      bin,
+      name,
+      runtimeEnv: o.runtimeEnv,
+      over: () => (exited !== undefined && exited.signal === null) || end.dead(),
+    });
     const tree = { pgid: child.pid, marker, pipes: outputPipes(child.pid) };
     return { name, child, ...end, input, stop, tree };
   };
