@@ -52,9 +52,11 @@ async function doctorCheck(root: string, name: string) {
     | undefined;
 }
 
-Deno.test("a task cancelled while no run is live has its worktree reaped, its work kept at its rescue ref", async () => {
-  await using dir = await tempDir();
-  const root = dir.path;
+/**
+ * A run of one step whose agent writes `work.txt` and then sleeps, killed with SIGKILL once the
+ * write is there: its session and how the run's process ended.
+ */
+async function killedWhileItWorks(root: string) {
   await workspace(root, [{
     name: "s",
     steps: [{
@@ -72,7 +74,15 @@ Deno.test("a task cancelled while no run is live has its worktree reaped, its wo
     return session !== "";
   });
   run.kill("SIGKILL");
-  assert.equal((await done).signal, "SIGKILL");
+  const { signal } = await done;
+  return { session, signal };
+}
+
+Deno.test("a task cancelled while no run is live has its worktree reaped, its work kept at its rescue ref", async () => {
+  await using dir = await tempDir();
+  const root = dir.path;
+  const { session, signal } = await killedWhileItWorks(root);
+  assert.equal(signal, "SIGKILL");
 
   const early = await cli(root, "cancel", "long");
   assert.equal(early.code, 0, early.out);
@@ -116,24 +126,7 @@ Deno.test("a task cancelled while no run is live has its worktree reaped, its wo
 Deno.test("`service cancel` with no run live reaps the task's worktree at once, as a live run's reap does", async () => {
   await using dir = await tempDir();
   const root = dir.path;
-  await workspace(root, [{
-    name: "s",
-    steps: [{
-      id: "long",
-      script: [["write", "work.txt", "the agent's work\n"], ["run", "sleep 600"], ["report"]],
-    }],
-  }]);
-  const run = spawnRun(root);
-  const done = output(run);
-  let session = "";
-  await until("the agent's write", async () => {
-    for (const s of await sessionsIn(root)) {
-      if (await exists(join(root, ".sdd/worktrees", s, "work.txt"))) session = s;
-    }
-    return session !== "";
-  });
-  run.kill("SIGKILL");
-  await done;
+  const { session } = await killedWhileItWorks(root);
   const stop = await cli(root, "stop"); // the agent the killed run left is ended
   assert.match(stop.out, /ended 1 agent/, stop.out);
 
