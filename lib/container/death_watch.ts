@@ -12,6 +12,7 @@
  * the runtime's command as before.
  */
 import { basename, dirname, join } from "node:path";
+import { pathExists } from "../util/path_exists.ts";
 
 /** What conmon's command line says of where it writes a container's exit code. */
 export interface ConmonFacts {
@@ -54,9 +55,9 @@ async function appears(path: string, signal: AbortSignal): Promise<true | undefi
   const stop = () => watcher.close();
   signal.addEventListener("abort", stop, { once: true });
   try {
-    if (await exists(path)) return true; // after the watch began: no creation is missed
+    if (await pathExists(path)) return true; // after the watch began: no creation is missed
     for await (const e of watcher) {
-      if (e.paths.includes(path) && await exists(path)) return true;
+      if (e.paths.includes(path) && await pathExists(path)) return true;
     }
     return undefined;
   } finally {
@@ -64,15 +65,6 @@ async function appears(path: string, signal: AbortSignal): Promise<true | undefi
     try {
       watcher.close();
     } catch { /* closed */ }
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -27,6 +27,7 @@ import { OID, readRefFile, type RefFile, resolveRef } from "../git/ref_files.ts"
 import { gitFileText, type TreeAdmin } from "../git/tree_admin.ts";
 import { runArgv } from "../process/shell.ts";
 import type { Mount } from "./run_args.ts";
+import { pathExists } from "../util/path_exists.ts";
 
 /** Where the repository's real objects are mounted inside (read-only). */
 const REAL_OBJECTS = "/service/git/objects";
@@ -118,15 +119,6 @@ export async function chownTree(
     timeoutMs: 300_000,
   });
   if (r.code !== 0) throw new Error(`chown failed: ${r.output_tail.trim()}`);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The object directories the real one borrows from (its `info/alternates`), absolute. */
@@ -363,10 +355,10 @@ export async function settleGitShadow(dir: string): Promise<SettleOutcome | unde
     const owner = meta.owner;
     const paths = [meta.worktree, dir, ...(meta.admin_copy ? [] : [meta.admin_dir])];
     const present: string[] = [];
-    for (const p of paths) if (await exists(p)) present.push(p);
+    for (const p of paths) if (await pathExists(p)) present.push(p);
     await step("give the files back to the service's user", () => chownTree(present, owner));
   }
-  if (await exists(meta.worktree)) {
+  if (await pathExists(meta.worktree)) {
     await step("write the worktree's .git file back", async () => {
       const gitPath = join(meta.worktree, ".git");
       const st = await Deno.lstat(gitPath).catch(() => undefined);
@@ -375,7 +367,7 @@ export async function settleGitShadow(dir: string): Promise<SettleOutcome | unde
       await writeNew(gitPath, meta.git_file);
     });
   }
-  if (!meta.admin_copy && await exists(meta.admin_dir)) {
+  if (!meta.admin_copy && await pathExists(meta.admin_dir)) {
     await step("put the worktree's git directory back", async () => {
       // The container wrote the real one: HEAD back on the branch, its index not trusted.
       await writeNew(join(meta.admin_dir, "HEAD"), `ref: ${meta.branch}\n`);
@@ -383,7 +375,7 @@ export async function settleGitShadow(dir: string): Promise<SettleOutcome | unde
     });
   }
   let tip: string | undefined;
-  if (problems.length === 0 && await exists(shadow)) {
+  if (problems.length === 0 && await pathExists(shadow)) {
     tip = await step("bring the container's commits back", async () => {
       const found = await containerHead(meta, dir, notes);
       if (!found || !OID.test(found)) return undefined;

@@ -14,6 +14,7 @@ import { isValidId } from "../ids.ts";
 import { workspacePaths } from "../workspace.ts";
 import { type ReapResult, reapWorktree, rescueRef } from "./reap.ts";
 import { worktreePath } from "./worktrees.ts";
+import { pathExists } from "../util/path_exists.ts";
 
 /** Statuses whose session no run continues: their worktrees are reaped (work kept). */
 export const SETTLED_STATUSES: ReadonlySet<string> = new Set(["CANCELLED", "FAILED", "CLOSED"]);
@@ -78,7 +79,7 @@ export async function halfRemovedEntries(root: string): Promise<string[]> {
     if (!e.isDirectory) continue;
     const has = (f: string) => Deno.lstat(join(admin, e.name, f)).then(() => true, () => false);
     if (await has("gitdir") || await has("locked")) continue;
-    if (isValidId(e.name) && await exists(worktreePath(root, e.name))) continue;
+    if (isValidId(e.name) && await pathExists(worktreePath(root, e.name))) continue;
     out.push(join(admin, e.name));
   }
   return out.sort();
@@ -149,7 +150,7 @@ export async function settleWorktrees(
     for (const entry of half) await keepHead(root, entry);
     await gitWorktree(root, ["prune"]);
     for (const entry of half) {
-      if (await exists(entry)) continue;
+      if (await pathExists(entry)) continue;
       settled.pruned.push(entry);
       settled.lines.push(`pruned ${entry}: a worktree removal cut short left it (no gitdir)`);
     }
@@ -191,8 +192,4 @@ async function keepHead(root: string, entry: string): Promise<void> {
 async function checkedOutBranch(root: string): Promise<string | undefined> {
   const out = await git(["symbolic-ref", "--quiet", "HEAD"], { cwd: root, allowFailure: true });
   return out.code === 0 ? out.stdout.trim() : undefined;
-}
-
-function exists(path: string): Promise<boolean> {
-  return Deno.lstat(path).then(() => true, () => false);
 }
