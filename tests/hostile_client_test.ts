@@ -41,6 +41,14 @@ interface BrowserCase {
 
 const host = (port: number) => `127.0.0.1:${port}`;
 
+/** The headers a browser sends when a page on another site opens this one (link, frame). */
+const crossSiteNavigation = (dest: "document" | "iframe") => ({
+  "sec-fetch-site": "cross-site",
+  "sec-fetch-mode": "navigate",
+  "sec-fetch-dest": dest,
+  "sec-fetch-user": "?1",
+});
+
 /** Each row: what a page (or attacker) sends, and what the server must answer. */
 const BROWSER_CASES: ((port: number) => BrowserCase)[] = [
   (p) => ({
@@ -136,6 +144,50 @@ const BROWSER_CASES: ((port: number) => BrowserCase)[] = [
       "content-type": "application/json",
     },
     body: APPROVE,
+    status: 403,
+    code: "forbidden_host",
+  }),
+  (p) => ({
+    name: "a link to the board page followed from another site (a pull request's body)",
+    method: "GET",
+    path: "/dashboard/review-board?run=golden&task=t-docs",
+    headers: { host: host(p), ...crossSiteNavigation("document") },
+    status: 200,
+  }),
+  (p) => ({
+    name: "a followed link from another site to the board's data",
+    method: "GET",
+    path: "/review-board/runs/golden",
+    headers: { host: host(p), ...crossSiteNavigation("document") },
+    status: 403,
+    code: "forbidden_origin",
+  }),
+  (p) => ({
+    name: "the board page framed by another site",
+    method: "GET",
+    path: "/dashboard/review-board",
+    headers: { host: host(p), ...crossSiteNavigation("iframe") },
+    status: 403,
+    code: "forbidden_origin",
+  }),
+  (p) => ({
+    name: "a cross-site fetch of the board page",
+    method: "GET",
+    path: "/dashboard/review-board",
+    headers: {
+      host: host(p),
+      "sec-fetch-site": "cross-site",
+      "sec-fetch-mode": "no-cors",
+      "sec-fetch-dest": "empty",
+    },
+    status: 403,
+    code: "forbidden_origin",
+  }),
+  (p) => ({
+    name: "a followed link to the board page under a rebinding name",
+    method: "GET",
+    path: "/dashboard/review-board",
+    headers: { host: `evil.example:${p}`, ...crossSiteNavigation("document") },
     status: 403,
     code: "forbidden_host",
   }),

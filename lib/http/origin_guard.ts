@@ -12,7 +12,10 @@
  * Routes whose policy says `signedDelivery` (the webhook route) are not guarded at all: trackers
  * reach the server through tunnels under their own host name, send their own content types and
  * are authenticated by their signature instead (spec §4.2). Routes that say `anyOrigin` (the
- * content-hashed bundle, which carries no data) skip the `Origin` check only.
+ * content-hashed bundle, which carries no data) skip the `Origin` check only. Routes that say
+ * `navigable` (the public board page) may be opened by a top-level navigation from another site,
+ * such as the board link in a pull request's body or a tracker's comment: a GET that the linking
+ * page can neither read nor use to write.
  */
 import type { MiddlewareHandler } from "hono";
 import { isLoopbackHost, isWildcardHost } from "../util/loopback.ts";
@@ -38,6 +41,9 @@ interface RequestFacts {
   host: string;
   origin?: string;
   secFetchSite?: string;
+  /** `Sec-Fetch-Mode` and `Sec-Fetch-Dest` (`navigate` and `document` for a followed link). */
+  secFetchMode?: string;
+  secFetchDest?: string;
   contentType?: string;
   /** True when the request carries a body (a non-zero length or a transfer encoding). */
   hasBody: boolean;
@@ -91,6 +97,8 @@ function acceptedHostNames(policy: OriginPolicy): Set<string> {
 export interface GuardOptions {
   /** The route's bytes carry no data: any page may load them (the `Origin` check is skipped). */
   anyOrigin?: boolean;
+  /** A page that carries no data: a top-level navigation from another site may open it. */
+  navigable?: boolean;
   /** {@link acceptedHostNames} of the policy, when already computed. */
   accepted?: Set<string>;
 }
@@ -131,7 +139,9 @@ function checkRequest(
           " (or listed in server.allowed_origins in service.yaml) may call its API",
       };
     }
-  } else if (facts.secFetchSite === "cross-site") {
+  } else if (
+    facts.secFetchSite === "cross-site" && !(options.navigable && isTopLevelNavigation(facts))
+  ) {
     return {
       status: 403,
       code: "forbidden_origin",
@@ -164,6 +174,12 @@ function trustedOrigins(host: string, policy: OriginPolicy): Set<string> {
   return out;
 }
 
+/** A followed link or typed address opening a page in a tab (never a frame, fetch or form POST). */
+function isTopLevelNavigation(facts: RequestFacts): boolean {
+  return SAFE_METHODS.has(facts.method) && facts.secFetchMode === "navigate" &&
+    facts.secFetchDest === "document";
+}
+
 function isJson(contentType: string | undefined): boolean {
   if (!contentType) return false;
   const essence = contentType.split(";")[0].trim().toLowerCase();
@@ -180,6 +196,8 @@ function requestFacts(req: Request, path: string): RequestFacts {
     host: headers.get("host") ?? new URL(req.url).host,
     origin: headers.get("origin") ?? undefined,
     secFetchSite: headers.get("sec-fetch-site")?.toLowerCase(),
+    secFetchMode: headers.get("sec-fetch-mode")?.toLowerCase(),
+    secFetchDest: headers.get("sec-fetch-dest")?.toLowerCase(),
     contentType: headers.get("content-type") ?? undefined,
     hasBody: headers.has("transfer-encoding") || (length !== null && length.trim() !== "0"),
   };
