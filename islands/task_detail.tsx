@@ -85,7 +85,11 @@ export function TaskDetail(
   const applicable = column ? applicableDecisions(column, task?.state) : undefined;
   // What the operator has seen of this task: the If-Match of a review (live refreshes that
   // change the task itself wait until the operator says they looked again).
-  const shown: ShownTask = { taskId, hash: receipt.projection_hash, card: cardKey(column, card) };
+  const shown: ShownTask = {
+    taskId: `${runId}/${taskId}`,
+    hash: receipt.projection_hash,
+    card: cardKey(column, card),
+  };
   const seen = useRef<ShownTask>(shown);
   seen.current = seenAfter(seen.current, shown);
   const [looks, setLooks] = useState(0);

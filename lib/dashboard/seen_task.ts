@@ -8,6 +8,7 @@
 
 /** The selected task as one board shows it. */
 export interface ShownTask {
+  /** The task (with its run, `<run_id>/<task_id>`). */
   taskId: string;
   /** `projection_hash` of the board. */
   hash: string;
