@@ -192,6 +192,21 @@ const BROWSER_CASES: ((port: number) => BrowserCase)[] = [
     code: "forbidden_host",
   }),
   (p) => ({
+    name: "a Host that starts like [::1] but names another host",
+    method: "GET",
+    path: "/review-board/runs",
+    headers: { host: `[::1].evil.example:${p}` },
+    status: 403,
+    code: "forbidden_host",
+  }),
+  (p) => ({
+    name: "the IPv6 loopback with its port",
+    method: "GET",
+    path: "/review-board/runs",
+    headers: { host: `[::1]:${p}` },
+    status: 200,
+  }),
+  (p) => ({
     name: "the board's own same-origin read",
     method: "GET",
     path: "/review-board/runs/golden",

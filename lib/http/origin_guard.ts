@@ -62,8 +62,10 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 function hostName(host: string): string {
   const h = host.trim().toLowerCase();
   if (h.startsWith("[")) {
+    // `[addr]` or `[addr]:port`; anything else after the bracket (`[::1].evil.example`) is no
+    // address, and the whole value stays the name (never a loopback one).
     const end = h.indexOf("]");
-    return h.slice(1, end < 0 ? undefined : end);
+    return end > 0 && /^(:\d*)?$/.test(h.slice(end + 1)) ? h.slice(1, end) : h;
   }
   const colon = h.lastIndexOf(":");
   return colon > 0 && h.indexOf(":") === colon ? h.slice(0, colon) : h;
