@@ -255,6 +255,18 @@ Deno.test("hostile browsers: forged origins, rebinding hosts and non-JSON bodies
   assert.equal(await server.journalLines(), before, "no refused request wrote to the journal");
 });
 
+Deno.test("a request without a Host header (HTTP/1.0) is refused as naming no server, not as the gate's socket path", async () => {
+  await using server = await hostileServer();
+  const answer = await send(
+    server.port,
+    new TextEncoder().encode("GET /review-board/runs HTTP/1.0\r\n\r\n"),
+  );
+  assert.equal(answer.status, 403, answer.body);
+  assert.equal(errorCode(answer), "forbidden_host");
+  assert.match(JSON.parse(answer.body).error.message, /^the request has no Host header/);
+  assert.doesNotMatch(answer.body, /sock/);
+});
+
 Deno.test("the board's own JSON POST (same origin, application/json) still records a review", async () => {
   await using server = await hostileServer();
   const before = await server.journalLines();

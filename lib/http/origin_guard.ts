@@ -39,6 +39,8 @@ interface RequestFacts {
   path: string;
   /** The `Host` header (or the URL's host when the client sent none). */
   host: string;
+  /** False when the client sent no `Host` (HTTP/1.0; the URL's host is then ours, not its). */
+  hostSent?: boolean;
   origin?: string;
   secFetchSite?: string;
   /** `Sec-Fetch-Mode` and `Sec-Fetch-Dest` (`navigate` and `document` for a followed link). */
@@ -117,7 +119,10 @@ function checkRequest(
     return {
       status: 403,
       code: "forbidden_host",
-      message: `Host ${JSON.stringify(facts.host)} is not this server's name: only loopback ` +
+      message: (facts.hostSent !== false
+        ? `Host ${JSON.stringify(facts.host)} is not this server's name`
+        : "the request has no Host header") +
+        ": only loopback " +
         `names, the bind address${policy.publicUrl ? ", the public_url host" : ""} and the ` +
         "hosts of server.allowed_origins are answered (DNS-rebinding defence). Open the board " +
         "at http://127.0.0.1:<port>/dashboard/review-board, or set server.public_url in " +
@@ -196,6 +201,7 @@ function requestFacts(req: Request, path: string): RequestFacts {
     method: req.method.toUpperCase(),
     path,
     host: headers.get("host") ?? new URL(req.url).host,
+    hostSent: headers.has("host"),
     origin: headers.get("origin") ?? undefined,
     secFetchSite: headers.get("sec-fetch-site")?.toLowerCase(),
     secFetchMode: headers.get("sec-fetch-mode")?.toLowerCase(),
