@@ -104,6 +104,7 @@ Deno.test("board page: a task whose diff changed while the operator looked at it
   assert.equal(answer.status(), 412, "the merge names the board the operator saw");
   assert.equal(answer.request().headers()["if-match"], `"${seen}"`);
   await page.locator("[data-action-error='412']").waitFor();
+  await screenshot(page, "task_changed_while_looking.png");
   assert.doesNotMatch(
     await Deno.readTextFile(join(run, "journal.jsonl")),
     /"decision":"merge","diff_sha256":"sha256:[0-9a-f]+","journal_head":"[0-9a-f]+","principal":"dashboard-operator"/,
