@@ -41,6 +41,13 @@ interface BrowserCase {
 
 const host = (port: number) => `127.0.0.1:${port}`;
 
+/** The headers of a subresource a page on another port of this host loads (no Origin). */
+const sameSiteLoad = (dest: "script" | "image") => ({
+  "sec-fetch-site": "same-site",
+  "sec-fetch-mode": "no-cors",
+  "sec-fetch-dest": dest,
+});
+
 /** The headers a browser sends when a page on another site opens this one (link, frame). */
 const crossSiteNavigation = (dest: "document" | "iframe") => ({
   "sec-fetch-site": "cross-site",
@@ -190,6 +197,36 @@ const BROWSER_CASES: ((port: number) => BrowserCase)[] = [
     headers: { host: `evil.example:${p}`, ...crossSiteNavigation("document") },
     status: 403,
     code: "forbidden_host",
+  }),
+  (p) => ({
+    name: "a page on another port of this host loads the board as a script (same-site, no Origin)",
+    method: "GET",
+    path: "/review-board/runs/golden",
+    headers: { host: host(p), ...sameSiteLoad("script") },
+    status: 403,
+    code: "forbidden_origin",
+  }),
+  (p) => ({
+    name: "a page on another port of this host holds the event stream open with an <img>",
+    method: "GET",
+    path: "/events",
+    headers: { host: host(p), ...sameSiteLoad("image") },
+    status: 403,
+    code: "forbidden_origin",
+  }),
+  (p) => ({
+    name: "a link on another port of this host opens the board page",
+    method: "GET",
+    path: "/dashboard/review-board",
+    headers: { host: host(p), ...crossSiteNavigation("document"), "sec-fetch-site": "same-site" },
+    status: 200,
+  }),
+  (p) => ({
+    name: "the page's own bundle, loaded from another port of this host (carries no data)",
+    method: "GET",
+    path: "/static/nope.js",
+    headers: { host: host(p), ...sameSiteLoad("script") },
+    status: 404,
   }),
   (p) => ({
     name: "a Host that starts like [::1] but names another host",

@@ -4,8 +4,9 @@
  *
  * - the `Host` must name this server (a loopback name, the bind address, the `public_url` host or
  *   an allowed origin's host): a DNS-rebinding page (`Host: evil.example:8052`) reads nothing;
- * - an `Origin` (or `Sec-Fetch-Site: cross-site`) must be this server's own origin or an
- *   allowed one: no page elsewhere can write, or read through CORS-less tricks;
+ * - an `Origin` (or, without one, `Sec-Fetch-Site: cross-site` or `same-site`) must be this
+ *   server's own origin or an allowed one: no page elsewhere can write, or read through
+ *   CORS-less tricks;
  * - a request that carries a body must say `Content-Type: application/json`, so no "simple"
  *   cross-origin form or `text/plain` fetch is ever parsed as a command.
  *
@@ -147,12 +148,17 @@ function checkRequest(
       };
     }
   } else if (
-    facts.secFetchSite === "cross-site" && !(options.navigable && isTopLevelNavigation(facts))
+    (facts.secFetchSite === "cross-site" || facts.secFetchSite === "same-site") &&
+    !(options.navigable && isTopLevelNavigation(facts))
   ) {
+    // `same-site`: a page on another port of this host (another local server's page) loading
+    // this one's data as a script, image or no-cors fetch; the browser would hide the answer,
+    // but it is not sent at all (nor an event stream held open for it).
     return {
       status: 403,
       code: "forbidden_origin",
-      message: "cross-site request refused (Sec-Fetch-Site: cross-site) and no Origin to allow",
+      message: `${facts.secFetchSite} request refused (Sec-Fetch-Site: ${facts.secFetchSite}) ` +
+        "and no Origin to allow: only pages served by this server may load its data",
     };
   }
   if (!SAFE_METHODS.has(facts.method) && facts.hasBody && !isJson(facts.contentType)) {
