@@ -9,7 +9,7 @@ import type { ExitDiagnosis } from "./events.ts";
 import type { EndReason } from "../agents/end_reason.ts";
 import { lastErrorLine } from "../util/last_error_line.ts";
 import { printable } from "../util/printable.ts";
-import { permanentExit } from "../agents/exit_diagnosis.ts";
+import { permanentExit, saidOn } from "../agents/exit_diagnosis.ts";
 import { logParserFor } from "../agents/adapters/mod.ts";
 
 /** How the agent ended. */
@@ -28,8 +28,11 @@ export interface AgentEnd {
 
 /** The diagnosis of an agent's end, and whether it was the fast-exit probe (spec §7.3). */
 export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean } {
-  // The agent's own words go into a reason printed, journaled and shown: escaped (one line).
-  const line = lastErrorLine(end.logTail);
+  // The CLI's own last error message (a structured CLI's JSON line read by its adapter), else
+  // its last line that reads like an error. Printed, journaled and shown: escaped (one line).
+  const tail = logParserFor(end.adapter)((end.logTail ?? []).join("\n"));
+  const error = tail.findLast((e) => e.kind === "error");
+  const line = error ? clip(saidOn(error)) : lastErrorLine(end.logTail);
   const said = line === undefined ? undefined : printable(line);
   const quote = said ? `: ${said}` : "";
   if (end.rateLimited) {
@@ -60,7 +63,6 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
     };
   }
   // Exits that repeat on every attempt (auth, trust, config): not retried (lib/agents/exit_diagnosis.ts).
-  const tail = logParserFor(end.adapter)((end.logTail ?? []).join("\n"));
   const permanent = permanentExit(end.adapter, end.exitCode, tail);
   if (permanent) {
     return {
@@ -97,4 +99,10 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
     retryable: true,
     fastExit: false,
   };
+}
+
+/** `line` cut to 300 characters, as {@link lastErrorLine} cuts its line. */
+function clip(line: string): string {
+  const t = line.trim();
+  return t.length > 300 ? t.slice(0, 297) + "…" : t;
 }

@@ -81,3 +81,27 @@ Deno.test("exitReason() quotes the agent's error line escaped: the reason is pri
     assert.doesNotMatch(reason, /[\x00-\x1f\x7f-\x9f\u202e]/);
   }
 });
+
+Deno.test("exitReason() quotes a structured CLI's own error message, not its JSON line", () => {
+  // The last lines of real runs whose provider answered 500 / 503 until the CLI gave up.
+  const claude = [
+    '{"type":"system","subtype":"api_retry","attempt":1,"max_retries":1,"retry_delay_ms":505,"error_status":500,"error":"server_error"}',
+    '{"type":"assistant","message":{"model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment."}]},"error":"server_error"}',
+    '{"type":"result","subtype":"success","is_error":true,"api_error_status":500,"duration_ms":678,"duration_api_ms":0,"num_turns":1,"result":"API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment.","stop_reason":"stop_sequence","session_id":"fbbf2f1f","total_cost_usd":0}',
+  ];
+  const codex = [
+    '{"type":"error","message":"Reconnecting... 5/5 (We’re currently experiencing high demand, which may cause temporary errors.)"}',
+    '{"type":"turn.failed","error":{"message":"We’re currently experiencing high demand, which may cause temporary errors."}}',
+  ];
+  const cases: [string, string[], number, string][] = [
+    ["claude", claude, 500, "API Error: 500 Internal server error. This is a server-side issue"],
+    ["claude", claude, 10_000, "API Error: 500 Internal server error. This is a server-side issue"],
+    ["codex", codex, 10_000, "We’re currently experiencing high demand"],
+  ];
+  for (const [adapter, logTail, durationMs, said] of cases) {
+    const { reason } = exitReason({ ...base, adapter, logTail, durationMs });
+    assert.ok(reason.includes(`(exit 1)`), reason);
+    assert.ok(reason.includes(`: ${said}`), reason);
+    assert.doesNotMatch(reason, /\{"type"/, "no JSON line in the reason");
+  }
+});

@@ -100,12 +100,15 @@ export function num(v: unknown): number {
 }
 
 /**
- * The human part of a structured line: `error.message` or `message`. A provider's JSON body
+ * The human part of a structured line: `error.message`, `message`, or a failed `result`'s text. A
+ * provider's JSON body
  * wrapped in the message ("[API Error: {…"message":"…"…}]", as Gemini CLI prints it) gives the
  * provider's own message.
  */
 function rowMessage(row: Json): string | undefined {
-  const msg = obj(row.error)?.message ?? row.message;
+  // Claude Code's failed `result` line says what went wrong in `result`.
+  const result = row.type === "result" && row.is_error === true ? row.result : undefined;
+  const msg = obj(row.error)?.message ?? row.message ?? result;
   if (typeof msg !== "string") return undefined;
   const inner = /"message":\s*"((?:[^"\\]|\\.)*)"/.exec(msg);
   if (!inner) return msg.trim();
