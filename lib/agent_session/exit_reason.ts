@@ -7,7 +7,7 @@ import { FAST_EXIT_WINDOW_MS } from "../agents/process.ts";
 import { AGENT_EXIT } from "../agents/exit_status.ts";
 import type { ExitDiagnosis } from "./events.ts";
 import type { EndReason } from "../agents/end_reason.ts";
-import { lastErrorLine } from "../util/last_error_line.ts";
+import { clipLine, errorLine, lastErrorLine } from "../util/last_error_line.ts";
 import { printable } from "../util/printable.ts";
 import { permanentExit, saidOn } from "../agents/exit_diagnosis.ts";
 import { logParserFor } from "../agents/adapters/mod.ts";
@@ -32,7 +32,7 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
   // its last line that reads like an error. Printed, journaled and shown: escaped (one line).
   const tail = logParserFor(end.adapter)((end.logTail ?? []).join("\n"));
   const error = tail.findLast((e) => e.kind === "error");
-  const line = error ? clip(saidOn(error)) : lastErrorLine(end.logTail);
+  const line = error ? clipLine(saidOn(error).trim()) : lastErrorLine(end.logTail);
   const said = line === undefined ? undefined : printable(line);
   const quote = said ? `: ${said}` : "";
   if (end.rateLimited) {
@@ -44,9 +44,12 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
     };
   }
   if (end.endedBy === "timeout") {
+    // What the CLI last said went wrong (a provider failing all along), never a tool's output.
+    const own = error ? line : errorLine(tail.filter((e) => e.kind === "text").map((e) => e.raw));
+    const last = own === undefined ? "" : `; its last error: ${printable(own)}`;
     return {
       kind: "agent_timeout",
-      reason: `agent timed out (exit ${end.exitCode}); partial work kept`,
+      reason: `agent timed out (exit ${end.exitCode}); partial work kept${last}`,
       retryable: true,
       fastExit: false,
     };
@@ -99,10 +102,4 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
     retryable: true,
     fastExit: false,
   };
-}
-
-/** `line` cut to 300 characters, as {@link lastErrorLine} cuts its line. */
-function clip(line: string): string {
-  const t = line.trim();
-  return t.length > 300 ? t.slice(0, 297) + "…" : t;
 }

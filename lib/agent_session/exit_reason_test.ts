@@ -105,3 +105,34 @@ Deno.test("exitReason() quotes a structured CLI's own error message, not its JSO
     assert.doesNotMatch(reason, /\{"type"/, "no JSON line in the reason");
   }
 });
+
+Deno.test("exitReason() of a timed-out agent says what its CLI last said went wrong, never a tool's output", () => {
+  // Gemini CLI retrying a provider that answers 500 until its timeout (its stderr, plain text).
+  const gemini = [
+    'Attempt 3 failed with status 500. Retrying with backoff... _ApiError: {"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}',
+    "    at throwErrorIfNotOK (file:///usr/lib/node_modules/@google/gemini-cli/bundle/chunk.js:267833:24)",
+    "    at async Turn.run (file:///usr/lib/node_modules/@google/gemini-cli/bundle/chunk.js:333001:24) {",
+    "  status: 500",
+    "}",
+  ];
+  // Claude Code backing off while its provider cannot be reached.
+  const claude = [
+    '{"type":"system","subtype":"api_retry","attempt":7,"max_retries":10,"retry_delay_ms":32346.7,"error_status":null,"error":"unknown"}',
+  ];
+  // A healthy agent whose test run failed: the tool's output is not the CLI's error.
+  const tool = [
+    '{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"Error: 1 test failed"}]}}',
+  ];
+  const cases: [string, string[], string][] = [
+    ["gemini", gemini, "; its last error: Attempt 3 failed with status 500. Retrying with backoff"],
+    ["claude", claude, "; its last error: API retry 7/10: no response, unknown"],
+    ["claude", tool, ""],
+  ];
+  for (const [adapter, logTail, said] of cases) {
+    const end = { ...base, adapter, logTail, endedBy: "timeout" as const, exitCode: 124 };
+    const { reason } = exitReason(end);
+    const head = "agent timed out (exit 124); partial work kept";
+    if (said) assert.ok(reason.startsWith(head + said), reason);
+    else assert.equal(reason, head);
+  }
+});

@@ -56,6 +56,8 @@ export interface LogFormat {
   session?(row: Json, at: Where): SessionStartEvent | undefined;
   /** True for the model's words and the CLI's bookkeeping. */
   quiet?(row: Json): boolean;
+  /** The human part of an error line in the CLI's own shape (else `error.message`/`message`). */
+  errorMessage?(row: Json): string | undefined;
   /** A fresh usage tally for one walk. */
   usage?(): UsageTally;
 }
@@ -100,15 +102,12 @@ export function num(v: unknown): number {
 }
 
 /**
- * The human part of a structured line: `error.message`, `message`, or a failed `result`'s text. A
- * provider's JSON body
+ * The human part of a structured line: `error.message` or `message`. A provider's JSON body
  * wrapped in the message ("[API Error: {…"message":"…"…}]", as Gemini CLI prints it) gives the
  * provider's own message.
  */
 function rowMessage(row: Json): string | undefined {
-  // Claude Code's failed `result` line says what went wrong in `result`.
-  const result = row.type === "result" && row.is_error === true ? row.result : undefined;
-  const msg = obj(row.error)?.message ?? row.message ?? result;
+  const msg = obj(row.error)?.message ?? row.message;
   if (typeof msg !== "string") return undefined;
   const inner = /"message":\s*"((?:[^"\\]|\\.)*)"/.exec(msg);
   if (!inner) return msg.trim();
@@ -148,9 +147,10 @@ function rowEvents(formats: readonly LogFormat[], row: Json, at: Where): Session
     if (signal) return [signal.kind === "rate_limit" ? limitEvent(formats, at) ?? signal : signal];
   }
   if (isErrorRow(row)) {
+    const own = formats.map((f) => f.errorMessage?.(row)).find((m) => m !== undefined);
     return [
       limitEvent(formats, at) ??
-        { kind: "error", ...at, message: rowMessage(row) ?? at.raw.trim() },
+        { kind: "error", ...at, message: own ?? rowMessage(row) ?? at.raw.trim() },
     ];
   }
   for (const f of formats) {

@@ -116,6 +116,19 @@ function claudeLimit(line: string): { rule: string; reset: ResetTime } | undefin
   return reset && { rule: "claude:usage_limit", reset };
 }
 
+/**
+ * What a failed `result` says (its `result` text: "API Error: 500 Internal server error. …") and
+ * what an `api_retry` line says ("API retry 3/10: 500 server_error").
+ */
+function claudeErrorMessage(row: Json): string | undefined {
+  if (row.type === "result" && row.is_error === true) return str(row.result)?.trim() || undefined;
+  if (row.type !== "system" || row.subtype !== "api_retry") return undefined;
+  const status = typeof row.error_status === "number" ? `${row.error_status} ` : "no response, ";
+  return `API retry ${num(row.attempt)}/${num(row.max_retries)}: ${status}${
+    str(row.error) ?? "error"
+  }`;
+}
+
 /** Claude Code's stream-json; `fallbackModel` prices usage when no init line names the model. */
 export function claudeFormat(fallbackModel = "unknown"): LogFormat {
   return {
@@ -150,6 +163,7 @@ export function claudeFormat(fallbackModel = "unknown"): LogFormat {
         (row.type === "result" && row.is_error === false) || row.type === "system";
     },
     limit: claudeLimit,
+    errorMessage: claudeErrorMessage,
     usage: () => usageTally(fallbackModel),
   };
 }
