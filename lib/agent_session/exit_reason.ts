@@ -4,7 +4,7 @@
  * wrong) and whether another attempt could fare better.
  */
 import { FAST_EXIT_WINDOW_MS } from "../agents/process.ts";
-import { AGENT_EXIT } from "../agents/exit_status.ts";
+import { AGENT_EXIT, signalOfExit } from "../agents/exit_status.ts";
 import type { ExitDiagnosis } from "./events.ts";
 import type { EndReason } from "../agents/end_reason.ts";
 import { clipLine, errorLine, lastErrorLine } from "../util/last_error_line.ts";
@@ -29,10 +29,17 @@ export interface AgentEnd {
 /** The diagnosis of an agent's end, and whether it was the fast-exit probe (spec §7.3). */
 export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean } {
   // The CLI's own last error message (a structured CLI's JSON line read by its adapter), else
-  // its last line that reads like an error. Printed, journaled and shown: escaped (one line).
+  // the last of its own plain lines that reads like an error — never the prompt, the model's
+  // words or a tool call (a plain-text log: its last line). Printed, journaled and shown:
+  // escaped (one line).
   const tail = logParserFor(end.adapter)((end.logTail ?? []).join("\n"));
   const error = tail.findLast((e) => e.kind === "error");
-  const line = error ? clipLine(saidOn(error).trim()) : lastErrorLine(end.logTail);
+  const plain = tail.filter((e) => e.kind === "text").map((e) => e.raw);
+  const line = error
+    ? clipLine(saidOn(error).trim())
+    : plain.length === tail.length
+    ? lastErrorLine(end.logTail)
+    : errorLine(plain);
   const said = line === undefined ? undefined : printable(line);
   const quote = said ? `: ${said}` : "";
   if (end.rateLimited) {
@@ -45,7 +52,7 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
   }
   if (end.endedBy === "timeout") {
     // What the CLI last said went wrong (a provider failing all along), never a tool's output.
-    const own = error ? line : errorLine(tail.filter((e) => e.kind === "text").map((e) => e.raw));
+    const own = error ? line : errorLine(plain);
     const last = own === undefined ? "" : `; its last error: ${printable(own)}`;
     return {
       kind: "agent_timeout",
@@ -96,9 +103,11 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
       fastExit: true,
     };
   }
+  const signal = signalOfExit(end.exitCode);
+  const killed = signal ? `, killed by ${signal}` : "";
   return {
     kind: "agent_failed",
-    reason: `agent exited (exit ${end.exitCode}) without reporting completion${quote}`,
+    reason: `agent exited (exit ${end.exitCode}${killed}) without reporting completion${quote}`,
     retryable: true,
     fastExit: false,
   };

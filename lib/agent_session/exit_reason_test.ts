@@ -136,3 +136,35 @@ Deno.test("exitReason() of a timed-out agent says what its CLI last said went wr
     else assert.equal(reason, head);
   }
 });
+
+Deno.test("exitReason() never quotes the prompt, the model's words or a tool call as the agent's error", () => {
+  // The last lines of real runs whose agent's command killed its CLI (kill -9 $PPID).
+  const gemini = [
+    "YOLO mode is enabled. All tool calls will be automatically approved.",
+    "Ripgrep is not available. Falling back to GrepTool.",
+    '{"type":"init","timestamp":"2026-11-29T02:10:51.910Z","session_id":"b99b","model":"auto"}',
+    '{"type":"message","timestamp":"2026-11-29T02:10:51.913Z","role":"user","content":"You are a senior backend engineer. If a test failed you must fix it; report errors."}',
+    '{"type":"tool_use","timestamp":"2026-11-29T02:10:52.300Z","tool_name":"run_shell_command","tool_id":"r1","parameters":{"command":"kill -9 $PPID"}}',
+  ];
+  const claude = [
+    '{"type":"assistant","message":{"id":"msg_1","model":"claude-opus-4-8","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"kill -9 $PPID # the error must be fixed"}}]}}',
+  ];
+  const cases: [string, string[], number, string][] = [
+    ["gemini", gemini, 1, "agent exited (exit 1) without reporting completion"],
+    [
+      "claude",
+      claude,
+      -9,
+      "agent exited (exit -9, killed by SIGKILL) without reporting completion",
+    ],
+    [
+      "gemini",
+      [...gemini, "Error: spawn rg ENOENT"],
+      1,
+      "agent exited (exit 1) without reporting completion: Error: spawn rg ENOENT",
+    ],
+  ];
+  for (const [adapter, logTail, exitCode, reason] of cases) {
+    assert.equal(exitReason({ ...base, adapter, logTail, exitCode }).reason, reason);
+  }
+});
