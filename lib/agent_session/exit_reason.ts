@@ -42,6 +42,8 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
     : errorLine(plain);
   const said = line === undefined ? undefined : printable(line);
   const quote = said ? `: ${said}` : "";
+  const signal = signalOfExit(end.exitCode);
+  const killed = signal ? `, killed by ${signal}` : "";
   if (end.rateLimited) {
     return {
       kind: "rate_limited",
@@ -98,13 +100,11 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
     return {
       kind: "spawn_error",
       reason:
-        `SpawnError: agent exited within 2s (exit ${end.exitCode})${quote}; read ${end.logPath}`,
+        `SpawnError: agent exited within 2s (exit ${end.exitCode}${killed})${quote}; read ${end.logPath}`,
       retryable: true,
       fastExit: true,
     };
   }
-  const signal = signalOfExit(end.exitCode);
-  const killed = signal ? `, killed by ${signal}` : "";
   return {
     kind: "agent_failed",
     reason: `agent exited (exit ${end.exitCode}${killed}) without reporting completion${quote}`,
