@@ -167,4 +167,10 @@ Deno.test("exitReason() never quotes the prompt, the model's words or a tool cal
   for (const [adapter, logTail, exitCode, reason] of cases) {
     assert.equal(exitReason({ ...base, adapter, logTail, exitCode }).reason, reason);
   }
+  // Killed within its first 2 s: the fast-exit reason names the signal too.
+  assert.equal(
+    exitReason({ ...base, adapter: "claude", logTail: claude, exitCode: -9, durationMs: 500 })
+      .reason,
+    "SpawnError: agent exited within 2s (exit -9, killed by SIGKILL); read /x/s.log",
+  );
 });
