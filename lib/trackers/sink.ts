@@ -139,11 +139,15 @@ async function update(
   if (known && ticket.raw.updated_at && ticket.raw.updated_at < known) {
     return { ...base, action: "unchanged", reason: "older than the ticket the task was made from" };
   }
+  const wanted = !("ignored" in route);
   if (
-    task.status === "CANCELLED" && ticket.state === "open" && task.summary === closedReason(ticket)
+    task.status === "CANCELLED" && ticket.state === "open" && wanted &&
+    cancelledByTicket(task, ticket)
   ) {
-    // Only a cancel the ticket's closing made is undone: an operator's cancel stays.
-    await store.retry(task.id, `ticket ${ticket.ref} was reopened in ${ticket.tracker}`);
+    // Only a cancel the ticket made (closed, or its wanted labels removed) is undone: an
+    // operator's cancel stays.
+    const how = task.summary === closedReason(ticket) ? "reopened" : "labelled again";
+    await store.retry(task.id, `ticket ${ticket.ref} was ${how} in ${ticket.tracker}`);
     // The ticket as reopened, and its time: a late copy of the closing is then older.
     await store.revise(task.id, ticketFields(task, ticket, route));
     return { ...base, action: "reopened" };
@@ -155,12 +159,29 @@ async function update(
     await store.cancel(task.id, closedReason(ticket));
     return { ...base, action: "cancelled" };
   }
+  if ("ignored" in route) {
+    // A maintainer took the wanted label off before the work started: it is not to be done.
+    await store.cancel(task.id, `${unlabelledPrefix(ticket)} ${route.ignored}`);
+    return { ...base, action: "cancelled", reason: route.ignored };
+  }
   const fields = ticketFields(task, ticket, route);
   const changed = fields.title !== task.title || fields.goal !== task.goal ||
     fields.role !== task.role || fields.source.url !== task.source?.url;
   if (!changed) return { ...base, action: "unchanged", reason: "no change" };
   await store.revise(task.id, fields);
   return { ...base, action: "updated" };
+}
+
+/** How a cancel made by a ticket that lost its wanted labels begins. */
+function unlabelledPrefix(ticket: Ticket): string {
+  return `ticket ${ticket.ref} in ${ticket.tracker}`;
+}
+
+/** Whether `task` was cancelled by its ticket: closed, or without a wanted label. */
+function cancelledByTicket(task: Task, ticket: Ticket): boolean {
+  const summary = task.summary ?? "";
+  return summary === closedReason(ticket) ||
+    summary.startsWith(`${unlabelledPrefix(ticket)} carries none of the labels `);
 }
 
 /** A task's fields as `ticket` says them now. */

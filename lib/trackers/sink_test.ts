@@ -97,3 +97,40 @@ Deno.test("two issues whose refs make the same task id, created side by side, bo
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("the ticket sink cancels a task not started whose ticket lost its wanted label, and brings it back when labelled again", async () => {
+  const root = await Deno.makeTempDir();
+  const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
+  try {
+    const sink = createTicketSink({
+      store,
+      routing: () => ({ role: "backend", labels: ["agent"], labelRoles: [] }),
+    });
+    const at = (labels: string[], updated_at: string): Ticket => ({
+      ...ticket("5"),
+      labels,
+      raw: { updated_at },
+    });
+    const [made] = await sink([at(["agent"], "2026-01-01T00:00:00Z")]);
+    assert.equal(made.action, "created");
+    const [unlabelled] = await sink([at(["bug"], "2026-01-01T00:01:00Z")]);
+    assert.equal(unlabelled.action, "cancelled");
+    const task = store.get(made.task_id!)!;
+    assert.equal(task.status, "CANCELLED");
+    assert.equal(
+      task.summary,
+      "ticket octo/app#5 in tracker_b carries none of the labels agent",
+    );
+    const [relabelled] = await sink([at(["agent"], "2026-01-01T00:02:00Z")]);
+    assert.equal(relabelled.action, "reopened");
+    assert.equal(store.get(made.task_id!)!.status, "OPEN");
+    // An operator's cancel is never undone by a label.
+    await store.cancel(made.task_id!, "not now");
+    const [later] = await sink([at(["agent", "x"], "2026-01-01T00:03:00Z")]);
+    assert.equal(later.action, "unchanged");
+    assert.equal(store.get(made.task_id!)!.status, "CANCELLED");
+  } finally {
+    await store.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});
