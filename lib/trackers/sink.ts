@@ -155,20 +155,32 @@ async function update(
   if (!NOT_STARTED.has(task.status)) {
     return { ...base, action: "unchanged", reason: `task is ${task.status}` };
   }
+  // A claim on its way to disk meanwhile wins: a started task is left alone.
+  const started = () => ({
+    ...base,
+    action: "unchanged" as const,
+    reason: `task is ${store.get(task.id)?.status ?? task.status}`,
+  });
   if (ticket.state === "closed") {
-    await store.cancel(task.id, closedReason(ticket));
+    if (!(await store.cancelUnstarted(task.id, closedReason(ticket)))) return started();
     return { ...base, action: "cancelled" };
   }
   if ("ignored" in route) {
     // A maintainer took the wanted label off before the work started: it is not to be done.
-    await store.cancel(task.id, `${unlabelledPrefix(ticket)} ${route.ignored}`);
+    const reason = `${unlabelledPrefix(ticket)} ${route.ignored}`;
+    if (!(await store.cancelUnstarted(task.id, reason))) return started();
     return { ...base, action: "cancelled", reason: route.ignored };
   }
   const fields = ticketFields(task, ticket, route);
   const changed = fields.title !== task.title || fields.goal !== task.goal ||
     fields.role !== task.role || fields.source.url !== task.source?.url;
   if (!changed) return { ...base, action: "unchanged", reason: "no change" };
-  await store.revise(task.id, fields);
+  try {
+    await store.revise(task.id, fields);
+  } catch (e) {
+    if (e instanceof ConflictError && e.code === "task_started") return started();
+    throw e;
+  }
   return { ...base, action: "updated" };
 }
 

@@ -134,3 +134,35 @@ Deno.test("the ticket sink cancels a task not started whose ticket lost its want
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("a ticket edited or closed while its task's claim is being written leaves the started task alone", async () => {
+  const root = await Deno.makeTempDir();
+  const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
+  try {
+    const sink = createTicketSink({
+      store,
+      routing: () => ({ role: "backend", labelRoles: [] }),
+    });
+    const [made] = await sink([{ ...ticket("9"), raw: { updated_at: "2026-01-01T00:00:00Z" } }]);
+    // The claim is on its way to disk (not yet committed) when the closing arrives.
+    const claiming = store.claim(made.task_id!, "s1");
+    const [edited, closed] = await Promise.all([
+      sink([{ ...ticket("9"), title: "edited", raw: { updated_at: "2026-01-01T00:00:30Z" } }]),
+      sink([{ ...ticket("9"), state: "closed", raw: { updated_at: "2026-01-01T00:01:00Z" } }]),
+    ]).then((outs) => outs.map((o) => o[0]));
+    await claiming;
+    assert.deepEqual(
+      { action: edited.action, reason: edited.reason },
+      { action: "unchanged", reason: "task is CLAIMED" },
+    );
+    assert.equal(store.get(made.task_id!)!.title, "Issue 9");
+    assert.equal(store.get(made.task_id!)!.status, "CLAIMED");
+    assert.deepEqual(
+      { action: closed.action, reason: closed.reason },
+      { action: "unchanged", reason: "task is CLAIMED" },
+    );
+  } finally {
+    await store.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});
