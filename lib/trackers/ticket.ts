@@ -35,7 +35,8 @@ export interface Ticket {
 /** A time the trackers write in many forms (`+0100`, `2019-04-06 21:21:08 UTC`) as ISO 8601 UTC. */
 export function isoTime(value: unknown): string | undefined {
   if (typeof value === "number" && Number.isFinite(value)) {
-    return new Date(value > 1e12 ? value : value * 1000).toISOString();
+    const date = new Date(value > 1e12 ? value : value * 1000);
+    return Number.isNaN(date.getTime()) ? undefined : date.toISOString(); // past year 275760
   }
   if (typeof value !== "string" || value === "") return undefined;
   const normalised = value
