@@ -86,7 +86,15 @@ export function createTicketSink(options: TicketSinkOptions): TicketSink {
     const routing = options.routing(ticket.tracker);
     if (!routing) return ignored(ticket, `trackers.${ticket.tracker} is not configured`);
     const route = routeTicket(ticket, routing);
-    if (existing) return await update(store, existing, ticket, route);
+    if (existing) {
+      // An event that named no labels leaves the task's role and label filter as they were.
+      return await update(
+        store,
+        existing,
+        ticket,
+        ticket.labelsUnknown ? { role: existing.role } : route,
+      );
+    }
     if (ticket.state === "closed") return ignored(ticket, "closed ticket without a task");
     if ("ignored" in route) return ignored(ticket, route.ignored);
     const input = TaskInputSchema.parse({

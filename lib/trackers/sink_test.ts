@@ -166,3 +166,36 @@ Deno.test("a ticket edited or closed while its task's claim is being written lea
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("an event that names no labels at all neither cancels a labelled ticket's task nor changes its role", async () => {
+  const routings = [
+    { role: "backend", labels: ["agent"], labelRoles: [["bug", "qa"]] as [string, string][] },
+    { role: "backend", labelRoles: [["bug", "qa"]] as [string, string][] },
+  ];
+  for (const routing of routings) {
+    const root = await Deno.makeTempDir();
+    const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
+    try {
+      const sink = createTicketSink({ store, routing: () => routing });
+      const [made] = await sink([{
+        ...ticket("6"),
+        labels: ["agent", "bug"],
+        raw: { updated_at: "2026-01-01T00:00:00Z" },
+      }]);
+      assert.equal(store.get(made.task_id!)!.role, "qa");
+      const [edited] = await sink([{
+        ...ticket("6"),
+        title: "edited",
+        labels: [],
+        labelsUnknown: true,
+        raw: { updated_at: "2026-01-01T00:01:00Z" },
+      }]);
+      assert.equal(edited.action, "updated", JSON.stringify(routing));
+      const task = store.get(made.task_id!)!;
+      assert.deepEqual([task.status, task.role, task.title], ["OPEN", "qa", "edited"]);
+    } finally {
+      await store.close();
+      await Deno.remove(root, { recursive: true });
+    }
+  }
+});

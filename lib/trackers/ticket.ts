@@ -25,6 +25,11 @@ export interface Ticket {
   /** Plain text (Markdown kept, HTML and Jira's document format flattened). */
   body: string;
   labels: string[];
+  /**
+   * The event named no labels at all (no list in it, as some update events): `labels` is then
+   * empty for want of knowing, and the task's role and label filter are left as they were.
+   */
+  labelsUnknown?: true;
   state: "open" | "closed";
   /** Link to the ticket in the tracker's web UI ("" when the tracker gives none). */
   url: string;
@@ -81,6 +86,11 @@ export function adfToText(node: unknown): string {
 export function labelNames(value: unknown): string[] {
   return arr(value).map((l) => typeof l === "string" ? l : str(obj(l).name) || str(obj(l).title))
     .filter((l) => l !== "");
+}
+
+/** A ticket's `labels` from a payload's label list; `labelsUnknown` when it holds no list. */
+export function ticketLabels(value: unknown): Pick<Ticket, "labels" | "labelsUnknown"> {
+  return Array.isArray(value) ? { labels: labelNames(value) } : { labels: [], labelsUnknown: true };
 }
 
 /**
