@@ -158,6 +158,7 @@ export async function startWriteBack(deps: WriteBackDeps): Promise<() => Promise
   const sendDue = async () => {
     for (const entry of outbox.pending()) {
       if (stopped || Date.parse(entry.next_at) > now()) break;
+      if (entry.state !== "pending") continue; // superseded meanwhile by a later move
       const s = byName.get(entry.tracker);
       if (s) await send(deps, s, outbox, entry, now);
     }
