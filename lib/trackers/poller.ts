@@ -2,8 +2,9 @@
  * Polling, the default ingestion path (spec §1, §4.2 rule 7): each tracker with a `project` is
  * polled on its interval through its own API, and the tickets go to the same sink as the
  * webhook route. The first poll after boot is {@link replayRecentViaPoll}: tickets not newer
- * than the polls' cursor (`last_polled_ts`, else `last_processed_ts`) are dropped. Failures back off (429, 5xx, network) and
- * honour Retry-After and exhausted rate-limit windows; a 4xx stops nothing but says what to fix.
+ * than the polls' cursor (`last_polled_ts`, else `last_processed_ts`) are dropped. Failures back
+ * off (429, 5xx, network) and honour Retry-After and exhausted rate-limit windows; a 4xx stops
+ * nothing but says what to fix.
  * A webhook-only tracker (`polling: false`) with API access runs that startup poll alone
  * ({@link TrackerPoller.startBootReplay}), so deliveries sent while the service was down are not
  * lost either.
