@@ -349,12 +349,12 @@ Deno.test("a merge GitHub keeps refusing (a review rule the token cannot read) i
   }], { approvals: 1, hideProtection: true });
   const run = watchedRun(dir.path);
   const asks = () => gh.fake.events.filter((e) => e.kind === "merge_requested");
-  await until("four refused merges", () => Promise.resolve(asks().length >= 4), 120_000);
-  const [first, , , fourth] = asks();
-  // Every poll interval (1 s) would ask four times within ~3 s; backing off (2, 4, 8 s) takes 14.
+  await until("five refused merges", () => Promise.resolve(asks().length >= 5), 120_000);
+  const [first, , , , fifth] = asks();
+  // Every poll interval (1 s) would ask five times within ~4 s; backing off (1, 2, 4, 8 s) takes 15.
   assert.ok(
-    fourth.at - first.at >= 10_000,
-    `four merge requests within ${fourth.at - first.at} ms: the refusal is asked again at once`,
+    fifth.at - first.at >= 12_000,
+    `five merge requests within ${fifth.at - first.at} ms: the refusal is asked again at once`,
   );
   const rows = await rowsOf(dir.path, run.runId);
   assert.ok(rows.some((r) =>

@@ -564,11 +564,14 @@ export class PullRequestLanding {
               `${host.product} will merge ${ref} only once it is up to date with ${this.#s.base}; rebasing onto it`,
           };
         }
-        // A refusal that stands (a rule the token cannot read: a review, a signed commit) is asked
-        // again less and less often, as a failure is: a change the looks see asks at once.
+        // A refusal is often a moment's (the host still computing): asked again after the poll
+        // interval. One that stands (a rule the token cannot read: a review, a signed commit) is
+        // asked again less and less often, as a failure is: a change the looks see asks at once.
         const count = rec.refused?.head === rec.head ? rec.refused.count + 1 : 1;
         rec.refused = { head: rec.head, count };
-        const delay = this.#poller.retryDelay(undefined, count);
+        const delay = count === 1
+          ? this.#s.pollIntervalMs
+          : this.#poller.retryDelay(undefined, count - 1);
         this.#poller.retry(task.id, delay);
         return {
           kind: "pending",
