@@ -172,6 +172,9 @@ Deno.test("a worker killed mid-task loses its lease; its pushed commit is the pa
     assert.match(statusText.out, /agents: 0 live, 1 on remote workers\n {2}t: on worker w1/);
     const status = await (await fetch(`${server.url}/status`, { headers: WORKER_READ })).json();
     assert.equal(status.workers[0].worker, "w1");
+    // Its one slot holds the task: none is free (not the count it had when it asked).
+    assert.equal(status.worker_pool[0].free, 0);
+    assert.match(statusText.out, /workers: w1 busy \(0\/1 free/);
     const detail = await (await fetch(
       `${server.url}/review-board/runs/${status.run.run_id}/tasks/t`,
       { headers: WORKER_READ },
