@@ -560,3 +560,71 @@ Deno.test("in pull-request mode a worker's pushed branch becomes the pull reques
     await server.shutdown();
   }
 });
+
+Deno.test("a worker paused past its lease on the task's last attempt is refused when it comes back: the given-up task takes none of its work", async () => {
+  await using dir = await tempDir();
+  const go = join(dir.path, "go");
+  const hold = join(dir.path, "hold");
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [
+      {
+        id: "t",
+        script: [
+          ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
+          ["write", "out.txt", "stale\n"],
+          ["report", "done"],
+        ],
+      },
+      // Keeps the run live (on another worker) until the paused worker has spoken.
+      {
+        id: "keep",
+        role: "docs",
+        script: [["run", `while [ ! -f ${hold} ]; do sleep 0.1; done`], ["report", "kept"]],
+      },
+    ],
+  }], WORKERS_ONLY);
+  const server = await serve(root);
+  try {
+    await using _wk = startWorker(await workerClone(dir.path, bare, "wk"), server.url, "wk", {
+      roles: "docs",
+    });
+    await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1", {
+      roles: "backend",
+    });
+    const result = runPlan({ root, server, app: SERVER_APP, out: () => {} });
+    const task = async () =>
+      await (await fetch(`${server.url}/tasks/t`, { headers: WORKER_READ })).json();
+    for (const attempt of [1, 2, 3]) {
+      await w1.saw(new RegExp(`t: agent .* starting \\(attempt ${attempt}`));
+      const held = (await task()).session_id;
+      // Its network is cut for longer than the lease.
+      Deno.kill(w1.child.pid, "SIGSTOP");
+      await until(`attempt ${attempt}'s lease ran out`, async () => {
+        const t = await task();
+        return t.status === (attempt < 3 ? "OPEN" : "FAILED") || t.session_id !== held;
+      });
+      if (attempt === 3) await Deno.writeTextFile(go, "");
+      Deno.kill(w1.child.pid, "SIGCONT");
+    }
+    const refused = await w1.saw(/report refused/);
+    await until(
+      "the third attempt's report was answered",
+      () => Promise.resolve(w1.lines.filter((l) => /t: report refused/.test(l)).length === 3),
+    );
+    assert.match(
+      w1.lines.filter((l) => /t: report refused/.test(l))[2],
+      /HTTP 409 lease_expired: task t is no longer held by session .* \(it is FAILED\)/,
+      refused,
+    );
+    await Deno.writeTextFile(hold, "");
+    const done = await result;
+    assert.equal(done.status, "failed");
+    const rows = await rowsOf(root, done.runId);
+    assert.equal(rowsFor(rows, "agent_exited", "t").length, 3, "three lost leases, no more");
+    assert.equal(rowsFor(rows, "task_merged", "t").length, 0);
+    await assert.rejects(Deno.stat(join(root, "out.txt")), Deno.errors.NotFound);
+  } finally {
+    await server.shutdown();
+  }
+});

@@ -506,10 +506,15 @@ export class TaskStore {
     });
   }
 
-  /** Recovery found nothing mergeable and the attempts are spent: ORPHANED to FAILED. */
+  /**
+   * Recovery found nothing mergeable and the attempts are spent: ORPHANED to FAILED. No session
+   * holds it any more (its lease ran out), so a worker that comes back late is refused.
+   */
   giveUp(id: string, reason: string): Promise<Task> {
     return this.#apply(id, "give_up", (t) => {
       t.summary = reason;
+      t.session_id = null;
+      t.heartbeat_at = null;
     });
   }
 
