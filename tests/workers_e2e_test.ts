@@ -375,11 +375,15 @@ Deno.test("an orchestrator restarted while a worker runs: the worker keeps its l
   await w1.saw(/t: agent .* starting/);
   first.child.kill("SIGKILL"); // the orchestrator's machine reboots
   await first.done();
+  // Its terminal says the outage once, whatever its length, and says when it is over.
+  await w1.saw(/worker w1: heartbeat of .* not delivered: .*; its agent goes on/);
   const second = orchestratorProcess(root, port);
   await until(
     "the new process adopted the remote session",
     () => Promise.resolve(/still runs on worker w1/.test(second.text())),
   );
+  await w1.saw(/worker w1: heartbeat of .* delivered again: its lease holds/);
+  assert.equal(w1.lines.filter((l) => /not delivered/.test(l)).length, 1, w1.lines.join("\n"));
   await Deno.writeTextFile(go, "");
   assert.equal(await second.done(), 0, second.text());
   const runId = /run (run-[A-Za-z0-9-]+)/.exec(second.text())![1];

@@ -42,6 +42,8 @@ export interface Running {
   reported?: boolean;
   /** A heartbeat request of it is in flight. */
   beating?: boolean;
+  /** Its last heartbeat was not delivered (said once; its next delivered one says so). */
+  undelivered?: boolean;
   /** A push of what its agent committed meanwhile is under way (the final push waits for it). */
   progress?: Promise<void>;
   done: Promise<void>;

@@ -492,14 +492,25 @@ class Worker {
     } catch (e) {
       if (r.reported) return; // reported meanwhile: its capability ended with it
       // Unreachable: the agent goes on; the lease runs out only on the orchestrator's clock.
-      o.log(
-        `worker ${o.name}: heartbeat of ${r.order.session_id} not delivered: ${
-          (e as Error).message
-        }`,
-      );
+      // Said once per outage, not at every interval.
+      if (!r.undelivered) {
+        o.log(
+          `worker ${o.name}: heartbeat of ${r.order.session_id} not delivered: ${
+            (e as Error).message
+          }; its agent goes on, trying again`,
+        );
+      }
+      r.undelivered = true;
       return;
     } finally {
       r.beating = false;
+    }
+    if (r.undelivered) {
+      o.log(
+        `worker ${o.name}: heartbeat of ${r.order.session_id} delivered again` +
+          (v?.keep === false ? "" : ": its lease holds"),
+      );
+      r.undelivered = false;
     }
     if (v?.drain) this.#drainedBy();
     if (!v || v.keep || !r.session || r.session.endedBy) return;
