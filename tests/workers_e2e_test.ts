@@ -632,3 +632,40 @@ Deno.test("a worker paused past its lease on the task's last attempt is refused 
     await server.shutdown();
   }
 });
+
+Deno.test("two machines given one --name: the second waits and says why, and never takes the first's running task as if it had restarted", async () => {
+  await using dir = await tempDir();
+  const go = join(dir.path, "go");
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "t",
+      script: [
+        ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
+        ["write", "out.txt", "from the first\n"],
+        ["report", "done"],
+      ],
+    }],
+  }], "max_agents: 0\nheartbeat_timeout_s: 9\n" + WORKER_AUTH_YAML);
+  const server = await serve(root);
+  try {
+    await using first = startWorker(await workerClone(dir.path, bare, "m1"), server.url, "box");
+    const lines: string[] = [];
+    const result = runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    await first.saw(/t: agent .* starting/);
+    await using second = startWorker(await workerClone(dir.path, bare, "m2"), server.url, "box");
+    const refused = await second.saw(/worker box is running elsewhere/);
+    assert.match(refused, /renewed session\(s\) s-\S+ within the last heartbeat/);
+    assert.match(refused, /give each machine its own --name/);
+    assert.doesNotMatch(lines.join("\n"), /restarted/);
+    await Deno.writeTextFile(go, "");
+    const done = await result;
+    assert.equal(done.status, "completed", lines.join("\n"));
+    const rows = await rowsOf(root, done.runId);
+    assert.equal(rowsFor(rows, "task_claimed", "t").length, 1, "one attempt, the first's");
+    assert.equal(await Deno.readTextFile(join(root, "out.txt")), "from the first\n");
+    assert.equal(second.lines.filter((l) => /running elsewhere/.test(l)).length, 1, "said once");
+  } finally {
+    await server.shutdown();
+  }
+});

@@ -293,8 +293,12 @@ class Worker {
       try {
         return await ask();
       } catch (e) {
+        // Another live process under this --name: it is said, and asked again until that one
+        // stops heartbeating (then this one takes the name, as a restart would).
         const retry = e instanceof TaskStoreUnavailable ||
-          (e instanceof HttpApiError && (e.status === 503 || e.status === 502 || e.status === 504));
+          (e instanceof HttpApiError &&
+            (e.status === 503 || e.status === 502 || e.status === 504 ||
+              (e.status === 409 && e.code === "worker_name_in_use")));
         if (!retry) throw e;
         if (this.#o.once && Date.now() - since > ONCE_PATIENCE_MS) {
           throw new WorkerSetupError(
