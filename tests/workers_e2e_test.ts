@@ -669,3 +669,50 @@ Deno.test("two machines given one --name: the second waits and says why, and nev
     await server.shutdown();
   }
 });
+
+Deno.test("a worker stopped twice while no orchestrator answers its report exits, leaving the session for its next process to hand back", async () => {
+  await using dir = await tempDir();
+  const go = join(dir.path, "go");
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "t",
+      script: [
+        ["write", "first.txt", "kept\n"],
+        ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
+        ["write", "out.txt", "done\n"],
+        ["report", "done"],
+      ],
+    }],
+  }], WORKERS_ONLY);
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const first = orchestratorProcess(root, port);
+  const clone = await workerClone(dir.path, bare, "w1");
+  await using w1 = startWorker(clone, url, "w1", { args: ["--drain-timeout", "1"] });
+  await w1.saw(/t: agent .* starting/);
+  first.child.kill("SIGKILL"); // the orchestrator is gone for good meanwhile
+  await first.done();
+  Deno.kill(w1.child.pid, "SIGTERM"); // `systemctl stop`: it drains, then reports
+  await w1.saw(/t: report not taken yet/);
+  Deno.kill(w1.child.pid, "SIGTERM"); // stopped again: it does not wait for an orchestrator
+  const exited = await Promise.race([
+    w1.exited(),
+    new Promise<string>((r) => setTimeout(() => r("still running"), 30_000)),
+  ]);
+  assert.equal(exited, 0, w1.lines.join("\n"));
+  const given = w1.lines.find((l) => /t: report of .* given up/.test(l));
+  assert.match(
+    given ?? "",
+    /no orchestrator answers .*its work is on agent\/s-\S+ at [0-9a-f]{12}/,
+  );
+  // Its next process on this clone hands the session back to the next run, which goes on from
+  // the work it pushed; no attempt is counted.
+  const second = orchestratorProcess(root, port);
+  await using w1b = startWorker(clone, url, "w1");
+  await w1b.saw(/handed back session s-\S+ of t/);
+  await Deno.writeTextFile(go, "");
+  assert.equal(await second.done(), 0, second.text());
+  assert.equal(await Deno.readTextFile(join(root, "first.txt")), "kept\n");
+  assert.equal(await Deno.readTextFile(join(root, "out.txt")), "done\n");
+});

@@ -11,7 +11,7 @@
  * error while no orchestrator answered is reported as such (a stop's end, not a failed attempt).
  */
 import { gitWorktree } from "../git/worktree_admin.ts";
-import { commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
+import { agentBranch, commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
 import { git, resolveCommit } from "../git/git.ts";
 import { namedAdapter } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
@@ -67,6 +67,11 @@ export interface OrderContext {
   draining(): boolean;
   /** True once the drain's time is up: an agent that starts now is ended at once. */
   ending(): boolean;
+  /**
+   * True once a second signal came: a report no orchestrator answers is given up, and its
+   * session is left on this clone for the next process to hand back.
+   */
+  stopped(): boolean;
   log: (line: string) => void;
 }
 
@@ -161,7 +166,7 @@ export async function runOrder(c: OrderContext, r: Running): Promise<void> {
         "its pushed work is kept for the next run, no attempt counted",
     );
   }
-  await report(c, r, {
+  const taken = await report(c, r, {
     task_id: task.id,
     session_id: order.session_id,
     exit_code: exitCode,
@@ -173,7 +178,8 @@ export async function runOrder(c: OrderContext, r: Running): Promise<void> {
     ...(startFailure !== undefined ? { start_failure: startFailure.slice(0, 4000) } : {}),
     ...(away ? { orchestrator_away: true } : {}),
   });
-  await cleanUp(c, r);
+  // Given up: its worktree and PID file stay, so the next process here hands the session back.
+  if (taken) await cleanUp(c, r);
 }
 
 /**
@@ -204,7 +210,7 @@ async function orchestratorAnswers(c: OrderContext, r: Running): Promise<boolean
 async function handBack(c: OrderContext, r: Running, started: number): Promise<void> {
   const { order } = r;
   c.log(`${order.task.id}: handing ${order.session_id} back unstarted: this worker is draining`);
-  await report(c, r, {
+  const taken = await report(c, r, {
     task_id: order.task.id,
     session_id: order.session_id,
     exit_code: -1,
@@ -287,15 +293,16 @@ async function logOf(
  * Report with the session's capability until the orchestrator answers: accepted, 409 (the lease
  * is gone), or 401 after an unanswered try (that try was taken: the capability ends with it).
  */
-async function report(c: OrderContext, r: Running, body: ReportBody): Promise<void> {
+async function report(c: OrderContext, r: Running, body: ReportBody): Promise<boolean> {
   try {
-    await sendReport(c, r, body);
+    return await sendReport(c, r, body);
   } finally {
     r.reported = true;
   }
 }
 
-async function sendReport(c: OrderContext, r: Running, body: ReportBody): Promise<void> {
+/** True when the orchestrator answered it (taken or refused); false when it was given up. */
+async function sendReport(c: OrderContext, r: Running, body: ReportBody): Promise<boolean> {
   const id = body.task_id;
   const path = sessionPath(c.name, body.session_id, "report");
   let tried = false;
@@ -310,20 +317,29 @@ async function sendReport(c: OrderContext, r: Running, body: ReportBody): Promis
           (body.commit ? `commit ${body.commit.slice(0, 12)}` : "no commit") +
           (body.push_error ? ` (push failed: ${body.push_error})` : ""),
       );
-      return;
+      return true;
     } catch (e) {
       if (e instanceof HttpApiError && (e.status === 409 || (e.status === 401 && tried))) {
         c.log(
           `${id}: report refused: ${e.message}` +
             (e.status === 401 ? " (an earlier try was taken, or its run ended)" : ""),
         );
-        return;
+        return true;
       }
       const again = e instanceof TaskStoreUnavailable ||
         (e instanceof HttpApiError && e.status >= 500);
       if (!again) {
         c.log(`${id}: report refused: ${(e as Error).message}`);
-        return;
+        return true;
+      }
+      if (c.stopped()) {
+        c.log(
+          `${id}: report of ${body.session_id} given up: no orchestrator answers and the worker ` +
+            `was stopped again; its work is on ${agentBranch(body.session_id)}` +
+            (body.commit ? ` at ${body.commit.slice(0, 12)}` : "") +
+            ", and the next `service worker` on this clone hands the session back",
+        );
+        return false;
       }
       if (!tried) c.log(`${id}: report not taken yet (${(e as Error).message}); trying again`);
       tried = true;

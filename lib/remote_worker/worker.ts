@@ -177,6 +177,7 @@ class Worker {
       agentServer: () => this.#agentServer,
       draining: () => this.#draining,
       ending: () => this.#ending,
+      stopped: () => this.#o.hardStop?.aborted ?? false,
       log: o.log,
     };
   }
