@@ -95,7 +95,12 @@ export async function runOrder(c: OrderContext, r: Running): Promise<void> {
   /** No orchestrator answered when the agent ended on its own (the run was stopped). */
   let away = false;
   try {
-    await fetchBase(c.remote, order.base_ref);
+    await fetchBase(c.remote, order.base_ref).catch((e) => {
+      // The run published its base before the claim was answered: a fetch that fails is this
+      // machine's access to its remote (network, credentials), not the task's doing.
+      startFailure = `could not fetch the run's base from ${c.remoteName}: ${(e as Error).message}`;
+      throw e;
+    });
     if (!await resolveCommit(order.base, { cwd: c.root })) {
       throw new Error(
         `the base ${order.base.slice(0, 12)} is not on ${c.remoteName} (${order.base_ref})`,
