@@ -225,7 +225,7 @@ async function handBack(c: OrderContext, r: Running, started: number): Promise<v
     log: `service worker ${c.name}: drained before its agent started\n`,
     log_truncated: false,
   });
-  await cleanUp(c, r);
+  if (taken) await cleanUp(c, r);
 }
 
 /** Commit what the agent left and push `agent/<session>`; the commit, or why not. */
