@@ -197,6 +197,11 @@ Deno.test("Ctrl-C twice: the second does not wait out the 30 s grace of an agent
     assert.ok(took < 15_000, `ended ${Math.round(took)} ms after the second Ctrl-C, not 30 s`);
     assert.match(seen, /stopping now: agents get SIGKILL; their work is kept/);
     assert.match(seen, /stubborn: ORPHANED/);
+    // The list under the last line names what did not land, FAILED tasks too: it says so.
+    assert.match(seen, /resumes it \(1 unfinished task\(s\)\); not landed:\n\s+stubborn: ORPHANED/);
+    // `status` names it too, with the same reason, once no process runs the run.
+    const told = await cli(root, "status");
+    assert.match(told.text, /\n\s+stubborn ORPHANED: \S/, told.text);
     // Its work stays in its worktree (resumed from there); only that attempt wrote w.txt.
     const kept = await git(root, "worktree", "list", "--porcelain");
     const tree = /worktree (\S+\.sdd\/worktrees\/\S+)/.exec(kept)?.[1];

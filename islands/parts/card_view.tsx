@@ -16,14 +16,40 @@ export interface CardViewProps {
   onSelect?: (taskId: string) => void;
 }
 
-/** A gate receipt (a failed signal) in words: `kind: detail`. */
+/** A gate receipt (a failed signal) in words: `kind name: detail` (a quality gate has a name). */
 export function gateText(gate: unknown): string {
   if (gate && typeof gate === "object" && !Array.isArray(gate)) {
-    const { kind, detail } = gate as Record<string, unknown>;
-    const [k, d] = [String(kind ?? "signal"), String(detail ?? "")];
-    return d.startsWith(`${k}:`) ? d : `${k}: ${d}`; // "cancelled: cancelled: …" says it twice
+    const { kind, detail, name } = gate as Record<string, unknown>;
+    const k = String(kind ?? "signal");
+    const d = String(detail ?? "");
+    const named = typeof name === "string" && name ? `${k} ${name}` : k;
+    return d.startsWith(`${k}:`) ? d : `${named}: ${d}`; // "cancelled: cancelled: …" says it twice
   }
   return JSON.stringify(gate);
+}
+
+/** The longest a card's gate line quotes of a gate's output. */
+const CARD_OUTPUT_CHARS = 200;
+
+/**
+ * A gate receipt as a card shows it: what the gate's output said last (`quality_gate tests (exit
+ * 1): failed: test/parse.js`) rather than the command, which the task's detail shows with the
+ * whole tail; {@link gateText} for a gate without output.
+ */
+export function cardGateText(gate: unknown): string {
+  if (!gate || typeof gate !== "object" || Array.isArray(gate)) return gateText(gate);
+  const { kind, name, output_tail } = gate as Record<string, unknown>;
+  if (typeof output_tail !== "string") return gateText(gate);
+  const lines = output_tail.split("\n").map((l) => l.trim()).filter(Boolean);
+  const exit = lines.length > 0 ? /^\[exit (-?\d+)\]$/.exec(lines[lines.length - 1]) : null;
+  if (exit) lines.pop();
+  const said = lines.at(-1);
+  if (said === undefined) return gateText(gate);
+  const named = typeof name === "string" && name ? `${String(kind ?? "signal")} ${name}` : String(
+    kind ?? "signal",
+  );
+  const quoted = said.length > CARD_OUTPUT_CHARS ? `${said.slice(0, CARD_OUTPUT_CHARS)}…` : said;
+  return `${named}${exit ? ` (exit ${exit[1]})` : ""}: ${quoted}`;
 }
 
 /**
@@ -147,7 +173,9 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
           agent: {isolationWords(face.isolation)}
         </span>
       )}
-      {card.gates?.map((gate, i) => <span class="gate" key={i}>✗ {gateText(gate)}</span>)}
+      {card.gates?.map((gate, i) => (
+        <span class="gate" key={i} title={gateText(gate)}>✗ {cardGateText(gate)}</span>
+      ))}
       {verdict && (
         <span class="verdict" data-verdict={verdict.decision}>
           <strong>{verdict.decision.replace("_", " ")}</strong> by {verdict.principal}

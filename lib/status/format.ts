@@ -137,6 +137,7 @@ type StatusRun = {
   tasks?: Record<string, number>;
   waiting: Record<string, string>;
   failed?: Record<string, string>;
+  orphaned?: Record<string, string>;
   note?: string;
 };
 
@@ -181,6 +182,9 @@ function runLines(status: Record<string, unknown>, p: Escaping): string[] {
   const lines = [p.plain(`run: ${run.run_id} (${state})`)];
   for (const [task, reason] of Object.entries(run.failed ?? {})) {
     lines.push(p.red(`  ${task} FAILED: ${reason}`));
+  }
+  for (const [task, reason] of Object.entries(run.orphaned ?? {})) {
+    lines.push(p.yellow(`  ${task} ORPHANED: ${reason}`));
   }
   for (const [task, reason] of Object.entries(run.waiting ?? {})) {
     lines.push(p.yellow(`  ${task} ${reason.startsWith("blocked") ? "is" : "waits:"} ${reason}`));

@@ -137,8 +137,8 @@ function countByStatus(tasks: Task[]): Record<string, number> {
 
 /**
  * The current run: its state, its status now (recomputed from its journal as `service runs`
- * does, so a cancel or retry after it ended shows), its tasks counted by status, and each of
- * its FAILED tasks with the reason it failed.
+ * does, so a cancel or retry after it ended shows), its tasks counted by status, each of its
+ * FAILED tasks with the reason it failed and, once no process runs it, each ORPHANED one.
  */
 const runPart: StatusPart = async (app: AppContext) => {
   const state = await readRunState(app.paths);
@@ -160,6 +160,12 @@ const runPart: StatusPart = async (app: AppContext) => {
     waiting: stillWaiting(state.waiting ?? {}, tasks),
     failed: Object.fromEntries(
       tasks.filter((t) => t.status === "FAILED").map((t) => [t.id, t.summary ?? "no reason given"]),
+    ),
+    // Ended while their agents worked (a stop, a crash): named, as the run's last lines named them.
+    orphaned: alive ? {} : Object.fromEntries(
+      tasks.filter((t) => t.status === "ORPHANED").map((
+        t,
+      ) => [t.id, t.summary ?? "no reason given"]),
     ),
     alive,
     ...(alive

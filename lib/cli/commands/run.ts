@@ -124,7 +124,11 @@ Environment:
       }
       ctx.stdout(colour.red(
         result.status === "stopped"
-          ? `run ${result.runId} ${stoppedOutcome(result)}${result.problems.length ? ":" : ""}`
+          // The list below also names FAILED tasks, which count as finished: "not landed" says
+          // what it lists.
+          ? `run ${result.runId} ${stoppedOutcome(result)}${
+            result.problems.length ? "; not landed:" : ""
+          }`
           : `run ${result.runId} ${result.status}:`,
       ));
       for (const p of result.problems) printableItem(p, "  ").forEach((l) => ctx.stdout(l));
