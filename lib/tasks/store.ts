@@ -415,6 +415,20 @@ export class TaskStore {
   }
 
   /**
+   * Cancel `id` only if it has not started (OPEN or BLOCKED) when the cancel is written, after
+   * any change already on its way (a claim); false, and nothing written, when it had started.
+   */
+  async cancelUnstarted(id: string, reason: string): Promise<boolean> {
+    const task = this.require(id);
+    return await this.#update(task, (t) => {
+      if (t.status !== "OPEN" && t.status !== "BLOCKED") return false;
+      this.#transit(t, "cancel", () => {
+        t.summary = reason;
+      });
+    });
+  }
+
+  /**
    * An operator gives a FAILED or CANCELLED task new attempts (`service retry`): OPEN with its
    * attempts reset, or BLOCKED when a dependency is not satisfied yet.
    */
