@@ -52,6 +52,8 @@ export interface FakeTrackerApis extends AsyncDisposable {
   workflow: FakeState[];
   /** Every state change made (tests/_tracker_workflows.ts). */
   moves: FakeMove[];
+  /** While set, every request is held (a tracker that does not answer) until it resolves. */
+  hold?: Promise<void>;
 }
 
 const PAGE = 2; // small pages so pagination is exercised
@@ -146,6 +148,7 @@ export function startFakeTrackerApis(issues: FakeIssue[] = []): FakeTrackerApis 
     repoLabels: ["agent", "bug", "in progress", "blocked"],
     workflow: FAKE_WORKFLOW.map((s) => ({ ...s })),
     moves: [] as FakeMove[],
+    hold: undefined as Promise<void> | undefined,
   };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const u = new URL(req.url);
@@ -157,6 +160,7 @@ export function startFakeTrackerApis(issues: FakeIssue[] = []): FakeTrackerApis 
       headers: req.headers,
       body,
     });
+    if (fake.hold) await fake.hold;
     const failure = fake.failNext.shift();
     if (failure) {
       return new Response(failure.body ?? JSON.stringify({ message: "fake failure" }), {

@@ -37,6 +37,12 @@ const CASES: { args: string[]; code: number; out: RegExp; name: string }[] = [
     out: /Unknown option '--jsno' \(did you mean --json\?\)/,
   },
   {
+    name: "an option whose value is missing (the next option follows)",
+    args: ["worker", "--server", "--dir", "."],
+    code: 1,
+    out: /Option '--server' argument is ambiguous\. \(did you forget its value\?\)/,
+  },
+  {
     name: "extra positional of run",
     args: ["run", "plan.yaml", "other.yaml"],
     code: 1,

@@ -340,3 +340,30 @@ Deno.test("GitLab: a failed pipeline is retried once before a new attempt; it pa
   assert.equal(rows.filter((r) => r.type === "task_claimed").length, 1, "one attempt");
   assert.ok(gl.fake.events.some((e) => e.kind === "rerun"));
 });
+
+Deno.test("a merge GitHub keeps refusing (a review rule the token cannot read) is asked again less and less often, not at every poll interval, and merges once approved", async () => {
+  await using dir = await tempDir();
+  await using gh = await githubWorkspace(dir.path, [{
+    id: "feature",
+    script: [["write", "feature.txt", "done\n"], ["report", "wrote feature.txt"]],
+  }], { approvals: 1, hideProtection: true });
+  const run = watchedRun(dir.path);
+  const asks = () => gh.fake.events.filter((e) => e.kind === "merge_requested");
+  await until("five refused merges", () => Promise.resolve(asks().length >= 5), 120_000);
+  const [first, , , , fifth] = asks();
+  // Every poll interval (1 s) would ask five times within ~4 s; backing off (1, 2, 4, 8 s) takes 15.
+  assert.ok(
+    fifth.at - first.at >= 12_000,
+    `five merge requests within ${fifth.at - first.at} ms: the refusal is asked again at once`,
+  );
+  const rows = await rowsOf(dir.path, run.runId);
+  assert.ok(rows.some((r) =>
+    r.type === "task_waiting" &&
+    /GitHub did not merge it \(HTTP 405: At least 1 approving review .*\); asking again within \d+ s/
+      .test(String(r.data.reason))
+  ));
+  await gh.fake.review(1, "alice", "APPROVED");
+  const result = await run.result;
+  assert.equal(result.status, "completed", result.problems.join("; "));
+  assert.ok(gh.fake.pulls()[0].merged);
+});

@@ -342,6 +342,35 @@ Deno.test("heartbeats stop for heartbeat_timeout_s: the task is ORPHANED, reopen
   assert.equal((await ws.call("POST", "/tasks/next?role=qa")).body.attempts, 2);
 });
 
+Deno.test("a claimant whose lease ran out and whose task another session holds now is refused on heartbeat too (409 stale_session): it renews nothing", async () => {
+  let now = Date.parse("2026-01-01T00:00:00Z");
+  await using ws = await testWorkspace({
+    config: "cli: claude\nroles: [qa]\nheartbeat_timeout_s: 45\n",
+    clock: () => now,
+  });
+  await ws.call("POST", "/tasks", { id: "h", title: "H", role: "qa" });
+  await ws.call("POST", "/tasks/h/claim", { session_id: "old" });
+  const { taskStoreFor } = await import("../lib/tasks/registry.ts");
+  const store = await taskStoreFor(ws.ctx);
+  now += 46_000;
+  await store.sweepOrphans();
+  await ws.call("POST", "/tasks/h/reopen");
+  await ws.call("POST", "/tasks/h/claim", { session_id: "new" });
+  const renewedAt = (await ws.call("GET", "/tasks/h")).body.heartbeat_at;
+  now += 10_000;
+  const stale = await ws.call("POST", "/tasks/h/heartbeat", { session_id: "old" });
+  assert.equal(stale.status, 409);
+  assert.equal(stale.body.error.code, "stale_session");
+  assert.match(stale.body.error.message, /held by session new, not old/);
+  const after = (await ws.call("GET", "/tasks/h")).body;
+  assert.equal(after.status, "CLAIMED", "the stale heartbeat changed nothing");
+  assert.equal(after.heartbeat_at, renewedAt, "nor renewed the new session's lease");
+  // The holder's own heartbeat, with or without its session id, renews it.
+  assert.equal((await ws.call("POST", "/tasks/h/heartbeat", { session_id: "new" })).status, 200);
+  assert.equal((await ws.call("POST", "/tasks/h/heartbeat")).body.status, "IN_PROGRESS");
+  assert.equal((await ws.call("POST", "/tasks/h/heartbeat", { session_id: 7 })).status, 400);
+});
+
 Deno.test("onTaskChange() publishes creations and status changes", async () => {
   await using ws = await testWorkspace();
   const seen: TaskChange[] = [];

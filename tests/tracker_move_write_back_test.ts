@@ -230,3 +230,57 @@ Deno.test("move_to: a move that fails is recorded and journaled with its reason 
     await closeTrackerService(w.ws.ctx);
   }
 });
+
+Deno.test("move_to: a claim's move superseded by the landing while the tracker holds an earlier call is never sent", async () => {
+  await using fake = startFakeTrackerApis([ticket(1), ticket(2)]);
+  await using w = await jiraWorkspace(fake.url, "{ claimed: In Progress, landed: Done }");
+  const box = async () =>
+    JSON.parse(await Deno.readTextFile(join(w.ws.root, ".sdd/runtime/tracker_outbox.json")))
+      .entries as {
+        key: string;
+        task_id: string;
+        state: string;
+        attempts: number;
+        next_at: string;
+      }[];
+  await w.open();
+  const tasks = [await w.create(1), await w.create(2)];
+  // The tracker is down while both claims' moves are tried; the service stops meanwhile.
+  for (let i = 0; i < 200; i++) fake.failNext.push({ status: 503 });
+  for (const [i, t] of tasks.entries()) await t.store.claim(t.id, `s${i}`);
+  await until(
+    "a failed try of both moves",
+    async () => (await box()).filter((e) => e.attempts >= 1).length === 2,
+  );
+  await closeTrackerService(w.ws.ctx);
+  fake.failNext.length = 0;
+  // The next start tries the earlier move first; the other one's task lands while it waits.
+  const order = (await box()).sort((a, b) => a.next_at.localeCompare(b.next_at));
+  const [held, landed] = order.map((e) => tasks.find((t) => t.id === e.task_id)!);
+  const number = (t: typeof held) => tasks.indexOf(t) + 1;
+  const release = Promise.withResolvers<void>();
+  fake.hold = release.promise; // back up, but its first answer takes long
+  const seen = fake.requests.length;
+  await w.open();
+  try {
+    await until("the first call", () => fake.requests.length > seen);
+    await landed.store.complete(landed.id, {}, completionVerdict(w.ws.ctx.paths));
+    await landed.store.markMerged(landed.id);
+    await until(
+      "the landed task's claim move superseded",
+      async () =>
+        (await box()).some((e) =>
+          e.task_id === landed.id && e.key.includes("/claimed/") && e.state === "abandoned"
+        ),
+    );
+  } finally {
+    fake.hold = undefined;
+    release.resolve();
+  }
+  await until("both moves", () => fake.moves.length >= 2);
+  await closeTrackerService(w.ws.ctx);
+  assert.deepEqual(
+    fake.moves.map((m) => `${m.number} ${m.change}`),
+    [`${number(held)} status In Progress`, `${number(landed)} status Done`],
+  );
+});

@@ -138,6 +138,99 @@ Deno.test("poll: 429 with Retry-After and 5xx back off; 401 is not retried fast"
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("poll: a webhook that moved the cursor past a change whose delivery was lost does not hide that change from the next poll", async () => {
+  await using fake = startFakeTrackerApis(sampleIssues());
+  const dir = await Deno.makeTempDir();
+  const runtime = await TrackerRuntimeStore.open(`${dir}/trackers.json`, 10);
+  const config = parseConfig(
+    "cli: claude\nroles: [backend]\ntrackers:\n  tracker_b:\n    project: octo/app\n" +
+      `    poll_interval_s: 60\n    api_url: ${fake.url}\n` +
+      "    webhook: { enabled: true, secret_env: WH_LOST }\n",
+  );
+  const [settings] = trackerSettings(config, BUILTIN_TRACKERS);
+  const fed: Ticket[] = [];
+  const poller = new TrackerPoller(settings, settings.adapter!, {
+    fetch,
+    now: Date.now,
+    env: () => undefined,
+    sink: (t) => {
+      fed.push(...t);
+      return Promise.resolve(t.map((x) => ({ ref: x.ref, action: "created" as const })));
+    },
+    runtime,
+    warn: () => {},
+  });
+  try {
+    await poller.pollOnce();
+    assert.deepEqual(titles(fed), ["One", "Two", "Four", "Five"]);
+    fed.length = 0;
+    // Six changes and its delivery is lost; Seven changes later and its delivery comes: the
+    // webhook route's sink moves last_processed_ts to Seven's time.
+    const at = (min: number) => new Date(Date.now() - min * 60_000).toISOString();
+    fake.issues.push(
+      { number: 6, title: "Six", body: "", labels: [], state: "open", updated_at: at(2) },
+      { number: 7, title: "Seven", body: "", labels: [], state: "open", updated_at: at(1) },
+    );
+    runtime.update("tracker_b", { last_processed_ts: fake.issues[6].updated_at });
+    await poller.pollOnce();
+    assert.deepEqual(titles(fed), ["Six", "Seven"], "the poll, the safety net, sees Six");
+    fed.length = 0;
+    await poller.pollOnce();
+    assert.deepEqual(titles(fed), [], "and then only what changed since");
+  } finally {
+    await runtime.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("webhook only: a startup replay longer than one poll's page cap goes on until it has caught up", async () => {
+  const issues: FakeIssue[] = Array.from({ length: 25 }, (_, i) => ({
+    number: i + 1,
+    title: `T${i + 1}`,
+    body: "",
+    labels: [],
+    state: "open",
+    updated_at: ago(60 - i),
+  }));
+  await using fake = startFakeTrackerApis(issues);
+  const dir = await Deno.makeTempDir();
+  const runtime = await TrackerRuntimeStore.open(`${dir}/trackers.json`, 10);
+  runtime.update("tracker_b", {
+    last_processed_ts: new Date(Date.now() - 120 * 60_000).toISOString(),
+  });
+  const config = parseConfig(
+    "cli: claude\nroles: [backend]\ntrackers:\n  tracker_b:\n    project: octo/app\n" +
+      `    polling: false\n    poll_interval_s: 0.05\n    api_url: ${fake.url}\n    token_env: TOK\n` +
+      "    webhook: { enabled: true, secret_env: WH_CAP }\n",
+  );
+  const [settings] = trackerSettings(config, BUILTIN_TRACKERS);
+  const fed: Ticket[] = [];
+  const poller = new TrackerPoller(settings, settings.adapter!, {
+    fetch,
+    now: Date.now,
+    env: (n) => n === "TOK" ? "tok" : undefined,
+    sink: (t) => {
+      fed.push(...t);
+      return Promise.resolve(t.map((x) => ({ ref: x.ref, action: "created" as const })));
+    },
+    runtime,
+    warn: () => {},
+  });
+  try {
+    poller.startBootReplay();
+    const deadline = Date.now() + 10_000;
+    while (fed.length < 25) {
+      assert.ok(Date.now() < deadline, `the replay stopped after ${fed.length} of 25 tickets`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.deepEqual(new Set(titles(fed)).size, 25);
+  } finally {
+    await poller.stop();
+    await runtime.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("poll: a 403 that says no requests remain waits for the reset and will retry; an echoed token is never shown", async () => {
   await using fake = startFakeTrackerApis(sampleIssues());
   const dir = await Deno.makeTempDir();

@@ -99,6 +99,64 @@ Deno.test("write-back: a comment that failed while the tracker was down is retri
   }
 });
 
+Deno.test("write-back: a landing is in the outbox on disk while the tracker still holds an earlier comment, so a kill meanwhile loses nothing", async () => {
+  await using fake = startFakeTrackerApis([]);
+  const tag = `${Deno.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const tokenVar = `TRK_WB3_TOKEN_${tag}`;
+  Deno.env.set(tokenVar, "gh-token");
+  await using ws = await testWorkspace({
+    config: "cli: claude\nroles: [backend]\ntrackers:\n  tracker_b:\n    project: octo-org/app\n" +
+      `    polling: false\n    api_url: ${fake.url}\n    token_env: ${tokenVar}\n` +
+      "    comment_on_land: true\n",
+  });
+  const release = Promise.withResolvers<void>();
+  try {
+    await trackerServiceFor(ws.ctx, { commentRetryDelayMs: 20 });
+    const store = await taskStoreFor(ws.ctx);
+    const land = async (number: number) => {
+      const [task] = await store.create([TaskInputSchema.parse({
+        title: `ticket ${number}`,
+        role: "backend",
+        source: {
+          tracker: "tracker_b",
+          key: `octo-org/app#${number}`,
+          ref: `octo-org/app#${number}`,
+          url: `https://github.com/octo-org/app/issues/${number}`,
+          ids: { repo: "octo-org/app", number },
+        },
+      })]);
+      await store.claim(task.id, `s${number}`);
+      await store.complete(task.id, {}, completionVerdict(ws.ctx.paths));
+      await store.markMerged(task.id);
+      return task.id;
+    };
+    const onDisk = async () => {
+      const text = await Deno.readTextFile(`${ws.root}/.sdd/runtime/tracker_outbox.json`)
+        .catch(() => '{"entries":[]}');
+      return JSON.parse(text).entries.map((e: { task_id: string }) => e.task_id);
+    };
+    // The tracker takes the first comment and does not answer (down behind a proxy, timing out).
+    fake.hold = release.promise;
+    const first = await land(1);
+    await until("the first comment's call", () => fake.requests.length === 1);
+    const second = await land(2);
+    await until("the second landing on disk", async () => (await onDisk()).includes(second));
+    assert.deepEqual(await onDisk(), [first, second]);
+    assert.equal(fake.comments.length, 0, "the tracker answered nothing yet");
+    fake.hold = undefined;
+    release.resolve();
+    await until("both comments", () => fake.comments.length === 2);
+    await closeTrackerService(ws.ctx);
+    assert.deepEqual(fake.comments.map((c) => c.path), [
+      "/repos/octo-org/app/issues/1/comments",
+      "/repos/octo-org/app/issues/2/comments",
+    ]);
+  } finally {
+    release.resolve();
+    Deno.env.delete(tokenVar);
+  }
+});
+
 Deno.test("write-back: a task whose ticket is outside the configured project is never commented on", async () => {
   await using fake = startFakeTrackerApis([]);
   const tokenVar = `TRK_WB2_TOKEN_${Deno.pid}`;

@@ -172,6 +172,9 @@ Deno.test("a worker killed mid-task loses its lease; its pushed commit is the pa
     assert.match(statusText.out, /agents: 0 live, 1 on remote workers\n {2}t: on worker w1/);
     const status = await (await fetch(`${server.url}/status`, { headers: WORKER_READ })).json();
     assert.equal(status.workers[0].worker, "w1");
+    // Its one slot holds the task: none is free (not the count it had when it asked).
+    assert.equal(status.worker_pool[0].free, 0);
+    assert.match(statusText.out, /workers: w1 busy \(0\/1 free/);
     const detail = await (await fetch(
       `${server.url}/review-board/runs/${status.run.run_id}/tasks/t`,
       { headers: WORKER_READ },
@@ -372,11 +375,15 @@ Deno.test("an orchestrator restarted while a worker runs: the worker keeps its l
   await w1.saw(/t: agent .* starting/);
   first.child.kill("SIGKILL"); // the orchestrator's machine reboots
   await first.done();
+  // Its terminal says the outage once, whatever its length, and says when it is over.
+  await w1.saw(/worker w1: heartbeat of .* not delivered: .*; its agent goes on/);
   const second = orchestratorProcess(root, port);
   await until(
     "the new process adopted the remote session",
     () => Promise.resolve(/still runs on worker w1/.test(second.text())),
   );
+  await w1.saw(/worker w1: heartbeat of .* delivered again: its lease holds/);
+  assert.equal(w1.lines.filter((l) => /not delivered/.test(l)).length, 1, w1.lines.join("\n"));
   await Deno.writeTextFile(go, "");
   assert.equal(await second.done(), 0, second.text());
   const runId = /run (run-[A-Za-z0-9-]+)/.exec(second.text())![1];
@@ -556,4 +563,156 @@ Deno.test("in pull-request mode a worker's pushed branch becomes the pull reques
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("a worker paused past its lease on the task's last attempt is refused when it comes back: the given-up task takes none of its work", async () => {
+  await using dir = await tempDir();
+  const go = join(dir.path, "go");
+  const hold = join(dir.path, "hold");
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [
+      {
+        id: "t",
+        script: [
+          ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
+          ["write", "out.txt", "stale\n"],
+          ["report", "done"],
+        ],
+      },
+      // Keeps the run live (on another worker) until the paused worker has spoken.
+      {
+        id: "keep",
+        role: "docs",
+        script: [["run", `while [ ! -f ${hold} ]; do sleep 0.1; done`], ["report", "kept"]],
+      },
+    ],
+  }], WORKERS_ONLY);
+  const server = await serve(root);
+  try {
+    await using _wk = startWorker(await workerClone(dir.path, bare, "wk"), server.url, "wk", {
+      roles: "docs",
+    });
+    await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1", {
+      roles: "backend",
+    });
+    const result = runPlan({ root, server, app: SERVER_APP, out: () => {} });
+    const task = async () =>
+      await (await fetch(`${server.url}/tasks/t`, { headers: WORKER_READ })).json();
+    for (const attempt of [1, 2, 3]) {
+      await w1.saw(new RegExp(`t: agent .* starting \\(attempt ${attempt}`));
+      const held = (await task()).session_id;
+      // Its network is cut for longer than the lease.
+      Deno.kill(w1.child.pid, "SIGSTOP");
+      await until(`attempt ${attempt}'s lease ran out`, async () => {
+        const t = await task();
+        return t.status === (attempt < 3 ? "OPEN" : "FAILED") || t.session_id !== held;
+      });
+      if (attempt === 3) await Deno.writeTextFile(go, "");
+      Deno.kill(w1.child.pid, "SIGCONT");
+    }
+    const refused = await w1.saw(/report refused/);
+    await until(
+      "the third attempt's report was answered",
+      () => Promise.resolve(w1.lines.filter((l) => /t: report refused/.test(l)).length === 3),
+    );
+    assert.match(
+      w1.lines.filter((l) => /t: report refused/.test(l))[2],
+      /HTTP 409 lease_expired: task t is no longer held by session .* \(it is FAILED\)/,
+      refused,
+    );
+    await Deno.writeTextFile(hold, "");
+    const done = await result;
+    assert.equal(done.status, "failed");
+    const rows = await rowsOf(root, done.runId);
+    assert.equal(rowsFor(rows, "agent_exited", "t").length, 3, "three lost leases, no more");
+    assert.equal(rowsFor(rows, "task_merged", "t").length, 0);
+    await assert.rejects(Deno.stat(join(root, "out.txt")), Deno.errors.NotFound);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("two machines given one --name: the second waits and says why, and never takes the first's running task as if it had restarted", async () => {
+  await using dir = await tempDir();
+  const go = join(dir.path, "go");
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "t",
+      script: [
+        ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
+        ["write", "out.txt", "from the first\n"],
+        ["report", "done"],
+      ],
+    }],
+  }], "max_agents: 0\nheartbeat_timeout_s: 9\n" + WORKER_AUTH_YAML);
+  const server = await serve(root);
+  try {
+    await using first = startWorker(await workerClone(dir.path, bare, "m1"), server.url, "box");
+    const lines: string[] = [];
+    const result = runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    await first.saw(/t: agent .* starting/);
+    await using second = startWorker(await workerClone(dir.path, bare, "m2"), server.url, "box");
+    const refused = await second.saw(/worker box is running elsewhere/);
+    assert.match(refused, /renewed session\(s\) s-\S+ within the last heartbeat/);
+    assert.match(refused, /give each machine its own --name/);
+    assert.doesNotMatch(lines.join("\n"), /restarted/);
+    await Deno.writeTextFile(go, "");
+    const done = await result;
+    assert.equal(done.status, "completed", lines.join("\n"));
+    const rows = await rowsOf(root, done.runId);
+    assert.equal(rowsFor(rows, "task_claimed", "t").length, 1, "one attempt, the first's");
+    assert.equal(await Deno.readTextFile(join(root, "out.txt")), "from the first\n");
+    assert.equal(second.lines.filter((l) => /running elsewhere/.test(l)).length, 1, "said once");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("a worker stopped twice while no orchestrator answers its report exits, leaving the session for its next process to hand back", async () => {
+  await using dir = await tempDir();
+  const go = join(dir.path, "go");
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: [{
+      id: "t",
+      script: [
+        ["write", "first.txt", "kept\n"],
+        ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
+        ["write", "out.txt", "done\n"],
+        ["report", "done"],
+      ],
+    }],
+  }], WORKERS_ONLY);
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const first = orchestratorProcess(root, port);
+  const clone = await workerClone(dir.path, bare, "w1");
+  await using w1 = startWorker(clone, url, "w1", { args: ["--drain-timeout", "1"] });
+  await w1.saw(/t: agent .* starting/);
+  first.child.kill("SIGKILL"); // the orchestrator is gone for good meanwhile
+  await first.done();
+  Deno.kill(w1.child.pid, "SIGTERM"); // `systemctl stop`: it drains, then reports
+  await w1.saw(/t: report not taken yet/);
+  Deno.kill(w1.child.pid, "SIGTERM"); // stopped again: it does not wait for an orchestrator
+  const exited = await Promise.race([
+    w1.exited(),
+    new Promise<string>((r) => setTimeout(() => r("still running"), 30_000)),
+  ]);
+  assert.equal(exited, 0, w1.lines.join("\n"));
+  const given = w1.lines.find((l) => /t: report of .* given up/.test(l));
+  assert.match(
+    given ?? "",
+    /no orchestrator answers .*its work is on agent\/s-\S+ at [0-9a-f]{12}/,
+  );
+  // Its next process on this clone hands the session back to the next run, which goes on from
+  // the work it pushed; no attempt is counted.
+  const second = orchestratorProcess(root, port);
+  await using w1b = startWorker(clone, url, "w1");
+  await w1b.saw(/handed back session s-\S+ of t/);
+  await Deno.writeTextFile(go, "");
+  assert.equal(await second.done(), 0, second.text());
+  assert.equal(await Deno.readTextFile(join(root, "first.txt")), "kept\n");
+  assert.equal(await Deno.readTextFile(join(root, "out.txt")), "done\n");
 });

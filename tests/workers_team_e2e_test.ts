@@ -676,3 +676,48 @@ Deno.test({
     }
   },
 });
+
+Deno.test("a worker that cannot fetch from its git remote costs no task an attempt: its claims go back, and 3 in a row cordon it with git's words", async () => {
+  await using dir = await tempDir();
+  const { root, bare } = await sharedRemote(dir.path, [{
+    name: "s",
+    steps: ["a", "b", "c"].map((id) => ({
+      id,
+      script: [["write", `${id}.txt`, `${id}\n`], ["report"]],
+    })),
+  }], WORKERS_ONLY);
+  // Its remote is out of reach (a network cut, a revoked deploy key).
+  const cutClone = await workerClone(dir.path, bare, "cut");
+  await sh(cutClone, "remote", "set-url", "origin", join(dir.path, "unreachable.git"));
+  const server = await serve(root);
+  try {
+    await using cut = startWorker(cutClone, server.url, "cut");
+    await cut.saw(/worker cut: registered with/);
+    const lines: string[] = [];
+    const result = runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    await until(
+      "cut cordoned",
+      () => Promise.resolve(lines.some((l) => /worker cut is cordoned: 3 agents in a row/.test(l))),
+    ).catch((e) => {
+      throw new Error(`${e.message}\n${lines.join("\n")}\n--- cut:\n${cut.lines.join("\n")}`);
+    });
+    await using _good = startWorker(await workerClone(dir.path, bare, "good"), server.url, "good");
+    const done = await result;
+    assert.equal(done.status, "completed", lines.join("\n"));
+    const rows = await rowsOf(root, done.runId);
+    assert.equal(rows.filter((r) => r.type === "task_failed").length, 0);
+    const onCut = rows.filter((r) => r.type === "agent_exited" && r.data.worker === "cut");
+    assert.equal(onCut.length, 3);
+    for (const r of onCut) {
+      assert.match(
+        String(r.data.start_failure),
+        /could not fetch the run's base from origin: git fetch origin refs\/service\/base\/\S+ failed/,
+      );
+    }
+    for (const id of ["a", "b", "c"]) {
+      assert.equal(rows.filter((r) => r.type === "task_merged" && r.data.task_id === id).length, 1);
+    }
+  } finally {
+    await server.shutdown();
+  }
+});

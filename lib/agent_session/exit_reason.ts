@@ -4,12 +4,12 @@
  * wrong) and whether another attempt could fare better.
  */
 import { FAST_EXIT_WINDOW_MS } from "../agents/process.ts";
-import { AGENT_EXIT } from "../agents/exit_status.ts";
+import { AGENT_EXIT, signalOfExit } from "../agents/exit_status.ts";
 import type { ExitDiagnosis } from "./events.ts";
 import type { EndReason } from "../agents/end_reason.ts";
-import { lastErrorLine } from "../util/last_error_line.ts";
+import { clipLine, errorLine, lastErrorLine } from "../util/last_error_line.ts";
 import { printable } from "../util/printable.ts";
-import { permanentExit } from "../agents/exit_diagnosis.ts";
+import { permanentExit, saidOn } from "../agents/exit_diagnosis.ts";
 import { logParserFor } from "../agents/adapters/mod.ts";
 
 /** How the agent ended. */
@@ -28,10 +28,22 @@ export interface AgentEnd {
 
 /** The diagnosis of an agent's end, and whether it was the fast-exit probe (spec §7.3). */
 export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean } {
-  // The agent's own words go into a reason printed, journaled and shown: escaped (one line).
-  const line = lastErrorLine(end.logTail);
+  // The CLI's own last error message (a structured CLI's JSON line read by its adapter), else
+  // the last of its own plain lines that reads like an error — never the prompt, the model's
+  // words or a tool call (a plain-text log: its last line). Printed, journaled and shown:
+  // escaped (one line).
+  const tail = logParserFor(end.adapter)((end.logTail ?? []).join("\n"));
+  const error = tail.findLast((e) => e.kind === "error");
+  const plain = tail.filter((e) => e.kind === "text").map((e) => e.raw);
+  const line = error
+    ? clipLine(saidOn(error).trim())
+    : plain.length === tail.length
+    ? lastErrorLine(end.logTail)
+    : errorLine(plain);
   const said = line === undefined ? undefined : printable(line);
   const quote = said ? `: ${said}` : "";
+  const signal = signalOfExit(end.exitCode);
+  const killed = signal ? `, killed by ${signal}` : "";
   if (end.rateLimited) {
     return {
       kind: "rate_limited",
@@ -41,9 +53,12 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
     };
   }
   if (end.endedBy === "timeout") {
+    // What the CLI last said went wrong (a provider failing all along), never a tool's output.
+    const own = error ? line : errorLine(plain);
+    const last = own === undefined ? "" : `; its last error: ${printable(own)}`;
     return {
       kind: "agent_timeout",
-      reason: `agent timed out (exit ${end.exitCode}); partial work kept`,
+      reason: `agent timed out (exit ${end.exitCode}); partial work kept${last}`,
       retryable: true,
       fastExit: false,
     };
@@ -60,7 +75,6 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
     };
   }
   // Exits that repeat on every attempt (auth, trust, config): not retried (lib/agents/exit_diagnosis.ts).
-  const tail = logParserFor(end.adapter)((end.logTail ?? []).join("\n"));
   const permanent = permanentExit(end.adapter, end.exitCode, tail);
   if (permanent) {
     return {
@@ -86,14 +100,14 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
     return {
       kind: "spawn_error",
       reason:
-        `SpawnError: agent exited within 2s (exit ${end.exitCode})${quote}; read ${end.logPath}`,
+        `SpawnError: agent exited within 2s (exit ${end.exitCode}${killed})${quote}; read ${end.logPath}`,
       retryable: true,
       fastExit: true,
     };
   }
   return {
     kind: "agent_failed",
-    reason: `agent exited (exit ${end.exitCode}) without reporting completion${quote}`,
+    reason: `agent exited (exit ${end.exitCode}${killed}) without reporting completion${quote}`,
     retryable: true,
     fastExit: false,
   };

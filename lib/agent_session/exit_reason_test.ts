@@ -81,3 +81,96 @@ Deno.test("exitReason() quotes the agent's error line escaped: the reason is pri
     assert.doesNotMatch(reason, /[\x00-\x1f\x7f-\x9f\u202e]/);
   }
 });
+
+Deno.test("exitReason() quotes a structured CLI's own error message, not its JSON line", () => {
+  // The last lines of real runs whose provider answered 500 / 503 until the CLI gave up.
+  const claude = [
+    '{"type":"system","subtype":"api_retry","attempt":1,"max_retries":1,"retry_delay_ms":505,"error_status":500,"error":"server_error"}',
+    '{"type":"assistant","message":{"model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment."}]},"error":"server_error"}',
+    '{"type":"result","subtype":"success","is_error":true,"api_error_status":500,"duration_ms":678,"duration_api_ms":0,"num_turns":1,"result":"API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment.","stop_reason":"stop_sequence","session_id":"fbbf2f1f","total_cost_usd":0}',
+  ];
+  const codex = [
+    '{"type":"error","message":"Reconnecting... 5/5 (We’re currently experiencing high demand, which may cause temporary errors.)"}',
+    '{"type":"turn.failed","error":{"message":"We’re currently experiencing high demand, which may cause temporary errors."}}',
+  ];
+  const cases: [string, string[], number, string][] = [
+    ["claude", claude, 500, "API Error: 500 Internal server error. This is a server-side issue"],
+    ["claude", claude, 10_000, "API Error: 500 Internal server error. This is a server-side issue"],
+    ["codex", codex, 10_000, "We’re currently experiencing high demand"],
+  ];
+  for (const [adapter, logTail, durationMs, said] of cases) {
+    const { reason } = exitReason({ ...base, adapter, logTail, durationMs });
+    assert.ok(reason.includes(`(exit 1)`), reason);
+    assert.ok(reason.includes(`: ${said}`), reason);
+    assert.doesNotMatch(reason, /\{"type"/, "no JSON line in the reason");
+  }
+});
+
+Deno.test("exitReason() of a timed-out agent says what its CLI last said went wrong, never a tool's output", () => {
+  // Gemini CLI retrying a provider that answers 500 until its timeout (its stderr, plain text).
+  const gemini = [
+    'Attempt 3 failed with status 500. Retrying with backoff... _ApiError: {"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}',
+    "    at throwErrorIfNotOK (file:///usr/lib/node_modules/@google/gemini-cli/bundle/chunk.js:267833:24)",
+    "    at async Turn.run (file:///usr/lib/node_modules/@google/gemini-cli/bundle/chunk.js:333001:24) {",
+    "  status: 500",
+    "}",
+  ];
+  // Claude Code backing off while its provider cannot be reached.
+  const claude = [
+    '{"type":"system","subtype":"api_retry","attempt":7,"max_retries":10,"retry_delay_ms":32346.7,"error_status":null,"error":"unknown"}',
+  ];
+  // A healthy agent whose test run failed: the tool's output is not the CLI's error.
+  const tool = [
+    '{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"Error: 1 test failed"}]}}',
+  ];
+  const cases: [string, string[], string][] = [
+    ["gemini", gemini, "; its last error: Attempt 3 failed with status 500. Retrying with backoff"],
+    ["claude", claude, "; its last error: API retry 7/10: no response, unknown"],
+    ["claude", tool, ""],
+  ];
+  for (const [adapter, logTail, said] of cases) {
+    const end = { ...base, adapter, logTail, endedBy: "timeout" as const, exitCode: 124 };
+    const { reason } = exitReason(end);
+    const head = "agent timed out (exit 124); partial work kept";
+    if (said) assert.ok(reason.startsWith(head + said), reason);
+    else assert.equal(reason, head);
+  }
+});
+
+Deno.test("exitReason() never quotes the prompt, the model's words or a tool call as the agent's error", () => {
+  // The last lines of real runs whose agent's command killed its CLI (kill -9 $PPID).
+  const gemini = [
+    "YOLO mode is enabled. All tool calls will be automatically approved.",
+    "Ripgrep is not available. Falling back to GrepTool.",
+    '{"type":"init","timestamp":"2026-11-29T02:10:51.910Z","session_id":"b99b","model":"auto"}',
+    '{"type":"message","timestamp":"2026-11-29T02:10:51.913Z","role":"user","content":"You are a senior backend engineer. If a test failed you must fix it; report errors."}',
+    '{"type":"tool_use","timestamp":"2026-11-29T02:10:52.300Z","tool_name":"run_shell_command","tool_id":"r1","parameters":{"command":"kill -9 $PPID"}}',
+  ];
+  const claude = [
+    '{"type":"assistant","message":{"id":"msg_1","model":"claude-opus-4-8","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"kill -9 $PPID # the error must be fixed"}}]}}',
+  ];
+  const cases: [string, string[], number, string][] = [
+    ["gemini", gemini, 1, "agent exited (exit 1) without reporting completion"],
+    [
+      "claude",
+      claude,
+      -9,
+      "agent exited (exit -9, killed by SIGKILL) without reporting completion",
+    ],
+    [
+      "gemini",
+      [...gemini, "Error: spawn rg ENOENT"],
+      1,
+      "agent exited (exit 1) without reporting completion: Error: spawn rg ENOENT",
+    ],
+  ];
+  for (const [adapter, logTail, exitCode, reason] of cases) {
+    assert.equal(exitReason({ ...base, adapter, logTail, exitCode }).reason, reason);
+  }
+  // Killed within its first 2 s: the fast-exit reason names the signal too.
+  assert.equal(
+    exitReason({ ...base, adapter: "claude", logTail: claude, exitCode: -9, durationMs: 500 })
+      .reason,
+    "SpawnError: agent exited within 2s (exit -9, killed by SIGKILL); read /x/s.log",
+  );
+});

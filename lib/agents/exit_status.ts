@@ -43,3 +43,12 @@ export function agentExitCode(end: ProcessEnd): number {
   if (end.signal) return -(SIGNAL_NUMBERS[end.signal] ?? 1);
   return end.code;
 }
+
+/**
+ * The signal a `-N` exit code names (`SIGKILL` for -9); undefined for any other code, and for
+ * -1, which also stands for a signal without a number here.
+ */
+export function signalOfExit(code: number): string | undefined {
+  if (code >= -1) return undefined;
+  return Object.entries(SIGNAL_NUMBERS).find(([, n]) => n === -code)?.[0];
+}

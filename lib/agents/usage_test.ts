@@ -50,6 +50,45 @@ const CASES: [string, string, string, UsageReport | undefined][] = [
   }],
   ["claude: no result line", "claude", "plain text\n{not json", undefined],
   [
+    // Ctrl-C or a timeout ended it before its result line: what its messages said they used.
+    "claude stopped before its result line: each assistant message's usage once, priced",
+    "claude",
+    [
+      j({ type: "system", subtype: "init", model: "claude-opus-4-8" }),
+      ...[["msg_a", 1200, 0, 1], ["msg_b", 1500, 300, 1], ["msg_b", 1500, 300, 1]].map((
+        [id, input, cached, output],
+      ) =>
+        j({
+          type: "assistant",
+          message: {
+            id,
+            model: "claude-opus-4-8",
+            content: [{ type: "tool_use", id: `t_${id}`, name: "Bash", input: {} }],
+            usage: {
+              input_tokens: input,
+              cache_creation_input_tokens: 0,
+              cache_read_input_tokens: cached,
+              output_tokens: output,
+            },
+          },
+        })
+      ),
+      j({ type: "user", message: { content: [{ type: "tool_result", content: "ok" }] } }),
+    ].join("\n"),
+    {
+      microUsd: 2700 * 15 + 300 * 1.5 + 2 * 75,
+      byModel: {
+        "claude-opus-4-8": {
+          inputTokens: 3000,
+          cachedInputTokens: 300,
+          outputTokens: 2,
+          microUsd: 2700 * 15 + 300 * 1.5 + 2 * 75,
+        },
+      },
+      source: "estimated",
+    },
+  ],
+  [
     "codex without its session record: turns summed, priced as an unknown model",
     "codex",
     [

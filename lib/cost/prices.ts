@@ -22,8 +22,12 @@ function p(input: number, cached: number, output: number): Price {
 /** `[substring of the model name, price]`, most specific first. */
 const PRICE_TABLE: readonly (readonly [string, Price])[] = [
   // Anthropic (Claude Code reports its own cost; these serve Aider and Qwen-style estimates).
-  ["opus-4-5", p(5, 0.5, 25)],
-  ["opus", p(15, 1.5, 75)],
+  // Opus 4, 4.1 and 3 kept their launch price; every Opus from 4.5 on lists at 5/25.
+  ["opus-4-1", p(15, 1.5, 75)],
+  ["opus-4-2025", p(15, 1.5, 75)],
+  ["opus-4-0", p(15, 1.5, 75)],
+  ["3-opus", p(15, 1.5, 75)],
+  ["opus", p(5, 0.5, 25)],
   ["sonnet", p(3, 0.3, 15)],
   ["haiku", p(1, 0.1, 5)],
   // OpenAI: the models of Codex 0.169's catalogue (`codex debug models`) first.

@@ -11,6 +11,7 @@
  */
 import { git, GitError, resolveCommit } from "./git.ts";
 import type { HardenedValue } from "./hardened.ts";
+import { serialised } from "../async/serialised.ts";
 
 /** Where the remote is. */
 export interface RemoteOptions {
@@ -145,6 +146,11 @@ export async function fetchRef(o: RemoteOptions, ref: string): Promise<void> {
   await fetchInto(o, ref, ref, `git fetch ${o.remote} ${ref}`);
 }
 
+/**
+ * One fetch into `to` of a repository at a time in this process: two fetches that update the same
+ * local ref at once (a worker's slots starting agents together, each fetching the run's base
+ * after it moved) make the later one fail with `cannot lock ref …: is at X but expected Y`.
+ */
 async function fetchInto(
   o: RemoteOptions,
   from: string,
@@ -152,12 +158,13 @@ async function fetchInto(
   what: string,
   config: readonly HardenedValue[] = [],
 ) {
-  await run(
-    o,
-    ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", o.remote, `+${from}:${to}`],
-    what,
-    config,
-  );
+  await serialised(`git-fetch:${o.root}:${to}`, () =>
+    run(
+      o,
+      ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", o.remote, `+${from}:${to}`],
+      what,
+      config,
+    ));
 }
 
 /** The tip of `branch` on the remote, or undefined when it has no such branch. */

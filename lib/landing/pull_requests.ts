@@ -91,6 +91,8 @@ interface PrRecord {
   status?: string;
   /** Re-runs asked for, by head and check (`<sha>\0<name>`). */
   reruns: Map<string, Rerun>;
+  /** The host refused to merge this head so many times in a row (the next ask waits longer). */
+  refused?: { head: string; count: number };
 }
 
 /** A re-run of a failed required check the host was asked for. */
@@ -562,11 +564,20 @@ export class PullRequestLanding {
               `${host.product} will merge ${ref} only once it is up to date with ${this.#s.base}; rebasing onto it`,
           };
         }
-        this.#poller.retry(task.id, this.#s.pollIntervalMs);
+        // A refusal is often a moment's (the host still computing): asked again after the poll
+        // interval. One that stands (a rule the token cannot read: a review, a signed commit) is
+        // asked again less and less often, as a failure is: a change the looks see asks at once.
+        const count = rec.refused?.head === rec.head ? rec.refused.count + 1 : 1;
+        rec.refused = { head: rec.head, count };
+        const delay = count === 1
+          ? this.#s.pollIntervalMs
+          : this.#poller.retryDelay(undefined, count - 1);
+        this.#poller.retry(task.id, delay);
         return {
           kind: "pending",
           reason: `${host.noun} ${ref}: ${host.product} did not merge it (HTTP ${answer.status}: ` +
-            `${firstLine(answer.reason)})`,
+            `${firstLine(answer.reason)}); asking again within ${Math.round(delay / 1000)} s, ` +
+            "or when it changes",
         };
       }
     }

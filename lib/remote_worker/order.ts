@@ -11,7 +11,7 @@
  * error while no orchestrator answered is reported as such (a stop's end, not a failed attempt).
  */
 import { gitWorktree } from "../git/worktree_admin.ts";
-import { commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
+import { agentBranch, commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
 import { git, resolveCommit } from "../git/git.ts";
 import { namedAdapter } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
@@ -42,6 +42,8 @@ export interface Running {
   reported?: boolean;
   /** A heartbeat request of it is in flight. */
   beating?: boolean;
+  /** Its last heartbeat was not delivered (said once; its next delivered one says so). */
+  undelivered?: boolean;
   /** A push of what its agent committed meanwhile is under way (the final push waits for it). */
   progress?: Promise<void>;
   done: Promise<void>;
@@ -65,6 +67,11 @@ export interface OrderContext {
   draining(): boolean;
   /** True once the drain's time is up: an agent that starts now is ended at once. */
   ending(): boolean;
+  /**
+   * True once a second signal came: a report no orchestrator answers is given up, and its
+   * session is left on this clone for the next process to hand back.
+   */
+  stopped(): boolean;
   log: (line: string) => void;
 }
 
@@ -88,7 +95,12 @@ export async function runOrder(c: OrderContext, r: Running): Promise<void> {
   /** No orchestrator answered when the agent ended on its own (the run was stopped). */
   let away = false;
   try {
-    await fetchBase(c.remote, order.base_ref);
+    await fetchBase(c.remote, order.base_ref).catch((e) => {
+      // The run published its base before the claim was answered: a fetch that fails is this
+      // machine's access to its remote (network, credentials), not the task's doing.
+      startFailure = `could not fetch the run's base from ${c.remoteName}: ${(e as Error).message}`;
+      throw e;
+    });
     if (!await resolveCommit(order.base, { cwd: c.root })) {
       throw new Error(
         `the base ${order.base.slice(0, 12)} is not on ${c.remoteName} (${order.base_ref})`,
@@ -159,7 +171,7 @@ export async function runOrder(c: OrderContext, r: Running): Promise<void> {
         "its pushed work is kept for the next run, no attempt counted",
     );
   }
-  await report(c, r, {
+  const taken = await report(c, r, {
     task_id: task.id,
     session_id: order.session_id,
     exit_code: exitCode,
@@ -171,7 +183,8 @@ export async function runOrder(c: OrderContext, r: Running): Promise<void> {
     ...(startFailure !== undefined ? { start_failure: startFailure.slice(0, 4000) } : {}),
     ...(away ? { orchestrator_away: true } : {}),
   });
-  await cleanUp(c, r);
+  // Given up: its worktree and PID file stay, so the next process here hands the session back.
+  if (taken) await cleanUp(c, r);
 }
 
 /**
@@ -202,7 +215,7 @@ async function orchestratorAnswers(c: OrderContext, r: Running): Promise<boolean
 async function handBack(c: OrderContext, r: Running, started: number): Promise<void> {
   const { order } = r;
   c.log(`${order.task.id}: handing ${order.session_id} back unstarted: this worker is draining`);
-  await report(c, r, {
+  const taken = await report(c, r, {
     task_id: order.task.id,
     session_id: order.session_id,
     exit_code: -1,
@@ -212,7 +225,7 @@ async function handBack(c: OrderContext, r: Running, started: number): Promise<v
     log: `service worker ${c.name}: drained before its agent started\n`,
     log_truncated: false,
   });
-  await cleanUp(c, r);
+  if (taken) await cleanUp(c, r);
 }
 
 /** Commit what the agent left and push `agent/<session>`; the commit, or why not. */
@@ -285,15 +298,16 @@ async function logOf(
  * Report with the session's capability until the orchestrator answers: accepted, 409 (the lease
  * is gone), or 401 after an unanswered try (that try was taken: the capability ends with it).
  */
-async function report(c: OrderContext, r: Running, body: ReportBody): Promise<void> {
+async function report(c: OrderContext, r: Running, body: ReportBody): Promise<boolean> {
   try {
-    await sendReport(c, r, body);
+    return await sendReport(c, r, body);
   } finally {
     r.reported = true;
   }
 }
 
-async function sendReport(c: OrderContext, r: Running, body: ReportBody): Promise<void> {
+/** True when the orchestrator answered it (taken or refused); false when it was given up. */
+async function sendReport(c: OrderContext, r: Running, body: ReportBody): Promise<boolean> {
   const id = body.task_id;
   const path = sessionPath(c.name, body.session_id, "report");
   let tried = false;
@@ -308,20 +322,29 @@ async function sendReport(c: OrderContext, r: Running, body: ReportBody): Promis
           (body.commit ? `commit ${body.commit.slice(0, 12)}` : "no commit") +
           (body.push_error ? ` (push failed: ${body.push_error})` : ""),
       );
-      return;
+      return true;
     } catch (e) {
       if (e instanceof HttpApiError && (e.status === 409 || (e.status === 401 && tried))) {
         c.log(
           `${id}: report refused: ${e.message}` +
             (e.status === 401 ? " (an earlier try was taken, or its run ended)" : ""),
         );
-        return;
+        return true;
       }
       const again = e instanceof TaskStoreUnavailable ||
         (e instanceof HttpApiError && e.status >= 500);
       if (!again) {
         c.log(`${id}: report refused: ${(e as Error).message}`);
-        return;
+        return true;
+      }
+      if (c.stopped()) {
+        c.log(
+          `${id}: report of ${body.session_id} given up: no orchestrator answers and the worker ` +
+            `was stopped again; its work is on ${agentBranch(body.session_id)}` +
+            (body.commit ? ` at ${body.commit.slice(0, 12)}` : "") +
+            ", and the next `service worker` on this clone hands the session back",
+        );
+        return false;
       }
       if (!tried) c.log(`${id}: report not taken yet (${(e as Error).message}); trying again`);
       tried = true;

@@ -177,6 +177,7 @@ class Worker {
       agentServer: () => this.#agentServer,
       draining: () => this.#draining,
       ending: () => this.#ending,
+      stopped: () => this.#o.hardStop?.aborted ?? false,
       log: o.log,
     };
   }
@@ -293,8 +294,12 @@ class Worker {
       try {
         return await ask();
       } catch (e) {
+        // Another live process under this --name: it is said, and asked again until that one
+        // stops heartbeating (then this one takes the name, as a restart would).
         const retry = e instanceof TaskStoreUnavailable ||
-          (e instanceof HttpApiError && (e.status === 503 || e.status === 502 || e.status === 504));
+          (e instanceof HttpApiError &&
+            (e.status === 503 || e.status === 502 || e.status === 504 ||
+              (e.status === 409 && e.code === "worker_name_in_use")));
         if (!retry) throw e;
         if (this.#o.once && Date.now() - since > ONCE_PATIENCE_MS) {
           throw new WorkerSetupError(
@@ -492,14 +497,25 @@ class Worker {
     } catch (e) {
       if (r.reported) return; // reported meanwhile: its capability ended with it
       // Unreachable: the agent goes on; the lease runs out only on the orchestrator's clock.
-      o.log(
-        `worker ${o.name}: heartbeat of ${r.order.session_id} not delivered: ${
-          (e as Error).message
-        }`,
-      );
+      // Said once per outage, not at every interval.
+      if (!r.undelivered) {
+        o.log(
+          `worker ${o.name}: heartbeat of ${r.order.session_id} not delivered: ${
+            (e as Error).message
+          }; its agent goes on, trying again`,
+        );
+      }
+      r.undelivered = true;
       return;
     } finally {
       r.beating = false;
+    }
+    if (r.undelivered) {
+      o.log(
+        `worker ${o.name}: heartbeat of ${r.order.session_id} delivered again` +
+          (v?.keep === false ? "" : ": its lease holds"),
+      );
+      r.undelivered = false;
     }
     if (v?.drain) this.#drainedBy();
     if (!v || v.keep || !r.session || r.session.endedBy) return;

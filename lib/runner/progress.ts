@@ -32,6 +32,14 @@ function formatCounts(counts: Record<string, number>): string {
     "no tasks";
 }
 
+/**
+ * The line of a log's tail that says what the agent is doing: the last one with a word in it,
+ * not the `}` or `)` that closes a stack trace or a multi-line object a CLI printed; trimmed.
+ */
+export function progressLine(tail: readonly string[]): string {
+  return (tail.findLast((l) => /[\p{L}\p{N}]{2}/u.test(l)) ?? tail.at(-1) ?? "").trim();
+}
+
 /** Writes events and periodic summaries. */
 export class ProgressDisplay {
   readonly #out: (line: string) => void;
@@ -96,10 +104,9 @@ export class ProgressDisplay {
     ];
     for (const agent of orchestrator.liveAgents()) {
       // A remote worker's agent has no log here until it reports: say where it runs instead.
-      const last = agent.worker ? `on worker ${agent.worker}` : (await logTail(
-        `${runtimeDir}/${agent.sessionId}.log`,
-        1,
-      ).catch(() => [""]))[0] ?? "";
+      const last = agent.worker ? `on worker ${agent.worker}` : progressLine(
+        await logTail(`${runtimeDir}/${agent.sessionId}.log`, 8).catch(() => []),
+      );
       // The agent's own last words: escaped, never a control sequence or a line of their own.
       lines.push(
         `  ${agent.taskId} (${agent.sessionId}) ${agent.elapsedS}s  ${

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { TaskStore } from "../tasks/store.ts";
 import { workspacePaths } from "../workspace.ts";
 import type { Orchestrator } from "../orchestrator/orchestrator.ts";
-import { ProgressDisplay } from "./progress.ts";
+import { ProgressDisplay, progressLine } from "./progress.ts";
 
 Deno.test("ProgressDisplay: the final summary is not printed again when it repeats the last one", async () => {
   const root = await Deno.makeTempDir();
@@ -22,4 +22,22 @@ Deno.test("ProgressDisplay: the final summary is not printed again when it repea
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+Deno.test("progressLine() shows the last line with a word, not the brace closing a CLI's error object", () => {
+  // Gemini CLI's stderr while its provider answers 500: a stack trace ending in `}`.
+  const gemini = [
+    "Attempt 3 failed with status 500. Retrying with backoff... _ApiError: {...}",
+    "    at async Turn.run (file:///usr/lib/node_modules/@google/gemini-cli/bundle/chunk.js:1:2) {",
+    "  status: 500",
+    "}",
+    "",
+  ];
+  const cases: [string[], string][] = [
+    [gemini, "status: 500"],
+    [['{"type":"turn.started"}'], '{"type":"turn.started"}'],
+    [["}", ")"], ")"],
+    [[], ""],
+  ];
+  for (const [tail, line] of cases) assert.equal(progressLine(tail), line, JSON.stringify(tail));
 });

@@ -6,6 +6,7 @@ import type { VerificationNudge } from "../verification/nudge_types.ts";
 import { ADD_EVIDENCE } from "../verification/advice.ts";
 import type { GuardedTask } from "./guarded.ts";
 import { type TicketMoveFailure, ticketMoveLines } from "./ticket_moves.ts";
+import { writeBackLines, type WriteBackWait } from "./tracker_write_back.ts";
 import type { GitSetupChanges } from "../runs/git_setup_words.ts";
 import { gitSetupWarning } from "../runs/git_setup_words.ts";
 import { printable } from "../util/printable.ts";
@@ -145,6 +146,8 @@ type StatusRun = {
 const STATUS_SECTIONS: ((status: Record<string, unknown>, p: Escaping) => string[])[] = [
   taskLines,
   runLines,
+  (status, p) =>
+    writeBackLines(status.tracker_write_back as WriteBackWait[] | undefined).map(p.yellow),
   gitSetupLines,
   startFailureLines,
   agentLines,

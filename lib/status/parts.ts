@@ -6,7 +6,8 @@
  * the reset time their limit named or the cooldown), `batches` (the batch lane's requests in
  * flight, with their age), `guarded` (the current run's tasks whose diff touches protected paths
  * or leaves its owned_files, DESIGN.md §18), `ticket_moves` (the current run's tracker tickets
- * whose `move_to` move failed), `git_setup` (what the latest run changed of the repository's
+ * whose `move_to` move failed), `tracker_write_back` (landing comments and ticket moves a tracker
+ * has not taken yet, or gave up on in the last day), `git_setup` (what the latest run changed of the repository's
  * command-running git setup, lib/status/git_setup.ts).
  * `STATUS_PARTS` lists them in the order the status object shows them.
  */
@@ -32,6 +33,7 @@ import { readVerificationNudge } from "../verification/nudge.ts";
 import type { StatusPart } from "./status.ts";
 import { guardedPart } from "./guarded.ts";
 import { ticketMovesPart } from "./ticket_moves.ts";
+import { trackerWriteBackPart } from "./tracker_write_back.ts";
 import { gitSetupPart } from "./git_setup.ts";
 import { verificationAdvicePart } from "./verification_advice.ts";
 import { registryFor } from "../workers/registry.ts";
@@ -279,6 +281,7 @@ export const STATUS_PARTS: ReadonlyArray<readonly [string, StatusPart]> = [
   ["run", runPart],
   ["guarded", guardedPart],
   ["ticket_moves", ticketMovesPart],
+  ["tracker_write_back", trackerWriteBackPart],
   ["git_setup", gitSetupPart],
   ["start_failure", startFailurePart],
   ["rate_limits", rateLimitsPart],

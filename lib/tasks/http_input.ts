@@ -24,6 +24,11 @@ export const ClaimBodySchema = z.looseObject({
   session_id: z.string().min(1).max(200).optional(),
 });
 
+/** Body of heartbeat (optional): the claimant's session, refused (409) once another holds it. */
+export const HeartbeatBodySchema = z.looseObject({
+  session_id: z.string().min(1).max(200).optional(),
+});
+
 /** Body of complete. */
 export const CompleteBodySchema = z.looseObject({
   summary: z.string().max(100_000).optional(),

@@ -331,11 +331,18 @@ export class TaskStore {
     return task;
   }
 
-  /** Record a heartbeat; the first one moves CLAIMED to IN_PROGRESS. */
-  heartbeat(id: string): Promise<Task> {
-    return this.#apply(id, "heartbeat", (t) => {
-      t.heartbeat_at = this.#nowIso();
-    });
+  /**
+   * Record a heartbeat; the first one moves CLAIMED to IN_PROGRESS. A claimant naming another
+   * session than the one holding `id` now is 409 and renews nothing.
+   */
+  heartbeat(id: string, sessionId?: string): Promise<Task> {
+    const task = this.require(id);
+    return this.#update(task, (t) => {
+      refuseStaleSession(t, sessionId);
+      this.#transit(t, "heartbeat", () => {
+        t.heartbeat_at = this.#nowIso();
+      });
+    }).then(() => task);
   }
 
   /**
@@ -404,6 +411,20 @@ export class TaskStore {
     return this.#apply(id, "cancel", (t) => {
       // Without a reason of its own the cancel is an operator's, not the last failure's words.
       t.summary = reason ?? null;
+    });
+  }
+
+  /**
+   * Cancel `id` only if it has not started (OPEN or BLOCKED) when the cancel is written, after
+   * any change already on its way (a claim); false, and nothing written, when it had started.
+   */
+  async cancelUnstarted(id: string, reason: string): Promise<boolean> {
+    const task = this.require(id);
+    return await this.#update(task, (t) => {
+      if (t.status !== "OPEN" && t.status !== "BLOCKED") return false;
+      this.#transit(t, "cancel", () => {
+        t.summary = reason;
+      });
     });
   }
 
@@ -506,10 +527,15 @@ export class TaskStore {
     });
   }
 
-  /** Recovery found nothing mergeable and the attempts are spent: ORPHANED to FAILED. */
+  /**
+   * Recovery found nothing mergeable and the attempts are spent: ORPHANED to FAILED. No session
+   * holds it any more (its lease ran out), so a worker that comes back late is refused.
+   */
   giveUp(id: string, reason: string): Promise<Task> {
     return this.#apply(id, "give_up", (t) => {
       t.summary = reason;
+      t.session_id = null;
+      t.heartbeat_at = null;
     });
   }
 

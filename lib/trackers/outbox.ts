@@ -3,8 +3,9 @@
  * (`comment_on_land`) is written here, synced, before the tracker is called, and marked sent once
  * the tracker accepted it; a failed call is retried with back-off ({@link nextCommentTry}, pure),
  * also after a restart. One entry per landing (its key), so a landing is commented on once.
- * The one gap left is a kill between the tracker accepting a comment and the file saying so: that
- * comment is posted again after the restart (the tracker APIs offer no idempotency key).
+ * The gaps left are a kill between the tracker accepting a comment and the file saying so: that
+ * comment is posted again after the restart (the tracker APIs offer no idempotency key); and a
+ * kill in the milliseconds between a task closing and its entry being written: it is not sent.
  */
 import { join } from "node:path";
 import type { WorkspacePaths } from "../workspace.ts";

@@ -2,8 +2,9 @@
  * Polling, the default ingestion path (spec §1, §4.2 rule 7): each tracker with a `project` is
  * polled on its interval through its own API, and the tickets go to the same sink as the
  * webhook route. The first poll after boot is {@link replayRecentViaPoll}: tickets not newer
- * than the stored `last_processed_ts` are dropped. Failures back off (429, 5xx, network) and
- * honour Retry-After and exhausted rate-limit windows; a 4xx stops nothing but says what to fix.
+ * than the polls' cursor (`last_polled_ts`, else `last_processed_ts`) are dropped. Failures back
+ * off (429, 5xx, network) and honour Retry-After and exhausted rate-limit windows; a 4xx stops
+ * nothing but says what to fix.
  * A webhook-only tracker (`polling: false`) with API access runs that startup poll alone
  * ({@link TrackerPoller.startBootReplay}), so deliveries sent while the service was down are not
  * lost either.
@@ -71,7 +72,7 @@ export class TrackerPoller {
     this.#bootOnly = true;
     if (this.#d.runtime.get(this.#s.name).last_processed_ts === undefined) {
       const now = new Date(this.#d.now()).toISOString();
-      this.#d.runtime.update(this.#s.name, { last_processed_ts: now });
+      this.#d.runtime.update(this.#s.name, { last_processed_ts: now, last_polled_ts: now });
       this.#record({
         outcome: "ok",
         detail: "webhook only: the replay cursor starts now; each later start replays the " +
@@ -90,8 +91,9 @@ export class TrackerPoller {
   }
 
   /**
-   * One poll: tickets updated after the tracker's `last_processed_ts` (all open tickets when
-   * there is none) fed to the sink. Records the outcome; returns when to poll next (ms).
+   * One poll: tickets updated after the newest one the last poll fed (`last_polled_ts`, else
+   * `last_processed_ts`; all open tickets when there is neither) fed to the sink. Records the
+   * outcome; returns when to poll next (ms).
    */
   async pollOnce(): Promise<number> {
     const name = this.#s.name;
@@ -101,7 +103,10 @@ export class TrackerPoller {
       this.#record({ outcome: "not_polling", detail: problem });
       return intervalMs;
     }
-    const since = this.#d.runtime.get(name).last_processed_ts;
+    // Not `last_processed_ts` alone: a delivery about a later change moves that past a change
+    // whose delivery was lost, and polling is the safety net for exactly that.
+    const known = this.#d.runtime.get(name);
+    const since = known.last_polled_ts ?? known.last_processed_ts;
     try {
       const result = await replayRecentViaPoll(
         this.#adapter,
@@ -109,8 +114,11 @@ export class TrackerPoller {
         since,
       );
       const outcomes = await this.#d.sink(result.tickets);
+      const newest = result.tickets.map((t) => t.raw.updated_at ?? "")
+        .reduce((a, b) => (b > a ? b : a), since ?? "");
+      if (newest) this.#d.runtime.update(name, { last_polled_ts: newest });
       this.#failures = 0;
-      this.#caughtUp = true;
+      this.#caughtUp = !result.truncated; // a replay cut by the page cap goes on
       const created = outcomes.filter((o) => o.action === "created").length;
       this.#record({
         outcome: "ok",

@@ -86,7 +86,15 @@ export function createTicketSink(options: TicketSinkOptions): TicketSink {
     const routing = options.routing(ticket.tracker);
     if (!routing) return ignored(ticket, `trackers.${ticket.tracker} is not configured`);
     const route = routeTicket(ticket, routing);
-    if (existing) return await update(store, existing, ticket, route);
+    if (existing) {
+      // An event that named no labels leaves the task's role and label filter as they were.
+      return await update(
+        store,
+        existing,
+        ticket,
+        ticket.labelsUnknown ? { role: existing.role } : route,
+      );
+    }
     if (ticket.state === "closed") return ignored(ticket, "closed ticket without a task");
     if ("ignored" in route) return ignored(ticket, route.ignored);
     const input = TaskInputSchema.parse({
@@ -139,11 +147,15 @@ async function update(
   if (known && ticket.raw.updated_at && ticket.raw.updated_at < known) {
     return { ...base, action: "unchanged", reason: "older than the ticket the task was made from" };
   }
+  const wanted = !("ignored" in route);
   if (
-    task.status === "CANCELLED" && ticket.state === "open" && task.summary === closedReason(ticket)
+    task.status === "CANCELLED" && ticket.state === "open" && wanted &&
+    cancelledByTicket(task, ticket)
   ) {
-    // Only a cancel the ticket's closing made is undone: an operator's cancel stays.
-    await store.retry(task.id, `ticket ${ticket.ref} was reopened in ${ticket.tracker}`);
+    // Only a cancel the ticket made (closed, or its wanted labels removed) is undone: an
+    // operator's cancel stays.
+    const how = task.summary === closedReason(ticket) ? "reopened" : "labelled again";
+    await store.retry(task.id, `ticket ${ticket.ref} was ${how} in ${ticket.tracker}`);
     // The ticket as reopened, and its time: a late copy of the closing is then older.
     await store.revise(task.id, ticketFields(task, ticket, route));
     return { ...base, action: "reopened" };
@@ -151,16 +163,45 @@ async function update(
   if (!NOT_STARTED.has(task.status)) {
     return { ...base, action: "unchanged", reason: `task is ${task.status}` };
   }
+  // A claim on its way to disk meanwhile wins: a started task is left alone.
+  const started = () => ({
+    ...base,
+    action: "unchanged" as const,
+    reason: `task is ${store.get(task.id)?.status ?? task.status}`,
+  });
   if (ticket.state === "closed") {
-    await store.cancel(task.id, closedReason(ticket));
+    if (!(await store.cancelUnstarted(task.id, closedReason(ticket)))) return started();
     return { ...base, action: "cancelled" };
+  }
+  if ("ignored" in route) {
+    // A maintainer took the wanted label off before the work started: it is not to be done.
+    const reason = `${unlabelledPrefix(ticket)} ${route.ignored}`;
+    if (!(await store.cancelUnstarted(task.id, reason))) return started();
+    return { ...base, action: "cancelled", reason: route.ignored };
   }
   const fields = ticketFields(task, ticket, route);
   const changed = fields.title !== task.title || fields.goal !== task.goal ||
     fields.role !== task.role || fields.source.url !== task.source?.url;
   if (!changed) return { ...base, action: "unchanged", reason: "no change" };
-  await store.revise(task.id, fields);
+  try {
+    await store.revise(task.id, fields);
+  } catch (e) {
+    if (e instanceof ConflictError && e.code === "task_started") return started();
+    throw e;
+  }
   return { ...base, action: "updated" };
+}
+
+/** How a cancel made by a ticket that lost its wanted labels begins. */
+function unlabelledPrefix(ticket: Ticket): string {
+  return `ticket ${ticket.ref} in ${ticket.tracker}`;
+}
+
+/** Whether `task` was cancelled by its ticket: closed, or without a wanted label. */
+function cancelledByTicket(task: Task, ticket: Ticket): boolean {
+  const summary = task.summary ?? "";
+  return summary === closedReason(ticket) ||
+    summary.startsWith(`${unlabelledPrefix(ticket)} carries none of the labels `);
 }
 
 /** A task's fields as `ticket` says them now. */

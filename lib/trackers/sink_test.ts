@@ -97,3 +97,105 @@ Deno.test("two issues whose refs make the same task id, created side by side, bo
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("the ticket sink cancels a task not started whose ticket lost its wanted label, and brings it back when labelled again", async () => {
+  const root = await Deno.makeTempDir();
+  const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
+  try {
+    const sink = createTicketSink({
+      store,
+      routing: () => ({ role: "backend", labels: ["agent"], labelRoles: [] }),
+    });
+    const at = (labels: string[], updated_at: string): Ticket => ({
+      ...ticket("5"),
+      labels,
+      raw: { updated_at },
+    });
+    const [made] = await sink([at(["agent"], "2026-01-01T00:00:00Z")]);
+    assert.equal(made.action, "created");
+    const [unlabelled] = await sink([at(["bug"], "2026-01-01T00:01:00Z")]);
+    assert.equal(unlabelled.action, "cancelled");
+    const task = store.get(made.task_id!)!;
+    assert.equal(task.status, "CANCELLED");
+    assert.equal(
+      task.summary,
+      "ticket octo/app#5 in tracker_b carries none of the labels agent",
+    );
+    const [relabelled] = await sink([at(["agent"], "2026-01-01T00:02:00Z")]);
+    assert.equal(relabelled.action, "reopened");
+    assert.equal(store.get(made.task_id!)!.status, "OPEN");
+    // An operator's cancel is never undone by a label.
+    await store.cancel(made.task_id!, "not now");
+    const [later] = await sink([at(["agent", "x"], "2026-01-01T00:03:00Z")]);
+    assert.equal(later.action, "unchanged");
+    assert.equal(store.get(made.task_id!)!.status, "CANCELLED");
+  } finally {
+    await store.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a ticket edited or closed while its task's claim is being written leaves the started task alone", async () => {
+  const root = await Deno.makeTempDir();
+  const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
+  try {
+    const sink = createTicketSink({
+      store,
+      routing: () => ({ role: "backend", labelRoles: [] }),
+    });
+    const [made] = await sink([{ ...ticket("9"), raw: { updated_at: "2026-01-01T00:00:00Z" } }]);
+    // The claim is on its way to disk (not yet committed) when the closing arrives.
+    const claiming = store.claim(made.task_id!, "s1");
+    const [edited, closed] = await Promise.all([
+      sink([{ ...ticket("9"), title: "edited", raw: { updated_at: "2026-01-01T00:00:30Z" } }]),
+      sink([{ ...ticket("9"), state: "closed", raw: { updated_at: "2026-01-01T00:01:00Z" } }]),
+    ]).then((outs) => outs.map((o) => o[0]));
+    await claiming;
+    assert.deepEqual(
+      { action: edited.action, reason: edited.reason },
+      { action: "unchanged", reason: "task is CLAIMED" },
+    );
+    assert.equal(store.get(made.task_id!)!.title, "Issue 9");
+    assert.equal(store.get(made.task_id!)!.status, "CLAIMED");
+    assert.deepEqual(
+      { action: closed.action, reason: closed.reason },
+      { action: "unchanged", reason: "task is CLAIMED" },
+    );
+  } finally {
+    await store.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("an event that names no labels at all neither cancels a labelled ticket's task nor changes its role", async () => {
+  const routings = [
+    { role: "backend", labels: ["agent"], labelRoles: [["bug", "qa"]] as [string, string][] },
+    { role: "backend", labelRoles: [["bug", "qa"]] as [string, string][] },
+  ];
+  for (const routing of routings) {
+    const root = await Deno.makeTempDir();
+    const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
+    try {
+      const sink = createTicketSink({ store, routing: () => routing });
+      const [made] = await sink([{
+        ...ticket("6"),
+        labels: ["agent", "bug"],
+        raw: { updated_at: "2026-01-01T00:00:00Z" },
+      }]);
+      assert.equal(store.get(made.task_id!)!.role, "qa");
+      const [edited] = await sink([{
+        ...ticket("6"),
+        title: "edited",
+        labels: [],
+        labelsUnknown: true,
+        raw: { updated_at: "2026-01-01T00:01:00Z" },
+      }]);
+      assert.equal(edited.action, "updated", JSON.stringify(routing));
+      const task = store.get(made.task_id!)!;
+      assert.deepEqual([task.status, task.role, task.title], ["OPEN", "qa", "edited"]);
+    } finally {
+      await store.close();
+      await Deno.remove(root, { recursive: true });
+    }
+  }
+});

@@ -1,6 +1,7 @@
 /**
  * Per-tracker runtime facts kept in `.sdd/runtime/trackers.json`: `last_processed_ts` (the
- * newest ticket update fed to the sink, the cursor of polls and of the boot replay), the last
+ * newest ticket update fed to the sink), `last_polled_ts` (the newest a poll fed: the cursor of
+ * polls and of the boot replay), the last
  * poll and the last webhook delivery with their outcomes (`integrations list` shows them).
  * Deliveries can arrive thousands a second, so writes are coalesced: at most one atomic
  * rewrite per `flushMs`, and one on close.
@@ -22,6 +23,11 @@ export interface OutcomeRecord {
 /** What is known about one tracker. */
 export interface TrackerRuntime {
   last_processed_ts?: string;
+  /**
+   * The newest ticket update a poll fed: the cursor of the next poll. Webhooks do not move it,
+   * so a change whose delivery was lost is still seen by the poll after a later delivery.
+   */
+  last_polled_ts?: string;
   last_poll?: OutcomeRecord;
   last_delivery?: OutcomeRecord;
   /** The last write-back comment (`comment_on_land`). */

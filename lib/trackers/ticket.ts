@@ -25,6 +25,11 @@ export interface Ticket {
   /** Plain text (Markdown kept, HTML and Jira's document format flattened). */
   body: string;
   labels: string[];
+  /**
+   * The event named no labels at all (no list in it, as some update events): `labels` is then
+   * empty for want of knowing, and the task's role and label filter are left as they were.
+   */
+  labelsUnknown?: true;
   state: "open" | "closed";
   /** Link to the ticket in the tracker's web UI ("" when the tracker gives none). */
   url: string;
@@ -35,7 +40,8 @@ export interface Ticket {
 /** A time the trackers write in many forms (`+0100`, `2019-04-06 21:21:08 UTC`) as ISO 8601 UTC. */
 export function isoTime(value: unknown): string | undefined {
   if (typeof value === "number" && Number.isFinite(value)) {
-    return new Date(value > 1e12 ? value : value * 1000).toISOString();
+    const date = new Date(value > 1e12 ? value : value * 1000);
+    return Number.isNaN(date.getTime()) ? undefined : date.toISOString(); // past year 275760
   }
   if (typeof value !== "string" || value === "") return undefined;
   const normalised = value
@@ -80,6 +86,11 @@ export function adfToText(node: unknown): string {
 export function labelNames(value: unknown): string[] {
   return arr(value).map((l) => typeof l === "string" ? l : str(obj(l).name) || str(obj(l).title))
     .filter((l) => l !== "");
+}
+
+/** A ticket's `labels` from a payload's label list; `labelsUnknown` when it holds no list. */
+export function ticketLabels(value: unknown): Pick<Ticket, "labels" | "labelsUnknown"> {
+  return Array.isArray(value) ? { labels: labelNames(value) } : { labels: [], labelsUnknown: true };
 }
 
 /**

@@ -133,10 +133,17 @@ export async function startWriteBack(deps: WriteBackDeps): Promise<() => Promise
   const now = deps.now ?? Date.now;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
-  // One chain: landings are written down and comments sent one at a time, in order.
+  // Two chains: events are written down one at a time, in order, the moment they happen; calls
+  // to the tracker go one at a time on the other. A call the tracker holds (down, timing out)
+  // never keeps a later landing from being on disk, so a kill meanwhile loses nothing.
+  let recording: Promise<void> = Promise.resolve();
   let chain: Promise<void> = Promise.resolve();
+  const warnOf = (e: unknown) => deps.warn(`tracker write-back: ${(e as Error).message}`);
   const enqueue = (work: () => Promise<void>) => {
-    chain = chain.then(work).catch((e) => deps.warn(`tracker write-back: ${(e as Error).message}`));
+    chain = chain.then(work).catch(warnOf);
+  };
+  const record = (work: () => Promise<void>) => {
+    recording = recording.then(work).catch(warnOf);
   };
   const schedule = () => {
     if (stopped) return;
@@ -151,6 +158,7 @@ export async function startWriteBack(deps: WriteBackDeps): Promise<() => Promise
   const sendDue = async () => {
     for (const entry of outbox.pending()) {
       if (stopped || Date.parse(entry.next_at) > now()) break;
+      if (entry.state !== "pending") continue; // superseded meanwhile by a later move
       const s = byName.get(entry.tracker);
       if (s) await send(deps, s, outbox, entry, now);
     }
@@ -163,7 +171,7 @@ export async function startWriteBack(deps: WriteBackDeps): Promise<() => Promise
     const s = change.task.source && byName.get(change.task.source.tracker);
     if (!s) return;
     const task = structuredClone(change.task);
-    enqueue(async () => {
+    record(async () => {
       const at = new Date(now()).toISOString();
       const move = moveEntry(s, task, { event, at });
       let added = false;
@@ -175,7 +183,7 @@ export async function startWriteBack(deps: WriteBackDeps): Promise<() => Promise
       if (event === "landed" && s.commentOnLand) {
         added = await outbox.add(await landingEntry(deps, s, task, now)) || added;
       }
-      if (added) await sendDue();
+      if (added) enqueue(sendDue);
     });
   });
   enqueue(sendDue); // what an earlier process left
@@ -183,6 +191,7 @@ export async function startWriteBack(deps: WriteBackDeps): Promise<() => Promise
     stopped = true;
     unsubscribe();
     if (timer !== undefined) clearTimeout(timer);
+    await recording;
     await chain;
   };
 }

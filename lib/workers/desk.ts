@@ -20,6 +20,11 @@ export interface WorkerDesk {
     body: ClaimBody,
     offer?: { adapters?: string[] },
   ): Promise<WorkOrder[]>;
+  /**
+   * Sessions of `worker` a live process still renews that a process registering under its name
+   * does not hand back (`left`): the name is in use elsewhere.
+   */
+  liveElsewhere?(worker: string, left: LeftSession[]): string[];
   /** A worker process registered: the sessions its name held are handed back. */
   registered?(worker: string, record: WorkerRecord, left: LeftSession[]): void;
   /** Why the run wants `sessionId`'s agent ended (timeout, stop, cancel), if it does. */

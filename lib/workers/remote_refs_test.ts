@@ -68,3 +68,23 @@ Deno.test("fetchSessionBranch() refuses a session branch whose tree names .git; 
     "without checkObjects the same tree is fetched",
   );
 });
+
+Deno.test("fetchBase() called by several agents of one worker at once, after the base moved, fetches it for each", async () => {
+  await using r = await repoWithRemote();
+  const o = { root: r.work, remote: "origin" };
+  // The worker fetched the run's first base for an earlier agent; the base has moved since.
+  await publishBase(o, "run-1", r.tip);
+  await fetchBase(o, baseRef("run-1"));
+  for (let round = 0; round < 4; round++) {
+    const next = await r.commit(`moved-${round}.txt`);
+    await publishBase(o, "run-1", next);
+    // Its slots start agents together, each fetching the base first (lib/remote_worker/order.ts).
+    const fetched = await Promise.allSettled(
+      Array.from({ length: 6 }, () => fetchBase(o, baseRef("run-1"))),
+    );
+    const failed = fetched.filter((f) => f.status === "rejected") as PromiseRejectedResult[];
+    assert.deepEqual(failed.map((f) => (f.reason as Error).message), [], `round ${round}`);
+    const base = await git(["rev-parse", "refs/service/base/run-1"], { cwd: r.work });
+    assert.equal(base.stdout.trim(), next);
+  }
+});

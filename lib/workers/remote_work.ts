@@ -40,6 +40,7 @@ import type { TicketBook, TicketGrant } from "./tickets.ts";
 import { ConflictError, DomainError } from "../errors.ts";
 import type { WorkerRecord } from "./fleet.ts";
 import type { LeftSession } from "./protocol.ts";
+import { heartbeatIntervalS } from "./protocol.ts";
 import { FleetWatch } from "./fleet_watch.ts";
 import type { AgentLaneEvent, ExitDiagnosis } from "../agent_session/events.ts";
 import type { EndReason } from "../agents/end_reason.ts";
@@ -224,6 +225,20 @@ export class RemoteWork implements WorkerDesk {
         )
       );
     }
+  }
+
+  /**
+   * Sessions of `worker` that its process renewed within the last heartbeat interval and a half
+   * and that a process registering under that name does not hand back in `left`: another live
+   * process holds the name (two machines given one `--name`), not a restart of this one.
+   */
+  liveElsewhere(worker: string, left: LeftSession[]): string[] {
+    const handed = new Set(left.map((l) => l.session_id));
+    const window = heartbeatIntervalS(this.#o.heartbeatTimeoutS) * 1500;
+    const now = this.#o.clock();
+    return [...this.#sessions].filter(([id, s]) =>
+      s.worker === worker && !handed.has(id) && Number.isFinite(s.seen) && now - s.seen < window
+    ).map(([id]) => id);
   }
 
   /** Carry out the core's answer to a worker: claim, publish, render; then their events. */

@@ -7,7 +7,8 @@
  * streamed `Bash` `tool_use` block, or text that ends the turn — by how many `tool_result` blocks it
  * already carries; Claude Code's own Bash tool then runs the command. In `rate_limit` mode every
  * messages call answers 429 with `{"type":"error","error":{"type":"rate_limit_error",…}}` and
- * `retry-after`; with `limit`, every messages call answers that limit (./limits.ts). Any other
+ * `retry-after`; in `overloaded` mode every messages call answers 529 `overloaded_error`; with
+ * `limit`, every messages call answers that limit (./limits.ts). Any other
  * path answers 404. Every request is recorded.
  */
 
@@ -15,7 +16,7 @@ import { type FakeServer, sseFrame, startRecordingServer } from "./_sse_server.t
 import { type LimitAnswer, limitResponse } from "./limits.ts";
 
 /** How the fake answers `POST /v1/messages`. */
-export type FakeMode = "ok" | "rate_limit";
+export type FakeMode = "ok" | "rate_limit" | "overloaded";
 
 export type { RecordedRequest } from "./_sse_server.ts";
 
@@ -138,6 +139,12 @@ export function startFakeAnthropicApi(options: FakeAnthropicOptions = {}): FakeA
       );
     }
     if (options.limit) return limitResponse(options.limit);
+    if (state.mode === "overloaded") {
+      return Response.json(
+        { type: "error", error: { type: "overloaded_error", message: "Overloaded" } },
+        { status: 529, headers: { "request-id": "req_fake_529" } },
+      );
+    }
     if (state.mode === "rate_limit") {
       return Response.json({
         type: "error",

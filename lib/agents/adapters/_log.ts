@@ -56,6 +56,8 @@ export interface LogFormat {
   session?(row: Json, at: Where): SessionStartEvent | undefined;
   /** True for the model's words and the CLI's bookkeeping. */
   quiet?(row: Json): boolean;
+  /** The human part of an error line in the CLI's own shape (else `error.message`/`message`). */
+  errorMessage?(row: Json): string | undefined;
   /** A fresh usage tally for one walk. */
   usage?(): UsageTally;
 }
@@ -145,9 +147,10 @@ function rowEvents(formats: readonly LogFormat[], row: Json, at: Where): Session
     if (signal) return [signal.kind === "rate_limit" ? limitEvent(formats, at) ?? signal : signal];
   }
   if (isErrorRow(row)) {
+    const own = formats.map((f) => f.errorMessage?.(row)).find((m) => m !== undefined);
     return [
       limitEvent(formats, at) ??
-        { kind: "error", ...at, message: rowMessage(row) ?? at.raw.trim() },
+        { kind: "error", ...at, message: own ?? rowMessage(row) ?? at.raw.trim() },
     ];
   }
   for (const f of formats) {

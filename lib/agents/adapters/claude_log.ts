@@ -24,6 +24,7 @@ import type {
   SessionEvent,
   ToolCallEvent,
   ToolOutputEvent,
+  UsageEvent,
 } from "../session_events.ts";
 import { resetNamedIn } from "../reset_forms.ts";
 import {
@@ -57,18 +58,52 @@ function toolBlocks(row: Json, at: Where): (ToolCallEvent | ToolOutputEvent)[] |
   );
 }
 
+/**
+ * What a session ended before its `result` line (Ctrl-C, a timeout, a kill) spent: the usage its
+ * assistant messages stated, per model, input counting cache reads and writes. Their output
+ * count is the one the stream started with, so this is a lower bound; undefined without any.
+ */
+function messagesUsage(
+  messages: { model?: string; usage: Json; at: Where }[],
+  fallbackModel: string,
+): UsageEvent | undefined {
+  const last = messages.at(-1);
+  if (!last) return undefined;
+  const models: Record<string, ModelTokens> = {};
+  for (const { model, usage: u } of messages) {
+    const t = models[model ?? fallbackModel] ??= { inputTokens: 0, outputTokens: 0 };
+    t.inputTokens += num(u.input_tokens) + num(u.cache_read_input_tokens) +
+      num(u.cache_creation_input_tokens);
+    t.outputTokens += num(u.output_tokens);
+    const cached = num(u.cache_read_input_tokens);
+    if (cached) t.cachedInputTokens = (t.cachedInputTokens ?? 0) + cached;
+  }
+  return { kind: "usage", ...last.at, models };
+}
+
 function usageTally(fallbackModel: string): UsageTally {
   let initModel: string | undefined;
   let result: { row: Json; at: Where } | undefined;
+  // Each assistant message's usage (a message of several content blocks repeats it on each line).
+  const messages = new Map<string, { model?: string; usage: Json; at: Where }>();
   return {
     row(row, at) {
       if (initModel === undefined && (row.type === "system" || row.type === "init")) {
         initModel = str(row.model);
       }
       if (row.type === "result") result = { row, at };
+      const message = row.type === "assistant" ? obj(row.message) : undefined;
+      const usage = obj(message?.usage);
+      if (message && usage && message.model !== "<synthetic>") {
+        messages.set(str(message.id) ?? `line ${at.line}`, {
+          model: str(message.model),
+          usage,
+          at,
+        });
+      }
     },
     end() {
-      if (!result) return undefined;
+      if (!result) return messagesUsage([...messages.values()], initModel ?? fallbackModel);
       const { row, at } = result;
       const model = initModel ?? fallbackModel;
       const u = obj(row.usage);
@@ -116,6 +151,19 @@ function claudeLimit(line: string): { rule: string; reset: ResetTime } | undefin
   return reset && { rule: "claude:usage_limit", reset };
 }
 
+/**
+ * What a failed `result` says (its `result` text: "API Error: 500 Internal server error. …") and
+ * what an `api_retry` line says ("API retry 3/10: 500 server_error").
+ */
+function claudeErrorMessage(row: Json): string | undefined {
+  if (row.type === "result" && row.is_error === true) return str(row.result)?.trim() || undefined;
+  if (row.type !== "system" || row.subtype !== "api_retry") return undefined;
+  const status = typeof row.error_status === "number" ? `${row.error_status} ` : "no response, ";
+  return `API retry ${num(row.attempt)}/${num(row.max_retries)}: ${status}${
+    str(row.error) ?? "error"
+  }`;
+}
+
 /** Claude Code's stream-json; `fallbackModel` prices usage when no init line names the model. */
 export function claudeFormat(fallbackModel = "unknown"): LogFormat {
   return {
@@ -150,6 +198,7 @@ export function claudeFormat(fallbackModel = "unknown"): LogFormat {
         (row.type === "result" && row.is_error === false) || row.type === "system";
     },
     limit: claudeLimit,
+    errorMessage: claudeErrorMessage,
     usage: () => usageTally(fallbackModel),
   };
 }

@@ -18,7 +18,13 @@ export function optionMistake(
   const first = e.message.split("\n")[0].replace(/\. To specify.*$/, "");
   const typed = /'(-[^']*)'/.exec(first)?.[1];
   const guess = typed?.startsWith("--") ? suggest(typed, known) : undefined;
-  return `${first}${guess ? ` (did you mean ${guess}?)` : ""}; see \`service ${command} --help\``;
+  // A known option followed by another one (`--server --dir …`): its value is what is missing.
+  const hint = guess === typed
+    ? " (did you forget its value?)"
+    : guess
+    ? ` (did you mean ${guess}?)`
+    : "";
+  return `${first}${hint}; see \`service ${command} --help\``;
 }
 
 /**

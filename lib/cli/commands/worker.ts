@@ -24,7 +24,8 @@ orchestrator fetches, verifies, gates and lands it.
 SIGTERM (or Ctrl-C) drains: no new claim; running agents get --drain-timeout to finish, then
 they end, their work is pushed and reported as drained (the orchestrator requeues the task at
 once, counting no attempt; the next attempt continues from the pushed work). A second signal
-ends them at once.
+ends them at once, and gives up a report no orchestrator answers (the next worker on this clone
+hands that session back).
 
 Token: SERVICE_TOKEN, or SERVICE_TOKEN_FILE (a file holding it, e.g. a mounted Kubernetes
 Secret, read again when it changes): a token of scope "worker" (auth.tokens in the

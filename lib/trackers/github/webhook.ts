@@ -7,7 +7,7 @@
  * pull-request landing (`hostEvent`).
  */
 import { arr, obj, str } from "../../util/json_fields.ts";
-import { isoTime, labelNames, type Ticket } from "../ticket.ts";
+import { isoTime, type Ticket, ticketLabels } from "../ticket.ts";
 import {
   type HandlerContext,
   type HostEvent,
@@ -39,7 +39,7 @@ export function githubIssueTicket(
     ref,
     title: str(issue.title),
     body: str(issue.body),
-    labels: labelNames(issue.labels),
+    ...ticketLabels(issue.labels),
     state: deleted || issue.state === "closed" ? "closed" : "open",
     url: str(issue.html_url),
     raw: { updated_at: isoTime(issue.updated_at), ids: { repo, number } },

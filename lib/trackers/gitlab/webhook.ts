@@ -5,7 +5,7 @@
  * issue that polling reads (adapter.ts beside this file).
  */
 import { arr, obj, str } from "../../util/json_fields.ts";
-import { isoTime, labelNames, type Ticket } from "../ticket.ts";
+import { isoTime, type Ticket, ticketLabels } from "../ticket.ts";
 import {
   type HandlerContext,
   type HostEvent,
@@ -31,7 +31,7 @@ function tickets(payload: unknown, _headers: Headers, context: HandlerContext): 
     ref,
     title: str(attrs.title),
     body: str(attrs.description),
-    labels: labelNames(arr(p.labels).length ? p.labels : attrs.labels),
+    ...ticketLabels(arr(p.labels).length ? p.labels : attrs.labels ?? p.labels),
     state: closed ? "closed" : "open",
     url: str(attrs.url),
     raw: {

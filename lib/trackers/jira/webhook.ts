@@ -5,7 +5,7 @@
  * {@link jiraIssueTicket} too.
  */
 import { obj, str } from "../../util/json_fields.ts";
-import { adfToText, isoTime, labelNames, type Ticket } from "../ticket.ts";
+import { adfToText, isoTime, type Ticket, ticketLabels } from "../ticket.ts";
 import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
 
 /** Where a Jira issue comes from, for {@link jiraIssueTicket}. */
@@ -36,7 +36,7 @@ export function jiraIssueTicket(
     ref: key,
     title: str(fields.summary),
     body: adfToText(fields.description).trim(),
-    labels: labelNames(fields.labels),
+    ...ticketLabels(fields.labels),
     state: deleted || category === "done" ? "closed" : "open",
     url: origin && key ? `${origin}/browse/${key}` : "",
     raw: {

@@ -5,7 +5,7 @@
  * {@link linearIssueTicket} too.
  */
 import { obj, str } from "../../util/json_fields.ts";
-import { isoTime, labelNames, type Ticket } from "../ticket.ts";
+import { isoTime, type Ticket, ticketLabels } from "../ticket.ts";
 import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
 
 /** Linear's workflow state types that close a ticket. */
@@ -26,7 +26,7 @@ export function linearIssueTicket(
     ref: str(issue.identifier) || id,
     title: str(issue.title),
     body: str(issue.description),
-    labels: labelNames(labels),
+    ...ticketLabels(labels),
     state: removed || LINEAR_CLOSED_STATES.has(str(obj(issue.state).type)) ? "closed" : "open",
     url: str(issue.url),
     raw: { updated_at: isoTime(issue.updatedAt), ids: { id, ...(team ? { team } : {}) } },

@@ -6,7 +6,7 @@
  * polling (adapter.ts beside this file) reads its results with {@link planeIssueTicket} too.
  */
 import { obj, str } from "../../util/json_fields.ts";
-import { htmlToText, isoTime, labelNames, type Ticket } from "../ticket.ts";
+import { htmlToText, isoTime, type Ticket, ticketLabels } from "../ticket.ts";
 import type { HandlerContext, WebhookHandler } from "../../webhooks/handler.ts";
 
 /** State groups of a done issue. */
@@ -59,7 +59,7 @@ export function planeIssueTicket(
     ref: str(issue.identifier) || (seq ? `${ident || "issue"}-${seq}` : id),
     title: str(issue.name),
     body: str(issue.description_stripped) || htmlToText(str(issue.description_html)),
-    labels: labelNames(issue.labels),
+    ...ticketLabels(issue.labels),
     state: deleted || PLANE_CLOSED_GROUPS.has(str(state.group)) ? "closed" : "open",
     url: slug && web && project ? `${web}/${slug}/projects/${project}/issues/${id}` : "",
     raw: { updated_at: isoTime(issue.updated_at), ids: { project, id } },

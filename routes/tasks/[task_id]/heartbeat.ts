@@ -1,6 +1,12 @@
-/** POST /tasks/<id>/heartbeat — the claimant is alive; the first one marks IN_PROGRESS. */
+/**
+ * POST /tasks/<id>/heartbeat — the claimant is alive; the first one marks IN_PROGRESS. Body
+ * optional: `{"session_id"}` naming a session that no longer holds the task is 409
+ * `stale_session` and renews nothing.
+ */
 import type { Ctx } from "../../../lib/http/context.ts";
+import { readOptionalJsonObject } from "../../../lib/http/body.ts";
 import { requireId } from "../../../lib/ids.ts";
+import { HeartbeatBodySchema, parseBody } from "../../../lib/tasks/http_input.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
 import { agentSession } from "../../../lib/tasks/agent_guard.ts";
@@ -11,7 +17,8 @@ export const policy = routePolicy({ POST: "agent" });
 /** Record a heartbeat. */
 export async function POST(c: Ctx): Promise<Response> {
   const id = requireId("task_id", c.req.param("task_id")!);
+  const body = parseBody(HeartbeatBodySchema, await readOptionalJsonObject(c));
   const store = await taskStoreFor(c.get("app"));
-  agentSession(c, store.get(id));
-  return c.json(await store.heartbeat(id));
+  const session = agentSession(c, store.get(id), body.session_id);
+  return c.json(await store.heartbeat(id, session));
 }

@@ -53,6 +53,9 @@ export async function POST(c: Ctx): Promise<Response> {
     ? await desk.claim(name, body, offer?.adapters ? { adapters: offer.adapters } : undefined)
     : [];
   roster.heard(name, principal, { free: body.free - orders.length });
+  // What it took is no longer free: `status`, `service workers`, /metrics and the wait reasons
+  // read this until its next claim, which a worker with every slot busy does not send.
+  if (orders.length > 0) registry.seen(name, Date.now(), { free: body.free - orders.length });
   if (orders.length === 0) return c.body(null, 204);
   return c.json({ orders });
 }

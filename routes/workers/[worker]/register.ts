@@ -17,6 +17,7 @@ import { rosterFor } from "../../../lib/workers/roster.ts";
 import { deskFor } from "../../../lib/workers/desk.ts";
 import { loadConfig } from "../../../lib/config/load.ts";
 import { admitWorker } from "../../../lib/workers/admission.ts";
+import { ConflictError } from "../../../lib/errors.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
 export const policy = routePolicy({ POST: "worker" });
@@ -27,6 +28,18 @@ export async function POST(c: Ctx): Promise<Response> {
   const body = parseBody(RegisterBodySchema, await readJsonBody(c));
   const app = c.get("app");
   admitWorker(app);
+  const desk = deskFor(app.paths.root);
+  // Two live processes under one name: the second would take the first's leases as if it had
+  // restarted. It is refused until the first's heartbeats stop (a restart hands its back).
+  const held = desk?.liveElsewhere?.(name, body.left ?? []) ?? [];
+  if (held.length > 0) {
+    throw new ConflictError(
+      "worker_name_in_use",
+      `worker ${name} is running elsewhere: its process renewed session(s) ${held.join(", ")} ` +
+        "within the last heartbeat, so this process may not register under its name; give each " +
+        "machine its own --name (this one is taken once the other stops heartbeating)",
+    );
+  }
   const principal = c.get("principal");
   const roster = rosterFor(app.paths.root);
   roster.heard(name, principal, { free: body.slots, draining: false });
@@ -37,7 +50,6 @@ export async function POST(c: Ctx): Promise<Response> {
     principal: principal.principal,
     now: Date.now(),
   });
-  const desk = deskFor(app.paths.root);
   desk?.registered?.(name, record, body.left ?? []);
   const answer: RegisterAnswer = {
     name,

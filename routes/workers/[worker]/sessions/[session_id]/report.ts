@@ -29,7 +29,8 @@ export async function POST(c: Ctx): Promise<Response> {
   sessionOfCapability(c.get("principal"), body.task_id, body.session_id);
   const app = c.get("app");
   rosterFor(app.paths.root).touched(name);
-  (await registryFor(app.paths.root)).seen(name, Date.now());
+  const registry = await registryFor(app.paths.root);
+  registry.seen(name, Date.now());
   requireLease(await taskStoreFor(app), name, body.task_id, sessionId);
   const desk = deskFor(app.paths.root);
   if (!desk) {
@@ -40,5 +41,9 @@ export async function POST(c: Ctx): Promise<Response> {
       { "Retry-After": "2" },
     );
   }
-  return c.json(await desk.report(name, body));
+  const answer = await desk.report(name, body);
+  // Its slot is free again (its next claim says exactly how many are).
+  const rec = registry.get(name);
+  if (rec) registry.seen(name, Date.now(), { free: Math.min(rec.slots, rec.free + 1) });
+  return c.json(answer);
 }
