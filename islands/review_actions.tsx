@@ -15,8 +15,15 @@ import { ReviewReceiptView } from "./parts/review_receipt.tsx";
 export interface ReviewActionsProps {
   runId: string;
   taskId: string;
-  /** Projection hash of the board on screen. */
+  /**
+   * Projection hash of the board the operator saw: the one on screen, unless the task itself
+   * changed since they looked at it (lib/dashboard/seen_task.ts).
+   */
   projectionHash: string;
+  /** True when the task changed on screen since the operator looked at it. */
+  changedWhileLooking?: boolean;
+  /** The operator looked at the task as it is now. */
+  onLookedAgain?: () => void;
   /** True when actions must not be offered (journal tampered). */
   disabled: boolean;
   /** The decisions that still apply to the task; the others are shown disabled. */
@@ -76,6 +83,15 @@ export function ReviewActions(props: ReviewActionsProps) {
         <p class="error">Review actions are disabled: this run's journal does not verify.</p>
       )}
       {!props.disabled && props.why && <p class="muted" data-actions-why>{props.why}</p>}
+      {props.changedWhileLooking && (
+        <div class="error" role="status" data-task-changed>
+          <p style="margin:0">
+            This task changed while you were looking at it (its card, diff or verdict above is new).
+            A decision now names the board you saw and is refused: look again first.
+          </p>
+          <button type="button" onClick={props.onLookedAgain}>I have looked at it again</button>
+        </div>
+      )}
       <div class="actions">
         <label>
           Note (sent with the decision)

@@ -16,6 +16,13 @@ import { NoEvidence } from "./parts/evidence_view.tsx";
 import { ReviewActions } from "./review_actions.tsx";
 import { useApi } from "./_use_api.ts";
 import { FollowUpForm } from "./operator_actions.tsx";
+import { useRef, useState } from "preact/hooks";
+import {
+  cardKey,
+  changedSinceSeen,
+  seenAfter,
+  type ShownTask,
+} from "../lib/dashboard/seen_task.ts";
 
 /** Props of {@link TaskDetail}. */
 export interface TaskDetailProps {
@@ -76,6 +83,16 @@ export function TaskDetail(
   // The detail changes with every row about the task: refetch whenever the journal grows.
   const detail = useApi<TaskDetailResponse>(detailPath, token, receipt.journal_head);
   const applicable = column ? applicableDecisions(column, task?.state) : undefined;
+  // What the operator has seen of this task: the If-Match of a review (live refreshes that
+  // change the task itself wait until the operator says they looked again).
+  const shown: ShownTask = {
+    taskId: `${runId}/${taskId}`,
+    hash: receipt.projection_hash,
+    card: cardKey(column, card),
+  };
+  const seen = useRef<ShownTask>(shown);
+  seen.current = seenAfter(seen.current, shown);
+  const [looks, setLooks] = useState(0);
   return (
     <section class="detail" aria-labelledby="task-heading">
       <div>
@@ -138,13 +155,25 @@ export function TaskDetail(
               key={`${runId}/${taskId}/${task?.current_since ?? ""}`}
               runId={runId}
               taskId={taskId}
-              projectionHash={receipt.projection_hash}
+              projectionHash={seen.current.hash}
+              changedWhileLooking={changedSinceSeen(seen.current, shown)}
+              onLookedAgain={() => {
+                seen.current = shown;
+                setLooks(looks + 1);
+              }}
               disabled={!receipt.journal_verified}
               decisions={applicable.decisions}
               why={applicable.why}
               token={token}
-              onBoard={onBoard}
-              onReload={onReload}
+              onBoard={(answered) => {
+                // The board its own review answered is one the operator saw.
+                seen.current = { ...shown, hash: answered.projection_hash };
+                onBoard(answered);
+              }}
+              onReload={() => {
+                seen.current = shown;
+                onReload();
+              }}
             />
           </section>
         </>

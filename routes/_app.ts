@@ -66,7 +66,10 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Hono<AppEn
 function defences(ctx: AppContext, policy: RoutePolicy, method: RouteMethod): MiddlewareHandler[] {
   const out: MiddlewareHandler[] = [];
   if (!policy.signedDelivery) {
-    out.push(originGuard(ctx.origin ?? { bindHost: "127.0.0.1" }, { anyOrigin: policy.anyOrigin }));
+    out.push(originGuard(ctx.origin ?? { bindHost: "127.0.0.1" }, {
+      anyOrigin: policy.anyOrigin,
+      navigable: method === "GET" && policy.access[method] === "public",
+    }));
   }
   out.push(boundedBody({ limit: policy.bodyLimit, signedDelivery: policy.signedDelivery }));
   const access = policy.access[method];

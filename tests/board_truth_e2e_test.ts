@@ -82,6 +82,9 @@ Deno.test("under approval, changes requested then a conflict and a new attempt: 
     for (let tries = 1;; tries++) {
       await until("the page to show the current board", current);
       await page.locator(`button[data-decision=${decision}]:not([disabled])`).waitFor();
+      // The task changed since the operator looked (a new attempt came back): they look again.
+      const changed = page.locator("[data-task-changed] button");
+      if (await changed.count()) await changed.click();
       if (note) await page.fill(".actions textarea", note);
       const [answer] = await Promise.all([
         page.waitForResponse((r) => r.url().endsWith("/tasks/right/review")),

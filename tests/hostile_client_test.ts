@@ -41,6 +41,21 @@ interface BrowserCase {
 
 const host = (port: number) => `127.0.0.1:${port}`;
 
+/** The headers of a subresource a page on another port of this host loads (no Origin). */
+const sameSiteLoad = (dest: "script" | "image") => ({
+  "sec-fetch-site": "same-site",
+  "sec-fetch-mode": "no-cors",
+  "sec-fetch-dest": dest,
+});
+
+/** The headers a browser sends when a page on another site opens this one (link, frame). */
+const crossSiteNavigation = (dest: "document" | "iframe") => ({
+  "sec-fetch-site": "cross-site",
+  "sec-fetch-mode": "navigate",
+  "sec-fetch-dest": dest,
+  "sec-fetch-user": "?1",
+});
+
 /** Each row: what a page (or attacker) sends, and what the server must answer. */
 const BROWSER_CASES: ((port: number) => BrowserCase)[] = [
   (p) => ({
@@ -140,6 +155,95 @@ const BROWSER_CASES: ((port: number) => BrowserCase)[] = [
     code: "forbidden_host",
   }),
   (p) => ({
+    name: "a link to the board page followed from another site (a pull request's body)",
+    method: "GET",
+    path: "/dashboard/review-board?run=golden&task=t-docs",
+    headers: { host: host(p), ...crossSiteNavigation("document") },
+    status: 200,
+  }),
+  (p) => ({
+    name: "a followed link from another site to the board's data",
+    method: "GET",
+    path: "/review-board/runs/golden",
+    headers: { host: host(p), ...crossSiteNavigation("document") },
+    status: 403,
+    code: "forbidden_origin",
+  }),
+  (p) => ({
+    name: "the board page framed by another site",
+    method: "GET",
+    path: "/dashboard/review-board",
+    headers: { host: host(p), ...crossSiteNavigation("iframe") },
+    status: 403,
+    code: "forbidden_origin",
+  }),
+  (p) => ({
+    name: "a cross-site fetch of the board page",
+    method: "GET",
+    path: "/dashboard/review-board",
+    headers: {
+      host: host(p),
+      "sec-fetch-site": "cross-site",
+      "sec-fetch-mode": "no-cors",
+      "sec-fetch-dest": "empty",
+    },
+    status: 403,
+    code: "forbidden_origin",
+  }),
+  (p) => ({
+    name: "a followed link to the board page under a rebinding name",
+    method: "GET",
+    path: "/dashboard/review-board",
+    headers: { host: `evil.example:${p}`, ...crossSiteNavigation("document") },
+    status: 403,
+    code: "forbidden_host",
+  }),
+  (p) => ({
+    name: "a page on another port of this host loads the board as a script (same-site, no Origin)",
+    method: "GET",
+    path: "/review-board/runs/golden",
+    headers: { host: host(p), ...sameSiteLoad("script") },
+    status: 403,
+    code: "forbidden_origin",
+  }),
+  (p) => ({
+    name: "a page on another port of this host holds the event stream open with an <img>",
+    method: "GET",
+    path: "/events",
+    headers: { host: host(p), ...sameSiteLoad("image") },
+    status: 403,
+    code: "forbidden_origin",
+  }),
+  (p) => ({
+    name: "a link on another port of this host opens the board page",
+    method: "GET",
+    path: "/dashboard/review-board",
+    headers: { host: host(p), ...crossSiteNavigation("document"), "sec-fetch-site": "same-site" },
+    status: 200,
+  }),
+  (p) => ({
+    name: "the page's own bundle, loaded from another port of this host (carries no data)",
+    method: "GET",
+    path: "/static/nope.js",
+    headers: { host: host(p), ...sameSiteLoad("script") },
+    status: 404,
+  }),
+  (p) => ({
+    name: "a Host that starts like [::1] but names another host",
+    method: "GET",
+    path: "/review-board/runs",
+    headers: { host: `[::1].evil.example:${p}` },
+    status: 403,
+    code: "forbidden_host",
+  }),
+  (p) => ({
+    name: "the IPv6 loopback with its port",
+    method: "GET",
+    path: "/review-board/runs",
+    headers: { host: `[::1]:${p}` },
+    status: 200,
+  }),
+  (p) => ({
     name: "the board's own same-origin read",
     method: "GET",
     path: "/review-board/runs/golden",
@@ -186,6 +290,18 @@ Deno.test("hostile browsers: forged origins, rebinding hosts and non-JSON bodies
     if (c.code) assert.equal(errorCode(answer), c.code, c.name);
   }
   assert.equal(await server.journalLines(), before, "no refused request wrote to the journal");
+});
+
+Deno.test("a request without a Host header (HTTP/1.0) is refused as naming no server, not as the gate's socket path", async () => {
+  await using server = await hostileServer();
+  const answer = await send(
+    server.port,
+    new TextEncoder().encode("GET /review-board/runs HTTP/1.0\r\n\r\n"),
+  );
+  assert.equal(answer.status, 403, answer.body);
+  assert.equal(errorCode(answer), "forbidden_host");
+  assert.match(JSON.parse(answer.body).error.message, /^the request has no Host header/);
+  assert.doesNotMatch(answer.body, /sock/);
 });
 
 Deno.test("the board's own JSON POST (same origin, application/json) still records a review", async () => {

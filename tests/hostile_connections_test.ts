@@ -82,6 +82,22 @@ Deno.test("a silent connection and a slowloris head are cut at the header timeou
   assert.ok(JSON.parse(answer.body).connections.header_timeouts >= 2, answer.body);
 });
 
+Deno.test("a request head past 64 KiB (a browser's cookies for the host name) gets 431 with the reason, and the server serves on", async () => {
+  await using s = await limitedServer({});
+  const big = await send(
+    s.port,
+    rawRequest("GET", "/dashboard/review-board", {
+      host: `127.0.0.1:${s.port}`,
+      cookie: `other_app=${"x".repeat(70 * 1024)}`,
+    }),
+  );
+  assert.equal(big.status, 431, big.body);
+  assert.equal(errorCode(big), "head_too_large");
+  assert.match(JSON.parse(big.body).error.message, /64 KiB.*cookie/);
+  assert.equal(big.headers.get("connection"), "close");
+  assert.equal((await status(s.port)).status, 200);
+});
+
 Deno.test("a keep-alive connection is timed on its second head too, and closed when idle", async () => {
   await using s = await limitedServer({ header_timeout_s: 0.5, idle_timeout_s: 1 });
   const c = await connect(s.port);

@@ -272,6 +272,40 @@ Deno.test("POST review with a stale If-Match is 412 and writes nothing; the curr
   assert.equal(fresh.status, 200);
 });
 
+/** `If-Match` values a client sends on a review of the untouched golden board, and the answer. */
+const IF_MATCH_CASES: { name: string; header: string; status: 200 | 412 }[] = [
+  { name: "any board (`*`, RFC 9110)", header: "*", status: 200 },
+  {
+    name: "a list holding the current hash",
+    header: `"${"0".repeat(64)}", "CURRENT"`,
+    status: 200,
+  },
+  { name: "a list without it", header: `"${"0".repeat(64)}", "${"1".repeat(64)}"`, status: 412 },
+  {
+    name: "the current hash as a weak tag (If-Match compares strongly)",
+    header: 'W/"CURRENT"',
+    status: 412,
+  },
+  { name: "the current hash unquoted, as typed by hand", header: "CURRENT", status: 200 },
+  { name: "an empty tag", header: '""', status: 412 },
+];
+
+Deno.test("POST review: If-Match `*` and lists match as RFC 9110 says, a weak tag never does, and a refusal writes nothing", async () => {
+  for (const c of IF_MATCH_CASES) {
+    await using ws = await goldenWorkspace();
+    const app = appFor(ws.path);
+    const before = await snapshotState(ws.path);
+    const res = await review(app, "t-docs", { decision: "approve" }, {
+      "if-match": c.header.replace("CURRENT", expected.projection_hash),
+    });
+    assert.equal(res.status, c.status, `${c.name}: ${await res.clone().text()}`);
+    if (c.status === 412) {
+      assert.equal((await res.json()).error.code, "board_moved", c.name);
+      assert.deepEqual(await snapshotState(ws.path), before, c.name);
+    }
+  }
+});
+
 Deno.test("24 simultaneous review actions all succeed and leave one linear chain", async () => {
   await using ws = await goldenWorkspace();
   const app = appFor(ws.path);

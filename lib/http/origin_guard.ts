@@ -4,15 +4,19 @@
  *
  * - the `Host` must name this server (a loopback name, the bind address, the `public_url` host or
  *   an allowed origin's host): a DNS-rebinding page (`Host: evil.example:8052`) reads nothing;
- * - an `Origin` (or `Sec-Fetch-Site: cross-site`) must be this server's own origin or an
- *   allowed one: no page elsewhere can write, or read through CORS-less tricks;
+ * - an `Origin` (or, without one, `Sec-Fetch-Site: cross-site` or `same-site`) must be this
+ *   server's own origin or an allowed one: no page elsewhere can write, or read through
+ *   CORS-less tricks;
  * - a request that carries a body must say `Content-Type: application/json`, so no "simple"
  *   cross-origin form or `text/plain` fetch is ever parsed as a command.
  *
  * Routes whose policy says `signedDelivery` (the webhook route) are not guarded at all: trackers
  * reach the server through tunnels under their own host name, send their own content types and
  * are authenticated by their signature instead (spec §4.2). Routes that say `anyOrigin` (the
- * content-hashed bundle, which carries no data) skip the `Origin` check only.
+ * content-hashed bundle, which carries no data) skip the `Origin` check only. Routes that say
+ * `navigable` (the public board page) may be opened by a top-level navigation from another site,
+ * such as the board link in a pull request's body or a tracker's comment: a GET that the linking
+ * page can neither read nor use to write.
  */
 import type { MiddlewareHandler } from "hono";
 import { isLoopbackHost, isWildcardHost } from "../util/loopback.ts";
@@ -36,8 +40,13 @@ interface RequestFacts {
   path: string;
   /** The `Host` header (or the URL's host when the client sent none). */
   host: string;
+  /** False when the client sent no `Host` (HTTP/1.0; the URL's host is then ours, not its). */
+  hostSent?: boolean;
   origin?: string;
   secFetchSite?: string;
+  /** `Sec-Fetch-Mode` and `Sec-Fetch-Dest` (`navigate` and `document` for a followed link). */
+  secFetchMode?: string;
+  secFetchDest?: string;
   contentType?: string;
   /** True when the request carries a body (a non-zero length or a transfer encoding). */
   hasBody: boolean;
@@ -56,8 +65,10 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 function hostName(host: string): string {
   const h = host.trim().toLowerCase();
   if (h.startsWith("[")) {
+    // `[addr]` or `[addr]:port`; anything else after the bracket (`[::1].evil.example`) is no
+    // address, and the whole value stays the name (never a loopback one).
     const end = h.indexOf("]");
-    return h.slice(1, end < 0 ? undefined : end);
+    return end > 0 && /^(:\d*)?$/.test(h.slice(end + 1)) ? h.slice(1, end) : h;
   }
   const colon = h.lastIndexOf(":");
   return colon > 0 && h.indexOf(":") === colon ? h.slice(0, colon) : h;
@@ -91,6 +102,8 @@ function acceptedHostNames(policy: OriginPolicy): Set<string> {
 export interface GuardOptions {
   /** The route's bytes carry no data: any page may load them (the `Origin` check is skipped). */
   anyOrigin?: boolean;
+  /** A page that carries no data: a top-level navigation from another site may open it. */
+  navigable?: boolean;
   /** {@link acceptedHostNames} of the policy, when already computed. */
   accepted?: Set<string>;
 }
@@ -107,7 +120,10 @@ function checkRequest(
     return {
       status: 403,
       code: "forbidden_host",
-      message: `Host ${JSON.stringify(facts.host)} is not this server's name: only loopback ` +
+      message: (facts.hostSent !== false
+        ? `Host ${JSON.stringify(facts.host)} is not this server's name`
+        : "the request has no Host header") +
+        ": only loopback " +
         `names, the bind address${policy.publicUrl ? ", the public_url host" : ""} and the ` +
         "hosts of server.allowed_origins are answered (DNS-rebinding defence). Open the board " +
         "at http://127.0.0.1:<port>/dashboard/review-board, or set server.public_url in " +
@@ -131,11 +147,18 @@ function checkRequest(
           " (or listed in server.allowed_origins in service.yaml) may call its API",
       };
     }
-  } else if (facts.secFetchSite === "cross-site") {
+  } else if (
+    (facts.secFetchSite === "cross-site" || facts.secFetchSite === "same-site") &&
+    !(options.navigable && isTopLevelNavigation(facts))
+  ) {
+    // `same-site`: a page on another port of this host (another local server's page) loading
+    // this one's data as a script, image or no-cors fetch; the browser would hide the answer,
+    // but it is not sent at all (nor an event stream held open for it).
     return {
       status: 403,
       code: "forbidden_origin",
-      message: "cross-site request refused (Sec-Fetch-Site: cross-site) and no Origin to allow",
+      message: `${facts.secFetchSite} request refused (Sec-Fetch-Site: ${facts.secFetchSite}) ` +
+        "and no Origin to allow: only pages served by this server may load its data",
     };
   }
   if (!SAFE_METHODS.has(facts.method) && facts.hasBody && !isJson(facts.contentType)) {
@@ -164,6 +187,12 @@ function trustedOrigins(host: string, policy: OriginPolicy): Set<string> {
   return out;
 }
 
+/** A followed link or typed address opening a page in a tab (never a frame, fetch or form POST). */
+function isTopLevelNavigation(facts: RequestFacts): boolean {
+  return SAFE_METHODS.has(facts.method) && facts.secFetchMode === "navigate" &&
+    facts.secFetchDest === "document";
+}
+
 function isJson(contentType: string | undefined): boolean {
   if (!contentType) return false;
   const essence = contentType.split(";")[0].trim().toLowerCase();
@@ -178,8 +207,11 @@ function requestFacts(req: Request, path: string): RequestFacts {
     method: req.method.toUpperCase(),
     path,
     host: headers.get("host") ?? new URL(req.url).host,
+    hostSent: headers.has("host"),
     origin: headers.get("origin") ?? undefined,
     secFetchSite: headers.get("sec-fetch-site")?.toLowerCase(),
+    secFetchMode: headers.get("sec-fetch-mode")?.toLowerCase(),
+    secFetchDest: headers.get("sec-fetch-dest")?.toLowerCase(),
     contentType: headers.get("content-type") ?? undefined,
     hasBody: headers.has("transfer-encoding") || (length !== null && length.trim() !== "0"),
   };

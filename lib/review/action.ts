@@ -49,8 +49,8 @@ export interface ReviewContext {
   audit: AuditPaths;
   auditKey: () => Promise<Uint8Array>;
   principal: Principal;
-  /** The projection hash the operator saw (`If-Match`), when sent. */
-  ifMatch?: string;
+  /** The projection hashes the operator may have seen (`If-Match`, lib/http/if_match.ts), when sent. */
+  ifMatch?: readonly string[];
   now?: () => Date;
   /** The workspace (for the stored diff and the audit cross-check). */
   paths: WorkspacePaths;
@@ -150,11 +150,13 @@ export async function recordReview(
   try {
     const [appended] = await appendEventsWith(ctx.journalPath, view, async (snapshot) => {
       const seen = receiptOf(ctx.runId, snapshot).receipt;
-      if (ctx.ifMatch !== undefined && ctx.ifMatch !== seen.projection_hash) {
+      if (ctx.ifMatch !== undefined && !ctx.ifMatch.includes(seen.projection_hash)) {
         throw new DomainError(
           "precondition_failed",
           "board_moved",
-          `the board changed since it was loaded (you saw ${ctx.ifMatch}, it is now ${seen.projection_hash}); reload and review again`,
+          `the board changed since it was loaded (you saw ${
+            ctx.ifMatch.join(", ") || "no strong entity tag"
+          }, it is now ${seen.projection_hash}); reload and review again`,
         );
       }
       if (!snapshot.state.cards.has(ctx.taskId)) {

@@ -15,7 +15,7 @@
  *
  * An idle connection that has sent nothing costs one descriptor and a small read buffer.
  */
-import { RequestFraming } from "./request_framing.ts";
+import { MAX_HEAD_BYTES, RequestFraming } from "./request_framing.ts";
 
 /** Limits of the gate. */
 export interface GateLimits {
@@ -62,16 +62,19 @@ const EVICTABLE_IDLE_MS = 20_000;
 const encoder = new TextEncoder();
 const STATUS_413 = encoder.encode("HTTP/1.1 413");
 
+const REFUSALS: Record<string, { code: string; message: string }> = {
+  "503": { code: "server_busy", message: "the server is at its connection limit; retry shortly" },
+  "408": { code: "request_timeout", message: "the request head did not arrive in time" },
+  "431": {
+    code: "head_too_large",
+    message: `the request head passed ${MAX_HEAD_BYTES / 1024} KiB: send fewer or smaller ` +
+      "headers (a browser sends every cookie of this host name, whatever its port: clear them)",
+  },
+};
+
 function refusal(status: string, retryAfter?: number): Uint8Array {
   const extra = retryAfter ? `Retry-After: ${retryAfter}\r\n` : "";
-  const body = JSON.stringify({
-    error: {
-      code: status.startsWith("503") ? "server_busy" : "request_timeout",
-      message: status.startsWith("503")
-        ? "the server is at its connection limit; retry shortly"
-        : "the request head did not arrive in time",
-    },
-  });
+  const body = JSON.stringify({ error: REFUSALS[status.slice(0, 3)] });
   return encoder.encode(
     `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\n${extra}Connection: close\r\n` +
       `Content-Length: ${body.length}\r\n\r\n${body}`,
@@ -260,6 +263,10 @@ class Relay {
       t.lastActivity = Date.now();
       const step = t.framing.push(bytes);
       if (step.headTooLarge) {
+        // Before its first answer the connection is ours to answer; later ones may be mid-answer.
+        if (!t.backend) {
+          await t.conn.write(refusal("431 Request Header Fields Too Large")).catch(() => {});
+        }
         this.drop(t);
         return;
       }

@@ -70,3 +70,77 @@ Deno.test("board page: a tampered journal renders with JOURNAL TAMPERED and no a
   }
   await screenshot(page, "tampered.png");
 });
+
+Deno.test("board page: a task whose diff changed while the operator looked at it is not merged blind: 412 until they look again", async () => {
+  await using board = await openBoard();
+  const { page } = board;
+  const run = board.runDir("golden");
+  await page.goto(`${board.url}/dashboard/review-board?run=golden&task=t-docs`);
+  await page.locator(".live[data-state=live]").waitFor();
+  await page.locator("button[data-decision=merge]").waitFor();
+  const seen = await page.locator("[data-projection-hash]").textContent();
+  // Meanwhile the task's work is replaced (another process appends; the page refreshes live).
+  const diff = "diff --git a/late.md b/late.md\nnew file mode 100644\n--- /dev/null\n" +
+    "+++ b/late.md\n@@ -0,0 +1 @@\n+nobody read this\n";
+  const sha = Array.from(
+    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(diff))),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+  await Deno.writeTextFile(join(run, "review/diffs/t-docs.diff"), diff);
+  await appendEvents(join(run, "journal.jsonl"), [{
+    type: "task_diff_captured",
+    data: { task_id: "t-docs", sha256: `sha256:${sha}`, added: 1, removed: 0, files: 1 },
+  }]);
+  await page.locator("[data-task-id=t-docs]").getByText("+1").waitFor();
+  assert.notEqual(await page.locator("[data-projection-hash]").textContent(), seen);
+  const notice = page.locator("[data-task-changed]");
+  await notice.waitFor();
+  assert.match((await notice.textContent())!, /changed while you were looking at it/);
+
+  const [answer] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === "POST"),
+    page.click("button[data-decision=merge]"),
+  ]);
+  assert.equal(answer.status(), 412, "the merge names the board the operator saw");
+  assert.equal(answer.request().headers()["if-match"], `"${seen}"`);
+  await page.locator("[data-action-error='412']").waitFor();
+  await screenshot(page, "task_changed_while_looking.png");
+  assert.doesNotMatch(
+    await Deno.readTextFile(join(run, "journal.jsonl")),
+    /"decision":"merge","diff_sha256":"sha256:[0-9a-f]+","journal_head":"[0-9a-f]+","principal":"dashboard-operator"/,
+  );
+
+  await notice.getByRole("button", { name: "I have looked at it again" }).click();
+  assert.equal(await notice.count(), 0);
+  const [again] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === "POST"),
+    page.click("button[data-decision=merge]"),
+  ]);
+  assert.equal(again.status(), 200, await again.text());
+  const { receipt } = await again.json();
+  assert.equal(receipt.diff_sha256, `sha256:${sha}`);
+  await page.locator("[data-review-receipt]").waitFor();
+});
+
+Deno.test("board page: a change elsewhere on the board does not stop a review of the task on screen", async () => {
+  await using board = await openBoard();
+  const { page } = board;
+  await page.goto(`${board.url}/dashboard/review-board?run=golden&task=t-docs`);
+  await page.locator(".live[data-state=live]").waitFor();
+  await page.locator("button[data-decision=approve]").waitFor();
+  await appendEvents(join(board.runDir("golden"), "journal.jsonl"), [
+    { type: "task_claimed", data: { task_id: "t-late", title: "Late task" } },
+  ]);
+  await page.locator("[data-column=running] [data-task-id=t-late]").waitFor();
+  assert.equal(await page.locator("[data-task-changed]").count(), 0);
+  const [answer] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === "POST"),
+    page.click("button[data-decision=approve]"),
+  ]);
+  assert.equal(answer.status(), 200, await answer.text());
+  // Its own decision changes the task; that is no change behind the operator's back.
+  await page.locator("[data-review-receipt]").waitFor();
+  assert.equal(await page.locator("[data-task-changed]").count(), 0);
+  await page.click("button[data-decision=request_changes]");
+  await page.locator("[data-review-receipt]").getByText("request_changes").waitFor();
+});

@@ -7,6 +7,7 @@ import { recordReview, ReviewRequest } from "../../../../../../../lib/review/act
 import { auditPaths } from "../../../../../../../lib/audit/store.ts";
 import { readJsonBody } from "../../../../../../../lib/http/body.ts";
 import { routePolicy } from "../../../../../../../lib/http/route_policy.ts";
+import { ifMatchTags } from "../../../../../../../lib/http/if_match.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
 export const policy = routePolicy({ POST: "operator" });
@@ -28,7 +29,7 @@ export async function POST(c: Ctx): Promise<Response> {
       }: ${issue.message}. Send {"decision": "approve" | "request_changes" | "merge", "note"?: string}`,
     );
   }
-  const ifMatch = parseIfMatch(c.req.header("if-match"));
+  const ifMatch = ifMatchTags(c.req.header("if-match"));
   const { receipt, projection } = await recordReview(parsed.data, {
     runId,
     taskId,
@@ -41,10 +42,4 @@ export async function POST(c: Ctx): Promise<Response> {
     paths: app.paths,
   });
   return c.json({ receipt, board: projection.receipt });
-}
-
-function parseIfMatch(header: string | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  const value = header.trim().replace(/^W\//, "");
-  return value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
 }
