@@ -76,13 +76,13 @@ const CASES: [string, string, string, UsageReport | undefined][] = [
       j({ type: "user", message: { content: [{ type: "tool_result", content: "ok" }] } }),
     ].join("\n"),
     {
-      microUsd: 2700 * 15 + 300 * 1.5 + 2 * 75,
+      microUsd: 2700 * 5 + 300 * 0.5 + 2 * 25, // Opus from 4.5 on: 5/25 a million
       byModel: {
         "claude-opus-4-8": {
           inputTokens: 3000,
           cachedInputTokens: 300,
           outputTokens: 2,
-          microUsd: 2700 * 15 + 300 * 1.5 + 2 * 75,
+          microUsd: 2700 * 5 + 300 * 0.5 + 2 * 25, // Opus from 4.5 on: 5/25 a million
         },
       },
       source: "estimated",
