@@ -46,6 +46,30 @@ function rowsFor(
   return rows.filter((r) => r.type === type && r.data.task_id === task);
 }
 
+/**
+ * A workers-only workspace whose one task `t` waits for the file `go` (in `dir`), then writes
+ * `out.txt` with `out` and reports; `first` is written before the wait.
+ */
+async function waitingTask(
+  dir: string,
+  o: { out: string; config: string; first?: [string, string] },
+): Promise<{ root: string; bare: string; go: string }> {
+  const go = join(dir, "go");
+  const { root, bare } = await sharedRemote(dir, [{
+    name: "s",
+    steps: [{
+      id: "t",
+      script: [
+        ...(o.first ? [["write", ...o.first]] : []),
+        ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
+        ["write", "out.txt", o.out],
+        ["report", "done"],
+      ],
+    }],
+  }], o.config);
+  return { root, bare, go };
+}
+
 Deno.test("two workers run a plan's tasks and each landed commit is traced to one worker", async () => {
   await using dir = await tempDir();
   const { root, bare } = await sharedRemote(dir.path, [{
@@ -356,18 +380,10 @@ function orchestratorProcess(root: string, port: number) {
 
 Deno.test("an orchestrator restarted while a worker runs: the worker keeps its lease and reports to the new process", async () => {
   await using dir = await tempDir();
-  const go = join(dir.path, "go");
-  const { root, bare } = await sharedRemote(dir.path, [{
-    name: "s",
-    steps: [{
-      id: "t",
-      script: [
-        ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
-        ["write", "out.txt", "made on w1\n"],
-        ["report", "done"],
-      ],
-    }],
-  }], WORKERS_ONLY);
+  const { root, bare, go } = await waitingTask(dir.path, {
+    out: "made on w1\n",
+    config: WORKERS_ONLY,
+  });
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
   const first = orchestratorProcess(root, port);
@@ -397,18 +413,10 @@ Deno.test("an orchestrator restarted while a worker runs: the worker keeps its l
 
 Deno.test("an orchestrator stopped gracefully while a worker runs: the session keeps its capability and reports to the next process", async () => {
   await using dir = await tempDir();
-  const go = join(dir.path, "go");
-  const { root, bare } = await sharedRemote(dir.path, [{
-    name: "s",
-    steps: [{
-      id: "t",
-      script: [
-        ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
-        ["write", "out.txt", "made on w1\n"],
-        ["report", "done"],
-      ],
-    }],
-  }], "max_agents: 0\nheartbeat_timeout_s: 6\n" + WORKER_AUTH_YAML);
+  const { root, bare, go } = await waitingTask(dir.path, {
+    out: "made on w1\n",
+    config: "max_agents: 0\nheartbeat_timeout_s: 6\n" + WORKER_AUTH_YAML,
+  });
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
   const first = orchestratorProcess(root, port);
@@ -477,18 +485,10 @@ Deno.test("a worker that dies after its agent reported, before its own report, l
 
 Deno.test("the network to a worker cut and restored within its lease: heartbeats resume, nothing is retried", async () => {
   await using dir = await tempDir();
-  const go = join(dir.path, "go");
-  const { root, bare } = await sharedRemote(dir.path, [{
-    name: "s",
-    steps: [{
-      id: "t",
-      script: [
-        ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
-        ["write", "out.txt", "once\n"],
-        ["report", "done"],
-      ],
-    }],
-  }], "max_agents: 0\nheartbeat_timeout_s: 6\n" + WORKER_AUTH_YAML);
+  const { root, bare, go } = await waitingTask(dir.path, {
+    out: "once\n",
+    config: "max_agents: 0\nheartbeat_timeout_s: 6\n" + WORKER_AUTH_YAML,
+  });
   const server = await serve(root);
   try {
     await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
@@ -635,18 +635,10 @@ Deno.test("a worker paused past its lease on the task's last attempt is refused 
 
 Deno.test("two machines given one --name: the second waits and says why, and never takes the first's running task as if it had restarted", async () => {
   await using dir = await tempDir();
-  const go = join(dir.path, "go");
-  const { root, bare } = await sharedRemote(dir.path, [{
-    name: "s",
-    steps: [{
-      id: "t",
-      script: [
-        ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
-        ["write", "out.txt", "from the first\n"],
-        ["report", "done"],
-      ],
-    }],
-  }], "max_agents: 0\nheartbeat_timeout_s: 9\n" + WORKER_AUTH_YAML);
+  const { root, bare, go } = await waitingTask(dir.path, {
+    out: "from the first\n",
+    config: "max_agents: 0\nheartbeat_timeout_s: 9\n" + WORKER_AUTH_YAML,
+  });
   const server = await serve(root);
   try {
     await using first = startWorker(await workerClone(dir.path, bare, "m1"), server.url, "box");
@@ -672,19 +664,11 @@ Deno.test("two machines given one --name: the second waits and says why, and nev
 
 Deno.test("a worker stopped twice while no orchestrator answers its report exits, leaving the session for its next process to hand back", async () => {
   await using dir = await tempDir();
-  const go = join(dir.path, "go");
-  const { root, bare } = await sharedRemote(dir.path, [{
-    name: "s",
-    steps: [{
-      id: "t",
-      script: [
-        ["write", "first.txt", "kept\n"],
-        ["run", `while [ ! -f ${go} ]; do sleep 0.1; done`],
-        ["write", "out.txt", "done\n"],
-        ["report", "done"],
-      ],
-    }],
-  }], WORKERS_ONLY);
+  const { root, bare, go } = await waitingTask(dir.path, {
+    out: "done\n",
+    config: WORKERS_ONLY,
+    first: ["first.txt", "kept\n"],
+  });
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
   const first = orchestratorProcess(root, port);
