@@ -675,6 +675,15 @@ Deno.test("a worker stopped twice while no orchestrator answers its report exits
   const clone = await workerClone(dir.path, bare, "w1");
   await using w1 = startWorker(clone, url, "w1", { args: ["--drain-timeout", "1"] });
   await w1.saw(/t: agent .* starting/);
+  // Its agent has work to keep (on a loaded machine the drain could end it before it wrote any).
+  const trees = join(clone, ".sdd/worktrees");
+  await until("the agent wrote first.txt", async () => {
+    const names = await Array.fromAsync(Deno.readDir(trees)).catch(() => []);
+    const wrote = await Promise.all(
+      names.map((e) => Deno.stat(join(trees, e.name, "first.txt")).then(() => true, () => false)),
+    );
+    return wrote.includes(true);
+  });
   first.child.kill("SIGKILL"); // the orchestrator is gone for good meanwhile
   await first.done();
   Deno.kill(w1.child.pid, "SIGTERM"); // `systemctl stop`: it drains, then reports
