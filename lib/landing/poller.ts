@@ -145,8 +145,9 @@ export class PrPoller {
     const w = this.#watched.get(taskId);
     const changed = !w || w.number !== pr.number || w.digest !== pr.digest || w.head !== pr.head;
     const interval = changed ? this.#o.intervalMs : w.interval;
-    // A delivery that came while its first step read the host found nothing watched to wake.
-    const missed = (!w || w.number !== pr.number) &&
+    // A delivery that came while its step read the host found nothing watched to wake: its
+    // first step, or a step that pushed a new head (a rebase) a commit status then named.
+    const missed = (!w || w.number !== pr.number || w.head !== pr.head) &&
       this.#recent.some((r) => r.at >= this.#now() - WAKE_MEMORY_MS && hintNames(r.hint, pr));
     this.#watched.set(taskId, {
       ...w,

@@ -152,6 +152,29 @@ Deno.test("PrPoller: a delivery that came while a pull request's first step stil
   assert.deepEqual(looked, [3]);
 });
 
+Deno.test("PrPoller: a commit status on a rebased head that came before the run watched that head makes the next look immediate", async () => {
+  const looked: number[] = [];
+  const p = poller(
+    (n) => {
+      looked.push(n);
+      return Promise.resolve("green");
+    },
+    [],
+    { intervalMs: 600_000, maxIntervalMs: 600_000 },
+  );
+  p.start();
+  p.watch("t5", pr(5, "pending", "aaaaaaa")); // watched at its first head
+  p.watch("t6", pr(6, "pending", "fffffff"));
+  // The step rebased #5 and pushed bbbbbbb; a commit status (it names only its SHA) on it came
+  // while that step still read the host, so it named no head the run watched.
+  p.wake({ shas: ["bbbbbbb"] });
+  p.watch("t5", pr(5, "pending", "bbbbbbb"));
+  p.watch("t6", pr(6, "pending", "fffffff"));
+  await until(() => looked.length === 1);
+  await p.stop();
+  assert.deepEqual(looked, [5], "the next look comes at once, not in ten minutes");
+});
+
 Deno.test("PrPoller: the base branch moving is a change for every pull request; the run's own sighting tells the others", async () => {
   const changed: string[] = [];
   let tip = "base-1";
