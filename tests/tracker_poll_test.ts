@@ -60,6 +60,32 @@ for (const tracker of ["tracker_a", "tracker_b", "tracker_c", "tracker_d", "trac
   });
 }
 
+/** A poller of GitHub's `octo/app` (tracker_b) with `keys` in its block; what it feeds is in `fed`. */
+function githubPoller(o: {
+  keys: string;
+  runtime: TrackerRuntimeStore;
+  env?: (name: string) => string | undefined;
+  warn?: (line: string) => void;
+}) {
+  const config = parseConfig(
+    "cli: claude\nroles: [backend]\ntrackers:\n  tracker_b:\n    project: octo/app\n" + o.keys,
+  );
+  const [settings] = trackerSettings(config, BUILTIN_TRACKERS);
+  const fed: Ticket[] = [];
+  const poller = new TrackerPoller(settings, settings.adapter!, {
+    fetch,
+    now: Date.now,
+    env: o.env ?? (() => undefined),
+    sink: (t) => {
+      fed.push(...t);
+      return Promise.resolve(t.map((x) => ({ ref: x.ref, action: "created" as const })));
+    },
+    runtime: o.runtime,
+    warn: o.warn ?? (() => {}),
+  });
+  return { poller, fed };
+}
+
 Deno.test("poll: each tracker's request carries its real cursor and auth shape", async () => {
   await using fake = startFakeTrackerApis(sampleIssues());
   const since = ago(90);
@@ -96,22 +122,9 @@ Deno.test("poll: 429 with Retry-After and 5xx back off; 401 is not retried fast"
   await using fake = startFakeTrackerApis(sampleIssues());
   const dir = await Deno.makeTempDir();
   const runtime = await TrackerRuntimeStore.open(`${dir}/trackers.json`, 10);
-  const config = parseConfig(
-    "cli: claude\nroles: [backend]\ntrackers:\n  tracker_b:\n    project: octo/app\n    poll_interval_s: 60\n" +
-      `    api_url: ${fake.url}\n`,
-  );
-  const [settings] = trackerSettings(config, BUILTIN_TRACKERS);
-  const fed: Ticket[] = [];
-  const poller = new TrackerPoller(settings, settings.adapter!, {
-    fetch,
-    now: Date.now,
-    env: () => undefined,
-    sink: (t) => {
-      fed.push(...t);
-      return Promise.resolve(t.map((x) => ({ ref: x.ref, action: "created" as const })));
-    },
+  const { poller, fed } = githubPoller({
+    keys: `    poll_interval_s: 60\n    api_url: ${fake.url}\n`,
     runtime,
-    warn: () => {},
   });
   fake.failNext.push({ status: 429, headers: { "retry-after": "600" } });
   assert.ok(await poller.pollOnce() >= 600_000);
@@ -142,23 +155,10 @@ Deno.test("poll: a webhook that moved the cursor past a change whose delivery wa
   await using fake = startFakeTrackerApis(sampleIssues());
   const dir = await Deno.makeTempDir();
   const runtime = await TrackerRuntimeStore.open(`${dir}/trackers.json`, 10);
-  const config = parseConfig(
-    "cli: claude\nroles: [backend]\ntrackers:\n  tracker_b:\n    project: octo/app\n" +
-      `    poll_interval_s: 60\n    api_url: ${fake.url}\n` +
+  const { poller, fed } = githubPoller({
+    keys: `    poll_interval_s: 60\n    api_url: ${fake.url}\n` +
       "    webhook: { enabled: true, secret_env: WH_LOST }\n",
-  );
-  const [settings] = trackerSettings(config, BUILTIN_TRACKERS);
-  const fed: Ticket[] = [];
-  const poller = new TrackerPoller(settings, settings.adapter!, {
-    fetch,
-    now: Date.now,
-    env: () => undefined,
-    sink: (t) => {
-      fed.push(...t);
-      return Promise.resolve(t.map((x) => ({ ref: x.ref, action: "created" as const })));
-    },
     runtime,
-    warn: () => {},
   });
   try {
     await poller.pollOnce();
@@ -198,23 +198,12 @@ Deno.test("webhook only: a startup replay longer than one poll's page cap goes o
   runtime.update("tracker_b", {
     last_processed_ts: new Date(Date.now() - 120 * 60_000).toISOString(),
   });
-  const config = parseConfig(
-    "cli: claude\nroles: [backend]\ntrackers:\n  tracker_b:\n    project: octo/app\n" +
+  const { poller, fed } = githubPoller({
+    keys:
       `    polling: false\n    poll_interval_s: 0.05\n    api_url: ${fake.url}\n    token_env: TOK\n` +
       "    webhook: { enabled: true, secret_env: WH_CAP }\n",
-  );
-  const [settings] = trackerSettings(config, BUILTIN_TRACKERS);
-  const fed: Ticket[] = [];
-  const poller = new TrackerPoller(settings, settings.adapter!, {
-    fetch,
-    now: Date.now,
-    env: (n) => n === "TOK" ? "tok" : undefined,
-    sink: (t) => {
-      fed.push(...t);
-      return Promise.resolve(t.map((x) => ({ ref: x.ref, action: "created" as const })));
-    },
     runtime,
-    warn: () => {},
+    env: (n) => n === "TOK" ? "tok" : undefined,
   });
   try {
     poller.startBootReplay();
@@ -235,19 +224,12 @@ Deno.test("poll: a 403 that says no requests remain waits for the reset and will
   await using fake = startFakeTrackerApis(sampleIssues());
   const dir = await Deno.makeTempDir();
   const runtime = await TrackerRuntimeStore.open(`${dir}/trackers.json`, 10);
-  const config = parseConfig(
-    "cli: claude\nroles: [backend]\ntrackers:\n  tracker_b:\n    project: octo/app\n" +
-      `    poll_interval_s: 60\n    token_env: GH_TOKEN\n    api_url: ${fake.url}\n`,
-  );
-  const [settings] = trackerSettings(config, BUILTIN_TRACKERS);
   const token = "ghp_echoedTokenValue0123456789";
   const warnings: string[] = [];
-  const poller = new TrackerPoller(settings, settings.adapter!, {
-    fetch,
-    now: Date.now,
-    env: (n) => n === "GH_TOKEN" ? token : undefined,
-    sink: (t) => Promise.resolve(t.map((x) => ({ ref: x.ref, action: "created" as const }))),
+  const { poller } = githubPoller({
+    keys: `    poll_interval_s: 60\n    token_env: GH_TOKEN\n    api_url: ${fake.url}\n`,
     runtime,
+    env: (n) => n === "GH_TOKEN" ? token : undefined,
     warn: (l) => warnings.push(l),
   });
   const reset = Math.floor(Date.now() / 1000) + 1200;
