@@ -51,6 +51,17 @@ async function doctor(root: string, env: Record<string, string>) {
   }[]);
 }
 
+/** A workers-only workspace of three tasks, a, b and c, each writing its own file. */
+function threeTasks(dir: string) {
+  return sharedRemote(dir, [{
+    name: "s",
+    steps: ["a", "b", "c"].map((id) => ({
+      id,
+      script: [["write", `${id}.txt`, `${id}\n`], ["report"]],
+    })),
+  }], WORKERS_ONLY);
+}
+
 Deno.test("max_agents: 0 — doctor and run need neither the agent CLI nor its provider key on the orchestrator; a worker runs the task", async () => {
   await using dir = await tempDir();
   const { root, bare } = await sharedRemote(dir.path, [{
@@ -190,13 +201,7 @@ async function workersOf(root: string) {
 
 Deno.test("a worker that cannot start the adapter says so at registration and claims nothing; the healthy worker runs every task, no attempt burnt", async () => {
   await using dir = await tempDir();
-  const { root, bare } = await sharedRemote(dir.path, [{
-    name: "s",
-    steps: ["a", "b", "c"].map((id) => ({
-      id,
-      script: [["write", `${id}.txt`, `${id}\n`], ["report"]],
-    })),
-  }], WORKERS_ONLY);
+  const { root, bare } = await threeTasks(dir.path);
   // The broken machine's clone names an agent CLI it does not have.
   const broken = await workerClone(dir.path, bare, "broken");
   const yaml = await Deno.readTextFile(join(broken, "service.yaml"));
@@ -232,13 +237,7 @@ Deno.test("a worker that cannot start the adapter says so at registration and cl
 
 Deno.test("an agent that did not start on a worker costs no attempt: the task goes to another worker, and 3 in a row cordon the worker with the reason", async () => {
   await using dir = await tempDir();
-  const { root, bare } = await sharedRemote(dir.path, [{
-    name: "s",
-    steps: ["a", "b", "c"].map((id) => ({
-      id,
-      script: [["write", `${id}.txt`, `${id}\n`], ["report"]],
-    })),
-  }], WORKERS_ONLY);
+  const { root, bare } = await threeTasks(dir.path);
   // Its CLI is there when it registers, and gone when it starts agents.
   const flakyClone = await workerClone(dir.path, bare, "flaky");
   const cliPath = join(dir.path, "vanishing-agent");
@@ -679,13 +678,7 @@ Deno.test({
 
 Deno.test("a worker that cannot fetch from its git remote costs no task an attempt: its claims go back, and 3 in a row cordon it with git's words", async () => {
   await using dir = await tempDir();
-  const { root, bare } = await sharedRemote(dir.path, [{
-    name: "s",
-    steps: ["a", "b", "c"].map((id) => ({
-      id,
-      script: [["write", `${id}.txt`, `${id}\n`], ["report"]],
-    })),
-  }], WORKERS_ONLY);
+  const { root, bare } = await threeTasks(dir.path);
   // Its remote is out of reach (a network cut, a revoked deploy key).
   const cutClone = await workerClone(dir.path, bare, "cut");
   await sh(cutClone, "remote", "set-url", "origin", join(dir.path, "unreachable.git"));
