@@ -132,7 +132,8 @@ Deno.test("PrPoller.wake(): looks at once at the pull requests a delivery names,
   assert.deepEqual(looked.slice(3).sort(), [1, 2]);
 });
 
-Deno.test("PrPoller: a delivery that came while a pull request's first step still read the host makes its first look immediate", async () => {
+/** A started poller whose own interval is ten minutes: any look soon is one a delivery asked for. */
+function slowPoller() {
   const looked: number[] = [];
   const p = poller(
     (n) => {
@@ -143,6 +144,11 @@ Deno.test("PrPoller: a delivery that came while a pull request's first step stil
     { intervalMs: 600_000, maxIntervalMs: 600_000 },
   );
   p.start();
+  return { p, looked };
+}
+
+Deno.test("PrPoller: a delivery that came while a pull request's first step still read the host makes its first look immediate", async () => {
+  const { p, looked } = slowPoller();
   p.wake({ shas: ["ccccccc"] }); // a check suite on #3's head, before the run watches #3
   p.watch("t3", pr(3, "pending", "ccccccc")); // the step read it before the check went green
   p.watch("t4", pr(4, "pending", "ddddddd")); // no delivery named this one
@@ -153,16 +159,7 @@ Deno.test("PrPoller: a delivery that came while a pull request's first step stil
 });
 
 Deno.test("PrPoller: a commit status on a rebased head that came before the run watched that head makes the next look immediate", async () => {
-  const looked: number[] = [];
-  const p = poller(
-    (n) => {
-      looked.push(n);
-      return Promise.resolve("green");
-    },
-    [],
-    { intervalMs: 600_000, maxIntervalMs: 600_000 },
-  );
-  p.start();
+  const { p, looked } = slowPoller();
   p.watch("t5", pr(5, "pending", "aaaaaaa")); // watched at its first head
   p.watch("t6", pr(6, "pending", "fffffff"));
   // The step rebased #5 and pushed bbbbbbb; a commit status (it names only its SHA) on it came
