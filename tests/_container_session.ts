@@ -1,11 +1,11 @@
 /**
- * A podman container session on the test image, as the container death tests use it: a
+ * A podman container session on the test image, as the container tests use it: a
  * repository, a sealed worktree of the session and its prepared container (lib/container).
  */
 import { join } from "node:path";
 import { createWorktree } from "../lib/worktrees/worktrees.ts";
 import { sealWorktree } from "../lib/worktrees/trees.ts";
-import { probeIsolation } from "../lib/container/probe.ts";
+import { type ContainerIsolation, probeIsolation } from "../lib/container/probe.ts";
 import { containerSettings } from "../lib/container/settings.ts";
 import { prepareSessionContainer, type SessionContainer } from "../lib/container/session.ts";
 import { ServiceConfigSchema } from "../lib/config/schema.ts";
@@ -13,6 +13,23 @@ import { sh } from "./_e2e.ts";
 import { testImage } from "./_container_image.ts";
 
 const image = await testImage();
+
+let probed: ContainerIsolation | undefined;
+/** The container isolation of the test image, probed once per test process. */
+async function isolation(): Promise<ContainerIsolation> {
+  if (!image.ok) throw new Error("no runtime");
+  probed ??= await probeIsolation({
+    settings: containerSettings(ServiceConfigSchema.parse({
+      cli: "generic",
+      roles: { backend: {} },
+      isolation: "container",
+      container: { image: image.ref },
+    })),
+    env: Deno.env.toObject(),
+    binary: "sh",
+  });
+  return probed;
+}
 
 /** A repository, a sealed worktree of session `sessionId` and its prepared container. */
 export async function session(dir: string, sessionId: string): Promise<{
@@ -27,18 +44,8 @@ export async function session(dir: string, sessionId: string): Promise<{
   await sh(dir, "add", "-A");
   await sh(dir, "commit", "-q", "-m", "init");
   const wt = await createWorktree(dir, sessionId, (await sh(dir, "rev-parse", "HEAD")).trim());
-  const iso = await probeIsolation({
-    settings: containerSettings(ServiceConfigSchema.parse({
-      cli: "generic",
-      roles: { backend: {} },
-      isolation: "container",
-      container: { image: image.ref },
-    })),
-    env: Deno.env.toObject(),
-    binary: "sh",
-  });
   const box = await prepareSessionContainer({
-    iso,
+    iso: await isolation(),
     root: dir,
     runtimeDir: join(dir, ".sdd", "runtime"),
     runId: "r-death",

@@ -8,66 +8,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createWorktree } from "../lib/worktrees/worktrees.ts";
-import { sealWorktree } from "../lib/worktrees/trees.ts";
-import { type ContainerIsolation, probeIsolation } from "../lib/container/probe.ts";
-import { containerSettings } from "../lib/container/settings.ts";
-import { prepareSessionContainer, type SessionContainer } from "../lib/container/session.ts";
 import { runtimeCall } from "../lib/container/runtime.ts";
 import { spawnProcess } from "../lib/process/spawn.ts";
 import { teardownsDone } from "../lib/container/teardowns.ts";
-import { ServiceConfigSchema } from "../lib/config/schema.ts";
-import { sh } from "./_e2e.ts";
+import { session } from "./_container_session.ts";
 import { tempDir } from "./helpers.ts";
 import { skipping, testImage } from "./_container_image.ts";
 
 const image = await testImage();
 const ignore = skipping(image);
-
-let probed: ContainerIsolation | undefined;
-async function isolation(): Promise<ContainerIsolation> {
-  if (!image.ok) throw new Error("no runtime");
-  probed ??= await probeIsolation({
-    settings: containerSettings(ServiceConfigSchema.parse({
-      cli: "generic",
-      roles: { backend: {} },
-      isolation: "container",
-      container: { image: image.ref },
-    })),
-    env: Deno.env.toObject(),
-    binary: "sh",
-  });
-  return probed;
-}
-
-/** A repository, a sealed worktree of session `session` and its prepared container. */
-async function session(dir: string, sessionId: string): Promise<{
-  box: SessionContainer;
-  tree: string;
-}> {
-  await sh(dir, "init", "-q", "-b", "main");
-  await sh(dir, "config", "user.email", "t@localhost");
-  await sh(dir, "config", "user.name", "t");
-  await Deno.writeTextFile(join(dir, "README.md"), "# held\n");
-  await sh(dir, "add", "-A");
-  await sh(dir, "commit", "-q", "-m", "init");
-  const base = (await sh(dir, "rev-parse", "HEAD")).trim();
-  const wt = await createWorktree(dir, sessionId, base);
-  const box = await prepareSessionContainer({
-    iso: await isolation(),
-    root: dir,
-    runtimeDir: join(dir, ".sdd", "runtime"),
-    runId: "r-held",
-    sessionId,
-    admin: await sealWorktree(dir, sessionId),
-    branch: wt.branch,
-    serverUrl: "http://127.0.0.1:9/",
-    env: { LANG: "C.UTF-8" },
-    processEnv: Deno.env.toObject(),
-    warn: () => {},
-  });
-  return { box, tree: wt.path };
-}
 
 /** The container's state (`running`, `created`…), or undefined once there is none. */
 async function state(name: string): Promise<string | undefined> {
