@@ -6,6 +6,8 @@
 import { join } from "node:path";
 import { CLI, sh, workspace } from "./_e2e.ts";
 import type { TokenSpec } from "../lib/auth/tokens.ts";
+import { type RunningServer, startServer } from "../lib/server/serve.ts";
+import { SERVER_APP } from "../routes/_app.ts";
 
 /**
  * The worker token of these tests: a run takes remote workers only when its service.yaml
@@ -25,6 +27,21 @@ export const WORKER_TOKENS: TokenSpec[] = [
 ];
 /** Headers that read a server of these tests (a worker token reads what a reader reads). */
 export const WORKER_READ = { authorization: `Bearer ${WORKER_TOKEN}` };
+
+/** A server over `root` on a free loopback port with `tokens` (the workers'), for `runPlan({server})`. */
+export function serveForWorkers(
+  root: string,
+  tokens: TokenSpec[] = WORKER_TOKENS,
+): Promise<RunningServer> {
+  return startServer({
+    root,
+    host: "127.0.0.1",
+    port: 0,
+    tokens,
+    announce: false,
+    app: SERVER_APP,
+  });
+}
 
 /** A workspace (see `workspace()`) with an `origin` bare remote; the remote's path. */
 export async function sharedRemote(

@@ -8,12 +8,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runPlan } from "../lib/runner/run.ts";
-import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import { rowsOf, sh, until } from "./_e2e.ts";
-import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
-import { WORKER_AUTH_YAML, WORKER_READ, WORKER_TOKENS } from "./_workers.ts";
+import { serveForWorkers, sharedRemote, startWorker, workerClone } from "./_workers.ts";
+import { WORKER_AUTH_YAML, WORKER_READ } from "./_workers.ts";
 
 /** The run's rows of `type` for `task`. */
 function rowsFor(
@@ -52,14 +51,7 @@ Deno.test("a worker's SIGTERM drains: no claim after it, the lease goes within a
       { id: "u", owned: ["shared.txt"], script: [["write", "u.txt", "u\n"], ["report", "u"]] },
     ],
   }], "max_agents: 0\nheartbeat_timeout_s: 30\n" + WORKER_AUTH_YAML);
-  const server = await startServer({
-    root,
-    host: "127.0.0.1",
-    port: 0,
-    tokens: WORKER_TOKENS,
-    announce: false,
-    app: SERVER_APP,
-  });
+  const server = await serveForWorkers(root);
   try {
     // Two slots: while t runs, w1 keeps asking for a second task (u waits for shared.txt).
     const w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1", {

@@ -6,18 +6,17 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runPlan } from "../lib/runner/run.ts";
-import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import { CLI, cliAs, rowsOf, sh, until, withEnv, workspace } from "./_e2e.ts";
 import { startFakeGithub } from "./fakes/github_api.ts";
 import {
+  serveForWorkers,
   sharedRemote,
   startWorker,
   WORKER_AUTH_YAML,
   WORKER_READ,
   WORKER_TOKEN,
-  WORKER_TOKENS,
   workerClone,
 } from "./_workers.ts";
 
@@ -86,7 +85,7 @@ Deno.test("two workers run a plan's tasks and each landed commit is traced to on
       { id: "b", script: [["write", "b.txt", "from b\n"], ["sleep", 1500], ["report", "b done"]] },
     ],
   }], WORKERS_ONLY + "agent_env: [ANTHROPIC_API_KEY]\n");
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using _w1 = startWorker(
       await workerClone(dir.path, bare, "w1"),
@@ -144,18 +143,6 @@ Deno.test("two workers run a plan's tasks and each landed commit is traced to on
   }
 });
 
-/** A server over `root` on a free port, for `runPlan({server})`. */
-function serve(root: string) {
-  return startServer({
-    root,
-    host: "127.0.0.1",
-    port: 0,
-    tokens: WORKER_TOKENS,
-    announce: false,
-    app: SERVER_APP,
-  });
-}
-
 /** The remote's `agent/*` branches. */
 async function agentBranches(bare: string): Promise<string[]> {
   const out = await sh(bare, "for-each-ref", "--format=%(refname:short)", "refs/heads/agent");
@@ -182,7 +169,7 @@ Deno.test("a worker killed mid-task loses its lease; its pushed commit is the pa
       ],
     }],
   }], WORKERS_ONLY);
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
     const lines: string[] = [];
@@ -240,7 +227,7 @@ Deno.test("a worker that reports after its lease expired gets 409 and nothing la
       ],
     }],
   }], WORKERS_ONLY);
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
     const lines: string[] = [];
@@ -276,7 +263,7 @@ Deno.test("two workers racing for one task: exactly one wins", async () => {
     name: "s",
     steps: [{ id: "only", script: [["sleep", 500], ["write", "o.txt", "o\n"], ["report", "ok"]] }],
   }], WORKERS_ONLY);
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     const w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1", { slots: 4 });
     const w2 = startWorker(await workerClone(dir.path, bare, "w2"), server.url, "w2", { slots: 4 });
@@ -320,7 +307,7 @@ done
 `,
   );
   await Deno.chmod(hook, 0o755);
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using _w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
     const lines: string[] = [];
@@ -456,7 +443,7 @@ Deno.test("a worker that dies after its agent reported, before its own report, l
       ],
     }],
   }], WORKERS_ONLY);
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
     const lines: string[] = [];
@@ -489,7 +476,7 @@ Deno.test("the network to a worker cut and restored within its lease: heartbeats
     out: "once\n",
     config: "max_agents: 0\nheartbeat_timeout_s: 6\n" + WORKER_AUTH_YAML,
   });
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
     const result = runPlan({ root, server, app: SERVER_APP, out: () => {} });
@@ -515,7 +502,7 @@ Deno.test("a task a worker finishes without changing anything lands like a local
     name: "s",
     steps: [{ id: "noop", script: [["print", "nothing to change"], ["report", "already fine"]] }],
   }], WORKERS_ONLY);
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using _w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
     const lines: string[] = [];
@@ -549,7 +536,7 @@ Deno.test("in pull-request mode a worker's pushed branch becomes the pull reques
       "  repo: acme/widget\n  token_env: WORKERS_GH_TOKEN\n  poll_interval_s: 1\n",
     { append: true },
   );
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using _w1 = startWorker(await workerClone(dir.path, fake.bare, "w1"), server.url, "w1");
     const lines: string[] = [];
@@ -588,7 +575,7 @@ Deno.test("a worker paused past its lease on the task's last attempt is refused 
       },
     ],
   }], WORKERS_ONLY);
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using _wk = startWorker(await workerClone(dir.path, bare, "wk"), server.url, "wk", {
       roles: "docs",
@@ -639,7 +626,7 @@ Deno.test("two machines given one --name: the second waits and says why, and nev
     out: "from the first\n",
     config: "max_agents: 0\nheartbeat_timeout_s: 9\n" + WORKER_AUTH_YAML,
   });
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using first = startWorker(await workerClone(dir.path, bare, "m1"), server.url, "box");
     const lines: string[] = [];

@@ -7,17 +7,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runPlan } from "../lib/runner/run.ts";
-import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import { rowsOf, sh, until } from "./_e2e.ts";
 import {
+  serveForWorkers,
   sharedRemote,
   startWorker,
   WORKER_AUTH_YAML,
   WORKER_READ,
   WORKER_TOKEN,
-  WORKER_TOKENS,
   workerClone,
 } from "./_workers.ts";
 
@@ -38,14 +37,7 @@ Deno.test("a hostile worker's pushed tree naming .git/hooks is refused with git'
     name: "s",
     steps: [{ id: "t", script: [["write", "t.txt", "honest\n"], ["report", "done"]] }],
   }], "max_agents: 0\nheartbeat_timeout_s: 30\n" + WORKER_AUTH_YAML);
-  const server = await startServer({
-    root,
-    host: "127.0.0.1",
-    port: 0,
-    tokens: WORKER_TOKENS,
-    announce: false,
-    app: SERVER_APP,
-  });
+  const server = await serveForWorkers(root);
   try {
     const lines: string[] = [];
     const result = runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });

@@ -7,24 +7,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runPlan } from "../lib/runner/run.ts";
-import { type RunningServer, startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import { rowsOf, sh } from "./_e2e.ts";
-import { sharedRemote, startWorker, type WorkerProcess } from "./_workers.ts";
-import { WORKER_AUTH_YAML, WORKER_READ, WORKER_TOKENS } from "./_workers.ts";
+import { serveForWorkers, sharedRemote, startWorker, type WorkerProcess } from "./_workers.ts";
+import { WORKER_AUTH_YAML, WORKER_READ } from "./_workers.ts";
 import { promtoolCheck } from "./_promtool.ts";
-
-function serve(root: string): Promise<RunningServer> {
-  return startServer({
-    root,
-    host: "127.0.0.1",
-    port: 0,
-    tokens: WORKER_TOKENS,
-    announce: false,
-    app: SERVER_APP,
-  });
-}
 
 /** The samples of a scrape, by series. */
 function scrape(text: string): Record<string, number> {
@@ -47,7 +35,7 @@ Deno.test("a scaler loop reading /metrics starts `worker --once` pods, each from
       script: [["sleep", 300], ["write", `${id}.txt`, `${id}\n`], ["report", `${id} done`]],
     })),
   }], "max_agents: 0\nheartbeat_timeout_s: 30\n" + WORKER_AUTH_YAML);
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   const pods: { name: string; dir: string; w: WorkerProcess; claimed: boolean }[] = [];
   try {
     const lines: string[] = [];
@@ -128,7 +116,7 @@ Deno.test("`worker --once` with nothing to claim and `--exit-when-idle` end at o
     [{ name: "s", steps: [] }],
     "max_agents: 0\n" + WORKER_AUTH_YAML,
   );
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     const once = startWorker(join(dir.path, "p1"), server.url, "p1", {
       args: ["--once", "--clone", bare],
@@ -174,7 +162,7 @@ Deno.test("`worker --clone` refuses a directory that holds something else, and r
     [{ name: "s", steps: [] }],
     "max_agents: 0\n" + WORKER_AUTH_YAML,
   );
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     const busy = join(dir.path, "busy");
     await Deno.mkdir(busy);

@@ -6,11 +6,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runPlan } from "../lib/runner/run.ts";
-import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import { CLI, rowsOf, sh, until, withEnv, workspace } from "./_e2e.ts";
 import {
+  serveForWorkers,
   sharedRemote,
   startWorker,
   WORKER_AUTH_YAML,
@@ -22,18 +22,6 @@ import { IMAGE_AGENT, skipping, testImage } from "./_container_image.ts";
 
 // A run takes remote workers only with a worker token configured (lib/workers/admission.ts).
 const WORKERS_ONLY = "max_agents: 0\nheartbeat_timeout_s: 3\n" + WORKER_AUTH_YAML;
-
-/** A server over `root` on a free port, for `runPlan({server})`. */
-function serve(root: string) {
-  return startServer({
-    root,
-    host: "127.0.0.1",
-    port: 0,
-    tokens: WORKER_TOKENS,
-    announce: false,
-    app: SERVER_APP,
-  });
-}
 
 /** `service doctor --json` in `root` with only `env`; its checks. */
 async function doctor(root: string, env: Record<string, string>) {
@@ -80,7 +68,7 @@ Deno.test("max_agents: 0 — doctor and run need neither the agent CLI nor its p
   assert.ok(agent.length > 0 && agent.every((c) => c.ok), JSON.stringify(agent));
   assert.match(agent[0].detail, /max_agents: 0/);
 
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using w1 = startWorker(clone, server.url, "w1");
     const lines: string[] = [];
@@ -161,7 +149,7 @@ Deno.test("a finished run leaves no refs/service/base/<run> nor agent/* branches
   // Someone else's branches on the same remote.
   await sh(root, "push", "-q", "origin", "HEAD:refs/heads/agent/someone-elses");
   await sh(root, "push", "-q", "origin", "HEAD:refs/service/base/run-of-another-team");
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using _w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1");
     const lines: string[] = [];
@@ -209,7 +197,7 @@ Deno.test("a worker that cannot start the adapter says so at registration and cl
     join(broken, "service.yaml"),
     yaml.replace(/^cli_command: .*$/m, 'cli_command: ["no-such-agent-cli"]'),
   );
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using bad = startWorker(broken, server.url, "broken", { slots: 3 });
     await bad.saw(/worker broken: registered with/);
@@ -247,7 +235,7 @@ Deno.test("an agent that did not start on a worker costs no attempt: the task go
     join(flakyClone, "service.yaml"),
     yaml.replace(/^cli_command: .*$/m, `cli_command: [${JSON.stringify(cliPath)}]`),
   );
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using flaky = startWorker(flakyClone, server.url, "flaky");
     await flaky.saw(/worker flaky: registered with/);
@@ -374,7 +362,7 @@ Deno.test("a worker restarted after kill -9 hands its dead process's session bac
     }],
   }], "max_agents: 0\nheartbeat_timeout_s: 60\n" + WORKER_AUTH_YAML);
   const clone = await workerClone(dir.path, bare, "w1");
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     const first = startWorker(clone, server.url, "w1");
     const lines: string[] = [];
@@ -453,7 +441,7 @@ Deno.test("a worker pointed at a server that cannot prove it is its orchestrator
   // (2) Another team's orchestrator on this machine (another repository): not joined either.
   await using otherTeam = await tempDir();
   await workspace(otherTeam.path, [{ name: "s", steps: [{ id: "x", script: [["report"]] }] }]);
-  const theirs = await serve(otherTeam.path);
+  const theirs = await serveForWorkers(otherTeam.path);
   try {
     await using w2 = startWorker(await workerClone(dir.path, bare, "w2"), theirs.url, "w2");
     assert.equal(await w2.child.status.then((s) => s.code), 1);
@@ -477,7 +465,7 @@ Deno.test("with max_agents: 0 and no worker connected the run says so, and each 
     name: "s",
     steps: [{ id: "a", script: [["report"]] }, { id: "b", script: [["report"]] }],
   }], WORKERS_ONLY);
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     const lines: string[] = [];
     const result = runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
@@ -525,17 +513,10 @@ Deno.test("service workers: lists a worker with its slots and heartbeat; cordon 
   // With tokens configured, `service workers` cordons and drains with an operator's token.
   // Its own variable only: SERVICE_TOKEN goes to the CLI's process alone (cliIn).
   using _env = withEnv({ [TEAM_OP_ENV]: TEAM_OP_TOKEN });
-  const server = await startServer({
-    root,
-    host: "127.0.0.1",
-    port: 0,
-    tokens: [
-      ...WORKER_TOKENS,
-      { principal: "operator", scope: "operator", token_env: TEAM_OP_ENV },
-    ],
-    announce: false,
-    app: SERVER_APP,
-  });
+  const server = await serveForWorkers(root, [
+    ...WORKER_TOKENS,
+    { principal: "operator", scope: "operator", token_env: TEAM_OP_ENV },
+  ]);
   try {
     await using w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1", {
       slots: 2,
@@ -655,7 +636,7 @@ Deno.test({
           image.ok ? image.ref : ""
         }\n`,
     );
-    const server = await serve(root);
+    const server = await serveForWorkers(root);
     try {
       const env = Object.fromEntries(
         ["XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS"].flatMap((k) => {
@@ -682,7 +663,7 @@ Deno.test("a worker that cannot fetch from its git remote costs no task an attem
   // Its remote is out of reach (a network cut, a revoked deploy key).
   const cutClone = await workerClone(dir.path, bare, "cut");
   await sh(cutClone, "remote", "set-url", "origin", join(dir.path, "unreachable.git"));
-  const server = await serve(root);
+  const server = await serveForWorkers(root);
   try {
     await using cut = startWorker(cutClone, server.url, "cut");
     await cut.saw(/worker cut: registered with/);

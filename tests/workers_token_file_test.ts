@@ -6,12 +6,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runPlan } from "../lib/runner/run.ts";
-import { startServer } from "../lib/server/serve.ts";
 import { loadWorkspaceConfig } from "../lib/config/load.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import { rowsOf, withEnv } from "./_e2e.ts";
-import { sharedRemote, startWorker, workerClone } from "./_workers.ts";
+import { serveForWorkers, sharedRemote, startWorker, workerClone } from "./_workers.ts";
 
 /** Replace `path` as a Kubernetes Secret update does: a new file renamed over the old. */
 async function rotate(path: string, text: string): Promise<void> {
@@ -35,14 +34,7 @@ Deno.test("a worker token rotated in its mounted files is taken by the running w
   await rotate(workerFile, "token-v1\n");
   using _env = withEnv({ WTF_BOX_FILE: serverFile });
   const { server: settings } = await loadWorkspaceConfig(root);
-  const server = await startServer({
-    root,
-    host: "127.0.0.1",
-    port: 0,
-    tokens: settings.tokens,
-    announce: false,
-    app: SERVER_APP,
-  });
+  const server = await serveForWorkers(root, settings.tokens);
   try {
     const w1 = startWorker(await workerClone(dir.path, bare, "w1"), server.url, "w1", {
       env: { SERVICE_TOKEN_FILE: workerFile },
