@@ -9,7 +9,7 @@ import type { Browser, Page } from "playwright-core";
 import { launchChromium } from "./_chromium.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
 import { projectJournal } from "../lib/board/projection.ts";
-import { startServer } from "../lib/server/serve.ts";
+import { type RunningServer, startServer } from "../lib/server/serve.ts";
 import { runPlan } from "../lib/runner/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import type { TokenSpec } from "../lib/auth/tokens.ts";
@@ -214,12 +214,9 @@ export async function until(what: string, check: () => Promise<boolean>, ms = 60
   }
 }
 
-/** The server (board and task API) over `root` on a free loopback port; shut down on dispose. */
-export async function serveBoard(
-  root: string,
-  tokens: TokenSpec[] = [],
-): Promise<AsyncDisposable & { url: string }> {
-  const server = await startServer({
+/** The server (board and task API) over `root` on a free loopback port with `tokens`. */
+export function loopbackServer(root: string, tokens: TokenSpec[] = []): Promise<RunningServer> {
+  return startServer({
     root,
     host: "127.0.0.1",
     port: 0,
@@ -227,6 +224,14 @@ export async function serveBoard(
     announce: false,
     app: SERVER_APP,
   });
+}
+
+/** {@link loopbackServer}, shut down on dispose. */
+export async function serveBoard(
+  root: string,
+  tokens: TokenSpec[] = [],
+): Promise<AsyncDisposable & { url: string }> {
+  const server = await loopbackServer(root, tokens);
   return {
     url: server.url,
     async [Symbol.asyncDispose]() {

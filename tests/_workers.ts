@@ -4,10 +4,9 @@
  * child process whose lines are watched as they come.
  */
 import { join } from "node:path";
-import { CLI, sh, workspace } from "./_e2e.ts";
+import { CLI, loopbackServer, sh, workspace } from "./_e2e.ts";
 import type { TokenSpec } from "../lib/auth/tokens.ts";
-import { type RunningServer, startServer } from "../lib/server/serve.ts";
-import { SERVER_APP } from "../routes/_app.ts";
+import type { RunningServer } from "../lib/server/serve.ts";
 
 /**
  * The worker token of these tests: a run takes remote workers only when its service.yaml
@@ -28,19 +27,12 @@ export const WORKER_TOKENS: TokenSpec[] = [
 /** Headers that read a server of these tests (a worker token reads what a reader reads). */
 export const WORKER_READ = { authorization: `Bearer ${WORKER_TOKEN}` };
 
-/** A server over `root` on a free loopback port with `tokens` (the workers'), for `runPlan({server})`. */
+/** {@link loopbackServer} with the workers' tokens, for `runPlan({server})`. */
 export function serveForWorkers(
   root: string,
   tokens: TokenSpec[] = WORKER_TOKENS,
 ): Promise<RunningServer> {
-  return startServer({
-    root,
-    host: "127.0.0.1",
-    port: 0,
-    tokens,
-    announce: false,
-    app: SERVER_APP,
-  });
+  return loopbackServer(root, tokens);
 }
 
 /** A workspace (see `workspace()`) with an `origin` bare remote; the remote's path. */
