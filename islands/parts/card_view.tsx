@@ -16,16 +16,26 @@ export interface CardViewProps {
   onSelect?: (taskId: string) => void;
 }
 
+/** A gate receipt's fields, when it is an object. */
+function gateFields(gate: unknown): Record<string, unknown> | undefined {
+  return gate && typeof gate === "object" && !Array.isArray(gate)
+    ? gate as Record<string, unknown>
+    : undefined;
+}
+
+/** `kind` and, for a quality gate, its name: `quality_gate tests`. */
+function gateName(g: Record<string, unknown>): string {
+  const kind = String(g.kind ?? "signal");
+  return typeof g.name === "string" && g.name ? `${kind} ${g.name}` : kind;
+}
+
 /** A gate receipt (a failed signal) in words: `kind name: detail` (a quality gate has a name). */
 export function gateText(gate: unknown): string {
-  if (gate && typeof gate === "object" && !Array.isArray(gate)) {
-    const { kind, detail, name } = gate as Record<string, unknown>;
-    const k = String(kind ?? "signal");
-    const d = String(detail ?? "");
-    const named = typeof name === "string" && name ? `${k} ${name}` : k;
-    return d.startsWith(`${k}:`) ? d : `${named}: ${d}`; // "cancelled: cancelled: …" says it twice
-  }
-  return JSON.stringify(gate);
+  const g = gateFields(gate);
+  if (!g) return JSON.stringify(gate);
+  const d = String(g.detail ?? "");
+  // "cancelled: cancelled: …" says it twice
+  return d.startsWith(`${String(g.kind ?? "signal")}:`) ? d : `${gateName(g)}: ${d}`;
 }
 
 /** The longest a card's gate line quotes of a gate's output. */
@@ -37,19 +47,15 @@ const CARD_OUTPUT_CHARS = 200;
  * whole tail; {@link gateText} for a gate without output.
  */
 export function cardGateText(gate: unknown): string {
-  if (!gate || typeof gate !== "object" || Array.isArray(gate)) return gateText(gate);
-  const { kind, name, output_tail } = gate as Record<string, unknown>;
-  if (typeof output_tail !== "string") return gateText(gate);
-  const lines = output_tail.split("\n").map((l) => l.trim()).filter(Boolean);
-  const exit = lines.length > 0 ? /^\[exit (-?\d+)\]$/.exec(lines[lines.length - 1]) : null;
+  const g = gateFields(gate);
+  if (!g || typeof g.output_tail !== "string") return gateText(gate);
+  const lines = g.output_tail.split("\n").map((l) => l.trim()).filter(Boolean);
+  const exit = /^\[exit (-?\d+)\]$/.exec(lines.at(-1) ?? "");
   if (exit) lines.pop();
   const said = lines.at(-1);
   if (said === undefined) return gateText(gate);
-  const named = typeof name === "string" && name ? `${String(kind ?? "signal")} ${name}` : String(
-    kind ?? "signal",
-  );
   const quoted = said.length > CARD_OUTPUT_CHARS ? `${said.slice(0, CARD_OUTPUT_CHARS)}…` : said;
-  return `${named}${exit ? ` (exit ${exit[1]})` : ""}: ${quoted}`;
+  return `${gateName(g)}${exit ? ` (exit ${exit[1]})` : ""}: ${quoted}`;
 }
 
 /**
