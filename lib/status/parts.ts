@@ -137,6 +137,13 @@ function countByStatus(tasks: Task[]): Record<string, number> {
   return counts;
 }
 
+/** Each of `tasks` in `status`, with the reason it is there (its summary). */
+function reasonsOf(tasks: Task[], status: Task["status"]): Record<string, string> {
+  return Object.fromEntries(
+    tasks.filter((t) => t.status === status).map((t) => [t.id, t.summary ?? "no reason given"]),
+  );
+}
+
 /**
  * The current run: its state, its status now (recomputed from its journal as `service runs`
  * does, so a cancel or retry after it ended shows), its tasks counted by status, each of its
@@ -160,15 +167,9 @@ const runPart: StatusPart = async (app: AppContext) => {
     status,
     tasks: countByStatus(tasks),
     waiting: stillWaiting(state.waiting ?? {}, tasks),
-    failed: Object.fromEntries(
-      tasks.filter((t) => t.status === "FAILED").map((t) => [t.id, t.summary ?? "no reason given"]),
-    ),
+    failed: reasonsOf(tasks, "FAILED"),
     // Ended while their agents worked (a stop, a crash): named, as the run's last lines named them.
-    orphaned: alive ? {} : Object.fromEntries(
-      tasks.filter((t) => t.status === "ORPHANED").map((
-        t,
-      ) => [t.id, t.summary ?? "no reason given"]),
-    ),
+    orphaned: alive ? {} : reasonsOf(tasks, "ORPHANED"),
     alive,
     ...(alive
       ? {}
