@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { CheckResult } from "../check_result.ts";
 import { git } from "../git/git.ts";
 import { configPath, configuredAdapter, loadConfig } from "../config/load.ts";
+import { ValidationError } from "../config/errors.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { type ServerSettings, serverSettings } from "../config/server_config.ts";
 import { headlessProblem } from "../agents/preflight.ts";
@@ -112,17 +113,23 @@ export async function checkConfig(root: string): Promise<ConfigCheck> {
       config,
     };
   } catch (e) {
-    const err = e as Error;
+    return { result: { name: "config", ok: false, ...configProblem(e as Error) }, invalid: true };
+  }
+}
+
+/** What is wrong with service.yaml, and the error's own fix when it has one. */
+function configProblem(err: Error): { detail: string; fix: string } {
+  const fallback = "edit service.yaml as the message says";
+  if (err instanceof ValidationError) {
+    const { file, position, path, problem } = err;
     return {
-      result: {
-        name: "config",
-        ok: false,
-        detail: `${err.name}: ${err.message}`,
-        fix: "edit service.yaml as the message says",
-      },
-      invalid: true,
+      detail: `${err.name}: ${file}:${position.line}:${position.col}: ${path ? `${path}: ` : ""}` +
+        problem,
+      fix: err.fix ?? fallback,
     };
   }
+  const fix = (err as Error & { fix?: string }).fix;
+  return { detail: `${err.name}: ${err.message}`, fix: fix || fallback };
 }
 
 /** The same checks `service run` makes before `run_started` (lib/runner/run_checks.ts). */
@@ -188,17 +195,25 @@ function setupAdvice(failed: { id: string; summary: string | null }[]): string {
     "shows what each worktree gets); then ";
 }
 
+/** Options of {@link checkPort}. */
+export interface CheckPortOptions {
+  /** The environment (SERVICE_PORT, SERVICE_HOST); default this process's. */
+  env?: Record<string, string | undefined>;
+  /** The workspace: a task server already there must be this workspace's. */
+  root?: string;
+}
+
 /**
  * The port `service serve` would take (by `config`, undefined without a service.yaml, and
- * SERVICE_PORT) is free, or our own server answers there.
+ * SERVICE_PORT) is free, or this workspace's own server answers there.
  */
 export async function checkPort(
   config: ServiceConfig | undefined,
-  env: Record<string, string | undefined> = Deno.env.toObject(),
+  options: CheckPortOptions = {},
 ): Promise<CheckResult> {
   let settings: ServerSettings;
   try {
-    settings = serverSettings(config, env);
+    settings = serverSettings(config, options.env ?? Deno.env.toObject());
   } catch (e) {
     return {
       name: "port",
@@ -222,23 +237,41 @@ export async function checkPort(
       };
     }
   }
-  try {
-    const res = await fetch(`http://${settings.host}:${settings.port}/status`, {
-      signal: AbortSignal.timeout(2000),
-    });
-    const body = await res.json().catch(() => ({}));
-    if (body?.service === "service") {
-      return { name: "port", ok: true, detail: `the task server is running on ${where}` };
-    }
-  } catch {
-    // not ours
+  const answer = await serverAt(where);
+  const elsewhere = answer && options.root !== undefined && answer.workspace !== undefined &&
+    !(await sameDirectory(answer.workspace, options.root));
+  if (answer && !elsewhere) {
+    return { name: "port", ok: true, detail: `the task server is running on ${where}` };
   }
   return {
     name: "port",
     ok: false,
-    detail: `${where} is in use by another program`,
-    fix: "stop that program, or choose another port with SERVICE_PORT or `port:` in service.yaml",
+    detail: elsewhere
+      ? `${where} is in use by the task server of another workspace (${answer!.workspace})`
+      : `${where} is in use by another program`,
+    fix: elsewhere
+      ? `stop it (\`service stop --root ${answer!.workspace}\`), or give this workspace another ` +
+        "port with SERVICE_PORT or `port:` in service.yaml"
+      : "stop that program, or choose another port with SERVICE_PORT or `port:` in service.yaml",
   };
+}
+
+/** The task server's answer on `where` (`GET /status`), or undefined when it is not one. */
+async function serverAt(where: string): Promise<{ workspace?: string } | undefined> {
+  try {
+    const res = await fetch(`http://${where}/status`, { signal: AbortSignal.timeout(2000) });
+    const body = await res.json().catch(() => ({}));
+    if (body?.service !== "service") return undefined;
+    return { workspace: typeof body.workspace === "string" ? body.workspace : undefined };
+  } catch {
+    return undefined; // not ours
+  }
+}
+
+/** Whether two paths name one directory (symlinks resolved). */
+async function sameDirectory(a: string, b: string): Promise<boolean> {
+  const real = (p: string) => Deno.realPath(p).catch(() => p);
+  return (await real(a)) === (await real(b));
 }
 
 /**
