@@ -96,6 +96,14 @@ export function validateYaml<S extends z.ZodType>(
   const input = valueAt(source.value, path);
   if (input === undefined && path.length > 0) {
     const name = formatPath(path);
+    // Keys beside it that the schema does not know: what the user wrote instead.
+    const unknown = result.error.issues
+      .filter((i) =>
+        i.code === "unrecognized_keys" && JSON.stringify(i.path) === JSON.stringify(parent)
+      )
+      .flatMap((i) => (i as { keys: string[] }).keys);
+    const strangerCount = unknown.length;
+    const strangers = unknown.map((k) => `'${k}'`).join(", ");
     const example = options.examples?.[genericPath(path)] ??
       `${String(path[path.length - 1])}: <${
         issue.code === "invalid_type" ? issue.expected : "value"
@@ -106,8 +114,14 @@ export function validateYaml<S extends z.ZodType>(
       position: source.locate(parent, { key: true }),
       problem: `missing required key '${String(path[path.length - 1])}'${
         parent.length ? ` in ${formatPath(parent)}` : " at the top level"
+      }${
+        strangers
+          ? ` (${strangers} ${strangerCount > 1 ? "are not keys" : "is not a key"} here)`
+          : ""
       }`,
-      fix: `add it, for example:\n${example.replace(/^/gm, "    ")}`,
+      fix: `${strangers ? `remove ${strangers} and ` : ""}add it, for example:\n${
+        example.replace(/^/gm, "    ")
+      }`,
     });
   }
   let problem = issue.message;
