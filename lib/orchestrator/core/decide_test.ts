@@ -1272,6 +1272,35 @@ Deno.test("decide(): a stop leaves batch requests with the provider and ends wit
   ]);
 });
 
+Deno.test("decide(): a rate limit's terminal line quotes what the CLI's JSON event said; the journal keeps the raw line", () => {
+  const s = running(state([task("t1", { status: "IN_PROGRESS", attempts: 1 })]), "t1");
+  const line = JSON.stringify({
+    type: "assistant",
+    message: {
+      model: "<synthetic>",
+      content: [{
+        type: "text",
+        text: "API Error: Request rejected (429) · Claude AI usage limit reached|4600",
+      }],
+    },
+    error: "rate_limit",
+  });
+  const step = decide(s, {
+    type: "rate_limit_hit",
+    taskId: "t1",
+    sessionId: "s-t1",
+    adapter: "claude",
+    rule: "claude:usage_limit",
+    line,
+    until: 4600,
+    named: true,
+  });
+  const said = logs(step).find((l) => l.includes("RateLimitError"))!;
+  assert.match(said, /matched claude:usage_limit: API Error: Request rejected \(429\) · Claude AI/);
+  assert.ok(!said.includes('{"type"'), said);
+  assert.equal(journaled(step, "rate_limited")[0].line, line);
+});
+
 Deno.test("decide(): a parked adapter's task starts with the fallback; a rate-limited exit counts no attempt", () => {
   const settings = { ...SETTINGS, chains: { backend: ["claude", "codex"] } };
   let s = running(state([task("t1", { status: "IN_PROGRESS", attempts: 1 })], {}, settings), "t1");
