@@ -149,3 +149,30 @@ Deno.test("doctor on a fresh repository: another workspace's task server on the 
     own.text,
   );
 });
+
+Deno.test("doctor on a fresh repository: a server that only claims this workspace in /status is not taken for it", async () => {
+  await using ws = await tempDir();
+  await library(ws.path);
+  await Deno.writeTextFile(join(ws.path, "service.yaml"), CONFIG);
+  await commitAll(ws.path);
+  // Answers /status as a task server of this very workspace would, but cannot prove it.
+  const claimant = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => Response.json({ service: "service", workspace: ws.path }),
+  );
+  try {
+    const port = String(claimant.addr.port);
+    const r = await doctor(ws.path, { SERVICE_PORT: port });
+    assert.match(
+      r.text,
+      new RegExp(
+        `^FAIL {2}port: 127\\.0\\.0\\.1:${port} is in use by a task server that does not prove it serves this workspace`,
+        "m",
+      ),
+      r.text,
+    );
+    assert.equal(r.code, 1);
+  } finally {
+    await claimant.shutdown();
+  }
+});

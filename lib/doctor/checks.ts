@@ -1,6 +1,6 @@
 /**
  * The checks of `service doctor` that belong to no one feature: the installation, the workspace,
- * the configuration, the agent CLI, the port, agents, tasks and journals. Each passes or says
+ * the configuration, the agent CLI, agents, tasks and journals (the port: port.ts). Each passes or says
  * what is wrong and how to fix it. A feature's own check sits in its folder
  * (lib/<feature>/doctor_check.ts); the `doctor` command lists them all
  * (lib/cli/commands/doctor.ts).
@@ -11,7 +11,6 @@ import { git } from "../git/git.ts";
 import { configPath, configuredAdapter, loadConfig } from "../config/load.ts";
 import { ValidationError } from "../config/errors.ts";
 import type { ServiceConfig } from "../config/schema.ts";
-import { type ServerSettings, serverSettings } from "../config/server_config.ts";
 import { headlessProblem } from "../agents/preflight.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
 import { listRescueRefs, type RescueRef } from "../worktrees/reap.ts";
@@ -193,85 +192,6 @@ function setupAdvice(failed: { id: string; summary: string | null }[]): string {
     "the session log (.sdd/runs/<run>/logs/, or the board's What happened); fix worktree.setup " +
     "in service.yaml, or what it needs in the checkout (the worktree environment check above " +
     "shows what each worktree gets); then ";
-}
-
-/** Options of {@link checkPort}. */
-export interface CheckPortOptions {
-  /** The environment (SERVICE_PORT, SERVICE_HOST); default this process's. */
-  env?: Record<string, string | undefined>;
-  /** The workspace: a task server already there must be this workspace's. */
-  root?: string;
-}
-
-/**
- * The port `service serve` would take (by `config`, undefined without a service.yaml, and
- * SERVICE_PORT) is free, or this workspace's own server answers there.
- */
-export async function checkPort(
-  config: ServiceConfig | undefined,
-  options: CheckPortOptions = {},
-): Promise<CheckResult> {
-  let settings: ServerSettings;
-  try {
-    settings = serverSettings(config, options.env ?? Deno.env.toObject());
-  } catch (e) {
-    return {
-      name: "port",
-      ok: false,
-      detail: (e as Error).message,
-      fix: "fix SERVICE_PORT or port in service.yaml",
-    };
-  }
-  const where = `${settings.host}:${settings.port}`;
-  try {
-    const listener = Deno.listen({ hostname: settings.host, port: settings.port });
-    listener.close();
-    return { name: "port", ok: true, detail: `${where} is free for \`service serve\`` };
-  } catch (e) {
-    if (!(e instanceof Deno.errors.AddrInUse)) {
-      return {
-        name: "port",
-        ok: false,
-        detail: `cannot bind ${where}: ${(e as Error).message}`,
-        fix: "set host/port in service.yaml or SERVICE_PORT",
-      };
-    }
-  }
-  const answer = await serverAt(where);
-  const elsewhere = answer && options.root !== undefined && answer.workspace !== undefined &&
-    !(await sameDirectory(answer.workspace, options.root));
-  if (answer && !elsewhere) {
-    return { name: "port", ok: true, detail: `the task server is running on ${where}` };
-  }
-  return {
-    name: "port",
-    ok: false,
-    detail: elsewhere
-      ? `${where} is in use by the task server of another workspace (${answer!.workspace})`
-      : `${where} is in use by another program`,
-    fix: elsewhere
-      ? `stop it (\`service stop --root ${answer!.workspace}\`), or give this workspace another ` +
-        "port with SERVICE_PORT or `port:` in service.yaml"
-      : "stop that program, or choose another port with SERVICE_PORT or `port:` in service.yaml",
-  };
-}
-
-/** The task server's answer on `where` (`GET /status`), or undefined when it is not one. */
-async function serverAt(where: string): Promise<{ workspace?: string } | undefined> {
-  try {
-    const res = await fetch(`http://${where}/status`, { signal: AbortSignal.timeout(2000) });
-    const body = await res.json().catch(() => ({}));
-    if (body?.service !== "service") return undefined;
-    return { workspace: typeof body.workspace === "string" ? body.workspace : undefined };
-  } catch {
-    return undefined; // not ours
-  }
-}
-
-/** Whether two paths name one directory (symlinks resolved). */
-async function sameDirectory(a: string, b: string): Promise<boolean> {
-  const real = (p: string) => Deno.realPath(p).catch(() => p);
-  return (await real(a)) === (await real(b));
 }
 
 /**

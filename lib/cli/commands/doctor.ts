@@ -9,12 +9,12 @@ import {
   checkGit,
   checkJournals,
   checkPidFiles,
-  checkPort,
   checkRescueRefs,
   checkRunSetup,
   checkTasks,
   checkWritable,
 } from "../../doctor/checks.ts";
+import { checkPort } from "../../doctor/port.ts";
 import { auditCrossCheckResults } from "../../audit/doctor_check.ts";
 import { tokenVariablesResult } from "../../auth/doctor_check.ts";
 import {
