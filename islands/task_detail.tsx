@@ -15,9 +15,9 @@ import { EvidencePanel } from "./evidence_panel.tsx";
 import { NoEvidence } from "./parts/evidence_view.tsx";
 import { ReviewActions } from "./review_actions.tsx";
 import { useApi } from "./_use_api.ts";
-import { showBidiControls } from "../lib/dashboard/bidi_controls.ts";
+import { TaskHeading } from "./parts/task_heading.tsx";
 import { FollowUpForm } from "./operator_actions.tsx";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import {
   cardKey,
   changedSinceSeen,
@@ -94,24 +94,13 @@ export function TaskDetail(
   const seen = useRef<ShownTask>(shown);
   seen.current = seenAfter(seen.current, shown);
   const [looks, setLooks] = useState(0);
-  // Choosing a card brings its detail into view and the keyboard to it: on a board of 200
-  // cards the detail sits below every column, and Tab would otherwise walk every card first.
-  const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), []);
   return (
     <section class="detail" aria-labelledby="task-heading">
-      <div>
-        <h2 id="task-heading" tabIndex={-1} ref={heading}>
-          Task <code>{taskId}</code>{" "}
-          <span class="muted">({column ? COLUMN_LABELS[column] : "not started"})</span>
-        </h2>
-        <button type="button" class="back-to-card" onClick={() => cardButton(taskId)?.focus()}>
-          Back to its card on the board
-        </button>
-        {card?.title && (
-          <p class="task-title" style="margin:.2rem 0">{showBidiControls(card.title)}</p>
-        )}
-      </div>
+      <TaskHeading
+        taskId={taskId}
+        where={column ? COLUMN_LABELS[column] : "not started"}
+        title={card?.title}
+      />
       <section aria-labelledby="attempts-heading">
         <h3 id="attempts-heading">What happened</h3>
         {detail.status === "loading" && <p class="muted">loading…</p>}
@@ -198,12 +187,5 @@ export function TaskDetail(
         />
       </section>
     </section>
-  );
-}
-
-/** The board's button of task `taskId` (a card, or a task not started yet). */
-function cardButton(taskId: string): HTMLButtonElement | null {
-  return document.querySelector<HTMLButtonElement>(
-    `button.card[data-task-id="${CSS.escape(taskId)}"]`,
   );
 }
