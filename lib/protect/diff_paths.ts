@@ -12,6 +12,7 @@
  */
 import { git, splitZ } from "../git/git.ts";
 import { OID } from "../git/ref_files.ts";
+import { parseRawListing, type RawChange } from "../diff/raw_listing.ts";
 import {
   type ChangedPath,
   coversProtected,
@@ -51,28 +52,18 @@ interface Link {
   id: string;
 }
 
-/** One leaf `git diff --raw` names: its path, and its mode and id on the tip's side. */
-interface RawChange {
-  path: string;
-  mode: string;
-  id: string;
-}
+/** How many raw listings were asked of git here (for tests and benchmarks). */
+export const rawListingCounts = { asked: 0 };
 
-/** The leaves `git diff <base> <tip>` changes, in `cwd`. */
+/** The leaves `git diff <base> <tip>` changes, in `cwd` (lib/diff/raw_listing.ts). */
 async function rawDiff(cwd: string, base: string, tip: string): Promise<RawChange[]> {
-  const raw = splitZ(
+  rawListingCounts.asked++;
+  return parseRawListing(
     (await git(
       ["diff", "--raw", "-z", "--no-renames", "--no-abbrev", "--no-ext-diff", base, tip, "--"],
       { cwd },
-    )).stdout,
+    )).bytes,
   );
-  const changes: RawChange[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    // ":<old mode> <new mode> <old id> <new id> <status>", then the path.
-    const [, mode, , id] = raw[i].slice(1).split(" ");
-    changes.push({ path: raw[i + 1], mode, id });
-  }
-  return changes;
 }
 
 /** The changed paths of `raw`, each link with where it points. */
@@ -143,17 +134,24 @@ function linksOfTip(base: Link[], raw: RawChange[]): Link[] {
  * What `git diff <base> <tip>` changes (as {@link changedPaths}) and the links of `tip`'s tree
  * the rules care about (as {@link protectedLinks}), with one `git diff` and, per base commit,
  * one `ls-tree` (see the module's comment). A base that is not a commit id is listed as before.
+ * `raw`: the leaves git listed for exactly these two commit ids already (the captured diff's own
+ * listing, lib/worktrees/diff_capture.ts), which then stand for the `git diff`.
  */
 export async function changesAndLinks(
   cwd: string,
-  diff: { base: string; tip: string; rules: ProtectionRules },
+  diff: { base: string; tip: string; rules: ProtectionRules; raw?: readonly RawChange[] },
 ): Promise<{ changes: ChangedPath[]; links: TreeLink[] }> {
   const { base, tip, rules } = diff;
   if (!OID.test(base)) {
     const changes = await changedPaths(cwd, base, tip);
     return { changes, links: await protectedLinks(cwd, tip, rules) };
   }
-  const [raw, links] = await Promise.all([rawDiff(cwd, base, tip), linksOfBase(cwd, base)]);
+  // Given only for two commit ids: a name could have moved since it was listed.
+  const given = diff.raw && OID.test(tip) ? [...diff.raw] : undefined;
+  const [raw, links] = await Promise.all([
+    given ? Promise.resolve(given) : rawDiff(cwd, base, tip),
+    linksOfBase(cwd, base),
+  ]);
   const changes = await withLinkTargets(cwd, raw);
   return { changes, links: await linkTargets(cwd, linksOfTip(links, raw), rules) };
 }
