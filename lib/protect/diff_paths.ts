@@ -8,11 +8,23 @@
  * leaves: `git diff` of two commits lists every leaf whose mode or id differs (it recurses, and
  * `--no-renames` names both sides of a move), so that is `ls-tree` of the tip exactly. A base's
  * links are listed once and kept by commit id — a commit's tree never changes — since the tasks
- * cut from one target tip share it (issue 32: an `ls-tree` per task).
+ * cut from one target tip share it (issue 32: an `ls-tree` per task), and a target tip the merge
+ * train made is known from the one it was merged onto the same way (lib/git/tree_links.ts).
  */
-import { git, splitZ } from "../git/git.ts";
+import { git } from "../git/git.ts";
 import { OID } from "../git/ref_files.ts";
 import { parseRawListing, type RawChange } from "../diff/raw_listing.ts";
+import {
+  LINK_MODE,
+  linksAfter,
+  linksOfCommit,
+  listTreeLinks,
+  type TreeLinkEntry,
+  treeListingCounts,
+} from "../git/tree_links.ts";
+
+/** How many trees were listed with `ls-tree` (lib/git/tree_links.ts; for tests and benchmarks). */
+export { treeListingCounts };
 import {
   type ChangedPath,
   coversProtected,
@@ -20,9 +32,6 @@ import {
   type ProtectionRules,
   type TreeLink,
 } from "./rules.ts";
-
-/** git's mode of a symbolic link. */
-const LINK_MODE = "120000";
 
 /** Read blobs by id in one `git cat-file --batch` call; their bytes as text, by id. */
 async function readBlobs(cwd: string, ids: readonly string[]): Promise<Map<string, string>> {
@@ -47,10 +56,7 @@ async function readBlobs(cwd: string, ids: readonly string[]): Promise<Map<strin
 }
 
 /** A link of a tree: its path and its blob's id. */
-interface Link {
-  path: string;
-  id: string;
-}
+type Link = TreeLinkEntry;
 
 /** How many raw listings were asked of git here (for tests and benchmarks). */
 export const rawListingCounts = { asked: 0 };
@@ -84,50 +90,15 @@ export async function changedPaths(
   return await withLinkTargets(cwd, await rawDiff(cwd, base, tip));
 }
 
-/** Every link of `commit`'s tree (`ls-tree -r`). */
-async function treeLinks(cwd: string, commit: string): Promise<Link[]> {
-  const entries = splitZ(
-    (await git(["ls-tree", "-r", "-z", "--full-tree", commit], { cwd })).stdout,
-  );
-  const links: Link[] = [];
-  for (const entry of entries) {
-    // "<mode> <type> <id>\t<path>"
-    const tab = entry.indexOf("\t");
-    const [mode, , id] = entry.slice(0, tab).split(" ");
-    if (mode === LINK_MODE) links.push({ path: entry.slice(tab + 1), id });
-  }
-  return links;
-}
-
-/** Bases whose links are kept at most; the oldest go. */
-const MAX_BASES = 64;
-const baseLinks = new Map<string, Promise<Link[]>>();
-
-/** How many trees were listed with `ls-tree` (for tests and benchmarks). */
-export const treeListingCounts = { listed: 0, remembered: 0 };
-
-/** The links of the commit `base` (an id: its tree never changes), listed once. */
-function linksOfBase(cwd: string, base: string): Promise<Link[]> {
-  const known = baseLinks.get(base);
-  if (known) {
-    treeListingCounts.remembered++;
-    return known;
-  }
-  treeListingCounts.listed++;
-  const listed = treeLinks(cwd, base);
-  baseLinks.set(base, listed);
-  listed.catch(() => baseLinks.delete(base));
-  while (baseLinks.size > MAX_BASES) baseLinks.delete(baseLinks.keys().next().value!);
-  return listed;
-}
-
 /** The links of the tip: its base's, less the paths the diff touches, plus those it leaves. */
 function linksOfTip(base: Link[], raw: RawChange[]): Link[] {
-  const touched = new Set(raw.map((c) => c.path));
-  return [
-    ...base.filter((l) => !touched.has(l.path)),
-    ...raw.filter((c) => c.mode === LINK_MODE).map((c) => ({ path: c.path, id: c.id })),
-  ];
+  return linksAfter(
+    base,
+    raw.map((c) => ({
+      path: c.path,
+      new: /^0+$/.test(c.mode) ? null : { mode: c.mode, oid: c.id },
+    })),
+  );
 }
 
 /**
@@ -150,7 +121,7 @@ export async function changesAndLinks(
   const given = diff.raw && OID.test(tip) ? [...diff.raw] : undefined;
   const [raw, links] = await Promise.all([
     given ? Promise.resolve(given) : rawDiff(cwd, base, tip),
-    linksOfBase(cwd, base),
+    linksOfCommit(cwd, base),
   ]);
   const changes = await withLinkTargets(cwd, raw);
   return { changes, links: await linkTargets(cwd, linksOfTip(links, raw), rules) };
@@ -162,7 +133,7 @@ export async function protectedLinks(
   tip: string,
   rules: ProtectionRules,
 ): Promise<TreeLink[]> {
-  return await linkTargets(cwd, await treeLinks(cwd, tip), rules);
+  return await linkTargets(cwd, await listTreeLinks(cwd, tip), rules);
 }
 
 /** Of `all`, the links the rules care about, with where each points. */
