@@ -148,7 +148,7 @@ Deno.test("reapWorktree() removes a merged worktree and its git directory withou
   await repo.git(["merge", "-q", "--ff-only", "agent/s1"]);
   const { inProcess, byGit } = { ...treeRemovalCounts };
   const result = await reapWorktree(repo.root, "s1", { target: "main" });
-  assert.equal(result.removed, true, result.reason);
+  assert.equal(result.removed, true, result.reason ?? "");
   assert.equal(result.merged, true);
   assert.deepEqual(
     { inProcess: treeRemovalCounts.inProcess - inProcess, byGit: treeRemovalCounts.byGit - byGit },
