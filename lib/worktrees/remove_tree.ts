@@ -4,7 +4,8 @@
  * it the same way. git's removal, for an unlocked linked worktree, is: the work tree's directory
  * removed whole, then its git directory (`<common>/worktrees/<id>`), then `<common>/worktrees`
  * when that is left empty; nothing of it is read or run (with `--force` no `git status` runs
- * there). Here the same, in that order, with the directories of the worktree's sealed record
+ * there). Here the same, in that order (the entry's `gitdir` first, so that a kill in between
+ * leaves what a kill during git's removal can leave, which the next run prunes), with the directories of the worktree's sealed record
  * (lib/worktrees/trees.ts: never what files in the tree say), in this process's queue of
  * worktree commands (lib/git/worktree_admin.ts); links are removed, never followed.
  *
@@ -20,6 +21,7 @@ import type { TreeDirs } from "../git/agent_tree.ts";
 import { gitWorktree, worktreeLockKey } from "../git/worktree_admin.ts";
 import { plainFileText } from "../git/plain_file.ts";
 import { workspacePaths } from "../workspace.ts";
+import { crashPoint } from "../util/crash_points.ts";
 
 /** How many worktrees were removed here and how many by `git worktree remove` (tests, benchmarks). */
 export const treeRemovalCounts = { inProcess: 0, byGit: 0 };
@@ -57,11 +59,27 @@ export async function removeWorktree(
 ): Promise<void> {
   const removed = await serialised(worktreeLockKey(root), async () => {
     if (await notPlain(root, dirs)) return false;
+    // The entry's `gitdir` first: a kill after it leaves an entry the next run prunes (once the
+    // commit its HEAD names is held: lib/worktrees/settle.ts), or, with the tree still there, one
+    // that opening the tree puts back.
+    const gitdir = join(dirs.admin_dir, "gitdir");
+    const named = plainFileText(gitdir, 4096)!;
+    try {
+      await Deno.remove(gitdir);
+    } catch {
+      return false;
+    }
     try {
       await Deno.remove(dirs.worktree, { recursive: true });
+    } catch {
+      await Deno.writeTextFile(gitdir, named).catch(() => {}); // as it was, for git
+      return false; // what is left goes as git removes it
+    }
+    await crashPoint("reap.tree_removed");
+    try {
       await Deno.remove(dirs.admin_dir, { recursive: true });
     } catch {
-      return false; // what is left goes as git removes it
+      return false;
     }
     // As git does: the directory of linked worktrees goes once it is empty (kept otherwise).
     await Deno.remove(dirname(dirs.admin_dir)).catch(() => {});
