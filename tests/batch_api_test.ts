@@ -144,7 +144,7 @@ Deno.test("OpenAI Batch API: an expired batch's unfinished requests are expired"
   });
 });
 
-Deno.test("a batch status the provider refuses for now is asked again after its Retry-After; a submission never twice", async () => {
+Deno.test("a batch status the provider refuses for now is asked again after its Retry-After", async () => {
   const seen: string[] = [];
   let refusals = 2;
   await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
@@ -166,11 +166,105 @@ Deno.test("a batch status the provider refuses for now is asked again after its 
   });
   assert.equal((await api.state("msgbatch_1")).status, "in_progress");
   assert.deepEqual(seen, Array(3).fill("GET /v1/messages/batches/msgbatch_1"));
-  seen.length = 0;
-  refusals = 1;
-  await assert.rejects(
-    () => api.submit(REQUESTS),
-    (e) => e instanceof HttpApiError && e.status === 529 && /HTTP 529: Overloaded/.test(e.message),
-  );
-  assert.deepEqual(seen, ["POST /v1/messages/batches"], "a submission is not repeated");
+});
+
+/** A refusal of a submission, as each provider words it. */
+const REFUSALS: {
+  name: string;
+  status: number;
+  headers: Record<string, string>;
+  error: Record<string, unknown>;
+  resent: boolean;
+}[] = [
+  {
+    name: "Anthropic overloaded (529)",
+    status: 529,
+    headers: {},
+    error: { type: "overloaded_error", message: "Overloaded" },
+    resent: true,
+  },
+  {
+    name: "a rate limit naming its wait (429, retry-after)",
+    status: 429,
+    headers: { "retry-after": "0" },
+    error: { type: "rate_limit_error", message: "Number of requests has exceeded your rate limit" },
+    resent: true,
+  },
+  {
+    name: "a spend limit, which names no wait (429)",
+    status: 429,
+    headers: {},
+    error: {
+      type: "rate_limit_error",
+      message: "You have reached your specified API usage limits",
+      details: { error_code: "enforced_spend_limit_reached" },
+    },
+    resent: false,
+  },
+  {
+    name: "a server error that may have acted (500)",
+    status: 500,
+    headers: {},
+    error: { type: "api_error", message: "Internal server error" },
+    resent: false,
+  },
+];
+
+Deno.test("a submission the provider turned down without creating anything is sent again after the wait; any other failure never twice", async () => {
+  for (const r of REFUSALS) {
+    for (const provider of ["anthropic", "openai"] as const) {
+      const seen: string[] = [];
+      let refused = false;
+      await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+        const path = new URL(req.url).pathname;
+        seen.push(`${req.method} ${path}`);
+        if (req.method === "POST" && !refused && !path.endsWith("/files")) {
+          refused = true;
+          return Response.json({ type: "error", error: r.error }, {
+            status: r.status,
+            headers: r.headers,
+          });
+        }
+        return Response.json(path.endsWith("/files") ? { id: "file-1" } : { id: "batch_1" });
+      });
+      const base = `http://127.0.0.1:${server.addr.port}`;
+      const api = batchApi({
+        provider,
+        baseUrl: provider === "openai" ? `${base}/v1` : base,
+        headers: {
+          "anthropic-version": "2023-06-01",
+          "x-api-key": "sk",
+          authorization: "Bearer sk",
+        },
+      });
+      const submit = provider === "openai" ? "POST /v1/batches" : "POST /v1/messages/batches";
+      const what = `${provider}: ${r.name}`;
+      if (r.resent) {
+        assert.equal(await api.submit(REQUESTS), "batch_1", what);
+        assert.deepEqual(seen.filter((s) => s === submit), [submit, submit], what);
+      } else {
+        await assert.rejects(
+          () => api.submit(REQUESTS),
+          (e) => e instanceof HttpApiError && e.status === r.status,
+          what,
+        );
+        assert.deepEqual(seen.filter((s) => s === submit), [submit], `${what}: sent once`);
+      }
+    }
+  }
+});
+
+Deno.test("a submission whose answer never came is not sent again", async () => {
+  const seen: string[] = [];
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    seen.push(req.method);
+    throw new Error("the connection drops before an answer");
+  });
+  const api = batchApi({
+    provider: "anthropic",
+    baseUrl: `http://127.0.0.1:${server.addr.port}`,
+    headers: { "anthropic-version": "2023-06-01", "x-api-key": "sk-ant" },
+  });
+  await assert.rejects(() => api.submit(REQUESTS), HttpApiError);
+  assert.deepEqual(seen, ["POST"]);
 });

@@ -9,7 +9,7 @@
  * {"type": "expired"}}` per request, in any order.
  */
 import type { TokenCounts } from "../cost/prices.ts";
-import { batchClient, jsonLines } from "./_http.ts";
+import { batchClient, jsonLines, refusedUndone } from "./_http.ts";
 import type { BatchEndpoint } from "./provider.ts";
 import type { BatchApi, BatchItem, BatchRequestSpec } from "./types.ts";
 
@@ -86,6 +86,7 @@ export function anthropicBatches(endpoint: BatchEndpoint): BatchApi {
       const res = await http.request(batches, {
         method: "POST",
         json: anthropicBatchBody(requests),
+        resendWhen: refusedUndone,
       });
       const batch = obj(res.json());
       if (typeof batch.id !== "string") {

@@ -11,7 +11,7 @@
  * `batch_expired`).
  */
 import type { TokenCounts } from "../cost/prices.ts";
-import { batchClient, jsonLines } from "./_http.ts";
+import { batchClient, jsonLines, refusedUndone } from "./_http.ts";
 import type { BatchEndpoint } from "./provider.ts";
 import type { BatchApi, BatchItem, BatchRequestSpec } from "./types.ts";
 
@@ -112,7 +112,11 @@ export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
         "batch_input.jsonl",
       );
       const file = obj(
-        (await http.request(`${base}/files`, { method: "POST", body: form })).json(),
+        (await http.request(`${base}/files`, {
+          method: "POST",
+          body: form,
+          resendWhen: refusedUndone,
+        })).json(),
       );
       if (typeof file.id !== "string") {
         throw new Error("openai file upload: the answer names no file id");
@@ -120,6 +124,7 @@ export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
       const batch = obj(
         (await http.request(`${base}/batches`, {
           method: "POST",
+          resendWhen: refusedUndone,
           json: {
             input_file_id: file.id,
             endpoint: OPENAI_BATCH_ENDPOINT,
