@@ -255,16 +255,56 @@ Deno.test("a submission the provider turned down without creating anything is se
 });
 
 Deno.test("a submission whose answer never came is not sent again", async () => {
-  const seen: string[] = [];
+  // A listener that reads the request and closes the connection without a word.
+  using listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let connections = 0;
+  const serving = (async () => {
+    for await (const conn of listener) {
+      connections++;
+      await conn.read(new Uint8Array(64 * 1024)).catch(() => null);
+      conn.close();
+    }
+  })().catch(() => {});
+  const api = batchApi({
+    provider: "anthropic",
+    baseUrl: `http://127.0.0.1:${listener.addr.port}`,
+    headers: { "anthropic-version": "2023-06-01", "x-api-key": "sk-ant" },
+  });
+  await assert.rejects(
+    () => api.submit(REQUESTS),
+    (e) => e instanceof HttpApiError && e.status === 0,
+  );
+  assert.equal(connections, 1);
+  listener.close();
+  await serving;
+});
+
+Deno.test("a results file longer than its requests could need is read only that far; the requests past the cut are errored saying why", async () => {
+  const line = (id: string, text: string) =>
+    JSON.stringify({
+      custom_id: id,
+      result: {
+        type: "succeeded",
+        message: { model: "claude-sonnet-5", content: [{ type: "text", text }], usage: {} },
+      },
+    }) + "\n";
   await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
-    seen.push(req.method);
-    throw new Error("the connection drops before an answer");
+    if (!req.url.endsWith("/results")) {
+      return Response.json({ id: "msgbatch_1", processing_status: "ended" });
+    }
+    // 9 MiB before the second request's line: more than 8 MiB a request is read for.
+    return new Response(line("req-ok", "y".repeat(9 * 1024 * 1024)) + line("req-bad", "z"));
   });
   const api = batchApi({
     provider: "anthropic",
     baseUrl: `http://127.0.0.1:${server.addr.port}`,
     headers: { "anthropic-version": "2023-06-01", "x-api-key": "sk-ant" },
   });
-  await assert.rejects(() => api.submit(REQUESTS), HttpApiError);
-  assert.deepEqual(seen, ["POST"]);
+  const items = await api.results("msgbatch_1", ["req-ok"]);
+  assert.deepEqual(items, [{
+    customId: "req-ok",
+    outcome: "errored",
+    error:
+      "the results file is longer than the 8 MiB read for the batch's requests; its rest was not read",
+  }]);
 });

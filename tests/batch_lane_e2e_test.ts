@@ -27,6 +27,8 @@ import {
   workspace,
 } from "./_e2e.ts";
 import { runDeno, tempDir } from "./helpers.ts";
+import { taskDetail } from "../lib/review/activity.ts";
+import { workspacePaths } from "../lib/workspace.ts";
 
 /** PATH as this process started (before any test changed it). */
 const PATH = Deno.env.get("PATH") ?? "";
@@ -372,5 +374,68 @@ Deno.test("batch lane: a patch's worktree gets what an agent's would (copies, se
     await assert.rejects(sh(dir.path, "show", "main:.env"), "the copied file is never merged");
   } finally {
     await Deno.remove(prepared).catch(() => {});
+  }
+});
+
+Deno.test("batch lane: what a request that came to nothing said is kept with the run for the board (an error, CANNOT_APPLY, an answer too long to read)", async () => {
+  await using dir = await tempDir("batch-said-");
+  const said: Record<string, FakeBatchAnswer> = {
+    e1: { error: "max_tokens: 999999 > 64000" },
+    e2: { text: "CANNOT_APPLY: \x1b]0;owned\x07the file is generated" },
+    e3: { text: "```diff\n" + "x".repeat(3_000_000) + "\n```\n" },
+  };
+  await using fake = startFakeAnthropicBatches({
+    answer: (r) => said[/# Task (\S+):/.exec(r.user)![1]],
+  });
+  const env = {
+    PATH: `${await fakeClis(dir.path)}:${PATH}`,
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    ANTHROPIC_BASE_URL: fake.url,
+  };
+  const steps = Object.keys(said).map((id) => ({
+    id,
+    owned: [`${id}.txt`],
+    batch: true,
+    script: [["write", `${id}.txt`, "by hand\n"], ["report", "by hand"]],
+  }));
+  await workspace(dir.path, [{ name: "s", steps }]);
+  await Deno.writeTextFile(
+    join(dir.path, "service.yaml"),
+    "cli: claude\nroles:\n  backend: {}\nbatch:\n  poll_interval_s: 1\n",
+  );
+  await sh(dir.path, "commit", "-qam", "claude");
+  const run = await service(dir.path, env, "run", "plan.yaml", "--port", "0");
+  assert.equal(run.code, 0, run.text);
+  const runId = await onlyRun(dir.path);
+  const rows = await rowsOf(dir.path, runId);
+  const outcomes = Object.fromEntries(
+    rows.filter((r) => r.type === "task_batch_result").map((r) => [r.data.task_id, r.data]),
+  );
+  assert.deepEqual(
+    Object.keys(said).map((id) => outcomes[id].outcome),
+    ["errored", "not_applied", "not_applied"],
+  );
+  assert.match(
+    String(outcomes.e3.reason),
+    /the answer is 3000013 characters long, more than the 1000000 the lane reads/,
+  );
+  const expected: Record<string, RegExp> = {
+    e1: /--- errored ---\ninvalid_request_error: max_tokens: 999999 > 64000/,
+    e2: /--- answer \(claude-sonnet-5\) ---\nCANNOT_APPLY: \x1b\]0;owned\x07the file is generated/,
+    e3: /--- 2936013 more characters left out ---/,
+  };
+  for (const id of Object.keys(said)) {
+    const detail = await taskDetail(workspacePaths(dir.path), runId, id);
+    const [batch, realTime] = detail.task.attempts;
+    assert.equal(batch.batch?.outcome, outcomes[id].outcome, id);
+    assert.ok(batch.log, `${id}: the batch attempt's log is kept with the run`);
+    assert.equal(batch.log.verified, true, id);
+    const kept = await Deno.readTextFile(
+      join(dir.path, ".sdd/runs", runId, "logs", `${batch.session_id}.log`),
+    );
+    assert.match(kept, /^batch request \S+ to the anthropic batch API/, id);
+    assert.match(kept, expected[id], id);
+    assert.ok(kept.length < 200_000, `${id}: an answer too long is not written whole`);
+    assert.equal(realTime.outcome, "merged", id);
   }
 });

@@ -33,6 +33,12 @@ export function refusedUndone(refusal: HttpApiError): boolean {
   return (refusal.status === 429 || refusal.status === 503) && refusal.retryAfterMs !== undefined;
 }
 
+/** Why a request has no result in a results file read only up to `maxBytes`. */
+export function cutResults(maxBytes: number): string {
+  return `the results file is longer than the ${maxBytes / 1024 / 1024} MiB read for ` +
+    "the batch's requests; its rest was not read";
+}
+
 /** The JSON object lines of a results file. */
 export function jsonLines(text: string): Record<string, unknown>[] {
   return text.split("\n").filter((l) => l.trim() !== "").flatMap((l) => {

@@ -9,7 +9,8 @@
  * {"type": "expired"}}` per request, in any order.
  */
 import type { TokenCounts } from "../cost/prices.ts";
-import { batchClient, jsonLines, refusedUndone } from "./_http.ts";
+import { batchClient, cutResults, jsonLines, refusedUndone } from "./_http.ts";
+import { resultsMaxBytes } from "./limits.ts";
 import type { BatchEndpoint } from "./provider.ts";
 import type { BatchApi, BatchItem, BatchRequestSpec } from "./types.ts";
 
@@ -112,15 +113,20 @@ export function anthropicBatches(endpoint: BatchEndpoint): BatchApi {
           sameOrigin(state.results_url, endpoint.baseUrl)
         ? state.results_url
         : own;
-      const text = (await http.request(url)).text();
+      const maxBytes = resultsMaxBytes(customIds.length);
+      const file = await http.request(url, { maxBytes });
       const items = new Map<string, BatchItem>();
-      for (const line of jsonLines(text)) {
+      for (const line of jsonLines(file.text())) {
         const item = anthropicResult(line);
         if (item) items.set(item.customId, item);
       }
       return customIds.map((c) =>
         items.get(c) ??
-          { customId: c, outcome: "errored", error: "the results name no result for it" }
+          {
+            customId: c,
+            outcome: "errored",
+            error: file.truncated ? cutResults(maxBytes) : "the results name no result for it",
+          }
       );
     },
   };

@@ -11,7 +11,8 @@
  * `batch_expired`).
  */
 import type { TokenCounts } from "../cost/prices.ts";
-import { batchClient, jsonLines, refusedUndone } from "./_http.ts";
+import { batchClient, cutResults, jsonLines, refusedUndone } from "./_http.ts";
+import { resultsMaxBytes } from "./limits.ts";
 import type { BatchEndpoint } from "./provider.ts";
 import type { BatchApi, BatchItem, BatchRequestSpec } from "./types.ts";
 
@@ -100,8 +101,8 @@ export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
   const base = endpoint.baseUrl;
   const batchUrl = (id: string) => `${base}/batches/${encodeURIComponent(id)}`;
   const http = batchClient(endpoint);
-  const fileText = async (id: string) =>
-    (await http.request(`${base}/files/${encodeURIComponent(id)}/content`)).text();
+  const file = (id: string, maxBytes: number) =>
+    http.request(`${base}/files/${encodeURIComponent(id)}/content`, { maxBytes });
   return {
     async submit(requests) {
       const form = new FormData();
@@ -148,10 +149,14 @@ export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
     async results(batchId, customIds) {
       const batch = obj((await http.request(batchUrl(batchId))).json());
       const items = new Map<string, BatchItem>();
+      const maxBytes = resultsMaxBytes(customIds.length);
+      let cut = false;
       for (const key of ["output_file_id", "error_file_id"]) {
         const id = batch[key];
         if (typeof id !== "string" || id === "") continue;
-        for (const line of jsonLines(await fileText(id))) {
+        const read = await file(id, maxBytes);
+        cut ||= read.truncated;
+        for (const line of jsonLines(read.text())) {
           const item = openaiResult(line);
           if (item) items.set(item.customId, item);
         }
@@ -171,6 +176,8 @@ export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
             outcome: "errored",
             error: batch.status === "failed"
               ? `the batch failed: ${why || "no reason given"}`
+              : cut
+              ? cutResults(maxBytes)
               : "the results name no result for it",
           };
       return customIds.map((c) => items.get(c) ?? missing(c));
