@@ -110,6 +110,11 @@ Deno.test("OpenAI Batch API: file upload, batch, states, output and error files"
     status: "in_progress",
     counts: { total: 2, completed: 0, failed: 0 },
   });
+  assert.deepEqual(await api.state(id), {
+    ended: false,
+    status: "finalizing",
+    counts: { total: 2, completed: 0, failed: 0 },
+  });
   assert.deepEqual((await api.state(id)).status, "completed");
   assert.deepEqual(await api.results(id, ["req-ok", "req-bad"]), [
     {
@@ -142,6 +147,30 @@ Deno.test("OpenAI Batch API: an expired batch's unfinished requests are expired"
     error:
       "batch_expired: This request could not be executed before the completion window expired.",
   });
+});
+
+Deno.test("OpenAI Batch API: a batch that fails validation has ended, and each request is errored with its reason", async () => {
+  await using fake = startFakeOpenAiBatches({
+    answer,
+    invalid: "The model `gpt-6-sol` does not exist or you do not have access to it.",
+  });
+  const api = batchApi({
+    provider: "openai",
+    baseUrl: `${fake.url}/v1`,
+    headers: { authorization: "Bearer sk" },
+  });
+  const id = await api.submit(REQUESTS.slice(0, 2));
+  assert.deepEqual(await api.state(id), {
+    ended: true,
+    status: "failed",
+    counts: { total: 2, completed: 0, failed: 0 },
+  });
+  const why =
+    "the batch failed: The model `gpt-6-sol` does not exist or you do not have access to it.";
+  assert.deepEqual(await api.results(id, ["req-ok", "req-bad"]), [
+    { customId: "req-ok", outcome: "errored", error: why },
+    { customId: "req-bad", outcome: "errored", error: why },
+  ]);
 });
 
 Deno.test("a batch status the provider refuses for now is asked again after its Retry-After", async () => {
