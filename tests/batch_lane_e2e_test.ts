@@ -439,3 +439,43 @@ Deno.test("batch lane: what a request that came to nothing said is kept with the
     assert.equal(realTime.outcome, "merged", id);
   }
 });
+
+Deno.test("batch lane: a task of the same id in a later run (its step changed) goes through the lane again, not to real time at twice the price", async () => {
+  await using dir = await tempDir("batch-again-");
+  // The second run's t1 turns a.txt back to lower case.
+  await using fake = startFakeAnthropicBatches({
+    answer: (r) =>
+      r.user.includes("Task t1 again.")
+        ? { text: patch("a.txt", "ALPHA", "alpha, again") }
+        : answer(r),
+  });
+  const env = {
+    PATH: `${await fakeClis(dir.path)}:${PATH}`,
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    ANTHROPIC_BASE_URL: fake.url,
+  };
+  await workspace(dir.path, [{ name: "s", steps: [STEPS[0]] }], "", FILES);
+  await Deno.writeTextFile(
+    join(dir.path, "service.yaml"),
+    "cli: claude\nroles:\n  backend: {}\nbatch:\n  poll_interval_s: 1\n",
+  );
+  await sh(dir.path, "commit", "-qam", "claude");
+  const first = await service(dir.path, env, "run", "plan.yaml", "--port", "0");
+  assert.equal(first.code, 0, first.text);
+  // The step changes: the next run has a new t1.
+  const plan = await Deno.readTextFile(join(dir.path, "plan.yaml"));
+  await Deno.writeTextFile(join(dir.path, "plan.yaml"), plan.replace("Task t1.", "Task t1 again."));
+  await sh(dir.path, "commit", "-qam", "t1 again");
+  const second = await service(dir.path, env, "run", "plan.yaml", "--port", "0");
+  assert.equal(second.code, 0, second.text);
+  assert.match(second.text, /t1: submitted to the anthropic batch API/);
+  assert.equal(fake.requests.filter((r) => r.method === "POST").length, 2, "one batch a run");
+  assert.equal(await sh(dir.path, "show", "main:a.txt"), "alpha, again\n");
+  const runs = (await Array.fromAsync(Deno.readDir(join(dir.path, ".sdd/runs")))).map((r) => r.name)
+    .sort();
+  const rows = await rowsOf(dir.path, runs[1]);
+  assert.deepEqual(
+    rows.filter((r) => r.type === "task_claimed").map((r) => r.data.lane ?? "real time"),
+    ["batch"],
+  );
+});
