@@ -173,6 +173,38 @@ Deno.test("OpenAI Batch API: a batch that fails validation has ended, and each r
   ]);
 });
 
+Deno.test("a batch canceled at the provider ends, and the requests it had not run are canceled (both providers)", async () => {
+  await using anthropic = startFakeAnthropicBatches({ answer });
+  await using openai = startFakeOpenAiBatches({ answer });
+  const apis = {
+    canceling: batchApi({
+      provider: "anthropic",
+      baseUrl: anthropic.url,
+      headers: { "anthropic-version": "2023-06-01", "x-api-key": "sk-ant" },
+    }),
+    cancelling: batchApi({
+      provider: "openai",
+      baseUrl: `${openai.url}/v1`,
+      headers: { authorization: "Bearer sk" },
+    }),
+  };
+  for (const [word, api] of Object.entries(apis)) {
+    anthropic.hold = openai.hold = true;
+    const id = await api.submit(REQUESTS.slice(0, 2));
+    await api.cancel(id);
+    const canceling = await api.state(id);
+    assert.deepEqual([canceling.status, canceling.ended], [word, false], word);
+    anthropic.hold = openai.hold = false;
+    const ended = await api.state(id);
+    assert.equal(ended.ended, true, word);
+    assert.deepEqual(
+      (await api.results(id, ["req-ok", "req-bad"])).map((i) => i.outcome),
+      ["canceled", "canceled"],
+      word,
+    );
+  }
+});
+
 Deno.test("a batch status the provider refuses for now is asked again after its Retry-After", async () => {
   const seen: string[] = [];
   let refusals = 2;

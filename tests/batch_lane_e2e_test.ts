@@ -340,6 +340,61 @@ Deno.test("batch lane: cancelling a task whose request is in flight drops its re
   );
   assert.equal(rows.filter((r) => r.type === "task_cancelled").length, 1);
   assert.equal(await sh(dir.path, "show", "main:a.txt"), "alpha\n", "nothing landed");
+  // No task of the batch is wanted any more: it is canceled at the provider, so it is not billed.
+  await until("the batch is canceled at the provider", () =>
+    Promise.resolve(
+      fake.requests.some((r) => r.method === "POST" && r.path.endsWith("/cancel")),
+    ));
+  assert.match(
+    result.text,
+    /batch msgbatch_\S+: no task of it is wanted any more; canceled at the provider/,
+  );
+});
+
+Deno.test("batch lane: a cancelled task's request that the provider ran anyway is counted in the spend; its batch goes on for the others", async () => {
+  await using dir = await tempDir("batch-billed-");
+  await using fake = startFakeAnthropicBatches({ answer });
+  fake.hold = true;
+  const env = {
+    PATH: `${await fakeClis(dir.path)}:${PATH}`,
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    ANTHROPIC_BASE_URL: fake.url,
+  };
+  await workspace(dir.path, [{ name: "s", steps: [STEPS[0], STEPS[1]] }], "", FILES);
+  await Deno.writeTextFile(
+    join(dir.path, "service.yaml"),
+    "cli: claude\nroles:\n  backend: {}\nbatch:\n  poll_interval_s: 1\n",
+  );
+  await sh(dir.path, "commit", "-qam", "claude");
+  const running = serviceRunning(dir.path, env);
+  let runId = "";
+  await until("both requests are submitted", async () => {
+    runId ||= await runIdOf(dir.path);
+    return runId !== "" &&
+      (await rowsOf(dir.path, runId)).filter((r) => r.type === "task_batch_submitted").length ===
+        2;
+  });
+  const cancel = await service(dir.path, env, "cancel", "t1", "--reason", "not needed");
+  assert.equal(cancel.code, 0, cancel.text);
+  await until(
+    "the cancel is journaled",
+    async () => (await rowsOf(dir.path, runId)).some((r) => r.type === "task_batch_result"),
+  );
+  fake.hold = false;
+  const result = await running;
+  assert.equal(result.code, 0, result.text);
+  assert.equal(
+    fake.requests.filter((r) => r.path.endsWith("/cancel")).length,
+    0,
+    "t2 still wants the batch",
+  );
+  assert.equal(await sh(dir.path, "show", "main:b.txt"), "BETA\n");
+  assert.equal(await sh(dir.path, "show", "main:a.txt"), "alpha\n", "t1's answer is not used");
+  const report = JSON.parse(
+    await Deno.readTextFile(join(dir.path, ".sdd/runtime/cost_report.json")),
+  );
+  assert.deepEqual(report.by_task.t1, { micro_usd: 6000, model: "claude-sonnet-5", batch: true });
+  assert.equal(report.total_micro_usd, 12_000, "both requests the provider billed");
 });
 
 Deno.test("batch lane: a patch's worktree gets what an agent's would (copies, setup with the agent's environment)", async () => {

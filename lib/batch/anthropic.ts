@@ -6,7 +6,8 @@
  * "results_url"}`); `GET /v1/messages/batches/<id>` reads it again; once ended, `results_url`
  * serves JSONL, one `{"custom_id", "result": {"type": "succeeded", "message"} | {"type":
  * "errored", "error": {"type": "error", "error": {type, message}}} | {"type": "canceled"} |
- * {"type": "expired"}}` per request, in any order.
+ * {"type": "expired"}}` per request, in any order. `POST /v1/messages/batches/<id>/cancel`
+ * cancels it (`canceling`, then `ended`; the requests not yet processed are `canceled`).
  */
 import type { TokenCounts } from "../cost/prices.ts";
 import { batchClient, cutResults, jsonLines, refusedUndone } from "./_http.ts";
@@ -103,6 +104,9 @@ export function anthropicBatches(endpoint: BatchEndpoint): BatchApi {
       );
       const status = String(batch.processing_status ?? "unknown");
       return { ended: status === "ended", status, counts };
+    },
+    async cancel(batchId) {
+      await http.request(`${batches}/${encodeURIComponent(batchId)}/cancel`, { method: "POST" });
     },
     async results(batchId, customIds) {
       const id = encodeURIComponent(batchId);

@@ -86,6 +86,8 @@ interface Polled {
   batchId: string;
   /** Its requests' tasks. */
   taskIds: string[];
+  /** Tasks cancelled while it ran: their answers are not used, but what they cost is counted. */
+  dropped: string[];
   timer?: ReturnType<typeof setTimeout>;
 }
 
@@ -96,6 +98,8 @@ export class BatchLane {
   #ledger: BatchLedger = emptyLedger();
   readonly #polled = new Map<string, Polled>();
   #closed = false;
+  /** Cancels asked of the provider and not answered yet. */
+  readonly #cancels = new Set<Promise<void>>();
   /** Ledger writes, one after another. */
   #saving: Promise<void> = Promise.resolve();
 
@@ -138,6 +142,7 @@ export class BatchLane {
     this.#closed = true;
     for (const p of this.#polled.values()) clearTimeout(p.timer);
     this.#polled.clear();
+    await Promise.all(this.#cancels);
     await this.#saving;
   }
 
@@ -311,7 +316,12 @@ export class BatchLane {
       reason: "the task was cancelled",
       ended_at: Math.floor(this.#o.clock() / 1000),
     });
-    for (const p of this.#polled.values()) p.taskIds = p.taskIds.filter((t) => t !== taskId);
+    const polled = e.batch_id === undefined ? undefined : this.#polled.get(e.batch_id);
+    if (polled) {
+      polled.taskIds = polled.taskIds.filter((t) => t !== taskId);
+      polled.dropped.push(taskId);
+      if (polled.taskIds.length === 0) this.#cancel(polled.batchId);
+    }
     this.#save().catch(() => {});
     this.#o.push([{
       type: "batch_result",
@@ -323,8 +333,22 @@ export class BatchLane {
     }]);
   }
 
+  /** No task of the batch is wanted any more: what the provider has not run yet is not billed. */
+  #cancel(batchId: string): void {
+    const asked = this.#api!.cancel(batchId).then(
+      () =>
+        this.#o.log(
+          `batch ${batchId}: no task of it is wanted any more; canceled at the provider`,
+        ),
+      (e) => this.#o.log(`batch ${batchId}: could not cancel it: ${(e as Error).message}`),
+    );
+    // A run that ends now waits for the answer: the cancel is not lost with the process.
+    this.#cancels.add(asked);
+    asked.finally(() => this.#cancels.delete(asked));
+  }
+
   #poll(batchId: string, taskIds: string[]): void {
-    const polled: Polled = { batchId, taskIds };
+    const polled: Polled = { batchId, taskIds, dropped: [] };
     this.#polled.set(batchId, polled);
     const next = () => {
       if (this.#closed) return;
@@ -346,8 +370,17 @@ export class BatchLane {
     const state = await this.#api!.state(polled.batchId);
     if (!state.ended || this.#closed) return false;
     const entries = polled.taskIds.map((t) => this.#ledger.tasks[t]).filter((e) => e && !e.outcome);
-    const items = await this.#api!.results(polled.batchId, entries.map((e) => e.custom_id));
+    const dropped = polled.dropped.map((t) => this.#ledger.tasks[t]).filter((e) => e);
+    const items = await this.#api!.results(
+      polled.batchId,
+      [...entries, ...dropped].map((e) => e.custom_id),
+    );
     this.#polled.delete(polled.batchId);
+    for (const entry of dropped) {
+      // Its task was cancelled, but a request the provider ran is billed all the same.
+      const item = items.find((i) => i.customId === entry.custom_id)!;
+      if (item.outcome === "succeeded" && item.usage) await this.#charge(entry, item);
+    }
     for (const entry of entries) {
       if (this.#closed) return true; // the next run polls the rest again
       if (entry.outcome) continue; // dropped meanwhile (its task was cancelled)
@@ -383,11 +416,7 @@ export class BatchLane {
     await this.#writeLog(entry, outcomeLog(item, entry.model));
     if (item.outcome !== "succeeded") return { outcome: item.outcome, reason: item.error };
     const text = item.text ?? "";
-    if (item.usage) {
-      await o.spend.record(entry.task_id, entry.session_id, batchUsage(item, entry.model), {
-        adapter: entry.adapter,
-      }).catch((e) => o.log(`${entry.task_id}: could not record spend: ${(e as Error).message}`));
-    }
+    if (item.usage) await this.#charge(entry, item);
     const task = o.store.get(entry.task_id);
     if (task?.status !== "CLAIMED" && task?.status !== "IN_PROGRESS") {
       return { outcome: "dropped", reason: `the task is ${task?.status ?? "gone"}` };
@@ -439,6 +468,15 @@ export class BatchLane {
       // A worktree handed to the task work keeps its log when reaped; else the lane keeps it.
       return { outcome: "not_applied", reason: (e as Error).message, worktree: registered };
     }
+  }
+
+  /** Record what a succeeded request cost, at the batch price. */
+  async #charge(entry: BatchEntry, item: BatchItem): Promise<void> {
+    await this.#o.spend.record(entry.task_id, entry.session_id, batchUsage(item, entry.model), {
+      adapter: entry.adapter,
+    }).catch((e) =>
+      this.#o.log(`${entry.task_id}: could not record spend: ${(e as Error).message}`)
+    );
   }
 
   /** Prepare the patch's worktree as an agent's; the reason when its setup failed. */

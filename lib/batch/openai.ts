@@ -8,7 +8,8 @@
  * {total, completed, failed}}`), `GET /v1/batches/<id>` reads it again, and `GET
  * /v1/files/<id>/content` serves the output and error files: one `{"custom_id", "response":
  * {"status_code", "body"}, "error"}` per request (an expired request's error code is
- * `batch_expired`).
+ * `batch_expired`). `POST /v1/batches/<id>/cancel` cancels it (`cancelling`, then `cancelled`
+ * with the output of the requests that ran; the rest have no line).
  */
 import type { TokenCounts } from "../cost/prices.ts";
 import { batchClient, cutResults, jsonLines, refusedUndone } from "./_http.ts";
@@ -145,6 +146,9 @@ export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
         Object.entries(obj(batch.request_counts)).map(([k, v]) => [k, num(v)]),
       );
       return { ended: ENDED.has(status), status, counts };
+    },
+    async cancel(batchId) {
+      await http.request(`${batchUrl(batchId)}/cancel`, { method: "POST" });
     },
     async results(batchId, customIds) {
       const batch = obj((await http.request(batchUrl(batchId))).json());

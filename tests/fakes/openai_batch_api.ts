@@ -7,7 +7,7 @@
  * its validation fail, with the reason in `errors.data`), `request_counts` (`total`,
  * `completed`, `failed`), `output_file_id`, `error_file_id` (set once it completed), `errors`
  * and the `*_at` times; `GET /v1/batches/<id>` reads it (each look while `hold` is off moves it
- * a state on); `GET
+ * a state on; `POST /v1/batches/<id>/cancel` makes it `cancelling`, then `cancelled`); `GET
  * /v1/files/<id>/content` serves the output file (`{"id", "custom_id", "response":
  * {"status_code": 200, "request_id", "body": <a Responses API response>}, "error": null}`) and
  * the error file (a 400 `response` for an errored request, `{"error": {"code": "batch_expired"}}`
@@ -60,6 +60,16 @@ export function startFakeOpenAiBatches(
       const batch = batches.get(b[1]);
       if (!batch) return error(404, `No batch found with id '${b[1]}'.`);
       if (!state.hold) step(b[1]);
+      return Response.json(batch.object);
+    }
+    const c = /^\/v1\/batches\/([^/]+)\/cancel$/.exec(req.path);
+    if (req.method === "POST" && c) {
+      const batch = batches.get(c[1]);
+      if (!batch) return error(404, `No batch found with id '${c[1]}'.`);
+      if (!["validating", "in_progress", "finalizing"].includes(String(batch.object.status))) {
+        return error(409, `Cannot cancel a batch with status '${batch.object.status}'.`);
+      }
+      Object.assign(batch.object, { status: "cancelling", cancelling_at: nowS() });
       return Response.json(batch.object);
     }
     const f = /^\/v1\/files\/([^/]+)\/content$/.exec(req.path);
@@ -158,6 +168,11 @@ export function startFakeOpenAiBatches(
     }
     if (o.status === "validating") {
       Object.assign(o, { status: "in_progress", in_progress_at: nowS() });
+      return;
+    }
+    if (o.status === "cancelling") {
+      // Cancelled before any request ran: no output file, no line for any request.
+      Object.assign(o, { status: "cancelled", cancelled_at: nowS() });
       return;
     }
     if (o.status === "finalizing") {
