@@ -534,3 +534,52 @@ Deno.test("batch lane: a task of the same id in a later run (its step changed) g
     ["batch"],
   );
 });
+
+Deno.test("batch lane: a task whose step or role chose another adapter runs with it in real time, never through the configured adapter's batch API", async () => {
+  await using dir = await tempDir("batch-own-cli-");
+  await using fake = startFakeAnthropicBatches({ answer });
+  const env = {
+    PATH: `${await fakeClis(dir.path)}:${PATH}`,
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    ANTHROPIC_BASE_URL: fake.url,
+    OPENAI_API_KEY: "sk-test",
+  };
+  const wrote = (id: string) => [["write", `${id}.txt`, `${id} by codex\n`], ["report", "done"]];
+  await workspace(dir.path, [{
+    name: "s",
+    steps: [
+      {
+        id: "by-step",
+        owned: ["by-step.txt"],
+        batch: true,
+        cli: "codex",
+        script: wrote("by-step"),
+      },
+      {
+        id: "by-role",
+        role: "docs",
+        owned: ["by-role.txt"],
+        batch: true,
+        script: wrote("by-role"),
+      },
+    ],
+  }]);
+  await Deno.writeTextFile(
+    join(dir.path, "service.yaml"),
+    "cli: claude\nroles:\n  backend: {}\n  docs:\n    cli: codex\nbatch:\n  poll_interval_s: 1\n",
+  );
+  await sh(dir.path, "commit", "-qam", "claude, with codex tasks");
+  const run = await service(dir.path, env, "run", "plan.yaml", "--port", "0");
+  assert.equal(run.code, 0, run.text);
+  assert.deepEqual(fake.requests.filter((r) => r.method === "POST"), [], "nothing to Anthropic");
+  const rows = await rowsOf(dir.path, await onlyRun(dir.path));
+  assert.deepEqual(
+    rows.filter((r) => r.type === "task_claimed").map((r) => [
+      r.data.task_id,
+      r.data.adapter,
+      r.data.lane ?? "real time",
+    ]).sort(),
+    [["by-role", "codex", "real time"], ["by-step", "codex", "real time"]],
+  );
+  assert.equal(await sh(dir.path, "show", "main:by-step.txt"), "by-step by codex\n");
+});

@@ -114,16 +114,18 @@ export class BatchLane {
   }
 
   /**
-   * Whether `task` goes through the lane when it starts: it is batch-eligible, the configured
-   * adapter's provider has a batch API whose key is set, it was not tried in the lane in this run
+   * Whether `task` goes through the lane when it starts: it is batch-eligible, its adapter is the
+   * configured one (not another its step or role chose: `cli`), whose provider has a batch API
+   * whose key is set, it was not tried in the lane in this run
    * (a task of the same id in an earlier run whose request has ended is another task), and no
    * real-time attempt has run (the lane comes first, once).
    */
   routes(task: Task): boolean {
     const earlier = this.#ledger.tasks[task.id];
     const tried = earlier !== undefined && (earlier.run_id === this.#o.runId || !earlier.outcome);
-    return task.batch_eligible && this.#api !== undefined && !tried && task.attempts === 0 &&
-      !task.resume_from;
+    const adapter = task.cli ?? this.#o.roles[task.role]?.cli ?? this.#o.adapter.name;
+    return task.batch_eligible && this.#api !== undefined && adapter === this.#o.adapter.name &&
+      !tried && task.attempts === 0 && !task.resume_from;
   }
 
   /** Whether `taskId`'s request is in the lane now. */
