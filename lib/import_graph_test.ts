@@ -279,6 +279,7 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
     "advice.ts",
     "bundle.ts",
     "completion.ts",
+    "gate_words.ts",
     "nudge.ts",
     "nudge_types.ts",
     "quality_gates.ts",
@@ -462,6 +463,8 @@ const BROWSER_SAFE: readonly RegExp[] = [
   /^lib\/runs\/summary_types\.ts$/,
   /^lib\/verification\/nudge_types\.ts$/,
   /^lib\/verification\/advice\.ts$/, // the alert's advice: pure, importing nothing
+  /^lib\/verification\/gate_words\.ts$/, // a failed gate in words: pure
+  /^lib\/util\/last_error_line\.ts$/, // the line that says what went wrong: pure, importing nothing
   /^lib\/runs\/git_setup_words\.ts$/, // the git setup warning's words: pure, importing nothing
   /^lib\/util\/printable\.ts$/, // the escaping helper: pure, importing nothing
   /^npm:\/?preact@[^/]+(\/(hooks|jsx-runtime))?$/, // Preact: the one package the bundle carries

@@ -8,7 +8,8 @@
 import type { Attempt } from "../../lib/board/activity_types.ts";
 import type { TaskDetailResponse } from "../../lib/review/types.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
-import { gateText, isolationWords } from "./card_view.tsx";
+import { isolationWords } from "./card_view.tsx";
+import { gateText } from "../../lib/verification/gate_words.ts";
 
 /** Props of {@link AttemptsView}. */
 export interface AttemptsViewProps {

@@ -8,6 +8,7 @@
  */
 import type { CardFace } from "../../lib/dashboard/card_face.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
+import { gateSaid, gateText } from "../../lib/verification/gate_words.ts";
 
 /** Props of {@link CardView}. */
 export interface CardViewProps {
@@ -16,46 +17,16 @@ export interface CardViewProps {
   onSelect?: (taskId: string) => void;
 }
 
-/** A gate receipt's fields, when it is an object. */
-function gateFields(gate: unknown): Record<string, unknown> | undefined {
-  return gate && typeof gate === "object" && !Array.isArray(gate)
-    ? gate as Record<string, unknown>
-    : undefined;
-}
-
-/** `kind` and, for a quality gate, its name: `quality_gate tests`. */
-function gateName(g: Record<string, unknown>): string {
-  const kind = String(g.kind ?? "signal");
-  return typeof g.name === "string" && g.name ? `${kind} ${g.name}` : kind;
-}
-
-/** A gate receipt (a failed signal) in words: `kind name: detail` (a quality gate has a name). */
-export function gateText(gate: unknown): string {
-  const g = gateFields(gate);
-  if (!g) return JSON.stringify(gate);
-  const d = String(g.detail ?? "");
-  // "cancelled: cancelled: …" says it twice
-  return d.startsWith(`${String(g.kind ?? "signal")}:`) ? d : `${gateName(g)}: ${d}`;
-}
-
 /** The longest a card's gate line quotes of a gate's output. */
 const CARD_OUTPUT_CHARS = 200;
 
 /**
- * A gate receipt as a card shows it: what the gate's output said last (`quality_gate tests (exit
- * 1): failed: test/parse.js`) rather than the command, which the task's detail shows with the
- * whole tail; {@link gateText} for a gate without output.
+ * A gate receipt as a card shows it: what the gate's output said (`quality_gate tests (exit 1):
+ * failed: test/parse.js`) rather than the command, which the task's detail shows with the whole
+ * tail — the words the terminal and `service status` use (lib/verification/gate_words.ts).
  */
 export function cardGateText(gate: unknown): string {
-  const g = gateFields(gate);
-  if (!g || typeof g.output_tail !== "string") return gateText(gate);
-  const lines = g.output_tail.split("\n").map((l) => l.trim()).filter(Boolean);
-  const exit = /^\[exit (-?\d+)\]$/.exec(lines.at(-1) ?? "");
-  if (exit) lines.pop();
-  const said = lines.at(-1);
-  if (said === undefined) return gateText(gate);
-  const quoted = said.length > CARD_OUTPUT_CHARS ? `${said.slice(0, CARD_OUTPUT_CHARS)}…` : said;
-  return `${gateName(g)}${exit ? ` (exit ${exit[1]})` : ""}: ${quoted}`;
+  return gateSaid(gate, CARD_OUTPUT_CHARS);
 }
 
 /**

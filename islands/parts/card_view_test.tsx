@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { renderToString } from "preact-render-to-string";
-import { cardGateText, gateText } from "./card_view.tsx";
+import { cardGateText } from "./card_view.tsx";
+import { gateText } from "../../lib/verification/gate_words.ts";
 import { BoardColumns } from "./board_columns.tsx";
 import { manyCardReceipt } from "../../tests/_fixtures.ts";
 

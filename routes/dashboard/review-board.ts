@@ -24,5 +24,9 @@ export async function GET(c: Ctx): Promise<Response> {
   c.header("Content-Security-Policy", PAGE_CSP);
   c.header("Cache-Control", "no-cache");
   c.header("X-Content-Type-Options", "nosniff");
+  // A page that opened the board (window.open) keeps no handle on it, and the board's links to
+  // pull requests and trackers do not tell those hosts the board's address.
+  c.header("Cross-Origin-Opener-Policy", "same-origin");
+  c.header("Referrer-Policy", "no-referrer");
   return c.html(html);
 }

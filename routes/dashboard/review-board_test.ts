@@ -13,6 +13,8 @@ Deno.test("GET /dashboard/review-board serves the page without a token when toke
     assert.equal(page.status, 200);
     assert.match(page.headers.get("content-type")!, /^text\/html/);
     assert.match(page.headers.get("content-security-policy")!, /script-src 'self'/);
+    assert.equal(page.headers.get("cross-origin-opener-policy"), "same-origin");
+    assert.equal(page.headers.get("referrer-policy"), "no-referrer");
     const html = await page.text();
     const src = /<script type="module" src="(\/static\/board-[0-9a-f]{16}\.js)"/.exec(html)?.[1];
     assert.ok(src, "the page links a content-hashed bundle");

@@ -30,6 +30,7 @@ import { Out, recordCancel, recordStart } from "./outcomes.ts";
 import type { Action, CoreEvent } from "./protocol.ts";
 import { type CoreState, type Draft, draft } from "./state.ts";
 import { durationWords } from "../../util/duration_words.ts";
+import { lineWords } from "../../util/line_words.ts";
 
 /** One decision. */
 export interface Step {
@@ -128,7 +129,7 @@ function onRateLimitHit(
   const until = new Date(hit.until * 1000).toISOString().replace(/\.\d+Z$/, "Z");
   out.log(
     taskId,
-    `RateLimitError: ${hit.adapter} log matched ${hit.rule}: ${hit.line.slice(0, 160)} — ` +
+    `RateLimitError: ${hit.adapter} log matched ${hit.rule}: ${lineWords(hit.line)} — ` +
       (named
         ? `${hit.adapter} parked until ${until}, the reset time its limit names (${left})`
         : `${hit.adapter} parked for the cooldown (${left})`),

@@ -294,6 +294,30 @@ Deno.test("decide(): failed gates send the work back until the attempts are spen
   }
 });
 
+Deno.test("decide(): a failed quality gate's reason names the gate, its exit code and what it said, not its command", () => {
+  const command = 'for f in test/*.js; do node $f || { echo "failed: $f"; exit 1; }; done';
+  const signals = [{
+    kind: "quality_gate",
+    name: "tests",
+    detail: command,
+    output_tail: "ok 1 parse\nfailed: test/parse.js\n[exit 1]",
+  }];
+  const merged = (attempts: number) =>
+    decide(landing(state([task("t1", { status: "DONE", attempts })]), "t1", "merging"), {
+      type: "merge_result",
+      taskId: "t1",
+      result: { kind: "gates_failed", signals },
+    });
+  const reason = String(journaled(merged(3), "task_failed")[0].reason);
+  assert.match(
+    reason,
+    /^the gates failed on the merged tree: quality_gate tests \(exit 1\): failed: test\/parse\.js/,
+  );
+  assert.ok(!reason.includes("for f in"), reason);
+  // The note the next attempt reads keeps the command with the gate's output.
+  assert.match(merged(1).state.notes.get("t1") ?? "", /for f in test[\s\S]*failed: test\/parse/);
+});
+
 Deno.test("decide(): a merge conflict is rebased first; a clean rebase merges, or waits for review when its diff changed", () => {
   const s = landing(state([task("t1", { status: "DONE", attempts: 1 })]), "t1", "merging");
   let step = decide(s, {
@@ -997,26 +1021,6 @@ Deno.test("decide(): a continuous run never finishes on its own", () => {
   assert.deepEqual(finish, { kind: "finish", verdict: { status: "completed", problems: [] } });
 });
 
-Deno.test("decide(): a gate's failure reason carries what the gate said went wrong", () => {
-  const signals = [{
-    kind: "quality_gate",
-    name: "unit",
-    detail: "python3 -m unittest",
-    output_tail:
-      "Traceback (most recent call last):\n  File x\nImportError: Start directory is not importable\n",
-  }];
-  const s = landing(state([task("t1", { status: "DONE", attempts: 3 })]), "t1", "merging");
-  const step = decide(s, {
-    type: "merge_result",
-    taskId: "t1",
-    result: { kind: "gates_failed", signals },
-  });
-  assert.match(
-    String(journaled(step, "task_failed")[0].reason),
-    /quality_gate unit \(python3 -m unittest\): ImportError: Start directory is not importable/,
-  );
-});
-
 Deno.test("decide(): while the run stops, why tasks wait follows their dependencies' end", () => {
   let s = running(
     state(
@@ -1266,6 +1270,35 @@ Deno.test("decide(): a stop leaves batch requests with the provider and ends wit
   assert.deepEqual(step.state.verdict?.problems, [
     "t1: CLAIMED — its batch request (msgbatch_1) stays with the provider (`service run` polls it)",
   ]);
+});
+
+Deno.test("decide(): a rate limit's terminal line quotes what the CLI's JSON event said; the journal keeps the raw line", () => {
+  const s = running(state([task("t1", { status: "IN_PROGRESS", attempts: 1 })]), "t1");
+  const line = JSON.stringify({
+    type: "assistant",
+    message: {
+      model: "<synthetic>",
+      content: [{
+        type: "text",
+        text: "API Error: Request rejected (429) · Claude AI usage limit reached|4600",
+      }],
+    },
+    error: "rate_limit",
+  });
+  const step = decide(s, {
+    type: "rate_limit_hit",
+    taskId: "t1",
+    sessionId: "s-t1",
+    adapter: "claude",
+    rule: "claude:usage_limit",
+    line,
+    until: 4600,
+    named: true,
+  });
+  const said = logs(step).find((l) => l.includes("RateLimitError"))!;
+  assert.match(said, /matched claude:usage_limit: API Error: Request rejected \(429\) · Claude AI/);
+  assert.ok(!said.includes('{"type"'), said);
+  assert.equal(journaled(step, "rate_limited")[0].line, line);
 });
 
 Deno.test("decide(): a parked adapter's task starts with the fallback; a rate-limited exit counts no attempt", () => {

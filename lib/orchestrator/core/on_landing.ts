@@ -9,7 +9,7 @@ import type { CoreEvent } from "./protocol.ts";
 import { attemptFailed, type Out } from "./outcomes.ts";
 import type { Draft, Landing } from "./state.ts";
 import { judgeCaptured, protectedWait, refuseOutsideOwned } from "./judged.ts";
-import { lastErrorLine } from "../../util/last_error_line.ts";
+import { gateSaid } from "../../verification/gate_words.ts";
 
 const REVIEW_WAIT = "waiting for an operator's merge decision on the board";
 
@@ -161,12 +161,8 @@ export function onMergeResult(
     case "gates_failed": {
       d.landings.delete(task.id);
       out.push({ kind: "reap", taskId: task.id, reason: "the gates failed" });
-      // A quality gate is named by its name, then its command, then what it said went wrong.
-      const failed = r.signals.map((s) => {
-        const said = lastErrorLine(String(s.output_tail ?? "").split("\n"));
-        const what = s.name ? `${s.kind} ${s.name} (${s.detail})` : `${s.kind} ${s.detail}`;
-        return said ? `${what}: ${said}` : what;
-      }).join("; ");
+      // Each gate as the card says it: its name, exit code and what it said went wrong.
+      const failed = r.signals.map((s) => gateSaid(s)).join("; ");
       const tails = r.signals.filter((s) => s.output_tail).map((s) =>
         `\n--- ${s.kind} ${s.detail} ---\n${String(s.output_tail).slice(-800)}`
       ).join("");
