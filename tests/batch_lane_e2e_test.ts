@@ -474,10 +474,11 @@ Deno.test("batch lane: what a request that came to nothing said is kept with the
     String(outcomes.e3.reason),
     /the answer is 3000013 characters long, more than the 1000000 the lane reads/,
   );
-  const expected: Record<string, RegExp> = {
-    e1: /--- errored ---\ninvalid_request_error: max_tokens: 999999 > 64000/,
-    e2: /--- answer \(claude-sonnet-5\) ---\nCANNOT_APPLY: \x1b\]0;owned\x07the file is generated/,
-    e3: /--- 2936013 more characters left out ---/,
+  const expected: Record<string, string> = {
+    e1: "--- errored ---\ninvalid_request_error: max_tokens: 999999 > 64000",
+    // As the model wrote it: the log is data, escaped where it is shown.
+    e2: "--- answer (claude-sonnet-5) ---\nCANNOT_APPLY: \x1b]0;owned\x07the file is generated",
+    e3: "--- 2936013 more characters left out ---",
   };
   for (const id of Object.keys(said)) {
     const detail = await taskDetail(workspacePaths(dir.path), runId, id);
@@ -489,7 +490,7 @@ Deno.test("batch lane: what a request that came to nothing said is kept with the
       join(dir.path, ".sdd/runs", runId, "logs", `${batch.session_id}.log`),
     );
     assert.match(kept, /^batch request \S+ to the anthropic batch API/, id);
-    assert.match(kept, expected[id], id);
+    assert.ok(kept.includes(expected[id]), `${id}: ${kept.slice(-300)}`);
     assert.ok(kept.length < 200_000, `${id}: an answer too long is not written whole`);
     assert.equal(realTime.outcome, "merged", id);
   }
