@@ -27,6 +27,7 @@ import { rebaseOnto } from "../merge/rebase.ts";
 import { type CompletionSignal, evaluateSignals } from "../janitor/signals.ts";
 import type { Task } from "../tasks/task.ts";
 import { captureDiff } from "../worktrees/diff_capture.ts";
+import type { RawChange } from "../diff/raw_listing.ts";
 import { reapWorktree } from "../worktrees/reap.ts";
 import { settleWorktree } from "../worktrees/trees.ts";
 import { agentBranch, commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
@@ -100,6 +101,11 @@ export class TaskWork implements AgentWork {
   readonly #tips = new Map<string, string>();
   /** By task, the protected paths its diff was last judged to touch. */
   readonly #protected = new Map<string, string[]>();
+  /**
+   * By task, the leaves its captured diff changes as git listed them with the patch, and the two
+   * commits they are of: the judgement of exactly that diff asks git nothing more.
+   */
+  readonly #listed = new Map<string, { base: string; tip: string; raw: RawChange[] }>();
 
   constructor(options: TaskWorkOptions) {
     this.#o = options;
@@ -236,6 +242,9 @@ export class TaskWork implements AgentWork {
       : await resolveCommit(`refs/heads/${h.worktree.branch}`, { cwd: this.#o.paths.root });
     if (tip) this.#tips.set(taskId, tip);
     else this.#tips.delete(taskId);
+    if (result.captured) {
+      this.#listed.set(taskId, { base: h.worktree.base, tip: result.tip, raw: result.changes });
+    } else this.#listed.delete(taskId);
     // A teardown still writes to the log at reap: then the log is kept after it instead.
     if (!this.#hasTeardown(h)) await this.#keepLog(taskId, h);
   }
@@ -257,11 +266,14 @@ export class TaskWork implements AgentWork {
     if (!tip) {
       return { protected: [], outsideOwned: [], error: "its captured commit is not known" };
     }
+    const listed = this.#listed.get(taskId);
     const j = await protection.judge({
       cwd: this.#o.paths.root,
       base: h.worktree.base,
       tip,
       owned,
+      // The captured diff's own listing, when it is of these two commits.
+      ...(listed?.base === h.worktree.base && listed.tip === tip ? { raw: listed.raw } : {}),
     });
     if ("error" in j) return { protected: [], outsideOwned: [], error: j.error };
     this.#protected.set(taskId, j.protected);
@@ -423,6 +435,7 @@ export class TaskWork implements AgentWork {
     this.#handles.delete(taskId);
     this.#tips.delete(taskId);
     this.#protected.delete(taskId);
+    this.#listed.delete(taskId);
     await this.#o.verification.beforeReap(taskId);
     try {
       const r = await reapWorktree(this.#o.paths.root, h.sessionId, {
