@@ -6,14 +6,10 @@
  */
 import type { TreeRunner } from "../container/tree_runner.ts";
 import { existsSync } from "node:fs";
-import { dirname } from "node:path";
 import { StorageFullError } from "../errors.ts";
 import { git, resolveCommit, targetRef } from "../git/git.ts";
 import { targetTip as targetTipOf } from "../git/known_commits.ts";
-import * as ev from "../journal/events.ts";
 import { readRow } from "../journal/event_reader.ts";
-import { sha256Hex } from "../journal/hash.ts";
-import { appendEvents } from "../journal/journal_file.ts";
 import { failedSignals } from "../merge/events.ts";
 import {
   gateAgentBranch,
@@ -31,13 +27,13 @@ import type { RawChange } from "../diff/raw_listing.ts";
 import { reapWorktree } from "../worktrees/reap.ts";
 import { settleWorktree } from "../worktrees/trees.ts";
 import { agentBranch, commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
-import { runLogPath, type WorkspacePaths } from "../workspace.ts";
-import { writeFileAtomic } from "../util/atomic_write.ts";
+import type { WorkspacePaths } from "../workspace.ts";
 import type { DiffJudgement, MergeResult, RebaseResult } from "./results.ts";
 import type { Protection } from "../protect/judge.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { printable } from "../util/printable.ts";
+import { keepSessionLog } from "../runs/session_log.ts";
 
 /** What the decision core is told of a member's landing. */
 function mergeResult(outcome: MergeOutcome): MergeResult {
@@ -501,22 +497,13 @@ export class TaskWork implements AgentWork {
   async #keepLog(taskId: string, h: WorkHandle): Promise<void> {
     if (this.#logsKept.has(h.sessionId)) return;
     this.#logsKept.add(h.sessionId);
-    let bytes: Uint8Array;
     try {
-      bytes = await Deno.readFile(h.logPath);
-    } catch {
-      return; // no log: nothing to keep
-    }
-    try {
-      const path = runLogPath(this.#o.paths, this.#o.runId, h.sessionId);
-      await Deno.mkdir(dirname(path), { recursive: true });
-      await writeFileAtomic(path, bytes);
-      await appendEvents(this.#o.journalPath, [ev.taskLogCaptured({
-        task_id: taskId,
-        session_id: h.sessionId,
-        sha256: "sha256:" + sha256Hex(bytes),
-        bytes: bytes.length,
-      })]);
+      await keepSessionLog(this.#o.paths, {
+        runId: this.#o.runId,
+        taskId,
+        sessionId: h.sessionId,
+        logPath: h.logPath,
+      });
     } catch (e) {
       this.#o.warn(`${taskId}: could not keep the session log: ${(e as Error).message}`);
     }
