@@ -27,6 +27,8 @@ import {
   workspace,
 } from "./_e2e.ts";
 import { runDeno, tempDir } from "./helpers.ts";
+import { taskDetail } from "../lib/review/activity.ts";
+import { workspacePaths } from "../lib/workspace.ts";
 
 /** PATH as this process started (before any test changed it). */
 const PATH = Deno.env.get("PATH") ?? "";
@@ -338,6 +340,61 @@ Deno.test("batch lane: cancelling a task whose request is in flight drops its re
   );
   assert.equal(rows.filter((r) => r.type === "task_cancelled").length, 1);
   assert.equal(await sh(dir.path, "show", "main:a.txt"), "alpha\n", "nothing landed");
+  // No task of the batch is wanted any more: it is canceled at the provider, so it is not billed.
+  await until("the batch is canceled at the provider", () =>
+    Promise.resolve(
+      fake.requests.some((r) => r.method === "POST" && r.path.endsWith("/cancel")),
+    ));
+  assert.match(
+    result.text,
+    /batch msgbatch_\S+: no task of it is wanted any more; canceled at the provider/,
+  );
+});
+
+Deno.test("batch lane: a cancelled task's request that the provider ran anyway is counted in the spend; its batch goes on for the others", async () => {
+  await using dir = await tempDir("batch-billed-");
+  await using fake = startFakeAnthropicBatches({ answer });
+  fake.hold = true;
+  const env = {
+    PATH: `${await fakeClis(dir.path)}:${PATH}`,
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    ANTHROPIC_BASE_URL: fake.url,
+  };
+  await workspace(dir.path, [{ name: "s", steps: [STEPS[0], STEPS[1]] }], "", FILES);
+  await Deno.writeTextFile(
+    join(dir.path, "service.yaml"),
+    "cli: claude\nroles:\n  backend: {}\nbatch:\n  poll_interval_s: 1\n",
+  );
+  await sh(dir.path, "commit", "-qam", "claude");
+  const running = serviceRunning(dir.path, env);
+  let runId = "";
+  await until("both requests are submitted", async () => {
+    runId ||= await runIdOf(dir.path);
+    return runId !== "" &&
+      (await rowsOf(dir.path, runId)).filter((r) => r.type === "task_batch_submitted").length ===
+        2;
+  });
+  const cancel = await service(dir.path, env, "cancel", "t1", "--reason", "not needed");
+  assert.equal(cancel.code, 0, cancel.text);
+  await until(
+    "the cancel is journaled",
+    async () => (await rowsOf(dir.path, runId)).some((r) => r.type === "task_batch_result"),
+  );
+  fake.hold = false;
+  const result = await running;
+  assert.equal(result.code, 0, result.text);
+  assert.equal(
+    fake.requests.filter((r) => r.path.endsWith("/cancel")).length,
+    0,
+    "t2 still wants the batch",
+  );
+  assert.equal(await sh(dir.path, "show", "main:b.txt"), "BETA\n");
+  assert.equal(await sh(dir.path, "show", "main:a.txt"), "alpha\n", "t1's answer is not used");
+  const report = JSON.parse(
+    await Deno.readTextFile(join(dir.path, ".sdd/runtime/cost_report.json")),
+  );
+  assert.deepEqual(report.by_task.t1, { micro_usd: 6000, model: "claude-sonnet-5", batch: true });
+  assert.equal(report.total_micro_usd, 12_000, "both requests the provider billed");
 });
 
 Deno.test("batch lane: a patch's worktree gets what an agent's would (copies, setup with the agent's environment)", async () => {
@@ -373,4 +430,157 @@ Deno.test("batch lane: a patch's worktree gets what an agent's would (copies, se
   } finally {
     await Deno.remove(prepared).catch(() => {});
   }
+});
+
+Deno.test("batch lane: what a request that came to nothing said is kept with the run for the board (an error, CANNOT_APPLY, an answer too long to read)", async () => {
+  await using dir = await tempDir("batch-said-");
+  const said: Record<string, FakeBatchAnswer> = {
+    e1: { error: "max_tokens: 999999 > 64000" },
+    e2: { text: "CANNOT_APPLY: \x1b]0;owned\x07the file is generated" },
+    e3: { text: "```diff\n" + "x".repeat(3_000_000) + "\n```\n" },
+  };
+  await using fake = startFakeAnthropicBatches({
+    answer: (r) => said[/# Task (\S+):/.exec(r.user)![1]],
+  });
+  const env = {
+    PATH: `${await fakeClis(dir.path)}:${PATH}`,
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    ANTHROPIC_BASE_URL: fake.url,
+  };
+  const steps = Object.keys(said).map((id) => ({
+    id,
+    owned: [`${id}.txt`],
+    batch: true,
+    script: [["write", `${id}.txt`, "by hand\n"], ["report", "by hand"]],
+  }));
+  await workspace(dir.path, [{ name: "s", steps }]);
+  await Deno.writeTextFile(
+    join(dir.path, "service.yaml"),
+    "cli: claude\nroles:\n  backend: {}\nbatch:\n  poll_interval_s: 1\n",
+  );
+  await sh(dir.path, "commit", "-qam", "claude");
+  const run = await service(dir.path, env, "run", "plan.yaml", "--port", "0");
+  assert.equal(run.code, 0, run.text);
+  const runId = await onlyRun(dir.path);
+  const rows = await rowsOf(dir.path, runId);
+  const outcomes = Object.fromEntries(
+    rows.filter((r) => r.type === "task_batch_result").map((r) => [r.data.task_id, r.data]),
+  );
+  assert.deepEqual(
+    Object.keys(said).map((id) => outcomes[id].outcome),
+    ["errored", "not_applied", "not_applied"],
+  );
+  assert.match(
+    String(outcomes.e3.reason),
+    /the answer is 3000013 characters long, more than the 1000000 the lane reads/,
+  );
+  const expected: Record<string, string> = {
+    e1: "--- errored ---\ninvalid_request_error: max_tokens: 999999 > 64000",
+    // As the model wrote it: the log is data, escaped where it is shown.
+    e2: "--- answer (claude-sonnet-5) ---\nCANNOT_APPLY: \x1b]0;owned\x07the file is generated",
+    e3: "--- 2936013 more characters left out ---",
+  };
+  for (const id of Object.keys(said)) {
+    const detail = await taskDetail(workspacePaths(dir.path), runId, id);
+    const [batch, realTime] = detail.task.attempts;
+    assert.equal(batch.batch?.outcome, outcomes[id].outcome, id);
+    assert.ok(batch.log, `${id}: the batch attempt's log is kept with the run`);
+    assert.equal(batch.log.verified, true, id);
+    const kept = await Deno.readTextFile(
+      join(dir.path, ".sdd/runs", runId, "logs", `${batch.session_id}.log`),
+    );
+    assert.match(kept, /^batch request \S+ to the anthropic batch API/, id);
+    assert.ok(kept.includes(expected[id]), `${id}: ${kept.slice(-300)}`);
+    assert.ok(kept.length < 200_000, `${id}: an answer too long is not written whole`);
+    assert.equal(realTime.outcome, "merged", id);
+  }
+});
+
+Deno.test("batch lane: a task of the same id in a later run (its step changed) goes through the lane again, not to real time at twice the price", async () => {
+  await using dir = await tempDir("batch-again-");
+  // The second run's t1 turns a.txt back to lower case.
+  await using fake = startFakeAnthropicBatches({
+    answer: (r) =>
+      r.user.includes("Task t1 again.")
+        ? { text: patch("a.txt", "ALPHA", "alpha, again") }
+        : answer(r),
+  });
+  const env = {
+    PATH: `${await fakeClis(dir.path)}:${PATH}`,
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    ANTHROPIC_BASE_URL: fake.url,
+  };
+  await workspace(dir.path, [{ name: "s", steps: [STEPS[0]] }], "", FILES);
+  await Deno.writeTextFile(
+    join(dir.path, "service.yaml"),
+    "cli: claude\nroles:\n  backend: {}\nbatch:\n  poll_interval_s: 1\n",
+  );
+  await sh(dir.path, "commit", "-qam", "claude");
+  const first = await service(dir.path, env, "run", "plan.yaml", "--port", "0");
+  assert.equal(first.code, 0, first.text);
+  // The step changes: the next run has a new t1.
+  const plan = await Deno.readTextFile(join(dir.path, "plan.yaml"));
+  await Deno.writeTextFile(join(dir.path, "plan.yaml"), plan.replace("Task t1.", "Task t1 again."));
+  await sh(dir.path, "commit", "-qam", "t1 again");
+  const second = await service(dir.path, env, "run", "plan.yaml", "--port", "0");
+  assert.equal(second.code, 0, second.text);
+  assert.match(second.text, /t1: submitted to the anthropic batch API/);
+  assert.equal(fake.requests.filter((r) => r.method === "POST").length, 2, "one batch a run");
+  assert.equal(await sh(dir.path, "show", "main:a.txt"), "alpha, again\n");
+  const runs = (await Array.fromAsync(Deno.readDir(join(dir.path, ".sdd/runs")))).map((r) => r.name)
+    .sort();
+  const rows = await rowsOf(dir.path, runs[1]);
+  assert.deepEqual(
+    rows.filter((r) => r.type === "task_claimed").map((r) => r.data.lane ?? "real time"),
+    ["batch"],
+  );
+});
+
+Deno.test("batch lane: a task whose step or role chose another adapter runs with it in real time, never through the configured adapter's batch API", async () => {
+  await using dir = await tempDir("batch-own-cli-");
+  await using fake = startFakeAnthropicBatches({ answer });
+  const env = {
+    PATH: `${await fakeClis(dir.path)}:${PATH}`,
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    ANTHROPIC_BASE_URL: fake.url,
+    OPENAI_API_KEY: "sk-test",
+  };
+  const wrote = (id: string) => [["write", `${id}.txt`, `${id} by codex\n`], ["report", "done"]];
+  await workspace(dir.path, [{
+    name: "s",
+    steps: [
+      {
+        id: "by-step",
+        owned: ["by-step.txt"],
+        batch: true,
+        cli: "codex",
+        script: wrote("by-step"),
+      },
+      {
+        id: "by-role",
+        role: "docs",
+        owned: ["by-role.txt"],
+        batch: true,
+        script: wrote("by-role"),
+      },
+    ],
+  }]);
+  await Deno.writeTextFile(
+    join(dir.path, "service.yaml"),
+    "cli: claude\nroles:\n  backend: {}\n  docs:\n    cli: codex\nbatch:\n  poll_interval_s: 1\n",
+  );
+  await sh(dir.path, "commit", "-qam", "claude, with codex tasks");
+  const run = await service(dir.path, env, "run", "plan.yaml", "--port", "0");
+  assert.equal(run.code, 0, run.text);
+  assert.deepEqual(fake.requests.filter((r) => r.method === "POST"), [], "nothing to Anthropic");
+  const rows = await rowsOf(dir.path, await onlyRun(dir.path));
+  assert.deepEqual(
+    rows.filter((r) => r.type === "task_claimed").map((r) => [
+      r.data.task_id,
+      r.data.adapter,
+      r.data.lane ?? "real time",
+    ]).sort(),
+    [["by-role", "codex", "real time"], ["by-step", "codex", "real time"]],
+  );
+  assert.equal(await sh(dir.path, "show", "main:by-step.txt"), "by-step by codex\n");
 });

@@ -136,6 +136,10 @@ const STEPS: Record<CrashPoint, { staged: string[]; says: RegExp }> = {
     staged: [],
     says: /nothing to do: all 1 step\(s\) of plan\.yaml already landed/,
   },
+  "reap.tree_removed": {
+    staged: [],
+    says: /pruned \S+worktrees\/\S+: a worktree removal cut short left it \(no gitdir\)/,
+  },
 };
 
 Deno.test("kill -9 at every step of a merge: the next `service run` ends, the task merged exactly once, the user's own changes untouched", async (t) => {

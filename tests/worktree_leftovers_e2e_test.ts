@@ -150,46 +150,15 @@ Deno.test("`service cancel` with no run live reaps the task's worktree at once, 
   assert.match(rescued?.detail ?? "", new RegExp(`refs/service/rescue/${session}`));
 });
 
-/**
- * A stand-in `git` on PATH: the first `git worktree remove` removes the worktree and the
- * entry's `gitdir` (as git's own removal does first) and then ends the service with SIGKILL,
- * as a kill in the middle of the removal would. Every other call is the real git's.
- */
-async function killingGit(dir: string): Promise<string> {
-  const realGit = (await new Deno.Command("sh", { args: ["-c", "command -v git"] }).output())
-    .stdout;
-  const bin = join(dir, "bin");
-  await Deno.mkdir(bin);
-  const script = `#!/bin/sh
-if [ "$1" = worktree ] && [ "$2" = remove ] && [ ! -e "${dir}/killed" ]; then
-  for last; do :; done
-  id=$(basename "$last")
-  common=$(${
-    new TextDecoder().decode(realGit).trim()
-  } rev-parse --path-format=absolute --git-common-dir)
-  rm -rf "$last" "$common/worktrees/$id/gitdir"
-  touch "${dir}/killed"
-  kill -9 $PPID
-  exit 1
-fi
-exec ${new TextDecoder().decode(realGit).trim()} "$@"
-`;
-  await Deno.writeTextFile(join(bin, "git"), script, { mode: 0o755 });
-  return bin;
-}
-
 Deno.test("a kill during a reap leaves `.git/worktrees/<id>` without gitdir: doctor names it and the next run prunes it", async () => {
   await using dir = await tempDir();
-  await using tools = await tempDir();
   const root = dir.path;
   await workspace(root, [{
     name: "s",
     steps: [{ id: "g", script: [["write", "g.txt", "g\n"], ["report", "done"]] }],
   }]);
-  const bin = await killingGit(tools.path);
-  const killed = await output(
-    spawnRun(root, { PATH: `${bin}:${Deno.env.get("PATH")}` }),
-  );
+  // Killed right after the removal took the worktree and its entry's gitdir (the crash drill).
+  const killed = await output(spawnRun(root, { SERVICE_CRASH_AT: "reap.tree_removed" }));
   assert.equal(killed.signal, "SIGKILL", killed.text);
   const common = join(root, ".git/worktrees");
   const entries = await Array.fromAsync(Deno.readDir(common), (e) => e.name);

@@ -6,10 +6,12 @@
  * "results_url"}`); `GET /v1/messages/batches/<id>` reads it again; once ended, `results_url`
  * serves JSONL, one `{"custom_id", "result": {"type": "succeeded", "message"} | {"type":
  * "errored", "error": {"type": "error", "error": {type, message}}} | {"type": "canceled"} |
- * {"type": "expired"}}` per request, in any order.
+ * {"type": "expired"}}` per request, in any order. `POST /v1/messages/batches/<id>/cancel`
+ * cancels it (`canceling`, then `ended`; the requests not yet processed are `canceled`).
  */
 import type { TokenCounts } from "../cost/prices.ts";
-import { batchClient, jsonLines } from "./_http.ts";
+import { batchClient, cutResults, jsonLines, refusedUndone } from "./_http.ts";
+import { resultsMaxBytes } from "./limits.ts";
 import type { BatchEndpoint } from "./provider.ts";
 import type { BatchApi, BatchItem, BatchRequestSpec } from "./types.ts";
 
@@ -86,6 +88,7 @@ export function anthropicBatches(endpoint: BatchEndpoint): BatchApi {
       const res = await http.request(batches, {
         method: "POST",
         json: anthropicBatchBody(requests),
+        resendWhen: refusedUndone,
       });
       const batch = obj(res.json());
       if (typeof batch.id !== "string") {
@@ -102,6 +105,9 @@ export function anthropicBatches(endpoint: BatchEndpoint): BatchApi {
       const status = String(batch.processing_status ?? "unknown");
       return { ended: status === "ended", status, counts };
     },
+    async cancel(batchId) {
+      await http.request(`${batches}/${encodeURIComponent(batchId)}/cancel`, { method: "POST" });
+    },
     async results(batchId, customIds) {
       const id = encodeURIComponent(batchId);
       // The documented path; a `results_url` elsewhere than the endpoint never gets its key.
@@ -111,15 +117,20 @@ export function anthropicBatches(endpoint: BatchEndpoint): BatchApi {
           sameOrigin(state.results_url, endpoint.baseUrl)
         ? state.results_url
         : own;
-      const text = (await http.request(url)).text();
+      const maxBytes = resultsMaxBytes(customIds.length);
+      const file = await http.request(url, { maxBytes });
       const items = new Map<string, BatchItem>();
-      for (const line of jsonLines(text)) {
+      for (const line of jsonLines(file.text())) {
         const item = anthropicResult(line);
         if (item) items.set(item.customId, item);
       }
       return customIds.map((c) =>
         items.get(c) ??
-          { customId: c, outcome: "errored", error: "the results name no result for it" }
+          {
+            customId: c,
+            outcome: "errored",
+            error: file.truncated ? cutResults(maxBytes) : "the results name no result for it",
+          }
       );
     },
   };

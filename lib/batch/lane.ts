@@ -22,6 +22,8 @@ import {
   loadBatchLedger,
   saveBatchLedger,
 } from "./ledger.ts";
+import { ANSWER_MAX_CHARS, BATCH_MAX_TOKENS } from "./limits.ts";
+import { outcomeLog, requestLog } from "./request_log.ts";
 import { applyPatch, patchIn } from "./patch.ts";
 import { batchPrompt } from "./prompt.ts";
 import { type BatchEndpoint, batchModel, batchProviderOf } from "./provider.ts";
@@ -35,6 +37,7 @@ import type { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
 import { completionVerdict } from "../verification/verdict.ts";
 import type { WorkspacePaths } from "../workspace.ts";
+import { keepSessionLog } from "../runs/session_log.ts";
 import { createWorktree } from "../worktrees/worktrees.ts";
 import { type WorktreeEnvironments, WorktreeSetupError } from "../worktree_env/environments.ts";
 import { routedModel } from "../agent_session/invocation.ts";
@@ -49,9 +52,6 @@ export interface BatchSettings {
   contextFiles: string[];
   pollIntervalS: number;
 }
-
-/** Output tokens a request may use: room for a whole patch. */
-const BATCH_MAX_TOKENS = 32_000;
 
 /** Settings of {@link BatchLane}. */
 export interface BatchLaneOptions {
@@ -86,6 +86,8 @@ interface Polled {
   batchId: string;
   /** Its requests' tasks. */
   taskIds: string[];
+  /** Tasks cancelled while it ran: their answers are not used, but what they cost is counted. */
+  dropped: string[];
   timer?: ReturnType<typeof setTimeout>;
 }
 
@@ -96,6 +98,8 @@ export class BatchLane {
   #ledger: BatchLedger = emptyLedger();
   readonly #polled = new Map<string, Polled>();
   #closed = false;
+  /** Cancels asked of the provider and not answered yet. */
+  readonly #cancels = new Set<Promise<void>>();
   /** Ledger writes, one after another. */
   #saving: Promise<void> = Promise.resolve();
 
@@ -110,13 +114,18 @@ export class BatchLane {
   }
 
   /**
-   * Whether `task` goes through the lane when it starts: it is batch-eligible, the configured
-   * adapter's provider has a batch API whose key is set, it was never tried in the lane, and no
+   * Whether `task` goes through the lane when it starts: it is batch-eligible, its adapter is the
+   * configured one (not another its step or role chose: `cli`), whose provider has a batch API
+   * whose key is set, it was not tried in the lane in this run
+   * (a task of the same id in an earlier run whose request has ended is another task), and no
    * real-time attempt has run (the lane comes first, once).
    */
   routes(task: Task): boolean {
-    return task.batch_eligible && this.#api !== undefined && !this.#ledger.tasks[task.id] &&
-      task.attempts === 0 && !task.resume_from;
+    const earlier = this.#ledger.tasks[task.id];
+    const tried = earlier !== undefined && (earlier.run_id === this.#o.runId || !earlier.outcome);
+    const adapter = task.cli ?? this.#o.roles[task.role]?.cli ?? this.#o.adapter.name;
+    return task.batch_eligible && this.#api !== undefined && adapter === this.#o.adapter.name &&
+      !tried && task.attempts === 0 && !task.resume_from;
   }
 
   /** Whether `taskId`'s request is in the lane now. */
@@ -135,6 +144,7 @@ export class BatchLane {
     this.#closed = true;
     for (const p of this.#polled.values()) clearTimeout(p.timer);
     this.#polled.clear();
+    await Promise.all(this.#cancels);
     await this.#saving;
   }
 
@@ -231,19 +241,19 @@ export class BatchLane {
       const reason = (e as Error).message;
       for (const { entry } of chunk) Object.assign(entry, { outcome: "not_submitted", reason });
       await this.#save();
+      // Its task never started in the lane (no claim row): the log stays in .sdd/runtime.
+      for (const { entry, request } of chunk) {
+        await this.#writeLog(
+          entry,
+          `${requestLog(entry, request)}\n--- not submitted ---\n${reason}\n`,
+        );
+      }
       o.push(chunk.map((c) => this.#notSubmitted(c.entry.task_id, c.entry.session_id, reason)));
       return;
     }
     for (const { entry } of chunk) entry.batch_id = batchId;
     await this.#save();
-    for (const { entry, request } of chunk) {
-      await this.#writeLog(
-        entry,
-        `batch request ${entry.custom_id} to the ${entry.provider} batch API (batch ${batchId}, ` +
-          `model ${entry.model}, files at ${entry.base.slice(0, 12)})\n\n--- system ---\n` +
-          `${request.system}\n\n--- user ---\n${request.user}\n`,
-      );
-    }
+    for (const { entry, request } of chunk) await this.#writeLog(entry, requestLog(entry, request));
     o.push(chunk.map(({ entry, attempt }) => ({
       type: "batch_submitted",
       taskId: entry.task_id,
@@ -308,7 +318,12 @@ export class BatchLane {
       reason: "the task was cancelled",
       ended_at: Math.floor(this.#o.clock() / 1000),
     });
-    for (const p of this.#polled.values()) p.taskIds = p.taskIds.filter((t) => t !== taskId);
+    const polled = e.batch_id === undefined ? undefined : this.#polled.get(e.batch_id);
+    if (polled) {
+      polled.taskIds = polled.taskIds.filter((t) => t !== taskId);
+      polled.dropped.push(taskId);
+      if (polled.taskIds.length === 0) this.#cancel(polled.batchId);
+    }
     this.#save().catch(() => {});
     this.#o.push([{
       type: "batch_result",
@@ -320,8 +335,22 @@ export class BatchLane {
     }]);
   }
 
+  /** No task of the batch is wanted any more: what the provider has not run yet is not billed. */
+  #cancel(batchId: string): void {
+    const asked = this.#api!.cancel(batchId).then(
+      () =>
+        this.#o.log(
+          `batch ${batchId}: no task of it is wanted any more; canceled at the provider`,
+        ),
+      (e) => this.#o.log(`batch ${batchId}: could not cancel it: ${(e as Error).message}`),
+    );
+    // A run that ends now waits for the answer: the cancel is not lost with the process.
+    this.#cancels.add(asked);
+    asked.finally(() => this.#cancels.delete(asked));
+  }
+
   #poll(batchId: string, taskIds: string[]): void {
-    const polled: Polled = { batchId, taskIds };
+    const polled: Polled = { batchId, taskIds, dropped: [] };
     this.#polled.set(batchId, polled);
     const next = () => {
       if (this.#closed) return;
@@ -343,13 +372,22 @@ export class BatchLane {
     const state = await this.#api!.state(polled.batchId);
     if (!state.ended || this.#closed) return false;
     const entries = polled.taskIds.map((t) => this.#ledger.tasks[t]).filter((e) => e && !e.outcome);
-    const items = await this.#api!.results(polled.batchId, entries.map((e) => e.custom_id));
+    const dropped = polled.dropped.map((t) => this.#ledger.tasks[t]).filter((e) => e);
+    const items = await this.#api!.results(
+      polled.batchId,
+      [...entries, ...dropped].map((e) => e.custom_id),
+    );
     this.#polled.delete(polled.batchId);
+    for (const entry of dropped) {
+      // Its task was cancelled, but a request the provider ran is billed all the same.
+      const item = items.find((i) => i.customId === entry.custom_id)!;
+      if (item.outcome === "succeeded" && item.usage) await this.#charge(entry, item);
+    }
     for (const entry of entries) {
       if (this.#closed) return true; // the next run polls the rest again
       if (entry.outcome) continue; // dropped meanwhile (its task was cancelled)
       const item = items.find((i) => i.customId === entry.custom_id)!;
-      const { outcome, reason } = await this.#land(entry, item);
+      const { outcome, reason, worktree } = await this.#land(entry, item);
       if (entry.outcome) {
         // Dropped while it was being landed: the drop said so; a worktree cut meanwhile goes.
         await this.#o.work.reap(entry.task_id).catch(() => {});
@@ -357,6 +395,8 @@ export class BatchLane {
       }
       Object.assign(entry, { outcome, reason, ended_at: Math.floor(this.#o.clock() / 1000) });
       await this.#save();
+      // A patch's worktree keeps its log when it is captured or reaped; without one, here.
+      if (!worktree) await this.#keepLog(entry);
       this.#o.push([{
         type: "batch_result",
         taskId: entry.task_id,
@@ -373,24 +413,26 @@ export class BatchLane {
   async #land(
     entry: BatchEntry,
     item: BatchItem,
-  ): Promise<{ outcome: BatchOutcome; reason?: string }> {
+  ): Promise<{ outcome: BatchOutcome; reason?: string; worktree?: boolean }> {
     const o = this.#o;
-    if (item.outcome !== "succeeded") {
-      await this.#writeLog(entry, `\n--- ${item.outcome} ---\n${item.error ?? ""}\n`);
-      return { outcome: item.outcome, reason: item.error };
-    }
-    await this.#writeLog(entry, `\n--- answer (${item.model ?? entry.model}) ---\n${item.text}\n`);
-    if (item.usage) {
-      await o.spend.record(entry.task_id, entry.session_id, batchUsage(item, entry.model), {
-        adapter: entry.adapter,
-      }).catch((e) => o.log(`${entry.task_id}: could not record spend: ${(e as Error).message}`));
-    }
+    await this.#writeLog(entry, outcomeLog(item, entry.model));
+    if (item.outcome !== "succeeded") return { outcome: item.outcome, reason: item.error };
+    const text = item.text ?? "";
+    if (item.usage) await this.#charge(entry, item);
     const task = o.store.get(entry.task_id);
     if (task?.status !== "CLAIMED" && task?.status !== "IN_PROGRESS") {
       return { outcome: "dropped", reason: `the task is ${task?.status ?? "gone"}` };
     }
-    const found = patchIn(item.text ?? "");
+    if (text.length > ANSWER_MAX_CHARS) {
+      return {
+        outcome: "not_applied",
+        reason: `the answer is ${text.length} characters long, more than the ${ANSWER_MAX_CHARS} ` +
+          `the lane reads (a request may write ${BATCH_MAX_TOKENS} tokens)`,
+      };
+    }
+    const found = patchIn(text);
     if ("problem" in found) return { outcome: "not_applied", reason: found.problem };
+    let registered = false;
     try {
       const worktree = await createWorktree(o.paths.root, entry.session_id, entry.base);
       const logPath = sessionLogPath(o.paths.runtime, entry.session_id);
@@ -400,15 +442,18 @@ export class BatchLane {
         logPath,
         role: task.role,
       });
+      registered = true;
       // Its gates run in this worktree: it gets what an agent's would (copies, links, setup).
       const prepared = await this.#prepare(entry, task.role, worktree.path, logPath);
-      if (prepared) return { outcome: "not_applied", reason: prepared };
+      if (prepared) return { outcome: "not_applied", reason: prepared, worktree: true };
       const applied = await applyPatch(
         worktree.path,
         found.patch,
         `service: batch patch of ${entry.task_id} (${entry.provider} batch ${entry.batch_id})`,
       );
-      if (!applied.applied) return { outcome: "not_applied", reason: applied.reason };
+      if (!applied.applied) {
+        return { outcome: "not_applied", reason: applied.reason, worktree: true };
+      }
       const summary = `the ${entry.provider} batch API's patch applied: ${applied.files} ` +
         `file${applied.files === 1 ? "" : "s"} (${item.model ?? entry.model})`;
       await o.store.complete(
@@ -419,10 +464,21 @@ export class BatchLane {
       return {
         outcome: "applied",
         reason: `${applied.files} file${applied.files === 1 ? "" : "s"}`,
+        worktree: true,
       };
     } catch (e) {
-      return { outcome: "not_applied", reason: (e as Error).message };
+      // A worktree handed to the task work keeps its log when reaped; else the lane keeps it.
+      return { outcome: "not_applied", reason: (e as Error).message, worktree: registered };
     }
+  }
+
+  /** Record what a succeeded request cost, at the batch price. */
+  async #charge(entry: BatchEntry, item: BatchItem): Promise<void> {
+    await this.#o.spend.record(entry.task_id, entry.session_id, batchUsage(item, entry.model), {
+      adapter: entry.adapter,
+    }).catch((e) =>
+      this.#o.log(`${entry.task_id}: could not record spend: ${(e as Error).message}`)
+    );
   }
 
   /** Prepare the patch's worktree as an agent's; the reason when its setup failed. */
@@ -443,6 +499,21 @@ export class BatchLane {
       if (e instanceof WorktreeSetupError) return e.reason;
       throw e;
     }
+  }
+
+  /** Keep `entry`'s log with the run (the board's task detail shows it). */
+  async #keepLog(entry: BatchEntry): Promise<void> {
+    const logPath = sessionLogPath(this.#o.paths.runtime, entry.session_id);
+    await keepSessionLog(this.#o.paths, {
+      runId: this.#o.runId,
+      taskId: entry.task_id,
+      sessionId: entry.session_id,
+      logPath,
+    }).catch((e) =>
+      this.#o.log(
+        `${entry.task_id}: could not keep the batch request's log: ${(e as Error).message}`,
+      )
+    );
   }
 
   async #writeLog(entry: BatchEntry, text: string): Promise<void> {

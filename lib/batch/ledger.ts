@@ -2,9 +2,10 @@
  * The batch lane's ledger, `.sdd/runtime/batches.json` (DESIGN.md §15): one entry per task that
  * went through the lane, written before its request is sent (so a stop or crash in between never
  * sends it twice: an entry without `batch_id` is never submitted again), given its batch id once
- * the provider answered, and its outcome once the batch ended. A task is tried in the lane once:
- * its entry stays. `service run` polls the entries in flight again after a stop; `status` shows
- * them with their age. Whole-file writes, temporary file then rename.
+ * the provider answered, and its outcome once the batch ended. A task is tried in the lane once a
+ * run: its entry stays until a later run's task of the same id takes its place. `service run`
+ * polls the entries in flight again after a stop; `status` shows them with their age.
+ * Whole-file writes, temporary file then rename.
  */
 import type { BatchOutcome } from "../journal/events.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";

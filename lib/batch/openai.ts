@@ -8,10 +8,12 @@
  * {total, completed, failed}}`), `GET /v1/batches/<id>` reads it again, and `GET
  * /v1/files/<id>/content` serves the output and error files: one `{"custom_id", "response":
  * {"status_code", "body"}, "error"}` per request (an expired request's error code is
- * `batch_expired`).
+ * `batch_expired`). `POST /v1/batches/<id>/cancel` cancels it (`cancelling`, then `cancelled`
+ * with the output of the requests that ran; the rest have no line).
  */
 import type { TokenCounts } from "../cost/prices.ts";
-import { batchClient, jsonLines } from "./_http.ts";
+import { batchClient, cutResults, jsonLines, refusedUndone } from "./_http.ts";
+import { resultsMaxBytes } from "./limits.ts";
 import type { BatchEndpoint } from "./provider.ts";
 import type { BatchApi, BatchItem, BatchRequestSpec } from "./types.ts";
 
@@ -100,8 +102,8 @@ export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
   const base = endpoint.baseUrl;
   const batchUrl = (id: string) => `${base}/batches/${encodeURIComponent(id)}`;
   const http = batchClient(endpoint);
-  const fileText = async (id: string) =>
-    (await http.request(`${base}/files/${encodeURIComponent(id)}/content`)).text();
+  const file = (id: string, maxBytes: number) =>
+    http.request(`${base}/files/${encodeURIComponent(id)}/content`, { maxBytes });
   return {
     async submit(requests) {
       const form = new FormData();
@@ -112,7 +114,11 @@ export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
         "batch_input.jsonl",
       );
       const file = obj(
-        (await http.request(`${base}/files`, { method: "POST", body: form })).json(),
+        (await http.request(`${base}/files`, {
+          method: "POST",
+          body: form,
+          resendWhen: refusedUndone,
+        })).json(),
       );
       if (typeof file.id !== "string") {
         throw new Error("openai file upload: the answer names no file id");
@@ -120,6 +126,7 @@ export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
       const batch = obj(
         (await http.request(`${base}/batches`, {
           method: "POST",
+          resendWhen: refusedUndone,
           json: {
             input_file_id: file.id,
             endpoint: OPENAI_BATCH_ENDPOINT,
@@ -140,13 +147,20 @@ export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
       );
       return { ended: ENDED.has(status), status, counts };
     },
+    async cancel(batchId) {
+      await http.request(`${batchUrl(batchId)}/cancel`, { method: "POST" });
+    },
     async results(batchId, customIds) {
       const batch = obj((await http.request(batchUrl(batchId))).json());
       const items = new Map<string, BatchItem>();
+      const maxBytes = resultsMaxBytes(customIds.length);
+      let cut = false;
       for (const key of ["output_file_id", "error_file_id"]) {
         const id = batch[key];
         if (typeof id !== "string" || id === "") continue;
-        for (const line of jsonLines(await fileText(id))) {
+        const read = await file(id, maxBytes);
+        cut ||= read.truncated;
+        for (const line of jsonLines(read.text())) {
           const item = openaiResult(line);
           if (item) items.set(item.customId, item);
         }
@@ -166,6 +180,8 @@ export function openaiBatches(endpoint: BatchEndpoint): BatchApi {
             outcome: "errored",
             error: batch.status === "failed"
               ? `the batch failed: ${why || "no reason given"}`
+              : cut
+              ? cutResults(maxBytes)
               : "the results name no result for it",
           };
       return customIds.map((c) => items.get(c) ?? missing(c));

@@ -1,6 +1,6 @@
 /**
  * What the batch lane asks of a provider's batch API, whichever it is: submit requests as one
- * batch, read the batch's state, read its results (./anthropic.ts and ./openai.ts speak the
+ * batch, read the batch's state, read its results, cancel it (./anthropic.ts and ./openai.ts speak the
  * providers' wire formats).
  */
 import type { TokenCounts } from "../cost/prices.ts";
@@ -45,4 +45,9 @@ export interface BatchApi {
   state(batchId: string): Promise<BatchState>;
   /** The results of an ended batch, one per request (a request with none is `errored`). */
   results(batchId: string, customIds: readonly string[]): Promise<BatchItem[]>;
+  /**
+   * Ask the provider to cancel the batch: requests not yet processed end `canceled` and are not
+   * billed; the batch ends soon after (its results are read as any batch's).
+   */
+  cancel(batchId: string): Promise<void>;
 }

@@ -78,6 +78,11 @@ Deno.test("the budget stop names batch routing as the run's adapter can have it 
   const stop = new SpendTracker({} as WorkspacePaths, { name: "claude" }, report, hint)
     .checkBudget();
   assert.ok(stop);
+  // Below the budget still, so the message says what would pass it.
+  assert.match(
+    stop.message,
+    /spent \$0\.9990 of \$1\.0000, and the next task is estimated at \$0\.9990;/,
+  );
   assert.ok(
     stop.message.endsWith(`use cheaper models (complexity: low) or ${hint}.`),
     stop.message,

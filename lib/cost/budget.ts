@@ -96,6 +96,8 @@ export class SpendTracker {
       estimate_micro_usd: estimate,
       message: `Budget exceeded, read-only mode: spent ${formatUsd(report.total_micro_usd)} of ${
         formatUsd(report.budget_micro_usd)
+      }, and the next task is estimated at ${
+        formatUsd(estimate)
       }; no new agents start. Raise budget_usd, use cheaper models (complexity: low) or ${this.#batchRouting}.`,
     };
     return this.#stopped;

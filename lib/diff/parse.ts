@@ -53,6 +53,7 @@ function unquote(path: string): string {
       continue;
     }
     const next = body[++i];
+    if (next === undefined) break; // a lone backslash at the end: nothing follows it
     if (/[0-7]/.test(next)) {
       bytes.push(parseInt(body.slice(i, i + 3), 8));
       i += 2;
@@ -71,12 +72,27 @@ function stripPrefix(path: string): string {
   return p.startsWith("a/") || p.startsWith("b/") ? p.slice(2) : p;
 }
 
+/** Where the C-quoted string starting at `rest[0]` ends (its closing quote; an escaped one is not). */
+function closingQuote(rest: string): number {
+  for (let i = 1; i < rest.length; i++) {
+    if (rest[i] === "\\") i++;
+    else if (rest[i] === '"') return i;
+  }
+  return rest.length - 1;
+}
+
 function headerPaths(line: string): { a: string; b: string } {
   // "diff --git a/x b/x"; with spaces in names the halves are equal, so split in the middle.
   const rest = line.slice("diff --git ".length);
   if (rest.startsWith('"')) {
-    const end = rest.indexOf('"', 1);
+    const end = closingQuote(rest);
     return { a: stripPrefix(rest.slice(0, end + 1)), b: stripPrefix(rest.slice(end + 2)) };
+  }
+  // Only the new name needed quoting (a rename: `a/plain "b/tab\there"`): an unquoted name
+  // holds no quote, so the first one opens the new name.
+  const quoted = rest.indexOf('"');
+  if (quoted > 0) {
+    return { a: stripPrefix(rest.slice(0, quoted - 1)), b: stripPrefix(rest.slice(quoted)) };
   }
   const half = (rest.length - 1) / 2;
   if (Number.isInteger(half) && rest[half] === " ") {

@@ -95,10 +95,17 @@ export async function askConfig(
   options: RememberedConfigOptions = {},
 ): Promise<ConfigAnswer> {
   const env = options.env ?? {};
-  const found = await configFiles(cwd, env);
-  const key = found && cacheKey(cwd, env, question);
+  let ownEnv: Record<string, string>;
+  try {
+    ownEnv = processEnv(); // read once for all three: the files git reads and the answers' keys
+  } catch {
+    return await askGit(cwd, question, options); // no permission to read it: nothing is kept
+  }
+  const found = await configFiles(cwd, env, ownEnv);
+  const key = found && cacheKey(cwd, env, question, ownEnv);
   if (found && key) {
     const { all: files, own } = found;
+    const processVars = ownEnv;
     const start = Date.now(); // before the first look: a write after it is after `start`
     const before = files.map(look);
     const known = kept.get(key);
@@ -109,7 +116,7 @@ export async function askConfig(
     const ownInert = (seen: Seen[]) =>
       seen.every((f) => !own.includes(f.path) || inert(f, question.mentions));
     const notOwn = (seen: Seen[]) => seen.filter((f) => !own.includes(f.path));
-    const shareKey = own.length > 0 ? sharedKey(env, question) : undefined;
+    const shareKey = own.length > 0 ? sharedKey(env, question, processVars) : undefined;
     const common = shareKey === undefined ? undefined : shared.get(shareKey);
     if (common && sameFiles(common.files, notOwn(before)) && ownInert(before)) {
       question.counts.remembered++;
@@ -225,24 +232,24 @@ function processEnv(): Record<string, string> {
   return out;
 }
 
-/** The key of an answer: the question, where git runs and every variable that picks its files. */
+/**
+ * The key of an answer: the question, where git runs and every variable that picks its files
+ * (`processVars`: the service's own, {@link processEnv}).
+ */
 function cacheKey(
   cwd: string,
   env: Record<string, string>,
   question: ConfigQuestion,
-): string | undefined {
-  try {
-    const sorted = Object.entries(env).sort(([a], [b]) => a < b ? -1 : 1);
-    return JSON.stringify([
-      question.args,
-      (question.config ?? []).map((c) => [c.key, c.value]),
-      cwd,
-      sorted,
-      processEnv(),
-    ]);
-  } catch {
-    return undefined; // no permission to read the environment: nothing is kept
-  }
+  processVars: Record<string, string>,
+): string {
+  const sorted = Object.entries(env).sort(([a], [b]) => a < b ? -1 : 1);
+  return JSON.stringify([
+    question.args,
+    (question.config ?? []).map((c) => [c.key, c.value]),
+    cwd,
+    sorted,
+    processVars,
+  ]);
 }
 
 /**
@@ -250,9 +257,13 @@ function cacheKey(
  * directory and every variable that picks the files, but not the tree's own `GIT_DIR` and
  * `GIT_WORK_TREE` (git's discovery is off, so the working directory picks nothing either).
  */
-function sharedKey(env: Record<string, string>, question: ConfigQuestion): string | undefined {
+function sharedKey(
+  env: Record<string, string>,
+  question: ConfigQuestion,
+  processVars: Record<string, string>,
+): string {
   const rest = Object.entries(env).filter(([k]) => k !== "GIT_DIR" && k !== "GIT_WORK_TREE");
-  return cacheKey("", Object.fromEntries(rest), question);
+  return cacheKey("", Object.fromEntries(rest), question, processVars);
 }
 
 /** The git directories of a call: pinned by `env`, or a checkout's own `.git` directory. */
@@ -288,13 +299,9 @@ function gitDirs(
 async function configFiles(
   cwd: string,
   env: Record<string, string>,
+  processVars: Record<string, string>,
 ): Promise<{ all: string[]; own: string[] } | undefined> {
-  let all: Record<string, string>;
-  try {
-    all = { ...processEnv(), ...env };
-  } catch {
-    return undefined;
-  }
+  const all = { ...processVars, ...env };
   const dirs = gitDirs(cwd, env, all);
   if (!dirs) return undefined;
   const { gitDir, commonDir } = dirs;

@@ -13,7 +13,9 @@
  *   503, 504, 529, 403 with no requests remaining), after the `Retry-After` or window reset it
  *   asked for, else a doubling back-off — never longer than `maxRetryWaitMs`, beyond which the
  *   error goes to the caller, whose own schedule honours its `retryAfterMs`. Unanswered requests
- *   are not retried: the caller knows whether waiting makes sense;
+ *   are not retried: the caller knows whether waiting makes sense. A request that is not
+ *   idempotent is sent again only when the caller's `resendWhen` says the refusal means the API
+ *   did not act on it (Anthropic's 529 overloaded: nothing was created);
  * - one error type, {@link HttpApiError}, whose message names the service, method and URL and
  *   what the API said, escaped, with no query string and no credential in it.
  */
@@ -72,6 +74,11 @@ export interface HttpRequestOptions {
   redirect?: RequestRedirect;
   /** Read at most this many bytes of the body; a longer one is cut there (`truncated`). */
   maxBytes?: number;
+  /**
+   * A request that is not idempotent (a POST that creates something) is retried like a read
+   * only when this says the refusal left nothing done; without it, never.
+   */
+  resendWhen?: (refusal: HttpApiError) => boolean;
 }
 
 /** Methods that may be sent twice with the effect of once (RFC 9110 §9.2.2). */
@@ -135,13 +142,15 @@ class Client implements HttpClient {
 
   async request(path: string, options: HttpRequestOptions = {}): Promise<HttpAnswer> {
     const method = (options.method ?? "GET").toUpperCase();
-    const retries = IDEMPOTENT.has(method) ? this.#o.retries ?? 0 : 0;
+    const idempotent = IDEMPOTENT.has(method);
+    const retries = idempotent || options.resendWhen ? this.#o.retries ?? 0 : 0;
     const sleep = this.#o.sleep ?? abortableSleep;
     for (let attempt = 0;; attempt++) {
       try {
         return await this.#once(this.url(path), method, options);
       } catch (e) {
         if (!(e instanceof HttpApiError) || attempt >= retries || !askedToWait(e)) throw e;
+        if (!idempotent && !options.resendWhen!(e)) throw e;
         const wait = retryWait({ retries: attempt, rate: e.rate, nowMs: this.#now() });
         if (wait > (this.#o.maxRetryWaitMs ?? 30_000)) throw e;
         await sleep(wait, options.signal);

@@ -113,6 +113,34 @@ Deno.test("request(): a refused idempotent request is retried after what the API
   assert.deepEqual([post.seen.length, p.waits], [1, []]);
 });
 
+Deno.test("request(): a POST is sent again only after a refusal its caller's resendWhen says left nothing done", async () => {
+  const overloaded = () =>
+    Response.json({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, {
+      status: 529,
+      headers: { "retry-after": "3" },
+    });
+  const answers = [overloaded, () => Response.json({ id: "msgbatch_1" })];
+  const api = service((_req, n) => answers[n - 1]());
+  const { http, waits } = client(api.fetch, { retries: 2 });
+  const resendWhen = (e: HttpApiError) => e.status === 529;
+  const created = await http.request("/b", { method: "POST", json: { a: 1 }, resendWhen });
+  assert.deepEqual(created.json(), { id: "msgbatch_1" });
+  assert.deepEqual([api.seen.length, waits], [2, [3000]], "sent again after the Retry-After");
+  assert.equal(await api.seen[1].text(), '{"a":1}', "the same body");
+  // A refusal the caller does not name (a 503 here) and a request with no answer: once only.
+  for (
+    const answer of [
+      () => new Response("busy", { status: 503 }),
+      () => Promise.reject(new TypeError("reset")),
+    ]
+  ) {
+    const once = service(answer);
+    const c = client(once.fetch, { retries: 2 });
+    await failure(c.http.request("/b", { method: "POST", json: {}, resendWhen }));
+    assert.deepEqual([once.seen.length, c.waits], [1, []]);
+  }
+});
+
 Deno.test("request(): a wait longer than maxRetryWaitMs, a 4xx and an unanswered request go to the caller at once", async () => {
   const reset = Math.floor(Date.now() / 1000) + 3600;
   const cases: [string, () => Response | Promise<Response>, number][] = [

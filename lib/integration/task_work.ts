@@ -6,14 +6,10 @@
  */
 import type { TreeRunner } from "../container/tree_runner.ts";
 import { existsSync } from "node:fs";
-import { dirname } from "node:path";
 import { StorageFullError } from "../errors.ts";
 import { git, resolveCommit, targetRef } from "../git/git.ts";
 import { targetTip as targetTipOf } from "../git/known_commits.ts";
-import * as ev from "../journal/events.ts";
 import { readRow } from "../journal/event_reader.ts";
-import { sha256Hex } from "../journal/hash.ts";
-import { appendEvents } from "../journal/journal_file.ts";
 import { failedSignals } from "../merge/events.ts";
 import {
   gateAgentBranch,
@@ -27,16 +23,17 @@ import { rebaseOnto } from "../merge/rebase.ts";
 import { type CompletionSignal, evaluateSignals } from "../janitor/signals.ts";
 import type { Task } from "../tasks/task.ts";
 import { captureDiff } from "../worktrees/diff_capture.ts";
+import type { RawChange } from "../diff/raw_listing.ts";
 import { reapWorktree } from "../worktrees/reap.ts";
 import { settleWorktree } from "../worktrees/trees.ts";
 import { agentBranch, commitPartialWork, worktreePath } from "../worktrees/worktrees.ts";
-import { runLogPath, type WorkspacePaths } from "../workspace.ts";
-import { writeFileAtomic } from "../util/atomic_write.ts";
+import type { WorkspacePaths } from "../workspace.ts";
 import type { DiffJudgement, MergeResult, RebaseResult } from "./results.ts";
 import type { Protection } from "../protect/judge.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { printable } from "../util/printable.ts";
+import { keepSessionLog } from "../runs/session_log.ts";
 
 /** What the decision core is told of a member's landing. */
 function mergeResult(outcome: MergeOutcome): MergeResult {
@@ -100,6 +97,11 @@ export class TaskWork implements AgentWork {
   readonly #tips = new Map<string, string>();
   /** By task, the protected paths its diff was last judged to touch. */
   readonly #protected = new Map<string, string[]>();
+  /**
+   * By task, the leaves its captured diff changes as git listed them with the patch, and the two
+   * commits they are of: the judgement of exactly that diff asks git nothing more.
+   */
+  readonly #listed = new Map<string, { base: string; tip: string; raw: RawChange[] }>();
 
   constructor(options: TaskWorkOptions) {
     this.#o = options;
@@ -236,6 +238,9 @@ export class TaskWork implements AgentWork {
       : await resolveCommit(`refs/heads/${h.worktree.branch}`, { cwd: this.#o.paths.root });
     if (tip) this.#tips.set(taskId, tip);
     else this.#tips.delete(taskId);
+    if (result.captured) {
+      this.#listed.set(taskId, { base: h.worktree.base, tip: result.tip, raw: result.changes });
+    } else this.#listed.delete(taskId);
     // A teardown still writes to the log at reap: then the log is kept after it instead.
     if (!this.#hasTeardown(h)) await this.#keepLog(taskId, h);
   }
@@ -257,11 +262,14 @@ export class TaskWork implements AgentWork {
     if (!tip) {
       return { protected: [], outsideOwned: [], error: "its captured commit is not known" };
     }
+    const listed = this.#listed.get(taskId);
     const j = await protection.judge({
       cwd: this.#o.paths.root,
       base: h.worktree.base,
       tip,
       owned,
+      // The captured diff's own listing, when it is of these two commits.
+      ...(listed?.base === h.worktree.base && listed.tip === tip ? { raw: listed.raw } : {}),
     });
     if ("error" in j) return { protected: [], outsideOwned: [], error: j.error };
     this.#protected.set(taskId, j.protected);
@@ -423,6 +431,7 @@ export class TaskWork implements AgentWork {
     this.#handles.delete(taskId);
     this.#tips.delete(taskId);
     this.#protected.delete(taskId);
+    this.#listed.delete(taskId);
     await this.#o.verification.beforeReap(taskId);
     try {
       const r = await reapWorktree(this.#o.paths.root, h.sessionId, {
@@ -488,22 +497,13 @@ export class TaskWork implements AgentWork {
   async #keepLog(taskId: string, h: WorkHandle): Promise<void> {
     if (this.#logsKept.has(h.sessionId)) return;
     this.#logsKept.add(h.sessionId);
-    let bytes: Uint8Array;
     try {
-      bytes = await Deno.readFile(h.logPath);
-    } catch {
-      return; // no log: nothing to keep
-    }
-    try {
-      const path = runLogPath(this.#o.paths, this.#o.runId, h.sessionId);
-      await Deno.mkdir(dirname(path), { recursive: true });
-      await writeFileAtomic(path, bytes);
-      await appendEvents(this.#o.journalPath, [ev.taskLogCaptured({
-        task_id: taskId,
-        session_id: h.sessionId,
-        sha256: "sha256:" + sha256Hex(bytes),
-        bytes: bytes.length,
-      })]);
+      await keepSessionLog(this.#o.paths, {
+        runId: this.#o.runId,
+        taskId,
+        sessionId: h.sessionId,
+        logPath: h.logPath,
+      });
     } catch (e) {
       this.#o.warn(`${taskId}: could not keep the session log: ${(e as Error).message}`);
     }

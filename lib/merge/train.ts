@@ -20,6 +20,7 @@ import { noteCommit } from "../git/known_commits.ts";
 import type { SignalOptions } from "../janitor/signals.ts";
 import { evaluateGates, type GateResult, type GateSpec } from "./gates.ts";
 import { advanceTarget } from "./merge_in.ts";
+import { noteTreeChange } from "../git/tree_links.ts";
 import { settleInterruptedMerge } from "./interrupted.ts";
 import {
   changedEntries,
@@ -198,6 +199,9 @@ export async function prepareTrain(
       ...landing.map((c) => [c.parent.tree, c.tree] as const),
     ], { signal })
     : [];
+  // The links of the last candidate's tree follow from its base's and this listing: the tasks
+  // cut from it once it lands need no `ls-tree` of it (lib/git/tree_links.ts).
+  if (last) noteTreeChange(tip.commit, last.commit, changed);
   return { tip, chain, gates, landing, again, outcomes, leaves, changed, each };
 }
 

@@ -5,7 +5,7 @@
  * launcher (lib/container/launcher.ts) starts `podman run …` and ends it with `podman stop`.
  */
 import { spawnNewSession } from "./new_session.ts";
-import { endTree, inheritedTreeMarkers, newTreeMarker, outputPipes } from "./tree.ts";
+import { endTree, inheritedTreeMarkers, newTreeMarker, outputPipes, startTicks } from "./tree.ts";
 
 /** Where and with what environment a program starts. */
 export interface LaunchOptions {
@@ -63,7 +63,12 @@ export const hostLauncher: Launcher = {
       stdout: "piped",
       stderr: "piped",
     });
-    const tree = { pgid: child.pid, marker, pipes: outputPipes(child.pid) };
+    const tree = {
+      pgid: child.pid,
+      marker,
+      pipes: outputPipes(child.pid),
+      startTicks: startTicks(child.pid),
+    };
     return {
       child,
       end: (graceMs, withPipes) =>

@@ -24,6 +24,12 @@ export interface ProcessTree {
   marker?: string;
   /** `pipe:[inode]` links of the child's output, when they could be read at spawn. */
   pipes: string[];
+  /**
+   * The child's start time (`/proc/<pid>/stat`, clock ticks since boot), read at spawn: every
+   * process that descends from it started no earlier, so only those are looked at for the
+   * marker (issue 32: reading every process's environment at each agent's end). Absent: all.
+   */
+  startTicks?: number;
 }
 
 /** A fresh marker variable name for one spawn. */
@@ -63,19 +69,31 @@ function numericEntries(dir: string): number[] {
   return pids;
 }
 
-/** State letter and process group of `pid` from `/proc/<pid>/stat`. */
-function statOf(pid: number): { state: string; pgrp: number } | undefined {
+/** State letter, process group and start time (clock ticks since boot) of `pid`. */
+function statOf(pid: number): { state: string; pgrp: number; start: number } | undefined {
   try {
     const text = Deno.readTextFileSync(`/proc/${pid}/stat`);
     // The command name (2nd field) may hold spaces and parentheses: split after the last ")".
+    // Field 3 (the state) is the first after it; field 22, the start time, the 20th.
     const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    return { state: fields[0], pgrp: Number(fields[2]) };
+    return { state: fields[0], pgrp: Number(fields[2]), start: Number(fields[19]) };
   } catch {
     return undefined;
   }
 }
 
+/** When `pid` started (clock ticks since boot), read as it is spawned; undefined when unreadable. */
+export function startTicks(pid: number): number | undefined {
+  if (!hasProc) return undefined;
+  const start = statOf(pid)?.start;
+  return start !== undefined && Number.isSafeInteger(start) ? start : undefined;
+}
+
+/** Scans of `/proc`, and processes' environments read in them (for tests and benchmarks). */
+export const treeScanCounts = { scans: 0, environments: 0 };
+
 function carriesMarker(pid: number, needle: Uint8Array): boolean {
+  treeScanCounts.environments++;
   let env: Uint8Array;
   try {
     env = Deno.readFileSync(`/proc/${pid}/environ`);
@@ -110,14 +128,18 @@ function treeMembers(tree: ProcessTree, withPipes = false): number[] {
   const needle = tree.marker === undefined
     ? undefined
     : new TextEncoder().encode(`${tree.marker}=`);
+  treeScanCounts.scans++;
   const pipes = new Set(tree.pipes);
+  // A process started before the spawn cannot descend from it: it cannot carry the marker.
+  const since = tree.startTicks ?? -Infinity;
   const out: number[] = [];
   for (const pid of numericEntries("/proc")) {
     if (pid === Deno.pid) continue;
     const stat = statOf(pid);
     if (!stat || stat.state === "Z" || stat.state === "X") continue;
+    const mayCarry = needle !== undefined && !(stat.start < since);
     if (
-      stat.pgrp === tree.pgid || (needle !== undefined && carriesMarker(pid, needle)) ||
+      stat.pgrp === tree.pgid || (mayCarry && carriesMarker(pid, needle)) ||
       (withPipes && pipes.size > 0 && holdsPipe(pid, pipes))
     ) out.push(pid);
   }

@@ -8,10 +8,23 @@
  * leaves: `git diff` of two commits lists every leaf whose mode or id differs (it recurses, and
  * `--no-renames` names both sides of a move), so that is `ls-tree` of the tip exactly. A base's
  * links are listed once and kept by commit id — a commit's tree never changes — since the tasks
- * cut from one target tip share it (issue 32: an `ls-tree` per task).
+ * cut from one target tip share it (issue 32: an `ls-tree` per task), and a target tip the merge
+ * train made is known from the one it was merged onto the same way (lib/git/tree_links.ts).
  */
-import { git, splitZ } from "../git/git.ts";
+import { git } from "../git/git.ts";
 import { OID } from "../git/ref_files.ts";
+import { parseRawListing, type RawChange } from "../diff/raw_listing.ts";
+import {
+  LINK_MODE,
+  linksAfter,
+  linksOfCommit,
+  listTreeLinks,
+  type TreeLinkEntry,
+  treeListingCounts,
+} from "../git/tree_links.ts";
+
+/** How many trees were listed with `ls-tree` (lib/git/tree_links.ts; for tests and benchmarks). */
+export { treeListingCounts };
 import {
   type ChangedPath,
   coversProtected,
@@ -19,9 +32,6 @@ import {
   type ProtectionRules,
   type TreeLink,
 } from "./rules.ts";
-
-/** git's mode of a symbolic link. */
-const LINK_MODE = "120000";
 
 /** Read blobs by id in one `git cat-file --batch` call; their bytes as text, by id. */
 async function readBlobs(cwd: string, ids: readonly string[]): Promise<Map<string, string>> {
@@ -46,33 +56,20 @@ async function readBlobs(cwd: string, ids: readonly string[]): Promise<Map<strin
 }
 
 /** A link of a tree: its path and its blob's id. */
-interface Link {
-  path: string;
-  id: string;
-}
+type Link = TreeLinkEntry;
 
-/** One leaf `git diff --raw` names: its path, and its mode and id on the tip's side. */
-interface RawChange {
-  path: string;
-  mode: string;
-  id: string;
-}
+/** How many raw listings were asked of git here (for tests and benchmarks). */
+export const rawListingCounts = { asked: 0 };
 
-/** The leaves `git diff <base> <tip>` changes, in `cwd`. */
+/** The leaves `git diff <base> <tip>` changes, in `cwd` (lib/diff/raw_listing.ts). */
 async function rawDiff(cwd: string, base: string, tip: string): Promise<RawChange[]> {
-  const raw = splitZ(
+  rawListingCounts.asked++;
+  return parseRawListing(
     (await git(
       ["diff", "--raw", "-z", "--no-renames", "--no-abbrev", "--no-ext-diff", base, tip, "--"],
       { cwd },
-    )).stdout,
+    )).bytes,
   );
-  const changes: RawChange[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    // ":<old mode> <new mode> <old id> <new id> <status>", then the path.
-    const [, mode, , id] = raw[i].slice(1).split(" ");
-    changes.push({ path: raw[i + 1], mode, id });
-  }
-  return changes;
 }
 
 /** The changed paths of `raw`, each link with where it points. */
@@ -93,67 +90,39 @@ export async function changedPaths(
   return await withLinkTargets(cwd, await rawDiff(cwd, base, tip));
 }
 
-/** Every link of `commit`'s tree (`ls-tree -r`). */
-async function treeLinks(cwd: string, commit: string): Promise<Link[]> {
-  const entries = splitZ(
-    (await git(["ls-tree", "-r", "-z", "--full-tree", commit], { cwd })).stdout,
-  );
-  const links: Link[] = [];
-  for (const entry of entries) {
-    // "<mode> <type> <id>\t<path>"
-    const tab = entry.indexOf("\t");
-    const [mode, , id] = entry.slice(0, tab).split(" ");
-    if (mode === LINK_MODE) links.push({ path: entry.slice(tab + 1), id });
-  }
-  return links;
-}
-
-/** Bases whose links are kept at most; the oldest go. */
-const MAX_BASES = 64;
-const baseLinks = new Map<string, Promise<Link[]>>();
-
-/** How many trees were listed with `ls-tree` (for tests and benchmarks). */
-export const treeListingCounts = { listed: 0, remembered: 0 };
-
-/** The links of the commit `base` (an id: its tree never changes), listed once. */
-function linksOfBase(cwd: string, base: string): Promise<Link[]> {
-  const known = baseLinks.get(base);
-  if (known) {
-    treeListingCounts.remembered++;
-    return known;
-  }
-  treeListingCounts.listed++;
-  const listed = treeLinks(cwd, base);
-  baseLinks.set(base, listed);
-  listed.catch(() => baseLinks.delete(base));
-  while (baseLinks.size > MAX_BASES) baseLinks.delete(baseLinks.keys().next().value!);
-  return listed;
-}
-
 /** The links of the tip: its base's, less the paths the diff touches, plus those it leaves. */
 function linksOfTip(base: Link[], raw: RawChange[]): Link[] {
-  const touched = new Set(raw.map((c) => c.path));
-  return [
-    ...base.filter((l) => !touched.has(l.path)),
-    ...raw.filter((c) => c.mode === LINK_MODE).map((c) => ({ path: c.path, id: c.id })),
-  ];
+  return linksAfter(
+    base,
+    raw.map((c) => ({
+      path: c.path,
+      new: /^0+$/.test(c.mode) ? null : { mode: c.mode, oid: c.id },
+    })),
+  );
 }
 
 /**
  * What `git diff <base> <tip>` changes (as {@link changedPaths}) and the links of `tip`'s tree
  * the rules care about (as {@link protectedLinks}), with one `git diff` and, per base commit,
  * one `ls-tree` (see the module's comment). A base that is not a commit id is listed as before.
+ * `raw`: the leaves git listed for exactly these two commit ids already (the captured diff's own
+ * listing, lib/worktrees/diff_capture.ts), which then stand for the `git diff`.
  */
 export async function changesAndLinks(
   cwd: string,
-  diff: { base: string; tip: string; rules: ProtectionRules },
+  diff: { base: string; tip: string; rules: ProtectionRules; raw?: readonly RawChange[] },
 ): Promise<{ changes: ChangedPath[]; links: TreeLink[] }> {
   const { base, tip, rules } = diff;
   if (!OID.test(base)) {
     const changes = await changedPaths(cwd, base, tip);
     return { changes, links: await protectedLinks(cwd, tip, rules) };
   }
-  const [raw, links] = await Promise.all([rawDiff(cwd, base, tip), linksOfBase(cwd, base)]);
+  // Given only for two commit ids: a name could have moved since it was listed.
+  const given = diff.raw && OID.test(tip) ? [...diff.raw] : undefined;
+  const [raw, links] = await Promise.all([
+    given ? Promise.resolve(given) : rawDiff(cwd, base, tip),
+    linksOfCommit(cwd, base),
+  ]);
   const changes = await withLinkTargets(cwd, raw);
   return { changes, links: await linkTargets(cwd, linksOfTip(links, raw), rules) };
 }
@@ -164,7 +133,7 @@ export async function protectedLinks(
   tip: string,
   rules: ProtectionRules,
 ): Promise<TreeLink[]> {
-  return await linkTargets(cwd, await treeLinks(cwd, tip), rules);
+  return await linkTargets(cwd, await listTreeLinks(cwd, tip), rules);
 }
 
 /** Of `all`, the links the rules care about, with where each points. */

@@ -8,6 +8,7 @@ import { isAbsolute, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { WorkspacePaths } from "../workspace.ts";
 import { changesAndLinks } from "./diff_paths.ts";
+import type { RawChange } from "../diff/raw_listing.ts";
 import { outsideOwned } from "./owned.ts";
 import { recordedPlanFiles } from "./plan_files.ts";
 import { protectedChanges, type ProtectionRules, protectionRules } from "./rules.ts";
@@ -40,6 +41,11 @@ export interface DiffToJudge {
   base: string;
   tip: string;
   owned: readonly string[];
+  /**
+   * The leaves git listed for `git diff <base> <tip>` already (base and tip commit ids: the
+   * captured diff's listing, lib/diff/raw_listing.ts); absent, git is asked here.
+   */
+  raw?: readonly RawChange[];
 }
 
 /** The workspace-relative paths of the module specifiers that are files of the workspace. */
@@ -76,10 +82,10 @@ export class Protection {
 
   /** Judge `git diff <base> <tip>` in `cwd` against the rules and `owned` (never throws). */
   async judge(diff: DiffToJudge): Promise<JudgeResult> {
-    const { cwd, base, tip, owned } = diff;
+    const { cwd, base, tip, owned, raw } = diff;
     try {
       const rules = await this.rules();
-      const { changes, links } = await changesAndLinks(cwd, { base, tip, rules });
+      const { changes, links } = await changesAndLinks(cwd, { base, tip, rules, raw });
       return {
         protected: protectedChanges(rules, { changes, links }),
         outsideOwned: outsideOwned(owned, changes.map((c) => c.path)),

@@ -26,6 +26,11 @@ export const CRASH_POINTS = [
   "merge.journaled",
   /** The task store says CLOSED; the worktree is not reaped yet. */
   "merge.store_closed",
+  /**
+   * The reap's removal is half done (lib/worktrees/remove_tree.ts): the worktree's directory and
+   * its entry's `gitdir` are gone, the rest of `.git/worktrees/<id>` is still there.
+   */
+  "reap.tree_removed",
 ] as const;
 
 /** One named step. */

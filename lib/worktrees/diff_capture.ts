@@ -9,10 +9,13 @@
  *
  * The stored text is plain `git diff` (no `--binary`): binary files appear as
  * "Binary files … differ" lines, which the review board can show and count, instead of
- * base85 payloads nobody reviews.
+ * base85 payloads nobody reviews. The same git process lists the leaves the diff changes
+ * (`--raw -z --no-abbrev`, which leave the patch's bytes as they are: lib/diff/raw_listing.ts),
+ * for the protected-paths judgement of the same two commits (lib/protect/judge.ts).
  */
 import { dirname } from "node:path";
 import { parseUnifiedDiff, summarizeDiff } from "../diff/parse.ts";
+import { type RawChange, splitRawAndPatch } from "../diff/raw_listing.ts";
 import { isValidId } from "../ids.ts";
 import { taskDiffCaptured, taskFilesKeptOut } from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
@@ -56,11 +59,13 @@ export type CaptureDiffResult =
     leftOut: string[];
     /** Agent commits rewritten into one because they held such files. */
     rewritten: number;
+    /** The leaves `git diff <base> <tip>` changes, as git listed them (lib/diff/raw_listing.ts). */
+    changes: RawChange[];
   }
   | { captured: false; reason: string };
 
 /** Arguments that pin the diff format regardless of the user's git configuration. */
-const DIFF_ARGS = [
+export const DIFF_ARGS: readonly string[] = [
   "-c",
   "core.quotePath=true",
   "diff",
@@ -70,6 +75,9 @@ const DIFF_ARGS = [
   "--src-prefix=a/",
   "--dst-prefix=b/",
 ];
+
+/** Added to {@link DIFF_ARGS}: the raw listing first, then the same patch (see the module's comment). */
+export const RAW_THEN_PATCH: readonly string[] = ["--raw", "-z", "--no-abbrev", "-p"];
 
 /** Capture the diff of a task's worktree; never throws. */
 export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureDiffResult> {
@@ -107,11 +115,11 @@ export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureD
         rewritten_commits: work.rewritten,
       })]);
     }
-    const diff = await tree.git([...DIFF_ARGS, options.base, tip, "--"], {
+    const diff = await tree.git([...DIFF_ARGS, ...RAW_THEN_PATCH, options.base, tip, "--"], {
       signal: options.signal,
     });
-    const bytes = diff.bytes;
-    const summary = summarizeDiff(parseUnifiedDiff(diff.stdout));
+    const { changes, patch: bytes } = splitRawAndPatch(diff.bytes);
+    const summary = summarizeDiff(parseUnifiedDiff(new TextDecoder().decode(bytes)));
     const sha256 = "sha256:" + sha256Hex(bytes);
     const path = diffPath(workspacePaths(options.root), options.runId, options.taskId);
     await Deno.mkdir(dirname(path), { recursive: true });
@@ -124,7 +132,15 @@ export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureD
       files: summary.files.length,
     };
     await appendEvents(options.journalPath, [taskDiffCaptured(data)]);
-    return { captured: true, path, tip, ...data, leftOut: work.leftOut, rewritten: work.rewritten };
+    return {
+      captured: true,
+      path,
+      tip,
+      ...data,
+      leftOut: work.leftOut,
+      rewritten: work.rewritten,
+      changes,
+    };
   } catch (e) {
     return { captured: false, reason: e instanceof Error ? e.message : String(e) };
   }

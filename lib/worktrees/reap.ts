@@ -13,6 +13,8 @@ import {
   worktreePath,
 } from "./worktrees.ts";
 import { dropTreeRecord, openWorktree } from "./trees.ts";
+import { removeWorktree } from "./remove_tree.ts";
+import type { TreeDirs } from "../git/agent_tree.ts";
 
 /** Namespace of the refs that keep the work of reaped, unmerged sessions. */
 const RESCUE_PREFIX = "refs/service/rescue/";
@@ -81,9 +83,11 @@ export async function reapWorktree(
   try {
     // The work is the worktree's HEAD (an agent may have left the branch) or else the branch.
     let tip: string | undefined;
+    let dirs: TreeDirs | undefined;
     if (exists) {
       // Its git files checked (and put back) once; every call there is hardened.
       const tree = await openWorktree(path, { signal: options.signal, warn: options.warn });
+      dirs = tree.dirs;
       // Its work is usually committed already (captured): one look says so.
       tip = await cleanHead(path, { signal: options.signal, tree });
       if (tip === undefined) {
@@ -123,7 +127,8 @@ export async function reapWorktree(
       await git(["update-ref", "-m", `service: rescue ${branch}`, rescue, tip], o);
     }
     if (exists) await options.beforeRemove?.();
-    if (exists) await gitWorktree(root, ["remove", "--force", path], o);
+    // Removed as `git worktree remove --force` removes it, by the record's directories.
+    if (dirs) await removeWorktree(root, dirs, options.signal);
     else await gitWorktree(root, ["prune"], o);
     await dropTreeRecord(root, sessionId);
     if (merged && (options.deleteMergedBranch ?? true)) {

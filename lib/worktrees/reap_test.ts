@@ -4,6 +4,7 @@ import { tempRepo, type TestRepo } from "../git/_test_repo.ts";
 import { mergeAgentBranches } from "../merge/merge.ts";
 import { listRescueRefs, reapWorktree } from "./reap.ts";
 import { createWorktree } from "./worktrees.ts";
+import { treeRemovalCounts } from "./remove_tree.ts";
 
 const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
 
@@ -137,4 +138,42 @@ Deno.test("reapWorktree() puts back a worktree whose .git file was broken, then 
   assert.equal(result.committed_partial, true);
   assert.equal(await repo.git(["show", "refs/service/rescue/s1:x.txt"]), "x");
   assert.match(warned.join("\n"), /git files were put back \(\.git file changed\)/);
+});
+
+Deno.test("reapWorktree() removes a merged worktree and its git directory without a `git worktree` process: git lists none left", async () => {
+  await using repo = await tempRepo();
+  const wt = await createWorktree(repo.root, "s1", await repo.git(["rev-parse", "main"]));
+  await repo.write("done.txt", "work\n", wt.path);
+  await repo.commitAll("work", wt.path);
+  await repo.git(["merge", "-q", "--ff-only", "agent/s1"]);
+  const { inProcess, byGit } = { ...treeRemovalCounts };
+  const result = await reapWorktree(repo.root, "s1", { target: "main" });
+  assert.equal(result.removed, true, result.reason ?? "");
+  assert.equal(result.merged, true);
+  assert.deepEqual(
+    { inProcess: treeRemovalCounts.inProcess - inProcess, byGit: treeRemovalCounts.byGit - byGit },
+    { inProcess: 1, byGit: 0 },
+  );
+  assert.equal(await exists(wt.path), false);
+  assert.equal(await exists(`${repo.root}/.git/worktrees`), false, "no empty worktrees directory");
+  assert.equal(
+    (await repo.git(["worktree", "list", "--porcelain"])).match(/^worktree /gm)?.length,
+    1,
+  );
+  assert.equal(await repo.git(["worktree", "prune", "-n", "-v"]), "", "nothing left to prune");
+  assert.equal(await repo.git(["branch", "--list", "agent/s1"]), "");
+});
+
+Deno.test("reapWorktree() leaves a worktree a teardown changed to `git worktree remove`: its .git file pointed elsewhere, git refuses and says why, nothing is removed", async () => {
+  await using repo = await tempRepo();
+  const moved = await createWorktree(repo.root, "s2", await repo.git(["rev-parse", "main"]));
+  const byGit = treeRemovalCounts.byGit;
+  const refused = await reapWorktree(repo.root, "s2", {
+    target: "main",
+    beforeRemove: () => Deno.writeTextFile(`${moved.path}/.git`, "gitdir: /elsewhere\n"),
+  });
+  assert.equal(refused.removed, false);
+  assert.match(refused.reason ?? "", /validation failed|does not point back|not a .git file/);
+  assert.equal(await exists(`${moved.path}/README.md`), true, "nothing of it removed");
+  assert.equal(treeRemovalCounts.byGit, byGit + 1);
 });

@@ -8,7 +8,8 @@
  * /v1/messages/batches/<id>` reads it (a look while `hold` is off ends the batch); `GET
  * …/<id>/results` serves the JSONL results, one `{"custom_id", "result"}` per request in an order
  * of their own (`succeeded` with a `message`, `errored` with `{"type": "error", "error": {type,
- * message}}`, `expired`, `canceled`). Errors are `{"type": "error", "error": {type, message}}`.
+ * message}}`, `expired`, `canceled`); `POST …/<id>/cancel` makes it `canceling` (the next look
+ * ends it with every request `canceled`). Errors are `{"type": "error", "error": {type, message}}`.
  * Each request is answered by `answer`, with the request's prompt. Every call is recorded.
  */
 import { type FakeServer, startRecordingServer } from "./_sse_server.ts";
@@ -64,6 +65,8 @@ export function startFakeAnthropicBatches(options: FakeBatchOptions): FakeAnthro
       return error(400, "invalid_request_error", "anthropic-version: header is required");
     }
     if (req.method === "POST" && req.path === "/v1/messages/batches") return create(req.body);
+    const c = /^\/v1\/messages\/batches\/([^/]+)\/cancel$/.exec(req.path);
+    if (req.method === "POST" && c) return cancel(c[1]);
     const m = /^\/v1\/messages\/batches\/([^/]+)(\/results)?$/.exec(req.path);
     if (req.method !== "GET" || !m) return error(404, "not_found_error", "Not found");
     const batch = batches.get(m[1]);
@@ -133,12 +136,27 @@ export function startFakeAnthropicBatches(options: FakeBatchOptions): FakeAnthro
     return Response.json(object);
   }
 
+  function cancel(id: string): Response {
+    const batch = batches.get(id);
+    if (!batch) return error(404, "not_found_error", `batch ${id} not found`);
+    if (batch.object.processing_status === "ended") {
+      return error(409, "invalid_request_error", `batch ${id} has already ended`);
+    }
+    Object.assign(batch.object, {
+      processing_status: "canceling",
+      cancel_initiated_at: new Date().toISOString(),
+    });
+    return Response.json(batch.object);
+  }
+
   function end(id: string): void {
     const batch = batches.get(id)!;
     if (batch.object.processing_status === "ended") return;
+    const canceling = batch.object.processing_status === "canceling";
     const counts = { processing: 0, succeeded: 0, errored: 0, canceled: 0, expired: 0 };
     const lines = batch.requests.map((r) => {
-      const a = options.answer(r);
+      // A batch canceled before it ran: none of its requests was processed.
+      const a = canceling ? "canceled" : options.answer(r);
       let result: Json;
       if (a === "expired" || a === "canceled") {
         result = { type: a };

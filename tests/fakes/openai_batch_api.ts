@@ -3,9 +3,11 @@
  * (multipart, `purpose=batch`, a JSONL `file` of `{"custom_id", "method", "url", "body"}` lines)
  * answers a File object; `POST /v1/batches` (`{"input_file_id", "endpoint", "completion_window":
  * "24h"}`) answers a Batch object — `id` (`batch_…`), `object: "batch"`, `status` (`validating`,
- * `in_progress`, then `completed` or `expired`), `request_counts` (`total`, `completed`,
- * `failed`), `output_file_id`, `error_file_id`, `errors` and the `*_at` times; `GET
- * /v1/batches/<id>` reads it (each look while `hold` is off moves it a state on); `GET
+ * `in_progress`, then `finalizing` and `completed`, or `expired`; `failed` when `invalid` makes
+ * its validation fail, with the reason in `errors.data`), `request_counts` (`total`,
+ * `completed`, `failed`), `output_file_id`, `error_file_id` (set once it completed), `errors`
+ * and the `*_at` times; `GET /v1/batches/<id>` reads it (each look while `hold` is off moves it
+ * a state on; `POST /v1/batches/<id>/cancel` makes it `cancelling`, then `cancelled`); `GET
  * /v1/files/<id>/content` serves the output file (`{"id", "custom_id", "response":
  * {"status_code": 200, "request_id", "body": <a Responses API response>}, "error": null}`) and
  * the error file (a 400 `response` for an errored request, `{"error": {"code": "batch_expired"}}`
@@ -36,10 +38,16 @@ const nowS = () => Math.floor(Date.now() / 1000);
 
 /** Start the fake on 127.0.0.1, port 0. */
 export function startFakeOpenAiBatches(
-  options: { answer: (request: FakeBatchRequest) => FakeBatchAnswer },
+  options: {
+    answer: (request: FakeBatchRequest) => FakeBatchAnswer;
+    /** Batches fail validation with this message (as a malformed input file makes them). */
+    invalid?: string;
+  },
 ): FakeOpenAiBatches {
   const batches: FakeOpenAiBatches["batches"] = new Map();
   const files: FakeOpenAiBatches["files"] = new Map();
+  /** What a finalizing batch becomes at the next look. */
+  const finishing = new Map<string, Record<string, unknown>>();
   const state = { hold: false };
   const server = startRecordingServer(async (req) => {
     if (!/^Bearer \S+/.test(req.headers.authorization ?? "")) {
@@ -52,6 +60,16 @@ export function startFakeOpenAiBatches(
       const batch = batches.get(b[1]);
       if (!batch) return error(404, `No batch found with id '${b[1]}'.`);
       if (!state.hold) step(b[1]);
+      return Response.json(batch.object);
+    }
+    const c = /^\/v1\/batches\/([^/]+)\/cancel$/.exec(req.path);
+    if (req.method === "POST" && c) {
+      const batch = batches.get(c[1]);
+      if (!batch) return error(404, `No batch found with id '${c[1]}'.`);
+      if (!["validating", "in_progress", "finalizing"].includes(String(batch.object.status))) {
+        return error(409, `Cannot cancel a batch with status '${batch.object.status}'.`);
+      }
+      Object.assign(batch.object, { status: "cancelling", cancelling_at: nowS() });
       return Response.json(batch.object);
     }
     const f = /^\/v1\/files\/([^/]+)\/content$/.exec(req.path);
@@ -137,8 +155,28 @@ export function startFakeOpenAiBatches(
   function step(id: string): void {
     const batch = batches.get(id)!;
     const o = batch.object;
+    if (o.status === "validating" && options.invalid !== undefined) {
+      Object.assign(o, {
+        status: "failed",
+        failed_at: nowS(),
+        errors: {
+          object: "list",
+          data: [{ code: "invalid_request", message: options.invalid, param: null, line: 1 }],
+        },
+      });
+      return;
+    }
     if (o.status === "validating") {
       Object.assign(o, { status: "in_progress", in_progress_at: nowS() });
+      return;
+    }
+    if (o.status === "cancelling") {
+      // Cancelled before any request ran: no output file, no line for any request.
+      Object.assign(o, { status: "cancelled", cancelled_at: nowS() });
+      return;
+    }
+    if (o.status === "finalizing") {
+      Object.assign(o, finishing.get(id));
       return;
     }
     if (o.status !== "in_progress") return;
@@ -214,10 +252,9 @@ export function startFakeOpenAiBatches(
       files.set(fid, { purpose: "batch_output", text: lines.reverse().join("\n") + "\n" });
       return fid;
     };
-    Object.assign(o, {
+    const ended = {
       status: expired ? "expired" : "completed",
       ...(expired ? { expired_at: nowS() } : { completed_at: nowS() }),
-      finalizing_at: nowS(),
       output_file_id: file(out),
       error_file_id: file(errs),
       request_counts: {
@@ -225,7 +262,11 @@ export function startFakeOpenAiBatches(
         completed,
         failed: batch.requests.length - completed,
       },
-    });
+    };
+    if (expired) return void Object.assign(o, ended);
+    // A batch that ran to its end is `finalizing` (its files being written) for a look first.
+    finishing.set(id, ended);
+    Object.assign(o, { status: "finalizing", finalizing_at: nowS() });
   }
 
   return {
