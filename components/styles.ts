@@ -55,6 +55,8 @@ button:disabled { opacity: .55; cursor: not-allowed; }
 .run-status[data-run-status=failed], .run-status[data-run-status=interrupted] { color: var(--bad); }
 .detail { margin-top: 1.25rem; border-top: 1px solid var(--line); padding-top: .75rem; display: grid; gap: 1rem; }
 .detail h2 { margin: 0; font-size: 1.1rem; }
+.back-to-card { margin-top: .3rem; font-size: .82rem; }
+.task-title { overflow-wrap: anywhere; }
 .detail h3 { margin: 0 0 .4rem; font-size: 1rem; }
 .actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; }
 .actions textarea { min-width: min(26rem, 100%); min-height: 2.2rem; }

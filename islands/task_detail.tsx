@@ -15,6 +15,7 @@ import { EvidencePanel } from "./evidence_panel.tsx";
 import { NoEvidence } from "./parts/evidence_view.tsx";
 import { ReviewActions } from "./review_actions.tsx";
 import { useApi } from "./_use_api.ts";
+import { TaskHeading } from "./parts/task_heading.tsx";
 import { FollowUpForm } from "./operator_actions.tsx";
 import { useRef, useState } from "preact/hooks";
 import {
@@ -95,13 +96,11 @@ export function TaskDetail(
   const [looks, setLooks] = useState(0);
   return (
     <section class="detail" aria-labelledby="task-heading">
-      <div>
-        <h2 id="task-heading">
-          Task <code>{taskId}</code>{" "}
-          <span class="muted">({column ? COLUMN_LABELS[column] : "not started"})</span>
-        </h2>
-        {card?.title && <p style="margin:.2rem 0">{card.title}</p>}
-      </div>
+      <TaskHeading
+        taskId={taskId}
+        where={column ? COLUMN_LABELS[column] : "not started"}
+        title={card?.title}
+      />
       <section aria-labelledby="attempts-heading">
         <h3 id="attempts-heading">What happened</h3>
         {detail.status === "loading" && <p class="muted">loading…</p>}

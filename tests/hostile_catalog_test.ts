@@ -15,7 +15,7 @@ import {
 } from "./_mcp_catalog.ts";
 import { validEntry } from "../lib/catalog/_test_catalog.ts";
 import { managedBlock } from "../lib/catalog/managed_config.ts";
-import { processAlive } from "../lib/util/process_alive.ts";
+import { killProcessesWith, processesWith, uniqueSleep } from "../lib/process/_test_processes.ts";
 
 /** One hostile catalog and the user's promise. */
 interface HostileCase {
@@ -192,10 +192,10 @@ const CASES: HostileCase[] = [
     name:
       "an install command that leaves a setsid'd descendant holding its output is ended at the timeout",
     async check(ws) {
-      const pidFile = join(ws.home, "pid");
+      const held = uniqueSleep();
       ws.catalog.entries = [validEntry({
         id: "sticky",
-        install_command: ["sh", "-c", `setsid sleep 600 & echo $! > ${pidFile}; sleep 600`],
+        install_command: ["sh", "-c", `setsid sleep ${held} & sleep 600`],
         command: "sticky",
       })];
       try {
@@ -207,11 +207,10 @@ const CASES: HostileCase[] = [
         assert.equal(r.code, 1);
         assert.match(r.stderr, /install command timed out/);
         assert.ok(performance.now() - started < 30_000);
-        assert.equal(processAlive(Number(await Deno.readTextFile(pidFile))), false);
+        assert.deepEqual(processesWith(held), [], "the setsid sleep outlived the install");
         assert.deepEqual(await block(ws), { mcpServers: {}, installed: {} });
       } finally {
-        const pid = Number(await Deno.readTextFile(pidFile).catch(() => "0"));
-        if (pid > 0 && processAlive(pid)) Deno.kill(pid, "SIGKILL"); // only on a failure
+        killProcessesWith(held); // only on a failure
       }
     },
   },

@@ -8,6 +8,7 @@
  */
 import type { CardFace } from "../../lib/dashboard/card_face.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
+import { CardTitle } from "./card_title.tsx";
 import { gateSaid, gateText } from "../../lib/verification/gate_words.ts";
 
 /** Props of {@link CardView}. */
@@ -99,7 +100,7 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
       )}
       {(card.title || card.role) && (
         <span class="meta">
-          {card.title}
+          {card.title && <CardTitle title={card.title} />}
           {card.title && card.role ? " · " : ""}
           {card.role && <em>{card.role}</em>}
         </span>

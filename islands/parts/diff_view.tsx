@@ -4,6 +4,7 @@
  */
 import type { DiffFile, DiffLine } from "../../lib/diff/parse.ts";
 import type { DiffResponse } from "../../lib/review/types.ts";
+import { showBidiControls } from "../../lib/dashboard/bidi_controls.ts";
 
 /** Shown when the journal has no `task_diff_captured` row for the task. */
 export function NoDiffCaptured() {
@@ -72,7 +73,7 @@ export function DiffFileToggle(
       onClick={onToggle}
     >
       <span class="path">
-        {moved ? `${file.oldPath} → ${file.path}` : file.path}
+        {showBidiControls(moved ? `${file.oldPath} → ${file.path}` : file.path)}
       </span>
       {guarded && (
         <span class="badge bad" data-protected title="protected_paths: lands only on a merge">

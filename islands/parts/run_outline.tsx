@@ -4,6 +4,7 @@
  * of the plan so "Queued 0" never hides two tasks that wait.
  */
 import type { OutlineTask, TaskState } from "../../lib/board/activity_types.ts";
+import { CardTitle } from "./card_title.tsx";
 
 /** Words for the states a task without a card can be in. */
 export const STATE_WORDS: Record<TaskState, string> = {
@@ -63,7 +64,7 @@ export function RunOutlineView({ tasks, alreadyLanded, selected, onSelect }: Run
                 </span>
                 {(t.title || t.role) && (
                   <span class="meta">
-                    {t.title}
+                    {t.title && <CardTitle title={t.title} />}
                     {t.title && t.role ? " · " : ""}
                     {t.role && <em>{t.role}</em>}
                   </span>

@@ -5,10 +5,12 @@
 import { UserFacingError } from "../errors.ts";
 import { printableLines } from "../util/printable.ts";
 
-/** A configuration value is wrong (e.g. an unknown adapter name). */
-export class ValueError extends Error {
-  constructor(message: string, readonly fix = "") {
-    super(message);
+/** A configuration value is wrong (e.g. an unknown adapter name); the CLI prints its fix. */
+export class ValueError extends UserFacingError {
+  override readonly fix: string;
+  constructor(message: string, fix = "") {
+    super(message, 1, fix || undefined);
+    this.fix = fix;
     this.name = "ValueError";
   }
 }

@@ -7,7 +7,6 @@
  * exclusive lock on `<file>.lock`.
  */
 import {
-  createScanner,
   findNodeAtLocation,
   parse,
   type ParseError,
@@ -16,9 +15,10 @@ import {
 } from "jsonc-parser";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "../util/atomic_write.ts";
+import { insertBlock, lineEnding, lineIndent, MANAGED_KEY, prettyValue } from "./managed_insert.ts";
 
-/** The key of the block the service owns. */
-const MANAGED_KEY = "service-managed";
+/** A byte order mark some editors write first; it is kept, and parsed past. */
+const BOM = "\uFEFF";
 
 /** One server as written for MCP clients. */
 export interface ManagedServer {
@@ -67,20 +67,38 @@ function lineCol(text: string, offset: number): string {
 }
 
 function parseText(text: string, file: string): Record<string, unknown> {
+  const body = text.startsWith(BOM) ? text.slice(1) : text;
   const errors: ParseError[] = [];
-  const value = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const value = parse(body, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length > 0) {
     const e = errors[0];
     throw new McpConfigError(
-      `${file}:${lineCol(text, e.offset)}: ${printParseErrorCode(e.error)}: ` +
+      `${file}:${lineCol(body, e.offset)}: ${printParseErrorCode(e.error)}: ` +
         "fix the file by hand (nothing was changed)",
     );
   }
-  if (value === undefined && text.trim() === "") return {};
+  if (value === undefined && body.trim() === "") return {};
   if (!value || typeof value !== "object" || Array.isArray(value)) {
     throw new McpConfigError(`${file}: the top level must be a JSON object`);
   }
+  refuseTwoBlocks(body, file);
   return value as Record<string, unknown>;
+}
+
+/**
+ * A second top-level `service-managed` key is refused: readers take the last, an edit would
+ * change the first, and an install would be lost without a word.
+ */
+function refuseTwoBlocks(body: string, file: string): void {
+  const keys = (parseTree(body, [], { allowTrailingComma: true })?.children ?? [])
+    .map((p) => p.children?.[0])
+    .filter((k) => k?.value === MANAGED_KEY);
+  if (keys.length < 2) return;
+  throw new McpConfigError(
+    `${file}: "${MANAGED_KEY}" appears ${keys.length} times (at ` +
+      `${keys.map((k) => lineCol(body, k!.offset)).join(", ")}); remove all but one by hand ` +
+      "(nothing was changed)",
+  );
 }
 
 /** The managed block of a configuration text (empty when absent). Pure. */
@@ -110,47 +128,6 @@ function freshText(block: ManagedBlock): string {
   return JSON.stringify({ [MANAGED_KEY]: block }, null, 2) + "\n";
 }
 
-/** The whitespace that starts the line holding `offset`. */
-function lineIndent(text: string, offset: number): string {
-  const lineStart = text.lastIndexOf("\n", offset - 1) + 1;
-  return /^[ \t]*/.exec(text.slice(lineStart))![0];
-}
-
-/** The block as pretty JSON whose inner lines sit under `indent`. */
-function pretty(block: ManagedBlock, indent: string): string {
-  return JSON.stringify(block, null, 2).replace(/\n/g, `\n${indent}`);
-}
-
-/** Insert the `service-managed` property after the last top-level property. */
-function insertBlock(text: string, block: ManagedBlock): string {
-  const root = parseTree(text, [], { allowTrailingComma: true })!;
-  const last = root.children?.at(-1);
-  const close = root.offset + root.length - 1; // the closing brace
-  if (!last) {
-    // `{}` or `{ /* comments */ }`: the block goes before the closing brace, on its own line.
-    const before = text.slice(0, close).replace(/[ \t\r\n]*$/, "");
-    return `${before}\n  "${MANAGED_KEY}": ${pretty(block, "  ")}\n${text.slice(close)}`;
-  }
-  const indent = lineIndent(text, last.offset);
-  const valueEnd = last.offset + last.length;
-  // Is the last property already followed by a comma (JSONC allows a trailing one)?
-  const scanner = createScanner(text, true);
-  scanner.setPosition(valueEnd);
-  let out = text;
-  let shift = 0;
-  if (scanner.scan() !== 5 /* CommaToken */) {
-    out = `${out.slice(0, valueEnd)},${out.slice(valueEnd)}`;
-    shift = 1;
-  }
-  const newline = out.indexOf("\n", valueEnd + shift);
-  const property = `"${MANAGED_KEY}": ${pretty(block, indent)}`;
-  if (newline !== -1 && newline < close + shift) {
-    // Own line, after the rest of the last property's line (its comma, its comment).
-    return `${out.slice(0, newline + 1)}${indent}${property}\n${out.slice(newline + 1)}`;
-  }
-  return `${out.slice(0, close + shift)} ${property}${out.slice(close + shift)}`;
-}
-
 /**
  * Apply `edits` to the configuration text (undefined: no file yet). Only the value of the
  * `service-managed` key changes (or the key is added). Pure.
@@ -166,26 +143,76 @@ export function editManaged(text: string | undefined, edits: ManagedEdit[], file
       delete block.installed[e.id];
     }
   }
-  if (text === undefined || text.trim() === "") return freshText(block);
-  const node = findNodeAtLocation(parseTree(text, [], { allowTrailingComma: true })!, [
-    MANAGED_KEY,
-  ]);
-  const out = node
-    ? text.slice(0, node.offset) + pretty(block, lineIndent(text, node.parent!.offset)) +
-      text.slice(node.offset + node.length)
-    : insertBlock(text, block);
-  managedBlock(out, file); // the result must read back
+  if (text === undefined || text.replace(BOM, "").trim() === "") {
+    return (text?.startsWith(BOM) ? BOM : "") + freshText(block);
+  }
+  const bom = text.startsWith(BOM) ? BOM : "";
+  const body = text.slice(bom.length);
+  const root = parseTree(body, [], { allowTrailingComma: true })!;
+  const node = findNodeAtLocation(root, [MANAGED_KEY]);
+  const out = bom + (node
+    ? body.slice(0, node.offset) +
+      prettyValue(block, lineIndent(body, node.parent!.offset), lineEnding(body)) +
+      body.slice(node.offset + node.length)
+    : insertBlock(body, root, block));
+  // The result must read back as exactly the block meant: never report an install that is lost.
+  if (JSON.stringify(managedBlock(out, file)) !== JSON.stringify(block)) {
+    throw new McpConfigError(
+      `${file}: the "${MANAGED_KEY}" block could not be placed so that it reads back; add ` +
+        `"${MANAGED_KEY}": {} as a top-level key by hand and run the command again ` +
+        "(nothing was changed)",
+    );
+  }
   return out;
 }
 
 /** Read the configuration file; undefined when it does not exist. */
 export async function readConfigText(path: string): Promise<string | undefined> {
+  let bytes: Uint8Array;
   try {
-    return await Deno.readTextFile(path);
+    bytes = await Deno.readFile(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return undefined;
     throw new McpConfigError(`cannot read ${path}: ${(e as Error).message}`);
   }
+  return decodeConfig(bytes, path);
+}
+
+/**
+ * The file's bytes as text, its byte order mark kept. Bytes that are not UTF-8 (a comment saved
+ * as Latin-1) are refused: decoding would replace them, and writing back would change the
+ * user's bytes outside the block. Pure.
+ */
+export function decodeConfig(bytes: Uint8Array, path: string): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    const good = validUtf8Prefix(bytes);
+    const text = new TextDecoder().decode(bytes.subarray(0, good));
+    throw new McpConfigError(
+      `${path}:${lineCol(text, text.length)}: byte 0x${bytes[good].toString(16)} is not UTF-8: ` +
+        "save the file as UTF-8 (nothing was changed)",
+    );
+  }
+}
+
+/** The length of the longest prefix of `bytes` that decodes as UTF-8. */
+function validUtf8Prefix(bytes: Uint8Array): number {
+  const strict = new TextDecoder("utf-8", { fatal: true });
+  let lo = 0;
+  let hi = bytes.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    let ok = true;
+    try {
+      strict.decode(bytes.subarray(0, mid));
+    } catch {
+      ok = false;
+    }
+    if (ok) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 /** The file a write should replace: a symlinked configuration keeps its link. */

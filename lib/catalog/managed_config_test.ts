@@ -197,3 +197,74 @@ Deno.test("managed config: two processes installing at once both land (file lock
   assert.ok((await Deno.readTextFile(file)).includes("/* the user's own server */"));
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("managed config: hostile user files keep their bytes and the install reads back", () => {
+  const set = [{ op: "set" as const, id: "m", server: server("npx"), record: record("1") }];
+  const cases: { name: string; input: string; before: string; after: string }[] = [
+    {
+      name: "a block comment over two lines after the last property",
+      input: '{\n  "a": 1 /* two\n  lines */\n}\n',
+      before: '{\n  "a": 1, /* two\n  lines */\n',
+      after: "\n}\n",
+    },
+    {
+      name: "CRLF line endings",
+      input: '{\r\n  "a": 1\r\n}\r\n',
+      before: '{\r\n  "a": 1,\r\n',
+      after: "\r\n}\r\n",
+    },
+    {
+      name: "a byte order mark",
+      input: '\uFEFF{\n  "a": 1 // café\n}\n',
+      before: '\uFEFF{\n  "a": 1, // café\n',
+      after: "\n}\n",
+    },
+  ];
+  for (const c of cases) {
+    const out = editManaged(c.input, set);
+    assert.deepEqual(Object.keys(managedBlock(out).mcpServers), ["m"], c.name);
+    assert.ok(out.startsWith(`${c.before}  "service-managed": {`), `${c.name}: ${out}`);
+    assert.ok(out.endsWith(c.after), c.name);
+    if (c.input.includes("\r\n")) assert.ok(!/[^\r]\n/.test(out), `${c.name}: only CRLF`);
+    const back = editManaged(out, [{ op: "remove", id: "m" }]);
+    assert.ok(back.startsWith(c.before), c.name);
+  }
+});
+
+Deno.test("managed config: two service-managed keys are refused, naming both places", () => {
+  const text = '{\n  "service-managed": {},\n  "a": 1,\n  "service-managed": {}\n}\n';
+  assert.throws(
+    () => editManaged(text, [{ op: "set", id: "m", server: server("npx"), record: record("1") }]),
+    (e: unknown) =>
+      e instanceof McpConfigError && /appears 2 times \(at 2:3, 4:3\); remove all but one/.test(
+        e.message,
+      ),
+  );
+});
+
+Deno.test("managed config: a file that is not UTF-8 is refused before anything is written", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, "mcp.json");
+    const latin1 = new Uint8Array([
+      ...new TextEncoder().encode('{\n  "a": 1 // caf'),
+      0xe9,
+      ...new TextEncoder().encode("\n}\n"),
+    ]);
+    await Deno.writeFile(path, latin1);
+    await assert.rejects(
+      updateMcpConfig(path, () => [{ op: "remove", id: "x" }, {
+        op: "set",
+        id: "m",
+        server: server("npx"),
+        record: record("1"),
+      }]),
+      (e: unknown) =>
+        e instanceof McpConfigError &&
+        e.message.includes(`${path}:2:16: byte 0xe9 is not UTF-8: save the file as UTF-8`),
+    );
+    assert.deepEqual(await Deno.readFile(path), latin1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -5,6 +5,7 @@
  * process, or in a throwaway container where lib/catalog/install_place.ts says.
  */
 import { BASE_ALLOWED_ENV } from "../agents/env.ts";
+import { pidNamespaceLauncher, pidNamespacePrefix } from "../process/pid_namespace.ts";
 import { runArgv, TIMEOUT_EXIT } from "../process/shell.ts";
 import { installContainer, type InstallPlace } from "./install_place.ts";
 
@@ -79,11 +80,14 @@ export async function runInstallCommand(
     const boxed = options.place?.kind === "container"
       ? await installContainer(options.place.iso, cwd, { env, processEnv: options.processEnv })
       : undefined;
+    // On this machine, a PID namespace of its own where one can be made: a descendant that left
+    // its group, cleared its environment and closed its output still ends with it.
+    const namespace = boxed ? undefined : await pidNamespacePrefix();
     const run = await runArgv(argv, {
       cwd,
       clearEnv: true,
       env: boxed ? boxed.env : env,
-      launcher: boxed?.launcher,
+      launcher: boxed?.launcher ?? (namespace ? pidNamespaceLauncher(namespace) : undefined),
       timeoutMs,
       graceMs: KILL_GRACE_MS,
       signal: interrupt.signal,

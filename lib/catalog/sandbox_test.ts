@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { runInstallCommand, scrubbedEnvironment } from "./sandbox.ts";
-import { processAlive } from "../util/process_alive.ts";
+import { killProcessesWith, processesWith, uniqueSleep } from "../process/_test_processes.ts";
 
 const HOST = {
   PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
@@ -79,16 +79,17 @@ Deno.test({
     "sandbox: a timeout ends a descendant that called setsid and holds the output, and stops reading",
   ignore: Deno.build.os !== "linux",
   async fn() {
+    const held = uniqueSleep();
     const started = performance.now();
     const run = await runInstallCommand(
-      ["sh", "-c", "setsid sleep 600 & echo pid=$!; sleep 600"],
+      ["sh", "-c", `setsid sleep ${held} & echo started; sleep 600`],
       { processEnv: HOST, timeoutMs: 500 },
     );
     assert.ok(performance.now() - started < 10_000, `took ${performance.now() - started} ms`);
     assert.equal(run.code, 124);
     assert.ok(run.timedOut);
-    const pid = Number(/pid=(\d+)/.exec(run.tail.join("\n"))![1]);
-    assert.equal(processAlive(pid), false, "the setsid sleep outlived the install");
+    assert.ok(run.tail.includes("started"));
+    assert.deepEqual(processesWith(held), [], "the setsid sleep outlived the install");
   },
 });
 
@@ -96,27 +97,49 @@ Deno.test({
   name: "sandbox: an install that exits leaves nothing running, even what it detached with setsid",
   ignore: Deno.build.os !== "linux",
   async fn() {
+    const [held, quiet] = [uniqueSleep(), uniqueSleep()];
     const started = performance.now();
     const run = await runInstallCommand(
       [
         "sh",
         "-c",
-        "setsid sleep 600 & echo held=$!; (setsid sleep 600 >/dev/null 2>&1 & echo quiet=$!); echo done",
+        `setsid sleep ${held} & (setsid sleep ${quiet} >/dev/null 2>&1 &); echo done`,
       ],
       { processEnv: HOST, timeoutMs: 60_000 },
     );
     assert.ok(performance.now() - started < 10_000, `took ${performance.now() - started} ms`);
     assert.equal(run.code, 0);
     assert.ok(run.tail.includes("done"));
-    const text = run.tail.join("\n");
-    const held = Number(/held=(\d+)/.exec(text)![1]);
-    const quiet = Number(/quiet=(\d+)/.exec(text)![1]);
-    assert.equal(
-      processAlive(held),
-      false,
-      "the setsid sleep holding the output outlived the install",
-    );
-    assert.equal(processAlive(quiet), false, "the detached setsid sleep outlived the install");
+    assert.deepEqual(processesWith(held), [], "the setsid sleep holding the output outlived it");
+    assert.deepEqual(processesWith(quiet), [], "the detached setsid sleep outlived the install");
+  },
+});
+
+Deno.test({
+  name:
+    "sandbox: a descendant that left the group, cleared its environment and closed its output ends too",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    // No group, no marker variable, no pipe: only a PID namespace of its own holds it.
+    const escape = (arg: string) => `setsid env -i /bin/sleep ${arg} </dev/null >/dev/null 2>&1 &`;
+    const [afterTimeout, afterExit] = [uniqueSleep(), uniqueSleep()];
+    try {
+      const timedOut = await runInstallCommand(
+        ["sh", "-c", `${escape(afterTimeout)} echo started; sleep 600`],
+        { processEnv: HOST, timeoutMs: 500 },
+      );
+      assert.equal(timedOut.code, 124);
+      assert.deepEqual(processesWith(afterTimeout), [], "it outlived the install's timeout");
+      const exited = await runInstallCommand(["sh", "-c", `${escape(afterExit)} echo done`], {
+        processEnv: HOST,
+      });
+      assert.equal(exited.code, 0);
+      assert.ok(exited.tail.includes("done"));
+      assert.deepEqual(processesWith(afterExit), [], "it outlived the install's exit");
+    } finally {
+      killProcessesWith(afterTimeout);
+      killProcessesWith(afterExit);
+    }
   },
 });
 

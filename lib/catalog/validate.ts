@@ -39,6 +39,18 @@ export class CatalogRejectedError extends Error {
   }
 }
 
+/** Whether `value` at `path` is absent from an object that exists (a missing field). */
+function missingAt(value: unknown, path: readonly PropertyKey[]): boolean {
+  if (path.length === 0) return false;
+  let v = value;
+  for (const step of path.slice(0, -1)) {
+    if (v === null || typeof v !== "object") return false;
+    v = (v as Record<PropertyKey, unknown>)[step];
+  }
+  return v !== null && typeof v === "object" && !Array.isArray(v) &&
+    !Object.hasOwn(v, path[path.length - 1]);
+}
+
 function issuesToViolations(
   issues: readonly {
     path: readonly PropertyKey[];
@@ -46,6 +58,7 @@ function issuesToViolations(
     code: string;
     keys?: string[];
   }[],
+  value: unknown,
 ): Violation[] {
   const out: Violation[] = [];
   for (const issue of issues) {
@@ -58,7 +71,13 @@ function issuesToViolations(
       }
       continue;
     }
-    out.push({ path: formatPath(issue.path) || "$", rule: issue.message });
+    const missing = missingAt(value, issue.path);
+    out.push({
+      path: formatPath(issue.path) || "$",
+      rule: missing
+        ? `missing required field "${String(issue.path.at(-1))}" (${issue.message})`
+        : issue.message,
+    });
   }
   return out;
 }
@@ -100,7 +119,7 @@ export function checkCatalog(value: unknown): CatalogCheck {
   }
   const result = CatalogSchema.safeParse(value);
   const violations = [
-    ...(result.success ? [] : issuesToViolations(result.error.issues as never)),
+    ...(result.success ? [] : issuesToViolations(result.error.issues as never, value)),
     ...duplicateIds(value),
   ];
   if (violations.length > 0 || !result.success) return { ok: false, violations };

@@ -41,7 +41,10 @@ const CASES: Case[] = [
     "entries[0].colour",
     /unknown field/,
   ]]],
-  ["missing version", without(doc([]), "version"), [["version", /version must be an integer/]]],
+  ["missing version", without(doc([]), "version"), [[
+    "version",
+    /^missing required field "version" \(version must be an integer\)$/,
+  ]]],
   ["version 0", doc([], { version: 0 }), [["version", /at least 1/]]],
   ["version 1.5", doc([], { version: 1.5 }), [["version", /integer/]]],
   ["version as string", doc([], { version: "1" }), [["version", /integer/]]],
@@ -49,7 +52,10 @@ const CASES: Case[] = [
     "version",
     /catalog version 2 is newer .* upgrade the service/,
   ]]],
-  ["missing generated_at", without(doc([]), "generated_at"), [["generated_at", /string/]]],
+  ["missing generated_at", without(doc([]), "generated_at"), [[
+    "generated_at",
+    /^missing required field "generated_at"/,
+  ]]],
   ["non-date generated_at", doc([], { generated_at: "yesterday" }), [[
     "generated_at",
     /ISO-8601 UTC date-time/,
@@ -62,21 +68,24 @@ const CASES: Case[] = [
     "generated_at",
     /ISO-8601/,
   ]]],
-  ["missing entries", without(doc([]), "entries"), [["entries", /array/]]],
+  ["missing entries", without(doc([]), "entries"), [[
+    "entries",
+    /^missing required field "entries"/,
+  ]]],
   ["entries not an array", doc([], { entries: {} }), [["entries", /array/]]],
   ["entry not an object", doc(["memory"]), [["entries[0]", /object/]]],
   ...(["id", "name", "description", "homepage", "repository", "install_command", "version_pin"]
     .map((k): Case => [`missing ${k}`, doc([without(validEntry(), k)]), [[
       `entries[0].${k}`,
-      /string|array/,
+      new RegExp(`^missing required field "${k}" \\(.*(string|array)`),
     ]]])),
   ["missing transports", doc([without(validEntry(), "transports")]), [[
     "entries[0].transports",
-    /array/,
+    /^missing required field "transports" \(.*array/,
   ]]],
   ["missing verified_by_service", doc([without(validEntry(), "verified_by_service")]), [[
     "entries[0].verified_by_service",
-    /true or false/,
+    /^missing required field "verified_by_service" \(.*true or false/,
   ]]],
   ["empty id", doc([validEntry({ id: "" })]), [["entries[0].id", /empty|match/]]],
   ["81-character id", doc([validEntry({ id: "a".repeat(81) })]), [[
@@ -149,11 +158,11 @@ const CASES: Case[] = [
   ]]],
   ["verified_by_service as string", doc([validEntry({ verified_by_service: "yes" })]), [[
     "entries[0].verified_by_service",
-    /true or false/,
+    /^verified_by_service must be true or false$/,
   ]]],
   ["auto_upgrade as string", doc([validEntry({ auto_upgrade: "true" })]), [[
     "entries[0].auto_upgrade",
-    /true or false/,
+    /^auto_upgrade must be true or false$/,
   ]]],
   ["signature as number", doc([validEntry({ signature: 1 })]), [[
     "entries[0].signature",

@@ -93,6 +93,32 @@ const BROKEN: BrokenConfig[] = [
     message: /roles: missing required key 'roles'[\s\S]*backend: \{\}/,
   },
   {
+    name: "a misspelt required key is named for a rename, not reported missing",
+    text: "cli: claude\nrole:\n  backend: {}\n",
+    error: ValidationError,
+    message:
+      /:2:1: role: unknown key 'role' \(did you mean 'roles'\?\)\n {2}fix: rename 'role' to 'roles'$/,
+  },
+  {
+    name: "a missing key names the unknown keys written instead",
+    text: "cli: claude\nagents:\n  backend: {}\n",
+    error: ValidationError,
+    message:
+      /roles: missing required key 'roles' at the top level \('agents' is not a key here\)\n {2}fix: remove 'agents' and add it/,
+  },
+  {
+    name: "an unknown key in a role suggests the role's own key",
+    text: "cli: claude\nroles:\n  backend: {modle: big}\n",
+    error: ValidationError,
+    message: /:3:13: roles\.backend\.modle: unknown key 'modle' \(did you mean 'model'\?\)/,
+  },
+  {
+    name: "an unknown key in a role lists a role's keys",
+    text: "cli: claude\nroles:\n  backend: {colour: red}\n",
+    error: ValidationError,
+    message: /remove 'colour'; known keys here: description, model, /,
+  },
+  {
     name: "unknown top-level key suggests the closest",
     text: "cli: claude\nroles: [qa]\nmax_agent: 3\n",
     error: ValidationError,
@@ -148,6 +174,12 @@ const BROKEN: BrokenConfig[] = [
     error: ValueError,
     message:
       /Unknown adapter 'cursor'\. Available adapters: aider, claude, codex, gemini, generic, qwen/,
+  },
+  {
+    name: "a misspelt adapter names the one meant",
+    text: "cli: claud\nroles: [qa]\n",
+    error: ValueError,
+    message: /Unknown adapter 'claud'\. Available adapters: .* \(did you mean 'claude'\?\)$/,
   },
   {
     name: "malformed YAML",

@@ -29,25 +29,30 @@ function unwrap(schema: AnySchema): AnySchema {
   return s;
 }
 
-/** Known keys of the object schema reached by `path` inside `schema` (empty when unknown). */
+/**
+ * Known keys of the object schema reached by `path` inside `schema` (empty when unknown). A
+ * union is searched option by option (`roles` is a mapping or a list; a role is settings or
+ * null): the first option that reaches an object there names its keys.
+ */
 function knownKeysAt(schema: AnySchema, path: readonly PropertyKey[]): string[] {
-  let s = unwrap(schema);
-  for (const step of path) {
-    const def = s?._zod?.def;
-    if (!def) return [];
-    if (def.type === "object") s = unwrap(def.shape[step as string]);
-    else if (def.type === "record") s = unwrap(def.valueType);
-    else if (def.type === "array") s = unwrap(def.element);
-    else if (def.type === "union") {
-      s = unwrap(def.options.find((o: AnySchema) => unwrap(o)?._zod?.def?.type === "object"));
-    } else return [];
-  }
+  const s = unwrap(schema);
   const def = s?._zod?.def;
-  if (def?.type === "union") {
-    const obj = def.options.map(unwrap).find((o: AnySchema) => o?._zod?.def?.type === "object");
-    return obj ? Object.keys(obj._zod.def.shape) : [];
+  if (!def) return [];
+  if (def.type === "union") {
+    for (const option of def.options) {
+      const keys = knownKeysAt(option, path);
+      if (keys.length > 0) return keys;
+    }
+    return [];
   }
-  return def?.type === "object" ? Object.keys(def.shape) : [];
+  if (path.length === 0) return def.type === "object" ? Object.keys(def.shape) : [];
+  const [step, ...rest] = path;
+  if (def.type === "object") {
+    return Object.hasOwn(def.shape, step) ? knownKeysAt(def.shape[step as string], rest) : [];
+  }
+  if (def.type === "record") return knownKeysAt(def.valueType, rest);
+  if (def.type === "array") return knownKeysAt(def.element, rest);
+  return [];
 }
 
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
@@ -71,7 +76,7 @@ export function validateYaml<S extends z.ZodType>(
 ): z.output<S> {
   const result = schema.safeParse(source.value);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
+  const issue = misspeltFirst(result.error.issues, source.value);
   const path = issue.path as PropertyKey[];
   if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0];
@@ -91,6 +96,14 @@ export function validateYaml<S extends z.ZodType>(
   const input = valueAt(source.value, path);
   if (input === undefined && path.length > 0) {
     const name = formatPath(path);
+    // Keys beside it that the schema does not know: what the user wrote instead.
+    const unknown = result.error.issues
+      .filter((i) =>
+        i.code === "unrecognized_keys" && JSON.stringify(i.path) === JSON.stringify(parent)
+      )
+      .flatMap((i) => (i as { keys: string[] }).keys);
+    const strangerCount = unknown.length;
+    const strangers = unknown.map((k) => `'${k}'`).join(", ");
     const example = options.examples?.[genericPath(path)] ??
       `${String(path[path.length - 1])}: <${
         issue.code === "invalid_type" ? issue.expected : "value"
@@ -101,8 +114,14 @@ export function validateYaml<S extends z.ZodType>(
       position: source.locate(parent, { key: true }),
       problem: `missing required key '${String(path[path.length - 1])}'${
         parent.length ? ` in ${formatPath(parent)}` : " at the top level"
+      }${
+        strangers
+          ? ` (${strangers} ${strangerCount > 1 ? "are not keys" : "is not a key"} here)`
+          : ""
       }`,
-      fix: `add it, for example:\n${example.replace(/^/gm, "    ")}`,
+      fix: `${strangers ? `remove ${strangers} and ` : ""}add it, for example:\n${
+        example.replace(/^/gm, "    ")
+      }`,
     });
   }
   let problem = issue.message;
@@ -118,4 +137,24 @@ export function validateYaml<S extends z.ZodType>(
     position: source.locate(path),
     problem,
   });
+}
+
+// deno-lint-ignore no-explicit-any
+type Issue = any;
+
+/**
+ * The issue to report: the first, unless it is a missing key that an unknown key beside it
+ * misspells (`role:` for `roles:`) — then that unknown key, so the fix is to rename it, not to add
+ * a second key.
+ */
+function misspeltFirst(issues: readonly Issue[], value: unknown): Issue {
+  const first = issues[0];
+  if (first.path.length === 0 || valueAt(value, first.path) !== undefined) return first;
+  const parent = JSON.stringify(first.path.slice(0, -1));
+  const missing = String(first.path[first.path.length - 1]);
+  const typo = issues.find((i) =>
+    i.code === "unrecognized_keys" && JSON.stringify(i.path) === parent &&
+    i.keys.some((k: string) => suggest(k, [missing]) === missing)
+  );
+  return typo ?? first;
 }

@@ -1,6 +1,6 @@
 /**
  * The checks of `service doctor` that belong to no one feature: the installation, the workspace,
- * the configuration, the agent CLI, the port, agents, tasks and journals. Each passes or says
+ * the configuration, the agent CLI, agents, tasks and journals (the port: port.ts). Each passes or says
  * what is wrong and how to fix it. A feature's own check sits in its folder
  * (lib/<feature>/doctor_check.ts); the `doctor` command lists them all
  * (lib/cli/commands/doctor.ts).
@@ -9,8 +9,8 @@ import { join } from "node:path";
 import type { CheckResult } from "../check_result.ts";
 import { git } from "../git/git.ts";
 import { configPath, configuredAdapter, loadConfig } from "../config/load.ts";
+import { ValidationError } from "../config/errors.ts";
 import type { ServiceConfig } from "../config/schema.ts";
-import { type ServerSettings, serverSettings } from "../config/server_config.ts";
 import { headlessProblem } from "../agents/preflight.ts";
 import { readPidFiles } from "../agents/pid_files.ts";
 import { listRescueRefs, type RescueRef } from "../worktrees/reap.ts";
@@ -112,17 +112,23 @@ export async function checkConfig(root: string): Promise<ConfigCheck> {
       config,
     };
   } catch (e) {
-    const err = e as Error;
+    return { result: { name: "config", ok: false, ...configProblem(e as Error) }, invalid: true };
+  }
+}
+
+/** What is wrong with service.yaml, and the error's own fix when it has one. */
+function configProblem(err: Error): { detail: string; fix: string } {
+  const fallback = "edit service.yaml as the message says";
+  if (err instanceof ValidationError) {
+    const { file, position, path, problem } = err;
     return {
-      result: {
-        name: "config",
-        ok: false,
-        detail: `${err.name}: ${err.message}`,
-        fix: "edit service.yaml as the message says",
-      },
-      invalid: true,
+      detail: `${err.name}: ${file}:${position.line}:${position.col}: ${path ? `${path}: ` : ""}` +
+        problem,
+      fix: err.fix ?? fallback,
     };
   }
+  const fix = (err as Error & { fix?: string }).fix;
+  return { detail: `${err.name}: ${err.message}`, fix: fix || fallback };
 }
 
 /** The same checks `service run` makes before `run_started` (lib/runner/run_checks.ts). */
@@ -186,59 +192,6 @@ function setupAdvice(failed: { id: string; summary: string | null }[]): string {
     "the session log (.sdd/runs/<run>/logs/, or the board's What happened); fix worktree.setup " +
     "in service.yaml, or what it needs in the checkout (the worktree environment check above " +
     "shows what each worktree gets); then ";
-}
-
-/**
- * The port `service serve` would take (by `config`, undefined without a service.yaml, and
- * SERVICE_PORT) is free, or our own server answers there.
- */
-export async function checkPort(
-  config: ServiceConfig | undefined,
-  env: Record<string, string | undefined> = Deno.env.toObject(),
-): Promise<CheckResult> {
-  let settings: ServerSettings;
-  try {
-    settings = serverSettings(config, env);
-  } catch (e) {
-    return {
-      name: "port",
-      ok: false,
-      detail: (e as Error).message,
-      fix: "fix SERVICE_PORT or port in service.yaml",
-    };
-  }
-  const where = `${settings.host}:${settings.port}`;
-  try {
-    const listener = Deno.listen({ hostname: settings.host, port: settings.port });
-    listener.close();
-    return { name: "port", ok: true, detail: `${where} is free for \`service serve\`` };
-  } catch (e) {
-    if (!(e instanceof Deno.errors.AddrInUse)) {
-      return {
-        name: "port",
-        ok: false,
-        detail: `cannot bind ${where}: ${(e as Error).message}`,
-        fix: "set host/port in service.yaml or SERVICE_PORT",
-      };
-    }
-  }
-  try {
-    const res = await fetch(`http://${settings.host}:${settings.port}/status`, {
-      signal: AbortSignal.timeout(2000),
-    });
-    const body = await res.json().catch(() => ({}));
-    if (body?.service === "service") {
-      return { name: "port", ok: true, detail: `the task server is running on ${where}` };
-    }
-  } catch {
-    // not ours
-  }
-  return {
-    name: "port",
-    ok: false,
-    detail: `${where} is in use by another program`,
-    fix: "stop that program, or choose another port with SERVICE_PORT or `port:` in service.yaml",
-  };
 }
 
 /**

@@ -499,17 +499,27 @@ export class FakeKubernetes {
       args: (container.args ?? []).map(expand),
     });
     const cwd = rewritePaths(container.workingDir ?? "/work", mounts);
-    await Deno.mkdir(cwd, { recursive: true });
-    const child = new Deno.Command(image.cmd[0], {
-      args: image.cmd.slice(1),
-      cwd,
-      env: { ...image.env, ...env },
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      detached: true, // its own process group, as a container's processes are
-    }).spawn();
+    if (this.#closed) return; // its directories may be gone already
+    let child: Deno.ChildProcess;
+    try {
+      await Deno.mkdir(cwd, { recursive: true });
+      // Closed (its directory removed) or the pod deleted meanwhile: no process to start.
+      if (this.#closed || !this.pods.has(name)) return;
+      child = new Deno.Command(image.cmd[0], {
+        args: image.cmd.slice(1),
+        cwd,
+        env: { ...image.env, ...env },
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+        detached: true, // its own process group, as a container's processes are
+      }).spawn();
+    } catch (e) {
+      // close() removes the pods' directories while a pod may be starting: not a failure.
+      if (this.#closed && e instanceof Deno.errors.NotFound) return;
+      throw e;
+    }
     run.child = child;
     // A pod that started while the fake was closing would outlive it: close() killed the others.
     if (this.#closed) {

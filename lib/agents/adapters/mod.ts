@@ -23,6 +23,7 @@ import { aiderAdapter } from "./aider.ts";
 import { qwenAdapter } from "./qwen.ts";
 import { genericAdapter, type GenericAdapterOptions, parseAnyLog } from "./generic.ts";
 import { ValueError } from "../errors.ts";
+import { suggest } from "../../util/levenshtein.ts";
 import type { LogParser } from "../session_events.ts";
 
 export type { AdapterInput, AgentAdapter } from "./types.ts";
@@ -123,9 +124,13 @@ export function adapterByName(name: string, generic?: GenericAdapterOptions): Ag
   }
   const found = BUILTIN_ADAPTERS.find((a) => a.name === name) ?? registered.get(name);
   if (found) return found;
+  const guess = suggest(name, availableAdapters());
   throw new ValueError(
-    `Unknown adapter '${name}'. Available adapters: ${availableAdapters().join(", ")}`,
-    "set cli: to one of the available adapters, or name a module that registers it with " +
-      `adapters.${name}.module in service.yaml`,
+    `Unknown adapter '${name}'. Available adapters: ${availableAdapters().join(", ")}` +
+      (guess ? ` (did you mean '${guess}'?)` : ""),
+    (guess
+      ? `set cli: ${guess} in service.yaml, `
+      : "set cli: to one of the available adapters, ") +
+      `or name a module that registers it with adapters.${name}.module in service.yaml`,
   );
 }

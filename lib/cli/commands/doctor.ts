@@ -9,12 +9,12 @@ import {
   checkGit,
   checkJournals,
   checkPidFiles,
-  checkPort,
   checkRescueRefs,
   checkRunSetup,
   checkTasks,
   checkWritable,
 } from "../../doctor/checks.ts";
+import { checkPort } from "../../doctor/port.ts";
 import { auditCrossCheckResults } from "../../audit/doctor_check.ts";
 import { tokenVariablesResult } from "../../auth/doctor_check.ts";
 import {
@@ -32,6 +32,7 @@ import { trackerChecks } from "../../trackers/doctor_check.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { worktreeEnvChecks } from "../../worktree_env/doctor_check.ts";
 import { checkLeftWorktrees } from "../../doctor/worktrees.ts";
+import { checkCheckout } from "../../doctor/checkout.ts";
 import { printableItem } from "../../util/printable.ts";
 
 /**
@@ -42,6 +43,7 @@ import { printableItem } from "../../util/printable.ts";
 export async function runDoctor(root: string): Promise<CheckResult[]> {
   const paths = workspacePaths(root);
   const results: CheckResult[] = [checkDeno(), ...await checkGit(root), await checkWritable(paths)];
+  results.push(...await checkCheckout(root)); // the branch run lands on; uncommitted changes
   const { result, config, invalid } = await checkConfig(root);
   results.push(result);
   if (config) {
@@ -55,7 +57,7 @@ export async function runDoctor(root: string): Promise<CheckResult[]> {
     results.push(...await landingChecks(root, config)); // pull requests: token, permissions, remote
   }
   // Without a service.yaml the server runs on the defaults; with an invalid one it does not start.
-  if (!invalid) results.push(await checkPort(config));
+  if (!invalid) results.push(await checkPort(config, { root }));
   if (config) results.push(...tokenVariablesResult(config.auth.tokens)); // auth fails closed
   if (config) results.push(...agentAuthorityChecks(agentAuthorityFacts(config))); // what agents reach
   results.push(await checkPidFiles(paths));
