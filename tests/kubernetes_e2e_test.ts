@@ -112,7 +112,10 @@ async function cluster(
     [{ name: "s", steps: steps as never }],
     [
       "max_agents: 0",
-      "heartbeat_timeout_s: 6",
+      // Long enough that a pod starved on a loaded machine keeps its lease: the killed pod's task
+      // must fail with the pod's words (its Job's failure, polled every 0.3 s), and a lease that
+      // expired first, as one did at load 17 with 6 s, would fail it with other words.
+      "heartbeat_timeout_s: 20",
       "auth:",
       "  tokens:",
       `    - { principal: pods, scope: worker, token_env: ${WORKER_ENV} }`,
