@@ -131,21 +131,33 @@ const STEPS = [
 
 const FILES = { "a.txt": "alpha\n", "b.txt": "beta\n", "c.txt": "gamma\n" };
 
+/**
+ * A workspace of `steps` whose adapter is claude, its batch lane polled every second, and the
+ * environment its runs get: the fake CLIs first on PATH, the batch API at `apiUrl`.
+ */
+async function claudeBatchWorkspace(
+  root: string,
+  apiUrl: string,
+  steps: typeof STEPS,
+): Promise<Record<string, string>> {
+  const bin = await fakeClis(root);
+  await workspace(root, [{ name: "s", steps }], "", FILES);
+  await Deno.writeTextFile(
+    join(root, "service.yaml"),
+    "cli: claude\nroles:\n  backend: {}\nbatch:\n  poll_interval_s: 1\n",
+  );
+  await sh(root, "commit", "-qam", "claude");
+  return {
+    PATH: `${bin}:${PATH}`,
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    ANTHROPIC_BASE_URL: apiUrl,
+  };
+}
+
 Deno.test("batch lane: three tasks in one batch at half price; the patch that does not apply gets one real-time attempt", async () => {
   await using dir = await tempDir("batch-");
   await using fake = startFakeAnthropicBatches({ answer, apiKey: "sk-ant-test" });
-  const env = {
-    PATH: `${await fakeClis(dir.path)}:${PATH}`,
-    ANTHROPIC_API_KEY: "sk-ant-test",
-    ANTHROPIC_BASE_URL: fake.url,
-  };
-  await workspace(dir.path, [{ name: "s", steps: STEPS }], "", FILES);
-  await Deno.writeTextFile(
-    join(dir.path, "service.yaml"),
-    "cli: claude\nroles:\n  backend: {}\n" +
-      "batch:\n  poll_interval_s: 1\n",
-  );
-  await sh(dir.path, "commit", "-qam", "claude");
+  const env = await claudeBatchWorkspace(dir.path, fake.url, STEPS);
 
   const run = await service(dir.path, env, "run", "plan.yaml", "--port", "0");
   assert.equal(run.code, 0, run.text);
@@ -226,17 +238,7 @@ Deno.test("batch lane: a batch in flight when the run stops is polled after `ser
   await using dir = await tempDir("batch-stop-");
   await using fake = startFakeAnthropicBatches({ answer });
   fake.hold = true;
-  const env = {
-    PATH: `${await fakeClis(dir.path)}:${PATH}`,
-    ANTHROPIC_API_KEY: "sk-ant-test",
-    ANTHROPIC_BASE_URL: fake.url,
-  };
-  await workspace(dir.path, [{ name: "s", steps: [STEPS[0]] }], "", FILES);
-  await Deno.writeTextFile(
-    join(dir.path, "service.yaml"),
-    "cli: claude\nroles:\n  backend: {}\nbatch:\n  poll_interval_s: 1\n",
-  );
-  await sh(dir.path, "commit", "-qam", "claude");
+  const env = await claudeBatchWorkspace(dir.path, fake.url, [STEPS[0]]);
 
   const first = serviceRunning(dir.path, env);
   let runId = "";
@@ -311,17 +313,7 @@ Deno.test("batch lane: cancelling a task whose request is in flight drops its re
   await using dir = await tempDir("batch-cancel-");
   await using fake = startFakeAnthropicBatches({ answer });
   fake.hold = true;
-  const env = {
-    PATH: `${await fakeClis(dir.path)}:${PATH}`,
-    ANTHROPIC_API_KEY: "sk-ant-test",
-    ANTHROPIC_BASE_URL: fake.url,
-  };
-  await workspace(dir.path, [{ name: "s", steps: [STEPS[0]] }], "", FILES);
-  await Deno.writeTextFile(
-    join(dir.path, "service.yaml"),
-    "cli: claude\nroles:\n  backend: {}\nbatch:\n  poll_interval_s: 1\n",
-  );
-  await sh(dir.path, "commit", "-qam", "claude");
+  const env = await claudeBatchWorkspace(dir.path, fake.url, [STEPS[0]]);
   const running = serviceRunning(dir.path, env);
   let runId = "";
   await until("the request is submitted", async () => {
@@ -355,17 +347,7 @@ Deno.test("batch lane: a cancelled task's request that the provider ran anyway i
   await using dir = await tempDir("batch-billed-");
   await using fake = startFakeAnthropicBatches({ answer });
   fake.hold = true;
-  const env = {
-    PATH: `${await fakeClis(dir.path)}:${PATH}`,
-    ANTHROPIC_API_KEY: "sk-ant-test",
-    ANTHROPIC_BASE_URL: fake.url,
-  };
-  await workspace(dir.path, [{ name: "s", steps: [STEPS[0], STEPS[1]] }], "", FILES);
-  await Deno.writeTextFile(
-    join(dir.path, "service.yaml"),
-    "cli: claude\nroles:\n  backend: {}\nbatch:\n  poll_interval_s: 1\n",
-  );
-  await sh(dir.path, "commit", "-qam", "claude");
+  const env = await claudeBatchWorkspace(dir.path, fake.url, [STEPS[0], STEPS[1]]);
   const running = serviceRunning(dir.path, env);
   let runId = "";
   await until("both requests are submitted", async () => {
@@ -505,17 +487,7 @@ Deno.test("batch lane: a task of the same id in a later run (its step changed) g
         ? { text: patch("a.txt", "ALPHA", "alpha, again") }
         : answer(r),
   });
-  const env = {
-    PATH: `${await fakeClis(dir.path)}:${PATH}`,
-    ANTHROPIC_API_KEY: "sk-ant-test",
-    ANTHROPIC_BASE_URL: fake.url,
-  };
-  await workspace(dir.path, [{ name: "s", steps: [STEPS[0]] }], "", FILES);
-  await Deno.writeTextFile(
-    join(dir.path, "service.yaml"),
-    "cli: claude\nroles:\n  backend: {}\nbatch:\n  poll_interval_s: 1\n",
-  );
-  await sh(dir.path, "commit", "-qam", "claude");
+  const env = await claudeBatchWorkspace(dir.path, fake.url, [STEPS[0]]);
   const first = await service(dir.path, env, "run", "plan.yaml", "--port", "0");
   assert.equal(first.code, 0, first.text);
   // The step changes: the next run has a new t1.

@@ -15,6 +15,7 @@
  * Where no form of `unshare` works (not Linux, no util-linux, user namespaces disabled), the
  * probe says so and callers keep the plain host launcher.
  */
+import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { hostLauncher, type Launcher } from "./launcher.ts";
 import { findOnPath } from "./new_session.ts";
@@ -67,7 +68,7 @@ export function pidNamespaceLauncher(prefix: readonly string[]): Launcher {
       const program = argv[0].includes("/")
         ? (isAbsolute(argv[0]) ? argv[0] : resolve(options.cwd ?? Deno.cwd(), argv[0]))
         : findOnPath(argv[0], path);
-      if (program === undefined || !exists(program)) {
+      if (program === undefined || !existsSync(program)) {
         throw new Deno.errors.NotFound(`${argv[0]}: not found on PATH`);
       }
       return hostLauncher.launch(
@@ -76,13 +77,4 @@ export function pidNamespaceLauncher(prefix: readonly string[]): Launcher {
       );
     },
   };
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
