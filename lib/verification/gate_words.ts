@@ -2,8 +2,9 @@
  * A failed gate (a failed signal of `task_verification_failed`, DESIGN.md §4) in words — one
  * policy for the terminal, `service status` and the board's card (pure; also bundled into the
  * board's page). A quality gate is named by its name; what it said is the line of its output that
- * reads like an error (lib/util/last_error_line.ts), with the exit code the gate's runner appends
- * (`[exit 1]`, lib/janitor/signals.ts); its shell command stays in the task's detail.
+ * reads like an error (lib/util/last_error_line.ts), with how it ended as the gate's runner appends
+ * it (`[exit 1]`, `[timed out after 120 s]`, lib/janitor/signals.ts); its shell command stays in
+ * the task's detail.
  */
 import { lastErrorLine } from "../util/last_error_line.ts";
 
@@ -29,8 +30,8 @@ export function gateText(gate: unknown): string {
   return d.startsWith(`${String(g.kind ?? "signal")}:`) ? d : `${gateName(g)}: ${d}`;
 }
 
-/** The exit line the gate's runner appends to its output. */
-const EXIT_LINE = /^\[exit (-?\d+)\]$/;
+/** The line the gate's runner appends to its output: how it ended (lib/janitor/signals.ts). */
+const END_LINE = /^\[(exit -?\d+|timed out after \d+ s)\]$/;
 
 /**
  * What a failed gate said, in one line of at most `maxChars` characters of its output:
@@ -41,13 +42,13 @@ export function gateSaid(gate: unknown, maxChars = 300): string {
   const g = gateFields(gate);
   if (!g || typeof g.output_tail !== "string") return gateText(gate);
   const lines = g.output_tail.split("\n").map((l) => l.trim()).filter(Boolean);
-  const exit = EXIT_LINE.exec(lines.at(-1) ?? "");
-  if (exit) lines.pop();
+  const end = END_LINE.exec(lines.at(-1) ?? "");
+  if (end) lines.pop();
   // Cut to one character past the limit first, so a longer line is known to be cut.
   const said = lastErrorLine(lines.map((l) => l.slice(0, maxChars + 1)));
   if (said === undefined) return gateText(gate);
   const quoted = said.length > maxChars ? `${said.slice(0, maxChars)}…` : said;
-  return `${label(g)}${exit ? ` (exit ${exit[1]})` : ""}: ${quoted}`;
+  return `${label(g)}${end ? ` (${end[1]})` : ""}: ${quoted}`;
 }
 
 /** The longest part of a signal's detail that names it (a command, a path) in its line. */

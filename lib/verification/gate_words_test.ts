@@ -46,6 +46,16 @@ Deno.test("gateSaid(): a failed gate in one line — its name, exit code and the
       `quality_gate tests: ${COMMAND}`,
     ],
     [
+      "a gate that timed out says so, whatever its output said before",
+      {
+        kind: "quality_gate",
+        name: "tests",
+        detail: "npm test",
+        output_tail: "Error: connect ECONNREFUSED\nretrying\n[timed out after 120 s]",
+      },
+      "quality_gate tests (timed out after 120 s): Error: connect ECONNREFUSED",
+    ],
+    [
       "a negative exit code (a signal)",
       { kind: "quality_gate", name: "t", detail: "c", output_tail: "killed\n[exit -9]" },
       "quality_gate t (exit -9): killed",
