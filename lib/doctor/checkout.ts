@@ -5,7 +5,7 @@
  * merge that touches one waits until it is committed or stashed.
  */
 import type { CheckResult } from "../check_result.ts";
-import { git } from "../git/git.ts";
+import { git, splitZ } from "../git/git.ts";
 import { currentBranch } from "../runner/run_checks.ts";
 
 /** Changed paths named in a warning; the rest are counted. */
@@ -13,7 +13,7 @@ const NAMED = 3;
 
 /** The paths of `git status --porcelain -z` output (a rename's source is skipped). Pure. */
 export function changedPaths(porcelainZ: string): string[] {
-  const fields = porcelainZ.split("\0").filter((f) => f.length > 0);
+  const fields = splitZ(porcelainZ);
   const out: string[] = [];
   for (let i = 0; i < fields.length; i++) {
     out.push(fields[i].slice(3));

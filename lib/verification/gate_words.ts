@@ -9,14 +9,14 @@
 import { lastErrorLine } from "../util/last_error_line.ts";
 
 /** A gate receipt's fields, when it is an object. */
-export function gateFields(gate: unknown): Record<string, unknown> | undefined {
+function gateFields(gate: unknown): Record<string, unknown> | undefined {
   return gate && typeof gate === "object" && !Array.isArray(gate)
     ? gate as Record<string, unknown>
     : undefined;
 }
 
 /** `kind` and, for a quality gate, its name: `quality_gate tests`. */
-export function gateName(g: Record<string, unknown>): string {
+function gateName(g: Record<string, unknown>): string {
   const kind = String(g.kind ?? "signal");
   return typeof g.name === "string" && g.name ? `${kind} ${g.name}` : kind;
 }
