@@ -213,6 +213,10 @@ export function startFakeTrackerApis(issues: FakeIssue[] = []): FakeTrackerApis 
       fake.comments.push({ path: u.pathname, body });
       return Response.json({ id: 1, body: JSON.parse(body).body }, { status: 201 });
     }
+    if (/^\/api\/v4\/projects\/[^/]+\/issues\/\d+\/notes$/.test(u.pathname)) {
+      fake.comments.push({ path: u.pathname, body });
+      return Response.json({ id: 1, body: JSON.parse(body).body }, { status: 201 });
+    }
     if ((m = /^\/api\/v4\/projects\/([^/]+)\/issues$/.exec(u.pathname))) {
       const project = decodeURIComponent(m[1]);
       const state = q.get("state") ?? "all";

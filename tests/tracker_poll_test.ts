@@ -438,3 +438,13 @@ Deno.test("poll GitHub: a poll that finds nothing changed is a conditional reque
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("poll GitLab: an api_url written with /api/v4 (as landing.api_url is for the same GitLab) is the REST base, not doubled", async () => {
+  await using fake = startFakeTrackerApis(sampleIssues());
+  const adapter = BUILTIN_TRACKERS.get("tracker_c")!;
+  for (const apiUrl of [fake.url, `${fake.url}/api/v4`, `${fake.url}/api/v4/`]) {
+    const first = await adapter.poll({ ...access("tracker_c", fake.url), apiUrl }, undefined);
+    assert.deepEqual(titles(first.tickets), ["One", "Two", "Four", "Five"], apiUrl);
+  }
+  assert.ok(fake.requests.every((r) => r.path === "/api/v4/projects/group%2Fapp/issues"));
+});
