@@ -24,6 +24,24 @@ export interface AgentEnd {
   logTail?: string[];
   /** The adapter that ran it (its exits that always repeat are known by name). */
   adapter?: string;
+  /** The prompt it was given: lines of its log that only repeat it are not its own words. */
+  prompt?: string;
+}
+
+/** Shorter lines of a prompt ("```", a heading) may well be an agent's own words too. */
+const ECHO_MIN_CHARS = 12;
+
+/**
+ * `tail` less the lines that repeat a line of `prompt`: a CLI that prints what it was asked
+ * must not have the prompt's words ("If you cannot finish …", an earlier attempt's reason)
+ * quoted as what went wrong. Pure.
+ */
+export function ownLines(tail: readonly string[], prompt: string | undefined): string[] {
+  if (!prompt) return [...tail];
+  const given = new Set(
+    prompt.split("\n").map((l) => l.trim()).filter((l) => l.length >= ECHO_MIN_CHARS),
+  );
+  return tail.filter((l) => !given.has(l.trim()));
 }
 
 /** The diagnosis of an agent's end, and whether it was the fast-exit probe (spec §7.3). */
@@ -32,13 +50,14 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
   // the last of its own plain lines that reads like an error — never the prompt, the model's
   // words or a tool call (a plain-text log: its last line). Printed, journaled and shown:
   // escaped (one line).
-  const tail = logParserFor(end.adapter)((end.logTail ?? []).join("\n"));
+  const logTail = ownLines(end.logTail ?? [], end.prompt);
+  const tail = logParserFor(end.adapter)(logTail.join("\n"));
   const error = tail.findLast((e) => e.kind === "error");
   const plain = tail.filter((e) => e.kind === "text").map((e) => e.raw);
   const line = error
     ? clipLine(saidOn(error).trim())
     : plain.length === tail.length
-    ? lastErrorLine(end.logTail)
+    ? lastErrorLine(logTail)
     : errorLine(plain);
   const said = line === undefined ? undefined : printable(line);
   const quote = said ? `: ${said}` : "";
