@@ -13,6 +13,7 @@ import { isValidId } from "../ids.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import { type Task, TaskInputSchema, type TaskSource } from "../tasks/task.ts";
 import { type Ticket, type TicketOutcome, ticketProblem, type TicketSink } from "./ticket.ts";
+import { ticketGoal } from "./ticket_goal.ts";
 
 /** How one tracker's tickets become tasks (`trackers.<name>.role`, `labels`, `label_roles`). */
 export interface TicketRouting {
@@ -37,12 +38,6 @@ function routeTicket(
     if (carried.has(label.toLowerCase())) return { role };
   }
   return { role: routing.role };
-}
-
-/** The goal of a ticket's task: its title, then its body. */
-function ticketGoal(ticket: Ticket): string {
-  const body = ticket.body.trim();
-  return body ? `${ticket.title}\n\n${body}` : ticket.title;
 }
 
 /** A task id derived from the ticket (`tracker_b-octo-app-42`), or undefined if none fits. */
