@@ -23,6 +23,7 @@ import { entryArgv, GO_LINE } from "./entry.ts";
 import type { Relay } from "./network.ts";
 import { runArgs, type RunSpec } from "./run_args.ts";
 import { type ContainerRuntime, runtimeCall } from "./runtime.ts";
+import { runtimeCwd } from "./runtime_cwd.ts";
 
 /**
  * Variables whose names the runtime's own command also uses (its HOME is where rootless podman
@@ -178,6 +179,7 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
     });
     const marker = newTreeMarker();
     const child = spawnNewSession([bin, ...args], {
+      cwd: runtimeCwd(), // not the checkout: conmon leaves `oom` there (runtime_cwd.ts)
       clearEnv: true,
       env: { ...o.runtimeEnv, ...secrets, ...inheritedTreeMarkers(), [marker]: "1" },
       stdin: "piped",
