@@ -10,6 +10,8 @@ import type { TaskDetailResponse } from "../../lib/review/types.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
 import { isolationWords } from "./card_view.tsx";
 import { gateText } from "../../lib/verification/gate_words.ts";
+import { showBidiControls } from "../../lib/dashboard/bidi_controls.ts";
+import { AgentText } from "./agent_text.tsx";
 
 /** Props of {@link AttemptsView}. */
 export interface AttemptsViewProps {
@@ -62,7 +64,11 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
         <span class={`badge ${["failed", "blocked", "gated"].includes(detail.state) ? "bad" : ""}`}>
           {STATE_WORDS[detail.state]}
         </span>{" "}
-        {detail.reason && <span data-task-reason>{detail.reason}</span>}
+        {detail.reason && (
+          <span data-task-reason>
+            <AgentText text={detail.reason} />
+          </span>
+        )}
         {detail.merged?.commit && (
           <span>
             landed as <code>{detail.merged.commit.slice(0, 12)}</code>
@@ -107,12 +113,16 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
                       </>
                     )
                     : ""}: {a.batch.outcome ? a.batch.outcome.replace("_", " ") : "in flight"}
-                  {a.batch.reason ? ` — ${a.batch.reason}` : ""}
+                  {a.batch.reason ? ` — ${showBidiControls(a.batch.reason)}` : ""}
                 </div>
               )}
               {/* In the order it happened: its worktree, the report, its checks, reviews, then what stopped it. */}
               {a.prepared && <PreparedLine p={a.prepared} />}
-              {a.summary && <div data-summary>Agent's summary: {a.summary}</div>}
+              {a.summary && (
+                <div data-summary>
+                  Agent's summary: <AgentText text={a.summary} />
+                </div>
+              )}
               {a.kept_out && <KeptOutLine k={a.kept_out} />}
               {a.verification && <VerificationLine v={a.verification} />}
               {a.protected_paths && a.protected_paths.length > 0 && (
@@ -136,14 +146,18 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
               ))}
               {a.signals?.map((s, i) => (
                 <div key={i} class="gate" data-signal={s.kind}>
-                  ✗ {gateText(s)}
+                  ✗ <AgentText text={gateText(s)} />
                   {typeof s.output_tail === "string" && s.output_tail && (
-                    <pre class="evidence">{s.output_tail}</pre>
+                    <pre class="evidence">{showBidiControls(s.output_tail)}</pre>
                   )}
                 </div>
               ))}
               {a.unreported && <div data-unreported={a.unreported}>{unreportedWords(a)}</div>}
-              {a.retried_because && <div class="muted">new attempt: {a.retried_because}</div>}
+              {a.retried_because && (
+                <div class="muted">
+                  new attempt: <AgentText text={a.retried_because} />
+                </div>
+              )}
               {a.log && (
                 <details data-log-verified={String(a.log.verified)}>
                   <summary>
@@ -154,7 +168,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
                       : <span class="badge bad">DOES NOT MATCH the journal's digest</span>}
                   </summary>
                   {a.log.tail !== undefined && (
-                    <pre class="evidence">{a.log.truncated ? "…\n" : ""}{a.log.tail}</pre>
+                    <pre class="evidence">{a.log.truncated ? "…\n" : ""}{showBidiControls(a.log.tail)}</pre>
                   )}
                 </details>
               )}
