@@ -11,6 +11,7 @@ import { clipLine, errorLine, lastErrorLine } from "../util/last_error_line.ts";
 import { printable } from "../util/printable.ts";
 import { permanentExit, saidOn } from "../agents/exit_diagnosis.ts";
 import { logParserFor } from "../agents/adapters/mod.ts";
+import { agentLines } from "../agents/service_log_lines.ts";
 
 /** How the agent ended. */
 export interface AgentEnd {
@@ -32,13 +33,15 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
   // the last of its own plain lines that reads like an error — never the prompt, the model's
   // words or a tool call (a plain-text log: its last line). Printed, journaled and shown:
   // escaped (one line).
-  const tail = logParserFor(end.adapter)((end.logTail ?? []).join("\n"));
+  // The service's own lines (its container header, setup steps) are not the agent's words.
+  const agentTail = agentLines(end.logTail ?? []);
+  const tail = logParserFor(end.adapter)(agentTail.join("\n"));
   const error = tail.findLast((e) => e.kind === "error");
   const plain = tail.filter((e) => e.kind === "text").map((e) => e.raw);
   const line = error
     ? clipLine(saidOn(error).trim())
     : plain.length === tail.length
-    ? lastErrorLine(end.logTail)
+    ? lastErrorLine(agentTail)
     : errorLine(plain);
   const said = line === undefined ? undefined : printable(line);
   const quote = said ? `: ${said}` : "";
