@@ -474,6 +474,7 @@ export class AgentPool {
       logPath: relative(o.paths.root, runLogPath(o.paths, o.runId, session.sessionId)),
       logTail: tail,
       adapter: session.adapter.name,
+      outOfMemoryMb: session.outOfMemoryAt(),
     });
     if (diagnosis.fastExit) o.log(`${taskId}: log tail:\n  ${tail.slice(-8).join("\n  ")}`);
     const status2 = o.store.get(taskId)?.status;

@@ -25,6 +25,11 @@ export interface AgentEnd {
   logTail?: string[];
   /** The adapter that ran it (its exits that always repeat are known by name). */
   adapter?: string;
+  /**
+   * The kernel's OOM killer ended a process of its container, whose `memory_mb` this is (0: no
+   * limit of its own).
+   */
+  outOfMemoryMb?: number;
 }
 
 /** The diagnosis of an agent's end, and whether it was the fast-exit probe (spec §7.3). */
@@ -46,7 +51,10 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
   const said = line === undefined ? undefined : printable(line);
   const quote = said ? `: ${said}` : "";
   const signal = signalOfExit(end.exitCode);
-  const killed = signal ? `, killed by ${signal}` : "";
+  const oom = end.outOfMemoryMb === undefined
+    ? ""
+    : `, out of memory${end.outOfMemoryMb > 0 ? ` at memory_mb ${end.outOfMemoryMb}` : ""}`;
+  const killed = (signal ? `, killed by ${signal}` : "") + oom;
   if (end.rateLimited) {
     return {
       kind: "rate_limited",

@@ -200,3 +200,20 @@ Deno.test("exitReason() never quotes the service's own lines of the session log 
     assert.match(reason, want, JSON.stringify(end.logTail));
   }
 });
+
+Deno.test("exitReason() says an agent ran out of memory when the kernel's OOM killer ended a process of its container", () => {
+  const tail = ["agent: exec into a memory hog"];
+  const cases: [Partial<AgentEnd>, RegExp][] = [
+    [
+      { exitCode: 137, outOfMemoryMb: 512, logTail: tail },
+      /^agent exited \(exit 137, out of memory at memory_mb 512\) without reporting completion: agent: exec into a memory hog$/,
+    ],
+    [
+      { exitCode: 137, durationMs: 500, outOfMemoryMb: 512, logTail: tail },
+      /^SpawnError: agent exited within 2s \(exit 137, out of memory at memory_mb 512\): agent: exec/,
+    ],
+    [{ exitCode: 137, outOfMemoryMb: 0 }, /\(exit 137, out of memory\) without reporting/],
+    [{ exitCode: 137 }, /^agent exited \(exit 137\) without reporting completion$/],
+  ];
+  for (const [end, want] of cases) assert.match(exitReason({ ...base, ...end }).reason, want);
+});

@@ -1,5 +1,7 @@
 /**
- * The working directory of every container runtime command the service starts. conmon, podman's
+ * The working directory of the container runtime commands that have no directory of their own
+ * (lib/container/launcher.ts gives a session's containers one, where it reads conmon's `oom`
+ * to say that an agent ran out of memory). conmon, podman's
  * container monitor, creates an empty file named `oom` in its working directory — the `podman`
  * command's — when the kernel's OOM killer ends a process of its container. Started from the
  * service's own directory (the checkout `service run` runs in), an agent that exhausts its memory
