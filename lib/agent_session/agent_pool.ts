@@ -62,6 +62,8 @@ interface SessionStart {
   model?: string;
   /** The kept work of an earlier session it continues. */
   earlier?: EarlierWork;
+  /** What its agent was asked (an agent that echoes it is not quoted with its words). */
+  prompt?: string;
 }
 
 /** Settings of {@link AgentPool}. */
@@ -244,6 +246,7 @@ export class AgentPool {
       ports: o.environments?.spec(task.role).ports,
     });
     start.model = invocation.model;
+    start.prompt = invocation.prompt;
     return await AgentSession.start({
       paths: o.paths,
       runId: o.runId,
@@ -317,7 +320,7 @@ export class AgentPool {
 
   /** Keep a started session, watch its exit and answer `spawned`. */
   async #spawned(
-    { task, sessionId, ready, model, earlier }: SessionStart,
+    { task, sessionId, ready, model, earlier, prompt }: SessionStart,
     session: AgentSession,
     onExit: (events: () => Promise<AgentLaneEvent[]>) => void,
   ): Promise<AgentLaneEvent> {
@@ -336,7 +339,7 @@ export class AgentPool {
       await supersedeEarlierWork(o.paths.root, task.resume_from!, earlier.commit);
     }
     await this.#storeHeartbeat(taskId);
-    session.proc.status.then(() => onExit(() => this.#exited(session)));
+    session.proc.status.then(() => onExit(() => this.#exited(session, prompt)));
     return {
       type: "spawned",
       taskId,
@@ -435,7 +438,7 @@ export class AgentPool {
     } catch { /* no longer CLAIMED or IN_PROGRESS */ }
   }
 
-  async #exited(session: AgentSession): Promise<AgentLaneEvent[]> {
+  async #exited(session: AgentSession, prompt?: string): Promise<AgentLaneEvent[]> {
     revokeAgentCredential(this.#o.paths.root, session.sessionId);
     const o = this.#o;
     const taskId = session.task.id;
@@ -475,6 +478,7 @@ export class AgentPool {
       logTail: tail,
       adapter: session.adapter.name,
       outOfMemoryMb: session.outOfMemoryAt(),
+      prompt,
     });
     if (diagnosis.fastExit) o.log(`${taskId}: log tail:\n  ${tail.slice(-8).join("\n  ")}`);
     const status2 = o.store.get(taskId)?.status;

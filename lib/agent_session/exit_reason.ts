@@ -30,6 +30,24 @@ export interface AgentEnd {
    * limit of its own).
    */
   outOfMemoryMb?: number;
+  /** The prompt it was given: lines of its log that only repeat it are not its own words. */
+  prompt?: string;
+}
+
+/** Shorter lines of a prompt ("```", a heading) may well be an agent's own words too. */
+const ECHO_MIN_CHARS = 12;
+
+/**
+ * `tail` less the lines that repeat a line of `prompt`: a CLI that prints what it was asked
+ * must not have the prompt's words ("If you cannot finish …", an earlier attempt's reason)
+ * quoted as what went wrong. Pure.
+ */
+export function ownLines(tail: readonly string[], prompt: string | undefined): string[] {
+  if (!prompt) return [...tail];
+  const given = new Set(
+    prompt.split("\n").map((l) => l.trim()).filter((l) => l.length >= ECHO_MIN_CHARS),
+  );
+  return tail.filter((l) => !given.has(l.trim()));
 }
 
 /** The diagnosis of an agent's end, and whether it was the fast-exit probe (spec §7.3). */
@@ -39,14 +57,14 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
   // words or a tool call (a plain-text log: its last line). Printed, journaled and shown:
   // escaped (one line).
   // The service's own lines (its container header, setup steps) are not the agent's words.
-  const agentTail = agentLines(end.logTail ?? []);
-  const tail = logParserFor(end.adapter)(agentTail.join("\n"));
+  const logTail = ownLines(agentLines(end.logTail ?? []), end.prompt);
+  const tail = logParserFor(end.adapter)(logTail.join("\n"));
   const error = tail.findLast((e) => e.kind === "error");
   const plain = tail.filter((e) => e.kind === "text").map((e) => e.raw);
   const line = error
     ? clipLine(saidOn(error).trim())
     : plain.length === tail.length
-    ? lastErrorLine(agentTail)
+    ? lastErrorLine(logTail)
     : errorLine(plain);
   const said = line === undefined ? undefined : printable(line);
   const quote = said ? `: ${said}` : "";

@@ -217,3 +217,36 @@ Deno.test("exitReason() says an agent ran out of memory when the kernel's OOM ki
   ];
   for (const [end, want] of cases) assert.match(exitReason({ ...base, ...end }).reason, want);
 });
+
+Deno.test("an agent that echoes its prompt is not quoted with the prompt's words, however often it is retried", () => {
+  const prompt = [
+    "# Role: backend",
+    "Goal: nothing to do here",
+    'If you cannot finish, POST to "$SERVICE_SERVER_URL/tasks/$SERVICE_TASK_ID/fail" with',
+    '{"reason": "<what is missing>"} instead.',
+    "",
+    "PREVIOUS ATTEMPT: agent exited (exit 0) without reporting completion: failed before",
+  ].join("\n");
+  const echoed = prompt.split("\n").map((l) => `  ${l}`);
+  const cases: [string, string[], RegExp][] = [
+    ["the echo alone", echoed, /without reporting completion$/],
+    [
+      "its own words before the echo",
+      ["nothing to do for: the goal", ...echoed],
+      /: nothing to do for: the goal$/,
+    ],
+    [
+      "its own error after the echo",
+      [...echoed, "Error: the model refused"],
+      /: Error: the model refused$/,
+    ],
+    ["a short line is still its own", [...echoed, "```", "done"], /: done$/],
+  ];
+  for (const [name, logTail, reason] of cases) {
+    const d = exitReason({ ...base, exitCode: 0, logTail, prompt });
+    assert.match(d.reason, reason, name);
+    assert.doesNotMatch(d.reason, /PREVIOUS ATTEMPT|what is missing/, name);
+  }
+  // Without the prompt known (a remote worker's report), the tail is read as before.
+  assert.match(exitReason({ ...base, exitCode: 0, logTail: echoed }).reason, /PREVIOUS ATTEMPT/);
+});

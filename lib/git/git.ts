@@ -1,5 +1,6 @@
 /**
- * Git through `Deno.Command`: argv only (never a shell string), a timeout and an AbortSignal on
+ * Git through `Deno.Command`: argv only (a shell only for {@link gitScript}'s constant scripts,
+ * every value a quoted positional parameter there), a timeout and an AbortSignal on
  * every call (either kills git), a fixed environment (`GIT_TERMINAL_PROMPT=0`, `LC_ALL=C`) so
  * output is parseable and git never waits for a password, no hook and no fsmonitor on any call
  * (lib/git/hardened.ts), and a non-zero exit is a {@link GitError} unless the caller opts out
@@ -82,7 +83,33 @@ export interface GitResult {
 }
 
 /** Run `git <args>` in `options.cwd`. */
-export async function git(args: readonly string[], options: GitOptions): Promise<GitResult> {
+export function git(args: readonly string[], options: GitOptions): Promise<GitResult> {
+  return run("git", args, args, options);
+}
+
+/**
+ * Run a fixed POSIX `sh` script whose commands are git's, with every git call's environment,
+ * time limit and signal (as {@link git}). `script` must be a constant: every value goes in
+ * `args`, read there as `"$1"`, `"$2"`, … (always quoted), so no value is ever read as shell
+ * syntax. For a chain of git calls each needing the one before, where a round trip through this
+ * process per call costs more than the calls (lib/merge/merge_chain.ts).
+ */
+export function gitScript(
+  name: string,
+  script: string,
+  args: readonly string[],
+  options: GitOptions,
+): Promise<GitResult> {
+  return run("/bin/sh", ["-c", script, "sh", ...args], [`(${name})`, ...args], options);
+}
+
+/** Start `program` with git's environment; `args` name the call in a {@link GitError}. */
+async function run(
+  program: string,
+  argv: readonly string[],
+  args: readonly string[],
+  options: GitOptions,
+): Promise<GitResult> {
   const { cwd, signal } = options;
   // 130: ended by a signal before it ran (the shell convention for an interrupt).
   if (signal?.aborted) throw new GitError(args, cwd, 130, "aborted");
@@ -93,8 +120,8 @@ export async function git(args: readonly string[], options: GitOptions): Promise
   const env = environment(options.env, config);
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command("git", {
-      args: [...args],
+    child = new Deno.Command(program, {
+      args: [...argv],
       cwd,
       env,
       stdin: stdin ? "piped" : "null",

@@ -16,6 +16,7 @@
  */
 import { join } from "node:path";
 import { git } from "../git/git.ts";
+import { switchTrees } from "./switch_trees.ts";
 import { hardenedConfig } from "../git/agent_tree.ts";
 import { processAlive } from "../util/process_alive.ts";
 import { type Checkout, checkoutsOf } from "./checkouts.ts";
@@ -233,11 +234,10 @@ export async function settleInterruptedMerge(
       };
     case "undo": {
       if (verdict.paths.length > 0) {
-        const undo = await git(["read-tree", "-m", "-u", intent.new_tip, intent.old_tip], {
+        const undo = await switchTrees(intent.new_tip, intent.old_tip, {
           cwd: verdict.dir,
           signal,
           config: () => hardenedConfig(verdict.dir, { signal }),
-          allowFailure: true,
         });
         if (undo.code !== 0) {
           return {

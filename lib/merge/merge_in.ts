@@ -27,6 +27,7 @@ import { checkoutsOf } from "./checkouts.ts";
 import { clearIntent, recordIntent } from "./checkout_intent.ts";
 import { changedEntries, type ChangedEntry } from "./merge_tree.ts";
 import { settleInterruptedMerge } from "./interrupted.ts";
+import { switchTrees } from "./switch_trees.ts";
 
 /** Outcome of {@link advanceTarget}. */
 export type MergeInResult =
@@ -168,12 +169,7 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
     at: new Date().toISOString(),
   });
   await crashPoint("merge.intent_recorded");
-  const update = await git(["read-tree", "-m", "-u", oldTip, newTip], {
-    cwd: dir,
-    signal,
-    config,
-    allowFailure: true,
-  });
+  const update = await switchTrees(oldTip, newTip, { cwd: dir, signal, config });
   if (update.code !== 0) {
     await clearIntent(root); // refused as a whole: nothing changed
     return waits(`the checkout at ${dir} cannot take the merge: ${update.stderr.trim()}`);
@@ -181,11 +177,7 @@ export async function advanceTarget(root: string, options: AdvanceOptions): Prom
   await crashPoint("merge.checkout_updated");
   const r = await cas(dir);
   if (r.code !== 0) {
-    const back = await git(["read-tree", "-m", "-u", newTip, oldTip], {
-      cwd: dir,
-      config,
-      allowFailure: true,
-    });
+    const back = await switchTrees(newTip, oldTip, { cwd: dir, config });
     // Reverted: nothing of the merge is left. Otherwise the record stays for the next landing.
     if (back.code === 0) await clearIntent(root);
     return moved(r.stderr);

@@ -361,3 +361,32 @@ Deno.test("evidence producers run in the gate worktree on the merged tree after 
   assert.equal(await Deno.readTextFile(counter), "run\nrun\n");
   await Deno.remove(counter);
 });
+
+Deno.test("a file the user rewrote with the same bytes does not hold a merge up: it lands, and a real edit still waits", async () => {
+  await using repo = await tempRepo({ "package.json": '{ "version": "1.0.0" }\n', "x.txt": "x\n" });
+  await agentWork(repo, "s1", { "package.json": '{ "version": "1.0.1" }\n' });
+  await agentWork(repo, "s2", { "x.txt": "agent\n" });
+  // An editor's save without a change: the same bytes, a later modification time.
+  const later = new Date(Date.now() + 60_000);
+  for (const path of ["package.json", "x.txt"]) {
+    const file = join(repo.root, path);
+    await Deno.writeFile(file, await Deno.readFile(file));
+    await Deno.utime(file, later, later);
+  }
+  const touched = await mergeAgentBranch(repo.root, {
+    target: "main",
+    agent: "agent/s1",
+    taskId: "t1",
+  });
+  assert.equal(touched.status, "merged", JSON.stringify(touched));
+  assert.equal(await repo.read("package.json"), '{ "version": "1.0.1" }\n');
+  // A real edit of a merged path still waits, naming it, and nothing of it is lost.
+  await repo.write("x.txt", "mine\n");
+  const edited = await mergeAgentBranch(repo.root, {
+    target: "main",
+    agent: "agent/s2",
+    taskId: "t2",
+  });
+  assert.equal(edited.status, "waiting", JSON.stringify(edited));
+  assert.equal(await repo.read("x.txt"), "mine\n");
+});

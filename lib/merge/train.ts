@@ -22,6 +22,7 @@ import { evaluateGates, type GateResult, type GateSpec } from "./gates.ts";
 import { advanceTarget } from "./merge_in.ts";
 import { noteTreeChange } from "../git/tree_links.ts";
 import { settleInterruptedMerge } from "./interrupted.ts";
+import { type ChainLink, chainMerges } from "./merge_chain.ts";
 import {
   changedEntries,
   type ChangedEntry,
@@ -159,11 +160,30 @@ export async function prepareTrain(
   const tip = onto ?? tips.target;
   const chain: Candidate[] = [];
   let parent = tip;
+  // Merge commits made ahead, in one process, by the member's index (merge_chain.ts); a member
+  // at or before `triedUpTo` that has none is made one step at a time.
+  const chained = new Map<number, CommitTree>();
+  let triedUpTo = -1;
   for (const [index, member] of members.entries()) {
     // Its work changes nothing (an empty diff from its base): its gates run on the tree as it
     // is, and there is nothing to land — no merge commit to make, nor one to name as its own.
     if (unchanged[index]) {
       chain.push({ index, parent, commit: parent.commit, tree: parent.tree, unchanged: true });
+      continue;
+    }
+    if (index > triedUpTo) {
+      const ahead = await chainAhead(root, { members, agents: tips.agents, unchanged }, index, {
+        parent,
+        signal,
+      });
+      ahead.forEach((made, k) => chained.set(index + k, made));
+      triedUpTo = index + ahead.length;
+    }
+    const made = chained.get(index);
+    if (made) {
+      noteCommit(root, made.commit, [parent.commit, tips.agents[index]]);
+      chain.push({ index, parent, ...made });
+      parent = made;
       continue;
     }
     const merged = await mergeOnto(root, parent, tips.agents[index], { signal });
@@ -395,6 +415,33 @@ function evaluateChain(
   }));
 }
 
+/**
+ * The merge commits of the members from `from` on, up to the next unchanged one, chained in one
+ * process onto `parent` (merge_chain.ts): as many as merged plainly; the rest are made one step
+ * at a time.
+ */
+async function chainAhead(
+  root: string,
+  train: { members: readonly TrainMember[]; agents: readonly string[]; unchanged: boolean[] },
+  from: number,
+  at: { parent: CommitTree; signal: AbortSignal | undefined },
+): Promise<CommitTree[]> {
+  const links: ChainLink[] = [];
+  for (let i = from; i < train.members.length && !train.unchanged[i]; i++) {
+    links.push({ agent: train.agents[i], message: mergeMessage(train.members[i]) });
+  }
+  if (links.length < 2) return [];
+  return chainMerges(root, at.parent, links, {
+    env: await commitIdentity(root),
+    signal: at.signal,
+  });
+}
+
+/** The message of `member`'s merge commit. */
+function mergeMessage(member: TrainMember): string {
+  return member.message ?? `service: merge ${nameOf(member)} (task ${member.taskId})`;
+}
+
 /** The candidate merge commit of `member`: `tree` with `parents`, unreferenced. */
 async function commitTree(
   root: string,
@@ -403,8 +450,13 @@ async function commitTree(
   member: TrainMember,
   signal: AbortSignal | undefined,
 ): Promise<string> {
-  const message = member.message ?? `service: merge ${nameOf(member)} (task ${member.taskId})`;
-  const args = ["commit-tree", tree, ...parents.flatMap((p) => ["-p", p]), "-m", message];
+  const args = [
+    "commit-tree",
+    tree,
+    ...parents.flatMap((p) => ["-p", p]),
+    "-m",
+    mergeMessage(member),
+  ];
   const commit = (await git(args, { cwd: root, signal, env: await commitIdentity(root) })).stdout
     .trim();
   noteCommit(root, commit, parents); // the reap then reads from the target's file that it landed
