@@ -6,7 +6,7 @@
  * matches the journal's digest. Gates and verdicts of earlier attempts live here, not on the card.
  */
 import type { Attempt } from "../../lib/board/activity_types.ts";
-import type { TaskDetailResponse } from "../../lib/review/types.ts";
+import type { ServedLog, TaskDetailResponse } from "../../lib/review/types.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
 import { isolationWords } from "./card_view.tsx";
 import { gateText } from "../../lib/verification/gate_words.ts";
@@ -52,6 +52,24 @@ function PullRequestLine({ pr }: { pr: NonNullable<TaskDetailResponse["task"]["p
         </span>
       )}
     </p>
+  );
+}
+
+/** An attempt's session log: whether it still matches the journal, and its tail. */
+function LogLine({ log }: { log: ServedLog }) {
+  return (
+    <details data-log-verified={String(log.verified)}>
+      <summary>
+        Session log ({log.bytes} bytes) {log.missing
+          ? <span class="badge bad">file missing</span>
+          : log.verified
+          ? <span class="badge ok">matches the journal</span>
+          : <span class="badge bad">DOES NOT MATCH the journal's digest</span>}
+      </summary>
+      {log.tail !== undefined && (
+        <pre class="evidence">{log.truncated ? "…\n" : ""}{showBidiControls(log.tail)}</pre>
+      )}
+    </details>
   );
 }
 
@@ -158,20 +176,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
                   new attempt: <AgentText text={a.retried_because} />
                 </div>
               )}
-              {a.log && (
-                <details data-log-verified={String(a.log.verified)}>
-                  <summary>
-                    Session log ({a.log.bytes} bytes) {a.log.missing
-                      ? <span class="badge bad">file missing</span>
-                      : a.log.verified
-                      ? <span class="badge ok">matches the journal</span>
-                      : <span class="badge bad">DOES NOT MATCH the journal's digest</span>}
-                  </summary>
-                  {a.log.tail !== undefined && (
-                    <pre class="evidence">{a.log.truncated ? "…\n" : ""}{showBidiControls(a.log.tail)}</pre>
-                  )}
-                </details>
-              )}
+              {a.log && <LogLine log={a.log} />}
             </li>
           ))}
         </ol>

@@ -11,7 +11,7 @@ import { clipLine, errorLine, lastErrorLine } from "../util/last_error_line.ts";
 import { printable } from "../util/printable.ts";
 import { permanentExit, saidOn } from "../agents/exit_diagnosis.ts";
 import { logParserFor } from "../agents/adapters/mod.ts";
-import { agentLines } from "../agents/service_log_lines.ts";
+import { agentLines } from "./service_log_lines.ts";
 
 /** How the agent ended. */
 export interface AgentEnd {
