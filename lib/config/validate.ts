@@ -117,13 +117,18 @@ function describeIssue(issue: Issue, c: IssueContext): Described[] {
     const known = knownKeysAt(c.schema, path);
     return (issue.keys as string[]).map((key) => {
       const guess = suggest(key, known);
+      const owner = guess ? undefined : ownerOf(c.schema, path, key);
       return {
         file: source.file,
         path: formatPath([...path, key]),
         position: source.locate([...path, key], { key: true }),
-        problem: `unknown key '${key}'${guess ? ` (did you mean '${guess}'?)` : ""}`,
+        problem: `unknown key '${key}'${guess ? ` (did you mean '${guess}'?)` : ""}${
+          owner ? ` here: it is a key of ${owner}` : ""
+        }`,
         fix: guess
           ? `rename '${key}' to '${guess}'`
+          : owner
+          ? `move '${key}' to ${owner}`
           : `remove '${key}'; known keys here: ${known.join(", ") || "(none)"}`,
         ...(guess ? { renames: formatPath([...path, guess]) } : {}),
       };
@@ -139,6 +144,18 @@ function describeIssue(issue: Issue, c: IssueContext): Described[] {
     }`;
   }
   return [{ file: source.file, path: formatPath(path), position: source.locate(path), problem }];
+}
+
+/**
+ * The nearest enclosing mapping of `path` whose schema knows `key` (`stages[0]` for a step's
+ * `depends_on`: a stage's key written on one of its steps), formatted; undefined when none.
+ */
+function ownerOf(schema: AnySchema, path: readonly PropertyKey[], key: string): string | undefined {
+  for (let end = path.length - 1; end >= 0; end--) {
+    const at = path.slice(0, end);
+    if (knownKeysAt(schema, at).includes(key)) return formatPath(at) || "the top level";
+  }
+  return undefined;
 }
 
 /** A required key that is not there, with the unknown keys beside it and an example. */
