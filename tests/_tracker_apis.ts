@@ -1,6 +1,6 @@
 /**
  * A local stand-in for the five trackers' APIs, speaking their real wire formats: GitHub REST
- * issues (`since`, `Link` pages, `X-RateLimit-*`), GitLab v4 issues (`updated_after`,
+ * issues (`since`, `Link` pages, `X-RateLimit-*`, an `ETag` and 304), GitLab v4 issues (`updated_after`,
  * `X-Next-Page`, `RateLimit-*`), Jira Cloud enhanced JQL search (`nextPageToken`, `isLast`),
  * Linear GraphQL `issues` (filter, `pageInfo`) and Plane's project issues (`next_cursor`).
  * Reading and moving one issue through its workflow is served by _tracker_workflows.ts.
@@ -54,6 +54,8 @@ export interface FakeTrackerApis extends AsyncDisposable {
   moves: FakeMove[];
   /** While set, every request is held (a tracker that does not answer) until it resolves. */
   hold?: Promise<void>;
+  /** GitHub issue lists answered 304 Not Modified (the `If-None-Match` named their ETag). */
+  notModified: number;
 }
 
 const PAGE = 2; // small pages so pagination is exercised
@@ -136,6 +138,11 @@ function plane(i: FakeIssue) {
   };
 }
 
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 const byUpdate = (a: FakeIssue, b: FakeIssue) => a.updated_at.localeCompare(b.updated_at);
 
 /** Start the fake over `issues`. */
@@ -149,6 +156,7 @@ export function startFakeTrackerApis(issues: FakeIssue[] = []): FakeTrackerApis 
     workflow: FAKE_WORKFLOW.map((s) => ({ ...s })),
     moves: [] as FakeMove[],
     hold: undefined as Promise<void> | undefined,
+    notModified: 0,
   };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const u = new URL(req.url);
@@ -191,9 +199,21 @@ export function startFakeTrackerApis(issues: FakeIssue[] = []): FakeTrackerApis 
         next.searchParams.set("page", String(page + 1));
         headers.link = `<${next}>; rel="next", <${next}>; rel="last"`;
       }
-      return Response.json(slice.map((i) => github(i, repo)), { headers });
+      // GitHub's ETag and conditional answer: a 304 with no body when nothing changed.
+      const json = JSON.stringify(slice.map((i) => github(i, repo)));
+      const etag = `W/"${await sha256Hex(json + (headers.link ?? ""))}"`;
+      headers.etag = etag;
+      if (req.headers.get("if-none-match") === etag) {
+        fake.notModified++;
+        return new Response(null, { status: 304, headers });
+      }
+      return new Response(json, { headers });
     }
     if ((m = /^\/repos\/[^/]+\/[^/]+\/issues\/(\d+)\/comments$/.exec(u.pathname))) {
+      fake.comments.push({ path: u.pathname, body });
+      return Response.json({ id: 1, body: JSON.parse(body).body }, { status: 201 });
+    }
+    if (/^\/api\/v4\/projects\/[^/]+\/issues\/\d+\/notes$/.test(u.pathname)) {
       fake.comments.push({ path: u.pathname, body });
       return Response.json({ id: 1, body: JSON.parse(body).body }, { status: 201 });
     }

@@ -402,3 +402,49 @@ Deno.test("webhook only without API access: no startup replay, and integrations 
     "replayed at start",
   );
 });
+
+Deno.test("poll GitHub: a poll that finds nothing changed is a conditional request GitHub answers 304 (free of rate limit), and a change is still seen", async () => {
+  await using fake = startFakeTrackerApis(sampleIssues().slice(0, 1));
+  const dir = await Deno.makeTempDir();
+  const runtime = await TrackerRuntimeStore.open(`${dir}/trackers.json`, 10);
+  const { poller, fed } = githubPoller({
+    keys: `    poll_interval_s: 60\n    api_url: ${fake.url}\n`,
+    runtime,
+  });
+  try {
+    await poller.pollOnce();
+    assert.deepEqual(titles(fed), ["One"]);
+    await poller.pollOnce(); // nothing changed since: the same list, the same URL
+    await poller.pollOnce();
+    const lists = fake.requests.filter((r) => r.path === "/repos/octo/app/issues");
+    assert.equal(lists.length, 3);
+    assert.equal(lists[0].headers.get("if-none-match"), null);
+    assert.match(lists[2].headers.get("if-none-match") ?? "", /^W\/"[0-9a-f]{64}"$/);
+    assert.equal(fake.notModified, 1, "the third poll asked for the second's list by its ETag");
+    assert.deepEqual(titles(fed), ["One"], "an unchanged list feeds nothing again");
+    assert.equal(runtime.get("tracker_b").last_poll?.outcome, "ok");
+    fake.issues.push({
+      number: 8,
+      title: "Eight",
+      body: "",
+      labels: [],
+      state: "open",
+      updated_at: new Date().toISOString(),
+    });
+    await poller.pollOnce();
+    assert.deepEqual(titles(fed), ["One", "Eight"], "a changed list is read in full");
+  } finally {
+    await runtime.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("poll GitLab: an api_url written with /api/v4 (as landing.api_url is for the same GitLab) is the REST base, not doubled", async () => {
+  await using fake = startFakeTrackerApis(sampleIssues());
+  const adapter = BUILTIN_TRACKERS.get("tracker_c")!;
+  for (const apiUrl of [fake.url, `${fake.url}/api/v4`, `${fake.url}/api/v4/`]) {
+    const first = await adapter.poll({ ...access("tracker_c", fake.url), apiUrl }, undefined);
+    assert.deepEqual(titles(first.tickets), ["One", "Two", "Four", "Five"], apiUrl);
+  }
+  assert.ok(fake.requests.every((r) => r.path === "/api/v4/projects/group%2Fapp/issues"));
+});

@@ -393,3 +393,34 @@ Deno.test("webhook: a 401 names the signature header the sender used (Linear-Sig
     "missing Tracker-D-Signature or Linear-Signature header",
   );
 });
+
+Deno.test("webhook: a GitHub delivery sent with GitHub's default content type (a form whose `payload` field holds the JSON) makes the same task as a JSON one; a form without it is 400 saying what to send", async () => {
+  await using ws = await webhookWorkspace();
+  const json = await fixture("github_issues_opened.json");
+  const secret = ws.secret("tracker_b");
+  const form = "payload=" + encodeURIComponent(json); // what GitHub sends, signed as sent
+  const headers = { "content-type": "application/x-www-form-urlencoded" };
+  const r = await deliver(ws, "tracker_b", { body: form, secret, headers, id: "form-1" });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.deepEqual(r.body.tickets, [{
+    ref: "octo-org/app#42",
+    action: "created",
+    task_id: "tracker_b-octo-org-app-42",
+  }]);
+  const [task] = (await ws.call("GET", "/tasks")).body.tasks;
+  assert.equal(task.title, "Parser rejects trailing commas");
+  const replay = await deliver(ws, "tracker_b", { body: form, secret, headers, id: "form-1" });
+  assert.equal(replay.body.status, "replay");
+
+  const CASES: [string, RegExp][] = [
+    ["zen=hi", /signed form body has no `payload` field: .*content type application\/json/],
+    ["payload=%7Bnot", /the `payload` field of the signed form is not UTF-8 JSON/],
+  ];
+  for (const [body, message] of CASES) {
+    const bad = await deliver(ws, "tracker_b", { body, secret, headers });
+    assert.equal(bad.status, 400, body);
+    assert.equal(bad.body.error.code, "invalid_payload");
+    assert.match(bad.body.error.message, message);
+  }
+  assert.equal((await ws.call("GET", "/tasks")).body.tasks.length, 1);
+});

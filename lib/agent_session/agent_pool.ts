@@ -39,6 +39,7 @@ import {
 import { SETUP_FAILED } from "../worktree_env/spec.ts";
 import type { SpendTracker } from "../cost/budget.ts";
 import type { AgentWork } from "./work.ts";
+import { startFailure } from "./start_failure.ts";
 import { type EarlierWork, earlierWork, supersedeEarlierWork } from "../worktrees/earlier_work.ts";
 import {
   agentUrlFor,
@@ -304,17 +305,11 @@ export class AgentPool {
         isolation: o.isolation ? o.isolation.label : "worktree",
       };
     }
-    const permanent = err.name === "TemplateError" || err instanceof Deno.errors.NotFound ||
-      err instanceof Deno.errors.PermissionDenied;
     return {
       type: "spawn_failed",
       taskId,
       sessionId,
-      diagnosis: {
-        kind: "spawn_failed",
-        reason: `could not start the agent: ${err.message}`,
-        retryable: !permanent,
-      },
+      diagnosis: { kind: "spawn_failed", ...startFailure(err) },
     };
   }
 

@@ -45,6 +45,11 @@ export interface HttpClientOptions {
   timeoutMs?: number;
   /** Answers remembered for conditional GETs (default 0: none, no GET is conditional). */
   cacheEntries?: number;
+  /**
+   * The remembered answers to use instead (wins over `cacheEntries`): a caller that makes a
+   * client per call (a tracker's poll) keeps them between its calls.
+   */
+  cache?: ConditionalCache;
   /** Retries of a refused idempotent request (default 0). */
   retries?: number;
   /** The longest wait before a retry (default 30 000 ms); a longer one goes to the caller. */
@@ -131,7 +136,8 @@ class Client implements HttpClient {
   constructor(options: HttpClientOptions) {
     this.#o = options;
     this.#base = (options.baseUrl ?? "").replace(/\/+$/, "");
-    if (options.cacheEntries) this.#cache = new ConditionalCache(options.cacheEntries);
+    if (options.cache) this.#cache = options.cache;
+    else if (options.cacheEntries) this.#cache = new ConditionalCache(options.cacheEntries);
     this.#fetch = options.fetch ?? globalThis.fetch;
     this.#now = options.now ?? Date.now;
   }

@@ -294,8 +294,11 @@ export class PrPoller {
         due.push([taskId, w]);
       }
     }
+    // A round held back by the back-off (it only retries a step) asks the host nothing: it
+    // neither resets the back-off nor counts a failure.
+    if (blocked) return;
     try {
-      if (!blocked && this.#o.lookBase) await this.#lookBase(now);
+      if (this.#o.lookBase) await this.#lookBase(now);
       // Each pull request's look is its own requests: they go out side by side.
       await Promise.all(due.map(([taskId, w]) => this.#lookAt(taskId, w)));
       this.#failures = 0;

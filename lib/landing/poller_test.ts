@@ -229,3 +229,19 @@ Deno.test("PrPoller: a failed look is no change; the next round looks again, and
   assert.match(warnings[0], /HTTP 502.*next look within/);
   assert.deepEqual(changed, []);
 });
+
+Deno.test("PrPoller: while the host stays down the looks back off further each time; a round that only retries a step, blocked, does not reset the back-off", async () => {
+  const failures: number[] = [];
+  const p = poller(() => Promise.reject(new Error("HTTP 502")), [], { intervalMs: 5 });
+  p.retryDelay = (_e: unknown, n: number) => {
+    failures.push(n);
+    // While the looks wait out the back-off, a step asks to be retried sooner (its own timer).
+    if (n === 1) p.retry("t1", 5);
+    return 60;
+  };
+  p.watch("t1", pr(1, "x"));
+  p.start();
+  await until(() => failures.length >= 3);
+  await p.stop();
+  assert.deepEqual(failures.slice(0, 3), [1, 2, 3]);
+});

@@ -11,6 +11,7 @@ import { parse as parseYaml } from "yaml";
 import type { CompletionSignal, Task } from "../tasks/task.ts";
 import { suggest } from "../util/levenshtein.ts";
 import { ROLE_NAME } from "../ids.ts";
+import { promptGoal, promptTitle } from "./prompt_goal.ts";
 
 /** The files every role directory holds. */
 const TEMPLATE_FILES = ["system_prompt.md", "task_prompt.md", "config.yaml"] as const;
@@ -216,9 +217,9 @@ export function renderTaskPrompt(
 ): string {
   const values: Record<string, string> = {
     task_id: task.id,
-    title: task.title,
+    title: promptTitle(task.title),
     role: task.role,
-    goal: task.goal || task.title,
+    goal: promptGoal(task),
     priority: String(task.priority),
     scope: task.scope,
     complexity: task.complexity,

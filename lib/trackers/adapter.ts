@@ -6,6 +6,7 @@
  */
 import type { WebhookHandler } from "../webhooks/handler.ts";
 import { createHttpClient, type HttpClient } from "../http/client.ts";
+import type { ConditionalCache } from "../http/conditional_cache.ts";
 import type { RateLimit } from "../http/rate_limit.ts";
 import type { Ticket, TicketIdentity, TicketRef } from "./ticket.ts";
 import type { MoveResult, TicketMove } from "./move.ts";
@@ -26,6 +27,11 @@ export interface ApiAccess {
   email?: string;
   /** Pages fetched per poll at most (default 10). */
   maxPages?: number;
+  /**
+   * The answers of earlier polls (the poller keeps one per tracker): an unchanged list is asked
+   * for by its `ETag` and answers 304, which GitHub does not charge to the rate limit.
+   */
+  cache?: ConditionalCache;
 }
 
 /** The HTTP client (lib/http/client.ts) that calls `product`'s API with `access`. */
@@ -35,6 +41,7 @@ export function apiClient(access: ApiAccess, product: string): HttpClient {
     fetch: access.fetch,
     now: access.now,
     ...(access.timeoutMs ? { timeoutMs: access.timeoutMs } : {}),
+    ...(access.cache ? { cache: access.cache } : {}),
   });
 }
 

@@ -9,7 +9,8 @@
  * ({@link TrackerPoller.startBootReplay}), so deliveries sent while the service was down are not
  * lost either.
  */
-import type { ApiAccess, PollResult, TrackerAdapter } from "./adapter.ts";
+import { type ApiAccess, MAX_POLL_PAGES, type PollResult, type TrackerAdapter } from "./adapter.ts";
+import { ConditionalCache } from "../http/conditional_cache.ts";
 import { HttpApiError } from "../http/api_error.ts";
 import { nextPollDelay } from "../http/backoff.ts";
 import { apiAccess, apiProblem, type TrackerSettings } from "./settings.ts";
@@ -51,6 +52,8 @@ export class TrackerPoller {
   /** Webhook-only: stop after the first successful poll. */
   #bootOnly = false;
   #caughtUp = false;
+  /** The last answers of this tracker's poll URLs: an unchanged page is asked for by its ETag. */
+  readonly #cache = new ConditionalCache(2 * MAX_POLL_PAGES);
 
   constructor(settings: TrackerSettings, adapter: TrackerAdapter, deps: PollerDeps) {
     this.#s = settings;
@@ -110,7 +113,7 @@ export class TrackerPoller {
     try {
       const result = await replayRecentViaPoll(
         this.#adapter,
-        apiAccess(this.#s, this.#d.env, this.#d),
+        { ...apiAccess(this.#s, this.#d.env, this.#d), cache: this.#cache },
         since,
       );
       const outcomes = await this.#d.sink(result.tickets);

@@ -13,6 +13,7 @@ import { isValidId } from "../ids.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import { type Task, TaskInputSchema, type TaskSource } from "../tasks/task.ts";
 import { type Ticket, type TicketOutcome, ticketProblem, type TicketSink } from "./ticket.ts";
+import { ticketGoal } from "./ticket_goal.ts";
 
 /** How one tracker's tickets become tasks (`trackers.<name>.role`, `labels`, `label_roles`). */
 export interface TicketRouting {
@@ -37,12 +38,6 @@ function routeTicket(
     if (carried.has(label.toLowerCase())) return { role };
   }
   return { role: routing.role };
-}
-
-/** The goal of a ticket's task: its title, then its body. */
-function ticketGoal(ticket: Ticket): string {
-  const body = ticket.body.trim();
-  return body ? `${ticket.title}\n\n${body}` : ticket.title;
 }
 
 /** A task id derived from the ticket (`tracker_b-octo-app-42`), or undefined if none fits. */
@@ -193,12 +188,21 @@ async function update(
 }
 
 /** How a cancel made by a ticket that lost its wanted labels begins. */
-function unlabelledPrefix(ticket: Ticket): string {
+function unlabelledPrefix(ticket: Pick<Ticket, "ref" | "tracker">): string {
   return `ticket ${ticket.ref} in ${ticket.tracker}`;
 }
 
-/** Whether `task` was cancelled by its ticket: closed, or without a wanted label. */
-function cancelledByTicket(task: Task, ticket: Ticket): boolean {
+/**
+ * Whether `task` was cancelled by its own ticket (closed, or without a wanted label), not by an
+ * operator or its pull request: such a cancel moves the ticket nowhere (lib/trackers/move.ts).
+ */
+export function cancelledByItsTicket(task: Task): boolean {
+  return task.status === "CANCELLED" && task.source !== undefined &&
+    cancelledByTicket(task, task.source);
+}
+
+/** Whether `task` was cancelled by `ticket`: closed, or without a wanted label. */
+function cancelledByTicket(task: Task, ticket: Pick<Ticket, "ref" | "tracker">): boolean {
   const summary = task.summary ?? "";
   return summary === closedReason(ticket) ||
     summary.startsWith(`${unlabelledPrefix(ticket)} carries none of the labels `);
@@ -215,7 +219,7 @@ function ticketFields(task: Task, ticket: Ticket, route: { role: string } | { ig
 }
 
 /** Why a ticket's closing cancelled its task (also how a reopen recognises that cancel). */
-function closedReason(ticket: Ticket): string {
+function closedReason(ticket: Pick<Ticket, "ref" | "tracker">): string {
   return `ticket ${ticket.ref} was closed in ${ticket.tracker}`;
 }
 

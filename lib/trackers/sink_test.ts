@@ -199,3 +199,29 @@ Deno.test("an event that names no labels at all neither cancels a labelled ticke
     }
   }
 });
+
+Deno.test("a ticket longer than one command-line argument may be becomes a task whose goal an agent can be started with: cut at 64 KiB on a character, saying where the rest is", async () => {
+  const root = await Deno.makeTempDir();
+  const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
+  try {
+    const sink = createTicketSink({ store, routing: () => ({ role: "backend", labelRoles: [] }) });
+    // 200 000 characters of three UTF-8 bytes each: 600 KB, beyond Linux's 128 KiB per argument.
+    const body = "界".repeat(200_000);
+    const [made] = await sink([{ ...ticket("9"), body }]);
+    const goal = store.get(made.task_id!)!.goal;
+    const bytes = new TextEncoder().encode(goal).length;
+    assert.ok(bytes <= 64 * 1024, `the goal is ${bytes} bytes`);
+    assert.ok(goal.startsWith("Issue 9\n\n界界"));
+    assert.ok(!goal.includes("\ufffd"), "no character is cut in half");
+    assert.match(goal, /it is 600009 bytes, .* The whole ticket: https:\/\/example\.test\/9\]$/);
+    // An agent CLI takes its prompt as one argument: it starts (it could not with the whole ticket).
+    const started = await new Deno.Command("true", { args: [goal] }).output();
+    assert.ok(started.success);
+    // A short ticket's goal is its title and body as they are.
+    const [small] = await sink([{ ...ticket("10"), body: "  fix it  " }]);
+    assert.equal(store.get(small.task_id!)!.goal, "Issue 10\n\nfix it");
+  } finally {
+    await store.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});

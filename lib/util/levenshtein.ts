@@ -15,11 +15,16 @@ function levenshtein(a: string, b: string): number {
   return prev[b.length];
 }
 
-/** The closest of `candidates` to `name`, when it is close enough to be a likely typo. */
+/**
+ * The closest of `candidates` to `name`, when it is close enough to be a likely typo; else a
+ * candidate that is one whole word of `name` (`claude` for `claude-code`, `gemini` for
+ * `gemini-cli`: a product's or package's name where the short one is asked).
+ */
 export function suggest(name: string, candidates: Iterable<string>): string | undefined {
+  const all = [...candidates];
   let best: string | undefined;
   let bestDistance = Infinity;
-  for (const candidate of candidates) {
+  for (const candidate of all) {
     const d = levenshtein(name.toLowerCase(), candidate.toLowerCase());
     if (d < bestDistance) {
       best = candidate;
@@ -27,5 +32,7 @@ export function suggest(name: string, candidates: Iterable<string>): string | un
     }
   }
   const limit = Math.max(2, Math.floor(name.length / 3));
-  return bestDistance <= limit ? best : undefined;
+  if (bestDistance <= limit) return best;
+  const words = name.toLowerCase().split(/[^a-z0-9]+/);
+  return all.find((c) => words.includes(c.toLowerCase()));
 }

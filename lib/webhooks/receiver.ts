@@ -9,7 +9,7 @@
  * | secret variable (or its `_FILE`) empty | 503 `webhook_secret_missing` |
  * | body over 5 MiB | 413 `body_too_large`, before any hashing |
  * | signature missing or wrong | 401 `invalid_signature` |
- * | body not UTF-8 JSON | 400 `invalid_payload`, key not recorded |
+ * | body not UTF-8 JSON (a form's `payload` field: GitHub's default content type) | 400 `invalid_payload`, key not recorded |
  * | delivery key already accepted | 200 `{"status":"replay"}`, nothing written through |
  * | an item `problem` refuses (a ticket whose issue number is not a number) | 400 `invalid_payload`, key not recorded |
  * | a code host's pull-request event about another repository (`hostScope`) | 200 `{"status":"ignored","reason":…}`, the landing not woken, key not recorded |
@@ -28,6 +28,7 @@ import type { ReplayLedger } from "./ledger.ts";
 import { handlerFor, registeredNames } from "./registry.ts";
 import { readSecret } from "./secret.ts";
 import { verifySignature } from "./signature.ts";
+import { PayloadError, webhookPayload } from "./payload.ts";
 
 /** `trackers.<name>.webhook` as the receiver needs it. */
 export interface WebhookSettings {
@@ -90,9 +91,6 @@ export interface WebhookReceiverOptions<T, O> {
   maxBodyBytes?: number;
   clock?: () => number;
 }
-
-/** Strict UTF-8 (a decoder that is not streaming keeps no state between calls). */
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** Delivery ids longer than this are hashed into the key. */
 const MAX_ID_LENGTH = 200;
@@ -178,9 +176,10 @@ export class WebhookReceiver<T, O> {
     if (ledger.has(name, key) && await ledger.claim(name, key) === "seen") return replay;
     let payload: unknown;
     try {
-      payload = JSON.parse(UTF8.decode(bytes));
+      payload = webhookPayload(bytes, headers.get("content-type"));
     } catch (e) {
-      return fail(400, "invalid_payload", `signed body is not UTF-8 JSON: ${(e as Error).message}`);
+      if (!(e instanceof PayloadError)) throw e;
+      return fail(400, "invalid_payload", e.message);
     }
     if (await ledger.claim(name, key) === "seen") return replay;
     let hostEvent: HostEvent | undefined;

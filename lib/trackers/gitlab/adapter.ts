@@ -44,8 +44,12 @@ function headersOf(access: ApiAccess): HeadersInit {
   return access.token ? { "private-token": access.token } : {};
 }
 
+/**
+ * The REST base: `api_url` plus `/api/v4`. An `api_url` that already ends in `/api/v4` (as
+ * `landing.api_url` is written for the same GitLab) is taken as that base, not doubled.
+ */
 function api(access: ApiAccess): string {
-  return `${access.apiUrl.replace(/\/+$/, "")}/api/v4`;
+  return `${access.apiUrl.replace(/\/+$/, "").replace(/\/api\/v4$/i, "")}/api/v4`;
 }
 
 async function poll(access: ApiAccess, since: string | undefined) {
