@@ -18,7 +18,7 @@ import { type FakeIssue, startFakeTrackerApis } from "./_tracker_apis.ts";
 import { testWorkspace } from "./_workspace.ts";
 
 async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 30_000; // a loaded machine (a full suite beside other work) is slow, not wrong
   while (!(await ok())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
