@@ -123,13 +123,13 @@ function describeIssue(issue: Issue, c: IssueContext): Described[] {
         path: formatPath([...path, key]),
         position: source.locate([...path, key], { key: true }),
         problem: `unknown key '${key}'${guess ? ` (did you mean '${guess}'?)` : ""}${
-          owner ? ` here: it is a key of ${owner}` : ""
+          owner ? ` here (it is a key of ${owner})` : ""
         }`,
         fix: guess
           ? `rename '${key}' to '${guess}'`
-          : owner
-          ? `move '${key}' to ${owner}`
-          : `remove '${key}'; known keys here: ${known.join(", ") || "(none)"}`,
+          : `${owner ? `move '${key}' to ${owner}, or ` : ""}remove '${key}'; known keys here: ${
+            known.join(", ") || "(none)"
+          }`,
         ...(guess ? { renames: formatPath([...path, guess]) } : {}),
       };
     });
