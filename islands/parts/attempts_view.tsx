@@ -5,6 +5,7 @@
  * their output), its exit, and the tail of its session log with whether the kept log still
  * matches the journal's digest. Gates and verdicts of earlier attempts live here, not on the card.
  */
+import { showBidiControls } from "../../lib/dashboard/bidi_controls.ts";
 import type { Attempt } from "../../lib/board/activity_types.ts";
 import type { TaskDetailResponse } from "../../lib/review/types.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
@@ -62,7 +63,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
         <span class={`badge ${["failed", "blocked", "gated"].includes(detail.state) ? "bad" : ""}`}>
           {STATE_WORDS[detail.state]}
         </span>{" "}
-        {detail.reason && <span data-task-reason>{detail.reason}</span>}
+        {detail.reason && <span data-task-reason>{showBidiControls(detail.reason)}</span>}
         {detail.merged?.commit && (
           <span>
             landed as <code>{detail.merged.commit.slice(0, 12)}</code>
@@ -112,7 +113,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
               )}
               {/* In the order it happened: its worktree, the report, its checks, reviews, then what stopped it. */}
               {a.prepared && <PreparedLine p={a.prepared} />}
-              {a.summary && <div data-summary>Agent's summary: {a.summary}</div>}
+              {a.summary && <div data-summary>Agent's summary: {showBidiControls(a.summary)}</div>}
               {a.kept_out && <KeptOutLine k={a.kept_out} />}
               {a.verification && <VerificationLine v={a.verification} />}
               {a.protected_paths && a.protected_paths.length > 0 && (
@@ -131,14 +132,14 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
               {a.reviews?.map((r) => (
                 <div key={r.index} data-review={r.decision}>
                   Review: <strong>{r.decision.replace("_", " ")}</strong> by {r.principal}
-                  {r.note ? `: “${r.note}”` : ""}
+                  {r.note ? `: “${showBidiControls(r.note)}”` : ""}
                 </div>
               ))}
               {a.signals?.map((s, i) => (
                 <div key={i} class="gate" data-signal={s.kind}>
-                  ✗ {gateText(s)}
+                  ✗ {showBidiControls(gateText(s))}
                   {typeof s.output_tail === "string" && s.output_tail && (
-                    <pre class="evidence">{s.output_tail}</pre>
+                    <pre class="evidence">{showBidiControls(s.output_tail)}</pre>
                   )}
                 </div>
               ))}
@@ -154,7 +155,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
                       : <span class="badge bad">DOES NOT MATCH the journal's digest</span>}
                   </summary>
                   {a.log.tail !== undefined && (
-                    <pre class="evidence">{a.log.truncated ? "…\n" : ""}{a.log.tail}</pre>
+                    <pre class="evidence">{a.log.truncated ? "…\n" : ""}{showBidiControls(a.log.tail)}</pre>
                   )}
                 </details>
               )}

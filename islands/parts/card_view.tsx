@@ -6,6 +6,7 @@
  * changes" says it), protected paths and files outside owned_files its diff touches (DESIGN.md
  * §18), and the current attempt's gate receipts and verdict.
  */
+import { showBidiControls } from "../../lib/dashboard/bidi_controls.ts";
 import type { CardFace } from "../../lib/dashboard/card_face.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
 import { CardTitle } from "./card_title.tsx";
@@ -108,7 +109,7 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
       {
         // The gate rows say why a task FAILED or was cancelled; otherwise the reason does.
         standing?.reason && !card.gates?.length && (
-          <span class="meta" data-standing-reason>{standing.reason}</span>
+          <span class="meta" data-standing-reason>{showBidiControls(standing.reason)}</span>
         )
       }
       {evidence && !evidence.verified && (
@@ -152,12 +153,14 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
         </span>
       )}
       {card.gates?.map((gate, i) => (
-        <span class="gate" key={i} title={gateText(gate)}>✗ {cardGateText(gate)}</span>
+        <span class="gate" key={i} title={showBidiControls(gateText(gate))}>
+          ✗ {showBidiControls(cardGateText(gate))}
+        </span>
       ))}
       {verdict && (
         <span class="verdict" data-verdict={verdict.decision}>
           <strong>{verdict.decision.replace("_", " ")}</strong> by {verdict.principal}
-          {verdict.note ? `: “${verdict.note}”` : ""}
+          {verdict.note ? `: “${showBidiControls(verdict.note)}”` : ""}
         </span>
       )}
     </button>
