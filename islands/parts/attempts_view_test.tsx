@@ -37,8 +37,8 @@ Deno.test("AttemptsView: each attempt under its one number, its story in order, 
     "did it",
     "verified: tests ran, quality gates ran",
     "merge</strong> by op",
-    "✗ merge_conflict: x.py",
-    "new attempt: merge conflict",
+    "✗ <bdi>merge_conflict: x.py",
+    "new attempt: <bdi>merge conflict",
   ];
   const at = order.map((text) => first.indexOf(text));
   assert.ok(at.every((i, n) => i > 0 && (n === 0 || i > at[n - 1])), `in order: ${at}`);
@@ -122,4 +122,28 @@ Deno.test("AttemptsView: a task's pull request shows its link, state, what it wa
     <AttemptsView detail={{ ...DETAIL, pull_request: { ...pr, url: "javascript:alert(1)" } }} />,
   );
   assert.doesNotMatch(hostile, /javascript:/);
+});
+
+Deno.test("AttemptsView: what the agent wrote — its summary, its reason, its signals and their output, why it was retried, its log — shows reordering controls instead of obeying them", () => {
+  const rlo = "\u202E";
+  const detail: AttemptsViewProps["detail"] = {
+    ...DETAIL,
+    state: "failed",
+    reason: `cannot ${rlo}exe.txt`,
+    attempts: [{
+      session_id: "s1",
+      number: 1,
+      outcome: "failed",
+      summary: `flood done ${rlo} bidi`,
+      signals: [{ kind: "quality_gate", name: "t", detail: `c${rlo}`, output_tail: `out${rlo}x` }],
+      retried_because: `conflict in ${rlo}sj.x`,
+      log: { bytes: 9, sha256: "sha256:00", verified: true, tail: `tail ${rlo}gol` },
+    }],
+  };
+  const html = renderToString(<AttemptsView detail={detail} />);
+  assert.ok(!html.includes(rlo), "no right-to-left override acts on the page");
+  for (const shown of ["cannot ⟨U+202E⟩exe.txt", "flood done ⟨U+202E⟩ bidi", "out⟨U+202E⟩x"]) {
+    assert.ok(html.includes(shown), `${shown} is shown`);
+  }
+  assert.ok(html.includes("tail ⟨U+202E⟩gol") && html.includes("conflict in ⟨U+202E⟩sj.x"));
 });

@@ -6,11 +6,12 @@
  * changes" says it), protected paths and files outside owned_files its diff touches (DESIGN.md
  * §18), and the current attempt's gate receipts and verdict.
  */
-import { showBidiControls } from "../../lib/dashboard/bidi_controls.ts";
 import type { CardFace } from "../../lib/dashboard/card_face.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
 import { CardTitle } from "./card_title.tsx";
 import { gateSaid, gateText } from "../../lib/verification/gate_words.ts";
+import { showBidiControls } from "../../lib/dashboard/bidi_controls.ts";
+import { AgentText } from "./agent_text.tsx";
 
 /** Props of {@link CardView}. */
 export interface CardViewProps {
@@ -109,7 +110,9 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
       {
         // The gate rows say why a task FAILED or was cancelled; otherwise the reason does.
         standing?.reason && !card.gates?.length && (
-          <span class="meta" data-standing-reason>{showBidiControls(standing.reason)}</span>
+          <span class="meta" data-standing-reason>
+            <AgentText text={standing.reason} />
+          </span>
         )
       }
       {evidence && !evidence.verified && (
@@ -154,7 +157,7 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
       )}
       {card.gates?.map((gate, i) => (
         <span class="gate" key={i} title={showBidiControls(gateText(gate))}>
-          ✗ {showBidiControls(cardGateText(gate))}
+          ✗ <AgentText text={cardGateText(gate)} />
         </span>
       ))}
       {verdict && (

@@ -528,7 +528,8 @@ export function taskPrStatus(data: {
 
 /**
  * `task_ticket_moved` (detail, docs/trackers.md#moving-tickets): what became of moving the task's
- * tracker ticket to the workflow state `move_to` names for `event` (claimed, landed, failed):
+ * tracker ticket to the workflow state `move_to` names for `event` (claimed, landed, failed,
+ * cancelled):
  * `moved`, `already` there, `left` (a done ticket is never moved back) or `failed` (given up;
  * `detail` says why). The task's own outcome never depends on it.
  */
