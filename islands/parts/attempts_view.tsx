@@ -155,7 +155,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
               {a.reviews?.map((r) => (
                 <div key={r.index} data-review={r.decision}>
                   Review: <strong>{r.decision.replace("_", " ")}</strong> by {r.principal}
-                  {r.note ? `: “${r.note}”` : ""}
+                  {r.note ? `: “${showBidiControls(r.note)}”` : ""}
                 </div>
               ))}
               {a.signals?.map((s, i) => (

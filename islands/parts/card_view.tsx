@@ -163,7 +163,7 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
       {verdict && (
         <span class="verdict" data-verdict={verdict.decision}>
           <strong>{verdict.decision.replace("_", " ")}</strong> by {verdict.principal}
-          {verdict.note ? `: “${verdict.note}”` : ""}
+          {verdict.note ? `: “${showBidiControls(verdict.note)}”` : ""}
         </span>
       )}
     </button>
