@@ -115,11 +115,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
                 {a.worker ? ` · on worker ${a.worker}` : ""}
                 {a.model ? ` · ${a.model}` : ""}
                 {a.isolation ? ` · ran ${isolationWords(a.isolation)}` : ""}
-                {a.exit
-                  ? ` · exit ${a.exit.exit_code} after ${seconds(a.exit.duration_ms)}${
-                    a.exit.ended_by ? ` (${a.exit.ended_by})` : ""
-                  }`
-                  : ""}
+                {a.exit ? exitWords(a.exit) : ""}
               </span>
               {a.batch && (
                 <div data-batch={a.batch.outcome ?? "in_flight"}>
@@ -213,6 +209,18 @@ function PreparedLine({ p }: { p: NonNullable<Attempt["prepared"]> }) {
 }
 
 /** How an attempt's unreported work was taken (DESIGN.md §7). */
+/** How an attempt's agent ended; a lost lease saw no exit, so it shows no exit code. */
+function exitWords(exit: NonNullable<Attempt["exit"]>): string {
+  if (exit.lease_lost) {
+    return ` · lost after ${
+      seconds(exit.duration_ms)
+    }: its worker stopped heartbeating (no exit seen)`;
+  }
+  return ` · exit ${exit.exit_code} after ${seconds(exit.duration_ms)}${
+    exit.ended_by ? ` (${exit.ended_by})` : ""
+  }`;
+}
+
 function unreportedWords(a: Attempt): string {
   if (a.unreported === "exited") return "exited without a report: its work went through the gates";
   return a.outcome === "merged"

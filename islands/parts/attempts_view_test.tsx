@@ -147,3 +147,32 @@ Deno.test("AttemptsView: what the agent wrote — its summary, its reason, its s
   }
   assert.ok(html.includes("tail ⟨U+202E⟩gol") && html.includes("conflict in ⟨U+202E⟩sj.x"));
 });
+
+Deno.test("AttemptsView: an attempt whose worker's lease ran out says it was lost, with no exit code it never saw", () => {
+  const detail: AttemptsViewProps["detail"] = {
+    ...DETAIL,
+    state: "merged",
+    attempts: [{
+      session_id: "s1",
+      number: 1,
+      outcome: "gated",
+      worker: "box-2",
+      exit: { exit_code: -9, duration_ms: 39_000, lease_lost: true },
+      signals: [{ kind: "agent_lost", detail: "worker box-2 stopped heartbeating" }],
+    }, {
+      session_id: "s2",
+      number: 2,
+      outcome: "merged",
+      worker: "box-1",
+      exit: { exit_code: 0, duration_ms: 35_000 },
+    }],
+  };
+  const html = renderToString(<AttemptsView detail={detail} />);
+  const first = html.slice(html.indexOf('data-attempt="1"'));
+  assert.match(
+    first,
+    /on worker box-2 · lost after 39 s: its worker stopped heartbeating \(no exit seen\)/,
+  );
+  assert.doesNotMatch(first, /exit -9/);
+  assert.match(html, /on worker box-1 · exit 0 after 35 s/);
+});

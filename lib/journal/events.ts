@@ -279,6 +279,8 @@ export function agentExited(data: {
   start_failure?: string;
   /** Why its end was not the task's: `stop` (no orchestrator answered), `restart` (its worker). */
   interrupted?: string;
+  /** Its worker's lease ran out: no exit was seen (`exit_code` is a stand-in). */
+  lease_lost?: true;
 }): JournalEvent {
   return event("agent_exited", data);
 }
