@@ -391,7 +391,10 @@ export class FakeKubernetes {
     if (job.spec.activeDeadlineSeconds) {
       this.#later(job.spec.activeDeadlineSeconds * 1000, () => this.#deadline(name, uid));
     }
-    void this.#startPod(job);
+    // A pod still starting when the fake closes finds its directories gone: that is no failure.
+    this.#startPod(job).catch((e) => {
+      if (!this.#closed) throw e;
+    });
     return Response.json(job, { status: 201 });
   }
 
@@ -481,6 +484,7 @@ export class FakeKubernetes {
     }
     const container = spec.containers[0];
     const root = join(this.#o.dir, name);
+    if (this.#closed) return; // its directories may be gone already
     const mounts = await this.#volumes(spec, container, root);
     const env = this.#env(container, pod, mounts);
     if (typeof env === "string") {
