@@ -99,8 +99,16 @@ function ownLines(events: readonly SessionEvent[]): SessionEvent[] {
   );
 }
 
+/**
+ * The words of the line that matched `rule`: the CLI's own error event among them, else the
+ * last. A CLI that reports an error both in its JSON output and on stderr (Gemini: its result,
+ * then "Error when talking to Gemini API Full report available at …") interleaves the two
+ * streams in whatever order they were read, so the last one alone is not always the same.
+ */
 function saidBy(rule: ExitRule, lines: readonly SessionEvent[]): string | undefined {
-  const line = rule.pattern ? lines.findLast((e) => rule.pattern!.test(e.raw)) : undefined;
+  if (!rule.pattern) return undefined;
+  const matching = lines.filter((e) => rule.pattern!.test(e.raw));
+  const line = matching.findLast((e) => e.kind === "error") ?? matching.at(-1);
   return line === undefined ? undefined : saidOn(line).slice(0, 300);
 }
 

@@ -26,6 +26,18 @@ const CASES: [string, string, number, string[], string | undefined, string | und
     "API key not valid. Please pass a valid API key.",
   ],
   [
+    "gemini's 401 with its stderr report after the JSON result (the streams' order varies)",
+    "gemini",
+    1,
+    [
+      GEMINI_401,
+      "Error when talking to Gemini API Full report available at: /tmp/gemini-client-error-Turn.json " +
+      '_ApiError: {"error":{"code":401,"message":"API key not valid. Please pass a valid API key.","status":"UNAUTHENTICATED"}}',
+    ],
+    "auth",
+    "API key not valid. Please pass a valid API key.",
+  ],
+  [
     "codex's 401",
     "codex",
     1,
