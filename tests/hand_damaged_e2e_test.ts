@@ -1,0 +1,65 @@
+/**
+ * End to end, a workspace a user damaged by hand between runs: real git, the scripted agent
+ * through the generic adapter, the real task server. What a stop kept is never dropped.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { runPlan, type RunResult } from "../lib/runner/run.ts";
+import { SERVER_APP } from "../routes/_app.ts";
+import { tempDir } from "./helpers.ts";
+import { rowsOf, until, workspace } from "./_e2e.ts";
+
+const quiet = { out: () => {}, port: 0, app: SERVER_APP };
+const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
+
+/** Appends a line to progress.txt, signals `<mark>.<n>`, waits for `<go>.<n>`, then reports. */
+function resumableScript(mark: string, go: string): unknown[][] {
+  return [
+    ["if_exists", "progress.txt", [["require_prompt", "EARLIER WORK:"]]],
+    [
+      "run",
+      `echo line >> progress.txt; n=$(wc -l < progress.txt); touch ${mark}.$n; ` +
+      `while [ ! -f ${go}.$n ]; do sleep 0.1; done`,
+    ],
+    ["report", "progress written"],
+  ];
+}
+
+Deno.test("a stopped task whose worktree the user removed by hand (rm -rf .sdd/worktrees/<s>) continues the work its stop kept on its branch; the terminal never says it left no work", async () => {
+  await using dir = await tempDir();
+  await using outside = await tempDir();
+  const mark = join(outside.path, "mark");
+  const go = join(outside.path, "go");
+  await workspace(dir.path, [{
+    name: "s",
+    steps: [{ id: "long", script: resumableScript(mark, go) }],
+  }]);
+
+  const controller = new AbortController();
+  const running = runPlan({ root: dir.path, ...quiet, signal: controller.signal });
+  await until("the agent's first line", () => exists(`${mark}.1`));
+  controller.abort();
+  const stopped: RunResult = await running;
+  assert.equal(stopped.status, "stopped");
+  const trees = join(dir.path, ".sdd", "worktrees");
+  for await (const e of Deno.readDir(trees)) {
+    await Deno.remove(join(trees, e.name), { recursive: true });
+  }
+
+  // Old code started afresh (one line, then go.1): it fails here at once instead of hanging.
+  await Deno.writeTextFile(`${go}.1`, "");
+  await Deno.writeTextFile(`${go}.2`, "");
+  const lines: string[] = [];
+  const last = await runPlan({ root: dir.path, ...quiet, out: (l) => lines.push(l) });
+  const terminal = lines.join("\n");
+  assert.equal(last.status, "completed", terminal);
+  assert.doesNotMatch(terminal, /left no work/);
+  assert.match(terminal, /a new attempt continues from its kept work/);
+  assert.equal(
+    await Deno.readTextFile(join(dir.path, "progress.txt")),
+    "line\nline\n",
+    "the stopped attempt's line and the new one's landed together",
+  );
+  const rows = await rowsOf(dir.path, last.runId);
+  assert.ok(!rows.some((r) => r.type === "task_failed"));
+});
