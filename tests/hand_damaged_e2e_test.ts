@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runPlan, type RunResult } from "../lib/runner/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
+import { checkTasks } from "../lib/doctor/checks.ts";
+import { workspacePaths } from "../lib/workspace.ts";
 import { tempDir } from "./helpers.ts";
 import { rowsOf, until, workspace } from "./_e2e.ts";
 
@@ -62,4 +64,56 @@ Deno.test("a stopped task whose worktree the user removed by hand (rm -rf .sdd/w
   );
   const rows = await rowsOf(dir.path, last.runId);
   assert.ok(!rows.some((r) => r.type === "task_failed"));
+});
+
+Deno.test("a stopped run whose waiting task's spec file became garbage is not resumed without it: service run stops before journaling, naming the file and the fix; the run still resumes whole once the file is back", async () => {
+  await using dir = await tempDir();
+  await using outside = await tempDir();
+  const mark = join(outside.path, "mark");
+  const go = join(outside.path, "go");
+  await workspace(dir.path, [
+    { name: "a", steps: [{ id: "first", script: resumableScript(mark, go) }] },
+    {
+      name: "b",
+      depends: ["a"],
+      steps: [{ id: "second", script: [["write", "second.txt", "2\n"], ["report"]] }],
+    },
+  ]);
+  const controller = new AbortController();
+  const running = runPlan({ root: dir.path, ...quiet, signal: controller.signal });
+  await until("the agent's first line", () => exists(`${mark}.1`));
+  controller.abort();
+  const stopped = await running;
+  assert.equal(stopped.status, "stopped");
+  const spec = join(dir.path, ".sdd/backlog/open/second.yaml");
+  const kept = await Deno.readTextFile(spec);
+  await Deno.writeTextFile(spec, "\u0000garbage: [unclosed\n");
+  const before = (await rowsOf(dir.path, stopped.runId)).length;
+
+  await Deno.writeTextFile(`${go}.1`, "");
+  await Deno.writeTextFile(`${go}.2`, "");
+  const lines: string[] = [];
+  await assert.rejects(
+    runPlan({ root: dir.path, ...quiet, out: (l) => lines.push(l) }),
+    (e: Error & { fix?: string }) => {
+      assert.equal(e.name, "RunError");
+      assert.match(e.message, /1 task spec file\(s\) cannot be read; .*second\.yaml/);
+      assert.match(
+        e.fix ?? "",
+        /restore each file from a backup, or move it out of \.sdd\/backlog\//,
+      );
+      return true;
+    },
+  );
+  assert.equal((await rowsOf(dir.path, stopped.runId)).length, before, "nothing journaled");
+  const doctor = await checkTasks(workspacePaths(dir.path));
+  assert.equal(doctor.ok, false, "service doctor says the same");
+  assert.match(doctor.detail, /1 task spec file\(s\) cannot be read: .*second\.yaml/);
+  assert.equal(await exists(join(dir.path, "progress.txt")), false, "nothing landed");
+
+  await Deno.writeTextFile(spec, kept);
+  const last = await runPlan({ root: dir.path, ...quiet });
+  assert.equal(last.status, "completed");
+  assert.equal(last.runId, stopped.runId);
+  assert.equal(await Deno.readTextFile(join(dir.path, "second.txt")), "2\n", "the task ran");
 });

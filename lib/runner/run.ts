@@ -6,6 +6,7 @@
  * run with the plan's steps left to do (`run_started`), or say there is nothing to do — and
  * drive the run to its end (lib/runner/run_drive.ts).
  */
+import { refuseUnreadableSpecs } from "./unreadable_specs.ts";
 import { teardownsDone } from "../container/reap.ts";
 import { revokeRunCredentials } from "../auth/agent_credentials.ts";
 import { markRunStarting } from "../metrics/run_probe.ts";
@@ -139,6 +140,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   options.stopNow?.addEventListener("abort", stopNowOnSignal, { once: true });
   try {
     const store = await taskStoreFor(server.ctx);
+    refuseUnreadableSpecs(store.unreadableSpecs);
     // Claims made from here on (a worker's, through the task API) are live, whatever recovery
     // finds of the run when its loop starts.
     const claimsBefore = store.claimMark();
