@@ -9,7 +9,7 @@ import { SERVER_APP } from "../routes/_app.ts";
 import { checkTasks } from "../lib/doctor/checks.ts";
 import { workspacePaths } from "../lib/workspace.ts";
 import { tempDir } from "./helpers.ts";
-import { rowsOf, until, workspace } from "./_e2e.ts";
+import { rowsOf, sh, until, workspace } from "./_e2e.ts";
 
 const quiet = { out: () => {}, port: 0, app: SERVER_APP };
 const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
@@ -116,4 +116,56 @@ Deno.test("a stopped run whose waiting task's spec file became garbage is not re
   assert.equal(last.status, "completed");
   assert.equal(last.runId, stopped.runId);
   assert.equal(await Deno.readTextFile(join(dir.path, "second.txt")), "2\n", "the task ran");
+});
+
+Deno.test("a stopped run is not resumed onto the branch the user switched to, nor onto its renamed branch: service run stops before journaling with the fix, and resumes on its own branch once the user is back", async () => {
+  await using dir = await tempDir();
+  await using outside = await tempDir();
+  const mark = join(outside.path, "mark");
+  const go = join(outside.path, "go");
+  await workspace(dir.path, [{
+    name: "s",
+    steps: [{ id: "long", script: resumableScript(mark, go) }],
+  }]);
+  const controller = new AbortController();
+  const running = runPlan({ root: dir.path, ...quiet, signal: controller.signal });
+  await until("the agent's first line", () => exists(`${mark}.1`));
+  controller.abort();
+  const stopped = await running;
+  assert.equal(stopped.status, "stopped");
+  const before = (await rowsOf(dir.path, stopped.runId)).length;
+  await Deno.writeTextFile(`${go}.1`, "");
+  await Deno.writeTextFile(`${go}.2`, "");
+
+  for (
+    const [how, undo, branch] of [
+      [["switch", "-q", "-c", "feature"], ["switch", "-q", "main"], "feature"],
+      [["branch", "-m", "main", "trunk"], ["branch", "-m", "trunk", "main"], "trunk"],
+    ] as const
+  ) {
+    await sh(dir.path, ...how);
+    await assert.rejects(
+      runPlan({ root: dir.path, ...quiet }),
+      (e: Error & { fix?: string }) => {
+        assert.equal(e.name, "RunError");
+        assert.match(
+          e.message,
+          new RegExp(`run ${stopped.runId} started on main, but the checkout is on ${branch} now`),
+        );
+        assert.match(e.fix ?? "", /`git switch main`.*`service run` resumes the run/);
+        return true;
+      },
+    );
+    assert.equal((await rowsOf(dir.path, stopped.runId)).length, before, "nothing journaled");
+    await sh(dir.path, ...undo);
+  }
+  assert.equal(
+    (await sh(dir.path, "log", "--oneline", "feature")).trim().split("\n").length,
+    1,
+    "nothing landed on the branch the user switched to",
+  );
+  const last = await runPlan({ root: dir.path, ...quiet });
+  assert.equal(last.status, "completed");
+  assert.equal(last.runId, stopped.runId);
+  assert.equal(await Deno.readTextFile(join(dir.path, "progress.txt")), "line\nline\n");
 });
