@@ -4,6 +4,7 @@
  * — the server's words on where the task runs or how the agent gets the follow-up, and the audit
  * entry's hash — is shown as it came; the island keeps nothing else.
  */
+import { showBidiControls } from "../lib/dashboard/bidi_controls.ts";
 import { useState } from "preact/hooks";
 import { ApiError, apiFetch } from "../lib/dashboard/api.ts";
 import { MAX_FOLLOW_UP } from "../lib/dashboard/operator_limits.ts";
@@ -173,7 +174,7 @@ export function FollowUpForm({ taskId, token, sent = [], running }: FollowUpForm
         <ol class="follow-ups">
           {sent.map((f, i) => (
             <li key={i} data-follow-up>
-              {f.text} <span class="muted">— {f.principal ?? "an operator"}</span>
+              {showBidiControls(f.text)} <span class="muted">— {f.principal ?? "an operator"}</span>
             </li>
           ))}
         </ol>

@@ -40,8 +40,8 @@ export interface TaskDetailProps {
 }
 
 /**
- * The decisions that apply to a card in `column` (the server refuses a merge anywhere but
- * needs review, and of a completion that changed nothing), or why none do.
+ * The decisions that apply to a card in `column` (the server refuses a merge or a request for
+ * changes anywhere but needs review, and of a completion that changed nothing), or why none do.
  */
 export function applicableDecisions(
   column: Column,
@@ -59,8 +59,10 @@ export function applicableDecisions(
       return { decisions: ["approve", "request_changes", "merge"] };
     case "gated":
       return {
-        decisions: ["approve", "request_changes"],
-        why: "Merge is off: the latest attempt did not pass (see its reason above).",
+        decisions: ["approve"],
+        why: "Merge and Request changes are off: the latest attempt did not pass (see its reason " +
+          "above), and no agent waits for a review to act on (a FAILED task gets a new attempt " +
+          "with `service retry`).",
       };
     case "merged":
       return {

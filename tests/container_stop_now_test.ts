@@ -32,9 +32,11 @@ Deno.test({
         launcher: box.agent,
         graceMs: 30_000,
       });
-      const deadline = Date.now() + 60_000;
+      // Generous: a container's start queues behind every other podman command of a full suite.
+      const deadline = Date.now() + 120_000;
       while (!proc.tail.includes("ready")) {
-        assert.ok(Date.now() < deadline, "the agent never started");
+        assert.ok(proc.alive, `the agent ended before it was ready: ${proc.tail.join(" | ")}`);
+        assert.ok(Date.now() < deadline, `the agent never started: ${proc.tail.join(" | ")}`);
         await new Promise((r) => setTimeout(r, 50));
       }
       const first = proc.end("stop");

@@ -11,6 +11,8 @@ import { sha256Hex } from "../lib/journal/hash.ts";
 import { GOLDEN_DIR, goldenWorkspace } from "./helpers.ts";
 import { producerRun, sealSample } from "../lib/verification/_test_fixtures.ts";
 import { workspacePaths } from "../lib/workspace.ts";
+import { appendEvents } from "../lib/journal/journal_file.ts";
+import { taskClaimed, taskVerificationFailed } from "../lib/journal/events.ts";
 
 const expected = JSON.parse(await Deno.readTextFile(join(GOLDEN_DIR, "expected.json")));
 
@@ -419,8 +421,33 @@ Deno.test("a merge refused as pending, landed or not reviewable writes nothing",
   assert.match(body.error.message, /t-docs already has a merge decision/);
   assert.equal((await review(app, "t-parser", { decision: "merge" })).status, 409);
   assert.deepEqual(await snapshotState(ws.path), before);
-  // approve and request_changes stay attachments: allowed on a merged card
+  // an approval stays an attachment: allowed on a merged card
   assert.equal((await review(app, "t-parser", { decision: "approve" })).status, 200);
+});
+
+Deno.test("a request for changes of a task not waiting for review (merged, merge pending, gated or FAILED) is refused 409 not_reviewable and writes nothing: no run would start the attempt it asks for", async () => {
+  await using ws = await goldenWorkspace();
+  const app = appFor(ws.path);
+  await appendEvents(join(ws.runDir, "journal.jsonl"), [
+    taskClaimed({ task_id: "t-fails", session_id: "s-09", title: "Fails", role: "backend" }),
+    taskVerificationFailed({
+      task_id: "t-fails",
+      signals: [{ kind: "quality_gate", detail: "tests (exit 1)" }],
+    }),
+  ]);
+  assert.equal((await review(app, "t-docs", { decision: "merge" })).status, 200);
+  const before = await snapshotState(ws.path);
+  for (const task of ["t-parser", "t-docs", "t-fails"]) {
+    const res = await review(app, task, { decision: "request_changes", note: "add a test" });
+    assert.equal(res.status, 409, task);
+    const body = await res.json();
+    assert.equal(body.error.code, "not_reviewable", task);
+    assert.match(body.error.message, new RegExp(`task ${task} is (merged|gated), not waiting`));
+    assert.match(body.error.message, /its note would reach no agent/);
+  }
+  assert.deepEqual(await snapshotState(ws.path), before, "nothing written");
+  // An approval is an attachment on any card (spec §3.2).
+  assert.equal((await review(app, "t-fails", { decision: "approve" })).status, 200);
 });
 
 Deno.test("GET .../tasks outlines every task; .../tasks/<id> gives attempts, reasons and the verified log", async () => {

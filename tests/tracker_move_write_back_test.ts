@@ -18,7 +18,7 @@ import { type FakeIssue, startFakeTrackerApis } from "./_tracker_apis.ts";
 import { testWorkspace } from "./_workspace.ts";
 
 async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 30_000; // a loaded machine (a full suite beside other work) is slow, not wrong
   while (!(await ok())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
@@ -286,4 +286,34 @@ Deno.test("move_to: a claim's move superseded by the landing while the tracker h
     fake.moves.map((m) => `${m.number} ${m.change}`),
     [`${number(held)} status In Progress`, `${number(landed)} status Done`],
   );
+});
+
+Deno.test("move_to: an operator's cancel moves the claimed ticket to its cancelled state; a cancel its ticket made moves nothing", async () => {
+  await using fake = startFakeTrackerApis([ticket(7), ticket(8), ticket(9)]);
+  await using w = await jiraWorkspace(fake.url, "{ claimed: in progress, cancelled: to do }");
+  await w.open();
+  // Claimed, then cancelled by an operator (`service cancel`, a pull request closed by hand):
+  // the ticket no longer says someone works on it.
+  const first = await w.create(7);
+  await first.store.claim(first.id, "s1");
+  await until("In Progress", () => fake.moves.length === 1);
+  await first.store.cancel(first.id);
+  await until("back to To Do", () => fake.moves.length === 2);
+  assert.deepEqual(fake.moves.map((m) => m.change), ["status In Progress", "status To Do"]);
+  await until("both journaled", async () => (await w.journal()).length === 2);
+  const cancelled = (await w.journal())[1];
+  assert.equal(cancelled.event, "cancelled");
+  assert.equal(cancelled.outcome, "moved");
+  // A task its ticket cancelled (closed in the tracker): the person already moved the ticket.
+  const second = await w.create(8);
+  await second.store.cancelUnstarted(second.id, "ticket PROJ-8 was closed in tracker_a");
+  // A later claim's move is sent after anything that cancel would have sent.
+  const third = await w.create(9);
+  await third.store.claim(third.id, "s3");
+  await until("the later claim's move", async () => (await w.journal()).length === 3);
+  assert.deepEqual((await w.journal()).map((r) => [r.ref, r.event]), [
+    ["PROJ-7", "claimed"],
+    ["PROJ-7", "cancelled"],
+    ["PROJ-9", "claimed"],
+  ]);
 });

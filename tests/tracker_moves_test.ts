@@ -8,6 +8,7 @@ import type { ApiAccess, TrackerAdapter } from "../lib/trackers/adapter.ts";
 import { BUILTIN_TRACKERS } from "../lib/trackers/builtin.ts";
 import { HttpApiError } from "../lib/http/api_error.ts";
 import {
+  type MoveEvent,
   moveFor,
   type MoveResult,
   type TicketMoves,
@@ -92,7 +93,7 @@ function access(fake: FakeTrackerApis, t: typeof TRACKERS[number]): ApiAccess {
 async function move(
   fake: FakeTrackerApis,
   t: typeof TRACKERS[number],
-  event: "claimed" | "landed" | "failed",
+  event: MoveEvent,
 ): Promise<MoveResult> {
   const adapter: TrackerAdapter = BUILTIN_TRACKERS.get(t.name)!;
   return await adapter.moveTicket(access(fake, t), t.ids, moveFor(t.moves, event)!);
@@ -136,13 +137,15 @@ Deno.test("GitHub adds the in-progress label on claim, and on landing closes the
   assert.equal(fake.issues[0].state_reason, "completed");
 });
 
-Deno.test("GitHub closes a ticket whose task failed for good as not planned", async () => {
-  await using fake = startFakeTrackerApis([issue()]);
-  const t = { ...TRACKERS[1], moves: { failed: "closed" } };
-  assert.deepEqual(await move(fake, t, "failed"), { outcome: "moved", state: "closed" });
-  assert.deepEqual(writes(fake), [
-    'PATCH /repos/octo/app/issues/7 {"state":"closed","state_reason":"not_planned"}',
-  ]);
+Deno.test("GitHub closes a ticket whose task failed for good, or was cancelled, as not planned", async () => {
+  for (const event of ["failed", "cancelled"] as const) {
+    await using fake = startFakeTrackerApis([issue()]);
+    const t = { ...TRACKERS[1], moves: { [event]: "closed" } };
+    assert.deepEqual(await move(fake, t, event), { outcome: "moved", state: "closed" });
+    assert.deepEqual(writes(fake), [
+      'PATCH /repos/octo/app/issues/7 {"state":"closed","state_reason":"not_planned"}',
+    ], event);
+  }
 });
 
 Deno.test("GitLab writes a move in one PUT: add_labels, remove_labels, state_event close", async () => {

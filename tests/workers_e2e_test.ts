@@ -200,6 +200,15 @@ Deno.test("a worker killed mid-task loses its lease; its pushed commit is the pa
     assert.deepEqual(claims.map((r) => r.data.worker), ["w1", "w2"]);
     const [lost] = rowsFor(rows, "agent_exited", "t");
     assert.equal(lost.data.worker, "w1");
+    // Its agent's end was never seen (its worker died, the agent may run on): the row says so,
+    // and the board shows no exit code for it.
+    assert.equal(lost.data.lease_lost, true);
+    const after = await (await fetch(
+      `${server.url}/review-board/runs/${done.runId}/tasks/t`,
+      { headers: WORKER_READ },
+    )).json();
+    const first = after.task.attempts.find((a: { number: number }) => a.number === 1);
+    assert.equal(first.exit.lease_lost, true, JSON.stringify(first));
     const [failed] = rowsFor(rows, "task_verification_failed", "t");
     assert.match(JSON.stringify(failed.data), /worker w1 stopped heartbeating: its lease expired/);
     assert.match(JSON.stringify(failed.data), /the work it pushed is kept/);

@@ -14,7 +14,6 @@ import {
   sharedRemote,
   startWorker,
   WORKER_AUTH_YAML,
-  WORKER_READ,
   WORKER_TOKENS,
   workerClone,
 } from "./_workers.ts";
@@ -99,10 +98,16 @@ Deno.test("max_agents: 0 with claude and no provider key on the orchestrator: do
 
 Deno.test("a task the heartbeat monitor ORPHANs is said with its [ Ns] time stamp, like every other line of the run", async () => {
   await using dir = await tempDir();
-  await workspace(dir.path, [{
-    name: "s",
-    steps: [{ id: "a", script: [["report"]] }],
-  }], "max_agents: 0\nheartbeat_timeout_s: 1\n" + WORKER_AUTH_YAML);
+  await workspace(
+    dir.path,
+    [{
+      name: "s",
+      steps: [{ id: "a", script: [["report"]] }],
+    }],
+    "max_agents: 0\nheartbeat_timeout_s: 1\n" + WORKER_AUTH_YAML +
+      "    - {principal: ops, scope: operator, token_env: TEAM_E2E_OPS_TOKEN}\n",
+  );
+  using _env = withEnv({ TEAM_E2E_OPS_TOKEN: "team-e2e-ops" });
   const lines: string[] = [];
   const stop = new AbortController();
   let url = "";
@@ -117,10 +122,11 @@ Deno.test("a task the heartbeat monitor ORPHANs is said with its [ Ns] time stam
     },
   });
   await until("the run's address", () => Promise.resolve(url !== ""));
-  // A claimant through the task API that never heartbeats.
+  // A claimant through the task API that never heartbeats (an operator's: a worker token takes
+  // no task of a run there, lib/workers/task_api_guard.ts).
   const claimed = await fetch(`${url}/tasks/a/claim`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...WORKER_READ },
+    headers: { "content-type": "application/json", authorization: "Bearer team-e2e-ops" },
     body: JSON.stringify({ session_id: "outsider-1" }),
   });
   assert.equal(claimed.status, 200, await claimed.text());

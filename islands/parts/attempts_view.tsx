@@ -6,10 +6,12 @@
  * matches the journal's digest. Gates and verdicts of earlier attempts live here, not on the card.
  */
 import type { Attempt } from "../../lib/board/activity_types.ts";
-import type { TaskDetailResponse } from "../../lib/review/types.ts";
+import type { ServedLog, TaskDetailResponse } from "../../lib/review/types.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
 import { isolationWords } from "./card_view.tsx";
 import { gateText } from "../../lib/verification/gate_words.ts";
+import { showBidiControls } from "../../lib/dashboard/bidi_controls.ts";
+import { AgentText } from "./agent_text.tsx";
 
 /** Props of {@link AttemptsView}. */
 export interface AttemptsViewProps {
@@ -53,6 +55,24 @@ function PullRequestLine({ pr }: { pr: NonNullable<TaskDetailResponse["task"]["p
   );
 }
 
+/** An attempt's session log: whether it still matches the journal, and its tail. */
+function LogLine({ log }: { log: ServedLog }) {
+  return (
+    <details data-log-verified={String(log.verified)}>
+      <summary>
+        Session log ({log.bytes} bytes) {log.missing
+          ? <span class="badge bad">file missing</span>
+          : log.verified
+          ? <span class="badge ok">matches the journal</span>
+          : <span class="badge bad">DOES NOT MATCH the journal's digest</span>}
+      </summary>
+      {log.tail !== undefined && (
+        <pre class="evidence">{log.truncated ? "…\n" : ""}{showBidiControls(log.tail)}</pre>
+      )}
+    </details>
+  );
+}
+
 /** The state line and the attempts, newest first. */
 export function AttemptsView({ detail }: AttemptsViewProps) {
   const attempts = [...detail.attempts].reverse();
@@ -62,7 +82,11 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
         <span class={`badge ${["failed", "blocked", "gated"].includes(detail.state) ? "bad" : ""}`}>
           {STATE_WORDS[detail.state]}
         </span>{" "}
-        {detail.reason && <span data-task-reason>{detail.reason}</span>}
+        {detail.reason && (
+          <span data-task-reason>
+            <AgentText text={detail.reason} />
+          </span>
+        )}
         {detail.merged?.commit && (
           <span>
             landed as <code>{detail.merged.commit.slice(0, 12)}</code>
@@ -91,11 +115,7 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
                 {a.worker ? ` · on worker ${a.worker}` : ""}
                 {a.model ? ` · ${a.model}` : ""}
                 {a.isolation ? ` · ran ${isolationWords(a.isolation)}` : ""}
-                {a.exit
-                  ? ` · exit ${a.exit.exit_code} after ${seconds(a.exit.duration_ms)}${
-                    a.exit.ended_by ? ` (${a.exit.ended_by})` : ""
-                  }`
-                  : ""}
+                {a.exit ? exitWords(a.exit) : ""}
               </span>
               {a.batch && (
                 <div data-batch={a.batch.outcome ?? "in_flight"}>
@@ -107,12 +127,16 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
                       </>
                     )
                     : ""}: {a.batch.outcome ? a.batch.outcome.replace("_", " ") : "in flight"}
-                  {a.batch.reason ? ` — ${a.batch.reason}` : ""}
+                  {a.batch.reason ? ` — ${showBidiControls(a.batch.reason)}` : ""}
                 </div>
               )}
               {/* In the order it happened: its worktree, the report, its checks, reviews, then what stopped it. */}
               {a.prepared && <PreparedLine p={a.prepared} />}
-              {a.summary && <div data-summary>Agent's summary: {a.summary}</div>}
+              {a.summary && (
+                <div data-summary>
+                  Agent's summary: <AgentText text={a.summary} />
+                </div>
+              )}
               {a.kept_out && <KeptOutLine k={a.kept_out} />}
               {a.verification && <VerificationLine v={a.verification} />}
               {a.protected_paths && a.protected_paths.length > 0 && (
@@ -131,33 +155,24 @@ export function AttemptsView({ detail }: AttemptsViewProps) {
               {a.reviews?.map((r) => (
                 <div key={r.index} data-review={r.decision}>
                   Review: <strong>{r.decision.replace("_", " ")}</strong> by {r.principal}
-                  {r.note ? `: “${r.note}”` : ""}
+                  {r.note ? `: “${showBidiControls(r.note)}”` : ""}
                 </div>
               ))}
               {a.signals?.map((s, i) => (
                 <div key={i} class="gate" data-signal={s.kind}>
-                  ✗ {gateText(s)}
+                  ✗ <AgentText text={gateText(s)} />
                   {typeof s.output_tail === "string" && s.output_tail && (
-                    <pre class="evidence">{s.output_tail}</pre>
+                    <pre class="evidence">{showBidiControls(s.output_tail)}</pre>
                   )}
                 </div>
               ))}
               {a.unreported && <div data-unreported={a.unreported}>{unreportedWords(a)}</div>}
-              {a.retried_because && <div class="muted">new attempt: {a.retried_because}</div>}
-              {a.log && (
-                <details data-log-verified={String(a.log.verified)}>
-                  <summary>
-                    Session log ({a.log.bytes} bytes) {a.log.missing
-                      ? <span class="badge bad">file missing</span>
-                      : a.log.verified
-                      ? <span class="badge ok">matches the journal</span>
-                      : <span class="badge bad">DOES NOT MATCH the journal's digest</span>}
-                  </summary>
-                  {a.log.tail !== undefined && (
-                    <pre class="evidence">{a.log.truncated ? "…\n" : ""}{a.log.tail}</pre>
-                  )}
-                </details>
+              {a.retried_because && (
+                <div class="muted">
+                  new attempt: <AgentText text={a.retried_because} />
+                </div>
               )}
+              {a.log && <LogLine log={a.log} />}
             </li>
           ))}
         </ol>
@@ -194,6 +209,18 @@ function PreparedLine({ p }: { p: NonNullable<Attempt["prepared"]> }) {
 }
 
 /** How an attempt's unreported work was taken (DESIGN.md §7). */
+/** How an attempt's agent ended; a lost lease saw no exit, so it shows no exit code. */
+function exitWords(exit: NonNullable<Attempt["exit"]>): string {
+  if (exit.lease_lost) {
+    return ` · lost after ${
+      seconds(exit.duration_ms)
+    }: its worker stopped heartbeating (no exit seen)`;
+  }
+  return ` · exit ${exit.exit_code} after ${seconds(exit.duration_ms)}${
+    exit.ended_by ? ` (${exit.ended_by})` : ""
+  }`;
+}
+
 function unreportedWords(a: Attempt): string {
   if (a.unreported === "exited") return "exited without a report: its work went through the gates";
   return a.outcome === "merged"

@@ -37,8 +37,8 @@ Deno.test("AttemptsView: each attempt under its one number, its story in order, 
     "did it",
     "verified: tests ran, quality gates ran",
     "merge</strong> by op",
-    "✗ merge_conflict: x.py",
-    "new attempt: merge conflict",
+    "✗ <bdi>merge_conflict: x.py",
+    "new attempt: <bdi>merge conflict",
   ];
   const at = order.map((text) => first.indexOf(text));
   assert.ok(at.every((i, n) => i > 0 && (n === 0 || i > at[n - 1])), `in order: ${at}`);
@@ -122,4 +122,57 @@ Deno.test("AttemptsView: a task's pull request shows its link, state, what it wa
     <AttemptsView detail={{ ...DETAIL, pull_request: { ...pr, url: "javascript:alert(1)" } }} />,
   );
   assert.doesNotMatch(hostile, /javascript:/);
+});
+
+Deno.test("AttemptsView: what the agent wrote — its summary, its reason, its signals and their output, why it was retried, its log — shows reordering controls instead of obeying them", () => {
+  const rlo = "\u202E";
+  const detail: AttemptsViewProps["detail"] = {
+    ...DETAIL,
+    state: "failed",
+    reason: `cannot ${rlo}exe.txt`,
+    attempts: [{
+      session_id: "s1",
+      number: 1,
+      outcome: "failed",
+      summary: `flood done ${rlo} bidi`,
+      signals: [{ kind: "quality_gate", name: "t", detail: `c${rlo}`, output_tail: `out${rlo}x` }],
+      retried_because: `conflict in ${rlo}sj.x`,
+      log: { bytes: 9, sha256: "sha256:00", verified: true, tail: `tail ${rlo}gol` },
+    }],
+  };
+  const html = renderToString(<AttemptsView detail={detail} />);
+  assert.ok(!html.includes(rlo), "no right-to-left override acts on the page");
+  for (const shown of ["cannot ⟨U+202E⟩exe.txt", "flood done ⟨U+202E⟩ bidi", "out⟨U+202E⟩x"]) {
+    assert.ok(html.includes(shown), `${shown} is shown`);
+  }
+  assert.ok(html.includes("tail ⟨U+202E⟩gol") && html.includes("conflict in ⟨U+202E⟩sj.x"));
+});
+
+Deno.test("AttemptsView: an attempt whose worker's lease ran out says it was lost, with no exit code it never saw", () => {
+  const detail: AttemptsViewProps["detail"] = {
+    ...DETAIL,
+    state: "merged",
+    attempts: [{
+      session_id: "s1",
+      number: 1,
+      outcome: "gated",
+      worker: "box-2",
+      exit: { exit_code: -9, duration_ms: 39_000, lease_lost: true },
+      signals: [{ kind: "agent_lost", detail: "worker box-2 stopped heartbeating" }],
+    }, {
+      session_id: "s2",
+      number: 2,
+      outcome: "merged",
+      worker: "box-1",
+      exit: { exit_code: 0, duration_ms: 35_000 },
+    }],
+  };
+  const html = renderToString(<AttemptsView detail={detail} />);
+  const first = html.slice(html.indexOf('data-attempt="1"'));
+  assert.match(
+    first,
+    /on worker box-2 · lost after 39 s: its worker stopped heartbeating \(no exit seen\)/,
+  );
+  assert.doesNotMatch(first, /exit -9/);
+  assert.match(html, /on worker box-1 · exit 0 after 35 s/);
 });

@@ -10,6 +10,8 @@ import type { CardFace } from "../../lib/dashboard/card_face.ts";
 import { STATE_WORDS } from "./run_outline.tsx";
 import { CardTitle } from "./card_title.tsx";
 import { gateSaid, gateText } from "../../lib/verification/gate_words.ts";
+import { showBidiControls } from "../../lib/dashboard/bidi_controls.ts";
+import { AgentText } from "./agent_text.tsx";
 
 /** Props of {@link CardView}. */
 export interface CardViewProps {
@@ -108,7 +110,9 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
       {
         // The gate rows say why a task FAILED or was cancelled; otherwise the reason does.
         standing?.reason && !card.gates?.length && (
-          <span class="meta" data-standing-reason>{standing.reason}</span>
+          <span class="meta" data-standing-reason>
+            <AgentText text={standing.reason} />
+          </span>
         )
       }
       {evidence && !evidence.verified && (
@@ -152,12 +156,14 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
         </span>
       )}
       {card.gates?.map((gate, i) => (
-        <span class="gate" key={i} title={gateText(gate)}>✗ {cardGateText(gate)}</span>
+        <span class="gate" key={i} title={showBidiControls(gateText(gate))}>
+          ✗ <AgentText text={cardGateText(gate)} />
+        </span>
       ))}
       {verdict && (
         <span class="verdict" data-verdict={verdict.decision}>
           <strong>{verdict.decision.replace("_", " ")}</strong> by {verdict.principal}
-          {verdict.note ? `: “${verdict.note}”` : ""}
+          {verdict.note ? `: “${showBidiControls(verdict.note)}”` : ""}
         </span>
       )}
     </button>

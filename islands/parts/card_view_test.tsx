@@ -38,3 +38,15 @@ Deno.test("a gate's output is rendered inert on the card, the command in its tit
     /title="quality_gate tests: for f in test\/\*\.js; do node \$f \|\| \{ echo &quot;failed: \$f&quot;; exit 1; }; done"/,
   );
 });
+
+Deno.test("a card shows the reordering controls of what the agent wrote (its gate output, its reason) instead of obeying them", () => {
+  const receipt = manyCardReceipt(5);
+  const card = receipt.board.columns.gated[0];
+  card.gates = [{
+    kind: "agent_failed",
+    detail: "agent exited (exit 1): \u202Etxt.exe",
+  }];
+  const html = renderToString(<BoardColumns board={receipt.board} />);
+  assert.ok(!html.includes("\u202E"), "no right-to-left override acts on the card");
+  assert.match(html, /agent_failed: agent exited \(exit 1\): ⟨U\+202E⟩txt\.exe/);
+});

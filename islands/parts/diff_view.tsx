@@ -136,7 +136,7 @@ export function DiffLines({ file, limit = Infinity }: DiffLinesProps) {
           data-new={line.new}
           data-ln={gutter(line.old) + gutter(line.new)}
         >
-          {SIGN[line.kind] + line.text}
+          {SIGN[line.kind] + showBidiControls(line.text)}
         </div>,
       );
     }

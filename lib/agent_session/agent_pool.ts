@@ -472,6 +472,7 @@ export class AgentPool {
       logPath: relative(o.paths.root, runLogPath(o.paths, o.runId, session.sessionId)),
       logTail: tail,
       adapter: session.adapter.name,
+      outOfMemoryMb: session.outOfMemoryAt(),
       prompt,
     });
     if (diagnosis.fastExit) o.log(`${taskId}: log tail:\n  ${tail.slice(-8).join("\n  ")}`);

@@ -95,6 +95,11 @@ export interface AgentExited {
      * its pushed work is kept.
      */
     interrupted?: "stop" | "restart";
+    /**
+     * Its worker stopped heartbeating and its lease ran out: the agent's end was never seen
+     * (its exit code is a stand-in), it may even run on.
+     */
+    lease_lost?: true;
   };
 }
 

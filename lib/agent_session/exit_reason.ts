@@ -11,6 +11,7 @@ import { clipLine, errorLine, lastErrorLine } from "../util/last_error_line.ts";
 import { printable } from "../util/printable.ts";
 import { permanentExit, saidOn } from "../agents/exit_diagnosis.ts";
 import { logParserFor } from "../agents/adapters/mod.ts";
+import { agentLines } from "./service_log_lines.ts";
 
 /** How the agent ended. */
 export interface AgentEnd {
@@ -24,6 +25,11 @@ export interface AgentEnd {
   logTail?: string[];
   /** The adapter that ran it (its exits that always repeat are known by name). */
   adapter?: string;
+  /**
+   * The kernel's OOM killer ended a process of its container, whose `memory_mb` this is (0: no
+   * limit of its own).
+   */
+  outOfMemoryMb?: number;
   /** The prompt it was given: lines of its log that only repeat it are not its own words. */
   prompt?: string;
 }
@@ -50,7 +56,8 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
   // the last of its own plain lines that reads like an error — never the prompt, the model's
   // words or a tool call (a plain-text log: its last line). Printed, journaled and shown:
   // escaped (one line).
-  const logTail = ownLines(end.logTail ?? [], end.prompt);
+  // The service's own lines (its container header, setup steps) are not the agent's words.
+  const logTail = ownLines(agentLines(end.logTail ?? []), end.prompt);
   const tail = logParserFor(end.adapter)(logTail.join("\n"));
   const error = tail.findLast((e) => e.kind === "error");
   const plain = tail.filter((e) => e.kind === "text").map((e) => e.raw);
@@ -62,7 +69,10 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
   const said = line === undefined ? undefined : printable(line);
   const quote = said ? `: ${said}` : "";
   const signal = signalOfExit(end.exitCode);
-  const killed = signal ? `, killed by ${signal}` : "";
+  const oom = end.outOfMemoryMb === undefined
+    ? ""
+    : `, out of memory${end.outOfMemoryMb > 0 ? ` at memory_mb ${end.outOfMemoryMb}` : ""}`;
+  const killed = (signal ? `, killed by ${signal}` : "") + oom;
   if (end.rateLimited) {
     return {
       kind: "rate_limited",

@@ -175,6 +175,49 @@ Deno.test("exitReason() never quotes the prompt, the model's words or a tool cal
   );
 });
 
+Deno.test("exitReason() never quotes the service's own lines of the session log as the agent's words", () => {
+  const header = "──── service: agent runs in container service-s-1 (podman, image x 0123), " +
+    "user 65532, memory 512 MB, 1 CPUs); network restricted: it can reach 127.0.0.1:1 (task server)";
+  const cases: [Partial<AgentEnd>, RegExp][] = [
+    // An agent that wrote nothing: the header was the only line of its log.
+    [{ exitCode: 0, logTail: [header] }, /^agent exited \(exit 0\) without reporting completion$/],
+    [
+      { exitCode: 3, durationMs: 500, logTail: [header] },
+      /^SpawnError: agent exited within 2s \(exit 3\); read \/x\/s\.log$/,
+    ],
+    [
+      { exitCode: 1, logTail: ["──── service: worktree setup 1/1: npm ci", header] },
+      /^agent exited \(exit 1\) without reporting completion$/,
+    ],
+    // What the agent said is still quoted, whatever follows it.
+    [
+      { exitCode: 1, logTail: [header, "fatal: cannot read", "──── service: this log reached"] },
+      /without reporting completion: fatal: cannot read$/,
+    ],
+  ];
+  for (const [end, want] of cases) {
+    const { reason } = exitReason({ ...base, ...end });
+    assert.match(reason, want, JSON.stringify(end.logTail));
+  }
+});
+
+Deno.test("exitReason() says an agent ran out of memory when the kernel's OOM killer ended a process of its container", () => {
+  const tail = ["agent: exec into a memory hog"];
+  const cases: [Partial<AgentEnd>, RegExp][] = [
+    [
+      { exitCode: 137, outOfMemoryMb: 512, logTail: tail },
+      /^agent exited \(exit 137, out of memory at memory_mb 512\) without reporting completion: agent: exec into a memory hog$/,
+    ],
+    [
+      { exitCode: 137, durationMs: 500, outOfMemoryMb: 512, logTail: tail },
+      /^SpawnError: agent exited within 2s \(exit 137, out of memory at memory_mb 512\): agent: exec/,
+    ],
+    [{ exitCode: 137, outOfMemoryMb: 0 }, /\(exit 137, out of memory\) without reporting/],
+    [{ exitCode: 137 }, /^agent exited \(exit 137\) without reporting completion$/],
+  ];
+  for (const [end, want] of cases) assert.match(exitReason({ ...base, ...end }).reason, want);
+});
+
 Deno.test("an agent that echoes its prompt is not quoted with the prompt's words, however often it is retried", () => {
   const prompt = [
     "# Role: backend",

@@ -163,6 +163,7 @@ export class AgentSession {
   scannedBytes = 0;
   /** `worktree`, or `container:<runtime>:<image id>` (journaled with the claim). */
   readonly isolation: string;
+  #box: SessionContainer | undefined;
   /** What the worktree environment gave the worktree (absent without environments). */
   readonly prepared?: PreparedWorktree;
   /** The agent's environment (its teardown runs with it). */
@@ -268,6 +269,15 @@ export class AgentSession {
     }
   }
 
+  /**
+   * The memory limit of the agent's container (`memory_mb`) when the kernel's OOM killer ended
+   * a process of it; undefined for a host process or a container that never ran out of memory.
+   */
+  outOfMemoryAt(): number | undefined {
+    if (!this.#box?.agent.outOfMemory()) return undefined;
+    return this.#start.isolation?.settings.memoryMb ?? 0;
+  }
+
   static async #started(
     start: SessionStart,
     worktree: Worktree,
@@ -279,6 +289,7 @@ export class AgentSession {
   ): Promise<AgentSession> {
     const isolation = box ? box.label : "worktree";
     const session = new AgentSession(start, worktree, proc, env, prepared, isolation, progress);
+    session.#box = box;
     const record: SessionRecord = {
       session_id: start.sessionId,
       pid: proc.pid,

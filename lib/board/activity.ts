@@ -347,7 +347,9 @@ const ON_TASK: {
   },
   agent_exited(t, e) {
     const a = attemptOf(t, e.session_id);
-    if (a) a.exit = { exit_code: e.exit_code, duration_ms: e.duration_ms, ended_by: e.ended_by };
+    if (!a) return;
+    a.exit = { exit_code: e.exit_code, duration_ms: e.duration_ms, ended_by: e.ended_by };
+    if (e.lease_lost) a.exit.lease_lost = true;
   },
   task_log_captured(t, e) {
     const a = attemptOf(t, e.session_id);

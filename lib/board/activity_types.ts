@@ -50,7 +50,8 @@ export interface Attempt {
    * was interrupted and `recovery.land_unreported` landed it (`interrupted`).
    */
   unreported?: "exited" | "interrupted";
-  exit?: { exit_code: number; duration_ms: number; ended_by?: string };
+  /** How its agent ended; `lease_lost`: its worker went silent, no exit seen (no code to show). */
+  exit?: { exit_code: number; duration_ms: number; ended_by?: string; lease_lost?: boolean };
   /** The session log kept in the run directory (`logs/<session_id>.log`). */
   log?: { sha256: string; bytes: number };
   /** What its worktree got before its agent started (`task_worktree_prepared`, DESIGN.md §13). */

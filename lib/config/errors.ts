@@ -19,11 +19,23 @@ export class ValidationError extends Error {
   readonly problem: string;
   readonly fix?: string;
 
-  constructor({ file, path, position, problem, fix }: ValidationProblem) {
+  /** Further problems of the same file, named beside this one (their fixes in `also`). */
+  readonly also: readonly ValidationProblem[];
+
+  constructor(
+    { file, path, position, problem, fix }: ValidationProblem,
+    also: readonly ValidationProblem[] = [],
+  ) {
     super(
       `${file}:${position.line}:${position.col}: ${path ? `${path}: ` : ""}${problem}` +
-        (fix ? `\n  fix: ${fix}` : ""),
+        (fix ? `\n  fix: ${fix}` : "") +
+        also.map((p) =>
+          `\n  also ${p.position.line}:${p.position.col}: ${
+            p.path ? `${p.path}: ` : ""
+          }${p.problem}`
+        ).join(""),
     );
+    this.also = also;
     this.name = "ValidationError";
     this.file = file;
     this.path = path;

@@ -233,11 +233,15 @@ const ROLE_NAME = z.string().regex(
 /** A workflow state's name as the tracker shows it (matched case-insensitively). */
 const STATE_NAME = z.string().trim().min(1).max(100).regex(/^[^\p{Cc}]+$/u, "must be one line");
 
-/** `trackers.<adapter>.move_to`: the state a ticket moves to when its task is claimed, lands, fails. */
+/**
+ * `trackers.<adapter>.move_to`: the state a ticket moves to when its task is claimed, lands,
+ * fails, is cancelled.
+ */
 const TicketMovesSchema = z.strictObject({
   claimed: STATE_NAME.optional(),
   landed: STATE_NAME.optional(),
   failed: STATE_NAME.optional(),
+  cancelled: STATE_NAME.optional(),
 });
 
 /** `trackers.<adapter>` (spec §2.11; the keys beyond `webhook` are documented in docs/trackers.md). */

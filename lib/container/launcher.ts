@@ -14,6 +14,7 @@
  * its output ends at a marker written after it (lib/container/output_end.ts): the task goes on
  * while `podman run` still removes the container (lib/container/early_end.ts, teardowns.ts).
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Launched, Launcher, LaunchOptions } from "../process/launcher.ts";
 import { spawnNewSession } from "../process/new_session.ts";
@@ -23,6 +24,7 @@ import { entryArgv, GO_LINE } from "./entry.ts";
 import type { Relay } from "./network.ts";
 import { runArgs, type RunSpec } from "./run_args.ts";
 import { type ContainerRuntime, runtimeCall } from "./runtime.ts";
+import { runtimeCwd } from "./runtime_cwd.ts";
 
 /**
  * Variables whose names the runtime's own command also uses (its HOME is where rootless podman
@@ -59,6 +61,20 @@ export interface ContainerLauncherOptions {
  * that name), when its death can be learned first: podman 4 or later (the `passthrough` log
  * driver) and a `stateDir`.
  */
+/**
+ * conmon's working directory for the container of `conmonPidfile`: conmon creates an empty `oom`
+ * file there when the kernel's OOM killer ends a process of the container (runtime_cwd.ts), which
+ * is how the service learns that an agent ran out of memory.
+ */
+function conmonWorkDir(conmonPidfile: string): string {
+  const dir = `${conmonPidfile}.cwd`;
+  Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    Deno.removeSync(join(dir, "oom"));
+  } catch { /* none */ }
+  return dir;
+}
+
 function conmonPidfileOf(o: ContainerLauncherOptions, name: string): string | undefined {
   const podman4 = o.runtime.name === "podman" && Number(o.runtime.version.split(".")[0]) >= 4;
   if (o.stateDir === undefined || !podman4) return undefined;
@@ -100,6 +116,11 @@ export interface HoldingLauncher extends Launcher {
    */
   hold(argv: readonly string[], options: LaunchOptions, extraSeconds?: number): void;
   /**
+   * Whether the kernel's OOM killer ended a process of the last container launched, as conmon
+   * recorded it by the time the container ended (podman 4 with a `stateDir`; else false).
+   */
+  outOfMemory(): boolean;
+  /**
    * End a held container that was never let go (its input closes: it ends before its command
    * runs, and the runtime removes it) and resolve once it is gone. Nothing when none is held.
    */
@@ -116,6 +137,8 @@ interface Started extends ContainerEnd {
   input: WritableStreamDefaultWriter<Uint8Array>;
   stop(graceMs: number): Promise<boolean>;
   tree: { pgid: number; marker: string; pipes: string[] };
+  /** Whether conmon has recorded an OOM kill in the container. */
+  oomKilled(): boolean;
 }
 
 /** A {@link Launcher} that runs each program in a new container of `o.base`. */
@@ -162,6 +185,7 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
   ): Started => {
     const name = o.name();
     const conmonPidfile = conmonPidfileOf(o, name);
+    const workDir = conmonPidfile && conmonWorkDir(conmonPidfile);
     const { names, values, secrets } = splitEnvironment(options.env ?? {});
     const maxSeconds = o.base.maxSeconds === undefined
       ? undefined
@@ -178,6 +202,8 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
     });
     const marker = newTreeMarker();
     const child = spawnNewSession([bin, ...args], {
+      // Not the checkout: conmon leaves `oom` in its working directory (runtime_cwd.ts).
+      cwd: workDir ?? runtimeCwd(),
       clearEnv: true,
       env: { ...o.runtimeEnv, ...secrets, ...inheritedTreeMarkers(), [marker]: "1" },
       stdin: "piped",
@@ -197,11 +223,17 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
       over: () => (exited !== undefined && exited.signal === null) || end.dead(),
     });
     const tree = { pgid: child.pid, marker, pipes: outputPipes(child.pid) };
-    return { name, child, ...end, input, stop, tree };
+    const oomKilled = () => workDir !== undefined && existsSync(join(workDir, "oom"));
+    return { name, child, ...end, input, stop, tree, oomKilled };
   };
+  let outOfMemory = false;
   const launched = (s: Started): Launched => ({
     child: s.child,
-    exited: s.exited,
+    // Read when it ends: the session's files, conmon's directory with them, go after it.
+    exited: s.exited.then((status) => {
+      outOfMemory = s.oomKilled();
+      return status;
+    }),
     output: s.output,
     async end(graceMs, withPipes) {
       const killedInside = await s.stop(graceMs);
@@ -219,6 +251,7 @@ export function containerLauncher(o: ContainerLauncherOptions): HoldingLauncher 
   const keyOf = (argv: readonly string[], options: LaunchOptions) =>
     JSON.stringify([argv, options.cwd ?? "/", options.env ?? {}]);
   return {
+    outOfMemory: () => outOfMemory,
     hold(argv, options, extraSeconds = 0) {
       if (held) throw new Error(`a container is already held (${held.started.name})`);
       held = { key: keyOf(argv, options), started: start(argv, options, { extraSeconds }) };

@@ -5,6 +5,7 @@
  */
 import { findOnPath } from "../process/new_session.ts";
 import { spawnProcess } from "../process/spawn.ts";
+import { runtimeCwd } from "./runtime_cwd.ts";
 import { concatBytes } from "../util/bytes.ts";
 import { lastErrorLine } from "../util/last_error_line.ts";
 import { ContainerError } from "./errors.ts";
@@ -106,6 +107,7 @@ export async function runtimeCall(
   let proc;
   try {
     proc = spawnProcess([bin, ...args], {
+      cwd: runtimeCwd(),
       env: options.env,
       clearEnv: options.env !== undefined,
       timeoutMs: options.timeoutMs ?? 60_000,

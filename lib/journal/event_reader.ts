@@ -133,6 +133,7 @@ export interface EventReads {
     push_error?: string;
     start_failure?: string;
     interrupted?: string;
+    lease_lost?: boolean;
   };
   merge_conflict: { task_id: string; files: string[]; attempt?: number };
   budget_exceeded: {
@@ -437,6 +438,7 @@ const READERS: Readers = {
     push_error: str(d.push_error),
     start_failure: str(d.start_failure),
     interrupted: str(d.interrupted),
+    lease_lost: bool(d.lease_lost),
   }),
   merge_conflict: (d) => ({
     task_id: reqStr(d, "task_id"),

@@ -279,6 +279,8 @@ export function agentExited(data: {
   start_failure?: string;
   /** Why its end was not the task's: `stop` (no orchestrator answered), `restart` (its worker). */
   interrupted?: string;
+  /** Its worker's lease ran out: no exit was seen (`exit_code` is a stand-in). */
+  lease_lost?: true;
 }): JournalEvent {
   return event("agent_exited", data);
 }
@@ -528,7 +530,8 @@ export function taskPrStatus(data: {
 
 /**
  * `task_ticket_moved` (detail, docs/trackers.md#moving-tickets): what became of moving the task's
- * tracker ticket to the workflow state `move_to` names for `event` (claimed, landed, failed):
+ * tracker ticket to the workflow state `move_to` names for `event` (claimed, landed, failed,
+ * cancelled):
  * `moved`, `already` there, `left` (a done ticket is never moved back) or `failed` (given up;
  * `detail` says why). The task's own outcome never depends on it.
  */

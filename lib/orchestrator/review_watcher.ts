@@ -2,8 +2,9 @@
  * Reads review decisions that operators appended to the run journal (through the board) since
  * the last look. Only a verifying journal is trusted: a decision on a poisoned chain is ignored,
  * and so is a row the board does not count (lib/journal/event_reader.ts).
- * The first look keeps the merges still pending, so a merge acknowledged before a restart (or
- * while no orchestrator ran) lands rather than being skipped as old.
+ * The first look keeps the merges and requests for changes still pending, so a merge
+ * acknowledged before a restart (or while no orchestrator ran) lands, and a request for changes
+ * starts its new attempt, rather than being skipped as old.
  */
 import type { RowSink } from "../journal/incremental.ts";
 import { IncrementalJournal } from "../journal/incremental.ts";
@@ -62,15 +63,15 @@ export class ReviewWatcher {
   }
 
   /**
-   * The first look: the starting point, and the merges operators decided that never landed
-   * (handed out by {@link decidedBefore} once their task waits for review again). Call it
-   * before anything is appended on recovery.
+   * The first look: the starting point, and the merges (and requests for changes) operators
+   * decided that were never acted on (handed out by {@link decidedBefore} once their task waits
+   * for review again). Call it before anything is appended on recovery.
    */
   async start(): Promise<void> {
     for (const d of await this.newDecisions()) this.#decidedBefore.set(d.taskId, d);
   }
 
-  /** The merges decided before this process whose task now waits for review (each once). */
+  /** The decisions taken before this process whose task now waits for review (each once). */
   decidedBefore(waitsForReview: (taskId: string) => boolean): ReviewDecision[] {
     const ready = [...this.#decidedBefore.values()].filter((d) => waitsForReview(d.taskId));
     for (const d of ready) this.#decidedBefore.delete(d.taskId);
@@ -97,16 +98,25 @@ export class ReviewWatcher {
   }
 
   /**
-   * The merge decisions still pending: the card sits under merged because of the decision itself
-   * (its last column-setting row is that merge: nothing landed it, sent it back or failed it).
+   * The decisions still pending: a merge whose card sits under merged because of the decision
+   * itself (its last column-setting row is that merge: nothing landed it, sent it back or failed
+   * it), and a request for changes that is the last word on work still waiting for review (taken
+   * while no orchestrator ran: nothing started the new attempt it asks for).
    */
   async #pendingMerges(all: ReviewDecision[]): Promise<ReviewDecision[]> {
     const board = await readJournal(this.#path, new IncrementalJournal(BOARD_FOLD_SINK));
-    const merges = new Map(all.filter((d) => d.decision === "merge").map((d) => [d.index, d]));
+    const byIndex = new Map(all.map((d) => [d.index, d]));
     const out: ReviewDecision[] = [];
     for (const { card, column } of board.state.cards.values()) {
-      const decision = merges.get(card.last_index);
-      if (column === "merged" && decision?.taskId === card.task_id) out.push(decision);
+      const merge = byIndex.get(card.last_index);
+      if (column === "merged" && merge?.decision === "merge" && merge.taskId === card.task_id) {
+        out.push(merge);
+      }
+      const verdict = card.verdict && byIndex.get(card.verdict.index);
+      if (
+        column === "needs_review" && verdict?.decision === "request_changes" &&
+        verdict.taskId === card.task_id && verdict.index > card.last_index
+      ) out.push(verdict);
     }
     return out;
   }

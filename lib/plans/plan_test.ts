@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { parsePlan, PlanError } from "./plan.ts";
 import { YamlSyntaxError } from "../config/yaml_source.ts";
+import { ValidationError } from "../config/errors.ts";
 
 const ROLES = new Set(["backend", "qa", "docs"]);
 
@@ -141,5 +142,40 @@ Deno.test("parsePlan() refuses a role without a template directory", () => {
         templates: new Set(["qa"]),
       }),
     /role 'docs' has no template directory[\s\S]*templates\/roles\/docs/,
+  );
+});
+
+Deno.test("a plan with several mistakes names each of them at once, the first with its fix, a misspelt key once", () => {
+  const text = `stages:
+  - name: a
+    steps:
+      - { goal: one, role: backend, depends_on: [b] }
+      - { goal: two, rol: backend }
+      - { goal: three, role: backend, priority: high }
+      - { role: backend }
+`;
+  let err: unknown;
+  try {
+    parsePlan(text, "plan.yaml", { roles: ROLES });
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err instanceof ValidationError);
+  assert.equal(err.path, "stages[0].steps[0].depends_on");
+  assert.equal(err.problem, "unknown key 'depends_on' here (it is a key of stages[0])");
+  assert.match(
+    err.fix!,
+    /^move 'depends_on' to stages\[0\], or remove 'depends_on'; known keys here: id, title, goal/,
+  );
+  assert.deepEqual(err.also.map((p) => [p.path, p.position.line, p.problem]), [
+    ["stages[0].steps[1].rol", 5, "unknown key 'rol' (did you mean 'role'?)"],
+    ["stages[0].steps[2].priority", 6, 'expected number, got string ("high")'],
+    ["stages[0].steps[3].goal", 7, "missing required key 'goal' in stages[0].steps[3]"],
+  ]);
+  assert.match(err.message, /\n {2}also 5:\d+: stages\[0\]\.steps\[1\]\.rol: unknown key 'rol'/);
+  assert.doesNotMatch(
+    err.message,
+    /steps\[1\]\.role: missing/,
+    "the typo is not also a missing key",
   );
 });

@@ -61,12 +61,19 @@ export interface ReviewContext {
 /**
  * A merge applies only to work waiting for review: once a card is under merged (its merge was
  * decided, or it landed) a second merge would chain a decision nothing can act on, and a task
- * that is queued, running or gated has no verified work to merge. Refused with 409, nothing
- * written.
+ * that is queued, running or gated has no verified work to merge. A request for changes starts
+ * a new attempt only of work waiting for review too: on a FAILED, gated, running or merged task
+ * no run acts on it, and its note would reach no agent. Refused with 409, nothing written.
+ * Approvals stay attachments (spec §3.2) on any card.
  */
-function refuseMergeOf(ctx: ReviewContext, state: { card: Card; column: Column }): void {
+function refuseDecisionOn(
+  ctx: ReviewContext,
+  decision: ReviewRequest["decision"],
+  state: { card: Card; column: Column },
+): void {
   const { card, column } = state;
-  if (column === "merged") {
+  if (decision === "approve") return;
+  if (column === "merged" && decision === "merge") {
     const pending = card.verdict?.decision === "merge" && card.verdict.index === card.last_index;
     throw pending
       ? new ConflictError(
@@ -78,14 +85,19 @@ function refuseMergeOf(ctx: ReviewContext, state: { card: Card; column: Column }
         `task ${ctx.taskId} already landed (row ${card.last_index}); there is nothing left to merge`,
       );
   }
-  if (column !== "needs_review") {
-    throw new ConflictError(
+  if (column === "needs_review") return;
+  const where = column.replace("_", " ");
+  throw decision === "merge"
+    ? new ConflictError(
       "not_reviewable",
-      `task ${ctx.taskId} is ${
-        column.replace("_", " ")
-      }, not waiting for review; only a task under needs review can be merged`,
+      `task ${ctx.taskId} is ${where}, not waiting for review; only a task under needs review can be merged`,
+    )
+    : new ConflictError(
+      "not_reviewable",
+      `task ${ctx.taskId} is ${where}, not waiting for review: no run would act on a request for ` +
+        "changes, so its note would reach no agent (a FAILED task gets a new attempt with " +
+        `\`service retry ${ctx.taskId}\`; landed work needs a new task)`,
     );
-  }
 }
 
 /**
@@ -138,13 +150,15 @@ export async function recordReview(
   // Its card waits under needs review, but nothing is left to merge (`task_unchanged`). Read
   // before the journal's lock (reading takes it too); a closed attempt stays closed.
   if (
-    request.decision === "merge" &&
+    request.decision !== "approve" &&
     await taskStateAt(ctx.journalPath, ctx.taskId).catch(() => undefined) === "unchanged"
   ) {
     throw new ConflictError(
       "no_changes",
       `task ${ctx.taskId} completed with no changes: its work changes nothing on the target ` +
-        "branch, so there is nothing to merge (the task is closed)",
+        `branch, so there is nothing to ${
+          request.decision === "merge" ? "merge" : "change"
+        } (the task is closed)`,
     );
   }
   try {
@@ -165,7 +179,7 @@ export async function recordReview(
           `run ${ctx.runId} has no card for task ${ctx.taskId}`,
         );
       }
-      if (request.decision === "merge") refuseMergeOf(ctx, snapshot.state.cards.get(ctx.taskId)!);
+      refuseDecisionOn(ctx, request.decision, snapshot.state.cards.get(ctx.taskId)!);
       const contradiction = await journalContradiction(ctx.paths, ctx.runId, ctx.journalPath);
       if (contradiction) {
         throw new ConflictError(

@@ -294,24 +294,43 @@ export class TaskStore {
    * Claim the ready task of `role` (any role when undefined) with the lowest priority number;
    * undefined when none is ready. A task whose claim could not be written stays ready.
    */
-  async claimNext(role: string | undefined, sessionId?: string): Promise<Task | undefined> {
+  claimNext(role: string | undefined, sessionId?: string): Promise<Task | undefined> {
+    return this.claimNextOf({ role, sessionId });
+  }
+
+  /**
+   * {@link claimNext}, passing over the ready tasks `skip` names (they stay ready for others):
+   * a worker token's `/tasks/next` takes no task of a run (lib/workers/task_api_guard.ts).
+   */
+  async claimNextOf(
+    o: { role?: string; sessionId?: string; skip?: (task: Task) => boolean },
+  ): Promise<Task | undefined> {
+    const { role, sessionId } = o;
     const queue = role === undefined ? this.#anyRole : this.#queues.get(role);
-    for (;;) {
-      const entry = queue?.popValid((e) => {
-        const task = this.#tasks.get(e.id);
-        return task?.status === "OPEN" && (role === undefined || task.role === role);
-      });
-      if (!entry) return undefined;
-      const task = this.#tasks.get(entry.id)!;
-      try {
-        await this.#claim(task, sessionId);
-        return task;
-      } catch (e) {
-        if (task.status === "OPEN") this.#enqueue(task);
-        // Another claimant took it while this claim waited for its turn: try the next one.
-        if (e instanceof ConflictError && task.status !== "OPEN") continue;
-        throw e;
+    const passed: Task[] = [];
+    try {
+      for (;;) {
+        const entry = queue?.popValid((e) => {
+          const task = this.#tasks.get(e.id);
+          if (task?.status !== "OPEN" || (role !== undefined && task.role !== role)) return false;
+          if (!o.skip?.(task)) return true;
+          passed.push(task);
+          return false;
+        });
+        if (!entry) return undefined;
+        const task = this.#tasks.get(entry.id)!;
+        try {
+          await this.#claim(task, sessionId);
+          return task;
+        } catch (e) {
+          if (task.status === "OPEN") this.#enqueue(task);
+          // Another claimant took it while this claim waited for its turn: try the next one.
+          if (e instanceof ConflictError && task.status !== "OPEN") continue;
+          throw e;
+        }
       }
+    } finally {
+      for (const task of passed) if (task.status === "OPEN") this.#enqueue(task);
     }
   }
 

@@ -6,8 +6,12 @@
  * landing moves a done ticket, and a person who reopens it makes it movable again.
  */
 
-/** When a ticket moves: its task was claimed by an agent, its work landed, it failed for good. */
-export const MOVE_EVENTS = ["claimed", "landed", "failed"] as const;
+/**
+ * When a ticket moves: its task was claimed by an agent, its work landed, it failed for good, or
+ * it was cancelled by the service's side (an operator, a pull request closed by hand) — a cancel
+ * the ticket itself made (closed, its wanted labels taken off) moves nothing.
+ */
+export const MOVE_EVENTS = ["claimed", "landed", "failed", "cancelled"] as const;
 /** One of {@link MOVE_EVENTS}. */
 export type MoveEvent = typeof MOVE_EVENTS[number];
 

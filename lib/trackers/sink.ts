@@ -188,12 +188,21 @@ async function update(
 }
 
 /** How a cancel made by a ticket that lost its wanted labels begins. */
-function unlabelledPrefix(ticket: Ticket): string {
+function unlabelledPrefix(ticket: Pick<Ticket, "ref" | "tracker">): string {
   return `ticket ${ticket.ref} in ${ticket.tracker}`;
 }
 
-/** Whether `task` was cancelled by its ticket: closed, or without a wanted label. */
-function cancelledByTicket(task: Task, ticket: Ticket): boolean {
+/**
+ * Whether `task` was cancelled by its own ticket (closed, or without a wanted label), not by an
+ * operator or its pull request: such a cancel moves the ticket nowhere (lib/trackers/move.ts).
+ */
+export function cancelledByItsTicket(task: Task): boolean {
+  return task.status === "CANCELLED" && task.source !== undefined &&
+    cancelledByTicket(task, task.source);
+}
+
+/** Whether `task` was cancelled by `ticket`: closed, or without a wanted label. */
+function cancelledByTicket(task: Task, ticket: Pick<Ticket, "ref" | "tracker">): boolean {
   const summary = task.summary ?? "";
   return summary === closedReason(ticket) ||
     summary.startsWith(`${unlabelledPrefix(ticket)} carries none of the labels `);
@@ -210,7 +219,7 @@ function ticketFields(task: Task, ticket: Ticket, route: { role: string } | { ig
 }
 
 /** Why a ticket's closing cancelled its task (also how a reopen recognises that cancel). */
-function closedReason(ticket: Ticket): string {
+function closedReason(ticket: Pick<Ticket, "ref" | "tracker">): string {
   return `ticket ${ticket.ref} was closed in ${ticket.tracker}`;
 }
 

@@ -2,8 +2,8 @@
  * Opt-in write-back. `trackers.<name>.comment_on_land: true`: when a task made from a ticket
  * lands (its task goes CLOSED after `task_merged`), the service comments on the ticket through
  * the tracker's API with the merge commit (and the pull request it landed through) and the board
- * link. `trackers.<name>.move_to`: when the task is claimed, lands or fails for good (CLAIMED,
- * CLOSED, FAILED), the ticket moves to the workflow state named for it (lib/trackers/move.ts,
+ * link. `trackers.<name>.move_to`: when the task is claimed, lands, fails for good or is
+ * cancelled by an operator or its pull request (CLAIMED, CLOSED, FAILED, CANCELLED), the ticket moves to the workflow state named for it (lib/trackers/move.ts,
  * ticket_moves.ts). Only ever in the tracker's configured `project` (lib/trackers/scope.ts).
  * Comments and moves go through the outbox (lib/trackers/outbox.ts): written down first, retried
  * with back-off while the tracker is down, also after a restart, and sent once per event. It
@@ -20,6 +20,7 @@ import { nextCommentTry, Outbox, type OutboxEntry, outboxPath } from "./outbox.t
 import { writeBackRefusal } from "./scope.ts";
 import { type MoveEvent, type MoveResult, movesTickets, UnknownStateError } from "./move.ts";
 import { journalMove, moveEntry, moveWords } from "./ticket_moves.ts";
+import { cancelledByItsTicket } from "./sink.ts";
 import type { TaskStatus } from "../tasks/lifecycle.ts";
 import type { TrackerSettings } from "./settings.ts";
 import type { TrackerRuntimeStore } from "./state.ts";
@@ -168,6 +169,8 @@ export async function startWriteBack(deps: WriteBackDeps): Promise<() => Promise
     const event = MOVED_ON[change.to];
     if (!event || change.workspace !== deps.paths.root) return;
     if (change.from === change.to) return; // an update that moved nothing
+    // The person who closed or unlabelled the ticket already put it where they want it.
+    if (event === "cancelled" && cancelledByItsTicket(change.task)) return;
     const s = change.task.source && byName.get(change.task.source.tracker);
     if (!s) return;
     const task = structuredClone(change.task);
@@ -201,6 +204,7 @@ const MOVED_ON: Partial<Record<TaskStatus, MoveEvent>> = {
   CLAIMED: "claimed",
   CLOSED: "landed",
   FAILED: "failed",
+  CANCELLED: "cancelled",
 };
 
 /** The outbox entry of `task`'s landing. */

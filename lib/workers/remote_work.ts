@@ -726,7 +726,8 @@ export class RemoteWork implements WorkerDesk {
         ...(o.store.get(taskId)?.status === "DONE" && !(interrupted && hasWork)
           ? { push_error: reason }
           : {}),
-        ...(interrupted ? { interrupted } : {}),
+        // No end of its agent was seen: the exit code above is a stand-in (the board says so).
+        ...(interrupted ? { interrupted } : { lease_lost: true as const }),
       },
     }];
   }

@@ -144,3 +144,30 @@ Deno.test("board page: a change elsewhere on the board does not stop a review of
   await page.click("button[data-decision=request_changes]");
   await page.locator("[data-review-receipt]").getByText("request_changes").waitFor();
 });
+
+Deno.test("board page: a gated or FAILED task offers Approve only; Request changes and Merge are off and say why (no run would act on them)", async () => {
+  await using board = await openBoard({
+    prepare: (root) =>
+      appendEvents(join(root, ".sdd/runs/golden/journal.jsonl"), [
+        { type: "task_claimed", data: { task_id: "t-fails", session_id: "s-09", title: "Fails" } },
+        {
+          type: "task_verification_failed",
+          data: {
+            task_id: "t-fails",
+            signals: [{ kind: "quality_gate", detail: "tests (exit 1)" }],
+          },
+        },
+        { type: "task_failed", data: { task_id: "t-fails", reason: "gates failed" } },
+      ]).then(() => {}),
+  });
+  const { page } = board;
+  await page.goto(`${board.url}/dashboard/review-board?run=golden&task=t-fails`);
+  await page.locator("[data-column=gated] [data-task-id=t-fails]").waitFor();
+  const why = page.locator("[data-actions-why]");
+  await why.waitFor();
+  assert.match((await why.textContent())!, /Merge and Request changes are off/);
+  assert.match((await why.textContent())!, /service retry/);
+  assert.ok(await page.locator("button[data-decision=approve]").isEnabled());
+  assert.ok(await page.locator("button[data-decision=request_changes]").isDisabled());
+  assert.ok(await page.locator("button[data-decision=merge]").isDisabled());
+});

@@ -9,6 +9,7 @@ import {
   reapCancelled,
 } from "../../orchestrator/task_control.ts";
 import { HttpApiError } from "../../http/api_error.ts";
+import { sweepSettledRuns } from "../../workers/settled_run_sweep.ts";
 import { printable } from "../../util/printable.ts";
 import { readRunState } from "../../runs/run_state.ts";
 import { processAlive } from "../../util/process_alive.ts";
@@ -82,6 +83,7 @@ export async function changeTasks(
   const control = await openTaskControl(ctx.root);
   const live = kind === "retry" ? await liveRunId(ctx.root) : undefined;
   let failures = 0;
+  const settledBy = new Set<string>(); // runs this command cancelled tasks of, with no run live
   try {
     const tasks = await control.list();
     let targets = all ? tasks.filter((t) => eligible.has(t.status)).map((t) => t.id) : ids;
@@ -138,12 +140,18 @@ export async function changeTasks(
         );
         // No live run reaps its worktree: this command does (a server's route does its own).
         if (journaled) (await reapCancelled(ctx.root, changed)).forEach((l) => ctx.stdout(l));
+        if (journaled && kind === "cancel" && changed.run_id) settledBy.add(changed.run_id);
       } catch (e) {
         // A refusal from the server (HttpApiError) or from the store itself (DomainError).
         if (!(e instanceof HttpApiError) && !(e instanceof DomainError)) throw e;
         ctx.stderr(printable(`${id}: ${(e as Error).message}`)); // a server's words
         failures++;
       }
+    }
+    // A stopped run whose last tasks this settled is over: its refs leave the shared remote.
+    if (settledBy.size > 0) {
+      const now = await control.list();
+      (await sweepSettledRuns(ctx.root, { runIds: settledBy, tasks: now })).forEach(ctx.stdout);
     }
   } finally {
     await control.close();

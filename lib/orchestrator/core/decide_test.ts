@@ -1495,3 +1495,21 @@ Deno.test("decide(): the host changing while a pull request's step is under way 
   step = decide(step.state, { type: "landing_changed", taskId: "t1" });
   assert.ok(summary(step).includes("merge t1"), "a waiting one is taken at once");
 });
+
+Deno.test("decide(): an agent that exits 0 without a report and left no changes is said to have changed nothing", () => {
+  const s = running(state([task("t1", { status: "IN_PROGRESS", attempts: 1 })]), "t1");
+  const diagnosis = { ...crash, reason: "agent exited (exit 0) without reporting completion" };
+  const step = decide(s, exited("t1", { exitCode: 0, hasWork: false, diagnosis }));
+  const reason = "agent exited (exit 0) without reporting completion and changed nothing in " +
+    "its worktree";
+  assert.equal(requeueOf(step).reason.startsWith(reason), true, requeueOf(step).reason);
+  assert.ok(logs(step).some((l) => l.includes(reason)), logs(step).join("\n"));
+  // One that was ended (a timeout), or that left work, is not said to have changed nothing.
+  const base = running(state([task("t1", { status: "IN_PROGRESS", attempts: 1 })]), "t1");
+  const ended = new Map([["t1", { ...base.sessions.get("t1")!, endedBy: "timeout" as const }]]);
+  const timedOut = decide(
+    { ...base, sessions: ended },
+    exited("t1", { exitCode: 0, hasWork: false, diagnosis }),
+  );
+  assert.ok(!requeueOf(timedOut).reason.includes("changed nothing"));
+});

@@ -150,10 +150,17 @@ function agentEndedWithoutReport(
     return;
   }
   // Interrupted (killed, timed out, crashed): its work is never landed as if it were finished.
-  out.push({ kind: "reap", taskId: task.id, reason: e.diagnosis.reason });
+  // Exited 0 on its own with nothing to land: said, since its exit alone reads like success.
+  const reason = exitedOnItsOwn && !e.hasWork
+    ? e.diagnosis.reason.replace(
+      "without reporting completion",
+      "without reporting completion and changed nothing in its worktree",
+    )
+    : e.diagnosis.reason;
+  out.push({ kind: "reap", taskId: task.id, reason });
   attemptFailed(d, out, { ...task, status: "ORPHANED" }, {
-    signals: [{ kind: e.diagnosis.kind, detail: e.diagnosis.reason }],
-    reason: e.diagnosis.reason,
+    signals: [{ kind: e.diagnosis.kind, detail: reason }],
+    reason,
     retryable: e.diagnosis.retryable,
     resumeFrom,
   });

@@ -78,7 +78,9 @@ export async function githubMove(
       headers: o.headers,
       json: {
         state: "closed",
-        state_reason: o.move.event === "failed" ? "not_planned" : "completed",
+        state_reason: o.move.event === "landed" || o.move.event === "claimed"
+          ? "completed"
+          : "not_planned",
       },
     });
   }

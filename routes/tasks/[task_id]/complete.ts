@@ -12,6 +12,7 @@ import { requireOperator } from "../../../lib/tasks/operator.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 import { journalOperatorChange } from "../../../lib/orchestrator/task_control.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
+import { refuseRunTaskToWorker } from "../../../lib/workers/task_api_guard.ts";
 import { completionVerdict } from "../../../lib/verification/verdict.ts";
 import { agentSession } from "../../../lib/tasks/agent_guard.ts";
 
@@ -28,6 +29,7 @@ export async function POST(c: Ctx): Promise<Response> {
   if (body.operator) requireOperator(c, "complete a task as operator");
   const app = c.get("app");
   const store = await taskStoreFor(app);
+  refuseRunTaskToWorker(c, store.get(id), "complete");
   const session = agentSession(c, store.get(id), body.session_id);
   const task = await store.complete(
     id,

@@ -5,6 +5,7 @@ import { requireId } from "../../../lib/ids.ts";
 import { parseBody, ReasonBodySchema } from "../../../lib/tasks/http_input.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
+import { refuseRunTaskToWorker } from "../../../lib/workers/task_api_guard.ts";
 import { agentSession } from "../../../lib/tasks/agent_guard.ts";
 
 /** Who may call it: the agent of this task (its own session only), a worker, an operator. */
@@ -15,6 +16,7 @@ export async function POST(c: Ctx): Promise<Response> {
   const id = requireId("task_id", c.req.param("task_id")!);
   const body = parseBody(ReasonBodySchema, await readOptionalJsonObject(c));
   const store = await taskStoreFor(c.get("app"));
+  refuseRunTaskToWorker(c, store.get(id), "fail");
   const session = agentSession(c, store.get(id), body.session_id);
   return c.json(await store.fail(id, body.reason ?? body.summary, session));
 }

@@ -9,6 +9,7 @@ import { requireId } from "../../../lib/ids.ts";
 import { HeartbeatBodySchema, parseBody } from "../../../lib/tasks/http_input.ts";
 import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 import { routePolicy } from "../../../lib/http/route_policy.ts";
+import { refuseRunTaskToWorker } from "../../../lib/workers/task_api_guard.ts";
 import { agentSession } from "../../../lib/tasks/agent_guard.ts";
 
 /** Who may call it: the agent of this task (its own session only), a worker, an operator. */
@@ -19,6 +20,7 @@ export async function POST(c: Ctx): Promise<Response> {
   const id = requireId("task_id", c.req.param("task_id")!);
   const body = parseBody(HeartbeatBodySchema, await readOptionalJsonObject(c));
   const store = await taskStoreFor(c.get("app"));
+  refuseRunTaskToWorker(c, store.get(id), "renew");
   const session = agentSession(c, store.get(id), body.session_id);
   return c.json(await store.heartbeat(id, session));
 }

@@ -16,6 +16,8 @@ import { registryFor } from "../../../lib/workers/registry.ts";
 import { mayClaim, workerSlots } from "../../../lib/workers/fleet.ts";
 import { DomainError } from "../../../lib/errors.ts";
 import { admitWorker } from "../../../lib/workers/admission.ts";
+import { sessionsHeldBy } from "../../../lib/workers/running_count.ts";
+import { taskStoreFor } from "../../../lib/tasks/registry.ts";
 
 /** What this URL requires (routes/_app.ts mounts it; docs/security.md lists it). */
 export const policy = routePolicy({ POST: "worker" });
@@ -30,7 +32,10 @@ export async function POST(c: Ctx): Promise<Response> {
   const roster = rosterFor(app.paths.root);
   roster.heard(name, principal);
   const registry = await registryFor(app.paths.root);
-  registry.seen(name, Date.now(), { free: body.free });
+  // What it runs, from the store's leases on its name (a worker whose last agent reported sends
+  // no heartbeat that would say it runs nothing).
+  const running = sessionsHeldBy((await taskStoreFor(app)).list(), name);
+  registry.seen(name, Date.now(), { free: body.free, running });
   const record = registry.get(name);
   // A cordoned or draining worker gets nothing (`service workers`); a draining one is told.
   if (record?.draining) {
@@ -55,7 +60,12 @@ export async function POST(c: Ctx): Promise<Response> {
   roster.heard(name, principal, { free: body.free - orders.length });
   // What it took is no longer free: `status`, `service workers`, /metrics and the wait reasons
   // read this until its next claim, which a worker with every slot busy does not send.
-  if (orders.length > 0) registry.seen(name, Date.now(), { free: body.free - orders.length });
+  if (orders.length > 0) {
+    registry.seen(name, Date.now(), {
+      free: body.free - orders.length,
+      running: running + orders.length,
+    });
+  }
   if (orders.length === 0) return c.body(null, 204);
   return c.json({ orders });
 }

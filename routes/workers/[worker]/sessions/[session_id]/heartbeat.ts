@@ -11,6 +11,7 @@ import { parseBody } from "../../../../../lib/tasks/http_input.ts";
 import { routePolicy } from "../../../../../lib/http/route_policy.ts";
 import { taskStoreFor } from "../../../../../lib/tasks/registry.ts";
 import { ACTIVE } from "../../../../../lib/tasks/lifecycle.ts";
+import { sessionsHeldBy } from "../../../../../lib/workers/running_count.ts";
 import { type HeartbeatAnswer, HeartbeatBodySchema } from "../../../../../lib/workers/protocol.ts";
 import { leaseOf } from "../../../../../lib/workers/leases.ts";
 import { deskFor } from "../../../../../lib/workers/desk.ts";
@@ -32,8 +33,7 @@ export async function POST(c: Ctx): Promise<Response> {
   const store = await taskStoreFor(app);
   const registry = await registryFor(app.paths.root);
   // `service workers` shows the sessions it holds (the store's leases on its name).
-  const running = store.list().filter((t) => ACTIVE.has(t.status) && t.worker === name).length;
-  registry.seen(name, Date.now(), { running });
+  registry.seen(name, Date.now(), { running: sessionsHeldBy(store.list(), name) });
   // An operator's drain is delivered here: the worker claims nothing more and ends when done.
   const drain = registry.get(name)?.draining ? { drain: true } : {};
   const desk = deskFor(app.paths.root);

@@ -17,6 +17,7 @@ import { deskFor } from "../../../../../lib/workers/desk.ts";
 import { rosterFor } from "../../../../../lib/workers/roster.ts";
 import { registryFor } from "../../../../../lib/workers/registry.ts";
 import { sessionOfCapability } from "../../../../../lib/workers/session_route.ts";
+import { sessionsHeldBy } from "../../../../../lib/workers/running_count.ts";
 
 /** What this URL requires: the session's capability, with room for the session log. */
 export const policy = routePolicy({ POST: "session" }, { bodyLimit: REPORT_BODY_LIMIT });
@@ -31,7 +32,8 @@ export async function POST(c: Ctx): Promise<Response> {
   rosterFor(app.paths.root).touched(name);
   const registry = await registryFor(app.paths.root);
   registry.seen(name, Date.now());
-  requireLease(await taskStoreFor(app), name, body.task_id, sessionId);
+  const store = await taskStoreFor(app);
+  requireLease(store, name, body.task_id, sessionId);
   const desk = deskFor(app.paths.root);
   if (!desk) {
     throw new DomainError(
@@ -42,8 +44,14 @@ export async function POST(c: Ctx): Promise<Response> {
     );
   }
   const answer = await desk.report(name, body);
-  // Its slot is free again (its next claim says exactly how many are).
+  // Its slot is free again (its next claim says exactly how many are); this session no longer
+  // runs there, whatever its task's status now.
   const rec = registry.get(name);
-  if (rec) registry.seen(name, Date.now(), { free: Math.min(rec.slots, rec.free + 1) });
+  if (rec) {
+    registry.seen(name, Date.now(), {
+      free: Math.min(rec.slots, rec.free + 1),
+      running: sessionsHeldBy(store.list(), name, body.task_id),
+    });
+  }
   return c.json(answer);
 }
