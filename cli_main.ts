@@ -49,7 +49,10 @@ function optionsOf(command: Command): string[] {
 function unknownCommand(words: string[]): string {
   const typed = words.slice(0, 2).join(" ");
   const names = COMMANDS.map((c) => c.name);
-  const guess = suggest(typed, names) ?? suggest(words[0], names);
+  // `service gui`: the first word of a two-word command (`gui serve`) names that command.
+  const firstOf = names.filter((n) => n.startsWith(`${words[0]} `));
+  const guess = suggest(typed, firstOf) ?? firstOf[0] ?? suggest(typed, names) ??
+    suggest(words[0], names);
   return `service: unknown command ${JSON.stringify(words[0])}${
     guess ? ` (did you mean \`service ${guess}\`?)` : ""
   }; \`service --help\` lists the commands`;
@@ -134,7 +137,7 @@ export async function main(argv: string[]): Promise<number> {
     // An error may quote an agent, a host or a tracker: its lines are escaped one by one.
     const fail = (text: string) => ctx.stderr(printableLines(text).join("\n"));
     if (e instanceof CliError) {
-      fail(`service ${found.command.name}: ${e.message}`);
+      fail(`service ${found.command.name}: ${e.message}${e.fix ? `\n  fix: ${e.fix}` : ""}`);
       return e.exitCode;
     }
     const parse = optionMistake(

@@ -5,7 +5,6 @@
  * good (only a run that ends itself sweeps them).
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { tempDir } from "./helpers.ts";
 import { cli, sh } from "./_e2e.ts";
 import { sharedRemote } from "./_workers.ts";

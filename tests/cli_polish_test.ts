@@ -62,6 +62,32 @@ const CASES: { args: string[]; code: number; out: RegExp; name: string }[] = [
     out: /nope: no such task \(`service status` lists them\)/,
   },
   { name: "retry of an unknown task", args: ["retry", "nope"], code: 1, out: /nope: no such task/ },
+  {
+    name: "stop --timeout that is not a number, with the fix",
+    args: ["stop", "--timeout", "abc"],
+    code: 1,
+    out: /--timeout abc is not a number of seconds\n {2}fix: give the seconds to wait/,
+  },
+  {
+    name: "stop --timeout -3 is not taken for a missing value",
+    args: ["stop", "--timeout", "-3"],
+    code: 1,
+    out: /a value that starts with a dash is written --timeout=VALUE/,
+  },
+  {
+    name: "workers cordon without a name prints its fix",
+    args: ["workers", "cordon"],
+    code: 1,
+    out: /unknown use: service workers cordon\n {2}fix: /,
+  },
+  ...[["gui", "gui serve"], ["audit", "audit verify"], ["mcp", "mcp catalog"]].map((
+    [typed, meant],
+  ) => ({
+    name: `the first word of '${meant}' suggests it`,
+    args: [typed],
+    code: 1,
+    out: new RegExp(`unknown command "${typed}" \\(did you mean \`service ${meant}\`\\?\\)`),
+  })),
   { name: "runs with no run yet", args: ["runs"], code: 0, out: /no runs/i },
   { name: "help of worker names --poll-ms", args: ["help", "worker"], code: 0, out: /--poll-ms N/ },
   ...["abc", "0", "2.5", "60001"].map((ms) => ({

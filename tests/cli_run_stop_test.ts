@@ -216,3 +216,21 @@ Deno.test("Ctrl-C twice: the second does not wait out the 30 s grace of an agent
     } catch { /* ended */ }
   }
 });
+
+Deno.test("run --detach with every step already landed says nothing to do and exits 0, as the foreground run does, not that the background run 'exited at once'", async () => {
+  await using dir = await tempDir();
+  const root = dir.path;
+  await scriptedWorkspace(root);
+  await Deno.writeTextFile(
+    join(root, "plan.yaml"),
+    `stages:\n  - name: s\n    steps:\n      - id: one\n        role: backend\n        goal: |\n          write\n          \`\`\`agent-script\n          ["write", "w.txt", "work\\n"]\n          ["report"]\n          \`\`\`\n`,
+  );
+  await git(root, "add", "-A");
+  await git(root, "commit", "-q", "-m", "init");
+  const first = await cli(root, "run", "plan.yaml", "--port", "0");
+  assert.equal(first.code, 0, first.text);
+  const again = await cli(root, "run", "--detach", "plan.yaml", "--port", "0");
+  assert.equal(again.code, 0, again.text);
+  assert.match(again.text, /nothing to do: all 1 step\(s\) of plan\.yaml already landed/);
+  assert.doesNotMatch(again.text, /exited at once/);
+});

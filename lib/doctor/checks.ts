@@ -23,7 +23,7 @@ import { keyFix, missingApiKey, preflight } from "../agents/preflight.ts";
 import { RuntimeError } from "../agents/errors.ts";
 import { settingProblems, templateProblems } from "../runner/run_checks.ts";
 import { gateProgramProblems } from "../runner/gate_programs.ts";
-import { loadTaskSpecs } from "../tasks/persist.ts";
+import { loadTaskSpecs, unreadableSpecs } from "../tasks/persist.ts";
 
 /** The runtime this service runs on. */
 export function checkDeno(): CheckResult {
@@ -159,7 +159,20 @@ export async function checkRunSetup(root: string, config: ServiceConfig): Promis
 
 /** Tasks that need an operator: FAILED ones, and the BLOCKED ones waiting on them. */
 export async function checkTasks(paths: WorkspacePaths): Promise<CheckResult> {
-  const { tasks } = await loadTaskSpecs(paths);
+  const loaded = await loadTaskSpecs(paths);
+  const { tasks } = loaded;
+  const unreadable = unreadableSpecs(loaded);
+  if (unreadable.length > 0) {
+    // What `service run` refuses (lib/runner/unreadable_specs.ts), said the same way.
+    return {
+      name: "tasks",
+      ok: false,
+      detail: `${unreadable.length} task spec file(s) cannot be read: ` +
+        unreadable.join("; "),
+      fix: "restore each file from a backup, or move it out of .sdd/backlog/ to drop its task; " +
+        "then `service run`",
+    };
+  }
   const failed = tasks.filter((t) => t.status === "FAILED");
   if (failed.length === 0) {
     return { name: "tasks", ok: true, detail: `${tasks.length} task(s), none FAILED` };

@@ -25,6 +25,7 @@ import type { TaskStore } from "../tasks/store.ts";
 import type { Task } from "../tasks/task.ts";
 import { existsSync } from "node:fs";
 import { worktreePath } from "../worktrees/worktrees.ts";
+import { keptWithoutWorktree } from "../worktrees/earlier_work.ts";
 import { sessionLogPath } from "../agents/runtime_files.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { decide } from "./core/decide.ts";
@@ -717,8 +718,14 @@ export class Orchestrator {
       const handle = await this.#work.adopt(task, logPath);
       const hasWork = handle !== undefined && task.status !== "DONE"
         ? await this.#work.commitLeftovers(id, "kept when the orchestrator stopped")
-        : false;
-      const signalsPass = hasWork && this.#o.landUnreported
+        // Its worktree removed by hand: what the stop committed is still on its branch.
+        : task.status !== "DONE" && !!task.session_id &&
+          await keptWithoutWorktree(
+            this.#o.paths.root,
+            task.session_id,
+            () => this.#work.targetTip(),
+          );
+      const signalsPass = hasWork && handle !== undefined && this.#o.landUnreported
         ? await this.#work.signalsPass(task)
         : undefined;
       events.push({

@@ -6,6 +6,8 @@
  * run with the plan's steps left to do (`run_started`), or say there is nothing to do — and
  * drive the run to its end (lib/runner/run_drive.ts).
  */
+import { journaledTarget, refuseMovedTarget } from "./resume_target.ts";
+import { refuseUnreadableSpecs } from "./unreadable_specs.ts";
 import { teardownsDone } from "../container/reap.ts";
 import { revokeRunCredentials } from "../auth/agent_credentials.ts";
 import { markRunStarting } from "../metrics/run_probe.ts";
@@ -139,12 +141,17 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   options.stopNow?.addEventListener("abort", stopNowOnSignal, { once: true });
   try {
     const store = await taskStoreFor(server.ctx);
+    refuseUnreadableSpecs(store.unreadableSpecs);
     // Claims made from here on (a worker's, through the task API) are live, whatever recovery
     // finds of the run when its loop starts.
     const claimsBefore = store.claimMark();
     // A landing a kill or a full disk cut short is put right (and said) before anything is decided.
     for (const line of await repairAfterCrash(paths, store, prep.targetBranch)) out(line);
     const { start, newPlan } = await decideStart(prep, store, options.force);
+    if (start.kind === "resume") {
+      const started = await journaledTarget(journalPath(paths, start.runId));
+      refuseMovedTarget({ runId: start.runId, started, targetBranch: prep.targetBranch });
+    }
     if (start.kind === "up_to_date") {
       out(upToDateLine(relative(root, start.planFile), start.steps.done));
       return {

@@ -68,12 +68,15 @@ export function taskYaml(task: Task): string {
 export interface LoadedTasks {
   tasks: Task[];
   problems: string[];
+  /** The spec files skipped because they could not be read as a task (garbage, torn, wrong id). */
+  skipped: string[];
 }
 
 /** Read every task spec (read-only; unreadable files are reported, never touched). */
 export async function loadTaskSpecs(paths: WorkspacePaths): Promise<LoadedTasks> {
   const byId = new Map<string, Task>();
   const problems: string[] = [];
+  const skipped: string[] = [];
   for (const bucket of BUCKETS) {
     const dir = join(paths.backlog, bucket);
     let entries: Deno.DirEntry[];
@@ -93,17 +96,20 @@ export async function loadTaskSpecs(paths: WorkspacePaths): Promise<LoadedTasks>
         if (!parsed.success) {
           const i = parsed.error.issues[0];
           problems.push(`${file}: ${i.path.join(".")}: ${i.message} (file skipped, left in place)`);
+          skipped.push(file);
           continue;
         }
         task = parsed.data as Task;
       } catch (e) {
         problems.push(`${file}: ${(e as Error).message} (file skipped, left in place)`);
+        skipped.push(file);
         continue;
       }
       if (task.id !== id || !isValidId(id)) {
         problems.push(
           `${file}: id ${JSON.stringify(task.id)} does not match the file name (skipped)`,
         );
+        skipped.push(file);
         continue;
       }
       if (bucketOf(task.status) !== bucket) {
@@ -116,7 +122,13 @@ export async function loadTaskSpecs(paths: WorkspacePaths): Promise<LoadedTasks>
     }
   }
   const tasks = [...byId.values()].sort((a, b) => a.seq - b.seq);
-  return { tasks, problems };
+  return { tasks, problems, skipped };
+}
+
+/** Each skipped spec file with the first line of why (garbage, a torn write, a wrong id). */
+export function unreadableSpecs({ problems, skipped }: LoadedTasks): string[] {
+  return problems.filter((p) => skipped.some((f) => p.startsWith(`${f}: `)))
+    .map((p) => p.split("\n")[0].replace(/:?\s*$/, ""));
 }
 
 /** One task spec to write: its id and status (which name its file), its YAML, where it was. */

@@ -22,6 +22,7 @@ import {
   saveTaskSpec,
   taskFile,
   taskYaml,
+  unreadableSpecs,
   writeBacklogExport,
 } from "./persist.ts";
 import { ReadyQueue } from "./ready_queue.ts";
@@ -107,6 +108,7 @@ export class TaskStore {
   #claims = 0;
   readonly #claimOrder = new Map<string, number>();
   #exporting: Promise<void> | undefined;
+  #unreadable: string[] = [];
 
   private constructor(paths: WorkspacePaths, options: TaskStoreOptions) {
     this.#paths = paths;
@@ -122,8 +124,10 @@ export class TaskStore {
     await claimStoreOwnership(paths);
     const store = new TaskStore(paths, options);
     await ensureBacklogDirs(paths);
-    const { tasks, problems } = await loadTaskSpecs(paths);
+    const loaded = await loadTaskSpecs(paths);
+    const { tasks, problems } = loaded;
     for (const p of problems) (options.warn ?? console.warn)(`task store: ${p}`);
+    store.#unreadable = unreadableSpecs(loaded);
     for (const task of tasks) store.#index(task);
     // After a crash a task may have a stale copy elsewhere: the first save cleans every directory.
     store.#seq = tasks.reduce((m, t) => Math.max(m, t.seq + 1), 0);
@@ -136,6 +140,11 @@ export class TaskStore {
     );
     store.#exportDirty = true;
     return store;
+  }
+
+  /** The spec files skipped when the store was opened, each with why (garbage, torn, wrong id). */
+  get unreadableSpecs(): readonly string[] {
+    return this.#unreadable;
   }
 
   /** The roles tasks may name (service.yaml's); undefined when any role is taken. */

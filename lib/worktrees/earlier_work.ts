@@ -53,3 +53,16 @@ export async function supersedeEarlierWork(
     await git(["update-ref", "-d", ref, commit], { cwd: root, allowFailure: true });
   }
 }
+
+/**
+ * True when `sessionId` left work to continue although its worktree directory is gone (removed
+ * by hand after a stop): its commits are still on its rescue ref or branch, off the target.
+ */
+export async function keptWithoutWorktree(
+  root: string,
+  sessionId: string,
+  targetTip: () => Promise<string>,
+): Promise<boolean> {
+  if (existsSync(worktreePath(root, sessionId))) return false;
+  return await earlierWork(root, sessionId, await targetTip()) !== undefined;
+}

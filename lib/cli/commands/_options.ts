@@ -17,6 +17,11 @@ export function optionMistake(
   if (!e.code?.startsWith("ERR_PARSE_ARGS")) return undefined;
   const first = e.message.split("\n")[0].replace(/\. To specify.*$/, "");
   const typed = /'(-[^']*)'/.exec(first)?.[1];
+  // `--server --dir` lacks a value; `--timeout -3` has one that parseArgs takes only as `=-3`.
+  if (/argument is ambiguous/.test(first) && typed) {
+    return `${first} (did you forget its value?); a value that starts with a dash is written ` +
+      `${typed}=VALUE; see \`service ${command} --help\``;
+  }
   const guess = typed?.startsWith("--") ? suggest(typed, known) : undefined;
   // A known option followed by another one (`--server --dir …`): its value is what is missing.
   const hint = guess === typed

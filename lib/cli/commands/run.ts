@@ -189,11 +189,13 @@ async function detach(
       new Promise((r) => setTimeout(() => r(undefined), 100)),
     ]);
     if (done) {
-      out(
-        `the background run exited at once (code ${
-          (done as Deno.CommandStatus).code
-        }); see ${logPath}`,
-      );
+      const code = (done as Deno.CommandStatus).code;
+      // Exit 0 at once: nothing was left to do, which is what it says (exit 0, as in the foreground).
+      if (code === 0) {
+        for (const line of await logSince(logPath, logStart)) out(printable(line));
+        return 0;
+      }
+      out(`the background run exited at once (code ${code}); see ${logPath}`);
       // What it said (a ContainerError and its fix, a bad plan …), not only where to look.
       for (const line of await logSince(logPath, logStart)) out(`  ${printable(line)}`);
       return 1;

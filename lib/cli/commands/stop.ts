@@ -1,6 +1,6 @@
 /** `service stop`: end the current run cleanly. */
 import { parseArgs } from "node:util";
-import type { Command } from "../command.ts";
+import { CliError, type Command } from "../command.ts";
 import { readRunState, stoppedOutcome, writeRunState } from "../../runs/run_state.ts";
 import { processAlive } from "../../util/process_alive.ts";
 import { reapPidFiles } from "../../agents/pid_files.ts";
@@ -22,12 +22,20 @@ Options:
   --timeout S  how long to wait for the orchestrator to finish (default 45)`,
   async run(args, ctx) {
     const { values } = parseArgs({ args, options: { timeout: { type: "string", default: "45" } } });
+    const seconds = Number(values.timeout);
+    if (!/^\d+(\.\d+)?$/.test(values.timeout!) || !Number.isFinite(seconds)) {
+      throw new CliError(
+        `--timeout ${values.timeout} is not a number of seconds`,
+        1,
+        "give the seconds to wait, for example `service stop --timeout 60`",
+      );
+    }
     const paths = workspacePaths(ctx.root);
     const state = await readRunState(paths);
     if (state && state.status === "running" && processAlive(state.pid)) {
       ctx.stdout(`stopping run ${state.run_id} (pid ${state.pid})…`);
       Deno.kill(state.pid, "SIGTERM");
-      const deadline = Date.now() + Number(values.timeout) * 1000;
+      const deadline = Date.now() + seconds * 1000;
       while (processAlive(state.pid) && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 200));
       }
