@@ -16,6 +16,7 @@
 import { dirname, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { isValidId } from "../ids.ts";
+import { printable } from "../util/printable.ts";
 import type { WorkspacePaths } from "../workspace.ts";
 import { writeFileAtomic, writeFileAtomicChunks } from "../util/atomic_write.ts";
 import type { TaskStatus } from "./lifecycle.ts";
@@ -95,26 +96,34 @@ export async function loadTaskSpecs(paths: WorkspacePaths): Promise<LoadedTasks>
         const parsed = StoredTaskSchema.safeParse(parseYaml(await Deno.readTextFile(file)));
         if (!parsed.success) {
           const i = parsed.error.issues[0];
-          problems.push(`${file}: ${i.path.join(".")}: ${i.message} (file skipped, left in place)`);
+          problems.push(
+            `${said(file)}: ${
+              printable(i.path.join("."))
+            }: ${i.message} (file skipped, left in place)`,
+          );
           skipped.push(file);
           continue;
         }
         task = parsed.data as Task;
       } catch (e) {
-        problems.push(`${file}: ${(e as Error).message} (file skipped, left in place)`);
+        // A YAML error quotes the file's lines after its first: bytes anyone could have written.
+        const why = (e as Error).message.split("\n")[0].replace(/:\s*$/, "");
+        problems.push(`${said(file)}: ${printable(why)} (file skipped, left in place)`);
         skipped.push(file);
         continue;
       }
       if (task.id !== id || !isValidId(id)) {
         problems.push(
-          `${file}: id ${JSON.stringify(task.id)} does not match the file name (skipped)`,
+          `${said(file)}: id ${
+            printable(JSON.stringify(task.id))
+          } does not match the file name (skipped)`,
         );
         skipped.push(file);
         continue;
       }
       if (bucketOf(task.status) !== bucket) {
         problems.push(
-          `${file}: status ${task.status} belongs in ${bucketOf(task.status)}/ (loaded)`,
+          `${said(file)}: status ${task.status} belongs in ${bucketOf(task.status)}/ (loaded)`,
         );
       }
       const seen = byId.get(id);
@@ -125,9 +134,14 @@ export async function loadTaskSpecs(paths: WorkspacePaths): Promise<LoadedTasks>
   return { tasks, problems, skipped };
 }
 
+/** A spec file's path as its problems name it: printed to terminals, so escaped. */
+function said(file: string): string {
+  return printable(file);
+}
+
 /** Each skipped spec file with the first line of why (garbage, a torn write, a wrong id). */
 export function unreadableSpecs({ problems, skipped }: LoadedTasks): string[] {
-  return problems.filter((p) => skipped.some((f) => p.startsWith(`${f}: `)))
+  return problems.filter((p) => skipped.some((f) => p.startsWith(`${said(f)}: `)))
     .map((p) => p.split("\n")[0].replace(/:?\s*$/, ""));
 }
 

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { workspacePaths } from "../workspace.ts";
-import { backlogExportPath, type ExportCache, writeBacklogExport } from "./persist.ts";
+import {
+  backlogExportPath,
+  type ExportCache,
+  loadTaskSpecs,
+  unreadableSpecs,
+  writeBacklogExport,
+} from "./persist.ts";
 import { newTask, type Task, TaskInputSchema } from "./task.ts";
 
 function task(id: string, seq: number): Task {
@@ -45,6 +51,32 @@ Deno.test("writeBacklogExport() of more tasks than one written chunk holds write
     assert.equal(text, JSON.stringify({ generated_at: now, tasks }) + "\n");
     const left = await Array.fromAsync(Deno.readDir(paths.runtime), (e) => e.name);
     assert.deepEqual(left, ["task-backlog.json"]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("an unreadable spec file is named with printable words: its bytes (NUL, escapes) never reach a terminal", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const paths = workspacePaths(root);
+    await Deno.mkdir(`${paths.backlog}/open`, { recursive: true });
+    const cases = [
+      "\u0000garbage: [unclosed\n",
+      "title: \u001b]0;OWNED\u0007\u001b[2J\nid: [\n",
+      "id: x\nstatus: \u001b[31mOPEN\n",
+    ];
+    for (const [i, text] of cases.entries()) {
+      await Deno.writeTextFile(`${paths.backlog}/open/t${i}.yaml`, text);
+    }
+    const loaded = await loadTaskSpecs(paths);
+    assert.equal(loaded.skipped.length, cases.length);
+    assert.equal(loaded.problems.length, cases.length);
+    for (const p of loaded.problems) {
+      assert.doesNotMatch(p, /[\u0000-\u001f\u007f]/, p);
+      assert.match(p, /\(file skipped, left in place\)|\(skipped\)$/);
+    }
+    assert.equal(unreadableSpecs(loaded).length, cases.length);
   } finally {
     await Deno.remove(root, { recursive: true });
   }
