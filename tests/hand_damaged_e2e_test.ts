@@ -27,22 +27,30 @@ function resumableScript(mark: string, go: string): unknown[][] {
   ];
 }
 
-Deno.test("a stopped task whose worktree the user removed by hand (rm -rf .sdd/worktrees/<s>) continues the work its stop kept on its branch; the terminal never says it left no work", async () => {
-  await using dir = await tempDir();
-  await using outside = await tempDir();
-  const mark = join(outside.path, "mark");
-  const go = join(outside.path, "go");
-  await workspace(dir.path, [{
+/** A workspace of one resumable step whose run was stopped while its agent wrote its first line. */
+async function stoppedOnFirstLine(
+  root: string,
+  outside: string,
+): Promise<{ go: string; stopped: RunResult }> {
+  const mark = join(outside, "mark");
+  const go = join(outside, "go");
+  await workspace(root, [{
     name: "s",
     steps: [{ id: "long", script: resumableScript(mark, go) }],
   }]);
-
   const controller = new AbortController();
-  const running = runPlan({ root: dir.path, ...quiet, signal: controller.signal });
+  const running = runPlan({ root, ...quiet, signal: controller.signal });
   await until("the agent's first line", () => exists(`${mark}.1`));
   controller.abort();
-  const stopped: RunResult = await running;
+  const stopped = await running;
   assert.equal(stopped.status, "stopped");
+  return { go, stopped };
+}
+
+Deno.test("a stopped task whose worktree the user removed by hand (rm -rf .sdd/worktrees/<s>) continues the work its stop kept on its branch; the terminal never says it left no work", async () => {
+  await using dir = await tempDir();
+  await using outside = await tempDir();
+  const { go } = await stoppedOnFirstLine(dir.path, outside.path);
   const trees = join(dir.path, ".sdd", "worktrees");
   for await (const e of Deno.readDir(trees)) {
     await Deno.remove(join(trees, e.name), { recursive: true });
@@ -121,18 +129,7 @@ Deno.test("a stopped run whose waiting task's spec file became garbage is not re
 Deno.test("a stopped run is not resumed onto the branch the user switched to, nor onto its renamed branch: service run stops before journaling with the fix, and resumes on its own branch once the user is back", async () => {
   await using dir = await tempDir();
   await using outside = await tempDir();
-  const mark = join(outside.path, "mark");
-  const go = join(outside.path, "go");
-  await workspace(dir.path, [{
-    name: "s",
-    steps: [{ id: "long", script: resumableScript(mark, go) }],
-  }]);
-  const controller = new AbortController();
-  const running = runPlan({ root: dir.path, ...quiet, signal: controller.signal });
-  await until("the agent's first line", () => exists(`${mark}.1`));
-  controller.abort();
-  const stopped = await running;
-  assert.equal(stopped.status, "stopped");
+  const { go, stopped } = await stoppedOnFirstLine(dir.path, outside.path);
   const before = (await rowsOf(dir.path, stopped.runId)).length;
   await Deno.writeTextFile(`${go}.1`, "");
   await Deno.writeTextFile(`${go}.2`, "");
