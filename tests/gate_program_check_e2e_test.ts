@@ -2,7 +2,9 @@
  * A quality gate that runs a program the checkout has but git does not track (an ignored
  * `node_modules/.bin/tape`) would fail every task's gates on every attempt: `service run`
  * refuses before `run_started`, naming the fix, and `doctor` says the same
- * (lib/runner/gate_programs.ts). With the link configured doctor is satisfied.
+ * (lib/runner/gate_programs.ts); a step's `test_passes` naming it as an argument too. Doctor also
+ * warns of the ignored directory itself (lib/runner/ignored_installs.ts). With the link configured
+ * doctor is satisfied.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -34,7 +36,7 @@ roles:
 
   const refused = await cli(root, "run", "plan.yaml");
   assert.equal(refused.code, 1, refused.out);
-  assert.match(refused.out, /RunError: quality gate tests: it runs node_modules\/\.bin\/check/);
+  assert.match(refused.out, /RunError: quality gate tests: it uses node_modules\/\.bin\/check/);
   assert.match(refused.out, /fix: link node_modules into every worktree/);
   assert.equal(
     await Deno.stat(join(root, ".sdd/runs")).then((s) => s.isDirectory, () => false),
@@ -42,7 +44,24 @@ roles:
     "nothing was started",
   );
   const doctor = await cli(root, "doctor");
-  assert.match(doctor.out, /FAIL {2}quality gate tests: it runs node_modules\/\.bin\/check/);
+  assert.match(doctor.out, /FAIL {2}quality gate tests: it uses node_modules\/\.bin\/check/);
+  // Whatever the gates name, a dependency directory the worktrees lack is worth a warning.
+  assert.match(
+    doctor.out,
+    /warn {2}dependencies node_modules\/: node_modules\/ is in your checkout/,
+  );
+
+  // A step's own test_passes that names the path as an argument is refused the same way.
+  await Deno.writeTextFile(join(root, "service.yaml"), config.replace(/quality_gates:\n.*\n/, ""));
+  await Deno.writeTextFile(
+    join(root, "plan.yaml"),
+    "name: p\nstages:\n  - name: s\n    steps:\n      - {id: a, title: A, role: backend, " +
+      "goal: g, completion_signals: [{test_passes: sh node_modules/.bin/check}]}\n",
+  );
+  await sh(root, "commit", "-qam", "a step's own gate");
+  const refusedStep = await cli(root, "run", "plan.yaml");
+  assert.equal(refusedStep.code, 1, refusedStep.out);
+  assert.match(refusedStep.out, /RunError: test_passes of a: it uses node_modules\/\.bin\/check/);
 
   await Deno.writeTextFile(
     join(root, "service.yaml"),
@@ -51,4 +70,5 @@ roles:
   await sh(root, "commit", "-qam", "link node_modules");
   const doctored = await cli(root, "doctor");
   assert.doesNotMatch(doctored.out, /quality gate tests/);
+  assert.doesNotMatch(doctored.out, /dependencies node_modules/);
 });

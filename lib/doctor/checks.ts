@@ -23,6 +23,7 @@ import { keyFix, missingApiKey, preflight } from "../agents/preflight.ts";
 import { RuntimeError } from "../agents/errors.ts";
 import { settingProblems, templateProblems } from "../runner/run_checks.ts";
 import { gateProgramProblems } from "../runner/gate_programs.ts";
+import { ignoredInstalls, ignoredInstallWarning } from "../runner/ignored_installs.ts";
 import { loadTaskSpecs, unreadableSpecs } from "../tasks/persist.ts";
 
 /** The runtime this service runs on. */
@@ -145,6 +146,16 @@ export async function checkRunSetup(root: string, config: ServiceConfig): Promis
     detail: p.problem,
     fix: p.fix,
   }));
+  for (const install of await ignoredInstalls(root, config, roles)) {
+    const { problem, fix } = ignoredInstallWarning(install);
+    out.push({
+      name: `dependencies ${install.dir}/`,
+      ok: true,
+      warning: true,
+      detail: problem,
+      fix,
+    });
+  }
   for (const role of roles) {
     if (problems.some((p) => p.subject === `role ${role}`)) continue;
     const t = await loadRoleTemplate(root, role);

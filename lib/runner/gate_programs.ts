@@ -1,11 +1,12 @@
 /**
- * A quality gate whose program the gate's tree will not have, found before a run starts. Gates
- * run in a fresh tree of the merged commit (lib/merge/gates.ts): tracked files plus the worktree
- * environment's copies and links, never its setup. A gate such as `node_modules/.bin/tape
- * test/*.js` in a repository that ignores `node_modules/` finds nothing there, so every task's
- * gates would fail on every attempt — each attempt an agent session spent for nothing. When the
- * program is in the checkout but neither tracked, copied nor linked, the run is refused with the
- * fix (`worktree.symlink`), and `doctor` says the same.
+ * A gate whose program or files the gate's tree will not have, found before a run starts. Gates —
+ * service.yaml's quality gates and a step's `test_passes` signals alike — run in a fresh tree of
+ * the merged commit (lib/merge/gates.ts): tracked files plus the worktree environment's copies and
+ * links, never its setup. A gate such as `node_modules/.bin/tape test/*.js`, or `node
+ * node_modules/.bin/tape …`, in a repository that ignores `node_modules/` finds nothing there, so
+ * every task's gates would fail on every attempt — each attempt an agent session spent for
+ * nothing. When a path the command names is in the checkout but neither tracked, copied nor
+ * linked, the run is refused with the fix (`worktree.symlink`), and `doctor` says the same.
  */
 import { posix } from "node:path";
 import type { ServiceConfig } from "../config/schema.ts";
@@ -37,6 +38,32 @@ export function treeProgram(command: string): string | undefined {
   return path;
 }
 
+/**
+ * Every path relative to the tree that `command` names plainly — its program or an argument, such
+ * as `node_modules/.bin/tape` in `node node_modules/.bin/tape test/*.js` — normalised; words the
+ * shell would expand, options and paths out of the tree are left out (pure).
+ */
+export function treePaths(command: string): string[] {
+  const words = command.trim().split(/\s+/);
+  let i = 0;
+  while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=\S*$/.test(words[i])) i++; // VAR=value
+  const paths = new Set<string>();
+  for (const word of words.slice(i)) {
+    if (word.startsWith("-")) continue;
+    const path = treeProgram(word);
+    if (path) paths.add(path);
+  }
+  return [...paths];
+}
+
+/** A gate a plan's step runs on the merged tree (a `test_passes` signal), with its step's role. */
+export interface PlannedGate {
+  role: string;
+  /** How the user knows it, e.g. `test_passes of work-1`. */
+  name: string;
+  command: string;
+}
+
 /** One gate program to look for, and the gates that run it. */
 interface Wanted {
   path: string;
@@ -44,23 +71,31 @@ interface Wanted {
   roles: Set<string>;
 }
 
-/** The gate programs of `roles` that the checkout has but the gates' trees will not. */
+/**
+ * The paths that the gates of `roles` (and the plan's own, `planned`) name, which the checkout has
+ * but the gates' trees will not.
+ */
 export async function gateProgramProblems(
   root: string,
   config: ServiceConfig,
   roles: Iterable<string>,
+  planned: readonly PlannedGate[] = [],
 ): Promise<SetupProblem[]> {
   const wanted = new Map<string, Wanted>();
-  for (const role of new Set(roles)) {
-    for (const gate of qualityGatesFor(config, role)) {
-      const path = treeProgram(gate.command);
-      if (!path) continue;
+  const want = (role: string, gate: string, command: string) => {
+    for (const path of treePaths(command)) {
       const w = wanted.get(path) ?? { path, gates: new Set(), roles: new Set() };
-      w.gates.add(gate.name);
+      w.gates.add(gate);
       w.roles.add(role);
       wanted.set(path, w);
     }
+  };
+  for (const role of new Set(roles)) {
+    for (const gate of qualityGatesFor(config, role)) {
+      want(role, `quality gate ${gate.name}`, gate.command);
+    }
   }
+  for (const gate of planned) want(gate.role, gate.name, gate.command);
   if (wanted.size === 0) return [];
   const tracked = await trackedOf(root, [...wanted.keys()]);
   const sources = roleSources(root, config);
@@ -127,12 +162,14 @@ async function givenToEveryTree(
 }
 
 function problemOf(w: Wanted): SetupProblem {
-  const gates = [...w.gates].join(", ");
+  const gates = [...w.gates];
   const top = w.path.split("/")[0];
   const inDir = top !== w.path;
   return {
-    subject: `quality gate ${gates}`,
-    problem: `it runs ${w.path}, which your checkout has but git does not track, so the fresh ` +
+    subject: gates.length > 3
+      ? `${gates.slice(0, 3).join(", ")} … (${gates.length})`
+      : gates.join(", "),
+    problem: `it uses ${w.path}, which your checkout has but git does not track, so the fresh ` +
       "tree the gates run in will not have it (only tracked files, worktree.copy and " +
       "worktree.symlink reach it): every task's gates would fail",
     fix: inDir

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { tempRepo } from "../git/_test_repo.ts";
 import { parseConfig } from "../config/load.ts";
-import { gateProgramProblems, treeProgram } from "./gate_programs.ts";
+import { gateProgramProblems, treePaths, treeProgram } from "./gate_programs.ts";
 
 const PROGRAMS: [string, string | undefined][] = [
   ["node_modules/.bin/tape test/*.js", "node_modules/.bin/tape"],
@@ -53,7 +53,7 @@ Deno.test("a gate whose program the checkout has but git does not track refuses 
   await using repo = await repoWithInstall();
   const problems = await gateProgramProblems(repo.root, config(), ["backend", "tools"]);
   assert.deepEqual(problems.map((p) => p.subject), ["quality gate tests", "quality gate lint"]);
-  assert.match(problems[0].problem, /runs node_modules\/\.bin\/tape, which your checkout has/);
+  assert.match(problems[0].problem, /uses node_modules\/\.bin\/tape, which your checkout has/);
   assert.match(problems[0].fix, /`worktree: \{symlink: \[node_modules\]\}` in service\.yaml/);
   assert.match(problems[1].fix, /link scripts into every worktree/);
   // Only the roles the run uses are asked about.
@@ -91,4 +91,40 @@ roles:
   // Nowhere at all (an agent may be meant to write it): not this check's to refuse.
   await using bare = await tempRepo({ "README.md": "x\n" });
   assert.deepEqual(await gateProgramProblems(bare.root, config(), ["backend", "tools"]), []);
+});
+
+const PATHS: [string, string[]][] = [
+  ["node node_modules/.bin/tape test/*.js", ["node_modules/.bin/tape"]],
+  ["CI=1 python3 .venv/bin/pytest -q tests/unit", [".venv/bin/pytest", "tests/unit"]],
+  ["./run.sh ./run.sh", ["run.sh"]],
+  ["node --require=./setup/x.js a.js", []], // options are not paths the check can read
+  ["npm test", []],
+  ["sh -c 'node_modules/.bin/tape'", []], // quoted: the shell's to split
+  ["deno test src/a_test.ts && $HOME/x/y", ["src/a_test.ts"]],
+];
+
+for (const [command, paths] of PATHS) {
+  Deno.test(`treePaths(${JSON.stringify(command)}) is ${JSON.stringify(paths)}`, () => {
+    assert.deepEqual(treePaths(command), paths);
+  });
+}
+
+Deno.test("a step's test_passes signal that names an untracked, unlinked path refuses the run, naming the step", async () => {
+  await using repo = await repoWithInstall();
+  const planned = [
+    { role: "backend", name: "test_passes of work-1", command: "node node_modules/.bin/tape t.js" },
+    { role: "backend", name: "test_passes of work-2", command: "node node_modules/.bin/tape t.js" },
+    { role: "backend", name: "test_passes of work-3", command: "node index.js" }, // tracked
+  ];
+  const none = parseConfig("cli: claude\nroles: [backend]\n", "s.yaml");
+  const problems = await gateProgramProblems(repo.root, none, ["backend"], planned);
+  assert.deepEqual(problems.map((p) => p.subject), [
+    "test_passes of work-1, test_passes of work-2",
+  ]);
+  assert.match(problems[0].problem, /uses node_modules\/\.bin\/tape/);
+  const linked = parseConfig(
+    "cli: claude\nroles: [backend]\nworktree: {symlink: [node_modules]}\n",
+    "s.yaml",
+  );
+  assert.deepEqual(await gateProgramProblems(repo.root, linked, ["backend"], planned), []);
 });

@@ -42,6 +42,7 @@ import { fileDigest, startNewRun, upToDateLine } from "./new_run.ts";
 import type { RunOutcome } from "../orchestrator/orchestrator.ts";
 import { doneSteps, keyedTasks, stepsToDo } from "./plan_steps.ts";
 import { checkedPlan, currentBranch, RunError, throwSetupProblems } from "./run_checks.ts";
+import { warnIgnoredInstalls } from "./ignored_installs.ts";
 import { repairAfterCrash } from "./crash_repair.ts";
 import { prepareLanding } from "../landing/mod.ts";
 import { prepareKubernetes } from "../kubernetes/mod.ts";
@@ -288,6 +289,12 @@ async function prepareRun(options: RunPlanOptions): Promise<PreparedRun> {
   const plan = planFile ? await checkedPlan(root, planFile, config) : undefined;
   if (planFile) facts.plan = { file: planFile, sha256: await fileDigest(planFile) };
   else await throwSetupProblems(root, config, Object.keys(config.roles));
+  await warnIgnoredInstalls(
+    root,
+    config,
+    plan?.tasks.map((t) => t.role) ?? Object.keys(config.roles),
+    out,
+  );
   const env = Deno.env.toObject();
   // MCP servers (issue 13): an unset ${VAR} fails here, before a row is written.
   const mcp = await runMcpServers(config, (n) => env[n]);

@@ -16,7 +16,7 @@ import { loadRoleTemplate } from "../roles/templates.ts";
 import { HEARTBEAT_INTERVAL_MS } from "../agent_session/lane.ts";
 import { linkedInstalls, worktreeEnvFor } from "../worktree_env/spec.ts";
 import { workersConfigured } from "../workers/lane.ts";
-import { gateProgramProblems } from "./gate_programs.ts";
+import { gateProgramProblems, type PlannedGate } from "./gate_programs.ts";
 
 /** A user-facing failure of `service run`, with its exit code (spec §7.4) and the fix. */
 export class RunError extends UserFacingError {
@@ -107,13 +107,30 @@ async function runSetupProblems(
   root: string,
   config: ServiceConfig,
   roles: Iterable<string>,
+  planned: readonly PlannedGate[],
 ): Promise<SetupProblem[]> {
   const used = [...roles];
   return [
     ...settingProblems(config),
     ...await templateProblems(root, used),
-    ...await gateProgramProblems(root, config, used),
+    ...await gateProgramProblems(root, config, used, planned),
   ];
+}
+
+/** What a plan's steps run on the merged tree: their `test_passes` signals and evidence (pure). */
+export function plannedGates(plan: ParsedPlan): PlannedGate[] {
+  return plan.tasks.flatMap((t) => [
+    ...t.completion_signals.flatMap((s) =>
+      "test_passes" in s
+        ? [{ role: t.role, name: `test_passes of ${t.id}`, command: s.test_passes }]
+        : []
+    ),
+    ...(t.evidence ?? []).map((e) => ({
+      role: t.role,
+      name: `evidence ${e.name} of ${t.id}`,
+      command: e.command,
+    })),
+  ]);
 }
 
 /** The branch checked out in `root`, where the run lands; a {@link RunError} when there is none. */
@@ -165,13 +182,18 @@ export async function checkedPlan(
     );
   }
   const plan = await loadPlan(root, planFile, config);
-  await throwSetupProblems(root, config, plan.tasks.map((t) => t.role));
+  await throwSetupProblems(root, config, plan.tasks.map((t) => t.role), plannedGates(plan));
   return plan;
 }
 
 /** Throw the problems of a run of tasks with `roles` as one {@link RunError}. */
-export async function throwSetupProblems(root: string, config: ServiceConfig, roles: string[]) {
-  const problems = await runSetupProblems(root, config, roles);
+export async function throwSetupProblems(
+  root: string,
+  config: ServiceConfig,
+  roles: string[],
+  planned: readonly PlannedGate[] = [],
+) {
+  const problems = await runSetupProblems(root, config, roles, planned);
   if (problems.length === 0) return;
   throw new RunError(
     problems.map((p) => `${p.subject}: ${p.problem}`).join("\n  "),

@@ -181,6 +181,8 @@ async function detach(
       out(
         `board: ${state.url}/dashboard/review-board?run=${state.run_id} · \`service status\` · \`service stop\``,
       );
+      // Warnings it printed while starting (a dependency the worktrees lack …) reach the user.
+      for (const line of warningsOf(await logSince(logPath, logStart))) out(printable(line));
       child.unref();
       return 0;
     }
@@ -204,6 +206,14 @@ async function detach(
   child.unref();
   out(`the background run (pid ${child.pid}) has not registered yet; see ${logPath}`);
   return 0;
+}
+
+/** The `warning:` lines of a run's start, each with its `fix:` line (pure). */
+export function warningsOf(lines: readonly string[]): string[] {
+  return lines.filter((line, i) =>
+    line.startsWith("warning: ") ||
+    (line.startsWith("  fix: ") && lines[i - 1]?.startsWith("warning: "))
+  );
 }
 
 /** The last lines `logPath` got after its first `offset` bytes (at most 20). */
