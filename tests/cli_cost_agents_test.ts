@@ -222,6 +222,9 @@ async function fakeBin(dir: string): Promise<string> {
 }
 
 Deno.test("service agents --json: readiness per adapter, key names but never values, cooldowns, sessions", async () => {
+  // The test's own clock, not the module's: under --parallel a module may load minutes before
+  // this test runs, and every age and cooldown below is measured from here.
+  const NOW = Math.floor(Date.now() / 1000);
   await using ws = await tempDir();
   await using side = await tempDir();
   const bin = await fakeBin(side.path);

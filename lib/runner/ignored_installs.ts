@@ -6,16 +6,22 @@
  * session spent for nothing. A gate that names such a path is refused outright
  * (gate_programs.ts); one that needs it without naming it (`npm test`, `npx tape`, `pytest`) cannot
  * be told from the command, so this is a warning: at the start of `service run` and in `doctor`.
+ * `.venv/` is the common case: `pytest` or `python -m pytest` in a tree without it runs without
+ * the project's packages.
  */
 import { git } from "../git/git.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { worktreeEnvFor } from "../worktree_env/spec.ts";
 import { readWorktreeInclude } from "../worktree_env/select.ts";
 
-/** Where package managers install what a repository needs, and the setup that makes it. */
+/**
+ * Where package managers install what a repository needs, and the setup that makes it. Not
+ * `node_modules/`: the trees sit inside the checkout (`.sdd/worktrees/`), and Node, npm and npx
+ * look for it in every parent directory, so `npm test` or a `require` there finds the checkout's
+ * own; only a path naming it from the tree (`node_modules/.bin/tape`) does not, and that is
+ * refused (gate_programs.ts).
+ */
 const INSTALL_DIRS: readonly { dir: string; setup: string }[] = [
-  { dir: "node_modules", setup: "npm ci" },
-  { dir: "bower_components", setup: "bower install" },
   { dir: ".venv", setup: "python3 -m venv .venv && .venv/bin/pip install -r requirements.txt" },
   { dir: "venv", setup: "python3 -m venv venv && venv/bin/pip install -r requirements.txt" },
   { dir: "vendor", setup: "composer install" },
