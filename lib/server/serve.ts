@@ -34,6 +34,11 @@ export interface ServedApp {
   build(ctx: AppContext): {
     /** `env`: which listener the request came through (lib/server/listen.ts). */
     fetch(request: Request, env?: ListenerEnv): Response | Promise<Response>;
+    /**
+     * Import the handlers the first clients call (claims, deliveries), started once the
+     * server listens, so none of them waits on an import (routes/_app.ts).
+     */
+    warm?(): Promise<void>;
   };
   /** Open the workspace's task store (default true; `gui serve` has no task API). */
   taskStore?: boolean;
@@ -191,9 +196,11 @@ async function serveContext(
   // Before the first connection: see StartServerOptions.warmUpBoard.
   if (options.warmUpBoard) warmUpFold();
   const running = await listen(ctx, options, app, { log, warn });
+  // Off the first request's path: a request that comes meanwhile shares the same import.
+  const warmed = app.warm?.();
   const serving: Serving = { ctx, options, log, warn, running };
   await announce(serving);
-  const finished = running.finished.then(background(serving));
+  const finished = running.finished.then(background(serving)).then(() => warmed);
   // `/status` reports the gate's counters (docs/security.md "Connections").
   ctx.connections = () => connectionCounts(running.connections());
   return {
