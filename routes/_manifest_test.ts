@@ -88,7 +88,7 @@ Deno.test("every route states its policy: an access entry per handler, nothing p
   assert.equal(samePolicy(undefined, routes[0].policy), false);
 });
 
-Deno.test("the manifest names a route file it does not mount yet (a new file makes it stale)", async () => {
+Deno.test("the manifest names a route file it does not mount yet (a new file makes it stale)", () => {
   const policy = ROUTES[0].policy;
   const files = ROUTES.map((r) => ({ file: r.file, policy: r.policy }));
   const text = manifestText([...files, { file: "brand/new.ts", policy }]);
