@@ -11,8 +11,10 @@
  *
  * A handler's module is imported by the first request that passes its route's defences
  * (lib/http/lazy_route.ts): a refused request loads nothing, and an idle server holds only the
- * modules requests have needed. `warm()` loads the task API and webhook handlers after the
- * listen, so a claim or a delivery does not wait for an import.
+ * modules requests have needed. The handlers agents, workers and trackers call are imported
+ * together: the first request to one starts the others, so a worker's claim does not wait on
+ * an import after its registration did; `warm()` starts them all (`service run`'s task server,
+ * right after the listen: its agents claim at once).
  *
  * Connections (header and idle timeouts, the connection cap, descriptor exhaustion) are bounded
  * before a request exists, by the gate in front of the listener (lib/server/connection_gate.ts).
@@ -45,18 +47,38 @@ export interface AppOptions {
 }
 
 /**
- * The routes a client calls first and must not wait on an import for: an agent's or a worker's
+ * The routes whose clients must not wait on an import for each call: an agent's or a worker's
  * claim, heartbeat and report, a tracker's delivery.
  */
 const HOT = /^\/(tasks|workers|webhooks)(\/|$)/;
 
-/** The app, and `warm()`: import the hot routes' handlers now (after the listen). */
+/** The app, and `warm()`: import the hot routes' handlers now. */
 export type ServiceApp = Hono<AppEnv> & { warm(): Promise<void> };
+
+/**
+ * Imports made together: `join` a member's loader; the first call of any member, or `warm()`,
+ * starts every member's import (each still {@link loadOnce}: a failed one is tried again by
+ * the request that needs it, whose 500 names the cause).
+ */
+function importedTogether() {
+  const members: (() => Promise<unknown>)[] = [];
+  let warming: Promise<void> | undefined;
+  const warm = () => warming ??= Promise.allSettled(members.map((load) => load())).then(() => {});
+  const join = <T>(load: () => Promise<T>) => {
+    members.push(load);
+    return () => {
+      const own = load();
+      void warm();
+      return own;
+    };
+  };
+  return { join, warm };
+}
 
 /** Build the service's HTTP app over `ctx`. */
 export function createApp(ctx: AppContext, options: AppOptions = {}): ServiceApp {
   const app = new Hono<AppEnv>();
-  const hot: (() => Promise<unknown>)[] = [];
+  const hot = importedTogether();
   app.onError((err, c) => errorAnswer(err, c));
   app.notFound((c) =>
     c.json(errorBody("not_found", `no route for ${c.req.method} ${c.req.path}`), 404)
@@ -69,8 +91,8 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): ServiceApp
   for (const route of options.routes ?? ROUTES) {
     if (options.taskApi === false && route.path.startsWith("/tasks")) continue;
     // One import per module, shared by its methods and by concurrent first requests.
-    const module = loadOnce(route.load);
-    if (options.taskApi !== false && HOT.test(route.path)) hot.push(module);
+    const own = loadOnce(route.load);
+    const module = options.taskApi !== false && HOT.test(route.path) ? hot.join(own) : own;
     const override = options.overrides?.[route.path] ?? {};
     for (const method of routeMethods(route.policy)) {
       const handler = override[method] ?? lazyHandler(route, method, module);
@@ -79,10 +101,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): ServiceApp
       if (route.policy.trailingSlash) app.on(method, `${route.path}/`, ...chain);
     }
   }
-  // A failed import is not kept (loadOnce): the request that needs it tries again, and its
-  // 500 names the cause.
-  const warm = async () => void await Promise.allSettled(hot.map((load) => load()));
-  return Object.assign(app, { warm });
+  return Object.assign(app, { warm: hot.warm });
 }
 
 /** The middleware a route's policy asks for in front of one method's handler, in order. */

@@ -3,14 +3,14 @@
  * server over HTTP: a refused request is refused by the defences mounted at start, as before,
  * without importing the handler's module; every route answers once loaded; concurrent first
  * requests import once; a failed import is a JSON 500 that the next request recovers from; the
- * task API and webhook handlers are imported right after the listen.
+ * task API's handlers are imported together, or right after the listen with `warmRoutes`.
  */
 import assert from "node:assert/strict";
 import { startServer } from "../lib/server/serve.ts";
 import type { RouteEntry } from "../lib/http/lazy_route.ts";
 import type { TokenSpec } from "../lib/auth/tokens.ts";
 import { mintWorkerSessionCredential } from "../lib/auth/agent_credentials.ts";
-import { createApp } from "../routes/_app.ts";
+import { createApp, type ServiceApp } from "../routes/_app.ts";
 import { ROUTES } from "../routes/_manifest.gen.ts";
 import { sweepRoutes } from "./_route_sweep.ts";
 import { tempDir } from "./helpers.ts";
@@ -34,28 +34,35 @@ function countedRoutes(
 }
 
 /**
- * The real server over `root` with `routes`; its `warm()` awaited before it is handed back, so
- * what a test counts is what requests loaded. `tokens`: the token specs in force.
+ * The real server over `root` with `routes`; with `warmRoutes` (as `service run`), its warm-up
+ * awaited before it is handed back. `tokens`: the token specs in force. `warm()` waits for the
+ * hot routes' imports (started by the first request to one of them, or here).
  */
-async function serving(root: string, routes: RouteEntry[], tokens?: TokenSpec[]) {
-  let warmed: Promise<void> = Promise.resolve();
+async function serving(
+  root: string,
+  routes: RouteEntry[],
+  options: { tokens?: TokenSpec[]; warmRoutes?: boolean } = {},
+) {
+  let app: ServiceApp | undefined;
   const server = await startServer({
     root,
     host: "127.0.0.1",
     port: 0,
     tokens: [],
     announce: false,
+    warmRoutes: options.warmRoutes,
     app: {
       build: (ctx) => {
-        if (tokens) ctx.tokenSpecs = () => tokens;
-        const app = createApp(ctx, { routes });
-        const warm = app.warm;
-        return Object.assign(app, { warm: () => (warmed = warm()) });
+        if (options.tokens) ctx.tokenSpecs = () => options.tokens!;
+        return app = createApp(ctx, { routes });
       },
     },
   });
-  await warmed;
-  return Object.assign(server, { [Symbol.asyncDispose]: () => server.shutdown() });
+  if (options.warmRoutes) await app!.warm();
+  return Object.assign(server, {
+    warm: () => app!.warm(),
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  });
 }
 
 /**
@@ -79,7 +86,7 @@ Deno.test("a refused request is refused before its handler's module is imported,
   await using dir = await tempDir();
   const { spec, token } = operatorToken();
   const { routes, count } = countedRoutes();
-  await using server = await serving(dir.path, routes, [spec]);
+  await using server = await serving(dir.path, routes, { tokens: [spec] });
   const good = { authorization: `Bearer ${token}` };
   const refusals: [string, RequestInit][] = [
     [RUNS, {}],
@@ -206,12 +213,28 @@ Deno.test("a module whose policy is not the one the manifest mounted is refused 
   }
 });
 
-Deno.test("the task API, worker and webhook handlers are imported right after the listen; nothing else", async () => {
+const HOT_ROUTES = ROUTES.map((r) => r.path).filter((p) =>
+  /^\/(tasks|workers|webhooks)(\/|$)/.test(p)
+);
+
+Deno.test("a server imports no handler before a request; the first request to the task API imports its other handlers too", async () => {
+  await using dir = await tempDir();
+  const { routes, loads, count } = countedRoutes();
+  await using server = await serving(dir.path, routes);
+  assert.deepEqual([...loads.keys()], [], "imported before any request");
+  const hello = await fetch(`${server.url}/workers/hello`);
+  assert.equal(hello.status, 400, await hello.text());
+  await server.warm();
+  assert.ok(HOT_ROUTES.length > 15);
+  assert.deepEqual([...loads.keys()].sort(), [...HOT_ROUTES].sort());
+  assert.ok([...loads.values()].every((n) => n === 1));
+  assert.equal(count(RUNS), 0);
+});
+
+Deno.test("with warmRoutes (service run), the task API, worker and webhook handlers are imported right after the listen; nothing else", async () => {
   await using dir = await tempDir();
   const { routes, loads } = countedRoutes();
-  await using _server = await serving(dir.path, routes);
-  const hot = ROUTES.map((r) => r.path).filter((p) => /^\/(tasks|workers|webhooks)(\/|$)/.test(p));
-  assert.ok(hot.length > 15);
-  assert.deepEqual([...loads.keys()].sort(), [...hot].sort());
+  await using _server = await serving(dir.path, routes, { warmRoutes: true });
+  assert.deepEqual([...loads.keys()].sort(), [...HOT_ROUTES].sort());
   assert.ok([...loads.values()].every((n) => n === 1));
 });

@@ -35,8 +35,8 @@ export interface ServedApp {
     /** `env`: which listener the request came through (lib/server/listen.ts). */
     fetch(request: Request, env?: ListenerEnv): Response | Promise<Response>;
     /**
-     * Import the handlers the first clients call (claims, deliveries), started once the
-     * server listens, so none of them waits on an import (routes/_app.ts).
+     * Import the handlers agents call (claims, heartbeats, reports) now, not on their first
+     * request (routes/_app.ts); see {@link StartServerOptions.warmRoutes}.
      */
     warm?(): Promise<void>;
   };
@@ -67,6 +67,12 @@ export interface StartServerOptions {
    * compiled by the optimising tiers. Default false.
    */
   warmUpBoard?: boolean;
+  /**
+   * Import the task API's handlers right after the listen (`service run`: its agents claim at
+   * once, and none should wait on an import). Default false: an idle server holds only the
+   * route modules requests have needed (docs/performance.md, tenth round).
+   */
+  warmRoutes?: boolean;
 }
 
 /** A running server. */
@@ -197,7 +203,7 @@ async function serveContext(
   if (options.warmUpBoard) warmUpFold();
   const running = await listen(ctx, options, app, { log, warn });
   // Off the first request's path: a request that comes meanwhile shares the same import.
-  const warmed = app.warm?.();
+  const warmed = options.warmRoutes ? app.warm?.() : undefined;
   const serving: Serving = { ctx, options, log, warn, running };
   await announce(serving);
   const finished = running.finished.then(background(serving)).then(() => warmed);
