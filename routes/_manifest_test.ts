@@ -10,7 +10,8 @@ import {
   SECURITY_DOC,
   unpadTables,
 } from "../scripts/gen_routes.ts";
-import { urlPathOf } from "../lib/http/route_manifest.ts";
+import { manifestText, urlPathOf } from "../lib/http/route_manifest.ts";
+import { type RouteModule, samePolicy } from "../lib/http/lazy_route.ts";
 import { ROUTE_METHODS, type RouteMethod, type RoutePolicy } from "../lib/http/route_policy.ts";
 import { ROUTES } from "./_manifest.gen.ts";
 
@@ -55,8 +56,13 @@ Deno.test("routes/_manifest.gen.ts is up to date (else run `deno task routes`)",
   assert.equal(current, await expectedManifest(), "stale manifest: run `deno task routes`");
 });
 
-Deno.test("every route module exports at least one method handler", () => {
-  for (const route of ROUTES) {
+/** Every route of the manifest with its module imported. */
+function loadedRoutes(): Promise<{ path: string; policy: RoutePolicy; module: RouteModule }[]> {
+  return Promise.all(ROUTES.map(async (r) => ({ ...r, module: await r.load() })));
+}
+
+Deno.test("every route module exports at least one method handler", async () => {
+  for (const route of await loadedRoutes()) {
     const methods = Object.keys(route.module).filter((k) =>
       /^(GET|POST|PUT|PATCH|DELETE)$/.test(k)
     );
@@ -68,10 +74,31 @@ Deno.test("every route module exports at least one method handler", () => {
   );
 });
 
-Deno.test("every route states its policy: an access entry per handler, nothing public unsigned", () => {
-  const problems = ROUTES.flatMap((r) => policyProblems(r.path, r.module));
+Deno.test("every route states its policy: an access entry per handler, nothing public unsigned", async () => {
+  const routes = await loadedRoutes();
+  const problems = routes.flatMap((r) => policyProblems(r.path, r.module));
   assert.deepEqual(problems, []);
-  for (const r of ROUTES) assert.equal(r.policy, r.module.policy, `${r.path}: manifest policy`);
+  for (const r of routes) {
+    // The server mounts the manifest's copy before the module is imported: they must agree.
+    assert.deepEqual(r.policy, r.module.policy, `${r.path}: manifest policy`);
+    assert.ok(samePolicy(r.module.policy, r.policy), `${r.path}: samePolicy`);
+  }
+  const changed = { ...routes[0].policy, bodyLimit: routes[0].policy.bodyLimit + 1 };
+  assert.equal(samePolicy(changed, routes[0].policy), false);
+  assert.equal(samePolicy(undefined, routes[0].policy), false);
+});
+
+Deno.test("the manifest names a route file it does not mount yet (a new file makes it stale)", () => {
+  const policy = ROUTES[0].policy;
+  const files = ROUTES.map((r) => ({ file: r.file, policy: r.policy }));
+  const text = manifestText([...files, { file: "brand/new.ts", policy }]);
+  assert.notEqual(text, manifestText(files));
+  assert.match(text, /load: \(\) => import\("\.\/brand\/new\.ts"\)/);
+  // Tests and `_`-prefixed files are never routes.
+  assert.equal(
+    manifestText([...files, { file: "brand/new_test.ts", policy }]),
+    manifestText(files),
+  );
 });
 
 Deno.test("policyProblems() names a missing policy, a handler without access and a public write", () => {

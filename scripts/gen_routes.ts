@@ -1,12 +1,14 @@
 /**
  * Regenerate `routes/_manifest.gen.ts` and the scope matrix of docs/security.md from the files
- * under routes/ and the `policy` each exports (`deno task routes`). `--check` exits 1 when
+ * under routes/ and the `policy` each exports (`deno task routes`; the manifest carries each
+ * policy as data, so the server mounts it without importing the module). `--check` exits 1 when
  * either checked-in copy is stale instead of writing it.
  */
 import { relative } from "node:path";
 import {
   compareRoutes,
   isRouteFile,
+  type ManifestRoute,
   manifestText,
   type MatrixRoute,
   scopeMatrixMarkdown,
@@ -34,18 +36,23 @@ export async function routeFiles(dir = ROUTES_DIR): Promise<string[]> {
   return out.sort();
 }
 
-/** The manifest text the current files call for. */
-export async function expectedManifest(): Promise<string> {
-  return manifestText(await routeFiles());
+/** Every route file and the policy its module exports (the files are imported). */
+export async function routeModules(): Promise<ManifestRoute[]> {
+  const files = (await routeFiles()).filter(isRouteFile);
+  return await Promise.all(files.map(async (file) => {
+    const module = await import(new URL(file, `file://${ROUTES_DIR}`).href);
+    return { file, policy: module.policy as RoutePolicy };
+  }));
 }
 
-/** Every route file's path and policy, most specific first (the files are imported). */
+/** The manifest text the current files and their policies call for. */
+export async function expectedManifest(): Promise<string> {
+  return manifestText(await routeModules());
+}
+
+/** Every route file's path and policy, most specific first. */
 export async function routePolicies(): Promise<MatrixRoute[]> {
-  const files = (await routeFiles()).filter(isRouteFile);
-  const routes = await Promise.all(files.map(async (file) => {
-    const module = await import(new URL(file, `file://${ROUTES_DIR}`).href);
-    return { path: urlPathOf(file), policy: module.policy as RoutePolicy };
-  }));
+  const routes = (await routeModules()).map((r) => ({ path: urlPathOf(r.file), policy: r.policy }));
   return routes.sort((a, b) => compareRoutes(a.path, b.path));
 }
 

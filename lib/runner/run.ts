@@ -599,6 +599,8 @@ async function startRunServer(
       (port) =>
         startServer({
           warmUpBoard: true,
+          // Agents claim as soon as they start: their handlers are imported before.
+          warmRoutes: true,
           root,
           host: settings.host,
           port,

@@ -34,6 +34,11 @@ export interface ServedApp {
   build(ctx: AppContext): {
     /** `env`: which listener the request came through (lib/server/listen.ts). */
     fetch(request: Request, env?: ListenerEnv): Response | Promise<Response>;
+    /**
+     * Import the handlers agents call (claims, heartbeats, reports) now, not on their first
+     * request (routes/_app.ts); see {@link StartServerOptions.warmRoutes}.
+     */
+    warm?(): Promise<void>;
   };
   /** Open the workspace's task store (default true; `gui serve` has no task API). */
   taskStore?: boolean;
@@ -62,6 +67,12 @@ export interface StartServerOptions {
    * compiled by the optimising tiers. Default false.
    */
   warmUpBoard?: boolean;
+  /**
+   * Import the task API's handlers right after the listen (`service run`: its agents claim at
+   * once, and none should wait on an import). Default false: an idle server holds only the
+   * route modules requests have needed (docs/performance.md, tenth round).
+   */
+  warmRoutes?: boolean;
 }
 
 /** A running server. */
@@ -191,9 +202,11 @@ async function serveContext(
   // Before the first connection: see StartServerOptions.warmUpBoard.
   if (options.warmUpBoard) warmUpFold();
   const running = await listen(ctx, options, app, { log, warn });
+  // Off the first request's path: a request that comes meanwhile shares the same import.
+  const warmed = options.warmRoutes ? app.warm?.() : undefined;
   const serving: Serving = { ctx, options, log, warn, running };
   await announce(serving);
-  const finished = running.finished.then(background(serving));
+  const finished = running.finished.then(background(serving)).then(() => warmed);
   // `/status` reports the gate's counters (docs/security.md "Connections").
   ctx.connections = () => connectionCounts(running.connections());
   return {

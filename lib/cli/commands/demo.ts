@@ -181,6 +181,8 @@ Options:
         (port) =>
           startServer({
             warmUpBoard: true,
+            // The demo's agents claim as soon as they start.
+            warmRoutes: true,
             root: dir,
             host: "127.0.0.1",
             port,
