@@ -12,6 +12,15 @@ import { CardTitle } from "./card_title.tsx";
 import { gateSaid, gateText } from "../../lib/verification/gate_words.ts";
 import { showBidiControls } from "../../lib/dashboard/bidi_controls.ts";
 import { AgentText } from "./agent_text.tsx";
+import { sizeText } from "../../lib/util/size_words.ts";
+import type { OversizedFiles } from "../../lib/board/activity_types.ts";
+
+/** The first few files over the size limit with their sizes, then how many more. */
+function oversizedWords(o: OversizedFiles): string {
+  const shown = o.files.slice(0, 3).map((f) => `${f.path} (${sizeText(f.bytes)})`).join(", ");
+  const more = (o.files_total ?? o.files.length) - Math.min(o.files.length, 3);
+  return shown + (more > 0 ? ` and ${more} more` : "");
+}
 
 /** Props of {@link CardView}. */
 export interface CardViewProps {
@@ -136,6 +145,20 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
           <span class="badge bad">PROTECTED</span>{" "}
           {face.guarded.error ?? `changes ${fewPaths(face.guarded.paths)}`}
           {" — lands only on an operator's merge"}
+        </span>
+      )}
+      {face.oversized && (
+        <span
+          class="meta"
+          data-oversized-files={face.oversized.files.map((f) => f.path).join("\n")}
+          title="an agent's file over this size never lands unattended (max_landed_file_mb)"
+        >
+          <span class="badge bad">TOO LARGE</span> adds {oversizedWords(face.oversized)}
+          {" — over max_landed_file_mb"}
+          {face.oversized.limit_bytes !== undefined
+            ? ` (${sizeText(face.oversized.limit_bytes)})`
+            : ""}
+          {"; lands only on an operator's merge"}
         </span>
       )}
       {face.ownedExceeded && (

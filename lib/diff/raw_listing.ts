@@ -13,11 +13,17 @@
  * detection the configuration asks for.
  */
 
-/** One leaf a diff changes: its path, and its mode and id on the tip's side (zeros: removed). */
+/**
+ * One leaf a diff changes: its path, its mode and id on the tip's side (zeros: removed) and on
+ * the base's side (zeros: added — as the destination of a rename or a copy is, the way
+ * `--no-renames` lists it).
+ */
 export interface RawChange {
   path: string;
   mode: string;
   id: string;
+  oldMode: string;
+  oldId: string;
 }
 
 /** The raw output could not be read (never expected of git: the listing is then not trusted). */
@@ -49,8 +55,8 @@ function readRecords(bytes: Uint8Array): { changes: RawChange[]; next: number } 
   let at = 0;
   while (at < bytes.length && bytes[at] === COLON) {
     const [meta, afterMeta] = field(bytes, at + 1);
-    const [, mode, , id, status] = meta.split(" ");
-    if (mode === undefined || id === undefined || status === undefined) {
+    const [oldMode, mode, oldId, id, status] = meta.split(" ");
+    if (mode === undefined || oldId === undefined || id === undefined || status === undefined) {
       throw new RawListingError(at, "a record without its five fields");
     }
     const [path, afterPath] = field(bytes, afterMeta);
@@ -58,13 +64,12 @@ function readRecords(bytes: Uint8Array): { changes: RawChange[]; next: number } 
     if (status.startsWith("R") || status.startsWith("C")) {
       const [to, afterTo] = field(bytes, at);
       at = afterTo;
+      const none = { mode: "0".repeat(6), id: "0".repeat(id.length) };
       // A rename removes its source; a copy leaves it as it was.
-      if (status.startsWith("R")) {
-        changes.push({ path, mode: "0".repeat(6), id: "0".repeat(id.length) });
-      }
-      changes.push({ path: to, mode, id });
+      if (status.startsWith("R")) changes.push({ path, ...none, oldMode, oldId });
+      changes.push({ path: to, mode, id, oldMode: none.mode, oldId: none.id });
     } else {
-      changes.push({ path, mode, id });
+      changes.push({ path, mode, id, oldMode, oldId });
     }
   }
   if (at === bytes.length) return { changes, next: at };

@@ -30,6 +30,7 @@ import { agentBranch, commitPartialWork, worktreePath } from "../worktrees/workt
 import type { WorkspacePaths } from "../workspace.ts";
 import type { DiffJudgement, MergeResult, RebaseResult } from "./results.ts";
 import type { Protection } from "../protect/judge.ts";
+import type { OversizedFile } from "../protect/file_sizes.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { printable } from "../util/printable.ts";
@@ -97,6 +98,8 @@ export class TaskWork implements AgentWork {
   readonly #tips = new Map<string, string>();
   /** By task, the protected paths its diff was last judged to touch. */
   readonly #protected = new Map<string, string[]>();
+  /** By task, the files over `max_landed_file_mb` its diff was last judged to add or grow. */
+  readonly #oversized = new Map<string, OversizedFile[]>();
   /**
    * By task, the leaves its captured diff changes as git listed them with the patch, and the two
    * commits they are of: the judgement of exactly that diff asks git nothing more.
@@ -273,7 +276,10 @@ export class TaskWork implements AgentWork {
     });
     if ("error" in j) return { protected: [], outsideOwned: [], error: j.error };
     this.#protected.set(taskId, j.protected);
-    return j;
+    if (j.oversized.length > 0) this.#oversized.set(taskId, j.oversized);
+    else this.#oversized.delete(taskId);
+    const limitBytes = protection.maxFileBytes;
+    return { ...j, ...(limitBytes === null ? {} : { limitBytes }) };
   }
 
   /** The commit of `taskId`'s work that lands: the one its diff was captured and judged at. */
@@ -284,6 +290,16 @@ export class TaskWork implements AgentWork {
   /** The protected paths `taskId`'s diff was last judged to touch (DESIGN.md §18). */
   protectedPaths(taskId: string): string[] {
     return this.#protected.get(taskId) ?? [];
+  }
+
+  /**
+   * The files over `max_landed_file_mb` `taskId`'s diff was last judged to add or grow, and the
+   * limit (DESIGN.md §18); undefined when none.
+   */
+  oversizedFiles(taskId: string): { files: OversizedFile[]; limitBytes: number } | undefined {
+    const files = this.#oversized.get(taskId);
+    const limitBytes = this.#o.protection?.maxFileBytes;
+    return files && typeof limitBytes === "number" ? { files, limitBytes } : undefined;
   }
 
   #hasTeardown(h: WorkHandle): boolean {
@@ -413,7 +429,9 @@ export class TaskWork implements AgentWork {
     else this.#tips.set(taskId, out.tip);
     // Judged again: what lands now is the rebased branch.
     const judged = await this.#judge(taskId, []);
-    return judged && !judged.error ? { ...out, protected: judged.protected } : out;
+    return judged && !judged.error
+      ? { ...out, protected: judged.protected, oversized: judged.oversized ?? [] }
+      : out;
   }
 
   /**
@@ -431,6 +449,7 @@ export class TaskWork implements AgentWork {
     this.#handles.delete(taskId);
     this.#tips.delete(taskId);
     this.#protected.delete(taskId);
+    this.#oversized.delete(taskId);
     this.#listed.delete(taskId);
     await this.#o.verification.beforeReap(taskId);
     try {

@@ -351,6 +351,22 @@ export function taskProtectedPaths(
 }
 
 /**
+ * `task_oversized_files` (detail, DESIGN.md §18): the captured diff adds or grows `files` over
+ * `max_landed_file_mb` (`limit_bytes`), sized from git's objects, so the work waits for an
+ * operator's merge. At most 200 files are named; `files_total` then counts them all.
+ */
+export function taskOversizedFiles(
+  data: {
+    task_id: string;
+    files: { path: string; bytes: number }[];
+    files_total?: number;
+    limit_bytes: number;
+  },
+): JournalEvent {
+  return event("task_oversized_files", data);
+}
+
+/**
  * `task_owned_files_exceeded` (detail, DESIGN.md §18): the captured diff changes `paths` outside
  * the task's `owned_files`; `enforced` when `enforce_owned_files` refused it.
  */
