@@ -323,6 +323,7 @@ const ON_TASK: {
     }
     t.diff_sha256 = e.sha256;
     t.diff_index = index;
+    t.diff_truncated = e.truncated;
   },
   task_failed(t, e, { attempt }) {
     if (attempt && attempt.outcome === "running") attempt.outcome = "failed";

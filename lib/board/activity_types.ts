@@ -196,6 +196,8 @@ export interface TaskActivity {
   /** `sha256` and 0-based row index of the latest `task_diff_captured`. */
   diff_sha256?: string;
   diff_index?: number;
+  /** The latest diff was too large to store whole: the whole patch's bytes and files. */
+  diff_truncated?: { bytes: number; files: number };
   /** `bundle_hash` of the latest `task_evidence_sealed` (the card checks that bundle). */
   evidence_sealed?: string;
   /** The current attempt is a batch request (the card says "batch"). */

@@ -50,10 +50,14 @@ function field(bytes: Uint8Array, at: number): [string, number] {
  * The raw records at the start of `bytes` (as {@link RawChange}s) and where they end: at the end
  * of `bytes`, or at the NUL that separates them from a patch (`next` is then past it).
  */
-function readRecords(bytes: Uint8Array): { changes: RawChange[]; next: number } {
+function readRecords(
+  bytes: Uint8Array,
+): { changes: RawChange[]; next: number; records: number } {
   const changes: RawChange[] = [];
   let at = 0;
+  let records = 0;
   while (at < bytes.length && bytes[at] === COLON) {
+    records++;
     const [meta, afterMeta] = field(bytes, at + 1);
     const [oldMode, mode, oldId, id, status] = meta.split(" ");
     if (mode === undefined || oldId === undefined || id === undefined || status === undefined) {
@@ -72,11 +76,11 @@ function readRecords(bytes: Uint8Array): { changes: RawChange[]; next: number } 
       changes.push({ path, mode, id, oldMode, oldId });
     }
   }
-  if (at === bytes.length) return { changes, next: at };
+  if (at === bytes.length) return { changes, next: at, records };
   if (bytes[at] !== NUL) {
     throw new RawListingError(at, "neither a record nor the patch's separator");
   }
-  return { changes, next: at + 1 };
+  return { changes, next: at + 1, records };
 }
 
 /** The leaves `git diff --raw -z --no-abbrev` printed (renames and copies as described above). */
@@ -86,8 +90,13 @@ export function parseRawListing(bytes: Uint8Array): RawChange[] {
   return changes;
 }
 
-/** The output of `git diff --raw -z --no-abbrev -p …`: the leaves it lists and the patch's bytes. */
-export function splitRawAndPatch(bytes: Uint8Array): { changes: RawChange[]; patch: Uint8Array } {
-  const { changes, next } = readRecords(bytes);
-  return { changes, patch: bytes.subarray(next) };
+/**
+ * The output of `git diff --raw -z --no-abbrev -p …`: the leaves it lists, the patch's bytes, and
+ * how many files the patch changes (one raw record each, a rename or a copy one).
+ */
+export function splitRawAndPatch(
+  bytes: Uint8Array,
+): { changes: RawChange[]; patch: Uint8Array; records: number } {
+  const { changes, next, records } = readRecords(bytes);
+  return { changes, patch: bytes.subarray(next), records };
 }

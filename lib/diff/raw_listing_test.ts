@@ -42,7 +42,11 @@ Deno.test("splitRawAndPatch() gives the patch's bytes after the records' separat
     { path: "x", mode: "100644", id: B, oldMode: "100644", oldId: A },
   ]);
   assert.equal(new TextDecoder().decode(out.patch), patch);
-  assert.deepEqual(splitRawAndPatch(new Uint8Array()), { changes: [], patch: new Uint8Array() });
+  assert.deepEqual(splitRawAndPatch(new Uint8Array()), {
+    changes: [],
+    patch: new Uint8Array(),
+    records: 0,
+  });
 });
 
 Deno.test("parseRawListing() refuses output that is not records, rather than guess (table)", () => {

@@ -34,6 +34,7 @@ import type { OversizedFile } from "../protect/file_sizes.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { printable } from "../util/printable.ts";
+import { tooLargeWords } from "../util/size_words.ts";
 import { keepSessionLog } from "../runs/session_log.ts";
 
 /** What the decision core is told of a member's landing. */
@@ -241,9 +242,12 @@ export class TaskWork implements AgentWork {
       : await resolveCommit(`refs/heads/${h.worktree.branch}`, { cwd: this.#o.paths.root });
     if (tip) this.#tips.set(taskId, tip);
     else this.#tips.delete(taskId);
-    if (result.captured) {
+    if (result.captured && result.changes) {
       this.#listed.set(taskId, { base: h.worktree.base, tip: result.tip, raw: result.changes });
     } else this.#listed.delete(taskId);
+    if (result.captured && result.truncated) {
+      this.#o.warn(`${taskId}: ${tooLargeWords(result.truncated)} (stored: its first whole files)`);
+    }
     // A teardown still writes to the log at reap: then the log is kept after it instead.
     if (!this.#hasTeardown(h)) await this.#keepLog(taskId, h);
   }

@@ -109,6 +109,7 @@ export interface EventReads {
     added: number;
     removed: number;
     files: number;
+    truncated?: { bytes: number; files: number };
   };
   task_review_decision: {
     task_id: string;
@@ -287,6 +288,13 @@ function strs(v: unknown): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
 }
 
+/** A cut diff's `{bytes, files}` (undefined unless both are integers). */
+function cutDiff(v: unknown): { bytes: number; files: number } | undefined {
+  return isObject(v) && Number.isSafeInteger(v.bytes) && Number.isSafeInteger(v.files)
+    ? { bytes: v.bytes as number, files: v.files as number }
+    : undefined;
+}
+
 /** `[{path, bytes}]` items whose two fields are what they say (others are dropped). */
 function sizedFiles(v: unknown): { path: string; bytes: number }[] {
   return Array.isArray(v)
@@ -431,6 +439,7 @@ const READERS: Readers = {
     added: reqInt(d, "added"),
     removed: reqInt(d, "removed"),
     files: reqInt(d, "files"),
+    truncated: cutDiff(d.truncated),
   }),
   task_review_decision: (d) => ({
     task_id: reqStr(d, "task_id"),

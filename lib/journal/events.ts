@@ -225,13 +225,18 @@ export function taskFollowUp(data: {
   return event("task_follow_up", data);
 }
 
-/** `task_diff_captured`: attaches the diff summary (DESIGN.md §4). */
+/**
+ * `task_diff_captured`: attaches the diff summary (DESIGN.md §4), of the stored bytes; `truncated`
+ * when those are the first whole files of a patch too large to store (lib/diff/shown_patch.ts):
+ * the whole patch's bytes and files.
+ */
 export function taskDiffCaptured(data: {
   task_id: string;
   sha256: string;
   added: number;
   removed: number;
   files: number;
+  truncated?: { bytes: number; files: number };
 }): JournalEvent {
   return event("task_diff_captured", data);
 }

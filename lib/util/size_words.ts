@@ -7,3 +7,9 @@ export const MB = 1024 * 1024;
 export function sizeText(bytes: number): string {
   return bytes < MB / 10 ? `${bytes} bytes` : `${(bytes / MB).toFixed(1)} MB`;
 }
+
+/** "diff too large to show: 61.0 MB in 3 files" (a cut diff: the board's and the log's words). */
+export function tooLargeWords(truncated: { bytes: number; files: number }): string {
+  return `diff too large to show: ${(truncated.bytes / MB).toFixed(1)} MB in ${truncated.files} ` +
+    (truncated.files === 1 ? "file" : "files");
+}
