@@ -22,6 +22,37 @@ function oversizedWords(o: OversizedFiles): string {
   return shown + (more > 0 ? ` and ${more} more` : "");
 }
 
+/** The card's note on protected paths (DESIGN.md §18). */
+function ProtectedBadge({ guarded }: { guarded: NonNullable<CardFace["guarded"]> }) {
+  return (
+    <span
+      class="meta"
+      data-protected-paths={guarded.paths.join("\n")}
+      title="an agent's change to these never lands unattended (protected_paths)"
+    >
+      <span class="badge bad">PROTECTED</span>{" "}
+      {guarded.error ?? `changes ${fewPaths(guarded.paths)}`}
+      {" — lands only on an operator's merge"}
+    </span>
+  );
+}
+
+/** The card's note on files over `max_landed_file_mb` (DESIGN.md §18). */
+function OversizedBadge({ oversized }: { oversized: OversizedFiles }) {
+  return (
+    <span
+      class="meta"
+      data-oversized-files={oversized.files.map((f) => f.path).join("\n")}
+      title="an agent's file over this size never lands unattended (max_landed_file_mb)"
+    >
+      <span class="badge bad">TOO LARGE</span> adds {oversizedWords(oversized)}
+      {" — over max_landed_file_mb"}
+      {oversized.limit_bytes !== undefined ? ` (${sizeText(oversized.limit_bytes)})` : ""}
+      {"; lands only on an operator's merge"}
+    </span>
+  );
+}
+
 /** Props of {@link CardView}. */
 export interface CardViewProps {
   face: CardFace;
@@ -136,31 +167,8 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
           {diff.files} {diff.files === 1 ? "file" : "files"}
         </span>
       )}
-      {face.guarded && (
-        <span
-          class="meta"
-          data-protected-paths={face.guarded.paths.join("\n")}
-          title="an agent's change to these never lands unattended (protected_paths)"
-        >
-          <span class="badge bad">PROTECTED</span>{" "}
-          {face.guarded.error ?? `changes ${fewPaths(face.guarded.paths)}`}
-          {" — lands only on an operator's merge"}
-        </span>
-      )}
-      {face.oversized && (
-        <span
-          class="meta"
-          data-oversized-files={face.oversized.files.map((f) => f.path).join("\n")}
-          title="an agent's file over this size never lands unattended (max_landed_file_mb)"
-        >
-          <span class="badge bad">TOO LARGE</span> adds {oversizedWords(face.oversized)}
-          {" — over max_landed_file_mb"}
-          {face.oversized.limit_bytes !== undefined
-            ? ` (${sizeText(face.oversized.limit_bytes)})`
-            : ""}
-          {"; lands only on an operator's merge"}
-        </span>
-      )}
+      {face.guarded && <ProtectedBadge guarded={face.guarded} />}
+      {face.oversized && <OversizedBadge oversized={face.oversized} />}
       {face.ownedExceeded && (
         <span
           class="meta"
