@@ -20,13 +20,34 @@ export const objectSizeCounts = { loose: 0, asked: 0 };
 const HEADER_BYTES = 256;
 const ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
+/** How long the open of a loose object may take before git is asked instead. */
+const OPEN_LIMIT_MS = 5_000;
+
+/** `path` opened for reading, or undefined when the open takes longer than `ms`. */
+async function openWithin(path: string, ms: number): Promise<Deno.FsFile | undefined> {
+  let timer: number | undefined;
+  const opening = Deno.open(path, { read: true });
+  const late = new Promise<undefined>((resolve) => timer = setTimeout(resolve, ms));
+  try {
+    const file = await Promise.race([opening, late]);
+    // Opened after all (a writer came): closed, not leaked.
+    if (!file) opening.then((f) => f.close(), () => {});
+    return file;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The size a loose blob's header names; undefined when it is not a plain loose blob here. */
 async function looseBlobSize(objects: string, id: string): Promise<number | undefined> {
   const path = join(objects, id.slice(0, 2), id.slice(2));
   try {
-    // A plain file only: a FIFO or a link planted there is asked of git instead.
+    // A plain file only: a FIFO or a link planted there is asked of git instead (whose calls
+    // have a time limit). One swapped in after this check would block the open: it is given up
+    // on after OPEN_LIMIT_MS.
     if (!(await Deno.lstat(path)).isFile) return undefined;
-    const file = await Deno.open(path, { read: true });
+    const file = await openWithin(path, OPEN_LIMIT_MS);
+    if (!file) return undefined;
     const buf = new Uint8Array(HEADER_BYTES);
     let n: number | null;
     try {

@@ -33,3 +33,15 @@ Deno.test("blobSizes() asks git when a loose object's file is not a plain file",
   assert.deepEqual([...await blobSizes(repo.root, [blob])], [[blob, 4]]);
   assert.equal(objectSizeCounts.asked - before, 1);
 });
+
+Deno.test("blobSizes() asks git when a loose object is a FIFO: nothing waits on it", async () => {
+  await using repo = await tempRepo({ "a.txt": "abc\n" });
+  const blob = await repo.git(["rev-parse", "HEAD:a.txt"]);
+  await repo.git(["repack", "-a", "-d", "-q"]); // git keeps a copy it can answer from
+  const path = `${repo.root}/.git/objects/${blob.slice(0, 2)}/${blob.slice(2)}`;
+  await Deno.remove(path).catch(() => {});
+  await Deno.mkdir(`${repo.root}/.git/objects/${blob.slice(0, 2)}`, { recursive: true });
+  const mk = await new Deno.Command("mkfifo", { args: [path] }).output();
+  assert.equal(mk.code, 0);
+  assert.deepEqual([...await blobSizes(repo.root, [blob])], [[blob, 4]]);
+});
