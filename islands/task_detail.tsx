@@ -18,6 +18,7 @@ import { useApi } from "./_use_api.ts";
 import { TaskHeading } from "./parts/task_heading.tsx";
 import { FollowUpForm } from "./operator_actions.tsx";
 import { useRef, useState } from "preact/hooks";
+import { sizeText, tooLargeWords } from "../lib/util/size_words.ts";
 import {
   cardKey,
   changedSinceSeen,
@@ -74,6 +75,40 @@ export function applicableDecisions(
   }
 }
 
+/** What the diff below is held for, and whether it is whole (DESIGN.md §18, §4). */
+function DiffNotices({ task }: { task: TaskDetailProps["task"] }) {
+  return (
+    <>
+      {task?.protected_paths && task.protected_paths.length > 0 && (
+        <p data-protected-notice>
+          <span class="badge bad">PROTECTED</span>{" "}
+          This diff changes protected path{task.protected_paths.length === 1 ? "" : "s"}{" "}
+          ({fewPaths(task.protected_paths, 8)}): it lands only when an operator merges it here.
+        </p>
+      )}
+      {task?.oversized_files && (
+        <p data-oversized-notice>
+          <span class="badge bad">TOO LARGE</span> This diff adds or grows{" "}
+          {task.oversized_files.files.slice(0, 8).map((f) => `${f.path} (${sizeText(f.bytes)})`)
+            .join(", ")}
+          {(task.oversized_files.files_total ?? 0) > 8
+            ? ` and ${task.oversized_files.files_total! - 8} more`
+            : ""}, over max_landed_file_mb
+          {task.oversized_files.limit_bytes !== undefined
+            ? ` (${sizeText(task.oversized_files.limit_bytes)})`
+            : ""}: it lands only when an operator merges it here.
+        </p>
+      )}
+      {task?.diff_truncated && (
+        <p data-diff-too-large>
+          <span class="badge bad">PARTIAL</span> {tooLargeWords(task.diff_truncated)}
+          {"; below are its first whole files (the stored diff, as its hash says)."}
+        </p>
+      )}
+    </>
+  );
+}
+
 /** Everything an operator needs to decide on one task. */
 export function TaskDetail(
   { receipt, taskId, card, column, task, token, onBoard, onReload }: TaskDetailProps,
@@ -120,14 +155,7 @@ export function TaskDetail(
                 has not captured its own yet.
               </p>
             )}
-            {task?.protected_paths && task.protected_paths.length > 0 && (
-              <p data-protected-notice>
-                <span class="badge bad">PROTECTED</span>{" "}
-                This diff changes protected path{task.protected_paths.length === 1 ? "" : "s"}{" "}
-                ({fewPaths(task.protected_paths, 8)}): it lands only when an operator merges it
-                here.
-              </p>
-            )}
+            <DiffNotices task={task} />
             <DiffViewer
               captured={card.diff !== undefined}
               runId={runId}

@@ -12,6 +12,46 @@ import { CardTitle } from "./card_title.tsx";
 import { gateSaid, gateText } from "../../lib/verification/gate_words.ts";
 import { showBidiControls } from "../../lib/dashboard/bidi_controls.ts";
 import { AgentText } from "./agent_text.tsx";
+import { sizeText } from "../../lib/util/size_words.ts";
+import type { OversizedFiles } from "../../lib/board/activity_types.ts";
+
+/** The first few files over the size limit with their sizes, then how many more. */
+function oversizedWords(o: OversizedFiles): string {
+  const shown = o.files.slice(0, 3).map((f) => `${f.path} (${sizeText(f.bytes)})`).join(", ");
+  const more = (o.files_total ?? o.files.length) - Math.min(o.files.length, 3);
+  return shown + (more > 0 ? ` and ${more} more` : "");
+}
+
+/** The card's note on protected paths (DESIGN.md §18). */
+function ProtectedBadge({ guarded }: { guarded: NonNullable<CardFace["guarded"]> }) {
+  return (
+    <span
+      class="meta"
+      data-protected-paths={guarded.paths.join("\n")}
+      title="an agent's change to these never lands unattended (protected_paths)"
+    >
+      <span class="badge bad">PROTECTED</span>{" "}
+      {guarded.error ?? `changes ${fewPaths(guarded.paths)}`}
+      {" — lands only on an operator's merge"}
+    </span>
+  );
+}
+
+/** The card's note on files over `max_landed_file_mb` (DESIGN.md §18). */
+function OversizedBadge({ oversized }: { oversized: OversizedFiles }) {
+  return (
+    <span
+      class="meta"
+      data-oversized-files={oversized.files.map((f) => f.path).join("\n")}
+      title="an agent's file over this size never lands unattended (max_landed_file_mb)"
+    >
+      <span class="badge bad">TOO LARGE</span> adds {oversizedWords(oversized)}
+      {" — over max_landed_file_mb"}
+      {oversized.limit_bytes !== undefined ? ` (${sizeText(oversized.limit_bytes)})` : ""}
+      {"; lands only on an operator's merge"}
+    </span>
+  );
+}
 
 /** Props of {@link CardView}. */
 export interface CardViewProps {
@@ -127,17 +167,8 @@ export function CardView({ face, selected = false, onSelect }: CardViewProps) {
           {diff.files} {diff.files === 1 ? "file" : "files"}
         </span>
       )}
-      {face.guarded && (
-        <span
-          class="meta"
-          data-protected-paths={face.guarded.paths.join("\n")}
-          title="an agent's change to these never lands unattended (protected_paths)"
-        >
-          <span class="badge bad">PROTECTED</span>{" "}
-          {face.guarded.error ?? `changes ${fewPaths(face.guarded.paths)}`}
-          {" — lands only on an operator's merge"}
-        </span>
-      )}
+      {face.guarded && <ProtectedBadge guarded={face.guarded} />}
+      {face.oversized && <OversizedBadge oversized={face.oversized} />}
       {face.ownedExceeded && (
         <span
           class="meta"

@@ -185,6 +185,7 @@ const ON_TASK: {
     t.batch = batch; // the same object: the batch rows below fill both
     t.protected_paths = undefined; // what a diff touched is the attempt's
     t.protected_error = undefined;
+    t.oversized_files = undefined;
     t.owned_files_exceeded = undefined;
     t.state = "running";
     t.reason = undefined;
@@ -322,6 +323,7 @@ const ON_TASK: {
     }
     t.diff_sha256 = e.sha256;
     t.diff_index = index;
+    t.diff_truncated = e.truncated;
   },
   task_failed(t, e, { attempt }) {
     if (attempt && attempt.outcome === "running") attempt.outcome = "failed";
@@ -370,6 +372,14 @@ const ON_TASK: {
     t.protected_paths = e.paths;
     t.protected_error = e.error;
     if (attempt) attempt.protected_paths = t.protected_paths;
+  },
+  task_oversized_files(t, e, { attempt }) {
+    t.oversized_files = {
+      files: e.files,
+      ...(e.files_total !== undefined ? { files_total: e.files_total } : {}),
+      ...(e.limit_bytes !== undefined ? { limit_bytes: e.limit_bytes } : {}),
+    };
+    if (attempt) attempt.oversized_files = t.oversized_files;
   },
   task_owned_files_exceeded(t, e, { attempt }) {
     t.owned_files_exceeded = {

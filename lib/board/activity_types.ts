@@ -67,8 +67,20 @@ export interface Attempt {
   kept_out?: { paths: string[]; paths_total?: number; rewritten_commits: number };
   /** Protected paths its diff touches (`task_protected_paths`, DESIGN.md §18). */
   protected_paths?: string[];
+  /** Files over `max_landed_file_mb` its diff adds or grows (`task_oversized_files`). */
+  oversized_files?: OversizedFiles;
   /** Paths its diff changes outside the task's owned_files (`task_owned_files_exceeded`). */
   owned_files_exceeded?: OwnedFilesExceeded;
+}
+
+/**
+ * Files a diff adds or grows over `max_landed_file_mb` (`task_oversized_files`, DESIGN.md §18):
+ * the first 200 with their sizes, how many in all when more, and the limit in bytes.
+ */
+export interface OversizedFiles {
+  files: { path: string; bytes: number }[];
+  files_total?: number;
+  limit_bytes?: number;
 }
 
 /** A diff that left its task's owned_files, and whether `enforce_owned_files` refused it. */
@@ -184,6 +196,8 @@ export interface TaskActivity {
   /** `sha256` and 0-based row index of the latest `task_diff_captured`. */
   diff_sha256?: string;
   diff_index?: number;
+  /** The latest diff was too large to store whole: the whole patch's bytes and files. */
+  diff_truncated?: { bytes: number; files: number };
   /** `bundle_hash` of the latest `task_evidence_sealed` (the card checks that bundle). */
   evidence_sealed?: string;
   /** The current attempt is a batch request (the card says "batch"). */
@@ -196,6 +210,8 @@ export interface TaskActivity {
    */
   protected_paths?: string[];
   protected_error?: string;
+  /** Files over `max_landed_file_mb` the current attempt's diff adds or grows (held the same way). */
+  oversized_files?: OversizedFiles;
   /** The current attempt's diff left the task's owned_files. */
   owned_files_exceeded?: OwnedFilesExceeded;
 }

@@ -22,6 +22,20 @@ Deno.test("parseConfig() fills every default of a minimal file", () => {
   assert.deepEqual(c.auth.tokens, []);
   assert.deepEqual(c.protected_paths, []);
   assert.equal(c.enforce_owned_files, false);
+  assert.equal(c.max_landed_file_mb, 10);
+});
+
+Deno.test("parseConfig() reads max_landed_file_mb as megabytes, or off", () => {
+  const cases: [string, number | "off" | false][] = [
+    ["25", 25],
+    ["0.5", 0.5],
+    ["off", "off"],
+    ["false", false],
+  ];
+  for (const [value, want] of cases) {
+    const c = parseConfig(`cli: claude\nroles: [qa]\nmax_landed_file_mb: ${value}\n`);
+    assert.equal(c.max_landed_file_mb, want, value);
+  }
 });
 
 Deno.test("parseConfig() accepts every documented key", () => {
@@ -237,6 +251,13 @@ const BROKEN: BrokenConfig[] = [
     error: ValidationError,
     message: /trackers\.acme\.move_to: trackers\.acme is a tracker of your own module/,
   },
+  ...["0", "-1", "'10MB'", "true", ".inf", "[10]", "null"].map((value) => ({
+    name: `max_landed_file_mb: ${value}`,
+    text: `cli: claude\nroles: [qa]\nmax_landed_file_mb: ${value}\n`,
+    error: ValidationError,
+    message:
+      /max_landed_file_mb must be a number of megabytes above 0 .*or `off` to let files of any size land/,
+  })),
   {
     name: "enforce_owned_files that is not a boolean",
     text: "cli: claude\nroles: [qa]\nenforce_owned_files: yes\n",

@@ -6,6 +6,7 @@ import { parseHostPort } from "../util/host_port.ts";
 import { WorkersSchema } from "./kubernetes_schema.ts";
 import { TrustedProxySchema } from "./trusted_proxy_schema.ts";
 import { liftsAlwaysProtected } from "../protect/rules.ts";
+import { DEFAULT_MAX_LANDED_FILE_MB } from "../protect/file_sizes.ts";
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -405,6 +406,20 @@ const ProtectedPathsSchema = z.array(
   }),
 );
 
+/**
+ * `max_landed_file_mb` (DESIGN.md §18): a diff that adds or grows a file over this many
+ * megabytes (MiB) waits for an operator's merge; `off` lands files of any size unattended.
+ */
+const MaxLandedFileMbSchema = z.custom<number | "off" | false>(
+  (v) =>
+    v === "off" || v === false ||
+    (typeof v === "number" && Number.isFinite(v) && v > 0 && v <= 1_048_576),
+  {
+    message: "max_landed_file_mb must be a number of megabytes above 0 (10 is the default, 0.5 " +
+      "half a megabyte), or `off` to let files of any size land unattended",
+  },
+);
+
 /** The whole `service.yaml`. */
 export const ServiceConfigSchema = z.strictObject({
   cli: z.string().min(1),
@@ -451,6 +466,8 @@ export const ServiceConfigSchema = z.strictObject({
     .default({ require_approval: false }),
   /** Globs an agent's diff never lands unattended when it touches them (DESIGN.md §18). */
   protected_paths: ProtectedPathsSchema.default([]),
+  /** A diff adding or growing a file over this many MiB waits for review (DESIGN.md §18). */
+  max_landed_file_mb: MaxLandedFileMbSchema.default(DEFAULT_MAX_LANDED_FILE_MB),
   /** Refuse a diff that changes files outside its task's `owned_files` (DESIGN.md §18). */
   enforce_owned_files: z.boolean().default(false),
   /**

@@ -8,7 +8,12 @@
  * never changes the projection itself.
  */
 import type { Card } from "../board/types.ts";
-import type { BatchTry, OutlineTask, OwnedFilesExceeded } from "../board/activity_types.ts";
+import type {
+  BatchTry,
+  OutlineTask,
+  OversizedFiles,
+  OwnedFilesExceeded,
+} from "../board/activity_types.ts";
 import type { EvidenceMark } from "../review/types.ts";
 
 /** Where a task stands when its column does not say it. */
@@ -36,6 +41,11 @@ export interface CardFace {
    * (DESIGN.md §18); `error` when its paths could not be read.
    */
   guarded?: { paths: string[]; error?: string };
+  /**
+   * The current attempt's diff adds or grows files over `max_landed_file_mb`: it lands only on
+   * an operator's merge (DESIGN.md §18).
+   */
+  oversized?: OversizedFiles;
   /** The current attempt's diff left the task's owned_files (refused when `enforced`). */
   ownedExceeded?: OwnedFilesExceeded;
 }
@@ -84,6 +94,7 @@ export function cardFace(card: Card, task?: OutlineTask, evidence?: EvidenceMark
         },
       }
       : {}),
+    ...(task?.oversized_files ? { oversized: task.oversized_files } : {}),
     ...(task?.owned_files_exceeded ? { ownedExceeded: task.owned_files_exceeded } : {}),
   };
 }

@@ -13,11 +13,17 @@
  * detection the configuration asks for.
  */
 
-/** One leaf a diff changes: its path, and its mode and id on the tip's side (zeros: removed). */
+/**
+ * One leaf a diff changes: its path, its mode and id on the tip's side (zeros: removed) and on
+ * the base's side (zeros: added — as the destination of a rename or a copy is, the way
+ * `--no-renames` lists it).
+ */
 export interface RawChange {
   path: string;
   mode: string;
   id: string;
+  oldMode: string;
+  oldId: string;
 }
 
 /** The raw output could not be read (never expected of git: the listing is then not trusted). */
@@ -44,13 +50,17 @@ function field(bytes: Uint8Array, at: number): [string, number] {
  * The raw records at the start of `bytes` (as {@link RawChange}s) and where they end: at the end
  * of `bytes`, or at the NUL that separates them from a patch (`next` is then past it).
  */
-function readRecords(bytes: Uint8Array): { changes: RawChange[]; next: number } {
+function readRecords(
+  bytes: Uint8Array,
+): { changes: RawChange[]; next: number; records: number } {
   const changes: RawChange[] = [];
   let at = 0;
+  let records = 0;
   while (at < bytes.length && bytes[at] === COLON) {
+    records++;
     const [meta, afterMeta] = field(bytes, at + 1);
-    const [, mode, , id, status] = meta.split(" ");
-    if (mode === undefined || id === undefined || status === undefined) {
+    const [oldMode, mode, oldId, id, status] = meta.split(" ");
+    if (mode === undefined || oldId === undefined || id === undefined || status === undefined) {
       throw new RawListingError(at, "a record without its five fields");
     }
     const [path, afterPath] = field(bytes, afterMeta);
@@ -58,20 +68,19 @@ function readRecords(bytes: Uint8Array): { changes: RawChange[]; next: number } 
     if (status.startsWith("R") || status.startsWith("C")) {
       const [to, afterTo] = field(bytes, at);
       at = afterTo;
+      const none = { mode: "0".repeat(6), id: "0".repeat(id.length) };
       // A rename removes its source; a copy leaves it as it was.
-      if (status.startsWith("R")) {
-        changes.push({ path, mode: "0".repeat(6), id: "0".repeat(id.length) });
-      }
-      changes.push({ path: to, mode, id });
+      if (status.startsWith("R")) changes.push({ path, ...none, oldMode, oldId });
+      changes.push({ path: to, mode, id, oldMode: none.mode, oldId: none.id });
     } else {
-      changes.push({ path, mode, id });
+      changes.push({ path, mode, id, oldMode, oldId });
     }
   }
-  if (at === bytes.length) return { changes, next: at };
+  if (at === bytes.length) return { changes, next: at, records };
   if (bytes[at] !== NUL) {
     throw new RawListingError(at, "neither a record nor the patch's separator");
   }
-  return { changes, next: at + 1 };
+  return { changes, next: at + 1, records };
 }
 
 /** The leaves `git diff --raw -z --no-abbrev` printed (renames and copies as described above). */
@@ -81,8 +90,13 @@ export function parseRawListing(bytes: Uint8Array): RawChange[] {
   return changes;
 }
 
-/** The output of `git diff --raw -z --no-abbrev -p …`: the leaves it lists and the patch's bytes. */
-export function splitRawAndPatch(bytes: Uint8Array): { changes: RawChange[]; patch: Uint8Array } {
-  const { changes, next } = readRecords(bytes);
-  return { changes, patch: bytes.subarray(next) };
+/**
+ * The output of `git diff --raw -z --no-abbrev -p …`: the leaves it lists, the patch's bytes, and
+ * how many files the patch changes (one raw record each, a rename or a copy one).
+ */
+export function splitRawAndPatch(
+  bytes: Uint8Array,
+): { changes: RawChange[]; patch: Uint8Array; records: number } {
+  const { changes, next, records } = readRecords(bytes);
+  return { changes, patch: bytes.subarray(next), records };
 }

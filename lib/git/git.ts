@@ -12,7 +12,7 @@
  * each through `Deno.Command`, on the shared 2-core machine.
  */
 
-import { readAllBytes } from "../process/pipe_reader.ts";
+import { readAllBytes, readBytesUpTo } from "../process/pipe_reader.ts";
 import { configEnvironment, type HardenedValue, SERVICE_GIT_CONFIG } from "./hardened.ts";
 
 /** Default time limit of one git call. */
@@ -70,6 +70,11 @@ export interface GitOptions {
   stdin?: string | Uint8Array;
   /** Return instead of throwing on a non-zero exit (a timeout still throws). */
   allowFailure?: boolean;
+  /**
+   * Keep at most this many bytes of standard output; the rest is read and counted
+   * (`stdoutTotal`), never held (a diff larger than anyone reviews).
+   */
+  stdoutKeep?: number;
 }
 
 /** The result of one git call. */
@@ -80,6 +85,8 @@ export interface GitResult {
   /** Standard output as bytes (for diffs stored verbatim). */
   bytes: Uint8Array;
   stderr: string;
+  /** How many bytes git printed on standard output, kept or not (with `stdoutKeep`). */
+  stdoutTotal?: number;
 }
 
 /** Run `git <args>` in `options.cwd`. */
@@ -143,14 +150,22 @@ async function run(
     kill();
   }, options.timeoutMs ?? GIT_TIMEOUT_MS);
   signal?.addEventListener("abort", kill, { once: true });
-  let output: { code: number; stdout: Uint8Array; stderr: Uint8Array };
+  let output: { code: number; stdout: Uint8Array; stderr: Uint8Array; total?: number };
   try {
     // Read through PipeReader, not `child.output()`: that leaves a 64 KiB buffer per read behind.
+    const keep = options.stdoutKeep;
     const collected = Promise.all([
-      readAllBytes(child.stdout),
+      keep === undefined
+        ? readAllBytes(child.stdout).then((bytes) => ({ bytes, total: undefined }))
+        : readBytesUpTo(child.stdout, keep),
       readAllBytes(child.stderr),
       child.status,
-    ]).then(([stdout, stderr, status]) => ({ code: status.code, stdout, stderr }));
+    ]).then(([out, stderr, status]) => ({
+      code: status.code,
+      stdout: out.bytes,
+      stderr,
+      total: out.total,
+    }));
     if (stdin) {
       // Written while the output is read, so a large input cannot deadlock on a full pipe.
       const writer = child.stdin.getWriter();
@@ -166,7 +181,13 @@ async function run(
   if (timedOut) throw new GitError(args, cwd, output.code, stderr, true);
   if (signal?.aborted) throw new GitError(args, cwd, output.code, stderr || "aborted");
   const bytes = output.stdout;
-  const out = { code: output.code, bytes, stdout: new TextDecoder().decode(bytes), stderr };
+  const out: GitResult = {
+    code: output.code,
+    bytes,
+    stdout: new TextDecoder().decode(bytes),
+    stderr,
+    ...(output.total === undefined ? {} : { stdoutTotal: output.total }),
+  };
   if (output.code !== 0 && !options.allowFailure) {
     throw new GitError(args, cwd, output.code, stderr);
   }

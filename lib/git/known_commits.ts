@@ -77,7 +77,7 @@ export function knownToContain(root: string, commit: string, ancestor: string): 
 const MOVERS = ["GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE", "GIT_NAMESPACE"];
 
 /** Whether the git directory of `root` is `<root>/.git` and holds its refs as files. */
-function plainRepository(root: string): string | undefined {
+export function plainRepository(root: string): string | undefined {
   try {
     if (MOVERS.some((k) => Deno.env.get(k) !== undefined)) return undefined;
   } catch {

@@ -44,6 +44,13 @@ export interface DiffJudgement {
   protected: string[];
   /** Changed paths outside the task's `owned_files`. */
   outsideOwned: string[];
+  /**
+   * Files it adds or grows over `max_landed_file_mb` (sized from git's objects): the work never
+   * lands unattended. Absent or empty: none (or no limit).
+   */
+  oversized?: { path: string; bytes: number }[];
+  /** The limit `oversized` was judged by, in bytes (`max_landed_file_mb`). */
+  limitBytes?: number;
   /** Why its paths could not be read (it waits for an operator all the same). */
   error?: string;
 }
@@ -52,5 +59,13 @@ export interface DiffJudgement {
 export type RebaseResult =
   /** `protected`: the protected paths of the rebased branch's diff, judged again. */
   /** `tip`: the rebased branch's new head; `onto`: the new base it was rebased onto. */
-  | { kind: "rebased"; tip: string; onto: string; diffChanged: boolean; protected?: string[] }
+  | {
+    kind: "rebased";
+    tip: string;
+    onto: string;
+    diffChanged: boolean;
+    protected?: string[];
+    /** The files over `max_landed_file_mb` the rebased branch's diff adds or grows. */
+    oversized?: { path: string; bytes: number }[];
+  }
   | { kind: "conflict"; files: string[]; otherChange: string };

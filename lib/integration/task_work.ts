@@ -30,9 +30,11 @@ import { agentBranch, commitPartialWork, worktreePath } from "../worktrees/workt
 import type { WorkspacePaths } from "../workspace.ts";
 import type { DiffJudgement, MergeResult, RebaseResult } from "./results.ts";
 import type { Protection } from "../protect/judge.ts";
+import type { OversizedFile } from "../protect/file_sizes.ts";
 import type { VerificationStep, VerifyOutcome } from "../verification/completion.ts";
 import type { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import { printable } from "../util/printable.ts";
+import { tooLargeWords } from "../util/size_words.ts";
 import { keepSessionLog } from "../runs/session_log.ts";
 
 /** What the decision core is told of a member's landing. */
@@ -97,6 +99,8 @@ export class TaskWork implements AgentWork {
   readonly #tips = new Map<string, string>();
   /** By task, the protected paths its diff was last judged to touch. */
   readonly #protected = new Map<string, string[]>();
+  /** By task, the files over `max_landed_file_mb` its diff was last judged to add or grow. */
+  readonly #oversized = new Map<string, OversizedFile[]>();
   /**
    * By task, the leaves its captured diff changes as git listed them with the patch, and the two
    * commits they are of: the judgement of exactly that diff asks git nothing more.
@@ -238,9 +242,12 @@ export class TaskWork implements AgentWork {
       : await resolveCommit(`refs/heads/${h.worktree.branch}`, { cwd: this.#o.paths.root });
     if (tip) this.#tips.set(taskId, tip);
     else this.#tips.delete(taskId);
-    if (result.captured) {
+    if (result.captured && result.changes) {
       this.#listed.set(taskId, { base: h.worktree.base, tip: result.tip, raw: result.changes });
     } else this.#listed.delete(taskId);
+    if (result.captured && result.truncated) {
+      this.#o.warn(`${taskId}: ${tooLargeWords(result.truncated)} (stored: its first whole files)`);
+    }
     // A teardown still writes to the log at reap: then the log is kept after it instead.
     if (!this.#hasTeardown(h)) await this.#keepLog(taskId, h);
   }
@@ -273,7 +280,10 @@ export class TaskWork implements AgentWork {
     });
     if ("error" in j) return { protected: [], outsideOwned: [], error: j.error };
     this.#protected.set(taskId, j.protected);
-    return j;
+    if (j.oversized.length > 0) this.#oversized.set(taskId, j.oversized);
+    else this.#oversized.delete(taskId);
+    const limitBytes = protection.maxFileBytes;
+    return { ...j, ...(limitBytes === null ? {} : { limitBytes }) };
   }
 
   /** The commit of `taskId`'s work that lands: the one its diff was captured and judged at. */
@@ -284,6 +294,16 @@ export class TaskWork implements AgentWork {
   /** The protected paths `taskId`'s diff was last judged to touch (DESIGN.md §18). */
   protectedPaths(taskId: string): string[] {
     return this.#protected.get(taskId) ?? [];
+  }
+
+  /**
+   * The files over `max_landed_file_mb` `taskId`'s diff was last judged to add or grow, and the
+   * limit (DESIGN.md §18); undefined when none.
+   */
+  oversizedFiles(taskId: string): { files: OversizedFile[]; limitBytes: number } | undefined {
+    const files = this.#oversized.get(taskId);
+    const limitBytes = this.#o.protection?.maxFileBytes;
+    return files && typeof limitBytes === "number" ? { files, limitBytes } : undefined;
   }
 
   #hasTeardown(h: WorkHandle): boolean {
@@ -413,7 +433,9 @@ export class TaskWork implements AgentWork {
     else this.#tips.set(taskId, out.tip);
     // Judged again: what lands now is the rebased branch.
     const judged = await this.#judge(taskId, []);
-    return judged && !judged.error ? { ...out, protected: judged.protected } : out;
+    return judged && !judged.error
+      ? { ...out, protected: judged.protected, oversized: judged.oversized ?? [] }
+      : out;
   }
 
   /**
@@ -431,6 +453,7 @@ export class TaskWork implements AgentWork {
     this.#handles.delete(taskId);
     this.#tips.delete(taskId);
     this.#protected.delete(taskId);
+    this.#oversized.delete(taskId);
     this.#listed.delete(taskId);
     await this.#o.verification.beforeReap(taskId);
     try {

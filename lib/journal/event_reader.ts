@@ -109,6 +109,7 @@ export interface EventReads {
     added: number;
     removed: number;
     files: number;
+    truncated?: { bytes: number; files: number };
   };
   task_review_decision: {
     task_id: string;
@@ -154,6 +155,12 @@ export interface EventReads {
   task_done_by_operator: { task_id: string; reason?: string };
   task_waiting: { task_id: string; reason?: string };
   task_protected_paths: { task_id: string; paths: string[]; error?: string };
+  task_oversized_files: {
+    task_id: string;
+    files: { path: string; bytes: number }[];
+    files_total?: number;
+    limit_bytes?: number;
+  };
   task_owned_files_exceeded: {
     task_id: string;
     paths: string[];
@@ -279,6 +286,24 @@ const bool = (v: unknown): boolean | undefined => typeof v === "boolean" ? v : u
 
 function strs(v: unknown): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+}
+
+/** A cut diff's `{bytes, files}` (undefined unless both are integers). */
+function cutDiff(v: unknown): { bytes: number; files: number } | undefined {
+  return isObject(v) && Number.isSafeInteger(v.bytes) && Number.isSafeInteger(v.files)
+    ? { bytes: v.bytes as number, files: v.files as number }
+    : undefined;
+}
+
+/** `[{path, bytes}]` items whose two fields are what they say (others are dropped). */
+function sizedFiles(v: unknown): { path: string; bytes: number }[] {
+  return Array.isArray(v)
+    ? v.flatMap((x) =>
+      isObject(x) && typeof x.path === "string" && Number.isSafeInteger(x.bytes)
+        ? [{ path: x.path, bytes: x.bytes as number }]
+        : []
+    )
+    : [];
 }
 
 function ints(v: unknown): number[] {
@@ -414,6 +439,7 @@ const READERS: Readers = {
     added: reqInt(d, "added"),
     removed: reqInt(d, "removed"),
     files: reqInt(d, "files"),
+    truncated: cutDiff(d.truncated),
   }),
   task_review_decision: (d) => ({
     task_id: reqStr(d, "task_id"),
@@ -466,6 +492,12 @@ const READERS: Readers = {
     task_id: reqStr(d, "task_id"),
     paths: strs(d.paths),
     error: str(d.error),
+  }),
+  task_oversized_files: (d) => ({
+    task_id: reqStr(d, "task_id"),
+    files: sizedFiles(d.files),
+    files_total: int(d.files_total),
+    limit_bytes: int(d.limit_bytes),
   }),
   task_owned_files_exceeded: (d) => ({
     task_id: reqStr(d, "task_id"),

@@ -45,6 +45,14 @@ const WRITTEN: JournalEvent[] = [
   ev.taskFilesKeptOut({ task_id: "a", paths: [".env"], paths_total: 1, rewritten_commits: 2 }),
   ev.taskMerged({ task_id: "e", commit: "c", empty: true }),
   ev.taskDiffCaptured({ task_id: "a", sha256: "sha256:00", added: 1, removed: 2, files: 3 }),
+  ev.taskDiffCaptured({
+    task_id: "a",
+    sha256: "sha256:00",
+    added: 0,
+    removed: 0,
+    files: 0,
+    truncated: { bytes: 62_914_560, files: 1 },
+  }),
   ev.taskReviewDecision({
     task_id: "a",
     decision: "merge",
@@ -84,6 +92,12 @@ const WRITTEN: JournalEvent[] = [
   ev.taskDoneByOperator({ task_id: "a", reason: "r" }),
   ev.taskWaiting({ task_id: "a", reason: "r" }),
   ev.taskProtectedPaths({ task_id: "a", paths: [".github/workflows/ci.yml"], error: "e" }),
+  ev.taskOversizedFiles({
+    task_id: "a",
+    files: [{ path: "dump.sql", bytes: 62_914_560 }],
+    files_total: 201,
+    limit_bytes: 10_485_760,
+  }),
   ev.taskOwnedFilesExceeded({ task_id: "a", paths: ["x"], owned_files: ["y"], enforced: true }),
   ev.taskRebased({ task_id: "a", onto: "c", head: "h", diff_changed: true }),
   ev.taskLogCaptured({ task_id: "a", session_id: "s", sha256: "sha256:00", bytes: 3 }),

@@ -225,13 +225,18 @@ export function taskFollowUp(data: {
   return event("task_follow_up", data);
 }
 
-/** `task_diff_captured`: attaches the diff summary (DESIGN.md §4). */
+/**
+ * `task_diff_captured`: attaches the diff summary (DESIGN.md §4), of the stored bytes; `truncated`
+ * when those are the first whole files of a patch too large to store (lib/diff/shown_patch.ts):
+ * the whole patch's bytes and files.
+ */
 export function taskDiffCaptured(data: {
   task_id: string;
   sha256: string;
   added: number;
   removed: number;
   files: number;
+  truncated?: { bytes: number; files: number };
 }): JournalEvent {
   return event("task_diff_captured", data);
 }
@@ -348,6 +353,22 @@ export function taskProtectedPaths(
   data: { task_id: string; paths: string[]; error?: string },
 ): JournalEvent {
   return event("task_protected_paths", data);
+}
+
+/**
+ * `task_oversized_files` (detail, DESIGN.md §18): the captured diff adds or grows `files` over
+ * `max_landed_file_mb` (`limit_bytes`), sized from git's objects, so the work waits for an
+ * operator's merge. At most 200 files are named; `files_total` then counts them all.
+ */
+export function taskOversizedFiles(
+  data: {
+    task_id: string;
+    files: { path: string; bytes: number }[];
+    files_total?: number;
+    limit_bytes: number;
+  },
+): JournalEvent {
+  return event("task_oversized_files", data);
 }
 
 /**

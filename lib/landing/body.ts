@@ -6,7 +6,7 @@
  * ticket wrote is quoted verbatim ({@link quoteVerbatim}): it can neither ping people nor hide
  * text in the body.
  */
-import { protectedSection } from "./protected_section.ts";
+import { oversizedSection, protectedSection } from "./protected_section.ts";
 
 import { printable } from "../util/printable.ts";
 
@@ -33,6 +33,8 @@ export interface PullRequestText {
   supersedes?: string;
   /** Protected paths the change touches: it merges only on an operator's decision. */
   protectedPaths?: string[];
+  /** Files over `max_landed_file_mb` it adds or grows: it merges only on an operator's decision. */
+  oversized?: { files: { path: string; bytes: number }[]; limitBytes: number };
 }
 
 /** Characters of the goal and the summary kept in a body (hosts cap bodies at ~65 000). */
@@ -103,6 +105,7 @@ export function pullRequestBody(t: PullRequestText): string {
     }
   }
   lines.push(...protectedSection(t.protectedPaths ?? []));
+  lines.push(...oversizedSection(t.oversized));
   if (t.boardUrl) {
     const query = new URLSearchParams({ run: t.runId, task: t.taskId });
     lines.push(

@@ -54,3 +54,18 @@ Deno.test("protectedSection() lists the first 50 paths, then how many more", () 
   assert.equal(lines.filter((l) => l.startsWith("- `")).length, 50);
   assert.equal(lines.at(-1), "- … and 3 more");
 });
+
+Deno.test("pullRequestBody() names each file over max_landed_file_mb with its size and the limit; none: no section", () => {
+  const body = (oversized?: { files: { path: string; bytes: number }[]; limitBytes: number }) =>
+    pullRequestBody({ taskId: "t1", runId: "r1", title: "t", goal: "g", passed: [], oversized });
+  assert.doesNotMatch(body(), /size limit/);
+  assert.doesNotMatch(body({ files: [], limitBytes: 10 }), /size limit/);
+  const text = body({
+    files: [{ path: "data/dump.sql", bytes: 62_914_560 }, { path: "@everyone`.bin", bytes: 11e6 }],
+    limitBytes: 10_485_760,
+  });
+  assert.match(
+    text,
+    /### Files over the size limit\n\nThis change adds or grows files over `max_landed_file_mb` \(10\.0 MB\); it merges only after an operator's merge decision on the review board:\n\n- `data\/dump\.sql`: 60\.0 MB\n- `@everyone\\u0060\.bin`: 10\.5 MB\n/,
+  );
+});

@@ -60,6 +60,10 @@ export interface LandingWork {
   tipOf?(taskId: string): string | undefined;
   /** The protected paths its diff touches (the body names them, DESIGN.md §18). */
   protectedPaths?(taskId: string): string[];
+  /** The files over `max_landed_file_mb` its diff adds or grows, and the limit (the body names them). */
+  oversizedFiles?(
+    taskId: string,
+  ): { files: { path: string; bytes: number }[]; limitBytes: number } | undefined;
 }
 
 /** Options of {@link PullRequestLanding}. */
@@ -418,6 +422,7 @@ export class PullRequestLanding {
           boardUrl: this.#o.boardUrl,
           supersedes: this.#earlier.get(task.id),
           protectedPaths: this.#o.work.protectedPaths?.(task.id),
+          oversized: this.#o.work.oversizedFiles?.(task.id),
         }),
         draft: s.draft,
         labels: s.labels,

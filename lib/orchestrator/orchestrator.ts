@@ -56,6 +56,7 @@ import { openRunProbe } from "../metrics/run_probe.ts";
 import { runGauges } from "./core/gauges.ts";
 import * as lanes from "./wiring.ts";
 import type { LoopHooks } from "./wiring.ts";
+import { holdsForReview } from "./core/judged.ts";
 
 export { MAX_ATTEMPTS };
 export type { LiveAgent };
@@ -586,8 +587,7 @@ export class Orchestrator {
             const { gatesFailed } = await this.#work.verify(action.taskId);
             const refused = judged !== undefined && o.enforceOwnedFiles &&
               judged.outsideOwned.length > 0;
-            const guarded = judged !== undefined &&
-              (judged.protected.length > 0 || judged.error !== undefined);
+            const guarded = judged !== undefined && holdsForReview(judged);
             if (this.#landing && (o.requireApproval || guarded) && !gatesFailed && !refused) {
               // Its pull request opens now, so the host's checks and reviewers start while the
               // operator decides; only the board's merge lets it merge (what it says is journaled).

@@ -12,6 +12,7 @@ import type { NudgeSettings } from "../verification/nudge.ts";
 import type { WorktreeEnvConfig } from "../worktree_env/spec.ts";
 import { qualityGatesFor } from "../verification/quality_gates.ts";
 import type { BatchSettings } from "../batch/mod.ts";
+import { maxLandedFileBytes } from "../protect/file_sizes.ts";
 
 /** What a run's settings are read from. */
 export interface SettingsSource {
@@ -42,6 +43,11 @@ export interface OrchestratorSettings {
   requireApproval: boolean;
   /** `protected_paths` (DESIGN.md §18): globs added to the protected defaults. */
   protectedPaths: readonly string[];
+  /**
+   * `max_landed_file_mb` in bytes (DESIGN.md §18): a diff adding or growing a file over it waits
+   * for an operator's merge; null: no limit; absent: the default (10 MB).
+   */
+  maxLandedFileBytes?: number | null;
   /** `enforce_owned_files`: refuse a diff that leaves its task's owned_files. */
   enforceOwnedFiles: boolean;
   /** Modules service.yaml imports (`adapters.<n>.module`, `trackers.<n>.module`): protected. */
@@ -87,6 +93,7 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
     worktreeEnv: { worktree: config.worktree, roles: config.roles },
     requireApproval: config.review.require_approval,
     protectedPaths: config.protected_paths,
+    maxLandedFileBytes: maxLandedFileBytes(config.max_landed_file_mb),
     enforceOwnedFiles: config.enforce_owned_files,
     configModules: [
       ...Object.values(config.adapters).map((a) => a.module),

@@ -12,6 +12,7 @@ import { IntegrationLane, janitorSignals, TaskWork } from "../integration/mod.ts
 import { type PullRequestLanding, pullRequestLanding } from "../landing/mod.ts";
 import { Launcher, type LaunchTask, type PreparedCluster } from "../kubernetes/mod.ts";
 import { Protection } from "../protect/judge.ts";
+import { DEFAULT_MAX_LANDED_FILE_MB, maxLandedFileBytes } from "../protect/file_sizes.ts";
 import { VerificationStep } from "../verification/completion.ts";
 import { WorktreeEnvironments } from "../worktree_env/environments.ts";
 import type { CoreEvent } from "./core/protocol.ts";
@@ -100,6 +101,9 @@ export function taskWork(o: OrchestratorOptions, parts: TaskWorkParts): TaskWork
     protection: new Protection({
       paths: o.paths,
       protectedPaths: o.protectedPaths ?? [],
+      maxFileBytes: o.maxLandedFileBytes === undefined
+        ? maxLandedFileBytes(DEFAULT_MAX_LANDED_FILE_MB)
+        : o.maxLandedFileBytes,
       modules: o.configModules ?? [],
       planFile: o.planFile,
     }),

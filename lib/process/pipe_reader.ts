@@ -58,3 +58,25 @@ export async function readAllBytes(stream: ReadableStream<Uint8Array>): Promise<
   }
   return chunks.length === 1 ? chunks[0] : concatBytes(chunks, length);
 }
+
+/**
+ * The first `keep` bytes of `stream` and how many it held in all: the rest is read and counted,
+ * never kept, so a child that prints more than anyone will look at costs no memory for it.
+ */
+export async function readBytesUpTo(
+  stream: ReadableStream<Uint8Array>,
+  keep: number,
+): Promise<{ bytes: Uint8Array; total: number }> {
+  const reader = new PipeReader(stream);
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  let total = 0;
+  for (let chunk = await reader.read(); chunk; chunk = await reader.read()) {
+    total += chunk.length;
+    if (length >= keep) continue;
+    const part = length + chunk.length > keep ? chunk.subarray(0, keep - length) : chunk;
+    chunks.push(part);
+    length += part.length;
+  }
+  return { bytes: chunks.length === 1 ? chunks[0] : concatBytes(chunks, length), total };
+}

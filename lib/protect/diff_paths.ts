@@ -106,16 +106,18 @@ function linksOfTip(base: Link[], raw: RawChange[]): Link[] {
  * the rules care about (as {@link protectedLinks}), with one `git diff` and, per base commit,
  * one `ls-tree` (see the module's comment). A base that is not a commit id is listed as before.
  * `raw`: the leaves git listed for exactly these two commit ids already (the captured diff's own
- * listing, lib/worktrees/diff_capture.ts), which then stand for the `git diff`.
+ * listing, lib/worktrees/diff_capture.ts), which then stand for the `git diff`. The leaves are
+ * answered too (for the sizes of what the diff leaves: ./file_sizes.ts).
  */
 export async function changesAndLinks(
   cwd: string,
   diff: { base: string; tip: string; rules: ProtectionRules; raw?: readonly RawChange[] },
-): Promise<{ changes: ChangedPath[]; links: TreeLink[] }> {
+): Promise<{ changes: ChangedPath[]; links: TreeLink[]; raw: RawChange[] }> {
   const { base, tip, rules } = diff;
   if (!OID.test(base)) {
-    const changes = await changedPaths(cwd, base, tip);
-    return { changes, links: await protectedLinks(cwd, tip, rules) };
+    const raw = await rawDiff(cwd, base, tip);
+    const changes = await withLinkTargets(cwd, raw);
+    return { changes, links: await protectedLinks(cwd, tip, rules), raw };
   }
   // Given only for two commit ids: a name could have moved since it was listed.
   const given = diff.raw && OID.test(tip) ? [...diff.raw] : undefined;
@@ -124,7 +126,7 @@ export async function changesAndLinks(
     linksOfCommit(cwd, base),
   ]);
   const changes = await withLinkTargets(cwd, raw);
-  return { changes, links: await linkTargets(cwd, linksOfTip(links, raw), rules) };
+  return { changes, links: await linkTargets(cwd, linksOfTip(links, raw), rules), raw };
 }
 
 /** The links of `tip`'s tree that a protected path is, or that stand for a protected directory. */

@@ -10,6 +10,8 @@ import type { WorkspacePaths } from "../workspace.ts";
 import { changesAndLinks } from "./diff_paths.ts";
 import type { RawChange } from "../diff/raw_listing.ts";
 import { outsideOwned } from "./owned.ts";
+import { blobSizes } from "../git/object_sizes.ts";
+import { newFileIds, oldFileIds, type OversizedFile, oversizedFiles } from "./file_sizes.ts";
 import { recordedPlanFiles } from "./plan_files.ts";
 import { protectedChanges, type ProtectionRules, protectionRules } from "./rules.ts";
 
@@ -19,6 +21,8 @@ export interface Judgement {
   protected: string[];
   /** Changed paths outside the task's owned_files (sorted; none when it declares none). */
   outsideOwned: string[];
+  /** Files the diff adds or grows over `max_landed_file_mb` (./file_sizes.ts), in git's order. */
+  oversized: OversizedFile[];
 }
 
 /** A judgement, or why the diff could not be read (then nothing may land unattended). */
@@ -29,6 +33,8 @@ export interface ProtectionOptions {
   paths: WorkspacePaths;
   /** `protected_paths` of service.yaml. */
   protectedPaths: readonly string[];
+  /** `max_landed_file_mb` of service.yaml in bytes (./file_sizes.ts); null or absent: no limit. */
+  maxFileBytes?: number | null;
   /** Module specifiers service.yaml imports (`adapters.<n>.module`, `trackers.<n>.module`). */
   modules: readonly string[];
   /** The plan file of the run being started, before its journal names it. */
@@ -66,6 +72,11 @@ export class Protection {
     this.#o = options;
   }
 
+  /** `max_landed_file_mb` in bytes; null: no limit. */
+  get maxFileBytes(): number | null {
+    return this.#o.maxFileBytes ?? null;
+  }
+
   /** The rules (the journals' plan files are read on first use). */
   rules(): Promise<ProtectionRules> {
     return this.#rules ??= (async () => {
@@ -85,13 +96,26 @@ export class Protection {
     const { cwd, base, tip, owned, raw } = diff;
     try {
       const rules = await this.rules();
-      const { changes, links } = await changesAndLinks(cwd, { base, tip, rules, raw });
+      const listed = await changesAndLinks(cwd, { base, tip, rules, raw });
+      const { changes, links } = listed;
       return {
         protected: protectedChanges(rules, { changes, links }),
         outsideOwned: outsideOwned(owned, changes.map((c) => c.path)),
+        oversized: await this.#oversized(cwd, listed.raw),
       };
     } catch (e) {
       return { error: `its changed paths could not be read: ${(e as Error).message}` };
     }
+  }
+
+  /** The files of `raw` over `max_landed_file_mb`, sized from git's objects (loose: no process). */
+  async #oversized(cwd: string, raw: readonly RawChange[]): Promise<OversizedFile[]> {
+    const limit = this.maxFileBytes;
+    if (limit === null) return [];
+    const sizes = await blobSizes(cwd, newFileIds(raw));
+    // The base's side only of a file over the limit that was a file before: did it grow?
+    const before = oldFileIds(raw, sizes, limit);
+    if (before.length > 0) { for (const [id, n] of await blobSizes(cwd, before)) sizes.set(id, n); }
+    return oversizedFiles(raw, sizes, limit);
   }
 }

@@ -11,6 +11,7 @@ import type { GitSetupChanges } from "../runs/git_setup_words.ts";
 import { gitSetupWarning } from "../runs/git_setup_words.ts";
 import { printable } from "../util/printable.ts";
 import { type Quietness, RECONNECT_NOTICE_S, reconnectWords } from "../agents/progress_watch.ts";
+import { sizeText } from "../util/size_words.ts";
 
 /** A parked adapter as the status object holds it. */
 interface Parked {
@@ -84,6 +85,20 @@ export function guardedLines(tasks: GuardedTask[] | undefined): string[] {
         : `it lands only on an operator's merge (${t.state.replace("_", " ")})`;
       lines.push(
         `  ${t.task_id} PROTECTED: its diff changes ${list(t.protected_paths)}; ${landing}`,
+      );
+    }
+    const big = t.oversized_files;
+    if (big) {
+      const more = (big.files_total ?? big.files.length) - Math.min(big.files.length, 8);
+      const files = big.files.slice(0, 8).map((f) => `${f.path} (${sizeText(f.bytes)})`)
+        .join(", ") + (more > 0 ? ` and ${more} more` : "");
+      const limit = big.limit_bytes === undefined ? "" : ` (${sizeText(big.limit_bytes)})`;
+      const landing = t.state === "needs_review"
+        ? "it waits for an operator's merge on the board"
+        : `it lands only on an operator's merge (${t.state.replace("_", " ")})`;
+      lines.push(
+        `  ${t.task_id} OVERSIZED: its diff adds or grows ${files}, over ` +
+          `max_landed_file_mb${limit}; ${landing}`,
       );
     }
     const owned = t.owned_files_exceeded;

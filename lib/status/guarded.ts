@@ -1,11 +1,12 @@
 /**
  * The `guarded` status part (DESIGN.md §18): the current run's tasks whose current attempt's
- * diff touches protected paths or leaves its owned_files, read from the run's journal — so
+ * diff touches protected paths, adds or grows files over `max_landed_file_mb`, or leaves its
+ * owned_files, read from the run's journal — so
  * `status` names them whether or not the run's process is alive. Landed and cancelled tasks are
  * left out: nothing is left to decide about them.
  */
 import { ACTIVITY_SINK, type ActivityState } from "../board/activity.ts";
-import { type OwnedFilesExceeded } from "../board/activity_types.ts";
+import { type OversizedFiles, type OwnedFilesExceeded } from "../board/activity_types.ts";
 import type { IncrementalJournal } from "../journal/incremental.ts";
 import { readJournal, viewFor } from "../journal/journal_file.ts";
 import { readRunState } from "../runs/run_state.ts";
@@ -21,6 +22,8 @@ export interface GuardedTask {
   protected_paths?: string[];
   /** Why its paths could not be read (it waits for an operator all the same). */
   protected_error?: string;
+  /** Files over `max_landed_file_mb` its diff adds or grows (it lands only on an operator's merge). */
+  oversized_files?: OversizedFiles;
   owned_files_exceeded?: OwnedFilesExceeded;
 }
 
@@ -31,12 +34,13 @@ export function guardedTasks(state: ActivityState): GuardedTask[] {
     const t = state.tasks.get(id)!;
     if (t.state === "merged" || t.state === "cancelled") continue;
     const guarded = (t.protected_paths?.length ?? 0) > 0 || t.protected_error !== undefined;
-    if (!guarded && !t.owned_files_exceeded) continue;
+    if (!guarded && !t.owned_files_exceeded && !t.oversized_files) continue;
     out.push({
       task_id: id,
       state: t.state,
       ...(guarded ? { protected_paths: t.protected_paths ?? [] } : {}),
       ...(t.protected_error ? { protected_error: t.protected_error } : {}),
+      ...(t.oversized_files ? { oversized_files: t.oversized_files } : {}),
       ...(t.owned_files_exceeded ? { owned_files_exceeded: t.owned_files_exceeded } : {}),
     });
   }

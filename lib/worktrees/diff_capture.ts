@@ -16,6 +16,7 @@
 import { dirname } from "node:path";
 import { parseUnifiedDiff, summarizeDiff } from "../diff/parse.ts";
 import { type RawChange, splitRawAndPatch } from "../diff/raw_listing.ts";
+import { MAX_SHOWN_PATCH_BYTES, RAW_LISTING_ALLOWANCE, shownPatch } from "../diff/shown_patch.ts";
 import { isValidId } from "../ids.ts";
 import { taskDiffCaptured, taskFilesKeptOut } from "../journal/events.ts";
 import { appendEvents } from "../journal/journal_file.ts";
@@ -42,6 +43,8 @@ export interface CaptureDiffOptions {
   signal?: AbortSignal;
   /** Told what of the worktree's git files had to be put back (lib/worktrees/trees.ts). */
   warn?: (line: string) => void;
+  /** The most patch bytes stored for review (lib/diff/shown_patch.ts; tests make it small). */
+  maxShownBytes?: number;
 }
 
 /** What {@link captureDiff} did. */
@@ -59,8 +62,13 @@ export type CaptureDiffResult =
     leftOut: string[];
     /** Agent commits rewritten into one because they held such files. */
     rewritten: number;
-    /** The leaves `git diff <base> <tip>` changes, as git listed them (lib/diff/raw_listing.ts). */
-    changes: RawChange[];
+    /**
+     * The leaves `git diff <base> <tip>` changes, as git listed them (lib/diff/raw_listing.ts);
+     * absent when the listing alone was larger than the service reads with a patch.
+     */
+    changes?: RawChange[];
+    /** The whole patch's bytes and files, when what is stored was cut (lib/diff/shown_patch.ts). */
+    truncated?: { bytes: number; files: number };
   }
   | { captured: false; reason: string };
 
@@ -78,6 +86,26 @@ export const DIFF_ARGS: readonly string[] = [
 
 /** Added to {@link DIFF_ARGS}: the raw listing first, then the same patch (see the module's comment). */
 export const RAW_THEN_PATCH: readonly string[] = ["--raw", "-z", "--no-abbrev", "-p"];
+
+/**
+ * The listing and the patch of `git diff --raw -z --no-abbrev -p`'s first `bytes` (of `total`
+ * printed). A listing that does not end within them is not trusted (a listing cut at a record's
+ * end would look whole): the judgement then asks git for its own, and nothing of the patch is
+ * kept (`records` 0: how many files is not known).
+ */
+function listingAndPatch(
+  bytes: Uint8Array,
+  total = bytes.length,
+): { changes?: RawChange[]; patch: Uint8Array; records: number } {
+  const cut = total > bytes.length;
+  try {
+    const out = splitRawAndPatch(bytes);
+    if (!cut || out.patch.length > 0) return out;
+  } catch (e) {
+    if (!cut) throw e;
+  }
+  return { patch: new Uint8Array(), records: 0 };
+}
 
 /** Capture the diff of a task's worktree; never throws. */
 export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureDiffResult> {
@@ -115,10 +143,19 @@ export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureD
         rewritten_commits: work.rewritten,
       })]);
     }
+    const max = options.maxShownBytes ?? MAX_SHOWN_PATCH_BYTES;
     const diff = await tree.git([...DIFF_ARGS, ...RAW_THEN_PATCH, options.base, tip, "--"], {
       signal: options.signal,
+      // Never more than a reviewer reads (and a listing) in memory, however large the patch.
+      stdoutKeep: max + RAW_LISTING_ALLOWANCE,
     });
-    const { changes, patch: bytes } = splitRawAndPatch(diff.bytes);
+    const { changes, patch, records } = listingAndPatch(diff.bytes, diff.stdoutTotal);
+    const rawBytes = diff.bytes.length - patch.length;
+    const shown = shownPatch(patch, {
+      total: (diff.stdoutTotal ?? diff.bytes.length) - rawBytes,
+      files: records,
+    }, max);
+    const bytes = shown.bytes;
     const summary = summarizeDiff(parseUnifiedDiff(new TextDecoder().decode(bytes)));
     const sha256 = "sha256:" + sha256Hex(bytes);
     const path = diffPath(workspacePaths(options.root), options.runId, options.taskId);
@@ -130,6 +167,7 @@ export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureD
       added: summary.added,
       removed: summary.removed,
       files: summary.files.length,
+      ...(shown.truncated ? { truncated: shown.truncated } : {}),
     };
     await appendEvents(options.journalPath, [taskDiffCaptured(data)]);
     return {
@@ -139,7 +177,7 @@ export async function captureDiff(options: CaptureDiffOptions): Promise<CaptureD
       ...data,
       leftOut: work.leftOut,
       rewritten: work.rewritten,
-      changes,
+      ...(changes ? { changes } : {}),
     };
   } catch (e) {
     return { captured: false, reason: e instanceof Error ? e.message : String(e) };

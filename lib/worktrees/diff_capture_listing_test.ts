@@ -29,10 +29,10 @@ async function plainDiff(root: string, base: string, tip: string): Promise<Uint8
 async function noRenamesListing(root: string, base: string, tip: string) {
   const args = ["diff", "--raw", "-z", "--no-renames", "--no-abbrev", "--no-ext-diff"];
   const raw = splitZ((await git([...args, base, tip, "--"], { cwd: root })).stdout);
-  const out: { path: string; mode: string; id: string }[] = [];
+  const out: { path: string; mode: string; id: string; oldMode: string; oldId: string }[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const [, mode, , id] = raw[i].slice(1).split(" ");
-    out.push({ path: raw[i + 1], mode, id });
+    const [oldMode, mode, oldId, id] = raw[i].slice(1).split(" ");
+    out.push({ path: raw[i + 1], mode, id, oldMode, oldId });
   }
   return out;
 }
@@ -180,7 +180,7 @@ Deno.test("captureDiff() serves plain `git diff base tip` byte for byte, counts 
       `${name}: the counts`,
     );
     assert.deepEqual(
-      byPath(result.changes),
+      byPath(result.changes ?? []),
       byPath(await noRenamesListing(repo.root, start, result.tip)),
       `${name}: the listing`,
     );
@@ -219,5 +219,6 @@ Deno.test("Protection.judge() of a captured diff asks git for no second diff, an
   assert.deepEqual(fromCapture, {
     protected: ["link", "move-me.txt", "service.yaml"],
     outsideOwned: ["elsewhere/x.txt", "link", "move-me.txt"],
+    oversized: [],
   });
 });

@@ -109,3 +109,42 @@ Deno.test("captureDiff() is fail-open: no worktree or a git failure records noth
     false,
   );
 });
+
+Deno.test("captureDiff() stores the first whole files of a patch too large to show, and says how large it was", async () => {
+  await using repo = await tempRepo({ "a.txt": "a\n" });
+  const base = await repo.git(["rev-parse", "main"]);
+  const wt = await createWorktree(repo.root, "s1", base);
+  await repo.write("a.txt", "a\nsmall change\n", wt.path);
+  await repo.write("b.txt", "line of text\n".repeat(2000), wt.path); // ~26 KB of patch
+  await repo.write("c.txt", "c\n", wt.path);
+  const journal = join(repo.root, ".sdd/runs/r1/journal.jsonl");
+  const whole = await repo.git(["diff", base], wt.path).catch(() => "");
+  const result = await captureDiff({
+    root: repo.root,
+    runId: "r1",
+    taskId: "t1",
+    worktree: wt.path,
+    base,
+    journalPath: journal,
+    maxShownBytes: 4096,
+  });
+  assert.equal(result.captured, true);
+  if (!result.captured) return;
+  const stored = await Deno.readFile(result.path);
+  const text = new TextDecoder().decode(stored);
+  assert.ok(stored.length <= 4096);
+  assert.ok(text.startsWith("diff --git a/a.txt b/a.txt\n"), text);
+  assert.ok(!text.includes("b.txt"), "a file that does not fit whole is left out");
+  const full = await repo.git(["diff", base, result.tip]);
+  assert.ok(whole !== undefined && full.length > 20_000);
+  const [row] = await journalRows(journal);
+  assert.deepEqual(row.data, {
+    task_id: "t1",
+    sha256: "sha256:" + sha256Hex(stored),
+    added: 1,
+    removed: 0,
+    files: 1,
+    truncated: { bytes: full.length + 1, files: 3 },
+  });
+  assert.equal(result.changes?.length, 3, "the listing is whole: the judgement reads it");
+});

@@ -220,3 +220,56 @@ Deno.test("decide(): a rebased diff is judged again: new protected paths, or a c
   });
   assert.equal(step.state.landings.get("t1")?.stage, "review", "a rebase that brings one in");
 });
+
+Deno.test("decide(): a diff adding a file over max_landed_file_mb waits for the board's merge, named with its size and the setting", () => {
+  const step = decide(capturing(), {
+    type: "captured",
+    taskId: "t1",
+    judged: judged({
+      oversized: [{ path: "data/dump.sql", bytes: 62_914_560 }],
+      limitBytes: 10_485_760,
+    }),
+  });
+  assert.deepEqual(summary(step), ["journal task_oversized_files", "journal task_completed"]);
+  assert.deepEqual(journaled(step, "task_oversized_files")[0], {
+    task_id: "t1",
+    files: [{ path: "data/dump.sql", bytes: 62_914_560 }],
+    limit_bytes: 10_485_760,
+  });
+  const l = step.state.landings.get("t1")!;
+  assert.equal(l.stage, "review");
+  assert.equal(
+    l.reason,
+    "it adds or grows a file over max_landed_file_mb (10.0 MB): data/dump.sql (60.0 MB): " +
+      "waiting for an operator's merge decision on the board (max_landed_file_mb)",
+  );
+  assert.match(logs(step).join("\n"), /t1: completed; it adds or grows a file over/);
+  const merged = decide(step.state, {
+    type: "review",
+    taskId: "t1",
+    decision: "merge",
+    principal: "ann",
+  });
+  assert.deepEqual(summary(merged), ["merge t1"], "an operator's merge lands it");
+});
+
+Deno.test("decide(): protected paths and files over the limit together name both settings", () => {
+  const step = decide(capturing(), {
+    type: "captured",
+    taskId: "t1",
+    judged: judged({
+      protected: ["service.yaml"],
+      oversized: [{ path: "a.bin", bytes: 3_000_000 }, { path: "b.bin", bytes: 2_000_000 }],
+      limitBytes: 1_048_576,
+    }),
+  });
+  assert.deepEqual(summary(step), [
+    "journal task_protected_paths",
+    "journal task_oversized_files",
+    "journal task_completed",
+  ]);
+  assert.match(
+    step.state.landings.get("t1")!.reason,
+    /changes protected path service\.yaml; it adds or grows files over max_landed_file_mb \(1\.0 MB\): a\.bin \(2\.9 MB\), b\.bin \(1\.9 MB\): .*\(protected_paths, max_landed_file_mb\)$/,
+  );
+});

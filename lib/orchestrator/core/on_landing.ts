@@ -68,7 +68,11 @@ export function onCaptured(d: Draft, out: Out, e: Extract<CoreEvent, { type: "ca
   if (judged.kind === "refused") return refuseOutsideOwned(d, out, task, judged.paths);
   // Failed gates need no review: the merge refuses them at once (with their receipt).
   if (judged.kind === "guarded" && !e.gatesFailed) {
-    d.landings.set(l.taskId, { ...l, protectedPaths: judged.paths });
+    d.landings.set(l.taskId, {
+      ...l,
+      protectedPaths: judged.paths,
+      ...(judged.oversized.length > 0 ? { oversized: judged.oversized } : {}),
+    });
     setStage(d, d.landings.get(l.taskId)!, "review", judged.reason);
     out.log(task.id, `completed; ${judged.reason}`);
     return;
@@ -244,16 +248,16 @@ export function onRebaseResult(
   // diff does (the rebased branch is judged again).
   const before = rebased.protectedPaths ?? [];
   const guarded = r.protected ?? before;
-  const newlyGuarded = guarded.some((p) => !before.includes(p));
-  if (
-    (d.settings.requireApproval && r.diffChanged) ||
-    (guarded.length > 0 && (r.diffChanged || newlyGuarded))
-  ) {
+  const oversized = r.oversized ?? rebased.oversized ?? [];
+  const newlyGuarded = guarded.some((p) => !before.includes(p)) ||
+    oversized.some((f) => !rebased.oversized?.some((o) => o.path === f.path));
+  const held = guarded.length > 0 || oversized.length > 0;
+  if ((d.settings.requireApproval && r.diffChanged) || (held && (r.diffChanged || newlyGuarded))) {
     // The operator approved another diff: the rebased one needs its own review.
     if (guarded.length > 0) {
       out.journal(ev.taskProtectedPaths({ task_id: task.id, paths: guarded }));
-      d.landings.set(task.id, { ...rebased, protectedPaths: guarded });
     }
+    if (held) d.landings.set(task.id, { ...rebased, protectedPaths: guarded, oversized });
     const why = r.diffChanged ? "the diff changed" : "it now changes protected paths";
     out.journal(ev.taskCompleted({
       task_id: task.id,
@@ -263,7 +267,7 @@ export function onRebaseResult(
       d,
       d.landings.get(task.id)!,
       "review",
-      guarded.length > 0 ? protectedWait({ protected: guarded }) : REVIEW_WAIT,
+      held ? protectedWait({ protected: guarded, oversized }) : REVIEW_WAIT,
     );
     out.log(task.id, `rebased onto the new tip; ${why}, so it waits for review again`);
     return;

@@ -81,6 +81,8 @@ export interface Landing {
   rebases: number;
   /** The protected paths its diff touches (it waits for an operator's merge, DESIGN.md §18). */
   protectedPaths?: string[];
+  /** The files over `max_landed_file_mb` its diff adds or grows (it waits the same way). */
+  oversized?: { path: string; bytes: number }[];
   /** The host said something changed while a step was under way: it is tried again at once. */
   changed?: boolean;
 }
