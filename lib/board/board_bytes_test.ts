@@ -212,6 +212,17 @@ const CATALOGUE: Record<string, string> = {
     ["task_merged", { task_id: "a" }],
   ]),
   "every column but one empty": rawJournal([claim("only")]),
+  "titles and diffs set again, to the same, other and empty text": rawJournal([
+    claim("r", { title: "One", role: "a" }),
+    claim("r", { title: "One", role: "ab" }),
+    claim("r", { title: "Two" }),
+    claim("r", { title: "" }),
+    claim("q", { title: "" }),
+    ["task_diff_captured", { task_id: "r", sha256: SHA, added: 1, removed: 2, files: 3 }],
+    ["task_diff_captured", { task_id: "r", sha256: SHA, added: 4, removed: 5, files: 6 }],
+    ["task_diff_captured", { task_id: "q", sha256: "", added: 0, removed: 0, files: 0 }],
+    claim("r", { title: "One", role: "a" }),
+  ]),
   "torn tail (a complete last line without its newline)": rawJournal([
     claim("t1"),
     ["task_completed", { task_id: "t1" }],
@@ -229,7 +240,8 @@ const CATALOGUE: Record<string, string> = {
   "thousands of cards across several parts": rawJournal(
     Array.from({ length: 3000 }, (_, i) =>
       claim(`task-${i % 2000}`, {
-        title: `Title ${i} \u00e9\u{1F600} ` + "x".repeat(i % 300),
+        // Latin-1 and wider titles interleaved, of odd and even lengths.
+        title: `Title ${i} ${i % 3 === 0 ? "\u00e9\u{1F600}" : "\u00e9"} ` + "x".repeat(i % 300),
         role: "r",
       })),
   ),

@@ -1,10 +1,10 @@
 /**
  * The board fold's cards kept outside the JS heap: one slot per task, its numbers in typed arrays
- * and its strings (title, role, diff hash) as UTF-16 code units in one arena. A card as objects
- * cost ~505 bytes on the heap (a map entry, a wrapper, the card, its strings, its diff twice) and
- * grew V8's young generation by ~17 MB while a 100 000-row journal was folded; a slot costs ~60
- * bytes off the heap (docs/performance.md, "Tenth round"). Pure data: the fold (./fold.ts) says
- * what a row does to it.
+ * and its strings (title, role, diff hash) as code units in one byte arena (one byte each for
+ * Latin-1 text, two for any other). A card as objects cost ~505 bytes on the heap (a map entry, a
+ * wrapper, the card, its strings, its diff twice) and grew V8's young generation by ~17 MB while a
+ * 100 000-row journal was folded; a slot costs 58 bytes and its text off the heap
+ * (docs/performance.md, "Tenth round"). Pure data: the fold (./fold.ts) says what a row does to it.
  */
 
 /** Which text of a slot. */
@@ -38,9 +38,12 @@ export class CardTable {
   lastIndex: Float64Array;
   /** added, removed, files of the latest diff capture, three per slot. */
   diffNumbers: Float64Array;
-  /** Start and length in {@link arena} of each text field, six per slot. */
+  /**
+   * Byte offset in {@link arena} and length in code units of each text field, six words per slot;
+   * the length's top bit marks text stored two bytes a code unit.
+   */
   text: Uint32Array;
-  arena: Uint16Array;
+  arena: Uint8Array;
   arenaUsed = 0;
 
   constructor(capacity = 64, arenaCapacity = 4096) {
@@ -49,7 +52,7 @@ export class CardTable {
     this.lastIndex = new Float64Array(capacity);
     this.diffNumbers = new Float64Array(capacity * DIFF_NUMBERS);
     this.text = new Uint32Array(capacity * TEXT_FIELDS * 2);
-    this.arena = new Uint16Array(arenaCapacity);
+    this.arena = new Uint8Array(arenaCapacity);
   }
 
   /** A new empty slot's number. */
@@ -68,27 +71,49 @@ export class CardTable {
 
   /** Set a text field of `slot` (its old text stays in the arena: a task is claimed a few times). */
   setText(slot: number, field: TextField, value: string): void {
-    const need = this.arenaUsed + value.length;
+    const t = (slot * TEXT_FIELDS + field) * 2;
+    if (this.#holds(this.text[t], this.text[t + 1], value)) return; // a retry's claim, a re-capture
+    let wide = false;
+    for (let i = 0; i < value.length && !wide; i++) wide = value.charCodeAt(i) > 0xff;
+    // Latin-1 text takes a byte a code unit; other text two, at an even offset.
+    const at = wide ? this.arenaUsed + this.arenaUsed % 2 : this.arenaUsed;
+    const need = at + (wide ? 2 * value.length : value.length);
     if (need > this.arena.length) {
       this.arena = grown(this.arena, Math.max(need, this.arena.length * 2));
     }
-    const arena = this.arena;
-    const at = this.arenaUsed;
-    for (let i = 0; i < value.length; i++) arena[at + i] = value.charCodeAt(i);
+    const units = this.#units(at, value.length, wide);
+    for (let i = 0; i < value.length; i++) units[i] = value.charCodeAt(i);
     this.arenaUsed = need;
-    const t = (slot * TEXT_FIELDS + field) * 2;
     this.text[t] = at;
-    this.text[t + 1] = value.length;
+    this.text[t + 1] = wide ? (value.length | WIDE) >>> 0 : value.length;
+  }
+
+  /** The code units of a text in the arena, one or two bytes each. */
+  #units(at: number, length: number, wide: boolean): Uint8Array | Uint16Array {
+    return wide
+      ? new Uint16Array(this.arena.buffer, at, length)
+      : this.arena.subarray(at, at + length);
+  }
+
+  /** Whether the arena holds `value` where a text field says (`word`: its length and width). */
+  #holds(at: number, word: number, value: string): boolean {
+    const length = word & ~WIDE;
+    if (length !== value.length) return false;
+    const units = this.#units(at, length, (word & WIDE) !== 0);
+    for (let i = 0; i < length; i++) if (units[i] !== value.charCodeAt(i)) return false;
+    return true;
   }
 
   /** A text field of `slot`, code unit for code unit as set (lone surrogates included). */
   textOf(slot: number, field: TextField): string {
     const t = (slot * TEXT_FIELDS + field) * 2;
-    const at = this.text[t], end = at + this.text[t + 1];
+    const word = this.text[t + 1];
+    const units = this.#units(this.text[t], word & ~WIDE, (word & WIDE) !== 0);
+    if (units.length <= CHUNK) return String.fromCharCode.apply(null, units as unknown as number[]);
     let out = "";
-    for (let from = at; from < end; from += CHUNK) {
-      const units = this.arena.subarray(from, Math.min(end, from + CHUNK));
-      out += String.fromCharCode.apply(null, units as unknown as number[]);
+    for (let from = 0; from < units.length; from += CHUNK) {
+      const chunk = units.subarray(from, Math.min(units.length, from + CHUNK));
+      out += String.fromCharCode.apply(null, chunk as unknown as number[]);
     }
     return out;
   }
@@ -115,6 +140,9 @@ export class CardTable {
     return copy;
   }
 }
+
+/** The length word's bit for text of two bytes a code unit. */
+const WIDE = 0x80000000;
 
 /** Code units per `String.fromCharCode` call (its arguments are bounded). */
 const CHUNK = 4096;
