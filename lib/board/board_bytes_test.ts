@@ -237,14 +237,15 @@ const CATALOGUE: Record<string, string> = {
     lines[1] = lines[1].replace('"task_id":"y"', '"task_id":"Y"');
     return lines.join("\n");
   })(),
-  "thousands of cards across several parts": rawJournal(
-    Array.from({ length: 3000 }, (_, i) =>
+  "thousands of cards across several parts, one card longer than a part": rawJournal([
+    claim("long", { title: "\u00e9".repeat(300_000) }),
+    ...Array.from({ length: 3000 }, (_, i) =>
       claim(`task-${i % 2000}`, {
         // Latin-1 and wider titles interleaved, of odd and even lengths.
-        title: `Title ${i} ${i % 3 === 0 ? "\u00e9\u{1F600}" : "\u00e9"} ` + "x".repeat(i % 300),
+        title: `Title ${i} ${i % 3 === 0 ? "\u00e9\u{1F600}" : "\u00e9"} ` + "x".repeat(i % 600),
         role: "r",
       })),
-  ),
+  ]),
 };
 
 const enc = (s: string) => new TextEncoder().encode(s);
