@@ -29,6 +29,13 @@ export const FLAG = {
   gates: 32,
 } as const;
 
+/** The numbers of a diff capture. */
+export interface DiffNumbers {
+  added: number;
+  removed: number;
+  files: number;
+}
+
 /** Slots of tasks: typed arrays grown by doubling, and the arena of their text. */
 export class CardTable {
   size = 0;
@@ -119,7 +126,7 @@ export class CardTable {
   }
 
   /** Set the numbers of the latest diff capture of `slot`. */
-  setDiffNumbers(slot: number, added: number, removed: number, files: number): void {
+  setDiffNumbers(slot: number, { added, removed, files }: DiffNumbers): void {
     const d = slot * DIFF_NUMBERS;
     this.diffNumbers[d] = added;
     this.diffNumbers[d + 1] = removed;

@@ -157,11 +157,11 @@ const FOLD: { [T in EventType]?: (state: FoldState, event: ReadOf<T>, index: num
   task_merged(state, { task_id }, index) {
     move(state, task_id, "merged", index);
   },
-  task_diff_captured(state, { task_id, sha256, added, removed, files }) {
-    const slot = slotOf(state, task_id);
+  task_diff_captured(state, diff) {
+    const slot = slotOf(state, diff.task_id);
     const table = state.table;
-    table.setText(slot, TEXT.diffSha, sha256);
-    table.setDiffNumbers(slot, added, removed, files);
+    table.setText(slot, TEXT.diffSha, diff.sha256);
+    table.setDiffNumbers(slot, diff);
     // A card shows the capture only if it existed when the capture came (then it is the latest).
     table.flags[slot] |= table.column[slot] !== NO_CARD ? FLAG.diff | FLAG.cardDiff : FLAG.diff;
   },
