@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium } from "./_chromium.ts";
 import { verifyJournalText } from "../lib/journal/verify.ts";
-import { projectJournal } from "../lib/board/projection.ts";
+import { projectJournalAsFolded } from "../lib/board/projection.ts";
 import { type RunningServer, startServer } from "../lib/server/serve.ts";
 import { runPlan } from "../lib/runner/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
@@ -117,7 +117,7 @@ async function foldAgrees(text: string, runId: string) {
     const out = await new Deno.Command("python3", { args: [FOLD_PY, snapshot] }).output();
     assert.ok(out.success, new TextDecoder().decode(out.stderr));
     const python = JSON.parse(new TextDecoder().decode(out.stdout));
-    const { receipt } = await projectJournal(runId, snapshot);
+    const receipt = await projectJournalAsFolded(runId, snapshot);
     assert.equal(receipt.projection_hash, python.projection_hash, "fold.py agrees with the server");
     assert.equal(receipt.journal_head, python.journal_head);
     assert.equal(receipt.journal_verified, python.journal_verified);

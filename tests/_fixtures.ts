@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { appendEvents } from "../lib/journal/journal_file.ts";
 import type { JournalEvent } from "../lib/journal/row.ts";
 import { sha256Hex } from "../lib/journal/hash.ts";
+import { canonicalJson } from "../lib/journal/canonical_json.ts";
 import { type Board, type Card, COLUMNS } from "../lib/board/types.ts";
-import { projectionHash } from "../lib/board/projection.ts";
 import { type ProjectionReceipt } from "../lib/board/types.ts";
 
 /** A unified diff of `files` new files with `lines` added lines each. */
@@ -106,7 +106,7 @@ export function manyCardReceipt(n: number, verified = true): ProjectionReceipt {
   return {
     run_id: "many",
     board,
-    projection_hash: projectionHash(board),
+    projection_hash: sha256Hex(canonicalJson(board)),
     journal_head: "0".repeat(64),
     journal_verified: verified,
     event_count: n,

@@ -3,7 +3,6 @@
  * journal head and the result of re-walking the whole chain at request time.
  */
 import { canonicalJson } from "../journal/canonical_json.ts";
-import { sha256Hex } from "../journal/hash.ts";
 import { createHash } from "node:crypto";
 import { IncrementalJournal, type JournalSnapshot } from "../journal/incremental.ts";
 import type { ChainFault } from "../journal/verify.ts";
@@ -18,54 +17,72 @@ import {
 import { LATER_DIGEST_MIN_BYTES, takeDigestLater } from "../journal/later_digest.ts";
 import { releaseHeap } from "../util/heap_release.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
-import { boardJson, boardOf, type FoldState } from "./fold.ts";
-import { type Board, type CardDiff, COLUMNS, type ProjectionReceipt } from "./types.ts";
+import { boardOf, columnCounts, type FoldState } from "./fold.ts";
+import { type BoardBytes, boardBytes } from "./board_bytes.ts";
+import type { ProjectionReceipt } from "./types.ts";
+
+/** The receipt's members but the board, in the order the review route's JSON names them. */
+export type ReceiptHead = Omit<ProjectionReceipt, "board">;
 
 /** A receipt plus what the server needs but does not serve. */
 export interface Projection {
-  receipt: ProjectionReceipt;
+  receipt: ReceiptHead;
   /**
-   * Canonical JSON of `receipt.board` as bytes (hashed into `projection_hash`; served as they
-   * are between the receipt's other members, never copied into a second buffer).
+   * Canonical JSON of the board as bytes, in parts (hashed into `projection_hash`; served as they
+   * are between the receipt's other members, never joined into one buffer).
    */
-  boardBytes: Uint8Array<ArrayBuffer>;
+  board: BoardBytes;
   /** The first bad row when the chain does not verify. */
   fault?: ChainFault;
   /** Next `seq` an append would take (when verified). */
   nextSeq: number;
-  /** Latest diff capture of every task. */
-  diffs: ReadonlyMap<string, CardDiff>;
-}
-
-/** SHA-256 hex of the canonical JSON of a board. */
-export function projectionHash(board: Board): string {
-  return sha256Hex(canonicalJson(board));
+  /**
+   * The fold state the board was written from (read by {@link boardAsFolded} and the diff
+   * route). A later read of the grown journal folds more rows into it; it never changes otherwise.
+   */
+  state: FoldState;
 }
 
 /** Build the receipt from a journal snapshot (pure). */
 export function receiptOf(runId: string, snapshot: JournalSnapshot<FoldState>): Projection {
-  const board = boardOf(snapshot.state);
-  const bytes = new TextEncoder().encode(boardJson(board));
+  const board = boardBytes(snapshot.state);
   const walker = snapshot.walker;
   return {
     receipt: {
       run_id: runId,
-      board,
-      projection_hash: sha256Hex(bytes),
+      projection_hash: board.sha256,
       journal_head: walker.lastHash,
       journal_verified: walker.verified,
-      event_count: board.event_count,
+      event_count: snapshot.state.eventCount,
     },
-    boardBytes: bytes,
+    board,
     fault: walker.firstFault,
     nextSeq: walker.cursor.nextSeq,
-    diffs: new Map(snapshot.state.diffs),
+    state: snapshot.state,
+  };
+}
+
+/**
+ * The receipt with its board as objects (what a review action answers beside its own receipt),
+ * or undefined once more rows were folded into the projection's state since it was written.
+ */
+export function boardAsFolded(projection: Projection): ProjectionReceipt | undefined {
+  const { receipt, state } = projection;
+  // The state only ever grows by rows, each counted: the same count is the same state.
+  if (state.eventCount !== receipt.event_count) return undefined;
+  return {
+    run_id: receipt.run_id,
+    board: boardOf(state),
+    projection_hash: receipt.projection_hash,
+    journal_head: receipt.journal_head,
+    journal_verified: receipt.journal_verified,
+    event_count: receipt.event_count,
   };
 }
 
 /** The receipt as served: its canonical JSON bytes, in parts, and their entity tag. */
 export interface ServedReceipt {
-  /** The bytes in order: the receipt's members around the board's bytes (shared, not copied). */
+  /** The bytes in order: the receipt's members around the board's parts (shared, not copied). */
   parts: Uint8Array<ArrayBuffer>[];
   length: number;
   /**
@@ -77,25 +94,22 @@ export interface ServedReceipt {
 
 /** The canonical JSON bytes of a receipt, with the board's bytes reused rather than copied. */
 export function servedReceipt(projection: Projection): ServedReceipt {
-  const { receipt, boardBytes } = projection;
+  const { receipt, board } = projection;
   const encoder = new TextEncoder();
-  const parts = [
-    encoder.encode(`{"board":`),
-    boardBytes,
-    encoder.encode(
-      `,"event_count":${receipt.event_count},` +
-        `"journal_head":${canonicalJson(receipt.journal_head)},` +
-        `"journal_verified":${receipt.journal_verified},` +
-        `"projection_hash":${canonicalJson(receipt.projection_hash)},` +
-        `"run_id":${canonicalJson(receipt.run_id)}}`,
-    ),
-  ];
+  const before = encoder.encode(`{"board":`);
+  const after = encoder.encode(
+    `,"event_count":${receipt.event_count},` +
+      `"journal_head":${canonicalJson(receipt.journal_head)},` +
+      `"journal_verified":${receipt.journal_verified},` +
+      `"projection_hash":${canonicalJson(receipt.projection_hash)},` +
+      `"run_id":${canonicalJson(receipt.run_id)}}`,
+  );
   // `projection_hash` (in the last part) is the SHA-256 of the board's bytes, so a digest of the
   // parts around them changes with any byte served; the board is not hashed a second time.
-  const digest = createHash("sha256").update(parts[0]).update(parts[2]);
+  const digest = createHash("sha256").update(before).update(after);
   return {
-    parts,
-    length: parts.reduce((n, part) => n + part.length, 0),
+    parts: [before, ...board.parts, after],
+    length: before.length + board.length + after.length,
     etag: `"${digest.digest("hex")}"`,
   };
 }
@@ -115,20 +129,15 @@ export interface JournalSummary {
   firstTs: string;
 }
 
-const COLUMN_KEYS = [...COLUMNS].sort();
-
 function summaryOf(snapshot: JournalSnapshot<FoldState>, firstTs: string): JournalSummary {
   const { walker, state } = snapshot;
-  // Keys in canonical (sorted) order, as the board's columns are.
-  const counts: Record<string, number> = Object.fromEntries(COLUMN_KEYS.map((c) => [c, 0]));
-  for (const { column } of state.cards.values()) counts[column]++;
   return {
     event_count: state.eventCount,
     journal_head: walker.lastHash,
     journal_verified: walker.verified,
     started: state.started,
     completed: state.completed,
-    counts,
+    counts: columnCounts(state),
     firstTs,
   };
 }
@@ -235,6 +244,21 @@ export async function projectJournalServed(
   const entry = await memoised(runId, journalPath);
   entry.served ??= servedReceipt(entry.projection);
   return { projection: entry.projection, served: entry.served };
+}
+
+/**
+ * The receipt of the journal at `journalPath` with its board as objects, from one fold: read
+ * again if another read folded more rows into the state between the fold and this answer.
+ */
+export async function projectJournalAsFolded(
+  runId: string,
+  journalPath: string,
+): Promise<ProjectionReceipt> {
+  for (let attempt = 0;; attempt++) {
+    const receipt = boardAsFolded(await projectJournal(runId, journalPath));
+    if (receipt) return receipt;
+    if (attempt === 3) throw new Error(`the journal of run ${runId} kept growing while read`);
+  }
 }
 
 async function memoised(runId: string, journalPath: string): Promise<Memo> {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { IncrementalJournal } from "../journal/incremental.ts";
 import { journalText, sampleEvents } from "../../tests/helpers.ts";
-import { type Projection, receiptOf, servedReceipt } from "./projection.ts";
+import { boardAsFolded, type Projection, receiptOf, servedReceipt } from "./projection.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
 
 const projected = (runId: string, text: string): Projection =>
@@ -35,4 +35,18 @@ Deno.test("the receipt's ETag follows every byte served: the board, the head, th
     assert.notEqual(other.etag, base.etag, `${what}: other bytes, same tag`);
   }
   assert.notEqual(others.board.etag, others.head.etag);
+});
+
+Deno.test("a receipt's board as objects is given only while its state holds no later row", () => {
+  const events = sampleEvents("r1");
+  const view = new IncrementalJournal(BOARD_FOLD_SINK);
+  const enc = (text: string) => new TextEncoder().encode(text);
+  const first = receiptOf("r1", view.update(enc(journalText(events))));
+  const served = JSON.parse(bytesOf(servedReceipt(first).parts));
+  assert.deepEqual(boardAsFolded(first), served);
+  // The same view reads the grown journal: its state moves on, the first receipt's board is gone.
+  const grown = journalText([...events, { type: "task_merged", data: { task_id: "t1" } }]);
+  const second = receiptOf("r1", view.update(enc(grown)));
+  assert.equal(boardAsFolded(first), undefined);
+  assert.equal(boardAsFolded(second)?.board.columns.merged[0]?.task_id, "t1");
 });

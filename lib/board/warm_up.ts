@@ -10,11 +10,12 @@ import { encodeRow, type JournalEvent } from "../journal/row.ts";
 import { ZERO_HASH } from "../journal/hash.ts";
 import * as ev from "../journal/events.ts";
 import { BOARD_FOLD_SINK } from "./sink.ts";
+import { boardBytes } from "./board_bytes.ts";
 import { releaseHeap } from "../util/heap_release.ts";
 
 /**
  * Fold a small synthetic journal of every kind the board folds, `passes` times over (about 12 000
- * rows for the default, ~0.1 s). One small journal folded many times warms the same code as a
+ * rows for the default, ~0.1 s), and write its board's bytes each time. One small journal folded many times warms the same code as a
  * large one; V8's young generation grows meanwhile (to ~17 MB), and a full collection at the end
  * returns it, so a server idles on the heap it needs.
  */
@@ -47,6 +48,9 @@ export function warmUpFold(passes = 24, rows = 500): void {
     prev = hash;
   }
   const bytes = new TextEncoder().encode(lines.join("\n") + "\n");
-  for (let pass = 0; pass < passes; pass++) new IncrementalJournal(BOARD_FOLD_SINK).update(bytes);
+  for (let pass = 0; pass < passes; pass++) {
+    // The board's bytes too: their writer is JavaScript card by card (./board_bytes.ts).
+    boardBytes(new IncrementalJournal(BOARD_FOLD_SINK).update(bytes).state);
+  }
   releaseHeap();
 }

@@ -10,6 +10,7 @@ import type { RowSink } from "../journal/incremental.ts";
 import { IncrementalJournal } from "../journal/incremental.ts";
 import { readJournal } from "../journal/journal_file.ts";
 import { BOARD_FOLD_SINK } from "../board/sink.ts";
+import { cardsOf } from "../board/fold.ts";
 import { readEvent } from "../journal/event_reader.ts";
 import type { CoreEvent } from "./core/protocol.ts";
 
@@ -107,7 +108,7 @@ export class ReviewWatcher {
     const board = await readJournal(this.#path, new IncrementalJournal(BOARD_FOLD_SINK));
     const byIndex = new Map(all.map((d) => [d.index, d]));
     const out: ReviewDecision[] = [];
-    for (const { card, column } of board.state.cards.values()) {
+    for (const { card, column } of cardsOf(board.state)) {
       const merge = byIndex.get(card.last_index);
       if (column === "merged" && merge?.decision === "merge" && merge.taskId === card.task_id) {
         out.push(merge);

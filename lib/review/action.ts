@@ -16,9 +16,9 @@ import {
 } from "../audit/store.ts";
 import { REVIEW_ACTION_EVENT } from "../audit/chain.ts";
 import type { Principal } from "../auth/tokens.ts";
-import type { FoldState } from "../board/fold.ts";
-import { type Card, type Column, DECISIONS } from "../board/types.ts";
-import { type Projection, projectJournal, receiptOf } from "../board/projection.ts";
+import { cardOf, type FoldState, latestDiff } from "../board/fold.ts";
+import { type Card, type Column, DECISIONS, type ProjectionReceipt } from "../board/types.ts";
+import { projectJournalAsFolded, receiptOf } from "../board/projection.ts";
 import { BOARD_FOLD_SINK } from "../board/sink.ts";
 import { ConflictError, DomainError, NotFoundError } from "../errors.ts";
 import { appendEventsWith, JournalPoisonedError, viewFor } from "../journal/journal_file.ts";
@@ -135,11 +135,11 @@ async function servedDiffDigest(
 
 const reviewViews = new Map<string, IncrementalJournal<FoldState>>();
 
-/** Record one review decision; returns the receipt and the freshly re-folded projection. */
+/** Record one review decision; returns the receipt and the freshly re-folded board's receipt. */
 export async function recordReview(
   request: ReviewRequest,
   ctx: ReviewContext,
-): Promise<{ receipt: ReviewReceipt; projection: Projection }> {
+): Promise<{ receipt: ReviewReceipt; board: ProjectionReceipt }> {
   let receipt: ReviewReceipt | undefined;
   let signed: string | undefined;
   const view = viewFor(ctx.journalPath, reviewViews, BOARD_FOLD_SINK);
@@ -173,13 +173,14 @@ export async function recordReview(
           }, it is now ${seen.projection_hash}); reload and review again`,
         );
       }
-      if (!snapshot.state.cards.has(ctx.taskId)) {
+      const card = cardOf(snapshot.state, ctx.taskId);
+      if (!card) {
         throw new NotFoundError(
           "unknown_task",
           `run ${ctx.runId} has no card for task ${ctx.taskId}`,
         );
       }
-      refuseDecisionOn(ctx, request.decision, snapshot.state.cards.get(ctx.taskId)!);
+      refuseDecisionOn(ctx, request.decision, card);
       const contradiction = await journalContradiction(ctx.paths, ctx.runId, ctx.journalPath);
       if (contradiction) {
         throw new ConflictError(
@@ -187,7 +188,7 @@ export async function recordReview(
           `${contradiction.message}; no action can chain onto it (service audit verify names it)`,
         );
       }
-      const diffSha = await servedDiffDigest(ctx, snapshot.state.diffs.get(ctx.taskId)?.sha256);
+      const diffSha = await servedDiffDigest(ctx, latestDiff(snapshot.state, ctx.taskId)?.sha256);
       const binding: Record<string, JsonValue> = {
         run_id: ctx.runId,
         task_id: ctx.taskId,
@@ -240,5 +241,5 @@ export async function recordReview(
     }
     throw e;
   }
-  return { receipt: receipt!, projection: await projectJournal(ctx.runId, ctx.journalPath) };
+  return { receipt: receipt!, board: await projectJournalAsFolded(ctx.runId, ctx.journalPath) };
 }

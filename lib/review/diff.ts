@@ -3,6 +3,7 @@
  * re-hashed against the `task_diff_captured` row chained in the journal.
  */
 import { projectJournal } from "../board/projection.ts";
+import { latestDiff } from "../board/fold.ts";
 import { parseUnifiedDiff, summarizeDiff } from "../diff/parse.ts";
 import { NotFoundError } from "../errors.ts";
 import { sha256Hex } from "../journal/hash.ts";
@@ -23,7 +24,7 @@ export async function readReviewedDiff(
   { runId, taskId, journal }: ReviewedDiffOf,
 ): Promise<DiffResponse> {
   const projection = await projectJournal(runId, journal);
-  const captured = projection.diffs.get(taskId);
+  const captured = latestDiff(projection.state, taskId);
   if (!captured) {
     throw new NotFoundError(
       "no_diff_captured",

@@ -30,7 +30,7 @@ export async function POST(c: Ctx): Promise<Response> {
     );
   }
   const ifMatch = ifMatchTags(c.req.header("if-match"));
-  const { receipt, projection } = await recordReview(parsed.data, {
+  const { receipt, board } = await recordReview(parsed.data, {
     runId,
     taskId,
     journalPath,
@@ -41,5 +41,5 @@ export async function POST(c: Ctx): Promise<Response> {
     now: app.now,
     paths: app.paths,
   });
-  return c.json({ receipt, board: projection.receipt });
+  return c.json({ receipt, board });
 }
