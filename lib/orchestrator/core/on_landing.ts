@@ -6,12 +6,15 @@
  */
 import * as ev from "../../journal/events.ts";
 import type { CoreEvent } from "./protocol.ts";
-import { attemptFailed, type Out } from "./outcomes.ts";
+import { attemptFailed, type Out, recordCancel } from "./outcomes.ts";
 import type { Draft, Landing } from "./state.ts";
 import { judgeCaptured, protectedWait, refuseOutsideOwned } from "./judged.ts";
 import { gateSaid } from "../../verification/gate_words.ts";
 
 const REVIEW_WAIT = "waiting for an operator's merge decision on the board";
+
+/** What a merge says when a cancel came while it was landing (the store closes it all the same). */
+const CANCELLED_TOO_LATE = "; the cancel came while its merge was landing: it stays landed";
 
 /** Why a completion with no changes lands nothing (the log, and its pull request's closing). */
 const UNCHANGED = "its work changes nothing on the target branch";
@@ -92,6 +95,12 @@ export function onMergeResult(
   const task = d.tasks.get(e.taskId);
   if (!l || !task) return;
   const r = e.result;
+  if (l.cancelled && r.kind !== "merged") {
+    // Cancelled while the merge step ran, and nothing landed: the cancel stands.
+    d.landings.delete(task.id);
+    out.push({ kind: "reap", taskId: task.id, reason: "cancelled" });
+    return recordCancel(out, task);
+  }
   switch (r.kind) {
     case "merged":
       d.landings.delete(task.id);
@@ -112,7 +121,7 @@ export function onMergeResult(
             r.commit.slice(0, 10)
           }); no pull request opened`
           : `merged as ${r.commit.slice(0, 10)}${r.pr ? ` through ${r.pr}` : ""}`) +
-          UNREPORTED_NOTE[l.unreported ?? ""],
+          UNREPORTED_NOTE[l.unreported ?? ""] + (l.cancelled ? CANCELLED_TOO_LATE : ""),
       );
       return;
     case "unchanged":

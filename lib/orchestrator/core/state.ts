@@ -83,6 +83,12 @@ export interface Landing {
   protectedPaths?: string[];
   /** The host said something changed while a step was under way: it is tried again at once. */
   changed?: boolean;
+  /**
+   * The task was cancelled (an operator, its ticket closed) while its merge step was under way:
+   * the step's result decides — landed work stays landed and says so; anything else is the
+   * cancel.
+   */
+  cancelled?: true;
 }
 
 /** Settings the core decides with (from service.yaml and the run's options). */
