@@ -467,16 +467,21 @@ export class TaskStore {
   /**
    * An operator gives a FAILED or CANCELLED task new attempts (`service retry`): OPEN with its
    * attempts reset, or BLOCKED when a dependency is not satisfied yet. `fields` (a tracker's
-   * ticket as edited or reopened) change in the same write, so no claim takes the old text.
+   * ticket as edited or reopened) change in the same write, so no claim takes the old text;
+   * `from` (the status its caller saw) refuses it, 409, when the task has moved since.
    */
   async retry(
     id: string,
     reason = "retried by an operator",
     fields: Partial<Pick<Task, "title" | "goal" | "role" | "source">> = {},
+    from?: TaskStatus,
   ): Promise<Task> {
     const task = this.require(id);
     this.#refuseUnknownRole(fields.role);
     await this.#update(task, (t) => {
+      if (from !== undefined && t.status !== from) {
+        throw new ConflictError("task_moved", `task ${JSON.stringify(id)} is ${t.status} now`);
+      }
       this.#transit(t, "operator_retry", () => {
         t.attempts = 0;
         t.session_id = null;

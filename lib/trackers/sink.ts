@@ -180,9 +180,11 @@ async function update(
       : "labelled again";
     try {
       // The ticket as it is now, and its time, in the same write: a late copy is then older.
-      await store.retry(task.id, `ticket ${ticket.ref} was ${how} in ${ticket.tracker}`, fields);
+      const reason = `ticket ${ticket.ref} was ${how} in ${ticket.tracker}`;
+      await store.retry(task.id, reason, fields, task.status);
     } catch (e) {
-      if (e instanceof ConflictError) return unchanged(); // an operator acted meanwhile
+      // An operator acted meanwhile (a retry, a cancel): theirs stands.
+      if (e instanceof ConflictError) return unchanged();
       throw e;
     }
     return { ...base, action: back ? "reopened" : "retried" };

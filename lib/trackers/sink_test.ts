@@ -339,3 +339,17 @@ Deno.test("a FAILED task's ticket closed and reopened, or unlabelled and labelle
     "task is CLAIMED",
   ]);
 });
+
+Deno.test("an operator's cancel of a FAILED task on its way to disk as its ticket is edited stays: the edit retries nothing", async () => {
+  await using s = await sinkOverStore();
+  const { store, at } = s;
+  const id = (await at("9", { body: "do it" })).task_id!;
+  await store.claim(id, "s1");
+  await store.fail(id, "failed", "s1");
+  const cancelling = store.cancel(id, "not needed any more");
+  const edited = await at("9", { body: "do it this way" });
+  await cancelling;
+  assert.deepEqual([edited.action, edited.reason], ["unchanged", "task is CANCELLED"]);
+  assert.equal(store.get(id)!.status, "CANCELLED");
+  assert.equal(store.get(id)!.summary, "not needed any more");
+});
