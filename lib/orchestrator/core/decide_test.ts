@@ -640,6 +640,28 @@ Deno.test("decide(): a cancel that comes while the merge step runs waits for its
   );
 });
 
+Deno.test("decide(): a pull request a person closed cancels its task through the store; the cancel's change is recorded at once, no merge being under way", () => {
+  const s = landing(state([task("t1", { status: "DONE" })]), "t1", "merging");
+  let step = decide(s, {
+    type: "merge_result",
+    taskId: "t1",
+    result: { kind: "closed", reason: "pull request #3 was closed by ann" },
+  });
+  assert.deepEqual(summary(step), ["store cancel"]);
+  const cancelled = { summary: "pull request #3 was closed by ann" };
+  step = decide(withStatus(step.state, "t1", "CANCELLED", cancelled), {
+    type: "task_changed",
+    taskId: "t1",
+    from: "DONE",
+    to: "CANCELLED",
+  });
+  assert.deepEqual(summary(step), [
+    "reap t1",
+    "journal task_verification_failed",
+    "journal task_cancelled",
+  ]);
+});
+
 Deno.test("decide(): overlapping owned_files wait for the earlier task's merge, journaled once", () => {
   const s = landing(
     state([

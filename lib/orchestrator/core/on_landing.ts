@@ -164,7 +164,8 @@ export function onMergeResult(
       );
     case "closed":
       // The store's cancel comes back as a task change: the card's receipt, the reap and the
-      // terminal's "cancelled: <reason>" line follow (said once).
+      // terminal's "cancelled: <reason>" line follow (said once). No merge is under way now.
+      setStage(d, l, "closing", r.reason);
       out.push({ kind: "store", change: { op: "cancel", taskId: task.id, reason: r.reason } });
       return;
     case "gates_failed": {
