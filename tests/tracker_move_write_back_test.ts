@@ -306,7 +306,7 @@ Deno.test("move_to: an operator's cancel moves the claimed ticket to its cancell
   assert.equal(cancelled.outcome, "moved");
   // A task its ticket cancelled (closed in the tracker): the person already moved the ticket.
   const second = await w.create(8);
-  await second.store.cancelUnstarted(second.id, "ticket PROJ-8 was closed in tracker_a");
+  await second.store.cancel(second.id, "ticket PROJ-8 was closed in tracker_a");
   // A later claim's move is sent after anything that cancel would have sent.
   const third = await w.create(9);
   await third.store.claim(third.id, "s3");

@@ -54,7 +54,7 @@ Deno.test("tickets: an edited ticket revises its not-started task; closing it ca
   assert.equal((await ws.call("GET", "/tasks")).body.tasks.length, 1);
 });
 
-Deno.test("tickets: a started task is left alone when its ticket changes or closes", async () => {
+Deno.test("tickets: a started task is left alone when its ticket is edited; closed, its ticket cancels it", async () => {
   await using ws = await webhookWorkspace();
   const secret = ws.secret("tracker_b");
   await deliver(ws, "tracker_b", { body: await fixture("github_issues_opened.json"), secret });
@@ -62,6 +62,20 @@ Deno.test("tickets: a started task is left alone when its ticket changes or clos
     session_id: "s1",
   });
   assert.equal(claim.status, 200);
+  const edited = await deliver(ws, "tracker_b", {
+    secret,
+    body: await github((p) => {
+      p.action = "edited";
+      p.issue.title = "Edited while it runs";
+      p.issue.updated_at = "2026-11-20T11:00:00Z";
+    }),
+  });
+  assert.deepEqual(edited.body.tickets[0], {
+    ref: "octo-org/app#42",
+    action: "unchanged",
+    task_id: "tracker_b-octo-org-app-42",
+    reason: "task is CLAIMED",
+  });
   const closed = await deliver(ws, "tracker_b", {
     secret,
     body: await github((p) => {
@@ -72,11 +86,51 @@ Deno.test("tickets: a started task is left alone when its ticket changes or clos
   });
   assert.deepEqual(closed.body.tickets[0], {
     ref: "octo-org/app#42",
-    action: "unchanged",
+    action: "cancelled",
     task_id: "tracker_b-octo-org-app-42",
-    reason: "task is CLAIMED",
   });
-  assert.equal((await ws.call("GET", "/tasks/tracker_b-octo-org-app-42")).body.status, "CLAIMED");
+  const task = (await ws.call("GET", "/tasks/tracker_b-octo-org-app-42")).body;
+  assert.equal(task.status, "CANCELLED");
+  assert.equal(task.summary, "ticket octo-org/app#42 was closed in tracker_b");
+});
+
+/** Each tracker's delivery closing or deleting the ticket of its created fixture. */
+// deno-lint-ignore no-explicit-any -- each tracker's payload has its own shape
+type Payload = Record<string, any>;
+const CLOSINGS: [string, string, (p: Payload) => void][] = [
+  ["tracker_a", "jira_issue_created.json", (p) => p.webhookEvent = "jira:issue_deleted"],
+  ["tracker_b", "github_issues_opened.json", (p) => {
+    p.action = "closed";
+    p.issue.state = "closed";
+  }],
+  ["tracker_c", "gitlab_issue_open.json", (p) => {
+    p.object_attributes.action = "close";
+    p.object_attributes.state = "closed";
+  }],
+  ["tracker_d", "linear_issue_create.json", (p) => p.action = "remove"],
+  ["tracker_e", "plane_issue_created.json", (p) => p.action = "deleted"],
+];
+
+Deno.test("tickets: on each of the five trackers, a ticket closed or deleted while its task runs cancels the task", async () => {
+  await using ws = await webhookWorkspace();
+  for (const [tracker, file, close] of CLOSINGS) {
+    const secret = ws.secret(tracker);
+    const made = await deliver(ws, tracker, { body: await fixture(file), secret });
+    const id = made.body.tickets[0].task_id;
+    assert.equal((await ws.call("POST", `/tasks/${id}/claim`, { session_id: id })).status, 200);
+    const p = JSON.parse(await fixture(file));
+    close(p);
+    const closed = await deliver(ws, tracker, { body: JSON.stringify(p), secret });
+    assert.equal(closed.status, 200, `${tracker}: ${JSON.stringify(closed.body)}`);
+    assert.equal(
+      closed.body.tickets[0].action,
+      "cancelled",
+      `${tracker}: ${JSON.stringify(closed.body)}`,
+    );
+    const task = (await ws.call("GET", `/tasks/${id}`)).body;
+    assert.equal(task.status, "CANCELLED", tracker);
+    assert.match(task.summary, new RegExp(`^ticket .+ was closed in ${tracker}$`));
+  }
 });
 
 Deno.test("tickets: a closed ticket without a task creates nothing", async () => {
@@ -236,4 +290,44 @@ Deno.test("tickets: an operator's cancel stays: an open ticket's later edit does
     reason: "task is CANCELLED",
   });
   assert.equal((await ws.call("GET", `/tasks/${id}`)).body.status, "CANCELLED");
+});
+
+Deno.test("tickets: an edit of a ticket whose task FAILED gives it a new attempt at the new text; an edit that asks nothing new says how to get one", async () => {
+  await using ws = await webhookWorkspace();
+  const secret = ws.secret("tracker_b");
+  const id = "tracker_b-octo-org-app-42";
+  await deliver(ws, "tracker_b", { body: await fixture("github_issues_opened.json"), secret });
+  assert.equal((await ws.call("POST", `/tasks/${id}/claim`, { session_id: "s1" })).status, 200);
+  const failed = await ws.call("POST", `/tasks/${id}/fail`, {
+    session_id: "s1",
+    reason: "the goal is unclear",
+  });
+  assert.equal(failed.status, 200, JSON.stringify(failed.body));
+  const labelled = await deliver(ws, "tracker_b", {
+    secret,
+    body: await github((p) => {
+      p.action = "labeled";
+      p.issue.updated_at = "2026-11-20T11:00:00Z";
+    }),
+  });
+  assert.equal(labelled.body.tickets[0].action, "unchanged");
+  assert.match(labelled.body.tickets[0].reason, /^task is FAILED: a new attempt follows an edit/);
+  const edited = await deliver(ws, "tracker_b", {
+    secret,
+    body: await github((p) => {
+      p.action = "edited";
+      p.issue.body = "Accept a trailing comma in arrays and objects.";
+      p.issue.updated_at = "2026-11-20T12:00:00Z";
+    }),
+  });
+  assert.deepEqual(edited.body.tickets[0], {
+    ref: "octo-org/app#42",
+    action: "retried",
+    task_id: id,
+  });
+  const task = (await ws.call("GET", `/tasks/${id}`)).body;
+  assert.equal(task.status, "OPEN");
+  assert.equal(task.attempts, 0);
+  assert.match(task.goal, /Accept a trailing comma in arrays and objects\./);
+  assert.equal(task.summary, "ticket octo-org/app#42 was edited in tracker_b");
 });

@@ -38,7 +38,10 @@ export async function applyStoreChange(store: TaskStore, change: StoreChange): P
     case "merged":
       // The run loop asks only once `task_merged` is durable (orchestrator.ts, the store action).
       await crashPoint("merge.journaled");
-      await store.markMerged(change.taskId);
+      // Cancelled while its merge was landing: landed all the same, as the journal says.
+      if (store.get(change.taskId)?.status === "CANCELLED") {
+        await store.closeLandedPerJournal(change.taskId);
+      } else await store.markMerged(change.taskId);
       await crashPoint("merge.store_closed");
       return;
   }

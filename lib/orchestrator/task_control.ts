@@ -19,16 +19,8 @@ import { readRunState } from "../runs/run_state.ts";
 import { settleWorktrees } from "../worktrees/settle.ts";
 import { liveAgentSessions } from "../agents/pid_files.ts";
 
-/** Statuses an operator can cancel. */
-export const CANCELLABLE: ReadonlySet<string> = new Set([
-  "OPEN",
-  "BLOCKED",
-  "CLAIMED",
-  "IN_PROGRESS",
-  "ORPHANED",
-  "DONE",
-  "FAILED",
-]);
+/** Statuses an operator can cancel (the lifecycle's cancel, lib/tasks/lifecycle.ts). */
+export { CANCELLABLE } from "../tasks/lifecycle.ts";
 
 /** Access to the workspace's tasks for an operator. */
 export interface TaskControl {

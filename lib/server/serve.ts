@@ -18,6 +18,7 @@ import { type ListenerEnv, listenGated, type Listening } from "./listen.ts";
 import type { GateStats } from "./connection_gate.ts";
 import { closeTaskStore, openedTaskStore, taskStoreFor } from "../tasks/registry.ts";
 import { closeTrackerService, trackerServiceFor } from "../trackers/service.ts";
+import { journalOperatorChange, reapCancelled } from "../orchestrator/task_control.ts";
 import { newServerIdentity } from "../discovery/identity.ts";
 import { publishServer, withdrawServer } from "../discovery/record.ts";
 import { ServerLog } from "./server_log.ts";
@@ -195,7 +196,18 @@ async function serveContext(
   // The task store is opened (and owned) only by a server that serves the task API.
   if (options.app.taskStore !== false) await (await taskStoreFor(ctx)).flushExport();
   // Trackers (webhook ledger, pollers) feed the task store, so they run where it does.
-  if (options.app.taskStore !== false) await trackerServiceFor(ctx, { warn });
+  if (options.app.taskStore !== false) {
+    await trackerServiceFor(ctx, {
+      warn,
+      // A ticket's cancel or new attempt is recorded as an operator's through the task API is.
+      afterTicketChange: async (kind, task) => {
+        if (!(await journalOperatorChange(ctx.paths.root, kind, task))) return;
+        if (kind === "cancel") {
+          void reapCancelled(ctx.paths.root, task).then((l) => l.forEach(warn));
+        }
+      },
+    });
+  }
   const app = options.app.build(ctx);
   // Open event streams end when the server stops, or shutdown() would wait on them.
   options.signal?.addEventListener("abort", () => closing.abort(), { once: true });

@@ -153,6 +153,7 @@ type StatusRun = {
   tasks?: Record<string, number>;
   waiting: Record<string, string>;
   failed?: Record<string, string>;
+  cancelled?: Record<string, string>;
   orphaned?: Record<string, string>;
   note?: string;
 };
@@ -200,6 +201,9 @@ function runLines(status: Record<string, unknown>, p: Escaping): string[] {
   const lines = [p.plain(`run: ${run.run_id} (${state})`)];
   for (const [task, reason] of Object.entries(run.failed ?? {})) {
     lines.push(p.red(`  ${task} FAILED: ${reason}`));
+  }
+  for (const [task, reason] of Object.entries(run.cancelled ?? {})) {
+    lines.push(p.plain(`  ${task} CANCELLED: ${reason}`));
   }
   for (const [task, reason] of Object.entries(run.orphaned ?? {})) {
     lines.push(p.yellow(`  ${task} ORPHANED: ${reason}`));

@@ -138,16 +138,21 @@ function countByStatus(tasks: Task[]): Record<string, number> {
 }
 
 /** Each of `tasks` in `status`, with the reason it is there (its summary). */
-function reasonsOf(tasks: Task[], status: Task["status"]): Record<string, string> {
+function reasonsOf(
+  tasks: Task[],
+  status: Task["status"],
+  none = "no reason given",
+): Record<string, string> {
   return Object.fromEntries(
-    tasks.filter((t) => t.status === status).map((t) => [t.id, t.summary ?? "no reason given"]),
+    tasks.filter((t) => t.status === status).map((t) => [t.id, t.summary ?? none]),
   );
 }
 
 /**
  * The current run: its state, its status now (recomputed from its journal as `service runs`
  * does, so a cancel or retry after it ended shows), its tasks counted by status, each of its
- * FAILED tasks with the reason it failed and, once no process runs it, each ORPHANED one.
+ * FAILED tasks with the reason it failed, each CANCELLED one with who cancelled it and, once
+ * no process runs it, each ORPHANED one.
  */
 const runPart: StatusPart = async (app: AppContext) => {
   const state = await readRunState(app.paths);
@@ -168,6 +173,8 @@ const runPart: StatusPart = async (app: AppContext) => {
     tasks: countByStatus(tasks),
     waiting: stillWaiting(state.waiting ?? {}, tasks),
     failed: reasonsOf(tasks, "FAILED"),
+    // Who cancelled each: an operator, a pull request closed by hand, its ticket closed.
+    cancelled: reasonsOf(tasks, "CANCELLED", "cancelled by an operator"),
     // Ended while their agents worked (a stop, a crash): named, as the run's last lines named them.
     orphaned: alive ? {} : reasonsOf(tasks, "ORPHANED"),
     alive,

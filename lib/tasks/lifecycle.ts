@@ -83,6 +83,14 @@ const TRANSITIONS: Readonly<Record<TaskTrigger, Partial<Record<TaskStatus, TaskS
   ),
 };
 
+/** Statuses a cancel moves to CANCELLED: every one but CLOSED (landed) and CANCELLED. */
+export const CANCELLABLE: ReadonlySet<TaskStatus> = new Set(
+  Object.keys(TRANSITIONS.cancel) as TaskStatus[],
+);
+
+/** Statuses whose work has not started: a tracker's edit of its ticket revises them. */
+export const NOT_STARTED: ReadonlySet<TaskStatus> = new Set(["OPEN", "BLOCKED"]);
+
 /** Outcome of {@link transition}. */
 export type TransitionResult =
   | { ok: true; to: TaskStatus }

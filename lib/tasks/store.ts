@@ -343,12 +343,7 @@ export class TaskStore {
     fields: Partial<Pick<Task, "title" | "goal" | "role" | "source">>,
   ): Promise<Task> {
     const task = this.require(id);
-    if (fields.role !== undefined && this.#roles && !this.#roles.has(fields.role)) {
-      throw new UnprocessableError(
-        "unknown_role",
-        `role ${JSON.stringify(fields.role)} is not in roles`,
-      );
-    }
+    this.#refuseUnknownRole(fields.role);
     await this.#update(task, (t) => {
       if (t.status !== "OPEN" && t.status !== "BLOCKED") {
         throw new ConflictError("task_started", `task ${JSON.stringify(id)} is ${t.status}`);
@@ -357,6 +352,13 @@ export class TaskStore {
       this.#touch(t);
     });
     return task;
+  }
+
+  /** 422 when `role` is given and is not one of the configured roles. */
+  #refuseUnknownRole(role: string | undefined): void {
+    if (role !== undefined && this.#roles && !this.#roles.has(role)) {
+      throw new UnprocessableError("unknown_role", `role ${JSON.stringify(role)} is not in roles`);
+    }
   }
 
   /**
@@ -443,13 +445,19 @@ export class TaskStore {
   }
 
   /**
-   * Cancel `id` only if it has not started (OPEN or BLOCKED) when the cancel is written, after
-   * any change already on its way (a claim); false, and nothing written, when it had started.
+   * Cancel `id` only if its status is one of `statuses` when the cancel is written, after any
+   * change already on its way (a claim, a landing); false, and nothing written, otherwise. A
+   * tracker's ticket cancels its task so: closed, before its work landed; without its wanted
+   * labels, before its work started.
    */
-  async cancelUnstarted(id: string, reason: string): Promise<boolean> {
+  async cancelWhile(
+    id: string,
+    reason: string,
+    statuses: ReadonlySet<TaskStatus>,
+  ): Promise<boolean> {
     const task = this.require(id);
     return await this.#update(task, (t) => {
-      if (t.status !== "OPEN" && t.status !== "BLOCKED") return false;
+      if (!statuses.has(t.status)) return false;
       this.#transit(t, "cancel", () => {
         t.summary = reason;
       });
@@ -458,17 +466,29 @@ export class TaskStore {
 
   /**
    * An operator gives a FAILED or CANCELLED task new attempts (`service retry`): OPEN with its
-   * attempts reset, or BLOCKED when a dependency is not satisfied yet.
+   * attempts reset, or BLOCKED when a dependency is not satisfied yet. `fields` (a tracker's
+   * ticket as edited or reopened) change in the same write, so no claim takes the old text;
+   * `from` (the status its caller saw) refuses it, 409, when the task has moved since.
    */
-  async retry(id: string, reason = "retried by an operator"): Promise<Task> {
+  async retry(
+    id: string,
+    reason = "retried by an operator",
+    fields: Partial<Pick<Task, "title" | "goal" | "role" | "source">> = {},
+    from?: TaskStatus,
+  ): Promise<Task> {
     const task = this.require(id);
+    this.#refuseUnknownRole(fields.role);
     await this.#update(task, (t) => {
+      if (from !== undefined && t.status !== from) {
+        throw new ConflictError("task_moved", `task ${JSON.stringify(id)} is ${t.status} now`);
+      }
       this.#transit(t, "operator_retry", () => {
         t.attempts = 0;
         t.session_id = null;
         delete t.resume_from; // fresh attempts start from the target branch
         t.heartbeat_at = null;
         t.summary = reason;
+        Object.assign(t, fields);
       });
       if (!this.#graph.ready(t)) this.#transit(t, "reblock");
     });

@@ -7,6 +7,7 @@ import { loadConfig } from "../config/load.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import type { AppContext } from "../http/context.ts";
 import { taskStoreFor } from "../tasks/registry.ts";
+import type { Task } from "../tasks/task.ts";
 import { ReplayLedger } from "../webhooks/ledger.ts";
 import { WebhookReceiver } from "../webhooks/receiver.ts";
 import { HOST_EVENT_ACTIVITY } from "../webhooks/handler.ts";
@@ -55,7 +56,19 @@ export interface TrackerServiceOptions {
   poll?: boolean;
   /** First retry delay of a failed landing comment (tests; default 30 s). */
   commentRetryDelayMs?: number;
+  /**
+   * A ticket cancelled its task or gave it new attempts: journaled and settled as an operator's
+   * cancel or retry through the task API is (the server wires it; a live run does it itself).
+   */
+  afterTicketChange?: (kind: "cancel" | "retry", task: Task) => Promise<void>;
 }
+
+/** What a ticket's outcome did to its task, as an operator's change would name it. */
+const CHANGE_OF: Partial<Record<TicketOutcome["action"], "cancel" | "retry">> = {
+  cancelled: "cancel",
+  reopened: "retry",
+  retried: "retry",
+};
 
 const services = new WeakMap<AppContext, Promise<TrackerService>>();
 
@@ -116,6 +129,14 @@ async function openTrackerService(
   });
   const sink: TicketSink = async (tickets) => {
     const out = await inner(tickets);
+    for (const o of out) {
+      const kind = CHANGE_OF[o.action];
+      const task = kind && o.task_id ? store.get(o.task_id) : undefined;
+      if (!kind || !task || !options.afterTicketChange) continue;
+      await options.afterTicketChange(kind, task).catch((e) =>
+        warn(`${task.id}: its ticket's ${kind} was not journaled: ${(e as Error).message}`)
+      );
+    }
     const newest = newestUpdate(tickets);
     for (const [tracker, ts] of newest) runtime.update(tracker, { last_processed_ts: ts });
     return out;

@@ -1,15 +1,18 @@
 /**
  * The ticket sink (spec §4.2 rule 7): webhook deliveries and polls of every tracker feed tickets
  * here, and each becomes at most one task, idempotent by (adapter, ticket key). An open ticket
- * creates its task or revises it while it has not started; a closed ticket cancels its task if
- * it has not started, and reopening the ticket brings that task back (a new attempt, as
- * `service retry` gives). Tickets outside the tracker's project, or whose fields have the wrong
- * types, are ignored. The routing policy (label filter, label→role map, default role) is
+ * creates its task or revises it while it has not started; a closed ticket cancels its task
+ * until its work has landed (a running agent is stopped, verified work is not merged), and
+ * reopening the ticket brings that task back (a new attempt, as `service retry` gives); a failed
+ * task whose ticket is edited to ask for something else gets a new attempt at it. Tickets
+ * outside the tracker's project, or whose fields have the wrong types, are ignored. The routing
+ * policy (label filter, label→role map, default role) is
  * {@link routeTicket}, pure.
  */
 import { Bounded } from "../async/bounded.ts";
 import { ConflictError } from "../errors.ts";
 import { isValidId } from "../ids.ts";
+import { CANCELLABLE, NOT_STARTED, type TaskStatus } from "../tasks/lifecycle.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import { type Task, TaskInputSchema, type TaskSource } from "../tasks/task.ts";
 import { type Ticket, type TicketOutcome, ticketProblem, type TicketSink } from "./ticket.ts";
@@ -47,7 +50,8 @@ function ticketTaskId(ticket: Ticket): string | undefined {
   return isValidId(id) ? id : undefined;
 }
 
-const NOT_STARTED = new Set(["OPEN", "BLOCKED"]);
+/** Statuses a ticket without its wanted labels cancels: before the work started, or failed. */
+const UNLABEL_CANCELS: ReadonlySet<TaskStatus> = new Set([...NOT_STARTED, "FAILED"]);
 /** Tickets applied at once (each writes and syncs a task spec). */
 const MAX_SIDE_BY_SIDE = 64;
 
@@ -142,50 +146,65 @@ async function update(
   if (known && ticket.raw.updated_at && ticket.raw.updated_at < known) {
     return { ...base, action: "unchanged", reason: "older than the ticket the task was made from" };
   }
-  const wanted = !("ignored" in route);
-  if (
-    task.status === "CANCELLED" && ticket.state === "open" && wanted &&
-    cancelledByTicket(task, ticket)
-  ) {
-    // Only a cancel the ticket made (closed, or its wanted labels removed) is undone: an
-    // operator's cancel stays.
-    const how = task.summary === closedReason(ticket) ? "reopened" : "labelled again";
-    await store.retry(task.id, `ticket ${ticket.ref} was ${how} in ${ticket.tracker}`);
-    // The ticket as reopened, and its time: a late copy of the closing is then older.
-    await store.revise(task.id, ticketFields(task, ticket, route));
-    return { ...base, action: "reopened" };
-  }
-  if (!NOT_STARTED.has(task.status)) {
-    return { ...base, action: "unchanged", reason: `task is ${task.status}` };
-  }
-  // A claim on its way to disk meanwhile wins: a started task is left alone.
-  const started = () => ({
+  // Where the task is when the change is written (a claim or a landing may be on its way).
+  const now = () => store.get(task.id)?.status ?? task.status;
+  const unchanged = (why = `task is ${now()}`): TicketOutcome => ({
     ...base,
-    action: "unchanged" as const,
-    reason: `task is ${store.get(task.id)?.status ?? task.status}`,
+    action: "unchanged",
+    reason: why,
   });
   if (ticket.state === "closed") {
-    if (!(await store.cancelUnstarted(task.id, closedReason(ticket)))) return started();
+    // Closed before its work landed: not to be done (its agent is stopped, nothing merges).
+    // Landed work stays landed; an operator's cancel stays the operator's.
+    if (!(await store.cancelWhile(task.id, closedReason(ticket), CANCELLABLE))) return unchanged();
     return { ...base, action: "cancelled" };
   }
   if ("ignored" in route) {
-    // A maintainer took the wanted label off before the work started: it is not to be done.
+    // A maintainer took the wanted label off before the work started, or after it failed: it is
+    // not to be done. Work under way or landed is left alone.
     const reason = `${unlabelledPrefix(ticket)} ${route.ignored}`;
-    if (!(await store.cancelUnstarted(task.id, reason))) return started();
+    if (!(await store.cancelWhile(task.id, reason, UNLABEL_CANCELS))) return unchanged();
     return { ...base, action: "cancelled", reason: route.ignored };
   }
   const fields = ticketFields(task, ticket, route);
-  const changed = fields.title !== task.title || fields.goal !== task.goal ||
-    fields.role !== task.role || fields.source.url !== task.source?.url;
-  if (!changed) return { ...base, action: "unchanged", reason: "no change" };
+  const asked = fields.title !== task.title || fields.goal !== task.goal ||
+    fields.role !== task.role;
+  const back = task.status === "CANCELLED" && cancelledByTicket(task, ticket);
+  if (back || (task.status === "FAILED" && asked)) {
+    // Only a cancel the ticket made is undone (an operator's stays); a failed task whose ticket
+    // asks for something else gets a new attempt at it, as `service retry` gives.
+    const how = !back
+      ? "edited"
+      : task.summary === closedReason(ticket)
+      ? "reopened"
+      : "labelled again";
+    try {
+      // The ticket as it is now, and its time, in the same write: a late copy is then older.
+      const reason = `ticket ${ticket.ref} was ${how} in ${ticket.tracker}`;
+      await store.retry(task.id, reason, fields, task.status);
+    } catch (e) {
+      // An operator acted meanwhile (a retry, a cancel): theirs stands.
+      if (e instanceof ConflictError) return unchanged();
+      throw e;
+    }
+    return { ...base, action: back ? "reopened" : "retried" };
+  }
+  if (task.status === "FAILED") return unchanged(FAILED_UNCHANGED);
+  if (!NOT_STARTED.has(task.status)) return unchanged();
+  if (!asked && fields.source.url === task.source?.url) return unchanged("no change");
   try {
     await store.revise(task.id, fields);
   } catch (e) {
-    if (e instanceof ConflictError && e.code === "task_started") return started();
+    // A claim on its way to disk meanwhile wins: a started task is left alone.
+    if (e instanceof ConflictError && e.code === "task_started") return unchanged();
     throw e;
   }
   return { ...base, action: "updated" };
 }
+
+/** Why a FAILED task's ticket that asks for nothing new leaves it as it is. */
+const FAILED_UNCHANGED = "task is FAILED: a new attempt follows an edit of the ticket's title " +
+  "or text, a reopening after a close, or `service retry`";
 
 /** How a cancel made by a ticket that lost its wanted labels begins. */
 function unlabelledPrefix(ticket: Pick<Ticket, "ref" | "tracker">): string {

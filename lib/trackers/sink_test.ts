@@ -135,7 +135,7 @@ Deno.test("the ticket sink cancels a task not started whose ticket lost its want
   }
 });
 
-Deno.test("a ticket edited or closed while its task's claim is being written leaves the started task alone", async () => {
+Deno.test("a ticket edited while its task's claim is being written leaves the started task alone; closed then, it cancels it after the claim", async () => {
   const root = await Deno.makeTempDir();
   const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
   try {
@@ -156,11 +156,11 @@ Deno.test("a ticket edited or closed while its task's claim is being written lea
       { action: "unchanged", reason: "task is CLAIMED" },
     );
     assert.equal(store.get(made.task_id!)!.title, "Issue 9");
-    assert.equal(store.get(made.task_id!)!.status, "CLAIMED");
-    assert.deepEqual(
-      { action: closed.action, reason: closed.reason },
-      { action: "unchanged", reason: "task is CLAIMED" },
-    );
+    // The closing is written after the claim: it cancels the started task (its agent is
+    // stopped by the run that sees the cancel).
+    assert.equal(closed.action, "cancelled");
+    assert.equal(store.get(made.task_id!)!.status, "CANCELLED");
+    assert.equal(store.get(made.task_id!)!.summary, "ticket octo/app#9 was closed in tracker_b");
   } finally {
     await store.close();
     await Deno.remove(root, { recursive: true });
@@ -224,4 +224,132 @@ Deno.test("a ticket longer than one command-line argument may be becomes a task 
     await store.close();
     await Deno.remove(root, { recursive: true });
   }
+});
+
+/** A real store and a sink over it routing every ticket to `backend` (labels: `agent`). */
+async function sinkOverStore(labels?: string[]) {
+  const root = await Deno.makeTempDir();
+  const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
+  const sink = createTicketSink({
+    store,
+    routing: () => ({ role: "backend", labelRoles: [], ...(labels ? { labels } : {}) }),
+  });
+  let second = 0;
+  /** The ticket `key` as it is now (each call one second later than the last). */
+  const at = (key: string, change: Partial<Ticket> = {}) =>
+    sink([{
+      ...ticket(key),
+      labels: labels ?? [],
+      ...change,
+      raw: { updated_at: new Date(Date.UTC(2026, 0, 1, 0, 0, second++)).toISOString() },
+    }]).then((o) => o[0]);
+  return {
+    store,
+    at,
+    async [Symbol.asyncDispose]() {
+      await store.close();
+      await Deno.remove(root, { recursive: true });
+    },
+  };
+}
+
+const NO_VERDICT = () => undefined;
+
+Deno.test("a ticket closed before its task's work landed cancels it, running or done; after it landed, or after an operator's cancel, it changes nothing", async () => {
+  await using s = await sinkOverStore();
+  const { store, at } = s;
+  const running = (await at("1")).task_id!;
+  await store.claim(running, "s1");
+  await store.heartbeat(running, "s1");
+  const done = (await at("2")).task_id!;
+  await store.claim(done, "s2");
+  await store.complete(done, { session_id: "s2" }, NO_VERDICT);
+  const landed = (await at("3")).task_id!;
+  await store.claim(landed, "s3");
+  await store.complete(landed, { session_id: "s3" }, NO_VERDICT);
+  await store.markMerged(landed);
+  const operator = (await at("4")).task_id!;
+  await store.cancel(operator);
+  for (const [key, id] of [["1", running], ["2", done]]) {
+    assert.equal((await at(key, { state: "closed" })).action, "cancelled");
+    assert.equal(store.get(id)!.status, "CANCELLED");
+    assert.equal(store.get(id)!.summary, `ticket octo/app#${key} was closed in tracker_b`);
+  }
+  const afterLanding = await at("3", { state: "closed" });
+  assert.deepEqual([afterLanding.action, afterLanding.reason], ["unchanged", "task is CLOSED"]);
+  assert.equal(store.get(landed)!.status, "CLOSED");
+  const afterOperator = await at("4", { state: "closed" });
+  assert.deepEqual([afterOperator.action, afterOperator.reason], [
+    "unchanged",
+    "task is CANCELLED",
+  ]);
+  // Reopened: the task its closing cancelled comes back, with fresh attempts.
+  const reopened = await at("1");
+  assert.equal(reopened.action, "reopened");
+  assert.equal(store.get(running)!.status, "OPEN");
+  assert.equal(store.get(running)!.attempts, 0);
+  assert.equal((await at("4")).action, "unchanged", "an operator's cancel stays");
+});
+
+Deno.test("a FAILED task's ticket edited to ask for something else gets a new attempt with the new text; unchanged, it says how to get one", async () => {
+  await using s = await sinkOverStore();
+  const { store, at } = s;
+  const id = (await at("5", { body: "do it" })).task_id!;
+  await store.claim(id, "s1");
+  await store.fail(id, "the goal is unclear", "s1");
+  const same = await at("5", { body: "do it" });
+  assert.equal(same.action, "unchanged");
+  assert.match(same.reason!, /^task is FAILED: a new attempt follows an edit of the ticket's/);
+  assert.equal(store.get(id)!.status, "FAILED");
+  const edited = await at("5", { body: "do it this way" });
+  assert.equal(edited.action, "retried");
+  const task = store.get(id)!;
+  assert.equal(task.status, "OPEN");
+  assert.equal(task.attempts, 0);
+  assert.match(task.goal, /do it this way/);
+  assert.equal(task.summary, "ticket octo/app#5 was edited in tracker_b");
+  // Its title alone counts too.
+  await store.claim(id, "s2");
+  await store.fail(id, "again", "s2");
+  assert.equal((await at("5", { title: "Retitled", body: "do it this way" })).action, "retried");
+  assert.equal(store.get(id)!.title, "Retitled");
+});
+
+Deno.test("a FAILED task's ticket closed and reopened, or unlabelled and labelled again, gets a new attempt; unlabelling running work leaves it alone", async () => {
+  await using s = await sinkOverStore(["agent"]);
+  const { store, at } = s;
+  const closedOne = (await at("6")).task_id!;
+  const unlabelled = (await at("7")).task_id!;
+  const running = (await at("8")).task_id!;
+  for (const [id, session] of [[closedOne, "s6"], [unlabelled, "s7"]]) {
+    await store.claim(id, session);
+    await store.fail(id, "failed", session);
+  }
+  await store.claim(running, "s8");
+  assert.equal((await at("6", { state: "closed" })).action, "cancelled");
+  assert.equal((await at("6")).action, "reopened");
+  assert.equal(store.get(closedOne)!.status, "OPEN");
+  assert.equal(store.get(closedOne)!.summary, "ticket octo/app#6 was reopened in tracker_b");
+  assert.equal((await at("7", { labels: [] })).action, "cancelled");
+  assert.equal((await at("7")).action, "reopened");
+  assert.equal(store.get(unlabelled)!.summary, "ticket octo/app#7 was labelled again in tracker_b");
+  const unlabelledRunning = await at("8", { labels: [] });
+  assert.deepEqual([unlabelledRunning.action, unlabelledRunning.reason], [
+    "unchanged",
+    "task is CLAIMED",
+  ]);
+});
+
+Deno.test("an operator's cancel of a FAILED task on its way to disk as its ticket is edited stays: the edit retries nothing", async () => {
+  await using s = await sinkOverStore();
+  const { store, at } = s;
+  const id = (await at("9", { body: "do it" })).task_id!;
+  await store.claim(id, "s1");
+  await store.fail(id, "failed", "s1");
+  const cancelling = store.cancel(id, "not needed any more");
+  const edited = await at("9", { body: "do it this way" });
+  await cancelling;
+  assert.deepEqual([edited.action, edited.reason], ["unchanged", "task is CANCELLED"]);
+  assert.equal(store.get(id)!.status, "CANCELLED");
+  assert.equal(store.get(id)!.summary, "not needed any more");
 });

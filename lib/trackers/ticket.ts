@@ -118,7 +118,7 @@ export function ticketProblem(ticket: Ticket): string | undefined {
 /** What a ticket did to the task queue. */
 export interface TicketOutcome {
   ref: string;
-  action: "created" | "updated" | "cancelled" | "reopened" | "unchanged" | "ignored";
+  action: "created" | "updated" | "cancelled" | "reopened" | "retried" | "unchanged" | "ignored";
   task_id?: string;
   /** Why it was ignored or left unchanged. */
   reason?: string;

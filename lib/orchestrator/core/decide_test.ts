@@ -590,6 +590,78 @@ Deno.test("decide(): an operator's cancel ends a running agent, drops landing wo
   }
 });
 
+Deno.test("decide(): a ticket closed and reopened before the loop saw the cancel: the agent on the old claim is ended, the retry journaled", () => {
+  const reopened = { status: "OPEN" as const, summary: "ticket o/r#4 was reopened in tracker_b" };
+  const s = running(state([task("t1", reopened)]), "t1");
+  // The cancel's change comes first, but the task has moved on since: the later change decides.
+  let step = decide(s, {
+    type: "task_changed",
+    taskId: "t1",
+    from: "IN_PROGRESS",
+    to: "CANCELLED",
+  });
+  assert.deepEqual(summary(step), []);
+  step = decide(step.state, { type: "task_changed", taskId: "t1", from: "CANCELLED", to: "OPEN" });
+  assert.deepEqual(summary(step), ["terminate t1", "journal task_retried"]);
+  assert.equal(step.state.sessions.get("t1")?.endedBy, "cancelled");
+});
+
+Deno.test("decide(): a cancel that comes while the merge step runs waits for its result: nothing landed, the cancel stands; landed, it stays landed and says so", () => {
+  const closed = { status: "CANCELLED" as const, summary: "ticket o/r#4 was closed in tracker_b" };
+  const s = landing(state([task("t1", closed)]), "t1", "merging");
+  let step = decide(s, { type: "task_changed", taskId: "t1", from: "DONE", to: "CANCELLED" });
+  assert.deepEqual(summary(step), [], "nothing recorded while the merge is under way");
+  const cancelling = step.state;
+  // The gates failed on the merged tree: nothing landed, no new attempt; the cancel is recorded.
+  step = decide(cancelling, {
+    type: "merge_result",
+    taskId: "t1",
+    result: { kind: "gates_failed", signals: [] },
+  });
+  assert.deepEqual(summary(step), [
+    "reap t1",
+    "journal task_verification_failed",
+    "journal task_cancelled",
+  ]);
+  assert.deepEqual(journaled(step, "task_cancelled"), [
+    { task_id: "t1", reason: "cancelled: ticket o/r#4 was closed in tracker_b" },
+  ]);
+  assert.equal(step.state.landings.size, 0);
+  // The merge landed before the cancel could stop it: the journal says it merged, not cancelled.
+  step = decide(cancelling, {
+    type: "merge_result",
+    taskId: "t1",
+    result: { kind: "merged", commit: "abc" },
+  });
+  assert.deepEqual(summary(step), ["journal task_merged", "store merged", "reap t1"]);
+  assert.match(
+    logs(step).join("\n"),
+    /the cancel came while its merge was landing: it stays landed/,
+  );
+});
+
+Deno.test("decide(): a pull request a person closed cancels its task through the store; the cancel's change is recorded at once, no merge being under way", () => {
+  const s = landing(state([task("t1", { status: "DONE" })]), "t1", "merging");
+  let step = decide(s, {
+    type: "merge_result",
+    taskId: "t1",
+    result: { kind: "closed", reason: "pull request #3 was closed by ann" },
+  });
+  assert.deepEqual(summary(step), ["store cancel"]);
+  const cancelled = { summary: "pull request #3 was closed by ann" };
+  step = decide(withStatus(step.state, "t1", "CANCELLED", cancelled), {
+    type: "task_changed",
+    taskId: "t1",
+    from: "DONE",
+    to: "CANCELLED",
+  });
+  assert.deepEqual(summary(step), [
+    "reap t1",
+    "journal task_verification_failed",
+    "journal task_cancelled",
+  ]);
+});
+
 Deno.test("decide(): overlapping owned_files wait for the earlier task's merge, journaled once", () => {
   const s = landing(
     state([

@@ -19,7 +19,13 @@ export function onTaskChanged(
   if (!task) return;
   if (e.to === "OPEN" && (e.from === "FAILED" || e.from === "CANCELLED")) {
     // An operator's retry or a reopened ticket (it may be BLOCKED again already, waiting on a
-    // dependency).
+    // dependency). A cancel this loop had not acted on yet leaves its agent running on a claim
+    // the retry took away: it is ended, and the new attempt starts once it is gone.
+    const session = d.sessions.get(task.id);
+    if (session && !session.endedBy) {
+      d.sessions.set(task.id, { ...session, endedBy: "cancelled" });
+      out.push({ kind: "terminate", taskId: task.id, reason: "cancelled" });
+    }
     const rows = operatorRetryRows(task);
     for (const row of rows) out.journal(row);
     out.log(task.id, String(rows[0].data.reason));
@@ -40,6 +46,11 @@ export function onTaskChanged(
       if (dropReservation(d, task.id)) return recordCancel(out, task);
       // Its agent is starting: the start's outcome ends it and records the cancel (decide.ts).
       if (d.starting.has(task.id)) return;
+      // Its merge is under way: the merge's result says whether the cancel came in time.
+      if (d.landings.get(task.id)?.stage === "merging") {
+        d.landings.set(task.id, { ...d.landings.get(task.id)!, cancelled: true });
+        return;
+      }
       if (d.landings.delete(task.id)) {
         out.push({ kind: "reap", taskId: task.id, reason: "cancelled" });
       }

@@ -6,12 +6,15 @@
  */
 import * as ev from "../../journal/events.ts";
 import type { CoreEvent } from "./protocol.ts";
-import { attemptFailed, type Out } from "./outcomes.ts";
+import { attemptFailed, type Out, recordCancel } from "./outcomes.ts";
 import type { Draft, Landing } from "./state.ts";
 import { judgeCaptured, protectedWait, refuseOutsideOwned } from "./judged.ts";
 import { gateSaid } from "../../verification/gate_words.ts";
 
 const REVIEW_WAIT = "waiting for an operator's merge decision on the board";
+
+/** What a merge says when a cancel came while it was landing (the store closes it all the same). */
+const CANCELLED_TOO_LATE = "; the cancel came while its merge was landing: it stays landed";
 
 /** Why a completion with no changes lands nothing (the log, and its pull request's closing). */
 const UNCHANGED = "its work changes nothing on the target branch";
@@ -96,6 +99,12 @@ export function onMergeResult(
   const task = d.tasks.get(e.taskId);
   if (!l || !task) return;
   const r = e.result;
+  if (l.cancelled && r.kind !== "merged") {
+    // Cancelled while the merge step ran, and nothing landed: the cancel stands.
+    d.landings.delete(task.id);
+    out.push({ kind: "reap", taskId: task.id, reason: "cancelled" });
+    return recordCancel(out, task);
+  }
   switch (r.kind) {
     case "merged":
       d.landings.delete(task.id);
@@ -116,7 +125,7 @@ export function onMergeResult(
             r.commit.slice(0, 10)
           }); no pull request opened`
           : `merged as ${r.commit.slice(0, 10)}${r.pr ? ` through ${r.pr}` : ""}`) +
-          UNREPORTED_NOTE[l.unreported ?? ""],
+          UNREPORTED_NOTE[l.unreported ?? ""] + (l.cancelled ? CANCELLED_TOO_LATE : ""),
       );
       return;
     case "unchanged":
@@ -159,7 +168,8 @@ export function onMergeResult(
       );
     case "closed":
       // The store's cancel comes back as a task change: the card's receipt, the reap and the
-      // terminal's "cancelled: <reason>" line follow (said once).
+      // terminal's "cancelled: <reason>" line follow (said once). No merge is under way now.
+      setStage(d, l, "closing", r.reason);
       out.push({ kind: "store", change: { op: "cancel", taskId: task.id, reason: r.reason } });
       return;
     case "gates_failed": {

@@ -59,8 +59,11 @@ export interface SessionView {
 /** How work that was never reported came to land (see {@link Landing.unreported}). */
 export type Unreported = "exited" | "interrupted";
 
-/** Where a finished task's work is on its way to the target branch. */
-export type LandingStage = "capturing" | "review" | "merging" | "rebasing" | "waiting";
+/**
+ * Where a finished task's work is on its way to the target branch (`closing`: a person closed
+ * its pull request; the cancel that asked of the store comes back as a task change).
+ */
+export type LandingStage = "capturing" | "review" | "merging" | "rebasing" | "waiting" | "closing";
 
 /** Work of a DONE task that has not landed yet. */
 export interface Landing {
@@ -85,6 +88,12 @@ export interface Landing {
   oversized?: { path: string; bytes: number }[];
   /** The host said something changed while a step was under way: it is tried again at once. */
   changed?: boolean;
+  /**
+   * The task was cancelled (an operator, its ticket closed) while its merge step was under way:
+   * the step's result decides — landed work stays landed and says so; anything else is the
+   * cancel.
+   */
+  cancelled?: true;
 }
 
 /** Settings the core decides with (from service.yaml and the run's options). */
