@@ -68,10 +68,10 @@ export function samePolicy(stated: unknown, mounted: RoutePolicy): boolean {
  * it as any failure of the server, a JSON 500 (`internal_error`).
  */
 export class RouteUnavailableError extends Error {
-  constructor(entry: RouteEntry, method: RouteMethod, why: string, cause?: unknown) {
+  constructor(entry: RouteEntry, method: RouteMethod, why: string, options?: ErrorOptions) {
     super(
       `the handler of ${method} ${entry.path} (routes/${entry.file}) could not be loaded: ${why}`,
-      cause === undefined ? undefined : { cause },
+      options,
     );
     this.name = "RouteUnavailableError";
   }
@@ -95,7 +95,9 @@ export function lazyHandler(
       loaded = await module();
     } catch (e) {
       const why = `${(e as Error)?.message ?? e}`.split("\n")[0];
-      throw new RouteUnavailableError(entry, method, `${why}; the next request tries again`, e);
+      throw new RouteUnavailableError(entry, method, `${why}; the next request tries again`, {
+        cause: e,
+      });
     }
     if (!samePolicy(loaded.policy, entry.policy)) {
       throw new RouteUnavailableError(

@@ -64,6 +64,11 @@ export interface PlannedGate {
   command: string;
 }
 
+/** The plan's own gates to look at besides the roles' quality gates. */
+export interface GateProgramOptions {
+  planned?: readonly PlannedGate[];
+}
+
 /** One gate program to look for, and the gates that run it. */
 interface Wanted {
   path: string;
@@ -79,8 +84,9 @@ export async function gateProgramProblems(
   root: string,
   config: ServiceConfig,
   roles: Iterable<string>,
-  planned: readonly PlannedGate[] = [],
+  options: GateProgramOptions = {},
 ): Promise<SetupProblem[]> {
+  const { planned = [] } = options;
   const wanted = new Map<string, Wanted>();
   const want = (role: string, gate: string, command: string) => {
     for (const path of treePaths(command)) {

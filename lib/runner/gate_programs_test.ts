@@ -117,7 +117,7 @@ Deno.test("a step's test_passes signal that names an untracked, unlinked path re
     { role: "backend", name: "test_passes of work-3", command: "node index.js" }, // tracked
   ];
   const none = parseConfig("cli: claude\nroles: [backend]\n", "s.yaml");
-  const problems = await gateProgramProblems(repo.root, none, ["backend"], planned);
+  const problems = await gateProgramProblems(repo.root, none, ["backend"], { planned });
   assert.deepEqual(problems.map((p) => p.subject), [
     "test_passes of work-1, test_passes of work-2",
   ]);
@@ -126,5 +126,5 @@ Deno.test("a step's test_passes signal that names an untracked, unlinked path re
     "cli: claude\nroles: [backend]\nworktree: {symlink: [node_modules]}\n",
     "s.yaml",
   );
-  assert.deepEqual(await gateProgramProblems(repo.root, linked, ["backend"], planned), []);
+  assert.deepEqual(await gateProgramProblems(repo.root, linked, ["backend"], { planned }), []);
 });

@@ -89,13 +89,19 @@ export function ignoredInstallWarning(i: IgnoredInstall): { problem: string; fix
   };
 }
 
+/** Whose trees to look at, and where the warnings go. */
+export interface IgnoredInstallWarnOptions {
+  roles: Iterable<string>;
+  out: (line: string) => void;
+}
+
 /** Each directory the trees of `roles` will lack, said as a `warning:` line (the run goes on). */
 export async function warnIgnoredInstalls(
   root: string,
   config: ServiceConfig,
-  roles: Iterable<string>,
-  out: (line: string) => void,
+  options: IgnoredInstallWarnOptions,
 ): Promise<void> {
+  const { roles, out } = options;
   for (const i of await ignoredInstalls(root, config, roles)) {
     const { problem, fix } = ignoredInstallWarning(i);
     out(`warning: ${problem}\n  fix: ${fix}`);

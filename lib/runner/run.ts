@@ -289,12 +289,8 @@ async function prepareRun(options: RunPlanOptions): Promise<PreparedRun> {
   const plan = planFile ? await checkedPlan(root, planFile, config) : undefined;
   if (planFile) facts.plan = { file: planFile, sha256: await fileDigest(planFile) };
   else await throwSetupProblems(root, config, Object.keys(config.roles));
-  await warnIgnoredInstalls(
-    root,
-    config,
-    plan?.tasks.map((t) => t.role) ?? Object.keys(config.roles),
-    out,
-  );
+  const roles = plan?.tasks.map((t) => t.role) ?? Object.keys(config.roles);
+  await warnIgnoredInstalls(root, config, { roles, out });
   const env = Deno.env.toObject();
   // MCP servers (issue 13): an unset ${VAR} fails here, before a row is written.
   const mcp = await runMcpServers(config, (n) => env[n]);

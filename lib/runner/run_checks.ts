@@ -16,7 +16,7 @@ import { loadRoleTemplate } from "../roles/templates.ts";
 import { HEARTBEAT_INTERVAL_MS } from "../agent_session/lane.ts";
 import { linkedInstalls, worktreeEnvFor } from "../worktree_env/spec.ts";
 import { workersConfigured } from "../workers/lane.ts";
-import { gateProgramProblems, type PlannedGate } from "./gate_programs.ts";
+import { type GateProgramOptions, gateProgramProblems, type PlannedGate } from "./gate_programs.ts";
 
 /** A user-facing failure of `service run`, with its exit code (spec §7.4) and the fix. */
 export class RunError extends UserFacingError {
@@ -113,7 +113,7 @@ async function runSetupProblems(
   return [
     ...settingProblems(config),
     ...await templateProblems(root, used),
-    ...await gateProgramProblems(root, config, used, planned),
+    ...await gateProgramProblems(root, config, used, { planned }),
   ];
 }
 
@@ -182,7 +182,9 @@ export async function checkedPlan(
     );
   }
   const plan = await loadPlan(root, planFile, config);
-  await throwSetupProblems(root, config, plan.tasks.map((t) => t.role), plannedGates(plan));
+  await throwSetupProblems(root, config, plan.tasks.map((t) => t.role), {
+    planned: plannedGates(plan),
+  });
   return plan;
 }
 
@@ -191,8 +193,9 @@ export async function throwSetupProblems(
   root: string,
   config: ServiceConfig,
   roles: string[],
-  planned: readonly PlannedGate[] = [],
+  options: GateProgramOptions = {},
 ) {
+  const planned = options.planned ?? [];
   const problems = await runSetupProblems(root, config, roles, planned);
   if (problems.length === 0) return;
   throw new RunError(

@@ -79,6 +79,14 @@ export interface RequeueOptions {
 }
 
 /** The in-memory task store of one workspace. */
+/** What a retry changes with it, and the status it expects (`TaskStore.retry`). */
+export interface RetryOptions {
+  /** A tracker's ticket as edited or reopened: changed in the same write. */
+  fields?: Partial<Pick<Task, "title" | "goal" | "role" | "source">>;
+  /** The status the caller saw: the retry is refused (409) when the task has moved since. */
+  from?: TaskStatus;
+}
+
 export class TaskStore {
   readonly #paths: WorkspacePaths;
   readonly #roles?: ReadonlySet<string>;
@@ -473,9 +481,9 @@ export class TaskStore {
   async retry(
     id: string,
     reason = "retried by an operator",
-    fields: Partial<Pick<Task, "title" | "goal" | "role" | "source">> = {},
-    from?: TaskStatus,
+    options: RetryOptions = {},
   ): Promise<Task> {
+    const { fields = {}, from } = options;
     const task = this.require(id);
     this.#refuseUnknownRole(fields.role);
     await this.#update(task, (t) => {

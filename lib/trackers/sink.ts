@@ -181,7 +181,7 @@ async function update(
     try {
       // The ticket as it is now, and its time, in the same write: a late copy is then older.
       const reason = `ticket ${ticket.ref} was ${how} in ${ticket.tracker}`;
-      await store.retry(task.id, reason, fields, task.status);
+      await store.retry(task.id, reason, { fields, from: task.status });
     } catch (e) {
       // An operator acted meanwhile (a retry, a cancel): theirs stands.
       if (e instanceof ConflictError) return unchanged();
