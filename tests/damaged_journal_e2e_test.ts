@@ -15,7 +15,7 @@ import { appContext } from "../lib/server/serve.ts";
 import { changeTasks } from "../lib/cli/commands/cancel.ts";
 import { journalPath, workspacePaths } from "../lib/workspace.ts";
 import { tempDir } from "./helpers.ts";
-import { until, workspace } from "./_e2e.ts";
+import { serveBoard, until, workspace } from "./_e2e.ts";
 
 /** The `run` part of the status object, as `service status` reads it from the workspace files. */
 async function statusRun(root: string): Promise<Record<string, string>> {
@@ -169,4 +169,28 @@ Deno.test("service cancel --all on a run whose journal is torn cancels in the ta
   const next = await runPlan({ root, ...quiet });
   assert.equal(next.status, "completed");
   assert.notEqual(next.runId, runId);
+});
+
+Deno.test("POST /tasks/<id>/cancel on a run whose journal is torn answers the cancelled task with not_journaled naming the damage, never a 500 after the store changed", async () => {
+  await using dir = await tempDir();
+  await using outside = await tempDir();
+  const root = dir.path;
+  const { runId } = await stoppedRun(root, outside.path);
+  const journal = journalPath(workspacePaths(root), runId);
+  const torn = (await Deno.readTextFile(journal)).slice(0, -20);
+  await Deno.writeTextFile(journal, torn);
+  await using server = await serveBoard(root);
+  const response = await fetch(`${server.url}/tasks/long/cancel`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ operator: true, reason: "its journal is torn" }),
+  });
+  const body = await response.json();
+  assert.equal(response.status, 200, JSON.stringify(body));
+  assert.equal(body.status, "CANCELLED");
+  assert.match(
+    body.not_journaled,
+    new RegExp(`^not journaled: run ${runId}'s journal does not verify \\(its last line`),
+  );
+  assert.equal(await Deno.readTextFile(journal), torn);
 });

@@ -14,9 +14,6 @@ import { printable } from "../../util/printable.ts";
 import { readRunState } from "../../runs/run_state.ts";
 import { processAlive } from "../../util/process_alive.ts";
 import { workspacePaths } from "../../workspace.ts";
-import { JournalPoisonedError } from "../../journal/journal_file.ts";
-import { journalDamage } from "../../runs/journal_damage.ts";
-import type { Task } from "../../tasks/task.ts";
 
 /**
  * The run `service retry --all` serves: the one the run state names when it has tasks, else
@@ -130,9 +127,10 @@ export async function changeTasks(
           ? await control.cancel(id, reason)
           : await control.retry(id);
         // Through a server, its route journaled it; on the store opened here, this command does.
+        // A run whose journal does not verify refuses the row (the server's answer says so too).
         const { journaled, refused } = control.via === "store"
-          ? await journalChange(ctx.root, kind, changed)
-          : { journaled: false, refused: undefined };
+          ? await journalOperatorChange(ctx.root, kind, changed)
+          : { journaled: false, refused: (changed as { not_journaled?: string }).not_journaled };
         ctx.stdout(
           kind === "cancel"
             ? `${id}: CANCELLED (was ${was})`
@@ -142,7 +140,7 @@ export async function changeTasks(
                 : "`service run` runs it"
             }`,
         );
-        if (refused) ctx.stdout(refused);
+        if (refused) ctx.stdout(`  ${printable(refused)}`);
         // No live run reaps its worktree: this command does (a server's route does its own).
         if (journaled || refused) {
           (await reapCancelled(ctx.root, changed)).forEach((l) => ctx.stdout(l));
@@ -164,29 +162,6 @@ export async function changeTasks(
     await control.close();
   }
   return failures > 0 ? 1 : 0;
-}
-
-/**
- * Journal an operator's change in its run. A run whose journal does not verify refuses every
- * row: the change stands in the task store (what decides whether anything runs again), and the
- * line that says it was not journaled names the damage (lib/runs/journal_damage.ts).
- */
-async function journalChange(
-  root: string,
-  kind: TaskChange["kind"],
-  task: Task,
-): Promise<{ journaled: boolean; refused?: string }> {
-  try {
-    return { journaled: await journalOperatorChange(root, kind, task) };
-  } catch (e) {
-    if (!(e instanceof JournalPoisonedError)) throw e;
-    return {
-      journaled: false,
-      refused: `  not journaled: run ${task.run_id}'s journal does not verify (${
-        journalDamage(e.fault).words
-      }); the task store holds the ${kind}`,
-    };
-  }
 }
 
 /** The run whose process runs now in the workspace at `root`, if one does. */
