@@ -15,7 +15,7 @@ import { appContext } from "../lib/server/serve.ts";
 import { changeTasks } from "../lib/cli/commands/cancel.ts";
 import { journalPath, workspacePaths } from "../lib/workspace.ts";
 import { tempDir } from "./helpers.ts";
-import { serveBoard, until, workspace } from "./_e2e.ts";
+import { browserPage, openRunPage, serveBoard, until, workspace } from "./_e2e.ts";
 
 /** The `run` part of the status object, as `service status` reads it from the workspace files. */
 async function statusRun(root: string): Promise<Record<string, string>> {
@@ -171,7 +171,7 @@ Deno.test("service cancel --all on a run whose journal is torn cancels in the ta
   assert.notEqual(next.runId, runId);
 });
 
-Deno.test("POST /tasks/<id>/cancel on a run whose journal is torn answers the cancelled task with not_journaled naming the damage, never a 500 after the store changed", async () => {
+Deno.test("POST /tasks/<id>/cancel on a run whose journal is torn answers the cancelled task with not_journaled naming the damage, never a 500 after the store changed; the board page shows the run unverified with the torn line and never offers a resume", async () => {
   await using dir = await tempDir();
   await using outside = await tempDir();
   const root = dir.path;
@@ -193,4 +193,17 @@ Deno.test("POST /tasks/<id>/cancel on a run whose journal is torn answers the ca
     new RegExp(`^not journaled: run ${runId}'s journal does not verify \\(its last line`),
   );
   assert.equal(await Deno.readTextFile(journal), torn);
+
+  // The board page (drawn in the browser): the run is unverified, the stamp names the torn line,
+  // and nothing on it says the run resumes.
+  await using browser = await browserPage();
+  const page = browser.page;
+  await openRunPage(page, server.url, runId);
+  assert.equal(await page.locator("[data-run-status]").innerText(), "unverified");
+  assert.match(await page.locator("select[name=run] option").first().innerText(), /unverified/);
+  assert.match(
+    await page.locator("[data-journal-damage]").innerText(),
+    /its last line \(\d+\) is torn: cut off before its end; lines 1–\d+ verify/,
+  );
+  assert.doesNotMatch(await page.locator("body").innerText(), /resumes it/);
 });
