@@ -43,9 +43,13 @@ export async function restoreDeletedBranch(
   const worktree = worktreePath(root, sessionId);
   const ref = `refs/heads/${agentBranch(sessionId)}`;
   const o = { cwd: root, signal: options.signal };
-  if (!await pathExists(worktree) || await resolveCommit(ref, o)) return { kind: "present" };
+  if (!await pathExists(worktree)) return { kind: "present" };
   const record = await treeRecordOf(worktree);
   if (record.head !== `ref: ${ref}`) return { kind: "present" }; // detached by the service: no branch
+  // Every reap asks: its loose ref file answers without a git process; a packed one asks git.
+  if (await pathExists(join(record.common_dir, ref)) || await resolveCommit(ref, o)) {
+    return { kind: "present" };
+  }
   const log = await Deno.readTextFile(join(record.admin_dir, "logs", "HEAD")).catch(() => "");
   const logged = lastLoggedCommit(log);
   const commit = logged ? await resolveCommit(logged, o) : undefined;
