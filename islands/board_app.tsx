@@ -267,10 +267,13 @@ function RunBoard(props: RunBoardProps) {
           Run <span class="run-status" data-run-status={run.status}>{run.status}</span>
           {run.status === "interrupted" &&
             " — its process is gone before the run ended; `service run` resumes it"}
+          {run.status === "unverified" &&
+            " — its journal does not verify, so it cannot be resumed and its rows are not taken at their word (below)"}
         </p>
       )}
       <JournalReceipt
         receipt={receipt}
+        damage={run?.journal_damage?.words}
         disagreement={outline?.audit_disagreement?.message}
         ignored={outline?.ignored_rows}
       />

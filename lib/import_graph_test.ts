@@ -293,6 +293,7 @@ const FEATURE_INTERFACES: Record<string, string[]> = {
     "earlier_work.ts",
     "exclude.ts",
     "ignores.ts",
+    "lost_branch.ts",
     "reap.ts",
     "settle.ts",
     "trees.ts",

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { runPlan, type RunResult } from "../lib/runner/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { checkTasks } from "../lib/doctor/checks.ts";
+import { changeTasks } from "../lib/cli/commands/cancel.ts";
 import { workspacePaths } from "../lib/workspace.ts";
 import { tempDir } from "./helpers.ts";
 import { rowsOf, sh, until, workspace } from "./_e2e.ts";
@@ -165,4 +166,51 @@ Deno.test("a stopped run is not resumed onto the branch the user switched to, no
   assert.equal(last.status, "completed");
   assert.equal(last.runId, stopped.runId);
   assert.equal(await Deno.readTextFile(join(dir.path, "progress.txt")), "line\nline\n");
+});
+
+/** The stopped session's worktree (the only one) and its branch, deleted by hand. */
+async function deleteAgentBranch(root: string): Promise<string> {
+  const [session] = await Array.fromAsync(Deno.readDir(join(root, ".sdd", "worktrees")));
+  await sh(root, "update-ref", "-d", `refs/heads/agent/${session.name}`);
+  return session.name;
+}
+
+Deno.test("a stopped task whose agent/<session> branch the user deleted by hand gets the branch put back at its worktree's last commit, said on the terminal, and continues the work its worktree holds", async () => {
+  await using dir = await tempDir();
+  await using outside = await tempDir();
+  const { go } = await stoppedOnFirstLine(dir.path, outside.path);
+  const session = await deleteAgentBranch(dir.path);
+
+  // Old code said "it left no work" and started afresh (one line, then go.1): it fails at once.
+  await Deno.writeTextFile(`${go}.1`, "");
+  await Deno.writeTextFile(`${go}.2`, "");
+  const lines: string[] = [];
+  const last = await runPlan({ root: dir.path, ...quiet, out: (l) => lines.push(l) });
+  const terminal = lines.join("\n");
+  assert.equal(last.status, "completed", terminal);
+  assert.match(
+    terminal,
+    new RegExp(`long: its branch agent/${session} was deleted by hand; put back at [0-9a-f]{10}`),
+  );
+  assert.doesNotMatch(terminal, /left no work/);
+  assert.equal(await Deno.readTextFile(join(dir.path, "progress.txt")), "line\nline\n");
+  assert.equal(await exists(join(dir.path, ".sdd", "worktrees", session)), false);
+});
+
+Deno.test("a cancel of a stopped task whose branch was deleted by hand keeps its work on a rescue ref as a commit on top of the target, never as a history of its own", async () => {
+  await using dir = await tempDir();
+  await using outside = await tempDir();
+  await stoppedOnFirstLine(dir.path, outside.path);
+  const session = await deleteAgentBranch(dir.path);
+  const out: string[] = [];
+  const code = await changeTasks(
+    { root: dir.path, stdout: (l) => out.push(l), stderr: (l) => out.push(l) },
+    { kind: "cancel", ids: ["long"], all: false },
+  );
+  assert.equal(code, 0, out.join("\n"));
+  const rescue = `refs/service/rescue/${session}`;
+  assert.match(out.join("\n"), new RegExp(`kept at ${rescue}`));
+  const changed = await sh(dir.path, "diff", "--name-only", `${rescue}^`, rescue);
+  assert.equal(changed.trim(), "progress.txt", "its commit has a parent and holds only the work");
+  assert.equal(await exists(join(dir.path, ".sdd", "worktrees", session)), false);
 });

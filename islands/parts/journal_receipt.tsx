@@ -7,12 +7,16 @@ export interface JournalReceiptProps {
   receipt: ProjectionReceipt;
   /** Where the journal and the signed audit chain disagree (the run outline names the row). */
   disagreement?: string;
+  /** Where and how the journal does not verify (the runs list's `journal_damage.words`). */
+  damage?: string;
   /** Rows that count for nothing (malformed), as the run outline lists them. */
   ignored?: RunOutline["ignored_rows"];
 }
 
 /** The verification banner above the columns. */
-export function JournalReceipt({ receipt, disagreement, ignored }: JournalReceiptProps) {
+export function JournalReceipt(
+  { receipt, damage, disagreement, ignored }: JournalReceiptProps,
+) {
   const tampered = !receipt.journal_verified;
   return (
     <section
@@ -34,8 +38,11 @@ export function JournalReceipt({ receipt, disagreement, ignored }: JournalReceip
           ? (
             <>
               <strong class="stamp">JOURNAL TAMPERED</strong>{" "}
-              — the run's hash chain does not recompute (a row was edited, reordered or torn). The
-              board below is what the rows say now; review actions are disabled.
+              — the run's hash chain does not recompute {damage
+                ? <span data-journal-damage>({damage})</span>
+                : "(a row was edited, reordered or torn)"}. The board below is what the rows say
+              now; review actions are disabled and the run cannot be resumed. Keep the file as
+              evidence; <code>service status</code> says how to start anew.
             </>
           )
           : <strong class="stamp">journal verified</strong>}
@@ -56,8 +63,9 @@ export function JournalReceipt({ receipt, disagreement, ignored }: JournalReceip
             ? "1 row of this journal counts"
             : `${ignored.count} rows of this journal count`}{" "}
           for nothing — malformed, so the board and every view ignore{" "}
-          {ignored.count === 1 ? "it" : "them"}:{" "}
-          {ignored.rows.map((r) => `row ${r.index} ${r.type} (${r.reason})`).join("; ")}
+          {ignored.count === 1 ? "it" : "them"}: {ignored.rows.map((r) =>
+            `row ${r.index} ${r.type} (${r.reason})`
+          ).join("; ")}
           {ignored.count > ignored.rows.length ? "; …" : ""}.
         </p>
       )}

@@ -69,3 +69,16 @@ Deno.test("JournalReceipt says which rows count for nothing, and why", () => {
     /count for nothing/,
   );
 });
+
+Deno.test("JournalReceipt names the damage of a journal that does not verify, and that the run cannot be resumed", () => {
+  const html = renderToString(
+    <JournalReceipt
+      receipt={manyCardReceipt(3, false)}
+      damage="its last line (18) is torn: cut off before its end; lines 1–17 verify"
+    />,
+  );
+  assert.match(html, /JOURNAL TAMPERED/);
+  assert.match(html, /data-journal-damage="true">\(its last line \(18\) is torn/);
+  assert.match(html, /the run cannot be resumed/);
+  assert.doesNotMatch(html, /resumes it/);
+});

@@ -5,6 +5,7 @@
  * directory still shows it), with the log's digest in the journal.
  */
 import type { TreeRunner } from "../container/tree_runner.ts";
+import { branchCheckLine, restoreDeletedBranch } from "../worktrees/lost_branch.ts";
 import { existsSync } from "node:fs";
 import { StorageFullError } from "../errors.ts";
 import { git, resolveCommit, targetRef } from "../git/git.ts";
@@ -139,6 +140,13 @@ export class TaskWork implements AgentWork {
     const root = this.#o.paths.root;
     const path = worktreePath(root, sessionId);
     if (!existsSync(path)) return undefined;
+    // Its branch deleted by hand while the run was stopped: put back, or said why it cannot be.
+    const branch = await restoreDeletedBranch(root, sessionId).catch((e) => {
+      this.#o.warn(`${task.id}: its branch not checked: ${(e as Error).message}`);
+      return undefined;
+    });
+    const said = branch && branchCheckLine(task.id, branch);
+    if (said) this.#o.warn(said);
     const base = await git([
       "merge-base",
       targetRef(this.#o.targetBranch),

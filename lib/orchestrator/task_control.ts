@@ -5,7 +5,8 @@
  * the change; otherwise this module appends the same rows (one constructor each, shared with
  * the decision core).
  */
-import { appendEvents } from "../journal/journal_file.ts";
+import { appendEvents, JournalPoisonedError } from "../journal/journal_file.ts";
+import { journalDamage } from "../runs/journal_damage.ts";
 import type { JournalEvent } from "../journal/row.ts";
 import { loadConfig } from "../config/load.ts";
 import { serverUrlFor, TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
@@ -92,6 +93,16 @@ function operatorRows(kind: OperatorChange, task: Task): JournalEvent[] {
   }
 }
 
+/** Whether an operator's change was journaled, and why not when its run's journal refused it. */
+export interface OperatorJournaling {
+  journaled: boolean;
+  /**
+   * The run's journal does not verify, so it refused the row: the change stands in the task
+   * store alone (lib/runs/journal_damage.ts). Said to the operator, never hidden.
+   */
+  refused?: string;
+}
+
 /**
  * Journal an operator's change of `task` in its run's journal, unless that run's orchestrator
  * is live (it journals what it sees). Tasks of no run (the task API's) have no journal.
@@ -100,15 +111,25 @@ export async function journalOperatorChange(
   root: string,
   kind: OperatorChange,
   task: Task,
-): Promise<boolean> {
-  if (!task.run_id) return false;
+): Promise<OperatorJournaling> {
+  if (!task.run_id) return { journaled: false };
   const paths = workspacePaths(root);
   const state = await readRunState(paths);
   if (state?.run_id === task.run_id && state.status === "running" && processAlive(state.pid)) {
-    return false;
+    return { journaled: false };
   }
-  await appendEvents(journalPath(paths, task.run_id), operatorRows(kind, task));
-  return true;
+  try {
+    await appendEvents(journalPath(paths, task.run_id), operatorRows(kind, task));
+  } catch (e) {
+    if (!(e instanceof JournalPoisonedError)) throw e;
+    return {
+      journaled: false,
+      refused: `not journaled: run ${task.run_id}'s journal does not verify (${
+        journalDamage(e.fault).words
+      }); the task store holds the ${kind}`,
+    };
+  }
+  return { journaled: true };
 }
 
 /**

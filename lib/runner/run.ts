@@ -7,6 +7,7 @@
  * drive the run to its end (lib/runner/run_drive.ts).
  */
 import { journaledTarget, refuseMovedTarget } from "./resume_target.ts";
+import { refuseUnverifiedJournal } from "./resume_journal.ts";
 import { refuseUnreadableSpecs } from "./unreadable_specs.ts";
 import { teardownsDone } from "../container/reap.ts";
 import { revokeRunCredentials } from "../auth/agent_credentials.ts";
@@ -152,6 +153,13 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     if (start.kind === "resume") {
       const started = await journaledTarget(journalPath(paths, start.runId));
       refuseMovedTarget({ runId: start.runId, started, targetBranch: prep.targetBranch });
+      await refuseUnverifiedJournal({
+        root,
+        runId: start.runId,
+        journal: journalPath(paths, start.runId),
+        unfinished: start.unfinished.map((t) => t.id),
+        planFile: start.planFile || undefined,
+      });
     }
     if (start.kind === "up_to_date") {
       out(upToDateLine(relative(root, start.planFile), start.steps.done));

@@ -15,6 +15,7 @@ import {
 } from "../journal/file_identity.ts";
 import { outcomeOf, RUN_TRAIL_SINK, type RunOutcome, runStatusOf, type RunTrail } from "./trail.ts";
 import type { RunSummary } from "./summary_types.ts";
+import { damageOf } from "./journal_damage.ts";
 
 /** The journal path of an existing run; 400 for a bad id, 404 when the run does not exist. */
 export async function requireRunJournal(paths: WorkspacePaths, runId: string): Promise<string> {
@@ -47,7 +48,8 @@ export async function runOutcome(path: string): Promise<RunOutcome> {
     ? new IncrementalJournal(RUN_TRAIL_SINK)
     : viewFor(path, trailViews, RUN_TRAIL_SINK);
   const snapshot = await readJournal(path, view);
-  const outcome = outcomeOf(snapshot.state);
+  const damage = damageOf(snapshot.walker.firstFault, snapshot.byteLength);
+  const outcome = { ...outcomeOf(snapshot.state), ...(damage ? { damage } : {}) };
   if (settled && snapshot.byteLength === identity.size) {
     settledOutcomes.delete(path);
     settledOutcomes.set(path, { identity, outcome });
@@ -86,6 +88,7 @@ export async function listRuns(paths: WorkspacePaths): Promise<RunSummary[]> {
     return {
       run_id: runId,
       ...summary,
+      ...(outcome.damage ? { journal_damage: outcome.damage } : {}),
       status: runStatusOf(outcome, runId === liveRun),
       failed: outcome.failed,
       cancelled: outcome.cancelled,

@@ -12,7 +12,9 @@ export type RunStatus =
   | "failed"
   | "stopped"
   | "interrupted"
-  | "resumable";
+  | "resumable"
+  /** Its journal does not verify: it cannot be resumed, and its rows are not taken at their word. */
+  | "unverified";
 
 /** One entry of `GET /review-board/runs`. */
 export interface RunSummary {
@@ -20,6 +22,8 @@ export interface RunSummary {
   event_count: number;
   journal_head: string;
   journal_verified: boolean;
+  /** Where and how the journal does not verify; absent when it verifies. */
+  journal_damage?: JournalDamage;
   started: JsonValue | null;
   completed: JsonValue | null;
   /** How the run stands now (lib/runs/trail.ts: recomputed after a cancel or retry). */
@@ -29,4 +33,16 @@ export interface RunSummary {
   /** Tasks that ended FAILED, and CANCELLED (the board keeps their cards in `gated`). */
   failed: number;
   cancelled: number;
+}
+
+/**
+ * Why a run's journal does not verify (lib/runs/journal_damage.ts): the kind of fault, the 1-based
+ * line where the chain breaks (0 when the file is missing), how many lines before it verify, and
+ * the words every view shows.
+ */
+export interface JournalDamage {
+  kind: "torn_tail" | "unparseable" | "shape" | "seq" | "prev" | "hash" | "empty" | "missing";
+  line: number;
+  verified_lines: number;
+  words: string;
 }

@@ -10,7 +10,7 @@ import type { RowSink } from "../journal/incremental.ts";
 import type { JournalEvent } from "../journal/row.ts";
 import type { DataNeed } from "../journal/bulk_verify.ts";
 import { type EventType, readEvent } from "../journal/event_reader.ts";
-import type { RunStatus } from "./summary_types.ts";
+import type { JournalDamage, RunStatus } from "./summary_types.ts";
 
 /** How a task of the run stands: still to finish, landed, or ended without landing. */
 export type TaskEnd = "open" | "landed" | "failed" | "cancelled";
@@ -100,6 +100,8 @@ export interface RunOutcome {
   ended: string | null;
   resumedSinceEnd: boolean;
   changedSinceEnd: boolean;
+  /** Where the journal does not verify (lib/runs/journal_damage.ts); absent when it does. */
+  damage?: JournalDamage;
 }
 
 /** Count a trail's ends (pure). */
@@ -128,7 +130,9 @@ export function outcomeOf(trail: RunTrail): RunOutcome {
 }
 
 /**
- * A run's status now (pure): a live process runs it; one that never ended, or was taken over
+ * A run's status now (pure): a live process runs it; one whose journal does not verify is
+ * `unverified` — nothing can be appended to it, so it cannot be resumed, and what its rows say
+ * is not taken as its outcome; one that never ended, or was taken over
  * and not ended again, was interrupted; one whose tasks did not move since it ended is what it
  * said; else it is recomputed from its tasks as the orchestrator decides a run's end — work
  * left that can run makes it `resumable` (`service run` resumes it), otherwise any FAILED task
@@ -136,6 +140,7 @@ export function outcomeOf(trail: RunTrail): RunOutcome {
  */
 export function runStatusOf(outcome: RunOutcome, live: boolean): RunStatus {
   if (live) return "running";
+  if (outcome.damage) return "unverified";
   const ended = outcome.ended;
   if (ended === null || outcome.resumedSinceEnd) return "interrupted";
   if (!outcome.changedSinceEnd) {

@@ -135,3 +135,18 @@ Deno.test("outcomeOf() counts FAILED and CANCELLED tasks apart; a retry or a mer
   assert.equal(outcome.cancelled, 1);
   assert.equal(outcome.runnable, 1, "c, retried");
 });
+
+Deno.test("runStatusOf(): a journal that does not verify is unverified whatever its rows say, unless a live process runs it", () => {
+  const damage = {
+    kind: "torn_tail" as const,
+    line: 3,
+    verified_lines: 2,
+    words: "its last line (3) is torn: cut off before its end; lines 1–2 verify",
+  };
+  for (
+    const rows of [[planned([["a", []]])], [planned([["a", []]]), ...landed("a"), end("completed")]]
+  ) {
+    assert.equal(runStatusOf({ ...trailOf(rows), damage }, false), "unverified");
+    assert.equal(runStatusOf({ ...trailOf(rows), damage }, true), "running");
+  }
+});

@@ -156,6 +156,8 @@ type StatusRun = {
   cancelled?: Record<string, string>;
   orphaned?: Record<string, string>;
   note?: string;
+  /** What to do about a run whose journal does not verify. */
+  fix?: string;
 };
 
 /** The sections of the human status after its heading, in order. */
@@ -199,6 +201,10 @@ function runLines(status: Record<string, unknown>, p: Escaping): string[] {
     ? `running at ${run.url}`
     : run.note ?? run.status;
   const lines = [p.plain(`run: ${run.run_id} (${state})`)];
+  if (run.status === "unverified") {
+    lines[0] = p.red(`run: ${run.run_id} (${state})`);
+    if (run.fix) lines.push(p.plain(`  fix: ${run.fix}`));
+  }
   for (const [task, reason] of Object.entries(run.failed ?? {})) {
     lines.push(p.red(`  ${task} FAILED: ${reason}`));
   }

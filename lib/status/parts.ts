@@ -24,9 +24,12 @@ import type { AppContext } from "../http/context.ts";
 import { loadTaskSpecs } from "../tasks/persist.ts";
 import { openedTaskStore } from "../tasks/registry.ts";
 import { STATUSES } from "../tasks/lifecycle.ts";
-import type { Task } from "../tasks/task.ts";
+import { isFinished, type Task } from "../tasks/task.ts";
 import { runOutcome } from "../runs/runs.ts";
 import { runStatusOf } from "../runs/trail.ts";
+import { damageFix, MISSING_JOURNAL } from "../runs/journal_damage.ts";
+import type { JournalDamage } from "../runs/summary_types.ts";
+import { relative } from "node:path";
 import { readStartFailure } from "../runs/start_failure.ts";
 import { journalPath } from "../workspace.ts";
 import { readVerificationNudge } from "../verification/nudge.ts";
@@ -159,17 +162,21 @@ const runPart: StatusPart = async (app: AppContext) => {
   if (!state) return null;
   const alive = state.status === "running" && processAlive(state.pid);
   const journal = journalPath(app.paths, state.run_id);
+  const outcome = alive ? undefined : await exists(journal) ? await runOutcome(journal) : null;
+  // A run recorded as begun whose journal is gone is described as such, never as resumable.
+  const damage = outcome === null ? MISSING_JOURNAL : outcome?.damage;
   const status = alive
     ? "running"
-    : await exists(journal)
-    ? runStatusOf(await runOutcome(journal), false)
-    : state.status === "running"
-    ? "interrupted"
+    : damage
+    ? "unverified"
+    : outcome
+    ? runStatusOf(outcome, false)
     : state.status;
   const tasks = await runTasks(app, state.run_id);
   return {
     ...state,
     status,
+    ...(damage ? { journal_damage: damage } : {}),
     tasks: countByStatus(tasks),
     waiting: stillWaiting(state.waiting ?? {}, tasks),
     failed: reasonsOf(tasks, "FAILED"),
@@ -180,9 +187,20 @@ const runPart: StatusPart = async (app: AppContext) => {
     alive,
     ...(alive
       ? {}
+      : damage
+      ? damagedNote(damage, tasks, state.plan ? relative(app.paths.root, state.plan) : undefined)
       : { note: noteOf(status, state, tasks.filter((t) => t.status === "FAILED").length) }),
   };
 };
+
+/** What `status` says of a run whose journal does not verify, and the fix (lib/runs/journal_damage.ts). */
+function damagedNote(damage: JournalDamage, tasks: readonly Task[], plan?: string) {
+  const unfinished = tasks.filter((t) => !isFinished(t)).map((t) => t.id);
+  return {
+    note: `its journal does not verify: ${damage.words}`,
+    fix: damageFix(unfinished, plan),
+  };
+}
 
 /**
  * The waits of the run state whose task has not ended since: the state is written at the run's

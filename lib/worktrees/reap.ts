@@ -15,6 +15,13 @@ import {
 import { dropTreeRecord, openWorktree } from "./trees.ts";
 import { removeWorktree } from "./remove_tree.ts";
 import type { TreeDirs } from "../git/agent_tree.ts";
+import { type BranchCheck, branchCheckLine, restoreDeletedBranch } from "./lost_branch.ts";
+
+/** Why a worktree whose branch was deleted, with no commit to put it back at, is kept. */
+function lostReason(check: Extract<BranchCheck, { kind: "lost" }>): string {
+  return `its branch ${check.branch} was deleted by hand and no commit of it is known; copy what ` +
+    `you need from ${check.worktree}, then \`git worktree remove --force ${check.worktree}\``;
+}
 
 /** Namespace of the refs that keep the work of reaped, unmerged sessions. */
 const RESCUE_PREFIX = "refs/service/rescue/";
@@ -85,6 +92,18 @@ export async function reapWorktree(
     let tip: string | undefined;
     let dirs: TreeDirs | undefined;
     if (exists) {
+      // A branch deleted by hand is put back first: a commit on an unborn branch would hold the
+      // whole tree as a history of its own. With nothing to put it back at, the worktree stays.
+      const branchCheck = await restoreDeletedBranch(root, sessionId, { signal: options.signal });
+      if (branchCheck.kind === "lost") {
+        return {
+          removed: false,
+          merged: false,
+          committed_partial: false,
+          reason: lostReason(branchCheck),
+        };
+      }
+      if (branchCheck.kind === "restored") options.warn?.(branchCheckLine(sessionId, branchCheck)!);
       // Its git files checked (and put back) once; every call there is hardened.
       const tree = await openWorktree(path, { signal: options.signal, warn: options.warn });
       dirs = tree.dirs;

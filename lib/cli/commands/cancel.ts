@@ -127,8 +127,10 @@ export async function changeTasks(
           ? await control.cancel(id, reason)
           : await control.retry(id);
         // Through a server, its route journaled it; on the store opened here, this command does.
-        const journaled = control.via === "store" &&
-          await journalOperatorChange(ctx.root, kind, changed);
+        // A run whose journal does not verify refuses the row (the server's answer says so too).
+        const { journaled, refused } = control.via === "store"
+          ? await journalOperatorChange(ctx.root, kind, changed)
+          : { journaled: false, refused: (changed as { not_journaled?: string }).not_journaled };
         ctx.stdout(
           kind === "cancel"
             ? `${id}: CANCELLED (was ${was})`
@@ -138,8 +140,11 @@ export async function changeTasks(
                 : "`service run` runs it"
             }`,
         );
+        if (refused) ctx.stdout(`  ${printable(refused)}`);
         // No live run reaps its worktree: this command does (a server's route does its own).
-        if (journaled) (await reapCancelled(ctx.root, changed)).forEach((l) => ctx.stdout(l));
+        if (journaled || refused) {
+          (await reapCancelled(ctx.root, changed)).forEach((l) => ctx.stdout(l));
+        }
         if (journaled && kind === "cancel" && changed.run_id) settledBy.add(changed.run_id);
       } catch (e) {
         // A refusal from the server (HttpApiError) or from the store itself (DomainError).

@@ -7,6 +7,7 @@ import type { RunSummary } from "../../runs/summary_types.ts";
 import { findWorkspaceServer } from "../../discovery/find.ts";
 import { workspacePaths } from "../../workspace.ts";
 import { printable } from "../../util/printable.ts";
+import { DAMAGE_IN_A_LIST } from "../../runs/journal_damage.ts";
 
 const COLUMNS = ["queued", "running", "gated", "needs_review", "merged"] as const;
 
@@ -21,6 +22,7 @@ function paint(status: RunSummary["status"]): string {
       return colour.green(status);
     case "failed":
     case "interrupted":
+    case "unverified":
       return colour.red(status);
     case "resumable":
       return colour.yellow(status);
@@ -43,7 +45,9 @@ export const runsCommand: Command = {
 
 Lists every run of the workspace (.sdd/runs/<run_id>/journal.jsonl), newest first: its status
 (running, completed, failed, stopped, interrupted when its process is gone, or resumable when
-tasks were retried or unblocked after it ended — \`service run\` resumes those two), its plan, the
+tasks were retried or unblocked after it ended — \`service run\` resumes those two — or
+unverified when its journal does not verify: it cannot be resumed, and a line under the table
+names the bad line, how many lines before it verify, and what to do), its plan, the
 cards in each board column with FAILED and CANCELLED tasks counted apart from gated, whether its
 journal verifies, and the URL of its board (served while a run lasts, or by \`service serve\`).
 A run's status is recomputed when its tasks are cancelled or retried after it ended.
@@ -87,7 +91,7 @@ Options:
         ...COLUMNS.map((c) => String(columnCount(r, c))),
         String(r.failed),
         String(r.cancelled),
-        r.journal_verified ? "verified" : "TAMPERED",
+        r.journal_damage?.kind === "empty" ? "EMPTY" : r.journal_verified ? "verified" : "TAMPERED",
       ]);
     }
     // A plan's name and a run's facts come from its journal: escaped, one line each.
@@ -99,6 +103,12 @@ Options:
       ctx.stdout(cells.join("  ").trimEnd());
     });
     ctx.stdout(`board: ${url(runs[0].run_id)}${live ? "" : "  (start it with `service serve`)"}`);
+    for (const r of runs.filter((r) => r.journal_damage)) {
+      ctx.stdout(colour.red(printable(
+        `${r.run_id}: its journal does not verify: ${r.journal_damage!.words}`,
+      )));
+    }
+    if (runs.some((r) => r.journal_damage)) ctx.stdout(`  ${DAMAGE_IN_A_LIST}`);
     return 0;
   },
 };

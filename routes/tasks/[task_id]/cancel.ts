@@ -21,8 +21,10 @@ export async function POST(c: Ctx): Promise<Response> {
   const task = await store.cancel(id, body.reason ?? body.summary);
   // Its run's board shows it even when no run is live to journal it (a live one does so itself).
   // …and its worktree is reaped, its work kept (a live run reaps its own).
-  if (await journalOperatorChange(app.paths.root, "cancel", task)) {
+  // A run whose journal does not verify refuses the row: the answer says so (`not_journaled`).
+  const { journaled, refused } = await journalOperatorChange(app.paths.root, "cancel", task);
+  if (journaled || refused) {
     await reapCancelled(app.paths.root, task); // what it kept, `service doctor` lists
   }
-  return c.json(task);
+  return c.json(refused ? { ...task, not_journaled: refused } : task);
 }

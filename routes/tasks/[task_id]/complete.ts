@@ -38,6 +38,8 @@ export async function POST(c: Ctx): Promise<Response> {
   );
   // Settled by an operator with nothing to land: its run's board shows it even when no run is
   // live to journal it (a live one does so itself).
-  if (task.operator_done) await journalOperatorChange(app.paths.root, "complete", task);
-  return c.json(task);
+  const refused = task.operator_done
+    ? (await journalOperatorChange(app.paths.root, "complete", task)).refused
+    : undefined;
+  return c.json(refused ? { ...task, not_journaled: refused } : task);
 }

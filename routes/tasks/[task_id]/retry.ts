@@ -20,6 +20,7 @@ export async function POST(c: Ctx): Promise<Response> {
   const store = await taskStoreFor(app);
   const task = await store.retry(id, body.reason ?? body.summary);
   // Its run's board shows it even when no run is live to journal it (a live one does so itself).
-  await journalOperatorChange(app.paths.root, "retry", task);
-  return c.json(task);
+  // A run whose journal does not verify refuses the row: the answer says so (`not_journaled`).
+  const { refused } = await journalOperatorChange(app.paths.root, "retry", task);
+  return c.json(refused ? { ...task, not_journaled: refused } : task);
 }
