@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { runPlan, type RunResult } from "../lib/runner/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
-import { rowsOf, sh, until, workspace } from "./_e2e.ts";
+import { cli, rowsOf, sh, until, workspace } from "./_e2e.ts";
 import { type SmallDisk, smallDisk, TMPFS_UNAVAILABLE } from "./_tmpfs.ts";
 
 const ignore = TMPFS_UNAVAILABLE !== undefined;
@@ -144,6 +144,9 @@ Deno.test({
     const rows = await allRows(root);
     noAttemptCounted(rows);
     assert.deepEqual(rows.filter((r) => r.type === "task_claimed"), [], "no attempt began");
+    // What `service status` says of the task until the run resumes.
+    const status = await cli(root, "status");
+    assert.match(status.out, /t\b.*the disk is full: creating its worktree failed/, status.out);
     await disk.free();
     const again = await runToEnd(root);
     assert.equal(again.result?.status, "completed", again.text);
