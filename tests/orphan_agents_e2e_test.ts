@@ -36,6 +36,15 @@ function loopingAgent(dir: string, alive: string): { script: string; survivors: 
   return { script, survivors: [script, escapee] };
 }
 
+/**
+ * True once the agent has written 20 ticks (2 s): it has run past the delay after which a tree
+ * is tethered (lib/process/tether.ts TETHER_AFTER_MS).
+ */
+async function ranPastTether(ticks: string): Promise<boolean> {
+  const text = await Deno.readTextFile(ticks).catch(() => "");
+  return text.split("\n").length > 20;
+}
+
 /** Resolves true when every writer of the FIFO opened as `reader` is gone, false after `ms`. */
 async function writersGone(reader: Deno.FsFile, ms: number): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -97,7 +106,7 @@ Deno.test({
       const ticks = join(clone, ".sdd/worktrees", session, "ticks.txt");
       await until(
         "the agent writes",
-        async () => (await Deno.stat(ticks).catch(() => null)) !== null,
+        async () => await ranPastTether(ticks),
       );
       await w1.kill();
       assert.ok(
@@ -178,7 +187,7 @@ Deno.test({
       const ticks = join(root, ".sdd/worktrees", env.SERVICE_SESSION_ID, "ticks.txt");
       await until(
         "the agent writes",
-        async () => (await Deno.stat(ticks).catch(() => null)) !== null,
+        async () => await ranPastTether(ticks),
       );
       run.kill("SIGKILL");
       await run.status;

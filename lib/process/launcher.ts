@@ -6,7 +6,7 @@
  */
 import { spawnNewSession } from "./new_session.ts";
 import { endTree, inheritedTreeMarkers, newTreeMarker, outputPipes, startTicks } from "./tree.ts";
-import { tether } from "./tether.ts";
+import { TETHER_AFTER_MS, tetherAfter } from "./tether.ts";
 
 /** Where and with what environment a program starts. */
 export interface LaunchOptions {
@@ -16,6 +16,11 @@ export interface LaunchOptions {
   env?: Record<string, string>;
   /** Start from an empty environment. */
   clearEnv?: boolean;
+  /**
+   * How long a host process runs before it is tethered to this one (./tether.ts: it then ends
+   * when this process dies, even by SIGKILL); default {@link TETHER_AFTER_MS}, 0 at once.
+   */
+  tetherAfterMs?: number;
 }
 
 /** A started program. */
@@ -72,7 +77,7 @@ export const hostLauncher: Launcher = {
       pipes: outputPipes(child.pid),
       startTicks: startTicks(child.pid),
     };
-    const tie = tether(tree);
+    const tie = tetherAfter(tree, options.tetherAfterMs ?? TETHER_AFTER_MS);
     return {
       child,
       end: async (graceMs, withPipes) => {

@@ -14,7 +14,9 @@ function serviceSource(script: string): string {
   const launcher = new URL("./launcher.ts", import.meta.url).href;
   return `import { hostLauncher } from ${JSON.stringify(launcher)};
 const fifo = Deno.args[0];
-const l = hostLauncher.launch(["sh", "-c", ${JSON.stringify(script)}, "agent", fifo], {});
+const l = hostLauncher.launch(["sh", "-c", ${JSON.stringify(script)}, "agent", fifo], {
+  tetherAfterMs: 0,
+});
 console.log(l.child.pid);
 await new Promise(() => {});
 `;
@@ -80,7 +82,7 @@ Deno.test({
   name: "a tree the service ended itself lets its tether go: nothing of it is left running",
   ignore: !linux,
   async fn() {
-    const launched = hostLauncher.launch(["sh", "-c", "exit 3"], {});
+    const launched = hostLauncher.launch(["sh", "-c", "exit 3"], { tetherAfterMs: 0 });
     const [status] = await Promise.all([
       launched.child.status,
       launched.child.stdout.cancel(),
