@@ -13,6 +13,9 @@ import { printable } from "./printable.ts";
 /** The diagnosis kind of an attempt a full disk interrupted (no attempt counted). */
 export const DISK_FULL = "disk_full";
 
+/** How every reason of {@link diskFullDiagnosis} begins (a task ORPHANED so is known by it). */
+export const DISK_FULL_SAID = "the disk is full: ";
+
 /** How programs say the disk or quota is full: the kernel's words, git's, Node's and Deno's codes. */
 const FULL_WORDS =
   /No space left on device|Out of diskspace|Disk quota exceeded|\bENOSPC\b|\bEDQUOT\b|os error 28\b|os error 122\b/i;

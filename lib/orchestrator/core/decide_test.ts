@@ -1553,3 +1553,25 @@ Deno.test("decide(): a full disk in the service's own step counts no attempt: th
   assert.equal(startStep.state.stopping, true);
   assert.equal(storeChange(startStep, "give_up"), undefined, "never FAILED by a full disk");
 });
+
+Deno.test("decide(): a task a full disk stopped is resumed by the next run as interrupted by it, counting no attempt", () => {
+  const left = state([task("t1", {
+    status: "ORPHANED",
+    attempts: 1,
+    summary: "the disk is full: committing the agent's work failed in /w (Out of diskspace); …",
+  })]);
+  const step = decide(left, {
+    type: "recovered",
+    taskId: "t1",
+    sessionId: "s-1",
+    hasWorktree: true,
+    hasWork: true,
+  });
+  assert.deepEqual(summary(step), ["reap t1", "store requeue", "journal task_retried"]);
+  const requeue = requeueOf(step);
+  assert.equal(requeue.countAttempt, false);
+  assert.match(
+    requeue.reason,
+    /^its attempt was interrupted by a full disk; a new attempt continues from its kept work \(no attempt counted\)$/,
+  );
+});

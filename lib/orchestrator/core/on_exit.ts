@@ -14,7 +14,7 @@ import { drainedReason } from "./on_worker.ts";
 import { attemptFailed, type Out, recordCancel, recordClaim, startLanding } from "./outcomes.ts";
 import type { Draft, SessionView, TaskView } from "./state.ts";
 import { onStop } from "./on_stop.ts";
-import { DISK_FULL } from "../../util/disk_full.ts";
+import { DISK_FULL, DISK_FULL_SAID } from "../../util/disk_full.ts";
 
 type Exited = Extract<CoreEvent, { type: "agent_exited" }>;
 
@@ -301,8 +301,12 @@ export function onRecovered(d: Draft, out: Out, e: Recovered): void {
   if (task.status !== "ORPHANED") {
     out.push({ kind: "store", change: { op: "orphan", taskId: task.id, reason: LOST_REASON } });
   }
-  const why = task.status === "ORPHANED" && task.summary === RUN_STOPPED
+  const why = task.status !== "ORPHANED"
+    ? LOST_REASON
+    : task.summary === RUN_STOPPED
     ? "its agent was stopped with the run"
+    : task.summary?.startsWith(DISK_FULL_SAID)
+    ? "its attempt was interrupted by a full disk"
     : LOST_REASON;
   if (e.hasWork && d.settings.landUnreported && e.signalsPass) {
     out.push({ kind: "store", change: { op: "recover_done", taskId: task.id } });
