@@ -44,11 +44,6 @@ roles:
   );
   const doctor = await cli(root, "doctor");
   assert.match(doctor.out, /FAIL {2}quality gate tests: it uses node_modules\/\.bin\/check/);
-  // Whatever the gates name, a dependency directory the worktrees lack is worth a warning.
-  assert.match(
-    doctor.out,
-    /warn {2}dependencies node_modules\/: node_modules\/ is in your checkout/,
-  );
 
   // A step's own test_passes that names the path as an argument is refused the same way.
   await Deno.writeTextFile(join(root, "service.yaml"), config.replace(/quality_gates:\n.*\n/, ""));
