@@ -46,7 +46,7 @@ Deno.test("the demo's board URL answers during the run and after it, at the same
     await after.body?.cancel();
     const runs = await (await fetch(new URL("/review-board/runs", boardUrl))).json();
     assert.equal(runs.runs[0].run_id, runId);
-    assert.equal(runs.runs[0].status, "completed");
+    assert.equal(runs.runs[0].status, "completed", `the demo said:\n${seen}`);
     child.kill("SIGINT");
     await waitFor(/removed the demo workspace/);
     assert.equal((await child.status).code, 0);
