@@ -185,10 +185,18 @@ export class FakeKubernetes {
     const run = this.runs.get(name);
     if (!run?.child) throw new Error(`pod ${name} has no running container`);
     run.killedAs = { exitCode: 137, reason };
+    // A container's kill ends every process in it, also those in a session of their own (the
+    // service's tether, lib/process/tether.ts): the pod's whole process tree, not only its group.
+    const tree = descendantsOf(run.child.pid);
     try {
       Deno.kill(-run.child.pid, "SIGKILL");
     } catch {
       run.child.kill("SIGKILL");
+    }
+    for (const pid of tree) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch { /* gone */ }
     }
   }
 
@@ -767,4 +775,30 @@ export function parseSelector(selector: string): (labels: Record<string, string>
     return (l) => term in l;
   });
   return (labels) => tests.every((t) => t(labels));
+}
+
+/** Every live descendant of `root` (Linux `/proc`; none elsewhere). */
+function descendantsOf(root: number): number[] {
+  const children = new Map<number, number[]>();
+  try {
+    for (const entry of Deno.readDirSync("/proc")) {
+      if (!/^\d+$/.test(entry.name)) continue;
+      try {
+        const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+        children.set(ppid, [...(children.get(ppid) ?? []), Number(entry.name)]);
+      } catch { /* exited meanwhile */ }
+    }
+  } catch {
+    return [];
+  }
+  const found: number[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    for (const child of children.get(queue.shift()!) ?? []) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
 }
