@@ -185,8 +185,8 @@ export class FakeKubernetes {
     const run = this.runs.get(name);
     if (!run?.child) throw new Error(`pod ${name} has no running container`);
     run.killedAs = { exitCode: 137, reason };
-    // A container's kill ends every process in it, also those in a session of their own (the
-    // service's tether, lib/process/tether.ts): the pod's whole process tree, not only its group.
+    // A container's kill ends every process in it, also those in a session or group of their own
+    // (an agent the worker started): the pod's whole process tree, not only its group.
     const tree = descendantsOf(run.child.pid);
     try {
       Deno.kill(-run.child.pid, "SIGKILL");
