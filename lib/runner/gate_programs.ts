@@ -115,13 +115,16 @@ export async function gateProgramProblems(
 }
 
 /** What a role's trees get from the checkout: the paths linked and the files copied. */
-interface TreeSources {
+export interface TreeSources {
   linked: string[];
   copied: string[];
 }
 
 /** Each role's {@link TreeSources}, read from the checkout once per role when first asked. */
-function roleSources(root: string, config: ServiceConfig): (role: string) => Promise<TreeSources> {
+export function roleSources(
+  root: string,
+  config: ServiceConfig,
+): (role: string) => Promise<TreeSources> {
   const include = readWorktreeInclude(root);
   const read = new Map<string, Promise<TreeSources>>();
   return (role) => {

@@ -12,7 +12,7 @@
 import { git } from "../git/git.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { worktreeEnvFor } from "../worktree_env/spec.ts";
-import { readWorktreeInclude } from "../worktree_env/select.ts";
+import { roleSources, type TreeSources } from "./gate_programs.ts";
 
 /**
  * Where package managers install what a repository needs, and the setup that makes it. Not
@@ -54,27 +54,28 @@ export async function ignoredInstalls(
     allowFailure: true,
   });
   const names = new Set(ignored.stdout.split("\n").map((l) => l.replace(/\/$/, "")));
-  const include = await readWorktreeInclude(root);
+  const sources = roleSources(root, config);
   const found: IgnoredInstall[] = [];
   for (const d of present.filter((p) => names.has(p.dir))) {
-    const lacking = [...new Set(roles)].filter((role) => !provided(config, role, d.dir, include));
+    const lacking = [];
+    for (const role of new Set(roles)) {
+      if (!provided(worktreeEnvFor(config, role).setup, await sources(role), d.dir)) {
+        lacking.push(role);
+      }
+    }
     if (lacking.length > 0) found.push({ dir: d.dir, roles: lacking, setup: d.setup });
   }
   return found;
 }
 
-/** Whether a role's worktree environment links, copies or sets up `dir` (pure). */
-function provided(
-  config: ServiceConfig,
-  role: string,
-  dir: string,
-  include: readonly string[],
-): boolean {
-  const spec = worktreeEnvFor(config, role);
-  if (spec.setup.length > 0) return true; // its setup is trusted to install what it needs
-  const covers = (p: string) =>
-    p.replace(/^\//, "") === dir || p.replace(/^\//, "").startsWith(`${dir}/`);
-  return spec.symlink.some(covers) || [...spec.copy, ...include].some(covers);
+/**
+ * Whether a role's trees get `dir`: linked, copied (what the gates' check reads the same way), or
+ * made by its setup, which is trusted to install what it needs (pure).
+ */
+function provided(setup: readonly string[], trees: TreeSources, dir: string): boolean {
+  if (setup.length > 0) return true;
+  const within = (p: string) => p === dir || p.startsWith(`${dir}/`);
+  return trees.linked.some(within) || trees.copied.some(within);
 }
 
 /** The warning's words: what is missing where, and the two fixes (pure). */
