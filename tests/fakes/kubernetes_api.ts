@@ -187,17 +187,30 @@ export class FakeKubernetes {
     run.killedAs = { exitCode: 137, reason };
     // A container's kill ends every process in it, also those in a session or group of their own
     // (an agent the worker started): the pod's whole process tree, not only its group.
-    const tree = descendantsOf(run.child.pid);
-    try {
-      Deno.kill(-run.child.pid, "SIGKILL");
-    } catch {
-      run.child.kill("SIGKILL");
-    }
-    for (const pid of tree) {
+    // The tree is frozen first, as a cgroup kill does: a worker still running between the look at
+    // /proc and the kill could start its agent (own session) after the look, and that agent would
+    // outlive the pod holding its output pipes. Stopped processes start nothing, so the look is
+    // repeated until it finds no new process, then everything found is killed.
+    const signal = (pid: number, sig: Deno.Signal) => {
       try {
-        Deno.kill(pid, "SIGKILL");
+        Deno.kill(pid, sig);
       } catch { /* gone */ }
+    };
+    signal(-run.child.pid, "SIGSTOP");
+    signal(run.child.pid, "SIGSTOP");
+    const tree = new Set<number>();
+    for (let grew = true; grew;) {
+      grew = false;
+      for (const pid of descendantsOf(run.child.pid)) {
+        if (tree.has(pid)) continue;
+        tree.add(pid);
+        grew = true;
+        signal(pid, "SIGSTOP");
+      }
     }
+    signal(-run.child.pid, "SIGKILL");
+    signal(run.child.pid, "SIGKILL");
+    for (const pid of tree) signal(pid, "SIGKILL");
   }
 
   /** The output of pod `name`'s container so far. */
@@ -573,9 +586,16 @@ export class FakeKubernetes {
       }
       if (rest) run.output.push(rest);
     };
-    run.exited = Promise.all([pump(child.stdout), pump(child.stderr), child.status]).then(
-      ([, , status]) => this.#podExited(job.metadata.name, job.metadata.uid, run, status.code),
-    );
+    // A container ends when its main process does (a pod's PID 1; the kernel ends the rest): a
+    // process that escaped the kill and still holds the pipes must not keep the pod running, so
+    // the output gets a short grace to drain, not a say in when the pod ended.
+    const drained = Promise.all([pump(child.stdout), pump(child.stderr)]);
+    run.exited = child.status.then(async (status) => {
+      let grace: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([drained, new Promise((r) => grace = setTimeout(r, 2_000))]);
+      clearTimeout(grace);
+      this.#podExited(job.metadata.name, job.metadata.uid, run, status.code);
+    });
   }
 
   /** Directories for the pod's volumes; mount path → directory. */
