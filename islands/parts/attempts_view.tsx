@@ -235,9 +235,11 @@ function unreportedWords(a: Attempt): string {
  */
 function VerificationLine({ v }: { v: NonNullable<Attempt["verification"]> }) {
   const flags: [boolean, string, string][] = [
-    [v.tests_run, "tests ran", "tests"],
-    [v.quality_gates_run, "quality gates ran", "quality gates"],
-    [v.completion_signals_checked, "completion signals checked", "completion signals"],
+    // `tests_run` is what the agent's own log shows (spec §2.9), not a `test_passes` signal: a
+    // plain "did not run: tests" read as if the step's test command had been skipped.
+    [v.tests_run, "tests ran", "no test run in the agent's log"],
+    [v.quality_gates_run, "quality gates ran", "no quality gates"],
+    [v.completion_signals_checked, "completion signals checked", "no completion signals"],
   ];
   const ran = flags.filter(([on]) => on).map(([, label]) => label);
   const missing = flags.filter(([on]) => !on).map(([, , noun]) => noun);
@@ -249,7 +251,7 @@ function VerificationLine({ v }: { v: NonNullable<Attempt["verification"]> }) {
         : <span class="badge bad">unverified: no tests, quality gates or signals ran</span>}{" "}
       <span class="muted">
         {run ? `(${run.runner}: ${run.line})` : ""}
-        {v.verified && missing.length > 0 ? ` · did not run: ${missing.join(", ")}` : ""}
+        {v.verified ? missing.map((noun) => ` · ${noun}`).join("") : ""}
       </span>
     </div>
   );

@@ -42,7 +42,7 @@ Deno.test("AttemptsView: each attempt under its one number, its story in order, 
   ];
   const at = order.map((text) => first.indexOf(text));
   assert.ok(at.every((i, n) => i > 0 && (n === 0 || i > at[n - 1])), `in order: ${at}`);
-  assert.match(first, /did not run: completion signals/);
+  assert.match(first, / · no completion signals/);
 });
 
 Deno.test("AttemptsView: an attempt shows what its worktree got and each setup command with its exit", () => {

@@ -40,6 +40,21 @@ export function progressLine(tail: readonly string[]): string {
   return (tail.findLast((l) => /[\p{L}\p{N}]{2}/u.test(l)) ?? tail.at(-1) ?? "").trim();
 }
 
+/** At most this many waiting tasks are named in a summary; the rest are counted. */
+const WAITS_SHOWN = 3;
+
+/** `  <task> waits: <why>` for the first few waiting tasks (their words escaped). */
+export function waitLines(waits: Record<string, string>): string[] {
+  const entries = Object.entries(waits);
+  const lines = entries.slice(0, WAITS_SHOWN).map(([id, why]) =>
+    `  ${printable(id)} waits: ${printable(why.slice(0, 160))}`
+  );
+  if (entries.length > WAITS_SHOWN) {
+    lines.push(`  … and ${entries.length - WAITS_SHOWN} more waiting`);
+  }
+  return lines;
+}
+
 /** Writes events and periodic summaries. */
 export class ProgressDisplay {
   readonly #out: (line: string) => void;
@@ -102,7 +117,11 @@ export class ProgressDisplay {
         formatCounts(counts)
       }`,
     ];
-    for (const agent of orchestrator.liveAgents()) {
+    const live = orchestrator.liveAgents();
+    // With no agent at work, the run is waiting on something: say what, or "1 done" every ten
+    // seconds reads as a run that hangs (a review on the board, a cooldown, a merge).
+    if (live.length === 0) lines.push(...waitLines(orchestrator.waitingReasons()));
+    for (const agent of live) {
       // A remote worker's agent has no log here until it reports: say where it runs instead.
       const last = agent.worker ? `on worker ${agent.worker}` : progressLine(
         await logTail(`${runtimeDir}/${agent.sessionId}.log`, 8).catch(() => []),
