@@ -160,7 +160,9 @@ Deno.test("a worker killed mid-task loses its lease; its pushed commit is the pa
           ["write", "partial.txt", "half done\n"],
           // The agent commits its progress; the worker pushes it at its next heartbeat.
           ["run", "git add -A && git -c user.name=a -c user.email=a@x commit -qm partial"],
-          ["sleep", 8000],
+          // Long enough that the agent is still at work while the test reads `ps` and `status`
+          // (two CLI starts: seconds on a loaded machine); the worker is killed before it ends.
+          ["sleep", 30_000],
           ["exit", 1],
         ]],
         ["require_prompt", "EARLIER WORK:"],
