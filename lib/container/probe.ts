@@ -225,7 +225,7 @@ async function trialRun(
           "refused: lower default_ulimits in containers.conf (docs/isolation.md)",
       );
     }
-    if (/executable file not found|no such file or directory/i.test(r.stderr)) {
+    if (lacksShell(r.stderr)) {
       throw new ContainerError(
         "image_incomplete",
         `image ${iso.image.ref} cannot run sh: ${line}`,
@@ -265,6 +265,18 @@ async function trialRun(
   }
   const binaryPath = new RegExp(`^have ${escapeRegExp(binary)}=(.+)$`, "m").exec(r.stdout)?.[1];
   return { binaryPath: binaryPath ?? binary };
+}
+
+/**
+ * Whether a runtime's words say the trial's `sh` could not be executed in the image — the OCI
+ * runtime's exec error for it, not any "no such file or directory": a storage race of the
+ * runtime's own (a layer another podman process was removing) says that too, and calling it an
+ * image without a shell sent users to rebuild a good image.
+ */
+export function lacksShell(stderr: string): boolean {
+  return /exec: "sh": (executable file not found|stat [^:\n]*: no such file or directory)/i.test(
+    stderr,
+  ) || /OCI runtime attempted to invoke a command that was not found/i.test(stderr);
 }
 
 function escapeRegExp(text: string): string {

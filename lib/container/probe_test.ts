@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { imageNeeds, networkTargets } from "./probe.ts";
+import { imageNeeds, lacksShell, networkTargets } from "./probe.ts";
 import type { ContainerSettings } from "./settings.ts";
 
 const settings: ContainerSettings = {
@@ -47,4 +47,35 @@ Deno.test("imageNeeds(): an agent's container needs its CLI, git and the entry s
   // A catalog install's container runs its command behind the entry script only.
   assert.deepEqual(commands("open", false), ["claude", "cat", "mkdir"]);
   for (const n of imageNeeds(settings, "claude")) assert.ok(n.why.length > 5, n.command);
+});
+
+Deno.test("lacksShell(): only the runtime's exec error for sh says an image has no shell, not a storage error's words", () => {
+  const cases: [string, boolean][] = [
+    // podman with runc, sh not on the image's PATH / not at the path given
+    [
+      'Error: runc: runc create failed: unable to start container process: exec: "sh": executable file not found in $PATH: OCI runtime attempted to invoke a command that was not found',
+      true,
+    ],
+    [
+      "Error: crun: executable file `sh` not found in $PATH: No such file or directory: OCI runtime attempted to invoke a command that was not found",
+      true,
+    ],
+    // docker
+    [
+      'docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "sh": executable file not found in $PATH: unknown.',
+      true,
+    ],
+    ['exec: "sh": stat sh: no such file or directory', true],
+    // the runtime's own storage, racing another podman process: the image is fine
+    [
+      "Error: mounting storage for container abc: creating overlay mount to /var/lib/containers/storage/overlay/123/merged: no such file or directory",
+      false,
+    ],
+    [
+      "Error: open /var/lib/containers/storage/overlay-layers/layers.json: no such file or directory",
+      false,
+    ],
+    ["Error: runc: exec failed: executable file not found", false],
+  ];
+  for (const [stderr, expected] of cases) assert.equal(lacksShell(stderr), expected, stderr);
 });
