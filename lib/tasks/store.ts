@@ -105,6 +105,8 @@ export class TaskStore {
   readonly #creating = new Set<string>();
   /** Tasks whose dependency-driven move could not be written: retried at the next sweep. */
   readonly #unsettled = new Set<string>();
+  /** Per task, the last failure to orphan it that was printed: a sweep repeats, the line not. */
+  readonly #orphanFailures = new Map<string, string>();
   /** The backlog directory each task's spec was last written to. */
   readonly #onDisk = new Map<string, Bucket>();
   #seq = 0;
@@ -646,10 +648,18 @@ export class TaskStore {
     await Promise.all(
       candidates.map((task) =>
         this.#update(task, (t) => stale(t) ? this.#transit(t, "orphan") : false)
-          .then((changed) => changed && orphaned.push(task))
-          .catch((e) =>
-            console.error(`task store: cannot orphan ${task.id}: ${(e as Error).message}`)
-          )
+          .then((changed) => {
+            this.#orphanFailures.delete(task.id);
+            if (changed) orphaned.push(task);
+          })
+          .catch((e) => {
+            const why = (e as Error).message;
+            // The same failure names another temporary file each time: compare without it.
+            const same = why.replace(/\.tmp-\d+-[A-Za-z0-9]+/g, "");
+            if (this.#orphanFailures.get(task.id) === same) return;
+            this.#orphanFailures.set(task.id, same);
+            console.error(`task store: cannot orphan ${task.id}: ${why} (tried again each sweep)`);
+          })
       ),
     );
     for (const id of this.#unsettled) {

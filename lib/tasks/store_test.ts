@@ -285,3 +285,48 @@ Deno.test("TaskStore.claimedSince(): a claim an earlier process left is not sinc
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("TaskStore.sweepOrphans(): a task whose move cannot be written is tried again each sweep, its failure printed once", async () => {
+  const root = await Deno.makeTempDir();
+  const printed: string[] = [];
+  const error = console.error;
+  console.error = (line: string) => printed.push(line);
+  try {
+    let now = Date.parse("2026-01-01T00:00:00Z");
+    const paths = workspacePaths(root);
+    const store = await TaskStore.open(paths, {
+      warn: () => {},
+      heartbeatTimeoutS: 45,
+      clock: () => now,
+    });
+    await store.create([{
+      id: "h",
+      title: "H",
+      role: "qa",
+      priority: 2,
+      scope: "medium",
+      complexity: "medium",
+      depends_on: [],
+      owned_files: [],
+      completion_signals: [],
+      batch_eligible: false,
+    }]);
+    await store.claim("h", "s1");
+    // Its spec's place is taken by a directory: writing the ORPHANED spec fails.
+    const spec = `${root}/.sdd/backlog/claimed/h.yaml`;
+    await Deno.remove(spec);
+    await Deno.mkdir(`${spec}/blocker`, { recursive: true });
+    now += 60_000;
+    for (let sweep = 0; sweep < 3; sweep++) assert.deepEqual(await store.sweepOrphans(), []);
+    assert.equal(printed.length, 1, printed.join("\n"));
+    assert.match(printed[0], /cannot orphan h: .*\(tried again each sweep\)/);
+    // Once the write can be made, the next sweep orphans it.
+    await Deno.remove(spec, { recursive: true });
+    assert.deepEqual((await store.sweepOrphans()).map((t) => t.id), ["h"]);
+    assert.equal(store.get("h")?.status, "ORPHANED");
+    await store.close();
+  } finally {
+    console.error = error;
+    await Deno.remove(root, { recursive: true });
+  }
+});
