@@ -1,4 +1,5 @@
 /** Mapping of an agent's end to the exit codes of spec §7.4. Pure. */
+import { SIGNAL_NUMBERS, signalName } from "../util/signal_numbers.ts";
 
 /** Exit codes of spec §7.4 for agents. */
 export const AGENT_EXIT = {
@@ -12,18 +13,6 @@ export const AGENT_EXIT = {
   sigkill: -9,
   sigterm: -15,
 } as const;
-
-const SIGNAL_NUMBERS: Record<string, number> = {
-  SIGHUP: 1,
-  SIGINT: 2,
-  SIGQUIT: 3,
-  SIGABRT: 6,
-  SIGKILL: 9,
-  SIGSEGV: 11,
-  SIGPIPE: 13,
-  SIGALRM: 14,
-  SIGTERM: 15,
-};
 
 /** How a process ended. */
 export interface ProcessEnd {
@@ -50,5 +39,5 @@ export function agentExitCode(end: ProcessEnd): number {
  */
 export function signalOfExit(code: number): string | undefined {
   if (code >= -1) return undefined;
-  return Object.entries(SIGNAL_NUMBERS).find(([, n]) => n === -code)?.[0];
+  return signalName(-code);
 }

@@ -11,6 +11,7 @@ import { join, normalize } from "node:path";
 import type { Launcher } from "../process/launcher.ts";
 import { runShell } from "../process/shell.ts";
 import { fuzzyPattern, globToRegExp, hasGlobChars } from "./glob.ts";
+import { shellExitWords } from "../util/signal_numbers.ts";
 
 /** Kinds of checks a gate runs. */
 export type SignalKind = "path_exists" | "glob_exists" | "test_passes" | "quality_gate";
@@ -114,7 +115,7 @@ async function evaluateOne(
     const note = r.timed_out
       ? `\n[timed out after ${Math.round((timeoutMs ?? 600_000) / 1000)} s]`
       : r.code !== 0
-      ? `\n[exit ${r.code}]`
+      ? `\n[${shellExitWords(r.code)}]`
       : "";
     return {
       kind,

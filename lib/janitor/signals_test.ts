@@ -98,3 +98,24 @@ Deno.test("evaluateSignals(): a quality gate runs with its own timeout and names
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("evaluateSignals(): a gate whose command a signal ended says which and what it usually means (SIGKILL: out of memory)", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // As the kernel's OOM killer ends a test runner: its shell reports 128 + 9.
+    const [killed, crashed, plain] = await evaluateSignals(dir, [
+      { kind: "quality_gate", name: "tests", detail: "sh -c 'kill -9 $$'" },
+      { kind: "quality_gate", name: "native", detail: "sh -c 'kill -SEGV $$'" },
+      { kind: "quality_gate", name: "own", detail: "exit 200" },
+    ]);
+    assert.equal(killed.exit_code, 137);
+    assert.match(
+      killed.output_tail,
+      /\[exit 137: SIGKILL, killed: the kernel's out-of-memory killer/,
+    );
+    assert.match(crashed.output_tail, /\[exit 139: SIGSEGV, crashed \(segmentation fault\)\]/);
+    assert.match(plain.output_tail, /\[exit 200\]$/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
