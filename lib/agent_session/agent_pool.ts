@@ -3,6 +3,7 @@
  * and rate-limit scans while it runs, ending it on request, and — when it exits — the I/O that
  * turns its end into an event for the decision core (spend, leftovers, diagnosis).
  */
+import { withoutColours } from "../util/printable.ts";
 import { mcpSessionEnv } from "../mcp/run_servers.ts";
 import { join, relative } from "node:path";
 import type { AgentAdapter } from "../agents/adapters/types.ts";
@@ -475,7 +476,9 @@ export class AgentPool {
       outOfMemoryMb: session.outOfMemoryAt(),
       prompt,
     });
-    if (diagnosis.fastExit) o.log(`${taskId}: log tail:\n  ${tail.slice(-8).join("\n  ")}`);
+    if (diagnosis.fastExit) {
+      o.log(`${taskId}: log tail:\n  ${tail.slice(-8).map(withoutColours).join("\n  ")}`);
+    }
     const status2 = o.store.get(taskId)?.status;
     const unreported = status2 === "CLAIMED" || status2 === "IN_PROGRESS" ||
       status2 === "ORPHANED";

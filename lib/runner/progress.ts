@@ -4,7 +4,7 @@
  * terminal, printed as plain lines elsewhere.
  */
 import { logTail } from "../agents/process.ts";
-import { printable, printableLines } from "../util/printable.ts";
+import { printable, printableLines, withoutColours } from "../util/printable.ts";
 import type { TaskStore } from "../tasks/store.ts";
 import type { Orchestrator } from "../orchestrator/orchestrator.ts";
 
@@ -129,7 +129,7 @@ export class ProgressDisplay {
       // The agent's own last words: escaped, never a control sequence or a line of their own.
       lines.push(
         `  ${agent.taskId} (${agent.sessionId}) ${agent.elapsedS}s  ${
-          printable(last.slice(0, 100))
+          printable(withoutColours(last).slice(0, 100))
         }`,
       );
     }

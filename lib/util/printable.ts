@@ -57,6 +57,19 @@ export function printableItem(text: string, indent = ""): string[] {
   return [indent + first, ...rest.map((l) => `${indent}  │ ${l}`)];
 }
 
+/** A complete SGR sequence (colour, bold, underline): style only, it moves and erases nothing. */
+// deno-lint-ignore no-control-regex -- ESC starts the sequences this matches
+const SGR = /\x1b\[[0-9;:]*m/g;
+
+/**
+ * `text` without its colour and style sequences, for a line of someone else's output shown as
+ * text (a test runner's `\x1b[32mok\x1b[0m` reads `ok`): what they hide is nothing, and escaped
+ * they are noise. Every other control is left for {@link printable} to escape.
+ */
+export function withoutColours(text: string): string {
+  return text.replace(SGR, "");
+}
+
 /** Options of {@link terminalSafe}. */
 export interface TerminalSafeOptions {
   /** Keep the colours the program itself writes (`colour` of lib/cli/command.ts). */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { printable, printableLines, terminalSafe } from "./printable.ts";
+import { printable, printableLines, terminalSafe, withoutColours } from "./printable.ts";
 
 /** Hostile strings an agent, a tracker, a host or a catalog may send, and how they print. */
 const HOSTILE: [string, string, string][] = [
@@ -76,4 +76,24 @@ Deno.test("terminalSafe() leaves a JSON line valid JSON with the same value", ()
   assert.deepEqual(JSON.parse(out), value);
   // deno-lint-ignore no-control-regex -- nothing raw reaches the terminal
   assert.doesNotMatch(out, /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e\u2028]/);
+});
+
+Deno.test("withoutColours(): colour and style sequences go, every other control stays for printable() to show", () => {
+  const cases: [string, string][] = [
+    [
+      "\x1b[0m\x1b[32mok\x1b[0m | 2 passed | 0 failed \x1b[0m\x1b[38;5;245m(717ms)\x1b[0m",
+      "ok | 2 passed | 0 failed (717ms)",
+    ],
+    ["\x1b[1;31mFAIL\x1b[m", "FAIL"],
+    ["\x1b[38:2:255:0:0mtruecolour", "truecolour"],
+    // Not style: a screen clear, a cursor move, a title, a lone ESC — kept, and escaped after.
+    ["\x1b[2Jcleared", "\x1b[2Jcleared"],
+    ["\x1b[1Aup", "\x1b[1Aup"],
+    ["\x1b]0;title\x07x", "\x1b]0;title\x07x"],
+    ["\x1b[32", "\x1b[32"],
+  ];
+  for (const [text, expected] of cases) {
+    assert.equal(withoutColours(text), expected, JSON.stringify(text));
+  }
+  assert.equal(printable(withoutColours("\x1b[31mred\x1b[0m\x1b[2J")), "red\\x1b[2J");
 });
