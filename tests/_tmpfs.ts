@@ -79,6 +79,11 @@ export async function smallDisk(bytes = 8 * 1024 * 1024): Promise<SmallDisk> {
       disk.filled = (await Deno.stat(filler)).size;
     },
     async free() {
+      // Cut to nothing before the unlink: an unlinked file's pages stay taken while any
+      // descriptor of it is open, and the filler's may close a moment after fill() returned
+      // (its last write's blocking-pool thread lets go of it), which under load left the disk
+      // full for the write after free().
+      await Deno.truncate(filler, 0).catch(() => {});
       await Deno.remove(filler).catch(() => {});
     },
     async [Symbol.asyncDispose]() {
