@@ -229,6 +229,13 @@ Deno.test("launcher: a restarted orchestrator adopts the live Jobs it finds, and
   assert.equal(fresh.lost.length, 1);
   assert.equal(fresh.lost[0].sessionId, j1.metadata.annotations["service.session-id"]);
   assert.match(fresh.lost[0].reason, /while its session held the task/);
+  // Said again while the session still holds the task (a loss said while the task was still
+  // being handed out finds no session and is dropped), and no more once it does not.
+  await restarted.pass();
+  assert.equal(fresh.lost.length, 2);
+  fresh.tasks.set(t1, { status: "ORPHANED", role: "backend", session_id: fresh.lost[0].sessionId });
+  await restarted.pass();
+  assert.equal(fresh.lost.length, 2);
 });
 
 Deno.test("launcher: a Job the API server refuses to create gives its task back with the server's words and the fix", async () => {

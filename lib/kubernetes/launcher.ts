@@ -63,7 +63,7 @@ export class Launcher {
   readonly #clock: () => number;
   /** The session each task is reserved for (its Job created or adopted here). */
   readonly #reserved = new Map<string, string>();
-  /** Jobs whose end was acted on (a lapse or a lost session is said once). */
+  /** Jobs whose lapse was acted on (said once: its task is OPEN again, reserved anew). */
   readonly #handled = new Set<string>();
   /** Pod waits already said (job → reason). */
   readonly #said = new Map<string, string>();
@@ -135,11 +135,12 @@ export class Launcher {
       this.#quietUntil = this.#clock() + wait;
       o.lapse(l.taskId, `${l.reason} (in ${Math.round(wait / 1000)} s)`);
     }
-    for (const l of plan.lost) {
-      if (this.#handled.has(l.job)) continue;
-      this.#handled.add(l.job);
-      o.lost(l.sessionId, l.reason);
-    }
+    // A loss is said again each pass while its session still holds the task: a pod that died
+    // right after its claim (an OOM kill at start) ends before this process has finished
+    // handing the task out, and a loss said then finds no session yet and is dropped
+    // (lib/workers/remote_work.ts); saying it once left the task to wait out its lease. Said
+    // again after it was acted on, it finds nothing and does nothing.
+    for (const l of plan.lost) o.lost(l.sessionId, l.reason);
     this.#sayPodWaits(pods);
     if (plan.free < 1 || this.#clock() < this.#quietUntil || this.#stopped) return;
     const reserved = await o.reserve(plan.free);
