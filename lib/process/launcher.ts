@@ -6,6 +6,7 @@
  */
 import { spawnNewSession } from "./new_session.ts";
 import { endTree, inheritedTreeMarkers, newTreeMarker, outputPipes, startTicks } from "./tree.ts";
+import { TETHER_AFTER_MS, tetherAfter } from "./tether.ts";
 
 /** Where and with what environment a program starts. */
 export interface LaunchOptions {
@@ -15,6 +16,11 @@ export interface LaunchOptions {
   env?: Record<string, string>;
   /** Start from an empty environment. */
   clearEnv?: boolean;
+  /**
+   * How long a host process runs before it is tethered to this one (./tether.ts: it then ends
+   * when this process dies, even by SIGKILL); default {@link TETHER_AFTER_MS}, 0 at once.
+   */
+  tetherAfterMs?: number;
 }
 
 /** A started program. */
@@ -49,7 +55,9 @@ export interface Launcher {
 /**
  * A host process in its own session and process group (new_session.ts), carrying a fresh tree marker
  * variable, so that its group, a descendant that called `setsid` and a holder of its output all
- * end with it (lib/process/tree.ts). Windows has no groups: only the program itself is killed.
+ * end with it (lib/process/tree.ts), and tethered to this process (./tether.ts): killed with
+ * SIGKILL, the service leaves none of its trees running. The tether is let go once the tree has
+ * ended. Windows has no groups: only the program itself is killed.
  */
 export const hostLauncher: Launcher = {
   launch(argv, options) {
@@ -69,12 +77,16 @@ export const hostLauncher: Launcher = {
       pipes: outputPipes(child.pid),
       startTicks: startTicks(child.pid),
     };
+    const tie = tetherAfter(tree, options.tetherAfterMs ?? TETHER_AFTER_MS);
     return {
       child,
-      end: (graceMs, withPipes) =>
-        Deno.build.os === "windows"
-          ? Promise.resolve(killChild(child))
-          : endTree(tree, { graceMs, withPipes }),
+      end: async (graceMs, withPipes) => {
+        const killed = Deno.build.os === "windows"
+          ? killChild(child)
+          : await endTree(tree, { graceMs, withPipes });
+        await tie.release(); // the tree is over: nothing is left for the tether to end
+        return killed;
+      },
     };
   },
 };
