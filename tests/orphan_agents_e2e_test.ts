@@ -12,7 +12,8 @@ import { runPlan } from "../lib/runner/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import { CLI, rowsOf, sh, until, workspace } from "./_e2e.ts";
-import { killProcessesWith } from "../lib/process/_test_processes.ts";
+import { killProcessesWith, tethersOf } from "../lib/process/_test_processes.ts";
+import { processAlive } from "../lib/util/process_alive.ts";
 import {
   serveForWorkers,
   sharedRemote,
@@ -21,7 +22,7 @@ import {
   workerClone,
 } from "./_workers.ts";
 
-/** How long an orphan may take to go (the tether's grace is 1 s). */
+/** How long an orphan may take to go (the tether's grace between SIGTERM and SIGKILL is 1 s). */
 const GONE_WITHIN_MS = 20_000;
 
 /**
@@ -37,12 +38,12 @@ function loopingAgent(dir: string, alive: string): { script: string; survivors: 
 }
 
 /**
- * True once the agent has written 20 ticks (2 s): it has run past the delay after which a tree
- * is tethered (lib/process/tether.ts TETHER_AFTER_MS).
+ * True once the agent has written 3 ticks: it runs, and its tree has long been tied to the tether
+ * (its line is written as it starts: lib/process/tether.ts).
  */
-async function ranPastTether(ticks: string): Promise<boolean> {
+async function ranAWhile(ticks: string): Promise<boolean> {
   const text = await Deno.readTextFile(ticks).catch(() => "");
-  return text.split("\n").length > 20;
+  return text.split("\n").length > 3;
 }
 
 /** Resolves true when every writer of the FIFO opened as `reader` is gone, false after `ms`. */
@@ -106,7 +107,7 @@ Deno.test({
       const ticks = join(clone, ".sdd/worktrees", session, "ticks.txt");
       await until(
         "the agent writes",
-        async () => await ranPastTether(ticks),
+        async () => await ranAWhile(ticks),
       );
       await w1.kill();
       assert.ok(
@@ -187,7 +188,7 @@ Deno.test({
       const ticks = join(root, ".sdd/worktrees", env.SERVICE_SESSION_ID, "ticks.txt");
       await until(
         "the agent writes",
-        async () => await ranPastTether(ticks),
+        async () => await ranAWhile(ticks),
       );
       run.kill("SIGKILL");
       await run.status;
@@ -218,5 +219,49 @@ Deno.test({
       await run?.status;
       for (const s of agent.survivors) killProcessesWith(s);
     }
+  },
+});
+
+Deno.test({
+  name:
+    "a `service run` that finishes exits by itself and leaves no tether: the one that watched its agent exits with it",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await using dir = await tempDir();
+    const go = join(dir.path, "go");
+    await mkfifo(go);
+    const root = join(dir.path, "ws");
+    await Deno.mkdir(root);
+    await workspace(root, [{
+      name: "s",
+      steps: [{
+        id: "t",
+        // The agent waits for the test (its read of the FIFO ends when the test closes it).
+        script: [["run", `cat ${go}`], ["write", "out.txt", "done\n"], ["report", "done"]],
+      }],
+    }]);
+    const run = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", CLI, "--root", root, "run", "--port", "0"],
+      env: { NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(120_000),
+    }).spawn();
+    const output = run.output();
+    // Opening for writing waits for the agent's reader: its tree runs from here on.
+    const writer = await Deno.open(go, { write: true });
+    const tethers = tethersOf(run.pid);
+    writer.close();
+    assert.equal(tethers.length, 1, "the run's one tether watches its agent");
+    const done = await output;
+    const out = new TextDecoder().decode(done.stdout) + new TextDecoder().decode(done.stderr);
+    assert.equal(done.signal, null, `the run exited by itself: ${out}`);
+    assert.equal(done.code, 0, out);
+    await until(
+      "the run's tether to exit",
+      () => Promise.resolve(!processAlive(tethers[0])),
+      5_000,
+    );
+    assert.deepEqual(tethersOf(run.pid), []);
   },
 });

@@ -1,26 +1,36 @@
 /**
- * A tether between the service and one process tree it started (lib/process/tree.ts), so that
- * the tree dies with the service even when the service is killed with SIGKILL and so runs none
- * of its own code: a `service worker` or `service run` killed with `kill -9` must not leave its
+ * The tether between this process and the process trees it started (lib/process/tree.ts), so that
+ * a tree dies with the service even when the service is killed with SIGKILL and so runs none of
+ * its own code: a `service worker` or `service run` killed with `kill -9` must not leave its
  * agents running and writing into their worktrees, or reporting with their tokens.
  *
- * The tether is a small fixed `sh` (its own session, so a Ctrl-C or hangup of the terminal does
- * not reach it; no marker of the tree, so it is never one of the processes it ends) whose standard
- * input is a pipe only the service holds. It blocks reading that pipe — an event, not a poll:
+ * ONE tether per process, started with its first tree: a small fixed `sh` (its own session, so a
+ * Ctrl-C or hangup of the terminal does not reach it; no tree's marker, so it is never one of the
+ * processes it ends) whose standard input is a pipe only this process holds. It keeps the list of
+ * the trees still running, written to it as lines — `+ <pgid> <start> <marker>` when a tree
+ * starts, `- <pgid>` when its main process has exited or the service has ended it — and blocks
+ * reading: an event, not a poll. When this process exits, however it exits, the kernel closes its
+ * end of the pipe and the tether reads the end of its input:
  *
- * - {@link Tether.release}, once the tree has ended under the service's eye, writes one line and
- *   closes the pipe: the tether exits and touches nothing;
- * - when the service dies, the kernel closes its end of the pipe and the tether reads the end of
- *   its input with no line: it sends SIGTERM to the tree's process group and to every process
- *   carrying the tree's marker variable (a descendant that called `setsid`), and after a second
- *   SIGKILL to whatever of them is left (looked up again).
+ * - with no tree listed (the service ended or saw the end of each one) it exits at once and
+ *   touches nothing;
+ * - otherwise it sends SIGTERM to each listed tree's process group and to every process carrying
+ *   a listed marker variable (a descendant that called `setsid`), and after a second SIGKILL to
+ *   whatever of them is left (looked up again).
  *
- * Only `/proc` (Linux) finds the marked processes; elsewhere the group alone is ended.
+ * Why one and not one per tree: a tether per tree costs a spawn per tree and, at its release, the
+ * wait for its exit (19 ms and 80 ms under a load of 25 on two cores), and each one a release
+ * missed keeps a shell blocked on a pipe of the service. One tether costs one spawn per process,
+ * a tree costs two short writes, and there is never more than one to leak: it is `unref`ed, so it
+ * never keeps the service's event loop alive, and it ends when the service does.
  *
- * A tether costs a spawn and, at its release, the wait for its exit (under a load of 25 on two
- * cores, 19 ms and 80 ms): {@link tetherAfter} ties only trees that live past a short delay, so the
- * many short commands (git, chown, a runtime's `rm`) pay nothing, and an agent, a gate or a tunnel
- * is tied within a second of its start.
+ * A group is signalled only while it is the tree's: its leader is the tree's own process (same
+ * start time, read at spawn) or gone — a group outlives its leader only with members of its own,
+ * and its id cannot be reused while it has any. So a tree whose end the tether had not heard of
+ * yet (the service died between the reap and the `-` line) never costs another program its group.
+ *
+ * Only `/proc` (Linux) finds the marked processes and start times; elsewhere the group alone is
+ * ended. Windows has no tether: a tree there is ended only by the service itself.
  */
 import { spawnNewSession } from "./new_session.ts";
 
@@ -28,101 +38,142 @@ import { spawnNewSession } from "./new_session.ts";
 const ORPHAN_GRACE_S = 1;
 
 /**
- * The tether's program (`$1` the process group, `$2` the marker variable's name or empty). The
- * marked processes are those whose environment holds the exact entry `<marker>=1`.
+ * The tether's program (`$1` the pid of the process it serves, shown by `ps`). Each tree is kept
+ * as ` pgid:start:marker` (`-` for a start or marker not known). The marked processes are those
+ * whose environment holds the exact entry `<marker>=1`.
  */
 const TETHER_SCRIPT = [
   "trap '' INT HUP QUIT",
-  "IFS= read -r _ && exit 0",
-  'marked() { [ -n "$2" ] || return 0; grep -lsxzF -e "$2=1" /proc/[0-9]*/environ | ' +
-  'while IFS=/ read -r _ _ pid _; do echo "$pid"; done; }',
-  'kill -TERM -- "-$1" 2>/dev/null',
-  'for p in $(marked "$@"); do kill -TERM "$p" 2>/dev/null; done',
+  "trees=' '",
+  "while IFS=' ' read -r op pgid start marker; do",
+  "  case $op in",
+  '    +) trees="$trees$pgid:$start:$marker " ;;',
+  '    -) case $trees in *" $pgid:"*) keep=${trees%%" $pgid:"*}; rest=${trees#*" $pgid:"}; ' +
+  'trees="$keep ${rest#* }" ;; esac ;;',
+  "  esac",
+  "done",
+  '[ "$trees" = " " ] && exit 0',
+  // The group's leader is the tree's process, or gone (then the group, if any, is the tree's).
+  'ours() { [ "$2" = - ] && return 0; { IFS= read -r s < "/proc/$1/stat"; } 2>/dev/null || ' +
+  'return 0; t=$2; s=${s##*) }; set -- $s; [ "${20}" = "$t" ]; }',
+  "marked() { [ -d /proc ] || return 0; set --; for e in $trees; do m=${e##*:}; " +
+  '[ "$m" = - ] || set -- "$@" -e "$m=1"; done; [ $# -gt 0 ] || return 0; ' +
+  'grep -lsxzF "$@" /proc/[0-9]*/environ | while IFS=/ read -r _ _ pid _; do echo "$pid"; done; }',
+  "fire() { for e in $trees; do pgid=${e%%:*}; rest=${e#*:}; " +
+  'ours "$pgid" "${rest%%:*}" && kill -s "$1" -- "-$pgid" 2>/dev/null; done; ' +
+  'for p in $(marked); do kill -s "$1" "$p" 2>/dev/null; done; }',
+  "fire TERM",
   `sleep ${ORPHAN_GRACE_S}`,
-  'kill -KILL -- "-$1" 2>/dev/null',
-  'for p in $(marked "$@"); do kill -KILL "$p" 2>/dev/null; done',
+  "fire KILL",
   "exit 0",
 ].join("\n");
-
-/** What ties one tree to the life of this process. */
-export interface Tether {
-  /** The tether's own pid (for tests), undefined when none could be started. */
-  readonly pid: number | undefined;
-  /**
-   * The tree ended under the service's eye: let the tether go without touching anything, and
-   * resolve once it has exited. Idempotent; never throws.
-   */
-  release(): Promise<void>;
-}
 
 /** The tree a tether ends when this process dies. */
 export interface TetheredTree {
   /** Its process group (the spawned child's pid). */
   pgid: number;
+  /** Its leader's start time (lib/process/tree.ts startTicks), when it could be read. */
+  startTicks?: number;
   /** Its marker variable's name (lib/process/tree.ts), when it has one. */
   marker?: string;
 }
 
-const untethered: Tether = { pid: undefined, release: () => Promise.resolve() };
+/** What ties one tree to the life of this process. */
+export interface Tie {
+  /**
+   * The tree's main process has exited, or the service has ended the tree: the tether forgets
+   * it and will signal nothing of it. Idempotent; never throws.
+   */
+  release(): void;
+}
+
+/** The running tether and the line writer to it. */
+interface TetherProcess {
+  readonly child: Deno.ChildProcess;
+  readonly input: WritableStreamDefaultWriter<Uint8Array>;
+  alive: boolean;
+}
+
+/** Trees tied and not released, by process group: what the tether's list holds. */
+const tied = new Map<number, string>();
+let current: TetherProcess | undefined;
+const encoder = new TextEncoder();
+/** The last line written (lines are written in order): settled, all before it are in the pipe. */
+let lastWrite: Promise<void> = Promise.resolve();
 
 /**
- * Tie `tree` to the life of this process. Best effort: where no tether can start (Windows, no
- * `sh`), the tree is ended only by the service itself, as before.
+ * Start the tether program with its standard input piped (exported for tests, which write its
+ * lines themselves); throws when it cannot start.
  */
-export function tether(tree: TetheredTree): Tether {
-  if (Deno.build.os === "windows") return untethered;
+export function spawnTether(owner = Deno.pid): Deno.ChildProcess {
+  return spawnNewSession(["sh", "-c", TETHER_SCRIPT, "service-tether", String(owner)], {
+    clearEnv: true,
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+    stdin: "piped",
+    stdout: "null",
+    stderr: "null",
+  });
+}
+
+function send(to: TetherProcess, line: string): void {
+  // Queued, written in a moment (the pipe has no synchronous write here): a tree is tied once
+  // its line is in the pipe, which the tether reads even after this process is gone.
+  lastWrite = to.input.write(encoder.encode(line)).catch(() => {}); // gone: its trees are untied
+}
+
+/**
+ * This process's tether, started when there is none (or it was killed: the trees still listed
+ * are written to the new one). Undefined when none can start (no `sh`).
+ */
+function tetherProcess(): TetherProcess | undefined {
+  if (current?.alive) return current;
   let child: Deno.ChildProcess;
   try {
-    child = spawnNewSession(
-      ["sh", "-c", TETHER_SCRIPT, "service-tether", String(tree.pgid), tree.marker ?? ""],
-      {
-        clearEnv: true,
-        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-        stdin: "piped",
-        stdout: "null",
-        stderr: "null",
-      },
-    );
+    child = spawnTether();
   } catch {
-    return untethered;
+    return undefined;
   }
-  const input = child.stdin.getWriter();
-  let released: Promise<void> | undefined;
+  child.unref(); // neither it nor its pipe keeps this process alive: its exit is the signal
+  const started: TetherProcess = { child, input: child.stdin.getWriter(), alive: true };
+  child.status.then(() => started.alive = false, () => started.alive = false);
+  current = started;
+  if (tied.size > 0) send(started, [...tied.values()].join(""));
+  return started;
+}
+
+/**
+ * Tie `tree` to the life of this process until {@link Tie.release}. Best effort: where no tether
+ * can start (Windows, no `sh`), the tree is ended only by the service itself, as before.
+ */
+export function tie(tree: TetheredTree): Tie {
+  if (Deno.build.os === "windows") return { release() {} };
+  const entry = `+ ${tree.pgid} ${tree.startTicks ?? "-"} ${tree.marker ?? "-"}\n`;
+  const to = tetherProcess();
+  tied.set(tree.pgid, entry);
+  if (to) send(to, entry);
+  let released = false;
   return {
-    pid: child.pid,
     release() {
-      return released ??= (async () => {
-        await input.write(new TextEncoder().encode("released\n")).catch(() => {});
-        await input.close().catch(() => {});
-        await child.status.catch(() => {});
-      })();
+      if (released) return;
+      released = true;
+      if (tied.get(tree.pgid) !== entry) return;
+      tied.delete(tree.pgid);
+      if (current?.alive) send(current, `- ${tree.pgid}\n`);
     },
   };
 }
 
-/** How long a tree runs untethered by default: a shorter one costs nothing, a longer one is tied. */
-export const TETHER_AFTER_MS = 1000;
+/** The process groups of the trees tied and not released (for tests). */
+export function tiedGroups(): number[] {
+  return [...tied.keys()];
+}
 
-/**
- * {@link tether} `tree` once it has run `afterMs` (0: now); its release also cancels a tether not
- * made yet.
- */
-export function tetherAfter(tree: TetheredTree, afterMs = TETHER_AFTER_MS): Tether {
-  if (afterMs <= 0) return tether(tree);
-  let tied: Tether | undefined;
-  let released = false;
-  const timer = setTimeout(() => {
-    if (!released) tied = tether(tree);
-  }, afterMs);
-  Deno.unrefTimer(timer); // a pending tether never keeps the service alive
-  return {
-    get pid() {
-      return tied?.pid;
-    },
-    release() {
-      released = true;
-      clearTimeout(timer);
-      return tied?.release() ?? Promise.resolve();
-    },
-  };
+/** Resolves once every line queued so far is in the tether's pipe (for tests). */
+export function tetherWritten(): Promise<void> {
+  return lastWrite;
+}
+
+/** The pid of this process's running tether (for tests), undefined when none runs. */
+export function tetherPid(): number | undefined {
+  return current?.alive ? current.child.pid : undefined;
 }
