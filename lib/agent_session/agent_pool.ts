@@ -31,6 +31,7 @@ import { highestSessionNumber } from "./session_numbers.ts";
 import { agentInvocation } from "./invocation.ts";
 import type { RateLimitGuard } from "./rate_limit_guard.ts";
 import { AgentSession, sessionEnvironment, SessionStartError } from "./session.ts";
+import { diskFullDiagnosis, isDiskFull } from "../util/disk_full.ts";
 import { sessionPorts } from "../worktree_env/ports.ts";
 import {
   type PreparedWorktree,
@@ -306,6 +307,19 @@ export class AgentPool {
         isolation: o.isolation ? o.isolation.label : "worktree",
       };
     }
+    if (isDiskFull(err)) {
+      // The service's own step (its worktree, the agent's log, its PID file): no attempt counts.
+      const step = e instanceof SessionStartError
+        ? "preparing the agent's session"
+        : "creating its worktree";
+      const where = e instanceof SessionStartError ? e.worktree.path : o.paths.root;
+      return {
+        type: "spawn_failed",
+        taskId,
+        sessionId,
+        diagnosis: diskFullDiagnosis(step, where, err.message),
+      };
+    }
     return {
       type: "spawn_failed",
       taskId,
@@ -464,7 +478,7 @@ export class AgentPool {
       ts: Math.floor(o.clock() / 1000),
     }).catch(() => {});
     const tail = await logTail(session.logPath, 20);
-    const diagnosis = exitReason({
+    let diagnosis = exitReason({
       exitCode,
       durationMs,
       rateLimited,
@@ -483,9 +497,18 @@ export class AgentPool {
     const unreported = status2 === "CLAIMED" || status2 === "IN_PROGRESS" ||
       status2 === "ORPHANED";
     // A stopped agent's leftovers are committed when its worktree is kept for the next run.
-    const hasWork = unreported && session.endedBy !== "stop"
-      ? await o.work.commitLeftovers(taskId, diagnosis.reason)
-      : false;
+    const kept = unreported && session.endedBy !== "stop"
+      ? await o.work.keepLeftovers(taskId, diagnosis.reason)
+      : { hasWork: false };
+    const hasWork = kept.hasWork;
+    if (kept.diskFull) {
+      // The service's own step failed, not the agent: its work is uncommitted, not absent.
+      const { said, where } = kept.diskFull;
+      diagnosis = {
+        ...diskFullDiagnosis("committing the agent's work", where, said),
+        fastExit: false,
+      };
+    }
     const exitedOnItsOwn = !session.endedBy && exitCode === 0;
     // Under `recovery.land_unreported` interrupted work lands only if every signal passes on it.
     const signalsPass = hasWork && o.landUnreported && !exitedOnItsOwn && !rateLimited

@@ -12,6 +12,7 @@ import { printable } from "../util/printable.ts";
 import { permanentExit, saidOn } from "../agents/exit_diagnosis.ts";
 import { logParserFor } from "../agents/adapters/mod.ts";
 import { agentLines } from "./service_log_lines.ts";
+import { diskFullSaid } from "../util/disk_full.ts";
 
 /** How the agent ended. */
 export interface AgentEnd {
@@ -125,18 +126,24 @@ export function exitReason(end: AgentEnd): ExitDiagnosis & { fastExit: boolean }
       fastExit: end.durationMs < FAST_EXIT_WINDOW_MS,
     };
   }
+  // Its own writes failed on a full disk: its exit is its own (counted), but the reason says so.
+  const full = diskFullSaid(logTail.join("\n"));
+  const disk = full === undefined
+    ? ""
+    : `; the disk is full (${full}): free space on it, or the next attempt fails the same way`;
   if (end.durationMs < FAST_EXIT_WINDOW_MS && end.exitCode !== 0) {
     return {
       kind: "spawn_error",
-      reason:
-        `SpawnError: agent exited within 2s (exit ${end.exitCode}${killed})${quote}; read ${end.logPath}`,
+      reason: `SpawnError: agent exited within 2s (exit ${end.exitCode}${killed})${quote}; ` +
+        `read ${end.logPath}${disk}`,
       retryable: true,
       fastExit: true,
     };
   }
   return {
     kind: "agent_failed",
-    reason: `agent exited (exit ${end.exitCode}${killed}) without reporting completion${quote}`,
+    reason:
+      `agent exited (exit ${end.exitCode}${killed}) without reporting completion${quote}${disk}`,
     retryable: true,
     fastExit: false,
   };

@@ -10,7 +10,7 @@ Deno.test("exitReason() names each way an agent ends without reporting", () => {
     [
       { logTail: ["working", "Error: ENOSPC: no space left", "bye"] },
       "agent_failed",
-      /without reporting completion: Error: ENOSPC: no space left$/,
+      /without reporting completion: Error: ENOSPC: no space left; the disk is full \(Error: ENOSPC: no space left\): free space on it, or the next attempt fails the same way$/,
       true,
       false,
     ],
@@ -249,4 +249,26 @@ Deno.test("an agent that echoes its prompt is not quoted with the prompt's words
   }
   // Without the prompt known (a remote worker's report), the tail is read as before.
   assert.match(exitReason({ ...base, exitCode: 0, logTail: echoed }).reason, /PREVIOUS ATTEMPT/);
+});
+
+Deno.test("exitReason() of an agent whose own writes failed on a full disk counts its exit and says the disk is full", () => {
+  const cases: [Partial<AgentEnd>, string, RegExp][] = [
+    [
+      { logTail: ["writing build/", "cp: error writing 'build/a.o': No space left on device"] },
+      "agent_failed",
+      /^agent exited \(exit 1\) without reporting completion: .*; the disk is full \(cp: error writing 'build\/a\.o': No space left on device\): free space on it/,
+    ],
+    [
+      { durationMs: 500, logTail: ["fatal: write error: Disk quota exceeded"] },
+      "spawn_error",
+      /^SpawnError: agent exited within 2s .*; read \/x\/s\.log; the disk is full \(fatal: write error: Disk quota exceeded\)/,
+    ],
+    [{ logTail: ["Error: 3 tests failed"] }, "agent_failed", /^(?!.*disk is full).*$/],
+  ];
+  for (const [end, kind, want] of cases) {
+    const d = exitReason({ ...base, ...end });
+    assert.equal(d.kind, kind);
+    assert.equal(d.retryable, true, "its own exit: the attempt counts and may be retried");
+    assert.match(d.reason, want);
+  }
 });

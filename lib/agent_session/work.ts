@@ -27,8 +27,14 @@ export interface AgentWork {
   targetTip(): Promise<string>;
   /** Remember where `taskId`'s work is. */
   set(taskId: string, handle: WorkHandle): void;
-  /** Commit what the agent left uncommitted; whether its branch holds work beyond its base. */
-  commitLeftovers(taskId: string, reason: string): Promise<boolean>;
+  /**
+   * Commit what the agent left uncommitted; whether its branch holds work beyond its base, and
+   * what git said when a full disk failed the commit (the work then stays uncommitted).
+   */
+  keepLeftovers(
+    taskId: string,
+    reason: string,
+  ): Promise<{ hasWork: boolean; diskFull?: { said: string; where: string } }>;
   /** Whether the task has completion signals and every one passes on its work. */
   signalsPass(task: Task): Promise<boolean>;
 }

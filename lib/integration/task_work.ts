@@ -8,6 +8,7 @@ import type { TreeRunner } from "../container/tree_runner.ts";
 import { branchCheckLine, restoreDeletedBranch } from "../worktrees/lost_branch.ts";
 import { existsSync } from "node:fs";
 import { StorageFullError } from "../errors.ts";
+import { isDiskFull } from "../util/disk_full.ts";
 import { git, resolveCommit, targetRef } from "../git/git.ts";
 import { targetTip as targetTipOf } from "../git/known_commits.ts";
 import { readRow } from "../journal/event_reader.ts";
@@ -182,17 +183,29 @@ export class TaskWork implements AgentWork {
 
   /** Commit whatever the agent left; true when its branch holds work beyond its base. */
   async commitLeftovers(taskId: string, reason: string): Promise<boolean> {
+    return (await this.keepLeftovers(taskId, reason)).hasWork;
+  }
+
+  /**
+   * {@link commitLeftovers}, saying also when the commit failed on a full disk (`diskFull`: what
+   * git said, `where`: the worktree): its work is then uncommitted in the worktree, not absent.
+   */
+  async keepLeftovers(
+    taskId: string,
+    reason: string,
+  ): Promise<{ hasWork: boolean; diskFull?: { said: string; where: string } }> {
     const h = this.#handles.get(taskId);
-    if (!h) return false;
+    if (!h) return { hasWork: false };
     try {
       const { tip } = await commitPartialWork(
         h.worktree.path,
         `service: partial work of ${taskId} (${reason})`,
         { root: this.#o.paths.root, base: h.worktree.base },
       );
-      return tip !== h.worktree.base;
-    } catch {
-      return false;
+      return { hasWork: tip !== h.worktree.base };
+    } catch (e) {
+      if (!isDiskFull(e)) return { hasWork: false };
+      return { hasWork: false, diskFull: { said: (e as Error).message, where: h.worktree.path } };
     }
   }
 

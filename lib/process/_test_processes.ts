@@ -32,3 +32,15 @@ export function killProcessesWith(arg: string): void {
     } catch { /* gone meanwhile */ }
   }
 }
+
+/** The live tethers (lib/process/tether.ts) serving the process `owner`: their argv names it. */
+export function tethersOf(owner: number): number[] {
+  return processesWith("service-tether").filter((pid) => {
+    try {
+      const argv = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
+      return argv[argv.indexOf("service-tether") + 1] === String(owner);
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+}

@@ -6,6 +6,7 @@
  */
 import { spawnNewSession } from "./new_session.ts";
 import { endTree, inheritedTreeMarkers, newTreeMarker, outputPipes, startTicks } from "./tree.ts";
+import { tie } from "./tether.ts";
 
 /** Where and with what environment a program starts. */
 export interface LaunchOptions {
@@ -49,7 +50,11 @@ export interface Launcher {
 /**
  * A host process in its own session and process group (new_session.ts), carrying a fresh tree marker
  * variable, so that its group, a descendant that called `setsid` and a holder of its output all
- * end with it (lib/process/tree.ts). Windows has no groups: only the program itself is killed.
+ * end with it (lib/process/tree.ts), and tied to this process's tether (./tether.ts): killed with
+ * SIGKILL, the service leaves none of its trees running. The tie is let go once the program has
+ * exited (what it left is then {@link Launched.end}'s to end, as spawn.ts does) or the service has
+ * ended it, so no tree the service saw end is ever signalled again. Windows has no groups: only
+ * the program itself is killed.
  */
 export const hostLauncher: Launcher = {
   launch(argv, options) {
@@ -69,12 +74,19 @@ export const hostLauncher: Launcher = {
       pipes: outputPipes(child.pid),
       startTicks: startTicks(child.pid),
     };
+    const tied = tie(tree);
+    // Its exit is seen by whoever launched it or not (a caller may never call `end`): from then
+    // on its group id may be freed and reused, so the tether must forget it.
+    child.status.then(() => tied.release(), () => tied.release());
     return {
       child,
-      end: (graceMs, withPipes) =>
-        Deno.build.os === "windows"
-          ? Promise.resolve(killChild(child))
-          : endTree(tree, { graceMs, withPipes }),
+      end: async (graceMs, withPipes) => {
+        const killed = Deno.build.os === "windows"
+          ? killChild(child)
+          : await endTree(tree, { graceMs, withPipes });
+        tied.release(); // the tree is over: nothing is left for the tether to end
+        return killed;
+      },
     };
   },
 };

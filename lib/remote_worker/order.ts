@@ -27,6 +27,7 @@ import { type TaskClient, TaskStoreUnavailable } from "../tasks/client.ts";
 import { fetchBase, fetchSessionBranch, pushSessionBranch } from "../workers/remote_refs.ts";
 import { dropTreeRecord } from "../worktrees/trees.ts";
 import { WorktreeSetupError } from "../worktree_env/environments.ts";
+import { isDiskFull } from "../util/disk_full.ts";
 import { MAX_REPORT_LOG_BYTES, type ReportBody, type WorkOrder } from "../workers/protocol.ts";
 
 /** SIGTERM to SIGKILL grace of an agent a drain ends: the pod's own grace is short. */
@@ -161,6 +162,8 @@ export async function runOrder(c: OrderContext, r: Running): Promise<void> {
     if (e instanceof SessionStartError && !(err instanceof WorktreeSetupError)) {
       startFailure ??= err.message;
     }
+    // A full disk here (cutting the worktree, the agent's log) is this machine's, not the task's.
+    if (isDiskFull(err)) startFailure ??= `the disk is full on worker ${c.name}: ${err.message}`;
     c.log(`${task.id}: agent ${order.session_id} did not start: ${err.message}`);
     await writeLog(c, order, `service worker ${c.name}: the agent did not start: ${err.message}\n`);
   }

@@ -186,7 +186,8 @@ export class FakeKubernetes {
     if (!run?.child) throw new Error(`pod ${name} has no running container`);
     run.killedAs = { exitCode: 137, reason };
     // A container's kill ends every process in it, also those in a session or group of their own
-    // (an agent the worker started): the pod's whole process tree, not only its group.
+    // (an agent the worker started, the worker's tether: lib/process/tether.ts): the pod's whole
+    // process tree, not only its group.
     // The tree is frozen first, as a cgroup kill does: a worker still running between the look at
     // /proc and the kill could start its agent (own session) after the look, and that agent would
     // outlive the pod holding its output pipes. Stopped processes start nothing, so the look is

@@ -1585,3 +1585,65 @@ Deno.test("decide(): an agent that exits 0 without a report and left no changes 
   );
   assert.ok(!requeueOf(timedOut).reason.includes("changed nothing"));
 });
+
+Deno.test("decide(): a full disk in the service's own step counts no attempt: the task keeps its work, the reason is journaled, the run stops and its other agents are ended", () => {
+  const full: ExitDiagnosis = {
+    kind: "disk_full",
+    reason: "the disk is full: committing the agent's work failed in /w (Out of diskspace); " +
+      "no attempt counted",
+    retryable: true,
+  };
+  const two = running(
+    running(
+      state([
+        task("t1", { status: "IN_PROGRESS", attempts: 2 }),
+        task("t2", { status: "IN_PROGRESS", attempts: 0 }),
+      ]),
+      "t1",
+    ),
+    "t2",
+  );
+  const exitedStep = decide(two, exited("t1", { exitCode: 0, diagnosis: full }));
+  assert.deepEqual(summary(exitedStep), [
+    "journal agent_exited",
+    "store orphan",
+    "keep t1",
+    "journal task_retried",
+    "terminate t2",
+  ]);
+  assert.deepEqual(journaled(exitedStep, "task_retried"), [{ task_id: "t1", reason: full.reason }]);
+  assert.equal(journaled(exitedStep, "task_verification_failed").length, 0, "no failed attempt");
+  assert.equal(storeChange(exitedStep, "requeue"), undefined, "nothing counted");
+  assert.equal(exitedStep.state.stopping, true);
+  assert.ok(logs(exitedStep).some((l) => l.includes("the disk is full")));
+
+  const startStep = decide(
+    { ...state([task("t1", { status: "CLAIMED", attempts: 2 })]), starting: new Set(["t1"]) },
+    { type: "spawn_failed", taskId: "t1", sessionId: "s", diagnosis: full },
+  );
+  assert.deepEqual(summary(startStep), ["store orphan", "reap t1", "journal task_retried"]);
+  assert.equal(startStep.state.stopping, true);
+  assert.equal(storeChange(startStep, "give_up"), undefined, "never FAILED by a full disk");
+});
+
+Deno.test("decide(): a task a full disk stopped is resumed by the next run as interrupted by it, counting no attempt", () => {
+  const left = state([task("t1", {
+    status: "ORPHANED",
+    attempts: 1,
+    summary: "the disk is full: committing the agent's work failed in /w (Out of diskspace); …",
+  })]);
+  const step = decide(left, {
+    type: "recovered",
+    taskId: "t1",
+    sessionId: "s-1",
+    hasWorktree: true,
+    hasWork: true,
+  });
+  assert.deepEqual(summary(step), ["reap t1", "store requeue", "journal task_retried"]);
+  const requeue = requeueOf(step);
+  assert.equal(requeue.countAttempt, false);
+  assert.match(
+    requeue.reason,
+    /^its attempt was interrupted by a full disk; a new attempt continues from its kept work \(no attempt counted\)$/,
+  );
+});

@@ -13,6 +13,8 @@ import type { CoreEvent } from "./protocol.ts";
 import { drainedReason } from "./on_worker.ts";
 import { attemptFailed, type Out, recordCancel, recordClaim, startLanding } from "./outcomes.ts";
 import type { Draft, SessionView, TaskView } from "./state.ts";
+import { onStop } from "./on_stop.ts";
+import { DISK_FULL, DISK_FULL_SAID } from "../../util/disk_full.ts";
 
 type Exited = Extract<CoreEvent, { type: "agent_exited" }>;
 
@@ -107,6 +109,7 @@ function agentEndedWithoutReport(
     const reason = stopped ? RUN_STOPPED : e.diagnosis.reason;
     out.push({ kind: "store", change: { op: "orphan", taskId: task.id, reason } });
   }
+  if (e.diagnosis.kind === DISK_FULL) return diskFull(d, out, task, e.diagnosis.reason, "keep");
   if (stopped) {
     out.push({ kind: "keep", taskId: task.id, reason: "run stopped" });
     // The card leaves running (its agent is gone) for queued: the next `service run` resumes it.
@@ -216,6 +219,27 @@ function remoteInterrupted(
   out.log(task.id, reason);
 }
 
+/**
+ * A step of the service's own failed on a full disk (lib/util/disk_full.ts): the machine's
+ * problem, not the task's. No attempt is counted; the task, ORPHANED with the reason, keeps its
+ * worktree (`keep`: what the agent left; `reap`: a start that got nowhere) and the run stops, so
+ * that no other task uses up its attempts on the same disk. `service run` resumes it once there
+ * is space again. (The store's changes may fail on that disk too: the next run then finds the task
+ * claimed, and recovers it the same way, with no attempt counted.)
+ */
+function diskFull(
+  d: Draft,
+  out: Out,
+  task: TaskView,
+  reason: string,
+  worktree: "keep" | "reap",
+): void {
+  out.push({ kind: worktree, taskId: task.id, reason: "the disk is full" });
+  out.journal(ev.taskRetried({ task_id: task.id, reason }));
+  out.log(task.id, reason);
+  onStop(d, out, { type: "stop" });
+}
+
 type SpawnFailed = Extract<CoreEvent, { type: "spawn_failed" }>;
 
 /**
@@ -249,6 +273,7 @@ export function onSpawnFailed(d: Draft, out: Out, e: SpawnFailed): void {
     kind: "store",
     change: { op: "orphan", taskId: task.id, reason: e.diagnosis.reason },
   });
+  if (e.diagnosis.kind === DISK_FULL) return diskFull(d, out, task, e.diagnosis.reason, "reap");
   out.push({ kind: "reap", taskId: task.id, reason: "the agent did not start" });
   attemptFailed(d, out, { ...task, status: "ORPHANED" }, {
     signals: [{ kind: e.diagnosis.kind, detail: e.diagnosis.reason }],
@@ -276,8 +301,12 @@ export function onRecovered(d: Draft, out: Out, e: Recovered): void {
   if (task.status !== "ORPHANED") {
     out.push({ kind: "store", change: { op: "orphan", taskId: task.id, reason: LOST_REASON } });
   }
-  const why = task.status === "ORPHANED" && task.summary === RUN_STOPPED
+  const why = task.status !== "ORPHANED"
+    ? LOST_REASON
+    : task.summary === RUN_STOPPED
     ? "its agent was stopped with the run"
+    : task.summary?.startsWith(DISK_FULL_SAID)
+    ? "its attempt was interrupted by a full disk"
     : LOST_REASON;
   if (e.hasWork && d.settings.landUnreported && e.signalsPass) {
     out.push({ kind: "store", change: { op: "recover_done", taskId: task.id } });
