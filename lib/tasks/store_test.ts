@@ -94,18 +94,7 @@ Deno.test("TaskStore.joinRun(reclaim): a reopened ticket's task, back to OPEN af
   const root = await Deno.makeTempDir();
   try {
     const store = await TaskStore.open(workspacePaths(root), { warn: () => {} });
-    const input = {
-      title: "T",
-      role: "qa",
-      priority: 2,
-      scope: "medium" as const,
-      complexity: "medium" as const,
-      depends_on: [],
-      owned_files: [],
-      completion_signals: [],
-      batch_eligible: false,
-    };
-    await store.create([{ ...input, id: "ticket" }, { ...input, id: "busy" }]);
+    await store.create([{ ...INPUT, id: "ticket" }, { ...INPUT, id: "busy" }]);
     await store.joinRun("ticket", "run-1");
     await store.joinRun("busy", "run-1");
     await store.cancel("ticket", "ticket o/r#1 was closed in tracker_b");
@@ -299,18 +288,7 @@ Deno.test("TaskStore.sweepOrphans(): a task whose move cannot be written is trie
       heartbeatTimeoutS: 45,
       clock: () => now,
     });
-    await store.create([{
-      id: "h",
-      title: "H",
-      role: "qa",
-      priority: 2,
-      scope: "medium",
-      complexity: "medium",
-      depends_on: [],
-      owned_files: [],
-      completion_signals: [],
-      batch_eligible: false,
-    }]);
+    await store.create([{ ...INPUT, id: "h" }]);
     await store.claim("h", "s1");
     // Its spec's place is taken by a directory: writing the ORPHANED spec fails.
     const spec = `${root}/.sdd/backlog/claimed/h.yaml`;
