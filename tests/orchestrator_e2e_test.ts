@@ -153,7 +153,16 @@ Deno.test("run: two agents editing the same file — the second conflicts, a reb
       {
         id: "right",
         script: [
-          ["first_attempt", [["write", "shared.txt", "right\n"], ["sleep", 300], ["report"]]],
+          // Its first attempt reports once left has landed (left's file is in the checkout), so
+          // it is the one that conflicts whatever the load (a fixed sleep let it land first).
+          ["first_attempt", [
+            ["write", "shared.txt", "right\n"],
+            [
+              "run",
+              `for i in $(seq 600); do [ -f '${dir.path}/shared.txt' ] && break; sleep 0.05; done`,
+            ],
+            ["report"],
+          ]],
           ["retry", [
             ["require_prompt", "conflicted in shared.txt"],
             ["require_prompt", "+left"],

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { CLI, cli, sh, workspace } from "./_e2e.ts";
 import { tempDir } from "./helpers.ts";
+import { tethersOf } from "../lib/process/_test_processes.ts";
 
 const RUN_LIMIT_MS = 120_000;
 
@@ -54,7 +55,11 @@ async function doctorCheck(root: string, name: string) {
 
 /**
  * A run of one step whose agent writes `work.txt` and then sleeps, killed with SIGKILL once the
- * write is there: its session and how the run's process ended.
+ * write is there, its agent left running: its session and how the run's process ended. A run's
+ * tether ends its agents when it dies (lib/process/tether.ts), so the tether goes first — an agent
+ * outliving its run is what remains where none can run (no `sh`) or it was killed, and what these
+ * paths are for. The run is stopped (SIGSTOP) meanwhile: a git call it started after the tether's
+ * end would start a new one, told of the agent.
  */
 async function killedWhileItWorks(root: string) {
   await workspace(root, [{
@@ -73,6 +78,9 @@ async function killedWhileItWorks(root: string) {
     }
     return session !== "";
   });
+  run.kill("SIGSTOP");
+  for (const tether of tethersOf(run.pid)) Deno.kill(tether, "SIGKILL");
+  await until("the run's tether to end", () => Promise.resolve(tethersOf(run.pid).length === 0));
   run.kill("SIGKILL");
   const { signal } = await done;
   return { session, signal };
