@@ -121,7 +121,7 @@ Deno.test({
       binary: "deno",
     }).catch((e) => e);
     assert.ok(err instanceof ContainerError, String(err));
-    assert.equal(err.kind, "image_missing");
+    assert.equal(err.kind, "image_missing", err.message);
     assert.ok(!(await rt.calls()).includes("start run"));
   },
 });

@@ -377,15 +377,15 @@ Deno.test("a worker restarted after kill -9 hands its dead process's session bac
     const session = /a: agent (\S+) starting/.exec(
       first.lines.find((l) => /starting/.test(l))!,
     )![1];
-    await until("its PID file", async () => {
-      try {
-        await Deno.stat(join(clone, ".sdd/runtime/pids", `${session}.json`));
-        return true;
-      } catch {
-        return false;
-      }
-    });
-    await first.kill(); // the machine's worker dies; its agent is left running
+    // Its PID file and its agent's work in the worktree: the work the restarted worker pushes.
+    const there = (p: string) => Deno.stat(p).then(() => true, () => false);
+    await until(
+      "its PID file and its agent's write",
+      async () =>
+        await there(join(clone, ".sdd/runtime/pids", `${session}.json`)) &&
+        await there(join(clone, ".sdd/worktrees", session, "a.txt")),
+    );
+    await first.kill(); // the machine's worker dies, and its agent with it (its tether)
     const killedAt = Date.now();
     await using again = startWorker(clone, server.url, "w1");
     await again.saw(/worker w1: handed back session .* of a \(its work pushed at [0-9a-f]{12}\)/);
