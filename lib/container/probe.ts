@@ -190,39 +190,26 @@ async function trialRun(
     `for c in ${commands.map((c) => `'${c.replaceAll("'", "'\\''")}'`).join(" ")}; do ` +
     'p=$(command -v "$c" 2>/dev/null) && echo "have $c=$p" || echo "missing $c"; done',
   ].join("\n");
-  const args = (name: string) =>
-    runArgs({
-      runtime: rt.name,
-      name,
-      labels: { "io.service.probe": "1" },
-      image: iso.image.ref,
-      workdir: "/",
-      mounts: [],
-      envNames: [],
-      envValues: {},
-      user: iso.user,
-      memoryMb: settings.memoryMb,
-      cpuCores: settings.cpuCores,
-      network: "none",
-      addHosts: [],
-      lowPorts: false,
-      relabel: false,
-      argv: ["sh", "-c", script],
-    }).filter((a) => a !== "--interactive");
-  const trial = () =>
-    runtimeCall(rt.bin, args(`service-probe-${crypto.randomUUID().slice(0, 12)}`), {
-      env: runtimeEnvironment(env),
-      timeoutMs: 120_000,
-    });
-  const failed = (r: { code: number; stdout: string }) => r.code !== 0 && !/^uid=/m.test(r.stdout);
-  let r = await trial();
-  // A trial that failed for no reason of the image's or its limits' is tried once more before
-  // the run is refused: a runtime busy with other containers fails a start now and then (seen
-  // under load: a container that "did not start" once and ran the next time).
-  if (failed(r) && !r.timedOut && !LIMIT_WORDS.test(r.stderr) && !lacksShell(r.stderr)) {
-    r = await trial();
-  }
-  if (failed(r)) {
+  const args = runArgs({
+    runtime: rt.name,
+    name: `service-probe-${crypto.randomUUID().slice(0, 12)}`,
+    labels: { "io.service.probe": "1" },
+    image: iso.image.ref,
+    workdir: "/",
+    mounts: [],
+    envNames: [],
+    envValues: {},
+    user: iso.user,
+    memoryMb: settings.memoryMb,
+    cpuCores: settings.cpuCores,
+    network: "none",
+    addHosts: [],
+    lowPorts: false,
+    relabel: false,
+    argv: ["sh", "-c", script],
+  }).filter((a) => a !== "--interactive");
+  const r = await runtimeCall(rt.bin, args, { env: runtimeEnvironment(env), timeoutMs: 120_000 });
+  if (r.code !== 0 && !/^uid=/m.test(r.stdout)) {
     const line = callError(r);
     const limits = [
       settings.memoryMb === undefined ? "" : `memory_mb: ${settings.memoryMb}`,
