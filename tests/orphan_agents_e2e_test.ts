@@ -12,7 +12,12 @@ import { runPlan } from "../lib/runner/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import { CLI, rowsOf, sh, until, workspace } from "./_e2e.ts";
-import { killProcessesWith, tethersOf } from "../lib/process/_test_processes.ts";
+import {
+  killProcessesWith,
+  mkfifo,
+  settlesWithin,
+  tethersOf,
+} from "../lib/process/_test_processes.ts";
 import { processAlive } from "../lib/util/process_alive.ts";
 import {
   serveForWorkers,
@@ -47,21 +52,8 @@ async function ranAWhile(ticks: string): Promise<boolean> {
 }
 
 /** Resolves true when every writer of the FIFO opened as `reader` is gone, false after `ms`. */
-async function writersGone(reader: Deno.FsFile, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      new Response(reader.readable).text().then(() => true),
-      new Promise<false>((r) => timer = setTimeout(() => r(false), ms)),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function mkfifo(path: string): Promise<void> {
-  const out = await new Deno.Command("mkfifo", { args: [path] }).output();
-  assert.equal(out.code, 0, `mkfifo ${path}`);
+function writersGone(reader: Deno.FsFile, ms: number): Promise<boolean> {
+  return settlesWithin(new Response(reader.readable).text(), ms);
 }
 
 /** The agent's environment as it kept it. */

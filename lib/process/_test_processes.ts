@@ -44,3 +44,22 @@ export function tethersOf(owner: number): number[] {
     }
   });
 }
+
+/** Make a named pipe at `path` (a test's event: its writers and readers wait on each other). */
+export async function mkfifo(path: string): Promise<void> {
+  const out = await new Deno.Command("mkfifo", { args: [path] }).output();
+  if (out.code !== 0) throw new Error(`mkfifo ${path}: exit ${out.code}`);
+}
+
+/** Whether `promise` settles within `ms` (its timer cleared either way). */
+export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise.then(() => true, () => true),
+      new Promise<false>((r) => timer = setTimeout(() => r(false), ms)),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -5,7 +5,14 @@ import { spawnNewSession } from "./new_session.ts";
 import { startTicks } from "./tree.ts";
 import { spawnTether, tetherPid, tiedGroups } from "./tether.ts";
 import { processAlive } from "../util/process_alive.ts";
-import { killProcessesWith, processesWith, tethersOf, uniqueSleep } from "./_test_processes.ts";
+import {
+  killProcessesWith,
+  mkfifo,
+  processesWith,
+  settlesWithin,
+  tethersOf,
+  uniqueSleep,
+} from "./_test_processes.ts";
 
 const linux = Deno.build.os === "linux";
 const launcherUrl = new URL("./launcher.ts", import.meta.url).href;
@@ -70,20 +77,7 @@ async function goneWithin(pid: number, ms: number): Promise<boolean> {
 
 /** Whether `child` is still running `ms` after it was asked (it is this process's child). */
 async function stillRunning(child: Deno.ChildProcess, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      child.status.then(() => false),
-      new Promise<true>((r) => timer = setTimeout(() => r(true), ms)),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function mkfifo(path: string): Promise<void> {
-  const out = await new Deno.Command("mkfifo", { args: [path] }).output();
-  assert.equal(out.code, 0, `mkfifo ${path}`);
+  return !(await settlesWithin(child.status, ms));
 }
 
 Deno.test({
