@@ -155,9 +155,14 @@ export async function cli(root: string, ...args: string[]) {
  * ask every request of its own for that token (401).
  */
 export async function cliAs(token: string | undefined, root: string, ...args: string[]) {
+  return await cliWith(token ? { SERVICE_TOKEN: token } : {}, root, ...args);
+}
+
+/** The CLI with `env` added to its own environment (not this process's: see {@link withEnv}). */
+export async function cliWith(env: Record<string, string>, root: string, ...args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI, "--root", root, ...args],
-    env: { NO_COLOR: "1", RUST_BACKTRACE: "0", ...(token ? { SERVICE_TOKEN: token } : {}) },
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0", ...env },
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -165,7 +170,22 @@ export async function cliAs(token: string | undefined, root: string, ...args: st
   return { code: out.code, out: text };
 }
 
-/** Set environment variables until disposed. */
+/**
+ * This process's environment plus `vars`, for one run (`runPlan({ env: runEnv({…}) })`): how a
+ * test shortens `SERVICE_AGENT_TIMEOUT_S`, points at a kubeconfig or a fake runtime, without
+ * changing what every other test module of the process reads.
+ */
+export function runEnv(vars: Record<string, string>): Record<string, string> {
+  return { ...Deno.env.toObject(), ...vars };
+}
+
+/**
+ * Set environment variables until disposed — in the one environment every test module of the
+ * process shares (`deno test --parallel` runs them on threads of one process). Only for names
+ * that belong to the calling test alone (a token variable its own service.yaml names); never a
+ * variable the service, git, a container runtime or an agent reads (tests/process_env_test.ts
+ * checks): use {@link runEnv} or {@link cliWith} for those.
+ */
 export function withEnv(vars: Record<string, string>): Disposable {
   const before = Object.fromEntries(Object.keys(vars).map((k) => [k, Deno.env.get(k)]));
   for (const [k, v] of Object.entries(vars)) Deno.env.set(k, v);

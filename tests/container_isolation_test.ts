@@ -14,7 +14,7 @@ import { SERVER_APP } from "../routes/_app.ts";
 import { ContainerError } from "../lib/container/errors.ts";
 import { LABELS, workspaceLabel } from "../lib/container/session.ts";
 import { runtimeCall } from "../lib/container/runtime.ts";
-import { CLI, journalOf, planYaml, sh, type Step, until, withEnv } from "./_e2e.ts";
+import { CLI, journalOf, planYaml, runEnv, sh, type Step, until } from "./_e2e.ts";
 import { tempDir } from "./helpers.ts";
 import { IMAGE_AGENT, skipping, testImage } from "./_container_image.ts";
 import { ServiceConfigSchema } from "../lib/config/schema.ts";
@@ -320,8 +320,8 @@ Deno.test({
     for (const [kind, isolated, env, message] of cases) {
       await using dir = await tempDir();
       await containerWorkspace(dir.path, [{ id: "t", script: [["report"]] }], isolated);
-      using _env = withEnv(env);
-      const err = await runPlan({ root: dir.path, ...quiet }).then(
+      // (the runtime is found on this run's PATH, its configuration in CONTAINERS_CONF)
+      const err = await runPlan({ root: dir.path, ...quiet, env: runEnv(env) }).then(
         () => assert.fail(`${kind}: the run must not start`),
         (e) => e,
       );
@@ -341,7 +341,7 @@ Deno.test({
   ignore,
   async fn() {
     await using dir = await tempDir();
-    using _env = withEnv({ SERVICE_AGENT_TIMEOUT_S: "3", SERVICE_KILL_GRACE_S: "1" });
+    const env = runEnv({ SERVICE_AGENT_TIMEOUT_S: "3", SERVICE_KILL_GRACE_S: "1" });
     await containerWorkspace(dir.path, [{
       id: "stuck",
       script: [
@@ -350,7 +350,7 @@ Deno.test({
         ["report", "finished the kept work"],
       ],
     }]);
-    const result = await runPlan({ root: dir.path, ...quiet });
+    const result = await runPlan({ root: dir.path, ...quiet, env });
     assert.equal(result.status, "completed", result.problems.join("; "));
     assert.equal(await Deno.readTextFile(join(dir.path, "wip.txt")), "kept\n");
     const rows = (await journalOf(dir.path, result.runId)).rows.map((r) => r.row);
@@ -480,13 +480,13 @@ Deno.test({
   ignore,
   async fn() {
     await using dir = await tempDir();
-    using _env = withEnv({ SERVICE_KILL_GRACE_S: "1" });
+    const env = runEnv({ SERVICE_KILL_GRACE_S: "1" });
     await containerWorkspace(dir.path, [{
       id: "forever",
       script: [["write", "wip.txt", "kept\n"], ["print", "working"], ["hang"]],
     }]);
     const stop = new AbortController();
-    const running = runPlan({ root: dir.path, ...quiet, signal: stop.signal });
+    const running = runPlan({ root: dir.path, ...quiet, env, signal: stop.signal });
     await until(
       "the agent's container runs",
       async () => (await containersOf(dir.path)).length > 0,

@@ -15,7 +15,7 @@ import { runPlan } from "../lib/runner/run.ts";
 import { startServer } from "../lib/server/serve.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
-import { CLI, rowsOf, until, withEnv } from "./_e2e.ts";
+import { CLI, rowsOf, runEnv, until, withEnv } from "./_e2e.ts";
 import { sharedRemote } from "./_workers.ts";
 import { FakeKubernetes } from "./fakes/kubernetes_api.ts";
 import { schemaErrors } from "./fakes/kube_validate.ts";
@@ -206,10 +206,11 @@ Deno.test({
       // Cancelled while its pod runs it.
       { id: "x", script: [["sleep", 60_000], ["report", "never"]] },
     ], 2);
-    using _env = withEnv({ KUBECONFIG: c.kubeconfig });
+    const env = runEnv({ KUBECONFIG: c.kubeconfig });
     const lines: string[] = [];
     const running = boundedRun({
       root: c.root,
+      env,
       server: c.server,
       app: SERVER_APP,
       out: (l) => lines.push(l),
@@ -293,13 +294,14 @@ Deno.test({
       { id: "p", script: [["write", "p.txt", "p\n"], ["report", "p done"]] },
       { id: "q", script: [["write", "q.txt", "q\n"], ["report", "q done"]] },
     ], 4);
-    using _env = withEnv({ KUBECONFIG: c.kubeconfig });
+    const env = runEnv({ KUBECONFIG: c.kubeconfig });
     const fake = c.fake;
     fake.holdAll(true); // the image "pulls" slowly: the pods do not start yet
     const stop = new AbortController();
     const lines: string[] = [];
     const first = boundedRun({
       root: c.root,
+      env,
       server: c.server,
       app: SERVER_APP,
       signal: stop.signal,
@@ -313,6 +315,7 @@ Deno.test({
     // A new process resumes the run; the pods start and claim with the tickets of the first one.
     const second = boundedRun({
       root: c.root,
+      env,
       server: c.server,
       app: SERVER_APP,
       out: (l) => lines.push(l),

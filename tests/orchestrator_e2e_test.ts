@@ -15,9 +15,9 @@ import {
   journalOf,
   openRunPage,
   projectionAgreed,
+  runEnv,
   serveBoard,
   sh,
-  withEnv,
   workspace,
 } from "./_e2e.ts";
 import { tempDir } from "./helpers.ts";
@@ -105,7 +105,7 @@ Deno.test("run: an agent that exits without reporting leaves an orphan whose par
 
 Deno.test("run: an agent hanging past its timeout gets SIGTERM then SIGKILL (whole tree); exit 124, its work is kept and the next attempt continues it", async () => {
   await using dir = await tempDir();
-  using _env = withEnv({ SERVICE_AGENT_TIMEOUT_S: "2", SERVICE_KILL_GRACE_S: "1" });
+  const env = runEnv({ SERVICE_AGENT_TIMEOUT_S: "2", SERVICE_KILL_GRACE_S: "1" });
   const marker = `hang-marker-${crypto.randomUUID().slice(0, 8)}`;
   await workspace(dir.path, [{
     name: "s",
@@ -119,7 +119,7 @@ Deno.test("run: an agent hanging past its timeout gets SIGTERM then SIGKILL (who
     }],
   }]);
   const started = Date.now();
-  const result = await runPlan({ root: dir.path, ...quiet });
+  const result = await runPlan({ root: dir.path, ...quiet, env });
   assert.equal(result.status, "completed", result.problems.join("; "));
   assert.ok(Date.now() - started < 30_000);
   const rows = (await journalOf(dir.path, result.runId)).rows.map((r) => r.row);
@@ -205,7 +205,7 @@ Deno.test("run: two agents editing the same file — the second conflicts, a reb
 
 Deno.test("run: a rate-limit line blocks spawns for the cooldown, is not a task failure, and the task resumes", async () => {
   await using dir = await tempDir();
-  using _env = withEnv({ SERVICE_RATE_LIMIT_COOLDOWN_S: "2" });
+  const env = runEnv({ SERVICE_RATE_LIMIT_COOLDOWN_S: "2" });
   const flag = join(dir.path, "..", `${crypto.randomUUID()}.flag`);
   await workspace(dir.path, [{
     name: "s",
@@ -222,7 +222,7 @@ Deno.test("run: a rate-limit line blocks spawns for the cooldown, is not a task 
     }],
   }]);
   try {
-    const result = await runPlan({ root: dir.path, ...quiet });
+    const result = await runPlan({ root: dir.path, ...quiet, env });
     assert.equal(result.status, "completed", result.problems.join("; "));
     const rows = (await journalOf(dir.path, result.runId)).rows;
     const limited = rows.find((r) => r.row.type === "rate_limited")!;

@@ -14,17 +14,17 @@ import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
 import {
   browserPage,
-  cli,
+  cliWith,
   columnsOf,
   openRunPage,
   pageColumn,
   planYaml,
   projectionAgreed,
   rowsOf,
+  runEnv,
   serveBoard,
   sh,
   until,
-  withEnv,
   workspace,
 } from "./_e2e.ts";
 
@@ -246,7 +246,7 @@ Deno.test("an operator's completion of waiting tasks survives a stop and a resta
 
 Deno.test("recovery.land_unreported lands interrupted work only when every completion signal passes, marked 'landed without a report'; an exit 0 without a report stays a completion candidate", async () => {
   await using dir = await tempDir();
-  using _env = withEnv({ SERVICE_AGENT_TIMEOUT_S: "3", SERVICE_KILL_GRACE_S: "1" });
+  const env = runEnv({ SERVICE_AGENT_TIMEOUT_S: "3", SERVICE_KILL_GRACE_S: "1" });
   await workspace(
     dir.path,
     [{
@@ -275,7 +275,7 @@ Deno.test("recovery.land_unreported lands interrupted work only when every compl
     "recovery:\n  land_unreported: true\n",
   );
   const lines: string[] = [];
-  const result = await runPlan({ root: dir.path, ...quiet, out: (l) => lines.push(l) });
+  const result = await runPlan({ root: dir.path, ...quiet, env, out: (l) => lines.push(l) });
   const terminal = lines.join("\n");
   assert.equal(result.status, "completed", terminal);
   assert.match(terminal, /good: merged as \w+ \(landed without a report\)/);
@@ -321,21 +321,21 @@ Deno.test("service run --detach resumes a stopped run and says it resumed; the f
   await using dir = await tempDir();
   await using outside = await tempDir();
   const { mark, go } = await oneResumableTask(dir.path, outside.path);
-  using _env = withEnv({ SERVICE_KILL_GRACE_S: "1" });
-  const started = await cli(dir.path, "run", "--detach", "--port", "0");
+  const grace = { SERVICE_KILL_GRACE_S: "1" };
+  const started = await cliWith(grace, dir.path, "run", "--detach", "--port", "0");
   assert.equal(started.code, 0, started.out);
   assert.match(started.out, /run \S+ started in the background/);
   await until("the first agent", () => exists(`${mark}.1`));
-  const stop = await cli(dir.path, "stop");
+  const stop = await cliWith(grace, dir.path, "stop");
   assert.equal(stop.code, 0, stop.out);
-  const resumed = await cli(dir.path, "run", "--detach", "--port", "0");
+  const resumed = await cliWith(grace, dir.path, "run", "--detach", "--port", "0");
   assert.equal(resumed.code, 0, resumed.out);
   assert.match(resumed.out, /run \S+ resumed in the background/);
   await until("the resumed agent", () => exists(`${mark}.2`));
-  assert.equal((await cli(dir.path, "stop")).code, 0);
+  assert.equal((await cliWith(grace, dir.path, "stop")).code, 0);
 
   await Deno.writeTextFile(`${go}.3`, "");
-  const last = await cli(dir.path, "run", "--port", "0");
+  const last = await cliWith(grace, dir.path, "run", "--port", "0");
   assert.equal(last.code, 0, last.out);
   assert.equal(last.out.match(/completed: every task landed/g)?.length, 1, last.out);
   const summaries = last.out.split("\n").filter((l) => /^run \S+ · \d+s · /.test(l));

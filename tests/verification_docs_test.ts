@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { auditPaths } from "../lib/audit/store.ts";
 import { appendEvents } from "../lib/journal/journal_file.ts";
 import * as ev from "../lib/journal/events.ts";
 import { bundlePath } from "../lib/verification/seal.ts";
@@ -62,18 +63,20 @@ Deno.test("docs/verification.md: the Python bundle check uses SERVICE_AUDIT_KEY 
   const paths = workspacePaths(dir.path);
   await Deno.mkdir(join(paths.runs, "r1"), { recursive: true });
   await appendEvents(journalPath(paths, "r1"), [ev.runStarted({ run_id: "r1" })]);
+  // The service signs with the key it reads; this process's environment is every test module's,
+  // so the key is handed to the service as its file, then the file is changed: the script
+  // verifies only if it takes SERVICE_AUDIT_KEY over the file, as the service would.
   const key = "a-key-from-the-environment";
-  Deno.env.set("SERVICE_AUDIT_KEY", key);
-  try {
-    await sealSample(paths, {
-      runId: "r1",
-      taskId: "t1",
-      checks: [passedCheck("quality_gate", "lint", "lint")],
-      producers: [producerRun("tests", "ok\n"), producerRun("coverage", "91%\n")],
-    });
-  } finally {
-    Deno.env.delete("SERVICE_AUDIT_KEY");
-  }
+  const audit = auditPaths(paths.audit);
+  await Deno.mkdir(paths.audit, { recursive: true });
+  await Deno.writeTextFile(audit.keyFile, `${key}\n`, { mode: 0o600 });
+  await sealSample(paths, {
+    runId: "r1",
+    taskId: "t1",
+    checks: [passedCheck("quality_gate", "lint", "lint")],
+    producers: [producerRun("tests", "ok\n"), producerRun("coverage", "91%\n")],
+  });
+  await Deno.writeTextFile(audit.keyFile, "not-the-key-that-signed\n");
   const file = join(dir.path, "check_bundle.py");
   await Deno.writeTextFile(file, script);
   const out = await new Deno.Command("python3", {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { runPlan } from "../lib/runner/run.ts";
 import { SERVER_APP } from "../routes/_app.ts";
 import { tempDir } from "./helpers.ts";
-import { CLI, cliAs, rowsOf, sh, until, withEnv, workspace } from "./_e2e.ts";
+import { CLI, cliAs, rowsOf, runEnv, sh, until, withEnv, workspace } from "./_e2e.ts";
 import { startFakeGithub } from "./fakes/github_api.ts";
 import {
   serveForWorkers,
@@ -101,8 +101,8 @@ Deno.test("two workers run a plan's tasks and each landed commit is traced to on
     );
     const lines: string[] = [];
     // The orchestrator's provider key: workers use their own and never receive it.
-    using _key = withEnv({ ANTHROPIC_API_KEY: "sk-orchestrator-only" });
-    const result = await runPlan({ root, server, app: SERVER_APP, out: (l) => lines.push(l) });
+    const env = runEnv({ ANTHROPIC_API_KEY: "sk-orchestrator-only" });
+    const result = await runPlan({ root, server, app: SERVER_APP, env, out: (l) => lines.push(l) });
     assert.equal(result.status, "completed", lines.join("\n"));
     const rows = await rowsOf(root, result.runId);
     const seen = await grepTree(dir.path, "sk-orchestrator-only", root);

@@ -93,6 +93,8 @@ export interface AgentPoolOptions {
   roles: Readonly<Record<string, RoleSettings>>;
   /** `agent_env` at the top level of service.yaml. */
   agentEnv: readonly string[];
+  /** The run's environment the agents' allow-list reads from (default: this process's). */
+  processEnv?: Readonly<Record<string, string>>;
   mcpConfigPath?: string;
   /** Wall-clock limit of an agent, by task (seconds). */
   timeoutS: (task: Task) => number;
@@ -268,6 +270,7 @@ export class AgentPool {
       graceMs: o.graceMs,
       ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),
       agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
+      ...(o.processEnv ? { processEnv: o.processEnv } : {}),
       extraEnv: mcpSessionEnv(adapter, o.mcpConfigPath),
       environments: o.environments,
       mcpConfigPath: o.mcpConfigPath,
@@ -384,6 +387,7 @@ export class AgentPool {
       taskId,
       sessionId,
       agentEnv: [...o.agentEnv, ...(role.agent_env ?? [])],
+      ...(o.processEnv ? { processEnv: o.processEnv } : {}),
       extraEnv: mcpSessionEnv(adapter, o.mcpConfigPath),
       ports: await sessionPorts(o.paths.portLeases, sessionId),
     });

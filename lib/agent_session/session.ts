@@ -60,6 +60,8 @@ export interface SessionStart {
   logMaxBytes?: number;
   /** More variables to forward (`agent_env`). */
   agentEnv?: readonly string[];
+  /** The environment the forwarded variables come from (default: this process's). */
+  processEnv?: Readonly<Record<string, string>>;
   /** Variables set on top of the forwarded ones (the adapter's MCP settings, lib/mcp). */
   extraEnv?: Readonly<Record<string, string>>;
   /** Run the agent in a container (DESIGN.md §14; `launch` is then the CLI in the image). */
@@ -75,7 +77,7 @@ export interface SessionStart {
 /** What a session's environment is built from. */
 export type SessionEnvSource =
   & Pick<SessionStart, "adapter" | "serverUrl" | "token" | "runId" | "sessionId" | "agentEnv">
-  & Pick<SessionStart, "extraEnv">
+  & Pick<SessionStart, "extraEnv" | "processEnv">
   & { taskId: string; ports: readonly number[] };
 
 /**
@@ -83,7 +85,7 @@ export type SessionEnvSource =
  * of lib/agents/env.ts with the `SERVICE_*` variables and the leased ports, plus `extraEnv`.
  */
 export function sessionEnvironment(s: SessionEnvSource): Record<string, string> {
-  const env = agentEnvironment(s.adapter, Deno.env.toObject(), {
+  const env = agentEnvironment(s.adapter, { ...(s.processEnv ?? Deno.env.toObject()) }, {
     serverUrl: s.serverUrl,
     token: s.token,
     runId: s.runId,

@@ -17,8 +17,8 @@ import { maxLandedFileBytes } from "../protect/file_sizes.ts";
 /** What a run's settings are read from. */
 export interface SettingsSource {
   config: ServiceConfig;
-  /** The process environment. */
-  env: Readonly<Record<string, string | undefined>>;
+  /** The run's environment (lib/runner/run.ts: the process's, or the caller's). */
+  env: Readonly<Record<string, string>>;
   /** The task server's tokens (`auth.tokens`, server settings). */
   tokens: TokenSpec[];
   /** `.sdd/metrics/tasks.jsonl`: earlier agents' durations (adaptive timeouts). */
@@ -73,6 +73,11 @@ export interface OrchestratorSettings {
   rateLimitCooldownS?: number;
   /** `batch:` (the batch lane). */
   batch: BatchSettings;
+  /**
+   * The run's environment, read once at its start: what agents inherit through the allow-list
+   * and where the container runtime is found. Never the process's read again mid-run.
+   */
+  processEnv: Readonly<Record<string, string>>;
 }
 
 /** The settings of a run from its configuration, environment and history. */
@@ -83,6 +88,7 @@ export function orchestratorSettings(source: SettingsSource): OrchestratorSettin
   const cooldown = Number(env.SERVICE_RATE_LIMIT_COOLDOWN_S);
   const mergeWait = Number(env.SERVICE_MERGE_WAIT_S);
   return {
+    processEnv: env,
     maxAgents: config.max_agents ?? 4,
     heartbeatTimeoutS: config.heartbeat_timeout_s,
     remote: config.landing.remote,

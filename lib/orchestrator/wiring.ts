@@ -64,7 +64,7 @@ export function taskWork(o: OrchestratorOptions, parts: TaskWorkParts): TaskWork
     network: phase === "teardown" && iso?.settings.setupNetwork
       ? "default" as const
       : "none" as const,
-    processEnv: Deno.env.toObject(),
+    processEnv: { ...o.processEnv },
     runtimeDir: o.paths.runtime,
   });
   return new TaskWork({
@@ -189,6 +189,7 @@ export function agentPool(
     effort: o.effort,
     roles: o.roles,
     agentEnv: o.agentEnv,
+    processEnv: o.processEnv,
     mcpConfigPath: o.mcpConfigPath,
     timeoutS: o.timeoutS,
     graceMs: o.graceMs,

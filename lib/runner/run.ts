@@ -91,6 +91,13 @@ export interface RunPlanOptions {
   alertLine?: (nudge: VerificationNudge, advice: string) => string | undefined;
   /** Interval of the loop's tick, for timeouts (default 1 s; tests stretch it). */
   tickMs?: number;
+  /**
+   * The environment the run reads — its `SERVICE_*` settings, credentials, container runtime,
+   * kubeconfig, and what its agents are allowed to inherit (default: this process's, read once
+   * at the start). An embedding caller passes its own instead of changing the process's, which
+   * every thread of the process shares.
+   */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** The result of a run. */
@@ -263,9 +270,10 @@ async function prepareRun(options: RunPlanOptions): Promise<PreparedRun> {
   const root = resolve(options.root);
   const out = options.out ?? ((line: string) => console.log(line));
   const paths = workspacePaths(root);
+  const env = { ...(options.env ?? Deno.env.toObject()) };
   // One read: the configuration, the server's settings (a bad port fails before any work) and
   // the digest `run_started` records all come from the same bytes.
-  const { config, server: serverSettings, digest } = await loadWorkspaceConfig(root);
+  const { config, server: serverSettings, digest } = await loadWorkspaceConfig(root, env);
   if (!config) {
     throw new ValidationError({
       file: join(root, "service.yaml"),
@@ -299,7 +307,6 @@ async function prepareRun(options: RunPlanOptions): Promise<PreparedRun> {
   else await throwSetupProblems(root, config, Object.keys(config.roles));
   const roles = plan?.tasks.map((t) => t.role) ?? Object.keys(config.roles);
   await warnIgnoredInstalls(root, config, { roles, out });
-  const env = Deno.env.toObject();
   // MCP servers (issue 13): an unset ${VAR} fails here, before a row is written.
   const mcp = await runMcpServers(config, (n) => env[n]);
   const mcpNote = mcpDelivery(adapter, mcp);
@@ -318,7 +325,7 @@ async function prepareRun(options: RunPlanOptions): Promise<PreparedRun> {
   const landing = await prepareLanding(config, {
     root,
     workspaceBranch,
-    env: (name) => Deno.env.get(name),
+    env: (name) => env[name],
   });
   const targetBranch = landing?.settings.trackingRef ?? workspaceBranch;
   // Kubernetes Jobs (DESIGN.md §17): the cluster answers and lets us list Jobs, before any row.
