@@ -104,7 +104,8 @@ async function githubWorkspace(
  * deliveries saying so were answered. A head pushed to a pull request the service watches
  * already (a rebase) keeps the service's step waiting longer: until the service looked at the
  * pull request again on those deliveries and saw the change (so it learns of the change while
- * the step that read the old state is still under way).
+ * the step that read the old state is still under way). Any read of that head's checks and status
+ * while the held one waits counts as that look: the held read may be the poller's own.
  */
 function githubActors(webhooks: boolean) {
   const fresh = new Set<string>();
@@ -133,14 +134,19 @@ function githubActors(webhooks: boolean) {
         return;
       }
       if (what !== "check-runs" || !fresh.delete(sha)) return;
+      // Watched for the next look before the first await: the read held here may be the poller's
+      // (woken by the push's own delivery), and the step's read of the head then comes while
+      // this one still finds out whether it is a rebase. Missed, the held poller could never look
+      // again and the step would wait the full 30 s.
+      const seen = Promise.withResolvers<void>();
+      if (webhooks) looks.set(sha, { runs: false, status: false, seen: seen.resolve });
       const open = [];
       for (const p of fake.pulls().filter((p) => p.state === "open")) {
         if (await fake.headOf(p.number) === sha) open.push(p.number);
       }
       const rebased = open.some((n) => pushed.has(n));
       open.forEach((n) => pushed.add(n));
-      const seen = Promise.withResolvers<void>();
-      if (rebased && webhooks) looks.set(sha, { runs: false, status: false, seen: seen.resolve });
+      if (!rebased) looks.delete(sha);
       fake.setCheck(sha, { name: "ci/test", status: "completed", conclusion: "success" });
       fake.setStatus(sha, { context: "ci/lint", state: "success" });
       for (const n of open.filter((n) => !approved.has(n))) {
