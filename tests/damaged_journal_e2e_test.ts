@@ -15,7 +15,8 @@ import { appContext } from "../lib/server/serve.ts";
 import { changeTasks } from "../lib/cli/commands/cancel.ts";
 import { journalPath, workspacePaths } from "../lib/workspace.ts";
 import { tempDir } from "./helpers.ts";
-import { browserPage, openRunPage, serveBoard, until, workspace } from "./_e2e.ts";
+import { browserPage, openRunPage, runEnv, serveBoard, until, workspace } from "./_e2e.ts";
+import { processAlive } from "../lib/util/process_alive.ts";
 
 /** The `run` part of the status object, as `service status` reads it from the workspace files. */
 async function statusRun(root: string): Promise<Record<string, string>> {
@@ -141,6 +142,56 @@ Deno.test("a stopped run whose journal is torn, edited, cut, emptied or missing 
   const resumed = await runPlan({ root, ...quiet });
   assert.equal(resumed.status, "completed");
   assert.equal(resumed.runId, runId);
+});
+
+Deno.test("a hostile agent that appends to its live run's journal ends the run with the damage and the way out, not a stack; the agent running beside it is ended, its work left in its worktree", async () => {
+  await using dir = await tempDir();
+  await using outside = await tempDir();
+  const [mark, pid] = [join(outside.path, "mark"), join(outside.path, "pid")];
+  await workspace(dir.path, [{
+    name: "s",
+    steps: [
+      {
+        id: "forger",
+        script: [
+          ["run", `while [ ! -f ${mark} ]; do sleep 0.1; done`],
+          // A host process can reach the run's files from its worktree (.sdd/worktrees/<id>).
+          ["run", `for j in ../../runs/*/journal.jsonl; do echo '{"forged":true}' >> "$j"; done`],
+          ["report", "forged"],
+        ],
+      },
+      {
+        id: "bystander",
+        script: [
+          ["write", "half.txt", "half done\n"],
+          ["run", `echo $$ > ${pid}; touch ${mark}; sleep 120`],
+          ["report", "never"],
+        ],
+      },
+    ],
+  }]);
+  const env = runEnv({ SERVICE_KILL_GRACE_S: "1" });
+  const err = await runPlan({ root: dir.path, ...quiet, env }).then(
+    (r) => assert.fail(`the run must not end as if its journal were whole: ${JSON.stringify(r)}`),
+    (e) => e,
+  );
+  assert.ok(err instanceof RunError, String(err?.stack ?? err));
+  assert.match(
+    err.message,
+    /^run \S+ stopped: its journal \(\.sdd\/runs\/\S+\/journal\.jsonl\) stopped verifying while the run was live: line \d+ is not a journal row; lines 1–\d+ verify\. Something other than the service wrote to it — an agent run as a host process/,
+  );
+  assert.match(
+    err.fix ?? "",
+    /cannot be resumed .*`service cancel --all` gives up its unfinished task\(s\) \(.*bystander/,
+  );
+  const bystander = Number((await Deno.readTextFile(pid)).trim());
+  await until("the bystander ended", () => Promise.resolve(!processAlive(bystander)), 30_000);
+  const trees = join(dir.path, ".sdd", "worktrees");
+  const kept = [];
+  for await (const e of Deno.readDir(trees)) {
+    if (await exists(join(trees, e.name, "half.txt"))) kept.push(e.name);
+  }
+  assert.equal(kept.length, 1, "the bystander's work stays in its worktree");
 });
 
 Deno.test("service cancel --all on a run whose journal is torn cancels in the task store, says the journal refused the row, and the next service run starts a new run that lands the step", async () => {

@@ -392,6 +392,11 @@ export class Orchestrator {
       await Promise.all(this.#cleanups.values());
       if (this.#state.verdict.status !== "stopped") await this.#sweepRemote();
       return { ...this.#state.verdict, counts: this.#counts() };
+    } catch (e) {
+      // The loop failed (a row the journal refused): nothing would end its agents now but their
+      // timeouts. They are asked to end as a stop asks; their work stays in their worktrees.
+      for (const agent of this.#agents.live()) this.#agents.terminate(agent.taskId, "stop");
+      throw e;
     } finally {
       closeDesk();
       // The launcher asks for no task once told to stop; a pass that asked before (the loop has

@@ -7,7 +7,7 @@
  * drive the run to its end (lib/runner/run_drive.ts).
  */
 import { journaledTarget, refuseMovedTarget } from "./resume_target.ts";
-import { refuseUnverifiedJournal } from "./resume_journal.ts";
+import { journalBrokeWhileRunning, refuseUnverifiedJournal } from "./resume_journal.ts";
 import { refuseUnreadableSpecs } from "./unreadable_specs.ts";
 import { teardownsDone } from "../container/reap.ts";
 import { revokeRunCredentials } from "../auth/agent_credentials.ts";
@@ -24,7 +24,8 @@ import type { ServerSettings } from "../config/server_config.ts";
 import type { ServiceConfig } from "../config/schema.ts";
 import { configuredBudgetUsd, readCostReport } from "../cost/spend.ts";
 import * as ev from "../journal/events.ts";
-import { appendEvents } from "../journal/journal_file.ts";
+import { appendEvents, JournalPoisonedError } from "../journal/journal_file.ts";
+import { isFinished } from "../tasks/task.ts";
 import { mcpDelivery, runMcpServers, writeRunMcpConfig } from "../mcp/run_servers.ts";
 import type { ParsedPlan } from "../plans/plan.ts";
 import { readRunState } from "../runs/run_state.ts";
@@ -208,6 +209,16 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       options,
       started: (o) => orchestrator = o,
       events: (write) => serverLine = write ?? out,
+    }).catch((e) => {
+      if (!(e instanceof JournalPoisonedError)) throw e;
+      throw journalBrokeWhileRunning({
+        root,
+        runId: run.runId,
+        error: e,
+        unfinished: store.list().filter((t) => t.run_id === run.runId && !isFinished(t))
+          .map((t) => t.id),
+        planFile: prep.facts.plan?.file,
+      });
     });
     return { ...driven, runId: run.runId, url: server.url };
   } finally {
