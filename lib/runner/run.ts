@@ -8,6 +8,8 @@
  */
 import { journaledTarget, refuseMovedTarget } from "./resume_target.ts";
 import { journalBrokeWhileRunning, refuseUnverifiedJournal } from "./resume_journal.ts";
+import { watchTargetBranch } from "./target_watch.ts";
+import { outsideCommitsPath } from "../runs/outside_commits.ts";
 import { refuseUnreadableSpecs } from "./unreadable_specs.ts";
 import { teardownsDone } from "../container/reap.ts";
 import { revokeRunCredentials } from "../auth/agent_credentials.ts";
@@ -147,6 +149,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
   let orchestrator: Orchestrator | undefined;
   let begun: string | undefined;
   let gitSetupChanges: (() => Promise<string[]>) | undefined;
+  let outsideCommits: (() => Promise<string[]>) | undefined;
   options.signal?.addEventListener("abort", stopOnSignal, { once: true });
   options.stopNow?.addEventListener("abort", stopNowOnSignal, { once: true });
   try {
@@ -199,6 +202,16 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     });
     begun = run.runId;
     gitSetupChanges = await watchGitSetup(root, gitSetupPath(paths, run.runId));
+    // Merge mode: every commit the run makes on the branch is a journaled merge (pull requests
+    // land on the host instead).
+    if (!landing) {
+      outsideCommits = await watchTargetBranch({
+        root,
+        branch: prep.targetBranch,
+        recordPath: outsideCommitsPath(paths, run.runId),
+        journal: journalPath(paths, run.runId),
+      });
+    }
     out(
       `review board${options.server ? "" : " (live while the run lasts)"}: ${server.url}` +
         `/dashboard/review-board?run=${run.runId}`,
@@ -226,6 +239,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     options.signal?.removeEventListener("abort", stopOnSignal);
     options.stopNow?.removeEventListener("abort", stopNowOnSignal);
     for (const line of await gitSetupChanges?.() ?? []) out(line);
+    for (const line of await outsideCommits?.() ?? []) out(line);
     // Its agents' credentials end with the loop (a resumed run mints new ones), but those of
     // sessions still held by remote workers: they go on after a stop and report to the next
     // `service run` (DESIGN.md §16).

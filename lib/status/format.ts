@@ -9,6 +9,8 @@ import { type TicketMoveFailure, ticketMoveLines } from "./ticket_moves.ts";
 import { writeBackLines, type WriteBackWait } from "./tracker_write_back.ts";
 import type { GitSetupChanges } from "../runs/git_setup_words.ts";
 import { gitSetupWarning } from "../runs/git_setup_words.ts";
+import { outsideCommitsWarning } from "../runs/outside_commits.ts";
+import type { OutsideCommitsPart } from "./outside_commits.ts";
 import { printable } from "../util/printable.ts";
 import { type Quietness, RECONNECT_NOTICE_S, reconnectWords } from "../agents/progress_watch.ts";
 import { sizeText } from "../util/size_words.ts";
@@ -167,6 +169,7 @@ const STATUS_SECTIONS: ((status: Record<string, unknown>, p: Escaping) => string
   (status, p) =>
     writeBackLines(status.tracker_write_back as WriteBackWait[] | undefined).map(p.yellow),
   gitSetupLines,
+  outsideCommitsLines,
   startFailureLines,
   agentLines,
   workerPoolLines,
@@ -230,6 +233,14 @@ function gitSetupLines(status: Record<string, unknown>, p: Escaping): string[] {
   const setup = status.git_setup as GitSetupChanges | null | undefined;
   if (!setup?.changes?.length) return [];
   const lines = gitSetupWarning(setup.changes, setup.since_run_began, setup.run_id);
+  return lines.map((line, i) => i === lines.length - 1 ? p.plain(line) : p.red(line));
+}
+
+/** Commits the latest run's branch gained that the service did not make (lib/status/outside_commits.ts). */
+function outsideCommitsLines(status: Record<string, unknown>, p: Escaping): string[] {
+  const part = status.outside_commits as OutsideCommitsPart | null | undefined;
+  if (!part) return [];
+  const lines = outsideCommitsWarning(part, part.run_id);
   return lines.map((line, i) => i === lines.length - 1 ? p.plain(line) : p.red(line));
 }
 

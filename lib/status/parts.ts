@@ -38,6 +38,7 @@ import { guardedPart } from "./guarded.ts";
 import { ticketMovesPart } from "./ticket_moves.ts";
 import { trackerWriteBackPart } from "./tracker_write_back.ts";
 import { gitSetupPart } from "./git_setup.ts";
+import { outsideCommitsPart } from "./outside_commits.ts";
 import { verificationAdvicePart } from "./verification_advice.ts";
 import { registryFor } from "../workers/registry.ts";
 import { workerView } from "../workers/fleet.ts";
@@ -309,6 +310,7 @@ export const STATUS_PARTS: ReadonlyArray<readonly [string, StatusPart]> = [
   ["ticket_moves", ticketMovesPart],
   ["tracker_write_back", trackerWriteBackPart],
   ["git_setup", gitSetupPart],
+  ["outside_commits", outsideCommitsPart],
   ["start_failure", startFailurePart],
   ["rate_limits", rateLimitsPart],
   ["batches", batchesPart],
