@@ -178,7 +178,7 @@ Deno.test("a hostile agent that appends to its live run's journal ends the run w
   assert.ok(err instanceof RunError, String(err?.stack ?? err));
   assert.match(
     err.message,
-    /^run \S+ stopped: its journal \(\.sdd\/runs\/\S+\/journal\.jsonl\) stopped verifying while the run was live: line \d+ is not a journal row; lines 1–\d+ verify\. Something other than the service wrote to it — an agent run as a host process/,
+    /^run \S+ stopped: its journal \(\.sdd\/runs\/\S+\/journal\.jsonl\) stopped verifying while the run was live: line \d+ is not a journal row; lines 1–\d+ verify\. Something other than this run wrote to it — most likely an agent run as a host process/,
   );
   assert.match(
     err.fix ?? "",

@@ -52,10 +52,11 @@ export function journalBrokeWhileRunning(
 ): RunError {
   return new RunError(
     `run ${o.runId} stopped: its journal (${relative(o.root, o.error.path)}) stopped verifying ` +
-      `while the run was live: ${journalDamage(o.error.fault).words}. Something other than the ` +
-      "service wrote to it — an agent run as a host process can write anywhere you can " +
-      "(`isolation: container` mounts only its worktree: docs/security.md). Its agents were " +
-      "ended; their work stays in their worktrees for the next run.",
+      `while the run was live: ${journalDamage(o.error.fault).words}. Something other than this ` +
+      "run wrote to it — most likely an agent run as a host process, which can write anywhere " +
+      "you can (`isolation: container` mounts only its worktree: docs/security.md), or another " +
+      "process cut off mid-write. Its agents were ended; their work stays in their worktrees " +
+      "for the next run.",
     1,
     damageFix(o.unfinished, o.planFile ? relative(o.root, o.planFile) : undefined),
   );
