@@ -163,7 +163,9 @@ export function reapLine(l: LeftWorktree, r: ReapResult): string {
   const what = `${l.task_id} (${l.status}): worktree of ${l.session_id}`;
   if (!r.removed) return `${what} kept: ${r.reason}`;
   if (r.rescue_ref) return `${what} removed; its unmerged work is kept at ${r.rescue_ref}`;
-  return `${what} removed${r.merged ? " (its work is merged)" : ""}`;
+  return `${what} removed${
+    r.merged ? " (nothing in it is unmerged: merged, or no work of its own)" : ""
+  }`;
 }
 
 /**

@@ -36,6 +36,19 @@ Deno.test("settleWorktrees() reaps a cancelled task's worktree and keeps its unc
   );
 });
 
+Deno.test("settleWorktrees() says of a worktree with no work of its own that nothing in it is unmerged, never that its work merged", async () => {
+  await using repo = await tempRepo();
+  const wt = await createWorktree(repo.root, "s2", await repo.git(["rev-parse", "main"]));
+  const out = await settleWorktrees(repo.root, [
+    { id: "t2", status: "CANCELLED", session_id: "s2" },
+  ]);
+  assert.equal(await exists(wt.path), false);
+  assert.equal(
+    out.lines[0],
+    "t2 (CANCELLED): worktree of s2 removed (nothing in it is unmerged: merged, or no work of its own)",
+  );
+});
+
 // What `kill -9` during `git worktree remove` leaves: git deletes the worktree's directory, then
 // the files of `.git/worktrees/<id>` one by one; cut short, the entry has no `gitdir` left.
 async function cutShortRemoval(repo: { root: string }, id: string) {
