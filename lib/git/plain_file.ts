@@ -104,3 +104,18 @@ export function plainFileText(path: string, maxBytes?: number): string | undefin
 export function isPlainFile(path: string): boolean {
   return readPlainFile(path, { read: false }).kind === "plain";
 }
+
+/**
+ * The JSON of a small plain file ({@link readPlainFile}: no link followed, no FIFO waited on) an
+ * agent could have rewritten; undefined when it is missing, not plain, over `maxBytes` or not JSON.
+ * The caller still checks the shape: the value is anyone's.
+ */
+export function readPlainJson(path: string, maxBytes: number): unknown {
+  const file = readPlainFile(path, { maxBytes });
+  if (file.kind !== "plain") return undefined;
+  try {
+    return JSON.parse(new TextDecoder().decode(file.bytes));
+  } catch {
+    return undefined;
+  }
+}

@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import type { CommandSetup } from "../git/command_setup.ts";
-import { readPlainFile } from "../git/plain_file.ts";
+import { readPlainJson } from "../git/plain_file.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
 import { runDir, type WorkspacePaths } from "../workspace.ts";
 
@@ -34,14 +34,7 @@ export async function writeGitSetupRecord(path: string, record: GitSetupRecord):
 /** The record at `path`; undefined when there is none or it is not one (never trusted blindly). */
 export function readGitSetupRecord(path: string): GitSetupRecord | undefined {
   // Never blocks on a FIFO nor follows a link an agent put there (lib/git/plain_file.ts).
-  const file = readPlainFile(path, { maxBytes: MAX_RECORD_BYTES });
-  if (file.kind !== "plain") return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(new TextDecoder().decode(file.bytes));
-  } catch {
-    return undefined;
-  }
+  const parsed = readPlainJson(path, MAX_RECORD_BYTES);
   if (!isRecord(parsed) || !isSetup(parsed.before)) return undefined;
   if (parsed.after !== undefined && !isSetup(parsed.after)) return undefined;
   return parsed.after ? { before: parsed.before, after: parsed.after } : { before: parsed.before };

@@ -7,7 +7,7 @@
  * `.sdd/runs/<run_id>/outside_commits.json`, so nothing lands on your branch unsaid.
  */
 import { join } from "node:path";
-import { readPlainFile } from "../git/plain_file.ts";
+import { readPlainJson } from "../git/plain_file.ts";
 import { printable } from "../util/printable.ts";
 import { writeFileAtomic } from "../util/atomic_write.ts";
 import { runDir, type WorkspacePaths } from "../workspace.ts";
@@ -50,14 +50,7 @@ export async function writeOutsideCommits(
 
 /** The record at `path`; undefined when there is none or it is not one (an agent can write it). */
 export function readOutsideCommits(path: string): OutsideCommitsRecord | undefined {
-  const file = readPlainFile(path, { maxBytes: 1 << 20 });
-  if (file.kind !== "plain") return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(new TextDecoder().decode(file.bytes));
-  } catch {
-    return undefined;
-  }
+  const parsed = readPlainJson(path, 1 << 20);
   const r = parsed as Partial<OutsideCommitsRecord> | null;
   if (
     !r || typeof r !== "object" || typeof r.branch !== "string" ||
