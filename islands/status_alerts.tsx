@@ -1,8 +1,9 @@
 /**
  * What the board's header shows from `/status`, read once whenever the activity stream reports
  * something (`tick` changes): the verification alert (islands/verification_alert.tsx) and the
- * warning that the latest run changed the repository's command-running git setup
- * (islands/git_setup_warning.tsx).
+ * warnings that the latest run changed the repository's command-running git setup
+ * (islands/git_setup_warning.tsx) or that its branch gained commits the service did not make
+ * (islands/outside_commits_warning.tsx).
  */
 import { useEffect, useState } from "preact/hooks";
 import { apiFetch } from "../lib/dashboard/api.ts";
@@ -11,6 +12,8 @@ import type { VerificationNudge } from "../lib/verification/nudge_types.ts";
 import type { GitSetupChanges } from "../lib/runs/git_setup_words.ts";
 import { VerificationAlert } from "./verification_alert.tsx";
 import { GitSetupWarning } from "./git_setup_warning.tsx";
+import { OutsideCommitsWarning } from "./outside_commits_warning.tsx";
+import type { OutsideCommitsStatus } from "../lib/runs/outside_commits_words.ts";
 
 /** Props of {@link StatusAlerts}. */
 export interface StatusAlertsProps {
@@ -24,6 +27,7 @@ interface AlertParts {
   verification_nudge?: VerificationNudge;
   verification_advice?: unknown;
   git_setup?: GitSetupChanges | null;
+  outside_commits?: OutsideCommitsStatus | null;
 }
 
 /** The verification alert and the git setup warning, from one read of `/status` per tick. */
@@ -49,6 +53,7 @@ export function StatusAlerts({ token, tick }: StatusAlertsProps) {
         advice={typeof advice === "string" ? advice : ADD_EVIDENCE}
       />
       <GitSetupWarning setup={parts?.git_setup ?? null} />
+      <OutsideCommitsWarning part={parts?.outside_commits ?? null} />
     </>
   );
 }

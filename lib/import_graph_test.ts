@@ -467,6 +467,7 @@ const BROWSER_SAFE: readonly RegExp[] = [
   /^lib\/verification\/gate_words\.ts$/, // a failed gate in words: pure
   /^lib\/util\/last_error_line\.ts$/, // the line that says what went wrong: pure, importing nothing
   /^lib\/runs\/git_setup_words\.ts$/, // the git setup warning's words: pure, importing nothing
+  /^lib\/runs\/outside_commits_words\.ts$/, // the outside-commits warning's words: pure, only the escaping
   /^lib\/util\/printable\.ts$/, // the escaping helper: pure, importing nothing
   /^lib\/util\/size_words\.ts$/, // a size in words: pure, importing nothing
   /^npm:\/?preact@[^/]+(\/(hooks|jsx-runtime))?$/, // Preact: the one package the bundle carries

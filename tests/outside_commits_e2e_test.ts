@@ -10,7 +10,7 @@ import { SERVER_APP } from "../routes/_app.ts";
 import { collectStatus } from "../lib/status/status.ts";
 import { appContext } from "../lib/server/serve.ts";
 import { formatStatus } from "../lib/status/format.ts";
-import { outsideCommitsWarning } from "../lib/runs/outside_commits.ts";
+import { outsideCommitsWarning } from "../lib/runs/outside_commits_words.ts";
 import { tempDir } from "./helpers.ts";
 import { planYaml, sh, workspace } from "./_e2e.ts";
 import { join } from "node:path";

@@ -6,13 +6,8 @@
  * is named in the run's last lines and, from the record, by `status`.
  */
 import { git, resolveCommit } from "../git/git.ts";
-import {
-  MAX_NAMED,
-  type OutsideCommit,
-  outsideCommitsWarning,
-  readOutsideCommits,
-  writeOutsideCommits,
-} from "../runs/outside_commits.ts";
+import { MAX_NAMED, readOutsideCommits, writeOutsideCommits } from "../runs/outside_commits.ts";
+import { type OutsideCommit, outsideCommitsWarning } from "../runs/outside_commits_words.ts";
 
 /** What {@link watchTargetBranch} watches. */
 export interface TargetWatch {

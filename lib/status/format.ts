@@ -9,8 +9,7 @@ import { type TicketMoveFailure, ticketMoveLines } from "./ticket_moves.ts";
 import { writeBackLines, type WriteBackWait } from "./tracker_write_back.ts";
 import type { GitSetupChanges } from "../runs/git_setup_words.ts";
 import { gitSetupWarning } from "../runs/git_setup_words.ts";
-import { outsideCommitsWarning } from "../runs/outside_commits.ts";
-import type { OutsideCommitsPart } from "./outside_commits.ts";
+import { type OutsideCommitsStatus, outsideCommitsWarning } from "../runs/outside_commits_words.ts";
 import { printable } from "../util/printable.ts";
 import { type Quietness, RECONNECT_NOTICE_S, reconnectWords } from "../agents/progress_watch.ts";
 import { sizeText } from "../util/size_words.ts";
@@ -238,7 +237,7 @@ function gitSetupLines(status: Record<string, unknown>, p: Escaping): string[] {
 
 /** Commits the latest run's branch gained that the service did not make (lib/status/outside_commits.ts). */
 function outsideCommitsLines(status: Record<string, unknown>, p: Escaping): string[] {
-  const part = status.outside_commits as OutsideCommitsPart | null | undefined;
+  const part = status.outside_commits as OutsideCommitsStatus | null | undefined;
   if (!part) return [];
   const lines = outsideCommitsWarning(part, part.run_id);
   return lines.map((line, i) => i === lines.length - 1 ? p.plain(line) : p.red(line));
