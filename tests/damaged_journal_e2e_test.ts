@@ -15,7 +15,15 @@ import { appContext } from "../lib/server/serve.ts";
 import { changeTasks } from "../lib/cli/commands/cancel.ts";
 import { journalPath, workspacePaths } from "../lib/workspace.ts";
 import { tempDir } from "./helpers.ts";
-import { browserPage, openRunPage, runEnv, serveBoard, until, workspace } from "./_e2e.ts";
+import {
+  browserPage,
+  openRunPage,
+  planYaml,
+  runEnv,
+  serveBoard,
+  until,
+  workspace,
+} from "./_e2e.ts";
 import { processAlive } from "../lib/util/process_alive.ts";
 
 /** The `run` part of the status object, as `service status` reads it from the workspace files. */
@@ -184,6 +192,10 @@ Deno.test("a hostile agent that appends to its live run's journal ends the run w
     err.fix ?? "",
     /cannot be resumed .*`service cancel --all` gives up its unfinished task\(s\) \(.*bystander/,
   );
+  // status names the damage and the way out, and no wait of a run that cannot go on.
+  const run = await statusRun(dir.path) as unknown as { status: string; waiting: object };
+  assert.equal(run.status, "unverified");
+  assert.deepEqual(run.waiting, {});
   const bystander = Number((await Deno.readTextFile(pid)).trim());
   await until("the bystander ended", () => Promise.resolve(!processAlive(bystander)), 30_000);
   const trees = join(dir.path, ".sdd", "worktrees");
@@ -192,6 +204,22 @@ Deno.test("a hostile agent that appends to its live run's journal ends the run w
     if (await exists(join(trees, e.name, "half.txt"))) kept.push(e.name);
   }
   assert.equal(kept.length, 1, "the bystander's work stays in its worktree");
+  // Another plan now: the way out never offers to resume a run whose journal does not verify.
+  await Deno.writeTextFile(
+    join(dir.path, "other.yaml"),
+    planYaml([{ name: "o", steps: [{ id: "o1", script: [["report"]] }] }]),
+  );
+  const next = await runPlan({ root: dir.path, plan: "other.yaml", ...quiet }).then(
+    () => assert.fail("a new plan must not start over the unfinished, unverified run"),
+    (e) => e,
+  );
+  assert.ok(next instanceof RunError, String(next));
+  assert.match(next.message, /cannot be resumed: its journal .* does not verify/);
+  assert.doesNotMatch(next.fix ?? "", /`service run` resumes it/);
+  assert.match(
+    next.fix ?? "",
+    /`service cancel --all` .* then `service run other\.yaml` starts a new run/,
+  );
 });
 
 Deno.test("service cancel --all on a run whose journal is torn cancels in the task store, says the journal refused the row, and the next service run starts a new run that lands the step", async () => {

@@ -8,7 +8,7 @@
  */
 import { journaledTarget, refuseMovedTarget } from "./resume_target.ts";
 import { journalBrokeWhileRunning, refuseUnverifiedJournal } from "./resume_journal.ts";
-import { watchTargetBranch } from "./target_watch.ts";
+import { type TargetWatch, watchTargetBranch } from "./target_watch.ts";
 import { outsideCommitsPath } from "../runs/outside_commits.ts";
 import { refuseUnreadableSpecs } from "./unreadable_specs.ts";
 import { teardownsDone } from "../container/reap.ts";
@@ -30,7 +30,7 @@ import { appendEvents, JournalPoisonedError } from "../journal/journal_file.ts";
 import { isFinished } from "../tasks/task.ts";
 import { mcpDelivery, runMcpServers, writeRunMcpConfig } from "../mcp/run_servers.ts";
 import type { ParsedPlan } from "../plans/plan.ts";
-import { readRunState } from "../runs/run_state.ts";
+import { readRunState, writeRunState } from "../runs/run_state.ts";
 import { listenByPolicy, PortBusyError, portChoice } from "../server/port_policy.ts";
 import { type RunningServer, type ServedApp, startServer } from "../server/serve.ts";
 import { watchGitSetup } from "./git_setup_watch.ts";
@@ -204,14 +204,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     gitSetupChanges = await watchGitSetup(root, gitSetupPath(paths, run.runId));
     // Merge mode: every commit the run makes on the branch is a journaled merge (pull requests
     // land on the host instead).
-    if (!landing) {
-      outsideCommits = await watchTargetBranch({
-        root,
-        branch: prep.targetBranch,
-        recordPath: outsideCommitsPath(paths, run.runId),
-        journal: journalPath(paths, run.runId),
-      });
-    }
+    if (!landing) outsideCommits = await watchTargetBranch(targetWatch(prep, run.runId));
     out(
       `review board${options.server ? "" : " (live while the run lasts)"}: ${server.url}` +
         `/dashboard/review-board?run=${run.runId}`,
@@ -222,17 +215,11 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
       options,
       started: (o) => orchestrator = o,
       events: (write) => serverLine = write ?? out,
-    }).catch((e) => {
-      if (!(e instanceof JournalPoisonedError)) throw e;
-      throw journalBrokeWhileRunning({
-        root,
-        runId: run.runId,
-        error: e,
-        unfinished: store.list().filter((t) => t.run_id === run.runId && !isFinished(t))
-          .map((t) => t.id),
-        planFile: prep.facts.plan?.file,
-      });
-    });
+    }).catch((e) =>
+      e instanceof JournalPoisonedError
+        ? journalBroke(prep, store, run.runId, e)
+        : Promise.reject(e)
+    );
     return { ...driven, runId: run.runId, url: server.url };
   } finally {
     unmarkStarting();
@@ -247,6 +234,39 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     if (!options.server) await server.shutdown();
     await teardownsDone(); // no container of the run is listed after it
   }
+}
+
+/** What the run watches of its target branch (lib/runner/target_watch.ts). */
+function targetWatch(prep: PreparedRun, runId: string): TargetWatch {
+  return {
+    root: prep.root,
+    branch: prep.targetBranch,
+    recordPath: outsideCommitsPath(prep.paths, runId),
+    journal: journalPath(prep.paths, runId),
+  };
+}
+
+/**
+ * The run's journal stopped verifying while it ran: its state says it is over (this process may
+ * live on: `service serve`, an embedding caller), and the error says why and the way out.
+ */
+async function journalBroke(
+  prep: PreparedRun,
+  store: TaskStore,
+  runId: string,
+  error: JournalPoisonedError,
+): Promise<never> {
+  const state = await readRunState(prep.paths);
+  if (state?.run_id === runId) {
+    await writeRunState(prep.paths, { ...state, status: "failed", waiting: {} }).catch(() => {});
+  }
+  throw journalBrokeWhileRunning({
+    root: prep.root,
+    runId,
+    error,
+    unfinished: store.list().filter((t) => t.run_id === runId && !isFinished(t)).map((t) => t.id),
+    planFile: prep.facts.plan?.file,
+  });
 }
 
 /** Sessions remote workers still hold (claimed, or reported with their own report to come). */
@@ -499,6 +519,16 @@ async function decideStart(
     const earlier = force ? new Map() : await doneSteps(paths, prep.targetBranch, prep.out);
     facts.steps = stepsToDo(keyedTasks(newPlan), earlier);
     start = decideRunStart(facts);
+  }
+  if (start.kind === "refuse" && start.resumable) {
+    // It cannot be offered for a resume if its journal does not verify: that refusal's words win.
+    await refuseUnverifiedJournal({
+      root,
+      runId: start.resumable.runId,
+      journal: journalPath(paths, start.resumable.runId),
+      unfinished: start.resumable.unfinished,
+      planFile: facts.plan?.file,
+    });
   }
   if (start.kind === "refuse") refused(start);
   if (start.kind === "needs") throw new Error(`decideRunStart() still needs ${start.fact}`);

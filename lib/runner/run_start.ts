@@ -59,7 +59,13 @@ interface Resumable {
 
 /** How the run starts. */
 export type RunStart =
-  | { kind: "refuse"; message: string; fix?: string }
+  | {
+    kind: "refuse";
+    message: string;
+    fix?: string;
+    /** The unfinished run the refusal offers to resume (its journal is checked before it is). */
+    resumable?: { runId: string; unfinished: string[] };
+  }
   /** Read this fact, then decide again. */
   | { kind: "needs"; fact: "tasks" }
   | { kind: "needs"; fact: "steps"; planFile: string }
@@ -103,6 +109,7 @@ export function decideRunStart(f: RunStartFacts): RunStart {
         }`,
         fix: `\`service run\` resumes it; or \`service cancel --all\` cancels them, then ` +
           `\`service run ${f.planArg ?? f.plan.file}\` starts a new run`,
+        resumable: { runId: resumable.runId, unfinished: resumable.unfinished.map((t) => t.id) },
       };
     }
     // Only BLOCKED tasks behind FAILED ones: a resume would start and end at once.

@@ -179,7 +179,8 @@ const runPart: StatusPart = async (app: AppContext) => {
     status,
     ...(damage ? { journal_damage: damage } : {}),
     tasks: countByStatus(tasks),
-    waiting: stillWaiting(state.waiting ?? {}, tasks),
+    // A run whose journal does not verify never goes on: what it last waited for is moot.
+    waiting: damage ? {} : stillWaiting(state.waiting ?? {}, tasks),
     failed: reasonsOf(tasks, "FAILED"),
     // Who cancelled each: an operator, a pull request closed by hand, its ticket closed.
     cancelled: reasonsOf(tasks, "CANCELLED", "cancelled by an operator"),
