@@ -85,7 +85,7 @@ export type SessionEnvSource =
  * of lib/agents/env.ts with the `SERVICE_*` variables and the leased ports, plus `extraEnv`.
  */
 export function sessionEnvironment(s: SessionEnvSource): Record<string, string> {
-  const env = agentEnvironment(s.adapter, { ...(s.processEnv ?? Deno.env.toObject()) }, {
+  const env = agentEnvironment(s.adapter, s.processEnv ?? Deno.env.toObject(), {
     serverUrl: s.serverUrl,
     token: s.token,
     runId: s.runId,

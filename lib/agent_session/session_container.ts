@@ -43,7 +43,7 @@ export async function sessionContainer(
       ...(start.mcpConfigPath ? [start.mcpConfigPath] : []),
     ],
     maxSeconds: start.timeoutS + start.graceMs / 1000 + 60,
-    processEnv: { ...(start.processEnv ?? Deno.env.toObject()) },
+    processEnv: start.processEnv ?? Deno.env.toObject(),
     warn: start.warn ?? ((line) => console.error(line)),
   });
   const s = iso.settings;

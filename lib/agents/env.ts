@@ -60,7 +60,7 @@ function adapterEnvNames(adapter: AgentAdapter): string[] {
  */
 export function agentEnvironment(
   adapter: AgentAdapter,
-  processEnv: Record<string, string>,
+  processEnv: Readonly<Record<string, string>>,
   serviceVars: ServiceVars,
   options: AgentEnvironmentOptions = {},
 ): Record<string, string> {

@@ -59,7 +59,9 @@ const RUNTIME_ENV = [
 ];
 
 /** The runtime's own variables out of `processEnv`. Pure. */
-export function runtimeEnvironment(processEnv: Record<string, string>): Record<string, string> {
+export function runtimeEnvironment(
+  processEnv: Readonly<Record<string, string>>,
+): Record<string, string> {
   return Object.fromEntries(
     RUNTIME_ENV.filter((k) => k in processEnv).map((k) => [k, processEnv[k]]),
   );

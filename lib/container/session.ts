@@ -107,7 +107,7 @@ export interface SessionContainerOptions {
   /** podman ends the agent's container after this long, whatever becomes of the service. */
   maxSeconds?: number;
   /** The service's environment (the runtime command's variables). */
-  processEnv: Record<string, string>;
+  processEnv: Readonly<Record<string, string>>;
   warn: (line: string) => void;
 }
 

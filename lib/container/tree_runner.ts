@@ -36,7 +36,7 @@ export interface TreeContainerOptions {
   /** `gate` (signals, quality gates, producers) or `teardown`. */
   phase: "gate" | "teardown";
   network: "none" | "default";
-  processEnv: Record<string, string>;
+  processEnv: Readonly<Record<string, string>>;
   /** `.sdd/runtime`: where a tree handed to the container's user is recorded until given back. */
   runtimeDir: string;
 }

@@ -64,7 +64,7 @@ export function taskWork(o: OrchestratorOptions, parts: TaskWorkParts): TaskWork
     network: phase === "teardown" && iso?.settings.setupNetwork
       ? "default" as const
       : "none" as const,
-    processEnv: { ...o.processEnv },
+    processEnv: o.processEnv,
     runtimeDir: o.paths.runtime,
   });
   return new TaskWork({

@@ -8,8 +8,7 @@
  */
 import { journaledTarget, refuseMovedTarget } from "./resume_target.ts";
 import { journalBrokeWhileRunning, refuseUnverifiedJournal } from "./resume_journal.ts";
-import { type TargetWatch, watchTargetBranch } from "./target_watch.ts";
-import { outsideCommitsPath } from "../runs/outside_commits.ts";
+import { watchTargetBranch } from "./target_watch.ts";
 import { refuseUnreadableSpecs } from "./unreadable_specs.ts";
 import { teardownsDone } from "../container/reap.ts";
 import { revokeRunCredentials } from "../auth/agent_credentials.ts";
@@ -204,7 +203,13 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     gitSetupChanges = await watchGitSetup(root, gitSetupPath(paths, run.runId));
     // Merge mode: every commit the run makes on the branch is a journaled merge (pull requests
     // land on the host instead).
-    if (!landing) outsideCommits = await watchTargetBranch(targetWatch(prep, run.runId));
+    if (!landing) {
+      outsideCommits = await watchTargetBranch({
+        paths,
+        branch: prep.targetBranch,
+        runId: run.runId,
+      });
+    }
     out(
       `review board${options.server ? "" : " (live while the run lasts)"}: ${server.url}` +
         `/dashboard/review-board?run=${run.runId}`,
@@ -234,16 +239,6 @@ export async function runPlan(options: RunPlanOptions): Promise<RunResult> {
     if (!options.server) await server.shutdown();
     await teardownsDone(); // no container of the run is listed after it
   }
-}
-
-/** What the run watches of its target branch (lib/runner/target_watch.ts). */
-function targetWatch(prep: PreparedRun, runId: string): TargetWatch {
-  return {
-    root: prep.root,
-    branch: prep.targetBranch,
-    recordPath: outsideCommitsPath(prep.paths, runId),
-    journal: journalPath(prep.paths, runId),
-  };
 }
 
 /**

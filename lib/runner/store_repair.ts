@@ -69,7 +69,10 @@ const MERGED_SINK: RowSink<Map<string, MergedRow>> = {
 };
 
 /** The `task_merged` rows of a run's journal that verify (those before its first bad row). */
-async function mergedRows(paths: WorkspacePaths, runId: string): Promise<Map<string, MergedRow>> {
+export async function mergedRows(
+  paths: WorkspacePaths,
+  runId: string,
+): Promise<Map<string, MergedRow>> {
   const snapshot = await readJournal(
     journalPath(paths, runId),
     new IncrementalJournal(MERGED_SINK),

@@ -6,17 +6,23 @@
  * is named in the run's last lines and, from the record, by `status`.
  */
 import { git, resolveCommit } from "../git/git.ts";
-import { MAX_NAMED, readOutsideCommits, writeOutsideCommits } from "../runs/outside_commits.ts";
+import {
+  MAX_NAMED,
+  outsideCommitsPath,
+  readOutsideCommits,
+  writeOutsideCommits,
+} from "../runs/outside_commits.ts";
+import type { WorkspacePaths } from "../workspace.ts";
+import { mergedRows } from "./store_repair.ts";
 import { type OutsideCommit, outsideCommitsWarning } from "../runs/outside_commits_words.ts";
 
 /** What {@link watchTargetBranch} watches. */
 export interface TargetWatch {
-  root: string;
+  paths: WorkspacePaths;
   branch: string;
-  /** `.sdd/runs/<run_id>/outside_commits.json`. */
-  recordPath: string;
-  /** The run's journal: its `task_merged` rows name the commits the service made. */
-  journal: string;
+  /** The run: its record (`.sdd/runs/<run_id>/outside_commits.json`), and its journal, whose
+   * `task_merged` rows name the commits the service made. */
+  runId: string;
 }
 
 /**
@@ -26,18 +32,21 @@ export interface TargetWatch {
  */
 export async function watchTargetBranch(w: TargetWatch): Promise<() => Promise<string[]>> {
   const ref = `refs/heads/${w.branch}`;
-  const start = readOutsideCommits(w.recordPath)?.start ??
-    await resolveCommit(ref, { cwd: w.root }).catch(() => undefined);
+  const recordPath = outsideCommitsPath(w.paths, w.runId);
+  const start = readOutsideCommits(recordPath)?.start ??
+    await resolveCommit(ref, { cwd: w.paths.root }).catch(() => undefined);
   if (!start) return () => Promise.resolve([]);
-  await writeOutsideCommits(w.recordPath, { branch: w.branch, start }).catch(() => {});
+  await writeOutsideCommits(recordPath, { branch: w.branch, start }).catch(() => {});
   return async () => {
-    const tip = await resolveCommit(ref, { cwd: w.root }).catch(() => undefined);
-    if (!tip || tip === start) return [];
-    const ancestor = await git(["merge-base", "--is-ancestor", start, tip], { cwd: w.root });
-    const made = await mergedCommits(w.journal);
+    const tip = await resolveCommit(ref, { cwd: w.paths.root }).catch(() => undefined);
+    if (!tip) return [];
+    const ancestor = await git(["merge-base", "--is-ancestor", start, tip], { cwd: w.paths.root });
+    const made = new Set(
+      [...(await mergedRows(w.paths, w.runId)).values()].flatMap((r) => r.commit ?? []),
+    );
     const walked = await git(
       ["log", "--first-parent", "--no-decorate", "--format=%H%x1f%an%x1f%s", `${start}..${tip}`],
-      { cwd: w.root },
+      { cwd: w.paths.root },
     );
     const outside: OutsideCommit[] = walked.code !== 0 ? [] : walked.stdout.split("\n")
       .filter((line) => line !== "")
@@ -51,23 +60,7 @@ export async function watchTargetBranch(w: TargetWatch): Promise<() => Promise<s
       ...(outside.length > MAX_NAMED ? { more: outside.length - MAX_NAMED } : {}),
       ...(ancestor.code === 1 ? { rewritten: true } : {}),
     };
-    await writeOutsideCommits(w.recordPath, record).catch(() => {});
+    await writeOutsideCommits(recordPath, record).catch(() => {});
     return outsideCommitsWarning(record);
   };
-}
-
-/** The commits the run's `task_merged` rows name (rows that parse; the chain is not the point). */
-async function mergedCommits(journal: string): Promise<Set<string>> {
-  const made = new Set<string>();
-  const text = await Deno.readTextFile(journal).catch(() => "");
-  for (const line of text.split("\n")) {
-    if (!line.includes('"task_merged"')) continue;
-    try {
-      const row = JSON.parse(line) as { type?: string; data?: { commit?: unknown } };
-      if (row.type === "task_merged" && typeof row.data?.commit === "string") {
-        made.add(row.data.commit);
-      }
-    } catch { /* a torn line names nothing */ }
-  }
-  return made;
 }
